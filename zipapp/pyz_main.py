@@ -1,0 +1,114 @@
+# ruff: noqa: UP004, UP031, UP036
+# Entry point of wctx.pyz (copied into the archive as __main__.py by zipapp/build.py).
+#
+# The first lines must parse and run on any Python, 2.7 included, so that an interpreter too old
+# for wctx says why in one line instead of failing with a SyntaxError from deep inside wctx.py:
+# no f-strings, no annotations, no keyword-only arguments, nothing newer than 2.7 syntax.
+import sys
+
+if sys.version_info < (3, 8):
+    sys.stderr.write(
+        "wctx needs Python 3.8 or newer, but this is Python %d.%d.%d (%s); "
+        "run wctx.pyz with a newer python3.\n"
+        % (sys.version_info[0], sys.version_info[1], sys.version_info[2], sys.executable or "python")
+    )
+    sys.exit(2)
+
+import marshal  # noqa: E402
+import os  # noqa: E402
+
+# Filled in by zipapp/build.py: module name -> sha256 of the source stored in this archive.
+SOURCE_HASHES = {}
+
+
+def _cache_dir():
+    """Where compiled modules of this archive are kept between runs (None: do not cache).
+
+    Python cannot write .pyc files into a zip archive, so every run would compile wctx.py from
+    source again; caching the code objects under the user's cache directory keeps start-up close to
+    that of an installed module. WCTX_PYZ_CACHE=0 disables it, WCTX_PYZ_CACHE=DIR moves it; without
+    WCTX_PYZ_CACHE, PYTHONDONTWRITEBYTECODE (python -B) lets a run read entries but not write them.
+    """
+    setting = os.environ.get("WCTX_PYZ_CACHE", "")
+    if setting == "0":
+        return None
+    if setting:
+        return setting
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "wctx", "pyz")
+
+
+class _CachedSourceLoader(object):
+    """Loads this archive's own modules, reusing code objects compiled by an earlier run."""
+
+    def __init__(self, archive_loader, archive):
+        self.archive_loader = archive_loader
+        self.archive = archive
+
+    def find_spec(self, name, path=None, target=None):
+        if path is not None or name not in SOURCE_HASHES:
+            return None
+        import importlib.machinery
+
+        origin = os.path.join(self.archive, name + ".py")
+        spec = importlib.machinery.ModuleSpec(name, self, origin=origin)
+        spec.has_location = True
+        return spec
+
+    def create_module(self, spec):
+        return None
+
+    def get_source(self, name):
+        return self.archive_loader.get_source(name)
+
+    def get_code(self, name):
+        origin = os.path.join(self.archive, name + ".py")
+        cache = _cache_dir()
+        cached = None
+        if cache:
+            tag = sys.implementation.cache_tag or "python"
+            cached = os.path.join(cache, "%s-%s.%s.bin" % (name, SOURCE_HASHES[name][:24], tag))
+            try:
+                with open(cached, "rb") as handle:
+                    code = marshal.loads(handle.read())
+                if code.co_filename == origin:
+                    return code
+            except (OSError, EOFError, ValueError, TypeError, AttributeError):
+                pass
+        code = compile(self.get_source(name), origin, "exec", dont_inherit=True)
+        if cached and (os.environ.get("WCTX_PYZ_CACHE") or not sys.dont_write_bytecode):
+            _write_cache(cached, marshal.dumps(code))
+        return code
+
+    def exec_module(self, module):
+        module.__file__ = module.__spec__.origin
+        exec(self.get_code(module.__name__), module.__dict__)
+
+
+def _write_cache(path, data):
+    """Best effort: a read-only or full disk only costs the next run a compile."""
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _install_loader():
+    archive_loader = globals().get("__loader__")
+    archive = getattr(archive_loader, "archive", None)
+    if archive and hasattr(archive_loader, "get_source") and SOURCE_HASHES:
+        sys.meta_path.insert(0, _CachedSourceLoader(archive_loader, archive))
+
+
+_install_loader()
+
+import wctx  # noqa: E402
+
+sys.exit(wctx.main())
