@@ -1,0 +1,316 @@
+"""The single-file wctx.pyz: its build, and the archive at work under every Python 3.8-3.13 here.
+
+The archive is built once per test session (zipapp/build.py into a temp dir, never into dist/ of
+the shared checkout). Each interpreter that pyenv offers runs capture, search, verify and an MCP
+initialize + tools/call over raw stdio against real temporary git repos with its own WCTX_HOME.
+Versions absent from the machine are skipped with a message.
+"""
+
+import glob
+import hashlib
+import json
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+import zipfile
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "zipapp", "build.py")
+SUPPORTED = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
+TOO_OLD = ["2.7", "3.6", "3.7"]
+TIMEOUT = 60
+
+
+def pyenv_python(prefix):
+    """The newest pyenv interpreter whose version is prefix.N ("3.8" -> ~/.pyenv/versions/3.8.18)."""
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    found = []
+    for path in glob.glob(os.path.join(root, "versions", prefix + ".*", "bin", "python")):
+        patch = os.path.basename(os.path.dirname(os.path.dirname(path)))[len(prefix) + 1 :]
+        if patch.isdigit():
+            found.append((int(patch), path))
+    return max(found)[1] if found else None
+
+
+def interpreter(prefix):
+    python = pyenv_python(prefix)
+    if python is None:
+        pytest.skip(f"Python {prefix} is not installed on this machine (pyenv install {prefix}); not tested")
+    return python
+
+
+def run_build(output):
+    done = subprocess.run(
+        [sys.executable, BUILD, "-o", str(output)], capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.fixture(scope="session")
+def pyz(tmp_path_factory):
+    if not os.path.exists(os.path.join(ROOT, "wctx_mcp.py")):
+        pytest.skip("wctx_mcp.py is not written yet")
+    path = tmp_path_factory.mktemp("pyz") / "wctx.pyz"
+    run_build(path)
+    return str(path)
+
+
+# -- the build ---------------------------------------------------------------------------------
+
+
+def test_build_is_reproducible_and_reports_its_sha256(tmp_path):
+    if not os.path.exists(os.path.join(ROOT, "wctx_mcp.py")):
+        pytest.skip("wctx_mcp.py is not written yet")
+    first, second = tmp_path / "a" / "wctx.pyz", tmp_path / "b" / "wctx.pyz"
+    out = run_build(first)
+    run_build(second)
+    data = first.read_bytes()
+    assert data == second.read_bytes()
+    assert re.search(r"^sha256 ([0-9a-f]{64})$", out, re.M).group(1) == hashlib.sha256(data).hexdigest()
+    assert re.search(r"^size\s+(\d+) bytes", out, re.M).group(1) == str(len(data))
+
+
+def test_archive_layout(pyz):
+    with open(pyz, "rb") as handle:
+        assert handle.readline() == b"#!/usr/bin/env python3\n"
+    assert os.access(pyz, os.X_OK)
+    with zipfile.ZipFile(pyz) as archive:
+        infos = archive.infolist()
+        assert [info.filename for info in infos] == ["__main__.py", "wctx.py", "wctx_mcp.py"]
+        for info in infos:
+            assert info.compress_type == zipfile.ZIP_DEFLATED
+            assert info.date_time == (1980, 1, 1, 0, 0, 0)
+            assert info.external_attr >> 16 == 0o100644
+        for name in ("wctx.py", "wctx_mcp.py"):
+            with open(os.path.join(ROOT, name), "rb") as handle:
+                assert archive.read(name) == handle.read()
+        assert archive.testzip() is None
+
+
+def test_build_has_no_package_that_could_shadow_stdlib_zipapp():
+    assert not os.path.exists(os.path.join(ROOT, "zipapp", "__init__.py"))
+
+
+def test_build_fails_clearly_on_a_broken_module(tmp_path):
+    project = tmp_path / "project"
+    (project / "zipapp").mkdir(parents=True)
+    for name in ("build.py", "pyz_main.py"):
+        (project / "zipapp" / name).write_bytes(open(os.path.join(ROOT, "zipapp", name), "rb").read())
+    (project / "wctx.py").write_text('__version__ = "1.0"\ndef main(:\n')
+    (project / "wctx_mcp.py").write_text("")
+    done = subprocess.run(
+        [sys.executable, str(project / "zipapp" / "build.py")],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("build failed: ") and "does not compile" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (project / "dist" / "wctx.pyz").exists()
+
+
+# -- old interpreters are refused in one line ----------------------------------------------------
+
+
+@pytest.mark.parametrize("prefix", TOO_OLD)
+def test_too_old_python_gets_one_clear_line(pyz, prefix):
+    python = interpreter(prefix)
+    done = subprocess.run([python, pyz, "--version"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("wctx needs Python 3.8 or newer, but this is Python " + prefix)
+
+
+# -- the archive at work under each supported interpreter ----------------------------------------
+
+
+def git(cwd, *args):
+    subprocess.run(
+        ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        timeout=TIMEOUT,
+    )
+
+
+def make_repo(path, files):
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    for rel, text in files.items():
+        target = path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    """Two related git repos and a private WCTX_HOME (and pyz cache) for one interpreter's run."""
+    sdk = make_repo(
+        tmp_path / "upload-sdk",
+        {
+            "src/upload.py": "def upload_document(doc):\n    return post(doc)\n\n\ndef post(doc):\n    return 419\n"
+        },
+    )
+    ui = make_repo(tmp_path / "docs-ui", {"app.py": "from sdk import upload_document\n"})
+    env = dict(os.environ)
+    env.update(
+        WCTX_HOME=str(tmp_path / "home"),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+        HOME=str(tmp_path),
+        GIT_CONFIG_NOSYSTEM="1",
+    )
+    env.pop("WCTX_PYZ_CACHE", None)
+    return {"sdk": sdk, "ui": ui, "env": env, "tmp": tmp_path}
+
+
+def run_pyz(python, pyz, args, ws, cwd=None, ok=True):
+    done = subprocess.run(
+        [python, pyz, *args],
+        cwd=str(cwd or ws["ui"]),
+        env=ws["env"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    if ok:
+        assert done.returncode == 0, f"{args}: exit {done.returncode}\n{done.stderr}"
+    return done
+
+
+@pytest.mark.parametrize("prefix", SUPPORTED)
+def test_cli_capture_search_verify(pyz, workspace, prefix):
+    python = interpreter(prefix)
+    ws = workspace
+    version = run_pyz(python, pyz, ["--version"], ws).stdout
+    assert version_of_source() in version
+
+    run_pyz(python, pyz, ["repo", "add", str(ws["sdk"]), "--workspace", "product"], ws)
+    run_pyz(python, pyz, ["repo", "add", str(ws["ui"]), "--workspace", "product"], ws)
+    captured = run_pyz(
+        python,
+        pyz,
+        [
+            "capture",
+            "--summary",
+            "traced the upload failure into the SDK",
+            "--finding",
+            "SDK swallows the 419 :: upload_document returns it as terminal, no retry",
+            "--repo",
+            "upload-sdk",
+            "--file",
+            "src/upload.py#upload_document",
+            "--json",
+        ],
+        ws,
+    )
+    evidence_id = json.loads(captured.stdout)["evidence"][0]["id"]
+
+    found = json.loads(run_pyz(python, pyz, ["search", "419 retry", "--json"], ws).stdout)
+    assert [r["id"] for r in found["results"]] == [evidence_id]
+    assert found["results"][0]["repo"] == "upload-sdk"
+
+    verdict = json.loads(run_pyz(python, pyz, ["verify", evidence_id, "--json"], ws).stdout)
+    assert verdict["items"][0]["verdict"] == "current"
+
+    # Change the cited symbol: verify now says stale (exit 1 is the "verdict" exit code).
+    source = ws["sdk"] / "src" / "upload.py"
+    source.write_text(source.read_text().replace("return post(doc)", "return post(doc, retries=3)"))
+    stale = run_pyz(python, pyz, ["verify", evidence_id, "--json"], ws, ok=False)
+    assert stale.returncode in (0, 1), stale.stderr
+    assert json.loads(stale.stdout)["items"][0]["verdict"] == "stale"
+
+    # The compiled-module cache was written for this interpreter and is reused.
+    cached = glob.glob(os.path.join(ws["tmp"], "cache", "wctx", "pyz", "wctx-*.bin"))
+    assert len(cached) == 1, cached
+
+
+def version_of_source():
+    with open(os.path.join(ROOT, "wctx.py"), encoding="utf-8") as handle:
+        return re.search(r'^__version__ = "([^"]+)"', handle.read(), re.M).group(1)
+
+
+class StdioClient:
+    """A raw MCP client: newline-delimited JSON-RPC over the server's stdin/stdout."""
+
+    def __init__(self, argv, env, cwd):
+        self.proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        self.lines = queue.Queue()
+        self.next_id = 0
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self):
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def send(self, message):
+        self.proc.stdin.write(json.dumps(message).encode("utf-8") + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method, params=None):
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}})
+        while True:
+            line = self.lines.get(timeout=TIMEOUT)
+            assert line is not None, "server closed stdout: " + self.proc.stderr.read().decode()
+            message = json.loads(line)
+            if message.get("id") == self.next_id:
+                return message
+
+    def close(self):
+        self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout=TIMEOUT)
+        finally:
+            self.proc.stdout.close()
+            self.proc.stderr.close()
+
+
+@pytest.mark.parametrize("prefix", SUPPORTED)
+def test_mcp_initialize_and_tool_call(pyz, workspace, prefix):
+    python = interpreter(prefix)
+    ws = workspace
+    run_pyz(python, pyz, ["repo", "add", str(ws["sdk"]), "--workspace", "product"], ws)
+    run_pyz(
+        python,
+        pyz,
+        ["capture", "--finding", "SDK swallows the 419", "--repo", "upload-sdk", "--file", "src/upload.py"],
+        ws,
+    )
+    client = StdioClient([python, pyz, "mcp"], ws["env"], str(ws["sdk"]))
+    try:
+        init = client.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "pyz-test", "version": "1"},
+            },
+        )
+        assert init["result"]["protocolVersion"] == "2025-06-18"
+        assert init["result"]["serverInfo"]["version"] == version_of_source()
+        client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        tools = [tool["name"] for tool in client.request("tools/list")["result"]["tools"]]
+        search_tool = next(name for name in tools if "search" in name)
+        called = client.request("tools/call", {"name": search_tool, "arguments": {"query": "419"}})
+        result = called["result"]
+        assert not result.get("isError"), result
+        assert "SDK swallows the 419" in json.dumps(result)
+    finally:
+        assert client.close() == 0
