@@ -1,0 +1,1 @@
+"""Helpers for the MCP server tests: a raw-wire client and real temporary git repositories."""
