@@ -3199,12 +3199,55 @@ def cmd_demo(args, store):
     return run_demo(sys.stdout, keep_dir=args.keep)
 
 
+def _mcp_module():
+    # Imported only by the commands that need it, so other commands start without it.
+    import wctx_mcp
+
+    return wctx_mcp
+
+
+def cmd_mcp(args, store):
+    """Serve wctx to agents over MCP on stdin/stdout (the store opens on first use).
+
+    Example: wctx mcp --repo my-sdk     (clients normally start this for you; see wctx mcp-info)
+    """
+    argv = (["--repo", args.repo] if args.repo else []) + (["--workspace", args.workspace] if args.workspace else [])
+    return _mcp_module().main(argv, core=sys.modules[__name__], home=args.home)
+
+
+def cmd_mcp_info(args, store):
+    """Print the MCP tool surface and configuration snippets for Claude Code, Codex, Cursor, VS Code,
+    Claude Desktop and Gemini CLI, with this file's absolute path filled in. Example: wctx mcp-info"""
+    mcp = _mcp_module()
+    info = mcp.mcp_info(core=sys.modules[__name__], repo=args.repo, workspace=args.workspace, home=args.home)
+    emit(args, info, mcp.format_mcp_info(info).rstrip("\n"))
+    return 0
+
+
+def cmd_instructions(args, store):
+    """Print guidance for agents on when to search and what to record; --write installs it in the
+    repository's CLAUDE.md and AGENTS.md (a marked block, replaced in place on later runs).
+
+    Example: wctx instructions --write
+    """
+    mcp = _mcp_module()
+    if not args.write:
+        emit(args, {"instructions": mcp.AGENT_GUIDANCE, "mcp_instructions": mcp.INSTRUCTIONS}, mcp.AGENT_GUIDANCE.rstrip("\n"))
+        return 0
+    root = git_toplevel(os.getcwd())
+    if root is None:
+        raise UsageError("%s is not inside a git checkout; run wctx instructions --write in the repository" % os.getcwd())
+    res = mcp.write_instructions(root)
+    emit(args, res, "\n".join("%s %s" % (f["action"], f["path"]) for f in res["files"]))
+    return 0
+
+
 # ----------------------------------------------------------------------------------------------
 # CLI: parser and main()
 # ----------------------------------------------------------------------------------------------
 
 # Commands that run without opening the store.
-NO_STORE_COMMANDS = {"demo"}
+NO_STORE_COMMANDS = {"demo", "mcp", "mcp-info", "instructions"}
 
 
 class _Parser(__import__("argparse").ArgumentParser):
@@ -3323,6 +3366,17 @@ def build_parser():
     p = command("supersede", cmd_supersede)
     p.add_argument("old", metavar="OLD")
     p.add_argument("--by", required=True, metavar="NEW")
+
+    p = command("mcp", cmd_mcp, json_flag=False)
+    p.add_argument("--repo", help="default repository for the tools (a registered name or path)")
+    p.add_argument("--workspace", help="default workspace when the server runs outside a registered repository")
+
+    p = command("mcp-info", cmd_mcp_info)
+    p.add_argument("--repo", help="put --repo NAME in the snippets")
+    p.add_argument("--workspace", help="put --workspace NAME in the snippets")
+
+    p = command("instructions", cmd_instructions)
+    p.add_argument("--write", action="store_true", help="install into CLAUDE.md and AGENTS.md of this repository")
 
     p = command("demo", cmd_demo, json_flag=False)
     p.add_argument("--keep", metavar="DIR", help="build the demo in DIR and keep it")

@@ -152,8 +152,17 @@ _ROLE_TAG = re.compile(
     re.I,
 )
 _ROLE_PREFIX = re.compile(
-    r"^([ \t>#*_`-]*)(system|assistant|developer|user|human|ai)([ \t]*[*_`]*[ \t]*):", re.I | re.M
+    # A role label where a chat transcript would put one: at a line start, after a sentence, or
+    # written in capitals anywhere ("... SYSTEM: do this").
+    r"(^[ \t>#*_`-]*|[.!?;][ \t]+)(system|assistant|developer|user|human|ai)([ \t]*[*_`]*[ \t]*):"
+    r"|()\b(?-i:(SYSTEM|ASSISTANT|DEVELOPER|USER|HUMAN))()[ \t]*:",
+    re.I | re.M,
 )
+
+
+def _role_label(match):
+    lead = match.group(1) if match.group(2) else match.group(4)
+    return f"{lead}[role label removed: {match.group(2) or match.group(5)}]"
 
 
 def neutralise(text):
@@ -168,7 +177,7 @@ def neutralise(text):
     original = text
     text = _CONTROL.sub("", _INVISIBLE.sub("", text))
     text = _ROLE_TAG.sub("[role tag removed]", text)
-    text = _ROLE_PREFIX.sub(lambda m: f"{m.group(1)}[role label removed: {m.group(2)}]", text)
+    text = _ROLE_PREFIX.sub(_role_label, text)
     text = _OVERRIDE_PHRASE.sub("[instruction-like text removed]", text)
     return text, text != original
 
@@ -349,8 +358,22 @@ TOOLS = [
         },
         "outputSchema": {
             "type": "object",
-            "properties": {"overview": {"type": "object"}, "notice": _NOTICE, "truncated": _NOTES},
-            "required": ["overview", "notice"],
+            "properties": {
+                "repo": {"type": ["string", "null"], "description": "The current repository."},
+                "path": {"type": "string"},
+                "workspaces": {"type": "array", "items": {"type": "string"}},
+                "relations": {"type": "array", "items": {"type": "object"}},
+                "reachable": {"type": "array", "items": {"type": "object"}},
+                "repos": {"type": "array", "items": {"type": "object"}},
+                "evidence_counts": {"type": "object"},
+                "recent_sessions": {"type": "array", "items": {"type": "object"}},
+                "open_questions": {"type": "array", "items": _EVIDENCE_SUMMARY_SCHEMA},
+                "key_findings": {"type": "array", "items": _EVIDENCE_SUMMARY_SCHEMA},
+                "hint": {"type": "string"},
+                "notice": _NOTICE,
+                "truncated": _NOTES,
+            },
+            "required": ["repo", "notice"],
         },
         "readOnly": True,
     },
@@ -512,12 +535,26 @@ TOOLS = [
         "outputSchema": {
             "type": "object",
             "properties": {
-                "repo": {"type": ["string", "null"]},
-                "relations": {"type": "array", "items": {"type": "object"}},
-                "workspaces": {"type": "array"},
+                "repo": {"type": "string"},
+                "path": {"type": "string"},
+                "workspaces": {"type": "array", "items": {"type": "string"}},
+                "relations": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "repo": {"type": "string"},
+                            "kind": {"type": "string"},
+                            "direction": {"type": "string", "enum": ["outgoing", "incoming"]},
+                            "label": {"type": "string"},
+                            "note": {"type": ["string", "null"]},
+                        },
+                    },
+                },
+                "reachable": {"type": "array", "items": {"type": "object"}},
                 "truncated": _NOTES,
             },
-            "required": ["relations"],
+            "required": ["repo", "relations"],
         },
         "readOnly": True,
     },
@@ -804,17 +841,35 @@ class Tools:
 
     # -- read tools -----------------------------------------------------------------------------
 
+    def _cwd_in_repo(self):
+        try:
+            self.core.resolve_repo(self.store, None, cwd=self.cwd)
+        except self.core.NotFoundError:
+            return False
+        return True
+
     def tool_workspace_overview(self, args, stateless):
         repo = self._repo(args)
-        if repo is None and self.workspace:
-            overview = self.core.show_workspace(self.store, self.workspace)
+        if repo is None and self.workspace and not self._cwd_in_repo():
+            shown = self.core.show_workspace(self.store, self.workspace)
+            overview = {
+                "repo": None,
+                "workspaces": [shown["name"]],
+                "repos": shown["repos"],
+                "relations": shown["relations"],
+                "hint": "No current repository (the server runs outside a registered one); pass `repo` "
+                "to the tools to work from one of these.",
+            }
         else:
             overview = self.core.workspace_overview(self.store, repo=repo, cwd=self.cwd)
         notes = []
-        payload = {
-            "overview": serve_tree(overview, TEXT_LIMIT_IN_LISTS, LIST_ITEM_LIMIT, (), notes),
-            "notice": UNTRUSTED_NOTICE,
-        }
+        payload = {}
+        for key, value in overview.items():
+            if key in ("open_questions", "key_findings") and isinstance(value, list):
+                payload[key] = [_evidence_summary(v, TEXT_LIMIT_IN_LISTS) for v in value[:LIST_ITEM_LIMIT]]
+            else:
+                payload[key] = serve_tree(value, TEXT_LIMIT_IN_LISTS, LIST_ITEM_LIMIT, (key,), notes)
+        payload["notice"] = UNTRUSTED_NOTICE
         if notes:
             payload["truncated"] = notes
         return payload
@@ -827,7 +882,7 @@ class Tools:
         repo = self._repo(args)
         all_scope = args.get("scope") == "all"
         in_workspace = None
-        if repo is None and self.workspace and not all_scope:
+        if repo is None and self.workspace and not all_scope and not self._cwd_in_repo():
             # Started for a workspace, not a repo: search everything, keep that workspace's repos.
             shown = self.core.show_workspace(self.store, self.workspace)
             in_workspace = {r["name"] if isinstance(r, dict) else r for r in shown.get("repos", [])}
@@ -837,7 +892,7 @@ class Tools:
             args["query"],
             repo=repo,
             cwd=self.cwd,
-            limit=min(offset + limit + 1, self.core.MAX_LIMIT if hasattr(self.core, "MAX_LIMIT") else 200),
+            limit=min(offset + limit + 1, getattr(self.core, "MAX_LIMIT", 200)),
             kinds=args.get("kinds") or None,
             all_scope=all_scope,
             include_inactive=bool(args.get("include_inactive")),
@@ -905,10 +960,7 @@ class Tools:
         return payload
 
     def tool_get_related_repositories(self, args, stateless):
-        repo = self._repo(args)
-        if repo is None:
-            repo = self.core.resolve_repo(self.store, None, cwd=self.cwd).name
-        found = self.core.related_repositories(self.store, repo)
+        found = self.core.related_repositories(self.store, self._repo(args), cwd=self.cwd)
         notes = []
         payload = serve_tree(found, TEXT_LIMIT_IN_LISTS, LIST_ITEM_LIMIT * 2, (), notes)
         payload.setdefault("relations", [])
@@ -1451,6 +1503,9 @@ def running_file(core=None):
 def mcp_info(core=None, path=None, python="python3", repo=None, workspace=None, home=None):
     """The tool surface and ready-to-paste client configurations for this installation."""
     path = path or running_file(core)
+    home = home or os.environ.get("WCTX_HOME")  # a client will not inherit the user's shell
+    if home:
+        home = os.path.abspath(os.path.expanduser(home))
     args = [path, "mcp"]
     if repo:
         args += ["--repo", repo]
