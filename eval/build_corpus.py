@@ -805,7 +805,19 @@ def build():
     queries = []
     for q in QUERIES:
         queries.append({"from": q["from"], "text": q["text"], "category": q["category"],
-                        "needs": q["needs"], "judgements": q["judged"], "note": q["note"]})
+                        "needs": q["needs"], "judgements": dict(q["judged"]), "note": q["note"]})
+    # A vague query asked where a file has uncommitted edits is also answered by what is known
+    # about that file (the design's fallback): every active item citing it counts, grade 1.
+    for q in queries:
+        if q["category"] != "vague":
+            continue
+        for repo, path, _sym in DIRTY:
+            if repo != q["from"]:
+                continue
+            for ev in out_evidence:
+                cites = any(a[0] == repo and a[1] == path for a in _anchors(ev))
+                if ev["status"] == "active" and cites and ev["id"] not in q["judgements"]:
+                    q["judgements"][ev["id"]] = 1
     for frm, sym, needs, path, hand in SYMBOL_QUERIES:
         judged = {}
         for ev in out_evidence:
