@@ -1,0 +1,270 @@
+"""Shared fixtures: real temporary git repositories, a per-test wctx store, and two ways to run
+the CLI (in-process through ``wctx.main([...])`` and as a ``python3 wctx.py`` subprocess).
+
+Shared file: edit it under the team lock (see CONTRACT.md), with small additions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+import wctx  # noqa: E402
+
+WCTX_SCRIPT = os.path.join(ROOT, "wctx.py")
+
+# Identity and isolation for the git commands the tests themselves run: nothing is read from the
+# machine's global or system git config, and commits never need a configured user.
+GIT_TEST_ENV = {
+    "GIT_AUTHOR_NAME": "wctx test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "wctx test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_TERMINAL_PROMPT": "0",
+}
+GIT_TEST_OPTIONS = ["-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main", "-c", "core.hooksPath=/dev/null"]
+
+
+def git_env():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_TEST_ENV)
+    return env
+
+
+def git(path, *args, check=True):
+    """Run git in ``path`` for test set-up; returns stdout as text."""
+    proc = subprocess.run(
+        ["git", *GIT_TEST_OPTIONS, "-C", str(path), *args],
+        env=git_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError("git %s failed: %s" % (" ".join(args), proc.stderr.decode("utf-8", "replace")))
+    return proc.stdout.decode("utf-8", "replace")
+
+
+class Checkout:
+    """A real git repository in a temporary directory, with helpers to change it."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.name = os.path.basename(self.path)
+
+    def __fspath__(self):
+        return self.path
+
+    def __str__(self):
+        return self.path
+
+    def file(self, rel):
+        return os.path.join(self.path, *rel.split("/"))
+
+    def write(self, rel, text):
+        full = self.file(rel)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        return full
+
+    def read(self, rel):
+        with open(self.file(rel), encoding="utf-8") as fh:
+            return fh.read()
+
+    def git(self, *args, check=True):
+        return git(self.path, *args, check=check)
+
+    def commit(self, message="change", *paths):
+        """Stage everything (or ``paths``) and commit; returns the new HEAD sha."""
+        if paths:
+            self.git("add", "-A", "--", *paths)
+        else:
+            self.git("add", "-A")
+        self.git("commit", "-q", "--allow-empty", "-m", message)
+        return self.head
+
+    @property
+    def head(self):
+        return self.git("rev-parse", "HEAD").strip()
+
+    def blob(self, rel):
+        """The blob id of the file as it is on disk."""
+        return self.git("hash-object", "--no-filters", "--", rel).strip()
+
+
+@pytest.fixture
+def git_repo(tmp_path):
+    """Factory: ``git_repo(name, {rel: text}, message="initial")`` -> Checkout with one commit
+    (no commit at all when ``files`` is None and ``commit`` is False)."""
+    made = {}
+
+    def make(name, files=None, message="initial", commit=True, parent=None):
+        base = parent if parent is not None else tmp_path / "repos"
+        path = os.path.join(str(base), name)
+        os.makedirs(path, exist_ok=True)
+        git(path, "init", "-q")
+        repo = Checkout(path)
+        for rel, text in (files or {}).items():
+            repo.write(rel, text)
+        if commit:
+            repo.commit(message)
+        made[name] = repo
+        return repo
+
+    return make
+
+
+@pytest.fixture
+def wctx_home(tmp_path, monkeypatch):
+    """A fresh, empty store directory for this test, exported as $WCTX_HOME."""
+    home = tmp_path / "wctx-home"
+    monkeypatch.setenv("WCTX_HOME", str(home))
+    return str(home)
+
+
+@pytest.fixture
+def store(wctx_home):
+    """The service-layer store in this test's $WCTX_HOME, closed at the end."""
+    s = wctx.open_store(wctx_home)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+class CliResult:
+    def __init__(self, code, out, err):
+        self.code = code
+        self.out = out
+        self.err = err
+
+    @property
+    def json(self):
+        return json.loads(self.out)
+
+    def __repr__(self):
+        return "CliResult(code=%r, out=%r, err=%r)" % (self.code, self.out[:2000], self.err[:2000])
+
+
+@pytest.fixture
+def run_cli(capsys, wctx_home):
+    """``run_cli(argv, cwd=None)`` runs ``wctx.main(argv)`` in-process from ``cwd`` and returns
+    CliResult(code, out, err). argparse errors (SystemExit) come back as their exit code."""
+
+    def run(argv, cwd=None):
+        capsys.readouterr()
+        before = os.getcwd()
+        if cwd is not None:
+            os.chdir(str(cwd))
+        try:
+            try:
+                code = wctx.main([str(a) for a in argv])
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+        finally:
+            os.chdir(before)
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def run_wctx(wctx_home):
+    """``run_wctx(argv, cwd=None, env=None)`` runs ``python3 wctx.py ARGV`` as a subprocess with
+    this test's $WCTX_HOME; returns CliResult."""
+
+    def run(argv, cwd=None, env=None):
+        full_env = dict(os.environ, WCTX_HOME=wctx_home)
+        full_env.update(env or {})
+        proc = subprocess.run(
+            [sys.executable, WCTX_SCRIPT, *[str(a) for a in argv]],
+            cwd=str(cwd) if cwd is not None else None,
+            env=full_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+        return CliResult(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
+
+    return run
+
+
+# A small product: docs-ui uses upload-sdk, upload-sdk depends_on api-gateway (so the UI reaches
+# the gateway in two hops), all in workspace "uploads"; "other" lives alone in workspace "elsewhere".
+
+SDK_UPLOAD_TS = """export interface UploadOptions {
+  expiresIn?: number;
+}
+
+export async function uploadDocument(file: Blob, opts: UploadOptions = {}) {
+  const res = await fetch("/api/upload", { method: "POST", body: file });
+  if (res.status === 419) {
+    throw new Error("upload failed");
+  }
+  return res.json();
+}
+
+export function formatSize(bytes: number): string {
+  return (bytes / 1024).toFixed(1) + " kB";
+}
+"""
+
+SDK_CLIENT_PY = '''def connect(url):
+    return {"url": url}
+
+
+def retry_policy(attempts):
+    return min(attempts, 3)
+'''
+
+UI_BUTTON_TSX = """import { uploadDocument } from "upload-sdk";
+
+export function UploadButton() {
+  return <button onClick={() => uploadDocument(pickFile())}>Upload</button>;
+}
+"""
+
+GATEWAY_ROUTES_GO = """package gateway
+
+func HandleUpload(w Writer, r *Request) {
+	w.WriteHeader(419)
+}
+"""
+
+OTHER_MAIN_PY = 'def main():\n    print("unrelated")\n'
+
+
+class Product:
+    def __init__(self, store, sdk, ui, gateway, other):
+        self.store = store
+        self.sdk = sdk
+        self.ui = ui
+        self.gateway = gateway
+        self.other = other
+
+
+@pytest.fixture
+def product(git_repo, store):
+    """Four registered repos (see above) and an open store."""
+    sdk = git_repo("upload-sdk", {"src/upload/upload.ts": SDK_UPLOAD_TS, "src/client.py": SDK_CLIENT_PY})
+    ui = git_repo("docs-ui", {"src/UploadButton.tsx": UI_BUTTON_TSX})
+    gateway = git_repo("api-gateway", {"routes.go": GATEWAY_ROUTES_GO})
+    other = git_repo("other", {"main.py": OTHER_MAIN_PY})
+    for repo in (sdk, ui, gateway):
+        wctx.register_repo(store, repo.path, workspace="uploads")
+    wctx.register_repo(store, other.path, workspace="elsewhere")
+    wctx.relate(store, "docs-ui", "uses", "upload-sdk")
+    wctx.relate(store, "upload-sdk", "depends_on", "api-gateway")
+    return Product(store, sdk, ui, gateway, other)
