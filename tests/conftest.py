@@ -32,7 +32,14 @@ GIT_TEST_ENV = {
     "GIT_CONFIG_GLOBAL": os.devnull,
     "GIT_TERMINAL_PROMPT": "0",
 }
-GIT_TEST_OPTIONS = ["-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main", "-c", "core.hooksPath=/dev/null"]
+GIT_TEST_OPTIONS = [
+    "-c",
+    "commit.gpgsign=false",
+    "-c",
+    "init.defaultBranch=main",
+    "-c",
+    "core.hooksPath=/dev/null",
+]
 
 
 def git_env():
@@ -46,8 +53,7 @@ def git(path, *args, check=True):
     proc = subprocess.run(
         ["git", *GIT_TEST_OPTIONS, "-C", str(path), *args],
         env=git_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         check=False,
     )
     if check and proc.returncode != 0:
@@ -192,11 +198,12 @@ def run_wctx(wctx_home):
             [sys.executable, WCTX_SCRIPT, *[str(a) for a in argv]],
             cwd=str(cwd) if cwd is not None else None,
             env=full_env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            capture_output=True,
             check=False,
         )
-        return CliResult(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
+        return CliResult(
+            proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+        )
 
     return run
 
@@ -221,13 +228,13 @@ export function formatSize(bytes: number): string {
 }
 """
 
-SDK_CLIENT_PY = '''def connect(url):
+SDK_CLIENT_PY = """def connect(url):
     return {"url": url}
 
 
 def retry_policy(attempts):
     return min(attempts, 3)
-'''
+"""
 
 UI_BUTTON_TSX = """import { uploadDocument } from "upload-sdk";
 
