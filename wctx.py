@@ -1617,11 +1617,20 @@ def _parse_file_spec(spec, repos, item_repo, cwd):
         repo = _repo_containing(repos, path)
         if repo is None:
             raise UsageError("%s is not inside any registered repository" % path)
-    elif ":" in path:
-        prefix, _, rest = path.partition(":")
-        named = [r for r in repos if r.name == prefix]
+    else:
+        prefix, colon, rest = path.partition(":")
+        named = [r for r in repos if colon and r.name == prefix]
         if named:
             repo, path = named[0], rest
+        elif cwd:
+            # A relative path from the cwd that lands in another registered repo (../sdk/x.ts)
+            # belongs to that repo, unless the item's own repo has such a file.
+            here = os.path.normpath(os.path.join(cwd, path))
+            owner = _repo_containing(repos, here) if os.path.exists(here) else None
+            inside = os.path.normpath(os.path.join(repo.path, path)) if repo is not None else ""
+            in_item_repo = inside.startswith(repo.path + os.sep) and os.path.lexists(inside) if repo else False
+            if owner is not None and (repo is None or owner.id != repo.id) and not in_item_repo:
+                repo, path = owner, here
     if repo is None:
         raise UsageError("cannot tell which repository %s belongs to; pass --repo NAME" % spec)
     rel, real = repo_relative_path(repo.path, path, cwd=cwd)
