@@ -2738,6 +2738,271 @@ def workspace_overview(store, repo=None, cwd=None, limit=5):
 
 
 # ----------------------------------------------------------------------------------------------
+# Sharing: evidence as append-only JSONL with stable ids, imported idempotently
+# ----------------------------------------------------------------------------------------------
+#
+# A team shares memory through a git repository it already has: ``wctx export --dir DIR`` writes
+# one file per session (``DIR/<session id>.jsonl``), so two people exporting never write the same
+# file and a merge never conflicts; ``wctx import-evidence DIR`` reads them back. Ids are global,
+# so importing twice changes nothing. A repository is matched by name when its root commit agrees,
+# else by root commit (the same project registered under another name or path).
+
+EXPORT_FORMAT = 1
+_ANCHOR_FIELDS = ("repo", "root_commit", "path", "symbol", "commit", "branch", "blob", "dirty", "symbol_hash", "symbol_lang")
+
+
+def export_records(store, repo=None):
+    """Yield (session id, record) pairs: each session followed by its evidence, oldest first."""
+    params = []
+    where = ""
+    if repo:
+        r = resolve_repo(store, repo)
+        where = " WHERE e.repo_id = ?"
+        params = [r.id]
+    rows = store.all(
+        "SELECT e.*, r.root_commit AS repo_root FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s "
+        "ORDER BY e.session_id, e.created_at, e.id" % where,
+        params,
+    )
+    anchors = _load_anchors(store, [r["rid"] for r in rows])
+    sessions = {}
+    for row in rows:
+        sid = row["session_id"]
+        if sid not in sessions:
+            s = store.one("SELECT * FROM sessions WHERE id = ?", (sid,))
+            sessions[sid] = True
+            yield sid, dict(_session_dict(s), type="session", format=EXPORT_FORMAT)
+        yield sid, {
+            "type": "evidence",
+            "format": EXPORT_FORMAT,
+            "id": row["id"],
+            "session": sid,
+            "repo": row["repo_name"],
+            "root_commit": row["repo_root"] or next((a["root_commit"] for a in anchors[row["rid"]] if a["repo_name"] == row["repo_name"]), None),
+            "kind": row["kind"],
+            "claim": row["claim"],
+            "detail": row["detail"],
+            "confidence": row["confidence"],
+            "status": row["status"],
+            "superseded_by": row["superseded_by"],
+            "created_at": row["created_at"],
+            "updated_at": row["updated_at"],
+            "anchors": [
+                {
+                    "repo": a["repo_name"],
+                    "root_commit": a["root_commit"],
+                    "path": a["path"],
+                    "symbol": a["symbol"],
+                    "commit": a["commit_sha"],
+                    "branch": a["branch"],
+                    "blob": a["blob"],
+                    "dirty": a["dirty"],
+                    "symbol_hash": a["symbol_hash"],
+                    "symbol_lang": a["symbol_lang"],
+                }
+                for a in anchors[row["rid"]]
+            ],
+        }
+
+
+def export_evidence(store, out_dir=None, stream=None, repo=None):
+    """Write the export: one JSONL file per session into ``out_dir``, or everything to ``stream``."""
+    counts = {"sessions": 0, "evidence": 0, "files": 0}
+    per_session = {}
+    for sid, record in export_records(store, repo=repo):
+        per_session.setdefault(sid, []).append(record)
+        counts["sessions" if record["type"] == "session" else "evidence"] += 1
+    if out_dir is None:
+        for records in per_session.values():
+            for record in records:
+                stream.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+        return counts
+    os.makedirs(out_dir, exist_ok=True)
+    for sid, records in per_session.items():
+        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
+        path = os.path.join(out_dir, sid + ".jsonl")
+        old = None
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                old = fh.read()
+        if old != text:
+            tmp = path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+            counts["files"] += 1
+    return counts
+
+
+def _validate_record(record, where):
+    if not isinstance(record, dict) or record.get("type") not in ("session", "evidence"):
+        raise UsageError("%s: not a wctx export record" % where)
+    if record.get("format", EXPORT_FORMAT) > EXPORT_FORMAT:
+        raise UsageError("%s: export format %s is newer than this wctx understands" % (where, record.get("format")))
+    rid = record.get("id")
+    if not isinstance(rid, str) or not re.match(r"^(ev|ses)-[0-9a-f]{10}$|^[\w.:-]{1,80}$", rid):
+        raise UsageError("%s: bad id %r" % (where, rid))
+    if record["type"] == "evidence":
+        if record.get("kind") not in EVIDENCE_KINDS:
+            raise UsageError("%s: unknown kind %r" % (where, record.get("kind")))
+        if record.get("status", "active") not in STATUSES:
+            raise UsageError("%s: unknown status %r" % (where, record.get("status")))
+        clean_text(record.get("claim"), "%s claim" % where, MAX_CLAIM_CHARS, required=True)
+        clean_text(record.get("detail"), "%s detail" % where, MAX_DETAIL_CHARS)
+        _check_confidence(record.get("confidence"))
+        if not isinstance(record.get("session"), str) or not isinstance(record.get("repo"), str):
+            raise UsageError("%s: evidence needs a session and a repo" % where)
+        if not isinstance(record.get("anchors", []), list):
+            raise UsageError("%s: anchors must be a list" % where)
+    return record
+
+
+def _read_export(paths):
+    records = []
+    files = []
+    for path in paths:
+        if os.path.isdir(path):
+            files.extend(sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".jsonl")))
+        elif os.path.isfile(path):
+            files.append(path)
+        else:
+            raise NotFoundError("no such file or directory: %s" % path)
+    for path in files:
+        with open(path, "rb") as fh:
+            for n, raw in enumerate(fh, 1):
+                if not raw.strip():
+                    continue
+                where = "%s:%d" % (path, n)
+                try:
+                    record = json.loads(raw.decode("utf-8"))
+                except (UnicodeDecodeError, ValueError):
+                    raise UsageError("%s: not valid JSON" % where) from None
+                records.append(_validate_record(record, where))
+    return records
+
+
+def import_evidence(store, paths):
+    """Import exported JSONL (files or directories) idempotently, in one transaction."""
+    records = _read_export(paths)
+    repos = _repos(store)
+    by_root = {r.root_commit: r for r in repos if r.root_commit}
+    by_name = {r.name: r for r in repos}
+
+    def local_repo(name, root):
+        # Same name and no conflicting root commit wins (a fork shares its upstream's root
+        # commit); otherwise the root commit finds the project registered under another name.
+        named = by_name.get(name)
+        if named is not None and (not root or not named.root_commit or named.root_commit == root):
+            return named
+        return by_root.get(root) or named
+
+    counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0}
+    session_map = {}
+    with store.atomic():
+        for rec in records:
+            if rec["type"] != "session":
+                continue
+            sid = rec["id"]
+            row = store.one("SELECT id, ended_at FROM sessions WHERE id = ?", (sid,))
+            if row is None and rec.get("external_id"):
+                row = store.one(
+                    "SELECT id, ended_at FROM sessions WHERE agent = ? AND external_id = ?",
+                    (rec.get("agent") or "unknown", rec["external_id"]),
+                )
+            if row is not None:
+                session_map[sid] = row["id"]
+                continue
+            repo = by_name.get(rec.get("repo"))
+            store.db.execute(
+                "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, "
+                "started_at, ended_at, summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    sid,
+                    rec.get("agent") or "unknown",
+                    rec.get("external_id"),
+                    rec.get("cwd"),
+                    repo.id if repo else None,
+                    rec.get("repo"),
+                    rec.get("branch"),
+                    rec.get("commit"),
+                    rec.get("started_at"),
+                    rec.get("ended_at"),
+                    redact_secrets(rec.get("summary")),
+                    utc_now(),
+                ),
+            )
+            session_map[sid] = sid
+            counts["sessions"] += 1
+        for rec in records:
+            if rec["type"] != "evidence":
+                continue
+            sid = session_map.get(rec["session"])
+            if sid is None:
+                raise UsageError("evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"]))
+            row = store.one("SELECT rid, updated_at, status FROM evidence WHERE id = ?", (rec["id"],))
+            if row is not None:
+                if (rec.get("updated_at") or "") > (row["updated_at"] or "") and rec.get("status", "active") != row["status"]:
+                    store.db.execute(
+                        "UPDATE evidence SET status = ?, superseded_by = ?, updated_at = ? WHERE rid = ?",
+                        (rec["status"], rec.get("superseded_by"), rec["updated_at"], row["rid"]),
+                    )
+                    counts["updated"] += 1
+                else:
+                    counts["unchanged"] += 1
+                continue
+            repo = local_repo(rec["repo"], rec.get("root_commit"))
+            claim = redact_secrets(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+            detail = redact_secrets(clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS))
+            now = utc_now()
+            rid = store.db.execute(
+                "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, detail, confidence, status, "
+                "superseded_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    rec["id"],
+                    sid,
+                    repo.id if repo else None,
+                    repo.name if repo else rec["repo"],
+                    rec["kind"],
+                    claim,
+                    detail,
+                    _check_confidence(rec.get("confidence")),
+                    rec.get("status", "active"),
+                    rec.get("superseded_by"),
+                    rec.get("created_at") or now,
+                    rec.get("updated_at") or now,
+                ),
+            ).lastrowid
+            anchors = []
+            for a in rec.get("anchors", []):
+                if not isinstance(a, dict) or not isinstance(a.get("repo"), str):
+                    raise UsageError("evidence %s has a malformed anchor" % rec["id"])
+                path = a.get("path")
+                if path is not None and (not isinstance(path, str) or path.startswith("/") or ".." in path.split("/")):
+                    raise UsageError("evidence %s cites a path outside its repository: %r" % (rec["id"], path))
+                arepo = local_repo(a["repo"], a.get("root_commit"))
+                anchors.append(dict((k, a.get(k)) for k in _ANCHOR_FIELDS))
+                anchors[-1]["repo_id"] = arepo.id if arepo else None
+                anchors[-1]["repo"] = arepo.name if arepo else a["repo"]
+            store.db.executemany(
+                "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
+                "blob, dirty, symbol_hash, symbol_lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (rid, a["repo_id"], a["repo"], a["root_commit"], a["path"], a["symbol"], a["commit"], a["branch"],
+                     a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"])
+                    for a in anchors
+                ],
+            )  # fmt: skip
+            summary = store.one("SELECT summary FROM sessions WHERE id = ?", (sid,))["summary"]
+            fts_anchors = [{"path": a["path"], "symbol": a["symbol"]} for a in anchors]
+            store.db.execute(
+                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, summary) VALUES (?, ?, ?, ?, ?, ?)",
+                (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or "", summary or ""),
+            )
+            counts["evidence"] += 1
+    return counts
+
+
+# ----------------------------------------------------------------------------------------------
 # Demo: a throwaway workspace that shows the whole loop
 # ----------------------------------------------------------------------------------------------
 
@@ -3572,6 +3837,34 @@ def cmd_supersede(args, store):
     return 0
 
 
+def cmd_export(args, store):
+    """Export evidence as JSONL with stable ids: to stdout, or one file per session into --dir
+    (commit that directory to a shared git repository; files never collide, merges never conflict).
+
+    Example: wctx export --dir ../team-memory/wctx
+    """
+    if args.dir:
+        counts = export_evidence(store, out_dir=args.dir, repo=args.repo)
+        text = "exported %d items from %d sessions to %s (%d files written)" % (
+            counts["evidence"], counts["sessions"], args.dir, counts["files"])
+        emit(args, counts, text)
+    else:
+        export_evidence(store, stream=sys.stdout, repo=args.repo)
+    return 0
+
+
+def cmd_import_evidence(args, store):
+    """Import evidence exported by wctx export (files or directories of .jsonl), idempotently: ids
+    already present are skipped; a newer status (superseded, retracted) is taken over.
+
+    Example: wctx import-evidence ../team-memory/wctx
+    """
+    counts = import_evidence(store, args.paths)
+    emit(args, counts, "imported %d items and %d sessions (%d updated, %d already present)" % (
+        counts["evidence"], counts["sessions"], counts["updated"], counts["unchanged"]))
+    return 0
+
+
 def cmd_demo(args, store):
     """Run the whole loop in a throwaway directory: two repos, a cross-repo finding, search, an
     edit that makes it stale. Needs git only. Example: wctx demo"""
@@ -3789,6 +4082,12 @@ def build_parser():
     p.set_defaults(func=cmd_eval_retrieval)
     p.add_argument("--corpus", metavar="DIR", help="corpus directory (default: eval/corpus next to wctx.py)")
     p.add_argument("--json", action="store_true", help="machine-readable report")
+
+    p = command("export", cmd_export)
+    p.add_argument("--dir", help="write one JSONL file per session into this directory")
+    p.add_argument("--repo", help="only evidence about this repository")
+    p = command("import-evidence", cmd_import_evidence)
+    p.add_argument("paths", nargs="+", metavar="PATH", help="JSONL files or directories written by wctx export")
 
     p = command("demo", cmd_demo, json_flag=False)
     p.add_argument("--keep", metavar="DIR", help="build the demo in DIR and keep it")
