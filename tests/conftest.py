@@ -36,6 +36,8 @@ GIT_TEST_OPTIONS = [
     "-c",
     "commit.gpgsign=false",
     "-c",
+    "core.fsmonitor=false",
+    "-c",
     "init.defaultBranch=main",
     "-c",
     "core.hooksPath=/dev/null",
@@ -137,6 +139,28 @@ def wctx_home(tmp_path, monkeypatch):
     home = tmp_path / "wctx-home"
     monkeypatch.setenv("WCTX_HOME", str(home))
     return str(home)
+
+
+def db_snapshot(home):
+    """Every row of every table of the store in ``home`` (read through a separate read-only
+    connection), plus user_version: compare two snapshots to prove that nothing changed."""
+    import sqlite3
+
+    path = os.path.join(str(home), "wctx.db")
+    if not os.path.exists(path):
+        return None
+    con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    try:
+        snap = {"user_version": con.execute("PRAGMA user_version").fetchone()[0]}
+        names = [
+            r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        ]
+        for name in names:
+            rows = con.execute('SELECT * FROM "%s"' % name.replace('"', '""')).fetchall()
+            snap[name] = sorted(rows, key=repr)
+        return snap
+    finally:
+        con.close()
 
 
 @pytest.fixture
