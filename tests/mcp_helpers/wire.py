@@ -86,7 +86,12 @@ class WireServer:
     def recv(self, timeout=TIMEOUT):
         """The next stdout line, parsed. Fails on a non-JSON line or on EOF."""
         line = self.lines.get(timeout=timeout)
-        assert line is not None, "server closed stdout; stderr:\n" + self.stderr_text()
+        if line is None:
+            self.proc.wait(timeout=timeout)
+        assert line is not None, "server closed stdout (exit %s); stderr:\n%s" % (
+            self.proc.returncode,
+            self.stderr_text(),
+        )
         assert line.endswith(b"\n"), line
         message = json.loads(line.decode("utf-8"))
         assert isinstance(message, (dict, list)), line
@@ -105,7 +110,11 @@ class WireServer:
     def initialize(self, version="2025-06-18"):
         reply = self.request(
             "initialize",
-            {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "wire-test", "version": "0"}},
+            {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "wire-test", "version": "0"},
+            },
         )
         self.notify("notifications/initialized")
         return reply["result"]

@@ -1,0 +1,415 @@
+"""The MCP server on the raw wire: bytes in, one JSON-RPC message per line out.
+
+Every test drives the real `python3 wctx.py mcp` process over its stdin/stdout. A reply that is
+not JSON fails the test, so each of these also checks that stdout carries nothing but protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from mcp_helpers.fixtures import Servers  # noqa: E402
+from mcp_helpers.wire import MODERN, ROOT, envelope  # noqa: E402
+
+HANDSHAKE = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+
+
+@pytest.fixture
+def servers(tmp_path):
+    s = Servers(tmp_path)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def server(servers):
+    return servers.start()
+
+
+def error_code(reply):
+    assert "error" in reply and "result" not in reply, reply
+    return reply["error"]["code"]
+
+
+# -- handshake era ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", HANDSHAKE)
+def test_initialize_echoes_each_supported_version(server, version):
+    result = server.initialize(version)
+    assert result["protocolVersion"] == version
+    assert "tools" in result["capabilities"]
+    assert result["serverInfo"]["name"] == "wctx"
+    assert result["serverInfo"]["version"]
+    assert len(result["instructions"].encode("utf-8")) < 2048
+    assert "search_evidence" in result["instructions"] and "record_evidence" in result["instructions"]
+
+
+def test_initialize_with_an_unknown_version_answers_the_newest_handshake_version(server):
+    assert server.initialize("2031-01-01")["protocolVersion"] == "2025-11-25"
+    # 2026-07-28 has no handshake: asked for through initialize, it is not what comes back.
+    assert server.request("ping")["result"] == {}
+
+
+def test_initialize_without_protocol_version_is_invalid_params(server):
+    assert error_code(server.request("initialize", {"capabilities": {}})) == -32602
+
+
+def test_requests_are_served_right_after_initialize_without_waiting_for_initialized(server):
+    server.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
+    tools = server.request("tools/list")["result"]["tools"]
+    assert [t["name"] for t in tools][:2] == ["workspace_overview", "search_evidence"]
+
+
+def test_tool_list_is_fixed_order_with_schemas_and_annotations(server):
+    server.initialize("2025-06-18")
+    tools = server.request("tools/list")["result"]["tools"]
+    assert [t["name"] for t in tools] == [
+        "workspace_overview",
+        "search_evidence",
+        "get_evidence",
+        "get_session_evidence",
+        "get_related_repositories",
+        "verify_freshness",
+        "record_evidence",
+    ]
+    for tool in tools:
+        assert len(tool["name"]) <= 64 and tool["name"].replace("_", "").isalpha()
+        assert tool["title"] and len(tool["description"]) > 40
+        assert tool["inputSchema"]["type"] == "object"
+        assert tool["inputSchema"]["additionalProperties"] is False
+        assert tool["outputSchema"]["type"] == "object"
+        notes = tool["annotations"]
+        assert notes["destructiveHint"] is False and notes["openWorldHint"] is False
+        assert notes["readOnlyHint"] is (tool["name"] != "record_evidence")
+
+
+def test_oldest_revision_gets_the_fields_it_knows(server):
+    server.initialize("2024-11-05")
+    tools = server.request("tools/list")["result"]["tools"]
+    assert all(set(t) == {"name", "description", "inputSchema"} for t in tools)
+    result = server.call("search_evidence", {"query": "upload"})
+    assert result["isError"] is False and "structuredContent" not in result
+    assert json.loads(result["content"][0]["text"])["results"] == []
+
+
+def test_ping_before_and_after_initialize(server):
+    assert server.request("ping")["result"] == {}
+    server.initialize()
+    assert server.request("ping")["result"] == {}
+
+
+def test_request_before_initialize_is_an_error_with_its_id(server):
+    reply = server.request("tools/list", request_id="early")
+    assert reply["id"] == "early" and error_code(reply) == -32600
+    assert "initialize" in reply["error"]["message"]
+
+
+def test_second_initialize_is_refused(server):
+    server.initialize()
+    assert (
+        error_code(server.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}}))
+        == -32600
+    )
+
+
+# -- errors -------------------------------------------------------------------------------------
+
+
+def test_garbage_gets_parse_error_and_the_next_request_is_still_answered(server):
+    server.send_raw(b"this is not json\n")
+    reply = server.recv()
+    assert reply["id"] is None and error_code(reply) == -32700
+    server.send_raw(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"\n')  # truncated JSON
+    assert error_code(server.recv()) == -32700
+    assert server.request("ping")["result"] == {}
+
+
+def test_invalid_utf8_is_a_parse_error(server):
+    server.send_raw(b'{"jsonrpc": "2.0", "id": 1, "method": "pi\xff\xfeng"}\n')
+    assert error_code(server.recv()) == -32700
+    assert server.request("ping")["result"] == {}
+
+
+def test_crlf_line_endings_and_blank_lines_are_tolerated(server):
+    server.send_raw(b'\n\r\n{"jsonrpc": "2.0", "id": 5, "method": "ping"}\r\n')
+    assert server.recv() == {"jsonrpc": "2.0", "id": 5, "result": {}}
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"42",
+        b'"ping"',
+        b"null",
+        b'{"id": 1, "method": "ping"}',
+        b'{"jsonrpc": "1.0", "id": 1, "method": "ping"}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": 7}',
+        b'{"jsonrpc": "2.0", "id": null, "method": "ping"}',
+        b'{"jsonrpc": "2.0", "id": true, "method": "ping"}',
+        b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}',
+        b'{"jsonrpc": "2.0", "id": 1}',
+    ],
+)
+def test_malformed_messages_are_invalid_requests(server, raw):
+    server.send_raw(raw + b"\n")
+    assert error_code(server.recv()) == -32600
+    assert server.request("ping")["result"] == {}
+
+
+def test_unknown_method_is_method_not_found_with_the_request_id(server):
+    server.initialize()
+    reply = server.request("resources/list", request_id="r-1")
+    assert reply["id"] == "r-1" and error_code(reply) == -32601
+    assert error_code(server.request("no/such/method")) == -32601
+
+
+def test_bad_params_and_unknown_tools_are_invalid_params(server):
+    server.initialize()
+    server.send({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": [1, 2]})
+    reply = server.recv()
+    assert reply["id"] == 9 and error_code(reply) == -32602
+    assert error_code(server.request("tools/call", {"arguments": {}})) == -32602
+    assert error_code(server.request("tools/call", {"name": "no_such_tool"})) == -32602
+    assert error_code(server.request("tools/call", {"name": "search_evidence", "arguments": "q"})) == -32602
+    assert error_code(server.request("tools/list", {"cursor": "bogus"})) == -32602
+
+
+def test_invalid_tool_arguments_are_tool_errors_not_protocol_errors(server):
+    server.initialize()
+    for arguments in (
+        {},  # query missing
+        {"query": "x", "bogus": 1},  # additionalProperties false
+        {"query": 5},
+        {"query": "x", "limit": 0},
+        {"query": "x", "kinds": ["rumour"]},
+    ):
+        result = server.call("search_evidence", arguments)
+        assert result["isError"] is True, arguments
+        assert "structuredContent" not in result
+        assert result["content"][0]["type"] == "text" and result["content"][0]["text"]
+
+
+def test_notifications_are_never_answered(server):
+    server.notify("notifications/initialized")  # before initialize too
+    server.initialize()
+    server.notify("notifications/cancelled", {"requestId": 12345, "reason": "unknown id"})
+    server.notify("notifications/progress", {"progressToken": "t", "progress": 1})
+    server.notify("notifications/made_up")
+    server.notify("tools/call", {"name": "search_evidence", "arguments": {"query": "x"}})  # no id
+    server.send_raw(b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": "bad"}\n')
+    # The next line on stdout answers this ping: nothing was sent for the notifications.
+    assert server.request("ping", request_id="after")["id"] == "after"
+    rc, rest = server.close()
+    assert rc == 0 and rest == []
+
+
+def test_a_one_megabyte_line_is_read_and_answered(server):
+    server.initialize()
+    pad = "x" * (1024 * 1024)
+    reply = server.request("ping", {"_meta": {"pad": pad}})
+    assert reply["result"] == {}
+    result = server.call("search_evidence", {"query": "upload " + pad})
+    assert result["isError"] is True and "limit" in result["content"][0]["text"]
+    assert server.request("ping")["result"] == {}
+
+
+def test_cancelled_request_is_never_answered(server):
+    server.initialize()
+    call = {"name": "search_evidence", "arguments": {"query": "upload"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": call},
+        {"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": call},
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 11, "reason": "user"},
+        },
+        {"jsonrpc": "2.0", "id": 12, "method": "ping"},
+    ]
+    server.send_raw(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+    assert server.recv()["id"] == 10
+    assert server.recv()["id"] == 12
+    # A cancellation for a request already answered changes nothing.
+    server.notify("notifications/cancelled", {"requestId": 10})
+    assert server.request("ping", request_id=13)["id"] == 13
+
+
+def test_server_exits_cleanly_when_stdin_closes(server):
+    server.initialize()
+    rc, rest = server.close()
+    assert rc == 0 and rest == []
+
+
+def test_requests_written_before_stdin_closes_are_all_answered(server):
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}},
+        },
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "search_evidence", "arguments": {"query": "x"}},
+        },
+    ]
+    server.send_raw(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+    rc, rest = server.close()
+    assert rc == 0 and [m["id"] for m in rest] == [1, 2, 3]
+
+
+def test_stdout_carries_only_protocol_even_when_the_core_prints(servers):
+    # The real service layer, wrapped so that every search prints to stdout three ways.
+    script = (
+        "import os, sys\n"
+        "sys.path.insert(0, %r)\n"
+        "import wctx, wctx_mcp\n"
+        "real = wctx.search\n"
+        "def noisy(*a, **k):\n"
+        "    print('stray print')\n"
+        "    sys.__stdout__.write('stray __stdout__\\n'); sys.__stdout__.flush()\n"
+        "    os.write(1, b'stray fd 1\\n')\n"
+        "    return real(*a, **k)\n"
+        "wctx.search = noisy\n"
+        "sys.exit(wctx_mcp.main([], core=wctx))\n" % ROOT
+    )
+    server = servers.start(argv=[sys.executable, "-c", script])
+    server.initialize()
+    assert server.call("search_evidence", {"query": "upload"})["isError"] is False
+    rc, rest = server.close()
+    assert rc == 0 and rest == []
+    assert "stray print" in server.stderr_text() and "stray fd 1" in server.stderr_text()
+
+
+# -- batches ------------------------------------------------------------------------------------
+
+
+def test_batch_on_2025_03_26(server):
+    server.initialize("2025-03-26")
+    batch = [
+        {"jsonrpc": "2.0", "id": "a", "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/made_up"},
+        {"jsonrpc": "2.0", "id": "b", "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": "c", "method": "no/such"},
+        {
+            "jsonrpc": "2.0",
+            "id": "d",
+            "method": "tools/call",
+            "params": {"name": "search_evidence", "arguments": {"query": "upload"}},
+        },
+        7,
+    ]
+    server.send(batch)
+    replies = server.recv()
+    assert isinstance(replies, list)
+    by_id = {r["id"]: r for r in replies}
+    assert set(by_id) == {"a", "b", "c", "d", None}
+    assert by_id["a"]["result"] == {}
+    assert len(by_id["b"]["result"]["tools"]) == 7
+    assert by_id["c"]["error"]["code"] == -32601
+    assert by_id["d"]["result"]["isError"] is False
+    assert by_id[None]["error"]["code"] == -32600
+    # A batch of notifications only gets no reply at all.
+    server.send([{"jsonrpc": "2.0", "method": "notifications/made_up"}])
+    assert server.request("ping", request_id="next")["id"] == "next"
+    # An empty batch is an invalid request.
+    server.send([])
+    assert error_code(server.recv()) == -32600
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
+def test_batches_are_refused_outside_2025_03_26(server, version):
+    server.initialize(version)
+    server.send([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
+    reply = server.recv()
+    assert isinstance(reply, dict) and error_code(reply) == -32600
+
+
+def test_batches_are_refused_before_initialize_and_in_the_2026_era(servers):
+    first = servers.start()
+    first.send(
+        [
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"protocolVersion": "2025-03-26", "capabilities": {}},
+            }
+        ]
+    )
+    assert error_code(first.recv()) == -32600
+    modern = servers.start()
+    modern.request("server/discover", {"_meta": envelope()})
+    modern.send([{"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": envelope()}}])
+    assert error_code(modern.recv()) == -32600
+
+
+# -- 2026-07-28 era -----------------------------------------------------------------------------
+
+
+def test_server_discover(server):
+    reply = server.request("server/discover", {"_meta": envelope()})
+    result = reply["result"]
+    assert result["resultType"] == "complete"
+    assert result["supportedVersions"][0] == MODERN
+    assert set(HANDSHAKE) <= set(result["supportedVersions"])
+    assert "tools" in result["capabilities"]
+    assert isinstance(result["ttlMs"], int) and result["cacheScope"] in ("public", "private")
+    assert len(result["instructions"].encode("utf-8")) < 2048
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "wctx"
+
+
+def test_modern_requests_without_a_handshake(server):
+    listing = server.request("tools/list", {"_meta": envelope()})["result"]
+    assert listing["resultType"] == "complete" and len(listing["tools"]) == 7
+    assert isinstance(listing["ttlMs"], int) and listing["cacheScope"]
+    result = server.call("search_evidence", {"query": "upload"}, modern=True)
+    assert result["resultType"] == "complete" and result["isError"] is False
+    assert result["structuredContent"]["results"] == []
+    assert server.request("ping", {"_meta": envelope()})["result"]["resultType"] == "complete"
+
+
+def test_modern_error_codes(servers):
+    server = servers.start()
+    meta = envelope()
+    del meta["io.modelcontextprotocol/clientCapabilities"]
+    assert error_code(server.request("tools/list", {"_meta": meta})) == -32602
+    assert error_code(server.request("server/discover", {})) == -32602  # a probe with no _meta
+    reply = server.request("tools/list", {"_meta": envelope(version="2099-01-01")})
+    assert error_code(reply) == -32022
+    assert reply["error"]["data"]["requested"] == "2099-01-01"
+    assert MODERN in reply["error"]["data"]["supported"]
+    assert error_code(server.request("tools/list", {"_meta": envelope(version=20260728)})) == -32602
+    # The first good enveloped request settles the era: initialize is refused, naming versions.
+    assert "result" in server.request("tools/list", {"_meta": envelope()})
+    reply = server.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
+    assert error_code(reply) == -32022 and MODERN in reply["error"]["data"]["supported"]
+    # Every request must carry the envelope; one without it is invalid params.
+    assert error_code(server.request("tools/list")) == -32602
+    # Still answering.
+    assert "result" in server.request("ping", {"_meta": envelope()})
+
+
+def test_enveloped_request_on_a_handshake_connection_is_refused(server):
+    server.initialize("2025-11-25")
+    assert error_code(server.request("tools/list", {"_meta": envelope()})) == -32600
+    assert error_code(server.request("server/discover")) == -32601
+    assert "result" in server.request("tools/list")
+
+
+def test_discover_probe_then_handshake_fallback_for_a_client_without_modern_support(server):
+    # A dual-era client probing with an unsupported modern version learns what to retry with.
+    reply = server.request("server/discover", {"_meta": envelope(version="2030-01-01")})
+    assert error_code(reply) == -32022 and "2025-11-25" in reply["error"]["data"]["supported"]
+    # It may then fall back to the handshake: the era was not settled by a refused probe.
+    assert server.initialize("2025-11-25")["protocolVersion"] == "2025-11-25"
