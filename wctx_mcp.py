@@ -628,7 +628,7 @@ TOOLS = [
                             },
                             "detail": {
                                 "type": "string",
-                                "maxLength": 20000,
+                                "maxLength": 65536,
                                 "description": "Evidence, reasoning, reproduction.",
                             },
                             "repo": {
@@ -651,7 +651,7 @@ TOOLS = [
                 },
                 "summary": {
                     "type": "string",
-                    "maxLength": 4000,
+                    "maxLength": 8000,
                     "description": "What this session was doing, in a sentence.",
                 },
                 "session_id": {
