@@ -172,7 +172,8 @@ def workspace(tmp_path):
         HOME=str(tmp_path),
         GIT_CONFIG_NOSYSTEM="1",
     )
-    env.pop("WCTX_PYZ_CACHE", None)
+    for name in ("WCTX_PYZ_CACHE", "PYTHONDONTWRITEBYTECODE"):  # as on a typical user's machine
+        env.pop(name, None)
     return {"sdk": sdk, "ui": ui, "env": env, "tmp": tmp_path}
 
 
@@ -236,6 +237,27 @@ def test_cli_capture_search_verify(pyz, workspace, prefix):
     # The compiled-module cache was written for this interpreter and is reused.
     cached = glob.glob(os.path.join(ws["tmp"], "cache", "wctx", "pyz", "wctx-*.bin"))
     assert len(cached) == 1, cached
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [{"WCTX_PYZ_CACHE": "0"}, {"PYTHONDONTWRITEBYTECODE": "1"}],
+    ids=["cache-off", "dont-write-bytecode"],
+)
+def test_compiled_module_cache_can_be_turned_off(pyz, workspace, setting):
+    workspace["env"].update(setting)
+    assert run_pyz(sys.executable, pyz, ["--version"], workspace).stdout.strip()
+    assert not os.path.exists(os.path.join(workspace["tmp"], "cache", "wctx"))
+
+
+def test_compiled_module_cache_survives_a_corrupt_entry(pyz, workspace):
+    run_pyz(sys.executable, pyz, ["--version"], workspace)
+    (entry,) = glob.glob(os.path.join(workspace["tmp"], "cache", "wctx", "pyz", "wctx-*.bin"))
+    with open(entry, "wb") as handle:
+        handle.write(b"not marshal data")
+    assert version_of_source() in run_pyz(sys.executable, pyz, ["--version"], workspace).stdout
+    with open(entry, "rb") as handle:
+        assert handle.read() != b"not marshal data"  # rewritten by the run that recompiled
 
 
 def version_of_source():
