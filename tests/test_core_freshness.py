@@ -1,0 +1,515 @@
+"""Freshness verdicts computed from real git history: current, stale, possibly_stale, unknown,
+each with reasons naming files, symbols, commits, renames, deletions and uncommitted edits."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+import wctx
+
+CLIENT = "src/client.py"
+
+
+def capture(product, files, repo="upload-sdk", claim="a finding", cwd=None):
+    res = wctx.capture(
+        product.store,
+        [{"kind": "finding", "claim": claim, "repo": repo, "files": list(files)}],
+        cwd=cwd or product.ui.path,
+    )
+    return res["evidence"][0]["id"]
+
+
+def verify_one(run_cli, eid):
+    """``wctx verify ID --json`` -> (exit code, the item)."""
+    res = run_cli(["verify", eid, "--json"])
+    assert res.err == "", res
+    items = res.json["items"]
+    assert [i["id"] for i in items] == [eid]
+    return res.code, items[0]
+
+
+def forget_unreachable(repo):
+    """Make commits that are no longer on any branch really disappear."""
+    repo.git("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
+    repo.git("gc", "-q", "--prune=now")
+
+
+def commit_exists(repo, sha):
+    return repo.git("cat-file", "-t", sha, check=False).strip() == "commit"
+
+
+def edit_connect(repo):
+    repo.write(CLIENT, repo.read(CLIENT).replace('return {"url": url}', 'return {"url": url, "timeout": 30}'))
+
+
+def edit_retry_policy(repo):
+    repo.write(CLIENT, repo.read(CLIENT).replace("min(attempts, 3)", "min(attempts, 5)"))
+
+
+# ----------------------------------------------------------------------------------------------
+# current / stale
+# ----------------------------------------------------------------------------------------------
+
+
+def test_untouched_is_current(product, run_cli):
+    eid = capture(product, [CLIENT + "#connect", "src/upload/upload.ts"])
+    product.sdk.write("unrelated.txt", "x\n")
+    product.sdk.commit("unrelated change")
+    code, item = verify_one(run_cli, eid)
+    assert code == 0
+    assert item["verdict"] == "current"
+    assert "src/client.py#connect unchanged since capture" in item["reasons"]
+    assert "src/upload/upload.ts unchanged since capture" in item["reasons"]
+    assert {(a["path"], a["verdict"]) for a in item["anchors"]} == {
+        (CLIENT, "current"),
+        ("src/upload/upload.ts", "current"),
+    }
+
+
+def test_cited_symbol_edited_is_stale_and_names_the_commit(product, run_cli):
+    sdk = product.sdk
+    recorded = sdk.head
+    eid = capture(product, [CLIENT + "#connect"])
+    edit_connect(sdk)
+    new = sdk.commit("connect sets a timeout")
+    code, item = verify_one(run_cli, eid)
+    assert code == 1
+    assert item["verdict"] == "stale"
+    reason = item["reasons"][0]
+    assert reason.startswith(
+        "src/client.py#connect changed in 1 commit since %s: %s " % (recorded[:7], new[:7])
+    )
+    assert '"connect sets a timeout"' in reason
+    assert item["anchors"][0]["commit"] == recorded
+
+
+def test_other_function_in_the_same_file_edited_is_current_and_says_so(product, run_cli):
+    sdk = product.sdk
+    eid = capture(product, [CLIENT + "#connect"])
+    edit_retry_policy(sdk)
+    new = sdk.commit("raise the retry cap")
+    code, item = verify_one(run_cli, eid)
+    assert code == 0
+    assert item["verdict"] == "current"
+    reason = item["reasons"][0]
+    assert reason.startswith("symbol connect unchanged; other parts of src/client.py changed in 1 commit")
+    assert new[:7] in reason and '"raise the retry cap"' in reason
+
+
+def test_typescript_symbol_heuristic_current_then_stale(product, run_cli):
+    sdk = product.sdk
+    eid = capture(product, ["src/upload/upload.ts#uploadDocument"])
+    path = "src/upload/upload.ts"
+    sdk.write(path, sdk.read(path).replace('toFixed(1) + " kB"', 'toFixed(2) + " KiB"'))
+    sdk.commit("sizes in KiB")
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (0, "current")
+    assert "symbol uploadDocument unchanged" in item["reasons"][0]
+    sdk.write(path, sdk.read(path).replace('throw new Error("upload failed");', "return retry(file);"))
+    sdk.commit("retry after 419")
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale")
+    assert item["reasons"][0].startswith("src/upload/upload.ts#uploadDocument changed in 2 commits")
+
+
+HEURISTIC_SOURCES = {
+    "server.go": (
+        "package s\n\nfunc (s *Server) Upload(w Writer) error {\n\treturn nil\n}\n\nfunc Other() int {\n\treturn 1\n}\n",
+        "Upload",
+        ("return 1", "return 2"),
+        ("return nil", "return errExpired"),
+    ),
+    "lib.rs": (
+        "pub fn upload(doc: &Doc) -> Result<(), E> {\n    send(doc)\n}\n\nfn other() -> u8 {\n    1\n}\n",
+        "upload",
+        ("    1\n", "    2\n"),
+        ("send(doc)", "send_with_retry(doc)"),
+    ),
+    "Uploader.java": (
+        "public class Uploader {\n    public int upload(Doc d) {\n        return send(d);\n    }\n\n"
+        "    private int other() {\n        return 1;\n    }\n}\n",
+        "Uploader.upload",
+        ("return 1;", "return 2;"),
+        ("return send(d);", "return retry(d);"),
+    ),
+    "uploader.rb": (
+        "class Uploader\n  def upload(doc)\n    send(doc)\n  end\n\n  def other\n    1\n  end\nend\n",
+        "upload",
+        ("    1\n", "    2\n"),
+        ("send(doc)", "retry(doc)"),
+    ),
+    "upload.c": (
+        "static int helper(void);\n\nint upload(struct doc *d)\n{\n    return send(d);\n}\n\nint other(void)\n{\n    return 1;\n}\n",
+        "upload",
+        ("return 1;", "return 2;"),
+        ("return send(d);", "return retry(d);"),
+    ),
+}
+
+
+@pytest.mark.parametrize("filename", sorted(HEURISTIC_SOURCES))
+def test_symbol_heuristics_for_other_languages(git_repo, store, run_cli, filename):
+    source, symbol, other_edit, symbol_edit = HEURISTIC_SOURCES[filename]
+    repo = git_repo("polyglot", {filename: source})
+    wctx.register_repo(store, repo.path)
+    res = wctx.capture(
+        store, [{"kind": "finding", "claim": "c", "files": ["%s#%s" % (filename, symbol)]}], cwd=repo.path
+    )
+    assert res["warnings"] == []
+    eid = res["evidence"][0]["id"]
+    repo.write(filename, repo.read(filename).replace(*other_edit))
+    repo.commit("other part")
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (0, "current"), item
+    assert item["reasons"][0].startswith(
+        "symbol %s unchanged; other parts of %s changed" % (symbol, filename)
+    )
+    repo.write(filename, repo.read(filename).replace(*symbol_edit))
+    repo.commit("the symbol itself")
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale"), item
+
+
+def test_symbol_removed_is_stale_and_says_it_is_gone(product, run_cli):
+    sdk = product.sdk
+    eid = capture(product, [CLIENT + "#connect"])
+    sdk.write(CLIENT, sdk.read(CLIENT).replace("def connect(", "def open_connection("))
+    sdk.commit("rename connect")
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale")
+    assert item["reasons"][0].startswith("symbol connect no longer found in src/client.py")
+
+
+def test_symbol_not_located_at_capture_is_possibly_stale_when_the_file_changes(product, run_cli):
+    sdk = product.sdk
+    res = wctx.capture(
+        product.store,
+        [{"kind": "finding", "claim": "c", "repo": "upload-sdk", "files": [CLIENT + "#Ghost"]}],
+        cwd=sdk.path,
+    )
+    assert res["warnings"]
+    eid = res["evidence"][0]["id"]
+    assert verify_one(run_cli, eid)[1]["verdict"] == "current"
+    edit_retry_policy(sdk)
+    sdk.commit("touch the file")
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "possibly_stale")
+    assert (
+        "symbol Ghost could not be located at capture, so only file-level change is known"
+        in item["reasons"][0]
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# renames, deletions, uncommitted edits
+# ----------------------------------------------------------------------------------------------
+
+
+def test_renamed_file_is_followed_and_both_paths_are_named(product, run_cli):
+    sdk = product.sdk
+    eid = capture(product, [CLIENT + "#connect"])
+    sdk.git("mv", CLIENT, "src/connection.py")
+    sdk.commit("rename client module")
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (0, "current")
+    reason = item["reasons"][0]
+    assert "followed rename src/client.py -> src/connection.py" in reason
+    # Then the symbol changes at its new home: stale, still naming both paths.
+    edit = sdk.read("src/connection.py").replace('return {"url": url}', "return None")
+    sdk.write("src/connection.py", edit)
+    sdk.commit("connect returns nothing")
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale")
+    assert "src/connection.py#connect" in item["reasons"][0]
+    assert "followed rename src/client.py -> src/connection.py" in item["reasons"][0]
+
+
+def test_renamed_but_not_committed_is_followed(product, run_cli):
+    sdk = product.sdk
+    eid = capture(product, [CLIENT])
+    sdk.git("mv", CLIENT, "src/conn.py")
+    code, item = verify_one(run_cli, eid)
+    assert item["verdict"] == "current", item
+    assert "followed rename src/client.py -> src/conn.py" in item["reasons"][0]
+
+
+def test_deleted_file_is_stale_and_names_the_commit(product, run_cli):
+    sdk = product.sdk
+    eid = capture(product, [CLIENT + "#connect"])
+    sdk.git("rm", "-q", CLIENT)
+    gone = sdk.commit("drop the client")
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale")
+    assert item["reasons"][0].startswith("src/client.py#connect was deleted in %s" % gone[:7])
+    assert '"drop the client"' in item["reasons"][0]
+
+
+def test_deleted_but_not_committed_is_stale(product, run_cli):
+    eid = capture(product, [CLIENT])
+    os.remove(product.sdk.file(CLIENT))
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale")
+    assert item["reasons"][0] == "src/client.py was deleted (not committed yet)"
+
+
+def test_uncommitted_edit_of_the_cited_symbol_is_stale_and_says_uncommitted(product, run_cli):
+    eid = capture(product, [CLIENT + "#connect"])
+    edit_connect(product.sdk)
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale")
+    assert "uncommitted changes in the working tree" in item["reasons"][0]
+    assert "src/client.py#connect" in item["reasons"][0]
+
+
+def test_uncommitted_edit_of_a_file_cited_whole_is_stale(product, run_cli):
+    eid = capture(product, ["src/upload/upload.ts"])
+    product.sdk.write("src/upload/upload.ts", product.sdk.read("src/upload/upload.ts") + "// local note\n")
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale")
+    assert item["reasons"][0] == "src/upload/upload.ts changed: uncommitted changes in the working tree"
+
+
+def test_uncommitted_edit_of_another_function_is_current(product, run_cli):
+    eid = capture(product, [CLIENT + "#connect"])
+    edit_retry_policy(product.sdk)
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (0, "current")
+    assert "symbol connect unchanged" in item["reasons"][0] and "uncommitted" in item["reasons"][0]
+
+
+def test_edit_reverted_is_current_again(product, run_cli):
+    sdk = product.sdk
+    original = sdk.read(CLIENT)
+    eid = capture(product, [CLIENT])
+    edit_connect(sdk)
+    assert verify_one(run_cli, eid)[1]["verdict"] == "stale"
+    sdk.write(CLIENT, original)
+    assert verify_one(run_cli, eid)[1]["verdict"] == "current"
+
+
+# ----------------------------------------------------------------------------------------------
+# rewritten history
+# ----------------------------------------------------------------------------------------------
+
+
+def test_amended_capture_commit_with_unchanged_content_is_current(product, run_cli):
+    sdk = product.sdk
+    recorded = sdk.head
+    eid = capture(product, [CLIENT + "#connect", "src/upload/upload.ts"])
+    sdk.git("commit", "-q", "--amend", "-m", "initial (reworded)")
+    forget_unreachable(sdk)
+    assert sdk.head != recorded and not commit_exists(sdk, recorded)
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (0, "current"), item
+    assert any(
+        "the recorded commit %s is gone, but the content is identical" % recorded[:7] in r
+        for r in item["reasons"]
+    ), item
+
+
+def test_amended_capture_commit_with_changed_content_is_stale_saying_the_commit_is_gone(product, run_cli):
+    sdk = product.sdk
+    recorded = sdk.head
+    eid = capture(product, [CLIENT + "#connect"])
+    edit_connect(sdk)
+    sdk.git("add", "-A")
+    sdk.git("commit", "-q", "--amend", "-m", "initial, with a timeout")
+    forget_unreachable(sdk)
+    assert not commit_exists(sdk, recorded)
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale")
+    assert "the recorded commit %s is gone (history rewritten)" % recorded[:7] in item["reasons"][0]
+
+
+def test_rewritten_history_other_function_changed_is_current_by_symbol_hash(product, run_cli):
+    sdk = product.sdk
+    recorded = sdk.head
+    eid = capture(product, [CLIENT + "#connect"])
+    edit_retry_policy(sdk)
+    sdk.git("add", "-A")
+    sdk.git("commit", "-q", "--amend", "-m", "initial, retry cap 5")
+    forget_unreachable(sdk)
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (0, "current")
+    assert item["reasons"][0].startswith("symbol connect unchanged")
+    assert "recorded commit %s is gone" % recorded[:7] in item["reasons"][0]
+
+
+def _orphan_rewrite(repo, message="squashed history"):
+    """Replace the whole history by one new root commit with the same tree, drop the old one."""
+    repo.git("checkout", "-q", "--orphan", "rewritten")
+    repo.git("commit", "-q", "-m", message)
+    repo.git("branch", "-D", "main")
+    forget_unreachable(repo)
+
+
+def test_orphan_history_with_the_same_content_is_current(product, run_cli):
+    sdk = product.sdk
+    recorded = sdk.head
+    eid = capture(product, [CLIENT + "#connect"])
+    _orphan_rewrite(sdk)
+    assert not commit_exists(sdk, recorded)
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (0, "current")
+    assert "is gone, but the content is identical" in item["reasons"][0]
+
+
+def test_orphan_history_with_changed_content_is_stale(product, run_cli):
+    sdk = product.sdk
+    recorded = sdk.head
+    eid = capture(product, [CLIENT + "#connect"])
+    edit_connect(sdk)
+    sdk.git("add", "-A")
+    _orphan_rewrite(sdk)
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale")
+    assert "the recorded commit %s is gone" % recorded[:7] in item["reasons"][0]
+
+
+def test_orphan_history_with_the_file_moved_is_found_by_blob(product, run_cli):
+    sdk = product.sdk
+    eid = capture(product, [CLIENT + "#connect"])
+    os.makedirs(sdk.file("lib"))
+    sdk.git("mv", CLIENT, "lib/client.py")
+    _orphan_rewrite(sdk)
+    code, item = verify_one(run_cli, eid)
+    assert item["verdict"] == "current", item
+    assert "followed rename src/client.py -> lib/client.py" in item["reasons"][0]
+
+
+def test_orphan_history_with_the_file_deleted_is_stale(product, run_cli):
+    sdk = product.sdk
+    recorded = sdk.head
+    eid = capture(product, [CLIENT])
+    sdk.git("rm", "-q", CLIENT)
+    _orphan_rewrite(sdk)
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale")
+    assert "recorded commit %s is gone" % recorded[:7] in item["reasons"][0]
+
+
+# ----------------------------------------------------------------------------------------------
+# items citing no file; repositories that went away
+# ----------------------------------------------------------------------------------------------
+
+
+def test_item_citing_no_file(product, run_cli):
+    sdk = product.sdk
+    recorded = sdk.head
+    eid = capture(product, [])
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (0, "current")
+    assert item["reasons"] == ["cites no file; upload-sdk is still at %s" % recorded[:7]]
+    sdk.write("x.txt", "x\n")
+    sdk.commit("move on")
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "possibly_stale")
+    assert item["reasons"] == ["cites no file, and upload-sdk moved on 1 commit since %s" % recorded[:7]]
+
+
+def test_item_citing_no_file_whose_commit_is_gone_is_unknown(product, run_cli):
+    sdk = product.sdk
+    recorded = sdk.head
+    eid = capture(product, [])
+    _orphan_rewrite(sdk)
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "unknown")
+    assert item["reasons"] == [
+        "cites no file, and the recorded commit %s is not in upload-sdk (history rewritten?)" % recorded[:7]
+    ]
+
+
+def test_repo_folder_deleted_is_unknown(product, run_cli):
+    with_file = capture(product, [CLIENT + "#connect"])
+    without = capture(product, [])
+    shutil.rmtree(product.sdk.path)
+    for eid in (with_file, without):
+        code, item = verify_one(run_cli, eid)
+        assert (code, item["verdict"]) == (1, "unknown")
+        assert item["reasons"][0].startswith("repository upload-sdk is not on this machine")
+    shown = run_cli(["show", with_file, "--json"])
+    assert shown.code == 0 and shown.json["freshness"]["verdict"] == "unknown"
+
+
+def test_repo_folder_no_longer_a_git_repo_is_unknown(product, run_cli):
+    eid = capture(product, [CLIENT])
+    shutil.rmtree(product.sdk.file(".git"))
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "unknown")
+    assert "no longer a git repository" in item["reasons"][0]
+
+
+def test_cross_repo_item_takes_the_worst_verdict(product, run_cli):
+    eid = capture(product, [CLIENT + "#connect", "docs-ui:src/UploadButton.tsx"], repo="upload-sdk")
+    ui = product.ui
+    ui.write("src/UploadButton.tsx", ui.read("src/UploadButton.tsx") + "// x\n")
+    ui.commit("tweak the button")
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale")
+    verdicts = {(a["repo"], a["path"]): a["verdict"] for a in item["anchors"]}
+    assert verdicts == {("upload-sdk", CLIENT): "current", ("docs-ui", "src/UploadButton.tsx"): "stale"}
+    assert item["reasons"][0].startswith("src/UploadButton.tsx changed in 1 commit")
+
+
+# ----------------------------------------------------------------------------------------------
+# verify: JSON shape, scope, exit codes
+# ----------------------------------------------------------------------------------------------
+
+
+def test_verify_json_shape_and_exit_codes(product, run_cli):
+    a = capture(product, [CLIENT + "#connect"], claim="connect")
+    b = capture(product, ["src/upload/upload.ts#uploadDocument"], claim="upload")
+    res = run_cli(["verify", "--json"], cwd=product.sdk.path)
+    assert res.code == 0, res
+    out = res.json
+    assert set(out) >= {"items", "summary"}
+    assert {i["id"] for i in out["items"]} == {a, b}
+    for item in out["items"]:
+        assert set(item) >= {"id", "verdict", "reasons", "anchors"}
+        assert item["verdict"] in wctx.VERDICTS
+        assert all(isinstance(r, str) for r in item["reasons"])
+        for anchor in item["anchors"]:
+            assert set(anchor) >= {"repo", "path", "symbol", "commit", "verdict"}
+    assert out["summary"] == {"current": 2, "possibly_stale": 0, "stale": 0, "unknown": 0}
+    edit_connect(product.sdk)
+    res = run_cli(["verify", "--json"], cwd=product.sdk.path)
+    assert res.code == 1
+    assert res.json["summary"] == {"current": 1, "possibly_stale": 0, "stale": 1, "unknown": 0}
+    # Text output: one line per item, then the tally.
+    text = run_cli(["verify", a, b])
+    assert text.code == 1
+    assert "%s  stale" % a in text.out and "%s  current" % b in text.out
+    assert text.out.rstrip().endswith("2 checked: 1 current, 0 possibly stale, 1 stale, 0 unknown")
+    # The unchanged one alone exits 0; a unique id prefix works too.
+    assert run_cli(["verify", b]).code == 0
+    prefix = b[:8] if b[:8] != a[:8] else b
+    assert run_cli(["verify", prefix, "--json"]).json["items"][0]["id"] == b
+
+
+def test_verify_scope_follows_the_cwd_and_skips_inactive_items(product, run_cli):
+    in_sdk = capture(product, [CLIENT], claim="sdk")
+    in_other = capture(product, ["main.py"], repo="other", claim="other", cwd=product.other.path)
+    retracted = capture(product, [CLIENT], claim="retracted")
+    wctx.retract(product.store, retracted)
+    res = run_cli(["verify", "--json"], cwd=product.ui.path)
+    assert [i["id"] for i in res.json["items"]] == [in_sdk]
+    res = run_cli(["verify", "--repo", "other", "--json"])
+    assert [i["id"] for i in res.json["items"]] == [in_other]
+
+
+def test_verify_unknown_id(product, run_cli):
+    res = run_cli(["verify", "ev-doesnotexist"])
+    assert res.code == 1 and res.err == "wctx: no evidence with id ev-doesnotexist\n"
+
+
+def test_search_shows_the_live_verdict_after_an_edit(product):
+    eid = capture(product, [CLIENT + "#connect"], claim="connect returns a dict")
+    first = wctx.search(product.store, "connect dict", repo="upload-sdk")["results"]
+    assert [(r["id"], r["freshness"]["verdict"]) for r in first] == [(eid, "current")]
+    edit_connect(product.sdk)
+    again = wctx.search(product.store, "connect dict", repo="upload-sdk")["results"]
+    assert again[0]["freshness"]["verdict"] == "stale"
+    assert any(r.startswith("stale: src/client.py#connect") for r in again[0]["reasons"])
