@@ -232,3 +232,11 @@ def test_committed_corpus_is_what_the_generator_writes():
         assert [json.loads(line) for line in fh] == json.loads(json.dumps(evidence))
     with open(os.path.join(REAL, "queries.jsonl"), encoding="utf-8") as fh:
         assert [json.loads(line) for line in fh] == json.loads(json.dumps(queries))
+
+
+def test_progress_goes_to_stderr_only_on_a_terminal(run_cli, monkeypatch):
+    monkeypatch.setattr(wctx, "is_tty", lambda stream: True)
+    res = run_cli(["eval", "retrieval", "--corpus", TINY, "--json"])
+    assert res.code == 0, res
+    assert "query 4/4" in res.err
+    assert res.json["corpus"]["queries"] == 4, "stdout stays pure JSON"
