@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import hashlib
 import json
 import os
 import re
@@ -218,47 +217,51 @@ def is_tty(stream):
 
 REDACTED = "[REDACTED]"
 
-_SECRET_PATTERNS = [
-    # PEM private keys, whole block.
-    (
-        re.compile(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
-            re.S,
+
+@functools.lru_cache(maxsize=None)
+def _secret_patterns():
+    # Compiled on first use: ~3 ms of start-up that commands which never redact (--version) skip.
+    return [
+        # PEM private keys, whole block.
+        (
+            re.compile(
+                r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+                re.S,
+            ),
+            "[REDACTED private key]",
         ),
-        "[REDACTED private key]",
-    ),
-    # JSON web tokens.
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), REDACTED),
-    # Authorization headers and bearer tokens.
-    (re.compile(r"(?i)\b(authorization\s*[:=]\s*)(?:(?:bearer|basic|token)\s+)?[^\s'\"]+"), r"\1" + REDACTED),
-    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED),
-    # Vendor tokens.
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}\b"), REDACTED),
-    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}\b"), REDACTED),
-    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), REDACTED),
-    (re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}\b"), REDACTED),
-    (re.compile(r"\bsk-(?:proj-|live-|test-)?[A-Za-z0-9_-]{20,}\b"), REDACTED),
-    (re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), REDACTED),
-    (re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}"), REDACTED),
-    # Credentials inside URLs: scheme://user:password@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@'\"]+:)[^\s@/'\"]+(@)"), r"\1" + REDACTED + r"\2"),
-    # password=..., secret: ..., api_key = "...", token=...
-    (
-        re.compile(
-            r"(?i)\b([A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
-            r"private[_-]?key|client[_-]?secret)[A-Za-z0-9_.-]*\s*[:=]\s*)(['\"]?)[^\s'\",;&]{3,}\2"
+        # JSON web tokens.
+        (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), REDACTED),
+        # Authorization headers and bearer tokens.
+        (re.compile(r"(?i)\b(authorization\s*[:=]\s*)(?:(?:bearer|basic|token)\s+)?[^\s'\"]+"), r"\1" + REDACTED),
+        (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED),
+        # Vendor tokens.
+        (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
+        (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}\b"), REDACTED),
+        (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}\b"), REDACTED),
+        (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), REDACTED),
+        (re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}\b"), REDACTED),
+        (re.compile(r"\bsk-(?:proj-|live-|test-)?[A-Za-z0-9_-]{20,}\b"), REDACTED),
+        (re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), REDACTED),
+        (re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}"), REDACTED),
+        # Credentials inside URLs: scheme://user:password@host
+        (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@'\"]+:)[^\s@/'\"]+(@)"), r"\1" + REDACTED + r"\2"),
+        # password=..., secret: ..., api_key = "...", token=...
+        (
+            re.compile(
+                r"(?i)\b([A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
+                r"private[_-]?key|client[_-]?secret)[A-Za-z0-9_.-]*\s*[:=]\s*)(['\"]?)[^\s'\",;&]{3,}\2"
+            ),
+            r"\1\2" + REDACTED + r"\2",
         ),
-        r"\1\2" + REDACTED + r"\2",
-    ),
-]
+    ]
 
 
 def redact_secrets(text):
     """Replace secrets (keys, tokens, credentialed URLs, secret assignments) with a marker."""
     if not text:
         return text
-    for pattern, replacement in _SECRET_PATTERNS:
+    for pattern, replacement in _secret_patterns():
         text = pattern.sub(replacement, text)
     return text
 
@@ -632,6 +635,8 @@ def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=()):
 
 def blob_id(data, object_format="sha1"):
     """The git blob id of ``data`` as ``git hash-object --no-filters`` would compute it."""
+    import hashlib  # imported where used: it costs ~3 ms of start-up that most commands skip
+
     h = hashlib.sha256() if object_format == "sha256" else hashlib.sha1()
     h.update(b"blob %d\0" % len(data))
     h.update(data)
@@ -1632,6 +1637,8 @@ def symbol_hash(text):
     indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
     cut = min(indents) if indents else 0
     normal = "\n".join(line[cut:] for line in lines).strip("\n")
+    import hashlib
+
     return hashlib.sha256(normal.encode("utf-8", "surrogateescape")).hexdigest()[:20]
 
 
@@ -2354,6 +2361,8 @@ def _cache_key(repos, anchors):
                 parts.append("%s:%d:%d" % (a["path"], st.st_size, st.st_mtime_ns))
             except OSError:
                 parts.append("%s:missing" % a["path"])
+    import hashlib
+
     return hashlib.sha1("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
