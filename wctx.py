@@ -489,6 +489,11 @@ def open_store(home=None, create=True):
         con = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
         con.row_factory = sqlite3.Row
         con.execute("PRAGMA busy_timeout = 30000")
+        # Refuse another program's database before switching it to WAL, a change that persists.
+        app_id = con.execute("PRAGMA application_id").fetchone()[0]
+        if app_id != SCHEMA_APP_ID and con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            con.close()
+            raise WctxError("%s is not a wctx store (another program's database?)" % path)
         mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             raise WctxError("could not switch %s to WAL mode (got %s)" % (path, mode))
