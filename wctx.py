@@ -4553,6 +4553,10 @@ def build_parser():
 
 def main(argv=None):
     """Entry point: parse, run one command, map errors to one line on stderr and an exit code."""
+    if (sys.argv[1:] if argv is None else list(argv)) == ["--version"]:
+        # Answered before building the parser (dozens of subparsers): start-up is the budget here.
+        sys.stdout.write("wctx %s\n" % __version__)
+        return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
