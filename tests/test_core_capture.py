@@ -577,3 +577,68 @@ def test_service_capture_refuses_bad_items_with_usage_errors(product, item, mess
         wctx.capture(product.store, [item], cwd=product.ui.path)
     assert info.value.exit_code == 2
     assert db_snapshot(product.store.home) == before
+
+
+# ----------------------------------------------------------------------------------------------
+# kill -9 in the middle of a capture, and a git environment that points elsewhere
+# ----------------------------------------------------------------------------------------------
+
+KILL_MID_CAPTURE = """
+import os, signal, sys
+sys.path.insert(0, %(root)r)
+import wctx
+calls = []
+real = wctx._fts_symbols
+def dying(anchors):
+    calls.append(1)
+    if len(calls) == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(anchors)
+wctx._fts_symbols = dying
+sys.exit(wctx.main(sys.argv[1:]))
+"""
+
+
+def test_kill_9_mid_capture_leaves_nothing(product):
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    argv = [
+        "capture", "--summary", "killed", "--finding", "first", "--repo", "upload-sdk",
+        "--file", "src/client.py#connect", "--finding", "second", "--repo", "upload-sdk", "--finding", "third",
+    ]  # fmt: skip
+    before = db_snapshot(product.store.home)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_MID_CAPTURE % {"root": ROOT}, *argv],
+        cwd=product.ui.path,
+        env=dict(os.environ, WCTX_HOME=product.store.home),
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    assert db_snapshot(product.store.home) == before
+    # The store is fine afterwards.
+    res = wctx.capture(product.store, _items(1), cwd=product.ui.path)
+    assert len(res["evidence"]) == 1
+
+
+def test_git_environment_variables_do_not_redirect_provenance(product, run_wctx):
+    ui_git = os.path.join(product.ui.path, ".git")
+    res = run_wctx(
+        ["capture", "--finding", "env", "--repo", "upload-sdk", "--file", "src/client.py#connect", "--json"],
+        cwd=product.ui.path,
+        env={
+            "GIT_DIR": ui_git,
+            "GIT_WORK_TREE": product.ui.path,
+            "GIT_INDEX_FILE": os.path.join(ui_git, "index"),
+            "GIT_CONFIG_PARAMETERS": "'core.fsmonitor'='false'",
+        },
+    )
+    assert res.code == 0, res
+    anchors = wctx.get_evidence(product.store, res.json["evidence"][0]["id"])["anchors"]
+    assert {a["commit"] for a in anchors} == {product.sdk.head}
+    cited = [a for a in anchors if a["path"]]
+    assert cited[0]["blob"] == product.sdk.blob("src/client.py") and cited[0]["dirty"] is False

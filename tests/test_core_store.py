@@ -109,6 +109,42 @@ def test_a_failing_migration_leaves_the_previous_version(wctx_home, monkeypatch)
         con.close()
 
 
+KILL_MID_MIGRATION = """
+import os, signal, sys
+sys.path.insert(0, %(root)r)
+import wctx
+def m002_dies(db):
+    db.execute("CREATE TABLE half_done(x)")
+    os.kill(os.getpid(), signal.SIGKILL)
+wctx.MIGRATIONS[1] = m002_dies
+wctx.open_store(%(home)r)
+"""
+
+
+def test_kill_9_mid_migration_leaves_the_previous_version_and_resumes(wctx_home):
+    import signal
+
+    from conftest import ROOT
+
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_MID_MIGRATION % {"root": ROOT, "home": wctx_home}],
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    con = sqlite3.connect(db_path(wctx_home))
+    try:
+        assert con.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'half_done'").fetchone()[0] == 0
+    finally:
+        con.close()
+    store = wctx.open_store(wctx_home)
+    try:
+        assert wctx.schema_version(store) == len(wctx.MIGRATIONS)
+    finally:
+        store.close()
+
+
 def test_a_newer_database_is_refused_clearly_and_left_unchanged(product, run_cli, run_wctx):
     home = product.store.home
     wctx.capture(
