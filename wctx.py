@@ -53,6 +53,13 @@ __all__ = [
     "retract",
     "supersede",
     "redact_secrets",
+    "parse_transcript",
+    "import_transcript",
+    "import_transcripts",
+    "session_activity",
+    "find_running_session",
+    "install_hook",
+    "uninstall_hook",
     "locate_symbol",
     "run_retrieval_eval",
     "main",
@@ -214,54 +221,98 @@ def is_tty(stream):
 # ----------------------------------------------------------------------------------------------
 # Secret redaction (best effort, applied to everything stored or served)
 # ----------------------------------------------------------------------------------------------
+# Applied before anything is stored or served: captures, imported commands, tool errors, summaries,
+# paths. Each rule keeps enough context to read the text ("Authorization: Bearer [REDACTED]") and
+# drops the secret. A list of small rules, not one big regex, so a reader can see what is covered.
+# Best effort: an unusual secret in free text can still get through; the README says so.
 
 REDACTED = "[REDACTED]"
 
 
-@functools.lru_cache(maxsize=None)
-def _secret_patterns():
-    # Compiled on first use: ~3 ms of start-up that commands which never redact (--version) skip.
-    return [
-        # PEM private keys, whole block.
-        (
-            re.compile(
-                r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
-                re.S,
-            ),
-            "[REDACTED private key]",
+def _quoted_redaction(match):
+    value = match.group(2)
+    if value[0] in "\"'":
+        return match.group(1) + value[0] + REDACTED + value[0]
+    return match.group(1) + REDACTED
+
+
+_SECRET_PATTERNS = [
+    # PEM private keys (RSA, EC, OPENSSH, PGP, encrypted): the whole block, or everything after a
+    # BEGIN line whose END was cut off.
+    (
+        re.compile(
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
+            r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+            re.S,
         ),
-        # JSON web tokens.
-        (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), REDACTED),
-        # Authorization headers and bearer tokens.
-        (re.compile(r"(?i)\b(authorization\s*[:=]\s*)(?:(?:bearer|basic|token)\s+)?[^\s'\"]+"), r"\1" + REDACTED),
-        (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED),
-        # Vendor tokens.
-        (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
-        (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}\b"), REDACTED),
-        (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}\b"), REDACTED),
-        (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), REDACTED),
-        (re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}\b"), REDACTED),
-        (re.compile(r"\bsk-(?:proj-|live-|test-)?[A-Za-z0-9_-]{20,}\b"), REDACTED),
-        (re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), REDACTED),
-        (re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}"), REDACTED),
-        # Credentials inside URLs: scheme://user:password@host
-        (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@'\"]+:)[^\s@/'\"]+(@)"), r"\1" + REDACTED + r"\2"),
-        # password=..., secret: ..., api_key = "...", token=...
-        (
-            re.compile(
-                r"(?i)\b([A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
-                r"private[_-]?key|client[_-]?secret)[A-Za-z0-9_.-]*\s*[:=]\s*)(['\"]?)[^\s'\",;&]{3,}\2"
-            ),
-            r"\1\2" + REDACTED + r"\2",
+        "[REDACTED private key]",
+    ),
+    # JSON web tokens: three base64url parts, the first two JSON objects ("eyJ").
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "[REDACTED jwt]"),
+    # Authorization / Proxy-Authorization headers, any scheme, quoted or not; bare bearer tokens.
+    (
+        re.compile(
+            r"(?i)(\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?"
+            r"(?:(?:bearer|basic|token|digest|negotiate|bot)\s+)?)(?!\[REDACTED)[^\s\"',;]+"
         ),
-    ]
+        r"\1" + REDACTED,
+    ),
+    (re.compile(r"(?i)\b(bearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{12,}=*"), r"\1" + REDACTED),
+    # Vendor tokens with recognisable shapes.
+    (re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}"), "[REDACTED anthropic key]"),
+    (re.compile(r"\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}"), "[REDACTED openai key]"),
+    (
+        re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}\b"),
+        "[REDACTED aws key id]",
+    ),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,255}\b"), "[REDACTED github token]"),
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"), "[REDACTED github token]"),
+    (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), "[REDACTED gitlab token]"),
+    (re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), "[REDACTED slack token]"),
+    (re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+"), "[REDACTED slack webhook]"),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), "[REDACTED google api key]"),
+    (re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}"), "[REDACTED google oauth token]"),
+    (re.compile(r"\bGOCSPX-[A-Za-z0-9_-]{20,}"), "[REDACTED google client secret]"),
+    (re.compile(r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,}"), "[REDACTED stripe key]"),
+    (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), "[REDACTED npm token]"),
+    (re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), "[REDACTED huggingface token]"),
+    # Credentials inside URLs: scheme://user:password@host keeps the user; scheme://TOKEN@host
+    # (a long user part, as in https://<token>@github.com) loses the token.
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]*):[^/\s@\"'<>]+@"), r"\1:" + REDACTED + "@"),
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)[A-Za-z0-9_-]{20,}@"), r"\1" + REDACTED + "@"),
+    # Secret assignments: password=..., DB_PASSWORD: ..., "api_key": "...", --token=... The key
+    # must end in the sensitive word, so `max_tokens=100` and `token_count: 5` are left alone.
+    (
+        re.compile(
+            r"(?i)((?<![A-Za-z0-9])[A-Za-z0-9_.-]*?"
+            r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
+            r"private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?)"
+            r"[\"']?\s*[:=]\s*)"
+            r"(\"[^\"\n]+\"|'[^'\n]+'|(?![\"'\[])[^\s,;&\"'}]+)"
+        ),
+        _quoted_redaction,
+    ),
+]
+
+# Lower-case fragments at least one rule needs: text with none of them is returned untouched,
+# which keeps redaction off the profile of a large import.
+_SECRET_HINTS = (
+    "private key", "eyj", "authoriz", "bearer", "sk-", "akia", "asia", "abia", "acca", "agpa", "aida",
+    "aipa", "anpa", "anva", "apka", "aroa", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
+    "glpat-", "xox", "hooks.slack", "aiza", "ya29.", "gocspx-", "_live_", "npm_", "hf_", "://", "pass",
+    "pwd", "secret", "token", "key", "credential",
+)
 
 
 def redact_secrets(text):
-    """Replace secrets (keys, tokens, credentialed URLs, secret assignments) with a marker."""
-    if not text:
+    """Replace secrets (private keys, JWTs, authorization headers, vendor tokens, credentialed
+    URLs, secret assignments) with [REDACTED …] markers. Best effort; see the README."""
+    if not text or not isinstance(text, str):
         return text
-    for pattern, replacement in _secret_patterns():
+    low = text.lower()
+    if not any(hint in low for hint in _SECRET_HINTS):
+        return text
+    for pattern, replacement in _SECRET_PATTERNS:
         text = pattern.sub(replacement, text)
     return text
 
@@ -378,7 +429,76 @@ def m002_fts(db):
     )
 
 
-MIGRATIONS = [m001_initial, m002_fts]
+def m003_session_activity(db):
+    # What an imported transcript says a session did, per repository. Derived rows only: a
+    # re-import replaces them, so importing twice changes nothing and a grown transcript extends.
+    _run_script(
+        db,
+        """
+        ALTER TABLE sessions ADD COLUMN title TEXT;
+        ALTER TABLE sessions ADD COLUMN agent_version TEXT;
+        CREATE TABLE session_imports(
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            transcript TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            head_hash TEXT NOT NULL,
+            repos_key TEXT NOT NULL,
+            lines INTEGER NOT NULL,
+            bad_lines INTEGER NOT NULL,
+            redacted_values INTEGER NOT NULL,
+            compactions INTEGER NOT NULL,
+            cwds TEXT NOT NULL,
+            tool_calls TEXT NOT NULL,
+            errors TEXT NOT NULL,
+            subagents TEXT NOT NULL,
+            summaries TEXT NOT NULL,
+            parent_external_id TEXT,
+            imported_at TEXT NOT NULL
+        );
+        CREATE INDEX session_imports_transcript ON session_imports(transcript);
+        CREATE TABLE session_repos(
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            repo_id INTEGER REFERENCES repos(id) ON DELETE SET NULL,
+            repo_name TEXT NOT NULL,
+            root_commit TEXT,
+            is_cwd INTEGER NOT NULL,
+            commit_sha TEXT,
+            commit_source TEXT NOT NULL,
+            branch TEXT,
+            branch_source TEXT,
+            reads INTEGER NOT NULL,
+            edits INTEGER NOT NULL,
+            commands INTEGER NOT NULL,
+            recorded_at TEXT NOT NULL,
+            PRIMARY KEY(session_id, repo_name)
+        );
+        CREATE INDEX session_repos_repo ON session_repos(repo_id);
+        CREATE TABLE session_files(
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            repo_id INTEGER REFERENCES repos(id) ON DELETE SET NULL,
+            repo_name TEXT NOT NULL,
+            path TEXT NOT NULL,
+            reads INTEGER NOT NULL,
+            edits INTEGER NOT NULL,
+            PRIMARY KEY(session_id, repo_name, path)
+        );
+        CREATE INDEX session_files_repo_path ON session_files(repo_id, path);
+        CREATE TABLE session_commands(
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            tool TEXT,
+            command TEXT NOT NULL,
+            cwd TEXT,
+            repo_name TEXT,
+            at TEXT,
+            subagent TEXT,
+            PRIMARY KEY(session_id, seq)
+        )
+        """,
+    )
+
+
+MIGRATIONS = [m001_initial, m002_fts, m003_session_activity]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1125,7 +1245,7 @@ def _mask_source(source, language):
                         break
                     j += 1
                 end = min(j + 1, n)
-            elif language == "rust" and c == '"' and re.match(r"(?<![\w])b?r#*$", source[max(0, i - 8) : i]):
+            elif language == "rust" and c == '"' and re.search(r"(?<![\w])b?r#*$", source[max(0, i - 8) : i]):
                 hashes_ = len(source[max(0, i - 8) : i]) - len(source[max(0, i - 8) : i].rstrip("#"))
                 close = source.find('"' + "#" * hashes_, i + 1)
                 end = n if close < 0 else close + 1 + hashes_
@@ -3077,8 +3197,11 @@ def list_sessions(store, repo=None, limit=20):
     )
     if repo:
         r = resolve_repo(store, repo)
-        sql += " WHERE s.repo_id = ? OR s.id IN (SELECT session_id FROM evidence WHERE repo_id = ?)"
-        params += [r.id, r.id]
+        sql += (
+            " WHERE s.repo_id = ? OR s.id IN (SELECT session_id FROM evidence WHERE repo_id = ?)"
+            " OR s.id IN (SELECT session_id FROM session_repos WHERE repo_id = ?)"
+        )
+        params += [r.id, r.id, r.id]
     sql += " ORDER BY coalesce(s.ended_at, s.created_at) DESC LIMIT ?"
     params.append(int(limit))
     return [dict(_session_dict(row), evidence=row["evidence_count"]) for row in store.all(sql, params)]
@@ -3456,6 +3579,1289 @@ def import_evidence(store, paths):
             )
             counts["evidence"] += 1
     return counts
+
+
+# ----------------------------------------------------------------------------------------------
+# Session adapters: the only code that knows a vendor's transcript format
+# ----------------------------------------------------------------------------------------------
+# Each adapter streams a JSONL transcript line by line into one vendor-neutral TranscriptRecord:
+# where the session ran (cwd per line), branch, version, time span, the transcript's own summary
+# lines, tool calls with the files they read and edited, commands, tool errors, subagents, and
+# explicit record_evidence calls to wctx's own MCP server. Message text is never looked at: no
+# finding is ever inferred from prose.
+
+AGENT_CLAUDE_CODE = "claude-code"
+AGENT_CODEX = "codex"
+TRANSCRIPT_AGENTS = (AGENT_CLAUDE_CODE, AGENT_CODEX)
+# Major versions of each agent whose transcript format the adapters were written against. A file
+# from another major version is refused by name rather than half-parsed.
+SUPPORTED_MAJOR_VERSIONS = {AGENT_CLAUDE_CODE: (1, 2), AGENT_CODEX: (0,)}
+
+CLAUDE_READ_TOOLS = {"Read": "file_path", "NotebookRead": "notebook_path"}
+CLAUDE_EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path", "NotebookEdit": "notebook_path"}
+CLAUDE_COMMAND_TOOLS = ("Bash",)
+CODEX_COMMAND_TOOLS = ("shell", "exec_command", "shell_command", "container.exec", "local_shell")
+RECORD_EVIDENCE_TOOL = "record_evidence"
+MAX_STORED_COMMAND = 2000  # characters kept of one command
+MAX_STORED_ERROR = 300  # characters kept of one tool error (its first lines, whitespace folded)
+MAX_ERRORS = 200  # tool errors kept per session
+
+_CLAUDE_LINE_TYPES = frozenset(
+    {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation",
+     "attachment", "permission-mode", "custom-title", "ai-title", "last-prompt", "agent-name", "mode"}
+)
+_CODEX_LINE_TYPES = frozenset(
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state",
+     "inter_agent_communication_metadata"}
+)
+_PATCH_PATH = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
+_PLACEHOLDER = re.compile(r"^\[(?:REDACTED|TRIMMED)[A-Z_]*(?: [^\]]*)?\]$|^\[trimmed for fixture\]$", re.I)
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+
+def is_redacted_value(value):
+    """True for values a sanitiser replaced ("[REDACTED_ARGUMENTS len=.. sha=..]",
+    "/redacted/path/<hash>", "redacted://url/<hash>", "[trimmed for fixture]"): never read as a
+    path, command or id."""
+    if not isinstance(value, str):
+        return False
+    v = value.strip()
+    return bool(_PLACEHOLDER.match(v)) or v.startswith(("/redacted/", "redacted://"))
+
+
+def _is_abs(path):
+    return path.startswith("/") or (len(path) > 2 and path[1] == ":" and path[2] in "\\/")
+
+
+class TranscriptRecord:
+    """What one transcript says a session did; an adapter fills it line by line."""
+
+    def __init__(self, agent, path):
+        self.agent = agent
+        self.path = path
+        self.external_id = None
+        self.version = None
+        self.cwd = None  # first known working directory
+        self.cwds = []  # every change of working directory, in order
+        self.branch = None  # last branch recorded
+        self.branch_by_cwd = {}  # cwd -> branch the agent recorded there
+        self.commit = None  # Codex session_meta: HEAD of the cwd's repository at session start
+        self.repository_url = None
+        self.started_at = None
+        self.ended_at = None
+        self.title = None
+        self.summaries = []
+        self.tool_calls = {}  # tool name -> calls
+        self.files = {}  # absolute path -> [reads, edits]
+        self.commands = []  # {"tool", "command", "cwd", "at", "subagent"?}
+        self.errors = []  # {"tool", "error", "at"}
+        self.subagents = []
+        self.evidence_calls = []  # {"call_id", "arguments", "at", "cwd", "ok", "result"}
+        self.parent_external_id = None
+        self.lines = 0
+        self.bad_lines = 0
+        self.redacted_values = 0
+        self.compactions = 0
+        self.size = 0
+
+    def see_time(self, ts):
+        if isinstance(ts, str) and len(ts) >= 19 and ts[:4].isdigit() and ts[4] == "-":
+            if self.started_at is None or ts < self.started_at:
+                self.started_at = ts
+            if self.ended_at is None or ts > self.ended_at:
+                self.ended_at = ts
+
+    def see_cwd(self, cwd):
+        """Record a working directory; returns it, or None when it is missing or redacted."""
+        if not isinstance(cwd, str) or not cwd:
+            return None
+        if is_redacted_value(cwd):
+            self.redacted_values += 1
+            return None
+        if not _is_abs(cwd):
+            return None
+        if not self.cwds or self.cwds[-1] != cwd:
+            self.cwds.append(cwd)
+        if self.cwd is None:
+            self.cwd = cwd
+        return cwd
+
+    def see_branch(self, branch, cwd):
+        if isinstance(branch, str) and branch and not is_redacted_value(branch):
+            self.branch = branch
+            if cwd:
+                self.branch_by_cwd[cwd] = branch
+
+    def count_tool(self, name):
+        if not isinstance(name, str) or not name:
+            name = "(unnamed)"
+        elif is_redacted_value(name):
+            self.redacted_values += 1
+            name = "(redacted)"
+        self.tool_calls[name] = self.tool_calls.get(name, 0) + 1
+
+    def touch(self, path, cwd, edit):
+        """Record a read (edit=False) or an edit of ``path``, resolved against ``cwd``."""
+        if not isinstance(path, str) or not path.strip():
+            return
+        if is_redacted_value(path):
+            self.redacted_values += 1
+            return
+        path = path.strip()
+        if not _is_abs(path):
+            if not cwd:
+                return  # a relative path with no known cwd cannot be placed: not recorded
+            path = os.path.join(cwd, path)
+        counts = self.files.setdefault(os.path.normpath(path), [0, 0])
+        counts[1 if edit else 0] += 1
+
+    def add_command(self, tool, text, cwd, ts):
+        if not isinstance(text, str) or not text.strip():
+            return
+        if is_redacted_value(text):
+            self.redacted_values += 1
+            return
+        text = text.strip()
+        if len(text) > MAX_STORED_COMMAND:
+            text = text[:MAX_STORED_COMMAND] + " …[truncated]"
+        self.commands.append({"tool": tool, "command": text, "cwd": cwd, "at": ts})
+
+    def add_error(self, tool, text, ts):
+        if len(self.errors) >= MAX_ERRORS:
+            return
+        if isinstance(text, list):
+            text = " ".join(p.get("text", "") for p in text if isinstance(p, dict) and isinstance(p.get("text"), str))
+        if not isinstance(text, str):
+            text = "" if text is None else json.dumps(text, default=str)
+        if is_redacted_value(text):
+            text = "(redacted)"
+        self.errors.append({"tool": tool, "error": " ".join(text[: MAX_STORED_ERROR * 4].split())[:MAX_STORED_ERROR], "at": ts})
+
+    def merge_subagent(self, sub, agent_id):
+        for tool, n in sub.tool_calls.items():
+            self.tool_calls[tool] = self.tool_calls.get(tool, 0) + n
+        for path, (reads, edits) in sub.files.items():
+            counts = self.files.setdefault(path, [0, 0])
+            counts[0] += reads
+            counts[1] += edits
+        for c in sub.commands:
+            c["subagent"] = agent_id
+        self.commands.extend(sub.commands)
+        self.errors.extend(sub.errors[: max(0, MAX_ERRORS - len(self.errors))])
+        self.evidence_calls.extend(sub.evidence_calls)
+        for cwd in sub.cwds:
+            if cwd not in self.cwds:
+                self.cwds.append(cwd)
+        self.lines += sub.lines
+        self.bad_lines += sub.bad_lines
+        self.size += sub.size
+        self.redacted_values += sub.redacted_values
+        self.see_time(sub.started_at)
+        self.see_time(sub.ended_at)
+
+
+def _json_lines(path, rec):
+    """Yield each line of a JSONL file as a dict, streaming; count what cannot be parsed."""
+    with open(path, "rb") as fh:
+        for raw in fh:
+            rec.size += len(raw)
+            if not raw.strip():
+                continue
+            rec.lines += 1
+            try:
+                obj = json.loads(raw)
+            except ValueError:  # also bad UTF-8, and a last line still being written
+                rec.bad_lines += 1
+                continue
+            if not isinstance(obj, dict):
+                rec.bad_lines += 1
+                continue
+            yield obj
+
+
+def _check_version(agent, version, path):
+    m = re.match(r"^(\d+)\.\d+", version or "")
+    if m and int(m.group(1)) not in SUPPORTED_MAJOR_VERSIONS[agent]:
+        raise UsageError(
+            "%s: %s transcript format version %s is not supported (this wctx reads %s)"
+            % (path, agent, version, ", ".join("%d.x" % v for v in SUPPORTED_MAJOR_VERSIONS[agent]))
+        )
+
+
+def detect_transcript_agent(path):
+    """Name the agent that wrote ``path`` ("claude-code" or "codex") from its first records, or
+    raise UsageError naming what was found instead."""
+    first_keys = None
+    try:
+        fh = open(path, "rb")
+    except OSError as e:
+        raise UsageError("cannot read %s: %s" % (path, e.strerror or e)) from None
+    with fh:
+        for n, raw in enumerate(fh):
+            if n >= 50:
+                break
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(obj, dict):
+                continue
+            if first_keys is None:
+                first_keys = sorted(obj)[:8]
+            kind = obj.get("type")
+            if kind in _CODEX_LINE_TYPES and "payload" in obj:
+                return AGENT_CODEX
+            if "sessionId" in obj or (
+                kind in _CLAUDE_LINE_TYPES and any(k in obj for k in ("uuid", "message", "summary", "snapshot"))
+            ):
+                return AGENT_CLAUDE_CODE
+            if "instructions" in obj and "id" in obj and "type" not in obj:
+                raise UsageError(
+                    "%s: legacy Codex rollout format (before session_meta records, Codex < 0.30) is not supported" % path
+                )
+    if first_keys is None:
+        raise UsageError("%s: not a JSONL transcript (no JSON object in its first lines)" % path)
+    raise UsageError(
+        "%s: unrecognised transcript format (first record has keys: %s); this wctx reads %s transcripts"
+        % (path, ", ".join(first_keys), " and ".join(TRANSCRIPT_AGENTS))
+    )
+
+
+def parse_transcript(path, agent="auto"):
+    """Parse one transcript file (with its subagent files) into a TranscriptRecord."""
+    path = os.path.abspath(path)
+    detected = detect_transcript_agent(path)
+    if agent not in (None, "auto") and agent != detected:
+        raise UsageError("%s looks like a %s transcript, not %s" % (path, detected, agent))
+    rec = TranscriptRecord(detected, path)
+    if detected == AGENT_CLAUDE_CODE:
+        _parse_claude_code(path, rec)
+        _parse_claude_subagents(path, rec)
+    else:
+        _parse_codex(path, rec)
+    if rec.external_id is None:
+        rec.external_id = os.path.splitext(os.path.basename(path))[0]
+    return rec
+
+
+def _is_record_evidence(name):
+    """mcp__<server>__record_evidence, where the server is wctx's own (its name contains "wctx")."""
+    if not isinstance(name, str) or not name.endswith("__" + RECORD_EVIDENCE_TOOL):
+        return False
+    parts = name.split("__")
+    return len(parts) >= 3 and parts[0] == "mcp" and "wctx" in "__".join(parts[1:-1]).lower()
+
+
+# -- Claude Code: ~/.claude/projects/<encoded-cwd>/<session>.jsonl --------------------------------
+
+
+def _parse_claude_code(path, rec):
+    pending = {}  # tool_use id -> (tool name, evidence call or None)
+    seen = set()  # a tool_use is logged again when its message is re-sent
+    for obj in _json_lines(path, rec):
+        kind = obj.get("type")
+        rec.see_time(obj.get("timestamp"))
+        cwd = rec.see_cwd(obj.get("cwd")) or (rec.cwds[-1] if rec.cwds else None)
+        if rec.external_id is None:
+            sid = obj.get("sessionId")
+            if isinstance(sid, str) and sid and not is_redacted_value(sid):
+                rec.external_id = sid
+        version = obj.get("version")
+        if isinstance(version, str) and not is_redacted_value(version) and version != rec.version:
+            _check_version(AGENT_CLAUDE_CODE, version, path)
+            rec.version = version
+        rec.see_branch(obj.get("gitBranch"), cwd)
+        if kind == "summary":
+            text = obj.get("summary")
+            if isinstance(text, str) and text.strip() and text.strip() not in rec.summaries:
+                rec.summaries.append(text.strip())
+            continue
+        if kind in ("custom-title", "ai-title"):
+            title = obj.get("customTitle") or obj.get("aiTitle")
+            if isinstance(title, str) and title.strip() and (kind == "custom-title" or not rec.title):
+                rec.title = title.strip()
+            continue
+        if kind == "system" and obj.get("subtype") == "compact_boundary":
+            rec.compactions += 1
+        if kind not in ("assistant", "user"):
+            continue
+        message = obj.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            continue
+        ts = obj.get("timestamp")
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "tool_use":
+                tid = block.get("id")
+                if tid:
+                    if tid in seen:
+                        continue
+                    seen.add(tid)
+                name = block.get("name")
+                args = block.get("input") if isinstance(block.get("input"), dict) else {}
+                rec.count_tool(name)
+                evidence = None
+                if name in CLAUDE_READ_TOOLS:
+                    rec.touch(args.get(CLAUDE_READ_TOOLS[name]), cwd, edit=False)
+                elif name in CLAUDE_EDIT_TOOLS:
+                    rec.touch(args.get(CLAUDE_EDIT_TOOLS[name]), cwd, edit=True)
+                elif name in CLAUDE_COMMAND_TOOLS:
+                    rec.add_command(name, args.get("command"), cwd, ts)
+                elif _is_record_evidence(name):
+                    evidence = {"call_id": tid, "arguments": args, "at": ts, "cwd": cwd, "ok": None, "result": None}
+                    rec.evidence_calls.append(evidence)
+                if tid:
+                    pending[tid] = (name, evidence)
+            elif btype == "tool_result":
+                name, evidence = pending.get(block.get("tool_use_id"), (None, None))
+                failed = bool(block.get("is_error"))
+                if evidence is not None:
+                    evidence["ok"] = not failed
+                    evidence["result"] = block.get("content")
+                if failed:
+                    rec.add_error(name or "(unknown tool)", block.get("content", block.get("text")), ts)
+
+
+def _parse_claude_subagents(path, rec):
+    """Claude Code keeps each subagent's transcript in <session>/subagents/*.jsonl next to the
+    main file. Their reads, edits and commands belong to the session; each is also listed."""
+    folder = os.path.join(os.path.splitext(path)[0], "subagents")
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
+    except OSError:
+        return
+    types = _claude_subagent_types(path)
+    for name in names:
+        sub = TranscriptRecord(AGENT_CLAUDE_CODE, os.path.join(folder, name))
+        agent_id = None
+        for obj in _json_lines(sub.path, TranscriptRecord(AGENT_CLAUDE_CODE, sub.path)):
+            agent_id = obj.get("agentId")
+            if agent_id:
+                break
+        _parse_claude_code(sub.path, sub)
+        if not isinstance(agent_id, str) or not agent_id or is_redacted_value(agent_id):
+            agent_id = os.path.splitext(name)[0].replace("agent-", "", 1)
+        rec.subagents.append(
+            {
+                "id": agent_id,
+                "type": types.get(agent_id) or ("compaction" if agent_id.startswith("acompact") else None),
+                "transcript": sub.path,
+                "tool_calls": sum(sub.tool_calls.values()),
+                "files_read": sum(1 for c in sub.files.values() if c[0]),
+                "files_edited": sum(1 for c in sub.files.values() if c[1]),
+                "commands": len(sub.commands),
+                "errors": len(sub.errors),
+                "started_at": sub.started_at,
+                "ended_at": sub.ended_at,
+            }
+        )
+        rec.merge_subagent(sub, agent_id)
+
+
+def _claude_subagent_types(path):
+    """agentId -> subagent_type: the parent's Task call names the type, its agent_progress lines
+    name the agentId (subagent files do not reliably carry either)."""
+    tasks, types = {}, {}
+    with open(path, "rb") as fh:
+        for raw in fh:
+            if b'"Task"' not in raw and b"agent_progress" not in raw:
+                continue  # cheap pre-filter: most lines are neither
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(obj, dict):
+                continue
+            message = obj.get("message")
+            content = message.get("content") if isinstance(message, dict) else None
+            for b in content if isinstance(content, list) else ():
+                if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == "Task":
+                    tasks[b.get("id")] = (b.get("input") or {}).get("subagent_type")
+            data = obj.get("data")
+            if isinstance(data, dict) and data.get("type") == "agent_progress":
+                parent = obj.get("parentToolUseID")
+                if data.get("agentId") and parent in tasks:
+                    types.setdefault(data["agentId"], tasks[parent])
+    return types
+
+
+# -- Codex: ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl -------------------------------------------
+
+
+def _codex_arguments(raw):
+    """Codex stores tool arguments as a JSON string; sanitised rollouts put a placeholder there.
+    Returns a dict, or None when there is nothing trustworthy to read."""
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str) or is_redacted_value(raw):
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _patch_paths(text):
+    """Paths an apply_patch body names (Update/Add/Delete File and Move to)."""
+    if not isinstance(text, str) or "*** " not in text:
+        return []
+    return [m.group(1) or m.group(2) for m in _PATCH_PATH.finditer(text)]
+
+
+def _command_text(args):
+    cmd = args.get("cmd", args.get("command"))
+    if isinstance(cmd, list):
+        parts = [c for c in cmd if isinstance(c, str)]
+        # ["bash", "-lc", "the command"] -> the command
+        if len(parts) == 3 and parts[1] in ("-lc", "-c") and os.path.basename(parts[0]) in ("bash", "sh", "zsh"):
+            return parts[2]
+        return " ".join(parts)
+    return cmd if isinstance(cmd, str) else None
+
+
+def _parse_codex(path, rec):
+    cwd = None
+    meta_seen = False
+    names = {}  # call_id -> tool name
+    patched = {}  # call_id -> paths counted (apply_patch input and patch_apply_end name the same edit)
+    read_once = set()
+    failed_calls = set()
+    for obj in _json_lines(path, rec):
+        kind = obj.get("type")
+        ts = obj.get("timestamp")
+        rec.see_time(ts)
+        payload = obj.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        if kind == "session_meta":
+            if meta_seen:
+                continue  # a forked or resumed rollout repeats earlier meta; the first one is this file's
+            meta_seen = True
+            sid = payload.get("id") or payload.get("session_id")
+            if isinstance(sid, str) and sid and not is_redacted_value(sid):
+                rec.external_id = sid
+            version = payload.get("cli_version")
+            if isinstance(version, str) and not is_redacted_value(version):
+                _check_version(AGENT_CODEX, version, path)
+                rec.version = version
+            cwd = rec.see_cwd(payload.get("cwd")) or cwd
+            git = payload.get("git") if isinstance(payload.get("git"), dict) else {}
+            commit = git.get("commit_hash")
+            if isinstance(commit, str) and re.match(r"^[0-9a-f]{7,64}$", commit):
+                rec.commit = commit
+            rec.see_branch(git.get("branch"), cwd)
+            url = git.get("repository_url")
+            if isinstance(url, str) and url and not is_redacted_value(url):
+                rec.repository_url = redact_secrets(url)
+            source = payload.get("source")
+            if isinstance(source, dict) and isinstance(source.get("subagent"), dict):
+                spawn = source["subagent"].get("thread_spawn")
+                parent = payload.get("parent_thread_id") or (spawn.get("parent_thread_id") if isinstance(spawn, dict) else None)
+                if isinstance(parent, str) and not is_redacted_value(parent):
+                    rec.parent_external_id = parent
+            continue
+        if kind == "turn_context":
+            cwd = rec.see_cwd(payload.get("cwd")) or cwd
+            continue
+        if kind == "compacted":
+            rec.compactions += 1
+            continue
+        ptype = payload.get("type")
+        if kind == "response_item":
+            if ptype in ("function_call", "custom_tool_call"):
+                name = payload.get("name")
+                call_id = payload.get("call_id")
+                rec.count_tool(name)
+                names[call_id] = name
+                raw = payload.get("arguments") if ptype == "function_call" else payload.get("input")
+                if is_redacted_value(raw):
+                    rec.redacted_values += 1
+                    continue  # redacted arguments: the tool is counted, nothing else is read
+                if name == "apply_patch":
+                    body = raw if ptype == "custom_tool_call" else (_codex_arguments(raw) or {}).get("input")
+                    _codex_patch(rec, call_id, _patch_paths(body), cwd, patched)
+                    continue
+                args = _codex_arguments(raw)
+                if args is None:
+                    continue
+                if name in CODEX_COMMAND_TOOLS:
+                    where = args.get("workdir")
+                    where = where if isinstance(where, str) and _is_abs(where) and not is_redacted_value(where) else cwd
+                    text = _command_text(args)
+                    if text and "*** Begin Patch" in text:  # apply_patch run through the shell
+                        _codex_patch(rec, call_id, _patch_paths(text), where, patched)
+                    else:
+                        rec.add_command(name, text, where, ts)
+                elif _is_record_evidence(name):
+                    rec.evidence_calls.append(
+                        {"call_id": call_id, "arguments": args, "at": ts, "cwd": cwd, "ok": None, "result": None}
+                    )
+            elif ptype == "local_shell_call":
+                rec.count_tool("local_shell")
+                action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
+                where = action.get("working_directory")
+                where = where if isinstance(where, str) and _is_abs(where) else cwd
+                rec.add_command("local_shell", _command_text(action), where, ts)
+            elif ptype in ("function_call_output", "custom_tool_call_output"):
+                _codex_output(rec, payload, names, failed_calls, ts)
+            continue
+        if kind != "event_msg":
+            continue
+        if ptype == "patch_apply_end":
+            changes = payload.get("changes") if isinstance(payload.get("changes"), dict) else {}
+            paths = list(changes)
+            for change in changes.values():
+                if isinstance(change, dict) and isinstance(change.get("move_path"), str):
+                    paths.append(change["move_path"])
+            _codex_patch(rec, payload.get("call_id"), paths, cwd, patched)
+            if payload.get("success") is False and payload.get("call_id") not in failed_calls:
+                failed_calls.add(payload.get("call_id"))
+                rec.add_error("apply_patch", payload.get("stderr") or "patch failed", ts)
+        elif ptype == "exec_command_end":
+            call_id = payload.get("call_id")
+            where = payload.get("cwd") if isinstance(payload.get("cwd"), str) and _is_abs(payload["cwd"]) else cwd
+            for parsed in payload.get("parsed_cmd") or ():
+                if isinstance(parsed, dict) and parsed.get("type") == "read" and (call_id, parsed.get("path")) not in read_once:
+                    read_once.add((call_id, parsed.get("path")))
+                    rec.touch(parsed.get("path"), where, edit=False)
+            code = payload.get("exit_code")
+            if isinstance(code, int) and code != 0 and call_id not in failed_calls:
+                failed_calls.add(call_id)
+                rec.add_error(names.get(call_id) or "exec_command", "exit code %d: %s" % (code, payload.get("stderr") or ""), ts)
+        elif ptype == "mcp_tool_call_end":
+            inv = payload.get("invocation") if isinstance(payload.get("invocation"), dict) else {}
+            result = payload.get("result")
+            ok = result.get("Ok") if isinstance(result, dict) else None
+            failed = isinstance(result, dict) and ("Err" in result or (isinstance(ok, dict) and bool(ok.get("isError"))))
+            for call in rec.evidence_calls:
+                if call["call_id"] == payload.get("call_id"):
+                    call["ok"], call["result"] = not failed, result
+            if failed and payload.get("call_id") not in failed_calls:
+                failed_calls.add(payload.get("call_id"))
+                detail = result.get("Err", ok) if isinstance(result, dict) else result
+                rec.add_error("mcp__%s__%s" % (inv.get("server"), inv.get("tool")), json.dumps(detail, default=str), ts)
+
+
+def _codex_patch(rec, call_id, paths, cwd, patched):
+    done = patched.setdefault(call_id, set()) if call_id else set()
+    for p in paths:
+        if not isinstance(p, str):
+            continue
+        key = os.path.normpath(p if _is_abs(p) else os.path.join(cwd or "", p))
+        if key not in done:
+            done.add(key)
+            rec.touch(p, cwd, edit=True)
+
+
+def _codex_output(rec, payload, names, failed_calls, ts):
+    call_id = payload.get("call_id")
+    out = payload.get("output")
+    for call in rec.evidence_calls:
+        if call["call_id"] == call_id and call["ok"] is None:
+            call["ok"], call["result"] = True, out
+    if not isinstance(out, str) or is_redacted_value(out) or call_id in failed_calls:
+        return
+    # Shell output is {"output": ..., "metadata": {"exit_code": n}} in older rollouts and starts
+    # with "Exit code: n" in newer ones; anything else is not an error that can be named.
+    code = None
+    if out.startswith("{"):
+        try:
+            meta = json.loads(out).get("metadata") or {}
+            code = meta.get("exit_code")
+        except (ValueError, AttributeError):
+            code = None
+    else:
+        m = re.match(r"^Exit code: (\d+)", out)
+        code = int(m.group(1)) if m else None
+    if isinstance(code, int) and code != 0:
+        failed_calls.add(call_id)
+        rec.add_error(names.get(call_id) or "(tool)", out, ts)
+
+
+# -- Finding transcripts: a directory, a session id, the session this process runs in ---------------
+
+
+def iter_transcript_files(path):
+    """``path`` itself, or every *.jsonl below a directory except subagent files (those are read
+    with their parent session)."""
+    if os.path.isfile(path):
+        yield path
+        return
+    for root, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if d != "subagents")
+        for name in sorted(files):
+            if name.endswith(".jsonl"):
+                yield os.path.join(root, name)
+
+
+def claude_config_dir(env=None):
+    env = os.environ if env is None else env
+    return env.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+
+
+def codex_home(env=None):
+    env = os.environ if env is None else env
+    return env.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+
+
+def claude_project_dir(cwd, env=None):
+    # Claude Code names a project folder after the cwd with every non-alphanumeric character as "-".
+    return os.path.join(claude_config_dir(env), "projects", re.sub(r"[^A-Za-z0-9]", "-", cwd))
+
+
+def transcript_for_session(agent, external_id, env=None):
+    """The transcript file of a Claude Code session id or Codex thread id, or None."""
+    if not external_id or not _SAFE_ID.match(external_id):
+        return None
+    if agent in (None, AGENT_CLAUDE_CODE):
+        base = os.path.join(claude_config_dir(env), "projects")
+        for project in sorted(os.listdir(base)) if os.path.isdir(base) else ():
+            candidate = os.path.join(base, project, external_id + ".jsonl")
+            if os.path.isfile(candidate):
+                return candidate
+    if agent in (None, AGENT_CODEX):
+        suffix = "-%s.jsonl" % external_id
+        for root, _dirs, files in os.walk(os.path.join(codex_home(env), "sessions")):
+            for name in files:
+                if name.startswith("rollout-") and name.endswith(suffix):
+                    return os.path.join(root, name)
+    return None
+
+
+def find_running_session(cwd=None, env=None):
+    """The agent session this process runs inside, if it can be found.
+
+    Returns {"agent", "external_id", "transcript" (or None), "how"} or None. Looked for, in order:
+    CLAUDE_CODE_SESSION_ID (Claude Code 2.1.132+ sets it for its Bash tool), CODEX_THREAD_ID
+    (Codex sets it for shell commands), then, when CLAUDECODE=1 says we run under an older Claude
+    Code, the most recently written transcript in the project folder of the cwd or a parent.
+    """
+    env = os.environ if env is None else env
+    for var, agent in (("CLAUDE_CODE_SESSION_ID", AGENT_CLAUDE_CODE), ("CODEX_THREAD_ID", AGENT_CODEX)):
+        value = (env.get(var) or "").strip()
+        if value and _SAFE_ID.match(value):
+            return {"agent": agent, "external_id": value, "transcript": transcript_for_session(agent, value, env), "how": var}
+    if env.get("CLAUDECODE") == "1" and cwd:
+        probe = os.path.abspath(cwd)
+        while True:
+            folder = claude_project_dir(probe, env)
+            try:
+                files = [os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".jsonl")]
+            except OSError:
+                files = []
+            if files:
+                newest = max(files, key=lambda p: os.stat(p).st_mtime)
+                return {
+                    "agent": AGENT_CLAUDE_CODE,
+                    "external_id": os.path.splitext(os.path.basename(newest))[0],
+                    "transcript": newest,
+                    "how": "newest Claude Code transcript for %s (CLAUDECODE=1, no session id in the environment)" % probe,
+                }
+            parent = os.path.dirname(probe)
+            if parent == probe:
+                break
+            probe = parent
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# Service: session import (what a transcript says a session did, per repository)
+# ----------------------------------------------------------------------------------------------
+
+# session_repos.commit_source: where a repository's commit for a session comes from.
+COMMIT_FROM_SESSION = "session"          # recorded by the agent at session start (Codex session_meta)
+COMMIT_FROM_IMPORT = "head_at_import"    # the repo's HEAD when wctx imported the transcript
+COMMIT_UNKNOWN = "unknown"               # the repo is not on this machine
+OUTSIDE = ""                             # session_files.repo_name for paths outside every repo
+
+
+def _transcript_fingerprint(path):
+    """(total size, hash of the first 64 KiB) of a transcript and its subagent files: equal
+    fingerprints mean nothing new to import; the same head with a larger size means it grew."""
+    import hashlib
+
+    size = 0
+    files = [path]
+    folder = os.path.join(os.path.splitext(path)[0], "subagents")
+    if os.path.isdir(folder):
+        files += sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".jsonl"))
+    for p in files:
+        try:
+            size += os.stat(p).st_size
+        except OSError:
+            pass
+    with open(path, "rb") as fh:
+        head = hashlib.sha256(fh.read(65536)).hexdigest()[:32]
+    return size, head
+
+
+def _repos_key(repos):
+    import hashlib
+
+    return hashlib.sha256("\n".join(sorted(r.path for r in repos)).encode("utf-8")).hexdigest()[:16]
+
+
+class _RepoMapper:
+    """Maps absolute paths from a transcript to (repo, repo-relative path); caches per directory."""
+
+    def __init__(self, repos):
+        self.repos = repos
+        self.by_dir = {}
+
+    def place(self, path):
+        folder, name = os.path.split(path)
+        if folder not in self.by_dir:
+            real = os.path.realpath(folder)
+            repo = _repo_containing(self.repos, real) if self.repos else None
+            self.by_dir[folder] = (repo, real)
+        repo, real = self.by_dir[folder]
+        if repo is None:
+            return None, path
+        rel = os.path.relpath(os.path.join(real, name), repo.path).replace(os.sep, "/")
+        return repo, rel
+
+
+def _existing_evidence_ids(store, result):
+    """Evidence ids a record_evidence tool result mentions that this store already holds: the
+    MCP server recorded them live, so importing the call again would duplicate them."""
+    text = result if isinstance(result, str) else json.dumps(result, default=str)
+    ids = set(re.findall(r"\bev-[0-9a-f]{6,}\b", text or ""))
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    return [r["id"] for r in store.all("SELECT id FROM evidence WHERE id IN (%s)" % marks, sorted(ids))]
+
+
+def import_transcript(store, path, agent="auto", force=False):
+    """Import one transcript: the session, what it read, edited and ran in which repository, with
+    per-repository provenance; explicit record_evidence calls become evidence. Idempotent.
+
+    Returns {"session", "agent", "external_id", "transcript", "status": "imported"|"extended"|
+    "unchanged", "files", "repos", "commands", "errors", "subagents", "evidence", "bad_lines",
+    "warnings"}.
+    """
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise NotFoundError("no transcript at %s" % path)
+    repos = _repos(store)
+    size, head = _transcript_fingerprint(path)
+    key = _repos_key(repos)
+    before = store.one(
+        "SELECT i.*, s.agent, s.external_id FROM session_imports i JOIN sessions s ON s.id = i.session_id "
+        "WHERE i.transcript = ? ORDER BY i.imported_at DESC LIMIT 1",
+        (path,),
+    )
+    if before is not None and not force and before["size"] == size and before["head_hash"] == head \
+            and before["repos_key"] == key:
+        return {"session": before["session_id"], "agent": before["agent"], "external_id": before["external_id"],
+                "transcript": path, "status": "unchanged", "bad_lines": before["bad_lines"], "warnings": []}
+    rec = parse_transcript(path, agent)
+    return _store_transcript(store, rec, repos, size, head, key)
+
+
+def _store_transcript(store, rec, repos, size, head, key):
+    mapper = _RepoMapper(repos)
+    warnings = []
+    # Files: per repository (repo-relative) or outside (absolute, never attributed to a repo).
+    files = {}      # (repo_name, path) -> [repo, reads, edits]
+    per_repo = {}   # repo id -> {"repo", "reads", "edits", "commands"}
+
+    def repo_entry(repo):
+        return per_repo.setdefault(repo.id, {"repo": repo, "reads": 0, "edits": 0, "commands": 0})
+
+    for abs_path, (reads, edits) in rec.files.items():
+        repo, rel = mapper.place(abs_path)
+        slot = files.setdefault((repo.name if repo else OUTSIDE, rel), [repo, 0, 0])
+        slot[1] += reads
+        slot[2] += edits
+        if repo is not None:
+            entry = repo_entry(repo)
+            entry["reads"] += reads
+            entry["edits"] += edits
+    commands = []
+    for n, c in enumerate(rec.commands):
+        repo = mapper.place(os.path.join(c["cwd"], "_"))[0] if c.get("cwd") else None
+        if repo is not None:
+            repo_entry(repo)["commands"] += 1
+        commands.append((n, c.get("tool"), redact_secrets(c["command"]), c.get("cwd"),
+                         repo.name if repo else None, c.get("at"), c.get("subagent")))
+    cwd_repo = mapper.place(os.path.join(rec.cwd, "_"))[0] if rec.cwd else None
+    if cwd_repo is not None:
+        repo_entry(cwd_repo)
+    # The branch an agent records belongs to the repository of the cwd it recorded it in.
+    branches = {}
+    for where, branch in rec.branch_by_cwd.items():
+        repo = mapper.place(os.path.join(where, "_"))[0]
+        if repo is not None:
+            branches[repo.id] = branch
+
+    # Provenance per repository, git once per repo, before the write transaction.
+    session_row = store.one("SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id))
+    kept = {}
+    if session_row is not None:
+        kept = {r["repo_name"]: r for r in store.all("SELECT * FROM session_repos WHERE session_id = ?",
+                                                      (session_row["id"],))}
+    now = utc_now()
+    repo_rows = []
+    for entry in sorted(per_repo.values(), key=lambda e: e["repo"].name):
+        repo = entry["repo"]
+        is_cwd = cwd_repo is not None and repo.id == cwd_repo.id
+        old = kept.get(repo.name)
+        branch = branches.get(repo.id)
+        branch_source = "transcript" if branch else None
+        if is_cwd and rec.commit:
+            commit, source = rec.commit, COMMIT_FROM_SESSION
+        elif old is not None and old["commit_source"] != COMMIT_UNKNOWN:
+            commit, source = old["commit_sha"], old["commit_source"]   # keep the first import's HEAD
+            if not branch:
+                branch, branch_source = old["branch"], old["branch_source"]
+        else:
+            commit, source = None, COMMIT_UNKNOWN
+            if os.path.isdir(repo.path):
+                try:
+                    g = GitRepo(repo.path)
+                    commit, source = g.head, COMMIT_FROM_IMPORT
+                    if not branch:
+                        branch, branch_source = g.branch(), COMMIT_FROM_IMPORT
+                except GitError as e:
+                    warnings.append("%s: %s" % (repo.name, e))
+        repo_rows.append((repo, int(is_cwd), commit, source, branch, branch_source, entry))
+
+    session_branch = rec.branch_by_cwd.get(rec.cwd) or rec.branch
+    summary = redact_secrets("; ".join(rec.summaries)[:MAX_SUMMARY_CHARS]) or None
+    title = redact_secrets(rec.title) if rec.title else None
+    errors = [dict(e, error=redact_secrets(e["error"])) for e in rec.errors]
+    with store.atomic():
+        row = store.one("SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id))
+        status = "imported"
+        if row is None:
+            sid = new_id("ses")
+            store.db.execute(
+                "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, started_at, "
+                "ended_at, summary, created_at, title, agent_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (sid, rec.agent, rec.external_id, rec.cwd, cwd_repo.id if cwd_repo else None,
+                 cwd_repo.name if cwd_repo else None, session_branch, rec.commit, rec.started_at, rec.ended_at,
+                 summary, now, title, rec.version),
+            )
+        else:
+            sid = row["id"]
+            status = "extended" if store.one("SELECT 1 FROM session_imports WHERE session_id = ?", (sid,)) else "imported"
+            started = min(x for x in (row["started_at"], rec.started_at) if x) if (row["started_at"] or rec.started_at) else None
+            ended = max(x for x in (row["ended_at"], rec.ended_at) if x) if (row["ended_at"] or rec.ended_at) else None
+            store.db.execute(
+                "UPDATE sessions SET cwd = coalesce(?, cwd), repo_id = coalesce(?, repo_id), "
+                "repo_name = coalesce(?, repo_name), branch = coalesce(?, branch), commit_sha = ?, started_at = ?, "
+                "ended_at = ?, summary = coalesce(summary, ?), title = coalesce(?, title), "
+                "agent_version = coalesce(?, agent_version) WHERE id = ?",
+                (rec.cwd, cwd_repo.id if cwd_repo else None, cwd_repo.name if cwd_repo else None, session_branch,
+                 rec.commit or (row["commit_sha"] if rec.agent != AGENT_CODEX else None), started, ended, summary,
+                 title, rec.version, sid),
+            )
+        for table in ("session_files", "session_commands", "session_repos", "session_imports"):
+            store.db.execute("DELETE FROM %s WHERE session_id = ?" % table, (sid,))
+        store.db.executemany(
+            "INSERT INTO session_files(session_id, repo_id, repo_name, path, reads, edits) VALUES (?, ?, ?, ?, ?, ?)",
+            [(sid, repo.id if repo else None, name, redact_secrets(p), r, e)
+             for (name, p), (repo, r, e) in sorted(files.items())],
+        )
+        store.db.executemany(
+            "INSERT INTO session_commands(session_id, seq, tool, command, cwd, repo_name, at, subagent) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(sid,) + c for c in commands],
+        )
+        store.db.executemany(
+            "INSERT INTO session_repos(session_id, repo_id, repo_name, root_commit, is_cwd, commit_sha, commit_source, "
+            "branch, branch_source, reads, edits, commands, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(sid, repo.id, repo.name, repo.root_commit, is_cwd, commit, source, branch, bsource, e["reads"],
+              e["edits"], e["commands"], (kept[repo.name]["recorded_at"] if repo.name in kept else now))
+             for repo, is_cwd, commit, source, branch, bsource, e in repo_rows],
+        )
+        store.db.execute(
+            "INSERT INTO session_imports(session_id, transcript, size, head_hash, repos_key, lines, bad_lines, "
+            "redacted_values, compactions, cwds, tool_calls, errors, subagents, summaries, parent_external_id, "
+            "imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (sid, rec.path, size, head, key, rec.lines, rec.bad_lines, rec.redacted_values, rec.compactions,
+             json.dumps(rec.cwds), json.dumps(rec.tool_calls, sort_keys=True), json.dumps(errors),
+             json.dumps(rec.subagents), json.dumps([redact_secrets(s) for s in rec.summaries]),
+             rec.parent_external_id, now),
+        )
+    evidence = _import_evidence_calls(store, sid, rec, warnings)
+    return {
+        "session": sid, "agent": rec.agent, "external_id": rec.external_id, "transcript": rec.path,
+        "status": status, "cwd": rec.cwd, "repo": cwd_repo.name if cwd_repo else None,
+        "files": {"read": sum(1 for v in files.values() if v[1]), "edited": sum(1 for v in files.values() if v[2]),
+                  "outside": sum(1 for k in files if k[0] == OUTSIDE)},
+        "repos": [r[0].name for r in repo_rows], "tool_calls": sum(rec.tool_calls.values()),
+        "commands": len(commands), "errors": len(errors), "subagents": len(rec.subagents),
+        "evidence": evidence, "lines": rec.lines, "bad_lines": rec.bad_lines, "warnings": warnings,
+    }
+
+
+def _import_evidence_calls(store, sid, rec, warnings):
+    """record_evidence calls to wctx's own MCP server are explicit records: import them into this
+    session unless the call failed or the server already stored them (its result names the ids)."""
+    out = []
+    for call in rec.evidence_calls:
+        if call.get("ok") is False:
+            continue
+        live = _existing_evidence_ids(store, call.get("result"))
+        if live:
+            out.extend({"id": i, "duplicate": True} for i in live)
+            continue
+        args = call.get("arguments") or {}
+        items = args.get("items") if isinstance(args.get("items"), list) else [
+            {k: v for k, v in args.items() if k in ("kind", "claim", "detail", "repo", "files", "confidence")}]
+        try:
+            result = capture(store, items, summary=args.get("summary"), session_id=sid, cwd=call.get("cwd") or rec.cwd,
+                             agent=rec.agent)
+        except WctxError as e:
+            warnings.append("record_evidence call %s not imported: %s" % (call.get("call_id") or "?", e))
+            continue
+        out.extend(result["evidence"])
+        warnings.extend(result["warnings"])
+    if out:
+        # capture() stamps the session's end with now; the transcript's span is the truth.
+        with store.atomic():
+            store.db.execute("UPDATE sessions SET ended_at = ? WHERE id = ? AND ? IS NOT NULL",
+                             (rec.ended_at, sid, rec.ended_at))
+    return out
+
+
+def import_transcripts(store, paths, agent="auto", force=False, progress=None):
+    """Import transcript files and directories of them. A file that cannot be imported is
+    reported in "failed" and the others go on. ``progress(done, total, path)`` is called per file.
+
+    Returns {"results": [import_transcript() dicts], "failed": [{"transcript", "error"}]}.
+    """
+    files = []
+    for p in paths:
+        p = os.path.abspath(os.path.expanduser(p))
+        if not os.path.exists(p):
+            raise NotFoundError("no such file or directory: %s" % p)
+        files.extend(iter_transcript_files(p))
+    results, failed = [], []
+    for n, path in enumerate(files, 1):
+        if progress:
+            progress(n, len(files), path)
+        try:
+            results.append(import_transcript(store, path, agent=agent, force=force))
+        except WctxError as e:
+            if len(files) == 1 and len(paths) == 1 and os.path.isfile(paths[0]):
+                raise
+            failed.append({"transcript": path, "error": str(e)})
+    return {"results": results, "failed": failed}
+
+
+def session_activity(store, session_id):
+    """What imported transcripts say session ``session_id`` did, or None when none was imported:
+    repositories with provenance, files with read/edit counts, commands, tool calls, errors,
+    subagents."""
+    row = store.one("SELECT * FROM session_imports WHERE session_id = ?", (session_id,))
+    if row is None:
+        return None
+    session = store.one("SELECT title, agent_version FROM sessions WHERE id = ?", (session_id,))
+    repos = [
+        {
+            "repo": r["repo_name"],
+            "root_commit": r["root_commit"],
+            "ran_here": bool(r["is_cwd"]),
+            "commit": r["commit_sha"],
+            "commit_source": r["commit_source"],
+            "branch": r["branch"],
+            "branch_source": r["branch_source"],
+            "reads": r["reads"],
+            "edits": r["edits"],
+            "commands": r["commands"],
+        }
+        for r in store.all(
+            "SELECT * FROM session_repos WHERE session_id = ? ORDER BY is_cwd DESC, edits DESC, repo_name", (session_id,)
+        )
+    ]
+    files = [
+        {"repo": f["repo_name"] or None, "path": f["path"], "reads": f["reads"], "edits": f["edits"]}
+        for f in store.all(
+            "SELECT * FROM session_files WHERE session_id = ? ORDER BY repo_name = '', repo_name, edits DESC, path",
+            (session_id,),
+        )
+    ]
+    commands = [
+        {"command": c["command"], "tool": c["tool"], "cwd": c["cwd"], "repo": c["repo_name"], "at": c["at"],
+         "subagent": c["subagent"]}
+        for c in store.all("SELECT * FROM session_commands WHERE session_id = ? ORDER BY seq", (session_id,))
+    ]
+    return {
+        "transcript": row["transcript"],
+        "imported_at": row["imported_at"],
+        "agent_version": session["agent_version"] if session else None,
+        "title": session["title"] if session else None,
+        "lines": row["lines"],
+        "unparsable_lines": row["bad_lines"],
+        "redacted_values": row["redacted_values"],
+        "compactions": row["compactions"],
+        "cwds": json.loads(row["cwds"]),
+        "summaries": json.loads(row["summaries"]),
+        "tool_calls": json.loads(row["tool_calls"]),
+        "repos": repos,
+        "files": files,
+        "commands": commands,
+        "errors": json.loads(row["errors"]),
+        "subagents": json.loads(row["subagents"]),
+        "parent_external_id": row["parent_external_id"],
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# Service: agent hooks (automatic import at session end)
+# ----------------------------------------------------------------------------------------------
+# Claude Code: a SessionEnd hook in settings.json ($CLAUDE_CONFIG_DIR or ~/.claude). Codex: a Stop
+# hook in hooks.json ($CODEX_HOME or ~/.codex); Codex has no session-end event that every version
+# runs, and Stop fires after each turn with the rollout path, which import extends idempotently.
+# Both run `python3 /abs/path/wctx.py import --hook`, which reads the hook's JSON on stdin and never
+# fails the agent: every outcome goes to $WCTX_HOME/hooks.log and it exits 0.
+
+HOOK_EVENTS = {AGENT_CLAUDE_CODE: "SessionEnd", AGENT_CODEX: "Stop"}
+HOOK_TIMEOUT_SECONDS = 60
+HOOK_LOG = "hooks.log"
+HOOK_LOG_MAX_BYTES = 1 << 20
+HOOK_STDIN_SECONDS = 5.0  # Claude Code has been seen to leave a hook's stdin open; never wait forever
+
+
+def wctx_command_path():
+    """Absolute path of the file running now: wctx.py, or the wctx.pyz it was loaded from."""
+    here = os.path.abspath(__file__)
+    container = os.path.dirname(here)
+    if os.path.isfile(container):   # inside a zipapp: /path/wctx.pyz/wctx.py
+        return container
+    return here
+
+
+def hook_command(python="python3"):
+    import shlex
+
+    return "%s %s import --hook" % (python, shlex.quote(wctx_command_path()))
+
+
+def hook_settings_path(agent, env=None):
+    if agent == AGENT_CLAUDE_CODE:
+        return os.path.join(claude_config_dir(env), "settings.json")
+    if agent == AGENT_CODEX:
+        return os.path.join(codex_home(env), "hooks.json")
+    raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(TRANSCRIPT_AGENTS)))
+
+
+def _is_wctx_hook(entry):
+    cmd = entry.get("command") if isinstance(entry, dict) else None
+    return isinstance(cmd, str) and "import --hook" in cmd and "wctx" in cmd
+
+
+def _load_settings(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        return None, {}
+    except OSError as e:
+        raise WctxError("cannot read %s: %s" % (path, e.strerror)) from None
+    if not text.strip():
+        return text, {}
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise UsageError("%s is not valid JSON (%s); fix it first, wctx changed nothing" % (path, e)) from None
+    if not isinstance(data, dict):
+        raise UsageError("%s does not hold a JSON object; wctx changed nothing" % path)
+    return text, data
+
+
+def _write_settings(path, old_text, data):
+    """Write settings atomically; keep the previous file as <name>.wctx-backup. Returns (diff, backup)."""
+    import difflib
+
+    new_text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    diff = "".join(
+        difflib.unified_diff(
+            (old_text or "").splitlines(True), new_text.splitlines(True),
+            fromfile=path if old_text is not None else "/dev/null", tofile=path,
+        )
+    )
+    backup = None
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    if old_text is not None:
+        backup = path + ".wctx-backup"
+        with open(backup, "w", encoding="utf-8") as fh:
+            fh.write(old_text)
+    tmp = "%s.wctx-tmp-%d" % (path, os.getpid())
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(new_text)
+    os.replace(tmp, path)
+    return diff, backup
+
+
+def install_hook(agent, settings=None, env=None, python="python3", dry_run=False):
+    """Add wctx's import hook to the agent's settings (idempotent). Returns {"agent", "settings",
+    "event", "command", "changed", "diff", "backup", "notes"}."""
+    path = os.path.abspath(settings) if settings else hook_settings_path(agent, env)
+    event = HOOK_EVENTS[agent]
+    command = hook_command(python)
+    old_text, data = _load_settings(path)
+    new = json.loads(json.dumps(data))
+    hooks = new.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise UsageError("%s: \"hooks\" is not an object; wctx changed nothing" % path)
+    groups = hooks.setdefault(event, [])
+    if not isinstance(groups, list):
+        raise UsageError("%s: hooks.%s is not a list; wctx changed nothing" % (path, event))
+    present = False
+    for group in groups:
+        for entry in (group.get("hooks") or []) if isinstance(group, dict) else []:
+            if _is_wctx_hook(entry):
+                present = True
+                entry["command"] = command   # follows wctx.py when it moved
+    if not present:
+        groups.append({"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}]})
+    notes = []
+    if agent == AGENT_CODEX:
+        notes.append(
+            "Codex runs hooks when its hooks feature is on (default in recent versions; older ones need "
+            "[features] codex_hooks = true in config.toml, which wctx does not edit) and, where Codex asks, "
+            "after you trust the hook in /hooks. The Stop hook runs after every turn; each run extends the "
+            "same session."
+        )
+    result = {"agent": agent, "settings": path, "event": event, "command": command, "changed": new != data,
+              "diff": "", "backup": None, "notes": notes}
+    if result["changed"] and not dry_run:
+        result["diff"], result["backup"] = _write_settings(path, old_text, new)
+    elif result["changed"]:
+        import difflib
+
+        result["diff"] = "".join(difflib.unified_diff(
+            (old_text or "").splitlines(True), (json.dumps(new, indent=2) + "\n").splitlines(True), path, path))
+    return result
+
+
+def uninstall_hook(agent, settings=None, env=None, dry_run=False):
+    """Remove exactly the hook entries install_hook added (and containers left empty by that)."""
+    path = os.path.abspath(settings) if settings else hook_settings_path(agent, env)
+    event = HOOK_EVENTS[agent]
+    old_text, data = _load_settings(path)
+    new = json.loads(json.dumps(data))
+    hooks = new.get("hooks")
+    removed = 0
+    if isinstance(hooks, dict) and isinstance(hooks.get(event), list):
+        kept_groups = []
+        for group in hooks[event]:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                entries = [e for e in group["hooks"] if not _is_wctx_hook(e)]
+                removed += len(group["hooks"]) - len(entries)
+                if not entries and len(group["hooks"]) > 0:
+                    continue   # a group that held only wctx's hook goes with it
+                group["hooks"] = entries
+            kept_groups.append(group)
+        hooks[event] = kept_groups
+        if not kept_groups:
+            del hooks[event]
+        if not hooks:
+            del new["hooks"]
+    result = {"agent": agent, "settings": path, "event": event, "removed": removed, "changed": removed > 0,
+              "diff": "", "backup": None}
+    if removed and not dry_run:
+        result["diff"], result["backup"] = _write_settings(path, old_text, new)
+    return result
+
+
+def hook_status(env=None):
+    out = []
+    for agent in TRANSCRIPT_AGENTS:
+        path = hook_settings_path(agent, env)
+        try:
+            _, data = _load_settings(path)
+        except WctxError as e:
+            out.append({"agent": agent, "settings": path, "installed": False, "problem": str(e)})
+            continue
+        groups = (data.get("hooks") or {}).get(HOOK_EVENTS[agent]) or []
+        cmds = [e.get("command") for g in groups if isinstance(g, dict) for e in (g.get("hooks") or [])
+                if _is_wctx_hook(e)]
+        out.append({"agent": agent, "settings": path, "event": HOOK_EVENTS[agent], "installed": bool(cmds),
+                    "command": cmds[0] if cmds else None})
+    return out
+
+
+def _read_hook_input(stream, seconds=HOOK_STDIN_SECONDS):
+    """The hook's JSON from stdin, without waiting forever for an EOF that may never come."""
+    import select
+
+    fd = stream.fileno()
+    chunks = []
+    deadline = time.monotonic() + seconds
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        try:
+            ready, _, _ = select.select([fd], [], [], remaining)
+        except (OSError, ValueError):   # not selectable (Windows pipes): a plain read
+            chunks.append(os.read(fd, 1 << 20))
+            break
+        if not ready:
+            break
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        try:
+            return json.loads(b"".join(chunks))
+        except ValueError:
+            continue
+    data = b"".join(chunks)
+    return json.loads(data) if data.strip() else {}
+
+
+def run_import_hook(store_home=None, stdin=None, env=None):
+    """Entry point of `wctx import --hook`: import the transcript the agent names; log, never raise."""
+    env = os.environ if env is None else env
+    home = os.path.abspath(os.path.expanduser(store_home)) if store_home else default_home()
+    line = None
+    try:
+        payload = _read_hook_input(stdin or sys.stdin)
+        if not isinstance(payload, dict):
+            raise UsageError("hook input is not a JSON object")
+        transcript = payload.get("transcript_path")
+        if not transcript:
+            found = transcript_for_session(None, payload.get("session_id"), env)
+            if not found:
+                raise NotFoundError("hook input names no transcript_path and session %s was not found"
+                                    % payload.get("session_id"))
+            transcript = found
+        store = open_store(home)
+        try:
+            result = import_transcript(store, transcript)
+        finally:
+            store.close()
+        line = "ok %s %s %s %s" % (payload.get("hook_event_name") or "-", result["status"], result["session"],
+                                   transcript)
+    except BaseException as e:   # noqa: BLE001 - a hook must never fail the agent
+        if isinstance(e, KeyboardInterrupt):
+            line = "error interrupted"
+        else:
+            line = "error %s: %s" % (type(e).__name__, e)
+    _hook_log(home, line)
+    return 0
+
+
+def _hook_log(home, line):
+    try:
+        os.makedirs(home, exist_ok=True)
+        path = os.path.join(home, HOOK_LOG)
+        if os.path.exists(path) and os.path.getsize(path) > HOOK_LOG_MAX_BYTES:
+            os.replace(path, path + ".1")
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write("%s %s\n" % (utc_now(), redact_secrets(line)))
+    except OSError:
+        pass
 
 
 # ----------------------------------------------------------------------------------------------
@@ -4202,19 +5608,38 @@ def cmd_capture(args, store):
     --repo, --file and --confidence after an item flag (--finding, --decision, --dead-end,
     --question, --constraint, --known-issue, --note) belong to that item; given before the first
     item flag they apply to every item. "claim :: detail" splits the claim from its detail.
+
+    Without --session, run inside a Claude Code or Codex session, the items join that session
+    (found by CLAUDE_CODE_SESSION_ID, CODEX_THREAD_ID, or for older Claude Code the newest
+    transcript of the cwd; see: wctx sessions); elsewhere a new session starts, and it says so.
     """
     items = items_from_flags(getattr(args, "ordered", None) or [])
-    res = capture(store, items, summary=args.summary, session_id=args.session, agent=args.agent)
+    agent, external_id, found = args.agent, None, None
+    if not args.session and agent == "cli":
+        found = find_running_session(os.getcwd())
+        if found:
+            agent, external_id = found["agent"], found["external_id"]
+    res = capture(store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id)
     for w in res["warnings"]:
         sys.stderr.write("wctx: warning: %s\n" % w)
+    if args.session:
+        res["attached"] = None
+        note = ""
+    elif found:
+        res["attached"] = {"agent": found["agent"], "external_id": found["external_id"], "how": found["how"]}
+        note = " (the running %s session %s, found by %s)" % (found["agent"], found["external_id"], found["how"])
+    else:
+        res["attached"] = None
+        note = " (new: no running agent session found)"
     text = "\n".join(
-        ["session %s" % res["session"]]
+        ["session %s%s" % (res["session"], note)]
         + [
             "%s %s %s%s" % (e["id"], e["kind"], e["repo"], " (already recorded in this session)" if e["duplicate"] else "")
             for e in res["evidence"]
         ]
     )
-    emit(args, {"session": res["session"], "evidence": res["evidence"], "warnings": res["warnings"]}, text)
+    emit(args, {"session": res["session"], "evidence": res["evidence"], "warnings": res["warnings"],
+                "attached": res["attached"]}, text)
     return 0
 
 
@@ -4251,31 +5676,203 @@ def cmd_verify(args, store):
     return 0 if all(i["verdict"] == "current" for i in res["items"]) else 1
 
 
+def _commit_label(repo):
+    """How sure we are of a repository's commit for a session, said plainly."""
+    if repo["commit_source"] == COMMIT_FROM_SESSION:
+        return "commit %s (recorded by the agent at session start)" % short_sha(repo["commit"])
+    if repo["commit_source"] == COMMIT_FROM_IMPORT:
+        return "HEAD at import %s (the session recorded no commit for this repository)" % short_sha(repo["commit"])
+    return "commit unknown (repository not on this machine)"
+
+
+def format_session(res, limit=20):
+    s, act = res["session"], res.get("activity")
+    lines = ["session %s  %s%s" % (s["id"], s["agent"], "  (%s)" % s["external_id"] if s.get("external_id") else "")]
+    if act and act.get("title"):
+        lines.append("title:    " + act["title"])
+    if s.get("summary"):
+        lines.append("summary:  " + s["summary"])
+    lines.append("ran in:   %s  (repo %s, branch %s)" % (s["cwd"] or "?", s["repo"] or "none registered", s["branch"] or "?"))
+    lines.append("time:     %s .. %s" % (s["started_at"] or "?", s["ended_at"] or "?"))
+    if act:
+        lines.append(
+            "transcript: %s  (%s %s, %d lines, %d unparsable, imported %s)"
+            % (act["transcript"], s["agent"], act["agent_version"] or "?", act["lines"], act["unparsable_lines"], act["imported_at"])
+        )
+        if len(act["cwds"]) > 1:
+            lines.append("cwd changes: %d  (%s)" % (len(act["cwds"]) - 1, " -> ".join(act["cwds"][:6]) + (" …" if len(act["cwds"]) > 6 else "")))
+        lines.append("repositories:")
+        for r in act["repos"] or ():
+            lines.append(
+                "  %s%s  %d read, %d edited, %d commands  %s%s"
+                % (r["repo"], " (ran here)" if r["ran_here"] else "", r["reads"], r["edits"], r["commands"], _commit_label(r),
+                   "  branch %s%s" % (r["branch"], " (at import)" if r["branch_source"] == COMMIT_FROM_IMPORT else "") if r["branch"] else "")
+            )
+        if not act["repos"]:
+            lines.append("  (none registered)")
+        lines.append("files (%d):" % len(act["files"]))
+        for f in act["files"][:limit]:
+            where = "%s:%s" % (f["repo"], f["path"]) if f["repo"] else "%s  (outside every registered repository)" % f["path"]
+            lines.append("  %s  read %d, edited %d" % (where, f["reads"], f["edits"]))
+        if len(act["files"]) > limit:
+            lines.append("  … %d more (--json for all)" % (len(act["files"]) - limit))
+        lines.append("commands (%d):" % len(act["commands"]))
+        for c in act["commands"][:limit]:
+            text = c["command"].splitlines()[0] if c["command"] else ""
+            lines.append("  $ %s%s" % (text[:160], "  [%s]" % c["repo"] if c["repo"] else ""))
+        if len(act["commands"]) > limit:
+            lines.append("  … %d more (--json for all)" % (len(act["commands"]) - limit))
+        if act["tool_calls"]:
+            top = sorted(act["tool_calls"].items(), key=lambda kv: (-kv[1], kv[0]))
+            lines.append("tool calls: " + ", ".join("%s %d" % kv for kv in top))
+        if act["errors"]:
+            lines.append("tool errors (%d):" % len(act["errors"]))
+            for e in act["errors"][:limit]:
+                lines.append("  %s: %s" % (e["tool"], e["error"][:160]))
+        if act["subagents"]:
+            lines.append(
+                "subagents (%d): %s"
+                % (len(act["subagents"]), ", ".join("%s%s (%d tool calls)" % (a["id"], " " + a["type"] if a.get("type") else "", a["tool_calls"]) for a in act["subagents"]))
+            )
+    lines.append("evidence (%d):" % len(res["evidence"]))
+    for e in res["evidence"]:
+        lines.append("  %s [%s] %s (%s)" % (e["id"], e["kind"], e["claim"], e["repo"]))
+    return "\n".join(lines)
+
+
+def format_import(res):
+    lines = []
+    for r in res["results"]:
+        if r["status"] == "unchanged":
+            lines.append("%s  unchanged  %s" % (r["session"], r["transcript"]))
+            continue
+        lines.append(
+            "%s  %s  %s %s: %d files read, %d edited (%d outside repos), %d commands, %d tool errors, %d subagents%s%s"
+            % (
+                r["session"], r["status"], r["agent"], r["external_id"], r["files"]["read"], r["files"]["edited"],
+                r["files"]["outside"], r["commands"], r["errors"], r["subagents"],
+                ", %d evidence" % len(r["evidence"]) if r["evidence"] else "",
+                ", %d unparsable lines" % r["bad_lines"] if r["bad_lines"] else "",
+            )
+        )
+        lines.append("    %s" % r["transcript"])
+    for f in res["failed"]:
+        lines.append("failed  %s: %s" % (f["transcript"], f["error"]))
+    return "\n".join(lines) or "no transcripts found"
+
+
+def cmd_import(args, store):
+    """Import agent session transcripts: where each session ran, which files of which repositories
+    it read and edited, the commands it ran, with provenance per repository. Findings are never
+    guessed from the transcript's prose; only explicit record_evidence calls become evidence.
+
+    Examples:
+      wctx import ~/.claude/projects/-home-me-src-app/0ccf1a04-….jsonl
+      wctx import ~/.codex/sessions/2026/03/02          (every rollout below, progress on stderr)
+      wctx import --hook        (what agent hooks run: the hook's JSON on stdin; never fails, logs to $WCTX_HOME/hooks.log)
+    """
+    if args.hook:
+        return run_import_hook(args.home)
+    if not args.paths:
+        raise UsageError("give transcript files or directories to import (or --hook)")
+    show = not args.json and is_tty(sys.stderr)
+
+    def progress(done, total, path):
+        if show and total > 3:
+            sys.stderr.write("\rimporting %d/%d %s\x1b[K" % (done, total, os.path.basename(path)[:60]))
+            if done == total:
+                sys.stderr.write("\n")
+
+    own = open_store(args.home)
+    try:
+        res = import_transcripts(own, args.paths, agent=args.agent, force=args.force, progress=progress)
+    finally:
+        own.close()
+    for r in res["results"]:
+        for w in r.get("warnings") or ():
+            sys.stderr.write("wctx: warning: %s\n" % w)
+    emit(args, res, format_import(res))
+    return 1 if res["failed"] else 0
+
+
 def cmd_sessions(args, store):
-    """List sessions, or show one: wctx sessions   |   wctx sessions show ses-1a2b"""
+    """List sessions, or show one with what it did per repository.
+
+    Examples:
+      wctx sessions                    (most recent first; --repo NAME for one repository's)
+      wctx sessions show ses-1a2b      (agent, cwd, branch, time span, files per repo, commands, errors, evidence)
+    """
     if args.action == "show":
         if not args.session_id:
             raise UsageError("sessions show needs a session id")
         res = get_session(store, args.session_id)
-        s = res["session"]
-        lines = [
-            "session %s (%s)" % (s["id"], s["agent"]),
-            "  cwd %s, repo %s, branch %s, commit %s" % (s["cwd"], s["repo"], s["branch"], short_sha(s["commit"])),
-            "  %s .. %s" % (s["started_at"], s["ended_at"]),
-        ]
-        if s["summary"]:
-            lines.append("  summary: " + s["summary"])
-        for e in res["evidence"]:
-            lines.append("  %s [%s] %s (%s)" % (e["id"], e["kind"], e["claim"], e["repo"]))
-        emit(args, res, "\n".join(lines))
+        res["activity"] = session_activity(store, res["session"]["id"])
+        emit(args, res, format_session(res))
         return 0
+    if args.session_id:
+        raise UsageError("unexpected argument %r (did you mean: wctx sessions show %s?)" % (args.session_id, args.session_id))
     sessions = list_sessions(store, repo=args.repo, limit=args.limit)
+    ids = [s["id"] for s in sessions]
+    counts = {}
+    if ids:
+        for row in store.all(
+            "SELECT session_id, sum(reads > 0) AS r, sum(edits > 0) AS e FROM session_files WHERE session_id IN (%s) "
+            "GROUP BY session_id" % ",".join("?" * len(ids)),
+            ids,
+        ):
+            counts[row["session_id"]] = (row["r"], row["e"])
+    for s in sessions:
+        r, e = counts.get(s["id"], (0, 0))
+        s["files_read"], s["files_edited"] = r, e
     text = "\n".join(
-        "%s  %-12s %-16s %3d items  %s%s"
-        % (s["id"], s["agent"], s["repo"] or "-", s["evidence"], s["ended_at"] or "", "  " + s["summary"][:60] if s["summary"] else "")
+        "%s  %-11s %-16s %3d items %3d edited  %s%s"
+        % (s["id"], s["agent"], s["repo"] or "-", s["evidence"], s["files_edited"], s["ended_at"] or "",
+           "  " + s["summary"][:60] if s["summary"] else "")
         for s in sessions
     ) or "no sessions yet"
     emit(args, {"sessions": sessions}, text)
+    return 0
+
+
+def cmd_hooks(args, store):
+    """Import sessions automatically when they end: install, remove or show agent hooks.
+
+    Examples:
+      wctx hooks install claude-code   (SessionEnd hook in $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json)
+      wctx hooks install codex         (Stop hook in $CODEX_HOME/hooks.json or ~/.codex/hooks.json)
+      wctx hooks uninstall claude-code (removes exactly what install added)
+      wctx hooks status
+    Installing is idempotent, prints the diff of the settings file and keeps the previous file as
+    <settings>.wctx-backup. The hook runs `python3 /path/to/wctx.py import --hook`.
+    """
+    if args.action == "status":
+        res = hook_status()
+        text = "\n".join(
+            "%-12s %s  %s%s" % (h["agent"], "installed" if h["installed"] else "not installed", h["settings"],
+                                "  (%s)" % h["problem"] if h.get("problem") else "")
+            for h in res
+        )
+        emit(args, {"hooks": res}, text)
+        return 0
+    if not args.agent:
+        raise UsageError("hooks %s needs an agent: %s" % (args.action, " or ".join(TRANSCRIPT_AGENTS)))
+    if args.action == "install":
+        res = install_hook(args.agent, settings=args.settings, python=args.python, dry_run=args.dry_run)
+        head = "%s %s hook in %s: %s" % (
+            "would add" if args.dry_run and res["changed"] else ("added" if res["changed"] else "already present:"),
+            res["event"], res["settings"], res["command"])
+    else:
+        res = uninstall_hook(args.agent, settings=args.settings, dry_run=args.dry_run)
+        head = ("%s %d wctx hook%s from %s" % ("would remove" if args.dry_run else "removed", res["removed"],
+                                               "" if res["removed"] == 1 else "s", res["settings"])
+                if res["removed"] else "no wctx hook in %s; nothing changed" % res["settings"])
+    parts = [head]
+    if res.get("backup"):
+        parts.append("previous file kept as " + res["backup"])
+    if res.get("diff"):
+        parts.append(res["diff"].rstrip("\n"))
+    parts.extend("note: " + n for n in res.get("notes") or ())
+    emit(args, res, "\n".join(parts))
     return 0
 
 
@@ -4511,6 +6108,21 @@ def build_parser():
     p.add_argument("session_id", nargs="?")
     p.add_argument("--repo")
     p.add_argument("--limit", type=int, default=20)
+
+    p = command("import", cmd_import)
+    p.add_argument("paths", nargs="*", metavar="PATH", help="transcript files, or directories of them")
+    p.add_argument("--agent", choices=("auto",) + TRANSCRIPT_AGENTS, default="auto", help="transcript format (default: detect)")
+    p.add_argument("--force", action="store_true", help="re-read transcripts even when unchanged since their last import")
+    p.add_argument("--hook", action="store_true", help="read an agent hook's JSON on stdin; never fails (see: wctx hooks)")
+    p.set_defaults(no_store=True)
+
+    p = command("hooks", cmd_hooks)
+    p.add_argument("action", choices=("install", "uninstall", "status"))
+    p.add_argument("agent", nargs="?", choices=TRANSCRIPT_AGENTS)
+    p.add_argument("--settings", metavar="FILE", help="settings file to change (default: the agent's own)")
+    p.add_argument("--python", default="python3", help="interpreter the hook command runs (default: python3)")
+    p.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
+    p.set_defaults(no_store=True)
 
     p = command("retract", cmd_retract)
     p.add_argument("id")

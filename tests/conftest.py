@@ -299,3 +299,11 @@ def product(git_repo, store):
     wctx.relate(store, "docs-ui", "uses", "upload-sdk")
     wctx.relate(store, "upload-sdk", "depends_on", "api-gateway")
     return Product(store, sdk, ui, gateway, other)
+
+
+@pytest.fixture(autouse=True)
+def _outside_any_agent_session(monkeypatch):
+    """Tests behave the same when run inside a Claude Code or Codex session: the variables those
+    agents set (which `wctx capture` uses to find the running session) are cleared."""
+    for name in ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CLAUDE_SESSION_ID", "CODEX_THREAD_ID"):
+        monkeypatch.delenv(name, raising=False)

@@ -1,0 +1,199 @@
+"""Automatic import at session end: installing and removing agent hooks, and the hook itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import wctx
+
+WCTX_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "wctx.py")
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "transcripts")
+
+
+@pytest.fixture(autouse=True)
+def agent_dirs(tmp_path, monkeypatch):
+    """Claude Code and Codex settings live in this test's own folders."""
+    claude, codex = tmp_path / "claude", tmp_path / "codex"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    for name in ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID"):
+        monkeypatch.delenv(name, raising=False)
+    return claude, codex
+
+
+def load(path):
+    with open(str(path), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def test_install_claude_code_adds_a_session_end_hook_that_runs_this_file(run_cli, agent_dirs):
+    claude, _ = agent_dirs
+    r = run_cli(["hooks", "install", "claude-code"])
+    assert r.code == 0, r
+    settings = load(claude / "settings.json")
+    (group,) = settings["hooks"]["SessionEnd"]
+    (hook,) = group["hooks"]
+    assert hook["type"] == "command"
+    assert hook["command"].startswith("python3 ")
+    assert hook["command"].endswith(" import --hook")
+    assert os.path.abspath(WCTX_SCRIPT) in hook["command"]
+    assert "+" in r.out and "SessionEnd" in r.out  # the diff is shown
+
+
+def test_install_is_idempotent_keeps_a_backup_and_uninstall_removes_exactly_it(run_cli, agent_dirs):
+    claude, _ = agent_dirs
+    claude.mkdir()
+    original = {
+        "model": "opus",
+        "hooks": {
+            "SessionEnd": [{"hooks": [{"type": "command", "command": "~/bin/my-own-hook.sh"}]}],
+            "Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "say done"}]}],
+        },
+    }
+    (claude / "settings.json").write_text(json.dumps(original, indent=4))
+    before = (claude / "settings.json").read_text()
+
+    assert run_cli(["hooks", "install", "claude-code"]).code == 0
+    assert (claude / "settings.json.wctx-backup").read_text() == before
+    installed = load(claude / "settings.json")
+    assert installed["model"] == "opus"
+    assert installed["hooks"]["Stop"] == original["hooks"]["Stop"]
+    assert len(installed["hooks"]["SessionEnd"]) == 2
+
+    again = run_cli(["hooks", "install", "claude-code", "--json"])
+    assert again.code == 0 and again.json["changed"] is False
+    assert load(claude / "settings.json") == installed
+
+    status = run_cli(["hooks", "status", "--json"]).json["hooks"]
+    assert [h["installed"] for h in status] == [True, False]
+
+    r = run_cli(["hooks", "uninstall", "claude-code"])
+    assert r.code == 0 and "removed 1 wctx hook" in r.out
+    assert load(claude / "settings.json") == original
+    r = run_cli(["hooks", "uninstall", "claude-code"])
+    assert r.code == 0 and "nothing changed" in r.out
+
+
+def test_uninstall_after_a_fresh_install_leaves_no_trace(run_cli, agent_dirs):
+    claude, _ = agent_dirs
+    claude.mkdir()
+    (claude / "settings.json").write_text('{"theme": "dark"}\n')
+    run_cli(["hooks", "install", "claude-code"])
+    run_cli(["hooks", "uninstall", "claude-code"])
+    assert load(claude / "settings.json") == {"theme": "dark"}
+
+
+def test_dry_run_changes_nothing(run_cli, agent_dirs):
+    claude, _ = agent_dirs
+    r = run_cli(["hooks", "install", "claude-code", "--dry-run"])
+    assert r.code == 0 and "would add" in r.out and "+" in r.out
+    assert not (claude / "settings.json").exists()
+
+
+def test_invalid_settings_are_refused_untouched(run_cli, agent_dirs):
+    claude, _ = agent_dirs
+    claude.mkdir()
+    (claude / "settings.json").write_text("{ not json")
+    r = run_cli(["hooks", "install", "claude-code"])
+    assert r.code == 2 and "not valid JSON" in r.err
+    assert (claude / "settings.json").read_text() == "{ not json"
+
+
+def test_settings_path_can_be_given(run_cli, tmp_path):
+    target = tmp_path / "elsewhere" / "settings.json"
+    assert run_cli(["hooks", "install", "claude-code", "--settings", target]).code == 0
+    assert "SessionEnd" in load(target)["hooks"]
+
+
+def test_install_codex_adds_a_stop_hook_and_says_what_codex_needs(run_cli, agent_dirs):
+    _, codex = agent_dirs
+    r = run_cli(["hooks", "install", "codex"])
+    assert r.code == 0, r
+    hooks = load(codex / "hooks.json")["hooks"]
+    assert list(hooks) == ["Stop"]
+    assert hooks["Stop"][0]["hooks"][0]["command"].endswith(" import --hook")
+    assert "note:" in r.out and "hooks" in r.out
+    assert run_cli(["hooks", "uninstall", "codex"]).code == 0
+    assert load(codex / "hooks.json") == {}
+
+
+def _render(dest, a, b, outside):
+    with open(os.path.join(FIXTURES, "claude_multi_repo.jsonl"), encoding="utf-8") as fh:
+        text = fh.read().replace("@REPO_A@", a).replace("@REPO_B@", b).replace("@OUTSIDE@", outside)
+    dest.write_text(text)
+    return str(dest)
+
+
+def _hook(stdin_bytes, wctx_home, close=True):
+    env = dict(os.environ, WCTX_HOME=wctx_home)
+    proc = subprocess.Popen(
+        [sys.executable, WCTX_SCRIPT, "import", "--hook"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )
+    try:
+        proc.stdin.write(stdin_bytes)
+        proc.stdin.flush()
+        if close:
+            out, err = proc.communicate(timeout=60)
+        else:  # the agent keeps the pipe open: the hook must still finish on its own
+            proc.wait(timeout=60)
+            out, err = proc.stdout.read(), proc.stderr.read()
+            proc.stdin.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out, err
+
+
+def test_the_hook_imports_the_session_it_is_given(git_repo, store, wctx_home, tmp_path):
+    a = git_repo("repo-a", {"app/main.py": "x = 1\n"})
+    b = git_repo("repo-b", {"src/upload.py": "def upload_document():\n    pass\n"})
+    wctx.register_repo(store, a.path)
+    wctx.register_repo(store, b.path)
+    transcript = _render(tmp_path / "s.jsonl", a.path, b.path, str(tmp_path))
+    payload = {"session_id": "11111111-aaaa-4bbb-8ccc-000000000001", "transcript_path": transcript,
+               "cwd": a.path, "hook_event_name": "SessionEnd", "reason": "exit"}
+    code, out, err = _hook(json.dumps(payload).encode(), wctx_home)
+    assert (code, out) == (0, b"")
+    log = open(os.path.join(wctx_home, "hooks.log"), encoding="utf-8").read()
+    assert " ok SessionEnd imported ses-" in log
+    assert len(wctx.list_sessions(store)) == 1
+
+
+def test_the_hook_never_fails_the_agent(wctx_home, tmp_path):
+    for stdin in (b"", b"not json", json.dumps({"transcript_path": str(tmp_path / "missing.jsonl")}).encode()):
+        code, out, err = _hook(stdin, wctx_home)
+        assert code == 0 and out == b""
+    log = open(os.path.join(wctx_home, "hooks.log"), encoding="utf-8").read().splitlines()
+    assert len(log) == 3 and all(" error " in line for line in log)
+
+
+def test_the_hook_does_not_wait_for_a_stdin_that_never_closes(git_repo, store, wctx_home, tmp_path):
+    a = git_repo("repo-a", {"app/main.py": "x = 1\n"})
+    wctx.register_repo(store, a.path)
+    transcript = _render(tmp_path / "s.jsonl", a.path, a.path, str(tmp_path))
+    code, out, err = _hook(json.dumps({"transcript_path": transcript}).encode(), wctx_home, close=False)
+    assert code == 0
+    assert " ok " in open(os.path.join(wctx_home, "hooks.log"), encoding="utf-8").read()
+
+
+def test_the_installed_command_runs(run_cli, git_repo, store, wctx_home, agent_dirs, tmp_path):
+    claude, _ = agent_dirs
+    a = git_repo("repo-a", {"app/main.py": "x = 1\n"})
+    wctx.register_repo(store, a.path)
+    assert run_cli(["hooks", "install", "claude-code", "--python", sys.executable]).code == 0
+    command = load(claude / "settings.json")["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
+    transcript = _render(tmp_path / "s.jsonl", a.path, a.path, str(tmp_path))
+    proc = subprocess.run(
+        command, shell=True, input=json.dumps({"transcript_path": transcript}).encode(),
+        env=dict(os.environ, WCTX_HOME=wctx_home), capture_output=True, check=False, timeout=60,
+    )
+    assert proc.returncode == 0
+    assert [s["agent"] for s in wctx.list_sessions(store)] == ["claude-code"]
