@@ -350,3 +350,48 @@ def test_import_json_output_is_stable(run_cli, repos, tmp_path):
     r = data["results"][0]
     assert set(r) >= {"session", "agent", "external_id", "transcript", "status", "files", "repos", "commands", "errors"}
     assert json.dumps(data)  # plain JSON
+
+
+# -- secrets ---------------------------------------------------------------------------------------
+
+PLANTED = [
+    "AKIAQWERTYUIOPASDFGH",
+    "PlantedAwsSecretKey0123456789abcdefghijkl",
+    "Hunter2PlantedPw",
+    "ghp_PlantedGithubToken0123456789abcdefghij",
+    "eyJwbGFudGVkIjoiand0In0",
+    "PlantedJwtSignature0123456789",
+    "MIIEplantedPEMbodyQWERTYUIOPasdfghjkl0123456789",
+    "ZXCVBNMplantedsecondline",
+    "sk-ant-api03-PlantedAnthropicKey0123456789abcdef",
+    "PlantedDbPass9",
+    "PlantedSlackTok3n",
+    "sk-proj-PlantedOpenaiKey0123456789abcdef",
+    "AIzaPlantedGoogleKey0123456789abcdefghij",
+    "PlantedAssignToken42",
+]
+
+
+def test_planted_secrets_never_reach_the_database_file(repos, store, wctx_home, tmp_path, run_cli):
+    a, b, outside = repos
+    path = render("claude_secrets.jsonl", tmp_path / "t", a=a)
+    with open(path, encoding="utf-8") as fh:
+        raw = fh.read()
+    assert all(secret in raw for secret in PLANTED)  # the fixture really carries them
+    res = wctx.import_transcript(store, path)
+    act = activity(store, res["session"])
+    assert len(act["commands"]) == 4 and len(act["errors"]) == 2 and len(res["evidence"]) == 1
+    assert "REDACTED" in " ".join(c["command"] for c in act["commands"])
+    shown = run_cli(["sessions", "show", res["session"], "--json"]).out
+    assert "REDACTED" in shown
+    for secret in PLANTED:
+        assert secret not in shown
+    blobs = b""
+    for suffix in ("", "-wal", "-shm"):
+        db = os.path.join(wctx_home, "wctx.db" + suffix)
+        if os.path.exists(db):
+            with open(db, "rb") as fh:
+                blobs += fh.read()
+    assert b"./deploy.sh" in blobs and b"key.pem" in blobs  # the commands themselves are in these bytes
+    for secret in PLANTED:
+        assert secret.encode() not in blobs, secret
