@@ -236,63 +236,66 @@ def _quoted_redaction(match):
     return match.group(1) + REDACTED
 
 
-_SECRET_PATTERNS = [
-    # PEM private keys (RSA, EC, OPENSSH, PGP, encrypted): the whole block, or everything after a
-    # BEGIN line whose END was cut off.
-    (
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
-            r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-            re.S,
+@functools.lru_cache(maxsize=None)
+def _secret_patterns():
+    # Compiled on first use, not at import: ~4 ms of start-up that most commands never need.
+    return [
+        # PEM private keys (RSA, EC, OPENSSH, PGP, encrypted): the whole block, or everything after a
+        # BEGIN line whose END was cut off.
+        (
+            re.compile(
+                r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
+                r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+                re.S,
+            ),
+            "[REDACTED private key]",
         ),
-        "[REDACTED private key]",
-    ),
-    # JSON web tokens: three base64url parts, the first two JSON objects ("eyJ").
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "[REDACTED jwt]"),
-    # Authorization / Proxy-Authorization headers, any scheme, quoted or not; bare bearer tokens.
-    (
-        re.compile(
-            r"(?i)(\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?"
-            r"(?:(?:bearer|basic|token|digest|negotiate|bot)\s+)?)(?!\[REDACTED)[^\s\"',;]+"
+        # JSON web tokens: three base64url parts, the first two JSON objects ("eyJ").
+        (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "[REDACTED jwt]"),
+        # Authorization / Proxy-Authorization headers, any scheme, quoted or not; bare bearer tokens.
+        (
+            re.compile(
+                r"(?i)(\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?"
+                r"(?:(?:bearer|basic|token|digest|negotiate|bot)\s+)?)(?!\[REDACTED)[^\s\"',;]+"
+            ),
+            r"\1" + REDACTED,
         ),
-        r"\1" + REDACTED,
-    ),
-    (re.compile(r"(?i)\b(bearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{12,}=*"), r"\1" + REDACTED),
-    # Vendor tokens with recognisable shapes.
-    (re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}"), "[REDACTED anthropic key]"),
-    (re.compile(r"\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}"), "[REDACTED openai key]"),
-    (
-        re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}\b"),
-        "[REDACTED aws key id]",
-    ),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,255}\b"), "[REDACTED github token]"),
-    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"), "[REDACTED github token]"),
-    (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), "[REDACTED gitlab token]"),
-    (re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), "[REDACTED slack token]"),
-    (re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+"), "[REDACTED slack webhook]"),
-    (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), "[REDACTED google api key]"),
-    (re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}"), "[REDACTED google oauth token]"),
-    (re.compile(r"\bGOCSPX-[A-Za-z0-9_-]{20,}"), "[REDACTED google client secret]"),
-    (re.compile(r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,}"), "[REDACTED stripe key]"),
-    (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), "[REDACTED npm token]"),
-    (re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), "[REDACTED huggingface token]"),
-    # Credentials inside URLs: scheme://user:password@host keeps the user; scheme://TOKEN@host
-    # (a long user part, as in https://<token>@github.com) loses the token.
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]*):[^/\s@\"'<>]+@"), r"\1:" + REDACTED + "@"),
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)[A-Za-z0-9_-]{20,}@"), r"\1" + REDACTED + "@"),
-    # Secret assignments: password=..., DB_PASSWORD: ..., "api_key": "...", --token=... The key
-    # must end in the sensitive word, so `max_tokens=100` and `token_count: 5` are left alone.
-    (
-        re.compile(
-            r"(?i)((?<![A-Za-z0-9])[A-Za-z0-9_.-]*?"
-            r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
-            r"private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?)"
-            r"[\"']?\s*[:=]\s*)"
-            r"(\"[^\"\n]+\"|'[^'\n]+'|(?![\"'\[])[^\s,;&\"'}]+)"
+        (re.compile(r"(?i)\b(bearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{12,}=*"), r"\1" + REDACTED),
+        # Vendor tokens with recognisable shapes.
+        (re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}"), "[REDACTED anthropic key]"),
+        (re.compile(r"\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}"), "[REDACTED openai key]"),
+        (
+            re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}\b"),
+            "[REDACTED aws key id]",
         ),
-        _quoted_redaction,
-    ),
-]
+        (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,255}\b"), "[REDACTED github token]"),
+        (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"), "[REDACTED github token]"),
+        (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), "[REDACTED gitlab token]"),
+        (re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), "[REDACTED slack token]"),
+        (re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+"), "[REDACTED slack webhook]"),
+        (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), "[REDACTED google api key]"),
+        (re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}"), "[REDACTED google oauth token]"),
+        (re.compile(r"\bGOCSPX-[A-Za-z0-9_-]{20,}"), "[REDACTED google client secret]"),
+        (re.compile(r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,}"), "[REDACTED stripe key]"),
+        (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), "[REDACTED npm token]"),
+        (re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), "[REDACTED huggingface token]"),
+        # Credentials inside URLs: scheme://user:password@host keeps the user; scheme://TOKEN@host
+        # (a long user part, as in https://<token>@github.com) loses the token.
+        (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]*):[^/\s@\"'<>]+@"), r"\1:" + REDACTED + "@"),
+        (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)[A-Za-z0-9_-]{20,}@"), r"\1" + REDACTED + "@"),
+        # Secret assignments: password=..., DB_PASSWORD: ..., "api_key": "...", --token=... The key
+        # must end in the sensitive word, so `max_tokens=100` and `token_count: 5` are left alone.
+        (
+            re.compile(
+                r"(?i)((?<![A-Za-z0-9])[A-Za-z0-9_.-]*?"
+                r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
+                r"private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?)"
+                r"[\"']?\s*[:=]\s*)"
+                r"(\"[^\"\n]+\"|'[^'\n]+'|(?![\"'\[])[^\s,;&\"'}]+)"
+            ),
+            _quoted_redaction,
+        ),
+    ]
 
 # Lower-case fragments at least one rule needs: text with none of them is returned untouched,
 # which keeps redaction off the profile of a large import.
@@ -312,7 +315,7 @@ def redact_secrets(text):
     low = text.lower()
     if not any(hint in low for hint in _SECRET_HINTS):
         return text
-    for pattern, replacement in _SECRET_PATTERNS:
+    for pattern, replacement in _secret_patterns():
         text = pattern.sub(replacement, text)
     return text
 
