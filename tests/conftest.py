@@ -173,6 +173,14 @@ def store(wctx_home):
         s.close()
 
 
+def cli_arg(value):
+    """An argv element as Python would see it: bytes are decoded the way sys.argv is (lone
+    surrogates for bytes that are not valid UTF-8)."""
+    if isinstance(value, bytes):
+        return os.fsdecode(value)
+    return str(value)
+
+
 class CliResult:
     def __init__(self, code, out, err):
         self.code = code
@@ -199,7 +207,7 @@ def run_cli(capsys, wctx_home):
             os.chdir(str(cwd))
         try:
             try:
-                code = wctx.main([str(a) for a in argv])
+                code = wctx.main([cli_arg(a) for a in argv])
             except SystemExit as e:
                 code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
         finally:
@@ -219,7 +227,7 @@ def run_wctx(wctx_home):
         full_env = dict(os.environ, WCTX_HOME=wctx_home)
         full_env.update(env or {})
         proc = subprocess.run(
-            [sys.executable, WCTX_SCRIPT, *[str(a) for a in argv]],
+            [sys.executable, WCTX_SCRIPT, *[a if isinstance(a, bytes) else str(a) for a in argv]],
             cwd=str(cwd) if cwd is not None else None,
             env=full_env,
             capture_output=True,
