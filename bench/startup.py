@@ -10,7 +10,9 @@ Measured in the same run, interleaved so that machine noise hits every command a
   pyz        python wctx.pyz --version   (compiled-module cache warm: the usual case)
   pyz-cold   python wctx.pyz --version   with WCTX_PYZ_CACHE=0 (compiles wctx.py on every run)
   source     python wctx.py --version    (a vendored copy; uses the interpreter's own .pyc cache)
-Budgets: median(pyz) <= 1.2 x median(baseline); archive <= 200 kB (200,000 bytes).
+  pyz-cmd    python wctx.pyz repo list --json   (a real command: full CLI parser, store opened)
+Budgets: median(pyz) <= 1.2 x median(baseline); archive <= 200 kB (200,000 bytes). The ratio of
+the fastest runs is printed too: on a busy machine it is the steadier figure.
 
 The interpreter is this script's own (sys.executable), never a shim such as pyenv's `python3`
 wrapper, which would add ~100 ms of shell to every command and hide the difference.
@@ -80,18 +82,22 @@ def main(argv=None):
             "pyz": ([py, pyz, "--version"], warm),
             "pyz-cold": ([py, pyz, "--version"], cold),
             "source": ([py, os.path.join(ROOT, "wctx.py"), "--version"], env),
+            "pyz-cmd": ([py, pyz, "repo", "list", "--json"], warm),
         }
         timings = measure(commands, args.runs)
         size = os.path.getsize(pyz)
 
     medians = {label: statistics.median(values) for label, values in timings.items()}
+    minimums = {label: min(values) for label, values in timings.items()}
     ratio = medians["pyz"] / medians["baseline"]
     report = {
         "python": sys.version.split()[0],
         "executable": py,
         "runs": args.runs,
         "median_ms": {label: round(value * 1000, 2) for label, value in medians.items()},
+        "min_ms": {label: round(value * 1000, 2) for label, value in minimums.items()},
         "ratio_pyz_to_baseline": round(ratio, 3),
+        "ratio_pyz_to_baseline_min": round(minimums["pyz"] / minimums["baseline"], 3),
         "ratio_pyz_cold_to_baseline": round(medians["pyz-cold"] / medians["baseline"], 3),
         "ratio_budget": RATIO_BUDGET,
         "archive_bytes": size,
@@ -101,12 +107,13 @@ def main(argv=None):
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"python {report['python']}  ({py}), {args.runs} runs each, medians:")
+        print(f"python {report['python']}  ({py}), {args.runs} runs each:   median     min")
         for label, (cmd, _) in commands.items():
             shown = " ".join(os.path.basename(part) if os.path.isabs(part) else part for part in cmd)
-            print(f"  {label:<9} {medians[label] * 1000:7.1f} ms   {shown}")
+            print(f"  {label:<9} {medians[label] * 1000:7.1f} ms {minimums[label] * 1000:7.1f} ms   {shown}")
         verdict = "ok" if report["within_budget"]["startup"] else "OVER BUDGET"
         print(f"start-up ratio pyz/baseline {ratio:.2f}x (budget {RATIO_BUDGET:.1f}x): {verdict}")
+        print(f"  fastest runs only (less machine noise): {report['ratio_pyz_to_baseline_min']:.2f}x")
         print(f"  without the compiled-module cache: {report['ratio_pyz_cold_to_baseline']:.2f}x")
         verdict = "ok" if report["within_budget"]["size"] else "OVER BUDGET"
         print(
