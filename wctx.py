@@ -2825,13 +2825,31 @@ def query_terms(text):
     return terms[:MAX_QUERY_TERMS]
 
 
+def match_forms(term):
+    """The forms a term is prefix-matched by: the term itself, or a light stem of a plain word, so
+    that "expires" finds "expired" and "pdfs" finds "pdf". A stem is a prefix of the word, so it
+    only ever widens the match; "ies" also tries the "y" form ("retries" -> "retry")."""
+    if not term.isalpha() or not term.isascii() or len(term) < 4:
+        return [term]
+    if term.endswith("ies") and len(term) >= 5:
+        return [term, term[:-3] + "y"]
+    for suffix, shortest in (("ing", 4), ("ed", 4), ("es", 4), ("s", 3)):
+        if term.endswith(suffix) and not term.endswith("ss") and len(term) - len(suffix) >= shortest:
+            return [term[: -len(suffix)]]
+    return [term]
+
+
 def fts_query(terms):
-    """An FTS5 MATCH expression that only ever contains quoted strings: each term is a quoted phrase
-    (embedded quotes doubled), prefix-matched outside the quotes when long enough, all ORed."""
+    """An FTS5 MATCH expression that only ever contains quoted strings: each form of each term is a
+    quoted phrase (embedded quotes doubled), prefix-matched outside the quotes when long enough,
+    all ORed."""
     parts = []
     for term in terms:
-        quoted = '"' + term.replace('"', '""') + '"'
-        parts.append(quoted + "*" if len(term) >= 3 else quoted)
+        for form in match_forms(term):
+            quoted = '"' + form.replace('"', '""') + '"'
+            part = quoted + "*" if len(form) >= 3 else quoted
+            if part not in parts:
+                parts.append(part)
     return " OR ".join(parts)
 
 
@@ -2845,8 +2863,10 @@ def _word_hits(terms, text):
             words.update(p.lower() for p in split_identifier(w))
     hits = []
     for t in terms:
-        if t in words or (len(t) >= 3 and any(w.startswith(t) for w in words)):
-            hits.append(t)
+        for form in match_forms(t):
+            if form in words or (len(form) >= 3 and any(w.startswith(form) for w in words)):
+                hits.append(t)
+                break
     return hits
 
 
@@ -2995,7 +3015,9 @@ def search(
         sql += " ORDER BY score LIMIT ?"
         hits = store.all(sql, [fts_query(terms)] + params + [candidate_limit])
         text_score = {h["rid"]: -h["score"] for h in hits}
-    else:
+    if not terms or not hits:
+        # No searchable words, or nothing matched them: still help ("any open questions?").
+        mode = "fallback"
         hits = []
         text_score, extra_reasons = _fallback_candidates(store, origin, topology, where, params, limit)
     candidates = list(text_score)
@@ -3007,7 +3029,7 @@ def search(
     now = time.time()
 
     def base_score(rid):
-        if rank == "fts" or not terms:
+        if rank == "fts" or mode == "fallback":
             return text_score[rid]
         row = facts[rid]
         score = RANK_WEIGHT_TEXT * (text_score[rid] / best)
@@ -3060,6 +3082,7 @@ def search(
         results.append(item)
     return {
         "results": results,
+        "fallback_reason": None if mode == "text" else ("no evidence matches the query words" if terms else "no searchable words in the query"),
         "candidates": len(candidates),
         "searched": topology.searched_names() if not all_scope else sorted(r.name for r in _repos(store)),
         "origin": origin.name if origin else None,
@@ -5402,7 +5425,10 @@ def format_search(res):
         )
     ]
     if res["mode"] == "fallback":
-        lines.append("No searchable words in the query: showing evidence on files you are editing, open questions and recent items.")
+        lines.append(
+            "%s: showing evidence on files you are editing, open questions and recent items instead."
+            % res.get("fallback_reason", "no searchable words in the query").capitalize()
+        )
     if res["results"]:
         lines.append(UNTRUSTED_NOTE)
     for n, r in enumerate(res["results"], 1):
