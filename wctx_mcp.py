@@ -160,6 +160,22 @@ _ROLE_PREFIX = re.compile(
 )
 
 
+# Cheap checks decide whether a string needs the substitutions above at all: most recorded text
+# has no trigger word, no markup and no control character. Each pattern above needs one of these.
+_ODD_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+_OVERRIDE_WORDS = ("ignore", "disregard", "forget", "override", "bypass", "skip", "instruction", "prompt")
+_ROLE_WORDS = ("system", "assistant", "developer", "user", "human", "ai")
+
+
+def _suspect(text):
+    if "<" in text or "[" in text or _ODD_CHARS.search(text):
+        return True
+    low = text.lower()
+    if any(word in low for word in _OVERRIDE_WORDS) or ("you" in low and "now" in low):
+        return True
+    return ":" in text and any(word in low for word in _ROLE_WORDS)
+
+
 def _role_label(match):
     lead = match.group(1) if match.group(2) else match.group(4)
     return f"{lead}[role label removed: {match.group(2) or match.group(5)}]"
@@ -172,7 +188,7 @@ def neutralise(text):
     "ignore previous instructions" phrase is replaced by a marker. The rest of the line stays, so
     a legitimate finding about prompt handling is still readable.
     """
-    if not text:
+    if not text or not _suspect(text):
         return text, False
     original = text
     text = _CONTROL.sub("", _INVISIBLE.sub("", text))
@@ -741,42 +757,48 @@ def _fit_budget(payload, list_key, notes):
 def _evidence_summary(item, text_limit):
     """A search/session result entry: neutralised, clipped, with the fields an agent acts on."""
     out = {}
+    for key in SUMMARY_FIELDS:
+        if key in item:
+            out[key] = item[key]
+    files = out.get("files")
+    if isinstance(files, list):
+        out["files"] = files[:20]
+    reasons = out.get("reasons")
+    if isinstance(reasons, list):
+        out["reasons"] = reasons[:12]
+    fresh = out.get("freshness")
+    if isinstance(fresh, dict):
+        out["freshness"] = {"verdict": fresh.get("verdict"), "reasons": (fresh.get("reasons") or [])[:8]}
+    texts = [v for v in (out.get("claim"), out.get("detail")) if isinstance(v, str)]
+    texts += [v for v in (out.get("files") or []) + (out.get("reasons") or []) if isinstance(v, str)]
+    texts += [v for v in (out.get("freshness") or {}).get("reasons") or [] if isinstance(v, str)]
+    if not _suspect("\n".join(texts)):  # the common case: only clipping to do
+        for key in ("claim", "detail"):
+            if isinstance(out.get(key), str):
+                out[key] = clip(out[key], text_limit)
+        return out
     changed = False
-    for key in (
-        "id",
-        "kind",
-        "claim",
-        "detail",
-        "repo",
-        "session",
-        "created_at",
-        "confidence",
-        "status",
-        "files",
-        "reasons",
-        "freshness",
-    ):
-        if key not in item:
-            continue
-        value = item[key]
-        if key in ("claim", "detail") and isinstance(value, str):
-            value, hit = served_text(value, text_limit)
+    for key in ("claim", "detail"):
+        if isinstance(out.get(key), str):
+            out[key], hit = served_text(out[key], text_limit)
             changed = changed or hit
-        elif key == "files" and isinstance(value, list):
-            value = [served_text(v, 300)[0] for v in value[:20]]
-        elif key in ("reasons",) and isinstance(value, list):
-            value = [served_text(v, 300)[0] for v in value[:12]]
-        elif key == "freshness" and isinstance(value, dict):
-            value = {
-                "verdict": value.get("verdict"),
-                "reasons": [served_text(v, 300)[0] for v in (value.get("reasons") or [])[:8]],
-            }
-        elif isinstance(value, str):
-            value = served_text(value, 300)[0]
-        out[key] = value
+    for key in ("files", "reasons"):
+        if isinstance(out.get(key), list):
+            out[key] = [served_text(v, 300)[0] for v in out[key]]
+    if isinstance(out.get("freshness"), dict):
+        out["freshness"]["reasons"] = [served_text(v, 300)[0] for v in out["freshness"]["reasons"]]
+    for key in ("repo", "session", "kind", "status", "created_at"):
+        if isinstance(out.get(key), str):
+            out[key] = served_text(out[key], 300)[0]
     if changed:
         out["neutralised"] = True
     return out
+
+
+SUMMARY_FIELDS = (
+    "id", "kind", "claim", "detail", "repo", "session", "created_at", "confidence", "status", "files", "reasons",
+    "freshness",
+)  # fmt: skip
 
 
 class Tools:
