@@ -193,6 +193,21 @@ def clean_text(value, what, limit, required=False):
     return value or None
 
 
+def is_utf8(text):
+    """False when ``text`` holds lone surrogates: bytes that were not UTF-8 (from argv, a file name
+    or a path), which SQLite cannot store and must never reach a query parameter."""
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def printable_path(path):
+    """``path`` with any bytes that are not UTF-8 shown as U+FFFD, for messages and stored text."""
+    return path if is_utf8(path) else os.fsencode(path).decode("utf-8", "replace")
+
+
 def split_claim(text):
     """Split ``claim :: detail`` into (claim, detail); detail is None when absent."""
     if text is None:
@@ -1846,6 +1861,8 @@ def _resolve_ids(store, ids):
         text = (raw or "").strip()
         if not text:
             raise UsageError("empty evidence id")
+        if not is_utf8(text):
+            raise UsageError("evidence id %s is not valid UTF-8" % printable_path(text))
         row = store.one("SELECT rid, id FROM evidence WHERE id = ?", (text,))
         if row is None:
             rows = store.all(
@@ -1862,6 +1879,8 @@ def _resolve_ids(store, ids):
 
 def _resolve_session_id(store, text):
     text = (text or "").strip()
+    if not is_utf8(text):
+        raise UsageError("session id %s is not valid UTF-8" % printable_path(text))
     row = store.one("SELECT id FROM sessions WHERE id = ?", (text,))
     if row:
         return row["id"]
@@ -1888,6 +1907,8 @@ def _check_name(name, what):
 
 
 def _workspace_id(store, name, create):
+    if not is_utf8(name):
+        raise UsageError("workspace name %s is not valid UTF-8" % printable_path(name))
     row = store.one("SELECT id FROM workspaces WHERE name = ?", (name,))
     if row:
         return row["id"]
@@ -1904,6 +1925,8 @@ def register_repo(store, path, name=None, workspace=None):
     top = git_toplevel(path)
     if top is None:
         raise UsageError("%s is not inside a git checkout" % path)
+    if not is_utf8(top):
+        raise UsageError("%s: wctx needs repository paths that are valid UTF-8" % printable_path(top))
     if workspace is not None:
         _check_name(workspace, "workspace")
     existing = store.one("SELECT * FROM repos WHERE path = ?", (top,))
@@ -2628,6 +2651,8 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
     """
     cwd = os.path.abspath(cwd or os.getcwd())
     summary = redact_secrets(clean_text(summary, "summary", MAX_SUMMARY_CHARS))
+    agent = clean_text(agent, "agent", 200, required=True)
+    external_id = clean_text(external_id, "external id", 1000)
     if not items:
         raise UsageError("nothing to capture: give at least one item (--finding, --decision, --note, …)")
     if len(items) > MAX_ITEMS_PER_CAPTURE:
@@ -2733,7 +2758,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                     session_id,
                     agent,
                     external_id,
-                    cwd,
+                    printable_path(cwd),
                     default_repo.id if default_repo else None,
                     default_repo.name if default_repo else None,
                     g.branch() if g else None,
@@ -3104,6 +3129,7 @@ def _fallback_candidates(store, origin, topology, where, params, limit):
             modified = GitRepo(origin.path).modified_paths()
         except WctxError:
             modified = []
+        modified = [p for p in modified if is_utf8(p)]  # no cited path is anything else
         if modified:
             for i in range(0, len(modified), 500):
                 chunk = modified[i : i + 500]
