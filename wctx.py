@@ -1711,7 +1711,11 @@ def _heuristic_locate(source, language, parts):
     return "\n".join(source[s:e] for s, e in sorted(set(extents)))
 
 
-def _python_locate(source, parts):
+@functools.lru_cache(maxsize=8)
+def _python_definitions(source):
+    """({("A", "m"): extents}, {"m": extents}) for a Python source, or None when ``ast`` cannot
+    parse it. An extent is (first line, last line), decorators included. Cached: verify and
+    capture look up many symbols in one file, and parsing is the expensive part."""
     import ast
 
     try:
@@ -1719,29 +1723,31 @@ def _python_locate(source, parts):
     except (SyntaxError, ValueError):
         return None
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    by_path, by_name = {}, {}
 
-    def children(node):
+    def visit(node, path):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, defs):
-                yield child
-            elif not isinstance(child, (ast.expr,)):
-                yield from children(child)
+                extent = (min([child.lineno] + [d.lineno for d in child.decorator_list]), child.end_lineno)
+                here = path + (child.name,)
+                by_path.setdefault(here, []).append(extent)
+                by_name.setdefault(child.name, []).append(extent)
+                visit(child, here)
+            elif not isinstance(child, ast.expr):
+                visit(child, path)
 
-    def extent(node):
-        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        return start, node.end_lineno
+    visit(tree, ())
+    return by_path, by_name
 
-    if len(parts) > 1:
-        scope = [tree]
-        for part in parts:
-            scope = [c for s in scope for c in children(s) if c.name == part]
-            if not scope:
-                return None
-        return [extent(n) for n in scope]
-    found = [n for n in ast.walk(tree) if isinstance(n, defs) and n.name == parts[0]]
-    if not found:
+
+def _python_locate(source, parts):
+    """Extents of ``A.m`` (a path from the module down) or of every definition named ``m``."""
+    index = _python_definitions(source)
+    if index is None:
         return None
-    return sorted(extent(n) for n in found)
+    by_path, by_name = index
+    found = by_path.get(tuple(parts)) if len(parts) > 1 else by_name.get(parts[0])
+    return sorted(found) if found else None
 
 
 def locate_symbol(source, path, symbol):
@@ -1759,19 +1765,9 @@ def locate_symbol(source, path, symbol):
         if extents is not None:
             lines = source.splitlines()
             return "\n".join("\n".join(lines[a - 1 : b]) for a, b in extents)
-        if _python_parses(source):
+        if _python_definitions(source) is not None:
             return None
     return _heuristic_locate(source, language, parts)
-
-
-def _python_parses(source):
-    import ast
-
-    try:
-        ast.parse(source)
-        return True
-    except (SyntaxError, ValueError):
-        return False
 
 
 def symbol_hash(text):
