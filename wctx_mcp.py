@@ -854,7 +854,8 @@ class Tools:
         except self.core.WctxError as e:
             message = str(e)
             if (
-                not args.get("repo")
+                isinstance(e, self.core.NotFoundError)
+                and not args.get("repo")
                 and not self.default_repo
                 and "repo" in TOOLS_BY_NAME[name]["inputSchema"]["properties"]
             ):

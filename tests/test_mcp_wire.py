@@ -220,6 +220,15 @@ def test_a_one_megabyte_line_is_read_and_answered(server):
     assert server.request("ping")["result"] == {}
 
 
+def test_a_line_over_the_size_limit_is_refused_and_skipped(server):
+    server.send_raw(
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "' + b"x" * (17 << 20) + b'"}}\n'
+    )
+    reply = server.recv()
+    assert reply["id"] is None and error_code(reply) == -32600 and "larger" in reply["error"]["message"]
+    assert server.request("ping")["result"] == {}
+
+
 def test_cancelled_request_is_never_answered(server):
     server.initialize()
     call = {"name": "search_evidence", "arguments": {"query": "upload"}}
