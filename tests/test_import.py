@@ -111,7 +111,8 @@ def test_prose_is_never_evidence_but_record_evidence_calls_are(repos, store, tmp
     anchors = {(x["repo"], x["path"]): x for x in item["anchors"]}
     assert anchors[("repo-b", "src/upload.py")]["commit"] == b.head
     # "I think the bug is in the SDK" is assistant prose: nothing recorded from it.
-    assert not wctx.search(store, "think bug", repo="repo-b")["results"]
+    rows = store.all("SELECT claim, coalesce(detail, '') AS detail FROM evidence")
+    assert len(rows) == 1 and not any("think" in r["claim"] + r["detail"] for r in rows)
     found = wctx.search(store, "419", repo="repo-a")["results"]
     assert [r["id"] for r in found] == [evidence[0]["id"]]
 
