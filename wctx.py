@@ -615,6 +615,8 @@ def open_store(home=None, create=True):
     """Open (creating and migrating as needed) the store in ``home`` or $WCTX_HOME or ~/.wctx."""
     import sqlite3
 
+    if not fts5_available(sqlite3):  # say so plainly here, not as "no such module: fts5" later
+        raise WctxError(FTS5_MISSING % sqlite3.sqlite_version)
     home = os.path.abspath(os.path.expanduser(home)) if home else default_home()
     path = os.path.join(home, "wctx.db")
     if not os.path.exists(path) and not create:
@@ -5522,6 +5524,198 @@ def format_item(item):
 
 
 # ----------------------------------------------------------------------------------------------
+# Doctor: can this installation work here, and what to do when it cannot
+# ----------------------------------------------------------------------------------------------
+
+DOCTOR_OK, DOCTOR_WARN, DOCTOR_FAIL = "ok", "warn", "fail"  # only "fail" makes doctor exit 1
+FTS5_FIX = "use a Python whose sqlite3 module has FTS5 (python.org builds and most distributions' python3 do)"
+
+
+def _doctor_check(name, status, detail, fix=None):
+    return {"name": name, "status": status, "detail": detail, "fix": None if status == DOCTOR_OK else fix}
+
+
+def _doctor_store(home, checks):
+    """Store path and schema, read-only (doctor never creates or migrates). Returns the repos or None."""
+    import sqlite3
+    from pathlib import Path
+
+    path = os.path.join(home, "wctx.db")
+    if not os.path.exists(path):
+        checks.append(_doctor_check("store", DOCTOR_WARN, "%s does not exist yet" % path, "wctx init creates it"))
+        return None
+    try:
+        con = sqlite3.connect(Path(path).as_uri() + "?mode=ro", uri=True)
+    except sqlite3.Error as e:
+        checks.append(_doctor_check("store", DOCTOR_FAIL, "cannot open %s: %s" % (path, e), "check its permissions"))
+        return None
+    try:
+        con.row_factory = sqlite3.Row
+        app_id = con.execute("PRAGMA application_id").fetchone()[0]
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        latest = len(MIGRATIONS)
+        if app_id != SCHEMA_APP_ID and version:
+            checks.append(_doctor_check(
+                "store", DOCTOR_FAIL, "%s is not a wctx store" % path,
+                "point --home or WCTX_HOME at a wctx store directory"))
+            return None
+        if version > latest:
+            checks.append(_doctor_check(
+                "store", DOCTOR_FAIL,
+                "%s has schema version %d, newer than this wctx %s knows (%d)" % (path, version, __version__, latest),
+                "upgrade wctx (the store was written by a newer version)"))
+            return None
+        if version < latest:
+            checks.append(_doctor_check(
+                "store", DOCTOR_OK, "%s, schema version %d (migrates to %d on next use)" % (path, version, latest)))
+            return None
+        checks.append(_doctor_check("store", DOCTOR_OK, "%s, schema version %d (current)" % (path, version)))
+        return list_repos(Store(home, con))
+    except sqlite3.Error as e:
+        checks.append(_doctor_check(
+            "store", DOCTOR_FAIL, "%s cannot be read: %s" % (path, e),
+            "move it aside and start a new store; wctx export / import-evidence carries evidence over"))
+        return None
+    finally:
+        con.close()
+
+
+def _doctor_write_access(home):
+    """Can this user create files where the store lives (or where it would be created)?"""
+    import tempfile
+
+    probe = home
+    while not os.path.isdir(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    try:
+        with tempfile.NamedTemporaryFile(prefix=".wctx-doctor-", dir=probe):
+            pass
+    except OSError as e:
+        return _doctor_check(
+            "write access", DOCTOR_FAIL, "cannot create files in %s: %s" % (probe, e.strerror or e),
+            "make %s writable for this user, or use another store: --home DIR or WCTX_HOME" % probe)
+    if probe == home:
+        return _doctor_check("write access", DOCTOR_OK, "can write to %s" % home)
+    return _doctor_check("write access", DOCTOR_OK, "can create %s inside %s" % (home, probe))
+
+
+def _doctor_current_repo(cwd, repos):
+    try:
+        top = git_toplevel(cwd)
+    except WctxError:
+        top = None
+    if top is None:
+        return _doctor_check("current repository", DOCTOR_OK, "%s is not inside a git checkout" % cwd)
+    best = None
+    for r in repos or []:
+        root = os.path.realpath(r["path"])
+        if (top == root or top.startswith(root.rstrip(os.sep) + os.sep)) and (
+            best is None or len(root) > len(os.path.realpath(best["path"]))
+        ):
+            best = r
+    if best is None:
+        return _doctor_check(
+            "current repository", DOCTOR_WARN, "%s is not registered with wctx" % top,
+            "wctx repo add %s --workspace PRODUCT" % _shell_word(top))
+    if not best["workspaces"]:
+        return _doctor_check(
+            "current repository", DOCTOR_WARN,
+            "%s (%s) is in no workspace: search sees only it and its relations" % (best["name"], top),
+            "wctx workspace add PRODUCT %s" % best["name"])
+    return _doctor_check(
+        "current repository", DOCTOR_OK,
+        "%s (%s), workspaces: %s" % (best["name"], top, ", ".join(best["workspaces"])))
+
+
+def _shell_word(text):
+    import shlex
+
+    return shlex.quote(text)
+
+
+def mcp_command(home=None):
+    """The exact argv an MCP client should start for this wctx: this interpreter and this file,
+    the .pyz archive itself when running from one; --home when the store is not the default."""
+    here = os.path.abspath(__file__)
+    archive = os.path.dirname(here)
+    target = archive if os.path.isfile(archive) else here  # inside a zipapp: ARCHIVE/wctx.py
+    argv = [sys.executable or "python3", target]
+    if home and os.path.abspath(home) != os.path.join(os.path.expanduser("~"), ".wctx"):
+        argv += ["--home", os.path.abspath(home)]
+    return argv + ["mcp"]
+
+
+def doctor(home=None, cwd=None):
+    """Check what wctx needs here; change nothing. Returns {"healthy", "version", "checks":
+    [{"name", "status" (ok|warn|fail), "detail", "fix"}], "mcp_command": argv}."""
+    import sqlite3
+
+    home = os.path.abspath(os.path.expanduser(home)) if home else default_home()
+    cwd = os.path.abspath(cwd or os.getcwd())
+    checks = [
+        _doctor_check(
+            "python",
+            DOCTOR_OK if sys.version_info >= (3, 8) else DOCTOR_FAIL,
+            "%d.%d.%d (%s)" % (sys.version_info[:3] + (sys.executable or "unknown executable",)),
+            "run wctx with Python 3.8 or newer",
+        )
+    ]
+    has_fts5 = fts5_available(sqlite3)
+    checks.append(_doctor_check(
+        "sqlite", DOCTOR_OK if has_fts5 else DOCTOR_FAIL,
+        "SQLite %s %s FTS5" % (sqlite3.sqlite_version, "with" if has_fts5 else "WITHOUT"),
+        FTS5_FIX))
+    try:
+        _, out = run_git(cwd if os.path.isdir(cwd) else os.sep, ["--version"])
+        checks.append(_doctor_check("git", DOCTOR_OK, out.decode("utf-8", "replace").strip()))
+    except WctxError as e:
+        checks.append(_doctor_check(
+            "git", DOCTOR_FAIL, str(e), "install git (apt-get install git, brew install git, ...) and put it on PATH"))
+    repos = _doctor_store(home, checks)
+    checks.append(_doctor_write_access(home))
+    if repos is not None:
+        missing = [r for r in repos if not r["exists"]]
+        if missing:
+            checks.append(_doctor_check(
+                "repositories", DOCTOR_FAIL,
+                "%d of %d registered repositories missing on disk: %s"
+                % (len(missing), len(repos), ", ".join("%s (%s)" % (r["name"], r["path"]) for r in missing)),
+                "restore the checkouts, or forget them: "
+                + "; ".join("wctx repo remove %s" % r["name"] for r in missing)))
+        else:
+            checks.append(_doctor_check("repositories", DOCTOR_OK, "%d registered, all present on disk" % len(repos)))
+    checks.append(_doctor_current_repo(cwd, repos))
+    argv = mcp_command(home)
+    mcp_file = os.path.join(os.path.dirname(argv[1]), "wctx_mcp.py") if argv[1].endswith(".py") else None
+    if mcp_file and not os.path.exists(mcp_file):
+        checks.append(_doctor_check(
+            "mcp", DOCTOR_FAIL, "wctx_mcp.py is missing next to %s" % argv[1],
+            "copy wctx_mcp.py beside wctx.py, or use the single-file wctx.pyz"))
+    else:
+        checks.append(_doctor_check("mcp", DOCTOR_OK, " ".join(_shell_word(a) for a in argv)))
+    return {
+        "healthy": not any(c["status"] == DOCTOR_FAIL for c in checks),
+        "version": __version__,
+        "checks": checks,
+        "mcp_command": argv,
+    }
+
+
+def format_doctor(report):
+    width = max(len(c["name"]) for c in report["checks"])
+    lines = ["wctx %s doctor" % report["version"]]
+    for c in report["checks"]:
+        label = {DOCTOR_OK: "ok", DOCTOR_WARN: "warn", DOCTOR_FAIL: "FAIL"}[c["status"]]
+        lines.append("%-4s  %-*s  %s" % (label, width, c["name"], c["detail"]))
+        if c["fix"]:
+            lines.append("      %-*s  fix: %s" % (width, "", c["fix"]))
+    failed = [c["name"] for c in report["checks"] if c["status"] == DOCTOR_FAIL]
+    lines.append("")
+    lines.append("healthy" if not failed else "%d problem%s: %s" % (len(failed), "" if len(failed) == 1 else "s", ", ".join(failed)))
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------------
 # CLI: commands (each cmd_x(args, store) -> exit code; its docstring is its help)
 # ----------------------------------------------------------------------------------------------
 
@@ -5537,6 +5731,18 @@ def cmd_init(args, store):
     """Create the store (in --home, $WCTX_HOME or ~/.wctx). Example: wctx init"""
     emit(args, {"store": store.path, "schema": schema_version(store)}, "store ready at %s (schema %d)" % (store.path, schema_version(store)))
     return 0
+
+
+def cmd_doctor(args, store):
+    """Check Python, SQLite and FTS5, git, the store and its schema, write access, registered
+    repositories missing on disk, the current repository and its workspaces, and print the exact
+    MCP command line for this file. Changes nothing. Exit 0 when healthy, 1 otherwise.
+
+    Example: wctx doctor --json
+    """
+    report = doctor(args.home)
+    emit(args, report, format_doctor(report))
+    return 0 if report["healthy"] else 1
 
 
 def cmd_repo_add(args, store):
@@ -6064,7 +6270,7 @@ def cmd_eval_retrieval(args, store):
 # ----------------------------------------------------------------------------------------------
 
 # Commands that run without opening the store.
-NO_STORE_COMMANDS = {"demo", "eval", "mcp", "mcp-info", "instructions"}
+NO_STORE_COMMANDS = {"demo", "doctor", "eval", "mcp", "mcp-info", "instructions"}
 
 
 class _Parser(__import__("argparse").ArgumentParser):
@@ -6093,6 +6299,7 @@ def build_parser():
         return p
 
     command("init", cmd_init)
+    command("doctor", cmd_doctor)
 
     repo = sub.add_parser("repo", help="register, list and remove repositories")
     repo_sub = repo.add_subparsers(dest="repo_command", metavar="ACTION", parser_class=_Parser)
