@@ -1468,6 +1468,19 @@ def _line_end(text, pos):
     return len(text) if end < 0 else end
 
 
+def _matching_open_paren(masked, close):
+    """Index of the '(' that the ')' at ``close`` closes, or -1."""
+    depth = 0
+    for i in range(close, -1, -1):
+        if masked[i] == ")":
+            depth += 1
+        elif masked[i] == "(":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
 def _extend_start(masked, language, start):
     """Move the start up over annotation/attribute lines and a C return type line."""
     while start > 0:
@@ -1479,6 +1492,13 @@ def _extend_start(masked, language, start):
             start = prev_start
         elif language == "csharp" and prev.startswith("[") and prev.endswith("]"):
             start = prev_start
+        elif prev.endswith((")", ")]")) and language not in ("c", "cpp", "python", "ruby"):
+            # the last line of a multi-line annotation: @Deprecated(\n  "...",\n)
+            opening = _matching_open_paren(masked, masked.rfind(")", prev_start, start))
+            first = _line_start(masked, opening) if opening >= 0 else -1
+            if first < 0 or not masked[first:opening].strip().startswith(("@", "[")):
+                break
+            start = first
         elif (
             language in ("c", "cpp")
             and re.match(r"^[\w\s*&:<>,]+$", prev)
