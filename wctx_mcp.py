@@ -1508,6 +1508,8 @@ def running_file(core=None):
     argv0 = sys.argv[0] if sys.argv else ""
     if argv0.endswith(".pyz") and os.path.isfile(argv0):
         return os.path.abspath(argv0)
+    if os.path.basename(argv0) in ("wctx", "wctx.exe") and os.path.isfile(argv0):
+        return os.path.abspath(argv0)  # the console script of an installed wctx
     for candidate in (getattr(core, "__file__", None), __file__):
         if not candidate:
             continue
@@ -1529,7 +1531,10 @@ def mcp_info(core=None, path=None, python="python3", repo=None, workspace=None, 
     home = home or os.environ.get("WCTX_HOME")  # a client will not inherit the user's shell
     if home:
         home = os.path.abspath(os.path.expanduser(home))
-    args = [path, "mcp"]
+    if path.endswith((".py", ".pyz")):
+        args = [path, "mcp"]
+    else:  # an installed `wctx` command runs on its own interpreter
+        python, args = path, ["mcp"]
     if repo:
         args += ["--repo", repo]
     if workspace:
@@ -1601,7 +1606,10 @@ def mcp_info(core=None, path=None, python="python3", repo=None, workspace=None, 
         ],
         "snippets": snippets,
         "notes": [
-            f"If a client cannot find python3 (GUI apps often start with a thin PATH), use {sys.executable} instead.",
+            f"If a client cannot find {python} (GUI apps often start with a thin PATH), use {sys.executable} "
+            "instead."
+            if python == "python3"
+            else f"{python} is an installed wctx; its own interpreter runs it.",
             "Clients start the server in the project directory; a client that starts it elsewhere "
             "needs --repo NAME (or tools called with repo).",
         ],
