@@ -315,7 +315,13 @@ def test_mcp_initialize_and_tool_call(pyz, workspace, prefix):
         ["capture", "--finding", "SDK swallows the 419", "--repo", "upload-sdk", "--file", "src/upload.py"],
         ws,
     )
-    client = StdioClient([python, pyz, "mcp"], ws["env"], str(ws["sdk"]))
+    # Start the server with exactly the command line `wctx doctor` prints for this archive.
+    doctor = json.loads(run_pyz(python, pyz, ["doctor", "--json"], ws, cwd=ws["sdk"]).stdout)
+    assert doctor["healthy"] is True
+    command = doctor["mcp_command"]
+    assert command == [command[0], os.path.abspath(pyz), "--home", ws["env"]["WCTX_HOME"], "mcp"]
+    assert os.path.samefile(command[0], python)
+    client = StdioClient(command, ws["env"], str(ws["sdk"]))
     try:
         init = client.request(
             "initialize",
