@@ -2532,7 +2532,9 @@ def _cache_key(repos, anchors, heads=None):
                 st = os.stat(os.path.join(repo.path, *a["path"].split("/")))
                 parts.append("%s:%d:%d" % (a["path"], st.st_size, st.st_mtime_ns))
             except OSError:
-                parts.append("%s:missing" % a["path"])
+                # Renamed or deleted: a followed rename's new file is not in this key, so an edit
+                # there would be hidden behind a cached verdict. Always recompute such items.
+                return None
     import hashlib
 
     return hashlib.sha1("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
