@@ -513,3 +513,40 @@ def test_search_shows_the_live_verdict_after_an_edit(product):
     again = wctx.search(product.store, "connect dict", repo="upload-sdk")["results"]
     assert again[0]["freshness"]["verdict"] == "stale"
     assert any(r.startswith("stale: src/client.py#connect") for r in again[0]["reasons"])
+
+
+def test_search_sees_an_edit_after_a_followed_rename(product):
+    """The freshness shown in search is cached by what can be checked without git; a renamed
+    file's new home must not hide a later edit there."""
+    sdk = product.sdk
+    eid = capture(product, [CLIENT + "#connect"], claim="connect returns a dict")
+    sdk.git("mv", CLIENT, "src/conn.py")
+    sdk.commit("rename the client module")
+    first = wctx.search(product.store, "connect dict", repo="upload-sdk")["results"][0]
+    assert first["id"] == eid and first["freshness"]["verdict"] == "current"
+    assert "followed rename src/client.py -> src/conn.py" in first["freshness"]["reasons"][0]
+    sdk.write("src/conn.py", sdk.read("src/conn.py").replace('return {"url": url}', "return None"))
+    again = wctx.search(product.store, "connect dict", repo="upload-sdk")["results"][0]
+    assert again["freshness"]["verdict"] == "stale", again["freshness"]
+    assert wctx.verify(product.store, [eid])["items"][0]["verdict"] == "stale"
+
+
+def test_search_freshness_follows_commits_and_edits(product):
+    sdk = product.sdk
+    eid = capture(product, ["src/upload/upload.ts#formatSize"], claim="formatSize uses kB")
+
+    def shown():
+        (r,) = wctx.search(product.store, "formatSize", repo="upload-sdk")["results"]
+        assert r["id"] == eid
+        return r["freshness"]["verdict"]
+
+    assert shown() == "current"
+    path = "src/upload/upload.ts"
+    original = sdk.read(path)
+    sdk.write(path, original.replace('" kB"', '" KiB"'))
+    assert shown() == "stale"
+    sdk.write(path, original)
+    assert shown() == "current"
+    sdk.write(path, original.replace('" kB"', '" KiB"'))
+    sdk.commit("KiB")
+    assert shown() == "stale"
