@@ -444,3 +444,92 @@ def test_sessions_list_and_show(seeded, run_cli):
     assert shown.code == 0 and [e["id"] for e in shown.json["evidence"]] == [seeded.eid]
     missing = run_cli(["sessions", "show", "ses-nope"])
     assert missing.code == 1 and missing.err == "wctx: no session with id ses-nope\n"
+
+
+# ----------------------------------------------------------------------------------------------
+# Ranking
+# ----------------------------------------------------------------------------------------------
+
+
+def test_topology_orders_equal_matches_same_repo_direct_two_hops_workspace(product, git_repo):
+    store = product.store
+    site = git_repo("docs-site", {"index.md": "# docs\n"})
+    wctx.register_repo(store, site.path, workspace="uploads")
+    claim = "checksum mismatch on large uploads"
+    ids = {}
+    # Captured farthest first, so recency alone would put them in the opposite order.
+    for repo, cwd in (
+        ("docs-site", site),
+        ("api-gateway", product.gateway),
+        ("upload-sdk", product.sdk),
+        ("docs-ui", product.ui),
+    ):
+        ids[repo] = wctx.capture(store, [{"kind": "finding", "claim": claim, "repo": repo}], cwd=cwd.path)[
+            "evidence"
+        ][0]["id"]
+    res = wctx.search(store, "checksum mismatch", cwd=product.ui.path)
+    assert [r["repo"] for r in res["results"]] == ["docs-ui", "upload-sdk", "api-gateway", "docs-site"]
+    reasons = {r["repo"]: r["reasons"] for r in res["results"]}
+    assert "same repository" in reasons["docs-ui"]
+    assert "docs-ui uses upload-sdk (upstream dependency)" in reasons["upload-sdk"]
+    assert "2 hops via upload-sdk" in reasons["api-gateway"]
+    assert "same workspace uploads" in reasons["docs-site"]
+
+
+def test_stale_items_sink_but_stay_visible_and_labelled(product):
+    store, sdk = product.store, product.sdk
+    claim = "the client times out after thirty seconds"
+    keep = wctx.capture(
+        store,
+        [{"kind": "finding", "claim": claim, "repo": "upload-sdk", "files": ["src/client.py#retry_policy"]}],
+        cwd=sdk.path,
+    )
+    goes_stale = wctx.capture(
+        store,
+        [
+            {
+                "kind": "finding",
+                "claim": claim,
+                "repo": "upload-sdk",
+                "files": ["src/client.py#connect"],
+                "confidence": 0.9,
+            }
+        ],
+        cwd=sdk.path,
+    )
+    keep, goes_stale = keep["evidence"][0]["id"], goes_stale["evidence"][0]["id"]
+    before = [r["id"] for r in wctx.search(store, "client times out", repo="upload-sdk")["results"]]
+    assert before == [goes_stale, keep]  # higher stated confidence first while both are current
+    sdk.write("src/client.py", sdk.read("src/client.py").replace('return {"url": url}', "return None"))
+    sdk.commit("connect returns nothing")
+    after = wctx.search(store, "client times out", repo="upload-sdk")["results"]
+    assert [r["id"] for r in after] == [keep, goes_stale]
+    assert after[1]["freshness"]["verdict"] == "stale"
+    assert any(
+        reason.startswith("stale: src/client.py#connect changed in 1 commit")
+        for reason in after[1]["reasons"]
+    )
+
+
+def test_rank_fts_ignores_topology(product):
+    store = product.store
+    near = wctx.capture(
+        store, [{"kind": "note", "claim": "cache warmup", "repo": "docs-ui"}], cwd=product.ui.path
+    )["evidence"][0]["id"]
+    far = wctx.capture(
+        store,
+        [
+            {
+                "kind": "note",
+                "claim": "cache warmup cache warmup",
+                "detail": "cache warmup again",
+                "repo": "api-gateway",
+            }
+        ],
+        cwd=product.gateway.path,
+    )["evidence"][0]["id"]
+    topo = [r["id"] for r in wctx.search(store, "cache warmup", cwd=product.ui.path)["results"]]
+    fts = wctx.search(store, "cache warmup", cwd=product.ui.path, rank="fts")
+    assert set(topo) == set(r["id"] for r in fts["results"]) == {near, far}
+    assert topo[0] == near
+    assert fts["rank"] == "fts"
