@@ -3707,6 +3707,7 @@ _CODEX_LINE_TYPES = frozenset(
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 _PLACEHOLDER = re.compile(r"^\[(?:REDACTED|TRIMMED)[A-Z_]*(?: [^\]]*)?\]$|^\[trimmed for fixture\]$", re.I)
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 def is_redacted_value(value):
@@ -3929,9 +3930,27 @@ def parse_transcript(path, agent="auto"):
         _parse_claude_subagents(path, rec)
     else:
         _parse_codex(path, rec)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if detected == AGENT_CLAUDE_CODE and _UUID.match(stem):
+        # Claude Code names each transcript after its session (what hooks and
+        # CLAUDE_CODE_SESSION_ID call it); a resumed session's file may start with older ids.
+        rec.external_id = stem
     if rec.external_id is None:
-        rec.external_id = os.path.splitext(os.path.basename(path))[0]
+        rec.external_id = stem
     return rec
+
+
+def session_transcript_path(path):
+    """The file to import for ``path``: itself, or for a Claude Code subagent file
+    (<session>/subagents/agent-*.jsonl) the session file it belongs to."""
+    path = os.path.abspath(path)
+    folder = os.path.dirname(path)
+    if os.path.basename(folder) != "subagents":
+        return path
+    parent = os.path.dirname(folder) + ".jsonl"
+    if not os.path.isfile(parent):
+        raise UsageError("%s is a subagent transcript and its session file %s is missing" % (path, parent))
+    return parent
 
 
 def _is_record_evidence(name):
@@ -4431,12 +4450,12 @@ def import_transcript(store, path, agent="auto", force=False):
     per-repository provenance; explicit record_evidence calls become evidence. Idempotent.
 
     Returns {"session", "agent", "external_id", "transcript", "status": "imported"|"extended"|
-    "unchanged", "files", "repos", "commands", "errors", "subagents", "evidence", "bad_lines",
+    "reimported"|"unchanged", "files", "repos", "commands", "errors", "subagents", "evidence", "bad_lines",
     "warnings"}.
     """
-    path = os.path.abspath(path)
     if not os.path.isfile(path):
-        raise NotFoundError("no transcript at %s" % path)
+        raise NotFoundError("no transcript at %s" % os.path.abspath(path))
+    path = session_transcript_path(path)
     repos = _repos(store)
     size, head = _transcript_fingerprint(path)
     key = _repos_key(repos)
@@ -4539,7 +4558,8 @@ def _store_transcript(store, rec, repos, size, head, key):
             )
         else:
             sid = row["id"]
-            status = "extended" if store.one("SELECT 1 FROM session_imports WHERE session_id = ?", (sid,)) else "imported"
+            prev = store.one("SELECT lines FROM session_imports WHERE session_id = ?", (sid,))
+            status = "imported" if prev is None else ("extended" if rec.lines > prev["lines"] else "reimported")
             started = min(x for x in (row["started_at"], rec.started_at) if x) if (row["started_at"] or rec.started_at) else None
             ended = max(x for x in (row["ended_at"], rec.ended_at) if x) if (row["ended_at"] or rec.ended_at) else None
             store.db.execute(
@@ -4619,6 +4639,20 @@ def _import_evidence_calls(store, sid, rec, warnings):
             store.db.execute("UPDATE sessions SET ended_at = ? WHERE id = ? AND ? IS NOT NULL",
                              (rec.ended_at, sid, rec.ended_at))
     return out
+
+
+def sessions_touching(store, repo, path, cwd=None, limit=20):
+    """Sessions whose imported transcript read or edited ``path`` of ``repo`` ("session X edited
+    src/upload.ts in upload-sdk"), most recent first."""
+    r = resolve_repo(store, repo, cwd=cwd)
+    rel, _ = repo_relative_path(r.path, path, cwd=cwd)
+    rows = store.all(
+        "SELECT f.reads, f.edits, s.* FROM session_files f JOIN sessions s ON s.id = f.session_id "
+        "WHERE f.repo_id = ? AND f.path = ? ORDER BY coalesce(s.ended_at, s.created_at) DESC LIMIT ?",
+        (r.id, rel, int(limit)),
+    )
+    return {"repo": r.name, "path": rel,
+            "sessions": [dict(_session_dict(row), reads=row["reads"], edits=row["edits"]) for row in rows]}
 
 
 def import_transcripts(store, paths, agent="auto", force=False, progress=None):
@@ -4729,10 +4763,11 @@ def wctx_command_path():
     return here
 
 
-def hook_command(python="python3"):
+def hook_command(python="python3", home=None):
     import shlex
 
-    return "%s %s import --hook" % (python, shlex.quote(wctx_command_path()))
+    pinned = " --home %s" % shlex.quote(os.path.abspath(os.path.expanduser(home))) if home else ""
+    return "%s %s%s import --hook" % (python, shlex.quote(wctx_command_path()), pinned)
 
 
 def hook_settings_path(agent, env=None):
@@ -4767,17 +4802,25 @@ def _load_settings(path):
     return text, data
 
 
-def _write_settings(path, old_text, data):
-    """Write settings atomically; keep the previous file as <name>.wctx-backup. Returns (diff, backup)."""
+def _settings_text(data):
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _settings_diff(path, old_text, data):
     import difflib
 
-    new_text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    diff = "".join(
+    return "".join(
         difflib.unified_diff(
-            (old_text or "").splitlines(True), new_text.splitlines(True),
+            (old_text or "").splitlines(True), _settings_text(data).splitlines(True),
             fromfile=path if old_text is not None else "/dev/null", tofile=path,
         )
     )
+
+
+def _write_settings(path, old_text, data):
+    """Write settings atomically; keep the previous file as <name>.wctx-backup. Returns (diff, backup)."""
+    new_text = _settings_text(data)
+    diff = _settings_diff(path, old_text, data)
     backup = None
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     if old_text is not None:
@@ -4791,12 +4834,12 @@ def _write_settings(path, old_text, data):
     return diff, backup
 
 
-def install_hook(agent, settings=None, env=None, python="python3", dry_run=False):
+def install_hook(agent, settings=None, env=None, python="python3", dry_run=False, home=None):
     """Add wctx's import hook to the agent's settings (idempotent). Returns {"agent", "settings",
     "event", "command", "changed", "diff", "backup", "notes"}."""
     path = os.path.abspath(settings) if settings else hook_settings_path(agent, env)
     event = HOOK_EVENTS[agent]
-    command = hook_command(python)
+    command = hook_command(python, home)
     old_text, data = _load_settings(path)
     new = json.loads(json.dumps(data))
     hooks = new.setdefault("hooks", {})
@@ -4826,10 +4869,7 @@ def install_hook(agent, settings=None, env=None, python="python3", dry_run=False
     if result["changed"] and not dry_run:
         result["diff"], result["backup"] = _write_settings(path, old_text, new)
     elif result["changed"]:
-        import difflib
-
-        result["diff"] = "".join(difflib.unified_diff(
-            (old_text or "").splitlines(True), (json.dumps(new, indent=2) + "\n").splitlines(True), path, path))
+        result["diff"] = _settings_diff(path, old_text, new)
     return result
 
 
@@ -4860,6 +4900,8 @@ def uninstall_hook(agent, settings=None, env=None, dry_run=False):
               "diff": "", "backup": None}
     if removed and not dry_run:
         result["diff"], result["backup"] = _write_settings(path, old_text, new)
+    elif removed:
+        result["diff"] = _settings_diff(path, old_text, new)
     return result
 
 
@@ -6098,6 +6140,7 @@ def cmd_sessions(args, store):
     Examples:
       wctx sessions                    (most recent first; --repo NAME for one repository's)
       wctx sessions show ses-1a2b      (agent, cwd, branch, time span, files per repo, commands, errors, evidence)
+      wctx sessions --file src/upload.ts --repo upload-sdk   (sessions that read or edited it)
     """
     if args.action == "show":
         if not args.session_id:
@@ -6108,6 +6151,16 @@ def cmd_sessions(args, store):
         return 0
     if args.session_id:
         raise UsageError("unexpected argument %r (did you mean: wctx sessions show %s?)" % (args.session_id, args.session_id))
+    if args.file:
+        res = sessions_touching(store, args.repo, args.file, limit=args.limit)
+        text = "\n".join(
+            "%s  %-11s %s %s:%s  %s%s"
+            % (s["id"], s["agent"], "edited" if s["edits"] else "read", res["repo"], res["path"], s["ended_at"] or "",
+               "  " + s["summary"][:60] if s["summary"] else "")
+            for s in res["sessions"]
+        ) or "no imported session read or edited %s:%s" % (res["repo"], res["path"])
+        emit(args, res, text)
+        return 0
     sessions = list_sessions(store, repo=args.repo, limit=args.limit)
     ids = [s["id"] for s in sessions]
     counts = {}
@@ -6154,7 +6207,8 @@ def cmd_hooks(args, store):
     if not args.agent:
         raise UsageError("hooks %s needs an agent: %s" % (args.action, " or ".join(TRANSCRIPT_AGENTS)))
     if args.action == "install":
-        res = install_hook(args.agent, settings=args.settings, python=args.python, dry_run=args.dry_run)
+        res = install_hook(args.agent, settings=args.settings, python=args.python, dry_run=args.dry_run,
+                           home=args.home)
         head = "%s %s hook in %s: %s" % (
             "would add" if args.dry_run and res["changed"] else ("added" if res["changed"] else "already present:"),
             res["event"], res["settings"], res["command"])
@@ -6405,6 +6459,7 @@ def build_parser():
     p.add_argument("action", nargs="?", choices=("list", "show"), default="list")
     p.add_argument("session_id", nargs="?")
     p.add_argument("--repo")
+    p.add_argument("--file", metavar="PATH", help="only sessions whose transcript read or edited this file")
     p.add_argument("--limit", type=int, default=20)
 
     p = command("import", cmd_import)

@@ -197,3 +197,14 @@ def test_the_installed_command_runs(run_cli, git_repo, store, wctx_home, agent_d
     )
     assert proc.returncode == 0
     assert [s["agent"] for s in wctx.list_sessions(store)] == ["claude-code"]
+
+
+def test_home_is_pinned_into_the_hook_and_uninstall_dry_run_shows_the_removal(run_cli, agent_dirs, tmp_path):
+    claude, _ = agent_dirs
+    home = tmp_path / "team home"
+    assert run_cli(["--home", home, "hooks", "install", "claude-code"]).code == 0
+    command = load(claude / "settings.json")["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
+    assert command.endswith(" --home '%s' import --hook" % home)
+    r = run_cli(["hooks", "uninstall", "claude-code", "--dry-run"])
+    assert r.code == 0 and "would remove 1" in r.out and "-" in r.out
+    assert load(claude / "settings.json")["hooks"]["SessionEnd"]

@@ -183,7 +183,7 @@ def test_importing_twice_is_idempotent(repos, store, tmp_path):
     again = wctx.import_transcript(store, path)
     assert again["status"] == "unchanged" and again["session"] == first["session"]
     forced = wctx.import_transcript(store, path, force=True)
-    assert forced["session"] == first["session"]
+    assert forced["session"] == first["session"] and forced["status"] == "reimported"
     assert _row_counts(store) == before
 
 
@@ -226,6 +226,9 @@ def test_subagents_are_part_of_their_session(repos, store, tmp_path):
     s = wctx.get_session(store, res["results"][0]["session"])["session"]
     assert s["ended_at"] == "2026-03-03T08:03:05.000Z"  # the compaction subagent ran last
     assert main.endswith("claude_subagents.jsonl")
+    # Naming a subagent file imports the session it belongs to, never a session of its own.
+    sub = wctx.import_transcript(store, str(base / "claude_subagents" / "subagents" / "agent-a111111.jsonl"))
+    assert sub["session"] == res["results"][0]["session"] and sub["status"] == "unchanged"
 
 
 # -- refused formats -------------------------------------------------------------------------------
@@ -396,3 +399,16 @@ def test_planted_secrets_never_reach_the_database_file(repos, store, wctx_home, 
     assert b"./deploy.sh" in blobs and b"key.pem" in blobs  # the commands themselves are in these bytes
     for secret in PLANTED:
         assert secret.encode() not in blobs, secret
+
+
+def test_sessions_that_touched_a_file(run_cli, repos, tmp_path):
+    a, b, outside = repos
+    path = render("claude_multi_repo.jsonl", tmp_path / "t", a=a, b=b, outside=outside)
+    sid = run_cli(["import", "--json", path]).json["results"][0]["session"]
+    r = run_cli(["sessions", "--file", "src/upload.py", "--repo", "repo-b"])
+    assert r.code == 0, r
+    assert r.out.startswith(sid) and "edited repo-b:src/upload.py" in r.out
+    data = run_cli(["sessions", "--file", "app/main.py", "--repo", "repo-a", "--json"]).json
+    assert [(s["id"], s["reads"], s["edits"]) for s in data["sessions"]] == [(sid, 1, 1)]
+    r = run_cli(["sessions", "--file", "src/upload.py"], cwd=a.path)  # repo-a's, which has none
+    assert r.code == 0 and r.out.strip() == "no imported session read or edited repo-a:src/upload.py"
