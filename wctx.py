@@ -2918,15 +2918,34 @@ def _word_hits(terms, text):
 _STAMP_RE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
 
 
+_DAY_SECONDS = {}  # {(year, month, day): seconds since the epoch at 00:00 UTC}
+
+
+def _utc_day_seconds(y, mo, d):
+    """Seconds since 1970-01-01 of 00:00 UTC on a proleptic Gregorian date (days-from-civil)."""
+    key = (y, mo, d)
+    if key not in _DAY_SECONDS:
+        yy = y - (mo <= 2)
+        era = yy // 400
+        yoe = yy - era * 400
+        doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
+        days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+        if len(_DAY_SECONDS) < 100000:
+            _DAY_SECONDS[key] = days * 86400
+        return days * 86400
+    return _DAY_SECONDS[key]
+
+
 def _recency_bonus(created_at, now):
-    # Parsed by hand: time.strptime costs ~20 us a call, and search scores every candidate.
+    # Parsed by hand and converted as UTC (the stamp's Z), without time.strptime/mktime: search
+    # scores every candidate, and those cost ~20 us a call.
     m = _STAMP_RE.match(created_at) if isinstance(created_at, str) else None
     if m is None:
         return 0.0
     y, mo, d, hh, mi, ss = (int(g) for g in m.groups())
     if not (1 <= mo <= 12 and 1 <= d <= 31 and hh <= 23 and mi <= 59 and ss <= 61):
         return 0.0
-    ts = time.mktime((y, mo, d, hh, mi, ss, 0, 1, -1)) - time.timezone
+    ts = _utc_day_seconds(y, mo, d) + hh * 3600 + mi * 60 + ss
     age_days = max(0.0, (now - ts) / 86400.0)
     return RANK_RECENCY_BONUS * (0.5 ** (age_days / RANK_RECENCY_HALF_LIFE_DAYS))
 
