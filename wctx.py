@@ -2906,10 +2906,11 @@ def _word_hits(terms, text):
     for w in list(words):
         if not (w.isalpha() and w.isascii()):  # a lower-case ASCII word splits into itself
             words.update(p.lower() for p in split_identifier(w))
+    starts = "\n" + "\n".join(words)  # "\n" + form occurs in it iff some word starts with form
     hits = []
     for t in terms:
         for form in match_forms(t):
-            if form in words or (len(form) >= 3 and any(w.startswith(form) for w in words)):
+            if form in words or (len(form) >= 3 and "\n" + form in starts):
                 hits.append(t)
                 break
     return hits
