@@ -2540,13 +2540,15 @@ def _cache_key(repos, anchors, heads=None):
     return hashlib.sha1("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def freshness_of(store, rids, use_cache=True):
+def freshness_of(store, rids, use_cache=True, anchors=None):
     """{rid: {"verdict", "reasons"[, "anchors"]}}: cached where nothing checkable changed, else
-    computed in one batch (and cached)."""
+    computed in one batch (and cached). ``anchors`` ({rid: [anchor rows]}, as _load_anchors
+    returns) saves loading them again when the caller has them."""
     rids = list(dict.fromkeys(rids))
     if not rids:
         return {}
-    anchors = _load_anchors(store, rids)
+    if anchors is None:
+        anchors = _load_anchors(store, rids)
     repos = {r.id: r for r in _repos(store)}
     heads = {}
     keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
@@ -3116,17 +3118,21 @@ def search(
 
     # Freshness only lowers a score, so fetching it for the current top until the top is stable
     # gives the same order as fetching it for every candidate.
+    anchors = {}  # loaded once per item, for freshness and for the results
     while True:
         top = sorted(candidates, key=lambda r: (-final(r), -r))[:limit]
         missing = [rid for rid in top if rid not in fresh]
         if not missing:
             break
-        fresh.update(freshness_of(store, missing))
+        anchors.update(_load_anchors(store, missing))
+        fresh.update(freshness_of(store, missing, anchors=anchors))
         if rank == "fts":
             break
 
     rows = _evidence_rows(store, top)
-    anchors = _load_anchors(store, top)
+    unloaded = [rid for rid in top if rid not in anchors]
+    if unloaded:
+        anchors.update(_load_anchors(store, unloaded))
     results = []
     for rid in top:
         row = rows[rid]
