@@ -1174,6 +1174,9 @@ def _mask_source(source, language):
             line_start = True
             i += 1
             continue
+        if line_start and language == "ruby" and re.match(r"__END__[ \t\r]*$", source[i : i + 10]):
+            blank(i, n)  # what follows __END__ is data, not code
+            break
         if line_start and language == "ruby" and source.startswith("=begin", i):
             j = source.find("\n=end", i)
             j = n if j < 0 else j + 5
@@ -1290,6 +1293,7 @@ def _mask_source(source, language):
                     term = re.compile(r"^[ \t]*" + re.escape(m.group(3)) + r"[ \t]*$", re.M)
                     found = term.search(source, body + 1)
                     end = n if found is None else found.end()
+                    blank(i, i + len(m.group(0)))  # the opener may stand alone at column 0
                     blank(body + 1, end)
                     i = body
                     continue
@@ -1327,7 +1331,7 @@ _TYPE_KEYWORDS = (
 def _patterns(name, language):
     """(kind, regex) definition patterns for ``name``; kind is "func", "type" or "value"."""
     n = re.escape(name)
-    end = r"(?![\w$?!])" if language == "ruby" else r"(?![\w$])"
+    end = r"(?![\w$?!=])" if language == "ruby" else r"(?![\w$])"  # Ruby: x is not x= nor x?
     if language == "ruby":
         return [
             (
@@ -1635,7 +1639,7 @@ def _find_pass(index, name, lo, hi, containers_only, bodiless):
                 start = _line_start(masked, m.start())
                 name_at = masked.rfind(name, m.start(), m.end())
                 before = masked[start:name_at]
-                if kind == "func" and pattern.pattern.startswith("^"):
+                if kind == "func" and pattern.pattern.startswith("^") and language != "ruby":  # C-style
                     if "=" in before or _CALL_LIKE.search(before) or before.rstrip().endswith((".", "->")):
                         continue
                     if re.search(r"[^\w\s$<>\[\],.*&:~?()]", before.strip()):
@@ -6057,7 +6061,7 @@ def format_session(res, limit=20):
         lines.append("title:    " + act["title"])
     if s.get("summary"):
         lines.append("summary:  " + s["summary"])
-    lines.append("ran in:   %s  (repo %s, branch %s)" % (s["cwd"] or "?", s["repo"] or "none registered", s["branch"] or "?"))
+    lines.append("ran in:   %s  (%s, branch %s)" % (s["cwd"] or "?", "repo " + s["repo"] if s["repo"] else "no registered repository", s["branch"] or "?"))
     lines.append("time:     %s .. %s" % (s["started_at"] or "?", s["ended_at"] or "?"))
     if act:
         lines.append(
@@ -6075,12 +6079,17 @@ def format_session(res, limit=20):
             )
         if not act["repos"]:
             lines.append("  (none registered)")
-        lines.append("files (%d):" % len(act["files"]))
-        for f in act["files"][:limit]:
-            where = "%s:%s" % (f["repo"], f["path"]) if f["repo"] else "%s  (outside every registered repository)" % f["path"]
-            lines.append("  %s  read %d, edited %d" % (where, f["reads"], f["edits"]))
-        if len(act["files"]) > limit:
-            lines.append("  … %d more (--json for all)" % (len(act["files"]) - limit))
+        inside = [f for f in act["files"] if f["repo"]]
+        outside = [f for f in act["files"] if not f["repo"]]
+        for title, group in (("files in registered repositories", inside), ("outside every registered repository", outside)):
+            if not group and title.startswith("outside"):
+                continue
+            lines.append("%s (%d):" % (title, len(group)))
+            for f in group[:limit]:
+                where = "%s:%s" % (f["repo"], f["path"]) if f["repo"] else f["path"]
+                lines.append("  %s  read %d, edited %d" % (where, f["reads"], f["edits"]))
+            if len(group) > limit:
+                lines.append("  … %d more (--json for all)" % (len(group) - limit))
         lines.append("commands (%d):" % len(act["commands"]))
         for c in act["commands"][:limit]:
             text = c["command"].splitlines()[0] if c["command"] else ""
