@@ -1129,7 +1129,8 @@ _MULTILINE_STRINGS = frozenset({"rust", "ruby", "php", "python", "swift"})
 _TRIPLE_QUOTES = frozenset({"python", "kotlin", "java", "swift", "scala", "csharp"})
 # Keywords after which '/' starts a JavaScript regular expression rather than a division.
 _JS_REGEX_KEYWORDS = frozenset({"return", "typeof", "case", "do", "else", "in", "of", "new", "delete",
-                                "void", "throw", "yield", "await", "instanceof"})  # fmt: skip
+                                "void", "throw", "yield", "await", "instanceof", "if", "unless", "when",
+                                "and", "or", "not", "then", "elsif", "while", "until"})  # fmt: skip
 
 
 def language_of(path):
@@ -1159,6 +1160,34 @@ def _mask_source(source, language):
                 return j + len(quote)
             if ch == "\n" and not multiline:
                 return j
+            j += 1
+        return n
+
+    def skip_interpolated(i):
+        """Index just past a Ruby "string" whose #{...} may hold quotes and strings of its own."""
+        j = i + 1
+        while j < n:
+            ch = source[j]
+            if ch == "\\":
+                j += 2
+                continue
+            if ch == '"':
+                return j + 1
+            if ch == "#" and source.startswith("#{", j):
+                depth, j = 1, j + 2
+                while j < n and depth:
+                    inner = source[j]
+                    if inner == "{":
+                        depth += 1
+                    elif inner == "}":
+                        depth -= 1
+                    elif inner == '"':
+                        j = skip_interpolated(j) - 1
+                    elif inner == "'":
+                        close = source.find("'", j + 1)
+                        j = n if close < 0 else close
+                    j += 1
+                continue
             j += 1
         return n
 
@@ -1214,9 +1243,14 @@ def _mask_source(source, language):
             i = j
             continue
         if (
-            language in ("javascript", "typescript")
+            language in ("javascript", "typescript", "ruby")
             and c == "/"
-            and (last_code in "(,=:[!&|?{};+-*%<>~^" or last_word in _JS_REGEX_KEYWORDS)
+            and (
+                last_code in "(,=:[!&|?{};+-*%<>~^"
+                or last_word in _JS_REGEX_KEYWORDS
+                # Ruby: `split /,/` is a call with a regex argument, `a / b` a division
+                or (language == "ruby" and source[i - 1 : i] == " " and source[i + 1 : i + 2] not in (" ", "="))
+            )
         ):
             j, in_class = i + 1, False
             while j < n and source[j] != "\n":
@@ -1280,7 +1314,9 @@ def _mask_source(source, language):
                 else:
                     end = skip_string(i, '"', False)
             else:
-                end = skip_string(i, c, language in _MULTILINE_STRINGS)
+                end = skip_interpolated(i) if language == "ruby" and c == '"' else skip_string(
+                    i, c, language in _MULTILINE_STRINGS
+                )
             blank(start + 1, end - 1)
             i = end
             last_code, last_word = c, ""
