@@ -4286,6 +4286,13 @@ def _parse_codex(path, rec):
             continue
         if kind != "event_msg":
             continue
+        if ptype == "item_completed" and isinstance(payload.get("item"), dict):
+            # Newer rollouts report finished items; the same facts as the two events below.
+            item = payload["item"]
+            if item.get("type") == "FileChange":
+                ptype, payload = "patch_apply_end", dict(item, call_id=item.get("id"), success=item.get("status") != "failed")
+            elif item.get("type") == "CommandExecution":
+                ptype, payload = "exec_command_end", dict(item, call_id=item.get("id"))
         if ptype == "patch_apply_end":
             changes = payload.get("changes") if isinstance(payload.get("changes"), dict) else {}
             paths = list(changes)

@@ -412,3 +412,13 @@ def test_sessions_that_touched_a_file(run_cli, repos, tmp_path):
     assert [(s["id"], s["reads"], s["edits"]) for s in data["sessions"]] == [(sid, 1, 1)]
     r = run_cli(["sessions", "--file", "src/upload.py"], cwd=a.path)  # repo-a's, which has none
     assert r.code == 0 and r.out.strip() == "no imported session read or edited repo-a:src/upload.py"
+
+
+def test_codex_item_completed_records_are_read(repos, store, tmp_path):
+    a, b, outside = repos
+    path = render("codex_items.jsonl", tmp_path, a=a, b=b, commit_a=a.head)
+    act = activity(store, wctx.import_transcript(store, path)["session"])
+    upload = file_row(act, "repo-b", "src/upload.py")
+    assert (upload["reads"], upload["edits"]) == (1, 1)
+    assert [(c["command"], c["repo"]) for c in act["commands"]] == [("cat src/upload.py", "repo-b")]
+    assert [e["tool"] for e in act["errors"]] == ["shell"]
