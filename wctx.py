@@ -6179,9 +6179,11 @@ def format_import(res):
 
 
 def cmd_import(args, store):
-    """Import agent session transcripts: where each session ran, which files of which repositories
-    it read and edited, the commands it ran, with provenance per repository. Findings are never
-    guessed from the transcript's prose; only explicit record_evidence calls become evidence.
+    """Import Claude Code and Codex session transcripts: what each session did, per repository.
+
+    Where each session ran, which files of which repositories it read and edited, the commands it
+    ran, with provenance per repository. Findings are never guessed from the transcript's prose;
+    only explicit record_evidence calls become evidence.
 
     Examples:
       wctx import ~/.claude/projects/-home-me-src-app/0ccf1a04-….jsonl
