@@ -1065,7 +1065,7 @@ def repo_relative_path(repo_root, path, cwd=None):
     if not (real == root or real.startswith(root + os.sep)):
         raise UsageError("path %s leads outside repository %s (through a symlink)" % (path, root))
     rel = os.path.relpath(normal, root).replace(os.sep, "/")
-    if rel == ".git" or rel.startswith(".git/"):
+    if ".git" in rel.split("/"):  # this repository's, or a nested repository's or submodule's
         raise UsageError("path %s is inside the .git directory" % path)
     return rel, real
 
@@ -2292,6 +2292,8 @@ def _parse_file_spec(spec, repos, item_repo, cwd):
     if repo is None:
         raise UsageError("cannot tell which repository %s belongs to; pass --repo NAME" % spec)
     rel, real = repo_relative_path(repo.path, path, cwd=cwd)
+    if os.path.isdir(real):
+        raise UsageError("%s is a directory in %s; cite a file" % (rel, repo.name))
     if not os.path.isfile(real):
         raise UsageError("%s does not exist in %s" % (rel, repo.name))
     return repo, rel, real, symbol
