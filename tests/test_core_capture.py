@@ -642,3 +642,28 @@ def test_git_environment_variables_do_not_redirect_provenance(product, run_wctx)
     assert {a["commit"] for a in anchors} == {product.sdk.head}
     cited = [a for a in anchors if a["path"]]
     assert cited[0]["blob"] == product.sdk.blob("src/client.py") and cited[0]["dirty"] is False
+
+
+def test_paths_into_a_nested_git_directory_are_refused(product, run_cli):
+    sdk = product.sdk
+    nested = sdk.file("vendor/lib")
+    os.makedirs(nested)
+    from conftest import git
+
+    git(nested, "init", "-q")
+    with open(os.path.join(nested, "lib.py"), "w") as fh:
+        fh.write("def f():\n    return 1\n")
+    before = db_snapshot(product.store.home)
+    for spec in ("vendor/lib/.git/config", "vendor/lib/.git/HEAD"):
+        res = run_cli(["capture", "--note", "x", "--file", spec], cwd=sdk.path)
+        one_line_error(res, 2)
+        assert "inside the .git directory" in res.err
+    assert db_snapshot(product.store.home) == before
+
+
+def test_a_directory_is_not_a_file(product, run_cli):
+    before = db_snapshot(product.store.home)
+    res = run_cli(["capture", "--note", "x", "--file", "src"], cwd=product.sdk.path)
+    one_line_error(res, 2)
+    assert "src is a directory" in res.err
+    assert db_snapshot(product.store.home) == before
