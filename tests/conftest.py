@@ -138,6 +138,12 @@ def wctx_home(tmp_path, monkeypatch):
     """A fresh, empty store directory for this test, exported as $WCTX_HOME."""
     home = tmp_path / "wctx-home"
     monkeypatch.setenv("WCTX_HOME", str(home))
+    # Hermetic: a capture run from inside an agent session (these tests run under Claude Code or
+    # Codex too) must not join that session or read the agent's transcripts.
+    for var in ("CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID", "CLAUDECODE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "no-claude-config"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no-codex-home"))
     return str(home)
 
 
