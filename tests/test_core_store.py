@@ -388,3 +388,45 @@ def test_parallel_captures_into_one_session_accumulate(product):
         assert p.returncode == 0 and err == b"", err.decode()
     claims = [e["claim"] for e in wctx.get_session(product.store, sid)["evidence"]]
     assert sorted(claims) == sorted(["start"] + ["appended %d" % n for n in range(6)])
+
+
+def test_readers_and_writers_at_once(product):
+    """Searches and verifies (which refresh the freshness cache) alongside captures."""
+    home = product.store.home
+    for n in range(3):
+        wctx.capture(
+            product.store,
+            [
+                {
+                    "kind": "finding",
+                    "claim": "seed %d connect" % n,
+                    "repo": "upload-sdk",
+                    "files": ["src/client.py#connect"],
+                }
+            ],
+            cwd=product.sdk.path,
+        )
+    argvs = []
+    for n in range(4):
+        argvs.append(
+            [
+                "capture",
+                "--finding",
+                "mixed %d connect" % n,
+                "--repo",
+                "upload-sdk",
+                "--file",
+                "src/client.py#connect",
+            ]
+        )
+        argvs.append(["search", "connect", "--json"])
+        argvs.append(["verify", "--json"])
+        argvs.append(["search", "has anyone looked at this?", "--json"])
+    procs = [_spawn(argv, product.sdk.path, home) for argv in argvs]
+    for argv, p in zip(argvs, procs):
+        out, err = p.communicate()
+        assert p.returncode == 0, (argv, err.decode())
+        assert err == b"", (argv, err.decode())
+    claims = {r["claim"] for r in product.store.all("SELECT claim FROM evidence")}
+    assert {"mixed %d connect" % n for n in range(4)} <= claims
+    assert len(claims) == 7
