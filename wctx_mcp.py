@@ -1327,19 +1327,15 @@ class Connection:
 
 
 def dumps(message):
-    """Compact JSON on one line. Lone surrogates cannot be UTF-8: fall back to ASCII escapes."""
-    try:
-        return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-    except UnicodeEncodeError:  # pragma: no cover - ensure_ascii=False does not encode
-        return json.dumps(message, separators=(",", ":"))
+    """Compact JSON on one line (JSON escapes every newline inside strings)."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def _encode(message):
-    text = dumps(message)
     try:
-        return text.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:
-        return json.dumps(message, separators=(",", ":")).encode("ascii") + b"\n"
+        return dumps(message).encode("utf-8") + b"\n"
+    except UnicodeEncodeError:  # a lone surrogate cannot be UTF-8: send ASCII escapes instead
+        return json.dumps(message, separators=(",", ":"), default=str).encode("ascii") + b"\n"
 
 
 class _Oversized:

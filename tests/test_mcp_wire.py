@@ -135,6 +135,9 @@ def test_invalid_utf8_is_a_parse_error(server):
     server.send_raw(b'{"jsonrpc": "2.0", "id": 1, "method": "pi\xff\xfeng"}\n')
     assert error_code(server.recv()) == -32700
     assert server.request("ping")["result"] == {}
+    # A lone surrogate escaped in the JSON is valid input; the reply still goes out as valid UTF-8.
+    server.send_raw(b'{"jsonrpc": "2.0", "id": "\\ud800-x", "method": "ping"}\n')
+    assert server.recv() == {"jsonrpc": "2.0", "id": "\ud800-x", "result": {}}
 
 
 def test_crlf_line_endings_and_blank_lines_are_tolerated(server):
