@@ -5967,14 +5967,21 @@ def cmd_relations(args, store):
     return 0
 
 
-class _Ordered(__import__("argparse").Action):
-    """Keeps capture's flags in the order typed, so --repo/--file/--confidence attach to the item
-    flag before them."""
+@functools.lru_cache(maxsize=None)
+def _ordered_action():
+    # argparse classes are made on first use: importing argparse is ~1.5 ms that --version skips.
+    import argparse
 
-    def __call__(self, parser, namespace, values, option_string=None):
-        ordered = getattr(namespace, "ordered", None) or []
-        ordered.append((self.dest, values))
-        namespace.ordered = ordered
+    class _Ordered(argparse.Action):
+        """Keeps capture's flags in the order typed, so --repo/--file/--confidence attach to the item
+        flag before them."""
+
+        def __call__(self, parser, namespace, values, option_string=None):
+            ordered = getattr(namespace, "ordered", None) or []
+            ordered.append((self.dest, values))
+            namespace.ordered = ordered
+
+    return _Ordered
 
 
 ITEM_FLAGS = {
@@ -6431,17 +6438,24 @@ def cmd_eval_retrieval(args, store):
 NO_STORE_COMMANDS = {"demo", "doctor", "eval", "mcp", "mcp-info", "instructions"}
 
 
-class _Parser(__import__("argparse").ArgumentParser):
-    """argparse with one-line errors and exit code 2."""
+@functools.lru_cache(maxsize=None)
+def _parser_class():
+    import argparse
 
-    def error(self, message):
-        sys.stderr.write("wctx: %s (see: %s --help)\n" % (message, self.prog))
-        sys.exit(2)
+    class _Parser(argparse.ArgumentParser):
+        """argparse with one-line errors and exit code 2."""
+
+        def error(self, message):
+            sys.stderr.write("wctx: %s (see: %s --help)\n" % (message, self.prog))
+            sys.exit(2)
+
+    return _Parser
 
 
 def build_parser():
     import argparse
 
+    _Parser, _Ordered = _parser_class(), _ordered_action()
     parser = _Parser(prog="wctx", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version="wctx " + __version__)
     parser.add_argument("--home", help="store directory (default: $WCTX_HOME or ~/.wctx)")
