@@ -2013,9 +2013,19 @@ def register_repo(store, path, name=None, workspace=None):
                 "INSERT INTO repos(name, path, root_commit, added_at) VALUES (?, ?, ?, ?)",
                 (repo_name, top, root_commit, utc_now()),
             ).lastrowid
-            # Evidence kept from an earlier registration of this repo comes back with it.
-            store.db.execute("UPDATE evidence SET repo_id = ? WHERE repo_id IS NULL AND repo_name = ?", (repo_id, repo_name))
-            store.db.execute("UPDATE anchors SET repo_id = ? WHERE repo_id IS NULL AND repo_name = ?", (repo_id, repo_name))
+            # Evidence kept from an earlier registration of this repo comes back with it: same name
+            # and no conflicting root commit (another project's checkout named alike stays apart).
+            store.db.execute(
+                "UPDATE anchors SET repo_id = ? WHERE repo_id IS NULL AND repo_name = ? "
+                "AND (root_commit IS NULL OR ? IS NULL OR root_commit = ?)",
+                (repo_id, repo_name, root_commit, root_commit),
+            )
+            store.db.execute(
+                "UPDATE evidence SET repo_id = ? WHERE repo_id IS NULL AND repo_name = ? AND NOT EXISTS ("
+                "SELECT 1 FROM anchors a WHERE a.evidence_rid = evidence.rid AND a.repo_name = evidence.repo_name "
+                "AND a.repo_id IS NULL)",
+                (repo_id, repo_name),
+            )
             store.db.execute("UPDATE sessions SET repo_id = ? WHERE repo_id IS NULL AND repo_name = ?", (repo_id, repo_name))
         if workspace:
             ws = _workspace_id(store, workspace, create=True)
