@@ -288,3 +288,30 @@ def test_related_repositories_and_workspace_show(product, run_cli):
     missing = run_cli(["workspace", "show", "nope"])
     one_line_error(missing, 1)
     assert "unknown workspace 'nope'" in missing.err
+
+
+def test_another_project_registered_under_a_removed_name_does_not_inherit_its_evidence(
+    product, git_repo, tmp_path
+):
+    store = product.store
+    eid = _capture(
+        store,
+        "upload-sdk",
+        "formatSize rounds to one decimal",
+        product.ui.path,
+        files=["src/upload/upload.ts#formatSize"],
+    )
+    wctx.remove_repo(store, "upload-sdk")
+    impostor = git_repo(
+        "upload-sdk", {"src/upload/upload.ts": "// a different project\n"}, parent=tmp_path / "elsewhere"
+    )
+    assert impostor.head != product.sdk.head
+    wctx.register_repo(store, impostor.path, workspace="uploads")
+    assert wctx.search(store, "formatSize rounds", repo="upload-sdk")["results"] == []
+    item = wctx.get_evidence(store, eid)
+    assert item["freshness"]["verdict"] == "unknown"
+    # The real checkout, registered again, gets its evidence back.
+    wctx.remove_repo(store, "upload-sdk")
+    wctx.register_repo(store, product.sdk.path, workspace="uploads")
+    hits = wctx.search(store, "formatSize rounds", repo="upload-sdk")["results"]
+    assert [(h["id"], h["freshness"]["verdict"]) for h in hits] == [(eid, "current")]
