@@ -422,3 +422,33 @@ def test_codex_item_completed_records_are_read(repos, store, tmp_path):
     assert (upload["reads"], upload["edits"]) == (1, 1)
     assert [(c["command"], c["repo"]) for c in act["commands"]] == [("cat src/upload.py", "repo-b")]
     assert [e["tool"] for e in act["errors"]] == ["shell"]
+
+
+def _pyenv_pythons():
+    import glob
+
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    found = {}
+    for path in glob.glob(os.path.join(root, "versions", "3.*", "bin", "python")):
+        version = os.path.basename(os.path.dirname(os.path.dirname(path)))
+        parts = version.split(".")
+        if len(parts) == 3 and all(p.isdigit() for p in parts) and (3, 8) <= (int(parts[0]), int(parts[1])) <= (3, 13):
+            found["%s.%s" % (parts[0], parts[1])] = path
+    return [found[k] for k in sorted(found)]
+
+
+@pytest.mark.parametrize("python", _pyenv_pythons() or [None])
+def test_import_and_show_under_every_python(python, repos, tmp_path, wctx_home):
+    import subprocess
+
+    if python is None:
+        pytest.skip("no pyenv interpreters 3.8-3.13 on this machine")
+    a, b, outside = repos
+    path = render("codex_multi_repo.jsonl", tmp_path, a=a, b=b, commit_a=a.head)
+    script = os.path.join(os.path.dirname(FIXTURES), "..", "..", "wctx.py")
+    env = dict(os.environ, WCTX_HOME=wctx_home)
+    done = subprocess.run([python, script, "import", "--json", path], env=env, capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr
+    sid = json.loads(done.stdout)["results"][0]["session"]
+    done = subprocess.run([python, script, "sessions", "show", sid], env=env, capture_output=True, check=False)
+    assert done.returncode == 0 and b"repo-b:src/upload.py  read 1, edited 1" in done.stdout, done.stderr
