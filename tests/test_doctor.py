@@ -202,3 +202,38 @@ def test_search_says_fts5_is_missing_in_one_line(product, run_cli, monkeypatch, 
 def test_service_layer_raises_a_wctx_error_not_sqlite_error(no_fts5, wctx_home):
     with pytest.raises(wctx.WctxError, match="without FTS5"):
         wctx.open_store(wctx_home)
+
+
+def test_mcp_search_tool_says_fts5_is_missing(no_fts5, wctx_home):
+    import io
+    import json
+
+    import wctx_mcp
+
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "search_evidence", "arguments": {"query": "upload"}},
+        },
+    ]
+    stdin = io.BytesIO("".join(json.dumps(m) + "\n" for m in messages).encode("utf-8"))
+    stdout = io.BytesIO()
+    wctx_mcp.main([], core=wctx, home=wctx_home, stdin=stdin, stdout=stdout)
+    replies = {r.get("id"): r for r in map(json.loads, stdout.getvalue().splitlines())}
+    result = replies[2]["result"]
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert "was built without FTS5" in text and "Traceback" not in text
