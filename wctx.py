@@ -1197,10 +1197,14 @@ def _mask_source(source, language):
     last_word = ""
     i = 0
     line_start = True
+    heredoc_end = None  # a Ruby heredoc opened on this line: its body ends there
     while i < n:
         c = source[i]
         if c == "\n":
             line_start = True
+            if heredoc_end is not None:  # the rest of the opener's line is done: skip the body
+                i, heredoc_end = heredoc_end, None
+                continue
             i += 1
             continue
         if line_start and language == "ruby" and re.match(r"__END__[ \t\r]*$", source[i : i + 10]):
@@ -1214,6 +1218,10 @@ def _mask_source(source, language):
             continue
         if c not in " \t\r":
             line_start = False
+        if language == "ruby" and c == "$" and source[i + 1 : i + 2] in tuple("`'\"/\\;,.<>!@&~=*$?:"):
+            i += 2  # a special global ($` $' $/ ...), not the start of a string or a regex
+            last_code, last_word = "a", ""
+            continue
         if slash and c == "/" and i + 1 < n and source[i + 1] == "/":
             j = source.find("\n", i)
             j = n if j < 0 else j
@@ -1321,17 +1329,46 @@ def _mask_source(source, language):
             i = end
             last_code, last_word = c, ""
             continue
+        if language == "ruby" and c == "%":
+            m = re.match(r"%([qQwWiIrsx]?)([^\w\s])", source[i : i + 3])
+            if m and (
+                m.group(1)
+                or last_code in "(,=:[!&|?{};"
+                or last_word in _JS_REGEX_KEYWORDS
+                or (source[i - 1 : i] == " " and m.group(2) in "([{<")
+            ):
+                opener = m.group(2)
+                closer = {"(": ")", "[": "]", "{": "}", "<": ">"}.get(opener, opener)
+                depth, j = 1, i + len(m.group(0))
+                while j < n:
+                    ch = source[j]
+                    if ch == "\\":
+                        j += 2
+                        continue
+                    if ch == closer:
+                        depth -= 1
+                        if depth == 0:
+                            break
+                    elif ch == opener and closer != opener:
+                        depth += 1
+                    j += 1
+                blank(i + len(m.group(0)), j)  # %w[...] %Q{...} %r(...) percent literals
+                i = j + 1
+                last_code, last_word = ")", ""
+                continue
         if language == "ruby" and c == "<" and source.startswith("<<", i):
             m = re.match(r"<<([~-]?)(['\"`]?)([A-Za-z_]\w*)\2", source[i : i + 80])
             if m and (i == 0 or not source[i - 1].isalnum()):
                 body = source.find("\n", i)
                 if body > 0:
                     term = re.compile(r"^[ \t]*" + re.escape(m.group(3)) + r"[ \t]*$", re.M)
-                    found = term.search(source, body + 1)
+                    first = body + 1 if heredoc_end is None else heredoc_end + 1
+                    found = term.search(source, first)
                     end = n if found is None else found.end()
                     blank(i, i + len(m.group(0)))  # the opener may stand alone at column 0
-                    blank(body + 1, end)
-                    i = body
+                    blank(first, end)
+                    heredoc_end = end
+                    i += len(m.group(0))
                     continue
         if c.isalnum() or c == "_" or c == "$":
             j = i
@@ -1374,7 +1411,7 @@ def _patterns(name, language):
                 "func",
                 re.compile(
                     r"^[ \t]*(?:(?:private|protected|public|module_function)\s+)?def\s+"
-                    r"(?:self\.|[\w:]+\.)?" + n + end,
+                    r"(?:self\.|self::|[\w:]+\.)?" + n + end,
                     re.M,
                 ),
             ),
