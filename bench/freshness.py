@@ -531,8 +531,12 @@ def run_benchmark(
     seed: int = 0,
     languages: Optional[List[str]] = None,
     progress=None,
+    changed_files_only: bool = False,
 ) -> dict:
-    """Run the benchmark and return a JSON-able report (see the module docstring)."""
+    """Run the benchmark and return a JSON-able report (see the module docstring).
+
+    ``changed_files_only`` cites only symbols in files that changed between T0 and T1 (following
+    renames): the hard cases, where the file-level baseline flags everything."""
     started = time.perf_counter()
     say = progress or (lambda message: None)
     wctx = _import_wctx()
@@ -545,11 +549,15 @@ def run_benchmark(
     # -- the oracle at T0: which symbols exist, with which text -----------------------------------
     phase = time.perf_counter()
     blobs0 = tree_blobs(repo, c0)
+    if changed_files_only:
+        blobs1_all, moved_all = tree_blobs(repo, c1), renames(repo, c0, c1)
+        keep = {p for p in blobs0 if blobs1_all.get(moved_all.get(p, p) or "") != blobs0[p]}
     by_language: Dict[str, List[str]] = defaultdict(list)
     for path in blobs0:
         language = EXTENSIONS.get(os.path.splitext(path)[1].lower())
         if language and (not languages or language in languages):
-            by_language[language].append(path)
+            if not changed_files_only or path in keep:
+                by_language[language].append(path)
     skipped_languages = {}
     for language in list(by_language):
         if not oracle.available(language):
@@ -696,6 +704,7 @@ def run_benchmark(
         "repo": repo,
         "t0": c0,
         "t1": c1,
+        "scope": "symbols in changed files only" if changed_files_only else "all symbols",
         "symbols_available": {lang: len(v) for lang, v in sorted(candidates.items())},
         "symbols_cited": len(chosen),
         "ambiguous_names_skipped": dict(sorted(ambiguous.items())),
@@ -738,6 +747,73 @@ def _example(s: dict) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
+# Synthetic edits on real code (--mutate)
+# ---------------------------------------------------------------------------------------------
+
+LINE_COMMENT = {"python": "#", "ruby": "#"}
+
+
+def mutate(repo: str, t0: str, edits: int, seed: int, scratch: str, languages=None) -> Tuple[str, str, str]:
+    """Clone ``repo`` at ``t0`` into ``scratch`` and commit ``edits`` random line edits on top.
+
+    An edit picks a random line of a random source file (weighted by size) and either inserts a
+    comment line after it or changes one digit on it. Neither looks at symbols: where the edit
+    lands (inside a function, between two, in a class body) is chance, which is what makes it a
+    fair test of extents. Returns (clone path, t0 sha, t1 sha). Labelled synthetic in reports."""
+    rng = random.Random(seed)
+    clone = os.path.join(scratch, "mutated")
+    subprocess.run(
+        ["git", *GIT_SAFE, "clone", "--quiet", "--no-checkout", "--shared", repo, clone], check=True
+    )
+    c0 = git(repo, "rev-parse", "--verify", t0 + "^{commit}").decode().strip()
+    git(clone, "checkout", "--quiet", "--detach", c0)
+    files = []
+    for path in sorted(tree_blobs(clone, c0)):
+        language = EXTENSIONS.get(os.path.splitext(path)[1].lower())
+        if language and (not languages or language in languages):
+            full = os.path.join(clone, path)
+            if os.path.getsize(full) <= MAX_FILE_BYTES:
+                files.append((path, language))
+    texts = {}
+    for path, _ in files:
+        with open(os.path.join(clone, path), "rb") as fh:
+            texts[path] = fh.read().split(b"\n")
+    weights = [len(texts[p]) for p, _ in files]
+    for number in range(edits):
+        if not files:
+            break
+        path, language = rng.choices(files, weights=weights)[0]
+        lines = texts[path]
+        at = rng.randrange(len(lines))
+        line = lines[at]
+        digits = [i for i, ch in enumerate(line) if 48 <= ch <= 57]
+        if digits and rng.random() < 0.4:
+            i = rng.choice(digits)
+            lines[at] = line[:i] + str((line[i] - 48 + 1) % 10).encode() + line[i + 1 :]
+        elif not line.rstrip().endswith(b"\\"):
+            indent = line[: len(line) - len(line.lstrip())]
+            marker = LINE_COMMENT.get(language, "//")
+            lines.insert(at + 1, indent + ("%s benchmark edit %d" % (marker, number)).encode())
+    for path in texts:
+        with open(os.path.join(clone, path), "wb") as fh:
+            fh.write(b"\n".join(texts[path]))
+    identity = [
+        "-c",
+        "user.name=freshness bench",
+        "-c",
+        "user.email=bench@example.invalid",
+        "-c",
+        "commit.gpgsign=false",
+    ]
+    git(clone, "add", "-A")
+    subprocess.run(
+        ["git", *GIT_SAFE, *identity, "-C", clone, "commit", "--quiet", "-m", "synthetic edits"], check=True
+    )
+    c1 = git(clone, "rev-parse", "HEAD").decode().strip()
+    return clone, c0, c1
+
+
+# ---------------------------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------------------------
 
@@ -752,9 +828,10 @@ def _fmt(value, digits=3) -> str:
 
 def format_report(report: dict) -> str:
     lines = [
-        "Freshness benchmark: %s  %s..%s" % (report["repo"], report["t0"][:10], report["t1"][:10]),
-        "%d symbols cited (of %d available); an alert is a stale or possibly_stale verdict"
-        % (report["symbols_cited"], sum(report["symbols_available"].values())),
+        "Freshness benchmark: %s  %s"
+        % (report["repo"], report.get("history") or report["t0"][:12] + ".." + report["t1"][:12]),
+        "%d symbols cited (of %d available, %s); an alert is a stale or possibly_stale verdict"
+        % (report["symbols_cited"], sum(report["symbols_available"].values()), report["scope"]),
         "",
     ]
     header = (
@@ -826,22 +903,53 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", required=True, help="path of a git repository")
     parser.add_argument("--t0", required=True, help="revision at which findings are captured")
-    parser.add_argument("--t1", required=True, help="revision at which they are verified")
+    parser.add_argument("--t1", help="revision at which they are verified (or use --mutate)")
+    parser.add_argument(
+        "--mutate",
+        type=int,
+        metavar="N",
+        help="synthetic history: verify against T0 plus N random line edits (in a temporary clone)",
+    )
+    parser.add_argument(
+        "--changed-files-only",
+        action="store_true",
+        help="cite only symbols of files that changed between T0 and T1 (the hard cases)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--max-symbols", type=int, default=2000, help="cite at most N symbols (default 2000)")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     parser.add_argument("--language", action="append", help="only this language (repeatable)")
     args = parser.parse_args(argv)
+    if (args.t1 is None) == (args.mutate is None):
+        parser.error("give exactly one of --t1 REV and --mutate N")
     progress = (lambda m: print(m, file=sys.stderr)) if sys.stderr.isatty() else None
-    report = run_benchmark(
-        args.repo,
-        args.t0,
-        args.t1,
-        max_symbols=args.max_symbols,
-        seed=args.seed,
-        languages=args.language,
-        progress=progress,
-    )
+    scratch = tempfile.mkdtemp(prefix="wctx-freshness-mutate-") if args.mutate is not None else None
+    try:
+        repo, t0, t1 = args.repo, args.t0, args.t1
+        if scratch is not None:
+            repo, t0, t1 = mutate(args.repo, args.t0, args.mutate, args.seed, scratch, args.language)
+        report = run_benchmark(
+            repo,
+            t0,
+            t1,
+            max_symbols=args.max_symbols,
+            seed=args.seed,
+            languages=args.language,
+            progress=progress,
+            changed_files_only=args.changed_files_only,
+        )
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    if scratch is not None:
+        report["repo"] = os.path.realpath(args.repo)
+        report["history"] = "synthetic: %d random line edits on top of %s (seed %d)" % (
+            args.mutate,
+            t0[:12],
+            args.seed,
+        )
+    else:
+        report["history"] = "real: %s..%s" % (report["t0"][:12], report["t1"][:12])
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=False))
     else:

@@ -213,3 +213,37 @@ def test_cli_json_and_table(history, capsys):
     assert freshness.main(["--repo", repo.path, "--t0", t0, "--t1", t1, "--language", "python"]) == 0
     out = capsys.readouterr().out
     assert "file-level" in out and "alerts/catch" in out and "python" in out
+
+
+def test_mutate_builds_a_labelled_synthetic_history_without_touching_the_repo(history, capsys):
+    repo, t0, _ = history
+    refs_before = repo.git("for-each-ref")
+    count_before = repo.git("count-objects", "-v")
+    assert (
+        freshness.main(["--repo", repo.path, "--t0", t0, "--mutate", "20", "--json", "--language", "python"])
+        == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert data["history"].startswith("synthetic: 20 random line edits")
+    assert data["repo"] == os.path.realpath(repo.path)
+    assert data["symbols_cited"] == 9
+    assert data["overall"]["file_baseline"]["flagged"] >= data["overall"]["wctx"]["true_alerts"]
+    assert repo.git("for-each-ref") == refs_before and repo.git("count-objects", "-v") == count_before
+    assert repo.git("status", "--porcelain") == ""
+
+
+def test_changed_files_only_keeps_the_hard_cases(history):
+    repo, t0, t1 = history
+    report = freshness.run_benchmark(repo.path, t0, t1, languages=["python"], changed_files_only=True)
+    # same.py did not change: its one symbol is left out; core.py (6) and the renamed util.py (2) stay
+    assert report["symbols_cited"] == 8
+    assert report["overall"]["file_baseline"]["flagged_share"] == 1.0
+    assert report["overall"]["wctx"]["flagged"] == 5
+
+
+def test_t1_or_mutate_is_required(history):
+    repo, t0, t1 = history
+    with pytest.raises(SystemExit):
+        freshness.main(["--repo", repo.path, "--t0", t0])
+    with pytest.raises(SystemExit):
+        freshness.main(["--repo", repo.path, "--t0", t0, "--t1", t1, "--mutate", "3"])
