@@ -2536,6 +2536,11 @@ class FreshnessChecker:
                     ]  # fmt: skip
                     where = " in " + _describe_commits(gone_in, 1) if gone_in else " (not committed yet)"
                     return "stale", "%s was deleted%s" % (label, where)
+                if not commit:
+                    return "stale", "%s no longer exists (no commit was recorded: %s had no commits at capture)" % (
+                        label,
+                        a["repo_name"],
+                    )
                 return "stale", "%s no longer exists, and the recorded commit %s is gone, so a rename could not be followed" % (
                     label,
                     short_sha(commit),
@@ -2566,7 +2571,10 @@ class FreshnessChecker:
                 parts.append("content differs from capture (it was %s then)" % ("uncommitted" if a["dirty"] else "committed"))
             where = "changed in " + ", and ".join(parts) if touching else "changed: " + ", and ".join(parts)
         else:
-            where = "changed, and the recorded commit %s is gone (history rewritten)" % short_sha(commit)
+            if commit:
+                where = "changed, and the recorded commit %s is gone (history rewritten)" % short_sha(commit)
+            else:
+                where = "changed (no commit was recorded: %s had no commits at capture)" % a["repo_name"]
             if uncommitted:
                 where += "; uncommitted changes in the working tree"
         if a["symbol"]:
