@@ -550,3 +550,40 @@ def test_search_freshness_follows_commits_and_edits(product):
     sdk.write(path, original.replace('" kB"', '" KiB"'))
     sdk.commit("KiB")
     assert shown() == "stale"
+
+
+def test_repo_without_commits_at_capture_never_claims_a_commit_is_gone(git_repo, store, run_cli):
+    repo = git_repo(
+        "fresh",
+        {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 2\n", "b.py": "x = 1\n"},
+        commit=False,
+    )
+    wctx.register_repo(store, repo.path)
+    res = wctx.capture(
+        store,
+        [
+            {"kind": "finding", "claim": "f returns one", "files": ["a.py#f"]},
+            {"kind": "finding", "claim": "b sets x", "files": ["b.py"]},
+            {"kind": "note", "claim": "no file"},
+        ],
+        cwd=repo.path,
+    )
+    on_f, on_b, bare = (e["id"] for e in res["evidence"])
+    assert wctx.get_evidence(store, on_f)["anchors"][0]["commit"] is None
+    assert verify_one(run_cli, on_f)[1]["verdict"] == "current"
+    assert verify_one(run_cli, bare)[1]["reasons"] == [
+        "no commit was recorded for fresh (it had no commits at capture)"
+    ]
+    repo.write("a.py", repo.read("a.py").replace("return 2", "return 3"))
+    code, item = verify_one(run_cli, on_f)
+    assert (code, item["verdict"]) == (0, "current")
+    assert item["reasons"][0].startswith("symbol f unchanged; other parts of a.py changed")
+    repo.write("a.py", repo.read("a.py").replace("return 1", "return 9"))
+    os.remove(repo.file("b.py"))
+    repo.commit("first commit")
+    for eid in (on_f, on_b):
+        code, item = verify_one(run_cli, eid)
+        assert (code, item["verdict"]) == (1, "stale")
+        reason = item["reasons"][0]
+        assert "no commit was recorded" in reason and "fresh had no commits at capture" in reason, reason
+        assert "?" not in reason and "history rewritten" not in reason and "is gone" not in reason, reason
