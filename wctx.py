@@ -4580,7 +4580,7 @@ def import_transcript(store, path, agent="auto", force=False):
     per-repository provenance; explicit record_evidence calls become evidence. Idempotent.
 
     Returns {"session", "agent", "external_id", "transcript", "status": "imported"|"extended"|
-    "reimported"|"unchanged", "files", "repos", "commands", "errors", "subagents", "evidence", "bad_lines",
+    "reimported"|"unchanged"|"empty" (no activity: nothing stored), "files", "repos", "commands", "errors", "subagents", "evidence", "bad_lines",
     "warnings"}.
     """
     if not os.path.isfile(path):
@@ -4599,6 +4599,10 @@ def import_transcript(store, path, agent="auto", force=False):
         return {"session": before["session_id"], "agent": before["agent"], "external_id": before["external_id"],
                 "transcript": path, "status": "unchanged", "bad_lines": before["bad_lines"], "warnings": []}
     rec = parse_transcript(path, agent)
+    if rec.started_at is None and not rec.cwds and not rec.tool_calls:
+        # e.g. a Claude Code file holding only summary lines of other sessions: nothing happened here.
+        return {"session": None, "agent": rec.agent, "external_id": rec.external_id, "transcript": path,
+                "status": "empty", "bad_lines": rec.bad_lines, "warnings": []}
     return _store_transcript(store, rec, repos, size, head, key)
 
 
@@ -6224,8 +6228,8 @@ def format_session(res, limit=20):
 def format_import(res):
     lines = []
     for r in res["results"]:
-        if r["status"] == "unchanged":
-            lines.append("%s  unchanged  %s" % (r["session"], r["transcript"]))
+        if r["status"] in ("unchanged", "empty"):
+            lines.append("%s  %s  %s" % (r["session"] or "-", r["status"], r["transcript"]))
             continue
         lines.append(
             "%s  %s  %s %s: %d files read, %d edited (%d outside repos), %d commands, %d tool errors, %d subagents%s%s"

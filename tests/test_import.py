@@ -452,3 +452,11 @@ def test_import_and_show_under_every_python(python, repos, tmp_path, wctx_home):
     sid = json.loads(done.stdout)["results"][0]["session"]
     done = subprocess.run([python, script, "sessions", "show", sid], env=env, capture_output=True, check=False)
     assert done.returncode == 0 and b"repo-b:src/upload.py  read 1, edited 1" in done.stdout, done.stderr
+
+
+def test_a_summary_only_file_stores_nothing(run_cli, tmp_path, store):
+    path = tmp_path / "0b0b0b0b-aaaa-4bbb-8ccc-000000000009.jsonl"
+    path.write_text('{"type":"summary","summary":"Old work elsewhere","leafUuid":"x"}\n')
+    r = run_cli(["import", "--json", path])
+    assert r.code == 0 and r.json["results"][0]["status"] == "empty"
+    assert store.one("SELECT count(*) AS n FROM sessions")["n"] == 0
