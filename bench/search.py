@@ -82,17 +82,21 @@ BATCH = wctx.MAX_ITEMS_PER_CAPTURE
 
 
 def vocabulary(size=4000):
-    """The ``size`` most frequent words (3-14 letters) of a fixed set of stdlib modules, with counts."""
+    """The ``size`` most frequent words (3-14 letters) of the prose (docstrings and comments) of the
+    standard library's top-level modules, with their counts: English about code, with its natural
+    long tail, and without the keywords (self, def, return) that dominate the code itself."""
     lib = sysconfig.get_paths()["stdlib"]
     counts = collections.Counter()
     names = sorted(n for n in os.listdir(lib) if n.endswith(".py"))
-    for name in names[:160]:
+    prose = re.compile(r'"""(.*?)"""|#([^\n]*)', re.S)
+    for name in names:
         try:
             with open(os.path.join(lib, name), encoding="utf-8", errors="replace") as fh:
                 text = fh.read()
         except OSError:
             continue
-        counts.update(w.lower() for w in re.findall(r"\b[A-Za-z]{3,14}\b", text))
+        for m in prose.finditer(text):
+            counts.update(w.lower() for w in re.findall(r"\b[A-Za-z]{3,14}\b", m.group(1) or m.group(2)))
     for stop in wctx.STOP_WORDS:
         counts.pop(stop, None)
     common = counts.most_common(size)
@@ -506,6 +510,7 @@ def main(argv=None):
         "python": sys.version.split()[0],
         "sqlite": sqlite3.sqlite_version,
         "cpus": os.cpu_count(),
+        "load_average_start": [round(x, 1) for x in os.getloadavg()],
         "seed": args.seed,
         "command": "python3 bench/search.py" + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip(),
         "search": {},
@@ -540,6 +545,7 @@ def main(argv=None):
         progress("measuring verify")
         report["verify"] = bench_verify(store, repos, verify_items, 5)
         report["files"] = sum(len(f) for f in repos.files.values())
+        report["load_average_end"] = [round(x, 1) for x in os.getloadavg()]
         store.close()
     finally:
         if not args.keep:
@@ -547,8 +553,9 @@ def main(argv=None):
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print("wctx search bench: Python %s, SQLite %s, %s CPUs, %d repos, %d files, %d-word vocabulary"
-              % (report["python"], report["sqlite"], report["cpus"], len(REPO_NAMES), report["files"], report["vocabulary"]))
+        print("wctx search bench: Python %s, SQLite %s, %s CPUs (load average %s -> %s), %d repos, %d files, "
+              "%d-word vocabulary" % (report["python"], report["sqlite"], report["cpus"], report["load_average_start"][0],
+                                      report["load_average_end"][0], len(REPO_NAMES), report["files"], report["vocabulary"]))
         print(table(report))
     return 0
 
