@@ -5766,9 +5766,12 @@ def _doctor_store(home, checks):
         if version < latest:
             checks.append(_doctor_check(
                 "store", DOCTOR_OK, "%s, schema version %d (migrates to %d on next use)" % (path, version, latest)))
+        else:
+            checks.append(_doctor_check("store", DOCTOR_OK, "%s, schema version %d (current)" % (path, version)))
+        try:
+            return list_repos(Store(home, con))
+        except sqlite3.Error:  # an older schema may not have what list_repos reads
             return None
-        checks.append(_doctor_check("store", DOCTOR_OK, "%s, schema version %d (current)" % (path, version)))
-        return list_repos(Store(home, con))
     except sqlite3.Error as e:
         checks.append(_doctor_check(
             "store", DOCTOR_FAIL, "%s cannot be read: %s" % (path, e),
