@@ -17,8 +17,9 @@ FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", 
 
 
 @pytest.fixture(autouse=True)
-def agent_dirs(tmp_path, monkeypatch):
-    """Claude Code and Codex settings live in this test's own folders."""
+def agent_dirs(tmp_path, monkeypatch, wctx_home):
+    """Claude Code and Codex settings live in this test's own folders (set after wctx_home,
+    which points them at empty folders of its own)."""
     claude, codex = tmp_path / "claude", tmp_path / "codex"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
     monkeypatch.setenv("CODEX_HOME", str(codex))
