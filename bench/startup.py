@@ -9,7 +9,7 @@ Measured in the same run, interleaved so that machine noise hits every command a
   baseline   python -c "import sqlite3"
   pyz        python wctx.pyz --version   (compiled-module cache warm: the usual case)
   pyz-cold   python wctx.pyz --version   with WCTX_PYZ_CACHE=0 (compiles wctx.py on every run)
-  source     python wctx.py --version    (a vendored copy; uses the interpreter's own .pyc cache)
+  source     python wctx.py --version    (a script run by path: Python compiles it on every start)
   pyz-cmd    python wctx.pyz repo list --json   (a real command: full CLI parser, store opened)
 Budgets: median(pyz) <= 1.2 x median(baseline) in wall time; archive <= 200 kB (200,000 bytes).
 The ratios of the fastest runs and of the CPU time (user + system, from wait4) are printed too:
