@@ -315,3 +315,18 @@ def test_another_project_registered_under_a_removed_name_does_not_inherit_its_ev
     wctx.register_repo(store, product.sdk.path, workspace="uploads")
     hits = wctx.search(store, "formatSize rounds", repo="upload-sdk")["results"]
     assert [(h["id"], h["freshness"]["verdict"]) for h in hits] == [(eid, "current")]
+
+
+def test_a_repo_alone_in_its_workspace_sees_nothing_of_the_others(product, git_repo, run_cli):
+    store = product.store
+    lonely = git_repo("lonely", {"x.py": "x = 1\n"})
+    wctx.register_repo(store, lonely.path, workspace="solo")
+    _capture(store, "upload-sdk", "uploads retry twice on 419", product.sdk.path)
+    _capture(store, "other", "uploads in the other product", product.other.path)
+    for query in ("uploads retry 419", "has anyone looked at this?", ""):
+        res = run_cli(["search", query, "--json"], cwd=lonely.path)
+        assert res.code == 0, res
+        assert res.json["results"] == [] and res.json["searched"] == ["lonely"], query
+    assert run_cli(["verify", "--json"], cwd=lonely.path).json["items"] == []
+    wide = run_cli(["search", "uploads retry 419", "--all", "--json"], cwd=lonely.path).json
+    assert "uploads retry twice on 419" in [r["claim"] for r in wide["results"]]
