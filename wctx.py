@@ -516,7 +516,13 @@ def m003_session_activity(db):
     )
 
 
-MIGRATIONS = [m001_initial, m002_fts, m003_session_activity]
+def m004_session_live_evidence(db):
+    # Evidence a session recorded live through wctx's MCP server, found in its transcript: listed
+    # with the imported session, while it stays in the server's own session.
+    db.execute("ALTER TABLE session_imports ADD COLUMN live_evidence TEXT NOT NULL DEFAULT '[]'")
+
+
+MIGRATIONS = [m001_initial, m002_fts, m003_session_activity, m004_session_live_evidence]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -4748,13 +4754,15 @@ def _store_transcript(store, rec, repos, size, head, key):
 def _import_evidence_calls(store, sid, rec, warnings):
     """record_evidence calls to wctx's own MCP server are explicit records: import them into this
     session unless the call failed or the server already stored them (its result names the ids)."""
-    out = []
+    out, live_ids = [], []
+    ended = store.one("SELECT ended_at FROM sessions WHERE id = ?", (sid,))["ended_at"]
     for call in rec.evidence_calls:
         if call.get("ok") is False:
             continue
         live = _existing_evidence_ids(store, call.get("result"))
         if live:
             out.extend({"id": i, "duplicate": True} for i in live)
+            live_ids.extend(i for i in live if i not in live_ids)
             continue
         args = call.get("arguments") or {}
         items = args.get("items") if isinstance(args.get("items"), list) else [
@@ -4768,10 +4776,11 @@ def _import_evidence_calls(store, sid, rec, warnings):
         out.extend(result["evidence"])
         warnings.extend(result["warnings"])
     if out:
-        # capture() stamps the session's end with now; the transcript's span is the truth.
         with store.atomic():
-            store.db.execute("UPDATE sessions SET ended_at = ? WHERE id = ? AND ? IS NOT NULL",
-                             (rec.ended_at, sid, rec.ended_at))
+            # capture() stamps the session's end with now; the transcript's span is the truth.
+            store.db.execute("UPDATE sessions SET ended_at = ? WHERE id = ? AND ? IS NOT NULL", (ended, sid, ended))
+            store.db.execute("UPDATE session_imports SET live_evidence = ? WHERE session_id = ?",
+                             (json.dumps(live_ids), sid))
     return out
 
 
@@ -4812,6 +4821,16 @@ def import_transcripts(store, paths, agent="auto", force=False, progress=None):
                 raise
             failed.append({"transcript": path, "error": str(e)})
     return {"results": results, "failed": failed}
+
+
+def _live_evidence(store, ids):
+    if not ids:
+        return []
+    rows = store.all(
+        "SELECT id, kind, claim, repo_name, session_id FROM evidence WHERE id IN (%s)" % ",".join("?" * len(ids)), ids
+    )
+    return [{"id": r["id"], "kind": r["kind"], "claim": r["claim"], "repo": r["repo_name"], "session": r["session_id"]}
+            for r in sorted(rows, key=lambda r: ids.index(r["id"]))]
 
 
 def session_activity(store, session_id):
@@ -4869,6 +4888,7 @@ def session_activity(store, session_id):
         "errors": json.loads(row["errors"]),
         "subagents": json.loads(row["subagents"]),
         "parent_external_id": row["parent_external_id"],
+        "live_evidence": _live_evidence(store, json.loads(row["live_evidence"] or "[]")),
     }
 
 
@@ -6225,6 +6245,11 @@ def format_session(res, limit=20):
     lines.append("evidence (%d):" % len(res["evidence"]))
     for e in res["evidence"]:
         lines.append("  %s [%s] %s (%s)" % (e["id"], e["kind"], e["claim"], e["repo"]))
+    live = (act or {}).get("live_evidence") or []
+    if live:
+        lines.append("recorded live through wctx's MCP server (%d):" % len(live))
+        for e in live:
+            lines.append("  %s [%s] %s (%s; in session %s)" % (e["id"], e["kind"], e["claim"], e["repo"], e["session"]))
     return "\n".join(lines)
 
 

@@ -129,6 +129,10 @@ def test_record_evidence_already_stored_live_is_not_duplicated(repos, store, tmp
     res = wctx.import_transcript(store, path)
     assert res["evidence"] == [{"id": ev_id, "duplicate": True}]
     assert store.one("SELECT count(*) AS n FROM evidence")["n"] == 1
+    live_row = activity(store, res["session"])["live_evidence"]
+    assert [(e["id"], e["session"]) for e in live_row] == [(ev_id, live["session"])]
+    assert wctx.import_transcript(store, path, force=True)["evidence"] == [{"id": ev_id, "duplicate": True}]
+    assert len(activity(store, res["session"])["live_evidence"]) == 1
 
 
 # -- Codex, multi-repo -----------------------------------------------------------------------------
