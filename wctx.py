@@ -5771,8 +5771,9 @@ def _doctor_store(home, checks):
         con.row_factory = sqlite3.Row
         app_id = con.execute("PRAGMA application_id").fetchone()[0]
         version = con.execute("PRAGMA user_version").fetchone()[0]
+        tables = con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         latest = len(MIGRATIONS)
-        if app_id != SCHEMA_APP_ID and version:
+        if app_id != SCHEMA_APP_ID and (version or tables):
             checks.append(_doctor_check(
                 "store", DOCTOR_FAIL, "%s is not a wctx store" % path,
                 "point --home or WCTX_HOME at a wctx store directory"))
