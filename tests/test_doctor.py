@@ -132,13 +132,16 @@ def test_store_newer_than_this_wctx_fails(run_cli, wctx_home, tmp_path):
     assert "newer than this wctx" in check["detail"] and check["fix"].startswith("upgrade wctx")
 
 
-def test_not_a_wctx_store_fails(run_cli, wctx_home, tmp_path):
+@pytest.mark.parametrize("user_version", [0, 7])
+def test_not_a_wctx_store_fails(run_cli, wctx_home, tmp_path, user_version):
     os.makedirs(wctx_home)
     con = sqlite3.connect(os.path.join(wctx_home, "wctx.db"))
-    con.execute("PRAGMA user_version = 7")
+    con.execute("PRAGMA user_version = %d" % user_version)
     con.execute("CREATE TABLE other(x)")
     con.close()
-    check = checks_by_name(run_cli(["doctor", "--json"], cwd=tmp_path))["store"]
+    result = run_cli(["doctor", "--json"], cwd=tmp_path)
+    assert result.code == 1
+    check = checks_by_name(result)["store"]
     assert check["status"] == "fail" and "is not a wctx store" in check["detail"]
 
 
