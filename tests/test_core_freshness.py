@@ -587,3 +587,39 @@ def test_repo_without_commits_at_capture_never_claims_a_commit_is_gone(git_repo,
         reason = item["reasons"][0]
         assert "no commit was recorded" in reason and "fresh had no commits at capture" in reason, reason
         assert "?" not in reason and "history rewritten" not in reason and "is gone" not in reason, reason
+
+
+def test_worktree_checkout_and_packed_refs(product, run_cli, tmp_path):
+    """A linked worktree (.git is a file) registers as its own checkout; search's cached freshness
+    notices a commit there (HEAD is all that changes for an item citing no file), also after the
+    refs were packed, and the main checkout's items are not affected."""
+    from conftest import Checkout
+
+    sdk = product.sdk
+    wt = str(tmp_path / "sdk-feature")
+    sdk.git("worktree", "add", "-q", "-b", "feature", wt)
+    wctx.register_repo(product.store, wt, name="sdk-feature", workspace="uploads")
+    tree = Checkout(wt)
+    eid = capture(product, [], repo="sdk-feature", claim="feature branch plan", cwd=wt)
+    anchors = wctx.get_evidence(product.store, eid)["anchors"]
+    assert [(a["commit"], a["branch"]) for a in anchors] == [(tree.head, "feature")]
+    main_item = capture(product, [], claim="main branch plan")
+
+    def shown(repo, query):
+        want = eid if repo == "sdk-feature" else main_item
+        (r,) = [r for r in wctx.search(product.store, query, repo=repo)["results"] if r["id"] == want]
+        return r["freshness"]["verdict"]
+
+    assert shown("sdk-feature", "feature plan") == "current"
+    sdk.git("pack-refs", "--all")
+    assert shown("sdk-feature", "feature plan") == "current"
+    tree.write("feature.txt", "x\n")
+    tree.commit("feature work")
+    assert shown("sdk-feature", "feature plan") == "possibly_stale"
+    assert shown("upload-sdk", "main plan") == "current"
+    assert verify_one(run_cli, main_item)[1]["verdict"] == "current"
+    sdk.git("pack-refs", "--all")
+    sdk.write("main.txt", "y\n")
+    sdk.commit("main work")
+    sdk.git("pack-refs", "--all")
+    assert shown("upload-sdk", "main plan") == "possibly_stale"
