@@ -97,3 +97,25 @@ def test_installed_command_captures_and_searches(venv, tmp_path):
     )
     found = json.loads(wctx("search", "419 retry", "--json"))
     assert [result["claim"] for result in found["results"]] == ["upload_document returns 419 without retry"]
+
+
+def test_installed_doctor_names_a_working_mcp_command(venv, tmp_path):
+    env = dict(os.environ, WCTX_HOME=str(tmp_path / "home"))
+    done = run([venv["wctx"], "doctor", "--json"], cwd=str(tmp_path), env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    command = json.loads(done.stdout)["mcp_command"]
+    assert "site-packages" in command[1] and command[1].endswith("wctx.py")
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    served = run(command, cwd=str(tmp_path), env=env, input=json.dumps(initialize) + "\n")
+    assert served.returncode == 0, served.stderr
+    reply = json.loads(served.stdout.splitlines()[0])
+    assert reply["result"]["serverInfo"]["name"]
