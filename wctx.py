@@ -1126,6 +1126,8 @@ LANGUAGE_BY_EXTENSION = {
 
 # Languages where a statement may end at a newline (no ';'), so a bodiless definition does too.
 _NEWLINE_ENDS = frozenset({"go", "kotlin", "swift", "scala", "javascript", "typescript", "python", "ruby"})
+# Languages whose headers use <...> for generics (tracked so that a '{' inside is not the body).
+_ANGLE_GENERICS = frozenset({"typescript", "java", "csharp", "kotlin", "rust", "cpp", "swift", "scala"})
 _NESTED_BLOCK_COMMENTS = frozenset({"rust", "kotlin", "swift", "scala"})
 _HASH_COMMENTS = frozenset({"ruby", "python", "php"})
 _SLASH_COMMENTS_OFF = frozenset({"ruby", "python"})
@@ -1456,7 +1458,7 @@ def _patterns(name, language):
             "func",
             re.compile(
                 r"^[ \t]*" + _MODIFIERS + r"(?:[\w$<>\[\],.*&:~?]+(?:[ \t]+|[ \t]*[*&]+[ \t]*))*?"
-                r"(?:[\w$]+(?:<[^>\n]*>)?::)*~?" + n + r"[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+                r"(?:[\w$]+(?:<[^>\n]*>)?::)*" + n + r"[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
                 re.M,
             ),
         ),
@@ -1499,6 +1501,7 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
     """End (exclusive) of the definition whose name ends at ``pos``, or None for a declaration
     without a body (unless ``bodiless``: then the declaration itself, up to its ';')."""
     depth = 0
+    angle = 0  # inside <...> of a header: Promise<{ a: T }> is a type, not the body
     assigned = False
     init_list = False
     i = pos
@@ -1510,11 +1513,24 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
             depth -= 1
             if depth < 0:
                 return None
-        elif depth == 0:
+        elif depth == 0 and angle and c == ">" and masked[i - 1 : i] not in ("=", "-"):
+            angle -= 1
+        elif (
+            depth == 0
+            and c == "<"
+            and (kind == "type" or not assigned)  # type X = Omit<...>: generics after '=' too
+            and language in _ANGLE_GENERICS
+            and masked[i + 1 : i + 2] != "<"
+        ):
+            angle += 1
+        elif depth == 0 and not angle:
             if c == "{":
                 before = masked[pos:i].rstrip()
                 if init_list and before and (before[-1].isalnum() or before[-1] in "_>"):
                     i = _match_brace(masked, i)  # C++ member initialiser x{1}
+                    continue
+                if language == "typescript" and not assigned and before.endswith(":"):
+                    i = _match_brace(masked, i)  # an object type: f(): { a: number } {
                     continue
                 return _match_brace(masked, i)
             if c == ";":
@@ -1532,7 +1548,7 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
                     not line.strip()
                     or line.endswith(("=>", "->"))
                     or line[-1] in ",(=+-*/|&.:?<"
-                    or following in ("{", ".", "?", ":", "=", "|", "&")
+                    or following in ("{", ".", "?", ":", "=", "|", "&", ">")
                 )
                 if language in ("javascript", "typescript") and kind == "func" and not (assigned or bodiless):
                     continued = True  # a function header must reach its body or ';'
@@ -1767,7 +1783,7 @@ def _qualified_special(index, owner, name):
             r"^func\s*\(\s*(?:\w+\s+)?\*?\s*" + o + r"(?:\[[^\]\n]*\])?\s*\)\s*" + n + r"\s*[\[(]"
         )
     elif language in ("c", "cpp"):
-        pattern = _compiled(r"^[^\n;{}=]*?\b" + o + r"(?:<[^>\n]*>)?\s*::\s*~?" + n + r"\s*\(")
+        pattern = _compiled(r"^[^\n;{}=]*?\b" + o + r"(?:<[^>\n]*>)?\s*::\s*" + n + r"\s*\(")
     elif language == "kotlin":
         pattern = _compiled(r"\bfun\s+(?:<[^>\n]*>\s*)?" + o + r"(?:<[^>\n]*>)?\." + n + r"\s*\(")
     elif language in ("javascript", "typescript"):
