@@ -30,10 +30,16 @@ def main():
             expr = " OR ".join('"%s"' % w for w in words) or '""'
             rows = con.execute(sql, (expr,)).fetchall()
             payload = {"results": [{"id": rowid, "claim": claim} for rowid, claim in rows]}
-            result = {"content": [{"type": "text", "text": json.dumps(payload)}], "structuredContent": payload}
+            result = {
+                "content": [{"type": "text", "text": json.dumps(payload)}],
+                "structuredContent": payload,
+            }
         elif message["method"] == "initialize":
-            result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                      "serverInfo": {"name": "fts5-baseline", "version": "0"}}
+            result = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fts5-baseline", "version": "0"},
+            }
         else:
             result = {}
         out.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode() + b"\n")

@@ -12,9 +12,9 @@ What it measures, each against a baseline measured in the same run:
   tools/call   search_evidence round trip with the server started once and warm: from writing the
                request line to reading the reply line, p50 and p95, interleaved query by query with
                the same call to bench/mcp_baseline_server.py (one FTS5 MATCH ... ORDER BY bm25
-               LIMIT 10 over the very texts wctx indexes, no validation, ranking or freshness) and
-               with the same wctx.search in this process, so the MCP layer's own cost (round trip
-               minus search) is reported apart from the search's;
+               LIMIT 10 over the very texts wctx indexes, no validation, ranking or freshness); then,
+               apart, what it is made of: wctx.search alone in-process, the MCP layer alone (the
+               server's own message handling with the search memoised) and a ping round trip;
   initialize   time from process start to the initialize answer, for `python wctx.pyz mcp`
                (compiled-module cache warm), `python -m wctx mcp` (as installed: .pyc cached),
                `python wctx.py mcp` (a script: compiled from source on every start) and the
@@ -78,40 +78,32 @@ class Peer:
 
 
 def bench_calls(store, home, base_db, queries, passes, tmp):
-    """Per query, interleaved: the MCP round trip, the same search in-process, the baseline call."""
+    """The MCP round trip, interleaved query by query with the baseline; then what it is made of."""
     env = dict(os.environ, WCTX_HOME=home)
     ours = Peer([sys.executable, os.path.join(ROOT, "wctx.py"), "mcp"], env, tmp)
     base = Peer([sys.executable, BASELINE_SERVER, base_db], env, tmp)
     for peer in (ours, base):
         peer.call("initialize", INIT)
     calls = [
-        {"name": "search_evidence", "arguments": {"query": q, "repo": repo, "limit": 10}} for repo, q in queries
+        {"name": "search_evidence", "arguments": {"query": q, "repo": repo, "limit": 10}}
+        for repo, q in queries
     ]
-
-    def in_process(params):
-        args = params["arguments"]
-        t0 = time.perf_counter()
-        # What the tool asks of the service layer: one result more than the page, to know if
-        # there is a next one.
-        wctx.search(store, args["query"], repo=args["repo"], limit=args["limit"] + 1)
-        return (time.perf_counter() - t0) * 1000.0
-
     for params in calls:  # warm-up: page cache, statement cache, freshness cache
         _, result = ours.call("tools/call", params)
         if result.get("isError"):
             raise SystemExit("search_evidence failed: %s" % result["content"][0]["text"])
-        in_process(params)
         base.call("tools/call", params)
-    t_ours, t_core, t_base, returned, sizes = [], [], [], 0, []
+    t_ours, t_base, returned, sizes = [], [], 0, []
     for _ in range(passes):
         for params in calls:
             ms, result = ours.call("tools/call", params)
             t_ours.append(ms)
             returned += result["structuredContent"]["returned"]
             sizes.append(len(result["content"][0]["text"]))
-            t_core.append(in_process(params))
             ms, _ = base.call("tools/call", params)
             t_base.append(ms)
+    # The pipe and the server loop alone: ping round trips through both servers.
+    pings = [(ours.call("ping", {})[0], base.call("ping", {})[0]) for _ in range(300)]
     ours.close()
     base.close()
     pct = corpus_bench.pct
@@ -119,17 +111,59 @@ def bench_calls(store, home, base_db, queries, passes, tmp):
         "timed_calls": len(t_ours),
         "p50_ms": round(pct(t_ours, 0.5), 3),
         "p95_ms": round(pct(t_ours, 0.95), 3),
-        "search_p50_ms": round(pct(t_core, 0.5), 3),
         "baseline_p50_ms": round(pct(t_base, 0.5), 3),
         "baseline_p95_ms": round(pct(t_base, 0.95), 3),
-        # The MCP layer's own cost: round trip minus the in-process search, call by call.
-        "layer_p50_ms": round(pct([a - b for a, b in zip(t_ours, t_core)], 0.5), 3),
         "mean_results": round(returned / max(1, len(t_ours)), 2),
         "median_reply_bytes": int(statistics.median(sizes)) if sizes else 0,
+        "ping_p50_ms": round(pct([a for a, _ in pings], 0.5), 3),
+        "baseline_ping_p50_ms": round(pct([b for _, b in pings], 0.5), 3),
     }
     out["ratio_p50"] = round(out["p50_ms"] / out["baseline_p50_ms"], 2)
     out["ratio_p95"] = round(out["p95_ms"] / out["baseline_p95_ms"], 2)
+    out.update(bench_parts(store, calls))
     return out
+
+
+def bench_parts(store, calls):
+    """In this process, after the server has gone: wctx.search alone, and the MCP layer alone.
+
+    The layer is the server's own Connection handling the same tools/call messages, parse to
+    encoded reply, with wctx.search answered from a memo of its earlier result, so that the
+    figure is argument checks, neutralising, clipping and JSON, without the search's noise."""
+    import wctx_mcp
+
+    pct = corpus_bench.pct
+    t_search, memo = [], {}
+    for params in calls:
+        args = params["arguments"]
+        t0 = time.perf_counter()
+        # What the tool asks of the service layer: one result more than the page, to know if
+        # there is a next one.
+        memo[(args["query"], args["repo"])] = wctx.search(
+            store, args["query"], repo=args["repo"], limit=args["limit"] + 1
+        )
+        t_search.append((time.perf_counter() - t0) * 1000.0)
+
+    class MemoCore:
+        def __getattr__(self, name):
+            return getattr(wctx, name)
+
+        @staticmethod
+        def search(store, query, repo=None, **kw):
+            return memo[(query, repo)]
+
+    tools = wctx_mcp.Tools(MemoCore())
+    tools._store = store
+    connection = wctx_mcp.Connection(tools, wctx.__version__)
+    connection.handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT})
+    t_layer = []
+    for _ in range(3):
+        for i, params in enumerate(calls):
+            line = json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params}).encode()
+            t0 = time.perf_counter()
+            wctx_mcp._encode(connection.handle(json.loads(line)))
+            t_layer.append((time.perf_counter() - t0) * 1000.0)
+    return {"search_p50_ms": round(pct(t_search, 0.5), 3), "layer_p50_ms": round(pct(t_layer, 0.5), 3)}
 
 
 def time_to_initialize(argv, env, cwd):
@@ -144,8 +178,11 @@ def time_to_initialize(argv, env, cwd):
 def bench_initialize(home, base_db, runs, tmp):
     env = dict(os.environ, WCTX_HOME=home)
     pyz = os.path.join(tmp, "wctx.pyz")
-    subprocess.run([sys.executable, os.path.join(ROOT, "zipapp", "build.py"), "-o", pyz], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, os.path.join(ROOT, "zipapp", "build.py"), "-o", pyz],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     # The archive's compiled-module cache, warm after the first run (as on a user's machine).
     pyz_env = dict(env, WCTX_PYZ_CACHE=os.path.join(tmp, "pyz-cache"))
     # wctx imported as a module (pip install, or python -m wctx) reads its .pyc like any module.
@@ -172,23 +209,60 @@ def bench_initialize(home, base_db, runs, tmp):
 
 def table(report):
     lines = ["", "tools/call search_evidence round trip (server started once, warm; ms)"]
-    lines.append("%9s %8s %8s %10s %10s %9s %9s %10s %10s" % (
-        "items", "p50", "p95", "base p50", "base p95", "x p50", "x p95", "search p50", "layer p50"))
+    lines.append(
+        "%9s %8s %8s %10s %10s %7s %7s %11s %10s %10s"
+        % (
+            "items",
+            "p50",
+            "p95",
+            "base p50",
+            "base p95",
+            "x p50",
+            "x p95",
+            "search p50",
+            "layer p50",
+            "ping p50",
+        )
+    )
     for size, r in report["calls"].items():
-        lines.append("%9s %8.2f %8.2f %10.2f %10.2f %9.2f %9.2f %10.2f %10.2f" % (
-            f"{int(size):,}", r["p50_ms"], r["p95_ms"], r["baseline_p50_ms"], r["baseline_p95_ms"],
-            r["ratio_p50"], r["ratio_p95"], r["search_p50_ms"], r["layer_p50_ms"]))
-    lines.append("  base: bench/mcp_baseline_server.py; search: wctx.search in-process on the same query;")
-    lines.append("  layer: round trip minus in-process search, call by call (what the MCP shell costs)")
+        lines.append(
+            "%9s %8.2f %8.2f %10.2f %10.2f %7.2f %7.2f %11.2f %10.2f %10.3f"
+            % (
+                f"{int(size):,}",
+                r["p50_ms"],
+                r["p95_ms"],
+                r["baseline_p50_ms"],
+                r["baseline_p95_ms"],
+                r["ratio_p50"],
+                r["ratio_p95"],
+                r["search_p50_ms"],
+                r["layer_p50_ms"],
+                r["ping_p50_ms"],
+            )
+        )
+    lines.append(
+        "  base: bench/mcp_baseline_server.py, same calls interleaved; search: wctx.search in-process;"
+    )
+    lines.append("  layer: the server's message handling in-process with the search memoised; ping: pipe and")
+    lines.append(
+        "  server loop alone (baseline ping p50 %s ms)"
+        % ", ".join("%.3f" % r["baseline_ping_p50_ms"] for r in report["calls"].values())
+    )
     i = report["initialize"]
     lines.append("")
     lines.append("process start -> initialize answered (median of %d runs, ms)" % i["runs"])
-    lines.append("  python wctx.pyz mcp     %7.1f   (%.2fx baseline; compiled-module cache warm)" % (
-        i["pyz"], i["ratio_pyz"]))
-    lines.append("  python -m wctx mcp      %7.1f   (%.2fx baseline; as installed, .pyc cached)" % (
-        i["module"], i["ratio_module"]))
-    lines.append("  python wctx.py mcp      %7.1f   (%.2fx baseline; a script is compiled on every start)" % (
-        i["source"], i["ratio_source"]))
+    lines.append(
+        "  python wctx.pyz mcp     %7.1f   (%.2fx baseline; compiled-module cache warm)"
+        % (i["pyz"], i["ratio_pyz"])
+    )
+    lines.append(
+        "  python -m wctx mcp      %7.1f   (%.2fx baseline; as installed, .pyc cached)"
+        % (i["module"], i["ratio_module"])
+    )
+    lines.append(
+        "  python wctx.py mcp      %7.1f   (%.2fx baseline; a script is compiled on every start)"
+        % (i["source"], i["ratio_source"])
+    )
     lines.append("  baseline                %7.1f   (bench/mcp_baseline_server.py)" % i["baseline"])
     return "\n".join(lines)
 
@@ -201,11 +275,15 @@ def main(argv=None):
     parser.add_argument("--passes", type=int, default=3, help="timed passes over the queries (default 3)")
     parser.add_argument("--init-runs", type=int, help="timed start-ups per command (default 20)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--keep", metavar="DIR", help="build in DIR and keep it (default: a temp dir, removed)")
+    parser.add_argument(
+        "--keep", metavar="DIR", help="build in DIR and keep it (default: a temp dir, removed)"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
 
-    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([2000] if args.quick else [10000, 100000])
+    sizes = (
+        [int(s) for s in args.sizes.split(",")] if args.sizes else ([2000] if args.quick else [10000, 100000])
+    )
     nq = args.queries or (40 if args.quick else 200)
     init_runs = args.init_runs or (5 if args.quick else 20)
 
@@ -253,7 +331,10 @@ def main(argv=None):
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print("wctx MCP bench: Python %s, SQLite %s, %s CPUs" % (report["python"], report["sqlite"], report["cpus"]))
+        print(
+            "wctx MCP bench: Python %s, SQLite %s, %s CPUs"
+            % (report["python"], report["sqlite"], report["cpus"])
+        )
         print(table(report))
     return 0
 
