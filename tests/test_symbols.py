@@ -12,6 +12,37 @@ def src(text):
     return textwrap.dedent(text).lstrip("\n")
 
 
+# Ruby that defeats naive scanning: a heredoc whose body sits at column 0 and holds a quote,
+# a special global ($`), a regex, a percent literal and quotes inside #{...}.
+RUBY_MKMF = (
+    "module MakeMakefile\n"
+    "  if ok\n"
+    "    x = 1\n"
+    "  else\n"
+    "    abort <<MESSAGE\n"
+    "can't find header files (ruby.h)\n"
+    "MESSAGE\n"
+    "  end\n"
+    "\n"
+    "  def self::log_open\n"
+    "    @log ||= File::open(@logfile, 'wb')\n"
+    "  end\n"
+    "\n"
+    "  def del_trailing_separator(path)\n"
+    "    $` + File.dirname(path)[/#{SEPARATOR_PAT}*\\z/o]\n"
+    "  end\n"
+    "\n"
+    "  def compsys(to)\n"
+    '    to << %Q[  "#{o}[#{d}]" \\\\n]\n'
+    '    to << "#{x ? "a" : \'b\'}"\n'
+    "  end\n"
+    "\n"
+    "  def rm_f(*files)\n"
+    "    FileUtils.rm_f(files)\n"
+    "  end\n"
+    "end\n"
+)
+
 # Each case: (path, source, symbol, first line, last line, edit elsewhere, edit inside).
 # An edit is (old, new), applied once to the source.
 CASES = [
@@ -556,6 +587,119 @@ CASES = [
         "end",
         ("def x; 1; end", "def x; 2; end"),
         ("@client.post(body)", "@client.put(body)"),
+    ),
+    (
+        "src/client.ts",
+        src("""
+            function getStream(folder: Folder, error: (msg: string) => void):
+              Promise<{ host: string; port: number }>
+            {
+              return open(folder, "--lsp");
+            }
+
+            type Props = Omit<
+              BaseProps,
+              'enabled' | 'native'
+            > & {
+              id: string;
+            };
+
+            function after(): { ok: boolean } {
+              return { ok: true };
+            }
+            """),
+        "getStream",
+        "function getStream(folder: Folder, error: (msg: string) => void):",
+        "}",
+        ("return { ok: true };", "return { ok: false };"),
+        ('"--lsp"', '"--stdio"'),
+    ),
+    (
+        "src/client.ts",
+        src("""
+            type Props = Omit<
+              BaseProps,
+              'enabled' | 'native'
+            > & {
+              id: string;
+            };
+
+            function after(): { ok: boolean } {
+              return { ok: true };
+            }
+            """),
+        "Props",
+        "type Props = Omit<",
+        "};",
+        ("return { ok: true };", "return { ok: false };"),
+        ("id: string;", "id: number;"),
+    ),
+    (
+        "app/src/main/kotlin/Traits.kt",
+        src("""
+            object Traits {
+                @Deprecated(
+                    "no effect on SDK 35 (edge-to-edge)",
+                )
+                internal fun setColor(screen: Screen) {
+                    screen.paint()
+                }
+
+                internal fun setStyle(screen: Screen) {
+                    screen.style()
+                }
+            }
+            """),
+        "Traits.setColor",
+        "    @Deprecated(",
+        "    }",
+        ("screen.style()", "screen.restyle()"),
+        ("(edge-to-edge)", "(always)"),
+    ),
+    (
+        "src/screen.cpp",
+        src("""
+            Screen::Screen(int n) : n_(n) {
+                init();
+            }
+
+            Screen::~Screen() {
+                release();
+            }
+            """),
+        "Screen.Screen",
+        "Screen::Screen(int n) : n_(n) {",
+        "}",
+        ("release();", "release(true);"),
+        ("init();", "init(1);"),
+    ),
+    (
+        "lib/mkmf.rb",
+        RUBY_MKMF,
+        "MakeMakefile.rm_f",
+        "  def rm_f(*files)",
+        "  end",
+        ("@log ||= File::open(@logfile, 'wb')", "@log ||= File::open(@logfile, 'ab')"),
+        ("FileUtils.rm_f(files)", "FileUtils.rm_rf(files)"),
+    ),
+    (
+        "lib/mkmf.rb",
+        src("""
+            module MakeMakefile
+              def self::log_open
+                @log ||= File::open(@logfile, 'wb')
+              end
+
+              def rm_f(*files)
+                FileUtils.rm_f(files)
+              end
+            end
+            """),
+        "MakeMakefile.log_open",
+        "  def self::log_open",
+        "  end",
+        ("FileUtils.rm_f(files)", "FileUtils.rm_rf(files)"),
+        ("'wb'", "'ab'"),
     ),
     # ---------------------------------------------------------------- Python (ast)
     (
