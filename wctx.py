@@ -1423,7 +1423,7 @@ def _patterns(name, language):
                     re.M,
                 ),
             ),
-            ("type", re.compile(r"^[ \t]*(?:class|module)\s+(?:[\w:]+::)?" + n + end, re.M)),
+            ("type", re.compile(r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?" + n + end, re.M)),
         ]
     found = [
         ("func", re.compile(r"\b(?:function\s*\*?|fn|func|def|sub|proc)\s+" + n + end)),
