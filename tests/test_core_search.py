@@ -533,3 +533,25 @@ def test_rank_fts_ignores_topology(product):
     assert set(topo) == set(r["id"] for r in fts["results"]) == {near, far}
     assert topo[0] == near
     assert fts["rank"] == "fts"
+
+
+def test_session_summary_is_searchable_and_follows_appends(product, run_cli):
+    store, sdk = product.store, product.sdk
+    first = wctx.capture(
+        store,
+        [{"kind": "finding", "claim": "retries are capped", "repo": "upload-sdk"}],
+        summary="chasing flaky pipelines",
+        cwd=sdk.path,
+    )
+    eid = first["evidence"][0]["id"]
+    (hit,) = wctx.search(store, "flaky pipelines", repo="upload-sdk")["results"]
+    assert hit["id"] == eid and hit["reasons"][0] == "matches the session summary (flaky, pipelines)"
+    wctx.capture(
+        store,
+        [{"kind": "note", "claim": "second item", "repo": "upload-sdk"}],
+        summary="then looked at quarantine tooling",
+        session_id=first["session"],
+        cwd=sdk.path,
+    )
+    ids = {r["id"] for r in wctx.search(store, "quarantine tooling", repo="upload-sdk")["results"]}
+    assert eid in ids and len(ids) == 2
