@@ -6556,7 +6556,51 @@ def _parser_class():
     return _Parser
 
 
-def build_parser():
+class _Inert:
+    """Accepts any parser call and does nothing: stands in for the parsers of commands not run."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kw: self
+
+    def __setattr__(self, name, value):
+        pass
+
+
+class _OneCommand:
+    """The subparsers action, building only the parser of the command about to run (building the
+    dozens of parsers of every command is most of the CLI's start-up)."""
+
+    def __init__(self, sub, name):
+        self.sub = sub
+        self.name = name
+        self.found = False
+
+    def add_parser(self, name, **kw):
+        if name != self.name:
+            return _Inert()
+        self.found = True
+        return self.sub.add_parser(name, **kw)
+
+
+def _command_in(argv):
+    """The command word of a command line, when only ``--home DIR`` precedes it; else None."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--home":
+            i += 2
+        elif word.startswith("--home="):
+            i += 1
+        elif word.startswith("-"):
+            return None
+        else:
+            return word
+    return None
+
+
+def build_parser(only=None):
+    """The CLI's parser; with ``only``, one holding just that command (full help and errors for
+    everything else come from the complete parser)."""
     import argparse
 
     _Parser, _Ordered = _parser_class(), _ordered_action()
@@ -6564,6 +6608,8 @@ def build_parser():
     parser.add_argument("--version", action="version", version="wctx " + __version__)
     parser.add_argument("--home", help="store directory (default: $WCTX_HOME or ~/.wctx)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    if only is not None:
+        sub = _OneCommand(sub, only)
 
     def command(name, func, json_flag=True, **kw):
         doc = (func.__doc__ or "").strip()
@@ -6713,6 +6759,8 @@ def build_parser():
     p = command("demo", cmd_demo, json_flag=False)
     p.add_argument("--keep", metavar="DIR", help="build the demo in DIR and keep it")
 
+    if only is not None and not sub.found:
+        return build_parser()
     return parser
 
 
@@ -6722,7 +6770,7 @@ def main(argv=None):
         # Answered before building the parser (dozens of subparsers): start-up is the budget here.
         sys.stdout.write("wctx %s\n" % __version__)
         return 0
-    parser = build_parser()
+    parser = build_parser(only=_command_in(sys.argv[1:] if argv is None else list(argv)))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
