@@ -2411,6 +2411,9 @@ def _worst(verdicts):
     return max(verdicts, key=lambda v: VERDICT_SEVERITY[v]) if verdicts else "unknown"
 
 
+FILE_MEMO_BYTES = 64 * 1024 * 1024  # cited files a verify keeps in memory while it runs
+
+
 class FreshnessChecker:
     """Computes verdicts for many items with git work batched per repository."""
 
@@ -2419,6 +2422,36 @@ class FreshnessChecker:
         self.repos = {r.id: r for r in _repos(store)}
         self.git = {}
         self.head_blobs = {}
+        # Per call: many items cite the same file and symbol. {(root, rel): (bytes, {format: blob})}
+        # up to FILE_MEMO_BYTES in all, and {(blob, rel, symbol): symbol hash}.
+        self.files = {}
+        self.file_bytes = 0
+        self.symbol_hashes = {}
+
+    def _read(self, root, rel):
+        """read_repo_file, remembered for the rest of this call (within a memory budget)."""
+        key = (root, rel)
+        if key in self.files:
+            return self.files[key][0]
+        data = read_repo_file(root, rel)
+        if data is not None and self.file_bytes + len(data) <= FILE_MEMO_BYTES:
+            self.files[key] = (data, {})
+            self.file_bytes += len(data)
+        return data
+
+    def _blob(self, root, rel, data, object_format):
+        memo = self.files.get((root, rel))
+        if memo is None or memo[0] is not data:
+            return blob_id(data, object_format)
+        if object_format not in memo[1]:
+            memo[1][object_format] = blob_id(data, object_format)
+        return memo[1][object_format]
+
+    def _symbol_hash(self, blob, data, rel, symbol):
+        key = (blob, rel, symbol)
+        if key not in self.symbol_hashes:
+            self.symbol_hashes[key] = symbol_hash_of(data, rel, symbol)
+        return self.symbol_hashes[key]
 
     def _git_for(self, repo_id, repo_name):
         """(GitRepo, None) or (None, reason it is unknown)."""
@@ -2539,7 +2572,7 @@ class FreshnessChecker:
         commit_ok = bool(commit) and g.commits_exist([commit]).get(commit, False)
         path = a["path"]
         repo = self.repos[a["repo_id"]]
-        data = read_repo_file(repo.path, path)
+        data = self._read(repo.path, path)
         notes = []
         if data is None:
             new_path = None
@@ -2550,7 +2583,7 @@ class FreshnessChecker:
                 if moved:
                     new_path = moved[0]
             if new_path is not None:
-                data = read_repo_file(repo.path, new_path)
+                data = self._read(repo.path, new_path)
             if data is None:
                 if commit_ok:
                     gone_in = [
@@ -2572,7 +2605,7 @@ class FreshnessChecker:
             notes.append("followed rename %s -> %s" % (path, new_path))
             path = new_path
             label = path + ("#" + a["symbol"] if a["symbol"] else "")
-        current_blob = blob_id(data, g.object_format)
+        current_blob = self._blob(repo.path, path, data, g.object_format)
         head_blob = self._head_blob(g, path)
         uncommitted = head_blob != current_blob
         if current_blob == a["blob"]:
@@ -2603,7 +2636,7 @@ class FreshnessChecker:
                 where += "; uncommitted changes in the working tree"
         if a["symbol"]:
             if a["symbol_hash"]:
-                now = symbol_hash_of(data, path, a["symbol"])
+                now = self._symbol_hash(current_blob, data, path, a["symbol"])
                 if now == a["symbol_hash"]:
                     text = "symbol %s unchanged; other parts of %s %s" % (a["symbol"], path, where.replace("changed", "changed", 1))
                     return "current", "; ".join([text] + notes)
