@@ -2682,13 +2682,18 @@ def _cache_key(repos, anchors, heads=None):
             return None
         parts.append("%s@%s" % (repo.path, heads[repo.id]))
         if a["path"]:
-            try:
-                st = os.stat(os.path.join(repo.path, *a["path"].split("/")))
-                parts.append("%s:%d:%d" % (a["path"], st.st_size, st.st_mtime_ns))
-            except OSError:
+            key = (repo.id, a["path"])  # the shared map also keeps each file's stat for the call
+            if key not in heads:
+                try:
+                    st = os.stat(os.path.join(repo.path, *a["path"].split("/")))
+                    heads[key] = "%s:%d:%d" % (a["path"], st.st_size, st.st_mtime_ns)
+                except OSError:
+                    heads[key] = None
+            if heads[key] is None:
                 # Renamed or deleted: a followed rename's new file is not in this key, so an edit
                 # there would be hidden behind a cached verdict. Always recompute such items.
                 return None
+            parts.append(heads[key])
     import hashlib
 
     return hashlib.sha1("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
