@@ -2422,6 +2422,7 @@ class FreshnessChecker:
         self.repos = {r.id: r for r in _repos(store)}
         self.git = {}
         self.head_blobs = {}
+        self.followed = {}  # {(repo id, cited path): path it was followed to}, for the cache keys
         # Per call: many items cite the same file and symbol. {(root, rel): (bytes, {format: blob})}
         # up to FILE_MEMO_BYTES in all, and {(blob, rel, symbol): symbol hash}.
         self.files = {}
@@ -2603,6 +2604,7 @@ class FreshnessChecker:
                     short_sha(commit),
                 )
             notes.append("followed rename %s -> %s" % (path, new_path))
+            self.followed[(a["repo_id"], path)] = new_path
             path = new_path
             label = path + ("#" + a["symbol"] if a["symbol"] else "")
         current_blob = self._blob(repo.path, path, data, g.object_format)
@@ -2664,13 +2666,39 @@ def _load_anchors(store, rids):
     return out
 
 
-def _cache_key(repos, anchors, heads=None):
+def _index_token(repo_path):
+    """Size and mtime of the repository's index, where staged and committed renames and deletions
+    show without running git; None when it cannot be read."""
+    gitdir = git_dir_of(repo_path)
+    try:
+        st = os.stat(os.path.join(gitdir, "index")) if gitdir else None
+    except OSError:
+        return None
+    return "%d:%d" % (st.st_size, st.st_mtime_ns) if st else None
+
+
+def _followed_in(key):
+    """The renames a cache key was made with: {(repo id, old path): new path}, or None."""
+    _, sep, extra = (key or "").partition(" ")
+    if not sep:
+        return None
+    try:
+        return {(r, old): new for r, old, new in json.loads(extra)}
+    except (ValueError, TypeError):
+        return None
+
+
+def _cache_key(repos, anchors, heads=None, followed=None):
     """What can be checked without git: each repo's HEAD and each cited file's size and mtime.
 
     ``heads`` ({repo id: head token}) may be shared by the caller so that one call over many items
-    reads each repository's HEAD once."""
+    reads each repository's HEAD once. A cited file that is gone (renamed or deleted) counts by
+    the repository's index and, when the check followed it to a new path (``followed``:
+    {(repo id, old path): new path}), by that file's size and mtime too; the key then ends with
+    " " and those renames as JSON, so that a lookup can check the same files (_followed_in)."""
     parts = [__version__]
     heads = {} if heads is None else heads
+    used = []
     for a in anchors:
         repo = repos.get(a["repo_id"])
         if repo is None:
@@ -2689,14 +2717,30 @@ def _cache_key(repos, anchors, heads=None):
                     heads[key] = "%s:%d:%d" % (a["path"], st.st_size, st.st_mtime_ns)
                 except OSError:
                     heads[key] = None
-            if heads[key] is None:
-                # Renamed or deleted: a followed rename's new file is not in this key, so an edit
-                # there would be hidden behind a cached verdict. Always recompute such items.
+            if heads[key] is not None:
+                parts.append(heads[key])
+                continue
+            # Renamed or deleted: git sees that through HEAD (in the key) and the index.
+            index_key = ("index", repo.id)
+            if index_key not in heads:
+                heads[index_key] = _index_token(repo.path)
+            new = followed.get((repo.id, a["path"])) if followed else None
+            if heads[index_key] is None:
                 return None
-            parts.append(heads[key])
+            if new is None:
+                parts.append("%s:gone@%s" % (a["path"], heads[index_key]))
+                continue
+            # Followed to ``new``: an edit there must show in the key.
+            try:
+                st = os.stat(os.path.join(repo.path, *new.split("/")))
+            except OSError:
+                return None
+            parts.append("%s->%s:%d:%d@%s" % (a["path"], new, st.st_size, st.st_mtime_ns, heads[index_key]))
+            used.append([repo.id, a["path"], new])
     import hashlib
 
-    return hashlib.sha1("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+    key = hashlib.sha1("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+    return key + " " + json.dumps(used) if used else key
 
 
 def freshness_of(store, rids, use_cache=True, anchors=None):
@@ -2721,18 +2765,24 @@ def freshness_of(store, rids, use_cache=True, anchors=None):
                 chunk,
             ):
                 rid = row["evidence_rid"]
-                if keys[rid] is not None and row["cache_key"] == keys[rid]:
+                key = keys[rid]
+                followed = _followed_in(row["cache_key"])
+                if followed:  # made after following a rename: check the same new files
+                    key = _cache_key(repos, anchors[rid], heads, followed)
+                if key is not None and row["cache_key"] == key:
                     result[rid] = {"verdict": row["verdict"], "reasons": json.loads(row["reasons"])}
     missing = [rid for rid in rids if rid not in result]
     if missing:
         checker = FreshnessChecker(store)
         computed = checker.check_items({rid: anchors[rid] for rid in missing})
         now = utc_now()
-        rows = [
-            (rid, keys[rid], c["verdict"], json.dumps(c["reasons"]), now)
-            for rid, c in computed.items()
-            if keys[rid] is not None
-        ]
+        rows = []
+        for rid, c in computed.items():
+            key = keys[rid]  # taken before the check: a change meanwhile makes the next lookup miss
+            if key is not None and any((a["repo_id"], a["path"]) in checker.followed for a in anchors[rid]):
+                key = _cache_key(repos, anchors[rid], heads, checker.followed)
+            if key is not None:
+                rows.append((rid, key, c["verdict"], json.dumps(c["reasons"]), now))
         if rows:
             try:
                 with store.atomic():
@@ -3391,14 +3441,15 @@ def verify(store, ids=None, repo=None, cwd=None):
         ]
     rids = [rid for rid, _ in pairs]
     anchors = _load_anchors(store, rids)
-    computed = FreshnessChecker(store).check_items(anchors)
+    checker = FreshnessChecker(store)
+    computed = checker.check_items(anchors)
     # Refresh the search cache with what we just computed exactly.
     repos = {r.id: r for r in _repos(store)}
     now = utc_now()
     rows = []
     heads = {}
     for rid in rids:
-        key = _cache_key(repos, anchors[rid], heads)
+        key = _cache_key(repos, anchors[rid], heads, checker.followed)
         if key is not None:
             rows.append((rid, key, computed[rid]["verdict"], json.dumps(computed[rid]["reasons"]), now))
     if rows:
