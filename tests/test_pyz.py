@@ -250,6 +250,13 @@ def test_compiled_module_cache_can_be_turned_off(pyz, workspace, setting):
     assert not os.path.exists(os.path.join(workspace["tmp"], "cache", "wctx"))
 
 
+def test_unwritable_cache_only_costs_a_compile(pyz, workspace):
+    workspace["env"]["WCTX_PYZ_CACHE"] = "/proc/wctx-cannot-write-here"
+    done = run_pyz(sys.executable, pyz, ["--version"], workspace)
+    assert done.stdout.strip() == "wctx " + version_of_source()
+    assert done.stderr == ""
+
+
 def test_compiled_module_cache_survives_a_corrupt_entry(pyz, workspace):
     run_pyz(sys.executable, pyz, ["--version"], workspace)
     (entry,) = glob.glob(os.path.join(workspace["tmp"], "cache", "wctx", "pyz", "wctx-*.bin"))
