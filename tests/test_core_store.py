@@ -4,6 +4,7 @@ redacted before they reach the database files, and many processes capturing at o
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import subprocess
@@ -430,3 +431,38 @@ def test_readers_and_writers_at_once(product):
     claims = {r["claim"] for r in product.store.all("SELECT claim FROM evidence")}
     assert {"mixed %d connect" % n for n in range(4)} <= claims
     assert len(claims) == 7
+
+
+def test_parallel_captures_from_one_agent_session_share_one_session(product):
+    home = product.store.home
+    env = dict(os.environ, WCTX_HOME=home, CLAUDE_CODE_SESSION_ID="0ccf1a04-1111-2222-3333-444455556666")
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                WCTX_SCRIPT,
+                "capture",
+                "--note",
+                "agent note %d" % n,
+                "--repo",
+                "upload-sdk",
+                "--json",
+            ],
+            cwd=product.sdk.path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for n in range(6)
+    ]
+    sessions = set()
+    for p in procs:
+        out, err = p.communicate()
+        assert p.returncode == 0 and b"locked" not in err and b"Traceback" not in err, err.decode()
+        sessions.add(json.loads(out)["session"])
+    assert len(sessions) == 1
+    (sid,) = sessions
+    assert sorted(e["claim"] for e in wctx.get_session(product.store, sid)["evidence"]) == [
+        "agent note %d" % n for n in range(6)
+    ]
+    assert product.store.one("SELECT count(*) AS n FROM sessions")["n"] == 1
