@@ -5213,36 +5213,62 @@ def _read_hook_input(stream, seconds=HOOK_STDIN_SECONDS):
     return json.loads(data) if data.strip() else {}
 
 
-def run_import_hook(store_home=None, stdin=None, env=None):
-    """Entry point of `wctx import --hook`: import the transcript the agent names; log, never raise."""
+def run_import_hook(store_home=None, stdin=None, env=None, detach=True):
+    """Entry point of `wctx import --hook`: import the transcript the agent names; log, never raise.
+
+    The hook's input is read and checked at once; the import itself runs in a detached child
+    (POSIX fork + new session) so the agent neither waits for it nor kills it when it exits.
+    WCTX_HOOK_FOREGROUND=1, or a platform without fork, imports in the foreground.
+    """
     env = os.environ if env is None else env
     home = os.path.abspath(os.path.expanduser(store_home)) if store_home else default_home()
-    line = None
     try:
         payload = _read_hook_input(stdin or sys.stdin)
         if not isinstance(payload, dict):
             raise UsageError("hook input is not a JSON object")
         transcript = payload.get("transcript_path")
         if not transcript:
-            found = transcript_for_session(None, payload.get("session_id"), env)
-            if not found:
+            transcript = transcript_for_session(None, payload.get("session_id"), env)
+            if not transcript:
                 raise NotFoundError("hook input names no transcript_path and session %s was not found"
                                     % payload.get("session_id"))
-            transcript = found
+        if not os.path.isfile(transcript):
+            raise NotFoundError("no transcript at %s" % transcript)
+    except BaseException as e:  # a hook must never fail the agent
+        _hook_log(home, "error %s: %s" % (type(e).__name__, e) if not isinstance(e, KeyboardInterrupt) else "error interrupted")
+        return 0
+    if detach and env.get("WCTX_HOOK_FOREGROUND") != "1" and hasattr(os, "fork"):
+        try:
+            if os.fork() > 0:
+                return 0  # the agent's hook is done; the child carries on
+        except OSError:
+            pass  # no fork after all: import in the foreground
+        else:
+            # Child: own session (a signal to the agent's process group does not reach it), and
+            # stdio off the agent's pipes, which it may wait on.
+            try:
+                os.setsid()
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                _hook_import(home, payload, transcript)
+            finally:
+                os._exit(0)
+    _hook_import(home, payload, transcript)
+    return 0
+
+
+def _hook_import(home, payload, transcript):
+    try:
         store = open_store(home)
         try:
             result = import_transcript(store, transcript)
         finally:
             store.close()
-        line = "ok %s %s %s %s" % (payload.get("hook_event_name") or "-", result["status"], result["session"],
-                                   transcript)
-    except BaseException as e:   # noqa: BLE001 - a hook must never fail the agent
-        if isinstance(e, KeyboardInterrupt):
-            line = "error interrupted"
-        else:
-            line = "error %s: %s" % (type(e).__name__, e)
+        line = "ok %s %s %s %s" % (payload.get("hook_event_name") or "-", result["status"], result["session"], transcript)
+    except BaseException as e:  # a hook must never fail the agent
+        line = "error %s: %s" % (type(e).__name__, e) if not isinstance(e, KeyboardInterrupt) else "error interrupted"
     _hook_log(home, line)
-    return 0
 
 
 def _hook_log(home, line):

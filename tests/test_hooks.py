@@ -131,6 +131,22 @@ def _render(dest, a, b, outside):
     return str(dest)
 
 
+def wait_for_log(wctx_home, text, lines=1):
+    """The hook log once it holds ``lines`` lines containing ``text`` (the import runs detached)."""
+    import time
+
+    path = os.path.join(wctx_home, "hooks.log")
+    deadline = time.monotonic() + 60
+    while True:
+        found = []
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                found = [line for line in fh.read().splitlines() if text in line]
+        if len(found) >= lines or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
 def _hook(stdin_bytes, wctx_home, close=True):
     env = dict(os.environ, WCTX_HOME=wctx_home)
     proc = subprocess.Popen(
@@ -163,8 +179,7 @@ def test_the_hook_imports_the_session_it_is_given(git_repo, store, wctx_home, tm
                "cwd": a.path, "hook_event_name": "SessionEnd", "reason": "exit"}
     code, out, err = _hook(json.dumps(payload).encode(), wctx_home)
     assert (code, out) == (0, b"")
-    log = open(os.path.join(wctx_home, "hooks.log"), encoding="utf-8").read()
-    assert " ok SessionEnd imported ses-" in log
+    assert wait_for_log(wctx_home, " ok SessionEnd imported ses-")
     assert len(wctx.list_sessions(store)) == 1
 
 
@@ -182,7 +197,7 @@ def test_the_hook_does_not_wait_for_a_stdin_that_never_closes(git_repo, store, w
     transcript = _render(tmp_path / "s.jsonl", a.path, a.path, str(tmp_path))
     code, out, err = _hook(json.dumps({"transcript_path": transcript}).encode(), wctx_home, close=False)
     assert code == 0
-    assert " ok " in open(os.path.join(wctx_home, "hooks.log"), encoding="utf-8").read()
+    assert wait_for_log(wctx_home, " ok ")
 
 
 def test_the_installed_command_runs(run_cli, git_repo, store, wctx_home, agent_dirs, tmp_path):
@@ -197,7 +212,19 @@ def test_the_installed_command_runs(run_cli, git_repo, store, wctx_home, agent_d
         env=dict(os.environ, WCTX_HOME=wctx_home), capture_output=True, check=False, timeout=60,
     )
     assert proc.returncode == 0
+    assert wait_for_log(wctx_home, " ok ")
     assert [s["agent"] for s in wctx.list_sessions(store)] == ["claude-code"]
+
+
+def test_the_hook_can_run_in_the_foreground(git_repo, store, wctx_home, tmp_path, monkeypatch):
+    a = git_repo("repo-a", {"app/main.py": "x = 1\n"})
+    wctx.register_repo(store, a.path)
+    transcript = _render(tmp_path / "s.jsonl", a.path, a.path, str(tmp_path))
+    monkeypatch.setenv("WCTX_HOOK_FOREGROUND", "1")
+    code, out, err = _hook(json.dumps({"transcript_path": transcript}).encode(), wctx_home)
+    assert code == 0
+    with open(os.path.join(wctx_home, "hooks.log"), encoding="utf-8") as fh:
+        assert " ok - imported ses-" in fh.read()  # already there when the hook returned
 
 
 def test_home_is_pinned_into_the_hook_and_uninstall_dry_run_shows_the_removal(run_cli, agent_dirs, tmp_path):
