@@ -6903,6 +6903,15 @@ def main(argv=None):
     except KeyboardInterrupt:
         sys.stderr.write("wctx: interrupted\n")
         return 130
+    except Exception as e:
+        # A damaged, full or unwritable store surfaces mid-command as sqlite3.DatabaseError: one
+        # line, not a traceback. IntegrityError is a wctx bug and keeps its traceback.
+        sqlite3 = sys.modules.get("sqlite3")
+        if sqlite3 is None or not isinstance(e, sqlite3.DatabaseError) or isinstance(e, sqlite3.IntegrityError):
+            raise
+        where = store.path if store is not None else "the store"
+        sys.stderr.write("wctx: %s: %s (see: wctx doctor)\n" % (where, e))
+        return 1
     except BrokenPipeError:
         try:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
