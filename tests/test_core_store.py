@@ -466,3 +466,43 @@ def test_parallel_captures_from_one_agent_session_share_one_session(product):
         "agent note %d" % n for n in range(6)
     ]
     assert product.store.one("SELECT count(*) AS n FROM sessions")["n"] == 1
+
+
+def test_a_damaged_store_gives_one_line_not_a_traceback(product, run_wctx):
+    for n in range(60):
+        wctx.capture(
+            product.store,
+            [
+                {
+                    "kind": "note",
+                    "claim": "note number %d about uploads" % n,
+                    "detail": "y" * 3000,
+                    "repo": "upload-sdk",
+                }
+            ],
+            cwd=product.sdk.path,
+        )
+    home = product.store.home
+    product.store.close()
+    checkpoint(home)
+    path = db_path(home)
+    size = os.path.getsize(path)
+    with open(path, "r+b") as fh:  # scribble over the last pages: evidence, anchors, FTS data
+        for offset in range(max(4096 * 8, size - 4096 * 20), size, 4096):
+            fh.seek(offset)
+            fh.write(b"\xde\xad\xbe\xef" * 1024)
+    failures = []
+    for argv in (
+        ["search", "uploads"],
+        ["search", "has anyone looked at this?"],
+        ["verify"],
+        ["sessions"],
+        ["capture", "--note", "after the damage", "--repo", "upload-sdk"],
+    ):
+        res = run_wctx(argv, cwd=product.sdk.path)
+        assert "Traceback" not in res.err, (argv, res.err)
+        assert res.code in (0, 1), (argv, res)
+        if res.code:
+            assert res.err.startswith("wctx: ") and res.err.count("\n") == 1, (argv, res.err)
+            failures.append(res.err)
+    assert failures and all("malformed" in f for f in failures), failures
