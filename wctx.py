@@ -6910,7 +6910,7 @@ def main(argv=None):
         if sqlite3 is None or not isinstance(e, sqlite3.DatabaseError) or isinstance(e, sqlite3.IntegrityError):
             raise
         where = store.path if store is not None else "the store"
-        sys.stderr.write("wctx: %s: %s (see: wctx doctor)\n" % (where, e))
+        sys.stderr.write("wctx: store error in %s: %s\n" % (where, e))
         return 1
     except BrokenPipeError:
         try:
