@@ -3113,9 +3113,10 @@ def _word_hits(terms, text):
     """The query terms that match a word of ``text`` (prefix for terms of 3+ characters)."""
     if not text:
         return []
-    words = set(w.lower() for w in _TERM_RE.findall(text))
-    for w in list(words):
-        if not (w.isalpha() and w.isascii()):  # a lower-case ASCII word splits into itself
+    raw = _TERM_RE.findall(text)
+    words = set(w.lower() for w in raw)
+    for w in raw:  # split before lower-casing: uploadDocument -> upload, document
+        if not (w.isalpha() and w.isascii() and w.islower()):  # a lower-case ASCII word splits into itself
             words.update(p.lower() for p in split_identifier(w))
     starts = "\n" + "\n".join(words)  # "\n" + form occurs in it iff some word starts with form
     hits = []
