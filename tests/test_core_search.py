@@ -555,3 +555,10 @@ def test_session_summary_is_searchable_and_follows_appends(product, run_cli):
     )
     ids = {r["id"] for r in wctx.search(store, "quarantine tooling", repo="upload-sdk")["results"]}
     assert eid in ids and len(ids) == 2
+
+
+@pytest.mark.parametrize("query", ["document", "Document", "DOCUMENT", "docu"])
+def test_a_query_matching_part_of_a_camel_case_symbol_says_so(seeded, query):
+    (r,) = wctx.search(seeded.store, query, repo="upload-sdk")["results"]
+    assert r["id"] == seeded.eid
+    assert "matches symbol uploadDocument" in r["reasons"], r["reasons"]
