@@ -1526,6 +1526,9 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
         ):
             angle += 1
         elif depth == 0 and not angle:
+            if c == "{" and assigned and language in _NEWLINE_ENDS:
+                i = _match_brace(masked, i)  # a lambda or object in an expression body: read on
+                continue
             if c == "{":
                 before = masked[pos:i].rstrip()
                 if init_list and before and (before[-1].isalnum() or before[-1] in "_>"):
@@ -1551,6 +1554,7 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
                     or line.endswith(("=>", "->"))
                     or line[-1] in ",(=+-*/|&.:?<"
                     or following in ("{", ".", "?", ":", "=", "|", "&", ">")
+                    or re.match(r"\s*(?:else|catch|finally)\b", masked[i + 1 : i + 40]) is not None
                 )
                 if language in ("javascript", "typescript") and kind == "func" and not (assigned or bodiless):
                     continued = True  # a function header must reach its body or ';'
@@ -1739,8 +1743,11 @@ def _find_pass(index, name, lo, hi, containers_only, bodiless):
                 if kind == "func" and pattern.pattern.startswith("^") and language != "ruby":  # C-style
                     if "=" in before or _CALL_LIKE.search(before) or before.rstrip().endswith((".", "->")):
                         continue
-                    if re.search(r"[^\w\s$<>\[\],.*&:~?()]", before.strip()):
+                    if re.search(r"[^\w\s$<>\[\],.*&:~?()@]", before.strip()):
                         continue
+                    outside = re.sub(r"<[^<>]*>", "", before)  # template <class T> is fine
+                    if re.search(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)", outside):
+                        continue  # class A : Base(), a supertype call, not a definition of Base
                 name_end = name_at + len(name)
                 if language == "ruby":
                     end = _ruby_end(masked, start, name_end)

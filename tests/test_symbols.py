@@ -657,6 +657,63 @@ CASES = [
         ("(edge-to-edge)", "(always)"),
     ),
     (
+        "app/src/main/kotlin/Container.kt",
+        src("""
+            internal abstract class StrategyBase(
+                var enabled: Boolean = false,
+            ) : Strategy {
+                override fun enable() {
+                    enabled = true
+                }
+            }
+
+            internal class SwapLastTwo : StrategyBase() {
+                protected fun createTransaction(): Transaction =
+                    requireNotNull(manager) { "no manager" }
+                        .beginTransaction()
+                        .setReorderingAllowed(true)
+
+                fun pick(a: Boolean): Int =
+                    if (a) {
+                        1
+                    } else {
+                        2
+                    }
+            }
+            """),
+        "SwapLastTwo.createTransaction",
+        "    protected fun createTransaction(): Transaction =",
+        "            .setReorderingAllowed(true)",
+        ("2\n", "3\n"),
+        (".setReorderingAllowed(true)", ".setReorderingAllowed(false)"),
+    ),
+    (
+        "app/src/main/kotlin/Container.kt",
+        src("""
+            internal abstract class StrategyBase(
+                var enabled: Boolean = false,
+            ) : Strategy {
+                override fun enable() {
+                    enabled = true
+                }
+            }
+
+            internal class SwapLastTwo : StrategyBase() {
+                fun pick(a: Boolean): Int =
+                    if (a) {
+                        1
+                    } else {
+                        2
+                    }
+            }
+            """),
+        "StrategyBase",
+        "internal abstract class StrategyBase(",
+        "}",
+        ("if (a)", "if (!a)"),
+        ("enabled = true", "enabled = !enabled"),
+    ),
+    (
         "src/screen.cpp",
         src("""
             Screen::Screen(int n) : n_(n) {
