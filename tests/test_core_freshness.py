@@ -623,3 +623,28 @@ def test_worktree_checkout_and_packed_refs(product, run_cli, tmp_path):
     sdk.commit("main work")
     sdk.git("pack-refs", "--all")
     assert shown("upload-sdk", "main plan") == "possibly_stale"
+
+
+def test_paths_with_spaces_and_unicode(product, run_cli):
+    sdk = product.sdk
+    odd = "src/naïve dir/my file é.py"
+    sdk.write(odd, "def grüße():\n    return 1\n\n\ndef other():\n    return 2\n")
+    sdk.commit("odd names")
+    eid = capture(product, [odd + "#grüße"], claim="greeting returns one")
+    assert verify_one(run_cli, eid)[1]["verdict"] == "current"
+    sdk.write(odd, sdk.read(odd).replace("return 2", "return 3"))
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (0, "current")
+    assert item["reasons"][0].startswith("symbol grüße unchanged; other parts of %s changed" % odd)
+    res = run_cli(["search", "anything new?", "--json"], cwd=sdk.path)
+    assert res.json["results"][0]["id"] == eid
+    assert (
+        res.json["results"][0]["reasons"][0]
+        == "cites %s, which has uncommitted changes in your working tree" % odd
+    )
+    sdk.commit("other")
+    sdk.git("mv", odd, "src/naïve dir/renamed ü.py")
+    sdk.commit("rename")
+    code, item = verify_one(run_cli, eid)
+    assert item["verdict"] == "current"
+    assert "followed rename %s -> src/naïve dir/renamed ü.py" % odd in item["reasons"][0]
