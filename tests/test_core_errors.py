@@ -117,3 +117,22 @@ def test_usage_errors_exit_2(wctx_home, run_cli, argv, code, fragment):
 def test_version(run_cli, run_wctx):
     res = run_wctx(["--version"])
     assert res.code == 0 and res.out.strip() == "wctx " + wctx.__version__
+
+
+def test_demo_runs_the_whole_loop_without_touching_the_store(run_wctx, wctx_home, tmp_path):
+    res = run_wctx(["demo"], cwd=str(tmp_path))
+    assert res.code == 0, res
+    out = res.out
+    assert "stamped with upload-sdk's commit, not docs-ui's" in out
+    assert "docs-ui uses upload-sdk" in out
+    verdicts = [
+        line.split()[1]
+        for line in out.splitlines()
+        if line.strip().startswith("ev-") and len(line.split()) == 2
+    ]
+    assert verdicts == ["current", "stale"], out
+    assert "symbol uploadDocument unchanged; other parts of src/upload/upload.ts changed" in out
+    assert not os.path.exists(os.path.join(wctx_home, "wctx.db"))
+    kept = tmp_path / "kept-demo"
+    res = run_wctx(["demo", "--keep", str(kept)], cwd=str(tmp_path))
+    assert res.code == 0 and (kept / "upload-sdk" / ".git").is_dir()
