@@ -667,3 +667,45 @@ def test_a_directory_is_not_a_file(product, run_cli):
     one_line_error(res, 2)
     assert "src is a directory" in res.err
     assert db_snapshot(product.store.home) == before
+
+
+def test_the_readme_capture_example_works(git_repo, store, run_cli):
+    sdk = git_repo(
+        "my-sdk", {"src/upload/upload.ts": "export async function uploadDocument(f) {\n  return f;\n}\n"}
+    )
+    ui = git_repo("docs-ui", {"index.ts": "import './x';\n"})
+    wctx.register_repo(store, sdk.path, workspace="w")
+    wctx.register_repo(store, ui.path, workspace="w")
+    res = run_cli(
+        [
+            "capture",
+            "--summary",
+            "traced the upload failure into the SDK",
+            "--finding",
+            "SDK swallows the 419 :: returns it terminal, no retry",
+            "--repo",
+            "my-sdk",
+            "--file",
+            "src/upload/upload.ts#uploadDocument",
+            "--confidence",
+            "0.8",
+            "--dead-end",
+            "retrying in the UI does not help",
+            "--repo",
+            "docs-ui",
+            "--json",
+        ],  # fmt: skip
+        cwd=ui.path,
+    )
+    assert res.code == 0, res
+    assert set(res.json) >= {"session", "evidence", "warnings"}
+    finding, dead_end = (wctx.get_evidence(store, e["id"]) for e in res.json["evidence"])
+    assert (finding["kind"], finding["repo"], finding["confidence"]) == ("finding", "my-sdk", 0.8)
+    assert (dead_end["kind"], dead_end["repo"], dead_end["confidence"], dead_end["files"]) == (
+        "dead_end",
+        "docs-ui",
+        None,
+        [],
+    )
+    assert {a["commit"] for a in finding["anchors"]} == {sdk.head}
+    assert {a["commit"] for a in dead_end["anchors"]} == {ui.head}

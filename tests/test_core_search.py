@@ -562,3 +562,17 @@ def test_a_query_matching_part_of_a_camel_case_symbol_says_so(seeded, query):
     (r,) = wctx.search(seeded.store, query, repo="upload-sdk")["results"]
     assert r["id"] == seeded.eid
     assert "matches symbol uploadDocument" in r["reasons"], r["reasons"]
+
+
+def test_fallback_says_why(seeded):
+    vague = wctx.search(seeded.store, "has anyone looked at this?", repo="upload-sdk")
+    assert (vague["mode"], vague["fallback_reason"]) == ("fallback", "no searchable words in the query")
+    nothing = wctx.search(seeded.store, "zeppelin quasar", repo="upload-sdk")
+    assert (nothing["mode"], nothing["fallback_reason"]) == (
+        "fallback",
+        "no evidence matches the query words",
+    )
+    assert [r["id"] for r in nothing["results"]] == [seeded.eid]
+    assert not any(reason.startswith("matches") for reason in nothing["results"][0]["reasons"])
+    text = wctx.search(seeded.store, "419", repo="upload-sdk")
+    assert (text["mode"], text["fallback_reason"]) == ("text", None)
