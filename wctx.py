@@ -4184,17 +4184,64 @@ def parse_transcript(path, agent="auto"):
     return rec
 
 
+def _first_session_ids(path, limit=20):
+    """The sessionId values in the first records of a file (cheap: a few lines)."""
+    ids, sidechain = set(), False
+    try:
+        with open(path, "rb") as fh:
+            for n, raw in enumerate(fh):
+                if n >= limit:
+                    break
+                try:
+                    obj = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(obj, dict) and isinstance(obj.get("sessionId"), str):
+                    ids.add(obj["sessionId"])
+                    sidechain = sidechain or obj.get("isSidechain") is True
+    except OSError:
+        pass
+    return ids, sidechain
+
+
+def claude_subagent_files(path):
+    """Subagent transcripts of the Claude Code session in ``path``: <session>/subagents/*.jsonl
+    (Claude Code 2.1+), and agent-*.jsonl next to it carrying its session id (earlier layout)."""
+    found = []
+    folder = os.path.join(os.path.splitext(path)[0], "subagents")
+    if os.path.isdir(folder):
+        found += sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".jsonl"))
+    here = os.path.dirname(path)
+    try:
+        siblings = sorted(n for n in os.listdir(here) if n.startswith("agent-") and n.endswith(".jsonl"))
+    except OSError:
+        siblings = []
+    if siblings and not os.path.basename(path).startswith("agent-"):
+        mine = _first_session_ids(path)[0] | {os.path.splitext(os.path.basename(path))[0]}
+        for name in siblings:
+            ids, sidechain = _first_session_ids(os.path.join(here, name))
+            if sidechain and ids & mine:
+                found.append(os.path.join(here, name))
+    return found
+
+
 def session_transcript_path(path):
-    """The file to import for ``path``: itself, or for a Claude Code subagent file
-    (<session>/subagents/agent-*.jsonl) the session file it belongs to."""
+    """The file to import for ``path``: itself, or for a Claude Code subagent file (in
+    <session>/subagents/, or an agent-*.jsonl next to its session) the session file it belongs to."""
     path = os.path.abspath(path)
     folder = os.path.dirname(path)
-    if os.path.basename(folder) != "subagents":
-        return path
-    parent = os.path.dirname(folder) + ".jsonl"
-    if not os.path.isfile(parent):
-        raise UsageError("%s is a subagent transcript and its session file %s is missing" % (path, parent))
-    return parent
+    if os.path.basename(folder) == "subagents":
+        parent = os.path.dirname(folder) + ".jsonl"
+        if not os.path.isfile(parent):
+            raise UsageError("%s is a subagent transcript and its session file %s is missing" % (path, parent))
+        return parent
+    if os.path.basename(path).startswith("agent-"):
+        ids, sidechain = _first_session_ids(path)
+        for sid in sorted(ids) if sidechain else ():
+            parent = os.path.join(folder, sid + ".jsonl")
+            if _SAFE_ID.match(sid) and os.path.isfile(parent):
+                return parent
+    return path
 
 
 def _is_record_evidence(name):
@@ -4279,16 +4326,15 @@ def _parse_claude_code(path, rec):
 
 
 def _parse_claude_subagents(path, rec):
-    """Claude Code keeps each subagent's transcript in <session>/subagents/*.jsonl next to the
-    main file. Their reads, edits and commands belong to the session; each is also listed."""
-    folder = os.path.join(os.path.splitext(path)[0], "subagents")
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
-    except OSError:
+    """Claude Code keeps each subagent's transcript in its own file (see claude_subagent_files).
+    Their reads, edits and commands belong to the session; each is also listed."""
+    paths = claude_subagent_files(path)
+    if not paths:
         return
     types = _claude_subagent_types(path)
-    for name in names:
-        sub = TranscriptRecord(AGENT_CLAUDE_CODE, os.path.join(folder, name))
+    for sub_path in paths:
+        name = os.path.basename(sub_path)
+        sub = TranscriptRecord(AGENT_CLAUDE_CODE, sub_path)
         agent_id = None
         for obj in _json_lines(sub.path, TranscriptRecord(AGENT_CLAUDE_CODE, sub.path)):
             agent_id = obj.get("agentId")
@@ -4645,10 +4691,7 @@ def _transcript_fingerprint(path):
     import hashlib
 
     size = 0
-    files = [path]
-    folder = os.path.join(os.path.splitext(path)[0], "subagents")
-    if os.path.isdir(folder):
-        files += sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".jsonl"))
+    files = [path] + claude_subagent_files(path)
     for p in files:
         try:
             size += os.stat(p).st_size
@@ -4925,12 +4968,16 @@ def import_transcripts(store, paths, agent="auto", force=False, progress=None):
         if not os.path.exists(p):
             raise NotFoundError("no such file or directory: %s" % p)
         files.extend(iter_transcript_files(p))
-    results, failed = [], []
+    results, failed, seen = [], [], set()
     for n, path in enumerate(files, 1):
         if progress:
             progress(n, len(files), path)
         try:
-            results.append(import_transcript(store, path, agent=agent, force=force))
+            target = session_transcript_path(path)
+            if target in seen:
+                continue  # a subagent file of a session already imported in this run
+            seen.add(target)
+            results.append(import_transcript(store, target, agent=agent, force=force))
         except WctxError as e:
             if len(files) == 1 and len(paths) == 1 and os.path.isfile(paths[0]):
                 raise

@@ -464,3 +464,19 @@ def test_a_summary_only_file_stores_nothing(run_cli, tmp_path, store):
     r = run_cli(["import", "--json", path])
     assert r.code == 0 and r.json["results"][0]["status"] == "empty"
     assert store.one("SELECT count(*) AS n FROM sessions")["n"] == 0
+
+
+def test_subagent_files_next_to_the_session_belong_to_it(repos, store, tmp_path):
+    a, b, outside = repos
+    base = tmp_path / "project"
+    for name in ("55555555-aaaa-4bbb-8ccc-000000000005.jsonl", "agent-5b5b5b5b.jsonl", "agent-9c9c9c9c.jsonl"):
+        render(os.path.join("old_layout", name), base, a=a, b=b)
+    res = wctx.import_transcripts(store, [str(base / "old_layout")])
+    assert res["failed"] == []
+    by_id = {r["external_id"]: r for r in res["results"]}
+    # The orphan subagent file (its session file is absent) is imported on its own; the other one
+    # is read with its session, never as a session of its own.
+    assert sorted(by_id) == ["55555555-aaaa-4bbb-8ccc-000000000005", "99999999-aaaa-4bbb-8ccc-000000000009"]
+    act = activity(store, by_id["55555555-aaaa-4bbb-8ccc-000000000005"]["session"])
+    assert [(s["id"], s["type"]) for s in act["subagents"]] == [("5b5b5b5b", None)]
+    assert file_row(act, "repo-b", "src/upload.py")["reads"] == 1
