@@ -2414,6 +2414,21 @@ def _commits_touching(log, path):
     return hits
 
 
+def _deletion_of(log, path):
+    """(commit that deleted ``path``, the name it had then), following renames forward through
+    ``log`` (newest first); (None, last name) when no commit in it deleted the file."""
+    name = path
+    for commit in reversed(log):
+        for status, old, new in commit["changes"]:
+            if old == name:
+                if status == "D":
+                    return commit, name
+                if status == "R":
+                    name = new
+                break
+    return None, name
+
+
 def _worst(verdicts):
     return max(verdicts, key=lambda v: VERDICT_SEVERITY[v]) if verdicts else "unknown"
 
@@ -2594,12 +2609,10 @@ class FreshnessChecker:
                 data = self._read(repo.path, new_path)
             if data is None:
                 if commit_ok:
-                    gone_in = [
-                        c for c in _commits_touching(g.log_since(commit), path) if any(
-                            s == "D" and o == path for s, o, _ in c["changes"]
-                        )
-                    ]  # fmt: skip
-                    where = " in " + _describe_commits(gone_in, 1) if gone_in else " (not committed yet)"
+                    gone_in, last_name = _deletion_of(g.log_since(commit), path)
+                    where = " in " + _describe_commits([gone_in], 1) if gone_in else " (not committed yet)"
+                    if last_name != path:  # renamed in a commit first, then deleted
+                        where = " (renamed to %s first)%s" % (last_name, where)
                     return "stale", "%s was deleted%s" % (label, where)
                 if not commit:
                     return "stale", "%s no longer exists (no commit was recorded: %s had no commits at capture)" % (
