@@ -648,3 +648,18 @@ def test_paths_with_spaces_and_unicode(product, run_cli):
     code, item = verify_one(run_cli, eid)
     assert item["verdict"] == "current"
     assert "followed rename %s -> src/naïve dir/renamed ü.py" % odd in item["reasons"][0]
+
+
+def test_renamed_then_deleted_in_commits_names_the_deleting_commit(product, run_cli):
+    sdk = product.sdk
+    eid = capture(product, [CLIENT + "#connect"])
+    sdk.git("mv", CLIENT, "src/conn.py")
+    sdk.commit("rename the client")
+    sdk.git("rm", "-q", "src/conn.py")
+    gone = sdk.commit("drop the connection module")
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale")
+    reason = item["reasons"][0]
+    assert "not committed yet" not in reason, reason
+    assert gone[:7] in reason and '"drop the connection module"' in reason, reason
+    assert "src/conn.py" in reason, reason
