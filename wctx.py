@@ -2611,6 +2611,19 @@ class FreshnessChecker:
                 if commit_ok:
                     gone_in, last_name = _deletion_of(g.log_since(commit), path)
                     where = " in " + _describe_commits([gone_in], 1) if gone_in else " (not committed yet)"
+                    if gone_in is None and self._head_blob(g, last_name) is None:
+                        # Not in HEAD and no commit since removed it: never committed, or HEAD is
+                        # on a line of history that never had it (another branch checked out).
+                        if not g.batch_check(["%s:%s" % (commit, path)]).get("%s:%s" % (commit, path)):
+                            where = " (it was never committed)"
+                        else:
+                            here = "branch " + g.branch() if g.branch() else "commit " + short_sha(g.head)
+                            return "stale", "%s is not in the checked-out %s (recorded at %s%s)" % (
+                                label,
+                                here,
+                                short_sha(commit),
+                                " on " + a["branch"] if a["branch"] else "",
+                            )
                     if last_name != path:  # renamed in a commit first, then deleted
                         where = " (renamed to %s first)%s" % (last_name, where)
                     return "stale", "%s was deleted%s" % (label, where)
