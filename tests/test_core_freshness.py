@@ -663,3 +663,33 @@ def test_renamed_then_deleted_in_commits_names_the_deleting_commit(product, run_
     assert "not committed yet" not in reason, reason
     assert gone[:7] in reason and '"drop the connection module"' in reason, reason
     assert "src/conn.py" in reason, reason
+
+
+def test_file_only_on_another_branch_says_so(product, run_cli):
+    sdk = product.sdk
+    sdk.git("checkout", "-q", "-b", "feature")
+    sdk.write("src/feature.py", "def shiny():\n    return 1\n")
+    recorded = sdk.commit("feature work")
+    eid = capture(product, ["src/feature.py#shiny"], cwd=sdk.path)
+    sdk.git("checkout", "-q", "main")
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale")
+    reason = item["reasons"][0]
+    assert "not committed yet" not in reason, reason
+    assert (
+        reason
+        == "src/feature.py#shiny is not in the checked-out branch main (recorded at %s on feature)"
+        % recorded[:7]
+    )
+    sdk.git("checkout", "-q", "feature")
+    assert verify_one(run_cli, eid)[1]["verdict"] == "current"
+
+
+def test_never_committed_file_deleted(product, run_cli):
+    sdk = product.sdk
+    sdk.write("scratch.py", "def tmp():\n    return 0\n")
+    eid = capture(product, ["scratch.py#tmp"], cwd=sdk.path)
+    os.remove(sdk.file("scratch.py"))
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale")
+    assert item["reasons"][0] == "scratch.py#tmp was deleted (it was never committed)"
