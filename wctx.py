@@ -1617,11 +1617,45 @@ def _extend_start(masked, language, start):
     return start
 
 
+_RUBY_OPENER = re.compile(
+    r"^\s*(?:(?:private|protected|public|module_function)\s+)?(?:def|class|module|if|unless|while|until|case|begin|for)"
+    r"(?![\w?!:])"
+)
+_RUBY_INLINE_OPENER = re.compile(r"(?:=|\(|\|\||&&|\breturn)\s*(?:if|unless|case|begin|while|until)(?![\w?!:])")
+_RUBY_DO = re.compile(r"(?<![.:\w@$])do(?![\w?!:])")
+_RUBY_END = re.compile(r"(?<![.:\w@$])end(?![\w?!:])")
+_RUBY_ENDLESS_DEF = re.compile(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s")
+
+
+def _ruby_keyword_end(masked, start):
+    """End of the Ruby block opening at ``start`` by counting openers against ``end``s, or None
+    when they never balance (then indentation decides)."""
+    depth = 0
+    pos = start
+    while pos < len(masked):
+        end = _line_end(masked, pos)
+        for statement in masked[pos:end].split(";"):
+            if _RUBY_ENDLESS_DEF.match(statement):
+                continue
+            if _RUBY_OPENER.match(statement):
+                depth += 1
+            depth += len(_RUBY_INLINE_OPENER.findall(statement))
+            if not re.match(r"\s*(?:while|until|for)\b", statement):
+                depth += len(_RUBY_DO.findall(statement))
+            depth -= len(_RUBY_END.findall(statement))
+        if depth <= 0:
+            return end if depth == 0 else None
+        pos = end + 1
+    return None
+
+
 def _ruby_end(masked, start, name_end):
-    """End of a Ruby def/class/module: the ``end`` at its indentation (or one line)."""
+    """End of a Ruby def/class/module: the ``end`` at its indentation (or one line). Where the
+    indentation stops on something else (code dedented below it, a sibling definition with no
+    ``end`` first), openers are counted against ``end``s instead, if they balance."""
     first_end = _line_end(masked, name_end)
     line = masked[start:first_end]
-    if re.search(r"\bend\s*$", line) or re.search(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s", line):
+    if re.search(r"\bend\s*$", line) or _RUBY_ENDLESS_DEF.match(line):
         return first_end
     indent = len(line) - len(line.lstrip(" \t"))
     pos = first_end + 1
@@ -1631,15 +1665,16 @@ def _ruby_end(masked, start, name_end):
         if text.strip():
             level = len(text) - len(text.lstrip(" \t"))
             modifier = re.match(r"\s*(?:private|protected|public|module_function)\s*$", text)
-            if level < indent and not modifier:
-                return pos - 1
-            if level == indent and not modifier:
-                if re.match(r"\s*end\b", text):
-                    return end
-                if re.match(r"\s*(?:def|class|module)\b", text):
-                    return pos - 1
+            if level == indent and not modifier and re.match(r"\s*end\b", text):
+                return end
+            if (level < indent and not modifier) or (
+                level == indent and re.match(r"\s*(?:def|class|module)\b", text)
+            ):
+                counted = _ruby_keyword_end(masked, start)
+                return counted if counted is not None else pos - 1
         pos = end + 1
-    return len(masked)
+    counted = _ruby_keyword_end(masked, start)
+    return counted if counted is not None else len(masked)
 
 
 def _indent_end(masked, start, name_end):

@@ -758,6 +758,31 @@ CASES = [
         ("FileUtils.rm_f(files)", "FileUtils.rm_rf(files)"),
         ("'wb'", "'ab'"),
     ),
+    (
+        "lib/yaml/dbm.rb",
+        src("""
+            module YAML
+
+            class DBM < ::DBM
+              def fetch(keystr, default = nil, &block)
+                val = super(keystr)
+                return YAML.load(val) if String === val
+                block ? block.call(keystr) : default
+              end
+
+              def key(keystr)
+                invert[keystr]
+              end
+            end
+
+            end
+            """),
+        "YAML.DBM.key",
+        "  def key(keystr)",
+        "  end",
+        ("YAML.load(val)", "YAML.safe_load(val)"),
+        ("invert[keystr]", "invert.fetch(keystr)"),
+    ),
     # ---------------------------------------------------------------- Python (ast)
     (
         "pkg/mod.py",
