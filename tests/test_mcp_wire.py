@@ -425,3 +425,16 @@ def test_discover_probe_then_handshake_fallback_for_a_client_without_modern_supp
     assert error_code(reply) == -32022 and "2025-11-25" in reply["error"]["data"]["supported"]
     # It may then fall back to the handshake: the era was not settled by a refused probe.
     assert server.initialize("2025-11-25")["protocolVersion"] == "2025-11-25"
+
+
+def test_initialize_is_answered_before_the_store_is_opened(servers, tmp_path):
+    # WCTX_HOME is a file: opening the store must fail, but only when a tool first needs it.
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("x")
+    env = dict(os.environ, WCTX_HOME=str(blocker))
+    server = servers.start(env=env)
+    assert server.initialize()["serverInfo"]["name"] == "wctx"
+    assert len(server.request("tools/list")["result"]["tools"]) == 7
+    result = server.call("search_evidence", {"query": "upload"})
+    assert result["isError"] is True and str(blocker) in result["content"][0]["text"]
+    assert server.request("ping")["result"] == {}
