@@ -506,3 +506,17 @@ def test_a_damaged_store_gives_one_line_not_a_traceback(product, run_wctx):
             assert res.err.startswith("wctx: ") and res.err.count("\n") == 1, (argv, res.err)
             failures.append(res.err)
     assert failures and all("malformed" in f for f in failures), failures
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_sqlite_without_fts5_is_said_in_one_line(wctx_home, run_cli, monkeypatch, existing):
+    if existing:
+        assert run_cli(["init"]).code == 0
+    before = db_snapshot(wctx_home)
+    monkeypatch.setattr(wctx, "fts5_available", lambda *args: False)
+    for argv in (["init"], ["search", "x", "--all"], ["repo", "list"]):
+        res = run_cli(argv)
+        assert res.code == 1, res
+        assert res.err.count("\n") == 1 and "Traceback" not in res.err
+        assert "built without FTS5" in res.err
+    assert db_snapshot(wctx_home) == before
