@@ -2483,6 +2483,9 @@ class FreshnessChecker:
         self.git = {}
         self.head_blobs = {}
         self.followed = {}  # {(repo id, cited path): path it was followed to}, for the cache keys
+        # Repos where git could not run here (not on PATH, a distrusted owner...): verdicts that
+        # touch them say so, but are not cached for other callers whose git works.
+        self.git_failed = set()
         # Per call: many items cite the same file and symbol. {(root, rel): (bytes, {format: blob})}
         # up to FILE_MEMO_BYTES in all, and {(blob, rel, symbol): symbol hash}.
         self.files = {}
@@ -2530,8 +2533,10 @@ class FreshnessChecker:
                 result = (g, None)
             except GitError:
                 result = (None, "%s is no longer a git repository" % repo.path)
+                self.git_failed.add(repo_id)
             except WctxError as e:
                 result = (None, str(e))
+                self.git_failed.add(repo_id)
         self.git[repo_id] = result
         return result
 
@@ -2852,7 +2857,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None):
             key = keys[rid]  # taken before the check: a change meanwhile makes the next lookup miss
             if key is not None and any((a["repo_id"], a["path"]) in checker.followed for a in anchors[rid]):
                 key = _cache_key(repos, anchors[rid], heads, checker.followed)
-            if key is not None:
+            if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
                 rows.append((rid, key, c["verdict"], json.dumps(c["reasons"]), now))
         if rows:
             try:
@@ -3552,7 +3557,7 @@ def verify(store, ids=None, repo=None, cwd=None):
     heads = {}
     for rid in rids:
         key = _cache_key(repos, anchors[rid], heads, checker.followed)
-        if key is not None:
+        if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
             rows.append((rid, key, computed[rid]["verdict"], json.dumps(computed[rid]["reasons"]), now))
     if rows:
         with store.atomic():
