@@ -136,3 +136,27 @@ def test_demo_runs_the_whole_loop_without_touching_the_store(run_wctx, wctx_home
     kept = tmp_path / "kept-demo"
     res = run_wctx(["demo", "--keep", str(kept)], cwd=str(tmp_path))
     assert res.code == 0 and (kept / "upload-sdk" / ".git").is_dir()
+
+
+def test_without_git_on_path(product, run_wctx, tmp_path):
+    eid = wctx.capture(
+        product.store, [{"kind": "finding", "claim": "connect dict", "repo": "upload-sdk", "files": ["src/client.py#connect"]}], cwd=product.sdk.path
+    )["evidence"][0]["id"]
+    empty_bin = tmp_path / "no-git-here"
+    empty_bin.mkdir()
+    env = {"PATH": str(empty_bin)}
+    res = run_wctx(["repo", "add", product.other.path, "--name", "again"], cwd=product.sdk.path, env=env)
+    assert_clean_failure(res, codes=(1,))
+    assert "git is not installed or not on PATH" in res.err
+    res = run_wctx(["capture", "--note", "x", "--repo", "upload-sdk"], cwd=product.sdk.path, env=env)
+    assert_clean_failure(res)
+    assert "git" in res.err
+    res = run_wctx(["verify", eid, "--json"], env=env)
+    assert res.code == 1 and "Traceback" not in res.err, res
+    (item,) = res.json["items"]
+    assert item["verdict"] == "unknown" and "git is not installed" in item["reasons"][0]
+    res = run_wctx(["search", "connect", "--json"], cwd=product.sdk.path, env=env)
+    assert res.code == 0 and "Traceback" not in res.err, res
+    assert [r["id"] for r in res.json["results"]] == [eid]
+    res = run_wctx(["search", "has anyone looked at this?", "--json"], cwd=product.sdk.path, env=env)
+    assert res.code == 0 and "Traceback" not in res.err, res

@@ -693,3 +693,22 @@ def test_never_committed_file_deleted(product, run_cli):
     code, item = verify_one(run_cli, eid)
     assert (code, item["verdict"]) == (1, "stale")
     assert item["reasons"][0] == "scratch.py#tmp was deleted (it was never committed)"
+
+
+def test_a_search_run_without_git_does_not_leave_unknown_verdicts_behind(product, run_wctx, tmp_path):
+    """An MCP server started with a PATH that lacks git (or as a user git distrusts) answers
+    'unknown' -- and must not cache it for everyone else."""
+    eid = capture(product, [CLIENT + "#connect"], claim="connect returns a dict", cwd=product.sdk.path)
+    no_git = tmp_path / "no-git"
+    no_git.mkdir()
+    for argv in (["search", "connect dict", "--json"], ["verify", eid, "--json"]):
+        res = run_wctx(argv, cwd=product.sdk.path, env={"PATH": str(no_git)})
+        if argv[0] == "search":
+            verdict = res.json["results"][0]["freshness"]["verdict"]
+        else:
+            verdict = res.json["items"][0]["verdict"]
+        assert verdict == "unknown", res
+        res = run_wctx(["search", "connect dict", "--json"], cwd=product.sdk.path)
+        assert res.json["results"][0]["freshness"]["verdict"] == "current", res.json["results"][0][
+            "freshness"
+        ]
