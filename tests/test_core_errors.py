@@ -140,7 +140,16 @@ def test_demo_runs_the_whole_loop_without_touching_the_store(run_wctx, wctx_home
 
 def test_without_git_on_path(product, run_wctx, tmp_path):
     eid = wctx.capture(
-        product.store, [{"kind": "finding", "claim": "connect dict", "repo": "upload-sdk", "files": ["src/client.py#connect"]}], cwd=product.sdk.path
+        product.store,
+        [
+            {
+                "kind": "finding",
+                "claim": "connect dict",
+                "repo": "upload-sdk",
+                "files": ["src/client.py#connect"],
+            }
+        ],
+        cwd=product.sdk.path,
     )["evidence"][0]["id"]
     empty_bin = tmp_path / "no-git-here"
     empty_bin.mkdir()
