@@ -1806,6 +1806,9 @@ def _find_pass(index, name, lo, hi, containers_only, bodiless):
         return []
     if containers_only and language != "ruby":
         candidates = [c for c in candidates if c[2] == "type"] or candidates
+    if language == "go":  # plain F is the package-level func or type; T.F names a method
+        plain = [c for c in candidates if not re.match(r"\s*func\s*\(", masked[c[0] : c[0] + 80])]
+        candidates = plain or candidates
     depths = {c[0]: index.depth_at(c[0]) for c in candidates}
     shallowest = min(depths.values())
     chosen = []

@@ -221,6 +221,27 @@ CASES = [
         ("Mode(len(s))", "Mode(0)"),
         ("type Mode int", "type Mode uint"),
     ),
+    (
+        "cobra/completions.go",
+        src("""
+            package cobra
+
+            // MarkFlagRequired on a command: cited as Command.MarkFlagRequired.
+            func (c *Command) MarkFlagRequired(name string) error {
+            \treturn MarkFlagRequired(c.Flags(), name)
+            }
+
+            // MarkFlagRequired on a flag set: the package-level function.
+            func MarkFlagRequired(flags *FlagSet, name string) error {
+            \treturn flags.SetAnnotation(name, "required")
+            }
+            """),
+        "MarkFlagRequired",
+        "func MarkFlagRequired(flags *FlagSet, name string) error {",
+        "}",
+        ("c.Flags(), name", "c.PersistentFlags(), name"),
+        ('"required"', '"mandatory"'),
+    ),
     # ---------------------------------------------------------------- Rust
     (
         "src/lib.rs",
