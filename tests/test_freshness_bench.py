@@ -87,8 +87,30 @@ OTHER_T0 = {
     "lib/tool.rb": "def one\n  1\nend\n\ndef two\n  2\nend\n\ndef three\n  3\nend\n",
     "native/calc.c": "int one(void)\n{\n    return 1;\n}\n\nint two(void)\n{\n    return 2;\n}\n\n"
     "int three(void)\n{\n    return 3;\n}\n",
+    "web/api.ts": "export function one(): number {\n  return 1;\n}\n\nexport function two(): number {\n"
+    "  return 2;\n}\n\nexport function three(): number {\n  return 3;\n}\n",
+    "app/Tool.kt": "fun one(): Int {\n    return 1\n}\n\nfun two(): Int {\n    return 2\n}\n\n"
+    "fun three(): Int {\n    return 3\n}\n",
+    "native/calc.cpp": "int one() {\n    return 1;\n}\n\nint two() {\n    return 2;\n}\n\n"
+    "int three() {\n    return 3;\n}\n",
+    # a class and two methods: editing two() changes Calc.two and the class that holds it
+    "src/Calc.java": "public class Calc {\n    int one() {\n        return 1;\n    }\n\n"
+    "    int two() {\n        return 2;\n    }\n}\n",
+    "src/Calc.cs": "public class Calc\n{\n    public int One()\n    {\n        return 1;\n    }\n\n"
+    "    public int Two()\n    {\n        return 2;\n    }\n}\n",
 }
-COMMENT = {".js": "// top\n", ".go": "// top\n", ".rs": "// top\n", ".rb": "# top\n", ".c": "/* top */\n"}
+COMMENT = {
+    ".js": "// top\n",
+    ".go": "// top\n",
+    ".rs": "// top\n",
+    ".rb": "# top\n",
+    ".c": "/* top */\n",
+    ".ts": "// top\n",
+    ".kt": "// top\n",
+    ".cpp": "// top\n",
+    ".java": "// top\n",
+    ".cs": "// top\n",
+}
 
 
 def edit_two(path, text):
@@ -156,6 +178,11 @@ GRAMMARS = [
     "tree_sitter_rust",
     "tree_sitter_ruby",
     "tree_sitter_c",
+    "tree_sitter_typescript",
+    "tree_sitter_kotlin",
+    "tree_sitter_cpp",
+    "tree_sitter_java",
+    "tree_sitter_c_sharp",
 ]
 
 
@@ -165,7 +192,7 @@ def test_other_languages_against_tree_sitter(history):
     repo, t0, t1 = history
     report = freshness.run_benchmark(repo.path, t0, t1)
     assert report["languages_without_oracle"] == {}
-    for language in ("javascript", "go", "rust", "ruby", "c"):
+    for language in ("javascript", "go", "rust", "ruby", "c", "typescript", "kotlin", "cpp"):
         m = report["per_language"][language]
         assert m["wctx"]["symbols"] == 3, language
         assert m["wctx"]["really_changed"] == 1, language
@@ -174,11 +201,19 @@ def test_other_languages_against_tree_sitter(history):
         assert m["file_baseline"]["flagged"] == 3 and m["file_baseline"]["alerts_per_real_catch"] == 3.0, (
             language
         )
+    for language in ("java", "csharp"):
+        m = report["per_language"][language]
+        assert m["wctx"]["symbols"] == 3 and m["wctx"]["really_changed"] == 2, language
+        assert m["wctx"]["flagged"] == 2 and m["wctx"]["alerts_per_real_catch"] == 1.0, language
+        assert m["file_baseline"]["flagged"] == 3 and m["file_baseline"]["alerts_per_real_catch"] == 1.5, (
+            language
+        )
     overall = report["overall"]
-    assert overall["wctx"]["symbols"] == 9 + 15
-    assert overall["wctx"]["really_changed"] == 5 + 5
+    assert overall["wctx"]["symbols"] == 9 + 8 * 3 + 2 * 3
+    assert overall["wctx"]["really_changed"] == 5 + 8 + 2 * 2
     assert overall["wctx"]["recall"] == 1.0 and overall["wctx"]["precision"] == 1.0
-    assert overall["file_baseline"]["flagged"] == 8 + 15
+    assert overall["file_baseline"]["flagged"] == 8 + 8 * 3 + 2 * 3
+    assert overall["wctx"]["unknown"] == 0 and overall["wctx"]["not_located_at_capture"] == 0
 
 
 def test_max_symbols_samples_across_languages(history):
