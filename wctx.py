@@ -1891,7 +1891,7 @@ def _python_definitions(source):
 
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):  # deep nesting: not SyntaxError
         return None
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     by_path, by_name = {}, {}
