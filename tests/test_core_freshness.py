@@ -712,3 +712,31 @@ def test_a_search_run_without_git_does_not_leave_unknown_verdicts_behind(product
         assert res.json["results"][0]["freshness"]["verdict"] == "current", res.json["results"][0][
             "freshness"
         ]
+
+
+def test_a_python_file_ast_cannot_handle_falls_back_instead_of_crashing(product, run_cli):
+    """ast.parse raises MemoryError or RecursionError (not SyntaxError) on absurdly deep
+    expressions; capture and verify must still work (the symbol heuristic takes over)."""
+    sdk = product.sdk
+    deep = "def handler(x):\n    return x\n\n\nVALUE = " + "-" * 100000 + "1\n"
+    sdk.write("src/generated.py", deep)
+    sdk.commit("generated module")
+    res = run_cli(
+        [
+            "capture",
+            "--finding",
+            "handler echoes",
+            "--repo",
+            "upload-sdk",
+            "--file",
+            "src/generated.py#handler",
+            "--json",
+        ],
+        cwd=sdk.path,
+    )
+    assert res.code == 0 and "Traceback" not in res.err, res
+    eid = res.json["evidence"][0]["id"]
+    assert verify_one(run_cli, eid)[1]["verdict"] == "current"
+    sdk.write("src/generated.py", deep.replace("return x", "return -x"))
+    code, item = verify_one(run_cli, eid)
+    assert (code, item["verdict"]) == (1, "stale")
