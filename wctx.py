@@ -1652,6 +1652,12 @@ def _ruby_keyword_end(masked, start):
     return None
 
 
+_RUBY_MODIFIER_LINE = re.compile(r"\s*(?:private|protected|public|module_function)\s*$")
+_RUBY_END_LINE = re.compile(r"\s*end\b")
+_RUBY_DEFINITION_LINE = re.compile(r"\s*(?:def|class|module)\b")
+
+
+@functools.lru_cache(maxsize=4096)  # a module's extent is needed for every symbol cited inside it
 def _ruby_end(masked, start, name_end):
     """End of a Ruby def/class/module: the ``end`` at its indentation (or one line). Where the
     indentation stops on something else (code dedented below it, a sibling definition with no
@@ -1667,11 +1673,11 @@ def _ruby_end(masked, start, name_end):
         text = masked[pos:end]
         if text.strip():
             level = len(text) - len(text.lstrip(" \t"))
-            modifier = re.match(r"\s*(?:private|protected|public|module_function)\s*$", text)
-            if level == indent and not modifier and re.match(r"\s*end\b", text):
+            modifier = _RUBY_MODIFIER_LINE.match(text)
+            if level == indent and not modifier and _RUBY_END_LINE.match(text):
                 return end
             if (level < indent and not modifier) or (
-                level == indent and re.match(r"\s*(?:def|class|module)\b", text)
+                level == indent and _RUBY_DEFINITION_LINE.match(text)
             ):
                 counted = _ruby_keyword_end(masked, start)
                 return counted if counted is not None else pos - 1
