@@ -2822,10 +2822,19 @@ def _cache_key(repos, anchors, heads=None, followed=None):
                 return None
             parts.append("%s->%s:%d:%d@%s" % (a["path"], new, st.st_size, st.st_mtime_ns, heads[index_key]))
             used.append([repo.id, a["path"], new])
-    import hashlib
-
-    key = hashlib.sha1("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+    key = _sha1_hex("\n".join(parts).encode("utf-8", "surrogateescape"))
     return key + " " + json.dumps(used) if used else key
+
+
+def _sha1_hex(data):
+    """hashlib.sha1(data).hexdigest(), through CPython's small built-in _sha1 module when it is
+    there: importing hashlib loads OpenSSL (~2.5 ms), most of what a CLI search with a warm cache
+    would otherwise import beyond sqlite3, json and argparse."""
+    try:
+        from _sha1 import sha1
+    except ImportError:  # an interpreter built without it
+        from hashlib import sha1
+    return sha1(data).hexdigest()
 
 
 def freshness_of(store, rids, use_cache=True, anchors=None):
