@@ -3428,6 +3428,7 @@ def search(
     unloaded = [rid for rid in top if rid not in anchors]
     if unloaded:
         anchors.update(_load_anchors(store, unloaded))
+    edited_by = _session_edits(store, {rid: anchors[rid] for rid in top})
     results = []
     for rid in top:
         row = rows[rid]
@@ -3437,6 +3438,8 @@ def search(
             reasons.append("outside the caller's workspaces (--all)" if origin else "searched all repositories (--all)")
         else:
             reasons.append(topology.reach[row["repo_id"]][1])
+        if rid in edited_by:
+            reasons.append(edited_by[rid])
         if row["confidence"] is not None:
             reasons.append("stated confidence %.2g" % row["confidence"])
         if row["status"] != "active":
@@ -3457,6 +3460,32 @@ def search(
         "mode": mode,
         "rank": rank,
     }
+
+
+def _session_edits(store, anchors_by_rid):
+    """{rid: "session ses-… (claude-code, 2026-11-30) edited src/x.ts in upload-sdk"} for results
+    whose cited files an imported session edited: the most recent such session. One query."""
+    pairs = {(a["repo_id"], a["path"]) for anchors in anchors_by_rid.values() for a in anchors if a["path"] and a["repo_id"]}
+    if not pairs:
+        return {}
+    pairs = sorted(pairs)[:400]
+    latest = {}
+    for row in store.all(
+        "SELECT f.repo_id, f.path, f.repo_name, s.id, s.agent, coalesce(s.ended_at, s.started_at, s.created_at) AS at "
+        "FROM session_files f JOIN sessions s ON s.id = f.session_id WHERE f.edits > 0 AND (f.repo_id, f.path) IN (%s)"
+        % ",".join("(?, ?)" for _ in pairs),
+        [v for pair in pairs for v in pair],
+    ):
+        key = (row["repo_id"], row["path"])
+        if key not in latest or (row["at"] or "") > (latest[key]["at"] or ""):
+            latest[key] = row
+    out = {}
+    for rid, anchors in anchors_by_rid.items():
+        hits = [latest[(a["repo_id"], a["path"])] for a in anchors if a["path"] and (a["repo_id"], a["path"]) in latest]
+        if hits:
+            h = max(hits, key=lambda r: r["at"] or "")
+            out[rid] = "session %s (%s, %s) edited %s in %s" % (h["id"], h["agent"], (h["at"] or "")[:10], h["path"], h["repo_name"])
+    return out
 
 
 _RANK_COLUMNS = (

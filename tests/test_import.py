@@ -480,3 +480,37 @@ def test_subagent_files_next_to_the_session_belong_to_it(repos, store, tmp_path)
     act = activity(store, by_id["55555555-aaaa-4bbb-8ccc-000000000005"]["session"])
     assert [(s["id"], s["type"]) for s in act["subagents"]] == [("5b5b5b5b", None)]
     assert file_row(act, "repo-b", "src/upload.py")["reads"] == 1
+
+
+# -- search results name the session that edited what they cite ------------------------------------
+
+
+def test_a_result_names_the_session_that_edited_its_cited_file(repos, store, tmp_path):
+    a, b, outside = repos
+    cap = wctx.capture(
+        store,
+        [{"kind": "finding", "claim": "upload_document never retries", "repo": "repo-b",
+          "files": ["src/upload.py#upload_document"]}],
+        cwd=a.path,
+    )  # fmt: skip
+    before = wctx.search(store, "retries", repo="repo-a")["results"][0]
+    assert not any(" edited " in r for r in before["reasons"])
+
+    imported = wctx.import_transcript(store, render("claude_multi_repo.jsonl", tmp_path / "t", a=a, b=b, outside=outside))
+    res = wctx.search(store, "retries", repo="repo-a")
+    hit = res["results"][0]
+    assert hit["id"] == cap["evidence"][0]["id"]
+    edited = [r for r in hit["reasons"] if " edited " in r]
+    assert edited == ["session %s (claude-code, 2026-03-01) edited src/upload.py in repo-b" % imported["session"]]
+
+
+def test_a_result_citing_nothing_a_session_edited_names_no_session(repos, store, tmp_path):
+    a, b, outside = repos
+    wctx.capture(store, [{"kind": "note", "claim": "main returns one", "repo": "repo-a", "files": ["app/main.py"]}], cwd=a.path)
+    wctx.import_transcript(store, render("claude_multi_repo.jsonl", tmp_path / "t", a=a, b=b, outside=outside))
+    # The fixture session reads and edits app/main.py: it is named. A file it never touched is not.
+    hit = wctx.search(store, "main returns", repo="repo-a")["results"][0]
+    assert any("edited app/main.py in repo-a" in r for r in hit["reasons"])
+    wctx.capture(store, [{"kind": "note", "claim": "gitignore is empty", "repo": "repo-a"}], cwd=a.path)
+    other = wctx.search(store, "gitignore", repo="repo-a")["results"][0]
+    assert not any(" edited " in r for r in other["reasons"])
