@@ -2324,13 +2324,18 @@ def _relation_label(kind, a_name, b_name, viewer_is_a):
 
 class Topology:
     """For one origin repo: {repo id: (distance, reason)}; distance 0 same repo, 1 direct relation,
-    2 two hops, 3 same workspace only (or further relation hops)."""
+    2 two hops, 3 same workspace only (or further relation hops). With no origin but a workspace
+    (a caller standing outside every repository), the workspace's repositories at distance 3."""
 
-    def __init__(self, store, origin):
+    def __init__(self, store, origin, workspace=None):
         self.origin = origin
         self.reach = {}
         self.names = {r.id: r.name for r in _repos(store)}
         if origin is None:
+            if workspace is not None:
+                ws = _workspace_id(store, workspace, create=False)
+                for row in store.all("SELECT repo_id FROM workspace_repos WHERE workspace_id = ?", (ws,)):
+                    self.reach[row["repo_id"]] = (3, "in workspace %s" % workspace)
             return
         self.reach[origin.id] = (0, "same repository")
         edges = {}
@@ -3332,8 +3337,13 @@ def search(
     all_scope=False,
     rank="topology",
     include_inactive=False,
+    workspace=None,
 ):
-    """Search evidence from the caller's repository outward. See the module docs for the shape."""
+    """Search evidence from the caller's repository outward (see the README for the shape).
+
+    ``workspace`` scopes a caller that stands in no registered repository (an MCP server started
+    for a workspace, a shell outside every checkout) to that workspace's repositories; a caller
+    inside a repository keeps its own scope."""
     started = time.perf_counter()
     if rank not in ("topology", "fts"):
         raise UsageError("unknown rank %r (topology or fts)" % rank)
@@ -3354,9 +3364,11 @@ def search(
             if repo:
                 raise
             origin = None
+    elif workspace and not repo and _repo_containing(_repos(store), cwd or os.getcwd()) is None:
+        origin = None
     else:
         origin = resolve_repo(store, repo, cwd=cwd)
-    topology = Topology(store, origin)
+    topology = Topology(store, origin, workspace=None if all_scope or origin else workspace)
     terms = query_terms(query)
 
     where = []
@@ -3434,7 +3446,7 @@ def search(
         row = rows[rid]
         item = _result_dict(row, anchors[rid])
         reasons = list(extra_reasons.get(rid, [])) or _match_reasons(terms, row, anchors[rid])
-        if origin is None or row["repo_id"] not in topology.reach:
+        if row["repo_id"] not in topology.reach:
             reasons.append("outside the caller's workspaces (--all)" if origin else "searched all repositories (--all)")
         else:
             reasons.append(topology.reach[row["repo_id"]][1])
@@ -6492,6 +6504,7 @@ def cmd_search(args, store):
         all_scope=args.all,
         rank=args.rank,
         include_inactive=args.all_status,
+        workspace=args.workspace,
     )
     emit(args, res, format_search(res))
     return 0
@@ -7009,6 +7022,7 @@ def build_parser(only=None):
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--kind", action="append", choices=EVIDENCE_KINDS, help="only this kind (repeatable)")
     p.add_argument("--all", action="store_true", help="search every repository, related or not")
+    p.add_argument("--workspace", help="outside every registered repository: search this workspace")
     p.add_argument("--rank", choices=("topology", "fts"), default="topology")
     p.add_argument("--all-status", action="store_true", help="include superseded and retracted items")
 

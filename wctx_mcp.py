@@ -904,12 +904,6 @@ class Tools:
             raise ToolFailure("no more pages: refine the query instead of paging this deep")
         repo = self._repo(args)
         all_scope = args.get("scope") == "all"
-        in_workspace = None
-        if repo is None and self.workspace and not all_scope and not self._cwd_in_repo():
-            # Started for a workspace, not a repo: search everything, keep that workspace's repos.
-            shown = self.core.show_workspace(self.store, self.workspace)
-            in_workspace = {r["name"] if isinstance(r, dict) else r for r in shown.get("repos", [])}
-            all_scope = True
         found = self.core.search(
             self.store,
             args["query"],
@@ -919,10 +913,9 @@ class Tools:
             kinds=args.get("kinds") or None,
             all_scope=all_scope,
             include_inactive=bool(args.get("include_inactive")),
+            workspace=self.workspace if repo is None else None,
         )
         results = found.get("results", [])
-        if in_workspace is not None:
-            results = [r for r in results if r.get("repo") in in_workspace]
         page = results[offset : offset + limit]
         more = len(results) > offset + limit
         notes = []
