@@ -229,6 +229,20 @@ def split_identifier(name):
     return [p for p in parts if p]
 
 
+def wctx_command_path():
+    """The file an agent's configuration should run to reach this wctx: the wctx.pyz it was
+    loaded from, the installed ``wctx`` console script it was started as, or this wctx.py.
+    Hooks, ``doctor`` and ``mcp-info`` all name it."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if os.path.basename(argv0) in ("wctx", "wctx.exe") and os.path.isfile(argv0):
+        return os.path.abspath(argv0)
+    here = os.path.abspath(__file__)
+    container = os.path.dirname(here)
+    if os.path.isfile(container):  # inside a zipapp: /path/wctx.pyz/wctx.py
+        return container
+    return here
+
+
 def is_tty(stream):
     try:
         return stream.isatty()
@@ -5228,15 +5242,6 @@ HOOK_LOG_MAX_BYTES = 1 << 20
 HOOK_STDIN_SECONDS = 5.0  # Claude Code has been seen to leave a hook's stdin open; never wait forever
 
 
-def wctx_command_path():
-    """Absolute path of the file running now: wctx.py, or the wctx.pyz it was loaded from."""
-    here = os.path.abspath(__file__)
-    container = os.path.dirname(here)
-    if os.path.isfile(container):   # inside a zipapp: /path/wctx.pyz/wctx.py
-        return container
-    return here
-
-
 def hook_command(python="python3", home=None):
     import shlex
 
@@ -6204,10 +6209,7 @@ def _shell_word(text):
 def mcp_command(home=None):
     """The exact argv an MCP client should start for this wctx: this interpreter and this file,
     the .pyz archive itself when running from one; --home when the store is not the default."""
-    here = os.path.abspath(__file__)
-    archive = os.path.dirname(here)
-    target = archive if os.path.isfile(archive) else here  # inside a zipapp: ARCHIVE/wctx.py
-    argv = [sys.executable or "python3", target]
+    argv = [sys.executable or "python3", wctx_command_path()]
     if home and os.path.abspath(home) != os.path.join(os.path.expanduser("~"), ".wctx"):
         argv += ["--home", os.path.abspath(home)]
     return argv + ["mcp"]

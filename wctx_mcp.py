@@ -1493,25 +1493,10 @@ def serve(connection, infile, outfile):
 
 
 def running_file(core=None):
-    """The absolute path users should put in a client config: the .pyz when run from one."""
-    argv0 = sys.argv[0] if sys.argv else ""
-    if argv0.endswith(".pyz") and os.path.isfile(argv0):
-        return os.path.abspath(argv0)
-    if os.path.basename(argv0) in ("wctx", "wctx.exe") and os.path.isfile(argv0):
-        return os.path.abspath(argv0)  # the console script of an installed wctx
-    for candidate in (getattr(core, "__file__", None), __file__):
-        if not candidate:
-            continue
-        path = os.path.abspath(candidate)
-        # Inside a zipapp, __file__ is ".../wctx.pyz/wctx.py".
-        head = path
-        while head and head != os.path.dirname(head):
-            if head.endswith(".pyz") and os.path.isfile(head):
-                return head
-            head = os.path.dirname(head)
-        if core is not None and candidate == getattr(core, "__file__", None):
-            return path
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "wctx.py")
+    """The absolute path users should put in a client config (the .pyz when run from one)."""
+    if core is None:
+        import wctx as core
+    return core.wctx_command_path()
 
 
 def mcp_info(core=None, path=None, python="python3", repo=None, workspace=None, home=None):
