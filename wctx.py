@@ -6931,6 +6931,13 @@ def _command_in(argv):
     return None
 
 
+def _first_sentence(doc):
+    """A command's one-line help: the first sentence of its docstring (which may wrap)."""
+    para = " ".join((doc or "").strip().split("\n\n")[0].split())
+    match = re.match(r"(.+?\.)(?:\s|$)", para)
+    return match.group(1) if match else (para or None)
+
+
 def build_parser(only=None):
     """The CLI's parser; with ``only``, one holding just that command (full help and errors for
     everything else come from the complete parser)."""
@@ -6946,7 +6953,7 @@ def build_parser(only=None):
 
     def command(name, func, json_flag=True, **kw):
         doc = (func.__doc__ or "").strip()
-        p = sub.add_parser(name, help=doc.splitlines()[0] if doc else None, description=doc,
+        p = sub.add_parser(name, help=_first_sentence(doc), description=doc,
                            formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
         p.set_defaults(func=func)
         if json_flag:
@@ -6959,16 +6966,16 @@ def build_parser(only=None):
     repo = sub.add_parser("repo", help="register, list and remove repositories")
     repo_sub = repo.add_subparsers(dest="repo_command", metavar="ACTION", parser_class=_Parser)
     repo_sub.required = True
-    p = repo_sub.add_parser("add", help=cmd_repo_add.__doc__, description=cmd_repo_add.__doc__)
+    p = repo_sub.add_parser("add", help=_first_sentence(cmd_repo_add.__doc__), description=cmd_repo_add.__doc__)
     p.set_defaults(func=cmd_repo_add)
     p.add_argument("path")
     p.add_argument("--name", help="short unique name (default: the directory name)")
     p.add_argument("--workspace", help="workspace to put it in (created if new)")
     p.add_argument("--json", action="store_true")
-    p = repo_sub.add_parser("list", help=cmd_repo_list.__doc__, description=cmd_repo_list.__doc__)
+    p = repo_sub.add_parser("list", help=_first_sentence(cmd_repo_list.__doc__), description=cmd_repo_list.__doc__)
     p.set_defaults(func=cmd_repo_list)
     p.add_argument("--json", action="store_true")
-    p = repo_sub.add_parser("remove", help=cmd_repo_remove.__doc__, description=cmd_repo_remove.__doc__)
+    p = repo_sub.add_parser("remove", help=_first_sentence(cmd_repo_remove.__doc__), description=cmd_repo_remove.__doc__)
     p.set_defaults(func=cmd_repo_remove)
     p.add_argument("name")
     p.add_argument("--json", action="store_true")
@@ -6976,15 +6983,15 @@ def build_parser(only=None):
     ws = sub.add_parser("workspace", help="list and show workspaces")
     ws_sub = ws.add_subparsers(dest="ws_command", metavar="ACTION", parser_class=_Parser)
     ws_sub.required = True
-    p = ws_sub.add_parser("list", help=cmd_workspace_list.__doc__, description=cmd_workspace_list.__doc__)
+    p = ws_sub.add_parser("list", help=_first_sentence(cmd_workspace_list.__doc__), description=cmd_workspace_list.__doc__)
     p.set_defaults(func=cmd_workspace_list)
     p.add_argument("--json", action="store_true")
-    p = ws_sub.add_parser("show", help=cmd_workspace_show.__doc__, description=cmd_workspace_show.__doc__)
+    p = ws_sub.add_parser("show", help=_first_sentence(cmd_workspace_show.__doc__), description=cmd_workspace_show.__doc__)
     p.set_defaults(func=cmd_workspace_show)
     p.add_argument("name")
     p.add_argument("--json", action="store_true")
     for action, func in (("add", cmd_workspace_add), ("remove", cmd_workspace_remove)):
-        p = ws_sub.add_parser(action, help=func.__doc__, description=func.__doc__)
+        p = ws_sub.add_parser(action, help=_first_sentence(func.__doc__), description=func.__doc__)
         p.set_defaults(func=func)
         p.add_argument("workspace")
         p.add_argument("repo")
@@ -7078,7 +7085,7 @@ def build_parser(only=None):
     ev_sub = ev.add_subparsers(dest="eval_command", metavar="WHAT", parser_class=_Parser)
     ev_sub.required = True
     p = ev_sub.add_parser(
-        "retrieval", help=cmd_eval_retrieval.__doc__.splitlines()[0], description=cmd_eval_retrieval.__doc__
+        "retrieval", help=_first_sentence(cmd_eval_retrieval.__doc__), description=cmd_eval_retrieval.__doc__
     )
     p.set_defaults(func=cmd_eval_retrieval)
     p.add_argument("--corpus", metavar="DIR", help="corpus directory (default: eval/corpus next to wctx.py)")
