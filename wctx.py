@@ -951,7 +951,8 @@ class GitRepo:
         """{old path: new path} between ``commit`` and the working tree (committed or not)."""
         if commit not in self._renames:
             _, out = self.git(
-                "diff", "--no-ext-diff", "--no-textconv", "--name-status", "-M", "-z", commit, "--",
+                "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--name-status", "-M", "-z",
+                commit, "--",
                 worktree=True,
             )  # fmt: skip
             tokens = out.split(b"\0")
@@ -989,7 +990,10 @@ class GitRepo:
 
     def modified_paths(self):
         """Paths with uncommitted changes (staged, unstaged or untracked), repo-relative."""
-        _, out = self.git("status", "--porcelain=v1", "-z", "--untracked-files=normal", worktree=True)
+        # --ignore-submodules: a submodule has its own config, whose filters we do not blank.
+        _, out = self.git(
+            "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=all", worktree=True
+        )
         paths = []
         tokens = out.split(b"\0")
         i = 0
@@ -2672,9 +2676,12 @@ class FreshnessChecker:
             new_path = None
             if commit_ok:
                 new_path = g.renames_since(commit).get(path)
-            if new_path is None and a["blob"]:
+            if new_path is None and a["blob"] and not commit_ok:
+                # History is gone, so git cannot say where the file went: follow identical
+                # content, but only when exactly one file holds it (empty __init__.py files and
+                # copies must not make a deleted file look current).
                 moved = g.head_tree_blobs().get(a["blob"], [])
-                if moved:
+                if len(moved) == 1:
                     new_path = moved[0]
             if new_path is not None:
                 data = self._read(repo.path, new_path)
@@ -7127,6 +7134,15 @@ def main(argv=None):
     except KeyboardInterrupt:
         sys.stderr.write("wctx: interrupted\n")
         return 130
+    except BrokenPipeError:
+        # The reader went away (wctx export | head): not an error. Point stdout at /dev/null so
+        # the interpreter's final flush does not complain either.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 0
     except Exception as e:
         # A damaged, full or unwritable store surfaces mid-command as sqlite3.DatabaseError: one
         # line, not a traceback. IntegrityError is a wctx bug and keeps its traceback.
@@ -7136,12 +7152,6 @@ def main(argv=None):
         where = store.path if store is not None else "the store"
         sys.stderr.write("wctx: store error in %s: %s\n" % (where, e))
         return 1
-    except BrokenPipeError:
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
-        except OSError:
-            pass
-        return 0
     finally:
         if store is not None:
             store.close()
