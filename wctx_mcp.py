@@ -739,11 +739,19 @@ def _cursor_offset(cursor):
     return int(cursor[1:])
 
 
+def _size(payload):
+    return len(json.dumps(payload, ensure_ascii=False))
+
+
 def _fit_budget(payload, list_key, notes):
-    """Drop entries from the end of ``payload[list_key]`` until the serialised payload fits."""
+    """Drop entries from the end of ``payload[list_key]`` until the serialised payload fits.
+
+    The first entry always stays: every entry is already cut small enough to fit on its own
+    (``_evidence_summary``), and a page with nothing on it would leave a pager where it was.
+    """
     items = payload.get(list_key) or []
     dropped = 0
-    while items and len(json.dumps(payload, ensure_ascii=False)) > RESULT_BUDGET_CHARS:
+    while len(items) > 1 and _size(payload) > RESULT_BUDGET_CHARS:
         items.pop()
         dropped += 1
     if dropped:
@@ -754,21 +762,53 @@ def _fit_budget(payload, list_key, notes):
     return dropped
 
 
+# Caps inside one list entry (search result, session item, verify item): with these, any single
+# entry serialises well under RESULT_BUDGET_CHARS however many files or reasons it carries.
+ENTRY_LIST_LIMIT = 20  # files per entry
+ENTRY_REASON_LIMIT = 12  # reasons per entry
+ENTRY_STRING_LIMIT = 200  # characters per file path / reason / label in an entry
+
+
+def _cap_list(values, limit, text_limit, label, cut):
+    """The first ``limit`` strings, each clipped; what was cut is counted in ``cut``."""
+    values = list(values)
+    if len(values) > limit:
+        cut.append(f"{label}: {len(values) - limit} more not shown")
+        values = values[:limit]
+    out = []
+    for v in values:
+        if isinstance(v, str) and len(v) > text_limit:
+            cut.append(f"{label}: long entries clipped")
+            v = clip(v, text_limit)
+        out.append(v)
+    return out
+
+
 def _evidence_summary(item, text_limit):
-    """A search/session result entry: neutralised, clipped, with the fields an agent acts on."""
+    """A search/session result entry: neutralised, clipped, with the fields an agent acts on.
+
+    Long file lists, paths and reasons are cut (and said so in the entry's ``truncated``) so that
+    one entry always fits in a result on its own.
+    """
     out = {}
     for key in SUMMARY_FIELDS:
         if key in item:
             out[key] = item[key]
+    cut = []
     files = out.get("files")
     if isinstance(files, list):
-        out["files"] = files[:20]
+        out["files"] = _cap_list(files, ENTRY_LIST_LIMIT, ENTRY_STRING_LIMIT, "files", cut)
     reasons = out.get("reasons")
     if isinstance(reasons, list):
-        out["reasons"] = reasons[:12]
+        out["reasons"] = _cap_list(reasons, ENTRY_REASON_LIMIT, ENTRY_STRING_LIMIT, "reasons", cut)
     fresh = out.get("freshness")
     if isinstance(fresh, dict):
-        out["freshness"] = {"verdict": fresh.get("verdict"), "reasons": (fresh.get("reasons") or [])[:8]}
+        out["freshness"] = {
+            "verdict": fresh.get("verdict"),
+            "reasons": _cap_list(fresh.get("reasons") or [], 8, ENTRY_STRING_LIMIT, "freshness.reasons", cut),
+        }
+    if cut:
+        out["truncated"] = sorted(set(cut), key=cut.index)
     texts = [v for v in (out.get("claim"), out.get("detail")) if isinstance(v, str)]
     texts += [v for v in (out.get("files") or []) + (out.get("reasons") or []) if isinstance(v, str)]
     texts += [v for v in (out.get("freshness") or {}).get("reasons") or [] if isinstance(v, str)]
@@ -792,6 +832,29 @@ def _evidence_summary(item, text_limit):
             out[key] = served_text(out[key], 300)[0]
     if changed:
         out["neutralised"] = True
+    return out
+
+
+# (anchors/reasons per item, characters per string) for verify_freshness, loosest first.
+VERIFY_ENTRY_LEVELS = ((ENTRY_LIST_LIMIT, ENTRY_STRING_LIMIT), (5, 120), (1, 80), (0, 60))
+
+
+def _verify_entry(item, list_limit, text_limit, cut):
+    """One verify_freshness item with at most ``list_limit`` anchors and reasons."""
+    if not isinstance(item, dict):
+        return item
+    out = {}
+    for key, value in item.items():
+        if key in ("reasons", "anchors") and isinstance(value, list):
+            # One reason always stays: it says why the verdict is what it is.
+            limit = max(list_limit, 1) if key == "reasons" else list_limit
+            if len(value) > limit:
+                cut.append(f"{key}: {len(value) - limit} more not shown in some items")
+                out[key + "_not_shown"] = len(value) - limit
+                value = value[:limit]
+            out[key] = [serve_tree(v, text_limit, ENTRY_LIST_LIMIT, (key,), cut) for v in value]
+        else:
+            out[key] = serve_tree(value, ENTRY_STRING_LIMIT, ENTRY_LIST_LIMIT, (key,), cut)
     return out
 
 
@@ -923,7 +986,9 @@ class Tools:
             "results": [_evidence_summary(r, TEXT_LIMIT_IN_LISTS) for r in page],
             "returned": 0,
             "candidates": found.get("candidates", len(results)),
-            "searched": found.get("searched", []),
+            "searched": _cap_list(
+                found.get("searched", []), LIST_ITEM_LIMIT, ENTRY_STRING_LIMIT, "searched", notes
+            ),
             "mode": found.get("mode", "text"),
             "ms": found.get("ms", 0.0),
             "next_cursor": f"o{offset + limit}" if more else None,
@@ -932,7 +997,7 @@ class Tools:
         if _fit_budget(payload, "results", notes):
             payload["next_cursor"] = f"o{offset + len(payload['results'])}"
         payload["returned"] = len(payload["results"])
-        if not payload["results"]:
+        if not payload["results"] and not results:
             payload["hint"] = (
                 "Nothing recorded matches. Try other words (a symbol, a file name, the error text), "
                 "scope 'all', or record what you find with record_evidence."
@@ -986,16 +1051,26 @@ class Tools:
 
     def tool_verify_freshness(self, args, stateless):
         found = self.core.verify(self.store, ids=args.get("ids"), repo=self._repo(args), cwd=self.cwd)
+        items = found.get("items", [])
         notes = []
+        if len(items) > VERIFY_MAX_IDS:
+            notes.append(f"items: {len(items) - VERIFY_MAX_IDS} more not shown")
+            items = items[:VERIFY_MAX_IDS]
         payload = {
-            "items": serve_tree(
-                found.get("items", []), TEXT_LIMIT_IN_LISTS, VERIFY_MAX_IDS, ("items",), notes
-            ),
+            "items": [],
             "summary": found.get("summary", {}),
             "notice": "Freshness says whether the cited code changed since capture, not whether a claim "
             "is still true.",
         }
-        _fit_budget(payload, "items", notes)
+        # Every item asked for is answered: when they do not fit, each item's anchors and reasons
+        # are cut harder (and said so), the item itself is never dropped.
+        for list_limit, text_limit in VERIFY_ENTRY_LEVELS:
+            cut = []
+            payload["items"] = [_verify_entry(v, list_limit, text_limit, cut) for v in items]
+            if _size(payload) <= RESULT_BUDGET_CHARS:
+                break
+        if cut:
+            notes.append("items: " + "; ".join(sorted(set(cut), key=cut.index)))
         if notes:
             payload["truncated"] = notes
         return payload

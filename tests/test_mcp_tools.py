@@ -282,3 +282,53 @@ def test_secrets_are_redacted_before_they_are_served(servers):
     )
     hit = server.call_ok("search_evidence", {"query": "upload auth"})["results"][0]
     assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in hit["claim"]
+
+
+def _huge_item(servers, claim):
+    # 20 cited files with ~960-character paths: one search result larger than the budget as stored.
+    files = []
+    for i in range(20):
+        rel = "src/%02d/%sm.py" % (i, "deep_module_name/" * 56)
+        path = os.path.join(str(servers.env["sdk"]), rel)
+        if not os.path.exists(path):
+            os.makedirs(os.path.dirname(path))
+            with open(path, "w") as f:
+                f.write("def fn():\n    return 1\n")
+        files.append(rel + "#fn")
+    return {"kind": "finding", "claim": claim, "detail": "d " * 400, "repo": "upload-sdk", "files": files}
+
+
+def test_one_large_result_is_returned_cut_down_and_paging_moves_forward(servers):
+    ui = servers.start()
+    ui.initialize()
+    eid = record(ui, [_huge_item(servers, "gigantic citation list for upload tokens")])["recorded"][0]["id"]
+    raw = ui.call("search_evidence", {"query": "gigantic citation upload"})
+    assert len(raw["content"][0]["text"]) < 24000
+    found = ui.call_ok("search_evidence", {"query": "gigantic citation upload"})
+    assert found["returned"] == 1 and found["results"][0]["id"] == eid
+    assert found["next_cursor"] is None and "hint" not in found
+    hit = found["results"][0]
+    assert len(hit["files"]) <= 20 and all(len(f) < 400 for f in hit["files"])
+    assert any("files" in note for note in hit["truncated"])
+
+    # Several large results: every page holds at least one and the cursor always moves forward.
+    record(ui, [_huge_item(servers, "gigantic citation list number %d" % i) for i in range(4)])
+    cursor, seen = None, set()
+    for _ in range(10):
+        args = {"query": "gigantic citation", "limit": 5}
+        if cursor:
+            args["cursor"] = cursor
+        page = ui.call_ok("search_evidence", args)
+        assert page["returned"] >= 1 and "hint" not in page
+        seen |= {r["id"] for r in page["results"]}
+        if not page["next_cursor"]:
+            break
+        assert int(page["next_cursor"][1:]) > int((cursor or "o0")[1:])
+        cursor = page["next_cursor"]
+    assert len(seen) == 5
+
+    # verify_freshness answers the item asked for, its anchors cut down rather than the item dropped.
+    raw = ui.call("verify_freshness", {"ids": [eid]})
+    assert len(raw["content"][0]["text"]) < 24000
+    verified = ui.call_ok("verify_freshness", {"ids": [eid]})
+    assert [i["id"] for i in verified["items"]] == [eid]
