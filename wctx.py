@@ -2147,10 +2147,11 @@ def register_repo(store, path, name=None, workspace=None):
                 (repo_name, top, root_commit, utc_now()),
             ).lastrowid
             # Evidence kept from an earlier registration of this repo comes back with it: same name
-            # and no conflicting root commit (another project's checkout named alike stays apart).
+            # and the same root commit (another project's checkout named alike, or a fresh repo
+            # with no commits yet, stays apart; only history-less records meet history-less repos).
             store.db.execute(
                 "UPDATE anchors SET repo_id = ? WHERE repo_id IS NULL AND repo_name = ? "
-                "AND (root_commit IS NULL OR ? IS NULL OR root_commit = ?)",
+                "AND ((root_commit IS NULL AND ? IS NULL AND commit_sha IS NULL) OR root_commit = ?)",
                 (repo_id, repo_name, root_commit, root_commit),
             )
             store.db.execute(
@@ -3133,10 +3134,15 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             summary = new_summary
         for p in prepared:
             dup = store.one(
-                "SELECT id FROM evidence WHERE session_id = ? AND kind = ? AND claim = ? AND repo_name = ? "
-                "AND coalesce(detail, '') = coalesce(?, '')",
-                (session_id, p["kind"], p["claim"], p["repo"].name, p["detail"]),
-            )
+                "SELECT e.id FROM evidence e WHERE e.session_id = ? AND e.kind = ? AND e.claim = ? AND e.repo_name = ? "
+                "AND coalesce(e.detail, '') = coalesce(?, '') AND coalesce(e.confidence, -1) = coalesce(?, -1) "
+                "AND (SELECT group_concat(spec, char(10)) FROM (SELECT a.repo_name || ':' || a.path || '#' || "
+                "coalesce(a.symbol, '') AS spec FROM anchors a WHERE a.evidence_rid = e.rid AND a.path IS NOT NULL "
+                "ORDER BY spec)) IS ?",
+                (session_id, p["kind"], p["claim"], p["repo"].name, p["detail"], p["confidence"],
+                 "\n".join(sorted("%s:%s#%s" % (a["repo"].name, a["path"], a["symbol"] or "")
+                                  for a in p["anchors"] if a["path"])) or None),
+            )  # fmt: skip
             if dup:
                 results.append({"id": dup["id"], "kind": p["kind"], "repo": p["repo"].name, "duplicate": True})
                 continue
@@ -3741,6 +3747,11 @@ def supersede(store, old_id, new_id):
     (old_rid, old), (new_rid, new) = _resolve_ids(store, [old_id, new_id])
     if old_rid == new_rid:
         raise UsageError("an item cannot supersede itself")
+    # Only an active item can replace another: this also rules out cycles (A by B, then B by A),
+    # which would leave every version out of search.
+    status = store.one("SELECT status FROM evidence WHERE rid = ?", (new_rid,))["status"]
+    if status != "active":
+        raise UsageError("%s is %s; supersede with an active item" % (new, status))
     with store.atomic():
         store.db.execute(
             "UPDATE evidence SET status = 'superseded', superseded_by = ?, updated_at = ? WHERE rid = ?",
@@ -3897,6 +3908,30 @@ def export_records(store, repo=None):
         }
 
 
+def _merge_export(old_text, records):
+    """Merge this store's records of one session with what its shared file already holds, so that
+    an export never drops a line someone else wrote: per id the newer record wins (updated_at for
+    evidence, ended_at for the session), and records only the file knows are kept."""
+    merged = {}
+    for line in (old_text or "").splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue  # a damaged line is not ours to repair; import-evidence reports it
+        if isinstance(rec, dict) and rec.get("type") in ("session", "evidence") and isinstance(rec.get("id"), str):
+            merged[(rec["type"], rec["id"])] = rec
+    for rec in records:
+        key = (rec["type"], rec["id"])
+        field = "updated_at" if rec["type"] == "evidence" else "ended_at"
+        theirs = merged.get(key)
+        if theirs is None or str(rec.get(field) or "") >= str(theirs.get(field) or ""):
+            merged[key] = rec
+    ordered = [r for k, r in merged.items() if k[0] == "session"]
+    ordered += sorted((r for k, r in merged.items() if k[0] == "evidence"),
+                      key=lambda r: (str(r.get("created_at") or ""), r["id"]))  # fmt: skip
+    return ordered
+
+
 def export_evidence(store, out_dir=None, stream=None, repo=None):
     """Write the export: one JSONL file per session into ``out_dir``, or everything to ``stream``."""
     counts = {"sessions": 0, "evidence": 0, "files": 0}
@@ -3911,12 +3946,13 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
         return counts
     os.makedirs(out_dir, exist_ok=True)
     for sid, records in per_session.items():
-        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
         path = os.path.join(out_dir, sid + ".jsonl")
         old = None
         if os.path.exists(path):
             with open(path, encoding="utf-8") as fh:
                 old = fh.read()
+        records = _merge_export(old, records)
+        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
         if old != text:
             tmp = path + ".tmp"
             with open(tmp, "w", encoding="utf-8") as fh:
@@ -3929,12 +3965,31 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
 def _validate_record(record, where):
     if not isinstance(record, dict) or record.get("type") not in ("session", "evidence"):
         raise UsageError("%s: not a wctx export record" % where)
-    if record.get("format", EXPORT_FORMAT) > EXPORT_FORMAT:
+    fmt = record.get("format", EXPORT_FORMAT)
+    if not isinstance(fmt, int) or isinstance(fmt, bool):
+        raise UsageError("%s: format must be a whole number" % where)
+    if fmt > EXPORT_FORMAT:
         raise UsageError("%s: export format %s is newer than this wctx understands" % (where, record.get("format")))
     rid = record.get("id")
     if not isinstance(rid, str) or not re.match(r"^(ev|ses)-[0-9a-f]{10}$|^[\w.:-]{1,80}$", rid):
         raise UsageError("%s: bad id %r" % (where, rid))
+    for field in ("agent", "external_id", "cwd", "repo", "branch", "commit", "started_at", "ended_at", "summary",
+                  "session", "root_commit", "superseded_by", "created_at", "updated_at", "detail"):
+        value = record.get(field)
+        if value is not None and not isinstance(value, str):
+            raise UsageError("%s: %s must be text" % (where, field))
+        if isinstance(value, str) and "\x00" in value:
+            raise UsageError("%s: %s contains a NUL character" % (where, field))
     if record["type"] == "evidence":
+        for anchor in record.get("anchors") or []:
+            if not isinstance(anchor, dict):
+                raise UsageError("%s: anchors must be objects" % where)
+            for field in ("repo", "root_commit", "path", "symbol", "commit", "branch", "blob", "symbol_hash", "symbol_lang"):
+                value = anchor.get(field)
+                if value is not None and (not isinstance(value, str) or "\x00" in value):
+                    raise UsageError("%s: anchor %s must be text without NUL characters" % (where, field))
+            if anchor.get("dirty") not in (None, 0, 1, True, False):
+                raise UsageError("%s: anchor dirty must be 0 or 1" % where)
         if record.get("kind") not in EVIDENCE_KINDS:
             raise UsageError("%s: unknown kind %r" % (where, record.get("kind")))
         if record.get("status", "active") not in STATUSES:
