@@ -858,6 +858,34 @@ def _verify_entry(item, list_limit, text_limit, cut):
     return out
 
 
+# (characters per text field, entries per list) tried in turn until a whole result fits the budget.
+TREE_LEVELS = ((None, None), (1500, 25), (600, 15), (300, 10), (150, 5), (80, 3), (60, 1))
+
+
+def _within_budget(build, text_limit, list_limit):
+    """Call ``build(text_limit, list_limit, notes)`` with tighter limits until its result fits.
+
+    Used by the tools that serve one record or an overview (get_evidence, get_related_repositories,
+    workspace_overview): text is clipped and lists are cut further rather than the result growing
+    past RESULT_BUDGET_CHARS. What was cut is said in the result's ``truncated``.
+    """
+    for level_text, level_list in TREE_LEVELS:
+        t = text_limit if level_text is None else min(text_limit, level_text)
+        n = list_limit if level_list is None else min(list_limit, level_list)
+        notes = []
+        payload = build(t, n, notes)
+        if _size(payload) <= RESULT_BUDGET_CHARS:
+            break
+    if (t, n) != (text_limit, list_limit):
+        notes.append(
+            f"text fields clipped to {t} characters and lists to {n} entries to keep this result small"
+        )
+    payload.pop("truncated", None)
+    if notes:
+        payload["truncated"] = notes
+    return payload
+
+
 SUMMARY_FIELDS = (
     "id", "kind", "claim", "detail", "repo", "session", "created_at", "confidence", "status", "files", "reasons",
     "freshness",
@@ -948,17 +976,20 @@ class Tools:
             }
         else:
             overview = self.core.workspace_overview(self.store, repo=repo, cwd=self.cwd)
-        notes = []
-        payload = {}
-        for key, value in overview.items():
-            if key in ("open_questions", "key_findings") and isinstance(value, list):
-                payload[key] = [_evidence_summary(v, TEXT_LIMIT_IN_LISTS) for v in value[:LIST_ITEM_LIMIT]]
-            else:
-                payload[key] = serve_tree(value, TEXT_LIMIT_IN_LISTS, LIST_ITEM_LIMIT, (key,), notes)
-        payload["notice"] = UNTRUSTED_NOTICE
-        if notes:
-            payload["truncated"] = notes
-        return payload
+
+        def build(text_limit, list_limit, notes):
+            payload = {}
+            for key, value in overview.items():
+                if key in ("open_questions", "key_findings") and isinstance(value, list):
+                    if len(value) > list_limit:
+                        notes.append(f"{key}: {len(value) - list_limit} more not shown")
+                    payload[key] = [_evidence_summary(v, text_limit) for v in value[:list_limit]]
+                else:
+                    payload[key] = serve_tree(value, text_limit, list_limit, (key,), notes)
+            payload["notice"] = UNTRUSTED_NOTICE
+            return payload
+
+        return _within_budget(build, TEXT_LIMIT_IN_LISTS, LIST_ITEM_LIMIT)
 
     def tool_search_evidence(self, args, stateless):
         limit = args.get("limit", SEARCH_DEFAULT_LIMIT)
@@ -1008,14 +1039,17 @@ class Tools:
 
     def tool_get_evidence(self, args, stateless):
         item = self.core.get_evidence(self.store, args["id"])
-        notes = []
-        evidence = serve_tree(item, TEXT_LIMIT_IN_ITEM, LIST_ITEM_LIMIT, (), notes)
-        if any(neutralise(item.get(k) or "")[1] for k in ("claim", "detail") if isinstance(item.get(k), str)):
-            evidence["neutralised"] = True
-        payload = {"evidence": evidence, "notice": UNTRUSTED_NOTICE}
-        if notes:
-            payload["truncated"] = notes
-        return payload
+        neutralised = any(
+            neutralise(item.get(k) or "")[1] for k in ("claim", "detail") if isinstance(item.get(k), str)
+        )
+
+        def build(text_limit, list_limit, notes):
+            evidence = serve_tree(item, text_limit, list_limit, ("evidence",), notes)
+            if neutralised:
+                evidence["neutralised"] = True
+            return {"evidence": evidence, "notice": UNTRUSTED_NOTICE}
+
+        return _within_budget(build, TEXT_LIMIT_IN_ITEM, LIST_ITEM_LIMIT)
 
     def tool_get_session_evidence(self, args, stateless):
         limit = args.get("limit", SESSION_DEFAULT_LIMIT)
@@ -1042,12 +1076,13 @@ class Tools:
 
     def tool_get_related_repositories(self, args, stateless):
         found = self.core.related_repositories(self.store, self._repo(args), cwd=self.cwd)
-        notes = []
-        payload = serve_tree(found, TEXT_LIMIT_IN_LISTS, LIST_ITEM_LIMIT * 2, (), notes)
-        payload.setdefault("relations", [])
-        if notes:
-            payload["truncated"] = notes
-        return payload
+
+        def build(text_limit, list_limit, notes):
+            payload = serve_tree(found, text_limit, list_limit, (), notes)
+            payload.setdefault("relations", [])
+            return payload
+
+        return _within_budget(build, TEXT_LIMIT_IN_LISTS, LIST_ITEM_LIMIT * 2)
 
     def tool_verify_freshness(self, args, stateless):
         found = self.core.verify(self.store, ids=args.get("ids"), repo=self._repo(args), cwd=self.cwd)

@@ -14,6 +14,9 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from mcp_helpers.fixtures import Servers  # noqa: E402
+from mcp_helpers.repos import make_repo  # noqa: E402
+
+import wctx  # noqa: E402
 
 FINDING = {
     "kind": "finding",
@@ -332,3 +335,40 @@ def test_one_large_result_is_returned_cut_down_and_paging_moves_forward(servers)
     assert len(raw["content"][0]["text"]) < 24000
     verified = ui.call_ok("verify_freshness", {"ids": [eid]})
     assert [i["id"] for i in verified["items"]] == [eid]
+
+
+def test_single_record_and_overview_tools_stay_under_the_budget(servers, tmp_path):
+    # 40 relations with 2000-character notes.
+    store = wctx.open_store(str(servers.home))
+    try:
+        for i in range(40):
+            path = make_repo(tmp_path / ("svc-%02d" % i), {"main.py": "x = %d\n" % i})
+            wctx.register_repo(store, str(path), name="svc-%02d" % i, workspace="docs")
+            wctx.relate(store, "svc-%02d" % i, "uses", "upload-sdk", note=("note %d " % i) * 250)
+    finally:
+        store.close()
+    sdk = servers.start(cwd=servers.env["sdk"])
+    sdk.initialize()
+    # One item citing 50 files with long paths.
+    files = []
+    for i in range(50):
+        rel = "src/%02d/%sm.py" % (i, "deep_module_name/" * 40)
+        full = os.path.join(str(servers.env["sdk"]), rel)
+        os.makedirs(os.path.dirname(full))
+        with open(full, "w") as f:
+            f.write("def fn():\n    return 1\n")
+        files.append(rel + "#fn")
+    item = {"kind": "question", "claim": "why so many files?", "detail": "x " * 5000, "files": files}
+    eid = record(sdk, [item])["recorded"][0]["id"]
+
+    for name, args in (
+        ("get_evidence", {"id": eid}),
+        ("get_related_repositories", {}),
+        ("workspace_overview", {}),
+    ):
+        raw = sdk.call(name, args)
+        assert raw["isError"] is False
+        assert len(raw["content"][0]["text"]) < 24000, name
+        assert sdk.call_ok(name, args)["truncated"], name
+    assert sdk.call_ok("get_evidence", {"id": eid})["evidence"]["id"] == eid
+    assert sdk.call_ok("get_related_repositories", {})["relations"]
