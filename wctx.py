@@ -1094,7 +1094,25 @@ def repo_relative_path(repo_root, path, cwd=None):
     rel = os.path.relpath(normal, root).replace(os.sep, "/")
     if ".git" in rel.split("/"):  # this repository's, or a nested repository's or submodule's
         raise UsageError("path %s is inside the .git directory" % path)
+    nested = nested_checkout(root, os.path.dirname(normal))
+    if nested is not None:
+        raise UsageError(
+            "path %s is inside another git checkout, %s (a worktree, submodule or nested repository), whose "
+            "commits are not %s's; register it with: wctx repo add %s" % (path, nested, os.path.basename(root), nested)
+        )
     return rel, real
+
+
+def nested_checkout(root, directory):
+    """The nearest directory from ``directory`` up to (not including) ``root`` that is a git
+    checkout of its own (holds a ``.git`` directory or file), or None."""
+    root = root.rstrip(os.sep)
+    current = directory.rstrip(os.sep)
+    while current.startswith(root + os.sep):
+        if os.path.lexists(os.path.join(current, ".git")):
+            return current
+        current = os.path.dirname(current)
+    return None
 
 
 def read_repo_file(repo_root, rel):
@@ -2014,6 +2032,12 @@ def _repo_containing(repos, path):
         if real == repo.path or real.startswith(repo.path.rstrip(os.sep) + os.sep):
             if best is None or len(repo.path) > len(best.path):
                 best = repo
+    if best is not None and real != best.path:
+        # Inside an unregistered worktree, submodule or nested repository of ``best``: its HEAD and
+        # files are not ``best``'s, so it is not ``best``.
+        start = real if os.path.isdir(real) else os.path.dirname(real)
+        if nested_checkout(best.path, start) is not None:
+            return None
     return best
 
 
