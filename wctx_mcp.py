@@ -612,7 +612,8 @@ TOOLS = [
         "description": "Record findings, decisions, dead ends, open questions, constraints, known issues "
         "or notes, each attached to the repository it is about (often not the one you work in) and citing "
         "files as path#symbol so later sessions can tell when the code changed. Calls from one session "
-        "accumulate into one recorded session; repeating an item does not duplicate it. Record root "
+        "accumulate into one recorded session; repeating an item does not duplicate it (the answer names "
+        "the existing id under duplicates). Record root "
         "causes, decisions with rationale, dead ends and open questions; never secrets or routine progress.",
         "inputSchema": {
             "type": "object",
@@ -686,6 +687,11 @@ TOOLS = [
             "properties": {
                 "session": {"type": "string"},
                 "recorded": {"type": "array", "items": {"type": "object"}},
+                "duplicates": {
+                    "type": "array",
+                    "items": {"type": "object"},
+                    "description": "Items skipped as already recorded in this session: their existing ids.",
+                },
                 "duplicates_skipped": {"type": "integer"},
                 "warnings": {"type": "array", "items": {"type": "string"}},
             },
@@ -904,7 +910,7 @@ class Tools:
         self._store = None
         self._default_repo_name = None
         self.session_id = None  # handshake era: record_evidence calls accumulate here
-        self._recorded = {}  # session id -> set of item keys recorded through this server
+        self._recorded = {}  # session id -> {item key: {id, kind, repo}} recorded through this server
 
     # -- plumbing -------------------------------------------------------------------------------
 
@@ -1113,31 +1119,33 @@ class Tools:
     # -- the write tool -------------------------------------------------------------------------
 
     def tool_record_evidence(self, args, stateless):
+        """Record items; an item identical to one this server already recorded in the session is
+        skipped and answered under ``duplicates`` with the existing evidence id, so a later
+        transcript import (which looks for ev- ids in this result) does not store it again."""
         session_id = args.get("session_id") or (None if stateless else self.session_id)
-        seen = self._recorded.setdefault(session_id, set()) if session_id else set()
-        items, keys, skipped = [], [], 0
+        seen = self._recorded.setdefault(session_id, {}) if session_id else {}
+        items, keys, duplicates, pending = [], [], [], []
         for given in args["items"]:
             item = dict(given)
             if not item.get("repo") and self.default_repo:
                 item["repo"] = self._repo({})
-            key = (
-                item["kind"],
-                item.get("repo") or "",
-                " ".join(item["claim"].split()).lower(),
-                " ".join((item.get("detail") or "").split()).lower(),
-                tuple(item.get("files") or ()),
-            )
-            if key in seen or key in keys:
-                skipped += 1
+            key = _record_key(item)
+            if key in seen:
+                duplicates.append(dict(seen[key]))
+                continue
+            if key in keys:
+                pending.append(keys.index(key))  # the same item twice in this call
                 continue
             items.append(item)
             keys.append(key)
+        skipped = len(duplicates) + len(pending)
         if not items:
             if not session_id:
                 raise ToolFailure("every item repeats another item in this call")
             return {
                 "session": session_id,
                 "recorded": [],
+                "duplicates": duplicates,
                 "duplicates_skipped": skipped,
                 "warnings": ["nothing new: every item was already recorded in this session"],
             }
@@ -1148,13 +1156,32 @@ class Tools:
         session_id = captured["session"]
         if not stateless and not args.get("session_id"):
             self.session_id = session_id
-        self._recorded.setdefault(session_id, set()).update(keys)
+        recorded = captured.get("evidence", [])
+        known = self._recorded.setdefault(session_id, {})
+        if len(recorded) == len(keys):
+            for key, entry in zip(keys, recorded):
+                known[key] = {k: entry.get(k) for k in ("id", "kind", "repo")}
+            duplicates.extend(dict(known[keys[i]]) for i in pending)
         return {
             "session": session_id,
-            "recorded": captured.get("evidence", []),
+            "recorded": recorded,
+            "duplicates": duplicates,
             "duplicates_skipped": skipped,
             "warnings": list(captured.get("warnings", [])),
         }
+
+
+def _record_key(item):
+    """What makes two record_evidence items the same: kind, claim, detail, repo, files, confidence."""
+    confidence = item.get("confidence")
+    return (
+        item["kind"],
+        item.get("repo") or "",
+        " ".join(item["claim"].split()).lower(),
+        " ".join((item.get("detail") or "").split()).lower(),
+        tuple(item.get("files") or ()),
+        None if confidence is None else float(confidence),
+    )
 
 
 # ----------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ accumulate, untrusted text defused, results kept small, and clear errors when co
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -372,3 +373,26 @@ def test_single_record_and_overview_tools_stay_under_the_budget(servers, tmp_pat
         assert sdk.call_ok(name, args)["truncated"], name
     assert sdk.call_ok("get_evidence", {"id": eid})["evidence"]["id"] == eid
     assert sdk.call_ok("get_related_repositories", {})["relations"]
+
+
+def test_a_repeated_record_names_the_existing_id_and_changed_items_are_new(servers):
+    ui = servers.start()
+    ui.initialize()
+    first = record(ui, [FINDING])
+    eid = first["recorded"][0]["id"]
+    again = record(ui, [FINDING])
+    assert again["recorded"] == [] and again["duplicates_skipped"] == 1
+    # The existing id is in the answer, where a later transcript import finds it.
+    assert [d["id"] for d in again["duplicates"]] == [eid]
+    assert eid in json.dumps(again)
+    # The same claim with a new confidence, or new files, is new information.
+    firmer = dict(FINDING, confidence=0.95)
+    more_files = dict(FINDING, files=FINDING["files"] + ["README.md"])
+    changed = record(ui, [firmer, more_files])
+    assert len(changed["recorded"]) == 2 and changed["duplicates_skipped"] == 0
+    assert len({r["id"] for r in changed["recorded"]} | {eid}) == 3
+    # Twice in one call: recorded once, the second names the first's id.
+    question = {"kind": "question", "claim": "does the server send Retry-After?"}
+    twice = record(ui, [question, question])
+    assert len(twice["recorded"]) == 1
+    assert [d["id"] for d in twice["duplicates"]] == [twice["recorded"][0]["id"]]
