@@ -19,12 +19,14 @@ Standard library only (Python 3.8+). License: MIT.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import queue
 import re
 import sys
 import threading
+import unicodedata
 
 # ----------------------------------------------------------------------------------------------
 # Protocol constants
@@ -140,6 +142,8 @@ _OVERRIDE_PHRASE = re.compile(
     r"those|previous|prior|above|earlier|preceding|former|original|system|safety|existing|other)\s+)*"
     r"(?:instructions?|prompts?|directions?|directives?|rules|guidelines|guardrails|context|messages?|"
     r"constraints)\b"
+    r"|\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+(?:(?:that|you|was|were|written|said|"
+    r"read)\s+)*(?:above|before|earlier|previously|so\s+far)\b"
     r"|\byou\s+are\s+now\s+(?:a|an|in|the)\b"
     r"|\bnew\s+(?:system\s+)?instructions?\s*:"
     r"|\b(?:system|developer)\s+prompt\s*:",
@@ -168,6 +172,8 @@ _ROLE_WORDS = ("system", "assistant", "developer", "user", "human", "ai")
 
 
 def _suspect(text):
+    if not text.isascii() or "&" in text:  # full-width, homoglyphs, format characters, entities
+        return True
     if "<" in text or "[" in text or _ODD_CHARS.search(text):
         return True
     low = text.lower()
@@ -176,9 +182,74 @@ def _suspect(text):
     return ":" in text and any(word in low for word in _ROLE_WORDS)
 
 
-def _role_label(match):
-    lead = match.group(1) if match.group(2) else match.group(4)
-    return f"{lead}[role label removed: {match.group(2) or match.group(5)}]"
+# Matching runs on a folded copy so look-alike spellings are caught (best effort, not a guarantee):
+# NFKC (full-width letters, compatibility forms), format characters (category Cf: soft hyphen,
+# zero-width joiners, U+180E) and U+034F dropped, HTML entities unescaped, common Cyrillic and
+# Greek letters that look Latin folded to Latin, and, in a second pass, markdown emphasis
+# characters *_~` dropped ("**Ignore** all previous `instructions`"). Matches are mapped back to
+# the original text, which is what is served, with only the matched spans replaced.
+_HOMOGLYPHS = {
+    ord(a): b
+    for a, b in zip(
+        "АВЕЅІЈКМНОРСТХУаеѕіјорсхуԁһӏ" "ΑΒΕΗΙΚΜΝΟΡΤΥΧΖαοιυνρ",
+        "ABESIJKMHOPCTXYaesijopcxydhl" "ABEHIKMNOPTYXZaoiuvp",
+    )
+}
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_EMPHASIS = "*_~`"
+_DROPPED_MARKS = "\u034f"  # combining grapheme joiner: invisible, but category Mn
+
+
+def _folded(text, strip_emphasis):
+    """(folded copy, origin): origin[k] is the (start, end) in ``text`` of folded character k.
+
+    origin is None when the folded copy is ``text`` itself.
+    """
+    if text.isascii() and "&" not in text and not (strip_emphasis and any(c in text for c in _EMPHASIS)):
+        return text, None
+    out, origin = [], []
+    i, n = 0, len(text)
+    while i < n:
+        c, j = text[i], i + 1
+        if c == "&":
+            m = _ENTITY.match(text, i)
+            if m:
+                c, j = html.unescape(m.group()), m.end()
+        if not c.isascii():
+            c = unicodedata.normalize("NFKC", c)
+        for ch in c:
+            if ch in _DROPPED_MARKS or (strip_emphasis and ch in _EMPHASIS):
+                continue
+            if not ch.isascii():
+                if unicodedata.category(ch) == "Cf":
+                    continue
+                ch = ch.translate(_HOMOGLYPHS)
+            out.append(ch)
+            origin.append((i, j))
+        i = j
+    return "".join(out), origin
+
+
+def _role_span(match):
+    if match.group(2):
+        return match.start(2), match.end(), f"[role label removed: {match.group(2)}]"
+    return match.start(5), match.end(), f"[role label removed: {match.group(5)}]"
+
+
+_NEUTRALISERS = (
+    (_ROLE_TAG, lambda m: (m.start(), m.end(), "[role tag removed]")),
+    (_ROLE_PREFIX, _role_span),
+    (_OVERRIDE_PHRASE, lambda m: (m.start(), m.end(), "[instruction-like text removed]")),
+)
+
+
+def _strip_invisible(text):
+    text = _CONTROL.sub("", _INVISIBLE.sub("", text))
+    if text.isascii():
+        return text
+    return "".join(
+        ch for ch in text if ch not in _DROPPED_MARKS and (ch.isascii() or unicodedata.category(ch) != "Cf")
+    )
 
 
 def neutralise(text):
@@ -186,15 +257,35 @@ def neutralise(text):
 
     Role tags (``<system>``) and role labels at a line start (``SYSTEM:``) lose their syntax; an
     "ignore previous instructions" phrase is replaced by a marker. The rest of the line stays, so
-    a legitimate finding about prompt handling is still readable.
+    a legitimate finding about prompt handling is still readable. Matching also sees through
+    full-width text, look-alike letters, HTML entities, format characters and markdown emphasis
+    (``_folded``); this is best effort, not a guarantee.
     """
     if not text or not _suspect(text):
         return text, False
     original = text
-    text = _CONTROL.sub("", _INVISIBLE.sub("", text))
-    text = _ROLE_TAG.sub("[role tag removed]", text)
-    text = _ROLE_PREFIX.sub(_role_label, text)
-    text = _OVERRIDE_PHRASE.sub("[instruction-like text removed]", text)
+    text = _strip_invisible(text)
+    spans = []
+    for strip_emphasis in (False, True):
+        folded, origin = _folded(text, strip_emphasis)
+        for pattern, span in _NEUTRALISERS:
+            for m in pattern.finditer(folded):
+                a, b, marker = span(m)
+                if b <= a:
+                    continue
+                if origin is not None:
+                    a, b = origin[a][0], origin[b - 1][1]
+                spans.append((a, b, marker))
+    if spans:
+        spans.sort()
+        merged = [list(spans[0])]
+        for a, b, marker in spans[1:]:
+            if a < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b, marker])
+        for a, b, marker in reversed(merged):
+            text = text[:a] + marker + text[b:]
     return text, text != original
 
 
