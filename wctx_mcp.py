@@ -1292,6 +1292,21 @@ def _valid_id(value):
     return (isinstance(value, str) or isinstance(value, int)) and not isinstance(value, bool)
 
 
+def _id_kind(value):
+    """How an invalid request id is described in the error: what was sent, not a guess."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, float):
+        return f"a fractional number ({value!r})"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
 def error_response(request_id, code, message, data=None):
     error = {"code": code, "message": message}
     if data is not None:
@@ -1349,7 +1364,9 @@ class Connection:
             return error_response(request_id, INVALID_REQUEST, 'Invalid Request: "method" must be a string')
         if has_id and not _valid_id(message["id"]):
             return error_response(
-                None, INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer, never null'
+                None,
+                INVALID_REQUEST,
+                f'Invalid Request: "id" must be a string or an integer, not {_id_kind(message["id"])}',
             )
         params = message.get("params")
         if not has_id:
@@ -1634,15 +1651,18 @@ class Transport:
             return _Unparseable("nesting too deep")
         with self.lock:
             self.pending.update(_request_keys(message))
-            if (
-                isinstance(message, dict)
-                and message.get("method") == "notifications/cancelled"
-                and "id" not in message
-                and isinstance(message.get("params"), dict)
-            ):
-                target = message["params"].get("requestId")
-                if _valid_id(target) and json.dumps(target) in self.pending:
-                    self.cancelled.add(json.dumps(target))
+            # A cancellation may come on its own line or inside a 2025-03-26 batch; in a batch it
+            # also applies to requests of that same batch.
+            for m in message if isinstance(message, list) else [message]:
+                if (
+                    isinstance(m, dict)
+                    and m.get("method") == "notifications/cancelled"
+                    and "id" not in m
+                    and isinstance(m.get("params"), dict)
+                ):
+                    target = m["params"].get("requestId")
+                    if _valid_id(target) and json.dumps(target) in self.pending:
+                        self.cancelled.add(json.dumps(target))
         return message
 
     def next_message(self):
@@ -1652,6 +1672,16 @@ class Transport:
         keys = _request_keys(message)
         with self.lock:
             return bool(keys) and all(k in self.cancelled for k in keys)
+
+    def without_cancelled(self, message):
+        """A batch without its cancelled requests (None when nothing is left); other messages as is."""
+        if not isinstance(message, list) or not message:
+            return message
+        with self.lock:
+            if not self.cancelled:
+                return message
+            kept = [m for m in message if not (_request_keys(m) and _request_keys(m)[0] in self.cancelled)]
+        return kept or None
 
     def settle(self, message):
         """Forget the request ids of a handled message."""
@@ -1699,8 +1729,12 @@ def serve(connection, infile, outfile):
         if transport.is_cancelled(message):
             transport.settle(message)
             continue
+        handled = transport.without_cancelled(message)
+        if isinstance(message, list) and handled is None:
+            transport.settle(message)
+            continue
         try:
-            reply = connection.handle(message)
+            reply = connection.handle(handled)
         except Exception as e:  # never go silent on a request: report, keep serving
             connection.log(f"internal error: {type(e).__name__}: {e}")
             ids = _request_keys(message)

@@ -438,3 +438,38 @@ def test_initialize_is_answered_before_the_store_is_opened(servers, tmp_path):
     result = server.call("search_evidence", {"query": "upload"})
     assert result["isError"] is True and str(blocker) in result["content"][0]["text"]
     assert server.request("ping")["result"] == {}
+
+
+def test_cancellation_inside_a_2025_03_26_batch_is_applied(server):
+    server.initialize("2025-03-26")
+    call = {"name": "search_evidence", "arguments": {"query": "upload"}}
+    server.send(
+        [
+            {"jsonrpc": "2.0", "id": "keep", "method": "ping"},
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "later"}},
+            {"jsonrpc": "2.0", "id": "later", "method": "tools/call", "params": call},
+            {"jsonrpc": "2.0", "id": "earlier", "method": "tools/call", "params": call},
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "earlier"}},
+        ]
+    )
+    replies = server.recv()
+    assert [r["id"] for r in replies] == ["keep"]
+    # A batch whose only request is cancelled gets no reply at all.
+    server.send(
+        [
+            {"jsonrpc": "2.0", "id": "gone", "method": "ping"},
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "gone"}},
+        ]
+    )
+    assert server.request("ping", request_id="after")["id"] == "after"
+
+
+def test_a_fractional_id_is_refused_with_a_message_that_says_so(server):
+    server.initialize()
+    server.send({"jsonrpc": "2.0", "id": 15.5, "method": "ping"})
+    reply = server.recv()
+    assert reply["id"] is None and error_code(reply) == -32600
+    message = reply["error"]["message"]
+    assert "fractional" in message and "15.5" in message and "null" not in message
+    server.send({"jsonrpc": "2.0", "id": None, "method": "ping"})
+    assert "null" in server.recv()["error"]["message"]
