@@ -263,9 +263,31 @@ REDACTED = "[REDACTED]"
 
 def _quoted_redaction(match):
     value = match.group(2)
+    if value.startswith('\\"'):  # \"secret\" inside a shell-quoted JSON body
+        return match.group(1) + '\\"' + REDACTED + '\\"'
     if value[0] in "\"'":
         return match.group(1) + value[0] + REDACTED + value[0]
     return match.group(1) + REDACTED
+
+
+# A secret value after a key or flag: \"backslash-escaped JSON in a shell command\", "double
+# quoted" (an escaped quote inside does not end it), 'single quoted', or a bare word. Each
+# alternative is unambiguous, so a long input cannot make it backtrack.
+_SECRET_VALUE = (
+    r"(\\\"(?:[^\"\\\n]|\\(?!\")[^\n])*\\\"|\"(?:[^\"\\\n]|\\.)+\"|'[^'\n]+'|(?![\"'\[])[^\s,;&\"'}]+)"
+)
+_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority"})
+
+
+def _cookie_redaction(match):
+    """Cookie / Set-Cookie header: every name=value loses its value; attributes (Path=/) stay."""
+
+    def pair(m):
+        if m.group(2).lower() in _COOKIE_ATTRIBUTES or m.group(3).startswith("[REDACTED"):
+            return m.group(0)
+        return m.group(1) + m.group(2) + "=" + REDACTED
+
+    return match.group(1) + re.sub(r"(^|;\s*)([^=;\s]+)=([^;]*)", pair, match.group(2))
 
 
 @functools.lru_cache(maxsize=None)
@@ -308,7 +330,8 @@ def _secret_patterns():
         (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), "[REDACTED google api key]"),
         (re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}"), "[REDACTED google oauth token]"),
         (re.compile(r"\bGOCSPX-[A-Za-z0-9_-]{20,}"), "[REDACTED google client secret]"),
-        (re.compile(r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,}"), "[REDACTED stripe key]"),
+        (re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), "[REDACTED stripe key]"),
+        (re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), "[REDACTED sendgrid key]"),
         (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), "[REDACTED npm token]"),
         (re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), "[REDACTED huggingface token]"),
         # Credentials inside URLs: scheme://user:password@host keeps the user; scheme://TOKEN@host
@@ -319,14 +342,41 @@ def _secret_patterns():
         # must end in the sensitive word, so `max_tokens=100` and `token_count: 5` are left alone.
         (
             re.compile(
-                r"(?i)((?<![A-Za-z0-9])[A-Za-z0-9_.-]*?"
+                r"(?i)((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}?"
                 r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
                 r"private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?)"
-                r"[\"']?\s*[:=]\s*)"
-                r"(\"[^\"\n]+\"|'[^'\n]+'|(?![\"'\[])[^\s,;&\"'}]+)"
+                r"(?:\\?[\"'])?\s*[:=]\s*)" + _SECRET_VALUE
             ),
             _quoted_redaction,
         ),
+        # Environment-style names ending in _KEY: ENCRYPTION_KEY=..., SENDGRID_KEY: ...
+        (
+            re.compile(r"((?<![A-Za-z0-9_])[A-Z][A-Z0-9_]{0,80}_KEY(?:\\?[\"'])?\s*[:=]\s*)" + _SECRET_VALUE),
+            _quoted_redaction,
+        ),
+        # Flags with the value as the next word: --password hunter2, --token X; mysql -phunter2.
+        (
+            re.compile(
+                r"(?i)((?<![A-Za-z0-9-])--?[a-z0-9-]{0,40}?"
+                r"(?:password|passwd|passphrase|secret|token|api-?key|access-?key|private-?key)[ \t]+)"
+                r"(?!-)" + _SECRET_VALUE
+            ),
+            _quoted_redaction,
+        ),
+        (
+            re.compile(r"(?i)(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,500}?\s-p)(?![\s\[])" + _SECRET_VALUE),
+            _quoted_redaction,
+        ),
+        # Signed URLs: query parameters that are the signature or the credential.
+        (
+            re.compile(
+                r"(?i)([?&](?:x-amz-signature|x-amz-credential|x-goog-signature|x-goog-credential|sig|signature)=)"
+                r"(?!\[REDACTED)[^&\s\"'#<>]+"
+            ),
+            r"\1" + REDACTED,
+        ),
+        # Cookie and Set-Cookie headers, plain or as a JSON / header-dict entry.
+        (re.compile(r"(?i)(\b(?:set-)?cookie\b[\"']?\s*:\s*[\"']?)([^\r\n\"']+)"), _cookie_redaction),
     ]
 
 # Lower-case fragments at least one rule needs: text with none of them is returned untouched,
@@ -335,7 +385,7 @@ _SECRET_HINTS = (
     "private key", "eyj", "authoriz", "bearer", "sk-", "akia", "asia", "abia", "acca", "agpa", "aida",
     "aipa", "anpa", "anva", "apka", "aroa", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
     "glpat-", "xox", "hooks.slack", "aiza", "ya29.", "gocspx-", "_live_", "npm_", "hf_", "://", "pass",
-    "pwd", "secret", "token", "key", "credential",
+    "pwd", "secret", "token", "key", "credential", "_test_", "sg.", "mysql", "mariadb", "sig", "cookie",
 )
 
 

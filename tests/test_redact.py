@@ -92,3 +92,62 @@ def test_capture_redacts_claim_detail_and_summary(git_repo, store):
     text = " ".join([item["claim"], item["detail"], session["summary"]])
     for secret in ("ghp_abcdefghijklmnopqrstuvwxyz0123456789", "hunter2", "AKIAIOSFODNN7EXAMPLE"):
         assert secret not in text
+
+
+# Formats a review found leaking: (text, secret that must vanish, context that must stay).
+MORE_SECRETS = [
+    ('curl -d "{\\"apiKey\\": \\"sk123abcdef456\\"}" https://x', "sk123abcdef456", "https://x"),
+    ('echo "{\\"password\\":\\"hunter2hunter2\\"}"', "hunter2hunter2", "password"),
+    ("ENCRYPTION_KEY=abcdef0123456789 next", "abcdef0123456789", "next"),
+    ("SENDGRID_KEY=SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz012", "abcdefghijklmnopqrstuv", "SENDGRID_KEY"),
+    ("STRIPE_KEY=rk_test_abcdefghijklmnop1234", "abcdefghijklmnop1234", "STRIPE_KEY"),
+    ("cli --password hunter2hunter2 --verbose", "hunter2hunter2", "--verbose"),
+    ("cli --token Xq7 done", "Xq7", "done"),
+    ("mysql -u root -phunter2 appdb", "hunter2", "appdb"),
+    (
+        "https://b.s3.amazonaws.com/k?X-Amz-Credential=AKIDEXAMPLE%2F2013&X-Amz-Signature=abcdef0123&x=1",
+        "abcdef0123",
+        "x=1",
+    ),
+    ("https://b.s3.amazonaws.com/k?X-Amz-Credential=AKIDEXAMPLE%2F2013&x=1", "AKIDEXAMPLE", "x=1"),
+    ("https://a.blob.core.windows.net/c/b?sv=2020&sig=abcDEF%2Bxyz&se=2021", "abcDEF", "se=2021"),
+    ("https://x/y?signature=sigvalue1&access_token=atvalue22&token=tokvalue3&page=2", "sigvalue1", "page=2"),
+    ("https://x/y?access_token=atvalue22&page=2", "atvalue22", "page=2"),
+    ("https://x/y?token=tokvalue3&page=2", "tokvalue3", "page=2"),
+    ("Cookie: session=abc123def; theme=dark", "abc123def", "Cookie"),
+    ("Set-Cookie: session=abc123def; Path=/; HttpOnly", "abc123def", "HttpOnly"),
+    ('curl -H "Cookie: sid=s3cr3tval" https://x', "s3cr3tval", "https://x"),
+    ('{"password":"p\\"q12345678"}', "q12345678", "password"),
+]
+
+
+@pytest.mark.parametrize("text,secret,context", MORE_SECRETS)
+def test_more_secret_formats_are_redacted(text, secret, context):
+    out = wctx.redact_secrets(text)
+    assert secret not in out
+    assert "REDACTED" in out
+    assert context in out
+    assert wctx.redact_secrets(out) == out
+
+
+@pytest.mark.parametrize(
+    "text", ['os.environ["ENCRYPTION_KEY"]', "the cookie jar", "mysql -p appdb", "design signal sig(x)"]
+)
+def test_new_rules_leave_ordinary_text_alone(text):
+    assert wctx.redact_secrets(text) == text
+
+
+@pytest.mark.parametrize(
+    "big",
+    [
+        "x_" * 500000 + "key=1",
+        "password: \"" + "\\a" * 500000,
+        "mysql -" + "-p" * 500000,
+        "Cookie: " + "a=b;" * 250000,
+        "--password " * 100000,
+        "?sig=&" * 160000,
+    ],
+)
+def test_large_hostile_input_completes(big):
+    # No timing: the point is that a 1 MB input does not hang on backtracking.
+    assert isinstance(wctx.redact_secrets(big), str)
