@@ -4272,6 +4272,15 @@ def is_redacted_value(value):
     return bool(_PLACEHOLDER.match(v)) or v.startswith(("/redacted/", "redacted://"))
 
 
+_PATH_PLACEHOLDER = re.compile(r"\[(?:REDACTED|TRIMMED)|(?:^|/)redacted/path/|redacted://|\[trimmed for fixture\]", re.I)
+
+
+def path_has_placeholder(path):
+    """True when any part of a path is a sanitiser's placeholder ("[REDACTED]/src/a.py",
+    "/home/u/[REDACTED]/x", "/redacted/path/<hash>/x"): such a path names no real file."""
+    return isinstance(path, str) and bool(_PATH_PLACEHOLDER.search(path))
+
+
 def _is_abs(path):
     return path.startswith("/") or (len(path) > 2 and path[1] == ":" and path[2] in "\\/")
 
@@ -4318,7 +4327,7 @@ class TranscriptRecord:
         """Record a working directory; returns it, or None when it is missing or redacted."""
         if not isinstance(cwd, str) or not cwd:
             return None
-        if is_redacted_value(cwd):
+        if is_redacted_value(cwd) or path_has_placeholder(cwd):
             self.redacted_values += 1
             return None
         if not _is_abs(cwd):
@@ -4347,7 +4356,7 @@ class TranscriptRecord:
         """Record a read (edit=False) or an edit of ``path``, resolved against ``cwd``."""
         if not isinstance(path, str) or not path.strip():
             return
-        if is_redacted_value(path):
+        if is_redacted_value(path) or path_has_placeholder(path):
             self.redacted_values += 1
             return
         path = path.strip()

@@ -514,3 +514,36 @@ def test_a_result_citing_nothing_a_session_edited_names_no_session(repos, store,
     wctx.capture(store, [{"kind": "note", "claim": "gitignore is empty", "repo": "repo-a"}], cwd=a.path)
     other = wctx.search(store, "gitignore", repo="repo-a")["results"][0]
     assert not any(" edited " in r for r in other["reasons"])
+
+
+# -- redaction placeholders in paths ---------------------------------------------------------------
+
+
+def _claude_line(cwd, sid, n, tool, inp):
+    return json.dumps(
+        {
+            "parentUuid": None, "isSidechain": False, "userType": "external", "cwd": cwd, "sessionId": sid,
+            "version": "2.1.39", "type": "assistant", "uuid": "a%d" % n,
+            "timestamp": "2026-03-01T10:00:%02d.000Z" % n,
+            "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t%d" % n, "name": tool, "input": inp}]},
+        }
+    )  # fmt: skip
+
+
+def test_a_path_with_a_redaction_placeholder_is_counted_redacted_not_attributed(repos, store, tmp_path):
+    a, b, outside = repos
+    sid = "11111111-aaaa-4bbb-8ccc-0000000000aa"
+    lines = [
+        _claude_line(a.path, sid, 1, "Read", {"file_path": "[REDACTED]/src/a.py"}),
+        _claude_line(a.path, sid, 2, "Edit", {"file_path": a.path + "/[REDACTED]/b.py"}),
+        _claude_line(a.path, sid, 3, "Read", {"file_path": "/redacted/path/0a1b2c3d/x.py"}),
+        _claude_line(a.path, sid, 4, "Read", {"file_path": "app/main.py"}),
+    ]
+    path = tmp_path / "t" / (sid + ".jsonl")
+    path.parent.mkdir()
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    act = activity(store, wctx.import_transcript(store, str(path))["session"])
+    paths = [f["path"] for f in act["files"]]
+    assert paths == ["app/main.py"]
+    assert not any("REDACTED" in p or "redacted" in p for p in paths)
+    assert act["redacted_values"] >= 3
