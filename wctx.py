@@ -5446,16 +5446,42 @@ def _write_settings(path, old_text, data):
     new_text = _settings_text(data)
     diff = _settings_diff(path, old_text, data)
     backup = None
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    # A symlinked settings file (dotfiles) is written through to its target, not replaced by a
+    # regular file; the new file and the backup keep the original's mode (settings can hold API
+    # keys: a 0600 file stays 0600), and a new one is 0600.
+    real = os.path.realpath(path)
+    try:
+        mode = os.stat(real).st_mode & 0o7777
+    except OSError:
+        mode = 0o600
+    os.makedirs(os.path.dirname(real) or ".", exist_ok=True)
     if old_text is not None:
         backup = path + ".wctx-backup"
-        with open(backup, "w", encoding="utf-8") as fh:
-            fh.write(old_text)
-    tmp = "%s.wctx-tmp-%d" % (path, os.getpid())
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(new_text)
-    os.replace(tmp, path)
+        _write_private(backup, old_text, mode, os.O_TRUNC)
+    tmp = "%s.wctx-tmp-%d" % (real, os.getpid())
+    try:
+        _write_private(tmp, new_text, mode, os.O_EXCL)
+        os.replace(tmp, real)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
     return diff, backup
+
+
+def _write_private(path, text, mode, flag):
+    """Write ``text`` to ``path`` with exactly ``mode`` (the umask does not widen or narrow it)."""
+    if os.path.islink(path):
+        os.unlink(path)  # never write a backup through a link someone left in its place
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | flag, mode)
+    with open(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    try:
+        os.chmod(path, mode)
+    except (OSError, NotImplementedError):
+        pass
 
 
 def install_hook(agent, settings=None, env=None, python="python3", dry_run=False, home=None):

@@ -236,3 +236,35 @@ def test_home_is_pinned_into_the_hook_and_uninstall_dry_run_shows_the_removal(ru
     r = run_cli(["hooks", "uninstall", "claude-code", "--dry-run"])
     assert r.code == 0 and "would remove 1" in r.out and "-" in r.out
     assert load(claude / "settings.json")["hooks"]["SessionEnd"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symlinks and file modes")
+def test_install_and_uninstall_write_through_a_symlink_and_keep_a_private_mode(run_cli, agent_dirs, tmp_path):
+    claude, _ = agent_dirs
+    claude.mkdir()
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "settings.json"
+    real.write_text(json.dumps({"env": {"ANTHROPIC_API_KEY": "planted"}}))
+    os.chmod(str(real), 0o600)
+    link = claude / "settings.json"
+    os.symlink(str(real), str(link))
+
+    for command in (["hooks", "install", "claude-code"], ["hooks", "uninstall", "claude-code"]):
+        r = run_cli(command)
+        assert r.code == 0, r
+        assert os.path.islink(str(link)) and os.path.realpath(str(link)) == os.path.realpath(str(real))
+        assert oct(os.stat(str(real)).st_mode & 0o777) == oct(0o600)
+        backup = str(link) + ".wctx-backup"
+        assert oct(os.stat(backup).st_mode & 0o777) == oct(0o600)
+        if command[1] == "install":
+            assert "SessionEnd" in load(real)["hooks"]
+    assert "hooks" not in load(real) or not load(real)["hooks"].get("SessionEnd")
+    assert load(real)["env"] == {"ANTHROPIC_API_KEY": "planted"}
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes")
+def test_a_new_settings_file_is_private(run_cli, agent_dirs):
+    claude, _ = agent_dirs
+    assert run_cli(["hooks", "install", "claude-code"]).code == 0
+    assert oct(os.stat(str(claude / "settings.json")).st_mode & 0o777) == oct(0o600)
