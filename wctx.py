@@ -5087,7 +5087,28 @@ def import_transcript(store, path, agent="auto", force=False):
     return _store_transcript(store, rec, repos, size, head, key)
 
 
+def _transcript_external_id(store, rec):
+    """The id a transcript's session is stored under. Two transcripts that carry one session id
+    (non-UUID file names, a copied file) are two sessions: while the first one's file still exists,
+    the second gets the id plus a suffix naming its file, so neither import replaces the other's
+    files and commands. A transcript that moved (old file gone) keeps its session."""
+    eid = rec.external_id
+    if not eid:
+        return eid
+    row = store.one(
+        "SELECT i.transcript FROM sessions s JOIN session_imports i ON i.session_id = s.id "
+        "WHERE s.agent = ? AND s.external_id = ?",
+        (rec.agent, eid),
+    )
+    if row is None or row["transcript"] == rec.path or not os.path.isfile(row["transcript"]):
+        return eid
+    import hashlib
+
+    return "%s@%s" % (eid, hashlib.sha1(rec.path.encode("utf-8", "surrogateescape")).hexdigest()[:10])
+
+
 def _store_transcript(store, rec, repos, size, head, key):
+    rec.external_id = _transcript_external_id(store, rec)
     mapper = _RepoMapper(repos)
     warnings = []
     # Files: per repository (repo-relative) or outside (absolute, never attributed to a repo).

@@ -547,3 +547,24 @@ def test_a_path_with_a_redaction_placeholder_is_counted_redacted_not_attributed(
     assert paths == ["app/main.py"]
     assert not any("REDACTED" in p or "redacted" in p for p in paths)
     assert act["redacted_values"] >= 3
+
+
+def test_two_transcripts_with_one_session_id_keep_each_others_activity(repos, store, tmp_path):
+    a, b, outside = repos
+    sid = "shared-session-id"  # non-UUID file names: the id comes from the lines, and both carry it
+    first = tmp_path / "one" / "notes-a.jsonl"
+    second = tmp_path / "two" / "notes-b.jsonl"
+    for path, target in ((first, a.path + "/app/main.py"), (second, b.path + "/src/upload.py")):
+        path.parent.mkdir()
+        path.write_text(_claude_line(a.path, sid, 1, "Edit", {"file_path": target}) + "\n", encoding="utf-8")
+    r1 = wctx.import_transcript(store, str(first))
+    r2 = wctx.import_transcript(store, str(second))
+    for _ in range(2):  # importing again changes nothing and loses nothing
+        assert wctx.import_transcript(store, str(first))["status"] == "unchanged"
+        assert wctx.import_transcript(store, str(second))["status"] == "unchanged"
+    edited = set()
+    for res in (r1, r2):
+        edited.update((f["repo"], f["path"]) for f in activity(store, res["session"])["files"] if f["edits"])
+    assert edited == {("repo-a", "app/main.py"), ("repo-b", "src/upload.py")}
+    assert wctx.import_transcript(store, str(first), force=True)["session"] == r1["session"]
+    assert ("repo-b", "src/upload.py") in {(f["repo"], f["path"]) for f in activity(store, r2["session"])["files"]}
