@@ -276,7 +276,9 @@ def _quoted_redaction(match):
 _SECRET_VALUE = (
     r"(\\\"(?:[^\"\\\n]|\\(?!\")[^\n])*\\\"|\"(?:[^\"\\\n]|\\.)+\"|'[^'\n]+'|(?![\"'\[])[^\s,;&\"'}]+)"
 )
-_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority"})
+_COOKIE_ATTRIBUTES = frozenset(
+    {"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority"}
+)
 
 
 def _cookie_redaction(match):
@@ -317,7 +319,10 @@ def _secret_patterns():
         (re.compile(r"(?i)\b(bearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{12,}=*"), r"\1" + REDACTED),
         # Vendor tokens with recognisable shapes.
         (re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}"), "[REDACTED anthropic key]"),
-        (re.compile(r"\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}"), "[REDACTED openai key]"),
+        (
+            re.compile(r"\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}"),
+            "[REDACTED openai key]",
+        ),
         (
             re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}\b"),
             "[REDACTED aws key id]",
@@ -326,7 +331,10 @@ def _secret_patterns():
         (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"), "[REDACTED github token]"),
         (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), "[REDACTED gitlab token]"),
         (re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), "[REDACTED slack token]"),
-        (re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+"), "[REDACTED slack webhook]"),
+        (
+            re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+"),
+            "[REDACTED slack webhook]",
+        ),
         (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), "[REDACTED google api key]"),
         (re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}"), "[REDACTED google oauth token]"),
         (re.compile(r"\bGOCSPX-[A-Za-z0-9_-]{20,}"), "[REDACTED google client secret]"),
@@ -336,7 +344,10 @@ def _secret_patterns():
         (re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), "[REDACTED huggingface token]"),
         # Credentials inside URLs: scheme://user:password@host keeps the user; scheme://TOKEN@host
         # (a long user part, as in https://<token>@github.com) loses the token.
-        (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]*):[^/\s@\"'<>]+@"), r"\1:" + REDACTED + "@"),
+        (
+            re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]*):[^/\s@\"'<>]+@"),
+            r"\1:" + REDACTED + "@",
+        ),
         (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)[A-Za-z0-9_-]{20,}@"), r"\1" + REDACTED + "@"),
         # Secret assignments: password=..., DB_PASSWORD: ..., "api_key": "...", --token=... The key
         # must end in the sensitive word, so `max_tokens=100` and `token_count: 5` are left alone.
@@ -364,7 +375,10 @@ def _secret_patterns():
             _quoted_redaction,
         ),
         (
-            re.compile(r"(?i)(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,500}?\s-p)(?![\s\[])" + _SECRET_VALUE),
+            re.compile(
+                r"(?i)(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,500}?\s-p)(?![\s\[])"
+                + _SECRET_VALUE
+            ),
             _quoted_redaction,
         ),
         # Signed URLs: query parameters that are the signature or the credential.
@@ -379,13 +393,54 @@ def _secret_patterns():
         (re.compile(r"(?i)(\b(?:set-)?cookie\b[\"']?\s*:\s*[\"']?)([^\r\n\"']+)"), _cookie_redaction),
     ]
 
+
 # Lower-case fragments at least one rule needs: text with none of them is returned untouched,
 # which keeps redaction off the profile of a large import.
 _SECRET_HINTS = (
-    "private key", "eyj", "authoriz", "bearer", "sk-", "akia", "asia", "abia", "acca", "agpa", "aida",
-    "aipa", "anpa", "anva", "apka", "aroa", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-    "glpat-", "xox", "hooks.slack", "aiza", "ya29.", "gocspx-", "_live_", "npm_", "hf_", "://", "pass",
-    "pwd", "secret", "token", "key", "credential", "_test_", "sg.", "mysql", "mariadb", "sig", "cookie",
+    "private key",
+    "eyj",
+    "authoriz",
+    "bearer",
+    "sk-",
+    "akia",
+    "asia",
+    "abia",
+    "acca",
+    "agpa",
+    "aida",
+    "aipa",
+    "anpa",
+    "anva",
+    "apka",
+    "aroa",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xox",
+    "hooks.slack",
+    "aiza",
+    "ya29.",
+    "gocspx-",
+    "_live_",
+    "npm_",
+    "hf_",
+    "://",
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "key",
+    "credential",
+    "_test_",
+    "sg.",
+    "mysql",
+    "mariadb",
+    "sig",
+    "cookie",
 )
 
 
@@ -501,7 +556,7 @@ def m001_initial(db):
             reasons TEXT NOT NULL,
             computed_at TEXT NOT NULL
         );
-        """
+        """,
     )
 
 
@@ -846,7 +901,8 @@ def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=()):
     if proc.returncode not in ok_codes:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(
-            "git %s failed in %s: %s" % (args[0], repo_path, message[0] if message else "exit %d" % proc.returncode)
+            "git %s failed in %s: %s"
+            % (args[0], repo_path, message[0] if message else "exit %d" % proc.returncode)
         )
     return proc.returncode, proc.stdout
 
@@ -992,7 +1048,13 @@ class GitRepo:
                         changes.append((status[0], path, path))
                         i += 2
                 commits.append(
-                    {"sha": fields[0], "short": fields[1], "date": fields[2], "subject": fields[3], "changes": changes}
+                    {
+                        "sha": fields[0],
+                        "short": fields[1],
+                        "date": fields[2],
+                        "subject": fields[3],
+                        "changes": changes,
+                    }
                 )
             self._logs[commit] = commits
         return self._logs[commit]
@@ -1042,7 +1104,12 @@ class GitRepo:
         """Paths with uncommitted changes (staged, unstaged or untracked), repo-relative."""
         # --ignore-submodules: a submodule has its own config, whose filters we do not blank.
         _, out = self.git(
-            "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=all", worktree=True
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=normal",
+            "--ignore-submodules=all",
+            worktree=True,
         )
         paths = []
         tokens = out.split(b"\0")
@@ -1148,7 +1215,8 @@ def repo_relative_path(repo_root, path, cwd=None):
     if nested is not None:
         raise UsageError(
             "path %s is inside another git checkout, %s (a worktree, submodule or nested repository), whose "
-            "commits are not %s's; register it with: wctx repo add %s" % (path, nested, os.path.basename(root), nested)
+            "commits are not %s's; register it with: wctx repo add %s"
+            % (path, nested, os.path.basename(root), nested)
         )
     return rel, real
 
@@ -1354,7 +1422,11 @@ def _mask_source(source, language):
                 last_code in "(,=:[!&|?{};+-*%<>~^"
                 or last_word in _JS_REGEX_KEYWORDS
                 # Ruby: `split /,/` is a call with a regex argument, `a / b` a division
-                or (language == "ruby" and source[i - 1 : i] == " " and source[i + 1 : i + 2] not in (" ", "="))
+                or (
+                    language == "ruby"
+                    and source[i - 1 : i] == " "
+                    and source[i + 1 : i + 2] not in (" ", "=")
+                )
             )
         ):
             j, in_class = i + 1, False
@@ -1419,8 +1491,10 @@ def _mask_source(source, language):
                 else:
                     end = skip_string(i, '"', False)
             else:
-                end = skip_interpolated(i) if language == "ruby" and c == '"' else skip_string(
-                    i, c, language in _MULTILINE_STRINGS
+                end = (
+                    skip_interpolated(i)
+                    if language == "ruby" and c == '"'
+                    else skip_string(i, c, language in _MULTILINE_STRINGS)
                 )
             blank(start + 1, end - 1)
             i = end
@@ -1710,7 +1784,9 @@ _RUBY_OPENER = re.compile(
     r"^\s*(?:(?:private|protected|public|module_function)\s+)?(?:def|class|module|if|unless|while|until|case|begin|for)"
     r"(?![\w?!:])"
 )
-_RUBY_INLINE_OPENER = re.compile(r"(?:=|\(|\|\||&&|\breturn)\s*(?:if|unless|case|begin|while|until)(?![\w?!:])")
+_RUBY_INLINE_OPENER = re.compile(
+    r"(?:=|\(|\|\||&&|\breturn)\s*(?:if|unless|case|begin|while|until)(?![\w?!:])"
+)
 _RUBY_DO = re.compile(r"(?<![.:\w@$])do(?![\w?!:])")
 _RUBY_END = re.compile(r"(?<![.:\w@$])end(?![\w?!:])")
 _RUBY_ENDLESS_DEF = re.compile(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s")
@@ -1762,9 +1838,7 @@ def _ruby_end(masked, start, name_end):
             modifier = _RUBY_MODIFIER_LINE.match(text)
             if level == indent and not modifier and _RUBY_END_LINE.match(text):
                 return end
-            if (level < indent and not modifier) or (
-                level == indent and _RUBY_DEFINITION_LINE.match(text)
-            ):
+            if (level < indent and not modifier) or (level == indent and _RUBY_DEFINITION_LINE.match(text)):
                 counted = _ruby_keyword_end(masked, start)
                 return counted if counted is not None else pos - 1
         pos = end + 1
@@ -2071,7 +2145,10 @@ class Repo:
 
 
 def _repos(store):
-    return [Repo(r["id"], r["name"], r["path"], r["root_commit"]) for r in store.all("SELECT * FROM repos ORDER BY name")]
+    return [
+        Repo(r["id"], r["name"], r["path"], r["root_commit"])
+        for r in store.all("SELECT * FROM repos ORDER BY name")
+    ]
 
 
 def _repo_containing(repos, path):
@@ -2094,7 +2171,10 @@ def _repo_containing(repos, path):
 def _unknown_repo_message(store, name):
     names = [r.name for r in _repos(store)]
     known = ", ".join(names[:12]) + (" …" if len(names) > 12 else "")
-    return "unknown repository '%s' (registered: %s)" % (name, known or "none; add one with: wctx repo add PATH")
+    return "unknown repository '%s' (registered: %s)" % (
+        name,
+        known or "none; add one with: wctx repo add PATH",
+    )
 
 
 def resolve_repo(store, name_or_path=None, cwd=None):
@@ -2114,7 +2194,8 @@ def resolve_repo(store, name_or_path=None, cwd=None):
     repo = _repo_containing(repos, here)
     if repo is None:
         raise NotFoundError(
-            "%s is not inside a registered repository; pass --repo NAME or register it: wctx repo add PATH" % here
+            "%s is not inside a registered repository; pass --repo NAME or register it: wctx repo add PATH"
+            % here
         )
     return repo
 
@@ -2136,7 +2217,9 @@ def _resolve_ids(store, ids):
             if not rows:
                 raise NotFoundError("no evidence with id %s" % text)
             if len(rows) > 1:
-                raise UsageError("id %s is ambiguous (%s, …); type more of it" % (text, ", ".join(r["id"] for r in rows)))
+                raise UsageError(
+                    "id %s is ambiguous (%s, …); type more of it" % (text, ", ".join(r["id"] for r in rows))
+                )
             row = rows[0]
         out.append((row["rid"], row["id"]))
     return out
@@ -2179,7 +2262,9 @@ def _workspace_id(store, name, create):
         return row["id"]
     if not create:
         raise NotFoundError("unknown workspace '%s'" % name)
-    return store.db.execute("INSERT INTO workspaces(name, created_at) VALUES (?, ?)", (name, utc_now())).lastrowid
+    return store.db.execute(
+        "INSERT INTO workspaces(name, created_at) VALUES (?, ?)", (name, utc_now())
+    ).lastrowid
 
 
 def register_repo(store, path, name=None, workspace=None):
@@ -2234,7 +2319,10 @@ def register_repo(store, path, name=None, workspace=None):
                 "AND a.repo_id IS NULL)",
                 (repo_id, repo_name),
             )
-            store.db.execute("UPDATE sessions SET repo_id = ? WHERE repo_id IS NULL AND repo_name = ?", (repo_id, repo_name))
+            store.db.execute(
+                "UPDATE sessions SET repo_id = ? WHERE repo_id IS NULL AND repo_name = ?",
+                (repo_id, repo_name),
+            )
         if workspace:
             ws = _workspace_id(store, workspace, create=True)
             cur = store.db.execute(
@@ -2305,7 +2393,8 @@ def relate(store, from_repo, kind, to_repo, note=None):
         created = bool(cur.rowcount)
         if not created and note:
             store.db.execute(
-                "UPDATE relations SET note = ? WHERE from_repo = ? AND kind = ? AND to_repo = ?", (note, a.id, kind, b.id)
+                "UPDATE relations SET note = ? WHERE from_repo = ? AND kind = ? AND to_repo = ?",
+                (note, a.id, kind, b.id),
             )
     return {
         "from": a.name,
@@ -2360,13 +2449,16 @@ def show_workspace(store, name):
     )
     ids = [r["id"] for r in repos]
     relations = [
-        rel for rel in list_relations(store) if rel["from"] in {r["name"] for r in repos} or rel["to"] in {r["name"] for r in repos}
+        rel
+        for rel in list_relations(store)
+        if rel["from"] in {r["name"] for r in repos} or rel["to"] in {r["name"] for r in repos}
     ]
     counts = {}
     if ids:
         marks = ",".join("?" * len(ids))
         for row in store.all(
-            "SELECT repo_name, count(*) AS n FROM evidence WHERE repo_id IN (%s) AND status = 'active' GROUP BY repo_name" % marks,
+            "SELECT repo_name, count(*) AS n FROM evidence WHERE repo_id IN (%s) AND status = 'active' GROUP BY repo_name"
+            % marks,
             ids,
         ):
             counts[row["repo_name"]] = row["n"]
@@ -2382,7 +2474,9 @@ def add_to_workspace(store, workspace, repo):
     r = resolve_repo(store, repo)
     with store.atomic():
         ws = _workspace_id(store, workspace, create=True)
-        store.db.execute("INSERT OR IGNORE INTO workspace_repos(workspace_id, repo_id) VALUES (?, ?)", (ws, r.id))
+        store.db.execute(
+            "INSERT OR IGNORE INTO workspace_repos(workspace_id, repo_id) VALUES (?, ?)", (ws, r.id)
+        )
     return {"message": "%s is in workspace %s" % (r.name, workspace)}
 
 
@@ -2390,7 +2484,9 @@ def remove_from_workspace(store, workspace, repo):
     r = resolve_repo(store, repo)
     ws = _workspace_id(store, workspace, create=False)
     with store.atomic():
-        cur = store.db.execute("DELETE FROM workspace_repos WHERE workspace_id = ? AND repo_id = ?", (ws, r.id))
+        cur = store.db.execute(
+            "DELETE FROM workspace_repos WHERE workspace_id = ? AND repo_id = ?", (ws, r.id)
+        )
     if not cur.rowcount:
         raise NotFoundError("%s is not in workspace %s" % (r.name, workspace))
     return {"message": "removed %s from workspace %s" % (r.name, workspace)}
@@ -2433,8 +2529,12 @@ class Topology:
         self.reach[origin.id] = (0, "same repository")
         edges = {}
         for row in store.all("SELECT from_repo, kind, to_repo FROM relations ORDER BY id"):
-            edges.setdefault(row["from_repo"], []).append((row["to_repo"], row["kind"], row["from_repo"], row["to_repo"]))
-            edges.setdefault(row["to_repo"], []).append((row["from_repo"], row["kind"], row["from_repo"], row["to_repo"]))
+            edges.setdefault(row["from_repo"], []).append(
+                (row["to_repo"], row["kind"], row["from_repo"], row["to_repo"])
+            )
+            edges.setdefault(row["to_repo"], []).append(
+                (row["from_repo"], row["kind"], row["from_repo"], row["to_repo"])
+            )
         # Breadth-first over relations in both directions, remembering the path for the reason.
         frontier = [(origin.id, [])]
         seen = {origin.id}
@@ -2449,7 +2549,9 @@ class Topology:
                     seen.add(other)
                     hop_path = path + [other]
                     if depth == 1:
-                        reason = _relation_label(kind, self.names[a], self.names[b], viewer_is_a=(a == origin.id))
+                        reason = _relation_label(
+                            kind, self.names[a], self.names[b], viewer_is_a=(a == origin.id)
+                        )
                     else:
                         via = ", ".join(self.names[x] for x in hop_path[:-1])
                         reason = "%d hops via %s" % (depth, via)
@@ -2509,7 +2611,9 @@ def _parse_file_spec(spec, repos, item_repo, cwd):
             here = os.path.normpath(os.path.join(cwd, path))
             owner = _repo_containing(repos, here) if os.path.exists(here) else None
             inside = os.path.normpath(os.path.join(repo.path, path)) if repo is not None else ""
-            in_item_repo = inside.startswith(repo.path + os.sep) and os.path.lexists(inside) if repo else False
+            in_item_repo = (
+                inside.startswith(repo.path + os.sep) and os.path.lexists(inside) if repo else False
+            )
             if owner is not None and (repo is None or owner.id != repo.id) and not in_item_repo:
                 repo, path = owner, here
     if repo is None:
@@ -2722,9 +2826,13 @@ class FreshnessChecker:
         if commit == g.head:
             return "current", "cites no file; %s is still at %s" % (name, short_sha(commit))
         if not g.commits_exist([commit])[commit]:
-            return "unknown", "cites no file, and the recorded commit %s is not in %s (history rewritten?)" % (
-                short_sha(commit),
-                name,
+            return (
+                "unknown",
+                "cites no file, and the recorded commit %s is not in %s (history rewritten?)"
+                % (
+                    short_sha(commit),
+                    name,
+                ),
             )
         moved = len(g.log_since(commit))
         if moved == 0:
@@ -2781,13 +2889,21 @@ class FreshnessChecker:
                         where = " (renamed to %s first)%s" % (last_name, where)
                     return "stale", "%s was deleted%s" % (label, where)
                 if not commit:
-                    return "stale", "%s no longer exists (no commit was recorded: %s had no commits at capture)" % (
-                        label,
-                        a["repo_name"],
+                    return (
+                        "stale",
+                        "%s no longer exists (no commit was recorded: %s had no commits at capture)"
+                        % (
+                            label,
+                            a["repo_name"],
+                        ),
                     )
-                return "stale", "%s no longer exists, and the recorded commit %s is gone, so a rename could not be followed" % (
-                    label,
-                    short_sha(commit),
+                return (
+                    "stale",
+                    "%s no longer exists, and the recorded commit %s is gone, so a rename could not be followed"
+                    % (
+                        label,
+                        short_sha(commit),
+                    ),
                 )
             notes.append("followed rename %s -> %s" % (path, new_path))
             self.followed[(a["repo_id"], path)] = new_path
@@ -2808,12 +2924,20 @@ class FreshnessChecker:
             if touching:
                 parts.append(
                     "%d commit%s since %s: %s"
-                    % (len(touching), "" if len(touching) == 1 else "s", short_sha(commit), _describe_commits(touching))
+                    % (
+                        len(touching),
+                        "" if len(touching) == 1 else "s",
+                        short_sha(commit),
+                        _describe_commits(touching),
+                    )
                 )
             if uncommitted:
                 parts.append("uncommitted changes in the working tree")
             if not parts:
-                parts.append("content differs from capture (it was %s then)" % ("uncommitted" if a["dirty"] else "committed"))
+                parts.append(
+                    "content differs from capture (it was %s then)"
+                    % ("uncommitted" if a["dirty"] else "committed")
+                )
             where = "changed in " + ", and ".join(parts) if touching else "changed: " + ", and ".join(parts)
         else:
             if commit:
@@ -2826,10 +2950,16 @@ class FreshnessChecker:
             if a["symbol_hash"]:
                 now = self._symbol_hash(current_blob, data, path, a["symbol"])
                 if now == a["symbol_hash"]:
-                    text = "symbol %s unchanged; other parts of %s %s" % (a["symbol"], path, where.replace("changed", "changed", 1))
+                    text = "symbol %s unchanged; other parts of %s %s" % (
+                        a["symbol"],
+                        path,
+                        where.replace("changed", "changed", 1),
+                    )
                     return "current", "; ".join([text] + notes)
                 if now is None:
-                    return "stale", "; ".join(["symbol %s no longer found in %s (%s)" % (a["symbol"], path, where)] + notes)
+                    return "stale", "; ".join(
+                        ["symbol %s no longer found in %s (%s)" % (a["symbol"], path, where)] + notes
+                    )
                 return "stale", "; ".join(["%s %s" % (label, where)] + notes)
             text = "symbol %s could not be located at capture, so only file-level change is known: %s %s" % (
                 a["symbol"],
@@ -3172,7 +3302,9 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
     results = []
     with store.atomic():
         if session_id is None and external_id:
-            row = store.one("SELECT id FROM sessions WHERE agent = ? AND external_id = ?", (agent, external_id))
+            row = store.one(
+                "SELECT id FROM sessions WHERE agent = ? AND external_id = ?", (agent, external_id)
+            )
             session_id = row["id"] if row else None
         if session_id is None:
             session_id = new_id("ses")
@@ -3201,10 +3333,14 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             if summary and summary != row["summary"]:
                 new_summary = summary if not row["summary"] else row["summary"] + "; " + summary
                 new_summary = new_summary[-MAX_SUMMARY_CHARS:]
-            store.db.execute("UPDATE sessions SET ended_at = ?, summary = ? WHERE id = ?", (now, new_summary, session_id))
+            store.db.execute(
+                "UPDATE sessions SET ended_at = ?, summary = ? WHERE id = ?", (now, new_summary, session_id)
+            )
             if new_summary != row["summary"]:
                 for r in store.all("SELECT rid FROM evidence WHERE session_id = ?", (session_id,)):
-                    store.db.execute("UPDATE evidence_fts SET summary = ? WHERE rowid = ?", (new_summary, r["rid"]))
+                    store.db.execute(
+                        "UPDATE evidence_fts SET summary = ? WHERE rowid = ?", (new_summary, r["rid"])
+                    )
             summary = new_summary
         for p in prepared:
             dup = store.one(
@@ -3218,13 +3354,26 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                                   for a in p["anchors"] if a["path"])) or None),
             )  # fmt: skip
             if dup:
-                results.append({"id": dup["id"], "kind": p["kind"], "repo": p["repo"].name, "duplicate": True})
+                results.append(
+                    {"id": dup["id"], "kind": p["kind"], "repo": p["repo"].name, "duplicate": True}
+                )
                 continue
             eid = new_id("ev")
             rid = store.db.execute(
                 "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, detail, confidence, status, "
                 "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)",
-                (eid, session_id, p["repo"].id, p["repo"].name, p["kind"], p["claim"], p["detail"], p["confidence"], now, now),
+                (
+                    eid,
+                    session_id,
+                    p["repo"].id,
+                    p["repo"].name,
+                    p["kind"],
+                    p["claim"],
+                    p["detail"],
+                    p["confidence"],
+                    now,
+                    now,
+                ),
             ).lastrowid
             store.db.executemany(
                 "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
@@ -3249,7 +3398,14 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             )
             store.db.execute(
                 "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, summary) VALUES (?, ?, ?, ?, ?, ?)",
-                (rid, p["claim"], _fts_symbols(p["anchors"]), _fts_paths(p["anchors"]), p["detail"] or "", summary or ""),
+                (
+                    rid,
+                    p["claim"],
+                    _fts_symbols(p["anchors"]),
+                    _fts_paths(p["anchors"]),
+                    p["detail"] or "",
+                    summary or "",
+                ),
             )
             results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})
     return {"session": session_id, "evidence": results, "warnings": warnings}
@@ -3424,7 +3580,11 @@ def _freshness_reason(fresh):
     verdict = fresh["verdict"]
     first = fresh["reasons"][0] if fresh.get("reasons") else ""
     if verdict == "current":
-        return "current: cited code unchanged since capture" if "unchanged" in first or not first else "current: " + first
+        return (
+            "current: cited code unchanged since capture"
+            if "unchanged" in first or not first
+            else "current: " + first
+        )
     return "%s: %s" % (verdict.replace("_", " "), first)
 
 
@@ -3548,7 +3708,9 @@ def search(
         item = _result_dict(row, anchors[rid])
         reasons = list(extra_reasons.get(rid, [])) or _match_reasons(terms, row, anchors[rid])
         if row["repo_id"] not in topology.reach:
-            reasons.append("outside the caller's workspaces (--all)" if origin else "searched all repositories (--all)")
+            reasons.append(
+                "outside the caller's workspaces (--all)" if origin else "searched all repositories (--all)"
+            )
         else:
             reasons.append(topology.reach[row["repo_id"]][1])
         if rid in edited_by:
@@ -3564,7 +3726,9 @@ def search(
         results.append(item)
     return {
         "results": results,
-        "fallback_reason": None if mode == "text" else ("no evidence matches the query words" if terms else "no searchable words in the query"),
+        "fallback_reason": None
+        if mode == "text"
+        else ("no evidence matches the query words" if terms else "no searchable words in the query"),
         "candidates": len(candidates),
         "searched": topology.searched_names() if not all_scope else sorted(r.name for r in _repos(store)),
         "origin": origin.name if origin else None,
@@ -3578,7 +3742,12 @@ def search(
 def _session_edits(store, anchors_by_rid):
     """{rid: "session ses-… (claude-code, 2026-11-30) edited src/x.ts in upload-sdk"} for results
     whose cited files an imported session edited: the most recent such session. One query."""
-    pairs = {(a["repo_id"], a["path"]) for anchors in anchors_by_rid.values() for a in anchors if a["path"] and a["repo_id"]}
+    pairs = {
+        (a["repo_id"], a["path"])
+        for anchors in anchors_by_rid.values()
+        for a in anchors
+        if a["path"] and a["repo_id"]
+    }
     if not pairs:
         return {}
     pairs = sorted(pairs)[:400]
@@ -3594,16 +3763,24 @@ def _session_edits(store, anchors_by_rid):
             latest[key] = row
     out = {}
     for rid, anchors in anchors_by_rid.items():
-        hits = [latest[(a["repo_id"], a["path"])] for a in anchors if a["path"] and (a["repo_id"], a["path"]) in latest]
+        hits = [
+            latest[(a["repo_id"], a["path"])]
+            for a in anchors
+            if a["path"] and (a["repo_id"], a["path"]) in latest
+        ]
         if hits:
             h = max(hits, key=lambda r: r["at"] or "")
-            out[rid] = "session %s (%s, %s) edited %s in %s" % (h["id"], h["agent"], (h["at"] or "")[:10], h["path"], h["repo_name"])
+            out[rid] = "session %s (%s, %s) edited %s in %s" % (
+                h["id"],
+                h["agent"],
+                (h["at"] or "")[:10],
+                h["path"],
+                h["repo_name"],
+            )
     return out
 
 
-_RANK_COLUMNS = (
-    "e.rid AS rid, e.repo_id AS repo_id, e.kind AS kind, e.confidence AS confidence, e.created_at AS created_at"
-)
+_RANK_COLUMNS = "e.rid AS rid, e.repo_id AS repo_id, e.kind AS kind, e.confidence AS confidence, e.created_at AS created_at"
 
 
 def _text_candidates(store, match, where, params, limit):
@@ -3629,7 +3806,8 @@ def _text_candidates(store, match, where, params, limit):
     )
     if len(rows) < limit:
         matched = store.one(
-            "SELECT count(*) FROM (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? LIMIT ?)", (match, window)
+            "SELECT count(*) FROM (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? LIMIT ?)",
+            (match, window),
         )[0]
         if matched >= window:
             rows = store.all(
@@ -3663,7 +3841,9 @@ def _fallback_candidates(store, origin, topology, where, params, limit):
                 ):
                     if row["rid"] not in scores:
                         scores[row["rid"]] = 3.0
-                        reasons[row["rid"]] = ["cites %s, which has uncommitted changes in your working tree" % row["path"]]
+                        reasons[row["rid"]] = [
+                            "cites %s, which has uncommitted changes in your working tree" % row["path"]
+                        ]
         questions = store.all(
             "SELECT e.rid FROM evidence e WHERE e.repo_id = ? AND e.kind = 'question'%s "
             "ORDER BY e.created_at DESC LIMIT ?" % clause,
@@ -3682,7 +3862,9 @@ def _fallback_candidates(store, origin, topology, where, params, limit):
         if row["rid"] not in scores:
             distance = topology.reach.get(row["repo_id"], (4,))[0]
             scores[row["rid"]] = 1.0 - 0.1 * distance
-            reasons[row["rid"]] = ["recent in %s" % ("this repository" if distance == 0 else "a related repository")]
+            reasons[row["rid"]] = [
+                "recent in %s" % ("this repository" if distance == 0 else "a related repository")
+            ]
     return scores, reasons
 
 
@@ -3737,7 +3919,7 @@ def verify(store, ids=None, repo=None, cwd=None):
 
 def get_evidence(store, evidence_id):
     """One item in full: text, session, every anchor's provenance, and a live freshness verdict."""
-    (rid, _), = _resolve_ids(store, [evidence_id])
+    ((rid, _),) = _resolve_ids(store, [evidence_id])
     row = _evidence_rows(store, [rid])[rid]
     anchors = _load_anchors(store, [rid])[rid]
     fresh = FreshnessChecker(store).check_items({rid: anchors})[rid]
@@ -3811,10 +3993,16 @@ def get_session(store, session_id):
 
 
 def retract(store, evidence_id, reason=None):
-    (rid, eid), = _resolve_ids(store, [evidence_id])
+    ((rid, eid),) = _resolve_ids(store, [evidence_id])
     with store.atomic():
-        store.db.execute("UPDATE evidence SET status = 'retracted', updated_at = ? WHERE rid = ?", (utc_now(), rid))
-    return {"id": eid, "status": "retracted", "message": "retracted %s (kept; visible with --all-status)" % eid}
+        store.db.execute(
+            "UPDATE evidence SET status = 'retracted', updated_at = ? WHERE rid = ?", (utc_now(), rid)
+        )
+    return {
+        "id": eid,
+        "status": "retracted",
+        "message": "retracted %s (kept; visible with --all-status)" % eid,
+    }
 
 
 def supersede(store, old_id, new_id):
@@ -3831,7 +4019,12 @@ def supersede(store, old_id, new_id):
             "UPDATE evidence SET status = 'superseded', superseded_by = ?, updated_at = ? WHERE rid = ?",
             (new, utc_now(), old_rid),
         )
-    return {"id": old, "status": "superseded", "superseded_by": new, "message": "%s is superseded by %s" % (old, new)}
+    return {
+        "id": old,
+        "status": "superseded",
+        "superseded_by": new,
+        "message": "%s is superseded by %s" % (old, new),
+    }
 
 
 def related_repositories(store, repo=None, cwd=None):
@@ -3862,7 +4055,9 @@ def related_repositories(store, repo=None, cwd=None):
     return {
         "repo": origin.name,
         "path": origin.path,
-        "workspaces": _repo_dict(store, store.one("SELECT * FROM repos WHERE id = ?", (origin.id,)))["workspaces"],
+        "workspaces": _repo_dict(store, store.one("SELECT * FROM repos WHERE id = ?", (origin.id,)))[
+            "workspaces"
+        ],
         "relations": relations,
         "reachable": reachable,
     }
@@ -3925,7 +4120,18 @@ def workspace_overview(store, repo=None, cwd=None, limit=5):
 # else by root commit (the same project registered under another name or path).
 
 EXPORT_FORMAT = 1
-_ANCHOR_FIELDS = ("repo", "root_commit", "path", "symbol", "commit", "branch", "blob", "dirty", "symbol_hash", "symbol_lang")
+_ANCHOR_FIELDS = (
+    "repo",
+    "root_commit",
+    "path",
+    "symbol",
+    "commit",
+    "branch",
+    "blob",
+    "dirty",
+    "symbol_hash",
+    "symbol_lang",
+)
 
 
 def export_records(store, repo=None):
@@ -3949,37 +4155,44 @@ def export_records(store, repo=None):
             s = store.one("SELECT * FROM sessions WHERE id = ?", (sid,))
             sessions[sid] = True
             yield sid, dict(_session_dict(s), type="session", format=EXPORT_FORMAT)
-        yield sid, {
-            "type": "evidence",
-            "format": EXPORT_FORMAT,
-            "id": row["id"],
-            "session": sid,
-            "repo": row["repo_name"],
-            "root_commit": row["repo_root"] or next((a["root_commit"] for a in anchors[row["rid"]] if a["repo_name"] == row["repo_name"]), None),
-            "kind": row["kind"],
-            "claim": row["claim"],
-            "detail": row["detail"],
-            "confidence": row["confidence"],
-            "status": row["status"],
-            "superseded_by": row["superseded_by"],
-            "created_at": row["created_at"],
-            "updated_at": row["updated_at"],
-            "anchors": [
-                {
-                    "repo": a["repo_name"],
-                    "root_commit": a["root_commit"],
-                    "path": a["path"],
-                    "symbol": a["symbol"],
-                    "commit": a["commit_sha"],
-                    "branch": a["branch"],
-                    "blob": a["blob"],
-                    "dirty": a["dirty"],
-                    "symbol_hash": a["symbol_hash"],
-                    "symbol_lang": a["symbol_lang"],
-                }
-                for a in anchors[row["rid"]]
-            ],
-        }
+        yield (
+            sid,
+            {
+                "type": "evidence",
+                "format": EXPORT_FORMAT,
+                "id": row["id"],
+                "session": sid,
+                "repo": row["repo_name"],
+                "root_commit": row["repo_root"]
+                or next(
+                    (a["root_commit"] for a in anchors[row["rid"]] if a["repo_name"] == row["repo_name"]),
+                    None,
+                ),
+                "kind": row["kind"],
+                "claim": row["claim"],
+                "detail": row["detail"],
+                "confidence": row["confidence"],
+                "status": row["status"],
+                "superseded_by": row["superseded_by"],
+                "created_at": row["created_at"],
+                "updated_at": row["updated_at"],
+                "anchors": [
+                    {
+                        "repo": a["repo_name"],
+                        "root_commit": a["root_commit"],
+                        "path": a["path"],
+                        "symbol": a["symbol"],
+                        "commit": a["commit_sha"],
+                        "branch": a["branch"],
+                        "blob": a["blob"],
+                        "dirty": a["dirty"],
+                        "symbol_hash": a["symbol_hash"],
+                        "symbol_lang": a["symbol_lang"],
+                    }
+                    for a in anchors[row["rid"]]
+                ],
+            },
+        )
 
 
 def _merge_export(old_text, records):
@@ -3992,7 +4205,11 @@ def _merge_export(old_text, records):
             rec = json.loads(line)
         except ValueError:
             continue  # a damaged line is not ours to repair; import-evidence reports it
-        if isinstance(rec, dict) and rec.get("type") in ("session", "evidence") and isinstance(rec.get("id"), str):
+        if (
+            isinstance(rec, dict)
+            and rec.get("type") in ("session", "evidence")
+            and isinstance(rec.get("id"), str)
+        ):
             merged[(rec["type"], rec["id"])] = rec
     for rec in records:
         key = (rec["type"], rec["id"])
@@ -4043,12 +4260,29 @@ def _validate_record(record, where):
     if not isinstance(fmt, int) or isinstance(fmt, bool):
         raise UsageError("%s: format must be a whole number" % where)
     if fmt > EXPORT_FORMAT:
-        raise UsageError("%s: export format %s is newer than this wctx understands" % (where, record.get("format")))
+        raise UsageError(
+            "%s: export format %s is newer than this wctx understands" % (where, record.get("format"))
+        )
     rid = record.get("id")
     if not isinstance(rid, str) or not re.match(r"^(ev|ses)-[0-9a-f]{10}$|^[\w.:-]{1,80}$", rid):
         raise UsageError("%s: bad id %r" % (where, rid))
-    for field in ("agent", "external_id", "cwd", "repo", "branch", "commit", "started_at", "ended_at", "summary",
-                  "session", "root_commit", "superseded_by", "created_at", "updated_at", "detail"):
+    for field in (
+        "agent",
+        "external_id",
+        "cwd",
+        "repo",
+        "branch",
+        "commit",
+        "started_at",
+        "ended_at",
+        "summary",
+        "session",
+        "root_commit",
+        "superseded_by",
+        "created_at",
+        "updated_at",
+        "detail",
+    ):
         value = record.get(field)
         if value is not None and not isinstance(value, str):
             raise UsageError("%s: %s must be text" % (where, field))
@@ -4058,7 +4292,17 @@ def _validate_record(record, where):
         for anchor in record.get("anchors") or []:
             if not isinstance(anchor, dict):
                 raise UsageError("%s: anchors must be objects" % where)
-            for field in ("repo", "root_commit", "path", "symbol", "commit", "branch", "blob", "symbol_hash", "symbol_lang"):
+            for field in (
+                "repo",
+                "root_commit",
+                "path",
+                "symbol",
+                "commit",
+                "branch",
+                "blob",
+                "symbol_hash",
+                "symbol_lang",
+            ):
                 value = anchor.get(field)
                 if value is not None and (not isinstance(value, str) or "\x00" in value):
                     raise UsageError("%s: anchor %s must be text without NUL characters" % (where, field))
@@ -4159,10 +4403,14 @@ def import_evidence(store, paths):
                 continue
             sid = session_map.get(rec["session"])
             if sid is None:
-                raise UsageError("evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"]))
+                raise UsageError(
+                    "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"])
+                )
             row = store.one("SELECT rid, updated_at, status FROM evidence WHERE id = ?", (rec["id"],))
             if row is not None:
-                if (rec.get("updated_at") or "") > (row["updated_at"] or "") and rec.get("status", "active") != row["status"]:
+                if (rec.get("updated_at") or "") > (row["updated_at"] or "") and rec.get(
+                    "status", "active"
+                ) != row["status"]:
                     store.db.execute(
                         "UPDATE evidence SET status = ?, superseded_by = ?, updated_at = ? WHERE rid = ?",
                         (rec["status"], rec.get("superseded_by"), rec["updated_at"], row["rid"]),
@@ -4198,8 +4446,12 @@ def import_evidence(store, paths):
                 if not isinstance(a, dict) or not isinstance(a.get("repo"), str):
                     raise UsageError("evidence %s has a malformed anchor" % rec["id"])
                 path = a.get("path")
-                if path is not None and (not isinstance(path, str) or path.startswith("/") or ".." in path.split("/")):
-                    raise UsageError("evidence %s cites a path outside its repository: %r" % (rec["id"], path))
+                if path is not None and (
+                    not isinstance(path, str) or path.startswith("/") or ".." in path.split("/")
+                ):
+                    raise UsageError(
+                        "evidence %s cites a path outside its repository: %r" % (rec["id"], path)
+                    )
                 arepo = local_repo(a["repo"], a.get("root_commit"))
                 anchors.append(dict((k, a.get(k)) for k in _ANCHOR_FIELDS))
                 anchors[-1]["repo_id"] = arepo.id if arepo else None
@@ -4240,7 +4492,12 @@ TRANSCRIPT_AGENTS = (AGENT_CLAUDE_CODE, AGENT_CODEX)
 SUPPORTED_MAJOR_VERSIONS = {AGENT_CLAUDE_CODE: (1, 2), AGENT_CODEX: (0,)}
 
 CLAUDE_READ_TOOLS = {"Read": "file_path", "NotebookRead": "notebook_path"}
-CLAUDE_EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path", "NotebookEdit": "notebook_path"}
+CLAUDE_EDIT_TOOLS = {
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "Write": "file_path",
+    "NotebookEdit": "notebook_path",
+}
 CLAUDE_COMMAND_TOOLS = ("Bash",)
 CODEX_COMMAND_TOOLS = ("shell", "exec_command", "shell_command", "container.exec", "local_shell")
 RECORD_EVIDENCE_TOOL = "record_evidence"
@@ -4249,12 +4506,33 @@ MAX_STORED_ERROR = 300  # characters kept of one tool error (its first lines, wh
 MAX_ERRORS = 200  # tool errors kept per session
 
 _CLAUDE_LINE_TYPES = frozenset(
-    {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation",
-     "attachment", "permission-mode", "custom-title", "ai-title", "last-prompt", "agent-name", "mode"}
+    {
+        "user",
+        "assistant",
+        "system",
+        "summary",
+        "progress",
+        "file-history-snapshot",
+        "queue-operation",
+        "attachment",
+        "permission-mode",
+        "custom-title",
+        "ai-title",
+        "last-prompt",
+        "agent-name",
+        "mode",
+    }
 )
 _CODEX_LINE_TYPES = frozenset(
-    {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state",
-     "inter_agent_communication_metadata"}
+    {
+        "session_meta",
+        "response_item",
+        "event_msg",
+        "turn_context",
+        "compacted",
+        "world_state",
+        "inter_agent_communication_metadata",
+    }
 )
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 _PLACEHOLDER = re.compile(r"^\[(?:REDACTED|TRIMMED)[A-Z_]*(?: [^\]]*)?\]$|^\[trimmed for fixture\]$", re.I)
@@ -4272,7 +4550,9 @@ def is_redacted_value(value):
     return bool(_PLACEHOLDER.match(v)) or v.startswith(("/redacted/", "redacted://"))
 
 
-_PATH_PLACEHOLDER = re.compile(r"\[(?:REDACTED|TRIMMED)|(?:^|/)redacted/path/|redacted://|\[trimmed for fixture\]", re.I)
+_PATH_PLACEHOLDER = re.compile(
+    r"\[(?:REDACTED|TRIMMED)|(?:^|/)redacted/path/|redacted://|\[trimmed for fixture\]", re.I
+)
 
 
 def path_has_placeholder(path):
@@ -4382,12 +4662,20 @@ class TranscriptRecord:
         if len(self.errors) >= MAX_ERRORS:
             return
         if isinstance(text, list):
-            text = " ".join(p.get("text", "") for p in text if isinstance(p, dict) and isinstance(p.get("text"), str))
+            text = " ".join(
+                p.get("text", "") for p in text if isinstance(p, dict) and isinstance(p.get("text"), str)
+            )
         if not isinstance(text, str):
             text = "" if text is None else json.dumps(text, default=str)
         if is_redacted_value(text):
             text = "(redacted)"
-        self.errors.append({"tool": tool, "error": " ".join(text[: MAX_STORED_ERROR * 4].split())[:MAX_STORED_ERROR], "at": ts})
+        self.errors.append(
+            {
+                "tool": tool,
+                "error": " ".join(text[: MAX_STORED_ERROR * 4].split())[:MAX_STORED_ERROR],
+                "at": ts,
+            }
+        )
 
     def merge_subagent(self, sub, agent_id):
         for tool, n in sub.tool_calls.items():
@@ -4464,12 +4752,14 @@ def detect_transcript_agent(path):
             if kind in _CODEX_LINE_TYPES and "payload" in obj:
                 return AGENT_CODEX
             if "sessionId" in obj or (
-                kind in _CLAUDE_LINE_TYPES and any(k in obj for k in ("uuid", "message", "summary", "snapshot"))
+                kind in _CLAUDE_LINE_TYPES
+                and any(k in obj for k in ("uuid", "message", "summary", "snapshot"))
             ):
                 return AGENT_CLAUDE_CODE
             if "instructions" in obj and "id" in obj and "type" not in obj:
                 raise UsageError(
-                    "%s: legacy Codex rollout format (before session_meta records, Codex < 0.30) is not supported" % path
+                    "%s: legacy Codex rollout format (before session_meta records, Codex < 0.30) is not supported"
+                    % path
                 )
     if first_keys is None:
         raise UsageError("%s: not a JSONL transcript (no JSON object in its first lines)" % path)
@@ -4550,7 +4840,9 @@ def session_transcript_path(path):
     if os.path.basename(folder) == "subagents":
         parent = os.path.dirname(folder) + ".jsonl"
         if not os.path.isfile(parent):
-            raise UsageError("%s is a subagent transcript and its session file %s is missing" % (path, parent))
+            raise UsageError(
+                "%s is a subagent transcript and its session file %s is missing" % (path, parent)
+            )
         return parent
     if os.path.basename(path).startswith("agent-"):
         ids, sidechain = _first_session_ids(path)
@@ -4628,7 +4920,14 @@ def _parse_claude_code(path, rec):
                 elif name in CLAUDE_COMMAND_TOOLS:
                     rec.add_command(name, args.get("command"), cwd, ts)
                 elif _is_record_evidence(name):
-                    evidence = {"call_id": tid, "arguments": args, "at": ts, "cwd": cwd, "ok": None, "result": None}
+                    evidence = {
+                        "call_id": tid,
+                        "arguments": args,
+                        "at": ts,
+                        "cwd": cwd,
+                        "ok": None,
+                        "result": None,
+                    }
                     rec.evidence_calls.append(evidence)
                 if tid:
                     pending[tid] = (name, evidence)
@@ -4733,7 +5032,11 @@ def _command_text(args):
     if isinstance(cmd, list):
         parts = [c for c in cmd if isinstance(c, str)]
         # ["bash", "-lc", "the command"] -> the command
-        if len(parts) == 3 and parts[1] in ("-lc", "-c") and os.path.basename(parts[0]) in ("bash", "sh", "zsh"):
+        if (
+            len(parts) == 3
+            and parts[1] in ("-lc", "-c")
+            and os.path.basename(parts[0]) in ("bash", "sh", "zsh")
+        ):
             return parts[2]
         return " ".join(parts)
     return cmd if isinstance(cmd, str) else None
@@ -4776,7 +5079,9 @@ def _parse_codex(path, rec):
             source = payload.get("source")
             if isinstance(source, dict) and isinstance(source.get("subagent"), dict):
                 spawn = source["subagent"].get("thread_spawn")
-                parent = payload.get("parent_thread_id") or (spawn.get("parent_thread_id") if isinstance(spawn, dict) else None)
+                parent = payload.get("parent_thread_id") or (
+                    spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+                )
                 if isinstance(parent, str) and not is_redacted_value(parent):
                     rec.parent_external_id = parent
             continue
@@ -4806,7 +5111,11 @@ def _parse_codex(path, rec):
                     continue
                 if name in CODEX_COMMAND_TOOLS:
                     where = args.get("workdir")
-                    where = where if isinstance(where, str) and _is_abs(where) and not is_redacted_value(where) else cwd
+                    where = (
+                        where
+                        if isinstance(where, str) and _is_abs(where) and not is_redacted_value(where)
+                        else cwd
+                    )
                     text = _command_text(args)
                     if text and "*** Begin Patch" in text:  # apply_patch run through the shell
                         _codex_patch(rec, call_id, _patch_paths(text), where, patched)
@@ -4814,7 +5123,14 @@ def _parse_codex(path, rec):
                         rec.add_command(name, text, where, ts)
                 elif _is_record_evidence(name):
                     rec.evidence_calls.append(
-                        {"call_id": call_id, "arguments": args, "at": ts, "cwd": cwd, "ok": None, "result": None}
+                        {
+                            "call_id": call_id,
+                            "arguments": args,
+                            "at": ts,
+                            "cwd": cwd,
+                            "ok": None,
+                            "result": None,
+                        }
                     )
             elif ptype == "local_shell_call":
                 rec.count_tool("local_shell")
@@ -4831,7 +5147,10 @@ def _parse_codex(path, rec):
             # Newer rollouts report finished items; the same facts as the two events below.
             item = payload["item"]
             if item.get("type") == "FileChange":
-                ptype, payload = "patch_apply_end", dict(item, call_id=item.get("id"), success=item.get("status") != "failed")
+                ptype, payload = (
+                    "patch_apply_end",
+                    dict(item, call_id=item.get("id"), success=item.get("status") != "failed"),
+                )
             elif item.get("type") == "CommandExecution":
                 ptype, payload = "exec_command_end", dict(item, call_id=item.get("id"))
         if ptype == "patch_apply_end":
@@ -4846,27 +5165,41 @@ def _parse_codex(path, rec):
                 rec.add_error("apply_patch", payload.get("stderr") or "patch failed", ts)
         elif ptype == "exec_command_end":
             call_id = payload.get("call_id")
-            where = payload.get("cwd") if isinstance(payload.get("cwd"), str) and _is_abs(payload["cwd"]) else cwd
+            where = (
+                payload.get("cwd") if isinstance(payload.get("cwd"), str) and _is_abs(payload["cwd"]) else cwd
+            )
             for parsed in payload.get("parsed_cmd") or ():
-                if isinstance(parsed, dict) and parsed.get("type") == "read" and (call_id, parsed.get("path")) not in read_once:
+                if (
+                    isinstance(parsed, dict)
+                    and parsed.get("type") == "read"
+                    and (call_id, parsed.get("path")) not in read_once
+                ):
                     read_once.add((call_id, parsed.get("path")))
                     rec.touch(parsed.get("path"), where, edit=False)
             code = payload.get("exit_code")
             if isinstance(code, int) and code != 0 and call_id not in failed_calls:
                 failed_calls.add(call_id)
-                rec.add_error(names.get(call_id) or "exec_command", "exit code %d: %s" % (code, payload.get("stderr") or ""), ts)
+                rec.add_error(
+                    names.get(call_id) or "exec_command",
+                    "exit code %d: %s" % (code, payload.get("stderr") or ""),
+                    ts,
+                )
         elif ptype == "mcp_tool_call_end":
             inv = payload.get("invocation") if isinstance(payload.get("invocation"), dict) else {}
             result = payload.get("result")
             ok = result.get("Ok") if isinstance(result, dict) else None
-            failed = isinstance(result, dict) and ("Err" in result or (isinstance(ok, dict) and bool(ok.get("isError"))))
+            failed = isinstance(result, dict) and (
+                "Err" in result or (isinstance(ok, dict) and bool(ok.get("isError")))
+            )
             for call in rec.evidence_calls:
                 if call["call_id"] == payload.get("call_id"):
                     call["ok"], call["result"] = not failed, result
             if failed and payload.get("call_id") not in failed_calls:
                 failed_calls.add(payload.get("call_id"))
                 detail = result.get("Err", ok) if isinstance(result, dict) else result
-                rec.add_error("mcp__%s__%s" % (inv.get("server"), inv.get("tool")), json.dumps(detail, default=str), ts)
+                rec.add_error(
+                    "mcp__%s__%s" % (inv.get("server"), inv.get("tool")), json.dumps(detail, default=str), ts
+                )
 
 
 def _codex_patch(rec, call_id, paths, cwd, patched):
@@ -4967,7 +5300,12 @@ def find_running_session(cwd=None, env=None):
     for var, agent in (("CLAUDE_CODE_SESSION_ID", AGENT_CLAUDE_CODE), ("CODEX_THREAD_ID", AGENT_CODEX)):
         value = (env.get(var) or "").strip()
         if value and _SAFE_ID.match(value):
-            return {"agent": agent, "external_id": value, "transcript": transcript_for_session(agent, value, env), "how": var}
+            return {
+                "agent": agent,
+                "external_id": value,
+                "transcript": transcript_for_session(agent, value, env),
+                "how": var,
+            }
     if env.get("CLAUDECODE") == "1" and cwd:
         probe = os.path.abspath(cwd)
         while True:
@@ -4982,7 +5320,8 @@ def find_running_session(cwd=None, env=None):
                     "agent": AGENT_CLAUDE_CODE,
                     "external_id": os.path.splitext(os.path.basename(newest))[0],
                     "transcript": newest,
-                    "how": "newest Claude Code transcript for %s (CLAUDECODE=1, no session id in the environment)" % probe,
+                    "how": "newest Claude Code transcript for %s (CLAUDECODE=1, no session id in the environment)"
+                    % probe,
                 }
             parent = os.path.dirname(probe)
             if parent == probe:
@@ -4996,10 +5335,10 @@ def find_running_session(cwd=None, env=None):
 # ----------------------------------------------------------------------------------------------
 
 # session_repos.commit_source: where a repository's commit for a session comes from.
-COMMIT_FROM_SESSION = "session"          # recorded by the agent at session start (Codex session_meta)
-COMMIT_FROM_IMPORT = "head_at_import"    # the repo's HEAD when wctx imported the transcript
-COMMIT_UNKNOWN = "unknown"               # the repo is not on this machine
-OUTSIDE = ""                             # session_files.repo_name for paths outside every repo
+COMMIT_FROM_SESSION = "session"  # recorded by the agent at session start (Codex session_meta)
+COMMIT_FROM_IMPORT = "head_at_import"  # the repo's HEAD when wctx imported the transcript
+COMMIT_UNKNOWN = "unknown"  # the repo is not on this machine
+OUTSIDE = ""  # session_files.repo_name for paths outside every repo
 
 
 def _transcript_fingerprint(path):
@@ -5075,15 +5414,34 @@ def import_transcript(store, path, agent="auto", force=False):
         "WHERE i.transcript = ? ORDER BY i.imported_at DESC LIMIT 1",
         (path,),
     )
-    if before is not None and not force and before["size"] == size and before["head_hash"] == head \
-            and before["repos_key"] == key:
-        return {"session": before["session_id"], "agent": before["agent"], "external_id": before["external_id"],
-                "transcript": path, "status": "unchanged", "bad_lines": before["bad_lines"], "warnings": []}
+    if (
+        before is not None
+        and not force
+        and before["size"] == size
+        and before["head_hash"] == head
+        and before["repos_key"] == key
+    ):
+        return {
+            "session": before["session_id"],
+            "agent": before["agent"],
+            "external_id": before["external_id"],
+            "transcript": path,
+            "status": "unchanged",
+            "bad_lines": before["bad_lines"],
+            "warnings": [],
+        }
     rec = parse_transcript(path, agent)
     if rec.started_at is None and not rec.cwds and not rec.tool_calls:
         # e.g. a Claude Code file holding only summary lines of other sessions: nothing happened here.
-        return {"session": None, "agent": rec.agent, "external_id": rec.external_id, "transcript": path,
-                "status": "empty", "bad_lines": rec.bad_lines, "warnings": []}
+        return {
+            "session": None,
+            "agent": rec.agent,
+            "external_id": rec.external_id,
+            "transcript": path,
+            "status": "empty",
+            "bad_lines": rec.bad_lines,
+            "warnings": [],
+        }
     return _store_transcript(store, rec, repos, size, head, key)
 
 
@@ -5112,8 +5470,8 @@ def _store_transcript(store, rec, repos, size, head, key):
     mapper = _RepoMapper(repos)
     warnings = []
     # Files: per repository (repo-relative) or outside (absolute, never attributed to a repo).
-    files = {}      # (repo_name, path) -> [repo, reads, edits]
-    per_repo = {}   # repo id -> {"repo", "reads", "edits", "commands"}
+    files = {}  # (repo_name, path) -> [repo, reads, edits]
+    per_repo = {}  # repo id -> {"repo", "reads", "edits", "commands"}
 
     def repo_entry(repo):
         return per_repo.setdefault(repo.id, {"repo": repo, "reads": 0, "edits": 0, "commands": 0})
@@ -5132,8 +5490,17 @@ def _store_transcript(store, rec, repos, size, head, key):
         repo = mapper.place(os.path.join(c["cwd"], "_"))[0] if c.get("cwd") else None
         if repo is not None:
             repo_entry(repo)["commands"] += 1
-        commands.append((n, c.get("tool"), redact_secrets(c["command"]), c.get("cwd"),
-                         repo.name if repo else None, c.get("at"), c.get("subagent")))
+        commands.append(
+            (
+                n,
+                c.get("tool"),
+                redact_secrets(c["command"]),
+                c.get("cwd"),
+                repo.name if repo else None,
+                c.get("at"),
+                c.get("subagent"),
+            )
+        )
     cwd_repo = mapper.place(os.path.join(rec.cwd, "_"))[0] if rec.cwd else None
     if cwd_repo is not None:
         repo_entry(cwd_repo)
@@ -5145,11 +5512,15 @@ def _store_transcript(store, rec, repos, size, head, key):
             branches[repo.id] = branch
 
     # Provenance per repository, git once per repo, before the write transaction.
-    session_row = store.one("SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id))
+    session_row = store.one(
+        "SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id)
+    )
     kept = {}
     if session_row is not None:
-        kept = {r["repo_name"]: r for r in store.all("SELECT * FROM session_repos WHERE session_id = ?",
-                                                      (session_row["id"],))}
+        kept = {
+            r["repo_name"]: r
+            for r in store.all("SELECT * FROM session_repos WHERE session_id = ?", (session_row["id"],))
+        }
     now = utc_now()
     repo_rows = []
     for entry in sorted(per_repo.values(), key=lambda e: e["repo"].name):
@@ -5161,7 +5532,7 @@ def _store_transcript(store, rec, repos, size, head, key):
         if is_cwd and rec.commit:
             commit, source = rec.commit, COMMIT_FROM_SESSION
         elif old is not None and old["commit_source"] != COMMIT_UNKNOWN:
-            commit, source = old["commit_sha"], old["commit_source"]   # keep the first import's HEAD
+            commit, source = old["commit_sha"], old["commit_source"]  # keep the first import's HEAD
             if not branch:
                 branch, branch_source = old["branch"], old["branch_source"]
         else:
@@ -5181,38 +5552,75 @@ def _store_transcript(store, rec, repos, size, head, key):
     title = redact_secrets(rec.title) if rec.title else None
     errors = [dict(e, error=redact_secrets(e["error"])) for e in rec.errors]
     with store.atomic():
-        row = store.one("SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id))
+        row = store.one(
+            "SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id)
+        )
         status = "imported"
         if row is None:
             sid = new_id("ses")
             store.db.execute(
                 "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, started_at, "
                 "ended_at, summary, created_at, title, agent_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (sid, rec.agent, rec.external_id, rec.cwd, cwd_repo.id if cwd_repo else None,
-                 cwd_repo.name if cwd_repo else None, session_branch, rec.commit, rec.started_at, rec.ended_at,
-                 summary, now, title, rec.version),
+                (
+                    sid,
+                    rec.agent,
+                    rec.external_id,
+                    rec.cwd,
+                    cwd_repo.id if cwd_repo else None,
+                    cwd_repo.name if cwd_repo else None,
+                    session_branch,
+                    rec.commit,
+                    rec.started_at,
+                    rec.ended_at,
+                    summary,
+                    now,
+                    title,
+                    rec.version,
+                ),
             )
         else:
             sid = row["id"]
             prev = store.one("SELECT lines FROM session_imports WHERE session_id = ?", (sid,))
-            status = "imported" if prev is None else ("extended" if rec.lines > prev["lines"] else "reimported")
-            started = min(x for x in (row["started_at"], rec.started_at) if x) if (row["started_at"] or rec.started_at) else None
-            ended = max(x for x in (row["ended_at"], rec.ended_at) if x) if (row["ended_at"] or rec.ended_at) else None
+            status = (
+                "imported" if prev is None else ("extended" if rec.lines > prev["lines"] else "reimported")
+            )
+            started = (
+                min(x for x in (row["started_at"], rec.started_at) if x)
+                if (row["started_at"] or rec.started_at)
+                else None
+            )
+            ended = (
+                max(x for x in (row["ended_at"], rec.ended_at) if x)
+                if (row["ended_at"] or rec.ended_at)
+                else None
+            )
             store.db.execute(
                 "UPDATE sessions SET cwd = coalesce(?, cwd), repo_id = coalesce(?, repo_id), "
                 "repo_name = coalesce(?, repo_name), branch = coalesce(?, branch), commit_sha = ?, started_at = ?, "
                 "ended_at = ?, summary = coalesce(summary, ?), title = coalesce(?, title), "
                 "agent_version = coalesce(?, agent_version) WHERE id = ?",
-                (rec.cwd, cwd_repo.id if cwd_repo else None, cwd_repo.name if cwd_repo else None, session_branch,
-                 rec.commit or (row["commit_sha"] if rec.agent != AGENT_CODEX else None), started, ended, summary,
-                 title, rec.version, sid),
+                (
+                    rec.cwd,
+                    cwd_repo.id if cwd_repo else None,
+                    cwd_repo.name if cwd_repo else None,
+                    session_branch,
+                    rec.commit or (row["commit_sha"] if rec.agent != AGENT_CODEX else None),
+                    started,
+                    ended,
+                    summary,
+                    title,
+                    rec.version,
+                    sid,
+                ),
             )
         for table in ("session_files", "session_commands", "session_repos", "session_imports"):
             store.db.execute("DELETE FROM %s WHERE session_id = ?" % table, (sid,))
         store.db.executemany(
             "INSERT INTO session_files(session_id, repo_id, repo_name, path, reads, edits) VALUES (?, ?, ?, ?, ?, ?)",
-            [(sid, repo.id if repo else None, name, redact_secrets(p), r, e)
-             for (name, p), (repo, r, e) in sorted(files.items())],
+            [
+                (sid, repo.id if repo else None, name, redact_secrets(p), r, e)
+                for (name, p), (repo, r, e) in sorted(files.items())
+            ],
         )
         store.db.executemany(
             "INSERT INTO session_commands(session_id, seq, tool, command, cwd, repo_name, at, subagent) "
@@ -5222,28 +5630,71 @@ def _store_transcript(store, rec, repos, size, head, key):
         store.db.executemany(
             "INSERT INTO session_repos(session_id, repo_id, repo_name, root_commit, is_cwd, commit_sha, commit_source, "
             "branch, branch_source, reads, edits, commands, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(sid, repo.id, repo.name, repo.root_commit, is_cwd, commit, source, branch, bsource, e["reads"],
-              e["edits"], e["commands"], (kept[repo.name]["recorded_at"] if repo.name in kept else now))
-             for repo, is_cwd, commit, source, branch, bsource, e in repo_rows],
+            [
+                (
+                    sid,
+                    repo.id,
+                    repo.name,
+                    repo.root_commit,
+                    is_cwd,
+                    commit,
+                    source,
+                    branch,
+                    bsource,
+                    e["reads"],
+                    e["edits"],
+                    e["commands"],
+                    (kept[repo.name]["recorded_at"] if repo.name in kept else now),
+                )
+                for repo, is_cwd, commit, source, branch, bsource, e in repo_rows
+            ],
         )
         store.db.execute(
             "INSERT INTO session_imports(session_id, transcript, size, head_hash, repos_key, lines, bad_lines, "
             "redacted_values, compactions, cwds, tool_calls, errors, subagents, summaries, parent_external_id, "
             "imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (sid, rec.path, size, head, key, rec.lines, rec.bad_lines, rec.redacted_values, rec.compactions,
-             json.dumps(rec.cwds), json.dumps(rec.tool_calls, sort_keys=True), json.dumps(errors),
-             json.dumps(rec.subagents), json.dumps([redact_secrets(s) for s in rec.summaries]),
-             rec.parent_external_id, now),
+            (
+                sid,
+                rec.path,
+                size,
+                head,
+                key,
+                rec.lines,
+                rec.bad_lines,
+                rec.redacted_values,
+                rec.compactions,
+                json.dumps(rec.cwds),
+                json.dumps(rec.tool_calls, sort_keys=True),
+                json.dumps(errors),
+                json.dumps(rec.subagents),
+                json.dumps([redact_secrets(s) for s in rec.summaries]),
+                rec.parent_external_id,
+                now,
+            ),
         )
     evidence = _import_evidence_calls(store, sid, rec, warnings)
     return {
-        "session": sid, "agent": rec.agent, "external_id": rec.external_id, "transcript": rec.path,
-        "status": status, "cwd": rec.cwd, "repo": cwd_repo.name if cwd_repo else None,
-        "files": {"read": sum(1 for v in files.values() if v[1]), "edited": sum(1 for v in files.values() if v[2]),
-                  "outside": sum(1 for k in files if k[0] == OUTSIDE)},
-        "repos": [r[0].name for r in repo_rows], "tool_calls": sum(rec.tool_calls.values()),
-        "commands": len(commands), "errors": len(errors), "subagents": len(rec.subagents),
-        "evidence": evidence, "lines": rec.lines, "bad_lines": rec.bad_lines, "warnings": warnings,
+        "session": sid,
+        "agent": rec.agent,
+        "external_id": rec.external_id,
+        "transcript": rec.path,
+        "status": status,
+        "cwd": rec.cwd,
+        "repo": cwd_repo.name if cwd_repo else None,
+        "files": {
+            "read": sum(1 for v in files.values() if v[1]),
+            "edited": sum(1 for v in files.values() if v[2]),
+            "outside": sum(1 for k in files if k[0] == OUTSIDE),
+        },
+        "repos": [r[0].name for r in repo_rows],
+        "tool_calls": sum(rec.tool_calls.values()),
+        "commands": len(commands),
+        "errors": len(errors),
+        "subagents": len(rec.subagents),
+        "evidence": evidence,
+        "lines": rec.lines,
+        "bad_lines": rec.bad_lines,
+        "warnings": warnings,
     }
 
 
@@ -5261,11 +5712,26 @@ def _import_evidence_calls(store, sid, rec, warnings):
             live_ids.extend(i for i in live if i not in live_ids)
             continue
         args = call.get("arguments") or {}
-        items = args.get("items") if isinstance(args.get("items"), list) else [
-            {k: v for k, v in args.items() if k in ("kind", "claim", "detail", "repo", "files", "confidence")}]
+        items = (
+            args.get("items")
+            if isinstance(args.get("items"), list)
+            else [
+                {
+                    k: v
+                    for k, v in args.items()
+                    if k in ("kind", "claim", "detail", "repo", "files", "confidence")
+                }
+            ]
+        )
         try:
-            result = capture(store, items, summary=args.get("summary"), session_id=sid, cwd=call.get("cwd") or rec.cwd,
-                             agent=rec.agent)
+            result = capture(
+                store,
+                items,
+                summary=args.get("summary"),
+                session_id=sid,
+                cwd=call.get("cwd") or rec.cwd,
+                agent=rec.agent,
+            )
         except WctxError as e:
             warnings.append("record_evidence call %s not imported: %s" % (call.get("call_id") or "?", e))
             continue
@@ -5274,9 +5740,13 @@ def _import_evidence_calls(store, sid, rec, warnings):
     if out:
         with store.atomic():
             # capture() stamps the session's end with now; the transcript's span is the truth.
-            store.db.execute("UPDATE sessions SET ended_at = ? WHERE id = ? AND ? IS NOT NULL", (ended, sid, ended))
-            store.db.execute("UPDATE session_imports SET live_evidence = ? WHERE session_id = ?",
-                             (json.dumps(live_ids), sid))
+            store.db.execute(
+                "UPDATE sessions SET ended_at = ? WHERE id = ? AND ? IS NOT NULL", (ended, sid, ended)
+            )
+            store.db.execute(
+                "UPDATE session_imports SET live_evidence = ? WHERE session_id = ?",
+                (json.dumps(live_ids), sid),
+            )
     return out
 
 
@@ -5290,8 +5760,11 @@ def sessions_touching(store, repo, path, cwd=None, limit=20):
         "WHERE f.repo_id = ? AND f.path = ? ORDER BY coalesce(s.ended_at, s.created_at) DESC LIMIT ?",
         (r.id, rel, int(limit)),
     )
-    return {"repo": r.name, "path": rel,
-            "sessions": [dict(_session_dict(row), reads=row["reads"], edits=row["edits"]) for row in rows]}
+    return {
+        "repo": r.name,
+        "path": rel,
+        "sessions": [dict(_session_dict(row), reads=row["reads"], edits=row["edits"]) for row in rows],
+    }
 
 
 def import_transcripts(store, paths, agent="auto", force=False, progress=None):
@@ -5327,10 +5800,20 @@ def _live_evidence(store, ids):
     if not ids:
         return []
     rows = store.all(
-        "SELECT id, kind, claim, repo_name, session_id FROM evidence WHERE id IN (%s)" % ",".join("?" * len(ids)), ids
+        "SELECT id, kind, claim, repo_name, session_id FROM evidence WHERE id IN (%s)"
+        % ",".join("?" * len(ids)),
+        ids,
     )
-    return [{"id": r["id"], "kind": r["kind"], "claim": r["claim"], "repo": r["repo_name"], "session": r["session_id"]}
-            for r in sorted(rows, key=lambda r: ids.index(r["id"]))]
+    return [
+        {
+            "id": r["id"],
+            "kind": r["kind"],
+            "claim": r["claim"],
+            "repo": r["repo_name"],
+            "session": r["session_id"],
+        }
+        for r in sorted(rows, key=lambda r: ids.index(r["id"]))
+    ]
 
 
 def session_activity(store, session_id):
@@ -5355,7 +5838,8 @@ def session_activity(store, session_id):
             "commands": r["commands"],
         }
         for r in store.all(
-            "SELECT * FROM session_repos WHERE session_id = ? ORDER BY is_cwd DESC, edits DESC, repo_name", (session_id,)
+            "SELECT * FROM session_repos WHERE session_id = ? ORDER BY is_cwd DESC, edits DESC, repo_name",
+            (session_id,),
         )
     ]
     files = [
@@ -5366,8 +5850,14 @@ def session_activity(store, session_id):
         )
     ]
     commands = [
-        {"command": c["command"], "tool": c["tool"], "cwd": c["cwd"], "repo": c["repo_name"], "at": c["at"],
-         "subagent": c["subagent"]}
+        {
+            "command": c["command"],
+            "tool": c["tool"],
+            "cwd": c["cwd"],
+            "repo": c["repo_name"],
+            "at": c["at"],
+            "subagent": c["subagent"],
+        }
         for c in store.all("SELECT * FROM session_commands WHERE session_id = ? ORDER BY seq", (session_id,))
     ]
     return {
@@ -5441,7 +5931,9 @@ def _load_settings(path):
     try:
         data = json.loads(text)
     except ValueError as e:
-        raise UsageError("%s is not valid JSON (%s); fix it first, wctx changed nothing" % (path, e)) from None
+        raise UsageError(
+            "%s is not valid JSON (%s); fix it first, wctx changed nothing" % (path, e)
+        ) from None
     if not isinstance(data, dict):
         raise UsageError("%s does not hold a JSON object; wctx changed nothing" % path)
     return text, data
@@ -5456,8 +5948,10 @@ def _settings_diff(path, old_text, data):
 
     return "".join(
         difflib.unified_diff(
-            (old_text or "").splitlines(True), _settings_text(data).splitlines(True),
-            fromfile=path if old_text is not None else "/dev/null", tofile=path,
+            (old_text or "").splitlines(True),
+            _settings_text(data).splitlines(True),
+            fromfile=path if old_text is not None else "/dev/null",
+            tofile=path,
         )
     )
 
@@ -5515,7 +6009,7 @@ def install_hook(agent, settings=None, env=None, python="python3", dry_run=False
     new = json.loads(json.dumps(data))
     hooks = new.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise UsageError("%s: \"hooks\" is not an object; wctx changed nothing" % path)
+        raise UsageError('%s: "hooks" is not an object; wctx changed nothing' % path)
     groups = hooks.setdefault(event, [])
     if not isinstance(groups, list):
         raise UsageError("%s: hooks.%s is not a list; wctx changed nothing" % (path, event))
@@ -5524,7 +6018,7 @@ def install_hook(agent, settings=None, env=None, python="python3", dry_run=False
         for entry in (group.get("hooks") or []) if isinstance(group, dict) else []:
             if _is_wctx_hook(entry):
                 present = True
-                entry["command"] = command   # follows wctx.py when it moved
+                entry["command"] = command  # follows wctx.py when it moved
     if not present:
         groups.append({"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}]})
     notes = []
@@ -5535,8 +6029,16 @@ def install_hook(agent, settings=None, env=None, python="python3", dry_run=False
             "after you trust the hook in /hooks. The Stop hook runs after every turn; each run extends the "
             "same session."
         )
-    result = {"agent": agent, "settings": path, "event": event, "command": command, "changed": new != data,
-              "diff": "", "backup": None, "notes": notes}
+    result = {
+        "agent": agent,
+        "settings": path,
+        "event": event,
+        "command": command,
+        "changed": new != data,
+        "diff": "",
+        "backup": None,
+        "notes": notes,
+    }
     if result["changed"] and not dry_run:
         result["diff"], result["backup"] = _write_settings(path, old_text, new)
     elif result["changed"]:
@@ -5559,7 +6061,7 @@ def uninstall_hook(agent, settings=None, env=None, dry_run=False):
                 entries = [e for e in group["hooks"] if not _is_wctx_hook(e)]
                 removed += len(group["hooks"]) - len(entries)
                 if not entries and len(group["hooks"]) > 0:
-                    continue   # a group that held only wctx's hook goes with it
+                    continue  # a group that held only wctx's hook goes with it
                 group["hooks"] = entries
             kept_groups.append(group)
         hooks[event] = kept_groups
@@ -5567,8 +6069,15 @@ def uninstall_hook(agent, settings=None, env=None, dry_run=False):
             del hooks[event]
         if not hooks:
             del new["hooks"]
-    result = {"agent": agent, "settings": path, "event": event, "removed": removed, "changed": removed > 0,
-              "diff": "", "backup": None}
+    result = {
+        "agent": agent,
+        "settings": path,
+        "event": event,
+        "removed": removed,
+        "changed": removed > 0,
+        "diff": "",
+        "backup": None,
+    }
     if removed and not dry_run:
         result["diff"], result["backup"] = _write_settings(path, old_text, new)
     elif removed:
@@ -5586,10 +6095,22 @@ def hook_status(env=None):
             out.append({"agent": agent, "settings": path, "installed": False, "problem": str(e)})
             continue
         groups = (data.get("hooks") or {}).get(HOOK_EVENTS[agent]) or []
-        cmds = [e.get("command") for g in groups if isinstance(g, dict) for e in (g.get("hooks") or [])
-                if _is_wctx_hook(e)]
-        out.append({"agent": agent, "settings": path, "event": HOOK_EVENTS[agent], "installed": bool(cmds),
-                    "command": cmds[0] if cmds else None})
+        cmds = [
+            e.get("command")
+            for g in groups
+            if isinstance(g, dict)
+            for e in (g.get("hooks") or [])
+            if _is_wctx_hook(e)
+        ]
+        out.append(
+            {
+                "agent": agent,
+                "settings": path,
+                "event": HOOK_EVENTS[agent],
+                "installed": bool(cmds),
+                "command": cmds[0] if cmds else None,
+            }
+        )
     return out
 
 
@@ -5606,7 +6127,7 @@ def _read_hook_input(stream, seconds=HOOK_STDIN_SECONDS):
             break
         try:
             ready, _, _ = select.select([fd], [], [], remaining)
-        except (OSError, ValueError):   # not selectable (Windows pipes): a plain read
+        except (OSError, ValueError):  # not selectable (Windows pipes): a plain read
             chunks.append(os.read(fd, 1 << 20))
             break
         if not ready:
@@ -5640,12 +6161,19 @@ def run_import_hook(store_home=None, stdin=None, env=None, detach=True):
         if not transcript:
             transcript = transcript_for_session(None, payload.get("session_id"), env)
             if not transcript:
-                raise NotFoundError("hook input names no transcript_path and session %s was not found"
-                                    % payload.get("session_id"))
+                raise NotFoundError(
+                    "hook input names no transcript_path and session %s was not found"
+                    % payload.get("session_id")
+                )
         if not os.path.isfile(transcript):
             raise NotFoundError("no transcript at %s" % transcript)
     except BaseException as e:  # a hook must never fail the agent
-        _hook_log(home, "error %s: %s" % (type(e).__name__, e) if not isinstance(e, KeyboardInterrupt) else "error interrupted")
+        _hook_log(
+            home,
+            "error %s: %s" % (type(e).__name__, e)
+            if not isinstance(e, KeyboardInterrupt)
+            else "error interrupted",
+        )
         return 0
     if detach and env.get("WCTX_HOOK_FOREGROUND") != "1" and hasattr(os, "fork"):
         try:
@@ -5675,9 +6203,18 @@ def _hook_import(home, payload, transcript):
             result = import_transcript(store, transcript)
         finally:
             store.close()
-        line = "ok %s %s %s %s" % (payload.get("hook_event_name") or "-", result["status"], result["session"], transcript)
+        line = "ok %s %s %s %s" % (
+            payload.get("hook_event_name") or "-",
+            result["status"],
+            result["session"],
+            transcript,
+        )
     except BaseException as e:  # a hook must never fail the agent
-        line = "error %s: %s" % (type(e).__name__, e) if not isinstance(e, KeyboardInterrupt) else "error interrupted"
+        line = (
+            "error %s: %s" % (type(e).__name__, e)
+            if not isinstance(e, KeyboardInterrupt)
+            else "error interrupted"
+        )
     _hook_log(home, line)
 
 
@@ -5784,7 +6321,10 @@ def run_demo(out, keep_dir=None):
             agent="demo",
         )
         eid = cap["evidence"][0]["id"]
-        say("  session %s, evidence %s (stamped with upload-sdk's commit, not docs-ui's)" % (cap["session"], eid))
+        say(
+            "  session %s, evidence %s (stamped with upload-sdk's commit, not docs-ui's)"
+            % (cap["session"], eid)
+        )
         say("")
         say("A later session in upload-sdk searches before investigating:")
         say('$ cd upload-sdk && wctx search "upload expired session"')
@@ -5837,7 +6377,14 @@ EVAL_VARIANTS = (
     ("topology --all", "topology", True),
 )
 EVAL_METRICS = ("hit@1", "hit@5", "mrr", "ndcg@10", "recall@10", "attribution", "pollution")
-_EVAL_GIT_IDENTITY = ("-c", "user.name=wctx eval", "-c", "user.email=eval@wctx.invalid", "-c", "commit.gpgsign=false")
+_EVAL_GIT_IDENTITY = (
+    "-c",
+    "user.name=wctx eval",
+    "-c",
+    "user.email=eval@wctx.invalid",
+    "-c",
+    "commit.gpgsign=false",
+)
 
 
 def hit_at(grades, k):
@@ -5959,7 +6506,9 @@ def load_eval_corpus(directory=None):
     directory = directory or default_eval_corpus()
     manifest = os.path.join(directory, "corpus.json")
     if not os.path.isfile(manifest):
-        raise UsageError("no evaluation corpus at %s (expected corpus.json there; pass --corpus DIR)" % directory)
+        raise UsageError(
+            "no evaluation corpus at %s (expected corpus.json there; pass --corpus DIR)" % directory
+        )
     with open(manifest, encoding="utf-8") as fh:
         try:
             corpus = json.load(fh)
@@ -5987,7 +6536,9 @@ def load_eval_corpus(directory=None):
             raise UsageError("query %s names an unknown repo" % q["id"])
         for eid, grade in q["judgements"].items():
             if eid not in ids or grade not in (1, 2, 3):
-                raise UsageError("query %s: judgement %s=%r must name an item and grade it 1..3" % (q["id"], eid, grade))
+                raise UsageError(
+                    "query %s: judgement %s=%r must name an item and grade it 1..3" % (q["id"], eid, grade)
+                )
     return corpus
 
 
@@ -6043,7 +6594,8 @@ def build_eval_world(corpus, root, progress=None):
             say("capturing phase %d: session %d/%d" % (phase, n, len(todo)))
             items = by_session.get(session["id"], [])
             payload = [
-                {k: ev.get(k) for k in ("kind", "claim", "detail", "repo", "files", "confidence")} for ev in items
+                {k: ev.get(k) for k in ("kind", "claim", "detail", "repo", "files", "confidence")}
+                for ev in items
             ]
             if not payload:
                 continue
@@ -6065,7 +6617,9 @@ def build_eval_world(corpus, root, progress=None):
             retract(store, real[ev["id"]])
     for repo in corpus["repos"]:
         for rel, text in repo.get("dirty", {}).items():
-            with open(os.path.join(paths[repo["name"]], *rel.split("/")), "w", encoding="utf-8", newline="\n") as fh:
+            with open(
+                os.path.join(paths[repo["name"]], *rel.split("/")), "w", encoding="utf-8", newline="\n"
+            ) as fh:
                 fh.write(text)
     return store, ids
 
@@ -6129,7 +6683,9 @@ def _run_eval_queries(store, corpus, ids, limit, say):
             row = score_query(q, result_ids, result_repos, connected[q["from"]], limit)
             row["ms"] = ms
             per_variant[name].append(dict(row, category=q["category"]))
-            runs[name] = dict(row, top=result_ids[:5], top_repo=result_repos[0] if result_repos else None, ms=round(ms, 2))
+            runs[name] = dict(
+                row, top=result_ids[:5], top_repo=result_repos[0] if result_repos else None, ms=round(ms, 2)
+            )
         per_query.append({k: q[k] for k in ("id", "category", "from", "needs", "text")})
         per_query[-1]["runs"] = runs
     variants = []
@@ -6139,7 +6695,13 @@ def _run_eval_queries(store, corpus, ids, limit, say):
         for cat in sorted({r["category"] for r in rows}):
             by_category[cat] = summarize_scores([r for r in rows if r["category"] == cat])
         variants.append(
-            {"name": name, "rank": rank, "all_scope": all_scope, "overall": summarize_scores(rows), "by_category": by_category}
+            {
+                "name": name,
+                "rank": rank,
+                "all_scope": all_scope,
+                "overall": summarize_scores(rows),
+                "by_category": by_category,
+            }
         )
     return {"variants": variants, "queries": per_query}
 
@@ -6163,7 +6725,15 @@ def format_eval_report(report):
     c = report["corpus"]
     lines = [
         "retrieval evaluation: corpus %s (%d repos, %d items, %d queries), top %d, built in %.1f s, total %.1f s"
-        % (c["name"], c["repos"], c["evidence"], c["queries"], report["limit"], report["build_seconds"], report["total_seconds"]),
+        % (
+            c["name"],
+            c["repos"],
+            c["evidence"],
+            c["queries"],
+            report["limit"],
+            report["build_seconds"],
+            report["total_seconds"],
+        ),
         "",
         "%-15s %6s %6s %6s %8s %9s %7s %9s %7s"
         % ("variant", "hit@1", "hit@5", "MRR", "nDCG@10", "recall@10", "attrib", "pollution", "p50 ms"),
@@ -6172,11 +6742,23 @@ def format_eval_report(report):
         o = v["overall"]
         lines.append(
             "%-15s %6.3f %6.3f %6.3f %8.3f %9.3f %7.3f %9.2f %7.2f"
-            % (v["name"], o["hit@1"], o["hit@5"], o["mrr"], o["ndcg@10"], o["recall@10"], o["attribution"], o["pollution"], o["latency_p50_ms"])
+            % (
+                v["name"],
+                o["hit@1"],
+                o["hit@5"],
+                o["mrr"],
+                o["ndcg@10"],
+                o["recall@10"],
+                o["attribution"],
+                o["pollution"],
+                o["latency_p50_ms"],
+            )
         )
     scoped = [v for v in report["variants"] if not v["all_scope"]]
     lines += ["", "by category (%s):" % " / ".join(v["name"] for v in scoped)]
-    lines.append("%-15s %3s %13s %13s %13s %13s %13s" % ("category", "n", "hit@1", "hit@5", "MRR", "nDCG@10", "attrib"))
+    lines.append(
+        "%-15s %3s %13s %13s %13s %13s %13s" % ("category", "n", "hit@1", "hit@5", "MRR", "nDCG@10", "attrib")
+    )
     for cat, n in c["categories"].items():
         cells = []
         for metric in ("hit@1", "hit@5", "mrr", "ndcg@10", "attribution"):
@@ -6185,7 +6767,10 @@ def format_eval_report(report):
     f = report.get("freshness")
     if f:
         pairs = ", ".join("%s %d" % (k, n) for k, n in f["expected_vs_verdict"].items())
-        lines += ["", "freshness of the built corpus (expected->verdict): %s; agreement %.3f" % (pairs, f["agreement"])]
+        lines += [
+            "",
+            "freshness of the built corpus (expected->verdict): %s; agreement %.3f" % (pairs, f["agreement"]),
+        ]
     return "\n".join(lines)
 
 
@@ -6219,7 +6804,15 @@ def format_search(res):
     for n, r in enumerate(res["results"], 1):
         lines.append("")
         lines.append("%d. [%s] %s" % (n, r["kind"], r["claim"]))
-        lines.append("   %s · %s · %s%s" % (r["id"], r["repo"], r["freshness"]["verdict"], "" if r["status"] == "active" else " · " + r["status"]))
+        lines.append(
+            "   %s · %s · %s%s"
+            % (
+                r["id"],
+                r["repo"],
+                r["freshness"]["verdict"],
+                "" if r["status"] == "active" else " · " + r["status"],
+            )
+        )
         if r["detail"]:
             detail = r["detail"] if len(r["detail"]) <= 300 else r["detail"][:297] + "..."
             lines.append("   " + detail.replace("\n", "\n   "))
@@ -6254,7 +6847,10 @@ def format_item(item):
     if item["confidence"] is not None:
         lines.append("confidence: %g" % item["confidence"])
     s = item.get("session_info") or {}
-    lines.append("session:    %s (%s%s)" % (item["session"], s.get("agent", "?"), ", " + s["summary"] if s.get("summary") else ""))
+    lines.append(
+        "session:    %s (%s%s)"
+        % (item["session"], s.get("agent", "?"), ", " + s["summary"] if s.get("summary") else "")
+    )
     lines.append("recorded:   " + item["created_at"])
     if item.get("superseded_by"):
         lines.append("superseded by: " + item["superseded_by"])
@@ -6277,7 +6873,10 @@ def format_item(item):
                 )
             )
         else:
-            lines.append("  %s  commit %s%s" % (a["repo"], short_sha(a["commit"]), "  branch " + a["branch"] if a["branch"] else ""))
+            lines.append(
+                "  %s  commit %s%s"
+                % (a["repo"], short_sha(a["commit"]), "  branch " + a["branch"] if a["branch"] else "")
+            )
     lines.append("freshness:  " + item["freshness"]["verdict"])
     for r in item["freshness"]["reasons"]:
         lines.append("    " + r)
@@ -6303,12 +6902,16 @@ def _doctor_store(home, checks):
 
     path = os.path.join(home, "wctx.db")
     if not os.path.exists(path):
-        checks.append(_doctor_check("store", DOCTOR_WARN, "%s does not exist yet" % path, "wctx init creates it"))
+        checks.append(
+            _doctor_check("store", DOCTOR_WARN, "%s does not exist yet" % path, "wctx init creates it")
+        )
         return None
     try:
         con = sqlite3.connect(Path(path).as_uri() + "?mode=ro", uri=True)
     except sqlite3.Error as e:
-        checks.append(_doctor_check("store", DOCTOR_FAIL, "cannot open %s: %s" % (path, e), "check its permissions"))
+        checks.append(
+            _doctor_check("store", DOCTOR_FAIL, "cannot open %s: %s" % (path, e), "check its permissions")
+        )
         return None
     try:
         con.row_factory = sqlite3.Row
@@ -6317,29 +6920,51 @@ def _doctor_store(home, checks):
         tables = con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         latest = len(MIGRATIONS)
         if app_id != SCHEMA_APP_ID and (version or tables):
-            checks.append(_doctor_check(
-                "store", DOCTOR_FAIL, "%s is not a wctx store" % path,
-                "point --home or WCTX_HOME at a wctx store directory"))
+            checks.append(
+                _doctor_check(
+                    "store",
+                    DOCTOR_FAIL,
+                    "%s is not a wctx store" % path,
+                    "point --home or WCTX_HOME at a wctx store directory",
+                )
+            )
             return None
         if version > latest:
-            checks.append(_doctor_check(
-                "store", DOCTOR_FAIL,
-                "%s has schema version %d, newer than this wctx %s knows (%d)" % (path, version, __version__, latest),
-                "upgrade wctx (the store was written by a newer version)"))
+            checks.append(
+                _doctor_check(
+                    "store",
+                    DOCTOR_FAIL,
+                    "%s has schema version %d, newer than this wctx %s knows (%d)"
+                    % (path, version, __version__, latest),
+                    "upgrade wctx (the store was written by a newer version)",
+                )
+            )
             return None
         if version < latest:
-            checks.append(_doctor_check(
-                "store", DOCTOR_OK, "%s, schema version %d (migrates to %d on next use)" % (path, version, latest)))
+            checks.append(
+                _doctor_check(
+                    "store",
+                    DOCTOR_OK,
+                    "%s, schema version %d (migrates to %d on next use)" % (path, version, latest),
+                )
+            )
         else:
-            checks.append(_doctor_check("store", DOCTOR_OK, "%s, schema version %d (current)" % (path, version)))
+            checks.append(
+                _doctor_check("store", DOCTOR_OK, "%s, schema version %d (current)" % (path, version))
+            )
         try:
             return list_repos(Store(home, con))
         except sqlite3.Error:  # an older schema may not have what list_repos reads
             return None
     except sqlite3.Error as e:
-        checks.append(_doctor_check(
-            "store", DOCTOR_FAIL, "%s cannot be read: %s" % (path, e),
-            "move it aside and start a new store; wctx export / import-evidence carries evidence over"))
+        checks.append(
+            _doctor_check(
+                "store",
+                DOCTOR_FAIL,
+                "%s cannot be read: %s" % (path, e),
+                "move it aside and start a new store; wctx export / import-evidence carries evidence over",
+            )
+        )
         return None
     finally:
         con.close()
@@ -6357,8 +6982,11 @@ def _doctor_write_access(home):
             pass
     except OSError as e:
         return _doctor_check(
-            "write access", DOCTOR_FAIL, "cannot create files in %s: %s" % (probe, e.strerror or e),
-            "make %s writable for this user, or use another store: --home DIR or WCTX_HOME" % probe)
+            "write access",
+            DOCTOR_FAIL,
+            "cannot create files in %s: %s" % (probe, e.strerror or e),
+            "make %s writable for this user, or use another store: --home DIR or WCTX_HOME" % probe,
+        )
     if probe == home:
         return _doctor_check("write access", DOCTOR_OK, "can write to %s" % home)
     return _doctor_check("write access", DOCTOR_OK, "can create %s inside %s" % (home, probe))
@@ -6380,16 +7008,23 @@ def _doctor_current_repo(cwd, repos):
             best = r
     if best is None:
         return _doctor_check(
-            "current repository", DOCTOR_WARN, "%s is not registered with wctx" % top,
-            "wctx repo add %s --workspace PRODUCT" % _shell_word(top))
+            "current repository",
+            DOCTOR_WARN,
+            "%s is not registered with wctx" % top,
+            "wctx repo add %s --workspace PRODUCT" % _shell_word(top),
+        )
     if not best["workspaces"]:
         return _doctor_check(
-            "current repository", DOCTOR_WARN,
+            "current repository",
+            DOCTOR_WARN,
             "%s (%s) is in no workspace: search sees only it and its relations" % (best["name"], top),
-            "wctx workspace add PRODUCT %s" % best["name"])
+            "wctx workspace add PRODUCT %s" % best["name"],
+        )
     return _doctor_check(
-        "current repository", DOCTOR_OK,
-        "%s (%s), workspaces: %s" % (best["name"], top, ", ".join(best["workspaces"])))
+        "current repository",
+        DOCTOR_OK,
+        "%s (%s), workspaces: %s" % (best["name"], top, ", ".join(best["workspaces"])),
+    )
 
 
 def _shell_word(text):
@@ -6423,36 +7058,61 @@ def doctor(home=None, cwd=None):
         )
     ]
     has_fts5 = fts5_available(sqlite3)
-    checks.append(_doctor_check(
-        "sqlite", DOCTOR_OK if has_fts5 else DOCTOR_FAIL,
-        "SQLite %s %s FTS5" % (sqlite3.sqlite_version, "with" if has_fts5 else "WITHOUT"),
-        FTS5_FIX))
+    checks.append(
+        _doctor_check(
+            "sqlite",
+            DOCTOR_OK if has_fts5 else DOCTOR_FAIL,
+            "SQLite %s %s FTS5" % (sqlite3.sqlite_version, "with" if has_fts5 else "WITHOUT"),
+            FTS5_FIX,
+        )
+    )
     try:
         _, out = run_git(cwd if os.path.isdir(cwd) else os.sep, ["--version"])
         checks.append(_doctor_check("git", DOCTOR_OK, out.decode("utf-8", "replace").strip()))
     except WctxError as e:
-        checks.append(_doctor_check(
-            "git", DOCTOR_FAIL, str(e), "install git (apt-get install git, brew install git, ...) and put it on PATH"))
+        checks.append(
+            _doctor_check(
+                "git",
+                DOCTOR_FAIL,
+                str(e),
+                "install git (apt-get install git, brew install git, ...) and put it on PATH",
+            )
+        )
     repos = _doctor_store(home, checks)
     checks.append(_doctor_write_access(home))
     if repos is not None:
         missing = [r for r in repos if not r["exists"]]
         if missing:
-            checks.append(_doctor_check(
-                "repositories", DOCTOR_FAIL,
-                "%d of %d registered repositories missing on disk: %s"
-                % (len(missing), len(repos), ", ".join("%s (%s)" % (r["name"], r["path"]) for r in missing)),
-                "restore the checkouts, or forget them: "
-                + "; ".join("wctx repo remove %s" % r["name"] for r in missing)))
+            checks.append(
+                _doctor_check(
+                    "repositories",
+                    DOCTOR_FAIL,
+                    "%d of %d registered repositories missing on disk: %s"
+                    % (
+                        len(missing),
+                        len(repos),
+                        ", ".join("%s (%s)" % (r["name"], r["path"]) for r in missing),
+                    ),
+                    "restore the checkouts, or forget them: "
+                    + "; ".join("wctx repo remove %s" % r["name"] for r in missing),
+                )
+            )
         else:
-            checks.append(_doctor_check("repositories", DOCTOR_OK, "%d registered, all present on disk" % len(repos)))
+            checks.append(
+                _doctor_check("repositories", DOCTOR_OK, "%d registered, all present on disk" % len(repos))
+            )
     checks.append(_doctor_current_repo(cwd, repos))
     argv = mcp_command(home)
     mcp_file = os.path.join(os.path.dirname(argv[1]), "wctx_mcp.py") if argv[1].endswith(".py") else None
     if mcp_file and not os.path.exists(mcp_file):
-        checks.append(_doctor_check(
-            "mcp", DOCTOR_FAIL, "wctx_mcp.py is missing next to %s" % argv[1],
-            "copy wctx_mcp.py beside wctx.py, or use the single-file wctx.pyz"))
+        checks.append(
+            _doctor_check(
+                "mcp",
+                DOCTOR_FAIL,
+                "wctx_mcp.py is missing next to %s" % argv[1],
+                "copy wctx_mcp.py beside wctx.py, or use the single-file wctx.pyz",
+            )
+        )
     else:
         checks.append(_doctor_check("mcp", DOCTOR_OK, " ".join(_shell_word(a) for a in argv)))
     return {
@@ -6473,7 +7133,11 @@ def format_doctor(report):
             lines.append("      %-*s  fix: %s" % (width, "", c["fix"]))
     failed = [c["name"] for c in report["checks"] if c["status"] == DOCTOR_FAIL]
     lines.append("")
-    lines.append("healthy" if not failed else "%d problem%s: %s" % (len(failed), "" if len(failed) == 1 else "s", ", ".join(failed)))
+    lines.append(
+        "healthy"
+        if not failed
+        else "%d problem%s: %s" % (len(failed), "" if len(failed) == 1 else "s", ", ".join(failed))
+    )
     return "\n".join(lines)
 
 
@@ -6491,7 +7155,11 @@ def emit(args, data, text):
 
 def cmd_init(args, store):
     """Create the store (in --home, $WCTX_HOME or ~/.wctx). Example: wctx init"""
-    emit(args, {"store": store.path, "schema": schema_version(store)}, "store ready at %s (schema %d)" % (store.path, schema_version(store)))
+    emit(
+        args,
+        {"store": store.path, "schema": schema_version(store)},
+        "store ready at %s (schema %d)" % (store.path, schema_version(store)),
+    )
     return 0
 
 
@@ -6517,16 +7185,19 @@ def cmd_repo_add(args, store):
 def cmd_repo_list(args, store):
     """List registered repositories. Example: wctx repo list"""
     repos = list_repos(store)
-    text = "\n".join(
-        "%-20s %s%s%s"
-        % (
-            r["name"],
-            r["path"],
-            "  [" + ", ".join(r["workspaces"]) + "]" if r["workspaces"] else "",
-            "" if r["exists"] else "  (missing on disk)",
+    text = (
+        "\n".join(
+            "%-20s %s%s%s"
+            % (
+                r["name"],
+                r["path"],
+                "  [" + ", ".join(r["workspaces"]) + "]" if r["workspaces"] else "",
+                "" if r["exists"] else "  (missing on disk)",
+            )
+            for r in repos
         )
-        for r in repos
-    ) or "no repositories registered (wctx repo add PATH)"
+        or "no repositories registered (wctx repo add PATH)"
+    )
     emit(args, {"repos": repos}, text)
     return 0
 
@@ -6541,7 +7212,10 @@ def cmd_repo_remove(args, store):
 def cmd_workspace_list(args, store):
     """List workspaces and their repositories. Example: wctx workspace list"""
     ws = list_workspaces(store)
-    text = "\n".join("%-20s %s" % (w["name"], ", ".join(w["repos"]) or "(empty)") for w in ws) or "no workspaces yet"
+    text = (
+        "\n".join("%-20s %s" % (w["name"], ", ".join(w["repos"]) or "(empty)") for w in ws)
+        or "no workspaces yet"
+    )
     emit(args, {"workspaces": ws}, text)
     return 0
 
@@ -6551,7 +7225,10 @@ def cmd_workspace_show(args, store):
     ws = show_workspace(store, args.name)
     lines = ["workspace %s" % ws["name"]]
     for r in ws["repos"]:
-        lines.append("  %-20s %s  (%d items)%s" % (r["name"], r["path"], r["evidence"], "" if r["exists"] else " missing"))
+        lines.append(
+            "  %-20s %s  (%d items)%s"
+            % (r["name"], r["path"], r["evidence"], "" if r["exists"] else " missing")
+        )
     for rel in ws["relations"]:
         lines.append("  %s %s %s" % (rel["from"], rel["kind"], rel["to"]))
     emit(args, ws, "\n".join(lines))
@@ -6583,9 +7260,13 @@ def cmd_relate(args, store):
 def cmd_relations(args, store):
     """List declared relations. Example: wctx relations --repo upload-sdk"""
     rels = list_relations(store, args.repo)
-    text = "\n".join(
-        "%s %s %s%s" % (r["from"], r["kind"], r["to"], "  (%s)" % r["note"] if r["note"] else "") for r in rels
-    ) or "no relations declared (wctx relate FROM KIND TO)"
+    text = (
+        "\n".join(
+            "%s %s %s%s" % (r["from"], r["kind"], r["to"], "  (%s)" % r["note"] if r["note"] else "")
+            for r in rels
+        )
+        or "no relations declared (wctx relate FROM KIND TO)"
+    )
     emit(args, {"relations": rels}, text)
     return 0
 
@@ -6626,7 +7307,16 @@ def items_from_flags(ordered):
     for dest, value in ordered:
         if dest in ITEM_FLAGS:
             claim, detail = split_claim(value)
-            items.append({"kind": ITEM_FLAGS[dest], "claim": claim, "detail": detail, "repo": None, "files": [], "confidence": None})
+            items.append(
+                {
+                    "kind": ITEM_FLAGS[dest],
+                    "claim": claim,
+                    "detail": detail,
+                    "repo": None,
+                    "files": [],
+                    "confidence": None,
+                }
+            )
         else:
             target = items[-1] if items else defaults
             if dest == "file":
@@ -6663,7 +7353,9 @@ def cmd_capture(args, store):
         found = find_running_session(os.getcwd())
         if found:
             agent, external_id = found["agent"], found["external_id"]
-    res = capture(store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id)
+    res = capture(
+        store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id
+    )
     for w in res["warnings"]:
         sys.stderr.write("wctx: warning: %s\n" % w)
     if args.session:
@@ -6671,19 +7363,32 @@ def cmd_capture(args, store):
         note = ""
     elif found:
         res["attached"] = {"agent": found["agent"], "external_id": found["external_id"], "how": found["how"]}
-        note = " (the running %s session %s, found by %s)" % (found["agent"], found["external_id"], found["how"])
+        note = " (the running %s session %s, found by %s)" % (
+            found["agent"],
+            found["external_id"],
+            found["how"],
+        )
     else:
         res["attached"] = None
         note = " (new: no running agent session found)"
     text = "\n".join(
         ["session %s%s" % (res["session"], note)]
         + [
-            "%s %s %s%s" % (e["id"], e["kind"], e["repo"], " (already recorded in this session)" if e["duplicate"] else "")
+            "%s %s %s%s"
+            % (e["id"], e["kind"], e["repo"], " (already recorded in this session)" if e["duplicate"] else "")
             for e in res["evidence"]
         ]
     )
-    emit(args, {"session": res["session"], "evidence": res["evidence"], "warnings": res["warnings"],
-                "attached": res["attached"]}, text)
+    emit(
+        args,
+        {
+            "session": res["session"],
+            "evidence": res["evidence"],
+            "warnings": res["warnings"],
+            "attached": res["attached"],
+        },
+        text,
+    )
     return 0
 
 
@@ -6726,38 +7431,76 @@ def _commit_label(repo):
     if repo["commit_source"] == COMMIT_FROM_SESSION:
         return "commit %s (recorded by the agent at session start)" % short_sha(repo["commit"])
     if repo["commit_source"] == COMMIT_FROM_IMPORT:
-        return "HEAD at import %s (the session recorded no commit for this repository)" % short_sha(repo["commit"])
+        return "HEAD at import %s (the session recorded no commit for this repository)" % short_sha(
+            repo["commit"]
+        )
     return "commit unknown (repository not on this machine)"
 
 
 def format_session(res, limit=20):
     s, act = res["session"], res.get("activity")
-    lines = ["session %s  %s%s" % (s["id"], s["agent"], "  (%s)" % s["external_id"] if s.get("external_id") else "")]
+    lines = [
+        "session %s  %s%s"
+        % (s["id"], s["agent"], "  (%s)" % s["external_id"] if s.get("external_id") else "")
+    ]
     if act and act.get("title"):
         lines.append("title:    " + act["title"])
     if s.get("summary"):
         lines.append("summary:  " + s["summary"])
-    lines.append("ran in:   %s  (%s, branch %s)" % (s["cwd"] or "?", "repo " + s["repo"] if s["repo"] else "no registered repository", s["branch"] or "?"))
+    lines.append(
+        "ran in:   %s  (%s, branch %s)"
+        % (
+            s["cwd"] or "?",
+            "repo " + s["repo"] if s["repo"] else "no registered repository",
+            s["branch"] or "?",
+        )
+    )
     lines.append("time:     %s .. %s" % (s["started_at"] or "?", s["ended_at"] or "?"))
     if act:
         lines.append(
             "transcript: %s  (%s %s, %d lines, %d unparsable, imported %s)"
-            % (act["transcript"], s["agent"], act["agent_version"] or "?", act["lines"], act["unparsable_lines"], act["imported_at"])
+            % (
+                act["transcript"],
+                s["agent"],
+                act["agent_version"] or "?",
+                act["lines"],
+                act["unparsable_lines"],
+                act["imported_at"],
+            )
         )
         if len(act["cwds"]) > 1:
-            lines.append("cwd changes: %d  (%s)" % (len(act["cwds"]) - 1, " -> ".join(act["cwds"][:6]) + (" …" if len(act["cwds"]) > 6 else "")))
+            lines.append(
+                "cwd changes: %d  (%s)"
+                % (
+                    len(act["cwds"]) - 1,
+                    " -> ".join(act["cwds"][:6]) + (" …" if len(act["cwds"]) > 6 else ""),
+                )
+            )
         lines.append("repositories:")
         for r in act["repos"] or ():
             lines.append(
                 "  %s%s  %d read, %d edited, %d commands  %s%s"
-                % (r["repo"], " (ran here)" if r["ran_here"] else "", r["reads"], r["edits"], r["commands"], _commit_label(r),
-                   "  branch %s%s" % (r["branch"], " (at import)" if r["branch_source"] == COMMIT_FROM_IMPORT else "") if r["branch"] else "")
+                % (
+                    r["repo"],
+                    " (ran here)" if r["ran_here"] else "",
+                    r["reads"],
+                    r["edits"],
+                    r["commands"],
+                    _commit_label(r),
+                    "  branch %s%s"
+                    % (r["branch"], " (at import)" if r["branch_source"] == COMMIT_FROM_IMPORT else "")
+                    if r["branch"]
+                    else "",
+                )
             )
         if not act["repos"]:
             lines.append("  (none registered)")
         inside = [f for f in act["files"] if f["repo"]]
         outside = [f for f in act["files"] if not f["repo"]]
-        for title, group in (("files in registered repositories", inside), ("outside every registered repository", outside)):
+        for title, group in (
+            ("files in registered repositories", inside),
+            ("outside every registered repository", outside),
+        ):
             if not group and title.startswith("outside"):
                 continue
             lines.append("%s (%d):" % (title, len(group)))
@@ -6782,7 +7525,14 @@ def format_session(res, limit=20):
         if act["subagents"]:
             lines.append(
                 "subagents (%d): %s"
-                % (len(act["subagents"]), ", ".join("%s%s (%d tool calls)" % (a["id"], " " + a["type"] if a.get("type") else "", a["tool_calls"]) for a in act["subagents"]))
+                % (
+                    len(act["subagents"]),
+                    ", ".join(
+                        "%s%s (%d tool calls)"
+                        % (a["id"], " " + a["type"] if a.get("type") else "", a["tool_calls"])
+                        for a in act["subagents"]
+                    ),
+                )
             )
     lines.append("evidence (%d):" % len(res["evidence"]))
     for e in res["evidence"]:
@@ -6791,7 +7541,9 @@ def format_session(res, limit=20):
     if live:
         lines.append("recorded live through wctx's MCP server (%d):" % len(live))
         for e in live:
-            lines.append("  %s [%s] %s (%s; in session %s)" % (e["id"], e["kind"], e["claim"], e["repo"], e["session"]))
+            lines.append(
+                "  %s [%s] %s (%s; in session %s)" % (e["id"], e["kind"], e["claim"], e["repo"], e["session"])
+            )
     return "\n".join(lines)
 
 
@@ -6804,8 +7556,16 @@ def format_import(res):
         lines.append(
             "%s  %s  %s %s: %d files read, %d edited (%d outside repos), %d commands, %d tool errors, %d subagents%s%s"
             % (
-                r["session"], r["status"], r["agent"], r["external_id"], r["files"]["read"], r["files"]["edited"],
-                r["files"]["outside"], r["commands"], r["errors"], r["subagents"],
+                r["session"],
+                r["status"],
+                r["agent"],
+                r["external_id"],
+                r["files"]["read"],
+                r["files"]["edited"],
+                r["files"]["outside"],
+                r["commands"],
+                r["errors"],
+                r["subagents"],
                 ", %d evidence" % len(r["evidence"]) if r["evidence"] else "",
                 ", %d unparsable lines" % r["bad_lines"] if r["bad_lines"] else "",
             )
@@ -6868,13 +7628,23 @@ def cmd_sessions(args, store):
         emit(args, res, format_session(res))
         return 0
     if args.session_id:
-        raise UsageError("unexpected argument %r (did you mean: wctx sessions show %s?)" % (args.session_id, args.session_id))
+        raise UsageError(
+            "unexpected argument %r (did you mean: wctx sessions show %s?)"
+            % (args.session_id, args.session_id)
+        )
     if args.file:
         res = sessions_touching(store, args.repo, args.file, limit=args.limit)
         text = "\n".join(
             "%s  %-11s %s %s:%s  %s%s"
-            % (s["id"], s["agent"], "edited" if s["edits"] else "read", res["repo"], res["path"], s["ended_at"] or "",
-               "  " + s["summary"][:60] if s["summary"] else "")
+            % (
+                s["id"],
+                s["agent"],
+                "edited" if s["edits"] else "read",
+                res["repo"],
+                res["path"],
+                s["ended_at"] or "",
+                "  " + s["summary"][:60] if s["summary"] else "",
+            )
             for s in res["sessions"]
         ) or "no imported session read or edited %s:%s" % (res["repo"], res["path"])
         emit(args, res, text)
@@ -6892,12 +7662,22 @@ def cmd_sessions(args, store):
     for s in sessions:
         r, e = counts.get(s["id"], (0, 0))
         s["files_read"], s["files_edited"] = r, e
-    text = "\n".join(
-        "%s  %-11s %-16s %3d items %3d edited  %s%s"
-        % (s["id"], s["agent"], s["repo"] or "-", s["evidence"], s["files_edited"], s["ended_at"] or "",
-           "  " + s["summary"][:60] if s["summary"] else "")
-        for s in sessions
-    ) or "no sessions yet"
+    text = (
+        "\n".join(
+            "%s  %-11s %-16s %3d items %3d edited  %s%s"
+            % (
+                s["id"],
+                s["agent"],
+                s["repo"] or "-",
+                s["evidence"],
+                s["files_edited"],
+                s["ended_at"] or "",
+                "  " + s["summary"][:60] if s["summary"] else "",
+            )
+            for s in sessions
+        )
+        or "no sessions yet"
+    )
     emit(args, {"sessions": sessions}, text)
     return 0
 
@@ -6916,8 +7696,13 @@ def cmd_hooks(args, store):
     if args.action == "status":
         res = hook_status()
         text = "\n".join(
-            "%-12s %s  %s%s" % (h["agent"], "installed" if h["installed"] else "not installed", h["settings"],
-                                "  (%s)" % h["problem"] if h.get("problem") else "")
+            "%-12s %s  %s%s"
+            % (
+                h["agent"],
+                "installed" if h["installed"] else "not installed",
+                h["settings"],
+                "  (%s)" % h["problem"] if h.get("problem") else "",
+            )
             for h in res
         )
         emit(args, {"hooks": res}, text)
@@ -6925,16 +7710,30 @@ def cmd_hooks(args, store):
     if not args.agent:
         raise UsageError("hooks %s needs an agent: %s" % (args.action, " or ".join(TRANSCRIPT_AGENTS)))
     if args.action == "install":
-        res = install_hook(args.agent, settings=args.settings, python=args.python, dry_run=args.dry_run,
-                           home=args.home)
+        res = install_hook(
+            args.agent, settings=args.settings, python=args.python, dry_run=args.dry_run, home=args.home
+        )
         head = "%s %s hook in %s: %s" % (
-            "would add" if args.dry_run and res["changed"] else ("added" if res["changed"] else "already present:"),
-            res["event"], res["settings"], res["command"])
+            "would add"
+            if args.dry_run and res["changed"]
+            else ("added" if res["changed"] else "already present:"),
+            res["event"],
+            res["settings"],
+            res["command"],
+        )
     else:
         res = uninstall_hook(args.agent, settings=args.settings, dry_run=args.dry_run)
-        head = ("%s %d wctx hook%s from %s" % ("would remove" if args.dry_run else "removed", res["removed"],
-                                               "" if res["removed"] == 1 else "s", res["settings"])
-                if res["removed"] else "no wctx hook in %s; nothing changed" % res["settings"])
+        head = (
+            "%s %d wctx hook%s from %s"
+            % (
+                "would remove" if args.dry_run else "removed",
+                res["removed"],
+                "" if res["removed"] == 1 else "s",
+                res["settings"],
+            )
+            if res["removed"]
+            else "no wctx hook in %s; nothing changed" % res["settings"]
+        )
     parts = [head]
     if res.get("backup"):
         parts.append("previous file kept as " + res["backup"])
@@ -6968,7 +7767,11 @@ def cmd_export(args, store):
     if args.dir:
         counts = export_evidence(store, out_dir=args.dir, repo=args.repo)
         text = "exported %d items from %d sessions to %s (%d files written)" % (
-            counts["evidence"], counts["sessions"], args.dir, counts["files"])
+            counts["evidence"],
+            counts["sessions"],
+            args.dir,
+            counts["files"],
+        )
         emit(args, counts, text)
     else:
         export_evidence(store, stream=sys.stdout, repo=args.repo)
@@ -6982,8 +7785,12 @@ def cmd_import_evidence(args, store):
     Example: wctx import-evidence ../team-memory/wctx
     """
     counts = import_evidence(store, args.paths)
-    emit(args, counts, "imported %d items and %d sessions (%d updated, %d already present)" % (
-        counts["evidence"], counts["sessions"], counts["updated"], counts["unchanged"]))
+    emit(
+        args,
+        counts,
+        "imported %d items and %d sessions (%d updated, %d already present)"
+        % (counts["evidence"], counts["sessions"], counts["updated"], counts["unchanged"]),
+    )
     return 0
 
 
@@ -7005,7 +7812,9 @@ def cmd_mcp(args, store):
 
     Example: wctx mcp --repo my-sdk     (clients normally start this for you; see wctx mcp-info)
     """
-    argv = (["--repo", args.repo] if args.repo else []) + (["--workspace", args.workspace] if args.workspace else [])
+    argv = (["--repo", args.repo] if args.repo else []) + (
+        ["--workspace", args.workspace] if args.workspace else []
+    )
     return _mcp_module().main(argv, core=sys.modules[__name__], home=args.home)
 
 
@@ -7026,11 +7835,17 @@ def cmd_instructions(args, store):
     """
     mcp = _mcp_module()
     if not args.write:
-        emit(args, {"instructions": mcp.AGENT_GUIDANCE, "mcp_instructions": mcp.INSTRUCTIONS}, mcp.AGENT_GUIDANCE.rstrip("\n"))
+        emit(
+            args,
+            {"instructions": mcp.AGENT_GUIDANCE, "mcp_instructions": mcp.INSTRUCTIONS},
+            mcp.AGENT_GUIDANCE.rstrip("\n"),
+        )
         return 0
     root = git_toplevel(os.getcwd())
     if root is None:
-        raise UsageError("%s is not inside a git checkout; run wctx instructions --write in the repository" % os.getcwd())
+        raise UsageError(
+            "%s is not inside a git checkout; run wctx instructions --write in the repository" % os.getcwd()
+        )
     res = mcp.write_instructions(root)
     emit(args, res, "\n".join("%s %s" % (f["action"], f["path"]) for f in res["files"]))
     return 0
@@ -7056,7 +7871,6 @@ def cmd_eval_retrieval(args, store):
             sys.stderr.flush()
     emit(args, report, format_eval_report(report))
     return 0
-
 
 
 # ----------------------------------------------------------------------------------------------
@@ -7136,7 +7950,11 @@ def build_parser(only=None):
     import argparse
 
     _Parser, _Ordered = _parser_class(), _ordered_action()
-    parser = _Parser(prog="wctx", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(
+        prog="wctx",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version="wctx " + __version__)
     parser.add_argument("--home", help="store directory (default: $WCTX_HOME or ~/.wctx)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -7145,8 +7963,13 @@ def build_parser(only=None):
 
     def command(name, func, json_flag=True, **kw):
         doc = (func.__doc__ or "").strip()
-        p = sub.add_parser(name, help=_first_sentence(doc), description=doc,
-                           formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
+        p = sub.add_parser(
+            name,
+            help=_first_sentence(doc),
+            description=doc,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            **kw,
+        )
         p.set_defaults(func=func)
         if json_flag:
             p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -7158,16 +7981,22 @@ def build_parser(only=None):
     repo = sub.add_parser("repo", help="register, list and remove repositories")
     repo_sub = repo.add_subparsers(dest="repo_command", metavar="ACTION", parser_class=_Parser)
     repo_sub.required = True
-    p = repo_sub.add_parser("add", help=_first_sentence(cmd_repo_add.__doc__), description=cmd_repo_add.__doc__)
+    p = repo_sub.add_parser(
+        "add", help=_first_sentence(cmd_repo_add.__doc__), description=cmd_repo_add.__doc__
+    )
     p.set_defaults(func=cmd_repo_add)
     p.add_argument("path")
     p.add_argument("--name", help="short unique name (default: the directory name)")
     p.add_argument("--workspace", help="workspace to put it in (created if new)")
     p.add_argument("--json", action="store_true")
-    p = repo_sub.add_parser("list", help=_first_sentence(cmd_repo_list.__doc__), description=cmd_repo_list.__doc__)
+    p = repo_sub.add_parser(
+        "list", help=_first_sentence(cmd_repo_list.__doc__), description=cmd_repo_list.__doc__
+    )
     p.set_defaults(func=cmd_repo_list)
     p.add_argument("--json", action="store_true")
-    p = repo_sub.add_parser("remove", help=_first_sentence(cmd_repo_remove.__doc__), description=cmd_repo_remove.__doc__)
+    p = repo_sub.add_parser(
+        "remove", help=_first_sentence(cmd_repo_remove.__doc__), description=cmd_repo_remove.__doc__
+    )
     p.set_defaults(func=cmd_repo_remove)
     p.add_argument("name")
     p.add_argument("--json", action="store_true")
@@ -7175,10 +8004,14 @@ def build_parser(only=None):
     ws = sub.add_parser("workspace", help="list and show workspaces")
     ws_sub = ws.add_subparsers(dest="ws_command", metavar="ACTION", parser_class=_Parser)
     ws_sub.required = True
-    p = ws_sub.add_parser("list", help=_first_sentence(cmd_workspace_list.__doc__), description=cmd_workspace_list.__doc__)
+    p = ws_sub.add_parser(
+        "list", help=_first_sentence(cmd_workspace_list.__doc__), description=cmd_workspace_list.__doc__
+    )
     p.set_defaults(func=cmd_workspace_list)
     p.add_argument("--json", action="store_true")
-    p = ws_sub.add_parser("show", help=_first_sentence(cmd_workspace_show.__doc__), description=cmd_workspace_show.__doc__)
+    p = ws_sub.add_parser(
+        "show", help=_first_sentence(cmd_workspace_show.__doc__), description=cmd_workspace_show.__doc__
+    )
     p.set_defaults(func=cmd_workspace_show)
     p.add_argument("name")
     p.add_argument("--json", action="store_true")
@@ -7210,10 +8043,34 @@ def build_parser(only=None):
         ("--known-issue", "known_issue"),
         ("--note", "note"),
     ):
-        p.add_argument(flag, dest=dest, action=_Ordered, metavar="CLAIM", help="add a %s item ('claim :: detail')" % dest.replace("_", " "))
-    p.add_argument("--repo", dest="repo", action=_Ordered, metavar="NAME", help="repository the item is about (default: the cwd's)")
-    p.add_argument("--file", dest="file", action=_Ordered, metavar="PATH[#SYMBOL]", help="cited file, repeatable; repo-name:path for another repo")
-    p.add_argument("--confidence", dest="confidence", action=_Ordered, metavar="0..1", help="stated confidence of the item")
+        p.add_argument(
+            flag,
+            dest=dest,
+            action=_Ordered,
+            metavar="CLAIM",
+            help="add a %s item ('claim :: detail')" % dest.replace("_", " "),
+        )
+    p.add_argument(
+        "--repo",
+        dest="repo",
+        action=_Ordered,
+        metavar="NAME",
+        help="repository the item is about (default: the cwd's)",
+    )
+    p.add_argument(
+        "--file",
+        dest="file",
+        action=_Ordered,
+        metavar="PATH[#SYMBOL]",
+        help="cited file, repeatable; repo-name:path for another repo",
+    )
+    p.add_argument(
+        "--confidence",
+        dest="confidence",
+        action=_Ordered,
+        metavar="0..1",
+        help="stated confidence of the item",
+    )
     p.add_argument("--session", help="append to this session instead of starting one")
     p.add_argument("--agent", default="cli", help="who is recording (default: cli)")
 
@@ -7243,9 +8100,20 @@ def build_parser(only=None):
 
     p = command("import", cmd_import)
     p.add_argument("paths", nargs="*", metavar="PATH", help="transcript files, or directories of them")
-    p.add_argument("--agent", choices=("auto",) + TRANSCRIPT_AGENTS, default="auto", help="transcript format (default: detect)")
-    p.add_argument("--force", action="store_true", help="re-read transcripts even when unchanged since their last import")
-    p.add_argument("--hook", action="store_true", help="read an agent hook's JSON on stdin; never fails (see: wctx hooks)")
+    p.add_argument(
+        "--agent",
+        choices=("auto",) + TRANSCRIPT_AGENTS,
+        default="auto",
+        help="transcript format (default: detect)",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="re-read transcripts even when unchanged since their last import"
+    )
+    p.add_argument(
+        "--hook",
+        action="store_true",
+        help="read an agent hook's JSON on stdin; never fails (see: wctx hooks)",
+    )
     p.set_defaults(no_store=True)
 
     p = command("hooks", cmd_hooks)
@@ -7264,14 +8132,18 @@ def build_parser(only=None):
 
     p = command("mcp", cmd_mcp, json_flag=False)
     p.add_argument("--repo", help="default repository for the tools (a registered name or path)")
-    p.add_argument("--workspace", help="default workspace when the server runs outside a registered repository")
+    p.add_argument(
+        "--workspace", help="default workspace when the server runs outside a registered repository"
+    )
 
     p = command("mcp-info", cmd_mcp_info)
     p.add_argument("--repo", help="put --repo NAME in the snippets")
     p.add_argument("--workspace", help="put --workspace NAME in the snippets")
 
     p = command("instructions", cmd_instructions)
-    p.add_argument("--write", action="store_true", help="install into CLAUDE.md and AGENTS.md of this repository")
+    p.add_argument(
+        "--write", action="store_true", help="install into CLAUDE.md and AGENTS.md of this repository"
+    )
 
     ev = sub.add_parser("eval", help="measure retrieval quality on a judged corpus")
     ev_sub = ev.add_subparsers(dest="eval_command", metavar="WHAT", parser_class=_Parser)
@@ -7287,7 +8159,9 @@ def build_parser(only=None):
     p.add_argument("--dir", help="write one JSONL file per session into this directory")
     p.add_argument("--repo", help="only evidence about this repository")
     p = command("import-evidence", cmd_import_evidence)
-    p.add_argument("paths", nargs="+", metavar="PATH", help="JSONL files or directories written by wctx export")
+    p.add_argument(
+        "paths", nargs="+", metavar="PATH", help="JSONL files or directories written by wctx export"
+    )
 
     p = command("demo", cmd_demo, json_flag=False)
     p.add_argument("--keep", metavar="DIR", help="build the demo in DIR and keep it")
@@ -7332,7 +8206,11 @@ def main(argv=None):
         # A damaged, full or unwritable store surfaces mid-command as sqlite3.DatabaseError: one
         # line, not a traceback. IntegrityError is a wctx bug and keeps its traceback.
         sqlite3 = sys.modules.get("sqlite3")
-        if sqlite3 is None or not isinstance(e, sqlite3.DatabaseError) or isinstance(e, sqlite3.IntegrityError):
+        if (
+            sqlite3 is None
+            or not isinstance(e, sqlite3.DatabaseError)
+            or isinstance(e, sqlite3.IntegrityError)
+        ):
             raise
         where = store.path if store is not None else "the store"
         sys.stderr.write("wctx: store error in %s: %s\n" % (where, e))

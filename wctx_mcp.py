@@ -191,8 +191,8 @@ def _suspect(text):
 _HOMOGLYPHS = {
     ord(a): b
     for a, b in zip(
-        "АВЕЅІЈКМНОРСТХУаеѕіјорсхуԁһӏ" "ΑΒΕΗΙΚΜΝΟΡΤΥΧΖαοιυνρ",
-        "ABESIJKMHOPCTXYaesijopcxydhl" "ABEHIKMNOPTYXZaoiuvp",
+        "АВЕЅІЈКМНОРСТХУаеѕіјорсхуԁһӏΑΒΕΗΙΚΜΝΟΡΤΥΧΖαοιυνρ",
+        "ABESIJKMHOPCTXYaesijopcxydhlABEHIKMNOPTYXZaoiuvp",
     )
 }
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")

@@ -115,13 +115,22 @@ def main(argv=None):
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print("transcript: %s (%.2f MB, %d lines incl. subagents), %d runs, Python %s"
-              % (os.path.basename(path), size / 1e6, lines, args.runs, report["python"]))
+        print(
+            "transcript: %s (%.2f MB, %d lines incl. subagents), %d runs, Python %s"
+            % (os.path.basename(path), size / 1e6, lines, args.runs, report["python"])
+        )
         for k in ("baseline", "parse", "import"):
             print("  %-9s median %7.1f ms   min %7.1f ms" % (k, med[k] * 1000, best[k] * 1000))
-        print("import / baseline: %.2fx   parse / baseline: %.2fx   %.1f MB/s   budget %.1f s: %s"
-              % (report["ratio_import_to_baseline"], report["ratio_parse_to_baseline"], report["mb_per_second"],
-                 BUDGET_SECONDS, "ok" if report["within_budget"] else "OVER"))
+        print(
+            "import / baseline: %.2fx   parse / baseline: %.2fx   %.1f MB/s   budget %.1f s: %s"
+            % (
+                report["ratio_import_to_baseline"],
+                report["ratio_parse_to_baseline"],
+                report["mb_per_second"],
+                BUDGET_SECONDS,
+                "ok" if report["within_budget"] else "OVER",
+            )
+        )
     return 1 if args.check and not report["within_budget"] else 0
 
 

@@ -140,14 +140,26 @@ def render(lang, functions, salt):
     out = []
     for name, const in functions:
         if lang == "py":
-            out.append('def %s(value):\n    """Handle %s."""\n    total = value + %d\n    return total * %d\n' % (name, name, const, salt))
+            out.append(
+                'def %s(value):\n    """Handle %s."""\n    total = value + %d\n    return total * %d\n'
+                % (name, name, const, salt)
+            )
         elif lang in ("ts", "js"):
             typed = ": number" if lang == "ts" else ""
-            out.append("export function %s(value%s)%s {\n  const total = value + %d;\n  return total * %d;\n}\n" % (name, typed, typed, const, salt))
+            out.append(
+                "export function %s(value%s)%s {\n  const total = value + %d;\n  return total * %d;\n}\n"
+                % (name, typed, typed, const, salt)
+            )
         elif lang == "go":
-            out.append("func %s(value int) int {\n\ttotal := value + %d\n\treturn total * %d\n}\n" % (name, const, salt))
+            out.append(
+                "func %s(value int) int {\n\ttotal := value + %d\n\treturn total * %d\n}\n"
+                % (name, const, salt)
+            )
         else:
-            out.append("pub fn %s(value: i64) -> i64 {\n    let total = value + %d;\n    total * %d\n}\n" % (name, const, salt))
+            out.append(
+                "pub fn %s(value: i64) -> i64 {\n    let total = value + %d;\n    total * %d\n}\n"
+                % (name, const, salt)
+            )
     head = {"py": "", "ts": "", "js": "", "go": "package main\n\n", "rs": ""}[lang]
     return head + "\n".join(out)
 
@@ -183,12 +195,20 @@ class Repos:
         rng = self.c.rng
         lang = rng.choices([lang for lang, _ in LANGS], [w for _, w in LANGS])[0]
         folder = rng.choice(["src", "src/" + self.c.word(), "lib", "internal/" + self.c.word()])
-        stem = "%s_%s" % (self.c.word(), i) if lang in ("py", "go", "rs") else "%s%d" % (_camel([self.c.word(), "mod"]), i)
+        stem = (
+            "%s_%s" % (self.c.word(), i)
+            if lang in ("py", "go", "rs")
+            else "%s%d" % (_camel([self.c.word(), "mod"]), i)
+        )
         rel = "%s/%s.%s" % (folder, stem, lang)
         functions = []
         for _ in range(rng.randint(4, 12)):
             parts = [self.c.word(), self.c.rare_word()]
-            fn = "_".join(parts) if lang in ("py", "rs") else (_camel(parts) if lang != "go" else _camel(parts).title())
+            fn = (
+                "_".join(parts)
+                if lang in ("py", "rs")
+                else (_camel(parts) if lang != "go" else _camel(parts).title())
+            )
             if fn not in [f for f, _ in functions]:
                 functions.append((fn, rng.randint(1, 999)))
         self.files[name][rel] = [lang, functions, rng.randint(2, 9)]
@@ -432,7 +452,8 @@ def bench_verify(store, repos, count, repo_count):
     for i in range(0, len(rids), 500):
         chunk = rids[i : i + 500]
         for a in store.all(
-            "SELECT repo_name, path, commit_sha FROM anchors WHERE evidence_rid IN (%s)" % ",".join("?" * len(chunk)),
+            "SELECT repo_name, path, commit_sha FROM anchors WHERE evidence_rid IN (%s)"
+            % ",".join("?" * len(chunk)),
             chunk,
         ):
             if a["commit_sha"]:
@@ -472,41 +493,83 @@ def table(report):
     for size, s in report["search"].items():
         lines.append(
             "%-34s %9.2f ms %9.2f ms %7.2fx   %s"
-            % ("search p50 @ %s items" % size, s["p50_ms"], s["fts_p50_ms"], s["ratio_p50"] or 0, "<= %g ms" % g["search_p50_ms"])
+            % (
+                "search p50 @ %s items" % size,
+                s["p50_ms"],
+                s["fts_p50_ms"],
+                s["ratio_p50"] or 0,
+                "<= %g ms" % g["search_p50_ms"],
+            )
         )
         lines.append(
             "%-34s %9.2f ms %9.2f ms %7.2fx   %s"
-            % ("search p95 @ %s items" % size, s["p95_ms"], s["fts_p95_ms"], s["ratio_p95"] or 0, "<= %g ms" % g["search_p95_ms"])
+            % (
+                "search p95 @ %s items" % size,
+                s["p95_ms"],
+                s["fts_p95_ms"],
+                s["ratio_p95"] or 0,
+                "<= %g ms" % g["search_p95_ms"],
+            )
         )
     for size, s in report["search"].items():
         if "cpu_p50_ms" in s:
             lines.append(
                 "%-34s %9.2f ms %9.2f ms %7.2fx   %s"
-                % ("search CPU p50 / p95 @ %s" % size, s["cpu_p50_ms"], s["fts_cpu_p50_ms"],
-                   s["cpu_p50_ms"] / s["fts_cpu_p50_ms"] if s["fts_cpu_p50_ms"] else 0, "(process time)")
+                % (
+                    "search CPU p50 / p95 @ %s" % size,
+                    s["cpu_p50_ms"],
+                    s["fts_cpu_p50_ms"],
+                    s["cpu_p50_ms"] / s["fts_cpu_p50_ms"] if s["fts_cpu_p50_ms"] else 0,
+                    "(process time)",
+                )
             )
             lines.append(
                 "%-34s %9.2f ms %9.2f ms %7.2fx"
-                % ("", s["cpu_p95_ms"], s["fts_cpu_p95_ms"], s["cpu_p95_ms"] / s["fts_cpu_p95_ms"] if s["fts_cpu_p95_ms"] else 0)
+                % (
+                    "",
+                    s["cpu_p95_ms"],
+                    s["fts_cpu_p95_ms"],
+                    s["cpu_p95_ms"] / s["fts_cpu_p95_ms"] if s["fts_cpu_p95_ms"] else 0,
+                )
             )
     for size, c in report["cli"].items():
         lines.append(
             "%-34s %9.1f ms %9.1f ms %7.2fx   %s"
-            % ("CLI wctx.py search @ %s" % size, c["search_ms"], c["baseline_ms"], c["ratio"], "<= %gx" % g["cli_ratio"])
+            % (
+                "CLI wctx.py search @ %s" % size,
+                c["search_ms"],
+                c["baseline_ms"],
+                c["ratio"],
+                "<= %gx" % g["cli_ratio"],
+            )
         )
         if "module_ratio" in c:
             lines.append(
                 "%-34s %9.1f ms %9.1f ms %7.2fx   %s"
-                % ("CLI -m wctx search @ %s" % size, c["module_search_ms"], c["baseline_ms"], c["module_ratio"], "(cached .pyc)")
+                % (
+                    "CLI -m wctx search @ %s" % size,
+                    c["module_search_ms"],
+                    c["baseline_ms"],
+                    c["module_ratio"],
+                    "(cached .pyc)",
+                )
             )
     v = report.get("verify")
     if v:
         lines.append(
             "%-34s %10.2f s %10.3f s %7.1fx   %s"
-            % ("verify %d items / %d repos" % (v["items"], v["repos"]), v["verify_s"], v["batch_check_s"], v["ratio"] or 0, "<= %g s" % g["verify_s"])
+            % (
+                "verify %d items / %d repos" % (v["items"], v["repos"]),
+                v["verify_s"],
+                v["batch_check_s"],
+                v["ratio"] or 0,
+                "<= %g s" % g["verify_s"],
+            )
         )
-    lines.append("baselines: bare FTS5 MATCH+bm25 LIMIT 10 | python -c 'import sqlite3, json, subprocess, argparse' | "
-                 "git cat-file --batch-check per repo")
+    lines.append(
+        "baselines: bare FTS5 MATCH+bm25 LIMIT 10 | python -c 'import sqlite3, json, subprocess, argparse' | "
+        "git cat-file --batch-check per repo"
+    )
     return "\n".join(lines)
 
 
@@ -519,11 +582,15 @@ def main(argv=None):
     parser.add_argument("--cli-runs", type=int, help="timed CLI runs per command (default 30)")
     parser.add_argument("--verify-items", type=int, help="items for the verify measure (default 10000)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--keep", metavar="DIR", help="build in DIR and keep it (default: a temp dir, removed)")
+    parser.add_argument(
+        "--keep", metavar="DIR", help="build in DIR and keep it (default: a temp dir, removed)"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
 
-    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([2000] if args.quick else [10000, 100000])
+    sizes = (
+        [int(s) for s in args.sizes.split(",")] if args.sizes else ([2000] if args.quick else [10000, 100000])
+    )
     nq = args.queries or (40 if args.quick else 200)
     cli_runs = args.cli_runs or (8 if args.quick else 30)
     verify_items = args.verify_items or (1000 if args.quick else 10000)
@@ -540,7 +607,8 @@ def main(argv=None):
         "cpus": os.cpu_count(),
         "load_average_start": [round(x, 1) for x in os.getloadavg()],
         "seed": args.seed,
-        "command": "python3 bench/search.py" + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip(),
+        "command": "python3 bench/search.py"
+        + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip(),
         "search": {},
         "cli": {},
         "build": {},
@@ -581,9 +649,20 @@ def main(argv=None):
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print("wctx search bench: Python %s, SQLite %s, %s CPUs (load average %s -> %s), %d repos, %d files, "
-              "%d-word vocabulary" % (report["python"], report["sqlite"], report["cpus"], report["load_average_start"][0],
-                                      report["load_average_end"][0], len(REPO_NAMES), report["files"], report["vocabulary"]))
+        print(
+            "wctx search bench: Python %s, SQLite %s, %s CPUs (load average %s -> %s), %d repos, %d files, "
+            "%d-word vocabulary"
+            % (
+                report["python"],
+                report["sqlite"],
+                report["cpus"],
+                report["load_average_start"][0],
+                report["load_average_end"][0],
+                len(REPO_NAMES),
+                report["files"],
+                report["vocabulary"],
+            )
+        )
         print(table(report))
     return 0
 

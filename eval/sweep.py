@@ -56,8 +56,13 @@ def main(argv=None):
                 wctx.RANK_FRESHNESS_PENALTY.update(fresh)
                 report = wctx._run_eval_queries(store, corpus, ids, wctx.EVAL_LIMIT, lambda text: None)
                 topology = next(v for v in report["variants"] if v["name"] == "topology")
-                rows.append({"config": name, "overall": topology["overall"],
-                             "by_category": {c: s["mrr"] for c, s in topology["by_category"].items()}})
+                rows.append(
+                    {
+                        "config": name,
+                        "overall": topology["overall"],
+                        "by_category": {c: s["mrr"] for c, s in topology["by_category"].items()},
+                    }
+                )
         finally:
             wctx.RANK_TOPOLOGY_BONUS.clear()
             wctx.RANK_TOPOLOGY_BONUS.update(BASE_TOPOLOGY)
@@ -72,8 +77,10 @@ def main(argv=None):
     print("%-22s %6s %6s %6s %8s %7s" % ("topology, scoped", "hit@1", "hit@5", "MRR", "nDCG@10", "attrib"))
     for r in rows:
         o = r["overall"]
-        print("%-22s %6.3f %6.3f %6.3f %8.3f %7.3f"
-              % (r["config"], o["hit@1"], o["hit@5"], o["mrr"], o["ndcg@10"], o["attribution"]))
+        print(
+            "%-22s %6.3f %6.3f %6.3f %8.3f %7.3f"
+            % (r["config"], o["hit@1"], o["hit@5"], o["mrr"], o["ndcg@10"], o["attribution"])
+        )
     cats = sorted(rows[0]["by_category"])
     print("\nMRR by category")
     print("%-22s " % "" + " ".join("%-8s" % c[:8] for c in cats))

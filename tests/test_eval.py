@@ -179,8 +179,19 @@ def test_bad_corpus_is_a_usage_error(run_cli, tmp_path):
     bad = tmp_path / "bad"
     shutil.copytree(TINY, str(bad))
     with open(str(bad / "queries.jsonl"), "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"id": "q9", "from": "app", "text": "x", "category": "c", "needs": "app",
-                             "judgements": {"t1": 7}}) + "\n")
+        fh.write(
+            json.dumps(
+                {
+                    "id": "q9",
+                    "from": "app",
+                    "text": "x",
+                    "category": "c",
+                    "needs": "app",
+                    "judgements": {"t1": 7},
+                }
+            )
+            + "\n"
+        )
     res = run_cli(["eval", "retrieval", "--corpus", str(bad)])
     assert res.code == 2
     assert "q9" in res.err and "1..3" in res.err
@@ -222,7 +233,9 @@ def test_real_corpus_report_has_every_metric_for_both_rankings(run_cli):
 def test_committed_corpus_is_what_the_generator_writes():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("build_corpus", os.path.join(ROOT, "eval", "build_corpus.py"))
+    spec = importlib.util.spec_from_file_location(
+        "build_corpus", os.path.join(ROOT, "eval", "build_corpus.py")
+    )
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     corpus, evidence, queries = gen.build()

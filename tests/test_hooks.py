@@ -151,7 +151,10 @@ def _hook(stdin_bytes, wctx_home, close=True):
     env = dict(os.environ, WCTX_HOME=wctx_home)
     proc = subprocess.Popen(
         [sys.executable, WCTX_SCRIPT, "import", "--hook"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     )
     try:
         proc.stdin.write(stdin_bytes)
@@ -175,8 +178,13 @@ def test_the_hook_imports_the_session_it_is_given(git_repo, store, wctx_home, tm
     wctx.register_repo(store, a.path)
     wctx.register_repo(store, b.path)
     transcript = _render(tmp_path / "s.jsonl", a.path, b.path, str(tmp_path))
-    payload = {"session_id": "11111111-aaaa-4bbb-8ccc-000000000001", "transcript_path": transcript,
-               "cwd": a.path, "hook_event_name": "SessionEnd", "reason": "exit"}
+    payload = {
+        "session_id": "11111111-aaaa-4bbb-8ccc-000000000001",
+        "transcript_path": transcript,
+        "cwd": a.path,
+        "hook_event_name": "SessionEnd",
+        "reason": "exit",
+    }
     code, out, err = _hook(json.dumps(payload).encode(), wctx_home)
     assert (code, out) == (0, b"")
     assert wait_for_log(wctx_home, " ok SessionEnd imported ses-")
@@ -184,7 +192,11 @@ def test_the_hook_imports_the_session_it_is_given(git_repo, store, wctx_home, tm
 
 
 def test_the_hook_never_fails_the_agent(wctx_home, tmp_path):
-    for stdin in (b"", b"not json", json.dumps({"transcript_path": str(tmp_path / "missing.jsonl")}).encode()):
+    for stdin in (
+        b"",
+        b"not json",
+        json.dumps({"transcript_path": str(tmp_path / "missing.jsonl")}).encode(),
+    ):
         code, out, err = _hook(stdin, wctx_home)
         assert code == 0 and out == b""
     log = open(os.path.join(wctx_home, "hooks.log"), encoding="utf-8").read().splitlines()
@@ -208,8 +220,13 @@ def test_the_installed_command_runs(run_cli, git_repo, store, wctx_home, agent_d
     command = load(claude / "settings.json")["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
     transcript = _render(tmp_path / "s.jsonl", a.path, a.path, str(tmp_path))
     proc = subprocess.run(
-        command, shell=True, input=json.dumps({"transcript_path": transcript}).encode(),
-        env=dict(os.environ, WCTX_HOME=wctx_home), capture_output=True, check=False, timeout=60,
+        command,
+        shell=True,
+        input=json.dumps({"transcript_path": transcript}).encode(),
+        env=dict(os.environ, WCTX_HOME=wctx_home),
+        capture_output=True,
+        check=False,
+        timeout=60,
     )
     assert proc.returncode == 0
     assert wait_for_log(wctx_home, " ok ")

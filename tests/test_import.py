@@ -11,7 +11,14 @@ import pytest
 import wctx
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "transcripts")
-AGENT_ENV = ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CLAUDE_SESSION_ID", "CODEX_THREAD_ID", "CLAUDE_CONFIG_DIR", "CODEX_HOME")
+AGENT_ENV = (
+    "CLAUDECODE",
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_SESSION_ID",
+    "CODEX_THREAD_ID",
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -98,7 +105,14 @@ def test_claude_session_in_a_that_edits_b_is_attributed_to_b_with_b_provenance(r
     assert [c["command"] for c in act["commands"]] == ["python -m pytest -q"]
     assert act["commands"][0]["repo"] == "repo-a"
     assert [e["tool"] for e in act["errors"]] == ["Bash"]
-    assert act["tool_calls"] == {"Read": 2, "Edit": 2, "Bash": 1, "Write": 1, "mcp__wctx__record_evidence": 1, "Grep": 1}
+    assert act["tool_calls"] == {
+        "Read": 2,
+        "Edit": 2,
+        "Bash": 1,
+        "Write": 1,
+        "mcp__wctx__record_evidence": 1,
+        "Grep": 1,
+    }
 
 
 def test_prose_is_never_evidence_but_record_evidence_calls_are(repos, store, tmp_path):
@@ -106,7 +120,9 @@ def test_prose_is_never_evidence_but_record_evidence_calls_are(repos, store, tmp
     path = render("claude_multi_repo.jsonl", tmp_path / "t", a=a, b=b, outside=outside)
     res = wctx.import_transcript(store, path)
     evidence = wctx.get_session(store, res["session"])["evidence"]
-    assert [(e["kind"], e["claim"], e["repo"]) for e in evidence] == [("finding", "SDK swallows the 419", "repo-b")]
+    assert [(e["kind"], e["claim"], e["repo"]) for e in evidence] == [
+        ("finding", "SDK swallows the 419", "repo-b")
+    ]
     item = wctx.get_evidence(store, evidence[0]["id"])
     anchors = {(x["repo"], x["path"]): x for x in item["anchors"]}
     assert anchors[("repo-b", "src/upload.py")]["commit"] == b.head
@@ -119,11 +135,15 @@ def test_prose_is_never_evidence_but_record_evidence_calls_are(repos, store, tmp
 
 def test_record_evidence_already_stored_live_is_not_duplicated(repos, store, tmp_path):
     a, b, outside = repos
-    live = wctx.capture(store, [{"kind": "finding", "claim": "live item", "repo": "repo-b"}], cwd=a.path, agent="mcp")
+    live = wctx.capture(
+        store, [{"kind": "finding", "claim": "live item", "repo": "repo-b"}], cwd=a.path, agent="mcp"
+    )
     ev_id = live["evidence"][0]["id"]
     path = render("claude_multi_repo.jsonl", tmp_path / "t", a=a, b=b, outside=outside)
     with open(path, encoding="utf-8") as fh:
-        text = fh.read().replace('"text":"recorded 1 item"', '"text":"{\\"recorded\\": [{\\"id\\": \\"%s\\"}]}"' % ev_id)
+        text = fh.read().replace(
+            '"text":"recorded 1 item"', '"text":"{\\"recorded\\": [{\\"id\\": \\"%s\\"}]}"' % ev_id
+        )
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(text)
     res = wctx.import_transcript(store, path)
@@ -175,7 +195,14 @@ def test_codex_commit_applies_only_to_the_cwd_repo(repos, store, tmp_path):
 def _row_counts(store):
     return {
         t: store.one("SELECT count(*) AS n FROM %s" % t)["n"]
-        for t in ("sessions", "evidence", "session_files", "session_commands", "session_repos", "session_imports")
+        for t in (
+            "sessions",
+            "evidence",
+            "session_files",
+            "session_commands",
+            "session_repos",
+            "session_imports",
+        )
     }
 
 
@@ -223,7 +250,10 @@ def test_subagents_are_part_of_their_session(repos, store, tmp_path):
     res = wctx.import_transcripts(store, [str(base)])  # a directory: subagent files are not sessions
     assert res["failed"] == [] and len(res["results"]) == 1
     act = activity(store, res["results"][0]["session"])
-    assert {s["id"]: s["type"] for s in act["subagents"]} == {"a111111": "Explore", "acompact-0a0a0a": "compaction"}
+    assert {s["id"]: s["type"] for s in act["subagents"]} == {
+        "a111111": "Explore",
+        "acompact-0a0a0a": "compaction",
+    }
     assert file_row(act, "repo-b", "src/upload.py")["reads"] == 1
     assert [(c["command"], c["subagent"]) for c in act["commands"]] == [("ls %s/src" % b.path, "a111111")]
     assert act["tool_calls"] == {"Task": 1, "Edit": 1, "Read": 1, "Bash": 1}
@@ -334,7 +364,8 @@ def test_find_running_session_for_codex_and_older_claude(tmp_path):
     rollout = day / "rollout-2026-03-02T09-00-00-019c0000-0000-7000-8000-00000000c0de.jsonl"
     rollout.write_text("{}\n")
     found = wctx.find_running_session(
-        str(tmp_path), env={"CODEX_THREAD_ID": "019c0000-0000-7000-8000-00000000c0de", "CODEX_HOME": str(codex)}
+        str(tmp_path),
+        env={"CODEX_THREAD_ID": "019c0000-0000-7000-8000-00000000c0de", "CODEX_HOME": str(codex)},
     )
     assert found["agent"] == "codex" and found["transcript"] == str(rollout)
 
@@ -356,7 +387,17 @@ def test_import_json_output_is_stable(run_cli, repos, tmp_path):
     path = render("codex_multi_repo.jsonl", tmp_path, a=a, b=b)
     data = run_cli(["import", "--json", path]).json
     r = data["results"][0]
-    assert set(r) >= {"session", "agent", "external_id", "transcript", "status", "files", "repos", "commands", "errors"}
+    assert set(r) >= {
+        "session",
+        "agent",
+        "external_id",
+        "transcript",
+        "status",
+        "files",
+        "repos",
+        "commands",
+        "errors",
+    }
     assert json.dumps(data)  # plain JSON
 
 
@@ -436,7 +477,11 @@ def _pyenv_pythons():
     for path in glob.glob(os.path.join(root, "versions", "3.*", "bin", "python")):
         version = os.path.basename(os.path.dirname(os.path.dirname(path)))
         parts = version.split(".")
-        if len(parts) == 3 and all(p.isdigit() for p in parts) and (3, 8) <= (int(parts[0]), int(parts[1])) <= (3, 13):
+        if (
+            len(parts) == 3
+            and all(p.isdigit() for p in parts)
+            and (3, 8) <= (int(parts[0]), int(parts[1])) <= (3, 13)
+        ):
             found["%s.%s" % (parts[0], parts[1])] = path
     return [found[k] for k in sorted(found)]
 
@@ -451,10 +496,14 @@ def test_import_and_show_under_every_python(python, repos, tmp_path, wctx_home):
     path = render("codex_multi_repo.jsonl", tmp_path, a=a, b=b, commit_a=a.head)
     script = os.path.join(os.path.dirname(FIXTURES), "..", "..", "wctx.py")
     env = dict(os.environ, WCTX_HOME=wctx_home)
-    done = subprocess.run([python, script, "import", "--json", path], env=env, capture_output=True, check=False)
+    done = subprocess.run(
+        [python, script, "import", "--json", path], env=env, capture_output=True, check=False
+    )
     assert done.returncode == 0, done.stderr
     sid = json.loads(done.stdout)["results"][0]["session"]
-    done = subprocess.run([python, script, "sessions", "show", sid], env=env, capture_output=True, check=False)
+    done = subprocess.run(
+        [python, script, "sessions", "show", sid], env=env, capture_output=True, check=False
+    )
     assert done.returncode == 0 and b"repo-b:src/upload.py  read 1, edited 1" in done.stdout, done.stderr
 
 
@@ -469,7 +518,11 @@ def test_a_summary_only_file_stores_nothing(run_cli, tmp_path, store):
 def test_subagent_files_next_to_the_session_belong_to_it(repos, store, tmp_path):
     a, b, outside = repos
     base = tmp_path / "project"
-    for name in ("55555555-aaaa-4bbb-8ccc-000000000005.jsonl", "agent-5b5b5b5b.jsonl", "agent-9c9c9c9c.jsonl"):
+    for name in (
+        "55555555-aaaa-4bbb-8ccc-000000000005.jsonl",
+        "agent-5b5b5b5b.jsonl",
+        "agent-9c9c9c9c.jsonl",
+    ):
         render(os.path.join("old_layout", name), base, a=a, b=b)
     res = wctx.import_transcripts(store, [str(base / "old_layout")])
     assert res["failed"] == []
@@ -496,18 +549,28 @@ def test_a_result_names_the_session_that_edited_its_cited_file(repos, store, tmp
     before = wctx.search(store, "retries", repo="repo-a")["results"][0]
     assert not any(" edited " in r for r in before["reasons"])
 
-    imported = wctx.import_transcript(store, render("claude_multi_repo.jsonl", tmp_path / "t", a=a, b=b, outside=outside))
+    imported = wctx.import_transcript(
+        store, render("claude_multi_repo.jsonl", tmp_path / "t", a=a, b=b, outside=outside)
+    )
     res = wctx.search(store, "retries", repo="repo-a")
     hit = res["results"][0]
     assert hit["id"] == cap["evidence"][0]["id"]
     edited = [r for r in hit["reasons"] if " edited " in r]
-    assert edited == ["session %s (claude-code, 2026-03-01) edited src/upload.py in repo-b" % imported["session"]]
+    assert edited == [
+        "session %s (claude-code, 2026-03-01) edited src/upload.py in repo-b" % imported["session"]
+    ]
 
 
 def test_a_result_citing_nothing_a_session_edited_names_no_session(repos, store, tmp_path):
     a, b, outside = repos
-    wctx.capture(store, [{"kind": "note", "claim": "main returns one", "repo": "repo-a", "files": ["app/main.py"]}], cwd=a.path)
-    wctx.import_transcript(store, render("claude_multi_repo.jsonl", tmp_path / "t", a=a, b=b, outside=outside))
+    wctx.capture(
+        store,
+        [{"kind": "note", "claim": "main returns one", "repo": "repo-a", "files": ["app/main.py"]}],
+        cwd=a.path,
+    )
+    wctx.import_transcript(
+        store, render("claude_multi_repo.jsonl", tmp_path / "t", a=a, b=b, outside=outside)
+    )
     # The fixture session reads and edits app/main.py: it is named. A file it never touched is not.
     hit = wctx.search(store, "main returns", repo="repo-a")["results"][0]
     assert any("edited app/main.py in repo-a" in r for r in hit["reasons"])
@@ -567,4 +630,6 @@ def test_two_transcripts_with_one_session_id_keep_each_others_activity(repos, st
         edited.update((f["repo"], f["path"]) for f in activity(store, res["session"])["files"] if f["edits"])
     assert edited == {("repo-a", "app/main.py"), ("repo-b", "src/upload.py")}
     assert wctx.import_transcript(store, str(first), force=True)["session"] == r1["session"]
-    assert ("repo-b", "src/upload.py") in {(f["repo"], f["path"]) for f in activity(store, r2["session"])["files"]}
+    assert ("repo-b", "src/upload.py") in {
+        (f["repo"], f["path"]) for f in activity(store, r2["session"])["files"]
+    }

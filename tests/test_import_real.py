@@ -17,7 +17,12 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
 
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="shared transcripts not present at %s" % SHARED)
 
-EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path", "NotebookEdit": "notebook_path"}
+EDIT_TOOLS = {
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "Write": "file_path",
+    "NotebookEdit": "notebook_path",
+}
 
 
 def transcripts():
@@ -53,7 +58,11 @@ def scan_claude(path):
             message = obj.get("message")
             content = message.get("content") if isinstance(message, dict) else None
             for block in content if isinstance(content, list) else ():
-                if isinstance(block, dict) and block.get("type") == "tool_use" and obj.get("type") == "assistant":
+                if (
+                    isinstance(block, dict)
+                    and block.get("type") == "tool_use"
+                    and obj.get("type") == "assistant"
+                ):
                     if block.get("id"):
                         ids.add(block["id"])
                     else:
@@ -62,7 +71,13 @@ def scan_claude(path):
                     value = (block.get("input") or {}).get(key) if key else None
                     if isinstance(value, str) and value.startswith("/"):
                         edited.add(os.path.normpath(value))
-    return {"tool_calls": len(ids) + anonymous, "edited": edited, "cwds": cwds, "start": min(times), "end": max(times)}
+    return {
+        "tool_calls": len(ids) + anonymous,
+        "edited": edited,
+        "cwds": cwds,
+        "start": min(times),
+        "end": max(times),
+    }
 
 
 def scan_codex(path):
@@ -71,7 +86,11 @@ def scan_codex(path):
         payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
         if obj.get("type") == "session_meta" and meta is None:
             meta = payload
-        if obj.get("type") == "response_item" and payload.get("type") in ("function_call", "custom_tool_call", "local_shell_call"):
+        if obj.get("type") == "response_item" and payload.get("type") in (
+            "function_call",
+            "custom_tool_call",
+            "local_shell_call",
+        ):
             calls += 1
     return {"tool_calls": calls, "meta": meta}
 
@@ -129,9 +148,18 @@ def test_spotter_session_details(imported):
     assert r["external_id"] == "8463c716-a2ea-4c14-9efa-87158ebd9f20"
     assert act["agent_version"] == "2.1.39" and act["compactions"] == 1
     assert len(act["cwds"]) == 7  # the session moved between the worktree and its assets/ folder
-    assert {s["id"]: s["type"] for s in act["subagents"]} == {"a7be2f0": "Explore", "acompact-f46190": "compaction"}
-    bash = sum(1 for p in [path] + subagent_files(path) for o in records(p) if o.get("type") == "assistant"
-               for b in (o["message"].get("content") or []) if isinstance(b, dict) and b.get("name") == "Bash")
+    assert {s["id"]: s["type"] for s in act["subagents"]} == {
+        "a7be2f0": "Explore",
+        "acompact-f46190": "compaction",
+    }
+    bash = sum(
+        1
+        for p in [path] + subagent_files(path)
+        for o in records(p)
+        if o.get("type") == "assistant"
+        for b in (o["message"].get("content") or [])
+        if isinstance(b, dict) and b.get("name") == "Bash"
+    )
     assert len(act["commands"]) == bash == 85
     assert sum(1 for e in act["errors"]) == 15
 
@@ -147,8 +175,10 @@ def test_redacted_codex_arguments_are_not_misread_as_paths(imported):
         assert act["files"] == [] and act["commands"] == []
         assert act["redacted_values"] > 0
     stored = " ".join(
-        str(v) for t in ("session_files", "session_commands", "sessions", "session_imports")
-        for row in store.all("SELECT * FROM %s" % t) for v in tuple(row)
+        str(v)
+        for t in ("session_files", "session_commands", "sessions", "session_imports")
+        for row in store.all("SELECT * FROM %s" % t)
+        for v in tuple(row)
     )
     assert "/redacted/path" not in stored and "REDACTED_ARGUMENTS" not in stored
 

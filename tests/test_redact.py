@@ -25,18 +25,38 @@ SECRETS = [
     ("proxy-authorization=token9f8e7d6c5b4a", "token9f8e7d6c5b4a", "proxy-authorization"),
     ("bearer abcdefghijklmnop1234", "abcdefghijklmnop1234", "bearer"),
     ("AWS AKIAIOSFODNN7EXAMPLE here", "AKIAIOSFODNN7EXAMPLE", "here"),
-    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG", "aws_secret_access_key"),
-    ("GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "GITHUB_TOKEN"),
-    ("pat github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_pat_11ABCDEFG0123456789", "pat"),
+    (
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG",
+        "aws_secret_access_key",
+    ),
+    (
+        "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "GITHUB_TOKEN",
+    ),
+    (
+        "pat github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+        "github_pat_11ABCDEFG0123456789",
+        "pat",
+    ),
     ("slack xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx", "xoxb-123456789012", "slack"),
     ("hook https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXX", "XXXXXXXXXXXXXXXXXXXX", "hook"),
     ("key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789", "abcdefghijklmnopqrstuvwxyz0123456789", "key"),
     ("key sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345-_xyz", "abcdefghijklmnopqrstuvwxyz012345", "key"),
-    ("google AIzaSyA-abcdefghijklmnopqrstuvwxyz0123456 x", "AIzaSyA-abcdefghijklmnopqrstuvwxyz0123456", "google"),
+    (
+        "google AIzaSyA-abcdefghijklmnopqrstuvwxyz0123456 x",
+        "AIzaSyA-abcdefghijklmnopqrstuvwxyz0123456",
+        "google",
+    ),
     ("oauth ya29.a0AfH6SMBabcdefghijklmnopqrstu", "ya29.a0AfH6SMBabcdefghijklmnopqrstu", "oauth"),
     ("git clone https://alice:s3cr3tpass@github.com/org/repo.git", "s3cr3tpass", "github.com/org/repo.git"),
     ("postgres://admin:hunter2@db.internal:5432/app", "hunter2", "db.internal:5432/app"),
-    ("https://ghs_abcdefghijklmnopqrstuvwxyz012345@github.com/o/r", "abcdefghijklmnopqrstuvwxyz012345", "github.com/o/r"),
+    (
+        "https://ghs_abcdefghijklmnopqrstuvwxyz012345@github.com/o/r",
+        "abcdefghijklmnopqrstuvwxyz012345",
+        "github.com/o/r",
+    ),
     ("password=hunter2 and more", "hunter2", "and more"),
     ("DB_PASSWORD: 'correct horse battery'", "correct horse battery", "DB_PASSWORD"),
     ('{"api_key": "xyz123abc", "n": 1}', "xyz123abc", '"n": 1'),
@@ -83,7 +103,13 @@ def test_capture_redacts_claim_detail_and_summary(git_repo, store):
     wctx.register_repo(store, repo.path)
     res = wctx.capture(
         store,
-        [{"kind": "note", "claim": "CI used ghp_abcdefghijklmnopqrstuvwxyz0123456789", "detail": "password=hunter2"}],
+        [
+            {
+                "kind": "note",
+                "claim": "CI used ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+                "detail": "password=hunter2",
+            }
+        ],
         summary="rotated AKIAIOSFODNN7EXAMPLE",
         cwd=repo.path,
     )
@@ -99,7 +125,11 @@ MORE_SECRETS = [
     ('curl -d "{\\"apiKey\\": \\"sk123abcdef456\\"}" https://x', "sk123abcdef456", "https://x"),
     ('echo "{\\"password\\":\\"hunter2hunter2\\"}"', "hunter2hunter2", "password"),
     ("ENCRYPTION_KEY=abcdef0123456789 next", "abcdef0123456789", "next"),
-    ("SENDGRID_KEY=SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz012", "abcdefghijklmnopqrstuv", "SENDGRID_KEY"),
+    (
+        "SENDGRID_KEY=SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz012",
+        "abcdefghijklmnopqrstuv",
+        "SENDGRID_KEY",
+    ),
     ("STRIPE_KEY=rk_test_abcdefghijklmnop1234", "abcdefghijklmnop1234", "STRIPE_KEY"),
     ("cli --password hunter2hunter2 --verbose", "hunter2hunter2", "--verbose"),
     ("cli --token Xq7 done", "Xq7", "done"),
@@ -141,7 +171,7 @@ def test_new_rules_leave_ordinary_text_alone(text):
     "big",
     [
         "x_" * 500000 + "key=1",
-        "password: \"" + "\\a" * 500000,
+        'password: "' + "\\a" * 500000,
         "mysql -" + "-p" * 500000,
         "Cookie: " + "a=b;" * 250000,
         "--password " * 100000,

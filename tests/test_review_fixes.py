@@ -135,7 +135,9 @@ def test_repeating_an_item_with_new_files_or_confidence_records_it(product):
                                          "files": ["src/client.py#retry_policy"], "confidence": 0.9}],
                         session_id=sid, cwd=product.sdk.path)  # fmt: skip
     assert more["evidence"][0]["duplicate"] is False
-    assert wctx.get_evidence(product.store, more["evidence"][0]["id"])["files"] == ["src/client.py#retry_policy"]
+    assert wctx.get_evidence(product.store, more["evidence"][0]["id"])["files"] == [
+        "src/client.py#retry_policy"
+    ]
 
 
 def test_supersede_refuses_an_inactive_replacement_and_so_cycles(product):
@@ -160,7 +162,9 @@ def test_a_worktree_inside_a_registered_repo_is_not_that_repo(git_repo, store, r
     res = run_cli(["capture", "--finding", "foo returns 42", "--file", "a.py#foo"], cwd=worktree)
     assert res.code == 2 and "is not inside a registered repository" in res.err
     # Citing the worktree's file from the main checkout is refused with the way out.
-    res = run_cli(["capture", "--finding", "foo returns 42", "--file", ".claude/worktrees/fix/a.py#foo"], cwd=app.path)
+    res = run_cli(
+        ["capture", "--finding", "foo returns 42", "--file", ".claude/worktrees/fix/a.py#foo"], cwd=app.path
+    )
     assert res.code == 2 and "inside another git checkout" in res.err and "wctx repo add" in res.err
     assert store.one("SELECT count(*) AS n FROM evidence")["n"] == 0
     # Registered, the worktree is a repository of its own with its own commit.

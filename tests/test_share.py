@@ -76,9 +76,13 @@ def test_import_takes_over_a_newer_retraction(product, tmp_path):
         wctx.import_evidence(other, [str(out)])
         eid = first["evidence"][0]["id"]
         # Retract on the first machine a moment later, export again, import on the second.
-        product.store.db.execute("UPDATE evidence SET updated_at = '2999-01-01T00:00:00Z' WHERE id = ?", (eid,))
+        product.store.db.execute(
+            "UPDATE evidence SET updated_at = '2999-01-01T00:00:00Z' WHERE id = ?", (eid,)
+        )
         wctx.retract(product.store, eid)
-        product.store.db.execute("UPDATE evidence SET updated_at = '2999-01-01T00:00:00Z' WHERE id = ?", (eid,))
+        product.store.db.execute(
+            "UPDATE evidence SET updated_at = '2999-01-01T00:00:00Z' WHERE id = ?", (eid,)
+        )
         wctx.export_evidence(product.store, out_dir=str(out))
         counts = wctx.import_evidence(other, [str(out)])
         assert counts["updated"] == 1
