@@ -52,6 +52,8 @@ __all__ = [
     "workspace_overview",
     "retract",
     "supersede",
+    "confirm",
+    "find_duplicate",
     "redact_secrets",
     "parse_transcript",
     "import_transcript",
@@ -219,6 +221,15 @@ def split_claim(text):
     if not sep:
         return text.strip(), None
     return claim.strip(), (detail.strip() or None)
+
+
+def claim_key(claim):
+    """What makes two claims the same claim: words only, case and Unicode forms folded, so that
+    "Foo", "foo." and "  FOO " are one. A claim of punctuation alone is its own key."""
+    import unicodedata
+
+    words = re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", claim or "").casefold())
+    return " ".join(words) or " ".join((claim or "").split())
 
 
 def split_identifier(name):
@@ -644,7 +655,41 @@ def m004_session_live_evidence(db):
     db.execute("ALTER TABLE session_imports ADD COLUMN live_evidence TEXT NOT NULL DEFAULT '[]'")
 
 
-MIGRATIONS = [m001_initial, m002_fts, m003_session_activity, m004_session_live_evidence]
+def m005_lifecycle(db):
+    # Keeping memory true: the duplicate rule's key, confirmations and repeats as a per-item history
+    # (the provenance an event replaced travels with it), and tombstones for what was forgotten.
+    _run_script(
+        db,
+        """
+        ALTER TABLE evidence ADD COLUMN claim_key TEXT;
+        ALTER TABLE evidence ADD COLUMN confirmed_at TEXT;
+        CREATE INDEX evidence_claim_key ON evidence(repo_name, claim_key);
+        CREATE TABLE evidence_events(
+            id TEXT PRIMARY KEY,
+            evidence_rid INTEGER NOT NULL REFERENCES evidence(rid) ON DELETE CASCADE,
+            event TEXT NOT NULL,
+            session_id TEXT,
+            agent TEXT,
+            note TEXT,
+            at TEXT NOT NULL,
+            previous TEXT,
+            commits TEXT
+        );
+        CREATE INDEX evidence_events_item ON evidence_events(evidence_rid, at);
+        CREATE TABLE tombstones(
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            session_id TEXT,
+            reason TEXT NOT NULL,
+            forgotten_at TEXT NOT NULL
+        )
+        """,
+    )
+    rows = db.execute("SELECT rid, claim FROM evidence").fetchall()
+    db.executemany("UPDATE evidence SET claim_key = ? WHERE rid = ?", [(claim_key(r[1]), r[0]) for r in rows])
+
+
+MIGRATIONS = [m001_initial, m002_fts, m003_session_activity, m004_session_live_evidence, m005_lifecycle]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -2662,6 +2707,59 @@ def _repo_provenance(repo):
     return g
 
 
+def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
+    """The provenance of one item as it is now: an anchor per repository it touches (HEAD, branch)
+    and one per cited file (blob of the file on disk, dirty flag, the cited symbol's hash).
+
+    ``cited`` is [(repo, rel, real path, symbol)], ``gits`` {repo id: GitRepo} from
+    _repo_provenance, ``head_blob(g, rel)`` the file's blob in HEAD. Capture and confirm both stamp
+    here, so an item re-stamped today looks exactly like one captured today."""
+    anchors = []
+    repo_level = [item_repo] + [c[0] for c in cited if c[0].id != item_repo.id]
+    for repo in dict((r.id, r) for r in repo_level).values():
+        g = gits[repo.id]
+        anchors.append(
+            {
+                "repo": repo,
+                "path": None,
+                "symbol": None,
+                "commit": g.head,
+                "branch": g.branch(),
+                "blob": None,
+                "dirty": None,
+                "symbol_hash": None,
+                "symbol_lang": None,
+            }
+        )
+    for repo, rel, real, symbol in cited:
+        g = gits[repo.id]
+        with open(real, "rb") as fh:
+            data = fh.read()
+        blob = blob_id(data, g.object_format)
+        sym_hash = None
+        if symbol:
+            sym_hash = symbol_hash_of(data, rel, symbol)
+            if sym_hash is None:
+                warnings.append(
+                    "symbol %s was not found in %s:%s; its freshness will be judged by the whole file"
+                    % (symbol, repo.name, rel)
+                )
+        anchors.append(
+            {
+                "repo": repo,
+                "path": rel,
+                "symbol": symbol,
+                "commit": g.head,
+                "branch": g.branch(),
+                "blob": blob,
+                "dirty": int(head_blob(g, rel) != blob),
+                "symbol_hash": sym_hash,
+                "symbol_lang": language_of(rel) if symbol else None,
+            }
+        )
+    return anchors
+
+
 # ----------------------------------------------------------------------------------------------
 # Freshness: did what an item cites change since it was captured?
 # ----------------------------------------------------------------------------------------------
@@ -3320,6 +3418,137 @@ def _prepare_item(store, repos, item, number, default_repo, cwd):
     }
 
 
+# One duplicate rule for capture, the MCP server and import: the same claim (claim_key) about the
+# same repository citing the same files and symbols is one active item, whichever session says it.
+
+
+def _cited_set(anchors):
+    """The (repository, path, symbol) triples an item cites, from stamped anchors or anchor rows."""
+    out = set()
+    for a in anchors:
+        if a.get("path"):
+            repo = a["repo"].name if isinstance(a.get("repo"), Repo) else a.get("repo_name") or a.get("repo")
+            out.add((repo, a["path"], a.get("symbol") or None))
+    return frozenset(out)
+
+
+def find_duplicate(store, repo_name, claim, cited):
+    """The active item that ``claim`` about ``repo_name`` citing ``cited`` (a _cited_set) repeats,
+    as its evidence row, or None."""
+    rows = store.all(
+        "SELECT rid, id, session_id, confidence FROM evidence WHERE repo_name = ? AND claim_key = ? "
+        "AND status = 'active' ORDER BY rid",
+        (repo_name, claim_key(claim)),
+    )
+    if not rows:
+        return None
+    anchors = _load_anchors(store, [r["rid"] for r in rows])
+    for row in rows:
+        if _cited_set(anchors[row["rid"]]) == cited:
+            return row
+    return None
+
+
+def _insert_anchors(store, rid, anchors):
+    store.db.executemany(
+        "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
+        "blob, dirty, symbol_hash, symbol_lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (rid, a["repo"].id, a["repo"].name, a["repo"].root_commit, a["path"], a["symbol"], a["commit"],
+             a["branch"], a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"])
+            for a in anchors
+        ],
+    )  # fmt: skip
+
+
+def _provenance_of(rows):
+    """Anchor rows as the history keeps them: what an item was stamped with before an event."""
+    return [
+        {"repo": a["repo_name"], "path": a["path"], "symbol": a["symbol"], "commit": a["commit_sha"],
+         "branch": a["branch"], "blob": a["blob"], "symbol_hash": a["symbol_hash"]}
+        for a in rows
+    ]  # fmt: skip
+
+
+def _content_changed(rows, anchors):
+    """True when a cited file's content (or a cited symbol's text, where it was located) differs
+    between the stored anchor rows and freshly stamped ``anchors``."""
+    now = {(a["repo"].name, a["path"], a["symbol"]): a for a in anchors if a["path"]}
+    for r in rows:
+        if not r["path"]:
+            continue
+        a = now.get((r["repo_name"], r["path"], r["symbol"]))
+        if a is None:
+            return True
+        if r["symbol"] and r["symbol_hash"] and a["symbol_hash"]:
+            if r["symbol_hash"] != a["symbol_hash"]:
+                return True
+        elif r["blob"] != a["blob"]:
+            return True
+    return False
+
+
+def _add_event(store, rid, event, session_id, agent, note, at, previous=None, commits=None, event_id=None):
+    store.db.execute(
+        "INSERT OR IGNORE INTO evidence_events(id, evidence_rid, event, session_id, agent, note, at, previous, "
+        "commits) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (event_id or new_id("evt"), rid, event, session_id, agent, note, at,
+         None if previous is None else json.dumps(previous), None if commits is None else json.dumps(commits)),
+    )  # fmt: skip
+
+
+def _restamp(store, rid, anchors, event, session_id, agent, note, now):
+    """Replace an item's anchors by ``anchors`` (stamped now), keeping the old ones in its history."""
+    old = _load_anchors(store, [rid])[rid]
+    commits = {}
+    for a in anchors:
+        commits.setdefault(a["repo"].name, a["commit"])
+    _add_event(store, rid, event, session_id, agent, note, now, _provenance_of(old), commits)
+    store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (rid,))
+    _insert_anchors(store, rid, anchors)
+    store.db.execute(
+        "UPDATE evidence_fts SET symbols = ?, paths = ? WHERE rowid = ?",
+        (_fts_symbols(anchors), _fts_paths(anchors), rid),
+    )
+    store.db.execute("UPDATE evidence SET confirmed_at = ?, updated_at = ? WHERE rid = ?", (now, now, rid))
+    store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (rid,))
+    return commits
+
+
+def repeat_item(store, row, anchors, confidence, session_id, agent, now):
+    """Someone recorded ``row``'s item again (inside the caller's transaction): note the session
+    as having seen it, raise the confidence to the larger one, and re-stamp it when the cited code
+    changed since its provenance. Returns the capture result entry, with a message saying what."""
+    rid = row["rid"]
+    said = []
+    if confidence is not None and (row["confidence"] is None or confidence > row["confidence"]):
+        store.db.execute("UPDATE evidence SET confidence = ? WHERE rid = ?", (confidence, rid))
+        said.append("confidence raised to %g" % confidence)
+    restamped = _content_changed(_load_anchors(store, [rid])[rid], anchors)
+    if restamped:
+        commits = _restamp(store, rid, anchors, "confirmed", session_id, agent,
+                           "recorded again after the cited code changed", now)  # fmt: skip
+        said.append(
+            "re-stamped at %s: the cited code changed since it was recorded"
+            % ", ".join("%s %s" % (name, short_sha(c)) for name, c in sorted(commits.items()))
+        )
+    seen = row["session_id"] != session_id and not store.one(
+        "SELECT 1 FROM evidence_events WHERE evidence_rid = ? AND event = 'seen' AND session_id = ?",
+        (rid, session_id),
+    )
+    if seen:
+        _add_event(store, rid, "seen", session_id, agent, None, now)
+        said.insert(0, "seen again by session %s" % session_id)
+    elif not restamped:
+        said.insert(0, "already recorded")
+    return {
+        "id": row["id"],
+        "duplicate": True,
+        "restamped": restamped,
+        "message": "%s: %s" % (row["id"], "; ".join(said)),
+    }
+
+
 def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", external_id=None):
     """Record evidence items in one transaction, each stamped with its own repositories' provenance.
 
@@ -3373,50 +3602,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                 head_blob_cache[(g.path, r)] = hit[0] if hit and hit[1] == "blob" else None
 
     for p in prepared:
-        anchors = []
-        repo_level = [p["repo"]] + [c[0] for c in p["cited"] if c[0].id != p["repo"].id]
-        for repo in dict((r.id, r) for r in repo_level).values():
-            g = gits[repo.id]
-            anchors.append(
-                {
-                    "repo": repo,
-                    "path": None,
-                    "symbol": None,
-                    "commit": g.head,
-                    "branch": g.branch(),
-                    "blob": None,
-                    "dirty": None,
-                    "symbol_hash": None,
-                    "symbol_lang": None,
-                }
-            )
-        for repo, rel, real, symbol in p["cited"]:
-            g = gits[repo.id]
-            with open(real, "rb") as fh:
-                data = fh.read()
-            blob = blob_id(data, g.object_format)
-            sym_hash = None
-            if symbol:
-                sym_hash = symbol_hash_of(data, rel, symbol)
-                if sym_hash is None:
-                    warnings.append(
-                        "symbol %s was not found in %s:%s; its freshness will be judged by the whole file"
-                        % (symbol, repo.name, rel)
-                    )
-            anchors.append(
-                {
-                    "repo": repo,
-                    "path": rel,
-                    "symbol": symbol,
-                    "commit": g.head,
-                    "branch": g.branch(),
-                    "blob": blob,
-                    "dirty": int(head_blob(g, rel) != blob),
-                    "symbol_hash": sym_hash,
-                    "symbol_lang": language_of(rel) if symbol else None,
-                }
-            )
-        p["anchors"] = anchors
+        p["anchors"] = _stamp_anchors(p["repo"], p["cited"], gits, head_blob, warnings)
 
     now = utc_now()
     results = []
@@ -3463,25 +3649,20 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                     )
             summary = new_summary
         for p in prepared:
-            dup = store.one(
-                "SELECT e.id FROM evidence e WHERE e.session_id = ? AND e.kind = ? AND e.claim = ? AND e.repo_name = ? "
-                "AND coalesce(e.detail, '') = coalesce(?, '') AND coalesce(e.confidence, -1) = coalesce(?, -1) "
-                "AND (SELECT group_concat(spec, char(10)) FROM (SELECT a.repo_name || ':' || a.path || '#' || "
-                "coalesce(a.symbol, '') AS spec FROM anchors a WHERE a.evidence_rid = e.rid AND a.path IS NOT NULL "
-                "ORDER BY spec)) IS ?",
-                (session_id, p["kind"], p["claim"], p["repo"].name, p["detail"], p["confidence"],
-                 "\n".join(sorted("%s:%s#%s" % (a["repo"].name, a["path"], a["symbol"] or "")
-                                  for a in p["anchors"] if a["path"])) or None),
-            )  # fmt: skip
-            if dup:
+            dup = find_duplicate(store, p["repo"].name, p["claim"], _cited_set(p["anchors"]))
+            if dup is not None:
                 results.append(
-                    {"id": dup["id"], "kind": p["kind"], "repo": p["repo"].name, "duplicate": True}
+                    dict(
+                        repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now),
+                        kind=p["kind"],
+                        repo=p["repo"].name,
+                    )
                 )
                 continue
             eid = new_id("ev")
             rid = store.db.execute(
-                "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, detail, confidence, status, "
-                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)",
+                "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, confidence, "
+                "status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)",
                 (
                     eid,
                     session_id,
@@ -3489,33 +3670,14 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                     p["repo"].name,
                     p["kind"],
                     p["claim"],
+                    claim_key(p["claim"]),
                     p["detail"],
                     p["confidence"],
                     now,
                     now,
                 ),
             ).lastrowid
-            store.db.executemany(
-                "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
-                "blob, dirty, symbol_hash, symbol_lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        rid,
-                        a["repo"].id,
-                        a["repo"].name,
-                        a["repo"].root_commit,
-                        a["path"],
-                        a["symbol"],
-                        a["commit"],
-                        a["branch"],
-                        a["blob"],
-                        a["dirty"],
-                        a["symbol_hash"],
-                        a["symbol_lang"],
-                    )
-                    for a in p["anchors"]
-                ],
-            )
+            _insert_anchors(store, rid, p["anchors"])
             store.db.execute(
                 "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, summary) VALUES (?, ?, ?, ?, ?, ?)",
                 (
@@ -3625,18 +3787,43 @@ def _utc_day_seconds(y, mo, d):
     return _DAY_SECONDS[key]
 
 
-def _recency_bonus(created_at, now):
+def _stamp_seconds(stamp):
+    """Seconds since the epoch of a stored UTC stamp (2026-03-01T12:00:00Z), or None."""
     # Parsed by hand and converted as UTC (the stamp's Z), without time.strptime/mktime: search
     # scores every candidate, and those cost ~20 us a call.
-    m = _STAMP_RE.match(created_at) if isinstance(created_at, str) else None
+    m = _STAMP_RE.match(stamp) if isinstance(stamp, str) else None
     if m is None:
-        return 0.0
+        return None
     y, mo, d, hh, mi, ss = (int(g) for g in m.groups())
     if not (1 <= mo <= 12 and 1 <= d <= 31 and hh <= 23 and mi <= 59 and ss <= 61):
+        return None
+    return _utc_day_seconds(y, mo, d) + hh * 3600 + mi * 60 + ss
+
+
+def _recency_bonus(created_at, now):
+    ts = _stamp_seconds(created_at)
+    if ts is None:
         return 0.0
-    ts = _utc_day_seconds(y, mo, d) + hh * 3600 + mi * 60 + ss
     age_days = max(0.0, (now - ts) / 86400.0)
     return RANK_RECENCY_BONUS * (0.5 ** (age_days / RANK_RECENCY_HALF_LIFE_DAYS))
+
+
+def _days_ago(stamp, now):
+    ts = _stamp_seconds(stamp)
+    if ts is None:
+        return "at an unknown time"
+    days = int(max(0.0, now - ts) // 86400)
+    return "today" if days == 0 else "yesterday" if days == 1 else "%d days ago" % days
+
+
+def age_text(created_at, confirmed_at, now=None):
+    """How old an item is and when someone last confirmed it: "recorded 94 days ago, never
+    confirmed". A fact, never a verdict: age alone says nothing about the cited code."""
+    now = time.time() if now is None else now
+    return "recorded %s, %s" % (
+        _days_ago(created_at, now),
+        "confirmed " + _days_ago(confirmed_at, now) if confirmed_at else "never confirmed",
+    )
 
 
 def _evidence_rows(store, rids):
@@ -3673,6 +3860,8 @@ def _result_dict(row, anchors):
         "status": row["status"],
         "superseded_by": row["superseded_by"],
         "files": files,
+        "confirmed_at": row["confirmed_at"],
+        "age": age_text(row["created_at"], row["confirmed_at"]),
     }
 
 
@@ -4066,7 +4255,115 @@ def get_evidence(store, evidence_id):
     item["freshness"] = {"verdict": fresh["verdict"], "reasons": fresh["reasons"]}
     replaced = store.all("SELECT id FROM evidence WHERE superseded_by = ?", (row["id"],))
     item["supersedes"] = [r["id"] for r in replaced]
+    item["history"] = item_history(store, rid)
+    item["seen_by"] = [h["session"] for h in item["history"] if h["event"] == "seen"]
     return item
+
+
+def item_history(store, rid):
+    """What happened to an item since capture, oldest first: confirmations (who, when, the
+    commits it was re-stamped at and the provenance that replaced) and sessions that saw it again."""
+    return [
+        {
+            "id": r["id"],
+            "event": r["event"],
+            "at": r["at"],
+            "agent": r["agent"],
+            "session": r["session_id"],
+            "note": r["note"],
+            "commits": json.loads(r["commits"]) if r["commits"] else {},
+            "previous": json.loads(r["previous"]) if r["previous"] else [],
+        }
+        for r in store.all("SELECT * FROM evidence_events WHERE evidence_rid = ? ORDER BY at, rowid", (rid,))
+    ]
+
+
+def confirm(store, ids, note=None, session_id=None, agent="cli"):
+    """Someone re-checked these items against today's code: re-stamp their anchors at each
+    repository's current commit, blob and symbol hash (the earlier provenance is kept in the item's
+    history), so that they read ``current`` again. All or nothing: an item whose cited file or
+    symbol no longer exists is refused, pointing to supersede."""
+    note = redact_secrets(clean_text(note, "note", MAX_SUMMARY_CHARS))
+    agent = clean_text(agent, "agent", 200, required=True)
+    if session_id:
+        session_id = _resolve_session_id(store, session_id)
+    pairs = _resolve_ids(store, ids)
+    pairs = list(dict((rid, eid) for rid, eid in pairs).items())
+    rows = _evidence_rows(store, [rid for rid, _ in pairs])
+    anchors = _load_anchors(store, [rid for rid, _ in pairs])
+    checker = FreshnessChecker(store)
+    before = checker.check_items(anchors)
+    repos = {r.id: r for r in _repos(store)}
+    plans, gits = [], {}
+    for rid, eid in pairs:
+        row = rows[rid]
+        if row["status"] != "active":
+            raise UsageError(
+                "%s is %s%s; only an active item can be confirmed"
+                % (eid, row["status"], " by " + row["superseded_by"] if row["superseded_by"] else "")
+            )
+        item_repo = repos.get(row["repo_id"]) if row["repo_id"] is not None else None
+        if item_repo is None:
+            raise UsageError(
+                "%s is about %s, which is not registered here; confirm it where it is"
+                % (eid, row["repo_name"])
+            )
+        cited = []
+        for a in anchors[rid]:
+            if not a["path"]:
+                continue
+            repo = repos.get(a["repo_id"]) if a["repo_id"] is not None else None
+            if repo is None or not os.path.isdir(repo.path):
+                raise UsageError(
+                    "%s cites %s:%s, and repository %s is not on this machine; confirm it where it is"
+                    % (eid, a["repo_name"], a["path"], a["repo_name"])
+                )
+            rel = a["path"]
+            data = read_repo_file(repo.path, rel)
+            if data is None:
+                rel = checker.followed.get((repo.id, a["path"]))
+                data = read_repo_file(repo.path, rel) if rel else None
+            label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+            if data is None:
+                raise UsageError(
+                    "%s cites %s, which no longer exists in %s; record what is true now and "
+                    "replace it: wctx supersede %s --by NEW-ID" % (eid, label, repo.name, eid)
+                )
+            if a["symbol"] and a["symbol_hash"] and symbol_hash_of(data, rel, a["symbol"]) is None:
+                raise UsageError(
+                    "%s cites symbol %s, which is no longer found in %s:%s; record what is true now and "
+                    "replace it: wctx supersede %s --by NEW-ID" % (eid, a["symbol"], repo.name, rel, eid)
+                )
+            cited.append((repo, rel, os.path.join(repo.path, *rel.split("/")), a["symbol"]))
+        for repo in [item_repo] + [c[0] for c in cited]:
+            if repo.id not in gits:
+                gits[repo.id] = _repo_provenance(repo)
+        plans.append((rid, eid, item_repo, cited))
+
+    def head_blob(g, rel):
+        hit = g.batch_check(["HEAD:" + rel]).get("HEAD:" + rel) if g.head else None
+        return hit[0] if hit and hit[1] == "blob" else None
+
+    warnings, confirmed = [], []
+    now = utc_now()
+    with store.atomic():
+        for rid, eid, item_repo, cited in plans:
+            stamped = _stamp_anchors(item_repo, cited, gits, head_blob, warnings)
+            commits = _restamp(store, rid, stamped, "confirmed", session_id, agent, note, now)
+            confirmed.append({"id": eid, "was": before[rid]["verdict"], "commits": commits})
+    return {
+        "confirmed": confirmed,
+        "warnings": warnings,
+        "message": "\n".join(
+            "confirmed %s (was %s): re-stamped at %s"
+            % (
+                c["id"],
+                c["was"].replace("_", " "),
+                ", ".join("%s %s" % (n, short_sha(sha)) for n, sha in sorted(c["commits"].items())),
+            )
+            for c in confirmed
+        ),
+    }
 
 
 def _session_dict(row):
@@ -4296,6 +4593,14 @@ def export_records(store, repo=None):
                 "superseded_by": row["superseded_by"],
                 "created_at": row["created_at"],
                 "updated_at": row["updated_at"],
+                "confirmed_at": row["confirmed_at"],
+                "history": [
+                    {
+                        k: h[k]
+                        for k in ("id", "event", "at", "agent", "session", "note", "commits", "previous")
+                    }
+                    for h in item_history(store, row["rid"])
+                ],
                 "anchors": [
                     {
                         "repo": a["repo_name"],
@@ -4401,6 +4706,7 @@ def _validate_record(record, where):
         "superseded_by",
         "created_at",
         "updated_at",
+        "confirmed_at",
         "detail",
     ):
         value = record.get(field)
@@ -4439,7 +4745,42 @@ def _validate_record(record, where):
             raise UsageError("%s: evidence needs a session and a repo" % where)
         if not isinstance(record.get("anchors", []), list):
             raise UsageError("%s: anchors must be a list" % where)
+        _validate_history(record.get("history"), where)
     return record
+
+
+_EVENT_ID_RE = re.compile(r"^evt-[\w.:-]{1,80}$")
+
+
+def _validate_history(history, where):
+    """An evidence record's history: confirmations and repeats, each with a global id."""
+    if history is None:
+        return
+    if not isinstance(history, list):
+        raise UsageError("%s: history must be a list" % where)
+    for h in history:
+        if not isinstance(h, dict) or not isinstance(h.get("id"), str) or not _EVENT_ID_RE.match(h["id"]):
+            raise UsageError("%s: a history entry needs an id like evt-…" % where)
+        if h.get("event") not in ("confirmed", "seen"):
+            raise UsageError("%s: unknown history event %r" % (where, h.get("event")))
+        if not isinstance(h.get("at"), str) or _stamp_seconds(h["at"]) is None:
+            raise UsageError("%s: history entry %s needs a time like 2026-03-01T12:00:00Z" % (where, h["id"]))
+        for field in ("agent", "session", "note"):
+            value = h.get(field)
+            if value is not None and (
+                not isinstance(value, str) or "\x00" in value or len(value) > MAX_SUMMARY_CHARS
+            ):
+                raise UsageError("%s: history %s must be text without NUL characters" % (where, field))
+        commits = h.get("commits") or {}
+        if not isinstance(commits, dict) or not all(
+            isinstance(k, str) and isinstance(v, (str, type(None))) for k, v in commits.items()
+        ):
+            raise UsageError("%s: history commits must map repository names to commits" % where)
+        previous = h.get("previous") or []
+        if not isinstance(previous, list) or not all(
+            isinstance(p, dict) and all(v is None or isinstance(v, str) for v in p.values()) for p in previous
+        ):
+            raise UsageError("%s: history previous must be a list of anchors" % where)
 
 
 def _read_export(paths):
@@ -4466,6 +4807,48 @@ def _read_export(paths):
     return records
 
 
+def _record_anchors(rec, local_repo):
+    """An export record's anchors, matched to this machine's repositories."""
+    anchors = []
+    for a in rec.get("anchors", []):
+        if not isinstance(a, dict) or not isinstance(a.get("repo"), str):
+            raise UsageError("evidence %s has a malformed anchor" % rec["id"])
+        path = a.get("path")
+        if path is not None and (
+            not isinstance(path, str) or path.startswith("/") or ".." in path.split("/")
+        ):
+            raise UsageError("evidence %s cites a path outside its repository: %r" % (rec["id"], path))
+        arepo = local_repo(a["repo"], a.get("root_commit"))
+        anchors.append(dict((k, a.get(k)) for k in _ANCHOR_FIELDS))
+        anchors[-1]["repo_id"] = arepo.id if arepo else None
+        anchors[-1]["repo"] = arepo.name if arepo else a["repo"]
+    return anchors
+
+
+def _insert_record_anchors(store, rid, anchors):
+    store.db.executemany(
+        "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
+        "blob, dirty, symbol_hash, symbol_lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (rid, a["repo_id"], a["repo"], a["root_commit"], a["path"], a["symbol"], a["commit"], a["branch"],
+             a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"])
+            for a in anchors
+        ],
+    )  # fmt: skip
+
+
+def _import_history(store, rid, rec):
+    """Add the record's history events this store does not have yet (ids are global). True if any."""
+    added = False
+    for h in rec.get("history") or []:
+        if store.one("SELECT 1 FROM evidence_events WHERE id = ?", (h["id"],)):
+            continue
+        _add_event(store, rid, h["event"], h.get("session"), h.get("agent"), redact_secrets(h.get("note")), h["at"],
+                   h.get("previous") or [], h.get("commits") or {}, event_id=h["id"])  # fmt: skip
+        added = True
+    return added
+
+
 def import_evidence(store, paths):
     """Import exported JSONL (files or directories) idempotently, in one transaction."""
     records = _read_export(paths)
@@ -4481,7 +4864,8 @@ def import_evidence(store, paths):
             return named
         return by_root.get(root) or named
 
-    counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0}
+    counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0, "duplicates": 0, "forgotten": 0}
+    forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
     session_map = {}
     with store.atomic():
         for rec in records:
@@ -4526,8 +4910,12 @@ def import_evidence(store, paths):
                 raise UsageError(
                     "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"])
                 )
-            row = store.one("SELECT rid, updated_at, status FROM evidence WHERE id = ?", (rec["id"],))
+            row = store.one(
+                "SELECT rid, updated_at, status, confirmed_at, confidence FROM evidence WHERE id = ?",
+                (rec["id"],),
+            )
             if row is not None:
+                changed = False
                 if (rec.get("updated_at") or "") > (row["updated_at"] or "") and rec.get(
                     "status", "active"
                 ) != row["status"]:
@@ -4535,56 +4923,66 @@ def import_evidence(store, paths):
                         "UPDATE evidence SET status = ?, superseded_by = ?, updated_at = ? WHERE rid = ?",
                         (rec["status"], rec.get("superseded_by"), rec["updated_at"], row["rid"]),
                     )
-                    counts["updated"] += 1
-                else:
-                    counts["unchanged"] += 1
+                    changed = True
+                if (rec.get("confirmed_at") or "") > (row["confirmed_at"] or ""):
+                    # Confirmed there after it was here: take over the newer provenance.
+                    anchors = _record_anchors(rec, local_repo)
+                    store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (row["rid"],))
+                    _insert_record_anchors(store, row["rid"], anchors)
+                    store.db.execute(
+                        "UPDATE evidence SET confirmed_at = ?, updated_at = max(updated_at, ?) WHERE rid = ?",
+                        (rec["confirmed_at"], rec.get("updated_at") or rec["confirmed_at"], row["rid"]),
+                    )
+                    store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (row["rid"],))
+                    changed = True
+                changed = _import_history(store, row["rid"], rec) or changed
+                counts["updated" if changed else "unchanged"] += 1
+                continue
+            if rec["id"] in forgotten:
+                counts["forgotten"] += 1  # forgotten here: an older copy elsewhere never brings it back
                 continue
             repo = local_repo(rec["repo"], rec.get("root_commit"))
             claim = redact_secrets(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
             detail = redact_secrets(clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS))
+            anchors = _record_anchors(rec, local_repo)
+            repo_name = repo.name if repo else rec["repo"]
+            dup = find_duplicate(store, repo_name, claim, _cited_set(anchors))
+            if dup is not None:
+                # The same item recorded independently elsewhere: one item, seen by that session too.
+                confidence = _check_confidence(rec.get("confidence"))
+                if confidence is not None and (dup["confidence"] is None or confidence > dup["confidence"]):
+                    store.db.execute(
+                        "UPDATE evidence SET confidence = ? WHERE rid = ?", (confidence, dup["rid"])
+                    )
+                if dup["session_id"] != sid:
+                    _add_event(store, dup["rid"], "seen", sid, "import", None, rec.get("created_at") or utc_now(),
+                               event_id="evt-seen-" + rec["id"])  # fmt: skip
+                counts["duplicates"] += 1
+                continue
             now = utc_now()
             rid = store.db.execute(
-                "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, detail, confidence, status, "
-                "superseded_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, confidence, "
+                "status, superseded_by, created_at, updated_at, confirmed_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     rec["id"],
                     sid,
                     repo.id if repo else None,
-                    repo.name if repo else rec["repo"],
+                    repo_name,
                     rec["kind"],
                     claim,
+                    claim_key(claim),
                     detail,
                     _check_confidence(rec.get("confidence")),
                     rec.get("status", "active"),
                     rec.get("superseded_by"),
                     rec.get("created_at") or now,
                     rec.get("updated_at") or now,
+                    rec.get("confirmed_at"),
                 ),
             ).lastrowid
-            anchors = []
-            for a in rec.get("anchors", []):
-                if not isinstance(a, dict) or not isinstance(a.get("repo"), str):
-                    raise UsageError("evidence %s has a malformed anchor" % rec["id"])
-                path = a.get("path")
-                if path is not None and (
-                    not isinstance(path, str) or path.startswith("/") or ".." in path.split("/")
-                ):
-                    raise UsageError(
-                        "evidence %s cites a path outside its repository: %r" % (rec["id"], path)
-                    )
-                arepo = local_repo(a["repo"], a.get("root_commit"))
-                anchors.append(dict((k, a.get(k)) for k in _ANCHOR_FIELDS))
-                anchors[-1]["repo_id"] = arepo.id if arepo else None
-                anchors[-1]["repo"] = arepo.name if arepo else a["repo"]
-            store.db.executemany(
-                "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
-                "blob, dirty, symbol_hash, symbol_lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (rid, a["repo_id"], a["repo"], a["root_commit"], a["path"], a["symbol"], a["commit"], a["branch"],
-                     a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"])
-                    for a in anchors
-                ],
-            )  # fmt: skip
+            _insert_record_anchors(store, rid, anchors)
+            _import_history(store, rid, rec)
             summary = store.one("SELECT summary FROM sessions WHERE id = ?", (sid,))["summary"]
             fts_anchors = [{"path": a["path"], "symbol": a["symbol"]} for a in anchors]
             store.db.execute(
@@ -6971,7 +7369,7 @@ def format_item(item):
         "session:    %s (%s%s)"
         % (item["session"], s.get("agent", "?"), ", " + s["summary"] if s.get("summary") else "")
     )
-    lines.append("recorded:   " + item["created_at"])
+    lines.append("recorded:   %s (%s)" % (item["created_at"], item["age"]))
     if item.get("superseded_by"):
         lines.append("superseded by: " + item["superseded_by"])
     if item.get("supersedes"):
@@ -7000,6 +7398,21 @@ def format_item(item):
     lines.append("freshness:  " + item["freshness"]["verdict"])
     for r in item["freshness"]["reasons"]:
         lines.append("    " + r)
+    if item.get("history"):
+        lines.append("history:")
+    for h in item.get("history") or ():
+        who = h["agent"] or "?"
+        if h["session"]:
+            who += " in session " + h["session"]
+        if h["event"] == "seen":
+            lines.append("  %s  recorded again by %s" % (h["at"], who))
+            continue
+        at = ", ".join("%s %s" % (n, short_sha(c)) for n, c in sorted(h["commits"].items()))
+        lines.append("  %s  %s by %s, re-stamped at %s%s" % (h["at"], h["event"], who, at or "-",
+                                                            ": " + h["note"] if h["note"] else ""))  # fmt: skip
+        before = sorted({(p["repo"], p["commit"]) for p in h["previous"]}, key=lambda t: t[0] or "")
+        if before:
+            lines.append("      was stamped at " + ", ".join("%s %s" % (n, short_sha(c)) for n, c in before))
     return "\n".join(lines)
 
 
@@ -7495,7 +7908,12 @@ def cmd_capture(args, store):
         ["session %s%s" % (res["session"], note)]
         + [
             "%s %s %s%s"
-            % (e["id"], e["kind"], e["repo"], " (already recorded in this session)" if e["duplicate"] else "")
+            % (
+                e["id"],
+                e["kind"],
+                e["repo"],
+                " (%s)" % e["message"].split(": ", 1)[1] if e["duplicate"] else "",
+            )
             for e in res["evidence"]
         ]
     )
@@ -7864,6 +8282,20 @@ def cmd_hooks(args, store):
     return 0
 
 
+def cmd_confirm(args, store):
+    """Say that you re-checked items against today's code: their anchors are re-stamped at each
+    repository's current commit (the earlier provenance stays in their history, see: wctx show) and
+    they read current again. An item whose cited file or symbol is gone is refused: supersede it.
+
+    Example: wctx confirm ev-3f9a1c2b7d --note "re-read uploadDocument after the retry change"
+    """
+    res = confirm(store, args.ids, note=args.note, session_id=args.session)
+    for w in res["warnings"]:
+        sys.stderr.write("wctx: warning: %s\n" % w)
+    emit(args, res, res["message"])
+    return 0
+
+
 def cmd_retract(args, store):
     """Mark an item retracted (kept, hidden from default search). Example: wctx retract ev-3f9a"""
     res = retract(store, args.id)
@@ -7905,12 +8337,16 @@ def cmd_import_evidence(args, store):
     Example: wctx import-evidence ../team-memory/wctx
     """
     counts = import_evidence(store, args.paths)
-    emit(
-        args,
-        counts,
-        "imported %d items and %d sessions (%d updated, %d already present)"
-        % (counts["evidence"], counts["sessions"], counts["updated"], counts["unchanged"]),
-    )
+    text = "imported %d items and %d sessions (%d updated, %d already present)" % (
+        counts["evidence"], counts["sessions"], counts["updated"], counts["unchanged"])  # fmt: skip
+    if counts["duplicates"]:
+        text += (
+            "; %d repeated an item already here (kept as one, seen by the imported session)"
+            % counts["duplicates"]
+        )
+    if counts["forgotten"]:
+        text += "; %d skipped: forgotten on this machine" % counts["forgotten"]
+    emit(args, counts, text)
     return 0
 
 
@@ -8243,6 +8679,11 @@ def build_parser(only=None):
     p.add_argument("--python", default="python3", help="interpreter the hook command runs (default: python3)")
     p.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
     p.set_defaults(no_store=True)
+
+    p = command("confirm", cmd_confirm)
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("--note", help="what you checked")
+    p.add_argument("--session", help="the session that did the checking")
 
     p = command("retract", cmd_retract)
     p.add_argument("id")
