@@ -681,12 +681,20 @@ FTS5_MISSING = (
 
 
 class Store:
-    """One SQLite connection per process, in WAL mode, with explicit short transactions."""
+    """One SQLite connection per process, in WAL mode, with explicit short transactions.
 
-    def __init__(self, home, con):
+    ``readonly``: None, or why the store was opened read-only (see _connect); reads work, writes
+    are refused with a clear error, the freshness cache is not written. ``notices`` collects
+    one-line remarks a command shows once (results not cached, ...)."""
+
+    def __init__(self, home, con, readonly=None):
         self.home = home
         self.db = con
         self._depth = 0
+        self.readonly = readonly
+        self.notices = []
+        self._noticed = set()
+        self._identity = _file_identity(self.path)
 
     @property
     def path(self):
@@ -710,9 +718,51 @@ class Store:
     def all(self, sql, params=()):
         return self.db.execute(sql, params).fetchall()
 
+    def notice(self, text):
+        if text not in self._noticed:
+            self._noticed.add(text)
+            self.notices.append(text)
+
+    def ensure_current(self):
+        """Make sure this connection still reads and writes the file at ``path``: a long-lived
+        process (the MCP server) whose store was deleted would otherwise keep acknowledging writes
+        into an unlinked file, and one whose store was replaced (a restore) would write into the
+        old one. Replaced: reopen the new file. Deleted: refuse loudly, recreate nothing."""
+        now = _file_identity(self.path)
+        if now == self._identity:
+            return
+        if now is None:
+            raise WctxError(
+                "the store %s was deleted while wctx was running; nothing was recorded "
+                "(restart wctx to start a new store there)" % self.path
+            )
+        con, readonly = _connect(self.path)
+        fresh = Store(self.home, con, readonly)
+        try:
+            migrate(fresh)
+        except BaseException:
+            con.close()
+            raise
+        old, self.db, self.readonly = self.db, con, readonly
+        self._identity = fresh._identity
+        old.close()
+
+
+def _file_identity(path):
+    """(device, inode) of the store file, None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
 
 class _Atomic:
-    """BEGIN IMMEDIATE ... COMMIT, a SAVEPOINT when nested, rollback on any exception."""
+    """BEGIN IMMEDIATE ... COMMIT, a SAVEPOINT when nested, rollback on any exception.
+
+    Before a rollback it checks that a transaction is still open: SQLite ends one by itself on
+    some errors (a full disk, an I/O error), and a ROLLBACK then would raise "no transaction is
+    active" in place of the error that matters."""
 
     def __init__(self, store):
         self.store = store
@@ -720,6 +770,12 @@ class _Atomic:
     def __enter__(self):
         s = self.store
         if s._depth == 0:
+            if s.readonly:
+                raise WctxError(
+                    "the store %s is read-only here (%s): reads work, nothing can be recorded"
+                    % (s.path, s.readonly)
+                )
+            s.ensure_current()
             s.db.execute("BEGIN IMMEDIATE")
         else:
             s.db.execute("SAVEPOINT wctx_%d" % s._depth)
@@ -729,14 +785,98 @@ class _Atomic:
     def __exit__(self, exc_type, exc, tb):
         s = self.store
         s._depth -= 1
+        db = s.db
         if s._depth == 0:
-            s.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            if exc_type is None:
+                try:
+                    db.execute("COMMIT")
+                except BaseException:
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+                    raise
+            elif db.in_transaction:
+                db.execute("ROLLBACK")
+        elif not db.in_transaction:
+            pass  # SQLite already rolled the whole transaction back; the outer level reports it
         elif exc_type is None:
-            s.db.execute("RELEASE wctx_%d" % s._depth)
+            db.execute("RELEASE wctx_%d" % s._depth)
         else:
-            s.db.execute("ROLLBACK TO wctx_%d" % s._depth)
-            s.db.execute("RELEASE wctx_%d" % s._depth)
+            db.execute("ROLLBACK TO wctx_%d" % s._depth)
+            db.execute("RELEASE wctx_%d" % s._depth)
         return False
+
+
+def _writable(path):
+    """Can this process write the store file and create its -wal/-shm next to it?"""
+    home = os.path.dirname(path)
+    if not os.access(home, os.W_OK):
+        return False
+    return not os.path.exists(path) or os.access(path, os.W_OK)
+
+
+def _connect_readonly(path):
+    """A read-only connection that never writes the file or its directory: ``mode=ro``, or, when
+    SQLite cannot open the WAL database that way (no -shm file and no right to create one, as on
+    a read-only mount), ``immutable=1``."""
+    import sqlite3
+    from pathlib import Path
+
+    uri = Path(path).as_uri()
+    con = sqlite3.connect(
+        uri + "?mode=ro", uri=True, timeout=30.0, isolation_level=None, check_same_thread=False
+    )
+    try:
+        con.execute("PRAGMA user_version").fetchone()
+        return con
+    except sqlite3.OperationalError:
+        con.close()
+    return sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+
+
+def _connect(path):
+    """(connection, None) for the store file at ``path`` in WAL mode, or (read-only connection,
+    why it is read-only): the file or its directory is not writable here, or the disk is too full
+    or failing for SQLite to create the -wal/-shm files a writer needs (reading still works)."""
+    import sqlite3
+
+    why = None if _writable(path) else "no write access to it or its directory"
+    try:
+        try:
+            con = _configure(path, why)
+        except sqlite3.OperationalError as e:
+            if why is not None or not os.path.isfile(path) or not os.path.getsize(path):
+                raise
+            why = "the disk is full or failing: %s" % e
+            con = _configure(path, why)
+    except sqlite3.DatabaseError as e:
+        raise WctxError("cannot open the store %s: %s" % (path, e)) from None
+    return con, why
+
+
+def _configure(path, readonly):
+    import sqlite3
+
+    if readonly:
+        con = _connect_readonly(path)
+    else:
+        con = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    try:
+        con.row_factory = sqlite3.Row
+        con.execute("PRAGMA busy_timeout = 30000")
+        # Refuse another program's database before switching it to WAL, a change that persists.
+        app_id = con.execute("PRAGMA application_id").fetchone()[0]
+        if app_id != SCHEMA_APP_ID and con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise WctxError("%s is not a wctx store (another program's database?)" % path)
+        if not readonly:
+            mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise WctxError("could not switch %s to WAL mode (got %s)" % (path, mode))
+            con.execute("PRAGMA synchronous = NORMAL")
+        con.execute("PRAGMA foreign_keys = ON")
+    except BaseException:
+        con.close()
+        raise
+    return con
 
 
 def open_store(home=None, create=True):
@@ -753,23 +893,10 @@ def open_store(home=None, create=True):
         os.makedirs(home, exist_ok=True)
     except OSError as e:
         raise WctxError("cannot create the store directory %s: %s" % (home, e.strerror)) from None
-    try:
-        con = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        con.row_factory = sqlite3.Row
-        con.execute("PRAGMA busy_timeout = 30000")
-        # Refuse another program's database before switching it to WAL, a change that persists.
-        app_id = con.execute("PRAGMA application_id").fetchone()[0]
-        if app_id != SCHEMA_APP_ID and con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-            con.close()
-            raise WctxError("%s is not a wctx store (another program's database?)" % path)
-        mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if str(mode).lower() != "wal":
-            raise WctxError("could not switch %s to WAL mode (got %s)" % (path, mode))
-        con.execute("PRAGMA foreign_keys = ON")
-        con.execute("PRAGMA synchronous = NORMAL")
-    except sqlite3.DatabaseError as e:
-        raise WctxError("cannot open the store %s: %s" % (path, e)) from None
-    store = Store(home, con)
+    if not os.path.exists(path) and not os.access(home, os.W_OK):
+        raise WctxError("cannot create the store %s: its directory is not writable" % path)
+    con, readonly = _connect(path)
+    store = Store(home, con, readonly)
     try:
         migrate(store)
     except BaseException:
@@ -799,6 +926,11 @@ def migrate(store):
         return
     if not fts5_available(sqlite3):
         raise WctxError(FTS5_MISSING % sqlite3.sqlite_version)
+    if store.readonly:
+        raise WctxError(
+            "the store %s is read-only here and has schema version %d; this wctx needs %d: "
+            "open it once with write access to upgrade it" % (store.path, version, len(MIGRATIONS))
+        )
     for number in range(version + 1, len(MIGRATIONS) + 1):
         migration = MIGRATIONS[number - 1]
         # Each migration and its record commit together: a crash leaves the previous version.
@@ -3108,19 +3240,31 @@ def freshness_of(store, rids, use_cache=True, anchors=None):
                 key = _cache_key(repos, anchors[rid], heads, checker.followed)
             if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
                 rows.append((rid, key, c["verdict"], json.dumps(c["reasons"]), now))
-        if rows:
-            try:
-                with store.atomic():
-                    store.db.executemany(
-                        "INSERT OR REPLACE INTO freshness_cache(evidence_rid, cache_key, verdict, reasons, computed_at) "
-                        "VALUES (?, ?, ?, ?, ?)",
-                        rows,
-                    )
-            except Exception as e:  # a read-only store still answers; the cache is an optimisation
-                if "readonly" not in str(e).lower() and "read-only" not in str(e).lower():
-                    raise
+        _write_freshness_cache(store, rows)
         result.update(computed)
     return result
+
+
+def _write_freshness_cache(store, rows):
+    """Store computed verdicts for later searches. The cache is an optimisation: a read-only
+    store, a full disk or a lock held past the busy timeout leaves the answer uncached (said once
+    in ``store.notices``), never failed."""
+    import sqlite3
+
+    if not rows:
+        return
+    if store.readonly:
+        store.notice("the store is read-only here (%s): freshness was computed, not cached" % store.readonly)
+        return
+    try:
+        with store.atomic():
+            store.db.executemany(
+                "INSERT OR REPLACE INTO freshness_cache(evidence_rid, cache_key, verdict, reasons, computed_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )
+    except sqlite3.OperationalError as e:
+        store.notice("freshness was computed but not cached (%s)" % e)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -3901,13 +4045,7 @@ def verify(store, ids=None, repo=None, cwd=None):
         key = _cache_key(repos, anchors[rid], heads, checker.followed)
         if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
             rows.append((rid, key, computed[rid]["verdict"], json.dumps(computed[rid]["reasons"]), now))
-    if rows:
-        with store.atomic():
-            store.db.executemany(
-                "INSERT OR REPLACE INTO freshness_cache(evidence_rid, cache_key, verdict, reasons, computed_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                rows,
-            )
+    _write_freshness_cache(store, rows)
     items = []
     summary = {v: 0 for v in VERDICTS}
     for rid, eid in pairs:
@@ -5338,6 +5476,8 @@ def find_running_session(cwd=None, env=None):
 COMMIT_FROM_SESSION = "session"  # recorded by the agent at session start (Codex session_meta)
 COMMIT_FROM_IMPORT = "head_at_import"  # the repo's HEAD when wctx imported the transcript
 COMMIT_UNKNOWN = "unknown"  # the repo is not on this machine
+# Prefix of session_imports.head_hash while an import is not finished (see _store_transcript).
+IMPORT_PENDING = "pending:"
 OUTSIDE = ""  # session_files.repo_name for paths outside every repo
 
 
@@ -5657,7 +5797,10 @@ def _store_transcript(store, rec, repos, size, head, key):
                 sid,
                 rec.path,
                 size,
-                head,
+                # Not yet the fingerprint while record_evidence calls remain to be captured (each
+                # in its own transaction): a kill before they are all in makes the next import
+                # redo them (the duplicate rule keeps those already in) instead of "unchanged".
+                IMPORT_PENDING + head if rec.evidence_calls else head,
                 key,
                 rec.lines,
                 rec.bad_lines,
@@ -5672,7 +5815,7 @@ def _store_transcript(store, rec, repos, size, head, key):
                 now,
             ),
         )
-    evidence = _import_evidence_calls(store, sid, rec, warnings)
+    evidence = _import_evidence_calls(store, sid, rec, warnings, head)
     return {
         "session": sid,
         "agent": rec.agent,
@@ -5698,9 +5841,10 @@ def _store_transcript(store, rec, repos, size, head, key):
     }
 
 
-def _import_evidence_calls(store, sid, rec, warnings):
+def _import_evidence_calls(store, sid, rec, warnings, head):
     """record_evidence calls to wctx's own MCP server are explicit records: import them into this
-    session unless the call failed or the server already stored them (its result names the ids)."""
+    session unless the call failed or the server already stored them (its result names the ids).
+    When all are in, the import's fingerprint (``head``) is written: the import is complete."""
     out, live_ids = [], []
     ended = store.one("SELECT ended_at FROM sessions WHERE id = ?", (sid,))["ended_at"]
     for call in rec.evidence_calls:
@@ -5737,15 +5881,15 @@ def _import_evidence_calls(store, sid, rec, warnings):
             continue
         out.extend(result["evidence"])
         warnings.extend(result["warnings"])
-    if out:
+    if rec.evidence_calls:
         with store.atomic():
             # capture() stamps the session's end with now; the transcript's span is the truth.
             store.db.execute(
                 "UPDATE sessions SET ended_at = ? WHERE id = ? AND ? IS NOT NULL", (ended, sid, ended)
             )
             store.db.execute(
-                "UPDATE session_imports SET live_evidence = ? WHERE session_id = ?",
-                (json.dumps(live_ids), sid),
+                "UPDATE session_imports SET live_evidence = ?, head_hash = ? WHERE session_id = ?",
+                (json.dumps(live_ids), head, sid),
             )
     return out
 
@@ -6898,7 +7042,6 @@ def _doctor_check(name, status, detail, fix=None):
 def _doctor_store(home, checks):
     """Store path and schema, read-only (doctor never creates or migrates). Returns the repos or None."""
     import sqlite3
-    from pathlib import Path
 
     path = os.path.join(home, "wctx.db")
     if not os.path.exists(path):
@@ -6906,13 +7049,24 @@ def _doctor_store(home, checks):
             _doctor_check("store", DOCTOR_WARN, "%s does not exist yet" % path, "wctx init creates it")
         )
         return None
+    writable = _writable(path)
     try:
-        con = sqlite3.connect(Path(path).as_uri() + "?mode=ro", uri=True)
+        con = _connect_readonly(path)
     except sqlite3.Error as e:
         checks.append(
             _doctor_check("store", DOCTOR_FAIL, "cannot open %s: %s" % (path, e), "check its permissions")
         )
         return None
+    if not writable:
+        checks.append(
+            _doctor_check(
+                "store access",
+                DOCTOR_WARN,
+                "%s is read-only for this user: search, show and verify work (uncached), capture and import do not"
+                % path,
+                "to record, make the store and its directory writable for this user, or use --home DIR",
+            )
+        )
     try:
         con.row_factory = sqlite3.Row
         app_id = con.execute("PRAGMA application_id").fetchone()[0]
@@ -6945,7 +7099,8 @@ def _doctor_store(home, checks):
                 _doctor_check(
                     "store",
                     DOCTOR_OK,
-                    "%s, schema version %d (migrates to %d on next use)" % (path, version, latest),
+                    "%s, schema version %d (migrates to %d on next use%s)"
+                    % (path, version, latest, "" if writable else " with write access"),
                 )
             )
         else:
@@ -6962,7 +7117,9 @@ def _doctor_store(home, checks):
                 "store",
                 DOCTOR_FAIL,
                 "%s cannot be read: %s" % (path, e),
-                "move it aside and start a new store; wctx export / import-evidence carries evidence over",
+                "move it aside and start a new store; wctx export / import-evidence carries evidence over"
+                if writable
+                else "check that this user may read %s and its directory" % path,
             )
         )
         return None
@@ -8217,6 +8374,8 @@ def main(argv=None):
         return 1
     finally:
         if store is not None:
+            for text in store.notices:
+                sys.stderr.write("wctx: %s\n" % text)
             store.close()
 
 
