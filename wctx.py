@@ -1049,6 +1049,30 @@ class GitRepo:
             result[spec] = (parts[0], parts[1]) if len(parts) >= 3 and parts[1] != "missing" else None
         return result
 
+    def read_blobs(self, specs):
+        """Map each ``rev:path`` spec to the blob's bytes, or None when there is no such blob.
+        One ``cat-file --batch`` for all of them (no filters or textconv: raw objects only)."""
+        specs = [s for s in dict.fromkeys(specs) if "\n" not in s]
+        if not specs:
+            return {}
+        data = "".join(s + "\n" for s in specs).encode("utf-8", "surrogateescape")
+        _, out = self.git("cat-file", "--batch", input_bytes=data)
+        result = {}
+        pos = 0
+        for spec in specs:
+            end = out.find(b"\n", pos)
+            if end < 0:
+                break
+            header = out[pos:end].split()
+            pos = end + 1
+            if len(header) == 3 and header[2].isdigit():
+                size = int(header[2])
+                result[spec] = out[pos : pos + size] if header[1] == b"blob" else None
+                pos += size + 1  # the object, then a newline
+            else:  # "<spec> missing" or "ambiguous"
+                result[spec] = None
+        return result
+
     def commits_exist(self, shas):
         todo = [s for s in shas if s and s not in self._commit_exists]
         if todo:
@@ -2701,16 +2725,78 @@ def _describe_commits(commits, limit=3):
 
 def _commits_touching(log, path):
     """Commits (newest first) that touched ``path``, following renames backwards."""
+    return [commit for commit, _ in _touching_with_paths(log, path)]
+
+
+def _touching_with_paths(log, path):
+    """[(commit, the file's path right after that commit)], newest first, renames followed."""
     name = path
     hits = []
     for commit in log:
         for status, old, new in commit["changes"]:
             if new == name or old == name:
-                hits.append(commit)
+                hits.append((commit, name))
                 if status == "R" and new == name:
                     name = old
                 break
     return hits
+
+
+def _plural(n, word):
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
+class _SymbolChange:
+    """The reason for a cited symbol whose text changed, finished once the symbol's text at each
+    commit that touched its file is known (FreshnessChecker reads those in one batch per repo)."""
+
+    __slots__ = ("g", "label", "symbol", "since", "stored", "now", "touching", "uncommitted_file", "notes",
+                 "text")  # fmt: skip
+
+    def __init__(self, g, label, symbol, since, stored, now, touching, uncommitted_file, notes):
+        self.g, self.label, self.symbol, self.since = g, label, symbol, since
+        self.stored, self.now, self.touching = stored, now, touching
+        self.uncommitted_file, self.notes = uncommitted_file, notes
+        self.text = None
+
+    def specs(self):
+        return ["%s:%s" % (c["sha"], p) for c, p in self.touching]
+
+    def finish(self, blobs, hash_of):
+        """``blobs``: {spec: bytes or None}; ``hash_of(data, path)``: the symbol's hash in it."""
+        changed, intact = [], 0
+        before = self.stored
+        for commit, path in reversed(self.touching):  # oldest first
+            data = blobs.get("%s:%s" % (commit["sha"], path))
+            after = hash_of(data, path) if data is not None else None
+            if after != before:
+                changed.append(commit)
+            else:
+                intact += 1
+            before = after
+        changed.reverse()  # newest first, as the log reads
+        parts = []
+        if changed:
+            parts.append("%s since %s: %s" % (_plural(len(changed), "commit"), short_sha(self.since),
+                                             _describe_commits(changed)))  # fmt: skip
+        if self.uncommitted_file and before != self.now:
+            parts.append("uncommitted changes in the working tree")
+        if not parts:  # cannot happen while the hashes chain, but never say nothing
+            parts.append("content differs from capture")
+        where = ("changed in " if changed else "changed: ") + ", and ".join(parts)
+        if intact:
+            where += "; the file changed in %s that left it intact" % _plural(
+                intact, "other commit" if changed else "commit"
+            )
+        if self.now is None:
+            path = self.label.rpartition("#")[0]
+            text = "symbol %s no longer found in %s (%s)" % (self.symbol, path, where)
+        else:
+            text = "%s %s" % (self.label, where)
+        self.text = "; ".join([text] + self.notes)
+
+    def __str__(self):
+        return self.text
 
 
 def _deletion_of(log, path):
@@ -2752,6 +2838,7 @@ class FreshnessChecker:
         self.files = {}
         self.file_bytes = 0
         self.symbol_hashes = {}
+        self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
 
     def _read(self, root, rel):
         """read_repo_file, remembered for the rest of this call (within a memory budget)."""
@@ -2829,7 +2916,27 @@ class FreshnessChecker:
     def check_items(self, anchors_by_rid):
         """{rid: {"verdict", "reasons", "anchors": [...]}} for the given anchors."""
         self.prefetch([a for anchors in anchors_by_rid.values() for a in anchors])
-        return {rid: self.check_item(anchors) for rid, anchors in anchors_by_rid.items()}
+        self.symbol_changes = []
+        results = {rid: self.check_item(anchors) for rid, anchors in anchors_by_rid.items()}
+        if self.symbol_changes:
+            self._finish_symbol_changes()
+            for res in results.values():
+                res["reasons"] = [str(r) for r in res["reasons"]]
+                for a in res["anchors"]:
+                    a["reason"] = str(a["reason"])
+        return results
+
+    def _finish_symbol_changes(self):
+        """Which of the commits that touched a changed symbol's file changed the symbol itself:
+        its text at each of them, read in one ``cat-file --batch`` per repository."""
+        by_repo = {}
+        for change in self.symbol_changes:
+            by_repo.setdefault(change.g.path, (change.g, []))[1].append(change)
+        for g, changes in by_repo.values():
+            blobs = g.read_blobs([spec for change in changes for spec in change.specs()])
+            for change in changes:
+                change.finish(blobs, lambda data, path, s=change.symbol: symbol_hash_of(data, path, s))
+        self.symbol_changes = []
 
     def check_item(self, anchors):
         file_anchors = [a for a in anchors if a["path"]]
@@ -2909,6 +3016,12 @@ class FreshnessChecker:
             new_path = None
             if commit_ok:
                 new_path = g.renames_since(commit).get(path)
+                if new_path is None:
+                    # Edited as well as renamed, one diff over the whole range may no longer see a
+                    # rename that the commits, one by one, show.
+                    gone_in, last_name = _deletion_of(g.log_since(commit), path)
+                    if gone_in is None and last_name != path and self._read(repo.path, last_name) is not None:
+                        new_path = last_name
             if new_path is None and a["blob"] and not commit_ok:
                 # History is gone, so git cannot say where the file went: follow identical
                 # content, but only when exactly one file holds it (empty __init__.py files and
@@ -3006,6 +3119,13 @@ class FreshnessChecker:
                         where.replace("changed", "changed", 1),
                     )
                     return "current", "; ".join([text] + notes)
+                if commit_ok and touching:
+                    # Name only the commits whose diff changed the symbol, not all that touched the file.
+                    change = _SymbolChange(g, label, a["symbol"], commit, a["symbol_hash"], now,
+                                           [(c, p) for c, p in _touching_with_paths(g.log_since(commit), path)],
+                                           uncommitted, notes)  # fmt: skip
+                    self.symbol_changes.append(change)
+                    return "stale", change
                 if now is None:
                     return "stale", "; ".join(
                         ["symbol %s no longer found in %s (%s)" % (a["symbol"], path, where)] + notes
