@@ -6311,6 +6311,7 @@ def session_activity(store, session_id):
 # fails the agent: every outcome goes to $WCTX_HOME/hooks.log and it exits 0.
 
 HOOK_EVENTS = {AGENT_CLAUDE_CODE: "SessionEnd", AGENT_CODEX: "Stop"}
+HOOK_AGENTS = tuple(HOOK_EVENTS)  # agents wctx can install a hook for (not every importable agent)
 HOOK_TIMEOUT_SECONDS = 60
 HOOK_LOG = "hooks.log"
 HOOK_LOG_MAX_BYTES = 1 << 20
@@ -6329,7 +6330,7 @@ def hook_settings_path(agent, env=None):
         return os.path.join(claude_config_dir(env), "settings.json")
     if agent == AGENT_CODEX:
         return os.path.join(codex_home(env), "hooks.json")
-    raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(TRANSCRIPT_AGENTS)))
+    raise UsageError("no hook for agent %r (hooks exist for: %s)" % (agent, ", ".join(HOOK_AGENTS)))
 
 
 def _is_wctx_hook(entry):
@@ -6506,7 +6507,7 @@ def uninstall_hook(agent, settings=None, env=None, dry_run=False):
 
 def hook_status(env=None):
     out = []
-    for agent in TRANSCRIPT_AGENTS:
+    for agent in HOOK_AGENTS:
         path = hook_settings_path(agent, env)
         try:
             _, data = _load_settings(path)
@@ -8127,7 +8128,7 @@ def cmd_hooks(args, store):
         emit(args, {"hooks": res}, text)
         return 0
     if not args.agent:
-        raise UsageError("hooks %s needs an agent: %s" % (args.action, " or ".join(TRANSCRIPT_AGENTS)))
+        raise UsageError("hooks %s needs an agent: %s" % (args.action, " or ".join(HOOK_AGENTS)))
     if args.action == "install":
         res = install_hook(
             args.agent, settings=args.settings, python=args.python, dry_run=args.dry_run, home=args.home
@@ -8537,7 +8538,7 @@ def build_parser(only=None):
 
     p = command("hooks", cmd_hooks)
     p.add_argument("action", choices=("install", "uninstall", "status"))
-    p.add_argument("agent", nargs="?", choices=TRANSCRIPT_AGENTS)
+    p.add_argument("agent", nargs="?", choices=HOOK_AGENTS)
     p.add_argument("--settings", metavar="FILE", help="settings file to change (default: the agent's own)")
     p.add_argument("--python", default="python3", help="interpreter the hook command runs (default: python3)")
     p.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
