@@ -3037,13 +3037,16 @@ class FreshnessChecker:
             g, _ = self._git_for(repo_id, items[0]["repo_name"])
             if g is None:
                 continue
-            g.commits_exist([a["commit_sha"] for a in items if a["commit_sha"]])
-            paths = [a["path"] for a in items if a["path"] and (g.path, a["path"]) not in self.head_blobs]
-            if g.head and paths:
-                found = g.batch_check(["HEAD:" + p for p in paths])
-                for p in paths:
-                    hit = found.get("HEAD:" + p)
-                    self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
+            try:
+                g.commits_exist([a["commit_sha"] for a in items if a["commit_sha"]])
+                paths = [a["path"] for a in items if a["path"] and (g.path, a["path"]) not in self.head_blobs]
+                if g.head and paths:
+                    found = g.batch_check(["HEAD:" + p for p in paths])
+                    for p in paths:
+                        hit = found.get("HEAD:" + p)
+                        self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
+            except GitError as e:
+                self._git_broke(repo_id, e)
 
     def check_items(self, anchors_by_rid):
         """{rid: {"verdict", "reasons", "anchors": [...]}} for the given anchors."""
@@ -3065,21 +3068,51 @@ class FreshnessChecker:
         for change in self.symbol_changes:
             by_repo.setdefault(change.g.path, (change.g, []))[1].append(change)
         for g, changes in by_repo.values():
-            blobs = g.read_blobs([spec for change in changes for spec in change.specs()])
+            try:
+                blobs = g.read_blobs([spec for change in changes for spec in change.specs()])
+            except GitError as e:  # the verdict stands (the symbol's hash differs); the commits are unknown
+                for rid in [r.id for r in self.repos.values() if r.path == g.path]:
+                    self.git_failed.add(rid)
+                for change in changes:
+                    change.text = "; ".join(
+                        [
+                            "%s changed since capture (which commits changed it is unknown: %s)"
+                            % (change.label, e)
+                        ]
+                        + change.notes
+                    )
+                continue
             for change in changes:
                 change.finish(blobs, lambda data, path, s=change.symbol: symbol_hash_of(data, path, s))
         self.symbol_changes = []
+
+    def _guarded(self, check, a):
+        """check(a), or unknown when git fails in a's repository: one broken repository (a corrupt
+        index, a refused filter, a damaged object store) never breaks a call over the others."""
+        try:
+            return check(a)
+        except GitError as e:
+            return "unknown", self._git_broke(a["repo_id"], e)
+
+    def _git_broke(self, repo_id, error):
+        """Remember that git failed in this repository: its other anchors are unknown at once and
+        nothing about it is cached."""
+        repo = self.repos.get(repo_id)
+        reason = "cannot check %s: %s" % (repo.name if repo else "this repository", error)
+        self.git[repo_id] = (None, reason)
+        self.git_failed.add(repo_id)
+        return reason
 
     def check_item(self, anchors):
         file_anchors = [a for a in anchors if a["path"]]
         checked = []
         if file_anchors:
             for a in file_anchors:
-                verdict, reason = self.check_file_anchor(a)
+                verdict, reason = self._guarded(self.check_file_anchor, a)
                 checked.append((a, verdict, reason))
         else:
             for a in anchors[:1]:
-                verdict, reason = self.check_repo_anchor(a)
+                verdict, reason = self._guarded(self.check_repo_anchor, a)
                 checked.append((a, verdict, reason))
         if not checked:
             return {"verdict": "unknown", "reasons": ["nothing recorded to compare"], "anchors": []}

@@ -391,3 +391,56 @@ def test_reads_work_on_a_full_disk(git_repo, wctx_home, tmp_path):
     assert [r["freshness"]["verdict"] for r in json.loads(search[1])["results"]] == ["current"]
     assert verify[0] == 1 and json.loads(verify[1])["summary"]["stale"] == 1, verify
     assert "full" in capture[2] and capture[0] == 1 and "Traceback" not in capture[2], capture
+
+
+# -- one broken repository in a workspace ----------------------------------------------------------
+
+
+def _break_index(repo):
+    with open(os.path.join(repo.path, ".git", "index"), "wb") as fh:
+        fh.write(b"garbage")
+
+
+def test_one_broken_repository_leaves_the_rest_of_the_workspace_working(git_repo, store, run_cli):
+    good = git_repo("good", {"lib.py": "def parse():\n    return 1\n"})
+    bad = git_repo("bad", {"api.py": "def serve():\n    return 2\n"})
+    wctx.register_repo(store, good.path, workspace="w")
+    wctx.register_repo(store, bad.path, workspace="w")
+    wctx.relate(store, "good", "uses", "bad")
+    wctx.capture(store, [{"kind": "finding", "claim": "parse returns one", "repo": "good", "files": ["lib.py#parse"]}],
+                 cwd=good.path)  # fmt: skip
+    wctx.capture(store, [{"kind": "finding", "claim": "serve returns two", "repo": "bad", "files": ["api.py"]},
+                         {"kind": "note", "claim": "serve notes", "repo": "bad"}], cwd=bad.path)  # fmt: skip
+    good.write("lib.py", "def parse():\n    return 10\n")
+    good.commit("parse changed")
+    bad.git("mv", "api.py", "server.py")  # following the rename needs git diff and git log
+    bad.commit("rename")
+    bad.write("other.py", "x = 1\n")
+    bad.commit("later")
+    _break_index(bad)
+
+    res = run_cli(["search", "--json", "returns"], cwd=good.path)
+    assert res.code == 0, res
+    verdicts = {r["repo"]: r["freshness"] for r in res.json["results"]}
+    assert verdicts["good"]["verdict"] == "stale"
+    assert verdicts["bad"]["verdict"] == "unknown"
+    assert any("git" in reason and "bad" in reason for reason in verdicts["bad"]["reasons"]), verdicts["bad"]
+
+    res = run_cli(["verify", "--json", "--repo", "good"], cwd=good.path)
+    assert res.code == 1, res  # the stale item, not a failure
+    by_claim = {wctx.get_evidence(store, i["id"])["claim"]: i for i in res.json["items"]}
+    assert by_claim["parse returns one"]["verdict"] == "stale"
+    assert by_claim["serve returns two"]["verdict"] == "unknown"
+    assert by_claim["serve notes"]["verdict"] == "unknown"
+    assert "Traceback" not in res.err
+
+    res = run_cli(
+        ["search", "has anyone looked at this"], cwd=bad.path
+    )  # the vague fallback, from the broken one
+    assert res.code == 0, res
+    # Nothing about the broken repository was cached: once it is repaired, the verdicts are real.
+    shutil.rmtree(os.path.join(bad.path, ".git"))
+    bad.git("init", "-q")
+    bad.commit("re-made")
+    res = run_cli(["search", "--json", "serve"], cwd=good.path)
+    assert all("git" not in " ".join(r["freshness"]["reasons"]) for r in res.json["results"]), res.json
