@@ -2742,8 +2742,8 @@ def _touching_with_paths(log, path):
     return hits
 
 
-def _plural(n, word):
-    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+def _plural(n, word, plural=None):
+    return "%d %s" % (n, word if n == 1 else plural or word + "s")
 
 
 class _SymbolChange:
@@ -7424,10 +7424,6 @@ def _barycentre(name, neighbours, members, pos):
     """Sort key of a node inside its layer: the mean position of its neighbours in other layers."""
     near = [pos[m] for m in neighbours[name] if m not in members]
     return (sum(near) / len(near) if near else pos[name], name)
-
-
-def _plural(n, word, plural=None):
-    return "%d %s" % (n, word if n == 1 else plural or word + "s")
 
 
 def _esc(text):
