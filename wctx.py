@@ -494,13 +494,18 @@ _SECRET_HINTS = (
 )
 
 
+_secret_hint = None
+
+
 def redact_secrets(text):
     """Replace secrets (private keys, JWTs, authorization headers, vendor tokens, credentialed
     URLs, secret assignments) with [REDACTED …] markers. Best effort; see the README."""
     if not text or not isinstance(text, str):
         return text
-    low = text.lower()
-    if not any(hint in low for hint in _SECRET_HINTS):
+    global _secret_hint
+    if _secret_hint is None:  # one regex scan instead of a substring test per hint
+        _secret_hint = re.compile("|".join(re.escape(h) for h in _SECRET_HINTS)).search
+    if not _secret_hint(text.lower()):
         return text
     for pattern, replacement in _secret_patterns():
         text = pattern.sub(replacement, text)
@@ -4491,46 +4496,58 @@ _ANCHOR_FIELDS = (
 )
 
 
-def _portable(value, prefixes):
-    """Text with this machine's absolute paths replaced: a registered checkout's path by the
-    repository's name, the home directory by ``~``. Records travel with no local path."""
-    if not isinstance(value, str):
-        return value
-    for prefix, name in prefixes:
-        if prefix in value:
-            value = re.sub(re.escape(prefix) + r"(?=/|\b|$)", name.replace("\\", r"\\"), value)
-    return value
+class LocalPaths:
+    """This machine's absolute paths, to keep them out of what leaves it: in free text a registered
+    checkout's path becomes the repository's name and the home directory ``~``."""
+
+    __slots__ = ("prefixes", "_names", "_pattern")
+
+    def __init__(self, store):
+        prefixes = [(r.path, r.name) for r in _repos(store) if r.path]
+        home = os.path.expanduser("~")
+        if home and home != "/":
+            prefixes.append((home, "~"))
+        self.prefixes = sorted(prefixes, key=lambda p: -len(p[0]))  # longest first: the innermost
+        self._names = dict(self.prefixes)
+        alternatives = "|".join(re.escape(p) for p, _ in self.prefixes)
+        self._pattern = re.compile(r"(%s)(?=$|[/\s\"'`),;:\]])" % alternatives) if alternatives else None
+
+    def strip(self, value):
+        if self._pattern is None or not isinstance(value, str):
+            return value
+        return self._pattern.sub(lambda m: self._names[m.group(1)], value)
+
+    def cwd_in_repo(self, cwd, repo):
+        """``cwd`` relative to the checkout of ``repo`` (``.`` at its top), or None."""
+        for prefix, name in self.prefixes:
+            if name == repo and name != "~" and (cwd == prefix or cwd.startswith(prefix + "/")):
+                return os.path.relpath(cwd, prefix)
+        return None
 
 
-def _local_prefixes(store):
-    prefixes = []
-    for r in _repos(store):
-        if r.path:
-            prefixes.append((r.path, r.name))
-    home = os.path.expanduser("~")
-    if home and home not in ("/", ""):
-        prefixes.append((home, "~"))
-    return sorted(prefixes, key=lambda p: -len(p[0]))
+# Export fields whose values are ids, hashes, timestamps or enumerations (validated on import):
+# nothing free-form to redact or to strip of local paths.
+_STRUCTURAL_FIELDS = frozenset(
+    ("type", "id", "session", "kind", "status", "commit", "blob", "root_commit", "symbol_hash",
+     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by")
+)  # fmt: skip
 
 
-def shareable_record(record, prefixes):
-    """One export record made safe to leave this machine: redacted again, no absolute path (a
-    session's cwd becomes relative to its repository, other text loses this machine's paths)."""
+def shareable_record(record, local):
+    """One export record made safe to leave this machine (``local``: its LocalPaths): redacted
+    again, no absolute path (a session's cwd becomes relative to its repository, free text loses
+    this machine's paths)."""
     out = {}
     for key, value in record.items():
         if key == "anchors" and isinstance(value, list):
-            out[key] = [shareable_record(a, prefixes) for a in value]
-        elif isinstance(value, str):
-            out[key] = redact_secrets(_portable(value, prefixes))
+            out[key] = [shareable_record(a, local) for a in value]
+        elif isinstance(value, str) and key not in _STRUCTURAL_FIELDS:
+            out[key] = redact_secrets(local.strip(value))
         else:
             out[key] = value
     cwd = record.get("cwd") if record.get("type") == "session" else None
     if isinstance(cwd, str):
-        out["cwd"] = None
-        for prefix, name in prefixes:
-            if name != "~" and (cwd == prefix or cwd.startswith(prefix + "/")) and name == record.get("repo"):
-                out["cwd"] = os.path.relpath(cwd, prefix)
-                break
+        out["cwd"] = local.cwd_in_repo(cwd, record.get("repo"))
     return out
 
 
@@ -4626,7 +4643,7 @@ def _merge_export(old_text, records):
 def export_evidence(store, out_dir=None, stream=None, repo=None):
     """Write the export: one JSONL file per session into ``out_dir``, or everything to ``stream``."""
     counts = {"sessions": 0, "evidence": 0, "files": 0}
-    prefixes = _local_prefixes(store)
+    local = LocalPaths(store)
     per_session = {}
     for sid, record in export_records(store, repo=repo):
         per_session.setdefault(sid, []).append(record)
@@ -4635,7 +4652,7 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
         for records in per_session.values():
             for record in records:
                 stream.write(
-                    json.dumps(shareable_record(record, prefixes), ensure_ascii=False, sort_keys=True) + "\n"
+                    json.dumps(shareable_record(record, local), ensure_ascii=False, sort_keys=True) + "\n"
                 )
         return counts
     os.makedirs(out_dir, exist_ok=True)
@@ -4645,7 +4662,7 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
         if os.path.exists(path):
             with open(path, encoding="utf-8") as fh:
                 old = fh.read()
-        records = _merge_export(old, [shareable_record(r, prefixes) for r in records])
+        records = _merge_export(old, [shareable_record(r, local) for r in records])
         text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
         if old != text:
             tmp = path + ".tmp"
@@ -5108,7 +5125,7 @@ def _sync_import(store, machine, files, report):
 
 def _sync_payload(store, machine):
     """{path: bytes} of every file this machine owns in the team branch, built from the store."""
-    prefixes = _local_prefixes(store)
+    local = LocalPaths(store)
     foreign = {r["session_id"] for r in store.all("SELECT session_id FROM sync_foreign")}
     seen = {r["id"]: r["updated_at"] for r in store.all("SELECT id, updated_at FROM sync_seen")}
     sessions, events, session_records = {}, [], {}
@@ -5131,8 +5148,7 @@ def _sync_payload(store, machine):
 
     def encode(records):
         return "".join(
-            json.dumps(shareable_record(r, prefixes), ensure_ascii=False, sort_keys=True) + "\n"
-            for r in records
+            json.dumps(shareable_record(r, local), ensure_ascii=False, sort_keys=True) + "\n" for r in records
         ).encode("utf-8")
 
     base = "machines/%s/" % machine
