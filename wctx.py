@@ -243,6 +243,56 @@ def wctx_command_path():
     return here
 
 
+def _installed_module(path):
+    """True when ``path`` lies in one of this interpreter's site-packages folders (pip, pipx, a
+    venv), so that ``python -m wctx`` finds it from any directory."""
+    import site
+    import sysconfig
+
+    folders = set()
+    for key in ("purelib", "platlib"):
+        try:
+            folders.add(sysconfig.get_paths()[key])
+        except KeyError:
+            pass
+    try:
+        folders.update(site.getsitepackages())
+    except AttributeError:  # old virtualenv's site module
+        pass
+    try:
+        folders.add(site.getusersitepackages())
+    except AttributeError:
+        pass
+    here = os.path.realpath(os.path.dirname(path))
+    return any(f and os.path.realpath(f) == here for f in folders)
+
+
+def wctx_invocation(python=None):
+    """The argv that runs this wctx from a clean shell (no PATH beyond the system's, no
+    PYTHONPATH, any directory): the installed ``wctx`` console script itself; the venv's
+    interpreter with ``-m wctx`` for a module installed without one on hand; this interpreter
+    with the .pyz archive or this wctx.py. ``python`` overrides the interpreter where one is
+    named. Hooks, ``doctor``, ``mcp-info`` and ``instructions`` all use it."""
+    interpreter = python or sys.executable or "python3"
+    argv0 = sys.argv[0] if sys.argv else ""
+    if os.path.basename(argv0) in ("wctx", "wctx.exe") and os.path.isfile(argv0) and not python:
+        return [os.path.abspath(argv0)]
+    here = os.path.abspath(__file__)
+    container = os.path.dirname(here)
+    if os.path.isfile(container):  # inside a zipapp: /path/wctx.pyz/wctx.py
+        return [interpreter, container]
+    if _installed_module(here):
+        return [interpreter, "-m", "wctx"]
+    return [interpreter, here]
+
+
+def shell_command(argv):
+    """One shell command line for ``argv`` (each word quoted where needed)."""
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in argv)
+
+
 def is_tty(stream):
     try:
         return stream.isatty()
@@ -1060,6 +1110,30 @@ class GitRepo:
         for spec, line in zip(specs, out.decode("utf-8", "surrogateescape").splitlines()):
             parts = line.split()
             result[spec] = (parts[0], parts[1]) if len(parts) >= 3 and parts[1] != "missing" else None
+        return result
+
+    def read_blobs(self, specs):
+        """Map each ``rev:path`` spec to the blob's bytes, or None when there is no such blob.
+        One ``cat-file --batch`` for all of them (no filters or textconv: raw objects only)."""
+        specs = [s for s in dict.fromkeys(specs) if "\n" not in s]
+        if not specs:
+            return {}
+        data = "".join(s + "\n" for s in specs).encode("utf-8", "surrogateescape")
+        _, out = self.git("cat-file", "--batch", input_bytes=data)
+        result = {}
+        pos = 0
+        for spec in specs:
+            end = out.find(b"\n", pos)
+            if end < 0:
+                break
+            header = out[pos:end].split()
+            pos = end + 1
+            if len(header) == 3 and header[2].isdigit():
+                size = int(header[2])
+                result[spec] = out[pos : pos + size] if header[1] == b"blob" else None
+                pos += size + 1  # the object, then a newline
+            else:  # "<spec> missing" or "ambiguous"
+                result[spec] = None
         return result
 
     def commits_exist(self, shas):
@@ -3151,16 +3225,78 @@ def _describe_commits(commits, limit=3):
 
 def _commits_touching(log, path):
     """Commits (newest first) that touched ``path``, following renames backwards."""
+    return [commit for commit, _ in _touching_with_paths(log, path)]
+
+
+def _touching_with_paths(log, path):
+    """[(commit, the file's path right after that commit)], newest first, renames followed."""
     name = path
     hits = []
     for commit in log:
         for status, old, new in commit["changes"]:
             if new == name or old == name:
-                hits.append(commit)
+                hits.append((commit, name))
                 if status == "R" and new == name:
                     name = old
                 break
     return hits
+
+
+def _plural(n, word):
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
+class _SymbolChange:
+    """The reason for a cited symbol whose text changed, finished once the symbol's text at each
+    commit that touched its file is known (FreshnessChecker reads those in one batch per repo)."""
+
+    __slots__ = ("g", "label", "symbol", "since", "stored", "now", "touching", "uncommitted_file", "notes",
+                 "text")  # fmt: skip
+
+    def __init__(self, g, label, symbol, since, stored, now, touching, uncommitted_file, notes):
+        self.g, self.label, self.symbol, self.since = g, label, symbol, since
+        self.stored, self.now, self.touching = stored, now, touching
+        self.uncommitted_file, self.notes = uncommitted_file, notes
+        self.text = None
+
+    def specs(self):
+        return ["%s:%s" % (c["sha"], p) for c, p in self.touching]
+
+    def finish(self, blobs, hash_of):
+        """``blobs``: {spec: bytes or None}; ``hash_of(data, path)``: the symbol's hash in it."""
+        changed, intact = [], 0
+        before = self.stored
+        for commit, path in reversed(self.touching):  # oldest first
+            data = blobs.get("%s:%s" % (commit["sha"], path))
+            after = hash_of(data, path) if data is not None else None
+            if after != before:
+                changed.append(commit)
+            else:
+                intact += 1
+            before = after
+        changed.reverse()  # newest first, as the log reads
+        parts = []
+        if changed:
+            parts.append("%s since %s: %s" % (_plural(len(changed), "commit"), short_sha(self.since),
+                                             _describe_commits(changed)))  # fmt: skip
+        if self.uncommitted_file and before != self.now:
+            parts.append("uncommitted changes in the working tree")
+        if not parts:  # cannot happen while the hashes chain, but never say nothing
+            parts.append("content differs from capture")
+        where = ("changed in " if changed else "changed: ") + ", and ".join(parts)
+        if intact:
+            where += "; the file changed in %s that left it intact" % _plural(
+                intact, "other commit" if changed else "commit"
+            )
+        if self.now is None:
+            path = self.label.rpartition("#")[0]
+            text = "symbol %s no longer found in %s (%s)" % (self.symbol, path, where)
+        else:
+            text = "%s %s" % (self.label, where)
+        self.text = "; ".join([text] + self.notes)
+
+    def __str__(self):
+        return self.text
 
 
 def _deletion_of(log, path):
@@ -3202,6 +3338,7 @@ class FreshnessChecker:
         self.files = {}
         self.file_bytes = 0
         self.symbol_hashes = {}
+        self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
 
     def _read(self, root, rel):
         """read_repo_file, remembered for the rest of this call (within a memory budget)."""
@@ -3324,7 +3461,27 @@ class FreshnessChecker:
     def check_items(self, anchors_by_rid):
         """{rid: {"verdict", "reasons", "anchors": [...]}} for the given anchors."""
         self.prefetch([a for anchors in anchors_by_rid.values() for a in anchors])
-        return {rid: self.check_item(anchors) for rid, anchors in anchors_by_rid.items()}
+        self.symbol_changes = []
+        results = {rid: self.check_item(anchors) for rid, anchors in anchors_by_rid.items()}
+        if self.symbol_changes:
+            self._finish_symbol_changes()
+            for res in results.values():
+                res["reasons"] = [str(r) for r in res["reasons"]]
+                for a in res["anchors"]:
+                    a["reason"] = str(a["reason"])
+        return results
+
+    def _finish_symbol_changes(self):
+        """Which of the commits that touched a changed symbol's file changed the symbol itself:
+        its text at each of them, read in one ``cat-file --batch`` per repository."""
+        by_repo = {}
+        for change in self.symbol_changes:
+            by_repo.setdefault(change.g.path, (change.g, []))[1].append(change)
+        for g, changes in by_repo.values():
+            blobs = g.read_blobs([spec for change in changes for spec in change.specs()])
+            for change in changes:
+                change.finish(blobs, lambda data, path, s=change.symbol: symbol_hash_of(data, path, s))
+        self.symbol_changes = []
 
     def check_item(self, anchors):
         file_anchors = [a for a in anchors if a["path"]]
@@ -3403,6 +3560,12 @@ class FreshnessChecker:
             new_path = None
             if commit_ok:
                 new_path = g.renames_since(commit).get(path)
+                if new_path is None:
+                    # Edited as well as renamed, one diff over the whole range may no longer see a
+                    # rename that the commits, one by one, show.
+                    gone_in, last_name = _deletion_of(g.log_since(commit), path)
+                    if gone_in is None and last_name != path and self._read(repo.path, last_name) is not None:
+                        new_path = last_name
             if new_path is None and a["blob"] and not commit_ok:
                 # History is gone, so git cannot say where the file went: follow identical
                 # content, but only when exactly one file holds it (empty __init__.py files and
@@ -3500,6 +3663,13 @@ class FreshnessChecker:
                         where.replace("changed", "changed", 1),
                     )
                     return "current", "; ".join([text] + notes)
+                if commit_ok and touching:
+                    # Name only the commits whose diff changed the symbol, not all that touched the file.
+                    change = _SymbolChange(g, label, a["symbol"], commit, a["symbol_hash"], now,
+                                           [(c, p) for c, p in _touching_with_paths(g.log_since(commit), path)],
+                                           uncommitted, notes)  # fmt: skip
+                    self.symbol_changes.append(change)
+                    return "stale", change
                 if now is None:
                     return "stale", "; ".join(
                         ["symbol %s no longer found in %s (%s)" % (a["symbol"], path, where)] + notes
@@ -5038,7 +5208,10 @@ def import_evidence(store, paths):
 
 AGENT_CLAUDE_CODE = "claude-code"
 AGENT_CODEX = "codex"
-TRANSCRIPT_AGENTS = (AGENT_CLAUDE_CODE, AGENT_CODEX)
+AGENT_GEMINI = "gemini-cli"
+# Every agent whose transcripts import; TRANSCRIPT_ADAPTERS (below the adapters) maps each to its
+# parser, parse(path, rec).
+TRANSCRIPT_AGENTS = (AGENT_CLAUDE_CODE, AGENT_CODEX, AGENT_GEMINI)
 # Major versions of each agent whose transcript format the adapters were written against. A file
 # from another major version is refused by name rather than half-parsed.
 SUPPORTED_MAJOR_VERSIONS = {AGENT_CLAUDE_CODE: (1, 2), AGENT_CODEX: (0,)}
@@ -5280,10 +5453,26 @@ def _check_version(agent, version, path):
         )
 
 
+def _vendor_of(obj):
+    """The agent whose transcript a record's shape belongs to, or None when it says nothing."""
+    kind = obj.get("type")
+    if kind in _CODEX_LINE_TYPES and "payload" in obj:
+        return AGENT_CODEX
+    if ("sessionId" in obj and "projectHash" in obj) or "$set" in obj or "$rewindTo" in obj:
+        return AGENT_GEMINI
+    if kind in GEMINI_MESSAGE_TYPES and "id" in obj and "content" in obj and "uuid" not in obj:
+        return AGENT_GEMINI
+    if kind in _CLAUDE_LINE_TYPES and any(k in obj for k in ("uuid", "message", "summary", "snapshot")):
+        return AGENT_CLAUDE_CODE
+    return None
+
+
 def detect_transcript_agent(path):
-    """Name the agent that wrote ``path`` ("claude-code" or "codex") from its first records, or
-    raise UsageError naming what was found instead."""
+    """Name the agent that wrote ``path`` ("claude-code", "codex" or "gemini-cli") from the shape
+    of its first records, or raise UsageError naming what was found instead. A file whose records
+    look like two vendors' is refused, never guessed."""
     first_keys = None
+    votes = {}  # agent -> line number of its first record
     try:
         fh = open(path, "rb")
     except OSError as e:
@@ -5300,39 +5489,45 @@ def detect_transcript_agent(path):
                 continue
             if first_keys is None:
                 first_keys = sorted(obj)[:8]
-            kind = obj.get("type")
-            if kind in _CODEX_LINE_TYPES and "payload" in obj:
-                return AGENT_CODEX
-            if "sessionId" in obj or (
-                kind in _CLAUDE_LINE_TYPES
-                and any(k in obj for k in ("uuid", "message", "summary", "snapshot"))
-            ):
-                return AGENT_CLAUDE_CODE
-            if "instructions" in obj and "id" in obj and "type" not in obj:
+            agent = _vendor_of(obj)
+            if agent is not None:
+                votes.setdefault(agent, n + 1)
+            elif "instructions" in obj and "id" in obj and "type" not in obj and not votes:
                 raise UsageError(
                     "%s: legacy Codex rollout format (before session_meta records, Codex < 0.30) is not supported"
                     % path
                 )
+    if len(votes) > 1:
+        raise UsageError(
+            "%s: records of more than one agent's format (%s); refusing to guess"
+            % (path, ", ".join("%s from line %d" % kv for kv in sorted(votes.items(), key=lambda kv: kv[1])))
+        )
+    if votes:
+        return next(iter(votes))
     if first_keys is None:
         raise UsageError("%s: not a JSONL transcript (no JSON object in its first lines)" % path)
     raise UsageError(
         "%s: unrecognised transcript format (first record has keys: %s); this wctx reads %s transcripts"
-        % (path, ", ".join(first_keys), " and ".join(TRANSCRIPT_AGENTS))
+        % (path, ", ".join(first_keys), ", ".join(TRANSCRIPT_AGENTS))
     )
 
 
-def parse_transcript(path, agent="auto"):
-    """Parse one transcript file (with its subagent files) into a TranscriptRecord."""
+def parse_transcript(path, agent="auto", cwd_hint=None):
+    """Parse one transcript file (with its subagent files) into a TranscriptRecord.
+
+    ``cwd_hint`` (an agent hook's cwd) places a Gemini CLI session whose project folder does not
+    name its root, when the file's projectHash confirms it."""
     path = os.path.abspath(path)
     detected = detect_transcript_agent(path)
     if agent not in (None, "auto") and agent != detected:
+        if agent not in TRANSCRIPT_ADAPTERS:
+            raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(TRANSCRIPT_AGENTS)))
         raise UsageError("%s looks like a %s transcript, not %s" % (path, detected, agent))
     rec = TranscriptRecord(detected, path)
-    if detected == AGENT_CLAUDE_CODE:
-        _parse_claude_code(path, rec)
-        _parse_claude_subagents(path, rec)
+    if detected == AGENT_GEMINI:
+        _parse_gemini_all(path, rec, cwd_hint)
     else:
-        _parse_codex(path, rec)
+        TRANSCRIPT_ADAPTERS[detected](path, rec)
     stem = os.path.splitext(os.path.basename(path))[0]
     if detected == AGENT_CLAUDE_CODE and _UUID.match(stem):
         # Claude Code names each transcript after its session (what hooks and
@@ -5396,6 +5591,16 @@ def session_transcript_path(path):
                 "%s is a subagent transcript and its session file %s is missing" % (path, parent)
             )
         return parent
+    if os.path.basename(os.path.dirname(folder)) == "chats" and _SAFE_ID.match(os.path.basename(folder)):
+        # Gemini CLI: chats/<parent session id>/<subagent>.jsonl; the parent is
+        # chats/session-<time>-<first 8 characters of its id>.jsonl and starts with its full id.
+        chats, parent_id = os.path.dirname(folder), os.path.basename(folder)
+        for name in sorted(os.listdir(chats)):
+            candidate = os.path.join(chats, name)
+            if name.startswith("session-") and name.endswith("-%s.jsonl" % parent_id[:8]):
+                if parent_id in _first_session_ids(candidate, limit=1)[0]:
+                    return candidate
+        raise UsageError("%s is a Gemini CLI subagent transcript and its session file is missing" % path)
     if os.path.basename(path).startswith("agent-"):
         ids, sidechain = _first_session_ids(path)
         for sid in sorted(ids) if sidechain else ():
@@ -5790,6 +5995,214 @@ def _codex_output(rec, payload, names, failed_calls, ts):
         rec.add_error(names.get(call_id) or "(tool)", out, ts)
 
 
+# -- Gemini CLI: ~/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl --------------------------
+# The first record holds sessionId, projectHash (sha256 of the project root), startTime and kind;
+# then one record per message ({"id", "timestamp", "type": "user"|"gemini"|"info"|..., "content",
+# "toolCalls": [...]}), written again whole when it changes, plus {"$set": {...}} metadata updates
+# and {"$rewindTo": id} records that drop a message and everything after it. The project root is
+# in <project>/.project_root; a subagent's file is chats/<parent session id>/<id>.jsonl.
+
+GEMINI_READ_TOOLS = {"read_file": "file_path"}
+GEMINI_EDIT_TOOLS = {"write_file": "file_path", "replace": "file_path"}
+GEMINI_COMMAND_TOOLS = ("run_shell_command",)
+GEMINI_MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+_GLOB_CHARS = re.compile(r"[*?\[\]{}]")
+
+
+def gemini_home(env=None):
+    env = os.environ if env is None else env
+    return os.path.join(env.get("GEMINI_CLI_HOME") or os.path.expanduser("~"), ".gemini")
+
+
+def _gemini_project_root(path, project_hash, hint=None):
+    """The project root a Gemini CLI session file belongs to: <project>/.project_root next to its
+    chats folder, or ``hint`` (the hook's cwd) when its sha256 is the file's projectHash."""
+    import hashlib
+
+    folder = os.path.dirname(os.path.abspath(path))
+    for _ in range(2):  # chats/ for a session, chats/<parent>/ for a subagent
+        parent = os.path.dirname(folder)
+        if os.path.basename(folder) == "chats":
+            try:
+                with open(os.path.join(parent, ".project_root"), encoding="utf-8") as fh:
+                    root = fh.read(4096).strip()
+            except (OSError, UnicodeDecodeError):
+                root = ""
+            if root and _is_abs(root):
+                return root
+            break
+        folder = parent
+    if hint and isinstance(project_hash, str):
+        if hashlib.sha256(hint.encode("utf-8", "surrogateescape")).hexdigest() == project_hash.lower():
+            return hint
+    return None
+
+
+def _gemini_text(value):
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return " ".join(_gemini_text(v) for v in value)
+    if isinstance(value, dict):
+        for key in ("text", "output", "error", "message"):
+            if isinstance(value.get(key), str):
+                return value[key]
+        response = value.get("functionResponse")
+        if isinstance(response, dict):
+            return _gemini_text(response.get("response"))
+        return ""
+    return ""
+
+
+def _parse_gemini(path, rec, cwd_hint=None):
+    messages = {}  # message id -> its latest record's tool calls (a message is re-written whole)
+    order = []  # message ids in the order first seen
+    project_hash = None
+    for obj in _json_lines(path, rec):
+        if "$rewindTo" in obj:
+            target = obj.get("$rewindTo")
+            cut = order.index(target) if target in order else 0
+            for mid in order[cut:]:
+                messages.pop(mid, None)
+            del order[cut:]
+            continue
+        meta = obj.get("$set") if isinstance(obj.get("$set"), dict) else None
+        if meta is None and "sessionId" in obj and "projectHash" in obj:
+            meta = obj
+        if meta is not None:
+            sid = meta.get("sessionId")
+            if isinstance(sid, str) and sid and not is_redacted_value(sid) and rec.external_id is None:
+                rec.external_id = sid
+            if isinstance(meta.get("projectHash"), str):
+                project_hash = meta["projectHash"]
+            rec.see_time(meta.get("startTime"))
+            rec.see_time(meta.get("lastUpdated"))
+            summary = meta.get("summary")
+            if isinstance(summary, str) and summary.strip() and summary.strip() not in rec.summaries:
+                rec.summaries.append(summary.strip())
+            if isinstance(meta.get("messages"), list):  # a checkpoint: the history is exactly these
+                messages.clear()
+                del order[:]
+                for msg in meta["messages"]:
+                    if isinstance(msg, dict) and isinstance(msg.get("id"), str):
+                        _gemini_message(msg, messages, order, rec)
+            continue
+        if isinstance(obj.get("id"), str) and obj.get("type") in GEMINI_MESSAGE_TYPES:
+            _gemini_message(obj, messages, order, rec)
+    root = _gemini_project_root(path, project_hash, cwd_hint)
+    rec.see_cwd(root)
+    for mid in order:
+        for call in messages.get(mid, ()):
+            _gemini_tool_call(call, root, rec)
+
+
+def _gemini_message(msg, messages, order, rec):
+    rec.see_time(msg.get("timestamp"))
+    if msg["id"] not in messages:
+        order.append(msg["id"])
+    calls = msg.get("toolCalls")
+    messages[msg["id"]] = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
+def _gemini_tool_call(call, root, rec):
+    name = call.get("name")
+    args = call.get("args") if isinstance(call.get("args"), dict) else {}
+    ts = call.get("timestamp")
+    status = call.get("status")
+    rec.count_tool(name)
+    rec.see_time(ts)
+    if name in GEMINI_COMMAND_TOOLS:
+        where = args.get("dir_path")
+        cwd = root
+        if isinstance(where, str) and where.strip() and not is_redacted_value(where):
+            cwd = where if _is_abs(where) else (os.path.join(root, where) if root else None)
+        rec.add_command(name, args.get("command"), cwd and os.path.normpath(cwd), ts)
+    elif _is_record_evidence(name) or _is_gemini_record_evidence(name):
+        rec.evidence_calls.append(
+            {
+                "call_id": call.get("id"),
+                "arguments": args,
+                "at": ts,
+                "cwd": root,
+                "ok": None if status not in ("success", "error") else status == "success",
+                "result": call.get("result"),
+            }
+        )
+    elif status == "success":  # a cancelled or failed call read or wrote nothing
+        if name in GEMINI_READ_TOOLS:
+            rec.touch(args.get(GEMINI_READ_TOOLS[name]), root, edit=False)
+        elif name in GEMINI_EDIT_TOOLS:
+            rec.touch(args.get(GEMINI_EDIT_TOOLS[name]), root, edit=True)
+        elif name == "read_many_files" and isinstance(args.get("include"), list):
+            for entry in args["include"]:
+                if isinstance(entry, str) and not _GLOB_CHARS.search(entry):
+                    rec.touch(entry, root, edit=False)
+    if status == "error":
+        rec.add_error(
+            name or "(unknown tool)", _gemini_text(call.get("resultDisplay") or call.get("result")), ts
+        )
+
+
+def _is_gemini_record_evidence(name):
+    """mcp_<server>_record_evidence, Gemini CLI's name for an MCP tool, where the server is wctx's."""
+    if (
+        not isinstance(name, str)
+        or not name.startswith("mcp_")
+        or not name.endswith("_" + RECORD_EVIDENCE_TOOL)
+    ):
+        return False
+    return "wctx" in name[4 : -len(RECORD_EVIDENCE_TOOL) - 1].lower()
+
+
+def _gemini_subagent_files(path, external_id):
+    """Subagent files of a Gemini CLI session: chats/<its session id>/*.jsonl."""
+    if not external_id or not _SAFE_ID.match(external_id):
+        return []
+    folder = os.path.join(os.path.dirname(path), external_id)
+    if os.path.basename(os.path.dirname(path)) != "chats" or not os.path.isdir(folder):
+        return []
+    return sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".jsonl"))
+
+
+def _parse_gemini_all(path, rec, cwd_hint=None):
+    _parse_gemini(path, rec, cwd_hint)
+    for sub_path in _gemini_subagent_files(path, rec.external_id):
+        sub = TranscriptRecord(AGENT_GEMINI, sub_path)
+        try:
+            _parse_gemini(sub_path, sub, cwd_hint or rec.cwd)
+        except (OSError, UsageError):
+            continue
+        agent_id = sub.external_id or os.path.splitext(os.path.basename(sub_path))[0]
+        rec.subagents.append(
+            {
+                "id": agent_id,
+                "type": None,
+                "transcript": sub.path,
+                "tool_calls": sum(sub.tool_calls.values()),
+                "files_read": sum(1 for c in sub.files.values() if c[0]),
+                "files_edited": sum(1 for c in sub.files.values() if c[1]),
+                "commands": len(sub.commands),
+                "errors": len(sub.errors),
+                "started_at": sub.started_at,
+                "ended_at": sub.ended_at,
+            }
+        )
+        rec.merge_subagent(sub, agent_id)
+
+
+def _parse_claude_all(path, rec):
+    _parse_claude_code(path, rec)
+    _parse_claude_subagents(path, rec)
+
+
+# The adapters, by agent: each streams one transcript file (and its subagents' files) into rec.
+TRANSCRIPT_ADAPTERS = {
+    AGENT_CLAUDE_CODE: _parse_claude_all,
+    AGENT_CODEX: _parse_codex,
+    AGENT_GEMINI: _parse_gemini_all,
+}
+
+
 # -- Finding transcripts: a directory, a session id, the session this process runs in ---------------
 
 
@@ -5800,7 +6213,8 @@ def iter_transcript_files(path):
         yield path
         return
     for root, dirs, files in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if d != "subagents")
+        # Claude Code's <session>/subagents/ and Gemini CLI's chats/<session id>/ hold subagents.
+        dirs[:] = sorted(d for d in dirs if d != "subagents" and os.path.basename(root) != "chats")
         for name in sorted(files):
             if name.endswith(".jsonl"):
                 yield os.path.join(root, name)
@@ -5947,7 +6361,7 @@ def _existing_evidence_ids(store, result):
     return [r["id"] for r in store.all("SELECT id FROM evidence WHERE id IN (%s)" % marks, sorted(ids))]
 
 
-def import_transcript(store, path, agent="auto", force=False):
+def import_transcript(store, path, agent="auto", force=False, cwd_hint=None):
     """Import one transcript: the session, what it read, edited and ran in which repository, with
     per-repository provenance; explicit record_evidence calls become evidence. Idempotent.
 
@@ -5966,6 +6380,11 @@ def import_transcript(store, path, agent="auto", force=False):
         "WHERE i.transcript = ? ORDER BY i.imported_at DESC LIMIT 1",
         (path,),
     )
+    if before is not None and agent not in (None, "auto") and agent != before["agent"]:
+        # An unchanged file is not re-read, but a wrong --agent is still a wrong --agent.
+        if agent not in TRANSCRIPT_ADAPTERS:
+            raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(TRANSCRIPT_AGENTS)))
+        raise UsageError("%s looks like a %s transcript, not %s" % (path, before["agent"], agent))
     if (
         before is not None
         and not force
@@ -5982,7 +6401,7 @@ def import_transcript(store, path, agent="auto", force=False):
             "bad_lines": before["bad_lines"],
             "warnings": [],
         }
-    rec = parse_transcript(path, agent)
+    rec = parse_transcript(path, agent, cwd_hint=cwd_hint)
     if rec.started_at is None and not rec.cwds and not rec.tool_calls:
         # e.g. a Claude Code file holding only summary lines of other sessions: nothing happened here.
         return {
@@ -6444,6 +6863,7 @@ def session_activity(store, session_id):
 # fails the agent: every outcome goes to $WCTX_HOME/hooks.log and it exits 0.
 
 HOOK_EVENTS = {AGENT_CLAUDE_CODE: "SessionEnd", AGENT_CODEX: "Stop"}
+HOOK_AGENTS = tuple(HOOK_EVENTS)  # agents wctx can install a hook for (not every importable agent)
 HOOK_TIMEOUT_SECONDS = 60
 HOOK_LOG = "hooks.log"
 HOOK_LOG_MAX_BYTES = 1 << 20
@@ -6462,7 +6882,7 @@ def hook_settings_path(agent, env=None):
         return os.path.join(claude_config_dir(env), "settings.json")
     if agent == AGENT_CODEX:
         return os.path.join(codex_home(env), "hooks.json")
-    raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(TRANSCRIPT_AGENTS)))
+    raise UsageError("no hook for agent %r (hooks exist for: %s)" % (agent, ", ".join(HOOK_AGENTS)))
 
 
 def _is_wctx_hook(entry):
@@ -6639,7 +7059,7 @@ def uninstall_hook(agent, settings=None, env=None, dry_run=False):
 
 def hook_status(env=None):
     out = []
-    for agent in TRANSCRIPT_AGENTS:
+    for agent in HOOK_AGENTS:
         path = hook_settings_path(agent, env)
         try:
             _, data = _load_settings(path)
@@ -8284,7 +8704,7 @@ def cmd_hooks(args, store):
         emit(args, {"hooks": res}, text)
         return 0
     if not args.agent:
-        raise UsageError("hooks %s needs an agent: %s" % (args.action, " or ".join(TRANSCRIPT_AGENTS)))
+        raise UsageError("hooks %s needs an agent: %s" % (args.action, " or ".join(HOOK_AGENTS)))
     if args.action == "install":
         res = install_hook(
             args.agent, settings=args.settings, python=args.python, dry_run=args.dry_run, home=args.home
@@ -8706,7 +9126,7 @@ def build_parser(only=None):
 
     p = command("hooks", cmd_hooks)
     p.add_argument("action", choices=("install", "uninstall", "status"))
-    p.add_argument("agent", nargs="?", choices=TRANSCRIPT_AGENTS)
+    p.add_argument("agent", nargs="?", choices=HOOK_AGENTS)
     p.add_argument("--settings", metavar="FILE", help="settings file to change (default: the agent's own)")
     p.add_argument("--python", default="python3", help="interpreter the hook command runs (default: python3)")
     p.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
