@@ -7546,7 +7546,7 @@ def build_eval_world(corpus, root, progress=None):
         workspaces = repo.get("workspaces") or [None]
         register_repo(store, paths[repo["name"]], name=repo["name"], workspace=workspaces[0])
         for ws in workspaces[1:]:
-            add_to_workspace(store, ws, repo["name"])
+            add_to_workspace(store, ws, repo["name"], create=True)
     for rel in corpus.get("relations", ()):
         relate(store, rel["from"], rel["kind"], rel["to"], note=rel.get("note"))
     by_session = {}
