@@ -210,3 +210,16 @@ def test_dubious_ownership_is_reported_with_gits_own_fix(git_repo, run_cli, tmp_
     assert "git config --global --add safe.directory %s" % real in res.err, res
     assert "not inside a git checkout" not in res.err
     assert run_cli(["repo", "list", "--json"]).json == {"repos": []}
+
+
+def test_a_git_file_borrowing_a_registered_git_directory_is_not_a_checkout(product, run_cli, tmp_path):
+    """Only a worktree git itself records (its git directory links back) is a checkout: a
+    directory whose .git file merely points at upload-sdk's git directory gets nothing of it."""
+    fake = tmp_path / "borrower"
+    fake.mkdir()
+    (fake / ".git").write_text("gitdir: %s\n" % os.path.join(product.sdk.path, ".git"))
+    (fake / "src").mkdir()
+    (fake / "src" / "client.py").write_text("def retry_policy(a):\n    return 0\n")
+    res = run_cli(["capture", "--finding", "borrowed", "--file", "src/client.py"], cwd=str(fake))
+    assert res.code != 0 and "not inside a registered repository" in res.err, res
+    assert run_cli(["search", "retry", "--json"], cwd=str(fake)).code != 0
