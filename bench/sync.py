@@ -119,15 +119,15 @@ def main():
         results["sync-first"], _ = timed(lambda: wctx.sync_memory(store_a, remote=remote))
         fetch_into = os.path.join(base, "fetch.git")
         git(base, "init", "-q", "--bare", fetch_into)
-        results["fetch"], _ = timed(
-            lambda: git(fetch_into, "fetch", "-q", remote, "+refs/heads/wctx-memory:refs/heads/x")
-        )
+
+        def fetch():
+            return git(fetch_into, "fetch", "-q", remote, "+refs/heads/wctx-memory:refs/heads/x")
+
+        results["fetch"], _ = timed(fetch)
         noop_fetch = []
         noop = []
         for _ in range(5):  # interleaved: git's no-op fetch, then a no-op sync
-            noop_fetch.append(
-                timed(lambda: git(fetch_into, "fetch", "-q", remote, "+refs/heads/wctx-memory:refs/heads/x"))[0]
-            )
+            noop_fetch.append(timed(fetch)[0])
             noop.append(timed(lambda: wctx.sync_memory(store_a))[0])
         results["fetch-noop"] = sorted(noop_fetch)[2]
         results["sync-noop"] = sorted(noop)[2]
