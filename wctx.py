@@ -9221,6 +9221,9 @@ REPORT_GAP_X, REPORT_GAP_Y = 36, 84
 REPORT_ROW_MAX = 6  # nodes per row of the graph before a layer wraps
 
 
+REPORT_REPO_FIELDS = ("name", "path", "exists", "workspaces", "checkouts")
+
+
 class ReportItem:
     """One active evidence item as the page shows it."""
 
@@ -9235,6 +9238,7 @@ class ReportItem:
         "session",
         "session_agent",
         "session_summary",
+        "confirmed_at",
         "verdict",
         "reasons",
         "commits",
@@ -9266,10 +9270,10 @@ def workspace_report(store, workspace=None):
     the relations among them and every active item about them, each with its verify() verdict."""
     if workspace is not None:
         shown = show_workspace(store, workspace)
-        repos = [{k: r[k] for k in ("name", "path", "exists", "workspaces")} for r in shown["repos"]]
+        repos = [{k: r.get(k) for k in REPORT_REPO_FIELDS} for r in shown["repos"]]
         title = "workspace %s" % workspace
     else:
-        repos = [{k: r[k] for k in ("name", "path", "exists", "workspaces")} for r in list_repos(store)]
+        repos = [{k: r.get(k) for k in REPORT_REPO_FIELDS} for r in list_repos(store)]
         title = "all repositories"
     names = {r["name"] for r in repos}
     relations = [
@@ -9314,6 +9318,7 @@ def workspace_report(store, workspace=None):
             session=row["session_id"],
             session_agent=row["session_agent"],
             session_summary=row["session_summary"],
+            confirmed_at=row["confirmed_at"],
             verdict=fresh["verdict"],
             reasons=fresh["reasons"],
             commits=sorted(commits.items()),
@@ -9593,6 +9598,10 @@ def _item_html(item, compact=False, with_repo=False):
         '<code class="id">%s</code>' % _esc(item.id),
         '<span>recorded <time datetime="%s">%s</time></span>'
         % (_esc(item.created_at), _esc((item.created_at or "")[:10])),
+        '<span>confirmed <time datetime="%s">%s</time></span>'
+        % (_esc(item.confirmed_at), _esc(item.confirmed_at[:10]))
+        if item.confirmed_at
+        else "<span>never confirmed</span>",
         "<span>confidence %s</span>"
         % (_esc("%g" % item.confidence) if item.confidence is not None else "not stated"),
         '<span title="%s">session <code>%s</code> (%s)</span>'
@@ -9957,7 +9966,12 @@ def render_report_html(report, generated_at=None):
                 _esc(name),
                 _esc(repo["path"]),
                 _esc("%d item%s" % (c.get("items", 0), "" if c.get("items", 0) == 1 else "s")),
-                "" if repo["exists"] else " · <strong>not on this machine</strong>",
+                ("" if repo["exists"] else " · <strong>not on this machine</strong>")
+                + "".join(
+                    " · %s %s%s" % (_esc(co["kind"]), _esc(co["path"]), "" if co["exists"] else " (missing)")
+                    for co in repo.get("checkouts") or ()
+                    if co["path"] != repo["path"]
+                ),
             )
         )
         any_items = False

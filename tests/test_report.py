@@ -657,3 +657,32 @@ def test_one_line_items_filter_in_chromium(product, run_cli, tmp_path, monkeypat
     )
     assert first[0] == "current" and first[1] == '"%s"' % first[2]
     assert b.console_errors() == [] and b.requests() == ["file://" + path]
+
+
+def test_confirmations_and_other_checkouts_show(product, run_cli, tmp_path):
+    eid = wctx.capture(
+        product.store,
+        [
+            {
+                "kind": "finding",
+                "claim": "connect returns a dict",
+                "repo": "upload-sdk",
+                "files": ["src/client.py#connect"],
+            }
+        ],
+        cwd=product.sdk.path,
+    )["evidence"][0]["id"]
+    other = wctx.capture(
+        product.store,
+        [{"kind": "note", "claim": "never looked at again", "repo": "upload-sdk"}],
+        cwd=product.sdk.path,
+    )["evidence"][0]["id"]
+    wctx.confirm(product.store, [eid])
+    worktree = str(tmp_path / "sdk-feature")
+    product.sdk.git("worktree", "add", "-q", "-b", "feature", worktree)
+    page, _ = build_page(run_cli, tmp_path)
+    item = page.split('id="%s"' % eid, 1)[1].split("</article>", 1)[0]
+    assert re.search(r'confirmed <time datetime="\d{4}-\d\d-\d\dT[^"]+">\d{4}-\d\d-\d\d</time>', item)
+    assert "never confirmed" in page.split('id="%s"' % other, 1)[1].split("</article>", 1)[0]
+    meta = page.split('id="repo-upload-sdk"', 1)[1].split("</p>", 1)[0]
+    assert "worktree " + os.path.realpath(worktree) in meta
