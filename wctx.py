@@ -8689,6 +8689,9 @@ def run_demo(out, keep_dir=None):
     import shutil
     import tempfile
 
+    if keep_dir and os.path.isdir(keep_dir) and os.listdir(keep_dir):
+        # A second demo on top of the first would half-build and stop at its first commit.
+        raise UsageError("%s is not empty; wctx demo --keep needs a new or empty directory" % keep_dir)
     base = keep_dir or tempfile.mkdtemp(prefix="wctx-demo-")
     os.makedirs(base, exist_ok=True)
     home = os.path.join(base, "store")

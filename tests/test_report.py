@@ -686,3 +686,17 @@ def test_confirmations_and_other_checkouts_show(product, run_cli, tmp_path):
     assert "never confirmed" in page.split('id="%s"' % other, 1)[1].split("</article>", 1)[0]
     meta = page.split('id="repo-upload-sdk"', 1)[1].split("</p>", 1)[0]
     assert "worktree " + os.path.realpath(worktree) in meta
+
+
+def test_demo_keep_refuses_a_used_directory(run_wctx, tmp_path):
+    kept = tmp_path / "demo"
+    assert run_wctx(["demo", "--keep", str(kept)]).code == 0
+    before = sorted(os.listdir(kept))
+    res = run_wctx(["demo", "--keep", str(kept)])
+    assert (
+        res.code == 2
+        and res.err == "wctx: %s is not empty; wctx demo --keep needs a new or empty directory\n" % kept
+    )
+    assert sorted(os.listdir(kept)) == before
+    res = run_wctx(["--home", str(kept / "store"), "report"])
+    assert res.code == 0 and re.search(r"upload-sdk\s+1 item\s+1 stale", res.out), res.out
