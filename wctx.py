@@ -1258,21 +1258,31 @@ def git_toplevel(path):
     return os.path.realpath(top) if top else None
 
 
-def repo_relative_path(repo_root, path, cwd=None):
-    """Normalise ``path`` (relative to the repo root, or to ``cwd`` if it lies inside the repo)
-    to a repo-relative POSIX path. Refuses anything that escapes the repo, including through a
-    symlink, and anything inside .git. Returns (relative path, absolute real path)."""
+def repo_relative_path(repo_root, path, cwd=None, passed_over=None):
+    """Normalise ``path`` to a repo-relative POSIX path: relative to ``cwd`` when that lies inside
+    the repo and the file exists there (as a shell would read it), else to the repo root. When
+    both exist, the root-relative path not taken is appended to ``passed_over`` so the caller can
+    say so. Refuses anything that escapes the repo, including through a symlink, the root itself,
+    and anything inside .git. Returns (relative path, absolute real path)."""
     root = os.path.realpath(repo_root)
     if os.path.isabs(path):
         candidate = path
     else:
         candidate = os.path.join(root, path)
-        if cwd and not os.path.lexists(candidate):
-            alt = os.path.join(cwd, path)
-            real_cwd = os.path.realpath(cwd)
-            if (real_cwd == root or real_cwd.startswith(root + os.sep)) and os.path.lexists(alt):
+        real_cwd = os.path.realpath(cwd) if cwd else None
+        if real_cwd and (real_cwd == root or real_cwd.startswith(root + os.sep)):
+            alt = os.path.join(real_cwd, path)
+            if os.path.lexists(alt):
+                if (
+                    passed_over is not None
+                    and os.path.normpath(alt) != os.path.normpath(candidate)
+                    and os.path.lexists(candidate)
+                ):
+                    passed_over.append(os.path.relpath(os.path.normpath(candidate), root).replace(os.sep, "/"))
                 candidate = alt
     normal = os.path.normpath(candidate)
+    if normal == root or os.path.realpath(normal) == root:
+        raise UsageError("path %s is the root directory of repository %s; cite a file" % (path, root))
     if not (normal == root or normal.startswith(root + os.sep)):
         # The lexical path may sit under a symlinked alias of the root; judge by the real path.
         real_parent = os.path.realpath(os.path.dirname(normal))
@@ -2660,8 +2670,11 @@ class Topology:
 # ----------------------------------------------------------------------------------------------
 
 
-def _parse_file_spec(spec, repos, item_repo, cwd):
-    """``path#symbol``, ``repo-name:path#symbol`` or ``/abs/path#symbol`` -> (repo, rel, abs, symbol)."""
+def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
+    """``path#symbol``, ``repo-name:path#symbol`` or ``/abs/path#symbol`` -> (repo, rel, abs, symbol).
+    A relative path is read from ``cwd`` first (see repo_relative_path); when another file of
+    that name exists where it could also have meant, a sentence saying which was cited goes to
+    ``notes``."""
     spec = clean_text(spec, "file", 4096, required=True)
     path, symbol = spec, None
     if "#" in spec:
@@ -2670,6 +2683,8 @@ def _parse_file_spec(spec, repos, item_repo, cwd):
         if not path:
             raise UsageError("file %r names a symbol but no path" % spec)
     repo = item_repo
+    base = cwd  # what a relative path is relative to, first
+    passed_over = []
     if os.path.isabs(path):
         repo = _repo_containing(repos, path)
         if repo is None:
@@ -2678,7 +2693,7 @@ def _parse_file_spec(spec, repos, item_repo, cwd):
         prefix, colon, rest = path.partition(":")
         named = [r for r in repos if colon and r.name == prefix]
         if named:
-            repo, path = named[0], rest
+            repo, path, base = named[0], rest, None  # repo:path is relative to that repo's root
         elif cwd:
             # A relative path from the cwd that lands in another registered repo (../sdk/x.ts)
             # belongs to that repo, unless the item's own repo has such a file.
@@ -2690,13 +2705,23 @@ def _parse_file_spec(spec, repos, item_repo, cwd):
             )
             if owner is not None and (repo is None or owner.id != repo.id) and not in_item_repo:
                 repo, path = owner, here
+            elif owner is not None and owner.id != repo.id and os.path.isfile(here):
+                twin = os.path.relpath(os.path.realpath(here), owner.path).replace(os.sep, "/")
+                passed_over.append("%s:%s" % (owner.name, twin))
     if repo is None:
         raise UsageError("cannot tell which repository %s belongs to; pass --repo NAME" % spec)
-    rel, real = repo_relative_path(repo.path, path, cwd=cwd)
+    twins_in_repo = []
+    rel, real = repo_relative_path(repo.path, path, cwd=base, passed_over=twins_in_repo)
     if os.path.isdir(real):
         raise UsageError("%s is a directory in %s; cite a file" % (rel, repo.name))
     if not os.path.isfile(real):
         raise UsageError("%s does not exist in %s" % (rel, repo.name))
+    passed_over += ["%s:%s" % (repo.name, t) for t in twins_in_repo]
+    if notes is not None and passed_over:
+        notes.append(
+            "--file %s: cited %s:%s; %s exists too: cite it by that name to mean that one"
+            % (spec, repo.name, rel, " and ".join(passed_over))
+        )
     return repo, rel, real, symbol
 
 
@@ -3325,7 +3350,7 @@ def _fts_paths(anchors):
     return " ".join(dict.fromkeys(a["path"] for a in anchors if a.get("path")))
 
 
-def _prepare_item(store, repos, item, number, default_repo, cwd):
+def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
     if not isinstance(item, dict):
         raise UsageError("item %d must be an object" % number)
     unknown = set(item) - {"kind", "claim", "detail", "repo", "files", "confidence"}
@@ -3359,7 +3384,7 @@ def _prepare_item(store, repos, item, number, default_repo, cwd):
     for spec in files:
         if not isinstance(spec, str):
             raise UsageError("item %d: files must be strings like path#symbol" % number)
-        cited.append(_parse_file_spec(spec, repos, repo, cwd))
+        cited.append(_parse_file_spec(spec, repos, repo, cwd, notes))
     return {
         "kind": kind,
         "claim": redact_secrets(claim),
@@ -3385,12 +3410,14 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
         raise UsageError("%d items in one capture; the limit is %d" % (len(items), MAX_ITEMS_PER_CAPTURE))
     repos = _repos(store)
     default_repo = _repo_containing(repos, cwd)
-    prepared = [_prepare_item(store, repos, item, n, default_repo, cwd) for n, item in enumerate(items, 1)]
+    warnings = []
+    prepared = [
+        _prepare_item(store, repos, item, n, default_repo, cwd, warnings) for n, item in enumerate(items, 1)
+    ]
     if session_id:
         session_id = _resolve_session_id(store, session_id)
 
     # Provenance: git once per repository touched, before the write transaction opens.
-    warnings = []
     gits = {}
     touched = {p["repo"].id: p["repo"] for p in prepared}
     for p in prepared:
@@ -6172,6 +6199,7 @@ def _import_evidence_calls(store, sid, rec, warnings):
 def sessions_touching(store, repo, path, cwd=None, limit=20):
     """Sessions whose imported transcript read or edited ``path`` of ``repo`` ("session X edited
     src/upload.ts in upload-sdk"), most recent first."""
+    cwd = cwd or os.getcwd()
     r = resolve_repo(store, repo, cwd=cwd)
     rel, _ = repo_relative_path(r.path, path, cwd=cwd)
     rows = store.all(
