@@ -1278,7 +1278,9 @@ def repo_relative_path(repo_root, path, cwd=None, passed_over=None):
                     and os.path.normpath(alt) != os.path.normpath(candidate)
                     and os.path.lexists(candidate)
                 ):
-                    passed_over.append(os.path.relpath(os.path.normpath(candidate), root).replace(os.sep, "/"))
+                    passed_over.append(
+                        os.path.relpath(os.path.normpath(candidate), root).replace(os.sep, "/")
+                    )
                 candidate = alt
     normal = os.path.normpath(candidate)
     if normal == root or os.path.realpath(normal) == root:
@@ -3395,6 +3397,10 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
     }
 
 
+def _folded(text):
+    return " ".join(text.casefold().split())
+
+
 def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", external_id=None):
     """Record evidence items in one transaction, each stamped with its own repositories' provenance.
 
@@ -3527,7 +3533,8 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
         else:
             row = store.one("SELECT summary FROM sessions WHERE id = ?", (session_id,))
             new_summary = row["summary"]
-            if summary and summary != row["summary"]:
+            # Appended only when new: re-importing a transcript replays its record_evidence calls.
+            if summary and (not row["summary"] or _folded(summary) not in _folded(row["summary"])):
                 new_summary = summary if not row["summary"] else row["summary"] + "; " + summary
                 new_summary = new_summary[-MAX_SUMMARY_CHARS:]
             store.db.execute(
