@@ -7430,8 +7430,16 @@ def _doctor_write_access(home):
     import tempfile
 
     probe = home
-    while not os.path.isdir(probe) and os.path.dirname(probe) != probe:
+    while not os.path.lexists(probe) and os.path.dirname(probe) != probe:
         probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        # A file where the store directory (or one of its parents) must go: init would fail.
+        return _doctor_check(
+            "write access",
+            DOCTOR_FAIL,
+            "%s is a file, not a directory, so the store %s cannot be created there" % (probe, home),
+            "use another store: --home DIR or WCTX_HOME, or move %s aside" % probe,
+        )
     try:
         with tempfile.NamedTemporaryFile(prefix=".wctx-doctor-", dir=probe):
             pass
