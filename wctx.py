@@ -1336,14 +1336,57 @@ class GitError(WctxError):
     pass
 
 
-def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=()):
-    """Run git in ``repo_path`` with list arguments; return (exit code, stdout bytes).
+# What may reach git as a revision: a full object id (sha1 or sha256 hex) or HEAD, optionally as
+# ``A..B``. Recorded commits and blobs come from stores, exports and transcripts that other people
+# wrote; a value like ``--output=F`` (which a tag of that name in a cloned repository would make
+# resolve) must never reach git at all, let alone where it reads options.
+_OBJECT_ID = re.compile(r"\A(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 
-    Exit codes outside ``ok_codes`` raise GitError with git's own first line of stderr.
+
+def is_object_id(value):
+    """True for a full lower-case hex object id (sha1 or sha256)."""
+    return isinstance(value, str) and _OBJECT_ID.match(value) is not None
+
+
+def git_revision(value):
+    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``), else GitError."""
+    if isinstance(value, str):
+        ends = value.split("..") if ".." in value else [value]
+        if len(ends) <= 2 and all(e == "HEAD" or is_object_id(e) for e in ends):
+            return value
+    raise GitError("refusing to pass %r to git as a revision: not a full object id" % (str(value)[:80],))
+
+
+def git_path(value):
+    """``value`` when it is a repo-relative path git may see (no NUL or newline, not absolute, no
+    ``.``/``..`` segment, no leading ``:`` pathspec magic), else GitError."""
+    if (
+        isinstance(value, str)
+        and value
+        and is_utf8(value)
+        and not re.search(r"[\x00\n]", value)
+        and not value.startswith(("/", ":"))
+        and not any(part in ("", ".", "..") for part in value.split("/"))
+    ):
+        return value
+    raise GitError("refusing to pass %r to git as a path" % (str(value)[:80],))
+
+
+def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=(), revs=(), paths=None):
+    """Run git in ``repo_path``; return (exit code, stdout bytes).
+
+    ``args`` are wctx's own literal options. Every revision goes in ``revs`` and every path in
+    ``paths``: each is validated for its kind and placed after ``--end-of-options`` (revisions) or
+    ``--`` (paths), where git cannot read it as an option. Exit codes outside ``ok_codes`` raise
+    GitError with git's own first line of stderr.
     """
     import subprocess
 
     argv = ["git", *GIT_SAFE_OPTIONS, *extra_options, "-C", repo_path, *args]
+    if revs:
+        argv += ["--end-of-options", *(git_revision(r) for r in revs)]
+    if paths is not None:
+        argv += ["--", *(git_path(p) for p in paths)]
     try:
         proc = subprocess.run(  # noqa: S603 - list arguments, no shell: the one subprocess call
             argv,
@@ -1380,33 +1423,18 @@ class GitRepo:
     def __init__(self, path):
         self.path = path
         self._info = None
-        self._filter_options = None
+        self._index = None
         self._commit_exists = {}
         self._logs = {}
         self._renames = {}
         self._head_tree = None
 
-    def git(self, *args, input_bytes=None, ok_codes=(0,), worktree=False):
-        extra = self.filter_options() if worktree else ()
-        return run_git(self.path, list(args), input_bytes=input_bytes, ok_codes=ok_codes, extra_options=extra)
-
-    def filter_options(self):
-        """Blank out every configured clean/smudge/process filter for commands that read the
-        working tree, so a repository's .gitattributes cannot make us run its programs."""
-        if self._filter_options is None:
-            code, out = run_git(self.path, ["config", "-z", "--get-regexp", r"^filter\."], ok_codes=(0, 1))
-            names = set()
-            for entry in out.split(b"\0"):
-                key = entry.split(b"\n", 1)[0].decode("utf-8", "replace")
-                if key.startswith("filter.") and key.count(".") >= 2:
-                    names.add(key[len("filter.") : key.rindex(".")])
-            options = []
-            for name in sorted(names):
-                for field in ("clean", "smudge", "process"):
-                    options += ["-c", "filter.%s.%s=" % (name, field)]
-                options += ["-c", "filter.%s.required=false" % name]
-            self._filter_options = tuple(options)
-        return self._filter_options
+    def git(self, *args, input_bytes=None, ok_codes=(0,), revs=(), paths=None):
+        # No command here reads file contents from the working tree: wctx hashes those in Python
+        # (blob_id), so no attribute driver of any name (filter, diff, merge, textconv) can run.
+        return run_git(
+            self.path, list(args), input_bytes=input_bytes, ok_codes=ok_codes, revs=revs, paths=paths
+        )
 
     def info(self):
         """(toplevel, object format, HEAD sha or None). One git process, cached."""
@@ -1420,6 +1448,13 @@ class GitRepo:
             if code == 128 or len(lines) < 2:
                 raise GitError("%s is not a git repository" % self.path)
             head = lines[2].strip() if code == 0 and len(lines) > 2 else None
+            if os.path.realpath(lines[0]) != os.path.realpath(self.path):
+                # core.worktree (or a .git file) sends git to another directory: reading it would
+                # report on files that are not this repository's.
+                raise GitError(
+                    "git reads %s's work tree from %s (core.worktree in its config?); wctx will not follow it"
+                    % (self.path, printable_path(lines[0]))
+                )
             self._info = (lines[0], lines[1].strip() or "sha1", head)
         return self._info
 
@@ -1444,8 +1479,9 @@ class GitRepo:
         return None
 
     def batch_check(self, specs):
-        """Map each ``rev[:path]`` spec to (object id, type), or None when git has no such object."""
-        specs = [s for s in dict.fromkeys(specs) if "\n" not in s]
+        """Map each ``REV:path`` or ``REV^{commit}`` spec to (object id, type), or None when git has
+        no such object. REV must pass git_revision and the path git_path, else the answer is None."""
+        specs = [s for s in dict.fromkeys(specs) if _batch_spec_ok(s)]
         if not specs:
             return {}
         data = "".join(s + "\n" for s in specs).encode("utf-8", "surrogateescape")
@@ -1503,7 +1539,8 @@ class GitRepo:
                 "--name-status",
                 "-M",
                 "-z",
-                "%s..HEAD" % commit,
+                revs=["%s..HEAD" % commit],
+                paths=[],
             )
             commits = []
             for record in out.split(b"\x1e")[1:]:
@@ -1541,28 +1578,42 @@ class GitRepo:
         return self._logs[commit]
 
     def renames_since(self, commit):
-        """{old path: new path} between ``commit`` and the working tree (committed or not)."""
+        """{old path: new path} between ``commit`` and the index: renames committed since (git's
+        rename detection between two trees) and renames staged but not committed (the same blob
+        under a new path). The working tree is never read by git here."""
         if commit not in self._renames:
-            _, out = self.git(
-                "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--name-status", "-M", "-z",
-                commit, "--",
-                worktree=True,
-            )  # fmt: skip
-            tokens = out.split(b"\0")
             renames = {}
-            i = 0
-            while i < len(tokens):
-                status = tokens[i].decode("ascii", "replace")
-                if not status:
-                    i += 1
-                    continue
-                if status[0] in "RC" and i + 2 < len(tokens):
-                    if status[0] == "R":
-                        old = tokens[i + 1].decode("utf-8", "surrogateescape")
-                        renames[old] = tokens[i + 2].decode("utf-8", "surrogateescape")
-                    i += 3
-                else:
-                    i += 2
+            if self.head:
+                _, out = self.git(
+                    "diff-tree", "-r", "--no-ext-diff", "--no-textconv", "--name-status", "-M", "-z",
+                    revs=[commit, "HEAD"], paths=[],
+                )  # fmt: skip
+                tokens = out.split(b"\0")
+                i = 0
+                while i < len(tokens):
+                    status = tokens[i].decode("ascii", "replace")
+                    if not status:
+                        i += 1
+                        continue
+                    if status[0] in "RC" and i + 2 < len(tokens):
+                        if status[0] == "R":
+                            old = tokens[i + 1].decode("utf-8", "surrogateescape")
+                            renames[old] = tokens[i + 2].decode("utf-8", "surrogateescape")
+                        i += 3
+                    else:
+                        i += 2
+            head = {p: oid for oid, paths in self.head_tree_blobs().items() for p in paths}
+            index = self.index_entries()
+            added = {}
+            for p, entry in index.items():
+                if p not in head:
+                    added.setdefault(entry[1], []).append(p)
+            for p, oid in head.items():
+                if p not in index and len(added.get(oid, ())) == 1:
+                    staged = added[oid][0]
+                    sources = [old for old, new in renames.items() if new == p] or [p]
+                    for old in sources:
+                        renames[old] = staged
             self._renames[commit] = renames
         return self._renames[commit]
 
@@ -1571,7 +1622,7 @@ class GitRepo:
         if self._head_tree is None:
             self._head_tree = {}
             if self.head:
-                _, out = self.git("ls-tree", "-r", "-z", "HEAD")
+                _, out = self.git("ls-tree", "-r", "-z", revs=["HEAD"])
                 for entry in out.split(b"\0"):
                     meta, _, path = entry.partition(b"\t")
                     parts = meta.split()
@@ -1581,28 +1632,104 @@ class GitRepo:
                         )
         return self._head_tree
 
+    def index_entries(self):
+        """{path: (mode, object id, size, mtime ns)} of the index (stage 0 and conflicts alike),
+        from ``git ls-files --debug``, which dumps the index without looking at any file."""
+        if self._index is None:
+            _, out = self.git("ls-files", "-s", "-z", "--debug")
+            entries = {}
+            chunks = out.split(b"\0")
+            entry = chunks[0]
+            for chunk in chunks[1:] + [b""]:
+                # Each entry is followed by 5 debug lines, then (in the same chunk) the next entry.
+                lines = chunk.split(b"\n", 5)
+                meta, _, path = entry.partition(b"\t")
+                parts = meta.split()
+                if len(parts) == 3 and len(lines) >= 5:
+                    stats = {}
+                    for line in lines[:5]:
+                        for field in line.decode("ascii", "replace").split("\t"):
+                            key, _, value = field.strip().partition(": ")
+                            stats[key] = value
+                    sec, _, nsec = stats.get("mtime", "0:0").partition(":")
+                    try:
+                        mtime = int(sec) * 1000000000 + int(nsec or 0)
+                        size = int(stats.get("size", "-1"))
+                    except ValueError:
+                        mtime, size = 0, -1
+                    entries[path.decode("utf-8", "surrogateescape")] = (
+                        parts[0].decode(), parts[1].decode(), size, mtime,
+                    )  # fmt: skip
+                entry = lines[5] if len(lines) > 5 else b""
+            self._index = entries
+        return self._index
+
     def modified_paths(self):
-        """Paths with uncommitted changes (staged, unstaged or untracked), repo-relative."""
-        # --ignore-submodules: a submodule has its own config, whose filters we do not blank.
-        _, out = self.git(
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--untracked-files=normal",
-            "--ignore-submodules=all",
-            worktree=True,
-        )
-        paths = []
-        tokens = out.split(b"\0")
-        i = 0
-        while i < len(tokens):
-            entry = tokens[i]
-            if len(entry) > 3:
-                paths.append(entry[3:].decode("utf-8", "surrogateescape"))
-                if entry[:1] in (b"R", b"C"):
-                    i += 1  # the rename's source path follows
-            i += 1
-        return paths
+        """Paths with uncommitted changes (staged, unstaged or untracked), repo-relative.
+
+        Worked out in Python, not by ``git status``: the index against HEAD by object id, the
+        working tree against the index by size and mtime and, where those cannot tell, by hashing
+        the file's raw bytes (blob_id). git never reads a file's contents, so no filter runs."""
+        head = {p: oid for oid, paths in self.head_tree_blobs().items() for p in paths}
+        index = self.index_entries()
+        gitdir = git_dir_of(self.path)
+        try:
+            index_mtime = os.stat(os.path.join(gitdir, "index")).st_mtime_ns if gitdir else 0
+        except OSError:
+            index_mtime = 0
+        root = os.path.realpath(self.path)
+        changed = [p for p in head if p not in index]
+        for rel, (mode, oid, size, mtime) in index.items():
+            if mode == "160000":  # a submodule: its own repository
+                continue
+            if head.get(rel) != oid:
+                changed.append(rel)
+                continue
+            full = os.path.join(root, *rel.split("/"))
+            try:
+                st = os.lstat(full)
+            except OSError:
+                changed.append(rel)  # deleted from the working tree
+                continue
+            if st.st_size != size and mode != "120000":
+                changed.append(rel)
+                continue
+            if st.st_size == size and st.st_mtime_ns == mtime and mtime < index_mtime:
+                continue  # git's own test: unchanged since the index was written
+            try:
+                if mode == "120000":
+                    data = os.fsencode(os.readlink(full))
+                else:
+                    with open(full, "rb") as fh:
+                        data = fh.read()
+            except OSError:
+                changed.append(rel)
+                continue
+            if blob_id(data, self.object_format) != oid:
+                changed.append(rel)
+        _, out = self.git("ls-files", "-z", "--others", "--exclude-standard")
+        untracked = [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+        return changed + untracked
+
+
+def _batch_spec_ok(spec):
+    """A ``cat-file --batch-check`` line wctx may send: a validated revision with ^{commit}, or
+    with :path (an invalid one is answered as missing, never sent)."""
+    if spec.endswith("^{commit}"):
+        rev, path = spec[: -len("^{commit}")], None
+    else:
+        rev, sep, path = spec.partition(":")
+        if not sep:
+            return False
+    try:
+        git_revision(rev)
+        if ".." in rev:
+            return False
+        if path is not None:
+            git_path(path)
+    except GitError:
+        return False
+    return True
 
 
 def git_dir_of(repo_path):
@@ -1652,17 +1779,63 @@ def head_token(repo_path):
 
 
 def git_toplevel(path):
-    """The real path of the git checkout containing ``path``, or None."""
+    """The real path of the git checkout containing ``path``, or None. A checkout git refuses for
+    its owner (another user's files) is a UsageError that says so."""
     if not os.path.isdir(path):
         path = os.path.dirname(path) or "."
     try:
-        code, out = run_git(path, ["rev-parse", "--show-toplevel"], ok_codes=(0, 128))
-    except GitError:
-        return None
-    if code != 0:
+        code, out = run_git(path, ["rev-parse", "--show-toplevel"])
+    except GitError as e:
+        if "dubious ownership" in str(e):
+            raise UsageError(
+                "git refuses %s: it is owned by another user (dubious ownership), and wctx runs nothing "
+                "in it; if you trust it, tell git so yourself (git config --global --add safe.directory PATH)"
+                % printable_path(path)
+            ) from None
         return None
     top = out.decode("utf-8", "surrogateescape").strip()
     return os.path.realpath(top) if top else None
+
+
+def _check_checkout(path, top):
+    """Refuse a checkout whose git configuration points outside it: ``core.worktree`` naming
+    another directory, or a ``.git`` file that borrows another checkout's git directory (a linked
+    worktree or a submodule points back at itself; anything else reads someone else's history)."""
+    holder = os.path.realpath(path if os.path.isdir(path) else os.path.dirname(path) or ".")
+    while not os.path.lexists(os.path.join(holder, ".git")):
+        parent = os.path.dirname(holder)
+        if parent == holder:
+            return
+        holder = parent
+    top = os.path.realpath(top)
+    _, out = run_git(holder, ["config", "--local", "--get", "core.worktree"], ok_codes=(0, 1))
+    worktree = out.decode("utf-8", "surrogateescape").strip()
+    if holder != top:
+        raise UsageError(
+            "%s's git config sets core.worktree to %s, another directory; wctx registers only the "
+            "directory that holds .git (remove core.worktree to register it)"
+            % (printable_path(holder), printable_path(worktree or top))
+        )
+    dot_git = os.path.join(holder, ".git")
+    if os.path.isdir(dot_git):
+        return
+    gitdir = git_dir_of(holder)
+    real = os.path.realpath(gitdir) if gitdir else ""
+    if real.startswith(holder + os.sep):
+        return
+    try:
+        with open(os.path.join(real, "gitdir"), "rb") as fh:  # a linked worktree's back link
+            back = os.fsdecode(fh.read().strip())
+        if os.path.realpath(os.path.join(real, back)) == os.path.realpath(dot_git):
+            return
+    except OSError:
+        pass
+    if worktree and os.path.realpath(os.path.join(real, worktree)) == holder:  # an absorbed submodule
+        return
+    raise UsageError(
+        "%s's .git file points to %s, the git directory of another checkout (not a worktree or submodule "
+        "of this one); wctx will not read it" % (printable_path(holder), printable_path(gitdir or "?"))
+    )
 
 
 def repo_relative_path(repo_root, path, cwd=None, passed_over=None):
@@ -2768,6 +2941,7 @@ def register_repo(store, path, name=None, workspace=None):
     top = git_toplevel(path)
     if top is None:
         raise UsageError("%s is not inside a git checkout" % path)
+    _check_checkout(path, top)
     if not is_utf8(top):
         raise UsageError("%s: wctx needs repository paths that are valid UTF-8" % printable_path(top))
     if workspace is not None:
@@ -2787,7 +2961,7 @@ def register_repo(store, path, name=None, workspace=None):
             raise UsageError(
                 "the name %s is taken by %s; choose another with --name" % (repo_name, taken["path"])
             )
-        code, out = run_git(top, ["rev-list", "--max-parents=0", "HEAD"], ok_codes=(0, 128))
+        code, out = run_git(top, ["rev-list", "--max-parents=0"], ok_codes=(0, 128), revs=["HEAD"])
         roots = sorted(out.decode("ascii", "replace").split()) if code == 0 else []
         root_commit = roots[0] if roots else None
         created = True
@@ -3366,8 +3540,9 @@ class FreshnessChecker:
             try:
                 g.info()
                 result = (g, None)
-            except GitError:
-                result = (None, "%s is no longer a git repository" % repo.path)
+            except GitError as e:
+                refused = "core.worktree" in str(e) or "dubious ownership" in str(e)
+                result = (None, str(e) if refused else "%s is no longer a git repository" % repo.path)
                 self.git_failed.add(repo_id)
             except WctxError as e:
                 result = (None, str(e))
@@ -5209,109 +5384,301 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
     return counts
 
 
-def _validate_record(record, where):
-    if not isinstance(record, dict) or record.get("type") not in ("session", "evidence"):
-        raise UsageError("%s: not a wctx export record" % where)
-    fmt = record.get("format", EXPORT_FORMAT)
-    if not isinstance(fmt, int) or isinstance(fmt, bool):
-        raise UsageError("%s: format must be a whole number" % where)
-    if fmt > EXPORT_FORMAT:
-        raise UsageError(
-            "%s: export format %s is newer than this wctx understands" % (where, record.get("format"))
+# -- Records from outside: one validator, field by field ------------------------------------------
+# Every record that arrives from another store (an export file, a team's shared directory) passes
+# validate_record before anything is stored. RECORD_FIELDS maps a record type to its fields and
+# each field to a checker; a new record type adds its entry here and is validated the same way.
+# A checker returns the value to keep or raises ValueError with what is wrong; fields a type does
+# not declare are dropped, so nothing unchecked reaches the store.
+
+_TIMESTAMP_RE = re.compile(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\Z")
+_RECORD_ID_RE = re.compile(r"\A(?:(?:ev|ses)-[0-9a-f]{10}|[A-Za-z0-9_][\w.:-]{0,79})\Z")
+_REF_FORBIDDEN_RE = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+
+
+def _v_text(limit, required=False, single_line=False):
+    def check(value):
+        if value is None or value == "":
+            if required:
+                raise ValueError("is required")
+            return None
+        if not isinstance(value, str):
+            raise ValueError("must be text, not %s" % type(value).__name__)
+        if not is_utf8(value):
+            raise ValueError("is not valid UTF-8")
+        if "\x00" in value:
+            raise ValueError("contains a NUL character")
+        if single_line and ("\n" in value or "\r" in value):
+            raise ValueError("must be one line")
+        if len(value) > limit:
+            raise ValueError("is %d characters; the limit is %d" % (len(value), limit))
+        if required and not value.strip():
+            raise ValueError("is empty")
+        return value
+
+    return check
+
+
+def _v_object_id(value):
+    """A recorded commit or blob: a full object id, the only form that ever reaches git."""
+    if value is None:
+        return None
+    if not is_object_id(value):
+        raise ValueError(
+            "must be a full object id (40 or 64 lower-case hex digits), not %r" % (str(value)[:80],)
         )
-    rid = record.get("id")
-    if not isinstance(rid, str) or not re.match(r"^(ev|ses)-[0-9a-f]{10}$|^[\w.:-]{1,80}$", rid):
-        raise UsageError("%s: bad id %r" % (where, rid))
-    for field in (
-        "agent",
-        "external_id",
-        "cwd",
-        "repo",
-        "branch",
-        "commit",
-        "started_at",
-        "ended_at",
-        "summary",
-        "session",
-        "root_commit",
-        "superseded_by",
-        "created_at",
-        "updated_at",
-        "confirmed_at",
-        "detail",
+    return value
+
+
+def _v_hex(value):
+    if value is None:
+        return None
+    if not isinstance(value, str) or not re.match(r"\A[0-9a-f]{8,64}\Z", value):
+        raise ValueError("must be lower-case hex, not %r" % (str(value)[:80],))
+    return value
+
+
+def _v_record_id(value):
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _RECORD_ID_RE.match(value):
+        raise ValueError("is not a valid id: %r" % (str(value)[:80],))
+    return value
+
+
+def _v_required_id(value):
+    if value is None:
+        raise ValueError("is required")
+    return _v_record_id(value)
+
+
+def _v_repo_name(value):
+    if value is None:
+        return None
+    if not isinstance(value, str) or not REPO_NAME_RE.match(value):
+        raise ValueError("is not a repository name: %r" % (str(value)[:80],))
+    return value
+
+
+def _v_required_repo(value):
+    if value is None:
+        raise ValueError("is required")
+    return _v_repo_name(value)
+
+
+def _v_branch(value):
+    """A branch name as git check-ref-format would accept it (and never an option)."""
+    if value is None:
+        return None
+    if (
+        not isinstance(value, str)
+        or not value
+        or len(value) > 255
+        or not is_utf8(value)
+        or value.startswith(("-", "/", "."))
+        or value.endswith(("/", ".", ".lock"))
+        or "/." in value
+        or _REF_FORBIDDEN_RE.search(value)
     ):
-        value = record.get(field)
-        if value is not None and not isinstance(value, str):
-            raise UsageError("%s: %s must be text" % (where, field))
-        if isinstance(value, str) and "\x00" in value:
-            raise UsageError("%s: %s contains a NUL character" % (where, field))
-    if record["type"] == "evidence":
-        for anchor in record.get("anchors") or []:
-            if not isinstance(anchor, dict):
-                raise UsageError("%s: anchors must be objects" % where)
-            for field in (
-                "repo",
-                "root_commit",
-                "path",
-                "symbol",
-                "commit",
-                "branch",
-                "blob",
-                "symbol_hash",
-                "symbol_lang",
-            ):
-                value = anchor.get(field)
-                if value is not None and (not isinstance(value, str) or "\x00" in value):
-                    raise UsageError("%s: anchor %s must be text without NUL characters" % (where, field))
-            if anchor.get("dirty") not in (None, 0, 1, True, False):
-                raise UsageError("%s: anchor dirty must be 0 or 1" % where)
-        if record.get("kind") not in EVIDENCE_KINDS:
-            raise UsageError("%s: unknown kind %r" % (where, record.get("kind")))
-        if record.get("status", "active") not in STATUSES:
-            raise UsageError("%s: unknown status %r" % (where, record.get("status")))
-        clean_text(record.get("claim"), "%s claim" % where, MAX_CLAIM_CHARS, required=True)
-        clean_text(record.get("detail"), "%s detail" % where, MAX_DETAIL_CHARS)
-        _check_confidence(record.get("confidence"))
-        if not isinstance(record.get("session"), str) or not isinstance(record.get("repo"), str):
-            raise UsageError("%s: evidence needs a session and a repo" % where)
-        if not isinstance(record.get("anchors", []), list):
-            raise UsageError("%s: anchors must be a list" % where)
-        _validate_history(record.get("history"), where)
-    return record
+        raise ValueError("is not a valid branch name: %r" % (str(value)[:80],))
+    return value
 
 
-_EVENT_ID_RE = re.compile(r"^evt-[\w.:-]{1,80}$")
+def _v_path(value):
+    """A repo-relative path: never absolute, never leaving the repository, never an option."""
+    if value is None:
+        return None
+    try:
+        git_path(value)
+    except GitError:
+        raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],)) from None
+    if value.startswith("-") or len(value) > 4096 or ".git" in value.split("/"):
+        raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],))
+    return value
 
 
-def _validate_history(history, where):
-    """An evidence record's history: confirmations and repeats, each with a global id."""
-    if history is None:
-        return
-    if not isinstance(history, list):
-        raise UsageError("%s: history must be a list" % where)
-    for h in history:
-        if not isinstance(h, dict) or not isinstance(h.get("id"), str) or not _EVENT_ID_RE.match(h["id"]):
-            raise UsageError("%s: a history entry needs an id like evt-…" % where)
-        if h.get("event") not in ("confirmed", "seen"):
-            raise UsageError("%s: unknown history event %r" % (where, h.get("event")))
-        if not isinstance(h.get("at"), str) or _stamp_seconds(h["at"]) is None:
-            raise UsageError("%s: history entry %s needs a time like 2026-03-01T12:00:00Z" % (where, h["id"]))
-        for field in ("agent", "session", "note"):
-            value = h.get(field)
-            if value is not None and (
-                not isinstance(value, str) or "\x00" in value or len(value) > MAX_SUMMARY_CHARS
-            ):
-                raise UsageError("%s: history %s must be text without NUL characters" % (where, field))
-        commits = h.get("commits") or {}
-        if not isinstance(commits, dict) or not all(
-            isinstance(k, str) and isinstance(v, (str, type(None))) for k, v in commits.items()
-        ):
-            raise UsageError("%s: history commits must map repository names to commits" % where)
-        previous = h.get("previous") or []
-        if not isinstance(previous, list) or not all(
-            isinstance(p, dict) and all(v is None or isinstance(v, str) for v in p.values()) for p in previous
-        ):
-            raise UsageError("%s: history previous must be a list of anchors" % where)
+def _v_timestamp(value):
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not _TIMESTAMP_RE.match(value):
+        raise ValueError("is not an ISO-8601 time: %r" % (str(value)[:80],))
+    return value
+
+
+def _v_required_timestamp(value):
+    if value is None or _stamp_seconds(value) is None:
+        raise ValueError("needs a time like 2026-03-01T12:00:00Z, not %r" % (str(value)[:80],))
+    return value
+
+
+def _v_event_id(value):
+    if not isinstance(value, str) or not re.match(r"\Aevt-[\w.:-]{1,80}\Z", value):
+        raise ValueError("needs an id like evt-…, not %r" % (str(value)[:80],))
+    return value
+
+
+def _v_commit_map(value):
+    """{repository name: commit or None}."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError("must map repository names to commits")
+    for name, commit in value.items():
+        try:
+            _v_repo_name(name)
+            _v_object_id(commit)
+        except ValueError as e:
+            raise ValueError("%r: %s" % (name, e)) from None
+    return value
+
+
+def _v_enum(choices, default=None, what="value"):
+    def check(value):
+        if value is None:
+            return default
+        if not isinstance(value, str) or value not in choices:
+            raise ValueError("unknown %s %r (one of %s)" % (what, value, ", ".join(choices)))
+        return value
+
+    return check
+
+
+def _v_format(value):
+    if value is None:
+        return EXPORT_FORMAT
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError("must be a whole number")
+    if value > EXPORT_FORMAT:
+        raise ValueError("%s is newer than this wctx understands" % value)
+    return value
+
+
+def _v_confidence(value):
+    try:
+        return _check_confidence(value)
+    except UsageError as e:
+        raise ValueError(str(e).replace("confidence ", "", 1)) from None
+
+
+def _v_dirty(value):
+    if value not in (None, 0, 1, True, False):
+        raise ValueError("must be 0 or 1")
+    return None if value is None else int(value)
+
+
+def _v_list_of(record_type, limit=MAX_FILES_PER_ITEM * 4):
+    def check(value):
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise ValueError("must be a list")
+        if len(value) > limit:
+            raise ValueError("has %d entries; the limit is %d" % (len(value), limit))
+        return [_validate_fields(record_type, item, "[%d]." % i) for i, item in enumerate(value)]
+
+    return check
+
+
+RECORD_FIELDS = {
+    "session": {
+        "type": _v_enum(("session",)),
+        "format": _v_format,
+        "id": _v_required_id,
+        "agent": _v_text(200, single_line=True),
+        "external_id": _v_text(1000, single_line=True),
+        "cwd": _v_text(4096, single_line=True),  # relative to the repository in exports
+        "repo": _v_repo_name,
+        "branch": _v_branch,
+        "commit": _v_object_id,
+        "started_at": _v_timestamp,
+        "ended_at": _v_timestamp,
+        "summary": _v_text(MAX_SUMMARY_CHARS),
+    },
+    "evidence": {
+        "type": _v_enum(("evidence",)),
+        "format": _v_format,
+        "id": _v_required_id,
+        "kind": _v_enum(EVIDENCE_KINDS, what="kind"),
+        "session": _v_required_id,
+        "repo": _v_required_repo,
+        "root_commit": _v_object_id,
+        "claim": _v_text(MAX_CLAIM_CHARS, required=True),
+        "detail": _v_text(MAX_DETAIL_CHARS),
+        "confidence": _v_confidence,
+        "status": _v_enum(STATUSES, default="active", what="status"),
+        "superseded_by": _v_record_id,
+        "created_at": _v_timestamp,
+        "updated_at": _v_timestamp,
+        "anchors": _v_list_of("anchor"),
+        "confirmed_at": _v_timestamp,
+        "history": _v_list_of("history_event", limit=10000),
+    },
+    # Not a record of its own: what an evidence record's anchors list holds.
+    "anchor": {
+        "repo": _v_required_repo,
+        "root_commit": _v_object_id,
+        "path": _v_path,
+        "symbol": _v_text(500, single_line=True),
+        "commit": _v_object_id,
+        "branch": _v_branch,
+        "blob": _v_object_id,
+        "dirty": _v_dirty,
+        "symbol_hash": _v_hex,
+        "symbol_lang": _v_text(40, single_line=True),
+    },
+    # An evidence record's history: confirmations and repeats, each with a global id.
+    "history_event": {
+        "id": _v_event_id,
+        "event": _v_enum(("confirmed", "seen"), what="history event"),
+        "at": _v_required_timestamp,
+        "agent": _v_text(MAX_SUMMARY_CHARS),
+        "session": _v_record_id,
+        "note": _v_text(MAX_SUMMARY_CHARS),
+        "commits": _v_commit_map,
+        "previous": _v_list_of("previous_anchor"),
+    },
+    # What an item was stamped with before a history event.
+    "previous_anchor": {
+        "repo": _v_repo_name,
+        "path": _v_path,
+        "symbol": _v_text(500, single_line=True),
+        "commit": _v_object_id,
+        "branch": _v_branch,
+        "blob": _v_object_id,
+        "symbol_hash": _v_hex,
+    },
+}
+# The record types a file may hold (anchors live inside evidence).
+RECORD_TYPES = ("session", "evidence")
+
+
+class _FieldError(ValueError):
+    pass
+
+
+def _validate_fields(record_type, record, prefix=""):
+    if not isinstance(record, dict):
+        raise _FieldError("%s must be an object" % prefix.rstrip("."))
+    clean = {}
+    for field, check in RECORD_FIELDS[record_type].items():
+        try:
+            clean[field] = check(record.get(field))
+        except _FieldError as e:
+            raise _FieldError("%s%s%s" % (prefix, field, e)) from None
+        except ValueError as e:
+            raise _FieldError("%s%s: %s" % (prefix, field, e)) from None
+    return clean
+
+
+def validate_record(record, where):
+    """The record with every declared field checked (and only those), or UsageError naming
+    ``where`` (file:line), the field and what is wrong with it."""
+    if not isinstance(record, dict) or record.get("type") not in RECORD_TYPES:
+        raise UsageError("%s: not a wctx export record" % where)
+    try:
+        return _validate_fields(record["type"], record)
+    except _FieldError as e:
+        raise UsageError("%s: %s field %s" % (where, record["type"], e)) from None
 
 
 def _read_export(paths):
@@ -5341,7 +5708,7 @@ def _parse_export(label, lines):
             record = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             raise UsageError("%s: not valid JSON" % where) from None
-        records.append(_validate_record(record, where))
+        records.append(validate_record(record, where))
     return records
 
 
