@@ -507,13 +507,18 @@ _SECRET_HINTS = (
 )
 
 
+_secret_hint = None
+
+
 def redact_secrets(text):
     """Replace secrets (private keys, JWTs, authorization headers, vendor tokens, credentialed
     URLs, secret assignments) with [REDACTED …] markers. Best effort; see the README."""
     if not text or not isinstance(text, str):
         return text
-    low = text.lower()
-    if not any(hint in low for hint in _SECRET_HINTS):
+    global _secret_hint
+    if _secret_hint is None:  # one regex scan instead of a substring test per hint
+        _secret_hint = re.compile("|".join(re.escape(h) for h in _SECRET_HINTS)).search
+    if not _secret_hint(text.lower()):
         return text
     for pattern, replacement in _secret_patterns():
         text = pattern.sub(replacement, text)
@@ -962,6 +967,60 @@ def m006_lifecycle(db):
     db.executemany("UPDATE evidence SET claim_key = ? WHERE rid = ?", [(claim_key(r[1]), r[0]) for r in rows])
 
 
+def m007_repository_identity(db):
+    # One repository, many checkouts; nothing orphaned. ``checkouts`` holds a repository's checkouts
+    # besides its registered path (second clones; linked worktrees are also found through git's own
+    # records). ``anchors.checkout`` is the checkout a capture ran in (NULL: the registered path), a
+    # local fact that never travels. The ``dormant_*`` tables keep, by identity (root commit + name,
+    # never a path), what a removed or not-yet-registered repository had: its last path, relations
+    # and workspace memberships, restored when it is registered again. Declined suggestions stay
+    # declined.
+    _run_script(
+        db,
+        """
+        CREATE TABLE checkouts(
+            id INTEGER PRIMARY KEY,
+            repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE,
+            path TEXT NOT NULL UNIQUE,
+            added_at TEXT NOT NULL
+        );
+        CREATE INDEX checkouts_repo ON checkouts(repo_id);
+        ALTER TABLE anchors ADD COLUMN checkout TEXT;
+        CREATE TABLE dormant_repos(
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            root_commit TEXT,
+            path TEXT,
+            removed_at TEXT NOT NULL
+        );
+        CREATE TABLE dormant_relations(
+            id INTEGER PRIMARY KEY,
+            from_name TEXT NOT NULL,
+            from_root TEXT,
+            kind TEXT NOT NULL,
+            to_name TEXT NOT NULL,
+            to_root TEXT,
+            note TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE dormant_members(
+            id INTEGER PRIMARY KEY,
+            workspace TEXT NOT NULL,
+            repo_name TEXT NOT NULL,
+            root_commit TEXT
+        );
+        CREATE TABLE declined_relations(
+            from_name TEXT NOT NULL,
+            from_root TEXT,
+            kind TEXT NOT NULL,
+            to_name TEXT NOT NULL,
+            to_root TEXT,
+            declined_at TEXT NOT NULL
+        )
+        """,
+    )
+
+
 MIGRATIONS = [
     m001_initial,
     m002_fts,
@@ -969,6 +1028,7 @@ MIGRATIONS = [
     m004_session_live_evidence,
     m005_sync,
     m006_lifecycle,
+    m007_repository_identity,
 ]
 
 
@@ -1333,7 +1393,9 @@ def _git_env():
 
 
 class GitError(WctxError):
-    pass
+    def __init__(self, message, stderr=b""):
+        super().__init__(message)
+        self.stderr = stderr  # git's whole diagnostic, for callers that explain a refusal
 
 
 # What may reach git as a revision: a full object id (sha1 or sha256 hex) or HEAD, optionally as
@@ -1402,7 +1464,8 @@ def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=(), 
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(
             "git %s failed in %s: %s"
-            % (args[0], repo_path, message[0] if message else "exit %d" % proc.returncode)
+            % (args[0], repo_path, message[0] if message else "exit %d" % proc.returncode),
+            proc.stderr,
         )
     return proc.returncode, proc.stdout
 
@@ -1748,6 +1811,43 @@ def git_dir_of(repo_path):
     return None
 
 
+def common_git_dir(checkout):
+    """The real path of the git directory that holds ``checkout``'s objects and refs: its own
+    ``.git`` directory, or for a linked worktree the main repository's (through ``commondir``).
+    Read from files, without running git; None when it cannot be read."""
+    gitdir = git_dir_of(checkout)
+    if not gitdir:
+        return None
+    try:
+        with open(os.path.join(gitdir, "commondir"), "rb") as fh:
+            common = fh.read(4096).decode("utf-8", "replace").strip()
+        gitdir = os.path.join(gitdir, common)
+    except OSError:
+        pass  # no commondir: a main checkout, or a submodule (its own object store)
+    return os.path.realpath(gitdir)
+
+
+def linked_worktrees(common_dir):
+    """The real paths of the linked worktrees git records under ``common_dir/worktrees`` that
+    still exist on disk (``git worktree list`` without running git)."""
+    out = []
+    base = os.path.join(common_dir, "worktrees")
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        return out
+    for name in names:
+        try:
+            with open(os.path.join(base, name, "gitdir"), "rb") as fh:
+                dot_git = fh.read(4096).decode("utf-8", "surrogateescape").strip()
+        except OSError:
+            continue
+        path = os.path.realpath(os.path.dirname(dot_git))
+        if os.path.isdir(path) and common_git_dir(path) == common_dir:
+            out.append(path)
+    return out
+
+
 def head_token(repo_path):
     """A cheap fingerprint of where HEAD points, read from the git directory without running git.
 
@@ -1778,6 +1878,24 @@ def head_token(repo_path):
         return None
 
 
+def dubious_ownership_message(path, stderr):
+    """git's "dubious ownership" refusal (a checkout owned by another user) as one line, with the
+    ``safe.directory`` command git itself suggests."""
+    text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else str(stderr)
+    where = re.search(r"repository at '([^'\n]*)'", text)
+    where = where.group(1) if where else path
+    fix = [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip().startswith("git config") and "safe.directory" in line
+    ]
+    return (
+        "git refuses to work in %s: it is owned by another user (git's 'dubious ownership' check), and wctx "
+        "runs nothing in it; if you trust it, run: %s"
+        % (printable_path(where), fix[0] if fix else "git config --global --add safe.directory " + where)
+    )
+
+
 def git_toplevel(path):
     """The real path of the git checkout containing ``path``, or None. A checkout git refuses for
     its owner (another user's files) is a UsageError that says so."""
@@ -1787,11 +1905,7 @@ def git_toplevel(path):
         code, out = run_git(path, ["rev-parse", "--show-toplevel"])
     except GitError as e:
         if "dubious ownership" in str(e):
-            raise UsageError(
-                "git refuses %s: it is owned by another user (dubious ownership), and wctx runs nothing "
-                "in it; if you trust it, tell git so yourself (git config --global --add safe.directory PATH)"
-                % printable_path(path)
-            ) from None
+            raise UsageError(dubious_ownership_message(path, e.stderr)) from None
         return None
     top = out.decode("utf-8", "surrogateescape").strip()
     return os.path.realpath(top) if top else None
@@ -2796,41 +2910,92 @@ def symbol_hash_of(data, path, symbol):
 
 
 class Repo:
-    """A registered checkout: id, short name, real path, root commit."""
+    """A registered repository as seen through one of its checkouts: ``id``, ``name`` and
+    ``root_commit`` are the repository's; ``path`` is the checkout (the registered path unless the
+    caller stands in another checkout), ``home`` the registered path, ``checkouts`` the other
+    registered checkouts (second clones)."""
 
-    __slots__ = ("id", "name", "path", "root_commit")
+    __slots__ = ("id", "name", "path", "root_commit", "home", "checkouts", "_all")
 
-    def __init__(self, id, name, path, root_commit):
+    def __init__(self, id, name, path, root_commit, home=None, checkouts=()):
         self.id = id
         self.name = name
         self.path = path
         self.root_commit = root_commit
+        self.home = home or path
+        self.checkouts = tuple(checkouts)
+        self._all = None
 
-    def as_dict(self):
-        return {"name": self.name, "path": self.path, "root_commit": self.root_commit}
+    @property
+    def checkout(self):
+        """The checkout path when it is not the registered one, else None."""
+        return self.path if self.path != self.home else None
+
+    def at(self, path):
+        """This repository seen through the checkout at ``path``."""
+        return Repo(self.id, self.name, path, self.root_commit, self.home, self.checkouts)
+
+    def all_checkouts(self):
+        """Every checkout on this machine: the registered path first, then registered second
+        clones, then linked worktrees git knows of (read from files, no git process)."""
+        if self._all is None:
+            paths = [self.home, *self.checkouts]
+            common = common_git_dir(self.home)
+            if common:
+                paths.extend(linked_worktrees(common))
+            self._all = list(dict.fromkeys(paths))
+        return self._all
 
 
 def _repos(store):
+    extra = {}
+    for r in store.all("SELECT repo_id, path FROM checkouts ORDER BY id"):
+        extra.setdefault(r["repo_id"], []).append(r["path"])
     return [
-        Repo(r["id"], r["name"], r["path"], r["root_commit"])
+        Repo(r["id"], r["name"], r["path"], r["root_commit"], checkouts=extra.get(r["id"], ()))
         for r in store.all("SELECT * FROM repos ORDER BY name")
     ]
 
 
+def _checkout_root(path):
+    """The nearest directory from ``path`` upwards that holds a ``.git`` (a checkout's top)."""
+    current = path if os.path.isdir(path) else os.path.dirname(path)
+    while True:
+        if os.path.lexists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
 def _repo_containing(repos, path):
-    """The registered repo whose path contains ``path`` (longest match), or None."""
+    """The registered repository whose checkout contains ``path``, seen through that checkout, or
+    None. This is the one lookup from a place on disk to a repository: capture, search, verify,
+    briefs and import all ask it. A registered path or second clone matches by path (longest
+    wins); a linked worktree of a registered repository matches through git's common directory."""
     real = os.path.realpath(path)
     best = None
     for repo in repos:
-        if real == repo.path or real.startswith(repo.path.rstrip(os.sep) + os.sep):
-            if best is None or len(repo.path) > len(best.path):
-                best = repo
+        for checkout in (repo.home, *repo.checkouts):
+            if real == checkout or real.startswith(checkout.rstrip(os.sep) + os.sep):
+                if best is None or len(checkout) > len(best.path):
+                    best = repo.at(checkout)
     if best is not None and real != best.path:
-        # Inside an unregistered worktree, submodule or nested repository of ``best``: its HEAD and
-        # files are not ``best``'s, so it is not ``best``.
+        # Inside a worktree, submodule or nested repository of ``best``: its HEAD and files are not
+        # ``best``'s, so it is not ``best`` (it may be a worktree of some registered repository).
         start = real if os.path.isdir(real) else os.path.dirname(real)
         if nested_checkout(best.path, start) is not None:
-            return None
+            best = None
+    if best is None:
+        top = _checkout_root(real)
+        common = common_git_dir(top) if top else None
+        # Only a worktree git itself records (its git directory links back to it): a ``.git`` file
+        # that merely points at a registered repository's git directory is not one of its checkouts.
+        if common and os.path.realpath(top) in linked_worktrees(common):
+            for repo in repos:
+                if common_git_dir(repo.home) == common:
+                    return repo.at(os.path.realpath(top))
     return best
 
 
@@ -2849,7 +3014,9 @@ def resolve_repo(store, name_or_path=None, cwd=None):
     if name_or_path:
         for repo in repos:
             if repo.name == name_or_path:
-                return repo
+                # Named while standing in another checkout of it: that checkout's files and HEAD.
+                here = _repo_containing([repo], cwd or os.getcwd())
+                return here if here is not None else repo
         if os.sep in name_or_path or name_or_path in (".", "..") or os.path.isdir(name_or_path):
             base = cwd or os.getcwd()
             repo = _repo_containing(repos, os.path.join(base, name_or_path))
@@ -2933,74 +3100,296 @@ def _workspace_id(store, name, create):
     ).lastrowid
 
 
-def register_repo(store, path, name=None, workspace=None):
-    """Register the git checkout containing ``path``; returns {repo, created, message}."""
+def _git_refusal(path):
+    """Why git refuses to work in ``path`` when it is a checkout git will not touch (owned by
+    another user), with git's own fix; else None."""
+    try:
+        run_git(path, ["rev-parse", "--show-toplevel"])
+    except GitError as e:
+        if "dubious ownership" in e.stderr.decode("utf-8", "replace"):
+            return dubious_ownership_message(path, e.stderr)
+    except WctxError:
+        pass
+    return None
+
+
+def _root_commit(top):
+    """The repository's root commit (the smallest when history has several), or None."""
+    code, out = run_git(top, ["rev-list", "--max-parents=0"], ok_codes=(0, 128), revs=["HEAD"])
+    roots = sorted(out.decode("ascii", "replace").split()) if code == 0 else []
+    return roots[0] if roots else None
+
+
+def _remote_urls(top):
+    """The repository's remote URLs, normalised so that ssh and https spellings of one URL meet
+    (host and path, no user or credentials, no trailing .git); a local remote is its real path."""
+    try:
+        _, out = run_git(top, ["config", "-z", "--get-regexp", r"^remote\..*\.url$"], ok_codes=(0, 1))
+    except GitError:
+        return set()
+    urls = set()
+    for entry in out.split(b"\0"):
+        if b"\n" not in entry:
+            continue
+        url = entry.split(b"\n", 1)[1].decode("utf-8", "replace").strip()
+        local = url[len("file://") :] if url.startswith("file://") else url
+        if os.path.isabs(local):
+            urls.add(os.path.realpath(local))
+            continue
+        m = re.match(
+            r"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:[^@/]*@)?([^/:]+)(?::\d+)?[:/]+(.*?)(?:\.git)?/*$", url
+        )
+        urls.add((m.group(1).lower() + "/" + m.group(2)) if m else url)
+    return urls
+
+
+def _same_remote(top, other):
+    """True when two checkouts name the same remote, or one is the other's remote (a clone)."""
+    mine, theirs = _remote_urls(top), _remote_urls(other)
+    return bool(mine & theirs) or os.path.realpath(other) in mine or os.path.realpath(top) in theirs
+
+
+def _identity_of(repos, name, root):
+    """The registered repository a (name, root commit) identity names, or None: the root commit
+    decides when both sides have one (preferring the same name among forks), else the name."""
+    if root:
+        same = [r for r in repos if r.root_commit == root]
+        if len(same) > 1:
+            same = [r for r in same if r.name == name] or same[:1]
+        if same:
+            return same[0]
+    named = [r for r in repos if r.name == name and not (root and r.root_commit)]
+    return named[0] if named else None
+
+
+def _waiting_names(store, root_commit, aliases):
+    """The names under which this store keeps evidence waiting for a repository with this root
+    commit (or, without history, these names): imported before registering, or kept after a remove.
+    When several names share the root commit (forks), only the ones this registration answers to."""
+    if root_commit:
+        names = [
+            r["repo_name"]
+            for r in store.all(
+                "SELECT DISTINCT repo_name FROM anchors WHERE repo_id IS NULL AND root_commit = ?",
+                (root_commit,),
+            )
+        ]
+        if len(names) > 1:
+            names = [n for n in names if n in aliases]
+        return names
+    return [r["repo_name"] for r in store.all(
+        "SELECT DISTINCT repo_name FROM anchors WHERE repo_id IS NULL AND root_commit IS NULL AND commit_sha IS NULL "
+        "AND repo_name IN (%s)" % ",".join("?" * len(aliases)), sorted(aliases))]  # fmt: skip
+
+
+def _attach_waiting(store, repo_id, repo_name, root_commit, aliases):
+    """Attach what waits for this repository: evidence, anchors and sessions recorded under any of
+    its names (taking its current name), dormant relations whose other end is registered, and
+    workspace memberships. Returns (evidence attached, [relation labels], [workspaces])."""
+    db = store.db
+    names = _waiting_names(store, root_commit, aliases)
+    attached = 0
+    if names:
+        marks = ",".join("?" * len(names))
+        if root_commit:
+            db.execute(
+                "UPDATE anchors SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND root_commit = ? "
+                "AND repo_name IN (%s)" % marks, [repo_id, repo_name, root_commit, *names])  # fmt: skip
+        else:
+            db.execute(
+                "UPDATE anchors SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND root_commit IS NULL "
+                "AND commit_sha IS NULL AND repo_name IN (%s)" % marks, [repo_id, repo_name, *names])  # fmt: skip
+        attached = db.execute(
+            "UPDATE evidence SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND repo_name IN (%s) AND NOT EXISTS ("
+            "SELECT 1 FROM anchors a WHERE a.evidence_rid = evidence.rid AND a.repo_name = evidence.repo_name "
+            "AND a.repo_id IS NULL)" % marks, [repo_id, repo_name, *names]).rowcount  # fmt: skip
+        for table in ("sessions", "session_repos", "session_files"):
+            db.execute(
+                "UPDATE OR IGNORE %s SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND repo_name IN (%s)"
+                % (table, marks), [repo_id, repo_name, *names])  # fmt: skip
+        db.execute("DELETE FROM freshness_cache WHERE evidence_rid IN (SELECT evidence_rid FROM anchors WHERE repo_id = ?)",
+                   (repo_id,))  # fmt: skip
+    aliases = set(aliases) | set(names)
+    me = Repo(repo_id, repo_name, None, root_commit)
+
+    def is_me(name, root):
+        return root == root_commit if (root and root_commit) else name in aliases
+
+    repos = [r for r in _repos(store) if r.id != repo_id]
+    restored = []
+    for row in store.all("SELECT * FROM dormant_relations ORDER BY id"):
+        a = (
+            me
+            if is_me(row["from_name"], row["from_root"])
+            else _identity_of(repos, row["from_name"], row["from_root"])
+        )
+        b = (
+            me
+            if is_me(row["to_name"], row["to_root"])
+            else _identity_of(repos, row["to_name"], row["to_root"])
+        )
+        if a is None or b is None or me not in (a, b) or a is b:
+            continue
+        db.execute(
+            "INSERT OR IGNORE INTO relations(from_repo, kind, to_repo, note, created_at) VALUES (?, ?, ?, ?, ?)",
+            (a.id, row["kind"], b.id, row["note"], row["created_at"]),
+        )
+        db.execute("DELETE FROM dormant_relations WHERE id = ?", (row["id"],))
+        restored.append("%s %s %s" % (a.name, row["kind"], b.name))
+    workspaces = []
+    for row in store.all("SELECT * FROM dormant_members ORDER BY id"):
+        if not is_me(row["repo_name"], row["root_commit"]):
+            continue
+        ws = _workspace_id(store, row["workspace"], create=True)
+        db.execute(
+            "INSERT OR IGNORE INTO workspace_repos(workspace_id, repo_id) VALUES (?, ?)", (ws, repo_id)
+        )
+        db.execute("DELETE FROM dormant_members WHERE id = ?", (row["id"],))
+        workspaces.append(row["workspace"])
+    return attached, restored, sorted(set(workspaces))
+
+
+def register_repo(store, path, name=None, workspace=None, same_as=None):
+    """Register the git checkout containing ``path``; returns {repo, created, message}.
+
+    A linked worktree of a registered repository, or a second clone of one (same root commit and
+    a common remote, or ``same_as`` naming it), becomes a checkout of that repository. A
+    repository registered before (same path, or same root commit) comes back under whatever name
+    it is given now, with its evidence, relations and workspaces; evidence imported for it before
+    it was registered attaches too."""
     path = os.path.abspath(os.path.expanduser(path))
     if not os.path.exists(path):
         raise NotFoundError("no such directory: %s" % path)
     top = git_toplevel(path)
     if top is None:
-        raise UsageError("%s is not inside a git checkout" % path)
+        raise UsageError(_git_refusal(path) or "%s is not inside a git checkout" % path)
     _check_checkout(path, top)
     if not is_utf8(top):
         raise UsageError("%s: wctx needs repository paths that are valid UTF-8" % printable_path(top))
     if workspace is not None:
         _check_name(workspace, "workspace")
+    if name is not None:
+        _check_name(name, "repository")
+    repos = _repos(store)
     existing = store.one("SELECT * FROM repos WHERE path = ?", (top,))
-    if existing:
-        messages = ["%s is already registered as %s" % (top, existing["name"])]
-        if name and name != existing["name"]:
-            messages.append("(kept the name %s; names are fixed once registered)" % existing["name"])
-        created = False
-        repo_id = existing["id"]
-        repo_name = existing["name"]
-    else:
-        repo_name = _check_name(name or os.path.basename(top), "repository")
-        taken = store.one("SELECT path FROM repos WHERE name = ?", (repo_name,))
-        if taken:
-            raise UsageError(
-                "the name %s is taken by %s; choose another with --name" % (repo_name, taken["path"])
+    as_checkout = store.one(
+        "SELECT r.* FROM checkouts c JOIN repos r ON r.id = c.repo_id WHERE c.path = ?", (top,)
+    )
+    target, why, note = None, None, None
+    if existing or as_checkout:
+        row = existing or as_checkout
+        if same_as and same_as != row["name"]:
+            raise UsageError("%s is already registered as %s" % (top, row["name"]))
+        messages = [
+            "%s is already registered as %s" % (top, row["name"])
+            if existing
+            else "%s is already a checkout of %s" % (top, row["name"])
+        ]
+        if name and name != row["name"]:
+            messages.append(
+                "(kept the name %s; rename with: wctx repo rename %s NEW)" % (row["name"], row["name"])
             )
-        code, out = run_git(top, ["rev-list", "--max-parents=0"], ok_codes=(0, 128), revs=["HEAD"])
-        roots = sorted(out.decode("ascii", "replace").split()) if code == 0 else []
-        root_commit = roots[0] if roots else None
-        created = True
-        messages = ["registered %s as %s" % (top, repo_name)]
+        created = False
+        repo_id = row["id"]
+        repo_name = row["name"]
+        root_commit = row["root_commit"]
+    else:
+        root_commit = _root_commit(top)
+        common = common_git_dir(top)
+        if same_as:
+            target = resolve_repo(store, same_as)
+            if target.root_commit != root_commit:
+                raise UsageError(
+                    "%s is not a checkout of %s: its root commit (%s) is not %s's (%s)"
+                    % (top, target.name, short_sha(root_commit) or "none", target.name,
+                       short_sha(target.root_commit) or "none")
+                )  # fmt: skip
+            why = "as asked (--same-as)"
+        else:
+            for r in repos:
+                if common and common_git_dir(r.home) == common and top in linked_worktrees(common):
+                    target, why = r, "a linked worktree of it"
+                    break
+            if target is None and root_commit:
+                for r in repos:
+                    if r.root_commit == root_commit and os.path.isdir(r.home) and _same_remote(top, r.home):
+                        target, why = r, "same root commit and remote"
+                        break
+                if target is not None and name and name != target.name:
+                    note = (
+                        "(it shares root commit and remote with %s; to make it a checkout of %s instead: "
+                        "wctx repo remove %s && wctx repo add %s --same-as %s)" % (target.name, target.name, name, top, target.name)
+                    )  # fmt: skip
+                    target = None
+        created = target is None
+        if target is not None:
+            repo_id, repo_name = target.id, target.name
+            messages = ["registered %s as a checkout of %s (%s): it shares %s's evidence, scope and relations"
+                        % (top, repo_name, why, repo_name)]  # fmt: skip
+        else:
+            dormant = store.all(
+                "SELECT * FROM dormant_repos WHERE path = ? OR (root_commit IS NOT NULL AND root_commit = ?) "
+                "ORDER BY path = ? DESC, id DESC",
+                (top, root_commit, top),
+            )
+            taken_names = {r.name for r in repos}
+            by_path = [d["name"] for d in dormant if d["path"] == top and d["name"] not in taken_names]
+            repo_name = _check_name(name or (by_path[0] if by_path else os.path.basename(top)), "repository")
+            taken = store.one("SELECT path FROM repos WHERE name = ?", (repo_name,))
+            if taken:
+                raise UsageError(
+                    "the name %s is taken by %s; choose another with --name" % (repo_name, taken["path"])
+                )
+            aliases = {repo_name} | {d["name"] for d in dormant}
+            messages = ["registered %s as %s" % (top, repo_name)]
+            if note:
+                messages.append(note)
     with store.atomic():
         if created:
             repo_id = store.db.execute(
                 "INSERT INTO repos(name, path, root_commit, added_at) VALUES (?, ?, ?, ?)",
                 (repo_name, top, root_commit, utc_now()),
             ).lastrowid
-            # Evidence kept from an earlier registration of this repo comes back with it: same name
-            # and the same root commit (another project's checkout named alike, or a fresh repo
-            # with no commits yet, stays apart; only history-less records meet history-less repos).
+            attached, restored, back_in = _attach_waiting(store, repo_id, repo_name, root_commit, aliases)
             store.db.execute(
-                "UPDATE anchors SET repo_id = ? WHERE repo_id IS NULL AND repo_name = ? "
-                "AND ((root_commit IS NULL AND ? IS NULL AND commit_sha IS NULL) OR root_commit = ?)",
-                (repo_id, repo_name, root_commit, root_commit),
+                "DELETE FROM dormant_repos WHERE path = ? OR (root_commit IS NOT NULL AND root_commit = ?)",
+                (top, root_commit),
             )
+            if attached:
+                messages.append(
+                    "; attached %d waiting item%s (recorded before it was registered here)"
+                    % (attached, "" if attached == 1 else "s")
+                )
+            if restored:
+                messages.append(
+                    "; restored relation%s: %s" % ("" if len(restored) == 1 else "s", ", ".join(restored))
+                )
+            if back_in:
+                messages.append(
+                    "; back in workspace%s %s" % ("" if len(back_in) == 1 else "s", ", ".join(back_in))
+                )
+        elif target is not None:
             store.db.execute(
-                "UPDATE evidence SET repo_id = ? WHERE repo_id IS NULL AND repo_name = ? AND NOT EXISTS ("
-                "SELECT 1 FROM anchors a WHERE a.evidence_rid = evidence.rid AND a.repo_name = evidence.repo_name "
-                "AND a.repo_id IS NULL)",
-                (repo_id, repo_name),
-            )
-            store.db.execute(
-                "UPDATE sessions SET repo_id = ? WHERE repo_id IS NULL AND repo_name = ?",
-                (repo_id, repo_name),
+                "INSERT INTO checkouts(repo_id, path, added_at) VALUES (?, ?, ?)", (repo_id, top, utc_now())
             )
         if workspace:
+            new_ws = store.one("SELECT id FROM workspaces WHERE name = ?", (workspace,)) is None
             ws = _workspace_id(store, workspace, create=True)
             cur = store.db.execute(
                 "INSERT OR IGNORE INTO workspace_repos(workspace_id, repo_id) VALUES (?, ?)", (ws, repo_id)
             )
             if cur.rowcount:
-                messages.append("in workspace %s" % workspace)
+                messages.append("in %sworkspace %s" % ("new " if new_ws else "", workspace))
             else:
                 messages.append("(already in workspace %s)" % workspace)
     repo = store.one("SELECT * FROM repos WHERE id = ?", (repo_id,))
-    return {"repo": _repo_dict(store, repo), "created": created, "message": " ".join(messages)}
+    text = " ".join(messages).replace(" ;", ";")
+    return {
+        "repo": _repo_dict(store, repo),
+        "created": created,
+        "checkout": target is not None,
+        "message": text,
+    }
 
 
 def _repo_dict(store, row):
@@ -3012,6 +3401,18 @@ def _repo_dict(store, row):
             (row["id"],),
         )
     ]
+    registered = [
+        r["path"] for r in store.all("SELECT path FROM checkouts WHERE repo_id = ? ORDER BY id", (row["id"],))
+    ]
+    repo = Repo(row["id"], row["name"], row["path"], row["root_commit"], checkouts=registered)
+    checkouts = [
+        {
+            "path": p,
+            "kind": "registered" if p == row["path"] else "clone" if p in registered else "worktree",
+            "exists": os.path.isdir(p),
+        }
+        for p in repo.all_checkouts()
+    ]
     return {
         "name": row["name"],
         "path": row["path"],
@@ -3019,6 +3420,7 @@ def _repo_dict(store, row):
         "workspaces": workspaces,
         "exists": os.path.isdir(row["path"]),
         "added_at": row["added_at"],
+        "checkouts": checkouts,
     }
 
 
@@ -3027,21 +3429,95 @@ def list_repos(store):
 
 
 def remove_repo(store, name):
-    """Unregister a repository. Its evidence stays (re-adding the repo reattaches it)."""
+    """Unregister a repository (or one checkout of it, named by its path). Its evidence, relations
+    and workspace memberships stay, dormant, keyed by root commit and name: registering it again
+    (same path, or same root commit, under any name) brings them back."""
+    checkout = None
+    if os.sep in name or name in (".", ".."):
+        checkout = store.one(
+            "SELECT c.id, c.path, r.name FROM checkouts c JOIN repos r ON r.id = c.repo_id WHERE c.path = ?",
+            (os.path.realpath(name),),
+        )
+    if checkout is not None:
+        with store.atomic():
+            store.db.execute("DELETE FROM checkouts WHERE id = ?", (checkout["id"],))
+        return {
+            "removed": checkout["name"],
+            "checkout": checkout["path"],
+            "evidence_kept": 0,
+            "relations_kept": 0,
+            "message": "removed checkout %s of %s (the repository stays registered)"
+            % (checkout["path"], checkout["name"]),
+        }
     repo = resolve_repo(store, name)
     with store.atomic():
         kept = store.one("SELECT count(*) AS n FROM evidence WHERE repo_id = ?", (repo.id,))["n"]
-        relations = store.one(
-            "SELECT count(*) AS n FROM relations WHERE from_repo = ? OR to_repo = ?", (repo.id, repo.id)
-        )["n"]
+        relations = store.all(
+            "SELECT a.name AS from_name, a.root_commit AS from_root, r.kind, b.name AS to_name, "
+            "b.root_commit AS to_root, r.note, r.created_at FROM relations r JOIN repos a ON a.id = r.from_repo "
+            "JOIN repos b ON b.id = r.to_repo WHERE r.from_repo = ? OR r.to_repo = ?",
+            (repo.id, repo.id),
+        )
+        store.db.executemany(
+            "INSERT INTO dormant_relations(from_name, from_root, kind, to_name, to_root, note, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [tuple(r) for r in relations],
+        )
+        store.db.execute(
+            "INSERT INTO dormant_members(workspace, repo_name, root_commit) SELECT w.name, ?, ? FROM workspaces w "
+            "JOIN workspace_repos wr ON wr.workspace_id = w.id WHERE wr.repo_id = ?",
+            (repo.name, repo.root_commit, repo.id),
+        )
+        store.db.execute(
+            "INSERT INTO dormant_repos(name, root_commit, path, removed_at) VALUES (?, ?, ?, ?)",
+            (repo.name, repo.root_commit, repo.home, utc_now()),
+        )
         store.db.execute("DELETE FROM repos WHERE id = ?", (repo.id,))
     return {
         "removed": repo.name,
         "evidence_kept": kept,
-        "relations_removed": relations,
-        "message": "removed %s (%d evidence items kept; re-adding the repository reattaches them; %d relations removed)"
-        % (repo.name, kept, relations),
+        "relations_kept": len(relations),
+        "message": "removed %s (%d evidence item%s and %d relation%s kept dormant; registering it again, by path or "
+        "root commit under any name, restores them)"
+        % (repo.name, kept, "" if kept == 1 else "s", len(relations), "" if len(relations) == 1 else "s"),
     }
+
+
+def rename_repo(store, old, new):
+    """Give a registered repository a new name; its evidence, sessions and relations follow."""
+    repo = resolve_repo(store, old)
+    _check_name(new, "repository")
+    if new == repo.name:
+        raise UsageError("%s is already called %s" % (old, new))
+    taken = store.one("SELECT path FROM repos WHERE name = ?", (new,))
+    if taken:
+        raise UsageError("the name %s is taken by %s" % (new, taken["path"]))
+    db = store.db
+    with store.atomic():
+        db.execute("UPDATE repos SET name = ? WHERE id = ?", (new, repo.id))
+        for table in ("evidence", "anchors", "sessions", "session_repos", "session_files"):
+            db.execute("UPDATE OR IGNORE %s SET repo_name = ? WHERE repo_id = ?" % table, (new, repo.id))
+        db.execute(
+            "UPDATE session_commands SET repo_name = ? WHERE repo_name = ? AND session_id IN "
+            "(SELECT session_id FROM session_repos WHERE repo_id = ?)",
+            (new, repo.name, repo.id),
+        )
+        for table, name_col, root_col in (
+            ("dormant_relations", "from_name", "from_root"),
+            ("dormant_relations", "to_name", "to_root"),
+            ("declined_relations", "from_name", "from_root"),
+            ("declined_relations", "to_name", "to_root"),
+        ):
+            db.execute(
+                "UPDATE %s SET %s = ? WHERE %s = ? AND %s IS ?" % (table, name_col, name_col, root_col),
+                (new, repo.name, repo.root_commit),
+            )
+        # Cached reasons name the repository.
+        db.execute(
+            "DELETE FROM freshness_cache WHERE evidence_rid IN (SELECT evidence_rid FROM anchors WHERE repo_id = ?)",
+            (repo.id,),
+        )
+    return {"from": repo.name, "to": new, "message": "renamed %s to %s" % (repo.name, new)}
 
 
 def relate(store, from_repo, kind, to_repo, note=None):
@@ -3136,15 +3612,42 @@ def show_workspace(store, name):
     }
 
 
-def add_to_workspace(store, workspace, repo):
+def add_to_workspace(store, workspace, repo, create=False):
+    """Put a repository in a workspace. A workspace that does not exist yet is made only when
+    ``create`` says so: a mistyped name must not quietly become a new, empty product."""
     _check_name(workspace, "workspace")
     r = resolve_repo(store, repo)
+    exists = store.one("SELECT id FROM workspaces WHERE name = ?", (workspace,)) is not None
+    if not exists and not create:
+        names = [w["name"] for w in store.all("SELECT name FROM workspaces ORDER BY name")]
+        raise NotFoundError(
+            "no workspace '%s' (existing: %s); to create it: wctx workspace add %s %s --create"
+            % (workspace, ", ".join(names) or "none", workspace, r.name)
+        )
     with store.atomic():
         ws = _workspace_id(store, workspace, create=True)
         store.db.execute(
             "INSERT OR IGNORE INTO workspace_repos(workspace_id, repo_id) VALUES (?, ?)", (ws, r.id)
         )
-    return {"message": "%s is in workspace %s" % (r.name, workspace)}
+    return {
+        "created": not exists,
+        "message": ("created workspace %s; %s is in it" if not exists else "%s is in workspace %s")
+        % ((workspace, r.name) if not exists else (r.name, workspace)),
+    }
+
+
+def delete_workspace(store, workspace):
+    """Delete a workspace; its repositories stay registered (and in their other workspaces)."""
+    ws = _workspace_id(store, workspace, create=False)
+    with store.atomic():
+        n = store.one("SELECT count(*) AS n FROM workspace_repos WHERE workspace_id = ?", (ws,))["n"]
+        store.db.execute("DELETE FROM workspaces WHERE id = ?", (ws,))
+        store.db.execute("DELETE FROM dormant_members WHERE workspace = ?", (workspace,))
+    return {
+        "removed": workspace,
+        "message": "removed workspace %s (its %d repositor%s stay registered)"
+        % (workspace, n, "y" if n == 1 else "ies"),
+    }
 
 
 def remove_from_workspace(store, workspace, repo):
@@ -3316,7 +3819,7 @@ def _repo_provenance(repo):
     try:
         g.info()
     except GitError as e:
-        raise UsageError("repository %s: %s" % (repo.name, e)) from None
+        raise UsageError("repository %s: %s" % (repo.name, _git_refusal(repo.path) or e)) from None
     return g
 
 
@@ -3342,6 +3845,7 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
                 "dirty": None,
                 "symbol_hash": None,
                 "symbol_lang": None,
+                "checkout": repo.checkout,
             }
         )
     for repo, rel, real, symbol in cited:
@@ -3368,6 +3872,7 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
                 "dirty": int(head_blob(g, rel) != blob),
                 "symbol_hash": sym_hash,
                 "symbol_lang": language_of(rel) if symbol else None,
+                "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
             }
         )
     return anchors
@@ -3482,6 +3987,20 @@ def _worst(verdicts):
 FILE_MEMO_BYTES = 64 * 1024 * 1024  # cited files a verify keeps in memory while it runs
 
 
+class _Suffixed:
+    """A reason with a note after it; the reason may be a symbol change whose text is known only
+    once the batch has run (see check_items), so it is joined when it is turned into text."""
+
+    __slots__ = ("reason", "suffix")
+
+    def __init__(self, reason, suffix):
+        self.reason = reason
+        self.suffix = suffix
+
+    def __str__(self):
+        return str(self.reason) + self.suffix
+
+
 class FreshnessChecker:
     """Computes verdicts for many items with git work batched per repository."""
 
@@ -3526,29 +4045,69 @@ class FreshnessChecker:
             self.symbol_hashes[key] = symbol_hash_of(data, rel, symbol)
         return self.symbol_hashes[key]
 
-    def _git_for(self, repo_id, repo_name):
-        """(GitRepo, None) or (None, reason it is unknown)."""
-        repo = self.repos.get(repo_id) if repo_id is not None else None
-        if repo is None:
-            return None, "repository %s is not registered on this machine" % repo_name
-        if repo_id in self.git:
-            return self.git[repo_id]
-        if not os.path.isdir(repo.path):
-            result = (None, "repository %s is not on this machine (%s is missing)" % (repo.name, repo.path))
+    def _git_at(self, repo, path):
+        """(GitRepo, None) for one checkout, or (None, why git cannot be asked there)."""
+        if path in self.git:
+            return self.git[path]
+        if not os.path.isdir(path):
+            result = (None, "repository %s is not on this machine (%s is missing)" % (repo.name, path))
         else:
-            g = GitRepo(repo.path)
+            g = GitRepo(path)
             try:
                 g.info()
                 result = (g, None)
             except GitError as e:
                 refused = "core.worktree" in str(e) or "dubious ownership" in str(e)
-                result = (None, str(e) if refused else "%s is no longer a git repository" % repo.path)
-                self.git_failed.add(repo_id)
+                result = (None, str(e) if refused else "%s is no longer a git repository" % path)
+                self.git_failed.add(repo.id)
             except WctxError as e:
                 result = (None, str(e))
-                self.git_failed.add(repo_id)
-        self.git[repo_id] = result
+                self.git_failed.add(repo.id)
+        self.git[path] = result
         return result
+
+    def _git_for(self, a):
+        """(GitRepo, None) for the checkout that judges anchor ``a``, or (None, why it is unknown).
+
+        A repository may have several checkouts (linked worktrees, second clones), each with its
+        own HEAD and working tree. The one that judges is the checkout the capture ran in, when it
+        still holds the recorded commit; else the first that holds it (the registered path
+        first); else the registered path, which then says the commit is gone."""
+        repo = self.repos.get(a["repo_id"]) if a["repo_id"] is not None else None
+        if repo is None:
+            return None, "repository %s is not registered on this machine" % a["repo_name"]
+        if a["repo_id"] in self.git:  # git broke in this repository during this call (_git_broke)
+            return self.git[a["repo_id"]]
+        order = repo.all_checkouts()
+        recorded = a.get("checkout")
+        if recorded in order:
+            order = [recorded] + [p for p in order if p != recorded]
+        commit = a["commit_sha"]
+        first = None
+        for path in order:
+            g, why = self._git_at(repo, path)
+            if g is None:
+                continue
+            if len(order) == 1 or not commit or g.commits_exist([commit]).get(commit):
+                return g, None
+            first = first or g
+        if first is not None:
+            return first, None
+        return self._git_at(repo, repo.home)
+
+    def judged_view(self, a):
+        """Anchor ``a``'s repository seen through the checkout that judges it (None: unregistered),
+        so that re-stamping an item (confirm) reads the same checkout its verdict came from."""
+        repo = self.repos.get(a["repo_id"]) if a["repo_id"] is not None else None
+        g = self._git_for(a)[0] if repo is not None else None
+        return repo.at(g.path) if g is not None else repo
+
+    def checkout_note(self, a, g):
+        """Which checkout judged ``a``, for repositories that have more than one."""
+        repo = self.repos.get(a["repo_id"])
+        if g is None or repo is None or len(repo.all_checkouts()) < 2:
+            return None
+        return g.path
 
     def _head_blob(self, g, path):
         key = (g.path, path)
@@ -3559,22 +4118,36 @@ class FreshnessChecker:
         return self.head_blobs[key]
 
     def prefetch(self, anchors):
-        """One cat-file per repository for every recorded commit and HEAD:path we will need."""
+        """One cat-file per checkout for every recorded commit and HEAD:path we will need."""
         by_repo = {}
         for a in anchors:
             by_repo.setdefault(a["repo_id"], []).append(a)
         for repo_id, items in by_repo.items():
-            g, _ = self._git_for(repo_id, items[0]["repo_name"])
-            if g is None:
+            repo = self.repos.get(repo_id) if repo_id is not None else None
+            if repo is None:
                 continue
             try:
-                g.commits_exist([a["commit_sha"] for a in items if a["commit_sha"]])
-                paths = [a["path"] for a in items if a["path"] and (g.path, a["path"]) not in self.head_blobs]
-                if g.head and paths:
-                    found = g.batch_check(["HEAD:" + p for p in paths])
-                    for p in paths:
-                        hit = found.get("HEAD:" + p)
-                        self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
+                commits = [a["commit_sha"] for a in items if a["commit_sha"]]
+                if len(repo.all_checkouts()) > 1:  # which checkout holds which commit decides the judge
+                    for path in repo.all_checkouts():
+                        g, _ = self._git_at(repo, path)
+                        if g is not None:
+                            g.commits_exist(commits)
+                by_git = {}
+                for a in items:
+                    g, _ = self._git_for(a)
+                    if g is not None:
+                        by_git.setdefault(g.path, (g, []))[1].append(a)
+                for g, judged in by_git.values():
+                    g.commits_exist([a["commit_sha"] for a in judged if a["commit_sha"]])
+                    paths = [
+                        a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs
+                    ]
+                    if g.head and paths:
+                        found = g.batch_check(["HEAD:" + p for p in paths])
+                        for p in paths:
+                            hit = found.get("HEAD:" + p)
+                            self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
             except GitError as e:
                 self._git_broke(repo_id, e)
 
@@ -3585,10 +4158,10 @@ class FreshnessChecker:
         results = {rid: self.check_item(anchors) for rid, anchors in anchors_by_rid.items()}
         if self.symbol_changes:
             self._finish_symbol_changes()
-            for res in results.values():
-                res["reasons"] = [str(r) for r in res["reasons"]]
-                for a in res["anchors"]:
-                    a["reason"] = str(a["reason"])
+        for res in results.values():  # symbol changes and checkout notes become text now
+            res["reasons"] = [str(r) for r in res["reasons"]]
+            for a in res["anchors"]:
+                a["reason"] = str(a["reason"])
         return results
 
     def _finish_symbol_changes(self):
@@ -3601,7 +4174,7 @@ class FreshnessChecker:
             try:
                 blobs = g.read_blobs([spec for change in changes for spec in change.specs()])
             except GitError as e:  # the verdict stands (the symbol's hash differs); the commits are unknown
-                for rid in [r.id for r in self.repos.values() if r.path == g.path]:
+                for rid in [r.id for r in self.repos.values() if g.path in r.all_checkouts()]:
                     self.git_failed.add(rid)
                 for change in changes:
                     change.text = "; ".join(
@@ -3636,14 +4209,14 @@ class FreshnessChecker:
     def check_item(self, anchors):
         file_anchors = [a for a in anchors if a["path"]]
         checked = []
-        if file_anchors:
-            for a in file_anchors:
-                verdict, reason = self._guarded(self.check_file_anchor, a)
-                checked.append((a, verdict, reason))
-        else:
-            for a in anchors[:1]:
-                verdict, reason = self._guarded(self.check_repo_anchor, a)
-                checked.append((a, verdict, reason))
+        for a in file_anchors or anchors[:1]:
+            verdict, reason = self._guarded(
+                self.check_file_anchor if a["path"] else self.check_repo_anchor, a
+            )
+            where = self.checkout_note(a, self._git_for(a)[0])
+            if where is not None:  # several checkouts: say which one judged
+                reason = _Suffixed(reason, " (in checkout %s)" % where)
+            checked.append((a, verdict, reason))
         if not checked:
             return {"verdict": "unknown", "reasons": ["nothing recorded to compare"], "anchors": []}
         verdict = _worst([v for _, v, _ in checked])
@@ -3658,6 +4231,7 @@ class FreshnessChecker:
                     "path": a["path"],
                     "symbol": a["symbol"],
                     "commit": a["commit_sha"],
+                    "checkout": self.checkout_note(a, self._git_for(a)[0]),
                     "verdict": v,
                     "reason": r,
                 }
@@ -3666,7 +4240,7 @@ class FreshnessChecker:
         }
 
     def check_repo_anchor(self, a):
-        g, why = self._git_for(a["repo_id"], a["repo_name"])
+        g, why = self._git_for(a)
         name = a["repo_name"]
         if g is None:
             return "unknown", why
@@ -3697,14 +4271,14 @@ class FreshnessChecker:
         )
 
     def check_file_anchor(self, a):
-        g, why = self._git_for(a["repo_id"], a["repo_name"])
+        g, why = self._git_for(a)
         label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
         if g is None:
             return "unknown", why
         commit = a["commit_sha"]
         commit_ok = bool(commit) and g.commits_exist([commit]).get(commit, False)
         path = a["path"]
-        repo = self.repos[a["repo_id"]]
+        repo = self.repos[a["repo_id"]].at(g.path)
         data = self._read(repo.path, path)
         notes = []
         if data is None:
@@ -3870,11 +4444,12 @@ def _followed_in(key):
 
 
 def _cache_key(repos, anchors, heads=None, followed=None):
-    """What can be checked without git: each repo's HEAD and each cited file's size and mtime.
+    """What can be checked without git: each checkout's HEAD and each cited file's size and mtime.
 
-    ``heads`` ({repo id: head token}) may be shared by the caller so that one call over many items
-    reads each repository's HEAD once. A cited file that is gone (renamed or deleted) counts by
-    the repository's index and, when the check followed it to a new path (``followed``:
+    ``heads`` ({checkout path: head token}) may be shared by the caller so that one call over many
+    items reads each checkout's HEAD once. A repository with several checkouts counts them all (any
+    of them may be the one that judges). A cited file that is gone (renamed or deleted) counts by
+    the checkout's index and, when the check followed it to a new path (``followed``:
     {(repo id, old path): new path}), by that file's size and mtime too; the key then ends with
     " " and those renames as JSON, so that a lookup can check the same files (_followed_in)."""
     parts = [__version__]
@@ -3885,16 +4460,20 @@ def _cache_key(repos, anchors, heads=None, followed=None):
         if repo is None:
             parts.append("norepo:%s" % a["repo_name"])
             continue
-        if repo.id not in heads:
-            heads[repo.id] = head_token(repo.path)
-        if heads[repo.id] is None:
-            return None
-        parts.append("%s@%s" % (repo.path, heads[repo.id]))
-        if a["path"]:
-            key = (repo.id, a["path"])  # the shared map also keeps each file's stat for the call
+        for root in repo.all_checkouts():
+            if root not in heads:
+                heads[root] = head_token(root)
+            if heads[root] is None:
+                if root == repo.home:
+                    return None
+                continue  # another checkout that went away: the ones left judge
+            parts.append("%s@%s" % (root, heads[root]))
+            if not a["path"]:
+                continue
+            key = (root, a["path"])  # the shared map also keeps each file's stat for the call
             if key not in heads:
                 try:
-                    st = os.stat(os.path.join(repo.path, *a["path"].split("/")))
+                    st = os.stat(os.path.join(root, *a["path"].split("/")))
                     heads[key] = "%s:%d:%d" % (a["path"], st.st_size, st.st_mtime_ns)
                 except OSError:
                     heads[key] = None
@@ -3902,9 +4481,9 @@ def _cache_key(repos, anchors, heads=None, followed=None):
                 parts.append(heads[key])
                 continue
             # Renamed or deleted: git sees that through HEAD (in the key) and the index.
-            index_key = ("index", repo.id)
+            index_key = ("index", root)
             if index_key not in heads:
-                heads[index_key] = _index_token(repo.path)
+                heads[index_key] = _index_token(root)
             new = followed.get((repo.id, a["path"])) if followed else None
             if heads[index_key] is None:
                 return None
@@ -3913,7 +4492,7 @@ def _cache_key(repos, anchors, heads=None, followed=None):
                 continue
             # Followed to ``new``: an edit there must show in the key.
             try:
-                st = os.stat(os.path.join(repo.path, *new.split("/")))
+                st = os.stat(os.path.join(root, *new.split("/")))
             except OSError:
                 return None
             parts.append("%s->%s:%d:%d@%s" % (a["path"], new, st.st_size, st.st_mtime_ns, heads[index_key]))
@@ -4115,10 +4694,10 @@ def find_duplicate(store, repo_name, claim, cited):
 def _insert_anchors(store, rid, anchors):
     store.db.executemany(
         "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
-        "blob, dirty, symbol_hash, symbol_lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "blob, dirty, symbol_hash, symbol_lang, checkout) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (rid, a["repo"].id, a["repo"].name, a["repo"].root_commit, a["path"], a["symbol"], a["commit"],
-             a["branch"], a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"])
+             a["branch"], a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"], a.get("checkout"))
             for a in anchors
         ],
     )  # fmt: skip
@@ -4963,6 +5542,9 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
                 % (eid, row["status"], " by " + row["superseded_by"] if row["superseded_by"] else "")
             )
         item_repo = repos.get(row["repo_id"]) if row["repo_id"] is not None else None
+        own = [a for a in anchors[rid] if a["repo_id"] == row["repo_id"]]
+        if item_repo is not None and own:
+            item_repo = checker.judged_view(own[0])
         if item_repo is None:
             raise UsageError(
                 "%s is about %s, which is not registered here; confirm it where it is"
@@ -4972,7 +5554,7 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
         for a in anchors[rid]:
             if not a["path"]:
                 continue
-            repo = repos.get(a["repo_id"]) if a["repo_id"] is not None else None
+            repo = checker.judged_view(a)
             if repo is None or not os.path.isdir(repo.path):
                 raise UsageError(
                     "%s cites %s:%s, and repository %s is not on this machine; confirm it where it is"
@@ -5211,46 +5793,58 @@ _ANCHOR_FIELDS = (
 )
 
 
-def _portable(value, prefixes):
-    """Text with this machine's absolute paths replaced: a registered checkout's path by the
-    repository's name, the home directory by ``~``. Records travel with no local path."""
-    if not isinstance(value, str):
-        return value
-    for prefix, name in prefixes:
-        if prefix in value:
-            value = re.sub(re.escape(prefix) + r"(?=/|\b|$)", name.replace("\\", r"\\"), value)
-    return value
+class LocalPaths:
+    """This machine's absolute paths, to keep them out of what leaves it: in free text a registered
+    checkout's path becomes the repository's name and the home directory ``~``."""
+
+    __slots__ = ("prefixes", "_names", "_pattern")
+
+    def __init__(self, store):
+        prefixes = [(r.path, r.name) for r in _repos(store) if r.path]
+        home = os.path.expanduser("~")
+        if home and home != "/":
+            prefixes.append((home, "~"))
+        self.prefixes = sorted(prefixes, key=lambda p: -len(p[0]))  # longest first: the innermost
+        self._names = dict(self.prefixes)
+        alternatives = "|".join(re.escape(p) for p, _ in self.prefixes)
+        self._pattern = re.compile(r"(%s)(?=$|[/\s\"'`),;:\]])" % alternatives) if alternatives else None
+
+    def strip(self, value):
+        if self._pattern is None or not isinstance(value, str):
+            return value
+        return self._pattern.sub(lambda m: self._names[m.group(1)], value)
+
+    def cwd_in_repo(self, cwd, repo):
+        """``cwd`` relative to the checkout of ``repo`` (``.`` at its top), or None."""
+        for prefix, name in self.prefixes:
+            if name == repo and name != "~" and (cwd == prefix or cwd.startswith(prefix + "/")):
+                return os.path.relpath(cwd, prefix)
+        return None
 
 
-def _local_prefixes(store):
-    prefixes = []
-    for r in _repos(store):
-        if r.path:
-            prefixes.append((r.path, r.name))
-    home = os.path.expanduser("~")
-    if home and home not in ("/", ""):
-        prefixes.append((home, "~"))
-    return sorted(prefixes, key=lambda p: -len(p[0]))
+# Export fields whose values are ids, hashes, timestamps or enumerations (validated on import):
+# nothing free-form to redact or to strip of local paths.
+_STRUCTURAL_FIELDS = frozenset(
+    ("type", "id", "session", "kind", "status", "commit", "blob", "root_commit", "symbol_hash",
+     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by")
+)  # fmt: skip
 
 
-def shareable_record(record, prefixes):
-    """One export record made safe to leave this machine: redacted again, no absolute path (a
-    session's cwd becomes relative to its repository, other text loses this machine's paths)."""
+def shareable_record(record, local):
+    """One export record made safe to leave this machine (``local``: its LocalPaths): redacted
+    again, no absolute path (a session's cwd becomes relative to its repository, free text loses
+    this machine's paths)."""
     out = {}
     for key, value in record.items():
         if key == "anchors" and isinstance(value, list):
-            out[key] = [shareable_record(a, prefixes) for a in value]
-        elif isinstance(value, str):
-            out[key] = redact_secrets(_portable(value, prefixes))
+            out[key] = [shareable_record(a, local) for a in value]
+        elif isinstance(value, str) and key not in _STRUCTURAL_FIELDS:
+            out[key] = redact_secrets(local.strip(value))
         else:
             out[key] = value
     cwd = record.get("cwd") if record.get("type") == "session" else None
     if isinstance(cwd, str):
-        out["cwd"] = None
-        for prefix, name in prefixes:
-            if name != "~" and (cwd == prefix or cwd.startswith(prefix + "/")) and name == record.get("repo"):
-                out["cwd"] = os.path.relpath(cwd, prefix)
-                break
+        out["cwd"] = local.cwd_in_repo(cwd, record.get("repo"))
     return out
 
 
@@ -5354,7 +5948,7 @@ def _merge_export(old_text, records):
 def export_evidence(store, out_dir=None, stream=None, repo=None):
     """Write the export: one JSONL file per session into ``out_dir``, or everything to ``stream``."""
     counts = {"sessions": 0, "evidence": 0, "files": 0}
-    prefixes = _local_prefixes(store)
+    local = LocalPaths(store)
     per_session = {}
     for sid, record in export_records(store, repo=repo):
         per_session.setdefault(sid, []).append(record)
@@ -5363,7 +5957,7 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
         for records in per_session.values():
             for record in records:
                 stream.write(
-                    json.dumps(shareable_record(record, prefixes), ensure_ascii=False, sort_keys=True) + "\n"
+                    json.dumps(shareable_record(record, local), ensure_ascii=False, sort_keys=True) + "\n"
                 )
         return counts
     os.makedirs(out_dir, exist_ok=True)
@@ -5373,7 +5967,7 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
         if os.path.exists(path):
             with open(path, encoding="utf-8") as fh:
                 old = fh.read()
-        records = _merge_export(old, [shareable_record(r, prefixes) for r in records])
+        records = _merge_export(old, [shareable_record(r, local) for r in records])
         text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
         if old != text:
             tmp = path + ".tmp"
@@ -6121,7 +6715,7 @@ def _sync_import(store, machine, files, report):
 
 def _sync_payload(store, machine):
     """{path: bytes} of every file this machine owns in the team branch, built from the store."""
-    prefixes = _local_prefixes(store)
+    local = LocalPaths(store)
     foreign = {r["session_id"] for r in store.all("SELECT session_id FROM sync_foreign")}
     seen = {r["id"]: r["updated_at"] for r in store.all("SELECT id, updated_at FROM sync_seen")}
     sessions, events, session_records = {}, [], {}
@@ -6144,8 +6738,7 @@ def _sync_payload(store, machine):
 
     def encode(records):
         return "".join(
-            json.dumps(shareable_record(r, prefixes), ensure_ascii=False, sort_keys=True) + "\n"
-            for r in records
+            json.dumps(shareable_record(r, local), ensure_ascii=False, sort_keys=True) + "\n" for r in records
         ).encode("utf-8")
 
     base = "machines/%s/" % machine
@@ -8641,7 +9234,7 @@ def build_eval_world(corpus, root, progress=None):
         workspaces = repo.get("workspaces") or [None]
         register_repo(store, paths[repo["name"]], name=repo["name"], workspace=workspaces[0])
         for ws in workspaces[1:]:
-            add_to_workspace(store, ws, repo["name"])
+            add_to_workspace(store, ws, repo["name"], create=True)
     for rel in corpus.get("relations", ()):
         relate(store, rel["from"], rel["kind"], rel["to"], note=rel.get("note"))
     by_session = {}
@@ -10103,17 +10696,23 @@ def cmd_doctor(args, store):
 
 
 def cmd_repo_add(args, store):
-    """Register a git checkout. Example: wctx repo add ../upload-sdk --workspace uploads"""
-    res = register_repo(store, args.path, name=args.name, workspace=args.workspace)
+    """Register a git checkout. A linked worktree or a second clone (same root commit and remote)
+    of a registered repository becomes a checkout of it; --same-as NAME says so explicitly. A
+    repository registered before comes back with its evidence and relations.
+
+    Example: wctx repo add ../upload-sdk --workspace uploads
+    """
+    res = register_repo(store, args.path, name=args.name, workspace=args.workspace, same_as=args.same_as)
     emit(args, res, res["message"])
     return 0
 
 
 def cmd_repo_list(args, store):
-    """List registered repositories. Example: wctx repo list"""
+    """List registered repositories and their checkouts. Example: wctx repo list"""
     repos = list_repos(store)
-    text = (
-        "\n".join(
+    lines = []
+    for r in repos:
+        lines.append(
             "%-20s %s%s%s"
             % (
                 r["name"],
@@ -10121,17 +10720,26 @@ def cmd_repo_list(args, store):
                 "  [" + ", ".join(r["workspaces"]) + "]" if r["workspaces"] else "",
                 "" if r["exists"] else "  (missing on disk)",
             )
-            for r in repos
         )
-        or "no repositories registered (wctx repo add PATH)"
-    )
-    emit(args, {"repos": repos}, text)
+        for c in r["checkouts"][1:]:
+            lines.append(
+                "%-20s   %s %s%s" % ("", c["kind"], c["path"], "" if c["exists"] else "  (missing on disk)")
+            )
+    emit(args, {"repos": repos}, "\n".join(lines) or "no repositories registered (wctx repo add PATH)")
     return 0
 
 
 def cmd_repo_remove(args, store):
-    """Unregister a repository; its evidence is kept. Example: wctx repo remove upload-sdk"""
+    """Unregister a repository, or one checkout of it given by path; its evidence, relations and
+    workspaces are kept, dormant, until it is registered again. Example: wctx repo remove upload-sdk"""
     res = remove_repo(store, args.name)
+    emit(args, res, res["message"])
+    return 0
+
+
+def cmd_repo_rename(args, store):
+    """Rename a registered repository; its evidence and relations follow. Example: wctx repo rename upload-sdk sdk"""
+    res = rename_repo(store, args.old, args.new)
     emit(args, res, res["message"])
     return 0
 
@@ -10163,14 +10771,23 @@ def cmd_workspace_show(args, store):
 
 
 def cmd_workspace_add(args, store):
-    """Put a registered repository in a workspace. Example: wctx workspace add uploads docs-ui"""
-    emit(args, None, add_to_workspace(store, args.workspace, args.repo)["message"])
+    """Put a registered repository in a workspace; a new workspace needs --create.
+
+    Example: wctx workspace add uploads docs-ui
+    """
+    res = add_to_workspace(store, args.workspace, args.repo, create=args.create)
+    emit(args, res, res["message"])
     return 0
 
 
 def cmd_workspace_remove(args, store):
-    """Take a repository out of a workspace. Example: wctx workspace remove uploads docs-ui"""
-    emit(args, None, remove_from_workspace(store, args.workspace, args.repo)["message"])
+    """Take a repository out of a workspace, or delete the workspace when no repository is named
+    (its repositories stay registered). Example: wctx workspace remove uploads docs-ui"""
+    if args.repo:
+        res = remove_from_workspace(store, args.workspace, args.repo)
+    else:
+        res = delete_workspace(store, args.workspace)
+    emit(args, res, res["message"])
     return 0
 
 
@@ -11069,6 +11686,14 @@ def build_parser(only=None):
     p.add_argument("path")
     p.add_argument("--name", help="short unique name (default: the directory name)")
     p.add_argument("--workspace", help="workspace to put it in (created if new)")
+    p.add_argument("--same-as", metavar="NAME", help="register it as a checkout of repository NAME")
+    p.add_argument("--json", action="store_true")
+    p = repo_sub.add_parser(
+        "rename", help=_first_sentence(cmd_repo_rename.__doc__), description=cmd_repo_rename.__doc__
+    )
+    p.set_defaults(func=cmd_repo_rename)
+    p.add_argument("old", metavar="OLD")
+    p.add_argument("new", metavar="NEW")
     p.add_argument("--json", action="store_true")
     p = repo_sub.add_parser(
         "list", help=_first_sentence(cmd_repo_list.__doc__), description=cmd_repo_list.__doc__
@@ -11100,7 +11725,11 @@ def build_parser(only=None):
         p = ws_sub.add_parser(action, help=_first_sentence(func.__doc__), description=func.__doc__)
         p.set_defaults(func=func)
         p.add_argument("workspace")
-        p.add_argument("repo")
+        if action == "add":
+            p.add_argument("repo")
+            p.add_argument("--create", action="store_true", help="create the workspace if it is new")
+        else:
+            p.add_argument("repo", nargs="?", help="leave out to delete the workspace")
         p.add_argument("--json", action="store_true")
 
     p = command("relate", cmd_relate)
