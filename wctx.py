@@ -8931,6 +8931,9 @@ def run_demo(out, keep_dir=None):
     import shutil
     import tempfile
 
+    if keep_dir and os.path.isdir(keep_dir) and os.listdir(keep_dir):
+        # A second demo into the same directory would find its repositories already committed.
+        raise UsageError("demo --keep %s: the directory is not empty; give a new or empty one" % keep_dir)
     base = keep_dir or tempfile.mkdtemp(prefix="wctx-demo-")
     os.makedirs(base, exist_ok=True)
     home = os.path.join(base, "store")
