@@ -112,7 +112,10 @@ def test_typescript_symbol_heuristic_current_then_stale(product, run_cli):
     sdk.commit("retry after 419")
     code, item = verify_one(run_cli, eid)
     assert (code, item["verdict"]) == (1, "stale")
-    assert item["reasons"][0].startswith("src/upload/upload.ts#uploadDocument changed in 2 commits")
+    # Only the commit that changed the function is named; the KiB commit left it intact.
+    assert item["reasons"][0].startswith("src/upload/upload.ts#uploadDocument changed in 1 commit")
+    assert item["reasons"][0].endswith("the file changed in 1 other commit that left it intact")
+    assert "sizes in KiB" not in item["reasons"][0]
 
 
 HEURISTIC_SOURCES = {
