@@ -52,6 +52,8 @@ __all__ = [
     "workspace_overview",
     "retract",
     "supersede",
+    "confirm",
+    "find_duplicate",
     "redact_secrets",
     "parse_transcript",
     "import_transcript",
@@ -227,6 +229,15 @@ def split_claim(text):
     if not sep:
         return text.strip(), None
     return claim.strip(), (detail.strip() or None)
+
+
+def claim_key(claim):
+    """What makes two claims the same claim: words only, case and Unicode forms folded, so that
+    "Foo", "foo." and "  FOO " are one. A claim of punctuation alone is its own key."""
+    import unicodedata
+
+    words = re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", claim or "").casefold())
+    return " ".join(words) or " ".join((claim or "").split())
 
 
 def split_identifier(name):
@@ -718,7 +729,95 @@ def m005_sync(db):
     )
 
 
-def m006_session_fts(db):
+def m006_lifecycle(db):
+    # Keeping memory true: the duplicate rule's key, confirmations and repeats as a per-item history
+    # (the provenance an event replaced travels with it), and tombstones for what was forgotten.
+    _run_script(
+        db,
+        """
+        ALTER TABLE evidence ADD COLUMN claim_key TEXT;
+        ALTER TABLE evidence ADD COLUMN confirmed_at TEXT;
+        CREATE INDEX evidence_claim_key ON evidence(repo_name, claim_key);
+        CREATE TABLE evidence_events(
+            id TEXT PRIMARY KEY,
+            evidence_rid INTEGER NOT NULL REFERENCES evidence(rid) ON DELETE CASCADE,
+            event TEXT NOT NULL,
+            session_id TEXT,
+            agent TEXT,
+            note TEXT,
+            at TEXT NOT NULL,
+            previous TEXT,
+            commits TEXT
+        );
+        CREATE INDEX evidence_events_item ON evidence_events(evidence_rid, at);
+        CREATE TABLE tombstones(
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            session_id TEXT,
+            reason TEXT NOT NULL,
+            forgotten_at TEXT NOT NULL
+        )
+        """,
+    )
+    rows = db.execute("SELECT rid, claim FROM evidence").fetchall()
+    db.executemany("UPDATE evidence SET claim_key = ? WHERE rid = ?", [(claim_key(r[1]), r[0]) for r in rows])
+
+
+def m007_repository_identity(db):
+    # One repository, many checkouts; nothing orphaned. ``checkouts`` holds a repository's checkouts
+    # besides its registered path (second clones; linked worktrees are also found through git's own
+    # records). ``anchors.checkout`` is the checkout a capture ran in (NULL: the registered path), a
+    # local fact that never travels. The ``dormant_*`` tables keep, by identity (root commit + name,
+    # never a path), what a removed or not-yet-registered repository had: its last path, relations
+    # and workspace memberships, restored when it is registered again. Declined suggestions stay
+    # declined.
+    _run_script(
+        db,
+        """
+        CREATE TABLE checkouts(
+            id INTEGER PRIMARY KEY,
+            repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE,
+            path TEXT NOT NULL UNIQUE,
+            added_at TEXT NOT NULL
+        );
+        CREATE INDEX checkouts_repo ON checkouts(repo_id);
+        ALTER TABLE anchors ADD COLUMN checkout TEXT;
+        CREATE TABLE dormant_repos(
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            root_commit TEXT,
+            path TEXT,
+            removed_at TEXT NOT NULL
+        );
+        CREATE TABLE dormant_relations(
+            id INTEGER PRIMARY KEY,
+            from_name TEXT NOT NULL,
+            from_root TEXT,
+            kind TEXT NOT NULL,
+            to_name TEXT NOT NULL,
+            to_root TEXT,
+            note TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE dormant_members(
+            id INTEGER PRIMARY KEY,
+            workspace TEXT NOT NULL,
+            repo_name TEXT NOT NULL,
+            root_commit TEXT
+        );
+        CREATE TABLE declined_relations(
+            from_name TEXT NOT NULL,
+            from_root TEXT,
+            kind TEXT NOT NULL,
+            to_name TEXT NOT NULL,
+            to_root TEXT,
+            declined_at TEXT NOT NULL
+        )
+        """,
+    )
+
+
+def m008_session_fts(db):
     # A session's summary was copied into the search row of every item of the session, so each new
     # summary rewrote them all (recording grew quadratic). It is now indexed once per session, kept
     # by triggers whatever writes sessions. Rows carry the session id, which is what search joins
@@ -764,7 +863,9 @@ MIGRATIONS = [
     m003_session_activity,
     m004_session_live_evidence,
     m005_sync,
-    m006_session_fts,
+    m006_lifecycle,
+    m007_repository_identity,
+    m008_session_fts,
 ]
 
 
@@ -1153,17 +1254,62 @@ def _git_env():
 
 
 class GitError(WctxError):
-    pass
+    def __init__(self, message, stderr=b""):
+        super().__init__(message)
+        self.stderr = stderr  # git's whole diagnostic, for callers that explain a refusal
 
 
-def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=()):
-    """Run git in ``repo_path`` with list arguments; return (exit code, stdout bytes).
+# What may reach git as a revision: a full object id (sha1 or sha256 hex) or HEAD, optionally as
+# ``A..B``. Recorded commits and blobs come from stores, exports and transcripts that other people
+# wrote; a value like ``--output=F`` (which a tag of that name in a cloned repository would make
+# resolve) must never reach git at all, let alone where it reads options.
+_OBJECT_ID = re.compile(r"\A(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 
-    Exit codes outside ``ok_codes`` raise GitError with git's own first line of stderr.
+
+def is_object_id(value):
+    """True for a full lower-case hex object id (sha1 or sha256)."""
+    return isinstance(value, str) and _OBJECT_ID.match(value) is not None
+
+
+def git_revision(value):
+    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``), else GitError."""
+    if isinstance(value, str):
+        ends = value.split("..") if ".." in value else [value]
+        if len(ends) <= 2 and all(e == "HEAD" or is_object_id(e) for e in ends):
+            return value
+    raise GitError("refusing to pass %r to git as a revision: not a full object id" % (str(value)[:80],))
+
+
+def git_path(value):
+    """``value`` when it is a repo-relative path git may see (no NUL or newline, not absolute, no
+    ``.``/``..`` segment, no leading ``:`` pathspec magic), else GitError."""
+    if (
+        isinstance(value, str)
+        and value
+        and is_utf8(value)
+        and not re.search(r"[\x00\n]", value)
+        and not value.startswith(("/", ":"))
+        and not any(part in ("", ".", "..") for part in value.split("/"))
+    ):
+        return value
+    raise GitError("refusing to pass %r to git as a path" % (str(value)[:80],))
+
+
+def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=(), revs=(), paths=None):
+    """Run git in ``repo_path``; return (exit code, stdout bytes).
+
+    ``args`` are wctx's own literal options. Every revision goes in ``revs`` and every path in
+    ``paths``: each is validated for its kind and placed after ``--end-of-options`` (revisions) or
+    ``--`` (paths), where git cannot read it as an option. Exit codes outside ``ok_codes`` raise
+    GitError with git's own first line of stderr.
     """
     import subprocess
 
     argv = ["git", *GIT_SAFE_OPTIONS, *extra_options, "-C", repo_path, *args]
+    if revs:
+        argv += ["--end-of-options", *(git_revision(r) for r in revs)]
+    if paths is not None:
+        argv += ["--", *(git_path(p) for p in paths)]
     try:
         proc = subprocess.run(  # noqa: S603 - list arguments, no shell: the one subprocess call
             argv,
@@ -1179,7 +1325,8 @@ def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=()):
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(
             "git %s failed in %s: %s"
-            % (args[0], repo_path, message[0] if message else "exit %d" % proc.returncode)
+            % (args[0], repo_path, message[0] if message else "exit %d" % proc.returncode),
+            proc.stderr,
         )
     return proc.returncode, proc.stdout
 
@@ -1200,33 +1347,18 @@ class GitRepo:
     def __init__(self, path):
         self.path = path
         self._info = None
-        self._filter_options = None
+        self._index = None
         self._commit_exists = {}
         self._logs = {}
         self._renames = {}
         self._head_tree = None
 
-    def git(self, *args, input_bytes=None, ok_codes=(0,), worktree=False):
-        extra = self.filter_options() if worktree else ()
-        return run_git(self.path, list(args), input_bytes=input_bytes, ok_codes=ok_codes, extra_options=extra)
-
-    def filter_options(self):
-        """Blank out every configured clean/smudge/process filter for commands that read the
-        working tree, so a repository's .gitattributes cannot make us run its programs."""
-        if self._filter_options is None:
-            code, out = run_git(self.path, ["config", "-z", "--get-regexp", r"^filter\."], ok_codes=(0, 1))
-            names = set()
-            for entry in out.split(b"\0"):
-                key = entry.split(b"\n", 1)[0].decode("utf-8", "replace")
-                if key.startswith("filter.") and key.count(".") >= 2:
-                    names.add(key[len("filter.") : key.rindex(".")])
-            options = []
-            for name in sorted(names):
-                for field in ("clean", "smudge", "process"):
-                    options += ["-c", "filter.%s.%s=" % (name, field)]
-                options += ["-c", "filter.%s.required=false" % name]
-            self._filter_options = tuple(options)
-        return self._filter_options
+    def git(self, *args, input_bytes=None, ok_codes=(0,), revs=(), paths=None):
+        # No command here reads file contents from the working tree: wctx hashes those in Python
+        # (blob_id), so no attribute driver of any name (filter, diff, merge, textconv) can run.
+        return run_git(
+            self.path, list(args), input_bytes=input_bytes, ok_codes=ok_codes, revs=revs, paths=paths
+        )
 
     def info(self):
         """(toplevel, object format, HEAD sha or None). One git process, cached."""
@@ -1240,6 +1372,13 @@ class GitRepo:
             if code == 128 or len(lines) < 2:
                 raise GitError("%s is not a git repository" % self.path)
             head = lines[2].strip() if code == 0 and len(lines) > 2 else None
+            if os.path.realpath(lines[0]) != os.path.realpath(self.path):
+                # core.worktree (or a .git file) sends git to another directory: reading it would
+                # report on files that are not this repository's.
+                raise GitError(
+                    "git reads %s's work tree from %s (core.worktree in its config?); wctx will not follow it"
+                    % (self.path, printable_path(lines[0]))
+                )
             self._info = (lines[0], lines[1].strip() or "sha1", head)
         return self._info
 
@@ -1264,8 +1403,9 @@ class GitRepo:
         return None
 
     def batch_check(self, specs):
-        """Map each ``rev[:path]`` spec to (object id, type), or None when git has no such object."""
-        specs = [s for s in dict.fromkeys(specs) if "\n" not in s]
+        """Map each ``REV:path`` or ``REV^{commit}`` spec to (object id, type), or None when git has
+        no such object. REV must pass git_revision and the path git_path, else the answer is None."""
+        specs = [s for s in dict.fromkeys(specs) if _batch_spec_ok(s)]
         if not specs:
             return {}
         data = "".join(s + "\n" for s in specs).encode("utf-8", "surrogateescape")
@@ -1323,7 +1463,8 @@ class GitRepo:
                 "--name-status",
                 "-M",
                 "-z",
-                "%s..HEAD" % commit,
+                revs=["%s..HEAD" % commit],
+                paths=[],
             )
             commits = []
             for record in out.split(b"\x1e")[1:]:
@@ -1361,28 +1502,42 @@ class GitRepo:
         return self._logs[commit]
 
     def renames_since(self, commit):
-        """{old path: new path} between ``commit`` and the working tree (committed or not)."""
+        """{old path: new path} between ``commit`` and the index: renames committed since (git's
+        rename detection between two trees) and renames staged but not committed (the same blob
+        under a new path). The working tree is never read by git here."""
         if commit not in self._renames:
-            _, out = self.git(
-                "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--name-status", "-M", "-z",
-                commit, "--",
-                worktree=True,
-            )  # fmt: skip
-            tokens = out.split(b"\0")
             renames = {}
-            i = 0
-            while i < len(tokens):
-                status = tokens[i].decode("ascii", "replace")
-                if not status:
-                    i += 1
-                    continue
-                if status[0] in "RC" and i + 2 < len(tokens):
-                    if status[0] == "R":
-                        old = tokens[i + 1].decode("utf-8", "surrogateescape")
-                        renames[old] = tokens[i + 2].decode("utf-8", "surrogateescape")
-                    i += 3
-                else:
-                    i += 2
+            if self.head:
+                _, out = self.git(
+                    "diff-tree", "-r", "--no-ext-diff", "--no-textconv", "--name-status", "-M", "-z",
+                    revs=[commit, "HEAD"], paths=[],
+                )  # fmt: skip
+                tokens = out.split(b"\0")
+                i = 0
+                while i < len(tokens):
+                    status = tokens[i].decode("ascii", "replace")
+                    if not status:
+                        i += 1
+                        continue
+                    if status[0] in "RC" and i + 2 < len(tokens):
+                        if status[0] == "R":
+                            old = tokens[i + 1].decode("utf-8", "surrogateescape")
+                            renames[old] = tokens[i + 2].decode("utf-8", "surrogateescape")
+                        i += 3
+                    else:
+                        i += 2
+            head = {p: oid for oid, paths in self.head_tree_blobs().items() for p in paths}
+            index = self.index_entries()
+            added = {}
+            for p, entry in index.items():
+                if p not in head:
+                    added.setdefault(entry[1], []).append(p)
+            for p, oid in head.items():
+                if p not in index and len(added.get(oid, ())) == 1:
+                    staged = added[oid][0]
+                    sources = [old for old, new in renames.items() if new == p] or [p]
+                    for old in sources:
+                        renames[old] = staged
             self._renames[commit] = renames
         return self._renames[commit]
 
@@ -1391,7 +1546,7 @@ class GitRepo:
         if self._head_tree is None:
             self._head_tree = {}
             if self.head:
-                _, out = self.git("ls-tree", "-r", "-z", "HEAD")
+                _, out = self.git("ls-tree", "-r", "-z", revs=["HEAD"])
                 for entry in out.split(b"\0"):
                     meta, _, path = entry.partition(b"\t")
                     parts = meta.split()
@@ -1401,28 +1556,104 @@ class GitRepo:
                         )
         return self._head_tree
 
+    def index_entries(self):
+        """{path: (mode, object id, size, mtime ns)} of the index (stage 0 and conflicts alike),
+        from ``git ls-files --debug``, which dumps the index without looking at any file."""
+        if self._index is None:
+            _, out = self.git("ls-files", "-s", "-z", "--debug")
+            entries = {}
+            chunks = out.split(b"\0")
+            entry = chunks[0]
+            for chunk in chunks[1:] + [b""]:
+                # Each entry is followed by 5 debug lines, then (in the same chunk) the next entry.
+                lines = chunk.split(b"\n", 5)
+                meta, _, path = entry.partition(b"\t")
+                parts = meta.split()
+                if len(parts) == 3 and len(lines) >= 5:
+                    stats = {}
+                    for line in lines[:5]:
+                        for field in line.decode("ascii", "replace").split("\t"):
+                            key, _, value = field.strip().partition(": ")
+                            stats[key] = value
+                    sec, _, nsec = stats.get("mtime", "0:0").partition(":")
+                    try:
+                        mtime = int(sec) * 1000000000 + int(nsec or 0)
+                        size = int(stats.get("size", "-1"))
+                    except ValueError:
+                        mtime, size = 0, -1
+                    entries[path.decode("utf-8", "surrogateescape")] = (
+                        parts[0].decode(), parts[1].decode(), size, mtime,
+                    )  # fmt: skip
+                entry = lines[5] if len(lines) > 5 else b""
+            self._index = entries
+        return self._index
+
     def modified_paths(self):
-        """Paths with uncommitted changes (staged, unstaged or untracked), repo-relative."""
-        # --ignore-submodules: a submodule has its own config, whose filters we do not blank.
-        _, out = self.git(
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--untracked-files=normal",
-            "--ignore-submodules=all",
-            worktree=True,
-        )
-        paths = []
-        tokens = out.split(b"\0")
-        i = 0
-        while i < len(tokens):
-            entry = tokens[i]
-            if len(entry) > 3:
-                paths.append(entry[3:].decode("utf-8", "surrogateescape"))
-                if entry[:1] in (b"R", b"C"):
-                    i += 1  # the rename's source path follows
-            i += 1
-        return paths
+        """Paths with uncommitted changes (staged, unstaged or untracked), repo-relative.
+
+        Worked out in Python, not by ``git status``: the index against HEAD by object id, the
+        working tree against the index by size and mtime and, where those cannot tell, by hashing
+        the file's raw bytes (blob_id). git never reads a file's contents, so no filter runs."""
+        head = {p: oid for oid, paths in self.head_tree_blobs().items() for p in paths}
+        index = self.index_entries()
+        gitdir = git_dir_of(self.path)
+        try:
+            index_mtime = os.stat(os.path.join(gitdir, "index")).st_mtime_ns if gitdir else 0
+        except OSError:
+            index_mtime = 0
+        root = os.path.realpath(self.path)
+        changed = [p for p in head if p not in index]
+        for rel, (mode, oid, size, mtime) in index.items():
+            if mode == "160000":  # a submodule: its own repository
+                continue
+            if head.get(rel) != oid:
+                changed.append(rel)
+                continue
+            full = os.path.join(root, *rel.split("/"))
+            try:
+                st = os.lstat(full)
+            except OSError:
+                changed.append(rel)  # deleted from the working tree
+                continue
+            if st.st_size != size and mode != "120000":
+                changed.append(rel)
+                continue
+            if st.st_size == size and st.st_mtime_ns == mtime and mtime < index_mtime:
+                continue  # git's own test: unchanged since the index was written
+            try:
+                if mode == "120000":
+                    data = os.fsencode(os.readlink(full))
+                else:
+                    with open(full, "rb") as fh:
+                        data = fh.read()
+            except OSError:
+                changed.append(rel)
+                continue
+            if blob_id(data, self.object_format) != oid:
+                changed.append(rel)
+        _, out = self.git("ls-files", "-z", "--others", "--exclude-standard")
+        untracked = [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+        return changed + untracked
+
+
+def _batch_spec_ok(spec):
+    """A ``cat-file --batch-check`` line wctx may send: a validated revision with ^{commit}, or
+    with :path (an invalid one is answered as missing, never sent)."""
+    if spec.endswith("^{commit}"):
+        rev, path = spec[: -len("^{commit}")], None
+    else:
+        rev, sep, path = spec.partition(":")
+        if not sep:
+            return False
+    try:
+        git_revision(rev)
+        if ".." in rev:
+            return False
+        if path is not None:
+            git_path(path)
+    except GitError:
+        return False
+    return True
 
 
 def git_dir_of(repo_path):
@@ -1439,6 +1670,43 @@ def git_dir_of(repo_path):
         target = line[len("gitdir:") :].strip()
         return os.path.normpath(os.path.join(repo_path, target))
     return None
+
+
+def common_git_dir(checkout):
+    """The real path of the git directory that holds ``checkout``'s objects and refs: its own
+    ``.git`` directory, or for a linked worktree the main repository's (through ``commondir``).
+    Read from files, without running git; None when it cannot be read."""
+    gitdir = git_dir_of(checkout)
+    if not gitdir:
+        return None
+    try:
+        with open(os.path.join(gitdir, "commondir"), "rb") as fh:
+            common = fh.read(4096).decode("utf-8", "replace").strip()
+        gitdir = os.path.join(gitdir, common)
+    except OSError:
+        pass  # no commondir: a main checkout, or a submodule (its own object store)
+    return os.path.realpath(gitdir)
+
+
+def linked_worktrees(common_dir):
+    """The real paths of the linked worktrees git records under ``common_dir/worktrees`` that
+    still exist on disk (``git worktree list`` without running git)."""
+    out = []
+    base = os.path.join(common_dir, "worktrees")
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        return out
+    for name in names:
+        try:
+            with open(os.path.join(base, name, "gitdir"), "rb") as fh:
+                dot_git = fh.read(4096).decode("utf-8", "surrogateescape").strip()
+        except OSError:
+            continue
+        path = os.path.realpath(os.path.dirname(dot_git))
+        if os.path.isdir(path) and common_git_dir(path) == common_dir:
+            out.append(path)
+    return out
 
 
 def head_token(repo_path):
@@ -1471,18 +1739,78 @@ def head_token(repo_path):
         return None
 
 
+def dubious_ownership_message(path, stderr):
+    """git's "dubious ownership" refusal (a checkout owned by another user) as one line, with the
+    ``safe.directory`` command git itself suggests."""
+    text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else str(stderr)
+    where = re.search(r"repository at '([^'\n]*)'", text)
+    where = where.group(1) if where else path
+    fix = [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip().startswith("git config") and "safe.directory" in line
+    ]
+    return (
+        "git refuses to work in %s: it is owned by another user (git's 'dubious ownership' check), and wctx "
+        "runs nothing in it; if you trust it, run: %s"
+        % (printable_path(where), fix[0] if fix else "git config --global --add safe.directory " + where)
+    )
+
+
 def git_toplevel(path):
-    """The real path of the git checkout containing ``path``, or None."""
+    """The real path of the git checkout containing ``path``, or None. A checkout git refuses for
+    its owner (another user's files) is a UsageError that says so."""
     if not os.path.isdir(path):
         path = os.path.dirname(path) or "."
     try:
-        code, out = run_git(path, ["rev-parse", "--show-toplevel"], ok_codes=(0, 128))
-    except GitError:
-        return None
-    if code != 0:
+        code, out = run_git(path, ["rev-parse", "--show-toplevel"])
+    except GitError as e:
+        if "dubious ownership" in str(e):
+            raise UsageError(dubious_ownership_message(path, e.stderr)) from None
         return None
     top = out.decode("utf-8", "surrogateescape").strip()
     return os.path.realpath(top) if top else None
+
+
+def _check_checkout(path, top):
+    """Refuse a checkout whose git configuration points outside it: ``core.worktree`` naming
+    another directory, or a ``.git`` file that borrows another checkout's git directory (a linked
+    worktree or a submodule points back at itself; anything else reads someone else's history)."""
+    holder = os.path.realpath(path if os.path.isdir(path) else os.path.dirname(path) or ".")
+    while not os.path.lexists(os.path.join(holder, ".git")):
+        parent = os.path.dirname(holder)
+        if parent == holder:
+            return
+        holder = parent
+    top = os.path.realpath(top)
+    _, out = run_git(holder, ["config", "--local", "--get", "core.worktree"], ok_codes=(0, 1))
+    worktree = out.decode("utf-8", "surrogateescape").strip()
+    if holder != top:
+        raise UsageError(
+            "%s's git config sets core.worktree to %s, another directory; wctx registers only the "
+            "directory that holds .git (remove core.worktree to register it)"
+            % (printable_path(holder), printable_path(worktree or top))
+        )
+    dot_git = os.path.join(holder, ".git")
+    if os.path.isdir(dot_git):
+        return
+    gitdir = git_dir_of(holder)
+    real = os.path.realpath(gitdir) if gitdir else ""
+    if real.startswith(holder + os.sep):
+        return
+    try:
+        with open(os.path.join(real, "gitdir"), "rb") as fh:  # a linked worktree's back link
+            back = os.fsdecode(fh.read().strip())
+        if os.path.realpath(os.path.join(real, back)) == os.path.realpath(dot_git):
+            return
+    except OSError:
+        pass
+    if worktree and os.path.realpath(os.path.join(real, worktree)) == holder:  # an absorbed submodule
+        return
+    raise UsageError(
+        "%s's .git file points to %s, the git directory of another checkout (not a worktree or submodule "
+        "of this one); wctx will not read it" % (printable_path(holder), printable_path(gitdir or "?"))
+    )
 
 
 def repo_relative_path(repo_root, path, cwd=None):
@@ -2431,41 +2759,92 @@ def symbol_hash_of(data, path, symbol):
 
 
 class Repo:
-    """A registered checkout: id, short name, real path, root commit."""
+    """A registered repository as seen through one of its checkouts: ``id``, ``name`` and
+    ``root_commit`` are the repository's; ``path`` is the checkout (the registered path unless the
+    caller stands in another checkout), ``home`` the registered path, ``checkouts`` the other
+    registered checkouts (second clones)."""
 
-    __slots__ = ("id", "name", "path", "root_commit")
+    __slots__ = ("id", "name", "path", "root_commit", "home", "checkouts", "_all")
 
-    def __init__(self, id, name, path, root_commit):
+    def __init__(self, id, name, path, root_commit, home=None, checkouts=()):
         self.id = id
         self.name = name
         self.path = path
         self.root_commit = root_commit
+        self.home = home or path
+        self.checkouts = tuple(checkouts)
+        self._all = None
 
-    def as_dict(self):
-        return {"name": self.name, "path": self.path, "root_commit": self.root_commit}
+    @property
+    def checkout(self):
+        """The checkout path when it is not the registered one, else None."""
+        return self.path if self.path != self.home else None
+
+    def at(self, path):
+        """This repository seen through the checkout at ``path``."""
+        return Repo(self.id, self.name, path, self.root_commit, self.home, self.checkouts)
+
+    def all_checkouts(self):
+        """Every checkout on this machine: the registered path first, then registered second
+        clones, then linked worktrees git knows of (read from files, no git process)."""
+        if self._all is None:
+            paths = [self.home, *self.checkouts]
+            common = common_git_dir(self.home)
+            if common:
+                paths.extend(linked_worktrees(common))
+            self._all = list(dict.fromkeys(paths))
+        return self._all
 
 
 def _repos(store):
+    extra = {}
+    for r in store.all("SELECT repo_id, path FROM checkouts ORDER BY id"):
+        extra.setdefault(r["repo_id"], []).append(r["path"])
     return [
-        Repo(r["id"], r["name"], r["path"], r["root_commit"])
+        Repo(r["id"], r["name"], r["path"], r["root_commit"], checkouts=extra.get(r["id"], ()))
         for r in store.all("SELECT * FROM repos ORDER BY name")
     ]
 
 
+def _checkout_root(path):
+    """The nearest directory from ``path`` upwards that holds a ``.git`` (a checkout's top)."""
+    current = path if os.path.isdir(path) else os.path.dirname(path)
+    while True:
+        if os.path.lexists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
 def _repo_containing(repos, path):
-    """The registered repo whose path contains ``path`` (longest match), or None."""
+    """The registered repository whose checkout contains ``path``, seen through that checkout, or
+    None. This is the one lookup from a place on disk to a repository: capture, search, verify,
+    briefs and import all ask it. A registered path or second clone matches by path (longest
+    wins); a linked worktree of a registered repository matches through git's common directory."""
     real = os.path.realpath(path)
     best = None
     for repo in repos:
-        if real == repo.path or real.startswith(repo.path.rstrip(os.sep) + os.sep):
-            if best is None or len(repo.path) > len(best.path):
-                best = repo
+        for checkout in (repo.home, *repo.checkouts):
+            if real == checkout or real.startswith(checkout.rstrip(os.sep) + os.sep):
+                if best is None or len(checkout) > len(best.path):
+                    best = repo.at(checkout)
     if best is not None and real != best.path:
-        # Inside an unregistered worktree, submodule or nested repository of ``best``: its HEAD and
-        # files are not ``best``'s, so it is not ``best``.
+        # Inside a worktree, submodule or nested repository of ``best``: its HEAD and files are not
+        # ``best``'s, so it is not ``best`` (it may be a worktree of some registered repository).
         start = real if os.path.isdir(real) else os.path.dirname(real)
         if nested_checkout(best.path, start) is not None:
-            return None
+            best = None
+    if best is None:
+        top = _checkout_root(real)
+        common = common_git_dir(top) if top else None
+        # Only a worktree git itself records (its git directory links back to it): a ``.git`` file
+        # that merely points at a registered repository's git directory is not one of its checkouts.
+        if common and os.path.realpath(top) in linked_worktrees(common):
+            for repo in repos:
+                if common_git_dir(repo.home) == common:
+                    return repo.at(os.path.realpath(top))
     return best
 
 
@@ -2484,7 +2863,9 @@ def resolve_repo(store, name_or_path=None, cwd=None):
     if name_or_path:
         for repo in repos:
             if repo.name == name_or_path:
-                return repo
+                # Named while standing in another checkout of it: that checkout's files and HEAD.
+                here = _repo_containing([repo], cwd or os.getcwd())
+                return here if here is not None else repo
         if os.sep in name_or_path or name_or_path in (".", "..") or os.path.isdir(name_or_path):
             base = cwd or os.getcwd()
             repo = _repo_containing(repos, os.path.join(base, name_or_path))
@@ -2568,73 +2949,296 @@ def _workspace_id(store, name, create):
     ).lastrowid
 
 
-def register_repo(store, path, name=None, workspace=None):
-    """Register the git checkout containing ``path``; returns {repo, created, message}."""
+def _git_refusal(path):
+    """Why git refuses to work in ``path`` when it is a checkout git will not touch (owned by
+    another user), with git's own fix; else None."""
+    try:
+        run_git(path, ["rev-parse", "--show-toplevel"])
+    except GitError as e:
+        if "dubious ownership" in e.stderr.decode("utf-8", "replace"):
+            return dubious_ownership_message(path, e.stderr)
+    except WctxError:
+        pass
+    return None
+
+
+def _root_commit(top):
+    """The repository's root commit (the smallest when history has several), or None."""
+    code, out = run_git(top, ["rev-list", "--max-parents=0"], ok_codes=(0, 128), revs=["HEAD"])
+    roots = sorted(out.decode("ascii", "replace").split()) if code == 0 else []
+    return roots[0] if roots else None
+
+
+def _remote_urls(top):
+    """The repository's remote URLs, normalised so that ssh and https spellings of one URL meet
+    (host and path, no user or credentials, no trailing .git); a local remote is its real path."""
+    try:
+        _, out = run_git(top, ["config", "-z", "--get-regexp", r"^remote\..*\.url$"], ok_codes=(0, 1))
+    except GitError:
+        return set()
+    urls = set()
+    for entry in out.split(b"\0"):
+        if b"\n" not in entry:
+            continue
+        url = entry.split(b"\n", 1)[1].decode("utf-8", "replace").strip()
+        local = url[len("file://") :] if url.startswith("file://") else url
+        if os.path.isabs(local):
+            urls.add(os.path.realpath(local))
+            continue
+        m = re.match(
+            r"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:[^@/]*@)?([^/:]+)(?::\d+)?[:/]+(.*?)(?:\.git)?/*$", url
+        )
+        urls.add((m.group(1).lower() + "/" + m.group(2)) if m else url)
+    return urls
+
+
+def _same_remote(top, other):
+    """True when two checkouts name the same remote, or one is the other's remote (a clone)."""
+    mine, theirs = _remote_urls(top), _remote_urls(other)
+    return bool(mine & theirs) or os.path.realpath(other) in mine or os.path.realpath(top) in theirs
+
+
+def _identity_of(repos, name, root):
+    """The registered repository a (name, root commit) identity names, or None: the root commit
+    decides when both sides have one (preferring the same name among forks), else the name."""
+    if root:
+        same = [r for r in repos if r.root_commit == root]
+        if len(same) > 1:
+            same = [r for r in same if r.name == name] or same[:1]
+        if same:
+            return same[0]
+    named = [r for r in repos if r.name == name and not (root and r.root_commit)]
+    return named[0] if named else None
+
+
+def _waiting_names(store, root_commit, aliases):
+    """The names under which this store keeps evidence waiting for a repository with this root
+    commit (or, without history, these names): imported before registering, or kept after a remove.
+    When several names share the root commit (forks), only the ones this registration answers to."""
+    if root_commit:
+        names = [
+            r["repo_name"]
+            for r in store.all(
+                "SELECT DISTINCT repo_name FROM anchors WHERE repo_id IS NULL AND root_commit = ?",
+                (root_commit,),
+            )
+        ]
+        if len(names) > 1:
+            names = [n for n in names if n in aliases]
+        return names
+    return [r["repo_name"] for r in store.all(
+        "SELECT DISTINCT repo_name FROM anchors WHERE repo_id IS NULL AND root_commit IS NULL AND commit_sha IS NULL "
+        "AND repo_name IN (%s)" % ",".join("?" * len(aliases)), sorted(aliases))]  # fmt: skip
+
+
+def _attach_waiting(store, repo_id, repo_name, root_commit, aliases):
+    """Attach what waits for this repository: evidence, anchors and sessions recorded under any of
+    its names (taking its current name), dormant relations whose other end is registered, and
+    workspace memberships. Returns (evidence attached, [relation labels], [workspaces])."""
+    db = store.db
+    names = _waiting_names(store, root_commit, aliases)
+    attached = 0
+    if names:
+        marks = ",".join("?" * len(names))
+        if root_commit:
+            db.execute(
+                "UPDATE anchors SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND root_commit = ? "
+                "AND repo_name IN (%s)" % marks, [repo_id, repo_name, root_commit, *names])  # fmt: skip
+        else:
+            db.execute(
+                "UPDATE anchors SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND root_commit IS NULL "
+                "AND commit_sha IS NULL AND repo_name IN (%s)" % marks, [repo_id, repo_name, *names])  # fmt: skip
+        attached = db.execute(
+            "UPDATE evidence SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND repo_name IN (%s) AND NOT EXISTS ("
+            "SELECT 1 FROM anchors a WHERE a.evidence_rid = evidence.rid AND a.repo_name = evidence.repo_name "
+            "AND a.repo_id IS NULL)" % marks, [repo_id, repo_name, *names]).rowcount  # fmt: skip
+        for table in ("sessions", "session_repos", "session_files"):
+            db.execute(
+                "UPDATE OR IGNORE %s SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND repo_name IN (%s)"
+                % (table, marks), [repo_id, repo_name, *names])  # fmt: skip
+        db.execute("DELETE FROM freshness_cache WHERE evidence_rid IN (SELECT evidence_rid FROM anchors WHERE repo_id = ?)",
+                   (repo_id,))  # fmt: skip
+    aliases = set(aliases) | set(names)
+    me = Repo(repo_id, repo_name, None, root_commit)
+
+    def is_me(name, root):
+        return root == root_commit if (root and root_commit) else name in aliases
+
+    repos = [r for r in _repos(store) if r.id != repo_id]
+    restored = []
+    for row in store.all("SELECT * FROM dormant_relations ORDER BY id"):
+        a = (
+            me
+            if is_me(row["from_name"], row["from_root"])
+            else _identity_of(repos, row["from_name"], row["from_root"])
+        )
+        b = (
+            me
+            if is_me(row["to_name"], row["to_root"])
+            else _identity_of(repos, row["to_name"], row["to_root"])
+        )
+        if a is None or b is None or me not in (a, b) or a is b:
+            continue
+        db.execute(
+            "INSERT OR IGNORE INTO relations(from_repo, kind, to_repo, note, created_at) VALUES (?, ?, ?, ?, ?)",
+            (a.id, row["kind"], b.id, row["note"], row["created_at"]),
+        )
+        db.execute("DELETE FROM dormant_relations WHERE id = ?", (row["id"],))
+        restored.append("%s %s %s" % (a.name, row["kind"], b.name))
+    workspaces = []
+    for row in store.all("SELECT * FROM dormant_members ORDER BY id"):
+        if not is_me(row["repo_name"], row["root_commit"]):
+            continue
+        ws = _workspace_id(store, row["workspace"], create=True)
+        db.execute(
+            "INSERT OR IGNORE INTO workspace_repos(workspace_id, repo_id) VALUES (?, ?)", (ws, repo_id)
+        )
+        db.execute("DELETE FROM dormant_members WHERE id = ?", (row["id"],))
+        workspaces.append(row["workspace"])
+    return attached, restored, sorted(set(workspaces))
+
+
+def register_repo(store, path, name=None, workspace=None, same_as=None):
+    """Register the git checkout containing ``path``; returns {repo, created, message}.
+
+    A linked worktree of a registered repository, or a second clone of one (same root commit and
+    a common remote, or ``same_as`` naming it), becomes a checkout of that repository. A
+    repository registered before (same path, or same root commit) comes back under whatever name
+    it is given now, with its evidence, relations and workspaces; evidence imported for it before
+    it was registered attaches too."""
     path = os.path.abspath(os.path.expanduser(path))
     if not os.path.exists(path):
         raise NotFoundError("no such directory: %s" % path)
     top = git_toplevel(path)
     if top is None:
-        raise UsageError("%s is not inside a git checkout" % path)
+        raise UsageError(_git_refusal(path) or "%s is not inside a git checkout" % path)
+    _check_checkout(path, top)
     if not is_utf8(top):
         raise UsageError("%s: wctx needs repository paths that are valid UTF-8" % printable_path(top))
     if workspace is not None:
         _check_name(workspace, "workspace")
+    if name is not None:
+        _check_name(name, "repository")
+    repos = _repos(store)
     existing = store.one("SELECT * FROM repos WHERE path = ?", (top,))
-    if existing:
-        messages = ["%s is already registered as %s" % (top, existing["name"])]
-        if name and name != existing["name"]:
-            messages.append("(kept the name %s; names are fixed once registered)" % existing["name"])
-        created = False
-        repo_id = existing["id"]
-        repo_name = existing["name"]
-    else:
-        repo_name = _check_name(name or os.path.basename(top), "repository")
-        taken = store.one("SELECT path FROM repos WHERE name = ?", (repo_name,))
-        if taken:
-            raise UsageError(
-                "the name %s is taken by %s; choose another with --name" % (repo_name, taken["path"])
+    as_checkout = store.one(
+        "SELECT r.* FROM checkouts c JOIN repos r ON r.id = c.repo_id WHERE c.path = ?", (top,)
+    )
+    target, why, note = None, None, None
+    if existing or as_checkout:
+        row = existing or as_checkout
+        if same_as and same_as != row["name"]:
+            raise UsageError("%s is already registered as %s" % (top, row["name"]))
+        messages = [
+            "%s is already registered as %s" % (top, row["name"])
+            if existing
+            else "%s is already a checkout of %s" % (top, row["name"])
+        ]
+        if name and name != row["name"]:
+            messages.append(
+                "(kept the name %s; rename with: wctx repo rename %s NEW)" % (row["name"], row["name"])
             )
-        code, out = run_git(top, ["rev-list", "--max-parents=0", "HEAD"], ok_codes=(0, 128))
-        roots = sorted(out.decode("ascii", "replace").split()) if code == 0 else []
-        root_commit = roots[0] if roots else None
-        created = True
-        messages = ["registered %s as %s" % (top, repo_name)]
+        created = False
+        repo_id = row["id"]
+        repo_name = row["name"]
+        root_commit = row["root_commit"]
+    else:
+        root_commit = _root_commit(top)
+        common = common_git_dir(top)
+        if same_as:
+            target = resolve_repo(store, same_as)
+            if target.root_commit != root_commit:
+                raise UsageError(
+                    "%s is not a checkout of %s: its root commit (%s) is not %s's (%s)"
+                    % (top, target.name, short_sha(root_commit) or "none", target.name,
+                       short_sha(target.root_commit) or "none")
+                )  # fmt: skip
+            why = "as asked (--same-as)"
+        else:
+            for r in repos:
+                if common and common_git_dir(r.home) == common and top in linked_worktrees(common):
+                    target, why = r, "a linked worktree of it"
+                    break
+            if target is None and root_commit:
+                for r in repos:
+                    if r.root_commit == root_commit and os.path.isdir(r.home) and _same_remote(top, r.home):
+                        target, why = r, "same root commit and remote"
+                        break
+                if target is not None and name and name != target.name:
+                    note = (
+                        "(it shares root commit and remote with %s; to make it a checkout of %s instead: "
+                        "wctx repo remove %s && wctx repo add %s --same-as %s)" % (target.name, target.name, name, top, target.name)
+                    )  # fmt: skip
+                    target = None
+        created = target is None
+        if target is not None:
+            repo_id, repo_name = target.id, target.name
+            messages = ["registered %s as a checkout of %s (%s): it shares %s's evidence, scope and relations"
+                        % (top, repo_name, why, repo_name)]  # fmt: skip
+        else:
+            dormant = store.all(
+                "SELECT * FROM dormant_repos WHERE path = ? OR (root_commit IS NOT NULL AND root_commit = ?) "
+                "ORDER BY path = ? DESC, id DESC",
+                (top, root_commit, top),
+            )
+            taken_names = {r.name for r in repos}
+            by_path = [d["name"] for d in dormant if d["path"] == top and d["name"] not in taken_names]
+            repo_name = _check_name(name or (by_path[0] if by_path else os.path.basename(top)), "repository")
+            taken = store.one("SELECT path FROM repos WHERE name = ?", (repo_name,))
+            if taken:
+                raise UsageError(
+                    "the name %s is taken by %s; choose another with --name" % (repo_name, taken["path"])
+                )
+            aliases = {repo_name} | {d["name"] for d in dormant}
+            messages = ["registered %s as %s" % (top, repo_name)]
+            if note:
+                messages.append(note)
     with store.atomic():
         if created:
             repo_id = store.db.execute(
                 "INSERT INTO repos(name, path, root_commit, added_at) VALUES (?, ?, ?, ?)",
                 (repo_name, top, root_commit, utc_now()),
             ).lastrowid
-            # Evidence kept from an earlier registration of this repo comes back with it: same name
-            # and the same root commit (another project's checkout named alike, or a fresh repo
-            # with no commits yet, stays apart; only history-less records meet history-less repos).
+            attached, restored, back_in = _attach_waiting(store, repo_id, repo_name, root_commit, aliases)
             store.db.execute(
-                "UPDATE anchors SET repo_id = ? WHERE repo_id IS NULL AND repo_name = ? "
-                "AND ((root_commit IS NULL AND ? IS NULL AND commit_sha IS NULL) OR root_commit = ?)",
-                (repo_id, repo_name, root_commit, root_commit),
+                "DELETE FROM dormant_repos WHERE path = ? OR (root_commit IS NOT NULL AND root_commit = ?)",
+                (top, root_commit),
             )
+            if attached:
+                messages.append(
+                    "; attached %d waiting item%s (recorded before it was registered here)"
+                    % (attached, "" if attached == 1 else "s")
+                )
+            if restored:
+                messages.append(
+                    "; restored relation%s: %s" % ("" if len(restored) == 1 else "s", ", ".join(restored))
+                )
+            if back_in:
+                messages.append(
+                    "; back in workspace%s %s" % ("" if len(back_in) == 1 else "s", ", ".join(back_in))
+                )
+        elif target is not None:
             store.db.execute(
-                "UPDATE evidence SET repo_id = ? WHERE repo_id IS NULL AND repo_name = ? AND NOT EXISTS ("
-                "SELECT 1 FROM anchors a WHERE a.evidence_rid = evidence.rid AND a.repo_name = evidence.repo_name "
-                "AND a.repo_id IS NULL)",
-                (repo_id, repo_name),
-            )
-            store.db.execute(
-                "UPDATE sessions SET repo_id = ? WHERE repo_id IS NULL AND repo_name = ?",
-                (repo_id, repo_name),
+                "INSERT INTO checkouts(repo_id, path, added_at) VALUES (?, ?, ?)", (repo_id, top, utc_now())
             )
         if workspace:
+            new_ws = store.one("SELECT id FROM workspaces WHERE name = ?", (workspace,)) is None
             ws = _workspace_id(store, workspace, create=True)
             cur = store.db.execute(
                 "INSERT OR IGNORE INTO workspace_repos(workspace_id, repo_id) VALUES (?, ?)", (ws, repo_id)
             )
             if cur.rowcount:
-                messages.append("in workspace %s" % workspace)
+                messages.append("in %sworkspace %s" % ("new " if new_ws else "", workspace))
             else:
                 messages.append("(already in workspace %s)" % workspace)
     repo = store.one("SELECT * FROM repos WHERE id = ?", (repo_id,))
-    return {"repo": _repo_dict(store, repo), "created": created, "message": " ".join(messages)}
+    text = " ".join(messages).replace(" ;", ";")
+    return {
+        "repo": _repo_dict(store, repo),
+        "created": created,
+        "checkout": target is not None,
+        "message": text,
+    }
 
 
 def _repo_dict(store, row):
@@ -2646,6 +3250,18 @@ def _repo_dict(store, row):
             (row["id"],),
         )
     ]
+    registered = [
+        r["path"] for r in store.all("SELECT path FROM checkouts WHERE repo_id = ? ORDER BY id", (row["id"],))
+    ]
+    repo = Repo(row["id"], row["name"], row["path"], row["root_commit"], checkouts=registered)
+    checkouts = [
+        {
+            "path": p,
+            "kind": "registered" if p == row["path"] else "clone" if p in registered else "worktree",
+            "exists": os.path.isdir(p),
+        }
+        for p in repo.all_checkouts()
+    ]
     return {
         "name": row["name"],
         "path": row["path"],
@@ -2653,6 +3269,7 @@ def _repo_dict(store, row):
         "workspaces": workspaces,
         "exists": os.path.isdir(row["path"]),
         "added_at": row["added_at"],
+        "checkouts": checkouts,
     }
 
 
@@ -2661,21 +3278,95 @@ def list_repos(store):
 
 
 def remove_repo(store, name):
-    """Unregister a repository. Its evidence stays (re-adding the repo reattaches it)."""
+    """Unregister a repository (or one checkout of it, named by its path). Its evidence, relations
+    and workspace memberships stay, dormant, keyed by root commit and name: registering it again
+    (same path, or same root commit, under any name) brings them back."""
+    checkout = None
+    if os.sep in name or name in (".", ".."):
+        checkout = store.one(
+            "SELECT c.id, c.path, r.name FROM checkouts c JOIN repos r ON r.id = c.repo_id WHERE c.path = ?",
+            (os.path.realpath(name),),
+        )
+    if checkout is not None:
+        with store.atomic():
+            store.db.execute("DELETE FROM checkouts WHERE id = ?", (checkout["id"],))
+        return {
+            "removed": checkout["name"],
+            "checkout": checkout["path"],
+            "evidence_kept": 0,
+            "relations_kept": 0,
+            "message": "removed checkout %s of %s (the repository stays registered)"
+            % (checkout["path"], checkout["name"]),
+        }
     repo = resolve_repo(store, name)
     with store.atomic():
         kept = store.one("SELECT count(*) AS n FROM evidence WHERE repo_id = ?", (repo.id,))["n"]
-        relations = store.one(
-            "SELECT count(*) AS n FROM relations WHERE from_repo = ? OR to_repo = ?", (repo.id, repo.id)
-        )["n"]
+        relations = store.all(
+            "SELECT a.name AS from_name, a.root_commit AS from_root, r.kind, b.name AS to_name, "
+            "b.root_commit AS to_root, r.note, r.created_at FROM relations r JOIN repos a ON a.id = r.from_repo "
+            "JOIN repos b ON b.id = r.to_repo WHERE r.from_repo = ? OR r.to_repo = ?",
+            (repo.id, repo.id),
+        )
+        store.db.executemany(
+            "INSERT INTO dormant_relations(from_name, from_root, kind, to_name, to_root, note, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [tuple(r) for r in relations],
+        )
+        store.db.execute(
+            "INSERT INTO dormant_members(workspace, repo_name, root_commit) SELECT w.name, ?, ? FROM workspaces w "
+            "JOIN workspace_repos wr ON wr.workspace_id = w.id WHERE wr.repo_id = ?",
+            (repo.name, repo.root_commit, repo.id),
+        )
+        store.db.execute(
+            "INSERT INTO dormant_repos(name, root_commit, path, removed_at) VALUES (?, ?, ?, ?)",
+            (repo.name, repo.root_commit, repo.home, utc_now()),
+        )
         store.db.execute("DELETE FROM repos WHERE id = ?", (repo.id,))
     return {
         "removed": repo.name,
         "evidence_kept": kept,
-        "relations_removed": relations,
-        "message": "removed %s (%d evidence items kept; re-adding the repository reattaches them; %d relations removed)"
-        % (repo.name, kept, relations),
+        "relations_kept": len(relations),
+        "message": "removed %s (%d evidence item%s and %d relation%s kept dormant; registering it again, by path or "
+        "root commit under any name, restores them)"
+        % (repo.name, kept, "" if kept == 1 else "s", len(relations), "" if len(relations) == 1 else "s"),
     }
+
+
+def rename_repo(store, old, new):
+    """Give a registered repository a new name; its evidence, sessions and relations follow."""
+    repo = resolve_repo(store, old)
+    _check_name(new, "repository")
+    if new == repo.name:
+        raise UsageError("%s is already called %s" % (old, new))
+    taken = store.one("SELECT path FROM repos WHERE name = ?", (new,))
+    if taken:
+        raise UsageError("the name %s is taken by %s" % (new, taken["path"]))
+    db = store.db
+    with store.atomic():
+        db.execute("UPDATE repos SET name = ? WHERE id = ?", (new, repo.id))
+        for table in ("evidence", "anchors", "sessions", "session_repos", "session_files"):
+            db.execute("UPDATE OR IGNORE %s SET repo_name = ? WHERE repo_id = ?" % table, (new, repo.id))
+        db.execute(
+            "UPDATE session_commands SET repo_name = ? WHERE repo_name = ? AND session_id IN "
+            "(SELECT session_id FROM session_repos WHERE repo_id = ?)",
+            (new, repo.name, repo.id),
+        )
+        for table, name_col, root_col in (
+            ("dormant_relations", "from_name", "from_root"),
+            ("dormant_relations", "to_name", "to_root"),
+            ("declined_relations", "from_name", "from_root"),
+            ("declined_relations", "to_name", "to_root"),
+        ):
+            db.execute(
+                "UPDATE %s SET %s = ? WHERE %s = ? AND %s IS ?" % (table, name_col, name_col, root_col),
+                (new, repo.name, repo.root_commit),
+            )
+        # Cached reasons name the repository.
+        db.execute(
+            "DELETE FROM freshness_cache WHERE evidence_rid IN (SELECT evidence_rid FROM anchors WHERE repo_id = ?)",
+            (repo.id,),
+        )
+    return {"from": repo.name, "to": new, "message": "renamed %s to %s" % (repo.name, new)}
 
 
 def relate(store, from_repo, kind, to_repo, note=None):
@@ -2770,15 +3461,42 @@ def show_workspace(store, name):
     }
 
 
-def add_to_workspace(store, workspace, repo):
+def add_to_workspace(store, workspace, repo, create=False):
+    """Put a repository in a workspace. A workspace that does not exist yet is made only when
+    ``create`` says so: a mistyped name must not quietly become a new, empty product."""
     _check_name(workspace, "workspace")
     r = resolve_repo(store, repo)
+    exists = store.one("SELECT id FROM workspaces WHERE name = ?", (workspace,)) is not None
+    if not exists and not create:
+        names = [w["name"] for w in store.all("SELECT name FROM workspaces ORDER BY name")]
+        raise NotFoundError(
+            "no workspace '%s' (existing: %s); to create it: wctx workspace add %s %s --create"
+            % (workspace, ", ".join(names) or "none", workspace, r.name)
+        )
     with store.atomic():
         ws = _workspace_id(store, workspace, create=True)
         store.db.execute(
             "INSERT OR IGNORE INTO workspace_repos(workspace_id, repo_id) VALUES (?, ?)", (ws, r.id)
         )
-    return {"message": "%s is in workspace %s" % (r.name, workspace)}
+    return {
+        "created": not exists,
+        "message": ("created workspace %s; %s is in it" if not exists else "%s is in workspace %s")
+        % ((workspace, r.name) if not exists else (r.name, workspace)),
+    }
+
+
+def delete_workspace(store, workspace):
+    """Delete a workspace; its repositories stay registered (and in their other workspaces)."""
+    ws = _workspace_id(store, workspace, create=False)
+    with store.atomic():
+        n = store.one("SELECT count(*) AS n FROM workspace_repos WHERE workspace_id = ?", (ws,))["n"]
+        store.db.execute("DELETE FROM workspaces WHERE id = ?", (ws,))
+        store.db.execute("DELETE FROM dormant_members WHERE workspace = ?", (workspace,))
+    return {
+        "removed": workspace,
+        "message": "removed workspace %s (its %d repositor%s stay registered)"
+        % (workspace, n, "y" if n == 1 else "ies"),
+    }
 
 
 def remove_from_workspace(store, workspace, repo):
@@ -2935,8 +3653,63 @@ def _repo_provenance(repo):
     try:
         g.info()
     except GitError as e:
-        raise UsageError("repository %s: %s" % (repo.name, e)) from None
+        raise UsageError("repository %s: %s" % (repo.name, _git_refusal(repo.path) or e)) from None
     return g
+
+
+def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
+    """The provenance of one item as it is now: an anchor per repository it touches (HEAD, branch)
+    and one per cited file (blob of the file on disk, dirty flag, the cited symbol's hash).
+
+    ``cited`` is [(repo, rel, real path, symbol)], ``gits`` {repo id: GitRepo} from
+    _repo_provenance, ``head_blob(g, rel)`` the file's blob in HEAD. Capture and confirm both stamp
+    here, so an item re-stamped today looks exactly like one captured today."""
+    anchors = []
+    repo_level = [item_repo] + [c[0] for c in cited if c[0].id != item_repo.id]
+    for repo in dict((r.id, r) for r in repo_level).values():
+        g = gits[repo.id]
+        anchors.append(
+            {
+                "repo": repo,
+                "path": None,
+                "symbol": None,
+                "commit": g.head,
+                "branch": g.branch(),
+                "blob": None,
+                "dirty": None,
+                "symbol_hash": None,
+                "symbol_lang": None,
+                "checkout": repo.checkout,
+            }
+        )
+    for repo, rel, real, symbol in cited:
+        g = gits[repo.id]
+        with open(real, "rb") as fh:
+            data = fh.read()
+        blob = blob_id(data, g.object_format)
+        sym_hash = None
+        if symbol:
+            sym_hash = symbol_hash_of(data, rel, symbol)
+            if sym_hash is None:
+                warnings.append(
+                    "symbol %s was not found in %s:%s; its freshness will be judged by the whole file"
+                    % (symbol, repo.name, rel)
+                )
+        anchors.append(
+            {
+                "repo": repo,
+                "path": rel,
+                "symbol": symbol,
+                "commit": g.head,
+                "branch": g.branch(),
+                "blob": blob,
+                "dirty": int(head_blob(g, rel) != blob),
+                "symbol_hash": sym_hash,
+                "symbol_lang": language_of(rel) if symbol else None,
+                "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
+            }
+        )
+    return anchors
 
 
 # ----------------------------------------------------------------------------------------------
@@ -3048,6 +3821,20 @@ def _worst(verdicts):
 FILE_MEMO_BYTES = 64 * 1024 * 1024  # cited files a verify keeps in memory while it runs
 
 
+class _Suffixed:
+    """A reason with a note after it; the reason may be a symbol change whose text is known only
+    once the batch has run (see check_items), so it is joined when it is turned into text."""
+
+    __slots__ = ("reason", "suffix")
+
+    def __init__(self, reason, suffix):
+        self.reason = reason
+        self.suffix = suffix
+
+    def __str__(self):
+        return str(self.reason) + self.suffix
+
+
 class FreshnessChecker:
     """Computes verdicts for many items with git work batched per repository."""
 
@@ -3092,28 +3879,69 @@ class FreshnessChecker:
             self.symbol_hashes[key] = symbol_hash_of(data, rel, symbol)
         return self.symbol_hashes[key]
 
-    def _git_for(self, repo_id, repo_name):
-        """(GitRepo, None) or (None, reason it is unknown)."""
-        repo = self.repos.get(repo_id) if repo_id is not None else None
-        if repo is None:
-            return None, "repository %s is not registered on this machine" % repo_name
-        if repo_id in self.git:
-            return self.git[repo_id]
-        if not os.path.isdir(repo.path):
-            result = (None, "repository %s is not on this machine (%s is missing)" % (repo.name, repo.path))
+    def _git_at(self, repo, path):
+        """(GitRepo, None) for one checkout, or (None, why git cannot be asked there)."""
+        if path in self.git:
+            return self.git[path]
+        if not os.path.isdir(path):
+            result = (None, "repository %s is not on this machine (%s is missing)" % (repo.name, path))
         else:
-            g = GitRepo(repo.path)
+            g = GitRepo(path)
             try:
                 g.info()
                 result = (g, None)
-            except GitError:
-                result = (None, "%s is no longer a git repository" % repo.path)
-                self.git_failed.add(repo_id)
+            except GitError as e:
+                refused = "core.worktree" in str(e) or "dubious ownership" in str(e)
+                result = (None, str(e) if refused else "%s is no longer a git repository" % path)
+                self.git_failed.add(repo.id)
             except WctxError as e:
                 result = (None, str(e))
-                self.git_failed.add(repo_id)
-        self.git[repo_id] = result
+                self.git_failed.add(repo.id)
+        self.git[path] = result
         return result
+
+    def _git_for(self, a):
+        """(GitRepo, None) for the checkout that judges anchor ``a``, or (None, why it is unknown).
+
+        A repository may have several checkouts (linked worktrees, second clones), each with its
+        own HEAD and working tree. The one that judges is the checkout the capture ran in, when it
+        still holds the recorded commit; else the first that holds it (the registered path
+        first); else the registered path, which then says the commit is gone."""
+        repo = self.repos.get(a["repo_id"]) if a["repo_id"] is not None else None
+        if repo is None:
+            return None, "repository %s is not registered on this machine" % a["repo_name"]
+        if a["repo_id"] in self.git:  # git broke in this repository during this call (_git_broke)
+            return self.git[a["repo_id"]]
+        order = repo.all_checkouts()
+        recorded = a.get("checkout")
+        if recorded in order:
+            order = [recorded] + [p for p in order if p != recorded]
+        commit = a["commit_sha"]
+        first = None
+        for path in order:
+            g, why = self._git_at(repo, path)
+            if g is None:
+                continue
+            if len(order) == 1 or not commit or g.commits_exist([commit]).get(commit):
+                return g, None
+            first = first or g
+        if first is not None:
+            return first, None
+        return self._git_at(repo, repo.home)
+
+    def judged_view(self, a):
+        """Anchor ``a``'s repository seen through the checkout that judges it (None: unregistered),
+        so that re-stamping an item (confirm) reads the same checkout its verdict came from."""
+        repo = self.repos.get(a["repo_id"]) if a["repo_id"] is not None else None
+        g = self._git_for(a)[0] if repo is not None else None
+        return repo.at(g.path) if g is not None else repo
+
+    def checkout_note(self, a, g):
+        """Which checkout judged ``a``, for repositories that have more than one."""
+        repo = self.repos.get(a["repo_id"])
+        if g is None or repo is None or len(repo.all_checkouts()) < 2:
+            return None
+        return g.path
 
     def _head_blob(self, g, path):
         key = (g.path, path)
@@ -3124,22 +3952,36 @@ class FreshnessChecker:
         return self.head_blobs[key]
 
     def prefetch(self, anchors):
-        """One cat-file per repository for every recorded commit and HEAD:path we will need."""
+        """One cat-file per checkout for every recorded commit and HEAD:path we will need."""
         by_repo = {}
         for a in anchors:
             by_repo.setdefault(a["repo_id"], []).append(a)
         for repo_id, items in by_repo.items():
-            g, _ = self._git_for(repo_id, items[0]["repo_name"])
-            if g is None:
+            repo = self.repos.get(repo_id) if repo_id is not None else None
+            if repo is None:
                 continue
             try:
-                g.commits_exist([a["commit_sha"] for a in items if a["commit_sha"]])
-                paths = [a["path"] for a in items if a["path"] and (g.path, a["path"]) not in self.head_blobs]
-                if g.head and paths:
-                    found = g.batch_check(["HEAD:" + p for p in paths])
-                    for p in paths:
-                        hit = found.get("HEAD:" + p)
-                        self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
+                commits = [a["commit_sha"] for a in items if a["commit_sha"]]
+                if len(repo.all_checkouts()) > 1:  # which checkout holds which commit decides the judge
+                    for path in repo.all_checkouts():
+                        g, _ = self._git_at(repo, path)
+                        if g is not None:
+                            g.commits_exist(commits)
+                by_git = {}
+                for a in items:
+                    g, _ = self._git_for(a)
+                    if g is not None:
+                        by_git.setdefault(g.path, (g, []))[1].append(a)
+                for g, judged in by_git.values():
+                    g.commits_exist([a["commit_sha"] for a in judged if a["commit_sha"]])
+                    paths = [
+                        a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs
+                    ]
+                    if g.head and paths:
+                        found = g.batch_check(["HEAD:" + p for p in paths])
+                        for p in paths:
+                            hit = found.get("HEAD:" + p)
+                            self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
             except GitError as e:
                 self._git_broke(repo_id, e)
 
@@ -3150,10 +3992,10 @@ class FreshnessChecker:
         results = {rid: self.check_item(anchors) for rid, anchors in anchors_by_rid.items()}
         if self.symbol_changes:
             self._finish_symbol_changes()
-            for res in results.values():
-                res["reasons"] = [str(r) for r in res["reasons"]]
-                for a in res["anchors"]:
-                    a["reason"] = str(a["reason"])
+        for res in results.values():  # symbol changes and checkout notes become text now
+            res["reasons"] = [str(r) for r in res["reasons"]]
+            for a in res["anchors"]:
+                a["reason"] = str(a["reason"])
         return results
 
     def _finish_symbol_changes(self):
@@ -3166,7 +4008,7 @@ class FreshnessChecker:
             try:
                 blobs = g.read_blobs([spec for change in changes for spec in change.specs()])
             except GitError as e:  # the verdict stands (the symbol's hash differs); the commits are unknown
-                for rid in [r.id for r in self.repos.values() if r.path == g.path]:
+                for rid in [r.id for r in self.repos.values() if g.path in r.all_checkouts()]:
                     self.git_failed.add(rid)
                 for change in changes:
                     change.text = "; ".join(
@@ -3201,14 +4043,14 @@ class FreshnessChecker:
     def check_item(self, anchors):
         file_anchors = [a for a in anchors if a["path"]]
         checked = []
-        if file_anchors:
-            for a in file_anchors:
-                verdict, reason = self._guarded(self.check_file_anchor, a)
-                checked.append((a, verdict, reason))
-        else:
-            for a in anchors[:1]:
-                verdict, reason = self._guarded(self.check_repo_anchor, a)
-                checked.append((a, verdict, reason))
+        for a in file_anchors or anchors[:1]:
+            verdict, reason = self._guarded(
+                self.check_file_anchor if a["path"] else self.check_repo_anchor, a
+            )
+            where = self.checkout_note(a, self._git_for(a)[0])
+            if where is not None:  # several checkouts: say which one judged
+                reason = _Suffixed(reason, " (in checkout %s)" % where)
+            checked.append((a, verdict, reason))
         if not checked:
             return {"verdict": "unknown", "reasons": ["nothing recorded to compare"], "anchors": []}
         verdict = _worst([v for _, v, _ in checked])
@@ -3223,6 +4065,7 @@ class FreshnessChecker:
                     "path": a["path"],
                     "symbol": a["symbol"],
                     "commit": a["commit_sha"],
+                    "checkout": self.checkout_note(a, self._git_for(a)[0]),
                     "verdict": v,
                     "reason": r,
                 }
@@ -3231,7 +4074,7 @@ class FreshnessChecker:
         }
 
     def check_repo_anchor(self, a):
-        g, why = self._git_for(a["repo_id"], a["repo_name"])
+        g, why = self._git_for(a)
         name = a["repo_name"]
         if g is None:
             return "unknown", why
@@ -3262,14 +4105,14 @@ class FreshnessChecker:
         )
 
     def check_file_anchor(self, a):
-        g, why = self._git_for(a["repo_id"], a["repo_name"])
+        g, why = self._git_for(a)
         label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
         if g is None:
             return "unknown", why
         commit = a["commit_sha"]
         commit_ok = bool(commit) and g.commits_exist([commit]).get(commit, False)
         path = a["path"]
-        repo = self.repos[a["repo_id"]]
+        repo = self.repos[a["repo_id"]].at(g.path)
         data = self._read(repo.path, path)
         notes = []
         if data is None:
@@ -3435,11 +4278,12 @@ def _followed_in(key):
 
 
 def _cache_key(repos, anchors, heads=None, followed=None):
-    """What can be checked without git: each repo's HEAD and each cited file's size and mtime.
+    """What can be checked without git: each checkout's HEAD and each cited file's size and mtime.
 
-    ``heads`` ({repo id: head token}) may be shared by the caller so that one call over many items
-    reads each repository's HEAD once. A cited file that is gone (renamed or deleted) counts by
-    the repository's index and, when the check followed it to a new path (``followed``:
+    ``heads`` ({checkout path: head token}) may be shared by the caller so that one call over many
+    items reads each checkout's HEAD once. A repository with several checkouts counts them all (any
+    of them may be the one that judges). A cited file that is gone (renamed or deleted) counts by
+    the checkout's index and, when the check followed it to a new path (``followed``:
     {(repo id, old path): new path}), by that file's size and mtime too; the key then ends with
     " " and those renames as JSON, so that a lookup can check the same files (_followed_in)."""
     parts = [__version__]
@@ -3450,16 +4294,20 @@ def _cache_key(repos, anchors, heads=None, followed=None):
         if repo is None:
             parts.append("norepo:%s" % a["repo_name"])
             continue
-        if repo.id not in heads:
-            heads[repo.id] = head_token(repo.path)
-        if heads[repo.id] is None:
-            return None
-        parts.append("%s@%s" % (repo.path, heads[repo.id]))
-        if a["path"]:
-            key = (repo.id, a["path"])  # the shared map also keeps each file's stat for the call
+        for root in repo.all_checkouts():
+            if root not in heads:
+                heads[root] = head_token(root)
+            if heads[root] is None:
+                if root == repo.home:
+                    return None
+                continue  # another checkout that went away: the ones left judge
+            parts.append("%s@%s" % (root, heads[root]))
+            if not a["path"]:
+                continue
+            key = (root, a["path"])  # the shared map also keeps each file's stat for the call
             if key not in heads:
                 try:
-                    st = os.stat(os.path.join(repo.path, *a["path"].split("/")))
+                    st = os.stat(os.path.join(root, *a["path"].split("/")))
                     heads[key] = "%s:%d:%d" % (a["path"], st.st_size, st.st_mtime_ns)
                 except OSError:
                     heads[key] = None
@@ -3467,9 +4315,9 @@ def _cache_key(repos, anchors, heads=None, followed=None):
                 parts.append(heads[key])
                 continue
             # Renamed or deleted: git sees that through HEAD (in the key) and the index.
-            index_key = ("index", repo.id)
+            index_key = ("index", root)
             if index_key not in heads:
-                heads[index_key] = _index_token(repo.path)
+                heads[index_key] = _index_token(root)
             new = followed.get((repo.id, a["path"])) if followed else None
             if heads[index_key] is None:
                 return None
@@ -3478,7 +4326,7 @@ def _cache_key(repos, anchors, heads=None, followed=None):
                 continue
             # Followed to ``new``: an edit there must show in the key.
             try:
-                st = os.stat(os.path.join(repo.path, *new.split("/")))
+                st = os.stat(os.path.join(root, *new.split("/")))
             except OSError:
                 return None
             parts.append("%s->%s:%d:%d@%s" % (a["path"], new, st.st_size, st.st_mtime_ns, heads[index_key]))
@@ -3642,6 +4490,137 @@ def _prepare_item(store, repos, item, number, default_repo, cwd):
     }
 
 
+# One duplicate rule for capture, the MCP server and import: the same claim (claim_key) about the
+# same repository citing the same files and symbols is one active item, whichever session says it.
+
+
+def _cited_set(anchors):
+    """The (repository, path, symbol) triples an item cites, from stamped anchors or anchor rows."""
+    out = set()
+    for a in anchors:
+        if a.get("path"):
+            repo = a["repo"].name if isinstance(a.get("repo"), Repo) else a.get("repo_name") or a.get("repo")
+            out.add((repo, a["path"], a.get("symbol") or None))
+    return frozenset(out)
+
+
+def find_duplicate(store, repo_name, claim, cited):
+    """The active item that ``claim`` about ``repo_name`` citing ``cited`` (a _cited_set) repeats,
+    as its evidence row, or None."""
+    rows = store.all(
+        "SELECT rid, id, session_id, confidence FROM evidence WHERE repo_name = ? AND claim_key = ? "
+        "AND status = 'active' ORDER BY rid",
+        (repo_name, claim_key(claim)),
+    )
+    if not rows:
+        return None
+    anchors = _load_anchors(store, [r["rid"] for r in rows])
+    for row in rows:
+        if _cited_set(anchors[row["rid"]]) == cited:
+            return row
+    return None
+
+
+def _insert_anchors(store, rid, anchors):
+    store.db.executemany(
+        "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
+        "blob, dirty, symbol_hash, symbol_lang, checkout) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (rid, a["repo"].id, a["repo"].name, a["repo"].root_commit, a["path"], a["symbol"], a["commit"],
+             a["branch"], a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"], a.get("checkout"))
+            for a in anchors
+        ],
+    )  # fmt: skip
+
+
+def _provenance_of(rows):
+    """Anchor rows as the history keeps them: what an item was stamped with before an event."""
+    return [
+        {"repo": a["repo_name"], "path": a["path"], "symbol": a["symbol"], "commit": a["commit_sha"],
+         "branch": a["branch"], "blob": a["blob"], "symbol_hash": a["symbol_hash"]}
+        for a in rows
+    ]  # fmt: skip
+
+
+def _content_changed(rows, anchors):
+    """True when a cited file's content (or a cited symbol's text, where it was located) differs
+    between the stored anchor rows and freshly stamped ``anchors``."""
+    now = {(a["repo"].name, a["path"], a["symbol"]): a for a in anchors if a["path"]}
+    for r in rows:
+        if not r["path"]:
+            continue
+        a = now.get((r["repo_name"], r["path"], r["symbol"]))
+        if a is None:
+            return True
+        if r["symbol"] and r["symbol_hash"] and a["symbol_hash"]:
+            if r["symbol_hash"] != a["symbol_hash"]:
+                return True
+        elif r["blob"] != a["blob"]:
+            return True
+    return False
+
+
+def _add_event(store, rid, event, session_id, agent, note, at, previous=None, commits=None, event_id=None):
+    store.db.execute(
+        "INSERT OR IGNORE INTO evidence_events(id, evidence_rid, event, session_id, agent, note, at, previous, "
+        "commits) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (event_id or new_id("evt"), rid, event, session_id, agent, note, at,
+         None if previous is None else json.dumps(previous), None if commits is None else json.dumps(commits)),
+    )  # fmt: skip
+
+
+def _restamp(store, rid, anchors, event, session_id, agent, note, now):
+    """Replace an item's anchors by ``anchors`` (stamped now), keeping the old ones in its history."""
+    old = _load_anchors(store, [rid])[rid]
+    commits = {}
+    for a in anchors:
+        commits.setdefault(a["repo"].name, a["commit"])
+    _add_event(store, rid, event, session_id, agent, note, now, _provenance_of(old), commits)
+    store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (rid,))
+    _insert_anchors(store, rid, anchors)
+    store.db.execute(
+        "UPDATE evidence_fts SET symbols = ?, paths = ? WHERE rowid = ?",
+        (_fts_symbols(anchors), _fts_paths(anchors), rid),
+    )
+    store.db.execute("UPDATE evidence SET confirmed_at = ?, updated_at = ? WHERE rid = ?", (now, now, rid))
+    store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (rid,))
+    return commits
+
+
+def repeat_item(store, row, anchors, confidence, session_id, agent, now):
+    """Someone recorded ``row``'s item again (inside the caller's transaction): note the session
+    as having seen it, raise the confidence to the larger one, and re-stamp it when the cited code
+    changed since its provenance. Returns the capture result entry, with a message saying what."""
+    rid = row["rid"]
+    said = []
+    if confidence is not None and (row["confidence"] is None or confidence > row["confidence"]):
+        store.db.execute("UPDATE evidence SET confidence = ? WHERE rid = ?", (confidence, rid))
+        said.append("confidence raised to %g" % confidence)
+    restamped = _content_changed(_load_anchors(store, [rid])[rid], anchors)
+    if restamped:
+        commits = _restamp(store, rid, anchors, "confirmed", session_id, agent,
+                           "recorded again after the cited code changed", now)  # fmt: skip
+        said.append(
+            "re-stamped at %s: the cited code changed since it was recorded"
+            % ", ".join("%s %s" % (name, short_sha(c)) for name, c in sorted(commits.items()))
+        )
+    seen = row["session_id"] != session_id and not store.one(
+        "SELECT 1 FROM evidence_events WHERE evidence_rid = ? AND event = 'seen' AND session_id = ?",
+        (rid, session_id),
+    )
+    if seen:
+        _add_event(store, rid, "seen", session_id, agent, None, now)
+        said.insert(0, "seen again by session %s" % session_id)
+    elif not restamped:
+        said.insert(0, "already recorded")
+    return {
+        "id": row["id"],
+        "duplicate": True,
+        "restamped": restamped,
+        "message": "%s: %s" % (row["id"], "; ".join(said)),
+    }
+
+
 def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", external_id=None):
     """Record evidence items in one transaction, each stamped with its own repositories' provenance.
 
@@ -3695,50 +4674,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                 head_blob_cache[(g.path, r)] = hit[0] if hit and hit[1] == "blob" else None
 
     for p in prepared:
-        anchors = []
-        repo_level = [p["repo"]] + [c[0] for c in p["cited"] if c[0].id != p["repo"].id]
-        for repo in dict((r.id, r) for r in repo_level).values():
-            g = gits[repo.id]
-            anchors.append(
-                {
-                    "repo": repo,
-                    "path": None,
-                    "symbol": None,
-                    "commit": g.head,
-                    "branch": g.branch(),
-                    "blob": None,
-                    "dirty": None,
-                    "symbol_hash": None,
-                    "symbol_lang": None,
-                }
-            )
-        for repo, rel, real, symbol in p["cited"]:
-            g = gits[repo.id]
-            with open(real, "rb") as fh:
-                data = fh.read()
-            blob = blob_id(data, g.object_format)
-            sym_hash = None
-            if symbol:
-                sym_hash = symbol_hash_of(data, rel, symbol)
-                if sym_hash is None:
-                    warnings.append(
-                        "symbol %s was not found in %s:%s; its freshness will be judged by the whole file"
-                        % (symbol, repo.name, rel)
-                    )
-            anchors.append(
-                {
-                    "repo": repo,
-                    "path": rel,
-                    "symbol": symbol,
-                    "commit": g.head,
-                    "branch": g.branch(),
-                    "blob": blob,
-                    "dirty": int(head_blob(g, rel) != blob),
-                    "symbol_hash": sym_hash,
-                    "symbol_lang": language_of(rel) if symbol else None,
-                }
-            )
-        p["anchors"] = anchors
+        p["anchors"] = _stamp_anchors(p["repo"], p["cited"], gits, head_blob, warnings)
 
     now = utc_now()
     results = []
@@ -3780,25 +4716,20 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             )
             summary = new_summary
         for p in prepared:
-            dup = store.one(
-                "SELECT e.id FROM evidence e WHERE e.session_id = ? AND e.kind = ? AND e.claim = ? AND e.repo_name = ? "
-                "AND coalesce(e.detail, '') = coalesce(?, '') AND coalesce(e.confidence, -1) = coalesce(?, -1) "
-                "AND (SELECT group_concat(spec, char(10)) FROM (SELECT a.repo_name || ':' || a.path || '#' || "
-                "coalesce(a.symbol, '') AS spec FROM anchors a WHERE a.evidence_rid = e.rid AND a.path IS NOT NULL "
-                "ORDER BY spec)) IS ?",
-                (session_id, p["kind"], p["claim"], p["repo"].name, p["detail"], p["confidence"],
-                 "\n".join(sorted("%s:%s#%s" % (a["repo"].name, a["path"], a["symbol"] or "")
-                                  for a in p["anchors"] if a["path"])) or None),
-            )  # fmt: skip
-            if dup:
+            dup = find_duplicate(store, p["repo"].name, p["claim"], _cited_set(p["anchors"]))
+            if dup is not None:
                 results.append(
-                    {"id": dup["id"], "kind": p["kind"], "repo": p["repo"].name, "duplicate": True}
+                    dict(
+                        repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now),
+                        kind=p["kind"],
+                        repo=p["repo"].name,
+                    )
                 )
                 continue
             eid = new_id("ev")
             rid = store.db.execute(
-                "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, detail, confidence, status, "
-                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)",
+                "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, confidence, "
+                "status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)",
                 (
                     eid,
                     session_id,
@@ -3806,33 +4737,14 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                     p["repo"].name,
                     p["kind"],
                     p["claim"],
+                    claim_key(p["claim"]),
                     p["detail"],
                     p["confidence"],
                     now,
                     now,
                 ),
             ).lastrowid
-            store.db.executemany(
-                "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
-                "blob, dirty, symbol_hash, symbol_lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        rid,
-                        a["repo"].id,
-                        a["repo"].name,
-                        a["repo"].root_commit,
-                        a["path"],
-                        a["symbol"],
-                        a["commit"],
-                        a["branch"],
-                        a["blob"],
-                        a["dirty"],
-                        a["symbol_hash"],
-                        a["symbol_lang"],
-                    )
-                    for a in p["anchors"]
-                ],
-            )
+            _insert_anchors(store, rid, p["anchors"])
             store.db.execute(
                 "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
                 (rid, p["claim"], _fts_symbols(p["anchors"]), _fts_paths(p["anchors"]), p["detail"] or ""),
@@ -3952,18 +4864,43 @@ def _utc_day_seconds(y, mo, d):
     return _DAY_SECONDS[key]
 
 
-def _recency_bonus(created_at, now):
+def _stamp_seconds(stamp):
+    """Seconds since the epoch of a stored UTC stamp (2026-03-01T12:00:00Z), or None."""
     # Parsed by hand and converted as UTC (the stamp's Z), without time.strptime/mktime: search
     # scores every candidate, and those cost ~20 us a call.
-    m = _STAMP_RE.match(created_at) if isinstance(created_at, str) else None
+    m = _STAMP_RE.match(stamp) if isinstance(stamp, str) else None
     if m is None:
-        return 0.0
+        return None
     y, mo, d, hh, mi, ss = (int(g) for g in m.groups())
     if not (1 <= mo <= 12 and 1 <= d <= 31 and hh <= 23 and mi <= 59 and ss <= 61):
+        return None
+    return _utc_day_seconds(y, mo, d) + hh * 3600 + mi * 60 + ss
+
+
+def _recency_bonus(created_at, now):
+    ts = _stamp_seconds(created_at)
+    if ts is None:
         return 0.0
-    ts = _utc_day_seconds(y, mo, d) + hh * 3600 + mi * 60 + ss
     age_days = max(0.0, (now - ts) / 86400.0)
     return RANK_RECENCY_BONUS * (0.5 ** (age_days / RANK_RECENCY_HALF_LIFE_DAYS))
+
+
+def _days_ago(stamp, now):
+    ts = _stamp_seconds(stamp)
+    if ts is None:
+        return "at an unknown time"
+    days = int(max(0.0, now - ts) // 86400)
+    return "today" if days == 0 else "yesterday" if days == 1 else "%d days ago" % days
+
+
+def age_text(created_at, confirmed_at, now=None):
+    """How old an item is and when someone last confirmed it: "recorded 94 days ago, never
+    confirmed". A fact, never a verdict: age alone says nothing about the cited code."""
+    now = time.time() if now is None else now
+    return "recorded %s, %s" % (
+        _days_ago(created_at, now),
+        "confirmed " + _days_ago(confirmed_at, now) if confirmed_at else "never confirmed",
+    )
 
 
 def _evidence_rows(store, rids):
@@ -3994,6 +4931,8 @@ RESULT_FIELDS = (
     ("status", ["string", "null"]),
     ("superseded_by", ["string", "null"]),
     ("files", "array"),
+    ("confirmed_at", ["string", "null"]),
+    ("age", "string"),
 )
 # What search adds to each result.
 SEARCH_RESULT_FIELDS = RESULT_FIELDS + (("reasons", "array"), ("freshness", "object"))
@@ -4019,6 +4958,8 @@ def _result_dict(row, anchors):
         "status": row["status"],
         "superseded_by": row["superseded_by"],
         "files": files,
+        "confirmed_at": row["confirmed_at"],
+        "age": age_text(row["created_at"], row["confirmed_at"]),
     }
 
 
@@ -4720,7 +5661,118 @@ def get_evidence(store, evidence_id):
     item["freshness"] = {"verdict": fresh["verdict"], "reasons": fresh["reasons"]}
     replaced = store.all("SELECT id FROM evidence WHERE superseded_by = ?", (row["id"],))
     item["supersedes"] = [r["id"] for r in replaced]
+    item["history"] = item_history(store, rid)
+    item["seen_by"] = [h["session"] for h in item["history"] if h["event"] == "seen"]
     return item
+
+
+def item_history(store, rid):
+    """What happened to an item since capture, oldest first: confirmations (who, when, the
+    commits it was re-stamped at and the provenance that replaced) and sessions that saw it again."""
+    return [
+        {
+            "id": r["id"],
+            "event": r["event"],
+            "at": r["at"],
+            "agent": r["agent"],
+            "session": r["session_id"],
+            "note": r["note"],
+            "commits": json.loads(r["commits"]) if r["commits"] else {},
+            "previous": json.loads(r["previous"]) if r["previous"] else [],
+        }
+        for r in store.all("SELECT * FROM evidence_events WHERE evidence_rid = ? ORDER BY at, rowid", (rid,))
+    ]
+
+
+def confirm(store, ids, note=None, session_id=None, agent="cli"):
+    """Someone re-checked these items against today's code: re-stamp their anchors at each
+    repository's current commit, blob and symbol hash (the earlier provenance is kept in the item's
+    history), so that they read ``current`` again. All or nothing: an item whose cited file or
+    symbol no longer exists is refused, pointing to supersede."""
+    note = redact_secrets(clean_text(note, "note", MAX_SUMMARY_CHARS))
+    agent = clean_text(agent, "agent", 200, required=True)
+    if session_id:
+        session_id = _resolve_session_id(store, session_id)
+    pairs = _resolve_ids(store, ids)
+    pairs = list(dict((rid, eid) for rid, eid in pairs).items())
+    rows = _evidence_rows(store, [rid for rid, _ in pairs])
+    anchors = _load_anchors(store, [rid for rid, _ in pairs])
+    checker = FreshnessChecker(store)
+    before = checker.check_items(anchors)
+    repos = {r.id: r for r in _repos(store)}
+    plans, gits = [], {}
+    for rid, eid in pairs:
+        row = rows[rid]
+        if row["status"] != "active":
+            raise UsageError(
+                "%s is %s%s; only an active item can be confirmed"
+                % (eid, row["status"], " by " + row["superseded_by"] if row["superseded_by"] else "")
+            )
+        item_repo = repos.get(row["repo_id"]) if row["repo_id"] is not None else None
+        own = [a for a in anchors[rid] if a["repo_id"] == row["repo_id"]]
+        if item_repo is not None and own:
+            item_repo = checker.judged_view(own[0])
+        if item_repo is None:
+            raise UsageError(
+                "%s is about %s, which is not registered here; confirm it where it is"
+                % (eid, row["repo_name"])
+            )
+        cited = []
+        for a in anchors[rid]:
+            if not a["path"]:
+                continue
+            repo = checker.judged_view(a)
+            if repo is None or not os.path.isdir(repo.path):
+                raise UsageError(
+                    "%s cites %s:%s, and repository %s is not on this machine; confirm it where it is"
+                    % (eid, a["repo_name"], a["path"], a["repo_name"])
+                )
+            rel = a["path"]
+            data = read_repo_file(repo.path, rel)
+            if data is None:
+                rel = checker.followed.get((repo.id, a["path"]))
+                data = read_repo_file(repo.path, rel) if rel else None
+            label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+            if data is None:
+                raise UsageError(
+                    "%s cites %s, which no longer exists in %s; record what is true now and "
+                    "replace it: wctx supersede %s --by NEW-ID" % (eid, label, repo.name, eid)
+                )
+            if a["symbol"] and a["symbol_hash"] and symbol_hash_of(data, rel, a["symbol"]) is None:
+                raise UsageError(
+                    "%s cites symbol %s, which is no longer found in %s:%s; record what is true now and "
+                    "replace it: wctx supersede %s --by NEW-ID" % (eid, a["symbol"], repo.name, rel, eid)
+                )
+            cited.append((repo, rel, os.path.join(repo.path, *rel.split("/")), a["symbol"]))
+        for repo in [item_repo] + [c[0] for c in cited]:
+            if repo.id not in gits:
+                gits[repo.id] = _repo_provenance(repo)
+        plans.append((rid, eid, item_repo, cited))
+
+    def head_blob(g, rel):
+        hit = g.batch_check(["HEAD:" + rel]).get("HEAD:" + rel) if g.head else None
+        return hit[0] if hit and hit[1] == "blob" else None
+
+    warnings, confirmed = [], []
+    now = utc_now()
+    with store.atomic():
+        for rid, eid, item_repo, cited in plans:
+            stamped = _stamp_anchors(item_repo, cited, gits, head_blob, warnings)
+            commits = _restamp(store, rid, stamped, "confirmed", session_id, agent, note, now)
+            confirmed.append({"id": eid, "was": before[rid]["verdict"], "commits": commits})
+    return {
+        "confirmed": confirmed,
+        "warnings": warnings,
+        "message": "\n".join(
+            "confirmed %s (was %s): re-stamped at %s"
+            % (
+                c["id"],
+                c["was"].replace("_", " "),
+                ", ".join("%s %s" % (n, short_sha(sha)) for n, sha in sorted(c["commits"].items())),
+            )
+            for c in confirmed
+        ),
+    }
 
 
 def _session_dict(row):
@@ -4993,6 +6045,14 @@ def export_records(store, repo=None):
                 "superseded_by": row["superseded_by"],
                 "created_at": row["created_at"],
                 "updated_at": row["updated_at"],
+                "confirmed_at": row["confirmed_at"],
+                "history": [
+                    {
+                        k: h[k]
+                        for k in ("id", "event", "at", "agent", "session", "note", "commits", "previous")
+                    }
+                    for h in item_history(store, row["rid"])
+                ],
                 "anchors": [
                     {
                         "repo": a["repo_name"],
@@ -5073,73 +6133,301 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
     return counts
 
 
-def _validate_record(record, where):
-    if not isinstance(record, dict) or record.get("type") not in ("session", "evidence"):
-        raise UsageError("%s: not a wctx export record" % where)
-    fmt = record.get("format", EXPORT_FORMAT)
-    if not isinstance(fmt, int) or isinstance(fmt, bool):
-        raise UsageError("%s: format must be a whole number" % where)
-    if fmt > EXPORT_FORMAT:
-        raise UsageError(
-            "%s: export format %s is newer than this wctx understands" % (where, record.get("format"))
+# -- Records from outside: one validator, field by field ------------------------------------------
+# Every record that arrives from another store (an export file, a team's shared directory) passes
+# validate_record before anything is stored. RECORD_FIELDS maps a record type to its fields and
+# each field to a checker; a new record type adds its entry here and is validated the same way.
+# A checker returns the value to keep or raises ValueError with what is wrong; fields a type does
+# not declare are dropped, so nothing unchecked reaches the store.
+
+_TIMESTAMP_RE = re.compile(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\Z")
+_RECORD_ID_RE = re.compile(r"\A(?:(?:ev|ses)-[0-9a-f]{10}|[A-Za-z0-9_][\w.:-]{0,79})\Z")
+_REF_FORBIDDEN_RE = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+
+
+def _v_text(limit, required=False, single_line=False):
+    def check(value):
+        if value is None or value == "":
+            if required:
+                raise ValueError("is required")
+            return None
+        if not isinstance(value, str):
+            raise ValueError("must be text, not %s" % type(value).__name__)
+        if not is_utf8(value):
+            raise ValueError("is not valid UTF-8")
+        if "\x00" in value:
+            raise ValueError("contains a NUL character")
+        if single_line and ("\n" in value or "\r" in value):
+            raise ValueError("must be one line")
+        if len(value) > limit:
+            raise ValueError("is %d characters; the limit is %d" % (len(value), limit))
+        if required and not value.strip():
+            raise ValueError("is empty")
+        return value
+
+    return check
+
+
+def _v_object_id(value):
+    """A recorded commit or blob: a full object id, the only form that ever reaches git."""
+    if value is None:
+        return None
+    if not is_object_id(value):
+        raise ValueError(
+            "must be a full object id (40 or 64 lower-case hex digits), not %r" % (str(value)[:80],)
         )
-    rid = record.get("id")
-    if not isinstance(rid, str) or not re.match(r"^(ev|ses)-[0-9a-f]{10}$|^[\w.:-]{1,80}$", rid):
-        raise UsageError("%s: bad id %r" % (where, rid))
-    for field in (
-        "agent",
-        "external_id",
-        "cwd",
-        "repo",
-        "branch",
-        "commit",
-        "started_at",
-        "ended_at",
-        "summary",
-        "session",
-        "root_commit",
-        "superseded_by",
-        "created_at",
-        "updated_at",
-        "detail",
+    return value
+
+
+def _v_hex(value):
+    if value is None:
+        return None
+    if not isinstance(value, str) or not re.match(r"\A[0-9a-f]{8,64}\Z", value):
+        raise ValueError("must be lower-case hex, not %r" % (str(value)[:80],))
+    return value
+
+
+def _v_record_id(value):
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _RECORD_ID_RE.match(value):
+        raise ValueError("is not a valid id: %r" % (str(value)[:80],))
+    return value
+
+
+def _v_required_id(value):
+    if value is None:
+        raise ValueError("is required")
+    return _v_record_id(value)
+
+
+def _v_repo_name(value):
+    if value is None:
+        return None
+    if not isinstance(value, str) or not REPO_NAME_RE.match(value):
+        raise ValueError("is not a repository name: %r" % (str(value)[:80],))
+    return value
+
+
+def _v_required_repo(value):
+    if value is None:
+        raise ValueError("is required")
+    return _v_repo_name(value)
+
+
+def _v_branch(value):
+    """A branch name as git check-ref-format would accept it (and never an option)."""
+    if value is None:
+        return None
+    if (
+        not isinstance(value, str)
+        or not value
+        or len(value) > 255
+        or not is_utf8(value)
+        or value.startswith(("-", "/", "."))
+        or value.endswith(("/", ".", ".lock"))
+        or "/." in value
+        or _REF_FORBIDDEN_RE.search(value)
     ):
-        value = record.get(field)
-        if value is not None and not isinstance(value, str):
-            raise UsageError("%s: %s must be text" % (where, field))
-        if isinstance(value, str) and "\x00" in value:
-            raise UsageError("%s: %s contains a NUL character" % (where, field))
-    if record["type"] == "evidence":
-        for anchor in record.get("anchors") or []:
-            if not isinstance(anchor, dict):
-                raise UsageError("%s: anchors must be objects" % where)
-            for field in (
-                "repo",
-                "root_commit",
-                "path",
-                "symbol",
-                "commit",
-                "branch",
-                "blob",
-                "symbol_hash",
-                "symbol_lang",
-            ):
-                value = anchor.get(field)
-                if value is not None and (not isinstance(value, str) or "\x00" in value):
-                    raise UsageError("%s: anchor %s must be text without NUL characters" % (where, field))
-            if anchor.get("dirty") not in (None, 0, 1, True, False):
-                raise UsageError("%s: anchor dirty must be 0 or 1" % where)
-        if record.get("kind") not in EVIDENCE_KINDS:
-            raise UsageError("%s: unknown kind %r" % (where, record.get("kind")))
-        if record.get("status", "active") not in STATUSES:
-            raise UsageError("%s: unknown status %r" % (where, record.get("status")))
-        clean_text(record.get("claim"), "%s claim" % where, MAX_CLAIM_CHARS, required=True)
-        clean_text(record.get("detail"), "%s detail" % where, MAX_DETAIL_CHARS)
-        _check_confidence(record.get("confidence"))
-        if not isinstance(record.get("session"), str) or not isinstance(record.get("repo"), str):
-            raise UsageError("%s: evidence needs a session and a repo" % where)
-        if not isinstance(record.get("anchors", []), list):
-            raise UsageError("%s: anchors must be a list" % where)
-    return record
+        raise ValueError("is not a valid branch name: %r" % (str(value)[:80],))
+    return value
+
+
+def _v_path(value):
+    """A repo-relative path: never absolute, never leaving the repository, never an option."""
+    if value is None:
+        return None
+    try:
+        git_path(value)
+    except GitError:
+        raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],)) from None
+    if value.startswith("-") or len(value) > 4096 or ".git" in value.split("/"):
+        raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],))
+    return value
+
+
+def _v_timestamp(value):
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not _TIMESTAMP_RE.match(value):
+        raise ValueError("is not an ISO-8601 time: %r" % (str(value)[:80],))
+    return value
+
+
+def _v_required_timestamp(value):
+    if value is None or _stamp_seconds(value) is None:
+        raise ValueError("needs a time like 2026-03-01T12:00:00Z, not %r" % (str(value)[:80],))
+    return value
+
+
+def _v_event_id(value):
+    if not isinstance(value, str) or not re.match(r"\Aevt-[\w.:-]{1,80}\Z", value):
+        raise ValueError("needs an id like evt-…, not %r" % (str(value)[:80],))
+    return value
+
+
+def _v_commit_map(value):
+    """{repository name: commit or None}."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError("must map repository names to commits")
+    for name, commit in value.items():
+        try:
+            _v_repo_name(name)
+            _v_object_id(commit)
+        except ValueError as e:
+            raise ValueError("%r: %s" % (name, e)) from None
+    return value
+
+
+def _v_enum(choices, default=None, what="value"):
+    def check(value):
+        if value is None:
+            return default
+        if not isinstance(value, str) or value not in choices:
+            raise ValueError("unknown %s %r (one of %s)" % (what, value, ", ".join(choices)))
+        return value
+
+    return check
+
+
+def _v_format(value):
+    if value is None:
+        return EXPORT_FORMAT
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError("must be a whole number")
+    if value > EXPORT_FORMAT:
+        raise ValueError("%s is newer than this wctx understands" % value)
+    return value
+
+
+def _v_confidence(value):
+    try:
+        return _check_confidence(value)
+    except UsageError as e:
+        raise ValueError(str(e).replace("confidence ", "", 1)) from None
+
+
+def _v_dirty(value):
+    if value not in (None, 0, 1, True, False):
+        raise ValueError("must be 0 or 1")
+    return None if value is None else int(value)
+
+
+def _v_list_of(record_type, limit=MAX_FILES_PER_ITEM * 4):
+    def check(value):
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise ValueError("must be a list")
+        if len(value) > limit:
+            raise ValueError("has %d entries; the limit is %d" % (len(value), limit))
+        return [_validate_fields(record_type, item, "[%d]." % i) for i, item in enumerate(value)]
+
+    return check
+
+
+RECORD_FIELDS = {
+    "session": {
+        "type": _v_enum(("session",)),
+        "format": _v_format,
+        "id": _v_required_id,
+        "agent": _v_text(200, single_line=True),
+        "external_id": _v_text(1000, single_line=True),
+        "cwd": _v_text(4096, single_line=True),  # relative to the repository in exports
+        "repo": _v_repo_name,
+        "branch": _v_branch,
+        "commit": _v_object_id,
+        "started_at": _v_timestamp,
+        "ended_at": _v_timestamp,
+        "summary": _v_text(MAX_SUMMARY_CHARS),
+    },
+    "evidence": {
+        "type": _v_enum(("evidence",)),
+        "format": _v_format,
+        "id": _v_required_id,
+        "kind": _v_enum(EVIDENCE_KINDS, what="kind"),
+        "session": _v_required_id,
+        "repo": _v_required_repo,
+        "root_commit": _v_object_id,
+        "claim": _v_text(MAX_CLAIM_CHARS, required=True),
+        "detail": _v_text(MAX_DETAIL_CHARS),
+        "confidence": _v_confidence,
+        "status": _v_enum(STATUSES, default="active", what="status"),
+        "superseded_by": _v_record_id,
+        "created_at": _v_timestamp,
+        "updated_at": _v_timestamp,
+        "anchors": _v_list_of("anchor"),
+        "confirmed_at": _v_timestamp,
+        "history": _v_list_of("history_event", limit=10000),
+    },
+    # Not a record of its own: what an evidence record's anchors list holds.
+    "anchor": {
+        "repo": _v_required_repo,
+        "root_commit": _v_object_id,
+        "path": _v_path,
+        "symbol": _v_text(500, single_line=True),
+        "commit": _v_object_id,
+        "branch": _v_branch,
+        "blob": _v_object_id,
+        "dirty": _v_dirty,
+        "symbol_hash": _v_hex,
+        "symbol_lang": _v_text(40, single_line=True),
+    },
+    # An evidence record's history: confirmations and repeats, each with a global id.
+    "history_event": {
+        "id": _v_event_id,
+        "event": _v_enum(("confirmed", "seen"), what="history event"),
+        "at": _v_required_timestamp,
+        "agent": _v_text(MAX_SUMMARY_CHARS),
+        "session": _v_record_id,
+        "note": _v_text(MAX_SUMMARY_CHARS),
+        "commits": _v_commit_map,
+        "previous": _v_list_of("previous_anchor"),
+    },
+    # What an item was stamped with before a history event.
+    "previous_anchor": {
+        "repo": _v_repo_name,
+        "path": _v_path,
+        "symbol": _v_text(500, single_line=True),
+        "commit": _v_object_id,
+        "branch": _v_branch,
+        "blob": _v_object_id,
+        "symbol_hash": _v_hex,
+    },
+}
+# The record types a file may hold (anchors live inside evidence).
+RECORD_TYPES = ("session", "evidence")
+
+
+class _FieldError(ValueError):
+    pass
+
+
+def _validate_fields(record_type, record, prefix=""):
+    if not isinstance(record, dict):
+        raise _FieldError("%s must be an object" % prefix.rstrip("."))
+    clean = {}
+    for field, check in RECORD_FIELDS[record_type].items():
+        try:
+            clean[field] = check(record.get(field))
+        except _FieldError as e:
+            raise _FieldError("%s%s%s" % (prefix, field, e)) from None
+        except ValueError as e:
+            raise _FieldError("%s%s: %s" % (prefix, field, e)) from None
+    return clean
+
+
+def validate_record(record, where):
+    """The record with every declared field checked (and only those), or UsageError naming
+    ``where`` (file:line), the field and what is wrong with it."""
+    if not isinstance(record, dict) or record.get("type") not in RECORD_TYPES:
+        raise UsageError("%s: not a wctx export record" % where)
+    try:
+        return _validate_fields(record["type"], record)
+    except _FieldError as e:
+        raise UsageError("%s: %s field %s" % (where, record["type"], e)) from None
 
 
 def _read_export(paths):
@@ -5169,8 +6457,50 @@ def _parse_export(label, lines):
             record = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             raise UsageError("%s: not valid JSON" % where) from None
-        records.append(_validate_record(record, where))
+        records.append(validate_record(record, where))
     return records
+
+
+def _record_anchors(rec, local_repo):
+    """An export record's anchors, matched to this machine's repositories."""
+    anchors = []
+    for a in rec.get("anchors", []):
+        if not isinstance(a, dict) or not isinstance(a.get("repo"), str):
+            raise UsageError("evidence %s has a malformed anchor" % rec["id"])
+        path = a.get("path")
+        if path is not None and (
+            not isinstance(path, str) or path.startswith("/") or ".." in path.split("/")
+        ):
+            raise UsageError("evidence %s cites a path outside its repository: %r" % (rec["id"], path))
+        arepo = local_repo(a["repo"], a.get("root_commit"))
+        anchors.append(dict((k, a.get(k)) for k in _ANCHOR_FIELDS))
+        anchors[-1]["repo_id"] = arepo.id if arepo else None
+        anchors[-1]["repo"] = arepo.name if arepo else a["repo"]
+    return anchors
+
+
+def _insert_record_anchors(store, rid, anchors):
+    store.db.executemany(
+        "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
+        "blob, dirty, symbol_hash, symbol_lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (rid, a["repo_id"], a["repo"], a["root_commit"], a["path"], a["symbol"], a["commit"], a["branch"],
+             a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"])
+            for a in anchors
+        ],
+    )  # fmt: skip
+
+
+def _import_history(store, rid, rec):
+    """Add the record's history events this store does not have yet (ids are global). True if any."""
+    added = False
+    for h in rec.get("history") or []:
+        if store.one("SELECT 1 FROM evidence_events WHERE id = ?", (h["id"],)):
+            continue
+        _add_event(store, rid, h["event"], h.get("session"), h.get("agent"), redact_secrets(h.get("note")), h["at"],
+                   h.get("previous") or [], h.get("commits") or {}, event_id=h["id"])  # fmt: skip
+        added = True
+    return added
 
 
 def import_evidence(store, paths):
@@ -5198,7 +6528,8 @@ def _import_records(store, records):
             return named
         return by_root.get(root) or named
 
-    counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0}
+    counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0, "duplicates": 0, "forgotten": 0}
+    forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
     session_map = {}
     with store.atomic():
         for rec in records:
@@ -5243,8 +6574,12 @@ def _import_records(store, records):
                 raise UsageError(
                     "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"])
                 )
-            row = store.one("SELECT rid, updated_at, status FROM evidence WHERE id = ?", (rec["id"],))
+            row = store.one(
+                "SELECT rid, updated_at, status, confirmed_at, confidence FROM evidence WHERE id = ?",
+                (rec["id"],),
+            )
             if row is not None:
+                changed = False
                 if (rec.get("updated_at") or "") > (row["updated_at"] or "") and rec.get(
                     "status", "active"
                 ) != row["status"]:
@@ -5252,56 +6587,66 @@ def _import_records(store, records):
                         "UPDATE evidence SET status = ?, superseded_by = ?, updated_at = ? WHERE rid = ?",
                         (rec["status"], rec.get("superseded_by"), rec["updated_at"], row["rid"]),
                     )
-                    counts["updated"] += 1
-                else:
-                    counts["unchanged"] += 1
+                    changed = True
+                if (rec.get("confirmed_at") or "") > (row["confirmed_at"] or ""):
+                    # Confirmed there after it was here: take over the newer provenance.
+                    anchors = _record_anchors(rec, local_repo)
+                    store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (row["rid"],))
+                    _insert_record_anchors(store, row["rid"], anchors)
+                    store.db.execute(
+                        "UPDATE evidence SET confirmed_at = ?, updated_at = max(updated_at, ?) WHERE rid = ?",
+                        (rec["confirmed_at"], rec.get("updated_at") or rec["confirmed_at"], row["rid"]),
+                    )
+                    store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (row["rid"],))
+                    changed = True
+                changed = _import_history(store, row["rid"], rec) or changed
+                counts["updated" if changed else "unchanged"] += 1
+                continue
+            if rec["id"] in forgotten:
+                counts["forgotten"] += 1  # forgotten here: an older copy elsewhere never brings it back
                 continue
             repo = local_repo(rec["repo"], rec.get("root_commit"))
             claim = redact_secrets(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
             detail = redact_secrets(clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS))
+            anchors = _record_anchors(rec, local_repo)
+            repo_name = repo.name if repo else rec["repo"]
+            dup = find_duplicate(store, repo_name, claim, _cited_set(anchors))
+            if dup is not None:
+                # The same item recorded independently elsewhere: one item, seen by that session too.
+                confidence = _check_confidence(rec.get("confidence"))
+                if confidence is not None and (dup["confidence"] is None or confidence > dup["confidence"]):
+                    store.db.execute(
+                        "UPDATE evidence SET confidence = ? WHERE rid = ?", (confidence, dup["rid"])
+                    )
+                if dup["session_id"] != sid:
+                    _add_event(store, dup["rid"], "seen", sid, "import", None, rec.get("created_at") or utc_now(),
+                               event_id="evt-seen-" + rec["id"])  # fmt: skip
+                counts["duplicates"] += 1
+                continue
             now = utc_now()
             rid = store.db.execute(
-                "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, detail, confidence, status, "
-                "superseded_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, confidence, "
+                "status, superseded_by, created_at, updated_at, confirmed_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     rec["id"],
                     sid,
                     repo.id if repo else None,
-                    repo.name if repo else rec["repo"],
+                    repo_name,
                     rec["kind"],
                     claim,
+                    claim_key(claim),
                     detail,
                     _check_confidence(rec.get("confidence")),
                     rec.get("status", "active"),
                     rec.get("superseded_by"),
                     rec.get("created_at") or now,
                     rec.get("updated_at") or now,
+                    rec.get("confirmed_at"),
                 ),
             ).lastrowid
-            anchors = []
-            for a in rec.get("anchors", []):
-                if not isinstance(a, dict) or not isinstance(a.get("repo"), str):
-                    raise UsageError("evidence %s has a malformed anchor" % rec["id"])
-                path = a.get("path")
-                if path is not None and (
-                    not isinstance(path, str) or path.startswith("/") or ".." in path.split("/")
-                ):
-                    raise UsageError(
-                        "evidence %s cites a path outside its repository: %r" % (rec["id"], path)
-                    )
-                arepo = local_repo(a["repo"], a.get("root_commit"))
-                anchors.append(dict((k, a.get(k)) for k in _ANCHOR_FIELDS))
-                anchors[-1]["repo_id"] = arepo.id if arepo else None
-                anchors[-1]["repo"] = arepo.name if arepo else a["repo"]
-            store.db.executemany(
-                "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
-                "blob, dirty, symbol_hash, symbol_lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (rid, a["repo_id"], a["repo"], a["root_commit"], a["path"], a["symbol"], a["commit"], a["branch"],
-                     a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"])
-                    for a in anchors
-                ],
-            )  # fmt: skip
+            _insert_record_anchors(store, rid, anchors)
+            _import_history(store, rid, rec)
             fts_anchors = [{"path": a["path"], "symbol": a["symbol"]} for a in anchors]
             store.db.execute(
                 "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
@@ -8043,7 +9388,7 @@ def build_eval_world(corpus, root, progress=None):
         workspaces = repo.get("workspaces") or [None]
         register_repo(store, paths[repo["name"]], name=repo["name"], workspace=workspaces[0])
         for ws in workspaces[1:]:
-            add_to_workspace(store, ws, repo["name"])
+            add_to_workspace(store, ws, repo["name"], create=True)
     for rel in corpus.get("relations", ()):
         relate(store, rel["from"], rel["kind"], rel["to"], note=rel.get("note"))
     by_session = {}
@@ -9149,7 +10494,7 @@ def format_item(item):
         "session:    %s (%s%s)"
         % (item["session"], s.get("agent", "?"), ", " + s["summary"] if s.get("summary") else "")
     )
-    lines.append("recorded:   " + item["created_at"])
+    lines.append("recorded:   %s (%s)" % (item["created_at"], item["age"]))
     if item.get("superseded_by"):
         lines.append("superseded by: " + item["superseded_by"])
     if item.get("supersedes"):
@@ -9178,6 +10523,21 @@ def format_item(item):
     lines.append("freshness:  " + item["freshness"]["verdict"])
     for r in item["freshness"]["reasons"]:
         lines.append("    " + r)
+    if item.get("history"):
+        lines.append("history:")
+    for h in item.get("history") or ():
+        who = h["agent"] or "?"
+        if h["session"]:
+            who += " in session " + h["session"]
+        if h["event"] == "seen":
+            lines.append("  %s  recorded again by %s" % (h["at"], who))
+            continue
+        at = ", ".join("%s %s" % (n, short_sha(c)) for n, c in sorted(h["commits"].items()))
+        lines.append("  %s  %s by %s, re-stamped at %s%s" % (h["at"], h["event"], who, at or "-",
+                                                            ": " + h["note"] if h["note"] else ""))  # fmt: skip
+        before = sorted({(p["repo"], p["commit"]) for p in h["previous"]}, key=lambda t: t[0] or "")
+        if before:
+            lines.append("      was stamped at " + ", ".join("%s %s" % (n, short_sha(c)) for n, c in before))
     return "\n".join(lines)
 
 
@@ -9487,17 +10847,23 @@ def cmd_doctor(args, store):
 
 
 def cmd_repo_add(args, store):
-    """Register a git checkout. Example: wctx repo add ../upload-sdk --workspace uploads"""
-    res = register_repo(store, args.path, name=args.name, workspace=args.workspace)
+    """Register a git checkout. A linked worktree or a second clone (same root commit and remote)
+    of a registered repository becomes a checkout of it; --same-as NAME says so explicitly. A
+    repository registered before comes back with its evidence and relations.
+
+    Example: wctx repo add ../upload-sdk --workspace uploads
+    """
+    res = register_repo(store, args.path, name=args.name, workspace=args.workspace, same_as=args.same_as)
     emit(args, res, res["message"])
     return 0
 
 
 def cmd_repo_list(args, store):
-    """List registered repositories. Example: wctx repo list"""
+    """List registered repositories and their checkouts. Example: wctx repo list"""
     repos = list_repos(store)
-    text = (
-        "\n".join(
+    lines = []
+    for r in repos:
+        lines.append(
             "%-20s %s%s%s"
             % (
                 r["name"],
@@ -9505,17 +10871,26 @@ def cmd_repo_list(args, store):
                 "  [" + ", ".join(r["workspaces"]) + "]" if r["workspaces"] else "",
                 "" if r["exists"] else "  (missing on disk)",
             )
-            for r in repos
         )
-        or "no repositories registered (wctx repo add PATH)"
-    )
-    emit(args, {"repos": repos}, text)
+        for c in r["checkouts"][1:]:
+            lines.append(
+                "%-20s   %s %s%s" % ("", c["kind"], c["path"], "" if c["exists"] else "  (missing on disk)")
+            )
+    emit(args, {"repos": repos}, "\n".join(lines) or "no repositories registered (wctx repo add PATH)")
     return 0
 
 
 def cmd_repo_remove(args, store):
-    """Unregister a repository; its evidence is kept. Example: wctx repo remove upload-sdk"""
+    """Unregister a repository, or one checkout of it given by path; its evidence, relations and
+    workspaces are kept, dormant, until it is registered again. Example: wctx repo remove upload-sdk"""
     res = remove_repo(store, args.name)
+    emit(args, res, res["message"])
+    return 0
+
+
+def cmd_repo_rename(args, store):
+    """Rename a registered repository; its evidence and relations follow. Example: wctx repo rename upload-sdk sdk"""
+    res = rename_repo(store, args.old, args.new)
     emit(args, res, res["message"])
     return 0
 
@@ -9547,14 +10922,23 @@ def cmd_workspace_show(args, store):
 
 
 def cmd_workspace_add(args, store):
-    """Put a registered repository in a workspace. Example: wctx workspace add uploads docs-ui"""
-    emit(args, None, add_to_workspace(store, args.workspace, args.repo)["message"])
+    """Put a registered repository in a workspace; a new workspace needs --create.
+
+    Example: wctx workspace add uploads docs-ui
+    """
+    res = add_to_workspace(store, args.workspace, args.repo, create=args.create)
+    emit(args, res, res["message"])
     return 0
 
 
 def cmd_workspace_remove(args, store):
-    """Take a repository out of a workspace. Example: wctx workspace remove uploads docs-ui"""
-    emit(args, None, remove_from_workspace(store, args.workspace, args.repo)["message"])
+    """Take a repository out of a workspace, or delete the workspace when no repository is named
+    (its repositories stay registered). Example: wctx workspace remove uploads docs-ui"""
+    if args.repo:
+        res = remove_from_workspace(store, args.workspace, args.repo)
+    else:
+        res = delete_workspace(store, args.workspace)
+    emit(args, res, res["message"])
     return 0
 
 
@@ -9686,7 +11070,12 @@ def cmd_capture(args, store):
         ["session %s%s" % (res["session"], note)]
         + [
             "%s %s %s%s"
-            % (e["id"], e["kind"], e["repo"], " (already recorded in this session)" if e["duplicate"] else "")
+            % (
+                e["id"],
+                e["kind"],
+                e["repo"],
+                " (%s)" % e["message"].split(": ", 1)[1] if e["duplicate"] else "",
+            )
             for e in res["evidence"]
         ]
     )
@@ -10055,6 +11444,20 @@ def cmd_hooks(args, store):
     return 0
 
 
+def cmd_confirm(args, store):
+    """Say that you re-checked items against today's code: their anchors are re-stamped at each
+    repository's current commit (the earlier provenance stays in their history, see: wctx show) and
+    they read current again. An item whose cited file or symbol is gone is refused: supersede it.
+
+    Example: wctx confirm ev-3f9a1c2b7d --note "re-read uploadDocument after the retry change"
+    """
+    res = confirm(store, args.ids, note=args.note, session_id=args.session)
+    for w in res["warnings"]:
+        sys.stderr.write("wctx: warning: %s\n" % w)
+    emit(args, res, res["message"])
+    return 0
+
+
 def cmd_retract(args, store):
     """Mark an item retracted (kept, hidden from default search). Example: wctx retract ev-3f9a"""
     res = retract(store, args.id)
@@ -10096,12 +11499,16 @@ def cmd_import_evidence(args, store):
     Example: wctx import-evidence ../team-memory/wctx
     """
     counts = import_evidence(store, args.paths)
-    emit(
-        args,
-        counts,
-        "imported %d items and %d sessions (%d updated, %d already present)"
-        % (counts["evidence"], counts["sessions"], counts["updated"], counts["unchanged"]),
-    )
+    text = "imported %d items and %d sessions (%d updated, %d already present)" % (
+        counts["evidence"], counts["sessions"], counts["updated"], counts["unchanged"])  # fmt: skip
+    if counts["duplicates"]:
+        text += (
+            "; %d repeated an item already here (kept as one, seen by the imported session)"
+            % counts["duplicates"]
+        )
+    if counts["forgotten"]:
+        text += "; %d skipped: forgotten on this machine" % counts["forgotten"]
+    emit(args, counts, text)
     return 0
 
 
@@ -10429,6 +11836,14 @@ def build_parser(only=None):
     p.add_argument("path")
     p.add_argument("--name", help="short unique name (default: the directory name)")
     p.add_argument("--workspace", help="workspace to put it in (created if new)")
+    p.add_argument("--same-as", metavar="NAME", help="register it as a checkout of repository NAME")
+    p.add_argument("--json", action="store_true")
+    p = repo_sub.add_parser(
+        "rename", help=_first_sentence(cmd_repo_rename.__doc__), description=cmd_repo_rename.__doc__
+    )
+    p.set_defaults(func=cmd_repo_rename)
+    p.add_argument("old", metavar="OLD")
+    p.add_argument("new", metavar="NEW")
     p.add_argument("--json", action="store_true")
     p = repo_sub.add_parser(
         "list", help=_first_sentence(cmd_repo_list.__doc__), description=cmd_repo_list.__doc__
@@ -10460,7 +11875,11 @@ def build_parser(only=None):
         p = ws_sub.add_parser(action, help=_first_sentence(func.__doc__), description=func.__doc__)
         p.set_defaults(func=func)
         p.add_argument("workspace")
-        p.add_argument("repo")
+        if action == "add":
+            p.add_argument("repo")
+            p.add_argument("--create", action="store_true", help="create the workspace if it is new")
+        else:
+            p.add_argument("repo", nargs="?", help="leave out to delete the workspace")
         p.add_argument("--json", action="store_true")
 
     p = command("relate", cmd_relate)
@@ -10564,6 +11983,11 @@ def build_parser(only=None):
     p.add_argument("--python", default="python3", help="interpreter the hook command runs (default: python3)")
     p.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
     p.set_defaults(no_store=True)
+
+    p = command("confirm", cmd_confirm)
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("--note", help="what you checked")
+    p.add_argument("--session", help="the session that did the checking")
 
     p = command("retract", cmd_retract)
     p.add_argument("id")

@@ -724,8 +724,10 @@ TOOLS = [
         "description": "Record findings, decisions, dead ends, open questions, constraints, known issues "
         "or notes, each attached to the repository it is about (often not the one you work in) and citing "
         "files as path#symbol so later sessions can tell when the code changed. Calls from one session "
-        "accumulate into one recorded session; repeating an item does not duplicate it (the answer names "
-        "the existing id under duplicates). Record root "
+        "accumulate into one recorded session. An item that repeats one already recorded (the same claim, "
+        "case and punctuation aside, about the same repository citing the same files, from any session) is "
+        "not stored twice: the answer names the existing id under duplicates, raises its confidence to the "
+        "larger one, and re-stamps it when the cited code changed since (said in warnings). Record root "
         "causes, decisions with rationale, dead ends and open questions; never secrets or routine progress.",
         "inputSchema": {
             "type": "object",
@@ -791,7 +793,8 @@ TOOLS = [
                 "duplicates": {
                     "type": "array",
                     "items": {"type": "object"},
-                    "description": "Items skipped as already recorded in this session: their existing ids.",
+                    "description": "Items that repeat one already recorded: the existing id, whether it was "
+                    "re-stamped, and a message saying what changed.",
                 },
                 "duplicates_skipped": {"type": "integer"},
                 "warnings": {"type": "array", "items": {"type": "string"}},
@@ -1005,7 +1008,6 @@ class Tools:
         self._store = None
         self._default_repo_name = None
         self.session_id = None  # handshake era: record_evidence calls accumulate here
-        self._recorded = {}  # session id -> {item key: {id, kind, repo}} recorded through this server
 
     # -- plumbing -------------------------------------------------------------------------------
 
@@ -1220,69 +1222,39 @@ class Tools:
     # -- the write tool -------------------------------------------------------------------------
 
     def tool_record_evidence(self, args, stateless):
-        """Record items; an item identical to one this server already recorded in the session is
-        skipped and answered under ``duplicates`` with the existing evidence id, so a later
-        transcript import (which looks for ev- ids in this result) does not store it again."""
+        """Record items through the service layer's one duplicate rule: an item that repeats an
+        active one (same claim, repository and cited files, from any session) is answered under
+        ``duplicates`` with the existing evidence id, so a later transcript import (which looks
+        for ev- ids in this result) does not store it again."""
         session_id = args.get("session_id") or (None if stateless else self.session_id)
-        seen = self._recorded.setdefault(session_id, {}) if session_id else {}
-        items, keys, duplicates, pending = [], [], [], []
+        items = []
         for given in args["items"]:
             item = dict(given)
             if not item.get("repo") and self.default_repo:
                 item["repo"] = self._repo({})
-            key = _record_key(item)
-            if key in seen:
-                duplicates.append(dict(seen[key]))
-                continue
-            if key in keys:
-                pending.append(keys.index(key))  # the same item twice in this call
-                continue
             items.append(item)
-            keys.append(key)
-        skipped = len(duplicates) + len(pending)
-        if not items:
-            if not session_id:
-                raise ToolFailure("every item repeats another item in this call")
-            return {
-                "session": session_id,
-                "recorded": [],
-                "duplicates": duplicates,
-                "duplicates_skipped": skipped,
-                "warnings": ["nothing new: every item was already recorded in this session"],
-            }
-        summary = args.get("summary")
         captured = self.core.capture(
-            self.store, items, summary=summary, session_id=session_id, cwd=self.cwd, agent="mcp"
+            self.store, items, summary=args.get("summary"), session_id=session_id, cwd=self.cwd, agent="mcp"
         )
         session_id = captured["session"]
         if not stateless and not args.get("session_id"):
             self.session_id = session_id
-        recorded = captured.get("evidence", [])
-        known = self._recorded.setdefault(session_id, {})
-        if len(recorded) == len(keys):
-            for key, entry in zip(keys, recorded):
-                known[key] = {k: entry.get(k) for k in ("id", "kind", "repo")}
-            duplicates.extend(dict(known[keys[i]]) for i in pending)
+        entries = captured.get("evidence", [])
+        recorded = [e for e in entries if not e.get("duplicate")]
+        duplicates = [
+            {k: e.get(k) for k in ("id", "kind", "repo", "restamped", "message")}
+            for e in entries
+            if e.get("duplicate")
+        ]
+        warnings = list(captured.get("warnings", []))
+        warnings += [d["message"] for d in duplicates if d.get("restamped")]
         return {
             "session": session_id,
             "recorded": recorded,
             "duplicates": duplicates,
-            "duplicates_skipped": skipped,
-            "warnings": list(captured.get("warnings", [])),
+            "duplicates_skipped": len(duplicates),
+            "warnings": warnings,
         }
-
-
-def _record_key(item):
-    """What makes two record_evidence items the same: kind, claim, detail, repo, files, confidence."""
-    confidence = item.get("confidence")
-    return (
-        item["kind"],
-        item.get("repo") or "",
-        " ".join(item["claim"].split()).lower(),
-        " ".join((item.get("detail") or "").split()).lower(),
-        tuple(item.get("files") or ()),
-        None if confidence is None else float(confidence),
-    )
 
 
 # ----------------------------------------------------------------------------------------------
