@@ -99,7 +99,7 @@ MAX_DETAIL_CHARS = 65536
 MAX_SUMMARY_CHARS = 8000
 MAX_FILES_PER_ITEM = 50
 MAX_ITEMS_PER_CAPTURE = 200
-MAX_QUERY_TERMS = 32
+MAX_QUERY_TERMS = 32  # the rarest terms of a longer query are used
 MAX_TERM_CHARS = 64
 MAX_LIMIT = 200
 
@@ -110,21 +110,29 @@ BM25_WEIGHT_CLAIM = 10.0
 BM25_WEIGHT_SYMBOLS = 6.0
 BM25_WEIGHT_PATHS = 4.0
 BM25_WEIGHT_DETAIL = 2.0
-BM25_WEIGHT_SUMMARY = 1.0
+BM25_WEIGHT_SUMMARY = 1.0  # session summaries live in their own table (session_fts), one row a session
 
-# Topology-aware ranking. Text relevance is normalised to 0..1 within the candidate set and the
-# bonuses below are added to it, so a related repo's strong match still beats a weak local one.
+# Ranking. Text strength (bm25 over the terms the item matched) decides; every other factor
+# multiplies it by 1 + its value. What the query names about an item (its repository, a symbol or
+# a file it cites) is text evidence and weighs most; topology, freshness, stated confidence, kind
+# and recency only order near-equal matches: none of them can lift a one-common-word match over
+# a match of the query's rare words, whatever repository either lives in.
 RANK_WEIGHT_TEXT = 1.0
-RANK_TOPOLOGY_BONUS = {0: 0.40, 1: 0.25, 2: 0.12, 3: 0.06}  # same repo, direct, 2 hops, workspace
+RANK_NAMED_BONUS = {"repository": 0.30, "symbol": 0.50, "file": 0.50}
+RANK_TOPOLOGY_BONUS = {0: 0.20, 1: 0.12, 2: 0.06, 3: 0.03}  # same repo, direct, 2 hops, workspace
 RANK_FRESHNESS_PENALTY = {"current": 0.0, "unknown": -0.03, "possibly_stale": -0.10, "stale": -0.30}
 RANK_CONFIDENCE_WEIGHT = 0.10  # times (confidence - 0.5); items without a stated confidence get 0
 RANK_KIND_BONUS = {"known_issue": 0.03, "decision": 0.02, "constraint": 0.02, "finding": 0.02}
 RANK_RECENCY_BONUS = 0.05  # decays with a 90-day half-life
 RANK_RECENCY_HALF_LIFE_DAYS = 90.0
-CANDIDATE_FLOOR = 200  # FTS candidates fetched before the Python-side rerank
+CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
 # FTS5 ranks its best CANDIDATE_WINDOW x (candidate count) matches on its own before the scope
-# filter joins them; see _text_candidates.
+# filter joins them; see _ranked_matches.
 CANDIDATE_WINDOW = 4
+# When too few rows hold every query term, rows holding the rarest terms fill the candidates; the
+# terms taken together may match at most this many rows (the rarest term is always taken).
+CANDIDATE_FILL_POSTINGS = 5000
+MATCH_COUNT_EXACT = 20000  # matches counted exactly within the scope; beyond, the FTS5 count
 
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any anyone anything are as at be because been
@@ -1021,6 +1029,46 @@ def m007_repository_identity(db):
     )
 
 
+def m008_session_fts(db):
+    # A session's summary was copied into the search row of every item of the session, so each new
+    # summary rewrote them all (recording grew quadratic). It is now indexed once per session, kept
+    # by triggers whatever writes sessions. Rows carry the session id, which is what search joins
+    # on: a VACUUM may renumber sessions' rowids, and OR REPLACE keeps that from colliding.
+    db.execute(
+        "CREATE VIRTUAL TABLE session_fts USING fts5(summary, session UNINDEXED, "
+        "tokenize = 'unicode61 remove_diacritics 2')"
+    )
+    db.execute(
+        "INSERT INTO session_fts(rowid, summary, session) SELECT rowid, summary, id FROM sessions "
+        "WHERE coalesce(summary, '') != ''"
+    )
+    db.execute(
+        "CREATE TRIGGER session_fts_insert AFTER INSERT ON sessions WHEN coalesce(new.summary, '') != '' BEGIN "
+        "INSERT OR REPLACE INTO session_fts(rowid, summary, session) VALUES (new.rowid, new.summary, new.id); END"
+    )
+    db.execute(
+        "CREATE TRIGGER session_fts_update AFTER UPDATE OF summary ON sessions "
+        "WHEN new.summary IS NOT old.summary BEGIN "
+        "DELETE FROM session_fts WHERE rowid = old.rowid; "
+        "INSERT OR REPLACE INTO session_fts(rowid, summary, session) SELECT new.rowid, new.summary, new.id "
+        "WHERE coalesce(new.summary, '') != ''; END"
+    )
+    db.execute(
+        "CREATE TRIGGER session_fts_delete AFTER DELETE ON sessions BEGIN "
+        "DELETE FROM session_fts WHERE rowid = old.rowid; END"
+    )
+    db.execute(
+        "CREATE VIRTUAL TABLE evidence_text USING fts5(claim, symbols, paths, detail, "
+        "tokenize = 'unicode61 remove_diacritics 2')"
+    )
+    db.execute(
+        "INSERT INTO evidence_text(rowid, claim, symbols, paths, detail) "
+        "SELECT rowid, claim, symbols, paths, detail FROM evidence_fts"
+    )
+    db.execute("DROP TABLE evidence_fts")
+    db.execute("ALTER TABLE evidence_text RENAME TO evidence_fts")
+
+
 MIGRATIONS = [
     m001_initial,
     m002_fts,
@@ -1029,6 +1077,7 @@ MIGRATIONS = [
     m005_sync,
     m006_lifecycle,
     m007_repository_identity,
+    m008_session_fts,
 ]
 
 
@@ -1080,6 +1129,8 @@ class Store:
         self.notices = []
         self._noticed = set()
         self._identity = _file_identity(self.path)
+        self._memo = {}
+        self._generation = None
 
     @property
     def path(self):
@@ -1096,6 +1147,28 @@ class Store:
 
     def atomic(self):
         return _Atomic(self)
+
+    def generation(self):
+        """Changes whenever this store's content may have: another connection committed
+        (PRAGMA data_version) or this one wrote (total_changes)."""
+        return (self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes)
+
+    def begin_read(self):
+        """Start of a read that uses ``memo``: drops what was memoised if the store changed."""
+        gen = self.generation()
+        if gen != self._generation:
+            self._memo = {}
+            self._generation = gen
+
+    def memo(self, key, build):
+        """A value derived from the store, kept until ``begin_read`` sees a new generation.
+        ``build`` None only looks (None when absent)."""
+        if key in self._memo:
+            return self._memo[key]
+        if build is None:
+            return None
+        value = self._memo[key] = build()
+        return value
 
     def one(self, sql, params=()):
         return self.db.execute(sql, params).fetchone()
@@ -4887,11 +4960,6 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             store.db.execute(
                 "UPDATE sessions SET ended_at = ?, summary = ? WHERE id = ?", (now, new_summary, session_id)
             )
-            if new_summary != row["summary"]:
-                for r in store.all("SELECT rid FROM evidence WHERE session_id = ?", (session_id,)):
-                    store.db.execute(
-                        "UPDATE evidence_fts SET summary = ? WHERE rowid = ?", (new_summary, r["rid"])
-                    )
             summary = new_summary
         for p in prepared:
             dup = find_duplicate(store, p["repo"].name, p["claim"], _cited_set(p["anchors"]))
@@ -4924,44 +4992,49 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             ).lastrowid
             _insert_anchors(store, rid, p["anchors"])
             store.db.execute(
-                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, summary) VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    rid,
-                    p["claim"],
-                    _fts_symbols(p["anchors"]),
-                    _fts_paths(p["anchors"]),
-                    p["detail"] or "",
-                    summary or "",
-                ),
+                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
+                (rid, p["claim"], _fts_symbols(p["anchors"]), _fts_paths(p["anchors"]), p["detail"] or ""),
             )
             results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})
     return {"session": session_id, "evidence": results, "warnings": warnings}
 
 
 # ----------------------------------------------------------------------------------------------
-# Search: FTS5 candidates -> topology and freshness rerank -> reasons
+# Search: scope -> candidates -> rerank -> explain
 # ----------------------------------------------------------------------------------------------
+# scope       which repositories a caller sees, and how each is related to the caller's (cached per
+#             store generation: no query, no git, no file system walk per call once warm);
+# candidates  FTS5 rows that match every used term first, then rows matching the rarest terms (a
+#             bound keeps common words from adding their whole posting list), then items whose
+#             session summary matches; each carries the facts the rerank reads;
+# rerank      text strength (bm25) scaled by what the query names (repository, symbol, path) and,
+#             mildly, by topology, freshness, confidence, kind and recency;
+# explain     the one function that turns a result's facts into its reasons.
 
 _TERM_RE = re.compile(r"[^\W_]+", re.UNICODE)
+QUERY_SCAN_CHARS = 20000  # characters of a query read for terms (a pasted log or traceback)
+MAX_QUERY_CANDIDATE_TERMS = 400  # distinct terms considered before the rarest MAX_QUERY_TERMS are kept
 
 
-def query_terms(text):
-    """Lower-cased search terms of ``text`` without stop words; camelCase parts added."""
+def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
+    """Lower-cased search terms of ``text`` without stop words, in order; camelCase parts added.
+
+    Returns every distinct term up to ``limit``; ``search`` keeps the MAX_QUERY_TERMS rarest of
+    them in the store (select_terms), so a long query keeps its most informative words."""
     if not isinstance(text, str):
         return []
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
-    terms = []
-    for raw in _TERM_RE.findall(text[:20000]):
+    terms = {}
+    for raw in _TERM_RE.findall(text[:QUERY_SCAN_CHARS]):
         words = [raw] + (split_identifier(raw) if re.search(r"[a-z][A-Z]", raw) else [])
         for word in words:
             word = word.lower()[:MAX_TERM_CHARS]
             if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
                 continue
-            if word not in terms:
-                terms.append(word)
-        if len(terms) >= MAX_QUERY_TERMS:
+            terms.setdefault(word, None)
+        if len(terms) >= limit:
             break
-    return terms[:MAX_QUERY_TERMS]
+    return list(terms)[:limit]
 
 
 def match_forms(term):
@@ -4978,18 +5051,23 @@ def match_forms(term):
     return [term]
 
 
-def fts_query(terms):
-    """An FTS5 MATCH expression that only ever contains quoted strings: each form of each term is a
-    quoted phrase (embedded quotes doubled), prefix-matched outside the quotes when long enough,
-    all ORed."""
+def _fts_term(term):
+    """One term as FTS5 syntax: each form a quoted string (embedded quotes doubled), prefix-matched
+    outside the quotes when long enough, the forms ORed in parentheses."""
     parts = []
-    for term in terms:
-        for form in match_forms(term):
-            quoted = '"' + form.replace('"', '""') + '"'
-            part = quoted + "*" if len(form) >= 3 else quoted
-            if part not in parts:
-                parts.append(part)
-    return " OR ".join(parts)
+    for form in match_forms(term):
+        quoted = '"' + form.replace('"', '""') + '"'
+        part = quoted + "*" if len(form) >= 3 else quoted
+        if part not in parts:
+            parts.append(part)
+    return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+
+
+def fts_query(terms, all_terms=False):
+    """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
+    _fts_term), ORed, or ANDed when ``all_terms``. The one builder of MATCH text."""
+    parts = list(dict.fromkeys(_fts_term(t) for t in terms))
+    return (" AND " if all_terms else " OR ").join(parts)
 
 
 def _word_hits(terms, text):
@@ -5085,6 +5163,27 @@ def _evidence_rows(store, rids):
     return rows
 
 
+# The fields of one evidence item as search, show, sessions and the overview return it (CLI --json
+# and MCP), with their JSON types; wctx_mcp derives its result schemas from this.
+RESULT_FIELDS = (
+    ("id", "string"),
+    ("kind", "string"),
+    ("claim", "string"),
+    ("detail", ["string", "null"]),
+    ("repo", ["string", "null"]),
+    ("session", ["string", "null"]),
+    ("created_at", ["string", "null"]),
+    ("confidence", ["number", "null"]),
+    ("status", ["string", "null"]),
+    ("superseded_by", ["string", "null"]),
+    ("files", "array"),
+    ("confirmed_at", ["string", "null"]),
+    ("age", "string"),
+)
+# What search adds to each result.
+SEARCH_RESULT_FIELDS = RESULT_FIELDS + (("reasons", "array"), ("freshness", "object"))
+
+
 def _result_dict(row, anchors):
     files = []
     for a in anchors:
@@ -5110,24 +5209,49 @@ def _result_dict(row, anchors):
     }
 
 
-def _match_reasons(terms, row, anchors):
-    reasons = []
-    text_hits = _word_hits(terms, (row["claim"] or "") + "\n" + (row["detail"] or ""))
-    if text_hits:
-        reasons.append("matches the query text (%s)" % ", ".join(text_hits[:8]))
-    for a in anchors:
-        if a["symbol"] and _word_hits(terms, a["symbol"]):
-            reasons.append("matches symbol %s" % a["symbol"])
-    seen_paths = set()
-    for a in anchors:
-        if a["path"] and a["path"] not in seen_paths and _word_hits(terms, a["path"]):
-            seen_paths.add(a["path"])
-            reasons.append("matches file %s" % a["path"])
-    if not reasons:
-        summary_hits = _word_hits(terms, row["session_summary"] or "")
-        if summary_hits:
-            reasons.append("matches the session summary (%s)" % ", ".join(summary_hits[:8]))
-    return reasons
+class SearchScope:
+    """Who is asking and what they see: the origin repository (or None), its Topology, the
+    repository ids in scope (None: every repository) and the names searched, in order."""
+
+    __slots__ = ("origin", "topology", "repo_ids", "searched", "all_scope")
+
+    def __init__(self, origin, topology, repo_ids, searched, all_scope):
+        self.origin = origin
+        self.topology = topology
+        self.repo_ids = repo_ids
+        self.searched = searched
+        self.all_scope = all_scope
+
+
+class Candidate:
+    """One evidence item while search ranks it: the columns the rerank reads, the text strength
+    of its match (bm25, positive, larger is better), the tier that found it and the score."""
+
+    __slots__ = ("rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named")
+
+    def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
+        self.rid = rid
+        self.repo_id = repo_id
+        self.kind = kind
+        self.confidence = confidence
+        self.created_at = created_at
+        self.strength = strength
+        self.tier = tier  # "all" terms, "rare" terms, "summary", "tail" (paging), or a fallback kind
+        self.score = strength
+        self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
+
+
+class ResultFacts:
+    """Everything a result's reasons are made from; ``explain`` is the only reader."""
+
+    __slots__ = (
+        "text_hits", "symbol_hits", "path_hits", "summary_hits", "named", "fallback", "reach", "edited",
+        "confidence", "status", "superseded_by", "freshness",
+    )  # fmt: skip
+
+    def __init__(self, **values):
+        for name in self.__slots__:
+            setattr(self, name, values.get(name))
 
 
 def _freshness_reason(fresh):
@@ -5142,6 +5266,361 @@ def _freshness_reason(fresh):
     return "%s: %s" % (verdict.replace("_", " "), first)
 
 
+def explain(facts):
+    """The reasons of one search result, in a fixed order: why it matched (or why it is shown
+    without a match), what of the query it is about, where it lives relative to the caller, who
+    edited what it cites, its stated confidence, its status and its freshness."""
+    reasons = []
+    if facts.fallback:
+        reasons.append(facts.fallback)
+    else:
+        if facts.text_hits:
+            reasons.append("matches the query text (%s)" % ", ".join(facts.text_hits[:8]))
+        reasons.extend("matches symbol %s" % s for s in facts.symbol_hits or ())
+        reasons.extend("matches file %s" % p for p in facts.path_hits or ())
+        if not reasons and facts.summary_hits:
+            reasons.append("matches the session summary (%s)" % ", ".join(facts.summary_hits[:8]))
+    for what, name in facts.named or ():
+        reasons.append("query names %s %s" % (what, name))
+    reasons.append(facts.reach)
+    if facts.edited:
+        sid, agent, at, path, repo = facts.edited
+        reasons.append("session %s (%s, %s) edited %s in %s" % (sid, agent, (at or "")[:10], path, repo))
+    if facts.confidence is not None:
+        reasons.append("stated confidence %.2g" % facts.confidence)
+    if facts.status != "active":
+        reasons.append(facts.status + (" by " + facts.superseded_by if facts.superseded_by else ""))
+    reasons.append(_freshness_reason(facts.freshness))
+    return reasons
+
+
+# -- scope ---------------------------------------------------------------------------------------
+
+
+def _search_scope(store, repo, cwd, all_scope, workspace):
+    """The scope of one search; the Topology behind it is built once per store generation."""
+    if all_scope:
+        try:
+            origin = resolve_repo(store, repo, cwd=cwd)
+        except NotFoundError:
+            if repo:
+                raise
+            origin = None
+    elif workspace and not repo and _repo_containing(_repos(store), cwd or os.getcwd()) is None:
+        origin = None
+    else:
+        origin = resolve_repo(store, repo, cwd=cwd)
+    ws = None if all_scope or origin else workspace
+    topology = store.memo(
+        ("topology", origin.id if origin else None, ws), lambda: Topology(store, origin, ws)
+    )
+    if all_scope:
+        names = store.memo(("repo-names",), lambda: sorted(r.name for r in _repos(store)))
+        return SearchScope(origin, topology, None, names, True)
+    ids = topology.repo_ids()
+    every = store.memo(("repo-ids",), lambda: frozenset(r.id for r in _repos(store)))
+    # A scope that holds every registered repository needs no filter in SQL.
+    return SearchScope(origin, topology, None if every <= set(ids) else ids, topology.searched_names(), False)
+
+
+# -- candidates ----------------------------------------------------------------------------------
+
+
+def _doc_freqs(store, terms):
+    """{term: number of items whose text holds a word the term matches}, from the FTS5 vocabulary
+    (an upper estimate for a prefix: a row holding two matching words counts twice), cached per
+    store generation."""
+    out = {}
+    missing = []
+    for t in terms:
+        hit = store.memo(("df", t), None)
+        if hit is None:
+            missing.append(t)
+        else:
+            out[t] = hit
+    if missing:
+        store.db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_vocab USING fts5vocab(main, evidence_fts, row)"
+        )
+        total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+        for t in missing:
+            df = 0
+            for form in match_forms(t):
+                if len(form) >= 3:
+                    row = store.one(
+                        "SELECT coalesce(sum(doc), 0) FROM temp.evidence_vocab WHERE term >= ? AND term < ?",
+                        (form, form + "\U0010ffff"),
+                    )
+                else:
+                    row = store.one(
+                        "SELECT coalesce(sum(doc), 0) FROM temp.evidence_vocab WHERE term = ?", (form,)
+                    )
+                df += row[0]
+            out[t] = store.memo(("df", t), lambda df=df: min(df, total))
+    return out
+
+
+def select_terms(store, terms, limit=MAX_QUERY_TERMS):
+    """The ``limit`` most informative terms (rarest in the store, the earlier on a tie), in
+    query order. A pasted traceback keeps its decisive frame, not its first words."""
+    if len(terms) <= limit:
+        return list(terms)
+    df = _doc_freqs(store, terms)
+    # A term no item holds finds nothing; among the rest the rarest. A stable sort: earlier on a tie.
+    keep = set(sorted(terms, key=lambda t: (df[t] == 0, df[t]))[:limit])
+    return [t for t in terms if t in keep]
+
+
+_BM25 = "bm25(evidence_fts, %s, %s, %s, %s)" % (
+    BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL,
+)  # fmt: skip
+_RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, e.created_at"
+
+
+def _scope_clause(scope, kinds, include_inactive):
+    """(SQL conditions on evidence ``e``, parameters) for the scope and filters of a search."""
+    where, params = [], []
+    if not include_inactive:
+        where.append("e.status = 'active'")
+    if kinds:
+        where.append("e.kind IN (%s)" % ",".join("?" * len(kinds)))
+        params.extend(kinds)
+    if scope.repo_ids is not None:
+        where.append("e.repo_id IN (%s)" % ",".join("?" * len(scope.repo_ids)))
+        params.extend(scope.repo_ids)
+    return where, params
+
+
+def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
+    """The ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first.
+
+    FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are joined
+    to their evidence rows and filtered; when that leaves fewer than ``limit`` although the window
+    was full (a narrow scope), every match is joined: the result is always the joined query's."""
+    clause = "".join(" AND " + w for w in where)
+    if exclude:
+        clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
+    args = list(params) + list(exclude)
+    window = limit * CANDIDATE_WINDOW + len(exclude)
+    rows = store.all(
+        "SELECT %s, c.score FROM (SELECT rowid AS rid, %s AS score FROM evidence_fts "
+        "WHERE evidence_fts MATCH ? ORDER BY score LIMIT ?) c "
+        "JOIN evidence e NOT INDEXED ON e.rid = c.rid WHERE 1%s ORDER BY c.score LIMIT ?"
+        % (_RANK_COLUMNS, _BM25, clause),  # NOT INDEXED: look rows up by rid, not scan by repo
+        [match, window] + args + [limit],
+    )
+    if len(rows) < limit:
+        matched = store.one(
+            "SELECT count(*) FROM (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? LIMIT ?)",
+            (match, window),
+        )[0]
+        if matched >= window:
+            rows = store.all(
+                "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
+                "WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?" % (_RANK_COLUMNS, _BM25, clause),
+                [match] + args + [limit],
+            )
+    return [Candidate(r[0], r[1], r[2], r[3], r[4], -r[5], tier) for r in rows]
+
+
+def _summary_matches(store, terms, where, params, limit, exclude):
+    """Items whose session summary matches (a summary is indexed once per session), as weak
+    Candidates: a summary is context for the items, not their content."""
+    sessions = store.all(
+        "SELECT session, bm25(session_fts) AS score FROM session_fts WHERE session_fts MATCH ? ORDER BY score LIMIT ?",
+        (fts_query(terms), limit),
+    )
+    if not sessions:
+        return []
+    strength = {}
+    for r in sessions:
+        strength.setdefault(r[0], -r[1] * BM25_WEIGHT_SUMMARY / BM25_WEIGHT_CLAIM)
+    clause = "".join(" AND " + w for w in where)
+    if exclude:
+        clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
+    rows = store.all(
+        "SELECT %s, e.session_id FROM evidence e WHERE e.session_id IN (%s)%s ORDER BY e.rid DESC LIMIT ?"
+        % (_RANK_COLUMNS, ",".join("?" * len(strength)), clause),
+        list(strength) + list(params) + list(exclude) + [limit],
+    )
+    return [Candidate(r[0], r[1], r[2], r[3], r[4], strength[r[5]], "summary") for r in rows]
+
+
+def _text_candidates(store, terms, where, params, pool, rank):
+    """Candidates for query ``terms``, best text match first, at most ``pool`` of them.
+
+    ``--rank fts`` is plain FTS5: every term ORed, bm25 order. The default asks for rows holding
+    every term first; only when those are fewer than ``pool`` does it add rows matching the rarest
+    terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS (at least the
+    rarest term), then items whose session summary matches. So the work does not grow with the
+    number of rows that hold a common word of the query."""
+    if rank == "fts":
+        return _ranked_matches(store, fts_query(terms), where, params, pool, "any")
+    found = (
+        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all")
+        if len(terms) > 1
+        else []
+    )
+    if len(found) < pool:
+        df = _doc_freqs(store, terms)
+        rare, postings = [], 0
+        for t in sorted(terms, key=lambda t: df[t]):  # a stable sort: query order on a tie
+            if df[t] == 0:
+                continue
+            if rare and postings + df[t] > CANDIDATE_FILL_POSTINGS:
+                break
+            rare.append(t)
+            postings += df[t]
+        if rare:
+            seen = [c.rid for c in found]
+            found += _ranked_matches(store, fts_query(rare), where, params, pool - len(found), "rare", seen)
+    if len(found) < pool:
+        seen = [c.rid for c in found]
+        found += _summary_matches(store, terms, where, params, pool - len(found), seen)
+    return found
+
+
+def _fallback_candidates(store, scope, where, params, limit):
+    """No usable query terms: evidence on files the caller is editing, then open questions of the
+    caller's repo, then recent items nearest first. Scores keep that order; the tier carries the
+    fallback reason."""
+    out = {}
+    origin = scope.origin
+    clause = "".join(" AND " + w for w in where)
+    if origin is not None and os.path.isdir(origin.path):
+        try:
+            modified = GitRepo(origin.path).modified_paths()
+        except WctxError:
+            modified = []
+        modified = [p for p in modified if is_utf8(p)]  # no cited path is anything else
+        for i in range(0, len(modified), 500):
+            chunk = modified[i : i + 500]
+            for row in store.all(
+                "SELECT DISTINCT %s, a.path FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid "
+                "WHERE a.repo_id = ? AND a.path IN (%s)%s ORDER BY e.created_at DESC LIMIT 200"
+                % (_RANK_COLUMNS, ",".join("?" * len(chunk)), clause),
+                [origin.id] + chunk + params,
+            ):
+                if row[0] not in out:
+                    reason = "cites %s, which has uncommitted changes in your working tree" % row[5]
+                    out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 3.0, reason)
+        for row in store.all(
+            "SELECT %s FROM evidence e WHERE e.repo_id = ? AND e.kind = 'question'%s "
+            "ORDER BY e.created_at DESC LIMIT ?" % (_RANK_COLUMNS, clause),
+            [origin.id] + params + [limit],
+        ):
+            if row[0] not in out:
+                reason = "open question recorded in this repository"
+                out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 2.0, reason)
+    for row in store.all(
+        "SELECT %s FROM evidence e%s ORDER BY e.created_at DESC, e.rid DESC LIMIT ?"
+        % (_RANK_COLUMNS, (" WHERE " + " AND ".join(where)) if where else ""),
+        params + [max(limit * 5, 50)],
+    ):
+        if row[0] not in out:
+            distance = scope.topology.reach.get(row[1], (4,))[0]
+            reason = "recent in %s" % ("this repository" if distance == 0 else "a related repository")
+            out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 1.0 - 0.1 * distance, reason)
+    return list(out.values())
+
+
+def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
+    """The pages after the ranked head: items matching any term, newest first, below ``before_rid``
+    (None: from the newest), ``exclude`` (the head) left out. FTS5 walks its rowids in order, so a
+    page costs the same however deep it is."""
+    clause = "".join(" AND " + w for w in where)
+    if exclude:
+        clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
+    if before_rid is not None:
+        clause = " AND f.rowid < ?" + clause
+        params = [before_rid] + list(params)
+    rows = store.all(
+        "SELECT %s FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s "
+        "ORDER BY f.rowid DESC LIMIT ?" % (_RANK_COLUMNS, clause),
+        [fts_query(terms)] + list(params) + list(exclude) + [limit],
+    )
+    return [Candidate(r[0], r[1], r[2], r[3], r[4], 0.0, "tail") for r in rows]
+
+
+def _count_matches(store, terms, where, params):
+    """(number of items in scope whose text matches any term, exact?). Exact up to
+    MATCH_COUNT_EXACT matches; beyond that the FTS5 count alone, before the scope filter."""
+    match = fts_query(terms)
+    raw = store.one(
+        "SELECT count(*) FROM (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? LIMIT ?)",
+        (match, MATCH_COUNT_EXACT + 1),
+    )[0]
+    if raw > MATCH_COUNT_EXACT:
+        return store.one("SELECT count(*) FROM evidence_fts WHERE evidence_fts MATCH ?", (match,))[
+            0
+        ], not where
+    if not where:
+        return raw, True
+    clause = " AND ".join(where)
+    n = store.one(
+        "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE evidence_fts MATCH ? AND %s"
+        % clause,
+        [match] + list(params),
+    )[0]
+    return n, True
+
+
+# -- rerank --------------------------------------------------------------------------------------
+
+
+def _query_names(store, raw_query, terms, cands, anchors):
+    """Mark each candidate with what of it the query names: its repository (the name as a word of
+    the query), a symbol it cites (every part of the symbol among the query's terms), a file it
+    cites (its path or file name in the query)."""
+    text = raw_query.lower() if isinstance(raw_query, str) else ""
+    term_set = set(terms)
+    names = store.memo(("repo-by-id",), lambda: {r.id: r.name for r in _repos(store)})
+    named_repos = {
+        rid
+        for rid, name in names.items()
+        if re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(name.lower()), text)
+    }
+    for c in cands:
+        named = []
+        if c.repo_id in named_repos:
+            named.append(("repository", names[c.repo_id]))
+        for a in anchors.get(c.rid, ()):
+            sym = a["symbol"]
+            if sym:
+                parts = [p.lower() for p in re.split(r"[^\w]+|_", sym) if p]
+                parts = [q.lower() for p in parts for q in (split_identifier(p) or [p])]
+                if parts and all(p in term_set or p in STOP_WORDS or len(p) < 2 for p in parts):
+                    named.append(("symbol", sym))
+            path = a["path"]
+            if path:
+                base = path.rsplit("/", 1)[-1].lower()
+                if path.lower() in text or ("." in base and len(base) > 3 and base in text):
+                    named.append(("file", path))
+        c.named = tuple(dict.fromkeys(named))
+
+
+def _rerank(cands, scope, now):
+    """Score = text strength x what the query names x (mildly) topology, confidence, kind and
+    recency. Every factor but the named ones is within a few tens of percent, so a clearly
+    stronger text match wins whatever repository it lives in; they order near-equals."""
+    reach = scope.topology.reach
+    for c in cands:
+        score = RANK_WEIGHT_TEXT * c.strength
+        for what, _ in c.named:
+            score *= 1.0 + RANK_NAMED_BONUS[what]
+        distance = reach.get(c.repo_id, (None,))[0]
+        score *= 1.0 + RANK_TOPOLOGY_BONUS.get(distance, 0.0)
+        if c.confidence is not None:
+            score *= 1.0 + RANK_CONFIDENCE_WEIGHT * (c.confidence - 0.5)
+        score *= 1.0 + RANK_KIND_BONUS.get(c.kind, 0.0) + _recency_bonus(c.created_at, now)
+        c.score = score
+
+
+# -- the search service --------------------------------------------------------------------------
+
+SEARCH_PAGE_RE = re.compile(r"^(?:o([0-9]{1,6})|r([0-9]{1,12}))$")
+
+
 def search(
     store,
     query,
@@ -5153,12 +5632,15 @@ def search(
     rank="topology",
     include_inactive=False,
     workspace=None,
+    page=None,
 ):
     """Search evidence from the caller's repository outward (see the README for the shape).
 
     ``workspace`` scopes a caller that stands in no registered repository (an MCP server started
     for a workspace, a shell outside every checkout) to that workspace's repositories; a caller
-    inside a repository keeps its own scope."""
+    inside a repository keeps its own scope. ``page`` is a ``next_page`` token from an earlier
+    call with the same arguments: the ranked results continue, then every other match, newest
+    first, so paging reaches the last match at a constant cost per page."""
     started = time.perf_counter()
     if rank not in ("topology", "fts"):
         raise UsageError("unknown rank %r (topology or fts)" % rank)
@@ -5172,130 +5654,155 @@ def search(
     for k in kinds:
         if k not in EVIDENCE_KINDS:
             raise UsageError("unknown kind %r (one of: %s)" % (k, ", ".join(EVIDENCE_KINDS)))
-    if all_scope:
-        try:
-            origin = resolve_repo(store, repo, cwd=cwd)
-        except NotFoundError:
-            if repo:
-                raise
-            origin = None
-    elif workspace and not repo and _repo_containing(_repos(store), cwd or os.getcwd()) is None:
-        origin = None
-    else:
-        origin = resolve_repo(store, repo, cwd=cwd)
-    topology = Topology(store, origin, workspace=None if all_scope or origin else workspace)
-    terms = query_terms(query)
+    offset, before = 0, None
+    if page is not None:
+        m = SEARCH_PAGE_RE.match(page) if isinstance(page, str) else None
+        if m is None:
+            raise UsageError("page %r is not one search issued; omit it to start from the top" % (page,))
+        offset, before = (int(m.group(1)), None) if m.group(1) is not None else (None, int(m.group(2)))
 
-    where = []
-    params = []
-    if not include_inactive:
-        where.append("e.status = 'active'")
-    if kinds:
-        where.append("e.kind IN (%s)" % ",".join("?" * len(kinds)))
-        params.extend(kinds)
-    if not all_scope:
-        scope = topology.repo_ids()
-        where.append("e.repo_id IN (%s)" % ",".join("?" * len(scope)))
-        params.extend(scope)
+    store.begin_read()
+    scope = _search_scope(store, repo, cwd, all_scope, workspace)
+    all_terms = query_terms(query)
+    terms = select_terms(store, all_terms)
+    where, params = _scope_clause(scope, kinds, include_inactive)
 
-    candidate_limit = max(CANDIDATE_FLOOR, limit * 10)
-    mode = "text" if terms else "fallback"
-    extra_reasons = {}
-    if terms:
-        hits = _text_candidates(store, fts_query(terms), where, params, candidate_limit)
-        text_score = {h["rid"]: -h["score"] for h in hits}
-    if not terms or not hits:
-        # No searchable words, or nothing matched them: still help ("any open questions?").
-        mode = "fallback"
-        hits = []
-        text_score, extra_reasons = _fallback_candidates(store, origin, topology, where, params, limit)
-    candidates = list(text_score)
-    # The rerank needs only the columns selected with the candidates; full rows and anchors are
-    # loaded below for the results alone (not for every candidate).
-    facts = {h["rid"]: h for h in hits}
-    best = max(text_score.values()) if text_score else 1.0
-    best = best if best > 0 else 1.0
-    now = time.time()
+    # candidates
+    head_size = max(CANDIDATE_FLOOR, limit)
+    mode = "text"
+    cands = _text_candidates(store, terms, where, params, head_size, rank) if terms else []
+    if not cands:
+        mode = "fallback"  # no searchable words, or nothing matched them: still help
+        cands = _fallback_candidates(store, scope, where, params, limit)
 
-    def base_score(rid):
-        if rank == "fts" or mode == "fallback":
-            return text_score[rid]
-        row = facts[rid]
-        score = RANK_WEIGHT_TEXT * (text_score[rid] / best)
-        distance = topology.reach.get(row["repo_id"], (None,))[0]
-        score += RANK_TOPOLOGY_BONUS.get(distance, 0.0)
-        if row["confidence"] is not None:
-            score += RANK_CONFIDENCE_WEIGHT * (row["confidence"] - 0.5)
-        score += RANK_KIND_BONUS.get(row["kind"], 0.0)
-        score += _recency_bonus(row["created_at"], now)
-        return score
-
-    scores = {rid: base_score(rid) for rid in candidates}
+    # rerank
+    anchors = _load_anchors(store, [c.rid for c in cands]) if mode == "text" and rank != "fts" else {}
+    if mode == "text" and rank != "fts":
+        _query_names(store, query, terms, cands, anchors)
+        _rerank(cands, scope, time.time())
     fresh = {}
 
-    def final(rid):
-        if rank == "fts" or rid not in fresh:
-            return scores[rid]
-        return scores[rid] + RANK_FRESHNESS_PENALTY.get(fresh[rid]["verdict"], 0.0)
+    def final(c):
+        if rank == "fts" or c.rid not in fresh:
+            return c.score
+        return c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
 
     # Freshness only lowers a score, so fetching it for the current top until the top is stable
     # gives the same order as fetching it for every candidate.
-    anchors = {}  # loaded once per item, for freshness and for the results
+    want = min((offset or 0) + limit, head_size)
     while True:
-        top = sorted(candidates, key=lambda r: (-final(r), -r))[:limit]
-        missing = [rid for rid in top if rid not in fresh]
+        ordered = sorted(cands, key=lambda c: (-final(c), -c.rid))
+        top = ordered[:want]
+        missing = [c.rid for c in top if c.rid not in fresh]
         if not missing:
             break
-        anchors.update(_load_anchors(store, missing))
+        more = [r for r in missing if r not in anchors]
+        if more:
+            anchors.update(_load_anchors(store, more))
         fresh.update(freshness_of(store, missing, anchors=anchors))
         if rank == "fts":
             break
 
-    rows = _evidence_rows(store, top)
-    unloaded = [rid for rid in top if rid not in anchors]
-    if unloaded:
-        anchors.update(_load_anchors(store, unloaded))
-    edited_by = _session_edits(store, {rid: anchors[rid] for rid in top})
-    results = []
-    for rid in top:
-        row = rows[rid]
-        item = _result_dict(row, anchors[rid])
-        reasons = list(extra_reasons.get(rid, [])) or _match_reasons(terms, row, anchors[rid])
-        if row["repo_id"] not in topology.reach:
-            reasons.append(
-                "outside the caller's workspaces (--all)" if origin else "searched all repositories (--all)"
-            )
+    if before is None:
+        page_cands = top[offset:]
+        after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
+        if want < len(ordered):
+            next_page = "o%d" % want
+        elif mode == "text" and _tail_candidates(
+            store, terms, where, params, None, [c.rid for c in cands], 1
+        ):
+            next_page = "r0"  # the ranked head is done; every other match follows, newest first
         else:
-            reasons.append(topology.reach[row["repo_id"]][1])
-        if rid in edited_by:
-            reasons.append(edited_by[rid])
-        if row["confidence"] is not None:
-            reasons.append("stated confidence %.2g" % row["confidence"])
-        if row["status"] != "active":
-            reasons.append(row["status"] + (" by " + row["superseded_by"] if row["superseded_by"] else ""))
-        f = fresh.get(rid) or {"verdict": "unknown", "reasons": ["not checked"]}
-        reasons.append(_freshness_reason(f))
-        item["reasons"] = reasons
+            next_page = None
+    else:
+        exclude = [c.rid for c in cands]
+        page_cands = _tail_candidates(store, terms, where, params, before or None, exclude, limit + 1)
+        next_page = "r%d" % page_cands[limit - 1].rid if len(page_cands) > limit else None
+        page_cands = page_cands[:limit]
+        after = ["r%d" % c.rid for c in page_cands]
+        more = [c.rid for c in page_cands if c.rid not in anchors]
+        if more:
+            anchors.update(_load_anchors(store, more))
+        fresh.update(freshness_of(store, [c.rid for c in page_cands if c.rid not in fresh], anchors=anchors))
+
+    # explain
+    rids = [c.rid for c in page_cands]
+    rows = _evidence_rows(store, rids)
+    edited_by = _session_edits(store, {rid: anchors.get(rid, []) for rid in rids})
+    results = []
+    for c in page_cands:
+        row = rows[c.rid]
+        item = _result_dict(row, anchors[c.rid])
+        f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
+        facts = _result_facts(terms, row, anchors[c.rid], c, scope, edited_by.get(c.rid), f, mode)
+        item["reasons"] = explain(facts)
         item["freshness"] = {"verdict": f["verdict"], "reasons": f["reasons"]}
         results.append(item)
+    if mode == "text":
+        matches, exact = _count_matches(store, terms, where, params)
+        matches = max(matches, len(cands))
+    else:
+        matches, exact = len(cands), True
     return {
         "results": results,
         "fallback_reason": None
         if mode == "text"
         else ("no evidence matches the query words" if terms else "no searchable words in the query"),
-        "candidates": len(candidates),
-        "searched": topology.searched_names() if not all_scope else sorted(r.name for r in _repos(store)),
-        "origin": origin.name if origin else None,
+        "candidates": matches,
+        "candidates_exact": exact,
+        "ranked": len(cands),
+        "next_page": next_page,
+        "after": after,
+        "searched": scope.searched,
+        "origin": scope.origin.name if scope.origin else None,
         "ms": round((time.perf_counter() - started) * 1000.0, 2),
         "query_terms": terms,
+        "query_terms_total": len(all_terms),
         "mode": mode,
         "rank": rank,
     }
 
 
+def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode):
+    """The facts ``explain`` needs for one result."""
+    text_hits = symbol_hits = path_hits = summary_hits = ()
+    fallback = None
+    if mode == "fallback":
+        fallback = cand.tier
+    else:
+        text_hits = _word_hits(terms, (row["claim"] or "") + "\n" + (row["detail"] or ""))
+        symbol_hits = [a["symbol"] for a in anchors if a["symbol"] and _word_hits(terms, a["symbol"])]
+        path_hits = list(
+            dict.fromkeys(a["path"] for a in anchors if a["path"] and _word_hits(terms, a["path"]))
+        )
+        if not (text_hits or symbol_hits or path_hits):
+            summary_hits = _word_hits(terms, row["session_summary"] or "")
+    reach = scope.topology.reach.get(row["repo_id"])
+    if reach is None:
+        where = (
+            "outside the caller's workspaces (--all)" if scope.origin else "searched all repositories (--all)"
+        )
+    else:
+        where = reach[1]
+    return ResultFacts(
+        text_hits=text_hits,
+        symbol_hits=symbol_hits,
+        path_hits=path_hits,
+        summary_hits=summary_hits,
+        named=cand.named,
+        fallback=fallback,
+        reach=where,
+        edited=edited,
+        confidence=row["confidence"],
+        status=row["status"],
+        superseded_by=row["superseded_by"],
+        freshness=fresh,
+    )
+
+
 def _session_edits(store, anchors_by_rid):
-    """{rid: "session ses-… (claude-code, 2026-11-30) edited src/x.ts in upload-sdk"} for results
-    whose cited files an imported session edited: the most recent such session. One query."""
+    """{rid: (session id, agent, when, path, repo name)} for results whose cited files an imported
+    session edited: the most recent such session. One query."""
     pairs = {
         (a["repo_id"], a["path"])
         for anchors in anchors_by_rid.values()
@@ -5324,102 +5831,8 @@ def _session_edits(store, anchors_by_rid):
         ]
         if hits:
             h = max(hits, key=lambda r: r["at"] or "")
-            out[rid] = "session %s (%s, %s) edited %s in %s" % (
-                h["id"],
-                h["agent"],
-                (h["at"] or "")[:10],
-                h["path"],
-                h["repo_name"],
-            )
+            out[rid] = (h["id"], h["agent"], h["at"], h["path"], h["repo_name"])
     return out
-
-
-_RANK_COLUMNS = "e.rid AS rid, e.repo_id AS repo_id, e.kind AS kind, e.confidence AS confidence, e.created_at AS created_at"
-
-
-def _text_candidates(store, match, where, params, limit):
-    """The ``limit`` best bm25 matches of ``match`` that pass the scope filter ``where``, best
-    first, as rows of rid, repo_id, kind, confidence, created_at and score.
-
-    With a common word most of a large store matches, and joining every match to its evidence row
-    before ranking doubled the cost of the query at 100,000 items. So FTS5 first ranks its best
-    CANDIDATE_WINDOW x ``limit`` matches on its own and only those are joined and filtered. When
-    that leaves fewer than ``limit`` rows although the window was full (a narrow scope), the
-    query runs again with every match joined: the result is always the joined query's."""
-    bm25 = "bm25(evidence_fts, %s, %s, %s, %s, %s)" % (
-        BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL, BM25_WEIGHT_SUMMARY,
-    )  # fmt: skip
-    clause = (" AND " + " AND ".join(where)) if where else ""
-    window = limit * CANDIDATE_WINDOW
-    rows = store.all(
-        "SELECT %s, c.score AS score FROM (SELECT rowid AS rid, %s AS score FROM evidence_fts "
-        "WHERE evidence_fts MATCH ? ORDER BY score LIMIT ?) c "
-        "JOIN evidence e NOT INDEXED ON e.rid = c.rid WHERE 1%s ORDER BY c.score LIMIT ?"
-        % (_RANK_COLUMNS, bm25, clause),  # NOT INDEXED: look rows up by rid, not scan by repo
-        [match, window] + list(params) + [limit],
-    )
-    if len(rows) < limit:
-        matched = store.one(
-            "SELECT count(*) FROM (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? LIMIT ?)",
-            (match, window),
-        )[0]
-        if matched >= window:
-            rows = store.all(
-                "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
-                "WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?" % (_RANK_COLUMNS, bm25, clause),
-                [match] + list(params) + [limit],
-            )
-    return rows
-
-
-def _fallback_candidates(store, origin, topology, where, params, limit):
-    """No usable query terms: evidence on files the caller is editing, then open questions of the
-    caller's repo, then recent items nearest first. Scores keep that order."""
-    scores = {}
-    reasons = {}
-    clause = (" AND " + " AND ".join(where)) if where else ""
-    if origin is not None and os.path.isdir(origin.path):
-        try:
-            modified = GitRepo(origin.path).modified_paths()
-        except WctxError:
-            modified = []
-        modified = [p for p in modified if is_utf8(p)]  # no cited path is anything else
-        if modified:
-            for i in range(0, len(modified), 500):
-                chunk = modified[i : i + 500]
-                for row in store.all(
-                    "SELECT DISTINCT e.rid, a.path FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid "
-                    "WHERE a.repo_id = ? AND a.path IN (%s)%s ORDER BY e.created_at DESC LIMIT 200"
-                    % (",".join("?" * len(chunk)), clause),
-                    [origin.id] + chunk + params,
-                ):
-                    if row["rid"] not in scores:
-                        scores[row["rid"]] = 3.0
-                        reasons[row["rid"]] = [
-                            "cites %s, which has uncommitted changes in your working tree" % row["path"]
-                        ]
-        questions = store.all(
-            "SELECT e.rid FROM evidence e WHERE e.repo_id = ? AND e.kind = 'question'%s "
-            "ORDER BY e.created_at DESC LIMIT ?" % clause,
-            [origin.id] + params + [limit],
-        )
-        for row in questions:
-            if row["rid"] not in scores:
-                scores[row["rid"]] = 2.0
-                reasons[row["rid"]] = ["open question recorded in this repository"]
-    recent = store.all(
-        "SELECT e.rid, e.repo_id FROM evidence e%s ORDER BY e.created_at DESC, e.rid DESC LIMIT ?"
-        % ((" WHERE " + " AND ".join(where)) if where else ""),
-        params + [max(limit * 5, 50)],
-    )
-    for row in recent:
-        if row["rid"] not in scores:
-            distance = topology.reach.get(row["repo_id"], (4,))[0]
-            scores[row["rid"]] = 1.0 - 0.1 * distance
-            reasons[row["rid"]] = [
-                "recent in %s" % ("this repository" if distance == 0 else "a related repository")
-            ]
-    return scores, reasons
 
 
 # ----------------------------------------------------------------------------------------------
@@ -6492,11 +6905,10 @@ def _import_records(store, records):
             ).lastrowid
             _insert_record_anchors(store, rid, anchors)
             _import_history(store, rid, rec)
-            summary = store.one("SELECT summary FROM sessions WHERE id = ?", (sid,))["summary"]
             fts_anchors = [{"path": a["path"], "symbol": a["symbol"]} for a in anchors]
             store.db.execute(
-                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, summary) VALUES (?, ?, ?, ?, ?, ?)",
-                (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or "", summary or ""),
+                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
+                (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or ""),
             )
             counts["evidence"] += 1
     return counts
@@ -10267,10 +10679,11 @@ class ReportServer:
 
 def format_search(res):
     lines = [
-        "%d result%s from %d candidate%s in %.1f ms; searched: %s%s"
+        "%d result%s from %s%d candidate%s in %.1f ms; searched: %s%s"
         % (
             len(res["results"]),
             "" if len(res["results"]) == 1 else "s",
+            "" if res.get("candidates_exact", True) else "about ",
             res["candidates"],
             "" if res["candidates"] == 1 else "s",
             res["ms"],
@@ -10278,6 +10691,11 @@ def format_search(res):
             " (from %s)" % res["origin"] if res.get("origin") else "",
         )
     ]
+    used, total = len(res.get("query_terms") or ()), res.get("query_terms_total", 0)
+    if total > used:
+        lines.append(
+            "Used the %d rarest of the query's %d words: %s" % (used, total, ", ".join(res["query_terms"]))
+        )
     if res["mode"] == "fallback":
         lines.append(
             "%s: showing evidence on files you are editing, open questions and recent items instead."
