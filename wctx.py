@@ -10612,8 +10612,6 @@ REPORT_COMPACT_CLAIM_CHARS = 160
 REPORT_NODE_W, REPORT_NODE_H = 196, 64
 REPORT_GAP_X, REPORT_GAP_Y = 36, 84
 REPORT_ROW_MAX = 6  # nodes per row of the graph before a layer wraps
-
-
 REPORT_REPO_FIELDS = ("name", "path", "exists", "workspaces", "checkouts")
 
 
@@ -10651,7 +10649,7 @@ class Report:
     def __init__(self, title, workspace, repos, relations, items, counts, hidden_status):
         self.title = title
         self.workspace = workspace
-        self.repos = repos  # [{"name", "path", "exists", "workspaces"}], by name
+        self.repos = repos  # [{REPORT_REPO_FIELDS}], by name
         self.relations = relations  # [{"from", "kind", "to", "note", "label"}]
         self.items = items  # [ReportItem]
         self.counts = counts  # {repo: {"items": n, "stale": n, "possibly_stale": n, "unknown": n}}
@@ -10674,7 +10672,8 @@ def workspace_report(store, workspace=None):
         for rel in list_relations(store)
         if rel["from"] in names and rel["to"] in names
     ]
-    ids = [r.id for r in _repos(store) if r.name in names]
+    name_of = {r.id: r.name for r in _repos(store) if r.name in names}
+    ids = sorted(name_of)
     rows, hidden = [], {"superseded": 0, "retracted": 0}
     if ids:
         marks = ",".join("?" * len(ids))
@@ -10703,7 +10702,7 @@ def workspace_report(store, workspace=None):
         item = ReportItem(
             id=row["id"],
             kind=row["kind"],
-            repo=row["repo_name"],
+            repo=name_of[row["repo_id"]],  # the repository's name now, whatever it was called then
             claim=row["claim"],
             detail=row["detail"],
             confidence=row["confidence"],
