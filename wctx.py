@@ -11028,12 +11028,12 @@ def _sort_items(items):
     return items
 
 
-def _fit_items(groups):
+def _fit_items(groups, full_html):
     """How to render each group's items within the size budget: {group: (n full, n compact)}.
 
     Every group keeps its first k items in full, where k is the largest that fits
     REPORT_FULL_BYTES; past the hard cap, items are left out from each group's tail."""
-    full = {g: [len(_item_html(i).encode("utf-8")) for i in items] for g, items in groups.items()}
+    full = {g: [len(full_html[i.id].encode("utf-8")) for i in items] for g, items in groups.items()}
     total_full = sum(sum(v) for v in full.values())
     if total_full <= REPORT_FULL_BYTES:
         return {g: (len(items), 0) for g, items in groups.items()}
@@ -11068,9 +11068,9 @@ def _fit_items(groups):
     return {g: (0, min(lo, len(items))) for g, items in groups.items()}
 
 
-def _items_html(items, plan, omit_hint, with_repo=False):
+def _items_html(items, plan, full_html, omit_hint, with_repo=False):
     n_full, n_compact = plan
-    out = [_item_html(i) for i in items[:n_full]]
+    out = [full_html[i.id] for i in items[:n_full]]
     if n_compact:
         out.append(
             '<p class="more">%s shown in one line each to keep this page small; the full text: '
@@ -11271,7 +11271,8 @@ def render_report_html(report, generated_at=None):
             groups.setdefault((i.repo, i.kind), []).append(i)
     if questions:
         groups[("", "question")] = questions
-    plan = _fit_items(groups)
+    full_html = {i.id: _item_html(i) for i in items}
+    plan = _fit_items(groups, full_html)
     total = len(items)
     verdicts = {v: sum(1 for i in items if i.verdict == v) for v in VERDICTS}
     summary = "%d repositor%s · %d relation%s · %d item%s: %s" % (
@@ -11342,7 +11343,9 @@ def render_report_html(report, generated_at=None):
     if questions:
         out.append(
             '<div class="group" data-kind="question">%s</div>'
-            % _items_html(questions, plan[("", "question")], "wctx search --kind question", with_repo=True)
+            % _items_html(
+                questions, plan[("", "question")], full_html, "wctx search --kind question", with_repo=True
+            )
         )
     else:
         out.append('<p class="empty">None recorded.</p>')
@@ -11378,7 +11381,9 @@ def render_report_html(report, generated_at=None):
                     _esc(kind),
                     _esc(REPORT_KIND_TITLES[kind]),
                     len(group),
-                    _items_html(group, plan[(name, kind)], "wctx search --repo %s --kind %s" % (name, kind)),
+                    _items_html(
+                        group, plan[(name, kind)], full_html, "wctx search --repo %s --kind %s" % (name, kind)
+                    ),
                 )
             )
         if not any_items:
