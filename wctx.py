@@ -10752,6 +10752,7 @@ REPORT_COMPACT_CLAIM_CHARS = 160
 REPORT_NODE_W, REPORT_NODE_H = 196, 64
 REPORT_GAP_X, REPORT_GAP_Y = 36, 84
 REPORT_ROW_MAX = 6  # nodes per row of the graph before a layer wraps
+REPORT_REPO_FIELDS = ("name", "path", "exists", "workspaces", "checkouts")
 
 
 class ReportItem:
@@ -10768,6 +10769,7 @@ class ReportItem:
         "session",
         "session_agent",
         "session_summary",
+        "confirmed_at",
         "verdict",
         "reasons",
         "commits",
@@ -10787,7 +10789,7 @@ class Report:
     def __init__(self, title, workspace, repos, relations, items, counts, hidden_status):
         self.title = title
         self.workspace = workspace
-        self.repos = repos  # [{"name", "path", "exists", "workspaces"}], by name
+        self.repos = repos  # [{REPORT_REPO_FIELDS}], by name
         self.relations = relations  # [{"from", "kind", "to", "note", "label"}]
         self.items = items  # [ReportItem]
         self.counts = counts  # {repo: {"items": n, "stale": n, "possibly_stale": n, "unknown": n}}
@@ -10799,10 +10801,10 @@ def workspace_report(store, workspace=None):
     the relations among them and every active item about them, each with its verify() verdict."""
     if workspace is not None:
         shown = show_workspace(store, workspace)
-        repos = [{k: r[k] for k in ("name", "path", "exists", "workspaces")} for r in shown["repos"]]
+        repos = [{k: r.get(k) for k in REPORT_REPO_FIELDS} for r in shown["repos"]]
         title = "workspace %s" % workspace
     else:
-        repos = [{k: r[k] for k in ("name", "path", "exists", "workspaces")} for r in list_repos(store)]
+        repos = [{k: r.get(k) for k in REPORT_REPO_FIELDS} for r in list_repos(store)]
         title = "all repositories"
     names = {r["name"] for r in repos}
     relations = [
@@ -10810,7 +10812,8 @@ def workspace_report(store, workspace=None):
         for rel in list_relations(store)
         if rel["from"] in names and rel["to"] in names
     ]
-    ids = [r.id for r in _repos(store) if r.name in names]
+    name_of = {r.id: r.name for r in _repos(store) if r.name in names}
+    ids = sorted(name_of)
     rows, hidden = [], {"superseded": 0, "retracted": 0}
     if ids:
         marks = ",".join("?" * len(ids))
@@ -10839,7 +10842,7 @@ def workspace_report(store, workspace=None):
         item = ReportItem(
             id=row["id"],
             kind=row["kind"],
-            repo=row["repo_name"],
+            repo=name_of[row["repo_id"]],  # the repository's name now, whatever it was called then
             claim=row["claim"],
             detail=row["detail"],
             confidence=row["confidence"],
@@ -10847,6 +10850,7 @@ def workspace_report(store, workspace=None):
             session=row["session_id"],
             session_agent=row["session_agent"],
             session_summary=row["session_summary"],
+            confirmed_at=row["confirmed_at"],
             verdict=fresh["verdict"],
             reasons=fresh["reasons"],
             commits=sorted(commits.items()),
@@ -10985,7 +10989,7 @@ def _graph_svg(report):
     for f, t in edges:
         pair = tuple(sorted((f, t)))
         pair_count[pair] = pair_count.get(pair, 0) + 1
-    labels = []
+    labels, placed = [], []
     for rel in report.relations:
         f, t = rel["from"], rel["to"]
         pair = tuple(sorted((f, t)))
@@ -11004,7 +11008,7 @@ def _graph_svg(report):
             depth = REPORT_GAP_Y * 0.6 + abs(spread)
             c1, c2 = (x1, y1 + depth), (x2, y2 + depth)
         mx = (x1 + 3 * c1[0] + 3 * c2[0] + x2) / 8.0
-        my = (y1 + 3 * c1[1] + 3 * c2[1] + y2) / 8.0
+        my = _free_label_y(placed, mx, (y1 + 3 * c1[1] + 3 * c2[1] + y2) / 8.0, rel["kind"])
         parts.append(
             '<g class="edge" data-from="%s" data-to="%s" data-kind="%s"><title>%s%s</title>'
             '<path d="M%s,%s C%s,%s %s,%s %s,%s" marker-end="url(#arrow)"/></g>'
@@ -11025,8 +11029,8 @@ def _graph_svg(report):
             )
         )
         labels.append(
-            '<text class="edge-label" x="%s" y="%s" text-anchor="middle">%s</text>'
-            % (_num(mx), _num(my + 4), _esc(rel["kind"].replace("_", " ")))
+            '<text class="edge-label" data-from="%s" data-to="%s" x="%s" y="%s" text-anchor="middle">%s</text>'
+            % (_esc(f), _esc(t), _num(mx), _num(my + 4), _esc(rel["kind"].replace("_", " ")))
         )
     parts.extend(labels)  # labels above every line
     for repo in report.repos:
@@ -11066,6 +11070,18 @@ def _graph_svg(report):
     return "".join(parts)
 
 
+def _free_label_y(placed, x, y, kind):
+    """A height for an edge label near ``y`` that overlaps no label placed so far (tried in a
+    fixed order, so the picture stays the same); records the label's box in ``placed``."""
+    half = len(kind) * 3.4 + 4  # about half the label's width at 12px
+    for dy in (0, 14, -14, 28, -28, 42, -42):
+        box = (x - half, y + dy - 8, x + half, y + dy + 6)
+        if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+            placed.append(box)
+            return y + dy
+    return y
+
+
 def _verdict_badge(verdict):
     return '<span class="verdict v-%s">%s</span>' % (
         _esc(verdict.replace("_", "-")),
@@ -11073,25 +11089,31 @@ def _verdict_badge(verdict):
     )
 
 
-def _item_html(item, compact=False):
-    """One item as an <article>; ``compact`` keeps the claim (cut), verdict and id only."""
-    attrs = 'class="item v-%s" id="%s" data-kind="%s" data-verdict="%s" data-repo="%s"' % (
-        _esc(item.verdict.replace("_", "-")),
-        _esc(item.id),
-        _esc(item.kind),
-        _esc(item.verdict),
-        _esc(item.repo),
-    )
+def _item_html(item, compact=False, with_repo=False):
+    """One item as an <article>. ``compact`` is one list line: verdict, claim (cut) and id (shown by
+    the style sheet from the id attribute); its kind and repository are those of its group and
+    section (``with_repo`` names the repository where the group mixes them: open questions)."""
+    verdict = item.verdict.replace("_", "-")
     if compact:
         claim = (
             item.claim
             if len(item.claim) <= REPORT_COMPACT_CLAIM_CHARS
             else item.claim[:REPORT_COMPACT_CLAIM_CHARS] + "…"
         )
-        return (
-            '<article %s data-compact="1">%s <span class="claim">%s</span> <code class="id">%s</code></article>'
-            % (attrs, _verdict_badge(item.verdict), _esc(claim), _esc(item.id))
+        return '<li class="item v-%s" id="%s"%s><b>%s</b> %s</li>' % (
+            _esc(verdict),
+            _esc(item.id),
+            ' data-repo="%s"' % _esc(item.repo) if with_repo else "",
+            _esc(item.verdict.replace("_", " ")),
+            _esc(claim),
         )
+    attrs = 'class="item v-%s" id="%s" data-kind="%s" data-verdict="%s" data-repo="%s"' % (
+        _esc(verdict),
+        _esc(item.id),
+        _esc(item.kind),
+        _esc(item.verdict),
+        _esc(item.repo),
+    )
     out = ["<article %s>" % attrs, '<div class="head">', _verdict_badge(item.verdict)]
     out.append('<span class="claim">%s</span></div>' % _esc(item.claim))
     if item.detail:
@@ -11108,6 +11130,10 @@ def _item_html(item, compact=False):
         '<code class="id">%s</code>' % _esc(item.id),
         '<span>recorded <time datetime="%s">%s</time></span>'
         % (_esc(item.created_at), _esc((item.created_at or "")[:10])),
+        '<span>confirmed <time datetime="%s">%s</time></span>'
+        % (_esc(item.confirmed_at), _esc(item.confirmed_at[:10]))
+        if item.confirmed_at
+        else "<span>never confirmed</span>",
         "<span>confidence %s</span>"
         % (_esc("%g" % item.confidence) if item.confidence is not None else "not stated"),
         '<span title="%s">session <code>%s</code> (%s)</span>'
@@ -11142,17 +11168,18 @@ def _sort_items(items):
     return items
 
 
-def _fit_items(groups):
+def _fit_items(groups, full_html):
     """How to render each group's items within the size budget: {group: (n full, n compact)}.
 
     Every group keeps its first k items in full, where k is the largest that fits
     REPORT_FULL_BYTES; past the hard cap, items are left out from each group's tail."""
-    full = {g: [len(_item_html(i).encode("utf-8")) for i in items] for g, items in groups.items()}
+    full = {g: [len(full_html[i.id].encode("utf-8")) for i in items] for g, items in groups.items()}
     total_full = sum(sum(v) for v in full.values())
     if total_full <= REPORT_FULL_BYTES:
         return {g: (len(items), 0) for g, items in groups.items()}
     small = {
-        g: [len(_item_html(i, compact=True).encode("utf-8")) for i in items] for g, items in groups.items()
+        g: [len(_item_html(i, compact=True, with_repo=not g[0]).encode("utf-8")) for i in items]
+        for g, items in groups.items()
     }
 
     def size(k):
@@ -11181,16 +11208,18 @@ def _fit_items(groups):
     return {g: (0, min(lo, len(items))) for g, items in groups.items()}
 
 
-def _items_html(items, plan, omit_hint):
+def _items_html(items, plan, full_html, omit_hint, with_repo=False):
     n_full, n_compact = plan
-    out = [_item_html(i) for i in items[:n_full]]
-    out += [_item_html(i, compact=True) for i in items[n_full : n_full + n_compact]]
-    rest = len(items) - n_full - n_compact
+    out = [full_html[i.id] for i in items[:n_full]]
     if n_compact:
         out.append(
-            '<p class="more">%d item%s shown without detail to keep this page small; full text: <code>wctx show ID</code></p>'
-            % (n_compact, "" if n_compact == 1 else "s")
+            '<p class="more">%s shown in one line each to keep this page small; the full text: '
+            "<code>wctx show ID</code></p>" % _plural(n_compact, "item")
         )
+        out.append('<ul class="compact">')
+        out += [_item_html(i, compact=True, with_repo=with_repo) for i in items[n_full : n_full + n_compact]]
+        out.append("</ul>")
+    rest = len(items) - n_full - n_compact
     if rest > 0:
         out.append(
             '<p class="more">%d more item%s not shown; list them with <code>%s</code></p>'
@@ -11228,7 +11257,10 @@ nav input{flex:1 1 260px;min-width:180px}
 #graph .node-count{font-size:12px;fill:var(--muted)}
 #graph .node.dim{opacity:.35}
 #graph .node:hover rect{stroke:var(--accent)}
-#graph .edge path{fill:none;stroke:#7d8793;stroke-width:1.6}
+#graph .edge path{fill:none;stroke:#8d97a2;stroke-width:1.4}
+#graph.focus .edge,#graph.focus .edge-label{opacity:.12}
+#graph.focus .hl{opacity:1}
+#graph .edge.hl path{stroke:var(--accent);stroke-width:2.4}
 #graph .arrowhead{fill:#7d8793}
 #graph .edge-label{font-size:12px;fill:var(--accent);paint-order:stroke;stroke:#fff;stroke-width:4px;stroke-linejoin:round}
 ul.relations{columns:2 320px;margin:8px 0 0;padding-left:18px;font-size:13px;color:var(--muted)}
@@ -11239,7 +11271,17 @@ padding:8px 12px;margin:6px 0}
 .item.v-current{border-left-color:var(--current)}
 .item.v-possibly-stale{border-left-color:var(--possibly)}
 .item.v-stale{border-left-color:var(--stale)}
-.item[data-compact]{padding:4px 10px;font-size:14px}
+ul.compact{list-style:none;margin:4px 0;padding:0;font-size:13.5px}
+ul.compact li{background:var(--card);border-left:4px solid var(--unknown);padding:2px 8px;margin:2px 0;
+overflow-wrap:anywhere}
+ul.compact li::after{content:attr(id);margin-left:8px;color:var(--muted);font:12px ui-monospace,monospace}
+ul.compact li.v-current{border-left-color:var(--current)}
+ul.compact li.v-possibly-stale{border-left-color:var(--possibly)}
+ul.compact li.v-stale{border-left-color:var(--stale)}
+ul.compact b{font-size:11px;text-transform:uppercase;margin-right:4px;color:var(--unknown)}
+ul.compact .v-current b{color:var(--current)}
+ul.compact .v-possibly-stale b{color:var(--possibly)}
+ul.compact .v-stale b{color:var(--stale)}
 .head{display:flex;gap:8px;align-items:baseline}
 .claim{font-weight:600;white-space:pre-wrap;overflow-wrap:anywhere}
 .verdict{flex:none;font-size:12px;font-weight:700;padding:1px 7px;border-radius:10px;text-transform:uppercase;letter-spacing:.03em}
@@ -11265,26 +11307,40 @@ footer{max-width:1180px;margin:30px auto;padding:0 20px;color:var(--muted);font-
 _REPORT_JS = """
 (function () {
   "use strict";
-  var items = Array.prototype.slice.call(document.querySelectorAll("article.item"));
-  var texts = items.map(function (el) { return el.textContent.toLowerCase(); });
-  var boxes = Array.prototype.slice.call(document.querySelectorAll(".group, section.repo, #questions"));
-  var nodes = Array.prototype.slice.call(document.querySelectorAll("#graph .node"));
   var q = document.getElementById("q"), kind = document.getElementById("kind");
   var verdict = document.getElementById("verdict"), repo = document.getElementById("repo");
-  var shown = document.getElementById("shown"), timer = null;
+  var shown = document.getElementById("shown"), timer = null, index = null;
+  var nodes = Array.prototype.slice.call(document.querySelectorAll("#graph .node"));
+  // Built on the first filter, not at load, so that a large page appears at once. A one-line
+  // item takes its kind and repository from its group and section, its verdict from its class.
+  function up(el, name) { var a = el.closest("[" + name + "]"); return a ? a.getAttribute(name) : ""; }
+  function build() {
+    var items = Array.prototype.slice.call(document.querySelectorAll(".item"));
+    return {
+      items: items,
+      facts: items.map(function (el) {
+        var v = /(?:^| )v-([a-z-]+)/.exec(el.className);
+        return {text: el.textContent.toLowerCase(), kind: up(el, "data-kind"), repo: up(el, "data-repo"),
+                verdict: v ? v[1].replace("-", "_") : ""};
+      }),
+      boxes: Array.prototype.slice.call(document.querySelectorAll(".group, section.repo, #questions"))
+    };
+  }
   function apply() {
+    index = index || build();
     var terms = q.value.toLowerCase().split(/\\s+/).filter(Boolean);
     var k = kind.value, v = verdict.value, r = repo.value, n = 0, perRepo = {};
+    var items = index.items, facts = index.facts;
     for (var i = 0; i < items.length; i++) {
-      var el = items[i], ok = (!k || el.getAttribute("data-kind") === k) &&
-        (!v || el.getAttribute("data-verdict") === v) && (!r || el.getAttribute("data-repo") === r);
-      for (var j = 0; ok && j < terms.length; j++) { ok = texts[i].indexOf(terms[j]) !== -1; }
-      el.hidden = !ok;
-      if (ok) { n++; perRepo[el.getAttribute("data-repo")] = 1; }
+      var f = facts[i], ok = (!k || f.kind === k) && (!v || f.verdict === v) && (!r || f.repo === r);
+      for (var j = 0; ok && j < terms.length; j++) { ok = f.text.indexOf(terms[j]) !== -1; }
+      if (items[i].hidden === ok) { items[i].hidden = !ok; }  // write only what changes
+      if (ok) { n++; perRepo[f.repo] = 1; }
     }
     var filtering = terms.length || k || v || r;
-    boxes.forEach(function (box) {
-      box.hidden = !!filtering && !box.querySelector("article.item:not([hidden])");
+    index.boxes.forEach(function (box) {
+      var hide = !!filtering && !box.querySelector(".item:not([hidden])");
+      if (box.hidden !== hide) { box.hidden = hide; }
     });
     nodes.forEach(function (node) {
       node.classList.toggle("dim", !!filtering && !perRepo[node.getAttribute("data-repo")]);
@@ -11294,9 +11350,22 @@ _REPORT_JS = """
   function later() { clearTimeout(timer); timer = setTimeout(apply, 60); }
   q.addEventListener("input", later);
   [kind, verdict, repo].forEach(function (s) { s.addEventListener("change", apply); });
+  // Pointing at a repository (or choosing it in the filter) brings out its own relations.
+  var graph = document.getElementById("graph");
+  var edges = Array.prototype.slice.call(document.querySelectorAll("#graph .edge, #graph .edge-label"));
+  function focus(name) {
+    graph.classList.toggle("focus", !!name);
+    edges.forEach(function (e) {
+      e.classList.toggle("hl", !!name && (e.getAttribute("data-from") === name || e.getAttribute("data-to") === name));
+    });
+  }
   nodes.forEach(function (node) {
-    node.addEventListener("click", function () { repo.value = node.getAttribute("data-repo"); apply(); });
+    var name = node.getAttribute("data-repo");
+    node.addEventListener("click", function () { repo.value = name; apply(); focus(name); });
+    node.addEventListener("mouseenter", function () { focus(name); });
+    node.addEventListener("mouseleave", function () { focus(repo.value); });
   });
+  repo.addEventListener("change", function () { focus(repo.value); });
   document.addEventListener("keydown", function (e) {
     if (e.key === "/" && document.activeElement !== q) { e.preventDefault(); q.focus(); }
   });
@@ -11308,7 +11377,7 @@ _REPORT_JS = """
     t.textContent += days === 0 ? " (today)" : days === 1 ? " (1 day ago)" : days < 60 ?
       " (" + days + " days ago)" : " (" + Math.round(days / 30) + " months ago)";
   });
-  apply();
+  shown.textContent = document.querySelectorAll(".item").length + " items";
 })();
 """
 
@@ -11342,7 +11411,8 @@ def render_report_html(report, generated_at=None):
             groups.setdefault((i.repo, i.kind), []).append(i)
     if questions:
         groups[("", "question")] = questions
-    plan = _fit_items(groups)
+    full_html = {i.id: _item_html(i) for i in items}
+    plan = _fit_items(groups, full_html)
     total = len(items)
     verdicts = {v: sum(1 for i in items if i.verdict == v) for v in VERDICTS}
     summary = "%d repositor%s · %d relation%s · %d item%s: %s" % (
@@ -11413,7 +11483,9 @@ def render_report_html(report, generated_at=None):
     if questions:
         out.append(
             '<div class="group" data-kind="question">%s</div>'
-            % _items_html(questions, plan[("", "question")], "wctx search --kind question")
+            % _items_html(
+                questions, plan[("", "question")], full_html, "wctx search --kind question", with_repo=True
+            )
         )
     else:
         out.append('<p class="empty">None recorded.</p>')
@@ -11429,7 +11501,12 @@ def render_report_html(report, generated_at=None):
                 _esc(name),
                 _esc(repo["path"]),
                 _esc("%d item%s" % (c.get("items", 0), "" if c.get("items", 0) == 1 else "s")),
-                "" if repo["exists"] else " · <strong>not on this machine</strong>",
+                ("" if repo["exists"] else " · <strong>not on this machine</strong>")
+                + "".join(
+                    " · %s %s%s" % (_esc(co["kind"]), _esc(co["path"]), "" if co["exists"] else " (missing)")
+                    for co in repo.get("checkouts") or ()
+                    if co["path"] != repo["path"]
+                ),
             )
         )
         any_items = False
@@ -11444,7 +11521,9 @@ def render_report_html(report, generated_at=None):
                     _esc(kind),
                     _esc(REPORT_KIND_TITLES[kind]),
                     len(group),
-                    _items_html(group, plan[(name, kind)], "wctx search --repo %s --kind %s" % (name, kind)),
+                    _items_html(
+                        group, plan[(name, kind)], full_html, "wctx search --repo %s --kind %s" % (name, kind)
+                    ),
                 )
             )
         if not any_items:
