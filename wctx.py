@@ -5258,22 +5258,32 @@ def get_evidence(store, evidence_id):
     return item
 
 
+def _history_event(r):
+    return {
+        "id": r["id"],
+        "event": r["event"],
+        "at": r["at"],
+        "agent": r["agent"],
+        "session": r["session_id"],
+        "note": r["note"],
+        "commits": json.loads(r["commits"]) if r["commits"] else {},
+        "previous": json.loads(r["previous"]) if r["previous"] else [],
+    }
+
+
 def item_history(store, rid):
     """What happened to an item since capture, oldest first: confirmations (who, when, the
     commits it was re-stamped at and the provenance that replaced) and sessions that saw it again."""
-    return [
-        {
-            "id": r["id"],
-            "event": r["event"],
-            "at": r["at"],
-            "agent": r["agent"],
-            "session": r["session_id"],
-            "note": r["note"],
-            "commits": json.loads(r["commits"]) if r["commits"] else {},
-            "previous": json.loads(r["previous"]) if r["previous"] else [],
-        }
-        for r in store.all("SELECT * FROM evidence_events WHERE evidence_rid = ? ORDER BY at, rowid", (rid,))
-    ]
+    rows = store.all("SELECT * FROM evidence_events WHERE evidence_rid = ? ORDER BY at, rowid", (rid,))
+    return [_history_event(r) for r in rows]
+
+
+def _load_histories(store):
+    """{evidence rid: item_history} of every item that has one, in one query (for export)."""
+    histories = {}
+    for r in store.all("SELECT * FROM evidence_events ORDER BY evidence_rid, at, rowid"):
+        histories.setdefault(r["evidence_rid"], []).append(_history_event(r))
+    return histories
 
 
 def confirm(store, ids, note=None, session_id=None, agent="cli"):
@@ -5585,7 +5595,7 @@ class LocalPaths:
 # nothing free-form to redact or to strip of local paths.
 _STRUCTURAL_FIELDS = frozenset(
     ("type", "id", "session", "kind", "status", "commit", "blob", "root_commit", "symbol_hash",
-     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by")
+     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by", "confirmed_at", "event", "at")
 )  # fmt: skip
 
 
@@ -5593,14 +5603,13 @@ def shareable_record(record, local):
     """One export record made safe to leave this machine (``local``: its LocalPaths): redacted
     again, no absolute path (a session's cwd becomes relative to its repository, free text loses
     this machine's paths)."""
-    out = {}
+    out = dict(record)
     for key, value in record.items():
-        if key == "anchors" and isinstance(value, list):
-            out[key] = [shareable_record(a, local) for a in value]
-        elif isinstance(value, str) and key not in _STRUCTURAL_FIELDS:
-            out[key] = redact_secrets(local.strip(value))
-        else:
-            out[key] = value
+        if value.__class__ is str:
+            if key not in _STRUCTURAL_FIELDS:
+                out[key] = redact_secrets(local.strip(value))
+        elif value.__class__ is list:  # anchors, history events: objects with text of their own
+            out[key] = [shareable_record(v, local) if v.__class__ is dict else v for v in value]
     cwd = record.get("cwd") if record.get("type") == "session" else None
     if isinstance(cwd, str):
         out["cwd"] = local.cwd_in_repo(cwd, record.get("repo"))
@@ -5621,6 +5630,7 @@ def export_records(store, repo=None):
         params,
     )
     anchors = _load_anchors(store, [r["rid"] for r in rows])
+    histories = _load_histories(store)
     sessions = {}
     for row in rows:
         sid = row["session_id"]
@@ -5655,7 +5665,7 @@ def export_records(store, repo=None):
                         k: h[k]
                         for k in ("id", "event", "at", "agent", "session", "note", "commits", "previous")
                     }
-                    for h in item_history(store, row["rid"])
+                    for h in histories.get(row["rid"], ())
                 ],
                 "anchors": [
                     {

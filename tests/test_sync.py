@@ -99,11 +99,12 @@ def test_a_finding_captured_on_one_machine_is_found_current_on_another(team):
 def test_the_remote_holds_no_path_or_user_name_of_the_exporting_machine(team):
     remote, a, b = team
     inside = os.path.join(a.repo, "upload.ts")
-    a.wctx(
+    ev = a.json(
         "capture", "--summary", "looked at %s and %s/notes.txt" % (inside, a.home),
         "--finding", "the expiry lives in %s" % inside, "--file", "upload.ts",
         cwd=a.repo,
     )  # fmt: skip
+    a.wctx("confirm", ev["evidence"][0]["id"], "--note", "re-read %s" % inside, cwd=a.repo)
     a.wctx("sync", "--remote", remote)
     files = remote_files(remote)
     assert files
