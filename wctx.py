@@ -8941,6 +8941,8 @@ def run_demo(out, keep_dir=None):
     import shutil
     import tempfile
 
+    if keep_dir and os.path.isdir(keep_dir) and os.listdir(keep_dir):
+        raise UsageError("demo: %s is not empty; --keep needs a new or empty directory" % keep_dir)
     base = keep_dir or tempfile.mkdtemp(prefix="wctx-demo-")
     os.makedirs(base, exist_ok=True)
     home = os.path.join(base, "store")
