@@ -99,7 +99,7 @@ MAX_DETAIL_CHARS = 65536
 MAX_SUMMARY_CHARS = 8000
 MAX_FILES_PER_ITEM = 50
 MAX_ITEMS_PER_CAPTURE = 200
-MAX_QUERY_TERMS = 32
+MAX_QUERY_TERMS = 32  # the rarest terms of a longer query are used
 MAX_TERM_CHARS = 64
 MAX_LIMIT = 200
 
@@ -110,21 +110,29 @@ BM25_WEIGHT_CLAIM = 10.0
 BM25_WEIGHT_SYMBOLS = 6.0
 BM25_WEIGHT_PATHS = 4.0
 BM25_WEIGHT_DETAIL = 2.0
-BM25_WEIGHT_SUMMARY = 1.0
+BM25_WEIGHT_SUMMARY = 1.0  # session summaries live in their own table (session_fts), one row a session
 
-# Topology-aware ranking. Text relevance is normalised to 0..1 within the candidate set and the
-# bonuses below are added to it, so a related repo's strong match still beats a weak local one.
+# Ranking. Text strength (bm25 over the terms the item matched) decides; every other factor
+# multiplies it by 1 + its value. What the query names about an item (its repository, a symbol or
+# a file it cites) is text evidence and weighs most; topology, freshness, stated confidence, kind
+# and recency only order near-equal matches: none of them can lift a one-common-word match over
+# a match of the query's rare words, whatever repository either lives in.
 RANK_WEIGHT_TEXT = 1.0
-RANK_TOPOLOGY_BONUS = {0: 0.40, 1: 0.25, 2: 0.12, 3: 0.06}  # same repo, direct, 2 hops, workspace
+RANK_NAMED_BONUS = {"repository": 0.30, "symbol": 0.50, "file": 0.50}
+RANK_TOPOLOGY_BONUS = {0: 0.20, 1: 0.12, 2: 0.06, 3: 0.03}  # same repo, direct, 2 hops, workspace
 RANK_FRESHNESS_PENALTY = {"current": 0.0, "unknown": -0.03, "possibly_stale": -0.10, "stale": -0.30}
 RANK_CONFIDENCE_WEIGHT = 0.10  # times (confidence - 0.5); items without a stated confidence get 0
 RANK_KIND_BONUS = {"known_issue": 0.03, "decision": 0.02, "constraint": 0.02, "finding": 0.02}
 RANK_RECENCY_BONUS = 0.05  # decays with a 90-day half-life
 RANK_RECENCY_HALF_LIFE_DAYS = 90.0
-CANDIDATE_FLOOR = 200  # FTS candidates fetched before the Python-side rerank
+CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
 # FTS5 ranks its best CANDIDATE_WINDOW x (candidate count) matches on its own before the scope
-# filter joins them; see _text_candidates.
+# filter joins them; see _ranked_matches.
 CANDIDATE_WINDOW = 4
+# When too few rows hold every query term, rows holding the rarest terms fill the candidates; the
+# terms taken together may match at most this many rows (the rarest term is always taken).
+CANDIDATE_FILL_POSTINGS = 5000
+MATCH_COUNT_EXACT = 20000  # matches counted exactly within the scope; beyond, the FTS5 count
 
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any anyone anything are as at be because been
@@ -1021,6 +1029,46 @@ def m007_repository_identity(db):
     )
 
 
+def m008_session_fts(db):
+    # A session's summary was copied into the search row of every item of the session, so each new
+    # summary rewrote them all (recording grew quadratic). It is now indexed once per session, kept
+    # by triggers whatever writes sessions. Rows carry the session id, which is what search joins
+    # on: a VACUUM may renumber sessions' rowids, and OR REPLACE keeps that from colliding.
+    db.execute(
+        "CREATE VIRTUAL TABLE session_fts USING fts5(summary, session UNINDEXED, "
+        "tokenize = 'unicode61 remove_diacritics 2')"
+    )
+    db.execute(
+        "INSERT INTO session_fts(rowid, summary, session) SELECT rowid, summary, id FROM sessions "
+        "WHERE coalesce(summary, '') != ''"
+    )
+    db.execute(
+        "CREATE TRIGGER session_fts_insert AFTER INSERT ON sessions WHEN coalesce(new.summary, '') != '' BEGIN "
+        "INSERT OR REPLACE INTO session_fts(rowid, summary, session) VALUES (new.rowid, new.summary, new.id); END"
+    )
+    db.execute(
+        "CREATE TRIGGER session_fts_update AFTER UPDATE OF summary ON sessions "
+        "WHEN new.summary IS NOT old.summary BEGIN "
+        "DELETE FROM session_fts WHERE rowid = old.rowid; "
+        "INSERT OR REPLACE INTO session_fts(rowid, summary, session) SELECT new.rowid, new.summary, new.id "
+        "WHERE coalesce(new.summary, '') != ''; END"
+    )
+    db.execute(
+        "CREATE TRIGGER session_fts_delete AFTER DELETE ON sessions BEGIN "
+        "DELETE FROM session_fts WHERE rowid = old.rowid; END"
+    )
+    db.execute(
+        "CREATE VIRTUAL TABLE evidence_text USING fts5(claim, symbols, paths, detail, "
+        "tokenize = 'unicode61 remove_diacritics 2')"
+    )
+    db.execute(
+        "INSERT INTO evidence_text(rowid, claim, symbols, paths, detail) "
+        "SELECT rowid, claim, symbols, paths, detail FROM evidence_fts"
+    )
+    db.execute("DROP TABLE evidence_fts")
+    db.execute("ALTER TABLE evidence_text RENAME TO evidence_fts")
+
+
 MIGRATIONS = [
     m001_initial,
     m002_fts,
@@ -1029,6 +1077,7 @@ MIGRATIONS = [
     m005_sync,
     m006_lifecycle,
     m007_repository_identity,
+    m008_session_fts,
 ]
 
 
@@ -1080,6 +1129,8 @@ class Store:
         self.notices = []
         self._noticed = set()
         self._identity = _file_identity(self.path)
+        self._memo = {}
+        self._generation = None
 
     @property
     def path(self):
@@ -1096,6 +1147,28 @@ class Store:
 
     def atomic(self):
         return _Atomic(self)
+
+    def generation(self):
+        """Changes whenever this store's content may have: another connection committed
+        (PRAGMA data_version) or this one wrote (total_changes)."""
+        return (self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes)
+
+    def begin_read(self):
+        """Start of a read that uses ``memo``: drops what was memoised if the store changed."""
+        gen = self.generation()
+        if gen != self._generation:
+            self._memo = {}
+            self._generation = gen
+
+    def memo(self, key, build):
+        """A value derived from the store, kept until ``begin_read`` sees a new generation.
+        ``build`` None only looks (None when absent)."""
+        if key in self._memo:
+            return self._memo[key]
+        if build is None:
+            return None
+        value = self._memo[key] = build()
+        return value
 
     def one(self, sql, params=()):
         return self.db.execute(sql, params).fetchone()
@@ -3191,6 +3264,12 @@ def _attach_waiting(store, repo_id, repo_name, root_commit, aliases):
     attached = 0
     if names:
         marks = ",".join("?" * len(names))
+        # An item counts once, whether it is about this repository or only cites files in it.
+        rids = {r[0] for r in db.execute(
+            "SELECT DISTINCT evidence_rid FROM anchors WHERE repo_id IS NULL AND root_commit IS ? AND repo_name IN (%s)"
+            % marks, [root_commit, *names])}  # fmt: skip
+        rids |= {r[0] for r in db.execute(
+            "SELECT rid FROM evidence WHERE repo_id IS NULL AND repo_name IN (%s)" % marks, names)}  # fmt: skip
         if root_commit:
             db.execute(
                 "UPDATE anchors SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND root_commit = ? "
@@ -3199,10 +3278,11 @@ def _attach_waiting(store, repo_id, repo_name, root_commit, aliases):
             db.execute(
                 "UPDATE anchors SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND root_commit IS NULL "
                 "AND commit_sha IS NULL AND repo_name IN (%s)" % marks, [repo_id, repo_name, *names])  # fmt: skip
-        attached = db.execute(
+        db.execute(
             "UPDATE evidence SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND repo_name IN (%s) AND NOT EXISTS ("
             "SELECT 1 FROM anchors a WHERE a.evidence_rid = evidence.rid AND a.repo_name = evidence.repo_name "
-            "AND a.repo_id IS NULL)" % marks, [repo_id, repo_name, *names]).rowcount  # fmt: skip
+            "AND a.repo_id IS NULL)" % marks, [repo_id, repo_name, *names])  # fmt: skip
+        attached = len(rids)
         for table in ("sessions", "session_repos", "session_files"):
             db.execute(
                 "UPDATE OR IGNORE %s SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND repo_name IN (%s)"
@@ -3660,6 +3740,735 @@ def remove_from_workspace(store, workspace, repo):
     if not cur.rowcount:
         raise NotFoundError("%s is not in workspace %s" % (r.name, workspace))
     return {"message": "removed %s from workspace %s" % (r.name, workspace)}
+
+
+# ----------------------------------------------------------------------------------------------
+# Manifests: relations suggested from what repositories declare they publish and require
+# ----------------------------------------------------------------------------------------------
+# Each registered repository's manifests are read from disk (never through git, never run):
+# package.json, pyproject.toml, requirements*.txt, setup.cfg, go.mod, Cargo.toml, pom.xml and
+# build.gradle(.kts), each at most MANIFEST_MAX_BYTES, never through a symlink. What one repository
+# requires (a package name, module path or crate) is matched against what another publishes; each
+# match is a suggested ``depends_on`` relation carrying the manifest line that says so. Nothing is
+# declared until someone says yes; a declined suggestion is remembered and not offered again.
+
+MANIFEST_MAX_BYTES = 1 << 20
+MANIFEST_MAX_PACKAGES = 200  # monorepo workspace packages read per repository
+
+
+class _TomlError(ValueError):
+    pass
+
+
+class _TomlReader:
+    """The TOML that manifests use, for Pythons without ``tomllib`` (3.8-3.10): tables and arrays
+    of tables, dotted and quoted keys, basic and literal strings (also multi-line) with escapes,
+    integers, floats, booleans, arrays (nested, multi-line, trailing commas), inline tables.
+    Dates and times come back as their text. Anything else is a _TomlError, never a guess."""
+
+    _BARE = re.compile(r"[A-Za-z0-9_-]+")
+    _NUMBER = re.compile(
+        r"[+-]?(?:0x[0-9A-Fa-f_]+|0o[0-7_]+|0b[01_]+|inf|nan|[0-9_]+(?:\.[0-9_]+)?(?:[eE][+-]?[0-9_]+)?)"
+    )
+    _DATE = re.compile(
+        r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?)?|\d{2}:\d{2}:\d{2}(?:\.\d+)?"
+    )
+    _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
+
+    def __init__(self, text):
+        self.s = text
+        self.i = 0
+
+    def error(self, what):
+        line = self.s.count("\n", 0, self.i) + 1
+        raise _TomlError("line %d: %s" % (line, what))
+
+    def skip(self, newlines=False):
+        while self.i < len(self.s):
+            c = self.s[self.i]
+            if c in " \t" or (newlines and c in "\r\n"):
+                self.i += 1
+            elif c == "#":
+                while self.i < len(self.s) and self.s[self.i] != "\n":
+                    self.i += 1
+            else:
+                break
+
+    def parse(self):
+        root = {}
+        table = root
+        while True:
+            self.skip(newlines=True)
+            if self.i >= len(self.s):
+                return root
+            if self.s.startswith("[[", self.i):
+                self.i += 2
+                keys = self.key()
+                if not self.s.startswith("]]", self.i):
+                    self.error("expected ]]")
+                self.i += 2
+                parent = self.descend(root, keys[:-1])
+                items = parent.setdefault(keys[-1], [])
+                if not isinstance(items, list):
+                    self.error("%s is not an array of tables" % ".".join(keys))
+                table = {}
+                items.append(table)
+            elif self.s[self.i] == "[":
+                self.i += 1
+                keys = self.key()
+                if not self.s.startswith("]", self.i):
+                    self.error("expected ]")
+                self.i += 1
+                table = self.descend(root, keys)
+            else:
+                keys = self.key()
+                if not self.s.startswith("=", self.i):
+                    self.error("expected =")
+                self.i += 1
+                self.skip()
+                value = self.value()
+                target = self.descend(table, keys[:-1])
+                if keys[-1] in target:
+                    self.error("%s is defined twice" % ".".join(keys))
+                target[keys[-1]] = value
+            self.skip()
+            if self.i < len(self.s) and self.s[self.i] not in "\r\n":
+                self.error("unexpected text after a value")
+
+    def descend(self, table, keys):
+        for k in keys:
+            nxt = table.setdefault(k, {})
+            if isinstance(nxt, list) and nxt and isinstance(nxt[-1], dict):
+                nxt = nxt[-1]
+            if not isinstance(nxt, dict):
+                self.error("%s is not a table" % k)
+            table = nxt
+        return table
+
+    def key(self):
+        keys = []
+        while True:
+            self.skip()
+            c = self.s[self.i : self.i + 1]
+            if c == '"':
+                keys.append(self.basic_string())
+            elif c == "'":
+                keys.append(self.literal_string())
+            else:
+                m = self._BARE.match(self.s, self.i)
+                if not m:
+                    self.error("expected a key")
+                keys.append(m.group())
+                self.i = m.end()
+            self.skip()
+            if self.s.startswith(".", self.i):
+                self.i += 1
+                continue
+            return keys
+
+    def value(self):
+        s, i = self.s, self.i
+        if s.startswith('"""', i):
+            return self.multiline('"""')
+        if s.startswith("'''", i):
+            return self.multiline("'''")
+        c = s[i : i + 1]
+        if c == '"':
+            return self.basic_string()
+        if c == "'":
+            return self.literal_string()
+        if c == "[":
+            return self.array()
+        if c == "{":
+            return self.inline_table()
+        for word, value in (("true", True), ("false", False)):
+            if s.startswith(word, i):
+                self.i += len(word)
+                return value
+        m = self._DATE.match(s, i)
+        if m:
+            self.i = m.end()
+            return m.group()
+        m = self._NUMBER.match(s, i)
+        if m and m.group():
+            self.i = m.end()
+            text = m.group().replace("_", "")
+            try:
+                if text.lstrip("+-")[:2] in ("0x", "0o", "0b"):
+                    return int(text, 0)
+                if any(ch in text for ch in ".eEn"):
+                    return float(text)
+                return int(text)
+            except ValueError:
+                self.error("bad number %s" % m.group())
+        self.error("expected a value")
+
+    def basic_string(self):
+        self.i += 1
+        out = []
+        while True:
+            if self.i >= len(self.s) or self.s[self.i] == "\n":
+                self.error("unterminated string")
+            c = self.s[self.i]
+            if c == '"':
+                self.i += 1
+                return "".join(out)
+            if c == "\\":
+                out.append(self.escape())
+            else:
+                out.append(c)
+                self.i += 1
+
+    def escape(self):
+        c = self.s[self.i + 1 : self.i + 2]
+        if c in self._ESCAPES:
+            self.i += 2
+            return self._ESCAPES[c]
+        if c in ("u", "U"):
+            n = 4 if c == "u" else 8
+            digits = self.s[self.i + 2 : self.i + 2 + n]
+            try:
+                value = chr(int(digits, 16))
+            except ValueError:
+                self.error("bad unicode escape")
+            self.i += 2 + n
+            return value
+        self.error("bad escape \\%s" % c)
+
+    def literal_string(self):
+        end = self.s.find("'", self.i + 1)
+        if end < 0 or "\n" in self.s[self.i : end]:
+            self.error("unterminated string")
+        value = self.s[self.i + 1 : end]
+        self.i = end + 1
+        return value
+
+    def multiline(self, quote):
+        self.i += 3
+        if self.s.startswith("\r\n", self.i):
+            self.i += 2
+        elif self.s.startswith("\n", self.i):
+            self.i += 1
+        out = []
+        while True:
+            if self.i >= len(self.s):
+                self.error("unterminated string")
+            if self.s.startswith(quote, self.i):
+                extra = 0
+                while self.s.startswith(quote[0], self.i + 3 + extra) and extra < 2:
+                    extra += 1
+                out.append(quote[0] * extra)
+                self.i += 3 + extra
+                return "".join(out)
+            c = self.s[self.i]
+            if c == "\\" and quote == '"""':
+                rest = self.s[self.i + 1 :]
+                stripped = rest.lstrip(" \t")
+                if stripped.startswith("\n") or stripped.startswith("\r\n"):
+                    self.i = len(self.s) - len(rest.lstrip(" \t\r\n"))  # a line-ending backslash
+                    continue
+                out.append(self.escape())
+                continue
+            out.append(c)
+            self.i += 1
+
+    def array(self):
+        self.i += 1
+        items = []
+        while True:
+            self.skip(newlines=True)
+            if self.s.startswith("]", self.i):
+                self.i += 1
+                return items
+            items.append(self.value())
+            self.skip(newlines=True)
+            if self.s.startswith(",", self.i):
+                self.i += 1
+            elif not self.s.startswith("]", self.i):
+                self.error("expected , or ] in an array")
+
+    def inline_table(self):
+        self.i += 1
+        table = {}
+        self.skip()
+        if self.s.startswith("}", self.i):
+            self.i += 1
+            return table
+        while True:
+            keys = self.key()
+            if not self.s.startswith("=", self.i):
+                self.error("expected = in an inline table")
+            self.i += 1
+            self.skip()
+            self.descend(table, keys[:-1])[keys[-1]] = self.value()
+            self.skip()
+            if self.s.startswith(",", self.i):
+                self.i += 1
+                continue
+            if self.s.startswith("}", self.i):
+                self.i += 1
+                return table
+            self.error("expected , or } in an inline table")
+
+
+def toml_loads(text, subset=False):
+    """Parse TOML: ``tomllib`` where Python has it (3.11+), else (or with ``subset``) _TomlReader.
+    Raises ValueError on text either cannot read."""
+    if not subset:
+        try:
+            import tomllib
+        except ImportError:
+            pass
+        else:
+            return tomllib.loads(text)
+    return _TomlReader(text).parse()
+
+
+def _manifest_text(root, rel):
+    """A manifest's text, or None: missing, a symlink (never followed), not a regular file,
+    larger than MANIFEST_MAX_BYTES, or not UTF-8."""
+    full = os.path.join(root, *rel.split("/"))
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return None
+    import stat
+
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MANIFEST_MAX_BYTES:
+        return None
+    real = os.path.realpath(full)
+    if not real.startswith(os.path.realpath(root) + os.sep):  # a symlinked parent directory
+        return None
+    try:
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read(MANIFEST_MAX_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MANIFEST_MAX_BYTES:
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+
+
+def _pypi_name(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _requirement_names(lines):
+    """Package names of PEP 508 requirement lines (options, URLs, paths and comments skipped)."""
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if not line or line.startswith("-") or "://" in line.split(";")[0].split("@")[0]:
+            continue
+        m = _REQUIREMENT_NAME.match(line)
+        if m:
+            yield m.group(1)
+
+
+class Declaration:
+    """One thing a manifest says: ``role`` 'publishes' or 'requires', ``eco`` (npm, pypi, go,
+    cargo, maven), the normalised ``name``, and ``where`` ("package.json name",
+    "package.json devDependencies"); ``local`` is a path a dependency points to, if any."""
+
+    __slots__ = ("role", "eco", "name", "shown", "where", "local")
+
+    # Names and paths from a manifest are a hostile repository's text: only the characters package
+    # names and relative paths use get through (no control characters, no spaces).
+    SAFE = re.compile(r"^[\w@/.:+~-]{1,214}$")
+
+    def __init__(self, role, eco, name, shown, where, local=None):
+        self.role = role
+        self.eco = eco
+        self.name = name
+        self.shown = shown
+        self.where = where
+        self.local = local
+
+
+def _package_json(rel, text, out):
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    if isinstance(data.get("name"), str) and data["name"]:
+        out.append(Declaration("publishes", "npm", data["name"], data["name"], "%s name" % rel))
+    for field in ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies"):
+        deps = data.get(field)
+        if isinstance(deps, dict):
+            for name, spec in deps.items():
+                local = spec[len("file:") :] if isinstance(spec, str) and spec.startswith("file:") else None
+                out.append(Declaration("requires", "npm", name, name, "%s %s" % (rel, field), local))
+    workspaces = data.get("workspaces")
+    if isinstance(workspaces, dict):
+        workspaces = workspaces.get("packages")
+    return [w for w in workspaces if isinstance(w, str)] if isinstance(workspaces, list) else []
+
+
+def _pyproject(rel, text, out):
+    try:
+        data = toml_loads(text)
+    except ValueError:
+        return
+    project = data.get("project") if isinstance(data.get("project"), dict) else {}
+    if isinstance(project.get("name"), str):
+        out.append(
+            Declaration(
+                "publishes", "pypi", _pypi_name(project["name"]), project["name"], "%s [project] name" % rel
+            )
+        )
+    deps = project.get("dependencies")
+    for name in _requirement_names(deps if isinstance(deps, list) else []):
+        out.append(Declaration("requires", "pypi", _pypi_name(name), name, "%s [project] dependencies" % rel))
+    optional = project.get("optional-dependencies")
+    for group, deps in optional.items() if isinstance(optional, dict) else ():
+        for name in _requirement_names(deps if isinstance(deps, list) else []):
+            out.append(
+                Declaration(
+                    "requires", "pypi", _pypi_name(name), name, "%s optional-dependencies.%s" % (rel, group)
+                )
+            )
+    poetry = data.get("tool", {}).get("poetry") if isinstance(data.get("tool"), dict) else None
+    if isinstance(poetry, dict):
+        if isinstance(poetry.get("name"), str):
+            out.append(
+                Declaration(
+                    "publishes",
+                    "pypi",
+                    _pypi_name(poetry["name"]),
+                    poetry["name"],
+                    "%s [tool.poetry] name" % rel,
+                )
+            )
+        tables = [
+            ("dependencies", poetry.get("dependencies")),
+            ("dev-dependencies", poetry.get("dev-dependencies")),
+        ]
+        groups = poetry.get("group")
+        for group, body in groups.items() if isinstance(groups, dict) else ():
+            if isinstance(body, dict):
+                tables.append(("group.%s.dependencies" % group, body.get("dependencies")))
+        for field, deps in tables:
+            for name, spec in deps.items() if isinstance(deps, dict) else ():
+                if name.lower() == "python":
+                    continue
+                local = (
+                    spec.get("path") if isinstance(spec, dict) and isinstance(spec.get("path"), str) else None
+                )
+                out.append(
+                    Declaration(
+                        "requires",
+                        "pypi",
+                        _pypi_name(name),
+                        name,
+                        "%s [tool.poetry.%s]" % (rel, field),
+                        local,
+                    )
+                )
+
+
+def _setup_cfg(rel, text, out):
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return
+    if parser.has_option("metadata", "name"):
+        name = parser.get("metadata", "name").strip()
+        out.append(Declaration("publishes", "pypi", _pypi_name(name), name, "%s [metadata] name" % rel))
+    if parser.has_option("options", "install_requires"):
+        for name in _requirement_names(parser.get("options", "install_requires").splitlines()):
+            out.append(Declaration("requires", "pypi", _pypi_name(name), name, "%s install_requires" % rel))
+    if parser.has_section("options.extras_require"):
+        for group, value in parser.items("options.extras_require"):
+            for name in _requirement_names(value.splitlines()):
+                out.append(
+                    Declaration(
+                        "requires", "pypi", _pypi_name(name), name, "%s extras_require.%s" % (rel, group)
+                    )
+                )
+
+
+def _go_mod(rel, text, out):
+    block = None
+    for raw in text.splitlines():
+        line = raw.split("//", 1)[0].strip()
+        if not line:
+            continue
+        if block:
+            if line == ")":
+                block = None
+                continue
+            words = [block] + line.split()
+        else:
+            words = line.split()
+            if len(words) == 2 and words[1] == "(":
+                block = words[0]
+                continue
+        if words[0] == "module" and len(words) >= 2:
+            out.append(
+                Declaration("publishes", "go", words[1].strip('"'), words[1].strip('"'), "%s module" % rel)
+            )
+        elif words[0] == "require" and len(words) >= 2:
+            out.append(
+                Declaration("requires", "go", words[1].strip('"'), words[1].strip('"'), "%s require" % rel)
+            )
+        elif words[0] == "replace" and "=>" in words:
+            arrow = words.index("=>")
+            target = words[arrow + 1] if len(words) > arrow + 1 else ""
+            if target.startswith(("./", "../", "/")) and arrow >= 2:
+                name = words[1].strip('"')
+                out.append(
+                    Declaration(
+                        "requires", "go", name, name, "%s replace %s => %s" % (rel, name, target), target
+                    )
+                )
+
+
+def _cargo_toml(rel, text, out):
+    try:
+        data = toml_loads(text)
+    except ValueError:
+        return
+    package = data.get("package")
+    if isinstance(package, dict) and isinstance(package.get("name"), str):
+        name = package["name"]
+        out.append(Declaration("publishes", "cargo", name.replace("-", "_"), name, "%s [package] name" % rel))
+    for field in ("dependencies", "dev-dependencies", "build-dependencies"):
+        deps = data.get(field)
+        for name, spec in deps.items() if isinstance(deps, dict) else ():
+            local = spec.get("path") if isinstance(spec, dict) and isinstance(spec.get("path"), str) else None
+            crate = (
+                spec.get("package")
+                if isinstance(spec, dict) and isinstance(spec.get("package"), str)
+                else name
+            )
+            out.append(
+                Declaration(
+                    "requires", "cargo", crate.replace("-", "_"), crate, "%s [%s]" % (rel, field), local
+                )
+            )
+
+
+def _pom_xml(rel, text, out):
+    # Only the simple shape: the project's own groupId/artifactId and <dependency> entries.
+    body = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+    body_wo_parent = re.sub(r"<parent>.*?</parent>", "", body, flags=re.S)
+    deps = re.findall(r"<dependency>(.*?)</dependency>", body_wo_parent, flags=re.S)
+    top = re.sub(r"<dependencies>.*?</dependencies>|<dependencyManagement>.*?</dependencyManagement>|<build>.*?</build>"
+                 r"|<profiles>.*?</profiles>", "", body_wo_parent, flags=re.S)  # fmt: skip
+
+    def field(xml, tag):
+        m = re.search(r"<%s>\s*([^<\s]+)\s*</%s>" % (tag, tag), xml)
+        return m.group(1) if m else None
+
+    group = field(top, "groupId") or field(body, "groupId")
+    artifact = field(top, "artifactId")
+    if group and artifact:
+        out.append(
+            Declaration(
+                "publishes",
+                "maven",
+                "%s:%s" % (group, artifact),
+                "%s:%s" % (group, artifact),
+                "%s artifactId" % rel,
+            )
+        )
+    for dep in deps:
+        g, a = field(dep, "groupId"), field(dep, "artifactId")
+        if g and a:
+            out.append(
+                Declaration("requires", "maven", "%s:%s" % (g, a), "%s:%s" % (g, a), "%s <dependency>" % rel)
+            )
+
+
+_GRADLE_DEP = re.compile(
+    r"""^\s*(?:implementation|api|compileOnly|runtimeOnly|testImplementation)\s*\(?\s*["']([\w.-]+):([\w.-]+)(?::[^"']*)?["']""",
+    re.M,
+)
+
+
+def _build_gradle(rel, text, out):
+    group = re.search(r"""^\s*group\s*=\s*["']([\w.-]+)["']""", text, re.M)
+    artifact = re.search(
+        r"""^\s*(?:archivesBaseName|rootProject\.name)\s*=\s*["']([\w.-]+)["']""", text, re.M
+    )
+    if group and artifact:
+        name = "%s:%s" % (group.group(1), artifact.group(1))
+        out.append(Declaration("publishes", "maven", name, name, "%s group and name" % rel))
+    for m in _GRADLE_DEP.finditer(text):
+        name = "%s:%s" % (m.group(1), m.group(2))
+        out.append(Declaration("requires", "maven", name, name, "%s %s" % (rel, "dependency")))
+
+
+def repo_declarations(root):
+    """Everything the manifests at the top of the checkout ``root`` (and the packages of an npm
+    workspace) declare: [Declaration]. Read from disk with size limits, symlinks never followed,
+    nothing run."""
+    out = []
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return out
+    packages = []
+    for rel in names:
+        parse = {
+            "package.json": _package_json,
+            "pyproject.toml": _pyproject,
+            "setup.cfg": _setup_cfg,
+            "go.mod": _go_mod,
+            "Cargo.toml": _cargo_toml,
+            "pom.xml": _pom_xml,
+            "build.gradle": _build_gradle,
+            "build.gradle.kts": _build_gradle,
+        }.get(rel)
+        is_requirements = rel.startswith("requirements") and rel.endswith(".txt")
+        if parse is None and not is_requirements:
+            continue
+        text = _manifest_text(root, rel)
+        if text is None:
+            continue
+        if is_requirements:
+            for name in _requirement_names(text.splitlines()):
+                out.append(Declaration("requires", "pypi", _pypi_name(name), name, rel))
+        elif parse is _package_json:
+            packages = parse(rel, text, out)
+        else:
+            parse(rel, text, out)
+    # npm/yarn/pnpm workspaces: each package's package.json publishes too.
+    seen = 0
+    for pattern in packages:
+        parts = pattern.strip("/").split("/")
+        if not parts or any(p in ("..", "") or p.startswith(".") for p in parts):
+            continue
+        if parts[-1] in ("*", "**"):
+            base = "/".join(parts[:-1])
+            try:
+                dirs = sorted(os.listdir(os.path.join(root, *base.split("/")))) if base else []
+            except OSError:
+                continue
+            candidates = [(base + "/" + d) if base else d for d in dirs]
+        elif "*" in pattern:
+            continue  # only "dir/*" and plain paths
+        else:
+            candidates = ["/".join(parts)]
+        for pkg in candidates:
+            if seen >= MANIFEST_MAX_PACKAGES:
+                break
+            real = os.path.realpath(os.path.join(root, *pkg.split("/")))
+            if not real.startswith(os.path.realpath(root) + os.sep) or os.path.islink(
+                os.path.join(root, *pkg.split("/"))
+            ):
+                continue
+            text = _manifest_text(root, pkg + "/package.json")
+            if text is not None:
+                seen += 1
+                _package_json(pkg + "/package.json", text, out)
+    ok = Declaration.SAFE.match
+    return [d for d in out if ok(d.name) and ok(d.shown) and (d.local is None or ok(d.local))]
+
+
+class Suggestion:
+    """A relation the manifests suggest: ``from`` ``kind`` ``to`` with the lines that say so."""
+
+    __slots__ = ("from_repo", "kind", "to_repo", "evidence")
+
+    def __init__(self, from_repo, kind, to_repo, evidence):
+        self.from_repo = from_repo
+        self.kind = kind
+        self.to_repo = to_repo
+        self.evidence = evidence
+
+    def as_dict(self):
+        return {
+            "from": self.from_repo.name,
+            "kind": self.kind,
+            "to": self.to_repo.name,
+            "evidence": self.evidence,
+        }
+
+
+def suggest_relations(store, repo=None):
+    """Relations the registered repositories' manifests suggest and nobody has declared or
+    declined yet, optionally only those involving ``repo``: [Suggestion], in name order."""
+    repos = [r for r in _repos(store) if os.path.isdir(r.home)]
+    only = resolve_repo(store, repo) if repo else None
+    declared = {(r["from_repo"], r["to_repo"]) for r in store.all("SELECT from_repo, to_repo FROM relations")}
+    declined = {
+        (r["from_name"], r["from_root"], r["kind"], r["to_name"], r["to_root"])
+        for r in store.all("SELECT * FROM declined_relations")
+    }
+    decl = {r.id: repo_declarations(r.home) for r in repos}
+    published = {}
+    for r in repos:
+        for d in decl[r.id]:
+            if d.role == "publishes":
+                published.setdefault((d.eco, d.name), []).append((r, d))
+    homes = {os.path.realpath(c): r for r in repos for c in r.all_checkouts()}
+    plain = ("", "dependencies", "require", "[project] dependencies")
+    found = {}
+    for a in repos:
+        for d in decl[a.id]:
+            if d.role != "requires":
+                continue
+            file, _, field = d.where.partition(" ")
+            said = "%s/%s depends on %s%s" % (
+                a.name,
+                file,
+                d.shown,
+                "" if field in plain else " (%s)" % field,
+            )
+            lines = []
+            for b, p in published.get((d.eco, d.name), ()):
+                lines.append((b, "%s, published by %s (%s)" % (said, b.name, p.where)))
+            if d.local:
+                b = homes.get(os.path.realpath(os.path.join(a.home, d.local)))
+                if b is not None:
+                    lines.append(
+                        (
+                            b,
+                            "%s/%s points %s at %s, a checkout of %s"
+                            % (a.name, file, d.shown, d.local, b.name),
+                        )
+                    )
+            for b, line in lines:
+                if b.id == a.id or (only is not None and only.id not in (a.id, b.id)):
+                    continue
+                if (a.id, b.id) in declared:
+                    continue
+                if (a.name, a.root_commit, "depends_on", b.name, b.root_commit) in declined:
+                    continue
+                evidence = found.setdefault((a.id, b.id), Suggestion(a, "depends_on", b, [])).evidence
+                if line not in evidence:
+                    evidence.append(line)
+    return sorted(found.values(), key=lambda s: (s.from_repo.name, s.to_repo.name))
+
+
+def accept_suggestion(store, suggestion):
+    """Declare a suggested relation, its manifest evidence as the note."""
+    return relate(store, suggestion.from_repo.name, suggestion.kind, suggestion.to_repo.name,
+                  note="; ".join(suggestion.evidence)[:MAX_CLAIM_CHARS])  # fmt: skip
+
+
+def decline_suggestion(store, suggestion):
+    """Remember that this suggestion was declined, so that it is not offered again."""
+    a, b = suggestion.from_repo, suggestion.to_repo
+    with store.atomic():
+        store.db.execute(
+            "INSERT INTO declined_relations(from_name, from_root, kind, to_name, to_root, declined_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (a.name, a.root_commit, suggestion.kind, b.name, b.root_commit, utc_now()),
+        )
+    return {"message": "declined %s %s %s (not suggested again)" % (a.name, suggestion.kind, b.name)}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -4887,11 +5696,6 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             store.db.execute(
                 "UPDATE sessions SET ended_at = ?, summary = ? WHERE id = ?", (now, new_summary, session_id)
             )
-            if new_summary != row["summary"]:
-                for r in store.all("SELECT rid FROM evidence WHERE session_id = ?", (session_id,)):
-                    store.db.execute(
-                        "UPDATE evidence_fts SET summary = ? WHERE rowid = ?", (new_summary, r["rid"])
-                    )
             summary = new_summary
         for p in prepared:
             dup = find_duplicate(store, p["repo"].name, p["claim"], _cited_set(p["anchors"]))
@@ -4924,44 +5728,49 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             ).lastrowid
             _insert_anchors(store, rid, p["anchors"])
             store.db.execute(
-                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, summary) VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    rid,
-                    p["claim"],
-                    _fts_symbols(p["anchors"]),
-                    _fts_paths(p["anchors"]),
-                    p["detail"] or "",
-                    summary or "",
-                ),
+                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
+                (rid, p["claim"], _fts_symbols(p["anchors"]), _fts_paths(p["anchors"]), p["detail"] or ""),
             )
             results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})
     return {"session": session_id, "evidence": results, "warnings": warnings}
 
 
 # ----------------------------------------------------------------------------------------------
-# Search: FTS5 candidates -> topology and freshness rerank -> reasons
+# Search: scope -> candidates -> rerank -> explain
 # ----------------------------------------------------------------------------------------------
+# scope       which repositories a caller sees, and how each is related to the caller's (cached per
+#             store generation: no query, no git, no file system walk per call once warm);
+# candidates  FTS5 rows that match every used term first, then rows matching the rarest terms (a
+#             bound keeps common words from adding their whole posting list), then items whose
+#             session summary matches; each carries the facts the rerank reads;
+# rerank      text strength (bm25) scaled by what the query names (repository, symbol, path) and,
+#             mildly, by topology, freshness, confidence, kind and recency;
+# explain     the one function that turns a result's facts into its reasons.
 
 _TERM_RE = re.compile(r"[^\W_]+", re.UNICODE)
+QUERY_SCAN_CHARS = 20000  # characters of a query read for terms (a pasted log or traceback)
+MAX_QUERY_CANDIDATE_TERMS = 400  # distinct terms considered before the rarest MAX_QUERY_TERMS are kept
 
 
-def query_terms(text):
-    """Lower-cased search terms of ``text`` without stop words; camelCase parts added."""
+def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
+    """Lower-cased search terms of ``text`` without stop words, in order; camelCase parts added.
+
+    Returns every distinct term up to ``limit``; ``search`` keeps the MAX_QUERY_TERMS rarest of
+    them in the store (select_terms), so a long query keeps its most informative words."""
     if not isinstance(text, str):
         return []
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
-    terms = []
-    for raw in _TERM_RE.findall(text[:20000]):
+    terms = {}
+    for raw in _TERM_RE.findall(text[:QUERY_SCAN_CHARS]):
         words = [raw] + (split_identifier(raw) if re.search(r"[a-z][A-Z]", raw) else [])
         for word in words:
             word = word.lower()[:MAX_TERM_CHARS]
             if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
                 continue
-            if word not in terms:
-                terms.append(word)
-        if len(terms) >= MAX_QUERY_TERMS:
+            terms.setdefault(word, None)
+        if len(terms) >= limit:
             break
-    return terms[:MAX_QUERY_TERMS]
+    return list(terms)[:limit]
 
 
 def match_forms(term):
@@ -4978,18 +5787,23 @@ def match_forms(term):
     return [term]
 
 
-def fts_query(terms):
-    """An FTS5 MATCH expression that only ever contains quoted strings: each form of each term is a
-    quoted phrase (embedded quotes doubled), prefix-matched outside the quotes when long enough,
-    all ORed."""
+def _fts_term(term):
+    """One term as FTS5 syntax: each form a quoted string (embedded quotes doubled), prefix-matched
+    outside the quotes when long enough, the forms ORed in parentheses."""
     parts = []
-    for term in terms:
-        for form in match_forms(term):
-            quoted = '"' + form.replace('"', '""') + '"'
-            part = quoted + "*" if len(form) >= 3 else quoted
-            if part not in parts:
-                parts.append(part)
-    return " OR ".join(parts)
+    for form in match_forms(term):
+        quoted = '"' + form.replace('"', '""') + '"'
+        part = quoted + "*" if len(form) >= 3 else quoted
+        if part not in parts:
+            parts.append(part)
+    return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+
+
+def fts_query(terms, all_terms=False):
+    """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
+    _fts_term), ORed, or ANDed when ``all_terms``. The one builder of MATCH text."""
+    parts = list(dict.fromkeys(_fts_term(t) for t in terms))
+    return (" AND " if all_terms else " OR ").join(parts)
 
 
 def _word_hits(terms, text):
@@ -5085,6 +5899,27 @@ def _evidence_rows(store, rids):
     return rows
 
 
+# The fields of one evidence item as search, show, sessions and the overview return it (CLI --json
+# and MCP), with their JSON types; wctx_mcp derives its result schemas from this.
+RESULT_FIELDS = (
+    ("id", "string"),
+    ("kind", "string"),
+    ("claim", "string"),
+    ("detail", ["string", "null"]),
+    ("repo", ["string", "null"]),
+    ("session", ["string", "null"]),
+    ("created_at", ["string", "null"]),
+    ("confidence", ["number", "null"]),
+    ("status", ["string", "null"]),
+    ("superseded_by", ["string", "null"]),
+    ("files", "array"),
+    ("confirmed_at", ["string", "null"]),
+    ("age", "string"),
+)
+# What search adds to each result.
+SEARCH_RESULT_FIELDS = RESULT_FIELDS + (("reasons", "array"), ("freshness", "object"))
+
+
 def _result_dict(row, anchors):
     files = []
     for a in anchors:
@@ -5110,24 +5945,49 @@ def _result_dict(row, anchors):
     }
 
 
-def _match_reasons(terms, row, anchors):
-    reasons = []
-    text_hits = _word_hits(terms, (row["claim"] or "") + "\n" + (row["detail"] or ""))
-    if text_hits:
-        reasons.append("matches the query text (%s)" % ", ".join(text_hits[:8]))
-    for a in anchors:
-        if a["symbol"] and _word_hits(terms, a["symbol"]):
-            reasons.append("matches symbol %s" % a["symbol"])
-    seen_paths = set()
-    for a in anchors:
-        if a["path"] and a["path"] not in seen_paths and _word_hits(terms, a["path"]):
-            seen_paths.add(a["path"])
-            reasons.append("matches file %s" % a["path"])
-    if not reasons:
-        summary_hits = _word_hits(terms, row["session_summary"] or "")
-        if summary_hits:
-            reasons.append("matches the session summary (%s)" % ", ".join(summary_hits[:8]))
-    return reasons
+class SearchScope:
+    """Who is asking and what they see: the origin repository (or None), its Topology, the
+    repository ids in scope (None: every repository) and the names searched, in order."""
+
+    __slots__ = ("origin", "topology", "repo_ids", "searched", "all_scope")
+
+    def __init__(self, origin, topology, repo_ids, searched, all_scope):
+        self.origin = origin
+        self.topology = topology
+        self.repo_ids = repo_ids
+        self.searched = searched
+        self.all_scope = all_scope
+
+
+class Candidate:
+    """One evidence item while search ranks it: the columns the rerank reads, the text strength
+    of its match (bm25, positive, larger is better), the tier that found it and the score."""
+
+    __slots__ = ("rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named")
+
+    def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
+        self.rid = rid
+        self.repo_id = repo_id
+        self.kind = kind
+        self.confidence = confidence
+        self.created_at = created_at
+        self.strength = strength
+        self.tier = tier  # "all" terms, "rare" terms, "summary", "tail" (paging), or a fallback kind
+        self.score = strength
+        self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
+
+
+class ResultFacts:
+    """Everything a result's reasons are made from; ``explain`` is the only reader."""
+
+    __slots__ = (
+        "text_hits", "symbol_hits", "path_hits", "summary_hits", "named", "fallback", "reach", "edited",
+        "confidence", "status", "superseded_by", "freshness",
+    )  # fmt: skip
+
+    def __init__(self, **values):
+        for name in self.__slots__:
+            setattr(self, name, values.get(name))
 
 
 def _freshness_reason(fresh):
@@ -5142,6 +6002,361 @@ def _freshness_reason(fresh):
     return "%s: %s" % (verdict.replace("_", " "), first)
 
 
+def explain(facts):
+    """The reasons of one search result, in a fixed order: why it matched (or why it is shown
+    without a match), what of the query it is about, where it lives relative to the caller, who
+    edited what it cites, its stated confidence, its status and its freshness."""
+    reasons = []
+    if facts.fallback:
+        reasons.append(facts.fallback)
+    else:
+        if facts.text_hits:
+            reasons.append("matches the query text (%s)" % ", ".join(facts.text_hits[:8]))
+        reasons.extend("matches symbol %s" % s for s in facts.symbol_hits or ())
+        reasons.extend("matches file %s" % p for p in facts.path_hits or ())
+        if not reasons and facts.summary_hits:
+            reasons.append("matches the session summary (%s)" % ", ".join(facts.summary_hits[:8]))
+    for what, name in facts.named or ():
+        reasons.append("query names %s %s" % (what, name))
+    reasons.append(facts.reach)
+    if facts.edited:
+        sid, agent, at, path, repo = facts.edited
+        reasons.append("session %s (%s, %s) edited %s in %s" % (sid, agent, (at or "")[:10], path, repo))
+    if facts.confidence is not None:
+        reasons.append("stated confidence %.2g" % facts.confidence)
+    if facts.status != "active":
+        reasons.append(facts.status + (" by " + facts.superseded_by if facts.superseded_by else ""))
+    reasons.append(_freshness_reason(facts.freshness))
+    return reasons
+
+
+# -- scope ---------------------------------------------------------------------------------------
+
+
+def _search_scope(store, repo, cwd, all_scope, workspace):
+    """The scope of one search; the Topology behind it is built once per store generation."""
+    if all_scope:
+        try:
+            origin = resolve_repo(store, repo, cwd=cwd)
+        except NotFoundError:
+            if repo:
+                raise
+            origin = None
+    elif workspace and not repo and _repo_containing(_repos(store), cwd or os.getcwd()) is None:
+        origin = None
+    else:
+        origin = resolve_repo(store, repo, cwd=cwd)
+    ws = None if all_scope or origin else workspace
+    topology = store.memo(
+        ("topology", origin.id if origin else None, ws), lambda: Topology(store, origin, ws)
+    )
+    if all_scope:
+        names = store.memo(("repo-names",), lambda: sorted(r.name for r in _repos(store)))
+        return SearchScope(origin, topology, None, names, True)
+    ids = topology.repo_ids()
+    every = store.memo(("repo-ids",), lambda: frozenset(r.id for r in _repos(store)))
+    # A scope that holds every registered repository needs no filter in SQL.
+    return SearchScope(origin, topology, None if every <= set(ids) else ids, topology.searched_names(), False)
+
+
+# -- candidates ----------------------------------------------------------------------------------
+
+
+def _doc_freqs(store, terms):
+    """{term: number of items whose text holds a word the term matches}, from the FTS5 vocabulary
+    (an upper estimate for a prefix: a row holding two matching words counts twice), cached per
+    store generation."""
+    out = {}
+    missing = []
+    for t in terms:
+        hit = store.memo(("df", t), None)
+        if hit is None:
+            missing.append(t)
+        else:
+            out[t] = hit
+    if missing:
+        store.db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_vocab USING fts5vocab(main, evidence_fts, row)"
+        )
+        total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+        for t in missing:
+            df = 0
+            for form in match_forms(t):
+                if len(form) >= 3:
+                    row = store.one(
+                        "SELECT coalesce(sum(doc), 0) FROM temp.evidence_vocab WHERE term >= ? AND term < ?",
+                        (form, form + "\U0010ffff"),
+                    )
+                else:
+                    row = store.one(
+                        "SELECT coalesce(sum(doc), 0) FROM temp.evidence_vocab WHERE term = ?", (form,)
+                    )
+                df += row[0]
+            out[t] = store.memo(("df", t), lambda df=df: min(df, total))
+    return out
+
+
+def select_terms(store, terms, limit=MAX_QUERY_TERMS):
+    """The ``limit`` most informative terms (rarest in the store, the earlier on a tie), in
+    query order. A pasted traceback keeps its decisive frame, not its first words."""
+    if len(terms) <= limit:
+        return list(terms)
+    df = _doc_freqs(store, terms)
+    # A term no item holds finds nothing; among the rest the rarest. A stable sort: earlier on a tie.
+    keep = set(sorted(terms, key=lambda t: (df[t] == 0, df[t]))[:limit])
+    return [t for t in terms if t in keep]
+
+
+_BM25 = "bm25(evidence_fts, %s, %s, %s, %s)" % (
+    BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL,
+)  # fmt: skip
+_RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, e.created_at"
+
+
+def _scope_clause(scope, kinds, include_inactive):
+    """(SQL conditions on evidence ``e``, parameters) for the scope and filters of a search."""
+    where, params = [], []
+    if not include_inactive:
+        where.append("e.status = 'active'")
+    if kinds:
+        where.append("e.kind IN (%s)" % ",".join("?" * len(kinds)))
+        params.extend(kinds)
+    if scope.repo_ids is not None:
+        where.append("e.repo_id IN (%s)" % ",".join("?" * len(scope.repo_ids)))
+        params.extend(scope.repo_ids)
+    return where, params
+
+
+def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
+    """The ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first.
+
+    FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are joined
+    to their evidence rows and filtered; when that leaves fewer than ``limit`` although the window
+    was full (a narrow scope), every match is joined: the result is always the joined query's."""
+    clause = "".join(" AND " + w for w in where)
+    if exclude:
+        clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
+    args = list(params) + list(exclude)
+    window = limit * CANDIDATE_WINDOW + len(exclude)
+    rows = store.all(
+        "SELECT %s, c.score FROM (SELECT rowid AS rid, %s AS score FROM evidence_fts "
+        "WHERE evidence_fts MATCH ? ORDER BY score LIMIT ?) c "
+        "JOIN evidence e NOT INDEXED ON e.rid = c.rid WHERE 1%s ORDER BY c.score LIMIT ?"
+        % (_RANK_COLUMNS, _BM25, clause),  # NOT INDEXED: look rows up by rid, not scan by repo
+        [match, window] + args + [limit],
+    )
+    if len(rows) < limit:
+        matched = store.one(
+            "SELECT count(*) FROM (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? LIMIT ?)",
+            (match, window),
+        )[0]
+        if matched >= window:
+            rows = store.all(
+                "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
+                "WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?" % (_RANK_COLUMNS, _BM25, clause),
+                [match] + args + [limit],
+            )
+    return [Candidate(r[0], r[1], r[2], r[3], r[4], -r[5], tier) for r in rows]
+
+
+def _summary_matches(store, terms, where, params, limit, exclude):
+    """Items whose session summary matches (a summary is indexed once per session), as weak
+    Candidates: a summary is context for the items, not their content."""
+    sessions = store.all(
+        "SELECT session, bm25(session_fts) AS score FROM session_fts WHERE session_fts MATCH ? ORDER BY score LIMIT ?",
+        (fts_query(terms), limit),
+    )
+    if not sessions:
+        return []
+    strength = {}
+    for r in sessions:
+        strength.setdefault(r[0], -r[1] * BM25_WEIGHT_SUMMARY / BM25_WEIGHT_CLAIM)
+    clause = "".join(" AND " + w for w in where)
+    if exclude:
+        clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
+    rows = store.all(
+        "SELECT %s, e.session_id FROM evidence e WHERE e.session_id IN (%s)%s ORDER BY e.rid DESC LIMIT ?"
+        % (_RANK_COLUMNS, ",".join("?" * len(strength)), clause),
+        list(strength) + list(params) + list(exclude) + [limit],
+    )
+    return [Candidate(r[0], r[1], r[2], r[3], r[4], strength[r[5]], "summary") for r in rows]
+
+
+def _text_candidates(store, terms, where, params, pool, rank):
+    """Candidates for query ``terms``, best text match first, at most ``pool`` of them.
+
+    ``--rank fts`` is plain FTS5: every term ORed, bm25 order. The default asks for rows holding
+    every term first; only when those are fewer than ``pool`` does it add rows matching the rarest
+    terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS (at least the
+    rarest term), then items whose session summary matches. So the work does not grow with the
+    number of rows that hold a common word of the query."""
+    if rank == "fts":
+        return _ranked_matches(store, fts_query(terms), where, params, pool, "any")
+    found = (
+        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all")
+        if len(terms) > 1
+        else []
+    )
+    if len(found) < pool:
+        df = _doc_freqs(store, terms)
+        rare, postings = [], 0
+        for t in sorted(terms, key=lambda t: df[t]):  # a stable sort: query order on a tie
+            if df[t] == 0:
+                continue
+            if rare and postings + df[t] > CANDIDATE_FILL_POSTINGS:
+                break
+            rare.append(t)
+            postings += df[t]
+        if rare:
+            seen = [c.rid for c in found]
+            found += _ranked_matches(store, fts_query(rare), where, params, pool - len(found), "rare", seen)
+    if len(found) < pool:
+        seen = [c.rid for c in found]
+        found += _summary_matches(store, terms, where, params, pool - len(found), seen)
+    return found
+
+
+def _fallback_candidates(store, scope, where, params, limit):
+    """No usable query terms: evidence on files the caller is editing, then open questions of the
+    caller's repo, then recent items nearest first. Scores keep that order; the tier carries the
+    fallback reason."""
+    out = {}
+    origin = scope.origin
+    clause = "".join(" AND " + w for w in where)
+    if origin is not None and os.path.isdir(origin.path):
+        try:
+            modified = GitRepo(origin.path).modified_paths()
+        except WctxError:
+            modified = []
+        modified = [p for p in modified if is_utf8(p)]  # no cited path is anything else
+        for i in range(0, len(modified), 500):
+            chunk = modified[i : i + 500]
+            for row in store.all(
+                "SELECT DISTINCT %s, a.path FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid "
+                "WHERE a.repo_id = ? AND a.path IN (%s)%s ORDER BY e.created_at DESC LIMIT 200"
+                % (_RANK_COLUMNS, ",".join("?" * len(chunk)), clause),
+                [origin.id] + chunk + params,
+            ):
+                if row[0] not in out:
+                    reason = "cites %s, which has uncommitted changes in your working tree" % row[5]
+                    out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 3.0, reason)
+        for row in store.all(
+            "SELECT %s FROM evidence e WHERE e.repo_id = ? AND e.kind = 'question'%s "
+            "ORDER BY e.created_at DESC LIMIT ?" % (_RANK_COLUMNS, clause),
+            [origin.id] + params + [limit],
+        ):
+            if row[0] not in out:
+                reason = "open question recorded in this repository"
+                out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 2.0, reason)
+    for row in store.all(
+        "SELECT %s FROM evidence e%s ORDER BY e.created_at DESC, e.rid DESC LIMIT ?"
+        % (_RANK_COLUMNS, (" WHERE " + " AND ".join(where)) if where else ""),
+        params + [max(limit * 5, 50)],
+    ):
+        if row[0] not in out:
+            distance = scope.topology.reach.get(row[1], (4,))[0]
+            reason = "recent in %s" % ("this repository" if distance == 0 else "a related repository")
+            out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 1.0 - 0.1 * distance, reason)
+    return list(out.values())
+
+
+def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
+    """The pages after the ranked head: items matching any term, newest first, below ``before_rid``
+    (None: from the newest), ``exclude`` (the head) left out. FTS5 walks its rowids in order, so a
+    page costs the same however deep it is."""
+    clause = "".join(" AND " + w for w in where)
+    if exclude:
+        clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
+    if before_rid is not None:
+        clause = " AND f.rowid < ?" + clause
+        params = [before_rid] + list(params)
+    rows = store.all(
+        "SELECT %s FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s "
+        "ORDER BY f.rowid DESC LIMIT ?" % (_RANK_COLUMNS, clause),
+        [fts_query(terms)] + list(params) + list(exclude) + [limit],
+    )
+    return [Candidate(r[0], r[1], r[2], r[3], r[4], 0.0, "tail") for r in rows]
+
+
+def _count_matches(store, terms, where, params):
+    """(number of items in scope whose text matches any term, exact?). Exact up to
+    MATCH_COUNT_EXACT matches; beyond that the FTS5 count alone, before the scope filter."""
+    match = fts_query(terms)
+    raw = store.one(
+        "SELECT count(*) FROM (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? LIMIT ?)",
+        (match, MATCH_COUNT_EXACT + 1),
+    )[0]
+    if raw > MATCH_COUNT_EXACT:
+        return store.one("SELECT count(*) FROM evidence_fts WHERE evidence_fts MATCH ?", (match,))[
+            0
+        ], not where
+    if not where:
+        return raw, True
+    clause = " AND ".join(where)
+    n = store.one(
+        "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE evidence_fts MATCH ? AND %s"
+        % clause,
+        [match] + list(params),
+    )[0]
+    return n, True
+
+
+# -- rerank --------------------------------------------------------------------------------------
+
+
+def _query_names(store, raw_query, terms, cands, anchors):
+    """Mark each candidate with what of it the query names: its repository (the name as a word of
+    the query), a symbol it cites (every part of the symbol among the query's terms), a file it
+    cites (its path or file name in the query)."""
+    text = raw_query.lower() if isinstance(raw_query, str) else ""
+    term_set = set(terms)
+    names = store.memo(("repo-by-id",), lambda: {r.id: r.name for r in _repos(store)})
+    named_repos = {
+        rid
+        for rid, name in names.items()
+        if re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(name.lower()), text)
+    }
+    for c in cands:
+        named = []
+        if c.repo_id in named_repos:
+            named.append(("repository", names[c.repo_id]))
+        for a in anchors.get(c.rid, ()):
+            sym = a["symbol"]
+            if sym:
+                parts = [p.lower() for p in re.split(r"[^\w]+|_", sym) if p]
+                parts = [q.lower() for p in parts for q in (split_identifier(p) or [p])]
+                if parts and all(p in term_set or p in STOP_WORDS or len(p) < 2 for p in parts):
+                    named.append(("symbol", sym))
+            path = a["path"]
+            if path:
+                base = path.rsplit("/", 1)[-1].lower()
+                if path.lower() in text or ("." in base and len(base) > 3 and base in text):
+                    named.append(("file", path))
+        c.named = tuple(dict.fromkeys(named))
+
+
+def _rerank(cands, scope, now):
+    """Score = text strength x what the query names x (mildly) topology, confidence, kind and
+    recency. Every factor but the named ones is within a few tens of percent, so a clearly
+    stronger text match wins whatever repository it lives in; they order near-equals."""
+    reach = scope.topology.reach
+    for c in cands:
+        score = RANK_WEIGHT_TEXT * c.strength
+        for what, _ in c.named:
+            score *= 1.0 + RANK_NAMED_BONUS[what]
+        distance = reach.get(c.repo_id, (None,))[0]
+        score *= 1.0 + RANK_TOPOLOGY_BONUS.get(distance, 0.0)
+        if c.confidence is not None:
+            score *= 1.0 + RANK_CONFIDENCE_WEIGHT * (c.confidence - 0.5)
+        score *= 1.0 + RANK_KIND_BONUS.get(c.kind, 0.0) + _recency_bonus(c.created_at, now)
+        c.score = score
+
+
+# -- the search service --------------------------------------------------------------------------
+
+SEARCH_PAGE_RE = re.compile(r"^(?:o([0-9]{1,6})|r([0-9]{1,12}))$")
+
+
 def search(
     store,
     query,
@@ -5153,12 +6368,15 @@ def search(
     rank="topology",
     include_inactive=False,
     workspace=None,
+    page=None,
 ):
     """Search evidence from the caller's repository outward (see the README for the shape).
 
     ``workspace`` scopes a caller that stands in no registered repository (an MCP server started
     for a workspace, a shell outside every checkout) to that workspace's repositories; a caller
-    inside a repository keeps its own scope."""
+    inside a repository keeps its own scope. ``page`` is a ``next_page`` token from an earlier
+    call with the same arguments: the ranked results continue, then every other match, newest
+    first, so paging reaches the last match at a constant cost per page."""
     started = time.perf_counter()
     if rank not in ("topology", "fts"):
         raise UsageError("unknown rank %r (topology or fts)" % rank)
@@ -5172,130 +6390,155 @@ def search(
     for k in kinds:
         if k not in EVIDENCE_KINDS:
             raise UsageError("unknown kind %r (one of: %s)" % (k, ", ".join(EVIDENCE_KINDS)))
-    if all_scope:
-        try:
-            origin = resolve_repo(store, repo, cwd=cwd)
-        except NotFoundError:
-            if repo:
-                raise
-            origin = None
-    elif workspace and not repo and _repo_containing(_repos(store), cwd or os.getcwd()) is None:
-        origin = None
-    else:
-        origin = resolve_repo(store, repo, cwd=cwd)
-    topology = Topology(store, origin, workspace=None if all_scope or origin else workspace)
-    terms = query_terms(query)
+    offset, before = 0, None
+    if page is not None:
+        m = SEARCH_PAGE_RE.match(page) if isinstance(page, str) else None
+        if m is None:
+            raise UsageError("page %r is not one search issued; omit it to start from the top" % (page,))
+        offset, before = (int(m.group(1)), None) if m.group(1) is not None else (None, int(m.group(2)))
 
-    where = []
-    params = []
-    if not include_inactive:
-        where.append("e.status = 'active'")
-    if kinds:
-        where.append("e.kind IN (%s)" % ",".join("?" * len(kinds)))
-        params.extend(kinds)
-    if not all_scope:
-        scope = topology.repo_ids()
-        where.append("e.repo_id IN (%s)" % ",".join("?" * len(scope)))
-        params.extend(scope)
+    store.begin_read()
+    scope = _search_scope(store, repo, cwd, all_scope, workspace)
+    all_terms = query_terms(query)
+    terms = select_terms(store, all_terms)
+    where, params = _scope_clause(scope, kinds, include_inactive)
 
-    candidate_limit = max(CANDIDATE_FLOOR, limit * 10)
-    mode = "text" if terms else "fallback"
-    extra_reasons = {}
-    if terms:
-        hits = _text_candidates(store, fts_query(terms), where, params, candidate_limit)
-        text_score = {h["rid"]: -h["score"] for h in hits}
-    if not terms or not hits:
-        # No searchable words, or nothing matched them: still help ("any open questions?").
-        mode = "fallback"
-        hits = []
-        text_score, extra_reasons = _fallback_candidates(store, origin, topology, where, params, limit)
-    candidates = list(text_score)
-    # The rerank needs only the columns selected with the candidates; full rows and anchors are
-    # loaded below for the results alone (not for every candidate).
-    facts = {h["rid"]: h for h in hits}
-    best = max(text_score.values()) if text_score else 1.0
-    best = best if best > 0 else 1.0
-    now = time.time()
+    # candidates
+    head_size = max(CANDIDATE_FLOOR, limit)
+    mode = "text"
+    cands = _text_candidates(store, terms, where, params, head_size, rank) if terms else []
+    if not cands:
+        mode = "fallback"  # no searchable words, or nothing matched them: still help
+        cands = _fallback_candidates(store, scope, where, params, limit)
 
-    def base_score(rid):
-        if rank == "fts" or mode == "fallback":
-            return text_score[rid]
-        row = facts[rid]
-        score = RANK_WEIGHT_TEXT * (text_score[rid] / best)
-        distance = topology.reach.get(row["repo_id"], (None,))[0]
-        score += RANK_TOPOLOGY_BONUS.get(distance, 0.0)
-        if row["confidence"] is not None:
-            score += RANK_CONFIDENCE_WEIGHT * (row["confidence"] - 0.5)
-        score += RANK_KIND_BONUS.get(row["kind"], 0.0)
-        score += _recency_bonus(row["created_at"], now)
-        return score
-
-    scores = {rid: base_score(rid) for rid in candidates}
+    # rerank
+    anchors = _load_anchors(store, [c.rid for c in cands]) if mode == "text" and rank != "fts" else {}
+    if mode == "text" and rank != "fts":
+        _query_names(store, query, terms, cands, anchors)
+        _rerank(cands, scope, time.time())
     fresh = {}
 
-    def final(rid):
-        if rank == "fts" or rid not in fresh:
-            return scores[rid]
-        return scores[rid] + RANK_FRESHNESS_PENALTY.get(fresh[rid]["verdict"], 0.0)
+    def final(c):
+        if rank == "fts" or c.rid not in fresh:
+            return c.score
+        return c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
 
     # Freshness only lowers a score, so fetching it for the current top until the top is stable
     # gives the same order as fetching it for every candidate.
-    anchors = {}  # loaded once per item, for freshness and for the results
+    want = min((offset or 0) + limit, head_size)
     while True:
-        top = sorted(candidates, key=lambda r: (-final(r), -r))[:limit]
-        missing = [rid for rid in top if rid not in fresh]
+        ordered = sorted(cands, key=lambda c: (-final(c), -c.rid))
+        top = ordered[:want]
+        missing = [c.rid for c in top if c.rid not in fresh]
         if not missing:
             break
-        anchors.update(_load_anchors(store, missing))
+        more = [r for r in missing if r not in anchors]
+        if more:
+            anchors.update(_load_anchors(store, more))
         fresh.update(freshness_of(store, missing, anchors=anchors))
         if rank == "fts":
             break
 
-    rows = _evidence_rows(store, top)
-    unloaded = [rid for rid in top if rid not in anchors]
-    if unloaded:
-        anchors.update(_load_anchors(store, unloaded))
-    edited_by = _session_edits(store, {rid: anchors[rid] for rid in top})
-    results = []
-    for rid in top:
-        row = rows[rid]
-        item = _result_dict(row, anchors[rid])
-        reasons = list(extra_reasons.get(rid, [])) or _match_reasons(terms, row, anchors[rid])
-        if row["repo_id"] not in topology.reach:
-            reasons.append(
-                "outside the caller's workspaces (--all)" if origin else "searched all repositories (--all)"
-            )
+    if before is None:
+        page_cands = top[offset:]
+        after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
+        if want < len(ordered):
+            next_page = "o%d" % want
+        elif mode == "text" and _tail_candidates(
+            store, terms, where, params, None, [c.rid for c in cands], 1
+        ):
+            next_page = "r0"  # the ranked head is done; every other match follows, newest first
         else:
-            reasons.append(topology.reach[row["repo_id"]][1])
-        if rid in edited_by:
-            reasons.append(edited_by[rid])
-        if row["confidence"] is not None:
-            reasons.append("stated confidence %.2g" % row["confidence"])
-        if row["status"] != "active":
-            reasons.append(row["status"] + (" by " + row["superseded_by"] if row["superseded_by"] else ""))
-        f = fresh.get(rid) or {"verdict": "unknown", "reasons": ["not checked"]}
-        reasons.append(_freshness_reason(f))
-        item["reasons"] = reasons
+            next_page = None
+    else:
+        exclude = [c.rid for c in cands]
+        page_cands = _tail_candidates(store, terms, where, params, before or None, exclude, limit + 1)
+        next_page = "r%d" % page_cands[limit - 1].rid if len(page_cands) > limit else None
+        page_cands = page_cands[:limit]
+        after = ["r%d" % c.rid for c in page_cands]
+        more = [c.rid for c in page_cands if c.rid not in anchors]
+        if more:
+            anchors.update(_load_anchors(store, more))
+        fresh.update(freshness_of(store, [c.rid for c in page_cands if c.rid not in fresh], anchors=anchors))
+
+    # explain
+    rids = [c.rid for c in page_cands]
+    rows = _evidence_rows(store, rids)
+    edited_by = _session_edits(store, {rid: anchors.get(rid, []) for rid in rids})
+    results = []
+    for c in page_cands:
+        row = rows[c.rid]
+        item = _result_dict(row, anchors[c.rid])
+        f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
+        facts = _result_facts(terms, row, anchors[c.rid], c, scope, edited_by.get(c.rid), f, mode)
+        item["reasons"] = explain(facts)
         item["freshness"] = {"verdict": f["verdict"], "reasons": f["reasons"]}
         results.append(item)
+    if mode == "text":
+        matches, exact = _count_matches(store, terms, where, params)
+        matches = max(matches, len(cands))
+    else:
+        matches, exact = len(cands), True
     return {
         "results": results,
         "fallback_reason": None
         if mode == "text"
         else ("no evidence matches the query words" if terms else "no searchable words in the query"),
-        "candidates": len(candidates),
-        "searched": topology.searched_names() if not all_scope else sorted(r.name for r in _repos(store)),
-        "origin": origin.name if origin else None,
+        "candidates": matches,
+        "candidates_exact": exact,
+        "ranked": len(cands),
+        "next_page": next_page,
+        "after": after,
+        "searched": scope.searched,
+        "origin": scope.origin.name if scope.origin else None,
         "ms": round((time.perf_counter() - started) * 1000.0, 2),
         "query_terms": terms,
+        "query_terms_total": len(all_terms),
         "mode": mode,
         "rank": rank,
     }
 
 
+def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode):
+    """The facts ``explain`` needs for one result."""
+    text_hits = symbol_hits = path_hits = summary_hits = ()
+    fallback = None
+    if mode == "fallback":
+        fallback = cand.tier
+    else:
+        text_hits = _word_hits(terms, (row["claim"] or "") + "\n" + (row["detail"] or ""))
+        symbol_hits = [a["symbol"] for a in anchors if a["symbol"] and _word_hits(terms, a["symbol"])]
+        path_hits = list(
+            dict.fromkeys(a["path"] for a in anchors if a["path"] and _word_hits(terms, a["path"]))
+        )
+        if not (text_hits or symbol_hits or path_hits):
+            summary_hits = _word_hits(terms, row["session_summary"] or "")
+    reach = scope.topology.reach.get(row["repo_id"])
+    if reach is None:
+        where = (
+            "outside the caller's workspaces (--all)" if scope.origin else "searched all repositories (--all)"
+        )
+    else:
+        where = reach[1]
+    return ResultFacts(
+        text_hits=text_hits,
+        symbol_hits=symbol_hits,
+        path_hits=path_hits,
+        summary_hits=summary_hits,
+        named=cand.named,
+        fallback=fallback,
+        reach=where,
+        edited=edited,
+        confidence=row["confidence"],
+        status=row["status"],
+        superseded_by=row["superseded_by"],
+        freshness=fresh,
+    )
+
+
 def _session_edits(store, anchors_by_rid):
-    """{rid: "session ses-… (claude-code, 2026-11-30) edited src/x.ts in upload-sdk"} for results
-    whose cited files an imported session edited: the most recent such session. One query."""
+    """{rid: (session id, agent, when, path, repo name)} for results whose cited files an imported
+    session edited: the most recent such session. One query."""
     pairs = {
         (a["repo_id"], a["path"])
         for anchors in anchors_by_rid.values()
@@ -5324,102 +6567,8 @@ def _session_edits(store, anchors_by_rid):
         ]
         if hits:
             h = max(hits, key=lambda r: r["at"] or "")
-            out[rid] = "session %s (%s, %s) edited %s in %s" % (
-                h["id"],
-                h["agent"],
-                (h["at"] or "")[:10],
-                h["path"],
-                h["repo_name"],
-            )
+            out[rid] = (h["id"], h["agent"], h["at"], h["path"], h["repo_name"])
     return out
-
-
-_RANK_COLUMNS = "e.rid AS rid, e.repo_id AS repo_id, e.kind AS kind, e.confidence AS confidence, e.created_at AS created_at"
-
-
-def _text_candidates(store, match, where, params, limit):
-    """The ``limit`` best bm25 matches of ``match`` that pass the scope filter ``where``, best
-    first, as rows of rid, repo_id, kind, confidence, created_at and score.
-
-    With a common word most of a large store matches, and joining every match to its evidence row
-    before ranking doubled the cost of the query at 100,000 items. So FTS5 first ranks its best
-    CANDIDATE_WINDOW x ``limit`` matches on its own and only those are joined and filtered. When
-    that leaves fewer than ``limit`` rows although the window was full (a narrow scope), the
-    query runs again with every match joined: the result is always the joined query's."""
-    bm25 = "bm25(evidence_fts, %s, %s, %s, %s, %s)" % (
-        BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL, BM25_WEIGHT_SUMMARY,
-    )  # fmt: skip
-    clause = (" AND " + " AND ".join(where)) if where else ""
-    window = limit * CANDIDATE_WINDOW
-    rows = store.all(
-        "SELECT %s, c.score AS score FROM (SELECT rowid AS rid, %s AS score FROM evidence_fts "
-        "WHERE evidence_fts MATCH ? ORDER BY score LIMIT ?) c "
-        "JOIN evidence e NOT INDEXED ON e.rid = c.rid WHERE 1%s ORDER BY c.score LIMIT ?"
-        % (_RANK_COLUMNS, bm25, clause),  # NOT INDEXED: look rows up by rid, not scan by repo
-        [match, window] + list(params) + [limit],
-    )
-    if len(rows) < limit:
-        matched = store.one(
-            "SELECT count(*) FROM (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? LIMIT ?)",
-            (match, window),
-        )[0]
-        if matched >= window:
-            rows = store.all(
-                "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
-                "WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?" % (_RANK_COLUMNS, bm25, clause),
-                [match] + list(params) + [limit],
-            )
-    return rows
-
-
-def _fallback_candidates(store, origin, topology, where, params, limit):
-    """No usable query terms: evidence on files the caller is editing, then open questions of the
-    caller's repo, then recent items nearest first. Scores keep that order."""
-    scores = {}
-    reasons = {}
-    clause = (" AND " + " AND ".join(where)) if where else ""
-    if origin is not None and os.path.isdir(origin.path):
-        try:
-            modified = GitRepo(origin.path).modified_paths()
-        except WctxError:
-            modified = []
-        modified = [p for p in modified if is_utf8(p)]  # no cited path is anything else
-        if modified:
-            for i in range(0, len(modified), 500):
-                chunk = modified[i : i + 500]
-                for row in store.all(
-                    "SELECT DISTINCT e.rid, a.path FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid "
-                    "WHERE a.repo_id = ? AND a.path IN (%s)%s ORDER BY e.created_at DESC LIMIT 200"
-                    % (",".join("?" * len(chunk)), clause),
-                    [origin.id] + chunk + params,
-                ):
-                    if row["rid"] not in scores:
-                        scores[row["rid"]] = 3.0
-                        reasons[row["rid"]] = [
-                            "cites %s, which has uncommitted changes in your working tree" % row["path"]
-                        ]
-        questions = store.all(
-            "SELECT e.rid FROM evidence e WHERE e.repo_id = ? AND e.kind = 'question'%s "
-            "ORDER BY e.created_at DESC LIMIT ?" % clause,
-            [origin.id] + params + [limit],
-        )
-        for row in questions:
-            if row["rid"] not in scores:
-                scores[row["rid"]] = 2.0
-                reasons[row["rid"]] = ["open question recorded in this repository"]
-    recent = store.all(
-        "SELECT e.rid, e.repo_id FROM evidence e%s ORDER BY e.created_at DESC, e.rid DESC LIMIT ?"
-        % ((" WHERE " + " AND ".join(where)) if where else ""),
-        params + [max(limit * 5, 50)],
-    )
-    for row in recent:
-        if row["rid"] not in scores:
-            distance = topology.reach.get(row["repo_id"], (4,))[0]
-            scores[row["rid"]] = 1.0 - 0.1 * distance
-            reasons[row["rid"]] = [
-                "recent in %s" % ("this repository" if distance == 0 else "a related repository")
-            ]
-    return scores, reasons
 
 
 # ----------------------------------------------------------------------------------------------
@@ -6502,11 +7651,10 @@ def _import_records(store, records):
             ).lastrowid
             _insert_record_anchors(store, rid, anchors)
             _import_history(store, rid, rec)
-            summary = store.one("SELECT summary FROM sessions WHERE id = ?", (sid,))["summary"]
             fts_anchors = [{"path": a["path"], "symbol": a["symbol"]} for a in anchors]
             store.db.execute(
-                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, summary) VALUES (?, ?, ?, ?, ?, ?)",
-                (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or "", summary or ""),
+                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
+                (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or ""),
             )
             counts["evidence"] += 1
     return counts
@@ -8942,7 +10090,8 @@ def run_demo(out, keep_dir=None):
     import tempfile
 
     if keep_dir and os.path.isdir(keep_dir) and os.listdir(keep_dir):
-        raise UsageError("demo: %s is not empty; --keep needs a new or empty directory" % keep_dir)
+        # A second demo into the same directory would find its repositories already committed.
+        raise UsageError("demo --keep %s: the directory is not empty; give a new or empty one" % keep_dir)
     base = keep_dir or tempfile.mkdtemp(prefix="wctx-demo-")
     os.makedirs(base, exist_ok=True)
     home = os.path.join(base, "store")
@@ -9475,6 +10624,9 @@ REPORT_GAP_X, REPORT_GAP_Y = 36, 84
 REPORT_ROW_MAX = 6  # nodes per row of the graph before a layer wraps
 
 
+REPORT_REPO_FIELDS = ("name", "path", "exists", "workspaces", "checkouts")
+
+
 class ReportItem:
     """One active evidence item as the page shows it."""
 
@@ -9489,6 +10641,7 @@ class ReportItem:
         "session",
         "session_agent",
         "session_summary",
+        "confirmed_at",
         "verdict",
         "reasons",
         "commits",
@@ -9520,10 +10673,10 @@ def workspace_report(store, workspace=None):
     the relations among them and every active item about them, each with its verify() verdict."""
     if workspace is not None:
         shown = show_workspace(store, workspace)
-        repos = [{k: r[k] for k in ("name", "path", "exists", "workspaces")} for r in shown["repos"]]
+        repos = [{k: r.get(k) for k in REPORT_REPO_FIELDS} for r in shown["repos"]]
         title = "workspace %s" % workspace
     else:
-        repos = [{k: r[k] for k in ("name", "path", "exists", "workspaces")} for r in list_repos(store)]
+        repos = [{k: r.get(k) for k in REPORT_REPO_FIELDS} for r in list_repos(store)]
         title = "all repositories"
     names = {r["name"] for r in repos}
     relations = [
@@ -9568,6 +10721,7 @@ def workspace_report(store, workspace=None):
             session=row["session_id"],
             session_agent=row["session_agent"],
             session_summary=row["session_summary"],
+            confirmed_at=row["confirmed_at"],
             verdict=fresh["verdict"],
             reasons=fresh["reasons"],
             commits=sorted(commits.items()),
@@ -9706,7 +10860,7 @@ def _graph_svg(report):
     for f, t in edges:
         pair = tuple(sorted((f, t)))
         pair_count[pair] = pair_count.get(pair, 0) + 1
-    labels = []
+    labels, placed = [], []
     for rel in report.relations:
         f, t = rel["from"], rel["to"]
         pair = tuple(sorted((f, t)))
@@ -9725,7 +10879,7 @@ def _graph_svg(report):
             depth = REPORT_GAP_Y * 0.6 + abs(spread)
             c1, c2 = (x1, y1 + depth), (x2, y2 + depth)
         mx = (x1 + 3 * c1[0] + 3 * c2[0] + x2) / 8.0
-        my = (y1 + 3 * c1[1] + 3 * c2[1] + y2) / 8.0
+        my = _free_label_y(placed, mx, (y1 + 3 * c1[1] + 3 * c2[1] + y2) / 8.0, rel["kind"])
         parts.append(
             '<g class="edge" data-from="%s" data-to="%s" data-kind="%s"><title>%s%s</title>'
             '<path d="M%s,%s C%s,%s %s,%s %s,%s" marker-end="url(#arrow)"/></g>'
@@ -9746,8 +10900,8 @@ def _graph_svg(report):
             )
         )
         labels.append(
-            '<text class="edge-label" x="%s" y="%s" text-anchor="middle">%s</text>'
-            % (_num(mx), _num(my + 4), _esc(rel["kind"].replace("_", " ")))
+            '<text class="edge-label" data-from="%s" data-to="%s" x="%s" y="%s" text-anchor="middle">%s</text>'
+            % (_esc(f), _esc(t), _num(mx), _num(my + 4), _esc(rel["kind"].replace("_", " ")))
         )
     parts.extend(labels)  # labels above every line
     for repo in report.repos:
@@ -9787,6 +10941,18 @@ def _graph_svg(report):
     return "".join(parts)
 
 
+def _free_label_y(placed, x, y, kind):
+    """A height for an edge label near ``y`` that overlaps no label placed so far (tried in a
+    fixed order, so the picture stays the same); records the label's box in ``placed``."""
+    half = len(kind) * 3.4 + 4  # about half the label's width at 12px
+    for dy in (0, 14, -14, 28, -28, 42, -42):
+        box = (x - half, y + dy - 8, x + half, y + dy + 6)
+        if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+            placed.append(box)
+            return y + dy
+    return y
+
+
 def _verdict_badge(verdict):
     return '<span class="verdict v-%s">%s</span>' % (
         _esc(verdict.replace("_", "-")),
@@ -9794,25 +10960,31 @@ def _verdict_badge(verdict):
     )
 
 
-def _item_html(item, compact=False):
-    """One item as an <article>; ``compact`` keeps the claim (cut), verdict and id only."""
-    attrs = 'class="item v-%s" id="%s" data-kind="%s" data-verdict="%s" data-repo="%s"' % (
-        _esc(item.verdict.replace("_", "-")),
-        _esc(item.id),
-        _esc(item.kind),
-        _esc(item.verdict),
-        _esc(item.repo),
-    )
+def _item_html(item, compact=False, with_repo=False):
+    """One item as an <article>. ``compact`` is one list line: verdict, claim (cut) and id (shown by
+    the style sheet from the id attribute); its kind and repository are those of its group and
+    section (``with_repo`` names the repository where the group mixes them: open questions)."""
+    verdict = item.verdict.replace("_", "-")
     if compact:
         claim = (
             item.claim
             if len(item.claim) <= REPORT_COMPACT_CLAIM_CHARS
             else item.claim[:REPORT_COMPACT_CLAIM_CHARS] + "…"
         )
-        return (
-            '<article %s data-compact="1">%s <span class="claim">%s</span> <code class="id">%s</code></article>'
-            % (attrs, _verdict_badge(item.verdict), _esc(claim), _esc(item.id))
+        return '<li class="item v-%s" id="%s"%s><b>%s</b> %s</li>' % (
+            _esc(verdict),
+            _esc(item.id),
+            ' data-repo="%s"' % _esc(item.repo) if with_repo else "",
+            _esc(item.verdict.replace("_", " ")),
+            _esc(claim),
         )
+    attrs = 'class="item v-%s" id="%s" data-kind="%s" data-verdict="%s" data-repo="%s"' % (
+        _esc(verdict),
+        _esc(item.id),
+        _esc(item.kind),
+        _esc(item.verdict),
+        _esc(item.repo),
+    )
     out = ["<article %s>" % attrs, '<div class="head">', _verdict_badge(item.verdict)]
     out.append('<span class="claim">%s</span></div>' % _esc(item.claim))
     if item.detail:
@@ -9829,6 +11001,10 @@ def _item_html(item, compact=False):
         '<code class="id">%s</code>' % _esc(item.id),
         '<span>recorded <time datetime="%s">%s</time></span>'
         % (_esc(item.created_at), _esc((item.created_at or "")[:10])),
+        '<span>confirmed <time datetime="%s">%s</time></span>'
+        % (_esc(item.confirmed_at), _esc(item.confirmed_at[:10]))
+        if item.confirmed_at
+        else "<span>never confirmed</span>",
         "<span>confidence %s</span>"
         % (_esc("%g" % item.confidence) if item.confidence is not None else "not stated"),
         '<span title="%s">session <code>%s</code> (%s)</span>'
@@ -9873,7 +11049,8 @@ def _fit_items(groups):
     if total_full <= REPORT_FULL_BYTES:
         return {g: (len(items), 0) for g, items in groups.items()}
     small = {
-        g: [len(_item_html(i, compact=True).encode("utf-8")) for i in items] for g, items in groups.items()
+        g: [len(_item_html(i, compact=True, with_repo=not g[0]).encode("utf-8")) for i in items]
+        for g, items in groups.items()
     }
 
     def size(k):
@@ -9902,16 +11079,18 @@ def _fit_items(groups):
     return {g: (0, min(lo, len(items))) for g, items in groups.items()}
 
 
-def _items_html(items, plan, omit_hint):
+def _items_html(items, plan, omit_hint, with_repo=False):
     n_full, n_compact = plan
     out = [_item_html(i) for i in items[:n_full]]
-    out += [_item_html(i, compact=True) for i in items[n_full : n_full + n_compact]]
-    rest = len(items) - n_full - n_compact
     if n_compact:
         out.append(
-            '<p class="more">%d item%s shown without detail to keep this page small; full text: <code>wctx show ID</code></p>'
-            % (n_compact, "" if n_compact == 1 else "s")
+            '<p class="more">%s shown in one line each to keep this page small; the full text: '
+            "<code>wctx show ID</code></p>" % _plural(n_compact, "item")
         )
+        out.append('<ul class="compact">')
+        out += [_item_html(i, compact=True, with_repo=with_repo) for i in items[n_full : n_full + n_compact]]
+        out.append("</ul>")
+    rest = len(items) - n_full - n_compact
     if rest > 0:
         out.append(
             '<p class="more">%d more item%s not shown; list them with <code>%s</code></p>'
@@ -9949,7 +11128,10 @@ nav input{flex:1 1 260px;min-width:180px}
 #graph .node-count{font-size:12px;fill:var(--muted)}
 #graph .node.dim{opacity:.35}
 #graph .node:hover rect{stroke:var(--accent)}
-#graph .edge path{fill:none;stroke:#7d8793;stroke-width:1.6}
+#graph .edge path{fill:none;stroke:#8d97a2;stroke-width:1.4}
+#graph.focus .edge,#graph.focus .edge-label{opacity:.12}
+#graph.focus .hl{opacity:1}
+#graph .edge.hl path{stroke:var(--accent);stroke-width:2.4}
 #graph .arrowhead{fill:#7d8793}
 #graph .edge-label{font-size:12px;fill:var(--accent);paint-order:stroke;stroke:#fff;stroke-width:4px;stroke-linejoin:round}
 ul.relations{columns:2 320px;margin:8px 0 0;padding-left:18px;font-size:13px;color:var(--muted)}
@@ -9960,7 +11142,17 @@ padding:8px 12px;margin:6px 0}
 .item.v-current{border-left-color:var(--current)}
 .item.v-possibly-stale{border-left-color:var(--possibly)}
 .item.v-stale{border-left-color:var(--stale)}
-.item[data-compact]{padding:4px 10px;font-size:14px}
+ul.compact{list-style:none;margin:4px 0;padding:0;font-size:13.5px}
+ul.compact li{background:var(--card);border-left:4px solid var(--unknown);padding:2px 8px;margin:2px 0;
+overflow-wrap:anywhere}
+ul.compact li::after{content:attr(id);margin-left:8px;color:var(--muted);font:12px ui-monospace,monospace}
+ul.compact li.v-current{border-left-color:var(--current)}
+ul.compact li.v-possibly-stale{border-left-color:var(--possibly)}
+ul.compact li.v-stale{border-left-color:var(--stale)}
+ul.compact b{font-size:11px;text-transform:uppercase;margin-right:4px;color:var(--unknown)}
+ul.compact .v-current b{color:var(--current)}
+ul.compact .v-possibly-stale b{color:var(--possibly)}
+ul.compact .v-stale b{color:var(--stale)}
 .head{display:flex;gap:8px;align-items:baseline}
 .claim{font-weight:600;white-space:pre-wrap;overflow-wrap:anywhere}
 .verdict{flex:none;font-size:12px;font-weight:700;padding:1px 7px;border-radius:10px;text-transform:uppercase;letter-spacing:.03em}
@@ -9986,26 +11178,40 @@ footer{max-width:1180px;margin:30px auto;padding:0 20px;color:var(--muted);font-
 _REPORT_JS = """
 (function () {
   "use strict";
-  var items = Array.prototype.slice.call(document.querySelectorAll("article.item"));
-  var texts = items.map(function (el) { return el.textContent.toLowerCase(); });
-  var boxes = Array.prototype.slice.call(document.querySelectorAll(".group, section.repo, #questions"));
-  var nodes = Array.prototype.slice.call(document.querySelectorAll("#graph .node"));
   var q = document.getElementById("q"), kind = document.getElementById("kind");
   var verdict = document.getElementById("verdict"), repo = document.getElementById("repo");
-  var shown = document.getElementById("shown"), timer = null;
+  var shown = document.getElementById("shown"), timer = null, index = null;
+  var nodes = Array.prototype.slice.call(document.querySelectorAll("#graph .node"));
+  // Built on the first filter, not at load, so that a large page appears at once. A one-line
+  // item takes its kind and repository from its group and section, its verdict from its class.
+  function up(el, name) { var a = el.closest("[" + name + "]"); return a ? a.getAttribute(name) : ""; }
+  function build() {
+    var items = Array.prototype.slice.call(document.querySelectorAll(".item"));
+    return {
+      items: items,
+      facts: items.map(function (el) {
+        var v = /(?:^| )v-([a-z-]+)/.exec(el.className);
+        return {text: el.textContent.toLowerCase(), kind: up(el, "data-kind"), repo: up(el, "data-repo"),
+                verdict: v ? v[1].replace("-", "_") : ""};
+      }),
+      boxes: Array.prototype.slice.call(document.querySelectorAll(".group, section.repo, #questions"))
+    };
+  }
   function apply() {
+    index = index || build();
     var terms = q.value.toLowerCase().split(/\\s+/).filter(Boolean);
     var k = kind.value, v = verdict.value, r = repo.value, n = 0, perRepo = {};
+    var items = index.items, facts = index.facts;
     for (var i = 0; i < items.length; i++) {
-      var el = items[i], ok = (!k || el.getAttribute("data-kind") === k) &&
-        (!v || el.getAttribute("data-verdict") === v) && (!r || el.getAttribute("data-repo") === r);
-      for (var j = 0; ok && j < terms.length; j++) { ok = texts[i].indexOf(terms[j]) !== -1; }
-      el.hidden = !ok;
-      if (ok) { n++; perRepo[el.getAttribute("data-repo")] = 1; }
+      var f = facts[i], ok = (!k || f.kind === k) && (!v || f.verdict === v) && (!r || f.repo === r);
+      for (var j = 0; ok && j < terms.length; j++) { ok = f.text.indexOf(terms[j]) !== -1; }
+      if (items[i].hidden === ok) { items[i].hidden = !ok; }  // write only what changes
+      if (ok) { n++; perRepo[f.repo] = 1; }
     }
     var filtering = terms.length || k || v || r;
-    boxes.forEach(function (box) {
-      box.hidden = !!filtering && !box.querySelector("article.item:not([hidden])");
+    index.boxes.forEach(function (box) {
+      var hide = !!filtering && !box.querySelector(".item:not([hidden])");
+      if (box.hidden !== hide) { box.hidden = hide; }
     });
     nodes.forEach(function (node) {
       node.classList.toggle("dim", !!filtering && !perRepo[node.getAttribute("data-repo")]);
@@ -10015,9 +11221,22 @@ _REPORT_JS = """
   function later() { clearTimeout(timer); timer = setTimeout(apply, 60); }
   q.addEventListener("input", later);
   [kind, verdict, repo].forEach(function (s) { s.addEventListener("change", apply); });
+  // Pointing at a repository (or choosing it in the filter) brings out its own relations.
+  var graph = document.getElementById("graph");
+  var edges = Array.prototype.slice.call(document.querySelectorAll("#graph .edge, #graph .edge-label"));
+  function focus(name) {
+    graph.classList.toggle("focus", !!name);
+    edges.forEach(function (e) {
+      e.classList.toggle("hl", !!name && (e.getAttribute("data-from") === name || e.getAttribute("data-to") === name));
+    });
+  }
   nodes.forEach(function (node) {
-    node.addEventListener("click", function () { repo.value = node.getAttribute("data-repo"); apply(); });
+    var name = node.getAttribute("data-repo");
+    node.addEventListener("click", function () { repo.value = name; apply(); focus(name); });
+    node.addEventListener("mouseenter", function () { focus(name); });
+    node.addEventListener("mouseleave", function () { focus(repo.value); });
   });
+  repo.addEventListener("change", function () { focus(repo.value); });
   document.addEventListener("keydown", function (e) {
     if (e.key === "/" && document.activeElement !== q) { e.preventDefault(); q.focus(); }
   });
@@ -10029,7 +11248,7 @@ _REPORT_JS = """
     t.textContent += days === 0 ? " (today)" : days === 1 ? " (1 day ago)" : days < 60 ?
       " (" + days + " days ago)" : " (" + Math.round(days / 30) + " months ago)";
   });
-  apply();
+  shown.textContent = document.querySelectorAll(".item").length + " items";
 })();
 """
 
@@ -10134,7 +11353,7 @@ def render_report_html(report, generated_at=None):
     if questions:
         out.append(
             '<div class="group" data-kind="question">%s</div>'
-            % _items_html(questions, plan[("", "question")], "wctx search --kind question")
+            % _items_html(questions, plan[("", "question")], "wctx search --kind question", with_repo=True)
         )
     else:
         out.append('<p class="empty">None recorded.</p>')
@@ -10150,7 +11369,12 @@ def render_report_html(report, generated_at=None):
                 _esc(name),
                 _esc(repo["path"]),
                 _esc("%d item%s" % (c.get("items", 0), "" if c.get("items", 0) == 1 else "s")),
-                "" if repo["exists"] else " · <strong>not on this machine</strong>",
+                ("" if repo["exists"] else " · <strong>not on this machine</strong>")
+                + "".join(
+                    " · %s %s%s" % (_esc(co["kind"]), _esc(co["path"]), "" if co["exists"] else " (missing)")
+                    for co in repo.get("checkouts") or ()
+                    if co["path"] != repo["path"]
+                ),
             )
         )
         any_items = False
@@ -10276,10 +11500,11 @@ class ReportServer:
 
 def format_search(res):
     lines = [
-        "%d result%s from %d candidate%s in %.1f ms; searched: %s%s"
+        "%d result%s from %s%d candidate%s in %.1f ms; searched: %s%s"
         % (
             len(res["results"]),
             "" if len(res["results"]) == 1 else "s",
+            "" if res.get("candidates_exact", True) else "about ",
             res["candidates"],
             "" if res["candidates"] == 1 else "s",
             res["ms"],
@@ -10287,6 +11512,11 @@ def format_search(res):
             " (from %s)" % res["origin"] if res.get("origin") else "",
         )
     ]
+    used, total = len(res.get("query_terms") or ()), res.get("query_terms_total", 0)
+    if total > used:
+        lines.append(
+            "Used the %d rarest of the query's %d words: %s" % (used, total, ", ".join(res["query_terms"]))
+        )
     if res["mode"] == "fallback":
         lines.append(
             "%s: showing evidence on files you are editing, open questions and recent items instead."
@@ -10715,7 +11945,16 @@ def cmd_repo_add(args, store):
     Example: wctx repo add ../upload-sdk --workspace uploads
     """
     res = register_repo(store, args.path, name=args.name, workspace=args.workspace, same_as=args.same_as)
-    emit(args, res, res["message"])
+    suggested = suggest_relations(store, repo=res["repo"]["name"])
+    res["suggested"] = [s.as_dict() for s in suggested]
+    text = res["message"]
+    if suggested:
+        text += "\n%d relation%s suggested by the manifests (%s); review them: wctx relate --suggest" % (
+            len(suggested),
+            "" if len(suggested) == 1 else "s",
+            ", ".join("%s %s %s" % (s.from_repo.name, s.kind, s.to_repo.name) for s in suggested[:3]),
+        )
+    emit(args, res, text)
     return 0
 
 
@@ -10804,12 +12043,68 @@ def cmd_workspace_remove(args, store):
 
 
 def cmd_relate(args, store):
-    """Declare that one repository relates to another. Example: wctx relate docs-ui uses upload-sdk"""
+    """Declare that one repository relates to another, or review the relations the repositories'
+    manifests suggest (--suggest): each is declared only on --yes or a yes at the terminal, and
+    one declined (--no, or no at the terminal) is not suggested again.
+
+    Example: wctx relate docs-ui uses upload-sdk
+    """
+    if args.suggest:
+        if args.from_repo or args.kind or args.to_repo or args.remove or args.note:
+            raise UsageError("relate --suggest takes no FROM KIND TO, --note or --remove")
+        if args.yes and args.no:
+            raise UsageError("--yes and --no contradict each other")
+        return _review_suggestions(args, store)
+    if args.yes or args.no:
+        raise UsageError("--yes and --no go with --suggest")
+    if not (args.from_repo and args.kind and args.to_repo):
+        raise UsageError("relate needs FROM KIND TO (or --suggest)")
     if args.remove:
         res = unrelate(store, args.from_repo, args.kind, args.to_repo)
     else:
         res = relate(store, args.from_repo, args.kind, args.to_repo, note=args.note)
     emit(args, res, res["message"])
+    return 0
+
+
+def _review_suggestions(args, store):
+    suggestions = suggest_relations(store)
+    interactive = not (args.yes or args.no or args.json) and is_tty(sys.stdin) and is_tty(sys.stdout)
+    lines, declared, declined = [], [], []
+    for s in suggestions:
+        lines.append("suggested: %s %s %s" % (s.from_repo.name, s.kind, s.to_repo.name))
+        lines.extend("  because %s" % e for e in s.evidence)
+        if interactive:
+            sys.stdout.write("\n".join(lines) + "\n")
+            lines = []
+            answer = input("declare it? [y/N/q] ").strip().lower()
+            if answer == "q":
+                break
+            (declared if answer in ("y", "yes") else declined).append(s)
+        elif args.yes:
+            declared.append(s)
+        elif args.no:
+            declined.append(s)
+    for s in declared:
+        lines.append(accept_suggestion(store, s)["message"] + " (declared)")
+    for s in declined:
+        lines.append(decline_suggestion(store, s)["message"])
+    if not suggestions:
+        lines.append("no relations suggested: every dependency the manifests declare between registered "
+                     "repositories is declared or declined")  # fmt: skip
+    elif not (declared or declined or interactive):
+        lines.append(
+            "nothing declared: run wctx relate --suggest --yes to declare these (or --no to decline them)"
+        )
+    emit(
+        args,
+        {
+            "suggestions": [s.as_dict() for s in suggestions],
+            "declared": [s.as_dict() for s in declared],
+            "declined": [s.as_dict() for s in declined],
+        },
+        "\n".join(lines),
+    )
     return 0
 
 
@@ -11745,9 +13040,12 @@ def build_parser(only=None):
         p.add_argument("--json", action="store_true")
 
     p = command("relate", cmd_relate)
-    p.add_argument("from_repo", metavar="FROM")
-    p.add_argument("kind", metavar="KIND", help="one of: " + ", ".join(RELATION_KINDS))
-    p.add_argument("to_repo", metavar="TO")
+    p.add_argument("from_repo", metavar="FROM", nargs="?")
+    p.add_argument("kind", metavar="KIND", nargs="?", help="one of: " + ", ".join(RELATION_KINDS))
+    p.add_argument("to_repo", metavar="TO", nargs="?")
+    p.add_argument("--suggest", action="store_true", help="review relations the manifests suggest")
+    p.add_argument("--yes", action="store_true", help="with --suggest: declare every suggestion")
+    p.add_argument("--no", action="store_true", help="with --suggest: decline every suggestion (remembered)")
     p.add_argument("--note", help="why they relate")
     p.add_argument("--remove", action="store_true", help="remove this relation instead")
 

@@ -27,6 +27,24 @@ import sys
 import threading
 
 # ----------------------------------------------------------------------------------------------
+# The service layer: enums and result shapes below are derived from it, never written out again
+# ----------------------------------------------------------------------------------------------
+
+
+def _core_module():
+    module = sys.modules.get("wctx")
+    if module is None:
+        main_module = sys.modules.get("__main__")
+        if getattr(main_module, "__file__", "").endswith("wctx.py") and hasattr(main_module, "open_store"):
+            module = main_module  # `python3 wctx.py mcp`: do not import a second copy
+        else:
+            import wctx as module
+    return module
+
+
+CORE = _core_module()
+
+# ----------------------------------------------------------------------------------------------
 # Protocol constants
 # ----------------------------------------------------------------------------------------------
 
@@ -68,7 +86,6 @@ TEXT_LIMIT_IN_LISTS = 600  # characters per free-text field in list results
 TEXT_LIMIT_IN_ITEM = 6000  # characters per free-text field in get_evidence
 SEARCH_DEFAULT_LIMIT = 10
 SEARCH_MAX_LIMIT = 50
-SEARCH_MAX_OFFSET = 150  # pages beyond this are noise; refine the query instead
 SESSION_DEFAULT_LIMIT = 30
 
 
@@ -281,27 +298,33 @@ _REPO_ARG = {
 _FRESHNESS_SCHEMA = {
     "type": "object",
     "properties": {
-        "verdict": {"type": "string", "enum": ["current", "possibly_stale", "stale", "unknown"]},
+        "verdict": {"type": "string", "enum": list(CORE.VERDICTS)},
         "reasons": {"type": "array", "items": {"type": "string"}},
     },
 }
+_KIND_SCHEMA = {"type": "string", "enum": list(CORE.EVIDENCE_KINDS)}
+
+
+def _field_schema(name, json_type):
+    if name == "kind":
+        return _KIND_SCHEMA
+    if name == "status":
+        return {"type": ["string", "null"], "enum": list(CORE.STATUSES) + [None]}
+    if name == "freshness":
+        return _FRESHNESS_SCHEMA
+    if json_type == "array":
+        return {"type": "array", "items": {"type": "string"}}
+    return {"type": json_type}
+
+
+# The fields of a search/session result entry an agent acts on (superseded_by is in get_evidence).
+SUMMARY_FIELDS = tuple(name for name, _ in CORE.SEARCH_RESULT_FIELDS if name != "superseded_by")
 _EVIDENCE_SUMMARY_SCHEMA = {
     "type": "object",
-    "properties": {
-        "id": {"type": "string"},
-        "kind": {"type": "string"},
-        "claim": {"type": "string"},
-        "detail": {"type": ["string", "null"]},
-        "repo": {"type": ["string", "null"]},
-        "session": {"type": ["string", "null"]},
-        "created_at": {"type": ["string", "null"]},
-        "confidence": {"type": ["number", "null"]},
-        "status": {"type": ["string", "null"]},
-        "files": {"type": "array", "items": {"type": "string"}},
-        "reasons": {"type": "array", "items": {"type": "string"}},
-        "freshness": _FRESHNESS_SCHEMA,
-        "neutralised": {"type": "boolean"},
-    },
+    "properties": dict(
+        [(name, _field_schema(name, t)) for name, t in CORE.SEARCH_RESULT_FIELDS if name in SUMMARY_FIELDS]
+        + [("neutralised", {"type": "boolean"})]
+    ),
     "required": ["id", "kind", "claim"],
 }
 _NOTICE = {"type": "string", "description": "How to treat the returned text."}
@@ -364,19 +387,8 @@ TOOLS = [
                 "repo": _REPO_ARG,
                 "kinds": {
                     "type": "array",
-                    "items": {
-                        "type": "string",
-                        "enum": [
-                            "finding",
-                            "decision",
-                            "dead_end",
-                            "question",
-                            "constraint",
-                            "known_issue",
-                            "note",
-                        ],
-                    },
-                    "maxItems": 7,
+                    "items": _KIND_SCHEMA,
+                    "maxItems": len(CORE.EVIDENCE_KINDS),
                     "description": "Only these kinds of evidence.",
                 },
                 "limit": {
@@ -411,7 +423,16 @@ TOOLS = [
             "properties": {
                 "results": {"type": "array", "items": _EVIDENCE_SUMMARY_SCHEMA},
                 "returned": {"type": "integer"},
-                "candidates": {"type": "integer"},
+                "candidates": {"type": "integer", "description": "How many items match the query words."},
+                "candidates_exact": {"type": "boolean"},
+                "query_terms": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "The query words used: the rarest MAX of a longer query.".replace(
+                        "MAX", str(CORE.MAX_QUERY_TERMS)
+                    ),
+                },
+                "query_terms_total": {"type": "integer"},
                 "searched": {"type": "array", "items": {"type": "string"}},
                 "mode": {"type": "string"},
                 "ms": {"type": "number"},
@@ -511,7 +532,7 @@ TOOLS = [
                         "type": "object",
                         "properties": {
                             "repo": {"type": "string"},
-                            "kind": {"type": "string"},
+                            "kind": {"type": "string", "enum": list(CORE.RELATION_KINDS)},
                             "direction": {"type": "string", "enum": ["outgoing", "incoming"]},
                             "label": {"type": "string"},
                             "note": {"type": ["string", "null"]},
@@ -578,27 +599,16 @@ TOOLS = [
                     "items": {
                         "type": "object",
                         "properties": {
-                            "kind": {
-                                "type": "string",
-                                "enum": [
-                                    "finding",
-                                    "decision",
-                                    "dead_end",
-                                    "question",
-                                    "constraint",
-                                    "known_issue",
-                                    "note",
-                                ],
-                            },
+                            "kind": _KIND_SCHEMA,
                             "claim": {
                                 "type": "string",
                                 "minLength": 1,
-                                "maxLength": 4000,
+                                "maxLength": CORE.MAX_CLAIM_CHARS,
                                 "description": "One sentence an agent can act on.",
                             },
                             "detail": {
                                 "type": "string",
-                                "maxLength": 65536,
+                                "maxLength": CORE.MAX_DETAIL_CHARS,
                                 "description": "Evidence, reasoning, reproduction.",
                             },
                             "repo": {
@@ -621,7 +631,7 @@ TOOLS = [
                 },
                 "summary": {
                     "type": "string",
-                    "maxLength": 8000,
+                    "maxLength": CORE.MAX_SUMMARY_CHARS,
                     "description": "What this session was doing, in a sentence.",
                 },
                 "session_id": {
@@ -846,12 +856,6 @@ def _within_budget(build, text_limit, list_limit):
     return payload
 
 
-SUMMARY_FIELDS = (
-    "id", "kind", "claim", "detail", "repo", "session", "created_at", "confidence", "status", "files", "reasons",
-    "freshness",
-)  # fmt: skip
-
-
 class Tools:
     """The tool handlers of one connection: one lazily opened store, one recorded session."""
 
@@ -959,9 +963,6 @@ class Tools:
 
     def tool_search_evidence(self, args, stateless):
         limit = args.get("limit", SEARCH_DEFAULT_LIMIT)
-        offset = _cursor_offset(args.get("cursor"))
-        if offset > SEARCH_MAX_OFFSET:
-            raise ToolFailure("no more pages: refine the query instead of paging this deep")
         repo = self._repo(args)
         all_scope = args.get("scope") == "all"
         found = self.core.search(
@@ -969,32 +970,34 @@ class Tools:
             args["query"],
             repo=repo,
             cwd=self.cwd,
-            limit=min(offset + limit + 1, getattr(self.core, "MAX_LIMIT", 200)),
+            limit=limit,
             kinds=args.get("kinds") or None,
             all_scope=all_scope,
             include_inactive=bool(args.get("include_inactive")),
             workspace=self.workspace if repo is None else None,
+            page=args.get("cursor"),
         )
         results = found.get("results", [])
-        page = results[offset : offset + limit]
-        more = len(results) > offset + limit
         notes = []
         payload = {
-            "results": [_evidence_summary(r, TEXT_LIMIT_IN_LISTS) for r in page],
+            "results": [_evidence_summary(r, TEXT_LIMIT_IN_LISTS) for r in results],
             "returned": 0,
             "candidates": found.get("candidates", len(results)),
+            "candidates_exact": found.get("candidates_exact", True),
+            "query_terms": found.get("query_terms", []),
+            "query_terms_total": found.get("query_terms_total", 0),
             "searched": _cap_list(
                 found.get("searched", []), LIST_ITEM_LIMIT, ENTRY_STRING_LIMIT, "searched", notes
             ),
             "mode": found.get("mode", "text"),
             "ms": found.get("ms", 0.0),
-            "next_cursor": f"o{offset + limit}" if more else None,
+            "next_cursor": found.get("next_page"),
             "notice": UNTRUSTED_NOTICE,
         }
         if _fit_budget(payload, "results", notes):
-            payload["next_cursor"] = f"o{offset + len(payload['results'])}"
+            payload["next_cursor"] = found["after"][len(payload["results"]) - 1]
         payload["returned"] = len(payload["results"])
-        if not payload["results"] and not results:
+        if not payload["results"] and not results and not args.get("cursor"):
             payload["hint"] = (
                 "Nothing recorded matches. Try other words (a symbol, a file name, the error text), "
                 "scope 'all', or record what you find with record_evidence."
