@@ -7940,7 +7940,9 @@ def _sync_commit(store, machine, tip, tree, payload):
 
 
 def _sync_push(store, remote, branch, commit):
-    """Push ``commit`` as the new tip; False when another machine pushed first (fetch and retry)."""
+    """Push ``commit`` as the new tip. Returns None when pushed, else git's reason for refusing
+    the update (another machine pushed first, or updated the ref at the same moment): the caller
+    fetches, rebuilds and tries again."""
     code, out = _sync_git(
         store,
         ["push", "--porcelain", "--quiet", "--end-of-options", remote, "%s:refs/heads/%s" % (commit, branch)],
@@ -7948,14 +7950,14 @@ def _sync_push(store, remote, branch, commit):
         network=True,
     )
     if code == 0:
-        return True
-    text = out.decode("utf-8", "replace")
-    if "[rejected]" in text or "fetch first" in text or "non-fast-forward" in text:
-        return False
-    raise WctxError(
-        "sync: push to %s failed: %s"
-        % (remote, text.strip().splitlines()[-1] if text.strip() else "git push exit 1")
-    )
+        return None
+    # Porcelain output: one line per ref, "!" in front of a ref that was not updated.
+    refused = [
+        line.split("\t")[-1] for line in out.decode("utf-8", "replace").splitlines() if line[:1] == "!"
+    ]
+    if refused:
+        return refused[0]
+    raise WctxError("sync: push to %s failed (git push exit 1, no ref refused)" % remote)
 
 
 def _store_fingerprint(store):
@@ -7996,15 +7998,16 @@ def sync_memory(store, remote=None, branch=None):
         if commit is None:
             _sync_remember(store, remote, branch, tip, fingerprint)
             break
-        if _sync_push(store, remote, branch, commit):
+        refused = _sync_push(store, remote, branch, commit)
+        if refused is None:
             report.exported = {"files": written, "removed": removed}
             report.pushed = short_sha(commit)
             _sync_remember(store, remote, branch, commit, fingerprint)
             break
     else:
         raise WctxError(
-            "sync: %d pushes to %s were rejected (other machines kept pushing first); run wctx sync again"
-            % (SYNC_PUSH_TRIES, remote)
+            "sync: %d pushes to %s were refused (last: %s); run wctx sync again"
+            % (SYNC_PUSH_TRIES, remote, refused)
         )
     return report
 
