@@ -10625,8 +10625,6 @@ REPORT_COMPACT_CLAIM_CHARS = 160
 REPORT_NODE_W, REPORT_NODE_H = 196, 64
 REPORT_GAP_X, REPORT_GAP_Y = 36, 84
 REPORT_ROW_MAX = 6  # nodes per row of the graph before a layer wraps
-
-
 REPORT_REPO_FIELDS = ("name", "path", "exists", "workspaces", "checkouts")
 
 
@@ -10664,7 +10662,7 @@ class Report:
     def __init__(self, title, workspace, repos, relations, items, counts, hidden_status):
         self.title = title
         self.workspace = workspace
-        self.repos = repos  # [{"name", "path", "exists", "workspaces"}], by name
+        self.repos = repos  # [{REPORT_REPO_FIELDS}], by name
         self.relations = relations  # [{"from", "kind", "to", "note", "label"}]
         self.items = items  # [ReportItem]
         self.counts = counts  # {repo: {"items": n, "stale": n, "possibly_stale": n, "unknown": n}}
@@ -10687,7 +10685,8 @@ def workspace_report(store, workspace=None):
         for rel in list_relations(store)
         if rel["from"] in names and rel["to"] in names
     ]
-    ids = [r.id for r in _repos(store) if r.name in names]
+    name_of = {r.id: r.name for r in _repos(store) if r.name in names}
+    ids = sorted(name_of)
     rows, hidden = [], {"superseded": 0, "retracted": 0}
     if ids:
         marks = ",".join("?" * len(ids))
@@ -10716,7 +10715,7 @@ def workspace_report(store, workspace=None):
         item = ReportItem(
             id=row["id"],
             kind=row["kind"],
-            repo=row["repo_name"],
+            repo=name_of[row["repo_id"]],  # the repository's name now, whatever it was called then
             claim=row["claim"],
             detail=row["detail"],
             confidence=row["confidence"],
@@ -11042,12 +11041,12 @@ def _sort_items(items):
     return items
 
 
-def _fit_items(groups):
+def _fit_items(groups, full_html):
     """How to render each group's items within the size budget: {group: (n full, n compact)}.
 
     Every group keeps its first k items in full, where k is the largest that fits
     REPORT_FULL_BYTES; past the hard cap, items are left out from each group's tail."""
-    full = {g: [len(_item_html(i).encode("utf-8")) for i in items] for g, items in groups.items()}
+    full = {g: [len(full_html[i.id].encode("utf-8")) for i in items] for g, items in groups.items()}
     total_full = sum(sum(v) for v in full.values())
     if total_full <= REPORT_FULL_BYTES:
         return {g: (len(items), 0) for g, items in groups.items()}
@@ -11082,9 +11081,9 @@ def _fit_items(groups):
     return {g: (0, min(lo, len(items))) for g, items in groups.items()}
 
 
-def _items_html(items, plan, omit_hint, with_repo=False):
+def _items_html(items, plan, full_html, omit_hint, with_repo=False):
     n_full, n_compact = plan
-    out = [_item_html(i) for i in items[:n_full]]
+    out = [full_html[i.id] for i in items[:n_full]]
     if n_compact:
         out.append(
             '<p class="more">%s shown in one line each to keep this page small; the full text: '
@@ -11285,7 +11284,8 @@ def render_report_html(report, generated_at=None):
             groups.setdefault((i.repo, i.kind), []).append(i)
     if questions:
         groups[("", "question")] = questions
-    plan = _fit_items(groups)
+    full_html = {i.id: _item_html(i) for i in items}
+    plan = _fit_items(groups, full_html)
     total = len(items)
     verdicts = {v: sum(1 for i in items if i.verdict == v) for v in VERDICTS}
     summary = "%d repositor%s · %d relation%s · %d item%s: %s" % (
@@ -11356,7 +11356,9 @@ def render_report_html(report, generated_at=None):
     if questions:
         out.append(
             '<div class="group" data-kind="question">%s</div>'
-            % _items_html(questions, plan[("", "question")], "wctx search --kind question", with_repo=True)
+            % _items_html(
+                questions, plan[("", "question")], full_html, "wctx search --kind question", with_repo=True
+            )
         )
     else:
         out.append('<p class="empty">None recorded.</p>')
@@ -11392,7 +11394,9 @@ def render_report_html(report, generated_at=None):
                     _esc(kind),
                     _esc(REPORT_KIND_TITLES[kind]),
                     len(group),
-                    _items_html(group, plan[(name, kind)], "wctx search --repo %s --kind %s" % (name, kind)),
+                    _items_html(
+                        group, plan[(name, kind)], full_html, "wctx search --repo %s --kind %s" % (name, kind)
+                    ),
                 )
             )
         if not any_items:
