@@ -7104,22 +7104,81 @@ def _merge_export(old_text, records):
     return ordered
 
 
+def topology_records(store, repo=None):
+    """The store's topology as export records: every repository (name and root commit), every
+    relation and every workspace with its members, by identity; with ``repo``, what involves it."""
+    repos = _repos(store)
+    only = resolve_repo(store, repo) if repo else None
+    names = {r.id: r for r in repos}
+    out = []
+    for r in repos:
+        if only is None or r.id == only.id:
+            out.append({"type": "repository", "format": EXPORT_FORMAT, "id": "repo:" + r.name,
+                        "name": r.name, "root_commit": r.root_commit})  # fmt: skip
+    for row in store.all("SELECT * FROM relations ORDER BY id"):
+        a, b = names.get(row["from_repo"]), names.get(row["to_repo"])
+        if a is None or b is None or (only is not None and only.id not in (a.id, b.id)):
+            continue
+        out.append({"type": "relation", "format": EXPORT_FORMAT, "id": "rel:%s:%s:%s" % (a.name, row["kind"], b.name),
+                    "from": a.name, "from_root": a.root_commit, "kind": row["kind"], "to": b.name,
+                    "to_root": b.root_commit, "note": row["note"], "created_at": row["created_at"]})  # fmt: skip
+    for ws in store.all("SELECT * FROM workspaces ORDER BY name"):
+        members = [names[r["repo_id"]] for r in store.all(
+            "SELECT repo_id FROM workspace_repos WHERE workspace_id = ?", (ws["id"],)) if r["repo_id"] in names]  # fmt: skip
+        if only is not None and only.id not in {m.id for m in members}:
+            continue
+        out.append({"type": "workspace", "format": EXPORT_FORMAT, "id": "ws:" + ws["name"], "name": ws["name"],
+                    "repos": [{"repo": m.name, "root_commit": m.root_commit}
+                              for m in sorted(members, key=lambda m: m.name)]})  # fmt: skip
+    return out
+
+
+def _store_machine_id(store):
+    """This store's random id, shared with sync: it names the store's own topology file."""
+    row = store.one("SELECT value FROM sync_state WHERE key = 'machine'")
+    if row is None:
+        with store.atomic():
+            store.db.execute(
+                "INSERT OR IGNORE INTO sync_state(key, value) VALUES ('machine', ?)", (os.urandom(8).hex(),)
+            )
+        row = store.one("SELECT value FROM sync_state WHERE key = 'machine'")
+    return row["value"]
+
+
 def export_evidence(store, out_dir=None, stream=None, repo=None):
-    """Write the export: one JSONL file per session into ``out_dir``, or everything to ``stream``."""
-    counts = {"sessions": 0, "evidence": 0, "files": 0}
+    """Write the export: one JSONL file per session into ``out_dir`` plus this store's topology
+    in ``topology-<store id>.jsonl``, or everything to ``stream``."""
+    counts = {"sessions": 0, "evidence": 0, "files": 0, "topology": 0}
     local = LocalPaths(store)
     per_session = {}
     for sid, record in export_records(store, repo=repo):
         per_session.setdefault(sid, []).append(record)
         counts["sessions" if record["type"] == "session" else "evidence"] += 1
+    topology = [shareable_record(r, local) for r in topology_records(store, repo=repo)]
+    counts["topology"] = len(topology)
     if out_dir is None:
         for records in per_session.values():
             for record in records:
                 stream.write(
                     json.dumps(shareable_record(record, local), ensure_ascii=False, sort_keys=True) + "\n"
                 )
+        for record in topology:
+            stream.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
         return counts
     os.makedirs(out_dir, exist_ok=True)
+    # The topology file is this store's alone (named by its id), so it is rewritten whole.
+    if topology:
+        path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
+        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in topology)
+        old = None
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                old = fh.read()
+        if old != text:
+            with open(path + ".tmp", "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(path + ".tmp", path)
+            counts["files"] += 1
     for sid, records in per_session.items():
         path = os.path.join(out_dir, sid + ".jsonl")
         old = None
@@ -7401,8 +7460,38 @@ RECORD_FIELDS = {
         "symbol_hash": _v_hex,
     },
 }
-# The record types a file may hold (anchors live inside evidence).
-RECORD_TYPES = ("session", "evidence")
+# Topology: repositories by identity (root commit + name, never a path), the relations between them
+# and the workspaces they form, so that a teammate's import recreates the product's shape.
+RECORD_FIELDS["repository"] = {
+    "type": _v_enum(("repository",)),
+    "format": _v_format,
+    "id": _v_required_id,
+    "name": _v_required_repo,
+    "root_commit": _v_object_id,
+}
+RECORD_FIELDS["relation"] = {
+    "type": _v_enum(("relation",)),
+    "format": _v_format,
+    "id": _v_required_id,
+    "from": _v_required_repo,
+    "from_root": _v_object_id,
+    "kind": _v_enum(RELATION_KINDS, what="relation kind"),
+    "to": _v_required_repo,
+    "to_root": _v_object_id,
+    "note": _v_text(MAX_CLAIM_CHARS),
+    "created_at": _v_timestamp,
+}
+RECORD_FIELDS["workspace"] = {
+    "type": _v_enum(("workspace",)),
+    "format": _v_format,
+    "id": _v_required_id,
+    "name": _v_required_repo,  # workspace names follow the repository name rule
+    "repos": _v_list_of("workspace_member", limit=10000),
+}
+RECORD_FIELDS["workspace_member"] = {"repo": _v_required_repo, "root_commit": _v_object_id}
+# The record types a file may hold (anchors live inside evidence, members inside workspaces).
+RECORD_TYPES = ("session", "evidence", "repository", "relation", "workspace")
+TOPOLOGY_TYPES = ("repository", "relation", "workspace")
 
 
 class _FieldError(ValueError):
@@ -7657,6 +7746,57 @@ def _import_records(store, records):
                 (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or ""),
             )
             counts["evidence"] += 1
+        counts.update(_import_topology(store, [r for r in records if r["type"] in TOPOLOGY_TYPES]))
+    return counts
+
+
+def _import_topology(store, records):
+    """Relations and workspace memberships from validated topology records, by identity: between
+    repositories registered here they are declared at once; one whose repository is not registered
+    yet waits (dormant) and is restored when it is. Nothing is removed: an import only adds."""
+    repos = _repos(store)
+    db = store.db
+    counts = {"relations": 0, "memberships": 0, "waiting": 0}
+    for rec in records:
+        if rec["type"] == "relation":
+            a = _identity_of(repos, rec["from"], rec["from_root"])
+            b = _identity_of(repos, rec["to"], rec["to_root"])
+            note = redact_secrets(rec.get("note"))
+            if a is not None and b is not None:
+                if a.id != b.id:
+                    counts["relations"] += db.execute(
+                        "INSERT OR IGNORE INTO relations(from_repo, kind, to_repo, note, created_at) VALUES (?, ?, ?, ?, ?)",
+                        (a.id, rec["kind"], b.id, note, rec.get("created_at") or utc_now()),
+                    ).rowcount
+                continue
+            if not store.one(
+                "SELECT 1 FROM dormant_relations WHERE from_name = ? AND from_root IS ? AND kind = ? AND to_name = ? "
+                "AND to_root IS ?", (rec["from"], rec["from_root"], rec["kind"], rec["to"], rec["to_root"])):  # fmt: skip
+                db.execute(
+                    "INSERT INTO dormant_relations(from_name, from_root, kind, to_name, to_root, note, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (rec["from"], rec["from_root"], rec["kind"], rec["to"], rec["to_root"], note,
+                     rec.get("created_at") or utc_now()),
+                )  # fmt: skip
+                counts["waiting"] += 1
+        elif rec["type"] == "workspace":
+            ws = _workspace_id(store, rec["name"], create=True)
+            for m in rec["repos"]:
+                r = _identity_of(repos, m["repo"], m["root_commit"])
+                if r is not None:
+                    counts["memberships"] += db.execute(
+                        "INSERT OR IGNORE INTO workspace_repos(workspace_id, repo_id) VALUES (?, ?)",
+                        (ws, r.id),
+                    ).rowcount
+                elif not store.one(
+                    "SELECT 1 FROM dormant_members WHERE workspace = ? AND repo_name = ? AND root_commit IS ?",
+                    (rec["name"], m["repo"], m["root_commit"]),
+                ):
+                    db.execute(
+                        "INSERT INTO dormant_members(workspace, repo_name, root_commit) VALUES (?, ?, ?)",
+                        (rec["name"], m["repo"], m["root_commit"]),
+                    )
+                    counts["waiting"] += 1
     return counts
 
 
@@ -12644,9 +12784,10 @@ def cmd_export(args, store):
     """
     if args.dir:
         counts = export_evidence(store, out_dir=args.dir, repo=args.repo)
-        text = "exported %d items from %d sessions to %s (%d files written)" % (
+        text = "exported %d items from %d sessions and %d topology records to %s (%d files written)" % (
             counts["evidence"],
             counts["sessions"],
+            counts["topology"],
             args.dir,
             counts["files"],
         )
@@ -12672,6 +12813,15 @@ def cmd_import_evidence(args, store):
         )
     if counts["forgotten"]:
         text += "; %d skipped: forgotten on this machine" % counts["forgotten"]
+    if counts["relations"] or counts["memberships"]:
+        text += "; %d relations and %d workspace memberships added" % (
+            counts["relations"],
+            counts["memberships"],
+        )
+    if counts["waiting"]:
+        text += (
+            "; %d wait for repositories not registered here (restored by wctx repo add)" % counts["waiting"]
+        )
     emit(args, counts, text)
     return 0
 
