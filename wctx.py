@@ -4828,6 +4828,7 @@ class FreshnessChecker:
         self.file_bytes = 0
         self.symbol_hashes = {}
         self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
+        self.moved = {}  # {(repo id, recorded commit): commits since}, for items citing no file
 
     def _read(self, root, rel):
         """read_repo_file, remembered for the rest of this call (within a memory budget)."""
@@ -5070,12 +5071,15 @@ class FreshnessChecker:
                 ),
             )
         moved = len(g.log_since(commit))
+        self.moved[(a["repo_id"], commit)] = moved
         if moved == 0:
-            return "possibly_stale", "cites no file; %s's HEAD is no longer at %s" % (name, short_sha(commit))
-        return "possibly_stale", "cites no file, and %s moved on %d commit%s since %s" % (
+            return "possibly_stale", "%s's HEAD is no longer at %s; this item cites no file" % (
+                name,
+                short_sha(commit),
+            )
+        return "possibly_stale", "%s moved %s since %s; this item cites no file" % (
             name,
-            moved,
-            "" if moved == 1 else "s",
+            _plural(moved, "commit"),
             short_sha(commit),
         )
 
@@ -5982,7 +5986,7 @@ class ResultFacts:
 
     __slots__ = (
         "text_hits", "symbol_hits", "path_hits", "summary_hits", "named", "fallback", "reach", "edited",
-        "confidence", "status", "superseded_by", "freshness",
+        "confidence", "status", "superseded_by", "freshness", "age",
     )  # fmt: skip
 
     def __init__(self, **values):
@@ -6005,7 +6009,7 @@ def _freshness_reason(fresh):
 def explain(facts):
     """The reasons of one search result, in a fixed order: why it matched (or why it is shown
     without a match), what of the query it is about, where it lives relative to the caller, who
-    edited what it cites, its stated confidence, its status and its freshness."""
+    edited what it cites, its stated confidence, its status, its freshness and its age."""
     reasons = []
     if facts.fallback:
         reasons.append(facts.fallback)
@@ -6027,6 +6031,8 @@ def explain(facts):
     if facts.status != "active":
         reasons.append(facts.status + (" by " + facts.superseded_by if facts.superseded_by else ""))
     reasons.append(_freshness_reason(facts.freshness))
+    if facts.age:
+        reasons.append(facts.age)  # "recorded 94 days ago, never confirmed": a fact, not a verdict
     return reasons
 
 
@@ -6110,7 +6116,9 @@ def select_terms(store, terms, limit=MAX_QUERY_TERMS):
 _BM25 = "bm25(evidence_fts, %s, %s, %s, %s)" % (
     BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL,
 )  # fmt: skip
-_RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, e.created_at"
+# The fifth column is when the item was last renewed: a confirmation counts as a recording for
+# the mild recency preference (Candidate.created_at).
+_RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, max(e.created_at, coalesce(e.confirmed_at, ''))"
 
 
 def _scope_clause(scope, kinds, include_inactive):
@@ -6533,6 +6541,7 @@ def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode):
         status=row["status"],
         superseded_by=row["superseded_by"],
         freshness=fresh,
+        age=age_text(row["created_at"], row["confirmed_at"]),
     )
 
 
@@ -6576,13 +6585,30 @@ def _session_edits(store, anchors_by_rid):
 # ----------------------------------------------------------------------------------------------
 
 
-def verify(store, ids=None, repo=None, cwd=None):
-    """Exact freshness verdicts (git, no cache) for the given ids, or every active item in scope."""
+def verify(store, ids=None, repo=None, cwd=None, about=None):
+    """Exact freshness verdicts (git, no cache) for the given ids, or every active item in scope
+    (``repo`` or the cwd's repository and what relates to it); ``about`` keeps the items about that
+    one repository. Items citing no file are also summarised per repository under ``fileless``."""
     if ids:
         pairs = _resolve_ids(store, ids)
+        if about:
+            about_repo = resolve_repo(store, about)
+            rows = _evidence_rows(store, [rid for rid, _ in pairs])
+            pairs = [(rid, eid) for rid, eid in pairs if rows[rid]["repo_id"] == about_repo.id]
+    elif about:
+        about_repo = resolve_repo(store, about)
+        scope = [about_repo.id]
+        if repo is not None:
+            origin = resolve_repo(store, repo, cwd=cwd)
+            if about_repo.id not in Topology(store, origin).repo_ids():
+                raise UsageError(
+                    "%s is not in the scope of %s (no workspace or relation connects them)"
+                    % (about_repo.name, origin.name)
+                )
     else:
         origin = resolve_repo(store, repo, cwd=cwd)
         scope = Topology(store, origin).repo_ids()
+    if not ids:
         pairs = [
             (r["rid"], r["id"])
             for r in store.all(
@@ -6607,11 +6633,50 @@ def verify(store, ids=None, repo=None, cwd=None):
     _write_freshness_cache(store, rows)
     items = []
     summary = {v: 0 for v in VERDICTS}
+    fileless = {}
     for rid, eid in pairs:
         c = computed[rid]
         summary[c["verdict"]] += 1
-        items.append({"id": eid, "verdict": c["verdict"], "reasons": c["reasons"], "anchors": c["anchors"]})
-    return {"items": items, "summary": summary}
+        cites_file = any(a["path"] for a in anchors[rid])
+        items.append({"id": eid, "verdict": c["verdict"], "reasons": c["reasons"], "anchors": c["anchors"],
+                      "cites_file": cites_file})  # fmt: skip
+        if not cites_file and anchors[rid]:
+            a = anchors[rid][0]
+            group = fileless.setdefault(a["repo_name"], {"repo": a["repo_name"], "items": 0, "verdicts": {},
+                                                         "moved_min": None, "moved_max": None})  # fmt: skip
+            group["items"] += 1
+            group["verdicts"][c["verdict"]] = group["verdicts"].get(c["verdict"], 0) + 1
+            moved = checker.moved.get((a["repo_id"], a["commit_sha"]))
+            if c["verdict"] == "current":
+                moved = 0
+            if moved is not None:
+                group["moved_min"] = moved if group["moved_min"] is None else min(group["moved_min"], moved)
+                group["moved_max"] = moved if group["moved_max"] is None else max(group["moved_max"], moved)
+    return {
+        "items": items,
+        "summary": summary,
+        "fileless": sorted(fileless.values(), key=lambda g: g["repo"]),
+    }
+
+
+def verify_exit_code(res, strict=False):
+    """1 when an item is stale or unknown (or, with ``strict``, possibly stale); else 0."""
+    failing = ("stale", "unknown", "possibly_stale") if strict else ("stale", "unknown")
+    return 1 if any(res["summary"][v] for v in failing) else 0
+
+
+def fileless_summary(group):
+    """One line for a repository's items that cite no file: what moved, said once."""
+    n = group["items"]
+    low, high = group["moved_min"], group["moved_max"]
+    if high is None:
+        moved = "its commit could not be compared"
+    elif high == 0:
+        moved = "%s has not moved since" % group["repo"]
+    else:
+        span = _plural(high, "commit") if low == high else "%d to %d commits" % (low, high)
+        moved = "%s moved %s since" % (group["repo"], span)
+    return "%s; %s" % (moved, "this item cites no file" if n == 1 else "%d items cite no file" % n)
 
 
 def get_evidence(store, evidence_id):
@@ -11692,12 +11757,22 @@ def format_search(res):
     return "\n".join(lines)
 
 
-def format_verify(res):
+def format_verify(res, list_all=True):
+    """Verify's text: an item per entry; without ``list_all``, items that cite no file and are not
+    unknown are said once per repository (they only know that the repository moved)."""
     lines = []
+    folded = 0
     for item in res["items"]:
+        if not list_all and not item.get("cites_file", True) and item["verdict"] != "unknown":
+            folded += 1
+            continue
         lines.append("%s  %s" % (item["id"], item["verdict"]))
         for reason in item["reasons"]:
             lines.append("    " + reason)
+    if folded:
+        for group in res.get("fileless") or ():
+            lines.append(fileless_summary(group))
+        lines.append("(%s not listed one by one: wctx verify --all)" % _plural(folded, "item"))
     s = res["summary"]
     lines.append(
         "%d checked: %d current, %d possibly stale, %d stale, %d unknown"
@@ -12420,13 +12495,16 @@ def cmd_show(args, store):
 
 
 def cmd_verify(args, store):
-    """Check whether what items cite changed since capture. Exit 1 unless all current.
+    """Check whether what items cite changed since capture. Exit 1 when an item is stale or unknown.
 
-    Example: wctx verify ev-3f9a1c2b7d     (no ids: every active item in the current scope)
+    Example: wctx verify --about upload-sdk     (no ids: every active item in the current scope)
+
+    possibly_stale alone (an item citing no file whose repository moved on) exits 0 unless
+    --strict. Items citing no file are summarised per repository; --all lists them one by one.
     """
-    res = verify(store, args.ids or None, repo=args.repo)
-    emit(args, res, format_verify(res))
-    return 0 if all(i["verdict"] == "current" for i in res["items"]) else 1
+    res = verify(store, args.ids or None, repo=args.repo, about=args.about)
+    emit(args, res, format_verify(res, list_all=args.all or bool(args.ids)))
+    return verify_exit_code(res, strict=args.strict)
 
 
 def _commit_label(repo):
@@ -13266,7 +13344,12 @@ def build_parser(only=None):
 
     p = command("verify", cmd_verify)
     p.add_argument("ids", nargs="*", metavar="ID")
-    p.add_argument("--repo", help="scope when no ids are given (default: the cwd's repository)")
+    p.add_argument(
+        "--repo", help="where the scope starts when no ids are given (default: the cwd's repository)"
+    )
+    p.add_argument("--about", metavar="REPO", help="only items about this repository")
+    p.add_argument("--strict", action="store_true", help="exit 1 for possibly_stale items too")
+    p.add_argument("--all", action="store_true", help="list items that cite no file one by one")
 
     p = command("sessions", cmd_sessions)
     p.add_argument("action", nargs="?", choices=("list", "show"), default="list")
