@@ -6713,22 +6713,32 @@ def get_evidence(store, evidence_id):
     return item
 
 
+def _history_event(r):
+    return {
+        "id": r["id"],
+        "event": r["event"],
+        "at": r["at"],
+        "agent": r["agent"],
+        "session": r["session_id"],
+        "note": r["note"],
+        "commits": json.loads(r["commits"]) if r["commits"] else {},
+        "previous": json.loads(r["previous"]) if r["previous"] else [],
+    }
+
+
 def item_history(store, rid):
     """What happened to an item since capture, oldest first: confirmations (who, when, the
     commits it was re-stamped at and the provenance that replaced) and sessions that saw it again."""
-    return [
-        {
-            "id": r["id"],
-            "event": r["event"],
-            "at": r["at"],
-            "agent": r["agent"],
-            "session": r["session_id"],
-            "note": r["note"],
-            "commits": json.loads(r["commits"]) if r["commits"] else {},
-            "previous": json.loads(r["previous"]) if r["previous"] else [],
-        }
-        for r in store.all("SELECT * FROM evidence_events WHERE evidence_rid = ? ORDER BY at, rowid", (rid,))
-    ]
+    rows = store.all("SELECT * FROM evidence_events WHERE evidence_rid = ? ORDER BY at, rowid", (rid,))
+    return [_history_event(r) for r in rows]
+
+
+def _load_histories(store):
+    """{evidence rid: item_history} of every item that has one, in one query (for export)."""
+    histories = {}
+    for r in store.all("SELECT * FROM evidence_events ORDER BY evidence_rid, at, rowid"):
+        histories.setdefault(r["evidence_rid"], []).append(_history_event(r))
+    return histories
 
 
 def confirm(store, ids, note=None, session_id=None, agent="cli"):
@@ -7113,7 +7123,7 @@ class LocalPaths:
 # nothing free-form to redact or to strip of local paths.
 _STRUCTURAL_FIELDS = frozenset(
     ("type", "id", "session", "kind", "status", "commit", "blob", "root_commit", "symbol_hash",
-     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by")
+     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by", "confirmed_at", "event", "at")
 )  # fmt: skip
 
 
@@ -7121,14 +7131,13 @@ def shareable_record(record, local):
     """One export record made safe to leave this machine (``local``: its LocalPaths): redacted
     again, no absolute path (a session's cwd becomes relative to its repository, free text loses
     this machine's paths)."""
-    out = {}
+    out = dict(record)
     for key, value in record.items():
-        if key == "anchors" and isinstance(value, list):
-            out[key] = [shareable_record(a, local) for a in value]
-        elif isinstance(value, str) and key not in _STRUCTURAL_FIELDS:
-            out[key] = redact_secrets(local.strip(value))
-        else:
-            out[key] = value
+        if value.__class__ is str:
+            if key not in _STRUCTURAL_FIELDS:
+                out[key] = redact_secrets(local.strip(value))
+        elif value.__class__ is list:  # anchors, history events: objects with text of their own
+            out[key] = [shareable_record(v, local) if v.__class__ is dict else v for v in value]
     cwd = record.get("cwd") if record.get("type") == "session" else None
     if isinstance(cwd, str):
         out["cwd"] = local.cwd_in_repo(cwd, record.get("repo"))
@@ -7149,6 +7158,7 @@ def export_records(store, repo=None):
         params,
     )
     anchors = _load_anchors(store, [r["rid"] for r in rows])
+    histories = _load_histories(store)
     sessions = {}
     for row in rows:
         sid = row["session_id"]
@@ -7183,7 +7193,7 @@ def export_records(store, repo=None):
                         k: h[k]
                         for k in ("id", "event", "at", "agent", "session", "note", "commits", "previous")
                     }
-                    for h in item_history(store, row["rid"])
+                    for h in histories.get(row["rid"], ())
                 ],
                 "anchors": [
                     {
@@ -8268,7 +8278,9 @@ def _sync_commit(store, machine, tip, tree, payload):
 
 
 def _sync_push(store, remote, branch, commit):
-    """Push ``commit`` as the new tip; False when another machine pushed first (fetch and retry)."""
+    """Push ``commit`` as the new tip. Returns None when pushed, else git's reason for refusing
+    the update (another machine pushed first, or updated the ref at the same moment): the caller
+    fetches, rebuilds and tries again."""
     code, out = _sync_git(
         store,
         ["push", "--porcelain", "--quiet", "--end-of-options", remote, "%s:refs/heads/%s" % (commit, branch)],
@@ -8276,14 +8288,14 @@ def _sync_push(store, remote, branch, commit):
         network=True,
     )
     if code == 0:
-        return True
-    text = out.decode("utf-8", "replace")
-    if "[rejected]" in text or "fetch first" in text or "non-fast-forward" in text:
-        return False
-    raise WctxError(
-        "sync: push to %s failed: %s"
-        % (remote, text.strip().splitlines()[-1] if text.strip() else "git push exit 1")
-    )
+        return None
+    # Porcelain output: one line per ref, "!" in front of a ref that was not updated.
+    refused = [
+        line.split("\t")[-1] for line in out.decode("utf-8", "replace").splitlines() if line[:1] == "!"
+    ]
+    if refused:
+        return refused[0]
+    raise WctxError("sync: push to %s failed (git push exit 1, no ref refused)" % remote)
 
 
 def _store_fingerprint(store):
@@ -8324,15 +8336,16 @@ def sync_memory(store, remote=None, branch=None):
         if commit is None:
             _sync_remember(store, remote, branch, tip, fingerprint)
             break
-        if _sync_push(store, remote, branch, commit):
+        refused = _sync_push(store, remote, branch, commit)
+        if refused is None:
             report.exported = {"files": written, "removed": removed}
             report.pushed = short_sha(commit)
             _sync_remember(store, remote, branch, commit, fingerprint)
             break
     else:
         raise WctxError(
-            "sync: %d pushes to %s were rejected (other machines kept pushing first); run wctx sync again"
-            % (SYNC_PUSH_TRIES, remote)
+            "sync: %d pushes to %s were refused (last: %s); run wctx sync again"
+            % (SYNC_PUSH_TRIES, remote, refused)
         )
     return report
 
