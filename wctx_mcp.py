@@ -519,6 +519,14 @@ TOOLS = [
                     "maxItems": 7,
                     "description": "Only these kinds of evidence.",
                 },
+                "files": {
+                    "type": "array",
+                    "items": {"type": "string", "minLength": 1, "maxLength": 1000},
+                    "maxItems": 50,
+                    "description": "Files of this repository you are working on (paths relative to it). When "
+                    "the query has no usable words, evidence from related repositories that cites what "
+                    "these files (and the working tree's changed files) call or import comes first.",
+                },
                 "limit": {
                     "type": "integer",
                     "minimum": 1,
@@ -1105,6 +1113,7 @@ class Tools:
             all_scope=all_scope,
             include_inactive=bool(args.get("include_inactive")),
             workspace=self.workspace if repo is None else None,
+            files=args.get("files") or None,
         )
         results = found.get("results", [])
         page = results[offset : offset + limit]
