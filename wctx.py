@@ -8093,6 +8093,38 @@ def _doctor_current_repo(cwd, repos):
     )
 
 
+def _doctor_hooks():
+    """Every installed agent hook command, run once from a clean shell with the probe payload."""
+    try:
+        status = hook_status(probe=True)
+    except WctxError as e:
+        return _doctor_check("hooks", DOCTOR_WARN, str(e))
+    probes = [(h["agent"], p) for h in status for p in h.get("probes") or ()]
+    problems = [h for h in status if h.get("problem")]
+    if not probes and not problems:
+        return _doctor_check(
+            "hooks",
+            DOCTOR_OK,
+            "no agent hooks installed (wctx hooks install claude-code | codex | gemini-cli)",
+        )
+    failed = [(agent, p) for agent, p in probes if not p["ok"]]
+    if failed:
+        return _doctor_check(
+            "hooks",
+            DOCTOR_FAIL,
+            "; ".join("%s %s hook cannot run: %s" % (agent, p["event"], p["error"]) for agent, p in failed),
+            "reinstall from the wctx you use: wctx hooks install AGENT (it writes the command that runs here)",
+        )
+    if problems:
+        return _doctor_check("hooks", DOCTOR_WARN, "; ".join(h["problem"] for h in problems))
+    return _doctor_check(
+        "hooks",
+        DOCTOR_OK,
+        "%d hook commands of %s ran from a clean shell"
+        % (len(probes), ", ".join(sorted({agent for agent, _ in probes}))),
+    )
+
+
 def _shell_word(text):
     import shlex
 
@@ -8168,6 +8200,7 @@ def doctor(home=None, cwd=None):
                 _doctor_check("repositories", DOCTOR_OK, "%d registered, all present on disk" % len(repos))
             )
     checks.append(_doctor_current_repo(cwd, repos))
+    checks.append(_doctor_hooks())
     argv = mcp_command(home)
     mcp_file = os.path.join(os.path.dirname(argv[1]), "wctx_mcp.py") if argv[1].endswith(".py") else None
     if mcp_file and not os.path.exists(mcp_file):
