@@ -695,7 +695,23 @@ def m004_session_live_evidence(db):
     db.execute("ALTER TABLE session_imports ADD COLUMN live_evidence TEXT NOT NULL DEFAULT '[]'")
 
 
-def m005_briefing_served(db):
+def m005_sync(db):
+    # wctx sync: the remembered remote and this machine's id (sync_state), the remote files already
+    # imported by blob id (sync_files), sessions recorded on other machines (sync_foreign: never
+    # exported as ours) and the newest version of their items seen (sync_seen: a later local
+    # change is exported as an event).
+    _run_script(
+        db,
+        """
+        CREATE TABLE sync_state(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE sync_files(path TEXT PRIMARY KEY, blob TEXT NOT NULL);
+        CREATE TABLE sync_foreign(session_id TEXT PRIMARY KEY);
+        CREATE TABLE sync_seen(id TEXT PRIMARY KEY, updated_at TEXT NOT NULL)
+        """,
+    )
+
+
+def m006_briefing_served(db):
     # What a briefing showed, per repository, with the verdict it had then: an item that goes
     # stale afterwards is reported by the next briefing, once.
     _run_script(
@@ -712,7 +728,14 @@ def m005_briefing_served(db):
     )
 
 
-MIGRATIONS = [m001_initial, m002_fts, m003_session_activity, m004_session_live_evidence, m005_briefing_served]
+MIGRATIONS = [
+    m001_initial,
+    m002_fts,
+    m003_session_activity,
+    m004_session_live_evidence,
+    m005_sync,
+    m006_briefing_served,
+]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -749,12 +772,20 @@ FTS5_MISSING = (
 
 
 class Store:
-    """One SQLite connection per process, in WAL mode, with explicit short transactions."""
+    """One SQLite connection per process, in WAL mode, with explicit short transactions.
 
-    def __init__(self, home, con):
+    ``readonly``: None, or why the store was opened read-only (see _connect); reads work, writes
+    are refused with a clear error, the freshness cache is not written. ``notices`` collects
+    one-line remarks a command shows once (results not cached, ...)."""
+
+    def __init__(self, home, con, readonly=None):
         self.home = home
         self.db = con
         self._depth = 0
+        self.readonly = readonly
+        self.notices = []
+        self._noticed = set()
+        self._identity = _file_identity(self.path)
 
     @property
     def path(self):
@@ -778,9 +809,51 @@ class Store:
     def all(self, sql, params=()):
         return self.db.execute(sql, params).fetchall()
 
+    def notice(self, text):
+        if text not in self._noticed:
+            self._noticed.add(text)
+            self.notices.append(text)
+
+    def ensure_current(self):
+        """Make sure this connection still reads and writes the file at ``path``: a long-lived
+        process (the MCP server) whose store was deleted would otherwise keep acknowledging writes
+        into an unlinked file, and one whose store was replaced (a restore) would write into the
+        old one. Replaced: reopen the new file. Deleted: refuse loudly, recreate nothing."""
+        now = _file_identity(self.path)
+        if now == self._identity:
+            return
+        if now is None:
+            raise WctxError(
+                "the store %s was deleted while wctx was running; nothing was recorded "
+                "(restart wctx to start a new store there)" % self.path
+            )
+        con, readonly = _connect(self.path)
+        fresh = Store(self.home, con, readonly)
+        try:
+            migrate(fresh)
+        except BaseException:
+            con.close()
+            raise
+        old, self.db, self.readonly = self.db, con, readonly
+        self._identity = fresh._identity
+        old.close()
+
+
+def _file_identity(path):
+    """(device, inode) of the store file, None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
 
 class _Atomic:
-    """BEGIN IMMEDIATE ... COMMIT, a SAVEPOINT when nested, rollback on any exception."""
+    """BEGIN IMMEDIATE ... COMMIT, a SAVEPOINT when nested, rollback on any exception.
+
+    Before a rollback it checks that a transaction is still open: SQLite ends one by itself on
+    some errors (a full disk, an I/O error), and a ROLLBACK then would raise "no transaction is
+    active" in place of the error that matters."""
 
     def __init__(self, store):
         self.store = store
@@ -788,6 +861,12 @@ class _Atomic:
     def __enter__(self):
         s = self.store
         if s._depth == 0:
+            if s.readonly:
+                raise WctxError(
+                    "the store %s is read-only here (%s): reads work, nothing can be recorded"
+                    % (s.path, s.readonly)
+                )
+            s.ensure_current()
             s.db.execute("BEGIN IMMEDIATE")
         else:
             s.db.execute("SAVEPOINT wctx_%d" % s._depth)
@@ -797,14 +876,98 @@ class _Atomic:
     def __exit__(self, exc_type, exc, tb):
         s = self.store
         s._depth -= 1
+        db = s.db
         if s._depth == 0:
-            s.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            if exc_type is None:
+                try:
+                    db.execute("COMMIT")
+                except BaseException:
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+                    raise
+            elif db.in_transaction:
+                db.execute("ROLLBACK")
+        elif not db.in_transaction:
+            pass  # SQLite already rolled the whole transaction back; the outer level reports it
         elif exc_type is None:
-            s.db.execute("RELEASE wctx_%d" % s._depth)
+            db.execute("RELEASE wctx_%d" % s._depth)
         else:
-            s.db.execute("ROLLBACK TO wctx_%d" % s._depth)
-            s.db.execute("RELEASE wctx_%d" % s._depth)
+            db.execute("ROLLBACK TO wctx_%d" % s._depth)
+            db.execute("RELEASE wctx_%d" % s._depth)
         return False
+
+
+def _writable(path):
+    """Can this process write the store file and create its -wal/-shm next to it?"""
+    home = os.path.dirname(path)
+    if not os.access(home, os.W_OK):
+        return False
+    return not os.path.exists(path) or os.access(path, os.W_OK)
+
+
+def _connect_readonly(path):
+    """A read-only connection that never writes the file or its directory: ``mode=ro``, or, when
+    SQLite cannot open the WAL database that way (no -shm file and no right to create one, as on
+    a read-only mount), ``immutable=1``."""
+    import sqlite3
+    from pathlib import Path
+
+    uri = Path(path).as_uri()
+    con = sqlite3.connect(
+        uri + "?mode=ro", uri=True, timeout=30.0, isolation_level=None, check_same_thread=False
+    )
+    try:
+        con.execute("PRAGMA user_version").fetchone()
+        return con
+    except sqlite3.OperationalError:
+        con.close()
+    return sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+
+
+def _connect(path):
+    """(connection, None) for the store file at ``path`` in WAL mode, or (read-only connection,
+    why it is read-only): the file or its directory is not writable here, or the disk is too full
+    or failing for SQLite to create the -wal/-shm files a writer needs (reading still works)."""
+    import sqlite3
+
+    why = None if _writable(path) else "no write access to it or its directory"
+    try:
+        try:
+            con = _configure(path, why)
+        except sqlite3.OperationalError as e:
+            if why is not None or not os.path.isfile(path) or not os.path.getsize(path):
+                raise
+            why = "the disk is full or failing: %s" % e
+            con = _configure(path, why)
+    except sqlite3.DatabaseError as e:
+        raise WctxError("cannot open the store %s: %s" % (path, e)) from None
+    return con, why
+
+
+def _configure(path, readonly):
+    import sqlite3
+
+    if readonly:
+        con = _connect_readonly(path)
+    else:
+        con = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    try:
+        con.row_factory = sqlite3.Row
+        con.execute("PRAGMA busy_timeout = 30000")
+        # Refuse another program's database before switching it to WAL, a change that persists.
+        app_id = con.execute("PRAGMA application_id").fetchone()[0]
+        if app_id != SCHEMA_APP_ID and con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise WctxError("%s is not a wctx store (another program's database?)" % path)
+        if not readonly:
+            mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise WctxError("could not switch %s to WAL mode (got %s)" % (path, mode))
+            con.execute("PRAGMA synchronous = NORMAL")
+        con.execute("PRAGMA foreign_keys = ON")
+    except BaseException:
+        con.close()
+        raise
+    return con
 
 
 def open_store(home=None, create=True):
@@ -821,23 +984,10 @@ def open_store(home=None, create=True):
         os.makedirs(home, exist_ok=True)
     except OSError as e:
         raise WctxError("cannot create the store directory %s: %s" % (home, e.strerror)) from None
-    try:
-        con = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        con.row_factory = sqlite3.Row
-        con.execute("PRAGMA busy_timeout = 30000")
-        # Refuse another program's database before switching it to WAL, a change that persists.
-        app_id = con.execute("PRAGMA application_id").fetchone()[0]
-        if app_id != SCHEMA_APP_ID and con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-            con.close()
-            raise WctxError("%s is not a wctx store (another program's database?)" % path)
-        mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if str(mode).lower() != "wal":
-            raise WctxError("could not switch %s to WAL mode (got %s)" % (path, mode))
-        con.execute("PRAGMA foreign_keys = ON")
-        con.execute("PRAGMA synchronous = NORMAL")
-    except sqlite3.DatabaseError as e:
-        raise WctxError("cannot open the store %s: %s" % (path, e)) from None
-    store = Store(home, con)
+    if not os.path.exists(path) and not os.access(home, os.W_OK):
+        raise WctxError("cannot create the store %s: its directory is not writable" % path)
+    con, readonly = _connect(path)
+    store = Store(home, con, readonly)
     try:
         migrate(store)
     except BaseException:
@@ -867,6 +1017,11 @@ def migrate(store):
         return
     if not fts5_available(sqlite3):
         raise WctxError(FTS5_MISSING % sqlite3.sqlite_version)
+    if store.readonly:
+        raise WctxError(
+            "the store %s is read-only here and has schema version %d; this wctx needs %d: "
+            "open it once with write access to upgrade it" % (store.path, version, len(MIGRATIONS))
+        )
     for number in range(version + 1, len(MIGRATIONS) + 1):
         migration = MIGRATIONS[number - 1]
         # Each migration and its record commit together: a crash leaves the previous version.
@@ -2777,8 +2932,8 @@ def _touching_with_paths(log, path):
     return hits
 
 
-def _plural(n, word):
-    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+def _plural(n, word, plural=None):
+    return "%d %s" % (n, word if n == 1 else plural or word + "s")
 
 
 class _SymbolChange:
@@ -2940,13 +3095,16 @@ class FreshnessChecker:
             g, _ = self._git_for(repo_id, items[0]["repo_name"])
             if g is None:
                 continue
-            g.commits_exist([a["commit_sha"] for a in items if a["commit_sha"]])
-            paths = [a["path"] for a in items if a["path"] and (g.path, a["path"]) not in self.head_blobs]
-            if g.head and paths:
-                found = g.batch_check(["HEAD:" + p for p in paths])
-                for p in paths:
-                    hit = found.get("HEAD:" + p)
-                    self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
+            try:
+                g.commits_exist([a["commit_sha"] for a in items if a["commit_sha"]])
+                paths = [a["path"] for a in items if a["path"] and (g.path, a["path"]) not in self.head_blobs]
+                if g.head and paths:
+                    found = g.batch_check(["HEAD:" + p for p in paths])
+                    for p in paths:
+                        hit = found.get("HEAD:" + p)
+                        self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
+            except GitError as e:
+                self._git_broke(repo_id, e)
 
     def check_items(self, anchors_by_rid):
         """{rid: {"verdict", "reasons", "anchors": [...]}} for the given anchors."""
@@ -2968,21 +3126,51 @@ class FreshnessChecker:
         for change in self.symbol_changes:
             by_repo.setdefault(change.g.path, (change.g, []))[1].append(change)
         for g, changes in by_repo.values():
-            blobs = g.read_blobs([spec for change in changes for spec in change.specs()])
+            try:
+                blobs = g.read_blobs([spec for change in changes for spec in change.specs()])
+            except GitError as e:  # the verdict stands (the symbol's hash differs); the commits are unknown
+                for rid in [r.id for r in self.repos.values() if r.path == g.path]:
+                    self.git_failed.add(rid)
+                for change in changes:
+                    change.text = "; ".join(
+                        [
+                            "%s changed since capture (which commits changed it is unknown: %s)"
+                            % (change.label, e)
+                        ]
+                        + change.notes
+                    )
+                continue
             for change in changes:
                 change.finish(blobs, lambda data, path, s=change.symbol: symbol_hash_of(data, path, s))
         self.symbol_changes = []
+
+    def _guarded(self, check, a):
+        """check(a), or unknown when git fails in a's repository: one broken repository (a corrupt
+        index, a refused filter, a damaged object store) never breaks a call over the others."""
+        try:
+            return check(a)
+        except GitError as e:
+            return "unknown", self._git_broke(a["repo_id"], e)
+
+    def _git_broke(self, repo_id, error):
+        """Remember that git failed in this repository: its other anchors are unknown at once and
+        nothing about it is cached."""
+        repo = self.repos.get(repo_id)
+        reason = "cannot check %s: %s" % (repo.name if repo else "this repository", error)
+        self.git[repo_id] = (None, reason)
+        self.git_failed.add(repo_id)
+        return reason
 
     def check_item(self, anchors):
         file_anchors = [a for a in anchors if a["path"]]
         checked = []
         if file_anchors:
             for a in file_anchors:
-                verdict, reason = self.check_file_anchor(a)
+                verdict, reason = self._guarded(self.check_file_anchor, a)
                 checked.append((a, verdict, reason))
         else:
             for a in anchors[:1]:
-                verdict, reason = self.check_repo_anchor(a)
+                verdict, reason = self._guarded(self.check_repo_anchor, a)
                 checked.append((a, verdict, reason))
         if not checked:
             return {"verdict": "unknown", "reasons": ["nothing recorded to compare"], "anchors": []}
@@ -3313,19 +3501,31 @@ def freshness_of(store, rids, use_cache=True, anchors=None):
                 key = _cache_key(repos, anchors[rid], heads, checker.followed)
             if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
                 rows.append((rid, key, c["verdict"], json.dumps(c["reasons"]), now))
-        if rows:
-            try:
-                with store.atomic():
-                    store.db.executemany(
-                        "INSERT OR REPLACE INTO freshness_cache(evidence_rid, cache_key, verdict, reasons, computed_at) "
-                        "VALUES (?, ?, ?, ?, ?)",
-                        rows,
-                    )
-            except Exception as e:  # a read-only store still answers; the cache is an optimisation
-                if "readonly" not in str(e).lower() and "read-only" not in str(e).lower():
-                    raise
+        _write_freshness_cache(store, rows)
         result.update(computed)
     return result
+
+
+def _write_freshness_cache(store, rows):
+    """Store computed verdicts for later searches. The cache is an optimisation: a read-only
+    store, a full disk or a lock held past the busy timeout leaves the answer uncached (said once
+    in ``store.notices``), never failed."""
+    import sqlite3
+
+    if not rows:
+        return
+    if store.readonly:
+        store.notice("the store is read-only here (%s): freshness was computed, not cached" % store.readonly)
+        return
+    try:
+        with store.atomic():
+            store.db.executemany(
+                "INSERT OR REPLACE INTO freshness_cache(evidence_rid, cache_key, verdict, reasons, computed_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )
+    except sqlite3.OperationalError as e:
+        store.notice("freshness was computed but not cached (%s)" % e)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -4245,13 +4445,7 @@ def verify(store, ids=None, repo=None, cwd=None):
         key = _cache_key(repos, anchors[rid], heads, checker.followed)
         if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
             rows.append((rid, key, computed[rid]["verdict"], json.dumps(computed[rid]["reasons"]), now))
-    if rows:
-        with store.atomic():
-            store.db.executemany(
-                "INSERT OR REPLACE INTO freshness_cache(evidence_rid, cache_key, verdict, reasons, computed_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                rows,
-            )
+    _write_freshness_cache(store, rows)
     items = []
     summary = {v: 0 for v in VERDICTS}
     for rid, eid in pairs:
@@ -4728,6 +4922,49 @@ _ANCHOR_FIELDS = (
 )
 
 
+def _portable(value, prefixes):
+    """Text with this machine's absolute paths replaced: a registered checkout's path by the
+    repository's name, the home directory by ``~``. Records travel with no local path."""
+    if not isinstance(value, str):
+        return value
+    for prefix, name in prefixes:
+        if prefix in value:
+            value = re.sub(re.escape(prefix) + r"(?=/|\b|$)", name.replace("\\", r"\\"), value)
+    return value
+
+
+def _local_prefixes(store):
+    prefixes = []
+    for r in _repos(store):
+        if r.path:
+            prefixes.append((r.path, r.name))
+    home = os.path.expanduser("~")
+    if home and home not in ("/", ""):
+        prefixes.append((home, "~"))
+    return sorted(prefixes, key=lambda p: -len(p[0]))
+
+
+def shareable_record(record, prefixes):
+    """One export record made safe to leave this machine: redacted again, no absolute path (a
+    session's cwd becomes relative to its repository, other text loses this machine's paths)."""
+    out = {}
+    for key, value in record.items():
+        if key == "anchors" and isinstance(value, list):
+            out[key] = [shareable_record(a, prefixes) for a in value]
+        elif isinstance(value, str):
+            out[key] = redact_secrets(_portable(value, prefixes))
+        else:
+            out[key] = value
+    cwd = record.get("cwd") if record.get("type") == "session" else None
+    if isinstance(cwd, str):
+        out["cwd"] = None
+        for prefix, name in prefixes:
+            if name != "~" and (cwd == prefix or cwd.startswith(prefix + "/")) and name == record.get("repo"):
+                out["cwd"] = os.path.relpath(cwd, prefix)
+                break
+    return out
+
+
 def export_records(store, repo=None):
     """Yield (session id, record) pairs: each session followed by its evidence, oldest first."""
     params = []
@@ -4820,6 +5057,7 @@ def _merge_export(old_text, records):
 def export_evidence(store, out_dir=None, stream=None, repo=None):
     """Write the export: one JSONL file per session into ``out_dir``, or everything to ``stream``."""
     counts = {"sessions": 0, "evidence": 0, "files": 0}
+    prefixes = _local_prefixes(store)
     per_session = {}
     for sid, record in export_records(store, repo=repo):
         per_session.setdefault(sid, []).append(record)
@@ -4827,7 +5065,9 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
     if out_dir is None:
         for records in per_session.values():
             for record in records:
-                stream.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+                stream.write(
+                    json.dumps(shareable_record(record, prefixes), ensure_ascii=False, sort_keys=True) + "\n"
+                )
         return counts
     os.makedirs(out_dir, exist_ok=True)
     for sid, records in per_session.items():
@@ -4836,7 +5076,7 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
         if os.path.exists(path):
             with open(path, encoding="utf-8") as fh:
                 old = fh.read()
-        records = _merge_export(old, records)
+        records = _merge_export(old, [shareable_record(r, prefixes) for r in records])
         text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
         if old != text:
             tmp = path + ".tmp"
@@ -4928,21 +5168,38 @@ def _read_export(paths):
             raise NotFoundError("no such file or directory: %s" % path)
     for path in files:
         with open(path, "rb") as fh:
-            for n, raw in enumerate(fh, 1):
-                if not raw.strip():
-                    continue
-                where = "%s:%d" % (path, n)
-                try:
-                    record = json.loads(raw.decode("utf-8"))
-                except (UnicodeDecodeError, ValueError):
-                    raise UsageError("%s: not valid JSON" % where) from None
-                records.append(_validate_record(record, where))
+            records.extend(_parse_export(path, fh))
+    return records
+
+
+def _parse_export(label, lines):
+    """Validated records of one export file (``lines``: its raw lines); errors name label:line."""
+    records = []
+    for n, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        where = "%s:%d" % (label, n)
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise UsageError("%s: not valid JSON" % where) from None
+        records.append(_validate_record(record, where))
     return records
 
 
 def import_evidence(store, paths):
     """Import exported JSONL (files or directories) idempotently, in one transaction."""
-    records = _read_export(paths)
+    return _import_records(store, _read_export(paths))
+
+
+def import_evidence_data(store, label, data):
+    """Import one export file's bytes (named ``label`` in errors), all or nothing; returns
+    (counts, records)."""
+    records = _parse_export(label, data.splitlines(keepends=True))
+    return _import_records(store, records), records
+
+
+def _import_records(store, records):
     repos = _repos(store)
     by_root = {r.root_commit: r for r in repos if r.root_commit}
     by_name = {r.name: r for r in repos}
@@ -5067,6 +5324,361 @@ def import_evidence(store, paths):
             )
             counts["evidence"] += 1
     return counts
+
+
+# ----------------------------------------------------------------------------------------------
+# Sync: team memory through a shared git repository, with no server of our own
+# ----------------------------------------------------------------------------------------------
+#
+# ``wctx sync`` keeps a private bare repository under $WCTX_HOME/sync holding one branch of the
+# team's memory repository. Each machine writes only below ``machines/<its id>/``: one file per
+# session it recorded (``sessions/<session id>.jsonl``) and ``events.jsonl`` for what it changed in
+# other machines' items (status changes, confirmations, tombstones) and its topology. No two
+# machines ever write the same file, so a push rejected because another machine pushed first is
+# rebuilt on the new tip and retried: there is never anything to merge. Nothing is checked out:
+# files are read with ``cat-file`` and commits written with ``fast-import``, so no attribute,
+# filter, hook or checkout applies to the team's content on this machine. Every file read from the
+# remote is untrusted and goes through import_evidence's validation; a file that fails is reported
+# with its path and line and skipped whole.
+
+SYNC_BRANCH = "wctx-memory"
+SYNC_PUSH_TRIES = 5
+_SYNC_FETCHED = "refs/wctx/fetched"  # the remote tip, as last fetched into the private repository
+_SYNC_OURS = "refs/wctx/ours"  # the commit we built to push
+_SYNC_FILE = re.compile(
+    r"^machines/([0-9a-f]{16})/(sessions/(?:ses-[0-9a-f]{10}|[\w.:-]{1,80})\.jsonl|events\.jsonl)$"
+)
+_SYNC_BRANCH_NAME = re.compile(
+    r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}(?<![./])(?<!\.lock)$"
+)
+
+
+class SyncReport:
+    """What one ``wctx sync`` did: counts, the files it skipped and why, the commit it pushed."""
+
+    __slots__ = ("remote", "branch", "imported", "exported", "skipped", "pushed", "tries", "noop")
+
+    def __init__(self, remote, branch):
+        self.remote = remote
+        self.branch = branch
+        self.imported = {"files": 0, "sessions": 0, "evidence": 0, "updated": 0}
+        self.exported = {"files": 0, "removed": 0}
+        self.skipped = []  # "path:line: reason"
+        self.pushed = None  # short sha of the commit pushed, or None
+        self.tries = 0
+        self.noop = False
+
+    def as_dict(self):
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+def _sync_get(store, key):
+    row = store.one("SELECT value FROM sync_state WHERE key = ?", (key,))
+    return row["value"] if row else None
+
+
+def _sync_set(store, key, value):
+    with store.atomic():
+        if value is None:
+            store.db.execute("DELETE FROM sync_state WHERE key = ?", (key,))
+        else:
+            store.db.execute(
+                "INSERT INTO sync_state(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+
+def check_sync_remote(remote):
+    """A remote git can reach (URL, scp-like ``host:path`` or a local path), never an option or a
+    transport that runs a program (``ext::``). Local paths are made absolute."""
+    remote = clean_text(remote, "remote", 2000, required=True)
+    if remote.startswith("-") or any(c in remote for c in "\n\r\t"):
+        raise UsageError("remote %r is not a repository URL or path" % remote)
+    transport = remote.split("::", 1)[0] if "::" in remote else None
+    if transport is not None and "/" not in transport:
+        raise UsageError("remote %r: transport helpers (%s::) are not allowed" % (remote, transport))
+    local = os.path.expanduser(remote)
+    if "://" in remote and not remote.startswith("file://"):
+        return remote
+    if remote.startswith("file://"):
+        local = remote[len("file://") :]
+    elif re.match(r"^[\w.@-]+:", remote) and not os.path.exists(local):
+        return remote  # scp-like user@host:path
+    return os.path.abspath(local)
+
+
+def check_sync_branch(branch):
+    branch = clean_text(branch, "branch", 100, required=True)
+    if not _SYNC_BRANCH_NAME.match(branch):
+        raise UsageError("branch %r is not a plain branch name" % branch)
+    return branch
+
+
+def _sync_dir(store):
+    return os.path.join(store.home, "sync", "memory.git")
+
+
+def _sync_git(store, args, input_bytes=None, ok_codes=(0,), network=False):
+    # Our private repository's config is ours alone; for the network we run the user's own ssh
+    # (GIT_SSH_COMMAND, else their global core.sshCommand, else ssh), never a repository's.
+    extra = ["-c", "protocol.ext.allow=never", "-c", "core.bare=true"]
+    if network:
+        extra += ["-c", "core.sshCommand=" + _user_ssh_command(store)]
+    return run_git(
+        _sync_dir(store), list(args), input_bytes=input_bytes, ok_codes=ok_codes, extra_options=extra
+    )
+
+
+def _user_ssh_command(store):
+    code, out = run_git(_sync_dir(store), ["config", "--global", "--get", "core.sshCommand"], ok_codes=(0, 1))
+    value = out.decode("utf-8", "replace").strip() if code == 0 else ""
+    return value or "ssh"
+
+
+def _sync_init(store):
+    path = _sync_dir(store)
+    if not os.path.isfile(os.path.join(path, "HEAD")):
+        os.makedirs(path, exist_ok=True)
+        run_git(path, ["init", "--quiet", "--bare"])
+    if _sync_get(store, "machine") is None:
+        _sync_set(store, "machine", os.urandom(8).hex())
+    return _sync_get(store, "machine")
+
+
+def _sync_fetch(store, remote, branch):
+    """Fetch the team's branch; return its tip, or None while the branch does not exist yet."""
+    try:
+        _sync_git(
+            store,
+            ["fetch", "--quiet", "--no-tags", "--end-of-options", remote,
+             "+refs/heads/%s:%s" % (branch, _SYNC_FETCHED)],
+            network=True,
+        )  # fmt: skip
+    except GitError as e:
+        if "couldn't find remote ref" not in str(e):
+            raise WctxError("sync: cannot fetch from %s: %s" % (remote, str(e).split(": ", 2)[-1])) from None
+        _sync_git(store, ["update-ref", "-d", _SYNC_FETCHED], ok_codes=(0, 1))
+        return None
+    _, out = _sync_git(store, ["rev-parse", "--verify", "-q", _SYNC_FETCHED + "^{commit}"], ok_codes=(0, 1))
+    return out.decode("ascii", "replace").strip() or None
+
+
+def _sync_tree(store, tip):
+    """{path: blob id} of the memory files in ``tip`` (other files in the branch are ignored)."""
+    if tip is None:
+        return {}
+    _, out = _sync_git(store, ["ls-tree", "-r", "-z", "--full-tree", tip])
+    files = {}
+    for entry in out.split(b"\0"):
+        meta, _, path = entry.partition(b"\t")
+        parts = meta.split()
+        if len(parts) != 3 or parts[1] != b"blob":
+            continue
+        name = path.decode("utf-8", "replace")
+        if _SYNC_FILE.match(name):
+            files[name] = parts[2].decode("ascii")
+    return files
+
+
+def _sync_read_blobs(store, blobs):
+    """{blob id: bytes} through one ``cat-file --batch``."""
+    blobs = list(dict.fromkeys(blobs))
+    if not blobs:
+        return {}
+    _, out = _sync_git(store, ["cat-file", "--batch"], input_bytes="".join(b + "\n" for b in blobs).encode())
+    result, pos = {}, 0
+    for blob in blobs:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) == 3 and header[1] == b"blob":
+            size = int(header[2])
+            result[blob] = out[pos : pos + size]
+            pos += size + 1
+    return result
+
+
+def _sync_import(store, machine, files, report):
+    """Import the other machines' files that changed since we last read them: sessions first (the
+    events of one machine may refer to another's sessions), each file all or nothing."""
+    seen = {r["path"]: r["blob"] for r in store.all("SELECT path, blob FROM sync_files")}
+    todo = sorted(
+        (p for p, b in files.items() if seen.get(p) != b and not p.startswith("machines/%s/" % machine)),
+        key=lambda p: (p.endswith("events.jsonl"), p),
+    )
+    data = _sync_read_blobs(store, [files[p] for p in todo])
+    for path in todo:
+        blob = files[path]
+        known = {r["id"] for r in store.all("SELECT id FROM sessions")} if "/sessions/" in path else set()
+        try:
+            counts, records = import_evidence_data(store, path, data.get(blob, b""))
+        except WctxError as e:
+            report.skipped.append(str(e))
+            continue
+        with store.atomic():
+            store.db.execute(
+                "INSERT INTO sync_files(path, blob) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET blob = excluded.blob",
+                (path, blob),
+            )
+            for rec in records:
+                if rec.get("type") == "session" and "/sessions/" in path and rec["id"] not in known:
+                    store.db.execute(
+                        "INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", (rec["id"],)
+                    )
+                elif rec.get("type") == "evidence":
+                    store.db.execute(
+                        "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
+                        "updated_at = max(updated_at, excluded.updated_at)",
+                        (rec["id"], rec.get("updated_at") or ""),
+                    )
+        report.imported["files"] += 1
+        for key in ("sessions", "evidence", "updated"):
+            report.imported[key] += counts.get(key, 0)
+
+
+def _sync_payload(store, machine):
+    """{path: bytes} of every file this machine owns in the team branch, built from the store."""
+    prefixes = _local_prefixes(store)
+    foreign = {r["session_id"] for r in store.all("SELECT session_id FROM sync_foreign")}
+    seen = {r["id"]: r["updated_at"] for r in store.all("SELECT id, updated_at FROM sync_seen")}
+    sessions, events, session_records = {}, [], {}
+    for sid, record in export_records(store):
+        kind = record.get("type")
+        if kind == "session":
+            session_records[sid] = record
+            if sid not in foreign:
+                sessions.setdefault(sid, []).append(record)
+        elif kind == "evidence" and sid not in foreign:
+            sessions.setdefault(sid, []).append(record)
+        elif kind == "evidence":
+            if (record.get("updated_at") or "") > (seen.get(record["id"]) or ""):
+                if session_records.get(sid) is not None:
+                    events.append(session_records.pop(sid))
+                events.append(record)
+        else:
+            events.append(record)
+    files = {}
+
+    def encode(records):
+        return "".join(
+            json.dumps(shareable_record(r, prefixes), ensure_ascii=False, sort_keys=True) + "\n"
+            for r in records
+        ).encode("utf-8")
+
+    base = "machines/%s/" % machine
+    for sid, records in sessions.items():
+        if any(r.get("type") == "evidence" for r in records):
+            files[base + "sessions/%s.jsonl" % sid] = encode(records)
+    if events:
+        files[base + "events.jsonl"] = encode(events)
+    return files
+
+
+def _sync_commit(store, machine, tip, tree, payload):
+    """Build the commit that puts ``payload`` on top of ``tip`` (one fast-import); None when the
+    tip already holds exactly our files."""
+    base = "machines/%s/" % machine
+    ours = {p: b for p, b in tree.items() if p.startswith(base)}
+    changed = {p: d for p, d in payload.items() if ours.get(p) != blob_id(d)}
+    removed = sorted(p for p in ours if p not in payload)
+    if not changed and not removed:
+        return None, 0, 0
+    stamp = int(time.time())
+    message = (
+        "wctx sync from machine %s: %d files written, %d removed\n" % (machine, len(changed), len(removed))
+    ).encode()
+    stream = [
+        b"commit %s\n" % _SYNC_OURS.encode(),
+        b"committer wctx <%s@wctx.invalid> %d +0000\n" % (machine.encode(), stamp),
+        b"data %d\n%s" % (len(message), message),
+    ]
+    if tip:
+        stream.append(b"from %s\n" % tip.encode())
+    for path in sorted(changed):
+        data = changed[path]
+        stream.append(b"M 100644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data))
+    for path in removed:
+        stream.append(b"D %s\n" % path.encode())
+    stream.append(b"done\n")
+    _sync_git(store, ["fast-import", "--quiet", "--force", "--done"], input_bytes=b"".join(stream))
+    _, out = _sync_git(store, ["rev-parse", "--verify", _SYNC_OURS + "^{commit}"])
+    return out.decode("ascii").strip(), len(changed), len(removed)
+
+
+def _sync_push(store, remote, branch, commit):
+    """Push ``commit`` as the new tip; False when another machine pushed first (fetch and retry)."""
+    code, out = _sync_git(
+        store,
+        ["push", "--porcelain", "--quiet", "--end-of-options", remote, "%s:refs/heads/%s" % (commit, branch)],
+        ok_codes=(0, 1),
+        network=True,
+    )
+    if code == 0:
+        return True
+    text = out.decode("utf-8", "replace")
+    if "[rejected]" in text or "fetch first" in text or "non-fast-forward" in text:
+        return False
+    raise WctxError(
+        "sync: push to %s failed: %s"
+        % (remote, text.strip().splitlines()[-1] if text.strip() else "git push exit 1")
+    )
+
+
+def _store_fingerprint(store):
+    """Cheap change detector: a no-op sync skips the export when neither this store nor the
+    remote moved since the last sync."""
+    row = store.one(
+        "SELECT (SELECT count(*) || ':' || ifnull(max(updated_at), '') FROM evidence) AS e, "
+        "(SELECT count(*) || ':' || ifnull(max(ended_at), '') FROM sessions) AS s, "
+        "(SELECT count(*) FROM relations) AS r, (SELECT count(*) FROM workspace_repos) AS w"
+    )
+    return "|".join(str(row[k]) for k in ("e", "s", "r", "w"))
+
+
+def sync_memory(store, remote=None, branch=None):
+    """Fetch the team's memory branch, import what is new, export this store's records, commit
+    and push; retry after a rejected push. The first call's remote and branch are remembered."""
+    remote = check_sync_remote(remote) if remote else _sync_get(store, "remote")
+    if remote is None:
+        raise UsageError("no sync remote yet: wctx sync --remote URL|PATH (it is remembered)")
+    branch = check_sync_branch(branch) if branch else (_sync_get(store, "branch") or SYNC_BRANCH)
+    machine = _sync_init(store)
+    report = SyncReport(remote, branch)
+    for attempt in range(1, SYNC_PUSH_TRIES + 1):
+        report.tries = attempt
+        tip = _sync_fetch(store, remote, branch)
+        tree = _sync_tree(store, tip)
+        _sync_import(store, machine, tree, report)
+        fingerprint = _store_fingerprint(store)
+        if (
+            tip is not None
+            and tip == _sync_get(store, "tip")
+            and fingerprint == _sync_get(store, "fingerprint")
+            and remote == _sync_get(store, "remote")
+        ):
+            report.noop = True
+            break
+        commit, written, removed = _sync_commit(store, machine, tip, tree, _sync_payload(store, machine))
+        if commit is None:
+            _sync_remember(store, remote, branch, tip, fingerprint)
+            break
+        if _sync_push(store, remote, branch, commit):
+            report.exported = {"files": written, "removed": removed}
+            report.pushed = short_sha(commit)
+            _sync_remember(store, remote, branch, commit, fingerprint)
+            break
+    else:
+        raise WctxError(
+            "sync: %d pushes to %s were rejected (other machines kept pushing first); run wctx sync again"
+            % (SYNC_PUSH_TRIES, remote)
+        )
+    return report
+
+
+def _sync_remember(store, remote, branch, tip, fingerprint):
+    for key, value in (("remote", remote), ("branch", branch), ("tip", tip), ("fingerprint", fingerprint)):
+        _sync_set(store, key, value)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -6176,6 +6788,8 @@ def find_running_session(cwd=None, env=None):
 COMMIT_FROM_SESSION = "session"  # recorded by the agent at session start (Codex session_meta)
 COMMIT_FROM_IMPORT = "head_at_import"  # the repo's HEAD when wctx imported the transcript
 COMMIT_UNKNOWN = "unknown"  # the repo is not on this machine
+# Prefix of session_imports.head_hash while an import is not finished (see _store_transcript).
+IMPORT_PENDING = "pending:"
 OUTSIDE = ""  # session_files.repo_name for paths outside every repo
 
 
@@ -6500,7 +7114,10 @@ def _store_transcript(store, rec, repos, size, head, key):
                 sid,
                 rec.path,
                 size,
-                head,
+                # Not yet the fingerprint while record_evidence calls remain to be captured (each
+                # in its own transaction): a kill before they are all in makes the next import
+                # redo them (the duplicate rule keeps those already in) instead of "unchanged".
+                IMPORT_PENDING + head if rec.evidence_calls else head,
                 key,
                 rec.lines,
                 rec.bad_lines,
@@ -6515,7 +7132,7 @@ def _store_transcript(store, rec, repos, size, head, key):
                 now,
             ),
         )
-    evidence = _import_evidence_calls(store, sid, rec, warnings)
+    evidence = _import_evidence_calls(store, sid, rec, warnings, head)
     return {
         "session": sid,
         "agent": rec.agent,
@@ -6541,9 +7158,10 @@ def _store_transcript(store, rec, repos, size, head, key):
     }
 
 
-def _import_evidence_calls(store, sid, rec, warnings):
+def _import_evidence_calls(store, sid, rec, warnings, head):
     """record_evidence calls to wctx's own MCP server are explicit records: import them into this
-    session unless the call failed or the server already stored them (its result names the ids)."""
+    session unless the call failed or the server already stored them (its result names the ids).
+    When all are in, the import's fingerprint (``head``) is written: the import is complete."""
     out, live_ids = [], []
     ended = store.one("SELECT ended_at FROM sessions WHERE id = ?", (sid,))["ended_at"]
     for call in rec.evidence_calls:
@@ -6580,15 +7198,15 @@ def _import_evidence_calls(store, sid, rec, warnings):
             continue
         out.extend(result["evidence"])
         warnings.extend(result["warnings"])
-    if out:
+    if rec.evidence_calls:
         with store.atomic():
             # capture() stamps the session's end with now; the transcript's span is the truth.
             store.db.execute(
                 "UPDATE sessions SET ended_at = ? WHERE id = ? AND ? IS NOT NULL", (ended, sid, ended)
             )
             store.db.execute(
-                "UPDATE session_imports SET live_evidence = ? WHERE session_id = ?",
-                (json.dumps(live_ids), sid),
+                "UPDATE session_imports SET live_evidence = ?, head_hash = ? WHERE session_id = ?",
+                (json.dumps(live_ids), head, sid),
             )
     return out
 
@@ -6744,6 +7362,7 @@ HOOK_EVENTS = {AGENT_CLAUDE_CODE: "SessionEnd", AGENT_CODEX: "Stop", AGENT_GEMIN
 HOOK_START_EVENT = "SessionStart"
 HOOK_ALL_EVENTS = ("SessionEnd", "Stop", HOOK_START_EVENT)  # every event a wctx hook may sit in
 CODEX_SESSION_END_SINCE = (0, 145)  # first Codex CLI release with the SessionEnd hook event
+HOOK_AGENTS = tuple(HOOK_EVENTS)  # agents wctx can install a hook for (not every importable agent)
 HOOK_TIMEOUT_SECONDS = 60
 HOOK_START_TIMEOUT_SECONDS = 10
 CODEX_SESSION_END_TIMEOUT_SECONDS = 3  # Codex caps SessionEnd hooks at 3 s (it runs at teardown)
@@ -6771,7 +7390,7 @@ def hook_settings_path(agent, env=None):
         return os.path.join(codex_home(env), "hooks.json")
     if agent == AGENT_GEMINI:
         return os.path.join(gemini_home(env), "settings.json")
-    raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(TRANSCRIPT_AGENTS)))
+    raise UsageError("no hook for agent %r (hooks exist for: %s)" % (agent, ", ".join(HOOK_AGENTS)))
 
 
 def run_program(argv, input_bytes=None, env=None, timeout=30):
@@ -6973,8 +7592,8 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
     at session start; then run each command once with a probe payload. Returns {"agent",
     "settings", "event", "events", "command", "commands", "changed", "diff", "backup", "notes",
     "probes": [{"event", "command", "ok", "error"}]}."""
-    if agent not in TRANSCRIPT_AGENTS:
-        raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(TRANSCRIPT_AGENTS)))
+    if agent not in HOOK_AGENTS:
+        raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(HOOK_AGENTS)))
     path = os.path.abspath(settings) if settings else hook_settings_path(agent, env)
     notes = []
     end_event = HOOK_EVENTS[agent]
@@ -7060,8 +7679,8 @@ def probe_hook_command(command, event):
 
 def uninstall_hook(agent, settings=None, env=None, dry_run=False):
     """Remove exactly the hook entries install_hook added (and containers left empty by that)."""
-    if agent not in TRANSCRIPT_AGENTS:
-        raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(TRANSCRIPT_AGENTS)))
+    if agent not in HOOK_AGENTS:
+        raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(HOOK_AGENTS)))
     path = os.path.abspath(settings) if settings else hook_settings_path(agent, env)
     old_text, data = _load_settings(path)
     new = json.loads(json.dumps(data))
@@ -7091,7 +7710,7 @@ def hook_status(env=None, probe=False):
     """Per agent: its settings file, the events wctx's hooks sit in and their commands; with
     ``probe``, each command run once with the probe payload."""
     out = []
-    for agent in TRANSCRIPT_AGENTS:
+    for agent in HOOK_AGENTS:
         path = hook_settings_path(agent, env)
         try:
             _, data = _load_settings(path)
@@ -7216,8 +7835,8 @@ def run_import_hook(store_home=None, stdin=None, env=None, detach=True):
 def session_start_output(agent, text):
     """The JSON an agent's SessionStart hook prints to add ``text`` to the session's context: the
     documented hookSpecificOutput.additionalContext form of Claude Code, Codex and Gemini CLI."""
-    if agent not in TRANSCRIPT_AGENTS:
-        raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(TRANSCRIPT_AGENTS)))
+    if agent not in HOOK_AGENTS:
+        raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(HOOK_AGENTS)))
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": HOOK_START_EVENT, "additionalContext": text}},
         ensure_ascii=False,
@@ -7281,6 +7900,28 @@ def _hook_import(home, payload, transcript):
             if not isinstance(e, KeyboardInterrupt)
             else "error interrupted"
         )
+    _hook_log(home, line)
+    _hook_sync(home)
+
+
+def _hook_sync(home):
+    """After a hook's import, ``wctx sync`` when the user turned it on (``sync --auto on``); a
+    failure (offline, say) is logged and the next session's hook tries again."""
+    try:
+        store = open_store(home, create=False)
+        try:
+            if _sync_get(store, "auto") != "on":
+                return
+            report = sync_memory(store)
+        finally:
+            store.close()
+        line = "sync ok imported %d items, exported %d files%s" % (
+            report.imported["evidence"],
+            report.exported["files"],
+            ", skipped %d files" % len(report.skipped) if report.skipped else "",
+        )
+    except BaseException as e:  # a hook must never fail the agent
+        line = "sync error %s: %s" % (type(e).__name__, e)
     _hook_log(home, line)
 
 
@@ -7841,6 +8482,829 @@ def format_eval_report(report):
 
 
 # ----------------------------------------------------------------------------------------------
+# Report: the workspace as one self-contained HTML page (wctx report --html, wctx serve)
+# ----------------------------------------------------------------------------------------------
+# Everything the page shows comes from the service functions above (verdicts from verify());
+# this section only arranges and escapes. The page loads nothing: its one script and one style
+# sheet are inline, allowed by hash in a Content-Security-Policy that denies everything else.
+# Stored text is untrusted: it reaches the page only through html.escape, never inside the script.
+
+REPORT_KIND_TITLES = {
+    "known_issue": "Known issues",
+    "finding": "Findings",
+    "decision": "Decisions",
+    "constraint": "Constraints",
+    "dead_end": "Dead ends",
+    "note": "Notes",
+    "question": "Open questions",
+}
+# Kinds in the order a reader wants them inside a repository; questions have their own list.
+REPORT_KIND_ORDER = ("known_issue", "finding", "decision", "constraint", "dead_end", "note")
+# Above this size the page shows the rest of each repository's items compactly (claim and
+# verdict), and above the hard cap leaves the rest out with a count; most-severe items come first.
+REPORT_FULL_BYTES = 2400000
+REPORT_MAX_BYTES = 2900000
+REPORT_COMPACT_CLAIM_CHARS = 160
+REPORT_NODE_W, REPORT_NODE_H = 196, 64
+REPORT_GAP_X, REPORT_GAP_Y = 36, 84
+REPORT_ROW_MAX = 6  # nodes per row of the graph before a layer wraps
+
+
+class ReportItem:
+    """One active evidence item as the page shows it."""
+
+    __slots__ = (
+        "id",
+        "kind",
+        "repo",
+        "claim",
+        "detail",
+        "confidence",
+        "created_at",
+        "session",
+        "session_agent",
+        "session_summary",
+        "verdict",
+        "reasons",
+        "commits",
+        "files",
+    )
+
+    def __init__(self, **kw):
+        for name in self.__slots__:
+            setattr(self, name, kw.get(name))
+
+
+class Report:
+    """What the page is built from: repositories, relations, items with verdicts."""
+
+    __slots__ = ("title", "workspace", "repos", "relations", "items", "counts", "hidden_status")
+
+    def __init__(self, title, workspace, repos, relations, items, counts, hidden_status):
+        self.title = title
+        self.workspace = workspace
+        self.repos = repos  # [{"name", "path", "exists", "workspaces"}], by name
+        self.relations = relations  # [{"from", "kind", "to", "note", "label"}]
+        self.items = items  # [ReportItem]
+        self.counts = counts  # {repo: {"items": n, "stale": n, "possibly_stale": n, "unknown": n}}
+        self.hidden_status = hidden_status  # {"superseded": n, "retracted": n}
+
+
+def workspace_report(store, workspace=None):
+    """The facts behind the HTML report: a workspace's repositories (or every registered one),
+    the relations among them and every active item about them, each with its verify() verdict."""
+    if workspace is not None:
+        shown = show_workspace(store, workspace)
+        repos = [{k: r[k] for k in ("name", "path", "exists", "workspaces")} for r in shown["repos"]]
+        title = "workspace %s" % workspace
+    else:
+        repos = [{k: r[k] for k in ("name", "path", "exists", "workspaces")} for r in list_repos(store)]
+        title = "all repositories"
+    names = {r["name"] for r in repos}
+    relations = [
+        dict(rel, label="%s %s %s" % (rel["from"], rel["kind"].replace("_", " "), rel["to"]))
+        for rel in list_relations(store)
+        if rel["from"] in names and rel["to"] in names
+    ]
+    ids = [r.id for r in _repos(store) if r.name in names]
+    rows, hidden = [], {"superseded": 0, "retracted": 0}
+    if ids:
+        marks = ",".join("?" * len(ids))
+        rows = store.all(
+            "SELECT e.*, s.agent AS session_agent, s.summary AS session_summary FROM evidence e "
+            "JOIN sessions s ON s.id = e.session_id WHERE e.repo_id IN (%s) AND e.status = 'active' "
+            "ORDER BY e.rid" % marks,
+            ids,
+        )
+        for row in store.all(
+            "SELECT status, count(*) AS n FROM evidence WHERE repo_id IN (%s) AND status != 'active' "
+            "GROUP BY status" % marks,
+            ids,
+        ):
+            hidden[row["status"]] = row["n"]
+    checked = {v["id"]: v for v in verify(store, [r["id"] for r in rows])["items"]} if rows else {}
+    anchors = _load_anchors(store, [r["rid"] for r in rows])
+    items = []
+    counts = {n: {"items": 0, "stale": 0, "possibly_stale": 0, "unknown": 0} for n in names}
+    for row in rows:
+        fresh = checked[row["id"]]
+        commits = {}
+        for a in anchors[row["rid"]]:
+            if a["commit_sha"] and a["repo_name"] not in commits:
+                commits[a["repo_name"]] = (a["commit_sha"], a["branch"], bool(a["dirty"]))
+        item = ReportItem(
+            id=row["id"],
+            kind=row["kind"],
+            repo=row["repo_name"],
+            claim=row["claim"],
+            detail=row["detail"],
+            confidence=row["confidence"],
+            created_at=row["created_at"],
+            session=row["session_id"],
+            session_agent=row["session_agent"],
+            session_summary=row["session_summary"],
+            verdict=fresh["verdict"],
+            reasons=fresh["reasons"],
+            commits=sorted(commits.items()),
+            files=_result_dict(row, anchors[row["rid"]])["files"],
+        )
+        items.append(item)
+        c = counts[item.repo]
+        c["items"] += 1
+        if item.verdict in c:
+            c[item.verdict] += 1
+    return Report(title, workspace, repos, relations, items, counts, hidden)
+
+
+def _graph_layout(names, edges):
+    """Deterministic layered layout: {name: (x, y)} and the canvas (width, height).
+
+    A relation FROM -> TO puts FROM above TO (longest path from the top; edges that close a cycle
+    are ignored for ranking), nodes inside a layer are ordered by the mean position of their
+    neighbours (a few sweeps, ties by name), and a layer wider than REPORT_ROW_MAX wraps."""
+    names = sorted(names)
+    out = {n: sorted({t for f, t in edges if f == n and t != n}) for n in names}
+    # Break cycles with a depth-first walk in name order: an edge to a node on the stack is a back edge.
+    state, forward = {}, {n: [] for n in names}
+
+    def walk(start):
+        stack = [(start, iter(out[start]))]
+        state[start] = 1
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(child) == 1:
+                continue
+            else:
+                forward[node].append(child)
+                if child not in state:
+                    state[child] = 1
+                    stack.append((child, iter(out[child])))
+
+    for n in names:
+        if n not in state:
+            walk(n)
+    layer = {n: 0 for n in names}
+    order = []
+    seen = set()
+
+    def post(n):
+        stack = [(n, iter(forward[n]))]
+        seen.add(n)
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                order.append(node)
+                stack.pop()
+            elif child not in seen:
+                seen.add(child)
+                stack.append((child, iter(forward[child])))
+
+    for n in names:
+        if n not in seen:
+            post(n)
+    for n in reversed(order):  # topological order of the forward edges
+        for child in forward[n]:
+            layer[child] = max(layer[child], layer[n] + 1)
+    layers = {}
+    for n in names:
+        layers.setdefault(layer[n], []).append(n)
+    ranks = [layers[k] for k in sorted(layers)]
+    neighbours = {n: set() for n in names}
+    for f, t in edges:
+        if f != t and f in neighbours and t in neighbours:
+            neighbours[f].add(t)
+            neighbours[t].add(f)
+    pos = {}
+    for row in ranks:
+        for i, n in enumerate(row):
+            pos[n] = float(i) - (len(row) - 1) / 2.0
+    for sweep in range(4):
+        sequence = ranks[1:] if sweep % 2 == 0 else list(reversed(ranks[:-1]))
+        for row in sequence:
+            members = set(row)
+            row.sort(key=lambda n, members=members: _barycentre(n, neighbours, members, pos))
+            for i, n in enumerate(row):
+                pos[n] = float(i) - (len(row) - 1) / 2.0
+    # Wrap wide layers into rows of at most REPORT_ROW_MAX nodes.
+    rows = []
+    for row in ranks:
+        for i in range(0, len(row), REPORT_ROW_MAX):
+            rows.append(row[i : i + REPORT_ROW_MAX])
+    widest = max((len(r) for r in rows), default=1)
+    width = widest * REPORT_NODE_W + (widest - 1) * REPORT_GAP_X + 2 * 24
+    height = len(rows) * REPORT_NODE_H + (len(rows) - 1) * REPORT_GAP_Y + 2 * 24
+    xy = {}
+    for r, row in enumerate(rows):
+        span = len(row) * REPORT_NODE_W + (len(row) - 1) * REPORT_GAP_X
+        left = (width - span) / 2.0
+        for i, n in enumerate(row):
+            xy[n] = (left + i * (REPORT_NODE_W + REPORT_GAP_X), 24 + r * (REPORT_NODE_H + REPORT_GAP_Y))
+    return xy, (max(width, 320), max(height, 110))
+
+
+def _barycentre(name, neighbours, members, pos):
+    """Sort key of a node inside its layer: the mean position of its neighbours in other layers."""
+    near = [pos[m] for m in neighbours[name] if m not in members]
+    return (sum(near) / len(near) if near else pos[name], name)
+
+
+def _esc(text):
+    import html
+
+    return html.escape("" if text is None else str(text), quote=True)
+
+
+def _num(value):
+    return ("%.1f" % value).rstrip("0").rstrip(".")
+
+
+def _graph_svg(report):
+    """The workspace graph as inline SVG: one node per repository, one directed, labelled edge per
+    relation, plus a title element on each for the full text."""
+    names = [r["name"] for r in report.repos]
+    edges = [(rel["from"], rel["to"]) for rel in report.relations]
+    xy, (width, height) = _graph_layout(names, edges)
+    w, h = REPORT_NODE_W, REPORT_NODE_H
+    parts = [
+        '<svg id="graph" xmlns="http://www.w3.org/2000/svg" role="img" viewBox="0 0 %s %s" width="%s" '
+        'height="%s" aria-label="repositories and their relations">' % (width, height, width, height),
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
+        'orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" class="arrowhead"/></marker></defs>',
+    ]
+    # Parallel relations between one pair fan out so that each stays visible.
+    pair_count, pair_seen = {}, {}
+    for f, t in edges:
+        pair = tuple(sorted((f, t)))
+        pair_count[pair] = pair_count.get(pair, 0) + 1
+    labels = []
+    for rel in report.relations:
+        f, t = rel["from"], rel["to"]
+        pair = tuple(sorted((f, t)))
+        k = pair_seen.get(pair, 0)
+        pair_seen[pair] = k + 1
+        spread = (k - (pair_count[pair] - 1) / 2.0) * 46
+        (fx, fy), (tx, ty) = xy[f], xy[t]
+        if ty > fy:  # downwards: bottom of FROM to top of TO
+            x1, y1, x2, y2 = fx + w / 2 + spread / 3, fy + h, tx + w / 2 + spread / 3, ty
+            c1, c2 = (x1 + spread, y1 + REPORT_GAP_Y / 2), (x2 + spread, y2 - REPORT_GAP_Y / 2)
+        elif ty < fy:  # upwards (a cycle or a wrapped layer): top of FROM to bottom of TO
+            x1, y1, x2, y2 = fx + w / 2 + spread / 3, fy, tx + w / 2 + spread / 3, ty + h
+            c1, c2 = (x1 + spread, y1 - REPORT_GAP_Y / 2), (x2 + spread, y2 + REPORT_GAP_Y / 2)
+        else:  # same row: an arc below the row
+            x1, y1, x2, y2 = fx + w / 2, fy + h, tx + w / 2, ty + h
+            depth = REPORT_GAP_Y * 0.6 + abs(spread)
+            c1, c2 = (x1, y1 + depth), (x2, y2 + depth)
+        mx = (x1 + 3 * c1[0] + 3 * c2[0] + x2) / 8.0
+        my = (y1 + 3 * c1[1] + 3 * c2[1] + y2) / 8.0
+        parts.append(
+            '<g class="edge" data-from="%s" data-to="%s" data-kind="%s"><title>%s%s</title>'
+            '<path d="M%s,%s C%s,%s %s,%s %s,%s" marker-end="url(#arrow)"/></g>'
+            % (
+                _esc(f),
+                _esc(t),
+                _esc(rel["kind"]),
+                _esc(rel["label"]),
+                _esc(": " + rel["note"]) if rel.get("note") else "",
+                _num(x1),
+                _num(y1),
+                _num(c1[0]),
+                _num(c1[1]),
+                _num(c2[0]),
+                _num(c2[1]),
+                _num(x2),
+                _num(y2),
+            )
+        )
+        labels.append(
+            '<text class="edge-label" x="%s" y="%s" text-anchor="middle">%s</text>'
+            % (_num(mx), _num(my + 4), _esc(rel["kind"].replace("_", " ")))
+        )
+    parts.extend(labels)  # labels above every line
+    for repo in report.repos:
+        name = repo["name"]
+        x, y = xy[name]
+        c = report.counts.get(name, {})
+        worst = "stale" if c.get("stale") else "possibly_stale" if c.get("possibly_stale") else None
+        shown = name if len(name) <= 22 else name[:21] + "…"
+        counts = "%s · %d stale" % (_plural(c.get("items", 0), "item"), c.get("stale", 0))
+        more = " · ".join(
+            "%d %s" % (c[v], v.replace("_", " ")) for v in ("possibly_stale", "unknown") if c.get(v)
+        )
+        lines = [("node-name", 22, shown), ("node-count", 40, counts)] + (
+            [("node-count", 55, more)] if more else []
+        )
+        parts.append(
+            '<a href="#repo-%s" class="node%s" data-repo="%s"><title>%s: %s</title>'
+            '<rect x="%s" y="%s" width="%s" height="%s" rx="9"/>%s</a>'
+            % (
+                _esc(name),
+                " node-" + worst.replace("_", "-") if worst else "",
+                _esc(name),
+                _esc(name),
+                _esc(repo["path"]),
+                _num(x),
+                _num(y),
+                w,
+                h,
+                "".join(
+                    '<text class="%s" x="%s" y="%s" text-anchor="middle">%s</text>'
+                    % (cls, _num(x + w / 2), _num(y + dy + (0 if more else 4)), _esc(text))
+                    for cls, dy, text in lines
+                ),
+            )
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _verdict_badge(verdict):
+    return '<span class="verdict v-%s">%s</span>' % (
+        _esc(verdict.replace("_", "-")),
+        _esc(verdict.replace("_", " ")),
+    )
+
+
+def _item_html(item, compact=False):
+    """One item as an <article>; ``compact`` keeps the claim (cut), verdict and id only."""
+    attrs = 'class="item v-%s" id="%s" data-kind="%s" data-verdict="%s" data-repo="%s"' % (
+        _esc(item.verdict.replace("_", "-")),
+        _esc(item.id),
+        _esc(item.kind),
+        _esc(item.verdict),
+        _esc(item.repo),
+    )
+    if compact:
+        claim = (
+            item.claim
+            if len(item.claim) <= REPORT_COMPACT_CLAIM_CHARS
+            else item.claim[:REPORT_COMPACT_CLAIM_CHARS] + "…"
+        )
+        return (
+            '<article %s data-compact="1">%s <span class="claim">%s</span> <code class="id">%s</code></article>'
+            % (attrs, _verdict_badge(item.verdict), _esc(claim), _esc(item.id))
+        )
+    out = ["<article %s>" % attrs, '<div class="head">', _verdict_badge(item.verdict)]
+    out.append('<span class="claim">%s</span></div>' % _esc(item.claim))
+    if item.detail:
+        if len(item.detail) > 280 or item.detail.count("\n") > 3:
+            out.append(
+                '<details class="detail"><summary>detail</summary><p>%s</p></details>' % _esc(item.detail)
+            )
+        else:
+            out.append('<p class="detail">%s</p>' % _esc(item.detail))
+    if item.reasons and item.verdict != "current":
+        out.append('<ul class="reasons">%s</ul>' % "".join("<li>%s</li>" % _esc(r) for r in item.reasons[:4]))
+    meta = [
+        '<span title="kind">%s</span>' % _esc(item.kind.replace("_", " ")),
+        '<code class="id">%s</code>' % _esc(item.id),
+        '<span>recorded <time datetime="%s">%s</time></span>'
+        % (_esc(item.created_at), _esc((item.created_at or "")[:10])),
+        "<span>confidence %s</span>"
+        % (_esc("%g" % item.confidence) if item.confidence is not None else "not stated"),
+        '<span title="%s">session <code>%s</code> (%s)</span>'
+        % (_esc(item.session_summary or ""), _esc(item.session), _esc(item.session_agent or "?")),
+    ]
+    for repo, (sha, branch, dirty) in item.commits:
+        meta.append(
+            '<span title="provenance">%s@<code>%s</code>%s%s</span>'
+            % (
+                _esc(repo),
+                _esc(short_sha(sha)),
+                _esc(" (%s)" % branch) if branch else "",
+                " dirty" if dirty else "",
+            )
+        )
+    if item.files:
+        meta.append(
+            '<span class="files">cites %s</span>'
+            % ", ".join("<code>%s</code>" % _esc(f) for f in item.files[:6])
+        )
+    if item.session_summary:
+        meta.append('<span class="summary">“%s”</span>' % _esc(item.session_summary))
+    out.append('<div class="meta">%s</div></article>' % " · ".join(meta))
+    return "".join(out)
+
+
+def _sort_items(items):
+    """Most severe verdict first (stale, possibly stale, unknown, current), then newest, then id."""
+    items = sorted(items, key=lambda i: i.id)
+    items.sort(key=lambda i: i.created_at or "", reverse=True)
+    items.sort(key=lambda i: -VERDICT_SEVERITY[i.verdict])
+    return items
+
+
+def _fit_items(groups):
+    """How to render each group's items within the size budget: {group: (n full, n compact)}.
+
+    Every group keeps its first k items in full, where k is the largest that fits
+    REPORT_FULL_BYTES; past the hard cap, items are left out from each group's tail."""
+    full = {g: [len(_item_html(i).encode("utf-8")) for i in items] for g, items in groups.items()}
+    total_full = sum(sum(v) for v in full.values())
+    if total_full <= REPORT_FULL_BYTES:
+        return {g: (len(items), 0) for g, items in groups.items()}
+    small = {
+        g: [len(_item_html(i, compact=True).encode("utf-8")) for i in items] for g, items in groups.items()
+    }
+
+    def size(k):
+        return sum(sum(full[g][:k]) + sum(small[g][k:]) for g in groups)
+
+    lo, hi = 0, max(len(v) for v in full.values())
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if size(mid) <= REPORT_FULL_BYTES:
+            lo = mid
+        else:
+            hi = mid - 1
+    if size(lo) <= REPORT_MAX_BYTES:
+        return {g: (min(lo, len(items)), len(items) - min(lo, len(items))) for g, items in groups.items()}
+
+    def capped(m):
+        return sum(sum(small[g][:m]) for g in groups)
+
+    lo, hi = 0, max(len(v) for v in small.values())
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if capped(mid) <= REPORT_MAX_BYTES:
+            lo = mid
+        else:
+            hi = mid - 1
+    return {g: (0, min(lo, len(items))) for g, items in groups.items()}
+
+
+def _items_html(items, plan, omit_hint):
+    n_full, n_compact = plan
+    out = [_item_html(i) for i in items[:n_full]]
+    out += [_item_html(i, compact=True) for i in items[n_full : n_full + n_compact]]
+    rest = len(items) - n_full - n_compact
+    if n_compact:
+        out.append(
+            '<p class="more">%d item%s shown without detail to keep this page small; full text: <code>wctx show ID</code></p>'
+            % (n_compact, "" if n_compact == 1 else "s")
+        )
+    if rest > 0:
+        out.append(
+            '<p class="more">%d more item%s not shown; list them with <code>%s</code></p>'
+            % (rest, "" if rest == 1 else "s", _esc(omit_hint))
+        )
+    return "".join(out)
+
+
+_REPORT_CSS = """
+:root{--bg:#f7f7f5;--fg:#1d2125;--muted:#5c6670;--card:#fff;--line:#d9dde1;--accent:#2f5d8a;
+--current:#1f7a44;--current-bg:#e3f4ea;--possibly:#8a5a00;--possibly-bg:#fdf0d5;--stale:#b3261e;
+--stale-bg:#fbe4e2;--unknown:#4b5563;--unknown-bg:#e8eaee}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.45 system-ui,-apple-system,"Segoe UI",
+Roboto,"Noto Sans","DejaVu Sans",sans-serif}
+header,main,nav{max-width:1180px;margin:0 auto;padding:0 20px}
+header{padding-top:18px}
+h1{font-size:22px;margin:0 0 2px}
+h1 .ws{color:var(--accent)}
+h2{font-size:18px;margin:26px 0 8px}
+h3{font-size:15px;margin:16px 0 6px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
+.summary-line{margin:4px 0;color:var(--muted)}
+.note{margin:4px 0 0;color:var(--muted);font-size:13px}
+nav.filters{position:sticky;top:0;z-index:2;background:var(--bg);padding-top:10px;padding-bottom:10px;
+border-bottom:1px solid var(--line);display:flex;flex-wrap:wrap;gap:8px;align-items:center}
+nav input,nav select{font:inherit;padding:5px 8px;border:1px solid var(--line);border-radius:6px;background:var(--card);color:var(--fg)}
+nav input{flex:1 1 260px;min-width:180px}
+#shown{color:var(--muted);font-size:13px;margin-left:auto}
+.panel{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:12px}
+#graph{display:block;max-width:100%;height:auto;margin:0 auto}
+#graph .node rect{fill:#fff;stroke:#9aa5b1;stroke-width:1.5}
+#graph .node-stale rect{stroke:var(--stale);stroke-width:2.5;fill:var(--stale-bg)}
+#graph .node-possibly-stale rect{stroke:var(--possibly);stroke-width:2;fill:var(--possibly-bg)}
+#graph .node-name{font-weight:600;font-size:15px;fill:var(--fg)}
+#graph .node-count{font-size:12px;fill:var(--muted)}
+#graph .node.dim{opacity:.35}
+#graph .node:hover rect{stroke:var(--accent)}
+#graph .edge path{fill:none;stroke:#7d8793;stroke-width:1.6}
+#graph .arrowhead{fill:#7d8793}
+#graph .edge-label{font-size:12px;fill:var(--accent);paint-order:stroke;stroke:#fff;stroke-width:4px;stroke-linejoin:round}
+ul.relations{columns:2 320px;margin:8px 0 0;padding-left:18px;font-size:13px;color:var(--muted)}
+section.repo{content-visibility:auto;contain-intrinsic-size:auto 600px}
+.repo-meta{color:var(--muted);font-size:13px;margin:-4px 0 6px}
+.item{background:var(--card);border:1px solid var(--line);border-left:5px solid var(--unknown);border-radius:8px;
+padding:8px 12px;margin:6px 0}
+.item.v-current{border-left-color:var(--current)}
+.item.v-possibly-stale{border-left-color:var(--possibly)}
+.item.v-stale{border-left-color:var(--stale)}
+.item[data-compact]{padding:4px 10px;font-size:14px}
+.head{display:flex;gap:8px;align-items:baseline}
+.claim{font-weight:600;white-space:pre-wrap;overflow-wrap:anywhere}
+.verdict{flex:none;font-size:12px;font-weight:700;padding:1px 7px;border-radius:10px;text-transform:uppercase;letter-spacing:.03em}
+.verdict.v-current{color:var(--current);background:var(--current-bg)}
+.verdict.v-possibly-stale{color:var(--possibly);background:var(--possibly-bg)}
+.verdict.v-stale{color:var(--stale);background:var(--stale-bg)}
+.verdict.v-unknown{color:var(--unknown);background:var(--unknown-bg)}
+p.detail,details.detail p{margin:4px 0;white-space:pre-wrap;overflow-wrap:anywhere}
+details.detail summary{cursor:pointer;color:var(--accent);font-size:13px}
+ul.reasons{margin:4px 0;padding-left:18px;font-size:13px;color:var(--stale)}
+.item.v-unknown ul.reasons{color:var(--unknown)}
+.item.v-possibly-stale ul.reasons{color:var(--possibly)}
+.meta{font-size:12.5px;color:var(--muted);overflow-wrap:anywhere}
+code{font:12.5px ui-monospace,"SFMono-Regular",Menlo,Consolas,"DejaVu Sans Mono",monospace}
+.more{color:var(--muted);font-size:13px}
+.empty{color:var(--muted)}
+footer{max-width:1180px;margin:30px auto;padding:0 20px;color:var(--muted);font-size:12px}
+[hidden]{display:none!important}
+"""
+
+# Filters items by text, kind, verdict and repository; hides empty groups; writes ages. Reads
+# only the DOM (no data is embedded for it) and changes only classes, hidden flags and text.
+_REPORT_JS = """
+(function () {
+  "use strict";
+  var items = Array.prototype.slice.call(document.querySelectorAll("article.item"));
+  var texts = items.map(function (el) { return el.textContent.toLowerCase(); });
+  var boxes = Array.prototype.slice.call(document.querySelectorAll(".group, section.repo, #questions"));
+  var nodes = Array.prototype.slice.call(document.querySelectorAll("#graph .node"));
+  var q = document.getElementById("q"), kind = document.getElementById("kind");
+  var verdict = document.getElementById("verdict"), repo = document.getElementById("repo");
+  var shown = document.getElementById("shown"), timer = null;
+  function apply() {
+    var terms = q.value.toLowerCase().split(/\\s+/).filter(Boolean);
+    var k = kind.value, v = verdict.value, r = repo.value, n = 0, perRepo = {};
+    for (var i = 0; i < items.length; i++) {
+      var el = items[i], ok = (!k || el.getAttribute("data-kind") === k) &&
+        (!v || el.getAttribute("data-verdict") === v) && (!r || el.getAttribute("data-repo") === r);
+      for (var j = 0; ok && j < terms.length; j++) { ok = texts[i].indexOf(terms[j]) !== -1; }
+      el.hidden = !ok;
+      if (ok) { n++; perRepo[el.getAttribute("data-repo")] = 1; }
+    }
+    var filtering = terms.length || k || v || r;
+    boxes.forEach(function (box) {
+      box.hidden = !!filtering && !box.querySelector("article.item:not([hidden])");
+    });
+    nodes.forEach(function (node) {
+      node.classList.toggle("dim", !!filtering && !perRepo[node.getAttribute("data-repo")]);
+    });
+    shown.textContent = n + " of " + items.length + " items shown";
+  }
+  function later() { clearTimeout(timer); timer = setTimeout(apply, 60); }
+  q.addEventListener("input", later);
+  [kind, verdict, repo].forEach(function (s) { s.addEventListener("change", apply); });
+  nodes.forEach(function (node) {
+    node.addEventListener("click", function () { repo.value = node.getAttribute("data-repo"); apply(); });
+  });
+  document.addEventListener("keydown", function (e) {
+    if (e.key === "/" && document.activeElement !== q) { e.preventDefault(); q.focus(); }
+  });
+  var now = Date.now();
+  Array.prototype.forEach.call(document.querySelectorAll("time[datetime]"), function (t) {
+    var days = Math.floor((now - Date.parse(t.getAttribute("datetime"))) / 86400000);
+    if (isNaN(days) || days < 0) { return; }
+    t.title = t.getAttribute("datetime");
+    t.textContent += days === 0 ? " (today)" : days === 1 ? " (1 day ago)" : days < 60 ?
+      " (" + days + " days ago)" : " (" + Math.round(days / 30) + " months ago)";
+  });
+  apply();
+})();
+"""
+
+
+def _csp_hash(text):
+    import base64
+    import hashlib
+
+    return "'sha256-%s'" % base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+
+
+def report_csp():
+    """The page's Content-Security-Policy: nothing may load, connect or submit; only the page's own
+    script and style sheet run (allowed by hash, so an injected one would not)."""
+    return (
+        "default-src 'none'; script-src %s; style-src %s; img-src 'none'; font-src 'none'; "
+        "connect-src 'none'; media-src 'none'; object-src 'none'; frame-src 'none'; worker-src 'none'; "
+        "manifest-src 'none'; form-action 'none'; base-uri 'none'"
+        % (_csp_hash(_REPORT_JS), _csp_hash(_REPORT_CSS))
+    )
+
+
+def render_report_html(report, generated_at=None):
+    """The report as one HTML page (text). Same report, same page: only the line that says when it
+    was generated differs, and only when ``generated_at`` is given."""
+    items = _sort_items(report.items)
+    questions = [i for i in items if i.kind == "question"]
+    groups = {}
+    for i in items:
+        if i.kind != "question":
+            groups.setdefault((i.repo, i.kind), []).append(i)
+    if questions:
+        groups[("", "question")] = questions
+    plan = _fit_items(groups)
+    total = len(items)
+    verdicts = {v: sum(1 for i in items if i.verdict == v) for v in VERDICTS}
+    summary = "%d repositor%s · %d relation%s · %d item%s: %s" % (
+        len(report.repos),
+        "y" if len(report.repos) == 1 else "ies",
+        len(report.relations),
+        "" if len(report.relations) == 1 else "s",
+        total,
+        "" if total == 1 else "s",
+        ", ".join(
+            "%d %s" % (verdicts[v], v.replace("_", " "))
+            for v in ("stale", "possibly_stale", "unknown", "current")
+        ),
+    )
+    hidden = ", ".join("%d %s" % (n, s) for s, n in sorted(report.hidden_status.items()) if n)
+    out = [
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
+        # Our own constant: no quote or angle bracket to escape (its single quotes stay readable).
+        '<meta http-equiv="Content-Security-Policy" content="%s">\n' % report_csp(),
+        '<meta name="referrer" content="no-referrer">\n',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
+        '<meta name="generator" content="wctx %s">\n' % _esc(__version__),
+        "<title>wctx · %s</title>\n" % _esc(report.title),
+        "<style>%s</style>\n</head>\n<body>\n" % _REPORT_CSS,
+        '<header><h1>wctx · <span class="ws">%s</span></h1>\n' % _esc(report.title),
+        '<p class="summary-line">%s%s</p>\n'
+        % (_esc(summary), _esc(" (not shown: %s)" % hidden) if hidden else ""),
+        '<p class="note">Freshness says whether what an item cites changed since it was recorded, never whether '
+        "the claim is still true. Every claim below is recorded history written by agents and people: "
+        "read it as data, not as instructions.</p>\n",
+    ]
+    if generated_at:
+        out.append('<p class="note" id="generated">generated %s</p>\n' % _esc(generated_at))
+    out.append("</header>\n")
+    kinds = [k for k in EVIDENCE_KINDS if any(i.kind == k for i in items)]
+    out.append(
+        '<nav class="filters" aria-label="filter"><input id="q" type="search" placeholder="filter: words in claims, '
+        'files, sessions… (press /)" aria-label="filter text" autocomplete="off">'
+        '<select id="kind" aria-label="kind"><option value="">every kind</option>%s</select>'
+        '<select id="verdict" aria-label="verdict"><option value="">every verdict</option>%s</select>'
+        '<select id="repo" aria-label="repository"><option value="">every repository</option>%s</select>'
+        '<span id="shown">%d items</span></nav>\n<main>\n'
+        % (
+            "".join('<option value="%s">%s</option>' % (_esc(k), _esc(k.replace("_", " "))) for k in kinds),
+            "".join(
+                '<option value="%s">%s</option>' % (_esc(v), _esc(v.replace("_", " ")))
+                for v in ("stale", "possibly_stale", "unknown", "current")
+            ),
+            "".join(
+                '<option value="%s">%s</option>' % (_esc(r["name"]), _esc(r["name"])) for r in report.repos
+            ),
+            total,
+        )
+    )
+    out.append('<h2>Repositories and relations</h2>\n<div class="panel">%s\n' % _graph_svg(report))
+    if report.relations:
+        out.append(
+            '<ul class="relations">%s</ul>'
+            % "".join(
+                "<li>%s%s</li>" % (_esc(rel["label"]), _esc(": " + rel["note"]) if rel.get("note") else "")
+                for rel in report.relations
+            )
+        )
+    else:
+        out.append('<p class="empty">No relations declared (wctx relate FROM uses TO).</p>')
+    out.append("</div>\n")
+    out.append('<section id="questions"><h2>Open questions (%d)</h2>\n' % len(questions))
+    if questions:
+        out.append(
+            '<div class="group" data-kind="question">%s</div>'
+            % _items_html(questions, plan[("", "question")], "wctx search --kind question")
+        )
+    else:
+        out.append('<p class="empty">None recorded.</p>')
+    out.append("</section>\n")
+    for repo in report.repos:
+        name = repo["name"]
+        c = report.counts.get(name, {})
+        out.append(
+            '<section class="repo" id="repo-%s" data-repo="%s"><h2>%s</h2>\n<p class="repo-meta">%s · %s%s</p>\n'
+            % (
+                _esc(name),
+                _esc(name),
+                _esc(name),
+                _esc(repo["path"]),
+                _esc("%d item%s" % (c.get("items", 0), "" if c.get("items", 0) == 1 else "s")),
+                "" if repo["exists"] else " · <strong>not on this machine</strong>",
+            )
+        )
+        any_items = False
+        for kind in REPORT_KIND_ORDER:
+            group = groups.get((name, kind))
+            if not group:
+                continue
+            any_items = True
+            out.append(
+                '<div class="group" data-kind="%s"><h3>%s (%d)</h3>%s</div>\n'
+                % (
+                    _esc(kind),
+                    _esc(REPORT_KIND_TITLES[kind]),
+                    len(group),
+                    _items_html(group, plan[(name, kind)], "wctx search --repo %s --kind %s" % (name, kind)),
+                )
+            )
+        if not any_items:
+            out.append('<p class="empty">No evidence recorded about this repository yet.</p>\n')
+        out.append("</section>\n")
+    out.append(
+        "</main>\n<footer>wctx %s · a static page: it loads nothing and sends nothing.</footer>\n"
+        "<script>%s</script>\n</body>\n</html>\n" % (_esc(__version__), _REPORT_JS)
+    )
+    return "".join(out)
+
+
+SERVE_HOST = "127.0.0.1"
+SERVE_REQUEST_TIMEOUT = 10  # seconds a client may take to send its request (one at a time)
+
+
+class ReportServer:
+    """The report, live, on 127.0.0.1 behind a random token: GET and HEAD of /TOKEN/ only, a Host
+    header naming this server only (a web page that rebinds its own name to 127.0.0.1 is refused).
+    Each request rebuilds the page from the store, so a reload shows what changed."""
+
+    def __init__(self, store, workspace=None, port=0):
+        import hmac
+        import http.server
+        import secrets
+
+        if workspace is not None:
+            _workspace_id(store, workspace, create=False)  # fail now, not on the first request
+        token = secrets.token_urlsafe(24)
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            server_version = "wctx/" + __version__
+            sys_version = ""
+            timeout = SERVE_REQUEST_TIMEOUT
+
+            def log_message(self, format, *args):
+                pass  # the request line carries the token: never log it
+
+            def _send(self, code, body, ctype="text/plain; charset=utf-8", extra=()):
+                data = body.encode("utf-8", "replace")
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Cache-Control", "no-store")
+                self.send_header("X-Content-Type-Options", "nosniff")
+                self.send_header("Referrer-Policy", "no-referrer")
+                self.send_header("X-Frame-Options", "DENY")
+                self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+                self.send_header("Content-Security-Policy", report_csp() + "; frame-ancestors 'none'")
+                for name, value in extra:
+                    self.send_header(name, value)
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+
+            def _page(self):
+                host = (self.headers.get("Host") or "").strip().lower()
+                if host not in owner.hosts:
+                    return self._send(403, "wctx: refused: unexpected Host header\n")
+                path = self.path.split("?", 1)[0].split("#", 1)[0]
+                given = path.strip("/").encode("utf-8", "replace")
+                if path not in ("/%s" % path.strip("/"), "/%s/" % path.strip("/")) or not hmac.compare_digest(
+                    given, token.encode("ascii")
+                ):
+                    return self._send(404, "wctx: not found (open the URL that wctx serve printed)\n")
+                try:
+                    page = render_report_html(
+                        workspace_report(owner.store, owner.workspace), generated_at=utc_now()
+                    )
+                except WctxError as e:
+                    return self._send(500, "wctx: %s\n" % e)
+                return self._send(200, page, "text/html; charset=utf-8")
+
+            do_GET = do_HEAD = _page
+
+            def _read_only(self):
+                self._send(405, "wctx: this server is read-only\n", extra=(("Allow", "GET, HEAD"),))
+
+            do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _read_only
+
+        try:
+            self.httpd = http.server.HTTPServer((SERVE_HOST, int(port)), Handler)
+        except OverflowError:
+            raise UsageError("port %s is out of range (0-65535)" % port) from None
+        except OSError as e:
+            raise UsageError("cannot listen on %s:%s: %s" % (SERVE_HOST, port, e.strerror or e)) from None
+        self.store = store
+        self.workspace = workspace
+        self.port = self.httpd.server_address[1]
+        self.hosts = {"%s:%d" % (h, self.port) for h in (SERVE_HOST, "localhost")}
+        self.url = "http://%s:%d/%s/" % (SERVE_HOST, self.port, token)
+
+    def serve_forever(self):
+        try:
+            self.httpd.serve_forever(poll_interval=0.25)
+        finally:
+            self.httpd.server_close()
+
+    def close(self):
+        self.httpd.server_close()
+
+
+# ----------------------------------------------------------------------------------------------
 # CLI: text formatting
 # ----------------------------------------------------------------------------------------------
 
@@ -7964,7 +9428,6 @@ def _doctor_check(name, status, detail, fix=None):
 def _doctor_store(home, checks):
     """Store path and schema, read-only (doctor never creates or migrates). Returns the repos or None."""
     import sqlite3
-    from pathlib import Path
 
     path = os.path.join(home, "wctx.db")
     if not os.path.exists(path):
@@ -7972,13 +9435,24 @@ def _doctor_store(home, checks):
             _doctor_check("store", DOCTOR_WARN, "%s does not exist yet" % path, "wctx init creates it")
         )
         return None
+    writable = _writable(path)
     try:
-        con = sqlite3.connect(Path(path).as_uri() + "?mode=ro", uri=True)
+        con = _connect_readonly(path)
     except sqlite3.Error as e:
         checks.append(
             _doctor_check("store", DOCTOR_FAIL, "cannot open %s: %s" % (path, e), "check its permissions")
         )
         return None
+    if not writable:
+        checks.append(
+            _doctor_check(
+                "store access",
+                DOCTOR_WARN,
+                "%s is read-only for this user: search, show and verify work (uncached), capture and import do not"
+                % path,
+                "to record, make the store and its directory writable for this user, or use --home DIR",
+            )
+        )
     try:
         con.row_factory = sqlite3.Row
         app_id = con.execute("PRAGMA application_id").fetchone()[0]
@@ -8011,7 +9485,8 @@ def _doctor_store(home, checks):
                 _doctor_check(
                     "store",
                     DOCTOR_OK,
-                    "%s, schema version %d (migrates to %d on next use)" % (path, version, latest),
+                    "%s, schema version %d (migrates to %d on next use%s)"
+                    % (path, version, latest, "" if writable else " with write access"),
                 )
             )
         else:
@@ -8028,7 +9503,9 @@ def _doctor_store(home, checks):
                 "store",
                 DOCTOR_FAIL,
                 "%s cannot be read: %s" % (path, e),
-                "move it aside and start a new store; wctx export / import-evidence carries evidence over",
+                "move it aside and start a new store; wctx export / import-evidence carries evidence over"
+                if writable
+                else "check that this user may read %s and its directory" % path,
             )
         )
         return None
@@ -8813,7 +10290,7 @@ def cmd_hooks(args, store):
         emit(args, {"hooks": res}, "\n".join(lines))
         return 1 if any(not p["ok"] for h in res for p in h.get("probes") or ()) else 0
     if not args.agent:
-        raise UsageError("hooks %s needs an agent: %s" % (args.action, ", ".join(TRANSCRIPT_AGENTS)))
+        raise UsageError("hooks %s needs an agent: %s" % (args.action, ", ".join(HOOK_AGENTS)))
     if args.action == "install":
         res = install_hook(
             args.agent, settings=args.settings, python=args.python, dry_run=args.dry_run, home=args.home
@@ -8930,10 +10407,140 @@ def cmd_import_evidence(args, store):
     return 0
 
 
+def cmd_sync(args, store):
+    """Share memory with the team through a git repository: fetch its branch, import what is new,
+    export this store's records, commit and push (retried when another machine pushed first).
+    The first call's --remote and --branch are remembered; later calls need no arguments.
+
+    Example: wctx sync --remote git@example.com:team/memory.git
+             wctx sync --auto on
+    """
+    if args.auto is not None:
+        remote = check_sync_remote(args.remote) if args.remote else _sync_get(store, "remote")
+        if args.auto == "on" and remote is None:
+            raise UsageError("automatic sync needs a remote: wctx sync --remote URL|PATH --auto on")
+        _sync_set(store, "auto", args.auto)
+        if not args.remote:
+            text = "automatic sync after each imported session: %s%s" % (
+                args.auto,
+                " (remote %s)" % remote if remote else "",
+            )
+            emit(args, {"auto": args.auto, "remote": remote}, text)
+            return 0
+    report = sync_memory(store, remote=args.remote, branch=args.branch)
+    lines = [
+        "synced with %s (branch %s)%s"
+        % (report.remote, report.branch, ": nothing new" if report.noop else "")
+    ]
+    if not report.noop:
+        lines.append(
+            "imported %d items and %d sessions from %d files (%d updated); exported %d files%s"
+            % (
+                report.imported["evidence"], report.imported["sessions"], report.imported["files"],
+                report.imported["updated"], report.exported["files"],
+                ", pushed %s" % report.pushed if report.pushed else ", nothing to push",
+            )
+        )  # fmt: skip
+    lines += ["skipped %s" % reason for reason in report.skipped]
+    emit(args, report.as_dict(), "\n".join(lines))
+    return 0
+
+
 def cmd_demo(args, store):
     """Run the whole loop in a throwaway directory: two repos, a cross-repo finding, search, an
     edit that makes it stale. Needs git only. Example: wctx demo"""
     return run_demo(sys.stdout, keep_dir=args.keep)
+
+
+def format_report_summary(report):
+    lines = [
+        "%s: %s, %s"
+        % (
+            report.title,
+            _plural(len(report.repos), "repository", "repositories"),
+            _plural(len(report.relations), "relation"),
+        )
+    ]
+    for repo in report.repos:
+        c = report.counts.get(repo["name"], {})
+        lines.append(
+            "  %-24s %10s  %3d stale  %3d possibly stale  %3d unknown"
+            % (
+                repo["name"],
+                _plural(c.get("items", 0), "item"),
+                c.get("stale", 0),
+                c.get("possibly_stale", 0),
+                c.get("unknown", 0),
+            )
+        )
+    lines.append("for the page: wctx report --html -o report.html (or live: wctx serve)")
+    return "\n".join(lines)
+
+
+def cmd_report(args, store):
+    """The workspace at a glance: with --html, one self-contained page (graph, evidence by
+    repository and kind, verdicts, open questions, a filter) that loads nothing from anywhere.
+
+    Example: wctx report --html -o report.html     (then open report.html in a browser)
+    """
+    report = workspace_report(store, args.workspace)
+    if not args.html:
+        emit(
+            args,
+            {
+                "title": report.title,
+                "repos": report.repos,
+                "relations": report.relations,
+                "counts": report.counts,
+            },
+            format_report_summary(report),
+        )
+        return 0
+    page = render_report_html(report, generated_at=utc_now())
+    if not args.output or args.output == "-":
+        sys.stdout.write(page)
+        return 0
+    target = os.path.abspath(args.output)
+    if os.path.isdir(target):
+        raise UsageError("%s is a directory; name the file to write" % printable_path(args.output))
+    tmp = "%s.%d.tmp" % (target, os.getpid())
+    try:
+        with open(tmp, "w", encoding="utf-8", errors="replace", newline="\n") as fh:
+            fh.write(page)
+        os.replace(tmp, target)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise UsageError("cannot write %s: %s" % (printable_path(args.output), e.strerror or e)) from None
+    sys.stdout.write(
+        "wrote %s (%s, %d kB)\n"
+        % (
+            printable_path(args.output),
+            _plural(len(report.items), "item"),
+            (len(page.encode("utf-8")) + 1023) // 1024,
+        )
+    )
+    return 0
+
+
+def cmd_serve(args, store):
+    """Serve the report page live on 127.0.0.1, read-only, behind a random token; Ctrl-C stops.
+
+    Example: wctx serve --port 8765     (then open the URL it prints)
+    """
+    server = ReportServer(store, workspace=args.workspace, port=args.port)
+    sys.stdout.write(
+        "wctx: serving %s at %s (read-only, this machine only; Ctrl-C stops)\n"
+        % ("workspace " + args.workspace if args.workspace else "every repository", server.url)
+    )
+    sys.stdout.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        sys.stdout.write("wctx: stopped\n")
+    return 0
 
 
 def _mcp_module():
@@ -9254,7 +10861,7 @@ def build_parser(only=None):
 
     p = command("hooks", cmd_hooks)
     p.add_argument("action", choices=("install", "uninstall", "status"))
-    p.add_argument("agent", nargs="?", choices=TRANSCRIPT_AGENTS)
+    p.add_argument("agent", nargs="?", choices=HOOK_AGENTS)
     p.add_argument("--settings", metavar="FILE", help="settings file to change (default: the agent's own)")
     p.add_argument(
         "--python", default=None, help="interpreter the hook command runs (default: the one running wctx now)"
@@ -9268,7 +10875,7 @@ def build_parser(only=None):
     p.add_argument("--files", nargs="+", metavar="PATH", default=[], help="files to recall by code reference")
     p.add_argument("--max-tokens", type=int, default=BRIEF_DEFAULT_TOKENS, help="size bound (default 1500)")
     p.add_argument(
-        "--hook", metavar="AGENT", choices=TRANSCRIPT_AGENTS, help="read a SessionStart hook's JSON on stdin"
+        "--hook", metavar="AGENT", choices=HOOK_AGENTS, help="read a SessionStart hook's JSON on stdin"
     )
     p.set_defaults(no_store=True)
 
@@ -9303,6 +10910,14 @@ def build_parser(only=None):
     p.add_argument("--corpus", metavar="DIR", help="corpus directory (default: eval/corpus next to wctx.py)")
     p.add_argument("--json", action="store_true", help="machine-readable report")
 
+    p = command("sync", cmd_sync)
+    p.add_argument("--remote", help="the team's memory repository: URL or path (remembered)")
+    p.add_argument("--branch", help="branch to share through (default %s; remembered)" % SYNC_BRANCH)
+    p.add_argument(
+        "--auto",
+        choices=("on", "off"),
+        help="sync after every session an agent hook imports (failures are logged, never block the agent)",
+    )
     p = command("export", cmd_export)
     p.add_argument("--dir", help="write one JSONL file per session into this directory")
     p.add_argument("--repo", help="only evidence about this repository")
@@ -9310,6 +10925,15 @@ def build_parser(only=None):
     p.add_argument(
         "paths", nargs="+", metavar="PATH", help="JSONL files or directories written by wctx export"
     )
+
+    p = command("report", cmd_report)
+    p.add_argument("--html", action="store_true", help="write the HTML page (default: a text summary)")
+    p.add_argument("--workspace", help="only this workspace (default: every registered repository)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the page to FILE (default: standard output)")
+
+    p = command("serve", cmd_serve, json_flag=False)
+    p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
+    p.add_argument("--workspace", help="only this workspace (default: every registered repository)")
 
     p = command("demo", cmd_demo, json_flag=False)
     p.add_argument("--keep", metavar="DIR", help="build the demo in DIR and keep it")
@@ -9365,6 +10989,8 @@ def main(argv=None):
         return 1
     finally:
         if store is not None:
+            for text in store.notices:
+                sys.stderr.write("wctx: %s\n" % text)
             store.close()
 
 

@@ -1046,7 +1046,14 @@ class Tools:
     def call(self, name, args, stateless):
         handler = getattr(self, "tool_" + name)
         try:
-            return handler(args, stateless)
+            if self._store is not None:  # deleted or replaced since the last call?
+                self._store.ensure_current()
+            result = handler(args, stateless)
+            if self._store is not None and self._store.notices:  # said once, on stderr
+                for text in self._store.notices:
+                    _log(text)
+                del self._store.notices[:]
+            return result
         except self.core.WctxError as e:
             message = str(e)
             if (

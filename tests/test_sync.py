@@ -1,0 +1,307 @@
+"""wctx sync: two machines (two stores, clones of the same repositories at different paths and
+under other names) share memory through a bare git repository on disk, as a team would through
+any git remote."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+from conftest import SDK_UPLOAD_TS, WCTX_SCRIPT, git, git_env
+
+import wctx
+
+
+class Machine:
+    """One developer's machine: its own $HOME, $WCTX_HOME and checkouts."""
+
+    def __init__(self, root, name):
+        self.root = os.path.join(str(root), name)
+        self.home = os.path.join(self.root, "home")
+        self.store_dir = os.path.join(self.home, ".wctx")
+        os.makedirs(self.home, exist_ok=True)
+
+    def env(self):
+        env = dict(git_env(), HOME=self.home, WCTX_HOME=self.store_dir)
+        for var in ("CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID", "CLAUDECODE"):
+            env.pop(var, None)
+        return env
+
+    def wctx(self, *argv, cwd=None, check=True):
+        proc = subprocess.run(
+            [sys.executable, WCTX_SCRIPT, *argv],
+            cwd=cwd or self.root,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                "wctx %s failed (%d): %s%s" % (argv, proc.returncode, proc.stdout, proc.stderr)
+            )
+        return proc
+
+    def json(self, *argv, cwd=None):
+        return json.loads(self.wctx(*argv, "--json", cwd=cwd).stdout)
+
+
+@pytest.fixture
+def team(tmp_path):
+    """A bare team memory repository, an upstream project, and two machines holding clones of it
+    at different paths (machine B calls the repository ``sdk``, machine A ``upload-sdk``)."""
+    upstream = tmp_path / "upstream" / "upload-sdk"
+    os.makedirs(str(upstream))
+    git(upstream, "init", "-q")
+    with open(os.path.join(str(upstream), "upload.ts"), "w") as fh:
+        fh.write(SDK_UPLOAD_TS)
+    git(upstream, "add", "-A")
+    git(upstream, "commit", "-q", "-m", "initial")
+    remote = str(tmp_path / "team-memory.git")
+    git(tmp_path, "init", "-q", "--bare", remote)
+    a, b = Machine(tmp_path, "alice"), Machine(tmp_path, "bob")
+    a.repo = os.path.join(a.home, "src", "upload-sdk")
+    b.repo = os.path.join(b.home, "work", "sdk")
+    for m, name in ((a, "upload-sdk"), (b, "sdk")):
+        git(tmp_path, "clone", "-q", str(upstream), m.repo)
+        m.wctx("repo", "add", m.repo, "--name", name, "--workspace", "uploads")
+    return remote, a, b
+
+
+def remote_files(remote):
+    """{path: text} of the team branch."""
+    listing = git(remote, "ls-tree", "-r", "--name-only", "wctx-memory").split()
+    return {p: git(remote, "show", "wctx-memory:" + p) for p in listing}
+
+
+def test_a_finding_captured_on_one_machine_is_found_current_on_another(team):
+    remote, a, b = team
+    a.wctx(
+        "capture", "--summary", "traced the upload failure", "--finding",
+        "uploadDocument swallows the 419 expiry :: no retry", "--file", "upload.ts#uploadDocument",
+        cwd=a.repo,
+    )  # fmt: skip
+    out = a.json("sync", "--remote", remote)
+    assert out["exported"]["files"] >= 1 and out["pushed"]
+    got = b.json("sync", "--remote", remote)
+    assert got["imported"]["evidence"] == 1 and got["skipped"] == []
+    hits = b.json("search", "uploadDocument expiry", cwd=b.repo)["results"]
+    assert [h["claim"] for h in hits] == ["uploadDocument swallows the 419 expiry"]
+    assert hits[0]["repo"] == "sdk"  # mapped by root commit to bob's name for the repository
+    verdict = json.loads(b.wctx("verify", hits[0]["id"], "--json", cwd=b.repo).stdout)
+    assert verdict["items"][0]["verdict"] == "current", verdict
+
+
+def test_the_remote_holds_no_path_or_user_name_of_the_exporting_machine(team):
+    remote, a, b = team
+    inside = os.path.join(a.repo, "upload.ts")
+    a.wctx(
+        "capture", "--summary", "looked at %s and %s/notes.txt" % (inside, a.home),
+        "--finding", "the expiry lives in %s" % inside, "--file", "upload.ts",
+        cwd=a.repo,
+    )  # fmt: skip
+    a.wctx("sync", "--remote", remote)
+    files = remote_files(remote)
+    assert files
+    blob = "\n".join(files.values())
+    assert a.root not in blob and "alice" not in blob
+    session = next(json.loads(line) for text in files.values() for line in text.splitlines()
+                   if json.loads(line)["type"] == "session")  # fmt: skip
+    assert session["cwd"] == "."
+    assert "upload-sdk/upload.ts" in blob  # the checkout path became the repository's name
+    # Plain export is as safe to share as sync.
+    exported = a.wctx("export").stdout
+    assert a.root not in exported and '"cwd": "."' in exported
+
+
+def test_status_changes_travel_both_ways(team):
+    remote, a, b = team
+    ev = a.json("capture", "--finding", "expiry is checked twice", "--file", "upload.ts", cwd=a.repo)
+    item = ev["evidence"][0]["id"]
+    a.wctx("sync", "--remote", remote)
+    b.wctx("sync", "--remote", remote)
+    b.wctx("retract", item)
+    b.wctx("sync")  # the remote is remembered
+    pulled = a.json("sync")
+    assert pulled["imported"]["updated"] == 1
+    assert a.json("show", item)["status"] == "retracted"
+    # Alice's own session file still says what Alice recorded; Bob's change lives in Bob's file.
+    owners = {p.split("/")[1] for p in remote_files(remote)}
+    assert len(owners) == 2
+
+
+def test_a_noop_sync_pushes_nothing(team):
+    remote, a, _ = team
+    a.wctx("capture", "--finding", "noop check", "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    tip = git(remote, "rev-parse", "wctx-memory").strip()
+    again = a.json("sync")
+    assert again["noop"] is True and again["pushed"] is None
+    assert git(remote, "rev-parse", "wctx-memory").strip() == tip
+
+
+def test_a_push_rejected_because_another_machine_pushed_first_is_retried(team, monkeypatch):
+    remote, a, b = team
+    a.wctx("capture", "--finding", "alice learned this", "--repo", "upload-sdk")
+    b.wctx("capture", "--finding", "bob learned that", "--repo", "sdk")
+    b.wctx("sync", "--remote", remote)
+    monkeypatch.setenv("HOME", a.home)
+    store = wctx.open_store(a.store_dir)
+    real_push = wctx._sync_push
+    raced = []
+
+    def push_after_bob(store_, remote_, branch_, commit_):
+        if not raced:  # Bob pushes between Alice's fetch and her push
+            b.wctx("capture", "--finding", "bob again", "--repo", "sdk")
+            b.wctx("sync")
+            raced.append(True)
+        return real_push(store_, remote_, branch_, commit_)
+
+    monkeypatch.setattr(wctx, "_sync_push", push_after_bob)
+    try:
+        report = wctx.sync_memory(store, remote=remote)
+    finally:
+        store.close()
+    assert report.tries == 2 and report.pushed
+    claims = {r["claim"] for r in a.json("search", "learned again bob alice", "--all")["results"]}
+    assert claims == {"alice learned this", "bob learned that", "bob again"}
+    b.wctx("sync")
+    claims_b = {r["claim"] for r in b.json("search", "learned again bob alice", "--all")["results"]}
+    assert claims_b == claims
+
+
+def test_racing_syncs_from_both_machines_converge_with_nothing_lost(team):
+    remote, a, b = team
+    for i in range(3):
+        a.wctx("capture", "--finding", "alice race finding %d" % i, "--repo", "upload-sdk")
+        b.wctx("capture", "--finding", "bob race finding %d" % i, "--repo", "sdk")
+    a.wctx("sync", "--remote", remote)
+    b.wctx("sync", "--remote", remote)
+    errors = []
+
+    def loop(machine, who):
+        for i in range(3):
+            machine.wctx("capture", "--finding", "%s late finding %d" % (who, i), "--repo",
+                         "upload-sdk" if who == "alice" else "sdk")  # fmt: skip
+            proc = machine.wctx("sync", check=False)
+            if proc.returncode != 0:
+                errors.append(proc.stderr)
+
+    threads = [
+        threading.Thread(target=loop, args=(a, "alice")),
+        threading.Thread(target=loop, args=(b, "bob")),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    a.wctx("sync")
+    b.wctx("sync")
+    a.wctx("sync")
+    want = {"%s race finding %d" % (w, i) for w in ("alice", "bob") for i in range(3)}
+    want |= {"%s late finding %d" % (w, i) for w in ("alice", "bob") for i in range(3)}
+    for m in (a, b):
+        got = {r["claim"] for r in m.json("search", "race late finding", "--all", "--limit", "50")["results"]}
+        assert got == want
+
+
+def test_a_tampered_or_truncated_file_is_reported_and_skipped_whole(team, tmp_path):
+    remote, a, b = team
+    a.wctx("capture", "--finding", "good item travels", "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    # Someone pushes a damaged file of a third machine: one good line, then a truncated one.
+    work = str(tmp_path / "tamper")
+    git(tmp_path, "clone", "-q", "-b", "wctx-memory", remote, work)
+    good = next(
+        line for text in remote_files(remote).values() for line in text.splitlines()
+        if json.loads(line)["type"] == "session"
+    )  # fmt: skip
+    session = json.loads(good)
+    session["id"] = "ses-00000000ff"
+    evidence = {"type": "evidence", "format": 1, "id": "ev-00000000ff", "session": "ses-00000000ff",
+                "repo": "upload-sdk", "kind": "finding", "claim": "half imported item", "anchors": []}  # fmt: skip
+    bad_dir = os.path.join(work, "machines", "00000000000000ff", "sessions")
+    os.makedirs(bad_dir)
+    with open(os.path.join(bad_dir, "ses-00000000ff.jsonl"), "w") as fh:
+        fh.write(
+            json.dumps(session) + "\n" + json.dumps(evidence) + "\n" + '{"type": "evidence", "id": "ev-0\n'
+        )
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "tamper")
+    git(work, "push", "-q", "origin", "wctx-memory")
+    got = b.json("sync", "--remote", remote)
+    assert got["imported"]["evidence"] == 1  # alice's good item
+    assert len(got["skipped"]) == 1 and "ses-00000000ff.jsonl:3" in got["skipped"][0]
+    found = {r["claim"] for r in b.json("search", "item travels imported", "--all")["results"]}
+    assert found == {"good item travels"}
+    text = b.wctx("sync").stdout
+    assert "skipped" in text and "ses-00000000ff.jsonl:3" in text
+
+
+@pytest.mark.parametrize(
+    "remote",
+    ["-uhttp://x", "--upload-pack=touch /tmp/wctx-pwned", "ext::sh -c touch% /tmp/wctx-pwned", "a\nb", ""],
+)
+def test_a_remote_that_is_an_option_or_runs_a_program_is_refused(team, remote):
+    _, a, _ = team
+    proc = a.wctx("sync", "--remote", remote, check=False)
+    assert proc.returncode == 2, proc
+    assert proc.stderr.count("\n") == 1 and "remote" in proc.stderr
+    assert not os.path.exists("/tmp/wctx-pwned")
+    assert not os.path.exists(os.path.join(a.store_dir, "sync"))
+
+
+def test_sync_without_a_remote_says_how_to_set_one(team):
+    _, a, _ = team
+    proc = a.wctx("sync", check=False)
+    assert proc.returncode == 2 and "--remote" in proc.stderr
+
+
+def test_an_unreachable_remote_is_one_line_and_changes_nothing(team, tmp_path):
+    _, a, _ = team
+    a.wctx("capture", "--finding", "stays put", "--repo", "upload-sdk")
+    proc = a.wctx("sync", "--remote", str(tmp_path / "nowhere.git"), check=False)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "cannot fetch" in proc.stderr
+    assert a.wctx("sync", check=False).returncode == 2  # a remote that failed is not remembered
+
+
+def _hook_import(machine, transcript):
+    """What an agent's session-end hook runs, in the foreground so the test can read the log."""
+    env = dict(machine.env(), WCTX_HOOK_FOREGROUND="1")
+    payload = json.dumps({"transcript_path": transcript, "hook_event_name": "SessionEnd"})
+    proc = subprocess.run(
+        [sys.executable, WCTX_SCRIPT, "import", "--hook"], input=payload, env=env,
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0 and proc.stdout == ""
+    with open(os.path.join(machine.store_dir, "hooks.log"), encoding="utf-8") as fh:
+        return fh.read()
+
+
+def test_auto_sync_runs_after_the_session_end_hook_and_fails_quietly_offline(team, tmp_path):
+    from test_hooks import _render
+
+    remote, a, b = team
+    a.wctx("capture", "--finding", "auto synced finding", "--repo", "upload-sdk")
+    assert a.wctx("sync", "--auto", "on", check=False).returncode == 2  # no remote to sync with yet
+    a.wctx("sync", "--remote", remote)
+    a.wctx("capture", "--finding", "captured after the first sync", "--repo", "upload-sdk")
+    assert "on" in a.wctx("sync", "--auto", "on").stdout
+    log = _hook_import(a, _render(tmp_path / "s.jsonl", a.repo, a.repo, str(tmp_path)))
+    assert " ok SessionEnd imported " in log and " sync ok " in log
+    b.wctx("sync", "--remote", remote)
+    found = {r["claim"] for r in b.json("search", "finding captured sync", "--all")["results"]}
+    assert found == {"auto synced finding", "captured after the first sync"}
+    # Offline: the hook still succeeds and says why the sync did not happen.
+    os.rename(remote, remote + ".away")
+    log = _hook_import(a, _render(tmp_path / "t.jsonl", a.repo, a.repo, str(tmp_path)))
+    assert " sync error " in log.splitlines()[-1] and "cannot fetch" in log.splitlines()[-1]
+    a.wctx("sync", "--auto", "off")
+    os.rename(remote + ".away", remote)
+    log = _hook_import(a, _render(tmp_path / "u.jsonl", a.repo, a.repo, str(tmp_path)))
+    assert " sync " not in log.splitlines()[-1]
