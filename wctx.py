@@ -4004,8 +4004,25 @@ def _freshness_reason(fresh):
 CODE_REF_MAX_FILES = 40  # changed files read per call, in path order
 CODE_REF_MAX_BYTES = 512 * 1024  # larger files are skipped (generated code, bundles)
 CODE_REF_MIN_NAME = 4  # a cited symbol shorter than this ("get", "run") matches too much
-CODE_REF_MAX_ANCHORS = 20000  # cited symbols and paths considered per call
+CODE_REF_MAX_ANCHORS = 200000  # cited symbols and paths read per call (a bound, not a sample)
 _IDENT_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_CALL_RE = re.compile(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
+
+
+def _contains_word(text, form):
+    """True when ``form`` occurs in ``text`` with no identifier character on either side."""
+    start = text.find(form)
+    while start >= 0:
+        end = start + len(form)
+        if (start == 0 or text[start - 1] not in _WORD_CHARS) and (
+            end == len(text) or text[end] not in _WORD_CHARS
+        ):
+            return True
+        start = text.find(form, start + 1)
+    return False
+
+
 _GENERIC_STEMS = frozenset({"index", "__init__", "mod", "main", "lib", "src", "init"})
 
 CodeReference = collections.namedtuple(
@@ -4013,6 +4030,15 @@ CodeReference = collections.namedtuple(
 )
 
 
+@functools.lru_cache(maxsize=4096)
+def _symbol_name(symbol):
+    """The name code calls a cited symbol by (its last part: Context.invoke -> invoke), or None
+    when it is too short to match on ("get", "run") or not an identifier."""
+    name = re.split(r"[.#:]+", symbol)[-1]
+    return name if len(name) >= CODE_REF_MIN_NAME and _IDENT_RE.fullmatch(name) else None
+
+
+@functools.lru_cache(maxsize=4096)
 def _module_forms(path):
     """How code elsewhere names a cited file: its last two path parts without the extension,
     slash- or dot-separated ("src/upload/upload.ts" -> "upload/upload", "upload.upload"); none for
@@ -4060,51 +4086,71 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     others = [rid for rid in scope_ids if rid != origin.id]
     if not work or not others:
         return []
-    clause = (" AND " + " AND ".join(where)) if where else ""
-    anchors = store.all(
-        "SELECT a.symbol, a.path, a.repo_name AS cited_repo, e.rid, e.id, e.kind, e.created_at "
-        "FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid "
-        "WHERE a.path IS NOT NULL AND a.repo_id IN (%s) AND e.repo_id IN (%s)%s "
-        "ORDER BY e.created_at DESC, e.rid DESC, a.id LIMIT ?"
-        % (",".join("?" * len(others)), ",".join("?" * len(scope_ids)), clause),
-        list(others) + list(scope_ids) + list(params) + [CODE_REF_MAX_ANCHORS],
-    )
+    # One plain read of the cited symbols and paths in the other repositories (no join, no sort:
+    # at 10,000 items joining and ordering every anchor cost more than the rest of the briefing);
+    # the evidence rows are read for the matches alone, below.
     by_name, by_form = {}, {}
-    for a in anchors:
-        if a["symbol"]:  # evidence about one symbol: only code that names the symbol
-            name = re.split(r"[.#:]+", a["symbol"])[-1]
-            if len(name) >= CODE_REF_MIN_NAME and _IDENT_RE.fullmatch(name):
-                by_name.setdefault(name, []).append(a)
-        else:  # evidence about a whole file: code that imports it
-            for form in _module_forms(a["path"]):
-                by_form.setdefault(form, []).append(a)
+    cursor = store.db.cursor()
+    cursor.row_factory = None  # plain tuples: a third of the cost of rows for this many
+    for i in range(0, len(others), 500):
+        chunk = others[i : i + 500]
+        for a in cursor.execute(
+            "SELECT symbol, path, repo_name, evidence_rid FROM anchors WHERE path IS NOT NULL AND repo_id IN (%s) "
+            "LIMIT ?" % ",".join("?" * len(chunk)),
+            chunk + [CODE_REF_MAX_ANCHORS],
+        ):
+            if a[0]:  # evidence about one symbol: only code that names the symbol
+                name = _symbol_name(a[0])
+                if name:
+                    by_name.setdefault(name, []).append(a)
+            else:  # evidence about a whole file: code that imports it
+                for form in _module_forms(a[1]):
+                    by_form.setdefault(form, []).append(a)
     if not by_name and not by_form:
         return []
-    found, taken = [], set()
+    texts = []  # (rel, status, raw text, code with comments and strings masked)
     for rel, status in work:
         data = read_repo_file(origin.path, rel)
         if data is None or len(data) > CODE_REF_MAX_BYTES or b"\0" in data[:8192]:
             continue
         text = data.decode("utf-8", "replace")
         language = language_of(rel)
-        code = _mask_source(text, language) if language else text
-        matches = []  # (anchor, how, name)
+        texts.append((rel, status, text, _mask_source(text, language) if language else text))
+    hits = []  # (rel, status, anchor, how, name)
+    for rel, status, text, code in texts:
+        called = set(_CALL_RE.findall(code))
         for name in sorted(set(_IDENT_RE.findall(code)) & set(by_name)):
-            how = "calls" if re.search(r"(?<![\w$])%s\s*\(" % re.escape(name), code) else "uses"
-            matches.extend((a, how, name) for a in by_name[name])
+            how = "calls" if name in called else "uses"
+            hits.extend((rel, status, a, how, name) for a in by_name[name])
         for form, cited in sorted(by_form.items()):
-            if re.search(r"(?<![\w$])%s(?![\w$])" % re.escape(form), text):
-                matches.extend((a, "imports", form) for a in cited)
+            if _contains_word(text, form):
+                hits.extend((rel, status, a, "imports", form) for a in cited)
+    rids = sorted({h[2][3] for h in hits})
+    evidence = {}
+    clause = (" AND " + " AND ".join(where)) if where else ""
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for row in store.all(
+            "SELECT e.rid, e.id, e.kind, e.created_at FROM evidence e WHERE e.rid IN (%s) AND e.repo_id IN (%s)%s"
+            % (",".join("?" * len(chunk)), ",".join("?" * len(scope_ids)), clause),
+            chunk + list(scope_ids) + list(params),
+        ):
+            evidence[row["rid"]] = row
+    found, taken = [], set()
+    for rel, status, _, _ in texts:
         # Symbol matches before import matches, newest evidence first within each.
-        matches.sort(key=lambda m: (m[1] != "imports", m[0]["created_at"] or "", m[0]["rid"]), reverse=True)
-        for a, how, name in matches:
-            if a["rid"] in taken:
+        matches = sorted(
+            (h for h in hits if h[0] == rel and h[2][3] in evidence),
+            key=lambda h: (h[3] != "imports", evidence[h[2][3]]["created_at"] or "", h[2][3]),
+            reverse=True,
+        )
+        for _, _, (symbol, path, cited_repo, rid), how, name in matches:
+            if rid in taken:
                 continue
-            taken.add(a["rid"])
-            spec = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
-            found.append(
-                CodeReference(a["rid"], rel, status, how, name, a["cited_repo"], spec, a["id"], a["kind"])
-            )
+            taken.add(rid)
+            e = evidence[rid]
+            spec = path + ("#" + symbol if symbol else "")
+            found.append(CodeReference(rid, rel, status, how, name, cited_repo, spec, e["id"], e["kind"]))
     return found
 
 
@@ -10572,7 +10618,8 @@ def cmd_mcp_info(args, store):
 
 def cmd_instructions(args, store):
     """Print guidance for agents on when to search and what to record; --write installs it in the
-    repository's CLAUDE.md and AGENTS.md (a marked block, replaced in place on later runs).
+    repository's CLAUDE.md, AGENTS.md and GEMINI.md (a marked block, replaced in place on later runs),
+    naming the command that runs wctx on this machine.
 
     Example: wctx instructions --write
     """
@@ -10580,8 +10627,8 @@ def cmd_instructions(args, store):
     if not args.write:
         emit(
             args,
-            {"instructions": mcp.AGENT_GUIDANCE, "mcp_instructions": mcp.INSTRUCTIONS},
-            mcp.AGENT_GUIDANCE.rstrip("\n"),
+            {"instructions": mcp.guidance_text(agent_command()), "mcp_instructions": mcp.INSTRUCTIONS},
+            mcp.guidance_text(agent_command()).rstrip("\n"),
         )
         return 0
     root = git_toplevel(os.getcwd())
@@ -10589,7 +10636,7 @@ def cmd_instructions(args, store):
         raise UsageError(
             "%s is not inside a git checkout; run wctx instructions --write in the repository" % os.getcwd()
         )
-    res = mcp.write_instructions(root)
+    res = mcp.write_instructions(root, command=agent_command())
     emit(args, res, "\n".join("%s %s" % (f["action"], f["path"]) for f in res["files"]))
     return 0
 
@@ -10897,7 +10944,9 @@ def build_parser(only=None):
 
     p = command("instructions", cmd_instructions)
     p.add_argument(
-        "--write", action="store_true", help="install into CLAUDE.md and AGENTS.md of this repository"
+        "--write",
+        action="store_true",
+        help="install into CLAUDE.md, AGENTS.md and GEMINI.md of this repository",
     )
 
     ev = sub.add_parser("eval", help="measure retrieval quality on a judged corpus")
