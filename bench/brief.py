@@ -4,6 +4,7 @@
     python3 bench/brief.py                 # 10,000 items, 30 timed hook runs (a few minutes)
     python3 bench/brief.py --items 2000 --runs 10
     python3 bench/brief.py --json
+    python3 bench/brief.py --keep /tmp/wctx-brief   # build once; later runs measure the same world
 
 It builds the world of bench/search.py (10 real git repositories, typed relations, evidence
 captured through wctx.capture, history churned between batches), then stands in docs-ui with
@@ -46,6 +47,29 @@ def timed(argv, payload, env, cwd):
     return elapsed, done.stdout
 
 
+def build(tmp, home, ui, args):
+    words, weights = world.vocabulary()
+    corpus = world.Corpus(args.seed, words, weights)
+    repos = world.Repos(os.path.join(tmp, "repos"), corpus, 30)
+    store = wctx.open_store(home)
+    for ws, members in world.WORKSPACES.items():
+        for name in members:
+            wctx.register_repo(store, repos.path(name), name=name, workspace=ws)
+    for a, kind, b in world.RELATIONS:
+        wctx.relate(store, a, kind, b)
+    world.populate(store, repos, corpus, args.items, lambda text: sys.stderr.write(text + "\n"))
+    # docs-ui's working tree: three files changed to call functions cited in related repos.
+    cited = store.all(
+        "SELECT a.symbol FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid "
+        "WHERE a.symbol IS NOT NULL AND a.repo_name != 'docs-ui' ORDER BY a.id LIMIT 30"
+    )
+    for n in range(3):
+        names = [r["symbol"] for r in cited[n * 10 : n * 10 + 10]]
+        with open(os.path.join(ui, "src", "bench_call_%d.py" % n), "w") as fh:
+            fh.write("".join("def use_%d():\n    return %s(1)\n\n" % (i, s) for i, s in enumerate(names)))
+    return store
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=10000)
@@ -59,27 +83,12 @@ def main(argv=None):
     tmp = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="wctx-brief-bench-")
     os.makedirs(tmp, exist_ok=True)
     try:
-        words, weights = world.vocabulary()
-        corpus = world.Corpus(args.seed, words, weights)
-        repos = world.Repos(os.path.join(tmp, "repos"), corpus, 30)
         home = os.path.join(tmp, "home")
-        store = wctx.open_store(home)
-        for ws, members in world.WORKSPACES.items():
-            for name in members:
-                wctx.register_repo(store, repos.path(name), name=name, workspace=ws)
-        for a, kind, b in world.RELATIONS:
-            wctx.relate(store, a, kind, b)
-        world.populate(store, repos, corpus, args.items, lambda text: sys.stderr.write(text + "\n"))
-        # docs-ui's working tree: three files changed to call functions cited in related repos.
-        cited = store.all(
-            "SELECT a.symbol FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid "
-            "WHERE a.symbol IS NOT NULL AND a.repo_name != 'docs-ui' ORDER BY a.id LIMIT 30"
-        )
-        ui = repos.path("docs-ui")
-        for n in range(3):
-            names = [r["symbol"] for r in cited[n * 10 : n * 10 + 10]]
-            with open(os.path.join(ui, "src", "bench_call_%d.py" % n), "w") as fh:
-                fh.write("".join("def use_%d():\n    return %s(1)\n\n" % (i, s) for i, s in enumerate(names)))
+        ui = os.path.join(tmp, "repos", "docs-ui")
+        if os.path.exists(os.path.join(home, "wctx.db")):  # a --keep world from an earlier run
+            store = wctx.open_store(home)
+        else:
+            store = build(tmp, home, ui, args)
         items = store.one("SELECT count(*) FROM evidence")[0]
         store.close()
         env = dict(os.environ, WCTX_HOME=home)
