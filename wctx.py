@@ -5383,28 +5383,6 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     others = [rid for rid in scope_ids if rid != origin.id]
     if not work or not others:
         return []
-    # One plain read of the cited symbols and paths in the other repositories (no join, no sort:
-    # at 10,000 items joining and ordering every anchor cost more than the rest of the briefing);
-    # the evidence rows are read for the matches alone, below.
-    by_name, by_form = {}, {}
-    cursor = store.db.cursor()
-    cursor.row_factory = None  # plain tuples: a third of the cost of rows for this many
-    for i in range(0, len(others), 500):
-        chunk = others[i : i + 500]
-        for a in cursor.execute(
-            "SELECT symbol, path, repo_name, evidence_rid FROM anchors WHERE path IS NOT NULL AND repo_id IN (%s) "
-            "LIMIT ?" % ",".join("?" * len(chunk)),
-            chunk + [CODE_REF_MAX_ANCHORS],
-        ):
-            if a[0]:  # evidence about one symbol: only code that names the symbol
-                name = _symbol_name(a[0])
-                if name:
-                    by_name.setdefault(name, []).append(a)
-            else:  # evidence about a whole file: code that imports it
-                for form in _module_forms(a[1]):
-                    by_form.setdefault(form, []).append(a)
-    if not by_name and not by_form:
-        return []
     texts = []  # (rel, status, raw text, code with comments and strings masked)
     for rel, status in work:
         data = read_repo_file(origin.path, rel)
@@ -5413,6 +5391,49 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         text = data.decode("utf-8", "replace")
         language = language_of(rel)
         texts.append((rel, status, text, _mask_source(text, language) if language else text))
+    if not texts:
+        return []
+    idents = sorted(
+        {w for _, _, _, code in texts for w in _IDENT_RE.findall(code) if len(w) >= CODE_REF_MIN_NAME}
+    )
+    # The cited symbols the working files name, read in SQL (plain names by equality, qualified
+    # ones filtered here), and the files cited without a symbol: plain tuples, no join, no sort
+    # (at 10,000 items a join and sort over every anchor cost more than the rest of the briefing).
+    by_name, by_form = {}, {}
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    columns = (
+        "SELECT symbol, path, repo_name, evidence_rid FROM anchors WHERE path IS NOT NULL AND repo_id IN (%s)"
+    )
+    for i in range(0, len(others), 200):
+        repos = others[i : i + 200]
+        marks = ",".join("?" * len(repos))
+        queries = [
+            (columns % marks + " AND symbol IN (%s)" % ",".join("?" * len(chunk)), repos + chunk)
+            for chunk in (idents[j : j + 500] for j in range(0, len(idents), 500))
+        ]
+        queries.append(
+            (columns % marks + " AND (instr(symbol, '.') OR instr(symbol, ':') OR instr(symbol, '#'))", repos)
+        )
+        for sql, args in queries:
+            for a in cursor.execute(sql, args):
+                name = _symbol_name(a[0])  # evidence about one symbol: only code that names it
+                if name:
+                    by_name.setdefault(name, []).append(a)
+        # Evidence about a whole file: code that imports it. One row per cited file.
+        for path, repo_name, rids in cursor.execute(
+            "SELECT path, repo_name, group_concat(evidence_rid) FROM anchors WHERE path IS NOT NULL "
+            "AND symbol IS NULL AND repo_id IN (%s) GROUP BY repo_id, path LIMIT %d"
+            % (marks, CODE_REF_MAX_ANCHORS),
+            repos,
+        ):
+            forms = _module_forms(path)
+            if forms:
+                cited = [(None, path, repo_name, int(rid)) for rid in rids.split(",")]
+                for form in forms:
+                    by_form.setdefault(form, []).extend(cited)
+    if not by_name and not by_form:
+        return []
     hits = []  # (rel, status, anchor, how, name)
     for rel, status, text, code in texts:
         called = set(_CALL_RE.findall(code))
