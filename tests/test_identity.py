@@ -223,3 +223,59 @@ def test_a_git_file_borrowing_a_registered_git_directory_is_not_a_checkout(produ
     res = run_cli(["capture", "--finding", "borrowed", "--file", "src/client.py"], cwd=str(fake))
     assert res.code != 0 and "not inside a registered repository" in res.err, res
     assert run_cli(["search", "retry", "--json"], cwd=str(fake)).code != 0
+
+
+# ----------------------------------------------------------------------------------------------
+# Nothing orphaned: remove and re-add, import before register
+# ----------------------------------------------------------------------------------------------
+
+
+def test_remove_and_re_add_under_a_new_name_restores_evidence_relations_and_workspaces(product, run_cli):
+    eid = _capture(
+        run_cli,
+        product.ui.path,
+        "formatSize rounds",
+        "upload-sdk:src/upload/upload.ts#formatSize",
+        repo="upload-sdk",
+    )
+    removed = run_cli(["repo", "remove", "upload-sdk", "--json"])
+    assert removed.json["relations_kept"] == 2, removed
+    assert wctx.list_relations(product.store) == []
+    again = run_cli(["repo", "add", product.sdk.path, "--name", "sdk", "--json"])
+    assert again.code == 0, again
+    message = again.json["message"]
+    assert "attached 1 waiting item" in message, message
+    assert "restored relations: docs-ui uses sdk, sdk depends_on api-gateway" in message, message
+    assert "back in workspace uploads" in message, message
+    assert again.json["repo"]["workspaces"] == ["uploads"]
+    item = wctx.get_evidence(product.store, eid)
+    assert item["repo"] == "sdk" and item["freshness"]["verdict"] == "current"
+    hits, res = _found(run_cli, "formatSize rounds", product.ui.path)
+    assert eid in hits and "sdk" in res["searched"], res
+    # Rename carries everything along too.
+    assert run_cli(["repo", "rename", "sdk", "upload-sdk"]).code == 0
+    assert {(r["from"], r["to"]) for r in wctx.list_relations(product.store)} == {
+        ("docs-ui", "upload-sdk"),
+        ("upload-sdk", "api-gateway"),
+    }
+    assert wctx.get_evidence(product.store, eid)["repo"] == "upload-sdk"
+    _one_line_error(run_cli(["repo", "rename", "upload-sdk", "docs-ui"]), 2)
+
+
+def test_import_before_register_attaches_on_register(product, run_cli, tmp_path, git_repo):
+    eid = _capture(run_cli, product.sdk.path, "uploads retry twice on 419", "src/client.py#retry_policy")
+    team = str(tmp_path / "team")
+    assert run_cli(["export", "--dir", team]).code == 0
+    # A teammate's machine: nothing registered yet, then a clone of upload-sdk under another name.
+    other_home = str(tmp_path / "teammate")
+    clone = Checkout(os.path.realpath(str(tmp_path / "mine" / "clone-of-sdk")))
+    git(str(tmp_path), "clone", "-q", product.sdk.path, clone.path)
+    imported = run_cli(["--home", other_home, "import-evidence", team, "--json"])
+    assert imported.code == 0, imported
+    again = run_cli(["--home", other_home, "import-evidence", team, "--json"])
+    assert again.code == 0
+    added = run_cli(["--home", other_home, "repo", "add", clone.path, "--json"])
+    assert added.code == 0 and "attached 1 waiting item" in added.json["message"], added
+    res = run_cli(["--home", other_home, "search", "retry 419", "--json"], cwd=clone.path)
+    assert [r["id"] for r in res.json["results"]] == [eid], res
+    assert res.json["results"][0]["freshness"]["verdict"] == "current"
