@@ -4852,6 +4852,7 @@ class FreshnessChecker:
         self.file_bytes = 0
         self.symbol_hashes = {}
         self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
+        self.moved = {}  # {(repo id, recorded commit): commits since}, for items citing no file
 
     def _read(self, root, rel):
         """read_repo_file, remembered for the rest of this call (within a memory budget)."""
@@ -5094,12 +5095,15 @@ class FreshnessChecker:
                 ),
             )
         moved = len(g.log_since(commit))
+        self.moved[(a["repo_id"], commit)] = moved
         if moved == 0:
-            return "possibly_stale", "cites no file; %s's HEAD is no longer at %s" % (name, short_sha(commit))
-        return "possibly_stale", "cites no file, and %s moved on %d commit%s since %s" % (
+            return "possibly_stale", "%s's HEAD is no longer at %s; this item cites no file" % (
+                name,
+                short_sha(commit),
+            )
+        return "possibly_stale", "%s moved %s since %s; this item cites no file" % (
             name,
-            moved,
-            "" if moved == 1 else "s",
+            _plural(moved, "commit"),
             short_sha(commit),
         )
 
@@ -6006,7 +6010,7 @@ class ResultFacts:
 
     __slots__ = (
         "text_hits", "symbol_hits", "path_hits", "summary_hits", "named", "fallback", "code_reference",
-        "reach", "edited", "confidence", "status", "superseded_by", "freshness",
+        "reach", "edited", "confidence", "status", "superseded_by", "freshness", "age",
     )  # fmt: skip
 
     def __init__(self, **values):
@@ -6226,7 +6230,7 @@ def _code_reference_reason(ref):
 def explain(facts):
     """The reasons of one search result, in a fixed order: why it matched (or why it is shown
     without a match), what of the query it is about, where it lives relative to the caller, who
-    edited what it cites, its stated confidence, its status and its freshness."""
+    edited what it cites, its stated confidence, its status, its freshness and its age."""
     reasons = []
     if facts.code_reference is not None:
         reasons.append(_code_reference_reason(facts.code_reference))
@@ -6250,6 +6254,8 @@ def explain(facts):
     if facts.status != "active":
         reasons.append(facts.status + (" by " + facts.superseded_by if facts.superseded_by else ""))
     reasons.append(_freshness_reason(facts.freshness))
+    if facts.age:
+        reasons.append(facts.age)  # "recorded 94 days ago, never confirmed": a fact, not a verdict
     return reasons
 
 
@@ -6333,7 +6339,9 @@ def select_terms(store, terms, limit=MAX_QUERY_TERMS):
 _BM25 = "bm25(evidence_fts, %s, %s, %s, %s)" % (
     BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL,
 )  # fmt: skip
-_RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, e.created_at"
+# The fifth column is when the item was last renewed: a confirmation counts as a recording for
+# the mild recency preference (Candidate.created_at).
+_RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, max(e.created_at, coalesce(e.confirmed_at, ''))"
 
 
 def _scope_clause(scope, kinds, include_inactive):
@@ -6784,6 +6792,7 @@ def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode):
         status=row["status"],
         superseded_by=row["superseded_by"],
         freshness=fresh,
+        age=age_text(row["created_at"], row["confirmed_at"]),
     )
 
 
@@ -6827,13 +6836,30 @@ def _session_edits(store, anchors_by_rid):
 # ----------------------------------------------------------------------------------------------
 
 
-def verify(store, ids=None, repo=None, cwd=None):
-    """Exact freshness verdicts (git, no cache) for the given ids, or every active item in scope."""
+def verify(store, ids=None, repo=None, cwd=None, about=None):
+    """Exact freshness verdicts (git, no cache) for the given ids, or every active item in scope
+    (``repo`` or the cwd's repository and what relates to it); ``about`` keeps the items about that
+    one repository. Items citing no file are also summarised per repository under ``fileless``."""
     if ids:
         pairs = _resolve_ids(store, ids)
+        if about:
+            about_repo = resolve_repo(store, about)
+            rows = _evidence_rows(store, [rid for rid, _ in pairs])
+            pairs = [(rid, eid) for rid, eid in pairs if rows[rid]["repo_id"] == about_repo.id]
+    elif about:
+        about_repo = resolve_repo(store, about)
+        scope = [about_repo.id]
+        if repo is not None:
+            origin = resolve_repo(store, repo, cwd=cwd)
+            if about_repo.id not in Topology(store, origin).repo_ids():
+                raise UsageError(
+                    "%s is not in the scope of %s (no workspace or relation connects them)"
+                    % (about_repo.name, origin.name)
+                )
     else:
         origin = resolve_repo(store, repo, cwd=cwd)
         scope = Topology(store, origin).repo_ids()
+    if not ids:
         pairs = [
             (r["rid"], r["id"])
             for r in store.all(
@@ -6858,11 +6884,50 @@ def verify(store, ids=None, repo=None, cwd=None):
     _write_freshness_cache(store, rows)
     items = []
     summary = {v: 0 for v in VERDICTS}
+    fileless = {}
     for rid, eid in pairs:
         c = computed[rid]
         summary[c["verdict"]] += 1
-        items.append({"id": eid, "verdict": c["verdict"], "reasons": c["reasons"], "anchors": c["anchors"]})
-    return {"items": items, "summary": summary}
+        cites_file = any(a["path"] for a in anchors[rid])
+        items.append({"id": eid, "verdict": c["verdict"], "reasons": c["reasons"], "anchors": c["anchors"],
+                      "cites_file": cites_file})  # fmt: skip
+        if not cites_file and anchors[rid]:
+            a = anchors[rid][0]
+            group = fileless.setdefault(a["repo_name"], {"repo": a["repo_name"], "items": 0, "verdicts": {},
+                                                         "moved_min": None, "moved_max": None})  # fmt: skip
+            group["items"] += 1
+            group["verdicts"][c["verdict"]] = group["verdicts"].get(c["verdict"], 0) + 1
+            moved = checker.moved.get((a["repo_id"], a["commit_sha"]))
+            if c["verdict"] == "current":
+                moved = 0
+            if moved is not None:
+                group["moved_min"] = moved if group["moved_min"] is None else min(group["moved_min"], moved)
+                group["moved_max"] = moved if group["moved_max"] is None else max(group["moved_max"], moved)
+    return {
+        "items": items,
+        "summary": summary,
+        "fileless": sorted(fileless.values(), key=lambda g: g["repo"]),
+    }
+
+
+def verify_exit_code(res, strict=False):
+    """1 when an item is stale or unknown (or, with ``strict``, possibly stale); else 0."""
+    failing = ("stale", "unknown", "possibly_stale") if strict else ("stale", "unknown")
+    return 1 if any(res["summary"][v] for v in failing) else 0
+
+
+def fileless_summary(group):
+    """One line for a repository's items that cite no file: what moved, said once."""
+    n = group["items"]
+    low, high = group["moved_min"], group["moved_max"]
+    if high is None:
+        moved = "its commit could not be compared"
+    elif high == 0:
+        moved = "%s has not moved since" % group["repo"]
+    else:
+        span = _plural(high, "commit") if low == high else "%d to %d commits" % (low, high)
+        moved = "%s moved %s since" % (group["repo"], span)
+    return "%s; %s" % (moved, "this item cites no file" if n == 1 else "%d items cite no file" % n)
 
 
 def get_evidence(store, evidence_id):
@@ -6899,22 +6964,32 @@ def get_evidence(store, evidence_id):
     return item
 
 
+def _history_event(r):
+    return {
+        "id": r["id"],
+        "event": r["event"],
+        "at": r["at"],
+        "agent": r["agent"],
+        "session": r["session_id"],
+        "note": r["note"],
+        "commits": json.loads(r["commits"]) if r["commits"] else {},
+        "previous": json.loads(r["previous"]) if r["previous"] else [],
+    }
+
+
 def item_history(store, rid):
     """What happened to an item since capture, oldest first: confirmations (who, when, the
     commits it was re-stamped at and the provenance that replaced) and sessions that saw it again."""
-    return [
-        {
-            "id": r["id"],
-            "event": r["event"],
-            "at": r["at"],
-            "agent": r["agent"],
-            "session": r["session_id"],
-            "note": r["note"],
-            "commits": json.loads(r["commits"]) if r["commits"] else {},
-            "previous": json.loads(r["previous"]) if r["previous"] else [],
-        }
-        for r in store.all("SELECT * FROM evidence_events WHERE evidence_rid = ? ORDER BY at, rowid", (rid,))
-    ]
+    rows = store.all("SELECT * FROM evidence_events WHERE evidence_rid = ? ORDER BY at, rowid", (rid,))
+    return [_history_event(r) for r in rows]
+
+
+def _load_histories(store):
+    """{evidence rid: item_history} of every item that has one, in one query (for export)."""
+    histories = {}
+    for r in store.all("SELECT * FROM evidence_events ORDER BY evidence_rid, at, rowid"):
+        histories.setdefault(r["evidence_rid"], []).append(_history_event(r))
+    return histories
 
 
 def confirm(store, ids, note=None, session_id=None, agent="cli"):
@@ -7463,7 +7538,7 @@ class LocalPaths:
 # nothing free-form to redact or to strip of local paths.
 _STRUCTURAL_FIELDS = frozenset(
     ("type", "id", "session", "kind", "status", "commit", "blob", "root_commit", "symbol_hash",
-     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by")
+     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by", "confirmed_at", "event", "at")
 )  # fmt: skip
 
 
@@ -7471,14 +7546,13 @@ def shareable_record(record, local):
     """One export record made safe to leave this machine (``local``: its LocalPaths): redacted
     again, no absolute path (a session's cwd becomes relative to its repository, free text loses
     this machine's paths)."""
-    out = {}
+    out = dict(record)
     for key, value in record.items():
-        if key == "anchors" and isinstance(value, list):
-            out[key] = [shareable_record(a, local) for a in value]
-        elif isinstance(value, str) and key not in _STRUCTURAL_FIELDS:
-            out[key] = redact_secrets(local.strip(value))
-        else:
-            out[key] = value
+        if value.__class__ is str:
+            if key not in _STRUCTURAL_FIELDS:
+                out[key] = redact_secrets(local.strip(value))
+        elif value.__class__ is list:  # anchors, history events: objects with text of their own
+            out[key] = [shareable_record(v, local) if v.__class__ is dict else v for v in value]
     cwd = record.get("cwd") if record.get("type") == "session" else None
     if isinstance(cwd, str):
         out["cwd"] = local.cwd_in_repo(cwd, record.get("repo"))
@@ -7499,6 +7573,7 @@ def export_records(store, repo=None):
         params,
     )
     anchors = _load_anchors(store, [r["rid"] for r in rows])
+    histories = _load_histories(store)
     sessions = {}
     for row in rows:
         sid = row["session_id"]
@@ -7533,7 +7608,7 @@ def export_records(store, repo=None):
                         k: h[k]
                         for k in ("id", "event", "at", "agent", "session", "note", "commits", "previous")
                     }
-                    for h in item_history(store, row["rid"])
+                    for h in histories.get(row["rid"], ())
                 ],
                 "anchors": [
                     {
@@ -7582,22 +7657,81 @@ def _merge_export(old_text, records):
     return ordered
 
 
+def topology_records(store, repo=None):
+    """The store's topology as export records: every repository (name and root commit), every
+    relation and every workspace with its members, by identity; with ``repo``, what involves it."""
+    repos = _repos(store)
+    only = resolve_repo(store, repo) if repo else None
+    names = {r.id: r for r in repos}
+    out = []
+    for r in repos:
+        if only is None or r.id == only.id:
+            out.append({"type": "repository", "format": EXPORT_FORMAT, "id": "repo:" + r.name,
+                        "name": r.name, "root_commit": r.root_commit})  # fmt: skip
+    for row in store.all("SELECT * FROM relations ORDER BY id"):
+        a, b = names.get(row["from_repo"]), names.get(row["to_repo"])
+        if a is None or b is None or (only is not None and only.id not in (a.id, b.id)):
+            continue
+        out.append({"type": "relation", "format": EXPORT_FORMAT, "id": "rel:%s:%s:%s" % (a.name, row["kind"], b.name),
+                    "from": a.name, "from_root": a.root_commit, "kind": row["kind"], "to": b.name,
+                    "to_root": b.root_commit, "note": row["note"], "created_at": row["created_at"]})  # fmt: skip
+    for ws in store.all("SELECT * FROM workspaces ORDER BY name"):
+        members = [names[r["repo_id"]] for r in store.all(
+            "SELECT repo_id FROM workspace_repos WHERE workspace_id = ?", (ws["id"],)) if r["repo_id"] in names]  # fmt: skip
+        if only is not None and only.id not in {m.id for m in members}:
+            continue
+        out.append({"type": "workspace", "format": EXPORT_FORMAT, "id": "ws:" + ws["name"], "name": ws["name"],
+                    "repos": [{"repo": m.name, "root_commit": m.root_commit}
+                              for m in sorted(members, key=lambda m: m.name)]})  # fmt: skip
+    return out
+
+
+def _store_machine_id(store):
+    """This store's random id, shared with sync: it names the store's own topology file."""
+    row = store.one("SELECT value FROM sync_state WHERE key = 'machine'")
+    if row is None:
+        with store.atomic():
+            store.db.execute(
+                "INSERT OR IGNORE INTO sync_state(key, value) VALUES ('machine', ?)", (os.urandom(8).hex(),)
+            )
+        row = store.one("SELECT value FROM sync_state WHERE key = 'machine'")
+    return row["value"]
+
+
 def export_evidence(store, out_dir=None, stream=None, repo=None):
-    """Write the export: one JSONL file per session into ``out_dir``, or everything to ``stream``."""
-    counts = {"sessions": 0, "evidence": 0, "files": 0}
+    """Write the export: one JSONL file per session into ``out_dir`` plus this store's topology
+    in ``topology-<store id>.jsonl``, or everything to ``stream``."""
+    counts = {"sessions": 0, "evidence": 0, "files": 0, "topology": 0}
     local = LocalPaths(store)
     per_session = {}
     for sid, record in export_records(store, repo=repo):
         per_session.setdefault(sid, []).append(record)
         counts["sessions" if record["type"] == "session" else "evidence"] += 1
+    topology = [shareable_record(r, local) for r in topology_records(store, repo=repo)]
+    counts["topology"] = len(topology)
     if out_dir is None:
         for records in per_session.values():
             for record in records:
                 stream.write(
                     json.dumps(shareable_record(record, local), ensure_ascii=False, sort_keys=True) + "\n"
                 )
+        for record in topology:
+            stream.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
         return counts
     os.makedirs(out_dir, exist_ok=True)
+    # The topology file is this store's alone (named by its id), so it is rewritten whole.
+    if topology:
+        path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
+        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in topology)
+        old = None
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                old = fh.read()
+        if old != text:
+            with open(path + ".tmp", "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(path + ".tmp", path)
+            counts["files"] += 1
     for sid, records in per_session.items():
         path = os.path.join(out_dir, sid + ".jsonl")
         old = None
@@ -7879,8 +8013,38 @@ RECORD_FIELDS = {
         "symbol_hash": _v_hex,
     },
 }
-# The record types a file may hold (anchors live inside evidence).
-RECORD_TYPES = ("session", "evidence")
+# Topology: repositories by identity (root commit + name, never a path), the relations between them
+# and the workspaces they form, so that a teammate's import recreates the product's shape.
+RECORD_FIELDS["repository"] = {
+    "type": _v_enum(("repository",)),
+    "format": _v_format,
+    "id": _v_required_id,
+    "name": _v_required_repo,
+    "root_commit": _v_object_id,
+}
+RECORD_FIELDS["relation"] = {
+    "type": _v_enum(("relation",)),
+    "format": _v_format,
+    "id": _v_required_id,
+    "from": _v_required_repo,
+    "from_root": _v_object_id,
+    "kind": _v_enum(RELATION_KINDS, what="relation kind"),
+    "to": _v_required_repo,
+    "to_root": _v_object_id,
+    "note": _v_text(MAX_CLAIM_CHARS),
+    "created_at": _v_timestamp,
+}
+RECORD_FIELDS["workspace"] = {
+    "type": _v_enum(("workspace",)),
+    "format": _v_format,
+    "id": _v_required_id,
+    "name": _v_required_repo,  # workspace names follow the repository name rule
+    "repos": _v_list_of("workspace_member", limit=10000),
+}
+RECORD_FIELDS["workspace_member"] = {"repo": _v_required_repo, "root_commit": _v_object_id}
+# The record types a file may hold (anchors live inside evidence, members inside workspaces).
+RECORD_TYPES = ("session", "evidence", "repository", "relation", "workspace")
+TOPOLOGY_TYPES = ("repository", "relation", "workspace")
 
 
 class _FieldError(ValueError):
@@ -8135,6 +8299,57 @@ def _import_records(store, records):
                 (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or ""),
             )
             counts["evidence"] += 1
+        counts.update(_import_topology(store, [r for r in records if r["type"] in TOPOLOGY_TYPES]))
+    return counts
+
+
+def _import_topology(store, records):
+    """Relations and workspace memberships from validated topology records, by identity: between
+    repositories registered here they are declared at once; one whose repository is not registered
+    yet waits (dormant) and is restored when it is. Nothing is removed: an import only adds."""
+    repos = _repos(store)
+    db = store.db
+    counts = {"relations": 0, "memberships": 0, "waiting": 0}
+    for rec in records:
+        if rec["type"] == "relation":
+            a = _identity_of(repos, rec["from"], rec["from_root"])
+            b = _identity_of(repos, rec["to"], rec["to_root"])
+            note = redact_secrets(rec.get("note"))
+            if a is not None and b is not None:
+                if a.id != b.id:
+                    counts["relations"] += db.execute(
+                        "INSERT OR IGNORE INTO relations(from_repo, kind, to_repo, note, created_at) VALUES (?, ?, ?, ?, ?)",
+                        (a.id, rec["kind"], b.id, note, rec.get("created_at") or utc_now()),
+                    ).rowcount
+                continue
+            if not store.one(
+                "SELECT 1 FROM dormant_relations WHERE from_name = ? AND from_root IS ? AND kind = ? AND to_name = ? "
+                "AND to_root IS ?", (rec["from"], rec["from_root"], rec["kind"], rec["to"], rec["to_root"])):  # fmt: skip
+                db.execute(
+                    "INSERT INTO dormant_relations(from_name, from_root, kind, to_name, to_root, note, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (rec["from"], rec["from_root"], rec["kind"], rec["to"], rec["to_root"], note,
+                     rec.get("created_at") or utc_now()),
+                )  # fmt: skip
+                counts["waiting"] += 1
+        elif rec["type"] == "workspace":
+            ws = _workspace_id(store, rec["name"], create=True)
+            for m in rec["repos"]:
+                r = _identity_of(repos, m["repo"], m["root_commit"])
+                if r is not None:
+                    counts["memberships"] += db.execute(
+                        "INSERT OR IGNORE INTO workspace_repos(workspace_id, repo_id) VALUES (?, ?)",
+                        (ws, r.id),
+                    ).rowcount
+                elif not store.one(
+                    "SELECT 1 FROM dormant_members WHERE workspace = ? AND repo_name = ? AND root_commit IS ?",
+                    (rec["name"], m["repo"], m["root_commit"]),
+                ):
+                    db.execute(
+                        "INSERT INTO dormant_members(workspace, repo_name, root_commit) VALUES (?, ?, ?)",
+                        (rec["name"], m["repo"], m["root_commit"]),
+                    )
+                    counts["waiting"] += 1
     return counts
 
 
@@ -8418,7 +8633,9 @@ def _sync_commit(store, machine, tip, tree, payload):
 
 
 def _sync_push(store, remote, branch, commit):
-    """Push ``commit`` as the new tip; False when another machine pushed first (fetch and retry)."""
+    """Push ``commit`` as the new tip. Returns None when pushed, else git's reason for refusing
+    the update (another machine pushed first, or updated the ref at the same moment): the caller
+    fetches, rebuilds and tries again."""
     code, out = _sync_git(
         store,
         ["push", "--porcelain", "--quiet", "--end-of-options", remote, "%s:refs/heads/%s" % (commit, branch)],
@@ -8426,14 +8643,14 @@ def _sync_push(store, remote, branch, commit):
         network=True,
     )
     if code == 0:
-        return True
-    text = out.decode("utf-8", "replace")
-    if "[rejected]" in text or "fetch first" in text or "non-fast-forward" in text:
-        return False
-    raise WctxError(
-        "sync: push to %s failed: %s"
-        % (remote, text.strip().splitlines()[-1] if text.strip() else "git push exit 1")
-    )
+        return None
+    # Porcelain output: one line per ref, "!" in front of a ref that was not updated.
+    refused = [
+        line.split("\t")[-1] for line in out.decode("utf-8", "replace").splitlines() if line[:1] == "!"
+    ]
+    if refused:
+        return refused[0]
+    raise WctxError("sync: push to %s failed (git push exit 1, no ref refused)" % remote)
 
 
 def _store_fingerprint(store):
@@ -8474,15 +8691,16 @@ def sync_memory(store, remote=None, branch=None):
         if commit is None:
             _sync_remember(store, remote, branch, tip, fingerprint)
             break
-        if _sync_push(store, remote, branch, commit):
+        refused = _sync_push(store, remote, branch, commit)
+        if refused is None:
             report.exported = {"files": written, "removed": removed}
             report.pushed = short_sha(commit)
             _sync_remember(store, remote, branch, commit, fingerprint)
             break
     else:
         raise WctxError(
-            "sync: %d pushes to %s were rejected (other machines kept pushing first); run wctx sync again"
-            % (SYNC_PUSH_TRIES, remote)
+            "sync: %d pushes to %s were refused (last: %s); run wctx sync again"
+            % (SYNC_PUSH_TRIES, remote, refused)
         )
     return report
 
@@ -12250,12 +12468,22 @@ def format_search(res):
     return "\n".join(lines)
 
 
-def format_verify(res):
+def format_verify(res, list_all=True):
+    """Verify's text: an item per entry; without ``list_all``, items that cite no file and are not
+    unknown are said once per repository (they only know that the repository moved)."""
     lines = []
+    folded = 0
     for item in res["items"]:
+        if not list_all and not item.get("cites_file", True) and item["verdict"] != "unknown":
+            folded += 1
+            continue
         lines.append("%s  %s" % (item["id"], item["verdict"]))
         for reason in item["reasons"]:
             lines.append("    " + reason)
+    if folded:
+        for group in res.get("fileless") or ():
+            lines.append(fileless_summary(group))
+        lines.append("(%s not listed one by one: wctx verify --all)" % _plural(folded, "item"))
     s = res["summary"]
     lines.append(
         "%d checked: %d current, %d possibly stale, %d stale, %d unknown"
@@ -13011,13 +13239,16 @@ def cmd_show(args, store):
 
 
 def cmd_verify(args, store):
-    """Check whether what items cite changed since capture. Exit 1 unless all current.
+    """Check whether what items cite changed since capture. Exit 1 when an item is stale or unknown.
 
-    Example: wctx verify ev-3f9a1c2b7d     (no ids: every active item in the current scope)
+    Example: wctx verify --about upload-sdk     (no ids: every active item in the current scope)
+
+    possibly_stale alone (an item citing no file whose repository moved on) exits 0 unless
+    --strict. Items citing no file are summarised per repository; --all lists them one by one.
     """
-    res = verify(store, args.ids or None, repo=args.repo)
-    emit(args, res, format_verify(res))
-    return 0 if all(i["verdict"] == "current" for i in res["items"]) else 1
+    res = verify(store, args.ids or None, repo=args.repo, about=args.about)
+    emit(args, res, format_verify(res, list_all=args.all or bool(args.ids)))
+    return verify_exit_code(res, strict=args.strict)
 
 
 def _commit_label(repo):
@@ -13412,9 +13643,10 @@ def cmd_export(args, store):
     """
     if args.dir:
         counts = export_evidence(store, out_dir=args.dir, repo=args.repo)
-        text = "exported %d items from %d sessions to %s (%d files written)" % (
+        text = "exported %d items from %d sessions and %d topology records to %s (%d files written)" % (
             counts["evidence"],
             counts["sessions"],
+            counts["topology"],
             args.dir,
             counts["files"],
         )
@@ -13440,6 +13672,15 @@ def cmd_import_evidence(args, store):
         )
     if counts["forgotten"]:
         text += "; %d skipped: forgotten on this machine" % counts["forgotten"]
+    if counts["relations"] or counts["memberships"]:
+        text += "; %d relations and %d workspace memberships added" % (
+            counts["relations"],
+            counts["memberships"],
+        )
+    if counts["waiting"]:
+        text += (
+            "; %d wait for repositories not registered here (restored by wctx repo add)" % counts["waiting"]
+        )
     emit(args, counts, text)
     return 0
 
@@ -13885,7 +14126,12 @@ def build_parser(only=None):
 
     p = command("verify", cmd_verify)
     p.add_argument("ids", nargs="*", metavar="ID")
-    p.add_argument("--repo", help="scope when no ids are given (default: the cwd's repository)")
+    p.add_argument(
+        "--repo", help="where the scope starts when no ids are given (default: the cwd's repository)"
+    )
+    p.add_argument("--about", metavar="REPO", help="only items about this repository")
+    p.add_argument("--strict", action="store_true", help="exit 1 for possibly_stale items too")
+    p.add_argument("--all", action="store_true", help="list items that cite no file one by one")
 
     p = command("sessions", cmd_sessions)
     p.add_argument("action", nargs="?", choices=("list", "show"), default="list")
