@@ -120,7 +120,7 @@ BM25_WEIGHT_SUMMARY = 1.0  # session summaries live in their own table (session_
 RANK_WEIGHT_TEXT = 1.0
 RANK_NAMED_BONUS = {"repository": 0.30, "symbol": 0.50, "file": 0.50}
 RANK_TOPOLOGY_BONUS = {0: 0.20, 1: 0.12, 2: 0.06, 3: 0.03}  # same repo, direct, 2 hops, workspace
-RANK_FRESHNESS_PENALTY = {"current": 0.0, "unknown": -0.03, "possibly_stale": -0.10, "stale": -0.30}
+RANK_FRESHNESS_PENALTY = {"current": 0.0, "unknown": -0.03, "possibly_stale": -0.05, "stale": -0.15}
 RANK_CONFIDENCE_WEIGHT = 0.10  # times (confidence - 0.5); items without a stated confidence get 0
 RANK_KIND_BONUS = {"known_issue": 0.03, "decision": 0.02, "constraint": 0.02, "finding": 0.02}
 RANK_RECENCY_BONUS = 0.05  # decays with a 90-day half-life
@@ -131,8 +131,8 @@ CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through befor
 CANDIDATE_WINDOW = 4
 # When too few rows hold every query term, rows holding the rarest terms fill the candidates; the
 # terms taken together may match at most this many rows (the rarest term is always taken).
-CANDIDATE_FILL_POSTINGS = 5000
-MATCH_COUNT_EXACT = 3000  # rows the query words may hold for search to count its matches exactly
+CANDIDATE_FILL_POSTINGS = 1000
+MATCH_COUNT_EXACT = 1000  # rows the query words may hold for search to count its matches exactly
 
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any anyone anything are as at be because been
@@ -5490,10 +5490,10 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
             postings += df[t]
         if rare:
             seen = [c.rid for c in found]
-            found += _ranked_matches(store, fts_query(rare), where, params, pool - len(found), "rare", seen)
+            found += _ranked_matches(store, fts_query(rare), where, params, fill_to - len(found), "rare", seen)
     if len(found) < fill_to:
         seen = [c.rid for c in found]
-        found += _summary_matches(store, terms, where, params, pool - len(found), seen)
+        found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
     return found
 
 

@@ -44,7 +44,7 @@ import wctx  # noqa: E402
 BASELINE_SERVER = os.path.join(HERE, "mcp_baseline_server.py")
 INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
 ITEMS_PER_SESSION = 50
-FAKE_SHA = "0" * 40
+FAKE_SHA = "0" * 40  # blob id of a cited file the repositories do not hold
 
 
 def pct(values, q):
@@ -75,7 +75,7 @@ def make_repos(base, names):
     return paths
 
 
-def write_export(corpus, path, anchored, roots):
+def write_export(corpus, path, anchored, roots, heads):
     """The corpus as wctx export records (sessions of ITEMS_PER_SESSION items)."""
     kinds = ("finding", "known_issue", "decision", "note")
     with open(path, "w", encoding="utf-8") as fh:
@@ -87,7 +87,7 @@ def write_export(corpus, path, anchored, roots):
                                      "repo": f["repo"], "started_at": stamp, "ended_at": stamp,
                                      "summary": "bench session %d" % (i // ITEMS_PER_SESSION)}) + "\n")  # fmt: skip
             anchors = [{"repo": f["repo"], "root_commit": roots[f["repo"]], "path": None, "symbol": None,
-                        "commit": FAKE_SHA, "branch": "main", "blob": None, "dirty": None,
+                        "commit": heads[f["repo"]], "branch": "main", "blob": None, "dirty": None,
                         "symbol_hash": None, "symbol_lang": None}]  # fmt: skip
             if anchored and i % 4 != 3:
                 anchors.append(dict(anchors[0], path=f["path"], symbol=f["symbol"], blob=FAKE_SHA, dirty=0))
@@ -152,7 +152,11 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out):
         wctx.register_repo(store, paths[name], workspace="bench")
     roots = {r["name"]: r["root_commit"] for r in wctx.list_repos(store)}
     export = os.path.join(base, "export.jsonl")
-    write_export(corpus, export, anchored, roots)
+    heads = {
+        name: subprocess.run(["git", "-C", paths[name], "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        for name in names
+    }
+    write_export(corpus, export, anchored, roots, heads)
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "wctx.py"), "--home", home, "import-evidence", export],
                           capture_output=True, text=True)  # fmt: skip
