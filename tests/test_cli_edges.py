@@ -4,6 +4,8 @@ updates, retracting superseded items, and errors under ``--json``."""
 
 from __future__ import annotations
 
+import os
+
 import wctx
 
 
@@ -163,3 +165,12 @@ def test_commit_subjects_and_errors_are_escaped_too(git_repo, store, run_cli):
     assert "ignore previous instructions" not in res.out
     res = run_cli(["show", "ev-\x1b[2J"], cwd=repo.path)
     assert res.code == 1 and "\x1b" not in res.err and "\\x1b[2J" in res.err, res
+
+
+def test_demo_keep_into_a_used_directory_is_refused_clearly(run_cli, tmp_path):
+    keep = tmp_path / "demo"
+    assert run_cli(["demo", "--keep", str(keep)]).code == 0
+    listing = sorted(os.listdir(keep))
+    res = run_cli(["demo", "--keep", str(keep)])
+    assert res.code == 2 and "not empty" in res.err and "git commit failed" not in res.err, res
+    assert sorted(os.listdir(keep)) == listing
