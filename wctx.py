@@ -6234,7 +6234,9 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
             postings += df[t]
         if rare:
             seen = [c.rid for c in found]
-            found += _ranked_matches(store, fts_query(rare), where, params, fill_to - len(found), "rare", seen)
+            found += _ranked_matches(
+                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen
+            )
     if len(found) < fill_to:
         seen = [c.rid for c in found]
         found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)

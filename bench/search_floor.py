@@ -153,7 +153,9 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out):
     roots = {r["name"]: r["root_commit"] for r in wctx.list_repos(store)}
     export = os.path.join(base, "export.jsonl")
     heads = {
-        name: subprocess.run(["git", "-C", paths[name], "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        name: subprocess.run(
+            ["git", "-C", paths[name], "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
         for name in names
     }
     write_export(corpus, export, anchored, roots, heads)
