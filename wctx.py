@@ -121,7 +121,7 @@ BM25_WEIGHT_SUMMARY = 1.0  # session summaries live in their own table (session_
 RANK_WEIGHT_TEXT = 1.0
 RANK_NAMED_BONUS = {"repository": 0.30, "symbol": 0.50, "file": 0.50}
 RANK_TOPOLOGY_BONUS = {0: 0.20, 1: 0.12, 2: 0.06, 3: 0.03}  # same repo, direct, 2 hops, workspace
-RANK_FRESHNESS_PENALTY = {"current": 0.0, "unknown": -0.03, "possibly_stale": -0.10, "stale": -0.30}
+RANK_FRESHNESS_PENALTY = {"current": 0.0, "unknown": -0.03, "possibly_stale": -0.05, "stale": -0.15}
 RANK_CONFIDENCE_WEIGHT = 0.10  # times (confidence - 0.5); items without a stated confidence get 0
 RANK_KIND_BONUS = {"known_issue": 0.03, "decision": 0.02, "constraint": 0.02, "finding": 0.02}
 RANK_RECENCY_BONUS = 0.05  # decays with a 90-day half-life
@@ -132,8 +132,8 @@ CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through befor
 CANDIDATE_WINDOW = 4
 # When too few rows hold every query term, rows holding the rarest terms fill the candidates; the
 # terms taken together may match at most this many rows (the rarest term is always taken).
-CANDIDATE_FILL_POSTINGS = 5000
-MATCH_COUNT_EXACT = 20000  # matches counted exactly within the scope; beyond, the FTS5 count
+CANDIDATE_FILL_POSTINGS = 1000
+MATCH_COUNT_EXACT = 1000  # rows the query words may hold for search to count its matches exactly
 
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any anyone anything are as at be because been
@@ -5297,7 +5297,10 @@ def _cache_key(repos, anchors, heads=None, followed=None):
         if repo is None:
             parts.append("norepo:%s" % a["repo_name"])
             continue
-        for root in repo.all_checkouts():
+        checkouts = ("checkouts", repo.id)  # found once per call, not once per anchor
+        if checkouts not in heads:
+            heads[checkouts] = repo.all_checkouts()
+        for root in heads[checkouts]:
             if root not in heads:
                 heads[root] = head_token(root)
             if heads[root] is None:
@@ -5349,17 +5352,18 @@ def _sha1_hex(data):
     return sha1(data).hexdigest()
 
 
-def freshness_of(store, rids, use_cache=True, anchors=None):
+def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=None):
     """{rid: {"verdict", "reasons"[, "anchors"]}}: cached where nothing checkable changed, else
     computed in one batch (and cached). ``anchors`` ({rid: [anchor rows]}, as _load_anchors
-    returns) saves loading them again when the caller has them."""
+    returns) saves loading them again when the caller has them; ``heads`` (a dict) shares what
+    was read of each checkout across the calls of one search; ``repos`` ({id: Repo}) saves a query."""
     rids = list(dict.fromkeys(rids))
     if not rids:
         return {}
     if anchors is None:
         anchors = _load_anchors(store, rids)
-    repos = {r.id: r for r in _repos(store)}
-    heads = {}
+    repos = {r.id: r for r in _repos(store)} if repos is None else repos
+    heads = {} if heads is None else heads
     keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
     result = {}
     if use_cache:
@@ -6262,6 +6266,15 @@ def explain(facts):
 # -- scope ---------------------------------------------------------------------------------------
 
 
+def _search_origin(store, repo, cwd):
+    """resolve_repo, with a registered name looked up in a map kept per store generation."""
+    if repo:
+        named = store.memo(("repo-by-name",), lambda: {r.name: r for r in _repos(store)}).get(repo)
+        if named is not None:
+            return named
+    return resolve_repo(store, repo, cwd=cwd)
+
+
 def _search_scope(store, repo, cwd, all_scope, workspace):
     """The scope of one search; the Topology behind it is built once per store generation."""
     if all_scope:
@@ -6274,7 +6287,7 @@ def _search_scope(store, repo, cwd, all_scope, workspace):
     elif workspace and not repo and _repo_containing(_repos(store), cwd or os.getcwd()) is None:
         origin = None
     else:
-        origin = resolve_repo(store, repo, cwd=cwd)
+        origin = _search_origin(store, repo, cwd)
     ws = None if all_scope or origin else workspace
     topology = store.memo(
         ("topology", origin.id if origin else None, ws), lambda: Topology(store, origin, ws)
@@ -6361,33 +6374,37 @@ def _scope_clause(scope, kinds, include_inactive):
 def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
     """The ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first.
 
-    FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are joined
-    to their evidence rows and filtered; when that leaves fewer than ``limit`` although the window
-    was full (a narrow scope), every match is joined: the result is always the joined query's."""
-    clause = "".join(" AND " + w for w in where)
-    if exclude:
-        clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
-    args = list(params) + list(exclude)
+    FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are looked
+    up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
+    scope), every match is joined: the result is always the joined query's."""
     window = limit * CANDIDATE_WINDOW + len(exclude)
-    rows = store.all(
-        "SELECT %s, c.score FROM (SELECT rowid AS rid, %s AS score FROM evidence_fts "
-        "WHERE evidence_fts MATCH ? ORDER BY score LIMIT ?) c "
-        "JOIN evidence e NOT INDEXED ON e.rid = c.rid WHERE 1%s ORDER BY c.score LIMIT ?"
-        % (_RANK_COLUMNS, _BM25, clause),  # NOT INDEXED: look rows up by rid, not scan by repo
-        [match, window] + args + [limit],
+    ranked = store.all(
+        "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY score LIMIT ?"
+        % _BM25,
+        (match, window),
     )
-    if len(rows) < limit:
-        matched = store.one(
-            "SELECT count(*) FROM (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? LIMIT ?)",
-            (match, window),
-        )[0]
-        if matched >= window:
-            rows = store.all(
-                "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
-                "WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?" % (_RANK_COLUMNS, _BM25, clause),
-                [match] + args + [limit],
-            )
-    return [Candidate(r[0], r[1], r[2], r[3], r[4], -r[5], tier) for r in rows]
+    skip = set(exclude)
+    score = {r[0]: r[1] for r in ranked if r[0] not in skip}
+    if not score:
+        return []
+    clause = "".join(" AND " + w for w in where)
+    rows = store.all(
+        "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
+        % (_RANK_COLUMNS, ",".join("?" * len(score)), clause),
+        list(score) + list(params),
+    )
+    if len(rows) < limit and len(ranked) >= window:
+        if exclude:
+            clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
+        rows = store.all(
+            "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
+            "WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?" % (_RANK_COLUMNS, _BM25, clause),
+            [match] + list(params) + list(exclude) + [limit],
+        )
+        score = {r[0]: r[5] for r in rows}
+    out = [Candidate(r[0], r[1], r[2], r[3], r[4], -score[r[0]], tier) for r in rows]
+    out.sort(key=lambda c: (-c.strength, -c.rid))
+    return out[:limit]
 
 
 def _summary_matches(store, terms, where, params, limit, exclude):
@@ -6413,11 +6430,11 @@ def _summary_matches(store, terms, where, params, limit, exclude):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], strength[r[5]], "summary") for r in rows]
 
 
-def _text_candidates(store, terms, where, params, pool, rank):
+def _text_candidates(store, terms, where, params, pool, rank, fill_to):
     """Candidates for query ``terms``, best text match first, at most ``pool`` of them.
 
     ``--rank fts`` is plain FTS5: every term ORed, bm25 order. The default asks for rows holding
-    every term first; only when those are fewer than ``pool`` does it add rows matching the rarest
+    every term first; only when those are fewer than ``fill_to`` does it add rows matching the rarest
     terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS (at least the
     rarest term), then items whose session summary matches. So the work does not grow with the
     number of rows that hold a common word of the query."""
@@ -6428,7 +6445,7 @@ def _text_candidates(store, terms, where, params, pool, rank):
         if len(terms) > 1
         else []
     )
-    if len(found) < pool:
+    if len(found) < fill_to:
         df = _doc_freqs(store, terms)
         rare, postings = [], 0
         for t in sorted(terms, key=lambda t: df[t]):  # a stable sort: query order on a tie
@@ -6440,10 +6457,12 @@ def _text_candidates(store, terms, where, params, pool, rank):
             postings += df[t]
         if rare:
             seen = [c.rid for c in found]
-            found += _ranked_matches(store, fts_query(rare), where, params, pool - len(found), "rare", seen)
-    if len(found) < pool:
+            found += _ranked_matches(
+                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen
+            )
+    if len(found) < fill_to:
         seen = [c.rid for c in found]
-        found += _summary_matches(store, terms, where, params, pool - len(found), seen)
+        found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
     return found
 
 
@@ -6532,24 +6551,18 @@ def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
 
 
 def _count_matches(store, terms, where, params):
-    """(number of items in scope whose text matches any term, exact?). Exact up to
-    MATCH_COUNT_EXACT matches; beyond that the FTS5 count alone, before the scope filter."""
-    match = fts_query(terms)
-    raw = store.one(
-        "SELECT count(*) FROM (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? LIMIT ?)",
-        (match, MATCH_COUNT_EXACT + 1),
-    )[0]
-    if raw > MATCH_COUNT_EXACT:
-        return store.one("SELECT count(*) FROM evidence_fts WHERE evidence_fts MATCH ?", (match,))[
-            0
-        ], not where
-    if not where:
-        return raw, True
-    clause = " AND ".join(where)
+    """(number of items in scope whose text matches any term, exact?). Counted when the terms'
+    posting lists together hold at most MATCH_COUNT_EXACT rows; beyond that it is an estimate
+    from the document frequencies (the commonest term's, over the whole store), never a count
+    that costs as much as ranking every row of a common word."""
+    df = _doc_freqs(store, terms)
+    if sum(df.values()) > MATCH_COUNT_EXACT:
+        return max(df.values()), False
+    clause = "".join(" AND " + w for w in where)
     n = store.one(
-        "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE evidence_fts MATCH ? AND %s"
+        "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s"
         % clause,
-        [match] + list(params),
+        [fts_query(terms)] + list(params),
     )[0]
     return n, True
 
@@ -6662,7 +6675,8 @@ def search(
     # candidates
     head_size = max(CANDIDATE_FLOOR, limit)
     mode = "text"
-    cands = _text_candidates(store, terms, where, params, head_size, rank) if terms else []
+    fill_to = min(head_size, (offset or 0) + limit)
+    cands = _text_candidates(store, terms, where, params, head_size, rank, fill_to) if terms else []
     if not cands:
         mode = "fallback"  # no searchable words, or nothing matched them: still help
         cands = _fallback_candidates(store, scope, where, params, limit, files=files, cwd=cwd)
@@ -6682,16 +6696,21 @@ def search(
     # Freshness only lowers a score, so fetching it for the current top until the top is stable
     # gives the same order as fetching it for every candidate.
     want = min((offset or 0) + limit, head_size)
+    heads = {}  # each checkout read once per search
+    repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
+    batch = want + limit  # a little past the page at once: fewer rounds when freshness reorders
     while True:
         ordered = sorted(cands, key=lambda c: (-final(c), -c.rid))
         top = ordered[:want]
         missing = [c.rid for c in top if c.rid not in fresh]
         if not missing:
             break
+        missing += [c.rid for c in ordered[want:batch] if c.rid not in fresh]
+        batch += limit
         more = [r for r in missing if r not in anchors]
         if more:
             anchors.update(_load_anchors(store, more))
-        fresh.update(freshness_of(store, missing, anchors=anchors))
+        fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
         if rank == "fts":
             break
 
@@ -6715,7 +6734,8 @@ def search(
         more = [c.rid for c in page_cands if c.rid not in anchors]
         if more:
             anchors.update(_load_anchors(store, more))
-        fresh.update(freshness_of(store, [c.rid for c in page_cands if c.rid not in fresh], anchors=anchors))
+        missing = [c.rid for c in page_cands if c.rid not in fresh]
+        fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
 
     # explain
     rids = [c.rid for c in page_cands]
