@@ -7631,7 +7631,7 @@ class LocalPaths:
 # nothing free-form to redact or to strip of local paths.
 _STRUCTURAL_FIELDS = frozenset(
     ("type", "id", "session", "kind", "status", "commit", "blob", "root_commit", "symbol_hash",
-     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by", "confirmed_at", "event", "at")
+     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by", "confirmed_at", "event", "at", "forgotten_at")
 )  # fmt: skip
 
 
@@ -8748,6 +8748,7 @@ def _sync_payload(store, machine):
     for sid, records in sessions.items():
         if any(r.get("type") == "evidence" for r in records):
             files[base + "sessions/%s.jsonl" % sid] = encode(records)
+    events.extend(record for _, record in tombstone_records(store))
     if events:
         files[base + "events.jsonl"] = encode(events)
     topology = topology_records(store)
