@@ -3607,18 +3607,28 @@ def relate(store, from_repo, kind, to_repo, note=None):
             (a.id, kind, b.id, note, utc_now()),
         )
         created = bool(cur.rowcount)
-        if not created and note:
-            store.db.execute(
-                "UPDATE relations SET note = ? WHERE from_repo = ? AND kind = ? AND to_repo = ?",
-                (note, a.id, kind, b.id),
-            )
+        said = ""
+        if not created:
+            old = store.one(
+                "SELECT note FROM relations WHERE from_repo = ? AND kind = ? AND to_repo = ?", (a.id, kind, b.id)
+            )["note"]
+            if note and note != old:
+                store.db.execute(
+                    "UPDATE relations SET note = ? WHERE from_repo = ? AND kind = ? AND to_repo = ?",
+                    (note, a.id, kind, b.id),
+                )
+                said = " (already recorded; note updated%s)" % (", was: %s" % old if old else "")
+            else:
+                said = " (already recorded, unchanged)"
+                note = old
     return {
         "from": a.name,
         "kind": kind,
         "to": b.name,
         "note": note,
         "created": created,
-        "message": ("%s %s %s" if created else "%s %s %s (already recorded)") % (a.name, kind, b.name),
+        "updated": bool(not created and said.startswith(" (already recorded; note")),
+        "message": "%s %s %s%s" % (a.name, kind, b.name, said),
     }
 
 
@@ -3841,6 +3851,11 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
         symbol = symbol.strip() or None
         if not path:
             raise UsageError("file %r names a symbol but no path" % spec)
+        if symbol and "" in re.split(r"\.|::", symbol):
+            # Context..invoke or .invoke would be read as some other name; say so instead.
+            raise UsageError(
+                "symbol %r has an empty part; qualify a name as Class.method or Class::method" % symbol
+            )
     repo = item_repo
     base = cwd  # what a relative path is relative to, first
     passed_over = []
@@ -4419,6 +4434,11 @@ class FreshnessChecker:
         uncommitted = head_blob != current_blob
         if current_blob == a["blob"]:
             text = "%s unchanged since capture" % label
+            if a["symbol"] and not a["symbol_hash"]:
+                text = "%s unchanged since capture; symbol %s was never located in it (judged by the file)" % (
+                    path,
+                    a["symbol"],
+                )
             if not commit_ok and commit:
                 text += " (the recorded commit %s is gone, but the content is identical)" % short_sha(commit)
             return "current", "; ".join([text] + notes)
@@ -5299,6 +5319,8 @@ def explain(facts):
 
 def _search_scope(store, repo, cwd, all_scope, workspace):
     """The scope of one search; the Topology behind it is built once per store generation."""
+    if workspace:
+        _workspace_id(store, workspace, create=False)  # a misspelt workspace is an error, wherever
     if all_scope:
         try:
             origin = resolve_repo(store, repo, cwd=cwd)
@@ -6066,14 +6088,20 @@ def get_session(store, session_id):
 
 def retract(store, evidence_id, reason=None):
     ((rid, eid),) = _resolve_ids(store, [evidence_id])
+    row = store.one("SELECT status, superseded_by FROM evidence WHERE rid = ?", (rid,))
+    if row["status"] == "retracted":
+        return {"id": eid, "status": "retracted", "message": "%s was already retracted (unchanged)" % eid}
     with store.atomic():
+        # Retracted is the final word on an item: a superseded_by beside it would say two things.
         store.db.execute(
-            "UPDATE evidence SET status = 'retracted', updated_at = ? WHERE rid = ?", (utc_now(), rid)
+            "UPDATE evidence SET status = 'retracted', superseded_by = NULL, updated_at = ? WHERE rid = ?",
+            (utc_now(), rid),
         )
+    was = " (it was superseded by %s)" % row["superseded_by"] if row["superseded_by"] else ""
     return {
         "id": eid,
         "status": "retracted",
-        "message": "retracted %s (kept; visible with --all-status)" % eid,
+        "message": "retracted %s%s (kept; visible with --all-status)" % (eid, was),
     }
 
 
@@ -6086,6 +6114,8 @@ def supersede(store, old_id, new_id):
     status = store.one("SELECT status FROM evidence WHERE rid = ?", (new_rid,))["status"]
     if status != "active":
         raise UsageError("%s is %s; supersede with an active item" % (new, status))
+    if store.one("SELECT status FROM evidence WHERE rid = ?", (old_rid,))["status"] == "retracted":
+        raise UsageError("%s is retracted; a retracted item is not superseded" % old)
     with store.atomic():
         store.db.execute(
             "UPDATE evidence SET status = 'superseded', superseded_by = ?, updated_at = ? WHERE rid = ?",
@@ -11940,6 +11970,17 @@ def cmd_mcp(args, store):
 def cmd_mcp_info(args, store):
     """Print the MCP tool surface and configuration snippets for Claude Code, Codex, Cursor, VS Code,
     Claude Desktop and Gemini CLI, with this file's absolute path filled in. Example: wctx mcp-info"""
+    if args.repo or args.workspace:
+        # Snippets for a repository or workspace that does not exist would start a server that
+        # fails on every call: check them against the store (never created here).
+        checked = open_store(args.home, create=False)
+        try:
+            if args.repo:
+                resolve_repo(checked, args.repo)
+            if args.workspace:
+                _workspace_id(checked, args.workspace, create=False)
+        finally:
+            checked.close()
     mcp = _mcp_module()
     info = mcp.mcp_info(core=sys.modules[__name__], repo=args.repo, workspace=args.workspace, home=args.home)
     emit(args, info, mcp.format_mcp_info(info).rstrip("\n"))
@@ -12008,10 +12049,22 @@ def _parser_class():
         """argparse with one-line errors and exit code 2."""
 
         def error(self, message):
-            sys.stderr.write("wctx: %s (see: %s --help)\n" % (message, self.prog))
-            sys.exit(2)
+            raise UsageError("%s (see: %s --help)" % (message, self.prog))
 
     return _Parser
+
+
+def _home_after_the_command(parser):
+    """``--home DIR`` is accepted after the command word too (``wctx search x --home DIR``); left
+    out, it does not override one given before the command."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                if "--home" not in sub._option_string_actions:
+                    sub.add_argument("--home", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+                _home_after_the_command(sub)
 
 
 class _Inert:
@@ -12321,7 +12374,16 @@ def build_parser(only=None):
 
     if only is not None and not sub.found:
         return build_parser()
+    _home_after_the_command(parser)
     return parser
+
+
+def _fail(error, as_json):
+    """One line on stderr; under --json also {"error", "code"} on stdout, for a program to read."""
+    sys.stderr.write("wctx: %s\n" % terminal_text(str(error)))
+    if as_json:
+        sys.stdout.write(json_text({"error": str(error), "code": error.exit_code}) + "\n")
+    return error.exit_code
 
 
 def main(argv=None):
@@ -12330,8 +12392,21 @@ def main(argv=None):
         # Answered before building the parser (dozens of subparsers): start-up is the budget here.
         sys.stdout.write("wctx %s\n" % __version__)
         return 0
-    parser = build_parser(only=_command_in(sys.argv[1:] if argv is None else list(argv)))
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+    try:
+        command = _command_in(argv)
+        parser = build_parser(only=command)
+        if command == "search":
+            # A query word may begin with '-' ("-etag"): argparse would call it an unknown option.
+            args, extra = parser.parse_known_args(argv)
+            if any(word.startswith("--") for word in extra):
+                parser.error("unrecognized arguments: %s" % " ".join(extra))
+            args.query = list(args.query or []) + extra
+        else:
+            args = parser.parse_args(argv)
+    except UsageError as e:
+        return _fail(e, wants_json)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
@@ -12341,8 +12416,7 @@ def main(argv=None):
             store = open_store(args.home)
         return args.func(args, store)
     except WctxError as e:
-        sys.stderr.write("wctx: %s\n" % terminal_text(str(e)))
-        return e.exit_code
+        return _fail(e, getattr(args, "json", False))
     except KeyboardInterrupt:
         sys.stderr.write("wctx: interrupted\n")
         return 130
