@@ -3610,7 +3610,8 @@ def relate(store, from_repo, kind, to_repo, note=None):
         said = ""
         if not created:
             old = store.one(
-                "SELECT note FROM relations WHERE from_repo = ? AND kind = ? AND to_repo = ?", (a.id, kind, b.id)
+                "SELECT note FROM relations WHERE from_repo = ? AND kind = ? AND to_repo = ?",
+                (a.id, kind, b.id),
             )["note"]
             if note and note != old:
                 store.db.execute(
@@ -4435,9 +4436,12 @@ class FreshnessChecker:
         if current_blob == a["blob"]:
             text = "%s unchanged since capture" % label
             if a["symbol"] and not a["symbol_hash"]:
-                text = "%s unchanged since capture; symbol %s was never located in it (judged by the file)" % (
-                    path,
-                    a["symbol"],
+                text = (
+                    "%s unchanged since capture; symbol %s was never located in it (judged by the file)"
+                    % (
+                        path,
+                        a["symbol"],
+                    )
                 )
             if not commit_ok and commit:
                 text += " (the recorded commit %s is gone, but the content is identical)" % short_sha(commit)
@@ -9369,7 +9373,9 @@ def _demo_commit(path, message):
 
 
 def run_demo(out, keep_dir=None):
-    """Build two small repos, capture a cross-repo finding, search, change the code, verify."""
+    """Build two small repos, capture a cross-repo finding, search, change the code, verify.
+    Each step is printed as the command that does it, with the store it uses."""
+    import shlex
     import shutil
     import tempfile
 
@@ -9400,16 +9406,18 @@ def run_demo(out, keep_dir=None):
     try:
         say("wctx demo in %s (a throwaway store; your own store is untouched)" % base)
         say("")
+        say("$ export WCTX_HOME=%s" % shlex.quote(home))
         for repo in (sdk, ui):
-            say("$ wctx repo add %s --workspace uploads" % repo)
+            say("$ wctx repo add %s --workspace uploads" % shlex.quote(repo))
             say("  " + register_repo(store, repo, workspace="uploads")["message"])
         say("$ wctx relate docs-ui uses upload-sdk")
         say("  " + relate(store, "docs-ui", "uses", "upload-sdk")["message"])
         say("")
         say("A session in docs-ui finds that the bug lives in the SDK and records it there:")
-        say('$ cd docs-ui && wctx capture --summary "traced the upload failure into the SDK" \\')
+        say("$ cd %s" % shlex.quote(ui))
+        say('$ wctx capture --summary "traced the upload failure into the SDK" \\')
         say('    --finding "SDK swallows the 419 :: returns it terminal, no retry" \\')
-        say('    --repo upload-sdk --file "src/upload/upload.ts#uploadDocument"')
+        say('    --repo upload-sdk --file "src/upload/upload.ts#uploadDocument" --confidence 0.9')
         cap = capture(
             store,
             [
@@ -9432,7 +9440,8 @@ def run_demo(out, keep_dir=None):
         )
         say("")
         say("A later session in upload-sdk searches before investigating:")
-        say('$ cd upload-sdk && wctx search "upload expired session"')
+        say("$ cd %s" % shlex.quote(sdk))
+        say('$ wctx search "upload expired session"')
         say(_indent(format_search(search(store, "upload expired session", cwd=sdk)), "  "))
         say("")
         say("Someone changes another function in the same file and commits:")
@@ -9450,7 +9459,8 @@ def run_demo(out, keep_dir=None):
         say(_indent(format_verify(verify(store, [eid])), "  "))
         say("")
         say("Stale items sink in search but stay visible, labelled:")
-        say('$ cd docs-ui && wctx search "419"')
+        say("$ cd %s" % shlex.quote(ui))
+        say('$ wctx search "419"')
         say(_indent(format_search(search(store, "419", cwd=ui)), "  "))
         say("")
         say("Freshness says whether what the finding cites changed, never whether the claim is still true.")

@@ -295,3 +295,16 @@ def test_symbols_with_an_empty_part_are_refused(git_repo, store, run_cli):
         assert res.code == 2 and "empty part" in res.err, (spec, res)
     assert store.one("SELECT count(*) AS n FROM evidence")["n"] == 0
     assert run_cli(["capture", "--finding", "x", "--file", "core.py#Context.invoke"], cwd=b.path).code == 0
+
+
+def test_demo_prints_each_command_as_it_runs_it(run_cli, tmp_path):
+    keep = tmp_path / "demo"
+    res = run_cli(["demo", "--keep", str(keep)])
+    assert res.code == 0, res
+    commands = [line[2:] for line in res.out.splitlines() if line.startswith("$ ")]
+    assert "export WCTX_HOME=%s" % (keep / "store") in commands
+    capture = res.out[res.out.index("$ wctx capture") :].split("\n  session")[0]
+    assert "--confidence 0.9" in capture  # the confidence its search reasons then state
+    cds = [c.split(" ", 1)[1] for c in commands if c.startswith("cd ")]
+    assert cds and all(os.path.isabs(d) and os.path.isdir(d) for d in cds), cds
+    assert all("&&" not in c for c in commands)
