@@ -1445,24 +1445,22 @@ _GIT_ENV_DROP = (
     "GIT_CONFIG_PARAMETERS",
     "GIT_CONFIG_COUNT",
 )
-_git_env_cache = None
 
 
 def _git_env():
-    global _git_env_cache
-    if _git_env_cache is None:
-        env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
-        env.update(
-            {
-                "GIT_OPTIONAL_LOCKS": "0",  # reads never rewrite the index
-                "GIT_TERMINAL_PROMPT": "0",
-                "GIT_PAGER": "cat",
-                "LC_ALL": "C",
-                "LANGUAGE": "C",
-            }
-        )
-        _git_env_cache = env
-    return _git_env_cache
+    # Built for every call from the current os.environ (a cached copy would freeze the first
+    # call's environment for the life of the process): tens of microseconds beside a git process.
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
+    env.update(
+        {
+            "GIT_OPTIONAL_LOCKS": "0",  # reads never rewrite the index
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_PAGER": "cat",
+            "LC_ALL": "C",
+            "LANGUAGE": "C",
+        }
+    )
+    return env
 
 
 class GitError(WctxError):
@@ -2424,7 +2422,6 @@ _TYPE_KEYWORDS = (
 )
 
 
-@functools.lru_cache(maxsize=256)
 @functools.lru_cache(maxsize=1024)  # compiling them costs ~1 ms a name; verify meets a name many times
 def _patterns(name, language):
     """(kind, regex) definition patterns for ``name``; kind is "func", "type" or "value".

@@ -174,7 +174,6 @@ def test_home_that_is_a_file_fails_and_init_agrees(run_cli, tmp_path, below):
 
 def test_git_missing_fails_with_install_hint(product, run_cli, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
-    monkeypatch.setattr(wctx, "_git_env_cache", None)  # the git helper caches its environment
     result = run_cli(["doctor", "--json"], cwd=product)
     assert result.code == 1
     check = checks_by_name(result)["git"]
