@@ -1728,10 +1728,7 @@ def guidance_block():
 # Only a block wctx wrote: its exact begin line, and no other begin marker inside, so a marker a
 # person typed (a stray "<!-- wctx:begin -->") never makes text outside the block look like ours.
 _BLOCK_RE = re.compile(
-    re.escape(AGENT_GUIDANCE_BEGIN)
-    + r"(?:(?!<!-- wctx:begin).)*?"
-    + re.escape(AGENT_GUIDANCE_END)
-    + r"\n?",
+    re.escape(AGENT_GUIDANCE_BEGIN) + r"(?:(?!<!-- wctx:begin).)*?" + re.escape(AGENT_GUIDANCE_END) + r"\n?",
     re.S,
 )
 
