@@ -3261,6 +3261,12 @@ def _attach_waiting(store, repo_id, repo_name, root_commit, aliases):
     attached = 0
     if names:
         marks = ",".join("?" * len(names))
+        # An item counts once, whether it is about this repository or only cites files in it.
+        rids = {r[0] for r in db.execute(
+            "SELECT DISTINCT evidence_rid FROM anchors WHERE repo_id IS NULL AND root_commit IS ? AND repo_name IN (%s)"
+            % marks, [root_commit, *names])}  # fmt: skip
+        rids |= {r[0] for r in db.execute(
+            "SELECT rid FROM evidence WHERE repo_id IS NULL AND repo_name IN (%s)" % marks, names)}  # fmt: skip
         if root_commit:
             db.execute(
                 "UPDATE anchors SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND root_commit = ? "
@@ -3269,10 +3275,11 @@ def _attach_waiting(store, repo_id, repo_name, root_commit, aliases):
             db.execute(
                 "UPDATE anchors SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND root_commit IS NULL "
                 "AND commit_sha IS NULL AND repo_name IN (%s)" % marks, [repo_id, repo_name, *names])  # fmt: skip
-        attached = db.execute(
+        db.execute(
             "UPDATE evidence SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND repo_name IN (%s) AND NOT EXISTS ("
             "SELECT 1 FROM anchors a WHERE a.evidence_rid = evidence.rid AND a.repo_name = evidence.repo_name "
-            "AND a.repo_id IS NULL)" % marks, [repo_id, repo_name, *names]).rowcount  # fmt: skip
+            "AND a.repo_id IS NULL)" % marks, [repo_id, repo_name, *names])  # fmt: skip
+        attached = len(rids)
         for table in ("sessions", "session_repos", "session_files"):
             db.execute(
                 "UPDATE OR IGNORE %s SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND repo_name IN (%s)"
@@ -3741,6 +3748,735 @@ def remove_from_workspace(store, workspace, repo):
     if not cur.rowcount:
         raise NotFoundError("%s is not in workspace %s" % (r.name, workspace))
     return {"message": "removed %s from workspace %s" % (r.name, workspace)}
+
+
+# ----------------------------------------------------------------------------------------------
+# Manifests: relations suggested from what repositories declare they publish and require
+# ----------------------------------------------------------------------------------------------
+# Each registered repository's manifests are read from disk (never through git, never run):
+# package.json, pyproject.toml, requirements*.txt, setup.cfg, go.mod, Cargo.toml, pom.xml and
+# build.gradle(.kts), each at most MANIFEST_MAX_BYTES, never through a symlink. What one repository
+# requires (a package name, module path or crate) is matched against what another publishes; each
+# match is a suggested ``depends_on`` relation carrying the manifest line that says so. Nothing is
+# declared until someone says yes; a declined suggestion is remembered and not offered again.
+
+MANIFEST_MAX_BYTES = 1 << 20
+MANIFEST_MAX_PACKAGES = 200  # monorepo workspace packages read per repository
+
+
+class _TomlError(ValueError):
+    pass
+
+
+class _TomlReader:
+    """The TOML that manifests use, for Pythons without ``tomllib`` (3.8-3.10): tables and arrays
+    of tables, dotted and quoted keys, basic and literal strings (also multi-line) with escapes,
+    integers, floats, booleans, arrays (nested, multi-line, trailing commas), inline tables.
+    Dates and times come back as their text. Anything else is a _TomlError, never a guess."""
+
+    _BARE = re.compile(r"[A-Za-z0-9_-]+")
+    _NUMBER = re.compile(
+        r"[+-]?(?:0x[0-9A-Fa-f_]+|0o[0-7_]+|0b[01_]+|inf|nan|[0-9_]+(?:\.[0-9_]+)?(?:[eE][+-]?[0-9_]+)?)"
+    )
+    _DATE = re.compile(
+        r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?)?|\d{2}:\d{2}:\d{2}(?:\.\d+)?"
+    )
+    _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
+
+    def __init__(self, text):
+        self.s = text
+        self.i = 0
+
+    def error(self, what):
+        line = self.s.count("\n", 0, self.i) + 1
+        raise _TomlError("line %d: %s" % (line, what))
+
+    def skip(self, newlines=False):
+        while self.i < len(self.s):
+            c = self.s[self.i]
+            if c in " \t" or (newlines and c in "\r\n"):
+                self.i += 1
+            elif c == "#":
+                while self.i < len(self.s) and self.s[self.i] != "\n":
+                    self.i += 1
+            else:
+                break
+
+    def parse(self):
+        root = {}
+        table = root
+        while True:
+            self.skip(newlines=True)
+            if self.i >= len(self.s):
+                return root
+            if self.s.startswith("[[", self.i):
+                self.i += 2
+                keys = self.key()
+                if not self.s.startswith("]]", self.i):
+                    self.error("expected ]]")
+                self.i += 2
+                parent = self.descend(root, keys[:-1])
+                items = parent.setdefault(keys[-1], [])
+                if not isinstance(items, list):
+                    self.error("%s is not an array of tables" % ".".join(keys))
+                table = {}
+                items.append(table)
+            elif self.s[self.i] == "[":
+                self.i += 1
+                keys = self.key()
+                if not self.s.startswith("]", self.i):
+                    self.error("expected ]")
+                self.i += 1
+                table = self.descend(root, keys)
+            else:
+                keys = self.key()
+                if not self.s.startswith("=", self.i):
+                    self.error("expected =")
+                self.i += 1
+                self.skip()
+                value = self.value()
+                target = self.descend(table, keys[:-1])
+                if keys[-1] in target:
+                    self.error("%s is defined twice" % ".".join(keys))
+                target[keys[-1]] = value
+            self.skip()
+            if self.i < len(self.s) and self.s[self.i] not in "\r\n":
+                self.error("unexpected text after a value")
+
+    def descend(self, table, keys):
+        for k in keys:
+            nxt = table.setdefault(k, {})
+            if isinstance(nxt, list) and nxt and isinstance(nxt[-1], dict):
+                nxt = nxt[-1]
+            if not isinstance(nxt, dict):
+                self.error("%s is not a table" % k)
+            table = nxt
+        return table
+
+    def key(self):
+        keys = []
+        while True:
+            self.skip()
+            c = self.s[self.i : self.i + 1]
+            if c == '"':
+                keys.append(self.basic_string())
+            elif c == "'":
+                keys.append(self.literal_string())
+            else:
+                m = self._BARE.match(self.s, self.i)
+                if not m:
+                    self.error("expected a key")
+                keys.append(m.group())
+                self.i = m.end()
+            self.skip()
+            if self.s.startswith(".", self.i):
+                self.i += 1
+                continue
+            return keys
+
+    def value(self):
+        s, i = self.s, self.i
+        if s.startswith('"""', i):
+            return self.multiline('"""')
+        if s.startswith("'''", i):
+            return self.multiline("'''")
+        c = s[i : i + 1]
+        if c == '"':
+            return self.basic_string()
+        if c == "'":
+            return self.literal_string()
+        if c == "[":
+            return self.array()
+        if c == "{":
+            return self.inline_table()
+        for word, value in (("true", True), ("false", False)):
+            if s.startswith(word, i):
+                self.i += len(word)
+                return value
+        m = self._DATE.match(s, i)
+        if m:
+            self.i = m.end()
+            return m.group()
+        m = self._NUMBER.match(s, i)
+        if m and m.group():
+            self.i = m.end()
+            text = m.group().replace("_", "")
+            try:
+                if text.lstrip("+-")[:2] in ("0x", "0o", "0b"):
+                    return int(text, 0)
+                if any(ch in text for ch in ".eEn"):
+                    return float(text)
+                return int(text)
+            except ValueError:
+                self.error("bad number %s" % m.group())
+        self.error("expected a value")
+
+    def basic_string(self):
+        self.i += 1
+        out = []
+        while True:
+            if self.i >= len(self.s) or self.s[self.i] == "\n":
+                self.error("unterminated string")
+            c = self.s[self.i]
+            if c == '"':
+                self.i += 1
+                return "".join(out)
+            if c == "\\":
+                out.append(self.escape())
+            else:
+                out.append(c)
+                self.i += 1
+
+    def escape(self):
+        c = self.s[self.i + 1 : self.i + 2]
+        if c in self._ESCAPES:
+            self.i += 2
+            return self._ESCAPES[c]
+        if c in ("u", "U"):
+            n = 4 if c == "u" else 8
+            digits = self.s[self.i + 2 : self.i + 2 + n]
+            try:
+                value = chr(int(digits, 16))
+            except ValueError:
+                self.error("bad unicode escape")
+            self.i += 2 + n
+            return value
+        self.error("bad escape \\%s" % c)
+
+    def literal_string(self):
+        end = self.s.find("'", self.i + 1)
+        if end < 0 or "\n" in self.s[self.i : end]:
+            self.error("unterminated string")
+        value = self.s[self.i + 1 : end]
+        self.i = end + 1
+        return value
+
+    def multiline(self, quote):
+        self.i += 3
+        if self.s.startswith("\r\n", self.i):
+            self.i += 2
+        elif self.s.startswith("\n", self.i):
+            self.i += 1
+        out = []
+        while True:
+            if self.i >= len(self.s):
+                self.error("unterminated string")
+            if self.s.startswith(quote, self.i):
+                extra = 0
+                while self.s.startswith(quote[0], self.i + 3 + extra) and extra < 2:
+                    extra += 1
+                out.append(quote[0] * extra)
+                self.i += 3 + extra
+                return "".join(out)
+            c = self.s[self.i]
+            if c == "\\" and quote == '"""':
+                rest = self.s[self.i + 1 :]
+                stripped = rest.lstrip(" \t")
+                if stripped.startswith("\n") or stripped.startswith("\r\n"):
+                    self.i = len(self.s) - len(rest.lstrip(" \t\r\n"))  # a line-ending backslash
+                    continue
+                out.append(self.escape())
+                continue
+            out.append(c)
+            self.i += 1
+
+    def array(self):
+        self.i += 1
+        items = []
+        while True:
+            self.skip(newlines=True)
+            if self.s.startswith("]", self.i):
+                self.i += 1
+                return items
+            items.append(self.value())
+            self.skip(newlines=True)
+            if self.s.startswith(",", self.i):
+                self.i += 1
+            elif not self.s.startswith("]", self.i):
+                self.error("expected , or ] in an array")
+
+    def inline_table(self):
+        self.i += 1
+        table = {}
+        self.skip()
+        if self.s.startswith("}", self.i):
+            self.i += 1
+            return table
+        while True:
+            keys = self.key()
+            if not self.s.startswith("=", self.i):
+                self.error("expected = in an inline table")
+            self.i += 1
+            self.skip()
+            self.descend(table, keys[:-1])[keys[-1]] = self.value()
+            self.skip()
+            if self.s.startswith(",", self.i):
+                self.i += 1
+                continue
+            if self.s.startswith("}", self.i):
+                self.i += 1
+                return table
+            self.error("expected , or } in an inline table")
+
+
+def toml_loads(text, subset=False):
+    """Parse TOML: ``tomllib`` where Python has it (3.11+), else (or with ``subset``) _TomlReader.
+    Raises ValueError on text either cannot read."""
+    if not subset:
+        try:
+            import tomllib
+        except ImportError:
+            pass
+        else:
+            return tomllib.loads(text)
+    return _TomlReader(text).parse()
+
+
+def _manifest_text(root, rel):
+    """A manifest's text, or None: missing, a symlink (never followed), not a regular file,
+    larger than MANIFEST_MAX_BYTES, or not UTF-8."""
+    full = os.path.join(root, *rel.split("/"))
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return None
+    import stat
+
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MANIFEST_MAX_BYTES:
+        return None
+    real = os.path.realpath(full)
+    if not real.startswith(os.path.realpath(root) + os.sep):  # a symlinked parent directory
+        return None
+    try:
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read(MANIFEST_MAX_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MANIFEST_MAX_BYTES:
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+
+
+def _pypi_name(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _requirement_names(lines):
+    """Package names of PEP 508 requirement lines (options, URLs, paths and comments skipped)."""
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if not line or line.startswith("-") or "://" in line.split(";")[0].split("@")[0]:
+            continue
+        m = _REQUIREMENT_NAME.match(line)
+        if m:
+            yield m.group(1)
+
+
+class Declaration:
+    """One thing a manifest says: ``role`` 'publishes' or 'requires', ``eco`` (npm, pypi, go,
+    cargo, maven), the normalised ``name``, and ``where`` ("package.json name",
+    "package.json devDependencies"); ``local`` is a path a dependency points to, if any."""
+
+    __slots__ = ("role", "eco", "name", "shown", "where", "local")
+
+    # Names and paths from a manifest are a hostile repository's text: only the characters package
+    # names and relative paths use get through (no control characters, no spaces).
+    SAFE = re.compile(r"^[\w@/.:+~-]{1,214}$")
+
+    def __init__(self, role, eco, name, shown, where, local=None):
+        self.role = role
+        self.eco = eco
+        self.name = name
+        self.shown = shown
+        self.where = where
+        self.local = local
+
+
+def _package_json(rel, text, out):
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    if isinstance(data.get("name"), str) and data["name"]:
+        out.append(Declaration("publishes", "npm", data["name"], data["name"], "%s name" % rel))
+    for field in ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies"):
+        deps = data.get(field)
+        if isinstance(deps, dict):
+            for name, spec in deps.items():
+                local = spec[len("file:") :] if isinstance(spec, str) and spec.startswith("file:") else None
+                out.append(Declaration("requires", "npm", name, name, "%s %s" % (rel, field), local))
+    workspaces = data.get("workspaces")
+    if isinstance(workspaces, dict):
+        workspaces = workspaces.get("packages")
+    return [w for w in workspaces if isinstance(w, str)] if isinstance(workspaces, list) else []
+
+
+def _pyproject(rel, text, out):
+    try:
+        data = toml_loads(text)
+    except ValueError:
+        return
+    project = data.get("project") if isinstance(data.get("project"), dict) else {}
+    if isinstance(project.get("name"), str):
+        out.append(
+            Declaration(
+                "publishes", "pypi", _pypi_name(project["name"]), project["name"], "%s [project] name" % rel
+            )
+        )
+    deps = project.get("dependencies")
+    for name in _requirement_names(deps if isinstance(deps, list) else []):
+        out.append(Declaration("requires", "pypi", _pypi_name(name), name, "%s [project] dependencies" % rel))
+    optional = project.get("optional-dependencies")
+    for group, deps in optional.items() if isinstance(optional, dict) else ():
+        for name in _requirement_names(deps if isinstance(deps, list) else []):
+            out.append(
+                Declaration(
+                    "requires", "pypi", _pypi_name(name), name, "%s optional-dependencies.%s" % (rel, group)
+                )
+            )
+    poetry = data.get("tool", {}).get("poetry") if isinstance(data.get("tool"), dict) else None
+    if isinstance(poetry, dict):
+        if isinstance(poetry.get("name"), str):
+            out.append(
+                Declaration(
+                    "publishes",
+                    "pypi",
+                    _pypi_name(poetry["name"]),
+                    poetry["name"],
+                    "%s [tool.poetry] name" % rel,
+                )
+            )
+        tables = [
+            ("dependencies", poetry.get("dependencies")),
+            ("dev-dependencies", poetry.get("dev-dependencies")),
+        ]
+        groups = poetry.get("group")
+        for group, body in groups.items() if isinstance(groups, dict) else ():
+            if isinstance(body, dict):
+                tables.append(("group.%s.dependencies" % group, body.get("dependencies")))
+        for field, deps in tables:
+            for name, spec in deps.items() if isinstance(deps, dict) else ():
+                if name.lower() == "python":
+                    continue
+                local = (
+                    spec.get("path") if isinstance(spec, dict) and isinstance(spec.get("path"), str) else None
+                )
+                out.append(
+                    Declaration(
+                        "requires",
+                        "pypi",
+                        _pypi_name(name),
+                        name,
+                        "%s [tool.poetry.%s]" % (rel, field),
+                        local,
+                    )
+                )
+
+
+def _setup_cfg(rel, text, out):
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return
+    if parser.has_option("metadata", "name"):
+        name = parser.get("metadata", "name").strip()
+        out.append(Declaration("publishes", "pypi", _pypi_name(name), name, "%s [metadata] name" % rel))
+    if parser.has_option("options", "install_requires"):
+        for name in _requirement_names(parser.get("options", "install_requires").splitlines()):
+            out.append(Declaration("requires", "pypi", _pypi_name(name), name, "%s install_requires" % rel))
+    if parser.has_section("options.extras_require"):
+        for group, value in parser.items("options.extras_require"):
+            for name in _requirement_names(value.splitlines()):
+                out.append(
+                    Declaration(
+                        "requires", "pypi", _pypi_name(name), name, "%s extras_require.%s" % (rel, group)
+                    )
+                )
+
+
+def _go_mod(rel, text, out):
+    block = None
+    for raw in text.splitlines():
+        line = raw.split("//", 1)[0].strip()
+        if not line:
+            continue
+        if block:
+            if line == ")":
+                block = None
+                continue
+            words = [block] + line.split()
+        else:
+            words = line.split()
+            if len(words) == 2 and words[1] == "(":
+                block = words[0]
+                continue
+        if words[0] == "module" and len(words) >= 2:
+            out.append(
+                Declaration("publishes", "go", words[1].strip('"'), words[1].strip('"'), "%s module" % rel)
+            )
+        elif words[0] == "require" and len(words) >= 2:
+            out.append(
+                Declaration("requires", "go", words[1].strip('"'), words[1].strip('"'), "%s require" % rel)
+            )
+        elif words[0] == "replace" and "=>" in words:
+            arrow = words.index("=>")
+            target = words[arrow + 1] if len(words) > arrow + 1 else ""
+            if target.startswith(("./", "../", "/")) and arrow >= 2:
+                name = words[1].strip('"')
+                out.append(
+                    Declaration(
+                        "requires", "go", name, name, "%s replace %s => %s" % (rel, name, target), target
+                    )
+                )
+
+
+def _cargo_toml(rel, text, out):
+    try:
+        data = toml_loads(text)
+    except ValueError:
+        return
+    package = data.get("package")
+    if isinstance(package, dict) and isinstance(package.get("name"), str):
+        name = package["name"]
+        out.append(Declaration("publishes", "cargo", name.replace("-", "_"), name, "%s [package] name" % rel))
+    for field in ("dependencies", "dev-dependencies", "build-dependencies"):
+        deps = data.get(field)
+        for name, spec in deps.items() if isinstance(deps, dict) else ():
+            local = spec.get("path") if isinstance(spec, dict) and isinstance(spec.get("path"), str) else None
+            crate = (
+                spec.get("package")
+                if isinstance(spec, dict) and isinstance(spec.get("package"), str)
+                else name
+            )
+            out.append(
+                Declaration(
+                    "requires", "cargo", crate.replace("-", "_"), crate, "%s [%s]" % (rel, field), local
+                )
+            )
+
+
+def _pom_xml(rel, text, out):
+    # Only the simple shape: the project's own groupId/artifactId and <dependency> entries.
+    body = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+    body_wo_parent = re.sub(r"<parent>.*?</parent>", "", body, flags=re.S)
+    deps = re.findall(r"<dependency>(.*?)</dependency>", body_wo_parent, flags=re.S)
+    top = re.sub(r"<dependencies>.*?</dependencies>|<dependencyManagement>.*?</dependencyManagement>|<build>.*?</build>"
+                 r"|<profiles>.*?</profiles>", "", body_wo_parent, flags=re.S)  # fmt: skip
+
+    def field(xml, tag):
+        m = re.search(r"<%s>\s*([^<\s]+)\s*</%s>" % (tag, tag), xml)
+        return m.group(1) if m else None
+
+    group = field(top, "groupId") or field(body, "groupId")
+    artifact = field(top, "artifactId")
+    if group and artifact:
+        out.append(
+            Declaration(
+                "publishes",
+                "maven",
+                "%s:%s" % (group, artifact),
+                "%s:%s" % (group, artifact),
+                "%s artifactId" % rel,
+            )
+        )
+    for dep in deps:
+        g, a = field(dep, "groupId"), field(dep, "artifactId")
+        if g and a:
+            out.append(
+                Declaration("requires", "maven", "%s:%s" % (g, a), "%s:%s" % (g, a), "%s <dependency>" % rel)
+            )
+
+
+_GRADLE_DEP = re.compile(
+    r"""^\s*(?:implementation|api|compileOnly|runtimeOnly|testImplementation)\s*\(?\s*["']([\w.-]+):([\w.-]+)(?::[^"']*)?["']""",
+    re.M,
+)
+
+
+def _build_gradle(rel, text, out):
+    group = re.search(r"""^\s*group\s*=\s*["']([\w.-]+)["']""", text, re.M)
+    artifact = re.search(
+        r"""^\s*(?:archivesBaseName|rootProject\.name)\s*=\s*["']([\w.-]+)["']""", text, re.M
+    )
+    if group and artifact:
+        name = "%s:%s" % (group.group(1), artifact.group(1))
+        out.append(Declaration("publishes", "maven", name, name, "%s group and name" % rel))
+    for m in _GRADLE_DEP.finditer(text):
+        name = "%s:%s" % (m.group(1), m.group(2))
+        out.append(Declaration("requires", "maven", name, name, "%s %s" % (rel, "dependency")))
+
+
+def repo_declarations(root):
+    """Everything the manifests at the top of the checkout ``root`` (and the packages of an npm
+    workspace) declare: [Declaration]. Read from disk with size limits, symlinks never followed,
+    nothing run."""
+    out = []
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return out
+    packages = []
+    for rel in names:
+        parse = {
+            "package.json": _package_json,
+            "pyproject.toml": _pyproject,
+            "setup.cfg": _setup_cfg,
+            "go.mod": _go_mod,
+            "Cargo.toml": _cargo_toml,
+            "pom.xml": _pom_xml,
+            "build.gradle": _build_gradle,
+            "build.gradle.kts": _build_gradle,
+        }.get(rel)
+        is_requirements = rel.startswith("requirements") and rel.endswith(".txt")
+        if parse is None and not is_requirements:
+            continue
+        text = _manifest_text(root, rel)
+        if text is None:
+            continue
+        if is_requirements:
+            for name in _requirement_names(text.splitlines()):
+                out.append(Declaration("requires", "pypi", _pypi_name(name), name, rel))
+        elif parse is _package_json:
+            packages = parse(rel, text, out)
+        else:
+            parse(rel, text, out)
+    # npm/yarn/pnpm workspaces: each package's package.json publishes too.
+    seen = 0
+    for pattern in packages:
+        parts = pattern.strip("/").split("/")
+        if not parts or any(p in ("..", "") or p.startswith(".") for p in parts):
+            continue
+        if parts[-1] in ("*", "**"):
+            base = "/".join(parts[:-1])
+            try:
+                dirs = sorted(os.listdir(os.path.join(root, *base.split("/")))) if base else []
+            except OSError:
+                continue
+            candidates = [(base + "/" + d) if base else d for d in dirs]
+        elif "*" in pattern:
+            continue  # only "dir/*" and plain paths
+        else:
+            candidates = ["/".join(parts)]
+        for pkg in candidates:
+            if seen >= MANIFEST_MAX_PACKAGES:
+                break
+            real = os.path.realpath(os.path.join(root, *pkg.split("/")))
+            if not real.startswith(os.path.realpath(root) + os.sep) or os.path.islink(
+                os.path.join(root, *pkg.split("/"))
+            ):
+                continue
+            text = _manifest_text(root, pkg + "/package.json")
+            if text is not None:
+                seen += 1
+                _package_json(pkg + "/package.json", text, out)
+    ok = Declaration.SAFE.match
+    return [d for d in out if ok(d.name) and ok(d.shown) and (d.local is None or ok(d.local))]
+
+
+class Suggestion:
+    """A relation the manifests suggest: ``from`` ``kind`` ``to`` with the lines that say so."""
+
+    __slots__ = ("from_repo", "kind", "to_repo", "evidence")
+
+    def __init__(self, from_repo, kind, to_repo, evidence):
+        self.from_repo = from_repo
+        self.kind = kind
+        self.to_repo = to_repo
+        self.evidence = evidence
+
+    def as_dict(self):
+        return {
+            "from": self.from_repo.name,
+            "kind": self.kind,
+            "to": self.to_repo.name,
+            "evidence": self.evidence,
+        }
+
+
+def suggest_relations(store, repo=None):
+    """Relations the registered repositories' manifests suggest and nobody has declared or
+    declined yet, optionally only those involving ``repo``: [Suggestion], in name order."""
+    repos = [r for r in _repos(store) if os.path.isdir(r.home)]
+    only = resolve_repo(store, repo) if repo else None
+    declared = {(r["from_repo"], r["to_repo"]) for r in store.all("SELECT from_repo, to_repo FROM relations")}
+    declined = {
+        (r["from_name"], r["from_root"], r["kind"], r["to_name"], r["to_root"])
+        for r in store.all("SELECT * FROM declined_relations")
+    }
+    decl = {r.id: repo_declarations(r.home) for r in repos}
+    published = {}
+    for r in repos:
+        for d in decl[r.id]:
+            if d.role == "publishes":
+                published.setdefault((d.eco, d.name), []).append((r, d))
+    homes = {os.path.realpath(c): r for r in repos for c in r.all_checkouts()}
+    plain = ("", "dependencies", "require", "[project] dependencies")
+    found = {}
+    for a in repos:
+        for d in decl[a.id]:
+            if d.role != "requires":
+                continue
+            file, _, field = d.where.partition(" ")
+            said = "%s/%s depends on %s%s" % (
+                a.name,
+                file,
+                d.shown,
+                "" if field in plain else " (%s)" % field,
+            )
+            lines = []
+            for b, p in published.get((d.eco, d.name), ()):
+                lines.append((b, "%s, published by %s (%s)" % (said, b.name, p.where)))
+            if d.local:
+                b = homes.get(os.path.realpath(os.path.join(a.home, d.local)))
+                if b is not None:
+                    lines.append(
+                        (
+                            b,
+                            "%s/%s points %s at %s, a checkout of %s"
+                            % (a.name, file, d.shown, d.local, b.name),
+                        )
+                    )
+            for b, line in lines:
+                if b.id == a.id or (only is not None and only.id not in (a.id, b.id)):
+                    continue
+                if (a.id, b.id) in declared:
+                    continue
+                if (a.name, a.root_commit, "depends_on", b.name, b.root_commit) in declined:
+                    continue
+                evidence = found.setdefault((a.id, b.id), Suggestion(a, "depends_on", b, [])).evidence
+                if line not in evidence:
+                    evidence.append(line)
+    return sorted(found.values(), key=lambda s: (s.from_repo.name, s.to_repo.name))
+
+
+def accept_suggestion(store, suggestion):
+    """Declare a suggested relation, its manifest evidence as the note."""
+    return relate(store, suggestion.from_repo.name, suggestion.kind, suggestion.to_repo.name,
+                  note="; ".join(suggestion.evidence)[:MAX_CLAIM_CHARS])  # fmt: skip
+
+
+def decline_suggestion(store, suggestion):
+    """Remember that this suggestion was declined, so that it is not offered again."""
+    a, b = suggestion.from_repo, suggestion.to_repo
+    with store.atomic():
+        store.db.execute(
+            "INSERT INTO declined_relations(from_name, from_root, kind, to_name, to_root, declined_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (a.name, a.root_commit, suggestion.kind, b.name, b.root_commit, utc_now()),
+        )
+    return {"message": "declined %s %s %s (not suggested again)" % (a.name, suggestion.kind, b.name)}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -6389,22 +7125,81 @@ def _merge_export(old_text, records):
     return ordered
 
 
+def topology_records(store, repo=None):
+    """The store's topology as export records: every repository (name and root commit), every
+    relation and every workspace with its members, by identity; with ``repo``, what involves it."""
+    repos = _repos(store)
+    only = resolve_repo(store, repo) if repo else None
+    names = {r.id: r for r in repos}
+    out = []
+    for r in repos:
+        if only is None or r.id == only.id:
+            out.append({"type": "repository", "format": EXPORT_FORMAT, "id": "repo:" + r.name,
+                        "name": r.name, "root_commit": r.root_commit})  # fmt: skip
+    for row in store.all("SELECT * FROM relations ORDER BY id"):
+        a, b = names.get(row["from_repo"]), names.get(row["to_repo"])
+        if a is None or b is None or (only is not None and only.id not in (a.id, b.id)):
+            continue
+        out.append({"type": "relation", "format": EXPORT_FORMAT, "id": "rel:%s:%s:%s" % (a.name, row["kind"], b.name),
+                    "from": a.name, "from_root": a.root_commit, "kind": row["kind"], "to": b.name,
+                    "to_root": b.root_commit, "note": row["note"], "created_at": row["created_at"]})  # fmt: skip
+    for ws in store.all("SELECT * FROM workspaces ORDER BY name"):
+        members = [names[r["repo_id"]] for r in store.all(
+            "SELECT repo_id FROM workspace_repos WHERE workspace_id = ?", (ws["id"],)) if r["repo_id"] in names]  # fmt: skip
+        if only is not None and only.id not in {m.id for m in members}:
+            continue
+        out.append({"type": "workspace", "format": EXPORT_FORMAT, "id": "ws:" + ws["name"], "name": ws["name"],
+                    "repos": [{"repo": m.name, "root_commit": m.root_commit}
+                              for m in sorted(members, key=lambda m: m.name)]})  # fmt: skip
+    return out
+
+
+def _store_machine_id(store):
+    """This store's random id, shared with sync: it names the store's own topology file."""
+    row = store.one("SELECT value FROM sync_state WHERE key = 'machine'")
+    if row is None:
+        with store.atomic():
+            store.db.execute(
+                "INSERT OR IGNORE INTO sync_state(key, value) VALUES ('machine', ?)", (os.urandom(8).hex(),)
+            )
+        row = store.one("SELECT value FROM sync_state WHERE key = 'machine'")
+    return row["value"]
+
+
 def export_evidence(store, out_dir=None, stream=None, repo=None):
-    """Write the export: one JSONL file per session into ``out_dir``, or everything to ``stream``."""
-    counts = {"sessions": 0, "evidence": 0, "files": 0}
+    """Write the export: one JSONL file per session into ``out_dir`` plus this store's topology
+    in ``topology-<store id>.jsonl``, or everything to ``stream``."""
+    counts = {"sessions": 0, "evidence": 0, "files": 0, "topology": 0}
     local = LocalPaths(store)
     per_session = {}
     for sid, record in export_records(store, repo=repo):
         per_session.setdefault(sid, []).append(record)
         counts["sessions" if record["type"] == "session" else "evidence"] += 1
+    topology = [shareable_record(r, local) for r in topology_records(store, repo=repo)]
+    counts["topology"] = len(topology)
     if out_dir is None:
         for records in per_session.values():
             for record in records:
                 stream.write(
                     json.dumps(shareable_record(record, local), ensure_ascii=False, sort_keys=True) + "\n"
                 )
+        for record in topology:
+            stream.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
         return counts
     os.makedirs(out_dir, exist_ok=True)
+    # The topology file is this store's alone (named by its id), so it is rewritten whole.
+    if topology:
+        path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
+        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in topology)
+        old = None
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                old = fh.read()
+        if old != text:
+            with open(path + ".tmp", "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(path + ".tmp", path)
+            counts["files"] += 1
     for sid, records in per_session.items():
         path = os.path.join(out_dir, sid + ".jsonl")
         old = None
@@ -6686,8 +7481,38 @@ RECORD_FIELDS = {
         "symbol_hash": _v_hex,
     },
 }
-# The record types a file may hold (anchors live inside evidence).
-RECORD_TYPES = ("session", "evidence")
+# Topology: repositories by identity (root commit + name, never a path), the relations between them
+# and the workspaces they form, so that a teammate's import recreates the product's shape.
+RECORD_FIELDS["repository"] = {
+    "type": _v_enum(("repository",)),
+    "format": _v_format,
+    "id": _v_required_id,
+    "name": _v_required_repo,
+    "root_commit": _v_object_id,
+}
+RECORD_FIELDS["relation"] = {
+    "type": _v_enum(("relation",)),
+    "format": _v_format,
+    "id": _v_required_id,
+    "from": _v_required_repo,
+    "from_root": _v_object_id,
+    "kind": _v_enum(RELATION_KINDS, what="relation kind"),
+    "to": _v_required_repo,
+    "to_root": _v_object_id,
+    "note": _v_text(MAX_CLAIM_CHARS),
+    "created_at": _v_timestamp,
+}
+RECORD_FIELDS["workspace"] = {
+    "type": _v_enum(("workspace",)),
+    "format": _v_format,
+    "id": _v_required_id,
+    "name": _v_required_repo,  # workspace names follow the repository name rule
+    "repos": _v_list_of("workspace_member", limit=10000),
+}
+RECORD_FIELDS["workspace_member"] = {"repo": _v_required_repo, "root_commit": _v_object_id}
+# The record types a file may hold (anchors live inside evidence, members inside workspaces).
+RECORD_TYPES = ("session", "evidence", "repository", "relation", "workspace")
+TOPOLOGY_TYPES = ("repository", "relation", "workspace")
 
 
 class _FieldError(ValueError):
@@ -6942,6 +7767,57 @@ def _import_records(store, records):
                 (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or ""),
             )
             counts["evidence"] += 1
+        counts.update(_import_topology(store, [r for r in records if r["type"] in TOPOLOGY_TYPES]))
+    return counts
+
+
+def _import_topology(store, records):
+    """Relations and workspace memberships from validated topology records, by identity: between
+    repositories registered here they are declared at once; one whose repository is not registered
+    yet waits (dormant) and is restored when it is. Nothing is removed: an import only adds."""
+    repos = _repos(store)
+    db = store.db
+    counts = {"relations": 0, "memberships": 0, "waiting": 0}
+    for rec in records:
+        if rec["type"] == "relation":
+            a = _identity_of(repos, rec["from"], rec["from_root"])
+            b = _identity_of(repos, rec["to"], rec["to_root"])
+            note = redact_secrets(rec.get("note"))
+            if a is not None and b is not None:
+                if a.id != b.id:
+                    counts["relations"] += db.execute(
+                        "INSERT OR IGNORE INTO relations(from_repo, kind, to_repo, note, created_at) VALUES (?, ?, ?, ?, ?)",
+                        (a.id, rec["kind"], b.id, note, rec.get("created_at") or utc_now()),
+                    ).rowcount
+                continue
+            if not store.one(
+                "SELECT 1 FROM dormant_relations WHERE from_name = ? AND from_root IS ? AND kind = ? AND to_name = ? "
+                "AND to_root IS ?", (rec["from"], rec["from_root"], rec["kind"], rec["to"], rec["to_root"])):  # fmt: skip
+                db.execute(
+                    "INSERT INTO dormant_relations(from_name, from_root, kind, to_name, to_root, note, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (rec["from"], rec["from_root"], rec["kind"], rec["to"], rec["to_root"], note,
+                     rec.get("created_at") or utc_now()),
+                )  # fmt: skip
+                counts["waiting"] += 1
+        elif rec["type"] == "workspace":
+            ws = _workspace_id(store, rec["name"], create=True)
+            for m in rec["repos"]:
+                r = _identity_of(repos, m["repo"], m["root_commit"])
+                if r is not None:
+                    counts["memberships"] += db.execute(
+                        "INSERT OR IGNORE INTO workspace_repos(workspace_id, repo_id) VALUES (?, ?)",
+                        (ws, r.id),
+                    ).rowcount
+                elif not store.one(
+                    "SELECT 1 FROM dormant_members WHERE workspace = ? AND repo_name = ? AND root_commit IS ?",
+                    (rec["name"], m["repo"], m["root_commit"]),
+                ):
+                    db.execute(
+                        "INSERT INTO dormant_members(workspace, repo_name, root_commit) VALUES (?, ?, ?)",
+                        (rec["name"], m["repo"], m["root_commit"]),
+                    )
+                    counts["waiting"] += 1
     return counts
 
 
@@ -9913,6 +10789,7 @@ REPORT_COMPACT_CLAIM_CHARS = 160
 REPORT_NODE_W, REPORT_NODE_H = 196, 64
 REPORT_GAP_X, REPORT_GAP_Y = 36, 84
 REPORT_ROW_MAX = 6  # nodes per row of the graph before a layer wraps
+REPORT_REPO_FIELDS = ("name", "path", "exists", "workspaces", "checkouts")
 
 
 class ReportItem:
@@ -9929,6 +10806,7 @@ class ReportItem:
         "session",
         "session_agent",
         "session_summary",
+        "confirmed_at",
         "verdict",
         "reasons",
         "commits",
@@ -9948,7 +10826,7 @@ class Report:
     def __init__(self, title, workspace, repos, relations, items, counts, hidden_status):
         self.title = title
         self.workspace = workspace
-        self.repos = repos  # [{"name", "path", "exists", "workspaces"}], by name
+        self.repos = repos  # [{REPORT_REPO_FIELDS}], by name
         self.relations = relations  # [{"from", "kind", "to", "note", "label"}]
         self.items = items  # [ReportItem]
         self.counts = counts  # {repo: {"items": n, "stale": n, "possibly_stale": n, "unknown": n}}
@@ -9960,10 +10838,10 @@ def workspace_report(store, workspace=None):
     the relations among them and every active item about them, each with its verify() verdict."""
     if workspace is not None:
         shown = show_workspace(store, workspace)
-        repos = [{k: r[k] for k in ("name", "path", "exists", "workspaces")} for r in shown["repos"]]
+        repos = [{k: r.get(k) for k in REPORT_REPO_FIELDS} for r in shown["repos"]]
         title = "workspace %s" % workspace
     else:
-        repos = [{k: r[k] for k in ("name", "path", "exists", "workspaces")} for r in list_repos(store)]
+        repos = [{k: r.get(k) for k in REPORT_REPO_FIELDS} for r in list_repos(store)]
         title = "all repositories"
     names = {r["name"] for r in repos}
     relations = [
@@ -9971,7 +10849,8 @@ def workspace_report(store, workspace=None):
         for rel in list_relations(store)
         if rel["from"] in names and rel["to"] in names
     ]
-    ids = [r.id for r in _repos(store) if r.name in names]
+    name_of = {r.id: r.name for r in _repos(store) if r.name in names}
+    ids = sorted(name_of)
     rows, hidden = [], {"superseded": 0, "retracted": 0}
     if ids:
         marks = ",".join("?" * len(ids))
@@ -10000,7 +10879,7 @@ def workspace_report(store, workspace=None):
         item = ReportItem(
             id=row["id"],
             kind=row["kind"],
-            repo=row["repo_name"],
+            repo=name_of[row["repo_id"]],  # the repository's name now, whatever it was called then
             claim=row["claim"],
             detail=row["detail"],
             confidence=row["confidence"],
@@ -10008,6 +10887,7 @@ def workspace_report(store, workspace=None):
             session=row["session_id"],
             session_agent=row["session_agent"],
             session_summary=row["session_summary"],
+            confirmed_at=row["confirmed_at"],
             verdict=fresh["verdict"],
             reasons=fresh["reasons"],
             commits=sorted(commits.items()),
@@ -10146,7 +11026,7 @@ def _graph_svg(report):
     for f, t in edges:
         pair = tuple(sorted((f, t)))
         pair_count[pair] = pair_count.get(pair, 0) + 1
-    labels = []
+    labels, placed = [], []
     for rel in report.relations:
         f, t = rel["from"], rel["to"]
         pair = tuple(sorted((f, t)))
@@ -10165,7 +11045,7 @@ def _graph_svg(report):
             depth = REPORT_GAP_Y * 0.6 + abs(spread)
             c1, c2 = (x1, y1 + depth), (x2, y2 + depth)
         mx = (x1 + 3 * c1[0] + 3 * c2[0] + x2) / 8.0
-        my = (y1 + 3 * c1[1] + 3 * c2[1] + y2) / 8.0
+        my = _free_label_y(placed, mx, (y1 + 3 * c1[1] + 3 * c2[1] + y2) / 8.0, rel["kind"])
         parts.append(
             '<g class="edge" data-from="%s" data-to="%s" data-kind="%s"><title>%s%s</title>'
             '<path d="M%s,%s C%s,%s %s,%s %s,%s" marker-end="url(#arrow)"/></g>'
@@ -10186,8 +11066,8 @@ def _graph_svg(report):
             )
         )
         labels.append(
-            '<text class="edge-label" x="%s" y="%s" text-anchor="middle">%s</text>'
-            % (_num(mx), _num(my + 4), _esc(rel["kind"].replace("_", " ")))
+            '<text class="edge-label" data-from="%s" data-to="%s" x="%s" y="%s" text-anchor="middle">%s</text>'
+            % (_esc(f), _esc(t), _num(mx), _num(my + 4), _esc(rel["kind"].replace("_", " ")))
         )
     parts.extend(labels)  # labels above every line
     for repo in report.repos:
@@ -10227,6 +11107,18 @@ def _graph_svg(report):
     return "".join(parts)
 
 
+def _free_label_y(placed, x, y, kind):
+    """A height for an edge label near ``y`` that overlaps no label placed so far (tried in a
+    fixed order, so the picture stays the same); records the label's box in ``placed``."""
+    half = len(kind) * 3.4 + 4  # about half the label's width at 12px
+    for dy in (0, 14, -14, 28, -28, 42, -42):
+        box = (x - half, y + dy - 8, x + half, y + dy + 6)
+        if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+            placed.append(box)
+            return y + dy
+    return y
+
+
 def _verdict_badge(verdict):
     return '<span class="verdict v-%s">%s</span>' % (
         _esc(verdict.replace("_", "-")),
@@ -10234,25 +11126,31 @@ def _verdict_badge(verdict):
     )
 
 
-def _item_html(item, compact=False):
-    """One item as an <article>; ``compact`` keeps the claim (cut), verdict and id only."""
-    attrs = 'class="item v-%s" id="%s" data-kind="%s" data-verdict="%s" data-repo="%s"' % (
-        _esc(item.verdict.replace("_", "-")),
-        _esc(item.id),
-        _esc(item.kind),
-        _esc(item.verdict),
-        _esc(item.repo),
-    )
+def _item_html(item, compact=False, with_repo=False):
+    """One item as an <article>. ``compact`` is one list line: verdict, claim (cut) and id (shown by
+    the style sheet from the id attribute); its kind and repository are those of its group and
+    section (``with_repo`` names the repository where the group mixes them: open questions)."""
+    verdict = item.verdict.replace("_", "-")
     if compact:
         claim = (
             item.claim
             if len(item.claim) <= REPORT_COMPACT_CLAIM_CHARS
             else item.claim[:REPORT_COMPACT_CLAIM_CHARS] + "…"
         )
-        return (
-            '<article %s data-compact="1">%s <span class="claim">%s</span> <code class="id">%s</code></article>'
-            % (attrs, _verdict_badge(item.verdict), _esc(claim), _esc(item.id))
+        return '<li class="item v-%s" id="%s"%s><b>%s</b> %s</li>' % (
+            _esc(verdict),
+            _esc(item.id),
+            ' data-repo="%s"' % _esc(item.repo) if with_repo else "",
+            _esc(item.verdict.replace("_", " ")),
+            _esc(claim),
         )
+    attrs = 'class="item v-%s" id="%s" data-kind="%s" data-verdict="%s" data-repo="%s"' % (
+        _esc(verdict),
+        _esc(item.id),
+        _esc(item.kind),
+        _esc(item.verdict),
+        _esc(item.repo),
+    )
     out = ["<article %s>" % attrs, '<div class="head">', _verdict_badge(item.verdict)]
     out.append('<span class="claim">%s</span></div>' % _esc(item.claim))
     if item.detail:
@@ -10269,6 +11167,10 @@ def _item_html(item, compact=False):
         '<code class="id">%s</code>' % _esc(item.id),
         '<span>recorded <time datetime="%s">%s</time></span>'
         % (_esc(item.created_at), _esc((item.created_at or "")[:10])),
+        '<span>confirmed <time datetime="%s">%s</time></span>'
+        % (_esc(item.confirmed_at), _esc(item.confirmed_at[:10]))
+        if item.confirmed_at
+        else "<span>never confirmed</span>",
         "<span>confidence %s</span>"
         % (_esc("%g" % item.confidence) if item.confidence is not None else "not stated"),
         '<span title="%s">session <code>%s</code> (%s)</span>'
@@ -10303,17 +11205,18 @@ def _sort_items(items):
     return items
 
 
-def _fit_items(groups):
+def _fit_items(groups, full_html):
     """How to render each group's items within the size budget: {group: (n full, n compact)}.
 
     Every group keeps its first k items in full, where k is the largest that fits
     REPORT_FULL_BYTES; past the hard cap, items are left out from each group's tail."""
-    full = {g: [len(_item_html(i).encode("utf-8")) for i in items] for g, items in groups.items()}
+    full = {g: [len(full_html[i.id].encode("utf-8")) for i in items] for g, items in groups.items()}
     total_full = sum(sum(v) for v in full.values())
     if total_full <= REPORT_FULL_BYTES:
         return {g: (len(items), 0) for g, items in groups.items()}
     small = {
-        g: [len(_item_html(i, compact=True).encode("utf-8")) for i in items] for g, items in groups.items()
+        g: [len(_item_html(i, compact=True, with_repo=not g[0]).encode("utf-8")) for i in items]
+        for g, items in groups.items()
     }
 
     def size(k):
@@ -10342,16 +11245,18 @@ def _fit_items(groups):
     return {g: (0, min(lo, len(items))) for g, items in groups.items()}
 
 
-def _items_html(items, plan, omit_hint):
+def _items_html(items, plan, full_html, omit_hint, with_repo=False):
     n_full, n_compact = plan
-    out = [_item_html(i) for i in items[:n_full]]
-    out += [_item_html(i, compact=True) for i in items[n_full : n_full + n_compact]]
-    rest = len(items) - n_full - n_compact
+    out = [full_html[i.id] for i in items[:n_full]]
     if n_compact:
         out.append(
-            '<p class="more">%d item%s shown without detail to keep this page small; full text: <code>wctx show ID</code></p>'
-            % (n_compact, "" if n_compact == 1 else "s")
+            '<p class="more">%s shown in one line each to keep this page small; the full text: '
+            "<code>wctx show ID</code></p>" % _plural(n_compact, "item")
         )
+        out.append('<ul class="compact">')
+        out += [_item_html(i, compact=True, with_repo=with_repo) for i in items[n_full : n_full + n_compact]]
+        out.append("</ul>")
+    rest = len(items) - n_full - n_compact
     if rest > 0:
         out.append(
             '<p class="more">%d more item%s not shown; list them with <code>%s</code></p>'
@@ -10389,7 +11294,10 @@ nav input{flex:1 1 260px;min-width:180px}
 #graph .node-count{font-size:12px;fill:var(--muted)}
 #graph .node.dim{opacity:.35}
 #graph .node:hover rect{stroke:var(--accent)}
-#graph .edge path{fill:none;stroke:#7d8793;stroke-width:1.6}
+#graph .edge path{fill:none;stroke:#8d97a2;stroke-width:1.4}
+#graph.focus .edge,#graph.focus .edge-label{opacity:.12}
+#graph.focus .hl{opacity:1}
+#graph .edge.hl path{stroke:var(--accent);stroke-width:2.4}
 #graph .arrowhead{fill:#7d8793}
 #graph .edge-label{font-size:12px;fill:var(--accent);paint-order:stroke;stroke:#fff;stroke-width:4px;stroke-linejoin:round}
 ul.relations{columns:2 320px;margin:8px 0 0;padding-left:18px;font-size:13px;color:var(--muted)}
@@ -10400,7 +11308,17 @@ padding:8px 12px;margin:6px 0}
 .item.v-current{border-left-color:var(--current)}
 .item.v-possibly-stale{border-left-color:var(--possibly)}
 .item.v-stale{border-left-color:var(--stale)}
-.item[data-compact]{padding:4px 10px;font-size:14px}
+ul.compact{list-style:none;margin:4px 0;padding:0;font-size:13.5px}
+ul.compact li{background:var(--card);border-left:4px solid var(--unknown);padding:2px 8px;margin:2px 0;
+overflow-wrap:anywhere}
+ul.compact li::after{content:attr(id);margin-left:8px;color:var(--muted);font:12px ui-monospace,monospace}
+ul.compact li.v-current{border-left-color:var(--current)}
+ul.compact li.v-possibly-stale{border-left-color:var(--possibly)}
+ul.compact li.v-stale{border-left-color:var(--stale)}
+ul.compact b{font-size:11px;text-transform:uppercase;margin-right:4px;color:var(--unknown)}
+ul.compact .v-current b{color:var(--current)}
+ul.compact .v-possibly-stale b{color:var(--possibly)}
+ul.compact .v-stale b{color:var(--stale)}
 .head{display:flex;gap:8px;align-items:baseline}
 .claim{font-weight:600;white-space:pre-wrap;overflow-wrap:anywhere}
 .verdict{flex:none;font-size:12px;font-weight:700;padding:1px 7px;border-radius:10px;text-transform:uppercase;letter-spacing:.03em}
@@ -10426,26 +11344,40 @@ footer{max-width:1180px;margin:30px auto;padding:0 20px;color:var(--muted);font-
 _REPORT_JS = """
 (function () {
   "use strict";
-  var items = Array.prototype.slice.call(document.querySelectorAll("article.item"));
-  var texts = items.map(function (el) { return el.textContent.toLowerCase(); });
-  var boxes = Array.prototype.slice.call(document.querySelectorAll(".group, section.repo, #questions"));
-  var nodes = Array.prototype.slice.call(document.querySelectorAll("#graph .node"));
   var q = document.getElementById("q"), kind = document.getElementById("kind");
   var verdict = document.getElementById("verdict"), repo = document.getElementById("repo");
-  var shown = document.getElementById("shown"), timer = null;
+  var shown = document.getElementById("shown"), timer = null, index = null;
+  var nodes = Array.prototype.slice.call(document.querySelectorAll("#graph .node"));
+  // Built on the first filter, not at load, so that a large page appears at once. A one-line
+  // item takes its kind and repository from its group and section, its verdict from its class.
+  function up(el, name) { var a = el.closest("[" + name + "]"); return a ? a.getAttribute(name) : ""; }
+  function build() {
+    var items = Array.prototype.slice.call(document.querySelectorAll(".item"));
+    return {
+      items: items,
+      facts: items.map(function (el) {
+        var v = /(?:^| )v-([a-z-]+)/.exec(el.className);
+        return {text: el.textContent.toLowerCase(), kind: up(el, "data-kind"), repo: up(el, "data-repo"),
+                verdict: v ? v[1].replace("-", "_") : ""};
+      }),
+      boxes: Array.prototype.slice.call(document.querySelectorAll(".group, section.repo, #questions"))
+    };
+  }
   function apply() {
+    index = index || build();
     var terms = q.value.toLowerCase().split(/\\s+/).filter(Boolean);
     var k = kind.value, v = verdict.value, r = repo.value, n = 0, perRepo = {};
+    var items = index.items, facts = index.facts;
     for (var i = 0; i < items.length; i++) {
-      var el = items[i], ok = (!k || el.getAttribute("data-kind") === k) &&
-        (!v || el.getAttribute("data-verdict") === v) && (!r || el.getAttribute("data-repo") === r);
-      for (var j = 0; ok && j < terms.length; j++) { ok = texts[i].indexOf(terms[j]) !== -1; }
-      el.hidden = !ok;
-      if (ok) { n++; perRepo[el.getAttribute("data-repo")] = 1; }
+      var f = facts[i], ok = (!k || f.kind === k) && (!v || f.verdict === v) && (!r || f.repo === r);
+      for (var j = 0; ok && j < terms.length; j++) { ok = f.text.indexOf(terms[j]) !== -1; }
+      if (items[i].hidden === ok) { items[i].hidden = !ok; }  // write only what changes
+      if (ok) { n++; perRepo[f.repo] = 1; }
     }
     var filtering = terms.length || k || v || r;
-    boxes.forEach(function (box) {
-      box.hidden = !!filtering && !box.querySelector("article.item:not([hidden])");
+    index.boxes.forEach(function (box) {
+      var hide = !!filtering && !box.querySelector(".item:not([hidden])");
+      if (box.hidden !== hide) { box.hidden = hide; }
     });
     nodes.forEach(function (node) {
       node.classList.toggle("dim", !!filtering && !perRepo[node.getAttribute("data-repo")]);
@@ -10455,9 +11387,22 @@ _REPORT_JS = """
   function later() { clearTimeout(timer); timer = setTimeout(apply, 60); }
   q.addEventListener("input", later);
   [kind, verdict, repo].forEach(function (s) { s.addEventListener("change", apply); });
+  // Pointing at a repository (or choosing it in the filter) brings out its own relations.
+  var graph = document.getElementById("graph");
+  var edges = Array.prototype.slice.call(document.querySelectorAll("#graph .edge, #graph .edge-label"));
+  function focus(name) {
+    graph.classList.toggle("focus", !!name);
+    edges.forEach(function (e) {
+      e.classList.toggle("hl", !!name && (e.getAttribute("data-from") === name || e.getAttribute("data-to") === name));
+    });
+  }
   nodes.forEach(function (node) {
-    node.addEventListener("click", function () { repo.value = node.getAttribute("data-repo"); apply(); });
+    var name = node.getAttribute("data-repo");
+    node.addEventListener("click", function () { repo.value = name; apply(); focus(name); });
+    node.addEventListener("mouseenter", function () { focus(name); });
+    node.addEventListener("mouseleave", function () { focus(repo.value); });
   });
+  repo.addEventListener("change", function () { focus(repo.value); });
   document.addEventListener("keydown", function (e) {
     if (e.key === "/" && document.activeElement !== q) { e.preventDefault(); q.focus(); }
   });
@@ -10469,7 +11414,7 @@ _REPORT_JS = """
     t.textContent += days === 0 ? " (today)" : days === 1 ? " (1 day ago)" : days < 60 ?
       " (" + days + " days ago)" : " (" + Math.round(days / 30) + " months ago)";
   });
-  apply();
+  shown.textContent = document.querySelectorAll(".item").length + " items";
 })();
 """
 
@@ -10503,7 +11448,8 @@ def render_report_html(report, generated_at=None):
             groups.setdefault((i.repo, i.kind), []).append(i)
     if questions:
         groups[("", "question")] = questions
-    plan = _fit_items(groups)
+    full_html = {i.id: _item_html(i) for i in items}
+    plan = _fit_items(groups, full_html)
     total = len(items)
     verdicts = {v: sum(1 for i in items if i.verdict == v) for v in VERDICTS}
     summary = "%d repositor%s · %d relation%s · %d item%s: %s" % (
@@ -10574,7 +11520,9 @@ def render_report_html(report, generated_at=None):
     if questions:
         out.append(
             '<div class="group" data-kind="question">%s</div>'
-            % _items_html(questions, plan[("", "question")], "wctx search --kind question")
+            % _items_html(
+                questions, plan[("", "question")], full_html, "wctx search --kind question", with_repo=True
+            )
         )
     else:
         out.append('<p class="empty">None recorded.</p>')
@@ -10590,7 +11538,12 @@ def render_report_html(report, generated_at=None):
                 _esc(name),
                 _esc(repo["path"]),
                 _esc("%d item%s" % (c.get("items", 0), "" if c.get("items", 0) == 1 else "s")),
-                "" if repo["exists"] else " · <strong>not on this machine</strong>",
+                ("" if repo["exists"] else " · <strong>not on this machine</strong>")
+                + "".join(
+                    " · %s %s%s" % (_esc(co["kind"]), _esc(co["path"]), "" if co["exists"] else " (missing)")
+                    for co in repo.get("checkouts") or ()
+                    if co["path"] != repo["path"]
+                ),
             )
         )
         any_items = False
@@ -10605,7 +11558,9 @@ def render_report_html(report, generated_at=None):
                     _esc(kind),
                     _esc(REPORT_KIND_TITLES[kind]),
                     len(group),
-                    _items_html(group, plan[(name, kind)], "wctx search --repo %s --kind %s" % (name, kind)),
+                    _items_html(
+                        group, plan[(name, kind)], full_html, "wctx search --repo %s --kind %s" % (name, kind)
+                    ),
                 )
             )
         if not any_items:
@@ -11161,7 +12116,16 @@ def cmd_repo_add(args, store):
     Example: wctx repo add ../upload-sdk --workspace uploads
     """
     res = register_repo(store, args.path, name=args.name, workspace=args.workspace, same_as=args.same_as)
-    emit(args, res, res["message"])
+    suggested = suggest_relations(store, repo=res["repo"]["name"])
+    res["suggested"] = [s.as_dict() for s in suggested]
+    text = res["message"]
+    if suggested:
+        text += "\n%d relation%s suggested by the manifests (%s); review them: wctx relate --suggest" % (
+            len(suggested),
+            "" if len(suggested) == 1 else "s",
+            ", ".join("%s %s %s" % (s.from_repo.name, s.kind, s.to_repo.name) for s in suggested[:3]),
+        )
+    emit(args, res, text)
     return 0
 
 
@@ -11250,12 +12214,68 @@ def cmd_workspace_remove(args, store):
 
 
 def cmd_relate(args, store):
-    """Declare that one repository relates to another. Example: wctx relate docs-ui uses upload-sdk"""
+    """Declare that one repository relates to another, or review the relations the repositories'
+    manifests suggest (--suggest): each is declared only on --yes or a yes at the terminal, and
+    one declined (--no, or no at the terminal) is not suggested again.
+
+    Example: wctx relate docs-ui uses upload-sdk
+    """
+    if args.suggest:
+        if args.from_repo or args.kind or args.to_repo or args.remove or args.note:
+            raise UsageError("relate --suggest takes no FROM KIND TO, --note or --remove")
+        if args.yes and args.no:
+            raise UsageError("--yes and --no contradict each other")
+        return _review_suggestions(args, store)
+    if args.yes or args.no:
+        raise UsageError("--yes and --no go with --suggest")
+    if not (args.from_repo and args.kind and args.to_repo):
+        raise UsageError("relate needs FROM KIND TO (or --suggest)")
     if args.remove:
         res = unrelate(store, args.from_repo, args.kind, args.to_repo)
     else:
         res = relate(store, args.from_repo, args.kind, args.to_repo, note=args.note)
     emit(args, res, res["message"])
+    return 0
+
+
+def _review_suggestions(args, store):
+    suggestions = suggest_relations(store)
+    interactive = not (args.yes or args.no or args.json) and is_tty(sys.stdin) and is_tty(sys.stdout)
+    lines, declared, declined = [], [], []
+    for s in suggestions:
+        lines.append("suggested: %s %s %s" % (s.from_repo.name, s.kind, s.to_repo.name))
+        lines.extend("  because %s" % e for e in s.evidence)
+        if interactive:
+            sys.stdout.write("\n".join(lines) + "\n")
+            lines = []
+            answer = input("declare it? [y/N/q] ").strip().lower()
+            if answer == "q":
+                break
+            (declared if answer in ("y", "yes") else declined).append(s)
+        elif args.yes:
+            declared.append(s)
+        elif args.no:
+            declined.append(s)
+    for s in declared:
+        lines.append(accept_suggestion(store, s)["message"] + " (declared)")
+    for s in declined:
+        lines.append(decline_suggestion(store, s)["message"])
+    if not suggestions:
+        lines.append("no relations suggested: every dependency the manifests declare between registered "
+                     "repositories is declared or declined")  # fmt: skip
+    elif not (declared or declined or interactive):
+        lines.append(
+            "nothing declared: run wctx relate --suggest --yes to declare these (or --no to decline them)"
+        )
+    emit(
+        args,
+        {
+            "suggestions": [s.as_dict() for s in suggestions],
+            "declared": [s.as_dict() for s in declared],
+            "declined": [s.as_dict() for s in declined],
+        },
+        "\n".join(lines),
+    )
     return 0
 
 
@@ -11788,9 +12808,10 @@ def cmd_export(args, store):
     """
     if args.dir:
         counts = export_evidence(store, out_dir=args.dir, repo=args.repo)
-        text = "exported %d items from %d sessions to %s (%d files written)" % (
+        text = "exported %d items from %d sessions and %d topology records to %s (%d files written)" % (
             counts["evidence"],
             counts["sessions"],
+            counts["topology"],
             args.dir,
             counts["files"],
         )
@@ -11816,6 +12837,15 @@ def cmd_import_evidence(args, store):
         )
     if counts["forgotten"]:
         text += "; %d skipped: forgotten on this machine" % counts["forgotten"]
+    if counts["relations"] or counts["memberships"]:
+        text += "; %d relations and %d workspace memberships added" % (
+            counts["relations"],
+            counts["memberships"],
+        )
+    if counts["waiting"]:
+        text += (
+            "; %d wait for repositories not registered here (restored by wctx repo add)" % counts["waiting"]
+        )
     emit(args, counts, text)
     return 0
 
@@ -12214,9 +13244,12 @@ def build_parser(only=None):
         p.add_argument("--json", action="store_true")
 
     p = command("relate", cmd_relate)
-    p.add_argument("from_repo", metavar="FROM")
-    p.add_argument("kind", metavar="KIND", help="one of: " + ", ".join(RELATION_KINDS))
-    p.add_argument("to_repo", metavar="TO")
+    p.add_argument("from_repo", metavar="FROM", nargs="?")
+    p.add_argument("kind", metavar="KIND", nargs="?", help="one of: " + ", ".join(RELATION_KINDS))
+    p.add_argument("to_repo", metavar="TO", nargs="?")
+    p.add_argument("--suggest", action="store_true", help="review relations the manifests suggest")
+    p.add_argument("--yes", action="store_true", help="with --suggest: declare every suggestion")
+    p.add_argument("--no", action="store_true", help="with --suggest: decline every suggestion (remembered)")
     p.add_argument("--note", help="why they relate")
     p.add_argument("--remove", action="store_true", help="remove this relation instead")
 
