@@ -4841,6 +4841,7 @@ class FreshnessChecker:
         self.file_bytes = 0
         self.symbol_hashes = {}
         self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
+        self.moved = {}  # {(repo id, recorded commit): commits since}, for items citing no file
 
     def _read(self, root, rel):
         """read_repo_file, remembered for the rest of this call (within a memory budget)."""
@@ -5083,12 +5084,15 @@ class FreshnessChecker:
                 ),
             )
         moved = len(g.log_since(commit))
+        self.moved[(a["repo_id"], commit)] = moved
         if moved == 0:
-            return "possibly_stale", "cites no file; %s's HEAD is no longer at %s" % (name, short_sha(commit))
-        return "possibly_stale", "cites no file, and %s moved on %d commit%s since %s" % (
+            return "possibly_stale", "%s's HEAD is no longer at %s; this item cites no file" % (
+                name,
+                short_sha(commit),
+            )
+        return "possibly_stale", "%s moved %s since %s; this item cites no file" % (
             name,
-            moved,
-            "" if moved == 1 else "s",
+            _plural(moved, "commit"),
             short_sha(commit),
         )
 
@@ -6003,7 +6007,7 @@ class ResultFacts:
 
     __slots__ = (
         "text_hits", "symbol_hits", "path_hits", "summary_hits", "named", "fallback", "reach", "edited",
-        "confidence", "status", "superseded_by", "freshness",
+        "confidence", "status", "superseded_by", "freshness", "age",
     )  # fmt: skip
 
     def __init__(self, **values):
@@ -6026,7 +6030,7 @@ def _freshness_reason(fresh):
 def explain(facts):
     """The reasons of one search result, in a fixed order: why it matched (or why it is shown
     without a match), what of the query it is about, where it lives relative to the caller, who
-    edited what it cites, its stated confidence, its status and its freshness."""
+    edited what it cites, its stated confidence, its status, its freshness and its age."""
     reasons = []
     if facts.fallback:
         reasons.append(facts.fallback)
@@ -6048,6 +6052,8 @@ def explain(facts):
     if facts.status != "active":
         reasons.append(facts.status + (" by " + facts.superseded_by if facts.superseded_by else ""))
     reasons.append(_freshness_reason(facts.freshness))
+    if facts.age:
+        reasons.append(facts.age)  # "recorded 94 days ago, never confirmed": a fact, not a verdict
     return reasons
 
 
@@ -6133,7 +6139,9 @@ def select_terms(store, terms, limit=MAX_QUERY_TERMS):
 _BM25 = "bm25(evidence_fts, %s, %s, %s, %s)" % (
     BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL,
 )  # fmt: skip
-_RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, e.created_at"
+# The fifth column is when the item was last renewed: a confirmation counts as a recording for
+# the mild recency preference (Candidate.created_at).
+_RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, max(e.created_at, coalesce(e.confirmed_at, ''))"
 
 
 def _scope_clause(scope, kinds, include_inactive):
@@ -6556,6 +6564,7 @@ def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode):
         status=row["status"],
         superseded_by=row["superseded_by"],
         freshness=fresh,
+        age=age_text(row["created_at"], row["confirmed_at"]),
     )
 
 
@@ -6599,13 +6608,30 @@ def _session_edits(store, anchors_by_rid):
 # ----------------------------------------------------------------------------------------------
 
 
-def verify(store, ids=None, repo=None, cwd=None):
-    """Exact freshness verdicts (git, no cache) for the given ids, or every active item in scope."""
+def verify(store, ids=None, repo=None, cwd=None, about=None):
+    """Exact freshness verdicts (git, no cache) for the given ids, or every active item in scope
+    (``repo`` or the cwd's repository and what relates to it); ``about`` keeps the items about that
+    one repository. Items citing no file are also summarised per repository under ``fileless``."""
     if ids:
         pairs = _resolve_ids(store, ids)
+        if about:
+            about_repo = resolve_repo(store, about)
+            rows = _evidence_rows(store, [rid for rid, _ in pairs])
+            pairs = [(rid, eid) for rid, eid in pairs if rows[rid]["repo_id"] == about_repo.id]
+    elif about:
+        about_repo = resolve_repo(store, about)
+        scope = [about_repo.id]
+        if repo is not None:
+            origin = resolve_repo(store, repo, cwd=cwd)
+            if about_repo.id not in Topology(store, origin).repo_ids():
+                raise UsageError(
+                    "%s is not in the scope of %s (no workspace or relation connects them)"
+                    % (about_repo.name, origin.name)
+                )
     else:
         origin = resolve_repo(store, repo, cwd=cwd)
         scope = Topology(store, origin).repo_ids()
+    if not ids:
         pairs = [
             (r["rid"], r["id"])
             for r in store.all(
@@ -6630,11 +6656,50 @@ def verify(store, ids=None, repo=None, cwd=None):
     _write_freshness_cache(store, rows)
     items = []
     summary = {v: 0 for v in VERDICTS}
+    fileless = {}
     for rid, eid in pairs:
         c = computed[rid]
         summary[c["verdict"]] += 1
-        items.append({"id": eid, "verdict": c["verdict"], "reasons": c["reasons"], "anchors": c["anchors"]})
-    return {"items": items, "summary": summary}
+        cites_file = any(a["path"] for a in anchors[rid])
+        items.append({"id": eid, "verdict": c["verdict"], "reasons": c["reasons"], "anchors": c["anchors"],
+                      "cites_file": cites_file})  # fmt: skip
+        if not cites_file and anchors[rid]:
+            a = anchors[rid][0]
+            group = fileless.setdefault(a["repo_name"], {"repo": a["repo_name"], "items": 0, "verdicts": {},
+                                                         "moved_min": None, "moved_max": None})  # fmt: skip
+            group["items"] += 1
+            group["verdicts"][c["verdict"]] = group["verdicts"].get(c["verdict"], 0) + 1
+            moved = checker.moved.get((a["repo_id"], a["commit_sha"]))
+            if c["verdict"] == "current":
+                moved = 0
+            if moved is not None:
+                group["moved_min"] = moved if group["moved_min"] is None else min(group["moved_min"], moved)
+                group["moved_max"] = moved if group["moved_max"] is None else max(group["moved_max"], moved)
+    return {
+        "items": items,
+        "summary": summary,
+        "fileless": sorted(fileless.values(), key=lambda g: g["repo"]),
+    }
+
+
+def verify_exit_code(res, strict=False):
+    """1 when an item is stale or unknown (or, with ``strict``, possibly stale); else 0."""
+    failing = ("stale", "unknown", "possibly_stale") if strict else ("stale", "unknown")
+    return 1 if any(res["summary"][v] for v in failing) else 0
+
+
+def fileless_summary(group):
+    """One line for a repository's items that cite no file: what moved, said once."""
+    n = group["items"]
+    low, high = group["moved_min"], group["moved_max"]
+    if high is None:
+        moved = "its commit could not be compared"
+    elif high == 0:
+        moved = "%s has not moved since" % group["repo"]
+    else:
+        span = _plural(high, "commit") if low == high else "%d to %d commits" % (low, high)
+        moved = "%s moved %s since" % (group["repo"], span)
+    return "%s; %s" % (moved, "this item cites no file" if n == 1 else "%d items cite no file" % n)
 
 
 def get_evidence(store, evidence_id):
@@ -6671,22 +6736,32 @@ def get_evidence(store, evidence_id):
     return item
 
 
+def _history_event(r):
+    return {
+        "id": r["id"],
+        "event": r["event"],
+        "at": r["at"],
+        "agent": r["agent"],
+        "session": r["session_id"],
+        "note": r["note"],
+        "commits": json.loads(r["commits"]) if r["commits"] else {},
+        "previous": json.loads(r["previous"]) if r["previous"] else [],
+    }
+
+
 def item_history(store, rid):
     """What happened to an item since capture, oldest first: confirmations (who, when, the
     commits it was re-stamped at and the provenance that replaced) and sessions that saw it again."""
-    return [
-        {
-            "id": r["id"],
-            "event": r["event"],
-            "at": r["at"],
-            "agent": r["agent"],
-            "session": r["session_id"],
-            "note": r["note"],
-            "commits": json.loads(r["commits"]) if r["commits"] else {},
-            "previous": json.loads(r["previous"]) if r["previous"] else [],
-        }
-        for r in store.all("SELECT * FROM evidence_events WHERE evidence_rid = ? ORDER BY at, rowid", (rid,))
-    ]
+    rows = store.all("SELECT * FROM evidence_events WHERE evidence_rid = ? ORDER BY at, rowid", (rid,))
+    return [_history_event(r) for r in rows]
+
+
+def _load_histories(store):
+    """{evidence rid: item_history} of every item that has one, in one query (for export)."""
+    histories = {}
+    for r in store.all("SELECT * FROM evidence_events ORDER BY evidence_rid, at, rowid"):
+        histories.setdefault(r["evidence_rid"], []).append(_history_event(r))
+    return histories
 
 
 def confirm(store, ids, note=None, session_id=None, agent="cli"):
@@ -7006,7 +7081,7 @@ class LocalPaths:
 # nothing free-form to redact or to strip of local paths.
 _STRUCTURAL_FIELDS = frozenset(
     ("type", "id", "session", "kind", "status", "commit", "blob", "root_commit", "symbol_hash",
-     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by")
+     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by", "confirmed_at", "event", "at")
 )  # fmt: skip
 
 
@@ -7014,14 +7089,13 @@ def shareable_record(record, local):
     """One export record made safe to leave this machine (``local``: its LocalPaths): redacted
     again, no absolute path (a session's cwd becomes relative to its repository, free text loses
     this machine's paths)."""
-    out = {}
+    out = dict(record)
     for key, value in record.items():
-        if key == "anchors" and isinstance(value, list):
-            out[key] = [shareable_record(a, local) for a in value]
-        elif isinstance(value, str) and key not in _STRUCTURAL_FIELDS:
-            out[key] = redact_secrets(local.strip(value))
-        else:
-            out[key] = value
+        if value.__class__ is str:
+            if key not in _STRUCTURAL_FIELDS:
+                out[key] = redact_secrets(local.strip(value))
+        elif value.__class__ is list:  # anchors, history events: objects with text of their own
+            out[key] = [shareable_record(v, local) if v.__class__ is dict else v for v in value]
     cwd = record.get("cwd") if record.get("type") == "session" else None
     if isinstance(cwd, str):
         out["cwd"] = local.cwd_in_repo(cwd, record.get("repo"))
@@ -7042,6 +7116,7 @@ def export_records(store, repo=None):
         params,
     )
     anchors = _load_anchors(store, [r["rid"] for r in rows])
+    histories = _load_histories(store)
     sessions = {}
     for row in rows:
         sid = row["session_id"]
@@ -7076,7 +7151,7 @@ def export_records(store, repo=None):
                         k: h[k]
                         for k in ("id", "event", "at", "agent", "session", "note", "commits", "previous")
                     }
-                    for h in item_history(store, row["rid"])
+                    for h in histories.get(row["rid"], ())
                 ],
                 "anchors": [
                     {
@@ -7827,8 +7902,9 @@ def _import_topology(store, records):
 #
 # ``wctx sync`` keeps a private bare repository under $WCTX_HOME/sync holding one branch of the
 # team's memory repository. Each machine writes only below ``machines/<its id>/``: one file per
-# session it recorded (``sessions/<session id>.jsonl``) and ``events.jsonl`` for what it changed in
-# other machines' items (status changes, confirmations, tombstones) and its topology. No two
+# session it recorded (``sessions/<session id>.jsonl``), ``events.jsonl`` for what it changed in
+# other machines' items (status changes, confirmations, tombstones) and ``topology.jsonl`` (its
+# repositories by identity, relations, workspaces). No two
 # machines ever write the same file, so a push rejected because another machine pushed first is
 # rebuilt on the new tip and retried: there is never anything to merge. Nothing is checked out:
 # files are read with ``cat-file`` and commits written with ``fast-import``, so no attribute,
@@ -7841,7 +7917,7 @@ SYNC_PUSH_TRIES = 5
 _SYNC_FETCHED = "refs/wctx/fetched"  # the remote tip, as last fetched into the private repository
 _SYNC_OURS = "refs/wctx/ours"  # the commit we built to push
 _SYNC_FILE = re.compile(
-    r"^machines/([0-9a-f]{16})/(sessions/(?:ses-[0-9a-f]{10}|[\w.:-]{1,80})\.jsonl|events\.jsonl)$"
+    r"^machines/([0-9a-f]{16})/(sessions/(?:ses-[0-9a-f]{10}|[\w.:-]{1,80})\.jsonl|events\.jsonl|topology\.jsonl)$"
 )
 _SYNC_BRANCH_NAME = re.compile(
     r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}(?<![./])(?<!\.lock)$"
@@ -7936,9 +8012,7 @@ def _sync_init(store):
     if not os.path.isfile(os.path.join(path, "HEAD")):
         os.makedirs(path, exist_ok=True)
         run_git(path, ["init", "--quiet", "--bare"])
-    if _sync_get(store, "machine") is None:
-        _sync_set(store, "machine", os.urandom(8).hex())
-    return _sync_get(store, "machine")
+    return _store_machine_id(store)
 
 
 def _sync_fetch(store, remote, branch):
@@ -8066,6 +8140,9 @@ def _sync_payload(store, machine):
             files[base + "sessions/%s.jsonl" % sid] = encode(records)
     if events:
         files[base + "events.jsonl"] = encode(events)
+    topology = topology_records(store)
+    if topology:
+        files[base + "topology.jsonl"] = encode(topology)
     return files
 
 
@@ -8101,7 +8178,9 @@ def _sync_commit(store, machine, tip, tree, payload):
 
 
 def _sync_push(store, remote, branch, commit):
-    """Push ``commit`` as the new tip; False when another machine pushed first (fetch and retry)."""
+    """Push ``commit`` as the new tip. Returns None when pushed, else git's reason for refusing
+    the update (another machine pushed first, or updated the ref at the same moment): the caller
+    fetches, rebuilds and tries again."""
     code, out = _sync_git(
         store,
         ["push", "--porcelain", "--quiet", "--end-of-options", remote, "%s:refs/heads/%s" % (commit, branch)],
@@ -8109,14 +8188,14 @@ def _sync_push(store, remote, branch, commit):
         network=True,
     )
     if code == 0:
-        return True
-    text = out.decode("utf-8", "replace")
-    if "[rejected]" in text or "fetch first" in text or "non-fast-forward" in text:
-        return False
-    raise WctxError(
-        "sync: push to %s failed: %s"
-        % (remote, text.strip().splitlines()[-1] if text.strip() else "git push exit 1")
-    )
+        return None
+    # Porcelain output: one line per ref, "!" in front of a ref that was not updated.
+    refused = [
+        line.split("\t")[-1] for line in out.decode("utf-8", "replace").splitlines() if line[:1] == "!"
+    ]
+    if refused:
+        return refused[0]
+    raise WctxError("sync: push to %s failed (git push exit 1, no ref refused)" % remote)
 
 
 def _store_fingerprint(store):
@@ -8157,15 +8236,16 @@ def sync_memory(store, remote=None, branch=None):
         if commit is None:
             _sync_remember(store, remote, branch, tip, fingerprint)
             break
-        if _sync_push(store, remote, branch, commit):
+        refused = _sync_push(store, remote, branch, commit)
+        if refused is None:
             report.exported = {"files": written, "removed": removed}
             report.pushed = short_sha(commit)
             _sync_remember(store, remote, branch, commit, fingerprint)
             break
     else:
         raise WctxError(
-            "sync: %d pushes to %s were rejected (other machines kept pushing first); run wctx sync again"
-            % (SYNC_PUSH_TRIES, remote)
+            "sync: %d pushes to %s were refused (last: %s); run wctx sync again"
+            % (SYNC_PUSH_TRIES, remote, refused)
         )
     return report
 
@@ -11716,12 +11796,22 @@ def format_search(res):
     return "\n".join(lines)
 
 
-def format_verify(res):
+def format_verify(res, list_all=True):
+    """Verify's text: an item per entry; without ``list_all``, items that cite no file and are not
+    unknown are said once per repository (they only know that the repository moved)."""
     lines = []
+    folded = 0
     for item in res["items"]:
+        if not list_all and not item.get("cites_file", True) and item["verdict"] != "unknown":
+            folded += 1
+            continue
         lines.append("%s  %s" % (item["id"], item["verdict"]))
         for reason in item["reasons"]:
             lines.append("    " + reason)
+    if folded:
+        for group in res.get("fileless") or ():
+            lines.append(fileless_summary(group))
+        lines.append("(%s not listed one by one: wctx verify --all)" % _plural(folded, "item"))
     s = res["summary"]
     lines.append(
         "%d checked: %d current, %d possibly stale, %d stale, %d unknown"
@@ -12444,13 +12534,16 @@ def cmd_show(args, store):
 
 
 def cmd_verify(args, store):
-    """Check whether what items cite changed since capture. Exit 1 unless all current.
+    """Check whether what items cite changed since capture. Exit 1 when an item is stale or unknown.
 
-    Example: wctx verify ev-3f9a1c2b7d     (no ids: every active item in the current scope)
+    Example: wctx verify --about upload-sdk     (no ids: every active item in the current scope)
+
+    possibly_stale alone (an item citing no file whose repository moved on) exits 0 unless
+    --strict. Items citing no file are summarised per repository; --all lists them one by one.
     """
-    res = verify(store, args.ids or None, repo=args.repo)
-    emit(args, res, format_verify(res))
-    return 0 if all(i["verdict"] == "current" for i in res["items"]) else 1
+    res = verify(store, args.ids or None, repo=args.repo, about=args.about)
+    emit(args, res, format_verify(res, list_all=args.all or bool(args.ids)))
+    return verify_exit_code(res, strict=args.strict)
 
 
 def _commit_label(repo):
@@ -13313,7 +13406,12 @@ def build_parser(only=None):
 
     p = command("verify", cmd_verify)
     p.add_argument("ids", nargs="*", metavar="ID")
-    p.add_argument("--repo", help="scope when no ids are given (default: the cwd's repository)")
+    p.add_argument(
+        "--repo", help="where the scope starts when no ids are given (default: the cwd's repository)"
+    )
+    p.add_argument("--about", metavar="REPO", help="only items about this repository")
+    p.add_argument("--strict", action="store_true", help="exit 1 for possibly_stale items too")
+    p.add_argument("--all", action="store_true", help="list items that cite no file one by one")
 
     p = command("sessions", cmd_sessions)
     p.add_argument("action", nargs="?", choices=("list", "show"), default="list")
