@@ -7871,8 +7871,9 @@ def _import_topology(store, records):
 #
 # ``wctx sync`` keeps a private bare repository under $WCTX_HOME/sync holding one branch of the
 # team's memory repository. Each machine writes only below ``machines/<its id>/``: one file per
-# session it recorded (``sessions/<session id>.jsonl``) and ``events.jsonl`` for what it changed in
-# other machines' items (status changes, confirmations, tombstones) and its topology. No two
+# session it recorded (``sessions/<session id>.jsonl``), ``events.jsonl`` for what it changed in
+# other machines' items (status changes, confirmations, tombstones) and ``topology.jsonl`` (its
+# repositories by identity, relations, workspaces). No two
 # machines ever write the same file, so a push rejected because another machine pushed first is
 # rebuilt on the new tip and retried: there is never anything to merge. Nothing is checked out:
 # files are read with ``cat-file`` and commits written with ``fast-import``, so no attribute,
@@ -7885,7 +7886,7 @@ SYNC_PUSH_TRIES = 5
 _SYNC_FETCHED = "refs/wctx/fetched"  # the remote tip, as last fetched into the private repository
 _SYNC_OURS = "refs/wctx/ours"  # the commit we built to push
 _SYNC_FILE = re.compile(
-    r"^machines/([0-9a-f]{16})/(sessions/(?:ses-[0-9a-f]{10}|[\w.:-]{1,80})\.jsonl|events\.jsonl)$"
+    r"^machines/([0-9a-f]{16})/(sessions/(?:ses-[0-9a-f]{10}|[\w.:-]{1,80})\.jsonl|events\.jsonl|topology\.jsonl)$"
 )
 _SYNC_BRANCH_NAME = re.compile(
     r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}(?<![./])(?<!\.lock)$"
@@ -7980,9 +7981,7 @@ def _sync_init(store):
     if not os.path.isfile(os.path.join(path, "HEAD")):
         os.makedirs(path, exist_ok=True)
         run_git(path, ["init", "--quiet", "--bare"])
-    if _sync_get(store, "machine") is None:
-        _sync_set(store, "machine", os.urandom(8).hex())
-    return _sync_get(store, "machine")
+    return _store_machine_id(store)
 
 
 def _sync_fetch(store, remote, branch):
@@ -8110,6 +8109,9 @@ def _sync_payload(store, machine):
             files[base + "sessions/%s.jsonl" % sid] = encode(records)
     if events:
         files[base + "events.jsonl"] = encode(events)
+    topology = topology_records(store)
+    if topology:
+        files[base + "topology.jsonl"] = encode(topology)
     return files
 
 

@@ -333,3 +333,26 @@ def test_a_confirmation_on_one_machine_makes_the_item_current_on_the_other(team,
     assert any(h["event"] == "confirmed" for h in shown["history"]), shown
     result = json.loads(a.wctx("verify", item, "--json", cwd=a.repo).stdout)
     assert result["items"][0]["verdict"] == "current", result
+
+
+def test_topology_travels_and_maps_to_the_other_machines_names(team, tmp_path):
+    remote, a, b = team
+    upstream = os.path.join(str(tmp_path), "upstream", "docs-ui")
+    os.makedirs(upstream)
+    git(upstream, "init", "-q")
+    with open(os.path.join(upstream, "App.tsx"), "w") as fh:
+        fh.write("export const App = () => null;\n")
+    git(upstream, "add", "-A")
+    git(upstream, "commit", "-q", "-m", "initial")
+    for m, name in ((a, "docs-ui"), (b, "ui")):
+        m.ui = os.path.join(m.home, "code", name)
+        git(tmp_path, "clone", "-q", upstream, m.ui)
+        m.wctx("repo", "add", m.ui, "--name", name, "--workspace", "uploads")
+    a.wctx("relate", "docs-ui", "uses", "upload-sdk", "--note", "npm dependency")
+    a.wctx("sync", "--remote", remote)
+    topology = [p for p in remote_files(remote) if p.endswith("/topology.jsonl")]
+    assert len(topology) == 1 and a.root not in remote_files(remote)[topology[0]]
+    b.wctx("sync", "--remote", remote)
+    relations = b.json("relations")
+    found = {(r["from"], r["kind"], r["to"]) for r in relations["relations"]}
+    assert ("ui", "uses", "sdk") in found, relations
