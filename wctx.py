@@ -3975,6 +3975,8 @@ def _prepare_item(store, repos, item, number, default_repo, cwd):
         if not claim:
             raise UsageError("item %d: the claim before '::' is empty" % number)
     confidence = _check_confidence(item.get("confidence"))
+    if item.get("repo") is not None and not isinstance(item["repo"], str):
+        raise UsageError("item %d: repo must be a repository name" % number)
     if item.get("repo"):
         repo = resolve_repo(store, item["repo"], cwd=cwd)
     elif default_repo is not None:
@@ -3987,6 +3989,8 @@ def _prepare_item(store, repos, item, number, default_repo, cwd):
     files = item.get("files") or []
     if isinstance(files, str):
         files = [files]
+    if not isinstance(files, list):
+        raise UsageError("item %d: files must be a list of strings like path#symbol" % number)
     if len(files) > MAX_FILES_PER_ITEM:
         raise UsageError("item %d cites %d files; the limit is %d" % (number, len(files), MAX_FILES_PER_ITEM))
     cited = []
@@ -6411,27 +6415,80 @@ class TranscriptRecord:
         self.see_time(sub.ended_at)
 
 
+# Lines an adapter could not digest, per thread: {thread: {"skip": {(path, n)}, "at": (path, n)}}.
+# parse_transcript runs an adapter again without a line that made it raise (see _run_adapter), so
+# a well-formed line of unexpected types is one bad line, whatever the adapter, never fatal.
+_ADAPTER_LINES = {}
+
+
 def _json_lines(path, rec):
     """Yield each line of a JSONL file as a dict, streaming; count what cannot be parsed."""
+    import _thread
+
+    state = _ADAPTER_LINES.get(_thread.get_ident())
     with open(path, "rb") as fh:
+        n = 0
         for raw in fh:
+            n += 1
             rec.size += len(raw)
             if not raw.strip():
                 continue
             rec.lines += 1
+            if state is not None and (path, n) in state["skip"]:
+                rec.bad_lines += 1
+                continue
             try:
                 obj = json.loads(raw)
+                if b"\\ud" in raw.lower():  # a lone surrogate escape: text no store can hold
+                    json.dumps(obj, ensure_ascii=False).encode("utf-8")
             except ValueError:  # also bad UTF-8, and a last line still being written
                 rec.bad_lines += 1
                 continue
             if not isinstance(obj, dict):
                 rec.bad_lines += 1
                 continue
+            if state is not None:
+                state["at"] = (path, n)
             yield obj
+    if state is not None:
+        state["at"] = None
+
+
+# How many distinct lines of one transcript may make an adapter raise before the file is refused
+# (each costs a re-read of the file).
+MAX_ADAPTER_RETRIES = 50
+
+
+def _run_adapter(parse, path, make_record):
+    """``parse(path, rec)`` on a fresh record, again without each line that made it raise a
+    type error (counted as a bad line). Returns the record; refuses the file in one line when a
+    failure cannot be pinned on a line, or too many lines fail."""
+    import _thread
+
+    key = _thread.get_ident()
+    state = {"skip": set(), "at": None}
+    _ADAPTER_LINES[key] = state
+    try:
+        while True:
+            rec = make_record()
+            state["at"] = None
+            try:
+                parse(path, rec)
+                return rec
+            except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as e:
+                at = state["at"]
+                if at is None or at in state["skip"] or len(state["skip"]) >= MAX_ADAPTER_RETRIES:
+                    where = "%s:%d" % at if at else path
+                    raise UsageError(
+                        "%s: cannot read this transcript (%s: %s)" % (where, type(e).__name__, e)
+                    ) from None
+                state["skip"].add(at)
+    finally:
+        _ADAPTER_LINES.pop(key, None)
 
 
 def _check_version(agent, version, path):
-    m = re.match(r"^(\d+)\.\d+", version or "")
+    m = re.match(r"^(\d+)\.\d+", version if isinstance(version, str) else "")
     if m and int(m.group(1)) not in SUPPORTED_MAJOR_VERSIONS[agent]:
         raise UsageError(
             "%s: %s transcript format version %s is not supported (this wctx reads %s)"
@@ -6475,7 +6532,10 @@ def detect_transcript_agent(path):
                 continue
             if first_keys is None:
                 first_keys = sorted(obj)[:8]
-            agent = _vendor_of(obj)
+            try:
+                agent = _vendor_of(obj)
+            except TypeError:  # a field of an unexpected type: this line says nothing
+                continue
             if agent is not None:
                 votes.setdefault(agent, n + 1)
             elif "instructions" in obj and "id" in obj and "type" not in obj and not votes:
@@ -6509,11 +6569,11 @@ def parse_transcript(path, agent="auto", cwd_hint=None):
         if agent not in TRANSCRIPT_ADAPTERS:
             raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(TRANSCRIPT_AGENTS)))
         raise UsageError("%s looks like a %s transcript, not %s" % (path, detected, agent))
-    rec = TranscriptRecord(detected, path)
     if detected == AGENT_GEMINI:
-        _parse_gemini_all(path, rec, cwd_hint)
+        parse = functools.partial(_parse_gemini_all, cwd_hint=cwd_hint)
     else:
-        TRANSCRIPT_ADAPTERS[detected](path, rec)
+        parse = TRANSCRIPT_ADAPTERS[detected]
+    rec = _run_adapter(parse, path, lambda: TranscriptRecord(detected, path))
     stem = os.path.splitext(os.path.basename(path))[0]
     if detected == AGENT_CLAUDE_CODE and _UUID.match(stem):
         # Claude Code names each transcript after its session (what hooks and
@@ -7762,6 +7822,10 @@ def import_transcripts(store, paths, agent="auto", force=False, progress=None):
             if len(files) == 1 and len(paths) == 1 and os.path.isfile(paths[0]):
                 raise
             failed.append({"transcript": path, "error": str(e)})
+        except Exception as e:  # noqa: BLE001 - one file's surprise must not stop a directory import
+            if len(files) == 1 and len(paths) == 1 and os.path.isfile(paths[0]):
+                raise
+            failed.append({"transcript": path, "error": "%s: %s" % (type(e).__name__, e)})
     return {"results": results, "failed": failed}
 
 
