@@ -293,7 +293,7 @@ def test_graph_stays_readable_at_forty_repositories(git_repo, store, run_cli, tm
         wctx.register_repo(store, git_repo(name, {"a.txt": name}).path, workspace="big")
     kinds = wctx.RELATION_KINDS
     for i in range(1, 40):
-        wctx.relate(store, names[i], kinds[i % len(kinds)], names[(i * 7) % i])
+        wctx.relate(store, names[i], kinds[i % len(kinds)], names[(i - 1) // 3])  # a tree
     wctx.relate(store, names[0], "calls", names[39])  # a cycle through the whole graph
     page, _ = build_page(run_cli, tmp_path, "--workspace", "big")
     p = parse(page)
@@ -311,38 +311,53 @@ def test_graph_stays_readable_at_forty_repositories(git_repo, store, run_cli, tm
     assert re.findall(r"<rect [^>]+>", again) == re.findall(r"<rect [^>]+>", page)
 
 
-def test_large_report_collapses_within_its_budget(product, run_cli, tmp_path, monkeypatch):
-    monkeypatch.setattr(wctx, "REPORT_FULL_BYTES", 60000)
-    monkeypatch.setattr(wctx, "REPORT_MAX_BYTES", 90000)
+def many_items(product, n=200):
+    """``n`` findings about upload-sdk with long details, one in ten stale; returns their ids."""
     items = [
         {
             "kind": "finding",
-            "claim": "finding number %d about uploads" % n,
+            "claim": "finding number %d about uploads%s :: %s"
+            % (k, ", and more" * 20, ("detail %d " % k) * 40),
             "repo": "upload-sdk",
-            "files": ["src/client.py#retry_policy" if n % 10 == 0 else "src/client.py#connect"],
+            "files": ["src/client.py#retry_policy" if k % 10 == 0 else "src/client.py#connect"],
         }
-        for n in range(200)
+        for k in range(n)
     ]
-    for n, item in enumerate(items):
-        item["claim"] += " :: " + ("detail %d " % n) * 40
-    wctx.capture(product.store, items[:100], cwd=product.sdk.path)
-    wctx.capture(product.store, items[100:], cwd=product.sdk.path)
+    ids = []
+    for start in range(0, n, 100):
+        res = wctx.capture(product.store, items[start : start + 100], cwd=product.sdk.path)
+        ids += [e["id"] for e in res["evidence"]]
     product.sdk.write(
         "src/client.py", product.sdk.read("src/client.py").replace("min(attempts, 3)", "min(attempts, 4)")
     )
     product.sdk.commit("four")
+    return ids
+
+
+def test_large_report_collapses_within_its_budget(product, run_cli, tmp_path, monkeypatch):
+    ids = many_items(product)
+    monkeypatch.setattr(wctx, "REPORT_FULL_BYTES", 120000)
+    monkeypatch.setattr(wctx, "REPORT_MAX_BYTES", 160000)
     page, _ = build_page(run_cli, tmp_path)
-    size = len(page.encode("utf-8"))
-    assert size <= 90000 + 30000  # the budget plus the page's fixed parts
-    arts = parse(page).find("article")
-    full = [a for a in arts if "data-compact" not in a]
-    compact = [a for a in arts if "data-compact" in a]
-    assert full and compact
-    assert all(a["data-verdict"] == "stale" for a in full[:20])  # stale items keep their detail
-    shown = len(arts)
-    notes = re.findall(r"(\d+) items? shown without detail|(\d+) more items? not shown", page)
-    omitted = sum(int(b) for a, b in notes if b)
-    assert shown + omitted == 200 and int([a for a, b in notes if a][0]) == len(compact)
+    assert len(page.encode("utf-8")) <= 160000 + 30000  # the budget plus the page's fixed parts
+    p = parse(page)
+    full = [a["id"] for a in p.find("article")]
+    compact = [a["id"] for a in p.find("li") if "item" in a.get("class", "")]
+    assert full and compact and sorted(full + compact) == sorted(ids)  # every item is still there
+    stale = [a["id"] for a in p.find("article") if a["data-verdict"] == "stale"]
+    assert len(stale) == 20  # the most severe keep their detail
+    assert "%d items shown in one line each" % len(compact) in page
+    line = re.search(r'<li class="item v-current" id="%s"><b>current</b> ([^<]+)</li>' % compact[0], page)
+    assert line and line.group(1).startswith("finding number") and line.group(1).endswith("…")
+    # Past the hard cap the tail is left out, and the page says how many and how to list them.
+    monkeypatch.setattr(wctx, "REPORT_FULL_BYTES", 10000)
+    monkeypatch.setattr(wctx, "REPORT_MAX_BYTES", 15000)
+    page, _ = build_page(run_cli, tmp_path)
+    shown = len(re.findall(r'<li class="item ', page)) + page.count("<article ")
+    (omitted,) = re.findall(
+        r"(\d+) more items not shown; list them with <code>wctx search --repo upload-sdk", page
+    )
+    assert 0 < shown < 200 and shown + int(omitted) == 200
 
 
 # ----------------------------------------------------------------------------------------------
@@ -573,6 +588,16 @@ def test_page_in_chromium_draws_filters_and_runs_nothing_injected(workspace, run
     assert b.eval("document.querySelectorAll('#graph .node.dim').length") == 3
     assert filter_by() == everything
     assert b.eval("document.querySelectorAll('#graph .node.dim').length") == 0
+    # Pointing at a repository brings out its own relations.
+    b.eval(
+        "document.querySelector('#graph .node[data-repo=\"docs-ui\"]').dispatchEvent(new MouseEvent('mouseenter'))"
+    )
+    assert sorted(
+        b.eval(
+            "Array.prototype.map.call(document.querySelectorAll('#graph .edge.hl'), function (e) {"
+            " return e.getAttribute('data-kind'); })"
+        )
+    ) == ["provides_api", "uses"]
     # Clicking a node narrows to its repository.
     b.eval(
         "document.querySelector('#graph .node[data-repo=\"api-gateway\"]').dispatchEvent(new MouseEvent('click', {bubbles: true}))"
@@ -592,3 +617,95 @@ def test_served_page_in_chromium(workspace, wctx_home, chromium):
         assert chromium.requests() == [served.url]
     finally:
         assert stop(served) == 0
+
+
+def test_one_line_items_filter_in_chromium(product, run_cli, tmp_path, monkeypatch, chromium):
+    ids = many_items(product)
+    monkeypatch.setattr(wctx, "REPORT_FULL_BYTES", 120000)
+    monkeypatch.setattr(wctx, "REPORT_MAX_BYTES", 160000)
+    _, path = build_page(run_cli, tmp_path)
+    chromium.open("file://" + path)
+    b = chromium
+    count = "document.querySelectorAll('.item:not([hidden])').length"
+    assert b.eval(count) == len(ids)
+    assert (
+        b.eval(
+            "document.getElementById('verdict').value = 'stale';"
+            " document.getElementById('verdict').dispatchEvent(new Event('change')); %s" % count
+        )
+        == 20
+    )
+    assert (
+        b.eval(
+            "document.getElementById('verdict').value = 'current';"
+            " document.getElementById('verdict').dispatchEvent(new Event('change')); %s" % count
+        )
+        == 180
+    )
+    assert b.eval("document.querySelectorAll('li.item:not([hidden])').length") > 0  # one-line items too
+    assert (
+        b.eval(
+            "document.getElementById('repo').value = 'docs-ui';"
+            " document.getElementById('repo').dispatchEvent(new Event('change')); %s" % count
+        )
+        == 0
+    )
+    # A one-line item shows its id (from the style sheet) and its verdict as a word.
+    first = b.eval(
+        "(function () { var li = document.querySelector('li.item');"
+        " return [li.querySelector('b').textContent, getComputedStyle(li, '::after').content, li.id]; })()"
+    )
+    assert first[0] == "current" and first[1] == '"%s"' % first[2]
+    assert b.console_errors() == [] and b.requests() == ["file://" + path]
+
+
+def test_confirmations_and_other_checkouts_show(product, run_cli, tmp_path):
+    eid = wctx.capture(
+        product.store,
+        [
+            {
+                "kind": "finding",
+                "claim": "connect returns a dict",
+                "repo": "upload-sdk",
+                "files": ["src/client.py#connect"],
+            }
+        ],
+        cwd=product.sdk.path,
+    )["evidence"][0]["id"]
+    other = wctx.capture(
+        product.store,
+        [{"kind": "note", "claim": "never looked at again", "repo": "upload-sdk"}],
+        cwd=product.sdk.path,
+    )["evidence"][0]["id"]
+    wctx.confirm(product.store, [eid])
+    worktree = str(tmp_path / "sdk-feature")
+    product.sdk.git("worktree", "add", "-q", "-b", "feature", worktree)
+    page, _ = build_page(run_cli, tmp_path)
+    item = page.split('id="%s"' % eid, 1)[1].split("</article>", 1)[0]
+    assert re.search(r'confirmed <time datetime="\d{4}-\d\d-\d\dT[^"]+">\d{4}-\d\d-\d\d</time>', item)
+    assert "never confirmed" in page.split('id="%s"' % other, 1)[1].split("</article>", 1)[0]
+    meta = page.split('id="repo-upload-sdk"', 1)[1].split("</p>", 1)[0]
+    assert "worktree " + os.path.realpath(worktree) in meta
+
+
+def test_the_demo_store_reports(run_wctx, tmp_path):
+    kept = tmp_path / "demo"
+    assert run_wctx(["demo", "--keep", str(kept)]).code == 0
+    res = run_wctx(["--home", str(kept / "store"), "report"])
+    assert res.code == 0 and re.search(r"upload-sdk\s+1 item\s+1 stale", res.out), res.out
+    res = run_wctx(["--home", str(kept / "store"), "report", "--html", "-o", str(kept / "r.html")])
+    assert res.code == 0 and res.out.startswith("wrote ") and "(1 item, " in res.out
+
+
+def test_a_renamed_repository_keeps_its_items_under_its_new_name(product, run_cli, tmp_path):
+    eid = wctx.capture(
+        product.store,
+        [{"kind": "note", "claim": "recorded before the rename", "repo": "upload-sdk"}],
+        cwd=product.sdk.path,
+    )["evidence"][0]["id"]
+    wctx.rename_repo(product.store, "upload-sdk", "uploader")
+    page, _ = build_page(run_cli, tmp_path)
+    (item,) = parse(page).find("article", id=eid)
+    assert item["data-repo"] == "uploader"
+    assert eid in page.split('id="repo-uploader"', 1)[1].split("</section>", 1)[0]
+    assert 'data-from="docs-ui" data-to="uploader" data-kind="uses"' in page
