@@ -9081,7 +9081,15 @@ class TranscriptRecord:
         text = text.strip()
         if len(text) > MAX_STORED_COMMAND:
             text = text[:MAX_STORED_COMMAND] + " …[truncated]"
-        self.commands.append({"tool": tool, "command": text, "cwd": cwd, "at": ts})
+        # Each goes into its own column: a field of another type in the transcript is dropped.
+        self.commands.append(
+            {
+                "tool": tool if isinstance(tool, str) else None,
+                "command": text,
+                "cwd": cwd if isinstance(cwd, str) else None,
+                "at": ts if isinstance(ts, str) else None,
+            }
+        )
 
     def add_error(self, tool, text, ts):
         if len(self.errors) >= MAX_ERRORS:
