@@ -7311,6 +7311,79 @@ def get_session(store, session_id):
     return {"session": _session_dict(row), "evidence": [_result_dict(rows[r], anchors[r]) for r in rids]}
 
 
+def _forget_rows(store, rids, sessions, reason, now):
+    """Inside the caller's transaction: delete these evidence rows (anchors, history and cache go
+    with them) and these sessions with all they hold, leaving a tombstone for each (no content)."""
+    rids = list(rids)
+    for sid in sessions:
+        rids += [r["rid"] for r in store.all("SELECT rid FROM evidence WHERE session_id = ?", (sid,))]
+    for rid in dict.fromkeys(rids):
+        row = store.one("SELECT id, session_id FROM evidence WHERE rid = ?", (rid,))
+        if row is None:
+            continue
+        store.db.execute(
+            "INSERT OR REPLACE INTO tombstones(id, kind, session_id, reason, forgotten_at) VALUES (?, 'evidence', ?, ?, ?)",
+            (row["id"], row["session_id"], reason, now),
+        )
+        store.db.execute("DELETE FROM evidence_fts WHERE rowid = ?", (rid,))
+        store.db.execute("DELETE FROM evidence WHERE rid = ?", (rid,))
+    for sid in sessions:
+        store.db.execute(
+            "INSERT OR REPLACE INTO tombstones(id, kind, session_id, reason, forgotten_at) VALUES (?, 'session', ?, ?, ?)",
+            (sid, sid, reason, now),
+        )
+        store.db.execute("DELETE FROM sessions WHERE id = ?", (sid,))  # its files, commands, import go too
+
+
+def _scrub_store(store):
+    """Make deleted text leave the store's bytes: rebuild the FTS index (its segments keep the terms
+    of deleted rows), rewrite the database (VACUUM, with freed pages zeroed) and empty the WAL.
+    Returns a warning when another connection kept the WAL from being emptied, else None."""
+    db = store.db
+    db.execute("PRAGMA secure_delete = ON")
+    with store.atomic():
+        for table in ("evidence_fts", "session_fts"):
+            db.execute("INSERT INTO %s(%s) VALUES ('rebuild')" % (table, table))
+            db.execute("INSERT INTO %s(%s) VALUES ('optimize')" % (table, table))
+    db.execute("VACUUM")
+    busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    if busy:
+        return (
+            "another wctx process has the store open, so its write-ahead log still holds old pages; "
+            "run wctx forget again (or any write) once it has exited"
+        )
+    return None
+
+
+def forget(store, ids=(), session=None, reason=None):
+    """Delete items (or a whole session with its items and imported activity) for good: their text
+    leaves every byte of the store, and a tombstone (the id and the reason, never the content)
+    stays, for export to carry to teammates. Not undoable."""
+    reason = redact_secrets(clean_text(reason, "reason", MAX_CLAIM_CHARS, required=True))
+    if not ids and not session:
+        raise UsageError("nothing to forget: give evidence ids or --session ID")
+    pairs = _resolve_ids(store, list(ids)) if ids else []
+    sessions = [_resolve_session_id(store, session)] if session else []
+    now = utc_now()
+    with store.atomic():
+        count = store.one(
+            "SELECT count(*) FROM evidence WHERE session_id IN (%s)" % ",".join("?" * len(sessions)), sessions
+        )[0] if sessions else 0  # fmt: skip
+        _forget_rows(store, [rid for rid, _ in pairs], sessions, reason, now)
+    warning = _scrub_store(store)
+    forgotten = [eid for _, eid in pairs]
+    what = ", ".join(forgotten)
+    if sessions:
+        what = (what + "; " if what else "") + "session %s and its %s" % (sessions[0], _plural(count, "item"))
+    return {
+        "forgotten": forgotten,
+        "sessions": sessions,
+        "reason": reason,
+        "warnings": [warning] if warning else [],
+        "message": "forgot %s (a tombstone with the reason stays for export)" % what,
+    }
+
+
 def retract(store, evidence_id, reason=None):
     ((rid, eid),) = _resolve_ids(store, [evidence_id])
     with store.atomic():
@@ -7814,6 +7887,23 @@ def export_records(store, repo=None):
         )
 
 
+def tombstone_records(store):
+    """(session id, record) for each thing forgotten here: its id and the reason, never content."""
+    for r in store.all("SELECT * FROM tombstones ORDER BY forgotten_at, id"):
+        yield (
+            r["session_id"],
+            {
+                "type": "tombstone",
+                "format": EXPORT_FORMAT,
+                "id": r["id"],
+                "kind": r["kind"],
+                "session": r["session_id"],
+                "reason": r["reason"],
+                "forgotten_at": r["forgotten_at"],
+            },
+        )
+
+
 def _merge_export(old_text, records):
     """Merge this store's records of one session with what its shared file already holds, so that
     an export never drops a line someone else wrote: per id the newer record wins (updated_at for
@@ -7826,19 +7916,25 @@ def _merge_export(old_text, records):
             continue  # a damaged line is not ours to repair; import-evidence reports it
         if (
             isinstance(rec, dict)
-            and rec.get("type") in ("session", "evidence")
+            and rec.get("type") in ("session", "evidence", "tombstone")
             and isinstance(rec.get("id"), str)
         ):
             merged[(rec["type"], rec["id"])] = rec
     for rec in records:
         key = (rec["type"], rec["id"])
-        field = "updated_at" if rec["type"] == "evidence" else "ended_at"
+        field = {"evidence": "updated_at", "tombstone": "forgotten_at"}.get(rec["type"], "ended_at")
         theirs = merged.get(key)
         if theirs is None or str(rec.get(field) or "") >= str(theirs.get(field) or ""):
             merged[key] = rec
+    # A tombstone removes what it names from the shared file too: the content never travels on.
+    for key in [k for k in merged if k[0] == "tombstone"]:
+        merged.pop(("evidence", key[1]), None)
+        if merged[key].get("kind") == "session":
+            merged.pop(("session", key[1]), None)
     ordered = [r for k, r in merged.items() if k[0] == "session"]
     ordered += sorted((r for k, r in merged.items() if k[0] == "evidence"),
                       key=lambda r: (str(r.get("created_at") or ""), r["id"]))  # fmt: skip
+    ordered += sorted((r for k, r in merged.items() if k[0] == "tombstone"), key=lambda r: r["id"])
     return ordered
 
 
@@ -7892,6 +7988,10 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
     for sid, record in export_records(store, repo=repo):
         per_session.setdefault(sid, []).append(record)
         counts["sessions" if record["type"] == "session" else "evidence"] += 1
+    counts["tombstones"] = 0
+    for sid, record in tombstone_records(store):
+        per_session.setdefault(sid, []).append(record)
+        counts["tombstones"] += 1
     topology = [shareable_record(r, local) for r in topology_records(store, repo=repo)]
     counts["topology"] = len(topology)
     if out_dir is None:
@@ -8227,8 +8327,18 @@ RECORD_FIELDS["workspace"] = {
     "repos": _v_list_of("workspace_member", limit=10000),
 }
 RECORD_FIELDS["workspace_member"] = {"repo": _v_required_repo, "root_commit": _v_object_id}
+# What was forgotten: the id and the reason, never the content. Importing one deletes the item.
+RECORD_FIELDS["tombstone"] = {
+    "type": _v_enum(("tombstone",)),
+    "format": _v_format,
+    "id": _v_required_id,
+    "kind": _v_enum(("evidence", "session"), what="tombstone kind"),
+    "session": _v_required_id,
+    "reason": _v_text(MAX_CLAIM_CHARS, required=True),
+    "forgotten_at": _v_timestamp,
+}
 # The record types a file may hold (anchors live inside evidence, members inside workspaces).
-RECORD_TYPES = ("session", "evidence", "repository", "relation", "workspace")
+RECORD_TYPES = ("session", "evidence", "repository", "relation", "workspace", "tombstone")
 TOPOLOGY_TYPES = ("repository", "relation", "workspace")
 
 
@@ -8360,11 +8470,31 @@ def _import_records(store, records):
         return by_root.get(root) or named
 
     counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0, "duplicates": 0, "forgotten": 0}
-    forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
+    tombstones = [r for r in records if r["type"] == "tombstone"]
+    forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")} | {r["id"] for r in tombstones}
     session_map = {}
+    scrub = False
     with store.atomic():
+        # Forgotten elsewhere: forget it here too, whatever else the import holds about it.
+        now = utc_now()
+        for t in tombstones:
+            if t["kind"] == "session":
+                gone = store.one("SELECT 1 FROM sessions WHERE id = ?", (t["id"],))
+                _forget_rows(store, [], [t["id"]] if gone else [], t["reason"], t.get("forgotten_at") or now)
+            else:
+                row = store.one("SELECT rid FROM evidence WHERE id = ?", (t["id"],))
+                gone = row is not None
+                if gone:
+                    _forget_rows(store, [row["rid"]], [], t["reason"], t.get("forgotten_at") or now)
+            if gone:
+                counts["forgotten"] += 1
+                scrub = True
+            store.db.execute(
+                "INSERT OR IGNORE INTO tombstones(id, kind, session_id, reason, forgotten_at) VALUES (?, ?, ?, ?, ?)",
+                (t["id"], t["kind"], t["session"], redact_secrets(t["reason"]), t.get("forgotten_at") or now),
+            )
         for rec in records:
-            if rec["type"] != "session":
+            if rec["type"] != "session" or rec["id"] in forgotten:
                 continue
             sid = rec["id"]
             row = store.one("SELECT id, ended_at FROM sessions WHERE id = ?", (sid,))
@@ -8400,6 +8530,9 @@ def _import_records(store, records):
         for rec in records:
             if rec["type"] != "evidence":
                 continue
+            if rec["id"] in forgotten or rec["session"] in forgotten:
+                counts["forgotten"] += 1  # forgotten: an older copy elsewhere never brings it back
+                continue
             sid = session_map.get(rec["session"])
             if sid is None:
                 raise UsageError(
@@ -8432,9 +8565,6 @@ def _import_records(store, records):
                     changed = True
                 changed = _import_history(store, row["rid"], rec) or changed
                 counts["updated" if changed else "unchanged"] += 1
-                continue
-            if rec["id"] in forgotten:
-                counts["forgotten"] += 1  # forgotten here: an older copy elsewhere never brings it back
                 continue
             repo = local_repo(rec["repo"], rec.get("root_commit"))
             claim = redact_secrets(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
@@ -8485,6 +8615,8 @@ def _import_records(store, records):
             )
             counts["evidence"] += 1
         counts.update(_import_topology(store, [r for r in records if r["type"] in TOPOLOGY_TYPES]))
+    if scrub and store._depth == 0:  # VACUUM cannot run inside a caller's transaction
+        _scrub_store(store)
     return counts
 
 
@@ -8769,6 +8901,7 @@ def _sync_payload(store, machine):
                 events.append(record)
         else:
             events.append(record)
+    events.extend(record for _, record in tombstone_records(store))
     files = {}
 
     def encode(records):
@@ -13882,6 +14015,33 @@ def cmd_confirm(args, store):
     return 0
 
 
+def cmd_forget(args, store):
+    """Delete items, or a whole session (--session), for good: their text leaves every byte of the
+    store, and export carries a tombstone (the id and the reason, never the content) that deletes
+    them on a teammate's machine too. Asks on a terminal; elsewhere needs --yes.
+
+    Example: wctx forget ev-3f9a1c2b7d --reason "held a customer's API key" --yes
+    """
+    if not args.ids and not args.session:
+        raise UsageError("nothing to forget: give evidence ids or --session ID")
+    if not args.yes:
+        if not (is_tty(sys.stdin) and is_tty(sys.stderr)):
+            raise UsageError("forget deletes for good; pass --yes to confirm (no terminal to ask on)")
+        what = ", ".join(args.ids) + (
+            ("; " if args.ids else "") + "session " + args.session if args.session else ""
+        )
+        sys.stderr.write("Forget %s for good? Its text is deleted and cannot be recovered. [y/N] " % what)
+        sys.stderr.flush()
+        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+            sys.stderr.write("wctx: nothing forgotten\n")
+            return 1
+    res = forget(store, args.ids, session=args.session, reason=args.reason)
+    for w in res["warnings"]:
+        sys.stderr.write("wctx: warning: %s\n" % w)
+    emit(args, res, res["message"])
+    return 0
+
+
 def cmd_retract(args, store):
     """Mark an item retracted (kept, hidden from default search). Example: wctx retract ev-3f9a"""
     res = retract(store, args.id)
@@ -14443,6 +14603,16 @@ def build_parser(only=None):
     p.add_argument("ids", nargs="+", metavar="ID")
     p.add_argument("--note", help="what you checked")
     p.add_argument("--session", help="the session that did the checking")
+
+    p = command("forget", cmd_forget)
+    p.add_argument("ids", nargs="*", metavar="ID")
+    p.add_argument(
+        "--session",
+        metavar="ID",
+        help="forget this session, everything it recorded and its imported activity",
+    )
+    p.add_argument("--reason", required=True, help="why (kept in the tombstone; never the content)")
+    p.add_argument("--yes", action="store_true", help="do not ask (needed without a terminal)")
 
     p = command("retract", cmd_retract)
     p.add_argument("id")
