@@ -1841,8 +1841,11 @@ def guidance_block(command="wctx"):
     return f"{AGENT_GUIDANCE_BEGIN}\n{guidance_text(command)}{AGENT_GUIDANCE_END}\n"
 
 
+# Only a block wctx wrote: its exact begin line, and no other begin marker inside, so a marker a
+# person typed (a stray "<!-- wctx:begin -->") never makes text outside the block look like ours.
 _BLOCK_RE = re.compile(
-    re.escape(AGENT_GUIDANCE_BEGIN.split(" (")[0]) + r".*?" + re.escape(AGENT_GUIDANCE_END) + r"\n?", re.S
+    re.escape(AGENT_GUIDANCE_BEGIN) + r"(?:(?!<!-- wctx:begin).)*?" + re.escape(AGENT_GUIDANCE_END) + r"\n?",
+    re.S,
 )
 
 

@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import missing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHIPPED = [os.path.join(ROOT, name) for name in ("wctx.py", "wctx_mcp.py")]
@@ -128,7 +129,7 @@ def test_ast_check_catches_what_it_claims(tmp_path):
 def test_python38_compiles_shipped_modules(tmp_path):
     python38 = pyenv_python("3.8")
     if python38 is None:
-        pytest.skip("Python 3.8 is not installed on this machine (pyenv install 3.8)")
+        missing("Python 3.8 is not installed on this machine (pyenv install 3.8)")
     for index, path in enumerate(shipped_files()):
         compiled = str(tmp_path / f"out{index}.pyc")  # never write __pycache__ into the checkout
         done = subprocess.run(
@@ -150,7 +151,7 @@ def test_old_pythons_can_parse_the_archive_entry_point(prefix, tmp_path):
     """The version check in __main__.py must itself parse on interpreters it refuses."""
     python = pyenv_python(prefix)
     if python is None:
-        pytest.skip(f"Python {prefix} is not installed on this machine")
+        missing(f"Python {prefix} is not installed on this machine (pyenv install {prefix})")
     done = subprocess.run(
         [python, "-c", "import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')", ENTRY],
         capture_output=True,
