@@ -4209,7 +4209,7 @@ def toml_loads(text, subset=False):
     Raises ValueError on text either cannot read."""
     if not subset:
         try:
-            import tomllib
+            import tomllib  # novermin (3.11+; older Pythons take the ImportError path)
         except ImportError:
             pass
         else:
