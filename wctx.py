@@ -586,15 +586,20 @@ _SECRET_HINTS = (
 _secret_hint = None
 
 
+def _has_secret_hint(text):
+    """Whether ``text`` holds a fragment some redaction rule needs (one regex scan)."""
+    global _secret_hint
+    if _secret_hint is None:
+        _secret_hint = re.compile("|".join(re.escape(h) for h in _SECRET_HINTS)).search
+    return _secret_hint(text.lower()) is not None
+
+
 def redact_secrets(text):
     """Replace secrets (private keys, JWTs, authorization headers, vendor tokens, credentialed
     URLs, secret assignments) with [REDACTED …] markers. Best effort; see the README."""
     if not text or not isinstance(text, str):
         return text
-    global _secret_hint
-    if _secret_hint is None:  # one regex scan instead of a substring test per hint
-        _secret_hint = re.compile("|".join(re.escape(h) for h in _SECRET_HINTS)).search
-    if not _secret_hint(text.lower()):
+    if not _has_secret_hint(text):
         return text
     for pattern, replacement in _secret_patterns():
         text = pattern.sub(replacement, text)
@@ -636,11 +641,10 @@ def stored_text(text):
     json.dumps had escaped."""
     if not isinstance(text, str) or not text:
         return text
-    if (
-        text[0] in "[{"
-        and text[-1] in "]}"
-        and ("\\u" in text or any(h in text.lower() for h in _SECRET_HINTS))
-    ):
+    hint = _has_secret_hint(text)
+    if not hint and "\\u" not in text and _CONTROL_RE.search(text) is None:
+        return text  # the common case (ids, names, most prose): nothing to strip or redact
+    if text[0] in "[{" and text[-1] in "]}" and ("\\u" in text or hint):
         try:
             doc = json.loads(text)
         except ValueError:
