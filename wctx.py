@@ -4236,20 +4236,25 @@ def _fallback_candidates(store, origin, topology, where, params, limit):
 # ----------------------------------------------------------------------------------------------
 
 
-def verify(store, ids=None, repo=None, cwd=None):
-    """Exact freshness verdicts (git, no cache) for the given ids, or every active item in scope."""
+def verify(store, ids=None, repo=None, cwd=None, offset=0, limit=None):
+    """Exact freshness verdicts (git, no cache) for the given ids, or every active item in scope.
+
+    Without ids, ``offset``/``limit`` take one page of the scope's items (oldest first) and only
+    that page is checked; "total" counts the whole scope."""
+    total = None
     if ids:
         pairs = _resolve_ids(store, ids)
     else:
         origin = resolve_repo(store, repo, cwd=cwd)
         scope = Topology(store, origin).repo_ids()
+        where = "status = 'active' AND repo_id IN (%s)" % ",".join("?" * len(scope))
+        page = ""
+        if offset or limit is not None:
+            total = store.one("SELECT count(*) FROM evidence WHERE " + where, scope)[0]
+            page = " LIMIT %d OFFSET %d" % (-1 if limit is None else int(limit), int(offset))
         pairs = [
             (r["rid"], r["id"])
-            for r in store.all(
-                "SELECT rid, id FROM evidence WHERE status = 'active' AND repo_id IN (%s) ORDER BY rid"
-                % ",".join("?" * len(scope)),
-                scope,
-            )
+            for r in store.all("SELECT rid, id FROM evidence WHERE " + where + " ORDER BY rid" + page, scope)
         ]
     rids = [rid for rid, _ in pairs]
     anchors = _load_anchors(store, rids)
@@ -4271,7 +4276,10 @@ def verify(store, ids=None, repo=None, cwd=None):
         c = computed[rid]
         summary[c["verdict"]] += 1
         items.append({"id": eid, "verdict": c["verdict"], "reasons": c["reasons"], "anchors": c["anchors"]})
-    return {"items": items, "summary": summary}
+    out = {"items": items, "summary": summary}
+    if total is not None:
+        out["total"] = total
+    return out
 
 
 def get_evidence(store, evidence_id):
@@ -4339,14 +4347,28 @@ def list_sessions(store, repo=None, limit=20):
     return [dict(_session_dict(row), evidence=row["evidence_count"]) for row in store.all(sql, params)]
 
 
-def get_session(store, session_id):
+def get_session(store, session_id, offset=0, limit=None):
+    """A session and its evidence (oldest first); ``offset``/``limit`` load one page of it only,
+    so that paging through a large session costs the pages, not the session per page. "total"
+    counts all of the session's items."""
     sid = _resolve_session_id(store, session_id)
     row = store.one("SELECT * FROM sessions WHERE id = ?", (sid,))
-    ev = store.all("SELECT rid FROM evidence WHERE session_id = ? ORDER BY rid", (sid,))
+    ev = store.all(
+        "SELECT rid FROM evidence WHERE session_id = ? ORDER BY rid LIMIT ? OFFSET ?",
+        (sid, -1 if limit is None else int(limit), int(offset)),
+    )
     rids = [r["rid"] for r in ev]
+    if offset or limit is not None:
+        total = store.one("SELECT count(*) FROM evidence WHERE session_id = ?", (sid,))[0]
+    else:
+        total = len(rids)
     rows = _evidence_rows(store, rids)
     anchors = _load_anchors(store, rids)
-    return {"session": _session_dict(row), "evidence": [_result_dict(rows[r], anchors[r]) for r in rids]}
+    return {
+        "session": _session_dict(row),
+        "evidence": [_result_dict(rows[r], anchors[r]) for r in rids],
+        "total": total,
+    }
 
 
 def retract(store, evidence_id, reason=None):

@@ -679,9 +679,15 @@ TOOLS = [
                     "items": {"type": "string", "minLength": 3, "maxLength": 64},
                     "minItems": 1,
                     "maxItems": VERIFY_MAX_IDS,
-                    "description": "Evidence ids to check. Without ids, checks the repository's items.",
+                    "description": "Evidence ids to check. Without ids, checks the repository's items, "
+                    "a page at a time.",
                 },
                 "repo": _REPO_ARG,
+                "cursor": {
+                    "type": "string",
+                    "maxLength": 100,
+                    "description": "next_cursor from a previous call without ids, for the next page.",
+                },
             },
             "additionalProperties": False,
         },
@@ -690,6 +696,8 @@ TOOLS = [
             "properties": {
                 "items": {"type": "array", "items": {"type": "object"}},
                 "summary": {"type": "object"},
+                "total": {"type": "integer"},
+                "next_cursor": {"type": ["string", "null"]},
                 "notice": _NOTICE,
                 "truncated": _NOTES,
             },
@@ -1158,18 +1166,18 @@ class Tools:
     def tool_get_session_evidence(self, args, stateless):
         limit = args.get("limit", SESSION_DEFAULT_LIMIT)
         offset = _cursor_offset(args.get("cursor"))
-        found = self.core.get_session(self.store, args["session_id"])
-        items = found.get("evidence", [])
+        found = self.core.get_session(self.store, args["session_id"], offset=offset, limit=limit)
+        page = found.get("evidence", [])
+        total = found.get("total", len(page))
         notes = []
         session = serve_tree(
             found.get("session", {}), TEXT_LIMIT_IN_LISTS, LIST_ITEM_LIMIT, ("session",), notes
         )
-        page = items[offset : offset + limit]
         payload = {
             "session": session,
             "evidence": [_evidence_summary(r, TEXT_LIMIT_IN_LISTS) for r in page],
-            "total": len(items),
-            "next_cursor": f"o{offset + limit}" if len(items) > offset + limit else None,
+            "total": total,
+            "next_cursor": f"o{offset + len(page)}" if total > offset + len(page) else None,
             "notice": UNTRUSTED_NOTICE,
         }
         if _fit_budget(payload, "evidence", notes):
@@ -1189,7 +1197,14 @@ class Tools:
         return _within_budget(build, TEXT_LIMIT_IN_LISTS, LIST_ITEM_LIMIT * 2)
 
     def tool_verify_freshness(self, args, stateless):
-        found = self.core.verify(self.store, ids=args.get("ids"), repo=self._repo(args), cwd=self.cwd)
+        ids = args.get("ids")
+        offset = _cursor_offset(args.get("cursor"))
+        if ids and args.get("cursor") is not None:
+            raise ToolFailure("cursor pages the repository's items; it does not go with ids")
+        # Without ids: one page of the scope's items, checked alone (a page costs the same at
+        # item 20,000 as at item 1), with a cursor until the last one.
+        page = {} if ids else {"offset": offset, "limit": VERIFY_MAX_IDS}
+        found = self.core.verify(self.store, ids=ids, repo=self._repo(args), cwd=self.cwd, **page)
         items = found.get("items", [])
         notes = []
         if len(items) > VERIFY_MAX_IDS:
@@ -1210,6 +1225,10 @@ class Tools:
                 break
         if cut:
             notes.append("items: " + "; ".join(sorted(set(cut), key=cut.index)))
+        if not ids:
+            total = found.get("total", len(items))
+            payload["total"] = total
+            payload["next_cursor"] = f"o{offset + len(items)}" if total > offset + len(items) else None
         if notes:
             payload["truncated"] = notes
         return payload
