@@ -593,39 +593,39 @@ def test_repo_without_commits_at_capture_never_claims_a_commit_is_gone(git_repo,
 
 
 def test_worktree_checkout_and_packed_refs(product, run_cli, tmp_path):
-    """A linked worktree (.git is a file) registers as its own checkout; search's cached freshness
-    notices a commit there (HEAD is all that changes for an item citing no file), also after the
-    refs were packed, and the main checkout's items are not affected."""
+    """A linked worktree (.git is a file) is a checkout of its repository with its own HEAD;
+    search's cached freshness notices a commit there (HEAD is all that changes for an item citing
+    no file), also after the refs were packed, and the main checkout's items are not affected."""
     from conftest import Checkout
 
     sdk = product.sdk
     wt = str(tmp_path / "sdk-feature")
     sdk.git("worktree", "add", "-q", "-b", "feature", wt)
-    wctx.register_repo(product.store, wt, name="sdk-feature", workspace="uploads")
+    added = wctx.register_repo(product.store, wt, workspace="uploads")
+    assert added["checkout"] is True and added["repo"]["name"] == "upload-sdk"
     tree = Checkout(wt)
-    eid = capture(product, [], repo="sdk-feature", claim="feature branch plan", cwd=wt)
+    eid = capture(product, [], claim="feature branch plan", cwd=wt)
     anchors = wctx.get_evidence(product.store, eid)["anchors"]
     assert [(a["commit"], a["branch"]) for a in anchors] == [(tree.head, "feature")]
     main_item = capture(product, [], claim="main branch plan")
 
-    def shown(repo, query):
-        want = eid if repo == "sdk-feature" else main_item
-        (r,) = [r for r in wctx.search(product.store, query, repo=repo)["results"] if r["id"] == want]
+    def shown(query, want):
+        (r,) = [r for r in wctx.search(product.store, query, repo="upload-sdk")["results"] if r["id"] == want]
         return r["freshness"]["verdict"]
 
-    assert shown("sdk-feature", "feature plan") == "current"
+    assert shown("feature plan", eid) == "current"
     sdk.git("pack-refs", "--all")
-    assert shown("sdk-feature", "feature plan") == "current"
+    assert shown("feature plan", eid) == "current"
     tree.write("feature.txt", "x\n")
     tree.commit("feature work")
-    assert shown("sdk-feature", "feature plan") == "possibly_stale"
-    assert shown("upload-sdk", "main plan") == "current"
+    assert shown("feature plan", eid) == "possibly_stale"
+    assert shown("main plan", main_item) == "current"
     assert verify_one(run_cli, main_item)[1]["verdict"] == "current"
     sdk.git("pack-refs", "--all")
     sdk.write("main.txt", "y\n")
     sdk.commit("main work")
     sdk.git("pack-refs", "--all")
-    assert shown("upload-sdk", "main plan") == "possibly_stale"
+    assert shown("main plan", main_item) == "possibly_stale"
 
 
 def test_paths_with_spaces_and_unicode(product, run_cli):

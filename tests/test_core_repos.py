@@ -55,7 +55,7 @@ def test_symlink_and_subdirectory_resolve_to_the_same_repo(git_repo, run_cli, tm
     # A different requested name does not rename or duplicate it.
     renamed = run_cli(["repo", "add", str(alias), "--name", "other-name", "--json"])
     assert renamed.json["created"] is False and renamed.json["repo"]["name"] == "upload-sdk"
-    assert "names are fixed" in renamed.json["message"]
+    assert "kept the name upload-sdk; rename with: wctx repo rename upload-sdk NEW" in renamed.json["message"]
     assert [r["name"] for r in run_cli(["repo", "list", "--json"]).json["repos"]] == ["upload-sdk"]
 
 
@@ -126,8 +126,8 @@ def test_remove_keeps_evidence_and_re_adding_reattaches_it(product, run_cli):
     removed = run_cli(["repo", "remove", "upload-sdk", "--json"])
     assert removed.code == 0, removed
     assert removed.json["evidence_kept"] == 1
-    assert removed.json["relations_removed"] == 2
-    assert "1 evidence items kept" in removed.json["message"]
+    assert removed.json["relations_kept"] == 2
+    assert "1 evidence item and 2 relations kept dormant" in removed.json["message"]
     assert [r["name"] for r in wctx.list_repos(store)] == ["api-gateway", "docs-ui", "other"]
     # The item still exists and says honestly that its repository is not registered here.
     shown = run_cli(["show", eid, "--json"])
@@ -139,6 +139,11 @@ def test_remove_keeps_evidence_and_re_adding_reattaches_it(product, run_cli):
 
     readd = run_cli(["repo", "add", product.sdk.path, "--workspace", "uploads", "--json"])
     assert readd.code == 0 and readd.json["created"] is True
+    assert (
+        "restored relations: docs-ui uses upload-sdk, upload-sdk depends_on api-gateway"
+        in readd.json["message"]
+    )
+    assert [r["id"] for r in wctx.search(store, "formatSize", repo="docs-ui")["results"]] == [eid]
     found = wctx.search(store, "formatSize", repo="upload-sdk")["results"]
     assert [r["id"] for r in found] == [eid]
     assert found[0]["freshness"]["verdict"] == "current"

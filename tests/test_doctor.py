@@ -157,6 +157,21 @@ def test_unwritable_store_location_fails(run_cli, monkeypatch, tmp_path):
     assert "--home DIR or WCTX_HOME" in check["fix"]
 
 
+@pytest.mark.parametrize("below", ["", "sub/dir"])
+def test_home_that_is_a_file_fails_and_init_agrees(run_cli, tmp_path, below):
+    blocker = tmp_path / "f"
+    blocker.write_text("x\n")
+    home = str(blocker / below) if below else str(blocker)
+    result = run_cli(["--home", home, "doctor", "--json"], cwd=tmp_path)
+    assert result.code == 1, result
+    assert result.json["healthy"] is False
+    failed = [c for c in result.json["checks"] if c["status"] == "fail"]
+    assert failed and all("can create" not in c["detail"] for c in result.json["checks"])
+    assert any("is a file" in c["detail"] and str(blocker) in c["detail"] for c in failed), failed
+    assert run_cli(["--home", home, "init"], cwd=tmp_path).code != 0  # doctor was right: init fails
+    assert blocker.read_text() == "x\n"
+
+
 def test_git_missing_fails_with_install_hint(product, run_cli, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.setattr(wctx, "_git_env_cache", None)  # the git helper caches its environment

@@ -218,6 +218,24 @@ def test_importing_twice_is_idempotent(repos, store, tmp_path):
     assert _row_counts(store) == before
 
 
+def test_the_session_summary_does_not_grow_on_reimport(repos, store, tmp_path, run_cli):
+    a, b, outside = repos
+    path = render("claude_multi_repo.jsonl", tmp_path / "t", a=a, b=b, outside=outside, lines=6)
+    first = wctx.import_transcript(store, path)
+    summary = wctx.get_session(store, first["session"])["session"]["summary"]
+    assert summary
+    for _ in range(3):
+        assert run_cli(["import", "--force", path]).code == 0
+    assert wctx.get_session(store, first["session"])["session"]["summary"] == summary
+    # A transcript that grew (the Codex Stop hook re-imports after every turn) keeps one copy too.
+    render("claude_multi_repo.jsonl", tmp_path / "t", a=a, b=b, outside=outside)
+    assert wctx.import_transcript(store, path)["status"] == "extended"
+    grown = wctx.get_session(store, first["session"])["session"]["summary"]
+    assert wctx.import_transcript(store, path, force=True)["status"] == "reimported"
+    assert wctx.get_session(store, first["session"])["session"]["summary"] == grown
+    assert grown.count(summary.split("; ")[-1]) == 1, grown
+
+
 def test_a_grown_transcript_extends_its_session(repos, store, tmp_path):
     a, b, outside = repos
     path = render("claude_multi_repo.jsonl", tmp_path / "t", a=a, b=b, outside=outside, lines=6)

@@ -3,7 +3,15 @@ symbol, confirm, forget, one duplicate rule, a verify people keep running, and a
 
 from __future__ import annotations
 
-import wctx
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from mcp_helpers.fixtures import Servers  # noqa: E402
+
+import wctx  # noqa: E402
 
 CLIENT = "src/client.py"
 
@@ -181,3 +189,234 @@ def test_symbol_history_costs_one_cat_file_batch_per_repository(product, run_cli
     assert set(verdicts.values()) == {"stale"}
     send_reason = [i for i in res["items"] if i["id"] == ids[1]][0]["reasons"][0]
     assert "send_file spacing" in send_reason and "round" not in send_reason.split(";")[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# One duplicate rule: CLI, MCP and import, across sessions
+# ----------------------------------------------------------------------------------------------
+
+
+def cli_capture(run_cli, cwd, claim, *more):
+    res = run_cli(["capture", "--finding", claim, "--repo", "upload-sdk", *more, "--json"], cwd=cwd)
+    assert res.code == 0, res
+    return res.json
+
+
+def test_the_same_claim_from_two_cli_sessions_is_one_item_seen_twice(product, run_cli):
+    first = cli_capture(
+        run_cli, product.ui.path, "Retry is missing for the 419.", "--file", CLIENT + "#connect"
+    )
+    second = cli_capture(
+        run_cli,
+        product.sdk.path,
+        "  retry IS missing, for the 419 ",
+        "--file",
+        CLIENT + "#connect",
+        "--confidence",
+        "0.7",
+    )
+    assert first["session"] != second["session"]
+    (a,), (b,) = first["evidence"], second["evidence"]
+    assert b["duplicate"] is True and b["id"] == a["id"]
+    assert "seen again by session %s" % second["session"] in b["message"]
+    assert "confidence raised to 0.7" in b["message"]
+    shown = run_cli(["show", a["id"], "--json"]).json
+    assert shown["seen_by"] == [second["session"]] and shown["confidence"] == 0.7
+    text = run_cli(["show", a["id"]]).out
+    assert "recorded again by cli in session %s" % second["session"] in text
+    # A lower confidence never lowers it; other files or another repository make another item.
+    third = cli_capture(run_cli, product.sdk.path, "retry is missing for the 419", "--file", CLIENT + "#connect",
+                        "--confidence", "0.2")  # fmt: skip
+    assert third["evidence"][0]["id"] == a["id"]
+    assert wctx.get_evidence(product.store, a["id"])["confidence"] == 0.7
+    other = cli_capture(
+        run_cli, product.sdk.path, "retry is missing for the 419", "--file", CLIENT + "#retry_policy"
+    )
+    assert other["evidence"][0]["duplicate"] is False
+    assert len(run_cli(["search", "retry missing 419", "--json"], cwd=product.sdk.path).json["results"]) == 2
+
+
+def test_mcp_and_cli_share_the_rule_foo_and_foo(tmp_path):
+    servers = Servers(tmp_path)
+    try:
+        server = servers.start()
+        server.initialize()
+        item = {
+            "kind": "finding",
+            "claim": "Foo",
+            "repo": "upload-sdk",
+            "files": ["src/upload.py#uploadDocument"],
+        }
+        first = server.call_ok("record_evidence", {"items": [item]})
+        eid = first["recorded"][0]["id"]
+        store = wctx.open_store(servers.home)
+        try:
+            res = wctx.capture(store, [dict(item, claim="foo")], cwd=servers.env["sdk"], agent="cli")
+            assert res["evidence"][0]["duplicate"] is True and res["evidence"][0]["id"] == eid
+            # Over MCP from a new connection (a new session) too: "FOO!" is the same item.
+            other = servers.start()
+            other.initialize()
+            again = other.call_ok("record_evidence", {"items": [dict(item, claim="FOO!")]})
+            assert again["recorded"] == [] and [d["id"] for d in again["duplicates"]] == [eid]
+            assert len(wctx.get_evidence(store, eid)["seen_by"]) == 2
+        finally:
+            store.close()
+    finally:
+        servers.close()
+
+
+def test_import_applies_the_same_rule(product, run_cli, tmp_path):
+    mine = cli_capture(
+        run_cli, product.sdk.path, "The cache key ignores the locale", "--file", CLIENT + "#connect"
+    )
+    mine_id = mine["evidence"][0]["id"]
+    # A teammate recorded the same claim (other words' case, own id) on their machine.
+    export = tmp_path / "theirs.jsonl"
+    sid = "ses-0123456789"
+    records = [
+        {"type": "session", "format": 1, "id": sid, "agent": "cli", "repo": "upload-sdk", "summary": None},
+        {"type": "evidence", "format": 1, "id": "ev-abcdefabcd", "session": sid, "repo": "upload-sdk",
+         "kind": "finding", "claim": "the cache key ignores the LOCALE.", "confidence": 0.9,
+         "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+         "anchors": [dict(a, dirty=0) for a in wctx.get_evidence(product.store, mine_id)["anchors"]]},
+    ]  # fmt: skip
+    export.write_text("".join(json.dumps(r) + "\n" for r in records))
+    res = run_cli(["import-evidence", str(export), "--json"])
+    assert res.code == 0, res
+    assert res.json["evidence"] == 0 and res.json["duplicates"] == 1
+    shown = wctx.get_evidence(product.store, mine_id)
+    assert shown["seen_by"] == [sid] and shown["confidence"] == 0.9
+    # Importing again changes nothing more.
+    assert run_cli(["import-evidence", str(export), "--json"]).json["duplicates"] == 1
+    assert wctx.get_evidence(product.store, mine_id)["seen_by"] == [sid]
+
+
+def test_recording_again_after_the_cited_code_changed_restamps_and_says_so(product, run_cli):
+    first = cli_capture(run_cli, product.sdk.path, "connect has no timeout", "--file", CLIENT + "#connect")
+    eid = first["evidence"][0]["id"]
+    old_head = product.sdk.head
+    product.sdk.write(CLIENT, product.sdk.read(CLIENT).replace('{"url": url}', '{"url": url, "x": 1}'))
+    new_head = product.sdk.commit("connect grows a field")
+    assert verify_reason(run_cli, eid)[0] == "stale"
+    again = run_cli(["capture", "--finding", "connect has no timeout", "--repo", "upload-sdk", "--file",
+                     CLIENT + "#connect", "--session", first["session"]], cwd=product.sdk.path)  # fmt: skip
+    assert again.code == 0, again
+    assert (
+        "re-stamped at upload-sdk %s: the cited code changed since it was recorded" % new_head[:7]
+        in again.out
+    )
+    assert verify_reason(run_cli, eid)[0] == "current"
+    shown = run_cli(["show", eid, "--json"]).json
+    (event,) = shown["history"]
+    assert event["event"] == "confirmed" and event["commits"] == {"upload-sdk": new_head}
+    assert {p["commit"] for p in event["previous"]} == {old_head}
+
+
+# ----------------------------------------------------------------------------------------------
+# confirm
+# ----------------------------------------------------------------------------------------------
+
+
+def test_confirm_restamps_keeps_history_and_reads_current(product, run_cli):
+    sdk = product.sdk
+    eid = capture_one(product, [CLIENT + "#connect", "docs-ui:src/UploadButton.tsx"])["id"]
+    old_sdk, old_ui = sdk.head, product.ui.head
+    sdk.write(CLIENT, sdk.read(CLIENT).replace('{"url": url}', '{"url": url, "x": 1}'))
+    new_sdk = sdk.commit("connect grows a field")
+    assert verify_reason(run_cli, eid)[0] == "stale"
+    res = run_cli(["confirm", eid, "--note", "re-read connect: still no timeout"])
+    assert res.code == 0, res
+    assert res.out.strip() == "confirmed %s (was stale): re-stamped at docs-ui %s, upload-sdk %s" % (
+        eid, old_ui[:7], new_sdk[:7])  # fmt: skip
+    code = run_cli(["verify", eid]).code
+    assert code == 0 and verify_reason(run_cli, eid)[0] == "current"
+    shown = run_cli(["show", eid, "--json"]).json
+    assert shown["confirmed_at"] and shown["age"] == "recorded today, confirmed today"
+    (event,) = shown["history"]
+    assert event["note"] == "re-read connect: still no timeout" and event["agent"] == "cli"
+    assert event["commits"] == {"upload-sdk": new_sdk, "docs-ui": old_ui}
+    assert {(p["repo"], p["commit"]) for p in event["previous"]} == {
+        ("upload-sdk", old_sdk),
+        ("docs-ui", old_ui),
+    }
+    anchors = {(a["repo"], a["path"]): a for a in shown["anchors"]}
+    assert anchors[("upload-sdk", CLIENT)]["commit"] == new_sdk
+    assert anchors[("upload-sdk", CLIENT)]["blob"] == sdk.blob(CLIENT)
+    text = run_cli(["show", eid]).out
+    assert (
+        "confirmed by cli, re-stamped at docs-ui %s, upload-sdk %s: re-read connect"
+        % (old_ui[:7], new_sdk[:7])
+        in text
+    )
+    assert "was stamped at docs-ui %s, upload-sdk %s" % (old_ui[:7], old_sdk[:7]) in text
+    # A second confirmation adds to the history.
+    sdk.write("x.txt", "x\n")
+    sdk.commit("unrelated")
+    assert run_cli(["confirm", eid]).code == 0
+    assert len(wctx.get_evidence(product.store, eid)["history"]) == 2
+
+
+def test_confirm_follows_a_rename(product, run_cli):
+    sdk = product.sdk
+    eid = capture_one(product, [CLIENT + "#connect"])["id"]
+    sdk.git("mv", CLIENT, "src/transport.py")
+    sdk.commit("rename")
+    assert run_cli(["confirm", eid]).code == 0
+    item = wctx.get_evidence(product.store, eid)
+    assert item["files"] == ["src/transport.py#connect"]
+    assert item["freshness"]["verdict"] == "current"
+
+
+def test_confirm_refuses_a_vanished_file_or_symbol_and_changes_nothing(product, run_cli, wctx_home):
+    from conftest import db_snapshot
+
+    sdk = product.sdk
+    on_symbol = capture_one(product, [CLIENT + "#retry_policy"], claim="retry")["id"]
+    on_file = capture_one(product, ["src/upload/upload.ts"], claim="upload")["id"]
+    fine = capture_one(product, [CLIENT + "#connect"], claim="connect")["id"]
+    text = sdk.read(CLIENT)
+    sdk.write(CLIENT, text[: text.index("def retry_policy")].rstrip() + "\n")
+    sdk.git("rm", "-q", "src/upload/upload.ts")
+    sdk.commit("drop retry_policy and upload.ts")
+    before = db_snapshot(wctx_home)
+    res = run_cli(["confirm", fine, on_symbol])
+    assert res.code == 2 and res.out == ""
+    assert "symbol retry_policy, which is no longer found in upload-sdk:src/client.py" in res.err
+    assert "wctx supersede %s --by NEW-ID" % on_symbol in res.err
+    res = run_cli(["confirm", on_file])
+    assert res.code == 2 and "src/upload/upload.ts, which no longer exists in upload-sdk" in res.err
+    assert "supersede" in res.err
+    assert db_snapshot(wctx_home) == before
+    assert run_cli(["confirm", "ev-nosuchitem"]).code == 1
+
+
+def test_export_and_import_carry_confirmations(product, run_cli, tmp_path):
+    sdk = product.sdk
+    eid = capture_one(product, [CLIENT + "#connect"])["id"]
+    share = tmp_path / "share"
+    assert run_cli(["export", "--dir", str(share)]).code == 0
+    other_home = str(tmp_path / "other-home")
+    other = wctx.open_store(other_home)
+    try:
+        wctx.register_repo(other, sdk.path, workspace="team")
+        wctx.register_repo(other, product.ui.path, workspace="team")
+        wctx.import_evidence(other, [str(share)])
+        sdk.write(CLIENT, sdk.read(CLIENT).replace('{"url": url}', '{"url": url, "x": 1}'))
+        new = sdk.commit("connect grows a field")
+        assert wctx.get_evidence(other, eid)["freshness"]["verdict"] == "stale"
+        assert run_cli(["confirm", eid, "--note", "checked"]).code == 0
+        assert run_cli(["export", "--dir", str(share)]).code == 0
+        line = [
+            json.loads(x)
+            for x in open(str(share / (wctx.get_evidence(product.store, eid)["session"] + ".jsonl")))
+        ]
+        (rec,) = [r for r in line if r["type"] == "evidence"]
+        assert rec["confirmed_at"] and rec["history"][0]["note"] == "checked"
+        counts = wctx.import_evidence(other, [str(share)])
+        assert counts["updated"] == 1
+        there = wctx.get_evidence(other, eid)
+        assert there["freshness"]["verdict"] == "current"
+        assert there["history"][0]["commits"] == {"upload-sdk": new}
+        assert wctx.import_evidence(other, [str(share)])["unchanged"] == 1
+    finally:
+        other.close()

@@ -385,12 +385,14 @@ def test_a_repeated_record_names_the_existing_id_and_changed_items_are_new(serve
     # The existing id is in the answer, where a later transcript import finds it.
     assert [d["id"] for d in again["duplicates"]] == [eid]
     assert eid in json.dumps(again)
-    # The same claim with a new confidence, or new files, is new information.
+    # New files make a new item; a new confidence is the same item, its confidence raised.
     firmer = dict(FINDING, confidence=0.95)
     more_files = dict(FINDING, files=FINDING["files"] + ["README.md"])
     changed = record(ui, [firmer, more_files])
-    assert len(changed["recorded"]) == 2 and changed["duplicates_skipped"] == 0
-    assert len({r["id"] for r in changed["recorded"]} | {eid}) == 3
+    assert len(changed["recorded"]) == 1 and changed["duplicates_skipped"] == 1
+    assert [d["id"] for d in changed["duplicates"]] == [eid]
+    assert "confidence raised to 0.95" in changed["duplicates"][0]["message"]
+    assert changed["recorded"][0]["id"] != eid
     # Twice in one call: recorded once, the second names the first's id.
     question = {"kind": "question", "claim": "does the server send Retry-After?"}
     twice = record(ui, [question, question])

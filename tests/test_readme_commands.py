@@ -308,39 +308,52 @@ def _substitute(command, ids):
 
 
 def _run_example(example, ws):
+    """Run a block's commands in one bash process (so ``cd`` and shell variables carry over from
+    one line to the next, as in a terminal), each one's output captured apart; the first command
+    that exits non-zero fails the test with its README line."""
     _restore(ws)
     home = ws["home"]
-    cwd = os.path.join(home, "src", "wctx" if example.start == "checkout" else "docs-ui")
-    oldpwd = cwd
+    start = os.path.join(home, "src", "wctx" if example.start == "checkout" else "docs-ui")
     state = os.path.join(ws["base"], "state")
-    for line, command in example.commands:
-        real = _substitute(command, ws["ids"])
-        script = (
-            'cd "$1" || exit 97\nexport OLDPWD="$2"\nset -o pipefail\n%s\n__rc=$?\n'
-            'pwd >"$3.cwd"; printf %%s "$OLDPWD" >"$3.old"\nexit $__rc\n' % real
+    script = ['cd "$1" || exit 97', "set -o pipefail"]
+    for n, (_, command) in enumerate(example.commands):
+        script.append(
+            '{ %s\n} >"$2.%d.out" 2>"$2.%d.err" </dev/null; __rc=$?\n'
+            'if [ $__rc -ne 0 ]; then echo %d >"$2.failed"; pwd >"$2.cwd"; exit $__rc; fi'
+            % (_substitute(command, ws["ids"]), n, n, n)
         )
-        try:
-            proc = subprocess.run(
-                ["bash", "-c", script, "readme", cwd, oldpwd, state],
-                env=ws["env"],
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=COMMAND_TIMEOUT,
-            )
-        except subprocess.TimeoutExpired:
-            pytest.fail(
-                "README.md line %d: `%s` did not finish within %d s" % (line, command, COMMAND_TIMEOUT)
-            )
-        if proc.returncode != 0:
-            pytest.fail(
-                "README.md line %d: `%s` exited %d (run as `%s` in %s)\n--- stdout ---\n%s\n--- stderr ---\n%s"
-                % (line, command, proc.returncode, real, cwd, proc.stdout[-3000:], proc.stderr[-3000:])
-            )
-        with open(state + ".cwd") as fh:
-            cwd = fh.read().strip()
-        with open(state + ".old") as fh:
-            oldpwd = fh.read().strip() or cwd
+    for name in os.listdir(ws["base"]):
+        if name.startswith("state."):
+            os.remove(os.path.join(ws["base"], name))
+    limit = COMMAND_TIMEOUT * len(example.commands)
+    try:
+        proc = subprocess.run(
+            ["bash", "-c", "\n".join(script), "readme", start, state],
+            env=ws["env"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=limit,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("README.md line %d: the block did not finish within %d s" % (example.line, limit))
+    if proc.returncode == 0:
+        return
+    if not os.path.exists(state + ".failed"):
+        pytest.fail("README.md line %d: the block could not run: %s" % (example.line, proc.stderr[-3000:]))
+    with open(state + ".failed") as fh:
+        n = int(fh.read())
+    line, command = example.commands[n]
+    outputs = []
+    for ext in ("out", "err"):
+        with open("%s.%d.%s" % (state, n, ext), errors="replace") as fh:
+            outputs.append(fh.read()[-3000:])
+    with open(state + ".cwd") as fh:
+        cwd = fh.read().strip()
+    pytest.fail(
+        "README.md line %d: `%s` exited %d (run as `%s` in %s)\n--- stdout ---\n%s\n--- stderr ---\n%s"
+        % (line, command, proc.returncode, _substitute(command, ws["ids"]), cwd, outputs[0], outputs[1])
+    )
 
 
 EXAMPLES = readme_examples()

@@ -54,7 +54,14 @@ def test_import_into_another_store_is_idempotent_and_searchable(product, tmp_pat
         wctx.register_repo(other, product.sdk.path, name="sdk", workspace="team")
         wctx.register_repo(other, product.ui.path, name="ui", workspace="team")
         counts = wctx.import_evidence(other, [str(out)])
-        assert counts == {"sessions": 2, "evidence": 2, "updated": 0, "unchanged": 0}
+        assert counts == {
+            "sessions": 2,
+            "evidence": 2,
+            "updated": 0,
+            "unchanged": 0,
+            "duplicates": 0,
+            "forgotten": 0,
+        }
         assert wctx.import_evidence(other, [str(out)])["unchanged"] == 2
         assert other.one("SELECT count(*) AS n FROM evidence")["n"] == 2
 

@@ -1,0 +1,166 @@
+"""Ranking properties of search on small real git repositories: text strength decides across
+repositories, what the query names is boosted with a reason, long queries keep their rare words,
+every-term candidates never starve a page, and paging reaches the last match."""
+
+from __future__ import annotations
+
+import wctx
+
+
+def _capture(product, repo, claim, detail=None, files=None, summary=None, session_id=None):
+    cwd = {"upload-sdk": product.sdk, "docs-ui": product.ui, "api-gateway": product.gateway}[repo].path
+    item = {"kind": "finding", "claim": claim, "repo": repo}
+    if detail:
+        item["detail"] = detail
+    if files:
+        item["files"] = files
+    res = wctx.capture(product.store, [item], cwd=cwd, summary=summary, session_id=session_id)
+    return res["evidence"][0]["id"], res["session"]
+
+
+def _ids(res):
+    return [r["id"] for r in res["results"]]
+
+
+def _filler(product, repo, word, n):
+    # Background items sharing one common word, so that word carries little weight.
+    items = [
+        {"kind": "note", "claim": "%s note number %d about routine things" % (word, i), "repo": repo}
+        for i in range(n)
+    ]
+    cwd = {"upload-sdk": product.sdk, "docs-ui": product.ui, "api-gateway": product.gateway}[repo].path
+    wctx.capture(product.store, items, cwd=cwd)
+
+
+def test_strong_related_repo_match_beats_one_common_word_same_repo_match(product):
+    _filler(product, "docs-ui", "file", 30)
+    weak, _ = _capture(product, "docs-ui", "file picker shows the file size")
+    strong, _ = _capture(
+        product, "upload-sdk", "reloader misses changes when the watcher polls a symlinked file",
+        detail="the reloader compares mtimes of resolved paths only",
+    )  # fmt: skip
+    res = wctx.search(product.store, "reloader not detecting file changes", repo="docs-ui")
+    ids = _ids(res)
+    assert ids[0] == strong, res["results"][:2]
+    assert weak in ids  # still found, just below
+    assert "docs-ui uses upload-sdk (upstream dependency)" in res["results"][0]["reasons"]
+    # The same holds for plain FTS ranking: topology did not reorder clear text strength.
+    assert (
+        _ids(wctx.search(product.store, "reloader not detecting file changes", repo="docs-ui", rank="fts"))[0]
+        == strong
+    )
+
+
+def test_topology_orders_near_equal_matches(product):
+    local, _ = _capture(product, "docs-ui", "upload button retries twice on a 419")
+    remote, _ = _capture(product, "api-gateway", "upload button retries twice on a 419")
+    assert _ids(wctx.search(product.store, "upload retries 419", repo="docs-ui"))[:2] == [local, remote]
+    assert _ids(wctx.search(product.store, "upload retries 419", repo="api-gateway"))[:2] == [remote, local]
+
+
+def test_query_naming_a_repository_boosts_evidence_about_it_with_a_reason(product):
+    local, _ = _capture(product, "docs-ui", "token refresh happens on every request")
+    gateway, _ = _capture(product, "api-gateway", "token refresh happens on each request")
+    plain = wctx.search(product.store, "token refresh request", repo="docs-ui")
+    assert _ids(plain)[0] == local
+    named = wctx.search(product.store, "api-gateway token refresh request", repo="docs-ui")
+    assert _ids(named)[0] == gateway
+    assert "query names repository api-gateway" in named["results"][0]["reasons"]
+
+
+def test_query_naming_a_cited_symbol_or_path_boosts_it_with_a_reason(product):
+    claim = "retry budget resets on reconnect"
+    other, _ = _capture(product, "upload-sdk", claim, files=["src/upload/upload.ts#uploadDocument"])
+    cited, _ = _capture(product, "upload-sdk", claim, files=["src/client.py#retry_policy"])
+    res = wctx.search(product.store, "retry_policy budget resets", repo="upload-sdk")
+    assert _ids(res)[:2] == [cited, other]
+    reasons = res["results"][0]["reasons"]
+    assert "matches symbol retry_policy" in reasons and "query names symbol retry_policy" in reasons
+    by_path = wctx.search(product.store, "budget resets on reconnect in client.py", repo="upload-sdk")
+    assert _ids(by_path)[:2] == [cited, other]
+    assert "query names file src/client.py" in by_path["results"][0]["reasons"]
+    assert not any(r.startswith("query names") for r in by_path["results"][1]["reasons"])
+
+
+def test_a_long_query_keeps_its_rarest_words_and_says_so(product):
+    words = ["frame%s" % chr(97 + i // 26) + chr(97 + i % 26) for i in range(59)]
+    items = [
+        {"kind": "note", "claim": "log %d: %s" % (i, " ".join(words)), "repo": "upload-sdk"} for i in range(3)
+    ]
+    wctx.capture(product.store, items, cwd=product.sdk.path)
+    target, _ = _capture(product, "upload-sdk", "zygomorphic handler crashes on resume")
+    res = wctx.search(
+        product.store, " ".join(words + ["zygomorphic"]), repo="upload-sdk"
+    )  # decisive word last
+    assert target in _ids(res)  # with the first 32 words only it matched nothing
+    assert "zygomorphic" in res["query_terms"]
+    assert len(res["query_terms"]) == wctx.MAX_QUERY_TERMS and res["query_terms_total"] == 60
+    text = wctx.format_search(res)
+    assert "Used the %d rarest of the query's 60 words" % wctx.MAX_QUERY_TERMS in text
+
+
+def test_every_term_first_still_fills_the_page_from_single_words(product):
+    ids = [
+        _capture(product, "upload-sdk", "uploads stall when the %s quota runs out" % w)[0]
+        for w in ("disk", "memory", "socket", "thread", "handle")
+    ]
+    both, _ = _capture(product, "upload-sdk", "quota and throttle interplay")
+    res = wctx.search(product.store, "quota throttle", repo="upload-sdk", limit=5)
+    assert len(res["results"]) == 5
+    assert _ids(res)[0] == both  # holds every term
+    assert set(_ids(res)[1:]) <= set(ids)
+    assert res["candidates"] == 6  # every item matching a query word
+
+
+def test_search_pages_reach_the_last_match_and_count_every_match(product):
+    n = wctx.CANDIDATE_FLOOR + 37
+    items = [{"kind": "note", "claim": "paging probe %d" % i, "repo": "upload-sdk"} for i in range(n)]
+    wctx.capture(product.store, items[:40], cwd=product.sdk.path)
+    wctx.capture(product.store, items[40:], cwd=product.sdk.path)
+    seen, page, pages = [], None, 0
+    while True:
+        res = wctx.search(product.store, "paging probe", repo="upload-sdk", limit=10, page=page)
+        assert res["candidates"] == n
+        seen += _ids(res)
+        pages += 1
+        page = res["next_page"]
+        if page is None:
+            break
+        assert pages < 50
+    assert len(seen) == n and len(set(seen)) == n
+
+
+def test_session_summary_is_indexed_once_per_session_and_still_found(product):
+    first, sid = _capture(
+        product, "upload-sdk", "first item of the session", summary="traced the wobbly gizmo"
+    )
+    for i in range(5):
+        _capture(
+            product,
+            "upload-sdk",
+            "item %d of the session" % i,
+            summary="round %d on the gizmo" % i,
+            session_id=sid,
+        )
+    db = product.store.db
+    assert db.execute("SELECT count(*) FROM session_fts").fetchone()[0] == 1
+    columns = [r[1] for r in db.execute("PRAGMA table_info(evidence_fts)")]
+    assert "summary" not in columns
+    res = wctx.search(product.store, "wobbly", repo="upload-sdk")
+    assert first in _ids(res)
+    assert any(r.startswith("matches the session summary (wobbly)") for r in res["results"][0]["reasons"])
+
+
+def test_mcp_enums_and_result_fields_come_from_the_service_layer():
+    import wctx_mcp
+
+    search_tool = wctx_mcp.TOOLS_BY_NAME["search_evidence"]
+    kinds = search_tool["inputSchema"]["properties"]["kinds"]["items"]["enum"]
+    assert kinds == list(wctx.EVIDENCE_KINDS)
+    record = wctx_mcp.TOOLS_BY_NAME["record_evidence"]["inputSchema"]["properties"]["items"]["items"]
+    assert record["properties"]["kind"]["enum"] == list(wctx.EVIDENCE_KINDS)
+    result = search_tool["outputSchema"]["properties"]["results"]["items"]["properties"]
+    assert result["freshness"]["properties"]["verdict"]["enum"] == list(wctx.VERDICTS)
+    assert set(result) >= {name for name, _ in wctx.SEARCH_RESULT_FIELDS} - {"superseded_by"}
+    related = wctx_mcp.TOOLS_BY_NAME["get_related_repositories"]["outputSchema"]["properties"]["relations"]
+    assert related["items"]["properties"]["kind"]["enum"] == list(wctx.RELATION_KINDS)
