@@ -120,7 +120,7 @@ BM25_WEIGHT_SUMMARY = 1.0  # session summaries live in their own table (session_
 RANK_WEIGHT_TEXT = 1.0
 RANK_NAMED_BONUS = {"repository": 0.30, "symbol": 0.50, "file": 0.50}
 RANK_TOPOLOGY_BONUS = {0: 0.20, 1: 0.12, 2: 0.06, 3: 0.03}  # same repo, direct, 2 hops, workspace
-RANK_FRESHNESS_PENALTY = {"current": 0.0, "unknown": -0.03, "possibly_stale": -0.10, "stale": -0.30}
+RANK_FRESHNESS_PENALTY = {"current": 0.0, "unknown": -0.03, "possibly_stale": -0.05, "stale": -0.15}
 RANK_CONFIDENCE_WEIGHT = 0.10  # times (confidence - 0.5); items without a stated confidence get 0
 RANK_KIND_BONUS = {"known_issue": 0.03, "decision": 0.02, "constraint": 0.02, "finding": 0.02}
 RANK_RECENCY_BONUS = 0.05  # decays with a 90-day half-life
@@ -131,8 +131,8 @@ CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through befor
 CANDIDATE_WINDOW = 4
 # When too few rows hold every query term, rows holding the rarest terms fill the candidates; the
 # terms taken together may match at most this many rows (the rarest term is always taken).
-CANDIDATE_FILL_POSTINGS = 5000
-MATCH_COUNT_EXACT = 20000  # matches counted exactly within the scope; beyond, the FTS5 count
+CANDIDATE_FILL_POSTINGS = 1000
+MATCH_COUNT_EXACT = 1000  # rows the query words may hold for search to count its matches exactly
 
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any anyone anything are as at be because been
@@ -4828,6 +4828,7 @@ class FreshnessChecker:
         self.file_bytes = 0
         self.symbol_hashes = {}
         self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
+        self.moved = {}  # {(repo id, recorded commit): commits since}, for items citing no file
 
     def _read(self, root, rel):
         """read_repo_file, remembered for the rest of this call (within a memory budget)."""
@@ -5070,12 +5071,15 @@ class FreshnessChecker:
                 ),
             )
         moved = len(g.log_since(commit))
+        self.moved[(a["repo_id"], commit)] = moved
         if moved == 0:
-            return "possibly_stale", "cites no file; %s's HEAD is no longer at %s" % (name, short_sha(commit))
-        return "possibly_stale", "cites no file, and %s moved on %d commit%s since %s" % (
+            return "possibly_stale", "%s's HEAD is no longer at %s; this item cites no file" % (
+                name,
+                short_sha(commit),
+            )
+        return "possibly_stale", "%s moved %s since %s; this item cites no file" % (
             name,
-            moved,
-            "" if moved == 1 else "s",
+            _plural(moved, "commit"),
             short_sha(commit),
         )
 
@@ -5269,7 +5273,10 @@ def _cache_key(repos, anchors, heads=None, followed=None):
         if repo is None:
             parts.append("norepo:%s" % a["repo_name"])
             continue
-        for root in repo.all_checkouts():
+        checkouts = ("checkouts", repo.id)  # found once per call, not once per anchor
+        if checkouts not in heads:
+            heads[checkouts] = repo.all_checkouts()
+        for root in heads[checkouts]:
             if root not in heads:
                 heads[root] = head_token(root)
             if heads[root] is None:
@@ -5321,17 +5328,18 @@ def _sha1_hex(data):
     return sha1(data).hexdigest()
 
 
-def freshness_of(store, rids, use_cache=True, anchors=None):
+def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=None):
     """{rid: {"verdict", "reasons"[, "anchors"]}}: cached where nothing checkable changed, else
     computed in one batch (and cached). ``anchors`` ({rid: [anchor rows]}, as _load_anchors
-    returns) saves loading them again when the caller has them."""
+    returns) saves loading them again when the caller has them; ``heads`` (a dict) shares what
+    was read of each checkout across the calls of one search; ``repos`` ({id: Repo}) saves a query."""
     rids = list(dict.fromkeys(rids))
     if not rids:
         return {}
     if anchors is None:
         anchors = _load_anchors(store, rids)
-    repos = {r.id: r for r in _repos(store)}
-    heads = {}
+    repos = {r.id: r for r in _repos(store)} if repos is None else repos
+    heads = {} if heads is None else heads
     keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
     result = {}
     if use_cache:
@@ -5982,7 +5990,7 @@ class ResultFacts:
 
     __slots__ = (
         "text_hits", "symbol_hits", "path_hits", "summary_hits", "named", "fallback", "reach", "edited",
-        "confidence", "status", "superseded_by", "freshness",
+        "confidence", "status", "superseded_by", "freshness", "age",
     )  # fmt: skip
 
     def __init__(self, **values):
@@ -6005,7 +6013,7 @@ def _freshness_reason(fresh):
 def explain(facts):
     """The reasons of one search result, in a fixed order: why it matched (or why it is shown
     without a match), what of the query it is about, where it lives relative to the caller, who
-    edited what it cites, its stated confidence, its status and its freshness."""
+    edited what it cites, its stated confidence, its status, its freshness and its age."""
     reasons = []
     if facts.fallback:
         reasons.append(facts.fallback)
@@ -6027,10 +6035,21 @@ def explain(facts):
     if facts.status != "active":
         reasons.append(facts.status + (" by " + facts.superseded_by if facts.superseded_by else ""))
     reasons.append(_freshness_reason(facts.freshness))
+    if facts.age:
+        reasons.append(facts.age)  # "recorded 94 days ago, never confirmed": a fact, not a verdict
     return reasons
 
 
 # -- scope ---------------------------------------------------------------------------------------
+
+
+def _search_origin(store, repo, cwd):
+    """resolve_repo, with a registered name looked up in a map kept per store generation."""
+    if repo:
+        named = store.memo(("repo-by-name",), lambda: {r.name: r for r in _repos(store)}).get(repo)
+        if named is not None:
+            return named
+    return resolve_repo(store, repo, cwd=cwd)
 
 
 def _search_scope(store, repo, cwd, all_scope, workspace):
@@ -6045,7 +6064,7 @@ def _search_scope(store, repo, cwd, all_scope, workspace):
     elif workspace and not repo and _repo_containing(_repos(store), cwd or os.getcwd()) is None:
         origin = None
     else:
-        origin = resolve_repo(store, repo, cwd=cwd)
+        origin = _search_origin(store, repo, cwd)
     ws = None if all_scope or origin else workspace
     topology = store.memo(
         ("topology", origin.id if origin else None, ws), lambda: Topology(store, origin, ws)
@@ -6110,7 +6129,9 @@ def select_terms(store, terms, limit=MAX_QUERY_TERMS):
 _BM25 = "bm25(evidence_fts, %s, %s, %s, %s)" % (
     BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL,
 )  # fmt: skip
-_RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, e.created_at"
+# The fifth column is when the item was last renewed: a confirmation counts as a recording for
+# the mild recency preference (Candidate.created_at).
+_RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, max(e.created_at, coalesce(e.confirmed_at, ''))"
 
 
 def _scope_clause(scope, kinds, include_inactive):
@@ -6130,33 +6151,37 @@ def _scope_clause(scope, kinds, include_inactive):
 def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
     """The ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first.
 
-    FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are joined
-    to their evidence rows and filtered; when that leaves fewer than ``limit`` although the window
-    was full (a narrow scope), every match is joined: the result is always the joined query's."""
-    clause = "".join(" AND " + w for w in where)
-    if exclude:
-        clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
-    args = list(params) + list(exclude)
+    FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are looked
+    up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
+    scope), every match is joined: the result is always the joined query's."""
     window = limit * CANDIDATE_WINDOW + len(exclude)
-    rows = store.all(
-        "SELECT %s, c.score FROM (SELECT rowid AS rid, %s AS score FROM evidence_fts "
-        "WHERE evidence_fts MATCH ? ORDER BY score LIMIT ?) c "
-        "JOIN evidence e NOT INDEXED ON e.rid = c.rid WHERE 1%s ORDER BY c.score LIMIT ?"
-        % (_RANK_COLUMNS, _BM25, clause),  # NOT INDEXED: look rows up by rid, not scan by repo
-        [match, window] + args + [limit],
+    ranked = store.all(
+        "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY score LIMIT ?"
+        % _BM25,
+        (match, window),
     )
-    if len(rows) < limit:
-        matched = store.one(
-            "SELECT count(*) FROM (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? LIMIT ?)",
-            (match, window),
-        )[0]
-        if matched >= window:
-            rows = store.all(
-                "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
-                "WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?" % (_RANK_COLUMNS, _BM25, clause),
-                [match] + args + [limit],
-            )
-    return [Candidate(r[0], r[1], r[2], r[3], r[4], -r[5], tier) for r in rows]
+    skip = set(exclude)
+    score = {r[0]: r[1] for r in ranked if r[0] not in skip}
+    if not score:
+        return []
+    clause = "".join(" AND " + w for w in where)
+    rows = store.all(
+        "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
+        % (_RANK_COLUMNS, ",".join("?" * len(score)), clause),
+        list(score) + list(params),
+    )
+    if len(rows) < limit and len(ranked) >= window:
+        if exclude:
+            clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
+        rows = store.all(
+            "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
+            "WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?" % (_RANK_COLUMNS, _BM25, clause),
+            [match] + list(params) + list(exclude) + [limit],
+        )
+        score = {r[0]: r[5] for r in rows}
+    out = [Candidate(r[0], r[1], r[2], r[3], r[4], -score[r[0]], tier) for r in rows]
+    out.sort(key=lambda c: (-c.strength, -c.rid))
+    return out[:limit]
 
 
 def _summary_matches(store, terms, where, params, limit, exclude):
@@ -6182,11 +6207,11 @@ def _summary_matches(store, terms, where, params, limit, exclude):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], strength[r[5]], "summary") for r in rows]
 
 
-def _text_candidates(store, terms, where, params, pool, rank):
+def _text_candidates(store, terms, where, params, pool, rank, fill_to):
     """Candidates for query ``terms``, best text match first, at most ``pool`` of them.
 
     ``--rank fts`` is plain FTS5: every term ORed, bm25 order. The default asks for rows holding
-    every term first; only when those are fewer than ``pool`` does it add rows matching the rarest
+    every term first; only when those are fewer than ``fill_to`` does it add rows matching the rarest
     terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS (at least the
     rarest term), then items whose session summary matches. So the work does not grow with the
     number of rows that hold a common word of the query."""
@@ -6197,7 +6222,7 @@ def _text_candidates(store, terms, where, params, pool, rank):
         if len(terms) > 1
         else []
     )
-    if len(found) < pool:
+    if len(found) < fill_to:
         df = _doc_freqs(store, terms)
         rare, postings = [], 0
         for t in sorted(terms, key=lambda t: df[t]):  # a stable sort: query order on a tie
@@ -6209,10 +6234,12 @@ def _text_candidates(store, terms, where, params, pool, rank):
             postings += df[t]
         if rare:
             seen = [c.rid for c in found]
-            found += _ranked_matches(store, fts_query(rare), where, params, pool - len(found), "rare", seen)
-    if len(found) < pool:
+            found += _ranked_matches(
+                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen
+            )
+    if len(found) < fill_to:
         seen = [c.rid for c in found]
-        found += _summary_matches(store, terms, where, params, pool - len(found), seen)
+        found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
     return found
 
 
@@ -6279,24 +6306,18 @@ def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
 
 
 def _count_matches(store, terms, where, params):
-    """(number of items in scope whose text matches any term, exact?). Exact up to
-    MATCH_COUNT_EXACT matches; beyond that the FTS5 count alone, before the scope filter."""
-    match = fts_query(terms)
-    raw = store.one(
-        "SELECT count(*) FROM (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? LIMIT ?)",
-        (match, MATCH_COUNT_EXACT + 1),
-    )[0]
-    if raw > MATCH_COUNT_EXACT:
-        return store.one("SELECT count(*) FROM evidence_fts WHERE evidence_fts MATCH ?", (match,))[
-            0
-        ], not where
-    if not where:
-        return raw, True
-    clause = " AND ".join(where)
+    """(number of items in scope whose text matches any term, exact?). Counted when the terms'
+    posting lists together hold at most MATCH_COUNT_EXACT rows; beyond that it is an estimate
+    from the document frequencies (the commonest term's, over the whole store), never a count
+    that costs as much as ranking every row of a common word."""
+    df = _doc_freqs(store, terms)
+    if sum(df.values()) > MATCH_COUNT_EXACT:
+        return max(df.values()), False
+    clause = "".join(" AND " + w for w in where)
     n = store.one(
-        "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE evidence_fts MATCH ? AND %s"
+        "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s"
         % clause,
-        [match] + list(params),
+        [fts_query(terms)] + list(params),
     )[0]
     return n, True
 
@@ -6406,7 +6427,8 @@ def search(
     # candidates
     head_size = max(CANDIDATE_FLOOR, limit)
     mode = "text"
-    cands = _text_candidates(store, terms, where, params, head_size, rank) if terms else []
+    fill_to = min(head_size, (offset or 0) + limit)
+    cands = _text_candidates(store, terms, where, params, head_size, rank, fill_to) if terms else []
     if not cands:
         mode = "fallback"  # no searchable words, or nothing matched them: still help
         cands = _fallback_candidates(store, scope, where, params, limit)
@@ -6426,16 +6448,21 @@ def search(
     # Freshness only lowers a score, so fetching it for the current top until the top is stable
     # gives the same order as fetching it for every candidate.
     want = min((offset or 0) + limit, head_size)
+    heads = {}  # each checkout read once per search
+    repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
+    batch = want + limit  # a little past the page at once: fewer rounds when freshness reorders
     while True:
         ordered = sorted(cands, key=lambda c: (-final(c), -c.rid))
         top = ordered[:want]
         missing = [c.rid for c in top if c.rid not in fresh]
         if not missing:
             break
+        missing += [c.rid for c in ordered[want:batch] if c.rid not in fresh]
+        batch += limit
         more = [r for r in missing if r not in anchors]
         if more:
             anchors.update(_load_anchors(store, more))
-        fresh.update(freshness_of(store, missing, anchors=anchors))
+        fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
         if rank == "fts":
             break
 
@@ -6459,7 +6486,8 @@ def search(
         more = [c.rid for c in page_cands if c.rid not in anchors]
         if more:
             anchors.update(_load_anchors(store, more))
-        fresh.update(freshness_of(store, [c.rid for c in page_cands if c.rid not in fresh], anchors=anchors))
+        missing = [c.rid for c in page_cands if c.rid not in fresh]
+        fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
 
     # explain
     rids = [c.rid for c in page_cands]
@@ -6533,6 +6561,7 @@ def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode):
         status=row["status"],
         superseded_by=row["superseded_by"],
         freshness=fresh,
+        age=age_text(row["created_at"], row["confirmed_at"]),
     )
 
 
@@ -6576,17 +6605,34 @@ def _session_edits(store, anchors_by_rid):
 # ----------------------------------------------------------------------------------------------
 
 
-def verify(store, ids=None, repo=None, cwd=None, offset=0, limit=None):
-    """Exact freshness verdicts (git, no cache) for the given ids, or every active item in scope.
+def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=None):
+    """Exact freshness verdicts (git, no cache) for the given ids, or every active item in scope
+    (``repo`` or the cwd's repository and what relates to it); ``about`` keeps the items about that
+    one repository. Items citing no file are also summarised per repository under ``fileless``.
 
     Without ids, ``offset``/``limit`` take one page of the scope's items (oldest first) and only
-    that page is checked; "total" counts the whole scope."""
+    that page is checked (summary and fileless count the page); "total" counts the whole scope."""
     total = None
     if ids:
         pairs = _resolve_ids(store, ids)
+        if about:
+            about_repo = resolve_repo(store, about)
+            rows = _evidence_rows(store, [rid for rid, _ in pairs])
+            pairs = [(rid, eid) for rid, eid in pairs if rows[rid]["repo_id"] == about_repo.id]
+    elif about:
+        about_repo = resolve_repo(store, about)
+        scope = [about_repo.id]
+        if repo is not None:
+            origin = resolve_repo(store, repo, cwd=cwd)
+            if about_repo.id not in Topology(store, origin).repo_ids():
+                raise UsageError(
+                    "%s is not in the scope of %s (no workspace or relation connects them)"
+                    % (about_repo.name, origin.name)
+                )
     else:
         origin = resolve_repo(store, repo, cwd=cwd)
         scope = Topology(store, origin).repo_ids()
+    if not ids:
         where = "status = 'active' AND repo_id IN (%s)" % ",".join("?" * len(scope))
         page = ""
         if offset or limit is not None:
@@ -6612,14 +6658,53 @@ def verify(store, ids=None, repo=None, cwd=None, offset=0, limit=None):
     _write_freshness_cache(store, rows)
     items = []
     summary = {v: 0 for v in VERDICTS}
+    fileless = {}
     for rid, eid in pairs:
         c = computed[rid]
         summary[c["verdict"]] += 1
-        items.append({"id": eid, "verdict": c["verdict"], "reasons": c["reasons"], "anchors": c["anchors"]})
-    out = {"items": items, "summary": summary}
+        cites_file = any(a["path"] for a in anchors[rid])
+        items.append({"id": eid, "verdict": c["verdict"], "reasons": c["reasons"], "anchors": c["anchors"],
+                      "cites_file": cites_file})  # fmt: skip
+        if not cites_file and anchors[rid]:
+            a = anchors[rid][0]
+            group = fileless.setdefault(a["repo_name"], {"repo": a["repo_name"], "items": 0, "verdicts": {},
+                                                         "moved_min": None, "moved_max": None})  # fmt: skip
+            group["items"] += 1
+            group["verdicts"][c["verdict"]] = group["verdicts"].get(c["verdict"], 0) + 1
+            moved = checker.moved.get((a["repo_id"], a["commit_sha"]))
+            if c["verdict"] == "current":
+                moved = 0
+            if moved is not None:
+                group["moved_min"] = moved if group["moved_min"] is None else min(group["moved_min"], moved)
+                group["moved_max"] = moved if group["moved_max"] is None else max(group["moved_max"], moved)
+    out = {
+        "items": items,
+        "summary": summary,
+        "fileless": sorted(fileless.values(), key=lambda g: g["repo"]),
+    }
     if total is not None:
         out["total"] = total
     return out
+
+
+def verify_exit_code(res, strict=False):
+    """1 when an item is stale or unknown (or, with ``strict``, possibly stale); else 0."""
+    failing = ("stale", "unknown", "possibly_stale") if strict else ("stale", "unknown")
+    return 1 if any(res["summary"][v] for v in failing) else 0
+
+
+def fileless_summary(group):
+    """One line for a repository's items that cite no file: what moved, said once."""
+    n = group["items"]
+    low, high = group["moved_min"], group["moved_max"]
+    if high is None:
+        moved = "its commit could not be compared"
+    elif high == 0:
+        moved = "%s has not moved since" % group["repo"]
+    else:
+        span = _plural(high, "commit") if low == high else "%d to %d commits" % (low, high)
+        moved = "%s moved %s since" % (group["repo"], span)
+    return "%s; %s" % (moved, "this item cites no file" if n == 1 else "%d items cite no file" % n)
 
 
 def get_evidence(store, evidence_id):
@@ -6656,22 +6741,32 @@ def get_evidence(store, evidence_id):
     return item
 
 
+def _history_event(r):
+    return {
+        "id": r["id"],
+        "event": r["event"],
+        "at": r["at"],
+        "agent": r["agent"],
+        "session": r["session_id"],
+        "note": r["note"],
+        "commits": json.loads(r["commits"]) if r["commits"] else {},
+        "previous": json.loads(r["previous"]) if r["previous"] else [],
+    }
+
+
 def item_history(store, rid):
     """What happened to an item since capture, oldest first: confirmations (who, when, the
     commits it was re-stamped at and the provenance that replaced) and sessions that saw it again."""
-    return [
-        {
-            "id": r["id"],
-            "event": r["event"],
-            "at": r["at"],
-            "agent": r["agent"],
-            "session": r["session_id"],
-            "note": r["note"],
-            "commits": json.loads(r["commits"]) if r["commits"] else {},
-            "previous": json.loads(r["previous"]) if r["previous"] else [],
-        }
-        for r in store.all("SELECT * FROM evidence_events WHERE evidence_rid = ? ORDER BY at, rowid", (rid,))
-    ]
+    rows = store.all("SELECT * FROM evidence_events WHERE evidence_rid = ? ORDER BY at, rowid", (rid,))
+    return [_history_event(r) for r in rows]
+
+
+def _load_histories(store):
+    """{evidence rid: item_history} of every item that has one, in one query (for export)."""
+    histories = {}
+    for r in store.all("SELECT * FROM evidence_events ORDER BY evidence_rid, at, rowid"):
+        histories.setdefault(r["evidence_rid"], []).append(_history_event(r))
+    return histories
 
 
 def confirm(store, ids, note=None, session_id=None, agent="cli"):
@@ -6997,7 +7092,7 @@ class LocalPaths:
 # nothing free-form to redact or to strip of local paths.
 _STRUCTURAL_FIELDS = frozenset(
     ("type", "id", "session", "kind", "status", "commit", "blob", "root_commit", "symbol_hash",
-     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by")
+     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by", "confirmed_at", "event", "at")
 )  # fmt: skip
 
 
@@ -7005,14 +7100,13 @@ def shareable_record(record, local):
     """One export record made safe to leave this machine (``local``: its LocalPaths): redacted
     again, no absolute path (a session's cwd becomes relative to its repository, free text loses
     this machine's paths)."""
-    out = {}
+    out = dict(record)
     for key, value in record.items():
-        if key == "anchors" and isinstance(value, list):
-            out[key] = [shareable_record(a, local) for a in value]
-        elif isinstance(value, str) and key not in _STRUCTURAL_FIELDS:
-            out[key] = redact_secrets(local.strip(value))
-        else:
-            out[key] = value
+        if value.__class__ is str:
+            if key not in _STRUCTURAL_FIELDS:
+                out[key] = redact_secrets(local.strip(value))
+        elif value.__class__ is list:  # anchors, history events: objects with text of their own
+            out[key] = [shareable_record(v, local) if v.__class__ is dict else v for v in value]
     cwd = record.get("cwd") if record.get("type") == "session" else None
     if isinstance(cwd, str):
         out["cwd"] = local.cwd_in_repo(cwd, record.get("repo"))
@@ -7033,6 +7127,7 @@ def export_records(store, repo=None):
         params,
     )
     anchors = _load_anchors(store, [r["rid"] for r in rows])
+    histories = _load_histories(store)
     sessions = {}
     for row in rows:
         sid = row["session_id"]
@@ -7067,7 +7162,7 @@ def export_records(store, repo=None):
                         k: h[k]
                         for k in ("id", "event", "at", "agent", "session", "note", "commits", "previous")
                     }
-                    for h in item_history(store, row["rid"])
+                    for h in histories.get(row["rid"], ())
                 ],
                 "anchors": [
                     {
@@ -7116,22 +7211,81 @@ def _merge_export(old_text, records):
     return ordered
 
 
+def topology_records(store, repo=None):
+    """The store's topology as export records: every repository (name and root commit), every
+    relation and every workspace with its members, by identity; with ``repo``, what involves it."""
+    repos = _repos(store)
+    only = resolve_repo(store, repo) if repo else None
+    names = {r.id: r for r in repos}
+    out = []
+    for r in repos:
+        if only is None or r.id == only.id:
+            out.append({"type": "repository", "format": EXPORT_FORMAT, "id": "repo:" + r.name,
+                        "name": r.name, "root_commit": r.root_commit})  # fmt: skip
+    for row in store.all("SELECT * FROM relations ORDER BY id"):
+        a, b = names.get(row["from_repo"]), names.get(row["to_repo"])
+        if a is None or b is None or (only is not None and only.id not in (a.id, b.id)):
+            continue
+        out.append({"type": "relation", "format": EXPORT_FORMAT, "id": "rel:%s:%s:%s" % (a.name, row["kind"], b.name),
+                    "from": a.name, "from_root": a.root_commit, "kind": row["kind"], "to": b.name,
+                    "to_root": b.root_commit, "note": row["note"], "created_at": row["created_at"]})  # fmt: skip
+    for ws in store.all("SELECT * FROM workspaces ORDER BY name"):
+        members = [names[r["repo_id"]] for r in store.all(
+            "SELECT repo_id FROM workspace_repos WHERE workspace_id = ?", (ws["id"],)) if r["repo_id"] in names]  # fmt: skip
+        if only is not None and only.id not in {m.id for m in members}:
+            continue
+        out.append({"type": "workspace", "format": EXPORT_FORMAT, "id": "ws:" + ws["name"], "name": ws["name"],
+                    "repos": [{"repo": m.name, "root_commit": m.root_commit}
+                              for m in sorted(members, key=lambda m: m.name)]})  # fmt: skip
+    return out
+
+
+def _store_machine_id(store):
+    """This store's random id, shared with sync: it names the store's own topology file."""
+    row = store.one("SELECT value FROM sync_state WHERE key = 'machine'")
+    if row is None:
+        with store.atomic():
+            store.db.execute(
+                "INSERT OR IGNORE INTO sync_state(key, value) VALUES ('machine', ?)", (os.urandom(8).hex(),)
+            )
+        row = store.one("SELECT value FROM sync_state WHERE key = 'machine'")
+    return row["value"]
+
+
 def export_evidence(store, out_dir=None, stream=None, repo=None):
-    """Write the export: one JSONL file per session into ``out_dir``, or everything to ``stream``."""
-    counts = {"sessions": 0, "evidence": 0, "files": 0}
+    """Write the export: one JSONL file per session into ``out_dir`` plus this store's topology
+    in ``topology-<store id>.jsonl``, or everything to ``stream``."""
+    counts = {"sessions": 0, "evidence": 0, "files": 0, "topology": 0}
     local = LocalPaths(store)
     per_session = {}
     for sid, record in export_records(store, repo=repo):
         per_session.setdefault(sid, []).append(record)
         counts["sessions" if record["type"] == "session" else "evidence"] += 1
+    topology = [shareable_record(r, local) for r in topology_records(store, repo=repo)]
+    counts["topology"] = len(topology)
     if out_dir is None:
         for records in per_session.values():
             for record in records:
                 stream.write(
                     json.dumps(shareable_record(record, local), ensure_ascii=False, sort_keys=True) + "\n"
                 )
+        for record in topology:
+            stream.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
         return counts
     os.makedirs(out_dir, exist_ok=True)
+    # The topology file is this store's alone (named by its id), so it is rewritten whole.
+    if topology:
+        path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
+        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in topology)
+        old = None
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                old = fh.read()
+        if old != text:
+            with open(path + ".tmp", "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(path + ".tmp", path)
+            counts["files"] += 1
     for sid, records in per_session.items():
         path = os.path.join(out_dir, sid + ".jsonl")
         old = None
@@ -7413,8 +7567,38 @@ RECORD_FIELDS = {
         "symbol_hash": _v_hex,
     },
 }
-# The record types a file may hold (anchors live inside evidence).
-RECORD_TYPES = ("session", "evidence")
+# Topology: repositories by identity (root commit + name, never a path), the relations between them
+# and the workspaces they form, so that a teammate's import recreates the product's shape.
+RECORD_FIELDS["repository"] = {
+    "type": _v_enum(("repository",)),
+    "format": _v_format,
+    "id": _v_required_id,
+    "name": _v_required_repo,
+    "root_commit": _v_object_id,
+}
+RECORD_FIELDS["relation"] = {
+    "type": _v_enum(("relation",)),
+    "format": _v_format,
+    "id": _v_required_id,
+    "from": _v_required_repo,
+    "from_root": _v_object_id,
+    "kind": _v_enum(RELATION_KINDS, what="relation kind"),
+    "to": _v_required_repo,
+    "to_root": _v_object_id,
+    "note": _v_text(MAX_CLAIM_CHARS),
+    "created_at": _v_timestamp,
+}
+RECORD_FIELDS["workspace"] = {
+    "type": _v_enum(("workspace",)),
+    "format": _v_format,
+    "id": _v_required_id,
+    "name": _v_required_repo,  # workspace names follow the repository name rule
+    "repos": _v_list_of("workspace_member", limit=10000),
+}
+RECORD_FIELDS["workspace_member"] = {"repo": _v_required_repo, "root_commit": _v_object_id}
+# The record types a file may hold (anchors live inside evidence, members inside workspaces).
+RECORD_TYPES = ("session", "evidence", "repository", "relation", "workspace")
+TOPOLOGY_TYPES = ("repository", "relation", "workspace")
 
 
 class _FieldError(ValueError):
@@ -7669,6 +7853,57 @@ def _import_records(store, records):
                 (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or ""),
             )
             counts["evidence"] += 1
+        counts.update(_import_topology(store, [r for r in records if r["type"] in TOPOLOGY_TYPES]))
+    return counts
+
+
+def _import_topology(store, records):
+    """Relations and workspace memberships from validated topology records, by identity: between
+    repositories registered here they are declared at once; one whose repository is not registered
+    yet waits (dormant) and is restored when it is. Nothing is removed: an import only adds."""
+    repos = _repos(store)
+    db = store.db
+    counts = {"relations": 0, "memberships": 0, "waiting": 0}
+    for rec in records:
+        if rec["type"] == "relation":
+            a = _identity_of(repos, rec["from"], rec["from_root"])
+            b = _identity_of(repos, rec["to"], rec["to_root"])
+            note = redact_secrets(rec.get("note"))
+            if a is not None and b is not None:
+                if a.id != b.id:
+                    counts["relations"] += db.execute(
+                        "INSERT OR IGNORE INTO relations(from_repo, kind, to_repo, note, created_at) VALUES (?, ?, ?, ?, ?)",
+                        (a.id, rec["kind"], b.id, note, rec.get("created_at") or utc_now()),
+                    ).rowcount
+                continue
+            if not store.one(
+                "SELECT 1 FROM dormant_relations WHERE from_name = ? AND from_root IS ? AND kind = ? AND to_name = ? "
+                "AND to_root IS ?", (rec["from"], rec["from_root"], rec["kind"], rec["to"], rec["to_root"])):  # fmt: skip
+                db.execute(
+                    "INSERT INTO dormant_relations(from_name, from_root, kind, to_name, to_root, note, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (rec["from"], rec["from_root"], rec["kind"], rec["to"], rec["to_root"], note,
+                     rec.get("created_at") or utc_now()),
+                )  # fmt: skip
+                counts["waiting"] += 1
+        elif rec["type"] == "workspace":
+            ws = _workspace_id(store, rec["name"], create=True)
+            for m in rec["repos"]:
+                r = _identity_of(repos, m["repo"], m["root_commit"])
+                if r is not None:
+                    counts["memberships"] += db.execute(
+                        "INSERT OR IGNORE INTO workspace_repos(workspace_id, repo_id) VALUES (?, ?)",
+                        (ws, r.id),
+                    ).rowcount
+                elif not store.one(
+                    "SELECT 1 FROM dormant_members WHERE workspace = ? AND repo_name = ? AND root_commit IS ?",
+                    (rec["name"], m["repo"], m["root_commit"]),
+                ):
+                    db.execute(
+                        "INSERT INTO dormant_members(workspace, repo_name, root_commit) VALUES (?, ?, ?)",
+                        (rec["name"], m["repo"], m["root_commit"]),
+                    )
+                    counts["waiting"] += 1
     return counts
 
 
@@ -7678,8 +7913,9 @@ def _import_records(store, records):
 #
 # ``wctx sync`` keeps a private bare repository under $WCTX_HOME/sync holding one branch of the
 # team's memory repository. Each machine writes only below ``machines/<its id>/``: one file per
-# session it recorded (``sessions/<session id>.jsonl``) and ``events.jsonl`` for what it changed in
-# other machines' items (status changes, confirmations, tombstones) and its topology. No two
+# session it recorded (``sessions/<session id>.jsonl``), ``events.jsonl`` for what it changed in
+# other machines' items (status changes, confirmations, tombstones) and ``topology.jsonl`` (its
+# repositories by identity, relations, workspaces). No two
 # machines ever write the same file, so a push rejected because another machine pushed first is
 # rebuilt on the new tip and retried: there is never anything to merge. Nothing is checked out:
 # files are read with ``cat-file`` and commits written with ``fast-import``, so no attribute,
@@ -7692,7 +7928,7 @@ SYNC_PUSH_TRIES = 5
 _SYNC_FETCHED = "refs/wctx/fetched"  # the remote tip, as last fetched into the private repository
 _SYNC_OURS = "refs/wctx/ours"  # the commit we built to push
 _SYNC_FILE = re.compile(
-    r"^machines/([0-9a-f]{16})/(sessions/(?:ses-[0-9a-f]{10}|[\w.:-]{1,80})\.jsonl|events\.jsonl)$"
+    r"^machines/([0-9a-f]{16})/(sessions/(?:ses-[0-9a-f]{10}|[\w.:-]{1,80})\.jsonl|events\.jsonl|topology\.jsonl)$"
 )
 _SYNC_BRANCH_NAME = re.compile(
     r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}(?<![./])(?<!\.lock)$"
@@ -7787,9 +8023,7 @@ def _sync_init(store):
     if not os.path.isfile(os.path.join(path, "HEAD")):
         os.makedirs(path, exist_ok=True)
         run_git(path, ["init", "--quiet", "--bare"])
-    if _sync_get(store, "machine") is None:
-        _sync_set(store, "machine", os.urandom(8).hex())
-    return _sync_get(store, "machine")
+    return _store_machine_id(store)
 
 
 def _sync_fetch(store, remote, branch):
@@ -7917,6 +8151,9 @@ def _sync_payload(store, machine):
             files[base + "sessions/%s.jsonl" % sid] = encode(records)
     if events:
         files[base + "events.jsonl"] = encode(events)
+    topology = topology_records(store)
+    if topology:
+        files[base + "topology.jsonl"] = encode(topology)
     return files
 
 
@@ -7952,7 +8189,9 @@ def _sync_commit(store, machine, tip, tree, payload):
 
 
 def _sync_push(store, remote, branch, commit):
-    """Push ``commit`` as the new tip; False when another machine pushed first (fetch and retry)."""
+    """Push ``commit`` as the new tip. Returns None when pushed, else git's reason for refusing
+    the update (another machine pushed first, or updated the ref at the same moment): the caller
+    fetches, rebuilds and tries again."""
     code, out = _sync_git(
         store,
         ["push", "--porcelain", "--quiet", "--end-of-options", remote, "%s:refs/heads/%s" % (commit, branch)],
@@ -7960,14 +8199,14 @@ def _sync_push(store, remote, branch, commit):
         network=True,
     )
     if code == 0:
-        return True
-    text = out.decode("utf-8", "replace")
-    if "[rejected]" in text or "fetch first" in text or "non-fast-forward" in text:
-        return False
-    raise WctxError(
-        "sync: push to %s failed: %s"
-        % (remote, text.strip().splitlines()[-1] if text.strip() else "git push exit 1")
-    )
+        return None
+    # Porcelain output: one line per ref, "!" in front of a ref that was not updated.
+    refused = [
+        line.split("\t")[-1] for line in out.decode("utf-8", "replace").splitlines() if line[:1] == "!"
+    ]
+    if refused:
+        return refused[0]
+    raise WctxError("sync: push to %s failed (git push exit 1, no ref refused)" % remote)
 
 
 def _store_fingerprint(store):
@@ -8008,15 +8247,16 @@ def sync_memory(store, remote=None, branch=None):
         if commit is None:
             _sync_remember(store, remote, branch, tip, fingerprint)
             break
-        if _sync_push(store, remote, branch, commit):
+        refused = _sync_push(store, remote, branch, commit)
+        if refused is None:
             report.exported = {"files": written, "removed": removed}
             report.pushed = short_sha(commit)
             _sync_remember(store, remote, branch, commit, fingerprint)
             break
     else:
         raise WctxError(
-            "sync: %d pushes to %s were rejected (other machines kept pushing first); run wctx sync again"
-            % (SYNC_PUSH_TRIES, remote)
+            "sync: %d pushes to %s were refused (last: %s); run wctx sync again"
+            % (SYNC_PUSH_TRIES, remote, refused)
         )
     return report
 
@@ -10634,8 +10874,6 @@ REPORT_COMPACT_CLAIM_CHARS = 160
 REPORT_NODE_W, REPORT_NODE_H = 196, 64
 REPORT_GAP_X, REPORT_GAP_Y = 36, 84
 REPORT_ROW_MAX = 6  # nodes per row of the graph before a layer wraps
-
-
 REPORT_REPO_FIELDS = ("name", "path", "exists", "workspaces", "checkouts")
 
 
@@ -10673,7 +10911,7 @@ class Report:
     def __init__(self, title, workspace, repos, relations, items, counts, hidden_status):
         self.title = title
         self.workspace = workspace
-        self.repos = repos  # [{"name", "path", "exists", "workspaces"}], by name
+        self.repos = repos  # [{REPORT_REPO_FIELDS}], by name
         self.relations = relations  # [{"from", "kind", "to", "note", "label"}]
         self.items = items  # [ReportItem]
         self.counts = counts  # {repo: {"items": n, "stale": n, "possibly_stale": n, "unknown": n}}
@@ -10696,7 +10934,8 @@ def workspace_report(store, workspace=None):
         for rel in list_relations(store)
         if rel["from"] in names and rel["to"] in names
     ]
-    ids = [r.id for r in _repos(store) if r.name in names]
+    name_of = {r.id: r.name for r in _repos(store) if r.name in names}
+    ids = sorted(name_of)
     rows, hidden = [], {"superseded": 0, "retracted": 0}
     if ids:
         marks = ",".join("?" * len(ids))
@@ -10725,7 +10964,7 @@ def workspace_report(store, workspace=None):
         item = ReportItem(
             id=row["id"],
             kind=row["kind"],
-            repo=row["repo_name"],
+            repo=name_of[row["repo_id"]],  # the repository's name now, whatever it was called then
             claim=row["claim"],
             detail=row["detail"],
             confidence=row["confidence"],
@@ -11051,12 +11290,12 @@ def _sort_items(items):
     return items
 
 
-def _fit_items(groups):
+def _fit_items(groups, full_html):
     """How to render each group's items within the size budget: {group: (n full, n compact)}.
 
     Every group keeps its first k items in full, where k is the largest that fits
     REPORT_FULL_BYTES; past the hard cap, items are left out from each group's tail."""
-    full = {g: [len(_item_html(i).encode("utf-8")) for i in items] for g, items in groups.items()}
+    full = {g: [len(full_html[i.id].encode("utf-8")) for i in items] for g, items in groups.items()}
     total_full = sum(sum(v) for v in full.values())
     if total_full <= REPORT_FULL_BYTES:
         return {g: (len(items), 0) for g, items in groups.items()}
@@ -11091,9 +11330,9 @@ def _fit_items(groups):
     return {g: (0, min(lo, len(items))) for g, items in groups.items()}
 
 
-def _items_html(items, plan, omit_hint, with_repo=False):
+def _items_html(items, plan, full_html, omit_hint, with_repo=False):
     n_full, n_compact = plan
-    out = [_item_html(i) for i in items[:n_full]]
+    out = [full_html[i.id] for i in items[:n_full]]
     if n_compact:
         out.append(
             '<p class="more">%s shown in one line each to keep this page small; the full text: '
@@ -11294,7 +11533,8 @@ def render_report_html(report, generated_at=None):
             groups.setdefault((i.repo, i.kind), []).append(i)
     if questions:
         groups[("", "question")] = questions
-    plan = _fit_items(groups)
+    full_html = {i.id: _item_html(i) for i in items}
+    plan = _fit_items(groups, full_html)
     total = len(items)
     verdicts = {v: sum(1 for i in items if i.verdict == v) for v in VERDICTS}
     summary = "%d repositor%s · %d relation%s · %d item%s: %s" % (
@@ -11365,7 +11605,9 @@ def render_report_html(report, generated_at=None):
     if questions:
         out.append(
             '<div class="group" data-kind="question">%s</div>'
-            % _items_html(questions, plan[("", "question")], "wctx search --kind question", with_repo=True)
+            % _items_html(
+                questions, plan[("", "question")], full_html, "wctx search --kind question", with_repo=True
+            )
         )
     else:
         out.append('<p class="empty">None recorded.</p>')
@@ -11401,7 +11643,9 @@ def render_report_html(report, generated_at=None):
                     _esc(kind),
                     _esc(REPORT_KIND_TITLES[kind]),
                     len(group),
-                    _items_html(group, plan[(name, kind)], "wctx search --repo %s --kind %s" % (name, kind)),
+                    _items_html(
+                        group, plan[(name, kind)], full_html, "wctx search --repo %s --kind %s" % (name, kind)
+                    ),
                 )
             )
         if not any_items:
@@ -11557,12 +11801,22 @@ def format_search(res):
     return "\n".join(lines)
 
 
-def format_verify(res):
+def format_verify(res, list_all=True):
+    """Verify's text: an item per entry; without ``list_all``, items that cite no file and are not
+    unknown are said once per repository (they only know that the repository moved)."""
     lines = []
+    folded = 0
     for item in res["items"]:
+        if not list_all and not item.get("cites_file", True) and item["verdict"] != "unknown":
+            folded += 1
+            continue
         lines.append("%s  %s" % (item["id"], item["verdict"]))
         for reason in item["reasons"]:
             lines.append("    " + reason)
+    if folded:
+        for group in res.get("fileless") or ():
+            lines.append(fileless_summary(group))
+        lines.append("(%s not listed one by one: wctx verify --all)" % _plural(folded, "item"))
     s = res["summary"]
     lines.append(
         "%d checked: %d current, %d possibly stale, %d stale, %d unknown"
@@ -12285,13 +12539,16 @@ def cmd_show(args, store):
 
 
 def cmd_verify(args, store):
-    """Check whether what items cite changed since capture. Exit 1 unless all current.
+    """Check whether what items cite changed since capture. Exit 1 when an item is stale or unknown.
 
-    Example: wctx verify ev-3f9a1c2b7d     (no ids: every active item in the current scope)
+    Example: wctx verify --about upload-sdk     (no ids: every active item in the current scope)
+
+    possibly_stale alone (an item citing no file whose repository moved on) exits 0 unless
+    --strict. Items citing no file are summarised per repository; --all lists them one by one.
     """
-    res = verify(store, args.ids or None, repo=args.repo)
-    emit(args, res, format_verify(res))
-    return 0 if all(i["verdict"] == "current" for i in res["items"]) else 1
+    res = verify(store, args.ids or None, repo=args.repo, about=args.about)
+    emit(args, res, format_verify(res, list_all=args.all or bool(args.ids)))
+    return verify_exit_code(res, strict=args.strict)
 
 
 def _commit_label(repo):
@@ -12649,9 +12906,10 @@ def cmd_export(args, store):
     """
     if args.dir:
         counts = export_evidence(store, out_dir=args.dir, repo=args.repo)
-        text = "exported %d items from %d sessions to %s (%d files written)" % (
+        text = "exported %d items from %d sessions and %d topology records to %s (%d files written)" % (
             counts["evidence"],
             counts["sessions"],
+            counts["topology"],
             args.dir,
             counts["files"],
         )
@@ -12677,6 +12935,15 @@ def cmd_import_evidence(args, store):
         )
     if counts["forgotten"]:
         text += "; %d skipped: forgotten on this machine" % counts["forgotten"]
+    if counts["relations"] or counts["memberships"]:
+        text += "; %d relations and %d workspace memberships added" % (
+            counts["relations"],
+            counts["memberships"],
+        )
+    if counts["waiting"]:
+        text += (
+            "; %d wait for repositories not registered here (restored by wctx repo add)" % counts["waiting"]
+        )
     emit(args, counts, text)
     return 0
 
@@ -13121,7 +13388,12 @@ def build_parser(only=None):
 
     p = command("verify", cmd_verify)
     p.add_argument("ids", nargs="*", metavar="ID")
-    p.add_argument("--repo", help="scope when no ids are given (default: the cwd's repository)")
+    p.add_argument(
+        "--repo", help="where the scope starts when no ids are given (default: the cwd's repository)"
+    )
+    p.add_argument("--about", metavar="REPO", help="only items about this repository")
+    p.add_argument("--strict", action="store_true", help="exit 1 for possibly_stale items too")
+    p.add_argument("--all", action="store_true", help="list items that cite no file one by one")
 
     p = command("sessions", cmd_sessions)
     p.add_argument("action", nargs="?", choices=("list", "show"), default="list")

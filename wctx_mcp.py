@@ -131,7 +131,9 @@ Record what the next session would want to know, with record_evidence, as you le
 - decisions with their rationale (decision) and constraints you discovered (constraint);
 - dead ends: what you tried and why it did not work (dead_end);
 - open questions you could not answer (question), and surprises.
-Cite files as path#symbol so freshness can be tracked. Calls in one session accumulate.
+Cite files as path#symbol so freshness can be tracked. Calls in one session accumulate; repeating an item already recorded (by any session) does not duplicate it.
+
+Keep memory true. Each result says how old it is and when it was last confirmed. When you relied on an item and checked it against the code (stale, possibly stale or just old, and it still holds), call confirm_evidence with its id. When you found an item wrong, record what is true now with record_evidence and say in it which item it replaces, so a person can supersede the old one.
 
 Do not record: secrets or credentials, routine progress, restatements of the code or the diff, \
 guesses presented as facts (use question, or a low confidence), or anything that is only true \
@@ -157,6 +159,9 @@ against the code before acting; `stale` means the cited code changed since.
 - **Record as you learn**: root causes (in the repo they live in), decisions with rationale, dead \
 ends, open questions, surprises. MCP tool `record_evidence`, or \
 `wctx capture --finding "claim :: detail" --repo NAME --file "path#symbol"`.
+- **Keep memory true**: results say how old they are and when last confirmed. An item you relied \
+on and checked against the code: confirm it (MCP tool `confirm_evidence`, or `wctx confirm ID`). \
+One you found wrong: record what is true now and `wctx supersede OLD --by NEW`.
 - **Do not record** secrets, routine progress, restatements of the diff, or guesses stated as \
 facts.
 """
@@ -569,6 +574,18 @@ TOOLS = [
                     "maxLength": 100,
                     "description": "next_cursor from a previous call without ids, for the next page.",
                 },
+                "about": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200,
+                    "description": "Only items about this repository (the scope still starts at repo).",
+                },
+                "all": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Also list items that cite no file one by one (by default they are "
+                    "summarised per repository under fileless: they only know that it moved).",
+                },
             },
             "additionalProperties": False,
         },
@@ -579,6 +596,7 @@ TOOLS = [
                 "summary": {"type": "object"},
                 "total": {"type": "integer"},
                 "next_cursor": {"type": ["string", "null"]},
+                "fileless": {"type": "array", "items": {"type": "string"}},
                 "notice": _NOTICE,
                 "truncated": _NOTES,
             },
@@ -668,6 +686,64 @@ TOOLS = [
                 "warnings": {"type": "array", "items": {"type": "string"}},
             },
             "required": ["session", "recorded", "duplicates_skipped", "warnings"],
+        },
+        "readOnly": False,
+    },
+    {
+        "name": "confirm_evidence",
+        "title": "Confirm items you re-checked",
+        "description": "After you relied on an evidence item and checked it against today's code (it is "
+        "stale, possibly stale or just old, and still holds), confirm it: its cited files and symbols are "
+        "re-stamped at each repository's current commit, the earlier provenance is kept as history, and it "
+        "reads current again. An item whose cited file or symbol no longer exists is refused: record what "
+        "is true now with record_evidence instead (a person can then supersede the old item). Never confirm "
+        "what you did not check.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "ids": {
+                    "type": "array",
+                    "items": {"type": "string", "minLength": 3, "maxLength": 64},
+                    "minItems": 1,
+                    "maxItems": VERIFY_MAX_IDS,
+                    "description": "Evidence ids (ev-…) you re-checked.",
+                },
+                "note": {
+                    "type": "string",
+                    "maxLength": 8000,
+                    "description": "What you checked, in a sentence.",
+                },
+                "session_id": {
+                    "type": "string",
+                    "minLength": 3,
+                    "maxLength": 64,
+                    "description": "The recorded session doing the checking (from record_evidence).",
+                },
+            },
+            "required": ["ids"],
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "confirmed": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "id": {"type": "string"},
+                            "was": {"type": "string", "description": "The verdict before confirming."},
+                            "commits": {
+                                "type": "object",
+                                "description": "Repository -> commit re-stamped at.",
+                            },
+                        },
+                    },
+                },
+                "warnings": {"type": "array", "items": {"type": "string"}},
+                "message": {"type": "string"},
+            },
+            "required": ["confirmed", "warnings", "message"],
         },
         "readOnly": False,
     },
@@ -805,7 +881,7 @@ def _evidence_summary(item, text_limit):
             out[key] = [served_text(v, 300)[0] for v in out[key]]
     if isinstance(out.get("freshness"), dict):
         out["freshness"]["reasons"] = [served_text(v, 300)[0] for v in out["freshness"]["reasons"]]
-    for key in ("repo", "session", "kind", "status", "created_at"):
+    for key in ("repo", "session", "kind", "status", "created_at", "confirmed_at", "age"):
         if isinstance(out.get(key), str):
             out[key] = served_text(out[key], 300)[0]
     if changed:
@@ -1069,8 +1145,24 @@ class Tools:
         # Without ids: one page of the scope's items, checked alone (a page costs the same at
         # item 20,000 as at item 1), with a cursor until the last one.
         page = {} if ids else {"offset": offset, "limit": VERIFY_MAX_IDS}
-        found = self.core.verify(self.store, ids=ids, repo=self._repo(args), cwd=self.cwd, **page)
+        about = args.get("about")
+        found = self.core.verify(
+            self.store,
+            ids=ids,
+            repo=self._repo(args) if not about or args.get("repo") else None,
+            cwd=self.cwd,
+            about=about,
+            **page,
+        )
+        served = len(found.get("items", []))  # the page's size, before fileless items are folded
         items = found.get("items", [])
+        fileless = []
+        if not args.get("all") and not args.get("ids"):
+            # Items citing no file only know that their repository moved: said once per repository.
+            kept = [i for i in items if i.get("cites_file", True) or i.get("verdict") == "unknown"]
+            if len(kept) < len(items):
+                fileless = [self.core.fileless_summary(g) for g in found.get("fileless", [])]
+                items = kept
         notes = []
         if len(items) > VERIFY_MAX_IDS:
             notes.append(f"items: {len(items) - VERIFY_MAX_IDS} more not shown")
@@ -1090,15 +1182,17 @@ class Tools:
                 break
         if cut:
             notes.append("items: " + "; ".join(sorted(set(cut), key=cut.index)))
+        if fileless:
+            payload["fileless"] = fileless
         if not ids:
-            total = found.get("total", len(items))
+            total = found.get("total", served)
             payload["total"] = total
-            payload["next_cursor"] = f"o{offset + len(items)}" if total > offset + len(items) else None
+            payload["next_cursor"] = f"o{offset + served}" if total > offset + served else None
         if notes:
             payload["truncated"] = notes
         return payload
 
-    # -- the write tool -------------------------------------------------------------------------
+    # -- the write tools -------------------------------------------------------------------------
 
     def tool_record_evidence(self, args, stateless):
         """Record items through the service layer's one duplicate rule: an item that repeats an
@@ -1134,6 +1228,13 @@ class Tools:
             "duplicates_skipped": len(duplicates),
             "warnings": warnings,
         }
+
+    def tool_confirm_evidence(self, args, stateless):
+        """Re-stamp items the agent re-checked against today's code (the service's confirm)."""
+        session_id = args.get("session_id") or (None if stateless else self.session_id)
+        return self.core.confirm(
+            self.store, args["ids"], note=args.get("note"), session_id=session_id, agent="mcp"
+        )
 
 
 # ----------------------------------------------------------------------------------------------

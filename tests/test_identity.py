@@ -2,6 +2,7 @@
 second clones), removed and registered again, renamed, imported before it is registered; git's
 refusal of a checkout owned by another user."""
 
+import json
 import os
 import subprocess
 
@@ -279,3 +280,58 @@ def test_import_before_register_attaches_on_register(product, run_cli, tmp_path,
     res = run_cli(["--home", other_home, "search", "retry 419", "--json"], cwd=clone.path)
     assert [r["id"] for r in res.json["results"]] == [eid], res
     assert res.json["results"][0]["freshness"]["verdict"] == "current"
+
+
+def test_topology_travels_so_a_teammates_import_recreates_it(product, run_cli, tmp_path):
+    eid = _capture(run_cli, product.sdk.path, "uploads retry twice on 419", "src/client.py#retry_policy")
+    team = str(tmp_path / "team")
+    exported = run_cli(["export", "--dir", team, "--json"])
+    assert exported.code == 0 and exported.json["topology"] > 0, exported
+    (topo,) = [n for n in os.listdir(team) if n.startswith("topology-")]
+    with open(os.path.join(team, topo), encoding="utf-8") as fh:
+        text = fh.read()
+    assert str(tmp_path) not in text  # identities, never a local path
+    other = str(tmp_path / "teammate")
+    # The teammate has upload-sdk and docs-ui (under another name), not api-gateway yet.
+    clones = {}
+    for repo, name in ((product.sdk, "upload-sdk"), (product.ui, "ui")):
+        clones[name] = os.path.realpath(str(tmp_path / "mine" / name))
+        git(str(tmp_path), "clone", "-q", repo.path, clones[name])
+        assert run_cli(["--home", other, "repo", "add", clones[name], "--name", name]).code == 0
+    imported = run_cli(["--home", other, "import-evidence", team, "--json"])
+    assert imported.code == 0, imported
+    assert imported.json["relations"] == 1 and imported.json["waiting"] >= 1, imported.json
+    rels = run_cli(["--home", other, "relations", "--json"]).json["relations"]
+    assert [(r["from"], r["kind"], r["to"]) for r in rels] == [("ui", "uses", "upload-sdk")]
+    ws = run_cli(["--home", other, "workspace", "show", "uploads", "--json"]).json
+    assert sorted(r["name"] for r in ws["repos"]) == ["ui", "upload-sdk"]
+    # Search from the consumer reaches the SDK's evidence through the imported relation.
+    hits = run_cli(["--home", other, "search", "retry 419", "--json"], cwd=clones["ui"]).json["results"]
+    assert [h["id"] for h in hits] == [eid]
+    # api-gateway registered later: its relation and workspace come back on their own.
+    gw = os.path.realpath(str(tmp_path / "mine" / "gw"))
+    git(str(tmp_path), "clone", "-q", product.gateway.path, gw)
+    added = run_cli(["--home", other, "repo", "add", gw, "--name", "gateway", "--json"])
+    assert "restored relation: upload-sdk depends_on gateway" in added.json["message"], added
+    assert "back in workspace uploads" in added.json["message"]
+    again = run_cli(["--home", other, "import-evidence", team, "--json"])
+    assert again.json["relations"] == 0 and again.json["waiting"] == 0, again.json
+
+
+def test_bad_topology_records_are_refused_and_change_nothing(product, run_cli, tmp_path):
+    from conftest import db_snapshot
+
+    bad = tmp_path / "bad.jsonl"
+    before = db_snapshot(product.store.home)
+    for record in (
+        {"type": "relation", "id": "r1", "from": "a", "kind": "eats", "to": "b"},
+        {"type": "relation", "id": "r1", "from": "-x", "kind": "uses", "to": "b"},
+        {"type": "relation", "id": "r1", "from": "a", "from_root": "--all", "kind": "uses", "to": "b"},
+        {"type": "workspace", "id": "w", "name": "w", "repos": [{"repo": "../x"}]},
+        {"type": "repository", "id": "x", "name": "ok", "root_commit": "HEAD"},
+    ):
+        bad.write_text(json.dumps(record) + "\n")
+        res = run_cli(["import-evidence", str(bad)])
+        _one_line_error(res, 2)
+        assert "bad.jsonl:1" in res.err, res
+    assert db_snapshot(product.store.home) == before

@@ -56,7 +56,12 @@ def inspect(tmp_path):
 def test_inspector_lists_the_tools(inspect):
     listed = inspect("--method", "tools/list")
     names = [t["name"] for t in listed["tools"]]
-    assert names[0] == "workspace_overview" and "record_evidence" in names and len(names) == 7
+    assert (
+        names[0] == "workspace_overview"
+        and "record_evidence" in names
+        and "confirm_evidence" in names
+        and len(names) == 8
+    )
     for tool in listed["tools"]:
         assert tool["inputSchema"]["additionalProperties"] is False
         assert "readOnlyHint" in tool["annotations"]

@@ -695,3 +695,17 @@ def test_the_demo_store_reports(run_wctx, tmp_path):
     assert res.code == 0 and re.search(r"upload-sdk\s+1 item\s+1 stale", res.out), res.out
     res = run_wctx(["--home", str(kept / "store"), "report", "--html", "-o", str(kept / "r.html")])
     assert res.code == 0 and res.out.startswith("wrote ") and "(1 item, " in res.out
+
+
+def test_a_renamed_repository_keeps_its_items_under_its_new_name(product, run_cli, tmp_path):
+    eid = wctx.capture(
+        product.store,
+        [{"kind": "note", "claim": "recorded before the rename", "repo": "upload-sdk"}],
+        cwd=product.sdk.path,
+    )["evidence"][0]["id"]
+    wctx.rename_repo(product.store, "upload-sdk", "uploader")
+    page, _ = build_page(run_cli, tmp_path)
+    (item,) = parse(page).find("article", id=eid)
+    assert item["data-repo"] == "uploader"
+    assert eid in page.split('id="repo-uploader"', 1)[1].split("</section>", 1)[0]
+    assert 'data-from="docs-ui" data-to="uploader" data-kind="uses"' in page
