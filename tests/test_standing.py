@@ -47,6 +47,7 @@ def _clone_items(home, session_id, copies, into_session):
         r[1] for r in con.execute("PRAGMA table_info(evidence)") if r[1] not in ("rid", "id", "session_id")
     ]
     acols = [r[1] for r in con.execute("PRAGMA table_info(anchors)") if r[1] not in ("id", "evidence_rid")]
+    fcols = ", ".join(r[1] for r in con.execute("PRAGMA table_info(evidence_fts)"))
     src = [
         r[0] for r in con.execute("SELECT rid FROM evidence WHERE session_id = ? ORDER BY rid", (session_id,))
     ]
@@ -64,8 +65,8 @@ def _clone_items(home, session_id, copies, into_session):
                 (new, rid),
             )
             con.execute(
-                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, summary) "
-                "SELECT ?, claim, symbols, paths, detail, summary FROM evidence_fts WHERE rowid = ?",
+                "INSERT INTO evidence_fts(rowid, %s) SELECT ?, %s FROM evidence_fts WHERE rowid = ?"
+                % (fcols, fcols),
                 (new, rid),
             )
     con.close()
@@ -91,7 +92,9 @@ def big_store(tmp_path_factory):
         for i in range(200)
     ]  # fmt: skip
     first = wctx.capture(s, items, cwd=str(sdk), summary="the long session " * 50)["session"]
-    other = wctx.capture(s, items[:50], cwd=str(sdk))["session"]
+    other = wctx.capture(s, [dict(i, claim="other " + i["claim"]) for i in items[:50]], cwd=str(sdk))[
+        "session"
+    ]
     s.close()
     _clone_items(home, first, BIG_SESSION - 200, first)
     _clone_items(home, first, TOTAL - BIG_SESSION - 50, other)
