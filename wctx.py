@@ -4209,7 +4209,7 @@ def toml_loads(text, subset=False):
     Raises ValueError on text either cannot read."""
     if not subset:
         try:
-            import tomllib
+            import tomllib  # novermin (3.11+; older Pythons take the ImportError path)
         except ImportError:
             pass
         else:
@@ -7827,7 +7827,7 @@ class LocalPaths:
 # nothing free-form to redact or to strip of local paths.
 _STRUCTURAL_FIELDS = frozenset(
     ("type", "id", "session", "kind", "status", "commit", "blob", "root_commit", "symbol_hash",
-     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by", "confirmed_at", "event", "at")
+     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by", "confirmed_at", "event", "at", "forgotten_at")
 )  # fmt: skip
 
 
@@ -8944,6 +8944,7 @@ def _sync_payload(store, machine):
     for sid, records in sessions.items():
         if any(r.get("type") == "evidence" for r in records):
             files[base + "sessions/%s.jsonl" % sid] = encode(records)
+    events.extend(record for _, record in tombstone_records(store))
     if events:
         files[base + "events.jsonl"] = encode(events)
     topology = topology_records(store)
