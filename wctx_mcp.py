@@ -142,7 +142,7 @@ for your uncommitted work in progress.
 
 AGENT_GUIDANCE_BEGIN = "<!-- wctx:begin (managed by `wctx instructions --write`; edits here are replaced) -->"
 AGENT_GUIDANCE_END = "<!-- wctx:end -->"
-AGENT_GUIDANCE_FILES = ("CLAUDE.md", "AGENTS.md")
+AGENT_GUIDANCE_FILES = ("CLAUDE.md", "AGENTS.md", "GEMINI.md")  # Claude Code, Codex, Gemini CLI
 
 AGENT_GUIDANCE = """\
 ## Workspace memory (wctx)
@@ -395,6 +395,14 @@ TOOLS = [
                     "items": _KIND_SCHEMA,
                     "maxItems": len(CORE.EVIDENCE_KINDS),
                     "description": "Only these kinds of evidence.",
+                },
+                "files": {
+                    "type": "array",
+                    "items": {"type": "string", "minLength": 1, "maxLength": 1000},
+                    "maxItems": 50,
+                    "description": "Files of this repository you are working on (paths relative to it). When "
+                    "the query has no usable words, evidence from related repositories that cites what "
+                    "these files (and the working tree's changed files) call or import comes first.",
                 },
                 "limit": {
                     "type": "integer",
@@ -1059,6 +1067,7 @@ class Tools:
             all_scope=all_scope,
             include_inactive=bool(args.get("include_inactive")),
             workspace=self.workspace if repo is None else None,
+            files=args.get("files") or None,
             page=args.get("cursor"),
         )
         results = found.get("results", [])
@@ -1759,8 +1768,8 @@ def mcp_info(core=None, path=None, python="python3", repo=None, workspace=None, 
     snippets = [
         {
             "client": "Claude Code",
-            "where": "command line (add --scope project to write .mcp.json)",
-            "text": f"claude mcp add wctx{env_flags} -- {command_line}",
+            "where": "command line (user scope: every project; --scope project writes .mcp.json instead)",
+            "text": f"claude mcp add --scope user wctx{env_flags} -- {command_line}",
         },
         {
             "client": "Claude Code (project)",
@@ -1810,6 +1819,8 @@ def mcp_info(core=None, path=None, python="python3", repo=None, workspace=None, 
             else f"{python} is an installed wctx; its own interpreter runs it.",
             "Clients start the server in the project directory; a client that starts it elsewhere "
             "needs --repo NAME (or tools called with repo).",
+            "Gemini CLI connects no MCP server in a folder it does not trust: trust the repository when "
+            "it asks, or change it with /permissions (rules in ~/.gemini/trustedFolders.json).",
         ],
     }
 
@@ -1841,23 +1852,32 @@ def format_mcp_info(info):
     return "\n".join(lines) + "\n"
 
 
-def guidance_block():
-    return f"{AGENT_GUIDANCE_BEGIN}\n{AGENT_GUIDANCE}{AGENT_GUIDANCE_END}\n"
+def guidance_text(command="wctx"):
+    """The guidance with ``command`` as the way to run wctx (the installed ``wctx`` when it is on
+    PATH, else the exact command line that runs it on this machine)."""
+    return AGENT_GUIDANCE.replace("`wctx ", f"`{command} ")
 
 
+def guidance_block(command="wctx"):
+    return f"{AGENT_GUIDANCE_BEGIN}\n{guidance_text(command)}{AGENT_GUIDANCE_END}\n"
+
+
+# Only a block wctx wrote: its exact begin line, and no other begin marker inside, so a marker a
+# person typed (a stray "<!-- wctx:begin -->") never makes text outside the block look like ours.
 _BLOCK_RE = re.compile(
-    re.escape(AGENT_GUIDANCE_BEGIN.split(" (")[0]) + r".*?" + re.escape(AGENT_GUIDANCE_END) + r"\n?", re.S
+    re.escape(AGENT_GUIDANCE_BEGIN) + r"(?:(?!<!-- wctx:begin).)*?" + re.escape(AGENT_GUIDANCE_END) + r"\n?",
+    re.S,
 )
 
 
-def write_instructions(repo_root):
-    """Install the guidance block in CLAUDE.md and AGENTS.md at ``repo_root``.
+def write_instructions(repo_root, command="wctx"):
+    """Install the guidance block in CLAUDE.md, AGENTS.md and GEMINI.md at ``repo_root``.
 
     The block sits between markers: written once, replaced in place on later runs, nothing else in
     the files touched. Returns {"files": [{"path", "action"}]} with action created / appended /
     updated / unchanged.
     """
-    block = guidance_block()
+    block = guidance_block(command)
     done = []
     for name in AGENT_GUIDANCE_FILES:
         path = os.path.join(repo_root, name)

@@ -576,3 +576,97 @@ def test_agent_guidance_says_to_confirm_and_supersede(run_cli):
     for text in (wctx_mcp.INSTRUCTIONS, run_cli(["instructions"]).out):
         assert "confirm_evidence" in text and "supersede" in text
     assert any(t["name"] == "confirm_evidence" and "refused" in t["description"] for t in wctx_mcp.TOOLS)
+
+
+# ----------------------------------------------------------------------------------------------
+# forget
+# ----------------------------------------------------------------------------------------------
+
+SECRET = "Zanzibarquokka mislabels the velvetpangolin invoices"
+
+
+def store_bytes(home):
+    out = b""
+    for suffix in ("", "-wal", "-shm"):
+        path = os.path.join(str(home), "wctx.db" + suffix)
+        if os.path.exists(path):
+            with open(path, "rb") as fh:
+                out += fh.read()
+    return out.lower()
+
+
+def test_forget_removes_every_byte_of_the_claim(product, run_cli, wctx_home):
+    keep = capture_one(product, [CLIENT + "#connect"], claim="connect is fine")["id"]
+    gone = capture_one(
+        product, [CLIENT + "#retry_policy"], claim=SECRET, detail="Velvetpangolin detail text"
+    )["id"]
+    assert run_cli(["search", "zanzibarquokka", "--json"], cwd=product.sdk.path).json["results"]
+    assert b"zanzibarquokka" in store_bytes(wctx_home)
+    # Without a terminal it refuses unless --yes, and changes nothing.
+    res = run_cli(["forget", gone, "--reason", "leaked a key"])
+    assert res.code == 2 and "--yes" in res.err
+    assert run_cli(["show", gone]).code == 0
+    assert run_cli(["forget", gone, "--yes"]).code == 2  # a reason is required
+    res = run_cli(["forget", gone, "--reason", "leaked a key", "--yes"])
+    assert res.code == 0, res
+    assert "forgot %s" % gone in res.out
+    assert run_cli(["show", gone]).code == 1
+    found = run_cli(["search", "zanzibarquokka", "--json"], cwd=product.sdk.path).json
+    assert found["mode"] == "fallback" and gone not in [r["id"] for r in found["results"]]
+    data = store_bytes(wctx_home)
+    for word in (b"zanzibarquokka", b"velvetpangolin"):
+        assert word not in data
+    assert run_cli(["show", keep]).code == 0
+    assert run_cli(["search", "connect fine", "--json"], cwd=product.sdk.path).json["results"]
+
+
+def test_forget_a_session_removes_its_text_and_items(product, run_cli, wctx_home):
+    res = run_cli(["capture", "--summary", "Zanzibarquokka investigation", "--finding", "the flux capacitor leaks",
+                   "--repo", "upload-sdk", "--json"], cwd=product.sdk.path)  # fmt: skip
+    sid = res.json["session"]
+    other = capture_one(product, [], claim="unrelated fact")["id"]
+    res = run_cli(["forget", "--session", sid, "--reason", "private", "--yes"])
+    assert res.code == 0 and "session %s and its 1 item" % sid in res.out
+    data = store_bytes(wctx_home)
+    assert b"zanzibarquokka" not in data and b"capacitor" not in data
+    assert run_cli(["sessions", "show", sid]).code == 1
+    assert run_cli(["show", other]).code == 0
+
+
+def test_a_tombstone_round_trips_through_export_and_import(product, run_cli, tmp_path):
+    eid = capture_one(product, [CLIENT + "#connect"], claim=SECRET)["id"]
+    share = tmp_path / "share"
+    assert run_cli(["export", "--dir", str(share)]).code == 0
+    other_home = tmp_path / "other-home"
+    other = wctx.open_store(str(other_home))
+    try:
+        wctx.register_repo(other, product.sdk.path, workspace="team")
+        wctx.import_evidence(other, [str(share)])
+        assert wctx.get_evidence(other, eid)["claim"] == SECRET
+    finally:
+        other.close()
+    assert run_cli(["forget", eid, "--reason", "leaked a key", "--yes"]).code == 0
+    assert run_cli(["export", "--dir", str(share)]).code == 0
+    shared = b"".join(p.read_bytes() for p in share.glob("*.jsonl")).lower()
+    assert b"zanzibarquokka" not in shared and b"leaked a key" in shared
+    lines = [json.loads(x) for p in share.glob("*.jsonl") for x in p.read_text().splitlines()]
+    (tomb,) = [r for r in lines if r["type"] == "tombstone"]
+    assert set(tomb) == {"type", "format", "id", "kind", "session", "reason", "forgotten_at"}
+    assert tomb["id"] == eid and tomb["reason"] == "leaked a key"
+    other = wctx.open_store(str(other_home))
+    try:
+        counts = wctx.import_evidence(other, [str(share)])
+        assert counts["forgotten"] >= 1
+        assert other.one("SELECT count(*) FROM evidence WHERE id = ?", (eid,))[0] == 0
+    finally:
+        other.close()
+    assert b"zanzibarquokka" not in store_bytes(other_home)
+    # An old copy of the export (the item, no tombstone) never brings it back.
+    old = tmp_path / "old.jsonl"
+    rec = {"type": "evidence", "format": 1, "id": eid, "session": tomb["session"], "repo": "upload-sdk",
+           "kind": "finding", "claim": SECRET, "anchors": []}  # fmt: skip
+    ses = {"type": "session", "format": 1, "id": tomb["session"], "agent": "cli"}
+    old.write_text(json.dumps(ses) + "\n" + json.dumps(rec) + "\n")
+    res = run_cli(["import-evidence", str(old), "--json"])
+    assert res.code == 0 and res.json["forgotten"] == 1 and res.json["evidence"] == 0
+    assert run_cli(["show", eid]).code == 1
