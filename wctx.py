@@ -7048,10 +7048,14 @@ def _session_edits(store, anchors_by_rid):
 # ----------------------------------------------------------------------------------------------
 
 
-def verify(store, ids=None, repo=None, cwd=None, about=None):
+def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=None):
     """Exact freshness verdicts (git, no cache) for the given ids, or every active item in scope
     (``repo`` or the cwd's repository and what relates to it); ``about`` keeps the items about that
-    one repository. Items citing no file are also summarised per repository under ``fileless``."""
+    one repository. Items citing no file are also summarised per repository under ``fileless``.
+
+    Without ids, ``offset``/``limit`` take one page of the scope's items (oldest first) and only
+    that page is checked (summary and fileless count the page); "total" counts the whole scope."""
+    total = None
     if ids:
         pairs = _resolve_ids(store, ids)
         if about:
@@ -7072,13 +7076,14 @@ def verify(store, ids=None, repo=None, cwd=None, about=None):
         origin = resolve_repo(store, repo, cwd=cwd)
         scope = Topology(store, origin).repo_ids()
     if not ids:
+        where = "status = 'active' AND repo_id IN (%s)" % ",".join("?" * len(scope))
+        page = ""
+        if offset or limit is not None:
+            total = store.one("SELECT count(*) FROM evidence WHERE " + where, scope)[0]
+            page = " LIMIT %d OFFSET %d" % (-1 if limit is None else int(limit), int(offset))
         pairs = [
             (r["rid"], r["id"])
-            for r in store.all(
-                "SELECT rid, id FROM evidence WHERE status = 'active' AND repo_id IN (%s) ORDER BY rid"
-                % ",".join("?" * len(scope)),
-                scope,
-            )
+            for r in store.all("SELECT rid, id FROM evidence WHERE " + where + " ORDER BY rid" + page, scope)
         ]
     rids = [rid for rid, _ in pairs]
     anchors = _load_anchors(store, rids)
@@ -7115,11 +7120,14 @@ def verify(store, ids=None, repo=None, cwd=None, about=None):
             if moved is not None:
                 group["moved_min"] = moved if group["moved_min"] is None else min(group["moved_min"], moved)
                 group["moved_max"] = moved if group["moved_max"] is None else max(group["moved_max"], moved)
-    return {
+    out = {
         "items": items,
         "summary": summary,
         "fileless": sorted(fileless.values(), key=lambda g: g["repo"]),
     }
+    if total is not None:
+        out["total"] = total
+    return out
 
 
 def verify_exit_code(res, strict=False):
@@ -7328,14 +7336,28 @@ def list_sessions(store, repo=None, limit=20):
     return [dict(_session_dict(row), evidence=row["evidence_count"]) for row in store.all(sql, params)]
 
 
-def get_session(store, session_id):
+def get_session(store, session_id, offset=0, limit=None):
+    """A session and its evidence (oldest first); ``offset``/``limit`` load one page of it only,
+    so that paging through a large session costs the pages, not the session per page. "total"
+    counts all of the session's items."""
     sid = _resolve_session_id(store, session_id)
     row = store.one("SELECT * FROM sessions WHERE id = ?", (sid,))
-    ev = store.all("SELECT rid FROM evidence WHERE session_id = ? ORDER BY rid", (sid,))
+    ev = store.all(
+        "SELECT rid FROM evidence WHERE session_id = ? ORDER BY rid LIMIT ? OFFSET ?",
+        (sid, -1 if limit is None else int(limit), int(offset)),
+    )
     rids = [r["rid"] for r in ev]
+    if offset or limit is not None:
+        total = store.one("SELECT count(*) FROM evidence WHERE session_id = ?", (sid,))[0]
+    else:
+        total = len(rids)
     rows = _evidence_rows(store, rids)
     anchors = _load_anchors(store, rids)
-    return {"session": _session_dict(row), "evidence": [_result_dict(rows[r], anchors[r]) for r in rids]}
+    return {
+        "session": _session_dict(row),
+        "evidence": [_result_dict(rows[r], anchors[r]) for r in rids],
+        "total": total,
+    }
 
 
 def _forget_rows(store, rids, sessions, reason, now):
