@@ -8513,6 +8513,22 @@ def import_evidence_data(store, label, data):
     return _import_records(store, records), records
 
 
+_STATUS_ORDER = {"active": 0, "superseded": 1, "retracted": 2}
+
+
+def _status_change_wins(rec, row):
+    """Whether an imported record's status replaces the stored one: it is newer, or from the same
+    second (timestamps have one-second resolution) and further along the lifecycle, since an
+    item only ever moves from active to superseded to retracted."""
+    status = rec.get("status", "active")
+    if status == row["status"]:
+        return False
+    theirs, ours = rec.get("updated_at") or "", row["updated_at"] or ""
+    return theirs > ours or (
+        theirs == ours and _STATUS_ORDER.get(status, 0) > _STATUS_ORDER.get(row["status"], 0)
+    )
+
+
 def _import_records(store, records):
     repos = _repos(store)
     by_root = {r.root_commit: r for r in repos if r.root_commit}
@@ -8601,9 +8617,7 @@ def _import_records(store, records):
             )
             if row is not None:
                 changed = False
-                if (rec.get("updated_at") or "") > (row["updated_at"] or "") and rec.get(
-                    "status", "active"
-                ) != row["status"]:
+                if _status_change_wins(rec, row):
                     store.db.execute(
                         "UPDATE evidence SET status = ?, superseded_by = ?, updated_at = ? WHERE rid = ?",
                         (rec["status"], rec.get("superseded_by"), rec["updated_at"], row["rid"]),
@@ -8899,6 +8913,18 @@ def _sync_read_blobs(store, blobs):
     return result
 
 
+def _sync_version(record):
+    """What makes one state of an item differ from another (kept in sync_seen.updated_at): its
+    timestamp alone cannot tell, since a retract can land within the second of the capture."""
+    return "%s|%s|%s|%s|%d" % (
+        record.get("updated_at") or "",
+        record.get("status") or "active",
+        record.get("superseded_by") or "",
+        record.get("confirmed_at") or "",
+        len(record.get("history") or ()),
+    )
+
+
 def _sync_import(store, machine, files, report):
     """Import the other machines' files that changed since we last read them: sessions first (the
     events of one machine may refer to another's sessions), each file all or nothing."""
@@ -8929,8 +8955,8 @@ def _sync_import(store, machine, files, report):
                 elif rec.get("type") == "evidence":
                     store.db.execute(
                         "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
-                        "updated_at = max(updated_at, excluded.updated_at)",
-                        (rec["id"], rec.get("updated_at") or ""),
+                        "updated_at = excluded.updated_at",
+                        (rec["id"], _sync_version(rec)),
                     )
         report.imported["files"] += 1
         for key in ("sessions", "evidence", "updated"):
@@ -8952,7 +8978,7 @@ def _sync_payload(store, machine):
         elif kind == "evidence" and sid not in foreign:
             sessions.setdefault(sid, []).append(record)
         elif kind == "evidence":
-            if (record.get("updated_at") or "") > (seen.get(record["id"]) or ""):
+            if _sync_version(record) != seen.get(record["id"]):
                 if session_records.get(sid) is not None:
                     events.append(session_records.pop(sid))
                 events.append(record)
@@ -9033,13 +9059,17 @@ def _sync_push(store, remote, branch, commit):
 
 def _store_fingerprint(store):
     """Cheap change detector: a no-op sync skips the export when neither this store nor the
-    remote moved since the last sync."""
+    remote moved since the last sync. Timestamps have one-second resolution, so it also counts
+    what a same-second change moves: statuses, confirmations, history events, tombstones, notes."""
     row = store.one(
-        "SELECT (SELECT count(*) || ':' || ifnull(max(updated_at), '') FROM evidence) AS e, "
-        "(SELECT count(*) || ':' || ifnull(max(ended_at), '') FROM sessions) AS s, "
-        "(SELECT count(*) FROM relations) AS r, (SELECT count(*) FROM workspace_repos) AS w"
+        "SELECT (SELECT count(*) || ':' || ifnull(max(updated_at), '') || ':' || total(length(status)) || ':' "
+        "|| ifnull(max(confirmed_at), '') || ':' || count(superseded_by) FROM evidence) AS e, "
+        "(SELECT count(*) || ':' || ifnull(max(ended_at), '') || ':' || total(length(summary)) FROM sessions) AS s, "
+        "(SELECT count(*) || ':' || total(length(note)) FROM relations) AS r, "
+        "(SELECT count(*) FROM workspace_repos) AS w, (SELECT count(*) FROM evidence_events) AS h, "
+        "(SELECT count(*) FROM tombstones) AS t, (SELECT count(*) FROM repos) AS p"
     )
-    return "|".join(str(row[k]) for k in ("e", "s", "r", "w"))
+    return "|".join(str(row[k]) for k in ("e", "s", "r", "w", "h", "t", "p"))
 
 
 def sync_memory(store, remote=None, branch=None):

@@ -376,3 +376,25 @@ def test_forget_on_either_machine_deletes_the_item_on_the_other_and_it_stays_gon
     tree = "\n".join(remote_files(remote).values())
     assert "forgettable" not in tree  # gone from the branch's files; tombstones name only ids
     assert mine in tree and theirs in tree and "held a key" in tree
+
+
+def test_a_retract_within_the_same_second_as_the_capture_still_travels(team, monkeypatch, capsys):
+    remote, a, b = team
+    monkeypatch.setattr(wctx, "utc_now", lambda: "2026-01-01T00:00:00Z")  # every step in one second
+
+    def run(machine, *argv):
+        monkeypatch.setenv("HOME", machine.home)
+        capsys.readouterr()
+        assert wctx.main(["--home", machine.store_dir, *argv]) == 0
+        return capsys.readouterr().out
+
+    item = json.loads(run(a, "capture", "--finding", "same second item", "--repo", "upload-sdk", "--json"))
+    item = item["evidence"][0]["id"]
+    run(a, "sync", "--remote", remote)
+    run(b, "sync", "--remote", remote)
+    run(b, "retract", item)
+    run(b, "sync")
+    run(a, "sync")
+    run(b, "sync")
+    for m in (a, b):
+        assert json.loads(run(m, "show", item, "--json"))["status"] == "retracted", m.root
