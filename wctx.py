@@ -11893,13 +11893,13 @@ def _doctor_current_repo(cwd, repos):
         top = None
     if top is None:
         return _doctor_check("current repository", DOCTOR_OK, "%s is not inside a git checkout" % cwd)
-    best = None
+    best, best_root = None, ""
     for r in repos or []:
-        root = os.path.realpath(r["path"])
-        if (top == root or top.startswith(root.rstrip(os.sep) + os.sep)) and (
-            best is None or len(root) > len(os.path.realpath(best["path"]))
-        ):
-            best = r
+        # Any checkout of the repository counts: a linked worktree or a second clone is it.
+        for checkout in [c["path"] for c in r.get("checkouts") or ()] or [r["path"]]:
+            root = os.path.realpath(checkout)
+            if (top == root or top.startswith(root.rstrip(os.sep) + os.sep)) and len(root) > len(best_root):
+                best, best_root = r, root
     if best is None:
         return _doctor_check(
             "current repository",
