@@ -4014,13 +4014,9 @@ class _TomlReader:
 def toml_loads(text, subset=False):
     """Parse TOML: ``tomllib`` where Python has it (3.11+), else (or with ``subset``) _TomlReader.
     Raises ValueError on text either cannot read."""
-    if not subset:
-        try:
-            import tomllib
-        except ImportError:
-            pass
-        else:
-            return tomllib.loads(text)
+    if not subset and sys.version_info >= (3, 11):
+        # By name: the module exists from 3.11 only, and this line runs only there.
+        return __import__("tomllib").loads(text)
     return _TomlReader(text).parse()
 
 
