@@ -131,7 +131,9 @@ Record what the next session would want to know, with record_evidence, as you le
 - decisions with their rationale (decision) and constraints you discovered (constraint);
 - dead ends: what you tried and why it did not work (dead_end);
 - open questions you could not answer (question), and surprises.
-Cite files as path#symbol so freshness can be tracked. Calls in one session accumulate.
+Cite files as path#symbol so freshness can be tracked. Calls in one session accumulate; repeating an item already recorded (by any session) does not duplicate it.
+
+Keep memory true. Each result says how old it is and when it was last confirmed. When you relied on an item and checked it against the code (stale, possibly stale or just old, and it still holds), call confirm_evidence with its id. When you found an item wrong, record what is true now with record_evidence and say in it which item it replaces, so a person can supersede the old one.
 
 Do not record: secrets or credentials, routine progress, restatements of the code or the diff, \
 guesses presented as facts (use question, or a low confidence), or anything that is only true \
@@ -140,7 +142,7 @@ for your uncommitted work in progress.
 
 AGENT_GUIDANCE_BEGIN = "<!-- wctx:begin (managed by `wctx instructions --write`; edits here are replaced) -->"
 AGENT_GUIDANCE_END = "<!-- wctx:end -->"
-AGENT_GUIDANCE_FILES = ("CLAUDE.md", "AGENTS.md")
+AGENT_GUIDANCE_FILES = ("CLAUDE.md", "AGENTS.md", "GEMINI.md")  # Claude Code, Codex, Gemini CLI
 
 AGENT_GUIDANCE = """\
 ## Workspace memory (wctx)
@@ -157,6 +159,9 @@ against the code before acting; `stale` means the cited code changed since.
 - **Record as you learn**: root causes (in the repo they live in), decisions with rationale, dead \
 ends, open questions, surprises. MCP tool `record_evidence`, or \
 `wctx capture --finding "claim :: detail" --repo NAME --file "path#symbol"`.
+- **Keep memory true**: results say how old they are and when last confirmed. An item you relied \
+on and checked against the code: confirm it (MCP tool `confirm_evidence`, or `wctx confirm ID`). \
+One you found wrong: record what is true now and `wctx supersede OLD --by NEW`.
 - **Do not record** secrets, routine progress, restatements of the diff, or guesses stated as \
 facts.
 """
@@ -391,6 +396,14 @@ TOOLS = [
                     "maxItems": len(CORE.EVIDENCE_KINDS),
                     "description": "Only these kinds of evidence.",
                 },
+                "files": {
+                    "type": "array",
+                    "items": {"type": "string", "minLength": 1, "maxLength": 1000},
+                    "maxItems": 50,
+                    "description": "Files of this repository you are working on (paths relative to it). When "
+                    "the query has no usable words, evidence from related repositories that cites what "
+                    "these files (and the working tree's changed files) call or import comes first.",
+                },
                 "limit": {
                     "type": "integer",
                     "minimum": 1,
@@ -563,6 +576,18 @@ TOOLS = [
                     "description": "Evidence ids to check. Without ids, checks the repository's items.",
                 },
                 "repo": _REPO_ARG,
+                "about": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200,
+                    "description": "Only items about this repository (the scope still starts at repo).",
+                },
+                "all": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Also list items that cite no file one by one (by default they are "
+                    "summarised per repository under fileless: they only know that it moved).",
+                },
             },
             "additionalProperties": False,
         },
@@ -571,6 +596,7 @@ TOOLS = [
             "properties": {
                 "items": {"type": "array", "items": {"type": "object"}},
                 "summary": {"type": "object"},
+                "fileless": {"type": "array", "items": {"type": "string"}},
                 "notice": _NOTICE,
                 "truncated": _NOTES,
             },
@@ -660,6 +686,64 @@ TOOLS = [
                 "warnings": {"type": "array", "items": {"type": "string"}},
             },
             "required": ["session", "recorded", "duplicates_skipped", "warnings"],
+        },
+        "readOnly": False,
+    },
+    {
+        "name": "confirm_evidence",
+        "title": "Confirm items you re-checked",
+        "description": "After you relied on an evidence item and checked it against today's code (it is "
+        "stale, possibly stale or just old, and still holds), confirm it: its cited files and symbols are "
+        "re-stamped at each repository's current commit, the earlier provenance is kept as history, and it "
+        "reads current again. An item whose cited file or symbol no longer exists is refused: record what "
+        "is true now with record_evidence instead (a person can then supersede the old item). Never confirm "
+        "what you did not check.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "ids": {
+                    "type": "array",
+                    "items": {"type": "string", "minLength": 3, "maxLength": 64},
+                    "minItems": 1,
+                    "maxItems": VERIFY_MAX_IDS,
+                    "description": "Evidence ids (ev-…) you re-checked.",
+                },
+                "note": {
+                    "type": "string",
+                    "maxLength": 8000,
+                    "description": "What you checked, in a sentence.",
+                },
+                "session_id": {
+                    "type": "string",
+                    "minLength": 3,
+                    "maxLength": 64,
+                    "description": "The recorded session doing the checking (from record_evidence).",
+                },
+            },
+            "required": ["ids"],
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "confirmed": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "id": {"type": "string"},
+                            "was": {"type": "string", "description": "The verdict before confirming."},
+                            "commits": {
+                                "type": "object",
+                                "description": "Repository -> commit re-stamped at.",
+                            },
+                        },
+                    },
+                },
+                "warnings": {"type": "array", "items": {"type": "string"}},
+                "message": {"type": "string"},
+            },
+            "required": ["confirmed", "warnings", "message"],
         },
         "readOnly": False,
     },
@@ -797,7 +881,7 @@ def _evidence_summary(item, text_limit):
             out[key] = [served_text(v, 300)[0] for v in out[key]]
     if isinstance(out.get("freshness"), dict):
         out["freshness"]["reasons"] = [served_text(v, 300)[0] for v in out["freshness"]["reasons"]]
-    for key in ("repo", "session", "kind", "status", "created_at"):
+    for key in ("repo", "session", "kind", "status", "created_at", "confirmed_at", "age"):
         if isinstance(out.get(key), str):
             out[key] = served_text(out[key], 300)[0]
     if changed:
@@ -975,6 +1059,7 @@ class Tools:
             all_scope=all_scope,
             include_inactive=bool(args.get("include_inactive")),
             workspace=self.workspace if repo is None else None,
+            files=args.get("files") or None,
             page=args.get("cursor"),
         )
         results = found.get("results", [])
@@ -1054,8 +1139,22 @@ class Tools:
         return _within_budget(build, TEXT_LIMIT_IN_LISTS, LIST_ITEM_LIMIT * 2)
 
     def tool_verify_freshness(self, args, stateless):
-        found = self.core.verify(self.store, ids=args.get("ids"), repo=self._repo(args), cwd=self.cwd)
+        about = args.get("about")
+        found = self.core.verify(
+            self.store,
+            ids=args.get("ids"),
+            repo=self._repo(args) if not about or args.get("repo") else None,
+            cwd=self.cwd,
+            about=about,
+        )
         items = found.get("items", [])
+        fileless = []
+        if not args.get("all") and not args.get("ids"):
+            # Items citing no file only know that their repository moved: said once per repository.
+            kept = [i for i in items if i.get("cites_file", True) or i.get("verdict") == "unknown"]
+            if len(kept) < len(items):
+                fileless = [self.core.fileless_summary(g) for g in found.get("fileless", [])]
+                items = kept
         notes = []
         if len(items) > VERIFY_MAX_IDS:
             notes.append(f"items: {len(items) - VERIFY_MAX_IDS} more not shown")
@@ -1075,11 +1174,13 @@ class Tools:
                 break
         if cut:
             notes.append("items: " + "; ".join(sorted(set(cut), key=cut.index)))
+        if fileless:
+            payload["fileless"] = fileless
         if notes:
             payload["truncated"] = notes
         return payload
 
-    # -- the write tool -------------------------------------------------------------------------
+    # -- the write tools -------------------------------------------------------------------------
 
     def tool_record_evidence(self, args, stateless):
         """Record items through the service layer's one duplicate rule: an item that repeats an
@@ -1115,6 +1216,13 @@ class Tools:
             "duplicates_skipped": len(duplicates),
             "warnings": warnings,
         }
+
+    def tool_confirm_evidence(self, args, stateless):
+        """Re-stamp items the agent re-checked against today's code (the service's confirm)."""
+        session_id = args.get("session_id") or (None if stateless else self.session_id)
+        return self.core.confirm(
+            self.store, args["ids"], note=args.get("note"), session_id=session_id, agent="mcp"
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1639,8 +1747,8 @@ def mcp_info(core=None, path=None, python="python3", repo=None, workspace=None, 
     snippets = [
         {
             "client": "Claude Code",
-            "where": "command line (add --scope project to write .mcp.json)",
-            "text": f"claude mcp add wctx{env_flags} -- {command_line}",
+            "where": "command line (user scope: every project; --scope project writes .mcp.json instead)",
+            "text": f"claude mcp add --scope user wctx{env_flags} -- {command_line}",
         },
         {
             "client": "Claude Code (project)",
@@ -1690,6 +1798,8 @@ def mcp_info(core=None, path=None, python="python3", repo=None, workspace=None, 
             else f"{python} is an installed wctx; its own interpreter runs it.",
             "Clients start the server in the project directory; a client that starts it elsewhere "
             "needs --repo NAME (or tools called with repo).",
+            "Gemini CLI connects no MCP server in a folder it does not trust: trust the repository when "
+            "it asks, or change it with /permissions (rules in ~/.gemini/trustedFolders.json).",
         ],
     }
 
@@ -1721,8 +1831,14 @@ def format_mcp_info(info):
     return "\n".join(lines) + "\n"
 
 
-def guidance_block():
-    return f"{AGENT_GUIDANCE_BEGIN}\n{AGENT_GUIDANCE}{AGENT_GUIDANCE_END}\n"
+def guidance_text(command="wctx"):
+    """The guidance with ``command`` as the way to run wctx (the installed ``wctx`` when it is on
+    PATH, else the exact command line that runs it on this machine)."""
+    return AGENT_GUIDANCE.replace("`wctx ", f"`{command} ")
+
+
+def guidance_block(command="wctx"):
+    return f"{AGENT_GUIDANCE_BEGIN}\n{guidance_text(command)}{AGENT_GUIDANCE_END}\n"
 
 
 _BLOCK_RE = re.compile(
@@ -1730,14 +1846,14 @@ _BLOCK_RE = re.compile(
 )
 
 
-def write_instructions(repo_root):
-    """Install the guidance block in CLAUDE.md and AGENTS.md at ``repo_root``.
+def write_instructions(repo_root, command="wctx"):
+    """Install the guidance block in CLAUDE.md, AGENTS.md and GEMINI.md at ``repo_root``.
 
     The block sits between markers: written once, replaced in place on later runs, nothing else in
     the files touched. Returns {"files": [{"path", "action"}]} with action created / appended /
     updated / unchanged.
     """
-    block = guidance_block()
+    block = guidance_block(command)
     done = []
     for name in AGENT_GUIDANCE_FILES:
         path = os.path.join(repo_root, name)

@@ -5,8 +5,10 @@
     python3 bench/sync.py --items 10000 --json
 
 One run, in this order, each against a baseline measured in the same run:
-  export        wctx.export_evidence(out_dir=...) of every item (one file per session)
-  import        wctx.import_evidence of that directory into a fresh store (the bulk path)
+  import        wctx.import_evidence of a generated export into a fresh store (the bulk path);
+                baseline: json.loads of every line into one table with an FTS5 index
+  export        wctx.export_evidence(out_dir=...) of every item (one file per session);
+                baseline: every item and anchor row read and written as one JSON line
   sync-first    the first `wctx sync` of the loaded store into an empty bare repository
   fetch         baseline: a bare `git fetch` of that branch into an empty repository (git's own
                 cost, which a sync pays whatever wctx does)
@@ -88,6 +90,47 @@ def write_corpus(directory, repo, root, head, items, sessions):
     return n
 
 
+def export_floor(db_path, out):
+    """Baseline: what any exporter pays: read every item and anchor row, one JSON line each, one
+    file per session."""
+    import sqlite3
+
+    con = sqlite3.connect(db_path)
+    anchors = {}
+    for row in con.execute("SELECT evidence_rid, path, symbol, commit_sha FROM anchors"):
+        anchors.setdefault(row[0], []).append({"path": row[1], "symbol": row[2], "commit": row[3]})
+    files = {}
+    for rid, eid, sid, claim in con.execute(
+        "SELECT rid, id, session_id, claim FROM evidence ORDER BY session_id, created_at"
+    ):
+        rec = {"id": eid, "session": sid, "claim": claim, "anchors": anchors.get(rid, [])}
+        files.setdefault(sid, []).append(json.dumps(rec, sort_keys=True) + "\n")
+    con.close()
+    os.makedirs(out)
+    for sid, lines in files.items():
+        with open(os.path.join(out, sid + ".jsonl"), "w") as fh:
+            fh.writelines(lines)
+
+
+def import_floor(seed, db_path):
+    """Baseline: parse every line and insert it into one table with an FTS5 index, in one
+    transaction."""
+    import sqlite3
+
+    con = sqlite3.connect(db_path, isolation_level=None)
+    con.execute("CREATE TABLE t(id TEXT PRIMARY KEY, claim TEXT, anchors TEXT)")
+    con.execute("CREATE VIRTUAL TABLE f USING fts5(claim)")
+    con.execute("BEGIN")
+    for name in sorted(os.listdir(seed)):
+        with open(os.path.join(seed, name), "rb") as fh:
+            recs = [json.loads(line) for line in fh]
+        rows = [(r["id"], r["claim"], json.dumps(r["anchors"])) for r in recs if r["type"] == "evidence"]
+        con.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
+        con.executemany("INSERT INTO f(claim) VALUES (?)", [(r[1],) for r in rows])
+    con.execute("COMMIT")
+    con.close()
+
+
 def timed(fn):
     start = time.perf_counter()
     result = fn()
@@ -111,8 +154,10 @@ def main():
         root = store_a.one("SELECT root_commit FROM repos")["root_commit"]
         n = write_corpus(seed, "bench-sdk", root, head, args.items, args.sessions)
         results = {"items": n, "sessions": args.sessions}
+        results["import-floor"], _ = timed(lambda: import_floor(seed, os.path.join(base, "floor.db")))
         results["import"], _ = timed(lambda: wctx.import_evidence(store_a, [seed]))
         out = os.path.join(base, "export")
+        results["export-floor"], _ = timed(lambda: export_floor(store_a.path, os.path.join(base, "floor")))
         results["export"], _ = timed(lambda: wctx.export_evidence(store_a, out_dir=out))
         remote = os.path.join(base, "team.git")
         git(base, "init", "-q", "--bare", remote)
@@ -146,7 +191,13 @@ def main():
         print(json.dumps(results, indent=2))
         return
     print("items %d in %d sessions (load average %.1f)" % (n, args.sessions, results["load"]))
-    for key in ("import", "export", "sync-first", "fetch", "sync-pull"):
+    for key in ("import", "export"):
+        floor = results[key + "-floor"]
+        print(
+            "  %-11s %7.2f s  (baseline %.2f s, ratio %.1f)"
+            % (key, results[key], floor, results[key] / floor)
+        )
+    for key in ("sync-first", "fetch", "sync-pull"):
         print("  %-11s %7.2f s" % (key, results[key]))
     print(
         "  sync-noop   %7.3f s  (git's own no-op fetch %.3f s; wctx's share %.3f s)"

@@ -144,6 +144,7 @@ def wctx_home(tmp_path, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "no-claude-config"))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no-codex-home"))
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "no-gemini-home"))
     return str(home)
 
 

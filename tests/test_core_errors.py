@@ -136,6 +136,9 @@ def test_demo_runs_the_whole_loop_without_touching_the_store(run_wctx, wctx_home
     kept = tmp_path / "kept-demo"
     res = run_wctx(["demo", "--keep", str(kept)], cwd=str(tmp_path))
     assert res.code == 0 and (kept / "upload-sdk" / ".git").is_dir()
+    # A second run into the same directory says why it cannot, instead of a failed git commit.
+    again = run_wctx(["demo", "--keep", str(kept)], cwd=str(tmp_path))
+    assert again.code == 2 and again.err.count("\n") == 1 and "not empty" in again.err
 
 
 def test_without_git_on_path(product, run_wctx, tmp_path):

@@ -202,7 +202,8 @@ def test_search_json_shape_and_reasons(seeded, run_cli):
     assert "matches file src/upload/upload.ts" in reasons
     assert "same repository" in reasons
     assert "stated confidence 0.8" in reasons
-    assert reasons[-1] == "current: cited code unchanged since capture"
+    # Freshness, then the item's age and last confirmation, close the reasons.
+    assert reasons[-2:] == ["current: cited code unchanged since capture", "recorded today, never confirmed"]
 
 
 def test_search_text_output_has_a_header(seeded, run_cli):

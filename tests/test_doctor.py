@@ -37,6 +37,7 @@ def test_healthy_installation(product, run_cli, wctx_home):
         "write access",
         "repositories",
         "current repository",
+        "hooks",  # every installed agent hook's command, probed
         "mcp",
     ]
     assert all(c["status"] == "ok" and c["fix"] is None for c in report["checks"]), report

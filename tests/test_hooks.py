@@ -41,7 +41,8 @@ def test_install_claude_code_adds_a_session_end_hook_that_runs_this_file(run_cli
     (group,) = settings["hooks"]["SessionEnd"]
     (hook,) = group["hooks"]
     assert hook["type"] == "command"
-    assert hook["command"].startswith("python3 ")
+    # The interpreter running wctx now, by absolute path: the command runs from a clean shell.
+    assert hook["command"].startswith(sys.executable + " ")
     assert hook["command"].endswith(" import --hook")
     assert os.path.abspath(WCTX_SCRIPT) in hook["command"]
     assert "+" in r.out and "SessionEnd" in r.out  # the diff is shown
@@ -72,10 +73,11 @@ def test_install_is_idempotent_keeps_a_backup_and_uninstall_removes_exactly_it(r
     assert load(claude / "settings.json") == installed
 
     status = run_cli(["hooks", "status", "--json"]).json["hooks"]
-    assert [h["installed"] for h in status] == [True, False]
+    assert [h["installed"] for h in status] == [True, False, False]
+    assert list(status[0]["commands"]) == ["SessionEnd", "SessionStart"]
 
     r = run_cli(["hooks", "uninstall", "claude-code"])
-    assert r.code == 0 and "removed 1 wctx hook" in r.out
+    assert r.code == 0 and "removed 2 wctx hooks" in r.out  # session end and session start
     assert load(claude / "settings.json") == original
     r = run_cli(["hooks", "uninstall", "claude-code"])
     assert r.code == 0 and "nothing changed" in r.out
@@ -112,12 +114,16 @@ def test_settings_path_can_be_given(run_cli, tmp_path):
     assert "SessionEnd" in load(target)["hooks"]
 
 
-def test_install_codex_adds_a_stop_hook_and_says_what_codex_needs(run_cli, agent_dirs):
+def test_install_codex_adds_a_stop_hook_and_says_what_codex_needs(run_cli, agent_dirs, monkeypatch, tmp_path):
     _, codex = agent_dirs
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv(
+        "PATH", "%s:/usr/bin:/bin" % (tmp_path / "bin")
+    )  # no codex: Stop, which every version runs
     r = run_cli(["hooks", "install", "codex"])
     assert r.code == 0, r
     hooks = load(codex / "hooks.json")["hooks"]
-    assert list(hooks) == ["Stop"]
+    assert list(hooks) == ["Stop", "SessionStart"]
     assert hooks["Stop"][0]["hooks"][0]["command"].endswith(" import --hook")
     assert "note:" in r.out and "hooks" in r.out
     assert run_cli(["hooks", "uninstall", "codex"]).code == 0
@@ -251,7 +257,7 @@ def test_home_is_pinned_into_the_hook_and_uninstall_dry_run_shows_the_removal(ru
     command = load(claude / "settings.json")["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
     assert command.endswith(" --home '%s' import --hook" % home)
     r = run_cli(["hooks", "uninstall", "claude-code", "--dry-run"])
-    assert r.code == 0 and "would remove 1" in r.out and "-" in r.out
+    assert r.code == 0 and "would remove 2" in r.out and "-" in r.out
     assert load(claude / "settings.json")["hooks"]["SessionEnd"]
 
 

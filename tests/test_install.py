@@ -13,7 +13,7 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PROJECT_FILES = ("pyproject.toml", "README.md", "wctx.py", "wctx_mcp.py")
+PROJECT_FILES = ("pyproject.toml", "README.md", "LICENSE", "wctx.py", "wctx_mcp.py")
 TIMEOUT = 300
 
 
@@ -39,16 +39,37 @@ def venv(tmp_path_factory):
     if done.returncode != 0:
         pytest.skip("cannot create a venv here: " + done.stderr.strip()[-300:])
     python = str(env_dir / "bin" / "python")
-    # Offline when the venv can already build a wheel (setuptools >= 70.1, or setuptools + wheel);
-    # otherwise pip fetches the build backend named in pyproject.toml, as any user's pip would.
-    probe = "import setuptools\ntry:\n    import setuptools.command.bdist_wheel\nexcept ImportError:\n    import wheel"
+    # Offline when the venv can already build a wheel with the setuptools pyproject.toml names
+    # (>= 77, for the SPDX license string); otherwise pip fetches that build backend, as any
+    # user's pip would.
+    probe = (
+        "import sys, setuptools\n"
+        "sys.exit(int(setuptools.__version__.split('.')[0]) < 77)\n"
+        "import setuptools.command.bdist_wheel"
+    )
     can_build = run([python, "-c", probe]).returncode == 0
     pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps"]
     if can_build:
         pip.append("--no-build-isolation")
     done = run([*pip, str(source)], cwd=str(base))
     assert done.returncode == 0, done.stdout + done.stderr
-    return {"python": python, "wctx": str(env_dir / "bin" / "wctx"), "base": base}
+    # An interpreter whose setuptools builds this project (for the sdist test): the venv's when
+    # new enough, else a second venv given the build backend pyproject.toml names.
+    build_python = python
+    if not can_build:
+        build_dir = base / "build-venv"
+        assert run([sys.executable, "-m", "venv", str(build_dir)]).returncode == 0
+        build_python = str(build_dir / "bin" / "python")
+        done = run(
+            [build_python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "setuptools>=77"]
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    return {
+        "python": python,
+        "wctx": str(env_dir / "bin" / "wctx"),
+        "base": base,
+        "build_python": build_python,
+    }
 
 
 def test_console_command_prints_the_version(venv):
@@ -121,3 +142,51 @@ def test_installed_doctor_names_a_working_mcp_command(venv, tmp_path):
     assert served.returncode == 0, served.stderr
     reply = json.loads(served.stdout.splitlines()[0])
     assert reply["result"]["serverInfo"]["name"]
+
+
+def test_the_sdist_carries_its_tests_license_and_metadata(venv, tmp_path):
+    """`python -m build --sdist` as a packager runs it: the archive holds the tests, their fixtures
+    and the zipapp build, and the metadata has the SPDX license, classifiers and keywords."""
+    import tarfile
+
+    source = tmp_path / "source"
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", "__pycache__", "*.egg-info", "build", "dist", "node_modules", ".ci"
+        ),
+    )
+    build = "import sys\nfrom setuptools import build_meta\nprint(build_meta.build_sdist(sys.argv[1]))"
+    python = venv["build_python"]
+    done = run([python, "-c", build, str(tmp_path / "dist")], cwd=str(source))
+    assert done.returncode == 0, done.stdout + done.stderr
+    archive = tmp_path / "dist" / done.stdout.strip().splitlines()[-1]
+    with tarfile.open(str(archive)) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+        top = tar.getnames()[0].split("/")[0]
+        pkg_info = tar.extractfile(top + "/PKG-INFO").read().decode()
+    for needed in (
+        "LICENSE",
+        "tests/conftest.py",
+        "tests/test_hooks.py",
+        "tests/fixtures/transcripts/gemini_multi_repo.jsonl",
+        "tests/mcp_helpers/wire.py",
+        "zipapp/build.py",
+        "eval/corpus",
+    ):
+        assert any(n == needed or n.startswith(needed + "/") for n in names), needed
+    assert "License-Expression: MIT" in pkg_info
+    assert "Classifier: Programming Language :: Python :: 3.8" in pkg_info
+    assert "Keywords:" in pkg_info and "gemini-cli" in pkg_info
+    assert not any("__pycache__" in n for n in names)
+    # Its tests run from the unpacked archive (one module here; CI runs the suite from the tree).
+    with tarfile.open(str(archive)) as tar:
+        tar.extractall(str(tmp_path / "unpacked"))  # noqa: S202 - our own archive
+    unpacked = tmp_path / "unpacked" / top
+    done = run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_import_gemini.py"],
+        cwd=str(unpacked),
+        env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"},
+    )
+    assert done.returncode == 0 and " passed" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]

@@ -420,3 +420,253 @@ def test_export_and_import_carry_confirmations(product, run_cli, tmp_path):
         assert wctx.import_evidence(other, [str(share)])["unchanged"] == 1
     finally:
         other.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# A verify people keep running
+# ----------------------------------------------------------------------------------------------
+
+
+def test_verify_about_filters_and_repo_stays_the_scope(product, run_cli):
+    in_sdk = capture_one(product, [CLIENT], claim="sdk item")["id"]
+    in_ui = capture_one(product, ["src/UploadButton.tsx"], repo="docs-ui", claim="ui item")["id"]
+    everything = run_cli(["verify", "--json"], cwd=product.sdk.path).json
+    assert {in_sdk, in_ui} <= {i["id"] for i in everything["items"]}
+    about = run_cli(["verify", "--about", "docs-ui", "--json"], cwd=product.sdk.path)
+    assert about.code == 0 and [i["id"] for i in about.json["items"]] == [in_ui]
+    about = run_cli(["verify", "--about", "upload-sdk", "--repo", "docs-ui", "--json"])
+    assert [i["id"] for i in about.json["items"]] == [in_sdk]
+    # An unrelated repository is not in docs-ui's scope: said, not silently empty.
+    res = run_cli(["verify", "--about", "other", "--repo", "docs-ui"])
+    assert res.code == 2 and "not in the scope of docs-ui" in res.err
+    assert run_cli(["verify", "--about", "nosuch"]).code == 1
+
+
+def test_items_citing_no_file_are_summarised_and_do_not_fail_verify(product, run_cli):
+    sdk = product.sdk
+    recorded = sdk.head
+    fileless = [capture_one(product, [], claim="decision %d" % n)["id"] for n in range(3)]
+    with_file = capture_one(product, [CLIENT + "#connect"], claim="connect")["id"]
+    for n in range(2):
+        sdk.write("notes/%d.txt" % n, "x\n")
+        sdk.commit("move on %d" % n)
+    res = run_cli(["verify"], cwd=sdk.path)
+    assert res.code == 0, res  # possibly_stale alone is not a failure
+    for eid in fileless:
+        assert eid not in res.out
+    assert "%s  current" % with_file in res.out
+    assert "upload-sdk moved 2 commits since; 3 items cite no file" in res.out
+    assert "(3 items not listed one by one: wctx verify --all)" in res.out
+    assert res.out.rstrip().endswith("4 checked: 1 current, 3 possibly stale, 0 stale, 0 unknown")
+    assert run_cli(["verify", "--strict"], cwd=sdk.path).code == 1
+    listed = run_cli(["verify", "--all"], cwd=sdk.path)
+    assert all(eid in listed.out for eid in fileless)
+    assert "upload-sdk moved 2 commits since %s; this item cites no file" % recorded[:7] in listed.out
+    js = run_cli(["verify", "--json"], cwd=sdk.path).json
+    assert js["fileless"] == [
+        {"repo": "upload-sdk", "items": 3, "verdicts": {"possibly_stale": 3}, "moved_min": 2, "moved_max": 2}
+    ]
+    # A stale item fails it; so does an unknown one.
+    sdk.write(CLIENT, sdk.read(CLIENT).replace('{"url": url}', '{"url": url, "x": 1}'))
+    assert run_cli(["verify"], cwd=sdk.path).code == 1
+
+
+# ----------------------------------------------------------------------------------------------
+# MCP: confirm_evidence and verify_freshness
+# ----------------------------------------------------------------------------------------------
+
+
+def _sdk_commit(sdk, rel, old, new, message):
+    from mcp_helpers.repos import git
+
+    path = os.path.join(str(sdk), rel)
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text.replace(old, new))
+    git(sdk, "commit", "-qam", message)
+
+
+def test_mcp_confirm_evidence_and_fileless_verify(tmp_path):
+    servers = Servers(tmp_path)
+    try:
+        server = servers.start(cwd=servers.env["sdk"])
+        server.initialize()
+        rec = server.call_ok(
+            "record_evidence",
+            {"items": [
+                {"kind": "finding", "claim": "upload returns 419", "files": ["src/upload.py#uploadDocument"]},
+                {"kind": "decision", "claim": "we keep the SDK synchronous"},
+            ]},
+        )  # fmt: skip
+        cited, fileless = [r["id"] for r in rec["recorded"]]
+        _sdk_commit(
+            servers.env["sdk"], "src/upload.py", "return send(doc)", "return send(doc, retry=True)", "retry"
+        )
+        checked = server.call_ok("verify_freshness", {})
+        assert [i["id"] for i in checked["items"]] == [cited]
+        assert checked["items"][0]["verdict"] == "stale"
+        assert checked["fileless"] == ["upload-sdk moved 1 commit since; this item cites no file"]
+        assert checked["summary"]["possibly_stale"] == 1
+        everything = server.call_ok("verify_freshness", {"all": True, "about": "upload-sdk"})
+        assert {i["id"] for i in everything["items"]} == {cited, fileless}
+
+        done = server.call_ok("confirm_evidence", {"ids": [cited], "note": "re-read after the retry change"})
+        assert [c["id"] for c in done["confirmed"]] == [cited] and done["confirmed"][0]["was"] == "stale"
+        assert server.call_ok("verify_freshness", {"ids": [cited]})["items"][0]["verdict"] == "current"
+        item = server.call_ok("get_evidence", {"id": cited})["evidence"]
+        assert item["history"][0]["agent"] == "mcp" and item["history"][0]["session"] == rec["session"]
+        # A vanished symbol is refused, pointing to supersede; it is a tool error, not a crash.
+        _sdk_commit(
+            servers.env["sdk"],
+            "src/upload.py",
+            "def uploadDocument(doc)",
+            "def upload_document(doc)",
+            "rename",
+        )
+        raw = server.call("confirm_evidence", {"ids": [cited]})
+        assert raw["isError"] is True and "supersede" in raw["content"][0]["text"]
+    finally:
+        servers.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# Aging without guessing
+# ----------------------------------------------------------------------------------------------
+
+
+def test_search_results_carry_age_and_last_confirmation(product, run_cli):
+    old = capture_one(product, [CLIENT + "#connect"], claim="connect leaks sockets")["id"]
+    product.store.db.execute("UPDATE evidence SET created_at = '2026-01-01T00:00:00Z' WHERE id = ?", (old,))
+    res = run_cli(["search", "connect sockets", "--json"], cwd=product.sdk.path).json
+    (hit,) = res["results"]
+    days = int(hit["age"].split()[1])
+    assert days > 30 and hit["age"] == "recorded %d days ago, never confirmed" % days
+    assert hit["confirmed_at"] is None and hit["reasons"][-1] == hit["age"]
+    assert run_cli(["confirm", old]).code == 0
+    hit = run_cli(["search", "connect sockets", "--json"], cwd=product.sdk.path).json["results"][0]
+    assert hit["age"] == "recorded %d days ago, confirmed today" % days and hit["confirmed_at"]
+    text = run_cli(["search", "connect sockets"], cwd=product.sdk.path).out
+    assert "recorded %d days ago, confirmed today" % days in text
+
+
+def test_a_recently_confirmed_item_ranks_above_an_equal_old_one(product):
+    a = capture_one(product, [], claim="token refresh races the upload")["id"]
+    b = capture_one(product, [], claim="token refresh races the upload queue")["id"]
+    for eid in (a, b):
+        product.store.db.execute(
+            "UPDATE evidence SET created_at = '2025-06-01T00:00:00Z' WHERE id = ?", (eid,)
+        )
+    first = [
+        r["id"]
+        for r in wctx.search(product.store, "token refresh races upload", cwd=product.sdk.path)["results"]
+    ]
+    loser = first[1]
+    wctx.confirm(product.store, [loser])
+    again = [
+        r["id"]
+        for r in wctx.search(product.store, "token refresh races upload", cwd=product.sdk.path)["results"]
+    ]
+    assert again[0] == loser
+
+
+def test_agent_guidance_says_to_confirm_and_supersede(run_cli):
+    import wctx_mcp
+
+    for text in (wctx_mcp.INSTRUCTIONS, run_cli(["instructions"]).out):
+        assert "confirm_evidence" in text and "supersede" in text
+    assert any(t["name"] == "confirm_evidence" and "refused" in t["description"] for t in wctx_mcp.TOOLS)
+
+
+# ----------------------------------------------------------------------------------------------
+# forget
+# ----------------------------------------------------------------------------------------------
+
+SECRET = "Zanzibarquokka mislabels the velvetpangolin invoices"
+
+
+def store_bytes(home):
+    out = b""
+    for suffix in ("", "-wal", "-shm"):
+        path = os.path.join(str(home), "wctx.db" + suffix)
+        if os.path.exists(path):
+            with open(path, "rb") as fh:
+                out += fh.read()
+    return out.lower()
+
+
+def test_forget_removes_every_byte_of_the_claim(product, run_cli, wctx_home):
+    keep = capture_one(product, [CLIENT + "#connect"], claim="connect is fine")["id"]
+    gone = capture_one(
+        product, [CLIENT + "#retry_policy"], claim=SECRET, detail="Velvetpangolin detail text"
+    )["id"]
+    assert run_cli(["search", "zanzibarquokka", "--json"], cwd=product.sdk.path).json["results"]
+    assert b"zanzibarquokka" in store_bytes(wctx_home)
+    # Without a terminal it refuses unless --yes, and changes nothing.
+    res = run_cli(["forget", gone, "--reason", "leaked a key"])
+    assert res.code == 2 and "--yes" in res.err
+    assert run_cli(["show", gone]).code == 0
+    assert run_cli(["forget", gone, "--yes"]).code == 2  # a reason is required
+    res = run_cli(["forget", gone, "--reason", "leaked a key", "--yes"])
+    assert res.code == 0, res
+    assert "forgot %s" % gone in res.out
+    assert run_cli(["show", gone]).code == 1
+    found = run_cli(["search", "zanzibarquokka", "--json"], cwd=product.sdk.path).json
+    assert found["mode"] == "fallback" and gone not in [r["id"] for r in found["results"]]
+    data = store_bytes(wctx_home)
+    for word in (b"zanzibarquokka", b"velvetpangolin"):
+        assert word not in data
+    assert run_cli(["show", keep]).code == 0
+    assert run_cli(["search", "connect fine", "--json"], cwd=product.sdk.path).json["results"]
+
+
+def test_forget_a_session_removes_its_text_and_items(product, run_cli, wctx_home):
+    res = run_cli(["capture", "--summary", "Zanzibarquokka investigation", "--finding", "the flux capacitor leaks",
+                   "--repo", "upload-sdk", "--json"], cwd=product.sdk.path)  # fmt: skip
+    sid = res.json["session"]
+    other = capture_one(product, [], claim="unrelated fact")["id"]
+    res = run_cli(["forget", "--session", sid, "--reason", "private", "--yes"])
+    assert res.code == 0 and "session %s and its 1 item" % sid in res.out
+    data = store_bytes(wctx_home)
+    assert b"zanzibarquokka" not in data and b"capacitor" not in data
+    assert run_cli(["sessions", "show", sid]).code == 1
+    assert run_cli(["show", other]).code == 0
+
+
+def test_a_tombstone_round_trips_through_export_and_import(product, run_cli, tmp_path):
+    eid = capture_one(product, [CLIENT + "#connect"], claim=SECRET)["id"]
+    share = tmp_path / "share"
+    assert run_cli(["export", "--dir", str(share)]).code == 0
+    other_home = tmp_path / "other-home"
+    other = wctx.open_store(str(other_home))
+    try:
+        wctx.register_repo(other, product.sdk.path, workspace="team")
+        wctx.import_evidence(other, [str(share)])
+        assert wctx.get_evidence(other, eid)["claim"] == SECRET
+    finally:
+        other.close()
+    assert run_cli(["forget", eid, "--reason", "leaked a key", "--yes"]).code == 0
+    assert run_cli(["export", "--dir", str(share)]).code == 0
+    shared = b"".join(p.read_bytes() for p in share.glob("*.jsonl")).lower()
+    assert b"zanzibarquokka" not in shared and b"leaked a key" in shared
+    lines = [json.loads(x) for p in share.glob("*.jsonl") for x in p.read_text().splitlines()]
+    (tomb,) = [r for r in lines if r["type"] == "tombstone"]
+    assert set(tomb) == {"type", "format", "id", "kind", "session", "reason", "forgotten_at"}
+    assert tomb["id"] == eid and tomb["reason"] == "leaked a key"
+    other = wctx.open_store(str(other_home))
+    try:
+        counts = wctx.import_evidence(other, [str(share)])
+        assert counts["forgotten"] >= 1
+        assert other.one("SELECT count(*) FROM evidence WHERE id = ?", (eid,))[0] == 0
+    finally:
+        other.close()
+    assert b"zanzibarquokka" not in store_bytes(other_home)
+    # An old copy of the export (the item, no tombstone) never brings it back.
+    old = tmp_path / "old.jsonl"
+    rec = {"type": "evidence", "format": 1, "id": eid, "session": tomb["session"], "repo": "upload-sdk",
+           "kind": "finding", "claim": SECRET, "anchors": []}  # fmt: skip
+    ses = {"type": "session", "format": 1, "id": tomb["session"], "agent": "cli"}
+    old.write_text(json.dumps(ses) + "\n" + json.dumps(rec) + "\n")
+    res = run_cli(["import-evidence", str(old), "--json"])
+    assert res.code == 0 and res.json["forgotten"] == 1 and res.json["evidence"] == 0
+    assert run_cli(["show", eid]).code == 1

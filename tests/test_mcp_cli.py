@@ -32,7 +32,7 @@ def test_mcp_info_prints_working_snippets_for_every_client(capsys):
     code, out, _ = run(capsys, "mcp-info")
     assert code == 0
     path = os.path.join(ROOT, "wctx.py")
-    assert "claude mcp add wctx" in out and f"python3 {path} mcp" in out
+    assert "claude mcp add --scope user wctx" in out and f"python3 {path} mcp" in out
     for where in (
         ".mcp.json",
         "~/.codex/config.toml",
@@ -60,7 +60,7 @@ def test_mcp_info_json_snippets_parse(capsys, home):
         server = json.loads(snippets[client])["mcpServers"]["wctx"]
         assert server["command"] == "python3" and server["args"][0] == path
         assert server["env"] == {"WCTX_HOME": str(home)}
-    assert snippets["Claude Code"].startswith("claude mcp add wctx -e WCTX_HOME=")
+    assert snippets["Claude Code"].startswith("claude mcp add --scope user wctx -e WCTX_HOME=")
     codex = snippets["Codex"]
     assert codex.startswith("[mcp_servers.wctx]\n")
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
@@ -103,7 +103,8 @@ def test_instructions_write_is_idempotent_and_touches_nothing_else(capsys, tmp_p
     assert agents.startswith("<!-- wctx:begin") and agents.rstrip().endswith("<!-- wctx:end -->")
 
     code, out, _ = run(capsys, "instructions", "--write")
-    assert out.count("unchanged") == 2
+    assert out.count("unchanged") == 3
+    assert (repo / "GEMINI.md").read_text() == agents  # Gemini CLI reads GEMINI.md
     assert (repo / "CLAUDE.md").read_text() == claude
 
     # Edited inside the block: replaced in place; text after the block survives.
@@ -111,7 +112,7 @@ def test_instructions_write_is_idempotent_and_touches_nothing_else(capsys, tmp_p
     (repo / "CLAUDE.md").write_text(edited)
     code, out, _ = run(capsys, "instructions", "--write", "--json")
     result = {os.path.basename(f["path"]): f["action"] for f in json.loads(out)["files"]}
-    assert result == {"CLAUDE.md": "updated", "AGENTS.md": "unchanged"}
+    assert result == {"CLAUDE.md": "updated", "AGENTS.md": "unchanged", "GEMINI.md": "unchanged"}
     again = (repo / "CLAUDE.md").read_text()
     assert "Old heading" not in again and again.count("<!-- wctx:begin") == 1
     assert again.startswith("# House rules\n") and again.endswith("## Later section\nkeep me\n")
@@ -122,6 +123,19 @@ def test_instructions_write_outside_a_repository_is_a_usage_error(capsys, tmp_pa
     code, _, err = run(capsys, "instructions", "--write")
     assert code == 2 and "git" in err
     assert not (tmp_path / "CLAUDE.md").exists()
+
+
+def test_instructions_name_the_command_that_runs_wctx_here(capsys, tmp_path, monkeypatch):
+    # Run as `python3 wctx.py` (no wctx on PATH): the written guidance says exactly that.
+    monkeypatch.setenv("PATH", str(tmp_path))
+    code, out, _ = run(capsys, "instructions")
+    command = wctx_mcp._shell_quote(sys.executable) + " " + os.path.join(ROOT, "wctx.py")
+    assert code == 0 and "`%s search " % command in out and "`wctx search" not in out
+
+
+def test_mcp_info_notes_gemini_folder_trust(capsys):
+    code, out, _ = run(capsys, "mcp-info")
+    assert code == 0 and "Gemini CLI connects no MCP server in a folder it does not trust" in out
 
 
 def test_mcp_help_names_its_options():

@@ -78,6 +78,7 @@ def test_tool_list_is_fixed_order_with_schemas_and_annotations(server):
         "get_related_repositories",
         "verify_freshness",
         "record_evidence",
+        "confirm_evidence",
     ]
     for tool in tools:
         assert len(tool["name"]) <= 64 and tool["name"].replace("_", "").isalpha()
@@ -87,7 +88,7 @@ def test_tool_list_is_fixed_order_with_schemas_and_annotations(server):
         assert tool["outputSchema"]["type"] == "object"
         notes = tool["annotations"]
         assert notes["destructiveHint"] is False and notes["openWorldHint"] is False
-        assert notes["readOnlyHint"] is (tool["name"] != "record_evidence")
+        assert notes["readOnlyHint"] is (tool["name"] not in ("record_evidence", "confirm_evidence"))
 
 
 def test_oldest_revision_gets_the_fields_it_knows(server):
@@ -327,7 +328,7 @@ def test_batch_on_2025_03_26(server):
     by_id = {r["id"]: r for r in replies}
     assert set(by_id) == {"a", "b", "c", "d", None}
     assert by_id["a"]["result"] == {}
-    assert len(by_id["b"]["result"]["tools"]) == 7
+    assert len(by_id["b"]["result"]["tools"]) == 8
     assert by_id["c"]["error"]["code"] == -32601
     assert by_id["d"]["result"]["isError"] is False
     assert by_id[None]["error"]["code"] == -32600
@@ -383,7 +384,7 @@ def test_server_discover(server):
 
 def test_modern_requests_without_a_handshake(server):
     listing = server.request("tools/list", {"_meta": envelope()})["result"]
-    assert listing["resultType"] == "complete" and len(listing["tools"]) == 7
+    assert listing["resultType"] == "complete" and len(listing["tools"]) == 8
     assert isinstance(listing["ttlMs"], int) and listing["cacheScope"]
     result = server.call("search_evidence", {"query": "upload"}, modern=True)
     assert result["resultType"] == "complete" and result["isError"] is False
@@ -434,7 +435,7 @@ def test_initialize_is_answered_before_the_store_is_opened(servers, tmp_path):
     env = dict(os.environ, WCTX_HOME=str(blocker))
     server = servers.start(env=env)
     assert server.initialize()["serverInfo"]["name"] == "wctx"
-    assert len(server.request("tools/list")["result"]["tools"]) == 7
+    assert len(server.request("tools/list")["result"]["tools"]) == 8
     result = server.call("search_evidence", {"query": "upload"})
     assert result["isError"] is True and str(blocker) in result["content"][0]["text"]
     assert server.request("ping")["result"] == {}

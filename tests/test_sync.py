@@ -99,11 +99,12 @@ def test_a_finding_captured_on_one_machine_is_found_current_on_another(team):
 def test_the_remote_holds_no_path_or_user_name_of_the_exporting_machine(team):
     remote, a, b = team
     inside = os.path.join(a.repo, "upload.ts")
-    a.wctx(
+    ev = a.json(
         "capture", "--summary", "looked at %s and %s/notes.txt" % (inside, a.home),
         "--finding", "the expiry lives in %s" % inside, "--file", "upload.ts",
         cwd=a.repo,
     )  # fmt: skip
+    a.wctx("confirm", ev["evidence"][0]["id"], "--note", "re-read %s" % inside, cwd=a.repo)
     a.wctx("sync", "--remote", remote)
     files = remote_files(remote)
     assert files
@@ -305,3 +306,53 @@ def test_auto_sync_runs_after_the_session_end_hook_and_fails_quietly_offline(tea
     os.rename(remote + ".away", remote)
     log = _hook_import(a, _render(tmp_path / "u.jsonl", a.repo, a.repo, str(tmp_path)))
     assert " sync " not in log.splitlines()[-1]
+
+
+def test_a_confirmation_on_one_machine_makes_the_item_current_on_the_other(team, tmp_path):
+    remote, a, b = team
+    ev = a.json("capture", "--finding", "uploadDocument gives up on 419", "--file",
+                "upload.ts#uploadDocument", cwd=a.repo)  # fmt: skip
+    item = ev["evidence"][0]["id"]
+    a.wctx("sync", "--remote", remote)
+    b.wctx("sync", "--remote", remote)
+    # The upstream changes uploadDocument; both machines pull it.
+    upstream = os.path.join(str(tmp_path), "upstream", "upload-sdk")
+    path = os.path.join(upstream, "upload.ts")
+    with open(path) as fh:
+        text = fh.read()
+    with open(path, "w") as fh:
+        fh.write(text.replace('method: "POST"', 'method: "PUT"'))
+    git(upstream, "commit", "-q", "-am", "use PUT")
+    for m in (a, b):
+        git(m.repo, "pull", "-q", "--ff-only")
+        assert m.wctx("verify", item, cwd=m.repo, check=False).returncode == 1  # stale
+    b.wctx("confirm", item, "--note", "still gives up on 419 after the PUT change", cwd=b.repo)
+    b.wctx("sync")
+    a.wctx("sync")
+    shown = a.json("show", item)
+    assert any(h["event"] == "confirmed" for h in shown["history"]), shown
+    result = json.loads(a.wctx("verify", item, "--json", cwd=a.repo).stdout)
+    assert result["items"][0]["verdict"] == "current", result
+
+
+def test_topology_travels_and_maps_to_the_other_machines_names(team, tmp_path):
+    remote, a, b = team
+    upstream = os.path.join(str(tmp_path), "upstream", "docs-ui")
+    os.makedirs(upstream)
+    git(upstream, "init", "-q")
+    with open(os.path.join(upstream, "App.tsx"), "w") as fh:
+        fh.write("export const App = () => null;\n")
+    git(upstream, "add", "-A")
+    git(upstream, "commit", "-q", "-m", "initial")
+    for m, name in ((a, "docs-ui"), (b, "ui")):
+        m.ui = os.path.join(m.home, "code", name)
+        git(tmp_path, "clone", "-q", upstream, m.ui)
+        m.wctx("repo", "add", m.ui, "--name", name, "--workspace", "uploads")
+    a.wctx("relate", "docs-ui", "uses", "upload-sdk", "--note", "npm dependency")
+    a.wctx("sync", "--remote", remote)
+    topology = [p for p in remote_files(remote) if p.endswith("/topology.jsonl")]
+    assert len(topology) == 1 and a.root not in remote_files(remote)[topology[0]]
+    b.wctx("sync", "--remote", remote)
+    relations = b.json("relations")
+    found = {(r["from"], r["kind"], r["to"]) for r in relations["relations"]}
+    assert ("ui", "uses", "sdk") in found, relations

@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""wctx search against the bare FTS5 floor, 40 repositories in one workspace, in one run.
+
+    python3 bench/search_floor.py                  # 10,000 and 100,000 items (a few minutes)
+    python3 bench/search_floor.py --sizes 10000    # one size
+    python3 bench/search_floor.py --json
+
+The corpus is the peer benchmark's (/work/shared/bench/peers/corpus.py, or --peers DIR): seeded
+findings of 23-47 words over 40 repositories, and its 50 keyword queries of 2-4 words. For each
+size it writes an export file (one session per 50 items; in the "anchored" variant three items in
+four cite ``path#symbol``) and loads it with ``wctx import-evidence`` (timed: the bulk path) into
+a store whose 40 repositories are small real git repositories in one workspace.
+
+Then, interleaved query by query and rotating the order, it times:
+  mcp        a search_evidence round trip to one warm ``wctx mcp`` (whole workspace, limit 10)
+             and the same call to bench/mcp_baseline_server.py --and: one FTS5 table over the
+             same texts, each query word quoted (implicit AND), ``ORDER BY rank LIMIT 10``;
+  inproc     ``wctx.search`` in this process and the same bare FTS5 query in this process.
+It prints p50/p95 of each and the ratios to the floor, the load average before and after, and
+how the top 10 differs from ``--rank fts`` on the same queries. Benchmarks only: no test times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+import wctx  # noqa: E402
+
+BASELINE_SERVER = os.path.join(HERE, "mcp_baseline_server.py")
+INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
+ITEMS_PER_SESSION = 50
+FAKE_SHA = "0" * 40  # blob id of a cited file the repositories do not hold
+
+
+def pct(values, q):
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    k = max(0, min(len(values) - 1, int(round(q / 100.0 * (len(values) - 1)))))
+    return values[k]
+
+
+def git(path, *args):
+    env = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@x", GIT_COMMITTER_NAME="b",
+               GIT_COMMITTER_EMAIL="b@x")  # fmt: skip
+    subprocess.run(["git", "-C", path, *args], check=True, capture_output=True, env=env)
+
+
+def make_repos(base, names):
+    paths = {}
+    for name in names:
+        path = os.path.join(base, name)
+        os.makedirs(path)
+        git(path, "init", "-q")
+        with open(os.path.join(path, "README"), "w") as fh:
+            fh.write(name + "\n")
+        git(path, "add", "README")
+        git(path, "commit", "-q", "-m", "init")
+        paths[name] = path
+    return paths
+
+
+def write_export(corpus, path, anchored, roots, heads):
+    """The corpus as wctx export records (sessions of ITEMS_PER_SESSION items)."""
+    kinds = ("finding", "known_issue", "decision", "note")
+    with open(path, "w", encoding="utf-8") as fh:
+        for i, f in enumerate(corpus):
+            sid = "ses-bench%06d" % (i // ITEMS_PER_SESSION)
+            stamp = "2026-%02d-%02dT10:00:00Z" % (1 + (i // 3000) % 11, 1 + i % 28)
+            if i % ITEMS_PER_SESSION == 0:
+                fh.write(json.dumps({"type": "session", "format": 1, "id": sid, "agent": "bench",
+                                     "repo": f["repo"], "started_at": stamp, "ended_at": stamp,
+                                     "summary": "bench session %d" % (i // ITEMS_PER_SESSION)}) + "\n")  # fmt: skip
+            anchors = [{"repo": f["repo"], "root_commit": roots[f["repo"]], "path": None, "symbol": None,
+                        "commit": heads[f["repo"]], "branch": "main", "blob": None, "dirty": None,
+                        "symbol_hash": None, "symbol_lang": None}]  # fmt: skip
+            if anchored and i % 4 != 3:
+                anchors.append(dict(anchors[0], path=f["path"], symbol=f["symbol"], blob=FAKE_SHA, dirty=0))
+            fh.write(json.dumps({"type": "evidence", "format": 1, "id": "ev-b%09d" % i, "session": sid,
+                                 "repo": f["repo"], "root_commit": roots[f["repo"]], "kind": kinds[i % 4],
+                                 "claim": f["text"], "detail": None, "confidence": None, "status": "active",
+                                 "superseded_by": None, "created_at": stamp, "updated_at": stamp,
+                                 "anchors": anchors}) + "\n")  # fmt: skip
+
+
+def build_floor(store, path):
+    """The bare table: one FTS5 table over the very texts wctx indexes."""
+    con = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    con.execute("CREATE VIRTUAL TABLE fts USING fts5(claim, symbols, paths, detail)")
+    con.execute("ATTACH DATABASE ? AS w", (store.path,))
+    con.execute("BEGIN")
+    con.execute(
+        "INSERT INTO fts(rowid, claim, symbols, paths, detail) SELECT rowid, claim, symbols, paths, detail FROM w.evidence_fts"
+    )
+    con.execute("COMMIT")
+    con.execute("DETACH DATABASE w")
+    return con
+
+
+def floor_expr(query):
+    return " ".join('"%s"' % w for w in re.findall(r"\w+", query.lower())) or '""'
+
+
+class Peer:
+    def __init__(self, argv, env, cwd):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd)
+        self.next_id = 0
+
+    def call(self, method, params):
+        self.next_id += 1
+        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode()
+        t0 = time.perf_counter()
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+        reply = self.proc.stdout.readline()
+        elapsed = (time.perf_counter() - t0) * 1000.0
+        message = json.loads(reply)
+        if "result" not in message or message["result"].get("isError"):
+            raise SystemExit("bad reply from %s: %r" % (self.proc.args, reply[:300]))
+        return elapsed, message["result"]
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out):
+    tag = "%s-%d" % ("anchored" if anchored else "plain", n)
+    base = os.path.join(tmp, tag)
+    os.makedirs(base)
+    corpus = corpus_mod.make_corpus(n)
+    names = sorted({f["repo"] for f in corpus})
+    paths = make_repos(os.path.join(base, "repos"), names)
+    home = os.path.join(base, "home")
+    store = wctx.open_store(home)
+    for name in names:
+        wctx.register_repo(store, paths[name], workspace="bench")
+    roots = {r["name"]: r["root_commit"] for r in wctx.list_repos(store)}
+    export = os.path.join(base, "export.jsonl")
+    heads = {
+        name: subprocess.run(
+            ["git", "-C", paths[name], "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        for name in names
+    }
+    write_export(corpus, export, anchored, roots, heads)
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "wctx.py"), "--home", home, "import-evidence", export],
+                          capture_output=True, text=True)  # fmt: skip
+    load_s = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit("import-evidence failed: " + proc.stderr[-2000:])
+    store.close()
+    store = wctx.open_store(home)
+    floor_con = build_floor(store, os.path.join(base, "floor.db"))
+    origin = names[0]
+    sql = "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT 10"
+
+    # Warm up both, and the freshness cache.
+    for q in queries:
+        wctx.search(store, q, repo=origin, limit=10)
+        floor_con.execute(sql, (floor_expr(q),)).fetchall()
+    ours, floor = [], []
+    for _ in range(rounds):
+        for q in queries:
+            t0 = time.perf_counter()
+            wctx.search(store, q, repo=origin, limit=10)
+            t1 = time.perf_counter()
+            floor_con.execute(sql, (floor_expr(q),)).fetchall()
+            t2 = time.perf_counter()
+            ours.append((t1 - t0) * 1000.0)
+            floor.append((t2 - t1) * 1000.0)
+    # Top 10 against plain FTS ranking on the same queries.
+    overlap, same_first = [], 0
+    for q in queries:
+        a = [r["id"] for r in wctx.search(store, q, repo=origin, limit=10)["results"]]
+        b = [r["id"] for r in wctx.search(store, q, repo=origin, limit=10, rank="fts")["results"]]
+        overlap.append(len(set(a) & set(b)) / max(1, len(b)))
+        same_first += bool(a and b and a[0] == b[0])
+    store.close()
+    floor_con.close()
+
+    env = dict(os.environ, WCTX_HOME=home)
+    wctx_peer = Peer([sys.executable, os.path.join(ROOT, "wctx.py"), "mcp", "--repo", origin], env, base)
+    bare_peer = Peer([sys.executable, BASELINE_SERVER, os.path.join(base, "floor.db"), "--and"], env, base)
+    peers = {"wctx": wctx_peer, "floor": bare_peer}
+    times = {"wctx": [], "floor": []}
+    for p in peers.values():
+        p.call("initialize", INIT)
+        for q in queries[:3]:
+            p.call("tools/call", {"name": "search_evidence", "arguments": {"query": q, "limit": 10}})
+    rng = random.Random(7)
+    for _ in range(rounds):
+        for q in queries:
+            order = ["wctx", "floor"]
+            rng.shuffle(order)
+            for name in order:
+                ms, _ = peers[name].call(
+                    "tools/call", {"name": "search_evidence", "arguments": {"query": q, "limit": 10}}
+                )
+                times[name].append(ms)
+    for p in peers.values():
+        p.close()
+    row = {
+        "n": n,
+        "anchored": anchored,
+        "import_s": round(load_s, 2),
+        "mcp_p50": round(pct(times["wctx"], 50), 2),
+        "mcp_p95": round(pct(times["wctx"], 95), 2),
+        "floor_mcp_p50": round(pct(times["floor"], 50), 2),
+        "floor_mcp_p95": round(pct(times["floor"], 95), 2),
+        "inproc_p50": round(statistics.median(ours), 2),
+        "floor_inproc_p50": round(statistics.median(floor), 2),
+        "top10_overlap_with_fts": round(statistics.mean(overlap), 3),
+        "same_first_as_fts": same_first,
+        "queries": len(queries),
+    }
+    row["mcp_p50_ratio"] = round(row["mcp_p50"] / row["floor_mcp_p50"], 2)
+    row["mcp_p95_ratio"] = round(row["mcp_p95"] / row["floor_mcp_p95"], 2)
+    row["inproc_p50_ratio"] = round(row["inproc_p50"] / row["floor_inproc_p50"], 2)
+    out.append(row)
+    shutil.rmtree(base, ignore_errors=True)
+    return row
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--peers", default=os.path.join(ROOT, "..", "shared", "bench", "peers"))
+    parser.add_argument("--plain-only", action="store_true", help="skip the anchored variant")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, os.path.abspath(args.peers))
+    import corpus as corpus_mod
+
+    queries = corpus_mod.make_queries(corpus_mod.make_corpus(1000))
+    tmp = tempfile.mkdtemp(prefix="wctx-floor-")
+    rows = []
+    load_before = os.getloadavg()
+    try:
+        for n in [int(x) for x in args.sizes.split(",")]:
+            for anchored in (False,) if args.plain_only else (False, True):
+                row = run_size(n, anchored, corpus_mod, queries, args.rounds, tmp, rows)
+                if not args.json:
+                    print(json.dumps(row), flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    report = {"rows": rows, "load_before": [round(x, 2) for x in load_before],
+              "load_after": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count()}  # fmt: skip
+    print(
+        json.dumps(report, indent=1)
+        if args.json
+        else "load average before %s, after %s" % (report["load_before"], report["load_after"])
+    )
+
+
+if __name__ == "__main__":
+    main()
