@@ -3255,7 +3255,7 @@ def _identity_of(repos, name, root):
             same = [r for r in same if r.name == name] or same[:1]
         if same:
             return same[0]
-    named = [r for r in repos if r.name == name and not (root and r.root_commit)]
+    named = [r for r in repos if r.name == name and not root and not r.root_commit]
     return named[0] if named else None
 
 
@@ -3317,7 +3317,8 @@ def _attach_waiting(store, repo_id, repo_name, root_commit, aliases):
     me = Repo(repo_id, repo_name, None, root_commit)
 
     def is_me(name, root):
-        return root == root_commit if (root and root_commit) else name in aliases
+        # The root commit decides; only two history-less identities meet by name.
+        return root == root_commit if (root or root_commit) else name in aliases
 
     repos = [r for r in _repos(store) if r.id != repo_id]
     restored = []
@@ -3450,9 +3451,19 @@ def register_repo(store, path, name=None, workspace=None, same_as=None):
                 messages.append(note)
     with store.atomic():
         if created:
+            # Never reuse a removed repository's id: rows that still carry it (caches, indexes) must not
+            # become the new repository's.
+            high = store.one("SELECT value FROM sync_state WHERE key = 'repo_id_high'")
+            next_id = (
+                max(
+                    store.one("SELECT coalesce(max(id), 0) AS n FROM repos")["n"],
+                    int(high["value"]) if high else 0,
+                )
+                + 1
+            )
             repo_id = store.db.execute(
-                "INSERT INTO repos(name, path, root_commit, added_at) VALUES (?, ?, ?, ?)",
-                (repo_name, top, root_commit, utc_now()),
+                "INSERT INTO repos(id, name, path, root_commit, added_at) VALUES (?, ?, ?, ?, ?)",
+                (next_id, repo_name, top, root_commit, utc_now()),
             ).lastrowid
             attached, restored, back_in = _attach_waiting(store, repo_id, repo_name, root_commit, aliases)
             store.db.execute(
@@ -3575,6 +3586,11 @@ def remove_repo(store, name):
         store.db.execute(
             "INSERT INTO dormant_repos(name, root_commit, path, removed_at) VALUES (?, ?, ?, ?)",
             (repo.name, repo.root_commit, repo.home, utc_now()),
+        )
+        store.db.execute(
+            "INSERT INTO sync_state(key, value) VALUES ('repo_id_high', ?) ON CONFLICT(key) DO UPDATE SET "
+            "value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
+            (str(repo.id),),
         )
         store.db.execute("DELETE FROM repos WHERE id = ?", (repo.id,))
     return {
@@ -6293,8 +6309,13 @@ def _search_scope(store, repo, cwd, all_scope, workspace):
         return SearchScope(origin, topology, None, names, True)
     ids = topology.repo_ids()
     every = store.memo(("repo-ids",), lambda: frozenset(r.id for r in _repos(store)))
-    # A scope that holds every registered repository needs no filter in SQL.
-    return SearchScope(origin, topology, None if every <= set(ids) else ids, topology.searched_names(), False)
+    # A scope that holds every registered repository needs no filter in SQL, unless some evidence
+    # waits for a repository not registered (removed, or imported before it was): that stays out.
+    waiting = store.memo(
+        ("waiting",), lambda: store.one("SELECT 1 FROM evidence WHERE repo_id IS NULL LIMIT 1")
+    )
+    unfiltered = every <= set(ids) and waiting is None
+    return SearchScope(origin, topology, None if unfiltered else ids, topology.searched_names(), False)
 
 
 # -- candidates ----------------------------------------------------------------------------------
