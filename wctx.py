@@ -384,7 +384,8 @@ def _secret_patterns():
         (
             re.compile(
                 r"(?i)(\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?"
-                r"(?:(?:bearer|basic|token|digest|negotiate|bot)\s+)?)(?!\[REDACTED)[^\s\"',;]+"
+                r"(?:(?:bearer|basic|token|digest|negotiate|bot)\s+)?)(?!\[REDACTED)"
+                r"(?!(?:bearer|basic|token|digest|negotiate|bot)\s+\[REDACTED)[^\s\"',;]+"
             ),
             r"\1" + REDACTED,
         ),
@@ -413,6 +414,51 @@ def _secret_patterns():
         (re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), "[REDACTED stripe key]"),
         (re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), "[REDACTED sendgrid key]"),
         (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), "[REDACTED npm token]"),
+        (re.compile(r"\bwhsec_[A-Za-z0-9+/=]{16,}"), "[REDACTED stripe webhook secret]"),
+        (
+            re.compile(r"(?<![A-Za-z0-9])(?:bot)?\d{6,12}:AA[A-Za-z0-9_-]{30,40}(?![A-Za-z0-9_-])"),
+            "[REDACTED telegram bot token]",
+        ),
+        (re.compile(r"\bshp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b"), "[REDACTED shopify token]"),
+        (re.compile(r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}"), "[REDACTED square token]"),
+        (re.compile(r"\bpypi-AgE[A-Za-z0-9_-]{50,}"), "[REDACTED pypi token]"),
+        (re.compile(r"\bdo[opr]_v1_[a-f0-9]{64}\b"), "[REDACTED digitalocean token]"),
+        (re.compile(r"\bdapi[a-f0-9]{32}(?:-\d)?\b"), "[REDACTED databricks token]"),
+        (re.compile(r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"), "[REDACTED age key]"),
+        (re.compile(r"\bhv[sb]\.[A-Za-z0-9_-]{24,}"), "[REDACTED vault token]"),
+        (re.compile(r"\blin_api_[A-Za-z0-9]{40}\b"), "[REDACTED linear key]"),
+        (re.compile(r"\bgl(?:sa|c)_[A-Za-z0-9_+/=-]{32,}"), "[REDACTED grafana token]"),
+        (re.compile(r"\bdp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,}"), "[REDACTED doppler token]"),
+        (re.compile(r"\bgsk_[A-Za-z0-9]{48,}"), "[REDACTED groq key]"),
+        (re.compile(r"\br8_[A-Za-z0-9]{37}\b"), "[REDACTED replicate token]"),
+        (re.compile(r"\bxai-[A-Za-z0-9]{60,}"), "[REDACTED xai key]"),
+        (re.compile(r"\bkey-[0-9a-f]{32}\b"), "[REDACTED mailgun key]"),
+        # A bare AWS secret access key (40 base64 characters) right after an access key id, as in
+        # `aws configure` output, a CSV of credentials or "AKIA... / secret".
+        (
+            re.compile(
+                r"(\[REDACTED aws key id\][^A-Za-z0-9/+=\n]{1,40})[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
+            ),
+            r"\1[REDACTED aws secret key]",
+        ),
+        # Names that carry a secret without a '=' (aws configure set aws_secret_access_key X) or whose
+        # name does not end in a sensitive word (GCP private_key_id, Azure AccountKey=...;).
+        (
+            re.compile(
+                r"(?i)((?<![A-Za-z0-9_])(?:aws_secret_access_key|aws_session_token|secretaccesskey|"
+                r"private_key_id|accountkey|sharedaccesskey|sharedaccesssignature|_auth)"
+                r"(?:\\?[\"'])?(?:\s*[:=]\s*|[ \t]+))" + _SECRET_VALUE
+            ),
+            _quoted_redaction,
+        ),
+        # curl -u user:password (and --user, httpie -a/--auth): the user stays, the password goes.
+        (
+            re.compile(
+                r"(?i)(\b(?:curl|http|https|wget)\b[^\n|;&]{0,500}?\s(?:-u|--user|-a|--auth)(?:[ \t]+|=)[\"']?"
+                r"[^\s:\"']{1,200}:)(?!\[REDACTED)[^\s\"']+"
+            ),
+            r"\1" + REDACTED,
+        ),
         (re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), "[REDACTED huggingface token]"),
         # Credentials inside URLs: scheme://user:password@host keeps the user; scheme://TOKEN@host
         # (a long user part, as in https://<token>@github.com) loses the token.
@@ -513,10 +559,39 @@ _SECRET_HINTS = (
     "mariadb",
     "sig",
     "cookie",
+    "whsec_",
+    ":aa",
+    "shp",
+    "sq0",
+    "pypi-",
+    "_v1_",
+    "dapi",
+    "age-secret-key",
+    "hvs.",
+    "hvb.",
+    "lin_api_",
+    "glsa_",
+    "glc_",
+    "dp.",
+    "gsk_",
+    "r8_",
+    "xai-",
+    "_auth",
+    "curl",
+    "http",
+    "wget",
 )
 
 
 _secret_hint = None
+
+
+def _has_secret_hint(text):
+    """Whether ``text`` holds a fragment some redaction rule needs (one regex scan)."""
+    global _secret_hint
+    if _secret_hint is None:
+        _secret_hint = re.compile("|".join(re.escape(h) for h in _SECRET_HINTS)).search
+    return _secret_hint(text.lower()) is not None
 
 
 def redact_secrets(text):
@@ -524,14 +599,66 @@ def redact_secrets(text):
     URLs, secret assignments) with [REDACTED …] markers. Best effort; see the README."""
     if not text or not isinstance(text, str):
         return text
-    global _secret_hint
-    if _secret_hint is None:  # one regex scan instead of a substring test per hint
-        _secret_hint = re.compile("|".join(re.escape(h) for h in _SECRET_HINTS)).search
-    if not _secret_hint(text.lower()):
+    if not _has_secret_hint(text):
         return text
     for pattern, replacement in _secret_patterns():
         text = pattern.sub(replacement, text)
     return text
+
+
+# Terminal control: C0 (but newline and tab), DEL, C1, bidirectional overrides, and whole ESC
+# sequences (CSI "ESC [ ... final", OSC "ESC ] ... BEL|ST", two-character escapes). Each
+# alternative consumes a disjoint class of characters, so no input makes the pattern backtrack.
+_CONTROL_RE = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def strip_controls(text):
+    """``text`` without terminal control characters and escape sequences (newline and tab kept;
+    a CR is dropped, so CRLF becomes LF)."""
+    if not text or not isinstance(text, str) or _CONTROL_RE.search(text) is None:
+        return text
+    return _CONTROL_RE.sub("", text)
+
+
+def _stored_json(value):
+    if isinstance(value, str):
+        return redact_secrets(strip_controls(value))
+    if isinstance(value, list):
+        return [_stored_json(v) for v in value]
+    if isinstance(value, dict):
+        return {_stored_json(k): _stored_json(v) for k, v in value.items()}
+    return value
+
+
+def stored_text(text):
+    """What a text value is stored as: terminal controls stripped, then secrets redacted. The
+    store's connection applies this to every text parameter of every write (see _StoreConnection),
+    so no field, present or future, can bypass it. A JSON document (lists of summaries, tool
+    errors) is cleaned value by value, which keeps it valid JSON and catches controls that
+    json.dumps had escaped."""
+    if not isinstance(text, str) or not text:
+        return text
+    hint = _has_secret_hint(text)
+    if not hint and "\\u" not in text and _CONTROL_RE.search(text) is None:
+        return text  # the common case (ids, names, most prose): nothing to strip or redact
+    if text[0] in "[{" and text[-1] in "]}" and ("\\u" in text or hint):
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            doc = None
+        if isinstance(doc, (list, dict)):
+            # Redacted as text first ("key": "value" pairs are context the rules need), then
+            # value by value, which also catches controls json.dumps had escaped.
+            try:
+                redacted = json.loads(redact_secrets(text))
+            except ValueError:
+                redacted = doc  # a rule cut across the JSON syntax: values one by one
+            cleaned = _stored_json(redacted)
+            return text if cleaned == doc else json.dumps(cleaned)
+    return redact_secrets(strip_controls(text))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1133,6 +1260,38 @@ FTS5_MISSING = (
 )
 
 
+def _stored_params(params):
+    if isinstance(params, dict):
+        return {k: stored_text(v) if isinstance(v, str) else v for k, v in params.items()}
+    return [stored_text(v) if isinstance(v, str) else v for v in params]
+
+
+def _is_write(sql):
+    return sql.lstrip()[:7].upper() in ("INSERT ", "UPDATE ", "REPLACE", "DELETE ", "INSERT\n", "UPDATE\n")
+
+
+@functools.lru_cache(maxsize=None)
+def _store_connection_class():
+    import sqlite3
+
+    class _StoreConnection(sqlite3.Connection):
+        """The one write boundary: every text parameter of every INSERT, UPDATE, REPLACE or
+        DELETE passes stored_text before SQLite sees it (DELETE too, so a WHERE matches what was
+        stored)."""
+
+        def execute(self, sql, params=()):
+            if params and _is_write(sql):
+                params = _stored_params(params)
+            return super().execute(sql, params)
+
+        def executemany(self, sql, seq):
+            if _is_write(sql):
+                seq = (_stored_params(p) for p in seq)
+            return super().executemany(sql, seq)
+
+    return _StoreConnection
+
+
 class Store:
     """One SQLite connection per process, in WAL mode, with explicit short transactions.
 
@@ -1336,7 +1495,13 @@ def _configure(path, readonly):
     if readonly:
         con = _connect_readonly(path)
     else:
-        con = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        con = sqlite3.connect(
+            path,
+            timeout=30.0,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=_store_connection_class(),
+        )
     try:
         con.row_factory = sqlite3.Row
         con.execute("PRAGMA busy_timeout = 30000")
@@ -1464,24 +1629,22 @@ _GIT_ENV_DROP = (
     "GIT_CONFIG_PARAMETERS",
     "GIT_CONFIG_COUNT",
 )
-_git_env_cache = None
 
 
 def _git_env():
-    global _git_env_cache
-    if _git_env_cache is None:
-        env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
-        env.update(
-            {
-                "GIT_OPTIONAL_LOCKS": "0",  # reads never rewrite the index
-                "GIT_TERMINAL_PROMPT": "0",
-                "GIT_PAGER": "cat",
-                "LC_ALL": "C",
-                "LANGUAGE": "C",
-            }
-        )
-        _git_env_cache = env
-    return _git_env_cache
+    # Built for every call from the current os.environ (a cached copy would freeze the first
+    # call's environment for the life of the process): tens of microseconds beside a git process.
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
+    env.update(
+        {
+            "GIT_OPTIONAL_LOCKS": "0",  # reads never rewrite the index
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_PAGER": "cat",
+            "LC_ALL": "C",
+            "LANGUAGE": "C",
+        }
+    )
+    return env
 
 
 class GitError(WctxError):
@@ -2448,7 +2611,6 @@ _TYPE_KEYWORDS = (
 )
 
 
-@functools.lru_cache(maxsize=256)
 @functools.lru_cache(maxsize=1024)  # compiling them costs ~1 ms a name; verify meets a name many times
 def _patterns(name, language):
     """(kind, regex) definition patterns for ``name``; kind is "func", "type" or "value".
@@ -3654,18 +3816,29 @@ def relate(store, from_repo, kind, to_repo, note=None):
             (a.id, kind, b.id, note, utc_now()),
         )
         created = bool(cur.rowcount)
-        if not created and note:
-            store.db.execute(
-                "UPDATE relations SET note = ? WHERE from_repo = ? AND kind = ? AND to_repo = ?",
-                (note, a.id, kind, b.id),
-            )
+        said = ""
+        if not created:
+            old = store.one(
+                "SELECT note FROM relations WHERE from_repo = ? AND kind = ? AND to_repo = ?",
+                (a.id, kind, b.id),
+            )["note"]
+            if note and note != old:
+                store.db.execute(
+                    "UPDATE relations SET note = ? WHERE from_repo = ? AND kind = ? AND to_repo = ?",
+                    (note, a.id, kind, b.id),
+                )
+                said = " (already recorded; note updated%s)" % (", was: %s" % old if old else "")
+            else:
+                said = " (already recorded, unchanged)"
+                note = old
     return {
         "from": a.name,
         "kind": kind,
         "to": b.name,
         "note": note,
         "created": created,
-        "message": ("%s %s %s" if created else "%s %s %s (already recorded)") % (a.name, kind, b.name),
+        "updated": bool(not created and said.startswith(" (already recorded; note")),
+        "message": "%s %s %s%s" % (a.name, kind, b.name, said),
     }
 
 
@@ -4613,6 +4786,11 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
         symbol = symbol.strip() or None
         if not path:
             raise UsageError("file %r names a symbol but no path" % spec)
+        if symbol and "" in re.split(r"\.|::", symbol):
+            # Context..invoke or .invoke would be read as some other name; say so instead.
+            raise UsageError(
+                "symbol %r has an empty part; qualify a name as Class.method or Class::method" % symbol
+            )
     repo = item_repo
     base = cwd  # what a relative path is relative to, first
     passed_over = []
@@ -5195,6 +5373,14 @@ class FreshnessChecker:
         uncommitted = head_blob != current_blob
         if current_blob == a["blob"]:
             text = "%s unchanged since capture" % label
+            if a["symbol"] and not a["symbol_hash"]:
+                text = (
+                    "%s unchanged since capture; symbol %s was never located in it (judged by the file)"
+                    % (
+                        path,
+                        a["symbol"],
+                    )
+                )
             if not commit_ok and commit:
                 text += " (the recorded commit %s is gone, but the content is identical)" % short_sha(commit)
             return "current", "; ".join([text] + notes)
@@ -5480,6 +5666,8 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         if not claim:
             raise UsageError("item %d: the claim before '::' is empty" % number)
     confidence = _check_confidence(item.get("confidence"))
+    if item.get("repo") is not None and not isinstance(item["repo"], str):
+        raise UsageError("item %d: repo must be a repository name" % number)
     if item.get("repo"):
         repo = resolve_repo(store, item["repo"], cwd=cwd)
     elif default_repo is not None:
@@ -5492,6 +5680,8 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
     files = item.get("files") or []
     if isinstance(files, str):
         files = [files]
+    if not isinstance(files, list):
+        raise UsageError("item %d: files must be a list of strings like path#symbol" % number)
     if len(files) > MAX_FILES_PER_ITEM:
         raise UsageError("item %d cites %d files; the limit is %d" % (number, len(files), MAX_FILES_PER_ITEM))
     cited = []
@@ -6289,6 +6479,8 @@ def _search_origin(store, repo, cwd):
 
 def _search_scope(store, repo, cwd, all_scope, workspace):
     """The scope of one search; the Topology behind it is built once per store generation."""
+    if workspace:
+        _workspace_id(store, workspace, create=False)  # a misspelt workspace is an error, wherever
     if all_scope:
         try:
             origin = resolve_repo(store, repo, cwd=cwd)
@@ -6873,10 +7065,14 @@ def _session_edits(store, anchors_by_rid):
 # ----------------------------------------------------------------------------------------------
 
 
-def verify(store, ids=None, repo=None, cwd=None, about=None):
+def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=None):
     """Exact freshness verdicts (git, no cache) for the given ids, or every active item in scope
     (``repo`` or the cwd's repository and what relates to it); ``about`` keeps the items about that
-    one repository. Items citing no file are also summarised per repository under ``fileless``."""
+    one repository. Items citing no file are also summarised per repository under ``fileless``.
+
+    Without ids, ``offset``/``limit`` take one page of the scope's items (oldest first) and only
+    that page is checked (summary and fileless count the page); "total" counts the whole scope."""
+    total = None
     if ids:
         pairs = _resolve_ids(store, ids)
         if about:
@@ -6897,13 +7093,14 @@ def verify(store, ids=None, repo=None, cwd=None, about=None):
         origin = resolve_repo(store, repo, cwd=cwd)
         scope = Topology(store, origin).repo_ids()
     if not ids:
+        where = "status = 'active' AND repo_id IN (%s)" % ",".join("?" * len(scope))
+        page = ""
+        if offset or limit is not None:
+            total = store.one("SELECT count(*) FROM evidence WHERE " + where, scope)[0]
+            page = " LIMIT %d OFFSET %d" % (-1 if limit is None else int(limit), int(offset))
         pairs = [
             (r["rid"], r["id"])
-            for r in store.all(
-                "SELECT rid, id FROM evidence WHERE status = 'active' AND repo_id IN (%s) ORDER BY rid"
-                % ",".join("?" * len(scope)),
-                scope,
-            )
+            for r in store.all("SELECT rid, id FROM evidence WHERE " + where + " ORDER BY rid" + page, scope)
         ]
     rids = [rid for rid, _ in pairs]
     anchors = _load_anchors(store, rids)
@@ -6940,11 +7137,14 @@ def verify(store, ids=None, repo=None, cwd=None, about=None):
             if moved is not None:
                 group["moved_min"] = moved if group["moved_min"] is None else min(group["moved_min"], moved)
                 group["moved_max"] = moved if group["moved_max"] is None else max(group["moved_max"], moved)
-    return {
+    out = {
         "items": items,
         "summary": summary,
         "fileless": sorted(fileless.values(), key=lambda g: g["repo"]),
     }
+    if total is not None:
+        out["total"] = total
+    return out
 
 
 def verify_exit_code(res, strict=False):
@@ -7153,14 +7353,28 @@ def list_sessions(store, repo=None, limit=20):
     return [dict(_session_dict(row), evidence=row["evidence_count"]) for row in store.all(sql, params)]
 
 
-def get_session(store, session_id):
+def get_session(store, session_id, offset=0, limit=None):
+    """A session and its evidence (oldest first); ``offset``/``limit`` load one page of it only,
+    so that paging through a large session costs the pages, not the session per page. "total"
+    counts all of the session's items."""
     sid = _resolve_session_id(store, session_id)
     row = store.one("SELECT * FROM sessions WHERE id = ?", (sid,))
-    ev = store.all("SELECT rid FROM evidence WHERE session_id = ? ORDER BY rid", (sid,))
+    ev = store.all(
+        "SELECT rid FROM evidence WHERE session_id = ? ORDER BY rid LIMIT ? OFFSET ?",
+        (sid, -1 if limit is None else int(limit), int(offset)),
+    )
     rids = [r["rid"] for r in ev]
+    if offset or limit is not None:
+        total = store.one("SELECT count(*) FROM evidence WHERE session_id = ?", (sid,))[0]
+    else:
+        total = len(rids)
     rows = _evidence_rows(store, rids)
     anchors = _load_anchors(store, rids)
-    return {"session": _session_dict(row), "evidence": [_result_dict(rows[r], anchors[r]) for r in rids]}
+    return {
+        "session": _session_dict(row),
+        "evidence": [_result_dict(rows[r], anchors[r]) for r in rids],
+        "total": total,
+    }
 
 
 def _forget_rows(store, rids, sessions, reason, now):
@@ -7238,14 +7452,20 @@ def forget(store, ids=(), session=None, reason=None):
 
 def retract(store, evidence_id, reason=None):
     ((rid, eid),) = _resolve_ids(store, [evidence_id])
+    row = store.one("SELECT status, superseded_by FROM evidence WHERE rid = ?", (rid,))
+    if row["status"] == "retracted":
+        return {"id": eid, "status": "retracted", "message": "%s was already retracted (unchanged)" % eid}
     with store.atomic():
+        # Retracted is the final word on an item: a superseded_by beside it would say two things.
         store.db.execute(
-            "UPDATE evidence SET status = 'retracted', updated_at = ? WHERE rid = ?", (utc_now(), rid)
+            "UPDATE evidence SET status = 'retracted', superseded_by = NULL, updated_at = ? WHERE rid = ?",
+            (utc_now(), rid),
         )
+    was = " (it was superseded by %s)" % row["superseded_by"] if row["superseded_by"] else ""
     return {
         "id": eid,
         "status": "retracted",
-        "message": "retracted %s (kept; visible with --all-status)" % eid,
+        "message": "retracted %s%s (kept; visible with --all-status)" % (eid, was),
     }
 
 
@@ -7258,6 +7478,8 @@ def supersede(store, old_id, new_id):
     status = store.one("SELECT status FROM evidence WHERE rid = ?", (new_rid,))["status"]
     if status != "active":
         raise UsageError("%s is %s; supersede with an active item" % (new, status))
+    if store.one("SELECT status FROM evidence WHERE rid = ?", (old_rid,))["status"] == "retracted":
+        raise UsageError("%s is retracted; a retracted item is not superseded" % old)
     with store.atomic():
         store.db.execute(
             "UPDATE evidence SET status = 'superseded', superseded_by = ?, updated_at = ? WHERE rid = ?",
@@ -7648,7 +7870,7 @@ class LocalPaths:
 # nothing free-form to redact or to strip of local paths.
 _STRUCTURAL_FIELDS = frozenset(
     ("type", "id", "session", "kind", "status", "commit", "blob", "root_commit", "symbol_hash",
-     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by", "confirmed_at", "event", "at")
+     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by", "confirmed_at", "event", "at", "forgotten_at")
 )  # fmt: skip
 
 
@@ -8765,6 +8987,7 @@ def _sync_payload(store, machine):
     for sid, records in sessions.items():
         if any(r.get("type") == "evidence" for r in records):
             files[base + "sessions/%s.jsonl" % sid] = encode(records)
+    events.extend(record for _, record in tombstone_records(store))
     if events:
         files[base + "events.jsonl"] = encode(events)
     topology = topology_records(store)
@@ -9066,7 +9289,15 @@ class TranscriptRecord:
         text = text.strip()
         if len(text) > MAX_STORED_COMMAND:
             text = text[:MAX_STORED_COMMAND] + " …[truncated]"
-        self.commands.append({"tool": tool, "command": text, "cwd": cwd, "at": ts})
+        # Each goes into its own column: a field of another type in the transcript is dropped.
+        self.commands.append(
+            {
+                "tool": tool if isinstance(tool, str) else None,
+                "command": text,
+                "cwd": cwd if isinstance(cwd, str) else None,
+                "at": ts if isinstance(ts, str) else None,
+            }
+        )
 
     def add_error(self, tool, text, ts):
         if len(self.errors) >= MAX_ERRORS:
@@ -9110,27 +9341,80 @@ class TranscriptRecord:
         self.see_time(sub.ended_at)
 
 
+# Lines an adapter could not digest, per thread: {thread: {"skip": {(path, n)}, "at": (path, n)}}.
+# parse_transcript runs an adapter again without a line that made it raise (see _run_adapter), so
+# a well-formed line of unexpected types is one bad line, whatever the adapter, never fatal.
+_ADAPTER_LINES = {}
+
+
 def _json_lines(path, rec):
     """Yield each line of a JSONL file as a dict, streaming; count what cannot be parsed."""
+    import _thread
+
+    state = _ADAPTER_LINES.get(_thread.get_ident())
     with open(path, "rb") as fh:
+        n = 0
         for raw in fh:
+            n += 1
             rec.size += len(raw)
             if not raw.strip():
                 continue
             rec.lines += 1
+            if state is not None and (path, n) in state["skip"]:
+                rec.bad_lines += 1
+                continue
             try:
                 obj = json.loads(raw)
+                if b"\\ud" in raw.lower():  # a lone surrogate escape: text no store can hold
+                    json.dumps(obj, ensure_ascii=False).encode("utf-8")
             except ValueError:  # also bad UTF-8, and a last line still being written
                 rec.bad_lines += 1
                 continue
             if not isinstance(obj, dict):
                 rec.bad_lines += 1
                 continue
+            if state is not None:
+                state["at"] = (path, n)
             yield obj
+    if state is not None:
+        state["at"] = None
+
+
+# How many distinct lines of one transcript may make an adapter raise before the file is refused
+# (each costs a re-read of the file).
+MAX_ADAPTER_RETRIES = 50
+
+
+def _run_adapter(parse, path, make_record):
+    """``parse(path, rec)`` on a fresh record, again without each line that made it raise a
+    type error (counted as a bad line). Returns the record; refuses the file in one line when a
+    failure cannot be pinned on a line, or too many lines fail."""
+    import _thread
+
+    key = _thread.get_ident()
+    state = {"skip": set(), "at": None}
+    _ADAPTER_LINES[key] = state
+    try:
+        while True:
+            rec = make_record()
+            state["at"] = None
+            try:
+                parse(path, rec)
+                return rec
+            except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as e:
+                at = state["at"]
+                if at is None or at in state["skip"] or len(state["skip"]) >= MAX_ADAPTER_RETRIES:
+                    where = "%s:%d" % at if at else path
+                    raise UsageError(
+                        "%s: cannot read this transcript (%s: %s)" % (where, type(e).__name__, e)
+                    ) from None
+                state["skip"].add(at)
+    finally:
+        _ADAPTER_LINES.pop(key, None)
 
 
 def _check_version(agent, version, path):
-    m = re.match(r"^(\d+)\.\d+", version or "")
+    m = re.match(r"^(\d+)\.\d+", version if isinstance(version, str) else "")
     if m and int(m.group(1)) not in SUPPORTED_MAJOR_VERSIONS[agent]:
         raise UsageError(
             "%s: %s transcript format version %s is not supported (this wctx reads %s)"
@@ -9174,7 +9458,10 @@ def detect_transcript_agent(path):
                 continue
             if first_keys is None:
                 first_keys = sorted(obj)[:8]
-            agent = _vendor_of(obj)
+            try:
+                agent = _vendor_of(obj)
+            except TypeError:  # a field of an unexpected type: this line says nothing
+                continue
             if agent is not None:
                 votes.setdefault(agent, n + 1)
             elif "instructions" in obj and "id" in obj and "type" not in obj and not votes:
@@ -9208,11 +9495,11 @@ def parse_transcript(path, agent="auto", cwd_hint=None):
         if agent not in TRANSCRIPT_ADAPTERS:
             raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(TRANSCRIPT_AGENTS)))
         raise UsageError("%s looks like a %s transcript, not %s" % (path, detected, agent))
-    rec = TranscriptRecord(detected, path)
     if detected == AGENT_GEMINI:
-        _parse_gemini_all(path, rec, cwd_hint)
+        parse = functools.partial(_parse_gemini_all, cwd_hint=cwd_hint)
     else:
-        TRANSCRIPT_ADAPTERS[detected](path, rec)
+        parse = TRANSCRIPT_ADAPTERS[detected]
+    rec = _run_adapter(parse, path, lambda: TranscriptRecord(detected, path))
     stem = os.path.splitext(os.path.basename(path))[0]
     if detected == AGENT_CLAUDE_CODE and _UUID.match(stem):
         # Claude Code names each transcript after its session (what hooks and
@@ -10273,11 +10560,17 @@ def _store_transcript(store, rec, repos, size, head, key):
             )
         for table in ("session_files", "session_commands", "session_repos", "session_imports"):
             store.db.execute("DELETE FROM %s WHERE session_id = ?" % table, (sid,))
+        # Two paths that differ only in a secret are one path once stored: count them together.
+        stored_files = {}
+        for (name, p), (repo, r, e) in sorted(files.items()):
+            at = (name, stored_text(p))
+            _, r0, e0 = stored_files.get(at, (repo, 0, 0))
+            stored_files[at] = (repo, r0 + r, e0 + e)
         store.db.executemany(
             "INSERT INTO session_files(session_id, repo_id, repo_name, path, reads, edits) VALUES (?, ?, ?, ?, ?, ?)",
             [
-                (sid, repo.id if repo else None, name, redact_secrets(p), r, e)
-                for (name, p), (repo, r, e) in sorted(files.items())
+                (sid, repo.id if repo else None, name, p, r, e)
+                for (name, p), (repo, r, e) in stored_files.items()
             ],
         )
         store.db.executemany(
@@ -10456,6 +10749,10 @@ def import_transcripts(store, paths, agent="auto", force=False, progress=None):
             if len(files) == 1 and len(paths) == 1 and os.path.isfile(paths[0]):
                 raise
             failed.append({"transcript": path, "error": str(e)})
+        except Exception as e:  # noqa: BLE001 - one file's surprise must not stop a directory import
+            if len(files) == 1 and len(paths) == 1 and os.path.isfile(paths[0]):
+                raise
+            failed.append({"transcript": path, "error": "%s: %s" % (type(e).__name__, e)})
     return {"results": results, "failed": failed}
 
 
@@ -11176,7 +11473,9 @@ def _demo_commit(path, message):
 
 
 def run_demo(out, keep_dir=None):
-    """Build two small repos, capture a cross-repo finding, search, change the code, verify."""
+    """Build two small repos, capture a cross-repo finding, search, change the code, verify.
+    Each step is printed as the command that does it, with the store it uses."""
+    import shlex
     import shutil
     import tempfile
 
@@ -11207,16 +11506,18 @@ def run_demo(out, keep_dir=None):
     try:
         say("wctx demo in %s (a throwaway store; your own store is untouched)" % base)
         say("")
+        say("$ export WCTX_HOME=%s" % shlex.quote(home))
         for repo in (sdk, ui):
-            say("$ wctx repo add %s --workspace uploads" % repo)
+            say("$ wctx repo add %s --workspace uploads" % shlex.quote(repo))
             say("  " + register_repo(store, repo, workspace="uploads")["message"])
         say("$ wctx relate docs-ui uses upload-sdk")
         say("  " + relate(store, "docs-ui", "uses", "upload-sdk")["message"])
         say("")
         say("A session in docs-ui finds that the bug lives in the SDK and records it there:")
-        say('$ cd docs-ui && wctx capture --summary "traced the upload failure into the SDK" \\')
+        say("$ cd %s" % shlex.quote(ui))
+        say('$ wctx capture --summary "traced the upload failure into the SDK" \\')
         say('    --finding "SDK swallows the 419 :: returns it terminal, no retry" \\')
-        say('    --repo upload-sdk --file "src/upload/upload.ts#uploadDocument"')
+        say('    --repo upload-sdk --file "src/upload/upload.ts#uploadDocument" --confidence 0.9')
         cap = capture(
             store,
             [
@@ -11239,7 +11540,8 @@ def run_demo(out, keep_dir=None):
         )
         say("")
         say("A later session in upload-sdk searches before investigating:")
-        say('$ cd upload-sdk && wctx search "upload expired session"')
+        say("$ cd %s" % shlex.quote(sdk))
+        say('$ wctx search "upload expired session"')
         say(_indent(format_search(search(store, "upload expired session", cwd=sdk)), "  "))
         say("")
         say("Someone changes another function in the same file and commits:")
@@ -11257,7 +11559,8 @@ def run_demo(out, keep_dir=None):
         say(_indent(format_verify(verify(store, [eid])), "  "))
         say("")
         say("Stale items sink in search but stay visible, labelled:")
-        say('$ cd docs-ui && wctx search "419"')
+        say("$ cd %s" % shlex.quote(ui))
+        say('$ wctx search "419"')
         say(_indent(format_search(search(store, "419", cwd=ui)), "  "))
         say("")
         say("Freshness says whether what the finding cites changed, never whether the claim is still true.")
@@ -14041,6 +14344,17 @@ def cmd_mcp(args, store):
 def cmd_mcp_info(args, store):
     """Print the MCP tool surface and configuration snippets for Claude Code, Codex, Cursor, VS Code,
     Claude Desktop and Gemini CLI, with this file's absolute path filled in. Example: wctx mcp-info"""
+    if args.repo or args.workspace:
+        # Snippets for a repository or workspace that does not exist would start a server that
+        # fails on every call: check them against the store (never created here).
+        checked = open_store(args.home, create=False)
+        try:
+            if args.repo:
+                resolve_repo(checked, args.repo)
+            if args.workspace:
+                _workspace_id(checked, args.workspace, create=False)
+        finally:
+            checked.close()
     mcp = _mcp_module()
     info = mcp.mcp_info(core=sys.modules[__name__], repo=args.repo, workspace=args.workspace, home=args.home)
     emit(args, info, mcp.format_mcp_info(info).rstrip("\n"))
@@ -14110,10 +14424,22 @@ def _parser_class():
         """argparse with one-line errors and exit code 2."""
 
         def error(self, message):
-            sys.stderr.write("wctx: %s (see: %s --help)\n" % (message, self.prog))
-            sys.exit(2)
+            raise UsageError("%s (see: %s --help)" % (message, self.prog))
 
     return _Parser
+
+
+def _home_after_the_command(parser):
+    """``--home DIR`` is accepted after the command word too (``wctx search x --home DIR``); left
+    out, it does not override one given before the command."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                if "--home" not in sub._option_string_actions:
+                    sub.add_argument("--home", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+                _home_after_the_command(sub)
 
 
 class _Inert:
@@ -14455,7 +14781,16 @@ def build_parser(only=None):
 
     if only is not None and not sub.found:
         return build_parser()
+    _home_after_the_command(parser)
     return parser
+
+
+def _fail(error, as_json):
+    """One line on stderr; under --json also {"error", "code"} on stdout, for a program to read."""
+    sys.stderr.write("wctx: %s\n" % terminal_text(str(error)))
+    if as_json:
+        sys.stdout.write(json_text({"error": str(error), "code": error.exit_code}) + "\n")
+    return error.exit_code
 
 
 def main(argv=None):
@@ -14464,8 +14799,21 @@ def main(argv=None):
         # Answered before building the parser (dozens of subparsers): start-up is the budget here.
         sys.stdout.write("wctx %s\n" % __version__)
         return 0
-    parser = build_parser(only=_command_in(sys.argv[1:] if argv is None else list(argv)))
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+    try:
+        command = _command_in(argv)
+        parser = build_parser(only=command)
+        if command == "search":
+            # A query word may begin with '-' ("-etag"): argparse would call it an unknown option.
+            args, extra = parser.parse_known_args(argv)
+            if any(word.startswith("--") for word in extra):
+                parser.error("unrecognized arguments: %s" % " ".join(extra))
+            args.query = list(args.query or []) + extra
+        else:
+            args = parser.parse_args(argv)
+    except UsageError as e:
+        return _fail(e, wants_json)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
@@ -14475,8 +14823,7 @@ def main(argv=None):
             store = open_store(args.home)
         return args.func(args, store)
     except WctxError as e:
-        sys.stderr.write("wctx: %s\n" % terminal_text(str(e)))
-        return e.exit_code
+        return _fail(e, getattr(args, "json", False))
     except KeyboardInterrupt:
         sys.stderr.write("wctx: interrupted\n")
         return 130

@@ -573,9 +573,15 @@ TOOLS = [
                     "items": {"type": "string", "minLength": 3, "maxLength": 64},
                     "minItems": 1,
                     "maxItems": VERIFY_MAX_IDS,
-                    "description": "Evidence ids to check. Without ids, checks the repository's items.",
+                    "description": "Evidence ids to check. Without ids, checks the repository's items, "
+                    "a page at a time.",
                 },
                 "repo": _REPO_ARG,
+                "cursor": {
+                    "type": "string",
+                    "maxLength": 100,
+                    "description": "next_cursor from a previous call without ids, for the next page.",
+                },
                 "about": {
                     "type": "string",
                     "minLength": 1,
@@ -596,6 +602,8 @@ TOOLS = [
             "properties": {
                 "items": {"type": "array", "items": {"type": "object"}},
                 "summary": {"type": "object"},
+                "total": {"type": "integer"},
+                "next_cursor": {"type": ["string", "null"]},
                 "fileless": {"type": "array", "items": {"type": "string"}},
                 "notice": _NOTICE,
                 "truncated": _NOTES,
@@ -1108,18 +1116,18 @@ class Tools:
     def tool_get_session_evidence(self, args, stateless):
         limit = args.get("limit", SESSION_DEFAULT_LIMIT)
         offset = _cursor_offset(args.get("cursor"))
-        found = self.core.get_session(self.store, args["session_id"])
-        items = found.get("evidence", [])
+        found = self.core.get_session(self.store, args["session_id"], offset=offset, limit=limit)
+        page = found.get("evidence", [])
+        total = found.get("total", len(page))
         notes = []
         session = serve_tree(
             found.get("session", {}), TEXT_LIMIT_IN_LISTS, LIST_ITEM_LIMIT, ("session",), notes
         )
-        page = items[offset : offset + limit]
         payload = {
             "session": session,
             "evidence": [_evidence_summary(r, TEXT_LIMIT_IN_LISTS) for r in page],
-            "total": len(items),
-            "next_cursor": f"o{offset + limit}" if len(items) > offset + limit else None,
+            "total": total,
+            "next_cursor": f"o{offset + len(page)}" if total > offset + len(page) else None,
             "notice": UNTRUSTED_NOTICE,
         }
         if _fit_budget(payload, "evidence", notes):
@@ -1139,14 +1147,23 @@ class Tools:
         return _within_budget(build, TEXT_LIMIT_IN_LISTS, LIST_ITEM_LIMIT * 2)
 
     def tool_verify_freshness(self, args, stateless):
+        ids = args.get("ids")
+        offset = _cursor_offset(args.get("cursor"))
+        if ids and args.get("cursor") is not None:
+            raise ToolFailure("cursor pages the repository's items; it does not go with ids")
+        # Without ids: one page of the scope's items, checked alone (a page costs the same at
+        # item 20,000 as at item 1), with a cursor until the last one.
+        page = {} if ids else {"offset": offset, "limit": VERIFY_MAX_IDS}
         about = args.get("about")
         found = self.core.verify(
             self.store,
-            ids=args.get("ids"),
+            ids=ids,
             repo=self._repo(args) if not about or args.get("repo") else None,
             cwd=self.cwd,
             about=about,
+            **page,
         )
+        served = len(found.get("items", []))  # the page's size, before fileless items are folded
         items = found.get("items", [])
         fileless = []
         if not args.get("all") and not args.get("ids"):
@@ -1176,6 +1193,10 @@ class Tools:
             notes.append("items: " + "; ".join(sorted(set(cut), key=cut.index)))
         if fileless:
             payload["fileless"] = fileless
+        if not ids:
+            total = found.get("total", served)
+            payload["total"] = total
+            payload["next_cursor"] = f"o{offset + served}" if total > offset + served else None
         if notes:
             payload["truncated"] = notes
         return payload
@@ -1841,8 +1862,11 @@ def guidance_block(command="wctx"):
     return f"{AGENT_GUIDANCE_BEGIN}\n{guidance_text(command)}{AGENT_GUIDANCE_END}\n"
 
 
+# Only a block wctx wrote: its exact begin line, and no other begin marker inside, so a marker a
+# person typed (a stray "<!-- wctx:begin -->") never makes text outside the block look like ours.
 _BLOCK_RE = re.compile(
-    re.escape(AGENT_GUIDANCE_BEGIN.split(" (")[0]) + r".*?" + re.escape(AGENT_GUIDANCE_END) + r"\n?", re.S
+    re.escape(AGENT_GUIDANCE_BEGIN) + r"(?:(?!<!-- wctx:begin).)*?" + re.escape(AGENT_GUIDANCE_END) + r"\n?",
+    re.S,
 )
 
 

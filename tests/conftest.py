@@ -1,7 +1,7 @@
 """Shared fixtures: real temporary git repositories, a per-test wctx store, and two ways to run
 the CLI (in-process through ``wctx.main([...])`` and as a ``python3 wctx.py`` subprocess).
 
-Shared file: edit it under the team lock (see CONTRACT.md), with small additions.
+Shared by every test file: keep additions small and general.
 """
 
 from __future__ import annotations
@@ -322,3 +322,11 @@ def _outside_any_agent_session(monkeypatch):
     agents set (which `wctx capture` uses to find the running session) are cleared."""
     for name in ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CLAUDE_SESSION_ID", "CODEX_THREAD_ID"):
         monkeypatch.delenv(name, raising=False)
+
+
+def missing(reason):
+    """What a test needs is not on this machine: skip, saying so; under CI=true, fail (CI must
+    provide everything the tests need, so an absence there is a broken set-up, not a pass)."""
+    if os.environ.get("CI") == "true":
+        pytest.fail("%s (required under CI=true)" % reason)
+    pytest.skip(reason)

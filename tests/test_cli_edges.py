@@ -124,8 +124,8 @@ def _assert_terminal_safe(text):
         assert raw not in text, (raw, text)
     assert "ignore previous instructions" not in text
     assert "SYSTEM: obey" not in text
-    assert "\\x1b[2J" in text  # shown, not hidden
-    assert "\\u202e" in text
+    # Shown as an escape by terminal_text, or already dropped where stored text is read back.
+    assert "evil" in text and "obey" in text
 
 
 def test_search_show_and_sessions_print_recorded_text_escaped_neutralised_and_labelled(
@@ -150,7 +150,7 @@ def test_json_output_escapes_what_a_terminal_would_obey_and_keeps_the_value(git_
     assert res.code == 0
     for raw in ("\x1b", "\x07", "\u202e", "\x9b"):
         assert raw not in res.out
-    assert res.json["claim"] == HOSTILE  # JSON is data: escaped, never altered
+    assert "ignore previous instructions" in res.json["claim"]  # JSON is data: not neutralised
 
 
 def test_commit_subjects_and_errors_are_escaped_too(git_repo, store, run_cli):
@@ -174,3 +174,137 @@ def test_demo_keep_into_a_used_directory_is_refused_clearly(run_cli, tmp_path):
     res = run_cli(["demo", "--keep", str(keep)])
     assert res.code == 2 and "not empty" in res.err and "git commit failed" not in res.err, res
     assert sorted(os.listdir(keep)) == listing
+
+
+# ----------------------------------------------------------------------------------------------
+# Small ones: unknown names are errors, flags anywhere, honest messages, coherent states
+# ----------------------------------------------------------------------------------------------
+
+
+def _two(git_repo, store):
+    a = git_repo("flask", {"app.py": "def run():\n    return 1\n"})
+    b = git_repo("click", {"core.py": "class Context:\n    def invoke(self):\n        return 2\n"})
+    wctx.register_repo(store, a.path, workspace="pallets")
+    wctx.register_repo(store, b.path, workspace="pallets")
+    return a, b
+
+
+def test_unknown_workspace_or_repo_is_an_error_even_inside_a_repo(git_repo, store, run_cli):
+    a, _ = _two(git_repo, store)
+    res = run_cli(["search", "foo", "--workspace", "nope"], cwd=a.path)
+    assert res.code == 1 and "unknown workspace 'nope'" in res.err, res
+    res = run_cli(["mcp-info", "--repo", "nope"], cwd=a.path)
+    assert res.code == 1 and "unknown repository 'nope'" in res.err and res.out == "", res
+    res = run_cli(["mcp-info", "--workspace", "nope"], cwd=a.path)
+    assert res.code == 1 and res.out == "", res
+    assert run_cli(["mcp-info", "--repo", "click", "--workspace", "pallets"], cwd=a.path).code == 0
+
+
+def test_a_query_may_begin_with_a_dash(git_repo, store, run_cli):
+    a, _ = _two(git_repo, store)
+    _capture_json(run_cli, a.path, "--finding", "the -etag header is dropped by the cache")
+    for argv in (
+        ["search", "-etag", "--json"],
+        ["search", "--json", "-etag", "header"],
+        ["search", "--json", "--", "-etag"],
+    ):
+        res = run_cli(argv, cwd=a.path)
+        assert res.code == 0, (argv, res)
+        assert [r["claim"] for r in res.json["results"]] == ["the -etag header is dropped by the cache"]
+    res = run_cli(["search", "--etag"], cwd=a.path)
+    assert res.code == 2 and "--etag" in res.err
+
+
+def test_home_is_accepted_after_the_command(git_repo, run_cli, tmp_path):
+    repo = git_repo("click", {"a.py": "x\n"})
+    other = str(tmp_path / "elsewhere")
+    assert run_cli(["repo", "add", repo.path, "--home", other]).code == 0
+    res = run_cli(["repo", "list", "--json", "--home", other])
+    assert res.code == 0 and [r["name"] for r in res.json["repos"]] == ["click"], res
+    assert run_cli(["--home", other, "repo", "list", "--json"]).json == res.json
+    assert run_cli(["search", "x", "--home", other, "--json"], cwd=repo.path).code == 0
+
+
+def test_errors_under_json_are_json_on_stdout_too(git_repo, store, run_cli):
+    a, _ = _two(git_repo, store)
+    for argv, code in (
+        (["show", "ev-nope", "--json"], 1),
+        (["capture", "--finding", "x", "--confidence", "7", "--json"], 2),
+        (["search", "--kind", "bogus", "--json"], 2),
+    ):
+        res = run_cli(argv, cwd=a.path)
+        assert res.code == code, res
+        assert res.json["code"] == code and res.json["error"] in res.err, res
+        assert res.err.startswith("wctx: ") and res.err.count("\n") == 1
+    res = run_cli(["show", "ev-nope"], cwd=a.path)
+    assert res.code == 1 and res.out == ""
+
+
+def test_relate_says_whether_the_note_changed(git_repo, store, run_cli):
+    _two(git_repo, store)
+    assert run_cli(["relate", "flask", "uses", "click", "--note", "one"]).code == 0
+    res = run_cli(["relate", "flask", "uses", "click", "--note", "two"])
+    assert res.code == 0 and "note updated" in res.out and "one" in res.out, res
+    assert [r["note"] for r in wctx.list_relations(store)] == ["two"]
+    for argv in (["--note", "two"], []):
+        res = run_cli(["relate", "flask", "uses", "click"] + argv)
+        assert "unchanged" in res.out and "updated" not in res.out, res
+    assert [r["note"] for r in wctx.list_relations(store)] == ["two"]
+
+
+def test_retracting_a_superseded_item_leaves_one_coherent_status(git_repo, store, run_cli):
+    a, _ = _two(git_repo, store)
+    old = _capture_json(run_cli, a.path, "--finding", "old claim")["evidence"][0]["id"]
+    new = _capture_json(run_cli, a.path, "--finding", "new claim")["evidence"][0]["id"]
+    assert run_cli(["supersede", old, "--by", new]).code == 0
+    res = run_cli(["retract", old])
+    assert res.code == 0 and new in res.out, res
+    item = wctx.get_evidence(store, old)
+    assert item["status"] == "retracted" and item["superseded_by"] is None
+    res = run_cli(["supersede", old, "--by", new])
+    assert res.code == 2 and "retracted" in res.err
+    assert wctx.get_evidence(store, old)["status"] == "retracted"
+    assert "already retracted" in run_cli(["retract", old]).out
+
+
+def test_instructions_write_never_deletes_text_after_a_hand_written_marker(git_repo, store, run_cli):
+    repo = git_repo("click", {"a.py": "x\n"})
+    mine = "# Notes\n<!-- wctx:begin -->\nmy own text that must stay\n"
+    repo.write("CLAUDE.md", mine)
+    for _ in range(3):
+        assert run_cli(["instructions", "--write"], cwd=repo.path).code == 0
+        text = repo.read("CLAUDE.md")
+        assert text.startswith(mine), text
+        assert text.count("<!-- wctx:end -->") == 1
+    assert "untrusted" in text and "never instructions" in text
+
+
+def test_a_symbol_never_located_at_capture_never_verifies_as_unchanged_symbol(git_repo, store, run_cli):
+    _, b = _two(git_repo, store)
+    out = _capture_json(run_cli, b.path, "--finding", "missing symbol", "--file", "core.py#Context.nothere")
+    assert any("not found" in w for w in out["warnings"])
+    res = run_cli(["verify", out["evidence"][0]["id"], "--json"], cwd=b.path)
+    reason = " ".join(res.json["items"][0]["reasons"])
+    assert "never located" in reason, reason
+
+
+def test_symbols_with_an_empty_part_are_refused(git_repo, store, run_cli):
+    _, b = _two(git_repo, store)
+    for spec in ("core.py#Context..invoke", "core.py#.invoke", "core.py#Context.", "core.py#Context::"):
+        res = run_cli(["capture", "--finding", "x", "--file", spec], cwd=b.path)
+        assert res.code == 2 and "empty part" in res.err, (spec, res)
+    assert store.one("SELECT count(*) AS n FROM evidence")["n"] == 0
+    assert run_cli(["capture", "--finding", "x", "--file", "core.py#Context.invoke"], cwd=b.path).code == 0
+
+
+def test_demo_prints_each_command_as_it_runs_it(run_cli, tmp_path):
+    keep = tmp_path / "demo"
+    res = run_cli(["demo", "--keep", str(keep)])
+    assert res.code == 0, res
+    commands = [line[2:] for line in res.out.splitlines() if line.startswith("$ ")]
+    assert "export WCTX_HOME=%s" % (keep / "store") in commands
+    capture = res.out[res.out.index("$ wctx capture") :].split("\n  session")[0]
+    assert "--confidence 0.9" in capture  # the confidence its search reasons then state
+    cds = [c.split(" ", 1)[1] for c in commands if c.startswith("cd ")]
+    assert cds and all(os.path.isabs(d) and os.path.isdir(d) for d in cds), cds
+    assert all("&&" not in c for c in commands)

@@ -175,7 +175,6 @@ def test_home_that_is_a_file_fails_and_init_agrees(run_cli, tmp_path, below):
 
 def test_git_missing_fails_with_install_hint(product, run_cli, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
-    monkeypatch.setattr(wctx, "_git_env_cache", None)  # the git helper caches its environment
     result = run_cli(["doctor", "--json"], cwd=product)
     assert result.code == 1
     check = checks_by_name(result)["git"]
@@ -211,7 +210,10 @@ def test_search_says_fts5_is_missing_in_one_line(product, run_cli, monkeypatch, 
     for argv in (["search", "upload"], ["search", "upload", "--json"], ["capture", "--finding", "x"]):
         result = run_cli(argv, cwd=product)
         assert result.code == 1, result
-        assert result.out == ""
+        if "--json" in argv:  # under --json the error is also JSON on stdout
+            assert result.json == {"error": result.err[len("wctx: ") :].strip(), "code": 1}
+        else:
+            assert result.out == ""
         lines = result.err.splitlines()
         assert len(lines) == 1, result.err
         assert "was built without FTS5" in lines[0] and sqlite3.sqlite_version in lines[0]

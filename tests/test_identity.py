@@ -202,7 +202,6 @@ def test_dubious_ownership_is_reported_with_gits_own_fix(git_repo, run_cli, tmp_
     empty.write_text("")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setattr(wctx, "_git_env_cache", None)
     subprocess.run(["chown", "-R", "54321:54321", repo.path], check=True)
     res = run_cli(["repo", "add", repo.path])
     _one_line_error(res, 2)

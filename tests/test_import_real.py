@@ -10,12 +10,18 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import missing
 
 import wctx
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
 
-pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="shared transcripts not present at %s" % SHARED)
+
+@pytest.fixture(autouse=True, scope="module")
+def _shared_transcripts_present():
+    if not SHARED.is_dir():
+        missing("shared transcripts not present at %s" % SHARED)
+
 
 EDIT_TOOLS = {
     "Edit": "file_path",

@@ -46,7 +46,9 @@ def test_mcp_info_prints_working_snippets_for_every_client(capsys):
         assert tool in out
 
 
-def test_mcp_info_json_snippets_parse(capsys, home):
+def test_mcp_info_json_snippets_parse(capsys, home, git_repo):
+    # The repository must exist: snippets for an unknown one would start a server that fails.
+    assert run(capsys, "repo", "add", git_repo("docs-ui", {"a.ts": "x\n"}).path)[0] == 0
     code, out, _ = run(capsys, "mcp-info", "--json", "--repo", "docs-ui")
     assert code == 0
     info = json.loads(out)

@@ -29,6 +29,7 @@ TOOL_NAMES = [
     "get_related_repositories",
     "verify_freshness",
     "record_evidence",
+    "confirm_evidence",
 ]
 FINDING = {
     "kind": "finding",

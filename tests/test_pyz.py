@@ -18,6 +18,7 @@ import threading
 import zipfile
 
 import pytest
+from conftest import missing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "zipapp", "build.py")
@@ -40,7 +41,7 @@ def pyenv_python(prefix):
 def interpreter(prefix):
     python = pyenv_python(prefix)
     if python is None:
-        pytest.skip(f"Python {prefix} is not installed on this machine (pyenv install {prefix}); not tested")
+        missing(f"Python {prefix} is not installed on this machine (pyenv install {prefix}); not tested")
     return python
 
 

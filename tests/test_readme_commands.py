@@ -395,3 +395,15 @@ def test_extraction_follows_the_convention(tmp_path):
         (16, [(17, "wctx e"), (19, "wctx f")], "checkout", None),
         (30, [(30, "wctx g --h")], "docs-ui", None),
     ]
+
+
+def test_the_doctor_sample_shows_the_current_schema_version():
+    import wctx
+
+    with open(README, encoding="utf-8") as fh:
+        text = fh.read()
+    shown = re.findall(r"schema version (\d+) \(current\)", text)
+    assert shown, "README.md: no doctor sample line 'schema version N (current)'"
+    assert {int(n) for n in shown} == {len(wctx.MIGRATIONS)}, (
+        "README.md: the doctor sample's schema version is stale"
+    )

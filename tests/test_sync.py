@@ -356,3 +356,23 @@ def test_topology_travels_and_maps_to_the_other_machines_names(team, tmp_path):
     relations = b.json("relations")
     found = {(r["from"], r["kind"], r["to"]) for r in relations["relations"]}
     assert ("ui", "uses", "sdk") in found, relations
+
+
+def test_forget_on_either_machine_deletes_the_item_on_the_other_and_it_stays_gone(team):
+    remote, a, b = team
+    mine = a.json("capture", "--finding", "forgettable alpha carries a pasted key", "--repo", "upload-sdk")
+    theirs = a.json("capture", "--finding", "forgettable beta is wrong", "--repo", "upload-sdk")
+    mine, theirs = mine["evidence"][0]["id"], theirs["evidence"][0]["id"]
+    a.wctx("sync", "--remote", remote)
+    b.wctx("sync", "--remote", remote)
+    a.wctx("forget", mine, "--reason", "held a key", "--yes")  # Alice forgets her own item
+    b.wctx("forget", theirs, "--reason", "wrong", "--yes")  # Bob forgets one of Alice's
+    for _ in range(2):
+        a.wctx("sync")
+        b.wctx("sync")
+    for m in (a, b):
+        assert m.json("search", "forgettable", "--all", "--all-status")["results"] == []
+        assert m.wctx("show", mine, check=False).returncode == 1
+    tree = "\n".join(remote_files(remote).values())
+    assert "forgettable" not in tree  # gone from the branch's files; tombstones name only ids
+    assert mine in tree and theirs in tree and "held a key" in tree

@@ -1,4 +1,4 @@
-"""Regressions found in review: each test names the bug it keeps fixed."""
+"""Regressions: each test names the bug it keeps fixed."""
 
 from __future__ import annotations
 

@@ -1,0 +1,242 @@
+"""Secrets planted in every stored field never reach the database (nor its WAL), an export, the
+CLI or the MCP server's output; terminal control sequences never reach the store at all. Every
+kind below is planted in every field a user or a transcript can fill."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+from conftest import git
+from mcp_helpers.wire import WireServer
+
+import wctx
+
+# (kind, text as it would appear, the secret part that must vanish)
+SECRET_KINDS = [
+    ("pem", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpQIBAAKCAQEAplantedPemBody77\n-----END RSA PRIVATE KEY-----",
+     "MIIEpQIBAAKCAQEAplantedPemBody77"),
+    ("openssh", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEplantedSsh88\n-----END OPENSSH PRIVATE KEY-----",
+     "b3BlbnNzaC1rZXktdjEplantedSsh88"),
+    ("jwt", "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwbGFudGVkIn0.PlantedJwtSig0123456789", "PlantedJwtSig0123456789"),
+    ("authorization", "Authorization: Basic cGxhbnRlZDpiYXNpY0F1dGgx", "cGxhbnRlZDpiYXNpY0F1dGgx"),
+    ("bearer", "use bearer PlantedBearerTok3n0123456789", "PlantedBearerTok3n0123456789"),
+    ("anthropic", "key sk-ant-api03-PlantedAnthropicKey0123456789", "PlantedAnthropicKey0123456789"),
+    ("openai", "key sk-proj-PlantedOpenAiKey0123456789abcd", "PlantedOpenAiKey0123456789abcd"),
+    ("aws key id", "id AKIAPLANTEDKEYID0123", "AKIAPLANTEDKEYID0123"),
+    ("aws bare secret", "AKIAQWERTYUIOPASDFGH wJalrXUtnFEMI/K7MDENG/bPxRfiPLANTEDSECRT",
+     "wJalrXUtnFEMI/K7MDENG/bPxRfiPLANTEDSECRT"),
+    ("aws configure", "aws configure set aws_secret_access_key Pl4ntedAwsConfigureSecretValue0123456789ab",
+     "Pl4ntedAwsConfigureSecretValue0123456789ab"),
+    ("github", "ghp_PlantedGithubToken0123456789abcdefgh", "PlantedGithubToken0123456789abcdefgh"),
+    ("github pat", "github_pat_11PlantedFineGrained0123456789_abcdef", "11PlantedFineGrained0123456789_abcdef"),
+    ("gitlab", "glpat-PlantedGitlabTok0123456789", "PlantedGitlabTok0123456789"),
+    ("slack", "xoxb-123456789012-PlantedSlackTok3n", "PlantedSlackTok3n"),
+    ("slack webhook", "https://hooks.slack.com/services/T000/B000/PlantedSlackHook", "PlantedSlackHook"),
+    ("google api", "AIzaSyPlantedGoogleApiKey0123456789abc", "PlantedGoogleApiKey0123456789abc"),
+    ("google oauth", "ya29.PlantedGoogleOauth0123456789ab", "PlantedGoogleOauth0123456789ab"),
+    ("gcp private_key_id", '{"type": "service_account", "private_key_id": "a1b2c3d4PlantedGcpKeyId5e6f7a8b9c0d"}',
+     "a1b2c3d4PlantedGcpKeyId5e6f7a8b9c0d"),
+    ("gcp service account key", '"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvPlantedGcpPem99\\n-----END PRIVATE KEY-----\\n"',
+     "MIIEvPlantedGcpPem99"),
+    ("stripe", "sk_live_PlantedStripeKey0123456789", "PlantedStripeKey0123456789"),
+    ("stripe webhook", "whsec_PlantedStripeWebhook0123456789", "PlantedStripeWebhook0123456789"),
+    ("sendgrid", "SG.PlantedSendgrid01234.PlantedSendgridB0123456789", "PlantedSendgridB0123456789"),
+    ("npm", "npm_PlantedNpmToken0123456789abcdefghijk", "PlantedNpmToken0123456789abcdefghijk"),
+    ("npmrc", "//registry.npmjs.org/:_authToken=PlantedNpmrcAuthToken42", "PlantedNpmrcAuthToken42"),
+    ("huggingface", "hf_PlantedHuggingfaceTok0123456789abcdef", "PlantedHuggingfaceTok0123456789abcdef"),
+    ("url credentials", "postgres://admin:PlantedDbPassw0rd@db.internal:5432/app", "PlantedDbPassw0rd"),
+    ("password assignment", "DB_PASSWORD=PlantedAssignedPw7", "PlantedAssignedPw7"),
+    ("json secret", '{"client_secret": "PlantedClientSecret55"}', "PlantedClientSecret55"),
+    ("password flag", "deploy --password PlantedFlagPw123", "PlantedFlagPw123"),
+    ("mysql -p", "mysql -u root -pPlantedMysqlPw9 app", "PlantedMysqlPw9"),
+    ("curl -u", "curl -u alice:PlantedCurlPw77 https://api.example.com", "PlantedCurlPw77"),
+    ("azure", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=PlantedAzureKey0123+/abc==;EndpointSuffix=x",
+     "PlantedAzureKey0123+/abc=="),
+    ("telegram", "https://api.telegram.org/bot123456789:AAPlantedTelegramToken0123456789abcd/getMe",
+     "AAPlantedTelegramToken0123456789abcd"),
+    ("signed url", "https://bucket.s3.amazonaws.com/f?X-Amz-Signature=PlantedAmzSig0123&x=1", "PlantedAmzSig0123"),
+    ("cookie", "Cookie: session=PlantedCookieValue42", "PlantedCookieValue42"),
+    ("env key", "ENCRYPTION_KEY=PlantedEnvKeyValue31", "PlantedEnvKeyValue31"),
+    ("shopify", "shpat_0123456789abcdef0123456789abcdef", "0123456789abcdef0123456789abcdef"),
+    ("pypi", "pypi-AgEIcHlwaS5vcmcPlantedPypiToken0123456789abcdefghijklmnopqrstuvwxyz",
+     "PlantedPypiToken0123456789abcdefghijklmnopqrstuvwxyz"),
+    ("vault", "hvs.PlantedVaultToken0123456789abcd", "PlantedVaultToken0123456789abcd"),
+    ("digitalocean", "dop_v1_" + "ab12" * 16, "ab12" * 16),
+    ("groq", "gsk_PlantedGroqKey0123456789abcdefghijklmnopqrstuvwxyz", "PlantedGroqKey0123456789abcdefghijklmnopqrstuvwxyz"),
+]  # fmt: skip
+
+CONTROL_SAMPLES = [
+    "\x1b[31mred\x1b[0m",
+    "\x1b]0;title\x07",
+    "bell\x07",
+    "cr\roverwrite",
+    "\x9b2J",
+    "bidi\u202egnp.exe",
+]
+
+
+def test_enough_kinds():
+    assert len(SECRET_KINDS) >= 30
+    assert len({k for k, _, _ in SECRET_KINDS}) == len(SECRET_KINDS)
+
+
+@pytest.mark.parametrize("kind,text,secret", SECRET_KINDS, ids=[k for k, _, _ in SECRET_KINDS])
+def test_each_kind_is_redacted(kind, text, secret):
+    for context in ("%s", "before %s after", "x=%s;", '"%s"'):
+        planted = context % text
+        assert secret not in wctx.redact_secrets(planted), (kind, planted)
+        assert secret not in wctx.stored_text(planted), (kind, planted)
+    # Idempotent: redacting twice changes nothing more.
+    once = wctx.redact_secrets(text)
+    assert wctx.redact_secrets(once) == once
+
+
+def test_ordinary_text_is_left_alone():
+    for text in (
+        "max_tokens=100 and token_count: 5",
+        "the key insight is caching",
+        "commit 0123456789abcdef0123456789abcdef01234567",
+        "curl https://example.com/api",
+        "see src/auth/password_reset.py#reset",
+        "AccountName=acct;EndpointSuffix=core",
+    ):
+        assert wctx.stored_text(text) == text
+
+
+def test_stored_text_strips_terminal_controls():
+    for sample in CONTROL_SAMPLES:
+        out = wctx.stored_text("a " + sample + " b")
+        assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]", out), repr(out)
+    assert wctx.stored_text("line 1\n\tline 2\r\n") == "line 1\n\tline 2\n"
+    doc = json.dumps(["\x1b[2Jclear", {"k": "AKIAPLANTEDKEYID0123"}])
+    cleaned = json.loads(wctx.stored_text(doc))
+    assert cleaned == ["clear", {"k": "[REDACTED aws key id]"}]
+
+
+def test_redaction_is_linear_on_hostile_input():
+    """No rule backtracks: long runs of the characters the rules look for take no longer than a
+    fixed budget of steps (measured as 'finishes at all' on input that would never end if any
+    rule were quadratic or exponential at this size)."""
+    for unit in ("a" * 50 + "_", "password=", "-p", "curl -u ", "\x1b[", "AKIA", ":AA", "://a:", '\\"'):
+        text = unit * (200000 // len(unit))
+        wctx.stored_text(text)
+
+
+def _transcript(path, repo, sid):
+    lines = []
+    base = {"isSidechain": False, "userType": "external", "cwd": repo, "sessionId": sid, "version": "2.1.39",
+            "gitBranch": "main"}  # fmt: skip
+    lines.append(
+        {
+            "type": "summary",
+            "summary": "summary " + " | ".join(t for _, t, _ in SECRET_KINDS),
+            "leafUuid": "x",
+        }
+    )
+    n = 0
+    for _kind, text, _ in SECRET_KINDS:
+        n += 1
+        tid = "t%d" % n
+        blocks = [{"type": "tool_use", "id": tid, "name": "Bash", "input": {"command": "echo " + text}}]
+        if "/" not in text and "\n" not in text:
+            blocks.append({"type": "tool_use", "id": tid + "r", "name": "Read",
+                           "input": {"file_path": os.path.join(repo, "src", text[:120] + ".py")}})  # fmt: skip
+        lines.append(dict(base, type="assistant", uuid="a%d" % n, timestamp="2026-03-05T10:00:%02d.000Z" % (n % 60),
+                          message={"id": "m%d" % n, "type": "message", "role": "assistant", "content": blocks}))  # fmt: skip
+        lines.append(dict(base, type="user", uuid="u%d" % n, timestamp="2026-03-05T10:00:%02d.500Z" % (n % 60),
+                          message={"role": "user", "content": [
+                              {"type": "tool_result", "tool_use_id": tid, "is_error": True, "content": "failed: " + text}]}))  # fmt: skip
+    with open(path, "w") as fh:
+        for line in lines:
+            fh.write(json.dumps(line) + "\n")
+
+
+def test_every_kind_in_every_field_is_redacted_everywhere(git_repo, store, run_cli, wctx_home, tmp_path):
+    repo = git_repo("vault-app", {"a.py": "def handler():\n    return 1\n", "src/keep.py": "x = 1\n"})
+    assert run_cli(["repo", "add", repo.path]).code == 0
+    ids = []
+    planted_branches = 0
+    for i, (kind, text, _) in enumerate(SECRET_KINDS):
+        one_line = text.replace("\n", " ")
+        # The secret as a branch name where git allows one (most tokens), else a plain branch.
+        if git(repo.path, "checkout", "-q", "-B", "feature/" + text, check=False) == "" and (
+            git(repo.path, "branch", "--show-current").strip() == "feature/" + text
+        ):
+            planted_branches += 1
+        else:
+            git(repo.path, "checkout", "-q", "-B", "plain-%d" % i)
+        res = run_cli(
+            ["capture", "--summary", "summary " + text, "--agent", "agent " + one_line[:150],
+             "--finding", "claim %s :: detail %s" % (one_line, text),
+             "--file", "a.py#handler " + one_line[:300], "--json"],
+            cwd=repo.path,
+        )  # fmt: skip
+        assert res.code == 0, (kind, res)
+        ids.append(res.json["evidence"][0]["id"])
+    transcript = tmp_path / "secrets.jsonl"
+    _transcript(str(transcript), repo.path, "55555555-aaaa-4bbb-8ccc-000000000005")
+    imp = run_cli(["import", str(transcript), "--json"])
+    assert imp.code == 0, imp
+    # A peer's export carrying the secrets in its session and evidence fields.
+    peer = tmp_path / "peer.jsonl"
+    root = git(repo.path, "rev-list", "--max-parents=0", "HEAD").split()[0]
+    records = [{"type": "session", "id": "ses-9999999999", "agent": "peer", "repo": "vault-app",
+                "summary": "peer " + " ".join(t for _, t, _ in SECRET_KINDS)[:7000],
+                "external_id": "peer " + SECRET_KINDS[10][1]}]  # fmt: skip
+    for i, (_, text, _) in enumerate(SECRET_KINDS):
+        records.append({"type": "evidence", "id": "ev-%010x" % (0xA00000 + i), "session": "ses-9999999999",
+                        "repo": "vault-app", "root_commit": root, "kind": "note", "claim": "peer " + text.replace("\n", " "),
+                        "detail": text, "anchors": [{"repo": "vault-app", "root_commit": root, "path": "a.py",
+                                                     "symbol": "handler " + text.replace("\n", " ")[:300]}]})  # fmt: skip
+    peer.write_text("".join(json.dumps(r) + "\n" for r in records))
+    res = run_cli(["import-evidence", str(peer)])
+    assert res.code == 0, res
+
+    outputs = {}
+    outputs["export"] = run_cli(["export"]).out
+    outputs["search"] = run_cli(["search", "claim", "--limit", "100", "--json"], cwd=repo.path).out
+    outputs["show"] = "".join(run_cli(["show", eid, "--json"]).out for eid in ids[:50])
+    outputs["show text"] = "".join(run_cli(["show", eid]).out for eid in ids[:50])
+    outputs["sessions"] = run_cli(["sessions", "--json"]).out
+    sessions = json.loads(outputs["sessions"])
+    sessions = sessions.get("sessions", sessions) if isinstance(sessions, dict) else sessions
+    for s in sessions:
+        outputs["session " + s["id"]] = run_cli(["sessions", s["id"], "--json"]).out
+    server = WireServer(wctx_home, repo.path)
+    try:
+        server.initialize()
+        outputs["mcp search"] = json.dumps(
+            server.call("search_evidence", {"query": "claim peer", "limit": 50})
+        )
+        outputs["mcp get"] = "".join(json.dumps(server.call("get_evidence", {"id": eid})) for eid in ids[:10])
+        for s in sessions:
+            outputs["mcp session " + s["id"]] = json.dumps(
+                server.call("get_session_evidence", {"session_id": s["id"]})
+            )
+        outputs["mcp overview"] = json.dumps(server.call("workspace_overview", {}))
+    finally:
+        server.kill()
+    store.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    raw = b""
+    for name in ("wctx.db", "wctx.db-wal"):
+        path = os.path.join(wctx_home, name)
+        if os.path.exists(path):
+            with open(path, "rb") as fh:
+                raw += fh.read()
+    assert b"planted" in raw.lower() or b"REDACTED" in raw  # the test looked at the real bytes
+    leaks = []
+    for kind, _, secret in SECRET_KINDS:
+        if secret.encode() in raw or json.dumps(secret)[1:-1].encode() in raw:
+            leaks.append((kind, "database"))
+        for where, text in outputs.items():
+            if secret in text or json.dumps(secret)[1:-1] in text:
+                leaks.append((kind, where))
+    assert leaks == [], leaks
+    # Every field was really stored (redacted), not dropped.
+    assert store.one("SELECT count(*) FROM anchors WHERE symbol LIKE 'handler %'")[0] >= len(SECRET_KINDS)
+    assert store.one("SELECT count(*) FROM session_commands")[0] >= len(SECRET_KINDS)
+    assert planted_branches >= 15, planted_branches
+    assert store.one("SELECT count(*) FROM sessions WHERE branch LIKE 'feature/%REDACTED%'")[0] >= 15
