@@ -3417,7 +3417,7 @@ def _identity_of(repos, name, root):
             same = [r for r in same if r.name == name] or same[:1]
         if same:
             return same[0]
-    named = [r for r in repos if r.name == name and not (root and r.root_commit)]
+    named = [r for r in repos if r.name == name and not root and not r.root_commit]
     return named[0] if named else None
 
 
@@ -3479,7 +3479,8 @@ def _attach_waiting(store, repo_id, repo_name, root_commit, aliases):
     me = Repo(repo_id, repo_name, None, root_commit)
 
     def is_me(name, root):
-        return root == root_commit if (root and root_commit) else name in aliases
+        # The root commit decides; only two history-less identities meet by name.
+        return root == root_commit if (root or root_commit) else name in aliases
 
     repos = [r for r in _repos(store) if r.id != repo_id]
     restored = []
@@ -3612,9 +3613,19 @@ def register_repo(store, path, name=None, workspace=None, same_as=None):
                 messages.append(note)
     with store.atomic():
         if created:
+            # Never reuse a removed repository's id: rows that still carry it (caches, indexes) must not
+            # become the new repository's.
+            high = store.one("SELECT value FROM sync_state WHERE key = 'repo_id_high'")
+            next_id = (
+                max(
+                    store.one("SELECT coalesce(max(id), 0) AS n FROM repos")["n"],
+                    int(high["value"]) if high else 0,
+                )
+                + 1
+            )
             repo_id = store.db.execute(
-                "INSERT INTO repos(name, path, root_commit, added_at) VALUES (?, ?, ?, ?)",
-                (repo_name, top, root_commit, utc_now()),
+                "INSERT INTO repos(id, name, path, root_commit, added_at) VALUES (?, ?, ?, ?, ?)",
+                (next_id, repo_name, top, root_commit, utc_now()),
             ).lastrowid
             attached, restored, back_in = _attach_waiting(store, repo_id, repo_name, root_commit, aliases)
             store.db.execute(
@@ -3737,6 +3748,11 @@ def remove_repo(store, name):
         store.db.execute(
             "INSERT INTO dormant_repos(name, root_commit, path, removed_at) VALUES (?, ?, ?, ?)",
             (repo.name, repo.root_commit, repo.home, utc_now()),
+        )
+        store.db.execute(
+            "INSERT INTO sync_state(key, value) VALUES ('repo_id_high', ?) ON CONFLICT(key) DO UPDATE SET "
+            "value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
+            (str(repo.id),),
         )
         store.db.execute("DELETE FROM repos WHERE id = ?", (repo.id,))
     return {
@@ -4211,13 +4227,9 @@ class _TomlReader:
 def toml_loads(text, subset=False):
     """Parse TOML: ``tomllib`` where Python has it (3.11+), else (or with ``subset``) _TomlReader.
     Raises ValueError on text either cannot read."""
-    if not subset:
-        try:
-            import tomllib  # novermin (3.11+; older Pythons take the ImportError path)
-        except ImportError:
-            pass
-        else:
-            return tomllib.loads(text)
+    if not subset and sys.version_info >= (3, 11):
+        # By name: the module exists from 3.11 only, and this line runs only there.
+        return __import__("tomllib").loads(text)
     return _TomlReader(text).parse()
 
 
@@ -6489,8 +6501,13 @@ def _search_scope(store, repo, cwd, all_scope, workspace):
         return SearchScope(origin, topology, None, names, True)
     ids = topology.repo_ids()
     every = store.memo(("repo-ids",), lambda: frozenset(r.id for r in _repos(store)))
-    # A scope that holds every registered repository needs no filter in SQL.
-    return SearchScope(origin, topology, None if every <= set(ids) else ids, topology.searched_names(), False)
+    # A scope that holds every registered repository needs no filter in SQL, unless some evidence
+    # waits for a repository not registered (removed, or imported before it was): that stays out.
+    waiting = store.memo(
+        ("waiting",), lambda: store.one("SELECT 1 FROM evidence WHERE repo_id IS NULL LIMIT 1")
+    )
+    unfiltered = every <= set(ids) and waiting is None
+    return SearchScope(origin, topology, None if unfiltered else ids, topology.searched_names(), False)
 
 
 # -- candidates ----------------------------------------------------------------------------------
@@ -13180,13 +13197,13 @@ def _doctor_current_repo(cwd, repos):
         top = None
     if top is None:
         return _doctor_check("current repository", DOCTOR_OK, "%s is not inside a git checkout" % cwd)
-    best = None
+    best, best_root = None, ""
     for r in repos or []:
-        root = os.path.realpath(r["path"])
-        if (top == root or top.startswith(root.rstrip(os.sep) + os.sep)) and (
-            best is None or len(root) > len(os.path.realpath(best["path"]))
-        ):
-            best = r
+        # Any checkout of the repository counts: a linked worktree or a second clone is it.
+        for checkout in [c["path"] for c in r.get("checkouts") or ()] or [r["path"]]:
+            root = os.path.realpath(checkout)
+            if (top == root or top.startswith(root.rstrip(os.sep) + os.sep)) and len(root) > len(best_root):
+                best, best_root = r, root
     if best is None:
         return _doctor_check(
             "current repository",

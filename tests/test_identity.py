@@ -334,3 +334,11 @@ def test_bad_topology_records_are_refused_and_change_nothing(product, run_cli, t
         _one_line_error(res, 2)
         assert "bad.jsonl:1" in res.err, res
     assert db_snapshot(product.store.home) == before
+
+
+def test_doctor_in_a_worktree_knows_its_repository(product, run_cli, tmp_path):
+    wt = str(tmp_path / "sdk-wt")
+    product.sdk.git("worktree", "add", "-q", "-b", "wt", wt)
+    res = run_cli(["doctor", "--json"], cwd=wt)
+    (check,) = [c for c in res.json["checks"] if c["name"] == "current repository"]
+    assert check["status"] == "ok" and check["detail"].startswith("upload-sdk ("), check

@@ -158,16 +158,15 @@ def test_a_worktree_inside_a_registered_repo_is_not_that_repo(git_repo, store, r
     app.git("worktree", "add", "-q", worktree, "-b", "fix")
     with open(os.path.join(worktree, "a.py"), "w") as fh:
         fh.write("def foo():\n    return 42\n")
-    # From inside the worktree: not silently the main checkout's a.py at the main checkout's HEAD.
-    res = run_cli(["capture", "--finding", "foo returns 42", "--file", "a.py#foo"], cwd=worktree)
-    assert res.code == 2 and "is not inside a registered repository" in res.err
+    # From inside the worktree: a checkout of app, stamped with the worktree's own file and HEAD,
+    # never the main checkout's a.py at the main checkout's HEAD.
+    res = run_cli(["capture", "--finding", "foo returns 42", "--file", "a.py#foo", "--json"], cwd=worktree)
+    assert res.code == 0, res
+    (anchor,) = [a for a in wctx.get_evidence(store, res.json["evidence"][0]["id"])["anchors"] if a["path"]]
+    assert anchor["branch"] == "fix" and anchor["blob"] != app.blob("a.py")
     # Citing the worktree's file from the main checkout is refused with the way out.
     res = run_cli(
         ["capture", "--finding", "foo returns 42", "--file", ".claude/worktrees/fix/a.py#foo"], cwd=app.path
     )
     assert res.code == 2 and "inside another git checkout" in res.err and "wctx repo add" in res.err
-    assert store.one("SELECT count(*) AS n FROM evidence")["n"] == 0
-    # Registered, the worktree is a repository of its own with its own commit.
-    wctx.register_repo(store, worktree, name="app-fix")
-    res = run_cli(["capture", "--finding", "foo returns 42", "--file", "a.py#foo", "--json"], cwd=worktree)
-    assert res.code == 0 and res.json["evidence"][0]["repo"] == "app-fix"
+    assert store.one("SELECT count(*) AS n FROM evidence")["n"] == 1
