@@ -32,6 +32,7 @@ import threading
 
 
 def _core_module():
+    """The wctx module this server serves: the one already loaded, else an import."""
     module = sys.modules.get("wctx")
     if module is None:
         main_module = sys.modules.get("__main__")
@@ -89,24 +90,10 @@ SEARCH_MAX_LIMIT = 50
 SESSION_DEFAULT_LIMIT = 30
 
 
-def _core_module():
-    """The wctx module this server serves: the one already loaded, else an import."""
-    module = sys.modules.get("wctx")
-    if module is None:
-        main_module = sys.modules.get("__main__")
-        if getattr(main_module, "__file__", "").endswith("wctx.py") and hasattr(main_module, "open_store"):
-            module = main_module  # `python3 wctx.py mcp`: do not import a second copy
-        else:
-            import wctx as module
-    return module
-
-
 # What the CLI and this server share, from their one home in wctx.
-_core = _core_module()
-UNTRUSTED_NOTICE = _core.UNTRUSTED_NOTICE
-neutralise = _core.neutralise
-may_need_neutralising = _core.may_need_neutralising
-del _core
+UNTRUSTED_NOTICE = CORE.UNTRUSTED_NOTICE
+neutralise = CORE.neutralise
+may_need_neutralising = CORE.may_need_neutralising
 
 SESSION_MAX_LIMIT = 100
 VERIFY_MAX_IDS = 50
