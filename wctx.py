@@ -8162,32 +8162,34 @@ def _v_hex(value):
     return value
 
 
-def _v_record_id(value):
-    if value is None:
-        return None
-    if not isinstance(value, str) or not _RECORD_ID_RE.match(value):
-        raise ValueError("is not a valid id: %r" % (str(value)[:80],))
-    return value
+def _v_matching(pattern, what):
+    """A checker for optional text that must match ``pattern`` (``what`` names it in errors)."""
+
+    def check(value):
+        if value is None:
+            return None
+        if not isinstance(value, str) or not pattern.match(value):
+            raise ValueError("is not %s: %r" % (what, str(value)[:80]))
+        return value
+
+    return check
 
 
-def _v_required_id(value):
-    if value is None:
-        raise ValueError("is required")
-    return _v_record_id(value)
+def _v_required(check):
+    """``check``, with a missing value refused."""
+
+    def required(value):
+        if value is None:
+            raise ValueError("is required")
+        return check(value)
+
+    return required
 
 
-def _v_repo_name(value):
-    if value is None:
-        return None
-    if not isinstance(value, str) or not REPO_NAME_RE.match(value):
-        raise ValueError("is not a repository name: %r" % (str(value)[:80],))
-    return value
-
-
-def _v_required_repo(value):
-    if value is None:
-        raise ValueError("is required")
-    return _v_repo_name(value)
+_v_record_id = _v_matching(_RECORD_ID_RE, "a valid id")
+_v_required_id = _v_required(_v_record_id)
+_v_repo_name = _v_matching(REPO_NAME_RE, "a repository name")
+_v_required_repo = _v_required(_v_repo_name)
 
 
 def _v_branch(value):
