@@ -792,6 +792,24 @@ def _size(payload):
     return len(json.dumps(payload, ensure_ascii=False))
 
 
+def _size_at_most(text):
+    """An upper bound on ``_size`` of a payload whose compact JSON is ``text``: the default
+    separators add one space after each structural comma and colon, and a text holds no more of
+    those than commas and colons in all."""
+    return len(text) + text.count(",") + text.count(":")
+
+
+class Serialised(dict):
+    """A tool payload that carries its own compact JSON (``text``), so that the reply does not
+    encode the same payload again for the text content and once more inside structuredContent."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, payload, text):
+        dict.__init__(self, payload)
+        self.text = text
+
+
 def _fit_budget(payload, list_key, notes):
     """Drop entries from the end of ``payload[list_key]`` until the serialised payload fits.
 
@@ -861,7 +879,9 @@ def _evidence_summary(item, text_limit):
     texts = [v for v in (out.get("claim"), out.get("detail")) if isinstance(v, str)]
     texts += [v for v in (out.get("files") or []) + (out.get("reasons") or []) if isinstance(v, str)]
     texts += [v for v in (out.get("freshness") or {}).get("reasons") or [] if isinstance(v, str)]
-    if not may_need_neutralising("\n".join(texts)):  # the common case: only clipping to do
+    # One check over all of them (the common case: only clipping to do). Joined with spaces, not
+    # newlines: a printable string skips the control-character search, and a joint adds no miss.
+    if not may_need_neutralising(" ".join(texts)):
         for key in ("claim", "detail"):
             if isinstance(out.get(key), str):
                 out[key] = clip(out[key], text_limit)
@@ -1059,6 +1079,18 @@ class Tools:
         )
         results = found.get("results", [])
         notes = []
+
+        def complete(payload):
+            payload["returned"] = len(payload["results"])
+            if not payload["results"] and not results and not args.get("cursor"):
+                payload["hint"] = (
+                    "Nothing recorded matches. Try other words (a symbol, a file name, the error text), "
+                    "scope 'all', or record what you find with record_evidence."
+                )
+            if notes:
+                payload["truncated"] = notes
+            return payload
+
         payload = {
             "results": [_evidence_summary(r, TEXT_LIMIT_IN_LISTS) for r in results],
             "returned": 0,
@@ -1074,17 +1106,15 @@ class Tools:
             "next_cursor": found.get("next_page"),
             "notice": UNTRUSTED_NOTICE,
         }
+        # The usual page fits the budget by far: serialise the finished payload once, and when
+        # even an upper bound of its measured size fits, nothing would be dropped; send that.
+        finished = complete(dict(payload))
+        text = dumps(finished)
+        if _size_at_most(text) <= RESULT_BUDGET_CHARS:
+            return Serialised(finished, text)
         if _fit_budget(payload, "results", notes):
             payload["next_cursor"] = found["after"][len(payload["results"]) - 1]
-        payload["returned"] = len(payload["results"])
-        if not payload["results"] and not results and not args.get("cursor"):
-            payload["hint"] = (
-                "Nothing recorded matches. Try other words (a symbol, a file name, the error text), "
-                "scope 'all', or record what you find with record_evidence."
-            )
-        if notes:
-            payload["truncated"] = notes
-        return payload
+        return complete(payload)
 
     def tool_get_evidence(self, args, stateless):
         item = self.core.get_evidence(self.store, args["id"])
@@ -1510,9 +1540,11 @@ class Connection:
                 ],
                 "isError": True,
             }
-        result = {"content": [{"type": "text", "text": dumps(payload)}]}
+        text = payload.text if type(payload) is Serialised else dumps(payload)
+        result = ToolResult(content=[{"type": "text", "text": text}])
         if structured:
             result["structuredContent"] = payload
+            result.structured_text = text
         result["isError"] = False
         return result
 
@@ -1527,9 +1559,35 @@ def dumps(message):
     return json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+class ToolResult(dict):
+    """A tools/call result; ``structured_text`` is the compact JSON of its structuredContent (the
+    text content holds the same), so the reply reuses it rather than encoding the payload again."""
+
+    __slots__ = ("structured_text",)
+
+    def __init__(self, *args, **kwargs):
+        dict.__init__(self, *args, **kwargs)
+        self.structured_text = None
+
+
+def _dumps_reply(message):
+    """``dumps(message)``, with a tool result's structuredContent taken from the JSON it already
+    has: byte for byte what dumps would write, as compact JSON of a dict is its items in order."""
+    result = message.get("result")
+    if type(result) is not ToolResult or result.structured_text is None:
+        return dumps(message)
+    inner = ",".join(
+        dumps(k) + ":" + (result.structured_text if k == "structuredContent" else dumps(v))
+        for k, v in result.items()
+    )
+    return "{%s}" % ",".join(
+        dumps(k) + ":" + ("{%s}" % inner if k == "result" else dumps(v)) for k, v in message.items()
+    )
+
+
 def _encode(message):
     try:
-        return dumps(message).encode("utf-8") + b"\n"
+        return (_dumps_reply(message) if type(message) is dict else dumps(message)).encode("utf-8") + b"\n"
     except UnicodeEncodeError:  # a lone surrogate cannot be UTF-8: send ASCII escapes instead
         return json.dumps(message, separators=(",", ":"), default=str).encode("ascii") + b"\n"
 
