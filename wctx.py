@@ -10742,7 +10742,13 @@ def sessions_touching(store, repo, path, cwd=None, limit=20):
     src/upload.ts in upload-sdk"), most recent first."""
     cwd = cwd or os.getcwd()
     r = resolve_repo(store, repo, cwd=cwd)
-    rel, _ = repo_relative_path(r.path, path, cwd=cwd)
+    passed_over = []
+    rel, _ = repo_relative_path(r.path, path, cwd=cwd, passed_over=passed_over)
+    warnings = [
+        "--file %s: read %s:%s; %s:%s exists too: name it so to mean that one"
+        % (path, r.name, rel, r.name, other)
+        for other in passed_over
+    ]
     rows = store.all(
         "SELECT f.reads, f.edits, s.* FROM session_files f JOIN sessions s ON s.id = f.session_id "
         "WHERE f.repo_id = ? AND f.path = ? ORDER BY coalesce(s.ended_at, s.created_at) DESC LIMIT ?",
@@ -10752,6 +10758,7 @@ def sessions_touching(store, repo, path, cwd=None, limit=20):
         "repo": r.name,
         "path": rel,
         "sessions": [dict(_session_dict(row), reads=row["reads"], edits=row["edits"]) for row in rows],
+        "warnings": warnings,
     }
 
 
@@ -13980,6 +13987,8 @@ def cmd_sessions(args, store):
             )
             for s in res["sessions"]
         ) or "no imported session read or edited %s:%s" % (res["repo"], res["path"])
+        for w in res["warnings"]:
+            sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
         emit(args, res, text)
         return 0
     sessions = list_sessions(store, repo=args.repo, limit=args.limit)
