@@ -4935,6 +4935,9 @@ def _plural(n, word, plural=None):
     return "%d %s" % (n, word if n == 1 else plural or word + "s")
 
 
+SYMBOL_HISTORY_MAX_COMMITS = 200  # commits whose copy of a changed symbol's file is read, newest first
+
+
 class _SymbolChange:
     """The reason for a cited symbol whose text changed, finished once the symbol's text at each
     commit that touched its file is known (FreshnessChecker reads those in one batch per repo)."""
@@ -4949,13 +4952,23 @@ class _SymbolChange:
         self.text = None
 
     def specs(self):
-        return ["%s:%s" % (c["sha"], p) for c, p in self.touching]
+        # The newest SYMBOL_HISTORY_MAX_COMMITS commits are judged, each against the one before:
+        # one more blob than that is read.
+        return ["%s:%s" % (c["sha"], p) for c, p in self.touching[: SYMBOL_HISTORY_MAX_COMMITS + 1]]
 
     def finish(self, blobs, hash_of):
         """``blobs``: {spec: bytes or None}; ``hash_of(data, path)``: the symbol's hash in it."""
         changed, intact = [], 0
         before = self.stored
-        for commit, path in reversed(self.touching):  # oldest first
+        judged, older = self.touching, 0
+        if len(self.touching) > SYMBOL_HISTORY_MAX_COMMITS:
+            judged = self.touching[:SYMBOL_HISTORY_MAX_COMMITS]
+            older = len(self.touching) - len(judged)
+            commit, path = self.touching[len(judged)]
+            data = blobs.get("%s:%s" % (commit["sha"], path))
+            before = hash_of(data, path) if data is not None else None
+        changed_before = older and before != self.stored
+        for commit, path in reversed(judged):  # oldest first
             data = blobs.get("%s:%s" % (commit["sha"], path))
             after = hash_of(data, path) if data is not None else None
             if after != before:
@@ -4976,6 +4989,12 @@ class _SymbolChange:
         if intact:
             where += "; the file changed in %s that left it intact" % _plural(
                 intact, "other commit" if changed else "commit"
+            )
+        if older:
+            where += "; %s that touched the file %s not examined%s" % (
+                _plural(older, "older commit"),
+                "was" if older == 1 else "were",
+                " (the symbol had changed by then)" if changed_before else "",
             )
         if self.now is None:
             path = self.label.rpartition("#")[0]
