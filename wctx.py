@@ -4969,6 +4969,9 @@ def _plural(n, word, plural=None):
     return "%d %s" % (n, word if n == 1 else plural or word + "s")
 
 
+SYMBOL_HISTORY_MAX_COMMITS = 200  # commits whose copy of a changed symbol's file is read, newest first
+
+
 class _SymbolChange:
     """The reason for a cited symbol whose text changed, finished once the symbol's text at each
     commit that touched its file is known (FreshnessChecker reads those in one batch per repo)."""
@@ -4983,13 +4986,23 @@ class _SymbolChange:
         self.text = None
 
     def specs(self):
-        return ["%s:%s" % (c["sha"], p) for c, p in self.touching]
+        # The newest SYMBOL_HISTORY_MAX_COMMITS commits are judged, each against the one before:
+        # one more blob than that is read.
+        return ["%s:%s" % (c["sha"], p) for c, p in self.touching[: SYMBOL_HISTORY_MAX_COMMITS + 1]]
 
     def finish(self, blobs, hash_of):
         """``blobs``: {spec: bytes or None}; ``hash_of(data, path)``: the symbol's hash in it."""
         changed, intact = [], 0
         before = self.stored
-        for commit, path in reversed(self.touching):  # oldest first
+        judged, older = self.touching, 0
+        if len(self.touching) > SYMBOL_HISTORY_MAX_COMMITS:
+            judged = self.touching[:SYMBOL_HISTORY_MAX_COMMITS]
+            older = len(self.touching) - len(judged)
+            commit, path = self.touching[len(judged)]
+            data = blobs.get("%s:%s" % (commit["sha"], path))
+            before = hash_of(data, path) if data is not None else None
+        changed_before = older and before != self.stored
+        for commit, path in reversed(judged):  # oldest first
             data = blobs.get("%s:%s" % (commit["sha"], path))
             after = hash_of(data, path) if data is not None else None
             if after != before:
@@ -5010,6 +5023,12 @@ class _SymbolChange:
         if intact:
             where += "; the file changed in %s that left it intact" % _plural(
                 intact, "other commit" if changed else "commit"
+            )
+        if older:
+            where += "; %s that touched the file %s not examined%s" % (
+                _plural(older, "older commit"),
+                "was" if older == 1 else "were",
+                " (the symbol had changed by then)" if changed_before else "",
             )
         if self.now is None:
             path = self.label.rpartition("#")[0]
@@ -10776,7 +10795,13 @@ def sessions_touching(store, repo, path, cwd=None, limit=20):
     src/upload.ts in upload-sdk"), most recent first."""
     cwd = cwd or os.getcwd()
     r = resolve_repo(store, repo, cwd=cwd)
-    rel, _ = repo_relative_path(r.path, path, cwd=cwd)
+    passed_over = []
+    rel, _ = repo_relative_path(r.path, path, cwd=cwd, passed_over=passed_over)
+    warnings = [
+        "--file %s: read %s:%s; %s:%s exists too: name it so to mean that one"
+        % (path, r.name, rel, r.name, other)
+        for other in passed_over
+    ]
     rows = store.all(
         "SELECT f.reads, f.edits, s.* FROM session_files f JOIN sessions s ON s.id = f.session_id "
         "WHERE f.repo_id = ? AND f.path = ? ORDER BY coalesce(s.ended_at, s.created_at) DESC LIMIT ?",
@@ -10786,6 +10811,7 @@ def sessions_touching(store, repo, path, cwd=None, limit=20):
         "repo": r.name,
         "path": rel,
         "sessions": [dict(_session_dict(row), reads=row["reads"], edits=row["edits"]) for row in rows],
+        "warnings": warnings,
     }
 
 
@@ -14014,6 +14040,8 @@ def cmd_sessions(args, store):
             )
             for s in res["sessions"]
         ) or "no imported session read or edited %s:%s" % (res["repo"], res["path"])
+        for w in res["warnings"]:
+            sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
         emit(args, res, text)
         return 0
     sessions = list_sessions(store, repo=args.repo, limit=args.limit)
