@@ -326,16 +326,18 @@ def hook_invocation(python=None):
     """wctx_invocation for the commands agents run at every session start and end, where
     start-up time is the budget. The interpreter runs isolated (-I: no PYTHON* variables, no user
     site, not the current directory, so neither a repository's own wctx.py nor the agent's
-    PYTHONDONTWRITEBYTECODE changes what runs or how fast), and a wctx.py is imported rather than
-    run as a script: Python compiles a script on every start (~15,000 lines, a few hundred ms)
-    but reuses an imported module's cached bytecode."""
+    PYTHONDONTWRITEBYTECODE changes what runs or how fast); a wctx.py or wctx.pyz, which need
+    nothing but the standard library, also skip the site module (-S: no site-packages and none of
+    their .pth start-up code); and a wctx.py is imported rather than run as a script: Python
+    compiles a script on every start (~15,000 lines, a few hundred ms) but reuses an imported
+    module's cached bytecode."""
     argv = wctx_invocation(python)
     if len(argv) == 1 or argv[1] == "-I":
         return argv  # the console script; an installed module, already isolated
     here = os.path.abspath(__file__)
     if argv[1] == here:  # this wctx.py
-        return [argv[0], "-I", "-c", _load_from_file(here)]
-    return [argv[0], "-I", argv[1]]  # the zipapp, whose own loader caches compiled modules
+        return [argv[0], "-I", "-S", "-c", _load_from_file(here)]
+    return [argv[0], "-I", "-S", argv[1]]  # the zipapp, whose own loader caches compiled modules
 
 
 def _load_from_file(path):
@@ -1254,6 +1256,13 @@ def m009_briefing_served(db):
     )
 
 
+def m010_anchor_symbols(db):
+    # Recall by code reference reads, per related repository, the anchors citing given symbols
+    # and the files cited without one: a covering index answers both without touching the table
+    # (at 10,000 items the table scans cost more than the rest of a briefing).
+    db.execute("CREATE INDEX anchors_repo_symbol ON anchors(repo_id, symbol, path, repo_name, evidence_rid)")
+
+
 MIGRATIONS = [
     m001_initial,
     m002_fts,
@@ -1264,6 +1273,7 @@ MIGRATIONS = [
     m007_repository_identity,
     m008_session_fts,
     m009_briefing_served,
+    m010_anchor_symbols,
 ]
 
 
@@ -14645,6 +14655,21 @@ class _OneCommand:
         return self.sub.add_parser(name, **kw)
 
 
+def _hook_call(argv):
+    """The hook entry point for exactly the command lines `hooks install` writes (``[--home DIR]
+    brief --hook AGENT``, ``[--home DIR] import --hook``), as a function of no arguments: agents
+    run them at every session start and end, and building the CLI parser would cost more than
+    parsing them. None for any other command line (the parser then reads it)."""
+    home = None
+    if len(argv) > 2 and argv[0] == "--home":
+        home, argv = argv[1], argv[2:]
+    if argv == ["import", "--hook"]:
+        return lambda: run_import_hook(home)
+    if len(argv) == 3 and argv[:2] == ["brief", "--hook"] and argv[2] in HOOK_AGENTS:
+        return lambda: run_brief_hook(argv[2], home)
+    return None
+
+
 def _command_in(argv):
     """The command word of a command line, when only ``--home DIR`` precedes it; else None."""
     i = 0
@@ -14977,6 +15002,9 @@ def main(argv=None):
         sys.stdout.write("wctx %s\n" % __version__)
         return 0
     argv = sys.argv[1:] if argv is None else list(argv)
+    hook = _hook_call(argv)
+    if hook is not None:
+        return hook()
     wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
     try:
         command = _command_in(argv)
