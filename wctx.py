@@ -18,6 +18,7 @@ import bisect
 import collections
 import functools
 import json
+import math
 import os
 import re
 import sys
@@ -126,6 +127,11 @@ RANK_CONFIDENCE_WEIGHT = 0.10  # times (confidence - 0.5); items without a state
 RANK_KIND_BONUS = {"known_issue": 0.03, "decision": 0.02, "constraint": 0.02, "finding": 0.02}
 RANK_RECENCY_BONUS = 0.05  # decays with a 90-day half-life
 RANK_RECENCY_HALF_LIFE_DAYS = 90.0
+# Text strength is scaled by coverage ** RANK_COVERAGE_POWER: the idf-weighted share of the query's
+# terms an item holds (1.0 when it holds them all). A term only the item's session summary holds
+# counts RANK_SUMMARY_SHARE of its weight, the summary being context rather than content.
+RANK_COVERAGE_POWER = 1.0
+RANK_SUMMARY_SHARE = BM25_WEIGHT_SUMMARY / BM25_WEIGHT_DETAIL  # half a detail word's weight
 CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
 # FTS5 ranks its best CANDIDATE_WINDOW x (candidate count) matches on its own before the scope
 # filter joins them; see _ranked_matches.
@@ -266,8 +272,9 @@ def wctx_command_path():
 
 
 def _installed_module(path):
-    """True when ``path`` lies in one of this interpreter's site-packages folders (pip, pipx, a
-    venv), so that ``python -m wctx`` finds it from any directory."""
+    """Where ``path`` lies: "site" in one of this interpreter's site-packages folders (pip, pipx,
+    a venv), so that ``python -I -m wctx`` finds it from any directory; "user" in the user's own
+    site-packages (``pip install --user``), which isolated mode (-I) leaves out; else None."""
     import site
     import sysconfig
 
@@ -281,12 +288,14 @@ def _installed_module(path):
         folders.update(site.getsitepackages())
     except AttributeError:  # old virtualenv's site module
         pass
-    try:
-        folders.add(site.getusersitepackages())
-    except AttributeError:
-        pass
     here = os.path.realpath(os.path.dirname(path))
-    return any(f and os.path.realpath(f) == here for f in folders)
+    if any(f and os.path.realpath(f) == here for f in folders):
+        return "site"
+    try:
+        user = site.getusersitepackages()
+    except AttributeError:
+        user = None
+    return "user" if user and os.path.realpath(user) == here else None
 
 
 def wctx_invocation(python=None):
@@ -303,9 +312,42 @@ def wctx_invocation(python=None):
     container = os.path.dirname(here)
     if os.path.isfile(container):  # inside a zipapp: /path/wctx.pyz/wctx.py
         return [interpreter, container]
-    if _installed_module(here):
-        return [interpreter, "-m", "wctx"]
+    installed = _installed_module(here)
+    if installed == "site":
+        # -I: `-m` would otherwise look in the current directory first, where a repository's own
+        # wctx.py would run instead of this one.
+        return [interpreter, "-I", "-m", "wctx"]
+    if installed == "user":
+        return [interpreter, "-I", "-c", _load_from_file(here)]
     return [interpreter, here]
+
+
+def hook_invocation(python=None):
+    """wctx_invocation for the commands agents run at every session start and end, where
+    start-up time is the budget. The interpreter runs isolated (-I: no PYTHON* variables, no user
+    site, not the current directory, so neither a repository's own wctx.py nor the agent's
+    PYTHONDONTWRITEBYTECODE changes what runs or how fast); a wctx.py or wctx.pyz, which need
+    nothing but the standard library, also skip the site module (-S: no site-packages and none of
+    their .pth start-up code); and a wctx.py is imported rather than run as a script: Python
+    compiles a script on every start (~15,000 lines, a few hundred ms) but reuses an imported
+    module's cached bytecode."""
+    argv = wctx_invocation(python)
+    if len(argv) == 1 or argv[1] == "-I":
+        return argv  # the console script; an installed module, already isolated
+    here = os.path.abspath(__file__)
+    if argv[1] == here:  # this wctx.py
+        return [argv[0], "-I", "-S", "-c", _load_from_file(here)]
+    return [argv[0], "-I", "-S", argv[1]]  # the zipapp, whose own loader caches compiled modules
+
+
+def _load_from_file(path):
+    """Python for ``-c`` that imports wctx from exactly ``path`` (its cached bytecode when there
+    is one) and runs it: nothing else on sys.path is consulted."""
+    return (
+        'import importlib.util as u, sys; s = u.spec_from_file_location("wctx", %s); '
+        'm = u.module_from_spec(s); sys.modules["wctx"] = m; s.loader.exec_module(m); '
+        "sys.exit(m.main())" % json.dumps(path)  # a JSON string is a Python string literal
+    )
 
 
 def shell_command(argv):
@@ -1237,6 +1279,13 @@ def m009_briefing_served(db):
     )
 
 
+def m010_anchor_symbols(db):
+    # Recall by code reference reads, per related repository, the anchors citing given symbols
+    # and the files cited without one: a covering index answers both without touching the table
+    # (at 10,000 items the table scans cost more than the rest of a briefing).
+    db.execute("CREATE INDEX anchors_repo_symbol ON anchors(repo_id, symbol, path, repo_name, evidence_rid)")
+
+
 MIGRATIONS = [
     m001_initial,
     m002_fts,
@@ -1247,6 +1296,7 @@ MIGRATIONS = [
     m007_repository_identity,
     m008_session_fts,
     m009_briefing_served,
+    m010_anchor_symbols,
 ]
 
 
@@ -4958,6 +5008,9 @@ def _plural(n, word, plural=None):
     return "%d %s" % (n, word if n == 1 else plural or word + "s")
 
 
+SYMBOL_HISTORY_MAX_COMMITS = 200  # commits whose copy of a changed symbol's file is read, newest first
+
+
 class _SymbolChange:
     """The reason for a cited symbol whose text changed, finished once the symbol's text at each
     commit that touched its file is known (FreshnessChecker reads those in one batch per repo)."""
@@ -4972,13 +5025,23 @@ class _SymbolChange:
         self.text = None
 
     def specs(self):
-        return ["%s:%s" % (c["sha"], p) for c, p in self.touching]
+        # The newest SYMBOL_HISTORY_MAX_COMMITS commits are judged, each against the one before:
+        # one more blob than that is read.
+        return ["%s:%s" % (c["sha"], p) for c, p in self.touching[: SYMBOL_HISTORY_MAX_COMMITS + 1]]
 
     def finish(self, blobs, hash_of):
         """``blobs``: {spec: bytes or None}; ``hash_of(data, path)``: the symbol's hash in it."""
         changed, intact = [], 0
         before = self.stored
-        for commit, path in reversed(self.touching):  # oldest first
+        judged, older = self.touching, 0
+        if len(self.touching) > SYMBOL_HISTORY_MAX_COMMITS:
+            judged = self.touching[:SYMBOL_HISTORY_MAX_COMMITS]
+            older = len(self.touching) - len(judged)
+            commit, path = self.touching[len(judged)]
+            data = blobs.get("%s:%s" % (commit["sha"], path))
+            before = hash_of(data, path) if data is not None else None
+        changed_before = older and before != self.stored
+        for commit, path in reversed(judged):  # oldest first
             data = blobs.get("%s:%s" % (commit["sha"], path))
             after = hash_of(data, path) if data is not None else None
             if after != before:
@@ -4999,6 +5062,12 @@ class _SymbolChange:
         if intact:
             where += "; the file changed in %s that left it intact" % _plural(
                 intact, "other commit" if changed else "commit"
+            )
+        if older:
+            where += "; %s that touched the file %s not examined%s" % (
+                _plural(older, "older commit"),
+                "was" if older == 1 else "were",
+                " (the symbol had changed by then)" if changed_before else "",
             )
         if self.now is None:
             path = self.label.rpartition("#")[0]
@@ -6030,18 +6099,50 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     return list(terms)[:limit]
 
 
+_VOWELS = frozenset("aeiou")
+
+
+def _light_stem(word):
+    """A prefix of ``word`` that its inflections and close derivations share: plural, past and
+    -ing forms, -ly adverbs, -tion nouns and a silent final e come off ("expires", "expired",
+    "expiring" -> "expir"; "creation", "created" -> "creat"; "freshly" -> "fresh"). At least four
+    letters always stay, so short words are their own stem."""
+
+    def cut(stem, suffix, keep="", shortest=4):
+        base = stem[: -len(suffix)] + keep
+        return base if stem.endswith(suffix) and len(base) >= shortest else None
+
+    stem = word
+    if not stem.endswith("ss"):
+        stem = cut(stem, "ies", "i") or cut(stem, "es") or cut(stem, "s", shortest=3) or stem
+    stem = (
+        cut(stem, "ied", "i")
+        or cut(stem, "ing")
+        or cut(stem, "ed")
+        or cut(stem, "ily", "i")
+        or cut(stem, "ly")
+        or stem
+    )
+    if stem != word and len(stem) >= 5 and stem[-1] == stem[-2] and stem[-1] not in _VOWELS | {"l", "s"}:
+        stem = stem[:-1]  # "stopped" -> "stop", "mapping" -> "map"; not "called", "passed"
+    stem = cut(stem, "ation", shortest=5) or cut(stem, "tion", "t") or cut(stem, "e") or stem
+    if stem.endswith("y") and len(stem) >= 4 and stem[-2] not in _VOWELS:
+        stem = stem[:-1] + "i"  # "retry", "retries", "retried" -> "retri"
+    return stem
+
+
 def match_forms(term):
-    """The forms a term is prefix-matched by: the term itself, or a light stem of a plain word, so
-    that "expires" finds "expired" and "pdfs" finds "pdf". A stem is a prefix of the word, so it
-    only ever widens the match; "ies" also tries the "y" form ("retries" -> "retry")."""
+    """The forms a term is prefix-matched by: the term itself, or a light stem of a plain word
+    (_light_stem), so that "expires" finds "expired" and "retry" finds "retries". A stem never
+    loses more than the word's ending, so it only widens the match; a word whose stem is not its
+    prefix ("retry" -> "retri") keeps its own form too."""
     if not term.isalpha() or not term.isascii() or len(term) < 4:
         return [term]
-    if term.endswith("ies") and len(term) >= 5:
-        return [term, term[:-3] + "y"]
-    for suffix, shortest in (("ing", 4), ("ed", 4), ("es", 4), ("s", 3)):
-        if term.endswith(suffix) and not term.endswith("ss") and len(term) - len(suffix) >= shortest:
-            return [term[: -len(suffix)]]
-    return [term]
+    stem = _light_stem(term)
+    forms = [stem] if term.startswith(stem) else [stem, term]
+    if stem.endswith("i"):
+        forms.append(stem[:-1] + "y")  # "retries" -> "retri", and "retry" itself
+    return list(dict.fromkeys(forms))
 
 
 def _fts_term(term):
@@ -6220,7 +6321,9 @@ class Candidate:
     """One evidence item while search ranks it: the columns the rerank reads, the text strength
     of its match (bm25, positive, larger is better), the tier that found it and the score."""
 
-    __slots__ = ("rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named")
+    __slots__ = (
+        "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
+    )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
         self.rid = rid
@@ -6231,6 +6334,7 @@ class Candidate:
         self.strength = strength
         self.tier = tier  # "all" terms, "rare" terms, "summary", "tail" (paging), or a fallback kind
         self.score = strength
+        self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
         self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
 
 
@@ -6833,13 +6937,53 @@ def _query_names(store, raw_query, terms, cands, anchors):
         c.named = tuple(dict.fromkeys(named))
 
 
+def _term_weights(store, terms):
+    """{term: idf} over the store's items (the bm25 form, always positive): how much matching
+    the term says about an item. Document frequencies come from _doc_freqs (cached)."""
+    df = _doc_freqs(store, terms)
+    total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+    return {t: math.log(1.0 + (total - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+
+
+def _query_coverage(store, terms, cands, anchors):
+    """Mark each candidate with the share of the query it answers: the weight (idf) of the terms
+    its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE of the weight of
+    those only its session summary holds, over the weight of every term. bm25 adds up what an
+    item matches with column weights, so one common word in a short claim can outscore every rare
+    word of the query in a detail; coverage is what keeps that match below the fuller one."""
+    weight = _term_weights(store, terms)
+    whole = sum(weight.values())
+    if len(terms) < 2 or not whole:
+        return
+    texts = {}
+    rids = [c.rid for c in cands]
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for rid, claim, detail, summary in store.all(
+            "SELECT e.rid, e.claim, e.detail, s.summary FROM evidence e JOIN sessions s ON s.id = e.session_id "
+            "WHERE e.rid IN (%s)" % ",".join("?" * len(chunk)),
+            chunk,
+        ):
+            texts[rid] = ("%s\n%s" % (claim, detail or ""), summary)
+    floor = min(weight.values()) / whole  # FTS5 matched it on something: at least its weakest term
+    for c in cands:
+        text, summary = texts.get(c.rid, ("", None))
+        cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
+        own = set(_word_hits(terms, text + "\n" + cited))
+        rest = [t for t in terms if t not in own]
+        context = _word_hits(rest, summary) if summary and rest else ()
+        share = sum(weight[t] for t in own) + RANK_SUMMARY_SHARE * sum(weight[t] for t in context)
+        c.coverage = max(floor, share / whole)
+
+
 def _rerank(cands, scope, now):
-    """Score = text strength x what the query names x (mildly) topology, confidence, kind and
-    recency. Every factor but the named ones is within a few tens of percent, so a clearly
-    stronger text match wins whatever repository it lives in; they order near-equals."""
+    """Score = text strength x query coverage x what the query names x (mildly) topology,
+    confidence, kind and recency. Every factor but coverage and the named ones is within a few
+    tens of percent, so a clearly stronger text match wins whatever repository it lives in; they
+    order near-equals."""
     reach = scope.topology.reach
     for c in cands:
-        score = RANK_WEIGHT_TEXT * c.strength
+        score = RANK_WEIGHT_TEXT * c.strength * c.coverage**RANK_COVERAGE_POWER
         for what, _ in c.named:
             score *= 1.0 + RANK_NAMED_BONUS[what]
         distance = reach.get(c.repo_id, (None,))[0]
@@ -6917,6 +7061,7 @@ def search(
     anchors = _load_anchors(store, [c.rid for c in cands]) if mode == "text" and rank != "fts" else {}
     if mode == "text" and rank != "fts":
         _query_names(store, query, terms, cands, anchors)
+        _query_coverage(store, terms, cands, anchors)
         _rerank(cands, scope, time.time())
     fresh = {}
 
@@ -10765,7 +10910,13 @@ def sessions_touching(store, repo, path, cwd=None, limit=20):
     src/upload.ts in upload-sdk"), most recent first."""
     cwd = cwd or os.getcwd()
     r = resolve_repo(store, repo, cwd=cwd)
-    rel, _ = repo_relative_path(r.path, path, cwd=cwd)
+    passed_over = []
+    rel, _ = repo_relative_path(r.path, path, cwd=cwd, passed_over=passed_over)
+    warnings = [
+        "--file %s: read %s:%s; %s:%s exists too: name it so to mean that one"
+        % (path, r.name, rel, r.name, other)
+        for other in passed_over
+    ]
     rows = store.all(
         "SELECT f.reads, f.edits, s.* FROM session_files f JOIN sessions s ON s.id = f.session_id "
         "WHERE f.repo_id = ? AND f.path = ? ORDER BY coalesce(s.ended_at, s.created_at) DESC LIMIT ?",
@@ -10775,6 +10926,7 @@ def sessions_touching(store, repo, path, cwd=None, limit=20):
         "repo": r.name,
         "path": rel,
         "sessions": [dict(_session_dict(row), reads=row["reads"], edits=row["edits"]) for row in rows],
+        "warnings": warnings,
     }
 
 
@@ -10909,7 +11061,7 @@ def session_activity(store, session_id):
 #   (after every turn, which import extends idempotently) on the versions before it.
 # - Gemini CLI: $GEMINI_CLI_HOME/.gemini/settings.json or ~/.gemini/settings.json; SessionEnd
 #   (timeouts there are in milliseconds).
-# The command is the one that runs this wctx from a clean shell (wctx_invocation); install runs it
+# The command is the one that runs this wctx from a clean shell (hook_invocation); install runs it
 # once with a probe payload, and doctor does again, so a hook that cannot start is reported.
 
 HOOK_EVENTS = {AGENT_CLAUDE_CODE: "SessionEnd", AGENT_CODEX: "Stop", AGENT_GEMINI: "SessionEnd"}
@@ -10929,9 +11081,9 @@ HOOK_PROBE_PATH = "/usr/bin:/bin"  # the clean shell the probe runs the command 
 
 
 def hook_command(python=None, home=None, action=("import", "--hook")):
-    """The shell command an agent's hook runs: this wctx (see wctx_invocation), --home when given,
+    """The shell command an agent's hook runs: this wctx (see hook_invocation), --home when given,
     then ``action``."""
-    argv = wctx_invocation(python)
+    argv = hook_invocation(python)
     if home:
         argv += ["--home", os.path.abspath(os.path.expanduser(home))]
     return shell_command(argv + list(action))
@@ -12027,13 +12179,14 @@ def format_eval_report(report):
     scoped = [v for v in report["variants"] if not v["all_scope"]]
     lines += ["", "by category (%s):" % " / ".join(v["name"] for v in scoped)]
     lines.append(
-        "%-15s %3s %13s %13s %13s %13s %13s" % ("category", "n", "hit@1", "hit@5", "MRR", "nDCG@10", "attrib")
+        "%-15s %3s %13s %13s %13s %13s %13s %13s"
+        % ("category", "n", "hit@1", "hit@5", "MRR", "nDCG@10", "recall@10", "attrib")
     )
     for cat, n in c["categories"].items():
         cells = []
-        for metric in ("hit@1", "hit@5", "mrr", "ndcg@10", "attribution"):
+        for metric in ("hit@1", "hit@5", "mrr", "ndcg@10", "recall@10", "attribution"):
             cells.append(" / ".join("%.2f" % v["by_category"][cat][metric] for v in scoped))
-        lines.append("%-15s %3d %13s %13s %13s %13s %13s" % (cat, n, *cells))
+        lines.append("%-15s %3d %13s %13s %13s %13s %13s %13s" % (cat, n, *cells))
     f = report.get("freshness")
     if f:
         pairs = ", ".join("%s %d" % (k, n) for k, n in f["expected_vs_verdict"].items())
@@ -14003,6 +14156,8 @@ def cmd_sessions(args, store):
             )
             for s in res["sessions"]
         ) or "no imported session read or edited %s:%s" % (res["repo"], res["path"])
+        for w in res["warnings"]:
+            sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
         emit(args, res, text)
         return 0
     sessions = list_sessions(store, repo=args.repo, limit=args.limit)
@@ -14523,6 +14678,21 @@ class _OneCommand:
         return self.sub.add_parser(name, **kw)
 
 
+def _hook_call(argv):
+    """The hook entry point for exactly the command lines `hooks install` writes (``[--home DIR]
+    brief --hook AGENT``, ``[--home DIR] import --hook``), as a function of no arguments: agents
+    run them at every session start and end, and building the CLI parser would cost more than
+    parsing them. None for any other command line (the parser then reads it)."""
+    home = None
+    if len(argv) > 2 and argv[0] == "--home":
+        home, argv = argv[1], argv[2:]
+    if argv == ["import", "--hook"]:
+        return lambda: run_import_hook(home)
+    if len(argv) == 3 and argv[:2] == ["brief", "--hook"] and argv[2] in HOOK_AGENTS:
+        return lambda: run_brief_hook(argv[2], home)
+    return None
+
+
 def _command_in(argv):
     """The command word of a command line, when only ``--home DIR`` precedes it; else None."""
     i = 0
@@ -14855,6 +15025,9 @@ def main(argv=None):
         sys.stdout.write("wctx %s\n" % __version__)
         return 0
     argv = sys.argv[1:] if argv is None else list(argv)
+    hook = _hook_call(argv)
+    if hook is not None:
+        return hook()
     wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
     try:
         command = _command_in(argv)
