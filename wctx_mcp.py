@@ -19,10 +19,12 @@ Standard library only (Python 3.8+). License: MIT.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import queue
 import re
+import select
 import sys
 import threading
 
@@ -839,6 +841,8 @@ ENTRY_STRING_LIMIT = 200  # characters per file path / reason / label in an entr
 def _cap_list(values, limit, text_limit, label, cut):
     """The first ``limit`` strings, each clipped; what was cut is counted in ``cut``."""
     values = list(values)
+    if len(values) <= limit and not any(isinstance(v, str) and len(v) > text_limit for v in values):
+        return values  # the usual entry: nothing to cut
     if len(values) > limit:
         cut.append(f"{label}: {len(values) - limit} more not shown")
         values = values[:limit]
@@ -857,10 +861,7 @@ def _evidence_summary(item, text_limit):
     Long file lists, paths and reasons are cut (and said so in the entry's ``truncated``) so that
     one entry always fits in a result on its own.
     """
-    out = {}
-    for key in SUMMARY_FIELDS:
-        if key in item:
-            out[key] = item[key]
+    out = {key: item[key] for key in SUMMARY_FIELDS if key in item}
     cut = []
     files = out.get("files")
     if isinstance(files, list):
@@ -1615,10 +1616,13 @@ def _request_keys(message):
 
 
 class Transport:
-    """A reader thread decodes lines; the caller's thread handles them in order and writes replies.
+    """Lines in, decoded messages out in order; replies written by the caller's thread.
 
-    The reader sees a ``notifications/cancelled`` as soon as it arrives, even while an earlier
-    request is being handled, so a cancelled request is never answered.
+    A ``notifications/cancelled`` is seen even when it arrives while an earlier request is being
+    handled, so a cancelled request is never answered. Where the input is a pipe or file that
+    select() can watch (not on Windows), the handling thread reads it itself and, before each
+    reply, takes in whatever has arrived meanwhile: no second thread to hand every request over
+    to. Elsewhere (a file object without a descriptor, Windows) a reader thread does the reading.
     """
 
     def __init__(self, infile, outfile):
@@ -1628,10 +1632,17 @@ class Transport:
         self.lock = threading.Lock()
         self.pending = set()
         self.cancelled = set()
+        self.fd = _watchable_fd(infile)
+        self.ready = collections.deque()  # decoded, not yet handled (descriptor mode)
+        self.buffer = bytearray()  # bytes after the last complete line
+        self.scanned = 0  # buffer[:scanned] holds no newline
+        self.discarding = False  # inside a line longer than MAX_MESSAGE_BYTES
+        self.at_eof = False
 
     def start(self):
-        reader = threading.Thread(target=self._read, name="wctx-mcp-reader", daemon=True)
-        reader.start()
+        if self.fd is None:
+            reader = threading.Thread(target=self._read, name="wctx-mcp-reader", daemon=True)
+            reader.start()
 
     def _read(self):
         try:
@@ -1646,13 +1657,67 @@ class Transport:
                             break
                     self.inbox.put(_Oversized())
                     continue
-                line = line.rstrip(b"\r\n")
-                if not line.strip():
-                    continue
-                self.inbox.put(self._decode(line))
+                self._take(line, self.inbox.put)
         except (OSError, ValueError):
             pass
         self.inbox.put(_EOF)
+
+    def _take(self, line, put):
+        line = line.rstrip(b"\r\n")
+        if line.strip():
+            put(self._decode(line))
+
+    def _read_fd(self, wait):
+        """Read what the descriptor has (waiting for it when ``wait``) into ``ready``; the number
+        of bytes read (0 at the end of input)."""
+        if self.at_eof:
+            return 0
+        if wait:
+            select.select([self.fd], [], [])
+        try:
+            chunk = os.read(self.fd, 1 << 16)
+        except BlockingIOError:  # a descriptor someone made non-blocking: nothing there yet
+            return 0
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.at_eof = True
+            if self.discarding:
+                self.ready.append(_Oversized())
+            elif self.buffer:
+                self._take(bytes(self.buffer), self.ready.append)
+            self.ready.append(_EOF)
+            return 0
+        buffer = self.buffer
+        buffer += chunk
+        start = 0
+        while True:
+            end = buffer.find(b"\n", max(start, self.scanned))
+            if end < 0:
+                break
+            if self.discarding:
+                self.discarding = False
+                self.ready.append(_Oversized())
+            elif end - start > MAX_MESSAGE_BYTES:
+                self.ready.append(_Oversized())
+            else:
+                self._take(bytes(buffer[start:end]), self.ready.append)
+            start = end + 1
+        del buffer[:start]
+        self.scanned = len(buffer)
+        if len(buffer) > MAX_MESSAGE_BYTES:
+            self.discarding = True  # the message is refused when its line ends
+            del buffer[:]
+            self.scanned = 0
+        return len(chunk)
+
+    def poll(self):
+        """Take in what has already arrived, without waiting (descriptor mode): a cancellation
+        sent while a request ran then applies before its reply is written."""
+        if self.fd is None:
+            return
+        while select.select([self.fd], [], [], 0)[0] and self._read_fd(wait=False):
+            pass
 
     def _decode(self, line):
         try:
@@ -1682,7 +1747,11 @@ class Transport:
         return message
 
     def next_message(self):
-        return self.inbox.get()
+        if self.fd is None:
+            return self.inbox.get()
+        while not self.ready and not self.at_eof:
+            self._read_fd(wait=True)
+        return self.ready.popleft() if self.ready else _EOF
 
     def is_cancelled(self, message):
         keys = _request_keys(message)
@@ -1724,6 +1793,19 @@ class Transport:
         self.outfile.flush()
 
 
+def _watchable_fd(infile):
+    """The descriptor of ``infile`` when select() can wait on it, else None. The server owns its
+    input from the start (nothing has been read through the file object's buffer)."""
+    if sys.platform == "win32":  # select() takes sockets only there
+        return None
+    try:
+        fd = infile.fileno()
+        select.select([fd], [], [], 0)
+    except (AttributeError, OSError, ValueError):
+        return None
+    return fd
+
+
 def serve(connection, infile, outfile):
     """Answer messages until stdin closes. Returns 0."""
     transport = Transport(infile, outfile)
@@ -1759,6 +1841,7 @@ def serve(connection, infile, outfile):
                 INTERNAL_ERROR,
                 f"Internal error: {type(e).__name__}",
             )
+        transport.poll()
         reply = transport.drop_cancelled(reply)
         transport.settle(message)
         if reply is not None:
