@@ -266,8 +266,9 @@ def wctx_command_path():
 
 
 def _installed_module(path):
-    """True when ``path`` lies in one of this interpreter's site-packages folders (pip, pipx, a
-    venv), so that ``python -m wctx`` finds it from any directory."""
+    """Where ``path`` lies: "site" in one of this interpreter's site-packages folders (pip, pipx,
+    a venv), so that ``python -I -m wctx`` finds it from any directory; "user" in the user's own
+    site-packages (``pip install --user``), which isolated mode (-I) leaves out; else None."""
     import site
     import sysconfig
 
@@ -281,12 +282,14 @@ def _installed_module(path):
         folders.update(site.getsitepackages())
     except AttributeError:  # old virtualenv's site module
         pass
-    try:
-        folders.add(site.getusersitepackages())
-    except AttributeError:
-        pass
     here = os.path.realpath(os.path.dirname(path))
-    return any(f and os.path.realpath(f) == here for f in folders)
+    if any(f and os.path.realpath(f) == here for f in folders):
+        return "site"
+    try:
+        user = site.getusersitepackages()
+    except AttributeError:
+        user = None
+    return "user" if user and os.path.realpath(user) == here else None
 
 
 def wctx_invocation(python=None):
@@ -303,9 +306,40 @@ def wctx_invocation(python=None):
     container = os.path.dirname(here)
     if os.path.isfile(container):  # inside a zipapp: /path/wctx.pyz/wctx.py
         return [interpreter, container]
-    if _installed_module(here):
-        return [interpreter, "-m", "wctx"]
+    installed = _installed_module(here)
+    if installed == "site":
+        # -I: `-m` would otherwise look in the current directory first, where a repository's own
+        # wctx.py would run instead of this one.
+        return [interpreter, "-I", "-m", "wctx"]
+    if installed == "user":
+        return [interpreter, "-I", "-c", _load_from_file(here)]
     return [interpreter, here]
+
+
+def hook_invocation(python=None):
+    """wctx_invocation for the commands agents run at every session start and end, where
+    start-up time is the budget. The interpreter runs isolated (-I: no PYTHON* variables, no user
+    site, not the current directory, so neither a repository's own wctx.py nor the agent's
+    PYTHONDONTWRITEBYTECODE changes what runs or how fast), and a wctx.py is imported rather than
+    run as a script: Python compiles a script on every start (~15,000 lines, a few hundred ms)
+    but reuses an imported module's cached bytecode."""
+    argv = wctx_invocation(python)
+    if len(argv) == 1 or argv[1] == "-I":
+        return argv  # the console script; an installed module, already isolated
+    here = os.path.abspath(__file__)
+    if argv[1] == here:  # this wctx.py
+        return [argv[0], "-I", "-c", _load_from_file(here)]
+    return [argv[0], "-I", argv[1]]  # the zipapp, whose own loader caches compiled modules
+
+
+def _load_from_file(path):
+    """Python for ``-c`` that imports wctx from exactly ``path`` (its cached bytecode when there
+    is one) and runs it: nothing else on sys.path is consulted."""
+    return (
+        'import importlib.util as u, sys; s = u.spec_from_file_location("wctx", %s); '
+        'm = u.module_from_spec(s); sys.modules["wctx"] = m; s.loader.exec_module(m); '
+        "sys.exit(m.main())" % json.dumps(path)  # a JSON string is a Python string literal
+    )
 
 
 def shell_command(argv):
@@ -4997,6 +5031,9 @@ def _plural(n, word, plural=None):
     return "%d %s" % (n, word if n == 1 else plural or word + "s")
 
 
+SYMBOL_HISTORY_MAX_COMMITS = 200  # commits whose copy of a changed symbol's file is read, newest first
+
+
 class _SymbolChange:
     """The reason for a cited symbol whose text changed, finished once the symbol's text at each
     commit that touched its file is known (FreshnessChecker reads those in one batch per repo)."""
@@ -5011,13 +5048,23 @@ class _SymbolChange:
         self.text = None
 
     def specs(self):
-        return ["%s:%s" % (c["sha"], p) for c, p in self.touching]
+        # The newest SYMBOL_HISTORY_MAX_COMMITS commits are judged, each against the one before:
+        # one more blob than that is read.
+        return ["%s:%s" % (c["sha"], p) for c, p in self.touching[: SYMBOL_HISTORY_MAX_COMMITS + 1]]
 
     def finish(self, blobs, hash_of):
         """``blobs``: {spec: bytes or None}; ``hash_of(data, path)``: the symbol's hash in it."""
         changed, intact = [], 0
         before = self.stored
-        for commit, path in reversed(self.touching):  # oldest first
+        judged, older = self.touching, 0
+        if len(self.touching) > SYMBOL_HISTORY_MAX_COMMITS:
+            judged = self.touching[:SYMBOL_HISTORY_MAX_COMMITS]
+            older = len(self.touching) - len(judged)
+            commit, path = self.touching[len(judged)]
+            data = blobs.get("%s:%s" % (commit["sha"], path))
+            before = hash_of(data, path) if data is not None else None
+        changed_before = older and before != self.stored
+        for commit, path in reversed(judged):  # oldest first
             data = blobs.get("%s:%s" % (commit["sha"], path))
             after = hash_of(data, path) if data is not None else None
             if after != before:
@@ -5038,6 +5085,12 @@ class _SymbolChange:
         if intact:
             where += "; the file changed in %s that left it intact" % _plural(
                 intact, "other commit" if changed else "commit"
+            )
+        if older:
+            where += "; %s that touched the file %s not examined%s" % (
+                _plural(older, "older commit"),
+                "was" if older == 1 else "were",
+                " (the symbol had changed by then)" if changed_before else "",
             )
         if self.now is None:
             path = self.label.rpartition("#")[0]
@@ -10804,7 +10857,13 @@ def sessions_touching(store, repo, path, cwd=None, limit=20):
     src/upload.ts in upload-sdk"), most recent first."""
     cwd = cwd or os.getcwd()
     r = resolve_repo(store, repo, cwd=cwd)
-    rel, _ = repo_relative_path(r.path, path, cwd=cwd)
+    passed_over = []
+    rel, _ = repo_relative_path(r.path, path, cwd=cwd, passed_over=passed_over)
+    warnings = [
+        "--file %s: read %s:%s; %s:%s exists too: name it so to mean that one"
+        % (path, r.name, rel, r.name, other)
+        for other in passed_over
+    ]
     rows = store.all(
         "SELECT f.reads, f.edits, s.* FROM session_files f JOIN sessions s ON s.id = f.session_id "
         "WHERE f.repo_id = ? AND f.path = ? ORDER BY coalesce(s.ended_at, s.created_at) DESC LIMIT ?",
@@ -10814,6 +10873,7 @@ def sessions_touching(store, repo, path, cwd=None, limit=20):
         "repo": r.name,
         "path": rel,
         "sessions": [dict(_session_dict(row), reads=row["reads"], edits=row["edits"]) for row in rows],
+        "warnings": warnings,
     }
 
 
@@ -10948,7 +11008,7 @@ def session_activity(store, session_id):
 #   (after every turn, which import extends idempotently) on the versions before it.
 # - Gemini CLI: $GEMINI_CLI_HOME/.gemini/settings.json or ~/.gemini/settings.json; SessionEnd
 #   (timeouts there are in milliseconds).
-# The command is the one that runs this wctx from a clean shell (wctx_invocation); install runs it
+# The command is the one that runs this wctx from a clean shell (hook_invocation); install runs it
 # once with a probe payload, and doctor does again, so a hook that cannot start is reported.
 
 HOOK_EVENTS = {AGENT_CLAUDE_CODE: "SessionEnd", AGENT_CODEX: "Stop", AGENT_GEMINI: "SessionEnd"}
@@ -10968,9 +11028,9 @@ HOOK_PROBE_PATH = "/usr/bin:/bin"  # the clean shell the probe runs the command 
 
 
 def hook_command(python=None, home=None, action=("import", "--hook")):
-    """The shell command an agent's hook runs: this wctx (see wctx_invocation), --home when given,
+    """The shell command an agent's hook runs: this wctx (see hook_invocation), --home when given,
     then ``action``."""
-    argv = wctx_invocation(python)
+    argv = hook_invocation(python)
     if home:
         argv += ["--home", os.path.abspath(os.path.expanduser(home))]
     return shell_command(argv + list(action))
@@ -14042,6 +14102,8 @@ def cmd_sessions(args, store):
             )
             for s in res["sessions"]
         ) or "no imported session read or edited %s:%s" % (res["repo"], res["path"])
+        for w in res["warnings"]:
+            sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
         emit(args, res, text)
         return 0
     sessions = list_sessions(store, repo=args.repo, limit=args.limit)

@@ -99,6 +99,13 @@ def test_sessions_file_resolves_against_the_cwd_first(git_repo, store, run_cli):
     res = run_cli(["sessions", "--file", "pyproject.toml", "--json"], cwd=flask.file("examples/tutorial"))
     assert res.code == 0, res
     assert res.json["path"] == "examples/tutorial/pyproject.toml"
+    # Both files exist: it says which one it read and how to name the other, as capture does.
+    assert any("flask:pyproject.toml" in w for w in res.json["warnings"]), res.json
+    text = run_cli(["sessions", "--file", "pyproject.toml"], cwd=flask.file("examples/tutorial"))
+    assert text.code == 0 and "flask:pyproject.toml" in text.err, text
+    # Only the root has one: no warning.
+    res = run_cli(["sessions", "--file", "pyproject.toml", "--json"], cwd=flask.path)
+    assert res.code == 0 and res.json["warnings"] == [], res.json
 
 
 # ----------------------------------------------------------------------------------------------

@@ -93,6 +93,47 @@ def test_two_commits_each_reason_names_its_own_commit(product, run_cli):
     assert reason.startswith("symbol safe_join unchanged; other parts of src/helpers.py changed in 2 commits")
 
 
+def test_a_long_history_is_read_to_a_bound_and_the_reason_says_what_was_not_examined(
+    product, run_cli, monkeypatch
+):
+    # A file touched by more commits than the bound: the symbol's text is read at the newest ones
+    # only, and the reason counts the older commits instead of guessing about them.
+    monkeypatch.setattr(wctx, "SYMBOL_HISTORY_MAX_COMMITS", 3)
+    sdk = product.sdk
+    sdk.write("src/helpers.py", HELPERS_PY)
+    sdk.commit("add helpers")
+    eid = capture_one(product, ["src/helpers.py#send_file"])["id"]
+    sdk.write("src/helpers.py", sdk.read("src/helpers.py").replace("application/octet-stream", "text/plain"))
+    early = sdk.commit("send_file guesses text")
+    for n in range(4):
+        sdk.write(
+            "src/helpers.py", sdk.read("src/helpers.py").replace("code=30%d" % (2 + n), "code=30%d" % (3 + n))
+        )
+        sdk.commit("redirect code %d" % n)
+    sdk.write("src/helpers.py", sdk.read("src/helpers.py").replace("text/plain", "text/html"))
+    late = sdk.commit("send_file guesses html")
+    verdict, reason = verify_reason(run_cli, eid)
+    assert verdict == "stale"
+    assert late[:7] in reason and '"send_file guesses html"' in reason
+    # The early change lies beyond the bound: never named, never blamed on a redirect commit.
+    assert early[:7] not in reason and "redirect code" not in reason
+    # The symbol's text at the bound differs from capture: that much is known, and said.
+    assert (
+        "3 older commits that touched the file were not examined (the symbol had changed by then)" in reason
+    )
+    # The examined commits that left it intact are still counted as such.
+    assert "the file changed in 2 other commits that left it intact" in reason
+    # Without the bound, both changes are named and nothing is left unexamined.
+    monkeypatch.setattr(wctx, "SYMBOL_HISTORY_MAX_COMMITS", 1000)
+    verdict, reason = verify_reason(run_cli, eid)
+    assert early[:7] in reason and late[:7] in reason and "not examined" not in reason
+    assert "the file changed in 4 other commits that left it intact" in reason
+    # The tightest bound still names the newest change and counts the rest.
+    monkeypatch.setattr(wctx, "SYMBOL_HISTORY_MAX_COMMITS", 1)
+    verdict, reason = verify_reason(run_cli, eid)
+    assert late[:7] in reason and "5 older commits that touched the file were not examined" in reason
+
+
 def test_uncommitted_edit_is_named_as_uncommitted_not_as_commits(product, run_cli):
     sdk = product.sdk
     sdk.write("src/helpers.py", HELPERS_PY)
