@@ -1348,6 +1348,18 @@ class Store:
         value = self._memo[key] = build()
         return value
 
+    def write_keeping_memo(self, sql, rows):
+        """``executemany`` in a transaction of its own that keeps what ``memo`` holds: for a table
+        nothing memoised derives from (the freshness cache, which a search writes as it reads, so
+        that the next search keeps the words and counts it knows). A commit by another connection
+        before or after still drops it at the next ``begin_read``."""
+        with self.atomic():
+            db = self.db
+            kept = self._generation is not None and self.generation() == self._generation
+            db.executemany(sql, rows)
+        if kept and self.db is db:
+            self._generation = (self._generation[0], db.total_changes)
+
     def one(self, sql, params=()):
         return self.db.execute(sql, params).fetchone()
 
@@ -5627,12 +5639,11 @@ def _write_freshness_cache(store, rows):
         store.notice("the store is read-only here (%s): freshness was computed, not cached" % store.readonly)
         return
     try:
-        with store.atomic():
-            store.db.executemany(
-                "INSERT OR REPLACE INTO freshness_cache(evidence_rid, cache_key, verdict, reasons, computed_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                rows,
-            )
+        store.write_keeping_memo(
+            "INSERT OR REPLACE INTO freshness_cache(evidence_rid, cache_key, verdict, reasons, computed_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            rows,
+        )
     except sqlite3.OperationalError as e:
         store.notice("freshness was computed but not cached (%s)" % e)
 
@@ -6040,22 +6051,44 @@ def match_forms(term):
     return [term]
 
 
-def _fts_term(term):
+FTS_SPELL_OUT = 64  # words a prefix form may start for a row-set query to name them one by one
+
+
+def _quoted(text):
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _fts_term(term, words=None, spell_out=False):
     """One term as FTS5 syntax: each form a quoted string (embedded quotes doubled), prefix-matched
-    outside the quotes when long enough, the forms ORed in parentheses."""
+    outside the quotes when long enough, the forms ORed in parentheses.
+
+    ``words`` (form -> the index words the form matches, or None when unknown; see _form_words)
+    lets a form be written as those words: FTS5 builds a prefix form's whole posting list (twice
+    when bm25 ranks it) but walks a word's lazily. A form that starts one word only is that word
+    (the same rows, the same bm25); one that starts none is kept exact (it matches nothing
+    either way); ``spell_out`` (queries that only need the rows: paging, counts) ORs up to
+    FTS_SPELL_OUT words, whose bm25 would differ from the prefix's."""
     parts = []
     for form in match_forms(term):
-        quoted = '"' + form.replace('"', '""') + '"'
-        part = quoted + "*" if len(form) >= 3 else quoted
-        if part not in parts:
-            parts.append(part)
+        found = words(form) if words is not None and len(form) >= 3 else None
+        if found is None:
+            spelt = [_quoted(form) + "*" if len(form) >= 3 else _quoted(form)]
+        elif len(found) <= 1:
+            spelt = [_quoted(found[0] if found else form)]
+        elif spell_out and len(found) <= FTS_SPELL_OUT:
+            spelt = [_quoted(w) for w in found]
+        else:
+            spelt = [_quoted(form) + "*"]
+        for part in spelt:
+            if part not in parts:
+                parts.append(part)
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
-def fts_query(terms, all_terms=False):
+def fts_query(terms, all_terms=False, words=None, spell_out=False):
     """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
     _fts_term), ORed, or ANDed when ``all_terms``. The one builder of MATCH text."""
-    parts = list(dict.fromkeys(_fts_term(t) for t in terms))
+    parts = list(dict.fromkeys(_fts_term(t, words, spell_out) for t in terms))
     return (" AND " if all_terms else " OR ").join(parts)
 
 
@@ -6532,37 +6565,56 @@ def _search_scope(store, repo, cwd, all_scope, workspace):
 # -- candidates ----------------------------------------------------------------------------------
 
 
+def _form_words(store, form):
+    """(the index words ``form`` matches, how many items hold one of them), cached per store
+    generation: the words that start with it (up to FTS_SPELL_OUT + 1 of them) or, under three
+    characters, the word itself; the count is an upper estimate (a row holding two of the words
+    counts twice). The words are None when the index would tokenize ``form`` otherwise (anything
+    but lower-case ASCII letters and digits): then only FTS5 itself knows what it matches."""
+
+    def build():
+        store.db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_vocab USING fts5vocab(main, evidence_fts, row)"
+        )
+        cursor = store.db.cursor()
+        cursor.row_factory = None
+        if len(form) >= 3:
+            cursor.execute(
+                "SELECT term, doc FROM temp.evidence_vocab WHERE term >= ? AND term < ?",
+                (form, form + "\U0010ffff"),
+            )
+        else:
+            cursor.execute("SELECT term, doc FROM temp.evidence_vocab WHERE term = ?", (form,))
+        words, docs = [], 0
+        for word, doc in cursor:
+            docs += doc
+            if len(words) <= FTS_SPELL_OUT:
+                words.append(word)
+        plain = form.isascii() and form.isalnum() and form.lower() == form
+        return (tuple(words) if plain else None), docs
+
+    return store.memo(("form", form), build)
+
+
+def _index_words(store):
+    """The ``words`` argument of fts_query for this store (see _form_words)."""
+    return lambda form: _form_words(store, form)[0]
+
+
 def _doc_freqs(store, terms):
     """{term: number of items whose text holds a word the term matches}, from the FTS5 vocabulary
     (an upper estimate for a prefix: a row holding two matching words counts twice), cached per
     store generation."""
     out = {}
-    missing = []
+    total = None
     for t in terms:
         hit = store.memo(("df", t), None)
         if hit is None:
-            missing.append(t)
-        else:
-            out[t] = hit
-    if missing:
-        store.db.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_vocab USING fts5vocab(main, evidence_fts, row)"
-        )
-        total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
-        for t in missing:
-            df = 0
-            for form in match_forms(t):
-                if len(form) >= 3:
-                    row = store.one(
-                        "SELECT coalesce(sum(doc), 0) FROM temp.evidence_vocab WHERE term >= ? AND term < ?",
-                        (form, form + "\U0010ffff"),
-                    )
-                else:
-                    row = store.one(
-                        "SELECT coalesce(sum(doc), 0) FROM temp.evidence_vocab WHERE term = ?", (form,)
-                    )
-                df += row[0]
-            out[t] = store.memo(("df", t), lambda df=df: min(df, total))
+            if total is None:
+                total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+            df = sum(_form_words(store, form)[1] for form in match_forms(t))
+            hit = store.memo(("df", t), lambda df=df, total=total: min(df, total))
+        out[t] = hit
     return out
 
 
@@ -6616,11 +6668,22 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
     if not score:
         return []
     clause = "".join(" AND " + w for w in where)
-    rows = store.all(
-        "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
-        % (_RANK_COLUMNS, ",".join("?" * len(score)), clause),
-        list(score) + list(params),
-    )
+    # Looked up best first, a little more than ``limit`` at a time, until ``limit`` pass the
+    # filter: an unfiltered search reads ~limit rows, not the window. A step ends after every row
+    # tied with its last score, so the sort below sees what it would over the whole window.
+    order = list(score)
+    rows, start = [], 0
+    while start < len(order) and len(rows) < limit:
+        end = min(len(order), start + max(limit - len(rows) + 8, start))  # a narrow scope: doubling steps
+        while end < len(order) and score[order[end]] == score[order[end - 1]]:
+            end += 1
+        chunk = order[start:end]
+        rows += store.all(
+            "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
+            % (_RANK_COLUMNS, ",".join("?" * len(chunk)), clause),
+            chunk + list(params),
+        )
+        start = end
     if len(rows) < limit and len(ranked) >= window:
         if exclude:
             clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
@@ -6666,11 +6729,12 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
     terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS (at least the
     rarest term), then items whose session summary matches. So the work does not grow with the
     number of rows that hold a common word of the query."""
+    words = _index_words(store)
     if rank == "fts":
-        return _ranked_matches(store, fts_query(terms), where, params, pool, "any")
+        return _ranked_matches(store, fts_query(terms, words=words), where, params, pool, "any")
     found = (
-        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all")
-        if len(terms) > 1
+        _ranked_matches(store, fts_query(terms, all_terms=True, words=words), where, params, pool, "all")
+        if len(terms) > 1 and not any(_matches_nothing(t, words) for t in terms)
         else []
     )
     if len(found) < fill_to:
@@ -6686,12 +6750,17 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
         if rare:
             seen = [c.rid for c in found]
             found += _ranked_matches(
-                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen
+                store, fts_query(rare, words=words), where, params, fill_to - len(found), "rare", seen
             )
     if len(found) < fill_to:
         seen = [c.rid for c in found]
         found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
     return found
+
+
+def _matches_nothing(term, words):
+    """True when the index holds no word any form of ``term`` matches (known, not guessed)."""
+    return all(words(form) == () for form in match_forms(term))
 
 
 def _rows_by_rid(store, rids):
@@ -6773,7 +6842,10 @@ def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
     rows = store.all(
         "SELECT %s FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s "
         "ORDER BY f.rowid DESC LIMIT ?" % (_RANK_COLUMNS, clause),
-        [fts_query(terms)] + list(params) + list(exclude) + [limit],
+        [fts_query(terms, words=_index_words(store), spell_out=True)]
+        + list(params)
+        + list(exclude)
+        + [limit],
     )
     return [Candidate(r[0], r[1], r[2], r[3], r[4], 0.0, "tail") for r in rows]
 
@@ -6790,7 +6862,7 @@ def _count_matches(store, terms, where, params):
     n = store.one(
         "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s"
         % clause,
-        [fts_query(terms)] + list(params),
+        [fts_query(terms, words=_index_words(store), spell_out=True)] + list(params),
     )[0]
     return n, True
 
