@@ -266,8 +266,9 @@ def wctx_command_path():
 
 
 def _installed_module(path):
-    """True when ``path`` lies in one of this interpreter's site-packages folders (pip, pipx, a
-    venv), so that ``python -m wctx`` finds it from any directory."""
+    """Where ``path`` lies: "site" in one of this interpreter's site-packages folders (pip, pipx,
+    a venv), so that ``python -I -m wctx`` finds it from any directory; "user" in the user's own
+    site-packages (``pip install --user``), which isolated mode (-I) leaves out; else None."""
     import site
     import sysconfig
 
@@ -281,12 +282,14 @@ def _installed_module(path):
         folders.update(site.getsitepackages())
     except AttributeError:  # old virtualenv's site module
         pass
-    try:
-        folders.add(site.getusersitepackages())
-    except AttributeError:
-        pass
     here = os.path.realpath(os.path.dirname(path))
-    return any(f and os.path.realpath(f) == here for f in folders)
+    if any(f and os.path.realpath(f) == here for f in folders):
+        return "site"
+    try:
+        user = site.getusersitepackages()
+    except AttributeError:
+        user = None
+    return "user" if user and os.path.realpath(user) == here else None
 
 
 def wctx_invocation(python=None):
@@ -303,9 +306,42 @@ def wctx_invocation(python=None):
     container = os.path.dirname(here)
     if os.path.isfile(container):  # inside a zipapp: /path/wctx.pyz/wctx.py
         return [interpreter, container]
-    if _installed_module(here):
-        return [interpreter, "-m", "wctx"]
+    installed = _installed_module(here)
+    if installed == "site":
+        # -I: `-m` would otherwise look in the current directory first, where a repository's own
+        # wctx.py would run instead of this one.
+        return [interpreter, "-I", "-m", "wctx"]
+    if installed == "user":
+        return [interpreter, "-I", "-c", _load_from_file(here)]
     return [interpreter, here]
+
+
+def hook_invocation(python=None):
+    """wctx_invocation for the commands agents run at every session start and end, where
+    start-up time is the budget. The interpreter runs isolated (-I: no PYTHON* variables, no user
+    site, not the current directory, so neither a repository's own wctx.py nor the agent's
+    PYTHONDONTWRITEBYTECODE changes what runs or how fast); a wctx.py or wctx.pyz, which need
+    nothing but the standard library, also skip the site module (-S: no site-packages and none of
+    their .pth start-up code); and a wctx.py is imported rather than run as a script: Python
+    compiles a script on every start (~15,000 lines, a few hundred ms) but reuses an imported
+    module's cached bytecode."""
+    argv = wctx_invocation(python)
+    if len(argv) == 1 or argv[1] == "-I":
+        return argv  # the console script; an installed module, already isolated
+    here = os.path.abspath(__file__)
+    if argv[1] == here:  # this wctx.py
+        return [argv[0], "-I", "-S", "-c", _load_from_file(here)]
+    return [argv[0], "-I", "-S", argv[1]]  # the zipapp, whose own loader caches compiled modules
+
+
+def _load_from_file(path):
+    """Python for ``-c`` that imports wctx from exactly ``path`` (its cached bytecode when there
+    is one) and runs it: nothing else on sys.path is consulted."""
+    return (
+        'import importlib.util as u, sys; s = u.spec_from_file_location("wctx", %s); '
+        'm = u.module_from_spec(s); sys.modules["wctx"] = m; s.loader.exec_module(m); '
+        "sys.exit(m.main())" % json.dumps(path)  # a JSON string is a Python string literal
+    )
 
 
 def shell_command(argv):
@@ -1214,6 +1250,13 @@ def m009_briefing_served(db):
     )
 
 
+def m010_anchor_symbols(db):
+    # Recall by code reference reads, per related repository, the anchors citing given symbols
+    # and the files cited without one: a covering index answers both without touching the table
+    # (at 10,000 items the table scans cost more than the rest of a briefing).
+    db.execute("CREATE INDEX anchors_repo_symbol ON anchors(repo_id, symbol, path, repo_name, evidence_rid)")
+
+
 MIGRATIONS = [
     m001_initial,
     m002_fts,
@@ -1224,6 +1267,7 @@ MIGRATIONS = [
     m007_repository_identity,
     m008_session_fts,
     m009_briefing_served,
+    m010_anchor_symbols,
 ]
 
 
@@ -10984,7 +11028,7 @@ def session_activity(store, session_id):
 #   (after every turn, which import extends idempotently) on the versions before it.
 # - Gemini CLI: $GEMINI_CLI_HOME/.gemini/settings.json or ~/.gemini/settings.json; SessionEnd
 #   (timeouts there are in milliseconds).
-# The command is the one that runs this wctx from a clean shell (wctx_invocation); install runs it
+# The command is the one that runs this wctx from a clean shell (hook_invocation); install runs it
 # once with a probe payload, and doctor does again, so a hook that cannot start is reported.
 
 HOOK_EVENTS = {AGENT_CLAUDE_CODE: "SessionEnd", AGENT_CODEX: "Stop", AGENT_GEMINI: "SessionEnd"}
@@ -11004,9 +11048,9 @@ HOOK_PROBE_PATH = "/usr/bin:/bin"  # the clean shell the probe runs the command 
 
 
 def hook_command(python=None, home=None, action=("import", "--hook")):
-    """The shell command an agent's hook runs: this wctx (see wctx_invocation), --home when given,
+    """The shell command an agent's hook runs: this wctx (see hook_invocation), --home when given,
     then ``action``."""
-    argv = wctx_invocation(python)
+    argv = hook_invocation(python)
     if home:
         argv += ["--home", os.path.abspath(os.path.expanduser(home))]
     return shell_command(argv + list(action))
@@ -14600,6 +14644,21 @@ class _OneCommand:
         return self.sub.add_parser(name, **kw)
 
 
+def _hook_call(argv):
+    """The hook entry point for exactly the command lines `hooks install` writes (``[--home DIR]
+    brief --hook AGENT``, ``[--home DIR] import --hook``), as a function of no arguments: agents
+    run them at every session start and end, and building the CLI parser would cost more than
+    parsing them. None for any other command line (the parser then reads it)."""
+    home = None
+    if len(argv) > 2 and argv[0] == "--home":
+        home, argv = argv[1], argv[2:]
+    if argv == ["import", "--hook"]:
+        return lambda: run_import_hook(home)
+    if len(argv) == 3 and argv[:2] == ["brief", "--hook"] and argv[2] in HOOK_AGENTS:
+        return lambda: run_brief_hook(argv[2], home)
+    return None
+
+
 def _command_in(argv):
     """The command word of a command line, when only ``--home DIR`` precedes it; else None."""
     i = 0
@@ -14932,6 +14991,9 @@ def main(argv=None):
         sys.stdout.write("wctx %s\n" % __version__)
         return 0
     argv = sys.argv[1:] if argv is None else list(argv)
+    hook = _hook_call(argv)
+    if hook is not None:
+        return hook()
     wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
     try:
         command = _command_in(argv)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -291,3 +292,69 @@ def test_a_new_settings_file_is_private(run_cli, agent_dirs):
     claude, _ = agent_dirs
     assert run_cli(["hooks", "install", "claude-code"]).code == 0
     assert oct(os.stat(str(claude / "settings.json")).st_mode & 0o777) == oct(0o600)
+
+
+def test_a_vendored_wctx_py_hook_reuses_compiled_bytecode_and_ignores_the_agents_python_env(
+    git_repo, store, wctx_home, tmp_path
+):
+    """A wctx.py run as a script is compiled from source on every start; the hook imports it
+    instead, isolated, so its bytecode is cached beside it even when the agent's environment
+    says PYTHONDONTWRITEBYTECODE, and a PYTHONPATH there cannot swap in another wctx."""
+    vendored = tmp_path / "tools" / "wctx"
+    vendored.mkdir(parents=True)
+    for name in ("wctx.py", "wctx_mcp.py"):
+        with open(os.path.join(os.path.dirname(WCTX_SCRIPT), name), "rb") as fh:
+            (vendored / name).write_bytes(fh.read())
+    decoy = tmp_path / "decoy"
+    decoy.mkdir()
+    (decoy / "wctx.py").write_text("import sys\nprint('decoy wctx ran')\nsys.exit(3)\n")
+    a = git_repo("repo-a", {"app/main.py": "x = 1\n"})
+    wctx.register_repo(store, a.path)
+    settings = tmp_path / "claude" / "settings.json"
+    env = dict(os.environ, WCTX_HOME=wctx_home)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(vendored / "wctx.py"),
+            "hooks",
+            "install",
+            "claude-code",
+            "--settings",
+            str(settings),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stdout.count("ran from a clean shell") == 2, (
+        done.stdout + done.stderr
+    )
+    start = load(settings)["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert str(vendored / "wctx.py") in start
+    shutil.rmtree(str(vendored / "__pycache__"), ignore_errors=True)  # written by the probe run
+    agent_env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "WCTX_HOME": wctx_home,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": str(decoy),
+    }
+    payload = {"session_id": "s1", "transcript_path": None, "cwd": a.path, "hook_event_name": "SessionStart"}
+    proc = subprocess.run(
+        ["sh", "-c", start],
+        input=json.dumps(payload),
+        cwd=str(decoy),
+        env=agent_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("wctx briefing for repo-a.")
+    assert [n for n in os.listdir(str(vendored / "__pycache__")) if n.startswith("wctx.")], (
+        "no bytecode cached"
+    )

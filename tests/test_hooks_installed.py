@@ -1,18 +1,23 @@
-"""Hooks of a pip-installed wctx, for Claude Code, Codex and Gemini CLI, run the way the agents run
-them: installed into a temp HOME, each command then started from `env -i PATH=/usr/bin:/bin` with
-the agent's documented payload on stdin. Session end imports the session; session start prints the
-briefing in the agent's documented form (hookSpecificOutput.additionalContext)."""
+"""Hooks of a pip-installed wctx and of the built wctx.pyz, for Claude Code, Codex and Gemini CLI,
+run the way the agents run them: installed into a temp HOME, each command then started from
+`env -i PATH=/usr/bin:/bin` with the agent's documented payload on stdin. Session end imports the
+session; session start prints the briefing in the agent's documented form
+(hookSpecificOutput.additionalContext)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import shlex
+import shutil
 import subprocess
+import sys
 import time
 
 import pytest
 from test_install import run, venv  # noqa: F401 - the module-scoped pip install
+from test_pyz import SUPPORTED, interpreter, pyz  # noqa: F401 - the session-scoped archive
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "transcripts")
 CLEAN_PATH = "/usr/bin:/bin"
@@ -43,10 +48,11 @@ def render(name, dest, **values):
     return dest
 
 
-def run_hook(command, payload, home):
-    """The hook command as an agent runs it: through sh, from a bare environment."""
+def run_hook(command, payload, home, extra=()):
+    """The hook command as an agent runs it: through sh, from a bare environment (plus ``extra``
+    NAME=VALUE settings the agent's own environment may carry)."""
     return subprocess.run(
-        ["env", "-i", "PATH=" + CLEAN_PATH, "HOME=" + home, "sh", "-c", command],
+        ["env", "-i", "PATH=" + CLEAN_PATH, "HOME=" + home, *extra, "sh", "-c", command],
         input=json.dumps(payload),
         capture_output=True,
         text=True,
@@ -64,8 +70,24 @@ def wait_for_sessions(wctx, n):
         time.sleep(0.2)
 
 
+@pytest.fixture(params=["pip", "pyz"])
+def install(request):
+    """How wctx was installed: {"kind", "argv" (how a user runs it), "start" (how every hook
+    command it installs begins)}."""
+    if request.param == "pip":
+        venv = request.getfixturevalue("venv")
+        return {"kind": "pip", "argv": [venv["wctx"]], "start": venv["wctx"] + " "}
+    archive = request.getfixturevalue("pyz")
+    start = "%s -I -S %s " % (shlex.quote(sys.executable), shlex.quote(archive))
+    return {"kind": "pyz", "argv": [sys.executable, archive], "start": start}
+
+
 @pytest.fixture
-def world(venv, tmp_path):  # noqa: F811
+def world(install, tmp_path):
+    return make_world(install["argv"], tmp_path)
+
+
+def make_world(argv, tmp_path):
     home = str(tmp_path / "home")
     os.makedirs(home)
     bin_dir = tmp_path / "bin"
@@ -73,7 +95,7 @@ def world(venv, tmp_path):  # noqa: F811
     env = {"HOME": home, "PATH": "%s:%s" % (bin_dir, CLEAN_PATH)}
 
     def wctx(*args, cwd=None, extra_env=None):
-        done = run([venv["wctx"], *args], cwd=cwd or home, env=dict(env, **(extra_env or {})))
+        done = run([*argv, *args], cwd=cwd or home, env=dict(env, **(extra_env or {})))
         assert done.returncode == 0, "%s: %s%s" % (args, done.stdout, done.stderr)
         return done.stdout
 
@@ -111,7 +133,7 @@ def check_briefing(done, world):
     assert "upload_document never retries a 419" in context
 
 
-def test_hooks_of_all_three_agents_run_from_a_clean_shell(world, venv):  # noqa: F811
+def test_hooks_of_all_three_agents_run_from_a_clean_shell(world, install):
     home, wctx, a, b, tmp = world["home"], world["wctx"], world["a"], world["b"], world["tmp"]
     for agent in ("claude-code", "codex", "gemini-cli"):
         out = wctx("hooks", "install", agent)
@@ -120,7 +142,8 @@ def test_hooks_of_all_three_agents_run_from_a_clean_shell(world, venv):  # noqa:
     # Claude Code: ~/.claude/settings.json
     claude = installed_commands(os.path.join(home, ".claude", "settings.json"))
     assert set(claude) == {"SessionEnd", "SessionStart"}
-    assert claude["SessionEnd"].startswith(venv["wctx"] + " ")  # the console script itself
+    # The console script itself; the archive by absolute path under the interpreter that ran it.
+    assert all(c.startswith(install["start"]) for c in claude.values()), claude
     transcript = render(
         "claude_multi_repo.jsonl", str(tmp / "t" / "11111111-aaaa-4bbb-8ccc-000000000001.jsonl"),
         REPO_A=a, REPO_B=b, OUTSIDE=str(tmp),
@@ -195,6 +218,21 @@ def test_codex_gets_session_end_where_the_installed_codex_has_it(world):
     world["wctx"]("hooks", "install", "codex")
     codex = installed_commands(os.path.join(world["home"], ".codex", "hooks.json"))
     assert set(codex) == {"SessionEnd", "SessionStart"}
+    # Codex's documented SessionEnd payload (session-end.command.input): the session is imported.
+    rollout = render(
+        "codex_multi_repo.jsonl", str(world["tmp"] / "t" / "rollout.jsonl"),
+        REPO_A=world["a"], REPO_B=world["b"], COMMIT_A="0" * 40,
+    )  # fmt: skip
+    payload = {
+        "session_id": "019c0000-0000-7000-8000-000000000002",
+        "transcript_path": rollout,
+        "cwd": world["a"],
+        "hook_event_name": "SessionEnd",
+        "reason": "other",
+    }
+    done = run_hook(codex["SessionEnd"], payload, world["home"])
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert [s["agent"] for s in wait_for_sessions(world["wctx"], 2)].count("codex") == 1
     fake.write_text("#!/bin/sh\necho 'codex-cli 0.142.5'\n")
     world["wctx"]("hooks", "install", "codex")  # an older Codex: Stop instead, nothing left behind
     assert set(installed_commands(os.path.join(world["home"], ".codex", "hooks.json"))) == {
@@ -203,7 +241,13 @@ def test_codex_gets_session_end_where_the_installed_codex_has_it(world):
     }
 
 
-def test_python_m_wctx_works_and_its_hook_command_runs_from_a_clean_shell(world, venv):  # noqa: F811
+@pytest.fixture
+def pip_world(venv, tmp_path):  # noqa: F811
+    return make_world([venv["wctx"]], tmp_path)
+
+
+def test_python_m_wctx_works_and_its_hook_command_runs_from_a_clean_shell(pip_world, venv):  # noqa: F811
+    world = pip_world
     done = run([venv["python"], "-m", "wctx", "--version"], cwd=world["home"], env=world["env"])
     assert done.returncode == 0 and "wctx" in done.stdout
     settings = os.path.join(world["home"], "other", "settings.json")
@@ -213,12 +257,56 @@ def test_python_m_wctx_works_and_its_hook_command_runs_from_a_clean_shell(world,
         env=world["env"],
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    command = installed_commands(settings)["SessionEnd"]
-    assert command == "%s -m wctx import --hook" % venv["python"]  # the venv's interpreter, by path
+    commands = installed_commands(settings)
+    # The venv's interpreter by path, isolated: -m alone would look in the current directory first.
+    assert commands["SessionEnd"] == "%s -I -m wctx import --hook" % venv["python"]
     assert "ran from a clean shell" in done.stdout
+    # Run from a repository that has a wctx.py of its own: the installed wctx answers, not that file.
+    with open(os.path.join(world["a"], "wctx.py"), "w", encoding="utf-8") as fh:
+        fh.write("import sys\nprint('the repository wctx.py ran')\nsys.exit(3)\n")
+    payload = {
+        "session_id": "s1",
+        "transcript_path": None,
+        "cwd": world["a"],
+        "hook_event_name": "SessionStart",
+    }
+    done = subprocess.run(
+        ["env", "-i", "PATH=" + CLEAN_PATH, "HOME=" + world["home"], "sh", "-c", commands["SessionStart"]],
+        input=json.dumps(payload), cwd=world["a"], capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0 and "repository wctx.py" not in done.stdout, done.stdout + done.stderr
+    assert json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"].startswith(
+        "wctx briefing for repo-a."
+    )
 
 
-def test_a_hook_command_that_cannot_run_is_reported(world, venv):  # noqa: F811
+@pytest.mark.parametrize("prefix", SUPPORTED)
+def test_pyz_hook_under_each_python_keeps_its_compiled_module_cache(pyz, tmp_path, prefix):  # noqa: F811
+    """Installed from the archive by each supported interpreter: the session-start command runs
+    under env -i and briefs, and it fills the archive's compiled-module cache even when the
+    agent's environment says PYTHONDONTWRITEBYTECODE (a zip cannot hold __pycache__, so without
+    that cache every session start would compile wctx.py again)."""
+    python = interpreter(prefix)
+    world = make_world([python, pyz], tmp_path)
+    settings = os.path.join(world["home"], ".claude", "settings.json")
+    out = world["wctx"]("hooks", "install", "claude-code")
+    assert out.count("ran from a clean shell") == 2, out
+    start = installed_commands(settings)["SessionStart"]
+    assert start.startswith("%s -I -S " % shlex.quote(python)), start
+    cache = os.path.join(world["home"], ".cache", "wctx", "pyz")
+    shutil.rmtree(cache, ignore_errors=True)  # written by install's probe
+    payload = {
+        "session_id": "s1",
+        "transcript_path": None,
+        "cwd": world["a"],
+        "hook_event_name": "SessionStart",
+    }
+    check_briefing(run_hook(start, payload, world["home"], ["PYTHONDONTWRITEBYTECODE=1"]), world)
+    assert [n for n in os.listdir(cache) if n.startswith("wctx-")], "no compiled module cached"
+
+
+def test_a_hook_command_that_cannot_run_is_reported(pip_world, venv):  # noqa: F811
+    world = pip_world
     settings = os.path.join(world["home"], "broken", "settings.json")
     done = run(
         [
