@@ -18,6 +18,7 @@ import bisect
 import collections
 import functools
 import json
+import math
 import os
 import re
 import sys
@@ -126,6 +127,11 @@ RANK_CONFIDENCE_WEIGHT = 0.10  # times (confidence - 0.5); items without a state
 RANK_KIND_BONUS = {"known_issue": 0.03, "decision": 0.02, "constraint": 0.02, "finding": 0.02}
 RANK_RECENCY_BONUS = 0.05  # decays with a 90-day half-life
 RANK_RECENCY_HALF_LIFE_DAYS = 90.0
+# Text strength is scaled by coverage ** RANK_COVERAGE_POWER: the idf-weighted share of the query's
+# terms an item holds (1.0 when it holds them all). A term only the item's session summary holds
+# counts RANK_SUMMARY_SHARE of its weight, the summary being context rather than content.
+RANK_COVERAGE_POWER = 1.0
+RANK_SUMMARY_SHARE = BM25_WEIGHT_SUMMARY / BM25_WEIGHT_DETAIL  # half a detail word's weight
 CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
 # FTS5 ranks its best CANDIDATE_WINDOW x (candidate count) matches on its own before the scope
 # filter joins them; see _ranked_matches.
@@ -6081,18 +6087,50 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     return list(terms)[:limit]
 
 
+_VOWELS = frozenset("aeiou")
+
+
+def _light_stem(word):
+    """A prefix of ``word`` that its inflections and close derivations share: plural, past and
+    -ing forms, -ly adverbs, -tion nouns and a silent final e come off ("expires", "expired",
+    "expiring" -> "expir"; "creation", "created" -> "creat"; "freshly" -> "fresh"). At least four
+    letters always stay, so short words are their own stem."""
+
+    def cut(stem, suffix, keep="", shortest=4):
+        base = stem[: -len(suffix)] + keep
+        return base if stem.endswith(suffix) and len(base) >= shortest else None
+
+    stem = word
+    if not stem.endswith("ss"):
+        stem = cut(stem, "ies", "i") or cut(stem, "es") or cut(stem, "s", shortest=3) or stem
+    stem = (
+        cut(stem, "ied", "i")
+        or cut(stem, "ing")
+        or cut(stem, "ed")
+        or cut(stem, "ily", "i")
+        or cut(stem, "ly")
+        or stem
+    )
+    if stem != word and len(stem) >= 5 and stem[-1] == stem[-2] and stem[-1] not in _VOWELS | {"l", "s"}:
+        stem = stem[:-1]  # "stopped" -> "stop", "mapping" -> "map"; not "called", "passed"
+    stem = cut(stem, "ation", shortest=5) or cut(stem, "tion", "t") or cut(stem, "e") or stem
+    if stem.endswith("y") and len(stem) >= 4 and stem[-2] not in _VOWELS:
+        stem = stem[:-1] + "i"  # "retry", "retries", "retried" -> "retri"
+    return stem
+
+
 def match_forms(term):
-    """The forms a term is prefix-matched by: the term itself, or a light stem of a plain word, so
-    that "expires" finds "expired" and "pdfs" finds "pdf". A stem is a prefix of the word, so it
-    only ever widens the match; "ies" also tries the "y" form ("retries" -> "retry")."""
+    """The forms a term is prefix-matched by: the term itself, or a light stem of a plain word
+    (_light_stem), so that "expires" finds "expired" and "retry" finds "retries". A stem never
+    loses more than the word's ending, so it only widens the match; a word whose stem is not its
+    prefix ("retry" -> "retri") keeps its own form too."""
     if not term.isalpha() or not term.isascii() or len(term) < 4:
         return [term]
-    if term.endswith("ies") and len(term) >= 5:
-        return [term, term[:-3] + "y"]
-    for suffix, shortest in (("ing", 4), ("ed", 4), ("es", 4), ("s", 3)):
-        if term.endswith(suffix) and not term.endswith("ss") and len(term) - len(suffix) >= shortest:
-            return [term[: -len(suffix)]]
-    return [term]
+    stem = _light_stem(term)
+    forms = [stem] if term.startswith(stem) else [stem, term]
+    if stem.endswith("i"):
+        forms.append(stem[:-1] + "y")  # "retries" -> "retri", and "retry" itself
+    return list(dict.fromkeys(forms))
 
 
 FTS_SPELL_OUT = 64  # words a prefix form may start for a row-set query to name them one by one
@@ -6293,7 +6331,9 @@ class Candidate:
     """One evidence item while search ranks it: the columns the rerank reads, the text strength
     of its match (bm25, positive, larger is better), the tier that found it and the score."""
 
-    __slots__ = ("rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named")
+    __slots__ = (
+        "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
+    )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
         self.rid = rid
@@ -6304,6 +6344,7 @@ class Candidate:
         self.strength = strength
         self.tier = tier  # "all" terms, "rare" terms, "summary", "tail" (paging), or a fallback kind
         self.score = strength
+        self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
         self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
 
 
@@ -6945,13 +6986,53 @@ def _query_names(store, raw_query, terms, cands, anchors):
         c.named = tuple(dict.fromkeys(named))
 
 
+def _term_weights(store, terms):
+    """{term: idf} over the store's items (the bm25 form, always positive): how much matching
+    the term says about an item. Document frequencies come from _doc_freqs (cached)."""
+    df = _doc_freqs(store, terms)
+    total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+    return {t: math.log(1.0 + (total - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+
+
+def _query_coverage(store, terms, cands, anchors):
+    """Mark each candidate with the share of the query it answers: the weight (idf) of the terms
+    its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE of the weight of
+    those only its session summary holds, over the weight of every term. bm25 adds up what an
+    item matches with column weights, so one common word in a short claim can outscore every rare
+    word of the query in a detail; coverage is what keeps that match below the fuller one."""
+    weight = _term_weights(store, terms)
+    whole = sum(weight.values())
+    if len(terms) < 2 or not whole:
+        return
+    texts = {}
+    rids = [c.rid for c in cands]
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for rid, claim, detail, summary in store.all(
+            "SELECT e.rid, e.claim, e.detail, s.summary FROM evidence e JOIN sessions s ON s.id = e.session_id "
+            "WHERE e.rid IN (%s)" % ",".join("?" * len(chunk)),
+            chunk,
+        ):
+            texts[rid] = ("%s\n%s" % (claim, detail or ""), summary)
+    floor = min(weight.values()) / whole  # FTS5 matched it on something: at least its weakest term
+    for c in cands:
+        text, summary = texts.get(c.rid, ("", None))
+        cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
+        own = set(_word_hits(terms, text + "\n" + cited))
+        rest = [t for t in terms if t not in own]
+        context = _word_hits(rest, summary) if summary and rest else ()
+        share = sum(weight[t] for t in own) + RANK_SUMMARY_SHARE * sum(weight[t] for t in context)
+        c.coverage = max(floor, share / whole)
+
+
 def _rerank(cands, scope, now):
-    """Score = text strength x what the query names x (mildly) topology, confidence, kind and
-    recency. Every factor but the named ones is within a few tens of percent, so a clearly
-    stronger text match wins whatever repository it lives in; they order near-equals."""
+    """Score = text strength x query coverage x what the query names x (mildly) topology,
+    confidence, kind and recency. Every factor but coverage and the named ones is within a few
+    tens of percent, so a clearly stronger text match wins whatever repository it lives in; they
+    order near-equals."""
     reach = scope.topology.reach
     for c in cands:
-        score = RANK_WEIGHT_TEXT * c.strength
+        score = RANK_WEIGHT_TEXT * c.strength * c.coverage**RANK_COVERAGE_POWER
         for what, _ in c.named:
             score *= 1.0 + RANK_NAMED_BONUS[what]
         distance = reach.get(c.repo_id, (None,))[0]
@@ -7029,6 +7110,7 @@ def search(
     anchors = _load_anchors(store, [c.rid for c in cands]) if mode == "text" and rank != "fts" else {}
     if mode == "text" and rank != "fts":
         _query_names(store, query, terms, cands, anchors)
+        _query_coverage(store, terms, cands, anchors)
         _rerank(cands, scope, time.time())
     fresh = {}
 
@@ -12146,13 +12228,14 @@ def format_eval_report(report):
     scoped = [v for v in report["variants"] if not v["all_scope"]]
     lines += ["", "by category (%s):" % " / ".join(v["name"] for v in scoped)]
     lines.append(
-        "%-15s %3s %13s %13s %13s %13s %13s" % ("category", "n", "hit@1", "hit@5", "MRR", "nDCG@10", "attrib")
+        "%-15s %3s %13s %13s %13s %13s %13s %13s"
+        % ("category", "n", "hit@1", "hit@5", "MRR", "nDCG@10", "recall@10", "attrib")
     )
     for cat, n in c["categories"].items():
         cells = []
-        for metric in ("hit@1", "hit@5", "mrr", "ndcg@10", "attribution"):
+        for metric in ("hit@1", "hit@5", "mrr", "ndcg@10", "recall@10", "attribution"):
             cells.append(" / ".join("%.2f" % v["by_category"][cat][metric] for v in scoped))
-        lines.append("%-15s %3d %13s %13s %13s %13s %13s" % (cat, n, *cells))
+        lines.append("%-15s %3d %13s %13s %13s %13s %13s %13s" % (cat, n, *cells))
     f = report.get("freshness")
     if f:
         pairs = ", ".join("%s %d" % (k, n) for k, n in f["expected_vs_verdict"].items())
