@@ -18,6 +18,7 @@ import bisect
 import collections
 import functools
 import json
+import math
 import os
 import re
 import sys
@@ -126,6 +127,11 @@ RANK_CONFIDENCE_WEIGHT = 0.10  # times (confidence - 0.5); items without a state
 RANK_KIND_BONUS = {"known_issue": 0.03, "decision": 0.02, "constraint": 0.02, "finding": 0.02}
 RANK_RECENCY_BONUS = 0.05  # decays with a 90-day half-life
 RANK_RECENCY_HALF_LIFE_DAYS = 90.0
+# Text strength is scaled by coverage ** RANK_COVERAGE_POWER: the idf-weighted share of the query's
+# terms an item holds (1.0 when it holds them all). A term only the item's session summary holds
+# counts RANK_SUMMARY_SHARE of its weight, the summary being context rather than content.
+RANK_COVERAGE_POWER = 1.0
+RANK_SUMMARY_SHARE = BM25_WEIGHT_SUMMARY / BM25_WEIGHT_DETAIL  # half a detail word's weight
 CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
 # FTS5 ranks its best CANDIDATE_WINDOW x (candidate count) matches on its own before the scope
 # filter joins them; see _ranked_matches.
@@ -320,16 +326,18 @@ def hook_invocation(python=None):
     """wctx_invocation for the commands agents run at every session start and end, where
     start-up time is the budget. The interpreter runs isolated (-I: no PYTHON* variables, no user
     site, not the current directory, so neither a repository's own wctx.py nor the agent's
-    PYTHONDONTWRITEBYTECODE changes what runs or how fast), and a wctx.py is imported rather than
-    run as a script: Python compiles a script on every start (~15,000 lines, a few hundred ms)
-    but reuses an imported module's cached bytecode."""
+    PYTHONDONTWRITEBYTECODE changes what runs or how fast); a wctx.py or wctx.pyz, which need
+    nothing but the standard library, also skip the site module (-S: no site-packages and none of
+    their .pth start-up code); and a wctx.py is imported rather than run as a script: Python
+    compiles a script on every start (~15,000 lines, a few hundred ms) but reuses an imported
+    module's cached bytecode."""
     argv = wctx_invocation(python)
     if len(argv) == 1 or argv[1] == "-I":
         return argv  # the console script; an installed module, already isolated
     here = os.path.abspath(__file__)
     if argv[1] == here:  # this wctx.py
-        return [argv[0], "-I", "-c", _load_from_file(here)]
-    return [argv[0], "-I", argv[1]]  # the zipapp, whose own loader caches compiled modules
+        return [argv[0], "-I", "-S", "-c", _load_from_file(here)]
+    return [argv[0], "-I", "-S", argv[1]]  # the zipapp, whose own loader caches compiled modules
 
 
 def _load_from_file(path):
@@ -1310,6 +1318,13 @@ def m009_briefing_served(db):
     )
 
 
+def m010_anchor_symbols(db):
+    # Recall by code reference reads, per related repository, the anchors citing given symbols
+    # and the files cited without one: a covering index answers both without touching the table
+    # (at 10,000 items the table scans cost more than the rest of a briefing).
+    db.execute("CREATE INDEX anchors_repo_symbol ON anchors(repo_id, symbol, path, repo_name, evidence_rid)")
+
+
 MIGRATIONS = [
     m001_initial,
     m002_fts,
@@ -1320,6 +1335,7 @@ MIGRATIONS = [
     m007_repository_identity,
     m008_session_fts,
     m009_briefing_served,
+    m010_anchor_symbols,
 ]
 
 
@@ -1443,6 +1459,18 @@ class Store:
             return None
         value = self._memo[key] = build()
         return value
+
+    def write_keeping_memo(self, sql, rows):
+        """``executemany`` in a transaction of its own that keeps what ``memo`` holds: for a table
+        nothing memoised derives from (the freshness cache, which a search writes as it reads, so
+        that the next search keeps the words and counts it knows). A commit by another connection
+        before or after still drops it at the next ``begin_read``."""
+        with self.atomic():
+            db = self.db
+            kept = self._generation is not None and self.generation() == self._generation
+            db.executemany(sql, rows)
+        if kept and self.db is db:
+            self._generation = (self._generation[0], db.total_changes)
 
     def one(self, sql, params=()):
         return self.db.execute(sql, params).fetchone()
@@ -5723,12 +5751,11 @@ def _write_freshness_cache(store, rows):
         store.notice("the store is read-only here (%s): freshness was computed, not cached" % store.readonly)
         return
     try:
-        with store.atomic():
-            store.db.executemany(
-                "INSERT OR REPLACE INTO freshness_cache(evidence_rid, cache_key, verdict, reasons, computed_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                rows,
-            )
+        store.write_keeping_memo(
+            "INSERT OR REPLACE INTO freshness_cache(evidence_rid, cache_key, verdict, reasons, computed_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            rows,
+        )
     except sqlite3.OperationalError as e:
         store.notice("freshness was computed but not cached (%s)" % e)
 
@@ -6122,36 +6149,90 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     return list(terms)[:limit]
 
 
+_VOWELS = frozenset("aeiou")
+
+
+def _light_stem(word):
+    """A prefix of ``word`` that its inflections and close derivations share: plural, past and
+    -ing forms, -ly adverbs, -tion nouns and a silent final e come off ("expires", "expired",
+    "expiring" -> "expir"; "creation", "created" -> "creat"; "freshly" -> "fresh"). At least four
+    letters always stay, so short words are their own stem."""
+
+    def cut(stem, suffix, keep="", shortest=4):
+        base = stem[: -len(suffix)] + keep
+        return base if stem.endswith(suffix) and len(base) >= shortest else None
+
+    stem = word
+    if not stem.endswith("ss"):
+        stem = cut(stem, "ies", "i") or cut(stem, "es") or cut(stem, "s", shortest=3) or stem
+    stem = (
+        cut(stem, "ied", "i")
+        or cut(stem, "ing")
+        or cut(stem, "ed")
+        or cut(stem, "ily", "i")
+        or cut(stem, "ly")
+        or stem
+    )
+    if stem != word and len(stem) >= 5 and stem[-1] == stem[-2] and stem[-1] not in _VOWELS | {"l", "s"}:
+        stem = stem[:-1]  # "stopped" -> "stop", "mapping" -> "map"; not "called", "passed"
+    stem = cut(stem, "ation", shortest=5) or cut(stem, "tion", "t") or cut(stem, "e") or stem
+    if stem.endswith("y") and len(stem) >= 4 and stem[-2] not in _VOWELS:
+        stem = stem[:-1] + "i"  # "retry", "retries", "retried" -> "retri"
+    return stem
+
+
 def match_forms(term):
-    """The forms a term is prefix-matched by: the term itself, or a light stem of a plain word, so
-    that "expires" finds "expired" and "pdfs" finds "pdf". A stem is a prefix of the word, so it
-    only ever widens the match; "ies" also tries the "y" form ("retries" -> "retry")."""
+    """The forms a term is prefix-matched by: the term itself, or a light stem of a plain word
+    (_light_stem), so that "expires" finds "expired" and "retry" finds "retries". A stem never
+    loses more than the word's ending, so it only widens the match; a word whose stem is not its
+    prefix ("retry" -> "retri") keeps its own form too."""
     if not term.isalpha() or not term.isascii() or len(term) < 4:
         return [term]
-    if term.endswith("ies") and len(term) >= 5:
-        return [term, term[:-3] + "y"]
-    for suffix, shortest in (("ing", 4), ("ed", 4), ("es", 4), ("s", 3)):
-        if term.endswith(suffix) and not term.endswith("ss") and len(term) - len(suffix) >= shortest:
-            return [term[: -len(suffix)]]
-    return [term]
+    stem = _light_stem(term)
+    forms = [stem] if term.startswith(stem) else [stem, term]
+    if stem.endswith("i"):
+        forms.append(stem[:-1] + "y")  # "retries" -> "retri", and "retry" itself
+    return list(dict.fromkeys(forms))
 
 
-def _fts_term(term):
+FTS_SPELL_OUT = 64  # words a prefix form may start for a row-set query to name them one by one
+
+
+def _quoted(text):
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _fts_term(term, words=None, spell_out=False):
     """One term as FTS5 syntax: each form a quoted string (embedded quotes doubled), prefix-matched
-    outside the quotes when long enough, the forms ORed in parentheses."""
+    outside the quotes when long enough, the forms ORed in parentheses.
+
+    ``words`` (form -> the index words the form matches, or None when unknown; see _form_words)
+    lets a form be written as those words: FTS5 builds a prefix form's whole posting list (twice
+    when bm25 ranks it) but walks a word's lazily. A form that starts one word only is that word
+    (the same rows, the same bm25); one that starts none is kept exact (it matches nothing
+    either way); ``spell_out`` (queries that only need the rows: paging, counts) ORs up to
+    FTS_SPELL_OUT words, whose bm25 would differ from the prefix's."""
     parts = []
     for form in match_forms(term):
-        quoted = '"' + form.replace('"', '""') + '"'
-        part = quoted + "*" if len(form) >= 3 else quoted
-        if part not in parts:
-            parts.append(part)
+        found = words(form) if words is not None and len(form) >= 3 else None
+        if found is None:
+            spelt = [_quoted(form) + "*" if len(form) >= 3 else _quoted(form)]
+        elif len(found) <= 1:
+            spelt = [_quoted(found[0] if found else form)]
+        elif spell_out and len(found) <= FTS_SPELL_OUT:
+            spelt = [_quoted(w) for w in found]
+        else:
+            spelt = [_quoted(form) + "*"]
+        for part in spelt:
+            if part not in parts:
+                parts.append(part)
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
-def fts_query(terms, all_terms=False):
+def fts_query(terms, all_terms=False, words=None, spell_out=False):
     """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
     _fts_term), ORed, or ANDed when ``all_terms``. The one builder of MATCH text."""
-    parts = list(dict.fromkeys(_fts_term(t) for t in terms))
+    parts = list(dict.fromkeys(_fts_term(t, words, spell_out) for t in terms))
     return (" AND " if all_terms else " OR ").join(parts)
 
 
@@ -6312,7 +6393,9 @@ class Candidate:
     """One evidence item while search ranks it: the columns the rerank reads, the text strength
     of its match (bm25, positive, larger is better), the tier that found it and the score."""
 
-    __slots__ = ("rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named")
+    __slots__ = (
+        "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
+    )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
         self.rid = rid
@@ -6323,6 +6406,7 @@ class Candidate:
         self.strength = strength
         self.tier = tier  # "all" terms, "rare" terms, "summary", "tail" (paging), or a fallback kind
         self.score = strength
+        self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
         self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
 
 
@@ -6628,37 +6712,56 @@ def _search_scope(store, repo, cwd, all_scope, workspace):
 # -- candidates ----------------------------------------------------------------------------------
 
 
+def _form_words(store, form):
+    """(the index words ``form`` matches, how many items hold one of them), cached per store
+    generation: the words that start with it (up to FTS_SPELL_OUT + 1 of them) or, under three
+    characters, the word itself; the count is an upper estimate (a row holding two of the words
+    counts twice). The words are None when the index would tokenize ``form`` otherwise (anything
+    but lower-case ASCII letters and digits): then only FTS5 itself knows what it matches."""
+
+    def build():
+        store.db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_vocab USING fts5vocab(main, evidence_fts, row)"
+        )
+        cursor = store.db.cursor()
+        cursor.row_factory = None
+        if len(form) >= 3:
+            cursor.execute(
+                "SELECT term, doc FROM temp.evidence_vocab WHERE term >= ? AND term < ?",
+                (form, form + "\U0010ffff"),
+            )
+        else:
+            cursor.execute("SELECT term, doc FROM temp.evidence_vocab WHERE term = ?", (form,))
+        words, docs = [], 0
+        for word, doc in cursor:
+            docs += doc
+            if len(words) <= FTS_SPELL_OUT:
+                words.append(word)
+        plain = form.isascii() and form.isalnum() and form.lower() == form
+        return (tuple(words) if plain else None), docs
+
+    return store.memo(("form", form), build)
+
+
+def _index_words(store):
+    """The ``words`` argument of fts_query for this store (see _form_words)."""
+    return lambda form: _form_words(store, form)[0]
+
+
 def _doc_freqs(store, terms):
     """{term: number of items whose text holds a word the term matches}, from the FTS5 vocabulary
     (an upper estimate for a prefix: a row holding two matching words counts twice), cached per
     store generation."""
     out = {}
-    missing = []
+    total = None
     for t in terms:
         hit = store.memo(("df", t), None)
         if hit is None:
-            missing.append(t)
-        else:
-            out[t] = hit
-    if missing:
-        store.db.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_vocab USING fts5vocab(main, evidence_fts, row)"
-        )
-        total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
-        for t in missing:
-            df = 0
-            for form in match_forms(t):
-                if len(form) >= 3:
-                    row = store.one(
-                        "SELECT coalesce(sum(doc), 0) FROM temp.evidence_vocab WHERE term >= ? AND term < ?",
-                        (form, form + "\U0010ffff"),
-                    )
-                else:
-                    row = store.one(
-                        "SELECT coalesce(sum(doc), 0) FROM temp.evidence_vocab WHERE term = ?", (form,)
-                    )
-                df += row[0]
-            out[t] = store.memo(("df", t), lambda df=df: min(df, total))
+            if total is None:
+                total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+            df = sum(_form_words(store, form)[1] for form in match_forms(t))
+            hit = store.memo(("df", t), lambda df=df, total=total: min(df, total))
+        out[t] = hit
     return out
 
 
@@ -6712,11 +6815,22 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
     if not score:
         return []
     clause = "".join(" AND " + w for w in where)
-    rows = store.all(
-        "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
-        % (_RANK_COLUMNS, ",".join("?" * len(score)), clause),
-        list(score) + list(params),
-    )
+    # Looked up best first, a little more than ``limit`` at a time, until ``limit`` pass the
+    # filter: an unfiltered search reads ~limit rows, not the window. A step ends after every row
+    # tied with its last score, so the sort below sees what it would over the whole window.
+    order = list(score)
+    rows, start = [], 0
+    while start < len(order) and len(rows) < limit:
+        end = min(len(order), start + max(limit - len(rows) + 8, start))  # a narrow scope: doubling steps
+        while end < len(order) and score[order[end]] == score[order[end - 1]]:
+            end += 1
+        chunk = order[start:end]
+        rows += store.all(
+            "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
+            % (_RANK_COLUMNS, ",".join("?" * len(chunk)), clause),
+            chunk + list(params),
+        )
+        start = end
     if len(rows) < limit and len(ranked) >= window:
         if exclude:
             clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
@@ -6762,11 +6876,12 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
     terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS (at least the
     rarest term), then items whose session summary matches. So the work does not grow with the
     number of rows that hold a common word of the query."""
+    words = _index_words(store)
     if rank == "fts":
-        return _ranked_matches(store, fts_query(terms), where, params, pool, "any")
+        return _ranked_matches(store, fts_query(terms, words=words), where, params, pool, "any")
     found = (
-        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all")
-        if len(terms) > 1
+        _ranked_matches(store, fts_query(terms, all_terms=True, words=words), where, params, pool, "all")
+        if len(terms) > 1 and not any(_matches_nothing(t, words) for t in terms)
         else []
     )
     if len(found) < fill_to:
@@ -6782,12 +6897,17 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
         if rare:
             seen = [c.rid for c in found]
             found += _ranked_matches(
-                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen
+                store, fts_query(rare, words=words), where, params, fill_to - len(found), "rare", seen
             )
     if len(found) < fill_to:
         seen = [c.rid for c in found]
         found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
     return found
+
+
+def _matches_nothing(term, words):
+    """True when the index holds no word any form of ``term`` matches (known, not guessed)."""
+    return all(words(form) == () for form in match_forms(term))
 
 
 def _rows_by_rid(store, rids):
@@ -6869,7 +6989,10 @@ def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
     rows = store.all(
         "SELECT %s FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s "
         "ORDER BY f.rowid DESC LIMIT ?" % (_RANK_COLUMNS, clause),
-        [fts_query(terms)] + list(params) + list(exclude) + [limit],
+        [fts_query(terms, words=_index_words(store), spell_out=True)]
+        + list(params)
+        + list(exclude)
+        + [limit],
     )
     return [Candidate(r[0], r[1], r[2], r[3], r[4], 0.0, "tail") for r in rows]
 
@@ -6886,7 +7009,7 @@ def _count_matches(store, terms, where, params):
     n = store.one(
         "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s"
         % clause,
-        [fts_query(terms)] + list(params),
+        [fts_query(terms, words=_index_words(store), spell_out=True)] + list(params),
     )[0]
     return n, True
 
@@ -6925,13 +7048,53 @@ def _query_names(store, raw_query, terms, cands, anchors):
         c.named = tuple(dict.fromkeys(named))
 
 
+def _term_weights(store, terms):
+    """{term: idf} over the store's items (the bm25 form, always positive): how much matching
+    the term says about an item. Document frequencies come from _doc_freqs (cached)."""
+    df = _doc_freqs(store, terms)
+    total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+    return {t: math.log(1.0 + (total - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+
+
+def _query_coverage(store, terms, cands, anchors):
+    """Mark each candidate with the share of the query it answers: the weight (idf) of the terms
+    its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE of the weight of
+    those only its session summary holds, over the weight of every term. bm25 adds up what an
+    item matches with column weights, so one common word in a short claim can outscore every rare
+    word of the query in a detail; coverage is what keeps that match below the fuller one."""
+    weight = _term_weights(store, terms)
+    whole = sum(weight.values())
+    if len(terms) < 2 or not whole:
+        return
+    texts = {}
+    rids = [c.rid for c in cands]
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for rid, claim, detail, summary in store.all(
+            "SELECT e.rid, e.claim, e.detail, s.summary FROM evidence e JOIN sessions s ON s.id = e.session_id "
+            "WHERE e.rid IN (%s)" % ",".join("?" * len(chunk)),
+            chunk,
+        ):
+            texts[rid] = ("%s\n%s" % (claim, detail or ""), summary)
+    floor = min(weight.values()) / whole  # FTS5 matched it on something: at least its weakest term
+    for c in cands:
+        text, summary = texts.get(c.rid, ("", None))
+        cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
+        own = set(_word_hits(terms, text + "\n" + cited))
+        rest = [t for t in terms if t not in own]
+        context = _word_hits(rest, summary) if summary and rest else ()
+        share = sum(weight[t] for t in own) + RANK_SUMMARY_SHARE * sum(weight[t] for t in context)
+        c.coverage = max(floor, share / whole)
+
+
 def _rerank(cands, scope, now):
-    """Score = text strength x what the query names x (mildly) topology, confidence, kind and
-    recency. Every factor but the named ones is within a few tens of percent, so a clearly
-    stronger text match wins whatever repository it lives in; they order near-equals."""
+    """Score = text strength x query coverage x what the query names x (mildly) topology,
+    confidence, kind and recency. Every factor but coverage and the named ones is within a few
+    tens of percent, so a clearly stronger text match wins whatever repository it lives in; they
+    order near-equals."""
     reach = scope.topology.reach
     for c in cands:
-        score = RANK_WEIGHT_TEXT * c.strength
+        score = RANK_WEIGHT_TEXT * c.strength * c.coverage**RANK_COVERAGE_POWER
         for what, _ in c.named:
             score *= 1.0 + RANK_NAMED_BONUS[what]
         distance = reach.get(c.repo_id, (None,))[0]
@@ -7009,6 +7172,7 @@ def search(
     anchors = _load_anchors(store, [c.rid for c in cands]) if mode == "text" and rank != "fts" else {}
     if mode == "text" and rank != "fts":
         _query_names(store, query, terms, cands, anchors)
+        _query_coverage(store, terms, cands, anchors)
         _rerank(cands, scope, time.time())
     fresh = {}
 
@@ -12126,13 +12290,14 @@ def format_eval_report(report):
     scoped = [v for v in report["variants"] if not v["all_scope"]]
     lines += ["", "by category (%s):" % " / ".join(v["name"] for v in scoped)]
     lines.append(
-        "%-15s %3s %13s %13s %13s %13s %13s" % ("category", "n", "hit@1", "hit@5", "MRR", "nDCG@10", "attrib")
+        "%-15s %3s %13s %13s %13s %13s %13s %13s"
+        % ("category", "n", "hit@1", "hit@5", "MRR", "nDCG@10", "recall@10", "attrib")
     )
     for cat, n in c["categories"].items():
         cells = []
-        for metric in ("hit@1", "hit@5", "mrr", "ndcg@10", "attribution"):
+        for metric in ("hit@1", "hit@5", "mrr", "ndcg@10", "recall@10", "attribution"):
             cells.append(" / ".join("%.2f" % v["by_category"][cat][metric] for v in scoped))
-        lines.append("%-15s %3d %13s %13s %13s %13s %13s" % (cat, n, *cells))
+        lines.append("%-15s %3d %13s %13s %13s %13s %13s %13s" % (cat, n, *cells))
     f = report.get("freshness")
     if f:
         pairs = ", ".join("%s %d" % (k, n) for k, n in f["expected_vs_verdict"].items())
@@ -14624,6 +14789,21 @@ class _OneCommand:
         return self.sub.add_parser(name, **kw)
 
 
+def _hook_call(argv):
+    """The hook entry point for exactly the command lines `hooks install` writes (``[--home DIR]
+    brief --hook AGENT``, ``[--home DIR] import --hook``), as a function of no arguments: agents
+    run them at every session start and end, and building the CLI parser would cost more than
+    parsing them. None for any other command line (the parser then reads it)."""
+    home = None
+    if len(argv) > 2 and argv[0] == "--home":
+        home, argv = argv[1], argv[2:]
+    if argv == ["import", "--hook"]:
+        return lambda: run_import_hook(home)
+    if len(argv) == 3 and argv[:2] == ["brief", "--hook"] and argv[2] in HOOK_AGENTS:
+        return lambda: run_brief_hook(argv[2], home)
+    return None
+
+
 def _command_in(argv):
     """The command word of a command line, when only ``--home DIR`` precedes it; else None."""
     i = 0
@@ -14956,6 +15136,9 @@ def main(argv=None):
         sys.stdout.write("wctx %s\n" % __version__)
         return 0
     argv = sys.argv[1:] if argv is None else list(argv)
+    hook = _hook_call(argv)
+    if hook is not None:
+        return hook()
     wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
     try:
         command = _command_in(argv)

@@ -78,7 +78,7 @@ def install(request):
         venv = request.getfixturevalue("venv")
         return {"kind": "pip", "argv": [venv["wctx"]], "start": venv["wctx"] + " "}
     archive = request.getfixturevalue("pyz")
-    start = "%s -I %s " % (shlex.quote(sys.executable), shlex.quote(archive))
+    start = "%s -I -S %s " % (shlex.quote(sys.executable), shlex.quote(archive))
     return {"kind": "pyz", "argv": [sys.executable, archive], "start": start}
 
 
@@ -292,7 +292,7 @@ def test_pyz_hook_under_each_python_keeps_its_compiled_module_cache(pyz, tmp_pat
     out = world["wctx"]("hooks", "install", "claude-code")
     assert out.count("ran from a clean shell") == 2, out
     start = installed_commands(settings)["SessionStart"]
-    assert start.startswith("%s -I " % shlex.quote(python)), start
+    assert start.startswith("%s -I -S " % shlex.quote(python)), start
     cache = os.path.join(world["home"], ".cache", "wctx", "pyz")
     shutil.rmtree(cache, ignore_errors=True)  # written by install's probe
     payload = {
