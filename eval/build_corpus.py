@@ -1284,9 +1284,7 @@ item(
     "LibraryPage lazy-loads thumbnails :: a row requests its thumbnail only when it scrolls into view",
     ["src/pages/Library.tsx#LibraryPage"],
 )
-query(
-    "docs-ui", "thumbnails of phone photos appear sideways", "cross_repo", "thumbnailer", {"f20-thumb": 3}
-)
+query("docs-ui", "thumbnails of phone photos appear sideways", "cross_repo", "thumbnailer", {"f20-thumb": 3})
 query(
     "docs-ui",
     "thumbnail rotation is wrong for portrait shots",
@@ -1414,6 +1412,14 @@ query(
     "thumbnailer",
     {"f12-thumb": 3},
     "the session summary says it, the item only says worker",
+)
+query(
+    "ingest-api",
+    "where is the gateway configuration for the request size limit",
+    "paraphrase",
+    "ingest-api",
+    {"f1-ingest": 3, "f1-sdk": 1},
+    "abbreviation: configuration / config",
 )
 query(
     "ledger",

@@ -270,9 +270,13 @@ def _check_result_shape(result):
 def test_search_json_shape_and_every_reason_string_stay_valid(product, run_cli):
     import json
 
-    _capture(product, "upload-sdk", "retry_policy caps attempts at three", files=["src/client.py#retry_policy"])
+    _capture(
+        product, "upload-sdk", "retry_policy caps attempts at three", files=["src/client.py#retry_policy"]
+    )
     old, _ = _capture(product, "upload-sdk", "uploadDocument throws on 419", files=["src/upload/upload.ts"])
-    new, _ = _capture(product, "upload-sdk", "uploadDocument retries a 419 once", files=["src/upload/upload.ts"])
+    new, _ = _capture(
+        product, "upload-sdk", "uploadDocument retries a 419 once", files=["src/upload/upload.ts"]
+    )
     wctx.supersede(product.store, old, new)
     _capture(product, "api-gateway", "HandleUpload answers 419 for expired sessions")
     _capture(product, "docs-ui", "first note", summary="chased a flickering spinner")
@@ -308,3 +312,23 @@ def test_search_json_shape_and_every_reason_string_stay_valid(product, run_cli):
         assert start in seen, (start, sorted(seen))
     assert {"superseded by", "same repository", "recent in", "outside the", "2 hops", "docs-ui uses"} <= seen
     assert any(s.startswith("stale: ") for s in seen) and any(s.startswith("current: ") for s in seen)
+
+
+def test_code_abbreviations_match_both_ways_as_whole_words(git_repo, store):
+    app, lib = _pallets(git_repo, store)
+    db = _one(store, lib.path, repo="werkzeug", claim="the db pool leaks a connection per reload")
+    cfg = _one(store, lib.path, repo="werkzeug", claim="the reloader configuration ignores extra_files")
+    report = _one(store, lib.path, repo="werkzeug", claim="the report page lists every route")
+    assert db in _ids(wctx.search(store, "database pool leaks", repo="flask"))
+    assert cfg in _ids(wctx.search(store, "reloader cfg", repo="flask"))
+    by_repository = _ids(wctx.search(store, "repository report", repo="flask"))
+    assert report in by_repository  # "report" itself matches
+    repo_item = _one(store, lib.path, repo="werkzeug", claim="each repo keeps its own routes")
+    found = wctx.search(store, "repository routes", repo="flask")
+    assert repo_item in _ids(found)
+    assert (
+        "matches the query text (repository, routes)"
+        in found["results"][_ids(found).index(repo_item)]["reasons"]
+    )
+    # An abbreviation matches whole words only: "repository" does not find "report" by "repo".
+    assert report not in _ids(wctx.search(store, "repository", repo="flask"))
