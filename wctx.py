@@ -94,7 +94,24 @@ VERDICTS = ("current", "possibly_stale", "stale", "unknown")
 # When an item has several anchors, the item's verdict is the worst one in this order.
 VERDICT_SEVERITY = {"current": 0, "unknown": 1, "possibly_stale": 2, "stale": 3}
 
-REPO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+class _lazy_pattern:
+    """A regular expression compiled when first used. The module's own patterns took ~9 ms of
+    every start-up to compile, most of them for commands other than the one running. Acts as
+    the compiled pattern; after the first use its methods are plain attributes."""
+
+    def __init__(self, pattern, flags=0):
+        self._args = (pattern, flags)
+
+    def __getattr__(self, name):
+        compiled = re.compile(*self._args)
+        for attr in dir(compiled):
+            if not attr.startswith("_"):
+                self.__dict__[attr] = getattr(compiled, attr)
+        return getattr(compiled, name)
+
+
+REPO_NAME_RE = _lazy_pattern(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_CLAIM_CHARS = 4000
 MAX_DETAIL_CHARS = 65536
 MAX_SUMMARY_CHARS = 8000
@@ -645,7 +662,7 @@ def redact_secrets(text):
 # Terminal control: C0 (but newline and tab), DEL, C1, bidirectional overrides, and whole ESC
 # sequences (CSI "ESC [ ... final", OSC "ESC ] ... BEL|ST", two-character escapes). Each
 # alternative consumes a disjoint class of characters, so no input makes the pattern backtrack.
-_CONTROL_RE = re.compile(
+_CONTROL_RE = _lazy_pattern(
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)"
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 )
@@ -1701,7 +1718,7 @@ class GitError(WctxError):
 # ``A..B``. Recorded commits and blobs come from stores, exports and transcripts that other people
 # wrote; a value like ``--output=F`` (which a tag of that name in a cloned repository would make
 # resolve) must never reach git at all, let alone where it reads options.
-_OBJECT_ID = re.compile(r"\A(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
+_OBJECT_ID = _lazy_pattern(r"\A(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 
 
 def is_object_id(value):
@@ -2638,7 +2655,7 @@ def _mask_source(source, language):
     return "".join(out)
 
 
-_CALL_LIKE = re.compile(
+_CALL_LIKE = _lazy_pattern(
     r"(?:^|[^\w$])(?:return|else|if|while|for|switch|case|new|throw|await|yield|echo|print|"
     r"delete|sizeof|typeof|goto|assert|raise|do|in|of|not|and|or)\s*$"
 )
@@ -2863,16 +2880,16 @@ def _extend_start(masked, language, start):
     return start
 
 
-_RUBY_OPENER = re.compile(
+_RUBY_OPENER = _lazy_pattern(
     r"^\s*(?:(?:private|protected|public|module_function)\s+)?(?:def|class|module|if|unless|while|until|case|begin|for)"
     r"(?![\w?!:])"
 )
-_RUBY_INLINE_OPENER = re.compile(
+_RUBY_INLINE_OPENER = _lazy_pattern(
     r"(?:=|\(|\|\||&&|\breturn)\s*(?:if|unless|case|begin|while|until)(?![\w?!:])"
 )
-_RUBY_DO = re.compile(r"(?<![.:\w@$])do(?![\w?!:])")
-_RUBY_END = re.compile(r"(?<![.:\w@$])end(?![\w?!:])")
-_RUBY_ENDLESS_DEF = re.compile(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s")
+_RUBY_DO = _lazy_pattern(r"(?<![.:\w@$])do(?![\w?!:])")
+_RUBY_END = _lazy_pattern(r"(?<![.:\w@$])end(?![\w?!:])")
+_RUBY_ENDLESS_DEF = _lazy_pattern(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s")
 
 
 def _ruby_keyword_end(masked, start):
@@ -2897,9 +2914,9 @@ def _ruby_keyword_end(masked, start):
     return None
 
 
-_RUBY_MODIFIER_LINE = re.compile(r"\s*(?:private|protected|public|module_function)\s*$")
-_RUBY_END_LINE = re.compile(r"\s*end\b")
-_RUBY_DEFINITION_LINE = re.compile(r"\s*(?:def|class|module)\b")
+_RUBY_MODIFIER_LINE = _lazy_pattern(r"\s*(?:private|protected|public|module_function)\s*$")
+_RUBY_END_LINE = _lazy_pattern(r"\s*end\b")
+_RUBY_DEFINITION_LINE = _lazy_pattern(r"\s*(?:def|class|module)\b")
 
 
 @functools.lru_cache(maxsize=4096)  # a module's extent is needed for every symbol cited inside it
@@ -4023,11 +4040,11 @@ class _TomlReader:
     integers, floats, booleans, arrays (nested, multi-line, trailing commas), inline tables.
     Dates and times come back as their text. Anything else is a _TomlError, never a guess."""
 
-    _BARE = re.compile(r"[A-Za-z0-9_-]+")
-    _NUMBER = re.compile(
+    _BARE = _lazy_pattern(r"[A-Za-z0-9_-]+")
+    _NUMBER = _lazy_pattern(
         r"[+-]?(?:0x[0-9A-Fa-f_]+|0o[0-7_]+|0b[01_]+|inf|nan|[0-9_]+(?:\.[0-9_]+)?(?:[eE][+-]?[0-9_]+)?)"
     )
-    _DATE = re.compile(
+    _DATE = _lazy_pattern(
         r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?)?|\d{2}:\d{2}:\d{2}(?:\.\d+)?"
     )
     _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
@@ -4310,7 +4327,7 @@ def _pypi_name(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_REQUIREMENT_NAME = _lazy_pattern(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def _requirement_names(lines):
@@ -4333,7 +4350,7 @@ class Declaration:
 
     # Names and paths from a manifest are a hostile repository's text: only the characters package
     # names and relative paths use get through (no control characters, no spaces).
-    SAFE = re.compile(r"^[\w@/.:+~-]{1,214}$")
+    SAFE = _lazy_pattern(r"^[\w@/.:+~-]{1,214}$")
 
     def __init__(self, role, eco, name, shown, where, local=None):
         self.role = role
@@ -4544,7 +4561,7 @@ def _pom_xml(rel, text, out):
             )
 
 
-_GRADLE_DEP = re.compile(
+_GRADLE_DEP = _lazy_pattern(
     r"""^\s*(?:implementation|api|compileOnly|runtimeOnly|testImplementation)\s*\(?\s*["']([\w.-]+):([\w.-]+)(?::[^"']*)?["']""",
     re.M,
 )
@@ -6044,7 +6061,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
 #             mildly, by topology, freshness, confidence, kind and recency;
 # explain     the one function that turns a result's facts into its reasons.
 
-_TERM_RE = re.compile(r"[^\W_]+", re.UNICODE)
+_TERM_RE = _lazy_pattern(r"[^\W_]+", re.UNICODE)
 QUERY_SCAN_CHARS = 20000  # characters of a query read for terms (a pasted log or traceback)
 MAX_QUERY_CANDIDATE_TERMS = 400  # distinct terms considered before the rarest MAX_QUERY_TERMS are kept
 
@@ -6122,7 +6139,7 @@ def _word_hits(terms, text):
     return hits
 
 
-_STAMP_RE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
+_STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
 
 
 _DAY_SECONDS = {}  # {(year, month, day): seconds since the epoch at 00:00 UTC}
@@ -6311,8 +6328,8 @@ CODE_REF_MAX_FILES = 40  # changed files read per call, in path order
 CODE_REF_MAX_BYTES = 512 * 1024  # larger files are skipped (generated code, bundles)
 CODE_REF_MIN_NAME = 4  # a cited symbol shorter than this ("get", "run") matches too much
 CODE_REF_MAX_ANCHORS = 200000  # cited symbols and paths read per call (a bound, not a sample)
-_IDENT_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-_CALL_RE = re.compile(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
+_IDENT_RE = _lazy_pattern(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_CALL_RE = _lazy_pattern(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 
 
@@ -6892,7 +6909,7 @@ def _rerank(cands, scope, now):
 
 # -- the search service --------------------------------------------------------------------------
 
-SEARCH_PAGE_RE = re.compile(r"^(?:o([0-9]{1,6})|r([0-9]{1,12}))$")
+SEARCH_PAGE_RE = _lazy_pattern(r"^(?:o([0-9]{1,6})|r([0-9]{1,12}))$")
 
 
 def search(
@@ -8178,9 +8195,9 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
 # A checker returns the value to keep or raises ValueError with what is wrong; fields a type does
 # not declare are dropped, so nothing unchecked reaches the store.
 
-_TIMESTAMP_RE = re.compile(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\Z")
-_RECORD_ID_RE = re.compile(r"\A(?:(?:ev|ses)-[0-9a-f]{10}|[A-Za-z0-9_][\w.:-]{0,79})\Z")
-_REF_FORBIDDEN_RE = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+_TIMESTAMP_RE = _lazy_pattern(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\Z")
+_RECORD_ID_RE = _lazy_pattern(r"\A(?:(?:ev|ses)-[0-9a-f]{10}|[A-Za-z0-9_][\w.:-]{0,79})\Z")
+_REF_FORBIDDEN_RE = _lazy_pattern(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
 
 
 def _v_text(limit, required=False, single_line=False):
@@ -8843,10 +8860,10 @@ SYNC_BRANCH = "wctx-memory"
 SYNC_PUSH_TRIES = 5
 _SYNC_FETCHED = "refs/wctx/fetched"  # the remote tip, as last fetched into the private repository
 _SYNC_OURS = "refs/wctx/ours"  # the commit we built to push
-_SYNC_FILE = re.compile(
+_SYNC_FILE = _lazy_pattern(
     r"^machines/([0-9a-f]{16})/(sessions/(?:ses-[0-9a-f]{10}|[\w.:-]{1,80})\.jsonl|events\.jsonl|topology\.jsonl)$"
 )
-_SYNC_BRANCH_NAME = re.compile(
+_SYNC_BRANCH_NAME = _lazy_pattern(
     r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}(?<![./])(?<!\.lock)$"
 )
 
@@ -9262,10 +9279,10 @@ _CODEX_LINE_TYPES = frozenset(
         "inter_agent_communication_metadata",
     }
 )
-_PATCH_PATH = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
-_PLACEHOLDER = re.compile(r"^\[(?:REDACTED|TRIMMED)[A-Z_]*(?: [^\]]*)?\]$|^\[trimmed for fixture\]$", re.I)
-_SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_PATCH_PATH = _lazy_pattern(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
+_PLACEHOLDER = _lazy_pattern(r"^\[(?:REDACTED|TRIMMED)[A-Z_]*(?: [^\]]*)?\]$|^\[trimmed for fixture\]$", re.I)
+_SAFE_ID = _lazy_pattern(r"^[A-Za-z0-9_.-]{1,128}$")
+_UUID = _lazy_pattern(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 def is_redacted_value(value):
@@ -9278,7 +9295,7 @@ def is_redacted_value(value):
     return bool(_PLACEHOLDER.match(v)) or v.startswith(("/redacted/", "redacted://"))
 
 
-_PATH_PLACEHOLDER = re.compile(
+_PATH_PLACEHOLDER = _lazy_pattern(
     r"\[(?:REDACTED|TRIMMED)|(?:^|/)redacted/path/|redacted://|\[trimmed for fixture\]", re.I
 )
 
@@ -10073,7 +10090,7 @@ GEMINI_READ_TOOLS = {"read_file": "file_path"}
 GEMINI_EDIT_TOOLS = {"write_file": "file_path", "replace": "file_path"}
 GEMINI_COMMAND_TOOLS = ("run_shell_command",)
 GEMINI_MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
-_GLOB_CHARS = re.compile(r"[*?\[\]{}]")
+_GLOB_CHARS = _lazy_pattern(r"[*?\[\]{}]")
 
 
 def gemini_home(env=None):
