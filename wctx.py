@@ -286,6 +286,8 @@ def _installed_module(path):
     """Where ``path`` lies: "site" in one of this interpreter's site-packages folders (pip, pipx,
     a venv), so that ``python -I -m wctx`` finds it from any directory; "user" in the user's own
     site-packages (``pip install --user``), which isolated mode (-I) leaves out; else None."""
+    if os.path.basename(os.path.realpath(os.path.dirname(path))) not in ("site-packages", "dist-packages"):
+        return None  # no site folder is named otherwise: spares importing site and sysconfig
     import site
     import sysconfig
 
@@ -10979,7 +10981,9 @@ def session_activity(store, session_id):
 HOOK_EVENTS = {AGENT_CLAUDE_CODE: "SessionEnd", AGENT_CODEX: "Stop", AGENT_GEMINI: "SessionEnd"}
 HOOK_START_EVENT = "SessionStart"
 HOOK_ALL_EVENTS = ("SessionEnd", "Stop", HOOK_START_EVENT)  # every event a wctx hook may sit in
-CODEX_SESSION_END_SINCE = (0, 145)  # first Codex CLI release with the SessionEnd hook event
+# First Codex CLI release with the SessionEnd hook event: rust-v0.145.0 (openai/codex#33895,
+# "Add SessionEnd hooks for thread teardown"; 0.144.x has no such event).
+CODEX_SESSION_END_SINCE = (0, 145, 0)
 HOOK_AGENTS = tuple(HOOK_EVENTS)  # agents wctx can install a hook for (not every importable agent)
 HOOK_TIMEOUT_SECONDS = 60
 HOOK_START_TIMEOUT_SECONDS = 10
@@ -11034,7 +11038,8 @@ def run_program(argv, input_bytes=None, env=None, timeout=30):
 
 
 def installed_codex_version(env=None):
-    """(major, minor, patch) of the `codex` on PATH, or None when there is none or it says no version."""
+    """(major, minor, patch, pre-release tag or "") of the `codex` on PATH ("codex-cli 0.145.0",
+    "codex-cli 0.145.0-alpha.3"), or None when there is none or it says no version."""
     import shutil
 
     env = os.environ if env is None else env
@@ -11042,22 +11047,23 @@ def installed_codex_version(env=None):
     if not exe:
         return None
     code, out, _ = run_program([exe, "--version"], env=dict(env), timeout=10)
-    m = re.search(rb"(\d+)\.(\d+)\.(\d+)", out or b"") if code == 0 else None
-    return tuple(int(g) for g in m.groups()) if m else None
+    m = re.search(rb"(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.]+))?", out or b"") if code == 0 else None
+    if not m:
+        return None
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3)), (m.group(4) or b"").decode())
 
 
 def codex_end_event(env=None):
-    """("SessionEnd" or "Stop", why): the installed Codex's session-end event, Stop when unknown."""
+    """("SessionEnd" or "Stop", why): the installed Codex's session-end event, Stop when unknown.
+    A pre-release of the first version with SessionEnd gets Stop: it may have been cut before."""
     version = installed_codex_version(env)
     if version is None:
         return "Stop", "no codex on PATH says its version; Stop runs on every Codex with hooks"
-    label = ".".join(str(v) for v in version)
-    if version[:2] >= CODEX_SESSION_END_SINCE:
+    label = ".".join(str(v) for v in version[:3]) + ("-" + version[3] if version[3] else "")
+    first = ".".join(str(v) for v in CODEX_SESSION_END_SINCE)
+    if version[:3] > CODEX_SESSION_END_SINCE or (version[:3] == CODEX_SESSION_END_SINCE and not version[3]):
         return "SessionEnd", "codex %s has the SessionEnd event" % label
-    return "Stop", "codex %s predates SessionEnd (0.%d); Stop runs after every turn" % (
-        label,
-        CODEX_SESSION_END_SINCE[1],
-    )
+    return "Stop", "codex %s predates SessionEnd (%s); Stop runs after every turn" % (label, first)
 
 
 def _is_wctx_hook(entry):

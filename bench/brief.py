@@ -167,14 +167,20 @@ def install_forms(tmp, home, wanted):
 def console_script(tmp):
     """A venv with this checkout pip-installed (its `wctx` console script), or None with a note."""
     venv = os.path.join(tmp, "venv")
-    if os.path.exists(os.path.join(venv, "bin", "wctx")):
-        return venv
+    python = os.path.join(venv, "bin", "python")
+    if os.path.exists(os.path.join(venv, "bin", "wctx")):  # a --keep world: reinstall if stale
+        code = "import wctx, sys; sys.stdout.write(wctx.__file__)"
+        installed = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=tmp).stdout
+        with open(installed, "rb") as a, open(os.path.join(ROOT, "wctx.py"), "rb") as b:
+            if a.read() == b.read():
+                return venv
     source = os.path.join(tmp, "source")
     os.makedirs(source, exist_ok=True)
     for name in ("pyproject.toml", "README.md", "LICENSE", "wctx.py", "wctx_mcp.py"):
         shutil.copy2(os.path.join(ROOT, name), source)
-    subprocess.run([sys.executable, "-m", "venv", venv], check=True, capture_output=True)
-    pip = [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    if not os.path.exists(python):
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True, capture_output=True)
+    pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--force-reinstall"]
     done = subprocess.run([*pip, "--no-deps", source], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         sys.stderr.write("console script not measured: pip install failed: %s\n" % done.stderr.strip()[-300:])
