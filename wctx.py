@@ -18,6 +18,7 @@ import bisect
 import collections
 import functools
 import json
+import math
 import os
 import re
 import sys
@@ -143,6 +144,11 @@ RANK_CONFIDENCE_WEIGHT = 0.10  # times (confidence - 0.5); items without a state
 RANK_KIND_BONUS = {"known_issue": 0.03, "decision": 0.02, "constraint": 0.02, "finding": 0.02}
 RANK_RECENCY_BONUS = 0.05  # decays with a 90-day half-life
 RANK_RECENCY_HALF_LIFE_DAYS = 90.0
+# Text strength is scaled by coverage ** RANK_COVERAGE_POWER: the idf-weighted share of the query's
+# terms an item holds (1.0 when it holds them all). A term only the item's session summary holds
+# counts RANK_SUMMARY_SHARE of its weight, the summary being context rather than content.
+RANK_COVERAGE_POWER = 1.0
+RANK_SUMMARY_SHARE = BM25_WEIGHT_SUMMARY / BM25_WEIGHT_DETAIL  # half a detail word's weight
 CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
 # FTS5 ranks its best CANDIDATE_WINDOW x (candidate count) matches on its own before the scope
 # filter joins them; see _ranked_matches.
@@ -419,234 +425,273 @@ def _cookie_redaction(match):
     return match.group(1) + re.sub(r"(^|;\s*)([^=;\s]+)=([^;]*)", pair, match.group(2))
 
 
-@functools.lru_cache(maxsize=None)
-def _secret_patterns():
-    # Compiled on first use, not at import: ~4 ms of start-up that most commands never need.
-    return [
-        # PEM private keys (RSA, EC, OPENSSH, PGP, encrypted): the whole block, or everything after a
-        # BEGIN line whose END was cut off.
+# Each rule: (fragments, characters, pattern, flags, replacement). A rule only runs on text whose
+# case-folded form (_secret_fold) holds one of its lower-case ``fragments`` and, for each string in
+# ``characters``, one of that string's characters: conditions every match of the pattern meets,
+# so skipping a rule that cannot match changes nothing (tests/test_redact.py checks the result
+# against every rule applied). They keep redaction off the profile of a large import: most text
+# has no fragment at all, and text with "token" in it runs the few rules that mention one.
+_AWS_KEY_PREFIXES = ("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "apka", "aroa")
+_SECRET_RULES = (
+    # PEM private keys (RSA, EC, OPENSSH, PGP, encrypted): the whole block, or everything after a
+    # BEGIN line whose END was cut off.
+    (
+        ("private key",),
+        (),
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        re.S,
+        "[REDACTED private key]",
+    ),
+    # JSON web tokens: three base64url parts, the first two JSON objects ("eyJ").
+    (("eyj",), (), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0, "[REDACTED jwt]"),
+    # Authorization / Proxy-Authorization headers, any scheme, quoted or not; bare bearer tokens.
+    (
+        ("authorization",),
+        (":=",),
+        r"(?i)(\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?"
+        r"(?:(?:bearer|basic|token|digest|negotiate|bot)\s+)?)(?!\[REDACTED)"
+        r"(?!(?:bearer|basic|token|digest|negotiate|bot)\s+\[REDACTED)[^\s\"',;]+",
+        0,
+        r"\1" + REDACTED,
+    ),
+    (("bearer",), (), r"(?i)\b(bearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{12,}=*", 0, r"\1" + REDACTED),
+    # Vendor tokens with recognisable shapes.
+    (("sk-ant-",), (), r"\bsk-ant-[A-Za-z0-9_-]{16,}", 0, "[REDACTED anthropic key]"),
+    (
+        ("sk-",),
+        (),
+        r"\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}",
+        0,
+        "[REDACTED openai key]",
+    ),
+    (
+        _AWS_KEY_PREFIXES,
+        (),
+        r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}\b",
+        0,
+        "[REDACTED aws key id]",
+    ),
+    (
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        (),
+        r"\bgh[pousr]_[A-Za-z0-9]{30,255}\b",
+        0,
+        "[REDACTED github token]",
+    ),
+    (("github_pat_",), (), r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b", 0, "[REDACTED github token]"),
+    (("glpat-",), (), r"\bglpat-[A-Za-z0-9_-]{20,}", 0, "[REDACTED gitlab token]"),
+    (("xox",), (), r"\bxox[abposre]-[A-Za-z0-9-]{10,}", 0, "[REDACTED slack token]"),
+    (
+        ("hooks.slack.com/",),
+        (),
+        r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+",
+        0,
+        "[REDACTED slack webhook]",
+    ),
+    (("aiza",), (), r"\bAIza[0-9A-Za-z_-]{30,}", 0, "[REDACTED google api key]"),
+    (("ya29.",), (), r"\bya29\.[0-9A-Za-z_-]{20,}", 0, "[REDACTED google oauth token]"),
+    (("gocspx-",), (), r"\bGOCSPX-[A-Za-z0-9_-]{20,}", 0, "[REDACTED google client secret]"),
+    (("_live_", "_test_"), (), r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", 0, "[REDACTED stripe key]"),
+    (("sg.",), (), r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0, "[REDACTED sendgrid key]"),
+    (("npm_",), (), r"\bnpm_[A-Za-z0-9]{36}\b", 0, "[REDACTED npm token]"),
+    (("whsec_",), (), r"\bwhsec_[A-Za-z0-9+/=]{16,}", 0, "[REDACTED stripe webhook secret]"),
+    (
+        (":aa",),
+        (),
+        r"(?<![A-Za-z0-9])(?:bot)?\d{6,12}:AA[A-Za-z0-9_-]{30,40}(?![A-Za-z0-9_-])",
+        0,
+        "[REDACTED telegram bot token]",
+    ),
+    (
+        ("shpat_", "shpca_", "shppa_", "shpss_"),
+        (),
+        r"\bshp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b",
+        0,
+        "[REDACTED shopify token]",
+    ),
+    (("sq0atp-", "sq0csp-"), (), r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}", 0, "[REDACTED square token]"),
+    (("pypi-age",), (), r"\bpypi-AgE[A-Za-z0-9_-]{50,}", 0, "[REDACTED pypi token]"),
+    (("_v1_",), (), r"\bdo[opr]_v1_[a-f0-9]{64}\b", 0, "[REDACTED digitalocean token]"),
+    (("dapi",), (), r"\bdapi[a-f0-9]{32}(?:-\d)?\b", 0, "[REDACTED databricks token]"),
+    (("age-secret-key-1",), (), r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", 0, "[REDACTED age key]"),
+    (("hvs.", "hvb."), (), r"\bhv[sb]\.[A-Za-z0-9_-]{24,}", 0, "[REDACTED vault token]"),
+    (("lin_api_",), (), r"\blin_api_[A-Za-z0-9]{40}\b", 0, "[REDACTED linear key]"),
+    (("glsa_", "glc_"), (), r"\bgl(?:sa|c)_[A-Za-z0-9_+/=-]{32,}", 0, "[REDACTED grafana token]"),
+    (
+        ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct."),
+        (),
+        r"\bdp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,}",
+        0,
+        "[REDACTED doppler token]",
+    ),
+    (("gsk_",), (), r"\bgsk_[A-Za-z0-9]{48,}", 0, "[REDACTED groq key]"),
+    (("r8_",), (), r"\br8_[A-Za-z0-9]{37}\b", 0, "[REDACTED replicate token]"),
+    (("xai-",), (), r"\bxai-[A-Za-z0-9]{60,}", 0, "[REDACTED xai key]"),
+    (("key-",), (), r"\bkey-[0-9a-f]{32}\b", 0, "[REDACTED mailgun key]"),
+    # A bare AWS secret access key (40 base64 characters) right after an access key id, as in
+    # `aws configure` output, a CSV of credentials or "AKIA... / secret". Conditions are checked
+    # on the text as the rules before have left it, so the key id's marker is there to find.
+    (
+        ("[redacted aws key id]",),
+        (),
+        r"(\[REDACTED aws key id\][^A-Za-z0-9/+=\n]{1,40})[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+        0,
+        r"\1[REDACTED aws secret key]",
+    ),
+    # Names that carry a secret without a '=' (aws configure set aws_secret_access_key X) or whose
+    # name does not end in a sensitive word (GCP private_key_id, Azure AccountKey=...;).
+    (
         (
-            re.compile(
-                r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
-                r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-                re.S,
-            ),
-            "[REDACTED private key]",
+            "aws_secret_access_key",
+            "aws_session_token",
+            "secretaccesskey",
+            "private_key_id",
+            "accountkey",
+            "sharedaccesskey",
+            "sharedaccesssignature",
+            "_auth",
         ),
-        # JSON web tokens: three base64url parts, the first two JSON objects ("eyJ").
-        (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "[REDACTED jwt]"),
-        # Authorization / Proxy-Authorization headers, any scheme, quoted or not; bare bearer tokens.
-        (
-            re.compile(
-                r"(?i)(\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?"
-                r"(?:(?:bearer|basic|token|digest|negotiate|bot)\s+)?)(?!\[REDACTED)"
-                r"(?!(?:bearer|basic|token|digest|negotiate|bot)\s+\[REDACTED)[^\s\"',;]+"
-            ),
-            r"\1" + REDACTED,
-        ),
-        (re.compile(r"(?i)\b(bearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{12,}=*"), r"\1" + REDACTED),
-        # Vendor tokens with recognisable shapes.
-        (re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}"), "[REDACTED anthropic key]"),
-        (
-            re.compile(r"\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}"),
-            "[REDACTED openai key]",
-        ),
-        (
-            re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}\b"),
-            "[REDACTED aws key id]",
-        ),
-        (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,255}\b"), "[REDACTED github token]"),
-        (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"), "[REDACTED github token]"),
-        (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), "[REDACTED gitlab token]"),
-        (re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), "[REDACTED slack token]"),
-        (
-            re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+"),
-            "[REDACTED slack webhook]",
-        ),
-        (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), "[REDACTED google api key]"),
-        (re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}"), "[REDACTED google oauth token]"),
-        (re.compile(r"\bGOCSPX-[A-Za-z0-9_-]{20,}"), "[REDACTED google client secret]"),
-        (re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), "[REDACTED stripe key]"),
-        (re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), "[REDACTED sendgrid key]"),
-        (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), "[REDACTED npm token]"),
-        (re.compile(r"\bwhsec_[A-Za-z0-9+/=]{16,}"), "[REDACTED stripe webhook secret]"),
-        (
-            re.compile(r"(?<![A-Za-z0-9])(?:bot)?\d{6,12}:AA[A-Za-z0-9_-]{30,40}(?![A-Za-z0-9_-])"),
-            "[REDACTED telegram bot token]",
-        ),
-        (re.compile(r"\bshp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b"), "[REDACTED shopify token]"),
-        (re.compile(r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}"), "[REDACTED square token]"),
-        (re.compile(r"\bpypi-AgE[A-Za-z0-9_-]{50,}"), "[REDACTED pypi token]"),
-        (re.compile(r"\bdo[opr]_v1_[a-f0-9]{64}\b"), "[REDACTED digitalocean token]"),
-        (re.compile(r"\bdapi[a-f0-9]{32}(?:-\d)?\b"), "[REDACTED databricks token]"),
-        (re.compile(r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"), "[REDACTED age key]"),
-        (re.compile(r"\bhv[sb]\.[A-Za-z0-9_-]{24,}"), "[REDACTED vault token]"),
-        (re.compile(r"\blin_api_[A-Za-z0-9]{40}\b"), "[REDACTED linear key]"),
-        (re.compile(r"\bgl(?:sa|c)_[A-Za-z0-9_+/=-]{32,}"), "[REDACTED grafana token]"),
-        (re.compile(r"\bdp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,}"), "[REDACTED doppler token]"),
-        (re.compile(r"\bgsk_[A-Za-z0-9]{48,}"), "[REDACTED groq key]"),
-        (re.compile(r"\br8_[A-Za-z0-9]{37}\b"), "[REDACTED replicate token]"),
-        (re.compile(r"\bxai-[A-Za-z0-9]{60,}"), "[REDACTED xai key]"),
-        (re.compile(r"\bkey-[0-9a-f]{32}\b"), "[REDACTED mailgun key]"),
-        # A bare AWS secret access key (40 base64 characters) right after an access key id, as in
-        # `aws configure` output, a CSV of credentials or "AKIA... / secret".
-        (
-            re.compile(
-                r"(\[REDACTED aws key id\][^A-Za-z0-9/+=\n]{1,40})[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
-            ),
-            r"\1[REDACTED aws secret key]",
-        ),
-        # Names that carry a secret without a '=' (aws configure set aws_secret_access_key X) or whose
-        # name does not end in a sensitive word (GCP private_key_id, Azure AccountKey=...;).
-        (
-            re.compile(
-                r"(?i)((?<![A-Za-z0-9_])(?:aws_secret_access_key|aws_session_token|secretaccesskey|"
-                r"private_key_id|accountkey|sharedaccesskey|sharedaccesssignature|_auth)"
-                r"(?:\\?[\"'])?(?:\s*[:=]\s*|[ \t]+))" + _SECRET_VALUE
-            ),
-            _quoted_redaction,
-        ),
-        # curl -u user:password (and --user, httpie -a/--auth): the user stays, the password goes.
-        (
-            re.compile(
-                r"(?i)(\b(?:curl|http|https|wget)\b[^\n|;&]{0,500}?\s(?:-u|--user|-a|--auth)(?:[ \t]+|=)[\"']?"
-                r"[^\s:\"']{1,200}:)(?!\[REDACTED)[^\s\"']+"
-            ),
-            r"\1" + REDACTED,
-        ),
-        (re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), "[REDACTED huggingface token]"),
-        # Credentials inside URLs: scheme://user:password@host keeps the user; scheme://TOKEN@host
-        # (a long user part, as in https://<token>@github.com) loses the token.
-        (
-            re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]*):[^/\s@\"'<>]+@"),
-            r"\1:" + REDACTED + "@",
-        ),
-        (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)[A-Za-z0-9_-]{20,}@"), r"\1" + REDACTED + "@"),
-        # Secret assignments: password=..., DB_PASSWORD: ..., "api_key": "...", --token=... The key
-        # must end in the sensitive word, so `max_tokens=100` and `token_count: 5` are left alone.
-        (
-            re.compile(
-                r"(?i)((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}?"
-                r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
-                r"private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?)"
-                r"(?:\\?[\"'])?\s*[:=]\s*)" + _SECRET_VALUE
-            ),
-            _quoted_redaction,
-        ),
-        # Environment-style names ending in _KEY: ENCRYPTION_KEY=..., SENDGRID_KEY: ...
-        (
-            re.compile(r"((?<![A-Za-z0-9_])[A-Z][A-Z0-9_]{0,80}_KEY(?:\\?[\"'])?\s*[:=]\s*)" + _SECRET_VALUE),
-            _quoted_redaction,
-        ),
-        # Flags with the value as the next word: --password hunter2, --token X; mysql -phunter2.
-        (
-            re.compile(
-                r"(?i)((?<![A-Za-z0-9-])--?[a-z0-9-]{0,40}?"
-                r"(?:password|passwd|passphrase|secret|token|api-?key|access-?key|private-?key)[ \t]+)"
-                r"(?!-)" + _SECRET_VALUE
-            ),
-            _quoted_redaction,
-        ),
-        (
-            re.compile(
-                r"(?i)(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,500}?\s-p)(?![\s\[])"
-                + _SECRET_VALUE
-            ),
-            _quoted_redaction,
-        ),
-        # Signed URLs: query parameters that are the signature or the credential.
-        (
-            re.compile(
-                r"(?i)([?&](?:x-amz-signature|x-amz-credential|x-goog-signature|x-goog-credential|sig|signature)=)"
-                r"(?!\[REDACTED)[^&\s\"'#<>]+"
-            ),
-            r"\1" + REDACTED,
-        ),
-        # Cookie and Set-Cookie headers, plain or as a JSON / header-dict entry.
-        (re.compile(r"(?i)(\b(?:set-)?cookie\b[\"']?\s*:\s*[\"']?)([^\r\n\"']+)"), _cookie_redaction),
-    ]
-
-
-# Lower-case fragments at least one rule needs: text with none of them is returned untouched,
-# which keeps redaction off the profile of a large import.
-_SECRET_HINTS = (
-    "private key",
-    "eyj",
-    "authoriz",
-    "bearer",
-    "sk-",
-    "akia",
-    "asia",
-    "abia",
-    "acca",
-    "agpa",
-    "aida",
-    "aipa",
-    "anpa",
-    "anva",
-    "apka",
-    "aroa",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "glpat-",
-    "xox",
-    "hooks.slack",
-    "aiza",
-    "ya29.",
-    "gocspx-",
-    "_live_",
-    "npm_",
-    "hf_",
-    "://",
-    "pass",
-    "pwd",
-    "secret",
-    "token",
-    "key",
-    "credential",
-    "_test_",
-    "sg.",
-    "mysql",
-    "mariadb",
-    "sig",
-    "cookie",
-    "whsec_",
-    ":aa",
-    "shp",
-    "sq0",
-    "pypi-",
-    "_v1_",
-    "dapi",
-    "age-secret-key",
-    "hvs.",
-    "hvb.",
-    "lin_api_",
-    "glsa_",
-    "glc_",
-    "dp.",
-    "gsk_",
-    "r8_",
-    "xai-",
-    "_auth",
-    "curl",
-    "http",
-    "wget",
+        (),
+        r"(?i)((?<![A-Za-z0-9_])(?:aws_secret_access_key|aws_session_token|secretaccesskey|"
+        r"private_key_id|accountkey|sharedaccesskey|sharedaccesssignature|_auth)"
+        r"(?:\\?[\"'])?(?:\s*[:=]\s*|[ \t]+))" + _SECRET_VALUE,
+        0,
+        _quoted_redaction,
+    ),
+    # curl -u user:password (and --user, httpie -a/--auth): the user stays, the password goes.
+    (
+        ("curl", "http", "wget"),
+        ("-", ":"),
+        r"(?i)(\b(?:curl|http|https|wget)\b[^\n|;&]{0,500}?\s(?:-u|--user|-a|--auth)(?:[ \t]+|=)[\"']?"
+        r"[^\s:\"']{1,200}:)(?!\[REDACTED)[^\s\"']+",
+        0,
+        r"\1" + REDACTED,
+    ),
+    (("hf_",), (), r"\bhf_[A-Za-z0-9]{30,}\b", 0, "[REDACTED huggingface token]"),
+    # Credentials inside URLs: scheme://user:password@host keeps the user; scheme://TOKEN@host
+    # (a long user part, as in https://<token>@github.com) loses the token.
+    (
+        ("://",),
+        ("@",),
+        r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]*):[^/\s@\"'<>]+@",
+        0,
+        r"\1:" + REDACTED + "@",
+    ),
+    (("://",), ("@",), r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)[A-Za-z0-9_-]{20,}@", 0, r"\1" + REDACTED + "@"),
+    # Secret assignments: password=..., DB_PASSWORD: ..., "api_key": "...", --token=... The key
+    # must end in the sensitive word, so `max_tokens=100` and `token_count: 5` are left alone.
+    (
+        ("pass", "pwd", "secret", "token", "key", "credential"),
+        (":=",),
+        r"(?i)((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}?"
+        r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
+        r"private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?)"
+        r"(?:\\?[\"'])?\s*[:=]\s*)" + _SECRET_VALUE,
+        0,
+        _quoted_redaction,
+    ),
+    # Environment-style names ending in _KEY: ENCRYPTION_KEY=..., SENDGRID_KEY: ...
+    (
+        ("_key",),
+        (":=",),
+        r"((?<![A-Za-z0-9_])[A-Z][A-Z0-9_]{0,80}_KEY(?:\\?[\"'])?\s*[:=]\s*)" + _SECRET_VALUE,
+        0,
+        _quoted_redaction,
+    ),
+    # Flags with the value as the next word: --password hunter2, --token X; mysql -phunter2.
+    (
+        ("pass", "secret", "token", "key"),
+        ("-",),
+        r"(?i)((?<![A-Za-z0-9-])--?[a-z0-9-]{0,40}?"
+        r"(?:password|passwd|passphrase|secret|token|api-?key|access-?key|private-?key)[ \t]+)"
+        r"(?!-)" + _SECRET_VALUE,
+        0,
+        _quoted_redaction,
+    ),
+    (
+        ("mysql", "mariadb"),
+        ("-",),
+        r"(?i)(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,500}?\s-p)(?![\s\[])" + _SECRET_VALUE,
+        0,
+        _quoted_redaction,
+    ),
+    # Signed URLs: query parameters that are the signature or the credential.
+    (
+        ("sig=", "signature=", "credential="),
+        ("?&",),
+        r"(?i)([?&](?:x-amz-signature|x-amz-credential|x-goog-signature|x-goog-credential|sig|signature)=)"
+        r"(?!\[REDACTED)[^&\s\"'#<>]+",
+        0,
+        r"\1" + REDACTED,
+    ),
+    # Cookie and Set-Cookie headers, plain or as a JSON / header-dict entry.
+    (("cookie",), (":",), r"(?i)(\b(?:set-)?cookie\b[\"']?\s*:\s*[\"']?)([^\r\n\"']+)", 0, _cookie_redaction),
 )
 
 
-_secret_hint = None
+@functools.lru_cache(maxsize=None)
+def _secret_patterns():
+    """[(compiled pattern, replacement, fragments, characters)] in order. Compiled on first use,
+    not at import: milliseconds of start-up that most commands never need."""
+    return [(re.compile(p, flags), repl, frags, chars) for frags, chars, p, flags, repl in _SECRET_RULES]
+
+
+# Characters that case-insensitive matching treats as an ASCII letter although lower() does not
+# give one (dotted and dotless i, long s, Kelvin sign): folded so that "paſſword=" is caught too.
+_FOLD_AS_ASCII = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+
+
+def _secret_fold(text):
+    return text.lower() if text.isascii() else text.translate(_FOLD_AS_ASCII).lower()
+
+
+def _trie_pattern(words):
+    """A regex matching any of ``words``, the longest where several start at one place, written
+    as a trie (sre tries a flat alternation's branches one by one at every position)."""
+    tree = {}
+    for word in words:
+        node = tree
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node):
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:%s)" % "|".join(branches)
+        return "(?:%s)?" % body if "" in node else body
+
+    return emit(tree)
+
+
+_fragment_scan = None
+
+
+def _secret_fragments(folded):
+    """The rule fragments ``folded`` holds (empty for most text): one regex scan, continued from
+    the position after each hit so that overlapping fragments are all found, each hit standing
+    for itself and every fragment inside it."""
+    global _fragment_scan
+    if _fragment_scan is None:
+        frags = {f for rule in _SECRET_RULES for f in rule[0]}
+        inside = {f: frozenset(g for g in frags if g in f) for f in frags}
+        _fragment_scan = (re.compile(_trie_pattern(frags)).search, inside)
+    search, inside = _fragment_scan
+    m = search(folded)
+    if m is None:
+        return frozenset()
+    found = set()
+    while m is not None:
+        found |= inside[m.group()]
+        m = search(folded, m.start() + 1)
+    return found
 
 
 def _has_secret_hint(text):
-    """Whether ``text`` holds a fragment some redaction rule needs (one regex scan)."""
-    global _secret_hint
-    if _secret_hint is None:
-        _secret_hint = re.compile("|".join(re.escape(h) for h in _SECRET_HINTS)).search
-    return _secret_hint(text.lower()) is not None
+    """Whether ``text`` holds a fragment some redaction rule needs."""
+    return bool(_secret_fragments(_secret_fold(text)))
 
 
 def redact_secrets(text):
@@ -654,10 +699,16 @@ def redact_secrets(text):
     URLs, secret assignments) with [REDACTED …] markers. Best effort; see the README."""
     if not text or not isinstance(text, str):
         return text
-    if not _has_secret_hint(text):
+    found = _secret_fragments(_secret_fold(text))
+    if not found:
         return text
-    for pattern, replacement in _secret_patterns():
-        text = pattern.sub(replacement, text)
+    for pattern, replacement, frags, chars in _secret_patterns():
+        if found.isdisjoint(frags) or not all(any(c in text for c in group) for group in chars):
+            continue
+        redacted = pattern.sub(replacement, text)
+        if redacted != text:
+            text = redacted
+            found = _secret_fragments(_secret_fold(text))
     return text
 
 
@@ -696,8 +747,22 @@ def stored_text(text):
     json.dumps had escaped."""
     if not isinstance(text, str) or not text:
         return text
+    if len(text) > _STORED_MEMO_CHARS:
+        return _stored_text(text)
+    return _stored_text_memo(text)
+
+
+# A bulk write passes the same values through the boundary again and again (a session id, a
+# repository, a commit on every row; a claim in its row and again in its search row); results of
+# this pure function are remembered for the values seen last.
+_STORED_MEMO_CHARS = 4096
+
+
+def _stored_text(text):
     hint = _has_secret_hint(text)
-    if not hint and "\\u" not in text and _CONTROL_RE.search(text) is None:
+    # A printable string holds no control character (each one _CONTROL_RE strips is in Unicode
+    # category Cc or Cf); text with a newline or a tab takes the regex.
+    if not hint and "\\u" not in text and (text.isprintable() or _CONTROL_RE.search(text) is None):
         return text  # the common case (ids, names, most prose): nothing to strip or redact
     if text[0] in "[{" and text[-1] in "]}" and ("\\u" in text or hint):
         try:
@@ -714,6 +779,9 @@ def stored_text(text):
             cleaned = _stored_json(redacted)
             return text if cleaned == doc else json.dumps(cleaned)
     return redact_secrets(strip_controls(text))
+
+
+_stored_text_memo = functools.lru_cache(maxsize=8192)(_stored_text)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1410,6 +1478,18 @@ class Store:
             return None
         value = self._memo[key] = build()
         return value
+
+    def write_keeping_memo(self, sql, rows):
+        """``executemany`` in a transaction of its own that keeps what ``memo`` holds: for a table
+        nothing memoised derives from (the freshness cache, which a search writes as it reads, so
+        that the next search keeps the words and counts it knows). A commit by another connection
+        before or after still drops it at the next ``begin_read``."""
+        with self.atomic():
+            db = self.db
+            kept = self._generation is not None and self.generation() == self._generation
+            db.executemany(sql, rows)
+        if kept and self.db is db:
+            self._generation = (self._generation[0], db.total_changes)
 
     def one(self, sql, params=()):
         return self.db.execute(sql, params).fetchone()
@@ -5690,12 +5770,11 @@ def _write_freshness_cache(store, rows):
         store.notice("the store is read-only here (%s): freshness was computed, not cached" % store.readonly)
         return
     try:
-        with store.atomic():
-            store.db.executemany(
-                "INSERT OR REPLACE INTO freshness_cache(evidence_rid, cache_key, verdict, reasons, computed_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                rows,
-            )
+        store.write_keeping_memo(
+            "INSERT OR REPLACE INTO freshness_cache(evidence_rid, cache_key, verdict, reasons, computed_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            rows,
+        )
     except sqlite3.OperationalError as e:
         store.notice("freshness was computed but not cached (%s)" % e)
 
@@ -6089,36 +6168,90 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     return list(terms)[:limit]
 
 
+_VOWELS = frozenset("aeiou")
+
+
+def _light_stem(word):
+    """A prefix of ``word`` that its inflections and close derivations share: plural, past and
+    -ing forms, -ly adverbs, -tion nouns and a silent final e come off ("expires", "expired",
+    "expiring" -> "expir"; "creation", "created" -> "creat"; "freshly" -> "fresh"). At least four
+    letters always stay, so short words are their own stem."""
+
+    def cut(stem, suffix, keep="", shortest=4):
+        base = stem[: -len(suffix)] + keep
+        return base if stem.endswith(suffix) and len(base) >= shortest else None
+
+    stem = word
+    if not stem.endswith("ss"):
+        stem = cut(stem, "ies", "i") or cut(stem, "es") or cut(stem, "s", shortest=3) or stem
+    stem = (
+        cut(stem, "ied", "i")
+        or cut(stem, "ing")
+        or cut(stem, "ed")
+        or cut(stem, "ily", "i")
+        or cut(stem, "ly")
+        or stem
+    )
+    if stem != word and len(stem) >= 5 and stem[-1] == stem[-2] and stem[-1] not in _VOWELS | {"l", "s"}:
+        stem = stem[:-1]  # "stopped" -> "stop", "mapping" -> "map"; not "called", "passed"
+    stem = cut(stem, "ation", shortest=5) or cut(stem, "tion", "t") or cut(stem, "e") or stem
+    if stem.endswith("y") and len(stem) >= 4 and stem[-2] not in _VOWELS:
+        stem = stem[:-1] + "i"  # "retry", "retries", "retried" -> "retri"
+    return stem
+
+
 def match_forms(term):
-    """The forms a term is prefix-matched by: the term itself, or a light stem of a plain word, so
-    that "expires" finds "expired" and "pdfs" finds "pdf". A stem is a prefix of the word, so it
-    only ever widens the match; "ies" also tries the "y" form ("retries" -> "retry")."""
+    """The forms a term is prefix-matched by: the term itself, or a light stem of a plain word
+    (_light_stem), so that "expires" finds "expired" and "retry" finds "retries". A stem never
+    loses more than the word's ending, so it only widens the match; a word whose stem is not its
+    prefix ("retry" -> "retri") keeps its own form too."""
     if not term.isalpha() or not term.isascii() or len(term) < 4:
         return [term]
-    if term.endswith("ies") and len(term) >= 5:
-        return [term, term[:-3] + "y"]
-    for suffix, shortest in (("ing", 4), ("ed", 4), ("es", 4), ("s", 3)):
-        if term.endswith(suffix) and not term.endswith("ss") and len(term) - len(suffix) >= shortest:
-            return [term[: -len(suffix)]]
-    return [term]
+    stem = _light_stem(term)
+    forms = [stem] if term.startswith(stem) else [stem, term]
+    if stem.endswith("i"):
+        forms.append(stem[:-1] + "y")  # "retries" -> "retri", and "retry" itself
+    return list(dict.fromkeys(forms))
 
 
-def _fts_term(term):
+FTS_SPELL_OUT = 64  # words a prefix form may start for a row-set query to name them one by one
+
+
+def _quoted(text):
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _fts_term(term, words=None, spell_out=False):
     """One term as FTS5 syntax: each form a quoted string (embedded quotes doubled), prefix-matched
-    outside the quotes when long enough, the forms ORed in parentheses."""
+    outside the quotes when long enough, the forms ORed in parentheses.
+
+    ``words`` (form -> the index words the form matches, or None when unknown; see _form_words)
+    lets a form be written as those words: FTS5 builds a prefix form's whole posting list (twice
+    when bm25 ranks it) but walks a word's lazily. A form that starts one word only is that word
+    (the same rows, the same bm25); one that starts none is kept exact (it matches nothing
+    either way); ``spell_out`` (queries that only need the rows: paging, counts) ORs up to
+    FTS_SPELL_OUT words, whose bm25 would differ from the prefix's."""
     parts = []
     for form in match_forms(term):
-        quoted = '"' + form.replace('"', '""') + '"'
-        part = quoted + "*" if len(form) >= 3 else quoted
-        if part not in parts:
-            parts.append(part)
+        found = words(form) if words is not None and len(form) >= 3 else None
+        if found is None:
+            spelt = [_quoted(form) + "*" if len(form) >= 3 else _quoted(form)]
+        elif len(found) <= 1:
+            spelt = [_quoted(found[0] if found else form)]
+        elif spell_out and len(found) <= FTS_SPELL_OUT:
+            spelt = [_quoted(w) for w in found]
+        else:
+            spelt = [_quoted(form) + "*"]
+        for part in spelt:
+            if part not in parts:
+                parts.append(part)
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
-def fts_query(terms, all_terms=False):
+def fts_query(terms, all_terms=False, words=None, spell_out=False):
     """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
     _fts_term), ORed, or ANDed when ``all_terms``. The one builder of MATCH text."""
-    parts = list(dict.fromkeys(_fts_term(t) for t in terms))
+    parts = list(dict.fromkeys(_fts_term(t, words, spell_out) for t in terms))
     return (" AND " if all_terms else " OR ").join(parts)
 
 
@@ -6279,7 +6412,9 @@ class Candidate:
     """One evidence item while search ranks it: the columns the rerank reads, the text strength
     of its match (bm25, positive, larger is better), the tier that found it and the score."""
 
-    __slots__ = ("rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named")
+    __slots__ = (
+        "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
+    )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
         self.rid = rid
@@ -6290,6 +6425,7 @@ class Candidate:
         self.strength = strength
         self.tier = tier  # "all" terms, "rare" terms, "summary", "tail" (paging), or a fallback kind
         self.score = strength
+        self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
         self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
 
 
@@ -6595,37 +6731,56 @@ def _search_scope(store, repo, cwd, all_scope, workspace):
 # -- candidates ----------------------------------------------------------------------------------
 
 
+def _form_words(store, form):
+    """(the index words ``form`` matches, how many items hold one of them), cached per store
+    generation: the words that start with it (up to FTS_SPELL_OUT + 1 of them) or, under three
+    characters, the word itself; the count is an upper estimate (a row holding two of the words
+    counts twice). The words are None when the index would tokenize ``form`` otherwise (anything
+    but lower-case ASCII letters and digits): then only FTS5 itself knows what it matches."""
+
+    def build():
+        store.db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_vocab USING fts5vocab(main, evidence_fts, row)"
+        )
+        cursor = store.db.cursor()
+        cursor.row_factory = None
+        if len(form) >= 3:
+            cursor.execute(
+                "SELECT term, doc FROM temp.evidence_vocab WHERE term >= ? AND term < ?",
+                (form, form + "\U0010ffff"),
+            )
+        else:
+            cursor.execute("SELECT term, doc FROM temp.evidence_vocab WHERE term = ?", (form,))
+        words, docs = [], 0
+        for word, doc in cursor:
+            docs += doc
+            if len(words) <= FTS_SPELL_OUT:
+                words.append(word)
+        plain = form.isascii() and form.isalnum() and form.lower() == form
+        return (tuple(words) if plain else None), docs
+
+    return store.memo(("form", form), build)
+
+
+def _index_words(store):
+    """The ``words`` argument of fts_query for this store (see _form_words)."""
+    return lambda form: _form_words(store, form)[0]
+
+
 def _doc_freqs(store, terms):
     """{term: number of items whose text holds a word the term matches}, from the FTS5 vocabulary
     (an upper estimate for a prefix: a row holding two matching words counts twice), cached per
     store generation."""
     out = {}
-    missing = []
+    total = None
     for t in terms:
         hit = store.memo(("df", t), None)
         if hit is None:
-            missing.append(t)
-        else:
-            out[t] = hit
-    if missing:
-        store.db.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_vocab USING fts5vocab(main, evidence_fts, row)"
-        )
-        total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
-        for t in missing:
-            df = 0
-            for form in match_forms(t):
-                if len(form) >= 3:
-                    row = store.one(
-                        "SELECT coalesce(sum(doc), 0) FROM temp.evidence_vocab WHERE term >= ? AND term < ?",
-                        (form, form + "\U0010ffff"),
-                    )
-                else:
-                    row = store.one(
-                        "SELECT coalesce(sum(doc), 0) FROM temp.evidence_vocab WHERE term = ?", (form,)
-                    )
-                df += row[0]
-            out[t] = store.memo(("df", t), lambda df=df: min(df, total))
+            if total is None:
+                total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+            df = sum(_form_words(store, form)[1] for form in match_forms(t))
+            hit = store.memo(("df", t), lambda df=df, total=total: min(df, total))
+        out[t] = hit
     return out
 
 
@@ -6679,11 +6834,22 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
     if not score:
         return []
     clause = "".join(" AND " + w for w in where)
-    rows = store.all(
-        "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
-        % (_RANK_COLUMNS, ",".join("?" * len(score)), clause),
-        list(score) + list(params),
-    )
+    # Looked up best first, a little more than ``limit`` at a time, until ``limit`` pass the
+    # filter: an unfiltered search reads ~limit rows, not the window. A step ends after every row
+    # tied with its last score, so the sort below sees what it would over the whole window.
+    order = list(score)
+    rows, start = [], 0
+    while start < len(order) and len(rows) < limit:
+        end = min(len(order), start + max(limit - len(rows) + 8, start))  # a narrow scope: doubling steps
+        while end < len(order) and score[order[end]] == score[order[end - 1]]:
+            end += 1
+        chunk = order[start:end]
+        rows += store.all(
+            "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
+            % (_RANK_COLUMNS, ",".join("?" * len(chunk)), clause),
+            chunk + list(params),
+        )
+        start = end
     if len(rows) < limit and len(ranked) >= window:
         if exclude:
             clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
@@ -6729,11 +6895,12 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
     terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS (at least the
     rarest term), then items whose session summary matches. So the work does not grow with the
     number of rows that hold a common word of the query."""
+    words = _index_words(store)
     if rank == "fts":
-        return _ranked_matches(store, fts_query(terms), where, params, pool, "any")
+        return _ranked_matches(store, fts_query(terms, words=words), where, params, pool, "any")
     found = (
-        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all")
-        if len(terms) > 1
+        _ranked_matches(store, fts_query(terms, all_terms=True, words=words), where, params, pool, "all")
+        if len(terms) > 1 and not any(_matches_nothing(t, words) for t in terms)
         else []
     )
     if len(found) < fill_to:
@@ -6749,12 +6916,17 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
         if rare:
             seen = [c.rid for c in found]
             found += _ranked_matches(
-                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen
+                store, fts_query(rare, words=words), where, params, fill_to - len(found), "rare", seen
             )
     if len(found) < fill_to:
         seen = [c.rid for c in found]
         found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
     return found
+
+
+def _matches_nothing(term, words):
+    """True when the index holds no word any form of ``term`` matches (known, not guessed)."""
+    return all(words(form) == () for form in match_forms(term))
 
 
 def _rows_by_rid(store, rids):
@@ -6836,7 +7008,10 @@ def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
     rows = store.all(
         "SELECT %s FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s "
         "ORDER BY f.rowid DESC LIMIT ?" % (_RANK_COLUMNS, clause),
-        [fts_query(terms)] + list(params) + list(exclude) + [limit],
+        [fts_query(terms, words=_index_words(store), spell_out=True)]
+        + list(params)
+        + list(exclude)
+        + [limit],
     )
     return [Candidate(r[0], r[1], r[2], r[3], r[4], 0.0, "tail") for r in rows]
 
@@ -6853,7 +7028,7 @@ def _count_matches(store, terms, where, params):
     n = store.one(
         "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s"
         % clause,
-        [fts_query(terms)] + list(params),
+        [fts_query(terms, words=_index_words(store), spell_out=True)] + list(params),
     )[0]
     return n, True
 
@@ -6892,13 +7067,53 @@ def _query_names(store, raw_query, terms, cands, anchors):
         c.named = tuple(dict.fromkeys(named))
 
 
+def _term_weights(store, terms):
+    """{term: idf} over the store's items (the bm25 form, always positive): how much matching
+    the term says about an item. Document frequencies come from _doc_freqs (cached)."""
+    df = _doc_freqs(store, terms)
+    total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+    return {t: math.log(1.0 + (total - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+
+
+def _query_coverage(store, terms, cands, anchors):
+    """Mark each candidate with the share of the query it answers: the weight (idf) of the terms
+    its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE of the weight of
+    those only its session summary holds, over the weight of every term. bm25 adds up what an
+    item matches with column weights, so one common word in a short claim can outscore every rare
+    word of the query in a detail; coverage is what keeps that match below the fuller one."""
+    weight = _term_weights(store, terms)
+    whole = sum(weight.values())
+    if len(terms) < 2 or not whole:
+        return
+    texts = {}
+    rids = [c.rid for c in cands]
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for rid, claim, detail, summary in store.all(
+            "SELECT e.rid, e.claim, e.detail, s.summary FROM evidence e JOIN sessions s ON s.id = e.session_id "
+            "WHERE e.rid IN (%s)" % ",".join("?" * len(chunk)),
+            chunk,
+        ):
+            texts[rid] = ("%s\n%s" % (claim, detail or ""), summary)
+    floor = min(weight.values()) / whole  # FTS5 matched it on something: at least its weakest term
+    for c in cands:
+        text, summary = texts.get(c.rid, ("", None))
+        cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
+        own = set(_word_hits(terms, text + "\n" + cited))
+        rest = [t for t in terms if t not in own]
+        context = _word_hits(rest, summary) if summary and rest else ()
+        share = sum(weight[t] for t in own) + RANK_SUMMARY_SHARE * sum(weight[t] for t in context)
+        c.coverage = max(floor, share / whole)
+
+
 def _rerank(cands, scope, now):
-    """Score = text strength x what the query names x (mildly) topology, confidence, kind and
-    recency. Every factor but the named ones is within a few tens of percent, so a clearly
-    stronger text match wins whatever repository it lives in; they order near-equals."""
+    """Score = text strength x query coverage x what the query names x (mildly) topology,
+    confidence, kind and recency. Every factor but coverage and the named ones is within a few
+    tens of percent, so a clearly stronger text match wins whatever repository it lives in; they
+    order near-equals."""
     reach = scope.topology.reach
     for c in cands:
-        score = RANK_WEIGHT_TEXT * c.strength
+        score = RANK_WEIGHT_TEXT * c.strength * c.coverage**RANK_COVERAGE_POWER
         for what, _ in c.named:
             score *= 1.0 + RANK_NAMED_BONUS[what]
         distance = reach.get(c.repo_id, (None,))[0]
@@ -6976,6 +7191,7 @@ def search(
     anchors = _load_anchors(store, [c.rid for c in cands]) if mode == "text" and rank != "fts" else {}
     if mode == "text" and rank != "fts":
         _query_names(store, query, terms, cands, anchors)
+        _query_coverage(store, terms, cands, anchors)
         _rerank(cands, scope, time.time())
     fresh = {}
 
@@ -12097,13 +12313,14 @@ def format_eval_report(report):
     scoped = [v for v in report["variants"] if not v["all_scope"]]
     lines += ["", "by category (%s):" % " / ".join(v["name"] for v in scoped)]
     lines.append(
-        "%-15s %3s %13s %13s %13s %13s %13s" % ("category", "n", "hit@1", "hit@5", "MRR", "nDCG@10", "attrib")
+        "%-15s %3s %13s %13s %13s %13s %13s %13s"
+        % ("category", "n", "hit@1", "hit@5", "MRR", "nDCG@10", "recall@10", "attrib")
     )
     for cat, n in c["categories"].items():
         cells = []
-        for metric in ("hit@1", "hit@5", "mrr", "ndcg@10", "attribution"):
+        for metric in ("hit@1", "hit@5", "mrr", "ndcg@10", "recall@10", "attribution"):
             cells.append(" / ".join("%.2f" % v["by_category"][cat][metric] for v in scoped))
-        lines.append("%-15s %3d %13s %13s %13s %13s %13s" % (cat, n, *cells))
+        lines.append("%-15s %3d %13s %13s %13s %13s %13s %13s" % (cat, n, *cells))
     f = report.get("freshness")
     if f:
         pairs = ", ".join("%s %d" % (k, n) for k, n in f["expected_vs_verdict"].items())

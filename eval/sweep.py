@@ -26,15 +26,34 @@ import wctx  # noqa: E402
 
 BASE_TOPOLOGY = dict(wctx.RANK_TOPOLOGY_BONUS)
 BASE_FRESHNESS = dict(wctx.RANK_FRESHNESS_PENALTY)
+BASE_SCALARS = {
+    "RANK_COVERAGE_POWER": wctx.RANK_COVERAGE_POWER,
+    "RANK_SUMMARY_SHARE": wctx.RANK_SUMMARY_SHARE,
+}
 
 
 def configurations():
-    yield "as shipped", BASE_TOPOLOGY, BASE_FRESHNESS
+    """(name, topology bonus, freshness penalty, {scalar constant: value})."""
+    yield "as shipped", BASE_TOPOLOGY, BASE_FRESHNESS, {}
     for scale in (0.0, 0.5, 1.5, 2.0):
-        yield "topology bonus x%g" % scale, {k: v * scale for k, v in BASE_TOPOLOGY.items()}, BASE_FRESHNESS
+        topo = {k: v * scale for k, v in BASE_TOPOLOGY.items()}
+        yield "topology bonus x%g" % scale, topo, BASE_FRESHNESS, {}
     for stale in (0.0, 0.15, 0.45):
         fresh = dict(BASE_FRESHNESS, stale=-stale, possibly_stale=-stale / 3)
-        yield "stale penalty %.2f" % stale, BASE_TOPOLOGY, fresh
+        yield "stale penalty %.2f" % stale, BASE_TOPOLOGY, fresh, {}
+    for power in (0.0, 0.5, 2.0):
+        yield "coverage power %g" % power, BASE_TOPOLOGY, BASE_FRESHNESS, {"RANK_COVERAGE_POWER": power}
+    for share in (0.0, 1.0):
+        yield "summary share %g" % share, BASE_TOPOLOGY, BASE_FRESHNESS, {"RANK_SUMMARY_SHARE": share}
+
+
+def _set(topo, fresh, scalars):
+    wctx.RANK_TOPOLOGY_BONUS.clear()
+    wctx.RANK_TOPOLOGY_BONUS.update(topo)
+    wctx.RANK_FRESHNESS_PENALTY.clear()
+    wctx.RANK_FRESHNESS_PENALTY.update(fresh)
+    for name, value in dict(BASE_SCALARS, **scalars).items():
+        setattr(wctx, name, value)
 
 
 def main(argv=None):
@@ -49,11 +68,8 @@ def main(argv=None):
         store, ids = wctx.build_eval_world(corpus, root)
         wctx.verify(store, ids=sorted(ids))
         try:
-            for name, topo, fresh in configurations():
-                wctx.RANK_TOPOLOGY_BONUS.clear()
-                wctx.RANK_TOPOLOGY_BONUS.update(topo)
-                wctx.RANK_FRESHNESS_PENALTY.clear()
-                wctx.RANK_FRESHNESS_PENALTY.update(fresh)
+            for name, topo, fresh, scalars in configurations():
+                _set(topo, fresh, scalars)
                 report = wctx._run_eval_queries(store, corpus, ids, wctx.EVAL_LIMIT, lambda text: None)
                 topology = next(v for v in report["variants"] if v["name"] == "topology")
                 rows.append(
@@ -64,22 +80,22 @@ def main(argv=None):
                     }
                 )
         finally:
-            wctx.RANK_TOPOLOGY_BONUS.clear()
-            wctx.RANK_TOPOLOGY_BONUS.update(BASE_TOPOLOGY)
-            wctx.RANK_FRESHNESS_PENALTY.clear()
-            wctx.RANK_FRESHNESS_PENALTY.update(BASE_FRESHNESS)
+            _set(BASE_TOPOLOGY, BASE_FRESHNESS, {})
             store.close()
     finally:
         shutil.rmtree(root, ignore_errors=True)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    print("%-22s %6s %6s %6s %8s %7s" % ("topology, scoped", "hit@1", "hit@5", "MRR", "nDCG@10", "attrib"))
+    print(
+        "%-22s %6s %6s %6s %8s %9s %7s"
+        % ("topology, scoped", "hit@1", "hit@5", "MRR", "nDCG@10", "recall@10", "attrib")
+    )
     for r in rows:
         o = r["overall"]
         print(
-            "%-22s %6.3f %6.3f %6.3f %8.3f %7.3f"
-            % (r["config"], o["hit@1"], o["hit@5"], o["mrr"], o["ndcg@10"], o["attribution"])
+            "%-22s %6.3f %6.3f %6.3f %8.3f %9.3f %7.3f"
+            % (r["config"], o["hit@1"], o["hit@5"], o["mrr"], o["ndcg@10"], o["recall@10"], o["attribution"])
         )
     cats = sorted(rows[0]["by_category"])
     print("\nMRR by category")

@@ -164,3 +164,62 @@ def test_mcp_enums_and_result_fields_come_from_the_service_layer():
     assert set(result) >= {name for name, _ in wctx.SEARCH_RESULT_FIELDS} - {"superseded_by"}
     related = wctx_mcp.TOOLS_BY_NAME["get_related_repositories"]["outputSchema"]["properties"]["relations"]
     assert related["items"]["properties"]["kind"]["enum"] == list(wctx.RELATION_KINDS)
+
+
+def _pallets(git_repo, store):
+    """flask depends on werkzeug, one workspace: the shape of the field report."""
+    app = git_repo("flask", {"src/flask/files.py": "def file_name(f):\n    return f\n"})
+    lib = git_repo("werkzeug", {"src/werkzeug/_reloader.py": "class StatReloaderLoop:\n    pass\n"})
+    wctx.register_repo(store, app.path, workspace="pallets")
+    wctx.register_repo(store, lib.path, workspace="pallets")
+    wctx.relate(store, "flask", "depends_on", "werkzeug")
+    return app, lib
+
+
+def _one(store, cwd, **item):
+    return wctx.capture(store, [dict({"kind": "note"}, **item)], cwd=cwd)["evidence"][0]["id"]
+
+
+def test_a_match_of_most_query_words_in_a_related_repo_beats_a_rare_word_match_at_home(git_repo, store):
+    # "reloader" and "changes" are common in werkzeug's notes, "file" is rare: bm25 alone put the
+    # flask item that holds only "file" first (its claim, symbol and path all say it).
+    app, lib = _pallets(git_repo, store)
+    weak = _one(
+        store, app.path, repo="flask", claim="file_name strips the directory from a file path",
+        files=["src/flask/files.py#file_name"],
+    )  # fmt: skip
+    for i in range(8):
+        _one(store, lib.path, repo="werkzeug", claim="werkzeug note %d about changes and the reloader" % i)
+    strong = _one(
+        store, lib.path, repo="werkzeug", kind="known_issue",
+        claim="StatReloaderLoop stops detecting changes under a symlinked directory",
+        detail="the stat reloader records the mtimes of the module paths it found at start-up and compares "
+        "only those, so anything reached through a symlink keeps its old mtime and the development server is "
+        "never restarted; the watchdog reloader follows the link and does not have this problem, which is why "
+        "the docs recommend installing watchdog for any project that symlinks its packages into the source tree",
+        files=["src/werkzeug/_reloader.py#StatReloaderLoop"],
+    )  # fmt: skip
+    res = wctx.search(store, "reloader not detecting file changes", repo="flask")
+    ids = _ids(res)
+    assert ids[0] == strong, [(r["claim"], r["reasons"][:2]) for r in res["results"][:3]]
+    assert weak in ids
+    assert "matches the query text (reloader, detecting, changes)" in res["results"][0]["reasons"]
+    assert "flask depends on werkzeug (upstream dependency)" in res["results"][0]["reasons"]
+
+
+def test_query_words_find_their_inflections(git_repo, store):
+    app, lib = _pallets(git_repo, store)
+    pairs = [
+        ("retry", "the client retries twice on a timeout"),
+        ("retries", "a retry budget applies per host"),
+        ("created", "creation of the socket is lazy"),
+        ("lazy", "the handle is opened lazily"),
+        ("freshly", "fresh tokens are rejected for a second"),
+        ("expire", "sessions expired after an hour"),
+        ("stopped", "the watcher stops on the first error"),
+    ]
+    for word, claim in pairs:
+        rid = _one(store, lib.path, repo="werkzeug", claim=claim)
+        res = wctx.search(store, word, repo="flask")
+        assert rid in _ids(res), (word, claim)
+        assert res["results"][0]["reasons"][0].startswith("matches the query text (%s)" % word)
