@@ -95,7 +95,24 @@ VERDICTS = ("current", "possibly_stale", "stale", "unknown")
 # When an item has several anchors, the item's verdict is the worst one in this order.
 VERDICT_SEVERITY = {"current": 0, "unknown": 1, "possibly_stale": 2, "stale": 3}
 
-REPO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+class _lazy_pattern:
+    """A regular expression compiled when first used. The module's own patterns took ~9 ms of
+    every start-up to compile, most of them for commands other than the one running. Acts as
+    the compiled pattern; after the first use its methods are plain attributes."""
+
+    def __init__(self, pattern, flags=0):
+        self._args = (pattern, flags)
+
+    def __getattr__(self, name):
+        compiled = re.compile(*self._args)
+        for attr in dir(compiled):
+            if not attr.startswith("_"):
+                self.__dict__[attr] = getattr(compiled, attr)
+        return getattr(compiled, name)
+
+
+REPO_NAME_RE = _lazy_pattern(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_CLAIM_CHARS = 4000
 MAX_DETAIL_CHARS = 65536
 MAX_SUMMARY_CHARS = 8000
@@ -253,7 +270,7 @@ def claim_key(claim):
     return " ".join(_CLAIM_WORD.findall(folded)) or " ".join(claim.split())
 
 
-_CLAIM_WORD = re.compile(r"[^\W_]+")
+_CLAIM_WORD = _lazy_pattern(r"[^\W_]+")
 
 
 def split_identifier(name):
@@ -282,6 +299,8 @@ def _installed_module(path):
     """Where ``path`` lies: "site" in one of this interpreter's site-packages folders (pip, pipx,
     a venv), so that ``python -I -m wctx`` finds it from any directory; "user" in the user's own
     site-packages (``pip install --user``), which isolated mode (-I) leaves out; else None."""
+    if os.path.basename(os.path.realpath(os.path.dirname(path))) not in ("site-packages", "dist-packages"):
+        return None  # no site folder is named otherwise: spares importing site and sysconfig
     import site
     import sysconfig
 
@@ -703,7 +722,7 @@ def redact_secrets(text):
 # Terminal control: C0 (but newline and tab), DEL, C1, bidirectional overrides, and whole ESC
 # sequences (CSI "ESC [ ... final", OSC "ESC ] ... BEL|ST", two-character escapes). Each
 # alternative consumes a disjoint class of characters, so no input makes the pattern backtrack.
-_CONTROL_RE = re.compile(
+_CONTROL_RE = _lazy_pattern(
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)"
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 )
@@ -1788,7 +1807,7 @@ class GitError(WctxError):
 # ``A..B``. Recorded commits and blobs come from stores, exports and transcripts that other people
 # wrote; a value like ``--output=F`` (which a tag of that name in a cloned repository would make
 # resolve) must never reach git at all, let alone where it reads options.
-_OBJECT_ID = re.compile(r"\A(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
+_OBJECT_ID = _lazy_pattern(r"\A(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 
 
 def is_object_id(value):
@@ -2726,7 +2745,7 @@ def _mask_source(source, language):
     return "".join(out)
 
 
-_CALL_LIKE = re.compile(
+_CALL_LIKE = _lazy_pattern(
     r"(?:^|[^\w$])(?:return|else|if|while|for|switch|case|new|throw|await|yield|echo|print|"
     r"delete|sizeof|typeof|goto|assert|raise|do|in|of|not|and|or)\s*$"
 )
@@ -2951,16 +2970,16 @@ def _extend_start(masked, language, start):
     return start
 
 
-_RUBY_OPENER = re.compile(
+_RUBY_OPENER = _lazy_pattern(
     r"^\s*(?:(?:private|protected|public|module_function)\s+)?(?:def|class|module|if|unless|while|until|case|begin|for)"
     r"(?![\w?!:])"
 )
-_RUBY_INLINE_OPENER = re.compile(
+_RUBY_INLINE_OPENER = _lazy_pattern(
     r"(?:=|\(|\|\||&&|\breturn)\s*(?:if|unless|case|begin|while|until)(?![\w?!:])"
 )
-_RUBY_DO = re.compile(r"(?<![.:\w@$])do(?![\w?!:])")
-_RUBY_END = re.compile(r"(?<![.:\w@$])end(?![\w?!:])")
-_RUBY_ENDLESS_DEF = re.compile(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s")
+_RUBY_DO = _lazy_pattern(r"(?<![.:\w@$])do(?![\w?!:])")
+_RUBY_END = _lazy_pattern(r"(?<![.:\w@$])end(?![\w?!:])")
+_RUBY_ENDLESS_DEF = _lazy_pattern(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s")
 
 
 def _ruby_keyword_end(masked, start):
@@ -2985,9 +3004,9 @@ def _ruby_keyword_end(masked, start):
     return None
 
 
-_RUBY_MODIFIER_LINE = re.compile(r"\s*(?:private|protected|public|module_function)\s*$")
-_RUBY_END_LINE = re.compile(r"\s*end\b")
-_RUBY_DEFINITION_LINE = re.compile(r"\s*(?:def|class|module)\b")
+_RUBY_MODIFIER_LINE = _lazy_pattern(r"\s*(?:private|protected|public|module_function)\s*$")
+_RUBY_END_LINE = _lazy_pattern(r"\s*end\b")
+_RUBY_DEFINITION_LINE = _lazy_pattern(r"\s*(?:def|class|module)\b")
 
 
 @functools.lru_cache(maxsize=4096)  # a module's extent is needed for every symbol cited inside it
@@ -4111,11 +4130,11 @@ class _TomlReader:
     integers, floats, booleans, arrays (nested, multi-line, trailing commas), inline tables.
     Dates and times come back as their text. Anything else is a _TomlError, never a guess."""
 
-    _BARE = re.compile(r"[A-Za-z0-9_-]+")
-    _NUMBER = re.compile(
+    _BARE = _lazy_pattern(r"[A-Za-z0-9_-]+")
+    _NUMBER = _lazy_pattern(
         r"[+-]?(?:0x[0-9A-Fa-f_]+|0o[0-7_]+|0b[01_]+|inf|nan|[0-9_]+(?:\.[0-9_]+)?(?:[eE][+-]?[0-9_]+)?)"
     )
-    _DATE = re.compile(
+    _DATE = _lazy_pattern(
         r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?)?|\d{2}:\d{2}:\d{2}(?:\.\d+)?"
     )
     _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
@@ -4398,7 +4417,7 @@ def _pypi_name(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_REQUIREMENT_NAME = _lazy_pattern(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def _requirement_names(lines):
@@ -4421,7 +4440,7 @@ class Declaration:
 
     # Names and paths from a manifest are a hostile repository's text: only the characters package
     # names and relative paths use get through (no control characters, no spaces).
-    SAFE = re.compile(r"^[\w@/.:+~-]{1,214}$")
+    SAFE = _lazy_pattern(r"^[\w@/.:+~-]{1,214}$")
 
     def __init__(self, role, eco, name, shown, where, local=None):
         self.role = role
@@ -4632,7 +4651,7 @@ def _pom_xml(rel, text, out):
             )
 
 
-_GRADLE_DEP = re.compile(
+_GRADLE_DEP = _lazy_pattern(
     r"""^\s*(?:implementation|api|compileOnly|runtimeOnly|testImplementation)\s*\(?\s*["']([\w.-]+):([\w.-]+)(?::[^"']*)?["']""",
     re.M,
 )
@@ -6183,7 +6202,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
 #             mildly, by topology, freshness, confidence, kind and recency;
 # explain     the one function that turns a result's facts into its reasons.
 
-_TERM_RE = re.compile(r"[^\W_]+", re.UNICODE)
+_TERM_RE = _lazy_pattern(r"[^\W_]+", re.UNICODE)
 QUERY_SCAN_CHARS = 20000  # characters of a query read for terms (a pasted log or traceback)
 MAX_QUERY_CANDIDATE_TERMS = 400  # distinct terms considered before the rarest MAX_QUERY_TERMS are kept
 
@@ -6241,18 +6260,68 @@ def _light_stem(word):
     return stem
 
 
+# Abbreviations code and its notes use for the same words, both ways: a query for "database"
+# finds "db", a query for "cfg" finds "configuration". Only pairs that mean the same thing in
+# almost any codebase; an abbreviation is matched as a whole word ("repo" must not find "report").
+CODE_ABBREVIATIONS = {
+    "application": ("app",), "argument": ("arg",), "asynchronous": ("async",),
+    "attribute": ("attr",), "authentication": ("auth", "authn"), "authorization": ("auth", "authz"),
+    "certificate": ("cert",), "command": ("cmd",), "configuration": ("config", "cfg", "conf"),
+    "connection": ("conn",), "context": ("ctx",), "database": ("db",), "dependency": ("dep",),
+    "description": ("desc",), "destination": ("dest", "dst"), "directory": ("dir",),
+    "document": ("doc",), "environment": ("env",), "error": ("err",), "expression": ("expr",),
+    "function": ("func", "fn"), "identifier": ("id",), "implementation": ("impl",),
+    "information": ("info",), "initialization": ("init",), "initialize": ("init",),
+    "library": ("lib",), "maximum": ("max",), "message": ("msg",), "millisecond": ("ms",),
+    "minimum": ("min",), "package": ("pkg",), "parameter": ("param",), "password": ("passwd", "pwd"),
+    "performance": ("perf",), "previous": ("prev",), "reference": ("ref",), "repository": ("repo",),
+    "request": ("req",), "response": ("resp",), "specification": ("spec",), "source": ("src",),
+    "statistics": ("stats",), "synchronous": ("sync",), "temporary": ("tmp", "temp"),
+    "transaction": ("txn",), "utility": ("util",), "variable": ("var",),
+}  # fmt: skip
+_ABBREVIATIONS_OF = {}  # built on first use: {stem of a full word: its abbreviations and their plurals}
+_EXPANSIONS_OF = {}  # {abbreviation or its plural: stems of the full words it stands for}
+
+
+def _abbreviation_tables():
+    if not _ABBREVIATIONS_OF:
+        for full, short in CODE_ABBREVIATIONS.items():
+            key = _light_stem(full)
+            forms = [f for s in short for f in (s, s + "s")]
+            _ABBREVIATIONS_OF[key] = tuple(dict.fromkeys(_ABBREVIATIONS_OF.get(key, ()) + tuple(forms)))
+            for form in forms:
+                _EXPANSIONS_OF[form] = _EXPANSIONS_OF.get(form, ()) + (key,)
+    return _ABBREVIATIONS_OF, _EXPANSIONS_OF
+
+
+def _whole_word_form(term, form):
+    """True for a form that must match a whole word: an abbreviation added for a full word."""
+    return form in _term_forms(term)[1]
+
+
 def match_forms(term):
     """The forms a term is prefix-matched by: the term itself, or a light stem of a plain word
-    (_light_stem), so that "expires" finds "expired" and "retry" finds "retries". A stem never
-    loses more than the word's ending, so it only widens the match; a word whose stem is not its
-    prefix ("retry" -> "retri") keeps its own form too."""
-    if not term.isalpha() or not term.isascii() or len(term) < 4:
-        return [term]
-    stem = _light_stem(term)
+    (_light_stem), so that "expires" finds "expired" and "retry" finds "retries", plus the code
+    abbreviations of the word or the words it abbreviates (CODE_ABBREVIATIONS; matched whole, see
+    _whole_word_form). A stem never loses more than the word's ending, so it only widens the
+    match; a word whose stem is not its prefix ("retry" -> "retri") keeps its own form too."""
+    return list(_term_forms(term)[0])
+
+
+@functools.lru_cache(maxsize=4096)
+def _term_forms(term):
+    """(match forms, the whole-word ones among them) of a query term; see match_forms."""
+    if not term.isalpha() or not term.isascii():
+        return (term,), frozenset()
+    stem = _light_stem(term) if len(term) >= 4 else term
     forms = [stem] if term.startswith(stem) else [stem, term]
-    if stem.endswith("i"):
+    if stem.endswith("i") and stem != term:
         forms.append(stem[:-1] + "y")  # "retries" -> "retri", and "retry" itself
-    return list(dict.fromkeys(forms))
+    short, expansions = _abbreviation_tables()
+    whole = short.get(stem, ())
+    # An abbreviation's full word is added only where the term's own prefix does not reach it.
+    forms += list(whole) + [f for f in expansions.get(term, ()) if not f.startswith(stem)]
+    return tuple(dict.fromkeys(forms)), frozenset(whole)
 
 
 FTS_SPELL_OUT = 64  # words a prefix form may start for a row-set query to name them one by one
@@ -6275,7 +6344,9 @@ def _fts_term(term, words=None, spell_out=False):
     parts = []
     for form in match_forms(term):
         found = words(form) if words is not None and len(form) >= 3 else None
-        if found is None:
+        if _whole_word_form(term, form):
+            spelt = [_quoted(form)]
+        elif found is None:
             spelt = [_quoted(form) + "*" if len(form) >= 3 else _quoted(form)]
         elif len(found) <= 1:
             spelt = [_quoted(found[0] if found else form)]
@@ -6309,13 +6380,13 @@ def _word_hits(terms, text):
     hits = []
     for t in terms:
         for form in match_forms(t):
-            if form in words or (len(form) >= 3 and "\n" + form in starts):
+            if form in words or (len(form) >= 3 and "\n" + form in starts and not _whole_word_form(t, form)):
                 hits.append(t)
                 break
     return hits
 
 
-_STAMP_RE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
+_STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
 
 
 _DAY_SECONDS = {}  # {(year, month, day): seconds since the epoch at 00:00 UTC}
@@ -6507,8 +6578,8 @@ CODE_REF_MAX_FILES = 40  # changed files read per call, in path order
 CODE_REF_MAX_BYTES = 512 * 1024  # larger files are skipped (generated code, bundles)
 CODE_REF_MIN_NAME = 4  # a cited symbol shorter than this ("get", "run") matches too much
 CODE_REF_MAX_ANCHORS = 200000  # cited symbols and paths read per call (a bound, not a sample)
-_IDENT_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-_CALL_RE = re.compile(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
+_IDENT_RE = _lazy_pattern(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_CALL_RE = _lazy_pattern(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 
 
@@ -7167,7 +7238,7 @@ def _rerank(cands, scope, now):
 
 # -- the search service --------------------------------------------------------------------------
 
-SEARCH_PAGE_RE = re.compile(r"^(?:o([0-9]{1,6})|r([0-9]{1,12}))$")
+SEARCH_PAGE_RE = _lazy_pattern(r"^(?:o([0-9]{1,6})|r([0-9]{1,12}))$")
 
 
 def search(
@@ -8454,11 +8525,11 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
 # A checker returns the value to keep or raises ValueError with what is wrong; fields a type does
 # not declare are dropped, so nothing unchecked reaches the store.
 
-_TIMESTAMP_RE = re.compile(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\Z")
-_RECORD_ID_RE = re.compile(r"\A(?:(?:ev|ses)-[0-9a-f]{10}|[A-Za-z0-9_][\w.:-]{0,79})\Z")
-_HEX_RE = re.compile(r"\A[0-9a-f]{8,64}\Z")
-_EVENT_ID_RE = re.compile(r"\Aevt-[\w.:-]{1,80}\Z")
-_REF_FORBIDDEN_RE = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+_TIMESTAMP_RE = _lazy_pattern(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\Z")
+_RECORD_ID_RE = _lazy_pattern(r"\A(?:(?:ev|ses)-[0-9a-f]{10}|[A-Za-z0-9_][\w.:-]{0,79})\Z")
+_HEX_RE = _lazy_pattern(r"\A[0-9a-f]{8,64}\Z")
+_EVENT_ID_RE = _lazy_pattern(r"\Aevt-[\w.:-]{1,80}\Z")
+_REF_FORBIDDEN_RE = _lazy_pattern(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
 
 
 def _v_text(limit, required=False, single_line=False):
@@ -9225,10 +9296,10 @@ SYNC_BRANCH = "wctx-memory"
 SYNC_PUSH_TRIES = 5
 _SYNC_FETCHED = "refs/wctx/fetched"  # the remote tip, as last fetched into the private repository
 _SYNC_OURS = "refs/wctx/ours"  # the commit we built to push
-_SYNC_FILE = re.compile(
+_SYNC_FILE = _lazy_pattern(
     r"^machines/([0-9a-f]{16})/(sessions/(?:ses-[0-9a-f]{10}|[\w.:-]{1,80})\.jsonl|events\.jsonl|topology\.jsonl)$"
 )
-_SYNC_BRANCH_NAME = re.compile(
+_SYNC_BRANCH_NAME = _lazy_pattern(
     r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}(?<![./])(?<!\.lock)$"
 )
 
@@ -9644,10 +9715,10 @@ _CODEX_LINE_TYPES = frozenset(
         "inter_agent_communication_metadata",
     }
 )
-_PATCH_PATH = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
-_PLACEHOLDER = re.compile(r"^\[(?:REDACTED|TRIMMED)[A-Z_]*(?: [^\]]*)?\]$|^\[trimmed for fixture\]$", re.I)
-_SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_PATCH_PATH = _lazy_pattern(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
+_PLACEHOLDER = _lazy_pattern(r"^\[(?:REDACTED|TRIMMED)[A-Z_]*(?: [^\]]*)?\]$|^\[trimmed for fixture\]$", re.I)
+_SAFE_ID = _lazy_pattern(r"^[A-Za-z0-9_.-]{1,128}$")
+_UUID = _lazy_pattern(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 def is_redacted_value(value):
@@ -9660,7 +9731,7 @@ def is_redacted_value(value):
     return bool(_PLACEHOLDER.match(v)) or v.startswith(("/redacted/", "redacted://"))
 
 
-_PATH_PLACEHOLDER = re.compile(
+_PATH_PLACEHOLDER = _lazy_pattern(
     r"\[(?:REDACTED|TRIMMED)|(?:^|/)redacted/path/|redacted://|\[trimmed for fixture\]", re.I
 )
 
@@ -10455,7 +10526,7 @@ GEMINI_READ_TOOLS = {"read_file": "file_path"}
 GEMINI_EDIT_TOOLS = {"write_file": "file_path", "replace": "file_path"}
 GEMINI_COMMAND_TOOLS = ("run_shell_command",)
 GEMINI_MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
-_GLOB_CHARS = re.compile(r"[*?\[\]{}]")
+_GLOB_CHARS = _lazy_pattern(r"[*?\[\]{}]")
 
 
 def gemini_home(env=None):
@@ -11344,7 +11415,9 @@ def session_activity(store, session_id):
 HOOK_EVENTS = {AGENT_CLAUDE_CODE: "SessionEnd", AGENT_CODEX: "Stop", AGENT_GEMINI: "SessionEnd"}
 HOOK_START_EVENT = "SessionStart"
 HOOK_ALL_EVENTS = ("SessionEnd", "Stop", HOOK_START_EVENT)  # every event a wctx hook may sit in
-CODEX_SESSION_END_SINCE = (0, 145)  # first Codex CLI release with the SessionEnd hook event
+# First Codex CLI release with the SessionEnd hook event: rust-v0.145.0 (openai/codex#33895,
+# "Add SessionEnd hooks for thread teardown"; 0.144.x has no such event).
+CODEX_SESSION_END_SINCE = (0, 145, 0)
 HOOK_AGENTS = tuple(HOOK_EVENTS)  # agents wctx can install a hook for (not every importable agent)
 HOOK_TIMEOUT_SECONDS = 60
 HOOK_START_TIMEOUT_SECONDS = 10
@@ -11399,7 +11472,8 @@ def run_program(argv, input_bytes=None, env=None, timeout=30):
 
 
 def installed_codex_version(env=None):
-    """(major, minor, patch) of the `codex` on PATH, or None when there is none or it says no version."""
+    """(major, minor, patch, pre-release tag or "") of the `codex` on PATH ("codex-cli 0.145.0",
+    "codex-cli 0.145.0-alpha.3"), or None when there is none or it says no version."""
     import shutil
 
     env = os.environ if env is None else env
@@ -11407,22 +11481,23 @@ def installed_codex_version(env=None):
     if not exe:
         return None
     code, out, _ = run_program([exe, "--version"], env=dict(env), timeout=10)
-    m = re.search(rb"(\d+)\.(\d+)\.(\d+)", out or b"") if code == 0 else None
-    return tuple(int(g) for g in m.groups()) if m else None
+    m = re.search(rb"(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.]+))?", out or b"") if code == 0 else None
+    if not m:
+        return None
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3)), (m.group(4) or b"").decode())
 
 
 def codex_end_event(env=None):
-    """("SessionEnd" or "Stop", why): the installed Codex's session-end event, Stop when unknown."""
+    """("SessionEnd" or "Stop", why): the installed Codex's session-end event, Stop when unknown.
+    A pre-release of the first version with SessionEnd gets Stop: it may have been cut before."""
     version = installed_codex_version(env)
     if version is None:
         return "Stop", "no codex on PATH says its version; Stop runs on every Codex with hooks"
-    label = ".".join(str(v) for v in version)
-    if version[:2] >= CODEX_SESSION_END_SINCE:
+    label = ".".join(str(v) for v in version[:3]) + ("-" + version[3] if version[3] else "")
+    first = ".".join(str(v) for v in CODEX_SESSION_END_SINCE)
+    if version[:3] > CODEX_SESSION_END_SINCE or (version[:3] == CODEX_SESSION_END_SINCE and not version[3]):
         return "SessionEnd", "codex %s has the SessionEnd event" % label
-    return "Stop", "codex %s predates SessionEnd (0.%d); Stop runs after every turn" % (
-        label,
-        CODEX_SESSION_END_SINCE[1],
-    )
+    return "Stop", "codex %s predates SessionEnd (%s); Stop runs after every turn" % (label, first)
 
 
 def _is_wctx_hook(entry):
