@@ -95,7 +95,24 @@ VERDICTS = ("current", "possibly_stale", "stale", "unknown")
 # When an item has several anchors, the item's verdict is the worst one in this order.
 VERDICT_SEVERITY = {"current": 0, "unknown": 1, "possibly_stale": 2, "stale": 3}
 
-REPO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+class _lazy_pattern:
+    """A regular expression compiled when first used. The module's own patterns took ~9 ms of
+    every start-up to compile, most of them for commands other than the one running. Acts as
+    the compiled pattern; after the first use its methods are plain attributes."""
+
+    def __init__(self, pattern, flags=0):
+        self._args = (pattern, flags)
+
+    def __getattr__(self, name):
+        compiled = re.compile(*self._args)
+        for attr in dir(compiled):
+            if not attr.startswith("_"):
+                self.__dict__[attr] = getattr(compiled, attr)
+        return getattr(compiled, name)
+
+
+REPO_NAME_RE = _lazy_pattern(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_CLAIM_CHARS = 4000
 MAX_DETAIL_CHARS = 65536
 MAX_SUMMARY_CHARS = 8000
@@ -243,10 +260,17 @@ def split_claim(text):
 def claim_key(claim):
     """What makes two claims the same claim: words only, case and Unicode forms folded, so that
     "Foo", "foo." and "  FOO " are one. A claim of punctuation alone is its own key."""
-    import unicodedata
+    claim = claim or ""
+    if claim.isascii():  # ASCII is its own NFKC form, and casefold is lower there
+        folded = claim.lower()
+    else:
+        import unicodedata
 
-    words = re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", claim or "").casefold())
-    return " ".join(words) or " ".join((claim or "").split())
+        folded = unicodedata.normalize("NFKC", claim).casefold()
+    return " ".join(_CLAIM_WORD.findall(folded)) or " ".join(claim.split())
+
+
+_CLAIM_WORD = _lazy_pattern(r"[^\W_]+")
 
 
 def split_identifier(name):
@@ -275,6 +299,8 @@ def _installed_module(path):
     """Where ``path`` lies: "site" in one of this interpreter's site-packages folders (pip, pipx,
     a venv), so that ``python -I -m wctx`` finds it from any directory; "user" in the user's own
     site-packages (``pip install --user``), which isolated mode (-I) leaves out; else None."""
+    if os.path.basename(os.path.realpath(os.path.dirname(path))) not in ("site-packages", "dist-packages"):
+        return None  # no site folder is named otherwise: spares importing site and sysconfig
     import site
     import sysconfig
 
@@ -406,234 +432,273 @@ def _cookie_redaction(match):
     return match.group(1) + re.sub(r"(^|;\s*)([^=;\s]+)=([^;]*)", pair, match.group(2))
 
 
-@functools.lru_cache(maxsize=None)
-def _secret_patterns():
-    # Compiled on first use, not at import: ~4 ms of start-up that most commands never need.
-    return [
-        # PEM private keys (RSA, EC, OPENSSH, PGP, encrypted): the whole block, or everything after a
-        # BEGIN line whose END was cut off.
+# Each rule: (fragments, characters, pattern, flags, replacement). A rule only runs on text whose
+# case-folded form (_secret_fold) holds one of its lower-case ``fragments`` and, for each string in
+# ``characters``, one of that string's characters: conditions every match of the pattern meets,
+# so skipping a rule that cannot match changes nothing (tests/test_redact.py checks the result
+# against every rule applied). They keep redaction off the profile of a large import: most text
+# has no fragment at all, and text with "token" in it runs the few rules that mention one.
+_AWS_KEY_PREFIXES = ("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "apka", "aroa")
+_SECRET_RULES = (
+    # PEM private keys (RSA, EC, OPENSSH, PGP, encrypted): the whole block, or everything after a
+    # BEGIN line whose END was cut off.
+    (
+        ("private key",),
+        (),
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        re.S,
+        "[REDACTED private key]",
+    ),
+    # JSON web tokens: three base64url parts, the first two JSON objects ("eyJ").
+    (("eyj",), (), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0, "[REDACTED jwt]"),
+    # Authorization / Proxy-Authorization headers, any scheme, quoted or not; bare bearer tokens.
+    (
+        ("authorization",),
+        (":=",),
+        r"(?i)(\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?"
+        r"(?:(?:bearer|basic|token|digest|negotiate|bot)\s+)?)(?!\[REDACTED)"
+        r"(?!(?:bearer|basic|token|digest|negotiate|bot)\s+\[REDACTED)[^\s\"',;]+",
+        0,
+        r"\1" + REDACTED,
+    ),
+    (("bearer",), (), r"(?i)\b(bearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{12,}=*", 0, r"\1" + REDACTED),
+    # Vendor tokens with recognisable shapes.
+    (("sk-ant-",), (), r"\bsk-ant-[A-Za-z0-9_-]{16,}", 0, "[REDACTED anthropic key]"),
+    (
+        ("sk-",),
+        (),
+        r"\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}",
+        0,
+        "[REDACTED openai key]",
+    ),
+    (
+        _AWS_KEY_PREFIXES,
+        (),
+        r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}\b",
+        0,
+        "[REDACTED aws key id]",
+    ),
+    (
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        (),
+        r"\bgh[pousr]_[A-Za-z0-9]{30,255}\b",
+        0,
+        "[REDACTED github token]",
+    ),
+    (("github_pat_",), (), r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b", 0, "[REDACTED github token]"),
+    (("glpat-",), (), r"\bglpat-[A-Za-z0-9_-]{20,}", 0, "[REDACTED gitlab token]"),
+    (("xox",), (), r"\bxox[abposre]-[A-Za-z0-9-]{10,}", 0, "[REDACTED slack token]"),
+    (
+        ("hooks.slack.com/",),
+        (),
+        r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+",
+        0,
+        "[REDACTED slack webhook]",
+    ),
+    (("aiza",), (), r"\bAIza[0-9A-Za-z_-]{30,}", 0, "[REDACTED google api key]"),
+    (("ya29.",), (), r"\bya29\.[0-9A-Za-z_-]{20,}", 0, "[REDACTED google oauth token]"),
+    (("gocspx-",), (), r"\bGOCSPX-[A-Za-z0-9_-]{20,}", 0, "[REDACTED google client secret]"),
+    (("_live_", "_test_"), (), r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", 0, "[REDACTED stripe key]"),
+    (("sg.",), (), r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0, "[REDACTED sendgrid key]"),
+    (("npm_",), (), r"\bnpm_[A-Za-z0-9]{36}\b", 0, "[REDACTED npm token]"),
+    (("whsec_",), (), r"\bwhsec_[A-Za-z0-9+/=]{16,}", 0, "[REDACTED stripe webhook secret]"),
+    (
+        (":aa",),
+        (),
+        r"(?<![A-Za-z0-9])(?:bot)?\d{6,12}:AA[A-Za-z0-9_-]{30,40}(?![A-Za-z0-9_-])",
+        0,
+        "[REDACTED telegram bot token]",
+    ),
+    (
+        ("shpat_", "shpca_", "shppa_", "shpss_"),
+        (),
+        r"\bshp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b",
+        0,
+        "[REDACTED shopify token]",
+    ),
+    (("sq0atp-", "sq0csp-"), (), r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}", 0, "[REDACTED square token]"),
+    (("pypi-age",), (), r"\bpypi-AgE[A-Za-z0-9_-]{50,}", 0, "[REDACTED pypi token]"),
+    (("_v1_",), (), r"\bdo[opr]_v1_[a-f0-9]{64}\b", 0, "[REDACTED digitalocean token]"),
+    (("dapi",), (), r"\bdapi[a-f0-9]{32}(?:-\d)?\b", 0, "[REDACTED databricks token]"),
+    (("age-secret-key-1",), (), r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", 0, "[REDACTED age key]"),
+    (("hvs.", "hvb."), (), r"\bhv[sb]\.[A-Za-z0-9_-]{24,}", 0, "[REDACTED vault token]"),
+    (("lin_api_",), (), r"\blin_api_[A-Za-z0-9]{40}\b", 0, "[REDACTED linear key]"),
+    (("glsa_", "glc_"), (), r"\bgl(?:sa|c)_[A-Za-z0-9_+/=-]{32,}", 0, "[REDACTED grafana token]"),
+    (
+        ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct."),
+        (),
+        r"\bdp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,}",
+        0,
+        "[REDACTED doppler token]",
+    ),
+    (("gsk_",), (), r"\bgsk_[A-Za-z0-9]{48,}", 0, "[REDACTED groq key]"),
+    (("r8_",), (), r"\br8_[A-Za-z0-9]{37}\b", 0, "[REDACTED replicate token]"),
+    (("xai-",), (), r"\bxai-[A-Za-z0-9]{60,}", 0, "[REDACTED xai key]"),
+    (("key-",), (), r"\bkey-[0-9a-f]{32}\b", 0, "[REDACTED mailgun key]"),
+    # A bare AWS secret access key (40 base64 characters) right after an access key id, as in
+    # `aws configure` output, a CSV of credentials or "AKIA... / secret". Conditions are checked
+    # on the text as the rules before have left it, so the key id's marker is there to find.
+    (
+        ("[redacted aws key id]",),
+        (),
+        r"(\[REDACTED aws key id\][^A-Za-z0-9/+=\n]{1,40})[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+        0,
+        r"\1[REDACTED aws secret key]",
+    ),
+    # Names that carry a secret without a '=' (aws configure set aws_secret_access_key X) or whose
+    # name does not end in a sensitive word (GCP private_key_id, Azure AccountKey=...;).
+    (
         (
-            re.compile(
-                r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
-                r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-                re.S,
-            ),
-            "[REDACTED private key]",
+            "aws_secret_access_key",
+            "aws_session_token",
+            "secretaccesskey",
+            "private_key_id",
+            "accountkey",
+            "sharedaccesskey",
+            "sharedaccesssignature",
+            "_auth",
         ),
-        # JSON web tokens: three base64url parts, the first two JSON objects ("eyJ").
-        (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "[REDACTED jwt]"),
-        # Authorization / Proxy-Authorization headers, any scheme, quoted or not; bare bearer tokens.
-        (
-            re.compile(
-                r"(?i)(\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?"
-                r"(?:(?:bearer|basic|token|digest|negotiate|bot)\s+)?)(?!\[REDACTED)"
-                r"(?!(?:bearer|basic|token|digest|negotiate|bot)\s+\[REDACTED)[^\s\"',;]+"
-            ),
-            r"\1" + REDACTED,
-        ),
-        (re.compile(r"(?i)\b(bearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{12,}=*"), r"\1" + REDACTED),
-        # Vendor tokens with recognisable shapes.
-        (re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}"), "[REDACTED anthropic key]"),
-        (
-            re.compile(r"\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}"),
-            "[REDACTED openai key]",
-        ),
-        (
-            re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}\b"),
-            "[REDACTED aws key id]",
-        ),
-        (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,255}\b"), "[REDACTED github token]"),
-        (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"), "[REDACTED github token]"),
-        (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), "[REDACTED gitlab token]"),
-        (re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), "[REDACTED slack token]"),
-        (
-            re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+"),
-            "[REDACTED slack webhook]",
-        ),
-        (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), "[REDACTED google api key]"),
-        (re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}"), "[REDACTED google oauth token]"),
-        (re.compile(r"\bGOCSPX-[A-Za-z0-9_-]{20,}"), "[REDACTED google client secret]"),
-        (re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), "[REDACTED stripe key]"),
-        (re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), "[REDACTED sendgrid key]"),
-        (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), "[REDACTED npm token]"),
-        (re.compile(r"\bwhsec_[A-Za-z0-9+/=]{16,}"), "[REDACTED stripe webhook secret]"),
-        (
-            re.compile(r"(?<![A-Za-z0-9])(?:bot)?\d{6,12}:AA[A-Za-z0-9_-]{30,40}(?![A-Za-z0-9_-])"),
-            "[REDACTED telegram bot token]",
-        ),
-        (re.compile(r"\bshp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b"), "[REDACTED shopify token]"),
-        (re.compile(r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}"), "[REDACTED square token]"),
-        (re.compile(r"\bpypi-AgE[A-Za-z0-9_-]{50,}"), "[REDACTED pypi token]"),
-        (re.compile(r"\bdo[opr]_v1_[a-f0-9]{64}\b"), "[REDACTED digitalocean token]"),
-        (re.compile(r"\bdapi[a-f0-9]{32}(?:-\d)?\b"), "[REDACTED databricks token]"),
-        (re.compile(r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"), "[REDACTED age key]"),
-        (re.compile(r"\bhv[sb]\.[A-Za-z0-9_-]{24,}"), "[REDACTED vault token]"),
-        (re.compile(r"\blin_api_[A-Za-z0-9]{40}\b"), "[REDACTED linear key]"),
-        (re.compile(r"\bgl(?:sa|c)_[A-Za-z0-9_+/=-]{32,}"), "[REDACTED grafana token]"),
-        (re.compile(r"\bdp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,}"), "[REDACTED doppler token]"),
-        (re.compile(r"\bgsk_[A-Za-z0-9]{48,}"), "[REDACTED groq key]"),
-        (re.compile(r"\br8_[A-Za-z0-9]{37}\b"), "[REDACTED replicate token]"),
-        (re.compile(r"\bxai-[A-Za-z0-9]{60,}"), "[REDACTED xai key]"),
-        (re.compile(r"\bkey-[0-9a-f]{32}\b"), "[REDACTED mailgun key]"),
-        # A bare AWS secret access key (40 base64 characters) right after an access key id, as in
-        # `aws configure` output, a CSV of credentials or "AKIA... / secret".
-        (
-            re.compile(
-                r"(\[REDACTED aws key id\][^A-Za-z0-9/+=\n]{1,40})[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
-            ),
-            r"\1[REDACTED aws secret key]",
-        ),
-        # Names that carry a secret without a '=' (aws configure set aws_secret_access_key X) or whose
-        # name does not end in a sensitive word (GCP private_key_id, Azure AccountKey=...;).
-        (
-            re.compile(
-                r"(?i)((?<![A-Za-z0-9_])(?:aws_secret_access_key|aws_session_token|secretaccesskey|"
-                r"private_key_id|accountkey|sharedaccesskey|sharedaccesssignature|_auth)"
-                r"(?:\\?[\"'])?(?:\s*[:=]\s*|[ \t]+))" + _SECRET_VALUE
-            ),
-            _quoted_redaction,
-        ),
-        # curl -u user:password (and --user, httpie -a/--auth): the user stays, the password goes.
-        (
-            re.compile(
-                r"(?i)(\b(?:curl|http|https|wget)\b[^\n|;&]{0,500}?\s(?:-u|--user|-a|--auth)(?:[ \t]+|=)[\"']?"
-                r"[^\s:\"']{1,200}:)(?!\[REDACTED)[^\s\"']+"
-            ),
-            r"\1" + REDACTED,
-        ),
-        (re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), "[REDACTED huggingface token]"),
-        # Credentials inside URLs: scheme://user:password@host keeps the user; scheme://TOKEN@host
-        # (a long user part, as in https://<token>@github.com) loses the token.
-        (
-            re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]*):[^/\s@\"'<>]+@"),
-            r"\1:" + REDACTED + "@",
-        ),
-        (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)[A-Za-z0-9_-]{20,}@"), r"\1" + REDACTED + "@"),
-        # Secret assignments: password=..., DB_PASSWORD: ..., "api_key": "...", --token=... The key
-        # must end in the sensitive word, so `max_tokens=100` and `token_count: 5` are left alone.
-        (
-            re.compile(
-                r"(?i)((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}?"
-                r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
-                r"private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?)"
-                r"(?:\\?[\"'])?\s*[:=]\s*)" + _SECRET_VALUE
-            ),
-            _quoted_redaction,
-        ),
-        # Environment-style names ending in _KEY: ENCRYPTION_KEY=..., SENDGRID_KEY: ...
-        (
-            re.compile(r"((?<![A-Za-z0-9_])[A-Z][A-Z0-9_]{0,80}_KEY(?:\\?[\"'])?\s*[:=]\s*)" + _SECRET_VALUE),
-            _quoted_redaction,
-        ),
-        # Flags with the value as the next word: --password hunter2, --token X; mysql -phunter2.
-        (
-            re.compile(
-                r"(?i)((?<![A-Za-z0-9-])--?[a-z0-9-]{0,40}?"
-                r"(?:password|passwd|passphrase|secret|token|api-?key|access-?key|private-?key)[ \t]+)"
-                r"(?!-)" + _SECRET_VALUE
-            ),
-            _quoted_redaction,
-        ),
-        (
-            re.compile(
-                r"(?i)(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,500}?\s-p)(?![\s\[])"
-                + _SECRET_VALUE
-            ),
-            _quoted_redaction,
-        ),
-        # Signed URLs: query parameters that are the signature or the credential.
-        (
-            re.compile(
-                r"(?i)([?&](?:x-amz-signature|x-amz-credential|x-goog-signature|x-goog-credential|sig|signature)=)"
-                r"(?!\[REDACTED)[^&\s\"'#<>]+"
-            ),
-            r"\1" + REDACTED,
-        ),
-        # Cookie and Set-Cookie headers, plain or as a JSON / header-dict entry.
-        (re.compile(r"(?i)(\b(?:set-)?cookie\b[\"']?\s*:\s*[\"']?)([^\r\n\"']+)"), _cookie_redaction),
-    ]
-
-
-# Lower-case fragments at least one rule needs: text with none of them is returned untouched,
-# which keeps redaction off the profile of a large import.
-_SECRET_HINTS = (
-    "private key",
-    "eyj",
-    "authoriz",
-    "bearer",
-    "sk-",
-    "akia",
-    "asia",
-    "abia",
-    "acca",
-    "agpa",
-    "aida",
-    "aipa",
-    "anpa",
-    "anva",
-    "apka",
-    "aroa",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "glpat-",
-    "xox",
-    "hooks.slack",
-    "aiza",
-    "ya29.",
-    "gocspx-",
-    "_live_",
-    "npm_",
-    "hf_",
-    "://",
-    "pass",
-    "pwd",
-    "secret",
-    "token",
-    "key",
-    "credential",
-    "_test_",
-    "sg.",
-    "mysql",
-    "mariadb",
-    "sig",
-    "cookie",
-    "whsec_",
-    ":aa",
-    "shp",
-    "sq0",
-    "pypi-",
-    "_v1_",
-    "dapi",
-    "age-secret-key",
-    "hvs.",
-    "hvb.",
-    "lin_api_",
-    "glsa_",
-    "glc_",
-    "dp.",
-    "gsk_",
-    "r8_",
-    "xai-",
-    "_auth",
-    "curl",
-    "http",
-    "wget",
+        (),
+        r"(?i)((?<![A-Za-z0-9_])(?:aws_secret_access_key|aws_session_token|secretaccesskey|"
+        r"private_key_id|accountkey|sharedaccesskey|sharedaccesssignature|_auth)"
+        r"(?:\\?[\"'])?(?:\s*[:=]\s*|[ \t]+))" + _SECRET_VALUE,
+        0,
+        _quoted_redaction,
+    ),
+    # curl -u user:password (and --user, httpie -a/--auth): the user stays, the password goes.
+    (
+        ("curl", "http", "wget"),
+        ("-", ":"),
+        r"(?i)(\b(?:curl|http|https|wget)\b[^\n|;&]{0,500}?\s(?:-u|--user|-a|--auth)(?:[ \t]+|=)[\"']?"
+        r"[^\s:\"']{1,200}:)(?!\[REDACTED)[^\s\"']+",
+        0,
+        r"\1" + REDACTED,
+    ),
+    (("hf_",), (), r"\bhf_[A-Za-z0-9]{30,}\b", 0, "[REDACTED huggingface token]"),
+    # Credentials inside URLs: scheme://user:password@host keeps the user; scheme://TOKEN@host
+    # (a long user part, as in https://<token>@github.com) loses the token.
+    (
+        ("://",),
+        ("@",),
+        r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]*):[^/\s@\"'<>]+@",
+        0,
+        r"\1:" + REDACTED + "@",
+    ),
+    (("://",), ("@",), r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)[A-Za-z0-9_-]{20,}@", 0, r"\1" + REDACTED + "@"),
+    # Secret assignments: password=..., DB_PASSWORD: ..., "api_key": "...", --token=... The key
+    # must end in the sensitive word, so `max_tokens=100` and `token_count: 5` are left alone.
+    (
+        ("pass", "pwd", "secret", "token", "key", "credential"),
+        (":=",),
+        r"(?i)((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}?"
+        r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
+        r"private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?)"
+        r"(?:\\?[\"'])?\s*[:=]\s*)" + _SECRET_VALUE,
+        0,
+        _quoted_redaction,
+    ),
+    # Environment-style names ending in _KEY: ENCRYPTION_KEY=..., SENDGRID_KEY: ...
+    (
+        ("_key",),
+        (":=",),
+        r"((?<![A-Za-z0-9_])[A-Z][A-Z0-9_]{0,80}_KEY(?:\\?[\"'])?\s*[:=]\s*)" + _SECRET_VALUE,
+        0,
+        _quoted_redaction,
+    ),
+    # Flags with the value as the next word: --password hunter2, --token X; mysql -phunter2.
+    (
+        ("pass", "secret", "token", "key"),
+        ("-",),
+        r"(?i)((?<![A-Za-z0-9-])--?[a-z0-9-]{0,40}?"
+        r"(?:password|passwd|passphrase|secret|token|api-?key|access-?key|private-?key)[ \t]+)"
+        r"(?!-)" + _SECRET_VALUE,
+        0,
+        _quoted_redaction,
+    ),
+    (
+        ("mysql", "mariadb"),
+        ("-",),
+        r"(?i)(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,500}?\s-p)(?![\s\[])" + _SECRET_VALUE,
+        0,
+        _quoted_redaction,
+    ),
+    # Signed URLs: query parameters that are the signature or the credential.
+    (
+        ("sig=", "signature=", "credential="),
+        ("?&",),
+        r"(?i)([?&](?:x-amz-signature|x-amz-credential|x-goog-signature|x-goog-credential|sig|signature)=)"
+        r"(?!\[REDACTED)[^&\s\"'#<>]+",
+        0,
+        r"\1" + REDACTED,
+    ),
+    # Cookie and Set-Cookie headers, plain or as a JSON / header-dict entry.
+    (("cookie",), (":",), r"(?i)(\b(?:set-)?cookie\b[\"']?\s*:\s*[\"']?)([^\r\n\"']+)", 0, _cookie_redaction),
 )
 
 
-_secret_hint = None
+@functools.lru_cache(maxsize=None)
+def _secret_patterns():
+    """[(compiled pattern, replacement, fragments, characters)] in order. Compiled on first use,
+    not at import: milliseconds of start-up that most commands never need."""
+    return [(re.compile(p, flags), repl, frags, chars) for frags, chars, p, flags, repl in _SECRET_RULES]
+
+
+# Characters that case-insensitive matching treats as an ASCII letter although lower() does not
+# give one (dotted and dotless i, long s, Kelvin sign): folded so that "paſſword=" is caught too.
+_FOLD_AS_ASCII = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+
+
+def _secret_fold(text):
+    return text.lower() if text.isascii() else text.translate(_FOLD_AS_ASCII).lower()
+
+
+def _trie_pattern(words):
+    """A regex matching any of ``words``, the longest where several start at one place, written
+    as a trie (sre tries a flat alternation's branches one by one at every position)."""
+    tree = {}
+    for word in words:
+        node = tree
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node):
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:%s)" % "|".join(branches)
+        return "(?:%s)?" % body if "" in node else body
+
+    return emit(tree)
+
+
+_fragment_scan = None
+
+
+def _secret_fragments(folded):
+    """The rule fragments ``folded`` holds (empty for most text): one regex scan, continued from
+    the position after each hit so that overlapping fragments are all found, each hit standing
+    for itself and every fragment inside it."""
+    global _fragment_scan
+    if _fragment_scan is None:
+        frags = {f for rule in _SECRET_RULES for f in rule[0]}
+        inside = {f: frozenset(g for g in frags if g in f) for f in frags}
+        _fragment_scan = (re.compile(_trie_pattern(frags)).search, inside)
+    search, inside = _fragment_scan
+    m = search(folded)
+    if m is None:
+        return frozenset()
+    found = set()
+    while m is not None:
+        found |= inside[m.group()]
+        m = search(folded, m.start() + 1)
+    return found
 
 
 def _has_secret_hint(text):
-    """Whether ``text`` holds a fragment some redaction rule needs (one regex scan)."""
-    global _secret_hint
-    if _secret_hint is None:
-        _secret_hint = re.compile("|".join(re.escape(h) for h in _SECRET_HINTS)).search
-    return _secret_hint(text.lower()) is not None
+    """Whether ``text`` holds a fragment some redaction rule needs."""
+    return bool(_secret_fragments(_secret_fold(text)))
 
 
 def redact_secrets(text):
@@ -641,17 +706,23 @@ def redact_secrets(text):
     URLs, secret assignments) with [REDACTED …] markers. Best effort; see the README."""
     if not text or not isinstance(text, str):
         return text
-    if not _has_secret_hint(text):
+    found = _secret_fragments(_secret_fold(text))
+    if not found:
         return text
-    for pattern, replacement in _secret_patterns():
-        text = pattern.sub(replacement, text)
+    for pattern, replacement, frags, chars in _secret_patterns():
+        if found.isdisjoint(frags) or not all(any(c in text for c in group) for group in chars):
+            continue
+        redacted = pattern.sub(replacement, text)
+        if redacted != text:
+            text = redacted
+            found = _secret_fragments(_secret_fold(text))
     return text
 
 
 # Terminal control: C0 (but newline and tab), DEL, C1, bidirectional overrides, and whole ESC
 # sequences (CSI "ESC [ ... final", OSC "ESC ] ... BEL|ST", two-character escapes). Each
 # alternative consumes a disjoint class of characters, so no input makes the pattern backtrack.
-_CONTROL_RE = re.compile(
+_CONTROL_RE = _lazy_pattern(
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)"
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 )
@@ -683,8 +754,22 @@ def stored_text(text):
     json.dumps had escaped."""
     if not isinstance(text, str) or not text:
         return text
+    if len(text) > _STORED_MEMO_CHARS:
+        return _stored_text(text)
+    return _stored_text_memo(text)
+
+
+# A bulk write passes the same values through the boundary again and again (a session id, a
+# repository, a commit on every row; a claim in its row and again in its search row); results of
+# this pure function are remembered for the values seen last.
+_STORED_MEMO_CHARS = 4096
+
+
+def _stored_text(text):
     hint = _has_secret_hint(text)
-    if not hint and "\\u" not in text and _CONTROL_RE.search(text) is None:
+    # A printable string holds no control character (each one _CONTROL_RE strips is in Unicode
+    # category Cc or Cf); text with a newline or a tab takes the regex.
+    if not hint and "\\u" not in text and (text.isprintable() or _CONTROL_RE.search(text) is None):
         return text  # the common case (ids, names, most prose): nothing to strip or redact
     if text[0] in "[{" and text[-1] in "]}" and ("\\u" in text or hint):
         try:
@@ -701,6 +786,9 @@ def stored_text(text):
             cleaned = _stored_json(redacted)
             return text if cleaned == doc else json.dumps(cleaned)
     return redact_secrets(strip_controls(text))
+
+
+_stored_text_memo = functools.lru_cache(maxsize=8192)(_stored_text)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1421,6 +1509,18 @@ class Store:
         value = self._memo[key] = build()
         return value
 
+    def write_keeping_memo(self, sql, rows):
+        """``executemany`` in a transaction of its own that keeps what ``memo`` holds: for a table
+        nothing memoised derives from (the freshness cache, which a search writes as it reads, so
+        that the next search keeps the words and counts it knows). A commit by another connection
+        before or after still drops it at the next ``begin_read``."""
+        with self.atomic():
+            db = self.db
+            kept = self._generation is not None and self.generation() == self._generation
+            db.executemany(sql, rows)
+        if kept and self.db is db:
+            self._generation = (self._generation[0], db.total_changes)
+
     def one(self, sql, params=()):
         return self.db.execute(sql, params).fetchone()
 
@@ -1730,7 +1830,7 @@ class GitError(WctxError):
 # ``A..B``. Recorded commits and blobs come from stores, exports and transcripts that other people
 # wrote; a value like ``--output=F`` (which a tag of that name in a cloned repository would make
 # resolve) must never reach git at all, let alone where it reads options.
-_OBJECT_ID = re.compile(r"\A(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
+_OBJECT_ID = _lazy_pattern(r"\A(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 
 
 def is_object_id(value):
@@ -1754,7 +1854,8 @@ def git_path(value):
         isinstance(value, str)
         and value
         and is_utf8(value)
-        and not re.search(r"[\x00\n]", value)
+        and "\x00" not in value
+        and "\n" not in value
         and not value.startswith(("/", ":"))
         and not any(part in ("", ".", "..") for part in value.split("/"))
     ):
@@ -2667,7 +2768,7 @@ def _mask_source(source, language):
     return "".join(out)
 
 
-_CALL_LIKE = re.compile(
+_CALL_LIKE = _lazy_pattern(
     r"(?:^|[^\w$])(?:return|else|if|while|for|switch|case|new|throw|await|yield|echo|print|"
     r"delete|sizeof|typeof|goto|assert|raise|do|in|of|not|and|or)\s*$"
 )
@@ -2892,16 +2993,16 @@ def _extend_start(masked, language, start):
     return start
 
 
-_RUBY_OPENER = re.compile(
+_RUBY_OPENER = _lazy_pattern(
     r"^\s*(?:(?:private|protected|public|module_function)\s+)?(?:def|class|module|if|unless|while|until|case|begin|for)"
     r"(?![\w?!:])"
 )
-_RUBY_INLINE_OPENER = re.compile(
+_RUBY_INLINE_OPENER = _lazy_pattern(
     r"(?:=|\(|\|\||&&|\breturn)\s*(?:if|unless|case|begin|while|until)(?![\w?!:])"
 )
-_RUBY_DO = re.compile(r"(?<![.:\w@$])do(?![\w?!:])")
-_RUBY_END = re.compile(r"(?<![.:\w@$])end(?![\w?!:])")
-_RUBY_ENDLESS_DEF = re.compile(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s")
+_RUBY_DO = _lazy_pattern(r"(?<![.:\w@$])do(?![\w?!:])")
+_RUBY_END = _lazy_pattern(r"(?<![.:\w@$])end(?![\w?!:])")
+_RUBY_ENDLESS_DEF = _lazy_pattern(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s")
 
 
 def _ruby_keyword_end(masked, start):
@@ -2926,9 +3027,9 @@ def _ruby_keyword_end(masked, start):
     return None
 
 
-_RUBY_MODIFIER_LINE = re.compile(r"\s*(?:private|protected|public|module_function)\s*$")
-_RUBY_END_LINE = re.compile(r"\s*end\b")
-_RUBY_DEFINITION_LINE = re.compile(r"\s*(?:def|class|module)\b")
+_RUBY_MODIFIER_LINE = _lazy_pattern(r"\s*(?:private|protected|public|module_function)\s*$")
+_RUBY_END_LINE = _lazy_pattern(r"\s*end\b")
+_RUBY_DEFINITION_LINE = _lazy_pattern(r"\s*(?:def|class|module)\b")
 
 
 @functools.lru_cache(maxsize=4096)  # a module's extent is needed for every symbol cited inside it
@@ -4052,11 +4153,11 @@ class _TomlReader:
     integers, floats, booleans, arrays (nested, multi-line, trailing commas), inline tables.
     Dates and times come back as their text. Anything else is a _TomlError, never a guess."""
 
-    _BARE = re.compile(r"[A-Za-z0-9_-]+")
-    _NUMBER = re.compile(
+    _BARE = _lazy_pattern(r"[A-Za-z0-9_-]+")
+    _NUMBER = _lazy_pattern(
         r"[+-]?(?:0x[0-9A-Fa-f_]+|0o[0-7_]+|0b[01_]+|inf|nan|[0-9_]+(?:\.[0-9_]+)?(?:[eE][+-]?[0-9_]+)?)"
     )
-    _DATE = re.compile(
+    _DATE = _lazy_pattern(
         r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?)?|\d{2}:\d{2}:\d{2}(?:\.\d+)?"
     )
     _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
@@ -4339,7 +4440,7 @@ def _pypi_name(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_REQUIREMENT_NAME = _lazy_pattern(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def _requirement_names(lines):
@@ -4362,7 +4463,7 @@ class Declaration:
 
     # Names and paths from a manifest are a hostile repository's text: only the characters package
     # names and relative paths use get through (no control characters, no spaces).
-    SAFE = re.compile(r"^[\w@/.:+~-]{1,214}$")
+    SAFE = _lazy_pattern(r"^[\w@/.:+~-]{1,214}$")
 
     def __init__(self, role, eco, name, shown, where, local=None):
         self.role = role
@@ -4573,7 +4674,7 @@ def _pom_xml(rel, text, out):
             )
 
 
-_GRADLE_DEP = re.compile(
+_GRADLE_DEP = _lazy_pattern(
     r"""^\s*(?:implementation|api|compileOnly|runtimeOnly|testImplementation)\s*\(?\s*["']([\w.-]+):([\w.-]+)(?::[^"']*)?["']""",
     re.M,
 )
@@ -5700,12 +5801,11 @@ def _write_freshness_cache(store, rows):
         store.notice("the store is read-only here (%s): freshness was computed, not cached" % store.readonly)
         return
     try:
-        with store.atomic():
-            store.db.executemany(
-                "INSERT OR REPLACE INTO freshness_cache(evidence_rid, cache_key, verdict, reasons, computed_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                rows,
-            )
+        store.write_keeping_memo(
+            "INSERT OR REPLACE INTO freshness_cache(evidence_rid, cache_key, verdict, reasons, computed_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            rows,
+        )
     except sqlite3.OperationalError as e:
         store.notice("freshness was computed but not cached (%s)" % e)
 
@@ -5811,19 +5911,63 @@ def _cited_set(anchors):
 
 def find_duplicate(store, repo_name, claim, cited):
     """The active item that ``claim`` about ``repo_name`` citing ``cited`` (a _cited_set) repeats,
-    as its evidence row, or None."""
-    rows = store.all(
-        "SELECT rid, id, session_id, confidence FROM evidence WHERE repo_name = ? AND claim_key = ? "
-        "AND status = 'active' ORDER BY rid",
-        (repo_name, claim_key(claim)),
-    )
-    if not rows:
+    as its evidence row (a dict), or None."""
+    return DuplicateIndex(store).find(repo_name, claim_key(claim), cited)
+
+
+class DuplicateIndex:
+    """The duplicate rule over many claims at once: the active items of each (repository, claim
+    key) asked about, with what they cite, loaded from the store in one query per 500 keys, then
+    checked in memory. A bulk writer tells it what it inserts (``add``) and which items it changed
+    otherwise (``drop``: read again from the store when next asked)."""
+
+    __slots__ = ("store", "items", "before_load")
+
+    def __init__(self, store, before_load=None):
+        self.store = store
+        self.items = {}  # (repo_name, claim_key) -> [(row dict, cited set)] in rid order
+        self.before_load = before_load  # called before reading the store (a writer's flush)
+
+    def load(self, pairs):
+        todo = {}
+        for repo_name, key in pairs:
+            if (repo_name, key) not in self.items:
+                self.items[(repo_name, key)] = []
+                todo.setdefault(repo_name, []).append(key)
+        rows = []
+        for repo_name, keys in todo.items():
+            for i in range(0, len(keys), 500):
+                chunk = keys[i : i + 500]
+                rows += self.store.all(
+                    "SELECT rid, id, session_id, confidence, repo_name, claim_key FROM evidence "
+                    "WHERE repo_name = ? AND claim_key IN (%s) AND status = 'active' ORDER BY rid"
+                    % ",".join("?" * len(chunk)),
+                    [repo_name, *chunk],
+                )
+        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
+        for r in sorted(rows, key=lambda r: r["rid"]):
+            row = {k: r[k] for k in ("rid", "id", "session_id", "confidence")}
+            self.items[(r["repo_name"], r["claim_key"])].append((row, _cited_set(anchors[r["rid"]])))
+
+    def find(self, repo_name, key, cited):
+        """The first active item (lowest rid) with this claim key about this repository citing
+        exactly ``cited``, or None."""
+        if (repo_name, key) not in self.items:
+            if self.before_load is not None:
+                self.before_load()
+            self.load([(repo_name, key)])
+        for row, its_cited in self.items[(repo_name, key)]:
+            if its_cited == cited:
+                return row
         return None
-    anchors = _load_anchors(store, [r["rid"] for r in rows])
-    for row in rows:
-        if _cited_set(anchors[row["rid"]]) == cited:
-            return row
-    return None
+
+    def add(self, repo_name, key, row, cited):
+        """An active item just written (a higher rid than any before it)."""
+        if (repo_name, key) in self.items:
+            self.items[(repo_name, key)].append((row, cited))
+
+    def drop(self, repo_name, key):
+        self.items.pop((repo_name, key), None)
 
 
 def _insert_anchors(store, rid, anchors):
@@ -5865,13 +6009,21 @@ def _content_changed(rows, anchors):
     return False
 
 
+_EVENT_INSERT = (
+    "INSERT OR IGNORE INTO evidence_events(id, evidence_rid, event, session_id, agent, note, at, previous, "
+    "commits) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _event_row(rid, event, session_id, agent, note, at, previous=None, commits=None, event_id=None):
+    return (event_id or new_id("evt"), rid, event, session_id, agent, note, at,
+            None if previous is None else json.dumps(previous), None if commits is None else json.dumps(commits))  # fmt: skip
+
+
 def _add_event(store, rid, event, session_id, agent, note, at, previous=None, commits=None, event_id=None):
     store.db.execute(
-        "INSERT OR IGNORE INTO evidence_events(id, evidence_rid, event, session_id, agent, note, at, previous, "
-        "commits) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (event_id or new_id("evt"), rid, event, session_id, agent, note, at,
-         None if previous is None else json.dumps(previous), None if commits is None else json.dumps(commits)),
-    )  # fmt: skip
+        _EVENT_INSERT, _event_row(rid, event, session_id, agent, note, at, previous, commits, event_id)
+    )
 
 
 def _restamp(store, rid, anchors, event, session_id, agent, note, now):
@@ -6073,7 +6225,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
 #             mildly, by topology, freshness, confidence, kind and recency;
 # explain     the one function that turns a result's facts into its reasons.
 
-_TERM_RE = re.compile(r"[^\W_]+", re.UNICODE)
+_TERM_RE = _lazy_pattern(r"[^\W_]+", re.UNICODE)
 QUERY_SCAN_CHARS = 20000  # characters of a query read for terms (a pasted log or traceback)
 MAX_QUERY_CANDIDATE_TERMS = 400  # distinct terms considered before the rarest MAX_QUERY_TERMS are kept
 
@@ -6131,36 +6283,110 @@ def _light_stem(word):
     return stem
 
 
+# Abbreviations code and its notes use for the same words, both ways: a query for "database"
+# finds "db", a query for "cfg" finds "configuration". Only pairs that mean the same thing in
+# almost any codebase; an abbreviation is matched as a whole word ("repo" must not find "report").
+CODE_ABBREVIATIONS = {
+    "application": ("app",), "argument": ("arg",), "asynchronous": ("async",),
+    "attribute": ("attr",), "authentication": ("auth", "authn"), "authorization": ("auth", "authz"),
+    "certificate": ("cert",), "command": ("cmd",), "configuration": ("config", "cfg", "conf"),
+    "connection": ("conn",), "context": ("ctx",), "database": ("db",), "dependency": ("dep",),
+    "description": ("desc",), "destination": ("dest", "dst"), "directory": ("dir",),
+    "document": ("doc",), "environment": ("env",), "error": ("err",), "expression": ("expr",),
+    "function": ("func", "fn"), "identifier": ("id",), "implementation": ("impl",),
+    "information": ("info",), "initialization": ("init",), "initialize": ("init",),
+    "library": ("lib",), "maximum": ("max",), "message": ("msg",), "millisecond": ("ms",),
+    "minimum": ("min",), "package": ("pkg",), "parameter": ("param",), "password": ("passwd", "pwd"),
+    "performance": ("perf",), "previous": ("prev",), "reference": ("ref",), "repository": ("repo",),
+    "request": ("req",), "response": ("resp",), "specification": ("spec",), "source": ("src",),
+    "statistics": ("stats",), "synchronous": ("sync",), "temporary": ("tmp", "temp"),
+    "transaction": ("txn",), "utility": ("util",), "variable": ("var",),
+}  # fmt: skip
+_ABBREVIATIONS_OF = {}  # built on first use: {stem of a full word: its abbreviations and their plurals}
+_EXPANSIONS_OF = {}  # {abbreviation or its plural: stems of the full words it stands for}
+
+
+def _abbreviation_tables():
+    if not _ABBREVIATIONS_OF:
+        for full, short in CODE_ABBREVIATIONS.items():
+            key = _light_stem(full)
+            forms = [f for s in short for f in (s, s + "s")]
+            _ABBREVIATIONS_OF[key] = tuple(dict.fromkeys(_ABBREVIATIONS_OF.get(key, ()) + tuple(forms)))
+            for form in forms:
+                _EXPANSIONS_OF[form] = _EXPANSIONS_OF.get(form, ()) + (key,)
+    return _ABBREVIATIONS_OF, _EXPANSIONS_OF
+
+
+def _whole_word_form(term, form):
+    """True for a form that must match a whole word: an abbreviation added for a full word."""
+    return form in _term_forms(term)[1]
+
+
 def match_forms(term):
     """The forms a term is prefix-matched by: the term itself, or a light stem of a plain word
-    (_light_stem), so that "expires" finds "expired" and "retry" finds "retries". A stem never
-    loses more than the word's ending, so it only widens the match; a word whose stem is not its
-    prefix ("retry" -> "retri") keeps its own form too."""
-    if not term.isalpha() or not term.isascii() or len(term) < 4:
-        return [term]
-    stem = _light_stem(term)
+    (_light_stem), so that "expires" finds "expired" and "retry" finds "retries", plus the code
+    abbreviations of the word or the words it abbreviates (CODE_ABBREVIATIONS; matched whole, see
+    _whole_word_form). A stem never loses more than the word's ending, so it only widens the
+    match; a word whose stem is not its prefix ("retry" -> "retri") keeps its own form too."""
+    return list(_term_forms(term)[0])
+
+
+@functools.lru_cache(maxsize=4096)
+def _term_forms(term):
+    """(match forms, the whole-word ones among them) of a query term; see match_forms."""
+    if not term.isalpha() or not term.isascii():
+        return (term,), frozenset()
+    stem = _light_stem(term) if len(term) >= 4 else term
     forms = [stem] if term.startswith(stem) else [stem, term]
-    if stem.endswith("i"):
+    if stem.endswith("i") and stem != term:
         forms.append(stem[:-1] + "y")  # "retries" -> "retri", and "retry" itself
-    return list(dict.fromkeys(forms))
+    short, expansions = _abbreviation_tables()
+    whole = short.get(stem, ())
+    # An abbreviation's full word is added only where the term's own prefix does not reach it.
+    forms += list(whole) + [f for f in expansions.get(term, ()) if not f.startswith(stem)]
+    return tuple(dict.fromkeys(forms)), frozenset(whole)
 
 
-def _fts_term(term):
+FTS_SPELL_OUT = 64  # words a prefix form may start for a row-set query to name them one by one
+
+
+def _quoted(text):
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _fts_term(term, words=None, spell_out=False):
     """One term as FTS5 syntax: each form a quoted string (embedded quotes doubled), prefix-matched
-    outside the quotes when long enough, the forms ORed in parentheses."""
+    outside the quotes when long enough, the forms ORed in parentheses.
+
+    ``words`` (form -> the index words the form matches, or None when unknown; see _form_words)
+    lets a form be written as those words: FTS5 builds a prefix form's whole posting list (twice
+    when bm25 ranks it) but walks a word's lazily. A form that starts one word only is that word
+    (the same rows, the same bm25); one that starts none is kept exact (it matches nothing
+    either way); ``spell_out`` (queries that only need the rows: paging, counts) ORs up to
+    FTS_SPELL_OUT words, whose bm25 would differ from the prefix's."""
     parts = []
     for form in match_forms(term):
-        quoted = '"' + form.replace('"', '""') + '"'
-        part = quoted + "*" if len(form) >= 3 else quoted
-        if part not in parts:
-            parts.append(part)
+        found = words(form) if words is not None and len(form) >= 3 else None
+        if _whole_word_form(term, form):
+            spelt = [_quoted(form)]
+        elif found is None:
+            spelt = [_quoted(form) + "*" if len(form) >= 3 else _quoted(form)]
+        elif len(found) <= 1:
+            spelt = [_quoted(found[0] if found else form)]
+        elif spell_out and len(found) <= FTS_SPELL_OUT:
+            spelt = [_quoted(w) for w in found]
+        else:
+            spelt = [_quoted(form) + "*"]
+        for part in spelt:
+            if part not in parts:
+                parts.append(part)
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
-def fts_query(terms, all_terms=False):
+def fts_query(terms, all_terms=False, words=None, spell_out=False):
     """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
     _fts_term), ORed, or ANDed when ``all_terms``. The one builder of MATCH text."""
-    parts = list(dict.fromkeys(_fts_term(t) for t in terms))
+    parts = list(dict.fromkeys(_fts_term(t, words, spell_out) for t in terms))
     return (" AND " if all_terms else " OR ").join(parts)
 
 
@@ -6177,13 +6403,13 @@ def _word_hits(terms, text):
     hits = []
     for t in terms:
         for form in match_forms(t):
-            if form in words or (len(form) >= 3 and "\n" + form in starts):
+            if form in words or (len(form) >= 3 and "\n" + form in starts and not _whole_word_form(t, form)):
                 hits.append(t)
                 break
     return hits
 
 
-_STAMP_RE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
+_STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
 
 
 _DAY_SECONDS = {}  # {(year, month, day): seconds since the epoch at 00:00 UTC}
@@ -6375,8 +6601,8 @@ CODE_REF_MAX_FILES = 40  # changed files read per call, in path order
 CODE_REF_MAX_BYTES = 512 * 1024  # larger files are skipped (generated code, bundles)
 CODE_REF_MIN_NAME = 4  # a cited symbol shorter than this ("get", "run") matches too much
 CODE_REF_MAX_ANCHORS = 200000  # cited symbols and paths read per call (a bound, not a sample)
-_IDENT_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-_CALL_RE = re.compile(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
+_IDENT_RE = _lazy_pattern(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_CALL_RE = _lazy_pattern(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 
 
@@ -6640,37 +6866,56 @@ def _search_scope(store, repo, cwd, all_scope, workspace):
 # -- candidates ----------------------------------------------------------------------------------
 
 
+def _form_words(store, form):
+    """(the index words ``form`` matches, how many items hold one of them), cached per store
+    generation: the words that start with it (up to FTS_SPELL_OUT + 1 of them) or, under three
+    characters, the word itself; the count is an upper estimate (a row holding two of the words
+    counts twice). The words are None when the index would tokenize ``form`` otherwise (anything
+    but lower-case ASCII letters and digits): then only FTS5 itself knows what it matches."""
+
+    def build():
+        store.db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_vocab USING fts5vocab(main, evidence_fts, row)"
+        )
+        cursor = store.db.cursor()
+        cursor.row_factory = None
+        if len(form) >= 3:
+            cursor.execute(
+                "SELECT term, doc FROM temp.evidence_vocab WHERE term >= ? AND term < ?",
+                (form, form + "\U0010ffff"),
+            )
+        else:
+            cursor.execute("SELECT term, doc FROM temp.evidence_vocab WHERE term = ?", (form,))
+        words, docs = [], 0
+        for word, doc in cursor:
+            docs += doc
+            if len(words) <= FTS_SPELL_OUT:
+                words.append(word)
+        plain = form.isascii() and form.isalnum() and form.lower() == form
+        return (tuple(words) if plain else None), docs
+
+    return store.memo(("form", form), build)
+
+
+def _index_words(store):
+    """The ``words`` argument of fts_query for this store (see _form_words)."""
+    return lambda form: _form_words(store, form)[0]
+
+
 def _doc_freqs(store, terms):
     """{term: number of items whose text holds a word the term matches}, from the FTS5 vocabulary
     (an upper estimate for a prefix: a row holding two matching words counts twice), cached per
     store generation."""
     out = {}
-    missing = []
+    total = None
     for t in terms:
         hit = store.memo(("df", t), None)
         if hit is None:
-            missing.append(t)
-        else:
-            out[t] = hit
-    if missing:
-        store.db.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_vocab USING fts5vocab(main, evidence_fts, row)"
-        )
-        total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
-        for t in missing:
-            df = 0
-            for form in match_forms(t):
-                if len(form) >= 3:
-                    row = store.one(
-                        "SELECT coalesce(sum(doc), 0) FROM temp.evidence_vocab WHERE term >= ? AND term < ?",
-                        (form, form + "\U0010ffff"),
-                    )
-                else:
-                    row = store.one(
-                        "SELECT coalesce(sum(doc), 0) FROM temp.evidence_vocab WHERE term = ?", (form,)
-                    )
-                df += row[0]
-            out[t] = store.memo(("df", t), lambda df=df: min(df, total))
+            if total is None:
+                total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+            df = sum(_form_words(store, form)[1] for form in match_forms(t))
+            hit = store.memo(("df", t), lambda df=df, total=total: min(df, total))
+        out[t] = hit
     return out
 
 
@@ -6724,11 +6969,22 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
     if not score:
         return []
     clause = "".join(" AND " + w for w in where)
-    rows = store.all(
-        "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
-        % (_RANK_COLUMNS, ",".join("?" * len(score)), clause),
-        list(score) + list(params),
-    )
+    # Looked up best first, a little more than ``limit`` at a time, until ``limit`` pass the
+    # filter: an unfiltered search reads ~limit rows, not the window. A step ends after every row
+    # tied with its last score, so the sort below sees what it would over the whole window.
+    order = list(score)
+    rows, start = [], 0
+    while start < len(order) and len(rows) < limit:
+        end = min(len(order), start + max(limit - len(rows) + 8, start))  # a narrow scope: doubling steps
+        while end < len(order) and score[order[end]] == score[order[end - 1]]:
+            end += 1
+        chunk = order[start:end]
+        rows += store.all(
+            "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
+            % (_RANK_COLUMNS, ",".join("?" * len(chunk)), clause),
+            chunk + list(params),
+        )
+        start = end
     if len(rows) < limit and len(ranked) >= window:
         if exclude:
             clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
@@ -6774,11 +7030,12 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
     terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS (at least the
     rarest term), then items whose session summary matches. So the work does not grow with the
     number of rows that hold a common word of the query."""
+    words = _index_words(store)
     if rank == "fts":
-        return _ranked_matches(store, fts_query(terms), where, params, pool, "any")
+        return _ranked_matches(store, fts_query(terms, words=words), where, params, pool, "any")
     found = (
-        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all")
-        if len(terms) > 1
+        _ranked_matches(store, fts_query(terms, all_terms=True, words=words), where, params, pool, "all")
+        if len(terms) > 1 and not any(_matches_nothing(t, words) for t in terms)
         else []
     )
     if len(found) < fill_to:
@@ -6794,12 +7051,17 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
         if rare:
             seen = [c.rid for c in found]
             found += _ranked_matches(
-                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen
+                store, fts_query(rare, words=words), where, params, fill_to - len(found), "rare", seen
             )
     if len(found) < fill_to:
         seen = [c.rid for c in found]
         found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
     return found
+
+
+def _matches_nothing(term, words):
+    """True when the index holds no word any form of ``term`` matches (known, not guessed)."""
+    return all(words(form) == () for form in match_forms(term))
 
 
 def _rows_by_rid(store, rids):
@@ -6881,7 +7143,10 @@ def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
     rows = store.all(
         "SELECT %s FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s "
         "ORDER BY f.rowid DESC LIMIT ?" % (_RANK_COLUMNS, clause),
-        [fts_query(terms)] + list(params) + list(exclude) + [limit],
+        [fts_query(terms, words=_index_words(store), spell_out=True)]
+        + list(params)
+        + list(exclude)
+        + [limit],
     )
     return [Candidate(r[0], r[1], r[2], r[3], r[4], 0.0, "tail") for r in rows]
 
@@ -6898,7 +7163,7 @@ def _count_matches(store, terms, where, params):
     n = store.one(
         "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s"
         % clause,
-        [fts_query(terms)] + list(params),
+        [fts_query(terms, words=_index_words(store), spell_out=True)] + list(params),
     )[0]
     return n, True
 
@@ -6996,7 +7261,7 @@ def _rerank(cands, scope, now):
 
 # -- the search service --------------------------------------------------------------------------
 
-SEARCH_PAGE_RE = re.compile(r"^(?:o([0-9]{1,6})|r([0-9]{1,12}))$")
+SEARCH_PAGE_RE = _lazy_pattern(r"^(?:o([0-9]{1,6})|r([0-9]{1,12}))$")
 
 
 def search(
@@ -8283,9 +8548,11 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
 # A checker returns the value to keep or raises ValueError with what is wrong; fields a type does
 # not declare are dropped, so nothing unchecked reaches the store.
 
-_TIMESTAMP_RE = re.compile(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\Z")
-_RECORD_ID_RE = re.compile(r"\A(?:(?:ev|ses)-[0-9a-f]{10}|[A-Za-z0-9_][\w.:-]{0,79})\Z")
-_REF_FORBIDDEN_RE = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+_TIMESTAMP_RE = _lazy_pattern(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\Z")
+_RECORD_ID_RE = _lazy_pattern(r"\A(?:(?:ev|ses)-[0-9a-f]{10}|[A-Za-z0-9_][\w.:-]{0,79})\Z")
+_HEX_RE = _lazy_pattern(r"\A[0-9a-f]{8,64}\Z")
+_EVENT_ID_RE = _lazy_pattern(r"\Aevt-[\w.:-]{1,80}\Z")
+_REF_FORBIDDEN_RE = _lazy_pattern(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
 
 
 def _v_text(limit, required=False, single_line=False):
@@ -8325,7 +8592,7 @@ def _v_object_id(value):
 def _v_hex(value):
     if value is None:
         return None
-    if not isinstance(value, str) or not re.match(r"\A[0-9a-f]{8,64}\Z", value):
+    if not isinstance(value, str) or not _HEX_RE.match(value):
         raise ValueError("must be lower-case hex, not %r" % (str(value)[:80],))
     return value
 
@@ -8406,7 +8673,7 @@ def _v_required_timestamp(value):
 
 
 def _v_event_id(value):
-    if not isinstance(value, str) or not re.match(r"\Aevt-[\w.:-]{1,80}\Z", value):
+    if not isinstance(value, str) or not _EVENT_ID_RE.match(value):
         raise ValueError("needs an id like evt-…, not %r" % (str(value)[:80],))
     return value
 
@@ -8590,13 +8857,34 @@ class _FieldError(ValueError):
     pass
 
 
+_ABSENT = object()
+
+
+@functools.lru_cache(maxsize=None)
+def _field_checks(record_type):
+    """(field, check, what check gives an absent field, or _ABSENT when it refuses one): most
+    fields of most records are absent or null, and need no call."""
+    out = []
+    for field, check in RECORD_FIELDS[record_type].items():
+        try:
+            absent = check(None)
+        except ValueError:
+            absent = _ABSENT
+        out.append((field, check, absent))
+    return tuple(out)
+
+
 def _validate_fields(record_type, record, prefix=""):
     if not isinstance(record, dict):
         raise _FieldError("%s must be an object" % prefix.rstrip("."))
     clean = {}
-    for field, check in RECORD_FIELDS[record_type].items():
+    for field, check, absent in _field_checks(record_type):
+        value = record.get(field)
+        if value is None and absent is not _ABSENT:
+            clean[field] = absent if absent.__class__ not in (list, dict) else absent.__class__()
+            continue
         try:
-            clean[field] = check(record.get(field))
+            clean[field] = check(value)
         except _FieldError as e:
             raise _FieldError("%s%s%s" % (prefix, field, e)) from None
         except ValueError as e:
@@ -8664,28 +8952,34 @@ def _record_anchors(rec, local_repo):
     return anchors
 
 
+def _anchor_rows(rid, anchors):
+    return [
+        (rid, a["repo_id"], a["repo"], a["root_commit"], a["path"], a["symbol"], a["commit"], a["branch"],
+         a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"])
+        for a in anchors
+    ]  # fmt: skip
+
+
+_RECORD_ANCHOR_INSERT = (
+    "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
+    "blob, dirty, symbol_hash, symbol_lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
 def _insert_record_anchors(store, rid, anchors):
-    store.db.executemany(
-        "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
-        "blob, dirty, symbol_hash, symbol_lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (rid, a["repo_id"], a["repo"], a["root_commit"], a["path"], a["symbol"], a["commit"], a["branch"],
-             a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"])
-            for a in anchors
-        ],
-    )  # fmt: skip
+    store.db.executemany(_RECORD_ANCHOR_INSERT, _anchor_rows(rid, anchors))
 
 
-def _import_history(store, rid, rec):
-    """Add the record's history events this store does not have yet (ids are global). True if any."""
-    added = False
-    for h in rec.get("history") or []:
-        if store.one("SELECT 1 FROM evidence_events WHERE id = ?", (h["id"],)):
-            continue
-        _add_event(store, rid, h["event"], h.get("session"), h.get("agent"), redact_secrets(h.get("note")), h["at"],
-                   h.get("previous") or [], h.get("commits") or {}, event_id=h["id"])  # fmt: skip
-        added = True
-    return added
+def _history_rows(rid, rec, known):
+    """Event rows for the record's history events whose ids are not in ``known`` (ids are global;
+    ``known`` is updated)."""
+    rows = []
+    for h in rec.get("history") or ():
+        if h["id"] not in known:
+            known.add(h["id"])
+            rows.append(_event_row(rid, h["event"], h.get("session"), h.get("agent"), redact_secrets(h.get("note")),
+                                   h["at"], h.get("previous") or [], h.get("commits") or {}, event_id=h["id"]))  # fmt: skip
+    return rows
 
 
 def import_evidence(store, paths):
@@ -8714,6 +9008,116 @@ def _status_change_wins(rec, row):
     return theirs > ours or (
         theirs == ours and _STATUS_ORDER.get(status, 0) > _STATUS_ORDER.get(row["status"], 0)
     )
+
+
+def _select_in(store, sql, values):
+    """Rows of ``sql`` (whose one ``%s`` is an IN list) for all ``values``, 500 per query."""
+    values = list(values)
+    rows = []
+    for i in range(0, len(values), 500):
+        chunk = values[i : i + 500]
+        rows += store.all(sql % ",".join("?" * len(chunk)), chunk)
+    return rows
+
+
+_IMPORT_CHUNK = 2000  # evidence records prepared, checked and written per batch of executemany
+_IMPORTED_ROW = (
+    "SELECT rid, id, repo_name, claim_key, updated_at, status, confirmed_at FROM evidence WHERE id IN (%s)"
+)
+
+
+class _ImportBatch:
+    """Rows an import has decided to write, written together (executemany per table, in the
+    order foreign keys need) when a chunk ends or before anything reads the store."""
+
+    __slots__ = ("store", "evidence", "anchors", "fts", "events", "confidence")
+
+    def __init__(self, store):
+        self.store = store
+        self.evidence, self.anchors, self.fts, self.events, self.confidence = [], [], [], [], []
+
+    def flush(self):
+        db = self.store.db
+        if self.evidence:
+            db.executemany(
+                "INSERT INTO evidence(rid, id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, "
+                "confidence, status, superseded_by, created_at, updated_at, confirmed_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                self.evidence,
+            )
+            db.executemany(_RECORD_ANCHOR_INSERT, self.anchors)
+            db.executemany(
+                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
+                self.fts,
+            )
+        if self.events:
+            db.executemany(_EVENT_INSERT, self.events)
+        if self.confidence:
+            db.executemany("UPDATE evidence SET confidence = ? WHERE rid = ?", self.confidence)
+        self.evidence, self.anchors, self.fts, self.events, self.confidence = [], [], [], [], []
+
+
+def _import_sessions(store, records, forgotten, by_name, session_map):
+    """Write the import's new sessions (one executemany); fill ``session_map`` (import id -> id
+    here, which differs when the agent's own session id is already known). Returns how many."""
+    recs = [r for r in records if r["type"] == "session" and r["id"] not in forgotten]
+    present = {
+        r["id"]
+        for r in _select_in(store, "SELECT id FROM sessions WHERE id IN (%s)", {r["id"] for r in recs})
+    }
+    external = {}  # (agent, external id) -> session id, for sessions this import writes
+    rows = []
+    for rec in recs:
+        sid = rec["id"]
+        if sid in present:
+            session_map[sid] = sid
+            continue
+        agent = rec.get("agent") or "unknown"
+        if rec.get("external_id"):
+            key = (agent, rec["external_id"])
+            row = store.one("SELECT id FROM sessions WHERE agent = ? AND external_id = ?", key)
+            if row is not None or key in external:
+                session_map[sid] = row["id"] if row is not None else external[key]
+                continue
+            external[key] = sid
+        repo = by_name.get(rec.get("repo"))
+        rows.append((sid, agent, rec.get("external_id"), rec.get("cwd"), repo.id if repo else None, rec.get("repo"),
+                     rec.get("branch"), rec.get("commit"), rec.get("started_at"), rec.get("ended_at"),
+                     redact_secrets(rec.get("summary")), utc_now()))  # fmt: skip
+        present.add(sid)
+        session_map[sid] = sid
+    store.db.executemany(
+        "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, "
+        "started_at, ended_at, summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    return len(rows)
+
+
+def _import_update(store, rec, row, local_repo, known_events):
+    """An imported record of an item already here: take over a newer status or confirmation and
+    history events not seen yet. Returns (changed, whether the duplicate rule's view moved)."""
+    changed = False
+    if _status_change_wins(rec, row):
+        store.db.execute(
+            "UPDATE evidence SET status = ?, superseded_by = ?, updated_at = ? WHERE rid = ?",
+            (rec["status"], rec.get("superseded_by"), rec["updated_at"], row["rid"]),
+        )
+        changed = True
+    if (rec.get("confirmed_at") or "") > (row["confirmed_at"] or ""):
+        # Confirmed there after it was here: take over the newer provenance.
+        anchors = _record_anchors(rec, local_repo)
+        store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (row["rid"],))
+        _insert_record_anchors(store, row["rid"], anchors)
+        store.db.execute(
+            "UPDATE evidence SET confirmed_at = ?, updated_at = max(updated_at, ?) WHERE rid = ?",
+            (rec["confirmed_at"], rec.get("updated_at") or rec["confirmed_at"], row["rid"]),
+        )
+        store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (row["rid"],))
+        changed = True
+    events = _history_rows(row["rid"], rec, known_events)
+    store.db.executemany(_EVENT_INSERT, events)
+    return changed or bool(events), changed
 
 
 def _import_records(store, records):
@@ -8753,125 +9157,92 @@ def _import_records(store, records):
                 "INSERT OR IGNORE INTO tombstones(id, kind, session_id, reason, forgotten_at) VALUES (?, ?, ?, ?, ?)",
                 (t["id"], t["kind"], t["session"], redact_secrets(t["reason"]), t.get("forgotten_at") or now),
             )
-        for rec in records:
-            if rec["type"] != "session" or rec["id"] in forgotten:
-                continue
-            sid = rec["id"]
-            row = store.one("SELECT id, ended_at FROM sessions WHERE id = ?", (sid,))
-            if row is None and rec.get("external_id"):
-                row = store.one(
-                    "SELECT id, ended_at FROM sessions WHERE agent = ? AND external_id = ?",
-                    (rec.get("agent") or "unknown", rec["external_id"]),
-                )
-            if row is not None:
-                session_map[sid] = row["id"]
-                continue
-            repo = by_name.get(rec.get("repo"))
-            store.db.execute(
-                "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, "
-                "started_at, ended_at, summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    sid,
-                    rec.get("agent") or "unknown",
-                    rec.get("external_id"),
-                    rec.get("cwd"),
-                    repo.id if repo else None,
-                    rec.get("repo"),
-                    rec.get("branch"),
-                    rec.get("commit"),
-                    rec.get("started_at"),
-                    rec.get("ended_at"),
-                    redact_secrets(rec.get("summary")),
-                    utc_now(),
-                ),
-            )
-            session_map[sid] = sid
-            counts["sessions"] += 1
-        for rec in records:
-            if rec["type"] != "evidence":
-                continue
-            if rec["id"] in forgotten or rec["session"] in forgotten:
-                counts["forgotten"] += 1  # forgotten: an older copy elsewhere never brings it back
-                continue
-            sid = session_map.get(rec["session"])
-            if sid is None:
-                raise UsageError(
-                    "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"])
-                )
-            row = store.one(
-                "SELECT rid, updated_at, status, confirmed_at, confidence FROM evidence WHERE id = ?",
-                (rec["id"],),
-            )
-            if row is not None:
-                changed = False
-                if _status_change_wins(rec, row):
-                    store.db.execute(
-                        "UPDATE evidence SET status = ?, superseded_by = ?, updated_at = ? WHERE rid = ?",
-                        (rec["status"], rec.get("superseded_by"), rec["updated_at"], row["rid"]),
+        counts["sessions"] = _import_sessions(store, records, forgotten, by_name, session_map)
+        # Evidence in chunks: what the store already holds of a chunk (its ids, the items its
+        # claims could repeat) is read in a few queries, each record is decided in memory, and the
+        # chunk's rows are written with one executemany per table.
+        evidence = [r for r in records if r["type"] == "evidence"]
+        existing = {r["id"]: r for r in _select_in(store, _IMPORTED_ROW, {r["id"] for r in evidence})}
+        history_ids = {h["id"] for r in evidence for h in r.get("history") or ()}
+        known_events = {
+            r["id"] for r in _select_in(store, "SELECT id FROM evidence_events WHERE id IN (%s)", history_ids)
+        }
+        batch = _ImportBatch(store)
+        dups = DuplicateIndex(store, before_load=batch.flush)
+        next_rid = (store.one("SELECT max(rid) AS m FROM evidence")["m"] or 0) + 1
+        for start in range(0, len(evidence), _IMPORT_CHUNK):
+            chunk = []
+            for rec in evidence[start : start + _IMPORT_CHUNK]:
+                if rec["id"] in forgotten or rec["session"] in forgotten:
+                    counts["forgotten"] += 1  # forgotten: an older copy elsewhere never brings it back
+                    continue
+                sid = session_map.get(rec["session"])
+                if sid is None:
+                    raise UsageError(
+                        "evidence %s names session %s, which is not in the import"
+                        % (rec["id"], rec["session"])
                     )
-                    changed = True
-                if (rec.get("confirmed_at") or "") > (row["confirmed_at"] or ""):
-                    # Confirmed there after it was here: take over the newer provenance.
-                    anchors = _record_anchors(rec, local_repo)
-                    store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (row["rid"],))
-                    _insert_record_anchors(store, row["rid"], anchors)
-                    store.db.execute(
-                        "UPDATE evidence SET confirmed_at = ?, updated_at = max(updated_at, ?) WHERE rid = ?",
-                        (rec["confirmed_at"], rec.get("updated_at") or rec["confirmed_at"], row["rid"]),
-                    )
-                    store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (row["rid"],))
-                    changed = True
-                changed = _import_history(store, row["rid"], rec) or changed
-                counts["updated" if changed else "unchanged"] += 1
-                continue
-            repo = local_repo(rec["repo"], rec.get("root_commit"))
-            claim = redact_secrets(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
-            detail = redact_secrets(clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS))
-            anchors = _record_anchors(rec, local_repo)
-            repo_name = repo.name if repo else rec["repo"]
-            dup = find_duplicate(store, repo_name, claim, _cited_set(anchors))
-            if dup is not None:
-                # The same item recorded independently elsewhere: one item, seen by that session too.
+                if rec["id"] in existing:
+                    chunk.append((rec, sid, None))
+                    continue
+                repo = local_repo(rec["repo"], rec.get("root_commit"))
+                claim = stored_text(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+                chunk.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, claim_key(claim))))
+            dups.load([(p[1], p[3]) for _, _, p in chunk if p is not None])
+            for rec, sid, prepared in chunk:
+                row = existing.get(rec["id"])
+                if row is not None:  # here already, or earlier in this import
+                    batch.flush()
+                    changed, moved = _import_update(store, rec, row, local_repo, known_events)
+                    if moved:
+                        dups.drop(row["repo_name"], row["claim_key"])
+                        existing[rec["id"]] = store.one(_IMPORTED_ROW % "?", (rec["id"],))
+                    counts["updated" if changed else "unchanged"] += 1
+                    continue
+                repo, repo_name, claim, key = prepared
+                anchors = _record_anchors(rec, local_repo)
+                cited = _cited_set(anchors)
                 confidence = _check_confidence(rec.get("confidence"))
-                if confidence is not None and (dup["confidence"] is None or confidence > dup["confidence"]):
-                    store.db.execute(
-                        "UPDATE evidence SET confidence = ? WHERE rid = ?", (confidence, dup["rid"])
+                dup = dups.find(repo_name, key, cited)
+                if dup is not None:
+                    # The same item recorded independently elsewhere: one item, seen by that session too.
+                    if confidence is not None and (
+                        dup["confidence"] is None or confidence > dup["confidence"]
+                    ):
+                        dup["confidence"] = confidence
+                        batch.confidence.append((confidence, dup["rid"]))
+                    if dup["session_id"] != sid:
+                        batch.events.append(_event_row(dup["rid"], "seen", sid, "import", None,
+                                                       rec.get("created_at") or utc_now(),
+                                                       event_id="evt-seen-" + rec["id"]))  # fmt: skip
+                    counts["duplicates"] += 1
+                    continue
+                rid, next_rid = next_rid, next_rid + 1
+                stamp = utc_now()
+                detail = stored_text(clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS))
+                status = rec.get("status", "active")
+                batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim,
+                                       key, detail, confidence, status, rec.get("superseded_by"),
+                                       rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
+                                       rec.get("confirmed_at")))  # fmt: skip
+                batch.anchors += _anchor_rows(rid, anchors)
+                batch.events += _history_rows(rid, rec, known_events)
+                fts_anchors = [{"path": a["path"], "symbol": a["symbol"]} for a in anchors]
+                batch.fts.append(
+                    (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or "")
+                )
+                existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
+                                       "updated_at": rec.get("updated_at") or stamp, "status": status,
+                                       "confirmed_at": rec.get("confirmed_at")}  # fmt: skip
+                if status == "active":
+                    dups.add(
+                        repo_name,
+                        key,
+                        {"rid": rid, "id": rec["id"], "session_id": sid, "confidence": confidence},
+                        cited,
                     )
-                if dup["session_id"] != sid:
-                    _add_event(store, dup["rid"], "seen", sid, "import", None, rec.get("created_at") or utc_now(),
-                               event_id="evt-seen-" + rec["id"])  # fmt: skip
-                counts["duplicates"] += 1
-                continue
-            now = utc_now()
-            rid = store.db.execute(
-                "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, confidence, "
-                "status, superseded_by, created_at, updated_at, confirmed_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    rec["id"],
-                    sid,
-                    repo.id if repo else None,
-                    repo_name,
-                    rec["kind"],
-                    claim,
-                    claim_key(claim),
-                    detail,
-                    _check_confidence(rec.get("confidence")),
-                    rec.get("status", "active"),
-                    rec.get("superseded_by"),
-                    rec.get("created_at") or now,
-                    rec.get("updated_at") or now,
-                    rec.get("confirmed_at"),
-                ),
-            ).lastrowid
-            _insert_record_anchors(store, rid, anchors)
-            _import_history(store, rid, rec)
-            fts_anchors = [{"path": a["path"], "symbol": a["symbol"]} for a in anchors]
-            store.db.execute(
-                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
-                (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or ""),
-            )
-            counts["evidence"] += 1
+                counts["evidence"] += 1
+            batch.flush()
         counts.update(_import_topology(store, [r for r in records if r["type"] in TOPOLOGY_TYPES]))
     if scrub and store._depth == 0:  # VACUUM cannot run inside a caller's transaction
         _scrub_store(store)
@@ -8948,10 +9319,10 @@ SYNC_BRANCH = "wctx-memory"
 SYNC_PUSH_TRIES = 5
 _SYNC_FETCHED = "refs/wctx/fetched"  # the remote tip, as last fetched into the private repository
 _SYNC_OURS = "refs/wctx/ours"  # the commit we built to push
-_SYNC_FILE = re.compile(
+_SYNC_FILE = _lazy_pattern(
     r"^machines/([0-9a-f]{16})/(sessions/(?:ses-[0-9a-f]{10}|[\w.:-]{1,80})\.jsonl|events\.jsonl|topology\.jsonl)$"
 )
-_SYNC_BRANCH_NAME = re.compile(
+_SYNC_BRANCH_NAME = _lazy_pattern(
     r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}(?<![./])(?<!\.lock)$"
 )
 
@@ -9367,10 +9738,10 @@ _CODEX_LINE_TYPES = frozenset(
         "inter_agent_communication_metadata",
     }
 )
-_PATCH_PATH = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
-_PLACEHOLDER = re.compile(r"^\[(?:REDACTED|TRIMMED)[A-Z_]*(?: [^\]]*)?\]$|^\[trimmed for fixture\]$", re.I)
-_SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_PATCH_PATH = _lazy_pattern(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
+_PLACEHOLDER = _lazy_pattern(r"^\[(?:REDACTED|TRIMMED)[A-Z_]*(?: [^\]]*)?\]$|^\[trimmed for fixture\]$", re.I)
+_SAFE_ID = _lazy_pattern(r"^[A-Za-z0-9_.-]{1,128}$")
+_UUID = _lazy_pattern(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 def is_redacted_value(value):
@@ -9383,7 +9754,7 @@ def is_redacted_value(value):
     return bool(_PLACEHOLDER.match(v)) or v.startswith(("/redacted/", "redacted://"))
 
 
-_PATH_PLACEHOLDER = re.compile(
+_PATH_PLACEHOLDER = _lazy_pattern(
     r"\[(?:REDACTED|TRIMMED)|(?:^|/)redacted/path/|redacted://|\[trimmed for fixture\]", re.I
 )
 
@@ -10178,7 +10549,7 @@ GEMINI_READ_TOOLS = {"read_file": "file_path"}
 GEMINI_EDIT_TOOLS = {"write_file": "file_path", "replace": "file_path"}
 GEMINI_COMMAND_TOOLS = ("run_shell_command",)
 GEMINI_MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
-_GLOB_CHARS = re.compile(r"[*?\[\]{}]")
+_GLOB_CHARS = _lazy_pattern(r"[*?\[\]{}]")
 
 
 def gemini_home(env=None):
@@ -11067,7 +11438,9 @@ def session_activity(store, session_id):
 HOOK_EVENTS = {AGENT_CLAUDE_CODE: "SessionEnd", AGENT_CODEX: "Stop", AGENT_GEMINI: "SessionEnd"}
 HOOK_START_EVENT = "SessionStart"
 HOOK_ALL_EVENTS = ("SessionEnd", "Stop", HOOK_START_EVENT)  # every event a wctx hook may sit in
-CODEX_SESSION_END_SINCE = (0, 145)  # first Codex CLI release with the SessionEnd hook event
+# First Codex CLI release with the SessionEnd hook event: rust-v0.145.0 (openai/codex#33895,
+# "Add SessionEnd hooks for thread teardown"; 0.144.x has no such event).
+CODEX_SESSION_END_SINCE = (0, 145, 0)
 HOOK_AGENTS = tuple(HOOK_EVENTS)  # agents wctx can install a hook for (not every importable agent)
 HOOK_TIMEOUT_SECONDS = 60
 HOOK_START_TIMEOUT_SECONDS = 10
@@ -11122,7 +11495,8 @@ def run_program(argv, input_bytes=None, env=None, timeout=30):
 
 
 def installed_codex_version(env=None):
-    """(major, minor, patch) of the `codex` on PATH, or None when there is none or it says no version."""
+    """(major, minor, patch, pre-release tag or "") of the `codex` on PATH ("codex-cli 0.145.0",
+    "codex-cli 0.145.0-alpha.3"), or None when there is none or it says no version."""
     import shutil
 
     env = os.environ if env is None else env
@@ -11130,22 +11504,23 @@ def installed_codex_version(env=None):
     if not exe:
         return None
     code, out, _ = run_program([exe, "--version"], env=dict(env), timeout=10)
-    m = re.search(rb"(\d+)\.(\d+)\.(\d+)", out or b"") if code == 0 else None
-    return tuple(int(g) for g in m.groups()) if m else None
+    m = re.search(rb"(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.]+))?", out or b"") if code == 0 else None
+    if not m:
+        return None
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3)), (m.group(4) or b"").decode())
 
 
 def codex_end_event(env=None):
-    """("SessionEnd" or "Stop", why): the installed Codex's session-end event, Stop when unknown."""
+    """("SessionEnd" or "Stop", why): the installed Codex's session-end event, Stop when unknown.
+    A pre-release of the first version with SessionEnd gets Stop: it may have been cut before."""
     version = installed_codex_version(env)
     if version is None:
         return "Stop", "no codex on PATH says its version; Stop runs on every Codex with hooks"
-    label = ".".join(str(v) for v in version)
-    if version[:2] >= CODEX_SESSION_END_SINCE:
+    label = ".".join(str(v) for v in version[:3]) + ("-" + version[3] if version[3] else "")
+    first = ".".join(str(v) for v in CODEX_SESSION_END_SINCE)
+    if version[:3] > CODEX_SESSION_END_SINCE or (version[:3] == CODEX_SESSION_END_SINCE and not version[3]):
         return "SessionEnd", "codex %s has the SessionEnd event" % label
-    return "Stop", "codex %s predates SessionEnd (0.%d); Stop runs after every turn" % (
-        label,
-        CODEX_SESSION_END_SINCE[1],
-    )
+    return "Stop", "codex %s predates SessionEnd (%s); Stop runs after every turn" % (label, first)
 
 
 def _is_wctx_hook(entry):

@@ -1,0 +1,71 @@
+"""How search executes, as a long-lived process (the MCP server, an agent's library use) meets it:
+what one search learns about the store (its words, its counts, each checkout's HEAD) never
+outlives a change to the store or the checkout, so the next search in the same process sees the
+new evidence and the new commit; and a query word that starts many indexed words still pages
+through, and counts, every item it matches."""
+
+from __future__ import annotations
+
+import wctx
+
+
+def _add(product, claim, files=()):
+    res = wctx.capture(
+        product.store, [{"kind": "finding", "claim": claim, "repo": "upload-sdk", "files": list(files)}],
+        cwd=product.sdk.path,
+    )  # fmt: skip
+    return res["evidence"][0]["id"]
+
+
+def _ids(res):
+    return [r["id"] for r in res["results"]]
+
+
+def test_a_word_first_indexed_after_a_search_is_found_by_the_next_search(product):
+    first = _add(product, "boto3 retries swallow the throttling error")
+    res = wctx.search(product.store, "boto3", cwd=product.sdk.path)
+    assert _ids(res) == [first]
+    # "boto3" now starts a second indexed word; the first search saw only one.
+    second = _add(product, "boto3session needs its own retry budget")
+    res = wctx.search(product.store, "boto3", cwd=product.sdk.path)
+    assert sorted(_ids(res)) == sorted([first, second])
+    assert res["candidates"] == 2 and res["candidates_exact"] is True
+
+
+def test_evidence_recorded_by_another_process_is_found_without_reopening(product, run_wctx):
+    first = _add(product, "gzip framing breaks the chunked upload")
+    assert _ids(wctx.search(product.store, "gzip chunked", cwd=product.sdk.path)) == [first]
+    res = run_wctx(["capture", "--finding", "gzipped chunked bodies lose their trailer"],
+                   cwd=product.sdk.path)  # fmt: skip
+    assert res.code == 0, res
+    found = wctx.search(product.store, "gzip chunked", cwd=product.sdk.path)
+    assert len(found["results"]) == 2 and first in _ids(found)
+    assert "gzipped chunked bodies lose their trailer" in [r["claim"] for r in found["results"]]
+
+
+def _page_all(store, query, cwd, limit):
+    seen, page = [], None
+    for _ in range(100):
+        res = wctx.search(store, query, cwd=cwd, limit=limit, page=page)
+        seen += _ids(res)
+        page = res["next_page"]
+        if page is None:
+            return seen, res
+    raise AssertionError("paging never ended")
+
+
+def test_a_word_that_starts_many_indexed_words_pages_and_counts_every_match(product):
+    # 12 words start with "widget" (spelt out word by word) and 70 with "gadget" (more than a
+    # query names one by one): paging reaches each item once and the count is exact.
+    widgets = [_add(product, "widget%s resets the upload cursor" % chr(97 + i)) for i in range(12)]
+    items = [
+        {"kind": "finding", "claim": "gadget%03d leaks a file handle" % i, "repo": "upload-sdk"}
+        for i in range(70)
+    ]
+    gadgets = [e["id"] for e in wctx.capture(product.store, items, cwd=product.sdk.path)["evidence"]]
+    _add(product, "an unrelated note about retries")
+    for query, expected in (("widget", widgets), ("gadget", gadgets), ("widget gadget", widgets + gadgets)):
+        seen, last = _page_all(product.store, query, product.sdk.path, limit=5)
+        assert sorted(seen) == sorted(expected), query
+        first = wctx.search(product.store, query, cwd=product.sdk.path, limit=5)
+        assert first["candidates"] == len(expected) and first["candidates_exact"] is True, query
