@@ -1,0 +1,218 @@
+"""A large import-evidence behaves as if its records were imported one at a time: duplicates inside
+the file and against the store, status changes, repeated ids, history and tombstones give the same
+store; a bad line anywhere is named by file and line and nothing of the import is stored."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import wctx
+
+SID = "ses-%010x"
+EID = "ev-%010x"
+T0 = "2026-02-01T10:00:00Z"
+LATER = "2026-02-02T10:00:00Z"
+
+
+def session(n, repo="svc"):
+    return {"type": "session", "format": 1, "id": SID % n, "agent": "peer", "repo": repo,
+            "started_at": T0, "ended_at": T0, "summary": "peer session %d" % n}  # fmt: skip
+
+
+def evidence(n, sid, claim, root, head, path="a.py", symbol="handler", **extra):
+    anchors = [{"repo": "svc", "root_commit": root, "path": None, "symbol": None, "commit": head}]
+    if path:
+        anchors.append({"repo": "svc", "root_commit": root, "path": path, "symbol": symbol, "commit": head})
+    rec = {"type": "evidence", "format": 1, "id": EID % n, "session": sid, "repo": "svc",
+           "root_commit": root, "kind": "finding", "claim": claim, "detail": "detail of %d" % n,
+           "confidence": None, "status": "active", "created_at": T0, "updated_at": T0,
+           "anchors": anchors}  # fmt: skip
+    rec.update(extra)
+    return rec
+
+
+def write(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return str(path)
+
+
+def rows(db, sql):
+    return sorted((tuple(r) for r in db.execute(sql)), key=repr)
+
+
+def state(store):
+    """Everything an import writes, keyed by global ids (rids are local)."""
+    db = store.db
+    return {
+        "evidence": rows(db, "SELECT id, session_id, repo_name, kind, claim, claim_key, detail, confidence, "
+                             "status, superseded_by, updated_at, confirmed_at FROM evidence"),
+        "anchors": rows(db, "SELECT e.id, a.repo_name, a.root_commit, a.path, a.symbol, a.commit_sha "
+                            "FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid"),
+        "events": rows(db, "SELECT v.id, e.id, v.event, v.session_id, v.at FROM evidence_events v "
+                           "JOIN evidence e ON e.rid = v.evidence_rid"),
+        "fts": rows(db, "SELECT e.id, f.claim, f.symbols, f.paths, f.detail FROM evidence_fts f "
+                        "JOIN evidence e ON e.rid = f.rowid"),
+        "fts_rows": db.execute("SELECT count(*) FROM evidence_fts").fetchone()[0],
+        "sessions": rows(db, "SELECT id, agent, summary FROM sessions"),
+        "tombstones": rows(db, "SELECT id, kind FROM tombstones"),
+    }  # fmt: skip
+
+
+def build(tmp_path, root, head):
+    """A base export both stores start from, and a 400-item file that repeats, updates and
+    duplicates it and itself."""
+    base = [session(0)] + [evidence(i, SID % 0, "base finding number %d" % i, root, head) for i in range(20)]
+    records = [session(0), {"type": "tombstone", "format": 1, "id": EID % 19, "kind": "evidence", "session": SID % 0,
+                "reason": "wrong", "forgotten_at": LATER},
+               {"type": "tombstone", "format": 1, "id": EID % 1399, "kind": "evidence", "session": SID % 7,
+                "reason": "wrong too", "forgotten_at": LATER}]  # fmt: skip
+    expect = {"duplicates": 0, "updated": 0, "unchanged": 0, "forgotten": 0}
+    n = 1000
+    for s in range(1, 9):
+        records.append(session(s))
+        for k in range(50):
+            sid, i = SID % s, n
+            n += 1
+            kind = k % 10
+            if kind == 0:  # repeats a base item (other case and punctuation, same citation)
+                j = (s * 5 + k) % 18
+                records.append(
+                    evidence(i, sid, "BASE finding number %d." % j, root, head, confidence=0.1 * (k % 9))
+                )
+                expect["duplicates"] += 1
+            elif kind == 1:  # said twice in this file, by two sessions
+                records.append(evidence(i, sid, "repeated inside the file %d" % (i // 20), root, head))
+            elif kind == 2:  # the base claim about another file: a different item
+                records.append(evidence(i, sid, "base finding number %d" % (k % 18), root, head, path="b.py"))
+            elif kind == 3:  # a newer retraction of a base item, then the same claim again
+                j = s + 1 if k < 25 else s + 9
+                records.append(dict(evidence(j, SID % 0, "base finding number %d" % j, root, head),
+                                    status="retracted", updated_at=LATER))  # fmt: skip
+                records.append(evidence(i, sid, "base finding number %d" % j, root, head))
+                expect["updated"] += 1
+            elif kind == 4:  # an id already imported earlier in this file
+                records.append(evidence(i - 3, sid if k > 3 else SID % 1, "ignored", root, head))
+            elif kind == 5:  # with history: a confirmation from elsewhere
+                rec = evidence(i, sid, "confirmed finding %d" % i, root, head, confirmed_at=LATER)
+                rec["history"] = [{"id": "evt-c%d" % i, "event": "confirmed", "at": LATER, "agent": "peer",
+                                   "session": sid, "note": "checked", "commits": {"svc": head}, "previous": []}]  # fmt: skip
+                records.append(rec)
+            elif kind == 6:  # cites nothing
+                records.append(evidence(i, sid, "fileless note %d" % i, root, head, path=None))
+            else:
+                records.append(evidence(i, sid, "unique finding %d about %s" % (i, "retry" if k % 2 else "cache"),
+                                        root, head, symbol="handler" if k % 3 else None))  # fmt: skip
+    return write(tmp_path / "base.jsonl", base), records, expect
+
+
+def test_a_bulk_import_matches_importing_its_records_one_at_a_time(git_repo, tmp_path):
+    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n", "b.py": "x = 2\n"})
+    stores = [wctx.open_store(str(tmp_path / name)) for name in ("bulk", "single")]
+    try:
+        for s in stores:
+            wctx.register_repo(s, repo.path)
+        root = stores[0].one("SELECT root_commit FROM repos")["root_commit"]
+        base, records, expect = build(tmp_path, root, repo.head)
+        for s in stores:
+            wctx.import_evidence(s, [base])
+        bulk = wctx.import_evidence(stores[0], [write(tmp_path / "big.jsonl", records)])
+
+        # The same records, each evidence line imported on its own (with its session line).
+        single = dict.fromkeys(bulk, 0)
+        sessions = {r["id"]: r for r in records if r["type"] == "session"}
+        sessions[SID % 0] = session(0)
+        tombstones = [r for r in records if r["type"] == "tombstone"]
+        parts = [tombstones] + [[sessions[r["session"]], r] for r in records if r["type"] == "evidence"]
+        for i, part in enumerate(parts):
+            data = "".join(json.dumps(r) + "\n" for r in part).encode()
+            counts, _ = wctx.import_evidence_data(stores[1], "part-%d.jsonl" % i, data)
+            for key, value in counts.items():
+                single[key] += value
+        assert bulk == single
+        after = [state(s) for s in stores]
+        assert after[0] == after[1]
+
+        # And what that is, concretely: duplicates kept as one item seen by the repeating session.
+        repeated = stores[0].all("SELECT id FROM evidence WHERE claim LIKE 'repeated inside the file%'")
+        assert len(repeated) == len(
+            {r["claim"] for r in records if r.get("claim", "").startswith("repeated")}
+        )
+        assert bulk["duplicates"] >= 20 + expect["duplicates"] // 2 and bulk["updated"] >= 8, bulk
+        base_item = wctx.get_evidence(stores[0], EID % 5)
+        assert len(base_item["seen_by"]) >= 1
+        # A claim repeated after its item was retracted in the same file is a new item.
+        assert stores[0].one("SELECT status FROM evidence WHERE id = ?", (EID % 2,))["status"] == "retracted"
+        assert (
+            stores[0].one(
+                "SELECT count(*) AS n FROM evidence e JOIN anchors a ON a.evidence_rid = e.rid "
+                "WHERE e.claim_key = 'base finding number 2' AND e.status = 'active' AND a.path = 'a.py'"
+            )["n"]
+            == 1
+        )
+        # Forgotten items stay gone, in the store and in search.
+        assert stores[0].one("SELECT 1 FROM evidence WHERE id IN (?, ?)", (EID % 19, EID % 1399)) is None
+        assert after[0]["fts_rows"] == len(after[0]["evidence"])
+        res = wctx.search(stores[0], "repeated inside the file", repo="svc", limit=50)
+        assert {r["id"] for r in repeated} <= {r["id"] for r in res["results"]}
+        # Importing the file again adds nothing.
+        again = wctx.import_evidence(stores[0], [str(tmp_path / "big.jsonl")])
+        assert again["evidence"] == 0 and again["sessions"] == 0
+        now = state(stores[0])
+        assert [e[0] for e in now["evidence"]] == [e[0] for e in after[0]["evidence"]]
+        assert (now["anchors"], now["fts"], now["sessions"]) == (
+            after[0]["anchors"],
+            after[0]["fts"],
+            after[0]["sessions"],
+        )
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_a_bad_line_in_the_middle_of_a_large_import_is_named_and_nothing_is_stored(
+    git_repo, tmp_path, run_cli, wctx_home
+):
+    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n"})
+    assert run_cli(["repo", "add", repo.path]).code == 0
+    with wctx.open_store(wctx_home) as s:
+        root = s.one("SELECT root_commit FROM repos")["root_commit"]
+    records = []
+    for n in range(20):
+        records.append(session(n))
+        records.extend(
+            evidence(n * 100 + k, SID % n, "finding %d.%d" % (n, k), root, repo.head) for k in range(49)
+        )
+    good = write(tmp_path / "a-good.jsonl", records)
+    bad_cases = {
+        # (line to damage, how) -> what the one-line error names
+        "path": lambda r: r["anchors"][1].update(path="../../etc/passwd"),
+        "kind": lambda r: r.update(kind="rumour"),
+        "claim": lambda r: r.update(claim=""),
+    }
+    for field, damage in bad_cases.items():
+        bad = [
+            dict(r, anchors=[dict(a) for a in r["anchors"]]) if r["type"] == "evidence" else r
+            for r in records
+        ]
+        damage(bad[610])
+        path = write(tmp_path / "b-bad.jsonl", bad)
+        res = run_cli(["import-evidence", good, path])
+        assert res.code == 2, res
+        assert len(res.err.strip().splitlines()) == 1
+        assert "b-bad.jsonl:611:" in res.err and field in res.err, res.err
+    lines = (tmp_path / "a-good.jsonl").read_text().splitlines()
+    lines[700] = lines[700][:40]  # truncated mid-record
+    (tmp_path / "b-bad.jsonl").write_text("\n".join(lines) + "\n")
+    res = run_cli(["import-evidence", good, str(tmp_path / "b-bad.jsonl")])
+    assert res.code == 2 and "b-bad.jsonl:701: not valid JSON" in res.err, res
+    con = sqlite3.connect("file:%s?mode=ro" % (wctx_home + "/wctx.db"), uri=True)
+    try:
+        assert con.execute("SELECT count(*) FROM evidence").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM evidence_fts").fetchone()[0] == 0
+    finally:
+        con.close()
+    # The good file alone imports whole.
+    res = run_cli(["import-evidence", good, "--json"])
+    assert res.code == 0 and res.json["evidence"] == 20 * 49 and res.json["sessions"] == 20
