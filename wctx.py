@@ -95,7 +95,24 @@ VERDICTS = ("current", "possibly_stale", "stale", "unknown")
 # When an item has several anchors, the item's verdict is the worst one in this order.
 VERDICT_SEVERITY = {"current": 0, "unknown": 1, "possibly_stale": 2, "stale": 3}
 
-REPO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+class _lazy_pattern:
+    """A regular expression compiled when first used. The module's own patterns took ~9 ms of
+    every start-up to compile, most of them for commands other than the one running. Acts as
+    the compiled pattern; after the first use its methods are plain attributes."""
+
+    def __init__(self, pattern, flags=0):
+        self._args = (pattern, flags)
+
+    def __getattr__(self, name):
+        compiled = re.compile(*self._args)
+        for attr in dir(compiled):
+            if not attr.startswith("_"):
+                self.__dict__[attr] = getattr(compiled, attr)
+        return getattr(compiled, name)
+
+
+REPO_NAME_RE = _lazy_pattern(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_CLAIM_CHARS = 4000
 MAX_DETAIL_CHARS = 65536
 MAX_SUMMARY_CHARS = 8000
@@ -279,6 +296,8 @@ def _installed_module(path):
     """Where ``path`` lies: "site" in one of this interpreter's site-packages folders (pip, pipx,
     a venv), so that ``python -I -m wctx`` finds it from any directory; "user" in the user's own
     site-packages (``pip install --user``), which isolated mode (-I) leaves out; else None."""
+    if os.path.basename(os.path.realpath(os.path.dirname(path))) not in ("site-packages", "dist-packages"):
+        return None  # no site folder is named otherwise: spares importing site and sysconfig
     import site
     import sysconfig
 
@@ -700,7 +719,7 @@ def redact_secrets(text):
 # Terminal control: C0 (but newline and tab), DEL, C1, bidirectional overrides, and whole ESC
 # sequences (CSI "ESC [ ... final", OSC "ESC ] ... BEL|ST", two-character escapes). Each
 # alternative consumes a disjoint class of characters, so no input makes the pattern backtrack.
-_CONTROL_RE = re.compile(
+_CONTROL_RE = _lazy_pattern(
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)"
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 )
@@ -1785,7 +1804,7 @@ class GitError(WctxError):
 # ``A..B``. Recorded commits and blobs come from stores, exports and transcripts that other people
 # wrote; a value like ``--output=F`` (which a tag of that name in a cloned repository would make
 # resolve) must never reach git at all, let alone where it reads options.
-_OBJECT_ID = re.compile(r"\A(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
+_OBJECT_ID = _lazy_pattern(r"\A(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 
 
 def is_object_id(value):
@@ -2764,7 +2783,7 @@ def _mask_source(source, language):
     return "".join(out)
 
 
-_CALL_LIKE = re.compile(
+_CALL_LIKE = _lazy_pattern(
     r"(?:^|[^\w$])(?:return|else|if|while|for|switch|case|new|throw|await|yield|echo|print|"
     r"delete|sizeof|typeof|goto|assert|raise|do|in|of|not|and|or)\s*$"
 )
@@ -2989,16 +3008,16 @@ def _extend_start(masked, language, start):
     return start
 
 
-_RUBY_OPENER = re.compile(
+_RUBY_OPENER = _lazy_pattern(
     r"^\s*(?:(?:private|protected|public|module_function)\s+)?(?:def|class|module|if|unless|while|until|case|begin|for)"
     r"(?![\w?!:])"
 )
-_RUBY_INLINE_OPENER = re.compile(
+_RUBY_INLINE_OPENER = _lazy_pattern(
     r"(?:=|\(|\|\||&&|\breturn)\s*(?:if|unless|case|begin|while|until)(?![\w?!:])"
 )
-_RUBY_DO = re.compile(r"(?<![.:\w@$])do(?![\w?!:])")
-_RUBY_END = re.compile(r"(?<![.:\w@$])end(?![\w?!:])")
-_RUBY_ENDLESS_DEF = re.compile(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s")
+_RUBY_DO = _lazy_pattern(r"(?<![.:\w@$])do(?![\w?!:])")
+_RUBY_END = _lazy_pattern(r"(?<![.:\w@$])end(?![\w?!:])")
+_RUBY_ENDLESS_DEF = _lazy_pattern(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s")
 
 
 def _ruby_keyword_end(masked, start):
@@ -3023,9 +3042,9 @@ def _ruby_keyword_end(masked, start):
     return None
 
 
-_RUBY_MODIFIER_LINE = re.compile(r"\s*(?:private|protected|public|module_function)\s*$")
-_RUBY_END_LINE = re.compile(r"\s*end\b")
-_RUBY_DEFINITION_LINE = re.compile(r"\s*(?:def|class|module)\b")
+_RUBY_MODIFIER_LINE = _lazy_pattern(r"\s*(?:private|protected|public|module_function)\s*$")
+_RUBY_END_LINE = _lazy_pattern(r"\s*end\b")
+_RUBY_DEFINITION_LINE = _lazy_pattern(r"\s*(?:def|class|module)\b")
 
 
 @functools.lru_cache(maxsize=4096)  # a module's extent is needed for every symbol cited inside it
@@ -4149,11 +4168,11 @@ class _TomlReader:
     integers, floats, booleans, arrays (nested, multi-line, trailing commas), inline tables.
     Dates and times come back as their text. Anything else is a _TomlError, never a guess."""
 
-    _BARE = re.compile(r"[A-Za-z0-9_-]+")
-    _NUMBER = re.compile(
+    _BARE = _lazy_pattern(r"[A-Za-z0-9_-]+")
+    _NUMBER = _lazy_pattern(
         r"[+-]?(?:0x[0-9A-Fa-f_]+|0o[0-7_]+|0b[01_]+|inf|nan|[0-9_]+(?:\.[0-9_]+)?(?:[eE][+-]?[0-9_]+)?)"
     )
-    _DATE = re.compile(
+    _DATE = _lazy_pattern(
         r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?)?|\d{2}:\d{2}:\d{2}(?:\.\d+)?"
     )
     _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
@@ -4436,7 +4455,7 @@ def _pypi_name(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_REQUIREMENT_NAME = _lazy_pattern(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def _requirement_names(lines):
@@ -4459,7 +4478,7 @@ class Declaration:
 
     # Names and paths from a manifest are a hostile repository's text: only the characters package
     # names and relative paths use get through (no control characters, no spaces).
-    SAFE = re.compile(r"^[\w@/.:+~-]{1,214}$")
+    SAFE = _lazy_pattern(r"^[\w@/.:+~-]{1,214}$")
 
     def __init__(self, role, eco, name, shown, where, local=None):
         self.role = role
@@ -4670,7 +4689,7 @@ def _pom_xml(rel, text, out):
             )
 
 
-_GRADLE_DEP = re.compile(
+_GRADLE_DEP = _lazy_pattern(
     r"""^\s*(?:implementation|api|compileOnly|runtimeOnly|testImplementation)\s*\(?\s*["']([\w.-]+):([\w.-]+)(?::[^"']*)?["']""",
     re.M,
 )
@@ -6178,7 +6197,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
 #             mildly, by topology, freshness, confidence, kind and recency;
 # explain     the one function that turns a result's facts into its reasons.
 
-_TERM_RE = re.compile(r"[^\W_]+", re.UNICODE)
+_TERM_RE = _lazy_pattern(r"[^\W_]+", re.UNICODE)
 QUERY_SCAN_CHARS = 20000  # characters of a query read for terms (a pasted log or traceback)
 MAX_QUERY_CANDIDATE_TERMS = 400  # distinct terms considered before the rarest MAX_QUERY_TERMS are kept
 
@@ -6323,7 +6342,7 @@ def _word_hits(terms, text):
     return hits
 
 
-_STAMP_RE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
+_STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
 
 
 _DAY_SECONDS = {}  # {(year, month, day): seconds since the epoch at 00:00 UTC}
@@ -6515,8 +6534,8 @@ CODE_REF_MAX_FILES = 40  # changed files read per call, in path order
 CODE_REF_MAX_BYTES = 512 * 1024  # larger files are skipped (generated code, bundles)
 CODE_REF_MIN_NAME = 4  # a cited symbol shorter than this ("get", "run") matches too much
 CODE_REF_MAX_ANCHORS = 200000  # cited symbols and paths read per call (a bound, not a sample)
-_IDENT_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-_CALL_RE = re.compile(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
+_IDENT_RE = _lazy_pattern(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_CALL_RE = _lazy_pattern(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 
 
@@ -7175,7 +7194,7 @@ def _rerank(cands, scope, now):
 
 # -- the search service --------------------------------------------------------------------------
 
-SEARCH_PAGE_RE = re.compile(r"^(?:o([0-9]{1,6})|r([0-9]{1,12}))$")
+SEARCH_PAGE_RE = _lazy_pattern(r"^(?:o([0-9]{1,6})|r([0-9]{1,12}))$")
 
 
 def search(
@@ -8462,9 +8481,9 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
 # A checker returns the value to keep or raises ValueError with what is wrong; fields a type does
 # not declare are dropped, so nothing unchecked reaches the store.
 
-_TIMESTAMP_RE = re.compile(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\Z")
-_RECORD_ID_RE = re.compile(r"\A(?:(?:ev|ses)-[0-9a-f]{10}|[A-Za-z0-9_][\w.:-]{0,79})\Z")
-_REF_FORBIDDEN_RE = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+_TIMESTAMP_RE = _lazy_pattern(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\Z")
+_RECORD_ID_RE = _lazy_pattern(r"\A(?:(?:ev|ses)-[0-9a-f]{10}|[A-Za-z0-9_][\w.:-]{0,79})\Z")
+_REF_FORBIDDEN_RE = _lazy_pattern(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
 
 
 def _v_text(limit, required=False, single_line=False):
@@ -9127,10 +9146,10 @@ SYNC_BRANCH = "wctx-memory"
 SYNC_PUSH_TRIES = 5
 _SYNC_FETCHED = "refs/wctx/fetched"  # the remote tip, as last fetched into the private repository
 _SYNC_OURS = "refs/wctx/ours"  # the commit we built to push
-_SYNC_FILE = re.compile(
+_SYNC_FILE = _lazy_pattern(
     r"^machines/([0-9a-f]{16})/(sessions/(?:ses-[0-9a-f]{10}|[\w.:-]{1,80})\.jsonl|events\.jsonl|topology\.jsonl)$"
 )
-_SYNC_BRANCH_NAME = re.compile(
+_SYNC_BRANCH_NAME = _lazy_pattern(
     r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}(?<![./])(?<!\.lock)$"
 )
 
@@ -9546,10 +9565,10 @@ _CODEX_LINE_TYPES = frozenset(
         "inter_agent_communication_metadata",
     }
 )
-_PATCH_PATH = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
-_PLACEHOLDER = re.compile(r"^\[(?:REDACTED|TRIMMED)[A-Z_]*(?: [^\]]*)?\]$|^\[trimmed for fixture\]$", re.I)
-_SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_PATCH_PATH = _lazy_pattern(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
+_PLACEHOLDER = _lazy_pattern(r"^\[(?:REDACTED|TRIMMED)[A-Z_]*(?: [^\]]*)?\]$|^\[trimmed for fixture\]$", re.I)
+_SAFE_ID = _lazy_pattern(r"^[A-Za-z0-9_.-]{1,128}$")
+_UUID = _lazy_pattern(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 def is_redacted_value(value):
@@ -9562,7 +9581,7 @@ def is_redacted_value(value):
     return bool(_PLACEHOLDER.match(v)) or v.startswith(("/redacted/", "redacted://"))
 
 
-_PATH_PLACEHOLDER = re.compile(
+_PATH_PLACEHOLDER = _lazy_pattern(
     r"\[(?:REDACTED|TRIMMED)|(?:^|/)redacted/path/|redacted://|\[trimmed for fixture\]", re.I
 )
 
@@ -10357,7 +10376,7 @@ GEMINI_READ_TOOLS = {"read_file": "file_path"}
 GEMINI_EDIT_TOOLS = {"write_file": "file_path", "replace": "file_path"}
 GEMINI_COMMAND_TOOLS = ("run_shell_command",)
 GEMINI_MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
-_GLOB_CHARS = re.compile(r"[*?\[\]{}]")
+_GLOB_CHARS = _lazy_pattern(r"[*?\[\]{}]")
 
 
 def gemini_home(env=None):
@@ -11246,7 +11265,9 @@ def session_activity(store, session_id):
 HOOK_EVENTS = {AGENT_CLAUDE_CODE: "SessionEnd", AGENT_CODEX: "Stop", AGENT_GEMINI: "SessionEnd"}
 HOOK_START_EVENT = "SessionStart"
 HOOK_ALL_EVENTS = ("SessionEnd", "Stop", HOOK_START_EVENT)  # every event a wctx hook may sit in
-CODEX_SESSION_END_SINCE = (0, 145)  # first Codex CLI release with the SessionEnd hook event
+# First Codex CLI release with the SessionEnd hook event: rust-v0.145.0 (openai/codex#33895,
+# "Add SessionEnd hooks for thread teardown"; 0.144.x has no such event).
+CODEX_SESSION_END_SINCE = (0, 145, 0)
 HOOK_AGENTS = tuple(HOOK_EVENTS)  # agents wctx can install a hook for (not every importable agent)
 HOOK_TIMEOUT_SECONDS = 60
 HOOK_START_TIMEOUT_SECONDS = 10
@@ -11301,7 +11322,8 @@ def run_program(argv, input_bytes=None, env=None, timeout=30):
 
 
 def installed_codex_version(env=None):
-    """(major, minor, patch) of the `codex` on PATH, or None when there is none or it says no version."""
+    """(major, minor, patch, pre-release tag or "") of the `codex` on PATH ("codex-cli 0.145.0",
+    "codex-cli 0.145.0-alpha.3"), or None when there is none or it says no version."""
     import shutil
 
     env = os.environ if env is None else env
@@ -11309,22 +11331,23 @@ def installed_codex_version(env=None):
     if not exe:
         return None
     code, out, _ = run_program([exe, "--version"], env=dict(env), timeout=10)
-    m = re.search(rb"(\d+)\.(\d+)\.(\d+)", out or b"") if code == 0 else None
-    return tuple(int(g) for g in m.groups()) if m else None
+    m = re.search(rb"(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.]+))?", out or b"") if code == 0 else None
+    if not m:
+        return None
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3)), (m.group(4) or b"").decode())
 
 
 def codex_end_event(env=None):
-    """("SessionEnd" or "Stop", why): the installed Codex's session-end event, Stop when unknown."""
+    """("SessionEnd" or "Stop", why): the installed Codex's session-end event, Stop when unknown.
+    A pre-release of the first version with SessionEnd gets Stop: it may have been cut before."""
     version = installed_codex_version(env)
     if version is None:
         return "Stop", "no codex on PATH says its version; Stop runs on every Codex with hooks"
-    label = ".".join(str(v) for v in version)
-    if version[:2] >= CODEX_SESSION_END_SINCE:
+    label = ".".join(str(v) for v in version[:3]) + ("-" + version[3] if version[3] else "")
+    first = ".".join(str(v) for v in CODEX_SESSION_END_SINCE)
+    if version[:3] > CODEX_SESSION_END_SINCE or (version[:3] == CODEX_SESSION_END_SINCE and not version[3]):
         return "SessionEnd", "codex %s has the SessionEnd event" % label
-    return "Stop", "codex %s predates SessionEnd (0.%d); Stop runs after every turn" % (
-        label,
-        CODEX_SESSION_END_SINCE[1],
-    )
+    return "Stop", "codex %s predates SessionEnd (%s); Stop runs after every turn" % (label, first)
 
 
 def _is_wctx_hook(entry):

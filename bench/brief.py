@@ -6,6 +6,7 @@
     python3 bench/brief.py --json
     python3 bench/brief.py --keep /tmp/wctx-brief   # build once; later runs measure the same world
     python3 bench/brief.py --forms wctx.py,pyz      # skip the pip install of the console script
+    python3 bench/brief.py --baseline /tmp/old       # a checkout of an earlier commit, same rounds
 
 It builds the world of bench/search.py (10 real git repositories, typed relations, evidence
 captured through wctx.capture with anchors citing path#symbol, history churned between batches),
@@ -21,7 +22,9 @@ Each command then runs as an agent runs it: `env -i PATH=/usr/bin:/bin HOME=... 
 with Claude Code's SessionStart payload on stdin, wall time from spawn to exit, CPU time (user +
 system of the whole process tree) from wait4. Interleaved with them, in the same rounds, the bare
 start of the same interpreters under the same env -i (`python -c pass`), which any hook pays.
-The figure the README quotes is each hook's p50 wall time; the goal is <= 300 ms.
+The figure the README quotes is each hook's p50 wall time; the goal is <= 300 ms. With
+--baseline, an earlier checkout's hooks (its own world, built by its own bench/brief.py from the
+same seed) run in the same rounds, labelled "before".
 
 A breakdown follows from one more run of the hook's work in a child process with timers: the
 interpreter's start and `import wctx`, the CLI parser, opening the store, git processes (how
@@ -132,22 +135,23 @@ def build(tmp, home, ui, args):
     return store
 
 
-def install_forms(tmp, home, wanted):
-    """{form: (SessionStart command, interpreter it runs)} as `hooks install` wrote them."""
+def install_forms(tmp, home, wanted, root=ROOT):
+    """{form: (SessionStart command, interpreter it runs)} as `hooks install` of the checkout
+    ``root`` wrote them."""
     forms = {}
     user_home = os.path.join(tmp, "user")
     os.makedirs(user_home, exist_ok=True)
     env = {"PATH": os.environ.get("PATH", CLEAN_PATH), "HOME": user_home}
     launchers = {}
     if "wctx.py" in wanted:
-        launchers["wctx.py"] = ([sys.executable, os.path.join(ROOT, "wctx.py")], sys.executable)
+        launchers["wctx.py"] = ([sys.executable, os.path.join(root, "wctx.py")], sys.executable)
     if "pyz" in wanted:
         pyz = os.path.join(tmp, "wctx.pyz")
-        subprocess.run([sys.executable, os.path.join(ROOT, "zipapp", "build.py"), "-o", pyz], check=True,
+        subprocess.run([sys.executable, os.path.join(root, "zipapp", "build.py"), "-o", pyz], check=True,
                        capture_output=True)  # fmt: skip
         launchers["pyz"] = ([sys.executable, pyz], sys.executable)
     if "console" in wanted:
-        venv = console_script(tmp)
+        venv = console_script(tmp, root)
         if venv:
             launchers["console"] = ([os.path.join(venv, "bin", "wctx")], os.path.join(venv, "bin", "python"))
     for form, (argv, python) in launchers.items():
@@ -164,22 +168,36 @@ def install_forms(tmp, home, wanted):
     return forms, user_home
 
 
-def console_script(tmp):
+def console_script(tmp, root):
     """A venv with this checkout pip-installed (its `wctx` console script), or None with a note."""
     venv = os.path.join(tmp, "venv")
-    if os.path.exists(os.path.join(venv, "bin", "wctx")):
-        return venv
+    python = os.path.join(venv, "bin", "python")
+    if os.path.exists(os.path.join(venv, "bin", "wctx")):  # a --keep world: reinstall if stale
+        code = "import wctx, sys; sys.stdout.write(wctx.__file__)"
+        installed = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=tmp).stdout
+        with open(installed, "rb") as a, open(os.path.join(root, "wctx.py"), "rb") as b:
+            if a.read() == b.read():
+                return venv
     source = os.path.join(tmp, "source")
     os.makedirs(source, exist_ok=True)
     for name in ("pyproject.toml", "README.md", "LICENSE", "wctx.py", "wctx_mcp.py"):
-        shutil.copy2(os.path.join(ROOT, name), source)
-    subprocess.run([sys.executable, "-m", "venv", venv], check=True, capture_output=True)
-    pip = [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        shutil.copy2(os.path.join(root, name), source)
+    if not os.path.exists(python):
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True, capture_output=True)
+    pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--force-reinstall"]
     done = subprocess.run([*pip, "--no-deps", source], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         sys.stderr.write("console script not measured: pip install failed: %s\n" % done.stderr.strip()[-300:])
         return None
     return venv
+
+
+def payload_for(cwd):
+    """Claude Code's SessionStart hook input for a session starting in ``cwd``."""
+    return json.dumps(
+        {"session_id": "bench", "transcript_path": None, "cwd": cwd, "hook_event_name": "SessionStart",
+         "source": "startup"}
+    ).encode()  # fmt: skip
 
 
 def main(argv=None):
@@ -191,6 +209,11 @@ def main(argv=None):
     parser.add_argument("--forms", default=",".join(FORMS), help="comma-separated: " + ", ".join(FORMS))
     parser.add_argument(
         "--keep", metavar="DIR", help="build in DIR and keep it (default: a temp dir, removed)"
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="CHECKOUT",
+        help="also measure the hooks of another wctx checkout (an earlier commit), in the same rounds",
     )
     args = parser.parse_args(argv)
     wanted = [f for f in args.forms.split(",") if f]
@@ -208,33 +231,44 @@ def main(argv=None):
         items = store.one("SELECT count(*) FROM evidence")[0]
         anchors = store.one("SELECT count(*), count(symbol) FROM anchors")
         store.close()
-        forms, user_home = install_forms(tmp, home, wanted)
-        payload = json.dumps(
-            {
-                "session_id": "bench",
-                "transcript_path": None,
-                "cwd": ui,
-                "hook_event_name": "SessionStart",
-                "source": "startup",
-            }
-        ).encode()
-        bare = {python: clean(user_home, "%s -c pass" % shlex.quote(python)) for _, python in forms.values()}
-        runs = {form: clean(user_home, command) for form, (command, _) in forms.items()}
+        # (label, SessionStart command, interpreter, payload, cwd, user home) of every hook measured.
+        hooks = [(form, command, python, payload_for(ui), ui, user_home)
+                 for found, user_home in [install_forms(tmp, home, wanted)] for form, (command, python) in found.items()]  # fmt: skip
+        if args.baseline:
+            base_root = os.path.abspath(args.baseline)
+            base_tmp = os.path.join(tmp, "baseline")
+            base_home, base_ui = os.path.join(base_tmp, "home"), os.path.join(base_tmp, "repos", "docs-ui")
+            if not os.path.exists(os.path.join(base_home, "wctx.db")):
+                # That checkout's own code builds its world (its store schema is its own), from the
+                # same seed, so both worlds hold the same evidence and the same changed files.
+                subprocess.run(
+                    [sys.executable, os.path.join(base_root, "bench", "brief.py"), "--keep", base_tmp,
+                     "--items", str(args.items), "--seed", str(args.seed), "--runs", "1"],
+                    check=True, capture_output=True, env=dict(os.environ, PYTHONDONTWRITEBYTECODE=""),
+                )  # fmt: skip
+            found, base_user = install_forms(base_tmp, base_home, wanted, root=base_root)
+            hooks += [("before " + form, command, python, payload_for(base_ui), base_ui, base_user)
+                      for form, (command, python) in found.items()]  # fmt: skip
+        pythons = sorted({h[2] for h in hooks})
+        measured = [
+            (label, clean(user, command), payload, cwd) for label, command, _, payload, cwd, user in hooks
+        ]
+        measured += [
+            (python, clean(hooks[0][5], "%s -c pass" % shlex.quote(python)), b"", ui) for python in pythons
+        ]
         contexts = {}
-        for form, argv_ in runs.items():  # warm-up: page cache, bytecode caches
-            contexts[form] = json.loads(run_tree(argv_, payload, ui)[2])["hookSpecificOutput"][
-                "additionalContext"
-            ]
-        for argv_ in bare.values():
-            run_tree(argv_, b"", ui)
+        for label, argv_, payload, cwd in measured:  # warm-up: page cache, bytecode caches
+            out = run_tree(argv_, payload, cwd)[2]
+            if payload:
+                contexts[label] = json.loads(out)["hookSpecificOutput"]["additionalContext"]
         load_before = [round(x, 2) for x in os.getloadavg()]
-        wall = {k: [] for k in list(runs) + list(bare)}
-        cpu = {k: [] for k in wall}
+        wall = {m[0]: [] for m in measured}
+        cpu = {m[0]: [] for m in measured}
         for _ in range(args.runs):
-            for key, argv_ in list(runs.items()) + list(bare.items()):
-                w, c, _ = run_tree(argv_, payload if key in runs else b"", ui)
-                wall[key].append(w)
-                cpu[key].append(c)
+            for label, argv_, payload, cwd in measured:
+                w, c, _ = run_tree(argv_, payload, cwd)
+                wall[label].append(w)
+                cpu[label].append(c)
         load_after = [round(x, 2) for x in os.getloadavg()]
         stages = json.loads(
             subprocess.run(
@@ -242,7 +276,7 @@ def main(argv=None):
                     "env",
                     "-i",
                     "PATH=" + CLEAN_PATH,
-                    "HOME=" + user_home,
+                    "HOME=" + hooks[0][5],
                     sys.executable,
                     "-I",
                     "-c",
@@ -250,7 +284,7 @@ def main(argv=None):
                     ROOT,
                     home,
                 ],
-                input=payload,
+                input=payload_for(ui),
                 cwd=ui,
                 capture_output=True,
                 check=True,
@@ -270,7 +304,7 @@ def main(argv=None):
             "forms": {},
             "stages_ms": stages,
         }
-        for form, (command, python) in forms.items():
+        for form, command, python, _, _, _ in hooks:
             report["forms"][form] = {
                 "command": command,
                 "hook_p50_ms": p50(wall[form]),

@@ -358,3 +358,29 @@ def test_a_vendored_wctx_py_hook_reuses_compiled_bytecode_and_ignores_the_agents
     assert [n for n in os.listdir(str(vendored / "__pycache__")) if n.startswith("wctx.")], (
         "no bytecode cached"
     )
+
+
+@pytest.mark.parametrize(
+    "reported, event",
+    [
+        ("codex-cli 0.144.5", "Stop"),
+        ("codex-cli 0.145.0-alpha.3", "Stop"),  # a pre-release may predate the SessionEnd event
+        ("codex-cli 0.145.0", "SessionEnd"),
+        ("codex-cli 0.146.0-beta.1", "SessionEnd"),
+        ("codex-cli 1.2.0", "SessionEnd"),
+        ("codex-cli (version unknown)", "Stop"),
+    ],
+)
+def test_codex_session_end_follows_the_installed_codex_version(
+    run_cli, agent_dirs, monkeypatch, tmp_path, reported, event
+):
+    _, codex = agent_dirs
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "codex"
+    fake.write_text("#!/bin/sh\necho '%s'\n" % reported)
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", "%s:/usr/bin:/bin" % bin_dir)
+    r = run_cli(["hooks", "install", "codex"])
+    assert r.code == 0, r
+    assert list(load(codex / "hooks.json")["hooks"]) == [event, "SessionStart"]
