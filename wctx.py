@@ -266,8 +266,8 @@ def claim_key(claim):
     return " ".join(words) or " ".join((claim or "").split())
 
 
-_IDENT_CHUNK_RE = re.compile(r"[^0-9A-Za-z]+")
-_IDENT_PART_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_IDENT_CHUNK_RE = _lazy_pattern(r"[^0-9A-Za-z]+")
+_IDENT_PART_RE = _lazy_pattern(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
 def split_identifier(name):
