@@ -6255,18 +6255,68 @@ def _light_stem(word):
     return stem
 
 
+# Abbreviations code and its notes use for the same words, both ways: a query for "database"
+# finds "db", a query for "cfg" finds "configuration". Only pairs that mean the same thing in
+# almost any codebase; an abbreviation is matched as a whole word ("repo" must not find "report").
+CODE_ABBREVIATIONS = {
+    "application": ("app",), "argument": ("arg",), "asynchronous": ("async",),
+    "attribute": ("attr",), "authentication": ("auth", "authn"), "authorization": ("auth", "authz"),
+    "certificate": ("cert",), "command": ("cmd",), "configuration": ("config", "cfg", "conf"),
+    "connection": ("conn",), "context": ("ctx",), "database": ("db",), "dependency": ("dep",),
+    "description": ("desc",), "destination": ("dest", "dst"), "directory": ("dir",),
+    "document": ("doc",), "environment": ("env",), "error": ("err",), "expression": ("expr",),
+    "function": ("func", "fn"), "identifier": ("id",), "implementation": ("impl",),
+    "information": ("info",), "initialization": ("init",), "initialize": ("init",),
+    "library": ("lib",), "maximum": ("max",), "message": ("msg",), "millisecond": ("ms",),
+    "minimum": ("min",), "package": ("pkg",), "parameter": ("param",), "password": ("passwd", "pwd"),
+    "performance": ("perf",), "previous": ("prev",), "reference": ("ref",), "repository": ("repo",),
+    "request": ("req",), "response": ("resp",), "specification": ("spec",), "source": ("src",),
+    "statistics": ("stats",), "synchronous": ("sync",), "temporary": ("tmp", "temp"),
+    "transaction": ("txn",), "utility": ("util",), "variable": ("var",),
+}  # fmt: skip
+_ABBREVIATIONS_OF = {}  # built on first use: {stem of a full word: its abbreviations and their plurals}
+_EXPANSIONS_OF = {}  # {abbreviation or its plural: stems of the full words it stands for}
+
+
+def _abbreviation_tables():
+    if not _ABBREVIATIONS_OF:
+        for full, short in CODE_ABBREVIATIONS.items():
+            key = _light_stem(full)
+            forms = [f for s in short for f in (s, s + "s")]
+            _ABBREVIATIONS_OF[key] = tuple(dict.fromkeys(_ABBREVIATIONS_OF.get(key, ()) + tuple(forms)))
+            for form in forms:
+                _EXPANSIONS_OF[form] = _EXPANSIONS_OF.get(form, ()) + (key,)
+    return _ABBREVIATIONS_OF, _EXPANSIONS_OF
+
+
+def _whole_word_form(term, form):
+    """True for a form that must match a whole word: an abbreviation added for a full word."""
+    return form in _term_forms(term)[1]
+
+
 def match_forms(term):
     """The forms a term is prefix-matched by: the term itself, or a light stem of a plain word
-    (_light_stem), so that "expires" finds "expired" and "retry" finds "retries". A stem never
-    loses more than the word's ending, so it only widens the match; a word whose stem is not its
-    prefix ("retry" -> "retri") keeps its own form too."""
-    if not term.isalpha() or not term.isascii() or len(term) < 4:
-        return [term]
-    stem = _light_stem(term)
+    (_light_stem), so that "expires" finds "expired" and "retry" finds "retries", plus the code
+    abbreviations of the word or the words it abbreviates (CODE_ABBREVIATIONS; matched whole, see
+    _whole_word_form). A stem never loses more than the word's ending, so it only widens the
+    match; a word whose stem is not its prefix ("retry" -> "retri") keeps its own form too."""
+    return list(_term_forms(term)[0])
+
+
+@functools.lru_cache(maxsize=4096)
+def _term_forms(term):
+    """(match forms, the whole-word ones among them) of a query term; see match_forms."""
+    if not term.isalpha() or not term.isascii():
+        return (term,), frozenset()
+    stem = _light_stem(term) if len(term) >= 4 else term
     forms = [stem] if term.startswith(stem) else [stem, term]
-    if stem.endswith("i"):
+    if stem.endswith("i") and stem != term:
         forms.append(stem[:-1] + "y")  # "retries" -> "retri", and "retry" itself
-    return list(dict.fromkeys(forms))
+    short, expansions = _abbreviation_tables()
+    whole = short.get(stem, ())
+    # An abbreviation's full word is added only where the term's own prefix does not reach it.
+    forms += list(whole) + [f for f in expansions.get(term, ()) if not f.startswith(stem)]
+    return tuple(dict.fromkeys(forms)), frozenset(whole)
 
 
 FTS_SPELL_OUT = 64  # words a prefix form may start for a row-set query to name them one by one
@@ -6289,7 +6339,9 @@ def _fts_term(term, words=None, spell_out=False):
     parts = []
     for form in _forms(term):
         found = words(form) if words is not None and len(form) >= 3 else None
-        if found is None:
+        if _whole_word_form(term, form):
+            spelt = [_quoted(form)]
+        elif found is None:
             spelt = [_quoted(form) + "*" if len(form) >= 3 else _quoted(form)]
         elif len(found) <= 1:
             spelt = [_quoted(found[0] if found else form)]
@@ -6336,7 +6388,7 @@ def _word_hits(terms, text):
     hits = []
     for t in terms:
         for form in _forms(t):
-            if form in words or (len(form) >= 3 and "\n" + form in starts):
+            if form in words or (len(form) >= 3 and "\n" + form in starts and not _whole_word_form(t, form)):
                 hits.append(t)
                 break
     return hits
