@@ -13561,12 +13561,42 @@ def _doctor_hooks():
         )
     if problems:
         return _doctor_check("hooks", DOCTOR_WARN, "; ".join(h["problem"] for h in problems))
+    dated = [
+        (h["agent"], event, why)
+        for h in status
+        for event, command in (h.get("commands") or {}).items()
+        for why in [_dated_hook_form(command)]
+        if why
+    ]
+    if dated:
+        return _doctor_check(
+            "hooks",
+            DOCTOR_WARN,
+            "; ".join("%s %s hook %s" % d for d in dated),
+            "; ".join("%s hooks install %s" % (agent_command(), a) for a in sorted({d[0] for d in dated})),
+        )
     return _doctor_check(
         "hooks",
         DOCTOR_OK,
         "%d hook commands of %s ran from a clean shell"
         % (len(probes), ", ".join(sorted({agent for agent, _ in probes}))),
     )
+
+
+def _dated_hook_form(command):
+    """Why a wctx hook command in a form earlier versions wrote is slower or less safe than the
+    one `hooks install` writes now (see hook_invocation), or None."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) > 1 and words[1].endswith(".py"):
+        return "runs wctx.py as a script, compiled from source at every session start"
+    if words[1:3] == ["-m", "wctx"]:
+        return "runs -m wctx without -I, so a wctx.py in the session's directory would run instead"
+    return None
 
 
 def _shell_word(text):
