@@ -260,10 +260,17 @@ def split_claim(text):
 def claim_key(claim):
     """What makes two claims the same claim: words only, case and Unicode forms folded, so that
     "Foo", "foo." and "  FOO " are one. A claim of punctuation alone is its own key."""
-    import unicodedata
+    claim = claim or ""
+    if claim.isascii():  # ASCII is its own NFKC form, and casefold is lower there
+        folded = claim.lower()
+    else:
+        import unicodedata
 
-    words = re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", claim or "").casefold())
-    return " ".join(words) or " ".join((claim or "").split())
+        folded = unicodedata.normalize("NFKC", claim).casefold()
+    return " ".join(_CLAIM_WORD.findall(folded)) or " ".join(claim.split())
+
+
+_CLAIM_WORD = _lazy_pattern(r"[^\W_]+")
 
 
 def split_identifier(name):
@@ -1824,7 +1831,8 @@ def git_path(value):
         isinstance(value, str)
         and value
         and is_utf8(value)
-        and not re.search(r"[\x00\n]", value)
+        and "\x00" not in value
+        and "\n" not in value
         and not value.startswith(("/", ":"))
         and not any(part in ("", ".", "..") for part in value.split("/"))
     ):
@@ -5880,19 +5888,63 @@ def _cited_set(anchors):
 
 def find_duplicate(store, repo_name, claim, cited):
     """The active item that ``claim`` about ``repo_name`` citing ``cited`` (a _cited_set) repeats,
-    as its evidence row, or None."""
-    rows = store.all(
-        "SELECT rid, id, session_id, confidence FROM evidence WHERE repo_name = ? AND claim_key = ? "
-        "AND status = 'active' ORDER BY rid",
-        (repo_name, claim_key(claim)),
-    )
-    if not rows:
+    as its evidence row (a dict), or None."""
+    return DuplicateIndex(store).find(repo_name, claim_key(claim), cited)
+
+
+class DuplicateIndex:
+    """The duplicate rule over many claims at once: the active items of each (repository, claim
+    key) asked about, with what they cite, loaded from the store in one query per 500 keys, then
+    checked in memory. A bulk writer tells it what it inserts (``add``) and which items it changed
+    otherwise (``drop``: read again from the store when next asked)."""
+
+    __slots__ = ("store", "items", "before_load")
+
+    def __init__(self, store, before_load=None):
+        self.store = store
+        self.items = {}  # (repo_name, claim_key) -> [(row dict, cited set)] in rid order
+        self.before_load = before_load  # called before reading the store (a writer's flush)
+
+    def load(self, pairs):
+        todo = {}
+        for repo_name, key in pairs:
+            if (repo_name, key) not in self.items:
+                self.items[(repo_name, key)] = []
+                todo.setdefault(repo_name, []).append(key)
+        rows = []
+        for repo_name, keys in todo.items():
+            for i in range(0, len(keys), 500):
+                chunk = keys[i : i + 500]
+                rows += self.store.all(
+                    "SELECT rid, id, session_id, confidence, repo_name, claim_key FROM evidence "
+                    "WHERE repo_name = ? AND claim_key IN (%s) AND status = 'active' ORDER BY rid"
+                    % ",".join("?" * len(chunk)),
+                    [repo_name, *chunk],
+                )
+        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
+        for r in sorted(rows, key=lambda r: r["rid"]):
+            row = {k: r[k] for k in ("rid", "id", "session_id", "confidence")}
+            self.items[(r["repo_name"], r["claim_key"])].append((row, _cited_set(anchors[r["rid"]])))
+
+    def find(self, repo_name, key, cited):
+        """The first active item (lowest rid) with this claim key about this repository citing
+        exactly ``cited``, or None."""
+        if (repo_name, key) not in self.items:
+            if self.before_load is not None:
+                self.before_load()
+            self.load([(repo_name, key)])
+        for row, its_cited in self.items[(repo_name, key)]:
+            if its_cited == cited:
+                return row
         return None
-    anchors = _load_anchors(store, [r["rid"] for r in rows])
-    for row in rows:
-        if _cited_set(anchors[row["rid"]]) == cited:
-            return row
-    return None
+
+    def add(self, repo_name, key, row, cited):
+        """An active item just written (a higher rid than any before it)."""
+        if (repo_name, key) in self.items:
+            self.items[(repo_name, key)].append((row, cited))
+
+    def drop(self, repo_name, key):
+        self.items.pop((repo_name, key), None)
 
 
 def _insert_anchors(store, rid, anchors):
@@ -5934,13 +5986,21 @@ def _content_changed(rows, anchors):
     return False
 
 
+_EVENT_INSERT = (
+    "INSERT OR IGNORE INTO evidence_events(id, evidence_rid, event, session_id, agent, note, at, previous, "
+    "commits) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _event_row(rid, event, session_id, agent, note, at, previous=None, commits=None, event_id=None):
+    return (event_id or new_id("evt"), rid, event, session_id, agent, note, at,
+            None if previous is None else json.dumps(previous), None if commits is None else json.dumps(commits))  # fmt: skip
+
+
 def _add_event(store, rid, event, session_id, agent, note, at, previous=None, commits=None, event_id=None):
     store.db.execute(
-        "INSERT OR IGNORE INTO evidence_events(id, evidence_rid, event, session_id, agent, note, at, previous, "
-        "commits) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (event_id or new_id("evt"), rid, event, session_id, agent, note, at,
-         None if previous is None else json.dumps(previous), None if commits is None else json.dumps(commits)),
-    )  # fmt: skip
+        _EVENT_INSERT, _event_row(rid, event, session_id, agent, note, at, previous, commits, event_id)
+    )
 
 
 def _restamp(store, rid, anchors, event, session_id, agent, note, now):
@@ -6200,18 +6260,68 @@ def _light_stem(word):
     return stem
 
 
+# Abbreviations code and its notes use for the same words, both ways: a query for "database"
+# finds "db", a query for "cfg" finds "configuration". Only pairs that mean the same thing in
+# almost any codebase; an abbreviation is matched as a whole word ("repo" must not find "report").
+CODE_ABBREVIATIONS = {
+    "application": ("app",), "argument": ("arg",), "asynchronous": ("async",),
+    "attribute": ("attr",), "authentication": ("auth", "authn"), "authorization": ("auth", "authz"),
+    "certificate": ("cert",), "command": ("cmd",), "configuration": ("config", "cfg", "conf"),
+    "connection": ("conn",), "context": ("ctx",), "database": ("db",), "dependency": ("dep",),
+    "description": ("desc",), "destination": ("dest", "dst"), "directory": ("dir",),
+    "document": ("doc",), "environment": ("env",), "error": ("err",), "expression": ("expr",),
+    "function": ("func", "fn"), "identifier": ("id",), "implementation": ("impl",),
+    "information": ("info",), "initialization": ("init",), "initialize": ("init",),
+    "library": ("lib",), "maximum": ("max",), "message": ("msg",), "millisecond": ("ms",),
+    "minimum": ("min",), "package": ("pkg",), "parameter": ("param",), "password": ("passwd", "pwd"),
+    "performance": ("perf",), "previous": ("prev",), "reference": ("ref",), "repository": ("repo",),
+    "request": ("req",), "response": ("resp",), "specification": ("spec",), "source": ("src",),
+    "statistics": ("stats",), "synchronous": ("sync",), "temporary": ("tmp", "temp"),
+    "transaction": ("txn",), "utility": ("util",), "variable": ("var",),
+}  # fmt: skip
+_ABBREVIATIONS_OF = {}  # built on first use: {stem of a full word: its abbreviations and their plurals}
+_EXPANSIONS_OF = {}  # {abbreviation or its plural: stems of the full words it stands for}
+
+
+def _abbreviation_tables():
+    if not _ABBREVIATIONS_OF:
+        for full, short in CODE_ABBREVIATIONS.items():
+            key = _light_stem(full)
+            forms = [f for s in short for f in (s, s + "s")]
+            _ABBREVIATIONS_OF[key] = tuple(dict.fromkeys(_ABBREVIATIONS_OF.get(key, ()) + tuple(forms)))
+            for form in forms:
+                _EXPANSIONS_OF[form] = _EXPANSIONS_OF.get(form, ()) + (key,)
+    return _ABBREVIATIONS_OF, _EXPANSIONS_OF
+
+
+def _whole_word_form(term, form):
+    """True for a form that must match a whole word: an abbreviation added for a full word."""
+    return form in _term_forms(term)[1]
+
+
 def match_forms(term):
     """The forms a term is prefix-matched by: the term itself, or a light stem of a plain word
-    (_light_stem), so that "expires" finds "expired" and "retry" finds "retries". A stem never
-    loses more than the word's ending, so it only widens the match; a word whose stem is not its
-    prefix ("retry" -> "retri") keeps its own form too."""
-    if not term.isalpha() or not term.isascii() or len(term) < 4:
-        return [term]
-    stem = _light_stem(term)
+    (_light_stem), so that "expires" finds "expired" and "retry" finds "retries", plus the code
+    abbreviations of the word or the words it abbreviates (CODE_ABBREVIATIONS; matched whole, see
+    _whole_word_form). A stem never loses more than the word's ending, so it only widens the
+    match; a word whose stem is not its prefix ("retry" -> "retri") keeps its own form too."""
+    return list(_term_forms(term)[0])
+
+
+@functools.lru_cache(maxsize=4096)
+def _term_forms(term):
+    """(match forms, the whole-word ones among them) of a query term; see match_forms."""
+    if not term.isalpha() or not term.isascii():
+        return (term,), frozenset()
+    stem = _light_stem(term) if len(term) >= 4 else term
     forms = [stem] if term.startswith(stem) else [stem, term]
-    if stem.endswith("i"):
+    if stem.endswith("i") and stem != term:
         forms.append(stem[:-1] + "y")  # "retries" -> "retri", and "retry" itself
-    return list(dict.fromkeys(forms))
+    short, expansions = _abbreviation_tables()
+    whole = short.get(stem, ())
+    # An abbreviation's full word is added only where the term's own prefix does not reach it.
+    forms += list(whole) + [f for f in expansions.get(term, ()) if not f.startswith(stem)]
+    return tuple(dict.fromkeys(forms)), frozenset(whole)
 
 
 FTS_SPELL_OUT = 64  # words a prefix form may start for a row-set query to name them one by one
@@ -6234,7 +6344,9 @@ def _fts_term(term, words=None, spell_out=False):
     parts = []
     for form in match_forms(term):
         found = words(form) if words is not None and len(form) >= 3 else None
-        if found is None:
+        if _whole_word_form(term, form):
+            spelt = [_quoted(form)]
+        elif found is None:
             spelt = [_quoted(form) + "*" if len(form) >= 3 else _quoted(form)]
         elif len(found) <= 1:
             spelt = [_quoted(found[0] if found else form)]
@@ -6268,7 +6380,7 @@ def _word_hits(terms, text):
     hits = []
     for t in terms:
         for form in match_forms(t):
-            if form in words or (len(form) >= 3 and "\n" + form in starts):
+            if form in words or (len(form) >= 3 and "\n" + form in starts and not _whole_word_form(t, form)):
                 hits.append(t)
                 break
     return hits
@@ -8415,6 +8527,8 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
 
 _TIMESTAMP_RE = _lazy_pattern(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\Z")
 _RECORD_ID_RE = _lazy_pattern(r"\A(?:(?:ev|ses)-[0-9a-f]{10}|[A-Za-z0-9_][\w.:-]{0,79})\Z")
+_HEX_RE = _lazy_pattern(r"\A[0-9a-f]{8,64}\Z")
+_EVENT_ID_RE = _lazy_pattern(r"\Aevt-[\w.:-]{1,80}\Z")
 _REF_FORBIDDEN_RE = _lazy_pattern(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
 
 
@@ -8455,7 +8569,7 @@ def _v_object_id(value):
 def _v_hex(value):
     if value is None:
         return None
-    if not isinstance(value, str) or not re.match(r"\A[0-9a-f]{8,64}\Z", value):
+    if not isinstance(value, str) or not _HEX_RE.match(value):
         raise ValueError("must be lower-case hex, not %r" % (str(value)[:80],))
     return value
 
@@ -8536,7 +8650,7 @@ def _v_required_timestamp(value):
 
 
 def _v_event_id(value):
-    if not isinstance(value, str) or not re.match(r"\Aevt-[\w.:-]{1,80}\Z", value):
+    if not isinstance(value, str) or not _EVENT_ID_RE.match(value):
         raise ValueError("needs an id like evt-…, not %r" % (str(value)[:80],))
     return value
 
@@ -8720,13 +8834,34 @@ class _FieldError(ValueError):
     pass
 
 
+_ABSENT = object()
+
+
+@functools.lru_cache(maxsize=None)
+def _field_checks(record_type):
+    """(field, check, what check gives an absent field, or _ABSENT when it refuses one): most
+    fields of most records are absent or null, and need no call."""
+    out = []
+    for field, check in RECORD_FIELDS[record_type].items():
+        try:
+            absent = check(None)
+        except ValueError:
+            absent = _ABSENT
+        out.append((field, check, absent))
+    return tuple(out)
+
+
 def _validate_fields(record_type, record, prefix=""):
     if not isinstance(record, dict):
         raise _FieldError("%s must be an object" % prefix.rstrip("."))
     clean = {}
-    for field, check in RECORD_FIELDS[record_type].items():
+    for field, check, absent in _field_checks(record_type):
+        value = record.get(field)
+        if value is None and absent is not _ABSENT:
+            clean[field] = absent if absent.__class__ not in (list, dict) else absent.__class__()
+            continue
         try:
-            clean[field] = check(record.get(field))
+            clean[field] = check(value)
         except _FieldError as e:
             raise _FieldError("%s%s%s" % (prefix, field, e)) from None
         except ValueError as e:
@@ -8794,28 +8929,34 @@ def _record_anchors(rec, local_repo):
     return anchors
 
 
+def _anchor_rows(rid, anchors):
+    return [
+        (rid, a["repo_id"], a["repo"], a["root_commit"], a["path"], a["symbol"], a["commit"], a["branch"],
+         a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"])
+        for a in anchors
+    ]  # fmt: skip
+
+
+_RECORD_ANCHOR_INSERT = (
+    "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
+    "blob, dirty, symbol_hash, symbol_lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
 def _insert_record_anchors(store, rid, anchors):
-    store.db.executemany(
-        "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
-        "blob, dirty, symbol_hash, symbol_lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (rid, a["repo_id"], a["repo"], a["root_commit"], a["path"], a["symbol"], a["commit"], a["branch"],
-             a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"])
-            for a in anchors
-        ],
-    )  # fmt: skip
+    store.db.executemany(_RECORD_ANCHOR_INSERT, _anchor_rows(rid, anchors))
 
 
-def _import_history(store, rid, rec):
-    """Add the record's history events this store does not have yet (ids are global). True if any."""
-    added = False
-    for h in rec.get("history") or []:
-        if store.one("SELECT 1 FROM evidence_events WHERE id = ?", (h["id"],)):
-            continue
-        _add_event(store, rid, h["event"], h.get("session"), h.get("agent"), redact_secrets(h.get("note")), h["at"],
-                   h.get("previous") or [], h.get("commits") or {}, event_id=h["id"])  # fmt: skip
-        added = True
-    return added
+def _history_rows(rid, rec, known):
+    """Event rows for the record's history events whose ids are not in ``known`` (ids are global;
+    ``known`` is updated)."""
+    rows = []
+    for h in rec.get("history") or ():
+        if h["id"] not in known:
+            known.add(h["id"])
+            rows.append(_event_row(rid, h["event"], h.get("session"), h.get("agent"), redact_secrets(h.get("note")),
+                                   h["at"], h.get("previous") or [], h.get("commits") or {}, event_id=h["id"]))  # fmt: skip
+    return rows
 
 
 def import_evidence(store, paths):
@@ -8844,6 +8985,116 @@ def _status_change_wins(rec, row):
     return theirs > ours or (
         theirs == ours and _STATUS_ORDER.get(status, 0) > _STATUS_ORDER.get(row["status"], 0)
     )
+
+
+def _select_in(store, sql, values):
+    """Rows of ``sql`` (whose one ``%s`` is an IN list) for all ``values``, 500 per query."""
+    values = list(values)
+    rows = []
+    for i in range(0, len(values), 500):
+        chunk = values[i : i + 500]
+        rows += store.all(sql % ",".join("?" * len(chunk)), chunk)
+    return rows
+
+
+_IMPORT_CHUNK = 2000  # evidence records prepared, checked and written per batch of executemany
+_IMPORTED_ROW = (
+    "SELECT rid, id, repo_name, claim_key, updated_at, status, confirmed_at FROM evidence WHERE id IN (%s)"
+)
+
+
+class _ImportBatch:
+    """Rows an import has decided to write, written together (executemany per table, in the
+    order foreign keys need) when a chunk ends or before anything reads the store."""
+
+    __slots__ = ("store", "evidence", "anchors", "fts", "events", "confidence")
+
+    def __init__(self, store):
+        self.store = store
+        self.evidence, self.anchors, self.fts, self.events, self.confidence = [], [], [], [], []
+
+    def flush(self):
+        db = self.store.db
+        if self.evidence:
+            db.executemany(
+                "INSERT INTO evidence(rid, id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, "
+                "confidence, status, superseded_by, created_at, updated_at, confirmed_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                self.evidence,
+            )
+            db.executemany(_RECORD_ANCHOR_INSERT, self.anchors)
+            db.executemany(
+                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
+                self.fts,
+            )
+        if self.events:
+            db.executemany(_EVENT_INSERT, self.events)
+        if self.confidence:
+            db.executemany("UPDATE evidence SET confidence = ? WHERE rid = ?", self.confidence)
+        self.evidence, self.anchors, self.fts, self.events, self.confidence = [], [], [], [], []
+
+
+def _import_sessions(store, records, forgotten, by_name, session_map):
+    """Write the import's new sessions (one executemany); fill ``session_map`` (import id -> id
+    here, which differs when the agent's own session id is already known). Returns how many."""
+    recs = [r for r in records if r["type"] == "session" and r["id"] not in forgotten]
+    present = {
+        r["id"]
+        for r in _select_in(store, "SELECT id FROM sessions WHERE id IN (%s)", {r["id"] for r in recs})
+    }
+    external = {}  # (agent, external id) -> session id, for sessions this import writes
+    rows = []
+    for rec in recs:
+        sid = rec["id"]
+        if sid in present:
+            session_map[sid] = sid
+            continue
+        agent = rec.get("agent") or "unknown"
+        if rec.get("external_id"):
+            key = (agent, rec["external_id"])
+            row = store.one("SELECT id FROM sessions WHERE agent = ? AND external_id = ?", key)
+            if row is not None or key in external:
+                session_map[sid] = row["id"] if row is not None else external[key]
+                continue
+            external[key] = sid
+        repo = by_name.get(rec.get("repo"))
+        rows.append((sid, agent, rec.get("external_id"), rec.get("cwd"), repo.id if repo else None, rec.get("repo"),
+                     rec.get("branch"), rec.get("commit"), rec.get("started_at"), rec.get("ended_at"),
+                     redact_secrets(rec.get("summary")), utc_now()))  # fmt: skip
+        present.add(sid)
+        session_map[sid] = sid
+    store.db.executemany(
+        "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, "
+        "started_at, ended_at, summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    return len(rows)
+
+
+def _import_update(store, rec, row, local_repo, known_events):
+    """An imported record of an item already here: take over a newer status or confirmation and
+    history events not seen yet. Returns (changed, whether the duplicate rule's view moved)."""
+    changed = False
+    if _status_change_wins(rec, row):
+        store.db.execute(
+            "UPDATE evidence SET status = ?, superseded_by = ?, updated_at = ? WHERE rid = ?",
+            (rec["status"], rec.get("superseded_by"), rec["updated_at"], row["rid"]),
+        )
+        changed = True
+    if (rec.get("confirmed_at") or "") > (row["confirmed_at"] or ""):
+        # Confirmed there after it was here: take over the newer provenance.
+        anchors = _record_anchors(rec, local_repo)
+        store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (row["rid"],))
+        _insert_record_anchors(store, row["rid"], anchors)
+        store.db.execute(
+            "UPDATE evidence SET confirmed_at = ?, updated_at = max(updated_at, ?) WHERE rid = ?",
+            (rec["confirmed_at"], rec.get("updated_at") or rec["confirmed_at"], row["rid"]),
+        )
+        store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (row["rid"],))
+        changed = True
+    events = _history_rows(row["rid"], rec, known_events)
+    store.db.executemany(_EVENT_INSERT, events)
+    return changed or bool(events), changed
 
 
 def _import_records(store, records):
@@ -8883,125 +9134,92 @@ def _import_records(store, records):
                 "INSERT OR IGNORE INTO tombstones(id, kind, session_id, reason, forgotten_at) VALUES (?, ?, ?, ?, ?)",
                 (t["id"], t["kind"], t["session"], redact_secrets(t["reason"]), t.get("forgotten_at") or now),
             )
-        for rec in records:
-            if rec["type"] != "session" or rec["id"] in forgotten:
-                continue
-            sid = rec["id"]
-            row = store.one("SELECT id, ended_at FROM sessions WHERE id = ?", (sid,))
-            if row is None and rec.get("external_id"):
-                row = store.one(
-                    "SELECT id, ended_at FROM sessions WHERE agent = ? AND external_id = ?",
-                    (rec.get("agent") or "unknown", rec["external_id"]),
-                )
-            if row is not None:
-                session_map[sid] = row["id"]
-                continue
-            repo = by_name.get(rec.get("repo"))
-            store.db.execute(
-                "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, "
-                "started_at, ended_at, summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    sid,
-                    rec.get("agent") or "unknown",
-                    rec.get("external_id"),
-                    rec.get("cwd"),
-                    repo.id if repo else None,
-                    rec.get("repo"),
-                    rec.get("branch"),
-                    rec.get("commit"),
-                    rec.get("started_at"),
-                    rec.get("ended_at"),
-                    redact_secrets(rec.get("summary")),
-                    utc_now(),
-                ),
-            )
-            session_map[sid] = sid
-            counts["sessions"] += 1
-        for rec in records:
-            if rec["type"] != "evidence":
-                continue
-            if rec["id"] in forgotten or rec["session"] in forgotten:
-                counts["forgotten"] += 1  # forgotten: an older copy elsewhere never brings it back
-                continue
-            sid = session_map.get(rec["session"])
-            if sid is None:
-                raise UsageError(
-                    "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"])
-                )
-            row = store.one(
-                "SELECT rid, updated_at, status, confirmed_at, confidence FROM evidence WHERE id = ?",
-                (rec["id"],),
-            )
-            if row is not None:
-                changed = False
-                if _status_change_wins(rec, row):
-                    store.db.execute(
-                        "UPDATE evidence SET status = ?, superseded_by = ?, updated_at = ? WHERE rid = ?",
-                        (rec["status"], rec.get("superseded_by"), rec["updated_at"], row["rid"]),
+        counts["sessions"] = _import_sessions(store, records, forgotten, by_name, session_map)
+        # Evidence in chunks: what the store already holds of a chunk (its ids, the items its
+        # claims could repeat) is read in a few queries, each record is decided in memory, and the
+        # chunk's rows are written with one executemany per table.
+        evidence = [r for r in records if r["type"] == "evidence"]
+        existing = {r["id"]: r for r in _select_in(store, _IMPORTED_ROW, {r["id"] for r in evidence})}
+        history_ids = {h["id"] for r in evidence for h in r.get("history") or ()}
+        known_events = {
+            r["id"] for r in _select_in(store, "SELECT id FROM evidence_events WHERE id IN (%s)", history_ids)
+        }
+        batch = _ImportBatch(store)
+        dups = DuplicateIndex(store, before_load=batch.flush)
+        next_rid = (store.one("SELECT max(rid) AS m FROM evidence")["m"] or 0) + 1
+        for start in range(0, len(evidence), _IMPORT_CHUNK):
+            chunk = []
+            for rec in evidence[start : start + _IMPORT_CHUNK]:
+                if rec["id"] in forgotten or rec["session"] in forgotten:
+                    counts["forgotten"] += 1  # forgotten: an older copy elsewhere never brings it back
+                    continue
+                sid = session_map.get(rec["session"])
+                if sid is None:
+                    raise UsageError(
+                        "evidence %s names session %s, which is not in the import"
+                        % (rec["id"], rec["session"])
                     )
-                    changed = True
-                if (rec.get("confirmed_at") or "") > (row["confirmed_at"] or ""):
-                    # Confirmed there after it was here: take over the newer provenance.
-                    anchors = _record_anchors(rec, local_repo)
-                    store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (row["rid"],))
-                    _insert_record_anchors(store, row["rid"], anchors)
-                    store.db.execute(
-                        "UPDATE evidence SET confirmed_at = ?, updated_at = max(updated_at, ?) WHERE rid = ?",
-                        (rec["confirmed_at"], rec.get("updated_at") or rec["confirmed_at"], row["rid"]),
-                    )
-                    store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (row["rid"],))
-                    changed = True
-                changed = _import_history(store, row["rid"], rec) or changed
-                counts["updated" if changed else "unchanged"] += 1
-                continue
-            repo = local_repo(rec["repo"], rec.get("root_commit"))
-            claim = redact_secrets(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
-            detail = redact_secrets(clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS))
-            anchors = _record_anchors(rec, local_repo)
-            repo_name = repo.name if repo else rec["repo"]
-            dup = find_duplicate(store, repo_name, claim, _cited_set(anchors))
-            if dup is not None:
-                # The same item recorded independently elsewhere: one item, seen by that session too.
+                if rec["id"] in existing:
+                    chunk.append((rec, sid, None))
+                    continue
+                repo = local_repo(rec["repo"], rec.get("root_commit"))
+                claim = stored_text(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+                chunk.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, claim_key(claim))))
+            dups.load([(p[1], p[3]) for _, _, p in chunk if p is not None])
+            for rec, sid, prepared in chunk:
+                row = existing.get(rec["id"])
+                if row is not None:  # here already, or earlier in this import
+                    batch.flush()
+                    changed, moved = _import_update(store, rec, row, local_repo, known_events)
+                    if moved:
+                        dups.drop(row["repo_name"], row["claim_key"])
+                        existing[rec["id"]] = store.one(_IMPORTED_ROW % "?", (rec["id"],))
+                    counts["updated" if changed else "unchanged"] += 1
+                    continue
+                repo, repo_name, claim, key = prepared
+                anchors = _record_anchors(rec, local_repo)
+                cited = _cited_set(anchors)
                 confidence = _check_confidence(rec.get("confidence"))
-                if confidence is not None and (dup["confidence"] is None or confidence > dup["confidence"]):
-                    store.db.execute(
-                        "UPDATE evidence SET confidence = ? WHERE rid = ?", (confidence, dup["rid"])
+                dup = dups.find(repo_name, key, cited)
+                if dup is not None:
+                    # The same item recorded independently elsewhere: one item, seen by that session too.
+                    if confidence is not None and (
+                        dup["confidence"] is None or confidence > dup["confidence"]
+                    ):
+                        dup["confidence"] = confidence
+                        batch.confidence.append((confidence, dup["rid"]))
+                    if dup["session_id"] != sid:
+                        batch.events.append(_event_row(dup["rid"], "seen", sid, "import", None,
+                                                       rec.get("created_at") or utc_now(),
+                                                       event_id="evt-seen-" + rec["id"]))  # fmt: skip
+                    counts["duplicates"] += 1
+                    continue
+                rid, next_rid = next_rid, next_rid + 1
+                stamp = utc_now()
+                detail = stored_text(clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS))
+                status = rec.get("status", "active")
+                batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim,
+                                       key, detail, confidence, status, rec.get("superseded_by"),
+                                       rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
+                                       rec.get("confirmed_at")))  # fmt: skip
+                batch.anchors += _anchor_rows(rid, anchors)
+                batch.events += _history_rows(rid, rec, known_events)
+                fts_anchors = [{"path": a["path"], "symbol": a["symbol"]} for a in anchors]
+                batch.fts.append(
+                    (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or "")
+                )
+                existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
+                                       "updated_at": rec.get("updated_at") or stamp, "status": status,
+                                       "confirmed_at": rec.get("confirmed_at")}  # fmt: skip
+                if status == "active":
+                    dups.add(
+                        repo_name,
+                        key,
+                        {"rid": rid, "id": rec["id"], "session_id": sid, "confidence": confidence},
+                        cited,
                     )
-                if dup["session_id"] != sid:
-                    _add_event(store, dup["rid"], "seen", sid, "import", None, rec.get("created_at") or utc_now(),
-                               event_id="evt-seen-" + rec["id"])  # fmt: skip
-                counts["duplicates"] += 1
-                continue
-            now = utc_now()
-            rid = store.db.execute(
-                "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, confidence, "
-                "status, superseded_by, created_at, updated_at, confirmed_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    rec["id"],
-                    sid,
-                    repo.id if repo else None,
-                    repo_name,
-                    rec["kind"],
-                    claim,
-                    claim_key(claim),
-                    detail,
-                    _check_confidence(rec.get("confidence")),
-                    rec.get("status", "active"),
-                    rec.get("superseded_by"),
-                    rec.get("created_at") or now,
-                    rec.get("updated_at") or now,
-                    rec.get("confirmed_at"),
-                ),
-            ).lastrowid
-            _insert_record_anchors(store, rid, anchors)
-            _import_history(store, rid, rec)
-            fts_anchors = [{"path": a["path"], "symbol": a["symbol"]} for a in anchors]
-            store.db.execute(
-                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
-                (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or ""),
-            )
-            counts["evidence"] += 1
+                counts["evidence"] += 1
+            batch.flush()
         counts.update(_import_topology(store, [r for r in records if r["type"] in TOPOLOGY_TYPES]))
     if scrub and store._depth == 0:  # VACUUM cannot run inside a caller's transaction
         _scrub_store(store)

@@ -1264,6 +1264,172 @@ item(
 )
 query("billing-web", "why are receipt PDFs so big", "near_duplicate", "billing-api", {"f19-receipt": 3})
 
+# Harder cross-repository queries, added with the coverage ranking: the answer lives one to three
+# hops away while the asking repository holds an item that shares one of the query's words.
+# F20: phone photo orientation; the UI has a note about thumbnails, the cause is in the renderer.
+item(
+    "f20-thumb",
+    "thumbnailer",
+    "finding",
+    "RenderPage ignores the EXIF orientation tag :: photos taken in portrait orientation render "
+    "rotated by 90 degrees in their thumbnails",
+    ["internal/render/render.go#RenderPage"],
+    0.8,
+    ran_in="docs-ui",
+)
+item(
+    "f20-ui",
+    "docs-ui",
+    "note",
+    "LibraryPage lazy-loads thumbnails :: a row requests its thumbnail only when it scrolls into view",
+    ["src/pages/Library.tsx#LibraryPage"],
+)
+query("docs-ui", "thumbnails of phone photos appear sideways", "cross_repo", "thumbnailer", {"f20-thumb": 3})
+query(
+    "docs-ui",
+    "thumbnail rotation is wrong for portrait shots",
+    "paraphrase",
+    "thumbnailer",
+    {"f20-thumb": 3},
+    "inflection: rotation / rotated, thumbnail / thumbnails",
+)
+
+# F21: refunds racing their charge; billing-web has a refund note, the cause is two hops away.
+item(
+    "f21-ledger",
+    "ledger",
+    "finding",
+    "PostEntry rejects a refund whose charge is not posted yet :: the refund webhook can arrive "
+    "before the charge entry; PostEntry answers with a conflict and the refund is dropped unless "
+    "the caller retries",
+    ["ledger/posting.go#PostEntry"],
+    0.8,
+    ran_in="billing-api",
+)
+item(
+    "f21-web",
+    "billing-web",
+    "note",
+    "The refund button is hidden for charges older than 90 days :: support issues those refunds by hand",
+    ["src/checkout/Checkout.tsx#Checkout"],
+)
+query(
+    "billing-web",
+    "refunds lost when the webhook comes before the charge",
+    "cross_repo",
+    "ledger",
+    {"f21-ledger": 3},
+)
+query(
+    "billing-api",
+    "ledger conflict when a refund arrives early",
+    "cross_repo",
+    "ledger",
+    {"f21-ledger": 3},
+    "names the repository",
+)
+
+# F22: a fast client clock and token validation; the SDK attaches tokens, auth-core rejects them.
+item(
+    "f22-auth",
+    "auth-core",
+    "finding",
+    "verify_token rejects tokens whose iat lies in the future :: clients with a fast clock get 401 "
+    "right after login; skew_tolerance is applied to exp but not to iat",
+    ["authcore/tokens.py#verify_token"],
+    0.9,
+    ran_in="upload-sdk",
+)
+item(
+    "f22-sdk",
+    "upload-sdk",
+    "note",
+    "attachToken adds the bearer token to every request :: including the login call, where it is empty",
+    ["src/auth/session.ts#attachToken"],
+)
+query(
+    "upload-sdk",
+    "401 right after login when the laptop clock runs fast",
+    "cross_repo",
+    "auth-core",
+    {"f22-auth": 3, "f8-auth-new": 1},
+)
+query(
+    "docs-ui",
+    "does verify_token apply the skew tolerance",
+    "cross_repo",
+    "auth-core",
+    {"f22-auth": 3, "f8-auth-new": 2},
+    "names a symbol two hops away",
+)
+query(
+    "ingest-api",
+    "what does the thumbnailer do with encrypted PDFs",
+    "cross_repo",
+    "thumbnailer",
+    {"f12-thumb": 3},
+    "names the repository; ingest-api has its own PDF known issue",
+)
+
+# Paraphrases that differ from the answer's words the way developers' words do: inflections,
+# identifiers split into words, the session's summary rather than the item's text.
+query(
+    "docs-ui",
+    "chunk size when the server sends no max chunk",
+    "paraphrase",
+    "upload-sdk",
+    {"f1-sdk": 3},
+    "identifier split: chunkSizeFor, max_chunk",
+)
+query(
+    "docs-ui",
+    "resume upload never attaches the refreshed token",
+    "paraphrase",
+    "upload-sdk",
+    {"f2-sdk-new": 3},
+    "identifier split: resumeUpload, attachToken; inflection",
+)
+query(
+    "ingest-api",
+    "thumbnail enqueued twice per upload",
+    "paraphrase",
+    "ingest-api",
+    {"f4-new": 3, "f4-dead": 1},
+    "inflection: enqueued / enqueue_thumbnail",
+)
+query(
+    "billing-web",
+    "discounts applied after taxes",
+    "paraphrase",
+    "billing-api",
+    {"f18-discount": 3},
+    "inflection: discounts, applied, taxes",
+)
+query(
+    "thumbnailer",
+    "who debugged the worker crash",
+    "paraphrase",
+    "thumbnailer",
+    {"f12-thumb": 3},
+    "the session summary says it, the item only says worker",
+)
+query(
+    "ingest-api",
+    "where is the gateway configuration for the request size limit",
+    "paraphrase",
+    "ingest-api",
+    {"f1-ingest": 3, "f1-sdk": 1},
+    "abbreviation: configuration / config",
+)
+query(
+    "ledger",
+    "reversals do not net to zero",
+    "paraphrase",
+    "ledger",
+    {"f4-ledger": 3},
+    "inflection: reversals / reversal, net / nets",
+)
+
 # Symbol-only and path-only queries; judged automatically against every citing item
 # (scenario items keep their hand grade if higher).
 SYMBOL_QUERIES = [
@@ -1313,6 +1479,9 @@ SESSION_SUMMARIES = {
     "f17": "debugged long uploads",
     "f18": "security and pricing review",
     "f19": "receipt size check",
+    "f20": "looked at sideways thumbnails",
+    "f21": "traced a missing refund",
+    "f22": "debugged a 401 after login",
 }
 
 # ----------------------------------------------------------------------------- background items

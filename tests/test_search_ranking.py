@@ -223,3 +223,112 @@ def test_query_words_find_their_inflections(git_repo, store):
         res = wctx.search(store, word, repo="flask")
         assert rid in _ids(res), (word, claim)
         assert res["results"][0]["reasons"][0].startswith("matches the query text (%s)" % word)
+
+
+# Every reason string search gives today, as a pattern: a change of wording breaks agents and
+# scripts that read them, so a new kind of reason has to be added here on purpose.
+_REASON_PATTERNS = [
+    r"matches the query text \([^()]+\)",
+    r"matches symbol \S+",
+    r"matches file \S+",
+    r"matches the session summary \([^()]+\)",
+    r"query names (repository|symbol|file) \S+",
+    r"same repository",
+    r"\S+ [a-z ]+ \S+ \((upstream dependency|direct consumer|upstream provider|shares a schema|related)\)",
+    r"\d hops via [\w., -]+",
+    r"same workspace \S+(; .+)?",
+    r"outside the caller's workspaces \(--all\)",
+    r"searched all repositories \(--all\)",
+    r"session \S+ \(.+, [\d-]*\) edited \S+ in \S+",
+    r"stated confidence [\d.e-]+",
+    r"superseded by ev-[0-9a-f]+",
+    r"retracted",
+    r"(current|unknown|possibly stale|stale): .+",
+    r"recorded (today|yesterday|\d+ days ago|at an unknown time), (never confirmed|confirmed .+)",
+    r"cites \S+, which has uncommitted changes in your working tree",
+    r"open question recorded in this repository",
+    r"recent in (this repository|a related repository)",
+    r"\S+ \(\w+\) (calls|uses|imports) \S+; \S+ [a-z ]+ ev-[0-9a-f]+ cites \S+",
+]
+_JSON_TYPES = {"string": str, "number": (int, float), "array": list, "object": dict, "null": type(None)}
+
+
+def _check_result_shape(result):
+    import re
+
+    for name, kinds in wctx.SEARCH_RESULT_FIELDS:
+        assert name in result, name
+        allowed = tuple(_JSON_TYPES[k] for k in ([kinds] if isinstance(kinds, str) else kinds))
+        assert isinstance(result[name], allowed), (name, result[name])
+    assert set(result) == {name for name, _ in wctx.SEARCH_RESULT_FIELDS}
+    assert result["freshness"]["verdict"] in wctx.VERDICTS and result["freshness"]["reasons"]
+    for reason in result["reasons"]:
+        assert isinstance(reason, str)
+        assert any(re.fullmatch(p, reason) for p in _REASON_PATTERNS), reason
+
+
+def test_search_json_shape_and_every_reason_string_stay_valid(product, run_cli):
+    import json
+
+    _capture(
+        product, "upload-sdk", "retry_policy caps attempts at three", files=["src/client.py#retry_policy"]
+    )
+    old, _ = _capture(product, "upload-sdk", "uploadDocument throws on 419", files=["src/upload/upload.ts"])
+    new, _ = _capture(
+        product, "upload-sdk", "uploadDocument retries a 419 once", files=["src/upload/upload.ts"]
+    )
+    wctx.supersede(product.store, old, new)
+    _capture(product, "api-gateway", "HandleUpload answers 419 for expired sessions")
+    _capture(product, "docs-ui", "first note", summary="chased a flickering spinner")
+    wctx.capture(
+        product.store,
+        [{"kind": "finding", "claim": "gateway timeout is 30 s", "repo": "api-gateway", "confidence": 0.8}],
+        cwd=product.gateway.path,
+    )
+    product.sdk.write("src/client.py", "def retry_policy(attempts):\n    return min(attempts, 5)\n")
+    product.sdk.commit("five attempts")
+    seen = set()
+    for argv, cwd in [
+        (["search", "retry_policy", "attempts", "in", "client.py", "upload-sdk"], product.ui.path),
+        (["search", "419", "--all-status"], product.ui.path),
+        (["search", "flickering", "spinner"], product.ui.path),
+        (["search", "gateway", "timeout", "--all"], product.other.path),
+        (["search", "gateway", "timeout", "--all"], product.ui.path),
+        (["search", "nothingmatchesthis"], product.sdk.path),
+    ]:
+        res = run_cli(argv + ["--json"], cwd=cwd)
+        assert res.code == 0, res
+        out = json.loads(res.out)
+        for key in ("results", "candidates", "candidates_exact", "ranked", "next_page", "searched", "origin"):
+            assert key in out, key
+        assert isinstance(out["query_terms"], list) and isinstance(out["query_terms_total"], int)
+        assert out["mode"] in ("text", "fallback") and out["rank"] == "topology"
+        assert out["results"], argv
+        for result in out["results"]:
+            _check_result_shape(result)
+            seen.update(r.split(" ")[0] + " " + r.split(" ")[1] for r in result["reasons"] if " " in r)
+    # The run met the kinds of reason a user sees most.
+    for start in ("matches the", "matches symbol", "matches file", "query names", "stated confidence"):
+        assert start in seen, (start, sorted(seen))
+    assert {"superseded by", "same repository", "recent in", "outside the", "2 hops", "docs-ui uses"} <= seen
+    assert any(s.startswith("stale: ") for s in seen) and any(s.startswith("current: ") for s in seen)
+
+
+def test_code_abbreviations_match_both_ways_as_whole_words(git_repo, store):
+    app, lib = _pallets(git_repo, store)
+    db = _one(store, lib.path, repo="werkzeug", claim="the db pool leaks a connection per reload")
+    cfg = _one(store, lib.path, repo="werkzeug", claim="the reloader configuration ignores extra_files")
+    report = _one(store, lib.path, repo="werkzeug", claim="the report page lists every route")
+    assert db in _ids(wctx.search(store, "database pool leaks", repo="flask"))
+    assert cfg in _ids(wctx.search(store, "reloader cfg", repo="flask"))
+    by_repository = _ids(wctx.search(store, "repository report", repo="flask"))
+    assert report in by_repository  # "report" itself matches
+    repo_item = _one(store, lib.path, repo="werkzeug", claim="each repo keeps its own routes")
+    found = wctx.search(store, "repository routes", repo="flask")
+    assert repo_item in _ids(found)
+    assert (
+        "matches the query text (repository, routes)"
+        in found["results"][_ids(found).index(repo_item)]["reasons"]
+    )
+    # An abbreviation matches whole words only: "repository" does not find "report" by "repo".
+    assert report not in _ids(wctx.search(store, "repository", repo="flask"))
