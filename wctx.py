@@ -847,8 +847,12 @@ _UNTRUSTED_PATTERNS = {
     # invisible characters above.
     "terminal": ("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]", 0),
 }
-_OVERRIDE_WORDS = ("ignore", "disregard", "forget", "override", "bypass", "skip", "instruction", "prompt")
+_EMPHASIS = "*_~`"
+# In lower-cased ASCII, "override" needs a verb followed by a space or "you are now ", and
+# "role_prefix" (and "new instructions:", "system prompt:") a word right before a colon.
+_OVERRIDE_VERBS = ("ignore", "disregard", "forget", "override", "bypass", "skip")
 _ROLE_WORDS = ("system", "assistant", "developer", "user", "human", "ai")
+_BEFORE_COLON = _ROLE_WORDS + ("instruction", "instructions", "prompt")
 
 
 @functools.lru_cache(maxsize=None)
@@ -861,12 +865,19 @@ def may_need_neutralising(text):
     """A cheap check: False means neutralise(text) would return it unchanged."""
     if not text.isascii() or "&" in text:  # full-width, homoglyphs, format characters, entities
         return True
-    if "<" in text or "[" in text or _untrusted_re("odd").search(text):
+    if "<" in text or "[" in text or (not text.isprintable() and _untrusted_re("odd").search(text)):
         return True
-    low = text.lower()
-    if any(word in low for word in _OVERRIDE_WORDS) or ("you" in low and "now" in low):
+    # What is left can only match "override" or "role_prefix", also once emphasis marks are
+    # dropped ("ign*ore all rules"). "ignores", or "email" and a colon elsewhere, need nothing.
+    low = _without_emphasis(text.lower())
+    for verb in _OVERRIDE_VERBS:
+        if verb in low and re.search(verb + r"\s", low):
+            return True
+    if "you" in low and re.search(r"you\s+are\s+now\s", low):
         return True
-    return ":" in text and any(word in low for word in _ROLE_WORDS)
+    if ":" in low:
+        return any(before.rstrip().endswith(_BEFORE_COLON) for before in low.split(":")[:-1])
+    return False
 
 
 # Matching runs on a folded copy so look-alike spellings are caught (best effort, not a guarantee):
@@ -882,7 +893,6 @@ _HOMOGLYPHS = {
         "ABESIJKMHOPCTXYaesijopcxydhlABEHIKMNOPTYXZaoiuvp",
     )
 }
-_EMPHASIS = "*_~`"
 _DROPPED_MARKS = "\u034f"  # combining grapheme joiner: invisible, but category Mn
 
 
@@ -891,8 +901,12 @@ def _folded(text, strip_emphasis):
 
     origin is None when the folded copy is ``text`` itself.
     """
-    if text.isascii() and "&" not in text and not (strip_emphasis and any(c in text for c in _EMPHASIS)):
-        return text, None
+    if text.isascii() and "&" not in text:
+        if not (strip_emphasis and any(c in text for c in _EMPHASIS)):
+            return text, None
+        # Plain ASCII with emphasis marks (every snake_case name): dropping them is all the folding.
+        kept = [i for i, c in enumerate(text) if c not in _EMPHASIS]
+        return _without_emphasis(text), [(i, i + 1) for i in kept]
     import html
     import unicodedata
 
@@ -918,6 +932,13 @@ def _folded(text, strip_emphasis):
             origin.append((i, j))
         i = j
     return "".join(out), origin
+
+
+def _without_emphasis(text):
+    for mark in _EMPHASIS:  # str.replace: far faster than str.translate with a table
+        if mark in text:
+            text = text.replace(mark, "")
+    return text
 
 
 def _role_span(match):
@@ -960,6 +981,8 @@ def neutralise(text):
     spans = []
     for strip_emphasis in (False, True):
         folded, origin = _folded(text, strip_emphasis)
+        if strip_emphasis and origin is None and folded == text:
+            break  # no emphasis to drop: the first pass already matched this very text
         for name, span in _NEUTRALISERS:
             for m in _untrusted_re(name).finditer(folded):
                 a, b, marker = span(m)
@@ -13847,12 +13870,42 @@ def _doctor_hooks():
         )
     if problems:
         return _doctor_check("hooks", DOCTOR_WARN, "; ".join(h["problem"] for h in problems))
+    dated = [
+        (h["agent"], event, why)
+        for h in status
+        for event, command in (h.get("commands") or {}).items()
+        for why in [_dated_hook_form(command)]
+        if why
+    ]
+    if dated:
+        return _doctor_check(
+            "hooks",
+            DOCTOR_WARN,
+            "; ".join("%s %s hook %s" % d for d in dated),
+            "; ".join("%s hooks install %s" % (agent_command(), a) for a in sorted({d[0] for d in dated})),
+        )
     return _doctor_check(
         "hooks",
         DOCTOR_OK,
         "%d hook commands of %s ran from a clean shell"
         % (len(probes), ", ".join(sorted({agent for agent, _ in probes}))),
     )
+
+
+def _dated_hook_form(command):
+    """Why a wctx hook command in a form earlier versions wrote is slower or less safe than the
+    one `hooks install` writes now (see hook_invocation), or None."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) > 1 and words[1].endswith(".py"):
+        return "runs wctx.py as a script, compiled from source at every session start"
+    if words[1:3] == ["-m", "wctx"]:
+        return "runs -m wctx without -I, so a wctx.py in the session's directory would run instead"
+    return None
 
 
 def _shell_word(text):
