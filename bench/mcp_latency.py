@@ -19,7 +19,9 @@ What it measures, each against a baseline measured in the same run:
                (compiled-module cache warm), `python -m wctx mcp` (as installed: .pyc cached),
                `python wctx.py mcp` (a script: compiled from source on every start) and the
                baseline script.
-Goals (issue 3): round trip p50 <= 5 ms at 100,000 items; initialize answered within 200 ms.
+With --layer-baseline COMMIT, the MCP layer as of that commit is timed too, in turn with this
+one on the same memoised answers, and their structured results compared.
+Goals: round trip p50 <= 5 ms at 100,000 items; initialize answered within 200 ms.
 
 The interpreter is this script's own (sys.executable), never a shim such as pyenv's ``python3``.
 """
@@ -77,7 +79,7 @@ class Peer:
         self.proc.wait(timeout=60)
 
 
-def bench_calls(store, home, base_db, queries, passes, tmp):
+def bench_calls(store, home, base_db, queries, passes, tmp, layer_baseline=None):
     """The MCP round trip, interleaved query by query with the baseline; then what it is made of."""
     env = dict(os.environ, WCTX_HOME=home)
     ours = Peer([sys.executable, os.path.join(ROOT, "wctx.py"), "mcp"], env, tmp)
@@ -120,16 +122,40 @@ def bench_calls(store, home, base_db, queries, passes, tmp):
     }
     out["ratio_p50"] = round(out["p50_ms"] / out["baseline_p50_ms"], 2)
     out["ratio_p95"] = round(out["p95_ms"] / out["baseline_p95_ms"], 2)
-    out.update(bench_parts(store, calls))
+    out.update(bench_parts(store, calls, layer_baseline, tmp))
     return out
 
 
-def bench_parts(store, calls):
+def _layer_at(ref, tmp):
+    """wctx_mcp as of git commit ``ref``, bound to that commit's untrusted-text functions (the
+    rest of the service layer stays this checkout's: the search is memoised anyway)."""
+    import importlib.util
+
+    folder = os.path.join(tmp, "layer-" + ref.replace("/", "_"))
+    os.makedirs(folder, exist_ok=True)
+    modules = {}
+    for name in ("wctx", "wctx_mcp"):
+        path = os.path.join(folder, name + ".py")
+        with open(path, "wb") as fh:
+            fh.write(subprocess.run(["git", "-C", ROOT, "show", "%s:%s.py" % (ref, name)], check=True,
+                                    capture_output=True).stdout)  # fmt: skip
+        spec = importlib.util.spec_from_file_location("%s_at_%s" % (name, ref), path)
+        modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(modules[name])
+    layer = modules["wctx_mcp"]
+    layer.neutralise = modules["wctx"].neutralise
+    layer.may_need_neutralising = modules["wctx"].may_need_neutralising
+    return layer
+
+
+def bench_parts(store, calls, layer_baseline=None, tmp=None):
     """In this process, after the server has gone: wctx.search alone, and the MCP layer alone.
 
     The layer is the server's own Connection handling the same tools/call messages, parse to
     encoded reply, with wctx.search answered from a memo of its earlier result, so that the
-    figure is argument checks, neutralising, clipping and JSON, without the search's noise."""
+    figure is argument checks, neutralising, clipping and JSON, without the search's noise.
+    With ``layer_baseline`` (a git commit), that commit's layer is timed too, call by call in
+    turn with this one, and the replies of both are compared."""
     import wctx_mcp
 
     pct = corpus_bench.pct
@@ -152,18 +178,36 @@ def bench_parts(store, calls):
         def search(store, query, repo=None, **kw):
             return memo[(query, repo)]
 
-    tools = wctx_mcp.Tools(MemoCore())
-    tools._store = store
-    connection = wctx_mcp.Connection(tools, wctx.__version__)
-    connection.handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT})
-    t_layer = []
-    for _ in range(3):
+    layers = {"layer": wctx_mcp}
+    if layer_baseline:
+        layers["baseline_layer"] = _layer_at(layer_baseline, tmp)
+    connections = {}
+    for label, module in layers.items():
+        tools = module.Tools(MemoCore())
+        tools._store = store
+        connections[label] = module.Connection(tools, wctx.__version__)
+        connections[label].handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT})
+    times = {label: [] for label in layers}
+    differ = 0
+    for round_ in range(3):
         for i, params in enumerate(calls):
             line = json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params}).encode()
-            t0 = time.perf_counter()
-            wctx_mcp._encode(connection.handle(json.loads(line)))
-            t_layer.append((time.perf_counter() - t0) * 1000.0)
-    return {"search_p50_ms": round(pct(t_search, 0.5), 3), "layer_p50_ms": round(pct(t_layer, 0.5), 3)}
+            replies = {}
+            for label in sorted(layers, reverse=(i + round_) % 2 == 1):
+                t0 = time.perf_counter()
+                replies[label] = layers[label]._encode(connections[label].handle(json.loads(line)))
+                times[label].append((time.perf_counter() - t0) * 1000.0)
+            if len(replies) == 2:
+                a, b = (json.loads(r)["result"]["structuredContent"] for r in replies.values())
+                differ += a != b
+    out = {"search_p50_ms": round(pct(t_search, 0.5), 3), "layer_p50_ms": round(pct(times["layer"], 0.5), 3),
+           "layer_p95_ms": round(pct(times["layer"], 0.95), 3)}  # fmt: skip
+    if layer_baseline:
+        out["baseline_layer"] = layer_baseline
+        out["baseline_layer_p50_ms"] = round(pct(times["baseline_layer"], 0.5), 3)
+        out["baseline_layer_p95_ms"] = round(pct(times["baseline_layer"], 0.95), 3)
+        out["replies_differing_from_baseline_layer"] = differ
+    return out
 
 
 def time_to_initialize(argv, env, cwd):
@@ -248,6 +292,20 @@ def table(report):
         "  server loop alone (baseline ping p50 %s ms)"
         % ", ".join("%.3f" % r["baseline_ping_p50_ms"] for r in report["calls"].values())
     )
+    for size, r in report["calls"].items():
+        if "baseline_layer" in r:
+            lines.append(
+                "  layer at %s, timed in turn with this one (%s items): p50 %.3f ms, p95 %.3f ms "
+                "(this checkout p95 %.3f ms); structured results differing: %d"
+                % (
+                    r["baseline_layer"],
+                    f"{int(size):,}",
+                    r["baseline_layer_p50_ms"],
+                    r["baseline_layer_p95_ms"],
+                    r["layer_p95_ms"],
+                    r["replies_differing_from_baseline_layer"],
+                )  # fmt: skip
+            )
     i = report["initialize"]
     lines.append("")
     lines.append("process start -> initialize answered (median of %d runs, ms)" % i["runs"])
@@ -279,6 +337,11 @@ def main(argv=None):
         "--keep", metavar="DIR", help="build in DIR and keep it (default: a temp dir, removed)"
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--layer-baseline",
+        metavar="COMMIT",
+        help="also time the MCP layer of this git commit, in turn with this checkout's, same answers",
+    )
     args = parser.parse_args(argv)
 
     sizes = (
@@ -321,7 +384,9 @@ def main(argv=None):
             base_db = os.path.join(tmp, "baseline-%d.db" % size)
             corpus_bench.build_baseline(store, base_db).close()
             progress("%d items; measuring tools/call round trips" % size)
-            report["calls"][str(size)] = bench_calls(store, home, base_db, queries, args.passes, tmp)
+            report["calls"][str(size)] = bench_calls(
+                store, home, base_db, queries, args.passes, tmp, args.layer_baseline
+            )
         store.close()
         progress("measuring start-up to initialize")
         report["initialize"] = bench_initialize(home, base_db, init_runs, tmp)

@@ -335,16 +335,14 @@ def build_baseline(store, path):
         os.remove(path)
     con = sqlite3.connect(path, isolation_level=None)
     con.execute("PRAGMA journal_mode = WAL")
-    con.execute(
-        "CREATE VIRTUAL TABLE fts USING fts5(claim, symbols, paths, detail, summary, "
-        "tokenize = 'unicode61 remove_diacritics 2')"
-    )
     con.execute("ATTACH DATABASE ? AS w", (store.path,))
-    con.execute("BEGIN")
+    # The columns the store's own FTS table has (they changed with the schema).
+    columns = ", ".join(row[1] for row in con.execute("PRAGMA w.table_info(evidence_fts)"))
     con.execute(
-        "INSERT INTO fts(rowid, claim, symbols, paths, detail, summary) "
-        "SELECT rowid, claim, symbols, paths, detail, summary FROM w.evidence_fts"
+        "CREATE VIRTUAL TABLE fts USING fts5(%s, tokenize = 'unicode61 remove_diacritics 2')" % columns
     )
+    con.execute("BEGIN")
+    con.execute("INSERT INTO fts(rowid, %s) SELECT rowid, %s FROM w.evidence_fts" % (columns, columns))
     con.execute("COMMIT")
     con.execute("DETACH DATABASE w")
     con.execute("INSERT INTO fts(fts) VALUES ('optimize')")
