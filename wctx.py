@@ -1815,11 +1815,19 @@ def is_object_id(value):
     return isinstance(value, str) and _OBJECT_ID.match(value) is not None
 
 
+# The private refs ``wctx sync`` keeps in its own repository (and nowhere else), which it reads
+# as revisions too.
+WCTX_REFS = ("refs/wctx/fetched", "refs/wctx/ours")
+
+
 def git_revision(value):
-    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``), else GitError."""
+    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``; sync's own
+    refs, optionally as ``REF^{commit}``), else GitError."""
     if isinstance(value, str):
         ends = value.split("..") if ".." in value else [value]
         if len(ends) <= 2 and all(e == "HEAD" or is_object_id(e) for e in ends):
+            return value
+        if value in WCTX_REFS or (value.endswith("^{commit}") and value[: -len("^{commit}")] in WCTX_REFS):
             return value
     raise GitError("refusing to pass %r to git as a revision: not a full object id" % (str(value)[:80],))
 
@@ -9294,8 +9302,7 @@ def _import_topology(store, records):
 
 SYNC_BRANCH = "wctx-memory"
 SYNC_PUSH_TRIES = 5
-_SYNC_FETCHED = "refs/wctx/fetched"  # the remote tip, as last fetched into the private repository
-_SYNC_OURS = "refs/wctx/ours"  # the commit we built to push
+_SYNC_FETCHED, _SYNC_OURS = WCTX_REFS  # the remote tip as last fetched; the commit we built to push
 _SYNC_FILE = _lazy_pattern(
     r"^machines/([0-9a-f]{16})/(sessions/(?:ses-[0-9a-f]{10}|[\w.:-]{1,80})\.jsonl|events\.jsonl|topology\.jsonl)$"
 )
@@ -9370,14 +9377,19 @@ def _sync_dir(store):
     return os.path.join(store.home, "sync", "memory.git")
 
 
-def _sync_git(store, args, input_bytes=None, ok_codes=(0,), network=False):
+def _sync_git(store, args, input_bytes=None, ok_codes=(0,), network=False, revs=()):
     # Our private repository's config is ours alone; for the network we run the user's own ssh
     # (GIT_SSH_COMMAND, else their global core.sshCommand, else ssh), never a repository's.
     extra = ["-c", "protocol.ext.allow=never", "-c", "core.bare=true"]
     if network:
         extra += ["-c", "core.sshCommand=" + _user_ssh_command(store)]
     return run_git(
-        _sync_dir(store), list(args), input_bytes=input_bytes, ok_codes=ok_codes, extra_options=extra
+        _sync_dir(store),
+        list(args),
+        input_bytes=input_bytes,
+        ok_codes=ok_codes,
+        extra_options=extra,
+        revs=revs,
     )
 
 
@@ -9409,7 +9421,9 @@ def _sync_fetch(store, remote, branch):
             raise WctxError("sync: cannot fetch from %s: %s" % (remote, str(e).split(": ", 2)[-1])) from None
         _sync_git(store, ["update-ref", "-d", _SYNC_FETCHED], ok_codes=(0, 1))
         return None
-    _, out = _sync_git(store, ["rev-parse", "--verify", "-q", _SYNC_FETCHED + "^{commit}"], ok_codes=(0, 1))
+    _, out = _sync_git(
+        store, ["rev-parse", "--verify", "-q"], ok_codes=(0, 1), revs=[_SYNC_FETCHED + "^{commit}"]
+    )
     return out.decode("ascii", "replace").strip() or None
 
 
@@ -9417,7 +9431,7 @@ def _sync_tree(store, tip):
     """{path: blob id} of the memory files in ``tip`` (other files in the branch are ignored)."""
     if tip is None:
         return {}
-    _, out = _sync_git(store, ["ls-tree", "-r", "-z", "--full-tree", tip])
+    _, out = _sync_git(store, ["ls-tree", "-r", "-z", "--full-tree"], revs=[tip])
     files = {}
     for entry in out.split(b"\0"):
         meta, _, path = entry.partition(b"\t")
@@ -9567,7 +9581,7 @@ def _sync_commit(store, machine, tip, tree, payload):
         stream.append(b"D %s\n" % path.encode())
     stream.append(b"done\n")
     _sync_git(store, ["fast-import", "--quiet", "--force", "--done"], input_bytes=b"".join(stream))
-    _, out = _sync_git(store, ["rev-parse", "--verify", _SYNC_OURS + "^{commit}"])
+    _, out = _sync_git(store, ["rev-parse", "--verify"], revs=[_SYNC_OURS + "^{commit}"])
     return out.decode("ascii").strip(), len(changed), len(removed)
 
 
