@@ -9501,30 +9501,29 @@ def _sync_import(store, machine, files, report):
         key=lambda p: (p.endswith("events.jsonl"), p),
     )
     data = _sync_read_blobs(store, [files[p] for p in todo])
+    known = {r["id"] for r in store.all("SELECT id FROM sessions")}  # sessions this machine had
     for path in todo:
         blob = files[path]
-        known = {r["id"] for r in store.all("SELECT id FROM sessions")} if "/sessions/" in path else set()
         try:
             counts, records = import_evidence_data(store, path, data.get(blob, b""))
         except WctxError as e:
             report.skipped.append(str(e))
             continue
+        foreign = []
+        if "/sessions/" in path:
+            foreign = [(r["id"],) for r in records if r.get("type") == "session" and r["id"] not in known]
+            known.update(r["id"] for r in records if r.get("type") == "session")
         with store.atomic():
             store.db.execute(
                 "INSERT INTO sync_files(path, blob) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET blob = excluded.blob",
                 (path, blob),
             )
-            for rec in records:
-                if rec.get("type") == "session" and "/sessions/" in path and rec["id"] not in known:
-                    store.db.execute(
-                        "INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", (rec["id"],)
-                    )
-                elif rec.get("type") == "evidence":
-                    store.db.execute(
-                        "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
-                        "updated_at = excluded.updated_at",
-                        (rec["id"], _sync_version(rec)),
-                    )
+            store.db.executemany("INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", foreign)
+            store.db.executemany(
+                "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
+                "updated_at = excluded.updated_at",
+                [(r["id"], _sync_version(r)) for r in records if r.get("type") == "evidence"],
+            )
         report.imported["files"] += 1
         for key in ("sessions", "evidence", "updated"):
             report.imported[key] += counts.get(key, 0)
