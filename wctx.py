@@ -273,11 +273,15 @@ def claim_key(claim):
 _CLAIM_WORD = _lazy_pattern(r"[^\W_]+")
 
 
+_IDENT_CHUNK_RE = _lazy_pattern(r"[^0-9A-Za-z]+")
+_IDENT_PART_RE = _lazy_pattern(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
 def split_identifier(name):
     """Words inside an identifier: uploadDocument -> [upload, Document]; a_b.c -> [a, b, c]."""
     parts = []
-    for chunk in re.split(r"[^0-9A-Za-z]+", name):
-        parts.extend(re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", chunk))
+    for chunk in _IDENT_CHUNK_RE.split(name):
+        parts.extend(_IDENT_PART_RE.findall(chunk))
     return [p for p in parts if p]
 
 
@@ -843,8 +847,12 @@ _UNTRUSTED_PATTERNS = {
     # invisible characters above.
     "terminal": ("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]", 0),
 }
-_OVERRIDE_WORDS = ("ignore", "disregard", "forget", "override", "bypass", "skip", "instruction", "prompt")
+_EMPHASIS = "*_~`"
+# In lower-cased ASCII, "override" needs a verb followed by a space or "you are now ", and
+# "role_prefix" (and "new instructions:", "system prompt:") a word right before a colon.
+_OVERRIDE_VERBS = ("ignore", "disregard", "forget", "override", "bypass", "skip")
 _ROLE_WORDS = ("system", "assistant", "developer", "user", "human", "ai")
+_BEFORE_COLON = _ROLE_WORDS + ("instruction", "instructions", "prompt")
 
 
 @functools.lru_cache(maxsize=None)
@@ -857,12 +865,19 @@ def may_need_neutralising(text):
     """A cheap check: False means neutralise(text) would return it unchanged."""
     if not text.isascii() or "&" in text:  # full-width, homoglyphs, format characters, entities
         return True
-    if "<" in text or "[" in text or _untrusted_re("odd").search(text):
+    if "<" in text or "[" in text or (not text.isprintable() and _untrusted_re("odd").search(text)):
         return True
-    low = text.lower()
-    if any(word in low for word in _OVERRIDE_WORDS) or ("you" in low and "now" in low):
+    # What is left can only match "override" or "role_prefix", also once emphasis marks are
+    # dropped ("ign*ore all rules"). "ignores", or "email" and a colon elsewhere, need nothing.
+    low = _without_emphasis(text.lower())
+    for verb in _OVERRIDE_VERBS:
+        if verb in low and re.search(verb + r"\s", low):
+            return True
+    if "you" in low and re.search(r"you\s+are\s+now\s", low):
         return True
-    return ":" in text and any(word in low for word in _ROLE_WORDS)
+    if ":" in low:
+        return any(before.rstrip().endswith(_BEFORE_COLON) for before in low.split(":")[:-1])
+    return False
 
 
 # Matching runs on a folded copy so look-alike spellings are caught (best effort, not a guarantee):
@@ -878,7 +893,6 @@ _HOMOGLYPHS = {
         "ABESIJKMHOPCTXYaesijopcxydhlABEHIKMNOPTYXZaoiuvp",
     )
 }
-_EMPHASIS = "*_~`"
 _DROPPED_MARKS = "\u034f"  # combining grapheme joiner: invisible, but category Mn
 
 
@@ -887,8 +901,12 @@ def _folded(text, strip_emphasis):
 
     origin is None when the folded copy is ``text`` itself.
     """
-    if text.isascii() and "&" not in text and not (strip_emphasis and any(c in text for c in _EMPHASIS)):
-        return text, None
+    if text.isascii() and "&" not in text:
+        if not (strip_emphasis and any(c in text for c in _EMPHASIS)):
+            return text, None
+        # Plain ASCII with emphasis marks (every snake_case name): dropping them is all the folding.
+        kept = [i for i, c in enumerate(text) if c not in _EMPHASIS]
+        return _without_emphasis(text), [(i, i + 1) for i in kept]
     import html
     import unicodedata
 
@@ -914,6 +932,13 @@ def _folded(text, strip_emphasis):
             origin.append((i, j))
         i = j
     return "".join(out), origin
+
+
+def _without_emphasis(text):
+    for mark in _EMPHASIS:  # str.replace: far faster than str.translate with a table
+        if mark in text:
+            text = text.replace(mark, "")
+    return text
 
 
 def _role_span(match):
@@ -956,6 +981,8 @@ def neutralise(text):
     spans = []
     for strip_emphasis in (False, True):
         folded, origin = _folded(text, strip_emphasis)
+        if strip_emphasis and origin is None and folded == text:
+            break  # no emphasis to drop: the first pass already matched this very text
         for name, span in _NEUTRALISERS:
             for m in _untrusted_re(name).finditer(folded):
                 a, b, marker = span(m)
@@ -2269,34 +2296,76 @@ def linked_worktrees(common_dir):
     return out
 
 
-def head_token(repo_path):
+def head_token(repo_path, probed=None):
     """A cheap fingerprint of where HEAD points, read from the git directory without running git.
 
     Used only as a cache key: if it cannot be read, it returns None and callers recompute.
+    ``probed`` (a list) receives every path whose content or absence the answer depends on.
     """
+    probed = [] if probed is None else probed
+    dot_git = os.path.join(repo_path, ".git")
+    probed.append(dot_git)
     gitdir = git_dir_of(repo_path)
     if not gitdir:
         return None
     try:
-        with open(os.path.join(gitdir, "HEAD"), "rb") as fh:
+        probed.append(os.path.join(gitdir, "HEAD"))
+        with open(probed[-1], "rb") as fh:
             head = fh.read(512).strip()
         if not head.startswith(b"ref: "):
             return head.decode("ascii", "replace")
         ref = head[5:].decode("utf-8", "replace")
         common = gitdir
         commondir = os.path.join(gitdir, "commondir")
+        probed.append(commondir)
         if os.path.exists(commondir):
             with open(commondir, "rb") as fh:
                 common = os.path.normpath(os.path.join(gitdir, fh.read().decode().strip()))
         for base in (gitdir, common):
             ref_path = os.path.join(base, *ref.split("/"))
+            probed.append(ref_path)
             if os.path.isfile(ref_path):
                 with open(ref_path, "rb") as fh:
                     return fh.read(128).strip().decode("ascii", "replace")
-        st = os.stat(os.path.join(common, "packed-refs"))
+        probed.append(os.path.join(common, "packed-refs"))
+        st = os.stat(probed[-1])
         return "%s@packed:%d:%d" % (ref, st.st_size, st.st_mtime_ns)
     except (OSError, ValueError):
         return None
+
+
+_HEAD_TOKENS = {}  # {checkout: (head token, ((path, stat signature), ...))}, see recent_head_token
+HEAD_RACY_SECONDS = 3.0  # a file changed this recently may change again unseen by its stat
+
+
+def _stat_signature(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+
+
+def recent_head_token(repo_path):
+    """head_token, remembered by this process while every path it consulted has the same stat
+    (inode, size, times, type), which costs a stat per path instead of opening and reading the
+    files. A path modified within HEAD_RACY_SECONDS of the read is not trusted to show its next
+    change in its stat (timestamps have a coarse grain; an inode may be reused), so such an
+    answer is read again next time, as git treats a racily clean index entry."""
+    seen = _HEAD_TOKENS.get(repo_path)
+    if seen is not None and all(_stat_signature(path) == sig for path, sig in seen[1]):
+        return seen[0]
+    probed = []
+    token = head_token(repo_path, probed)
+    signatures = tuple((path, _stat_signature(path)) for path in probed)
+    settled = time.time_ns() - int(HEAD_RACY_SECONDS * 1e9)
+    if token is not None and all(sig is None or max(sig[2], sig[3]) < settled for _, sig in signatures):
+        if len(_HEAD_TOKENS) > 4096:
+            _HEAD_TOKENS.clear()
+        _HEAD_TOKENS[repo_path] = (token, signatures)
+    else:
+        _HEAD_TOKENS.pop(repo_path, None)
+    return token
 
 
 def dubious_ownership_message(path, stderr):
@@ -5625,14 +5694,23 @@ class FreshnessChecker:
 
 
 def _load_anchors(store, rids):
+    """{rid: [anchor row as a dict, in recording order]}."""
     out = {rid: [] for rid in rids}
     rids = list(rids)
+    cursor = store.db.cursor()
+    cursor.row_factory = None  # plain tuples zipped with the column names: no sqlite3.Row per row
     for i in range(0, len(rids), 500):
         chunk = rids[i : i + 500]
-        for row in store.all(
-            "SELECT * FROM anchors WHERE evidence_rid IN (%s) ORDER BY id" % ",".join("?" * len(chunk)), chunk
-        ):
-            out[row["evidence_rid"]].append(dict(row))
+        # In the order of the anchors_evidence index: no sort; per item still in id order.
+        cursor.execute(
+            "SELECT * FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
+            % ",".join("?" * len(chunk)),
+            chunk,
+        )
+        names = [d[0] for d in cursor.description]
+        at = names.index("evidence_rid")
+        for row in cursor:
+            out[row[at]].append(dict(zip(names, row)))
     return out
 
 
@@ -5680,7 +5758,7 @@ def _cache_key(repos, anchors, heads=None, followed=None):
             heads[checkouts] = repo.all_checkouts()
         for root in heads[checkouts]:
             if root not in heads:
-                heads[root] = head_token(root)
+                heads[root] = recent_head_token(root)
             if heads[root] is None:
                 if root == repo.home:
                     return None
@@ -6352,7 +6430,7 @@ def _fts_term(term, words=None, spell_out=False):
     either way); ``spell_out`` (queries that only need the rows: paging, counts) ORs up to
     FTS_SPELL_OUT words, whose bm25 would differ from the prefix's."""
     parts = []
-    for form in match_forms(term):
+    for form in _forms(term):
         found = words(form) if words is not None and len(form) >= 3 else None
         if _whole_word_form(term, form):
             spelt = [_quoted(form)]
@@ -6377,19 +6455,32 @@ def fts_query(terms, all_terms=False, words=None, spell_out=False):
     return (" AND " if all_terms else " OR ").join(parts)
 
 
+@functools.lru_cache(maxsize=8192)
+def _forms(term):
+    """match_forms(term) as a tuple, computed once per term (search asks for it per text)."""
+    return tuple(match_forms(term))
+
+
 def _word_hits(terms, text):
     """The query terms that match a word of ``text`` (prefix for terms of 3+ characters)."""
     if not text:
         return []
-    raw = _TERM_RE.findall(text)
-    words = set(w.lower() for w in raw)
-    for w in raw:  # split before lower-casing: uploadDocument -> upload, document
-        if not (w.isalpha() and w.isascii() and w.islower()):  # a lower-case ASCII word splits into itself
-            words.update(p.lower() for p in split_identifier(w))
+    if text.isascii():
+        # Every word of an ASCII text, lower-cased, is a substring of the lower-cased text: a term
+        # none of whose forms occurs in it matches no word, and the text need not be split.
+        low = text.lower()
+        terms = [t for t in terms if any(form in low for form in _forms(t))]
+        if not terms:
+            return []
+    words = set(map(str.lower, _TERM_RE.findall(text)))
+    # With the parts of identifiers, split before lower-casing (uploadDocument -> upload,
+    # document): split_identifier of every word at once, as its part pattern never spans a
+    # character that is not an ASCII letter or digit.
+    words.update(map(str.lower, _IDENT_PART_RE.findall(text)))
     starts = "\n" + "\n".join(words)  # "\n" + form occurs in it iff some word starts with form
     hits = []
     for t in terms:
-        for form in match_forms(t):
+        for form in _forms(t):
             if form in words or (len(form) >= 3 and "\n" + form in starts and not _whole_word_form(t, form)):
                 hits.append(t)
                 break
@@ -13810,12 +13901,42 @@ def _doctor_hooks():
         )
     if problems:
         return _doctor_check("hooks", DOCTOR_WARN, "; ".join(h["problem"] for h in problems))
+    dated = [
+        (h["agent"], event, why)
+        for h in status
+        for event, command in (h.get("commands") or {}).items()
+        for why in [_dated_hook_form(command)]
+        if why
+    ]
+    if dated:
+        return _doctor_check(
+            "hooks",
+            DOCTOR_WARN,
+            "; ".join("%s %s hook %s" % d for d in dated),
+            "; ".join("%s hooks install %s" % (agent_command(), a) for a in sorted({d[0] for d in dated})),
+        )
     return _doctor_check(
         "hooks",
         DOCTOR_OK,
         "%d hook commands of %s ran from a clean shell"
         % (len(probes), ", ".join(sorted({agent for agent, _ in probes}))),
     )
+
+
+def _dated_hook_form(command):
+    """Why a wctx hook command in a form earlier versions wrote is slower or less safe than the
+    one `hooks install` writes now (see hook_invocation), or None."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) > 1 and words[1].endswith(".py"):
+        return "runs wctx.py as a script, compiled from source at every session start"
+    if words[1:3] == ["-m", "wctx"]:
+        return "runs -m wctx without -I, so a wctx.py in the session's directory would run instead"
+    return None
 
 
 def _shell_word(text):
