@@ -9194,7 +9194,8 @@ def _import_update(store, rec, row, local_repo, known_events):
         store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (row["rid"],))
         changed = True
     events = _history_rows(row["rid"], rec, known_events)
-    store.db.executemany(_EVENT_INSERT, events)
+    if events:
+        store.db.executemany(_EVENT_INSERT, events)
     return changed or bool(events), changed
 
 
@@ -9286,7 +9287,8 @@ def _import_records_in(store, records):
             for rec, sid, prepared in chunk:
                 row = existing.get(rec["id"])
                 if row is not None:  # here already, or earlier in this import
-                    batch.flush()
+                    if batch.evidence or batch.events or batch.confidence:
+                        batch.flush()
                     changed, moved = _import_update(store, rec, row, local_repo, known_events)
                     if moved:
                         dups.drop(row["repo_name"], row["claim_key"])
