@@ -6311,16 +6311,20 @@ def _word_hits(terms, text):
     """The query terms that match a word of ``text`` (prefix for terms of 3+ characters)."""
     if not text:
         return []
-    raw = _TERM_RE.findall(text)
-    words = set(w.lower() for w in raw)
+    raw = set(_TERM_RE.findall(text))
+    words = set()
     for w in raw:  # split before lower-casing: uploadDocument -> upload, document
-        if not (w.isalpha() and w.isascii() and w.islower()):  # a lower-case ASCII word splits into itself
+        lower = w.lower()
+        words.add(lower)
+        # A lower-case or capitalised ASCII word splits into itself.
+        if not (w.isalpha() and w.isascii() and (w == lower or w[1:] == lower[1:])):
             words.update(p.lower() for p in split_identifier(w))
     starts = "\n" + "\n".join(words)  # "\n" + form occurs in it iff some word starts with form
     hits = []
     for t in terms:
-        for form in match_forms(t):
-            if form in words or (len(form) >= 3 and "\n" + form in starts and not _whole_word_form(t, form)):
+        forms, whole = _term_forms(t)
+        for form in forms:
+            if form in words or (len(form) >= 3 and form not in whole and "\n" + form in starts):
                 hits.append(t)
                 break
     return hits
@@ -7137,6 +7141,7 @@ def _query_coverage(store, terms, cands, anchors):
     whole = sum(weight.values())
     if len(terms) < 2 or not whole:
         return
+    cands = [c for c in cands if c.tier != "all"]  # FTS5 matched every term: coverage 1.0
     texts = {}
     rids = [c.rid for c in cands]
     for i in range(0, len(rids), 500):
@@ -7148,13 +7153,16 @@ def _query_coverage(store, terms, cands, anchors):
         ):
             texts[rid] = ("%s\n%s" % (claim, detail or ""), summary)
     floor = min(weight.values()) / whole  # FTS5 matched it on something: at least its weakest term
+    in_summary = {}  # summary -> the terms it holds (a session's items share one)
     for c in cands:
         text, summary = texts.get(c.rid, ("", None))
         cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
         own = set(_word_hits(terms, text + "\n" + cited))
-        rest = [t for t in terms if t not in own]
-        context = _word_hits(rest, summary) if summary and rest else ()
-        share = sum(weight[t] for t in own) + RANK_SUMMARY_SHARE * sum(weight[t] for t in context)
+        share = sum(weight[t] for t in own)
+        if summary and len(own) < len(terms):
+            if summary not in in_summary:
+                in_summary[summary] = _word_hits(terms, summary)
+            share += RANK_SUMMARY_SHARE * sum(weight[t] for t in in_summary[summary] if t not in own)
         c.coverage = max(floor, share / whole)
 
 
