@@ -260,17 +260,28 @@ def split_claim(text):
 def claim_key(claim):
     """What makes two claims the same claim: words only, case and Unicode forms folded, so that
     "Foo", "foo." and "  FOO " are one. A claim of punctuation alone is its own key."""
-    import unicodedata
+    claim = claim or ""
+    if claim.isascii():  # ASCII is its own NFKC form, and casefold is lower there
+        folded = claim.lower()
+    else:
+        import unicodedata
 
-    words = re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", claim or "").casefold())
-    return " ".join(words) or " ".join((claim or "").split())
+        folded = unicodedata.normalize("NFKC", claim).casefold()
+    return " ".join(_CLAIM_WORD.findall(folded)) or " ".join(claim.split())
+
+
+_CLAIM_WORD = _lazy_pattern(r"[^\W_]+")
+
+
+_IDENT_CHUNK_RE = _lazy_pattern(r"[^0-9A-Za-z]+")
+_IDENT_PART_RE = _lazy_pattern(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
 def split_identifier(name):
     """Words inside an identifier: uploadDocument -> [upload, Document]; a_b.c -> [a, b, c]."""
     parts = []
-    for chunk in re.split(r"[^0-9A-Za-z]+", name):
-        parts.extend(re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", chunk))
+    for chunk in _IDENT_CHUNK_RE.split(name):
+        parts.extend(_IDENT_PART_RE.findall(chunk))
     return [p for p in parts if p]
 
 
@@ -836,8 +847,12 @@ _UNTRUSTED_PATTERNS = {
     # invisible characters above.
     "terminal": ("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]", 0),
 }
-_OVERRIDE_WORDS = ("ignore", "disregard", "forget", "override", "bypass", "skip", "instruction", "prompt")
+_EMPHASIS = "*_~`"
+# In lower-cased ASCII, "override" needs a verb followed by a space or "you are now ", and
+# "role_prefix" (and "new instructions:", "system prompt:") a word right before a colon.
+_OVERRIDE_VERBS = ("ignore", "disregard", "forget", "override", "bypass", "skip")
 _ROLE_WORDS = ("system", "assistant", "developer", "user", "human", "ai")
+_BEFORE_COLON = _ROLE_WORDS + ("instruction", "instructions", "prompt")
 
 
 @functools.lru_cache(maxsize=None)
@@ -850,12 +865,19 @@ def may_need_neutralising(text):
     """A cheap check: False means neutralise(text) would return it unchanged."""
     if not text.isascii() or "&" in text:  # full-width, homoglyphs, format characters, entities
         return True
-    if "<" in text or "[" in text or _untrusted_re("odd").search(text):
+    if "<" in text or "[" in text or (not text.isprintable() and _untrusted_re("odd").search(text)):
         return True
-    low = text.lower()
-    if any(word in low for word in _OVERRIDE_WORDS) or ("you" in low and "now" in low):
+    # What is left can only match "override" or "role_prefix", also once emphasis marks are
+    # dropped ("ign*ore all rules"). "ignores", or "email" and a colon elsewhere, need nothing.
+    low = _without_emphasis(text.lower())
+    for verb in _OVERRIDE_VERBS:
+        if verb in low and re.search(verb + r"\s", low):
+            return True
+    if "you" in low and re.search(r"you\s+are\s+now\s", low):
         return True
-    return ":" in text and any(word in low for word in _ROLE_WORDS)
+    if ":" in low:
+        return any(before.rstrip().endswith(_BEFORE_COLON) for before in low.split(":")[:-1])
+    return False
 
 
 # Matching runs on a folded copy so look-alike spellings are caught (best effort, not a guarantee):
@@ -871,7 +893,6 @@ _HOMOGLYPHS = {
         "ABESIJKMHOPCTXYaesijopcxydhlABEHIKMNOPTYXZaoiuvp",
     )
 }
-_EMPHASIS = "*_~`"
 _DROPPED_MARKS = "\u034f"  # combining grapheme joiner: invisible, but category Mn
 
 
@@ -880,8 +901,12 @@ def _folded(text, strip_emphasis):
 
     origin is None when the folded copy is ``text`` itself.
     """
-    if text.isascii() and "&" not in text and not (strip_emphasis and any(c in text for c in _EMPHASIS)):
-        return text, None
+    if text.isascii() and "&" not in text:
+        if not (strip_emphasis and any(c in text for c in _EMPHASIS)):
+            return text, None
+        # Plain ASCII with emphasis marks (every snake_case name): dropping them is all the folding.
+        kept = [i for i, c in enumerate(text) if c not in _EMPHASIS]
+        return _without_emphasis(text), [(i, i + 1) for i in kept]
     import html
     import unicodedata
 
@@ -907,6 +932,13 @@ def _folded(text, strip_emphasis):
             origin.append((i, j))
         i = j
     return "".join(out), origin
+
+
+def _without_emphasis(text):
+    for mark in _EMPHASIS:  # str.replace: far faster than str.translate with a table
+        if mark in text:
+            text = text.replace(mark, "")
+    return text
 
 
 def _role_span(match):
@@ -949,6 +981,8 @@ def neutralise(text):
     spans = []
     for strip_emphasis in (False, True):
         folded, origin = _folded(text, strip_emphasis)
+        if strip_emphasis and origin is None and folded == text:
+            break  # no emphasis to drop: the first pass already matched this very text
         for name, span in _NEUTRALISERS:
             for m in _untrusted_re(name).finditer(folded):
                 a, b, marker = span(m)
@@ -1824,7 +1858,8 @@ def git_path(value):
         isinstance(value, str)
         and value
         and is_utf8(value)
-        and not re.search(r"[\x00\n]", value)
+        and "\x00" not in value
+        and "\n" not in value
         and not value.startswith(("/", ":"))
         and not any(part in ("", ".", "..") for part in value.split("/"))
     ):
@@ -2251,34 +2286,76 @@ def linked_worktrees(common_dir):
     return out
 
 
-def head_token(repo_path):
+def head_token(repo_path, probed=None):
     """A cheap fingerprint of where HEAD points, read from the git directory without running git.
 
     Used only as a cache key: if it cannot be read, it returns None and callers recompute.
+    ``probed`` (a list) receives every path whose content or absence the answer depends on.
     """
+    probed = [] if probed is None else probed
+    dot_git = os.path.join(repo_path, ".git")
+    probed.append(dot_git)
     gitdir = git_dir_of(repo_path)
     if not gitdir:
         return None
     try:
-        with open(os.path.join(gitdir, "HEAD"), "rb") as fh:
+        probed.append(os.path.join(gitdir, "HEAD"))
+        with open(probed[-1], "rb") as fh:
             head = fh.read(512).strip()
         if not head.startswith(b"ref: "):
             return head.decode("ascii", "replace")
         ref = head[5:].decode("utf-8", "replace")
         common = gitdir
         commondir = os.path.join(gitdir, "commondir")
+        probed.append(commondir)
         if os.path.exists(commondir):
             with open(commondir, "rb") as fh:
                 common = os.path.normpath(os.path.join(gitdir, fh.read().decode().strip()))
         for base in (gitdir, common):
             ref_path = os.path.join(base, *ref.split("/"))
+            probed.append(ref_path)
             if os.path.isfile(ref_path):
                 with open(ref_path, "rb") as fh:
                     return fh.read(128).strip().decode("ascii", "replace")
-        st = os.stat(os.path.join(common, "packed-refs"))
+        probed.append(os.path.join(common, "packed-refs"))
+        st = os.stat(probed[-1])
         return "%s@packed:%d:%d" % (ref, st.st_size, st.st_mtime_ns)
     except (OSError, ValueError):
         return None
+
+
+_HEAD_TOKENS = {}  # {checkout: (head token, ((path, stat signature), ...))}, see recent_head_token
+HEAD_RACY_SECONDS = 3.0  # a file changed this recently may change again unseen by its stat
+
+
+def _stat_signature(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+
+
+def recent_head_token(repo_path):
+    """head_token, remembered by this process while every path it consulted has the same stat
+    (inode, size, times, type), which costs a stat per path instead of opening and reading the
+    files. A path modified within HEAD_RACY_SECONDS of the read is not trusted to show its next
+    change in its stat (timestamps have a coarse grain; an inode may be reused), so such an
+    answer is read again next time, as git treats a racily clean index entry."""
+    seen = _HEAD_TOKENS.get(repo_path)
+    if seen is not None and all(_stat_signature(path) == sig for path, sig in seen[1]):
+        return seen[0]
+    probed = []
+    token = head_token(repo_path, probed)
+    signatures = tuple((path, _stat_signature(path)) for path in probed)
+    settled = time.time_ns() - int(HEAD_RACY_SECONDS * 1e9)
+    if token is not None and all(sig is None or max(sig[2], sig[3]) < settled for _, sig in signatures):
+        if len(_HEAD_TOKENS) > 4096:
+            _HEAD_TOKENS.clear()
+        _HEAD_TOKENS[repo_path] = (token, signatures)
+    else:
+        _HEAD_TOKENS.pop(repo_path, None)
+    return token
 
 
 def dubious_ownership_message(path, stderr):
@@ -5607,14 +5684,23 @@ class FreshnessChecker:
 
 
 def _load_anchors(store, rids):
+    """{rid: [anchor row as a dict, in recording order]}."""
     out = {rid: [] for rid in rids}
     rids = list(rids)
+    cursor = store.db.cursor()
+    cursor.row_factory = None  # plain tuples zipped with the column names: no sqlite3.Row per row
     for i in range(0, len(rids), 500):
         chunk = rids[i : i + 500]
-        for row in store.all(
-            "SELECT * FROM anchors WHERE evidence_rid IN (%s) ORDER BY id" % ",".join("?" * len(chunk)), chunk
-        ):
-            out[row["evidence_rid"]].append(dict(row))
+        # In the order of the anchors_evidence index: no sort; per item still in id order.
+        cursor.execute(
+            "SELECT * FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
+            % ",".join("?" * len(chunk)),
+            chunk,
+        )
+        names = [d[0] for d in cursor.description]
+        at = names.index("evidence_rid")
+        for row in cursor:
+            out[row[at]].append(dict(zip(names, row)))
     return out
 
 
@@ -5662,7 +5748,7 @@ def _cache_key(repos, anchors, heads=None, followed=None):
             heads[checkouts] = repo.all_checkouts()
         for root in heads[checkouts]:
             if root not in heads:
-                heads[root] = head_token(root)
+                heads[root] = recent_head_token(root)
             if heads[root] is None:
                 if root == repo.home:
                     return None
@@ -5880,19 +5966,63 @@ def _cited_set(anchors):
 
 def find_duplicate(store, repo_name, claim, cited):
     """The active item that ``claim`` about ``repo_name`` citing ``cited`` (a _cited_set) repeats,
-    as its evidence row, or None."""
-    rows = store.all(
-        "SELECT rid, id, session_id, confidence FROM evidence WHERE repo_name = ? AND claim_key = ? "
-        "AND status = 'active' ORDER BY rid",
-        (repo_name, claim_key(claim)),
-    )
-    if not rows:
+    as its evidence row (a dict), or None."""
+    return DuplicateIndex(store).find(repo_name, claim_key(claim), cited)
+
+
+class DuplicateIndex:
+    """The duplicate rule over many claims at once: the active items of each (repository, claim
+    key) asked about, with what they cite, loaded from the store in one query per 500 keys, then
+    checked in memory. A bulk writer tells it what it inserts (``add``) and which items it changed
+    otherwise (``drop``: read again from the store when next asked)."""
+
+    __slots__ = ("store", "items", "before_load")
+
+    def __init__(self, store, before_load=None):
+        self.store = store
+        self.items = {}  # (repo_name, claim_key) -> [(row dict, cited set)] in rid order
+        self.before_load = before_load  # called before reading the store (a writer's flush)
+
+    def load(self, pairs):
+        todo = {}
+        for repo_name, key in pairs:
+            if (repo_name, key) not in self.items:
+                self.items[(repo_name, key)] = []
+                todo.setdefault(repo_name, []).append(key)
+        rows = []
+        for repo_name, keys in todo.items():
+            for i in range(0, len(keys), 500):
+                chunk = keys[i : i + 500]
+                rows += self.store.all(
+                    "SELECT rid, id, session_id, confidence, repo_name, claim_key FROM evidence "
+                    "WHERE repo_name = ? AND claim_key IN (%s) AND status = 'active' ORDER BY rid"
+                    % ",".join("?" * len(chunk)),
+                    [repo_name, *chunk],
+                )
+        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
+        for r in sorted(rows, key=lambda r: r["rid"]):
+            row = {k: r[k] for k in ("rid", "id", "session_id", "confidence")}
+            self.items[(r["repo_name"], r["claim_key"])].append((row, _cited_set(anchors[r["rid"]])))
+
+    def find(self, repo_name, key, cited):
+        """The first active item (lowest rid) with this claim key about this repository citing
+        exactly ``cited``, or None."""
+        if (repo_name, key) not in self.items:
+            if self.before_load is not None:
+                self.before_load()
+            self.load([(repo_name, key)])
+        for row, its_cited in self.items[(repo_name, key)]:
+            if its_cited == cited:
+                return row
         return None
-    anchors = _load_anchors(store, [r["rid"] for r in rows])
-    for row in rows:
-        if _cited_set(anchors[row["rid"]]) == cited:
-            return row
-    return None
+
+    def add(self, repo_name, key, row, cited):
+        """An active item just written (a higher rid than any before it)."""
+        if (repo_name, key) in self.items:
+            self.items[(repo_name, key)].append((row, cited))
+
+    def drop(self, repo_name, key):
+        self.items.pop((repo_name, key), None)
 
 
 def _insert_anchors(store, rid, anchors):
@@ -5934,13 +6064,21 @@ def _content_changed(rows, anchors):
     return False
 
 
+_EVENT_INSERT = (
+    "INSERT OR IGNORE INTO evidence_events(id, evidence_rid, event, session_id, agent, note, at, previous, "
+    "commits) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _event_row(rid, event, session_id, agent, note, at, previous=None, commits=None, event_id=None):
+    return (event_id or new_id("evt"), rid, event, session_id, agent, note, at,
+            None if previous is None else json.dumps(previous), None if commits is None else json.dumps(commits))  # fmt: skip
+
+
 def _add_event(store, rid, event, session_id, agent, note, at, previous=None, commits=None, event_id=None):
     store.db.execute(
-        "INSERT OR IGNORE INTO evidence_events(id, evidence_rid, event, session_id, agent, note, at, previous, "
-        "commits) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (event_id or new_id("evt"), rid, event, session_id, agent, note, at,
-         None if previous is None else json.dumps(previous), None if commits is None else json.dumps(commits)),
-    )  # fmt: skip
+        _EVENT_INSERT, _event_row(rid, event, session_id, agent, note, at, previous, commits, event_id)
+    )
 
 
 def _restamp(store, rid, anchors, event, session_id, agent, note, now):
@@ -6282,7 +6420,7 @@ def _fts_term(term, words=None, spell_out=False):
     either way); ``spell_out`` (queries that only need the rows: paging, counts) ORs up to
     FTS_SPELL_OUT words, whose bm25 would differ from the prefix's."""
     parts = []
-    for form in match_forms(term):
+    for form in _forms(term):
         found = words(form) if words is not None and len(form) >= 3 else None
         if _whole_word_form(term, form):
             spelt = [_quoted(form)]
@@ -6307,24 +6445,33 @@ def fts_query(terms, all_terms=False, words=None, spell_out=False):
     return (" AND " if all_terms else " OR ").join(parts)
 
 
+@functools.lru_cache(maxsize=8192)
+def _forms(term):
+    """match_forms(term) as a tuple, computed once per term (search asks for it per text)."""
+    return tuple(match_forms(term))
+
+
 def _word_hits(terms, text):
     """The query terms that match a word of ``text`` (prefix for terms of 3+ characters)."""
     if not text:
         return []
-    raw = set(_TERM_RE.findall(text))
-    words = set()
-    for w in raw:  # split before lower-casing: uploadDocument -> upload, document
-        lower = w.lower()
-        words.add(lower)
-        # A lower-case or capitalised ASCII word splits into itself.
-        if not (w.isalpha() and w.isascii() and (w == lower or w[1:] == lower[1:])):
-            words.update(p.lower() for p in split_identifier(w))
+    if text.isascii():
+        # Every word of an ASCII text, lower-cased, is a substring of the lower-cased text: a term
+        # none of whose forms occurs in it matches no word, and the text need not be split.
+        low = text.lower()
+        terms = [t for t in terms if any(form in low for form in _forms(t))]
+        if not terms:
+            return []
+    words = set(map(str.lower, _TERM_RE.findall(text)))
+    # With the parts of identifiers, split before lower-casing (uploadDocument -> upload,
+    # document): split_identifier of every word at once, as its part pattern never spans a
+    # character that is not an ASCII letter or digit.
+    words.update(map(str.lower, _IDENT_PART_RE.findall(text)))
     starts = "\n" + "\n".join(words)  # "\n" + form occurs in it iff some word starts with form
     hits = []
     for t in terms:
-        forms, whole = _term_forms(t)
-        for form in forms:
-            if form in words or (len(form) >= 3 and form not in whole and "\n" + form in starts):
+        for form in _forms(t):
+            if form in words or (len(form) >= 3 and "\n" + form in starts and not _whole_word_form(t, form)):
                 hits.append(t)
                 break
     return hits
@@ -8475,6 +8622,8 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
 
 _TIMESTAMP_RE = _lazy_pattern(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\Z")
 _RECORD_ID_RE = _lazy_pattern(r"\A(?:(?:ev|ses)-[0-9a-f]{10}|[A-Za-z0-9_][\w.:-]{0,79})\Z")
+_HEX_RE = _lazy_pattern(r"\A[0-9a-f]{8,64}\Z")
+_EVENT_ID_RE = _lazy_pattern(r"\Aevt-[\w.:-]{1,80}\Z")
 _REF_FORBIDDEN_RE = _lazy_pattern(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
 
 
@@ -8515,7 +8664,7 @@ def _v_object_id(value):
 def _v_hex(value):
     if value is None:
         return None
-    if not isinstance(value, str) or not re.match(r"\A[0-9a-f]{8,64}\Z", value):
+    if not isinstance(value, str) or not _HEX_RE.match(value):
         raise ValueError("must be lower-case hex, not %r" % (str(value)[:80],))
     return value
 
@@ -8596,7 +8745,7 @@ def _v_required_timestamp(value):
 
 
 def _v_event_id(value):
-    if not isinstance(value, str) or not re.match(r"\Aevt-[\w.:-]{1,80}\Z", value):
+    if not isinstance(value, str) or not _EVENT_ID_RE.match(value):
         raise ValueError("needs an id like evt-…, not %r" % (str(value)[:80],))
     return value
 
@@ -8780,13 +8929,34 @@ class _FieldError(ValueError):
     pass
 
 
+_ABSENT = object()
+
+
+@functools.lru_cache(maxsize=None)
+def _field_checks(record_type):
+    """(field, check, what check gives an absent field, or _ABSENT when it refuses one): most
+    fields of most records are absent or null, and need no call."""
+    out = []
+    for field, check in RECORD_FIELDS[record_type].items():
+        try:
+            absent = check(None)
+        except ValueError:
+            absent = _ABSENT
+        out.append((field, check, absent))
+    return tuple(out)
+
+
 def _validate_fields(record_type, record, prefix=""):
     if not isinstance(record, dict):
         raise _FieldError("%s must be an object" % prefix.rstrip("."))
     clean = {}
-    for field, check in RECORD_FIELDS[record_type].items():
+    for field, check, absent in _field_checks(record_type):
+        value = record.get(field)
+        if value is None and absent is not _ABSENT:
+            clean[field] = absent if absent.__class__ not in (list, dict) else absent.__class__()
+            continue
         try:
-            clean[field] = check(record.get(field))
+            clean[field] = check(value)
         except _FieldError as e:
             raise _FieldError("%s%s%s" % (prefix, field, e)) from None
         except ValueError as e:
@@ -8854,28 +9024,34 @@ def _record_anchors(rec, local_repo):
     return anchors
 
 
+def _anchor_rows(rid, anchors):
+    return [
+        (rid, a["repo_id"], a["repo"], a["root_commit"], a["path"], a["symbol"], a["commit"], a["branch"],
+         a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"])
+        for a in anchors
+    ]  # fmt: skip
+
+
+_RECORD_ANCHOR_INSERT = (
+    "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
+    "blob, dirty, symbol_hash, symbol_lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
 def _insert_record_anchors(store, rid, anchors):
-    store.db.executemany(
-        "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
-        "blob, dirty, symbol_hash, symbol_lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (rid, a["repo_id"], a["repo"], a["root_commit"], a["path"], a["symbol"], a["commit"], a["branch"],
-             a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"])
-            for a in anchors
-        ],
-    )  # fmt: skip
+    store.db.executemany(_RECORD_ANCHOR_INSERT, _anchor_rows(rid, anchors))
 
 
-def _import_history(store, rid, rec):
-    """Add the record's history events this store does not have yet (ids are global). True if any."""
-    added = False
-    for h in rec.get("history") or []:
-        if store.one("SELECT 1 FROM evidence_events WHERE id = ?", (h["id"],)):
-            continue
-        _add_event(store, rid, h["event"], h.get("session"), h.get("agent"), redact_secrets(h.get("note")), h["at"],
-                   h.get("previous") or [], h.get("commits") or {}, event_id=h["id"])  # fmt: skip
-        added = True
-    return added
+def _history_rows(rid, rec, known):
+    """Event rows for the record's history events whose ids are not in ``known`` (ids are global;
+    ``known`` is updated)."""
+    rows = []
+    for h in rec.get("history") or ():
+        if h["id"] not in known:
+            known.add(h["id"])
+            rows.append(_event_row(rid, h["event"], h.get("session"), h.get("agent"), redact_secrets(h.get("note")),
+                                   h["at"], h.get("previous") or [], h.get("commits") or {}, event_id=h["id"]))  # fmt: skip
+    return rows
 
 
 def import_evidence(store, paths):
@@ -8904,6 +9080,116 @@ def _status_change_wins(rec, row):
     return theirs > ours or (
         theirs == ours and _STATUS_ORDER.get(status, 0) > _STATUS_ORDER.get(row["status"], 0)
     )
+
+
+def _select_in(store, sql, values):
+    """Rows of ``sql`` (whose one ``%s`` is an IN list) for all ``values``, 500 per query."""
+    values = list(values)
+    rows = []
+    for i in range(0, len(values), 500):
+        chunk = values[i : i + 500]
+        rows += store.all(sql % ",".join("?" * len(chunk)), chunk)
+    return rows
+
+
+_IMPORT_CHUNK = 2000  # evidence records prepared, checked and written per batch of executemany
+_IMPORTED_ROW = (
+    "SELECT rid, id, repo_name, claim_key, updated_at, status, confirmed_at FROM evidence WHERE id IN (%s)"
+)
+
+
+class _ImportBatch:
+    """Rows an import has decided to write, written together (executemany per table, in the
+    order foreign keys need) when a chunk ends or before anything reads the store."""
+
+    __slots__ = ("store", "evidence", "anchors", "fts", "events", "confidence")
+
+    def __init__(self, store):
+        self.store = store
+        self.evidence, self.anchors, self.fts, self.events, self.confidence = [], [], [], [], []
+
+    def flush(self):
+        db = self.store.db
+        if self.evidence:
+            db.executemany(
+                "INSERT INTO evidence(rid, id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, "
+                "confidence, status, superseded_by, created_at, updated_at, confirmed_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                self.evidence,
+            )
+            db.executemany(_RECORD_ANCHOR_INSERT, self.anchors)
+            db.executemany(
+                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
+                self.fts,
+            )
+        if self.events:
+            db.executemany(_EVENT_INSERT, self.events)
+        if self.confidence:
+            db.executemany("UPDATE evidence SET confidence = ? WHERE rid = ?", self.confidence)
+        self.evidence, self.anchors, self.fts, self.events, self.confidence = [], [], [], [], []
+
+
+def _import_sessions(store, records, forgotten, by_name, session_map):
+    """Write the import's new sessions (one executemany); fill ``session_map`` (import id -> id
+    here, which differs when the agent's own session id is already known). Returns how many."""
+    recs = [r for r in records if r["type"] == "session" and r["id"] not in forgotten]
+    present = {
+        r["id"]
+        for r in _select_in(store, "SELECT id FROM sessions WHERE id IN (%s)", {r["id"] for r in recs})
+    }
+    external = {}  # (agent, external id) -> session id, for sessions this import writes
+    rows = []
+    for rec in recs:
+        sid = rec["id"]
+        if sid in present:
+            session_map[sid] = sid
+            continue
+        agent = rec.get("agent") or "unknown"
+        if rec.get("external_id"):
+            key = (agent, rec["external_id"])
+            row = store.one("SELECT id FROM sessions WHERE agent = ? AND external_id = ?", key)
+            if row is not None or key in external:
+                session_map[sid] = row["id"] if row is not None else external[key]
+                continue
+            external[key] = sid
+        repo = by_name.get(rec.get("repo"))
+        rows.append((sid, agent, rec.get("external_id"), rec.get("cwd"), repo.id if repo else None, rec.get("repo"),
+                     rec.get("branch"), rec.get("commit"), rec.get("started_at"), rec.get("ended_at"),
+                     redact_secrets(rec.get("summary")), utc_now()))  # fmt: skip
+        present.add(sid)
+        session_map[sid] = sid
+    store.db.executemany(
+        "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, "
+        "started_at, ended_at, summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    return len(rows)
+
+
+def _import_update(store, rec, row, local_repo, known_events):
+    """An imported record of an item already here: take over a newer status or confirmation and
+    history events not seen yet. Returns (changed, whether the duplicate rule's view moved)."""
+    changed = False
+    if _status_change_wins(rec, row):
+        store.db.execute(
+            "UPDATE evidence SET status = ?, superseded_by = ?, updated_at = ? WHERE rid = ?",
+            (rec["status"], rec.get("superseded_by"), rec["updated_at"], row["rid"]),
+        )
+        changed = True
+    if (rec.get("confirmed_at") or "") > (row["confirmed_at"] or ""):
+        # Confirmed there after it was here: take over the newer provenance.
+        anchors = _record_anchors(rec, local_repo)
+        store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (row["rid"],))
+        _insert_record_anchors(store, row["rid"], anchors)
+        store.db.execute(
+            "UPDATE evidence SET confirmed_at = ?, updated_at = max(updated_at, ?) WHERE rid = ?",
+            (rec["confirmed_at"], rec.get("updated_at") or rec["confirmed_at"], row["rid"]),
+        )
+        store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (row["rid"],))
+        changed = True
+    events = _history_rows(row["rid"], rec, known_events)
+    store.db.executemany(_EVENT_INSERT, events)
+    return changed or bool(events), changed
 
 
 def _import_records(store, records):
@@ -8943,125 +9229,92 @@ def _import_records(store, records):
                 "INSERT OR IGNORE INTO tombstones(id, kind, session_id, reason, forgotten_at) VALUES (?, ?, ?, ?, ?)",
                 (t["id"], t["kind"], t["session"], redact_secrets(t["reason"]), t.get("forgotten_at") or now),
             )
-        for rec in records:
-            if rec["type"] != "session" or rec["id"] in forgotten:
-                continue
-            sid = rec["id"]
-            row = store.one("SELECT id, ended_at FROM sessions WHERE id = ?", (sid,))
-            if row is None and rec.get("external_id"):
-                row = store.one(
-                    "SELECT id, ended_at FROM sessions WHERE agent = ? AND external_id = ?",
-                    (rec.get("agent") or "unknown", rec["external_id"]),
-                )
-            if row is not None:
-                session_map[sid] = row["id"]
-                continue
-            repo = by_name.get(rec.get("repo"))
-            store.db.execute(
-                "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, "
-                "started_at, ended_at, summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    sid,
-                    rec.get("agent") or "unknown",
-                    rec.get("external_id"),
-                    rec.get("cwd"),
-                    repo.id if repo else None,
-                    rec.get("repo"),
-                    rec.get("branch"),
-                    rec.get("commit"),
-                    rec.get("started_at"),
-                    rec.get("ended_at"),
-                    redact_secrets(rec.get("summary")),
-                    utc_now(),
-                ),
-            )
-            session_map[sid] = sid
-            counts["sessions"] += 1
-        for rec in records:
-            if rec["type"] != "evidence":
-                continue
-            if rec["id"] in forgotten or rec["session"] in forgotten:
-                counts["forgotten"] += 1  # forgotten: an older copy elsewhere never brings it back
-                continue
-            sid = session_map.get(rec["session"])
-            if sid is None:
-                raise UsageError(
-                    "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"])
-                )
-            row = store.one(
-                "SELECT rid, updated_at, status, confirmed_at, confidence FROM evidence WHERE id = ?",
-                (rec["id"],),
-            )
-            if row is not None:
-                changed = False
-                if _status_change_wins(rec, row):
-                    store.db.execute(
-                        "UPDATE evidence SET status = ?, superseded_by = ?, updated_at = ? WHERE rid = ?",
-                        (rec["status"], rec.get("superseded_by"), rec["updated_at"], row["rid"]),
+        counts["sessions"] = _import_sessions(store, records, forgotten, by_name, session_map)
+        # Evidence in chunks: what the store already holds of a chunk (its ids, the items its
+        # claims could repeat) is read in a few queries, each record is decided in memory, and the
+        # chunk's rows are written with one executemany per table.
+        evidence = [r for r in records if r["type"] == "evidence"]
+        existing = {r["id"]: r for r in _select_in(store, _IMPORTED_ROW, {r["id"] for r in evidence})}
+        history_ids = {h["id"] for r in evidence for h in r.get("history") or ()}
+        known_events = {
+            r["id"] for r in _select_in(store, "SELECT id FROM evidence_events WHERE id IN (%s)", history_ids)
+        }
+        batch = _ImportBatch(store)
+        dups = DuplicateIndex(store, before_load=batch.flush)
+        next_rid = (store.one("SELECT max(rid) AS m FROM evidence")["m"] or 0) + 1
+        for start in range(0, len(evidence), _IMPORT_CHUNK):
+            chunk = []
+            for rec in evidence[start : start + _IMPORT_CHUNK]:
+                if rec["id"] in forgotten or rec["session"] in forgotten:
+                    counts["forgotten"] += 1  # forgotten: an older copy elsewhere never brings it back
+                    continue
+                sid = session_map.get(rec["session"])
+                if sid is None:
+                    raise UsageError(
+                        "evidence %s names session %s, which is not in the import"
+                        % (rec["id"], rec["session"])
                     )
-                    changed = True
-                if (rec.get("confirmed_at") or "") > (row["confirmed_at"] or ""):
-                    # Confirmed there after it was here: take over the newer provenance.
-                    anchors = _record_anchors(rec, local_repo)
-                    store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (row["rid"],))
-                    _insert_record_anchors(store, row["rid"], anchors)
-                    store.db.execute(
-                        "UPDATE evidence SET confirmed_at = ?, updated_at = max(updated_at, ?) WHERE rid = ?",
-                        (rec["confirmed_at"], rec.get("updated_at") or rec["confirmed_at"], row["rid"]),
-                    )
-                    store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (row["rid"],))
-                    changed = True
-                changed = _import_history(store, row["rid"], rec) or changed
-                counts["updated" if changed else "unchanged"] += 1
-                continue
-            repo = local_repo(rec["repo"], rec.get("root_commit"))
-            claim = redact_secrets(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
-            detail = redact_secrets(clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS))
-            anchors = _record_anchors(rec, local_repo)
-            repo_name = repo.name if repo else rec["repo"]
-            dup = find_duplicate(store, repo_name, claim, _cited_set(anchors))
-            if dup is not None:
-                # The same item recorded independently elsewhere: one item, seen by that session too.
+                if rec["id"] in existing:
+                    chunk.append((rec, sid, None))
+                    continue
+                repo = local_repo(rec["repo"], rec.get("root_commit"))
+                claim = stored_text(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+                chunk.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, claim_key(claim))))
+            dups.load([(p[1], p[3]) for _, _, p in chunk if p is not None])
+            for rec, sid, prepared in chunk:
+                row = existing.get(rec["id"])
+                if row is not None:  # here already, or earlier in this import
+                    batch.flush()
+                    changed, moved = _import_update(store, rec, row, local_repo, known_events)
+                    if moved:
+                        dups.drop(row["repo_name"], row["claim_key"])
+                        existing[rec["id"]] = store.one(_IMPORTED_ROW % "?", (rec["id"],))
+                    counts["updated" if changed else "unchanged"] += 1
+                    continue
+                repo, repo_name, claim, key = prepared
+                anchors = _record_anchors(rec, local_repo)
+                cited = _cited_set(anchors)
                 confidence = _check_confidence(rec.get("confidence"))
-                if confidence is not None and (dup["confidence"] is None or confidence > dup["confidence"]):
-                    store.db.execute(
-                        "UPDATE evidence SET confidence = ? WHERE rid = ?", (confidence, dup["rid"])
+                dup = dups.find(repo_name, key, cited)
+                if dup is not None:
+                    # The same item recorded independently elsewhere: one item, seen by that session too.
+                    if confidence is not None and (
+                        dup["confidence"] is None or confidence > dup["confidence"]
+                    ):
+                        dup["confidence"] = confidence
+                        batch.confidence.append((confidence, dup["rid"]))
+                    if dup["session_id"] != sid:
+                        batch.events.append(_event_row(dup["rid"], "seen", sid, "import", None,
+                                                       rec.get("created_at") or utc_now(),
+                                                       event_id="evt-seen-" + rec["id"]))  # fmt: skip
+                    counts["duplicates"] += 1
+                    continue
+                rid, next_rid = next_rid, next_rid + 1
+                stamp = utc_now()
+                detail = stored_text(clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS))
+                status = rec.get("status", "active")
+                batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim,
+                                       key, detail, confidence, status, rec.get("superseded_by"),
+                                       rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
+                                       rec.get("confirmed_at")))  # fmt: skip
+                batch.anchors += _anchor_rows(rid, anchors)
+                batch.events += _history_rows(rid, rec, known_events)
+                fts_anchors = [{"path": a["path"], "symbol": a["symbol"]} for a in anchors]
+                batch.fts.append(
+                    (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or "")
+                )
+                existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
+                                       "updated_at": rec.get("updated_at") or stamp, "status": status,
+                                       "confirmed_at": rec.get("confirmed_at")}  # fmt: skip
+                if status == "active":
+                    dups.add(
+                        repo_name,
+                        key,
+                        {"rid": rid, "id": rec["id"], "session_id": sid, "confidence": confidence},
+                        cited,
                     )
-                if dup["session_id"] != sid:
-                    _add_event(store, dup["rid"], "seen", sid, "import", None, rec.get("created_at") or utc_now(),
-                               event_id="evt-seen-" + rec["id"])  # fmt: skip
-                counts["duplicates"] += 1
-                continue
-            now = utc_now()
-            rid = store.db.execute(
-                "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, confidence, "
-                "status, superseded_by, created_at, updated_at, confirmed_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    rec["id"],
-                    sid,
-                    repo.id if repo else None,
-                    repo_name,
-                    rec["kind"],
-                    claim,
-                    claim_key(claim),
-                    detail,
-                    _check_confidence(rec.get("confidence")),
-                    rec.get("status", "active"),
-                    rec.get("superseded_by"),
-                    rec.get("created_at") or now,
-                    rec.get("updated_at") or now,
-                    rec.get("confirmed_at"),
-                ),
-            ).lastrowid
-            _insert_record_anchors(store, rid, anchors)
-            _import_history(store, rid, rec)
-            fts_anchors = [{"path": a["path"], "symbol": a["symbol"]} for a in anchors]
-            store.db.execute(
-                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
-                (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or ""),
-            )
-            counts["evidence"] += 1
+                counts["evidence"] += 1
+            batch.flush()
         counts.update(_import_topology(store, [r for r in records if r["type"] in TOPOLOGY_TYPES]))
     if scrub and store._depth == 0:  # VACUUM cannot run inside a caller's transaction
         _scrub_store(store)
@@ -13621,12 +13874,42 @@ def _doctor_hooks():
         )
     if problems:
         return _doctor_check("hooks", DOCTOR_WARN, "; ".join(h["problem"] for h in problems))
+    dated = [
+        (h["agent"], event, why)
+        for h in status
+        for event, command in (h.get("commands") or {}).items()
+        for why in [_dated_hook_form(command)]
+        if why
+    ]
+    if dated:
+        return _doctor_check(
+            "hooks",
+            DOCTOR_WARN,
+            "; ".join("%s %s hook %s" % d for d in dated),
+            "; ".join("%s hooks install %s" % (agent_command(), a) for a in sorted({d[0] for d in dated})),
+        )
     return _doctor_check(
         "hooks",
         DOCTOR_OK,
         "%d hook commands of %s ran from a clean shell"
         % (len(probes), ", ".join(sorted({agent for agent, _ in probes}))),
     )
+
+
+def _dated_hook_form(command):
+    """Why a wctx hook command in a form earlier versions wrote is slower or less safe than the
+    one `hooks install` writes now (see hook_invocation), or None."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) > 1 and words[1].endswith(".py"):
+        return "runs wctx.py as a script, compiled from source at every session start"
+    if words[1:3] == ["-m", "wctx"]:
+        return "runs -m wctx without -I, so a wctx.py in the session's directory would run instead"
+    return None
 
 
 def _shell_word(text):

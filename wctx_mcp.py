@@ -19,10 +19,12 @@ Standard library only (Python 3.8+). License: MIT.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import queue
 import re
+import select
 import sys
 import threading
 
@@ -792,6 +794,24 @@ def _size(payload):
     return len(json.dumps(payload, ensure_ascii=False))
 
 
+def _size_at_most(text):
+    """An upper bound on ``_size`` of a payload whose compact JSON is ``text``: the default
+    separators add one space after each structural comma and colon, and a text holds no more of
+    those than commas and colons in all."""
+    return len(text) + text.count(",") + text.count(":")
+
+
+class Serialised(dict):
+    """A tool payload that carries its own compact JSON (``text``), so that the reply does not
+    encode the same payload again for the text content and once more inside structuredContent."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, payload, text):
+        dict.__init__(self, payload)
+        self.text = text
+
+
 def _fit_budget(payload, list_key, notes):
     """Drop entries from the end of ``payload[list_key]`` until the serialised payload fits.
 
@@ -821,6 +841,8 @@ ENTRY_STRING_LIMIT = 200  # characters per file path / reason / label in an entr
 def _cap_list(values, limit, text_limit, label, cut):
     """The first ``limit`` strings, each clipped; what was cut is counted in ``cut``."""
     values = list(values)
+    if len(values) <= limit and not any(isinstance(v, str) and len(v) > text_limit for v in values):
+        return values  # the usual entry: nothing to cut
     if len(values) > limit:
         cut.append(f"{label}: {len(values) - limit} more not shown")
         values = values[:limit]
@@ -839,10 +861,7 @@ def _evidence_summary(item, text_limit):
     Long file lists, paths and reasons are cut (and said so in the entry's ``truncated``) so that
     one entry always fits in a result on its own.
     """
-    out = {}
-    for key in SUMMARY_FIELDS:
-        if key in item:
-            out[key] = item[key]
+    out = {key: item[key] for key in SUMMARY_FIELDS if key in item}
     cut = []
     files = out.get("files")
     if isinstance(files, list):
@@ -861,7 +880,9 @@ def _evidence_summary(item, text_limit):
     texts = [v for v in (out.get("claim"), out.get("detail")) if isinstance(v, str)]
     texts += [v for v in (out.get("files") or []) + (out.get("reasons") or []) if isinstance(v, str)]
     texts += [v for v in (out.get("freshness") or {}).get("reasons") or [] if isinstance(v, str)]
-    if not may_need_neutralising("\n".join(texts)):  # the common case: only clipping to do
+    # One check over all of them (the common case: only clipping to do). Joined with spaces, not
+    # newlines: a printable string skips the control-character search, and a joint adds no miss.
+    if not may_need_neutralising(" ".join(texts)):
         for key in ("claim", "detail"):
             if isinstance(out.get(key), str):
                 out[key] = clip(out[key], text_limit)
@@ -1059,6 +1080,18 @@ class Tools:
         )
         results = found.get("results", [])
         notes = []
+
+        def complete(payload):
+            payload["returned"] = len(payload["results"])
+            if not payload["results"] and not results and not args.get("cursor"):
+                payload["hint"] = (
+                    "Nothing recorded matches. Try other words (a symbol, a file name, the error text), "
+                    "scope 'all', or record what you find with record_evidence."
+                )
+            if notes:
+                payload["truncated"] = notes
+            return payload
+
         payload = {
             "results": [_evidence_summary(r, TEXT_LIMIT_IN_LISTS) for r in results],
             "returned": 0,
@@ -1074,17 +1107,15 @@ class Tools:
             "next_cursor": found.get("next_page"),
             "notice": UNTRUSTED_NOTICE,
         }
+        # The usual page fits the budget by far: serialise the finished payload once, and when
+        # even an upper bound of its measured size fits, nothing would be dropped; send that.
+        finished = complete(dict(payload))
+        text = dumps(finished)
+        if _size_at_most(text) <= RESULT_BUDGET_CHARS:
+            return Serialised(finished, text)
         if _fit_budget(payload, "results", notes):
             payload["next_cursor"] = found["after"][len(payload["results"]) - 1]
-        payload["returned"] = len(payload["results"])
-        if not payload["results"] and not results and not args.get("cursor"):
-            payload["hint"] = (
-                "Nothing recorded matches. Try other words (a symbol, a file name, the error text), "
-                "scope 'all', or record what you find with record_evidence."
-            )
-        if notes:
-            payload["truncated"] = notes
-        return payload
+        return complete(payload)
 
     def tool_get_evidence(self, args, stateless):
         item = self.core.get_evidence(self.store, args["id"])
@@ -1510,9 +1541,11 @@ class Connection:
                 ],
                 "isError": True,
             }
-        result = {"content": [{"type": "text", "text": dumps(payload)}]}
+        text = payload.text if type(payload) is Serialised else dumps(payload)
+        result = ToolResult(content=[{"type": "text", "text": text}])
         if structured:
             result["structuredContent"] = payload
+            result.structured_text = text
         result["isError"] = False
         return result
 
@@ -1527,9 +1560,35 @@ def dumps(message):
     return json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+class ToolResult(dict):
+    """A tools/call result; ``structured_text`` is the compact JSON of its structuredContent (the
+    text content holds the same), so the reply reuses it rather than encoding the payload again."""
+
+    __slots__ = ("structured_text",)
+
+    def __init__(self, *args, **kwargs):
+        dict.__init__(self, *args, **kwargs)
+        self.structured_text = None
+
+
+def _dumps_reply(message):
+    """``dumps(message)``, with a tool result's structuredContent taken from the JSON it already
+    has: byte for byte what dumps would write, as compact JSON of a dict is its items in order."""
+    result = message.get("result")
+    if type(result) is not ToolResult or result.structured_text is None:
+        return dumps(message)
+    inner = ",".join(
+        dumps(k) + ":" + (result.structured_text if k == "structuredContent" else dumps(v))
+        for k, v in result.items()
+    )
+    return "{%s}" % ",".join(
+        dumps(k) + ":" + ("{%s}" % inner if k == "result" else dumps(v)) for k, v in message.items()
+    )
+
+
 def _encode(message):
     try:
-        return dumps(message).encode("utf-8") + b"\n"
+        return (_dumps_reply(message) if type(message) is dict else dumps(message)).encode("utf-8") + b"\n"
     except UnicodeEncodeError:  # a lone surrogate cannot be UTF-8: send ASCII escapes instead
         return json.dumps(message, separators=(",", ":"), default=str).encode("ascii") + b"\n"
 
@@ -1557,10 +1616,13 @@ def _request_keys(message):
 
 
 class Transport:
-    """A reader thread decodes lines; the caller's thread handles them in order and writes replies.
+    """Lines in, decoded messages out in order; replies written by the caller's thread.
 
-    The reader sees a ``notifications/cancelled`` as soon as it arrives, even while an earlier
-    request is being handled, so a cancelled request is never answered.
+    A ``notifications/cancelled`` is seen even when it arrives while an earlier request is being
+    handled, so a cancelled request is never answered. Where the input is a pipe or file that
+    select() can watch (not on Windows), the handling thread reads it itself and, before each
+    reply, takes in whatever has arrived meanwhile: no second thread to hand every request over
+    to. Elsewhere (a file object without a descriptor, Windows) a reader thread does the reading.
     """
 
     def __init__(self, infile, outfile):
@@ -1570,10 +1632,17 @@ class Transport:
         self.lock = threading.Lock()
         self.pending = set()
         self.cancelled = set()
+        self.fd = _watchable_fd(infile)
+        self.ready = collections.deque()  # decoded, not yet handled (descriptor mode)
+        self.buffer = bytearray()  # bytes after the last complete line
+        self.scanned = 0  # buffer[:scanned] holds no newline
+        self.discarding = False  # inside a line longer than MAX_MESSAGE_BYTES
+        self.at_eof = False
 
     def start(self):
-        reader = threading.Thread(target=self._read, name="wctx-mcp-reader", daemon=True)
-        reader.start()
+        if self.fd is None:
+            reader = threading.Thread(target=self._read, name="wctx-mcp-reader", daemon=True)
+            reader.start()
 
     def _read(self):
         try:
@@ -1588,13 +1657,67 @@ class Transport:
                             break
                     self.inbox.put(_Oversized())
                     continue
-                line = line.rstrip(b"\r\n")
-                if not line.strip():
-                    continue
-                self.inbox.put(self._decode(line))
+                self._take(line, self.inbox.put)
         except (OSError, ValueError):
             pass
         self.inbox.put(_EOF)
+
+    def _take(self, line, put):
+        line = line.rstrip(b"\r\n")
+        if line.strip():
+            put(self._decode(line))
+
+    def _read_fd(self, wait):
+        """Read what the descriptor has (waiting for it when ``wait``) into ``ready``; the number
+        of bytes read (0 at the end of input)."""
+        if self.at_eof:
+            return 0
+        if wait:
+            select.select([self.fd], [], [])
+        try:
+            chunk = os.read(self.fd, 1 << 16)
+        except BlockingIOError:  # a descriptor someone made non-blocking: nothing there yet
+            return 0
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.at_eof = True
+            if self.discarding:
+                self.ready.append(_Oversized())
+            elif self.buffer:
+                self._take(bytes(self.buffer), self.ready.append)
+            self.ready.append(_EOF)
+            return 0
+        buffer = self.buffer
+        buffer += chunk
+        start = 0
+        while True:
+            end = buffer.find(b"\n", max(start, self.scanned))
+            if end < 0:
+                break
+            if self.discarding:
+                self.discarding = False
+                self.ready.append(_Oversized())
+            elif end - start > MAX_MESSAGE_BYTES:
+                self.ready.append(_Oversized())
+            else:
+                self._take(bytes(buffer[start:end]), self.ready.append)
+            start = end + 1
+        del buffer[:start]
+        self.scanned = len(buffer)
+        if len(buffer) > MAX_MESSAGE_BYTES:
+            self.discarding = True  # the message is refused when its line ends
+            del buffer[:]
+            self.scanned = 0
+        return len(chunk)
+
+    def poll(self):
+        """Take in what has already arrived, without waiting (descriptor mode): a cancellation
+        sent while a request ran then applies before its reply is written."""
+        if self.fd is None:
+            return
+        while select.select([self.fd], [], [], 0)[0] and self._read_fd(wait=False):
+            pass
 
     def _decode(self, line):
         try:
@@ -1624,7 +1747,11 @@ class Transport:
         return message
 
     def next_message(self):
-        return self.inbox.get()
+        if self.fd is None:
+            return self.inbox.get()
+        while not self.ready and not self.at_eof:
+            self._read_fd(wait=True)
+        return self.ready.popleft() if self.ready else _EOF
 
     def is_cancelled(self, message):
         keys = _request_keys(message)
@@ -1666,6 +1793,19 @@ class Transport:
         self.outfile.flush()
 
 
+def _watchable_fd(infile):
+    """The descriptor of ``infile`` when select() can wait on it, else None. The server owns its
+    input from the start (nothing has been read through the file object's buffer)."""
+    if sys.platform == "win32":  # select() takes sockets only there
+        return None
+    try:
+        fd = infile.fileno()
+        select.select([fd], [], [], 0)
+    except (AttributeError, OSError, ValueError):
+        return None
+    return fd
+
+
 def serve(connection, infile, outfile):
     """Answer messages until stdin closes. Returns 0."""
     transport = Transport(infile, outfile)
@@ -1701,6 +1841,7 @@ def serve(connection, infile, outfile):
                 INTERNAL_ERROR,
                 f"Internal error: {type(e).__name__}",
             )
+        transport.poll()
         reply = transport.drop_cancelled(reply)
         transport.settle(message)
         if reply is not None:

@@ -258,3 +258,26 @@ def test_mcp_search_tool_says_fts5_is_missing(no_fts5, wctx_home):
     assert result["isError"] is True
     text = result["content"][0]["text"]
     assert "was built without FTS5" in text and "Traceback" not in text
+
+
+def test_hooks_written_by_an_earlier_wctx_get_advice_to_reinstall(product, run_cli, tmp_path, monkeypatch):
+    """A session hook that runs wctx.py as a script (compiled from source at every session start)
+    or `-m wctx` without -I (a repository's own wctx.py would run instead) still runs, so doctor
+    stays healthy, but says how to get the form install writes now."""
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    script = "%s %s import --hook" % (sys.executable, os.path.abspath(wctx.__file__))
+    start = "%s %s brief --hook claude-code" % (sys.executable, os.path.abspath(wctx.__file__))
+    (claude / "settings.json").write_text(
+        '{"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "%s"}]}],'
+        ' "SessionStart": [{"hooks": [{"type": "command", "command": "%s"}]}]}}' % (script, start)
+    )
+    result = run_cli(["doctor", "--json"], cwd=product)
+    assert result.code == 0, result
+    hooks = checks_by_name(result)["hooks"]
+    assert hooks["status"] == "warn", hooks
+    assert "claude-code SessionStart" in hooks["detail"] and "compiled from source" in hooks["detail"]
+    assert hooks["fix"].endswith(" hooks install claude-code")
+    assert run_cli(["hooks", "install", "claude-code"]).code == 0  # the fix, as doctor says it
+    assert checks_by_name(run_cli(["doctor", "--json"], cwd=product))["hooks"]["status"] == "ok"

@@ -281,6 +281,44 @@ def test_requests_written_before_stdin_closes_are_all_answered(server):
     assert rc == 0 and [m["id"] for m in rest] == [1, 2, 3]
 
 
+def test_a_request_written_in_pieces_is_answered_once_its_line_is_complete(server):
+    line = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}).encode()
+    server.send_raw(line[:9])
+    server.send_raw(line[9:] + b"\n" + line.replace(b"7", b"8")[:5])
+    assert server.recv()["id"] == 7
+    server.send_raw(line.replace(b"7", b"8")[5:] + b"\n")
+    assert server.recv()["id"] == 8
+
+
+def test_a_last_line_without_a_newline_is_still_answered(server):
+    server.send_raw(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"}).encode())
+    rc, rest = server.close()
+    assert rc == 0 and [m["id"] for m in rest] == [4]
+
+
+def test_input_without_a_descriptor_is_served_the_same(tmp_path):
+    """A file object select() cannot watch (and every input on Windows) is read by a reader
+    thread: oversized lines, blank lines and the unterminated last line behave as on a pipe."""
+    import io
+
+    import wctx
+    import wctx_mcp
+
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+    ]
+    data = b"".join(json.dumps(m).encode() + b"\r\n\n" for m in messages)
+    data += b'{"pad": "' + b"x" * (wctx_mcp.MAX_MESSAGE_BYTES + 10) + b'"}\n'
+    data += json.dumps({"jsonrpc": "2.0", "id": 5, "method": "ping"}).encode()  # no newline
+    stdin, stdout = io.BytesIO(data), io.BytesIO()
+    tools = wctx_mcp.Tools(wctx, home=str(tmp_path / "home"))
+    assert wctx_mcp.serve(wctx_mcp.Connection(tools, "0"), stdin, stdout) == 0
+    replies = [json.loads(line) for line in stdout.getvalue().splitlines()]
+    assert [r["id"] for r in replies] == [1, 2, None, 5]
+    assert "larger" in replies[2]["error"]["message"]
+
+
 def test_stdout_carries_only_protocol_even_when_the_core_prints(servers):
     # The real service layer, wrapped so that every search prints to stdout three ways.
     script = (

@@ -258,6 +258,19 @@ def test_unwritable_cache_only_costs_a_compile(pyz, workspace):
     assert done.stderr == ""
 
 
+def test_a_read_only_user_cache_falls_back_to_pycache_beside_the_archive(pyz, workspace, tmp_path):
+    """A read-only home (some sandboxes) must not mean a compile of wctx.py at every run: the
+    compiled module goes to __pycache__ beside the archive, as a module's .pyc would."""
+    copy = tmp_path / "vendored" / "wctx.pyz"
+    copy.parent.mkdir()
+    copy.write_bytes(open(pyz, "rb").read())
+    workspace["env"]["XDG_CACHE_HOME"] = "/proc/wctx-cannot-write-here"
+    for _ in range(2):
+        done = run_pyz(sys.executable, str(copy), ["--version"], workspace)
+        assert done.stdout.strip() == "wctx " + version_of_source() and done.stderr == ""
+    assert glob.glob(str(copy.parent / "__pycache__" / "wctx-*.bin"))
+
+
 def test_compiled_module_cache_survives_a_corrupt_entry(pyz, workspace):
     run_pyz(sys.executable, pyz, ["--version"], workspace)
     (entry,) = glob.glob(os.path.join(workspace["tmp"], "cache", "wctx", "pyz", "wctx-*.bin"))

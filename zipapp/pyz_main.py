@@ -21,21 +21,24 @@ import os  # noqa: E402
 SOURCE_HASHES = {}
 
 
-def _cache_dir():
-    """Where compiled modules of this archive are kept between runs (None: do not cache).
+def _cache_dirs(archive):
+    """Where compiled modules of this archive are kept between runs, in the order tried (empty:
+    do not cache).
 
     Python cannot write .pyc files into a zip archive, so every run would compile wctx.py from
     source again; caching the code objects under the user's cache directory keeps start-up close to
-    that of an installed module. WCTX_PYZ_CACHE=0 disables it, WCTX_PYZ_CACHE=DIR moves it; without
+    that of an installed module. Where that directory cannot be written (a read-only home), a
+    __pycache__ folder beside the archive serves, as it does for a module's .pyc files.
+    WCTX_PYZ_CACHE=0 disables caching, WCTX_PYZ_CACHE=DIR names the one directory to use; without
     WCTX_PYZ_CACHE, PYTHONDONTWRITEBYTECODE (python -B) lets a run read entries but not write them.
     """
     setting = os.environ.get("WCTX_PYZ_CACHE", "")
     if setting == "0":
-        return None
+        return []
     if setting:
-        return setting
+        return [setting]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "wctx", "pyz")
+    return [os.path.join(base, "wctx", "pyz"), os.path.join(os.path.dirname(archive), "__pycache__")]
 
 
 class _CachedSourceLoader(object):
@@ -63,11 +66,10 @@ class _CachedSourceLoader(object):
 
     def get_code(self, name):
         origin = os.path.join(self.archive, name + ".py")
-        cache = _cache_dir()
-        cached = None
-        if cache:
-            tag = sys.implementation.cache_tag or "python"
-            cached = os.path.join(cache, "%s-%s.%s.bin" % (name, SOURCE_HASHES[name][:24], tag))
+        tag = sys.implementation.cache_tag or "python"
+        entry = "%s-%s.%s.bin" % (name, SOURCE_HASHES[name][:24], tag)
+        paths = [os.path.join(folder, entry) for folder in _cache_dirs(self.archive)]
+        for cached in paths:
             try:
                 with open(cached, "rb") as handle:
                     code = marshal.loads(handle.read())
@@ -76,8 +78,11 @@ class _CachedSourceLoader(object):
             except (OSError, EOFError, ValueError, TypeError, AttributeError):
                 pass
         code = compile(self.get_source(name), origin, "exec", dont_inherit=True)
-        if cached and (os.environ.get("WCTX_PYZ_CACHE") or not sys.dont_write_bytecode):
-            _write_cache(cached, marshal.dumps(code))
+        if os.environ.get("WCTX_PYZ_CACHE") or not sys.dont_write_bytecode:
+            data = marshal.dumps(code)
+            for cached in paths:
+                if _write_cache(cached, data):
+                    break
         return code
 
     def exec_module(self, module):
@@ -86,18 +91,20 @@ class _CachedSourceLoader(object):
 
 
 def _write_cache(path, data):
-    """Best effort: a read-only or full disk only costs the next run a compile."""
+    """Best effort (True when written): a read-only or full disk only costs the next run a compile."""
     tmp = "%s.%d.tmp" % (path, os.getpid())
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         with open(tmp, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
+        return True
     except OSError:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        return False
 
 
 def _install_loader():
