@@ -2293,11 +2293,11 @@ def head_token(repo_path, probed=None):
     ``probed`` (a list) receives every path whose content or absence the answer depends on.
     """
     probed = [] if probed is None else probed
-    dot_git = os.path.join(repo_path, ".git")
-    probed.append(dot_git)
     gitdir = git_dir_of(repo_path)
     if not gitdir:
         return None
+    if gitdir != os.path.join(repo_path, ".git"):
+        probed.append(os.path.join(repo_path, ".git"))  # a .git file naming the git directory
     try:
         probed.append(os.path.join(gitdir, "HEAD"))
         with open(probed[-1], "rb") as fh:
@@ -2347,7 +2347,7 @@ def recent_head_token(repo_path):
         return seen[0]
     probed = []
     token = head_token(repo_path, probed)
-    signatures = tuple((path, _stat_signature(path)) for path in probed)
+    signatures = tuple((path, _stat_signature(path)) for path in dict.fromkeys(probed))
     settled = time.time_ns() - int(HEAD_RACY_SECONDS * 1e9)
     if token is not None and all(sig is None or max(sig[2], sig[3]) < settled for _, sig in signatures):
         if len(_HEAD_TOKENS) > 4096:
@@ -7304,6 +7304,11 @@ def _query_coverage(store, terms, cands, anchors):
     for c in cands:
         text, summary = texts.get(c.rid, ("", None))
         cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
+        if c.tier == "all" and text.isascii() and cited.isascii():
+            # FTS5 matched every term in these texts, and over ASCII each word it indexes is one
+            # _word_hits sees (lower-cased letter and digit runs, identifier parts): all are held.
+            c.coverage = 1.0
+            continue
         own = set(_word_hits(terms, text + "\n" + cited))
         share = sum(weight[t] for t in own)
         if summary and len(own) < len(terms):
