@@ -273,11 +273,15 @@ def claim_key(claim):
 _CLAIM_WORD = _lazy_pattern(r"[^\W_]+")
 
 
+_IDENT_CHUNK_RE = _lazy_pattern(r"[^0-9A-Za-z]+")
+_IDENT_PART_RE = _lazy_pattern(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
 def split_identifier(name):
     """Words inside an identifier: uploadDocument -> [upload, Document]; a_b.c -> [a, b, c]."""
     parts = []
-    for chunk in re.split(r"[^0-9A-Za-z]+", name):
-        parts.extend(re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", chunk))
+    for chunk in _IDENT_CHUNK_RE.split(name):
+        parts.extend(_IDENT_PART_RE.findall(chunk))
     return [p for p in parts if p]
 
 
@@ -2282,34 +2286,76 @@ def linked_worktrees(common_dir):
     return out
 
 
-def head_token(repo_path):
+def head_token(repo_path, probed=None):
     """A cheap fingerprint of where HEAD points, read from the git directory without running git.
 
     Used only as a cache key: if it cannot be read, it returns None and callers recompute.
+    ``probed`` (a list) receives every path whose content or absence the answer depends on.
     """
+    probed = [] if probed is None else probed
     gitdir = git_dir_of(repo_path)
     if not gitdir:
         return None
+    if gitdir != os.path.join(repo_path, ".git"):
+        probed.append(os.path.join(repo_path, ".git"))  # a .git file naming the git directory
     try:
-        with open(os.path.join(gitdir, "HEAD"), "rb") as fh:
+        probed.append(os.path.join(gitdir, "HEAD"))
+        with open(probed[-1], "rb") as fh:
             head = fh.read(512).strip()
         if not head.startswith(b"ref: "):
             return head.decode("ascii", "replace")
         ref = head[5:].decode("utf-8", "replace")
         common = gitdir
         commondir = os.path.join(gitdir, "commondir")
+        probed.append(commondir)
         if os.path.exists(commondir):
             with open(commondir, "rb") as fh:
                 common = os.path.normpath(os.path.join(gitdir, fh.read().decode().strip()))
         for base in (gitdir, common):
             ref_path = os.path.join(base, *ref.split("/"))
+            probed.append(ref_path)
             if os.path.isfile(ref_path):
                 with open(ref_path, "rb") as fh:
                     return fh.read(128).strip().decode("ascii", "replace")
-        st = os.stat(os.path.join(common, "packed-refs"))
+        probed.append(os.path.join(common, "packed-refs"))
+        st = os.stat(probed[-1])
         return "%s@packed:%d:%d" % (ref, st.st_size, st.st_mtime_ns)
     except (OSError, ValueError):
         return None
+
+
+_HEAD_TOKENS = {}  # {checkout: (head token, ((path, stat signature), ...))}, see recent_head_token
+HEAD_RACY_SECONDS = 3.0  # a file changed this recently may change again unseen by its stat
+
+
+def _stat_signature(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+
+
+def recent_head_token(repo_path):
+    """head_token, remembered by this process while every path it consulted has the same stat
+    (inode, size, times, type), which costs a stat per path instead of opening and reading the
+    files. A path modified within HEAD_RACY_SECONDS of the read is not trusted to show its next
+    change in its stat (timestamps have a coarse grain; an inode may be reused), so such an
+    answer is read again next time, as git treats a racily clean index entry."""
+    seen = _HEAD_TOKENS.get(repo_path)
+    if seen is not None and all(_stat_signature(path) == sig for path, sig in seen[1]):
+        return seen[0]
+    probed = []
+    token = head_token(repo_path, probed)
+    signatures = tuple((path, _stat_signature(path)) for path in dict.fromkeys(probed))
+    settled = time.time_ns() - int(HEAD_RACY_SECONDS * 1e9)
+    if token is not None and all(sig is None or max(sig[2], sig[3]) < settled for _, sig in signatures):
+        if len(_HEAD_TOKENS) > 4096:
+            _HEAD_TOKENS.clear()
+        _HEAD_TOKENS[repo_path] = (token, signatures)
+    else:
+        _HEAD_TOKENS.pop(repo_path, None)
+    return token
 
 
 def dubious_ownership_message(path, stderr):
@@ -5638,14 +5684,23 @@ class FreshnessChecker:
 
 
 def _load_anchors(store, rids):
+    """{rid: [anchor row as a dict, in recording order]}."""
     out = {rid: [] for rid in rids}
     rids = list(rids)
+    cursor = store.db.cursor()
+    cursor.row_factory = None  # plain tuples zipped with the column names: no sqlite3.Row per row
     for i in range(0, len(rids), 500):
         chunk = rids[i : i + 500]
-        for row in store.all(
-            "SELECT * FROM anchors WHERE evidence_rid IN (%s) ORDER BY id" % ",".join("?" * len(chunk)), chunk
-        ):
-            out[row["evidence_rid"]].append(dict(row))
+        # In the order of the anchors_evidence index: no sort; per item still in id order.
+        cursor.execute(
+            "SELECT * FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
+            % ",".join("?" * len(chunk)),
+            chunk,
+        )
+        names = [d[0] for d in cursor.description]
+        at = names.index("evidence_rid")
+        for row in cursor:
+            out[row[at]].append(dict(zip(names, row)))
     return out
 
 
@@ -5693,7 +5748,7 @@ def _cache_key(repos, anchors, heads=None, followed=None):
             heads[checkouts] = repo.all_checkouts()
         for root in heads[checkouts]:
             if root not in heads:
-                heads[root] = head_token(root)
+                heads[root] = recent_head_token(root)
             if heads[root] is None:
                 if root == repo.home:
                     return None
@@ -6365,7 +6420,7 @@ def _fts_term(term, words=None, spell_out=False):
     either way); ``spell_out`` (queries that only need the rows: paging, counts) ORs up to
     FTS_SPELL_OUT words, whose bm25 would differ from the prefix's."""
     parts = []
-    for form in match_forms(term):
+    for form in _forms(term):
         found = words(form) if words is not None and len(form) >= 3 else None
         if _whole_word_form(term, form):
             spelt = [_quoted(form)]
@@ -6390,19 +6445,32 @@ def fts_query(terms, all_terms=False, words=None, spell_out=False):
     return (" AND " if all_terms else " OR ").join(parts)
 
 
+@functools.lru_cache(maxsize=8192)
+def _forms(term):
+    """match_forms(term) as a tuple, computed once per term (search asks for it per text)."""
+    return tuple(match_forms(term))
+
+
 def _word_hits(terms, text):
     """The query terms that match a word of ``text`` (prefix for terms of 3+ characters)."""
     if not text:
         return []
-    raw = _TERM_RE.findall(text)
-    words = set(w.lower() for w in raw)
-    for w in raw:  # split before lower-casing: uploadDocument -> upload, document
-        if not (w.isalpha() and w.isascii() and w.islower()):  # a lower-case ASCII word splits into itself
-            words.update(p.lower() for p in split_identifier(w))
+    if text.isascii():
+        # Every word of an ASCII text, lower-cased, is a substring of the lower-cased text: a term
+        # none of whose forms occurs in it matches no word, and the text need not be split.
+        low = text.lower()
+        terms = [t for t in terms if any(form in low for form in _forms(t))]
+        if not terms:
+            return []
+    words = set(map(str.lower, _TERM_RE.findall(text)))
+    # With the parts of identifiers, split before lower-casing (uploadDocument -> upload,
+    # document): split_identifier of every word at once, as its part pattern never spans a
+    # character that is not an ASCII letter or digit.
+    words.update(map(str.lower, _IDENT_PART_RE.findall(text)))
     starts = "\n" + "\n".join(words)  # "\n" + form occurs in it iff some word starts with form
     hits = []
     for t in terms:
-        for form in match_forms(t):
+        for form in _forms(t):
             if form in words or (len(form) >= 3 and "\n" + form in starts and not _whole_word_form(t, form)):
                 hits.append(t)
                 break
@@ -7234,6 +7302,11 @@ def _query_coverage(store, terms, cands, anchors):
     for c in cands:
         text, summary = texts.get(c.rid, ("", None))
         cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
+        if c.tier == "all" and text.isascii() and cited.isascii():
+            # FTS5 matched every term in these texts, and over ASCII each word it indexes is one
+            # _word_hits sees (lower-cased letter and digit runs, identifier parts): all are held.
+            c.coverage = 1.0
+            continue
         own = set(_word_hits(terms, text + "\n" + cited))
         rest = [t for t in terms if t not in own]
         context = _word_hits(rest, summary) if summary and rest else ()

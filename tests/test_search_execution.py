@@ -6,6 +6,8 @@ through, and counts, every item it matches."""
 
 from __future__ import annotations
 
+import pytest
+
 import wctx
 
 
@@ -69,3 +71,39 @@ def test_a_word_that_starts_many_indexed_words_pages_and_counts_every_match(prod
         assert sorted(seen) == sorted(expected), query
         first = wctx.search(product.store, query, cwd=product.sdk.path, limit=5)
         assert first["candidates"] == len(expected) and first["candidates_exact"] is True, query
+
+
+def verified(run_cli, eid):
+    """What ``wctx verify`` (git, no cache) says of the item now, as search shows freshness."""
+    (item,) = run_cli(["verify", eid, "--json"]).json["items"]
+    return {"verdict": item["verdict"], "reasons": item["reasons"]}
+
+
+@pytest.mark.parametrize("trust_stat", [False, True], ids=["as-shipped", "every-stat-trusted"])
+def test_a_commit_between_two_searches_changes_the_verdict_the_next_search_gives(product, run_cli,
+                                                                                 monkeypatch, trust_stat):  # fmt: skip
+    # The edit is made, searched, then committed: the cited file on disk does not change with the
+    # commit, only where HEAD points. "every-stat-trusted" makes the process trust what it read of
+    # HEAD while the files' stats hold, however recent the change (the path a long-lived server
+    # takes once a checkout has been quiet for a few seconds).
+    if trust_stat:
+        monkeypatch.setattr(wctx, "HEAD_RACY_SECONDS", -3600.0)
+    eid = _add(product, "connect builds the url without a timeout", files=["src/client.py#connect"])
+    query = "connect url timeout"
+
+    def verdict():
+        res = wctx.search(product.store, query, cwd=product.sdk.path)
+        (item,) = [r for r in res["results"] if r["id"] == eid]
+        return item["freshness"]
+
+    assert verdict()["verdict"] == "current"
+    client = product.sdk.read("src/client.py")
+    product.sdk.write(
+        "src/client.py", client.replace('return {"url": url}', 'return {"url": url, "timeout": 30}')
+    )
+    uncommitted = verdict()
+    assert uncommitted == verified(run_cli, eid) and uncommitted["verdict"] != "current"
+    product.sdk.commit("connect: add a timeout")
+    committed = verdict()
+    assert committed == verified(run_cli, eid)
+    assert committed != uncommitted
