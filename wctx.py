@@ -7288,6 +7288,7 @@ def _query_coverage(store, terms, cands, anchors):
     whole = sum(weight.values())
     if len(terms) < 2 or not whole:
         return
+    cands = [c for c in cands if c.tier != "all"]  # FTS5 matched every term: coverage 1.0
     texts = {}
     rids = [c.rid for c in cands]
     for i in range(0, len(rids), 500):
@@ -7299,6 +7300,7 @@ def _query_coverage(store, terms, cands, anchors):
         ):
             texts[rid] = ("%s\n%s" % (claim, detail or ""), summary)
     floor = min(weight.values()) / whole  # FTS5 matched it on something: at least its weakest term
+    in_summary = {}  # summary -> the terms it holds (a session's items share one)
     for c in cands:
         text, summary = texts.get(c.rid, ("", None))
         cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
@@ -7308,9 +7310,11 @@ def _query_coverage(store, terms, cands, anchors):
             c.coverage = 1.0
             continue
         own = set(_word_hits(terms, text + "\n" + cited))
-        rest = [t for t in terms if t not in own]
-        context = _word_hits(rest, summary) if summary and rest else ()
-        share = sum(weight[t] for t in own) + RANK_SUMMARY_SHARE * sum(weight[t] for t in context)
+        share = sum(weight[t] for t in own)
+        if summary and len(own) < len(terms):
+            if summary not in in_summary:
+                in_summary[summary] = _word_hits(terms, summary)
+            share += RANK_SUMMARY_SHARE * sum(weight[t] for t in in_summary[summary] if t not in own)
         c.coverage = max(floor, share / whole)
 
 
