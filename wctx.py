@@ -7239,6 +7239,14 @@ def _count_matches(store, terms, where, params):
 # -- rerank --------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=8192)
+def _symbol_words(symbol):
+    """The lower-cased words of a cited symbol, as _query_names compares them with the query's
+    terms (Client.uploadDocument -> client, upload, document); once per symbol."""
+    parts = [p.lower() for p in re.split(r"[^\w]+|_", symbol) if p]
+    return tuple(q.lower() for p in parts for q in (split_identifier(p) or [p]))
+
+
 def _query_names(store, raw_query, terms, cands, anchors):
     """Mark each candidate with what of it the query names: its repository (the name as a word of
     the query), a symbol it cites (every part of the symbol among the query's terms), a file it
@@ -7249,7 +7257,7 @@ def _query_names(store, raw_query, terms, cands, anchors):
     named_repos = {
         rid
         for rid, name in names.items()
-        if re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(name.lower()), text)
+        if name.lower() in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(name.lower()), text)
     }
     for c in cands:
         named = []
@@ -7258,8 +7266,7 @@ def _query_names(store, raw_query, terms, cands, anchors):
         for a in anchors.get(c.rid, ()):
             sym = a["symbol"]
             if sym:
-                parts = [p.lower() for p in re.split(r"[^\w]+|_", sym) if p]
-                parts = [q.lower() for p in parts for q in (split_identifier(p) or [p])]
+                parts = _symbol_words(sym)
                 if parts and all(p in term_set or p in STOP_WORDS or len(p) < 2 for p in parts):
                     named.append(("symbol", sym))
             path = a["path"]
