@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import json
+import operator
 import os
 import queue
 import re
@@ -816,7 +817,7 @@ def _fit_budget(payload, list_key, notes):
     """Drop entries from the end of ``payload[list_key]`` until the serialised payload fits.
 
     The first entry always stays: every entry is already cut small enough to fit on its own
-    (``_evidence_summary``), and a page with nothing on it would leave a pager where it was.
+    (``_evidence_summaries``), and a page with nothing on it would leave a pager where it was.
     """
     items = payload.get(list_key) or []
     dropped = 0
@@ -841,8 +842,11 @@ ENTRY_STRING_LIMIT = 200  # characters per file path / reason / label in an entr
 def _cap_list(values, limit, text_limit, label, cut):
     """The first ``limit`` strings, each clipped; what was cut is counted in ``cut``."""
     values = list(values)
-    if len(values) <= limit and not any(isinstance(v, str) and len(v) > text_limit for v in values):
-        return values  # the usual entry: nothing to cut
+    try:
+        if len(values) <= limit and max(map(len, values), default=0) <= text_limit:
+            return values  # the usual entry: nothing to cut
+    except TypeError:  # an entry without a length: looked at one by one below
+        pass
     if len(values) > limit:
         cut.append(f"{label}: {len(values) - limit} more not shown")
         values = values[:limit]
@@ -855,13 +859,32 @@ def _cap_list(values, limit, text_limit, label, cut):
     return out
 
 
-def _evidence_summary(item, text_limit):
-    """A search/session result entry: neutralised, clipped, with the fields an agent acts on.
+def _evidence_summaries(items, text_limit):
+    """Search/session result entries: neutralised, clipped, with the fields an agent acts on.
 
-    Long file lists, paths and reasons are cut (and said so in the entry's ``truncated``) so that
-    one entry always fits in a result on its own.
+    Long file lists, paths and reasons are cut (and said so in an entry's ``truncated``) so that
+    one entry always fits in a result on its own. The free text of the whole page is checked at
+    once first (joined with spaces: a printable string skips the control-character search, and a
+    joint can add a false alarm, never a miss): in the usual page there is only clipping to do.
     """
-    out = {key: item[key] for key in SUMMARY_FIELDS if key in item}
+    entries = [_summary_fields(item) for item in items]
+    if not may_need_neutralising(" ".join(text for _, texts in entries for text in texts)):
+        return [_clipped(out, text_limit) for out, _ in entries]
+    return [
+        _neutralised(out, text_limit) if may_need_neutralising(" ".join(texts)) else _clipped(out, text_limit)
+        for out, texts in entries
+    ]
+
+
+_summary_values = operator.itemgetter(*SUMMARY_FIELDS)
+
+
+def _summary_fields(item):
+    """(entry with its lists capped, the free-text strings in it)."""
+    try:
+        out = dict(zip(SUMMARY_FIELDS, _summary_values(item)))  # a search result has them all
+    except KeyError:
+        out = {key: item[key] for key in SUMMARY_FIELDS if key in item}
     cut = []
     files = out.get("files")
     if isinstance(files, list):
@@ -880,13 +903,17 @@ def _evidence_summary(item, text_limit):
     texts = [v for v in (out.get("claim"), out.get("detail")) if isinstance(v, str)]
     texts += [v for v in (out.get("files") or []) + (out.get("reasons") or []) if isinstance(v, str)]
     texts += [v for v in (out.get("freshness") or {}).get("reasons") or [] if isinstance(v, str)]
-    # One check over all of them (the common case: only clipping to do). Joined with spaces, not
-    # newlines: a printable string skips the control-character search, and a joint adds no miss.
-    if not may_need_neutralising(" ".join(texts)):
-        for key in ("claim", "detail"):
-            if isinstance(out.get(key), str):
-                out[key] = clip(out[key], text_limit)
-        return out
+    return out, texts
+
+
+def _clipped(out, text_limit):
+    for key in ("claim", "detail"):
+        if isinstance(out.get(key), str):
+            out[key] = clip(out[key], text_limit)
+    return out
+
+
+def _neutralised(out, text_limit):
     changed = False
     for key in ("claim", "detail"):
         if isinstance(out.get(key), str):
@@ -1053,7 +1080,7 @@ class Tools:
                 if key in ("open_questions", "key_findings") and isinstance(value, list):
                     if len(value) > list_limit:
                         notes.append(f"{key}: {len(value) - list_limit} more not shown")
-                    payload[key] = [_evidence_summary(v, text_limit) for v in value[:list_limit]]
+                    payload[key] = _evidence_summaries(value[:list_limit], text_limit)
                 else:
                     payload[key] = serve_tree(value, text_limit, list_limit, (key,), notes)
             payload["notice"] = UNTRUSTED_NOTICE
@@ -1093,7 +1120,7 @@ class Tools:
             return payload
 
         payload = {
-            "results": [_evidence_summary(r, TEXT_LIMIT_IN_LISTS) for r in results],
+            "results": _evidence_summaries(results, TEXT_LIMIT_IN_LISTS),
             "returned": 0,
             "candidates": found.get("candidates", len(results)),
             "candidates_exact": found.get("candidates_exact", True),
@@ -1143,7 +1170,7 @@ class Tools:
         )
         payload = {
             "session": session,
-            "evidence": [_evidence_summary(r, TEXT_LIMIT_IN_LISTS) for r in page],
+            "evidence": _evidence_summaries(page, TEXT_LIMIT_IN_LISTS),
             "total": total,
             "next_cursor": f"o{offset + len(page)}" if total > offset + len(page) else None,
             "notice": UNTRUSTED_NOTICE,
@@ -1555,9 +1582,12 @@ class Connection:
 # ----------------------------------------------------------------------------------------------
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def dumps(message):
     """Compact JSON on one line (JSON escapes every newline inside strings)."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str)
+    return _COMPACT.encode(message)
 
 
 class ToolResult(dict):

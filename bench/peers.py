@@ -5,6 +5,8 @@
     python3 bench/peers.py --n 10000,100000 --peers context-router,server-memory
     python3 bench/peers.py load DATA_DIR CORPUS_JSONL         # the load step run.py times
 
+Options it does not know go to run.py as they are (--optional-load-budget-s 600, --queries 20).
+
 It runs the peer harness (/work/shared/bench/peers/run.py, or --harness DIR; the peers themselves
 are installed by its setup.sh) with two spec peers next to whichever installed peers are named:
   wctx      this checkout's ``wctx.py``: the load step makes one small real git repository per
@@ -103,14 +105,14 @@ def main(argv=None):
     parser.add_argument("--mcp-rounds", default="3")
     parser.add_argument("--harness", default=DEFAULT_HARNESS)
     parser.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "peers", "results-wctx.json"))
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)  # the rest goes to run.py as is
     harness = os.path.abspath(args.harness)
     with tempfile.NamedTemporaryFile("w", suffix=".spec.json", delete=False) as fh:
         json.dump(spec(sys.executable), fh)
         spec_path = fh.name
     command = [sys.executable, os.path.join(harness, "run.py"), "--n", args.n, "--phases", "load,mcp",
                "--mcp-rounds", args.mcp_rounds, "--peers", args.peers, "--reload", "--out", args.out,
-               "--peer-spec", os.path.join(harness, "examples", "fts5_ref.spec.json"), "--peer-spec", spec_path]  # fmt: skip
+               "--peer-spec", os.path.join(harness, "examples", "fts5_ref.spec.json"), "--peer-spec", spec_path, *extra]  # fmt: skip
     before = os.getloadavg()
     started = datetime.datetime.now(datetime.timezone.utc)
     try:

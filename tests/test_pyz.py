@@ -271,6 +271,56 @@ def test_a_read_only_user_cache_falls_back_to_pycache_beside_the_archive(pyz, wo
     assert glob.glob(str(copy.parent / "__pycache__" / "wctx-*.bin"))
 
 
+def _plant_cache_entry(archive, folder, marker):
+    """A compiled-module entry, named as the archive looks for it, whose code writes ``marker``."""
+    import hashlib
+    import marshal
+    import zipfile
+
+    with zipfile.ZipFile(archive) as z:
+        digest = hashlib.sha256(z.read("wctx.py")).hexdigest()
+    origin = os.path.join(str(archive), "wctx.py")
+    code = compile("open(%r, 'w').write('ran')\nraise SystemExit(7)\n" % str(marker), origin, "exec")
+    os.makedirs(folder, exist_ok=True)
+    entry = os.path.join(folder, "wctx-%s.%s.bin" % (digest[:24], sys.implementation.cache_tag))
+    with open(entry, "wb") as handle:
+        handle.write(marshal.dumps(code))
+    return entry
+
+
+def test_a_cache_entry_another_user_could_have_written_never_runs(pyz, workspace, tmp_path):
+    """An archive in a shared folder (a download in /tmp): anyone may create __pycache__ there.
+    An entry in a folder others can write, or owned by someone else, is compiled anew, not run."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    copy = shared / "wctx.pyz"
+    copy.write_bytes(open(pyz, "rb").read())
+    workspace["env"]["XDG_CACHE_HOME"] = "/proc/wctx-cannot-write-here"
+    marker = tmp_path / "planted-code-ran"
+    folder = shared / "__pycache__"
+    entry = _plant_cache_entry(copy, str(folder), marker)
+    os.chmod(str(folder), 0o777)  # world-writable, as a folder under /tmp is
+    done = run_pyz(sys.executable, str(copy), ["--version"], workspace)
+    assert done.stdout.strip() == "wctx " + version_of_source() and not marker.exists(), done
+    # A private folder holding an entry that others may write: refused too.
+    os.chmod(str(folder), 0o700)
+    entry = _plant_cache_entry(copy, str(folder), marker)
+    os.chmod(entry, 0o666)
+    done = run_pyz(sys.executable, str(copy), ["--version"], workspace)
+    assert done.stdout.strip() == "wctx " + version_of_source() and not marker.exists(), done
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # only root can give a file to another user
+        entry = _plant_cache_entry(copy, str(folder), marker)
+        os.chmod(entry, 0o600)
+        os.chown(entry, 65534, 65534)
+        done = run_pyz(sys.executable, str(copy), ["--version"], workspace)
+        assert done.stdout.strip() == "wctx " + version_of_source() and not marker.exists(), done
+    # The same entry in a folder only this user can write is what the cache is for: it is used.
+    entry = _plant_cache_entry(copy, str(folder), marker)
+    os.chmod(entry, 0o600)
+    done = run_pyz(sys.executable, str(copy), ["--version"], workspace, ok=False)
+    assert done.returncode == 7 and marker.exists(), done
+
+
 def test_compiled_module_cache_survives_a_corrupt_entry(pyz, workspace):
     run_pyz(sys.executable, pyz, ["--version"], workspace)
     (entry,) = glob.glob(os.path.join(workspace["tmp"], "cache", "wctx", "pyz", "wctx-*.bin"))

@@ -332,3 +332,19 @@ def test_code_abbreviations_match_both_ways_as_whole_words(git_repo, store):
     )
     # An abbreviation matches whole words only: "repository" does not find "report" by "repo".
     assert report not in _ids(wctx.search(store, "repository", repo="flask"))
+
+
+def test_a_page_fills_when_no_item_holds_every_query_word(product):
+    quota = [
+        _capture(product, "upload-sdk", "uploads stall when the %s quota runs out" % w)[0]
+        for w in ("disk", "memory")
+    ]
+    throttle = [
+        _capture(product, "docs-ui", "the %s throttle drops progress events" % w)[0]
+        for w in ("ui", "network")
+    ]
+    res = wctx.search(product.store, "quota throttle zebra", repo="docs-ui", limit=4)
+    assert sorted(_ids(res)) == sorted(quota + throttle)
+    assert res["mode"] == "text" and res["candidates"] == 4
+    for r in res["results"]:
+        assert r["reasons"][0] in ("matches the query text (quota)", "matches the query text (throttle)")

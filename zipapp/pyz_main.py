@@ -70,6 +70,8 @@ class _CachedSourceLoader(object):
         entry = "%s-%s.%s.bin" % (name, SOURCE_HASHES[name][:24], tag)
         paths = [os.path.join(folder, entry) for folder in _cache_dirs(self.archive)]
         for cached in paths:
+            if not _private(cached):
+                continue
             try:
                 with open(cached, "rb") as handle:
                     code = marshal.loads(handle.read())
@@ -90,12 +92,28 @@ class _CachedSourceLoader(object):
         exec(self.get_code(module.__name__), module.__dict__)
 
 
+def _private(path):
+    """True when ``path`` and its folder belong to this user and nobody else may write them: code
+    read from an entry runs, and an archive may sit in a folder others can write (/tmp), where
+    anyone could create a __pycache__ beside it."""
+    if not hasattr(os, "getuid"):
+        return os.path.isfile(path)
+    try:
+        for st in (os.lstat(os.path.dirname(path)), os.lstat(path)):
+            if st.st_uid != os.getuid() or st.st_mode & 0o022 or (st.st_mode & 0o170000) == 0o120000:
+                return False
+    except OSError:
+        return False
+    return True
+
+
 def _write_cache(path, data):
     """Best effort (True when written): a read-only or full disk only costs the next run a compile."""
     tmp = "%s.%d.tmp" % (path, os.getpid())
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        with open(tmp, "wb") as handle:
+        # Only this user may write it, whatever the umask: _private refuses anything else.
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
         return True
