@@ -1428,7 +1428,9 @@ FTS5_MISSING = (
 def _stored_params(params):
     if isinstance(params, dict):
         return {k: stored_text(v) if isinstance(v, str) else v for k, v in params.items()}
-    return [stored_text(v) if isinstance(v, str) else v for v in params]
+    # stored_text's own memo, reached without its frame for the common short value
+    memo, limit = _stored_text_memo, _STORED_MEMO_CHARS
+    return [memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v) for v in params]
 
 
 def _is_write(sql):
@@ -1842,11 +1844,19 @@ def is_object_id(value):
     return isinstance(value, str) and _OBJECT_ID.match(value) is not None
 
 
+# The private refs ``wctx sync`` keeps in its own repository (and nowhere else), which it reads
+# as revisions too.
+WCTX_REFS = ("refs/wctx/fetched", "refs/wctx/ours")
+
+
 def git_revision(value):
-    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``), else GitError."""
+    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``; sync's own
+    refs, optionally as ``REF^{commit}``), else GitError."""
     if isinstance(value, str):
         ends = value.split("..") if ".." in value else [value]
         if len(ends) <= 2 and all(e == "HEAD" or is_object_id(e) for e in ends):
+            return value
+        if value in WCTX_REFS or (value.endswith("^{commit}") and value[: -len("^{commit}")] in WCTX_REFS):
             return value
     raise GitError("refusing to pass %r to git as a revision: not a full object id" % (str(value)[:80],))
 
@@ -7239,6 +7249,14 @@ def _count_matches(store, terms, where, params):
 # -- rerank --------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=8192)
+def _symbol_words(symbol):
+    """The lower-cased words of a cited symbol, as _query_names compares them with the query's
+    terms (Client.uploadDocument -> client, upload, document); once per symbol."""
+    parts = [p.lower() for p in re.split(r"[^\w]+|_", symbol) if p]
+    return tuple(q.lower() for p in parts for q in (split_identifier(p) or [p]))
+
+
 def _query_names(store, raw_query, terms, cands, anchors):
     """Mark each candidate with what of it the query names: its repository (the name as a word of
     the query), a symbol it cites (every part of the symbol among the query's terms), a file it
@@ -7249,7 +7267,7 @@ def _query_names(store, raw_query, terms, cands, anchors):
     named_repos = {
         rid
         for rid, name in names.items()
-        if re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(name.lower()), text)
+        if name.lower() in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(name.lower()), text)
     }
     for c in cands:
         named = []
@@ -7258,8 +7276,7 @@ def _query_names(store, raw_query, terms, cands, anchors):
         for a in anchors.get(c.rid, ()):
             sym = a["symbol"]
             if sym:
-                parts = [p.lower() for p in re.split(r"[^\w]+|_", sym) if p]
-                parts = [q.lower() for p in parts for q in (split_identifier(p) or [p])]
+                parts = _symbol_words(sym)
                 if parts and all(p in term_set or p in STOP_WORDS or len(p) < 2 for p in parts):
                     named.append(("symbol", sym))
             path = a["path"]
@@ -9023,7 +9040,7 @@ def _record_anchors(rec, local_repo):
         ):
             raise UsageError("evidence %s cites a path outside its repository: %r" % (rec["id"], path))
         arepo = local_repo(a["repo"], a.get("root_commit"))
-        anchors.append(dict((k, a.get(k)) for k in _ANCHOR_FIELDS))
+        anchors.append({k: a.get(k) for k in _ANCHOR_FIELDS})
         anchors[-1]["repo_id"] = arepo.id if arepo else None
         anchors[-1]["repo"] = arepo.name if arepo else a["repo"]
     return anchors
@@ -9193,11 +9210,28 @@ def _import_update(store, rec, row, local_repo, known_events):
         store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (row["rid"],))
         changed = True
     events = _history_rows(row["rid"], rec, known_events)
-    store.db.executemany(_EVENT_INSERT, events)
+    if events:
+        store.db.executemany(_EVENT_INSERT, events)
     return changed or bool(events), changed
 
 
+_BULK_CACHE_KIB = 65536  # SQLite page cache while a large import writes (the default is 2 MiB)
+
+
 def _import_records(store, records):
+    if len(records) < 5000:
+        return _import_records_in(store, records)
+    # A large import updates five indexes at scattered places; a page cache that holds them
+    # saves about a quarter of its time in SQLite. The connection's own size comes back after.
+    before = store.one("PRAGMA cache_size")[0]
+    store.db.execute("PRAGMA cache_size = %d" % -_BULK_CACHE_KIB)
+    try:
+        return _import_records_in(store, records)
+    finally:
+        store.db.execute("PRAGMA cache_size = %d" % before)
+
+
+def _import_records_in(store, records):
     repos = _repos(store)
     by_root = {r.root_commit: r for r in repos if r.root_commit}
     by_name = {r.name: r for r in repos}
@@ -9269,7 +9303,8 @@ def _import_records(store, records):
             for rec, sid, prepared in chunk:
                 row = existing.get(rec["id"])
                 if row is not None:  # here already, or earlier in this import
-                    batch.flush()
+                    if batch.evidence or batch.events or batch.confidence:
+                        batch.flush()
                     changed, moved = _import_update(store, rec, row, local_repo, known_events)
                     if moved:
                         dups.drop(row["repo_name"], row["claim_key"])
@@ -9394,8 +9429,7 @@ def _import_topology(store, records):
 
 SYNC_BRANCH = "wctx-memory"
 SYNC_PUSH_TRIES = 5
-_SYNC_FETCHED = "refs/wctx/fetched"  # the remote tip, as last fetched into the private repository
-_SYNC_OURS = "refs/wctx/ours"  # the commit we built to push
+_SYNC_FETCHED, _SYNC_OURS = WCTX_REFS  # the remote tip as last fetched; the commit we built to push
 _SYNC_FILE = _lazy_pattern(
     r"^machines/([0-9a-f]{16})/(sessions/(?:ses-[0-9a-f]{10}|[\w.:-]{1,80})\.jsonl|events\.jsonl|topology\.jsonl)$"
 )
@@ -9470,14 +9504,19 @@ def _sync_dir(store):
     return os.path.join(store.home, "sync", "memory.git")
 
 
-def _sync_git(store, args, input_bytes=None, ok_codes=(0,), network=False):
+def _sync_git(store, args, input_bytes=None, ok_codes=(0,), network=False, revs=()):
     # Our private repository's config is ours alone; for the network we run the user's own ssh
     # (GIT_SSH_COMMAND, else their global core.sshCommand, else ssh), never a repository's.
     extra = ["-c", "protocol.ext.allow=never", "-c", "core.bare=true"]
     if network:
         extra += ["-c", "core.sshCommand=" + _user_ssh_command(store)]
     return run_git(
-        _sync_dir(store), list(args), input_bytes=input_bytes, ok_codes=ok_codes, extra_options=extra
+        _sync_dir(store),
+        list(args),
+        input_bytes=input_bytes,
+        ok_codes=ok_codes,
+        extra_options=extra,
+        revs=revs,
     )
 
 
@@ -9509,7 +9548,9 @@ def _sync_fetch(store, remote, branch):
             raise WctxError("sync: cannot fetch from %s: %s" % (remote, str(e).split(": ", 2)[-1])) from None
         _sync_git(store, ["update-ref", "-d", _SYNC_FETCHED], ok_codes=(0, 1))
         return None
-    _, out = _sync_git(store, ["rev-parse", "--verify", "-q", _SYNC_FETCHED + "^{commit}"], ok_codes=(0, 1))
+    _, out = _sync_git(
+        store, ["rev-parse", "--verify", "-q"], ok_codes=(0, 1), revs=[_SYNC_FETCHED + "^{commit}"]
+    )
     return out.decode("ascii", "replace").strip() or None
 
 
@@ -9517,7 +9558,7 @@ def _sync_tree(store, tip):
     """{path: blob id} of the memory files in ``tip`` (other files in the branch are ignored)."""
     if tip is None:
         return {}
-    _, out = _sync_git(store, ["ls-tree", "-r", "-z", "--full-tree", tip])
+    _, out = _sync_git(store, ["ls-tree", "-r", "-z", "--full-tree"], revs=[tip])
     files = {}
     for entry in out.split(b"\0"):
         meta, _, path = entry.partition(b"\t")
@@ -9569,30 +9610,29 @@ def _sync_import(store, machine, files, report):
         key=lambda p: (p.endswith("events.jsonl"), p),
     )
     data = _sync_read_blobs(store, [files[p] for p in todo])
+    known = {r["id"] for r in store.all("SELECT id FROM sessions")}  # sessions this machine had
     for path in todo:
         blob = files[path]
-        known = {r["id"] for r in store.all("SELECT id FROM sessions")} if "/sessions/" in path else set()
         try:
             counts, records = import_evidence_data(store, path, data.get(blob, b""))
         except WctxError as e:
             report.skipped.append(str(e))
             continue
+        foreign = []
+        if "/sessions/" in path:
+            foreign = [(r["id"],) for r in records if r.get("type") == "session" and r["id"] not in known]
+            known.update(r["id"] for r in records if r.get("type") == "session")
         with store.atomic():
             store.db.execute(
                 "INSERT INTO sync_files(path, blob) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET blob = excluded.blob",
                 (path, blob),
             )
-            for rec in records:
-                if rec.get("type") == "session" and "/sessions/" in path and rec["id"] not in known:
-                    store.db.execute(
-                        "INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", (rec["id"],)
-                    )
-                elif rec.get("type") == "evidence":
-                    store.db.execute(
-                        "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
-                        "updated_at = excluded.updated_at",
-                        (rec["id"], _sync_version(rec)),
-                    )
+            store.db.executemany("INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", foreign)
+            store.db.executemany(
+                "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
+                "updated_at = excluded.updated_at",
+                [(r["id"], _sync_version(r)) for r in records if r.get("type") == "evidence"],
+            )
         report.imported["files"] += 1
         for key in ("sessions", "evidence", "updated"):
             report.imported[key] += counts.get(key, 0)
@@ -9667,7 +9707,7 @@ def _sync_commit(store, machine, tip, tree, payload):
         stream.append(b"D %s\n" % path.encode())
     stream.append(b"done\n")
     _sync_git(store, ["fast-import", "--quiet", "--force", "--done"], input_bytes=b"".join(stream))
-    _, out = _sync_git(store, ["rev-parse", "--verify", _SYNC_OURS + "^{commit}"])
+    _, out = _sync_git(store, ["rev-parse", "--verify"], revs=[_SYNC_OURS + "^{commit}"])
     return out.decode("ascii").strip(), len(changed), len(removed)
 
 

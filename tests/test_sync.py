@@ -398,3 +398,33 @@ def test_a_retract_within_the_same_second_as_the_capture_still_travels(team, mon
     run(b, "sync")
     for m in (a, b):
         assert json.loads(run(m, "show", item, "--json"))["status"] == "retracted", m.root
+
+
+def test_no_revision_reaches_git_outside_the_end_of_options(team, monkeypatch):
+    # Every commit a sync names to git (the fetched tip, the commit it built) goes through
+    # run_git's revisions, which git reads after --end-of-options and never as an option.
+    remote, a, b = team
+    b.wctx("capture", "--finding", "bob learned that", "--repo", "sdk")
+    b.wctx("sync", "--remote", remote)
+    a.wctx("capture", "--finding", "alice learned this", "--repo", "upload-sdk")
+    monkeypatch.setenv("HOME", a.home)
+    calls = []
+    real = wctx.run_git
+
+    def recording(repo_path, args, *rest, **kw):
+        calls.append((list(args), list(kw.get("revs") or ())))
+        return real(repo_path, args, *rest, **kw)
+
+    monkeypatch.setattr(wctx, "run_git", recording)
+    store = wctx.open_store(a.store_dir)
+    try:
+        report = wctx.sync_memory(store, remote=remote)
+        again = wctx.sync_memory(store)
+    finally:
+        store.close()
+    assert report.pushed and report.imported["evidence"] == 1 and again.noop
+    named = [revs for _, revs in calls if revs]
+    assert any(wctx.is_object_id(r) for revs in named for r in revs)  # the fetched tip, by its id
+    for args, _ in calls:
+        for arg in args:
+            assert not wctx.is_object_id(arg) and "^{" not in arg, (args, arg)

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Speed of `wctx import-evidence` (the bulk path) against a bare SQLite floor, in one run.
+
+    python3 bench/import_evidence.py                   # 10,000 and 100,000 items
+    python3 bench/import_evidence.py --sizes 10000 --json
+    python3 bench/import_evidence.py --plain           # also the variant citing no files
+
+The corpus is the peer benchmark's (/work/shared/bench/peers/corpus.py, or --peers DIR): findings
+of 23-47 words over 40 repositories, written as one export file, sessions of 50 items, three items
+in four citing ``path#symbol`` (the "anchored" variant; --plain adds one where none does). The 40
+repositories are small real git repositories registered in one workspace.
+
+For each size, interleaved in one run on the same file:
+  floor      json.loads of every line and one executemany per table (sessions, evidence, anchors,
+             the FTS index) of the very rows wctx writes, into a fresh store's own schema, in one
+             transaction: what any importer of these records into this schema pays, with no
+             validation, redaction or duplicate check;
+  import     `wctx import-evidence FILE` into a fresh store, as a user runs it (a new process:
+             start-up, reading, validation, the duplicate rule, redaction, the writes);
+  again      the same command again on the loaded store (everything already present).
+It prints seconds, the ratio to the floor and the load average. Budget (search and sync issues):
+import of 100,000 items <= 10 s. Benchmarks only: no test times anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
+
+from search_floor import make_repos, write_export  # noqa: E402
+
+import wctx  # noqa: E402
+
+BUDGET_SECONDS = 10.0
+
+
+def fresh_store(base, name, paths):
+    home = os.path.join(base, name)
+    store = wctx.open_store(home)
+    for _, path in sorted(paths.items()):
+        wctx.register_repo(store, path, workspace="bench")
+    store.close()
+    return home
+
+
+def floor(home, export):
+    """The same rows as wctx writes them, without anything wctx decides on the way."""
+    con = sqlite3.connect(os.path.join(home, "wctx.db"), isolation_level=None)
+    con.execute("PRAGMA foreign_keys = ON")
+    con.execute("PRAGMA synchronous = NORMAL")
+    con.execute("PRAGMA cache_size = %d" % -wctx._BULK_CACHE_KIB)  # what wctx gives a large import
+    repo_ids = dict(con.execute("SELECT name, id FROM repos"))
+    sessions, evidence, anchors, fts = [], [], [], []
+    rid = 0
+    with open(export, "rb") as fh:
+        for line in fh:
+            r = json.loads(line)
+            if r["type"] == "session":
+                sessions.append((r["id"], r["agent"], repo_ids.get(r["repo"]), r["repo"], r["started_at"],
+                                 r["ended_at"], r["summary"], r["started_at"]))  # fmt: skip
+                continue
+            rid += 1
+            claim = r["claim"]
+            evidence.append((rid, r["id"], r["session"], repo_ids.get(r["repo"]), r["repo"], r["kind"], claim,
+                             wctx.claim_key(claim), r["detail"], r["confidence"], r["status"], r["created_at"],
+                             r["updated_at"]))  # fmt: skip
+            for a in r["anchors"]:
+                anchors.append((rid, repo_ids.get(a["repo"]), a["repo"], a["root_commit"], a["path"], a["symbol"],
+                                a["commit"], a["branch"], a["blob"], a["dirty"]))  # fmt: skip
+            cited = [a for a in r["anchors"] if a["path"]]
+            fts.append((rid, claim, " ".join(a["symbol"] or "" for a in cited), " ".join(a["path"] for a in cited),
+                        r["detail"] or ""))  # fmt: skip
+    con.execute("BEGIN IMMEDIATE")
+    con.executemany(
+        "INSERT INTO sessions(id, agent, repo_id, repo_name, started_at, ended_at, summary, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        sessions,
+    )
+    con.executemany(
+        "INSERT INTO evidence(rid, id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, confidence, "
+        "status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        evidence,
+    )
+    con.executemany(
+        "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
+        "blob, dirty) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        anchors,
+    )
+    con.executemany(
+        "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)", fts
+    )
+    con.execute("COMMIT")
+    con.close()
+    return len(evidence)
+
+
+def cli_import(home, export):
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "wctx.py"), "--home", home, "import-evidence", export, "--json"],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise SystemExit("import-evidence failed: " + proc.stderr[-2000:])
+    return json.loads(proc.stdout)
+
+
+def timed(fn, *args):
+    start = time.perf_counter()
+    result = fn(*args)
+    return time.perf_counter() - start, result
+
+
+def run_size(n, anchored, corpus_mod, tmp):
+    base = tempfile.mkdtemp(prefix="size-", dir=tmp)
+    corpus = corpus_mod.make_corpus(n)
+    names = sorted({f["repo"] for f in corpus})
+    paths = make_repos(os.path.join(base, "repos"), names)
+    homes = {name: fresh_store(base, name, paths) for name in ("floor", "wctx")}
+    store = wctx.open_store(homes["wctx"])
+    roots = {r["name"]: r["root_commit"] for r in wctx.list_repos(store)}
+    store.close()
+    heads = {
+        name: subprocess.run(
+            ["git", "-C", p, "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        for name, p in paths.items()
+    }
+    export = os.path.join(base, "export.jsonl")
+    write_export(corpus, export, anchored, roots, heads)
+    load = [os.getloadavg()[0]]
+    floor_s, floor_n = timed(floor, homes["floor"], export)
+    import_s, counts = timed(cli_import, homes["wctx"], export)
+    again_s, again = timed(cli_import, homes["wctx"], export)
+    load.append(os.getloadavg()[0])
+    if counts["evidence"] != n or floor_n != n or again["unchanged"] != n:
+        raise SystemExit("unexpected counts: %r / %r / floor %d" % (counts, again, floor_n))
+    shutil.rmtree(base, ignore_errors=True)
+    return {
+        "n": n,
+        "anchored": anchored,
+        "floor_s": round(floor_s, 2),
+        "import_s": round(import_s, 2),
+        "import_ratio": round(import_s / floor_s, 2),
+        "again_s": round(again_s, 2),
+        "within_budget": n < 100_000 or import_s <= BUDGET_SECONDS,
+        "load": [round(x, 2) for x in load],
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--plain", action="store_true", help="also the variant whose items cite no file")
+    parser.add_argument("--peers", default=os.path.join(ROOT, "..", "shared", "bench", "peers"))
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, os.path.abspath(args.peers))
+    import corpus as corpus_mod
+
+    tmp = tempfile.mkdtemp(prefix="wctx-import-")
+    rows = []
+    try:
+        for n in [int(x) for x in args.sizes.split(",")]:
+            for anchored in (True, False) if args.plain else (True,):
+                row = run_size(n, anchored, corpus_mod, tmp)
+                rows.append(row)
+                if not args.json:
+                    print(
+                        "%7d items (%s): floor %.2f s  import-evidence %.2f s (ratio %.2f)  again %.2f s"
+                        "  load %s" % (n, "anchored" if anchored else "plain", row["floor_s"], row["import_s"],
+                                       row["import_ratio"], row["again_s"], row["load"])
+                    )  # fmt: skip
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()
