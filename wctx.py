@@ -7321,11 +7321,6 @@ def _query_coverage(store, terms, cands, anchors):
     for c in cands:
         text, summary = texts.get(c.rid, ("", None))
         cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
-        if c.tier == "all" and text.isascii() and cited.isascii():
-            # FTS5 matched every term in these texts, and over ASCII each word it indexes is one
-            # _word_hits sees (lower-cased letter and digit runs, identifier parts): all are held.
-            c.coverage = 1.0
-            continue
         own = set(_word_hits(terms, text + "\n" + cited))
         share = sum(weight[t] for t in own)
         if summary and len(own) < len(terms):
