@@ -7249,6 +7249,14 @@ def _count_matches(store, terms, where, params):
 # -- rerank --------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=8192)
+def _symbol_words(symbol):
+    """The lower-cased words of a cited symbol, as _query_names compares them with the query's
+    terms (Client.uploadDocument -> client, upload, document); once per symbol."""
+    parts = [p.lower() for p in re.split(r"[^\w]+|_", symbol) if p]
+    return tuple(q.lower() for p in parts for q in (split_identifier(p) or [p]))
+
+
 def _query_names(store, raw_query, terms, cands, anchors):
     """Mark each candidate with what of it the query names: its repository (the name as a word of
     the query), a symbol it cites (every part of the symbol among the query's terms), a file it
@@ -7259,7 +7267,7 @@ def _query_names(store, raw_query, terms, cands, anchors):
     named_repos = {
         rid
         for rid, name in names.items()
-        if re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(name.lower()), text)
+        if name.lower() in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(name.lower()), text)
     }
     for c in cands:
         named = []
@@ -7268,8 +7276,7 @@ def _query_names(store, raw_query, terms, cands, anchors):
         for a in anchors.get(c.rid, ()):
             sym = a["symbol"]
             if sym:
-                parts = [p.lower() for p in re.split(r"[^\w]+|_", sym) if p]
-                parts = [q.lower() for p in parts for q in (split_identifier(p) or [p])]
+                parts = _symbol_words(sym)
                 if parts and all(p in term_set or p in STOP_WORDS or len(p) < 2 for p in parts):
                     named.append(("symbol", sym))
             path = a["path"]
@@ -7314,11 +7321,6 @@ def _query_coverage(store, terms, cands, anchors):
     for c in cands:
         text, summary = texts.get(c.rid, ("", None))
         cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
-        if c.tier == "all" and text.isascii() and cited.isascii():
-            # FTS5 matched every term in these texts, and over ASCII each word it indexes is one
-            # _word_hits sees (lower-cased letter and digit runs, identifier parts): all are held.
-            c.coverage = 1.0
-            continue
         own = set(_word_hits(terms, text + "\n" + cited))
         share = sum(weight[t] for t in own)
         if summary and len(own) < len(terms):

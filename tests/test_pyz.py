@@ -9,6 +9,7 @@ Versions absent from the machine are skipped with a message.
 import glob
 import hashlib
 import json
+import marshal
 import os
 import queue
 import re
@@ -90,7 +91,14 @@ def test_archive_layout(pyz):
             assert info.external_attr >> 16 == 0o100644
         for name in ("wctx.py", "wctx_mcp.py"):
             with open(os.path.join(ROOT, name), "rb") as handle:
-                assert archive.read(name) == handle.read()
+                source = handle.read()
+            stored = archive.read(name)
+            # The same code without its comments: identical bytecode, line for line.
+            assert stored.count(b"\n") == source.count(b"\n") and len(stored) < len(source)
+            assert b"\n# " not in stored[200:]
+            assert marshal.dumps(compile(stored, name, "exec")) == marshal.dumps(
+                compile(source, name, "exec")
+            )
         assert archive.testzip() is None
 
 

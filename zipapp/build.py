@@ -18,6 +18,7 @@ import io
 import os
 import re
 import sys
+import tokenize
 import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -49,8 +50,25 @@ def read_module_sources(root=ROOT):
             compile(data, path, "exec", dont_inherit=True)
         except SyntaxError as exc:
             raise BuildError(f"{path} does not compile: {exc.msg} (line {exc.lineno})") from exc
-        sources[name] = data
+        sources[name] = without_comments(data)
     return sources
+
+
+def without_comments(source):
+    """``source`` with its comments removed and every line kept where it was: the archive holds the
+    same code (identical bytecode, line numbers and columns, docstrings included) in about a tenth
+    less space. The first two lines (shebang, coding) stay as they are."""
+    lines = source.decode("utf-8").splitlines(keepends=True)
+    comments = [
+        tok.start
+        for tok in tokenize.generate_tokens(io.StringIO(source.decode("utf-8")).readline)
+        if tok.type == tokenize.COMMENT and tok.start[0] > 2
+    ]
+    for row, col in comments:
+        line = lines[row - 1]
+        ending = line[len(line.rstrip("\r\n")) :]
+        lines[row - 1] = line[:col].rstrip() + ending
+    return "".join(lines).encode("utf-8")
 
 
 def entry_point_source(sources):
