@@ -70,7 +70,7 @@ class Peer:
         reply = self.proc.stdout.readline()
         elapsed = (time.perf_counter() - t0) * 1000.0
         message = json.loads(reply)
-        if message.get("id") != self.next_id or "result" not in message:
+        if message.get("id") != self.next_id or "result" not in message or message["result"].get("isError"):
             raise SystemExit(f"unexpected reply from {self.proc.args}: {reply[:300]!r}")
         return elapsed, message["result"]
 

@@ -39,6 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+from mcp_latency import Peer  # noqa: E402  (one stdio JSON-RPC client for the benchmarks)
+
 import wctx  # noqa: E402
 
 BASELINE_SERVER = os.path.join(HERE, "mcp_baseline_server.py")
@@ -114,29 +116,6 @@ def build_floor(store, path):
 
 def floor_expr(query):
     return " ".join('"%s"' % w for w in re.findall(r"\w+", query.lower())) or '""'
-
-
-class Peer:
-    def __init__(self, argv, env, cwd):
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd)
-        self.next_id = 0
-
-    def call(self, method, params):
-        self.next_id += 1
-        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode()
-        t0 = time.perf_counter()
-        self.proc.stdin.write(line + b"\n")
-        self.proc.stdin.flush()
-        reply = self.proc.stdout.readline()
-        elapsed = (time.perf_counter() - t0) * 1000.0
-        message = json.loads(reply)
-        if "result" not in message or message["result"].get("isError"):
-            raise SystemExit("bad reply from %s: %r" % (self.proc.args, reply[:300]))
-        return elapsed, message["result"]
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=60)
 
 
 def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out):
