@@ -1392,6 +1392,17 @@ def m010_anchor_symbols(db):
     db.execute("CREATE INDEX anchors_repo_symbol ON anchors(repo_id, symbol, path, repo_name, evidence_rid)")
 
 
+def m011_evidence_aliases(db):
+    # Another store's id for an item recorded here too: the same finding captured independently
+    # on two machines is one item on each, and each keeps the other's id for it, so a status
+    # change, confirmation or forget made there under its id reaches the twin here.
+    db.execute(
+        "CREATE TABLE evidence_aliases (id TEXT PRIMARY KEY, "
+        "evidence_rid INTEGER NOT NULL REFERENCES evidence(rid) ON DELETE CASCADE)"
+    )
+    db.execute("CREATE INDEX evidence_aliases_rid ON evidence_aliases(evidence_rid)")
+
+
 MIGRATIONS = [
     m001_initial,
     m002_fts,
@@ -1403,6 +1414,7 @@ MIGRATIONS = [
     m008_session_fts,
     m009_briefing_served,
     m010_anchor_symbols,
+    m011_evidence_aliases,
 ]
 
 
@@ -3549,6 +3561,12 @@ def _resolve_ids(store, ids):
         if not is_utf8(text):
             raise UsageError("evidence id %s is not valid UTF-8" % printable_path(text))
         row = store.one("SELECT rid, id FROM evidence WHERE id = ?", (text,))
+        if row is None:  # another machine's id for an item recorded here too
+            row = store.one(
+                "SELECT e.rid, e.id FROM evidence_aliases a JOIN evidence e ON e.rid = a.evidence_rid "
+                "WHERE a.id = ?",
+                (text,),
+            )
         if row is None:
             rows = store.all(
                 "SELECT rid, id FROM evidence WHERE substr(id, 1, ?) = ? LIMIT 3", (len(text), text)
@@ -7944,9 +7962,13 @@ def _forget_rows(store, rids, sessions, reason, now):
         row = store.one("SELECT id, session_id FROM evidence WHERE rid = ?", (rid,))
         if row is None:
             continue
-        store.db.execute(
+        # Other machines' ids for it are forgotten with it: their copies go too, and never come back.
+        ids = [row["id"]] + [
+            a["id"] for a in store.all("SELECT id FROM evidence_aliases WHERE evidence_rid = ?", (rid,))
+        ]
+        store.db.executemany(
             "INSERT OR REPLACE INTO tombstones(id, kind, session_id, reason, forgotten_at) VALUES (?, 'evidence', ?, ?, ?)",
-            (row["id"], row["session_id"], reason, now),
+            [(eid, row["session_id"], reason, now) for eid in ids],
         )
         store.db.execute("DELETE FROM evidence_fts WHERE rowid = ?", (rid,))
         store.db.execute("DELETE FROM evidence WHERE rid = ?", (rid,))
@@ -9145,9 +9167,23 @@ def _select_in(store, sql, values):
 
 
 _IMPORT_CHUNK = 2000  # evidence records prepared, checked and written per batch of executemany
-_IMPORTED_ROW = (
-    "SELECT rid, id, repo_name, claim_key, updated_at, status, confirmed_at FROM evidence WHERE id IN (%s)"
+_IMPORTED_COLUMNS = "e.rid, e.id, e.repo_name, e.claim_key, e.updated_at, e.status, e.confirmed_at"
+_IMPORTED_ROW = "SELECT %s FROM evidence e WHERE e.id IN (%%s)" % _IMPORTED_COLUMNS
+_IMPORTED_ALIAS_ROW = (
+    "SELECT a.id AS alias, %s FROM evidence_aliases a JOIN evidence e ON e.rid = a.evidence_rid "
+    "WHERE a.id IN (%%s)" % _IMPORTED_COLUMNS
 )
+_IMPORTED_RID_ROW = "SELECT %s FROM evidence e WHERE e.rid = ?" % _IMPORTED_COLUMNS
+
+
+def _local_id(store, eid):
+    """The id here of an item another machine calls ``eid`` (its twin's, for an alias)."""
+    if not eid:
+        return eid
+    row = store.one(
+        "SELECT e.id FROM evidence_aliases a JOIN evidence e ON e.rid = a.evidence_rid WHERE a.id = ?", (eid,)
+    )
+    return row["id"] if row else eid
 
 
 class _ImportBatch:
@@ -9225,7 +9261,7 @@ def _import_update(store, rec, row, local_repo, known_events):
     if _status_change_wins(rec, row):
         store.db.execute(
             "UPDATE evidence SET status = ?, superseded_by = ?, updated_at = ? WHERE rid = ?",
-            (rec["status"], rec.get("superseded_by"), rec["updated_at"], row["rid"]),
+            (rec["status"], _local_id(store, rec.get("superseded_by")), rec["updated_at"], row["rid"]),
         )
         changed = True
     if (rec.get("confirmed_at") or "") > (row["confirmed_at"] or ""):
@@ -9325,7 +9361,9 @@ def _import_records_in(store, records):
                 gone = store.one("SELECT 1 FROM sessions WHERE id = ?", (t["id"],))
                 _forget_rows(store, [], [t["id"]] if gone else [], t["reason"], t.get("forgotten_at") or now)
             else:
-                row = store.one("SELECT rid FROM evidence WHERE id = ?", (t["id"],))
+                row = store.one("SELECT rid FROM evidence WHERE id = ?", (t["id"],)) or store.one(
+                    "SELECT evidence_rid AS rid FROM evidence_aliases WHERE id = ?", (t["id"],)
+                )
                 gone = row is not None
                 if gone:
                     _forget_rows(store, [row["rid"]], [], t["reason"], t.get("forgotten_at") or now)
@@ -9341,7 +9379,9 @@ def _import_records_in(store, records):
         # claims could repeat, history event ids) is read first in a few queries, each record is
         # decided in memory, and each chunk's rows are written with one executemany per table.
         evidence = [r for r in records if r["type"] == "evidence"]
-        existing = {r["id"]: r for r in _select_in(store, _IMPORTED_ROW, {r["id"] for r in evidence})}
+        ids = {r["id"] for r in evidence}
+        existing = {r["id"]: r for r in _select_in(store, _IMPORTED_ROW, ids)}
+        existing.update((r["alias"], r) for r in _select_in(store, _IMPORTED_ALIAS_ROW, ids - set(existing)))
         history_ids = {h["id"] for r in evidence for h in r.get("history") or ()}
         known_events = {
             r["id"] for r in _select_in(store, "SELECT id FROM evidence_events WHERE id IN (%s)", history_ids)
@@ -9381,14 +9421,18 @@ def _import_records_in(store, records):
                     changed, moved = _import_update(store, rec, row, local_repo, known_events)
                     if moved:
                         dups.refresh(row["repo_name"], row["claim_key"], row["rid"])
-                        existing[rec["id"]] = store.one(_IMPORTED_ROW % "?", (rec["id"],))
+                        existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (row["rid"],))
                     counts["updated" if changed else "unchanged"] += 1
                     continue
                 repo, repo_name, claim, key = prepared
                 anchors = _record_anchors(rec, local_repo)
                 cited = _cited_set(anchors)
                 confidence = _check_confidence(rec.get("confidence"))
-                dup = dups.find(repo_name, key, cited)
+                status = rec.get("status", "active")
+                # Only an active record is one item with an active twin (as the duplicate rule
+                # only ever matches active items here): a retracted one stays its own item, on
+                # both machines alike.
+                dup = dups.find(repo_name, key, cited) if status == "active" else None
                 if dup is not None:
                     # The same item recorded independently elsewhere: one item, seen by that session too.
                     if confidence is not None and (
@@ -9400,15 +9444,26 @@ def _import_records_in(store, records):
                         batch.events.append(_event_row(dup["rid"], "seen", sid, "import", None,
                                                        rec.get("created_at") or utc_now(),
                                                        event_id="evt-seen-" + rec["id"]))  # fmt: skip
+                    # Its id there names the twin here: what that machine later does to it (a
+                    # status change, a confirmation, a forget) reaches this item.
+                    batch.flush()
+                    store.db.execute(
+                        "INSERT OR IGNORE INTO evidence_aliases(id, evidence_rid) VALUES (?, ?)",
+                        (rec["id"], dup["rid"]),
+                    )
+                    twin = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
+                    _, moved = _import_update(store, rec, twin, local_repo, known_events)
+                    if moved:
+                        dups.refresh(repo_name, key, dup["rid"])
+                    existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
                     counts["duplicates"] += 1
                     continue
                 rid, next_rid = next_rid, next_rid + 1
                 stamp = utc_now()
                 detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
                 detail = detail and _stored_noting(detail)
-                status = rec.get("status", "active")
                 batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim,
-                                       key, detail, confidence, status, rec.get("superseded_by"),
+                                       key, detail, confidence, status, _local_id(store, rec.get("superseded_by")),
                                        rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
                                        rec.get("confirmed_at")))  # fmt: skip
                 batch.anchors += _anchor_rows(rid, anchors)
@@ -9734,7 +9789,6 @@ def _sync_payload(store, machine):
                 events.append(record)
         else:
             events.append(record)
-    events.extend(record for _, record in tombstone_records(store))
     files = {}
 
     def encode(records):
