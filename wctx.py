@@ -18,7 +18,6 @@ import bisect
 import collections
 import functools
 import json
-import math
 import os
 import re
 import sys
@@ -144,9 +143,9 @@ RANK_CONFIDENCE_WEIGHT = 0.10  # times (confidence - 0.5); items without a state
 RANK_KIND_BONUS = {"known_issue": 0.03, "decision": 0.02, "constraint": 0.02, "finding": 0.02}
 RANK_RECENCY_BONUS = 0.05  # decays with a 90-day half-life
 RANK_RECENCY_HALF_LIFE_DAYS = 90.0
-# Text strength is scaled by coverage ** RANK_COVERAGE_POWER: the idf-weighted share of the query's
-# terms an item holds (1.0 when it holds them all). A term only the item's session summary holds
-# counts RANK_SUMMARY_SHARE of its weight, the summary being context rather than content.
+# Text strength is scaled by coverage ** RANK_COVERAGE_POWER: the share of the query's terms an
+# item holds (1.0 when it holds them all). A term only the item's session summary holds counts
+# RANK_SUMMARY_SHARE of a term, the summary being context rather than content.
 RANK_COVERAGE_POWER = 1.0
 RANK_SUMMARY_SHARE = BM25_WEIGHT_SUMMARY / BM25_WEIGHT_DETAIL  # half a detail word's weight
 CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
@@ -7311,9 +7310,9 @@ def _symbol_words(symbol):
 
 
 def _query_names(store, raw_query, terms, cands, anchors):
-    """Mark each candidate with what of it the query names: its repository (the name as a word of
-    the query), a symbol it cites (every part of the symbol among the query's terms), a file it
-    cites (its path or file name in the query)."""
+    """Mark each candidate with what of it the query names: its repository or one whose code it
+    cites (the name as a word of the query), a symbol it cites (every part of the symbol among the
+    query's terms), a file it cites (its path or file name in the query)."""
     text = raw_query.lower() if isinstance(raw_query, str) else ""
     term_set = set(terms)
     names = store.memo(("repo-by-id",), lambda: {r.id: r.name for r in _repos(store)})
@@ -7327,6 +7326,8 @@ def _query_names(store, raw_query, terms, cands, anchors):
         if c.repo_id in named_repos:
             named.append(("repository", names[c.repo_id]))
         for a in anchors.get(c.rid, ()):
+            if a["repo_id"] in named_repos and a["repo_id"] != c.repo_id:
+                named.append(("repository", names[a["repo_id"]]))  # it cites that repository's code
             sym = a["symbol"]
             if sym:
                 parts = _symbol_words(sym)
@@ -7340,22 +7341,16 @@ def _query_names(store, raw_query, terms, cands, anchors):
         c.named = tuple(dict.fromkeys(named))
 
 
-def _term_weights(store, terms):
-    """{term: idf} over the store's items (the bm25 form, always positive): how much matching
-    the term says about an item. Document frequencies come from _doc_freqs (cached)."""
-    df = _doc_freqs(store, terms)
-    total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
-    return {t: math.log(1.0 + (total - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
-
-
 def _query_coverage(store, terms, cands, anchors):
-    """Mark each candidate with the share of the query it answers: the weight (idf) of the terms
-    its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE of the weight of
-    those only its session summary holds, over the weight of every term. bm25 adds up what an
-    item matches with column weights, so one common word in a short claim can outscore every rare
-    word of the query in a detail; coverage is what keeps that match below the fuller one."""
-    weight = _term_weights(store, terms)
-    whole = sum(weight.values())
+    """Mark each candidate with the share of the query it answers: the number of the query's
+    terms its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE for each
+    one only its session summary holds, over the number of terms. bm25 adds up what an item
+    matches with column weights, so one common word in a short claim can outscore every rare word
+    of the query in a detail; coverage is what keeps that match below the fuller one. The share
+    counts terms, not their idf: bm25 has weighed each by its rarity already, and weighing it
+    again let one rare word matched anywhere outrank several of the query's words in a claim."""
+    weight = dict.fromkeys(terms, 1.0)
+    whole = float(len(terms))
     if len(terms) < 2 or not whole:
         return
     cands = [c for c in cands if c.tier != "all"]  # FTS5 matched every term: coverage 1.0
@@ -7369,7 +7364,7 @@ def _query_coverage(store, terms, cands, anchors):
             chunk,
         ):
             texts[rid] = ("%s\n%s" % (claim, detail or ""), summary)
-    floor = min(weight.values()) / whole  # FTS5 matched it on something: at least its weakest term
+    floor = 1.0 / whole  # FTS5 matched it on something: at least one term
     in_summary = {}  # summary -> the terms it holds (a session's items share one)
     for c in cands:
         text, summary = texts.get(c.rid, ("", None))
