@@ -18,7 +18,6 @@ import bisect
 import collections
 import functools
 import json
-import math
 import os
 import re
 import sys
@@ -144,9 +143,9 @@ RANK_CONFIDENCE_WEIGHT = 0.10  # times (confidence - 0.5); items without a state
 RANK_KIND_BONUS = {"known_issue": 0.03, "decision": 0.02, "constraint": 0.02, "finding": 0.02}
 RANK_RECENCY_BONUS = 0.05  # decays with a 90-day half-life
 RANK_RECENCY_HALF_LIFE_DAYS = 90.0
-# Text strength is scaled by coverage ** RANK_COVERAGE_POWER: the idf-weighted share of the query's
-# terms an item holds (1.0 when it holds them all). A term only the item's session summary holds
-# counts RANK_SUMMARY_SHARE of its weight, the summary being context rather than content.
+# Text strength is scaled by coverage ** RANK_COVERAGE_POWER: the share of the query's terms an
+# item holds (1.0 when it holds them all). A term only the item's session summary holds counts
+# RANK_SUMMARY_SHARE of a term, the summary being context rather than content.
 RANK_COVERAGE_POWER = 1.0
 RANK_SUMMARY_SHARE = BM25_WEIGHT_SUMMARY / BM25_WEIGHT_DETAIL  # half a detail word's weight
 CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
@@ -1378,6 +1377,17 @@ def m010_anchor_symbols(db):
     db.execute("CREATE INDEX anchors_repo_symbol ON anchors(repo_id, symbol, path, repo_name, evidence_rid)")
 
 
+def m011_evidence_aliases(db):
+    # Another store's id for an item recorded here too: the same finding captured independently
+    # on two machines is one item on each, and each keeps the other's id for it, so a status
+    # change, confirmation or forget made there under its id reaches the twin here.
+    db.execute(
+        "CREATE TABLE evidence_aliases (id TEXT PRIMARY KEY, "
+        "evidence_rid INTEGER NOT NULL REFERENCES evidence(rid) ON DELETE CASCADE)"
+    )
+    db.execute("CREATE INDEX evidence_aliases_rid ON evidence_aliases(evidence_rid)")
+
+
 MIGRATIONS = [
     m001_initial,
     m002_fts,
@@ -1389,6 +1399,7 @@ MIGRATIONS = [
     m008_session_fts,
     m009_briefing_served,
     m010_anchor_symbols,
+    m011_evidence_aliases,
 ]
 
 
@@ -3536,6 +3547,12 @@ def _resolve_ids(store, ids):
         if not is_utf8(text):
             raise UsageError("evidence id %s is not valid UTF-8" % printable_path(text))
         row = store.one("SELECT rid, id FROM evidence WHERE id = ?", (text,))
+        if row is None:  # another machine's id for an item recorded here too
+            row = store.one(
+                "SELECT e.rid, e.id FROM evidence_aliases a JOIN evidence e ON e.rid = a.evidence_rid "
+                "WHERE a.id = ?",
+                (text,),
+            )
         if row is None:
             rows = store.all(
                 "SELECT rid, id FROM evidence WHERE substr(id, 1, ?) = ? LIMIT 3", (len(text), text)
@@ -7328,9 +7345,9 @@ def _symbol_words(symbol):
 
 
 def _query_names(store, raw_query, terms, cands, anchors):
-    """Mark each candidate with what of it the query names: its repository (the name as a word of
-    the query), a symbol it cites (every part of the symbol among the query's terms), a file it
-    cites (its path or file name in the query)."""
+    """Mark each candidate with what of it the query names: its repository or one whose code it
+    cites (the name as a word of the query), a symbol it cites (every part of the symbol among the
+    query's terms), a file it cites (its path or file name in the query)."""
     text = raw_query.lower() if isinstance(raw_query, str) else ""
     term_set = set(terms)
     names = store.memo(("repo-by-id",), lambda: {r.id: r.name for r in _repos(store)})
@@ -7344,6 +7361,8 @@ def _query_names(store, raw_query, terms, cands, anchors):
         if c.repo_id in named_repos:
             named.append(("repository", names[c.repo_id]))
         for a in anchors.get(c.rid, ()):
+            if a["repo_id"] in named_repos and a["repo_id"] != c.repo_id:
+                named.append(("repository", names[a["repo_id"]]))  # it cites that repository's code
             sym = a["symbol"]
             if sym:
                 parts = _symbol_words(sym)
@@ -7357,22 +7376,16 @@ def _query_names(store, raw_query, terms, cands, anchors):
         c.named = tuple(dict.fromkeys(named))
 
 
-def _term_weights(store, terms):
-    """{term: idf} over the store's items (the bm25 form, always positive): how much matching
-    the term says about an item. Document frequencies come from _doc_freqs (cached)."""
-    df = _doc_freqs(store, terms)
-    total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
-    return {t: math.log(1.0 + (total - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
-
-
 def _query_coverage(store, terms, cands, anchors):
-    """Mark each candidate with the share of the query it answers: the weight (idf) of the terms
-    its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE of the weight of
-    those only its session summary holds, over the weight of every term. bm25 adds up what an
-    item matches with column weights, so one common word in a short claim can outscore every rare
-    word of the query in a detail; coverage is what keeps that match below the fuller one."""
-    weight = _term_weights(store, terms)
-    whole = sum(weight.values())
+    """Mark each candidate with the share of the query it answers: the number of the query's
+    terms its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE for each
+    one only its session summary holds, over the number of terms. bm25 adds up what an item
+    matches with column weights, so one common word in a short claim can outscore every rare word
+    of the query in a detail; coverage is what keeps that match below the fuller one. The share
+    counts terms, not their idf: bm25 has weighed each by its rarity already, and weighing it
+    again let one rare word matched anywhere outrank several of the query's words in a claim."""
+    weight = dict.fromkeys(terms, 1.0)
+    whole = float(len(terms))
     if len(terms) < 2 or not whole:
         return
     cands = [c for c in cands if c.tier != "all"]  # FTS5 matched every term: coverage 1.0
@@ -7389,7 +7402,7 @@ def _query_coverage(store, terms, cands, anchors):
         )
         for rid, claim, detail, summary in cursor:
             texts[rid] = ("%s\n%s" % (claim, detail or ""), summary)
-    floor = min(weight.values()) / whole  # FTS5 matched it on something: at least its weakest term
+    floor = 1.0 / whole  # FTS5 matched it on something: at least one term
     in_summary = {}  # summary -> the terms it holds (a session's items share one)
     for c in cands:
         text, summary = texts.get(c.rid, ("", None))
@@ -7993,9 +8006,13 @@ def _forget_rows(store, rids, sessions, reason, now):
         row = store.one("SELECT id, session_id FROM evidence WHERE rid = ?", (rid,))
         if row is None:
             continue
-        store.db.execute(
+        # Other machines' ids for it are forgotten with it: their copies go too, and never come back.
+        ids = [row["id"]] + [
+            a["id"] for a in store.all("SELECT id FROM evidence_aliases WHERE evidence_rid = ?", (rid,))
+        ]
+        store.db.executemany(
             "INSERT OR REPLACE INTO tombstones(id, kind, session_id, reason, forgotten_at) VALUES (?, 'evidence', ?, ?, ?)",
-            (row["id"], row["session_id"], reason, now),
+            [(eid, row["session_id"], reason, now) for eid in ids],
         )
         store.db.execute("DELETE FROM evidence_fts WHERE rowid = ?", (rid,))
         store.db.execute("DELETE FROM evidence WHERE rid = ?", (rid,))
@@ -9194,9 +9211,23 @@ def _select_in(store, sql, values):
 
 
 _IMPORT_CHUNK = 2000  # evidence records prepared, checked and written per batch of executemany
-_IMPORTED_ROW = (
-    "SELECT rid, id, repo_name, claim_key, updated_at, status, confirmed_at FROM evidence WHERE id IN (%s)"
+_IMPORTED_COLUMNS = "e.rid, e.id, e.repo_name, e.claim_key, e.updated_at, e.status, e.confirmed_at"
+_IMPORTED_ROW = "SELECT %s FROM evidence e WHERE e.id IN (%%s)" % _IMPORTED_COLUMNS
+_IMPORTED_ALIAS_ROW = (
+    "SELECT a.id AS alias, %s FROM evidence_aliases a JOIN evidence e ON e.rid = a.evidence_rid "
+    "WHERE a.id IN (%%s)" % _IMPORTED_COLUMNS
 )
+_IMPORTED_RID_ROW = "SELECT %s FROM evidence e WHERE e.rid = ?" % _IMPORTED_COLUMNS
+
+
+def _local_id(store, eid):
+    """The id here of an item another machine calls ``eid`` (its twin's, for an alias)."""
+    if not eid:
+        return eid
+    row = store.one(
+        "SELECT e.id FROM evidence_aliases a JOIN evidence e ON e.rid = a.evidence_rid WHERE a.id = ?", (eid,)
+    )
+    return row["id"] if row else eid
 
 
 class _ImportBatch:
@@ -9274,7 +9305,7 @@ def _import_update(store, rec, row, local_repo, known_events):
     if _status_change_wins(rec, row):
         store.db.execute(
             "UPDATE evidence SET status = ?, superseded_by = ?, updated_at = ? WHERE rid = ?",
-            (rec["status"], rec.get("superseded_by"), rec["updated_at"], row["rid"]),
+            (rec["status"], _local_id(store, rec.get("superseded_by")), rec["updated_at"], row["rid"]),
         )
         changed = True
     if (rec.get("confirmed_at") or "") > (row["confirmed_at"] or ""):
@@ -9336,7 +9367,9 @@ def _import_records_in(store, records):
                 gone = store.one("SELECT 1 FROM sessions WHERE id = ?", (t["id"],))
                 _forget_rows(store, [], [t["id"]] if gone else [], t["reason"], t.get("forgotten_at") or now)
             else:
-                row = store.one("SELECT rid FROM evidence WHERE id = ?", (t["id"],))
+                row = store.one("SELECT rid FROM evidence WHERE id = ?", (t["id"],)) or store.one(
+                    "SELECT evidence_rid AS rid FROM evidence_aliases WHERE id = ?", (t["id"],)
+                )
                 gone = row is not None
                 if gone:
                     _forget_rows(store, [row["rid"]], [], t["reason"], t.get("forgotten_at") or now)
@@ -9352,7 +9385,9 @@ def _import_records_in(store, records):
         # claims could repeat) is read in a few queries, each record is decided in memory, and the
         # chunk's rows are written with one executemany per table.
         evidence = [r for r in records if r["type"] == "evidence"]
-        existing = {r["id"]: r for r in _select_in(store, _IMPORTED_ROW, {r["id"] for r in evidence})}
+        ids = {r["id"] for r in evidence}
+        existing = {r["id"]: r for r in _select_in(store, _IMPORTED_ROW, ids)}
+        existing.update((r["alias"], r) for r in _select_in(store, _IMPORTED_ALIAS_ROW, ids - set(existing)))
         history_ids = {h["id"] for r in evidence for h in r.get("history") or ()}
         known_events = {
             r["id"] for r in _select_in(store, "SELECT id FROM evidence_events WHERE id IN (%s)", history_ids)
@@ -9387,14 +9422,18 @@ def _import_records_in(store, records):
                     changed, moved = _import_update(store, rec, row, local_repo, known_events)
                     if moved:
                         dups.drop(row["repo_name"], row["claim_key"])
-                        existing[rec["id"]] = store.one(_IMPORTED_ROW % "?", (rec["id"],))
+                        existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (row["rid"],))
                     counts["updated" if changed else "unchanged"] += 1
                     continue
                 repo, repo_name, claim, key = prepared
                 anchors = _record_anchors(rec, local_repo)
                 cited = _cited_set(anchors)
                 confidence = _check_confidence(rec.get("confidence"))
-                dup = dups.find(repo_name, key, cited)
+                status = rec.get("status", "active")
+                # Only an active record is one item with an active twin (as the duplicate rule
+                # only ever matches active items here): a retracted one stays its own item, on
+                # both machines alike.
+                dup = dups.find(repo_name, key, cited) if status == "active" else None
                 if dup is not None:
                     # The same item recorded independently elsewhere: one item, seen by that session too.
                     if confidence is not None and (
@@ -9406,14 +9445,25 @@ def _import_records_in(store, records):
                         batch.events.append(_event_row(dup["rid"], "seen", sid, "import", None,
                                                        rec.get("created_at") or utc_now(),
                                                        event_id="evt-seen-" + rec["id"]))  # fmt: skip
+                    # Its id there names the twin here: what that machine later does to it (a
+                    # status change, a confirmation, a forget) reaches this item.
+                    batch.flush()
+                    store.db.execute(
+                        "INSERT OR IGNORE INTO evidence_aliases(id, evidence_rid) VALUES (?, ?)",
+                        (rec["id"], dup["rid"]),
+                    )
+                    twin = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
+                    _, moved = _import_update(store, rec, twin, local_repo, known_events)
+                    if moved:
+                        dups.drop(repo_name, key)
+                    existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
                     counts["duplicates"] += 1
                     continue
                 rid, next_rid = next_rid, next_rid + 1
                 stamp = utc_now()
                 detail = stored_text(clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS))
-                status = rec.get("status", "active")
                 batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim,
-                                       key, detail, confidence, status, rec.get("superseded_by"),
+                                       key, detail, confidence, status, _local_id(store, rec.get("superseded_by")),
                                        rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
                                        rec.get("confirmed_at")))  # fmt: skip
                 batch.anchors += _anchor_rows(rid, anchors)
@@ -9738,7 +9788,6 @@ def _sync_payload(store, machine):
                 events.append(record)
         else:
             events.append(record)
-    events.extend(record for _, record in tombstone_records(store))
     files = {}
 
     def encode(records):

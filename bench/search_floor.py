@@ -15,7 +15,9 @@ Then, interleaved query by query and rotating the order, it times:
   mcp        a search_evidence round trip to one warm ``wctx mcp`` (whole workspace, limit 10)
              and the same call to bench/mcp_baseline_server.py --and: one FTS5 table over the
              same texts, each query word quoted (implicit AND), ``ORDER BY rank LIMIT 10``;
-  inproc     ``wctx.search`` in this process and the same bare FTS5 query in this process.
+  inproc     ``wctx.search`` in this process and the same bare FTS5 query in this process;
+  fts query  wctx's ranked FTS5 query alone (every term ANDed, bm25, as search asks first) and
+             the bare query, each in this process.
 It prints p50/p95 of each and the ratios to the floor, the load average before and after, and
 how the top 10 differs from ``--rank fts`` on the same queries. Benchmarks only: no test times.
 """
@@ -101,16 +103,26 @@ def write_export(corpus, path, anchored, roots, heads):
 
 
 def build_floor(store, path):
-    """The bare table: one FTS5 table over the very texts wctx indexes."""
+    """The bare table: one FTS5 table over the texts wctx indexes, as written (the claim, each cited
+    symbol with its parts, the cited paths, the detail), not over wctx's own index words."""
     con = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     con.execute("CREATE VIRTUAL TABLE fts USING fts5(claim, symbols, paths, detail)")
-    con.execute("ATTACH DATABASE ? AS w", (store.path,))
+    cited = {}
+    for rid, p, symbol in store.db.execute(
+        "SELECT evidence_rid, path, symbol FROM anchors ORDER BY evidence_rid, id"
+    ):
+        cited.setdefault(rid, []).append((p, symbol))
+    rows = []
+    for rid, claim, detail in store.db.execute("SELECT rid, claim, detail FROM evidence"):
+        anchors = cited.get(rid, ())
+        symbols = [w for _, s in anchors if s for w in [s] + wctx.split_identifier(s)]
+        paths = [p for p, _ in anchors if p]
+        rows.append(
+            (rid, claim, " ".join(dict.fromkeys(symbols)), " ".join(dict.fromkeys(paths)), detail or "")
+        )
     con.execute("BEGIN")
-    con.execute(
-        "INSERT INTO fts(rowid, claim, symbols, paths, detail) SELECT rowid, claim, symbols, paths, detail FROM w.evidence_fts"
-    )
+    con.executemany("INSERT INTO fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)", rows)
     con.execute("COMMIT")
-    con.execute("DETACH DATABASE w")
     return con
 
 
@@ -154,16 +166,29 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out):
     for q in queries:
         wctx.search(store, q, repo=origin, limit=10)
         floor_con.execute(sql, (floor_expr(q),)).fetchall()
-    ours, floor = [], []
+    # wctx's ranked FTS5 query alone (every term, as search asks first), beside the floor's.
+    ranked_sql = (
+        "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY score LIMIT 40"
+        % (wctx._BM25)
+    )
+    words = wctx._index_words(store)
+    ranked = [wctx.fts_query(wctx.query_terms(q), all_terms=True, words=words) for q in queries]
+    ours, floor, fts_only, floor_only = [], [], [], []
     for _ in range(rounds):
-        for q in queries:
+        for q, match in zip(queries, ranked):
             t0 = time.perf_counter()
             wctx.search(store, q, repo=origin, limit=10)
             t1 = time.perf_counter()
             floor_con.execute(sql, (floor_expr(q),)).fetchall()
             t2 = time.perf_counter()
+            store.db.execute(ranked_sql, (match,)).fetchall()
+            t3 = time.perf_counter()
+            floor_con.execute(sql, (floor_expr(q),)).fetchall()
+            t4 = time.perf_counter()
             ours.append((t1 - t0) * 1000.0)
             floor.append((t2 - t1) * 1000.0)
+            fts_only.append((t3 - t2) * 1000.0)
+            floor_only.append((t4 - t3) * 1000.0)
     # Top 10 against plain FTS ranking on the same queries.
     overlap, same_first = [], 0
     for q in queries:
@@ -205,6 +230,8 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out):
         "floor_mcp_p95": round(pct(times["floor"], 95), 2),
         "inproc_p50": round(statistics.median(ours), 2),
         "floor_inproc_p50": round(statistics.median(floor), 2),
+        "fts_query_p50": round(statistics.median(fts_only), 3),
+        "floor_query_p50": round(statistics.median(floor_only), 3),
         "top10_overlap_with_fts": round(statistics.mean(overlap), 3),
         "same_first_as_fts": same_first,
         "queries": len(queries),
@@ -212,6 +239,7 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out):
     row["mcp_p50_ratio"] = round(row["mcp_p50"] / row["floor_mcp_p50"], 2)
     row["mcp_p95_ratio"] = round(row["mcp_p95"] / row["floor_mcp_p95"], 2)
     row["inproc_p50_ratio"] = round(row["inproc_p50"] / row["floor_inproc_p50"], 2)
+    row["fts_query_ratio"] = round(row["fts_query_p50"] / row["floor_query_p50"], 2)
     out.append(row)
     shutil.rmtree(base, ignore_errors=True)
     return row

@@ -1430,6 +1430,129 @@ query(
     "inflection: reversals / reversal, net / nets",
 )
 
+# Harder paraphrase and cross-repository queries, written and judged before they were ever run, by
+# an engineer changing the ranking method, and not used to tune it (a check that the method holds
+# on queries it was not shaped by). Paraphrases share one or two words (or only their stems) with
+# the answer, among same-repository items full of the query's common words; in the cross-repository
+# ones the answer lives one to three hops away and the asking repository holds a competitor.
+BLIND = "written and judged before the ranking change was run on it"
+query(
+    "ledger",
+    "a refund bounced because its charge had not been booked yet",
+    "paraphrase",
+    "ledger",
+    {"f21-ledger": 3},
+    BLIND,
+)
+query(
+    "ingest-api",
+    "signed links expire too soon for long resumable uploads",
+    "paraphrase",
+    "ingest-api",
+    {"f17-ingest": 3, "f17-sdk": 2},
+    BLIND,
+)
+query(
+    "billing-api",
+    "coupons are taken off after the tax is added",
+    "paraphrase",
+    "billing-api",
+    {"f18-discount": 3},
+    BLIND,
+)
+query(
+    "thumbnailer",
+    "documents with hundreds of scanned pages take too long to render",
+    "paraphrase",
+    "thumbnailer",
+    {"f5-thumb": 3},
+    BLIND,
+)
+query(
+    "docs-ui",
+    "the bar resets to zero whenever a piece is sent again",
+    "paraphrase",
+    "docs-ui",
+    {"f10-ui-bar": 3},
+    BLIND,
+)
+query(
+    "billing-web", "the logo makes every receipt huge", "paraphrase", "billing-api", {"f19-receipt": 3}, BLIND
+)
+query(
+    "upload-sdk",
+    "the login request goes out with an empty authorization header",
+    "paraphrase",
+    "upload-sdk",
+    {"f22-sdk": 3, "f22-auth": 1},
+    BLIND,
+)
+query(
+    "ingest-api",
+    "poison messages get redelivered endlessly",
+    "paraphrase",
+    "ingest-api",
+    {"f10-ingest-issue": 3, "f12-thumb": 1},
+    BLIND,
+)
+query(
+    "docs-ui",
+    "German users see dots where commas belong in file sizes",
+    "paraphrase",
+    "docs-ui",
+    {"f7-bytes": 3},
+    BLIND,
+)
+query("docs-ui", "does the SDK back off between retries", "cross_repo", "upload-sdk", {"f16-sdk": 3}, BLIND)
+query(
+    "ingest-api",
+    "which fonts does the thumbnailer use for Korean text",
+    "cross_repo",
+    "thumbnailer",
+    {"f6-new": 3, "f6-old": 1},
+    BLIND,
+)
+query(
+    "billing-web",
+    "can the ledger post the same charge twice",
+    "cross_repo",
+    "ledger",
+    {"f15-ledger": 3, "f15-billing": 2},
+    BLIND,
+)
+query(
+    "upload-sdk",
+    "what clock skew does auth-core tolerate",
+    "cross_repo",
+    "auth-core",
+    {"f8-auth-new": 3, "f22-auth": 2, "f8-auth-old": 1},
+    BLIND,
+)
+query(
+    "docs-ui",
+    "does ingest-api sniff file contents or trust the declared type",
+    "cross_repo",
+    "ingest-api",
+    {"f11-ingest": 3, "f11-sdk": 1},
+    BLIND,
+)
+query(
+    "billing-api",
+    "where does the ledger round half to even",
+    "cross_repo",
+    "ledger",
+    {"f4-ledger": 3, "f4-round-new": 2},
+    BLIND,
+)
+query(
+    "docs-ui",
+    "are old v1 documents upgraded with their tags now",
+    "cross_repo",
+    "doc-schema",
+    {"f13-fix": 3, "f13-schema": 2, "f13-ui": 1},
+    BLIND,
+)
+
 # Symbol-only and path-only queries; judged automatically against every citing item
 # (scenario items keep their hand grade if higher).
 SYMBOL_QUERIES = [

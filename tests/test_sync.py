@@ -428,3 +428,55 @@ def test_no_revision_reaches_git_outside_the_end_of_options(team, monkeypatch):
     for args, _ in calls:
         for arg in args:
             assert not wctx.is_object_id(arg) and "^{" not in arg, (args, arg)
+
+
+def _twins(team):
+    """The same finding recorded independently on both machines, then shared both ways: each
+    store keeps one item (its own) and knows the other machine's id for it."""
+    remote, a, b = team
+    spec = ("--finding", "uploadDocument drops the 419 expiry twin", "--file", "upload.ts#uploadDocument")
+    mine = a.json("capture", *spec, cwd=a.repo)["evidence"][0]["id"]
+    theirs = b.json("capture", *spec, cwd=b.repo)["evidence"][0]["id"]
+    a.wctx("sync", "--remote", remote)
+    b.wctx("sync", "--remote", remote)
+    a.wctx("sync")
+    for m in (a, b):
+        hits = m.json("search", "uploadDocument expiry twin", "--all", "--all-status")["results"]
+        assert len(hits) == 1, hits  # one item on each machine, not two
+    return remote, a, b, mine, theirs
+
+
+def test_a_status_change_on_an_independently_recorded_twin_reaches_the_other_machine(team):
+    _, a, b, mine, theirs = _twins(team)
+    assert a.json("show", theirs)["id"] == mine  # Bob's id finds Alice's twin on Alice's machine
+    b.wctx("retract", theirs)
+    b.wctx("sync")
+    a.wctx("sync")
+    assert a.json("show", mine)["status"] == "retracted"
+    a.wctx("sync")
+    b.wctx("sync")
+    for m in (a, b):
+        hits = m.json("search", "uploadDocument expiry twin", "--all", "--all-status")["results"]
+        assert [h["status"] for h in hits] == ["retracted"], (m.root, hits)
+
+
+def test_a_confirmation_of_a_twin_reaches_the_other_machine(team):
+    _, a, b, mine, theirs = _twins(team)
+    b.wctx("confirm", theirs, "--note", "re-read", cwd=b.repo)
+    b.wctx("sync")
+    a.wctx("sync")
+    assert a.json("show", mine)["confirmed_at"]
+
+
+def test_forgetting_a_twin_on_one_machine_forgets_it_on_both_and_it_stays_gone(team):
+    _, a, b, mine, theirs = _twins(team)
+    b.wctx("forget", theirs, "--reason", "wrong", "--yes")
+    for _ in range(2):
+        b.wctx("sync")
+        a.wctx("sync")
+    for m in (a, b):
+        assert m.json("search", "uploadDocument expiry twin", "--all", "--all-status")["results"] == [], (
+            m.root
+        )
+        for item in (mine, theirs):
+            assert m.wctx("show", item, check=False).returncode == 1, (m.root, item)
