@@ -793,6 +793,20 @@ def _stored_text(text):
 
 _stored_text_memo = functools.lru_cache(maxsize=8192)(_stored_text)
 
+# Texts known to be their own stored form (stored_text(t) == t), noted by a bulk writer that has
+# just passed them through stored_text, so that the boundary keeps them without a second pass
+# however many other values went by meanwhile. Sound for any reader (the fixed points of a pure
+# function); the writer empties it when done.
+_CLEAN_TEXTS = set()
+
+
+def _stored_noting(text):
+    """stored_text(text), noted in _CLEAN_TEXTS when that is ``text`` itself."""
+    out = stored_text(text)
+    if out.__class__ is str and out == text:
+        _CLEAN_TEXTS.add(out)
+    return out
+
 
 # ----------------------------------------------------------------------------------------------
 # Untrusted text: neutralise instruction-like lines before an agent or a terminal reads them
@@ -1440,8 +1454,11 @@ def _stored_params(params):
     if isinstance(params, dict):
         return {k: stored_text(v) if isinstance(v, str) else v for k, v in params.items()}
     # stored_text's own memo, reached without its frame for the common short value
-    memo, limit = _stored_text_memo, _STORED_MEMO_CHARS
-    return [memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v) for v in params]
+    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
+    return [
+        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
+        for v in params
+    ]
 
 
 def _is_write(sql):
@@ -6092,8 +6109,26 @@ class DuplicateIndex:
         if (repo_name, key) in self.items:
             self.items[(repo_name, key)].append((row, cited))
 
-    def drop(self, repo_name, key):
-        self.items.pop((repo_name, key), None)
+    def refresh(self, repo_name, key, rid):
+        """Read again the active items of (repo_name, key) after item ``rid``, which has that key,
+        changed otherwise (its status or what it cites). Only the items already held and ``rid``
+        itself can be among them, so they are read by rid: no query by claim key, whose index a
+        bulk import may have set aside for the moment."""
+        held = self.items.get((repo_name, key))
+        if held is None:
+            return  # never asked about: read when first asked
+        if self.before_load is not None:
+            self.before_load()
+        rows = _select_in(
+            self.store,
+            "SELECT rid, id, session_id, confidence FROM evidence WHERE status = 'active' AND rid IN (%s)",
+            {row["rid"] for row, _ in held} | {rid},
+        )
+        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
+        self.items[(repo_name, key)] = [
+            ({k: r[k] for k in ("rid", "id", "session_id", "confidence")}, _cited_set(anchors[r["rid"]]))
+            for r in sorted(rows, key=lambda r: r["rid"])
+        ]
 
 
 def _insert_anchors(store, rid, anchors):
@@ -8464,7 +8499,7 @@ class LocalPaths:
     """This machine's absolute paths, to keep them out of what leaves it: in free text a registered
     checkout's path becomes the repository's name and the home directory ``~``."""
 
-    __slots__ = ("prefixes", "_names", "_pattern")
+    __slots__ = ("prefixes", "_names", "_pattern", "_shared")
 
     def __init__(self, store):
         prefixes = [(r.path, r.name) for r in _repos(store) if r.path]
@@ -8475,6 +8510,16 @@ class LocalPaths:
         self._names = dict(self.prefixes)
         alternatives = "|".join(re.escape(p) for p, _ in self.prefixes)
         self._pattern = re.compile(r"(%s)(?=$|[/\s\"'`),;:\]])" % alternatives) if alternatives else None
+        self._shared = {}
+
+    def shared(self, text):
+        """``text`` as it may leave this machine: local paths stripped, then redacted. One export
+        passes the same values again and again (repository names, paths, symbols, branches), so
+        each distinct value is cleaned once."""
+        out = self._shared.get(text)
+        if out is None:
+            out = self._shared[text] = redact_secrets(self.strip(text))
+        return out
 
     def strip(self, value):
         if self._pattern is None or not isinstance(value, str):
@@ -8505,7 +8550,7 @@ def shareable_record(record, local):
     for key, value in record.items():
         if value.__class__ is str:
             if key not in _STRUCTURAL_FIELDS:
-                out[key] = redact_secrets(local.strip(value))
+                out[key] = local.shared(value)
         elif value.__class__ is list:  # anchors, history events: objects with text of their own
             out[key] = [shareable_record(v, local) if v.__class__ is dict else v for v in value]
     cwd = record.get("cwd") if record.get("type") == "session" else None
@@ -8522,49 +8567,50 @@ def export_records(store, repo=None):
         r = resolve_repo(store, repo)
         where = " WHERE e.repo_id = ?"
         params = [r.id]
-    rows = store.all(
-        "SELECT e.*, r.root_commit AS repo_root FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s "
-        "ORDER BY e.session_id, e.created_at, e.id" % where,
+    cursor = store.db.cursor()
+    cursor.row_factory = None  # plain tuples: no sqlite3.Row per item, read by column index below
+    cursor.execute(
+        "SELECT e.rid, e.id, e.session_id, e.repo_name, r.root_commit, e.kind, e.claim, e.detail, "
+        "e.confidence, e.status, e.superseded_by, e.created_at, e.updated_at, e.confirmed_at "
+        "FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s ORDER BY e.session_id, e.created_at, e.id"
+        % where,
         params,
     )
-    anchors = _load_anchors(store, [r["rid"] for r in rows])
+    rows = cursor.fetchall()
+    anchors = _load_anchors(store, [r[0] for r in rows])
     histories = _load_histories(store)
-    sessions = {}
+    sessions = {
+        s["id"]: s for s in _select_in(store, "SELECT * FROM sessions WHERE id IN (%s)", {r[2] for r in rows})
+    }
+    history_fields = ("id", "event", "at", "agent", "session", "note", "commits", "previous")
+    current = None
     for row in rows:
-        sid = row["session_id"]
-        if sid not in sessions:
-            s = store.one("SELECT * FROM sessions WHERE id = ?", (sid,))
-            sessions[sid] = True
-            yield sid, dict(_session_dict(s), type="session", format=EXPORT_FORMAT)
+        rid, eid, sid, repo_name, repo_root, kind, claim, detail = row[:8]
+        confidence, status, superseded_by, created_at, updated_at, confirmed_at = row[8:]
+        if sid != current:  # rows come ordered by session: each session once, before its items
+            current = sid
+            yield sid, dict(_session_dict(sessions[sid]), type="session", format=EXPORT_FORMAT)
+        cited = anchors[rid]
         yield (
             sid,
             {
                 "type": "evidence",
                 "format": EXPORT_FORMAT,
-                "id": row["id"],
+                "id": eid,
                 "session": sid,
-                "repo": row["repo_name"],
-                "root_commit": row["repo_root"]
-                or next(
-                    (a["root_commit"] for a in anchors[row["rid"]] if a["repo_name"] == row["repo_name"]),
-                    None,
-                ),
-                "kind": row["kind"],
-                "claim": row["claim"],
-                "detail": row["detail"],
-                "confidence": row["confidence"],
-                "status": row["status"],
-                "superseded_by": row["superseded_by"],
-                "created_at": row["created_at"],
-                "updated_at": row["updated_at"],
-                "confirmed_at": row["confirmed_at"],
-                "history": [
-                    {
-                        k: h[k]
-                        for k in ("id", "event", "at", "agent", "session", "note", "commits", "previous")
-                    }
-                    for h in histories.get(row["rid"], ())
-                ],
+                "repo": repo_name,
+                "root_commit": repo_root
+                or next((a["root_commit"] for a in cited if a["repo_name"] == repo_name), None),
+                "kind": kind,
+                "claim": claim,
+                "detail": detail,
+                "confidence": confidence,
+                "status": status,
+                "superseded_by": superseded_by,
+                "created_at": created_at,
+                "updated_at": updated_at,
+                "confirmed_at": confirmed_at,
+                "history": [{k: h[k] for k in history_fields} for h in histories.get(rid, ())],
                 "anchors": [
                     {
                         "repo": a["repo_name"],
@@ -8578,7 +8624,7 @@ def export_records(store, repo=None):
                         "symbol_hash": a["symbol_hash"],
                         "symbol_lang": a["symbol_lang"],
                     }
-                    for a in anchors[row["rid"]]
+                    for a in cited
                 ],
             },
         )
@@ -8676,6 +8722,34 @@ def _store_machine_id(store):
     return row["value"]
 
 
+# One encoder for every exported line (json.dumps with options builds a new one per call): keys
+# sorted, so that the same record is always the same bytes and an unchanged file is not rewritten.
+_export_line = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
+
+def _export_text(records):
+    return "".join([_export_line(r) + "\n" for r in records])
+
+
+def _write_shared_file(path, text):
+    """Replace ``path`` with ``text`` through a rename, so a reader (a teammate's import, a git
+    add) sees the old file or the new one, never half of one. No fsync per file: after a crash
+    the next export rewrites any file that is not what the store says, and the shared copy's
+    durability is the commit that follows, not this directory."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _read_shared_file(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+
+
 def export_evidence(store, out_dir=None, stream=None, repo=None):
     """Write the export: one JSONL file per session into ``out_dir`` plus this store's topology
     in ``topology-<store id>.jsonl``, or everything to ``stream``."""
@@ -8693,40 +8767,28 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
     counts["topology"] = len(topology)
     if out_dir is None:
         for records in per_session.values():
-            for record in records:
-                stream.write(
-                    json.dumps(shareable_record(record, local), ensure_ascii=False, sort_keys=True) + "\n"
-                )
-        for record in topology:
-            stream.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+            stream.write(_export_text(shareable_record(r, local) for r in records))
+        stream.write(_export_text(topology))
         return counts
     os.makedirs(out_dir, exist_ok=True)
     # The topology file is this store's alone (named by its id), so it is rewritten whole.
     if topology:
         path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
-        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in topology)
-        old = None
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as fh:
-                old = fh.read()
-        if old != text:
-            with open(path + ".tmp", "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(path + ".tmp", path)
+        text = _export_text(topology)
+        if _read_shared_file(path) != text:
+            _write_shared_file(path, text)
             counts["files"] += 1
     for sid, records in per_session.items():
         path = os.path.join(out_dir, sid + ".jsonl")
-        old = None
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as fh:
-                old = fh.read()
-        records = _merge_export(old, [shareable_record(r, local) for r in records])
-        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
+        old = _read_shared_file(path)
+        ours = _merge_export(None, [shareable_record(r, local) for r in records])
+        text = _export_text(ours)
+        if old is not None and old != text:
+            # The file holds something else (an older state, a teammate's lines): merge per id.
+            # A file that already says exactly what the store says is left alone unparsed.
+            text = _export_text(_merge_export(old, ours))
         if old != text:
-            tmp = path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
+            _write_shared_file(path, text)
             counts["files"] += 1
     return counts
 
@@ -9328,17 +9390,55 @@ def _import_update(store, rec, row, local_repo, known_events):
 _BULK_CACHE_KIB = 65536  # SQLite page cache while a large import writes (the default is 2 MiB)
 
 
+# A large import into a store that holds fewer items than it brings sets these indexes aside and
+# builds them again once at the end (one sort) rather than updating them row by row at scattered
+# places, which is most of what SQLite spends on such an import. Both happen in the import's own
+# transaction, so an error or a kill leaves the store as it was, indexes included. Nothing the
+# import reads meanwhile needs them: the duplicate rule reads its claims before, and by rid after.
+_BULK_DEFERRED_INDEXES = (
+    "evidence_repo",
+    "evidence_session",
+    "evidence_claim_key",
+    "anchors_repo_path",
+    "anchors_repo_symbol",
+)
+_BULK_INDEX_MIN = 5000  # new items from which an import sets the indexes aside
+
+
+def _defer_indexes(store, new_items, stored_items):
+    """Drop the deferrable indexes when an import of ``new_items`` into a store of about
+    ``stored_items`` pays for it; returns the statements that create them again."""
+    if new_items < _BULK_INDEX_MIN or new_items < stored_items:
+        return []
+    rows = _select_in(
+        store,
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND name IN (%s)",
+        _BULK_DEFERRED_INDEXES,
+    )
+    for r in rows:
+        store.db.execute('DROP INDEX "%s"' % r["name"])
+    return [r["sql"] for r in rows]
+
+
+def _restore_indexes(store, statements):
+    for sql in statements:
+        store.db.execute(sql)
+
+
 def _import_records(store, records):
-    if len(records) < 5000:
-        return _import_records_in(store, records)
-    # A large import updates five indexes at scattered places; a page cache that holds them
-    # saves about a quarter of its time in SQLite. The connection's own size comes back after.
-    before = store.one("PRAGMA cache_size")[0]
-    store.db.execute("PRAGMA cache_size = %d" % -_BULK_CACHE_KIB)
     try:
-        return _import_records_in(store, records)
+        if len(records) < 5000:
+            return _import_records_in(store, records)
+        # A large import updates indexes at scattered places; a page cache that holds them saves
+        # about a quarter of its time in SQLite. The connection's own size comes back after.
+        before = store.one("PRAGMA cache_size")[0]
+        store.db.execute("PRAGMA cache_size = %d" % -_BULK_CACHE_KIB)
+        try:
+            return _import_records_in(store, records)
+        finally:
+            store.db.execute("PRAGMA cache_size = %d" % before)
     finally:
-        store.db.execute("PRAGMA cache_size = %d" % before)
+        _CLEAN_TEXTS.clear()
 
 
 def _import_records_in(store, records):
@@ -9381,9 +9481,9 @@ def _import_records_in(store, records):
                 (t["id"], t["kind"], t["session"], redact_secrets(t["reason"]), t.get("forgotten_at") or now),
             )
         counts["sessions"] = _import_sessions(store, records, forgotten, by_name, session_map)
-        # Evidence in chunks: what the store already holds of a chunk (its ids, the items its
-        # claims could repeat) is read in a few queries, each record is decided in memory, and the
-        # chunk's rows are written with one executemany per table.
+        # Evidence in chunks: what the store already holds of the import (its ids, the items its
+        # claims could repeat, history event ids) is read first in a few queries, each record is
+        # decided in memory, and each chunk's rows are written with one executemany per table.
         evidence = [r for r in records if r["type"] == "evidence"]
         ids = {r["id"] for r in evidence}
         existing = {r["id"]: r for r in _select_in(store, _IMPORTED_ROW, ids)}
@@ -9395,33 +9495,38 @@ def _import_records_in(store, records):
         batch = _ImportBatch(store)
         dups = DuplicateIndex(store, before_load=batch.flush)
         next_rid = (store.one("SELECT max(rid) AS m FROM evidence")["m"] or 0) + 1
-        for start in range(0, len(evidence), _IMPORT_CHUNK):
-            chunk = []
-            for rec in evidence[start : start + _IMPORT_CHUNK]:
-                if rec["id"] in forgotten or rec["session"] in forgotten:
-                    counts["forgotten"] += 1  # forgotten: an older copy elsewhere never brings it back
-                    continue
-                sid = session_map.get(rec["session"])
-                if sid is None:
-                    raise UsageError(
-                        "evidence %s names session %s, which is not in the import"
-                        % (rec["id"], rec["session"])
-                    )
-                if rec["id"] in existing:
-                    chunk.append((rec, sid, None))
-                    continue
-                repo = local_repo(rec["repo"], rec.get("root_commit"))
-                claim = stored_text(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
-                chunk.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, claim_key(claim))))
-            dups.load([(p[1], p[3]) for _, _, p in chunk if p is not None])
+        plan = []
+        for rec in evidence:
+            if rec["id"] in forgotten or rec["session"] in forgotten:
+                plan.append((rec, None, None))  # forgotten: an older copy elsewhere never brings it back
+                continue
+            sid = session_map.get(rec["session"])
+            if sid is None:
+                raise UsageError(
+                    "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"])
+                )
+            if rec["id"] in existing:
+                plan.append((rec, sid, None))
+                continue
+            repo = local_repo(rec["repo"], rec.get("root_commit"))
+            claim = _stored_noting(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, claim_key(claim))))
+        new = [(p[1], p[3]) for _, _, p in plan if p is not None]
+        dups.load(new)  # every claim the duplicate rule will ask about, before any index is set aside
+        deferred = _defer_indexes(store, len(new), next_rid - 1)
+        for start in range(0, len(plan), _IMPORT_CHUNK):
+            chunk = plan[start : start + _IMPORT_CHUNK]
             for rec, sid, prepared in chunk:
+                if sid is None:
+                    counts["forgotten"] += 1
+                    continue
                 row = existing.get(rec["id"])
                 if row is not None:  # here already, or earlier in this import
                     if batch.evidence or batch.events or batch.confidence:
                         batch.flush()
                     changed, moved = _import_update(store, rec, row, local_repo, known_events)
                     if moved:
-                        dups.drop(row["repo_name"], row["claim_key"])
+                        dups.refresh(row["repo_name"], row["claim_key"], row["rid"])
                         existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (row["rid"],))
                     counts["updated" if changed else "unchanged"] += 1
                     continue
@@ -9455,13 +9560,14 @@ def _import_records_in(store, records):
                     twin = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
                     _, moved = _import_update(store, rec, twin, local_repo, known_events)
                     if moved:
-                        dups.drop(repo_name, key)
+                        dups.refresh(repo_name, key, dup["rid"])
                     existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
                     counts["duplicates"] += 1
                     continue
                 rid, next_rid = next_rid, next_rid + 1
                 stamp = utc_now()
-                detail = stored_text(clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS))
+                detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
+                detail = detail and _stored_noting(detail)
                 batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim,
                                        key, detail, confidence, status, _local_id(store, rec.get("superseded_by")),
                                        rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
@@ -9484,6 +9590,7 @@ def _import_records_in(store, records):
                     )
                 counts["evidence"] += 1
             batch.flush()
+        _restore_indexes(store, deferred)
         counts.update(_import_topology(store, [r for r in records if r["type"] in TOPOLOGY_TYPES]))
     if scrub and store._depth == 0:  # VACUUM cannot run inside a caller's transaction
         _scrub_store(store)
@@ -9740,31 +9847,69 @@ def _sync_import(store, machine, files, report):
     )
     data = _sync_read_blobs(store, [files[p] for p in todo])
     known = {r["id"] for r in store.all("SELECT id FROM sessions")}  # sessions this machine had
+    forgotten = None
+    parsed = []
     for path in todo:
-        blob = files[path]
         try:
-            counts, records = import_evidence_data(store, path, data.get(blob, b""))
+            records = _parse_export(path, data.get(files[path], b"").splitlines(keepends=True))
+            if forgotten is None:
+                forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
+            _sync_check_sessions(path, records, forgotten)
         except WctxError as e:
             report.skipped.append(str(e))
             continue
-        foreign = []
-        if "/sessions/" in path:
-            foreign = [(r["id"],) for r in records if r.get("type") == "session" and r["id"] not in known]
-            known.update(r["id"] for r in records if r.get("type") == "session")
+        parsed.append((path, records))
+    # Session and topology files are imported together, as one import of a directory is (one
+    # transaction, and one bulk write of a teammate's thousands of sessions rather than one per
+    # file); each machine's events file after them, alone. Should a group be refused, its files
+    # are imported one by one, so that only the file at fault is skipped.
+    together = [f for f in parsed if not f[0].endswith("events.jsonl")]
+    groups = ([together] if together else []) + [[f] for f in parsed if f[0].endswith("events.jsonl")]
+    while groups:
+        group = groups.pop(0)
+        try:
+            counts = _import_records(store, [r for _, records in group for r in records])
+        except WctxError as e:
+            if len(group) > 1:
+                groups[:0] = [[f] for f in group]
+            else:
+                report.skipped.append(str(e) if group[0][0] in str(e) else "%s: %s" % (group[0][0], e))
+            continue
+        foreign, versions = [], []
+        for path, records in group:
+            if "/sessions/" in path:
+                foreign += [(r["id"],) for r in records if r["type"] == "session" and r["id"] not in known]
+                known.update(r["id"] for r in records if r["type"] == "session")
+            versions += [(r["id"], _sync_version(r)) for r in records if r["type"] == "evidence"]
         with store.atomic():
-            store.db.execute(
+            store.db.executemany(
                 "INSERT INTO sync_files(path, blob) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET blob = excluded.blob",
-                (path, blob),
+                [(path, files[path]) for path, _ in group],
             )
             store.db.executemany("INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", foreign)
             store.db.executemany(
                 "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
                 "updated_at = excluded.updated_at",
-                [(r["id"], _sync_version(r)) for r in records if r.get("type") == "evidence"],
+                versions,
             )
-        report.imported["files"] += 1
+        report.imported["files"] += len(group)
         for key in ("sessions", "evidence", "updated"):
             report.imported[key] += counts.get(key, 0)
+
+
+def _sync_check_sessions(path, records, forgotten):
+    """A file's items belong to sessions the file itself holds (as import_evidence of that file
+    alone requires), checked before files are imported together."""
+    held = {r["id"] for r in records if r["type"] == "session"}
+    for r in records:
+        if r["type"] == "evidence" and r["session"] not in held:
+            if r["id"] in forgotten or r["session"] in forgotten:
+                continue
+            if any(t["type"] == "tombstone" and t["id"] in (r["id"], r["session"]) for t in records):
+                continue
+            raise UsageError(
+                "%s: evidence %s names session %s, which is not in the file" % (path, r["id"], r["session"])
+            )
 
 
 def _sync_payload(store, machine):
@@ -9791,9 +9936,7 @@ def _sync_payload(store, machine):
     files = {}
 
     def encode(records):
-        return "".join(
-            json.dumps(shareable_record(r, local), ensure_ascii=False, sort_keys=True) + "\n" for r in records
-        ).encode("utf-8")
+        return _export_text(shareable_record(r, local) for r in records).encode("utf-8")
 
     base = "machines/%s/" % machine
     for sid, records in sessions.items():
