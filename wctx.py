@@ -2381,8 +2381,12 @@ def recent_head_token(repo_path):
     change in its stat (timestamps have a coarse grain; an inode may be reused), so such an
     answer is read again next time, as git treats a racily clean index entry."""
     seen = _HEAD_TOKENS.get(repo_path)
-    if seen is not None and all(_stat_signature(path) == sig for path, sig in seen[1]):
-        return seen[0]
+    if seen is not None:
+        for path, sig in seen[1]:
+            if _stat_signature(path) != sig:
+                break
+        else:
+            return seen[0]
     probed = []
     token = head_token(repo_path, probed)
     signatures = tuple((path, _stat_signature(path)) for path in dict.fromkeys(probed))
@@ -5727,8 +5731,14 @@ class FreshnessChecker:
         return "stale", "; ".join(["%s %s" % (label, where)] + notes)
 
 
-def _load_anchors(store, rids):
-    """{rid: [anchor row as a dict, in recording order]}."""
+# What search reads of an item's anchors to rank and show it and to look its verdict up; a
+# verdict that has to be computed reads every column (freshness_of).
+SEARCH_ANCHOR_COLUMNS = ("evidence_rid", "repo_id", "repo_name", "path", "symbol")
+
+
+def _load_anchors(store, rids, columns=None):
+    """{rid: [anchor row as a dict, in recording order]}: every column, or ``columns`` (which
+    include evidence_rid)."""
     out = {rid: [] for rid in rids}
     rids = list(rids)
     cursor = store.db.cursor()
@@ -5737,8 +5747,8 @@ def _load_anchors(store, rids):
         chunk = rids[i : i + 500]
         # In the order of the anchors_evidence index: no sort; per item still in id order.
         cursor.execute(
-            "SELECT * FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
-            % ",".join("?" * len(chunk)),
+            "SELECT %s FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
+            % (", ".join(columns) if columns else "*", ",".join("?" * len(chunk))),
             chunk,
         )
         names = [d[0] for d in cursor.description]
@@ -5751,11 +5761,14 @@ def _load_anchors(store, rids):
 def _index_token(repo_path):
     """Size and mtime of the repository's index, where staged and committed renames and deletions
     show without running git; None when it cannot be read."""
-    gitdir = git_dir_of(repo_path)
-    try:
-        st = os.stat(os.path.join(gitdir, "index")) if gitdir else None
+    try:  # a checkout's own .git directory, the common case, without looking for a .git file first
+        st = os.stat(os.path.join(repo_path, ".git", "index"))
     except OSError:
-        return None
+        gitdir = git_dir_of(repo_path)
+        try:
+            st = os.stat(os.path.join(gitdir, "index")) if gitdir else None
+        except OSError:
+            return None
     return "%d:%d" % (st.st_size, st.st_mtime_ns) if st else None
 
 
@@ -5770,11 +5783,26 @@ def _followed_in(key):
         return None
 
 
+def _checkout_heads(repo):
+    """[(checkout, "checkout@HEAD token")] for the checkouts of ``repo`` whose HEAD can be read
+    (another checkout that went away is left out: the ones left judge), or None when the
+    registered one's cannot."""
+    out = []
+    for root in repo.all_checkouts():
+        token = recent_head_token(root)
+        if token is None:
+            if root == repo.home:
+                return None
+            continue
+        out.append((root, "%s@%s" % (root, token)))
+    return out
+
+
 def _cache_key(repos, anchors, heads=None, followed=None):
     """What can be checked without git: each checkout's HEAD and each cited file's size and mtime.
 
-    ``heads`` ({checkout path: head token}) may be shared by the caller so that one call over many
-    items reads each checkout's HEAD once. A repository with several checkouts counts them all (any
+    ``heads`` (a dict: {repo id: _checkout_heads}, and each cited file's stat) may be shared by
+    the caller so that one call over many items reads each checkout's HEAD once. A repository with several checkouts counts them all (any
     of them may be the one that judges). A cited file that is gone (renamed or deleted) counts by
     the checkout's index and, when the check followed it to a new path (``followed``:
     {(repo id, old path): new path}), by that file's size and mtime too; the key then ends with
@@ -5787,17 +5815,13 @@ def _cache_key(repos, anchors, heads=None, followed=None):
         if repo is None:
             parts.append("norepo:%s" % a["repo_name"])
             continue
-        checkouts = ("checkouts", repo.id)  # found once per call, not once per anchor
-        if checkouts not in heads:
-            heads[checkouts] = repo.all_checkouts()
-        for root in heads[checkouts]:
-            if root not in heads:
-                heads[root] = recent_head_token(root)
-            if heads[root] is None:
-                if root == repo.home:
-                    return None
-                continue  # another checkout that went away: the ones left judge
-            parts.append("%s@%s" % (root, heads[root]))
+        checkouts = heads.get(repo.id, False)  # read once per call, not once per anchor
+        if checkouts is False:
+            checkouts = heads[repo.id] = _checkout_heads(repo)
+        if checkouts is None:
+            return None
+        for root, head in checkouts:
+            parts.append(head)
             if not a["path"]:
                 continue
             key = (root, a["path"])  # the shared map also keeps each file's stat for the call
@@ -5845,36 +5869,54 @@ def _sha1_hex(data):
 def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=None):
     """{rid: {"verdict", "reasons"[, "anchors"]}}: cached where nothing checkable changed, else
     computed in one batch (and cached). ``anchors`` ({rid: [anchor rows]}, as _load_anchors
-    returns) saves loading them again when the caller has them; ``heads`` (a dict) shares what
-    was read of each checkout across the calls of one search; ``repos`` ({id: Repo}) saves a query."""
+    returns, or with SEARCH_ANCHOR_COLUMNS) saves loading them again when the caller has them;
+    ``heads`` (a dict) shares what was read of each checkout across the calls of one search, whose
+    caller has begun the read (Store.begin_read); ``repos`` ({id: Repo}) saves a query."""
     rids = list(dict.fromkeys(rids))
     if not rids:
         return {}
     if anchors is None:
         anchors = _load_anchors(store, rids)
     repos = {r.id: r for r in _repos(store)} if repos is None else repos
-    heads = {} if heads is None else heads
+    share, heads = heads, {} if heads is None else heads
     keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
     result = {}
+    # The cache rows this process has read or written, kept for the store generation (a write that
+    # may invalidate a verdict drops them): a search then reads no row twice. Each is checked
+    # against the key computed now, as a row read from the table is.
+    if use_cache and share is None:  # a search began its read already (and shares ``heads``)
+        store.begin_read()
+    seen = store.memo(("freshness-rows",), dict) if use_cache else {}
+
+    def hit(rid, stored, verdict, reasons):
+        key = keys[rid]
+        followed = _followed_in(stored)
+        if followed:  # made after following a rename: check the same new files
+            key = _cache_key(repos, anchors[rid], heads, followed)
+        if key is not None and stored == key:
+            result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+
     if use_cache:
-        for i in range(0, len(rids), 500):
-            chunk = rids[i : i + 500]
-            for row in store.all(
+        unread = []
+        for rid in rids:
+            if rid in seen:
+                hit(rid, *seen[rid])
+            else:
+                unread.append(rid)
+        for i in range(0, len(unread), 500):
+            chunk = unread[i : i + 500]
+            for rid, stored, verdict, reasons in store.db.execute(
                 "SELECT evidence_rid, cache_key, verdict, reasons FROM freshness_cache WHERE evidence_rid IN (%s)"
                 % ",".join("?" * len(chunk)),
                 chunk,
-            ):
-                rid = row["evidence_rid"]
-                key = keys[rid]
-                followed = _followed_in(row["cache_key"])
-                if followed:  # made after following a rename: check the same new files
-                    key = _cache_key(repos, anchors[rid], heads, followed)
-                if key is not None and row["cache_key"] == key:
-                    result[rid] = {"verdict": row["verdict"], "reasons": json.loads(row["reasons"])}
+            ).fetchall():
+                seen[rid] = (stored, verdict, tuple(json.loads(reasons)))
+                hit(rid, *seen[rid])
     missing = [rid for rid in rids if rid not in result]
     if missing:
         checker = FreshnessChecker(store)
-        computed = checker.check_items({rid: anchors[rid] for rid in missing})
+        # Every column of the anchors (a caller may hold fewer: SEARCH_ANCHOR_COLUMNS).
+        computed = checker.check_items(_load_anchors(store, missing))
         now = utc_now()
         rows = []
         for rid, c in computed.items():
@@ -5883,6 +5925,8 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
                 key = _cache_key(repos, anchors[rid], heads, checker.followed)
             if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
                 rows.append((rid, key, c["verdict"], json.dumps(c["reasons"]), now))
+                if use_cache:
+                    seen[rid] = (key, c["verdict"], tuple(c["reasons"]))
         _write_freshness_cache(store, rows)
         result.update(computed)
     return result
@@ -6562,9 +6606,16 @@ def _utc_day_seconds(y, mo, d):
 
 def _stamp_seconds(stamp):
     """Seconds since the epoch of a stored UTC stamp (2026-03-01T12:00:00Z), or None."""
+    return _text_stamp_seconds(stamp) if isinstance(stamp, str) else None
+
+
+@functools.lru_cache(maxsize=16384)
+def _text_stamp_seconds(stamp):
+    """_stamp_seconds of a string, remembered: search reads the same items' stamps query after
+    query."""
     # Parsed by hand and converted as UTC (the stamp's Z), without time.strptime/mktime: search
     # scores every candidate, and those cost ~20 us a call.
-    m = _STAMP_RE.match(stamp) if isinstance(stamp, str) else None
+    m = _STAMP_RE.match(stamp)
     if m is None:
         return None
     y, mo, d, hh, mi, ss = (int(g) for g in m.groups())
@@ -6679,6 +6730,7 @@ class Candidate:
 
     __slots__ = (
         "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
+        "text_hits",
     )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
@@ -6692,6 +6744,7 @@ class Candidate:
         self.score = strength
         self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
         self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
+        self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
 
 
 class ResultFacts:
@@ -6952,11 +7005,17 @@ def explain(facts):
 
 
 def _search_origin(store, repo, cwd):
-    """resolve_repo, with a registered name looked up in a map kept per store generation."""
+    """resolve_repo, with a registered name looked up in a map kept per store generation, and
+    the repository holding the cwd among the repositories kept so (where it stands is looked up
+    each time: a checkout may move)."""
     if repo:
         named = store.memo(("repo-by-name",), lambda: {r.name: r for r in _repos(store)}).get(repo)
         if named is not None:
             return named
+    else:
+        here = _repo_containing(store.memo(("repos",), lambda: _repos(store)), cwd or os.getcwd())
+        if here is not None:
+            return here
     return resolve_repo(store, repo, cwd=cwd)
 
 
@@ -7281,6 +7340,17 @@ def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], 0.0, "tail") for r in rows]
 
 
+def _more_matches(store, terms, where, params, cands, matches, exact):
+    """True when some item in scope matches a term of the query besides the ranked ``cands``:
+    known from an exact count of the matches (_count_matches) when it exceeds the candidates, or
+    when every candidate is a text match (so the count holds them all); else looked up."""
+    if exact and matches > len(cands):
+        return True
+    if exact and all(c.tier in ("all", "rare", "any") for c in cands):
+        return False
+    return bool(_tail_candidates(store, terms, where, params, None, [c.rid for c in cands], 1))
+
+
 def _count_matches(store, terms, where, params):
     """(number of items in scope whose text matches any term, exact?). Counted when the terms'
     posting lists together hold at most MATCH_COUNT_EXACT rows; beyond that it is an estimate
@@ -7356,20 +7426,27 @@ def _query_coverage(store, terms, cands, anchors):
     cands = [c for c in cands if c.tier != "all"]  # FTS5 matched every term: coverage 1.0
     texts = {}
     rids = [c.rid for c in cands]
+    cursor = store.db.cursor()
+    cursor.row_factory = None  # plain tuples: no sqlite3.Row per row
     for i in range(0, len(rids), 500):
         chunk = rids[i : i + 500]
-        for rid, claim, detail, summary in store.all(
+        cursor.execute(
             "SELECT e.rid, e.claim, e.detail, s.summary FROM evidence e JOIN sessions s ON s.id = e.session_id "
             "WHERE e.rid IN (%s)" % ",".join("?" * len(chunk)),
             chunk,
-        ):
+        )
+        for rid, claim, detail, summary in cursor:
             texts[rid] = ("%s\n%s" % (claim, detail or ""), summary)
     floor = 1.0 / whole  # FTS5 matched it on something: at least one term
     in_summary = {}  # summary -> the terms it holds (a session's items share one)
     for c in cands:
         text, summary = texts.get(c.rid, ("", None))
+        # The claim and detail apart from what it cites: the result's reasons name these hits.
+        c.text_hits = _word_hits(terms, text)
         cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
-        own = set(_word_hits(terms, text + "\n" + cited))
+        own = set(c.text_hits)
+        if len(own) < len(terms):
+            own.update(_word_hits([t for t in terms if t not in own], cited))
         share = sum(weight[t] for t in own)
         if summary and len(own) < len(terms):
             if summary not in in_summary:
@@ -7460,8 +7537,9 @@ def search(
         cands = _fallback_candidates(store, scope, where, params, limit, files=files, cwd=cwd)
 
     # rerank
-    anchors = _load_anchors(store, [c.rid for c in cands]) if mode == "text" and rank != "fts" else {}
+    anchors = {}
     if mode == "text" and rank != "fts":
+        anchors = _load_anchors(store, [c.rid for c in cands], SEARCH_ANCHOR_COLUMNS)
         _query_names(store, query, terms, cands, anchors)
         _query_coverage(store, terms, cands, anchors)
         _rerank(cands, scope, time.time())
@@ -7477,7 +7555,7 @@ def search(
     want = min((offset or 0) + limit, head_size)
     heads = {}  # each checkout read once per search
     repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
-    batch = want + limit  # a little past the page at once: fewer rounds when freshness reorders
+    batch = want  # the page first; when freshness reorders it, a little past it at once
     while True:
         ordered = sorted(cands, key=lambda c: (-final(c), -c.rid))
         top = ordered[:want]
@@ -7488,19 +7566,21 @@ def search(
         batch += limit
         more = [r for r in missing if r not in anchors]
         if more:
-            anchors.update(_load_anchors(store, more))
+            anchors.update(_load_anchors(store, more, SEARCH_ANCHOR_COLUMNS))
         fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
         if rank == "fts":
             break
 
+    if mode == "text":
+        matches, exact = _count_matches(store, terms, where, params)
+    else:
+        matches, exact = len(cands), True
     if before is None:
         page_cands = top[offset:]
         after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
         if want < len(ordered):
             next_page = "o%d" % want
-        elif mode == "text" and _tail_candidates(
-            store, terms, where, params, None, [c.rid for c in cands], 1
-        ):
+        elif mode == "text" and _more_matches(store, terms, where, params, cands, matches, exact):
             next_page = "r0"  # the ranked head is done; every other match follows, newest first
         else:
             next_page = None
@@ -7512,7 +7592,7 @@ def search(
         after = ["r%d" % c.rid for c in page_cands]
         more = [c.rid for c in page_cands if c.rid not in anchors]
         if more:
-            anchors.update(_load_anchors(store, more))
+            anchors.update(_load_anchors(store, more, SEARCH_ANCHOR_COLUMNS))
         missing = [c.rid for c in page_cands if c.rid not in fresh]
         fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
 
@@ -7525,15 +7605,14 @@ def search(
         row = rows[c.rid]
         item = _result_dict(row, anchors[c.rid])
         f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
-        facts = _result_facts(terms, row, anchors[c.rid], c, scope, edited_by.get(c.rid), f, mode)
+        facts = _result_facts(
+            terms, row, anchors[c.rid], c, scope, edited_by.get(c.rid), f, mode, item["age"]
+        )
         item["reasons"] = explain(facts)
         item["freshness"] = {"verdict": f["verdict"], "reasons": f["reasons"]}
         results.append(item)
     if mode == "text":
-        matches, exact = _count_matches(store, terms, where, params)
         matches = max(matches, len(cands))
-    else:
-        matches, exact = len(cands), True
     return {
         "results": results,
         "fallback_reason": None
@@ -7554,7 +7633,12 @@ def search(
     }
 
 
-def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode):
+def _claim_text(row):
+    """What of an item's own text search matches words in besides what it cites."""
+    return (row["claim"] or "") + "\n" + (row["detail"] or "")
+
+
+def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode, age):
     """The facts ``explain`` needs for one result."""
     text_hits = symbol_hits = path_hits = summary_hits = ()
     fallback = code_reference = None
@@ -7563,7 +7647,7 @@ def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode):
     elif mode == "fallback":
         fallback = cand.tier
     else:
-        text_hits = _word_hits(terms, (row["claim"] or "") + "\n" + (row["detail"] or ""))
+        text_hits = cand.text_hits if cand.text_hits is not None else _word_hits(terms, _claim_text(row))
         symbol_hits = [a["symbol"] for a in anchors if a["symbol"] and _word_hits(terms, a["symbol"])]
         path_hits = list(
             dict.fromkeys(a["path"] for a in anchors if a["path"] and _word_hits(terms, a["path"]))
@@ -7591,7 +7675,7 @@ def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode):
         status=row["status"],
         superseded_by=row["superseded_by"],
         freshness=fresh,
-        age=age_text(row["created_at"], row["confirmed_at"]),
+        age=age,
     )
 
 
