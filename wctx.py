@@ -8499,7 +8499,7 @@ class LocalPaths:
     """This machine's absolute paths, to keep them out of what leaves it: in free text a registered
     checkout's path becomes the repository's name and the home directory ``~``."""
 
-    __slots__ = ("prefixes", "_names", "_pattern", "_shared")
+    __slots__ = ("prefixes", "_names", "_pattern", "_shared", "_anchors")
 
     def __init__(self, store):
         prefixes = [(r.path, r.name) for r in _repos(store) if r.path]
@@ -8511,6 +8511,7 @@ class LocalPaths:
         alternatives = "|".join(re.escape(p) for p, _ in self.prefixes)
         self._pattern = re.compile(r"(%s)(?=$|[/\s\"'`),;:\]])" % alternatives) if alternatives else None
         self._shared = {}
+        self._anchors = {}
 
     def shared(self, text):
         """``text`` as it may leave this machine: local paths stripped, then redacted. One export
@@ -8519,6 +8520,19 @@ class LocalPaths:
         out = self._shared.get(text)
         if out is None:
             out = self._shared[text] = redact_secrets(self.strip(text))
+        return out
+
+    def shared_anchor(self, anchor):
+        """shareable_record of one anchor (flat: ids, names, paths), made once per distinct
+        anchor: many items cite the same file at the same commit. The result is shared between
+        the records that cite it, which nothing modifies."""
+        try:
+            key = tuple(anchor.items())
+            out = self._anchors.get(key)
+        except TypeError:  # a value that is not flat: nothing to share
+            return shareable_record(anchor, self)
+        if out is None:
+            out = self._anchors[key] = shareable_record(anchor, self)
         return out
 
     def strip(self, value):
@@ -8547,12 +8561,16 @@ def shareable_record(record, local):
     again, no absolute path (a session's cwd becomes relative to its repository, free text loses
     this machine's paths)."""
     out = dict(record)
+    shared = local.shared
     for key, value in record.items():
         if value.__class__ is str:
             if key not in _STRUCTURAL_FIELDS:
-                out[key] = local.shared(value)
-        elif value.__class__ is list:  # anchors, history events: objects with text of their own
-            out[key] = [shareable_record(v, local) if v.__class__ is dict else v for v in value]
+                out[key] = shared(value)
+        elif value.__class__ is list and value:  # anchors, history events: objects with text of their own
+            if key == "anchors":
+                out[key] = [local.shared_anchor(v) if v.__class__ is dict else v for v in value]
+            else:
+                out[key] = [shareable_record(v, local) if v.__class__ is dict else v for v in value]
     cwd = record.get("cwd") if record.get("type") == "session" else None
     if isinstance(cwd, str):
         out["cwd"] = local.cwd_in_repo(cwd, record.get("repo"))
@@ -8582,7 +8600,16 @@ def export_records(store, repo=None, sessions=None):
         rows = [r for r in rows if r[2] in sessions]
         if not rows:
             return
-    anchors = _load_anchors(store, [r[0] for r in rows])
+    # Anchors in one pass over their index, each read straight into its export form.
+    anchors = {r[0]: [] for r in rows}
+    cursor.execute(
+        "SELECT evidence_rid, repo_name, root_commit, path, symbol, commit_sha, branch, blob, dirty, "
+        "symbol_hash, symbol_lang FROM anchors ORDER BY evidence_rid, id"
+    )
+    for a in cursor:
+        cited = anchors.get(a[0])
+        if cited is not None:
+            cited.append(dict(zip(_ANCHOR_FIELDS, a[1:])))
     histories = _load_histories(store)
     session_rows = {
         s["id"]: s for s in _select_in(store, "SELECT * FROM sessions WHERE id IN (%s)", {r[2] for r in rows})
@@ -8605,7 +8632,7 @@ def export_records(store, repo=None, sessions=None):
                 "session": sid,
                 "repo": repo_name,
                 "root_commit": repo_root
-                or next((a["root_commit"] for a in cited if a["repo_name"] == repo_name), None),
+                or next((a["root_commit"] for a in cited if a["repo"] == repo_name), None),
                 "kind": kind,
                 "claim": claim,
                 "detail": detail,
@@ -8616,21 +8643,7 @@ def export_records(store, repo=None, sessions=None):
                 "updated_at": updated_at,
                 "confirmed_at": confirmed_at,
                 "history": [{k: h[k] for k in history_fields} for h in histories.get(rid, ())],
-                "anchors": [
-                    {
-                        "repo": a["repo_name"],
-                        "root_commit": a["root_commit"],
-                        "path": a["path"],
-                        "symbol": a["symbol"],
-                        "commit": a["commit_sha"],
-                        "branch": a["branch"],
-                        "blob": a["blob"],
-                        "dirty": a["dirty"],
-                        "symbol_hash": a["symbol_hash"],
-                        "symbol_lang": a["symbol_lang"],
-                    }
-                    for a in cited
-                ],
+                "anchors": cited,
             },
         )
 
