@@ -8633,8 +8633,9 @@ def shareable_record(record, local):
     return out
 
 
-def export_records(store, repo=None):
-    """Yield (session id, record) pairs: each session followed by its evidence, oldest first."""
+def export_records(store, repo=None, sessions=None):
+    """Yield (session id, record) pairs: each session followed by its evidence, oldest first;
+    with ``sessions`` (a set of ids), only those sessions'."""
     params = []
     where = ""
     if repo:
@@ -8651,9 +8652,13 @@ def export_records(store, repo=None):
         params,
     )
     rows = cursor.fetchall()
+    if sessions is not None:
+        rows = [r for r in rows if r[2] in sessions]
+        if not rows:
+            return
     anchors = _load_anchors(store, [r[0] for r in rows])
     histories = _load_histories(store)
-    sessions = {
+    session_rows = {
         s["id"]: s for s in _select_in(store, "SELECT * FROM sessions WHERE id IN (%s)", {r[2] for r in rows})
     }
     history_fields = ("id", "event", "at", "agent", "session", "note", "commits", "previous")
@@ -8663,7 +8668,7 @@ def export_records(store, repo=None):
         confidence, status, superseded_by, created_at, updated_at, confirmed_at = row[8:]
         if sid != current:  # rows come ordered by session: each session once, before its items
             current = sid
-            yield sid, dict(_session_dict(sessions[sid]), type="session", format=EXPORT_FORMAT)
+            yield sid, dict(_session_dict(session_rows[sid]), type="session", format=EXPORT_FORMAT)
         cited = anchors[rid]
         yield (
             sid,
@@ -9902,12 +9907,23 @@ def _sync_read_blobs(store, blobs):
 def _sync_version(record):
     """What makes one state of an item differ from another (kept in sync_seen.updated_at): its
     timestamp alone cannot tell, since a retract can land within the second of the capture."""
-    return "%s|%s|%s|%s|%d" % (
-        record.get("updated_at") or "",
-        record.get("status") or "active",
-        record.get("superseded_by") or "",
-        record.get("confirmed_at") or "",
+    return _sync_version_of(
+        record.get("updated_at"),
+        record.get("status"),
+        record.get("superseded_by"),
+        record.get("confirmed_at"),
         len(record.get("history") or ()),
+    )
+
+
+def _sync_version_of(updated_at, status, superseded_by, confirmed_at, events):
+    """_sync_version from an item's row and its count of history events."""
+    return "%s|%s|%s|%s|%d" % (
+        updated_at or "",
+        status or "active",
+        superseded_by or "",
+        confirmed_at or "",
+        events,
     )
 
 
@@ -9992,7 +10008,7 @@ def _sync_payload(store, machine):
     foreign = {r["session_id"] for r in store.all("SELECT session_id FROM sync_foreign")}
     seen = {r["id"]: r["updated_at"] for r in store.all("SELECT id, updated_at FROM sync_seen")}
     sessions, events, session_records = {}, [], {}
-    for sid, record in export_records(store):
+    for sid, record in export_records(store, sessions=_sync_sessions_to_build(store, foreign, seen)):
         kind = record.get("type")
         if kind == "session":
             session_records[sid] = record
@@ -10023,6 +10039,32 @@ def _sync_payload(store, machine):
     if topology:
         files[base + "topology.jsonl"] = encode(topology)
     return files
+
+
+def _sync_sessions_to_build(store, foreign, seen):
+    """The sessions whose records a payload needs (None: all): this machine's own, and another
+    machine's only where one of its items changed here since it was imported (the row and its
+    history's length tell, as _sync_version does), so that a teammate's whole memory is not built
+    into records only to be compared."""
+    if not foreign:
+        return None
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    history = dict(cursor.execute("SELECT evidence_rid, count(*) FROM evidence_events GROUP BY evidence_rid"))
+    wanted = set()
+    cursor.execute(
+        "SELECT rid, id, session_id, updated_at, status, superseded_by, confirmed_at FROM evidence"
+    )
+    for rid, eid, sid, updated_at, status, superseded_by, confirmed_at in cursor:
+        if sid in wanted:
+            continue
+        if sid not in foreign:
+            wanted.add(sid)
+            continue
+        version = _sync_version_of(updated_at, status, superseded_by, confirmed_at, history.get(rid, 0))
+        if version != seen.get(eid):
+            wanted.add(sid)
+    return wanted
 
 
 def _sync_commit(store, machine, tip, tree, payload):
