@@ -793,6 +793,20 @@ def _stored_text(text):
 
 _stored_text_memo = functools.lru_cache(maxsize=8192)(_stored_text)
 
+# Texts known to be their own stored form (stored_text(t) == t), noted by a bulk writer that has
+# just passed them through stored_text, so that the boundary keeps them without a second pass
+# however many other values went by meanwhile. Sound for any reader (the fixed points of a pure
+# function); the writer empties it when done.
+_CLEAN_TEXTS = set()
+
+
+def _stored_noting(text):
+    """stored_text(text), noted in _CLEAN_TEXTS when that is ``text`` itself."""
+    out = stored_text(text)
+    if out.__class__ is str and out == text:
+        _CLEAN_TEXTS.add(out)
+    return out
+
 
 # ----------------------------------------------------------------------------------------------
 # Untrusted text: neutralise instruction-like lines before an agent or a terminal reads them
@@ -1440,8 +1454,11 @@ def _stored_params(params):
     if isinstance(params, dict):
         return {k: stored_text(v) if isinstance(v, str) else v for k, v in params.items()}
     # stored_text's own memo, reached without its frame for the common short value
-    memo, limit = _stored_text_memo, _STORED_MEMO_CHARS
-    return [memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v) for v in params]
+    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
+    return [
+        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
+        for v in params
+    ]
 
 
 def _is_write(sql):
@@ -6048,8 +6065,26 @@ class DuplicateIndex:
         if (repo_name, key) in self.items:
             self.items[(repo_name, key)].append((row, cited))
 
-    def drop(self, repo_name, key):
-        self.items.pop((repo_name, key), None)
+    def refresh(self, repo_name, key, rid):
+        """Read again the active items of (repo_name, key) after item ``rid``, which has that key,
+        changed otherwise (its status or what it cites). Only the items already held and ``rid``
+        itself can be among them, so they are read by rid: no query by claim key, whose index a
+        bulk import may have set aside for the moment."""
+        held = self.items.get((repo_name, key))
+        if held is None:
+            return  # never asked about: read when first asked
+        if self.before_load is not None:
+            self.before_load()
+        rows = _select_in(
+            self.store,
+            "SELECT rid, id, session_id, confidence FROM evidence WHERE status = 'active' AND rid IN (%s)",
+            {row["rid"] for row, _ in held} | {rid},
+        )
+        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
+        self.items[(repo_name, key)] = [
+            ({k: r[k] for k in ("rid", "id", "session_id", "confidence")}, _cited_set(anchors[r["rid"]]))
+            for r in sorted(rows, key=lambda r: r["rid"])
+        ]
 
 
 def _insert_anchors(store, rid, anchors):
@@ -9252,17 +9287,55 @@ def _import_update(store, rec, row, local_repo, known_events):
 _BULK_CACHE_KIB = 65536  # SQLite page cache while a large import writes (the default is 2 MiB)
 
 
+# A large import into a store that holds fewer items than it brings sets these indexes aside and
+# builds them again once at the end (one sort) rather than updating them row by row at scattered
+# places, which is most of what SQLite spends on such an import. Both happen in the import's own
+# transaction, so an error or a kill leaves the store as it was, indexes included. Nothing the
+# import reads meanwhile needs them: the duplicate rule reads its claims before, and by rid after.
+_BULK_DEFERRED_INDEXES = (
+    "evidence_repo",
+    "evidence_session",
+    "evidence_claim_key",
+    "anchors_repo_path",
+    "anchors_repo_symbol",
+)
+_BULK_INDEX_MIN = 5000  # new items from which an import sets the indexes aside
+
+
+def _defer_indexes(store, new_items, stored_items):
+    """Drop the deferrable indexes when an import of ``new_items`` into a store of about
+    ``stored_items`` pays for it; returns the statements that create them again."""
+    if new_items < _BULK_INDEX_MIN or new_items < stored_items:
+        return []
+    rows = _select_in(
+        store,
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND name IN (%s)",
+        _BULK_DEFERRED_INDEXES,
+    )
+    for r in rows:
+        store.db.execute('DROP INDEX "%s"' % r["name"])
+    return [r["sql"] for r in rows]
+
+
+def _restore_indexes(store, statements):
+    for sql in statements:
+        store.db.execute(sql)
+
+
 def _import_records(store, records):
-    if len(records) < 5000:
-        return _import_records_in(store, records)
-    # A large import updates five indexes at scattered places; a page cache that holds them
-    # saves about a quarter of its time in SQLite. The connection's own size comes back after.
-    before = store.one("PRAGMA cache_size")[0]
-    store.db.execute("PRAGMA cache_size = %d" % -_BULK_CACHE_KIB)
     try:
-        return _import_records_in(store, records)
+        if len(records) < 5000:
+            return _import_records_in(store, records)
+        # A large import updates indexes at scattered places; a page cache that holds them saves
+        # about a quarter of its time in SQLite. The connection's own size comes back after.
+        before = store.one("PRAGMA cache_size")[0]
+        store.db.execute("PRAGMA cache_size = %d" % -_BULK_CACHE_KIB)
+        try:
+            return _import_records_in(store, records)
+        finally:
+            store.db.execute("PRAGMA cache_size = %d" % before)
     finally:
-        store.db.execute("PRAGMA cache_size = %d" % before)
+        _CLEAN_TEXTS.clear()
 
 
 def _import_records_in(store, records):
@@ -9305,9 +9378,9 @@ def _import_records_in(store, records):
                 (t["id"], t["kind"], t["session"], redact_secrets(t["reason"]), t.get("forgotten_at") or now),
             )
         counts["sessions"] = _import_sessions(store, records, forgotten, by_name, session_map)
-        # Evidence in chunks: what the store already holds of a chunk (its ids, the items its
-        # claims could repeat) is read in a few queries, each record is decided in memory, and the
-        # chunk's rows are written with one executemany per table.
+        # Evidence in chunks: what the store already holds of the import (its ids, the items its
+        # claims could repeat, history event ids) is read first in a few queries, each record is
+        # decided in memory, and each chunk's rows are written with one executemany per table.
         evidence = [r for r in records if r["type"] == "evidence"]
         ids = {r["id"] for r in evidence}
         existing = {r["id"]: r for r in _select_in(store, _IMPORTED_ROW, ids)}
@@ -9319,33 +9392,38 @@ def _import_records_in(store, records):
         batch = _ImportBatch(store)
         dups = DuplicateIndex(store, before_load=batch.flush)
         next_rid = (store.one("SELECT max(rid) AS m FROM evidence")["m"] or 0) + 1
-        for start in range(0, len(evidence), _IMPORT_CHUNK):
-            chunk = []
-            for rec in evidence[start : start + _IMPORT_CHUNK]:
-                if rec["id"] in forgotten or rec["session"] in forgotten:
-                    counts["forgotten"] += 1  # forgotten: an older copy elsewhere never brings it back
-                    continue
-                sid = session_map.get(rec["session"])
-                if sid is None:
-                    raise UsageError(
-                        "evidence %s names session %s, which is not in the import"
-                        % (rec["id"], rec["session"])
-                    )
-                if rec["id"] in existing:
-                    chunk.append((rec, sid, None))
-                    continue
-                repo = local_repo(rec["repo"], rec.get("root_commit"))
-                claim = stored_text(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
-                chunk.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, claim_key(claim))))
-            dups.load([(p[1], p[3]) for _, _, p in chunk if p is not None])
+        plan = []
+        for rec in evidence:
+            if rec["id"] in forgotten or rec["session"] in forgotten:
+                plan.append((rec, None, None))  # forgotten: an older copy elsewhere never brings it back
+                continue
+            sid = session_map.get(rec["session"])
+            if sid is None:
+                raise UsageError(
+                    "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"])
+                )
+            if rec["id"] in existing:
+                plan.append((rec, sid, None))
+                continue
+            repo = local_repo(rec["repo"], rec.get("root_commit"))
+            claim = _stored_noting(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, claim_key(claim))))
+        new = [(p[1], p[3]) for _, _, p in plan if p is not None]
+        dups.load(new)  # every claim the duplicate rule will ask about, before any index is set aside
+        deferred = _defer_indexes(store, len(new), next_rid - 1)
+        for start in range(0, len(plan), _IMPORT_CHUNK):
+            chunk = plan[start : start + _IMPORT_CHUNK]
             for rec, sid, prepared in chunk:
+                if sid is None:
+                    counts["forgotten"] += 1
+                    continue
                 row = existing.get(rec["id"])
                 if row is not None:  # here already, or earlier in this import
                     if batch.evidence or batch.events or batch.confidence:
                         batch.flush()
                     changed, moved = _import_update(store, rec, row, local_repo, known_events)
                     if moved:
-                        dups.drop(row["repo_name"], row["claim_key"])
+                        dups.refresh(row["repo_name"], row["claim_key"], row["rid"])
                         existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (row["rid"],))
                     counts["updated" if changed else "unchanged"] += 1
                     continue
@@ -9379,13 +9457,14 @@ def _import_records_in(store, records):
                     twin = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
                     _, moved = _import_update(store, rec, twin, local_repo, known_events)
                     if moved:
-                        dups.drop(repo_name, key)
+                        dups.refresh(repo_name, key, dup["rid"])
                     existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
                     counts["duplicates"] += 1
                     continue
                 rid, next_rid = next_rid, next_rid + 1
                 stamp = utc_now()
-                detail = stored_text(clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS))
+                detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
+                detail = detail and _stored_noting(detail)
                 batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim,
                                        key, detail, confidence, status, _local_id(store, rec.get("superseded_by")),
                                        rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
@@ -9408,6 +9487,7 @@ def _import_records_in(store, records):
                     )
                 counts["evidence"] += 1
             batch.flush()
+        _restore_indexes(store, deferred)
         counts.update(_import_topology(store, [r for r in records if r["type"] in TOPOLOGY_TYPES]))
     if scrub and store._depth == 0:  # VACUUM cannot run inside a caller's transaction
         _scrub_store(store)
