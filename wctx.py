@@ -7387,9 +7387,9 @@ def _term_weights(store, terms):
 
 
 def _query_coverage(store, terms, cands, anchors):
-    """Mark each candidate with the share of the query it answers: the weight (idf) of the terms
-    its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE of the weight of
-    those only its session summary holds, over the weight of every term. bm25 adds up what an
+    """Mark each candidate with the share of the query it answers: the mean of the weight (idf) of
+    the terms its claim, detail, cited symbols or cited paths hold and of their number, plus
+    RANK_SUMMARY_SHARE of those only its session summary holds, each over that of every term. bm25 adds up what an
     item matches with column weights, so one common word in a short claim can outscore every rare
     word of the query in a detail; coverage is what keeps that match below the fuller one."""
     weight = _term_weights(store, terms)
@@ -7413,12 +7413,16 @@ def _query_coverage(store, terms, cands, anchors):
         text, summary = texts.get(c.rid, ("", None))
         cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
         own = set(_word_hits(terms, text + "\n" + cited))
-        share = sum(weight[t] for t in own)
+        extra = ()
         if summary and len(own) < len(terms):
             if summary not in in_summary:
                 in_summary[summary] = _word_hits(terms, summary)
-            share += RANK_SUMMARY_SHARE * sum(weight[t] for t in in_summary[summary] if t not in own)
-        c.coverage = max(floor, share / whole)
+            extra = [t for t in in_summary[summary] if t not in own]
+        share = sum(weight[t] for t in own) + RANK_SUMMARY_SHARE * sum(weight[t] for t in extra)
+        count = len(own) + RANK_SUMMARY_SHARE * len(extra)
+        # The weighted share and the plain share of the query's words, alike: with idf alone, two
+        # words that most items hold count for nothing, so three words of four tie with one.
+        c.coverage = max(floor, (share / whole + count / len(terms)) / 2)
 
 
 def _rerank(cands, scope, now):
