@@ -18,7 +18,6 @@ import bisect
 import collections
 import functools
 import json
-import math
 import os
 import re
 import sys
@@ -144,9 +143,9 @@ RANK_CONFIDENCE_WEIGHT = 0.10  # times (confidence - 0.5); items without a state
 RANK_KIND_BONUS = {"known_issue": 0.03, "decision": 0.02, "constraint": 0.02, "finding": 0.02}
 RANK_RECENCY_BONUS = 0.05  # decays with a 90-day half-life
 RANK_RECENCY_HALF_LIFE_DAYS = 90.0
-# Text strength is scaled by coverage ** RANK_COVERAGE_POWER: the idf-weighted share of the query's
-# terms an item holds (1.0 when it holds them all). A term only the item's session summary holds
-# counts RANK_SUMMARY_SHARE of its weight, the summary being context rather than content.
+# Text strength is scaled by coverage ** RANK_COVERAGE_POWER: the share of the query's terms an
+# item holds (1.0 when it holds them all). A term only the item's session summary holds counts
+# RANK_SUMMARY_SHARE of a term, the summary being context rather than content.
 RANK_COVERAGE_POWER = 1.0
 RANK_SUMMARY_SHARE = BM25_WEIGHT_SUMMARY / BM25_WEIGHT_DETAIL  # half a detail word's weight
 CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
@@ -794,6 +793,20 @@ def _stored_text(text):
 
 _stored_text_memo = functools.lru_cache(maxsize=8192)(_stored_text)
 
+# Texts known to be their own stored form (stored_text(t) == t), noted by a bulk writer that has
+# just passed them through stored_text, so that the boundary keeps them without a second pass
+# however many other values went by meanwhile. Sound for any reader (the fixed points of a pure
+# function); the writer empties it when done.
+_CLEAN_TEXTS = set()
+
+
+def _stored_noting(text):
+    """stored_text(text), noted in _CLEAN_TEXTS when that is ``text`` itself."""
+    out = stored_text(text)
+    if out.__class__ is str and out == text:
+        _CLEAN_TEXTS.add(out)
+    return out
+
 
 # ----------------------------------------------------------------------------------------------
 # Untrusted text: neutralise instruction-like lines before an agent or a terminal reads them
@@ -1378,7 +1391,18 @@ def m010_anchor_symbols(db):
     db.execute("CREATE INDEX anchors_repo_symbol ON anchors(repo_id, symbol, path, repo_name, evidence_rid)")
 
 
-def m011_index_words(db):
+def m011_evidence_aliases(db):
+    # Another store's id for an item recorded here too: the same finding captured independently
+    # on two machines is one item on each, and each keeps the other's id for it, so a status
+    # change, confirmation or forget made there under its id reaches the twin here.
+    db.execute(
+        "CREATE TABLE evidence_aliases (id TEXT PRIMARY KEY, "
+        "evidence_rid INTEGER NOT NULL REFERENCES evidence(rid) ON DELETE CASCADE)"
+    )
+    db.execute("CREATE INDEX evidence_aliases_rid ON evidence_aliases(evidence_rid)")
+
+
+def m012_index_words(db):
     # The search rows hold index words (index_text: light stems and identifier parts) instead of
     # the texts as written, so that a query term is one exact token, whose posting list FTS5 walks
     # lazily, not a prefix, whose whole posting list it builds (twice under bm25). Rebuilt from the
@@ -1438,7 +1462,8 @@ MIGRATIONS = [
     m008_session_fts,
     m009_briefing_served,
     m010_anchor_symbols,
-    m011_index_words,
+    m011_evidence_aliases,
+    m012_index_words,
 ]
 
 
@@ -1479,8 +1504,11 @@ def _stored_params(params):
     if isinstance(params, dict):
         return {k: stored_text(v) if isinstance(v, str) else v for k, v in params.items()}
     # stored_text's own memo, reached without its frame for the common short value
-    memo, limit = _stored_text_memo, _STORED_MEMO_CHARS
-    return [memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v) for v in params]
+    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
+    return [
+        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
+        for v in params
+    ]
 
 
 def _is_write(sql):
@@ -1733,7 +1761,7 @@ def _configure(path, readonly):
         )
     try:
         con.row_factory = sqlite3.Row
-        con.create_function("wctx_index_text", 1, index_text)  # session_fts's triggers (m011)
+        con.create_function("wctx_index_text", 1, index_text)  # session_fts's triggers (m012)
         con.execute("PRAGMA busy_timeout = 30000")
         # Refuse another program's database before switching it to WAL, a change that persists.
         app_id = con.execute("PRAGMA application_id").fetchone()[0]
@@ -2404,8 +2432,12 @@ def recent_head_token(repo_path):
     change in its stat (timestamps have a coarse grain; an inode may be reused), so such an
     answer is read again next time, as git treats a racily clean index entry."""
     seen = _HEAD_TOKENS.get(repo_path)
-    if seen is not None and all(_stat_signature(path) == sig for path, sig in seen[1]):
-        return seen[0]
+    if seen is not None:
+        for path, sig in seen[1]:
+            if _stat_signature(path) != sig:
+                break
+        else:
+            return seen[0]
     probed = []
     token = head_token(repo_path, probed)
     signatures = tuple((path, _stat_signature(path)) for path in dict.fromkeys(probed))
@@ -3583,6 +3615,12 @@ def _resolve_ids(store, ids):
         if not is_utf8(text):
             raise UsageError("evidence id %s is not valid UTF-8" % printable_path(text))
         row = store.one("SELECT rid, id FROM evidence WHERE id = ?", (text,))
+        if row is None:  # another machine's id for an item recorded here too
+            row = store.one(
+                "SELECT e.rid, e.id FROM evidence_aliases a JOIN evidence e ON e.rid = a.evidence_rid "
+                "WHERE a.id = ?",
+                (text,),
+            )
         if row is None:
             rows = store.all(
                 "SELECT rid, id FROM evidence WHERE substr(id, 1, ?) = ? LIMIT 3", (len(text), text)
@@ -5744,8 +5782,14 @@ class FreshnessChecker:
         return "stale", "; ".join(["%s %s" % (label, where)] + notes)
 
 
-def _load_anchors(store, rids):
-    """{rid: [anchor row as a dict, in recording order]}."""
+# What search reads of an item's anchors to rank and show it and to look its verdict up; a
+# verdict that has to be computed reads every column (freshness_of).
+SEARCH_ANCHOR_COLUMNS = ("evidence_rid", "repo_id", "repo_name", "path", "symbol")
+
+
+def _load_anchors(store, rids, columns=None):
+    """{rid: [anchor row as a dict, in recording order]}: every column, or ``columns`` (which
+    include evidence_rid)."""
     out = {rid: [] for rid in rids}
     rids = list(rids)
     cursor = store.db.cursor()
@@ -5754,8 +5798,8 @@ def _load_anchors(store, rids):
         chunk = rids[i : i + 500]
         # In the order of the anchors_evidence index: no sort; per item still in id order.
         cursor.execute(
-            "SELECT * FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
-            % ",".join("?" * len(chunk)),
+            "SELECT %s FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
+            % (", ".join(columns) if columns else "*", ",".join("?" * len(chunk))),
             chunk,
         )
         names = [d[0] for d in cursor.description]
@@ -5768,11 +5812,14 @@ def _load_anchors(store, rids):
 def _index_token(repo_path):
     """Size and mtime of the repository's index, where staged and committed renames and deletions
     show without running git; None when it cannot be read."""
-    gitdir = git_dir_of(repo_path)
-    try:
-        st = os.stat(os.path.join(gitdir, "index")) if gitdir else None
+    try:  # a checkout's own .git directory, the common case, without looking for a .git file first
+        st = os.stat(os.path.join(repo_path, ".git", "index"))
     except OSError:
-        return None
+        gitdir = git_dir_of(repo_path)
+        try:
+            st = os.stat(os.path.join(gitdir, "index")) if gitdir else None
+        except OSError:
+            return None
     return "%d:%d" % (st.st_size, st.st_mtime_ns) if st else None
 
 
@@ -5787,11 +5834,26 @@ def _followed_in(key):
         return None
 
 
+def _checkout_heads(repo):
+    """[(checkout, "checkout@HEAD token")] for the checkouts of ``repo`` whose HEAD can be read
+    (another checkout that went away is left out: the ones left judge), or None when the
+    registered one's cannot."""
+    out = []
+    for root in repo.all_checkouts():
+        token = recent_head_token(root)
+        if token is None:
+            if root == repo.home:
+                return None
+            continue
+        out.append((root, "%s@%s" % (root, token)))
+    return out
+
+
 def _cache_key(repos, anchors, heads=None, followed=None):
     """What can be checked without git: each checkout's HEAD and each cited file's size and mtime.
 
-    ``heads`` ({checkout path: head token}) may be shared by the caller so that one call over many
-    items reads each checkout's HEAD once. A repository with several checkouts counts them all (any
+    ``heads`` (a dict: {repo id: _checkout_heads}, and each cited file's stat) may be shared by
+    the caller so that one call over many items reads each checkout's HEAD once. A repository with several checkouts counts them all (any
     of them may be the one that judges). A cited file that is gone (renamed or deleted) counts by
     the checkout's index and, when the check followed it to a new path (``followed``:
     {(repo id, old path): new path}), by that file's size and mtime too; the key then ends with
@@ -5804,17 +5866,13 @@ def _cache_key(repos, anchors, heads=None, followed=None):
         if repo is None:
             parts.append("norepo:%s" % a["repo_name"])
             continue
-        checkouts = ("checkouts", repo.id)  # found once per call, not once per anchor
-        if checkouts not in heads:
-            heads[checkouts] = repo.all_checkouts()
-        for root in heads[checkouts]:
-            if root not in heads:
-                heads[root] = recent_head_token(root)
-            if heads[root] is None:
-                if root == repo.home:
-                    return None
-                continue  # another checkout that went away: the ones left judge
-            parts.append("%s@%s" % (root, heads[root]))
+        checkouts = heads.get(repo.id, False)  # read once per call, not once per anchor
+        if checkouts is False:
+            checkouts = heads[repo.id] = _checkout_heads(repo)
+        if checkouts is None:
+            return None
+        for root, head in checkouts:
+            parts.append(head)
             if not a["path"]:
                 continue
             key = (root, a["path"])  # the shared map also keeps each file's stat for the call
@@ -5862,36 +5920,54 @@ def _sha1_hex(data):
 def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=None):
     """{rid: {"verdict", "reasons"[, "anchors"]}}: cached where nothing checkable changed, else
     computed in one batch (and cached). ``anchors`` ({rid: [anchor rows]}, as _load_anchors
-    returns) saves loading them again when the caller has them; ``heads`` (a dict) shares what
-    was read of each checkout across the calls of one search; ``repos`` ({id: Repo}) saves a query."""
+    returns, or with SEARCH_ANCHOR_COLUMNS) saves loading them again when the caller has them;
+    ``heads`` (a dict) shares what was read of each checkout across the calls of one search, whose
+    caller has begun the read (Store.begin_read); ``repos`` ({id: Repo}) saves a query."""
     rids = list(dict.fromkeys(rids))
     if not rids:
         return {}
     if anchors is None:
         anchors = _load_anchors(store, rids)
     repos = {r.id: r for r in _repos(store)} if repos is None else repos
-    heads = {} if heads is None else heads
+    share, heads = heads, {} if heads is None else heads
     keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
     result = {}
+    # The cache rows this process has read or written, kept for the store generation (a write that
+    # may invalidate a verdict drops them): a search then reads no row twice. Each is checked
+    # against the key computed now, as a row read from the table is.
+    if use_cache and share is None:  # a search began its read already (and shares ``heads``)
+        store.begin_read()
+    seen = store.memo(("freshness-rows",), dict) if use_cache else {}
+
+    def hit(rid, stored, verdict, reasons):
+        key = keys[rid]
+        followed = _followed_in(stored)
+        if followed:  # made after following a rename: check the same new files
+            key = _cache_key(repos, anchors[rid], heads, followed)
+        if key is not None and stored == key:
+            result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+
     if use_cache:
-        for i in range(0, len(rids), 500):
-            chunk = rids[i : i + 500]
-            for row in store.all(
+        unread = []
+        for rid in rids:
+            if rid in seen:
+                hit(rid, *seen[rid])
+            else:
+                unread.append(rid)
+        for i in range(0, len(unread), 500):
+            chunk = unread[i : i + 500]
+            for rid, stored, verdict, reasons in store.db.execute(
                 "SELECT evidence_rid, cache_key, verdict, reasons FROM freshness_cache WHERE evidence_rid IN (%s)"
                 % ",".join("?" * len(chunk)),
                 chunk,
-            ):
-                rid = row["evidence_rid"]
-                key = keys[rid]
-                followed = _followed_in(row["cache_key"])
-                if followed:  # made after following a rename: check the same new files
-                    key = _cache_key(repos, anchors[rid], heads, followed)
-                if key is not None and row["cache_key"] == key:
-                    result[rid] = {"verdict": row["verdict"], "reasons": json.loads(row["reasons"])}
+            ).fetchall():
+                seen[rid] = (stored, verdict, tuple(json.loads(reasons)))
+                hit(rid, *seen[rid])
     missing = [rid for rid in rids if rid not in result]
     if missing:
         checker = FreshnessChecker(store)
-        computed = checker.check_items({rid: anchors[rid] for rid in missing})
+        # Every column of the anchors (a caller may hold fewer: SEARCH_ANCHOR_COLUMNS).
+        computed = checker.check_items(_load_anchors(store, missing))
         now = utc_now()
         rows = []
         for rid, c in computed.items():
@@ -5900,6 +5976,8 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
                 key = _cache_key(repos, anchors[rid], heads, checker.followed)
             if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
                 rows.append((rid, key, c["verdict"], json.dumps(c["reasons"]), now))
+                if use_cache:
+                    seen[rid] = (key, c["verdict"], tuple(c["reasons"]))
         _write_freshness_cache(store, rows)
         result.update(computed)
     return result
@@ -6088,8 +6166,26 @@ class DuplicateIndex:
         if (repo_name, key) in self.items:
             self.items[(repo_name, key)].append((row, cited))
 
-    def drop(self, repo_name, key):
-        self.items.pop((repo_name, key), None)
+    def refresh(self, repo_name, key, rid):
+        """Read again the active items of (repo_name, key) after item ``rid``, which has that key,
+        changed otherwise (its status or what it cites). Only the items already held and ``rid``
+        itself can be among them, so they are read by rid: no query by claim key, whose index a
+        bulk import may have set aside for the moment."""
+        held = self.items.get((repo_name, key))
+        if held is None:
+            return  # never asked about: read when first asked
+        if self.before_load is not None:
+            self.before_load()
+        rows = _select_in(
+            self.store,
+            "SELECT rid, id, session_id, confidence FROM evidence WHERE status = 'active' AND rid IN (%s)",
+            {row["rid"] for row, _ in held} | {rid},
+        )
+        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
+        self.items[(repo_name, key)] = [
+            ({k: r[k] for k in ("rid", "id", "session_id", "confidence")}, _cited_set(anchors[r["rid"]]))
+            for r in sorted(rows, key=lambda r: r["rid"])
+        ]
 
 
 def _insert_anchors(store, rid, anchors):
@@ -6624,9 +6720,16 @@ def _utc_day_seconds(y, mo, d):
 
 def _stamp_seconds(stamp):
     """Seconds since the epoch of a stored UTC stamp (2026-03-01T12:00:00Z), or None."""
+    return _text_stamp_seconds(stamp) if isinstance(stamp, str) else None
+
+
+@functools.lru_cache(maxsize=16384)
+def _text_stamp_seconds(stamp):
+    """_stamp_seconds of a string, remembered: search reads the same items' stamps query after
+    query."""
     # Parsed by hand and converted as UTC (the stamp's Z), without time.strptime/mktime: search
     # scores every candidate, and those cost ~20 us a call.
-    m = _STAMP_RE.match(stamp) if isinstance(stamp, str) else None
+    m = _STAMP_RE.match(stamp)
     if m is None:
         return None
     y, mo, d, hh, mi, ss = (int(g) for g in m.groups())
@@ -6741,6 +6844,7 @@ class Candidate:
 
     __slots__ = (
         "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
+        "text_hits",
     )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
@@ -6754,6 +6858,7 @@ class Candidate:
         self.score = strength
         self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
         self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
+        self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
 
 
 class ResultFacts:
@@ -7014,11 +7119,17 @@ def explain(facts):
 
 
 def _search_origin(store, repo, cwd):
-    """resolve_repo, with a registered name looked up in a map kept per store generation."""
+    """resolve_repo, with a registered name looked up in a map kept per store generation, and
+    the repository holding the cwd among the repositories kept so (where it stands is looked up
+    each time: a checkout may move)."""
     if repo:
         named = store.memo(("repo-by-name",), lambda: {r.name: r for r in _repos(store)}).get(repo)
         if named is not None:
             return named
+    else:
+        here = _repo_containing(store.memo(("repos",), lambda: _repos(store)), cwd or os.getcwd())
+        if here is not None:
+            return here
     return resolve_repo(store, repo, cwd=cwd)
 
 
@@ -7320,6 +7431,17 @@ def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], 0.0, "tail") for r in rows]
 
 
+def _more_matches(store, terms, where, params, cands, matches, exact):
+    """True when some item in scope matches a term of the query besides the ranked ``cands``:
+    known from an exact count of the matches (_count_matches) when it exceeds the candidates, or
+    when every candidate is a text match (so the count holds them all); else looked up."""
+    if exact and matches > len(cands):
+        return True
+    if exact and all(c.tier in ("all", "rare", "any") for c in cands):
+        return False
+    return bool(_tail_candidates(store, terms, where, params, None, [c.rid for c in cands], 1))
+
+
 def _count_matches(store, terms, where, params):
     """(number of items in scope whose text matches any term, exact?). Counted when the terms'
     posting lists together hold at most MATCH_COUNT_EXACT rows; beyond that it is an estimate
@@ -7349,9 +7471,9 @@ def _symbol_words(symbol):
 
 
 def _query_names(store, raw_query, terms, cands, anchors):
-    """Mark each candidate with what of it the query names: its repository (the name as a word of
-    the query), a symbol it cites (every part of the symbol among the query's terms), a file it
-    cites (its path or file name in the query)."""
+    """Mark each candidate with what of it the query names: its repository or one whose code it
+    cites (the name as a word of the query), a symbol it cites (every part of the symbol among the
+    query's terms), a file it cites (its path or file name in the query)."""
     text = raw_query.lower() if isinstance(raw_query, str) else ""
     term_set = set(terms)
     names = store.memo(("repo-by-id",), lambda: {r.id: r.name for r in _repos(store)})
@@ -7365,6 +7487,8 @@ def _query_names(store, raw_query, terms, cands, anchors):
         if c.repo_id in named_repos:
             named.append(("repository", names[c.repo_id]))
         for a in anchors.get(c.rid, ()):
+            if a["repo_id"] in named_repos and a["repo_id"] != c.repo_id:
+                named.append(("repository", names[a["repo_id"]]))  # it cites that repository's code
             sym = a["symbol"]
             if sym:
                 parts = _symbol_words(sym)
@@ -7378,51 +7502,48 @@ def _query_names(store, raw_query, terms, cands, anchors):
         c.named = tuple(dict.fromkeys(named))
 
 
-def _term_weights(store, terms):
-    """{term: idf} over the store's items (the bm25 form, always positive): how much matching
-    the term says about an item. Document frequencies come from _doc_freqs (cached)."""
-    df = _doc_freqs(store, terms)
-    total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
-    return {t: math.log(1.0 + (total - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
-
-
 def _query_coverage(store, terms, cands, anchors):
-    """Mark each candidate with the share of the query it answers: the mean of the weight (idf) of
-    the terms its claim, detail, cited symbols or cited paths hold and of their number, plus
-    RANK_SUMMARY_SHARE of those only its session summary holds, each over that of every term. bm25 adds up what an
-    item matches with column weights, so one common word in a short claim can outscore every rare
-    word of the query in a detail; coverage is what keeps that match below the fuller one."""
-    weight = _term_weights(store, terms)
-    whole = sum(weight.values())
+    """Mark each candidate with the share of the query it answers: the number of the query's
+    terms its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE for each
+    one only its session summary holds, over the number of terms. bm25 adds up what an item
+    matches with column weights, so one common word in a short claim can outscore every rare word
+    of the query in a detail; coverage is what keeps that match below the fuller one. The share
+    counts terms, not their idf: bm25 has weighed each by its rarity already, and weighing it
+    again let one rare word matched anywhere outrank several of the query's words in a claim."""
+    weight = dict.fromkeys(terms, 1.0)
+    whole = float(len(terms))
     if len(terms) < 2 or not whole:
         return
     cands = [c for c in cands if c.tier != "all"]  # FTS5 matched every term: coverage 1.0
     texts = {}
     rids = [c.rid for c in cands]
+    cursor = store.db.cursor()
+    cursor.row_factory = None  # plain tuples: no sqlite3.Row per row
     for i in range(0, len(rids), 500):
         chunk = rids[i : i + 500]
-        for rid, claim, detail, summary in store.all(
+        cursor.execute(
             "SELECT e.rid, e.claim, e.detail, s.summary FROM evidence e JOIN sessions s ON s.id = e.session_id "
             "WHERE e.rid IN (%s)" % ",".join("?" * len(chunk)),
             chunk,
-        ):
+        )
+        for rid, claim, detail, summary in cursor:
             texts[rid] = ("%s\n%s" % (claim, detail or ""), summary)
-    floor = min(weight.values()) / whole  # FTS5 matched it on something: at least its weakest term
+    floor = 1.0 / whole  # FTS5 matched it on something: at least one term
     in_summary = {}  # summary -> the terms it holds (a session's items share one)
     for c in cands:
         text, summary = texts.get(c.rid, ("", None))
+        # The claim and detail apart from what it cites: the result's reasons name these hits.
+        c.text_hits = _word_hits(terms, text)
         cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
-        own = set(_word_hits(terms, text + "\n" + cited))
-        extra = ()
+        own = set(c.text_hits)
+        if len(own) < len(terms):
+            own.update(_word_hits([t for t in terms if t not in own], cited))
+        share = sum(weight[t] for t in own)
         if summary and len(own) < len(terms):
             if summary not in in_summary:
                 in_summary[summary] = _word_hits(terms, summary)
-            extra = [t for t in in_summary[summary] if t not in own]
-        share = sum(weight[t] for t in own) + RANK_SUMMARY_SHARE * sum(weight[t] for t in extra)
-        count = len(own) + RANK_SUMMARY_SHARE * len(extra)
-        # The weighted share and the plain share of the query's words, alike: with idf alone, two
-        # words that most items hold count for nothing, so three words of four tie with one.
-        c.coverage = max(floor, (share / whole + count / len(terms)) / 2)
+            share += RANK_SUMMARY_SHARE * sum(weight[t] for t in in_summary[summary] if t not in own)
+        c.coverage = max(floor, share / whole)
 
 
 def _rerank(cands, scope, now):
@@ -7507,8 +7628,9 @@ def search(
         cands = _fallback_candidates(store, scope, where, params, limit, files=files, cwd=cwd)
 
     # rerank
-    anchors = _load_anchors(store, [c.rid for c in cands]) if mode == "text" and rank != "fts" else {}
+    anchors = {}
     if mode == "text" and rank != "fts":
+        anchors = _load_anchors(store, [c.rid for c in cands], SEARCH_ANCHOR_COLUMNS)
         _query_names(store, query, terms, cands, anchors)
         _query_coverage(store, terms, cands, anchors)
         _rerank(cands, scope, time.time())
@@ -7524,7 +7646,7 @@ def search(
     want = min((offset or 0) + limit, head_size)
     heads = {}  # each checkout read once per search
     repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
-    batch = want + limit  # a little past the page at once: fewer rounds when freshness reorders
+    batch = want  # the page first; when freshness reorders it, a little past it at once
     while True:
         ordered = sorted(cands, key=lambda c: (-final(c), -c.rid))
         top = ordered[:want]
@@ -7535,19 +7657,21 @@ def search(
         batch += limit
         more = [r for r in missing if r not in anchors]
         if more:
-            anchors.update(_load_anchors(store, more))
+            anchors.update(_load_anchors(store, more, SEARCH_ANCHOR_COLUMNS))
         fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
         if rank == "fts":
             break
 
+    if mode == "text":
+        matches, exact = _count_matches(store, terms, where, params)
+    else:
+        matches, exact = len(cands), True
     if before is None:
         page_cands = top[offset:]
         after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
         if want < len(ordered):
             next_page = "o%d" % want
-        elif mode == "text" and _tail_candidates(
-            store, terms, where, params, None, [c.rid for c in cands], 1
-        ):
+        elif mode == "text" and _more_matches(store, terms, where, params, cands, matches, exact):
             next_page = "r0"  # the ranked head is done; every other match follows, newest first
         else:
             next_page = None
@@ -7559,7 +7683,7 @@ def search(
         after = ["r%d" % c.rid for c in page_cands]
         more = [c.rid for c in page_cands if c.rid not in anchors]
         if more:
-            anchors.update(_load_anchors(store, more))
+            anchors.update(_load_anchors(store, more, SEARCH_ANCHOR_COLUMNS))
         missing = [c.rid for c in page_cands if c.rid not in fresh]
         fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
 
@@ -7572,15 +7696,14 @@ def search(
         row = rows[c.rid]
         item = _result_dict(row, anchors[c.rid])
         f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
-        facts = _result_facts(terms, row, anchors[c.rid], c, scope, edited_by.get(c.rid), f, mode)
+        facts = _result_facts(
+            terms, row, anchors[c.rid], c, scope, edited_by.get(c.rid), f, mode, item["age"]
+        )
         item["reasons"] = explain(facts)
         item["freshness"] = {"verdict": f["verdict"], "reasons": f["reasons"]}
         results.append(item)
     if mode == "text":
-        matches, exact = _count_matches(store, terms, where, params)
         matches = max(matches, len(cands))
-    else:
-        matches, exact = len(cands), True
     return {
         "results": results,
         "fallback_reason": None
@@ -7601,7 +7724,12 @@ def search(
     }
 
 
-def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode):
+def _claim_text(row):
+    """What of an item's own text search matches words in besides what it cites."""
+    return (row["claim"] or "") + "\n" + (row["detail"] or "")
+
+
+def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode, age):
     """The facts ``explain`` needs for one result."""
     text_hits = symbol_hits = path_hits = summary_hits = ()
     fallback = code_reference = None
@@ -7610,7 +7738,7 @@ def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode):
     elif mode == "fallback":
         fallback = cand.tier
     else:
-        text_hits = _word_hits(terms, (row["claim"] or "") + "\n" + (row["detail"] or ""))
+        text_hits = cand.text_hits if cand.text_hits is not None else _word_hits(terms, _claim_text(row))
         symbol_hits = [a["symbol"] for a in anchors if a["symbol"] and _word_hits(terms, a["symbol"])]
         path_hits = list(
             dict.fromkeys(a["path"] for a in anchors if a["path"] and _word_hits(terms, a["path"]))
@@ -7638,7 +7766,7 @@ def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode):
         status=row["status"],
         superseded_by=row["superseded_by"],
         freshness=fresh,
-        age=age_text(row["created_at"], row["confirmed_at"]),
+        age=age,
     )
 
 
@@ -8004,9 +8132,13 @@ def _forget_rows(store, rids, sessions, reason, now):
         row = store.one("SELECT id, session_id FROM evidence WHERE rid = ?", (rid,))
         if row is None:
             continue
-        store.db.execute(
+        # Other machines' ids for it are forgotten with it: their copies go too, and never come back.
+        ids = [row["id"]] + [
+            a["id"] for a in store.all("SELECT id FROM evidence_aliases WHERE evidence_rid = ?", (rid,))
+        ]
+        store.db.executemany(
             "INSERT OR REPLACE INTO tombstones(id, kind, session_id, reason, forgotten_at) VALUES (?, 'evidence', ?, ?, ?)",
-            (row["id"], row["session_id"], reason, now),
+            [(eid, row["session_id"], reason, now) for eid in ids],
         )
         store.db.execute("DELETE FROM evidence_fts WHERE rowid = ?", (rid,))
         store.db.execute("DELETE FROM evidence WHERE rid = ?", (rid,))
@@ -8458,7 +8590,7 @@ class LocalPaths:
     """This machine's absolute paths, to keep them out of what leaves it: in free text a registered
     checkout's path becomes the repository's name and the home directory ``~``."""
 
-    __slots__ = ("prefixes", "_names", "_pattern")
+    __slots__ = ("prefixes", "_names", "_pattern", "_shared")
 
     def __init__(self, store):
         prefixes = [(r.path, r.name) for r in _repos(store) if r.path]
@@ -8469,6 +8601,16 @@ class LocalPaths:
         self._names = dict(self.prefixes)
         alternatives = "|".join(re.escape(p) for p, _ in self.prefixes)
         self._pattern = re.compile(r"(%s)(?=$|[/\s\"'`),;:\]])" % alternatives) if alternatives else None
+        self._shared = {}
+
+    def shared(self, text):
+        """``text`` as it may leave this machine: local paths stripped, then redacted. One export
+        passes the same values again and again (repository names, paths, symbols, branches), so
+        each distinct value is cleaned once."""
+        out = self._shared.get(text)
+        if out is None:
+            out = self._shared[text] = redact_secrets(self.strip(text))
+        return out
 
     def strip(self, value):
         if self._pattern is None or not isinstance(value, str):
@@ -8499,7 +8641,7 @@ def shareable_record(record, local):
     for key, value in record.items():
         if value.__class__ is str:
             if key not in _STRUCTURAL_FIELDS:
-                out[key] = redact_secrets(local.strip(value))
+                out[key] = local.shared(value)
         elif value.__class__ is list:  # anchors, history events: objects with text of their own
             out[key] = [shareable_record(v, local) if v.__class__ is dict else v for v in value]
     cwd = record.get("cwd") if record.get("type") == "session" else None
@@ -8508,57 +8650,63 @@ def shareable_record(record, local):
     return out
 
 
-def export_records(store, repo=None):
-    """Yield (session id, record) pairs: each session followed by its evidence, oldest first."""
+def export_records(store, repo=None, sessions=None):
+    """Yield (session id, record) pairs: each session followed by its evidence, oldest first;
+    with ``sessions`` (a set of ids), only those sessions'."""
     params = []
     where = ""
     if repo:
         r = resolve_repo(store, repo)
         where = " WHERE e.repo_id = ?"
         params = [r.id]
-    rows = store.all(
-        "SELECT e.*, r.root_commit AS repo_root FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s "
-        "ORDER BY e.session_id, e.created_at, e.id" % where,
+    cursor = store.db.cursor()
+    cursor.row_factory = None  # plain tuples: no sqlite3.Row per item, read by column index below
+    cursor.execute(
+        "SELECT e.rid, e.id, e.session_id, e.repo_name, r.root_commit, e.kind, e.claim, e.detail, "
+        "e.confidence, e.status, e.superseded_by, e.created_at, e.updated_at, e.confirmed_at "
+        "FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s ORDER BY e.session_id, e.created_at, e.id"
+        % where,
         params,
     )
-    anchors = _load_anchors(store, [r["rid"] for r in rows])
+    rows = cursor.fetchall()
+    if sessions is not None:
+        rows = [r for r in rows if r[2] in sessions]
+        if not rows:
+            return
+    anchors = _load_anchors(store, [r[0] for r in rows])
     histories = _load_histories(store)
-    sessions = {}
+    session_rows = {
+        s["id"]: s for s in _select_in(store, "SELECT * FROM sessions WHERE id IN (%s)", {r[2] for r in rows})
+    }
+    history_fields = ("id", "event", "at", "agent", "session", "note", "commits", "previous")
+    current = None
     for row in rows:
-        sid = row["session_id"]
-        if sid not in sessions:
-            s = store.one("SELECT * FROM sessions WHERE id = ?", (sid,))
-            sessions[sid] = True
-            yield sid, dict(_session_dict(s), type="session", format=EXPORT_FORMAT)
+        rid, eid, sid, repo_name, repo_root, kind, claim, detail = row[:8]
+        confidence, status, superseded_by, created_at, updated_at, confirmed_at = row[8:]
+        if sid != current:  # rows come ordered by session: each session once, before its items
+            current = sid
+            yield sid, dict(_session_dict(session_rows[sid]), type="session", format=EXPORT_FORMAT)
+        cited = anchors[rid]
         yield (
             sid,
             {
                 "type": "evidence",
                 "format": EXPORT_FORMAT,
-                "id": row["id"],
+                "id": eid,
                 "session": sid,
-                "repo": row["repo_name"],
-                "root_commit": row["repo_root"]
-                or next(
-                    (a["root_commit"] for a in anchors[row["rid"]] if a["repo_name"] == row["repo_name"]),
-                    None,
-                ),
-                "kind": row["kind"],
-                "claim": row["claim"],
-                "detail": row["detail"],
-                "confidence": row["confidence"],
-                "status": row["status"],
-                "superseded_by": row["superseded_by"],
-                "created_at": row["created_at"],
-                "updated_at": row["updated_at"],
-                "confirmed_at": row["confirmed_at"],
-                "history": [
-                    {
-                        k: h[k]
-                        for k in ("id", "event", "at", "agent", "session", "note", "commits", "previous")
-                    }
-                    for h in histories.get(row["rid"], ())
-                ],
+                "repo": repo_name,
+                "root_commit": repo_root
+                or next((a["root_commit"] for a in cited if a["repo_name"] == repo_name), None),
+                "kind": kind,
+                "claim": claim,
+                "detail": detail,
+                "confidence": confidence,
+                "status": status,
+                "superseded_by": superseded_by,
+                "created_at": created_at,
+                "updated_at": updated_at,
+                "confirmed_at": confirmed_at,
+                "history": [{k: h[k] for k in history_fields} for h in histories.get(rid, ())],
                 "anchors": [
                     {
                         "repo": a["repo_name"],
@@ -8572,7 +8720,7 @@ def export_records(store, repo=None):
                         "symbol_hash": a["symbol_hash"],
                         "symbol_lang": a["symbol_lang"],
                     }
-                    for a in anchors[row["rid"]]
+                    for a in cited
                 ],
             },
         )
@@ -8670,6 +8818,34 @@ def _store_machine_id(store):
     return row["value"]
 
 
+# One encoder for every exported line (json.dumps with options builds a new one per call): keys
+# sorted, so that the same record is always the same bytes and an unchanged file is not rewritten.
+_export_line = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
+
+def _export_text(records):
+    return "".join([_export_line(r) + "\n" for r in records])
+
+
+def _write_shared_file(path, text):
+    """Replace ``path`` with ``text`` through a rename, so a reader (a teammate's import, a git
+    add) sees the old file or the new one, never half of one. No fsync per file: after a crash
+    the next export rewrites any file that is not what the store says, and the shared copy's
+    durability is the commit that follows, not this directory."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _read_shared_file(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+
+
 def export_evidence(store, out_dir=None, stream=None, repo=None):
     """Write the export: one JSONL file per session into ``out_dir`` plus this store's topology
     in ``topology-<store id>.jsonl``, or everything to ``stream``."""
@@ -8687,40 +8863,28 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
     counts["topology"] = len(topology)
     if out_dir is None:
         for records in per_session.values():
-            for record in records:
-                stream.write(
-                    json.dumps(shareable_record(record, local), ensure_ascii=False, sort_keys=True) + "\n"
-                )
-        for record in topology:
-            stream.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+            stream.write(_export_text(shareable_record(r, local) for r in records))
+        stream.write(_export_text(topology))
         return counts
     os.makedirs(out_dir, exist_ok=True)
     # The topology file is this store's alone (named by its id), so it is rewritten whole.
     if topology:
         path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
-        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in topology)
-        old = None
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as fh:
-                old = fh.read()
-        if old != text:
-            with open(path + ".tmp", "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(path + ".tmp", path)
+        text = _export_text(topology)
+        if _read_shared_file(path) != text:
+            _write_shared_file(path, text)
             counts["files"] += 1
     for sid, records in per_session.items():
         path = os.path.join(out_dir, sid + ".jsonl")
-        old = None
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as fh:
-                old = fh.read()
-        records = _merge_export(old, [shareable_record(r, local) for r in records])
-        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
+        old = _read_shared_file(path)
+        ours = _merge_export(None, [shareable_record(r, local) for r in records])
+        text = _export_text(ours)
+        if old is not None and old != text:
+            # The file holds something else (an older state, a teammate's lines): merge per id.
+            # A file that already says exactly what the store says is left alone unparsed.
+            text = _export_text(_merge_export(old, ours))
         if old != text:
-            tmp = path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
+            _write_shared_file(path, text)
             counts["files"] += 1
     return counts
 
@@ -9205,9 +9369,23 @@ def _select_in(store, sql, values):
 
 
 _IMPORT_CHUNK = 2000  # evidence records prepared, checked and written per batch of executemany
-_IMPORTED_ROW = (
-    "SELECT rid, id, repo_name, claim_key, updated_at, status, confirmed_at FROM evidence WHERE id IN (%s)"
+_IMPORTED_COLUMNS = "e.rid, e.id, e.repo_name, e.claim_key, e.updated_at, e.status, e.confirmed_at"
+_IMPORTED_ROW = "SELECT %s FROM evidence e WHERE e.id IN (%%s)" % _IMPORTED_COLUMNS
+_IMPORTED_ALIAS_ROW = (
+    "SELECT a.id AS alias, %s FROM evidence_aliases a JOIN evidence e ON e.rid = a.evidence_rid "
+    "WHERE a.id IN (%%s)" % _IMPORTED_COLUMNS
 )
+_IMPORTED_RID_ROW = "SELECT %s FROM evidence e WHERE e.rid = ?" % _IMPORTED_COLUMNS
+
+
+def _local_id(store, eid):
+    """The id here of an item another machine calls ``eid`` (its twin's, for an alias)."""
+    if not eid:
+        return eid
+    row = store.one(
+        "SELECT e.id FROM evidence_aliases a JOIN evidence e ON e.rid = a.evidence_rid WHERE a.id = ?", (eid,)
+    )
+    return row["id"] if row else eid
 
 
 class _ImportBatch:
@@ -9282,7 +9460,7 @@ def _import_update(store, rec, row, local_repo, known_events):
     if _status_change_wins(rec, row):
         store.db.execute(
             "UPDATE evidence SET status = ?, superseded_by = ?, updated_at = ? WHERE rid = ?",
-            (rec["status"], rec.get("superseded_by"), rec["updated_at"], row["rid"]),
+            (rec["status"], _local_id(store, rec.get("superseded_by")), rec["updated_at"], row["rid"]),
         )
         changed = True
     if (rec.get("confirmed_at") or "") > (row["confirmed_at"] or ""):
@@ -9305,17 +9483,55 @@ def _import_update(store, rec, row, local_repo, known_events):
 _BULK_CACHE_KIB = 65536  # SQLite page cache while a large import writes (the default is 2 MiB)
 
 
+# A large import into a store that holds fewer items than it brings sets these indexes aside and
+# builds them again once at the end (one sort) rather than updating them row by row at scattered
+# places, which is most of what SQLite spends on such an import. Both happen in the import's own
+# transaction, so an error or a kill leaves the store as it was, indexes included. Nothing the
+# import reads meanwhile needs them: the duplicate rule reads its claims before, and by rid after.
+_BULK_DEFERRED_INDEXES = (
+    "evidence_repo",
+    "evidence_session",
+    "evidence_claim_key",
+    "anchors_repo_path",
+    "anchors_repo_symbol",
+)
+_BULK_INDEX_MIN = 5000  # new items from which an import sets the indexes aside
+
+
+def _defer_indexes(store, new_items, stored_items):
+    """Drop the deferrable indexes when an import of ``new_items`` into a store of about
+    ``stored_items`` pays for it; returns the statements that create them again."""
+    if new_items < _BULK_INDEX_MIN or new_items < stored_items:
+        return []
+    rows = _select_in(
+        store,
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND name IN (%s)",
+        _BULK_DEFERRED_INDEXES,
+    )
+    for r in rows:
+        store.db.execute('DROP INDEX "%s"' % r["name"])
+    return [r["sql"] for r in rows]
+
+
+def _restore_indexes(store, statements):
+    for sql in statements:
+        store.db.execute(sql)
+
+
 def _import_records(store, records):
-    if len(records) < 5000:
-        return _import_records_in(store, records)
-    # A large import updates five indexes at scattered places; a page cache that holds them
-    # saves about a quarter of its time in SQLite. The connection's own size comes back after.
-    before = store.one("PRAGMA cache_size")[0]
-    store.db.execute("PRAGMA cache_size = %d" % -_BULK_CACHE_KIB)
     try:
-        return _import_records_in(store, records)
+        if len(records) < 5000:
+            return _import_records_in(store, records)
+        # A large import updates indexes at scattered places; a page cache that holds them saves
+        # about a quarter of its time in SQLite. The connection's own size comes back after.
+        before = store.one("PRAGMA cache_size")[0]
+        store.db.execute("PRAGMA cache_size = %d" % -_BULK_CACHE_KIB)
+        try:
+            return _import_records_in(store, records)
+        finally:
+            store.db.execute("PRAGMA cache_size = %d" % before)
     finally:
-        store.db.execute("PRAGMA cache_size = %d" % before)
+        _CLEAN_TEXTS.clear()
 
 
 def _import_records_in(store, records):
@@ -9344,7 +9560,9 @@ def _import_records_in(store, records):
                 gone = store.one("SELECT 1 FROM sessions WHERE id = ?", (t["id"],))
                 _forget_rows(store, [], [t["id"]] if gone else [], t["reason"], t.get("forgotten_at") or now)
             else:
-                row = store.one("SELECT rid FROM evidence WHERE id = ?", (t["id"],))
+                row = store.one("SELECT rid FROM evidence WHERE id = ?", (t["id"],)) or store.one(
+                    "SELECT evidence_rid AS rid FROM evidence_aliases WHERE id = ?", (t["id"],)
+                )
                 gone = row is not None
                 if gone:
                     _forget_rows(store, [row["rid"]], [], t["reason"], t.get("forgotten_at") or now)
@@ -9356,11 +9574,13 @@ def _import_records_in(store, records):
                 (t["id"], t["kind"], t["session"], redact_secrets(t["reason"]), t.get("forgotten_at") or now),
             )
         counts["sessions"] = _import_sessions(store, records, forgotten, by_name, session_map)
-        # Evidence in chunks: what the store already holds of a chunk (its ids, the items its
-        # claims could repeat) is read in a few queries, each record is decided in memory, and the
-        # chunk's rows are written with one executemany per table.
+        # Evidence in chunks: what the store already holds of the import (its ids, the items its
+        # claims could repeat, history event ids) is read first in a few queries, each record is
+        # decided in memory, and each chunk's rows are written with one executemany per table.
         evidence = [r for r in records if r["type"] == "evidence"]
-        existing = {r["id"]: r for r in _select_in(store, _IMPORTED_ROW, {r["id"] for r in evidence})}
+        ids = {r["id"] for r in evidence}
+        existing = {r["id"]: r for r in _select_in(store, _IMPORTED_ROW, ids)}
+        existing.update((r["alias"], r) for r in _select_in(store, _IMPORTED_ALIAS_ROW, ids - set(existing)))
         history_ids = {h["id"] for r in evidence for h in r.get("history") or ()}
         known_events = {
             r["id"] for r in _select_in(store, "SELECT id FROM evidence_events WHERE id IN (%s)", history_ids)
@@ -9368,41 +9588,50 @@ def _import_records_in(store, records):
         batch = _ImportBatch(store)
         dups = DuplicateIndex(store, before_load=batch.flush)
         next_rid = (store.one("SELECT max(rid) AS m FROM evidence")["m"] or 0) + 1
-        for start in range(0, len(evidence), _IMPORT_CHUNK):
-            chunk = []
-            for rec in evidence[start : start + _IMPORT_CHUNK]:
-                if rec["id"] in forgotten or rec["session"] in forgotten:
-                    counts["forgotten"] += 1  # forgotten: an older copy elsewhere never brings it back
-                    continue
-                sid = session_map.get(rec["session"])
-                if sid is None:
-                    raise UsageError(
-                        "evidence %s names session %s, which is not in the import"
-                        % (rec["id"], rec["session"])
-                    )
-                if rec["id"] in existing:
-                    chunk.append((rec, sid, None))
-                    continue
-                repo = local_repo(rec["repo"], rec.get("root_commit"))
-                claim = stored_text(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
-                chunk.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, claim_key(claim))))
-            dups.load([(p[1], p[3]) for _, _, p in chunk if p is not None])
+        plan = []
+        for rec in evidence:
+            if rec["id"] in forgotten or rec["session"] in forgotten:
+                plan.append((rec, None, None))  # forgotten: an older copy elsewhere never brings it back
+                continue
+            sid = session_map.get(rec["session"])
+            if sid is None:
+                raise UsageError(
+                    "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"])
+                )
+            if rec["id"] in existing:
+                plan.append((rec, sid, None))
+                continue
+            repo = local_repo(rec["repo"], rec.get("root_commit"))
+            claim = _stored_noting(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, claim_key(claim))))
+        new = [(p[1], p[3]) for _, _, p in plan if p is not None]
+        dups.load(new)  # every claim the duplicate rule will ask about, before any index is set aside
+        deferred = _defer_indexes(store, len(new), next_rid - 1)
+        for start in range(0, len(plan), _IMPORT_CHUNK):
+            chunk = plan[start : start + _IMPORT_CHUNK]
             for rec, sid, prepared in chunk:
+                if sid is None:
+                    counts["forgotten"] += 1
+                    continue
                 row = existing.get(rec["id"])
                 if row is not None:  # here already, or earlier in this import
                     if batch.evidence or batch.events or batch.confidence:
                         batch.flush()
                     changed, moved = _import_update(store, rec, row, local_repo, known_events)
                     if moved:
-                        dups.drop(row["repo_name"], row["claim_key"])
-                        existing[rec["id"]] = store.one(_IMPORTED_ROW % "?", (rec["id"],))
+                        dups.refresh(row["repo_name"], row["claim_key"], row["rid"])
+                        existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (row["rid"],))
                     counts["updated" if changed else "unchanged"] += 1
                     continue
                 repo, repo_name, claim, key = prepared
                 anchors = _record_anchors(rec, local_repo)
                 cited = _cited_set(anchors)
                 confidence = _check_confidence(rec.get("confidence"))
-                dup = dups.find(repo_name, key, cited)
+                status = rec.get("status", "active")
+                # Only an active record is one item with an active twin (as the duplicate rule
+                # only ever matches active items here): a retracted one stays its own item, on
+                # both machines alike.
+                dup = dups.find(repo_name, key, cited) if status == "active" else None
                 if dup is not None:
                     # The same item recorded independently elsewhere: one item, seen by that session too.
                     if confidence is not None and (
@@ -9414,14 +9643,26 @@ def _import_records_in(store, records):
                         batch.events.append(_event_row(dup["rid"], "seen", sid, "import", None,
                                                        rec.get("created_at") or utc_now(),
                                                        event_id="evt-seen-" + rec["id"]))  # fmt: skip
+                    # Its id there names the twin here: what that machine later does to it (a
+                    # status change, a confirmation, a forget) reaches this item.
+                    batch.flush()
+                    store.db.execute(
+                        "INSERT OR IGNORE INTO evidence_aliases(id, evidence_rid) VALUES (?, ?)",
+                        (rec["id"], dup["rid"]),
+                    )
+                    twin = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
+                    _, moved = _import_update(store, rec, twin, local_repo, known_events)
+                    if moved:
+                        dups.refresh(repo_name, key, dup["rid"])
+                    existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
                     counts["duplicates"] += 1
                     continue
                 rid, next_rid = next_rid, next_rid + 1
                 stamp = utc_now()
-                detail = stored_text(clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS))
-                status = rec.get("status", "active")
+                detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
+                detail = detail and _stored_noting(detail)
                 batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim,
-                                       key, detail, confidence, status, rec.get("superseded_by"),
+                                       key, detail, confidence, status, _local_id(store, rec.get("superseded_by")),
                                        rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
                                        rec.get("confirmed_at")))  # fmt: skip
                 batch.anchors += _anchor_rows(rid, anchors)
@@ -9442,6 +9683,7 @@ def _import_records_in(store, records):
                     )
                 counts["evidence"] += 1
             batch.flush()
+        _restore_indexes(store, deferred)
         counts.update(_import_topology(store, [r for r in records if r["type"] in TOPOLOGY_TYPES]))
     if scrub and store._depth == 0:  # VACUUM cannot run inside a caller's transaction
         _scrub_store(store)
@@ -9679,12 +9921,23 @@ def _sync_read_blobs(store, blobs):
 def _sync_version(record):
     """What makes one state of an item differ from another (kept in sync_seen.updated_at): its
     timestamp alone cannot tell, since a retract can land within the second of the capture."""
-    return "%s|%s|%s|%s|%d" % (
-        record.get("updated_at") or "",
-        record.get("status") or "active",
-        record.get("superseded_by") or "",
-        record.get("confirmed_at") or "",
+    return _sync_version_of(
+        record.get("updated_at"),
+        record.get("status"),
+        record.get("superseded_by"),
+        record.get("confirmed_at"),
         len(record.get("history") or ()),
+    )
+
+
+def _sync_version_of(updated_at, status, superseded_by, confirmed_at, events):
+    """_sync_version from an item's row and its count of history events."""
+    return "%s|%s|%s|%s|%d" % (
+        updated_at or "",
+        status or "active",
+        superseded_by or "",
+        confirmed_at or "",
+        events,
     )
 
 
@@ -9698,31 +9951,69 @@ def _sync_import(store, machine, files, report):
     )
     data = _sync_read_blobs(store, [files[p] for p in todo])
     known = {r["id"] for r in store.all("SELECT id FROM sessions")}  # sessions this machine had
+    forgotten = None
+    parsed = []
     for path in todo:
-        blob = files[path]
         try:
-            counts, records = import_evidence_data(store, path, data.get(blob, b""))
+            records = _parse_export(path, data.get(files[path], b"").splitlines(keepends=True))
+            if forgotten is None:
+                forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
+            _sync_check_sessions(path, records, forgotten)
         except WctxError as e:
             report.skipped.append(str(e))
             continue
-        foreign = []
-        if "/sessions/" in path:
-            foreign = [(r["id"],) for r in records if r.get("type") == "session" and r["id"] not in known]
-            known.update(r["id"] for r in records if r.get("type") == "session")
+        parsed.append((path, records))
+    # Session and topology files are imported together, as one import of a directory is (one
+    # transaction, and one bulk write of a teammate's thousands of sessions rather than one per
+    # file); each machine's events file after them, alone. Should a group be refused, its files
+    # are imported one by one, so that only the file at fault is skipped.
+    together = [f for f in parsed if not f[0].endswith("events.jsonl")]
+    groups = ([together] if together else []) + [[f] for f in parsed if f[0].endswith("events.jsonl")]
+    while groups:
+        group = groups.pop(0)
+        try:
+            counts = _import_records(store, [r for _, records in group for r in records])
+        except WctxError as e:
+            if len(group) > 1:
+                groups[:0] = [[f] for f in group]
+            else:
+                report.skipped.append(str(e) if group[0][0] in str(e) else "%s: %s" % (group[0][0], e))
+            continue
+        foreign, versions = [], []
+        for path, records in group:
+            if "/sessions/" in path:
+                foreign += [(r["id"],) for r in records if r["type"] == "session" and r["id"] not in known]
+                known.update(r["id"] for r in records if r["type"] == "session")
+            versions += [(r["id"], _sync_version(r)) for r in records if r["type"] == "evidence"]
         with store.atomic():
-            store.db.execute(
+            store.db.executemany(
                 "INSERT INTO sync_files(path, blob) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET blob = excluded.blob",
-                (path, blob),
+                [(path, files[path]) for path, _ in group],
             )
             store.db.executemany("INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", foreign)
             store.db.executemany(
                 "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
                 "updated_at = excluded.updated_at",
-                [(r["id"], _sync_version(r)) for r in records if r.get("type") == "evidence"],
+                versions,
             )
-        report.imported["files"] += 1
+        report.imported["files"] += len(group)
         for key in ("sessions", "evidence", "updated"):
             report.imported[key] += counts.get(key, 0)
+
+
+def _sync_check_sessions(path, records, forgotten):
+    """A file's items belong to sessions the file itself holds (as import_evidence of that file
+    alone requires), checked before files are imported together."""
+    held = {r["id"] for r in records if r["type"] == "session"}
+    for r in records:
+        if r["type"] == "evidence" and r["session"] not in held:
+            if r["id"] in forgotten or r["session"] in forgotten:
+                continue
+            if any(t["type"] == "tombstone" and t["id"] in (r["id"], r["session"]) for t in records):
+                continue
+            raise UsageError(
+                "%s: evidence %s names session %s, which is not in the file" % (path, r["id"], r["session"])
+            )
 
 
 def _sync_payload(store, machine):
@@ -9731,7 +10022,7 @@ def _sync_payload(store, machine):
     foreign = {r["session_id"] for r in store.all("SELECT session_id FROM sync_foreign")}
     seen = {r["id"]: r["updated_at"] for r in store.all("SELECT id, updated_at FROM sync_seen")}
     sessions, events, session_records = {}, [], {}
-    for sid, record in export_records(store):
+    for sid, record in export_records(store, sessions=_sync_sessions_to_build(store, foreign, seen)):
         kind = record.get("type")
         if kind == "session":
             session_records[sid] = record
@@ -9746,13 +10037,10 @@ def _sync_payload(store, machine):
                 events.append(record)
         else:
             events.append(record)
-    events.extend(record for _, record in tombstone_records(store))
     files = {}
 
     def encode(records):
-        return "".join(
-            json.dumps(shareable_record(r, local), ensure_ascii=False, sort_keys=True) + "\n" for r in records
-        ).encode("utf-8")
+        return _export_text(shareable_record(r, local) for r in records).encode("utf-8")
 
     base = "machines/%s/" % machine
     for sid, records in sessions.items():
@@ -9765,6 +10053,32 @@ def _sync_payload(store, machine):
     if topology:
         files[base + "topology.jsonl"] = encode(topology)
     return files
+
+
+def _sync_sessions_to_build(store, foreign, seen):
+    """The sessions whose records a payload needs (None: all): this machine's own, and another
+    machine's only where one of its items changed here since it was imported (the row and its
+    history's length tell, as _sync_version does), so that a teammate's whole memory is not built
+    into records only to be compared."""
+    if not foreign:
+        return None
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    history = dict(cursor.execute("SELECT evidence_rid, count(*) FROM evidence_events GROUP BY evidence_rid"))
+    wanted = set()
+    cursor.execute(
+        "SELECT rid, id, session_id, updated_at, status, superseded_by, confirmed_at FROM evidence"
+    )
+    for rid, eid, sid, updated_at, status, superseded_by, confirmed_at in cursor:
+        if sid in wanted:
+            continue
+        if sid not in foreign:
+            wanted.add(sid)
+            continue
+        version = _sync_version_of(updated_at, status, superseded_by, confirmed_at, history.get(rid, 0))
+        if version != seen.get(eid):
+            wanted.add(sid)
+    return wanted
 
 
 def _sync_commit(store, machine, tip, tree, payload):

@@ -5,9 +5,17 @@ store; a bad line anywhere is named by file and line and nothing of the import i
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
+
+import pytest
 
 import wctx
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 SID = "ses-%010x"
 EID = "ev-%010x"
@@ -106,7 +114,17 @@ def build(tmp_path, root, head):
     return write(tmp_path / "base.jsonl", base), records, expect
 
 
-def test_a_bulk_import_matches_importing_its_records_one_at_a_time(git_repo, tmp_path):
+def indexes(db):
+    return sorted(
+        tuple(r) for r in db.execute("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index'")
+    )
+
+
+@pytest.mark.parametrize("rebuilt", [False, True], ids=["indexes-updated", "indexes-rebuilt"])
+def test_a_bulk_import_matches_importing_its_records_one_at_a_time(git_repo, tmp_path, monkeypatch, rebuilt):
+    # rebuilt: the import sets the secondary indexes aside and builds them again at the end, as
+    # a large import into a smaller store does (here from the first new item on).
+    monkeypatch.setattr(wctx, "_BULK_INDEX_MIN", 1 if rebuilt else 10**9)
     repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n", "b.py": "x = 2\n"})
     stores = [wctx.open_store(str(tmp_path / name)) for name in ("bulk", "single")]
     try:
@@ -116,7 +134,21 @@ def test_a_bulk_import_matches_importing_its_records_one_at_a_time(git_repo, tmp
         base, records, expect = build(tmp_path, root, repo.head)
         for s in stores:
             wctx.import_evidence(s, [base])
+        before = indexes(stores[0].db)
+        dropped = []
+        stores[0].db.set_trace_callback(
+            lambda sql: dropped.append(sql) if sql.startswith("DROP INDEX") else None
+        )
         bulk = wctx.import_evidence(stores[0], [write(tmp_path / "big.jsonl", records)])
+        stores[0].db.set_trace_callback(None)
+        assert len(dropped) == (5 if rebuilt else 0)
+        # Every index is there again, exactly as the schema declares it, and the planner uses them.
+        assert indexes(stores[0].db) == before == indexes(stores[1].db)
+        plan = stores[0].all(
+            "EXPLAIN QUERY PLAN SELECT rid FROM evidence WHERE repo_name = 'svc' AND claim_key = 'x'"
+        )
+        assert any("evidence_claim_key" in r["detail"] for r in plan), [tuple(r) for r in plan]
+        assert stores[0].one("PRAGMA integrity_check")[0] == "ok"
 
         # The same records, each evidence line imported on its own (with its session line).
         single = dict.fromkeys(bulk, 0)
@@ -155,6 +187,16 @@ def test_a_bulk_import_matches_importing_its_records_one_at_a_time(git_repo, tmp
         assert after[0]["fts_rows"] == len(after[0]["evidence"])
         res = wctx.search(stores[0], "repeated inside the file", repo="svc", limit=50)
         assert {r["id"] for r in repeated} <= {r["id"] for r in res["results"]}
+        # Search, listing and the file index give what the store built row by row gives.
+        for query in ("repeated inside the file", "unique finding retry", "base finding handler", "fileless"):
+            got = [wctx.search(s, query, repo="svc", limit=30)["results"] for s in stores]
+            assert [(r["id"], r["claim"]) for r in got[0]] == [(r["id"], r["claim"]) for r in got[1]], query
+        by_file = [
+            rows(s.db, "SELECT e.id FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid "
+                       "WHERE a.repo_id = 1 AND a.path = 'b.py' AND a.symbol = 'handler'")
+            for s in stores
+        ]  # fmt: skip
+        assert by_file[0] == by_file[1] and by_file[0]
         # Importing the file again adds nothing.
         again = wctx.import_evidence(stores[0], [str(tmp_path / "big.jsonl")])
         assert again["evidence"] == 0 and again["sessions"] == 0
@@ -216,3 +258,56 @@ def test_a_bad_line_in_the_middle_of_a_large_import_is_named_and_nothing_is_stor
     # The good file alone imports whole.
     res = run_cli(["import-evidence", good, "--json"])
     assert res.code == 0 and res.json["evidence"] == 20 * 49 and res.json["sessions"] == 20
+
+
+# A child process that imports a large file and SIGKILLs itself while writing its second chunk:
+# the secondary indexes are set aside by then, and the transaction is open.
+KILL_IN_IMPORT = r"""
+import os, signal, sys
+sys.path.insert(0, sys.argv[1])
+import wctx
+wctx._BULK_INDEX_MIN = 1
+wctx._IMPORT_CHUNK = 100
+flushes = [0]
+real = wctx._ImportBatch.flush
+def flush(self):
+    if self.evidence:
+        flushes[0] += 1
+        if flushes[0] == 2:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return real(self)
+wctx._ImportBatch.flush = flush
+store = wctx.open_store(sys.argv[2])
+wctx.import_evidence(store, [sys.argv[3]])
+"""
+
+
+def test_a_large_import_killed_midway_leaves_the_store_as_it_was_and_the_next_one_finishes(
+    git_repo, tmp_path, wctx_home, run_cli
+):
+    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n"})
+    assert run_cli(["repo", "add", repo.path]).code == 0
+    with wctx.open_store(wctx_home) as s:
+        root = s.one("SELECT root_commit FROM repos")["root_commit"]
+        base, _, _ = build(tmp_path, root, repo.head)
+        wctx.import_evidence(s, [base])
+        before, held = indexes(s.db), state(s)
+    records = [session(1)] + [evidence(5000 + i, SID % 1, "finding %d of the big file" % i, root, repo.head)
+                              for i in range(450)]  # fmt: skip
+    big = write(tmp_path / "big.jsonl", records)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_IN_IMPORT, os.path.dirname(HERE), wctx_home, big], capture_output=True
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    with wctx.open_store(wctx_home) as s:
+        assert state(s) == held and indexes(s.db) == before
+        assert s.one("PRAGMA integrity_check")[0] == "ok"
+    res = run_cli(["import-evidence", big, "--json"])
+    assert res.code == 0 and res.json["evidence"] == 450, res
+    with wctx.open_store(wctx_home) as s:
+        assert indexes(s.db) == before and s.one("PRAGMA integrity_check")[0] == "ok"
+        for i in (0, 99, 100, 449):  # before, at and after the chunk the kill interrupted
+            hits = wctx.search(s, "finding %d of the big file" % i, repo="svc", limit=10)["results"]
+            assert EID % (5000 + i) in {r["id"] for r in hits}, i
+    again = run_cli(["import-evidence", big, "--json"])
+    assert again.code == 0 and again.json["evidence"] == 0 and again.json["unchanged"] == 450

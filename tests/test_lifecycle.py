@@ -327,9 +327,31 @@ def test_import_applies_the_same_rule(product, run_cli, tmp_path):
     assert res.json["evidence"] == 0 and res.json["duplicates"] == 1
     shown = wctx.get_evidence(product.store, mine_id)
     assert shown["seen_by"] == [sid] and shown["confidence"] == 0.9
-    # Importing again changes nothing more.
-    assert run_cli(["import-evidence", str(export), "--json"]).json["duplicates"] == 1
+    # Importing again changes nothing more: the teammate's id is known here now, as the twin's.
+    again = run_cli(["import-evidence", str(export), "--json"]).json
+    assert again["unchanged"] == 1 and again["duplicates"] == 0 and again["evidence"] == 0
+    assert wctx.get_evidence(product.store, "ev-abcdefabcd")["id"] == mine_id
     assert wctx.get_evidence(product.store, mine_id)["seen_by"] == [sid]
+
+
+def test_an_imported_retracted_twin_stays_its_own_item_and_leaves_the_active_one_alone(
+    product, run_cli, tmp_path
+):
+    mine = cli_capture(run_cli, product.sdk.path, "The retry budget resets per request")
+    mine_id = mine["evidence"][0]["id"]
+    sid = "ses-0123456789"
+    records = [
+        {"type": "session", "format": 1, "id": sid, "agent": "cli", "repo": "upload-sdk", "summary": None},
+        {"type": "evidence", "format": 1, "id": "ev-abcdefabce", "session": sid, "repo": "upload-sdk",
+         "kind": "finding", "claim": "the retry budget resets per request", "status": "retracted",
+         "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-02T00:00:00Z", "anchors": []},
+    ]  # fmt: skip
+    export = tmp_path / "theirs.jsonl"
+    export.write_text("".join(json.dumps(r) + "\n" for r in records))
+    res = run_cli(["import-evidence", str(export), "--json"])
+    assert res.code == 0 and res.json["evidence"] == 1 and res.json["duplicates"] == 0, res
+    assert wctx.get_evidence(product.store, mine_id)["status"] == "active"
+    assert wctx.get_evidence(product.store, "ev-abcdefabce")["status"] == "retracted"
 
 
 def test_recording_again_after_the_cited_code_changed_restamps_and_says_so(product, run_cli):

@@ -6,6 +6,8 @@ through, and counts, every item it matches."""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 import wctx
@@ -108,3 +110,60 @@ def test_a_commit_between_two_searches_changes_the_verdict_the_next_search_gives
     committed = verdict()
     assert committed == verified(run_cli, eid)
     assert committed != uncommitted
+
+
+class _Watch:
+    """The SQL statements a connection runs (FTS5's own inner statements left out) and the
+    processes started, while it is active."""
+
+    def __init__(self, store, monkeypatch):
+        self.statements, self.processes = [], []
+        self.store = store
+        real = subprocess.Popen
+        watch = self
+
+        class Counting(real):
+            def __init__(self, args, *rest, **kw):
+                watch.processes.append(args)
+                super().__init__(args, *rest, **kw)
+
+        monkeypatch.setattr(subprocess, "Popen", Counting)
+
+    def __enter__(self):
+        self.store.db.set_trace_callback(
+            lambda sql: None if sql.lstrip().startswith("--") else self.statements.append(sql)
+        )
+        return self
+
+    def __exit__(self, *exc):
+        self.store.db.set_trace_callback(None)
+
+
+def test_a_repeated_search_runs_no_git_and_no_statement_per_result(product, monkeypatch):
+    # Items in two repositories, most citing a file: once a search has judged them, the next
+    # searches in the same process read no verdict from the table again and run no git, and what
+    # a search reads of its results (anchors, rows, session edits) is one statement each, however
+    # many results it returns.
+    items = [
+        {"kind": "finding", "claim": "upload retry loses the token %d" % i, "repo": "upload-sdk",
+         "files": ["src/client.py#connect"] if i % 3 else []}
+        for i in range(24)
+    ] + [
+        {"kind": "finding", "claim": "gateway upload retry %d" % i, "repo": "api-gateway", "files": ["routes.go"]}
+        for i in range(6)
+    ]  # fmt: skip
+    wctx.capture(product.store, items, cwd=product.sdk.path)
+    query = "upload retry token"
+    for n in (3, 25):
+        first = wctx.search(product.store, query, cwd=product.sdk.path, limit=n)
+        with _Watch(product.store, monkeypatch) as watch:
+            again = wctx.search(product.store, query, cwd=product.sdk.path, limit=n)
+        assert _ids(again) == _ids(first) and len(again["results"]) == n
+        assert [r["freshness"] for r in again["results"]] == [r["freshness"] for r in first["results"]]
+        assert watch.processes == []
+        assert not [s for s in watch.statements if "freshness_cache" in s], watch.statements
+        for table in ("FROM anchors", "FROM evidence e JOIN sessions", "FROM session_files"):
+            assert len([s for s in watch.statements if table in s]) <= 1 + (
+                table == "FROM evidence e JOIN sessions"
+            )
+        assert len(watch.statements) <= 12, watch.statements

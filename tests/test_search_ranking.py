@@ -348,3 +348,38 @@ def test_a_page_fills_when_no_item_holds_every_query_word(product):
     assert res["mode"] == "text" and res["candidates"] == 4
     for r in res["results"]:
         assert r["reasons"][0] in ("matches the query text (quota)", "matches the query text (throttle)")
+
+
+def test_a_match_of_three_common_query_words_beats_a_same_repo_note_holding_only_the_rare_one(product):
+    # "retry", "failed" and "uploads" are common in the store, "button" is rare. The answer, a hop
+    # away, holds three of the four words in its claim; the note at home holds only "button". bm25
+    # already weighs each word by its rarity: counting the rarity again in the share of the query
+    # an item holds let the one rare word outweigh three ordinary ones.
+    for word in ("retry", "failed", "uploads"):
+        _filler(product, "upload-sdk", word, 8)
+    answer, _ = _capture(
+        product, "upload-sdk", "failed uploads retry five times with jitter",
+        detail="the caller must not add its own loop on top",
+    )  # fmt: skip
+    weak, _ = _capture(product, "docs-ui", "the button colour follows the theme")
+    res = wctx.search(product.store, "should the button retry failed uploads itself", repo="docs-ui")
+    ids = _ids(res)
+    assert ids[0] == answer, [(r["claim"], r["reasons"][:2]) for r in res["results"][:3]]
+    assert weak in ids  # still found, below
+    assert "matches the query text (retry, failed, uploads)" in res["results"][0]["reasons"]
+
+
+def test_an_item_citing_code_in_a_named_repository_is_about_it_too(product):
+    # The item lives in upload-sdk but cites the gateway's handler: a query naming api-gateway
+    # asks about it as much as about the gateway's own notes.
+    home, _ = _capture(product, "docs-ui", "the 419 handler rewrites the status for the button")
+    cited, _ = _capture(
+        product, "upload-sdk", "the 419 handler is retried by the sdk",
+        files=["api-gateway:routes.go#HandleUpload"],
+    )  # fmt: skip
+    res = wctx.search(product.store, "api-gateway 419 handler", repo="docs-ui")
+    assert _ids(res)[0] == cited, [(r["claim"], r["reasons"][:2]) for r in res["results"][:2]]
+    assert "query names repository api-gateway" in res["results"][0]["reasons"]
+    assert home in _ids(res)
+    # Without the name, topology puts the item at home first again.
+    assert _ids(wctx.search(product.store, "419 handler", repo="docs-ui"))[0] == home

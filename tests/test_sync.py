@@ -428,3 +428,97 @@ def test_no_revision_reaches_git_outside_the_end_of_options(team, monkeypatch):
     for args, _ in calls:
         for arg in args:
             assert not wctx.is_object_id(arg) and "^{" not in arg, (args, arg)
+
+
+def test_each_tombstone_is_written_once_to_the_machines_events_file(team):
+    remote, a, b = team
+    ids = [a.json("capture", "--finding", "doomed %d" % i, "--repo", "upload-sdk")["evidence"][0]["id"]
+           for i in range(2)]  # fmt: skip
+    a.wctx("sync", "--remote", remote)
+    b.wctx("sync", "--remote", remote)
+    b.wctx("forget", *ids, "--reason", "wrong", "--yes")
+    b.wctx("sync")
+    events = [p for p in remote_files(remote) if p.endswith("/events.jsonl")]
+    assert len(events) == 1
+    lines = [json.loads(line) for line in remote_files(remote)[events[0]].splitlines()]
+    tombstones = sorted(r["id"] for r in lines if r["type"] == "tombstone")
+    assert tombstones == sorted(ids)
+
+
+def test_a_file_whose_items_name_a_session_it_does_not_hold_is_skipped_whole(team, tmp_path):
+    remote, a, b = team
+    a.wctx("capture", "--summary", "alice's session", "--finding", "alice's item", "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    files = remote_files(remote)
+    session = next(json.loads(line) for text in files.values() for line in text.splitlines()
+                   if json.loads(line)["type"] == "session")  # fmt: skip
+    work = str(tmp_path / "stray")
+    git(tmp_path, "clone", "-q", "-b", "wctx-memory", remote, work)
+    stray = {"type": "evidence", "format": 1, "id": "ev-00000000ee", "session": session["id"],
+             "repo": "upload-sdk", "kind": "finding", "claim": "stray item in another file", "anchors": []}  # fmt: skip
+    own = dict(session, id="ses-00000000ee")
+    mine = dict(stray, id="ev-00000000ef", session=own["id"], claim="well formed item of a third machine")
+    bad_dir = os.path.join(work, "machines", "00000000000000ee", "sessions")
+    os.makedirs(bad_dir)
+    with open(os.path.join(bad_dir, "ses-00000000ee.jsonl"), "w") as fh:
+        fh.write("".join(json.dumps(r) + "\n" for r in (own, mine, stray)))
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "stray")
+    git(work, "push", "-q", "origin", "wctx-memory")
+    got = b.json("sync", "--remote", remote)
+    assert got["imported"]["evidence"] == 1 and got["imported"]["files"] == 2  # alice's file, her topology
+    assert len(got["skipped"]) == 1 and "ses-00000000ee" in got["skipped"][0]
+    found = {r["claim"] for r in b.json("search", "item", "--all")["results"]}
+    assert found == {"alice's item"}
+
+
+def _twins(team):
+    """The same finding recorded independently on both machines, then shared both ways: each
+    store keeps one item (its own) and knows the other machine's id for it."""
+    remote, a, b = team
+    spec = ("--finding", "uploadDocument drops the 419 expiry twin", "--file", "upload.ts#uploadDocument")
+    mine = a.json("capture", *spec, cwd=a.repo)["evidence"][0]["id"]
+    theirs = b.json("capture", *spec, cwd=b.repo)["evidence"][0]["id"]
+    a.wctx("sync", "--remote", remote)
+    b.wctx("sync", "--remote", remote)
+    a.wctx("sync")
+    for m in (a, b):
+        hits = m.json("search", "uploadDocument expiry twin", "--all", "--all-status")["results"]
+        assert len(hits) == 1, hits  # one item on each machine, not two
+    return remote, a, b, mine, theirs
+
+
+def test_a_status_change_on_an_independently_recorded_twin_reaches_the_other_machine(team):
+    _, a, b, mine, theirs = _twins(team)
+    assert a.json("show", theirs)["id"] == mine  # Bob's id finds Alice's twin on Alice's machine
+    b.wctx("retract", theirs)
+    b.wctx("sync")
+    a.wctx("sync")
+    assert a.json("show", mine)["status"] == "retracted"
+    a.wctx("sync")
+    b.wctx("sync")
+    for m in (a, b):
+        hits = m.json("search", "uploadDocument expiry twin", "--all", "--all-status")["results"]
+        assert [h["status"] for h in hits] == ["retracted"], (m.root, hits)
+
+
+def test_a_confirmation_of_a_twin_reaches_the_other_machine(team):
+    _, a, b, mine, theirs = _twins(team)
+    b.wctx("confirm", theirs, "--note", "re-read", cwd=b.repo)
+    b.wctx("sync")
+    a.wctx("sync")
+    assert a.json("show", mine)["confirmed_at"]
+
+
+def test_forgetting_a_twin_on_one_machine_forgets_it_on_both_and_it_stays_gone(team):
+    _, a, b, mine, theirs = _twins(team)
+    b.wctx("forget", theirs, "--reason", "wrong", "--yes")
+    for _ in range(2):
+        b.wctx("sync")
+        a.wctx("sync")
+    for m in (a, b):
+        assert m.json("search", "uploadDocument expiry twin", "--all", "--all-status")["results"] == [], (
+            m.root
+        )
+        for item in (mine, theirs):
+            assert m.wctx("show", item, check=False).returncode == 1, (m.root, item)
