@@ -2013,6 +2013,8 @@ class GitRepo:
         self._logs = {}
         self._renames = {}
         self._head_tree = None
+        self._checked = {}  # batch_check's answers
+        self.warmed = False  # FreshnessChecker._warm asked about every cited path here
 
     def git(self, *args, input_bytes=None, ok_codes=(0,), revs=(), paths=None):
         # No command here reads file contents from the working tree: wctx hashes those in Python
@@ -2066,16 +2068,17 @@ class GitRepo:
     def batch_check(self, specs):
         """Map each ``REV:path`` or ``REV^{commit}`` spec to (object id, type), or None when git has
         no such object. REV must pass git_revision and the path git_path, else the answer is None."""
-        specs = [s for s in dict.fromkeys(specs) if _batch_spec_ok(s)]
-        if not specs:
-            return {}
-        data = "".join(s + "\n" for s in specs).encode("utf-8", "surrogateescape")
-        _, out = self.git("cat-file", "--batch-check", input_bytes=data)
-        result = {}
-        for spec, line in zip(specs, out.decode("utf-8", "surrogateescape").splitlines()):
-            parts = line.split()
-            result[spec] = (parts[0], parts[1]) if len(parts) >= 3 and parts[1] != "missing" else None
-        return result
+        specs = list(dict.fromkeys(specs))
+        todo = [s for s in specs if s not in self._checked and _batch_spec_ok(s)]
+        if todo:
+            data = "".join(s + "\n" for s in todo).encode("utf-8", "surrogateescape")
+            _, out = self.git("cat-file", "--batch-check", input_bytes=data)
+            for spec, line in zip(todo, out.decode("utf-8", "surrogateescape").splitlines()):
+                parts = line.split()
+                self._checked[spec] = (
+                    (parts[0], parts[1]) if len(parts) >= 3 and parts[1] != "missing" else None
+                )
+        return {s: self._checked.get(s) for s in specs}
 
     def read_blobs(self, specs):
         """Map each ``rev:path`` spec to the blob's bytes, or None when there is no such blob.
@@ -2300,6 +2303,39 @@ class GitRepo:
         _, out = self.git("ls-files", "-z", "--others", "--exclude-standard")
         untracked = [(p.decode("utf-8", "surrogateescape"), "untracked") for p in out.split(b"\0") if p]
         return changed + untracked
+
+
+_GIT_VIEWS = {}  # {checkout: ((HEAD token, index token), GitRepo)}, see git_view
+GIT_VIEWS_KEPT = 64  # checkouts whose git answers a long-lived process keeps
+
+
+def git_view(path):
+    """A GitRepo for the checkout at ``path`` that keeps what git told this process about it
+    while the checkout's HEAD and index stay as they were (read without git, as the freshness
+    cache key reads them): each commit, log, rename and tree answer depends on nothing else git
+    could see. So a long-lived process (the MCP server) asks git about each checkout state once,
+    not once per call. An index written within HEAD_RACY_SECONDS is not trusted to show its next
+    change in its stat: that view is used once."""
+    gitdir = git_dir_of(path)
+    try:
+        st = os.stat(os.path.join(gitdir, "index")) if gitdir else None
+    except OSError:
+        st = None
+    state = (recent_head_token(path), "%d:%d" % (st.st_size, st.st_mtime_ns) if st else None)
+    seen = _GIT_VIEWS.get(path)
+    if seen is not None and seen[0] == state:
+        return seen[1]
+    view = GitRepo(path)
+    settled = st is None or max(st.st_mtime_ns, st.st_ctime_ns) < time.time_ns() - int(
+        HEAD_RACY_SECONDS * 1e9
+    )
+    if state[0] is not None and settled:
+        if len(_GIT_VIEWS) >= GIT_VIEWS_KEPT:
+            _GIT_VIEWS.clear()
+        _GIT_VIEWS[path] = (state, view)
+    else:
+        _GIT_VIEWS.pop(path, None)
+    return view
 
 
 def _batch_spec_ok(spec):
@@ -5345,6 +5381,7 @@ def _worst(verdicts):
     return max(verdicts, key=lambda v: VERDICT_SEVERITY[v]) if verdicts else "unknown"
 
 
+WARM_PAIRS = 20000  # a repository's cited (path, commit) pairs asked of git at once, at most
 FILE_MEMO_BYTES = 64 * 1024 * 1024  # cited files a verify keeps in memory while it runs
 
 
@@ -5365,9 +5402,12 @@ class _Suffixed:
 class FreshnessChecker:
     """Computes verdicts for many items with git work batched per repository."""
 
-    def __init__(self, store):
+    def __init__(self, store, shared=False):
         self.store = store
         self.repos = {r.id: r for r in _repos(store)}
+        # ``shared``: ask git through the process's views of each checkout (git_view), as the
+        # cached verdicts do; else afresh (verify, confirm: git's word now, no cache).
+        self.shared = shared
         self.git = {}
         self.head_blobs = {}
         self.followed = {}  # {(repo id, cited path): path it was followed to}, for the cache keys
@@ -5414,7 +5454,7 @@ class FreshnessChecker:
         if not os.path.isdir(path):
             result = (None, "repository %s is not on this machine (%s is missing)" % (repo.name, path))
         else:
-            g = GitRepo(path)
+            g = git_view(path) if self.shared else GitRepo(path)
             try:
                 g.info()
                 result = (g, None)
@@ -5489,6 +5529,7 @@ class FreshnessChecker:
             if repo is None:
                 continue
             try:
+                self._warm(repo)
                 commits = [a["commit_sha"] for a in items if a["commit_sha"]]
                 if len(repo.all_checkouts()) > 1:  # which checkout holds which commit decides the judge
                     for path in repo.all_checkouts():
@@ -5506,12 +5547,45 @@ class FreshnessChecker:
                         a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs
                     ]
                     if g.head and paths:
-                        found = g.batch_check(["HEAD:" + p for p in paths])
+                        # With each cited path at its recorded commit, which check_file_anchor reads
+                        # of a path that is not at HEAD: one cat-file per checkout for both.
+                        found = g.batch_check(
+                            ["HEAD:" + p for p in paths]
+                            + [
+                                "%s:%s" % (a["commit_sha"], a["path"])
+                                for a in judged
+                                if a["path"] and a["commit_sha"]
+                            ]
+                        )
                         for p in paths:
                             hit = found.get("HEAD:" + p)
                             self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
             except GitError as e:
                 self._git_broke(repo_id, e)
+
+    def _warm(self, repo):
+        """The first time this process asks about a checkout in its present state (git_view):
+        every commit the repository's items were recorded at, and each path they cite at HEAD
+        and at that commit, in one cat-file, so that later calls over other items of the
+        repository find git's answers there (up to WARM_PAIRS cited paths and commits)."""
+        pairs = None
+        for path in repo.all_checkouts():
+            g, _ = self._git_at(repo, path)
+            if g is None or g.warmed:
+                continue
+            g.warmed = True
+            if pairs is None:
+                pairs = self.store.all(
+                    "SELECT DISTINCT path, commit_sha FROM anchors WHERE repo_id = ? LIMIT ?",
+                    (repo.id, WARM_PAIRS + 1),
+                )
+                if len(pairs) > WARM_PAIRS:
+                    return
+            specs = [c + "^{commit}" for c in dict.fromkeys(c for _, c in pairs if c)]
+            if g.head:
+                specs += ["HEAD:" + p for p in dict.fromkeys(p for p, _ in pairs if p)]
+            specs += ["%s:%s" % (c, p) for p, c in pairs if p and c]
+            g.batch_check(specs)
 
     def check_items(self, anchors_by_rid):
         """{rid: {"verdict", "reasons", "anchors": [...]}} for the given anchors."""
@@ -5965,7 +6039,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
                 hit(rid, *seen[rid])
     missing = [rid for rid in rids if rid not in result]
     if missing:
-        checker = FreshnessChecker(store)
+        checker = FreshnessChecker(store, shared=use_cache)
         # Every column of the anchors (a caller may hold fewer: SEARCH_ANCHOR_COLUMNS).
         computed = checker.check_items(_load_anchors(store, missing))
         now = utc_now()

@@ -167,3 +167,32 @@ def test_a_repeated_search_runs_no_git_and_no_statement_per_result(product, monk
                 table == "FROM evidence e JOIN sessions"
             )
         assert len(watch.statements) <= 12, watch.statements
+
+
+def test_a_process_asks_git_about_a_checkout_once_until_it_changes(product, monkeypatch, run_cli):
+    # A long-lived process (the MCP server) judging items it has not judged before, in a
+    # repository whose HEAD and index are as they were, needs nothing more from git: what it
+    # asked for the first items covers every path the repository's items cite. A commit makes it
+    # ask again, and the verdicts stay what verify (git, afresh) says.
+    monkeypatch.setattr(wctx, "HEAD_RACY_SECONDS", -3600.0)  # the checkout has been quiet a while
+    files = ["src/client.py#connect", "src/upload/upload.ts#formatSize", "src/client.py"]
+    alpha = [_add(product, "alpha upload note %d" % i, files=[f]) for i, f in enumerate(files)]
+    beta = [_add(product, "beta upload note %d" % i, files=[f]) for i, f in enumerate(files)]
+
+    def verdicts(query, expected):
+        res = wctx.search(product.store, query, cwd=product.sdk.path)
+        assert sorted(_ids(res)) == sorted(expected)
+        return {r["id"]: r["freshness"] for r in res["results"]}
+
+    verdicts("alpha", alpha)
+    with _Watch(product.store, monkeypatch) as watch:
+        first = verdicts("beta", beta)
+    assert watch.processes == []
+    assert all(f == verified(run_cli, eid) for eid, f in first.items())
+    product.sdk.write("src/client.py", product.sdk.read("src/client.py").replace("return", "return  "))
+    product.sdk.commit("reformat the client")
+    with _Watch(product.store, monkeypatch) as watch:
+        after = verdicts("beta", beta)
+    assert watch.processes != []
+    assert all(f == verified(run_cli, eid) for eid, f in after.items())
+    assert after != first
