@@ -778,12 +778,18 @@ def stored_text(text):
 _STORED_MEMO_CHARS = 4096
 
 
+def _as_stored(text, found):
+    """Whether ``text``, holding the rule fragments ``found``, is stored as it is: nothing to
+    redact, no control character to strip, no escaped one inside JSON."""
+    # A printable string holds no control character (each one _CONTROL_RE strips is in Unicode
+    # category Cc or Cf); text with a newline or a tab takes the regex.
+    return not found and "\\u" not in text and (text.isprintable() or _CONTROL_RE.search(text) is None)
+
+
 def _stored_text(text):
     found = _secret_fragments(_secret_fold(text))
     hint = bool(found)
-    # A printable string holds no control character (each one _CONTROL_RE strips is in Unicode
-    # category Cc or Cf); text with a newline or a tab takes the regex.
-    if not hint and "\\u" not in text and (text.isprintable() or _CONTROL_RE.search(text) is None):
+    if _as_stored(text, found):
         return text  # the common case (ids, names, most prose): nothing to strip or redact
     if text[0] in "[{" and text[-1] in "]}" and ("\\u" in text or hint):
         try:
@@ -818,6 +824,32 @@ def _stored_noting(text):
     if out.__class__ is str and out == text:
         _CLEAN_TEXTS.add(out)
     return out
+
+
+_spaced_fragments = None
+
+
+def _stored_claim(text):
+    """(stored_text(text), its claim_key), each noted in _CLEAN_TEXTS when it is its own stored
+    form. An ASCII claim without a rule fragment gives a key without one too, short of a fragment
+    with a space in it: the key's words are the claim's own letter and digit runs, lower-cased,
+    joined by single spaces. So that key needs no scan of its own, only a look for those."""
+    global _spaced_fragments
+    if text.__class__ is not str or not text.isascii() or len(text) > _STORED_MEMO_CHARS:
+        claim = _stored_noting(text)
+        return claim, claim_key(claim)
+    found = _secret_fragments(text.lower())  # _secret_fold of ASCII text
+    if not _as_stored(text, found):
+        claim = _stored_noting(text)
+        return claim, claim_key(claim)
+    _CLEAN_TEXTS.add(text)
+    key = claim_key(text)
+    if _spaced_fragments is None:
+        frags = {f for rule in _SECRET_RULES for f in rule[0]}
+        _spaced_fragments = tuple(f for f in frags if " " in f and f.replace(" ", "").isalnum())
+    if key.isascii() and key.replace(" ", "").isalnum() and not any(f in key for f in _spaced_fragments):
+        _CLEAN_TEXTS.add(key)
+    return text, key
 
 
 # ----------------------------------------------------------------------------------------------
@@ -9468,8 +9500,8 @@ def _import_records_in(store, records):
                 plan.append((rec, sid, None))
                 continue
             repo = local_repo(rec["repo"], rec.get("root_commit"))
-            claim = _stored_noting(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
-            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, claim_key(claim))))
+            claim, key = _stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, key)))
         new = [(p[1], p[3]) for _, _, p in plan if p is not None]
         dups.load(new)  # every claim the duplicate rule will ask about, before any index is set aside
         deferred = _defer_indexes(store, len(new), next_rid - 1)
@@ -9507,7 +9539,7 @@ def _import_records_in(store, records):
                         batch.confidence.append((confidence, dup["rid"]))
                     if dup["session_id"] != sid:
                         batch.events.append(_event_row(dup["rid"], "seen", sid, "import", None,
-                                                       rec.get("created_at") or utc_now(),
+                                                       rec.get("created_at") or now,
                                                        event_id="evt-seen-" + rec["id"]))  # fmt: skip
                     # Its id there names the twin here: what that machine later does to it (a
                     # status change, a confirmation, a forget) reaches this item.
@@ -9524,7 +9556,7 @@ def _import_records_in(store, records):
                     counts["duplicates"] += 1
                     continue
                 rid, next_rid = next_rid, next_rid + 1
-                stamp = utc_now()
+                stamp = now  # the import's one moment, for a record without its own times
                 detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
                 detail = detail and _stored_noting(detail)
                 batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim,
