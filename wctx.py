@@ -9828,6 +9828,17 @@ def _sync_version(record):
     )
 
 
+_SYNC_GROUP_RECORDS = 5000  # records of session files imported per transaction by a sync
+
+
+class _NoTransaction:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
 def _sync_import(store, machine, files, report):
     """Import the other machines' files that changed since we last read them: sessions first (the
     events of one machine may refer to another's sessions), each file all or nothing."""
@@ -9838,31 +9849,64 @@ def _sync_import(store, machine, files, report):
     )
     data = _sync_read_blobs(store, [files[p] for p in todo])
     known = {r["id"] for r in store.all("SELECT id FROM sessions")}  # sessions this machine had
-    for path in todo:
+
+    def import_file(path, grouped):
+        """Import one file, then note it; in a group's transaction both go in one savepoint (all
+        of it or, when it fails, nothing). Returns its records, or None when it was skipped."""
         blob = files[path]
         try:
-            counts, records = import_evidence_data(store, path, data.get(blob, b""))
+            with store.atomic() if grouped else _NoTransaction():
+                counts, records = import_evidence_data(store, path, data.get(blob, b""))
+                foreign = []
+                if "/sessions/" in path:
+                    foreign = [
+                        (r["id"],) for r in records if r.get("type") == "session" and r["id"] not in known
+                    ]
+                with store.atomic():
+                    store.db.execute(
+                        "INSERT INTO sync_files(path, blob) VALUES (?, ?) "
+                        "ON CONFLICT(path) DO UPDATE SET blob = excluded.blob",
+                        (path, blob),
+                    )
+                    store.db.executemany("INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", foreign)
+                    store.db.executemany(
+                        "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
+                        "updated_at = excluded.updated_at",
+                        [(r["id"], _sync_version(r)) for r in records if r.get("type") == "evidence"],
+                    )
         except WctxError as e:
+            if store._depth and not store.db.in_transaction:
+                raise  # SQLite ended the group's transaction itself (a full disk): nothing to go on with
             report.skipped.append(str(e))
-            continue
-        foreign = []
+            return None
         if "/sessions/" in path:
-            foreign = [(r["id"],) for r in records if r.get("type") == "session" and r["id"] not in known]
             known.update(r["id"] for r in records if r.get("type") == "session")
-        with store.atomic():
-            store.db.execute(
-                "INSERT INTO sync_files(path, blob) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET blob = excluded.blob",
-                (path, blob),
-            )
-            store.db.executemany("INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", foreign)
-            store.db.executemany(
-                "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
-                "updated_at = excluded.updated_at",
-                [(r["id"], _sync_version(r)) for r in records if r.get("type") == "evidence"],
-            )
         report.imported["files"] += 1
         for key in ("sessions", "evidence", "updated"):
             report.imported[key] += counts.get(key, 0)
+        return records
+
+    # Session files go in groups, one transaction each (every file in a savepoint of its own): a
+    # teammate's first sync reads a thousand files, and a commit per file wrote the same index
+    # pages out again a thousand times. Groups are bounded, so that a capture waiting to write
+    # waits for one of them, not for the whole sync. Forgetting scrubs the store (VACUUM), which
+    # cannot run inside a transaction: after the group that asked for it.
+    grouped = [p for p in todo if "/sessions/" in p]
+    i = 0
+    while i < len(grouped):
+        scrub = False
+        with store.atomic():
+            n = 0
+            while i < len(grouped) and n < _SYNC_GROUP_RECORDS:
+                records = import_file(grouped[i], True) or ()
+                n += max(len(records), 1)
+                scrub = scrub or any(r.get("type") == "tombstone" for r in records)
+                i += 1
+        if scrub:
+            _scrub_store(store)
+    for path in todo:
+        if "/sessions/" not in path:
+            import_file(path, False)
 
 
 def _sync_payload(store, machine):
