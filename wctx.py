@@ -1446,6 +1446,55 @@ def m011_evidence_aliases(db):
     db.execute("CREATE INDEX evidence_aliases_rid ON evidence_aliases(evidence_rid)")
 
 
+def m012_index_words(db):
+    # The search rows hold index words (index_text: light stems and identifier parts) instead of
+    # the texts as written, so that a query term is one exact token, whose posting list FTS5 walks
+    # lazily, not a prefix, whose whole posting list it builds (twice under bm25). Rebuilt from the
+    # stored items and anchors. Summaries are indexed by the same function, which every
+    # connection registers as wctx_index_text for the triggers that keep session_fts.
+    db.execute(
+        "CREATE VIRTUAL TABLE evidence_words USING fts5(claim, symbols, paths, detail, "
+        "tokenize = 'unicode61 remove_diacritics 2')"
+    )
+    anchors = {}
+    for rid, path, symbol in db.execute(
+        "SELECT evidence_rid, path, symbol FROM anchors ORDER BY evidence_rid, id"
+    ):
+        anchors.setdefault(rid, []).append({"path": path, "symbol": symbol})
+    items = db.execute(
+        "SELECT e.rid, e.claim, e.detail FROM evidence e WHERE e.rid IN (SELECT rowid FROM evidence_fts)"
+    ).fetchall()
+    db.executemany(
+        "INSERT INTO evidence_words(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
+        [
+            (rid, index_text(claim), index_text(_fts_symbols(anchors.get(rid, ()))),
+             index_text(_fts_paths(anchors.get(rid, ()))), index_text(detail))
+            for rid, claim, detail in items
+        ],
+    )  # fmt: skip
+    db.execute("DROP TABLE evidence_fts")
+    db.execute("ALTER TABLE evidence_words RENAME TO evidence_fts")
+    for name in ("session_fts_insert", "session_fts_update"):
+        db.execute("DROP TRIGGER %s" % name)
+    db.execute(
+        "CREATE TRIGGER session_fts_insert AFTER INSERT ON sessions WHEN coalesce(new.summary, '') != '' BEGIN "
+        "INSERT OR REPLACE INTO session_fts(rowid, summary, session) "
+        "VALUES (new.rowid, wctx_index_text(new.summary), new.id); END"
+    )
+    db.execute(
+        "CREATE TRIGGER session_fts_update AFTER UPDATE OF summary ON sessions "
+        "WHEN new.summary IS NOT old.summary BEGIN "
+        "DELETE FROM session_fts WHERE rowid = old.rowid; "
+        "INSERT OR REPLACE INTO session_fts(rowid, summary, session) "
+        "SELECT new.rowid, wctx_index_text(new.summary), new.id WHERE coalesce(new.summary, '') != ''; END"
+    )
+    db.execute("DELETE FROM session_fts")
+    db.execute(
+        "INSERT INTO session_fts(rowid, summary, session) SELECT rowid, wctx_index_text(summary), id "
+        "FROM sessions WHERE coalesce(summary, '') != ''"
+    )
+
+
 MIGRATIONS = [
     m001_initial,
     m002_fts,
@@ -1458,6 +1507,7 @@ MIGRATIONS = [
     m009_briefing_served,
     m010_anchor_symbols,
     m011_evidence_aliases,
+    m012_index_words,
 ]
 
 
@@ -1778,6 +1828,7 @@ def _configure(path, readonly):
         )
     try:
         con.row_factory = sqlite3.Row
+        con.create_function("wctx_index_text", 1, index_text)  # session_fts's triggers (m012)
         con.execute("PRAGMA busy_timeout = 30000")
         # Refuse another program's database before switching it to WAL, a change that persists.
         app_id = con.execute("PRAGMA application_id").fetchone()[0]
@@ -2029,6 +2080,8 @@ class GitRepo:
         self._logs = {}
         self._renames = {}
         self._head_tree = None
+        self._checked = {}  # batch_check's answers
+        self.warmed = False  # FreshnessChecker._warm asked about every cited path here
 
     def git(self, *args, input_bytes=None, ok_codes=(0,), revs=(), paths=None):
         # No command here reads file contents from the working tree: wctx hashes those in Python
@@ -2082,16 +2135,17 @@ class GitRepo:
     def batch_check(self, specs):
         """Map each ``REV:path`` or ``REV^{commit}`` spec to (object id, type), or None when git has
         no such object. REV must pass git_revision and the path git_path, else the answer is None."""
-        specs = [s for s in dict.fromkeys(specs) if _batch_spec_ok(s)]
-        if not specs:
-            return {}
-        data = "".join(s + "\n" for s in specs).encode("utf-8", "surrogateescape")
-        _, out = self.git("cat-file", "--batch-check", input_bytes=data)
-        result = {}
-        for spec, line in zip(specs, out.decode("utf-8", "surrogateescape").splitlines()):
-            parts = line.split()
-            result[spec] = (parts[0], parts[1]) if len(parts) >= 3 and parts[1] != "missing" else None
-        return result
+        specs = list(dict.fromkeys(specs))
+        todo = [s for s in specs if s not in self._checked and _batch_spec_ok(s)]
+        if todo:
+            data = "".join(s + "\n" for s in todo).encode("utf-8", "surrogateescape")
+            _, out = self.git("cat-file", "--batch-check", input_bytes=data)
+            for spec, line in zip(todo, out.decode("utf-8", "surrogateescape").splitlines()):
+                parts = line.split()
+                self._checked[spec] = (
+                    (parts[0], parts[1]) if len(parts) >= 3 and parts[1] != "missing" else None
+                )
+        return {s: self._checked.get(s) for s in specs}
 
     def read_blobs(self, specs):
         """Map each ``rev:path`` spec to the blob's bytes, or None when there is no such blob.
@@ -2318,6 +2372,39 @@ class GitRepo:
         return changed + untracked
 
 
+_GIT_VIEWS = {}  # {checkout: ((HEAD token, index token), GitRepo)}, see git_view
+GIT_VIEWS_KEPT = 64  # checkouts whose git answers a long-lived process keeps
+
+
+def git_view(path):
+    """A GitRepo for the checkout at ``path`` that keeps what git told this process about it
+    while the checkout's HEAD and index stay as they were (read without git, as the freshness
+    cache key reads them): each commit, log, rename and tree answer depends on nothing else git
+    could see. So a long-lived process (the MCP server) asks git about each checkout state once,
+    not once per call. An index written within HEAD_RACY_SECONDS is not trusted to show its next
+    change in its stat: that view is used once."""
+    gitdir = git_dir_of(path)
+    try:
+        st = os.stat(os.path.join(gitdir, "index")) if gitdir else None
+    except OSError:
+        st = None
+    state = (recent_head_token(path), "%d:%d" % (st.st_size, st.st_mtime_ns) if st else None)
+    seen = _GIT_VIEWS.get(path)
+    if seen is not None and seen[0] == state:
+        return seen[1]
+    view = GitRepo(path)
+    settled = st is None or max(st.st_mtime_ns, st.st_ctime_ns) < time.time_ns() - int(
+        HEAD_RACY_SECONDS * 1e9
+    )
+    if state[0] is not None and settled:
+        if len(_GIT_VIEWS) >= GIT_VIEWS_KEPT:
+            _GIT_VIEWS.clear()
+        _GIT_VIEWS[path] = (state, view)
+    else:
+        _GIT_VIEWS.pop(path, None)
+    return view
+
+
 def _batch_spec_ok(spec):
     """A ``cat-file --batch-check`` line wctx may send: a validated revision with ^{commit}, or
     with :path (an invalid one is answered as missing, never sent)."""
@@ -2448,8 +2535,12 @@ def recent_head_token(repo_path):
     change in its stat (timestamps have a coarse grain; an inode may be reused), so such an
     answer is read again next time, as git treats a racily clean index entry."""
     seen = _HEAD_TOKENS.get(repo_path)
-    if seen is not None and all(_stat_signature(path) == sig for path, sig in seen[1]):
-        return seen[0]
+    if seen is not None:
+        for path, sig in seen[1]:
+            if _stat_signature(path) != sig:
+                break
+        else:
+            return seen[0]
     probed = []
     token = head_token(repo_path, probed)
     signatures = tuple((path, _stat_signature(path)) for path in dict.fromkeys(probed))
@@ -5357,6 +5448,7 @@ def _worst(verdicts):
     return max(verdicts, key=lambda v: VERDICT_SEVERITY[v]) if verdicts else "unknown"
 
 
+WARM_PAIRS = 20000  # a repository's cited (path, commit) pairs asked of git at once, at most
 FILE_MEMO_BYTES = 64 * 1024 * 1024  # cited files a verify keeps in memory while it runs
 
 
@@ -5377,9 +5469,12 @@ class _Suffixed:
 class FreshnessChecker:
     """Computes verdicts for many items with git work batched per repository."""
 
-    def __init__(self, store):
+    def __init__(self, store, shared=False):
         self.store = store
         self.repos = {r.id: r for r in _repos(store)}
+        # ``shared``: ask git through the process's views of each checkout (git_view), as the
+        # cached verdicts do; else afresh (verify, confirm: git's word now, no cache).
+        self.shared = shared
         self.git = {}
         self.head_blobs = {}
         self.followed = {}  # {(repo id, cited path): path it was followed to}, for the cache keys
@@ -5426,7 +5521,7 @@ class FreshnessChecker:
         if not os.path.isdir(path):
             result = (None, "repository %s is not on this machine (%s is missing)" % (repo.name, path))
         else:
-            g = GitRepo(path)
+            g = git_view(path) if self.shared else GitRepo(path)
             try:
                 g.info()
                 result = (g, None)
@@ -5501,6 +5596,7 @@ class FreshnessChecker:
             if repo is None:
                 continue
             try:
+                self._warm(repo)
                 commits = [a["commit_sha"] for a in items if a["commit_sha"]]
                 if len(repo.all_checkouts()) > 1:  # which checkout holds which commit decides the judge
                     for path in repo.all_checkouts():
@@ -5518,12 +5614,45 @@ class FreshnessChecker:
                         a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs
                     ]
                     if g.head and paths:
-                        found = g.batch_check(["HEAD:" + p for p in paths])
+                        # With each cited path at its recorded commit, which check_file_anchor reads
+                        # of a path that is not at HEAD: one cat-file per checkout for both.
+                        found = g.batch_check(
+                            ["HEAD:" + p for p in paths]
+                            + [
+                                "%s:%s" % (a["commit_sha"], a["path"])
+                                for a in judged
+                                if a["path"] and a["commit_sha"]
+                            ]
+                        )
                         for p in paths:
                             hit = found.get("HEAD:" + p)
                             self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
             except GitError as e:
                 self._git_broke(repo_id, e)
+
+    def _warm(self, repo):
+        """The first time this process asks about a checkout in its present state (git_view):
+        every commit the repository's items were recorded at, and each path they cite at HEAD
+        and at that commit, in one cat-file, so that later calls over other items of the
+        repository find git's answers there (up to WARM_PAIRS cited paths and commits)."""
+        pairs = None
+        for path in repo.all_checkouts():
+            g, _ = self._git_at(repo, path)
+            if g is None or g.warmed:
+                continue
+            g.warmed = True
+            if pairs is None:
+                pairs = self.store.all(
+                    "SELECT DISTINCT path, commit_sha FROM anchors WHERE repo_id = ? LIMIT ?",
+                    (repo.id, WARM_PAIRS + 1),
+                )
+                if len(pairs) > WARM_PAIRS:
+                    return
+            specs = [c + "^{commit}" for c in dict.fromkeys(c for _, c in pairs if c)]
+            if g.head:
+                specs += ["HEAD:" + p for p in dict.fromkeys(p for p, _ in pairs if p)]
+            specs += ["%s:%s" % (c, p) for p, c in pairs if p and c]
+            g.batch_check(specs)
 
     def check_items(self, anchors_by_rid):
         """{rid: {"verdict", "reasons", "anchors": [...]}} for the given anchors."""
@@ -5794,8 +5923,14 @@ class FreshnessChecker:
         return "stale", "; ".join(["%s %s" % (label, where)] + notes)
 
 
-def _load_anchors(store, rids):
-    """{rid: [anchor row as a dict, in recording order]}."""
+# What search reads of an item's anchors to rank and show it and to look its verdict up; a
+# verdict that has to be computed reads every column (freshness_of).
+SEARCH_ANCHOR_COLUMNS = ("evidence_rid", "repo_id", "repo_name", "path", "symbol")
+
+
+def _load_anchors(store, rids, columns=None):
+    """{rid: [anchor row as a dict, in recording order]}: every column, or ``columns`` (which
+    include evidence_rid)."""
     out = {rid: [] for rid in rids}
     rids = list(rids)
     cursor = store.db.cursor()
@@ -5804,8 +5939,8 @@ def _load_anchors(store, rids):
         chunk = rids[i : i + 500]
         # In the order of the anchors_evidence index: no sort; per item still in id order.
         cursor.execute(
-            "SELECT * FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
-            % ",".join("?" * len(chunk)),
+            "SELECT %s FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
+            % (", ".join(columns) if columns else "*", ",".join("?" * len(chunk))),
             chunk,
         )
         names = [d[0] for d in cursor.description]
@@ -5818,11 +5953,14 @@ def _load_anchors(store, rids):
 def _index_token(repo_path):
     """Size and mtime of the repository's index, where staged and committed renames and deletions
     show without running git; None when it cannot be read."""
-    gitdir = git_dir_of(repo_path)
-    try:
-        st = os.stat(os.path.join(gitdir, "index")) if gitdir else None
+    try:  # a checkout's own .git directory, the common case, without looking for a .git file first
+        st = os.stat(os.path.join(repo_path, ".git", "index"))
     except OSError:
-        return None
+        gitdir = git_dir_of(repo_path)
+        try:
+            st = os.stat(os.path.join(gitdir, "index")) if gitdir else None
+        except OSError:
+            return None
     return "%d:%d" % (st.st_size, st.st_mtime_ns) if st else None
 
 
@@ -5837,11 +5975,26 @@ def _followed_in(key):
         return None
 
 
+def _checkout_heads(repo):
+    """[(checkout, "checkout@HEAD token")] for the checkouts of ``repo`` whose HEAD can be read
+    (another checkout that went away is left out: the ones left judge), or None when the
+    registered one's cannot."""
+    out = []
+    for root in repo.all_checkouts():
+        token = recent_head_token(root)
+        if token is None:
+            if root == repo.home:
+                return None
+            continue
+        out.append((root, "%s@%s" % (root, token)))
+    return out
+
+
 def _cache_key(repos, anchors, heads=None, followed=None):
     """What can be checked without git: each checkout's HEAD and each cited file's size and mtime.
 
-    ``heads`` ({checkout path: head token}) may be shared by the caller so that one call over many
-    items reads each checkout's HEAD once. A repository with several checkouts counts them all (any
+    ``heads`` (a dict: {repo id: _checkout_heads}, and each cited file's stat) may be shared by
+    the caller so that one call over many items reads each checkout's HEAD once. A repository with several checkouts counts them all (any
     of them may be the one that judges). A cited file that is gone (renamed or deleted) counts by
     the checkout's index and, when the check followed it to a new path (``followed``:
     {(repo id, old path): new path}), by that file's size and mtime too; the key then ends with
@@ -5854,17 +6007,13 @@ def _cache_key(repos, anchors, heads=None, followed=None):
         if repo is None:
             parts.append("norepo:%s" % a["repo_name"])
             continue
-        checkouts = ("checkouts", repo.id)  # found once per call, not once per anchor
-        if checkouts not in heads:
-            heads[checkouts] = repo.all_checkouts()
-        for root in heads[checkouts]:
-            if root not in heads:
-                heads[root] = recent_head_token(root)
-            if heads[root] is None:
-                if root == repo.home:
-                    return None
-                continue  # another checkout that went away: the ones left judge
-            parts.append("%s@%s" % (root, heads[root]))
+        checkouts = heads.get(repo.id, False)  # read once per call, not once per anchor
+        if checkouts is False:
+            checkouts = heads[repo.id] = _checkout_heads(repo)
+        if checkouts is None:
+            return None
+        for root, head in checkouts:
+            parts.append(head)
             if not a["path"]:
                 continue
             key = (root, a["path"])  # the shared map also keeps each file's stat for the call
@@ -5912,36 +6061,54 @@ def _sha1_hex(data):
 def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=None):
     """{rid: {"verdict", "reasons"[, "anchors"]}}: cached where nothing checkable changed, else
     computed in one batch (and cached). ``anchors`` ({rid: [anchor rows]}, as _load_anchors
-    returns) saves loading them again when the caller has them; ``heads`` (a dict) shares what
-    was read of each checkout across the calls of one search; ``repos`` ({id: Repo}) saves a query."""
+    returns, or with SEARCH_ANCHOR_COLUMNS) saves loading them again when the caller has them;
+    ``heads`` (a dict) shares what was read of each checkout across the calls of one search, whose
+    caller has begun the read (Store.begin_read); ``repos`` ({id: Repo}) saves a query."""
     rids = list(dict.fromkeys(rids))
     if not rids:
         return {}
     if anchors is None:
         anchors = _load_anchors(store, rids)
     repos = {r.id: r for r in _repos(store)} if repos is None else repos
-    heads = {} if heads is None else heads
+    share, heads = heads, {} if heads is None else heads
     keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
     result = {}
+    # The cache rows this process has read or written, kept for the store generation (a write that
+    # may invalidate a verdict drops them): a search then reads no row twice. Each is checked
+    # against the key computed now, as a row read from the table is.
+    if use_cache and share is None:  # a search began its read already (and shares ``heads``)
+        store.begin_read()
+    seen = store.memo(("freshness-rows",), dict) if use_cache else {}
+
+    def hit(rid, stored, verdict, reasons):
+        key = keys[rid]
+        followed = _followed_in(stored)
+        if followed:  # made after following a rename: check the same new files
+            key = _cache_key(repos, anchors[rid], heads, followed)
+        if key is not None and stored == key:
+            result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+
     if use_cache:
-        for i in range(0, len(rids), 500):
-            chunk = rids[i : i + 500]
-            for row in store.all(
+        unread = []
+        for rid in rids:
+            if rid in seen:
+                hit(rid, *seen[rid])
+            else:
+                unread.append(rid)
+        for i in range(0, len(unread), 500):
+            chunk = unread[i : i + 500]
+            for rid, stored, verdict, reasons in store.db.execute(
                 "SELECT evidence_rid, cache_key, verdict, reasons FROM freshness_cache WHERE evidence_rid IN (%s)"
                 % ",".join("?" * len(chunk)),
                 chunk,
-            ):
-                rid = row["evidence_rid"]
-                key = keys[rid]
-                followed = _followed_in(row["cache_key"])
-                if followed:  # made after following a rename: check the same new files
-                    key = _cache_key(repos, anchors[rid], heads, followed)
-                if key is not None and row["cache_key"] == key:
-                    result[rid] = {"verdict": row["verdict"], "reasons": json.loads(row["reasons"])}
+            ).fetchall():
+                seen[rid] = (stored, verdict, tuple(json.loads(reasons)))
+                hit(rid, *seen[rid])
     missing = [rid for rid in rids if rid not in result]
     if missing:
-        checker = FreshnessChecker(store)
-        computed = checker.check_items({rid: anchors[rid] for rid in missing})
+        checker = FreshnessChecker(store, shared=use_cache)
+        # Every column of the anchors (a caller may hold fewer: SEARCH_ANCHOR_COLUMNS).
+        computed = checker.check_items(_load_anchors(store, missing))
         now = utc_now()
         rows = []
         for rid, c in computed.items():
@@ -5950,6 +6117,8 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
                 key = _cache_key(repos, anchors[rid], heads, checker.followed)
             if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
                 rows.append((rid, key, c["verdict"], json.dumps(c["reasons"]), now))
+                if use_cache:
+                    seen[rid] = (key, c["verdict"], tuple(c["reasons"]))
         _write_freshness_cache(store, rows)
         result.update(computed)
     return result
@@ -5995,16 +6164,22 @@ def _check_confidence(value):
     return number
 
 
+# An item's search row: SQLite applies index_text (registered as wctx_index_text) to each text
+# after the write boundary (stored_text) redacted it, so the index words are those of the text
+# as stored and the boundary sees the texts as written, once.
+_FTS_INSERT = (
+    "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES "
+    "(?, wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?))"
+)
+
+
 def _fts_symbols(anchors):
-    words = []
-    for a in anchors:
-        if a.get("symbol"):
-            words.append(a["symbol"])
-            words.extend(split_identifier(a["symbol"]))
-    return " ".join(dict.fromkeys(words))
+    """The text of the symbols column of an item's search row: its cited symbols."""
+    return " ".join(dict.fromkeys(a["symbol"] for a in anchors if a.get("symbol")))
 
 
 def _fts_paths(anchors):
+    """The text of the paths column of an item's search row: its cited paths."""
     return " ".join(dict.fromkeys(a["path"] for a in anchors if a.get("path")))
 
 
@@ -6220,7 +6395,7 @@ def _restamp(store, rid, anchors, event, session_id, agent, note, now):
     store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (rid,))
     _insert_anchors(store, rid, anchors)
     store.db.execute(
-        "UPDATE evidence_fts SET symbols = ?, paths = ? WHERE rowid = ?",
+        "UPDATE evidence_fts SET symbols = wctx_index_text(?), paths = wctx_index_text(?) WHERE rowid = ?",
         (_fts_symbols(anchors), _fts_paths(anchors), rid),
     )
     store.db.execute("UPDATE evidence SET confirmed_at = ?, updated_at = ? WHERE rid = ?", (now, now, rid))
@@ -6390,7 +6565,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             ).lastrowid
             _insert_anchors(store, rid, p["anchors"])
             store.db.execute(
-                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
+                _FTS_INSERT,
                 (rid, p["claim"], _fts_symbols(p["anchors"]), _fts_paths(p["anchors"]), p["detail"] or ""),
             )
             results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})
@@ -6424,7 +6599,7 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
     terms = {}
     for raw in _TERM_RE.findall(text[:QUERY_SCAN_CHARS]):
-        words = [raw] + (split_identifier(raw) if re.search(r"[a-z][A-Z]", raw) else [])
+        words = [raw] + _word_parts(raw)
         for word in words:
             word = word.lower()[:MAX_TERM_CHARS]
             if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
@@ -6493,117 +6668,174 @@ _EXPANSIONS_OF = {}  # {abbreviation or its plural: stems of the full words it s
 def _abbreviation_tables():
     if not _ABBREVIATIONS_OF:
         for full, short in CODE_ABBREVIATIONS.items():
-            key = _light_stem(full)
-            forms = [f for s in short for f in (s, s + "s")]
+            key = _index_form(full)
+            forms = [_index_form(f) for s in short for f in (s, s + "s")]
             _ABBREVIATIONS_OF[key] = tuple(dict.fromkeys(_ABBREVIATIONS_OF.get(key, ()) + tuple(forms)))
-            for form in forms:
+            for form in (f for s in short for f in (s, s + "s")):
                 _EXPANSIONS_OF[form] = _EXPANSIONS_OF.get(form, ()) + (key,)
     return _ABBREVIATIONS_OF, _EXPANSIONS_OF
 
 
-def _whole_word_form(term, form):
-    """True for a form that must match a whole word: an abbreviation added for a full word."""
-    return form in _term_forms(term)[1]
+# Where the words of a text and of a query meet: both become index words by one rule, so FTS5
+# matches a query term as one exact token (one posting list, walked lazily, one idf) and the
+# reasons (_word_hits) match by that same rule. Inflections meet in their light stem; an
+# identifier also stands for its parts (validateThumbnail -> validatethumbnail, validat, thumbnail).
+_CAMEL_RE = _lazy_pattern(r"[a-z][A-Z]")  # an identifier whose parts count as words ("PDFs" is not one)
+_INDEX_TOKENS = {}  # {word as written: its index words, space-separated}; bounded, see _index_tokens
+_ASCII_SEPARATORS = {i: " " for i in range(128) if not chr(i).isalnum()}  # for str.translate
+# Derivational endings of a light stem that come off too, with the fewest letters the rest keeps,
+# so that a word and its derivations share one index word: "failure", "failed" -> "fail";
+# "signature", "signing" -> "sign"; "worker" -> "work"; "validator", "validation", "validate" ->
+# "valid"; "retryable" -> "retri"; "management" -> "manag"; "configuration" -> "config".
+_DERIVATIONS = (
+    ("ment", 4), ("ness", 4), ("iti", 4), ("abl", 4), ("ibl", 4), ("enci", 4), ("anci", 4),
+    ("enc", 4), ("anc", 4), ("ur", 4), ("or", 5), ("er", 4), ("iz", 4), ("al", 5),
+)  # fmt: skip
+
+
+# The -sion nouns of verbs, by the verb's ending: permission -> permit, conversion -> convert,
+# extension -> extend, expansion -> expand, exclusion -> exclud(e), compression -> compress.
+_SION_VERBS = (
+    ("ission", "it"),
+    ("ersion", "ert"),
+    ("ension", "end"),
+    ("ansion", "and"),
+    ("usion", "ud"),
+    ("ssion", "ss"),
+)
+
+
+def _root(stem):
+    """``stem`` (a light stem) without one derivational ending (_DERIVATIONS), then without an
+    "-at" of a verb ("validat" -> "valid", as "validation" already is); short stems stay."""
+    for suffix, shortest in _DERIVATIONS:
+        if stem.endswith(suffix) and len(stem) - len(suffix) >= shortest:
+            stem = stem[: -len(suffix)]
+            if suffix == "ment" and stem.endswith("e") and len(stem) >= 5:
+                stem = stem[:-1]  # "management" -> "manag", as "managed" is
+            break
+    for suffix, verb in _SION_VERBS:
+        if stem.endswith(suffix) and len(stem) - len(suffix) >= 3:
+            stem = stem[: -len(suffix)] + verb  # "conversion" -> "convert", "extension" -> "extend"
+            break
+    if stem.endswith("at") and len(stem) >= 6:
+        stem = stem[:-2]
+    if stem.endswith("y") and stem[-2] not in _VOWELS:
+        stem = stem[:-1] + "i"  # "retryable" -> "retry" -> "retri", as "retries" is
+    if len(stem) >= 5 and stem[-1] == stem[-2] and stem[-1] not in _VOWELS | {"l", "s"}:
+        stem = stem[:-1]  # "sniff" as "sniffs" ("sniffed" -> "snif"): _light_stem does it for the latter only
+    return stem
+
+
+def _index_form(word):
+    """The index word of one lower-cased word: for a plain ASCII word of four or more letters its
+    light stem without a derivational ending (_light_stem, _root), else the word itself. Longer
+    words are cut to MAX_TERM_CHARS first, as query_terms cuts them."""
+    word = word[:MAX_TERM_CHARS]
+    return _root(_light_stem(word)) if len(word) >= 4 and word.isalpha() and word.isascii() else word
+
+
+def _word_parts(raw):
+    """The parts of a camelCase word (uploadDocument -> upload, Document), or [] for any other."""
+    return split_identifier(raw) if _CAMEL_RE.search(raw) else []
+
+
+def _index_tokens(raw):
+    """The index words of one word of text as written: its index form, then the forms of its
+    identifier parts (single letters left out: no query asks for one)."""
+    hit = _INDEX_TOKENS.get(raw)
+    if hit is None:
+        forms = [_index_form(raw.lower())]
+        for part in _word_parts(raw):
+            if len(part) >= 2 or part.isdigit():
+                forms.append(_index_form(part.lower()))
+        hit = " ".join(forms)
+        if len(_INDEX_TOKENS) >= 100000:  # a bulk import of unusual words must not grow it without end
+            _INDEX_TOKENS.clear()
+        _INDEX_TOKENS[raw] = hit
+    return hit
+
+
+def index_text(text):
+    """What the search index holds for ``text``: its index words in order (see _index_tokens),
+    separated by spaces. The one function that decides them, for every indexed text column and
+    for the reasons that explain a match."""
+    if not text:
+        return ""
+    # An ASCII text's words (_TERM_RE: letters and digits) by translate and split, three times
+    # faster than the pattern; a bulk import indexes every item's texts.
+    words = text.translate(_ASCII_SEPARATORS).split() if text.isascii() else _TERM_RE.findall(text)
+    forms = list(map(_INDEX_TOKENS.get, words))
+    if None in forms:
+        forms = [f if f is not None else _index_tokens(w) for f, w in zip(forms, words)]
+    return " ".join(forms)
 
 
 def match_forms(term):
-    """The forms a term is prefix-matched by: the term itself, or a light stem of a plain word
-    (_light_stem), so that "expires" finds "expired" and "retry" finds "retries", plus the code
-    abbreviations of the word or the words it abbreviates (CODE_ABBREVIATIONS; matched whole, see
-    _whole_word_form). A stem never loses more than the word's ending, so it only widens the
-    match; a word whose stem is not its prefix ("retry" -> "retri") keeps its own form too."""
-    return list(_term_forms(term)[0])
+    """The index words a query term matches, exactly: its own index form (_index_form), so that
+    "expires" finds "expired" and "retry" finds "retries", plus the code abbreviations of the word
+    or the full words it abbreviates (CODE_ABBREVIATIONS), each a whole index word too: "repo"
+    finds "repos" and "repository", never "report"."""
+    return list(_term_forms(term))
 
 
 @functools.lru_cache(maxsize=4096)
 def _term_forms(term):
-    """(match forms, the whole-word ones among them) of a query term; see match_forms."""
+    """match_forms(term) as a tuple."""
+    stem = _index_form(term)
     if not term.isalpha() or not term.isascii():
-        return (term,), frozenset()
-    stem = _light_stem(term) if len(term) >= 4 else term
-    forms = [stem] if term.startswith(stem) else [stem, term]
-    if stem.endswith("i") and stem != term:
-        forms.append(stem[:-1] + "y")  # "retries" -> "retri", and "retry" itself
+        return (stem,)
     short, expansions = _abbreviation_tables()
-    whole = short.get(stem, ())
-    # An abbreviation's full word is added only where the term's own prefix does not reach it.
-    forms += list(whole) + [f for f in expansions.get(term, ()) if not f.startswith(stem)]
-    return tuple(dict.fromkeys(forms)), frozenset(whole)
-
-
-FTS_SPELL_OUT = 64  # words a prefix form may start for a row-set query to name them one by one
+    return tuple(dict.fromkeys([stem] + list(short.get(stem, ())) + list(expansions.get(term, ()))))
 
 
 def _quoted(text):
     return '"' + text.replace('"', '""') + '"'
 
 
-def _fts_term(term, words=None, spell_out=False):
-    """One term as FTS5 syntax: each form a quoted string (embedded quotes doubled), prefix-matched
-    outside the quotes when long enough, the forms ORed in parentheses.
-
-    ``words`` (form -> the index words the form matches, or None when unknown; see _form_words)
-    lets a form be written as those words: FTS5 builds a prefix form's whole posting list (twice
-    when bm25 ranks it) but walks a word's lazily. A form that starts one word only is that word
-    (the same rows, the same bm25); one that starts none is kept exact (it matches nothing
-    either way); ``spell_out`` (queries that only need the rows: paging, counts) ORs up to
-    FTS_SPELL_OUT words, whose bm25 would differ from the prefix's."""
-    parts = []
-    for form in _forms(term):
-        found = words(form) if words is not None and len(form) >= 3 else None
-        if _whole_word_form(term, form):
-            spelt = [_quoted(form)]
-        elif found is None:
-            spelt = [_quoted(form) + "*" if len(form) >= 3 else _quoted(form)]
-        elif len(found) <= 1:
-            spelt = [_quoted(found[0] if found else form)]
-        elif spell_out and len(found) <= FTS_SPELL_OUT:
-            spelt = [_quoted(w) for w in found]
-        else:
-            spelt = [_quoted(form) + "*"]
-        for part in spelt:
-            if part not in parts:
-                parts.append(part)
+def _fts_term(term):
+    """One term as FTS5 syntax: each of its forms a quoted string (embedded quotes doubled), exact
+    (no prefix), the forms ORed in parentheses."""
+    parts = [_quoted(form) for form in _term_forms(term)]
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
-def fts_query(terms, all_terms=False, words=None, spell_out=False):
+def fts_query(terms, all_terms=False):
     """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
     _fts_term), ORed, or ANDed when ``all_terms``. The one builder of MATCH text."""
-    parts = list(dict.fromkeys(_fts_term(t, words, spell_out) for t in terms))
+    parts = list(dict.fromkeys(_fts_term(t) for t in terms))
     return (" AND " if all_terms else " OR ").join(parts)
+
+
+def _form_probe(form):
+    """A substring of the lower-cased text of every word whose index word ``form`` is: the form,
+    less a final "i" made of a "y" ("retri") or a verb ending that a -sion noun lacks ("convert"
+    of "conversion")."""
+    if form.endswith(tuple(verb for _, verb in _SION_VERBS if verb != "ss")):
+        return form[:-3]
+    return form[:-1] if form.endswith("i") else form
 
 
 @functools.lru_cache(maxsize=8192)
 def _forms(term):
-    """match_forms(term) as a tuple, computed once per term (search asks for it per text)."""
-    return tuple(match_forms(term))
+    """(match forms, the substrings of a lower-cased text one of them needs), once per term."""
+    forms = _term_forms(term)
+    return forms, tuple(_form_probe(f) for f in forms)
 
 
 def _word_hits(terms, text):
-    """The query terms that match a word of ``text`` (prefix for terms of 3+ characters)."""
+    """The query terms that match an index word of ``text`` (index_text): the rule FTS5 matched by."""
     if not text:
         return []
     if text.isascii():
-        # Every word of an ASCII text, lower-cased, is a substring of the lower-cased text: a term
-        # none of whose forms occurs in it matches no word, and the text need not be split.
+        # Every index word of an ASCII text holds its probe (_form_probe) in the lower-cased text:
+        # a term none of whose probes occurs in it matches nothing, and the text need not be split.
         low = text.lower()
-        terms = [t for t in terms if any(form in low for form in _forms(t))]
+        terms = [t for t in terms if any(p in low for p in _forms(t)[1])]
         if not terms:
             return []
-    words = set(map(str.lower, _TERM_RE.findall(text)))
-    # With the parts of identifiers, split before lower-casing (uploadDocument -> upload,
-    # document): split_identifier of every word at once, as its part pattern never spans a
-    # character that is not an ASCII letter or digit.
-    words.update(map(str.lower, _IDENT_PART_RE.findall(text)))
-    starts = "\n" + "\n".join(words)  # "\n" + form occurs in it iff some word starts with form
-    hits = []
-    for t in terms:
-        for form in _forms(t):
-            if form in words or (len(form) >= 3 and "\n" + form in starts and not _whole_word_form(t, form)):
-                hits.append(t)
-                break
-    return hits
+    words = set(index_text(text).split())
+    return [t for t in terms if any(form in words for form in _forms(t)[0])]
 
 
 _STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
@@ -6629,9 +6861,16 @@ def _utc_day_seconds(y, mo, d):
 
 def _stamp_seconds(stamp):
     """Seconds since the epoch of a stored UTC stamp (2026-03-01T12:00:00Z), or None."""
+    return _text_stamp_seconds(stamp) if isinstance(stamp, str) else None
+
+
+@functools.lru_cache(maxsize=16384)
+def _text_stamp_seconds(stamp):
+    """_stamp_seconds of a string, remembered: search reads the same items' stamps query after
+    query."""
     # Parsed by hand and converted as UTC (the stamp's Z), without time.strptime/mktime: search
     # scores every candidate, and those cost ~20 us a call.
-    m = _STAMP_RE.match(stamp) if isinstance(stamp, str) else None
+    m = _STAMP_RE.match(stamp)
     if m is None:
         return None
     y, mo, d, hh, mi, ss = (int(g) for g in m.groups())
@@ -6746,6 +6985,7 @@ class Candidate:
 
     __slots__ = (
         "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
+        "text_hits",
     )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
@@ -6759,6 +6999,7 @@ class Candidate:
         self.score = strength
         self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
         self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
+        self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
 
 
 class ResultFacts:
@@ -7019,11 +7260,17 @@ def explain(facts):
 
 
 def _search_origin(store, repo, cwd):
-    """resolve_repo, with a registered name looked up in a map kept per store generation."""
+    """resolve_repo, with a registered name looked up in a map kept per store generation, and
+    the repository holding the cwd among the repositories kept so (where it stands is looked up
+    each time: a checkout may move)."""
     if repo:
         named = store.memo(("repo-by-name",), lambda: {r.name: r for r in _repos(store)}).get(repo)
         if named is not None:
             return named
+    else:
+        here = _repo_containing(store.memo(("repos",), lambda: _repos(store)), cwd or os.getcwd())
+        if here is not None:
+            return here
     return resolve_repo(store, repo, cwd=cwd)
 
 
@@ -7063,46 +7310,27 @@ def _search_scope(store, repo, cwd, all_scope, workspace):
 # -- candidates ----------------------------------------------------------------------------------
 
 
-def _form_words(store, form):
-    """(the index words ``form`` matches, how many items hold one of them), cached per store
-    generation: the words that start with it (up to FTS_SPELL_OUT + 1 of them) or, under three
-    characters, the word itself; the count is an upper estimate (a row holding two of the words
-    counts twice). The words are None when the index would tokenize ``form`` otherwise (anything
-    but lower-case ASCII letters and digits): then only FTS5 itself knows what it matches."""
+def _form_docs(store, form):
+    """How many items hold the index word ``form`` (the FTS5 vocabulary), cached per store
+    generation; None when the index would tokenize ``form`` otherwise (anything but lower-case
+    ASCII letters and digits): then only FTS5 itself knows what it matches."""
 
     def build():
+        if not (form.isascii() and form.isalnum() and form.lower() == form):
+            return None
         store.db.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_vocab USING fts5vocab(main, evidence_fts, row)"
         )
-        cursor = store.db.cursor()
-        cursor.row_factory = None
-        if len(form) >= 3:
-            cursor.execute(
-                "SELECT term, doc FROM temp.evidence_vocab WHERE term >= ? AND term < ?",
-                (form, form + "\U0010ffff"),
-            )
-        else:
-            cursor.execute("SELECT term, doc FROM temp.evidence_vocab WHERE term = ?", (form,))
-        words, docs = [], 0
-        for word, doc in cursor:
-            docs += doc
-            if len(words) <= FTS_SPELL_OUT:
-                words.append(word)
-        plain = form.isascii() and form.isalnum() and form.lower() == form
-        return (tuple(words) if plain else None), docs
+        row = store.db.execute("SELECT doc FROM temp.evidence_vocab WHERE term = ?", (form,)).fetchone()
+        return row[0] if row else 0
 
     return store.memo(("form", form), build)
 
 
-def _index_words(store):
-    """The ``words`` argument of fts_query for this store (see _form_words)."""
-    return lambda form: _form_words(store, form)[0]
-
-
 def _doc_freqs(store, terms):
     """{term: number of items whose text holds a word the term matches}, from the FTS5 vocabulary
-    (an upper estimate for a prefix: a row holding two matching words counts twice), cached per
-    store generation."""
+    (an upper estimate for a term of several forms: a row holding two of them counts twice),
+    cached per store generation."""
     out = {}
     total = None
     for t in terms:
@@ -7110,7 +7338,7 @@ def _doc_freqs(store, terms):
         if hit is None:
             if total is None:
                 total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
-            df = sum(_form_words(store, form)[1] for form in match_forms(t))
+            df = sum(_form_docs(store, form) or 0 for form in match_forms(t))
             hit = store.memo(("df", t), lambda df=df, total=total: min(df, total))
         out[t] = hit
     return out
@@ -7227,12 +7455,11 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
     terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS (at least the
     rarest term), then items whose session summary matches. So the work does not grow with the
     number of rows that hold a common word of the query."""
-    words = _index_words(store)
     if rank == "fts":
-        return _ranked_matches(store, fts_query(terms, words=words), where, params, pool, "any")
+        return _ranked_matches(store, fts_query(terms), where, params, pool, "any")
     found = (
-        _ranked_matches(store, fts_query(terms, all_terms=True, words=words), where, params, pool, "all")
-        if len(terms) > 1 and not any(_matches_nothing(t, words) for t in terms)
+        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all")
+        if len(terms) > 1 and not any(_matches_nothing(store, t) for t in terms)
         else []
     )
     if len(found) < fill_to:
@@ -7248,7 +7475,7 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
         if rare:
             seen = [c.rid for c in found]
             found += _ranked_matches(
-                store, fts_query(rare, words=words), where, params, fill_to - len(found), "rare", seen
+                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen
             )
     if len(found) < fill_to:
         seen = [c.rid for c in found]
@@ -7256,9 +7483,9 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
     return found
 
 
-def _matches_nothing(term, words):
+def _matches_nothing(store, term):
     """True when the index holds no word any form of ``term`` matches (known, not guessed)."""
-    return all(words(form) == () for form in match_forms(term))
+    return all(_form_docs(store, form) == 0 for form in match_forms(term))
 
 
 def _rows_by_rid(store, rids):
@@ -7340,12 +7567,20 @@ def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
     rows = store.all(
         "SELECT %s FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s "
         "ORDER BY f.rowid DESC LIMIT ?" % (_RANK_COLUMNS, clause),
-        [fts_query(terms, words=_index_words(store), spell_out=True)]
-        + list(params)
-        + list(exclude)
-        + [limit],
+        [fts_query(terms)] + list(params) + list(exclude) + [limit],
     )
     return [Candidate(r[0], r[1], r[2], r[3], r[4], 0.0, "tail") for r in rows]
+
+
+def _more_matches(store, terms, where, params, cands, matches, exact):
+    """True when some item in scope matches a term of the query besides the ranked ``cands``:
+    known from an exact count of the matches (_count_matches) when it exceeds the candidates, or
+    when every candidate is a text match (so the count holds them all); else looked up."""
+    if exact and matches > len(cands):
+        return True
+    if exact and all(c.tier in ("all", "rare", "any") for c in cands):
+        return False
+    return bool(_tail_candidates(store, terms, where, params, None, [c.rid for c in cands], 1))
 
 
 def _count_matches(store, terms, where, params):
@@ -7360,7 +7595,7 @@ def _count_matches(store, terms, where, params):
     n = store.one(
         "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s"
         % clause,
-        [fts_query(terms, words=_index_words(store), spell_out=True)] + list(params),
+        [fts_query(terms)] + list(params),
     )[0]
     return n, True
 
@@ -7423,20 +7658,27 @@ def _query_coverage(store, terms, cands, anchors):
     cands = [c for c in cands if c.tier != "all"]  # FTS5 matched every term: coverage 1.0
     texts = {}
     rids = [c.rid for c in cands]
+    cursor = store.db.cursor()
+    cursor.row_factory = None  # plain tuples: no sqlite3.Row per row
     for i in range(0, len(rids), 500):
         chunk = rids[i : i + 500]
-        for rid, claim, detail, summary in store.all(
+        cursor.execute(
             "SELECT e.rid, e.claim, e.detail, s.summary FROM evidence e JOIN sessions s ON s.id = e.session_id "
             "WHERE e.rid IN (%s)" % ",".join("?" * len(chunk)),
             chunk,
-        ):
+        )
+        for rid, claim, detail, summary in cursor:
             texts[rid] = ("%s\n%s" % (claim, detail or ""), summary)
     floor = 1.0 / whole  # FTS5 matched it on something: at least one term
     in_summary = {}  # summary -> the terms it holds (a session's items share one)
     for c in cands:
         text, summary = texts.get(c.rid, ("", None))
+        # The claim and detail apart from what it cites: the result's reasons name these hits.
+        c.text_hits = _word_hits(terms, text)
         cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
-        own = set(_word_hits(terms, text + "\n" + cited))
+        own = set(c.text_hits)
+        if len(own) < len(terms):
+            own.update(_word_hits([t for t in terms if t not in own], cited))
         share = sum(weight[t] for t in own)
         if summary and len(own) < len(terms):
             if summary not in in_summary:
@@ -7527,8 +7769,9 @@ def search(
         cands = _fallback_candidates(store, scope, where, params, limit, files=files, cwd=cwd)
 
     # rerank
-    anchors = _load_anchors(store, [c.rid for c in cands]) if mode == "text" and rank != "fts" else {}
+    anchors = {}
     if mode == "text" and rank != "fts":
+        anchors = _load_anchors(store, [c.rid for c in cands], SEARCH_ANCHOR_COLUMNS)
         _query_names(store, query, terms, cands, anchors)
         _query_coverage(store, terms, cands, anchors)
         _rerank(cands, scope, time.time())
@@ -7544,7 +7787,7 @@ def search(
     want = min((offset or 0) + limit, head_size)
     heads = {}  # each checkout read once per search
     repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
-    batch = want + limit  # a little past the page at once: fewer rounds when freshness reorders
+    batch = want  # the page first; when freshness reorders it, a little past it at once
     while True:
         ordered = sorted(cands, key=lambda c: (-final(c), -c.rid))
         top = ordered[:want]
@@ -7555,19 +7798,21 @@ def search(
         batch += limit
         more = [r for r in missing if r not in anchors]
         if more:
-            anchors.update(_load_anchors(store, more))
+            anchors.update(_load_anchors(store, more, SEARCH_ANCHOR_COLUMNS))
         fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
         if rank == "fts":
             break
 
+    if mode == "text":
+        matches, exact = _count_matches(store, terms, where, params)
+    else:
+        matches, exact = len(cands), True
     if before is None:
         page_cands = top[offset:]
         after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
         if want < len(ordered):
             next_page = "o%d" % want
-        elif mode == "text" and _tail_candidates(
-            store, terms, where, params, None, [c.rid for c in cands], 1
-        ):
+        elif mode == "text" and _more_matches(store, terms, where, params, cands, matches, exact):
             next_page = "r0"  # the ranked head is done; every other match follows, newest first
         else:
             next_page = None
@@ -7579,7 +7824,7 @@ def search(
         after = ["r%d" % c.rid for c in page_cands]
         more = [c.rid for c in page_cands if c.rid not in anchors]
         if more:
-            anchors.update(_load_anchors(store, more))
+            anchors.update(_load_anchors(store, more, SEARCH_ANCHOR_COLUMNS))
         missing = [c.rid for c in page_cands if c.rid not in fresh]
         fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
 
@@ -7592,15 +7837,14 @@ def search(
         row = rows[c.rid]
         item = _result_dict(row, anchors[c.rid])
         f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
-        facts = _result_facts(terms, row, anchors[c.rid], c, scope, edited_by.get(c.rid), f, mode)
+        facts = _result_facts(
+            terms, row, anchors[c.rid], c, scope, edited_by.get(c.rid), f, mode, item["age"]
+        )
         item["reasons"] = explain(facts)
         item["freshness"] = {"verdict": f["verdict"], "reasons": f["reasons"]}
         results.append(item)
     if mode == "text":
-        matches, exact = _count_matches(store, terms, where, params)
         matches = max(matches, len(cands))
-    else:
-        matches, exact = len(cands), True
     return {
         "results": results,
         "fallback_reason": None
@@ -7621,7 +7865,12 @@ def search(
     }
 
 
-def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode):
+def _claim_text(row):
+    """What of an item's own text search matches words in besides what it cites."""
+    return (row["claim"] or "") + "\n" + (row["detail"] or "")
+
+
+def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode, age):
     """The facts ``explain`` needs for one result."""
     text_hits = symbol_hits = path_hits = summary_hits = ()
     fallback = code_reference = None
@@ -7630,7 +7879,7 @@ def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode):
     elif mode == "fallback":
         fallback = cand.tier
     else:
-        text_hits = _word_hits(terms, (row["claim"] or "") + "\n" + (row["detail"] or ""))
+        text_hits = cand.text_hits if cand.text_hits is not None else _word_hits(terms, _claim_text(row))
         symbol_hits = [a["symbol"] for a in anchors if a["symbol"] and _word_hits(terms, a["symbol"])]
         path_hits = list(
             dict.fromkeys(a["path"] for a in anchors if a["path"] and _word_hits(terms, a["path"]))
@@ -7658,7 +7907,7 @@ def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode):
         status=row["status"],
         superseded_by=row["superseded_by"],
         freshness=fresh,
-        age=age_text(row["created_at"], row["confirmed_at"]),
+        age=age,
     )
 
 
@@ -8482,7 +8731,7 @@ class LocalPaths:
     """This machine's absolute paths, to keep them out of what leaves it: in free text a registered
     checkout's path becomes the repository's name and the home directory ``~``."""
 
-    __slots__ = ("prefixes", "_names", "_pattern")
+    __slots__ = ("prefixes", "_names", "_pattern", "_shared")
 
     def __init__(self, store):
         prefixes = [(r.path, r.name) for r in _repos(store) if r.path]
@@ -8493,6 +8742,16 @@ class LocalPaths:
         self._names = dict(self.prefixes)
         alternatives = "|".join(re.escape(p) for p, _ in self.prefixes)
         self._pattern = re.compile(r"(%s)(?=$|[/\s\"'`),;:\]])" % alternatives) if alternatives else None
+        self._shared = {}
+
+    def shared(self, text):
+        """``text`` as it may leave this machine: local paths stripped, then redacted. One export
+        passes the same values again and again (repository names, paths, symbols, branches), so
+        each distinct value is cleaned once."""
+        out = self._shared.get(text)
+        if out is None:
+            out = self._shared[text] = redact_secrets(self.strip(text))
+        return out
 
     def strip(self, value):
         if self._pattern is None or not isinstance(value, str):
@@ -8523,7 +8782,7 @@ def shareable_record(record, local):
     for key, value in record.items():
         if value.__class__ is str:
             if key not in _STRUCTURAL_FIELDS:
-                out[key] = redact_secrets(local.strip(value))
+                out[key] = local.shared(value)
         elif value.__class__ is list:  # anchors, history events: objects with text of their own
             out[key] = [shareable_record(v, local) if v.__class__ is dict else v for v in value]
     cwd = record.get("cwd") if record.get("type") == "session" else None
@@ -8532,57 +8791,63 @@ def shareable_record(record, local):
     return out
 
 
-def export_records(store, repo=None):
-    """Yield (session id, record) pairs: each session followed by its evidence, oldest first."""
+def export_records(store, repo=None, sessions=None):
+    """Yield (session id, record) pairs: each session followed by its evidence, oldest first;
+    with ``sessions`` (a set of ids), only those sessions'."""
     params = []
     where = ""
     if repo:
         r = resolve_repo(store, repo)
         where = " WHERE e.repo_id = ?"
         params = [r.id]
-    rows = store.all(
-        "SELECT e.*, r.root_commit AS repo_root FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s "
-        "ORDER BY e.session_id, e.created_at, e.id" % where,
+    cursor = store.db.cursor()
+    cursor.row_factory = None  # plain tuples: no sqlite3.Row per item, read by column index below
+    cursor.execute(
+        "SELECT e.rid, e.id, e.session_id, e.repo_name, r.root_commit, e.kind, e.claim, e.detail, "
+        "e.confidence, e.status, e.superseded_by, e.created_at, e.updated_at, e.confirmed_at "
+        "FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s ORDER BY e.session_id, e.created_at, e.id"
+        % where,
         params,
     )
-    anchors = _load_anchors(store, [r["rid"] for r in rows])
+    rows = cursor.fetchall()
+    if sessions is not None:
+        rows = [r for r in rows if r[2] in sessions]
+        if not rows:
+            return
+    anchors = _load_anchors(store, [r[0] for r in rows])
     histories = _load_histories(store)
-    sessions = {}
+    session_rows = {
+        s["id"]: s for s in _select_in(store, "SELECT * FROM sessions WHERE id IN (%s)", {r[2] for r in rows})
+    }
+    history_fields = ("id", "event", "at", "agent", "session", "note", "commits", "previous")
+    current = None
     for row in rows:
-        sid = row["session_id"]
-        if sid not in sessions:
-            s = store.one("SELECT * FROM sessions WHERE id = ?", (sid,))
-            sessions[sid] = True
-            yield sid, dict(_session_dict(s), type="session", format=EXPORT_FORMAT)
+        rid, eid, sid, repo_name, repo_root, kind, claim, detail = row[:8]
+        confidence, status, superseded_by, created_at, updated_at, confirmed_at = row[8:]
+        if sid != current:  # rows come ordered by session: each session once, before its items
+            current = sid
+            yield sid, dict(_session_dict(session_rows[sid]), type="session", format=EXPORT_FORMAT)
+        cited = anchors[rid]
         yield (
             sid,
             {
                 "type": "evidence",
                 "format": EXPORT_FORMAT,
-                "id": row["id"],
+                "id": eid,
                 "session": sid,
-                "repo": row["repo_name"],
-                "root_commit": row["repo_root"]
-                or next(
-                    (a["root_commit"] for a in anchors[row["rid"]] if a["repo_name"] == row["repo_name"]),
-                    None,
-                ),
-                "kind": row["kind"],
-                "claim": row["claim"],
-                "detail": row["detail"],
-                "confidence": row["confidence"],
-                "status": row["status"],
-                "superseded_by": row["superseded_by"],
-                "created_at": row["created_at"],
-                "updated_at": row["updated_at"],
-                "confirmed_at": row["confirmed_at"],
-                "history": [
-                    {
-                        k: h[k]
-                        for k in ("id", "event", "at", "agent", "session", "note", "commits", "previous")
-                    }
-                    for h in histories.get(row["rid"], ())
-                ],
+                "repo": repo_name,
+                "root_commit": repo_root
+                or next((a["root_commit"] for a in cited if a["repo_name"] == repo_name), None),
+                "kind": kind,
+                "claim": claim,
+                "detail": detail,
+                "confidence": confidence,
+                "status": status,
+                "superseded_by": superseded_by,
+                "created_at": created_at,
+                "updated_at": updated_at,
+                "confirmed_at": confirmed_at,
+                "history": [{k: h[k] for k in history_fields} for h in histories.get(rid, ())],
                 "anchors": [
                     {
                         "repo": a["repo_name"],
@@ -8596,7 +8861,7 @@ def export_records(store, repo=None):
                         "symbol_hash": a["symbol_hash"],
                         "symbol_lang": a["symbol_lang"],
                     }
-                    for a in anchors[row["rid"]]
+                    for a in cited
                 ],
             },
         )
@@ -8694,6 +8959,34 @@ def _store_machine_id(store):
     return row["value"]
 
 
+# One encoder for every exported line (json.dumps with options builds a new one per call): keys
+# sorted, so that the same record is always the same bytes and an unchanged file is not rewritten.
+_export_line = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
+
+def _export_text(records):
+    return "".join([_export_line(r) + "\n" for r in records])
+
+
+def _write_shared_file(path, text):
+    """Replace ``path`` with ``text`` through a rename, so a reader (a teammate's import, a git
+    add) sees the old file or the new one, never half of one. No fsync per file: after a crash
+    the next export rewrites any file that is not what the store says, and the shared copy's
+    durability is the commit that follows, not this directory."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _read_shared_file(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+
+
 def export_evidence(store, out_dir=None, stream=None, repo=None):
     """Write the export: one JSONL file per session into ``out_dir`` plus this store's topology
     in ``topology-<store id>.jsonl``, or everything to ``stream``."""
@@ -8711,40 +9004,28 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
     counts["topology"] = len(topology)
     if out_dir is None:
         for records in per_session.values():
-            for record in records:
-                stream.write(
-                    json.dumps(shareable_record(record, local), ensure_ascii=False, sort_keys=True) + "\n"
-                )
-        for record in topology:
-            stream.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+            stream.write(_export_text(shareable_record(r, local) for r in records))
+        stream.write(_export_text(topology))
         return counts
     os.makedirs(out_dir, exist_ok=True)
     # The topology file is this store's alone (named by its id), so it is rewritten whole.
     if topology:
         path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
-        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in topology)
-        old = None
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as fh:
-                old = fh.read()
-        if old != text:
-            with open(path + ".tmp", "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(path + ".tmp", path)
+        text = _export_text(topology)
+        if _read_shared_file(path) != text:
+            _write_shared_file(path, text)
             counts["files"] += 1
     for sid, records in per_session.items():
         path = os.path.join(out_dir, sid + ".jsonl")
-        old = None
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as fh:
-                old = fh.read()
-        records = _merge_export(old, [shareable_record(r, local) for r in records])
-        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
+        old = _read_shared_file(path)
+        ours = _merge_export(None, [shareable_record(r, local) for r in records])
+        text = _export_text(ours)
+        if old is not None and old != text:
+            # The file holds something else (an older state, a teammate's lines): merge per id.
+            # A file that already says exactly what the store says is left alone unparsed.
+            text = _export_text(_merge_export(old, ours))
         if old != text:
-            tmp = path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
+            _write_shared_file(path, text)
             counts["files"] += 1
     return counts
 
@@ -9302,10 +9583,7 @@ class _ImportBatch:
                 self.evidence,
             )
             db.executemany(_RECORD_ANCHOR_INSERT, self.anchors)
-            db.executemany(
-                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
-                self.fts,
-            )
+            db.executemany(_FTS_INSERT, self.fts)
         if self.events:
             db.executemany(_EVENT_INSERT, self.events)
         if self.confidence:
@@ -9819,24 +10097,24 @@ def _sync_read_blobs(store, blobs):
 def _sync_version(record):
     """What makes one state of an item differ from another (kept in sync_seen.updated_at): its
     timestamp alone cannot tell, since a retract can land within the second of the capture."""
-    return "%s|%s|%s|%s|%d" % (
-        record.get("updated_at") or "",
-        record.get("status") or "active",
-        record.get("superseded_by") or "",
-        record.get("confirmed_at") or "",
+    return _sync_version_of(
+        record.get("updated_at"),
+        record.get("status"),
+        record.get("superseded_by"),
+        record.get("confirmed_at"),
         len(record.get("history") or ()),
     )
 
 
-_SYNC_GROUP_RECORDS = 5000  # records of session files imported per transaction by a sync
-
-
-class _NoTransaction:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
+def _sync_version_of(updated_at, status, superseded_by, confirmed_at, events):
+    """_sync_version from an item's row and its count of history events."""
+    return "%s|%s|%s|%s|%d" % (
+        updated_at or "",
+        status or "active",
+        superseded_by or "",
+        confirmed_at or "",
+        events,
+    )
 
 
 def _sync_import(store, machine, files, report):
@@ -9849,64 +10127,69 @@ def _sync_import(store, machine, files, report):
     )
     data = _sync_read_blobs(store, [files[p] for p in todo])
     known = {r["id"] for r in store.all("SELECT id FROM sessions")}  # sessions this machine had
-
-    def import_file(path, grouped):
-        """Import one file, then note it; in a group's transaction both go in one savepoint (all
-        of it or, when it fails, nothing). Returns its records, or None when it was skipped."""
-        blob = files[path]
+    forgotten = None
+    parsed = []
+    for path in todo:
         try:
-            with store.atomic() if grouped else _NoTransaction():
-                counts, records = import_evidence_data(store, path, data.get(blob, b""))
-                foreign = []
-                if "/sessions/" in path:
-                    foreign = [
-                        (r["id"],) for r in records if r.get("type") == "session" and r["id"] not in known
-                    ]
-                with store.atomic():
-                    store.db.execute(
-                        "INSERT INTO sync_files(path, blob) VALUES (?, ?) "
-                        "ON CONFLICT(path) DO UPDATE SET blob = excluded.blob",
-                        (path, blob),
-                    )
-                    store.db.executemany("INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", foreign)
-                    store.db.executemany(
-                        "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
-                        "updated_at = excluded.updated_at",
-                        [(r["id"], _sync_version(r)) for r in records if r.get("type") == "evidence"],
-                    )
+            records = _parse_export(path, data.get(files[path], b"").splitlines(keepends=True))
+            if forgotten is None:
+                forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
+            _sync_check_sessions(path, records, forgotten)
         except WctxError as e:
-            if store._depth and not store.db.in_transaction:
-                raise  # SQLite ended the group's transaction itself (a full disk): nothing to go on with
             report.skipped.append(str(e))
-            return None
-        if "/sessions/" in path:
-            known.update(r["id"] for r in records if r.get("type") == "session")
-        report.imported["files"] += 1
+            continue
+        parsed.append((path, records))
+    # Session and topology files are imported together, as one import of a directory is (one
+    # transaction, and one bulk write of a teammate's thousands of sessions rather than one per
+    # file); each machine's events file after them, alone. Should a group be refused, its files
+    # are imported one by one, so that only the file at fault is skipped.
+    together = [f for f in parsed if not f[0].endswith("events.jsonl")]
+    groups = ([together] if together else []) + [[f] for f in parsed if f[0].endswith("events.jsonl")]
+    while groups:
+        group = groups.pop(0)
+        try:
+            counts = _import_records(store, [r for _, records in group for r in records])
+        except WctxError as e:
+            if len(group) > 1:
+                groups[:0] = [[f] for f in group]
+            else:
+                report.skipped.append(str(e) if group[0][0] in str(e) else "%s: %s" % (group[0][0], e))
+            continue
+        foreign, versions = [], []
+        for path, records in group:
+            if "/sessions/" in path:
+                foreign += [(r["id"],) for r in records if r["type"] == "session" and r["id"] not in known]
+                known.update(r["id"] for r in records if r["type"] == "session")
+            versions += [(r["id"], _sync_version(r)) for r in records if r["type"] == "evidence"]
+        with store.atomic():
+            store.db.executemany(
+                "INSERT INTO sync_files(path, blob) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET blob = excluded.blob",
+                [(path, files[path]) for path, _ in group],
+            )
+            store.db.executemany("INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", foreign)
+            store.db.executemany(
+                "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
+                "updated_at = excluded.updated_at",
+                versions,
+            )
+        report.imported["files"] += len(group)
         for key in ("sessions", "evidence", "updated"):
             report.imported[key] += counts.get(key, 0)
-        return records
 
-    # Session files go in groups, one transaction each (every file in a savepoint of its own): a
-    # teammate's first sync reads a thousand files, and a commit per file wrote the same index
-    # pages out again a thousand times. Groups are bounded, so that a capture waiting to write
-    # waits for one of them, not for the whole sync. Forgetting scrubs the store (VACUUM), which
-    # cannot run inside a transaction: after the group that asked for it.
-    grouped = [p for p in todo if "/sessions/" in p]
-    i = 0
-    while i < len(grouped):
-        scrub = False
-        with store.atomic():
-            n = 0
-            while i < len(grouped) and n < _SYNC_GROUP_RECORDS:
-                records = import_file(grouped[i], True) or ()
-                n += max(len(records), 1)
-                scrub = scrub or any(r.get("type") == "tombstone" for r in records)
-                i += 1
-        if scrub:
-            _scrub_store(store)
-    for path in todo:
-        if "/sessions/" not in path:
-            import_file(path, False)
+
+def _sync_check_sessions(path, records, forgotten):
+    """A file's items belong to sessions the file itself holds (as import_evidence of that file
+    alone requires), checked before files are imported together."""
+    held = {r["id"] for r in records if r["type"] == "session"}
+    for r in records:
+        if r["type"] == "evidence" and r["session"] not in held:
+            if r["id"] in forgotten or r["session"] in forgotten:
+                continue
+            if any(t["type"] == "tombstone" and t["id"] in (r["id"], r["session"]) for t in records):
+                continue
+            raise UsageError(
+                "%s: evidence %s names session %s, which is not in the file" % (path, r["id"], r["session"])
+            )
 
 
 def _sync_payload(store, machine):
@@ -9915,7 +10198,7 @@ def _sync_payload(store, machine):
     foreign = {r["session_id"] for r in store.all("SELECT session_id FROM sync_foreign")}
     seen = {r["id"]: r["updated_at"] for r in store.all("SELECT id, updated_at FROM sync_seen")}
     sessions, events, session_records = {}, [], {}
-    for sid, record in export_records(store):
+    for sid, record in export_records(store, sessions=_sync_sessions_to_build(store, foreign, seen)):
         kind = record.get("type")
         if kind == "session":
             session_records[sid] = record
@@ -9933,9 +10216,7 @@ def _sync_payload(store, machine):
     files = {}
 
     def encode(records):
-        return "".join(
-            json.dumps(shareable_record(r, local), ensure_ascii=False, sort_keys=True) + "\n" for r in records
-        ).encode("utf-8")
+        return _export_text(shareable_record(r, local) for r in records).encode("utf-8")
 
     base = "machines/%s/" % machine
     for sid, records in sessions.items():
@@ -9948,6 +10229,32 @@ def _sync_payload(store, machine):
     if topology:
         files[base + "topology.jsonl"] = encode(topology)
     return files
+
+
+def _sync_sessions_to_build(store, foreign, seen):
+    """The sessions whose records a payload needs (None: all): this machine's own, and another
+    machine's only where one of its items changed here since it was imported (the row and its
+    history's length tell, as _sync_version does), so that a teammate's whole memory is not built
+    into records only to be compared."""
+    if not foreign:
+        return None
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    history = dict(cursor.execute("SELECT evidence_rid, count(*) FROM evidence_events GROUP BY evidence_rid"))
+    wanted = set()
+    cursor.execute(
+        "SELECT rid, id, session_id, updated_at, status, superseded_by, confirmed_at FROM evidence"
+    )
+    for rid, eid, sid, updated_at, status, superseded_by, confirmed_at in cursor:
+        if sid in wanted:
+            continue
+        if sid not in foreign:
+            wanted.add(sid)
+            continue
+        version = _sync_version_of(updated_at, status, superseded_by, confirmed_at, history.get(rid, 0))
+        if version != seen.get(eid):
+            wanted.add(sid)
+    return wanted
 
 
 def _sync_commit(store, machine, tip, tree, payload):
@@ -10030,7 +10337,8 @@ def sync_memory(store, remote=None, branch=None):
         report.tries = attempt
         tip = _sync_fetch(store, remote, branch)
         tree = _sync_tree(store, tip)
-        _sync_import(store, machine, tree, report)
+        with _GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
+            _sync_import(store, machine, tree, report)
         fingerprint = _store_fingerprint(store)
         if (
             tip is not None

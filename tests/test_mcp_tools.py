@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from mcp_helpers.fixtures import Servers  # noqa: E402
-from mcp_helpers.repos import make_repo  # noqa: E402
+from mcp_helpers.repos import git, make_repo  # noqa: E402
 
 import wctx  # noqa: E402
 
@@ -442,3 +442,38 @@ def test_ordinary_non_ascii_text_is_served_unchanged(servers):
     record(ui, [{"kind": "finding", "claim": claim, "repo": "upload-sdk"}])
     hit = ui.call_ok("search_evidence", {"query": "tool_call parser"})["results"][0]
     assert hit["claim"] == claim and "neutralised" not in hit
+
+
+def test_one_server_shows_each_checkout_change_in_the_next_search(servers):
+    """A long-lived server remembers verdicts between calls; an edit, a commit and a revert in
+    the cited checkout each show in the very next search_evidence of the same process."""
+    sdk_path = str(servers.env["sdk"])
+    ui = servers.start()
+    ui.initialize()
+    eid = record(ui, [FINDING])["recorded"][0]["id"]
+
+    def shown():
+        (hit,) = [
+            r
+            for r in ui.call_ok("search_evidence", {"query": "419 upload retry"})["results"]
+            if r["id"] == eid
+        ]
+        return hit["freshness"]
+
+    assert shown()["verdict"] == "current"
+    assert shown()["verdict"] == "current"  # asked again with nothing changed
+    path = os.path.join(sdk_path, "src", "upload.py")
+    with open(path, encoding="utf-8") as f:
+        original = f.read()
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(original.replace("return send(doc)", "return send(doc, retries=2)"))
+    edited = shown()
+    assert edited["verdict"] == "stale" and "uncommitted" in edited["reasons"][0], edited
+    git(servers.env["sdk"], "commit", "-q", "-am", "retry the upload twice")
+    committed = shown()
+    assert committed["verdict"] == "stale" and "retry the upload twice" in committed["reasons"][0], committed
+    assert "uncommitted" not in committed["reasons"][0]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(original)
+    git(servers.env["sdk"], "commit", "-q", "-am", "back to one attempt")
+    assert shown()["verdict"] == "current"

@@ -6,6 +6,8 @@ through, and counts, every item it matches."""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 import wctx
@@ -25,12 +27,12 @@ def _ids(res):
 
 def test_a_word_first_indexed_after_a_search_is_found_by_the_next_search(product):
     first = _add(product, "boto3 retries swallow the throttling error")
-    res = wctx.search(product.store, "boto3", cwd=product.sdk.path)
+    res = wctx.search(product.store, "boto3 budgets", cwd=product.sdk.path)
     assert _ids(res) == [first]
-    # "boto3" now starts a second indexed word; the first search saw only one.
-    second = _add(product, "boto3session needs its own retry budget")
-    res = wctx.search(product.store, "boto3", cwd=product.sdk.path)
-    assert sorted(_ids(res)) == sorted([first, second])
+    # "budget" is indexed only now; the first search found no item holding it.
+    second = _add(product, "boto3 needs its own retry budget")
+    res = wctx.search(product.store, "boto3 budgets", cwd=product.sdk.path)
+    assert _ids(res) == [second, first]
     assert res["candidates"] == 2 and res["candidates_exact"] is True
 
 
@@ -56,17 +58,18 @@ def _page_all(store, query, cwd, limit):
     raise AssertionError("paging never ended")
 
 
-def test_a_word_that_starts_many_indexed_words_pages_and_counts_every_match(product):
-    # 12 words start with "widget" (spelt out word by word) and 70 with "gadget" (more than a
-    # query names one by one): paging reaches each item once and the count is exact.
-    widgets = [_add(product, "widget%s resets the upload cursor" % chr(97 + i)) for i in range(12)]
+def test_a_word_written_many_ways_pages_and_counts_every_match(product):
+    # "widget" inside 12 identifiers and "gadget" in 70 items in three inflections: paging reaches
+    # each item once and the count is exact.
+    widgets = [_add(product, "reset%sWidget resets the upload cursor" % chr(65 + i)) for i in range(12)]
     items = [
-        {"kind": "finding", "claim": "gadget%03d leaks a file handle" % i, "repo": "upload-sdk"}
+        {"kind": "finding", "claim": "%s %03d leak a file handle" % (("gadget", "gadgets", "gadget's")[i % 3], i),
+         "repo": "upload-sdk"}
         for i in range(70)
-    ]
+    ]  # fmt: skip
     gadgets = [e["id"] for e in wctx.capture(product.store, items, cwd=product.sdk.path)["evidence"]]
     _add(product, "an unrelated note about retries")
-    for query, expected in (("widget", widgets), ("gadget", gadgets), ("widget gadget", widgets + gadgets)):
+    for query, expected in (("widget", widgets), ("gadgets", gadgets), ("widgets gadget", widgets + gadgets)):
         seen, last = _page_all(product.store, query, product.sdk.path, limit=5)
         assert sorted(seen) == sorted(expected), query
         first = wctx.search(product.store, query, cwd=product.sdk.path, limit=5)
@@ -107,3 +110,89 @@ def test_a_commit_between_two_searches_changes_the_verdict_the_next_search_gives
     committed = verdict()
     assert committed == verified(run_cli, eid)
     assert committed != uncommitted
+
+
+class _Watch:
+    """The SQL statements a connection runs (FTS5's own inner statements left out) and the
+    processes started, while it is active."""
+
+    def __init__(self, store, monkeypatch):
+        self.statements, self.processes = [], []
+        self.store = store
+        real = subprocess.Popen
+        watch = self
+
+        class Counting(real):
+            def __init__(self, args, *rest, **kw):
+                watch.processes.append(args)
+                super().__init__(args, *rest, **kw)
+
+        monkeypatch.setattr(subprocess, "Popen", Counting)
+
+    def __enter__(self):
+        self.store.db.set_trace_callback(
+            lambda sql: None if sql.lstrip().startswith("--") else self.statements.append(sql)
+        )
+        return self
+
+    def __exit__(self, *exc):
+        self.store.db.set_trace_callback(None)
+
+
+def test_a_repeated_search_runs_no_git_and_no_statement_per_result(product, monkeypatch):
+    # Items in two repositories, most citing a file: once a search has judged them, the next
+    # searches in the same process read no verdict from the table again and run no git, and what
+    # a search reads of its results (anchors, rows, session edits) is one statement each, however
+    # many results it returns.
+    items = [
+        {"kind": "finding", "claim": "upload retry loses the token %d" % i, "repo": "upload-sdk",
+         "files": ["src/client.py#connect"] if i % 3 else []}
+        for i in range(24)
+    ] + [
+        {"kind": "finding", "claim": "gateway upload retry %d" % i, "repo": "api-gateway", "files": ["routes.go"]}
+        for i in range(6)
+    ]  # fmt: skip
+    wctx.capture(product.store, items, cwd=product.sdk.path)
+    query = "upload retry token"
+    for n in (3, 25):
+        first = wctx.search(product.store, query, cwd=product.sdk.path, limit=n)
+        with _Watch(product.store, monkeypatch) as watch:
+            again = wctx.search(product.store, query, cwd=product.sdk.path, limit=n)
+        assert _ids(again) == _ids(first) and len(again["results"]) == n
+        assert [r["freshness"] for r in again["results"]] == [r["freshness"] for r in first["results"]]
+        assert watch.processes == []
+        assert not [s for s in watch.statements if "freshness_cache" in s], watch.statements
+        for table in ("FROM anchors", "FROM evidence e JOIN sessions", "FROM session_files"):
+            assert len([s for s in watch.statements if table in s]) <= 1 + (
+                table == "FROM evidence e JOIN sessions"
+            )
+        assert len(watch.statements) <= 12, watch.statements
+
+
+def test_a_process_asks_git_about_a_checkout_once_until_it_changes(product, monkeypatch, run_cli):
+    # A long-lived process (the MCP server) judging items it has not judged before, in a
+    # repository whose HEAD and index are as they were, needs nothing more from git: what it
+    # asked for the first items covers every path the repository's items cite. A commit makes it
+    # ask again, and the verdicts stay what verify (git, afresh) says.
+    monkeypatch.setattr(wctx, "HEAD_RACY_SECONDS", -3600.0)  # the checkout has been quiet a while
+    files = ["src/client.py#connect", "src/upload/upload.ts#formatSize", "src/client.py"]
+    alpha = [_add(product, "alpha upload note %d" % i, files=[f]) for i, f in enumerate(files)]
+    beta = [_add(product, "beta upload note %d" % i, files=[f]) for i, f in enumerate(files)]
+
+    def verdicts(query, expected):
+        res = wctx.search(product.store, query, cwd=product.sdk.path)
+        assert sorted(_ids(res)) == sorted(expected)
+        return {r["id"]: r["freshness"] for r in res["results"]}
+
+    verdicts("alpha", alpha)
+    with _Watch(product.store, monkeypatch) as watch:
+        first = verdicts("beta", beta)
+    assert watch.processes == []
+    assert all(f == verified(run_cli, eid) for eid, f in first.items())
+    product.sdk.write("src/client.py", product.sdk.read("src/client.py").replace("return", "return  "))
+    product.sdk.commit("reformat the client")
+    with _Watch(product.store, monkeypatch) as watch:
+        after = verdicts("beta", beta)
+    assert watch.processes != []
+    assert all(f == verified(run_cli, eid) for eid, f in after.items())
+    assert after != first

@@ -154,3 +154,53 @@ def test_export_cli_to_stdout_is_jsonl(product, run_cli):
     assert res.code == 0
     records = [json.loads(line) for line in res.out.splitlines()]
     assert sum(r["type"] == "evidence" for r in records) == 2
+
+
+def _tree(directory):
+    return {name: (directory / name).read_bytes() for name in sorted(os.listdir(directory))}
+
+
+def test_a_re_export_rewrites_only_changed_sessions_and_equals_a_fresh_export(product, tmp_path):
+    first, second = _capture_two_sessions(product)
+    third = wctx.capture(product.store, [{"kind": "finding", "claim": "gateway drops the header",
+                                          "repo": "api-gateway", "files": ["routes.go"]}])  # fmt: skip
+    out = tmp_path / "share"
+    wctx.export_evidence(product.store, out_dir=str(out))
+    before = _tree(out)
+    wctx.retract(product.store, first["evidence"][0]["id"])
+    fourth = wctx.capture(product.store, [{"kind": "finding", "claim": "a later session", "repo": "docs-ui"}])
+    again = wctx.export_evidence(product.store, out_dir=str(out))
+    after = _tree(out)
+    changed = sorted(name for name in after if after[name] != before.get(name))
+    assert changed == sorted([first["session"] + ".jsonl", fourth["session"] + ".jsonl"])
+    assert again["files"] == 2
+    # The same bytes as an export of the same store into an empty directory.
+    fresh = tmp_path / "fresh"
+    wctx.export_evidence(product.store, out_dir=str(fresh))
+    assert _tree(fresh) == after
+    # A forgotten item leaves its session's file; nothing else is rewritten.
+    wctx.forget(product.store, [third["evidence"][0]["id"]], reason="wrong repository")
+    assert wctx.export_evidence(product.store, out_dir=str(out))["files"] == 1
+    final = _tree(out)
+    assert [n for n in final if final[n] != after[n]] == [third["session"] + ".jsonl"]
+    assert b"gateway drops the header" not in b"".join(final.values())
+
+
+def test_a_re_export_keeps_lines_a_teammate_added_to_a_session_file(product, tmp_path):
+    first, _ = _capture_two_sessions(product)
+    out = tmp_path / "share"
+    wctx.export_evidence(product.store, out_dir=str(out))
+    path = out / (first["session"] + ".jsonl")
+    theirs = {"type": "evidence", "format": 1, "id": "ev-00000000aa", "session": first["session"],
+              "repo": "upload-sdk", "kind": "finding", "claim": "a teammate's line", "status": "active",
+              "created_at": "2099-01-01T00:00:00Z", "updated_at": "2099-01-01T00:00:00Z", "anchors": []}  # fmt: skip
+    with open(str(path), "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(theirs, sort_keys=True) + "\n")
+    wctx.retract(product.store, first["evidence"][0]["id"])
+    wctx.export_evidence(product.store, out_dir=str(out))
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r["id"] for r in records if r["type"] == "evidence"] == [
+        first["evidence"][0]["id"],
+        "ev-00000000aa",
+    ]
+    assert records[1]["status"] == "retracted"

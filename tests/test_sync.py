@@ -430,6 +430,48 @@ def test_no_revision_reaches_git_outside_the_end_of_options(team, monkeypatch):
             assert not wctx.is_object_id(arg) and "^{" not in arg, (args, arg)
 
 
+def test_each_tombstone_is_written_once_to_the_machines_events_file(team):
+    remote, a, b = team
+    ids = [a.json("capture", "--finding", "doomed %d" % i, "--repo", "upload-sdk")["evidence"][0]["id"]
+           for i in range(2)]  # fmt: skip
+    a.wctx("sync", "--remote", remote)
+    b.wctx("sync", "--remote", remote)
+    b.wctx("forget", *ids, "--reason", "wrong", "--yes")
+    b.wctx("sync")
+    events = [p for p in remote_files(remote) if p.endswith("/events.jsonl")]
+    assert len(events) == 1
+    lines = [json.loads(line) for line in remote_files(remote)[events[0]].splitlines()]
+    tombstones = sorted(r["id"] for r in lines if r["type"] == "tombstone")
+    assert tombstones == sorted(ids)
+
+
+def test_a_file_whose_items_name_a_session_it_does_not_hold_is_skipped_whole(team, tmp_path):
+    remote, a, b = team
+    a.wctx("capture", "--summary", "alice's session", "--finding", "alice's item", "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    files = remote_files(remote)
+    session = next(json.loads(line) for text in files.values() for line in text.splitlines()
+                   if json.loads(line)["type"] == "session")  # fmt: skip
+    work = str(tmp_path / "stray")
+    git(tmp_path, "clone", "-q", "-b", "wctx-memory", remote, work)
+    stray = {"type": "evidence", "format": 1, "id": "ev-00000000ee", "session": session["id"],
+             "repo": "upload-sdk", "kind": "finding", "claim": "stray item in another file", "anchors": []}  # fmt: skip
+    own = dict(session, id="ses-00000000ee")
+    mine = dict(stray, id="ev-00000000ef", session=own["id"], claim="well formed item of a third machine")
+    bad_dir = os.path.join(work, "machines", "00000000000000ee", "sessions")
+    os.makedirs(bad_dir)
+    with open(os.path.join(bad_dir, "ses-00000000ee.jsonl"), "w") as fh:
+        fh.write("".join(json.dumps(r) + "\n" for r in (own, mine, stray)))
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "stray")
+    git(work, "push", "-q", "origin", "wctx-memory")
+    got = b.json("sync", "--remote", remote)
+    assert got["imported"]["evidence"] == 1 and got["imported"]["files"] == 2  # alice's file, her topology
+    assert len(got["skipped"]) == 1 and "ses-00000000ee" in got["skipped"][0]
+    found = {r["claim"] for r in b.json("search", "item", "--all")["results"]}
+    assert found == {"alice's item"}
+
+
 def _twins(team):
     """The same finding recorded independently on both machines, then shared both ways: each
     store keeps one item (its own) and knows the other machine's id for it."""
