@@ -699,9 +699,15 @@ def _secret_fragments(folded):
     return found
 
 
-def _has_secret_hint(text):
-    """Whether ``text`` holds a fragment some redaction rule needs."""
-    return bool(_secret_fragments(_secret_fold(text)))
+def _holds_one_of_each(text, groups):
+    """Whether ``text`` holds at least one character of each group (characters a rule needs)."""
+    for group in groups:
+        for c in group:
+            if c in text:
+                break
+        else:
+            return False
+    return True
 
 
 def redact_secrets(text):
@@ -709,11 +715,15 @@ def redact_secrets(text):
     URLs, secret assignments) with [REDACTED …] markers. Best effort; see the README."""
     if not text or not isinstance(text, str):
         return text
-    found = _secret_fragments(_secret_fold(text))
+    return _redact_found(text, _secret_fragments(_secret_fold(text)))
+
+
+def _redact_found(text, found):
+    """redact_secrets(text), given the rule fragments ``text`` holds."""
     if not found:
         return text
     for pattern, replacement, frags, chars in _secret_patterns():
-        if found.isdisjoint(frags) or not all(any(c in text for c in group) for group in chars):
+        if found.isdisjoint(frags) or not _holds_one_of_each(text, chars):
             continue
         redacted = pattern.sub(replacement, text)
         if redacted != text:
@@ -768,11 +778,18 @@ def stored_text(text):
 _STORED_MEMO_CHARS = 4096
 
 
-def _stored_text(text):
-    hint = _has_secret_hint(text)
+def _as_stored(text, found):
+    """Whether ``text``, holding the rule fragments ``found``, is stored as it is: nothing to
+    redact, no control character to strip, no escaped one inside JSON."""
     # A printable string holds no control character (each one _CONTROL_RE strips is in Unicode
     # category Cc or Cf); text with a newline or a tab takes the regex.
-    if not hint and "\\u" not in text and (text.isprintable() or _CONTROL_RE.search(text) is None):
+    return not found and "\\u" not in text and (text.isprintable() or _CONTROL_RE.search(text) is None)
+
+
+def _stored_text(text):
+    found = _secret_fragments(_secret_fold(text))
+    hint = bool(found)
+    if _as_stored(text, found):
         return text  # the common case (ids, names, most prose): nothing to strip or redact
     if text[0] in "[{" and text[-1] in "]}" and ("\\u" in text or hint):
         try:
@@ -788,7 +805,8 @@ def _stored_text(text):
                 redacted = doc  # a rule cut across the JSON syntax: values one by one
             cleaned = _stored_json(redacted)
             return text if cleaned == doc else json.dumps(cleaned)
-    return redact_secrets(strip_controls(text))
+    stripped = strip_controls(text)
+    return _redact_found(text, found) if stripped is text else redact_secrets(stripped)
 
 
 _stored_text_memo = functools.lru_cache(maxsize=8192)(_stored_text)
@@ -806,6 +824,32 @@ def _stored_noting(text):
     if out.__class__ is str and out == text:
         _CLEAN_TEXTS.add(out)
     return out
+
+
+_spaced_fragments = None
+
+
+def _stored_claim(text):
+    """(stored_text(text), its claim_key), each noted in _CLEAN_TEXTS when it is its own stored
+    form. An ASCII claim without a rule fragment gives a key without one too, short of a fragment
+    with a space in it: the key's words are the claim's own letter and digit runs, lower-cased,
+    joined by single spaces. So that key needs no scan of its own, only a look for those."""
+    global _spaced_fragments
+    if text.__class__ is not str or not text.isascii() or len(text) > _STORED_MEMO_CHARS:
+        claim = _stored_noting(text)
+        return claim, claim_key(claim)
+    found = _secret_fragments(text.lower())  # _secret_fold of ASCII text
+    if not _as_stored(text, found):
+        claim = _stored_noting(text)
+        return claim, claim_key(claim)
+    _CLEAN_TEXTS.add(text)
+    key = claim_key(text)
+    if _spaced_fragments is None:
+        frags = {f for rule in _SECRET_RULES for f in rule[0]}
+        _spaced_fragments = tuple(f for f in frags if " " in f and f.replace(" ", "").isalnum())
+    if key.isascii() and key.replace(" ", "").isalnum() and not any(f in key for f in _spaced_fragments):
+        _CLEAN_TEXTS.add(key)
+    return text, key
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1402,6 +1446,55 @@ def m011_evidence_aliases(db):
     db.execute("CREATE INDEX evidence_aliases_rid ON evidence_aliases(evidence_rid)")
 
 
+def m012_index_words(db):
+    # The search rows hold index words (index_text: light stems and identifier parts) instead of
+    # the texts as written, so that a query term is one exact token, whose posting list FTS5 walks
+    # lazily, not a prefix, whose whole posting list it builds (twice under bm25). Rebuilt from the
+    # stored items and anchors. Summaries are indexed by the same function, which every
+    # connection registers as wctx_index_text for the triggers that keep session_fts.
+    db.execute(
+        "CREATE VIRTUAL TABLE evidence_words USING fts5(claim, symbols, paths, detail, "
+        "tokenize = 'unicode61 remove_diacritics 2')"
+    )
+    anchors = {}
+    for rid, path, symbol in db.execute(
+        "SELECT evidence_rid, path, symbol FROM anchors ORDER BY evidence_rid, id"
+    ):
+        anchors.setdefault(rid, []).append({"path": path, "symbol": symbol})
+    items = db.execute(
+        "SELECT e.rid, e.claim, e.detail FROM evidence e WHERE e.rid IN (SELECT rowid FROM evidence_fts)"
+    ).fetchall()
+    db.executemany(
+        "INSERT INTO evidence_words(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
+        [
+            (rid, index_text(claim), index_text(_fts_symbols(anchors.get(rid, ()))),
+             index_text(_fts_paths(anchors.get(rid, ()))), index_text(detail))
+            for rid, claim, detail in items
+        ],
+    )  # fmt: skip
+    db.execute("DROP TABLE evidence_fts")
+    db.execute("ALTER TABLE evidence_words RENAME TO evidence_fts")
+    for name in ("session_fts_insert", "session_fts_update"):
+        db.execute("DROP TRIGGER %s" % name)
+    db.execute(
+        "CREATE TRIGGER session_fts_insert AFTER INSERT ON sessions WHEN coalesce(new.summary, '') != '' BEGIN "
+        "INSERT OR REPLACE INTO session_fts(rowid, summary, session) "
+        "VALUES (new.rowid, wctx_index_text(new.summary), new.id); END"
+    )
+    db.execute(
+        "CREATE TRIGGER session_fts_update AFTER UPDATE OF summary ON sessions "
+        "WHEN new.summary IS NOT old.summary BEGIN "
+        "DELETE FROM session_fts WHERE rowid = old.rowid; "
+        "INSERT OR REPLACE INTO session_fts(rowid, summary, session) "
+        "SELECT new.rowid, wctx_index_text(new.summary), new.id WHERE coalesce(new.summary, '') != ''; END"
+    )
+    db.execute("DELETE FROM session_fts")
+    db.execute(
+        "INSERT INTO session_fts(rowid, summary, session) SELECT rowid, wctx_index_text(summary), id "
+        "FROM sessions WHERE coalesce(summary, '') != ''"
+    )
+
+
 MIGRATIONS = [
     m001_initial,
     m002_fts,
@@ -1414,6 +1507,7 @@ MIGRATIONS = [
     m009_briefing_served,
     m010_anchor_symbols,
     m011_evidence_aliases,
+    m012_index_words,
 ]
 
 
@@ -1461,6 +1555,29 @@ def _stored_params(params):
     ]
 
 
+def _stored_rows(seq):
+    """executemany's rows with every text value as stored_text makes it. Each distinct value is
+    passed once, and when none changes (the common case) the rows go to SQLite as they are."""
+    rows = seq if seq.__class__ is list else list(seq)
+    if not rows or not {r.__class__ for r in rows} <= {tuple, list}:
+        return [_stored_params(p) for p in rows]
+    import itertools
+
+    try:
+        values = set(itertools.chain.from_iterable(rows))
+    except TypeError:  # an unhashable value: SQLite refuses it, row by row as ever
+        return [_stored_params(p) for p in rows]
+    clean, changed = _CLEAN_TEXTS, {}
+    for v in values:
+        if isinstance(v, str) and v not in clean:
+            out = stored_text(v)
+            if out != v:
+                changed[v] = out
+    if not changed:
+        return rows
+    return [[changed.get(v, v) if isinstance(v, str) else v for v in r] for r in rows]
+
+
 def _is_write(sql):
     return sql.lstrip()[:7].upper() in ("INSERT ", "UPDATE ", "REPLACE", "DELETE ", "INSERT\n", "UPDATE\n")
 
@@ -1481,7 +1598,7 @@ def _store_connection_class():
 
         def executemany(self, sql, seq):
             if _is_write(sql):
-                seq = (_stored_params(p) for p in seq)
+                seq = _stored_rows(seq)
             return super().executemany(sql, seq)
 
     return _StoreConnection
@@ -1711,6 +1828,7 @@ def _configure(path, readonly):
         )
     try:
         con.row_factory = sqlite3.Row
+        con.create_function("wctx_index_text", 1, index_text)  # session_fts's triggers (m012)
         con.execute("PRAGMA busy_timeout = 30000")
         # Refuse another program's database before switching it to WAL, a change that persists.
         app_id = con.execute("PRAGMA application_id").fetchone()[0]
@@ -6046,16 +6164,22 @@ def _check_confidence(value):
     return number
 
 
+# An item's search row: SQLite applies index_text (registered as wctx_index_text) to each text
+# after the write boundary (stored_text) redacted it, so the index words are those of the text
+# as stored and the boundary sees the texts as written, once.
+_FTS_INSERT = (
+    "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES "
+    "(?, wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?))"
+)
+
+
 def _fts_symbols(anchors):
-    words = []
-    for a in anchors:
-        if a.get("symbol"):
-            words.append(a["symbol"])
-            words.extend(split_identifier(a["symbol"]))
-    return " ".join(dict.fromkeys(words))
+    """The text of the symbols column of an item's search row: its cited symbols."""
+    return " ".join(dict.fromkeys(a["symbol"] for a in anchors if a.get("symbol")))
 
 
 def _fts_paths(anchors):
+    """The text of the paths column of an item's search row: its cited paths."""
     return " ".join(dict.fromkeys(a["path"] for a in anchors if a.get("path")))
 
 
@@ -6271,7 +6395,7 @@ def _restamp(store, rid, anchors, event, session_id, agent, note, now):
     store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (rid,))
     _insert_anchors(store, rid, anchors)
     store.db.execute(
-        "UPDATE evidence_fts SET symbols = ?, paths = ? WHERE rowid = ?",
+        "UPDATE evidence_fts SET symbols = wctx_index_text(?), paths = wctx_index_text(?) WHERE rowid = ?",
         (_fts_symbols(anchors), _fts_paths(anchors), rid),
     )
     store.db.execute("UPDATE evidence SET confirmed_at = ?, updated_at = ? WHERE rid = ?", (now, now, rid))
@@ -6441,7 +6565,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             ).lastrowid
             _insert_anchors(store, rid, p["anchors"])
             store.db.execute(
-                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
+                _FTS_INSERT,
                 (rid, p["claim"], _fts_symbols(p["anchors"]), _fts_paths(p["anchors"]), p["detail"] or ""),
             )
             results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})
@@ -6475,7 +6599,7 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
     terms = {}
     for raw in _TERM_RE.findall(text[:QUERY_SCAN_CHARS]):
-        words = [raw] + (split_identifier(raw) if re.search(r"[a-z][A-Z]", raw) else [])
+        words = [raw] + _word_parts(raw)
         for word in words:
             word = word.lower()[:MAX_TERM_CHARS]
             if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
@@ -6544,117 +6668,174 @@ _EXPANSIONS_OF = {}  # {abbreviation or its plural: stems of the full words it s
 def _abbreviation_tables():
     if not _ABBREVIATIONS_OF:
         for full, short in CODE_ABBREVIATIONS.items():
-            key = _light_stem(full)
-            forms = [f for s in short for f in (s, s + "s")]
+            key = _index_form(full)
+            forms = [_index_form(f) for s in short for f in (s, s + "s")]
             _ABBREVIATIONS_OF[key] = tuple(dict.fromkeys(_ABBREVIATIONS_OF.get(key, ()) + tuple(forms)))
-            for form in forms:
+            for form in (f for s in short for f in (s, s + "s")):
                 _EXPANSIONS_OF[form] = _EXPANSIONS_OF.get(form, ()) + (key,)
     return _ABBREVIATIONS_OF, _EXPANSIONS_OF
 
 
-def _whole_word_form(term, form):
-    """True for a form that must match a whole word: an abbreviation added for a full word."""
-    return form in _term_forms(term)[1]
+# Where the words of a text and of a query meet: both become index words by one rule, so FTS5
+# matches a query term as one exact token (one posting list, walked lazily, one idf) and the
+# reasons (_word_hits) match by that same rule. Inflections meet in their light stem; an
+# identifier also stands for its parts (validateThumbnail -> validatethumbnail, validat, thumbnail).
+_CAMEL_RE = _lazy_pattern(r"[a-z][A-Z]")  # an identifier whose parts count as words ("PDFs" is not one)
+_INDEX_TOKENS = {}  # {word as written: its index words, space-separated}; bounded, see _index_tokens
+_ASCII_SEPARATORS = {i: " " for i in range(128) if not chr(i).isalnum()}  # for str.translate
+# Derivational endings of a light stem that come off too, with the fewest letters the rest keeps,
+# so that a word and its derivations share one index word: "failure", "failed" -> "fail";
+# "signature", "signing" -> "sign"; "worker" -> "work"; "validator", "validation", "validate" ->
+# "valid"; "retryable" -> "retri"; "management" -> "manag"; "configuration" -> "config".
+_DERIVATIONS = (
+    ("ment", 4), ("ness", 4), ("iti", 4), ("abl", 4), ("ibl", 4), ("enci", 4), ("anci", 4),
+    ("enc", 4), ("anc", 4), ("ur", 4), ("or", 5), ("er", 4), ("iz", 4), ("al", 5),
+)  # fmt: skip
+
+
+# The -sion nouns of verbs, by the verb's ending: permission -> permit, conversion -> convert,
+# extension -> extend, expansion -> expand, exclusion -> exclud(e), compression -> compress.
+_SION_VERBS = (
+    ("ission", "it"),
+    ("ersion", "ert"),
+    ("ension", "end"),
+    ("ansion", "and"),
+    ("usion", "ud"),
+    ("ssion", "ss"),
+)
+
+
+def _root(stem):
+    """``stem`` (a light stem) without one derivational ending (_DERIVATIONS), then without an
+    "-at" of a verb ("validat" -> "valid", as "validation" already is); short stems stay."""
+    for suffix, shortest in _DERIVATIONS:
+        if stem.endswith(suffix) and len(stem) - len(suffix) >= shortest:
+            stem = stem[: -len(suffix)]
+            if suffix == "ment" and stem.endswith("e") and len(stem) >= 5:
+                stem = stem[:-1]  # "management" -> "manag", as "managed" is
+            break
+    for suffix, verb in _SION_VERBS:
+        if stem.endswith(suffix) and len(stem) - len(suffix) >= 3:
+            stem = stem[: -len(suffix)] + verb  # "conversion" -> "convert", "extension" -> "extend"
+            break
+    if stem.endswith("at") and len(stem) >= 6:
+        stem = stem[:-2]
+    if stem.endswith("y") and stem[-2] not in _VOWELS:
+        stem = stem[:-1] + "i"  # "retryable" -> "retry" -> "retri", as "retries" is
+    if len(stem) >= 5 and stem[-1] == stem[-2] and stem[-1] not in _VOWELS | {"l", "s"}:
+        stem = stem[:-1]  # "sniff" as "sniffs" ("sniffed" -> "snif"): _light_stem does it for the latter only
+    return stem
+
+
+def _index_form(word):
+    """The index word of one lower-cased word: for a plain ASCII word of four or more letters its
+    light stem without a derivational ending (_light_stem, _root), else the word itself. Longer
+    words are cut to MAX_TERM_CHARS first, as query_terms cuts them."""
+    word = word[:MAX_TERM_CHARS]
+    return _root(_light_stem(word)) if len(word) >= 4 and word.isalpha() and word.isascii() else word
+
+
+def _word_parts(raw):
+    """The parts of a camelCase word (uploadDocument -> upload, Document), or [] for any other."""
+    return split_identifier(raw) if _CAMEL_RE.search(raw) else []
+
+
+def _index_tokens(raw):
+    """The index words of one word of text as written: its index form, then the forms of its
+    identifier parts (single letters left out: no query asks for one)."""
+    hit = _INDEX_TOKENS.get(raw)
+    if hit is None:
+        forms = [_index_form(raw.lower())]
+        for part in _word_parts(raw):
+            if len(part) >= 2 or part.isdigit():
+                forms.append(_index_form(part.lower()))
+        hit = " ".join(forms)
+        if len(_INDEX_TOKENS) >= 100000:  # a bulk import of unusual words must not grow it without end
+            _INDEX_TOKENS.clear()
+        _INDEX_TOKENS[raw] = hit
+    return hit
+
+
+def index_text(text):
+    """What the search index holds for ``text``: its index words in order (see _index_tokens),
+    separated by spaces. The one function that decides them, for every indexed text column and
+    for the reasons that explain a match."""
+    if not text:
+        return ""
+    # An ASCII text's words (_TERM_RE: letters and digits) by translate and split, three times
+    # faster than the pattern; a bulk import indexes every item's texts.
+    words = text.translate(_ASCII_SEPARATORS).split() if text.isascii() else _TERM_RE.findall(text)
+    forms = list(map(_INDEX_TOKENS.get, words))
+    if None in forms:
+        forms = [f if f is not None else _index_tokens(w) for f, w in zip(forms, words)]
+    return " ".join(forms)
 
 
 def match_forms(term):
-    """The forms a term is prefix-matched by: the term itself, or a light stem of a plain word
-    (_light_stem), so that "expires" finds "expired" and "retry" finds "retries", plus the code
-    abbreviations of the word or the words it abbreviates (CODE_ABBREVIATIONS; matched whole, see
-    _whole_word_form). A stem never loses more than the word's ending, so it only widens the
-    match; a word whose stem is not its prefix ("retry" -> "retri") keeps its own form too."""
-    return list(_term_forms(term)[0])
+    """The index words a query term matches, exactly: its own index form (_index_form), so that
+    "expires" finds "expired" and "retry" finds "retries", plus the code abbreviations of the word
+    or the full words it abbreviates (CODE_ABBREVIATIONS), each a whole index word too: "repo"
+    finds "repos" and "repository", never "report"."""
+    return list(_term_forms(term))
 
 
 @functools.lru_cache(maxsize=4096)
 def _term_forms(term):
-    """(match forms, the whole-word ones among them) of a query term; see match_forms."""
+    """match_forms(term) as a tuple."""
+    stem = _index_form(term)
     if not term.isalpha() or not term.isascii():
-        return (term,), frozenset()
-    stem = _light_stem(term) if len(term) >= 4 else term
-    forms = [stem] if term.startswith(stem) else [stem, term]
-    if stem.endswith("i") and stem != term:
-        forms.append(stem[:-1] + "y")  # "retries" -> "retri", and "retry" itself
+        return (stem,)
     short, expansions = _abbreviation_tables()
-    whole = short.get(stem, ())
-    # An abbreviation's full word is added only where the term's own prefix does not reach it.
-    forms += list(whole) + [f for f in expansions.get(term, ()) if not f.startswith(stem)]
-    return tuple(dict.fromkeys(forms)), frozenset(whole)
-
-
-FTS_SPELL_OUT = 64  # words a prefix form may start for a row-set query to name them one by one
+    return tuple(dict.fromkeys([stem] + list(short.get(stem, ())) + list(expansions.get(term, ()))))
 
 
 def _quoted(text):
     return '"' + text.replace('"', '""') + '"'
 
 
-def _fts_term(term, words=None, spell_out=False):
-    """One term as FTS5 syntax: each form a quoted string (embedded quotes doubled), prefix-matched
-    outside the quotes when long enough, the forms ORed in parentheses.
-
-    ``words`` (form -> the index words the form matches, or None when unknown; see _form_words)
-    lets a form be written as those words: FTS5 builds a prefix form's whole posting list (twice
-    when bm25 ranks it) but walks a word's lazily. A form that starts one word only is that word
-    (the same rows, the same bm25); one that starts none is kept exact (it matches nothing
-    either way); ``spell_out`` (queries that only need the rows: paging, counts) ORs up to
-    FTS_SPELL_OUT words, whose bm25 would differ from the prefix's."""
-    parts = []
-    for form in _forms(term):
-        found = words(form) if words is not None and len(form) >= 3 else None
-        if _whole_word_form(term, form):
-            spelt = [_quoted(form)]
-        elif found is None:
-            spelt = [_quoted(form) + "*" if len(form) >= 3 else _quoted(form)]
-        elif len(found) <= 1:
-            spelt = [_quoted(found[0] if found else form)]
-        elif spell_out and len(found) <= FTS_SPELL_OUT:
-            spelt = [_quoted(w) for w in found]
-        else:
-            spelt = [_quoted(form) + "*"]
-        for part in spelt:
-            if part not in parts:
-                parts.append(part)
+def _fts_term(term):
+    """One term as FTS5 syntax: each of its forms a quoted string (embedded quotes doubled), exact
+    (no prefix), the forms ORed in parentheses."""
+    parts = [_quoted(form) for form in _term_forms(term)]
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
-def fts_query(terms, all_terms=False, words=None, spell_out=False):
+def fts_query(terms, all_terms=False):
     """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
     _fts_term), ORed, or ANDed when ``all_terms``. The one builder of MATCH text."""
-    parts = list(dict.fromkeys(_fts_term(t, words, spell_out) for t in terms))
+    parts = list(dict.fromkeys(_fts_term(t) for t in terms))
     return (" AND " if all_terms else " OR ").join(parts)
+
+
+def _form_probe(form):
+    """A substring of the lower-cased text of every word whose index word ``form`` is: the form,
+    less a final "i" made of a "y" ("retri") or a verb ending that a -sion noun lacks ("convert"
+    of "conversion")."""
+    if form.endswith(tuple(verb for _, verb in _SION_VERBS if verb != "ss")):
+        return form[:-3]
+    return form[:-1] if form.endswith("i") else form
 
 
 @functools.lru_cache(maxsize=8192)
 def _forms(term):
-    """match_forms(term) as a tuple, computed once per term (search asks for it per text)."""
-    return tuple(match_forms(term))
+    """(match forms, the substrings of a lower-cased text one of them needs), once per term."""
+    forms = _term_forms(term)
+    return forms, tuple(_form_probe(f) for f in forms)
 
 
 def _word_hits(terms, text):
-    """The query terms that match a word of ``text`` (prefix for terms of 3+ characters)."""
+    """The query terms that match an index word of ``text`` (index_text): the rule FTS5 matched by."""
     if not text:
         return []
     if text.isascii():
-        # Every word of an ASCII text, lower-cased, is a substring of the lower-cased text: a term
-        # none of whose forms occurs in it matches no word, and the text need not be split.
+        # Every index word of an ASCII text holds its probe (_form_probe) in the lower-cased text:
+        # a term none of whose probes occurs in it matches nothing, and the text need not be split.
         low = text.lower()
-        terms = [t for t in terms if any(form in low for form in _forms(t))]
+        terms = [t for t in terms if any(p in low for p in _forms(t)[1])]
         if not terms:
             return []
-    words = set(map(str.lower, _TERM_RE.findall(text)))
-    # With the parts of identifiers, split before lower-casing (uploadDocument -> upload,
-    # document): split_identifier of every word at once, as its part pattern never spans a
-    # character that is not an ASCII letter or digit.
-    words.update(map(str.lower, _IDENT_PART_RE.findall(text)))
-    starts = "\n" + "\n".join(words)  # "\n" + form occurs in it iff some word starts with form
-    hits = []
-    for t in terms:
-        for form in _forms(t):
-            if form in words or (len(form) >= 3 and "\n" + form in starts and not _whole_word_form(t, form)):
-                hits.append(t)
-                break
-    return hits
+    words = set(index_text(text).split())
+    return [t for t in terms if any(form in words for form in _forms(t)[0])]
 
 
 _STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
@@ -7129,46 +7310,27 @@ def _search_scope(store, repo, cwd, all_scope, workspace):
 # -- candidates ----------------------------------------------------------------------------------
 
 
-def _form_words(store, form):
-    """(the index words ``form`` matches, how many items hold one of them), cached per store
-    generation: the words that start with it (up to FTS_SPELL_OUT + 1 of them) or, under three
-    characters, the word itself; the count is an upper estimate (a row holding two of the words
-    counts twice). The words are None when the index would tokenize ``form`` otherwise (anything
-    but lower-case ASCII letters and digits): then only FTS5 itself knows what it matches."""
+def _form_docs(store, form):
+    """How many items hold the index word ``form`` (the FTS5 vocabulary), cached per store
+    generation; None when the index would tokenize ``form`` otherwise (anything but lower-case
+    ASCII letters and digits): then only FTS5 itself knows what it matches."""
 
     def build():
+        if not (form.isascii() and form.isalnum() and form.lower() == form):
+            return None
         store.db.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_vocab USING fts5vocab(main, evidence_fts, row)"
         )
-        cursor = store.db.cursor()
-        cursor.row_factory = None
-        if len(form) >= 3:
-            cursor.execute(
-                "SELECT term, doc FROM temp.evidence_vocab WHERE term >= ? AND term < ?",
-                (form, form + "\U0010ffff"),
-            )
-        else:
-            cursor.execute("SELECT term, doc FROM temp.evidence_vocab WHERE term = ?", (form,))
-        words, docs = [], 0
-        for word, doc in cursor:
-            docs += doc
-            if len(words) <= FTS_SPELL_OUT:
-                words.append(word)
-        plain = form.isascii() and form.isalnum() and form.lower() == form
-        return (tuple(words) if plain else None), docs
+        row = store.db.execute("SELECT doc FROM temp.evidence_vocab WHERE term = ?", (form,)).fetchone()
+        return row[0] if row else 0
 
     return store.memo(("form", form), build)
 
 
-def _index_words(store):
-    """The ``words`` argument of fts_query for this store (see _form_words)."""
-    return lambda form: _form_words(store, form)[0]
-
-
 def _doc_freqs(store, terms):
     """{term: number of items whose text holds a word the term matches}, from the FTS5 vocabulary
-    (an upper estimate for a prefix: a row holding two matching words counts twice), cached per
-    store generation."""
+    (an upper estimate for a term of several forms: a row holding two of them counts twice),
+    cached per store generation."""
     out = {}
     total = None
     for t in terms:
@@ -7176,7 +7338,7 @@ def _doc_freqs(store, terms):
         if hit is None:
             if total is None:
                 total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
-            df = sum(_form_words(store, form)[1] for form in match_forms(t))
+            df = sum(_form_docs(store, form) or 0 for form in match_forms(t))
             hit = store.memo(("df", t), lambda df=df, total=total: min(df, total))
         out[t] = hit
     return out
@@ -7304,12 +7466,11 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
     terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS (at least the
     rarest term), then items whose session summary matches. So the work does not grow with the
     number of rows that hold a common word of the query."""
-    words = _index_words(store)
     if rank == "fts":
-        return _ranked_matches(store, fts_query(terms, words=words), where, params, pool, "any")
+        return _ranked_matches(store, fts_query(terms), where, params, pool, "any")
     found = (
-        _ranked_matches(store, fts_query(terms, all_terms=True, words=words), where, params, pool, "all")
-        if len(terms) > 1 and not any(_matches_nothing(t, words) for t in terms)
+        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all")
+        if len(terms) > 1 and not any(_matches_nothing(store, t) for t in terms)
         else []
     )
     if len(found) < fill_to:
@@ -7325,7 +7486,7 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
         if rare:
             seen = [c.rid for c in found]
             found += _ranked_matches(
-                store, fts_query(rare, words=words), where, params, fill_to - len(found), "rare", seen
+                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen
             )
     if len(found) < fill_to:
         seen = [c.rid for c in found]
@@ -7333,9 +7494,9 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
     return found
 
 
-def _matches_nothing(term, words):
+def _matches_nothing(store, term):
     """True when the index holds no word any form of ``term`` matches (known, not guessed)."""
-    return all(words(form) == () for form in match_forms(term))
+    return all(_form_docs(store, form) == 0 for form in match_forms(term))
 
 
 def _rows_by_rid(store, rids):
@@ -7418,10 +7579,7 @@ def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
         store,
         "SELECT %s FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s "
         "ORDER BY f.rowid DESC LIMIT ?" % (_RANK_COLUMNS, clause),
-        [fts_query(terms, words=_index_words(store), spell_out=True)]
-        + list(params)
-        + list(exclude)
-        + [limit],
+        [fts_query(terms)] + list(params) + list(exclude) + [limit],
     )
     return [Candidate(r[0], r[1], r[2], r[3], r[4], 0.0, "tail") for r in rows]
 
@@ -7449,7 +7607,7 @@ def _count_matches(store, terms, where, params):
     n = store.one(
         "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s"
         % clause,
-        [fts_query(terms, words=_index_words(store), spell_out=True)] + list(params),
+        [fts_query(terms)] + list(params),
     )[0]
     return n, True
 
@@ -7504,10 +7662,18 @@ def _query_coverage(store, terms, cands, anchors):
     matches with column weights, so one common word in a short claim can outscore every rare word
     of the query in a detail; coverage is what keeps that match below the fuller one. The share
     counts terms, not their idf: bm25 has weighed each by its rarity already, and weighing it
-    again let one rare word matched anywhere outrank several of the query's words in a claim."""
-    weight = dict.fromkeys(terms, 1.0)
-    whole = float(len(terms))
-    if len(terms) < 2 or not whole:
+    again let one rare word matched anywhere outrank several of the query's words in a claim.
+    The words of a repository the query names are its name, not content: the named factor
+    counts them once, for every item about it (_query_names), so they weigh nothing here (the
+    reasons still name them among the matched words)."""
+    if len(terms) < 2:
+        return
+    floor = 1.0 / len(terms)  # FTS5 matched it on something: at least one term
+    named = {n for c in cands for what, n in c.named if what == "repository"}
+    name_words = {t for n in named for t in query_terms(n)}
+    weight = {t: 0.0 if t in name_words else 1.0 for t in terms}
+    whole = sum(weight.values())
+    if not whole:
         return
     cands = [c for c in cands if c.tier != "all"]  # FTS5 matched every term: coverage 1.0
     texts = {}
@@ -7523,7 +7689,6 @@ def _query_coverage(store, terms, cands, anchors):
         )
         for rid, claim, detail, summary in cursor:
             texts[rid] = ("%s\n%s" % (claim, detail or ""), summary)
-    floor = 1.0 / whole  # FTS5 matched it on something: at least one term
     in_summary = {}  # summary -> the terms it holds (a session's items share one)
     for c in cands:
         text, summary = texts.get(c.rid, ("", None))
@@ -9205,33 +9370,46 @@ _ABSENT = object()
 
 @functools.lru_cache(maxsize=None)
 def _field_checks(record_type):
-    """(field, check, what check gives an absent field, or _ABSENT when it refuses one): most
-    fields of most records are absent or null, and need no call."""
+    """(field, check, what check gives an absent field, or _ABSENT when it refuses one, the texts
+    check has passed unchanged): most fields of most records are absent or null, and need no
+    call; many others repeat a value already checked (a commit, a repository, a path)."""
     out = []
     for field, check in RECORD_FIELDS[record_type].items():
         try:
             absent = check(None)
         except ValueError:
             absent = _ABSENT
-        out.append((field, check, absent))
+        out.append((field, check, absent, set()))
     return tuple(out)
+
+
+# Each check is a pure function of the value, so a text it returned unchanged once passes again
+# without the call. Short texts only, a bounded number per field; dropped after each import.
+_PASSED_CHARS, _PASSED_MAX = 200, 8192
 
 
 def _validate_fields(record_type, record, prefix=""):
     if not isinstance(record, dict):
         raise _FieldError("%s must be an object" % prefix.rstrip("."))
     clean = {}
-    for field, check, absent in _field_checks(record_type):
+    for field, check, absent, passed in _field_checks(record_type):
         value = record.get(field)
         if value is None and absent is not _ABSENT:
             clean[field] = absent if absent.__class__ not in (list, dict) else absent.__class__()
             continue
+        if value.__class__ is str and value in passed:
+            clean[field] = value
+            continue
         try:
-            clean[field] = check(value)
+            out = clean[field] = check(value)
         except _FieldError as e:
             raise _FieldError("%s%s%s" % (prefix, field, e)) from None
         except ValueError as e:
             raise _FieldError("%s%s: %s" % (prefix, field, e)) from None
+        if out is value and value.__class__ is str and len(value) <= _PASSED_CHARS:
+            if len(passed) >= _PASSED_MAX:
+                passed.clear()
+            passed.add(value)
     return clean
 
 
@@ -9325,16 +9503,37 @@ def _history_rows(rid, rec, known):
     return rows
 
 
+class _GcPaused:
+    """Cyclic garbage collection paused: an import builds hundreds of thousands of small dicts
+    and lists, none in a cycle, and each collection would walk all of them again."""
+
+    __slots__ = ("was",)
+
+    def __enter__(self):
+        import gc
+
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        import gc
+
+        if self.was:
+            gc.enable()
+
+
 def import_evidence(store, paths):
     """Import exported JSONL (files or directories) idempotently, in one transaction."""
-    return _import_records(store, _read_export(paths))
+    with _GcPaused():
+        return _import_records(store, _read_export(paths))
 
 
 def import_evidence_data(store, label, data):
     """Import one export file's bytes (named ``label`` in errors), all or nothing; returns
     (counts, records)."""
-    records = _parse_export(label, data.splitlines(keepends=True))
-    return _import_records(store, records), records
+    with _GcPaused():
+        records = _parse_export(label, data.splitlines(keepends=True))
+        return _import_records(store, records), records
 
 
 _STATUS_ORDER = {"active": 0, "superseded": 1, "retracted": 2}
@@ -9403,10 +9602,7 @@ class _ImportBatch:
                 self.evidence,
             )
             db.executemany(_RECORD_ANCHOR_INSERT, self.anchors)
-            db.executemany(
-                "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)",
-                self.fts,
-            )
+            db.executemany(_FTS_INSERT, self.fts)
         if self.events:
             db.executemany(_EVENT_INSERT, self.events)
         if self.confidence:
@@ -9530,6 +9726,7 @@ def _import_records(store, records):
             store.db.execute("PRAGMA cache_size = %d" % before)
     finally:
         _CLEAN_TEXTS.clear()
+        _field_checks.cache_clear()
 
 
 def _import_records_in(store, records):
@@ -9600,8 +9797,8 @@ def _import_records_in(store, records):
                 plan.append((rec, sid, None))
                 continue
             repo = local_repo(rec["repo"], rec.get("root_commit"))
-            claim = _stored_noting(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
-            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, claim_key(claim))))
+            claim, key = _stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, key)))
         new = [(p[1], p[3]) for _, _, p in plan if p is not None]
         dups.load(new)  # every claim the duplicate rule will ask about, before any index is set aside
         deferred = _defer_indexes(store, len(new), next_rid - 1)
@@ -9639,7 +9836,7 @@ def _import_records_in(store, records):
                         batch.confidence.append((confidence, dup["rid"]))
                     if dup["session_id"] != sid:
                         batch.events.append(_event_row(dup["rid"], "seen", sid, "import", None,
-                                                       rec.get("created_at") or utc_now(),
+                                                       rec.get("created_at") or now,
                                                        event_id="evt-seen-" + rec["id"]))  # fmt: skip
                     # Its id there names the twin here: what that machine later does to it (a
                     # status change, a confirmation, a forget) reaches this item.
@@ -9656,7 +9853,7 @@ def _import_records_in(store, records):
                     counts["duplicates"] += 1
                     continue
                 rid, next_rid = next_rid, next_rid + 1
-                stamp = utc_now()
+                stamp = now  # the import's one moment, for a record without its own times
                 detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
                 detail = detail and _stored_noting(detail)
                 batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim,
@@ -10159,7 +10356,8 @@ def sync_memory(store, remote=None, branch=None):
         report.tries = attempt
         tip = _sync_fetch(store, remote, branch)
         tree = _sync_tree(store, tip)
-        _sync_import(store, machine, tree, report)
+        with _GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
+            _sync_import(store, machine, tree, report)
         fingerprint = _store_fingerprint(store)
         if (
             tip is not None

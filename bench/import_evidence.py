@@ -58,6 +58,7 @@ def fresh_store(base, name, paths):
 def floor(home, export):
     """The same rows as wctx writes them, without anything wctx decides on the way."""
     con = sqlite3.connect(os.path.join(home, "wctx.db"), isolation_level=None)
+    con.create_function("wctx_index_text", 1, wctx.index_text)  # the store's summary triggers call it
     con.execute("PRAGMA foreign_keys = ON")
     con.execute("PRAGMA synchronous = NORMAL")
     con.execute("PRAGMA cache_size = %d" % -wctx._BULK_CACHE_KIB)  # what wctx gives a large import

@@ -171,8 +171,7 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out):
         "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY score LIMIT 40"
         % (wctx._BM25)
     )
-    words = wctx._index_words(store)
-    ranked = [wctx.fts_query(wctx.query_terms(q), all_terms=True, words=words) for q in queries]
+    ranked = [wctx.fts_query(wctx.query_terms(q), all_terms=True) for q in queries]
     ours, floor, fts_only, floor_only = [], [], [], []
     for _ in range(rounds):
         for q, match in zip(queries, ranked):

@@ -27,12 +27,12 @@ def _ids(res):
 
 def test_a_word_first_indexed_after_a_search_is_found_by_the_next_search(product):
     first = _add(product, "boto3 retries swallow the throttling error")
-    res = wctx.search(product.store, "boto3", cwd=product.sdk.path)
+    res = wctx.search(product.store, "boto3 budgets", cwd=product.sdk.path)
     assert _ids(res) == [first]
-    # "boto3" now starts a second indexed word; the first search saw only one.
-    second = _add(product, "boto3session needs its own retry budget")
-    res = wctx.search(product.store, "boto3", cwd=product.sdk.path)
-    assert sorted(_ids(res)) == sorted([first, second])
+    # "budget" is indexed only now; the first search found no item holding it.
+    second = _add(product, "boto3 needs its own retry budget")
+    res = wctx.search(product.store, "boto3 budgets", cwd=product.sdk.path)
+    assert _ids(res) == [second, first]
     assert res["candidates"] == 2 and res["candidates_exact"] is True
 
 
@@ -58,17 +58,18 @@ def _page_all(store, query, cwd, limit):
     raise AssertionError("paging never ended")
 
 
-def test_a_word_that_starts_many_indexed_words_pages_and_counts_every_match(product):
-    # 12 words start with "widget" (spelt out word by word) and 70 with "gadget" (more than a
-    # query names one by one): paging reaches each item once and the count is exact.
-    widgets = [_add(product, "widget%s resets the upload cursor" % chr(97 + i)) for i in range(12)]
+def test_a_word_written_many_ways_pages_and_counts_every_match(product):
+    # "widget" inside 12 identifiers and "gadget" in 70 items in three inflections: paging reaches
+    # each item once and the count is exact.
+    widgets = [_add(product, "reset%sWidget resets the upload cursor" % chr(65 + i)) for i in range(12)]
     items = [
-        {"kind": "finding", "claim": "gadget%03d leaks a file handle" % i, "repo": "upload-sdk"}
+        {"kind": "finding", "claim": "%s %03d leak a file handle" % (("gadget", "gadgets", "gadget's")[i % 3], i),
+         "repo": "upload-sdk"}
         for i in range(70)
-    ]
+    ]  # fmt: skip
     gadgets = [e["id"] for e in wctx.capture(product.store, items, cwd=product.sdk.path)["evidence"]]
     _add(product, "an unrelated note about retries")
-    for query, expected in (("widget", widgets), ("gadget", gadgets), ("widget gadget", widgets + gadgets)):
+    for query, expected in (("widget", widgets), ("gadgets", gadgets), ("widgets gadget", widgets + gadgets)):
         seen, last = _page_all(product.store, query, product.sdk.path, limit=5)
         assert sorted(seen) == sorted(expected), query
         first = wctx.search(product.store, query, cwd=product.sdk.path, limit=5)
