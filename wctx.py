@@ -7583,10 +7583,18 @@ def _query_coverage(store, terms, cands, anchors):
     matches with column weights, so one common word in a short claim can outscore every rare word
     of the query in a detail; coverage is what keeps that match below the fuller one. The share
     counts terms, not their idf: bm25 has weighed each by its rarity already, and weighing it
-    again let one rare word matched anywhere outrank several of the query's words in a claim."""
-    weight = dict.fromkeys(terms, 1.0)
-    whole = float(len(terms))
-    if len(terms) < 2 or not whole:
+    again let one rare word matched anywhere outrank several of the query's words in a claim.
+    The words of a repository the query names are its name, not content: the named factor
+    counts them once, for every item about it (_query_names), so they weigh nothing here (the
+    reasons still name them among the matched words)."""
+    if len(terms) < 2:
+        return
+    floor = 1.0 / len(terms)  # FTS5 matched it on something: at least one term
+    named = {n for c in cands for what, n in c.named if what == "repository"}
+    name_words = {t for n in named for t in query_terms(n)}
+    weight = {t: 0.0 if t in name_words else 1.0 for t in terms}
+    whole = sum(weight.values())
+    if not whole:
         return
     cands = [c for c in cands if c.tier != "all"]  # FTS5 matched every term: coverage 1.0
     texts = {}
@@ -7602,7 +7610,6 @@ def _query_coverage(store, terms, cands, anchors):
         )
         for rid, claim, detail, summary in cursor:
             texts[rid] = ("%s\n%s" % (claim, detail or ""), summary)
-    floor = 1.0 / whole  # FTS5 matched it on something: at least one term
     in_summary = {}  # summary -> the terms it holds (a session's items share one)
     for c in cands:
         text, summary = texts.get(c.rid, ("", None))

@@ -383,3 +383,22 @@ def test_an_item_citing_code_in_a_named_repository_is_about_it_too(product):
     assert home in _ids(res)
     # Without the name, topology puts the item at home first again.
     assert _ids(wctx.search(product.store, "419 handler", repo="docs-ui"))[0] == home
+
+
+def test_the_words_of_a_named_repository_are_its_name_not_content(product):
+    # Every routine api-gateway note's session summary says "api gateway". The query names the
+    # repository, which boosts all its items alike; its name's words must not also make the
+    # routine notes look like fuller matches than the short answer holding the same two words.
+    routine = [
+        {
+            "kind": "note",
+            "claim": "the clock skew check number %d is covered by the integration tests of the service" % i,
+            "repo": "api-gateway",
+        }
+        for i in range(3)
+    ]
+    wctx.capture(product.store, routine, cwd=product.gateway.path, summary="routine notes in the api gateway")
+    answer, _ = _capture(product, "api-gateway", "clock skew tolerance is five seconds", summary="drift")
+    res = wctx.search(product.store, "what clock skew does api-gateway tolerate", repo="upload-sdk")
+    assert _ids(res)[0] == answer, [(r["claim"], r["reasons"][:2]) for r in res["results"][:3]]
+    assert "query names repository api-gateway" in res["results"][0]["reasons"]
