@@ -699,9 +699,15 @@ def _secret_fragments(folded):
     return found
 
 
-def _has_secret_hint(text):
-    """Whether ``text`` holds a fragment some redaction rule needs."""
-    return bool(_secret_fragments(_secret_fold(text)))
+def _holds_one_of_each(text, groups):
+    """Whether ``text`` holds at least one character of each group (characters a rule needs)."""
+    for group in groups:
+        for c in group:
+            if c in text:
+                break
+        else:
+            return False
+    return True
 
 
 def redact_secrets(text):
@@ -709,11 +715,15 @@ def redact_secrets(text):
     URLs, secret assignments) with [REDACTED …] markers. Best effort; see the README."""
     if not text or not isinstance(text, str):
         return text
-    found = _secret_fragments(_secret_fold(text))
+    return _redact_found(text, _secret_fragments(_secret_fold(text)))
+
+
+def _redact_found(text, found):
+    """redact_secrets(text), given the rule fragments ``text`` holds."""
     if not found:
         return text
     for pattern, replacement, frags, chars in _secret_patterns():
-        if found.isdisjoint(frags) or not all(any(c in text for c in group) for group in chars):
+        if found.isdisjoint(frags) or not _holds_one_of_each(text, chars):
             continue
         redacted = pattern.sub(replacement, text)
         if redacted != text:
@@ -768,11 +778,18 @@ def stored_text(text):
 _STORED_MEMO_CHARS = 4096
 
 
-def _stored_text(text):
-    hint = _has_secret_hint(text)
+def _as_stored(text, found):
+    """Whether ``text``, holding the rule fragments ``found``, is stored as it is: nothing to
+    redact, no control character to strip, no escaped one inside JSON."""
     # A printable string holds no control character (each one _CONTROL_RE strips is in Unicode
     # category Cc or Cf); text with a newline or a tab takes the regex.
-    if not hint and "\\u" not in text and (text.isprintable() or _CONTROL_RE.search(text) is None):
+    return not found and "\\u" not in text and (text.isprintable() or _CONTROL_RE.search(text) is None)
+
+
+def _stored_text(text):
+    found = _secret_fragments(_secret_fold(text))
+    hint = bool(found)
+    if _as_stored(text, found):
         return text  # the common case (ids, names, most prose): nothing to strip or redact
     if text[0] in "[{" and text[-1] in "]}" and ("\\u" in text or hint):
         try:
@@ -788,7 +805,8 @@ def _stored_text(text):
                 redacted = doc  # a rule cut across the JSON syntax: values one by one
             cleaned = _stored_json(redacted)
             return text if cleaned == doc else json.dumps(cleaned)
-    return redact_secrets(strip_controls(text))
+    stripped = strip_controls(text)
+    return _redact_found(text, found) if stripped is text else redact_secrets(stripped)
 
 
 _stored_text_memo = functools.lru_cache(maxsize=8192)(_stored_text)
@@ -806,6 +824,32 @@ def _stored_noting(text):
     if out.__class__ is str and out == text:
         _CLEAN_TEXTS.add(out)
     return out
+
+
+_spaced_fragments = None
+
+
+def _stored_claim(text):
+    """(stored_text(text), its claim_key), each noted in _CLEAN_TEXTS when it is its own stored
+    form. An ASCII claim without a rule fragment gives a key without one too, short of a fragment
+    with a space in it: the key's words are the claim's own letter and digit runs, lower-cased,
+    joined by single spaces. So that key needs no scan of its own, only a look for those."""
+    global _spaced_fragments
+    if text.__class__ is not str or not text.isascii() or len(text) > _STORED_MEMO_CHARS:
+        claim = _stored_noting(text)
+        return claim, claim_key(claim)
+    found = _secret_fragments(text.lower())  # _secret_fold of ASCII text
+    if not _as_stored(text, found):
+        claim = _stored_noting(text)
+        return claim, claim_key(claim)
+    _CLEAN_TEXTS.add(text)
+    key = claim_key(text)
+    if _spaced_fragments is None:
+        frags = {f for rule in _SECRET_RULES for f in rule[0]}
+        _spaced_fragments = tuple(f for f in frags if " " in f and f.replace(" ", "").isalnum())
+    if key.isascii() and key.replace(" ", "").isalnum() and not any(f in key for f in _spaced_fragments):
+        _CLEAN_TEXTS.add(key)
+    return text, key
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1511,6 +1555,29 @@ def _stored_params(params):
     ]
 
 
+def _stored_rows(seq):
+    """executemany's rows with every text value as stored_text makes it. Each distinct value is
+    passed once, and when none changes (the common case) the rows go to SQLite as they are."""
+    rows = seq if seq.__class__ is list else list(seq)
+    if not rows or not {r.__class__ for r in rows} <= {tuple, list}:
+        return [_stored_params(p) for p in rows]
+    import itertools
+
+    try:
+        values = set(itertools.chain.from_iterable(rows))
+    except TypeError:  # an unhashable value: SQLite refuses it, row by row as ever
+        return [_stored_params(p) for p in rows]
+    clean, changed = _CLEAN_TEXTS, {}
+    for v in values:
+        if isinstance(v, str) and v not in clean:
+            out = stored_text(v)
+            if out != v:
+                changed[v] = out
+    if not changed:
+        return rows
+    return [[changed.get(v, v) if isinstance(v, str) else v for v in r] for r in rows]
+
+
 def _is_write(sql):
     return sql.lstrip()[:7].upper() in ("INSERT ", "UPDATE ", "REPLACE", "DELETE ", "INSERT\n", "UPDATE\n")
 
@@ -1531,7 +1598,7 @@ def _store_connection_class():
 
         def executemany(self, sql, seq):
             if _is_write(sql):
-                seq = (_stored_params(p) for p in seq)
+                seq = _stored_rows(seq)
             return super().executemany(sql, seq)
 
     return _StoreConnection
@@ -9291,33 +9358,46 @@ _ABSENT = object()
 
 @functools.lru_cache(maxsize=None)
 def _field_checks(record_type):
-    """(field, check, what check gives an absent field, or _ABSENT when it refuses one): most
-    fields of most records are absent or null, and need no call."""
+    """(field, check, what check gives an absent field, or _ABSENT when it refuses one, the texts
+    check has passed unchanged): most fields of most records are absent or null, and need no
+    call; many others repeat a value already checked (a commit, a repository, a path)."""
     out = []
     for field, check in RECORD_FIELDS[record_type].items():
         try:
             absent = check(None)
         except ValueError:
             absent = _ABSENT
-        out.append((field, check, absent))
+        out.append((field, check, absent, set()))
     return tuple(out)
+
+
+# Each check is a pure function of the value, so a text it returned unchanged once passes again
+# without the call. Short texts only, a bounded number per field; dropped after each import.
+_PASSED_CHARS, _PASSED_MAX = 200, 8192
 
 
 def _validate_fields(record_type, record, prefix=""):
     if not isinstance(record, dict):
         raise _FieldError("%s must be an object" % prefix.rstrip("."))
     clean = {}
-    for field, check, absent in _field_checks(record_type):
+    for field, check, absent, passed in _field_checks(record_type):
         value = record.get(field)
         if value is None and absent is not _ABSENT:
             clean[field] = absent if absent.__class__ not in (list, dict) else absent.__class__()
             continue
+        if value.__class__ is str and value in passed:
+            clean[field] = value
+            continue
         try:
-            clean[field] = check(value)
+            out = clean[field] = check(value)
         except _FieldError as e:
             raise _FieldError("%s%s%s" % (prefix, field, e)) from None
         except ValueError as e:
             raise _FieldError("%s%s: %s" % (prefix, field, e)) from None
+        if out is value and value.__class__ is str and len(value) <= _PASSED_CHARS:
+            if len(passed) >= _PASSED_MAX:
+                passed.clear()
+            passed.add(value)
     return clean
 
 
@@ -9411,16 +9491,37 @@ def _history_rows(rid, rec, known):
     return rows
 
 
+class _GcPaused:
+    """Cyclic garbage collection paused: an import builds hundreds of thousands of small dicts
+    and lists, none in a cycle, and each collection would walk all of them again."""
+
+    __slots__ = ("was",)
+
+    def __enter__(self):
+        import gc
+
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        import gc
+
+        if self.was:
+            gc.enable()
+
+
 def import_evidence(store, paths):
     """Import exported JSONL (files or directories) idempotently, in one transaction."""
-    return _import_records(store, _read_export(paths))
+    with _GcPaused():
+        return _import_records(store, _read_export(paths))
 
 
 def import_evidence_data(store, label, data):
     """Import one export file's bytes (named ``label`` in errors), all or nothing; returns
     (counts, records)."""
-    records = _parse_export(label, data.splitlines(keepends=True))
-    return _import_records(store, records), records
+    with _GcPaused():
+        records = _parse_export(label, data.splitlines(keepends=True))
+        return _import_records(store, records), records
 
 
 _STATUS_ORDER = {"active": 0, "superseded": 1, "retracted": 2}
@@ -9613,6 +9714,7 @@ def _import_records(store, records):
             store.db.execute("PRAGMA cache_size = %d" % before)
     finally:
         _CLEAN_TEXTS.clear()
+        _field_checks.cache_clear()
 
 
 def _import_records_in(store, records):
@@ -9683,8 +9785,8 @@ def _import_records_in(store, records):
                 plan.append((rec, sid, None))
                 continue
             repo = local_repo(rec["repo"], rec.get("root_commit"))
-            claim = _stored_noting(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
-            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, claim_key(claim))))
+            claim, key = _stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, key)))
         new = [(p[1], p[3]) for _, _, p in plan if p is not None]
         dups.load(new)  # every claim the duplicate rule will ask about, before any index is set aside
         deferred = _defer_indexes(store, len(new), next_rid - 1)
@@ -9722,7 +9824,7 @@ def _import_records_in(store, records):
                         batch.confidence.append((confidence, dup["rid"]))
                     if dup["session_id"] != sid:
                         batch.events.append(_event_row(dup["rid"], "seen", sid, "import", None,
-                                                       rec.get("created_at") or utc_now(),
+                                                       rec.get("created_at") or now,
                                                        event_id="evt-seen-" + rec["id"]))  # fmt: skip
                     # Its id there names the twin here: what that machine later does to it (a
                     # status change, a confirmation, a forget) reaches this item.
@@ -9739,7 +9841,7 @@ def _import_records_in(store, records):
                     counts["duplicates"] += 1
                     continue
                 rid, next_rid = next_rid, next_rid + 1
-                stamp = utc_now()
+                stamp = now  # the import's one moment, for a record without its own times
                 detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
                 detail = detail and _stored_noting(detail)
                 batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim,
@@ -10242,7 +10344,8 @@ def sync_memory(store, remote=None, branch=None):
         report.tries = attempt
         tip = _sync_fetch(store, remote, branch)
         tree = _sync_tree(store, tip)
-        _sync_import(store, machine, tree, report)
+        with _GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
+            _sync_import(store, machine, tree, report)
         fingerprint = _store_fingerprint(store)
         if (
             tip is not None

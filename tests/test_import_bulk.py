@@ -311,3 +311,35 @@ def test_a_large_import_killed_midway_leaves_the_store_as_it_was_and_the_next_on
             assert EID % (5000 + i) in {r["id"] for r in hits}, i
     again = run_cli(["import-evidence", big, "--json"])
     assert again.code == 0 and again.json["evidence"] == 0 and again.json["unchanged"] == 450
+
+
+def test_imported_claims_and_keys_are_stored_as_the_redaction_boundary_makes_them(git_repo, tmp_path):
+    # Whatever shortcut the import takes past the boundary for text it already cleaned, the
+    # stored claim and claim key are what stored_text makes of them: secrets of every kind,
+    # control characters, escaped JSON, non-ASCII case folding, prose with no secret at all.
+    import test_security_secrets as secrets
+
+    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n"})
+    texts = [t for _, t, _ in secrets.SECRET_KINDS]
+    texts += ["plain prose about retries %d and the cache" % i for i in range(50)]
+    texts += ["PASSWORD = hunter2 in config", "Stra\u00dfe pa\u00dfword=x", "pa\u017f\u017fword=hunter22",
+              "tab\tand\x1b[31mred\x1b[0m text", '{"note": "\\u001b[2J cleared"}', "[1, 2, 3]",
+              "ends with a lone \\u escape", "private\nkey rotation", "PRIVATE-KEY rotation", "!!!", "x" * 3000]  # fmt: skip
+    with wctx.open_store(str(tmp_path / "s")) as s:
+        wctx.register_repo(s, repo.path)
+        root = s.one("SELECT root_commit FROM repos")["root_commit"]
+        records = [session(0)] + [
+            evidence(i, SID % 0, text, root, repo.head, detail=text) for i, text in enumerate(texts)
+        ]
+        counts = wctx.import_evidence(s, [write(tmp_path / "x.jsonl", records)])
+        assert counts["evidence"] + counts["duplicates"] == len(texts)
+        stored = {r["id"]: r for r in s.all("SELECT id, claim, claim_key, detail FROM evidence")}
+        for i, text in enumerate(texts):
+            row = stored.get(EID % i)
+            if row is None:
+                continue  # a duplicate of an earlier claim
+            claim = wctx.stored_text(text.strip())
+            assert row["claim"] == claim, text
+            assert row["claim_key"] == wctx.stored_text(wctx.claim_key(claim)), text
+            assert row["detail"] == wctx.stored_text(text.strip()), text
+        assert not wctx._CLEAN_TEXTS  # nothing of the import stays behind in memory
