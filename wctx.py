@@ -7377,6 +7377,14 @@ def _scope_clause(scope, kinds, include_inactive):
     return where, params
 
 
+def _plain_rows(store, sql, params):
+    """``store.all`` as plain tuples: search reads these rows by position, and a sqlite3.Row
+    for each of them costs about as much again as the lookup."""
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    return cursor.execute(sql, params).fetchall()
+
+
 def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
     """The ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first.
 
@@ -7384,7 +7392,8 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
     scope), every match is joined: the result is always the joined query's."""
     window = limit * CANDIDATE_WINDOW + len(exclude)
-    ranked = store.all(
+    ranked = _plain_rows(
+        store,
         "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY score LIMIT ?"
         % _BM25,
         (match, window),
@@ -7404,7 +7413,8 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
         while end < len(order) and score[order[end]] == score[order[end - 1]]:
             end += 1
         chunk = order[start:end]
-        rows += store.all(
+        rows += _plain_rows(
+            store,
             "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
             % (_RANK_COLUMNS, ",".join("?" * len(chunk)), clause),
             chunk + list(params),
@@ -7413,7 +7423,8 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
     if len(rows) < limit and len(ranked) >= window:
         if exclude:
             clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
-        rows = store.all(
+        rows = _plain_rows(
+            store,
             "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
             "WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?" % (_RANK_COLUMNS, _BM25, clause),
             [match] + list(params) + list(exclude) + [limit],
@@ -7564,7 +7575,8 @@ def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
     if before_rid is not None:
         clause = " AND f.rowid < ?" + clause
         params = [before_rid] + list(params)
-    rows = store.all(
+    rows = _plain_rows(
+        store,
         "SELECT %s FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s "
         "ORDER BY f.rowid DESC LIMIT ?" % (_RANK_COLUMNS, clause),
         [fts_query(terms)] + list(params) + list(exclude) + [limit],
