@@ -5449,6 +5449,10 @@ def _worst(verdicts):
 
 
 WARM_PAIRS = 20000  # a repository's cited (path, commit) pairs asked of git at once, at most
+# Whether this process lives long enough for FreshnessChecker._warm to pay: the MCP server says so
+# when it starts serving. A one-shot command (search, verify, a hook) asks git about what it
+# shows only: warming reads every cited pair of a repository, which a page never needs.
+WARM_GIT_VIEWS = False
 FILE_MEMO_BYTES = 64 * 1024 * 1024  # cited files a verify keeps in memory while it runs
 
 
@@ -5635,6 +5639,8 @@ class FreshnessChecker:
         every commit the repository's items were recorded at, and each path they cite at HEAD
         and at that commit, in one cat-file, so that later calls over other items of the
         repository find git's answers there (up to WARM_PAIRS cited paths and commits)."""
+        if not (self.shared and WARM_GIT_VIEWS):  # a fresh GitRepo (verify) forgets it at once
+            return
         pairs = None
         for path in repo.all_checkouts():
             g, _ = self._git_at(repo, path)

@@ -2106,6 +2106,7 @@ def main(argv=None, core=None, home=None, stdin=None, stdout=None):
 
     tools = Tools(core, home=options.home, repo=options.repo, workspace=options.workspace)
     connection = Connection(tools, getattr(core, "__version__", "0"), log=_log)
+    core.WARM_GIT_VIEWS = True  # a long-lived process: git's answers about a checkout are reused
     try:
         return serve(connection, stdin, stdout)
     except (BrokenPipeError, KeyboardInterrupt):

@@ -747,3 +747,26 @@ def test_a_python_file_ast_cannot_handle_falls_back_instead_of_crashing(product,
     sdk.write("src/generated.py", deep.replace("return x", "return -x"))
     code, item = verify_one(run_cli, eid)
     assert (code, item["verdict"]) == (1, "stale")
+
+
+def test_a_one_shot_verify_or_search_asks_git_about_the_items_it_shows_only(product, monkeypatch):
+    """Asking git about every path a repository's items cite pays only in a long-lived process
+    (the MCP server); a command that checks one item must not do that work for all of them."""
+    for i in range(30):
+        capture(product, ["src/upload/upload.ts"], claim="unrelated finding number %d" % i)
+    eid = capture(product, [CLIENT], claim="the one item asked about")
+    asked = []
+    real = wctx.GitRepo.batch_check
+
+    def spy(self, specs):
+        specs = list(specs)
+        asked.extend(specs)
+        return real(self, specs)
+
+    monkeypatch.setattr(wctx.GitRepo, "batch_check", spy)
+    wctx._GIT_VIEWS.clear()
+    assert wctx.verify(product.store, ids=[eid])["items"][0]["verdict"] == "current"
+    wctx._GIT_VIEWS.clear()
+    hits = wctx.search(product.store, "the one item asked about", cwd=product.ui.path, limit=1)["results"]
+    assert [h["id"] for h in hits] == [eid]
+    assert asked and not any("upload.ts" in s for s in asked)  # nothing about the other items' file
