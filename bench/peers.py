@@ -47,18 +47,9 @@ def load(data, corpus_path):
     import wctx
 
     store = wctx.open_store()  # WCTX_HOME, as the harness sets it for this peer
-    for name in names:
-        wctx.register_repo(store, paths[name], workspace="bench")
-    roots = {r["name"]: r["root_commit"] for r in wctx.list_repos(store)}
-    store.close()
-    heads = {
-        name: subprocess.run(
-            ["git", "-C", paths[name], "rev-parse", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
-        for name in names
-    }
     export = os.path.join(data, "export.jsonl")
-    search_floor.write_export(rows, export, False, roots, heads)
+    search_floor.register_and_export(wctx, store, names, paths, rows, export, False)
+    store.close()
     subprocess.run(
         [sys.executable, os.path.join(ROOT, "wctx.py"), "import-evidence", export],
         check=True,

@@ -130,6 +130,21 @@ def floor_expr(query):
     return " ".join('"%s"' % w for w in re.findall(r"\w+", query.lower())) or '""'
 
 
+def register_and_export(core, store, names, paths, corpus, export, anchored):
+    """Register the repositories in one workspace with ``core`` (a wctx module) and write the
+    corpus as an export file stamped with each repository's root commit and HEAD."""
+    for name in names:
+        core.register_repo(store, paths[name], workspace="bench")
+    roots = {r["name"]: r["root_commit"] for r in core.list_repos(store)}
+    heads = {
+        name: subprocess.run(
+            ["git", "-C", paths[name], "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        for name in names
+    }
+    write_export(corpus, export, anchored, roots, heads)
+
+
 def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out):
     tag = "%s-%d" % ("anchored" if anchored else "plain", n)
     base = os.path.join(tmp, tag)
@@ -139,17 +154,8 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out):
     paths = make_repos(os.path.join(base, "repos"), names)
     home = os.path.join(base, "home")
     store = wctx.open_store(home)
-    for name in names:
-        wctx.register_repo(store, paths[name], workspace="bench")
-    roots = {r["name"]: r["root_commit"] for r in wctx.list_repos(store)}
     export = os.path.join(base, "export.jsonl")
-    heads = {
-        name: subprocess.run(
-            ["git", "-C", paths[name], "rev-parse", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
-        for name in names
-    }
-    write_export(corpus, export, anchored, roots, heads)
+    register_and_export(wctx, store, names, paths, corpus, export, anchored)
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "wctx.py"), "--home", home, "import-evidence", export],
                           capture_output=True, text=True)  # fmt: skip

@@ -62,18 +62,9 @@ def build(core_path, corpus_mod, n, anchored, base):
     paths = search_floor.make_repos(os.path.join(base, "repos"), names)
     home = os.path.join(base, "home")
     store = core.open_store(home)
-    for name in names:
-        core.register_repo(store, paths[name], workspace="bench")
-    roots = {r["name"]: r["root_commit"] for r in core.list_repos(store)}
-    store.close()
-    heads = {
-        name: subprocess.run(
-            ["git", "-C", paths[name], "rev-parse", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
-        for name in names
-    }
     export = os.path.join(base, "export.jsonl")
-    search_floor.write_export(corpus, export, anchored, roots, heads)
+    search_floor.register_and_export(core, store, names, paths, corpus, export, anchored)
+    store.close()
     proc = subprocess.run([sys.executable, core_path, "--home", home, "import-evidence", export],
                           capture_output=True, text=True)  # fmt: skip
     if proc.returncode != 0:
@@ -82,6 +73,9 @@ def build(core_path, corpus_mod, n, anchored, base):
 
 
 def cold_pass(core, home, origin, queries):
+    """The first searches of a long-lived process (as the MCP server runs them: it warms git's
+    answers about each checkout, WARM_GIT_VIEWS) over an empty freshness cache."""
+    core.WARM_GIT_VIEWS = True
     store = core.open_store(home)
     store.db.execute("DELETE FROM freshness_cache")
     started = []
