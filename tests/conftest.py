@@ -330,3 +330,16 @@ def missing(reason):
     if os.environ.get("CI") == "true":
         pytest.fail("%s (required under CI=true)" % reason)
     pytest.skip(reason)
+
+
+def capture_item(product, claim, repo="upload-sdk", detail=None, files=None, summary=None, session_id=None):
+    """Capture one finding about ``repo`` of the ``product`` fixture, from that repository's
+    checkout; returns (evidence id, session id)."""
+    cwd = {"upload-sdk": product.sdk, "docs-ui": product.ui, "api-gateway": product.gateway}[repo].path
+    item = {"kind": "finding", "claim": claim, "repo": repo}
+    if detail:
+        item["detail"] = detail
+    if files:
+        item["files"] = files
+    res = wctx.capture(product.store, [item], cwd=cwd, summary=summary, session_id=session_id)
+    return res["evidence"][0]["id"], res["session"]

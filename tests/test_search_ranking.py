@@ -4,18 +4,13 @@ every-term candidates never starve a page, and paging reaches the last match."""
 
 from __future__ import annotations
 
+from conftest import capture_item
+
 import wctx
 
 
 def _capture(product, repo, claim, detail=None, files=None, summary=None, session_id=None):
-    cwd = {"upload-sdk": product.sdk, "docs-ui": product.ui, "api-gateway": product.gateway}[repo].path
-    item = {"kind": "finding", "claim": claim, "repo": repo}
-    if detail:
-        item["detail"] = detail
-    if files:
-        item["files"] = files
-    res = wctx.capture(product.store, [item], cwd=cwd, summary=summary, session_id=session_id)
-    return res["evidence"][0]["id"], res["session"]
+    return capture_item(product, claim, repo, detail, files, summary, session_id)
 
 
 def _ids(res):

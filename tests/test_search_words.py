@@ -8,18 +8,13 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from conftest import capture_item
 
 import wctx
 
 
 def _add(product, claim, repo="upload-sdk", detail=None, files=None, summary=None):
-    cwd = {"upload-sdk": product.sdk, "docs-ui": product.ui, "api-gateway": product.gateway}[repo].path
-    item = {"kind": "finding", "claim": claim, "repo": repo}
-    if detail:
-        item["detail"] = detail
-    if files:
-        item["files"] = files
-    return wctx.capture(product.store, [item], cwd=cwd, summary=summary)["evidence"][0]["id"]
+    return capture_item(product, claim, repo, detail, files, summary)[0]
 
 
 def _found(product, query, repo="upload-sdk"):
