@@ -6946,14 +6946,11 @@ RESULT_FIELDS = (
 SEARCH_RESULT_FIELDS = RESULT_FIELDS + (("reasons", "array"), ("freshness", "object"))
 
 
-def _result_dict(row, anchors):
-    files = []
-    for a in anchors:
-        if a["path"]:
-            spec = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
-            if a["repo_name"] != row["repo_name"]:
-                spec = a["repo_name"] + ":" + spec
-            files.append(spec)
+def _result_dict(row, anchors, files=None, now=None):
+    """One item as search, show, sessions and the overview return it (RESULT_FIELDS); ``files``
+    when the caller has them from ``anchors`` already."""
+    if files is None:
+        files = _anchor_files(row, anchors)
     return {
         "id": row["id"],
         "kind": row["kind"],
@@ -6967,8 +6964,21 @@ def _result_dict(row, anchors):
         "superseded_by": row["superseded_by"],
         "files": files,
         "confirmed_at": row["confirmed_at"],
-        "age": age_text(row["created_at"], row["confirmed_at"]),
+        "age": age_text(row["created_at"], row["confirmed_at"], now),
     }
+
+
+def _anchor_files(row, anchors):
+    """An item's cited files as results list them: path#symbol, prefixed with the repository's
+    name where it is not the item's own."""
+    files = []
+    for a in anchors:
+        if a["path"]:
+            spec = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+            if a["repo_name"] != row["repo_name"]:
+                spec = a["repo_name"] + ":" + spec
+            files.append(spec)
+    return files
 
 
 class SearchScope:
@@ -7629,6 +7639,63 @@ def _symbol_words(symbol):
     return tuple(q.lower() for p in parts for q in (split_identifier(p) or [p]))
 
 
+def _claim_text(row):
+    """What of an item's own text search matches words in besides what it cites."""
+    return (row["claim"] or "") + "\n" + (row["detail"] or "")
+
+
+def _words_of(text):
+    """The index words of ``text`` as a set (index_text): what _term_hits matches terms in."""
+    return frozenset(index_text(text).split()) if text else frozenset()
+
+
+def _term_hits(terms, words):
+    """The query terms matching an index word in ``words`` (_words_of): _word_hits on a text
+    whose words are already known."""
+    return [t for t in terms if any(form in words for form in _forms(t)[0])]
+
+
+class ItemView:
+    """What search reads of one evidence item, kept per store generation (_item_views): its row
+    (with the session summary), its anchors (SEARCH_ANCHOR_COLUMNS), the index words of its
+    claim and detail, of what it cites, of each cited symbol and path and of its session's
+    summary, its result's file list and the latest imported session that edited a cited file."""
+
+    __slots__ = ("row", "anchors", "text_words", "cited_words", "anchor_words", "summary_words", "files", "edited")
+
+    def __init__(self, row, anchors, edited):
+        self.row = row
+        self.anchors = anchors
+        self.text_words = _words_of(_claim_text(row))
+        self.anchor_words = tuple(
+            (a["symbol"], _words_of(a["symbol"]), a["path"], _words_of(a["path"])) for a in anchors
+        )
+        self.cited_words = frozenset().union(*(w for _, sw, _, pw in self.anchor_words for w in (sw, pw)))
+        self.summary_words = _words_of(row["session_summary"])
+        self.files = _anchor_files(row, anchors)
+        self.edited = edited
+
+
+ITEM_VIEWS_KEPT = 20000  # item views a process keeps for one store generation before starting over
+
+
+def _item_views(store, rids):
+    """{rid: ItemView} for these evidence rows, read once per store generation: a later search
+    over the same items (the usual case: a session asks about the same code again) reads no row,
+    anchor or session of them again and splits none of their texts."""
+    views = store.memo(("item-views",), dict)
+    missing = [rid for rid in dict.fromkeys(rids) if rid not in views]
+    if missing:
+        if len(views) + len(missing) > ITEM_VIEWS_KEPT:
+            views.clear()
+        rows = _evidence_rows(store, missing)
+        anchors = _load_anchors(store, list(rows), SEARCH_ANCHOR_COLUMNS)
+        edited = _session_edits(store, anchors)
+        for rid, row in rows.items():
+            views[rid] = ItemView(row, anchors[rid], edited.get(rid))
+    return {rid: views[rid] for rid in rids if rid in views}
+
+
 def _query_names(store, raw_query, terms, cands, anchors):
     """Mark each candidate with what of it the query names: its repository or one whose code it
     cites (the name as a word of the query), a symbol it cites (every part of the symbol among the
@@ -7661,7 +7728,7 @@ def _query_names(store, raw_query, terms, cands, anchors):
         c.named = tuple(dict.fromkeys(named))
 
 
-def _query_coverage(store, terms, cands, anchors):
+def _query_coverage(terms, cands, views):
     """Mark each candidate with the share of the query it answers: the number of the query's
     terms its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE for each
     one only its session summary holds, over the number of terms. bm25 adds up what an item
@@ -7681,34 +7748,22 @@ def _query_coverage(store, terms, cands, anchors):
     whole = sum(weight.values())
     if not whole:
         return
-    cands = [c for c in cands if c.tier != "all"]  # FTS5 matched every term: coverage 1.0
-    texts = {}
-    rids = [c.rid for c in cands]
-    cursor = store.db.cursor()
-    cursor.row_factory = None  # plain tuples: no sqlite3.Row per row
-    for i in range(0, len(rids), 500):
-        chunk = rids[i : i + 500]
-        cursor.execute(
-            "SELECT e.rid, e.claim, e.detail, s.summary FROM evidence e JOIN sessions s ON s.id = e.session_id "
-            "WHERE e.rid IN (%s)" % ",".join("?" * len(chunk)),
-            chunk,
-        )
-        for rid, claim, detail, summary in cursor:
-            texts[rid] = ("%s\n%s" % (claim, detail or ""), summary)
-    in_summary = {}  # summary -> the terms it holds (a session's items share one)
     for c in cands:
-        text, summary = texts.get(c.rid, ("", None))
+        if c.tier == "all":  # FTS5 matched every term: coverage 1.0
+            continue
+        view = views.get(c.rid)
+        if view is None:
+            continue
         # The claim and detail apart from what it cites: the result's reasons name these hits.
-        c.text_hits = _word_hits(terms, text)
-        cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
+        c.text_hits = _term_hits(terms, view.text_words)
         own = set(c.text_hits)
         if len(own) < len(terms):
-            own.update(_word_hits([t for t in terms if t not in own], cited))
+            own.update(_term_hits([t for t in terms if t not in own], view.cited_words))
         share = sum(weight[t] for t in own)
-        if summary and len(own) < len(terms):
-            if summary not in in_summary:
-                in_summary[summary] = _word_hits(terms, summary)
-            share += RANK_SUMMARY_SHARE * sum(weight[t] for t in in_summary[summary] if t not in own)
+        if len(own) < len(terms) and view.summary_words:
+            share += RANK_SUMMARY_SHARE * sum(
+                weight[t] for t in _term_hits(terms, view.summary_words) if t not in own
+            )
         c.coverage = max(floor, share / whole)
 
 
@@ -7794,11 +7849,13 @@ def search(
         cands = _fallback_candidates(store, scope, where, params, limit, files=files, cwd=cwd)
 
     # rerank
+    views = {}
     anchors = {}
     if mode == "text" and rank != "fts":
-        anchors = _load_anchors(store, [c.rid for c in cands], SEARCH_ANCHOR_COLUMNS)
+        views = _item_views(store, [c.rid for c in cands])
+        anchors = {rid: v.anchors for rid, v in views.items()}
         _query_names(store, query, terms, cands, anchors)
-        _query_coverage(store, terms, cands, anchors)
+        _query_coverage(terms, cands, views)
         _rerank(cands, scope, time.time())
     fresh = {}
 
@@ -7821,9 +7878,10 @@ def search(
             break
         missing += [c.rid for c in ordered[want:batch] if c.rid not in fresh]
         batch += limit
-        more = [r for r in missing if r not in anchors]
+        more = [r for r in missing if r not in views]
         if more:
-            anchors.update(_load_anchors(store, more, SEARCH_ANCHOR_COLUMNS))
+            views.update(_item_views(store, more))
+            anchors.update((rid, views[rid].anchors) for rid in more if rid in views)
         fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
         if rank == "fts":
             break
@@ -7847,24 +7905,22 @@ def search(
         next_page = "r%d" % page_cands[limit - 1].rid if len(page_cands) > limit else None
         page_cands = page_cands[:limit]
         after = ["r%d" % c.rid for c in page_cands]
-        more = [c.rid for c in page_cands if c.rid not in anchors]
+        more = [c.rid for c in page_cands if c.rid not in views]
         if more:
-            anchors.update(_load_anchors(store, more, SEARCH_ANCHOR_COLUMNS))
+            views.update(_item_views(store, more))
+            anchors.update((rid, views[rid].anchors) for rid in more if rid in views)
         missing = [c.rid for c in page_cands if c.rid not in fresh]
         fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
 
     # explain
-    rids = [c.rid for c in page_cands]
-    rows = _evidence_rows(store, rids)
-    edited_by = _session_edits(store, {rid: anchors.get(rid, []) for rid in rids})
     results = []
+    now = time.time()
     for c in page_cands:
-        row = rows[c.rid]
-        item = _result_dict(row, anchors[c.rid])
+        view = views[c.rid]
+        row = view.row
+        item = _result_dict(row, None, files=list(view.files), now=now)
         f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
-        facts = _result_facts(
-            terms, row, anchors[c.rid], c, scope, edited_by.get(c.rid), f, mode, item["age"]
-        )
+        facts = _result_facts(terms, view, c, scope, f, mode, item["age"])
         item["reasons"] = explain(facts)
         item["freshness"] = {"verdict": f["verdict"], "reasons": f["reasons"]}
         results.append(item)
@@ -7890,13 +7946,9 @@ def search(
     }
 
 
-def _claim_text(row):
-    """What of an item's own text search matches words in besides what it cites."""
-    return (row["claim"] or "") + "\n" + (row["detail"] or "")
-
-
-def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode, age):
-    """The facts ``explain`` needs for one result."""
+def _result_facts(terms, view, cand, scope, fresh, mode, age):
+    """The facts ``explain`` needs for one result (``view``: its ItemView)."""
+    row = view.row
     text_hits = symbol_hits = path_hits = summary_hits = ()
     fallback = code_reference = None
     if mode == "fallback" and isinstance(cand.tier, CodeReference):
@@ -7904,13 +7956,13 @@ def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode, age):
     elif mode == "fallback":
         fallback = cand.tier
     else:
-        text_hits = cand.text_hits if cand.text_hits is not None else _word_hits(terms, _claim_text(row))
-        symbol_hits = [a["symbol"] for a in anchors if a["symbol"] and _word_hits(terms, a["symbol"])]
+        text_hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
+        symbol_hits = [sym for sym, words, _, _ in view.anchor_words if sym and _term_hits(terms, words)]
         path_hits = list(
-            dict.fromkeys(a["path"] for a in anchors if a["path"] and _word_hits(terms, a["path"]))
+            dict.fromkeys(path for _, _, path, words in view.anchor_words if path and _term_hits(terms, words))
         )
         if not (text_hits or symbol_hits or path_hits):
-            summary_hits = _word_hits(terms, row["session_summary"] or "")
+            summary_hits = _term_hits(terms, view.summary_words)
     reach = scope.topology.reach.get(row["repo_id"])
     if reach is None:
         where = (
@@ -7927,7 +7979,7 @@ def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode, age):
         fallback=fallback,
         code_reference=code_reference,
         reach=where,
-        edited=edited,
+        edited=view.edited,
         confidence=row["confidence"],
         status=row["status"],
         superseded_by=row["superseded_by"],
