@@ -7661,7 +7661,16 @@ class ItemView:
     claim and detail, of what it cites, of each cited symbol and path and of its session's
     summary, its result's file list and the latest imported session that edited a cited file."""
 
-    __slots__ = ("row", "anchors", "text_words", "cited_words", "anchor_words", "summary_words", "files", "edited")
+    __slots__ = (
+        "row",
+        "anchors",
+        "text_words",
+        "cited_words",
+        "anchor_words",
+        "summary_words",
+        "files",
+        "edited",
+    )
 
     def __init__(self, row, anchors, edited):
         self.row = row
@@ -7959,7 +7968,9 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
         text_hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
         symbol_hits = [sym for sym, words, _, _ in view.anchor_words if sym and _term_hits(terms, words)]
         path_hits = list(
-            dict.fromkeys(path for _, _, path, words in view.anchor_words if path and _term_hits(terms, words))
+            dict.fromkeys(
+                path for _, _, path, words in view.anchor_words if path and _term_hits(terms, words)
+            )
         )
         if not (text_hits or symbol_hits or path_hits):
             summary_hits = _term_hits(terms, view.summary_words)
