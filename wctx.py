@@ -7393,6 +7393,29 @@ def _scope_clause(scope, kinds, include_inactive):
     return where, params
 
 
+def _scope_test(scope, kinds, include_inactive):
+    """The conditions of _scope_clause as a test of an evidence row held in memory (an ItemView's):
+    True when the row is in scope and passes the filters."""
+    kinds = frozenset(kinds or ())
+    repo_ids = None if scope.repo_ids is None else frozenset(scope.repo_ids)
+
+    def admits(row):
+        return (
+            (include_inactive or row["status"] == "active")
+            and (not kinds or row["kind"] in kinds)
+            and (repo_ids is None or row["repo_id"] in repo_ids)
+        )
+
+    return admits
+
+
+def _rank_values(row):
+    """_RANK_COLUMNS of an evidence row held in memory, as SQL would compute them."""
+    created, confirmed = row["created_at"], row["confirmed_at"]
+    renewed = None if created is None else max(created, confirmed or "")
+    return (row["rid"], row["repo_id"], row["kind"], row["confidence"], renewed)
+
+
 def _plain_rows(store, sql, params):
     """``store.all`` as plain tuples: search reads these rows by position, and a sqlite3.Row
     for each of them costs about as much again as the lookup."""
@@ -7401,12 +7424,14 @@ def _plain_rows(store, sql, params):
     return cursor.execute(sql, params).fetchall()
 
 
-def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
+def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits=None):
     """The ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first.
 
     FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are looked
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
-    scope), every match is joined: the result is always the joined query's."""
+    scope), every match is joined: the result is always the joined query's. ``admits``
+    (_scope_test of the same scope) filters rows this process holds already (_item_views) without
+    looking them up again."""
     window = limit * CANDIDATE_WINDOW + len(exclude)
     ranked = _plain_rows(
         store,
@@ -7423,18 +7448,24 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
     # filter: an unfiltered search reads ~limit rows, not the window. A step ends after every row
     # tied with its last score, so the sort below sees what it would over the whole window.
     order = list(score)
+    views = store.memo(("item-views",), None) if admits is not None else None
     rows, start = [], 0
     while start < len(order) and len(rows) < limit:
         end = min(len(order), start + max(limit - len(rows) + 8, start))  # a narrow scope: doubling steps
         while end < len(order) and score[order[end]] == score[order[end - 1]]:
             end += 1
         chunk = order[start:end]
-        rows += _plain_rows(
-            store,
-            "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
-            % (_RANK_COLUMNS, ",".join("?" * len(chunk)), clause),
-            chunk + list(params),
-        )
+        if views:
+            held = [views[rid].row for rid in chunk if rid in views]
+            rows += [_rank_values(row) for row in held if admits(row)]
+            chunk = [rid for rid in chunk if rid not in views]
+        if chunk:
+            rows += _plain_rows(
+                store,
+                "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
+                % (_RANK_COLUMNS, ",".join("?" * len(chunk)), clause),
+                chunk + list(params),
+            )
         start = end
     if len(rows) < limit and len(ranked) >= window:
         if exclude:
@@ -7474,7 +7505,7 @@ def _summary_matches(store, terms, where, params, limit, exclude):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], strength[r[5]], "summary") for r in rows]
 
 
-def _text_candidates(store, terms, where, params, pool, rank, fill_to):
+def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=None):
     """Candidates for query ``terms``, best text match first, at most ``pool`` of them.
 
     ``--rank fts`` is plain FTS5: every term ORed, bm25 order. The default asks for rows holding
@@ -7483,9 +7514,9 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
     rarest term), then items whose session summary matches. So the work does not grow with the
     number of rows that hold a common word of the query."""
     if rank == "fts":
-        return _ranked_matches(store, fts_query(terms), where, params, pool, "any")
+        return _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits=admits)
     found = (
-        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all")
+        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all", admits=admits)
         if len(terms) > 1 and not any(_matches_nothing(store, t) for t in terms)
         else []
     )
@@ -7502,7 +7533,7 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
         if rare:
             seen = [c.rid for c in found]
             found += _ranked_matches(
-                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen
+                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen, admits
             )
     if len(found) < fill_to:
         seen = [c.rid for c in found]
@@ -7852,7 +7883,8 @@ def search(
     head_size = max(CANDIDATE_FLOOR, limit)
     mode = "text"
     fill_to = min(head_size, (offset or 0) + limit)
-    cands = _text_candidates(store, terms, where, params, head_size, rank, fill_to) if terms else []
+    admits = _scope_test(scope, kinds, include_inactive)
+    cands = _text_candidates(store, terms, where, params, head_size, rank, fill_to, admits) if terms else []
     if not cands:
         mode = "fallback"  # no searchable words, or nothing matched them: still help
         cands = _fallback_candidates(store, scope, where, params, limit, files=files, cwd=cwd)
