@@ -7910,15 +7910,16 @@ def search(
     want = min((offset or 0) + limit, head_size)
     heads = {}  # each checkout read once per search
     repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
-    batch = want  # the page first; when freshness reorders it, a little past it at once
+    first = True  # the page first; when freshness reorders it, as many again past it at once
     while True:
         ordered = sorted(cands, key=lambda c: (-final(c), -c.rid))
         top = ordered[:want]
         missing = [c.rid for c in top if c.rid not in fresh]
         if not missing:
             break
-        missing += [c.rid for c in ordered[want:batch] if c.rid not in fresh]
-        batch += limit
+        if not first:
+            missing += [c.rid for c in ordered[want:] if c.rid not in fresh][: len(missing)]
+        first = False
         more = [r for r in missing if r not in views]
         if more:
             views.update(_item_views(store, more))
