@@ -6602,6 +6602,14 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     them in the store (select_terms), so a long query keeps its most informative words."""
     if not isinstance(text, str):
         return []
+    # Remembered for queries of a usual length; a pasted log is neither repeated nor kept.
+    terms = _query_terms(text, limit) if len(text) <= 2000 else _query_terms.__wrapped__(text, limit)
+    return list(terms)
+
+
+@functools.lru_cache(maxsize=1024)
+def _query_terms(text, limit):
+    """query_terms as a tuple, remembered: an agent asks the same questions again."""
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
     terms = {}
     for raw in _TERM_RE.findall(text[:QUERY_SCAN_CHARS]):
@@ -6613,7 +6621,7 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
             terms.setdefault(word, None)
         if len(terms) >= limit:
             break
-    return list(terms)[:limit]
+    return tuple(terms)[:limit]
 
 
 _VOWELS = frozenset("aeiou")
@@ -7026,9 +7034,25 @@ class ResultFacts:
         "reach", "edited", "confidence", "status", "superseded_by", "freshness", "age",
     )  # fmt: skip
 
-    def __init__(self, **values):
-        for name in self.__slots__:
-            setattr(self, name, values.get(name))
+    def __init__(
+        self, text_hits=None, symbol_hits=None, path_hits=None, summary_hits=None, named=None, fallback=None,
+        code_reference=None, reach=None, edited=None, confidence=None, status=None, superseded_by=None,
+        freshness=None, age=None,
+    ):  # fmt: skip
+        self.text_hits = text_hits
+        self.symbol_hits = symbol_hits
+        self.path_hits = path_hits
+        self.summary_hits = summary_hits
+        self.named = named
+        self.fallback = fallback
+        self.code_reference = code_reference
+        self.reach = reach
+        self.edited = edited
+        self.confidence = confidence
+        self.status = status
+        self.superseded_by = superseded_by
+        self.freshness = freshness
+        self.age = age
 
 
 def _freshness_reason(fresh):
@@ -7425,7 +7449,8 @@ def _plain_rows(store, sql, params):
 
 
 def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits=None):
-    """The ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first.
+    """(the ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first;
+    whether more in scope are known to match).
 
     FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are looked
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
@@ -7442,7 +7467,7 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits
     skip = set(exclude)
     score = {r[0]: r[1] for r in ranked if r[0] not in skip}
     if not score:
-        return []
+        return [], False
     clause = "".join(" AND " + w for w in where)
     # Looked up best first, a little more than ``limit`` at a time, until ``limit`` pass the
     # filter: an unfiltered search reads ~limit rows, not the window. A step ends after every row
@@ -7479,7 +7504,7 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits
         score = {r[0]: r[5] for r in rows}
     out = [Candidate(r[0], r[1], r[2], r[3], r[4], -score[r[0]], tier) for r in rows]
     out.sort(key=lambda c: (-c.strength, -c.rid))
-    return out[:limit]
+    return out[:limit], len(out) > limit
 
 
 def _summary_matches(store, terms, where, params, limit, exclude):
@@ -7506,7 +7531,8 @@ def _summary_matches(store, terms, where, params, limit, exclude):
 
 
 def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=None):
-    """Candidates for query ``terms``, best text match first, at most ``pool`` of them.
+    """(candidates for query ``terms``, best text match first, at most ``pool`` of them; whether
+    more items in scope are known to match a term).
 
     ``--rank fts`` is plain FTS5: every term ORed, bm25 order. The default asks for rows holding
     every term first; only when those are fewer than ``fill_to`` does it add rows matching the rarest
@@ -7515,10 +7541,10 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=No
     number of rows that hold a common word of the query."""
     if rank == "fts":
         return _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits=admits)
-    found = (
+    found, beyond = (
         _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all", admits=admits)
         if len(terms) > 1 and not any(_matches_nothing(store, t) for t in terms)
-        else []
+        else ([], False)
     )
     if len(found) < fill_to:
         df = _doc_freqs(store, terms)
@@ -7532,13 +7558,15 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=No
             postings += df[t]
         if rare:
             seen = [c.rid for c in found]
-            found += _ranked_matches(
+            more, beyond_rare = _ranked_matches(
                 store, fts_query(rare), where, params, fill_to - len(found), "rare", seen, admits
             )
+            found += more
+            beyond = beyond or beyond_rare
     if len(found) < fill_to:
         seen = [c.rid for c in found]
         found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
-    return found
+    return found, beyond
 
 
 def _matches_nothing(store, term):
@@ -7884,7 +7912,11 @@ def search(
     mode = "text"
     fill_to = min(head_size, (offset or 0) + limit)
     admits = _scope_test(scope, kinds, include_inactive)
-    cands = _text_candidates(store, terms, where, params, head_size, rank, fill_to, admits) if terms else []
+    cands, beyond = (
+        _text_candidates(store, terms, where, params, head_size, rank, fill_to, admits)
+        if terms
+        else ([], False)
+    )
     if not cands:
         mode = "fallback"  # no searchable words, or nothing matched them: still help
         cands = _fallback_candidates(store, scope, where, params, limit, files=files, cwd=cwd)
@@ -7937,7 +7969,7 @@ def search(
         after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
         if want < len(ordered):
             next_page = "o%d" % want
-        elif mode == "text" and _more_matches(store, terms, where, params, cands, matches, exact):
+        elif mode == "text" and (beyond or _more_matches(store, terms, where, params, cands, matches, exact)):
             next_page = "r0"  # the ranked head is done; every other match follows, newest first
         else:
             next_page = None
