@@ -7418,26 +7418,42 @@ def _scope_clause(scope, kinds, include_inactive):
 
 
 def _scope_test(scope, kinds, include_inactive):
-    """The conditions of _scope_clause as a test of an evidence row held in memory (an ItemView's):
-    True when the row is in scope and passes the filters."""
+    """The conditions of _scope_clause as a test of a row of _rank_rows: True when the item is in
+    scope and passes the filters."""
     kinds = frozenset(kinds or ())
     repo_ids = None if scope.repo_ids is None else frozenset(scope.repo_ids)
 
     def admits(row):
         return (
-            (include_inactive or row["status"] == "active")
-            and (not kinds or row["kind"] in kinds)
-            and (repo_ids is None or row["repo_id"] in repo_ids)
+            (include_inactive or row[5] == "active")
+            and (not kinds or row[2] in kinds)
+            and (repo_ids is None or row[1] in repo_ids)
         )
 
     return admits
 
 
-def _rank_values(row):
-    """_RANK_COLUMNS of an evidence row held in memory, as SQL would compute them."""
-    created, confirmed = row["created_at"], row["confirmed_at"]
-    renewed = None if created is None else max(created, confirmed or "")
-    return (row["rid"], row["repo_id"], row["kind"], row["confidence"], renewed)
+RANK_ROWS_KEPT = 50000  # rows _rank_rows keeps for one store generation before starting over
+
+
+def _rank_rows(store, rids):
+    """{rid: (_RANK_COLUMNS..., status)} for these evidence rows, read once per store generation:
+    the same matches come back query after query."""
+    memo = store.memo(("rank-rows",), dict)
+    missing = [rid for rid in rids if rid not in memo]
+    if missing:
+        if len(memo) + len(missing) > RANK_ROWS_KEPT:
+            memo.clear()
+        for i in range(0, len(missing), 500):
+            chunk = missing[i : i + 500]
+            for row in _plain_rows(
+                store,
+                "SELECT %s, e.status FROM evidence e WHERE e.rid IN (%s)"
+                % (_RANK_COLUMNS, ",".join("?" * len(chunk))),
+                chunk,
+            ):
+                memo[row[0]] = row
+    return memo
 
 
 def _plain_rows(store, sql, params):
@@ -7455,8 +7471,7 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits
     FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are looked
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
     scope), every match is joined: the result is always the joined query's. ``admits``
-    (_scope_test of the same scope) filters rows this process holds already (_item_views) without
-    looking them up again."""
+    (_scope_test of the same scope) filters the rows in memory (_rank_rows) instead of in SQL."""
     window = limit * CANDIDATE_WINDOW + len(exclude)
     ranked = _plain_rows(
         store,
@@ -7473,18 +7488,16 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits
     # filter: an unfiltered search reads ~limit rows, not the window. A step ends after every row
     # tied with its last score, so the sort below sees what it would over the whole window.
     order = list(score)
-    views = store.memo(("item-views",), None) if admits is not None else None
     rows, start = [], 0
     while start < len(order) and len(rows) < limit:
         end = min(len(order), start + max(limit - len(rows) + 8, start))  # a narrow scope: doubling steps
         while end < len(order) and score[order[end]] == score[order[end - 1]]:
             end += 1
         chunk = order[start:end]
-        if views:
-            held = [views[rid].row for rid in chunk if rid in views]
-            rows += [_rank_values(row) for row in held if admits(row)]
-            chunk = [rid for rid in chunk if rid not in views]
-        if chunk:
+        if admits is not None:
+            held = _rank_rows(store, chunk)
+            rows += [held[rid] for rid in chunk if rid in held and admits(held[rid])]
+        else:
             rows += _plain_rows(
                 store,
                 "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
