@@ -1621,6 +1621,7 @@ class Store:
         self._identity = _file_identity(self.path)
         self._memo = {}
         self._generation = None
+        self.scrub_due = False  # an import inside a caller's transaction forgot something
 
     @property
     def path(self):
@@ -10042,6 +10043,8 @@ def _import_records_in(store, records):
         counts.update(_import_topology(store, [r for r in records if r["type"] in TOPOLOGY_TYPES]))
     if scrub and store._depth == 0:  # VACUUM cannot run inside a caller's transaction
         _scrub_store(store)
+    elif scrub:
+        store.scrub_due = True  # for the caller, once its transaction is committed
     return counts
 
 
@@ -10298,62 +10301,101 @@ def _sync_version_of(updated_at, status, superseded_by, confirmed_at, events):
 
 def _sync_import(store, machine, files, report):
     """Import the other machines' files that changed since we last read them: sessions first (the
-    events of one machine may refer to another's sessions), each file all or nothing."""
+    events of one machine may refer to another's sessions), each file all or nothing.
+
+    The import is a run of short transactions, not one: a teammate's whole memory in one would hold
+    the store's write lock for as long as it takes, and a capture, a session-end hook or the MCP
+    server waiting to write meanwhile would give up ("database is locked") once the store's busy
+    timeout ran out. Each batch of files (about _SYNC_BATCH_ITEMS lines; a larger file alone) is
+    parsed and checked outside any transaction, then imported together with what sync remembers of
+    it (blob ids read, sessions that are another machine's, versions seen) in one transaction: a
+    sync killed at any point leaves whole batches imported and remembered, and the next sync
+    imports the rest, nothing twice."""
     seen = {r["path"]: r["blob"] for r in store.all("SELECT path, blob FROM sync_files")}
     todo = sorted(
         (p for p, b in files.items() if seen.get(p) != b and not p.startswith("machines/%s/" % machine)),
         key=lambda p: (p.endswith("events.jsonl"), p),
     )
     data = _sync_read_blobs(store, [files[p] for p in todo])
-    known = {r["id"] for r in store.all("SELECT id FROM sessions")}  # sessions this machine had
     forgotten = None
-    parsed = []
+    for batch in _sync_batches(todo, files, data):
+        parsed = []
+        for path in batch:
+            try:
+                records = _parse_export(path, data.get(files[path], b"").splitlines(keepends=True))
+                if forgotten is None:
+                    forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
+                _sync_check_sessions(path, records, forgotten)
+            except WctxError as e:
+                report.skipped.append(str(e))
+                continue
+            parsed.append((path, records))
+        # Should a batch be refused, its files are imported one by one, so that only the file at
+        # fault is skipped.
+        groups = [parsed] if parsed else []
+        while groups:
+            group = groups.pop(0)
+            try:
+                counts = _sync_import_group(store, files, group)
+            except WctxError as e:
+                if len(group) > 1:
+                    groups[:0] = [[f] for f in group]
+                else:
+                    report.skipped.append(str(e) if group[0][0] in str(e) else "%s: %s" % (group[0][0], e))
+                continue
+            report.imported["files"] += len(group)
+            for key in ("sessions", "evidence", "updated"):
+                report.imported[key] += counts.get(key, 0)
+    if store.scrub_due:  # something was forgotten: its text leaves the store's bytes, once
+        store.scrub_due = False
+        _scrub_store(store)
+
+
+_SYNC_BATCH_ITEMS = 2000  # lines of a teammate's files imported per transaction
+
+
+def _sync_batches(todo, files, data):
+    """``todo`` in order, cut into runs of session and topology files of about
+    _SYNC_BATCH_ITEMS lines each (one bulk write for many small files); each machine's events
+    file alone, after them."""
+    batch, lines = [], 0
     for path in todo:
-        try:
-            records = _parse_export(path, data.get(files[path], b"").splitlines(keepends=True))
-            if forgotten is None:
-                forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
-            _sync_check_sessions(path, records, forgotten)
-        except WctxError as e:
-            report.skipped.append(str(e))
-            continue
-        parsed.append((path, records))
-    # Session and topology files are imported together, as one import of a directory is (one
-    # transaction, and one bulk write of a teammate's thousands of sessions rather than one per
-    # file); each machine's events file after them, alone. Should a group be refused, its files
-    # are imported one by one, so that only the file at fault is skipped.
-    together = [f for f in parsed if not f[0].endswith("events.jsonl")]
-    groups = ([together] if together else []) + [[f] for f in parsed if f[0].endswith("events.jsonl")]
-    while groups:
-        group = groups.pop(0)
-        try:
-            counts = _import_records(store, [r for _, records in group for r in records])
-        except WctxError as e:
-            if len(group) > 1:
-                groups[:0] = [[f] for f in group]
-            else:
-                report.skipped.append(str(e) if group[0][0] in str(e) else "%s: %s" % (group[0][0], e))
-            continue
-        foreign, versions = [], []
-        for path, records in group:
-            if "/sessions/" in path:
-                foreign += [(r["id"],) for r in records if r["type"] == "session" and r["id"] not in known]
-                known.update(r["id"] for r in records if r["type"] == "session")
-            versions += [(r["id"], _sync_version(r)) for r in records if r["type"] == "evidence"]
-        with store.atomic():
-            store.db.executemany(
-                "INSERT INTO sync_files(path, blob) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET blob = excluded.blob",
-                [(path, files[path]) for path, _ in group],
-            )
-            store.db.executemany("INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", foreign)
-            store.db.executemany(
-                "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
-                "updated_at = excluded.updated_at",
-                versions,
-            )
-        report.imported["files"] += len(group)
-        for key in ("sessions", "evidence", "updated"):
-            report.imported[key] += counts.get(key, 0)
+        size = data.get(files[path], b"").count(b"\n")
+        if batch and (lines + size > _SYNC_BATCH_ITEMS or path.endswith("events.jsonl")):
+            yield batch
+            batch, lines = [], 0
+        batch.append(path)
+        lines += size
+    if batch:
+        yield batch
+
+
+def _sync_import_group(store, files, group):
+    """Import ``group`` (parsed files) and remember it, in one transaction; returns the counts."""
+    # Another machine's session files bring its sessions: each one this store does not hold yet
+    # is that machine's (never exported as ours). One it already holds is its own, shared back,
+    # or another machine's already, remembered so by the batch that first brought it.
+    brought = {
+        r["id"] for path, records in group if "/sessions/" in path for r in records if r["type"] == "session"
+    }
+    with store.atomic():
+        held = {r["id"] for r in _select_in(store, "SELECT id FROM sessions WHERE id IN (%s)", brought)}
+        counts = _import_records(store, [r for _, records in group for r in records])
+        foreign = [(i,) for i in sorted(brought - held)]
+        versions = [
+            (r["id"], _sync_version(r)) for _, records in group for r in records if r["type"] == "evidence"
+        ]
+        store.db.executemany(
+            "INSERT INTO sync_files(path, blob) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET blob = excluded.blob",
+            [(path, files[path]) for path, _ in group],
+        )
+        store.db.executemany("INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", foreign)
+        store.db.executemany(
+            "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
+            "updated_at = excluded.updated_at",
+            versions,
+        )
+    return counts
 
 
 def _sync_check_sessions(path, records, forgotten):
@@ -10512,9 +10554,13 @@ def sync_memory(store, remote=None, branch=None):
     branch = check_sync_branch(branch) if branch else (_sync_get(store, "branch") or SYNC_BRANCH)
     machine = _sync_init(store)
     report = SyncReport(remote, branch)
+    synced_with = _sync_get(store, "remote")
     for attempt in range(1, SYNC_PUSH_TRIES + 1):
         report.tries = attempt
         tip = _sync_fetch(store, remote, branch)
+        if attempt == 1:  # reachable: remembered now, so that a sync interrupted later needs no arguments
+            _sync_set(store, "remote", remote)
+            _sync_set(store, "branch", branch)
         tree = _sync_tree(store, tip)
         with _GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
             _sync_import(store, machine, tree, report)
@@ -10523,7 +10569,7 @@ def sync_memory(store, remote=None, branch=None):
             tip is not None
             and tip == _sync_get(store, "tip")
             and fingerprint == _sync_get(store, "fingerprint")
-            and remote == _sync_get(store, "remote")
+            and remote == synced_with
         ):
             report.noop = True
             break
