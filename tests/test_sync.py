@@ -522,3 +522,133 @@ def test_forgetting_a_twin_on_one_machine_forgets_it_on_both_and_it_stays_gone(t
         )
         for item in (mine, theirs):
             assert m.wctx("show", item, check=False).returncode == 1, (m.root, item)
+
+
+# A separate process that records findings into a store in a loop while something else runs, as a
+# session-end hook or the MCP server would. Its patience for SQLite's write lock is shorter than
+# the store's own (30 s), so that a sync holding the lock for seconds shows here at test scale:
+# every write must be acknowledged, none may fail with "database is locked".
+_WRITER = r"""
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+import wctx
+home, repo, stop, patience_ms = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+store = wctx.open_store(home)
+store.db.execute("PRAGMA busy_timeout = %d" % patience_ms)
+print("ready", flush=True)
+n = 0
+while not os.path.exists(stop) or n < 3:
+    item = {"kind": "finding", "claim": "concurrent finding number %d" % n, "detail": None,
+            "repo": "sdk", "files": [], "confidence": None}
+    try:
+        got = wctx.capture(store, [item], summary="writer %d" % n, cwd=repo)
+    except Exception as e:
+        print(json.dumps({"error": "%s: %s" % (type(e).__name__, e), "n": n}), flush=True)
+        sys.exit(1)
+    print(json.dumps({"id": got["evidence"][0]["id"]}), flush=True)
+    n += 1
+    time.sleep(0.05)
+"""
+
+
+def _push_big_pull(remote, root, sessions, per_session, machine="00000000000000aa"):
+    """A third machine's share of the team branch, written straight into the remote with one
+    git fast-import: ``sessions`` session files of ``per_session`` items each."""
+    stream = [b"commit refs/heads/wctx-memory\n", b"committer t <t@example.invalid> 1700000000 +0000\n",
+              b"data 4\nbig\n"]  # fmt: skip
+    n = 0
+    for s in range(sessions):
+        sid = "ses-%010x" % (0xA000000000 + s)
+        lines = [{"type": "session", "format": 1, "id": sid, "agent": "claude-code", "repo": "upload-sdk",
+                  "started_at": "2026-01-01T00:00:00Z", "ended_at": "2026-01-01T01:00:00Z",
+                  "summary": "bulk session %d" % s}]  # fmt: skip
+        for _ in range(per_session):
+            lines.append({"type": "evidence", "format": 1, "id": "ev-%010x" % (0xA000000000 + n), "session": sid,
+                          "repo": "upload-sdk", "root_commit": root, "kind": "finding",
+                          "claim": "bulk finding %d about the retry budget %d" % (n, n % 89), "status": "active",
+                          "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+                          "anchors": [{"repo": "upload-sdk", "root_commit": root, "path": "upload.ts"}]})  # fmt: skip
+            n += 1
+        data = "".join(json.dumps(r) + "\n" for r in lines).encode()
+        path = "machines/%s/sessions/%s.jsonl" % (machine, sid)
+        stream.append(b"M 100644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data))
+    stream.append(b"done\n")
+    subprocess.run(["git", "-C", remote, "fast-import", "--quiet", "--done"], input=b"".join(stream),
+                   env=git_env(), check=True, capture_output=True)  # fmt: skip
+    return n
+
+
+def test_a_capture_during_a_large_sync_is_never_refused_for_a_locked_store(team, tmp_path):
+    remote, _, b = team
+    root = git(b.repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    total = _push_big_pull(remote, root, sessions=300, per_session=100)
+    stop = str(tmp_path / "stop")
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, os.path.dirname(WCTX_SCRIPT), b.store_dir, b.repo, stop, "2000"],
+        env=b.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert writer.stdout.readline().strip() == "ready"
+        got = b.json("sync", "--remote", remote)
+    finally:
+        open(stop, "w").close()
+        out, err = writer.communicate(timeout=120)
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [r for r in lines if "error" in r] == [] and writer.returncode == 0, (out, err)
+    written = [r["id"] for r in lines]
+    assert len(written) >= 3
+    assert got["imported"]["evidence"] == total and got["skipped"] == []
+    store = wctx.open_store(b.store_dir)
+    try:
+        held = {r["id"] for r in store.all("SELECT id FROM evidence")}
+    finally:
+        store.close()
+    assert set(written) <= held
+    assert len(held) == total + len(written)
+
+
+def test_a_sync_killed_midway_is_completed_by_the_next_with_nothing_twice_or_lost(team):
+    import signal
+    import sqlite3
+    import time
+
+    remote, _, b = team
+    root = git(b.repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    total = _push_big_pull(remote, root, sessions=300, per_session=100)
+    mine = b.json("capture", "--finding", "bob's own finding before the pull", "--repo", "sdk")
+    proc = subprocess.Popen([sys.executable, WCTX_SCRIPT, "sync", "--remote", remote], cwd=b.root, env=b.env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    db = sqlite3.connect(os.path.join(b.store_dir, "wctx.db"), timeout=60)
+    try:
+        while proc.poll() is None:  # kill it once some of the pull is in, and not all of it
+            if db.execute("SELECT count(*) FROM sync_files").fetchone()[0] >= 3:
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+            time.sleep(0.005)
+        proc.wait()
+        assert proc.returncode == -signal.SIGKILL
+        partly = db.execute("SELECT count(*) FROM evidence").fetchone()[0]
+    finally:
+        db.close()
+    assert 1 < partly < total + 1
+    got = b.json("sync")  # the remote was remembered before the kill
+    assert got["skipped"] == []
+    assert got["imported"]["evidence"] == total + 1 - partly
+    again = b.json("sync")
+    assert again["imported"]["evidence"] == 0 and again["imported"]["files"] == 0
+    store = wctx.open_store(b.store_dir)
+    try:
+        ids = [r["id"] for r in store.all("SELECT id FROM evidence")]
+        bulk = store.one("SELECT count(*) AS n FROM evidence WHERE claim LIKE 'bulk finding %'")["n"]
+    finally:
+        store.close()
+    assert len(ids) == len(set(ids)) == total + 1 and bulk == total
+    assert mine["evidence"][0]["id"] in ids
+    # Bob's share of the branch holds his own session only: none of the pulled ones as his.
+    ours = [p for p in remote_files(remote) if "/sessions/" in p and "/00000000000000aa/" not in p]
+    assert len(ours) == 1
+    text = remote_files(remote)[ours[0]]
+    assert "bob's own finding" in text and "bulk finding" not in text
