@@ -9869,9 +9869,36 @@ _BULK_CACHE_KIB_PER_ITEM = 3
 _BULK_CACHE_MAX_KIB = 1 << 20
 
 
+_BULK_CACHE_MIN_RECORDS = 5000  # imports from this size on get a page cache of their own
+
+
 def _bulk_cache_kib(items):
     """The page cache (KiB) for an import of ``items`` records."""
     return max(_BULK_CACHE_KIB, min(_BULK_CACHE_MAX_KIB, items * _BULK_CACHE_KIB_PER_ITEM))
+
+
+class _BulkCache:
+    """The connection's page cache made large enough for an import of ``items`` records (never
+    smaller than it is) for the length of a with block, then as it was."""
+
+    __slots__ = ("store", "items", "before")
+
+    def __init__(self, store, items):
+        self.store, self.items, self.before = store, items, None
+
+    def __enter__(self):
+        if self.items >= _BULK_CACHE_MIN_RECORDS:
+            db = self.store.db
+            before = db.execute("PRAGMA cache_size").fetchone()[0]  # < 0: KiB; else pages
+            kib = -before if before < 0 else before * db.execute("PRAGMA page_size").fetchone()[0] // 1024
+            if kib < _bulk_cache_kib(self.items):
+                db.execute("PRAGMA cache_size = %d" % -_bulk_cache_kib(self.items))
+                self.before = before
+        return self
+
+    def __exit__(self, *exc):
+        if self.before is not None:
+            self.store.db.execute("PRAGMA cache_size = %d" % self.before)
 
 
 # A large import into a store that holds fewer items than it brings sets these indexes aside and
@@ -9911,16 +9938,8 @@ def _restore_indexes(store, statements):
 
 def _import_records(store, records):
     try:
-        if len(records) < 5000:
+        with _BulkCache(store, len(records)):
             return _import_records_in(store, records)
-        # A large import updates indexes at scattered places; a page cache that holds them saves
-        # about a quarter of its time in SQLite. The connection's own size comes back after.
-        before = store.one("PRAGMA cache_size")[0]
-        store.db.execute("PRAGMA cache_size = %d" % -_bulk_cache_kib(len(records)))
-        try:
-            return _import_records_in(store, records)
-        finally:
-            store.db.execute("PRAGMA cache_size = %d" % before)
     finally:
         _CLEAN_TEXTS.clear()
         _INDEXED_TEXTS.clear()
@@ -10358,6 +10377,16 @@ def _sync_import(store, machine, files, report):
         key=lambda p: (p.endswith("events.jsonl"), p),
     )
     data = _sync_read_blobs(store, [files[p] for p in todo])
+    # One page cache for all the batches, sized to all they bring: each batch's pages (and the
+    # indexes it updates) are still there for the next one, not read back from the file.
+    with _BulkCache(store, sum(blob.count(b"\n") for blob in data.values())):
+        _sync_import_batches(store, files, todo, data, report)
+    if store.scrub_due:  # something was forgotten: its text leaves the store's bytes, once
+        store.scrub_due = False
+        _scrub_store(store)
+
+
+def _sync_import_batches(store, files, todo, data, report):
     forgotten = None
     for batch in _sync_batches(todo, files, data):
         parsed = []
@@ -10387,9 +10416,6 @@ def _sync_import(store, machine, files, report):
             report.imported["files"] += len(group)
             for key in ("sessions", "evidence", "updated"):
                 report.imported[key] += counts.get(key, 0)
-    if store.scrub_due:  # something was forgotten: its text leaves the store's bytes, once
-        store.scrub_due = False
-        _scrub_store(store)
 
 
 _SYNC_BATCH_ITEMS = 2000  # lines of a teammate's files imported per transaction
