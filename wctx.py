@@ -1648,6 +1648,11 @@ class Store:
     def atomic(self):
         return _Atomic(self)
 
+    def snapshot(self):
+        """A read transaction: every query in it sees the store at one moment, whatever another
+        process commits meanwhile (WAL: writers are not held up). Not inside ``atomic``."""
+        return _Snapshot(self)
+
     def generation(self):
         """Changes whenever this store's content may have: another connection committed
         (PRAGMA data_version) or this one wrote (total_changes)."""
@@ -1725,6 +1730,20 @@ def _file_identity(path):
     except OSError:
         return None
     return (st.st_dev, st.st_ino)
+
+
+class _Snapshot:
+    __slots__ = ("db",)
+
+    def __init__(self, store):
+        self.db = store.db
+
+    def __enter__(self):
+        self.db.execute("BEGIN")
+
+    def __exit__(self, *exc):
+        if self.db.in_transaction:
+            self.db.execute("COMMIT")
 
 
 class _Atomic:
@@ -9069,17 +9088,17 @@ def _read_shared_file(path):
 def export_evidence(store, out_dir=None, stream=None, repo=None):
     """Write the export: one JSONL file per session into ``out_dir`` plus this store's topology
     in ``topology-<store id>.jsonl``, or everything to ``stream``."""
-    counts = {"sessions": 0, "evidence": 0, "files": 0, "topology": 0}
-    local = LocalPaths(store)
+    counts = {"sessions": 0, "evidence": 0, "files": 0, "topology": 0, "tombstones": 0}
     per_session = {}
-    for sid, record in export_records(store, repo=repo):
-        per_session.setdefault(sid, []).append(record)
-        counts["sessions" if record["type"] == "session" else "evidence"] += 1
-    counts["tombstones"] = 0
-    for sid, record in tombstone_records(store):
-        per_session.setdefault(sid, []).append(record)
-        counts["tombstones"] += 1
-    topology = [shareable_record(r, local) for r in topology_records(store, repo=repo)]
+    with store.snapshot():  # one moment of the store, whatever a capture commits meanwhile
+        local = LocalPaths(store)
+        for sid, record in export_records(store, repo=repo):
+            per_session.setdefault(sid, []).append(record)
+            counts["sessions" if record["type"] == "session" else "evidence"] += 1
+        for sid, record in tombstone_records(store):
+            per_session.setdefault(sid, []).append(record)
+            counts["tombstones"] += 1
+        topology = [shareable_record(r, local) for r in topology_records(store, repo=repo)]
     counts["topology"] = len(topology)
     if out_dir is None:
         for records in per_session.values():
@@ -10377,16 +10396,16 @@ def _session_digests(store, local):
     replacement, update, confirmation); an anchor changes in place only in its repository (a
     confirmation replaces it), a history event never; the session's row is taken whole. What
     shapes every file (this machine's paths, its repositories' identities, the export format and
-    this version of wctx) is part of each digest."""
+    this version of wctx) is part of each digest. Read in the caller's snapshot."""
     import hashlib
 
     cursor = store.db.cursor()
     cursor.row_factory = None
+    parts = {}
     context = repr((__version__, EXPORT_FORMAT, local.prefixes,
                     cursor.execute("SELECT id, name, root_commit FROM repos ORDER BY id").fetchall()))  # fmt: skip
-    parts = {}
-    # Fields joined by "|" (none of these values holds one: ids, names, timestamps, statuses,
-    # numbers), items by ";".
+    # Fields joined by "|" (none of these values holds one: ids, names, timestamps,
+    # statuses, numbers), items by ";".
     for sid, text in cursor.execute(
         "SELECT session_id, group_concat(rid || '|' || ifnull(repo_id, '') || '|' || repo_name || '|' || "
         "ifnull(confidence, '') || '|' || status || '|' || ifnull(superseded_by, '') || '|' || "
@@ -10394,8 +10413,8 @@ def _session_digests(store, local):
     ):
         parts[sid] = [context, text]
     for sid, text in cursor.execute(
-        "SELECT e.session_id, group_concat(a.id || '|' || a.evidence_rid || '|' || ifnull(a.repo_id, '') || '|' "
-        "|| a.repo_name, ';') FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid GROUP BY e.session_id"
+        "SELECT e.session_id, group_concat(a.id || '|' || a.evidence_rid || '|' || ifnull(a.repo_id, '') || "
+        "'|' || a.repo_name, ';') FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid GROUP BY e.session_id"
     ):
         parts[sid].append("anchors " + text)
     for sid, text in cursor.execute(
@@ -10405,9 +10424,8 @@ def _session_digests(store, local):
         parts[sid].append("events " + text)
     columns = [r[1] for r in cursor.execute("PRAGMA table_info(sessions)")]
     row = " || ',' || ".join("quote(%s)" % c for c in columns)
-    for sid, text in _select_in_cursor(
-        cursor, "SELECT id, %s FROM sessions WHERE id IN (%%s)" % row, list(parts)
-    ):
+    sql = "SELECT id, %s FROM sessions WHERE id IN (%%s)" % row
+    for sid, text in _select_in_cursor(cursor, sql, list(parts)):
         parts[sid].append("session " + text)
     return {
         sid: hashlib.blake2b("\n".join(p).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
@@ -10545,7 +10563,8 @@ def sync_memory(store, remote=None, branch=None):
         ):
             report.noop = True
             break
-        payload, kept, exported = _sync_payload(store, machine, tree)
+        with store.snapshot():  # the files are built from one moment of the store
+            payload, kept, exported = _sync_payload(store, machine, tree)
         commit, written, removed = _sync_commit(store, machine, tip, tree, payload, kept)
         if commit is None:
             _sync_remember(store, remote, branch, tip, fingerprint, exported)
