@@ -6631,6 +6631,14 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     them in the store (select_terms), so a long query keeps its most informative words."""
     if not isinstance(text, str):
         return []
+    # Remembered for queries of a usual length; a pasted log is neither repeated nor kept.
+    terms = _query_terms(text, limit) if len(text) <= 2000 else _query_terms.__wrapped__(text, limit)
+    return list(terms)
+
+
+@functools.lru_cache(maxsize=1024)
+def _query_terms(text, limit):
+    """query_terms as a tuple, remembered: an agent asks the same questions again."""
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
     terms = {}
     for raw in _TERM_RE.findall(text[:QUERY_SCAN_CHARS]):
@@ -6642,7 +6650,7 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
             terms.setdefault(word, None)
         if len(terms) >= limit:
             break
-    return list(terms)[:limit]
+    return tuple(terms)[:limit]
 
 
 _VOWELS = frozenset("aeiou")
@@ -6975,14 +6983,11 @@ RESULT_FIELDS = (
 SEARCH_RESULT_FIELDS = RESULT_FIELDS + (("reasons", "array"), ("freshness", "object"))
 
 
-def _result_dict(row, anchors):
-    files = []
-    for a in anchors:
-        if a["path"]:
-            spec = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
-            if a["repo_name"] != row["repo_name"]:
-                spec = a["repo_name"] + ":" + spec
-            files.append(spec)
+def _result_dict(row, anchors, files=None, now=None):
+    """One item as search, show, sessions and the overview return it (RESULT_FIELDS); ``files``
+    when the caller has them from ``anchors`` already."""
+    if files is None:
+        files = _anchor_files(row, anchors)
     return {
         "id": row["id"],
         "kind": row["kind"],
@@ -6996,8 +7001,21 @@ def _result_dict(row, anchors):
         "superseded_by": row["superseded_by"],
         "files": files,
         "confirmed_at": row["confirmed_at"],
-        "age": age_text(row["created_at"], row["confirmed_at"]),
+        "age": age_text(row["created_at"], row["confirmed_at"], now),
     }
+
+
+def _anchor_files(row, anchors):
+    """An item's cited files as results list them: path#symbol, prefixed with the repository's
+    name where it is not the item's own."""
+    files = []
+    for a in anchors:
+        if a["path"]:
+            spec = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+            if a["repo_name"] != row["repo_name"]:
+                spec = a["repo_name"] + ":" + spec
+            files.append(spec)
+    return files
 
 
 class SearchScope:
@@ -7045,9 +7063,25 @@ class ResultFacts:
         "reach", "edited", "confidence", "status", "superseded_by", "freshness", "age",
     )  # fmt: skip
 
-    def __init__(self, **values):
-        for name in self.__slots__:
-            setattr(self, name, values.get(name))
+    def __init__(
+        self, text_hits=None, symbol_hits=None, path_hits=None, summary_hits=None, named=None, fallback=None,
+        code_reference=None, reach=None, edited=None, confidence=None, status=None, superseded_by=None,
+        freshness=None, age=None,
+    ):  # fmt: skip
+        self.text_hits = text_hits
+        self.symbol_hits = symbol_hits
+        self.path_hits = path_hits
+        self.summary_hits = summary_hits
+        self.named = named
+        self.fallback = fallback
+        self.code_reference = code_reference
+        self.reach = reach
+        self.edited = edited
+        self.confidence = confidence
+        self.status = status
+        self.superseded_by = superseded_by
+        self.freshness = freshness
+        self.age = age
 
 
 def _freshness_reason(fresh):
@@ -7412,6 +7446,45 @@ def _scope_clause(scope, kinds, include_inactive):
     return where, params
 
 
+def _scope_test(scope, kinds, include_inactive):
+    """The conditions of _scope_clause as a test of a row of _rank_rows: True when the item is in
+    scope and passes the filters."""
+    kinds = frozenset(kinds or ())
+    repo_ids = None if scope.repo_ids is None else frozenset(scope.repo_ids)
+
+    def admits(row):
+        return (
+            (include_inactive or row[5] == "active")
+            and (not kinds or row[2] in kinds)
+            and (repo_ids is None or row[1] in repo_ids)
+        )
+
+    return admits
+
+
+RANK_ROWS_KEPT = 50000  # rows _rank_rows keeps for one store generation before starting over
+
+
+def _rank_rows(store, rids):
+    """{rid: (_RANK_COLUMNS..., status)} for these evidence rows, read once per store generation:
+    the same matches come back query after query."""
+    memo = store.memo(("rank-rows",), dict)
+    missing = [rid for rid in rids if rid not in memo]
+    if missing:
+        if len(memo) + len(missing) > RANK_ROWS_KEPT:
+            memo.clear()
+        for i in range(0, len(missing), 500):
+            chunk = missing[i : i + 500]
+            for row in _plain_rows(
+                store,
+                "SELECT %s, e.status FROM evidence e WHERE e.rid IN (%s)"
+                % (_RANK_COLUMNS, ",".join("?" * len(chunk))),
+                chunk,
+            ):
+                memo[row[0]] = row
+    return memo
+
+
 def _plain_rows(store, sql, params):
     """``store.all`` as plain tuples: search reads these rows by position, and a sqlite3.Row
     for each of them costs about as much again as the lookup."""
@@ -7420,12 +7493,14 @@ def _plain_rows(store, sql, params):
     return cursor.execute(sql, params).fetchall()
 
 
-def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
-    """The ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first.
+def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits=None):
+    """(the ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first;
+    whether more in scope are known to match).
 
     FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are looked
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
-    scope), every match is joined: the result is always the joined query's."""
+    scope), every match is joined: the result is always the joined query's. ``admits``
+    (_scope_test of the same scope) filters the rows in memory (_rank_rows) instead of in SQL."""
     window = limit * CANDIDATE_WINDOW + len(exclude)
     ranked = _plain_rows(
         store,
@@ -7436,7 +7511,7 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
     skip = set(exclude)
     score = {r[0]: r[1] for r in ranked if r[0] not in skip}
     if not score:
-        return []
+        return [], False
     clause = "".join(" AND " + w for w in where)
     # Looked up best first, a little more than ``limit`` at a time, until ``limit`` pass the
     # filter: an unfiltered search reads ~limit rows, not the window. A step ends after every row
@@ -7448,12 +7523,16 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
         while end < len(order) and score[order[end]] == score[order[end - 1]]:
             end += 1
         chunk = order[start:end]
-        rows += _plain_rows(
-            store,
-            "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
-            % (_RANK_COLUMNS, ",".join("?" * len(chunk)), clause),
-            chunk + list(params),
-        )
+        if admits is not None:
+            held = _rank_rows(store, chunk)
+            rows += [held[rid] for rid in chunk if rid in held and admits(held[rid])]
+        else:
+            rows += _plain_rows(
+                store,
+                "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
+                % (_RANK_COLUMNS, ",".join("?" * len(chunk)), clause),
+                chunk + list(params),
+            )
         start = end
     if len(rows) < limit and len(ranked) >= window:
         if exclude:
@@ -7467,7 +7546,7 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=()):
         score = {r[0]: r[5] for r in rows}
     out = [Candidate(r[0], r[1], r[2], r[3], r[4], -score[r[0]], tier) for r in rows]
     out.sort(key=lambda c: (-c.strength, -c.rid))
-    return out[:limit]
+    return out[:limit], len(out) > limit
 
 
 def _summary_matches(store, terms, where, params, limit, exclude):
@@ -7493,8 +7572,9 @@ def _summary_matches(store, terms, where, params, limit, exclude):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], strength[r[5]], "summary") for r in rows]
 
 
-def _text_candidates(store, terms, where, params, pool, rank, fill_to):
-    """Candidates for query ``terms``, best text match first, at most ``pool`` of them.
+def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=None):
+    """(candidates for query ``terms``, best text match first, at most ``pool`` of them; whether
+    more items in scope are known to match a term).
 
     ``--rank fts`` is plain FTS5: every term ORed, bm25 order. The default asks for rows holding
     every term first; only when those are fewer than ``fill_to`` does it add rows matching the rarest
@@ -7502,11 +7582,11 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
     rarest term), then items whose session summary matches. So the work does not grow with the
     number of rows that hold a common word of the query."""
     if rank == "fts":
-        return _ranked_matches(store, fts_query(terms), where, params, pool, "any")
-    found = (
-        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all")
+        return _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits=admits)
+    found, beyond = (
+        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all", admits=admits)
         if len(terms) > 1 and not any(_matches_nothing(store, t) for t in terms)
-        else []
+        else ([], False)
     )
     if len(found) < fill_to:
         df = _doc_freqs(store, terms)
@@ -7520,13 +7600,15 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to):
             postings += df[t]
         if rare:
             seen = [c.rid for c in found]
-            found += _ranked_matches(
-                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen
+            more, beyond_rare = _ranked_matches(
+                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen, admits
             )
+            found += more
+            beyond = beyond or beyond_rare
     if len(found) < fill_to:
         seen = [c.rid for c in found]
         found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
-    return found
+    return found, beyond
 
 
 def _matches_nothing(store, term):
@@ -7658,6 +7740,72 @@ def _symbol_words(symbol):
     return tuple(q.lower() for p in parts for q in (split_identifier(p) or [p]))
 
 
+def _claim_text(row):
+    """What of an item's own text search matches words in besides what it cites."""
+    return (row["claim"] or "") + "\n" + (row["detail"] or "")
+
+
+def _words_of(text):
+    """The index words of ``text`` as a set (index_text): what _term_hits matches terms in."""
+    return frozenset(index_text(text).split()) if text else frozenset()
+
+
+def _term_hits(terms, words):
+    """The query terms matching an index word in ``words`` (_words_of): _word_hits on a text
+    whose words are already known."""
+    return [t for t in terms if any(form in words for form in _forms(t)[0])]
+
+
+class ItemView:
+    """What search reads of one evidence item, kept per store generation (_item_views): its row
+    (with the session summary), its anchors (SEARCH_ANCHOR_COLUMNS), the index words of its
+    claim and detail, of what it cites, of each cited symbol and path and of its session's
+    summary, its result's file list and the latest imported session that edited a cited file."""
+
+    __slots__ = (
+        "row",
+        "anchors",
+        "text_words",
+        "cited_words",
+        "anchor_words",
+        "summary_words",
+        "files",
+        "edited",
+    )
+
+    def __init__(self, row, anchors, edited):
+        self.row = row
+        self.anchors = anchors
+        self.text_words = _words_of(_claim_text(row))
+        self.anchor_words = tuple(
+            (a["symbol"], _words_of(a["symbol"]), a["path"], _words_of(a["path"])) for a in anchors
+        )
+        self.cited_words = frozenset().union(*(w for _, sw, _, pw in self.anchor_words for w in (sw, pw)))
+        self.summary_words = _words_of(row["session_summary"])
+        self.files = _anchor_files(row, anchors)
+        self.edited = edited
+
+
+ITEM_VIEWS_KEPT = 20000  # item views a process keeps for one store generation before starting over
+
+
+def _item_views(store, rids):
+    """{rid: ItemView} for these evidence rows, read once per store generation: a later search
+    over the same items (the usual case: a session asks about the same code again) reads no row,
+    anchor or session of them again and splits none of their texts."""
+    views = store.memo(("item-views",), dict)
+    missing = [rid for rid in dict.fromkeys(rids) if rid not in views]
+    if missing:
+        if len(views) + len(missing) > ITEM_VIEWS_KEPT:
+            views.clear()
+        rows = _evidence_rows(store, missing)
+        anchors = _load_anchors(store, list(rows), SEARCH_ANCHOR_COLUMNS)
+        edited = _session_edits(store, anchors)
+        for rid, row in rows.items():
+            views[rid] = ItemView(row, anchors[rid], edited.get(rid))
+    return {rid: views[rid] for rid in rids if rid in views}
+
+
 def _query_names(store, raw_query, terms, cands, anchors):
     """Mark each candidate with what of it the query names: its repository or one whose code it
     cites (the name as a word of the query), a symbol it cites (every part of the symbol among the
@@ -7690,7 +7838,7 @@ def _query_names(store, raw_query, terms, cands, anchors):
         c.named = tuple(dict.fromkeys(named))
 
 
-def _query_coverage(store, terms, cands, anchors):
+def _query_coverage(terms, cands, views):
     """Mark each candidate with the share of the query it answers: the number of the query's
     terms its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE for each
     one only its session summary holds, over the number of terms. bm25 adds up what an item
@@ -7710,34 +7858,22 @@ def _query_coverage(store, terms, cands, anchors):
     whole = sum(weight.values())
     if not whole:
         return
-    cands = [c for c in cands if c.tier != "all"]  # FTS5 matched every term: coverage 1.0
-    texts = {}
-    rids = [c.rid for c in cands]
-    cursor = store.db.cursor()
-    cursor.row_factory = None  # plain tuples: no sqlite3.Row per row
-    for i in range(0, len(rids), 500):
-        chunk = rids[i : i + 500]
-        cursor.execute(
-            "SELECT e.rid, e.claim, e.detail, s.summary FROM evidence e JOIN sessions s ON s.id = e.session_id "
-            "WHERE e.rid IN (%s)" % ",".join("?" * len(chunk)),
-            chunk,
-        )
-        for rid, claim, detail, summary in cursor:
-            texts[rid] = ("%s\n%s" % (claim, detail or ""), summary)
-    in_summary = {}  # summary -> the terms it holds (a session's items share one)
     for c in cands:
-        text, summary = texts.get(c.rid, ("", None))
+        if c.tier == "all":  # FTS5 matched every term: coverage 1.0
+            continue
+        view = views.get(c.rid)
+        if view is None:
+            continue
         # The claim and detail apart from what it cites: the result's reasons name these hits.
-        c.text_hits = _word_hits(terms, text)
-        cited = " ".join("%s %s" % (a["symbol"] or "", a["path"] or "") for a in anchors.get(c.rid, ()))
+        c.text_hits = _term_hits(terms, view.text_words)
         own = set(c.text_hits)
         if len(own) < len(terms):
-            own.update(_word_hits([t for t in terms if t not in own], cited))
+            own.update(_term_hits([t for t in terms if t not in own], view.cited_words))
         share = sum(weight[t] for t in own)
-        if summary and len(own) < len(terms):
-            if summary not in in_summary:
-                in_summary[summary] = _word_hits(terms, summary)
-            share += RANK_SUMMARY_SHARE * sum(weight[t] for t in in_summary[summary] if t not in own)
+        if len(own) < len(terms) and view.summary_words:
+            share += RANK_SUMMARY_SHARE * sum(
+                weight[t] for t in _term_hits(terms, view.summary_words) if t not in own
+            )
         c.coverage = max(floor, share / whole)
 
 
@@ -7817,17 +7953,24 @@ def search(
     head_size = max(CANDIDATE_FLOOR, limit)
     mode = "text"
     fill_to = min(head_size, (offset or 0) + limit)
-    cands = _text_candidates(store, terms, where, params, head_size, rank, fill_to) if terms else []
+    admits = _scope_test(scope, kinds, include_inactive)
+    cands, beyond = (
+        _text_candidates(store, terms, where, params, head_size, rank, fill_to, admits)
+        if terms
+        else ([], False)
+    )
     if not cands:
         mode = "fallback"  # no searchable words, or nothing matched them: still help
         cands = _fallback_candidates(store, scope, where, params, limit, files=files, cwd=cwd)
 
     # rerank
+    views = {}
     anchors = {}
     if mode == "text" and rank != "fts":
-        anchors = _load_anchors(store, [c.rid for c in cands], SEARCH_ANCHOR_COLUMNS)
+        views = _item_views(store, [c.rid for c in cands])
+        anchors = {rid: v.anchors for rid, v in views.items()}
         _query_names(store, query, terms, cands, anchors)
-        _query_coverage(store, terms, cands, anchors)
+        _query_coverage(terms, cands, views)
         _rerank(cands, scope, time.time())
     fresh = {}
 
@@ -7841,18 +7984,20 @@ def search(
     want = min((offset or 0) + limit, head_size)
     heads = {}  # each checkout read once per search
     repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
-    batch = want  # the page first; when freshness reorders it, a little past it at once
+    first = True  # the page first; when freshness reorders it, as many again past it at once
     while True:
         ordered = sorted(cands, key=lambda c: (-final(c), -c.rid))
         top = ordered[:want]
         missing = [c.rid for c in top if c.rid not in fresh]
         if not missing:
             break
-        missing += [c.rid for c in ordered[want:batch] if c.rid not in fresh]
-        batch += limit
-        more = [r for r in missing if r not in anchors]
+        if not first:
+            missing += [c.rid for c in ordered[want:] if c.rid not in fresh][: len(missing)]
+        first = False
+        more = [r for r in missing if r not in views]
         if more:
-            anchors.update(_load_anchors(store, more, SEARCH_ANCHOR_COLUMNS))
+            views.update(_item_views(store, more))
+            anchors.update((rid, views[rid].anchors) for rid in more if rid in views)
         fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
         if rank == "fts":
             break
@@ -7866,7 +8011,7 @@ def search(
         after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
         if want < len(ordered):
             next_page = "o%d" % want
-        elif mode == "text" and _more_matches(store, terms, where, params, cands, matches, exact):
+        elif mode == "text" and (beyond or _more_matches(store, terms, where, params, cands, matches, exact)):
             next_page = "r0"  # the ranked head is done; every other match follows, newest first
         else:
             next_page = None
@@ -7876,24 +8021,22 @@ def search(
         next_page = "r%d" % page_cands[limit - 1].rid if len(page_cands) > limit else None
         page_cands = page_cands[:limit]
         after = ["r%d" % c.rid for c in page_cands]
-        more = [c.rid for c in page_cands if c.rid not in anchors]
+        more = [c.rid for c in page_cands if c.rid not in views]
         if more:
-            anchors.update(_load_anchors(store, more, SEARCH_ANCHOR_COLUMNS))
+            views.update(_item_views(store, more))
+            anchors.update((rid, views[rid].anchors) for rid in more if rid in views)
         missing = [c.rid for c in page_cands if c.rid not in fresh]
         fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
 
     # explain
-    rids = [c.rid for c in page_cands]
-    rows = _evidence_rows(store, rids)
-    edited_by = _session_edits(store, {rid: anchors.get(rid, []) for rid in rids})
     results = []
+    now = time.time()
     for c in page_cands:
-        row = rows[c.rid]
-        item = _result_dict(row, anchors[c.rid])
+        view = views[c.rid]
+        row = view.row
+        item = _result_dict(row, None, files=list(view.files), now=now)
         f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
-        facts = _result_facts(
-            terms, row, anchors[c.rid], c, scope, edited_by.get(c.rid), f, mode, item["age"]
-        )
+        facts = _result_facts(terms, view, c, scope, f, mode, item["age"])
         item["reasons"] = explain(facts)
         item["freshness"] = {"verdict": f["verdict"], "reasons": f["reasons"]}
         results.append(item)
@@ -7919,13 +8062,9 @@ def search(
     }
 
 
-def _claim_text(row):
-    """What of an item's own text search matches words in besides what it cites."""
-    return (row["claim"] or "") + "\n" + (row["detail"] or "")
-
-
-def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode, age):
-    """The facts ``explain`` needs for one result."""
+def _result_facts(terms, view, cand, scope, fresh, mode, age):
+    """The facts ``explain`` needs for one result (``view``: its ItemView)."""
+    row = view.row
     text_hits = symbol_hits = path_hits = summary_hits = ()
     fallback = code_reference = None
     if mode == "fallback" and isinstance(cand.tier, CodeReference):
@@ -7933,13 +8072,15 @@ def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode, age):
     elif mode == "fallback":
         fallback = cand.tier
     else:
-        text_hits = cand.text_hits if cand.text_hits is not None else _word_hits(terms, _claim_text(row))
-        symbol_hits = [a["symbol"] for a in anchors if a["symbol"] and _word_hits(terms, a["symbol"])]
+        text_hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
+        symbol_hits = [sym for sym, words, _, _ in view.anchor_words if sym and _term_hits(terms, words)]
         path_hits = list(
-            dict.fromkeys(a["path"] for a in anchors if a["path"] and _word_hits(terms, a["path"]))
+            dict.fromkeys(
+                path for _, _, path, words in view.anchor_words if path and _term_hits(terms, words)
+            )
         )
         if not (text_hits or symbol_hits or path_hits):
-            summary_hits = _word_hits(terms, row["session_summary"] or "")
+            summary_hits = _term_hits(terms, view.summary_words)
     reach = scope.topology.reach.get(row["repo_id"])
     if reach is None:
         where = (
@@ -7956,7 +8097,7 @@ def _result_facts(terms, row, anchors, cand, scope, edited, fresh, mode, age):
         fallback=fallback,
         code_reference=code_reference,
         reach=where,
-        edited=edited,
+        edited=view.edited,
         confidence=row["confidence"],
         status=row["status"],
         superseded_by=row["superseded_by"],

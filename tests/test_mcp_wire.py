@@ -254,6 +254,25 @@ def test_cancelled_request_is_never_answered(server):
     assert server.request("ping", request_id=13)["id"] == 13
 
 
+def test_cancelling_a_string_id_leaves_the_same_number_alone(server):
+    """Request ids 7 and "7" are two requests: cancelling one never silences the other."""
+    server.initialize()
+    call = {"name": "search_evidence", "arguments": {"query": "upload"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": call},
+        {"jsonrpc": "2.0", "id": "7", "method": "tools/call", "params": call},
+        {"jsonrpc": "2.0", "id": "8", "method": "ping"},
+        {"jsonrpc": "2.0", "id": 8, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "7"}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 8}},
+        {"jsonrpc": "2.0", "id": 9, "method": "ping"},
+    ]
+    server.send_raw(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+    assert [server.recv()["id"] for _ in range(3)] == [7, "8", 9]
+    rc, rest = server.close()
+    assert rc == 0 and rest == []
+
+
 def test_server_exits_cleanly_when_stdin_closes(server):
     server.initialize()
     rc, rest = server.close()

@@ -47,6 +47,25 @@ def test_evidence_recorded_by_another_process_is_found_without_reopening(product
     assert "gzipped chunked bodies lose their trailer" in [r["claim"] for r in found["results"]]
 
 
+def test_an_item_changed_by_another_process_shows_changed_in_the_next_search(product, run_wctx):
+    # A long-lived process keeps what it read of each result for the store's generation; a
+    # confirmation or a retraction made by another process is a new generation, so the same
+    # process's next search shows the item as it is now, not as it read it.
+    eid = _add(product, "the multipart boundary is reused across parts", files=["src/client.py#connect"])
+    other = _add(product, "multipart uploads retry the whole body")
+    (before,) = [r for r in wctx.search(product.store, "multipart boundary", cwd=product.sdk.path)["results"]
+                 if r["id"] == eid]  # fmt: skip
+    assert before["confirmed_at"] is None and "never confirmed" in before["age"]
+    assert run_wctx(["confirm", eid], cwd=product.sdk.path).code == 0
+    (after,) = [r for r in wctx.search(product.store, "multipart boundary", cwd=product.sdk.path)["results"]
+                if r["id"] == eid]  # fmt: skip
+    assert after["confirmed_at"] is not None and "confirmed" in after["age"].replace("never confirmed", "")
+    assert run_wctx(["retract", other], cwd=product.sdk.path).code == 0
+    found = wctx.search(product.store, "multipart", cwd=product.sdk.path, include_inactive=True)
+    assert {r["id"]: r["status"] for r in found["results"]} == {eid: "active", other: "retracted"}
+    assert other not in _ids(wctx.search(product.store, "multipart", cwd=product.sdk.path))
+
+
 def _page_all(store, query, cwd, limit):
     seen, page = [], None
     for _ in range(100):
