@@ -256,12 +256,24 @@ def split_claim(text):
     return claim.strip(), (detail.strip() or None)
 
 
-def claim_key(claim):
+# Every byte that is not an ASCII letter or digit, as a space: an ASCII text's words (its runs of
+# letters and digits, what _CLAIM_WORD and _TERM_RE find in it) are the split of its translation,
+# several times faster than either pattern.
+_ASCII_WORD_BYTES = bytes(b if chr(b).isalnum() and b < 128 else 32 for b in range(256))
+
+
+def ascii_words(text):
+    """The runs of letters and digits of an ASCII ``text``, in order."""
+    return text.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
+
+
+def claim_key(claim, words=None):
     """What makes two claims the same claim: words only, case and Unicode forms folded, so that
-    "Foo", "foo." and "  FOO " are one. A claim of punctuation alone is its own key."""
+    "Foo", "foo." and "  FOO " are one. A claim of punctuation alone is its own key. ``words``:
+    ascii_words(claim), when the caller has them already."""
     claim = claim or ""
     if claim.isascii():  # ASCII is its own NFKC form, and casefold is lower there
-        folded = claim.lower()
+        return " ".join(ascii_words(claim) if words is None else words).lower() or " ".join(claim.split())
     else:
         import unicodedata
 
@@ -786,8 +798,10 @@ def _as_stored(text, found):
     return not found and "\\u" not in text and (text.isprintable() or _CONTROL_RE.search(text) is None)
 
 
-def _stored_text(text):
-    found = _secret_fragments(_secret_fold(text))
+def _stored_text(text, found=None):
+    """stored_text(text); ``found``: the rule fragments of ``text``, when the caller has them."""
+    if found is None:
+        found = _secret_fragments(_secret_fold(text))
     hint = bool(found)
     if _as_stored(text, found):
         return text  # the common case (ids, names, most prose): nothing to strip or redact
@@ -830,26 +844,31 @@ _spaced_fragments = None
 
 
 def _stored_claim(text):
-    """(stored_text(text), its claim_key), each noted in _CLEAN_TEXTS when it is its own stored
-    form. An ASCII claim without a rule fragment gives a key without one too, short of a fragment
-    with a space in it: the key's words are the claim's own letter and digit runs, lower-cased,
-    joined by single spaces. So that key needs no scan of its own, only a look for those."""
+    """(stored_text(text), its claim_key, the claim's ascii_words or None), the claim and key each
+    noted in _CLEAN_TEXTS when it is its own stored form, with one scan of the claim for rule
+    fragments. The key of an ASCII claim the boundary keeps as it is needs no scan of its own:
+    its words are the claim's letter and digit runs, lower-cased, joined by single spaces, so the
+    only fragments it can hold are the claim's (its fold is the claim's lower-cased) and those
+    with a space in them; the rules of those fragments decide it, as stored_text would."""
     global _spaced_fragments
     if text.__class__ is not str or not text.isascii() or len(text) > _STORED_MEMO_CHARS:
         claim = _stored_noting(text)
-        return claim, claim_key(claim)
+        return claim, claim_key(claim), None
     found = _secret_fragments(text.lower())  # _secret_fold of ASCII text
-    if not _as_stored(text, found):
+    if not _as_stored(text, found) and _stored_text(text, found) != text:
         claim = _stored_noting(text)
-        return claim, claim_key(claim)
+        return claim, claim_key(claim), None
     _CLEAN_TEXTS.add(text)
-    key = claim_key(text)
+    words = ascii_words(text)
+    key = claim_key(text, words)
     if _spaced_fragments is None:
         frags = {f for rule in _SECRET_RULES for f in rule[0]}
         _spaced_fragments = tuple(f for f in frags if " " in f and f.replace(" ", "").isalnum())
-    if key.isascii() and key.replace(" ", "").isalnum() and not any(f in key for f in _spaced_fragments):
-        _CLEAN_TEXTS.add(key)
-    return text, key
+    if key.replace(" ", "").isalnum():  # letters, digits and single spaces: no control, no JSON
+        spaced = [f for f in _spaced_fragments if f in key]
+        if not (found or spaced) or _redact_found(key, found.union(spaced)) == key:
+            _CLEAN_TEXTS.add(key)
+    return text, key, words
 
 
 # ----------------------------------------------------------------------------------------------
@@ -6725,7 +6744,9 @@ def _abbreviation_tables():
 # identifier also stands for its parts (validateThumbnail -> validatethumbnail, validat, thumbnail).
 _CAMEL_RE = _lazy_pattern(r"[a-z][A-Z]")  # an identifier whose parts count as words ("PDFs" is not one)
 _INDEX_TOKENS = {}  # {word as written: its index words, space-separated}; bounded, see _index_tokens
-_ASCII_SEPARATORS = {i: " " for i in range(128) if not chr(i).isalnum()}  # for str.translate
+# {text: index_text(text)} for the texts a bulk writer is about to write, computed by it from the
+# words it had already split (ascii_words) for their claim keys; emptied after each batch.
+_INDEXED_TEXTS = {}
 # Derivational endings of a light stem that come off too, with the fewest letters the rest keeps,
 # so that a word and its derivations share one index word: "failure", "failed" -> "fail";
 # "signature", "signing" -> "sign"; "worker" -> "work"; "validator", "validation", "validate" ->
@@ -6799,15 +6820,17 @@ def _index_tokens(raw):
     return hit
 
 
-def index_text(text):
+def index_text(text, words=None):
     """What the search index holds for ``text``: its index words in order (see _index_tokens),
     separated by spaces. The one function that decides them, for every indexed text column and
-    for the reasons that explain a match."""
+    for the reasons that explain a match. ``words``: ascii_words(text), when the caller has them."""
     if not text:
         return ""
-    # An ASCII text's words (_TERM_RE: letters and digits) by translate and split, three times
-    # faster than the pattern; a bulk import indexes every item's texts.
-    words = text.translate(_ASCII_SEPARATORS).split() if text.isascii() else _TERM_RE.findall(text)
+    if words is None:
+        hit = _INDEXED_TEXTS.get(text) if _INDEXED_TEXTS else None
+        if hit is not None:
+            return hit
+        words = ascii_words(text) if text.isascii() else _TERM_RE.findall(text)
     forms = list(map(_INDEX_TOKENS.get, words))
     if None in forms:
         forms = [f if f is not None else _index_tokens(w) for f, w in zip(forms, words)]
@@ -9828,6 +9851,7 @@ class _ImportBatch:
         if self.confidence:
             db.executemany("UPDATE evidence SET confidence = ? WHERE rid = ?", self.confidence)
         self.evidence, self.anchors, self.fts, self.events, self.confidence = [], [], [], [], []
+        _INDEXED_TEXTS.clear()
 
 
 def _import_sessions(store, records, forgotten, by_name, session_map):
@@ -9894,7 +9918,19 @@ def _import_update(store, rec, row, local_repo, known_events):
     return changed or bool(events), changed
 
 
-_BULK_CACHE_KIB = 65536  # SQLite page cache while a large import writes (the default is 2 MiB)
+# SQLite's page cache while a large import writes (the default is 2 MiB): room for every page the
+# import writes (about 2 KiB an item, with its anchors, search row and indexes), so that none is
+# spilled to the log and read back before the commit (at 100,000 items, 64 MiB read 600 MB back
+# and wrote 400 MB; enough room reads 180 MB, what the checkpoint copies, and writes 360 MB).
+# Pages are only allocated as they are used; the connection's own size comes back after.
+_BULK_CACHE_KIB = 65536
+_BULK_CACHE_KIB_PER_ITEM = 3
+_BULK_CACHE_MAX_KIB = 1 << 20
+
+
+def _bulk_cache_kib(items):
+    """The page cache (KiB) for an import of ``items`` records."""
+    return max(_BULK_CACHE_KIB, min(_BULK_CACHE_MAX_KIB, items * _BULK_CACHE_KIB_PER_ITEM))
 
 
 # A large import into a store that holds fewer items than it brings sets these indexes aside and
@@ -9939,13 +9975,14 @@ def _import_records(store, records):
         # A large import updates indexes at scattered places; a page cache that holds them saves
         # about a quarter of its time in SQLite. The connection's own size comes back after.
         before = store.one("PRAGMA cache_size")[0]
-        store.db.execute("PRAGMA cache_size = %d" % -_BULK_CACHE_KIB)
+        store.db.execute("PRAGMA cache_size = %d" % -_bulk_cache_kib(len(records)))
         try:
             return _import_records_in(store, records)
         finally:
             store.db.execute("PRAGMA cache_size = %d" % before)
     finally:
         _CLEAN_TEXTS.clear()
+        _INDEXED_TEXTS.clear()
         _field_checks.cache_clear()
 
 
@@ -10017,8 +10054,10 @@ def _import_records_in(store, records):
                 plan.append((rec, sid, None))
                 continue
             repo = local_repo(rec["repo"], rec.get("root_commit"))
-            claim, key = _stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
-            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, key)))
+            claim, key, words = _stored_claim(
+                clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True)
+            )
+            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, key, words)))
         new = [(p[1], p[3]) for _, _, p in plan if p is not None]
         dups.load(new)  # every claim the duplicate rule will ask about, before any index is set aside
         deferred = _defer_indexes(store, len(new), next_rid - 1)
@@ -10038,7 +10077,7 @@ def _import_records_in(store, records):
                         existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (row["rid"],))
                     counts["updated" if changed else "unchanged"] += 1
                     continue
-                repo, repo_name, claim, key = prepared
+                repo, repo_name, claim, key, words = prepared
                 anchors = _record_anchors(rec, local_repo)
                 cited = _cited_set(anchors)
                 confidence = _check_confidence(rec.get("confidence"))
@@ -10083,6 +10122,8 @@ def _import_records_in(store, records):
                 batch.anchors += _anchor_rows(rid, anchors)
                 batch.events += _history_rows(rid, rec, known_events)
                 fts_anchors = [{"path": a["path"], "symbol": a["symbol"]} for a in anchors]
+                if words is not None:  # split once, for the claim key and the search words
+                    _INDEXED_TEXTS[claim] = index_text(claim, words)
                 batch.fts.append(
                     (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or "")
                 )
