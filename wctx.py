@@ -9631,9 +9631,52 @@ def _field_checks(record_type):
 _PASSED_CHARS, _PASSED_MAX = 200, 8192
 
 
+@functools.lru_cache(maxsize=None)
+def _field_plan(record_type):
+    """(what an absent field of each kind gives, in declared order; {field: (check, passed)} of the
+    fields a value needs checking for; the fields that refuse to be absent; those whose absent
+    value is a fresh container), for the quick pass of _validate_fields."""
+    entries = _field_checks(record_type)
+    defaults = {f: None if absent is _ABSENT else absent for f, _, absent, _ in entries}  # declared order
+    required = tuple(f for f, _, absent, _ in entries if absent is _ABSENT)
+    containers = tuple(
+        (f, absent.__class__) for f, _, absent, _ in entries if absent.__class__ in (list, dict)
+    )
+    return defaults, {f: (check, passed) for f, check, _, passed in entries}, required, containers
+
+
 def _validate_fields(record_type, record, prefix=""):
     if not isinstance(record, dict):
         raise _FieldError("%s must be an object" % prefix.rstrip("."))
+    # The quick pass: the record's own fields over the absent values, in declared order. Should
+    # any field fail (or a required one be missing), the full pass below names the first one in
+    # declared order, as it always did.
+    defaults, checks, required, containers = _field_plan(record_type)
+    clean = defaults.copy()
+    try:
+        for field, value in record.items():
+            if value is None:
+                continue
+            entry = checks.get(field)
+            if entry is None:
+                continue  # not a declared field: ignored
+            if value.__class__ is str and value in entry[1]:
+                clean[field] = value
+                continue
+            out = clean[field] = entry[0](value)
+            if out is value and value.__class__ is str and len(value) <= _PASSED_CHARS:
+                passed = entry[1]
+                if len(passed) >= _PASSED_MAX:
+                    passed.clear()
+                passed.add(value)
+    except ValueError:
+        pass
+    else:
+        if all(record.get(f) is not None for f in required):
+            for field, kind in containers:
+                if record.get(field) is None:
+                    clean[field] = kind()  # each record its own list
+            return clean
     clean = {}
     for field, check, absent, passed in _field_checks(record_type):
         value = record.get(field)
@@ -10003,6 +10046,7 @@ def _import_records(store, records):
         _CLEAN_TEXTS.clear()
         _INDEXED_TEXTS.clear()
         _field_checks.cache_clear()
+        _field_plan.cache_clear()
 
 
 def _import_records_in(store, records):
@@ -10140,12 +10184,9 @@ def _import_records_in(store, records):
                                        rec.get("confirmed_at")))  # fmt: skip
                 batch.anchors += _anchor_rows(rid, anchors)
                 batch.events += _history_rows(rid, rec, known_events)
-                fts_anchors = [{"path": a["path"], "symbol": a["symbol"]} for a in anchors]
                 if words is not None:  # split once, for the claim key and the search words
                     _INDEXED_TEXTS[claim] = index_text(claim, words)
-                batch.fts.append(
-                    (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or "")
-                )
+                batch.fts.append((rid, claim, _fts_symbols(anchors), _fts_paths(anchors), detail or ""))
                 existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
                                        "updated_at": rec.get("updated_at") or stamp, "status": status,
                                        "confirmed_at": rec.get("confirmed_at")}  # fmt: skip
