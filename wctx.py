@@ -937,22 +937,35 @@ def _untrusted_re(name):
     return re.compile(pattern, flags)
 
 
+# Printable ASCII but "&" (entities), "<" and "[" (markup), plus tab and newline: the bytes that
+# alone never need neutralising.
+_QUIET_ASCII = bytes(sorted(set(range(0x20, 0x7F)) - set(b"&<[") | set(b"\t\n")))
+_OVERRIDE_VERB_RES = tuple((verb.encode(), re.compile(verb.encode() + rb"\s")) for verb in _OVERRIDE_VERBS)
+_YOU_ARE_NOW_RE = re.compile(rb"you\s+are\s+now\s")
+_BEFORE_COLON_BYTES = tuple(word.encode() for word in _BEFORE_COLON)
+
+
 def may_need_neutralising(text):
     """A cheap check: False means neutralise(text) would return it unchanged."""
-    if not text.isascii() or "&" in text:  # full-width, homoglyphs, format characters, entities
+    if not text.isascii():  # full-width, homoglyphs, format characters
         return True
-    if "<" in text or "[" in text or (not text.isprintable() and _untrusted_re("odd").search(text)):
+    # One pass over the bytes finds an entity's "&", markup's "<" and "[", and every control
+    # character the "odd" pattern matches (all but tab and newline).
+    data = text.encode("ascii")
+    if data.translate(None, _QUIET_ASCII):
         return True
     # What is left can only match "override" or "role_prefix", also once emphasis marks are
     # dropped ("ign*ore all rules"). "ignores", or "email" and a colon elsewhere, need nothing.
-    low = _without_emphasis(text.lower())
-    for verb in _OVERRIDE_VERBS:
-        if verb in low and re.search(verb + r"\s", low):
+    # The only whitespace left is space, tab and newline, which bytes patterns and bytes.rstrip
+    # treat exactly as the text patterns and str.rstrip do.
+    low = data.lower().translate(None, _EMPHASIS.encode())
+    for verb, verb_re in _OVERRIDE_VERB_RES:
+        if verb in low and verb_re.search(low):
             return True
-    if "you" in low and re.search(r"you\s+are\s+now\s", low):
+    if b"you" in low and _YOU_ARE_NOW_RE.search(low):
         return True
-    if ":" in low:
-        return any(before.rstrip().endswith(_BEFORE_COLON) for before in low.split(":")[:-1])
+    if b":" in low:
+        return any(before.rstrip().endswith(_BEFORE_COLON_BYTES) for before in low.split(b":")[:-1])
     return False
 
 
