@@ -7693,11 +7693,15 @@ def _count_matches(store, terms, where, params):
     if sum(df.values()) > MATCH_COUNT_EXACT:
         return max(df.values()), False
     clause = "".join(" AND " + w for w in where)
-    n = store.one(
-        "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s"
-        % clause,
-        [fts_query(terms)] + list(params),
-    )[0]
+    match = fts_query(terms)
+    n = store.memo(  # counted once per store generation
+        ("match-count", match, clause, tuple(params)),
+        lambda: store.one(
+            "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s"
+            % clause,
+            [match] + list(params),
+        )[0],
+    )
     return n, True
 
 
