@@ -7736,7 +7736,8 @@ class ItemView:
     """What search reads of one evidence item, kept per store generation (_item_views): its row
     (with the session summary), its anchors (SEARCH_ANCHOR_COLUMNS), the index words of its
     claim and detail, of what it cites, of each cited symbol and path and of its session's
-    summary, its result's file list and the latest imported session that edited a cited file."""
+    summary, its result's file list, the latest imported session that edited a cited file and
+    what a query may name of what it cites (_name_parts)."""
 
     __slots__ = (
         "row",
@@ -7747,6 +7748,7 @@ class ItemView:
         "summary_words",
         "files",
         "edited",
+        "names",
     )
 
     def __init__(self, row, anchors, edited):
@@ -7760,6 +7762,7 @@ class ItemView:
         self.summary_words = _words_of(row["session_summary"])
         self.files = _anchor_files(row, anchors)
         self.edited = edited
+        self.names = tuple(map(_name_parts, anchors))
 
 
 ITEM_VIEWS_KEPT = 20000  # item views a process keeps for one store generation before starting over
@@ -7782,7 +7785,7 @@ def _item_views(store, rids):
     return {rid: views[rid] for rid in rids if rid in views}
 
 
-def _query_names(store, raw_query, terms, cands, anchors):
+def _query_names(store, raw_query, terms, cands, views):
     """Mark each candidate with what of it the query names: its repository or one whose code it
     cites (the name as a word of the query), a symbol it cites (every part of the symbol among the
     query's terms), a file it cites (its path or file name in the query)."""
@@ -7798,20 +7801,33 @@ def _query_names(store, raw_query, terms, cands, anchors):
         named = []
         if c.repo_id in named_repos:
             named.append(("repository", names[c.repo_id]))
-        for a in anchors.get(c.rid, ()):
-            if a["repo_id"] in named_repos and a["repo_id"] != c.repo_id:
-                named.append(("repository", names[a["repo_id"]]))  # it cites that repository's code
-            sym = a["symbol"]
-            if sym:
-                parts = _symbol_words(sym)
-                if parts and all(p in term_set or p in STOP_WORDS or len(p) < 2 for p in parts):
-                    named.append(("symbol", sym))
-            path = a["path"]
-            if path:
-                base = path.rsplit("/", 1)[-1].lower()
-                if path.lower() in text or ("." in base and len(base) > 3 and base in text):
-                    named.append(("file", path))
-        c.named = tuple(dict.fromkeys(named))
+        view = views.get(c.rid)
+        for repo_id, sym, needed, path, low, base in view.names if view is not None else ():
+            if repo_id in named_repos and repo_id != c.repo_id:
+                named.append(("repository", names[repo_id]))  # it cites that repository's code
+            if needed is not None and term_set.issuperset(needed):
+                named.append(("symbol", sym))
+            if low and (low in text or (base and base in text)):
+                named.append(("file", path))
+        c.named = tuple(dict.fromkeys(named)) if named else ()
+
+
+def _name_parts(anchor):
+    """(repository id, symbol, the parts of the symbol a query must hold to name it or None, path,
+    path lower-cased, file name lower-cased when it is distinctive enough to name alone or None):
+    what _query_names compares a query with, once per cited anchor."""
+    sym, path = anchor["symbol"], anchor["path"]
+    needed = None
+    if sym:
+        parts = _symbol_words(sym)
+        if parts:
+            needed = frozenset(p for p in parts if p not in STOP_WORDS and len(p) >= 2)
+    low = base = None
+    if path:
+        low = path.lower()
+        base = low.rsplit("/", 1)[-1]
+        base = base if "." in base and len(base) > 3 else None
+    return (anchor["repo_id"], sym, needed, path, low, base)
 
 
 def _query_coverage(terms, cands, views):
@@ -7945,7 +7961,7 @@ def search(
     if mode == "text" and rank != "fts":
         views = _item_views(store, [c.rid for c in cands])
         anchors = {rid: v.anchors for rid, v in views.items()}
-        _query_names(store, query, terms, cands, anchors)
+        _query_names(store, query, terms, cands, views)
         _query_coverage(terms, cands, views)
         _rerank(cands, scope, time.time())
     fresh = {}
