@@ -7434,7 +7434,7 @@ def _scope_test(scope, kinds, include_inactive):
     return admits
 
 
-RANK_ROWS_KEPT = 50000  # rows _rank_rows keeps for one store generation before starting over
+RANK_ROWS_KEPT = 20000  # rows (~0.4 kB each) _rank_rows keeps for one store generation before starting over
 
 
 def _rank_rows(store, rids):
@@ -7722,14 +7722,22 @@ def _claim_text(row):
 
 
 def _words_of(text):
-    """The index words of ``text`` as a set (index_text): what _term_hits matches terms in."""
-    return frozenset(index_text(text).split()) if text else frozenset()
+    """The index words of ``text`` (index_text) between spaces, one space before and after: what
+    _term_hits finds terms in, as compact as the text itself (a set of the words costs ten times
+    the memory, for a process that keeps thousands of items' words)."""
+    return " %s " % index_text(text) if text else ""
+
+
+@functools.lru_cache(maxsize=8192)
+def _spaced_forms(term):
+    """The match forms of ``term`` (match_forms), each between spaces, as _words_of holds words."""
+    return tuple(" %s " % form for form in _term_forms(term))
 
 
 def _term_hits(terms, words):
     """The query terms matching an index word in ``words`` (_words_of): _word_hits on a text
     whose words are already known."""
-    return [t for t in terms if any(form in words for form in _forms(t)[0])]
+    return [t for t in terms if any(form in words for form in _spaced_forms(t))]
 
 
 class ItemView:
@@ -7751,21 +7759,21 @@ class ItemView:
         "names",
     )
 
-    def __init__(self, row, anchors, edited):
+    def __init__(self, row, anchors, edited, summary_words):
         self.row = row
         self.anchors = anchors
         self.text_words = _words_of(_claim_text(row))
         self.anchor_words = tuple(
             (a["symbol"], _words_of(a["symbol"]), a["path"], _words_of(a["path"])) for a in anchors
         )
-        self.cited_words = frozenset().union(*(w for _, sw, _, pw in self.anchor_words for w in (sw, pw)))
-        self.summary_words = _words_of(row["session_summary"])
+        self.cited_words = " ".join(w for _, sw, _, pw in self.anchor_words for w in (sw, pw) if w)
+        self.summary_words = summary_words
         self.files = _anchor_files(row, anchors)
         self.edited = edited
         self.names = tuple(map(_name_parts, anchors))
 
 
-ITEM_VIEWS_KEPT = 20000  # item views a process keeps for one store generation before starting over
+ITEM_VIEWS_KEPT = 5000  # item views (~3 kB each) a process keeps for a store generation before starting over
 
 
 def _item_views(store, rids):
@@ -7780,8 +7788,12 @@ def _item_views(store, rids):
         rows = _evidence_rows(store, missing)
         anchors = _load_anchors(store, list(rows), SEARCH_ANCHOR_COLUMNS)
         edited = _session_edits(store, anchors)
+        summaries = {}  # the items of one session share its summary's words
         for rid, row in rows.items():
-            views[rid] = ItemView(row, anchors[rid], edited.get(rid))
+            summary = row["session_summary"]
+            if summary not in summaries:
+                summaries[summary] = _words_of(summary)
+            views[rid] = ItemView(row, anchors[rid], edited.get(rid), summaries[summary])
     return {rid: views[rid] for rid in rids if rid in views}
 
 
