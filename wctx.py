@@ -256,12 +256,24 @@ def split_claim(text):
     return claim.strip(), (detail.strip() or None)
 
 
-def claim_key(claim):
+# Every byte that is not an ASCII letter or digit, as a space: an ASCII text's words (its runs of
+# letters and digits, what _CLAIM_WORD and _TERM_RE find in it) are the split of its translation,
+# several times faster than either pattern.
+_ASCII_WORD_BYTES = bytes(b if chr(b).isalnum() and b < 128 else 32 for b in range(256))
+
+
+def ascii_words(text):
+    """The runs of letters and digits of an ASCII ``text``, in order."""
+    return text.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
+
+
+def claim_key(claim, words=None):
     """What makes two claims the same claim: words only, case and Unicode forms folded, so that
-    "Foo", "foo." and "  FOO " are one. A claim of punctuation alone is its own key."""
+    "Foo", "foo." and "  FOO " are one. A claim of punctuation alone is its own key. ``words``:
+    ascii_words(claim), when the caller has them already."""
     claim = claim or ""
     if claim.isascii():  # ASCII is its own NFKC form, and casefold is lower there
-        folded = claim.lower()
+        return " ".join(ascii_words(claim) if words is None else words).lower() or " ".join(claim.split())
     else:
         import unicodedata
 
@@ -786,8 +798,10 @@ def _as_stored(text, found):
     return not found and "\\u" not in text and (text.isprintable() or _CONTROL_RE.search(text) is None)
 
 
-def _stored_text(text):
-    found = _secret_fragments(_secret_fold(text))
+def _stored_text(text, found=None):
+    """stored_text(text); ``found``: the rule fragments of ``text``, when the caller has them."""
+    if found is None:
+        found = _secret_fragments(_secret_fold(text))
     hint = bool(found)
     if _as_stored(text, found):
         return text  # the common case (ids, names, most prose): nothing to strip or redact
@@ -830,26 +844,31 @@ _spaced_fragments = None
 
 
 def _stored_claim(text):
-    """(stored_text(text), its claim_key), each noted in _CLEAN_TEXTS when it is its own stored
-    form. An ASCII claim without a rule fragment gives a key without one too, short of a fragment
-    with a space in it: the key's words are the claim's own letter and digit runs, lower-cased,
-    joined by single spaces. So that key needs no scan of its own, only a look for those."""
+    """(stored_text(text), its claim_key, the claim's ascii_words or None), the claim and key each
+    noted in _CLEAN_TEXTS when it is its own stored form, with one scan of the claim for rule
+    fragments. The key of an ASCII claim the boundary keeps as it is needs no scan of its own:
+    its words are the claim's letter and digit runs, lower-cased, joined by single spaces, so the
+    only fragments it can hold are the claim's (its fold is the claim's lower-cased) and those
+    with a space in them; the rules of those fragments decide it, as stored_text would."""
     global _spaced_fragments
     if text.__class__ is not str or not text.isascii() or len(text) > _STORED_MEMO_CHARS:
         claim = _stored_noting(text)
-        return claim, claim_key(claim)
+        return claim, claim_key(claim), None
     found = _secret_fragments(text.lower())  # _secret_fold of ASCII text
-    if not _as_stored(text, found):
+    if not _as_stored(text, found) and _stored_text(text, found) != text:
         claim = _stored_noting(text)
-        return claim, claim_key(claim)
+        return claim, claim_key(claim), None
     _CLEAN_TEXTS.add(text)
-    key = claim_key(text)
+    words = ascii_words(text)
+    key = claim_key(text, words)
     if _spaced_fragments is None:
         frags = {f for rule in _SECRET_RULES for f in rule[0]}
         _spaced_fragments = tuple(f for f in frags if " " in f and f.replace(" ", "").isalnum())
-    if key.isascii() and key.replace(" ", "").isalnum() and not any(f in key for f in _spaced_fragments):
-        _CLEAN_TEXTS.add(key)
-    return text, key
+    if key.replace(" ", "").isalnum():  # letters, digits and single spaces: no control, no JSON
+        spaced = [f for f in _spaced_fragments if f in key]
+        if not (found or spaced) or _redact_found(key, found.union(spaced)) == key:
+            _CLEAN_TEXTS.add(key)
+    return text, key, words
 
 
 # ----------------------------------------------------------------------------------------------
@@ -918,22 +937,35 @@ def _untrusted_re(name):
     return re.compile(pattern, flags)
 
 
+# Printable ASCII but "&" (entities), "<" and "[" (markup), plus tab and newline: the bytes that
+# alone never need neutralising.
+_QUIET_ASCII = bytes(sorted(set(range(0x20, 0x7F)) - set(b"&<[") | set(b"\t\n")))
+_OVERRIDE_VERB_RES = tuple((verb.encode(), re.compile(verb.encode() + rb"\s")) for verb in _OVERRIDE_VERBS)
+_YOU_ARE_NOW_RE = re.compile(rb"you\s+are\s+now\s")
+_BEFORE_COLON_BYTES = tuple(word.encode() for word in _BEFORE_COLON)
+
+
 def may_need_neutralising(text):
     """A cheap check: False means neutralise(text) would return it unchanged."""
-    if not text.isascii() or "&" in text:  # full-width, homoglyphs, format characters, entities
+    if not text.isascii():  # full-width, homoglyphs, format characters
         return True
-    if "<" in text or "[" in text or (not text.isprintable() and _untrusted_re("odd").search(text)):
+    # One pass over the bytes finds an entity's "&", markup's "<" and "[", and every control
+    # character the "odd" pattern matches (all but tab and newline).
+    data = text.encode("ascii")
+    if data.translate(None, _QUIET_ASCII):
         return True
     # What is left can only match "override" or "role_prefix", also once emphasis marks are
     # dropped ("ign*ore all rules"). "ignores", or "email" and a colon elsewhere, need nothing.
-    low = _without_emphasis(text.lower())
-    for verb in _OVERRIDE_VERBS:
-        if verb in low and re.search(verb + r"\s", low):
+    # The only whitespace left is space, tab and newline, which bytes patterns and bytes.rstrip
+    # treat exactly as the text patterns and str.rstrip do.
+    low = data.lower().translate(None, _EMPHASIS.encode())
+    for verb, verb_re in _OVERRIDE_VERB_RES:
+        if verb in low and verb_re.search(low):
             return True
-    if "you" in low and re.search(r"you\s+are\s+now\s", low):
+    if b"you" in low and _YOU_ARE_NOW_RE.search(low):
         return True
-    if ":" in low:
-        return any(before.rstrip().endswith(_BEFORE_COLON) for before in low.split(":")[:-1])
+    if b":" in low:
+        return any(before.rstrip().endswith(_BEFORE_COLON_BYTES) for before in low.split(b":")[:-1])
     return False
 
 
@@ -1495,6 +1527,14 @@ def m012_index_words(db):
     )
 
 
+def m013_sync_exported(db):
+    # Incremental sync: per session file this machine last pushed, the digest of what it was built
+    # from and the blob it became; a session whose digest has not moved is not built again.
+    db.execute(
+        "CREATE TABLE sync_exported(session_id TEXT PRIMARY KEY, digest TEXT NOT NULL, blob TEXT NOT NULL)"
+    )
+
+
 MIGRATIONS = [
     m001_initial,
     m002_fts,
@@ -1508,6 +1548,7 @@ MIGRATIONS = [
     m010_anchor_symbols,
     m011_evidence_aliases,
     m012_index_words,
+    m013_sync_exported,
 ]
 
 
@@ -1639,6 +1680,11 @@ class Store:
     def atomic(self):
         return _Atomic(self)
 
+    def snapshot(self):
+        """A read transaction: every query in it sees the store at one moment, whatever another
+        process commits meanwhile (WAL: writers are not held up). Not inside ``atomic``."""
+        return _Snapshot(self)
+
     def generation(self):
         """Changes whenever this store's content may have: another connection committed
         (PRAGMA data_version) or this one wrote (total_changes)."""
@@ -1716,6 +1762,20 @@ def _file_identity(path):
     except OSError:
         return None
     return (st.st_dev, st.st_ino)
+
+
+class _Snapshot:
+    __slots__ = ("db",)
+
+    def __init__(self, store):
+        self.db = store.db
+
+    def __enter__(self):
+        self.db.execute("BEGIN")
+
+    def __exit__(self, *exc):
+        if self.db.in_transaction:
+            self.db.execute("COMMIT")
 
 
 class _Atomic:
@@ -6697,7 +6757,9 @@ def _abbreviation_tables():
 # identifier also stands for its parts (validateThumbnail -> validatethumbnail, validat, thumbnail).
 _CAMEL_RE = _lazy_pattern(r"[a-z][A-Z]")  # an identifier whose parts count as words ("PDFs" is not one)
 _INDEX_TOKENS = {}  # {word as written: its index words, space-separated}; bounded, see _index_tokens
-_ASCII_SEPARATORS = {i: " " for i in range(128) if not chr(i).isalnum()}  # for str.translate
+# {text: index_text(text)} for the texts a bulk writer is about to write, computed by it from the
+# words it had already split (ascii_words) for their claim keys; emptied after each batch.
+_INDEXED_TEXTS = {}
 # Derivational endings of a light stem that come off too, with the fewest letters the rest keeps,
 # so that a word and its derivations share one index word: "failure", "failed" -> "fail";
 # "signature", "signing" -> "sign"; "worker" -> "work"; "validator", "validation", "validate" ->
@@ -6771,15 +6833,17 @@ def _index_tokens(raw):
     return hit
 
 
-def index_text(text):
+def index_text(text, words=None):
     """What the search index holds for ``text``: its index words in order (see _index_tokens),
     separated by spaces. The one function that decides them, for every indexed text column and
-    for the reasons that explain a match."""
+    for the reasons that explain a match. ``words``: ascii_words(text), when the caller has them."""
     if not text:
         return ""
-    # An ASCII text's words (_TERM_RE: letters and digits) by translate and split, three times
-    # faster than the pattern; a bulk import indexes every item's texts.
-    words = text.translate(_ASCII_SEPARATORS).split() if text.isascii() else _TERM_RE.findall(text)
+    if words is None:
+        hit = _INDEXED_TEXTS.get(text) if _INDEXED_TEXTS else None
+        if hit is not None:
+            return hit
+        words = ascii_words(text) if text.isascii() else _TERM_RE.findall(text)
     forms = list(map(_INDEX_TOKENS.get, words))
     if None in forms:
         forms = [f if f is not None else _index_tokens(w) for f, w in zip(forms, words)]
@@ -8306,10 +8370,19 @@ def item_history(store, rid):
     return [_history_event(r) for r in rows]
 
 
-def _load_histories(store):
-    """{evidence rid: item_history} of every item that has one, in one query (for export)."""
+def _load_histories(store, rids=None):
+    """{evidence rid: item_history} of every item that has one (of the items ``rids`` only, when
+    given), in one query per 500 (for export)."""
     histories = {}
-    for r in store.all("SELECT * FROM evidence_events ORDER BY evidence_rid, at, rowid"):
+    if rids is None:
+        rows = store.all("SELECT * FROM evidence_events ORDER BY evidence_rid, at, rowid")
+    else:
+        rows = _select_in(
+            store,
+            "SELECT * FROM evidence_events WHERE evidence_rid IN (%s) ORDER BY evidence_rid, at, rowid",
+            rids,
+        )
+    for r in rows:
         histories.setdefault(r["evidence_rid"], []).append(_history_event(r))
     return histories
 
@@ -9008,40 +9081,62 @@ def shareable_record(record, local):
     return out
 
 
+_EXPORT_TARGETED = 2000  # sessions up to which export_records reads by index rather than scanning
+
+
 def export_records(store, repo=None, sessions=None):
     """Yield (session id, record) pairs: each session followed by its evidence, oldest first;
     with ``sessions`` (a set of ids), only those sessions'."""
     params = []
-    where = ""
+    where = []
     if repo:
         r = resolve_repo(store, repo)
-        where = " WHERE e.repo_id = ?"
+        where = ["e.repo_id = ?"]
         params = [r.id]
+    # A few sessions (what changed since the last sync) are read by their index; many, or all, in
+    # one pass over each table.
+    targeted = sessions is not None and len(sessions) <= _EXPORT_TARGETED
     cursor = store.db.cursor()
     cursor.row_factory = None  # plain tuples: no sqlite3.Row per item, read by column index below
-    cursor.execute(
+    select = (
         "SELECT e.rid, e.id, e.session_id, e.repo_name, r.root_commit, e.kind, e.claim, e.detail, "
         "e.confidence, e.status, e.superseded_by, e.created_at, e.updated_at, e.confirmed_at "
         "FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s ORDER BY e.session_id, e.created_at, e.id"
-        % where,
-        params,
     )
-    rows = cursor.fetchall()
-    if sessions is not None:
-        rows = [r for r in rows if r[2] in sessions]
-        if not rows:
-            return
-    # Anchors in one pass over their index, each read straight into its export form.
+    if targeted:
+        rows, wanted = [], sorted(sessions)
+        for i in range(0, len(wanted), 500):  # in session order, as one query would give them
+            chunk = wanted[i : i + 500]
+            clause = " WHERE " + " AND ".join(where + ["e.session_id IN (%s)" % ",".join("?" * len(chunk))])
+            rows += cursor.execute(select % clause, params + chunk).fetchall()
+    else:
+        rows = cursor.execute(select % (" WHERE " + where[0] if where else ""), params).fetchall()
+        if sessions is not None:
+            rows = [r for r in rows if r[2] in sessions]
+    if not rows:
+        return
+    # Anchors in one pass over their index (or by item, for a few sessions), each read straight
+    # into its export form.
     anchors = {r[0]: [] for r in rows}
-    cursor.execute(
+    anchor_select = (
         "SELECT evidence_rid, repo_name, root_commit, path, symbol, commit_sha, branch, blob, dirty, "
-        "symbol_hash, symbol_lang FROM anchors ORDER BY evidence_rid, id"
+        "symbol_hash, symbol_lang FROM anchors%s ORDER BY evidence_rid, id"
     )
-    for a in cursor:
+    if targeted:
+        found = []
+        rids = list(anchors)
+        for i in range(0, len(rids), 500):
+            chunk = rids[i : i + 500]
+            found += cursor.execute(
+                anchor_select % " WHERE evidence_rid IN (%s)" % ",".join("?" * len(chunk)), chunk
+            ).fetchall()
+    else:
+        found = cursor.execute(anchor_select % "")
+    for a in found:
         cited = anchors.get(a[0])
         if cited is not None:
             cited.append(dict(zip(_ANCHOR_FIELDS, a[1:])))
-    histories = _load_histories(store)
+    histories = _load_histories(store, list(anchors) if targeted else None)
     session_rows = {
         s["id"]: s for s in _select_in(store, "SELECT * FROM sessions WHERE id IN (%s)", {r[2] for r in rows})
     }
@@ -9202,17 +9297,17 @@ def _read_shared_file(path):
 def export_evidence(store, out_dir=None, stream=None, repo=None):
     """Write the export: one JSONL file per session into ``out_dir`` plus this store's topology
     in ``topology-<store id>.jsonl``, or everything to ``stream``."""
-    counts = {"sessions": 0, "evidence": 0, "files": 0, "topology": 0}
-    local = LocalPaths(store)
+    counts = {"sessions": 0, "evidence": 0, "files": 0, "topology": 0, "tombstones": 0}
     per_session = {}
-    for sid, record in export_records(store, repo=repo):
-        per_session.setdefault(sid, []).append(record)
-        counts["sessions" if record["type"] == "session" else "evidence"] += 1
-    counts["tombstones"] = 0
-    for sid, record in tombstone_records(store):
-        per_session.setdefault(sid, []).append(record)
-        counts["tombstones"] += 1
-    topology = [shareable_record(r, local) for r in topology_records(store, repo=repo)]
+    with store.snapshot():  # one moment of the store, whatever a capture commits meanwhile
+        local = LocalPaths(store)
+        for sid, record in export_records(store, repo=repo):
+            per_session.setdefault(sid, []).append(record)
+            counts["sessions" if record["type"] == "session" else "evidence"] += 1
+        for sid, record in tombstone_records(store):
+            per_session.setdefault(sid, []).append(record)
+            counts["tombstones"] += 1
+        topology = [shareable_record(r, local) for r in topology_records(store, repo=repo)]
     counts["topology"] = len(topology)
     if out_dir is None:
         for records in per_session.values():
@@ -9801,6 +9896,7 @@ class _ImportBatch:
         if self.confidence:
             db.executemany("UPDATE evidence SET confidence = ? WHERE rid = ?", self.confidence)
         self.evidence, self.anchors, self.fts, self.events, self.confidence = [], [], [], [], []
+        _INDEXED_TEXTS.clear()
 
 
 def _import_sessions(store, records, forgotten, by_name, session_map):
@@ -9867,7 +9963,19 @@ def _import_update(store, rec, row, local_repo, known_events):
     return changed or bool(events), changed
 
 
-_BULK_CACHE_KIB = 65536  # SQLite page cache while a large import writes (the default is 2 MiB)
+# SQLite's page cache while a large import writes (the default is 2 MiB): room for every page the
+# import writes (about 2 KiB an item, with its anchors, search row and indexes), so that none is
+# spilled to the log and read back before the commit (at 100,000 items, 64 MiB read 600 MB back
+# and wrote 400 MB; enough room reads 180 MB, what the checkpoint copies, and writes 360 MB).
+# Pages are only allocated as they are used; the connection's own size comes back after.
+_BULK_CACHE_KIB = 65536
+_BULK_CACHE_KIB_PER_ITEM = 3
+_BULK_CACHE_MAX_KIB = 1 << 20
+
+
+def _bulk_cache_kib(items):
+    """The page cache (KiB) for an import of ``items`` records."""
+    return max(_BULK_CACHE_KIB, min(_BULK_CACHE_MAX_KIB, items * _BULK_CACHE_KIB_PER_ITEM))
 
 
 # A large import into a store that holds fewer items than it brings sets these indexes aside and
@@ -9912,13 +10020,14 @@ def _import_records(store, records):
         # A large import updates indexes at scattered places; a page cache that holds them saves
         # about a quarter of its time in SQLite. The connection's own size comes back after.
         before = store.one("PRAGMA cache_size")[0]
-        store.db.execute("PRAGMA cache_size = %d" % -_BULK_CACHE_KIB)
+        store.db.execute("PRAGMA cache_size = %d" % -_bulk_cache_kib(len(records)))
         try:
             return _import_records_in(store, records)
         finally:
             store.db.execute("PRAGMA cache_size = %d" % before)
     finally:
         _CLEAN_TEXTS.clear()
+        _INDEXED_TEXTS.clear()
         _field_checks.cache_clear()
 
 
@@ -9990,8 +10099,10 @@ def _import_records_in(store, records):
                 plan.append((rec, sid, None))
                 continue
             repo = local_repo(rec["repo"], rec.get("root_commit"))
-            claim, key = _stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
-            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, key)))
+            claim, key, words = _stored_claim(
+                clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True)
+            )
+            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, key, words)))
         new = [(p[1], p[3]) for _, _, p in plan if p is not None]
         dups.load(new)  # every claim the duplicate rule will ask about, before any index is set aside
         deferred = _defer_indexes(store, len(new), next_rid - 1)
@@ -10011,7 +10122,7 @@ def _import_records_in(store, records):
                         existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (row["rid"],))
                     counts["updated" if changed else "unchanged"] += 1
                     continue
-                repo, repo_name, claim, key = prepared
+                repo, repo_name, claim, key, words = prepared
                 anchors = _record_anchors(rec, local_repo)
                 cited = _cited_set(anchors)
                 confidence = _check_confidence(rec.get("confidence"))
@@ -10056,6 +10167,8 @@ def _import_records_in(store, records):
                 batch.anchors += _anchor_rows(rid, anchors)
                 batch.events += _history_rows(rid, rec, known_events)
                 fts_anchors = [{"path": a["path"], "symbol": a["symbol"]} for a in anchors]
+                if words is not None:  # split once, for the claim key and the search words
+                    _INDEXED_TEXTS[claim] = index_text(claim, words)
                 batch.fts.append(
                     (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or "")
                 )
@@ -10445,13 +10558,31 @@ def _sync_check_sessions(path, records, forgotten):
             )
 
 
-def _sync_payload(store, machine):
-    """{path: bytes} of every file this machine owns in the team branch, built from the store."""
+def _sync_payload(store, machine, tree):
+    """What this machine's share of the team branch must be, built from the store: returns
+    ({path: bytes} of each file built, {paths of ``tree`` kept as they are}, {session id: (digest,
+    blob id)} of every session file of ours). A session file is built again only when its session's
+    digest moved since the file ``tree`` holds was built (or ``tree`` holds another); the result
+    is byte for byte what building every file would give."""
     local = LocalPaths(store)
     foreign = {r["session_id"] for r in store.all("SELECT session_id FROM sync_foreign")}
     seen = {r["id"]: r["updated_at"] for r in store.all("SELECT id, updated_at FROM sync_seen")}
+    marks = {r["session_id"]: (r["digest"], r["blob"]) for r in store.all("SELECT * FROM sync_exported")}
+    base = "machines/%s/" % machine
+    digests = {sid: d for sid, d in _session_digests(store, local).items() if sid not in foreign}
+    kept, exported = set(), {}
+    for sid, digest in digests.items():
+        path = base + "sessions/%s.jsonl" % sid
+        mark = marks.get(sid)
+        if mark is not None and mark[0] == digest and tree.get(path) == mark[1]:
+            kept.add(path)
+            exported[sid] = mark
+    build = set(digests) - set(exported)
+    changed_foreign = _sync_foreign_changed(store, seen) if foreign else set()
+    # Every session is built on a first sync of a store of its own; otherwise only these.
+    wanted = build | changed_foreign if foreign or exported else None
     sessions, events, session_records = {}, [], {}
-    for sid, record in export_records(store, sessions=_sync_sessions_to_build(store, foreign, seen)):
+    for sid, record in export_records(store, sessions=wanted) if wanted != set() else ():
         kind = record.get("type")
         if kind == "session":
             session_records[sid] = record
@@ -10471,52 +10602,106 @@ def _sync_payload(store, machine):
     def encode(records):
         return _export_text(shareable_record(r, local) for r in records).encode("utf-8")
 
-    base = "machines/%s/" % machine
     for sid, records in sessions.items():
-        if any(r.get("type") == "evidence" for r in records):
-            files[base + "sessions/%s.jsonl" % sid] = encode(records)
+        if sid in digests and any(r.get("type") == "evidence" for r in records):
+            data = files[base + "sessions/%s.jsonl" % sid] = encode(records)
+            exported[sid] = (digests[sid], blob_id(data))
     events.extend(record for _, record in tombstone_records(store))
     if events:
         files[base + "events.jsonl"] = encode(events)
     topology = topology_records(store)
     if topology:
         files[base + "topology.jsonl"] = encode(topology)
-    return files
+    return files, kept, exported
 
 
-def _sync_sessions_to_build(store, foreign, seen):
-    """The sessions whose records a payload needs (None: all): this machine's own, and another
-    machine's only where one of its items changed here since it was imported (the row and its
-    history's length tell, as _sync_version does), so that a teammate's whole memory is not built
-    into records only to be compared."""
-    if not foreign:
-        return None
+def _session_digests(store, local):
+    """{session id: digest} of every session with items: what its exported file is built from, so
+    that the same digest means the same file. An item's text, kind, session and creation never
+    change in place (a forget deletes the row, a capture or an import adds one), so its row id
+    stands for them, beside every column that does change (repository, confidence, status,
+    replacement, update, confirmation); an anchor changes in place only in its repository (a
+    confirmation replaces it), a history event never; the session's row is taken whole. What
+    shapes every file (this machine's paths, its repositories' identities, the export format and
+    this version of wctx) is part of each digest. Read in the caller's snapshot."""
+    import hashlib
+
     cursor = store.db.cursor()
     cursor.row_factory = None
-    history = dict(cursor.execute("SELECT evidence_rid, count(*) FROM evidence_events GROUP BY evidence_rid"))
-    wanted = set()
+    parts = {}
+    context = repr((__version__, EXPORT_FORMAT, local.prefixes,
+                    cursor.execute("SELECT id, name, root_commit FROM repos ORDER BY id").fetchall()))  # fmt: skip
+    # Fields joined by "|" (none of these values holds one: ids, names, timestamps,
+    # statuses, numbers), items by ";".
+    for sid, text in cursor.execute(
+        "SELECT session_id, group_concat(rid || '|' || ifnull(repo_id, '') || '|' || repo_name || '|' || "
+        "ifnull(confidence, '') || '|' || status || '|' || ifnull(superseded_by, '') || '|' || "
+        "ifnull(updated_at, '') || '|' || ifnull(confirmed_at, ''), ';') FROM evidence GROUP BY session_id"
+    ):
+        parts[sid] = [context, text]
+    for sid, text in cursor.execute(
+        "SELECT e.session_id, group_concat(a.id || '|' || a.evidence_rid || '|' || ifnull(a.repo_id, '') || "
+        "'|' || a.repo_name, ';') FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid GROUP BY e.session_id"
+    ):
+        parts[sid].append("anchors " + text)
+    for sid, text in cursor.execute(
+        "SELECT e.session_id, group_concat(h.rowid || '|' || h.evidence_rid, ';') "
+        "FROM evidence_events h JOIN evidence e ON e.rid = h.evidence_rid GROUP BY e.session_id"
+    ):
+        parts[sid].append("events " + text)
+    columns = [r[1] for r in cursor.execute("PRAGMA table_info(sessions)")]
+    row = " || ',' || ".join("quote(%s)" % c for c in columns)
+    sql = "SELECT id, %s FROM sessions WHERE id IN (%%s)" % row
+    for sid, text in _select_in_cursor(cursor, sql, list(parts)):
+        parts[sid].append("session " + text)
+    return {
+        sid: hashlib.blake2b("\n".join(p).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        for sid, p in parts.items()
+    }
+
+
+def _select_in_cursor(cursor, sql, values):
+    """_select_in on a plain-tuple cursor."""
+    rows = []
+    for i in range(0, len(values), 500):
+        chunk = values[i : i + 500]
+        rows += cursor.execute(sql % ",".join("?" * len(chunk)), chunk).fetchall()
+    return rows
+
+
+def _sync_foreign_changed(store, seen):
+    """The other machines' sessions one of whose items changed here since it was imported (the row
+    and its history's length tell, as _sync_version does): their changes are this machine's
+    events, and only these sessions of a teammate's whole memory are built into records."""
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    mine = "SELECT rid FROM evidence WHERE session_id IN (SELECT session_id FROM sync_foreign)"
+    history = dict(
+        cursor.execute(
+            "SELECT evidence_rid, count(*) FROM evidence_events WHERE evidence_rid IN (%s) GROUP BY evidence_rid"
+            % mine
+        )
+    )
+    changed = set()
     cursor.execute(
-        "SELECT rid, id, session_id, updated_at, status, superseded_by, confirmed_at FROM evidence"
+        "SELECT rid, id, session_id, updated_at, status, superseded_by, confirmed_at FROM evidence "
+        "WHERE session_id IN (SELECT session_id FROM sync_foreign)"
     )
     for rid, eid, sid, updated_at, status, superseded_by, confirmed_at in cursor:
-        if sid in wanted:
-            continue
-        if sid not in foreign:
-            wanted.add(sid)
-            continue
-        version = _sync_version_of(updated_at, status, superseded_by, confirmed_at, history.get(rid, 0))
-        if version != seen.get(eid):
-            wanted.add(sid)
-    return wanted
+        if sid not in changed:
+            version = _sync_version_of(updated_at, status, superseded_by, confirmed_at, history.get(rid, 0))
+            if version != seen.get(eid):
+                changed.add(sid)
+    return changed
 
 
-def _sync_commit(store, machine, tip, tree, payload):
-    """Build the commit that puts ``payload`` on top of ``tip`` (one fast-import); None when the
-    tip already holds exactly our files."""
+def _sync_commit(store, machine, tip, tree, payload, kept):
+    """Build the commit that puts ``payload`` on top of ``tip`` (one fast-import), keeping the
+    files ``kept`` as the tip holds them; None when the tip already holds exactly our files."""
     base = "machines/%s/" % machine
     ours = {p: b for p, b in tree.items() if p.startswith(base)}
     changed = {p: d for p, d in payload.items() if ours.get(p) != blob_id(d)}
-    removed = sorted(p for p in ours if p not in payload)
+    removed = sorted(p for p in ours if p not in payload and p not in kept)
     if not changed and not removed:
         return None, 0, 0
     stamp = int(time.time())
@@ -10605,15 +10790,17 @@ def sync_memory(store, remote=None, branch=None):
         ):
             report.noop = True
             break
-        commit, written, removed = _sync_commit(store, machine, tip, tree, _sync_payload(store, machine))
+        with store.snapshot():  # the files are built from one moment of the store
+            payload, kept, exported = _sync_payload(store, machine, tree)
+        commit, written, removed = _sync_commit(store, machine, tip, tree, payload, kept)
         if commit is None:
-            _sync_remember(store, remote, branch, tip, fingerprint)
+            _sync_remember(store, remote, branch, tip, fingerprint, exported)
             break
         refused = _sync_push(store, remote, branch, commit)
         if refused is None:
             report.exported = {"files": written, "removed": removed}
             report.pushed = short_sha(commit)
-            _sync_remember(store, remote, branch, commit, fingerprint)
+            _sync_remember(store, remote, branch, commit, fingerprint, exported)
             break
     else:
         raise WctxError(
@@ -10623,9 +10810,27 @@ def sync_memory(store, remote=None, branch=None):
     return report
 
 
-def _sync_remember(store, remote, branch, tip, fingerprint):
-    for key, value in (("remote", remote), ("branch", branch), ("tip", tip), ("fingerprint", fingerprint)):
-        _sync_set(store, key, value)
+def _sync_remember(store, remote, branch, tip, fingerprint, exported):
+    """What a sync leaves for the next: where and what it pushed (``exported``: session id ->
+    (digest, blob id) of each session file of ours the branch now holds)."""
+    before = {r["session_id"]: (r["digest"], r["blob"]) for r in store.all("SELECT * FROM sync_exported")}
+    with store.atomic():
+        for key, value in (
+            ("remote", remote),
+            ("branch", branch),
+            ("tip", tip),
+            ("fingerprint", fingerprint),
+        ):
+            _sync_set(store, key, value)
+        store.db.executemany(
+            "DELETE FROM sync_exported WHERE session_id = ?",
+            [(sid,) for sid in before if sid not in exported],
+        )
+        store.db.executemany(
+            "INSERT INTO sync_exported(session_id, digest, blob) VALUES (?, ?, ?) ON CONFLICT(session_id) "
+            "DO UPDATE SET digest = excluded.digest, blob = excluded.blob",
+            [(sid, d, b) for sid, (d, b) in sorted(exported.items()) if before.get(sid) != (d, b)],
+        )
 
 
 # ----------------------------------------------------------------------------------------------

@@ -798,7 +798,9 @@ def _size(payload):
 def _size_at_most(text):
     """An upper bound on ``_size`` of a payload whose compact JSON is ``text``: the default
     separators add one space after each structural comma and colon, and a text holds no more of
-    those than commas and colons in all."""
+    those than commas and colons in all; twice its length bounds it too, without counting."""
+    if 2 * len(text) <= RESULT_BUDGET_CHARS:
+        return 2 * len(text)
     return len(text) + text.count(",") + text.count(":")
 
 
@@ -859,6 +861,17 @@ def _cap_list(values, limit, text_limit, label, cut):
     return out
 
 
+def _short_strings(values, limit):
+    """True when ``values`` (a list) has at most ``limit`` entries, all strings of at most
+    ENTRY_STRING_LIMIT characters: what _cap_list would return unchanged, and all free text."""
+    if len(values) > limit:
+        return False
+    for v in values:
+        if type(v) is not str or len(v) > ENTRY_STRING_LIMIT:
+            return False
+    return True
+
+
 def _evidence_summaries(items, text_limit):
     """Search/session result entries: neutralised, clipped, with the fields an agent acts on.
 
@@ -868,7 +881,7 @@ def _evidence_summaries(items, text_limit):
     joint can add a false alarm, never a miss): in the usual page there is only clipping to do.
     """
     entries = [_summary_fields(item) for item in items]
-    if not may_need_neutralising(" ".join(text for _, texts in entries for text in texts)):
+    if not may_need_neutralising(" ".join([text for _, texts in entries for text in texts])):
         return [_clipped(out, text_limit) for out, _ in entries]
     return [
         _neutralised(out, text_limit) if may_need_neutralising(" ".join(texts)) else _clipped(out, text_limit)
@@ -885,14 +898,33 @@ def _summary_fields(item):
         out = dict(zip(SUMMARY_FIELDS, _summary_values(item)))  # a search result has them all
     except KeyError:
         out = {key: item[key] for key in SUMMARY_FIELDS if key in item}
+    files, reasons, fresh = out.get("files"), out.get("reasons"), out.get("freshness")
+    if (
+        type(files) is list
+        and type(reasons) is list
+        and type(fresh) is dict
+        and _short_strings(files, ENTRY_LIST_LIMIT)
+        and _short_strings(reasons, ENTRY_REASON_LIMIT)
+    ):
+        # The usual search result: short lists of short strings, nothing to cut. The entry shares
+        # those lists with the service layer's result; nothing below changes a list in place
+        # (_neutralised makes new ones), and freshness is a new dict, as _neutralised rewrites it.
+        fresh_reasons = fresh.get("reasons") or []
+        if type(fresh_reasons) is list and _short_strings(fresh_reasons, 8):
+            out["freshness"] = {"verdict": fresh.get("verdict"), "reasons": fresh_reasons}
+            texts = files + reasons + fresh_reasons
+            detail = out.get("detail")
+            if isinstance(detail, str):
+                texts.append(detail)
+            claim = out.get("claim")
+            if isinstance(claim, str):
+                texts.append(claim)
+            return out, texts
     cut = []
-    files = out.get("files")
     if isinstance(files, list):
         out["files"] = _cap_list(files, ENTRY_LIST_LIMIT, ENTRY_STRING_LIMIT, "files", cut)
-    reasons = out.get("reasons")
     if isinstance(reasons, list):
         out["reasons"] = _cap_list(reasons, ENTRY_REASON_LIMIT, ENTRY_STRING_LIMIT, "reasons", cut)
-    fresh = out.get("freshness")
     if isinstance(fresh, dict):
         out["freshness"] = {
             "verdict": fresh.get("verdict"),
@@ -1570,9 +1602,9 @@ class Connection:
             }
         text = payload.text if type(payload) is Serialised else dumps(payload)
         result = ToolResult(content=[{"type": "text", "text": text}])
+        result.payload_text = text
         if structured:
             result["structuredContent"] = payload
-            result.structured_text = text
         result["isError"] = False
         return result
 
@@ -1582,7 +1614,8 @@ class Connection:
 # ----------------------------------------------------------------------------------------------
 
 
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+# A payload is a tree this module built (no cycles), so the encoder skips its cycle bookkeeping.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, check_circular=False)
 
 
 def dumps(message):
@@ -1591,34 +1624,58 @@ def dumps(message):
 
 
 class ToolResult(dict):
-    """A tools/call result; ``structured_text`` is the compact JSON of its structuredContent (the
-    text content holds the same), so the reply reuses it rather than encoding the payload again."""
+    """A tools/call result; ``payload_text`` is the compact JSON of its payload, which the text
+    content holds and structuredContent (when present) is, so the reply is written from it
+    rather than by encoding the payload again."""
 
-    __slots__ = ("structured_text",)
+    __slots__ = ("payload_text",)
 
     def __init__(self, *args, **kwargs):
         dict.__init__(self, *args, **kwargs)
-        self.structured_text = None
+        self.payload_text = None
 
 
-def _dumps_reply(message):
-    """``dumps(message)``, with a tool result's structuredContent taken from the JSON it already
-    has: byte for byte what dumps would write, as compact JSON of a dict is its items in order."""
-    result = message.get("result")
-    if type(result) is not ToolResult or result.structured_text is None:
-        return dumps(message)
-    inner = ",".join(
-        dumps(k) + ":" + (result.structured_text if k == "structuredContent" else dumps(v))
-        for k, v in result.items()
-    )
-    return "{%s}" % ",".join(
-        dumps(k) + ":" + ("{%s}" % inner if k == "result" else dumps(v)) for k, v in message.items()
+def _json_bytes(value):
+    return _COMPACT.encode(value).encode("utf-8")
+
+
+def _tool_reply_bytes(message, result):
+    """The reply line of a tools/call, byte for byte what encoding ``message`` would write.
+
+    The payload's JSON is written once as structuredContent and once as the text content's
+    string. Compact JSON holds no character below U+0020 (the encoder escapes every one inside
+    strings and adds no whitespace), so as a JSON string it needs only its backslashes and
+    quotes escaped: two byte replacements instead of a second encoder pass over every character.
+    """
+    payload = result.payload_text.encode("utf-8")
+    fields = []
+    for key, value in result.items():
+        if key == "structuredContent":
+            body = payload
+        elif key == "content" and value == [{"type": "text", "text": result.payload_text}]:
+            escaped = payload.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+            body = b'[{"type":"text","text":"' + escaped + b'"}]'
+        else:
+            body = _json_bytes(value)
+        fields.append(_json_bytes(key) + b":" + body)
+    inner = b"{" + b",".join(fields) + b"}"
+    return (
+        b"{"
+        + b",".join(
+            _json_bytes(k) + b":" + (inner if k == "result" else _json_bytes(v)) for k, v in message.items()
+        )
+        + b"}\n"
     )
 
 
 def _encode(message):
+    """One reply line, as bytes."""
     try:
-        return (_dumps_reply(message) if type(message) is dict else dumps(message)).encode("utf-8") + b"\n"
+        if type(message) is dict:
+            result = message.get("result")
+            if type(result) is ToolResult and result.payload_text is not None:
+                return _tool_reply_bytes(message, result)
+        return dumps(message).encode("utf-8") + b"\n"
     except UnicodeEncodeError:  # a lone surrogate cannot be UTF-8: send ASCII escapes instead
         return json.dumps(message, separators=(",", ":"), default=str).encode("ascii") + b"\n"
 
@@ -1636,12 +1693,15 @@ _EOF = object()
 
 
 def _request_keys(message):
-    """Keys of the requests in a decoded message (one request or a batch)."""
+    """Ids of the requests in a decoded message (one request or a batch). A valid id is a string
+    or an integer, never a boolean or a float, so the ids themselves are the keys: 1 and "1"
+    stay apart."""
+    if type(message) is dict:
+        request_id = message.get("id")
+        return [request_id] if "method" in message and "id" in message and _valid_id(request_id) else []
     items = message if isinstance(message, list) else [message]
     return [
-        json.dumps(m["id"])
-        for m in items
-        if isinstance(m, dict) and "method" in m and "id" in m and _valid_id(m["id"])
+        m["id"] for m in items if isinstance(m, dict) and "method" in m and "id" in m and _valid_id(m["id"])
     ]
 
 
@@ -1702,14 +1762,18 @@ class Transport:
         of bytes read (0 at the end of input)."""
         if self.at_eof:
             return 0
-        if wait:
-            select.select([self.fd], [], [])
-        try:
-            chunk = os.read(self.fd, 1 << 16)
-        except BlockingIOError:  # a descriptor someone made non-blocking: nothing there yet
-            return 0
-        except OSError:
-            chunk = b""
+        while True:
+            try:
+                # Waiting is the read itself (a blocking descriptor): one system call per message.
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:  # a descriptor someone made non-blocking: nothing there yet
+                if not wait:
+                    return 0
+                select.select([self.fd], [], [])
+                continue
+            except OSError:
+                chunk = b""
+            break
         if not chunk:
             self.at_eof = True
             if self.discarding:
@@ -1772,8 +1836,8 @@ class Transport:
                     and isinstance(m.get("params"), dict)
                 ):
                     target = m["params"].get("requestId")
-                    if _valid_id(target) and json.dumps(target) in self.pending:
-                        self.cancelled.add(json.dumps(target))
+                    if _valid_id(target) and target in self.pending:
+                        self.cancelled.add(target)
         return message
 
     def next_message(self):
@@ -1812,9 +1876,9 @@ class Transport:
             if not self.cancelled:
                 return reply
             if isinstance(reply, list):
-                kept = [r for r in reply if json.dumps(r.get("id")) not in self.cancelled]
+                kept = [r for r in reply if r.get("id") not in self.cancelled]
                 return kept or None
-            if reply is not None and json.dumps(reply.get("id")) in self.cancelled:
+            if reply is not None and reply.get("id") in self.cancelled:
                 return None
             return reply
 
@@ -1867,7 +1931,7 @@ def serve(connection, infile, outfile):
             connection.log(f"internal error: {type(e).__name__}: {e}")
             ids = _request_keys(message)
             reply = error_response(
-                json.loads(ids[0]) if len(ids) == 1 else None,
+                ids[0] if len(ids) == 1 else None,
                 INTERNAL_ERROR,
                 f"Internal error: {type(e).__name__}",
             )

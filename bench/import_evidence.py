@@ -61,28 +61,29 @@ def floor(home, export):
     con.create_function("wctx_index_text", 1, wctx.index_text)  # the store's summary triggers call it
     con.execute("PRAGMA foreign_keys = ON")
     con.execute("PRAGMA synchronous = NORMAL")
-    con.execute("PRAGMA cache_size = %d" % -wctx._BULK_CACHE_KIB)  # what wctx gives a large import
     repo_ids = dict(con.execute("SELECT name, id FROM repos"))
     sessions, evidence, anchors, fts = [], [], [], []
     rid = 0
     with open(export, "rb") as fh:
-        for line in fh:
-            r = json.loads(line)
-            if r["type"] == "session":
-                sessions.append((r["id"], r["agent"], repo_ids.get(r["repo"]), r["repo"], r["started_at"],
-                                 r["ended_at"], r["summary"], r["started_at"]))  # fmt: skip
-                continue
-            rid += 1
-            claim = r["claim"]
-            evidence.append((rid, r["id"], r["session"], repo_ids.get(r["repo"]), r["repo"], r["kind"], claim,
-                             wctx.claim_key(claim), r["detail"], r["confidence"], r["status"], r["created_at"],
-                             r["updated_at"]))  # fmt: skip
-            for a in r["anchors"]:
-                anchors.append((rid, repo_ids.get(a["repo"]), a["repo"], a["root_commit"], a["path"], a["symbol"],
-                                a["commit"], a["branch"], a["blob"], a["dirty"]))  # fmt: skip
-            cited = [a for a in r["anchors"] if a["path"]]
-            fts.append((rid, claim, " ".join(a["symbol"] or "" for a in cited), " ".join(a["path"] for a in cited),
-                        r["detail"] or ""))  # fmt: skip
+        lines = fh.readlines()
+    con.execute("PRAGMA cache_size = %d" % -wctx._bulk_cache_kib(len(lines)))  # what wctx gives this import
+    for line in lines:
+        r = json.loads(line)
+        if r["type"] == "session":
+            sessions.append((r["id"], r["agent"], repo_ids.get(r["repo"]), r["repo"], r["started_at"],
+                             r["ended_at"], r["summary"], r["started_at"]))  # fmt: skip
+            continue
+        rid += 1
+        claim = r["claim"]
+        evidence.append((rid, r["id"], r["session"], repo_ids.get(r["repo"]), r["repo"], r["kind"], claim,
+                         wctx.claim_key(claim), r["detail"], r["confidence"], r["status"], r["created_at"],
+                         r["updated_at"]))  # fmt: skip
+        for a in r["anchors"]:
+            anchors.append((rid, repo_ids.get(a["repo"]), a["repo"], a["root_commit"], a["path"], a["symbol"],
+                            a["commit"], a["branch"], a["blob"], a["dirty"]))  # fmt: skip
+        cited = [a for a in r["anchors"] if a["path"]]
+        fts.append((rid, claim, " ".join(a["symbol"] or "" for a in cited), " ".join(a["path"] for a in cited),
+                    r["detail"] or ""))  # fmt: skip
     con.execute("BEGIN IMMEDIATE")
     con.executemany(
         "INSERT INTO sessions(id, agent, repo_id, repo_name, started_at, ended_at, summary, created_at) "

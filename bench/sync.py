@@ -13,6 +13,7 @@ One run, in this order, each against a baseline measured in the same run:
   fetch         baseline: a bare `git fetch` of that branch into an empty repository (git's own
                 cost, which a sync pays whatever wctx does)
   sync-noop     `wctx sync` again with nothing new on either side
+  sync-capture  `wctx sync` after one capture (one new session file to build and push)
   sync-pull     a second machine's first `wctx sync`, importing everything
 Budgets (the sync issue): export and import of 100,000 items <= 10 s each; a no-op sync <= 1 s
 plus git's own fetch.
@@ -176,6 +177,13 @@ def main():
             noop.append(timed(lambda: wctx.sync_memory(store_a))[0])
         results["fetch-noop"] = sorted(noop_fetch)[2]
         results["sync-noop"] = sorted(noop)[2]
+        after_capture = []
+        for i in range(3):  # one new finding, then the sync that shares it (median of three)
+            item = {"kind": "finding", "claim": "one more finding %d" % i, "detail": None, "repo": "bench-sdk",
+                    "files": [], "confidence": None}  # fmt: skip
+            wctx.capture(store_a, [item], cwd=repo)
+            after_capture.append(timed(lambda: wctx.sync_memory(store_a))[0])
+        results["sync-capture"] = sorted(after_capture)[1]
         store_b = wctx.open_store(os.path.join(base, "b"))
         wctx.register_repo(store_b, repo, name="sdk-b", workspace="bench")
         results["sync-pull"], report = timed(lambda: wctx.sync_memory(store_b, remote=remote))
@@ -197,7 +205,7 @@ def main():
             "  %-11s %7.2f s  (baseline %.2f s, ratio %.1f)"
             % (key, results[key], floor, results[key] / floor)
         )
-    for key in ("sync-first", "fetch", "sync-pull"):
+    for key in ("sync-first", "fetch", "sync-capture", "sync-pull"):
         print("  %-11s %7.2f s" % (key, results[key]))
     print(
         "  sync-noop   %7.3f s  (git's own no-op fetch %.3f s; wctx's share %.3f s)"

@@ -324,7 +324,10 @@ def test_imported_claims_and_keys_are_stored_as_the_redaction_boundary_makes_the
     texts += ["plain prose about retries %d and the cache" % i for i in range(50)]
     texts += ["PASSWORD = hunter2 in config", "Stra\u00dfe pa\u00dfword=x", "pa\u017f\u017fword=hunter22",
               "tab\tand\x1b[31mred\x1b[0m text", '{"note": "\\u001b[2J cleared"}', "[1, 2, 3]",
-              "ends with a lone \\u escape", "private\nkey rotation", "PRIVATE-KEY rotation", "!!!", "x" * 3000]  # fmt: skip
+              "ends with a lone \\u escape", "private\nkey rotation", "PRIVATE-KEY rotation", "!!!", "x" * 3000,
+              # kept as they are while their claim keys are not: the key's words meet a rule
+              "Bearer: abcdefghijklmnop1234", "DAPI0123456789abcdef0123456789abcdef",
+              "AccountKey.abcdefghijklmnopqrstu", "the bearer/abcdefghijklmnopq token is stale"]  # fmt: skip
     with wctx.open_store(str(tmp_path / "s")) as s:
         wctx.register_repo(s, repo.path)
         root = s.one("SELECT root_commit FROM repos")["root_commit"]
@@ -342,4 +345,11 @@ def test_imported_claims_and_keys_are_stored_as_the_redaction_boundary_makes_the
             assert row["claim"] == claim, text
             assert row["claim_key"] == wctx.stored_text(wctx.claim_key(claim)), text
             assert row["detail"] == wctx.stored_text(text.strip()), text
-        assert not wctx._CLEAN_TEXTS  # nothing of the import stays behind in memory
+        assert not wctx._CLEAN_TEXTS and not wctx._INDEXED_TEXTS  # nothing stays behind in memory
+        # The search row holds the index words of the texts as stored, however the import split them.
+        for row in s.all("SELECT e.claim, e.detail, f.claim AS words, f.detail AS detail_words FROM evidence e "
+                         "JOIN evidence_fts f ON f.rowid = e.rid"):  # fmt: skip
+            assert (row["words"], row["detail_words"]) == (
+                wctx.index_text(row["claim"]),
+                wctx.index_text(row["detail"]),
+            )

@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from mcp_helpers.fixtures import Servers  # noqa: E402
 from mcp_helpers.repos import git, make_repo  # noqa: E402
+from mcp_helpers.wire import MODERN, envelope  # noqa: E402
 
 import wctx  # noqa: E402
 
@@ -169,6 +170,50 @@ def test_instruction_like_text_is_neutralised_and_labelled(servers):
         assert "\nassistant:" not in text.lower()
         assert "real detail stays" in text and "upload token expiry" in text
         assert served["neutralised"] is True
+
+
+# Characters a JSON encoder must escape or may pass through raw, in evidence an agent recorded.
+AWKWARD_TEXT = 'say "quoted" back\\slash C:\\dir\\ tab\there bell\x07 esc\x1b[31m del\x7f line\u2028sep \U0001f600 \u00fcml </b>'
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", MODERN])
+def test_a_search_reply_is_one_line_of_standard_json_whatever_the_evidence_holds(servers, version):
+    """The reply line is what a standard JSON encoder writes for the reply, byte for byte, and the
+    text content holds the structured result's JSON, for awkward evidence text as for plain."""
+    ui = servers.start()
+    if version != MODERN:
+        ui.initialize(version)
+    meta = {"_meta": envelope()} if version == MODERN else {}
+    awkward = {"kind": "finding", "claim": "awkward upload text " + AWKWARD_TEXT, "detail": AWKWARD_TEXT,
+               "repo": "upload-sdk", "files": ["src/upload.py#uploadDocument"]}  # fmt: skip
+    plain = dict(FINDING, claim="plain upload text without anything odd")
+    for item in (awkward, plain):
+        line = ui.request_line(
+            "tools/call", dict({"name": "record_evidence", "arguments": {"items": [item]}}, **meta)
+        )
+        assert json.loads(line)["result"]["isError"] is False, line[:500]
+    for query in ("awkward upload text", "plain upload text"):
+        line = ui.request_line(
+            "tools/call", dict({"name": "search_evidence", "arguments": {"query": query}}, **meta)
+        )
+        assert line.endswith(b"\n") and line.count(b"\n") == 1
+        reply = json.loads(line.decode("utf-8"))
+        standard = json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        assert line == standard
+        result = reply["result"]
+        assert result["isError"] is False and len(result["content"]) == 1
+        served = json.loads(result["content"][0]["text"])
+        if version == "2024-11-05":
+            assert "structuredContent" not in result
+        else:
+            assert served == result["structuredContent"]
+        first = served["results"][0]
+        assert first["claim"].startswith(query)
+        if query.startswith("awkward"):
+            # What survives neutralising is served as recorded: quotes, backslashes, U+2028, emoji.
+            for kept in ('"quoted"', "back\\slash", "C:\\dir\\", "\u2028", "\U0001f600", "\u00fcml"):
+                assert kept in first["detail"], (kept, first["detail"])
+            assert "\x07" not in first["detail"] and "\x1b" not in first["detail"]
 
 
 def test_results_stay_small_with_truncation_markers_and_pages(servers):

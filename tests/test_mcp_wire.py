@@ -254,6 +254,25 @@ def test_cancelled_request_is_never_answered(server):
     assert server.request("ping", request_id=13)["id"] == 13
 
 
+def test_cancelling_a_string_id_leaves_the_same_number_alone(server):
+    """Request ids 7 and "7" are two requests: cancelling one never silences the other."""
+    server.initialize()
+    call = {"name": "search_evidence", "arguments": {"query": "upload"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": call},
+        {"jsonrpc": "2.0", "id": "7", "method": "tools/call", "params": call},
+        {"jsonrpc": "2.0", "id": "8", "method": "ping"},
+        {"jsonrpc": "2.0", "id": 8, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "7"}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 8}},
+        {"jsonrpc": "2.0", "id": 9, "method": "ping"},
+    ]
+    server.send_raw(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+    assert [server.recv()["id"] for _ in range(3)] == [7, "8", 9]
+    rc, rest = server.close()
+    assert rc == 0 and rest == []
+
+
 def test_server_exits_cleanly_when_stdin_closes(server):
     server.initialize()
     rc, rest = server.close()
@@ -288,6 +307,46 @@ def test_a_request_written_in_pieces_is_answered_once_its_line_is_complete(serve
     assert server.recv()["id"] == 7
     server.send_raw(line.replace(b"7", b"8")[5:] + b"\n")
     assert server.recv()["id"] == 8
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pipe's non-blocking flag is POSIX")
+def test_a_non_blocking_input_pipe_is_waited_on_not_spun_or_dropped(servers):
+    """A client that hands the server a non-blocking pipe: each request, written in pieces with
+    pauses between them, is still answered once its line is complete: "nothing there yet" is
+    waited out, never taken for the end of input."""
+    import subprocess
+    import time
+
+    from mcp_helpers.wire import WCTX, server_env
+
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    proc = subprocess.Popen(
+        [sys.executable, WCTX, "mcp"],
+        stdin=read_end,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=str(servers.env["ui"]),
+        env=server_env(servers.home),
+    )
+    os.close(read_end)
+    try:
+        for request_id in (1, 2):
+            line = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"}).encode() + b"\n"
+            os.write(write_end, line[:10])
+            time.sleep(0.3)
+            os.write(write_end, line[10:])
+            assert json.loads(proc.stdout.readline()) == {"jsonrpc": "2.0", "id": request_id, "result": {}}
+        os.close(write_end)
+        write_end = None
+        assert proc.wait(timeout=60) == 0
+        assert proc.stdout.read() == b""
+    finally:
+        if write_end is not None:
+            os.close(write_end)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_a_last_line_without_a_newline_is_still_answered(server):

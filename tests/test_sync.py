@@ -652,3 +652,90 @@ def test_a_sync_killed_midway_is_completed_by_the_next_with_nothing_twice_or_los
     assert len(ours) == 1
     text = remote_files(remote)[ours[0]]
     assert "bob's own finding" in text and "bulk finding" not in text
+
+
+def _rebuilt_from_scratch_changes_nothing(machine):
+    """A sync that has forgotten what it exported before builds every file of this machine again;
+    the branch must already hold exactly those bytes (nothing to push), as an incremental sync
+    left it."""
+    import sqlite3
+
+    db = sqlite3.connect(os.path.join(machine.store_dir, "wctx.db"))
+    with db:
+        db.execute("DELETE FROM sync_exported")
+        db.execute("DELETE FROM sync_state WHERE key = 'fingerprint'")
+    db.close()
+    again = machine.json("sync")
+    assert again["noop"] is False and again["pushed"] is None, again
+    assert again["exported"] == {"files": 0, "removed": 0}, again
+
+
+def test_an_incremental_sync_leaves_the_branch_as_a_full_rebuild_would(team):
+    remote, a, b = team
+
+    def capture(m, claim, *more, **kw):
+        return m.json("capture", "--finding", claim, *more, cwd=kw.get("cwd") or m.repo)["evidence"][0]["id"]
+
+    def check():
+        a.wctx("sync")
+        _rebuilt_from_scratch_changes_nothing(a)
+
+    first = capture(a, "uploadDocument retries once on 419", "--file", "upload.ts#uploadDocument")
+    second = capture(a, "the expiry header is read twice", "--file", "upload.ts")
+    third = capture(a, "the retry budget is global")
+    session = a.json("show", third)["session"]
+    a.json("sync", "--remote", remote)
+    _rebuilt_from_scratch_changes_nothing(a)
+    capture(a, "a fourth finding in a new session")
+    check()
+    a.wctx("capture", "--session", session, "--finding", "a later finding of the third session", cwd=a.repo)
+    check()
+    a.wctx("retract", first)
+    check()
+    a.wctx("confirm", second, "--note", "re-read", cwd=a.repo)
+    check()
+    newer = capture(a, "the retry budget is per client")
+    a.wctx("supersede", third, "--by", newer)
+    check()
+    a.wctx("forget", newer, "--reason", "duplicate", "--yes")
+    check()
+    a.wctx("forget", "--session", session, "--reason", "a bad session", "--yes")
+    check()
+    # A teammate's finding, then their retraction of one of ours, both imported here.
+    capture(b, "bob's finding on the same upload path", "--file", "upload.ts")
+    b.wctx("sync", "--remote", remote)
+    check()
+    b.wctx("retract", second)
+    b.wctx("sync")
+    pulled = a.json("sync")
+    assert pulled["imported"]["updated"] == 1
+    _rebuilt_from_scratch_changes_nothing(a)
+    assert a.json("show", second)["status"] == "retracted"
+
+
+def test_a_sync_after_one_capture_builds_only_that_session(team, monkeypatch):
+    remote, a, _ = team
+    for n in range(4):
+        a.wctx("capture", "--finding", "finding %d of its own session" % n, "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    late = a.json("capture", "--finding", "one more finding", "--repo", "upload-sdk")
+    built = []
+    real = wctx.export_records
+
+    def spy(store_, repo=None, sessions=None):
+        for sid, record in real(store_, repo=repo, sessions=sessions):
+            built.append(sid)
+            yield sid, record
+
+    monkeypatch.setattr(wctx, "export_records", spy)
+    monkeypatch.setenv("HOME", a.home)
+    store = wctx.open_store(a.store_dir)
+    try:
+        report = wctx.sync_memory(store)
+        assert report.pushed and set(built) == {late["session"]}
+        built.clear()
+        earlier = store.one("SELECT id, session_id FROM evidence WHERE claim LIKE 'finding 2 %'")
+        wctx.retract(store, earlier["id"], reason="wrong")
+        assert wctx.sync_memory(store).pushed and set(built) == {earlier["session_id"]}
+    finally:
+        store.close()

@@ -107,6 +107,15 @@ class WireServer:
         assert reply.get("id") == request_id, reply
         return reply
 
+    def request_line(self, method, params=None, timeout=TIMEOUT):
+        """Send a request; its reply line as the raw bytes the server wrote."""
+        request_id = self.new_id()
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}})
+        line = self.lines.get(timeout=timeout)
+        assert line is not None, self.stderr_text()
+        assert json.loads(line.decode("utf-8"))["id"] == request_id, line[:300]
+        return line
+
     def initialize(self, version="2025-06-18"):
         reply = self.request(
             "initialize",
