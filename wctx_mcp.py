@@ -906,13 +906,12 @@ def _summary_fields(item):
         and _short_strings(files, ENTRY_LIST_LIMIT)
         and _short_strings(reasons, ENTRY_REASON_LIMIT)
     ):
-        # The usual search result: short lists of short strings, nothing to cut. The lists are
-        # copied all the same: the service layer's result is never changed.
+        # The usual search result: short lists of short strings, nothing to cut. The entry shares
+        # those lists with the service layer's result; nothing below changes a list in place
+        # (_neutralised makes new ones), and freshness is a new dict, as _neutralised rewrites it.
         fresh_reasons = fresh.get("reasons") or []
         if type(fresh_reasons) is list and _short_strings(fresh_reasons, 8):
-            out["files"] = files[:]
-            out["reasons"] = reasons[:]
-            out["freshness"] = {"verdict": fresh.get("verdict"), "reasons": fresh_reasons[:]}
+            out["freshness"] = {"verdict": fresh.get("verdict"), "reasons": fresh_reasons}
             texts = files + reasons + fresh_reasons
             detail = out.get("detail")
             if isinstance(detail, str):
@@ -1763,14 +1762,18 @@ class Transport:
         of bytes read (0 at the end of input)."""
         if self.at_eof:
             return 0
-        if wait:
-            select.select([self.fd], [], [])
-        try:
-            chunk = os.read(self.fd, 1 << 16)
-        except BlockingIOError:  # a descriptor someone made non-blocking: nothing there yet
-            return 0
-        except OSError:
-            chunk = b""
+        while True:
+            try:
+                # Waiting is the read itself (a blocking descriptor): one system call per message.
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:  # a descriptor someone made non-blocking: nothing there yet
+                if not wait:
+                    return 0
+                select.select([self.fd], [], [])
+                continue
+            except OSError:
+                chunk = b""
+            break
         if not chunk:
             self.at_eof = True
             if self.discarding:

@@ -309,6 +309,46 @@ def test_a_request_written_in_pieces_is_answered_once_its_line_is_complete(serve
     assert server.recv()["id"] == 8
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="a pipe's non-blocking flag is POSIX")
+def test_a_non_blocking_input_pipe_is_waited_on_not_spun_or_dropped(servers):
+    """A client that hands the server a non-blocking pipe: each request, written in pieces with
+    pauses between them, is still answered once its line is complete: "nothing there yet" is
+    waited out, never taken for the end of input."""
+    import subprocess
+    import time
+
+    from mcp_helpers.wire import WCTX, server_env
+
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    proc = subprocess.Popen(
+        [sys.executable, WCTX, "mcp"],
+        stdin=read_end,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=str(servers.env["ui"]),
+        env=server_env(servers.home),
+    )
+    os.close(read_end)
+    try:
+        for request_id in (1, 2):
+            line = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"}).encode() + b"\n"
+            os.write(write_end, line[:10])
+            time.sleep(0.3)
+            os.write(write_end, line[10:])
+            assert json.loads(proc.stdout.readline()) == {"jsonrpc": "2.0", "id": request_id, "result": {}}
+        os.close(write_end)
+        write_end = None
+        assert proc.wait(timeout=60) == 0
+        assert proc.stdout.read() == b""
+    finally:
+        if write_end is not None:
+            os.close(write_end)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_a_last_line_without_a_newline_is_still_answered(server):
     server.send_raw(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"}).encode())
     rc, rest = server.close()
