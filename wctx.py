@@ -7498,7 +7498,7 @@ def _scope_test(scope, kinds, include_inactive):
     return admits
 
 
-RANK_ROWS_KEPT = 50000  # rows _rank_rows keeps for one store generation before starting over
+RANK_ROWS_KEPT = 20000  # rows (~0.4 kB each) _rank_rows keeps for one store generation before starting over
 
 
 def _rank_rows(store, rids):
@@ -7757,11 +7757,15 @@ def _count_matches(store, terms, where, params):
     if sum(df.values()) > MATCH_COUNT_EXACT:
         return max(df.values()), False
     clause = "".join(" AND " + w for w in where)
-    n = store.one(
-        "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s"
-        % clause,
-        [fts_query(terms)] + list(params),
-    )[0]
+    match = fts_query(terms)
+    n = store.memo(  # counted once per store generation
+        ("match-count", match, clause, tuple(params)),
+        lambda: store.one(
+            "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s"
+            % clause,
+            [match] + list(params),
+        )[0],
+    )
     return n, True
 
 
@@ -7782,21 +7786,30 @@ def _claim_text(row):
 
 
 def _words_of(text):
-    """The index words of ``text`` as a set (index_text): what _term_hits matches terms in."""
-    return frozenset(index_text(text).split()) if text else frozenset()
+    """The index words of ``text`` (index_text) between spaces, one space before and after: what
+    _term_hits finds terms in, as compact as the text itself (a set of the words costs ten times
+    the memory, for a process that keeps thousands of items' words)."""
+    return " %s " % index_text(text) if text else ""
+
+
+@functools.lru_cache(maxsize=8192)
+def _spaced_forms(term):
+    """The match forms of ``term`` (match_forms), each between spaces, as _words_of holds words."""
+    return tuple(" %s " % form for form in _term_forms(term))
 
 
 def _term_hits(terms, words):
     """The query terms matching an index word in ``words`` (_words_of): _word_hits on a text
     whose words are already known."""
-    return [t for t in terms if any(form in words for form in _forms(t)[0])]
+    return [t for t in terms if any(form in words for form in _spaced_forms(t))]
 
 
 class ItemView:
     """What search reads of one evidence item, kept per store generation (_item_views): its row
     (with the session summary), its anchors (SEARCH_ANCHOR_COLUMNS), the index words of its
     claim and detail, of what it cites, of each cited symbol and path and of its session's
-    summary, its result's file list and the latest imported session that edited a cited file."""
+    summary, its result's file list, the latest imported session that edited a cited file and
+    what a query may name of what it cites (_name_parts)."""
 
     __slots__ = (
         "row",
@@ -7807,22 +7820,24 @@ class ItemView:
         "summary_words",
         "files",
         "edited",
+        "names",
     )
 
-    def __init__(self, row, anchors, edited):
+    def __init__(self, row, anchors, edited, summary_words):
         self.row = row
         self.anchors = anchors
         self.text_words = _words_of(_claim_text(row))
         self.anchor_words = tuple(
             (a["symbol"], _words_of(a["symbol"]), a["path"], _words_of(a["path"])) for a in anchors
         )
-        self.cited_words = frozenset().union(*(w for _, sw, _, pw in self.anchor_words for w in (sw, pw)))
-        self.summary_words = _words_of(row["session_summary"])
+        self.cited_words = " ".join(w for _, sw, _, pw in self.anchor_words for w in (sw, pw) if w)
+        self.summary_words = summary_words
         self.files = _anchor_files(row, anchors)
         self.edited = edited
+        self.names = tuple(map(_name_parts, anchors))
 
 
-ITEM_VIEWS_KEPT = 20000  # item views a process keeps for one store generation before starting over
+ITEM_VIEWS_KEPT = 5000  # item views (~3 kB each) a process keeps for a store generation before starting over
 
 
 def _item_views(store, rids):
@@ -7837,12 +7852,16 @@ def _item_views(store, rids):
         rows = _evidence_rows(store, missing)
         anchors = _load_anchors(store, list(rows), SEARCH_ANCHOR_COLUMNS)
         edited = _session_edits(store, anchors)
+        summaries = {}  # the items of one session share its summary's words
         for rid, row in rows.items():
-            views[rid] = ItemView(row, anchors[rid], edited.get(rid))
+            summary = row["session_summary"]
+            if summary not in summaries:
+                summaries[summary] = _words_of(summary)
+            views[rid] = ItemView(row, anchors[rid], edited.get(rid), summaries[summary])
     return {rid: views[rid] for rid in rids if rid in views}
 
 
-def _query_names(store, raw_query, terms, cands, anchors):
+def _query_names(store, raw_query, terms, cands, views):
     """Mark each candidate with what of it the query names: its repository or one whose code it
     cites (the name as a word of the query), a symbol it cites (every part of the symbol among the
     query's terms), a file it cites (its path or file name in the query)."""
@@ -7858,20 +7877,33 @@ def _query_names(store, raw_query, terms, cands, anchors):
         named = []
         if c.repo_id in named_repos:
             named.append(("repository", names[c.repo_id]))
-        for a in anchors.get(c.rid, ()):
-            if a["repo_id"] in named_repos and a["repo_id"] != c.repo_id:
-                named.append(("repository", names[a["repo_id"]]))  # it cites that repository's code
-            sym = a["symbol"]
-            if sym:
-                parts = _symbol_words(sym)
-                if parts and all(p in term_set or p in STOP_WORDS or len(p) < 2 for p in parts):
-                    named.append(("symbol", sym))
-            path = a["path"]
-            if path:
-                base = path.rsplit("/", 1)[-1].lower()
-                if path.lower() in text or ("." in base and len(base) > 3 and base in text):
-                    named.append(("file", path))
-        c.named = tuple(dict.fromkeys(named))
+        view = views.get(c.rid)
+        for repo_id, sym, needed, path, low, base in view.names if view is not None else ():
+            if repo_id in named_repos and repo_id != c.repo_id:
+                named.append(("repository", names[repo_id]))  # it cites that repository's code
+            if needed is not None and term_set.issuperset(needed):
+                named.append(("symbol", sym))
+            if low and (low in text or (base and base in text)):
+                named.append(("file", path))
+        c.named = tuple(dict.fromkeys(named)) if named else ()
+
+
+def _name_parts(anchor):
+    """(repository id, symbol, the parts of the symbol a query must hold to name it or None, path,
+    path lower-cased, file name lower-cased when it is distinctive enough to name alone or None):
+    what _query_names compares a query with, once per cited anchor."""
+    sym, path = anchor["symbol"], anchor["path"]
+    needed = None
+    if sym:
+        parts = _symbol_words(sym)
+        if parts:
+            needed = frozenset(p for p in parts if p not in STOP_WORDS and len(p) >= 2)
+    low = base = None
+    if path:
+        low = path.lower()
+        base = low.rsplit("/", 1)[-1]
+        base = base if "." in base and len(base) > 3 else None
+    return (anchor["repo_id"], sym, needed, path, low, base)
 
 
 def _query_coverage(terms, cands, views):
@@ -8005,7 +8037,7 @@ def search(
     if mode == "text" and rank != "fts":
         views = _item_views(store, [c.rid for c in cands])
         anchors = {rid: v.anchors for rid, v in views.items()}
-        _query_names(store, query, terms, cands, anchors)
+        _query_names(store, query, terms, cands, views)
         _query_coverage(terms, cands, views)
         _rerank(cands, scope, time.time())
     fresh = {}
