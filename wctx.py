@@ -7513,7 +7513,7 @@ def _scope_test(scope, kinds, include_inactive):
     return admits
 
 
-RANK_ROWS_KEPT = 50000  # rows _rank_rows keeps for one store generation before starting over
+RANK_ROWS_KEPT = 20000  # rows (~0.4 kB each) _rank_rows keeps for one store generation before starting over
 
 
 def _rank_rows(store, rids):
@@ -7772,11 +7772,15 @@ def _count_matches(store, terms, where, params):
     if sum(df.values()) > MATCH_COUNT_EXACT:
         return max(df.values()), False
     clause = "".join(" AND " + w for w in where)
-    n = store.one(
-        "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s"
-        % clause,
-        [fts_query(terms)] + list(params),
-    )[0]
+    match = fts_query(terms)
+    n = store.memo(  # counted once per store generation
+        ("match-count", match, clause, tuple(params)),
+        lambda: store.one(
+            "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s"
+            % clause,
+            [match] + list(params),
+        )[0],
+    )
     return n, True
 
 
@@ -7797,21 +7801,30 @@ def _claim_text(row):
 
 
 def _words_of(text):
-    """The index words of ``text`` as a set (index_text): what _term_hits matches terms in."""
-    return frozenset(index_text(text).split()) if text else frozenset()
+    """The index words of ``text`` (index_text) between spaces, one space before and after: what
+    _term_hits finds terms in, as compact as the text itself (a set of the words costs ten times
+    the memory, for a process that keeps thousands of items' words)."""
+    return " %s " % index_text(text) if text else ""
+
+
+@functools.lru_cache(maxsize=8192)
+def _spaced_forms(term):
+    """The match forms of ``term`` (match_forms), each between spaces, as _words_of holds words."""
+    return tuple(" %s " % form for form in _term_forms(term))
 
 
 def _term_hits(terms, words):
     """The query terms matching an index word in ``words`` (_words_of): _word_hits on a text
     whose words are already known."""
-    return [t for t in terms if any(form in words for form in _forms(t)[0])]
+    return [t for t in terms if any(form in words for form in _spaced_forms(t))]
 
 
 class ItemView:
     """What search reads of one evidence item, kept per store generation (_item_views): its row
     (with the session summary), its anchors (SEARCH_ANCHOR_COLUMNS), the index words of its
     claim and detail, of what it cites, of each cited symbol and path and of its session's
-    summary, its result's file list and the latest imported session that edited a cited file."""
+    summary, its result's file list, the latest imported session that edited a cited file and
+    what a query may name of what it cites (_name_parts)."""
 
     __slots__ = (
         "row",
@@ -7822,22 +7835,24 @@ class ItemView:
         "summary_words",
         "files",
         "edited",
+        "names",
     )
 
-    def __init__(self, row, anchors, edited):
+    def __init__(self, row, anchors, edited, summary_words):
         self.row = row
         self.anchors = anchors
         self.text_words = _words_of(_claim_text(row))
         self.anchor_words = tuple(
             (a["symbol"], _words_of(a["symbol"]), a["path"], _words_of(a["path"])) for a in anchors
         )
-        self.cited_words = frozenset().union(*(w for _, sw, _, pw in self.anchor_words for w in (sw, pw)))
-        self.summary_words = _words_of(row["session_summary"])
+        self.cited_words = " ".join(w for _, sw, _, pw in self.anchor_words for w in (sw, pw) if w)
+        self.summary_words = summary_words
         self.files = _anchor_files(row, anchors)
         self.edited = edited
+        self.names = tuple(map(_name_parts, anchors))
 
 
-ITEM_VIEWS_KEPT = 20000  # item views a process keeps for one store generation before starting over
+ITEM_VIEWS_KEPT = 5000  # item views (~3 kB each) a process keeps for a store generation before starting over
 
 
 def _item_views(store, rids):
@@ -7852,12 +7867,16 @@ def _item_views(store, rids):
         rows = _evidence_rows(store, missing)
         anchors = _load_anchors(store, list(rows), SEARCH_ANCHOR_COLUMNS)
         edited = _session_edits(store, anchors)
+        summaries = {}  # the items of one session share its summary's words
         for rid, row in rows.items():
-            views[rid] = ItemView(row, anchors[rid], edited.get(rid))
+            summary = row["session_summary"]
+            if summary not in summaries:
+                summaries[summary] = _words_of(summary)
+            views[rid] = ItemView(row, anchors[rid], edited.get(rid), summaries[summary])
     return {rid: views[rid] for rid in rids if rid in views}
 
 
-def _query_names(store, raw_query, terms, cands, anchors):
+def _query_names(store, raw_query, terms, cands, views):
     """Mark each candidate with what of it the query names: its repository or one whose code it
     cites (the name as a word of the query), a symbol it cites (every part of the symbol among the
     query's terms), a file it cites (its path or file name in the query)."""
@@ -7873,20 +7892,33 @@ def _query_names(store, raw_query, terms, cands, anchors):
         named = []
         if c.repo_id in named_repos:
             named.append(("repository", names[c.repo_id]))
-        for a in anchors.get(c.rid, ()):
-            if a["repo_id"] in named_repos and a["repo_id"] != c.repo_id:
-                named.append(("repository", names[a["repo_id"]]))  # it cites that repository's code
-            sym = a["symbol"]
-            if sym:
-                parts = _symbol_words(sym)
-                if parts and all(p in term_set or p in STOP_WORDS or len(p) < 2 for p in parts):
-                    named.append(("symbol", sym))
-            path = a["path"]
-            if path:
-                base = path.rsplit("/", 1)[-1].lower()
-                if path.lower() in text or ("." in base and len(base) > 3 and base in text):
-                    named.append(("file", path))
-        c.named = tuple(dict.fromkeys(named))
+        view = views.get(c.rid)
+        for repo_id, sym, needed, path, low, base in view.names if view is not None else ():
+            if repo_id in named_repos and repo_id != c.repo_id:
+                named.append(("repository", names[repo_id]))  # it cites that repository's code
+            if needed is not None and term_set.issuperset(needed):
+                named.append(("symbol", sym))
+            if low and (low in text or (base and base in text)):
+                named.append(("file", path))
+        c.named = tuple(dict.fromkeys(named)) if named else ()
+
+
+def _name_parts(anchor):
+    """(repository id, symbol, the parts of the symbol a query must hold to name it or None, path,
+    path lower-cased, file name lower-cased when it is distinctive enough to name alone or None):
+    what _query_names compares a query with, once per cited anchor."""
+    sym, path = anchor["symbol"], anchor["path"]
+    needed = None
+    if sym:
+        parts = _symbol_words(sym)
+        if parts:
+            needed = frozenset(p for p in parts if p not in STOP_WORDS and len(p) >= 2)
+    low = base = None
+    if path:
+        low = path.lower()
+        base = low.rsplit("/", 1)[-1]
+        base = base if "." in base and len(base) > 3 else None
+    return (anchor["repo_id"], sym, needed, path, low, base)
 
 
 def _query_coverage(terms, cands, views):
@@ -8020,7 +8052,7 @@ def search(
     if mode == "text" and rank != "fts":
         views = _item_views(store, [c.rid for c in cands])
         anchors = {rid: v.anchors for rid, v in views.items()}
-        _query_names(store, query, terms, cands, anchors)
+        _query_names(store, query, terms, cands, views)
         _query_coverage(terms, cands, views)
         _rerank(cands, scope, time.time())
     fresh = {}
@@ -9659,9 +9691,52 @@ def _field_checks(record_type):
 _PASSED_CHARS, _PASSED_MAX = 200, 8192
 
 
+@functools.lru_cache(maxsize=None)
+def _field_plan(record_type):
+    """(what an absent field of each kind gives, in declared order; {field: (check, passed)} of the
+    fields a value needs checking for; the fields that refuse to be absent; those whose absent
+    value is a fresh container), for the quick pass of _validate_fields."""
+    entries = _field_checks(record_type)
+    defaults = {f: None if absent is _ABSENT else absent for f, _, absent, _ in entries}  # declared order
+    required = tuple(f for f, _, absent, _ in entries if absent is _ABSENT)
+    containers = tuple(
+        (f, absent.__class__) for f, _, absent, _ in entries if absent.__class__ in (list, dict)
+    )
+    return defaults, {f: (check, passed) for f, check, _, passed in entries}, required, containers
+
+
 def _validate_fields(record_type, record, prefix=""):
     if not isinstance(record, dict):
         raise _FieldError("%s must be an object" % prefix.rstrip("."))
+    # The quick pass: the record's own fields over the absent values, in declared order. Should
+    # any field fail (or a required one be missing), the full pass below names the first one in
+    # declared order, as it always did.
+    defaults, checks, required, containers = _field_plan(record_type)
+    clean = defaults.copy()
+    try:
+        for field, value in record.items():
+            if value is None:
+                continue
+            entry = checks.get(field)
+            if entry is None:
+                continue  # not a declared field: ignored
+            if value.__class__ is str and value in entry[1]:
+                clean[field] = value
+                continue
+            out = clean[field] = entry[0](value)
+            if out is value and value.__class__ is str and len(value) <= _PASSED_CHARS:
+                passed = entry[1]
+                if len(passed) >= _PASSED_MAX:
+                    passed.clear()
+                passed.add(value)
+    except ValueError:
+        pass
+    else:
+        if all(record.get(f) is not None for f in required):
+            for field, kind in containers:
+                if record.get(field) is None:
+                    clean[field] = kind()  # each record its own list
+            return clean
     clean = {}
     for field, check, absent, passed in _field_checks(record_type):
         value = record.get(field)
@@ -9956,9 +10031,36 @@ _BULK_CACHE_KIB_PER_ITEM = 3
 _BULK_CACHE_MAX_KIB = 1 << 20
 
 
+_BULK_CACHE_MIN_RECORDS = 5000  # imports from this size on get a page cache of their own
+
+
 def _bulk_cache_kib(items):
     """The page cache (KiB) for an import of ``items`` records."""
     return max(_BULK_CACHE_KIB, min(_BULK_CACHE_MAX_KIB, items * _BULK_CACHE_KIB_PER_ITEM))
+
+
+class _BulkCache:
+    """The connection's page cache made large enough for an import of ``items`` records (never
+    smaller than it is) for the length of a with block, then as it was."""
+
+    __slots__ = ("store", "items", "before")
+
+    def __init__(self, store, items):
+        self.store, self.items, self.before = store, items, None
+
+    def __enter__(self):
+        if self.items >= _BULK_CACHE_MIN_RECORDS:
+            db = self.store.db
+            before = db.execute("PRAGMA cache_size").fetchone()[0]  # < 0: KiB; else pages
+            kib = -before if before < 0 else before * db.execute("PRAGMA page_size").fetchone()[0] // 1024
+            if kib < _bulk_cache_kib(self.items):
+                db.execute("PRAGMA cache_size = %d" % -_bulk_cache_kib(self.items))
+                self.before = before
+        return self
+
+    def __exit__(self, *exc):
+        if self.before is not None:
+            self.store.db.execute("PRAGMA cache_size = %d" % self.before)
 
 
 # A large import into a store that holds fewer items than it brings sets these indexes aside and
@@ -9998,20 +10100,13 @@ def _restore_indexes(store, statements):
 
 def _import_records(store, records):
     try:
-        if len(records) < 5000:
+        with _BulkCache(store, len(records)):
             return _import_records_in(store, records)
-        # A large import updates indexes at scattered places; a page cache that holds them saves
-        # about a quarter of its time in SQLite. The connection's own size comes back after.
-        before = store.one("PRAGMA cache_size")[0]
-        store.db.execute("PRAGMA cache_size = %d" % -_bulk_cache_kib(len(records)))
-        try:
-            return _import_records_in(store, records)
-        finally:
-            store.db.execute("PRAGMA cache_size = %d" % before)
     finally:
         _CLEAN_TEXTS.clear()
         _INDEXED_TEXTS.clear()
         _field_checks.cache_clear()
+        _field_plan.cache_clear()
 
 
 def _import_records_in(store, records):
@@ -10149,12 +10244,9 @@ def _import_records_in(store, records):
                                        rec.get("confirmed_at")))  # fmt: skip
                 batch.anchors += _anchor_rows(rid, anchors)
                 batch.events += _history_rows(rid, rec, known_events)
-                fts_anchors = [{"path": a["path"], "symbol": a["symbol"]} for a in anchors]
                 if words is not None:  # split once, for the claim key and the search words
                     _INDEXED_TEXTS[claim] = index_text(claim, words)
-                batch.fts.append(
-                    (rid, claim, _fts_symbols(fts_anchors), _fts_paths(fts_anchors), detail or "")
-                )
+                batch.fts.append((rid, claim, _fts_symbols(anchors), _fts_paths(anchors), detail or ""))
                 existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
                                        "updated_at": rec.get("updated_at") or stamp, "status": status,
                                        "confirmed_at": rec.get("confirmed_at")}  # fmt: skip
@@ -10445,6 +10537,16 @@ def _sync_import(store, machine, files, report):
         key=lambda p: (p.endswith("events.jsonl"), p),
     )
     data = _sync_read_blobs(store, [files[p] for p in todo])
+    # One page cache for all the batches, sized to all they bring: each batch's pages (and the
+    # indexes it updates) are still there for the next one, not read back from the file.
+    with _BulkCache(store, sum(blob.count(b"\n") for blob in data.values())):
+        _sync_import_batches(store, files, todo, data, report)
+    if store.scrub_due:  # something was forgotten: its text leaves the store's bytes, once
+        store.scrub_due = False
+        _scrub_store(store)
+
+
+def _sync_import_batches(store, files, todo, data, report):
     forgotten = None
     for batch in _sync_batches(todo, files, data):
         parsed = []
@@ -10474,9 +10576,6 @@ def _sync_import(store, machine, files, report):
             report.imported["files"] += len(group)
             for key in ("sessions", "evidence", "updated"):
                 report.imported[key] += counts.get(key, 0)
-    if store.scrub_due:  # something was forgotten: its text leaves the store's bytes, once
-        store.scrub_due = False
-        _scrub_store(store)
 
 
 _SYNC_BATCH_ITEMS = 2000  # lines of a teammate's files imported per transaction

@@ -14,7 +14,9 @@ corpus loaded with ``wctx import-evidence``) and reports, for its 50 queries:
           freshness, reasons, ...), each step's function timed where search() calls it;
   total   CPU time per search: for each query the least of 7 runs, summed over the queries;
           with --against, the other version's wctx.py in the same process, on a copy of the
-          same store (its schema as that version made it), query by query in turn.
+          same store (its schema as that version made it), query by query in turn; "floor" is
+          the bare FTS5 query of search_floor.py (one table over the same texts, ORDER BY rank
+          LIMIT 10) in the same turns, and this_over_floor the ratio.
 CPU time (thread time), not wall-clock: on a shared machine it moves far less with the load.
 Benchmarks only: no test times anything.
 """
@@ -27,6 +29,7 @@ import importlib.util
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -40,9 +43,8 @@ sys.path.insert(0, ROOT)
 import search_floor  # noqa: E402  (the corpus, the repositories and the export it loads)
 
 STEPS = (
-    "_search_scope", "_text_candidates", "_load_anchors", "_query_names", "_query_coverage", "_rerank",
-    "freshness_of", "_evidence_rows", "_session_edits", "_result_dict", "_result_facts", "explain",
-    "_count_matches", "_tail_candidates",
+    "_search_scope", "_text_candidates", "_rank_rows", "_item_views", "_query_names", "_query_coverage",
+    "_rerank", "freshness_of", "_result_dict", "_result_facts", "explain", "_count_matches", "_tail_candidates",
 )  # fmt: skip
 
 
@@ -137,24 +139,35 @@ def steps(core, home, origin, queries, rounds=3):
     }
 
 
-def totals(cores, queries, runs=7):
-    """{label: CPU ms per search}: the least of ``runs`` per query, in turn, summed, / queries."""
+def totals(cores, queries, floor_db=None, runs=7):
+    """{label: CPU ms per search}: the least of ``runs`` per query, in turn, summed, / queries.
+    With ``floor_db`` (search_floor.build_floor's table), "floor" is the bare FTS5 query's."""
     stores = {label: (core, core.open_store(home), origin) for label, (core, home, origin) in cores.items()}
+    floor = sqlite3.connect(floor_db) if floor_db else None
+    floor_sql = "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT 10"
     for core, store, origin in stores.values():
         for q in queries:
             core.search(store, q, repo=origin, limit=10)
     best = {label: 0.0 for label in stores}
+    if floor:
+        best["floor"] = 0.0
     for q in queries:
-        runs_of = {label: [] for label in stores}
+        runs_of = {label: [] for label in best}
         for _ in range(runs):
             for label, (core, store, origin) in stores.items():
                 t0 = time.thread_time()
                 core.search(store, q, repo=origin, limit=10)
                 runs_of[label].append(time.thread_time() - t0)
-        for label in stores:
+            if floor:
+                t0 = time.thread_time()
+                floor.execute(floor_sql, (search_floor.floor_expr(q),)).fetchall()
+                runs_of["floor"].append(time.thread_time() - t0)
+        for label in best:
             best[label] += min(runs_of[label])
     for _, store, _ in stores.values():
         store.close()
+    if floor:
+        floor.close()
     return {label: round(v / len(queries) * 1000.0, 3) for label, v in best.items()}
 
 
@@ -186,7 +199,12 @@ def main(argv=None):
             report["cold_against"] = cold_pass(other_core, other_home, origin, queries)
             report["steps_against"] = steps(other_core, other_home, origin, queries)
             cores["against"] = (other_core, other_home, origin)
-        report["total_cpu_ms"] = totals(cores, queries)
+        store = core.open_store(home)
+        floor_db = os.path.join(tmp, "floor.db")
+        search_floor.build_floor(store, floor_db).close()
+        store.close()
+        report["total_cpu_ms"] = totals(cores, queries, floor_db)
+        report["this_over_floor"] = round(report["total_cpu_ms"]["this"] / report["total_cpu_ms"]["floor"], 2)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     report["load_before"] = [round(x, 2) for x in load_before]

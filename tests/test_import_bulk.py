@@ -353,3 +353,37 @@ def test_imported_claims_and_keys_are_stored_as_the_redaction_boundary_makes_the
                 wctx.index_text(row["claim"]),
                 wctx.index_text(row["detail"]),
             )
+
+
+def test_a_large_import_enlarges_the_page_cache_only_while_it_writes(git_repo, tmp_path, monkeypatch):
+    # The connection (a long-lived MCP server's, say) keeps its own cache size after an import,
+    # whether the import finished or was refused; a sync's batches share one enlarged cache.
+    monkeypatch.setattr(wctx, "_BULK_CACHE_MIN_RECORDS", 10)
+    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n"})
+    with wctx.open_store(str(tmp_path / "s")) as s:
+        wctx.register_repo(s, repo.path)
+        root = s.one("SELECT root_commit FROM repos")["root_commit"]
+        s.db.execute("PRAGMA cache_size = -3000")
+        sizes = []
+        s.db.set_trace_callback(
+            lambda sql: sizes.append(sql) if sql.startswith("PRAGMA cache_size =") else None
+        )
+        records = [session(0)] + [evidence(i, SID % 0, "finding %d" % i, root, repo.head) for i in range(30)]
+        counts = wctx.import_evidence(s, [write(tmp_path / "x.jsonl", records)])
+        assert counts["evidence"] == 30
+        assert sizes == ["PRAGMA cache_size = -%d" % wctx._bulk_cache_kib(31), "PRAGMA cache_size = -3000"]
+        assert s.one("PRAGMA cache_size")[0] == -3000
+        orphan = records + [evidence(99, SID % 9, "of a session not in the file", root, repo.head)]
+        with pytest.raises(wctx.UsageError, match="not in the import"):  # refused while it writes
+            wctx.import_evidence(s, [write(tmp_path / "bad.jsonl", orphan)])
+        assert sizes[2:] == sizes[:2] and s.one("PRAGMA cache_size")[0] == -3000
+        records = [session(1)] + [
+            evidence(100 + i, SID % 1, "more %d" % i, root, repo.head) for i in range(30)
+        ]
+        with pytest.raises(sqlite3.IntegrityError):
+            with s.atomic():
+                wctx.import_evidence(s, [write(tmp_path / "y.jsonl", records)])
+                s.db.execute("INSERT INTO repos(id, name, path, added_at) VALUES (1, 'dup', '/x', 'now')")
+        s.db.set_trace_callback(None)
+        assert s.one("PRAGMA cache_size")[0] == -3000
+        assert s.one("SELECT count(*) FROM evidence WHERE claim LIKE 'more %'")[0] == 0
