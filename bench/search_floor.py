@@ -14,7 +14,8 @@ a store whose 40 repositories are small real git repositories in one workspace.
 Then, interleaved query by query and rotating the order, it times:
   mcp        a search_evidence round trip to one warm ``wctx mcp`` (whole workspace, limit 10)
              and the same call to bench/mcp_baseline_server.py --and: one FTS5 table over the
-             same texts, each query word quoted (implicit AND), ``ORDER BY rank LIMIT 10``;
+             same texts, each query word quoted (implicit AND), ``ORDER BY rank LIMIT 10``; both
+             servers are first asked every query once, as the in-process search is;
   inproc     ``wctx.search`` in this process and the same bare FTS5 query in this process;
   fts query  wctx's ranked FTS5 query alone (every term ANDed, bm25, as search asks first) and
              the bare query, each in this process.
@@ -209,9 +210,9 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out):
     bare_peer = Peer([sys.executable, BASELINE_SERVER, os.path.join(base, "floor.db"), "--and"], env, base)
     peers = {"wctx": wctx_peer, "floor": bare_peer}
     times = {"wctx": [], "floor": []}
-    for p in peers.values():
+    for p in peers.values():  # warmed as the in-process search is: every query once, both servers
         p.call("initialize", INIT)
-        for q in queries[:3]:
+        for q in queries:
             p.call("tools/call", {"name": "search_evidence", "arguments": {"query": q, "limit": 10}})
     rng = random.Random(7)
     for _ in range(rounds):
