@@ -941,6 +941,14 @@ def _untrusted_re(name):
 # alone never need neutralising.
 _QUIET_ASCII = bytes(sorted(set(range(0x20, 0x7F)) - set(b"&<[") | set(b"\t\n")))
 _OVERRIDE_VERB_RES = tuple((verb.encode(), re.compile(verb.encode() + rb"\s")) for verb in _OVERRIDE_VERBS)
+# What the "override" pattern needs besides a verb: an object ("... previous instructions"), or,
+# after ignore/disregard/forget, "everything"/"anything"/"all" and where ("... said above").
+# "we skip the cache" or "override the default" has neither and needs nothing.
+_OVERRIDE_OBJECTS = (b"instruction", b"prompt", b"direction", b"directive", b"rules", b"guideline", b"guardrail",
+                     b"context", b"message", b"constraint")  # fmt: skip
+_OVERRIDE_ALL_VERBS = (b"ignore", b"disregard", b"forget")
+_OVERRIDE_ALL = (b"everything", b"anything", b"all")
+_OVERRIDE_WHERE = (b"above", b"before", b"earlier", b"previously", b"far")
 _YOU_ARE_NOW_RE = re.compile(rb"you\s+are\s+now\s")
 _BEFORE_COLON_BYTES = tuple(word.encode() for word in _BEFORE_COLON)
 
@@ -961,7 +969,14 @@ def may_need_neutralising(text):
     low = data.lower().translate(None, _EMPHASIS.encode())
     for verb, verb_re in _OVERRIDE_VERB_RES:
         if verb in low and verb_re.search(low):
-            return True
+            if any(word in low for word in _OVERRIDE_OBJECTS):
+                return True
+            if (
+                verb in _OVERRIDE_ALL_VERBS
+                and any(word in low for word in _OVERRIDE_ALL)
+                and any(word in low for word in _OVERRIDE_WHERE)
+            ):
+                return True
     if b"you" in low and _YOU_ARE_NOW_RE.search(low):
         return True
     if b":" in low:

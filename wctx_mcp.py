@@ -844,14 +844,14 @@ ENTRY_STRING_LIMIT = 200  # characters per file path / reason / label in an entr
 def _cap_list(values, limit, text_limit, label, cut):
     """The first ``limit`` strings, each clipped; what was cut is counted in ``cut``."""
     values = list(values)
-    try:
-        if len(values) <= limit and max(map(len, values), default=0) <= text_limit:
-            return values  # the usual entry: nothing to cut
-    except TypeError:  # an entry without a length: looked at one by one below
-        pass
     if len(values) > limit:
         cut.append(f"{label}: {len(values) - limit} more not shown")
         values = values[:limit]
+    try:
+        if max(map(len, values), default=0) <= text_limit:
+            return values  # the usual entry: nothing (more) to cut
+    except TypeError:  # an entry without a length: looked at one by one below
+        pass
     out = []
     for v in values:
         if isinstance(v, str) and len(v) > text_limit:
@@ -1646,26 +1646,30 @@ def _tool_reply_bytes(message, result):
     string. Compact JSON holds no character below U+0020 (the encoder escapes every one inside
     strings and adds no whitespace), so as a JSON string it needs only its backslashes and
     quotes escaped: two byte replacements instead of a second encoder pass over every character.
+    The line is joined once from its parts.
     """
     payload = result.payload_text.encode("utf-8")
-    fields = []
-    for key, value in result.items():
-        if key == "structuredContent":
-            body = payload
-        elif key == "content" and value == [{"type": "text", "text": result.payload_text}]:
-            escaped = payload.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
-            body = b'[{"type":"text","text":"' + escaped + b'"}]'
-        else:
-            body = _json_bytes(value)
-        fields.append(_json_bytes(key) + b":" + body)
-    inner = b"{" + b",".join(fields) + b"}"
-    return (
-        b"{"
-        + b",".join(
-            _json_bytes(k) + b":" + (inner if k == "result" else _json_bytes(v)) for k, v in message.items()
-        )
-        + b"}\n"
-    )
+    parts = []
+    for k, v in message.items():
+        parts.append(b"," if parts else b"{")
+        parts.append(_json_bytes(k) + b":")
+        if k != "result":
+            parts.append(_json_bytes(v))
+            continue
+        for i, (key, value) in enumerate(result.items()):
+            parts.append(b"{" if i == 0 else b",")
+            parts.append(_json_bytes(key) + b":")
+            if key == "structuredContent":
+                parts.append(payload)
+            elif key == "content" and value == [{"type": "text", "text": result.payload_text}]:
+                parts.append(b'[{"type":"text","text":"')
+                parts.append(payload.replace(b"\\", b"\\\\").replace(b'"', b'\\"'))
+                parts.append(b'"}]')
+            else:
+                parts.append(_json_bytes(value))
+        parts.append(b"}" if result else b"{}")
+    parts.append(b"}\n" if parts else b"{}\n")
+    return b"".join(parts)
 
 
 def _encode(message):
