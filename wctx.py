@@ -6896,9 +6896,33 @@ def _fts_term(term):
 
 def fts_query(terms, all_terms=False):
     """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
-    _fts_term), ORed, or ANDed when ``all_terms``. The one builder of MATCH text."""
+    _fts_term), ORed, or ANDed when ``all_terms`` (an identifier's parts left out there: see
+    _implied_parts). The one builder of MATCH text."""
+    if all_terms:
+        implied = _implied_parts(tuple(terms))
+        terms = [t for t in terms if t not in implied]
     parts = list(dict.fromkeys(_fts_term(t) for t in terms))
     return (" AND " if all_terms else " OR ").join(parts)
+
+
+@functools.lru_cache(maxsize=1024)
+def _implied_parts(terms):
+    """{term: the identifier among ``terms`` it is a camelCase part of} (query_terms puts an
+    identifier's parts right after it: retryreceipt, retry, receipt). The index holds an
+    identifier's parts wherever it holds the identifier (_index_tokens), so requiring them too
+    selects the same rows, while FTS5 scans the parts' posting lists, often the longest of the
+    query ("retry"), for bm25's idf."""
+    implied = {}
+    for i, whole in enumerate(terms):
+        joined = ""
+        for j in range(i + 1, len(terms)):
+            joined += terms[j]
+            if not whole.startswith(joined):
+                break
+            if joined == whole:
+                implied.update(dict.fromkeys(terms[i + 1 : j + 1], whole))
+                break
+    return implied
 
 
 def _form_probe(form):
@@ -7544,19 +7568,30 @@ def _plain_rows(store, sql, params):
     return cursor.execute(sql, params).fetchall()
 
 
-def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits=None):
+def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits=None, newest=None):
     """(the ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first;
     whether more in scope are known to match).
 
     FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are looked
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
     scope), every match is joined: the result is always the joined query's. ``admits``
-    (_scope_test of the same scope) filters the rows in memory (_rank_rows) instead of in SQL."""
+    (_scope_test of the same scope) filters the rows in memory (_rank_rows) instead of in SQL.
+    ``newest``: only the newest that many matches are ranked (FTS5 walks rowids in order and stops
+    there, where bm25 would read every match's column sizes)."""
     window = limit * CANDIDATE_WINDOW + len(exclude)
+    bound = ""
+    if newest is not None:
+        last = _plain_rows(
+            store,
+            "SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (match, newest - 1),
+        )
+        if last:  # what lies past it is left to _more_matches, which knows the scope
+            bound = " AND rowid >= %d" % last[0][0]
     ranked = _plain_rows(
         store,
-        "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY score LIMIT ?"
-        % _BM25,
+        "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?"
+        % (_BM25, bound),
         (match, window),
     )
     skip = set(exclude)
@@ -7591,7 +7626,8 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits
         rows = _plain_rows(
             store,
             "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
-            "WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?" % (_RANK_COLUMNS, _BM25, clause),
+            "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
+            % (_RANK_COLUMNS, _BM25, bound.replace("rowid", "evidence_fts.rowid"), clause),
             [match] + list(params) + list(exclude) + [limit],
         )
         score = {r[0]: r[5] for r in rows}
@@ -7629,9 +7665,10 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=No
 
     ``--rank fts`` is plain FTS5: every term ORed, bm25 order. The default asks for rows holding
     every term first; only when those are fewer than ``fill_to`` does it add rows matching the rarest
-    terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS (at least the
-    rarest term), then items whose session summary matches. So the work does not grow with the
-    number of rows that hold a common word of the query."""
+    terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS, then, still
+    short, the newest CANDIDATE_FILL_POSTINGS rows of the next rarest term, then items whose
+    session summary matches. So the work does not grow with the number of rows that hold a word
+    of the query."""
     if rank == "fts":
         return _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits=admits)
     found, beyond = (
@@ -7641,25 +7678,54 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=No
     )
     if len(found) < fill_to:
         df = _doc_freqs(store, terms)
-        rare, postings = [], 0
-        for t in sorted(terms, key=lambda t: df[t]):  # a stable sort: query order on a tie
-            if df[t] == 0:
-                continue
-            if rare and postings + df[t] > CANDIDATE_FILL_POSTINGS:
+        order = [t for t in sorted(terms, key=lambda t: df[t]) if df[t]]  # stable: query order on a tie
+        whole_of = _implied_parts(tuple(terms))
+        rare, split, postings = [], set(), 0
+        for t in order:
+            if df.get(whole_of.get(t), 0):
+                continue  # with its identifier (_fill_query)
+            if postings + df[t] > CANDIDATE_FILL_POSTINGS:
                 break
             rare.append(t)
             postings += df[t]
-        if rare:
+            parts = sum(df[p] for p, w in whole_of.items() if w == t)
+            if parts and postings + parts <= CANDIDATE_FILL_POSTINGS:
+                split.add(t)
+                postings += parts
+        fills = [(_fill_query(rare, split, whole_of), None)] if rare else []
+        rest = [t for t in order if t not in rare]
+        if rest:  # still short: the next rarest term, its newest CANDIDATE_FILL_POSTINGS rows at most
+            bounded = df[rest[0]] > CANDIDATE_FILL_POSTINGS
+            fills.append((fts_query([rest[0]]), CANDIDATE_FILL_POSTINGS if bounded else None))
+        for fill, newest in fills:
+            if len(found) >= fill_to:
+                break
             seen = [c.rid for c in found]
-            more, beyond_rare = _ranked_matches(
-                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen, admits
+            more, beyond_fill = _ranked_matches(
+                store, fill, where, params, fill_to - len(found), "rare", seen, admits, newest
             )
             found += more
-            beyond = beyond or beyond_rare
+            beyond = beyond or beyond_fill
     if len(found) < fill_to:
         seen = [c.rid for c in found]
         found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
     return found, beyond
+
+
+def _fill_query(terms, split, whole_of):
+    """The MATCH expression of a fill from ``terms``, ORed: an identifier among them (in ``split``)
+    also matches the rows that hold all its parts but not it ("decode_metric" for decodeMetric),
+    and those rows alone score on the parts, so an identifier's row scores on it once, as in the
+    AND query (fts_query), never on its parts again."""
+    out = []
+    for t in terms:
+        parts = [p for p, w in whole_of.items() if w == t] if t in split else []
+        if parts:
+            whole = _fts_term(t)
+            out.append("(%s OR ((%s) NOT %s))" % (whole, " AND ".join(map(_fts_term, parts)), whole))
+        else:
+            out.append(_fts_term(t))
+    return " OR ".join(dict.fromkeys(out))
 
 
 def _matches_nothing(store, term):
@@ -7760,7 +7826,14 @@ def _more_matches(store, terms, where, params, cands, matches, exact):
         return True
     if exact and all(c.tier in ("all", "rare", "any") for c in cands):
         return False
-    return bool(_tail_candidates(store, terms, where, params, None, [c.rid for c in cands], 1))
+    # One term at a time, the commonest first: its newest rows almost always hold one past the
+    # candidates, and one posting list is walked instead of every term's merged.
+    df = _doc_freqs(store, terms)
+    seen = [c.rid for c in cands]
+    return any(
+        _tail_candidates(store, [t], where, params, None, seen, 1)
+        for t in sorted(terms, key=lambda t: -df[t])
+    )
 
 
 def _count_matches(store, terms, where, params):
