@@ -7701,9 +7701,12 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=No
             if len(found) >= fill_to:
                 break
             seen = [c.rid for c in found]
+            need = fill_to - len(found)
             more, beyond_fill = _ranked_matches(
-                store, fill, where, params, fill_to - len(found), "rare", seen, admits, newest
+                store, fill, where, params, need, "rare", seen, admits, newest
             )
+            if newest is not None and len(more) < need:  # the newest rows were out of scope: rank them all
+                more, beyond_fill = _ranked_matches(store, fill, where, params, need, "rare", seen, admits)
             found += more
             beyond = beyond or beyond_fill
     if len(found) < fill_to:
