@@ -6073,7 +6073,22 @@ def _checkout_heads(repo):
 
 
 def _cache_key(repos, anchors, heads=None, followed=None):
-    """What can be checked without git: each checkout's HEAD and each cited file's size and mtime.
+    """What can be checked without git: each checkout's HEAD and each cited file's size and mtime,
+    as the freshness cache stores it (_cache_inputs, hashed), or None."""
+    inputs = _cache_inputs(repos, anchors, heads, followed)
+    return None if inputs is None else _hashed_key(inputs)
+
+
+def _hashed_key(inputs):
+    """The stored form of _cache_inputs: a SHA-1 of the text, then the renames it followed."""
+    text, used = inputs
+    key = _sha1_hex(text.encode("utf-8", "surrogateescape"))
+    return key + " " + json.dumps(used) if used else key
+
+
+def _cache_inputs(repos, anchors, heads=None, followed=None):
+    """(the text _cache_key hashes, the renames it followed) or None when something cannot be
+    read: each checkout's HEAD and each cited file's size and mtime.
 
     ``heads`` (a dict: {repo id: _checkout_heads}, and each cited file's stat) may be shared by
     the caller so that one call over many items reads each checkout's HEAD once. A repository with several checkouts counts them all (any
@@ -6125,8 +6140,7 @@ def _cache_key(repos, anchors, heads=None, followed=None):
                 return None
             parts.append("%s->%s:%d:%d@%s" % (a["path"], new, st.st_size, st.st_mtime_ns, heads[index_key]))
             used.append([repo.id, a["path"], new])
-    key = _sha1_hex("\n".join(parts).encode("utf-8", "surrogateescape"))
-    return key + " " + json.dumps(used) if used else key
+    return "\n".join(parts), used
 
 
 def _sha1_hex(data):
@@ -6153,27 +6167,45 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         anchors = _load_anchors(store, rids)
     repos = {r.id: r for r in _repos(store)} if repos is None else repos
     share, heads = heads, {} if heads is None else heads
-    keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
+    inputs = {rid: _cache_inputs(repos, anchors[rid], heads) for rid in rids}
+    keys = {}  # hashed only where the inputs are not the ones a verdict was last matched with
+
+    def key_of(rid):
+        if rid not in keys:
+            keys[rid] = None if inputs[rid] is None else _hashed_key(inputs[rid])
+        return keys[rid]
+
     result = {}
     # The cache rows this process has read or written, kept for the store generation (a write that
     # may invalidate a verdict drops them): a search then reads no row twice. Each is checked
-    # against the key computed now, as a row read from the table is.
+    # against the key computed now, as a row read from the table is. ``matched`` keeps, per item,
+    # the unhashed inputs its row last matched (followed no rename): the same inputs again are
+    # the same key, so the row holds without hashing them.
     if use_cache and share is None:  # a search began its read already (and shares ``heads``)
         store.begin_read()
     seen = store.memo(("freshness-rows",), dict) if use_cache else {}
+    matched = store.memo(("freshness-inputs",), dict) if use_cache else {}
 
     def hit(rid, stored, verdict, reasons):
-        key = keys[rid]
         followed = _followed_in(stored)
-        if followed:  # made after following a rename: check the same new files
-            key = _cache_key(repos, anchors[rid], heads, followed)
+        # made after following a rename: check the same new files
+        key = _cache_key(repos, anchors[rid], heads, followed) if followed else key_of(rid)
         if key is not None and stored == key:
             result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+            if not followed:
+                matched[rid] = (inputs[rid][0], stored)
 
     if use_cache:
         unread = []
         for rid in rids:
             if rid in seen:
+                text = inputs[rid]
+                known = matched.get(rid)
+                if text is not None and known is not None and known[0] == text[0] and not text[1]:
+                    stored, verdict, reasons = seen[rid]
+                    if stored == known[1]:
+                        result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+                        continue
                 hit(rid, *seen[rid])
             else:
                 unread.append(rid)
@@ -6194,7 +6226,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         now = utc_now()
         rows = []
         for rid, c in computed.items():
-            key = keys[rid]  # taken before the check: a change meanwhile makes the next lookup miss
+            key = key_of(rid)  # taken before the check: a change meanwhile makes the next lookup miss
             if key is not None and any((a["repo_id"], a["path"]) in checker.followed for a in anchors[rid]):
                 key = _cache_key(repos, anchors[rid], heads, checker.followed)
             if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
