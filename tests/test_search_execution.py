@@ -132,7 +132,9 @@ def test_a_commit_between_two_searches_changes_the_verdict_the_next_search_gives
 
 
 @pytest.mark.parametrize("trust_stat", [False, True], ids=["racy-stat-reread", "every-stat-trusted"])
-def test_an_edit_undone_between_searches_is_current_again_in_the_same_process(product, monkeypatch, trust_stat):
+def test_an_edit_undone_between_searches_is_current_again_in_the_same_process(
+    product, monkeypatch, trust_stat
+):
     # A long-lived process remembers what each verdict was last matched with; an edit, then the
     # file put back as it was, are each new inputs, so each search judges the file as it is then.
     if trust_stat:
