@@ -7848,7 +7848,13 @@ def _spaced_forms(term):
 def _term_hits(terms, words):
     """The query terms matching an index word in ``words`` (_words_of): _word_hits on a text
     whose words are already known."""
-    return [t for t in terms if any(form in words for form in _spaced_forms(t))]
+    hits = []
+    for t in terms:  # loops, not any() over a generator: search calls this for every result
+        for form in _spaced_forms(t):
+            if form in words:
+                hits.append(t)
+                break
+    return hits
 
 
 class ItemView:
