@@ -5206,6 +5206,7 @@ class Topology:
         self.origin = origin
         self.reach = {}
         self.names = {r.id: r.name for r in _repos(store)}
+        self._searched = None  # searched_names, once
         if origin is None:
             if workspace is not None:
                 ws = _workspace_id(store, workspace, create=False)
@@ -5263,8 +5264,12 @@ class Topology:
         return list(self.reach)
 
     def searched_names(self):
-        ordered = sorted(self.reach, key=lambda rid: (self.reach[rid][0], self.names.get(rid, "")))
-        return [self.names[rid] for rid in ordered if rid in self.names]
+        """The names in scope, nearest first (a new list each call; ordered once: a Topology is
+        kept per store generation and never changes)."""
+        if self._searched is None:
+            ordered = sorted(self.reach, key=lambda rid: (self.reach[rid][0], self.names.get(rid, "")))
+            self._searched = [self.names[rid] for rid in ordered if rid in self.names]
+        return list(self._searched)
 
 
 # ----------------------------------------------------------------------------------------------
