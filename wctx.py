@@ -7879,6 +7879,7 @@ class ItemView:
         "files",
         "edited",
         "names",
+        "result",
     )
 
     def __init__(self, row, anchors, edited, summary_words):
@@ -7893,6 +7894,17 @@ class ItemView:
         self.files = _anchor_files(row, anchors)
         self.edited = edited
         self.names = tuple(map(_name_parts, anchors))
+        self.result = None  # _result_dict of the item without its age, once a search shows it
+
+    def result_dict(self, now):
+        """The item as a search result shows it (_result_dict), its age as of ``now``: a new dict,
+        built from one made once per store generation."""
+        if self.result is None:
+            self.result = _result_dict(self.row, None, files=self.files, now=now)
+        item = dict(self.result)
+        item["files"] = list(self.files)
+        item["age"] = age_text(self.row["created_at"], self.row["confirmed_at"], now)
+        return item
 
 
 ITEM_VIEWS_KEPT = 5000  # item views (~3 kB each) a process keeps for a store generation before starting over
@@ -7926,10 +7938,11 @@ def _query_names(store, raw_query, terms, cands, views):
     text = raw_query.lower() if isinstance(raw_query, str) else ""
     term_set = set(terms)
     names = store.memo(("repo-by-id",), lambda: {r.id: r.name for r in _repos(store)})
+    lowered = store.memo(("repo-names-lowered",), lambda: [(rid, name.lower()) for rid, name in names.items()])
     named_repos = {
         rid
-        for rid, name in names.items()
-        if name.lower() in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(name.lower()), text)
+        for rid, low in lowered
+        if low in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(low), text)
     }
     for c in cands:
         named = []
@@ -8099,11 +8112,10 @@ def search(
         _query_coverage(terms, cands, views)
         _rerank(cands, scope, time.time())
     fresh = {}
+    final = {}  # {rid: score with its freshness}, once known; the score alone until then
 
-    def final(c):
-        if rank == "fts" or c.rid not in fresh:
-            return c.score
-        return c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
+    def order(c):
+        return (-final.get(c.rid, c.score), -c.rid)
 
     # Freshness only lowers a score, so fetching it for the current top until the top is stable
     # gives the same order as fetching it for every candidate.
@@ -8112,7 +8124,7 @@ def search(
     repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
     first = True  # the page first; when freshness reorders it, as many again past it at once
     while True:
-        ordered = sorted(cands, key=lambda c: (-final(c), -c.rid))
+        ordered = sorted(cands, key=order)
         top = ordered[:want]
         missing = [c.rid for c in top if c.rid not in fresh]
         if not missing:
@@ -8127,6 +8139,9 @@ def search(
         fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
         if rank == "fts":
             break
+        for c in cands:
+            if c.rid in fresh and c.rid not in final:
+                final[c.rid] = c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
 
     if mode == "text":
         matches, exact = _count_matches(store, terms, where, params)
@@ -8159,8 +8174,7 @@ def search(
     now = time.time()
     for c in page_cands:
         view = views[c.rid]
-        row = view.row
-        item = _result_dict(row, None, files=list(view.files), now=now)
+        item = view.result_dict(now)
         f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
         facts = _result_facts(terms, view, c, scope, f, mode, item["age"])
         item["reasons"] = explain(facts)
