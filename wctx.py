@@ -7938,7 +7938,9 @@ def _query_names(store, raw_query, terms, cands, views):
     text = raw_query.lower() if isinstance(raw_query, str) else ""
     term_set = set(terms)
     names = store.memo(("repo-by-id",), lambda: {r.id: r.name for r in _repos(store)})
-    lowered = store.memo(("repo-names-lowered",), lambda: [(rid, name.lower()) for rid, name in names.items()])
+    lowered = store.memo(
+        ("repo-names-lowered",), lambda: [(rid, name.lower()) for rid, name in names.items()]
+    )
     named_repos = {
         rid
         for rid, low in lowered
