@@ -5206,6 +5206,7 @@ class Topology:
         self.origin = origin
         self.reach = {}
         self.names = {r.id: r.name for r in _repos(store)}
+        self._searched = None  # searched_names, once
         if origin is None:
             if workspace is not None:
                 ws = _workspace_id(store, workspace, create=False)
@@ -5263,8 +5264,12 @@ class Topology:
         return list(self.reach)
 
     def searched_names(self):
-        ordered = sorted(self.reach, key=lambda rid: (self.reach[rid][0], self.names.get(rid, "")))
-        return [self.names[rid] for rid in ordered if rid in self.names]
+        """The names in scope, nearest first (a new list each call; ordered once: a Topology is
+        kept per store generation and never changes)."""
+        if self._searched is None:
+            ordered = sorted(self.reach, key=lambda rid: (self.reach[rid][0], self.names.get(rid, "")))
+            self._searched = [self.names[rid] for rid in ordered if rid in self.names]
+        return list(self._searched)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -6073,7 +6078,22 @@ def _checkout_heads(repo):
 
 
 def _cache_key(repos, anchors, heads=None, followed=None):
-    """What can be checked without git: each checkout's HEAD and each cited file's size and mtime.
+    """What can be checked without git: each checkout's HEAD and each cited file's size and mtime,
+    as the freshness cache stores it (_cache_inputs, hashed), or None."""
+    inputs = _cache_inputs(repos, anchors, heads, followed)
+    return None if inputs is None else _hashed_key(inputs)
+
+
+def _hashed_key(inputs):
+    """The stored form of _cache_inputs: a SHA-1 of the text, then the renames it followed."""
+    text, used = inputs
+    key = _sha1_hex(text.encode("utf-8", "surrogateescape"))
+    return key + " " + json.dumps(used) if used else key
+
+
+def _cache_inputs(repos, anchors, heads=None, followed=None):
+    """(the text _cache_key hashes, the renames it followed) or None when something cannot be
+    read: each checkout's HEAD and each cited file's size and mtime.
 
     ``heads`` (a dict: {repo id: _checkout_heads}, and each cited file's stat) may be shared by
     the caller so that one call over many items reads each checkout's HEAD once. A repository with several checkouts counts them all (any
@@ -6125,8 +6145,7 @@ def _cache_key(repos, anchors, heads=None, followed=None):
                 return None
             parts.append("%s->%s:%d:%d@%s" % (a["path"], new, st.st_size, st.st_mtime_ns, heads[index_key]))
             used.append([repo.id, a["path"], new])
-    key = _sha1_hex("\n".join(parts).encode("utf-8", "surrogateescape"))
-    return key + " " + json.dumps(used) if used else key
+    return "\n".join(parts), used
 
 
 def _sha1_hex(data):
@@ -6153,27 +6172,45 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         anchors = _load_anchors(store, rids)
     repos = {r.id: r for r in _repos(store)} if repos is None else repos
     share, heads = heads, {} if heads is None else heads
-    keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
+    inputs = {rid: _cache_inputs(repos, anchors[rid], heads) for rid in rids}
+    keys = {}  # hashed only where the inputs are not the ones a verdict was last matched with
+
+    def key_of(rid):
+        if rid not in keys:
+            keys[rid] = None if inputs[rid] is None else _hashed_key(inputs[rid])
+        return keys[rid]
+
     result = {}
     # The cache rows this process has read or written, kept for the store generation (a write that
     # may invalidate a verdict drops them): a search then reads no row twice. Each is checked
-    # against the key computed now, as a row read from the table is.
+    # against the key computed now, as a row read from the table is. ``matched`` keeps, per item,
+    # the unhashed inputs its row last matched (followed no rename): the same inputs again are
+    # the same key, so the row holds without hashing them.
     if use_cache and share is None:  # a search began its read already (and shares ``heads``)
         store.begin_read()
     seen = store.memo(("freshness-rows",), dict) if use_cache else {}
+    matched = store.memo(("freshness-inputs",), dict) if use_cache else {}
 
     def hit(rid, stored, verdict, reasons):
-        key = keys[rid]
         followed = _followed_in(stored)
-        if followed:  # made after following a rename: check the same new files
-            key = _cache_key(repos, anchors[rid], heads, followed)
+        # made after following a rename: check the same new files
+        key = _cache_key(repos, anchors[rid], heads, followed) if followed else key_of(rid)
         if key is not None and stored == key:
             result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+            if not followed:
+                matched[rid] = (inputs[rid][0], stored)
 
     if use_cache:
         unread = []
         for rid in rids:
             if rid in seen:
+                text = inputs[rid]
+                known = matched.get(rid)
+                if text is not None and known is not None and known[0] == text[0] and not text[1]:
+                    stored, verdict, reasons = seen[rid]
+                    if stored == known[1]:
+                        result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+                        continue
                 hit(rid, *seen[rid])
             else:
                 unread.append(rid)
@@ -6194,7 +6231,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         now = utc_now()
         rows = []
         for rid, c in computed.items():
-            key = keys[rid]  # taken before the check: a change meanwhile makes the next lookup miss
+            key = key_of(rid)  # taken before the check: a change meanwhile makes the next lookup miss
             if key is not None and any((a["repo_id"], a["path"]) in checker.followed for a in anchors[rid]):
                 key = _cache_key(repos, anchors[rid], heads, checker.followed)
             if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
@@ -7892,7 +7929,13 @@ def _spaced_forms(term):
 def _term_hits(terms, words):
     """The query terms matching an index word in ``words`` (_words_of): _word_hits on a text
     whose words are already known."""
-    return [t for t in terms if any(form in words for form in _spaced_forms(t))]
+    hits = []
+    for t in terms:  # loops, not any() over a generator: search calls this for every result
+        for form in _spaced_forms(t):
+            if form in words:
+                hits.append(t)
+                break
+    return hits
 
 
 class ItemView:
@@ -7912,6 +7955,7 @@ class ItemView:
         "files",
         "edited",
         "names",
+        "result",
     )
 
     def __init__(self, row, anchors, edited, summary_words):
@@ -7926,6 +7970,17 @@ class ItemView:
         self.files = _anchor_files(row, anchors)
         self.edited = edited
         self.names = tuple(map(_name_parts, anchors))
+        self.result = None  # _result_dict of the item without its age, once a search shows it
+
+    def result_dict(self, now):
+        """The item as a search result shows it (_result_dict), its age as of ``now``: a new dict,
+        built from one made once per store generation."""
+        if self.result is None:
+            self.result = _result_dict(self.row, None, files=self.files, now=now)
+        item = dict(self.result)
+        item["files"] = list(self.files)
+        item["age"] = age_text(self.row["created_at"], self.row["confirmed_at"], now)
+        return item
 
 
 ITEM_VIEWS_KEPT = 5000  # item views (~3 kB each) a process keeps for a store generation before starting over
@@ -7959,10 +8014,13 @@ def _query_names(store, raw_query, terms, cands, views):
     text = raw_query.lower() if isinstance(raw_query, str) else ""
     term_set = set(terms)
     names = store.memo(("repo-by-id",), lambda: {r.id: r.name for r in _repos(store)})
+    lowered = store.memo(
+        ("repo-names-lowered",), lambda: [(rid, name.lower()) for rid, name in names.items()]
+    )
     named_repos = {
         rid
-        for rid, name in names.items()
-        if name.lower() in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(name.lower()), text)
+        for rid, low in lowered
+        if low in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(low), text)
     }
     for c in cands:
         named = []
@@ -8132,11 +8190,10 @@ def search(
         _query_coverage(terms, cands, views)
         _rerank(cands, scope, time.time())
     fresh = {}
+    final = {}  # {rid: score with its freshness}, once known; the score alone until then
 
-    def final(c):
-        if rank == "fts" or c.rid not in fresh:
-            return c.score
-        return c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
+    def order(c):
+        return (-final.get(c.rid, c.score), -c.rid)
 
     # Freshness only lowers a score, so fetching it for the current top until the top is stable
     # gives the same order as fetching it for every candidate.
@@ -8145,7 +8202,7 @@ def search(
     repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
     first = True  # the page first; when freshness reorders it, as many again past it at once
     while True:
-        ordered = sorted(cands, key=lambda c: (-final(c), -c.rid))
+        ordered = sorted(cands, key=order)
         top = ordered[:want]
         missing = [c.rid for c in top if c.rid not in fresh]
         if not missing:
@@ -8160,6 +8217,9 @@ def search(
         fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
         if rank == "fts":
             break
+        for c in cands:
+            if c.rid in fresh and c.rid not in final:
+                final[c.rid] = c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
 
     if mode == "text":
         matches, exact = _count_matches(store, terms, where, params)
@@ -8192,8 +8252,7 @@ def search(
     now = time.time()
     for c in page_cands:
         view = views[c.rid]
-        row = view.row
-        item = _result_dict(row, None, files=list(view.files), now=now)
+        item = view.result_dict(now)
         f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
         facts = _result_facts(terms, view, c, scope, f, mode, item["age"])
         item["reasons"] = explain(facts)
