@@ -5299,6 +5299,7 @@ class Topology:
         self.origin = origin
         self.reach = {}
         self.names = {r.id: r.name for r in _repos(store)}
+        self._searched = None  # searched_names, once
         if origin is None:
             if workspace is not None:
                 ws = _workspace_id(store, workspace, create=False)
@@ -5356,8 +5357,12 @@ class Topology:
         return list(self.reach)
 
     def searched_names(self):
-        ordered = sorted(self.reach, key=lambda rid: (self.reach[rid][0], self.names.get(rid, "")))
-        return [self.names[rid] for rid in ordered if rid in self.names]
+        """The names in scope, nearest first (a new list each call; ordered once: a Topology is
+        kept per store generation and never changes)."""
+        if self._searched is None:
+            ordered = sorted(self.reach, key=lambda rid: (self.reach[rid][0], self.names.get(rid, "")))
+            self._searched = [self.names[rid] for rid in ordered if rid in self.names]
+        return list(self._searched)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -6166,7 +6171,22 @@ def _checkout_heads(repo):
 
 
 def _cache_key(repos, anchors, heads=None, followed=None):
-    """What can be checked without git: each checkout's HEAD and each cited file's size and mtime.
+    """What can be checked without git: each checkout's HEAD and each cited file's size and mtime,
+    as the freshness cache stores it (_cache_inputs, hashed), or None."""
+    inputs = _cache_inputs(repos, anchors, heads, followed)
+    return None if inputs is None else _hashed_key(inputs)
+
+
+def _hashed_key(inputs):
+    """The stored form of _cache_inputs: a SHA-1 of the text, then the renames it followed."""
+    text, used = inputs
+    key = _sha1_hex(text.encode("utf-8", "surrogateescape"))
+    return key + " " + json.dumps(used) if used else key
+
+
+def _cache_inputs(repos, anchors, heads=None, followed=None):
+    """(the text _cache_key hashes, the renames it followed) or None when something cannot be
+    read: each checkout's HEAD and each cited file's size and mtime.
 
     ``heads`` (a dict: {repo id: _checkout_heads}, and each cited file's stat) may be shared by
     the caller so that one call over many items reads each checkout's HEAD once. A repository with several checkouts counts them all (any
@@ -6218,8 +6238,7 @@ def _cache_key(repos, anchors, heads=None, followed=None):
                 return None
             parts.append("%s->%s:%d:%d@%s" % (a["path"], new, st.st_size, st.st_mtime_ns, heads[index_key]))
             used.append([repo.id, a["path"], new])
-    key = _sha1_hex("\n".join(parts).encode("utf-8", "surrogateescape"))
-    return key + " " + json.dumps(used) if used else key
+    return "\n".join(parts), used
 
 
 def _sha1_hex(data):
@@ -6246,27 +6265,45 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         anchors = _load_anchors(store, rids)
     repos = {r.id: r for r in _repos(store)} if repos is None else repos
     share, heads = heads, {} if heads is None else heads
-    keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
+    inputs = {rid: _cache_inputs(repos, anchors[rid], heads) for rid in rids}
+    keys = {}  # hashed only where the inputs are not the ones a verdict was last matched with
+
+    def key_of(rid):
+        if rid not in keys:
+            keys[rid] = None if inputs[rid] is None else _hashed_key(inputs[rid])
+        return keys[rid]
+
     result = {}
     # The cache rows this process has read or written, kept for the store generation (a write that
     # may invalidate a verdict drops them): a search then reads no row twice. Each is checked
-    # against the key computed now, as a row read from the table is.
+    # against the key computed now, as a row read from the table is. ``matched`` keeps, per item,
+    # the unhashed inputs its row last matched (followed no rename): the same inputs again are
+    # the same key, so the row holds without hashing them.
     if use_cache and share is None:  # a search began its read already (and shares ``heads``)
         store.begin_read()
     seen = store.memo(("freshness-rows",), dict) if use_cache else {}
+    matched = store.memo(("freshness-inputs",), dict) if use_cache else {}
 
     def hit(rid, stored, verdict, reasons):
-        key = keys[rid]
         followed = _followed_in(stored)
-        if followed:  # made after following a rename: check the same new files
-            key = _cache_key(repos, anchors[rid], heads, followed)
+        # made after following a rename: check the same new files
+        key = _cache_key(repos, anchors[rid], heads, followed) if followed else key_of(rid)
         if key is not None and stored == key:
             result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+            if not followed:
+                matched[rid] = (inputs[rid][0], stored)
 
     if use_cache:
         unread = []
         for rid in rids:
             if rid in seen:
+                text = inputs[rid]
+                known = matched.get(rid)
+                if text is not None and known is not None and known[0] == text[0] and not text[1]:
+                    stored, verdict, reasons = seen[rid]
+                    if stored == known[1]:
+                        result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+                        continue
                 hit(rid, *seen[rid])
             else:
                 unread.append(rid)
@@ -6287,7 +6324,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         now = utc_now()
         rows = []
         for rid, c in computed.items():
-            key = keys[rid]  # taken before the check: a change meanwhile makes the next lookup miss
+            key = key_of(rid)  # taken before the check: a change meanwhile makes the next lookup miss
             if key is not None and any((a["repo_id"], a["path"]) in checker.followed for a in anchors[rid]):
                 key = _cache_key(repos, anchors[rid], heads, checker.followed)
             if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
@@ -6989,9 +7026,33 @@ def _fts_term(term):
 
 def fts_query(terms, all_terms=False):
     """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
-    _fts_term), ORed, or ANDed when ``all_terms``. The one builder of MATCH text."""
+    _fts_term), ORed, or ANDed when ``all_terms`` (an identifier's parts left out there: see
+    _implied_parts). The one builder of MATCH text."""
+    if all_terms:
+        implied = _implied_parts(tuple(terms))
+        terms = [t for t in terms if t not in implied]
     parts = list(dict.fromkeys(_fts_term(t) for t in terms))
     return (" AND " if all_terms else " OR ").join(parts)
+
+
+@functools.lru_cache(maxsize=1024)
+def _implied_parts(terms):
+    """{term: the identifier among ``terms`` it is a camelCase part of} (query_terms puts an
+    identifier's parts right after it: retryreceipt, retry, receipt). The index holds an
+    identifier's parts wherever it holds the identifier (_index_tokens), so requiring them too
+    selects the same rows, while FTS5 scans the parts' posting lists, often the longest of the
+    query ("retry"), for bm25's idf."""
+    implied = {}
+    for i, whole in enumerate(terms):
+        joined = ""
+        for j in range(i + 1, len(terms)):
+            joined += terms[j]
+            if not whole.startswith(joined):
+                break
+            if joined == whole:
+                implied.update(dict.fromkeys(terms[i + 1 : j + 1], whole))
+                break
+    return implied
 
 
 def _form_probe(form):
@@ -7637,19 +7698,30 @@ def _plain_rows(store, sql, params):
     return cursor.execute(sql, params).fetchall()
 
 
-def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits=None):
+def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits=None, newest=None):
     """(the ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first;
     whether more in scope are known to match).
 
     FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are looked
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
     scope), every match is joined: the result is always the joined query's. ``admits``
-    (_scope_test of the same scope) filters the rows in memory (_rank_rows) instead of in SQL."""
+    (_scope_test of the same scope) filters the rows in memory (_rank_rows) instead of in SQL.
+    ``newest``: only the newest that many matches are ranked (FTS5 walks rowids in order and stops
+    there, where bm25 would read every match's column sizes)."""
     window = limit * CANDIDATE_WINDOW + len(exclude)
+    bound = ""
+    if newest is not None:
+        last = _plain_rows(
+            store,
+            "SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (match, newest - 1),
+        )
+        if last:  # what lies past it is left to _more_matches, which knows the scope
+            bound = " AND rowid >= %d" % last[0][0]
     ranked = _plain_rows(
         store,
-        "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY score LIMIT ?"
-        % _BM25,
+        "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?"
+        % (_BM25, bound),
         (match, window),
     )
     skip = set(exclude)
@@ -7684,7 +7756,8 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits
         rows = _plain_rows(
             store,
             "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
-            "WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?" % (_RANK_COLUMNS, _BM25, clause),
+            "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
+            % (_RANK_COLUMNS, _BM25, bound.replace("rowid", "evidence_fts.rowid"), clause),
             [match] + list(params) + list(exclude) + [limit],
         )
         score = {r[0]: r[5] for r in rows}
@@ -7722,9 +7795,10 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=No
 
     ``--rank fts`` is plain FTS5: every term ORed, bm25 order. The default asks for rows holding
     every term first; only when those are fewer than ``fill_to`` does it add rows matching the rarest
-    terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS (at least the
-    rarest term), then items whose session summary matches. So the work does not grow with the
-    number of rows that hold a common word of the query."""
+    terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS, then, still
+    short, the newest CANDIDATE_FILL_POSTINGS rows of the next rarest term, then items whose
+    session summary matches. So the work does not grow with the number of rows that hold a word
+    of the query."""
     if rank == "fts":
         return _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits=admits)
     found, beyond = (
@@ -7734,25 +7808,57 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=No
     )
     if len(found) < fill_to:
         df = _doc_freqs(store, terms)
-        rare, postings = [], 0
-        for t in sorted(terms, key=lambda t: df[t]):  # a stable sort: query order on a tie
-            if df[t] == 0:
-                continue
-            if rare and postings + df[t] > CANDIDATE_FILL_POSTINGS:
+        order = [t for t in sorted(terms, key=lambda t: df[t]) if df[t]]  # stable: query order on a tie
+        whole_of = _implied_parts(tuple(terms))
+        rare, split, postings = [], set(), 0
+        for t in order:
+            if df.get(whole_of.get(t), 0):
+                continue  # with its identifier (_fill_query)
+            if postings + df[t] > CANDIDATE_FILL_POSTINGS:
                 break
             rare.append(t)
             postings += df[t]
-        if rare:
+            parts = sum(df[p] for p, w in whole_of.items() if w == t)
+            if parts and postings + parts <= CANDIDATE_FILL_POSTINGS:
+                split.add(t)
+                postings += parts
+        fills = [(_fill_query(rare, split, whole_of), None)] if rare else []
+        rest = [t for t in order if t not in rare]
+        if rest:  # still short: the next rarest term, its newest CANDIDATE_FILL_POSTINGS rows at most
+            bounded = df[rest[0]] > CANDIDATE_FILL_POSTINGS
+            fills.append((fts_query([rest[0]]), CANDIDATE_FILL_POSTINGS if bounded else None))
+        for fill, newest in fills:
+            if len(found) >= fill_to:
+                break
             seen = [c.rid for c in found]
-            more, beyond_rare = _ranked_matches(
-                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen, admits
+            need = fill_to - len(found)
+            more, beyond_fill = _ranked_matches(
+                store, fill, where, params, need, "rare", seen, admits, newest
             )
+            if newest is not None and len(more) < need:  # the newest rows were out of scope: rank them all
+                more, beyond_fill = _ranked_matches(store, fill, where, params, need, "rare", seen, admits)
             found += more
-            beyond = beyond or beyond_rare
+            beyond = beyond or beyond_fill
     if len(found) < fill_to:
         seen = [c.rid for c in found]
         found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
     return found, beyond
+
+
+def _fill_query(terms, split, whole_of):
+    """The MATCH expression of a fill from ``terms``, ORed: an identifier among them (in ``split``)
+    also matches the rows that hold all its parts but not it ("decode_metric" for decodeMetric),
+    and those rows alone score on the parts, so an identifier's row scores on it once, as in the
+    AND query (fts_query), never on its parts again."""
+    out = []
+    for t in terms:
+        parts = [p for p, w in whole_of.items() if w == t] if t in split else []
+        if parts:
+            whole = _fts_term(t)
+            out.append("(%s OR ((%s) NOT %s))" % (whole, " AND ".join(map(_fts_term, parts)), whole))
+        else:
+            out.append(_fts_term(t))
+    return " OR ".join(dict.fromkeys(out))
 
 
 def _matches_nothing(store, term):
@@ -7853,7 +7959,14 @@ def _more_matches(store, terms, where, params, cands, matches, exact):
         return True
     if exact and all(c.tier in ("all", "rare", "any") for c in cands):
         return False
-    return bool(_tail_candidates(store, terms, where, params, None, [c.rid for c in cands], 1))
+    # One term at a time, the commonest first: its newest rows almost always hold one past the
+    # candidates, and one posting list is walked instead of every term's merged.
+    df = _doc_freqs(store, terms)
+    seen = [c.rid for c in cands]
+    return any(
+        _tail_candidates(store, [t], where, params, None, seen, 1)
+        for t in sorted(terms, key=lambda t: -df[t])
+    )
 
 
 def _count_matches(store, terms, where, params):
@@ -7909,7 +8022,13 @@ def _spaced_forms(term):
 def _term_hits(terms, words):
     """The query terms matching an index word in ``words`` (_words_of): _word_hits on a text
     whose words are already known."""
-    return [t for t in terms if any(form in words for form in _spaced_forms(t))]
+    hits = []
+    for t in terms:  # loops, not any() over a generator: search calls this for every result
+        for form in _spaced_forms(t):
+            if form in words:
+                hits.append(t)
+                break
+    return hits
 
 
 class ItemView:
@@ -7929,6 +8048,7 @@ class ItemView:
         "files",
         "edited",
         "names",
+        "result",
     )
 
     def __init__(self, row, anchors, edited, summary_words):
@@ -7943,6 +8063,17 @@ class ItemView:
         self.files = _anchor_files(row, anchors)
         self.edited = edited
         self.names = tuple(map(_name_parts, anchors))
+        self.result = None  # _result_dict of the item without its age, once a search shows it
+
+    def result_dict(self, now):
+        """The item as a search result shows it (_result_dict), its age as of ``now``: a new dict,
+        built from one made once per store generation."""
+        if self.result is None:
+            self.result = _result_dict(self.row, None, files=self.files, now=now)
+        item = dict(self.result)
+        item["files"] = list(self.files)
+        item["age"] = age_text(self.row["created_at"], self.row["confirmed_at"], now)
+        return item
 
 
 ITEM_VIEWS_KEPT = 5000  # item views (~3 kB each) a process keeps for a store generation before starting over
@@ -7976,10 +8107,13 @@ def _query_names(store, raw_query, terms, cands, views):
     text = raw_query.lower() if isinstance(raw_query, str) else ""
     term_set = set(terms)
     names = store.memo(("repo-by-id",), lambda: {r.id: r.name for r in _repos(store)})
+    lowered = store.memo(
+        ("repo-names-lowered",), lambda: [(rid, name.lower()) for rid, name in names.items()]
+    )
     named_repos = {
         rid
-        for rid, name in names.items()
-        if name.lower() in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(name.lower()), text)
+        for rid, low in lowered
+        if low in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(low), text)
     }
     for c in cands:
         named = []
@@ -8149,11 +8283,10 @@ def search(
         _query_coverage(terms, cands, views)
         _rerank(cands, scope, time.time())
     fresh = {}
+    final = {}  # {rid: score with its freshness}, once known; the score alone until then
 
-    def final(c):
-        if rank == "fts" or c.rid not in fresh:
-            return c.score
-        return c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
+    def order(c):
+        return (-final.get(c.rid, c.score), -c.rid)
 
     # Freshness only lowers a score, so fetching it for the current top until the top is stable
     # gives the same order as fetching it for every candidate.
@@ -8162,7 +8295,7 @@ def search(
     repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
     first = True  # the page first; when freshness reorders it, as many again past it at once
     while True:
-        ordered = sorted(cands, key=lambda c: (-final(c), -c.rid))
+        ordered = sorted(cands, key=order)
         top = ordered[:want]
         missing = [c.rid for c in top if c.rid not in fresh]
         if not missing:
@@ -8177,6 +8310,9 @@ def search(
         fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
         if rank == "fts":
             break
+        for c in cands:
+            if c.rid in fresh and c.rid not in final:
+                final[c.rid] = c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
 
     if mode == "text":
         matches, exact = _count_matches(store, terms, where, params)
@@ -8209,8 +8345,7 @@ def search(
     now = time.time()
     for c in page_cands:
         view = views[c.rid]
-        row = view.row
-        item = _result_dict(row, None, files=list(view.files), now=now)
+        item = view.result_dict(now)
         f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
         facts = _result_facts(terms, view, c, scope, f, mode, item["age"])
         item["reasons"] = explain(facts)
