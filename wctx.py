@@ -453,6 +453,14 @@ def _cookie_redaction(match):
 # so skipping a rule that cannot match changes nothing (tests/test_redact.py checks the result
 # against every rule applied). They keep redaction off the profile of a large import: most text
 # has no fragment at all, and text with "token" in it runs the few rules that mention one.
+_SECRET_ASSIGNMENT = (
+    r"(?i)((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}?"
+    r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
+    r"private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?)"
+    r"(?:\\?[\"'])?\s*[:=]\s*)" + _SECRET_VALUE
+)
+# The words every keyword of _SECRET_ASSIGNMENT ends in (case-folded), for _assignment_guard.
+_ASSIGNMENT_ENDINGS = ("wd", "word", "phrase", "secret", "token", "key", "credential", "credentials")
 _AWS_KEY_PREFIXES = ("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "apka", "aroa")
 _SECRET_RULES = (
     # PEM private keys (RSA, EC, OPENSSH, PGP, encrypted): the whole block, or everything after a
@@ -606,10 +614,7 @@ _SECRET_RULES = (
     (
         ("pass", "pwd", "secret", "token", "key", "credential"),
         (":=",),
-        r"(?i)((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}?"
-        r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
-        r"private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?)"
-        r"(?:\\?[\"'])?\s*[:=]\s*)" + _SECRET_VALUE,
+        _SECRET_ASSIGNMENT,
         0,
         _quoted_redaction,
     ),
@@ -652,11 +657,40 @@ _SECRET_RULES = (
 )
 
 
+def _assignment_guard(text):
+    """Whether ``text`` holds a ':' or '=' right after one of _SECRET_ASSIGNMENT's keywords (then
+    an optional quote, optionally backslashed, then spaces, as the pattern allows): what every
+    match of that rule holds. The pattern tries up to 80 characters before a keyword at every
+    position, a thousand times the cost of this test, on prose that says "secret" and has a colon
+    somewhere. The keyword is compared case-folded as the rule's fragments are (_secret_fold)."""
+    for sep in ":=":
+        i = text.find(sep)
+        while i >= 0:
+            j = i
+            while j and text[j - 1].isspace():  # \s* (each space walked back over once)
+                j -= 1
+            if j and text[j - 1] in "\"'":
+                j -= 1
+                if j and text[j - 1] == "\\":
+                    j -= 1
+            if _secret_fold(text[max(0, j - 11) : j]).endswith(_ASSIGNMENT_ENDINGS):
+                return True
+            i = text.find(sep, i + 1)
+    return False
+
+
+# A rule's guard: a test cheaper than its pattern that every text the pattern matches passes.
+_RULE_GUARDS = {_SECRET_ASSIGNMENT: _assignment_guard}
+
+
 @functools.lru_cache(maxsize=None)
 def _secret_patterns():
-    """[(compiled pattern, replacement, fragments, characters)] in order. Compiled on first use,
-    not at import: milliseconds of start-up that most commands never need."""
-    return [(re.compile(p, flags), repl, frags, chars) for frags, chars, p, flags, repl in _SECRET_RULES]
+    """[(compiled pattern, replacement, fragments, characters, guard or None)] in order. Compiled
+    on first use, not at import: milliseconds of start-up that most commands never need."""
+    return [
+        (re.compile(p, flags), repl, frags, chars, _RULE_GUARDS.get(p))
+        for frags, chars, p, flags, repl in _SECRET_RULES
+    ]
 
 
 # Characters that case-insensitive matching treats as an ASCII letter although lower() does not
@@ -689,18 +723,29 @@ def _trie_pattern(words):
 
 
 _fragment_scan = None
+# Runs of text (see _secret_fragments) known to hold no rule fragment, and those that hold some
+# with their fragments: the words of prose, paths and identifiers repeat from text to text.
+_FRAGMENT_FREE_RUNS = set()
+_RUN_FRAGMENTS = {}
+_RUN_MEMO_MAX = 200000  # entries each memo keeps before it starts again
+_RUN_SCAN_MIN = 48  # shorter texts (ids, names, most paths) are scanned whole, one regex call
 
 
-def _secret_fragments(folded):
-    """The rule fragments ``folded`` holds (empty for most text): one regex scan, continued from
-    the position after each hit so that overlapping fragments are all found, each hit standing
-    for itself and every fragment inside it."""
+def _fragment_tables():
+    """(the trie's search, {fragment: fragments inside it}, the bytes table that turns every
+    character no space-free fragment holds into a space, the fragments holding a space)."""
     global _fragment_scan
     if _fragment_scan is None:
         frags = {f for rule in _SECRET_RULES for f in rule[0]}
         inside = {f: frozenset(g for g in frags if g in f) for f in frags}
-        _fragment_scan = (re.compile(_trie_pattern(frags)).search, inside)
-    search, inside = _fragment_scan
+        kept = {ord(c) for f in frags if " " not in f for c in f}
+        table = bytes(b if b in kept or chr(b).isalnum() else 32 for b in range(128)) + b" " * 128
+        spaced = tuple(f for f in frags if " " in f)
+        _fragment_scan = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
+    return _fragment_scan
+
+
+def _scan_fragments(search, inside, folded):
     m = search(folded)
     if m is None:
         return frozenset()
@@ -709,6 +754,40 @@ def _secret_fragments(folded):
         found |= inside[m.group()]
         m = search(folded, m.start() + 1)
     return found
+
+
+def _secret_fragments(folded):
+    """The rule fragments ``folded`` holds (empty for most text): one regex scan, continued from
+    the position after each hit so that overlapping fragments are all found, each hit standing
+    for itself and every fragment inside it.
+
+    A longer ASCII text is cut into runs of the characters fragments are made of (letters,
+    digits, ``_-./:=``), each run scanned once and remembered: a fragment without a space lies
+    inside one run, so the text holds exactly the fragments of its runs, and those with a space
+    (two) are looked for in the whole text. The same set as one scan of the text, for a fraction
+    of the regex work: its words repeat."""
+    search, inside, table, spaced = _fragment_tables()
+    if len(folded) < _RUN_SCAN_MIN or not folded.isascii():
+        return _scan_fragments(search, inside, folded)
+    runs = set(folded.encode("ascii").translate(table).decode("ascii").split()) - _FRAGMENT_FREE_RUNS
+    found = set()
+    for run in runs:
+        hit = _RUN_FRAGMENTS.get(run)
+        if hit is None:
+            hit = _scan_fragments(search, inside, run)
+            memo = _RUN_FRAGMENTS if hit else _FRAGMENT_FREE_RUNS
+            if len(memo) >= _RUN_MEMO_MAX:
+                memo.clear()
+            if hit:
+                _RUN_FRAGMENTS[run] = hit
+            else:
+                _FRAGMENT_FREE_RUNS.add(run)
+                continue
+        found |= hit
+    for fragment in spaced:
+        if fragment in folded:
+            found |= inside[fragment]
+    return found if found else frozenset()
 
 
 def _holds_one_of_each(text, groups):
@@ -734,14 +813,28 @@ def _redact_found(text, found):
     """redact_secrets(text), given the rule fragments ``text`` holds."""
     if not found:
         return text
-    for pattern, replacement, frags, chars in _secret_patterns():
-        if found.isdisjoint(frags) or not _holds_one_of_each(text, chars):
+    patterns = _secret_patterns()
+    todo, k = _rules_of(frozenset(found)), 0
+    while k < len(todo):
+        i = todo[k]
+        k += 1
+        pattern, replacement, _, chars, guard = patterns[i]
+        if not _holds_one_of_each(text, chars) or (guard is not None and not guard(text)):
             continue
         redacted = pattern.sub(replacement, text)
         if redacted != text:
             text = redacted
-            found = _secret_fragments(_secret_fold(text))
+            # the rules after this one, by the fragments of the text as it is now
+            todo, k = [j for j in _rules_of(frozenset(_secret_fragments(_secret_fold(text)))) if j > i], 0
     return text
+
+
+@functools.lru_cache(maxsize=4096)
+def _rules_of(found):
+    """The positions in _SECRET_RULES, in order, of the rules one of whose fragments is in
+    ``found``: the only ones that can match (a text holds few fragments; most rules have none of
+    them)."""
+    return tuple(i for i, rule in enumerate(_SECRET_RULES) if not found.isdisjoint(rule[0]))
 
 
 # Terminal control: C0 (but newline and tab), DEL, C1, bidirectional overrides, and whole ESC
@@ -9954,6 +10047,27 @@ def _record_anchors(rec, local_repo):
     return anchors
 
 
+def _bulk_anchors(rec, repo_here):
+    """What the bulk writer needs of a validated evidence record's anchors, in one pass: their
+    rows but the item's rid, what the item cites (as _cited_set gives it from _record_anchors'
+    anchors) and its search row's symbols and paths texts (_fts_symbols, _fts_paths).
+    ``repo_here``: (name, root commit) -> (id here or None, name here)."""
+    rows, cited, symbols, paths = [], [], {}, {}
+    for a in rec["anchors"]:
+        path, symbol = a["path"], a["symbol"]
+        if path is not None and (path.startswith("/") or (".." in path and ".." in path.split("/"))):
+            raise UsageError("evidence %s cites a path outside its repository: %r" % (rec["id"], path))
+        repo_id, name = repo_here(a["repo"], a["root_commit"])
+        rows.append((repo_id, name, a["root_commit"], path, symbol, a["commit"], a["branch"], a["blob"],
+                     a["dirty"], a["symbol_hash"], a["symbol_lang"]))  # fmt: skip
+        if symbol:
+            symbols[symbol] = None
+        if path:
+            paths[path] = None
+            cited.append((name, path, symbol or None))
+    return rows, frozenset(cited), " ".join(symbols), " ".join(paths)
+
+
 def _anchor_rows(rid, anchors):
     return [
         (rid, a["repo_id"], a["repo"], a["root_commit"], a["path"], a["symbol"], a["commit"], a["branch"],
@@ -10257,6 +10371,16 @@ def _import_records_in(store, records):
             return named
         return by_root.get(root) or named
 
+    here = {}
+
+    def repo_here(name, root):
+        # local_repo's answer as (id here or None, name here), once per (name, root commit)
+        out = here.get((name, root))
+        if out is None:
+            repo = local_repo(name, root)
+            out = here[(name, root)] = (repo.id, repo.name) if repo else (None, name)
+        return out
+
     counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0, "duplicates": 0, "forgotten": 0}
     tombstones = [r for r in records if r["type"] == "tombstone"]
     forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")} | {r["id"] for r in tombstones}
@@ -10299,6 +10423,7 @@ def _import_records_in(store, records):
         dups = DuplicateIndex(store, before_load=batch.flush)
         next_rid = (store.one("SELECT max(rid) AS m FROM evidence")["m"] or 0) + 1
         plan = []
+        symbol_words = {}  # {symbols text: index_text of it}
         for rec in evidence:
             if rec["id"] in forgotten or rec["session"] in forgotten:
                 plan.append((rec, None, None))  # forgotten: an older copy elsewhere never brings it back
@@ -10315,7 +10440,10 @@ def _import_records_in(store, records):
             claim, key, words = _stored_claim(
                 clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True)
             )
-            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, key, words)))
+            # the claim's index words now, from the words its key was made of, rather than
+            # the words kept until its chunk is written (35 strings a claim, 100,000 claims)
+            indexed = None if words is None else index_text(claim, words)
+            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, key, indexed)))
         new = [(p[1], p[3]) for _, _, p in plan if p is not None]
         dups.load(new)  # every claim the duplicate rule will ask about, before any index is set aside
         deferred = _defer_indexes(store, len(new), next_rid - 1)
@@ -10335,9 +10463,8 @@ def _import_records_in(store, records):
                         existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (row["rid"],))
                     counts["updated" if changed else "unchanged"] += 1
                     continue
-                repo, repo_name, claim, key, words = prepared
-                anchors = _record_anchors(rec, local_repo)
-                cited = _cited_set(anchors)
+                repo, repo_name, claim, key, indexed = prepared
+                anchor_rows, cited, symbols, paths = _bulk_anchors(rec, repo_here)
                 confidence = _check_confidence(rec.get("confidence"))
                 status = rec.get("status", "active")
                 # Only an active record is one item with an active twin (as the duplicate rule
@@ -10377,11 +10504,16 @@ def _import_records_in(store, records):
                                        key, detail, confidence, status, _local_id(store, rec.get("superseded_by")),
                                        rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
                                        rec.get("confirmed_at")))  # fmt: skip
-                batch.anchors += _anchor_rows(rid, anchors)
+                batch.anchors += [(rid,) + row for row in anchor_rows]
                 batch.events += _history_rows(rid, rec, known_events)
-                if words is not None:  # split once, for the claim key and the search words
-                    _INDEXED_TEXTS[claim] = index_text(claim, words)
-                batch.fts.append((rid, claim, _fts_symbols(anchors), _fts_paths(anchors), detail or ""))
+                if indexed is not None:  # split once, for the claim key and the search words
+                    _INDEXED_TEXTS[claim] = indexed
+                if symbols:  # few distinct symbol lists: their index words made once per import
+                    hit = symbol_words.get(symbols)
+                    if hit is None:
+                        hit = symbol_words[symbols] = index_text(symbols)
+                    _INDEXED_TEXTS[symbols] = hit
+                batch.fts.append((rid, claim, symbols, paths, detail or ""))
                 existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
                                        "updated_at": rec.get("updated_at") or stamp, "status": status,
                                        "confirmed_at": rec.get("confirmed_at")}  # fmt: skip
