@@ -453,6 +453,14 @@ def _cookie_redaction(match):
 # so skipping a rule that cannot match changes nothing (tests/test_redact.py checks the result
 # against every rule applied). They keep redaction off the profile of a large import: most text
 # has no fragment at all, and text with "token" in it runs the few rules that mention one.
+_SECRET_ASSIGNMENT = (
+    r"(?i)((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}?"
+    r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
+    r"private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?)"
+    r"(?:\\?[\"'])?\s*[:=]\s*)" + _SECRET_VALUE
+)
+# The words every keyword of _SECRET_ASSIGNMENT ends in (case-folded), for _assignment_guard.
+_ASSIGNMENT_ENDINGS = ("wd", "word", "phrase", "secret", "token", "key", "credential", "credentials")
 _AWS_KEY_PREFIXES = ("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "apka", "aroa")
 _SECRET_RULES = (
     # PEM private keys (RSA, EC, OPENSSH, PGP, encrypted): the whole block, or everything after a
@@ -606,10 +614,7 @@ _SECRET_RULES = (
     (
         ("pass", "pwd", "secret", "token", "key", "credential"),
         (":=",),
-        r"(?i)((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}?"
-        r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
-        r"private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?)"
-        r"(?:\\?[\"'])?\s*[:=]\s*)" + _SECRET_VALUE,
+        _SECRET_ASSIGNMENT,
         0,
         _quoted_redaction,
     ),
@@ -652,11 +657,40 @@ _SECRET_RULES = (
 )
 
 
+def _assignment_guard(text):
+    """Whether ``text`` holds a ':' or '=' right after one of _SECRET_ASSIGNMENT's keywords (then
+    an optional quote, optionally backslashed, then spaces, as the pattern allows): what every
+    match of that rule holds. The pattern tries up to 80 characters before a keyword at every
+    position, a thousand times the cost of this test, on prose that says "secret" and has a colon
+    somewhere. The keyword is compared case-folded as the rule's fragments are (_secret_fold)."""
+    for sep in ":=":
+        i = text.find(sep)
+        while i >= 0:
+            j = i
+            while j and text[j - 1].isspace():  # \s* (each space walked back over once)
+                j -= 1
+            if j and text[j - 1] in "\"'":
+                j -= 1
+                if j and text[j - 1] == "\\":
+                    j -= 1
+            if _secret_fold(text[max(0, j - 11) : j]).endswith(_ASSIGNMENT_ENDINGS):
+                return True
+            i = text.find(sep, i + 1)
+    return False
+
+
+# A rule's guard: a test cheaper than its pattern that every text the pattern matches passes.
+_RULE_GUARDS = {_SECRET_ASSIGNMENT: _assignment_guard}
+
+
 @functools.lru_cache(maxsize=None)
 def _secret_patterns():
-    """[(compiled pattern, replacement, fragments, characters)] in order. Compiled on first use,
-    not at import: milliseconds of start-up that most commands never need."""
-    return [(re.compile(p, flags), repl, frags, chars) for frags, chars, p, flags, repl in _SECRET_RULES]
+    """[(compiled pattern, replacement, fragments, characters, guard or None)] in order. Compiled
+    on first use, not at import: milliseconds of start-up that most commands never need."""
+    return [
+        (re.compile(p, flags), repl, frags, chars, _RULE_GUARDS.get(p))
+        for frags, chars, p, flags, repl in _SECRET_RULES
+    ]
 
 
 # Characters that case-insensitive matching treats as an ASCII letter although lower() does not
@@ -689,18 +723,29 @@ def _trie_pattern(words):
 
 
 _fragment_scan = None
+# Runs of text (see _secret_fragments) known to hold no rule fragment, and those that hold some
+# with their fragments: the words of prose, paths and identifiers repeat from text to text.
+_FRAGMENT_FREE_RUNS = set()
+_RUN_FRAGMENTS = {}
+_RUN_MEMO_MAX = 200000  # entries each memo keeps before it starts again
+_RUN_SCAN_MIN = 48  # shorter texts (ids, names, most paths) are scanned whole, one regex call
 
 
-def _secret_fragments(folded):
-    """The rule fragments ``folded`` holds (empty for most text): one regex scan, continued from
-    the position after each hit so that overlapping fragments are all found, each hit standing
-    for itself and every fragment inside it."""
+def _fragment_tables():
+    """(the trie's search, {fragment: fragments inside it}, the bytes table that turns every
+    character no space-free fragment holds into a space, the fragments holding a space)."""
     global _fragment_scan
     if _fragment_scan is None:
         frags = {f for rule in _SECRET_RULES for f in rule[0]}
         inside = {f: frozenset(g for g in frags if g in f) for f in frags}
-        _fragment_scan = (re.compile(_trie_pattern(frags)).search, inside)
-    search, inside = _fragment_scan
+        kept = {ord(c) for f in frags if " " not in f for c in f}
+        table = bytes(b if b in kept or chr(b).isalnum() else 32 for b in range(128)) + b" " * 128
+        spaced = tuple(f for f in frags if " " in f)
+        _fragment_scan = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
+    return _fragment_scan
+
+
+def _scan_fragments(search, inside, folded):
     m = search(folded)
     if m is None:
         return frozenset()
@@ -709,6 +754,40 @@ def _secret_fragments(folded):
         found |= inside[m.group()]
         m = search(folded, m.start() + 1)
     return found
+
+
+def _secret_fragments(folded):
+    """The rule fragments ``folded`` holds (empty for most text): one regex scan, continued from
+    the position after each hit so that overlapping fragments are all found, each hit standing
+    for itself and every fragment inside it.
+
+    A longer ASCII text is cut into runs of the characters fragments are made of (letters,
+    digits, ``_-./:=``), each run scanned once and remembered: a fragment without a space lies
+    inside one run, so the text holds exactly the fragments of its runs, and those with a space
+    (two) are looked for in the whole text. The same set as one scan of the text, for a fraction
+    of the regex work: its words repeat."""
+    search, inside, table, spaced = _fragment_tables()
+    if len(folded) < _RUN_SCAN_MIN or not folded.isascii():
+        return _scan_fragments(search, inside, folded)
+    runs = set(folded.encode("ascii").translate(table).decode("ascii").split()) - _FRAGMENT_FREE_RUNS
+    found = set()
+    for run in runs:
+        hit = _RUN_FRAGMENTS.get(run)
+        if hit is None:
+            hit = _scan_fragments(search, inside, run)
+            memo = _RUN_FRAGMENTS if hit else _FRAGMENT_FREE_RUNS
+            if len(memo) >= _RUN_MEMO_MAX:
+                memo.clear()
+            if hit:
+                _RUN_FRAGMENTS[run] = hit
+            else:
+                _FRAGMENT_FREE_RUNS.add(run)
+                continue
+        found |= hit
+    for fragment in spaced:
+        if fragment in folded:
+            found |= inside[fragment]
+    return found if found else frozenset()
 
 
 def _holds_one_of_each(text, groups):
@@ -734,14 +813,28 @@ def _redact_found(text, found):
     """redact_secrets(text), given the rule fragments ``text`` holds."""
     if not found:
         return text
-    for pattern, replacement, frags, chars in _secret_patterns():
-        if found.isdisjoint(frags) or not _holds_one_of_each(text, chars):
+    patterns = _secret_patterns()
+    todo, k = _rules_of(frozenset(found)), 0
+    while k < len(todo):
+        i = todo[k]
+        k += 1
+        pattern, replacement, _, chars, guard = patterns[i]
+        if not _holds_one_of_each(text, chars) or (guard is not None and not guard(text)):
             continue
         redacted = pattern.sub(replacement, text)
         if redacted != text:
             text = redacted
-            found = _secret_fragments(_secret_fold(text))
+            # the rules after this one, by the fragments of the text as it is now
+            todo, k = [j for j in _rules_of(frozenset(_secret_fragments(_secret_fold(text)))) if j > i], 0
     return text
+
+
+@functools.lru_cache(maxsize=4096)
+def _rules_of(found):
+    """The positions in _SECRET_RULES, in order, of the rules one of whose fragments is in
+    ``found``: the only ones that can match (a text holds few fragments; most rules have none of
+    them)."""
+    return tuple(i for i, rule in enumerate(_SECRET_RULES) if not found.isdisjoint(rule[0]))
 
 
 # Terminal control: C0 (but newline and tab), DEL, C1, bidirectional overrides, and whole ESC
@@ -5206,6 +5299,7 @@ class Topology:
         self.origin = origin
         self.reach = {}
         self.names = {r.id: r.name for r in _repos(store)}
+        self._searched = None  # searched_names, once
         if origin is None:
             if workspace is not None:
                 ws = _workspace_id(store, workspace, create=False)
@@ -5263,8 +5357,12 @@ class Topology:
         return list(self.reach)
 
     def searched_names(self):
-        ordered = sorted(self.reach, key=lambda rid: (self.reach[rid][0], self.names.get(rid, "")))
-        return [self.names[rid] for rid in ordered if rid in self.names]
+        """The names in scope, nearest first (a new list each call; ordered once: a Topology is
+        kept per store generation and never changes)."""
+        if self._searched is None:
+            ordered = sorted(self.reach, key=lambda rid: (self.reach[rid][0], self.names.get(rid, "")))
+            self._searched = [self.names[rid] for rid in ordered if rid in self.names]
+        return list(self._searched)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -6073,7 +6171,22 @@ def _checkout_heads(repo):
 
 
 def _cache_key(repos, anchors, heads=None, followed=None):
-    """What can be checked without git: each checkout's HEAD and each cited file's size and mtime.
+    """What can be checked without git: each checkout's HEAD and each cited file's size and mtime,
+    as the freshness cache stores it (_cache_inputs, hashed), or None."""
+    inputs = _cache_inputs(repos, anchors, heads, followed)
+    return None if inputs is None else _hashed_key(inputs)
+
+
+def _hashed_key(inputs):
+    """The stored form of _cache_inputs: a SHA-1 of the text, then the renames it followed."""
+    text, used = inputs
+    key = _sha1_hex(text.encode("utf-8", "surrogateescape"))
+    return key + " " + json.dumps(used) if used else key
+
+
+def _cache_inputs(repos, anchors, heads=None, followed=None):
+    """(the text _cache_key hashes, the renames it followed) or None when something cannot be
+    read: each checkout's HEAD and each cited file's size and mtime.
 
     ``heads`` (a dict: {repo id: _checkout_heads}, and each cited file's stat) may be shared by
     the caller so that one call over many items reads each checkout's HEAD once. A repository with several checkouts counts them all (any
@@ -6125,8 +6238,7 @@ def _cache_key(repos, anchors, heads=None, followed=None):
                 return None
             parts.append("%s->%s:%d:%d@%s" % (a["path"], new, st.st_size, st.st_mtime_ns, heads[index_key]))
             used.append([repo.id, a["path"], new])
-    key = _sha1_hex("\n".join(parts).encode("utf-8", "surrogateescape"))
-    return key + " " + json.dumps(used) if used else key
+    return "\n".join(parts), used
 
 
 def _sha1_hex(data):
@@ -6153,27 +6265,45 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         anchors = _load_anchors(store, rids)
     repos = {r.id: r for r in _repos(store)} if repos is None else repos
     share, heads = heads, {} if heads is None else heads
-    keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
+    inputs = {rid: _cache_inputs(repos, anchors[rid], heads) for rid in rids}
+    keys = {}  # hashed only where the inputs are not the ones a verdict was last matched with
+
+    def key_of(rid):
+        if rid not in keys:
+            keys[rid] = None if inputs[rid] is None else _hashed_key(inputs[rid])
+        return keys[rid]
+
     result = {}
     # The cache rows this process has read or written, kept for the store generation (a write that
     # may invalidate a verdict drops them): a search then reads no row twice. Each is checked
-    # against the key computed now, as a row read from the table is.
+    # against the key computed now, as a row read from the table is. ``matched`` keeps, per item,
+    # the unhashed inputs its row last matched (followed no rename): the same inputs again are
+    # the same key, so the row holds without hashing them.
     if use_cache and share is None:  # a search began its read already (and shares ``heads``)
         store.begin_read()
     seen = store.memo(("freshness-rows",), dict) if use_cache else {}
+    matched = store.memo(("freshness-inputs",), dict) if use_cache else {}
 
     def hit(rid, stored, verdict, reasons):
-        key = keys[rid]
         followed = _followed_in(stored)
-        if followed:  # made after following a rename: check the same new files
-            key = _cache_key(repos, anchors[rid], heads, followed)
+        # made after following a rename: check the same new files
+        key = _cache_key(repos, anchors[rid], heads, followed) if followed else key_of(rid)
         if key is not None and stored == key:
             result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+            if not followed:
+                matched[rid] = (inputs[rid][0], stored)
 
     if use_cache:
         unread = []
         for rid in rids:
             if rid in seen:
+                text = inputs[rid]
+                known = matched.get(rid)
+                if text is not None and known is not None and known[0] == text[0] and not text[1]:
+                    stored, verdict, reasons = seen[rid]
+                    if stored == known[1]:
+                        result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+                        continue
                 hit(rid, *seen[rid])
             else:
                 unread.append(rid)
@@ -6194,7 +6324,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         now = utc_now()
         rows = []
         for rid, c in computed.items():
-            key = keys[rid]  # taken before the check: a change meanwhile makes the next lookup miss
+            key = key_of(rid)  # taken before the check: a change meanwhile makes the next lookup miss
             if key is not None and any((a["repo_id"], a["path"]) in checker.followed for a in anchors[rid]):
                 key = _cache_key(repos, anchors[rid], heads, checker.followed)
             if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
@@ -6896,9 +7026,33 @@ def _fts_term(term):
 
 def fts_query(terms, all_terms=False):
     """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
-    _fts_term), ORed, or ANDed when ``all_terms``. The one builder of MATCH text."""
+    _fts_term), ORed, or ANDed when ``all_terms`` (an identifier's parts left out there: see
+    _implied_parts). The one builder of MATCH text."""
+    if all_terms:
+        implied = _implied_parts(tuple(terms))
+        terms = [t for t in terms if t not in implied]
     parts = list(dict.fromkeys(_fts_term(t) for t in terms))
     return (" AND " if all_terms else " OR ").join(parts)
+
+
+@functools.lru_cache(maxsize=1024)
+def _implied_parts(terms):
+    """{term: the identifier among ``terms`` it is a camelCase part of} (query_terms puts an
+    identifier's parts right after it: retryreceipt, retry, receipt). The index holds an
+    identifier's parts wherever it holds the identifier (_index_tokens), so requiring them too
+    selects the same rows, while FTS5 scans the parts' posting lists, often the longest of the
+    query ("retry"), for bm25's idf."""
+    implied = {}
+    for i, whole in enumerate(terms):
+        joined = ""
+        for j in range(i + 1, len(terms)):
+            joined += terms[j]
+            if not whole.startswith(joined):
+                break
+            if joined == whole:
+                implied.update(dict.fromkeys(terms[i + 1 : j + 1], whole))
+                break
+    return implied
 
 
 def _form_probe(form):
@@ -7544,19 +7698,30 @@ def _plain_rows(store, sql, params):
     return cursor.execute(sql, params).fetchall()
 
 
-def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits=None):
+def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits=None, newest=None):
     """(the ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first;
     whether more in scope are known to match).
 
     FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are looked
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
     scope), every match is joined: the result is always the joined query's. ``admits``
-    (_scope_test of the same scope) filters the rows in memory (_rank_rows) instead of in SQL."""
+    (_scope_test of the same scope) filters the rows in memory (_rank_rows) instead of in SQL.
+    ``newest``: only the newest that many matches are ranked (FTS5 walks rowids in order and stops
+    there, where bm25 would read every match's column sizes)."""
     window = limit * CANDIDATE_WINDOW + len(exclude)
+    bound = ""
+    if newest is not None:
+        last = _plain_rows(
+            store,
+            "SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (match, newest - 1),
+        )
+        if last:  # what lies past it is left to _more_matches, which knows the scope
+            bound = " AND rowid >= %d" % last[0][0]
     ranked = _plain_rows(
         store,
-        "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY score LIMIT ?"
-        % _BM25,
+        "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?"
+        % (_BM25, bound),
         (match, window),
     )
     skip = set(exclude)
@@ -7591,7 +7756,8 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits
         rows = _plain_rows(
             store,
             "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
-            "WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?" % (_RANK_COLUMNS, _BM25, clause),
+            "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
+            % (_RANK_COLUMNS, _BM25, bound.replace("rowid", "evidence_fts.rowid"), clause),
             [match] + list(params) + list(exclude) + [limit],
         )
         score = {r[0]: r[5] for r in rows}
@@ -7629,9 +7795,10 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=No
 
     ``--rank fts`` is plain FTS5: every term ORed, bm25 order. The default asks for rows holding
     every term first; only when those are fewer than ``fill_to`` does it add rows matching the rarest
-    terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS (at least the
-    rarest term), then items whose session summary matches. So the work does not grow with the
-    number of rows that hold a common word of the query."""
+    terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS, then, still
+    short, the newest CANDIDATE_FILL_POSTINGS rows of the next rarest term, then items whose
+    session summary matches. So the work does not grow with the number of rows that hold a word
+    of the query."""
     if rank == "fts":
         return _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits=admits)
     found, beyond = (
@@ -7641,25 +7808,57 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=No
     )
     if len(found) < fill_to:
         df = _doc_freqs(store, terms)
-        rare, postings = [], 0
-        for t in sorted(terms, key=lambda t: df[t]):  # a stable sort: query order on a tie
-            if df[t] == 0:
-                continue
-            if rare and postings + df[t] > CANDIDATE_FILL_POSTINGS:
+        order = [t for t in sorted(terms, key=lambda t: df[t]) if df[t]]  # stable: query order on a tie
+        whole_of = _implied_parts(tuple(terms))
+        rare, split, postings = [], set(), 0
+        for t in order:
+            if df.get(whole_of.get(t), 0):
+                continue  # with its identifier (_fill_query)
+            if postings + df[t] > CANDIDATE_FILL_POSTINGS:
                 break
             rare.append(t)
             postings += df[t]
-        if rare:
+            parts = sum(df[p] for p, w in whole_of.items() if w == t)
+            if parts and postings + parts <= CANDIDATE_FILL_POSTINGS:
+                split.add(t)
+                postings += parts
+        fills = [(_fill_query(rare, split, whole_of), None)] if rare else []
+        rest = [t for t in order if t not in rare]
+        if rest:  # still short: the next rarest term, its newest CANDIDATE_FILL_POSTINGS rows at most
+            bounded = df[rest[0]] > CANDIDATE_FILL_POSTINGS
+            fills.append((fts_query([rest[0]]), CANDIDATE_FILL_POSTINGS if bounded else None))
+        for fill, newest in fills:
+            if len(found) >= fill_to:
+                break
             seen = [c.rid for c in found]
-            more, beyond_rare = _ranked_matches(
-                store, fts_query(rare), where, params, fill_to - len(found), "rare", seen, admits
+            need = fill_to - len(found)
+            more, beyond_fill = _ranked_matches(
+                store, fill, where, params, need, "rare", seen, admits, newest
             )
+            if newest is not None and len(more) < need:  # the newest rows were out of scope: rank them all
+                more, beyond_fill = _ranked_matches(store, fill, where, params, need, "rare", seen, admits)
             found += more
-            beyond = beyond or beyond_rare
+            beyond = beyond or beyond_fill
     if len(found) < fill_to:
         seen = [c.rid for c in found]
         found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
     return found, beyond
+
+
+def _fill_query(terms, split, whole_of):
+    """The MATCH expression of a fill from ``terms``, ORed: an identifier among them (in ``split``)
+    also matches the rows that hold all its parts but not it ("decode_metric" for decodeMetric),
+    and those rows alone score on the parts, so an identifier's row scores on it once, as in the
+    AND query (fts_query), never on its parts again."""
+    out = []
+    for t in terms:
+        parts = [p for p, w in whole_of.items() if w == t] if t in split else []
+        if parts:
+            whole = _fts_term(t)
+            out.append("(%s OR ((%s) NOT %s))" % (whole, " AND ".join(map(_fts_term, parts)), whole))
+        else:
+            out.append(_fts_term(t))
+    return " OR ".join(dict.fromkeys(out))
 
 
 def _matches_nothing(store, term):
@@ -7760,7 +7959,14 @@ def _more_matches(store, terms, where, params, cands, matches, exact):
         return True
     if exact and all(c.tier in ("all", "rare", "any") for c in cands):
         return False
-    return bool(_tail_candidates(store, terms, where, params, None, [c.rid for c in cands], 1))
+    # One term at a time, the commonest first: its newest rows almost always hold one past the
+    # candidates, and one posting list is walked instead of every term's merged.
+    df = _doc_freqs(store, terms)
+    seen = [c.rid for c in cands]
+    return any(
+        _tail_candidates(store, [t], where, params, None, seen, 1)
+        for t in sorted(terms, key=lambda t: -df[t])
+    )
 
 
 def _count_matches(store, terms, where, params):
@@ -7816,7 +8022,13 @@ def _spaced_forms(term):
 def _term_hits(terms, words):
     """The query terms matching an index word in ``words`` (_words_of): _word_hits on a text
     whose words are already known."""
-    return [t for t in terms if any(form in words for form in _spaced_forms(t))]
+    hits = []
+    for t in terms:  # loops, not any() over a generator: search calls this for every result
+        for form in _spaced_forms(t):
+            if form in words:
+                hits.append(t)
+                break
+    return hits
 
 
 class ItemView:
@@ -7836,6 +8048,7 @@ class ItemView:
         "files",
         "edited",
         "names",
+        "result",
     )
 
     def __init__(self, row, anchors, edited, summary_words):
@@ -7850,6 +8063,17 @@ class ItemView:
         self.files = _anchor_files(row, anchors)
         self.edited = edited
         self.names = tuple(map(_name_parts, anchors))
+        self.result = None  # _result_dict of the item without its age, once a search shows it
+
+    def result_dict(self, now):
+        """The item as a search result shows it (_result_dict), its age as of ``now``: a new dict,
+        built from one made once per store generation."""
+        if self.result is None:
+            self.result = _result_dict(self.row, None, files=self.files, now=now)
+        item = dict(self.result)
+        item["files"] = list(self.files)
+        item["age"] = age_text(self.row["created_at"], self.row["confirmed_at"], now)
+        return item
 
 
 ITEM_VIEWS_KEPT = 5000  # item views (~3 kB each) a process keeps for a store generation before starting over
@@ -7883,10 +8107,13 @@ def _query_names(store, raw_query, terms, cands, views):
     text = raw_query.lower() if isinstance(raw_query, str) else ""
     term_set = set(terms)
     names = store.memo(("repo-by-id",), lambda: {r.id: r.name for r in _repos(store)})
+    lowered = store.memo(
+        ("repo-names-lowered",), lambda: [(rid, name.lower()) for rid, name in names.items()]
+    )
     named_repos = {
         rid
-        for rid, name in names.items()
-        if name.lower() in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(name.lower()), text)
+        for rid, low in lowered
+        if low in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(low), text)
     }
     for c in cands:
         named = []
@@ -8056,11 +8283,10 @@ def search(
         _query_coverage(terms, cands, views)
         _rerank(cands, scope, time.time())
     fresh = {}
+    final = {}  # {rid: score with its freshness}, once known; the score alone until then
 
-    def final(c):
-        if rank == "fts" or c.rid not in fresh:
-            return c.score
-        return c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
+    def order(c):
+        return (-final.get(c.rid, c.score), -c.rid)
 
     # Freshness only lowers a score, so fetching it for the current top until the top is stable
     # gives the same order as fetching it for every candidate.
@@ -8069,7 +8295,7 @@ def search(
     repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
     first = True  # the page first; when freshness reorders it, as many again past it at once
     while True:
-        ordered = sorted(cands, key=lambda c: (-final(c), -c.rid))
+        ordered = sorted(cands, key=order)
         top = ordered[:want]
         missing = [c.rid for c in top if c.rid not in fresh]
         if not missing:
@@ -8084,6 +8310,9 @@ def search(
         fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
         if rank == "fts":
             break
+        for c in cands:
+            if c.rid in fresh and c.rid not in final:
+                final[c.rid] = c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
 
     if mode == "text":
         matches, exact = _count_matches(store, terms, where, params)
@@ -8116,8 +8345,7 @@ def search(
     now = time.time()
     for c in page_cands:
         view = views[c.rid]
-        row = view.row
-        item = _result_dict(row, None, files=list(view.files), now=now)
+        item = view.result_dict(now)
         f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
         facts = _result_facts(terms, view, c, scope, f, mode, item["age"])
         item["reasons"] = explain(facts)
@@ -9819,6 +10047,27 @@ def _record_anchors(rec, local_repo):
     return anchors
 
 
+def _bulk_anchors(rec, repo_here):
+    """What the bulk writer needs of a validated evidence record's anchors, in one pass: their
+    rows but the item's rid, what the item cites (as _cited_set gives it from _record_anchors'
+    anchors) and its search row's symbols and paths texts (_fts_symbols, _fts_paths).
+    ``repo_here``: (name, root commit) -> (id here or None, name here)."""
+    rows, cited, symbols, paths = [], [], {}, {}
+    for a in rec["anchors"]:
+        path, symbol = a["path"], a["symbol"]
+        if path is not None and (path.startswith("/") or (".." in path and ".." in path.split("/"))):
+            raise UsageError("evidence %s cites a path outside its repository: %r" % (rec["id"], path))
+        repo_id, name = repo_here(a["repo"], a["root_commit"])
+        rows.append((repo_id, name, a["root_commit"], path, symbol, a["commit"], a["branch"], a["blob"],
+                     a["dirty"], a["symbol_hash"], a["symbol_lang"]))  # fmt: skip
+        if symbol:
+            symbols[symbol] = None
+        if path:
+            paths[path] = None
+            cited.append((name, path, symbol or None))
+    return rows, frozenset(cited), " ".join(symbols), " ".join(paths)
+
+
 def _anchor_rows(rid, anchors):
     return [
         (rid, a["repo_id"], a["repo"], a["root_commit"], a["path"], a["symbol"], a["commit"], a["branch"],
@@ -10122,6 +10371,16 @@ def _import_records_in(store, records):
             return named
         return by_root.get(root) or named
 
+    here = {}
+
+    def repo_here(name, root):
+        # local_repo's answer as (id here or None, name here), once per (name, root commit)
+        out = here.get((name, root))
+        if out is None:
+            repo = local_repo(name, root)
+            out = here[(name, root)] = (repo.id, repo.name) if repo else (None, name)
+        return out
+
     counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0, "duplicates": 0, "forgotten": 0}
     tombstones = [r for r in records if r["type"] == "tombstone"]
     forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")} | {r["id"] for r in tombstones}
@@ -10164,6 +10423,7 @@ def _import_records_in(store, records):
         dups = DuplicateIndex(store, before_load=batch.flush)
         next_rid = (store.one("SELECT max(rid) AS m FROM evidence")["m"] or 0) + 1
         plan = []
+        symbol_words = {}  # {symbols text: index_text of it}
         for rec in evidence:
             if rec["id"] in forgotten or rec["session"] in forgotten:
                 plan.append((rec, None, None))  # forgotten: an older copy elsewhere never brings it back
@@ -10180,7 +10440,10 @@ def _import_records_in(store, records):
             claim, key, words = _stored_claim(
                 clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True)
             )
-            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, key, words)))
+            # the claim's index words now, from the words its key was made of, rather than
+            # the words kept until its chunk is written (35 strings a claim, 100,000 claims)
+            indexed = None if words is None else index_text(claim, words)
+            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, key, indexed)))
         new = [(p[1], p[3]) for _, _, p in plan if p is not None]
         dups.load(new)  # every claim the duplicate rule will ask about, before any index is set aside
         deferred = _defer_indexes(store, len(new), next_rid - 1)
@@ -10200,9 +10463,8 @@ def _import_records_in(store, records):
                         existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (row["rid"],))
                     counts["updated" if changed else "unchanged"] += 1
                     continue
-                repo, repo_name, claim, key, words = prepared
-                anchors = _record_anchors(rec, local_repo)
-                cited = _cited_set(anchors)
+                repo, repo_name, claim, key, indexed = prepared
+                anchor_rows, cited, symbols, paths = _bulk_anchors(rec, repo_here)
                 confidence = _check_confidence(rec.get("confidence"))
                 status = rec.get("status", "active")
                 # Only an active record is one item with an active twin (as the duplicate rule
@@ -10242,11 +10504,16 @@ def _import_records_in(store, records):
                                        key, detail, confidence, status, _local_id(store, rec.get("superseded_by")),
                                        rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
                                        rec.get("confirmed_at")))  # fmt: skip
-                batch.anchors += _anchor_rows(rid, anchors)
+                batch.anchors += [(rid,) + row for row in anchor_rows]
                 batch.events += _history_rows(rid, rec, known_events)
-                if words is not None:  # split once, for the claim key and the search words
-                    _INDEXED_TEXTS[claim] = index_text(claim, words)
-                batch.fts.append((rid, claim, _fts_symbols(anchors), _fts_paths(anchors), detail or ""))
+                if indexed is not None:  # split once, for the claim key and the search words
+                    _INDEXED_TEXTS[claim] = indexed
+                if symbols:  # few distinct symbol lists: their index words made once per import
+                    hit = symbol_words.get(symbols)
+                    if hit is None:
+                        hit = symbol_words[symbols] = index_text(symbols)
+                    _INDEXED_TEXTS[symbols] = hit
+                batch.fts.append((rid, claim, symbols, paths, detail or ""))
                 existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
                                        "updated_at": rec.get("updated_at") or stamp, "status": status,
                                        "confirmed_at": rec.get("confirmed_at")}  # fmt: skip

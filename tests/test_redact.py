@@ -262,6 +262,58 @@ def test_redaction_that_skips_rules_equals_every_rule_applied_on_generated_text(
     check()
 
 
+# Longer texts take other shortcuts: their fragments are looked up word run by word run (each run
+# remembered from one text to the next), and a rule with a guard runs only on text that passes it.
+PROSE = ["the", "secret", "rotation", "job", "in", "workers/secret_store.py", "fails:", "Workaround:", "set",
+         "token", "budget", "tokens=5", "api-key", "PASSWORD", "pa\u017f\u017fword", "client_secret", "=",
+         " = ", ":", '"', "'", '\\"', "\\", "  ", "\t", "\n", "http://h/x", "curl", "-u", "key-", "sk-"]  # fmt: skip
+
+
+def test_redaction_of_long_prose_equals_every_rule_applied():
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    piece = st.sampled_from(FRAGMENTS) | st.sampled_from(PROSE) | st.text(max_size=6)
+
+    @hypothesis.settings(max_examples=400, deadline=None, derandomize=True, database=None)
+    @hypothesis.given(st.lists(piece, min_size=8, max_size=40).map(" ".join))
+    def check(text):
+        assert wctx.redact_secrets(text) == _every_rule(text)
+        assert wctx.redact_secrets(text) == _every_rule(text)  # its runs remembered now
+
+    check()
+    long_claims = {
+        "The secret rotation job in workers/secret_store.py fails after 30 s. Workaround: restart it": None,
+        "The secret rotation job in workers/secret_store.py fails; set client_secret = s3cr3tvalue99": "s3cr3tvalue99",
+        "Retries in workers/retry.py, then the DB_PASSWORD: hunter2hunter2 line of the env file leaks": "hunter2hunter2",
+        'A long note about the config whose "api_key"  :  "abcdef123456" sits at the end of it': "abcdef123456",
+    }
+    for text, secret in long_claims.items():
+        out = wctx.redact_secrets(text)
+        assert out == _every_rule(text)
+        assert (secret is None and out == text) or (secret not in out and "[REDACTED]" in out), out
+
+
+def test_a_guarded_rule_never_skips_text_its_pattern_matches():
+    # A guard only saves time: every text its rule's pattern matches passes it.
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    guarded = [(p, guard) for p, _, _, _, guard in wctx._secret_patterns() if guard is not None]
+    assert guarded
+
+    @hypothesis.settings(max_examples=600, deadline=None, derandomize=True, database=None)
+    @hypothesis.given(
+        st.lists(st.sampled_from(FRAGMENTS + PROSE) | st.text(max_size=4), max_size=14).map("".join)
+    )
+    def check(text):
+        for pattern, guard in guarded:
+            if pattern.search(text):
+                assert guard(text), text
+
+    check()
+
+
 # The write boundary's cheap path for clean text must agree with its definition: controls
 # stripped, then secrets redacted.
 @pytest.mark.parametrize(

@@ -131,6 +131,29 @@ def test_a_commit_between_two_searches_changes_the_verdict_the_next_search_gives
     assert committed != uncommitted
 
 
+@pytest.mark.parametrize("trust_stat", [False, True], ids=["racy-stat-reread", "every-stat-trusted"])
+def test_an_edit_undone_between_searches_is_current_again_in_the_same_process(
+    product, monkeypatch, trust_stat
+):
+    # A long-lived process remembers what each verdict was last matched with; an edit, then the
+    # file put back as it was, are each new inputs, so each search judges the file as it is then.
+    if trust_stat:
+        monkeypatch.setattr(wctx, "HEAD_RACY_SECONDS", -3600.0)
+    eid = _add(product, "connect reuses the pooled socket", files=["src/client.py#connect"])
+
+    def verdict():
+        res = wctx.search(product.store, "connect pooled socket", cwd=product.sdk.path)
+        (item,) = [r for r in res["results"] if r["id"] == eid]
+        return item["freshness"]["verdict"]
+
+    original = product.sdk.read("src/client.py")
+    assert [verdict(), verdict()] == ["current", "current"]
+    product.sdk.write("src/client.py", original.replace('return {"url": url}', 'return {"url": url + "/"}'))
+    assert [verdict(), verdict()] != ["current", "current"]
+    product.sdk.write("src/client.py", original)
+    assert [verdict(), verdict()] == ["current", "current"]
+
+
 class _Watch:
     """The SQL statements a connection runs (FTS5's own inner statements left out) and the
     processes started, while it is active."""

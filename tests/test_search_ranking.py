@@ -397,3 +397,33 @@ def test_the_words_of_a_named_repository_are_its_name_not_content(product):
     res = wctx.search(product.store, "what clock skew does api-gateway tolerate", repo="upload-sdk")
     assert _ids(res)[0] == answer, [(r["claim"], r["reasons"][:2]) for r in res["results"][:3]]
     assert "query names repository api-gateway" in res["results"][0]["reasons"]
+
+
+def test_an_identifier_query_ranks_the_item_holding_every_word_first_and_finds_it_written_apart(product):
+    # The item holding the identifier and the query's other word comes first; items holding only
+    # the identifier follow; an item writing it snake_case is found too.
+    full, _ = _capture(product, "upload-sdk", "consumeProfile drops the header; root cause is the cache")
+    only = [
+        _capture(product, "upload-sdk", "consumeProfile retries %s forever" % w)[0] for w in ("409", "503")
+    ]
+    apart, _ = _capture(product, "upload-sdk", "consume_profile leaks a file handle")
+    _filler(product, "upload-sdk", "root", 6)
+    res = wctx.search(product.store, "consumeProfile root", repo="upload-sdk", limit=4)
+    ids = _ids(res)
+    assert ids[0] == full, [(r["claim"], r["reasons"][:1]) for r in res["results"]]
+    assert set(ids[1:]) == set(only) | {apart}
+
+
+def test_a_rare_word_held_by_more_items_than_the_fill_bound_still_fills_the_page(product, monkeypatch):
+    monkeypatch.setattr(wctx, "CANDIDATE_FILL_POSTINGS", 3)
+    quota = [
+        _capture(product, "upload-sdk", "uploads stall when the %s quota runs out" % w)[0]
+        for w in ("disk", "memory", "socket", "thread", "handle", "inode")
+    ]
+    res = wctx.search(product.store, "quota zebra", repo="upload-sdk", limit=5)
+    assert len(res["results"]) == 5 and set(_ids(res)) <= set(quota)
+    assert res["next_page"] is not None
+    # A filter that leaves out the newest items holding the word still fills its page.
+    _filler(product, "upload-sdk", "quota", 4)  # notes, newer than every finding
+    res = wctx.search(product.store, "quota zebra", repo="upload-sdk", kinds=["finding"], limit=5)
+    assert len(res["results"]) == 5 and set(_ids(res)) <= set(quota)
