@@ -19,7 +19,9 @@ Then, interleaved query by query and rotating the order, it times:
   inproc     ``wctx.search`` in this process and the same bare FTS5 query in this process;
   fts query  wctx's ranked FTS5 query alone (every term ANDed, bm25, as search asks first) and
              the bare query, each in this process.
-It prints p50/p95 of each and the ratios to the floor, the load average before and after, and
+With ``--against DIR`` the MCP server of the checkout in DIR (``DIR/wctx.py mcp``, same store) is
+timed too, in the same turns: before and after a change, side by side. It prints p50/p95 of each
+and the ratios to the floor, the load average before and after, and
 how the top 10 differs from ``--rank fts`` on the same queries. Benchmarks only: no test times.
 """
 
@@ -147,7 +149,7 @@ def register_and_export(core, store, names, paths, corpus, export, anchored):
     write_export(corpus, export, anchored, roots, heads)
 
 
-def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out):
+def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out, against=None):
     tag = "%s-%d" % ("anchored" if anchored else "plain", n)
     base = os.path.join(tmp, tag)
     os.makedirs(base)
@@ -217,7 +219,11 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out):
     wctx_peer = Peer([sys.executable, os.path.join(ROOT, "wctx.py"), "mcp", "--repo", origin], env, base)
     bare_peer = Peer([sys.executable, BASELINE_SERVER, os.path.join(base, "floor.db"), "--and"], env, base)
     peers = {"wctx": wctx_peer, "floor": bare_peer}
-    times = {"wctx": [], "floor": []}
+    if against:  # another checkout's server on the same store, in the same turns
+        peers["against"] = Peer(
+            [sys.executable, os.path.join(against, "wctx.py"), "mcp", "--repo", origin], env, base
+        )
+    times = {name: [] for name in peers}
     for p in peers.values():  # warmed as the in-process search is: every query once, both servers
         p.call("initialize", INIT)
         for q in queries:
@@ -225,7 +231,7 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out):
     rng = random.Random(7)
     for _ in range(rounds):
         for q in queries:
-            order = ["wctx", "floor"]
+            order = sorted(peers)
             rng.shuffle(order)
             for name in order:
                 ms, _ = peers[name].call(
@@ -250,6 +256,12 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out):
         "same_first_as_fts": same_first,
         "queries": len(queries),
     }
+    if against:
+        row["against"] = against
+        row["against_mcp_p50"] = round(pct(times["against"], 50), 2)
+        row["against_mcp_p95"] = round(pct(times["against"], 95), 2)
+        row["against_mcp_p50_ratio"] = round(row["against_mcp_p50"] / row["floor_mcp_p50"], 2)
+        row["against_mcp_p95_ratio"] = round(row["against_mcp_p95"] / row["floor_mcp_p95"], 2)
     row["mcp_p50_ratio"] = round(row["mcp_p50"] / row["floor_mcp_p50"], 2)
     row["mcp_p95_ratio"] = round(row["mcp_p95"] / row["floor_mcp_p95"], 2)
     row["inproc_p50_ratio"] = round(row["inproc_p50"] / row["floor_inproc_p50"], 2)
@@ -266,6 +278,9 @@ def main(argv=None):
     parser.add_argument("--peers", default=os.path.join(ROOT, "..", "shared", "bench", "peers"))
     parser.add_argument("--plain-only", action="store_true", help="skip the anchored variant")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--against", metavar="DIR", help="also time the MCP server of the checkout in DIR, in the same turns"
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, os.path.abspath(args.peers))
     import corpus as corpus_mod
@@ -277,7 +292,7 @@ def main(argv=None):
     try:
         for n in [int(x) for x in args.sizes.split(",")]:
             for anchored in (False,) if args.plain_only else (False, True):
-                row = run_size(n, anchored, corpus_mod, queries, args.rounds, tmp, rows)
+                row = run_size(n, anchored, corpus_mod, queries, args.rounds, tmp, rows, args.against)
                 if not args.json:
                     print(json.dumps(row), flush=True)
     finally:
