@@ -7698,14 +7698,14 @@ def _plain_rows(store, sql, params):
     return cursor.execute(sql, params).fetchall()
 
 
-def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits=None, newest=None):
+def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=(), newest=None):
     """(the ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first;
     whether more in scope are known to match).
 
     FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are looked
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
     scope), every match is joined: the result is always the joined query's. ``admits``
-    (_scope_test of the same scope) filters the rows in memory (_rank_rows) instead of in SQL.
+    (_scope_test of the scope ``where`` states) filters the window's rows in memory (_rank_rows).
     ``newest``: only the newest that many matches are ranked (FTS5 walks rowids in order and stops
     there, where bm25 would read every match's column sizes)."""
     window = limit * CANDIDATE_WINDOW + len(exclude)
@@ -7739,16 +7739,8 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits
         while end < len(order) and score[order[end]] == score[order[end - 1]]:
             end += 1
         chunk = order[start:end]
-        if admits is not None:
-            held = _rank_rows(store, chunk)
-            rows += [held[rid] for rid in chunk if rid in held and admits(held[rid])]
-        else:
-            rows += _plain_rows(
-                store,
-                "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
-                % (_RANK_COLUMNS, ",".join("?" * len(chunk)), clause),
-                chunk + list(params),
-            )
+        held = _rank_rows(store, chunk)
+        rows += [held[rid] for rid in chunk if rid in held and admits(held[rid])]
         start = end
     if len(rows) < limit and len(ranked) >= window:
         if exclude:
@@ -7789,7 +7781,7 @@ def _summary_matches(store, terms, where, params, limit, exclude):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], strength[r[5]], "summary") for r in rows]
 
 
-def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=None):
+def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits):
     """(candidates for query ``terms``, best text match first, at most ``pool`` of them; whether
     more items in scope are known to match a term).
 
@@ -7800,9 +7792,9 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=No
     session summary matches. So the work does not grow with the number of rows that hold a word
     of the query."""
     if rank == "fts":
-        return _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits=admits)
+        return _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits)
     found, beyond = (
-        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all", admits=admits)
+        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all", admits)
         if len(terms) > 1 and not any(_matches_nothing(store, t) for t in terms)
         else ([], False)
     )
@@ -7833,10 +7825,10 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=No
             seen = [c.rid for c in found]
             need = fill_to - len(found)
             more, beyond_fill = _ranked_matches(
-                store, fill, where, params, need, "rare", seen, admits, newest
+                store, fill, where, params, need, "rare", admits, seen, newest
             )
             if newest is not None and len(more) < need:  # the newest rows were out of scope: rank them all
-                more, beyond_fill = _ranked_matches(store, fill, where, params, need, "rare", seen, admits)
+                more, beyond_fill = _ranked_matches(store, fill, where, params, need, "rare", admits, seen)
             found += more
             beyond = beyond or beyond_fill
     if len(found) < fill_to:
