@@ -749,6 +749,46 @@ TOOLS = [
 TOOLS_BY_NAME = {tool["name"]: tool for tool in TOOLS}
 
 
+def _plain_properties(schema):
+    """(required names, {name: (type, least, most)}) of an object schema's properties that
+    ``quick_arguments`` checks: strings without an enum (least and most characters), integers
+    (least and most value) and booleans."""
+    plain = {}
+    for name, prop in schema["properties"].items():
+        kind = prop.get("type")
+        if "enum" in prop or kind not in ("string", "integer", "boolean"):
+            continue
+        if kind == "string":
+            plain[name] = (str, prop.get("minLength", 0), prop.get("maxLength", float("inf")))
+        else:
+            plain[name] = (int if kind == "integer" else bool, prop.get("minimum"), prop.get("maximum"))
+    return tuple(schema.get("required", ())), plain
+
+
+_PLAIN_ARGUMENTS = {name: _plain_properties(tool["inputSchema"]) for name, tool in TOOLS_BY_NAME.items()}
+
+
+def quick_arguments(name, args):
+    """``args`` when check_arguments would accept them as they are (the usual call: a few plain
+    strings, integers and booleans within their bounds), else None: check_arguments decides."""
+    required, plain = _PLAIN_ARGUMENTS[name]
+    for key in required:
+        if key not in args:
+            return None
+    for key, value in args.items():
+        spec = plain.get(key)
+        if spec is None or type(value) is not spec[0]:
+            return None
+        least, most = spec[1], spec[2]
+        if spec[0] is str:
+            # ASCII text holds no lone surrogate; NUL is refused by check_arguments.
+            if not (least <= len(value) <= most and value.isascii()) or "\x00" in value:
+                return None
+        elif (least is not None and value < least) or (most is not None and value > most):
+            return None
+    return args
+
+
 def _version_at_least(version, minimum):
     order = HANDSHAKE_VERSIONS + MODERN_VERSIONS
     return version in order and order.index(version) >= order.index(minimum)
@@ -876,17 +916,168 @@ def _evidence_summaries(items, text_limit):
     """Search/session result entries: neutralised, clipped, with the fields an agent acts on.
 
     Long file lists, paths and reasons are cut (and said so in an entry's ``truncated``) so that
-    one entry always fits in a result on its own. The free text of the whole page is checked at
-    once first (joined with spaces: a printable string skips the control-character search, and a
-    joint can add a false alarm, never a miss): in the usual page there is only clipping to do.
+    one entry always fits in a result on its own. See ``_summaries_with_json``.
     """
-    entries = [_summary_fields(item) for item in items]
-    if not may_need_neutralising(" ".join([text for _, texts in entries for text in texts])):
-        return [_clipped(out, text_limit) for out, _ in entries]
-    return [
+    return _summaries_with_json(items, text_limit, want_json=False)[0]
+
+
+def _summaries_with_json(items, text_limit, want_json=True):
+    """``_evidence_summaries`` and the compact JSON of the list they make, as ``dumps`` writes it.
+
+    An entry is what ``_summary_fields`` makes of an item, then ``_neutralised`` when the joined
+    free text of the entry may need neutralising, else only ``_clipped``. When a text needs nothing
+    (``may_need_neutralising``), neutralising leaves it as it is, and no joined text needs less
+    than any text in it; so where an entry's short fields (repo, session, kind, status, dates, age)
+    are all left as they are by neutralising, either way the entry is each field served on its own.
+    Such an entry is put together here from what an item keeps from search to search (id to
+    confirmed_at: served and encoded once, ``_stable_entry``) and its age, reasons and freshness
+    reasons, short strings served once each (``_plain_short``). Anything else, including every
+    entry with a text that neutralising changes, takes the general path (``_summary_entry``).
+    """
+    entries, texts = [], []
+    if len(_PLAIN_SHORT) >= _PLAIN_SHORT_MAX:  # here, not while an entry is put together
+        _PLAIN_SHORT.clear()
+    known = _PLAIN_SHORT.__contains__
+    json_of = _PLAIN_SHORT.__getitem__
+    for item in items:
+        try:
+            files, confidence, age, reasons, fresh = _call_values(item)
+            if type(files) is not list or type(reasons) is not list or type(fresh) is not dict:
+                raise TypeError
+            # 1, 1.0 and True (and 0.0, -0.0) are equal keys but different JSON: the key tells them apart.
+            key = (text_limit, type(confidence), repr(confidence), tuple(files), _stable_values(item))
+            stable = _STABLE_CACHE.get(key)
+            if stable is None:
+                stable = _stable_entry(key[4], files, text_limit)
+                if len(_STABLE_CACHE) >= _STABLE_CACHE_MAX:
+                    _STABLE_CACHE.clear()
+                _STABLE_CACHE[key] = stable
+            fresh_reasons = fresh.get("reasons") or []
+            if not (
+                stable.plain
+                and type(fresh_reasons) is list
+                and (known(age) or _plain_short([age], 1))
+                and (
+                    (len(reasons) <= ENTRY_REASON_LIMIT and all(map(known, reasons)))
+                    or _plain_short(reasons, ENTRY_REASON_LIMIT)
+                )
+                and (
+                    (len(fresh_reasons) <= 8 and all(map(known, fresh_reasons)))
+                    or _plain_short(fresh_reasons, 8)
+                )
+            ):
+                stable = None
+        except (KeyError, TypeError):  # a field missing, or one of another type
+            stable = None
+        if stable is None:
+            entry, text = _summary_entry(item, text_limit, want_json)
+            entries.append(entry)
+            texts.append(text)
+            continue
+        verdict = fresh.get("verdict")
+        out = dict(stable.fields)
+        out["files"] = list(out["files"])  # the entry's own: the cached one stays as it was
+        out["age"] = age
+        out["reasons"] = reasons
+        out["freshness"] = {"verdict": verdict, "reasons": fresh_reasons}
+        if stable.changed:
+            out["neutralised"] = True
+        entries.append(out)
+        if want_json:
+            texts.append(
+                "".join(
+                    (
+                        stable.prefix,
+                        ',"age":',
+                        json_of(age),
+                        ',"reasons":[',
+                        ",".join(map(json_of, reasons)),
+                        '],"freshness":{"verdict":',
+                        _json_string(verdict) if type(verdict) is str else dumps(verdict),
+                        ',"reasons":[',
+                        ",".join(map(json_of, fresh_reasons)),
+                        ']},"neutralised":true}' if stable.changed else "]}}",
+                    )
+                )
+            )
+    return entries, "[" + ",".join(texts) + "]" if want_json else None
+
+
+def _summary_entry(item, text_limit, want_json):
+    """(one entry, its compact JSON when ``want_json``): the general path."""
+    out, texts = _summary_fields(item)
+    out = (
         _neutralised(out, text_limit) if may_need_neutralising(" ".join(texts)) else _clipped(out, text_limit)
-        for out, texts in entries
-    ]
+    )
+    return out, dumps(out) if want_json else None
+
+
+class _StableEntry:
+    """What an entry takes from fields an item keeps between searches (SUMMARY_FIELDS up to
+    confirmed_at), served: ``fields`` in entry order, their JSON up to where ``age`` follows
+    (``prefix``), whether neutralising changed claim or detail (``changed``), and whether it
+    left every short field as it was (``plain``: when not, the entry takes the general path)."""
+
+    __slots__ = ("fields", "prefix", "changed", "plain")
+
+
+_STABLE_FIELDS = SUMMARY_FIELDS[: SUMMARY_FIELDS.index("age")]
+assert SUMMARY_FIELDS[len(_STABLE_FIELDS) :] == ("age", "reasons", "freshness"), SUMMARY_FIELDS
+_stable_values = operator.itemgetter(*(name for name in _STABLE_FIELDS if name != "files"))
+_call_values = operator.itemgetter("files", "confidence", "age", "reasons", "freshness")
+_SHORT_FIELDS = ("repo", "session", "kind", "status", "created_at", "confirmed_at")  # served at 300
+_STABLE_CACHE = {}  # key from _summary_fast -> _StableEntry (a pure function of the key)
+_STABLE_CACHE_MAX = 4096
+_PLAIN_SHORT = {}  # short string that serves as itself (reasons, ages) -> its JSON
+_PLAIN_SHORT_MAX = 16384
+_json_string = json.encoder.encode_basestring  # what the encoder writes for a str (ensure_ascii off)
+
+
+def _plain_short(values, limit):
+    """True when ``values`` (a list) has at most ``limit`` entries, each a str of at most
+    ENTRY_STRING_LIMIT characters that served_text(it, 300) leaves as it is."""
+    if len(values) > limit:
+        return False
+    if all(map(_PLAIN_SHORT.__contains__, values)):
+        return True
+    if not _short_strings(values, limit):
+        return False
+    for v in values:
+        if v not in _PLAIN_SHORT:
+            if served_text(v, 300)[0] != v:
+                return False
+            _PLAIN_SHORT[v] = _json_string(v)
+    return True
+
+
+def _stable_entry(src, files, text_limit):
+    """The served fields of an item that search after search returns the same (_StableEntry):
+    ``plain`` False where one is not of its result type, the files list is one to cut, or a
+    short field serves differently."""
+    stable = _StableEntry()
+    stable.plain = False
+    fields = dict(zip(_STABLE_FIELDS, src[:9] + (files,) + src[9:]))
+    if type(fields["id"]) is not str or type(fields["kind"]) is not str or type(fields["claim"]) is not str:
+        return stable
+    for key in ("detail", "repo", "session", "created_at", "status", "confirmed_at"):
+        if fields[key] is not None and type(fields[key]) is not str:
+            return stable
+    if not _short_strings(files, ENTRY_LIST_LIMIT):
+        return stable
+    for key in _SHORT_FIELDS:
+        if fields[key] is not None and served_text(fields[key], 300)[0] != fields[key]:
+            return stable
+    changed = False
+    for key in ("claim", "detail"):
+        if fields[key] is not None:
+            fields[key], hit = served_text(fields[key], text_limit)
+            changed = changed or hit
+    fields["files"] = [served_text(v, 300)[0] for v in files]
+    stable.fields = fields
+    stable.prefix = dumps(fields)[:-1]
+    stable.changed = changed
+    stable.plain = True
+    return stable
 
 
 _summary_values = operator.itemgetter(*SUMMARY_FIELDS)
@@ -1151,8 +1342,9 @@ class Tools:
                 payload["truncated"] = notes
             return payload
 
+        entries, entries_text = _summaries_with_json(results, TEXT_LIMIT_IN_LISTS)
         payload = {
-            "results": _evidence_summaries(results, TEXT_LIMIT_IN_LISTS),
+            "results": entries,
             "returned": 0,
             "candidates": found.get("candidates", len(results)),
             "candidates_exact": found.get("candidates_exact", True),
@@ -1169,7 +1361,9 @@ class Tools:
         # The usual page fits the budget by far: serialise the finished payload once, and when
         # even an upper bound of its measured size fits, nothing would be dropped; send that.
         finished = complete(dict(payload))
-        text = dumps(finished)
+        rest = dict(finished)
+        del rest["results"]  # the first key: its JSON is the entries' own, joined
+        text = '{"results":' + entries_text + "," + dumps(rest)[1:]
         if _size_at_most(text) <= RESULT_BUDGET_CHARS:
             return Serialised(finished, text)
         if _fit_budget(payload, "results", notes):
@@ -1584,7 +1778,8 @@ class Connection:
             raise RpcError(INVALID_PARAMS, 'Invalid params: "arguments" must be an object')
         structured = _version_at_least(version, STRUCTURED_SINCE)
         try:
-            args = check_arguments(tool["inputSchema"], args)
+            if quick_arguments(name, args) is None:
+                args = check_arguments(tool["inputSchema"], args)
             payload = self.tools.call(name, args, stateless)
         except (ArgumentError, ToolFailure) as e:
             return {"content": [{"type": "text", "text": f"{name}: {e}"}], "isError": True}
@@ -1639,6 +1834,21 @@ def _json_bytes(value):
     return _COMPACT.encode(value).encode("utf-8")
 
 
+_SCALAR_JSON = {None: b"null", True: b"true", False: b"false"}
+
+
+def _scalar_bytes(value):
+    """``_json_bytes(value)`` for the envelope's keys and scalars without an encoder call each."""
+    kind = type(value)
+    if kind is str:
+        return _json_string(value).encode("utf-8")
+    if kind is int:
+        return int.__repr__(value).encode("ascii")
+    if value is None or kind is bool:
+        return _SCALAR_JSON[value]
+    return _json_bytes(value)
+
+
 def _tool_reply_bytes(message, result):
     """The reply line of a tools/call, byte for byte what encoding ``message`` would write.
 
@@ -1652,13 +1862,13 @@ def _tool_reply_bytes(message, result):
     parts = []
     for k, v in message.items():
         parts.append(b"," if parts else b"{")
-        parts.append(_json_bytes(k) + b":")
+        parts.append(_scalar_bytes(k) + b":")
         if k != "result":
-            parts.append(_json_bytes(v))
+            parts.append(_scalar_bytes(v))
             continue
         for i, (key, value) in enumerate(result.items()):
             parts.append(b"{" if i == 0 else b",")
-            parts.append(_json_bytes(key) + b":")
+            parts.append(_scalar_bytes(key) + b":")
             if key == "structuredContent":
                 parts.append(payload)
             elif key == "content" and value == [{"type": "text", "text": result.payload_text}]:
@@ -1666,7 +1876,7 @@ def _tool_reply_bytes(message, result):
                 parts.append(payload.replace(b"\\", b"\\\\").replace(b'"', b'\\"'))
                 parts.append(b'"}]')
             else:
-                parts.append(_json_bytes(value))
+                parts.append(_scalar_bytes(value))
         parts.append(b"}" if result else b"{}")
     parts.append(b"}\n" if parts else b"{}\n")
     return b"".join(parts)

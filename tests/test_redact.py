@@ -335,3 +335,29 @@ def test_a_guarded_rule_never_skips_text_its_pattern_matches():
 def test_stored_text_strips_every_control_it_defines(char):
     for text in ("a%sb" % char, "token=%sx" % char, "%s" % char * 3, "plain words %s\nnext line\tcol" % char):
         assert wctx.stored_text(text) == wctx.redact_secrets(wctx.strip_controls(text)), repr(text)
+
+
+def test_a_bulk_write_stores_every_value_as_stored_text_makes_it(tmp_path):
+    # executemany's rows pass the boundary value by value, whatever shortcut it takes for the
+    # short clean values (ids, paths, names) that make up most of a bulk write.
+    import test_security_secrets as secrets
+
+    values = [t for _, t, _ in secrets.SECRET_KINDS] + list(SAMPLES) + FRAGMENTS + PROSE
+    values += ["ev-%010x" % i for i in range(50)] + ["src/a%d.py" % i for i in range(50)]
+    values += [
+        "tab\there",
+        "bell\x07",
+        "esc\x1b[31m",
+        '["\\u001b[2J"]',
+        "\u00e9t\u00e9",
+        "",
+        "x" * 47,
+        "y" * 48,
+    ]
+    values += ["pa\u017f\u017fword=hunter22", "DB_PASSWORD=hunter2", "-p hunter2", "sk-" + "a" * 30]
+    with wctx.open_store(str(tmp_path / "s")) as s:
+        s.db.execute("CREATE TEMP TABLE t(n INTEGER, v, w)")
+        s.db.executemany("INSERT INTO t(n, v, w) VALUES (?, ?, ?)", [(i, v, i) for i, v in enumerate(values)])
+        stored = dict(s.db.execute("SELECT n, v FROM t"))
+    assert [stored[i] for i in range(len(values))] == [wctx.stored_text(v) for v in values]
+    assert any(stored[i] != v for i, v in enumerate(values))  # some were redacted or stripped
