@@ -7732,25 +7732,30 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
         % (_BM25, bound),
         (match, window),
     )
-    skip = set(exclude)
-    score = {r[0]: r[1] for r in ranked if r[0] not in skip}
-    if not score:
+    window_full = len(ranked) >= window
+    if exclude:
+        skip = set(exclude)
+        ranked = [r for r in ranked if r[0] not in skip]
+    if not ranked:
         return [], False
-    clause = "".join(" AND " + w for w in where)
     # Looked up best first, a little more than ``limit`` at a time, until ``limit`` pass the
     # filter: an unfiltered search reads ~limit rows, not the window. A step ends after every row
     # tied with its last score, so the sort below sees what it would over the whole window.
-    order = list(score)
-    rows, start = [], 0
-    while start < len(order) and len(rows) < limit:
-        end = min(len(order), start + max(limit - len(rows) + 8, start))  # a narrow scope: doubling steps
-        while end < len(order) and score[order[end]] == score[order[end - 1]]:
+    # Each match is kept as (bm25 score, -rid, rank row): sorted, best first, newest on a tie.
+    found, start, n = [], 0, len(ranked)
+    while start < n and len(found) < limit:
+        end = min(n, start + max(limit - len(found) + 8, start))  # a narrow scope: doubling steps
+        while end < n and ranked[end][1] == ranked[end - 1][1]:
             end += 1
-        chunk = order[start:end]
-        held = _rank_rows(store, chunk)
-        rows += [held[rid] for rid in chunk if rid in held and admits(held[rid])]
+        chunk = ranked[start:end]
+        held = _rank_rows(store, [r[0] for r in chunk])
+        for rid, score in chunk:
+            row = held.get(rid)
+            if row is not None and admits(row):
+                found.append((score, -rid, row))
         start = end
-    if len(rows) < limit and len(ranked) >= window:
+    if len(found) < limit and window_full:
+        clause = "".join(" AND " + w for w in where)
         if exclude:
             clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
         rows = _plain_rows(
@@ -7760,10 +7765,10 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
             % (_RANK_COLUMNS, _BM25, bound.replace("rowid", "evidence_fts.rowid"), clause),
             [match] + list(params) + list(exclude) + [limit],
         )
-        score = {r[0]: r[5] for r in rows}
-    out = [Candidate(r[0], r[1], r[2], r[3], r[4], -score[r[0]], tier) for r in rows]
-    out.sort(key=lambda c: (-c.strength, -c.rid))
-    return out[:limit], len(out) > limit
+        found = [(r[5], -r[0], r) for r in rows]
+    found.sort()
+    out = [Candidate(r[0], r[1], r[2], r[3], r[4], -score, tier) for score, _, r in found[:limit]]
+    return out, len(found) > limit
 
 
 def _summary_matches(store, terms, where, params, limit, exclude):
