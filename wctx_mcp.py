@@ -749,6 +749,46 @@ TOOLS = [
 TOOLS_BY_NAME = {tool["name"]: tool for tool in TOOLS}
 
 
+def _plain_properties(schema):
+    """(required names, {name: (type, least, most)}) of an object schema's properties that
+    ``quick_arguments`` checks: strings without an enum (least and most characters), integers
+    (least and most value) and booleans."""
+    plain = {}
+    for name, prop in schema["properties"].items():
+        kind = prop.get("type")
+        if "enum" in prop or kind not in ("string", "integer", "boolean"):
+            continue
+        if kind == "string":
+            plain[name] = (str, prop.get("minLength", 0), prop.get("maxLength", float("inf")))
+        else:
+            plain[name] = (int if kind == "integer" else bool, prop.get("minimum"), prop.get("maximum"))
+    return tuple(schema.get("required", ())), plain
+
+
+_PLAIN_ARGUMENTS = {name: _plain_properties(tool["inputSchema"]) for name, tool in TOOLS_BY_NAME.items()}
+
+
+def quick_arguments(name, args):
+    """``args`` when check_arguments would accept them as they are (the usual call: a few plain
+    strings, integers and booleans within their bounds), else None: check_arguments decides."""
+    required, plain = _PLAIN_ARGUMENTS[name]
+    for key in required:
+        if key not in args:
+            return None
+    for key, value in args.items():
+        spec = plain.get(key)
+        if spec is None or type(value) is not spec[0]:
+            return None
+        least, most = spec[1], spec[2]
+        if spec[0] is str:
+            # ASCII text holds no lone surrogate; NUL is refused by check_arguments.
+            if not (least <= len(value) <= most and value.isascii()) or "\x00" in value:
+                return None
+        elif (least is not None and value < least) or (most is not None and value > most):
+            return None
+    return args
+
+
 def _version_at_least(version, minimum):
     order = HANDSHAKE_VERSIONS + MODERN_VERSIONS
     return version in order and order.index(version) >= order.index(minimum)
@@ -1738,7 +1778,8 @@ class Connection:
             raise RpcError(INVALID_PARAMS, 'Invalid params: "arguments" must be an object')
         structured = _version_at_least(version, STRUCTURED_SINCE)
         try:
-            args = check_arguments(tool["inputSchema"], args)
+            if quick_arguments(name, args) is None:
+                args = check_arguments(tool["inputSchema"], args)
             payload = self.tools.call(name, args, stateless)
         except (ArgumentError, ToolFailure) as e:
             return {"content": [{"type": "text", "text": f"{name}: {e}"}], "isError": True}
@@ -1793,6 +1834,21 @@ def _json_bytes(value):
     return _COMPACT.encode(value).encode("utf-8")
 
 
+_SCALAR_JSON = {None: b"null", True: b"true", False: b"false"}
+
+
+def _scalar_bytes(value):
+    """``_json_bytes(value)`` for the envelope's keys and scalars without an encoder call each."""
+    kind = type(value)
+    if kind is str:
+        return _json_string(value).encode("utf-8")
+    if kind is int:
+        return int.__repr__(value).encode("ascii")
+    if value is None or kind is bool:
+        return _SCALAR_JSON[value]
+    return _json_bytes(value)
+
+
 def _tool_reply_bytes(message, result):
     """The reply line of a tools/call, byte for byte what encoding ``message`` would write.
 
@@ -1806,13 +1862,13 @@ def _tool_reply_bytes(message, result):
     parts = []
     for k, v in message.items():
         parts.append(b"," if parts else b"{")
-        parts.append(_json_bytes(k) + b":")
+        parts.append(_scalar_bytes(k) + b":")
         if k != "result":
-            parts.append(_json_bytes(v))
+            parts.append(_scalar_bytes(v))
             continue
         for i, (key, value) in enumerate(result.items()):
             parts.append(b"{" if i == 0 else b",")
-            parts.append(_json_bytes(key) + b":")
+            parts.append(_scalar_bytes(key) + b":")
             if key == "structuredContent":
                 parts.append(payload)
             elif key == "content" and value == [{"type": "text", "text": result.payload_text}]:
@@ -1820,7 +1876,7 @@ def _tool_reply_bytes(message, result):
                 parts.append(payload.replace(b"\\", b"\\\\").replace(b'"', b'\\"'))
                 parts.append(b'"}]')
             else:
-                parts.append(_json_bytes(value))
+                parts.append(_scalar_bytes(value))
         parts.append(b"}" if result else b"{}")
     parts.append(b"}\n" if parts else b"{}\n")
     return b"".join(parts)

@@ -351,3 +351,57 @@ def test_a_repeated_search_shows_a_confirmation_and_stays_the_plain_encoding(tmp
         assert confirmed[0]["age"] != plain["age"]
     finally:
         servers.close()
+
+
+# -- the quick argument check accepts only what the full check accepts as it is ---------------
+
+PLAIN_VALUES = st.one_of(
+    st.text("abc xyz-_./#", min_size=1, max_size=8), st.integers(min_value=0, max_value=60), st.booleans()
+)
+ARGUMENT_VALUES = st.one_of(
+    PLAIN_VALUES, PLAIN_VALUES, PLAIN_VALUES, st.none(), st.integers(min_value=-3, max_value=120),
+    st.floats(allow_nan=False), st.text(max_size=5), st.sampled_from(["", "a\x00b", "\ud800", "é", "x" * 2001, "all"]),
+    st.lists(st.sampled_from(["finding", "a.py", 3]), max_size=3),
+)  # fmt: skip
+
+
+def _plausible(prop):
+    """A value of the property's own type near its bounds, or any value at all."""
+    kind = prop.get("type")
+    if kind == "string":
+        low, high = prop.get("minLength", 0), min(prop.get("maxLength", 30), 30)
+        near = st.text("abc xyz-_./#", min_size=max(0, low - 1), max_size=high + 1)
+    elif kind == "integer":
+        near = st.integers(min_value=prop.get("minimum", -5) - 1, max_value=prop.get("maximum", 200) + 1)
+    elif kind == "boolean":
+        near = st.booleans()
+    else:
+        return ARGUMENT_VALUES
+    return st.one_of(near, near, near, ARGUMENT_VALUES)
+
+
+@st.composite
+def tool_arguments(draw):
+    name = draw(st.sampled_from(sorted(wctx_mcp.TOOLS_BY_NAME)))
+    schema = wctx_mcp.TOOLS_BY_NAME[name]["inputSchema"]
+    names = draw(st.lists(st.sampled_from(sorted(schema["properties"]) + ["x"]), max_size=4, unique=True))
+    if draw(st.integers(min_value=0, max_value=3)):
+        names = list(schema.get("required", ())) + names
+    props = dict(schema["properties"], x={})
+    return name, {key: draw(_plausible(props[key])) for key in names}
+
+
+def test_the_quick_argument_check_accepts_only_what_the_full_check_leaves_as_it_is():
+    count = [0]
+
+    @settings(max_examples=1500, **SEEDED)
+    @given(tool_arguments())
+    def check(call):
+        name, args = call
+        if wctx_mcp.quick_arguments(name, args) is not None:
+            count[0] += 1
+            assert wctx_mcp.check_arguments(wctx_mcp.TOOLS_BY_NAME[name]["inputSchema"], args) == args
+
+    check()
+    assert count[0] >= 30
+    assert wctx_mcp.quick_arguments("search_evidence", {"query": "retry upload", "limit": 10}) is not None
