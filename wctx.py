@@ -7710,14 +7710,14 @@ def _plain_rows(store, sql, params):
     return cursor.execute(sql, params).fetchall()
 
 
-def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits=None, newest=None):
+def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=(), newest=None):
     """(the ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first;
     whether more in scope are known to match).
 
     FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are looked
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
     scope), every match is joined: the result is always the joined query's. ``admits``
-    (_scope_test of the same scope) filters the rows in memory (_rank_rows) instead of in SQL.
+    (_scope_test of the scope ``where`` states) filters the window's rows in memory (_rank_rows).
     ``newest``: only the newest that many matches are ranked (FTS5 walks rowids in order and stops
     there, where bm25 would read every match's column sizes)."""
     window = limit * CANDIDATE_WINDOW + len(exclude)
@@ -7736,33 +7736,30 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits
         % (_BM25, bound),
         (match, window),
     )
-    skip = set(exclude)
-    score = {r[0]: r[1] for r in ranked if r[0] not in skip}
-    if not score:
+    window_full = len(ranked) >= window
+    if exclude:
+        skip = set(exclude)
+        ranked = [r for r in ranked if r[0] not in skip]
+    if not ranked:
         return [], False
-    clause = "".join(" AND " + w for w in where)
     # Looked up best first, a little more than ``limit`` at a time, until ``limit`` pass the
     # filter: an unfiltered search reads ~limit rows, not the window. A step ends after every row
     # tied with its last score, so the sort below sees what it would over the whole window.
-    order = list(score)
-    rows, start = [], 0
-    while start < len(order) and len(rows) < limit:
-        end = min(len(order), start + max(limit - len(rows) + 8, start))  # a narrow scope: doubling steps
-        while end < len(order) and score[order[end]] == score[order[end - 1]]:
+    # Each match is kept as (bm25 score, -rid, rank row): sorted, best first, newest on a tie.
+    found, start, n = [], 0, len(ranked)
+    while start < n and len(found) < limit:
+        end = min(n, start + max(limit - len(found) + 8, start))  # a narrow scope: doubling steps
+        while end < n and ranked[end][1] == ranked[end - 1][1]:
             end += 1
-        chunk = order[start:end]
-        if admits is not None:
-            held = _rank_rows(store, chunk)
-            rows += [held[rid] for rid in chunk if rid in held and admits(held[rid])]
-        else:
-            rows += _plain_rows(
-                store,
-                "SELECT %s FROM evidence e WHERE e.rid IN (%s)%s"
-                % (_RANK_COLUMNS, ",".join("?" * len(chunk)), clause),
-                chunk + list(params),
-            )
+        chunk = ranked[start:end]
+        held = _rank_rows(store, [r[0] for r in chunk])
+        for rid, score in chunk:
+            row = held.get(rid)
+            if row is not None and admits(row):
+                found.append((score, -rid, row))
         start = end
-    if len(rows) < limit and len(ranked) >= window:
+    if len(found) < limit and window_full:
+        clause = "".join(" AND " + w for w in where)
         if exclude:
             clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
         rows = _plain_rows(
@@ -7772,10 +7769,10 @@ def _ranked_matches(store, match, where, params, limit, tier, exclude=(), admits
             % (_RANK_COLUMNS, _BM25, bound.replace("rowid", "evidence_fts.rowid"), clause),
             [match] + list(params) + list(exclude) + [limit],
         )
-        score = {r[0]: r[5] for r in rows}
-    out = [Candidate(r[0], r[1], r[2], r[3], r[4], -score[r[0]], tier) for r in rows]
-    out.sort(key=lambda c: (-c.strength, -c.rid))
-    return out[:limit], len(out) > limit
+        found = [(r[5], -r[0], r) for r in rows]
+    found.sort()
+    out = [Candidate(r[0], r[1], r[2], r[3], r[4], -score, tier) for score, _, r in found[:limit]]
+    return out, len(found) > limit
 
 
 def _summary_matches(store, terms, where, params, limit, exclude):
@@ -7801,7 +7798,7 @@ def _summary_matches(store, terms, where, params, limit, exclude):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], strength[r[5]], "summary") for r in rows]
 
 
-def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=None):
+def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits):
     """(candidates for query ``terms``, best text match first, at most ``pool`` of them; whether
     more items in scope are known to match a term).
 
@@ -7812,9 +7809,9 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=No
     session summary matches. So the work does not grow with the number of rows that hold a word
     of the query."""
     if rank == "fts":
-        return _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits=admits)
+        return _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits)
     found, beyond = (
-        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all", admits=admits)
+        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all", admits)
         if len(terms) > 1 and not any(_matches_nothing(store, t) for t in terms)
         else ([], False)
     )
@@ -7845,10 +7842,10 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits=No
             seen = [c.rid for c in found]
             need = fill_to - len(found)
             more, beyond_fill = _ranked_matches(
-                store, fill, where, params, need, "rare", seen, admits, newest
+                store, fill, where, params, need, "rare", admits, seen, newest
             )
             if newest is not None and len(more) < need:  # the newest rows were out of scope: rank them all
-                more, beyond_fill = _ranked_matches(store, fill, where, params, need, "rare", seen, admits)
+                more, beyond_fill = _ranked_matches(store, fill, where, params, need, "rare", admits, seen)
             found += more
             beyond = beyond or beyond_fill
     if len(found) < fill_to:
