@@ -6489,12 +6489,16 @@ class DuplicateIndex:
         self.items = {}  # (repo_name, claim_key) -> [(row dict, cited set)] in rid order
         self.before_load = before_load  # called before reading the store (a writer's flush)
 
-    def load(self, pairs):
+    def load(self, pairs, stored=True):
+        """Read the active items of these (repository, claim key) pairs; ``stored``: False when
+        the store holds no item at all (nothing to read)."""
         todo = {}
         for repo_name, key in pairs:
             if (repo_name, key) not in self.items:
                 self.items[(repo_name, key)] = []
                 todo.setdefault(repo_name, []).append(key)
+        if not stored:
+            return
         rows = []
         for repo_name, keys in todo.items():
             for i in range(0, len(keys), 500):
@@ -10420,7 +10424,9 @@ def _import_records_in(store, records):
         # claims could repeat, history event ids) is read first in a few queries, each record is
         # decided in memory, and each chunk's rows are written with one executemany per table.
         evidence = [r for r in records if r["type"] == "evidence"]
-        ids = {r["id"] for r in evidence}
+        next_rid = (store.one("SELECT max(rid) AS m FROM evidence")["m"] or 0) + 1
+        stored = next_rid > 1  # a store with no item yet holds none of these ids, no twin of a claim
+        ids = {r["id"] for r in evidence} if stored else set()
         existing = {r["id"]: r for r in _select_in(store, _IMPORTED_ROW, ids)}
         existing.update((r["alias"], r) for r in _select_in(store, _IMPORTED_ALIAS_ROW, ids - set(existing)))
         history_ids = {h["id"] for r in evidence for h in r.get("history") or ()}
@@ -10429,7 +10435,6 @@ def _import_records_in(store, records):
         }
         batch = _ImportBatch(store)
         dups = DuplicateIndex(store, before_load=batch.flush)
-        next_rid = (store.one("SELECT max(rid) AS m FROM evidence")["m"] or 0) + 1
         plan = []
         symbol_words = {}  # {symbols text: index_text of it}
         for rec in evidence:
@@ -10453,7 +10458,7 @@ def _import_records_in(store, records):
             indexed = None if words is None else index_text(claim, words)
             plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, key, indexed)))
         new = [(p[1], p[3]) for _, _, p in plan if p is not None]
-        dups.load(new)  # every claim the duplicate rule will ask about, before any index is set aside
+        dups.load(new, stored)  # every claim the duplicate rule will ask about, before any index is set aside
         deferred = _defer_indexes(store, len(new), next_rid - 1)
         for start in range(0, len(plan), _IMPORT_CHUNK):
             chunk = plan[start : start + _IMPORT_CHUNK]

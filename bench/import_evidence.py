@@ -18,8 +18,9 @@ For each size, interleaved in one run on the same file:
   import     `wctx import-evidence FILE` into a fresh store, as a user runs it (a new process:
              start-up, reading, validation, the duplicate rule, redaction, the writes);
   again      the same command again on the loaded store (everything already present).
-It prints seconds, the ratio to the floor and the load average. Budget (search and sync issues):
-import of 100,000 items <= 10 s. Benchmarks only: no test times anything.
+It prints seconds, the ratio to the floor and the load average, then the CPU seconds of each (the
+floor's in this process, the import's in its own) and the import's largest resident size. Budget
+(search and sync issues): import of 100,000 items <= 10 s. Benchmarks only: no test times anything.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import sqlite3
 import subprocess
@@ -125,6 +127,13 @@ def timed(fn, *args):
     return time.perf_counter() - start, result
 
 
+def cpu_seconds():
+    """(this process's, its finished children's) user + system CPU seconds: what a run costs
+    whatever else the machine runs, unlike wall-clock seconds."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
 def run_size(n, anchored, corpus_mod, tmp):
     base = tempfile.mkdtemp(prefix="size-", dir=tmp)
     corpus = corpus_mod.make_corpus(n)
@@ -143,8 +152,12 @@ def run_size(n, anchored, corpus_mod, tmp):
     export = os.path.join(base, "export.jsonl")
     write_export(corpus, export, anchored, roots, heads)
     load = [os.getloadavg()[0]]
+    cpu = [cpu_seconds()]
     floor_s, floor_n = timed(floor, homes["floor"], export)
+    cpu.append(cpu_seconds())
     import_s, counts = timed(cli_import, homes["wctx"], export)
+    cpu.append(cpu_seconds())
+    import_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
     again_s, again = timed(cli_import, homes["wctx"], export)
     load.append(os.getloadavg()[0])
     if counts["evidence"] != n or floor_n != n or again["unchanged"] != n:
@@ -157,6 +170,10 @@ def run_size(n, anchored, corpus_mod, tmp):
         "import_s": round(import_s, 2),
         "import_ratio": round(import_s / floor_s, 2),
         "again_s": round(again_s, 2),
+        "floor_cpu_s": round(cpu[1][0] - cpu[0][0], 2),
+        "import_cpu_s": round(cpu[2][1] - cpu[1][1], 2),
+        "cpu_ratio": round((cpu[2][1] - cpu[1][1]) / (cpu[1][0] - cpu[0][0]), 2),
+        "import_max_rss_mb": round(import_rss / 1024),
         "within_budget": n < 100_000 or import_s <= BUDGET_SECONDS,
         "load": [round(x, 2) for x in load],
     }
@@ -182,8 +199,11 @@ def main(argv=None):
                 if not args.json:
                     print(
                         "%7d items (%s): floor %.2f s  import-evidence %.2f s (ratio %.2f)  again %.2f s"
-                        "  load %s" % (n, "anchored" if anchored else "plain", row["floor_s"], row["import_s"],
-                                       row["import_ratio"], row["again_s"], row["load"])
+                        "  load %s\n        CPU seconds: floor %.2f s  import-evidence %.2f s (ratio %.2f)"
+                        "  import max RSS %d MB" % (n, "anchored" if anchored else "plain", row["floor_s"],
+                                                   row["import_s"], row["import_ratio"], row["again_s"], row["load"],
+                                                   row["floor_cpu_s"], row["import_cpu_s"], row["cpu_ratio"],
+                                                   row["import_max_rss_mb"])
                     )  # fmt: skip
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -212,6 +212,35 @@ def test_a_bulk_import_matches_importing_its_records_one_at_a_time(git_repo, tmp
             s.close()
 
 
+def test_a_bulk_import_into_an_empty_store_matches_importing_its_records_one_at_a_time(git_repo, tmp_path):
+    # A store with no item yet is not asked about ids or claims at all: what the file repeats of
+    # itself (ids, claims by other sessions, retractions) must still come out as one at a time.
+    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n", "b.py": "x = 2\n"})
+    stores = [wctx.open_store(str(tmp_path / name)) for name in ("bulk", "single")]
+    try:
+        for s in stores:
+            wctx.register_repo(s, repo.path)
+        root = stores[0].one("SELECT root_commit FROM repos")["root_commit"]
+        _, records, _ = build(tmp_path, root, repo.head)
+        bulk = wctx.import_evidence(stores[0], [write(tmp_path / "big.jsonl", records)])
+        single = dict.fromkeys(bulk, 0)
+        sessions = {r["id"]: r for r in records if r["type"] == "session"}
+        sessions[SID % 0] = session(0)
+        parts = [[r for r in records if r["type"] == "tombstone"]]
+        parts += [[sessions[r["session"]], r] for r in records if r["type"] == "evidence"]
+        for i, part in enumerate(parts):
+            data = "".join(json.dumps(r) + "\n" for r in part).encode()
+            counts, _ = wctx.import_evidence_data(stores[1], "part-%d.jsonl" % i, data)
+            for key, value in counts.items():
+                single[key] += value
+        assert bulk == single
+        assert bulk["duplicates"] >= 20 and bulk["unchanged"] >= 20, bulk
+        assert state(stores[0]) == state(stores[1])
+    finally:
+        for s in stores:
+            s.close()
+
+
 def test_a_bad_line_in_the_middle_of_a_large_import_is_named_and_nothing_is_stored(
     git_repo, tmp_path, run_cli, wctx_home
 ):
