@@ -120,17 +120,38 @@ def indexes(db):
     )
 
 
+def two_stores(git_repo, tmp_path):
+    """One small repository registered in two fresh stores, "bulk" and "single", and its root."""
+    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n", "b.py": "x = 2\n"})
+    stores = [wctx.open_store(str(tmp_path / name)) for name in ("bulk", "single")]
+    for s in stores:
+        wctx.register_repo(s, repo.path)
+    return repo, stores, stores[0].one("SELECT root_commit FROM repos")["root_commit"]
+
+
+def one_at_a_time(store, records, keys):
+    """Import ``records`` into ``store`` as separate files: the tombstones first, then each
+    evidence line with its session line. The summed counts, under ``keys``."""
+    single = dict.fromkeys(keys, 0)
+    sessions = {r["id"]: r for r in records if r["type"] == "session"}
+    sessions[SID % 0] = session(0)
+    parts = [[r for r in records if r["type"] == "tombstone"]]
+    parts += [[sessions[r["session"]], r] for r in records if r["type"] == "evidence"]
+    for i, part in enumerate(parts):
+        data = "".join(json.dumps(r) + "\n" for r in part).encode()
+        counts, _ = wctx.import_evidence_data(store, "part-%d.jsonl" % i, data)
+        for key, value in counts.items():
+            single[key] += value
+    return single
+
+
 @pytest.mark.parametrize("rebuilt", [False, True], ids=["indexes-updated", "indexes-rebuilt"])
 def test_a_bulk_import_matches_importing_its_records_one_at_a_time(git_repo, tmp_path, monkeypatch, rebuilt):
     # rebuilt: the import sets the secondary indexes aside and builds them again at the end, as
     # a large import into a smaller store does (here from the first new item on).
     monkeypatch.setattr(wctx, "_BULK_INDEX_MIN", 1 if rebuilt else 10**9)
-    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n", "b.py": "x = 2\n"})
-    stores = [wctx.open_store(str(tmp_path / name)) for name in ("bulk", "single")]
+    repo, stores, root = two_stores(git_repo, tmp_path)
     try:
-        for s in stores:
-            wctx.register_repo(s, repo.path)
-        root = stores[0].one("SELECT root_commit FROM repos")["root_commit"]
         base, records, expect = build(tmp_path, root, repo.head)
         for s in stores:
             wctx.import_evidence(s, [base])
@@ -151,17 +172,7 @@ def test_a_bulk_import_matches_importing_its_records_one_at_a_time(git_repo, tmp
         assert stores[0].one("PRAGMA integrity_check")[0] == "ok"
 
         # The same records, each evidence line imported on its own (with its session line).
-        single = dict.fromkeys(bulk, 0)
-        sessions = {r["id"]: r for r in records if r["type"] == "session"}
-        sessions[SID % 0] = session(0)
-        tombstones = [r for r in records if r["type"] == "tombstone"]
-        parts = [tombstones] + [[sessions[r["session"]], r] for r in records if r["type"] == "evidence"]
-        for i, part in enumerate(parts):
-            data = "".join(json.dumps(r) + "\n" for r in part).encode()
-            counts, _ = wctx.import_evidence_data(stores[1], "part-%d.jsonl" % i, data)
-            for key, value in counts.items():
-                single[key] += value
-        assert bulk == single
+        assert bulk == one_at_a_time(stores[1], records, bulk)
         after = [state(s) for s in stores]
         assert after[0] == after[1]
 
@@ -215,25 +226,11 @@ def test_a_bulk_import_matches_importing_its_records_one_at_a_time(git_repo, tmp
 def test_a_bulk_import_into_an_empty_store_matches_importing_its_records_one_at_a_time(git_repo, tmp_path):
     # A store with no item yet is not asked about ids or claims at all: what the file repeats of
     # itself (ids, claims by other sessions, retractions) must still come out as one at a time.
-    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n", "b.py": "x = 2\n"})
-    stores = [wctx.open_store(str(tmp_path / name)) for name in ("bulk", "single")]
+    repo, stores, root = two_stores(git_repo, tmp_path)
     try:
-        for s in stores:
-            wctx.register_repo(s, repo.path)
-        root = stores[0].one("SELECT root_commit FROM repos")["root_commit"]
         _, records, _ = build(tmp_path, root, repo.head)
         bulk = wctx.import_evidence(stores[0], [write(tmp_path / "big.jsonl", records)])
-        single = dict.fromkeys(bulk, 0)
-        sessions = {r["id"]: r for r in records if r["type"] == "session"}
-        sessions[SID % 0] = session(0)
-        parts = [[r for r in records if r["type"] == "tombstone"]]
-        parts += [[sessions[r["session"]], r] for r in records if r["type"] == "evidence"]
-        for i, part in enumerate(parts):
-            data = "".join(json.dumps(r) + "\n" for r in part).encode()
-            counts, _ = wctx.import_evidence_data(stores[1], "part-%d.jsonl" % i, data)
-            for key, value in counts.items():
-                single[key] += value
-        assert bulk == single
+        assert bulk == one_at_a_time(stores[1], records, bulk)
         assert bulk["duplicates"] >= 20 and bulk["unchanged"] >= 20, bulk
         assert state(stores[0]) == state(stores[1])
     finally:
