@@ -10041,6 +10041,12 @@ def _parse_export(label, lines):
     return records
 
 
+def _leaves_repository(path):
+    """Whether an imported anchor's repo-relative ``path`` could name a file outside its
+    repository: absolute, or with a ".." part. The one test both import paths apply."""
+    return path.startswith("/") or (".." in path and ".." in path.split("/"))
+
+
 def _record_anchors(rec, local_repo):
     """An export record's anchors, matched to this machine's repositories."""
     anchors = []
@@ -10048,9 +10054,7 @@ def _record_anchors(rec, local_repo):
         if not isinstance(a, dict) or not isinstance(a.get("repo"), str):
             raise UsageError("evidence %s has a malformed anchor" % rec["id"])
         path = a.get("path")
-        if path is not None and (
-            not isinstance(path, str) or path.startswith("/") or ".." in path.split("/")
-        ):
+        if path is not None and (not isinstance(path, str) or _leaves_repository(path)):
             raise UsageError("evidence %s cites a path outside its repository: %r" % (rec["id"], path))
         arepo = local_repo(a["repo"], a.get("root_commit"))
         anchors.append({k: a.get(k) for k in _ANCHOR_FIELDS})
@@ -10067,7 +10071,7 @@ def _bulk_anchors(rec, repo_here):
     rows, cited, symbols, paths = [], [], {}, {}
     for a in rec["anchors"]:
         path, symbol = a["path"], a["symbol"]
-        if path is not None and (path.startswith("/") or (".." in path and ".." in path.split("/"))):
+        if path is not None and _leaves_repository(path):
             raise UsageError("evidence %s cites a path outside its repository: %r" % (rec["id"], path))
         repo_id, name = repo_here(a["repo"], a["root_commit"])
         rows.append((repo_id, name, a["root_commit"], path, symbol, a["commit"], a["branch"], a["blob"],
