@@ -7036,15 +7036,28 @@ def _fts_term(term):
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
-def fts_query(terms, all_terms=False):
+def fts_query(terms, all_terms=False, split=(), whole_of=None):
     """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
     _fts_term), ORed, or ANDed when ``all_terms`` (an identifier's parts left out there: see
-    _implied_parts). The one builder of MATCH text."""
+    _implied_parts). The one builder of MATCH text.
+
+    ORed, an identifier in ``split`` also matches the rows that hold all its parts (``whole_of``:
+    {part: identifier}) but not it ("decode_metric" for decodeMetric), and those rows alone score
+    on the parts, so an identifier's row scores on it once, as in the AND query, never on its
+    parts again (the rare-term fill)."""
     if all_terms:
         implied = _implied_parts(tuple(terms))
         terms = [t for t in terms if t not in implied]
-    parts = list(dict.fromkeys(_fts_term(t) for t in terms))
-    return (" AND " if all_terms else " OR ").join(parts)
+        return " AND ".join(dict.fromkeys(_fts_term(t) for t in terms))
+    out = []
+    for t in terms:
+        parts = [p for p, w in whole_of.items() if w == t] if t in split else []
+        if parts:
+            whole = _fts_term(t)
+            out.append("(%s OR ((%s) NOT %s))" % (whole, " AND ".join(map(_fts_term, parts)), whole))
+        else:
+            out.append(_fts_term(t))
+    return " OR ".join(dict.fromkeys(out))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -7822,7 +7835,7 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits):
         rare, split, postings = [], set(), 0
         for t in order:
             if df.get(whole_of.get(t), 0):
-                continue  # with its identifier (_fill_query)
+                continue  # with its identifier (fts_query's split)
             if postings + df[t] > CANDIDATE_FILL_POSTINGS:
                 break
             rare.append(t)
@@ -7831,7 +7844,7 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits):
             if parts and postings + parts <= CANDIDATE_FILL_POSTINGS:
                 split.add(t)
                 postings += parts
-        fills = [(_fill_query(rare, split, whole_of), None)] if rare else []
+        fills = [(fts_query(rare, split=split, whole_of=whole_of), None)] if rare else []
         rest = [t for t in order if t not in rare]
         if rest:  # still short: the next rarest term, its newest CANDIDATE_FILL_POSTINGS rows at most
             bounded = df[rest[0]] > CANDIDATE_FILL_POSTINGS
@@ -7852,22 +7865,6 @@ def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits):
         seen = [c.rid for c in found]
         found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
     return found, beyond
-
-
-def _fill_query(terms, split, whole_of):
-    """The MATCH expression of a fill from ``terms``, ORed: an identifier among them (in ``split``)
-    also matches the rows that hold all its parts but not it ("decode_metric" for decodeMetric),
-    and those rows alone score on the parts, so an identifier's row scores on it once, as in the
-    AND query (fts_query), never on its parts again."""
-    out = []
-    for t in terms:
-        parts = [p for p, w in whole_of.items() if w == t] if t in split else []
-        if parts:
-            whole = _fts_term(t)
-            out.append("(%s OR ((%s) NOT %s))" % (whole, " AND ".join(map(_fts_term, parts)), whole))
-        else:
-            out.append(_fts_term(t))
-    return " OR ".join(dict.fromkeys(out))
 
 
 def _matches_nothing(store, term):
