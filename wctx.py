@@ -2683,15 +2683,29 @@ def head_token(repo_path, probed=None):
         if os.path.exists(commondir):
             with open(commondir, "rb") as fh:
                 common = os.path.normpath(os.path.join(gitdir, fh.read().decode().strip()))
-        for base in (gitdir, common):
-            ref_path = os.path.join(base, *ref.split("/"))
-            probed.append(ref_path)
-            if os.path.isfile(ref_path):
-                with open(ref_path, "rb") as fh:
-                    return fh.read(128).strip().decode("ascii", "replace")
-        probed.append(os.path.join(common, "packed-refs"))
-        st = os.stat(probed[-1])
-        return "%s@packed:%d:%d" % (ref, st.st_size, st.st_mtime_ns)
+        for _ in range(5):  # a branch may itself be a symbolic ref to another
+            for base in (gitdir, common):
+                ref_path = os.path.join(base, *ref.split("/"))
+                probed.append(ref_path)
+                if os.path.isfile(ref_path):
+                    with open(ref_path, "rb") as fh:
+                        value = fh.read(512).strip()
+                    break
+            else:
+                # Only in packed-refs: the object id it holds there, not the file's size and mtime,
+                # which a repack within one timestamp tick (one id for another) leaves as they were.
+                probed.append(os.path.join(common, "packed-refs"))
+                with open(probed[-1], "rb") as fh:
+                    packed = fh.read()
+                at = packed.find(b" " + ref.encode("utf-8", "surrogateescape") + b"\n")
+                start = packed.rfind(b"\n", 0, at) + 1 if at >= 0 else -1
+                if start < 0 or at - start not in (40, 64):
+                    return "%s@packed:unborn" % ref
+                return packed[start:at].decode("ascii", "replace")
+            if not value.startswith(b"ref: "):
+                return value.decode("ascii", "replace")
+            ref = value[5:].decode("utf-8", "replace")
+        return None
     except (OSError, ValueError):
         return None
 
