@@ -6196,8 +6196,8 @@ def _checkout_heads(repo):
 
 
 def _cache_key(repos, anchors, heads=None, followed=None):
-    """What can be checked without git: each checkout's HEAD and each cited file's size and mtime,
-    as the freshness cache stores it (_cache_inputs, hashed), or None."""
+    """What can be checked without git: each checkout's HEAD and each cited file's stamp, as the
+    freshness cache stores it (_cache_inputs, hashed), or None."""
     inputs = _cache_inputs(repos, anchors, heads, followed)
     return None if inputs is None else _hashed_key(inputs)
 
@@ -6210,14 +6210,15 @@ def _hashed_key(inputs):
 
 
 def _cache_inputs(repos, anchors, heads=None, followed=None):
-    """(the text _cache_key hashes, the renames it followed) or None when something cannot be
-    read: each checkout's HEAD and each cited file's size and mtime.
+    """(the text _cache_key hashes, the renames it followed): each checkout's HEAD and each cited
+    file's stamp (_file_stamp); None when something cannot be read or a cited file changed too
+    recently to trust its stat.
 
     ``heads`` (a dict: {repo id: _checkout_heads}, and each cited file's stat) may be shared by
     the caller so that one call over many items reads each checkout's HEAD once. A repository with several checkouts counts them all (any
     of them may be the one that judges). A cited file that is gone (renamed or deleted) counts by
     the checkout's index and, when the check followed it to a new path (``followed``:
-    {(repo id, old path): new path}), by that file's size and mtime too; the key then ends with
+    {(repo id, old path): new path}), by that file's stamp too; the key then ends with
     " " and those renames as JSON, so that a lookup can check the same files (_followed_in)."""
     parts = [__version__]
     heads = {} if heads is None else heads
@@ -6238,13 +6239,11 @@ def _cache_inputs(repos, anchors, heads=None, followed=None):
                 continue
             key = (root, a["path"])  # the shared map also keeps each file's stat for the call
             if key not in heads:
-                try:
-                    st = os.stat(os.path.join(root, *a["path"].split("/")))
-                    heads[key] = "%s:%d:%d" % (a["path"], st.st_size, st.st_mtime_ns)
-                except OSError:
-                    heads[key] = None
+                heads[key] = _file_stamp(os.path.join(root, *a["path"].split("/")))
             if heads[key] is not None:
-                parts.append(heads[key])
+                if not heads[key]:
+                    return None
+                parts.append("%s:%s" % (a["path"], heads[key]))
                 continue
             # Renamed or deleted: git sees that through HEAD (in the key) and the index.
             index_key = ("index", root)
@@ -6257,13 +6256,27 @@ def _cache_inputs(repos, anchors, heads=None, followed=None):
                 parts.append("%s:gone@%s" % (a["path"], heads[index_key]))
                 continue
             # Followed to ``new``: an edit there must show in the key.
-            try:
-                st = os.stat(os.path.join(root, *new.split("/")))
-            except OSError:
+            stamp = _file_stamp(os.path.join(root, *new.split("/")))
+            if not stamp:
                 return None
-            parts.append("%s->%s:%d:%d@%s" % (a["path"], new, st.st_size, st.st_mtime_ns, heads[index_key]))
+            parts.append("%s->%s:%s@%s" % (a["path"], new, stamp, heads[index_key]))
             used.append([repo.id, a["path"], new])
     return "\n".join(parts), used
+
+
+def _file_stamp(path):
+    """What the freshness cache key holds of a cited file: size, mtime, change time and inode
+    (an edit that keeps size and mtime, by a tool that restores the mtime or by a rename over the
+    file, still moves the change time or the inode). None when the file is gone; "" when it
+    changed within HEAD_RACY_SECONDS: an edit within the same timestamp tick may not show in its
+    stat at all, so a verdict on it is not cached (as git treats a racily clean index entry)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if max(st.st_mtime_ns, st.st_ctime_ns) >= time.time_ns() - int(HEAD_RACY_SECONDS * 1e9):
+        return ""
+    return "%d:%d:%d:%d" % (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def _sha1_hex(data):
