@@ -335,3 +335,32 @@ def test_a_branch_that_is_a_symbolic_ref_is_followed_to_its_commit(product):
         fresh = _search(store, sdk.path)[rid]["freshness"]
         assert fresh["verdict"] == "possibly_stale", fresh
         assert "moved 1 commit" in " ".join(fresh["reasons"])
+
+
+def test_a_recorded_commit_fetched_later_is_found(product, tmp_path):
+    """An item recorded at a commit this checkout does not have (a teammate's, imported; or here
+    one that was dropped): once `git fetch` brings it, HEAD and the index as they were, the
+    verdict is judged against it, in this process and in the next."""
+    sdk = product.sdk
+    branch = sdk.git("symbolic-ref", "--short", "HEAD").strip()
+    sdk.git("checkout", "-q", "-b", "topic")
+    sdk.write("src/topic.py", "x = 1\n")
+    topic = sdk.commit("topic work")
+    rid = wctx.capture(
+        product.store, [{"kind": "finding", "claim": "send returns the status quirk"}], cwd=sdk.path
+    )["evidence"][0]["id"]
+    mirror = str(tmp_path / "mirror")
+    git(tmp_path, "clone", "-q", "--mirror", sdk.path, mirror)
+    sdk.git("checkout", "-q", branch)
+    sdk.git("branch", "-q", "-D", "topic")
+    sdk.git("reflog", "expire", "--expire=now", "--all")
+    sdk.git("gc", "-q", "--prune=now")
+    assert sdk.git("cat-file", "-t", topic, check=False).strip() != "commit"
+    fresh = _search(product.store, sdk.path)[rid]["freshness"]
+    assert fresh["verdict"] == "unknown" and "not in" in " ".join(fresh["reasons"]), fresh
+    sdk.git("fetch", "-q", mirror, "topic")  # the commit is back; HEAD and the index are not moved
+    assert sdk.git("cat-file", "-t", topic).strip() == "commit"
+    for store in (product.store, wctx.open_store(product.store.home)):
+        fresh = _search(store, sdk.path)[rid]["freshness"]
+        assert fresh["verdict"] == "possibly_stale", fresh
+        assert short(topic) in " ".join(fresh["reasons"])
