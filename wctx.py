@@ -2261,6 +2261,7 @@ class GitRepo:
         self._renames = {}
         self._head_tree = None
         self._checked = {}  # batch_check's answers
+        self.absent = set()  # commits commits_exist found missing: a fetch may bring them, HEAD unmoved
         self.warmed = False  # FreshnessChecker._warm asked about every cited path here
 
     def git(self, *args, input_bytes=None, ok_codes=(0,), revs=(), paths=None):
@@ -2357,6 +2358,8 @@ class GitRepo:
             found = self.batch_check([s + "^{commit}" for s in todo])
             for s in todo:
                 self._commit_exists[s] = found.get(s + "^{commit}") is not None
+                if not self._commit_exists[s]:
+                    self.absent.add(s)
         return {s: self._commit_exists.get(s, False) for s in shas if s}
 
     def log_since(self, commit):
@@ -2562,7 +2565,8 @@ def git_view(path):
     cache key reads them): each commit, log, rename and tree answer depends on nothing else git
     could see. So a long-lived process (the MCP server) asks git about each checkout state once,
     not once per call. An index written within HEAD_RACY_SECONDS is not trusted to show its next
-    change in its stat: that view is used once."""
+    change in its stat: that view is used once. Nor is a view that found a commit missing: a fetch
+    (or a push into this repository) brings commits without moving HEAD or the index."""
     gitdir = git_dir_of(path)
     try:
         st = os.stat(os.path.join(gitdir, "index")) if gitdir else None
@@ -2570,7 +2574,7 @@ def git_view(path):
         st = None
     state = (recent_head_token(path), "%d:%d" % (st.st_size, st.st_mtime_ns) if st else None)
     seen = _GIT_VIEWS.get(path)
-    if seen is not None and seen[0] == state:
+    if seen is not None and seen[0] == state and not seen[1].absent:
         return seen[1]
     view = GitRepo(path)
     settled = st is None or max(st.st_mtime_ns, st.st_ctime_ns) < time.time_ns() - int(
@@ -5692,6 +5696,22 @@ class FreshnessChecker:
         self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
         self.moved = {}  # {(repo id, recorded commit): commits since}, for items citing no file
 
+    def cacheable(self):
+        """A test of an item's anchors (every column): whether the verdict this call computed for
+        it may be cached under its key. Not where git could not run (another caller's git may),
+        nor where a recorded commit was missing: a fetch (or a push into the repository) can bring
+        it while HEAD, the index and every cited file stay as the key saw them."""
+        absent = set()
+        for g, _ in self.git.values():
+            if g is not None:
+                absent |= g.absent
+        failed = self.git_failed
+
+        def test(anchors):
+            return not any(a["repo_id"] in failed or a["commit_sha"] in absent for a in anchors)
+
+        return test
+
     def _read(self, root, rel):
         """read_repo_file, remembered for the rest of this call (within a memory budget)."""
         key = (root, rel)
@@ -6358,14 +6378,16 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
     if missing:
         checker = FreshnessChecker(store, shared=use_cache)
         # Every column of the anchors (a caller may hold fewer: SEARCH_ANCHOR_COLUMNS).
-        computed = checker.check_items(_load_anchors(store, missing))
+        full = _load_anchors(store, missing)
+        computed = checker.check_items(full)
         now = utc_now()
         rows = []
+        cacheable = checker.cacheable()
         for rid, c in computed.items():
             key = key_of(rid)  # taken before the check: a change meanwhile makes the next lookup miss
             if key is not None and any((a["repo_id"], a["path"]) in checker.followed for a in anchors[rid]):
                 key = _cache_key(repos, anchors[rid], heads, checker.followed)
-            if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
+            if key is not None and cacheable(full[rid]):
                 rows.append((rid, key, c["verdict"], json.dumps(c["reasons"]), now))
                 if use_cache:
                     seen[rid] = (key, c["verdict"], tuple(c["reasons"]))
@@ -8534,6 +8556,7 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     anchors = _load_anchors(store, rids)
     checker = FreshnessChecker(store)
     computed = checker.check_items(anchors)
+    cacheable = checker.cacheable()
     # Refresh the search cache with what we just computed exactly.
     repos = {r.id: r for r in _repos(store)}
     now = utc_now()
@@ -8541,7 +8564,7 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     heads = {}
     for rid in rids:
         key = _cache_key(repos, anchors[rid], heads, checker.followed)
-        if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
+        if key is not None and cacheable(anchors[rid]):
             rows.append((rid, key, computed[rid]["verdict"], json.dumps(computed[rid]["reasons"]), now))
     _write_freshness_cache(store, rows)
     items = []
