@@ -9703,16 +9703,33 @@ def _v_path(value):
     return value
 
 
+_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _is_calendar_time(value):
+    """Whether the date, time and offset of a stamp _TIMESTAMP_RE matched exist: no month 13, no
+    30 February, no hour 24 (a leap second's :60 is a time)."""
+    y, mo, d = int(value[:4]), int(value[5:7]), int(value[8:10])
+    if not 1 <= mo <= 12 or not 1 <= d <= _MONTH_DAYS[mo - 1]:
+        return False
+    if mo == 2 and d == 29 and (y % 4 or (y % 100 == 0 and y % 400)):
+        return False
+    if int(value[11:13]) > 23 or int(value[14:16]) > 59 or int(value[17:19]) > 60:
+        return False
+    offset = value[19:].lstrip(".0123456789")
+    return offset in ("", "Z") or (int(offset[1:3]) <= 23 and int(offset[-2:]) <= 59)
+
+
 def _v_timestamp(value):
     if value is None or value == "":
         return None
-    if not isinstance(value, str) or not _TIMESTAMP_RE.match(value):
+    if not isinstance(value, str) or not _TIMESTAMP_RE.match(value) or not _is_calendar_time(value):
         raise ValueError("is not an ISO-8601 time: %r" % (str(value)[:80],))
     return value
 
 
 def _v_required_timestamp(value):
-    if value is None or _stamp_seconds(value) is None:
+    if _stamp_seconds(value) is None or not _TIMESTAMP_RE.match(value) or not _is_calendar_time(value):
         raise ValueError("needs a time like 2026-03-01T12:00:00Z, not %r" % (str(value)[:80],))
     return value
 
@@ -9807,7 +9824,7 @@ RECORD_FIELDS = {
         "type": _v_enum(("evidence",)),
         "format": _v_format,
         "id": _v_required_id,
-        "kind": _v_enum(EVIDENCE_KINDS, what="kind"),
+        "kind": _v_required(_v_enum(EVIDENCE_KINDS, what="kind")),
         "session": _v_required_id,
         "repo": _v_required_repo,
         "root_commit": _v_object_id,
@@ -9872,7 +9889,7 @@ RECORD_FIELDS["relation"] = {
     "id": _v_required_id,
     "from": _v_required_repo,
     "from_root": _v_object_id,
-    "kind": _v_enum(RELATION_KINDS, what="relation kind"),
+    "kind": _v_required(_v_enum(RELATION_KINDS, what="relation kind")),
     "to": _v_required_repo,
     "to_root": _v_object_id,
     "note": _v_text(MAX_CLAIM_CHARS),
@@ -9891,7 +9908,7 @@ RECORD_FIELDS["tombstone"] = {
     "type": _v_enum(("tombstone",)),
     "format": _v_format,
     "id": _v_required_id,
-    "kind": _v_enum(("evidence", "session"), what="tombstone kind"),
+    "kind": _v_required(_v_enum(("evidence", "session"), what="tombstone kind")),
     "session": _v_required_id,
     "reason": _v_text(MAX_CLAIM_CHARS, required=True),
     "forgotten_at": _v_timestamp,
@@ -10034,6 +10051,8 @@ def _parse_export(label, lines):
             record = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             raise UsageError("%s: not valid JSON" % where) from None
+        except RecursionError:  # brackets nested deeper than the parser's stack
+            raise UsageError("%s: not valid JSON (nested too deeply)" % where) from None
         records.append(validate_record(record, where))
     return records
 
