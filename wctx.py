@@ -10761,8 +10761,10 @@ def _sync_fetch(store, remote, branch):
     return out.decode("ascii", "replace").strip() or None
 
 
-def _sync_tree(store, tip):
-    """{path: blob id} of the memory files in ``tip`` (other files in the branch are ignored)."""
+def _sync_tree(store, tip, skipped=None):
+    """{path: blob id} of the memory files in ``tip`` (other files in the branch are ignored).
+    A memory file's name on anything but a plain file (a symbolic link: its blob is the link's
+    target, which no machine wrote as memory) is noted in ``skipped``."""
     if tip is None:
         return {}
     _, out = _sync_git(store, ["ls-tree", "-r", "-z", "--full-tree"], revs=[tip])
@@ -10773,8 +10775,14 @@ def _sync_tree(store, tip):
         if len(parts) != 3 or parts[1] != b"blob":
             continue
         name = path.decode("utf-8", "replace")
-        if _SYNC_FILE.match(name):
+        if not _SYNC_FILE.match(name):
+            continue
+        if parts[0] in (b"100644", b"100755"):
             files[name] = parts[2].decode("ascii")
+        elif skipped is not None:
+            why = "%s: a symbolic link, not a file" % name
+            if why not in skipped:  # once, however many times a rejected push fetches again
+                skipped.append(why)
     return files
 
 
@@ -11108,13 +11116,27 @@ def _sync_commit(store, machine, tip, tree, payload, kept):
     return out.decode("ascii").strip(), len(changed), len(removed)
 
 
+# A remote on a path is someone's repository on this machine: git runs the receiving end of a push
+# there, as this user, under that repository's configuration. Its command line outranks that
+# configuration and turns off what would run a program: hooks (wherever core.hooksPath points),
+# the alternates' refs command, and checking the pushed files out (updateInstead) through its
+# filters (a checked-out branch is refused instead).
+_SYNC_RECEIVE_PACK = (
+    "git -c core.hooksPath=/dev/null -c core.alternateRefsCommand=true -c core.fsmonitor=false "
+    "-c receive.denyCurrentBranch=refuse receive-pack"
+)
+
+
 def _sync_push(store, remote, branch, commit):
     """Push ``commit`` as the new tip. Returns None when pushed, else git's reason for refusing
     the update (another machine pushed first, or updated the ref at the same moment): the caller
     fetches, rebuilds and tries again."""
+    args = ["push", "--porcelain", "--quiet"]
+    if remote.startswith("/"):  # a path (check_sync_remote makes every local remote absolute)
+        args.append("--receive-pack=" + _SYNC_RECEIVE_PACK)
     code, out = _sync_git(
         store,
-        ["push", "--porcelain", "--quiet", "--end-of-options", remote, "%s:refs/heads/%s" % (commit, branch)],
+        [*args, "--end-of-options", remote, "%s:refs/heads/%s" % (commit, branch)],
         ok_codes=(0, 1),
         network=True,
     )
@@ -11160,7 +11182,7 @@ def sync_memory(store, remote=None, branch=None):
         if attempt == 1:  # reachable: remembered now, so that a sync interrupted later needs no arguments
             _sync_set(store, "remote", remote)
             _sync_set(store, "branch", branch)
-        tree = _sync_tree(store, tip)
+        tree = _sync_tree(store, tip, report.skipped)
         with _GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
             _sync_import(store, machine, tree, report)
         fingerprint = _store_fingerprint(store)

@@ -7,9 +7,12 @@ large import as on the record-by-record one."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 import pytest
-from conftest import db_snapshot
+import test_sync
+from conftest import db_snapshot, git
 
 import wctx
 
@@ -136,3 +139,178 @@ def test_a_hostile_line_is_one_line_naming_file_and_line_and_changes_nothing(
         assert "b-bad.jsonl:%d:" % (sum(p.count(b"\n") for p in parts)) in err, err
     assert names in err, err
     assert db_snapshot(wctx_home) == before
+
+
+# -- wctx sync: a tampered remote ------------------------------------------------------------------
+
+team = test_sync.team  # two machines sharing a bare repository on disk
+
+
+def _git_bytes(repo, args, data):
+    proc = subprocess.run(["git", "-C", repo, *args], input=data, capture_output=True, check=True)
+    return proc.stdout.decode().strip()
+
+
+def _tree(repo, entries):
+    """A tree object of ``entries`` [(mode, name, bytes or tree id)], written with plumbing
+    (no checkout, so names and modes git itself would never check out are allowed)."""
+    rows = []
+    for mode, name, content in entries:
+        kind = "tree" if mode == "040000" else "blob"
+        oid = content if kind == "tree" else _git_bytes(repo, ["hash-object", "-w", "--stdin"], content)
+        rows.append("%s %s %s\t%s\n" % (mode, kind, oid, name))
+    return _git_bytes(repo, ["mktree"], "".join(rows).encode())
+
+
+def _push_tree(remote, extra_top, machine, session_files):
+    """A commit on the team branch holding what it held, a third machine's ``session_files``
+    [(mode, name, bytes)] and ``extra_top`` entries at the top of the tree."""
+    tip = git(remote, "rev-parse", "wctx-memory").strip()
+    top = [tuple(line.split(None, 3)) for line in git(remote, "cat-file", "-p", tip + "^{tree}").splitlines()]
+    machines = next(oid for _, _, oid, name in top if name == "machines")
+    inside = [(m, n, oid) for m, _, oid, n in
+              (tuple(line.split(None, 3)) for line in git(remote, "cat-file", "-p", machines).splitlines())]  # fmt: skip
+    inside.append(("040000", machine, _tree(remote, [("040000", "sessions", _tree(remote, session_files))])))
+    entries = [("040000", "machines", _tree(remote, inside))] + extra_top
+    commit = _git_bytes(remote, ["commit-tree", _tree(remote, entries), "-p", tip, "-m", "tampered"], b"")
+    git(remote, "update-ref", "refs/heads/wctx-memory", commit)
+
+
+def _listing(root):
+    out = set()
+    for base, dirs, files in os.walk(root):
+        for name in dirs + files:
+            out.add(os.path.relpath(os.path.join(base, name), root))
+    return out
+
+
+def test_a_tampered_remote_branch_is_reported_file_by_file_and_its_good_files_import(team, tmp_path):
+    remote, a, b = team
+    a.wctx("capture", "--finding", "alice's good item travels", "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    template = next(json.loads(line) for text in test_sync.remote_files(remote).values()
+                    for line in text.splitlines() if json.loads(line)["type"] == "session")  # fmt: skip
+
+    def memory(n, claim, **changes):
+        rec = {"type": "evidence", "format": 1, "id": EID % n, "session": SID % n, "repo": "upload-sdk",
+               "kind": "finding", "claim": claim, "anchors": []}  # fmt: skip
+        rec.update(changes)
+        return lines([dict(template, id=SID % n), rec])
+
+    pwned = tmp_path / "pwned"
+    leaving = {"repo": "upload-sdk", "path": "../../home/alice/.ssh/id_rsa"}
+    option = {"repo": "upload-sdk", "path": "--output=%s" % pwned}
+    files = [
+        ("100644", "ses-00000000c1.jsonl", memory(0xC1, "a third machine's good item")),
+        (
+            "100644",
+            "ses-00000000c2.jsonl",
+            lines([dict(template, id=SID % 0xC2)]) + b"[" * 200000 + b"]" * 200000,
+        ),
+        ("100644", "ses-00000000c3.jsonl", memory(0xC3, "kindless item", kind=None)),
+        # a link whose target text is a well-formed file: still a link, never a memory file
+        ("120000", "ses-00000000c4.jsonl", memory(0xC4, "an item behind a symbolic link")),
+        ("120000", "ses-00000000c5.jsonl", b"../../../../../../../../etc/passwd"),
+        ("100644", "ses-00000000c6.jsonl", b"\x00\xff\xfe not a JSONL file\n"),
+        ("100644", "ses-00000000c7.jsonl", b'{"valid": "json"}\n[1, 2]\n'),
+        ("100644", "ses-00000000c8.jsonl", memory(0xC8, "huge", detail="x" * (20 << 20))),
+        ("100644", "ses-00000000c9.jsonl", memory(0xC9, "a path leaving", anchors=[leaving])),
+        ("100644", "ses-00000000ca.jsonl", memory(0xCA, "an option as a path", anchors=[option])),
+        ("100644", "notes.txt", b"a file that is not memory\n"),
+    ]
+    top = [
+        ("100644", ".gitattributes", b"* filter=pwn diff=pwn merge=pwn\n"),
+        (
+            "100644",
+            ".gitmodules",
+            b'[submodule "x"]\n\tpath = x\n\turl = ext::sh -c touch%% %s\n' % str(pwned).encode(),
+        ),
+        ("040000", "..", _tree(remote, [("100644", "escape.jsonl", memory(0xCB, "from a tree named .."))])),
+    ]
+    _push_tree(remote, top, "00000000000000cc", files)
+    with open(os.path.join(remote, "config"), "a") as fh:
+        fh.write('[filter "pwn"]\n\tsmudge = touch %s\n\tclean = touch %s\n' % (pwned, pwned))
+    before = _listing(b.root)
+    got = b.json("sync", "--remote", remote)
+    skipped = "\n".join(got["skipped"])
+    for n, why in ((2, "nested too deeply"), (3, "kind"), (4, "symbolic link"), (5, "symbolic link"),
+                   (6, "not valid JSON"), (7, "not a wctx export record"), (8, "detail"),
+                   (9, "outside its repository"), (10, "outside its repository")):  # fmt: skip
+        name = "ses-00000000c%x.jsonl" % n
+        assert any(name in line and why in line for line in got["skipped"]), (name, skipped)
+    assert len(got["skipped"]) == 9, skipped
+    found = {r["claim"] for r in b.json("search", "item", "--all", "--limit", "50")["results"]}
+    assert found == {"alice's good item travels", "a third machine's good item"}
+    # Nothing written outside the store, nothing run.
+    new = {p for p in _listing(b.root) - before if not p.startswith(os.path.join("home", ".wctx"))}
+    assert new == set(), new
+    assert not pwned.exists()
+    # The next sync reports the same files again and imports nothing twice.
+    again = b.json("sync")
+    assert again["imported"]["evidence"] == 0 and len(again["skipped"]) == 9
+
+
+HOOKS = ("pre-receive", "update", "post-receive", "post-update", "reference-transaction", "proc-receive",
+         "push-to-checkout", "pre-push")  # fmt: skip
+
+
+def _trap(path, marker):
+    with open(path, "w") as fh:
+        fh.write("#!/bin/sh\necho ran >> '%s'\n" % marker)
+    os.chmod(path, 0o755)
+
+
+@pytest.mark.parametrize("where", ["hooks", "hooksPath", "alternateRefsCommand"])
+def test_a_remote_on_disk_runs_none_of_its_programs_when_sync_pushes(team, tmp_path, where):
+    # A remote on a path (a shared drive, a mounted share) is another user's repository: git runs
+    # the receiving side of a push on this machine, in that repository, with its configuration.
+    remote, a, b = team
+    marker = tmp_path / "ran"
+    a.wctx("capture", "--finding", "first item", "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    if where == "hooks":
+        for hook in HOOKS:
+            _trap(os.path.join(remote, "hooks", hook), marker)
+    elif where == "hooksPath":
+        os.makedirs(str(tmp_path / "their-hooks"))
+        for hook in HOOKS:
+            _trap(str(tmp_path / "their-hooks" / hook), marker)
+        git(remote, "config", "core.hooksPath", str(tmp_path / "their-hooks"))
+    else:
+        # alternates make receive-pack run this command to list the other repository's refs
+        other = str(tmp_path / "other.git")
+        git(tmp_path, "init", "-q", "--bare", other)
+        with open(os.path.join(remote, "objects", "info", "alternates"), "w") as fh:
+            fh.write(os.path.join(other, "objects") + "\n")
+        _trap(str(tmp_path / "list-refs"), marker)
+        git(remote, "config", "core.alternateRefsCommand", str(tmp_path / "list-refs"))
+    b.wctx("capture", "--finding", "second item", "--repo", "sdk")
+    got = b.json("sync", "--remote", remote)
+    assert got["pushed"] and not marker.exists()
+    a.wctx("capture", "--finding", "third item", "--repo", "upload-sdk")
+    assert a.json("sync")["pushed"] and not marker.exists()
+    found = {r["claim"] for r in a.json("search", "item", "--all")["results"]}
+    assert found == {"first item", "second item", "third item"}  # the pushes really landed
+
+
+def test_a_remote_checkout_that_updates_its_files_on_push_is_refused_and_runs_nothing(team, tmp_path):
+    # A non-bare remote with the branch checked out and receive.denyCurrentBranch=updateInstead
+    # would check the pushed files out there, through that repository's filter drivers.
+    remote, a, b = team
+    a.wctx("capture", "--finding", "first item", "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    marker = tmp_path / "ran"
+    checkout = str(tmp_path / "checkout")
+    git(tmp_path, "clone", "-q", "-b", "wctx-memory", remote, checkout)
+    with open(os.path.join(checkout, ".gitattributes"), "w") as fh:
+        fh.write("* filter=pwn\n")
+    git(checkout, "add", ".gitattributes")
+    git(checkout, "commit", "-q", "-m", "attributes")
+    git(checkout, "config", "receive.denyCurrentBranch", "updateInstead")
+    git(checkout, "config", "filter.pwn.smudge", "sh -c 'echo ran >> %s; cat'" % marker)
+    git(checkout, "config", "filter.pwn.clean", "sh -c 'echo ran >> %s; cat'" % marker)
+    _trap(os.path.join(checkout, ".git", "hooks", "push-to-checkout"), marker)
+    b.wctx("capture", "--finding", "second item", "--repo", "sdk")
+    proc = b.wctx("sync", "--remote", checkout, check=False)
+    assert not marker.exists()
+    assert proc.returncode != 0 and len(proc.stderr.strip().splitlines()) == 1, proc
