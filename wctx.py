@@ -1868,6 +1868,9 @@ class Store:
             raise
         old, self.db, self.readonly = self.db, con, readonly
         self._identity = fresh._identity
+        # What was memoised came from the old file; the generation of a new connection says
+        # nothing about the old one's (both may read (2, 0)), so it cannot tell by itself.
+        self._memo, self._generation = {}, None
         old.close()
 
 
