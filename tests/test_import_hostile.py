@@ -314,3 +314,110 @@ def test_a_remote_checkout_that_updates_its_files_on_push_is_refused_and_runs_no
     proc = b.wctx("sync", "--remote", checkout, check=False)
     assert not marker.exists()
     assert proc.returncode != 0 and len(proc.stderr.strip().splitlines()) == 1, proc
+
+
+# -- Secrets on the way in: the bulk writer and the record-by-record import alike ------------------
+
+PLANTED = {  # kind -> (text as a teammate's agent wrote it, the part that must never be stored)
+    "aws": ("AKIAPLANTEDKEYID0123", "AKIAPLANTEDKEYID0123"),
+    "github": ("ghp_PlantedGithubToken0123456789abcdefgh", "PlantedGithubToken0123456789abcdefgh"),
+    "pem": ("-----BEGIN RSA PRIVATE KEY----- MIIEpQIBAAKCAQEAplantedPemBody77 -----END RSA PRIVATE KEY-----",
+            "MIIEpQIBAAKCAQEAplantedPemBody77"),
+    "password": ("password=PlantedAssignedPw7", "PlantedAssignedPw7"),
+}  # fmt: skip
+
+
+def _planted_records(root, head, base, kind):
+    """A session, an item with history, a tombstone and a relation carrying the secret ``kind``
+    in every text field a record has (ids ``base`` + 0..2)."""
+    text, _ = PLANTED[kind]
+    word = text if " " not in text else "x"  # fields that hold one word: a path part, a branch
+    sid = SID % base
+    anchor = {"repo": "svc", "root_commit": root, "path": "conf/%s.env" % word,
+              "symbol": "load " + text, "commit": head, "branch": "feature/" + word,
+              "symbol_lang": text[:40]}  # fmt: skip
+    history = [{"id": "evt-planted-%x" % base, "event": "confirmed", "at": T0, "agent": "agent " + text,
+                "session": sid, "note": "checked " + text, "commits": {"svc": head}, "previous": []}]  # fmt: skip
+    return [
+        session(base, summary="summary " + text, agent="agent " + text, external_id="ext " + text,
+                cwd="sub/" + word, branch="topic/" + word),
+        evidence(base + 1, sid, "claim " + text, root, head, detail="detail " + text, anchors=[anchor],
+                 history=history, confirmed_at=T0),
+        {"type": "tombstone", "format": 1, "id": EID % (base + 2), "kind": "evidence", "session": sid,
+         "reason": "reason " + text, "forgotten_at": T0},
+        {"type": "relation", "format": 1, "id": "rel:svc:uses:%s" % kind, "from": "svc", "from_root": root,
+         "kind": "uses", "to": "vault-%s" % kind, "note": "note " + text, "created_at": T0},
+    ]  # fmt: skip
+
+
+def _stored_bytes(home):
+    with wctx.open_store(home) as s:
+        s.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    raw = b""
+    for name in ("wctx.db", "wctx.db-wal"):
+        path = os.path.join(home, name)
+        if os.path.exists(path):
+            with open(path, "rb") as fh:
+                raw += fh.read()
+    return raw
+
+
+def _planted_rows(home):
+    """What the store holds of the planted records, by their global ids."""
+    snap = db_snapshot(home)
+    with wctx.open_store(home) as s:
+        return {
+            "session": [tuple(r) for r in s.all(
+                "SELECT summary, agent, external_id, cwd, branch FROM sessions WHERE id LIKE 'ses-000000f%'")],
+            "evidence": [tuple(r) for r in s.all(
+                "SELECT e.claim, e.claim_key, e.detail, a.path, a.symbol, a.branch, a.symbol_lang FROM evidence e "
+                "JOIN anchors a ON a.evidence_rid = e.rid WHERE e.id LIKE 'ev-000000f%' ORDER BY e.id")],
+            "history": sorted(tuple(r) for r in s.all(
+                "SELECT agent, note FROM evidence_events WHERE id LIKE 'evt-planted-%'")),
+            "tombstones": sorted(r["reason"] for r in s.all("SELECT reason FROM tombstones")),
+            "relations": sorted(r["note"] for r in s.all("SELECT note FROM dormant_relations")),
+        }, repr(snap)  # fmt: skip
+
+
+@pytest.mark.parametrize("size", ["small", "bulk"])
+def test_secrets_in_every_imported_field_are_stored_redacted(size, git_repo, tmp_path, run_wctx, wctx_home):
+    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n"})
+    assert run_wctx(["repo", "add", repo.path]).code == 0
+    with wctx.open_store(wctx_home) as s:
+        root = s.one("SELECT root_commit FROM repos")["root_commit"]
+    planted = []
+    for i, kind in enumerate(sorted(PLANTED)):
+        planted += _planted_records(root, repo.head, 0xF000 + 16 * i, kind)
+    records = list(planted)
+    if size == "bulk":  # enough new items into an empty store for the bulk writer and its deferred indexes
+        filler = [session(1)] + [
+            evidence(10 + n, SID % 1, "ordinary finding %d about the cache" % n, root, repo.head)
+            for n in range(wctx._BULK_INDEX_MIN)
+        ]
+        records = filler[:2000] + planted[:8] + filler[2000:] + planted[8:]
+    path = tmp_path / "peer.jsonl"
+    path.write_bytes(lines(records))
+    res = run_wctx(["import-evidence", str(path), "--json"])
+    assert res.code == 0, res
+    assert res.json["evidence"] >= len(PLANTED)
+    raw = _stored_bytes(wctx_home)
+    rows, dump = _planted_rows(wctx_home)
+    assert (
+        rows["evidence"] and rows["session"] and rows["history"] and rows["tombstones"] and rows["relations"]
+    )
+    leaks = []
+    for kind, (_, secret) in sorted(PLANTED.items()):
+        for where, hay in (("file", raw), ("file, lower case", raw.lower())):
+            if secret.encode() in hay or secret.lower().encode() in hay:
+                leaks.append((kind, where))
+        if secret in dump or secret.lower() in dump:
+            leaks.append((kind, "rows"))
+    assert leaks == [], leaks
+    assert "REDACTED" in repr(rows)
+    # Both import paths store the same thing, field for field, as the one boundary makes it.
+    other = str(tmp_path / "one-at-a-time")
+    assert run_wctx(["repo", "add", repo.path], env={"WCTX_HOME": other}).code == 0
+    alone = tmp_path / "planted.jsonl"
+    alone.write_bytes(lines(planted))
+    assert run_wctx(["import-evidence", str(alone)], env={"WCTX_HOME": other}).code == 0
+    assert _planted_rows(other)[0] == rows
