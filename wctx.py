@@ -6287,14 +6287,14 @@ def _cache_inputs(repos, anchors, heads=None, followed=None):
 def _file_stamp(path):
     """What the freshness cache key holds of a cited file: size, mtime, change time and inode
     (an edit that keeps size and mtime, by a tool that restores the mtime or by a rename over the
-    file, still moves the change time or the inode). None when the file is gone; "" when it
-    changed within HEAD_RACY_SECONDS: an edit within the same timestamp tick may not show in its
-    stat at all, so a verdict on it is not cached (as git treats a racily clean index entry)."""
+    file, still moves the change time or the inode). None when the file is gone; "" when it was
+    modified within HEAD_RACY_SECONDS: a second write within the same timestamp tick shows in no
+    stat, so a verdict on it is not cached (as git treats a racily clean index entry, by mtime)."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    if max(st.st_mtime_ns, st.st_ctime_ns) >= time.time_ns() - int(HEAD_RACY_SECONDS * 1e9):
+    if st.st_mtime_ns >= time.time_ns() - int(HEAD_RACY_SECONDS * 1e9):
         return ""
     return "%d:%d:%d:%d" % (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 

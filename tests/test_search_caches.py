@@ -216,6 +216,15 @@ def _search(store, cwd, query="send status quirk"):
     return {r["id"]: r for r in wctx.search(store, query, cwd=cwd)["results"]}
 
 
+def cached(store, evidence_id):
+    """Whether the freshness cache holds a verdict for the item (so the next search may use it)."""
+    row = store.one(
+        "SELECT 1 FROM freshness_cache c JOIN evidence e ON e.rid = c.evidence_rid WHERE e.id = ?",
+        (evidence_id,),
+    )
+    return row is not None
+
+
 def rewrite_keeping_mtime(path, text):
     st = os.stat(path)
     with open(path, "w") as fh:
@@ -247,19 +256,20 @@ def test_an_edit_in_the_same_tick_to_the_same_size_is_seen(product):
         assert _search(other, sdk.path)[rid]["freshness"]["verdict"] == "stale"
 
 
-def test_an_edit_that_keeps_size_and_mtime_of_a_settled_file_is_seen(product, monkeypatch):
+def test_an_edit_that_keeps_size_and_mtime_of_a_settled_file_is_seen(product):
     """A tool that restores the mtime it found (rsync -t, cp -p, touch -r) on a file whose verdict
     was cached long after it last changed: the change time and inode still tell."""
-    monkeypatch.setattr(wctx, "HEAD_RACY_SECONDS", 0.0)  # as if every file had settled long ago
     sdk = product.sdk
     path = sdk.write("src/send.py", SEND_V1)
     sdk.commit("send")
+    os.utime(path, (1e9, 1e9))  # last modified long ago
     rid = wctx.capture(
         product.store,
         [{"kind": "finding", "claim": "send returns the status quirk", "files": ["src/send.py#send"]}],
         cwd=sdk.path,
     )["evidence"][0]["id"]
     assert _search(product.store, sdk.path)[rid]["freshness"]["verdict"] == "current"
+    assert cached(product.store, rid)
     before = os.stat(path)
     rewrite_keeping_mtime(path, SEND_V2)
     assert os.stat(path).st_ctime_ns != before.st_ctime_ns
@@ -268,17 +278,18 @@ def test_an_edit_that_keeps_size_and_mtime_of_a_settled_file_is_seen(product, mo
         assert _search(other, sdk.path)[rid]["freshness"]["verdict"] == "stale"
 
 
-def test_a_cited_file_replaced_by_rename_with_its_old_size_and_mtime_is_seen(product, monkeypatch):
-    monkeypatch.setattr(wctx, "HEAD_RACY_SECONDS", 0.0)
+def test_a_cited_file_replaced_by_rename_with_its_old_size_and_mtime_is_seen(product):
     sdk = product.sdk
     path = sdk.write("src/send.py", SEND_V1)
     sdk.commit("send")
+    os.utime(path, (1e9, 1e9))  # last modified long ago
     rid = wctx.capture(
         product.store,
         [{"kind": "finding", "claim": "send returns the status quirk", "files": ["src/send.py#send"]}],
         cwd=sdk.path,
     )["evidence"][0]["id"]
     assert _search(product.store, sdk.path)[rid]["freshness"]["verdict"] == "current"
+    assert cached(product.store, rid)
     st = os.stat(path)
     new = path + ".new"
     with open(new, "w") as fh:
