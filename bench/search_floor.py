@@ -18,8 +18,9 @@ Then, interleaved query by query and rotating the order, it times:
              servers are first asked every query once, as the in-process search is;
   filled     the same floor server with --fill: when the ANDed words find fewer than 10 rows, the
              rest from the words ORed. On this corpus the ANDed query alone finds fewer than 10
-             for many queries ("short" counts them), where wctx answers 10 (the issue's tests ask
-             it to): the floor that answers as many results, beside the one the goals name;
+             for many queries ("short" counts them, "floor_results_mean" is its mean answer),
+             where wctx answers 10 (its ranking tests ask it to): the floor that answers as many
+             results, beside the one the goals name;
   inproc     ``wctx.search`` in this process and the same bare FTS5 query (and filled) in this process;
   fts query  wctx's ranked FTS5 query alone (every term ANDed, bm25, as search asks first) and
              the bare query, each in this process.
@@ -206,7 +207,8 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out, against=None):
         % (wctx._BM25)
     )
     ranked = [wctx.fts_query(wctx.query_terms(q), all_terms=True) for q in queries]
-    short = sum(len(floor_con.execute(sql, (floor_expr(q),)).fetchall()) < 10 for q in queries)
+    answered = [len(floor_con.execute(sql, (floor_expr(q),)).fetchall()) for q in queries]
+    short = sum(n < 10 for n in answered)
     ours, floor, fts_only, floor_only, floor_full = [], [], [], [], []
     for _ in range(rounds):
         for q, match in zip(queries, ranked):
@@ -277,6 +279,7 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out, against=None):
         "floor_inproc_p50": round(statistics.median(floor), 2),
         "filled_inproc_p50": round(statistics.median(floor_full), 2),
         "short": short,
+        "floor_results_mean": round(statistics.mean(answered), 1),
         "fts_query_p50": round(statistics.median(fts_only), 3),
         "floor_query_p50": round(statistics.median(floor_only), 3),
         "top10_overlap_with_fts": round(statistics.mean(overlap), 3),
