@@ -22,7 +22,7 @@ It prints seconds, the ratio to the floor and the load average, then the CPU sec
 floor's in this process, the import's in its own) and the import's largest resident size.
 ``--floor-parts`` adds the floor's phases (parsing and building rows; SQLite's inserts, index
 builds and commit) with the secondary indexes set aside as a bulk import sets them, in the store
-as it is and in three leaner variants (FLOOR_VARIANTS), each into a fresh store in the same run. Budget
+as it is and in two leaner variants (FLOOR_VARIANTS), each into a fresh store in the same run. Budget
 (the speed goals): import of 100,000 items <= 10 s. Benchmarks only: no test times anything.
 """
 
@@ -60,11 +60,9 @@ def fresh_store(base, name, paths):
     return home
 
 
-def _floor_rows(con, export, claim_key=None, bare_anchors=True):
+def _floor_rows(con, export, bare_anchors=True):
     """The rows wctx writes for ``export``'s records (sessions, items, anchors, search rows), as the
-    floor builds them: ``claim_key`` computes the key column (wctx.claim_key unless given);
-    ``bare_anchors`` False leaves out the anchors that cite no file."""
-    claim_key = claim_key or wctx.claim_key
+    floor builds them; ``bare_anchors`` False leaves out the anchors that cite no file."""
     repo_ids = dict(con.execute("SELECT name, id FROM repos"))
     sessions, evidence, anchors, fts = [], [], [], []
     rid = 0
@@ -80,7 +78,7 @@ def _floor_rows(con, export, claim_key=None, bare_anchors=True):
         rid += 1
         claim = r["claim"]
         evidence.append((rid, r["id"], r["session"], repo_ids.get(r["repo"]), r["repo"], r["kind"], claim,
-                         claim_key(claim), r["detail"], r["confidence"], r["status"], r["created_at"],
+                         wctx.claim_key(claim), r["detail"], r["confidence"], r["status"], r["created_at"],
                          r["updated_at"]))  # fmt: skip
         for a in r["anchors"]:
             if a["path"] or bare_anchors:
@@ -132,30 +130,24 @@ def floor(home, export):
     return len(rows[1])
 
 
-# What the floor's writes would cost in a leaner store (--floor-parts): the claim key as a digest
-# of 24 hex digits instead of the folded claim, the search index holding no copy of its texts
-# (FTS5 content=''), the anchors that cite no file left out. Each a step further than the last.
-FLOOR_VARIANTS = ("as stored", "digest keys", "digest keys, contentless index", "all three")
+# What the floor's writes would cost in a leaner store (--floor-parts): the search index holding
+# no copy of its texts (FTS5 content=''), then also the anchors that cite no file left out.
+FLOOR_VARIANTS = ("as stored", "contentless index", "and no bare anchors")
 
 
 def floor_parts(home, export, variant):
     """{phase: seconds, "size_mb"}: the floor's rows, written with the secondary indexes set
     aside and built at the end (as a bulk import does), in ``variant`` (FLOOR_VARIANTS)."""
-    import hashlib
-
     con = _floor_connection(home)
     step = FLOOR_VARIANTS.index(variant)
-    key = None
     if step >= 1:
-        key = lambda claim: hashlib.blake2b(wctx.claim_key(claim).encode(), digest_size=12).hexdigest()  # noqa: E731
-    if step >= 2:
         con.execute("DROP TABLE evidence_fts")
         con.execute(
             "CREATE VIRTUAL TABLE evidence_fts USING fts5(claim, symbols, paths, detail, content='', "
             "tokenize = 'unicode61 remove_diacritics 2')"
         )
     t0 = time.perf_counter()
-    rows = _floor_rows(con, export, claim_key=key, bare_anchors=step < 3)
+    rows = _floor_rows(con, export, bare_anchors=step < 2)
     t1 = time.perf_counter()
     con.execute("BEGIN IMMEDIATE")
     indexes = con.execute(
