@@ -1877,6 +1877,9 @@ class Store:
             raise
         old, self.db, self.readonly = self.db, con, readonly
         self._identity = fresh._identity
+        # What was memoised came from the old file; the generation of a new connection says
+        # nothing about the old one's (both may read (2, 0)), so it cannot tell by itself.
+        self._memo, self._generation = {}, None
         old.close()
 
 
@@ -9712,16 +9715,33 @@ def _v_path(value):
     return value
 
 
+_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _is_calendar_time(value):
+    """Whether the date, time and offset of a stamp _TIMESTAMP_RE matched exist: no month 13, no
+    30 February, no hour 24 (a leap second's :60 is a time)."""
+    y, mo, d = int(value[:4]), int(value[5:7]), int(value[8:10])
+    if not 1 <= mo <= 12 or not 1 <= d <= _MONTH_DAYS[mo - 1]:
+        return False
+    if mo == 2 and d == 29 and (y % 4 or (y % 100 == 0 and y % 400)):
+        return False
+    if int(value[11:13]) > 23 or int(value[14:16]) > 59 or int(value[17:19]) > 60:
+        return False
+    offset = value[19:].lstrip(".0123456789")
+    return offset in ("", "Z") or (int(offset[1:3]) <= 23 and int(offset[-2:]) <= 59)
+
+
 def _v_timestamp(value):
     if value is None or value == "":
         return None
-    if not isinstance(value, str) or not _TIMESTAMP_RE.match(value):
+    if not isinstance(value, str) or not _TIMESTAMP_RE.match(value) or not _is_calendar_time(value):
         raise ValueError("is not an ISO-8601 time: %r" % (str(value)[:80],))
     return value
 
 
 def _v_required_timestamp(value):
-    if value is None or _stamp_seconds(value) is None:
+    if _stamp_seconds(value) is None or not _TIMESTAMP_RE.match(value) or not _is_calendar_time(value):
         raise ValueError("needs a time like 2026-03-01T12:00:00Z, not %r" % (str(value)[:80],))
     return value
 
@@ -9816,7 +9836,7 @@ RECORD_FIELDS = {
         "type": _v_enum(("evidence",)),
         "format": _v_format,
         "id": _v_required_id,
-        "kind": _v_enum(EVIDENCE_KINDS, what="kind"),
+        "kind": _v_required(_v_enum(EVIDENCE_KINDS, what="kind")),
         "session": _v_required_id,
         "repo": _v_required_repo,
         "root_commit": _v_object_id,
@@ -9881,7 +9901,7 @@ RECORD_FIELDS["relation"] = {
     "id": _v_required_id,
     "from": _v_required_repo,
     "from_root": _v_object_id,
-    "kind": _v_enum(RELATION_KINDS, what="relation kind"),
+    "kind": _v_required(_v_enum(RELATION_KINDS, what="relation kind")),
     "to": _v_required_repo,
     "to_root": _v_object_id,
     "note": _v_text(MAX_CLAIM_CHARS),
@@ -9900,7 +9920,7 @@ RECORD_FIELDS["tombstone"] = {
     "type": _v_enum(("tombstone",)),
     "format": _v_format,
     "id": _v_required_id,
-    "kind": _v_enum(("evidence", "session"), what="tombstone kind"),
+    "kind": _v_required(_v_enum(("evidence", "session"), what="tombstone kind")),
     "session": _v_required_id,
     "reason": _v_text(MAX_CLAIM_CHARS, required=True),
     "forgotten_at": _v_timestamp,
@@ -10043,6 +10063,8 @@ def _parse_export(label, lines):
             record = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             raise UsageError("%s: not valid JSON" % where) from None
+        except RecursionError:  # brackets nested deeper than the parser's stack
+            raise UsageError("%s: not valid JSON (nested too deeply)" % where) from None
         records.append(validate_record(record, where))
     return records
 
@@ -10751,8 +10773,10 @@ def _sync_fetch(store, remote, branch):
     return out.decode("ascii", "replace").strip() or None
 
 
-def _sync_tree(store, tip):
-    """{path: blob id} of the memory files in ``tip`` (other files in the branch are ignored)."""
+def _sync_tree(store, tip, skipped=None):
+    """{path: blob id} of the memory files in ``tip`` (other files in the branch are ignored).
+    A memory file's name on anything but a plain file (a symbolic link: its blob is the link's
+    target, which no machine wrote as memory) is noted in ``skipped``."""
     if tip is None:
         return {}
     _, out = _sync_git(store, ["ls-tree", "-r", "-z", "--full-tree"], revs=[tip])
@@ -10763,8 +10787,14 @@ def _sync_tree(store, tip):
         if len(parts) != 3 or parts[1] != b"blob":
             continue
         name = path.decode("utf-8", "replace")
-        if _SYNC_FILE.match(name):
+        if not _SYNC_FILE.match(name):
+            continue
+        if parts[0] in (b"100644", b"100755"):
             files[name] = parts[2].decode("ascii")
+        elif skipped is not None:
+            why = "%s: a symbolic link, not a file" % name
+            if why not in skipped:  # once, however many times a rejected push fetches again
+                skipped.append(why)
     return files
 
 
@@ -11098,13 +11128,27 @@ def _sync_commit(store, machine, tip, tree, payload, kept):
     return out.decode("ascii").strip(), len(changed), len(removed)
 
 
+# A remote on a path is someone's repository on this machine: git runs the receiving end of a push
+# there, as this user, under that repository's configuration. Its command line outranks that
+# configuration and turns off what would run a program: hooks (wherever core.hooksPath points),
+# the alternates' refs command, and checking the pushed files out (updateInstead) through its
+# filters (a checked-out branch is refused instead).
+_SYNC_RECEIVE_PACK = (
+    "git -c core.hooksPath=/dev/null -c core.alternateRefsCommand=true -c core.fsmonitor=false "
+    "-c receive.denyCurrentBranch=refuse receive-pack"
+)
+
+
 def _sync_push(store, remote, branch, commit):
     """Push ``commit`` as the new tip. Returns None when pushed, else git's reason for refusing
     the update (another machine pushed first, or updated the ref at the same moment): the caller
     fetches, rebuilds and tries again."""
+    args = ["push", "--porcelain", "--quiet"]
+    if remote.startswith("/"):  # a path (check_sync_remote makes every local remote absolute)
+        args.append("--receive-pack=" + _SYNC_RECEIVE_PACK)
     code, out = _sync_git(
         store,
-        ["push", "--porcelain", "--quiet", "--end-of-options", remote, "%s:refs/heads/%s" % (commit, branch)],
+        [*args, "--end-of-options", remote, "%s:refs/heads/%s" % (commit, branch)],
         ok_codes=(0, 1),
         network=True,
     )
@@ -11150,7 +11194,7 @@ def sync_memory(store, remote=None, branch=None):
         if attempt == 1:  # reachable: remembered now, so that a sync interrupted later needs no arguments
             _sync_set(store, "remote", remote)
             _sync_set(store, "branch", branch)
-        tree = _sync_tree(store, tip)
+        tree = _sync_tree(store, tip, report.skipped)
         with _GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
             _sync_import(store, machine, tree, report)
         fingerprint = _store_fingerprint(store)

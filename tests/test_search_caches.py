@@ -1,0 +1,209 @@
+"""Nothing kept between searches serves a stale answer.
+
+Search keeps what it derives from the store per store generation (Store.memo), verdicts in the
+freshness cache keyed by what can be checked without git, what git said per checkout state
+(git_view, recent_head_token) and served MCP entries (wctx_mcp._STABLE_CACHE). Each test here
+builds one of those caches in a long-lived reader (the real `wctx mcp` process, or an open Store),
+changes what it was derived from in another process or on disk, and asks again: the answer must
+be the truth of now, a verdict must name the commit that changed the code, and an item forgotten,
+retracted or superseded must not come back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from conftest import git  # noqa: E402
+from mcp_helpers.fixtures import Servers  # noqa: E402
+
+import wctx  # noqa: E402
+
+WCTX = os.path.join(os.path.dirname(HERE), "wctx.py")
+
+SEND_V1 = "def uploadDocument(doc):\n    return send(doc)\n\n\ndef send(doc):\n    return 419\n"
+SEND_V2 = "def uploadDocument(doc):\n    return send(doc)\n\n\ndef send(doc):\n    return 420\n"  # same size
+
+
+@pytest.fixture
+def servers(tmp_path):
+    s = Servers(tmp_path)
+    yield s
+    s.close()
+
+
+def cli(home, *argv, cwd=None):
+    """The wctx CLI in a process of its own: another process changing the store."""
+    proc = subprocess.run(
+        [sys.executable, WCTX, "--home", str(home), *argv],
+        cwd=str(cwd) if cwd else None,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"),
+    )
+    assert proc.returncode == 0, (argv, proc.stdout, proc.stderr)
+    return proc.stdout
+
+
+def cli_capture(home, cwd, claim, *extra):
+    out = cli(home, "capture", "--json", "--finding", claim, *extra, cwd=cwd)
+    return json.loads(out)["evidence"][0]["id"]
+
+
+def found(server, query, **args):
+    return {r["id"]: r for r in server.call_ok("search_evidence", dict({"query": query}, **args))["results"]}
+
+
+def short(sha):
+    return sha[:7]
+
+
+def head_of(path):
+    return git(path, "rev-parse", "HEAD").strip()
+
+
+# -- a long-lived MCP server while the CLI changes the store and the checkout ----------------------
+
+
+def test_server_follows_capture_commit_confirm_retract_supersede_and_forget_by_the_cli(servers):
+    env = servers.env
+    home, sdk = env["home"], env["sdk"]
+    server = servers.start(cwd=sdk)
+    server.initialize()
+    assert found(server, "send status quirk") == {}  # the empty answer is memoised too
+
+    first = cli_capture(home, sdk, "send returns the status quirk", "--file", "src/upload.py#send")
+    hit = found(server, "send status quirk")[first]
+    assert hit["freshness"]["verdict"] == "current"
+    assert hit["confirmed_at"] is None
+
+    # The cited symbol changes in a commit: the verdict is stale and names that commit.
+    with open(os.path.join(str(sdk), "src", "upload.py"), "w") as fh:
+        fh.write(SEND_V2)
+    git(sdk, "commit", "-q", "-am", "send returns 420")
+    changed = head_of(sdk)
+    hit = found(server, "send status quirk")[first]
+    assert hit["freshness"]["verdict"] == "stale"
+    assert short(changed) in " ".join(hit["freshness"]["reasons"])
+
+    # Re-confirmed by another process: current again, and the confirmation is counted.
+    cli(home, "confirm", first, cwd=sdk)
+    hit = found(server, "send status quirk")[first]
+    assert hit["freshness"]["verdict"] == "current", hit
+    assert hit["confirmed_at"] is not None
+
+    # Superseded, then retracted: out of the default search, each shown as such with --all-status.
+    second = cli_capture(home, sdk, "send returns the status quirk 420 now", "--file", "src/upload.py#send")
+    cli(home, "supersede", first, "--by", second)
+    assert set(found(server, "send status quirk")) == {second}
+    every = found(server, "send status quirk", include_inactive=True)
+    assert every[first]["status"] == "superseded"
+    cli(home, "retract", second)
+    assert found(server, "send status quirk") == {}
+    assert found(server, "send status quirk", include_inactive=True)[second]["status"] == "retracted"
+
+    # Forgotten: gone from every search, inactive ones included, and its text is not served.
+    cli(home, "forget", first, second, "--reason", "wrong", "--yes")
+    assert found(server, "send status quirk", include_inactive=True) == {}
+    third = cli_capture(home, sdk, "send keeps one more quirk")
+    assert set(found(server, "send quirk", include_inactive=True)) == {third}
+
+
+def test_server_sees_head_moves_by_checkout_reset_and_packed_refs(servers):
+    env = servers.env
+    home, sdk = env["home"], env["sdk"]
+    item = cli_capture(home, sdk, "send returns the status quirk", "--file", "src/upload.py#send")
+    start = head_of(sdk)
+    branch = git(sdk, "symbolic-ref", "--short", "HEAD").strip()
+    server = servers.start(cwd=sdk)
+    server.initialize()
+
+    def verdict():
+        fresh = found(server, "send status quirk")[item]["freshness"]
+        return fresh["verdict"], " ".join(fresh["reasons"])
+
+    assert verdict()[0] == "current"
+    git(sdk, "checkout", "-q", "-b", "other")
+    with open(os.path.join(str(sdk), "src", "upload.py"), "w") as fh:
+        fh.write(SEND_V2)
+    git(sdk, "commit", "-q", "-am", "send returns 420")
+    moved = head_of(sdk)
+    v, why = verdict()
+    assert v == "stale" and short(moved) in why
+    git(sdk, "checkout", "-q", branch)  # back to the commit it was recorded at
+    assert verdict()[0] == "current"
+    git(sdk, "reset", "-q", "--hard", moved)  # the branch itself moves
+    v, why = verdict()
+    assert v == "stale" and short(moved) in why
+    git(sdk, "pack-refs", "--all")  # the branch is only in packed-refs now
+    v, why = verdict()
+    assert v == "stale" and short(moved) in why
+    git(sdk, "reset", "-q", "--hard", start)
+    git(sdk, "pack-refs", "--all")
+    assert verdict()[0] == "current"
+
+
+# -- the store file replaced under a running server (a restore from backup) ----------------------
+
+
+def copy_store(home, to):
+    src = sqlite3.connect(os.path.join(str(home), "wctx.db"))
+    dst = sqlite3.connect(str(to))
+    src.backup(dst)
+    src.close()
+    dst.close()
+
+
+def put_store(backup, home):
+    db = os.path.join(str(home), "wctx.db")
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.unlink(db + suffix)
+    tmp = db + ".restoring"
+    with open(str(backup), "rb") as src, open(tmp, "wb") as dst:
+        dst.write(src.read())
+    os.replace(tmp, db)
+
+
+def test_server_reads_a_restored_store_not_what_it_kept_of_the_old_one(servers, tmp_path):
+    env = servers.env
+    home, sdk = env["home"], env["sdk"]
+    item = cli_capture(home, sdk, "send returns the status quirk")
+    cli(home, "search", "send status quirk", cwd=sdk)  # every verdict cached: the server writes none
+    backup = tmp_path / "backup.db"
+    copy_store(home, backup)  # the item active
+    cli(home, "retract", item)
+    cli(home, "search", "send status quirk", cwd=sdk)
+    server = servers.start(cwd=sdk)
+    server.initialize()
+    assert found(server, "send status quirk") == {}
+    assert found(server, "send status quirk", include_inactive=True)[item]["status"] == "retracted"
+    put_store(backup, home)
+    assert set(found(server, "send status quirk")) == {item}
+    assert found(server, "send status quirk", include_inactive=True)[item]["status"] == "active"
+    shown = server.call_ok("get_evidence", {"id": item})
+    assert shown["evidence"]["status"] == "active"
+
+
+def test_an_open_store_reopened_on_a_restored_file_forgets_what_it_derived_from_the_old(product, tmp_path):
+    home, sdk = product.store.home, product.sdk
+    item = cli_capture(home, sdk.path, "send returns the status quirk")
+    backup = tmp_path / "backup.db"
+    copy_store(home, backup)
+    cli(home, "retract", item)
+    cli(home, "search", "--all-status", "send status quirk", cwd=sdk.path)  # verdicts cached
+    with wctx.open_store(home) as reader:  # a long-lived reader that writes nothing
+        hits = wctx.search(reader, "send status quirk", cwd=sdk.path, include_inactive=True)["results"]
+        assert [r["status"] for r in hits] == ["retracted"]
+        put_store(backup, home)
+        reader.ensure_current()  # as the MCP server does before each call
+        hits = wctx.search(reader, "send status quirk", cwd=sdk.path, include_inactive=True)["results"]
+        assert [r["status"] for r in hits] == ["active"]
