@@ -446,7 +446,7 @@ def test_kept_head_tokens_and_git_views_follow_commit_checkout_reset_pack_and_fe
     searches; each way HEAD can move must still show in the next search's verdicts."""
     monkeypatch.setattr(wctx, "HEAD_RACY_SECONDS", -3600.0)
     store, sdk = product.store, product.sdk
-    path = sdk.write("src/send.py", SEND_V1)
+    sdk.write("src/send.py", SEND_V1)
     start = sdk.commit("send")
     branch = sdk.git("symbolic-ref", "--short", "HEAD").strip()
     cites = wctx.capture(
@@ -499,3 +499,25 @@ def test_kept_head_tokens_and_git_views_follow_commit_checkout_reset_pack_and_fe
     sdk.git("fetch", "-q", mirror, "topic")
     fresh = _search(store, sdk.path)[late]["freshness"]
     assert fresh["verdict"] == "possibly_stale" and short(topic_tip) in " ".join(fresh["reasons"]), fresh
+
+
+def test_server_shows_a_teammates_retraction_and_new_item_imported_by_another_process(servers, tmp_path):
+    """A teammate's store holds the same items (exchanged by export and import-evidence); what
+    they retract there reaches this store by import-evidence in another process while the server
+    runs: its next search shows the item retracted."""
+    env = servers.env
+    home, sdk = env["home"], env["sdk"]
+    item = cli_capture(home, sdk, "send returns the status quirk")
+    server = servers.start(cwd=sdk)
+    server.initialize()
+    assert set(found(server, "send status quirk")) == {item}
+    mate = tmp_path / "mate-home"
+    ours = tmp_path / "ours.jsonl"
+    ours.write_text(cli(home, "export"))
+    cli(mate, "import-evidence", str(ours))
+    cli(mate, "retract", item)
+    theirs = tmp_path / "theirs.jsonl"
+    theirs.write_text(cli(mate, "export"))
+    cli(home, "import-evidence", str(theirs))
+    assert found(server, "send status quirk") == {}
+    assert found(server, "send status quirk", include_inactive=True)[item]["status"] == "retracted"
