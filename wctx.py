@@ -10032,15 +10032,37 @@ def _read_export(paths):
     files = []
     for path in paths:
         if os.path.isdir(path):
-            files.extend(sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".jsonl")))
-        elif os.path.isfile(path):
-            files.append(path)
+            files.extend(
+                (os.path.join(path, n), False) for n in sorted(os.listdir(path)) if n.endswith(".jsonl")
+            )
+        elif os.path.lexists(path):
+            files.append((path, True))
         else:
             raise NotFoundError("no such file or directory: %s" % path)
-    for path in files:
-        with open(path, "rb") as fh:
+    for path, named in files:
+        with _open_export(path, named) as fh:
             records.extend(_parse_export(path, fh))
     return records
+
+
+def _open_export(path, named):
+    """``path`` opened for reading when it is a regular file, else UsageError. A directory's entries
+    (a teammate's checkout of the team's memory) are never followed as symbolic links (to
+    /dev/zero, to a file outside it); a FIFO or a device is refused before it is read (it would
+    block, or never end). ``named``: given on the command line, where a link is the user's own."""
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (0 if named else getattr(os, "O_NOFOLLOW", 0))
+    try:
+        if not named and os.path.islink(path):
+            raise UsageError("%s: a symbolic link, not a file; nothing was imported" % path)
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise UsageError("cannot read %s: %s; nothing was imported" % (path, e.strerror)) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError("%s: not a regular file; nothing was imported" % path)
+    return os.fdopen(fd, "rb")
 
 
 def _parse_export(label, lines):

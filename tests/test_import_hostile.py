@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 import test_sync
-from conftest import db_snapshot, git
+from conftest import WCTX_SCRIPT, db_snapshot, git
 
 import wctx
 
@@ -421,3 +422,60 @@ def test_secrets_in_every_imported_field_are_stored_redacted(size, git_repo, tmp
     alone.write_bytes(lines(planted))
     assert run_wctx(["import-evidence", str(alone)], env={"WCTX_HOME": other}).code == 0
     assert _planted_rows(other)[0] == rows
+
+
+# -- A shared directory of export files: a teammate's checkout ----------------------------------
+
+
+def _entry(kind, share, tmp_path):
+    bad = os.path.join(str(share), "m-bad.jsonl")
+    if kind == "link to /dev/zero":
+        os.symlink("/dev/zero", bad)
+    elif kind == "fifo":
+        os.mkfifo(bad)
+    elif kind == "directory":
+        os.mkdir(bad)
+    elif kind == "link out of the directory":  # to a well-formed file: still not the share's own
+        outside = tmp_path / "elsewhere.jsonl"
+        outside.write_bytes(lines([session(7)]))
+        os.symlink(str(outside), bad)
+    return bad
+
+
+ENTRIES = ["link to /dev/zero", "fifo", "directory", "link out of the directory"]
+
+
+def _import_within(home, path):
+    """``wctx import-evidence PATH`` in a process that is stopped should it block or run away (a
+    guard against a hang on a FIFO or /dev/zero, never a measure): (exit code, stderr)."""
+    proc = subprocess.run([sys.executable, WCTX_SCRIPT, "import-evidence", path], env=dict(os.environ, WCTX_HOME=home),
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    return proc.returncode, proc.stderr
+
+
+@pytest.mark.parametrize("kind", ENTRIES)
+def test_a_shared_directory_entry_that_is_not_a_plain_file_is_refused_and_nothing_imported(
+    kind, svc, tmp_path, run_wctx, wctx_home
+):
+    repo, root = svc
+    share = tmp_path / "team-memory"
+    share.mkdir()
+    (share / "a-good.jsonl").write_bytes(lines([session(3), evidence(3, SID % 3, "good", root, repo.head)]))
+    bad = _entry(kind, share, tmp_path)
+    before = db_snapshot(wctx_home)
+    # a guard against a hang (the FIFO, /dev/zero), never a measure
+    code, err = _import_within(wctx_home, str(share))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and bad in err, err
+    assert db_snapshot(wctx_home) == before
+
+
+@pytest.mark.parametrize("kind", ["link to /dev/zero", "fifo", "directory"])
+def test_a_named_path_that_is_not_a_regular_file_is_refused(kind, svc, tmp_path, wctx_home):
+    bad = _entry(kind, tmp_path, tmp_path)
+    before = db_snapshot(wctx_home)
+    code, err = _import_within(wctx_home, bad)
+    if kind == "directory":  # an empty directory is an empty import
+        assert code == 0, err
+    else:
+        assert code == 2 and len(err.strip().splitlines()) == 1 and bad in err, err
+    assert db_snapshot(wctx_home) == before
