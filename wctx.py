@@ -9645,15 +9645,28 @@ def _v_hex(value):
     return value
 
 
+_OWN_ID_RE = _lazy_pattern(r"\A(?:ev|ses)-[0-9a-f]{10}\Z")  # the ids wctx makes: never a secret
+
+
+def _v_key(value):
+    """``value`` (an identifier that matched its pattern), refused when the redaction boundary
+    would change it: stored as a [REDACTED …] marker, a key names no record, and every other key
+    holding a secret of that kind becomes the same marker."""
+    if not _OWN_ID_RE.match(value) and stored_text(value) != value:
+        raise ValueError("holds what looks like a secret (an identifier is stored as it is, never redacted)")
+    return value
+
+
 def _v_matching(pattern, what):
-    """A checker for optional text that must match ``pattern`` (``what`` names it in errors)."""
+    """A checker for an optional identifier that must match ``pattern`` (``what`` names it in
+    errors) and hold no secret (_v_key)."""
 
     def check(value):
         if value is None:
             return None
         if not isinstance(value, str) or not pattern.match(value):
             raise ValueError("is not %s: %r" % (what, str(value)[:80]))
-        return value
+        return _v_key(value)
 
     return check
 
@@ -9740,7 +9753,7 @@ def _v_required_timestamp(value):
 def _v_event_id(value):
     if not isinstance(value, str) or not _EVENT_ID_RE.match(value):
         raise ValueError("needs an id like evt-…, not %r" % (str(value)[:80],))
-    return value
+    return _v_key(value)
 
 
 def _v_commit_map(value):

@@ -424,6 +424,42 @@ def test_secrets_in_every_imported_field_are_stored_redacted(size, git_repo, tmp
     assert _planted_rows(other)[0] == rows
 
 
+# An identifier is a key: stored redacted it would name no record, and every other identifier
+# holding a secret would become the same marker. Each shape here passes the identifier's pattern.
+TOKEN = "ghp_PlantedGithubToken0123456789abcdefgh"
+AWS = "AKIAPLANTEDKEYID0123"
+SECRET_IDS = {
+    "evidence id": (lambda r, s: r.update(id=TOKEN), "evidence field id"),
+    "session id": (lambda r, s: (r.update(session=AWS), s.update(id=AWS)), "session field id"),
+    "superseded_by": (lambda r, s: r.update(status="superseded", superseded_by=TOKEN), "superseded_by"),
+    "repository": (lambda r, s: r.update(repo=AWS), "evidence field repo"),
+    "anchor repository": (lambda r, s: r["anchors"][0].update(repo=TOKEN), "anchors[0].repo"),
+    "history event id": (
+        lambda r, s: r.update(history=[{"id": "evt-" + TOKEN, "event": "seen", "at": T0}]),
+        "history[0].id",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SECRET_IDS))
+def test_an_identifier_holding_a_secret_is_refused_not_stored_redacted(
+    case, svc, tmp_path, run_wctx, wctx_home
+):
+    repo, root = svc
+    change, names = SECRET_IDS[case]
+    ses, rec = session(5), evidence(5, SID % 5, "an item with a secret in a key", root, repo.head)
+    change(rec, ses)
+    bad = tmp_path / "peer.jsonl"
+    bad.write_bytes(lines([ses, rec]))
+    before = db_snapshot(wctx_home)
+    for _ in range(2):  # the same file again is refused the same way (once stored, it could not be found)
+        res = run_wctx(["import-evidence", str(bad)])
+        assert res.code == 2, res
+        assert len(res.err.strip().splitlines()) == 1 and "peer.jsonl:" in res.err and names in res.err, res
+        assert "secret" in res.err and TOKEN not in res.err and AWS not in res.err, res
+        assert db_snapshot(wctx_home) == before
+
+
 # -- A shared directory of export files: a teammate's checkout ----------------------------------
 
 
