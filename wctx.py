@@ -10040,8 +10040,8 @@ def validate_record(record, where):
         raise UsageError("%s: %s field %s" % (where, record["type"], e)) from None
 
 
-def _read_export(paths):
-    records = []
+def _export_files(paths):
+    """[(file, whether named on the command line)] of an import of ``paths``, in order."""
     files = []
     for path in paths:
         if os.path.isdir(path):
@@ -10052,10 +10052,45 @@ def _read_export(paths):
             files.append((path, True))
         else:
             raise NotFoundError("no such file or directory: %s" % path)
-    for path, named in files:
+    return files
+
+
+def _read_export(paths):
+    records = []
+    for path, named in _export_files(paths):
         with _open_export(path, named) as fh:
             records.extend(_parse_export(path, fh))
     return records
+
+
+class _RecordError(UsageError):
+    """A valid record the import cannot take beside the others (an item of a session the import
+    does not hold): ``record`` says which, for the file and line its message is given."""
+
+    def __init__(self, message, record):
+        super().__init__(message)
+        self.record = record
+
+
+def _export_sources(paths):
+    for path, named in _export_files(paths):
+        with _open_export(path, named) as fh:
+            yield path, fh
+
+
+def _record_line(sources, record):
+    """ "file:line" of the first line of ``sources`` ([(label, raw lines)], an import's files read
+    again for an error's message) that holds ``record`` as validated, or None."""
+    needle = record["id"].encode()
+    for label, lines in sources:
+        for n, raw in enumerate(lines, 1):
+            if needle in raw:
+                try:
+                    if validate_record(json.loads(raw.decode("utf-8")), label) == record:
+                        return "%s:%d" % (label, n)
+                except (ValueError, RecursionError, WctxError):
+                    continue
+    return None
 
 
 def _open_export(path, named):
@@ -10189,8 +10224,12 @@ class _GcPaused:
 
 def import_evidence(store, paths):
     """Import exported JSONL (files or directories) idempotently, in one transaction."""
-    with _GcPaused():
-        return _import_records(store, _read_export(paths))
+    try:
+        with _GcPaused():
+            return _import_records(store, _read_export(paths))
+    except _RecordError as e:
+        where = _record_line(_export_sources(paths), e.record)
+        raise UsageError("%s: %s" % (where, e) if where else str(e)) from None
 
 
 def import_evidence_data(store, label, data):
@@ -10198,7 +10237,11 @@ def import_evidence_data(store, label, data):
     (counts, records)."""
     with _GcPaused():
         records = _parse_export(label, data.splitlines(keepends=True))
-        return _import_records(store, records), records
+        try:
+            return _import_records(store, records), records
+        except _RecordError as e:
+            where = _record_line([(label, data.splitlines(keepends=True))], e.record)
+            raise UsageError("%s: %s" % (where, e) if where else str(e)) from None
 
 
 _STATUS_ORDER = {"active": 0, "superseded": 1, "retracted": 2}
@@ -10501,8 +10544,9 @@ def _import_records_in(store, records):
                 continue
             sid = session_map.get(rec["session"])
             if sid is None:
-                raise UsageError(
-                    "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"])
+                raise _RecordError(
+                    "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"]),
+                    rec,
                 )
             if rec["id"] in existing:
                 plan.append((rec, sid, None))

@@ -136,10 +136,49 @@ def test_a_hostile_line_is_one_line_naming_file_and_line_and_changes_nothing(
     assert res.code == 2, res
     err = res.err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in res.err, res
-    if names != "not in the import":  # a record that only fails against the others: no line to name
-        assert "b-bad.jsonl:%d:" % (sum(p.count(b"\n") for p in parts)) in err, err
+    assert "b-bad.jsonl:%d:" % (sum(p.count(b"\n") for p in parts)) in err, err
     assert names in err, err
     assert db_snapshot(wctx_home) == before
+
+
+def indexes(home):
+    with wctx.open_store(home) as s:
+        return sorted(tuple(r) for r in s.db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+
+
+@pytest.mark.parametrize("fault", ["bad kind", "unknown session", "directory"])
+def test_a_bad_line_at_the_end_of_a_large_import_leaves_the_store_exactly_as_it_was(
+    fault, svc, tmp_path, run_wctx, wctx_home
+):
+    # Enough new items beside the few stored for the bulk writer to set its indexes aside and
+    # write whole chunks before it meets the last line.
+    repo, root = svc
+    _seed(tmp_path, run_wctx, root, repo.head)
+    records = []
+    for s in range(10):
+        records.append(session(100 + s))
+        records += [evidence(1000 * s + k, SID % (100 + s), "bulk finding %d.%d" % (s, k), root, repo.head)
+                    for k in range(wctx._BULK_INDEX_MIN // 10 + 1)]  # fmt: skip
+    last = evidence(99999, SID % 100, "the last line", root, repo.head)
+    if fault == "bad kind":
+        last["kind"] = "rumour"
+    else:
+        last["session"] = SID % 4242
+    share = tmp_path / "share"
+    share.mkdir()
+    if fault == "directory":  # one file per session, the last file's last line at fault
+        for s in range(10):
+            mine = [r for r in records if r.get("session", r["id"]) == SID % (100 + s)]
+            (share / ("s%02d.jsonl" % s)).write_bytes(lines(mine + ([last] if s == 9 else [])))
+        target, where = str(share), "s09.jsonl:%d:" % (len(mine) + 1)
+    else:
+        (share / "big.jsonl").write_bytes(lines(records + [last]))
+        target, where = str(share / "big.jsonl"), "big.jsonl:%d:" % (len(records) + 1)
+    before, schema = db_snapshot(wctx_home), indexes(wctx_home)
+    res = run_wctx(["import-evidence", target])
+    assert res.code == 2, res
+    assert len(res.err.strip().splitlines()) == 1 and where in res.err, res
+    assert db_snapshot(wctx_home) == before and indexes(wctx_home) == schema
 
 
 # -- wctx sync: a tampered remote ------------------------------------------------------------------
