@@ -269,17 +269,30 @@ def ascii_words(text):
 
 
 def claim_key(claim, words=None):
-    """What makes two claims the same claim: words only, case and Unicode forms folded, so that
-    "Foo", "foo." and "  FOO " are one. A claim of punctuation alone is its own key. ``words``:
-    ascii_words(claim), when the caller has them already."""
+    """What makes two claims the same claim (the duplicate rule's key): a digest of the claim's
+    words, case and Unicode forms folded, so that "Foo", "foo." and "  FOO " are one. A claim of
+    punctuation alone is its own. ``words``: ascii_words(claim), when the caller has them already.
+    32 hex digits (BLAKE2b, 128 bits): the rule only ever compares keys, and the folded words
+    themselves, kept in a column and its index, made the store keep each claim twice more."""
     claim = claim or ""
     if claim.isascii():  # ASCII is its own NFKC form, and casefold is lower there
-        return " ".join(ascii_words(claim) if words is None else words).lower() or " ".join(claim.split())
+        folded = " ".join(ascii_words(claim) if words is None else words).lower() or " ".join(claim.split())
     else:
         import unicodedata
 
         folded = unicodedata.normalize("NFKC", claim).casefold()
-    return " ".join(_CLAIM_WORD.findall(folded)) or " ".join(claim.split())
+        folded = " ".join(_CLAIM_WORD.findall(folded)) or " ".join(claim.split())
+    return _blake2b_hex(folded.encode("utf-8", "surrogatepass"))
+
+
+def _blake2b_hex(data):
+    """A 128-bit BLAKE2b of ``data`` in hex, through CPython's built-in _blake2 module when it is
+    there (hashlib would load OpenSSL, a few milliseconds of start-up)."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # an interpreter built without it
+        from hashlib import blake2b
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 _CLAIM_WORD = _lazy_pattern(r"[^\W_]+")
@@ -934,17 +947,10 @@ def _stored_noting(text):
     return out
 
 
-_spaced_fragments = None
-
-
 def _stored_claim(text):
-    """(stored_text(text), its claim_key, the claim's ascii_words or None), the claim and key each
-    noted in _CLEAN_TEXTS when it is its own stored form, with one scan of the claim for rule
-    fragments. The key of an ASCII claim the boundary keeps as it is needs no scan of its own:
-    its words are the claim's letter and digit runs, lower-cased, joined by single spaces, so the
-    only fragments it can hold are the claim's (its fold is the claim's lower-cased) and those
-    with a space in them; the rules of those fragments decide it, as stored_text would."""
-    global _spaced_fragments
+    """(stored_text(text), its claim_key, the claim's ascii_words or None), the claim noted in
+    _CLEAN_TEXTS when it is its own stored form, with one scan of the claim for rule fragments.
+    The key (hex digits) is its own stored form: no rule matches hex digits alone."""
     if text.__class__ is not str or not text.isascii() or len(text) > _STORED_MEMO_CHARS:
         claim = _stored_noting(text)
         return claim, claim_key(claim), None
@@ -955,13 +961,7 @@ def _stored_claim(text):
     _CLEAN_TEXTS.add(text)
     words = ascii_words(text)
     key = claim_key(text, words)
-    if _spaced_fragments is None:
-        frags = {f for rule in _SECRET_RULES for f in rule[0]}
-        _spaced_fragments = tuple(f for f in frags if " " in f and f.replace(" ", "").isalnum())
-    if key.replace(" ", "").isalnum():  # letters, digits and single spaces: no control, no JSON
-        spaced = [f for f in _spaced_fragments if f in key]
-        if not (found or spaced) or _redact_found(key, found.union(spaced)) == key:
-            _CLEAN_TEXTS.add(key)
+    _CLEAN_TEXTS.add(key)
     return text, key, words
 
 
@@ -1644,6 +1644,17 @@ def m013_sync_exported(db):
     )
 
 
+def m014_claim_key_digest(db):
+    # The duplicate rule's key becomes a digest of the claim's folded words (claim_key) rather
+    # than the words themselves: the same comparisons, a quarter less store. Made again from each
+    # stored claim, as m006 first made it.
+    # The index is built again once over the new keys rather than updated row by row.
+    db.execute("DROP INDEX evidence_claim_key")
+    rows = db.execute("SELECT rid, claim FROM evidence").fetchall()
+    db.executemany("UPDATE evidence SET claim_key = ? WHERE rid = ?", [(claim_key(r[1]), r[0]) for r in rows])
+    db.execute("CREATE INDEX evidence_claim_key ON evidence(repo_name, claim_key)")
+
+
 MIGRATIONS = [
     m001_initial,
     m002_fts,
@@ -1658,6 +1669,7 @@ MIGRATIONS = [
     m011_evidence_aliases,
     m012_index_words,
     m013_sync_exported,
+    m014_claim_key_digest,
 ]
 
 
@@ -2261,6 +2273,7 @@ class GitRepo:
         self._renames = {}
         self._head_tree = None
         self._checked = {}  # batch_check's answers
+        self.absent = set()  # commits commits_exist found missing: a fetch may bring them, HEAD unmoved
         self.warmed = False  # FreshnessChecker._warm asked about every cited path here
 
     def git(self, *args, input_bytes=None, ok_codes=(0,), revs=(), paths=None):
@@ -2357,6 +2370,8 @@ class GitRepo:
             found = self.batch_check([s + "^{commit}" for s in todo])
             for s in todo:
                 self._commit_exists[s] = found.get(s + "^{commit}") is not None
+                if not self._commit_exists[s]:
+                    self.absent.add(s)
         return {s: self._commit_exists.get(s, False) for s in shas if s}
 
     def log_since(self, commit):
@@ -2562,7 +2577,8 @@ def git_view(path):
     cache key reads them): each commit, log, rename and tree answer depends on nothing else git
     could see. So a long-lived process (the MCP server) asks git about each checkout state once,
     not once per call. An index written within HEAD_RACY_SECONDS is not trusted to show its next
-    change in its stat: that view is used once."""
+    change in its stat: that view is used once. Nor is a view that found a commit missing: a fetch
+    (or a push into this repository) brings commits without moving HEAD or the index."""
     gitdir = git_dir_of(path)
     try:
         st = os.stat(os.path.join(gitdir, "index")) if gitdir else None
@@ -2570,7 +2586,7 @@ def git_view(path):
         st = None
     state = (recent_head_token(path), "%d:%d" % (st.st_size, st.st_mtime_ns) if st else None)
     seen = _GIT_VIEWS.get(path)
-    if seen is not None and seen[0] == state:
+    if seen is not None and seen[0] == state and not seen[1].absent:
         return seen[1]
     view = GitRepo(path)
     settled = st is None or max(st.st_mtime_ns, st.st_ctime_ns) < time.time_ns() - int(
@@ -2683,15 +2699,29 @@ def head_token(repo_path, probed=None):
         if os.path.exists(commondir):
             with open(commondir, "rb") as fh:
                 common = os.path.normpath(os.path.join(gitdir, fh.read().decode().strip()))
-        for base in (gitdir, common):
-            ref_path = os.path.join(base, *ref.split("/"))
-            probed.append(ref_path)
-            if os.path.isfile(ref_path):
-                with open(ref_path, "rb") as fh:
-                    return fh.read(128).strip().decode("ascii", "replace")
-        probed.append(os.path.join(common, "packed-refs"))
-        st = os.stat(probed[-1])
-        return "%s@packed:%d:%d" % (ref, st.st_size, st.st_mtime_ns)
+        for _ in range(5):  # a branch may itself be a symbolic ref to another
+            for base in (gitdir, common):
+                ref_path = os.path.join(base, *ref.split("/"))
+                probed.append(ref_path)
+                if os.path.isfile(ref_path):
+                    with open(ref_path, "rb") as fh:
+                        value = fh.read(512).strip()
+                    break
+            else:
+                # Only in packed-refs: the object id it holds there, not the file's size and mtime,
+                # which a repack within one timestamp tick (one id for another) leaves as they were.
+                probed.append(os.path.join(common, "packed-refs"))
+                with open(probed[-1], "rb") as fh:
+                    packed = fh.read()
+                at = packed.find(b" " + ref.encode("utf-8", "surrogateescape") + b"\n")
+                start = packed.rfind(b"\n", 0, at) + 1 if at >= 0 else -1
+                if start < 0 or at - start not in (40, 64):
+                    return "%s@packed:unborn" % ref
+                return packed[start:at].decode("ascii", "replace")
+            if not value.startswith(b"ref: "):
+                return value.decode("ascii", "replace")
+            ref = value[5:].decode("utf-8", "replace")
+        return None
     except (OSError, ValueError):
         return None
 
@@ -5678,6 +5708,22 @@ class FreshnessChecker:
         self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
         self.moved = {}  # {(repo id, recorded commit): commits since}, for items citing no file
 
+    def cacheable(self):
+        """A test of an item's anchors (every column): whether the verdict this call computed for
+        it may be cached under its key. Not where git could not run (another caller's git may),
+        nor where a recorded commit was missing: a fetch (or a push into the repository) can bring
+        it while HEAD, the index and every cited file stay as the key saw them."""
+        absent = set()
+        for g, _ in self.git.values():
+            if g is not None:
+                absent |= g.absent
+        failed = self.git_failed
+
+        def test(anchors):
+            return not any(a["repo_id"] in failed or a["commit_sha"] in absent for a in anchors)
+
+        return test
+
     def _read(self, root, rel):
         """read_repo_file, remembered for the rest of this call (within a memory budget)."""
         key = (root, rel)
@@ -6182,8 +6228,8 @@ def _checkout_heads(repo):
 
 
 def _cache_key(repos, anchors, heads=None, followed=None):
-    """What can be checked without git: each checkout's HEAD and each cited file's size and mtime,
-    as the freshness cache stores it (_cache_inputs, hashed), or None."""
+    """What can be checked without git: each checkout's HEAD and each cited file's stamp, as the
+    freshness cache stores it (_cache_inputs, hashed), or None."""
     inputs = _cache_inputs(repos, anchors, heads, followed)
     return None if inputs is None else _hashed_key(inputs)
 
@@ -6196,14 +6242,15 @@ def _hashed_key(inputs):
 
 
 def _cache_inputs(repos, anchors, heads=None, followed=None):
-    """(the text _cache_key hashes, the renames it followed) or None when something cannot be
-    read: each checkout's HEAD and each cited file's size and mtime.
+    """(the text _cache_key hashes, the renames it followed): each checkout's HEAD and each cited
+    file's stamp (_file_stamp); None when something cannot be read or a cited file changed too
+    recently to trust its stat.
 
     ``heads`` (a dict: {repo id: _checkout_heads}, and each cited file's stat) may be shared by
     the caller so that one call over many items reads each checkout's HEAD once. A repository with several checkouts counts them all (any
     of them may be the one that judges). A cited file that is gone (renamed or deleted) counts by
     the checkout's index and, when the check followed it to a new path (``followed``:
-    {(repo id, old path): new path}), by that file's size and mtime too; the key then ends with
+    {(repo id, old path): new path}), by that file's stamp too; the key then ends with
     " " and those renames as JSON, so that a lookup can check the same files (_followed_in)."""
     parts = [__version__]
     heads = {} if heads is None else heads
@@ -6224,13 +6271,11 @@ def _cache_inputs(repos, anchors, heads=None, followed=None):
                 continue
             key = (root, a["path"])  # the shared map also keeps each file's stat for the call
             if key not in heads:
-                try:
-                    st = os.stat(os.path.join(root, *a["path"].split("/")))
-                    heads[key] = "%s:%d:%d" % (a["path"], st.st_size, st.st_mtime_ns)
-                except OSError:
-                    heads[key] = None
+                heads[key] = _file_stamp(os.path.join(root, *a["path"].split("/")))
             if heads[key] is not None:
-                parts.append(heads[key])
+                if not heads[key]:
+                    return None
+                parts.append("%s:%s" % (a["path"], heads[key]))
                 continue
             # Renamed or deleted: git sees that through HEAD (in the key) and the index.
             index_key = ("index", root)
@@ -6243,13 +6288,27 @@ def _cache_inputs(repos, anchors, heads=None, followed=None):
                 parts.append("%s:gone@%s" % (a["path"], heads[index_key]))
                 continue
             # Followed to ``new``: an edit there must show in the key.
-            try:
-                st = os.stat(os.path.join(root, *new.split("/")))
-            except OSError:
+            stamp = _file_stamp(os.path.join(root, *new.split("/")))
+            if not stamp:
                 return None
-            parts.append("%s->%s:%d:%d@%s" % (a["path"], new, st.st_size, st.st_mtime_ns, heads[index_key]))
+            parts.append("%s->%s:%s@%s" % (a["path"], new, stamp, heads[index_key]))
             used.append([repo.id, a["path"], new])
     return "\n".join(parts), used
+
+
+def _file_stamp(path):
+    """What the freshness cache key holds of a cited file: size, mtime, change time and inode
+    (an edit that keeps size and mtime, by a tool that restores the mtime or by a rename over the
+    file, still moves the change time or the inode). None when the file is gone; "" when it was
+    modified within HEAD_RACY_SECONDS: a second write within the same timestamp tick shows in no
+    stat, so a verdict on it is not cached (as git treats a racily clean index entry, by mtime)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if st.st_mtime_ns >= time.time_ns() - int(HEAD_RACY_SECONDS * 1e9):
+        return ""
+    return "%d:%d:%d:%d" % (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def _sha1_hex(data):
@@ -6331,14 +6390,16 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
     if missing:
         checker = FreshnessChecker(store, shared=use_cache)
         # Every column of the anchors (a caller may hold fewer: SEARCH_ANCHOR_COLUMNS).
-        computed = checker.check_items(_load_anchors(store, missing))
+        full = _load_anchors(store, missing)
+        computed = checker.check_items(full)
         now = utc_now()
         rows = []
+        cacheable = checker.cacheable()
         for rid, c in computed.items():
             key = key_of(rid)  # taken before the check: a change meanwhile makes the next lookup miss
             if key is not None and any((a["repo_id"], a["path"]) in checker.followed for a in anchors[rid]):
                 key = _cache_key(repos, anchors[rid], heads, checker.followed)
-            if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
+            if key is not None and cacheable(full[rid]):
                 rows.append((rid, key, c["verdict"], json.dumps(c["reasons"]), now))
                 if use_cache:
                     seen[rid] = (key, c["verdict"], tuple(c["reasons"]))
@@ -8507,6 +8568,7 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     anchors = _load_anchors(store, rids)
     checker = FreshnessChecker(store)
     computed = checker.check_items(anchors)
+    cacheable = checker.cacheable()
     # Refresh the search cache with what we just computed exactly.
     repos = {r.id: r for r in _repos(store)}
     now = utc_now()
@@ -8514,7 +8576,7 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     heads = {}
     for rid in rids:
         key = _cache_key(repos, anchors[rid], heads, checker.followed)
-        if key is not None and not any(a["repo_id"] in checker.git_failed for a in anchors[rid]):
+        if key is not None and cacheable(anchors[rid]):
             rows.append((rid, key, computed[rid]["verdict"], json.dumps(computed[rid]["reasons"]), now))
     _write_freshness_cache(store, rows)
     items = []

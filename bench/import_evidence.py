@@ -19,8 +19,11 @@ For each size, interleaved in one run on the same file:
              start-up, reading, validation, the duplicate rule, redaction, the writes);
   again      the same command again on the loaded store (everything already present).
 It prints seconds, the ratio to the floor and the load average, then the CPU seconds of each (the
-floor's in this process, the import's in its own) and the import's largest resident size. Budget
-(search and sync issues): import of 100,000 items <= 10 s. Benchmarks only: no test times anything.
+floor's in this process, the import's in its own) and the import's largest resident size.
+``--floor-parts`` adds the floor's phases (parsing and building rows; SQLite's inserts, index
+builds and commit) with the secondary indexes set aside as a bulk import sets them, in the store
+as it is and in two leaner variants (FLOOR_VARIANTS), each into a fresh store in the same run. Budget
+(the speed goals): import of 100,000 items <= 10 s. Benchmarks only: no test times anything.
 """
 
 from __future__ import annotations
@@ -57,12 +60,9 @@ def fresh_store(base, name, paths):
     return home
 
 
-def floor(home, export):
-    """The same rows as wctx writes them, without anything wctx decides on the way."""
-    con = sqlite3.connect(os.path.join(home, "wctx.db"), isolation_level=None)
-    con.create_function("wctx_index_text", 1, wctx.index_text)  # the store's summary triggers call it
-    con.execute("PRAGMA foreign_keys = ON")
-    con.execute("PRAGMA synchronous = NORMAL")
+def _floor_rows(con, export, bare_anchors=True):
+    """The rows wctx writes for ``export``'s records (sessions, items, anchors, search rows), as the
+    floor builds them; ``bare_anchors`` False leaves out the anchors that cite no file."""
     repo_ids = dict(con.execute("SELECT name, id FROM repos"))
     sessions, evidence, anchors, fts = [], [], [], []
     rid = 0
@@ -81,12 +81,16 @@ def floor(home, export):
                          wctx.claim_key(claim), r["detail"], r["confidence"], r["status"], r["created_at"],
                          r["updated_at"]))  # fmt: skip
         for a in r["anchors"]:
-            anchors.append((rid, repo_ids.get(a["repo"]), a["repo"], a["root_commit"], a["path"], a["symbol"],
-                            a["commit"], a["branch"], a["blob"], a["dirty"]))  # fmt: skip
+            if a["path"] or bare_anchors:
+                anchors.append((rid, repo_ids.get(a["repo"]), a["repo"], a["root_commit"], a["path"], a["symbol"],
+                                a["commit"], a["branch"], a["blob"], a["dirty"]))  # fmt: skip
         cited = [a for a in r["anchors"] if a["path"]]
         fts.append((rid, claim, " ".join(a["symbol"] or "" for a in cited), " ".join(a["path"] for a in cited),
                     r["detail"] or ""))  # fmt: skip
-    con.execute("BEGIN IMMEDIATE")
+    return sessions, evidence, anchors, fts
+
+
+def _floor_write(con, sessions, evidence, anchors, fts):
     con.executemany(
         "INSERT INTO sessions(id, agent, repo_id, repo_name, started_at, ended_at, summary, created_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -105,9 +109,65 @@ def floor(home, export):
     con.executemany(
         "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)", fts
     )
+
+
+def _floor_connection(home):
+    con = sqlite3.connect(os.path.join(home, "wctx.db"), isolation_level=None)
+    con.create_function("wctx_index_text", 1, wctx.index_text)  # the store's summary triggers call it
+    con.execute("PRAGMA foreign_keys = ON")
+    con.execute("PRAGMA synchronous = NORMAL")
+    return con
+
+
+def floor(home, export):
+    """The same rows as wctx writes them, without anything wctx decides on the way."""
+    con = _floor_connection(home)
+    rows = _floor_rows(con, export)
+    con.execute("BEGIN IMMEDIATE")
+    _floor_write(con, *rows)
     con.execute("COMMIT")
     con.close()
-    return len(evidence)
+    return len(rows[1])
+
+
+# What the floor's writes would cost in a leaner store (--floor-parts): the search index holding
+# no copy of its texts (FTS5 content=''), then also the anchors that cite no file left out.
+FLOOR_VARIANTS = ("as stored", "contentless index", "and no bare anchors")
+
+
+def floor_parts(home, export, variant):
+    """{phase: seconds, "size_mb"}: the floor's rows, written with the secondary indexes set
+    aside and built at the end (as a bulk import does), in ``variant`` (FLOOR_VARIANTS)."""
+    con = _floor_connection(home)
+    step = FLOOR_VARIANTS.index(variant)
+    if step >= 1:
+        con.execute("DROP TABLE evidence_fts")
+        con.execute(
+            "CREATE VIRTUAL TABLE evidence_fts USING fts5(claim, symbols, paths, detail, content='', "
+            "tokenize = 'unicode61 remove_diacritics 2')"
+        )
+    t0 = time.perf_counter()
+    rows = _floor_rows(con, export, bare_anchors=step < 2)
+    t1 = time.perf_counter()
+    con.execute("BEGIN IMMEDIATE")
+    indexes = con.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN (%s)"
+        % ",".join("?" * len(wctx._BULK_DEFERRED_INDEXES)),
+        wctx._BULK_DEFERRED_INDEXES,
+    ).fetchall()
+    for name, _ in indexes:
+        con.execute('DROP INDEX "%s"' % name)
+    _floor_write(con, *rows)
+    t2 = time.perf_counter()
+    for _, sql in indexes:
+        con.execute(sql)
+    t3 = time.perf_counter()
+    con.execute("COMMIT")
+    t4 = time.perf_counter()
+    con.close()
+    return {"parse_and_rows_s": round(t1 - t0, 2), "inserts_s": round(t2 - t1, 2), "indexes_s": round(t3 - t2, 2),
+            "commit_s": round(t4 - t3, 2), "sqlite_s": round(t4 - t1, 2),
+            "size_mb": round(os.path.getsize(os.path.join(home, "wctx.db")) / 1e6)}  # fmt: skip
 
 
 def cli_import(home, export):
@@ -134,12 +194,14 @@ def cpu_seconds():
     return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
-def run_size(n, anchored, corpus_mod, tmp):
+def run_size(n, anchored, corpus_mod, tmp, parts=False):
     base = tempfile.mkdtemp(prefix="size-", dir=tmp)
     corpus = corpus_mod.make_corpus(n)
     names = sorted({f["repo"] for f in corpus})
     paths = make_repos(os.path.join(base, "repos"), names)
     homes = {name: fresh_store(base, name, paths) for name in ("floor", "wctx")}
+    if parts:
+        homes.update((v, fresh_store(base, "floor-%d" % i, paths)) for i, v in enumerate(FLOOR_VARIANTS))
     store = wctx.open_store(homes["wctx"])
     roots = {r["name"]: r["root_commit"] for r in wctx.list_repos(store)}
     store.close()
@@ -162,8 +224,10 @@ def run_size(n, anchored, corpus_mod, tmp):
     load.append(os.getloadavg()[0])
     if counts["evidence"] != n or floor_n != n or again["unchanged"] != n:
         raise SystemExit("unexpected counts: %r / %r / floor %d" % (counts, again, floor_n))
+    leaner = {v: floor_parts(homes[v], export, v) for v in FLOOR_VARIANTS} if parts else None
     shutil.rmtree(base, ignore_errors=True)
     return {
+        "floor_parts": leaner,
         "n": n,
         "anchored": anchored,
         "floor_s": round(floor_s, 2),
@@ -185,6 +249,11 @@ def main(argv=None):
     parser.add_argument("--plain", action="store_true", help="also the variant whose items cite no file")
     parser.add_argument("--peers", default=os.path.join(ROOT, "..", "shared", "bench", "peers"))
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--floor-parts",
+        action="store_true",
+        help="also the floor's phases in the store as it is and in leaner variants of it",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, os.path.abspath(args.peers))
     import corpus as corpus_mod
@@ -194,7 +263,7 @@ def main(argv=None):
     try:
         for n in [int(x) for x in args.sizes.split(",")]:
             for anchored in (True, False) if args.plain else (True,):
-                row = run_size(n, anchored, corpus_mod, tmp)
+                row = run_size(n, anchored, corpus_mod, tmp, args.floor_parts)
                 rows.append(row)
                 if not args.json:
                     print(
@@ -205,6 +274,12 @@ def main(argv=None):
                                                    row["floor_cpu_s"], row["import_cpu_s"], row["cpu_ratio"],
                                                    row["import_max_rss_mb"])
                     )  # fmt: skip
+                    for variant, p in (row["floor_parts"] or {}).items():
+                        print(
+                            "        floor, %-31s parse and rows %.2f s  SQLite %.2f s (inserts %.2f, indexes %.2f,"
+                            " commit %.2f)  %d MB" % (variant + ":", p["parse_and_rows_s"], p["sqlite_s"],
+                                                     p["inserts_s"], p["indexes_s"], p["commit_s"], p["size_mb"])
+                        )  # fmt: skip
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.json:

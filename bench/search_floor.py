@@ -16,7 +16,12 @@ Then, interleaved query by query and rotating the order, it times:
              and the same call to bench/mcp_baseline_server.py --and: one FTS5 table over the
              same texts, each query word quoted (implicit AND), ``ORDER BY rank LIMIT 10``; both
              servers are first asked every query once, as the in-process search is;
-  inproc     ``wctx.search`` in this process and the same bare FTS5 query in this process;
+  filled     the same floor server with --fill: when the ANDed words find fewer than 10 rows, the
+             rest from the words ORed. On this corpus the ANDed query alone finds fewer than 10
+             for many queries ("short" counts them, "floor_results_mean" is its mean answer),
+             where wctx answers 10 (its ranking tests ask it to): the floor that answers as many
+             results, beside the one the goals name;
+  inproc     ``wctx.search`` in this process and the same bare FTS5 query (and filled) in this process;
   fts query  wctx's ranked FTS5 query alone (every term ANDed, bm25, as search asks first) and
              the bare query, each in this process.
 With ``--against DIR`` the MCP server of the checkout in DIR (``DIR/wctx.py mcp``, same store) is
@@ -45,6 +50,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+from mcp_baseline_server import filled  # noqa: E402  (the filled floor's second query)
 from mcp_latency import Peer  # noqa: E402  (one stdio JSON-RPC client for the benchmarks)
 
 import wctx  # noqa: E402
@@ -130,8 +136,21 @@ def build_floor(store, path):
     return con
 
 
+def floor_words(query):
+    return ['"%s"' % w for w in re.findall(r"\w+", query.lower())] or ['""']
+
+
 def floor_expr(query):
-    return " ".join('"%s"' % w for w in re.findall(r"\w+", query.lower())) or '""'
+    return " ".join(floor_words(query))
+
+
+def floor_filled(con, sql, query):
+    """The filled floor's answer in this process, as mcp_baseline_server.py --fill gives it."""
+    rows = con.execute(sql, (floor_expr(query),)).fetchall()
+    quoted = floor_words(query)
+    if len(rows) < 10 and len(quoted) > 1:
+        rows += filled(con, quoted, rows, columns="rowid")
+    return rows
 
 
 def register_and_export(core, store, names, paths, corpus, export, anchored):
@@ -188,7 +207,9 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out, against=None):
         % (wctx._BM25)
     )
     ranked = [wctx.fts_query(wctx.query_terms(q), all_terms=True) for q in queries]
-    ours, floor, fts_only, floor_only = [], [], [], []
+    answered = [len(floor_con.execute(sql, (floor_expr(q),)).fetchall()) for q in queries]
+    short = sum(n < 10 for n in answered)
+    ours, floor, fts_only, floor_only, floor_full = [], [], [], [], []
     for _ in range(rounds):
         for q, match in zip(queries, ranked):
             t0 = time.perf_counter()
@@ -200,10 +221,13 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out, against=None):
             t3 = time.perf_counter()
             floor_con.execute(sql, (floor_expr(q),)).fetchall()
             t4 = time.perf_counter()
+            floor_filled(floor_con, sql, q)
+            t5 = time.perf_counter()
             ours.append((t1 - t0) * 1000.0)
             floor.append((t2 - t1) * 1000.0)
             fts_only.append((t3 - t2) * 1000.0)
             floor_only.append((t4 - t3) * 1000.0)
+            floor_full.append((t5 - t4) * 1000.0)
     # Top 10 against plain FTS ranking on the same queries.
     overlap, same_first = [], 0
     for q in queries:
@@ -218,7 +242,8 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out, against=None):
     env = dict(os.environ, WCTX_HOME=home)
     wctx_peer = Peer([sys.executable, os.path.join(ROOT, "wctx.py"), "mcp", "--repo", origin], env, base)
     bare_peer = Peer([sys.executable, BASELINE_SERVER, os.path.join(base, "floor.db"), "--and"], env, base)
-    peers = {"wctx": wctx_peer, "floor": bare_peer}
+    filled_peer = Peer([sys.executable, BASELINE_SERVER, os.path.join(base, "floor.db"), "--fill"], env, base)
+    peers = {"wctx": wctx_peer, "floor": bare_peer, "filled": filled_peer}
     if against:  # another checkout's server on the same store, in the same turns
         peers["against"] = Peer(
             [sys.executable, os.path.join(against, "wctx.py"), "mcp", "--repo", origin], env, base
@@ -248,8 +273,13 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out, against=None):
         "mcp_p95": round(pct(times["wctx"], 95), 2),
         "floor_mcp_p50": round(pct(times["floor"], 50), 2),
         "floor_mcp_p95": round(pct(times["floor"], 95), 2),
+        "filled_mcp_p50": round(pct(times["filled"], 50), 2),
+        "filled_mcp_p95": round(pct(times["filled"], 95), 2),
         "inproc_p50": round(statistics.median(ours), 2),
         "floor_inproc_p50": round(statistics.median(floor), 2),
+        "filled_inproc_p50": round(statistics.median(floor_full), 2),
+        "short": short,
+        "floor_results_mean": round(statistics.mean(answered), 1),
         "fts_query_p50": round(statistics.median(fts_only), 3),
         "floor_query_p50": round(statistics.median(floor_only), 3),
         "top10_overlap_with_fts": round(statistics.mean(overlap), 3),
@@ -265,6 +295,9 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out, against=None):
     row["mcp_p50_ratio"] = round(row["mcp_p50"] / row["floor_mcp_p50"], 2)
     row["mcp_p95_ratio"] = round(row["mcp_p95"] / row["floor_mcp_p95"], 2)
     row["inproc_p50_ratio"] = round(row["inproc_p50"] / row["floor_inproc_p50"], 2)
+    row["mcp_p50_over_filled"] = round(row["mcp_p50"] / row["filled_mcp_p50"], 2)
+    row["mcp_p95_over_filled"] = round(row["mcp_p95"] / row["filled_mcp_p95"], 2)
+    row["inproc_p50_over_filled"] = round(row["inproc_p50"] / row["filled_inproc_p50"], 2)
     row["fts_query_ratio"] = round(row["fts_query_p50"] / row["floor_query_p50"], 2)
     out.append(row)
     shutil.rmtree(base, ignore_errors=True)

@@ -306,6 +306,66 @@ def test_mcp_and_cli_share_the_rule_foo_and_foo(tmp_path):
         servers.close()
 
 
+def _words_key(claim, words=None):
+    # The duplicate rule's key as stores before the digest kept it: the claim's folded words.
+    import re
+    import unicodedata
+
+    return " ".join(re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", claim).casefold()))
+
+
+def test_an_upgraded_store_keeps_finding_the_repeats_of_its_claims(
+    git_repo, wctx_home, monkeypatch, tmp_path
+):
+    sdk = git_repo("upload-sdk", {CLIENT: "def connect():\n    return 1\n"})
+    item = {"kind": "finding", "claim": "Retry is missing for the 419.", "repo": "upload-sdk",
+            "files": [CLIENT + "#connect"]}  # fmt: skip
+    monkeypatch.setattr(wctx, "MIGRATIONS", wctx.MIGRATIONS[:-1])
+    monkeypatch.setattr(wctx, "claim_key", _words_key)
+    store = wctx.open_store(wctx_home)
+    wctx.register_repo(store, sdk.path)
+    eid = wctx.capture(store, [item], cwd=sdk.path)["evidence"][0]["id"]
+    other = wctx.capture(store, [dict(item, claim="Ünïcode façade drops the token")], cwd=sdk.path)
+    other_id = other["evidence"][0]["id"]
+    assert (
+        store.one("SELECT claim_key FROM evidence WHERE id = ?", (eid,))[0] == "retry is missing for the 419"
+    )
+    claims = {r[0]: r[1] for r in store.all("SELECT id, claim FROM evidence")}
+    store.close()
+    monkeypatch.undo()
+
+    store = wctx.open_store(wctx_home)
+    try:
+        assert wctx.schema_version(store) == len(wctx.MIGRATIONS)
+        assert {r[0]: r[1] for r in store.all("SELECT id, claim FROM evidence")} == claims  # claims untouched
+        # The store keeps each claim once in the item: its key holds none of its words.
+        assert store.one("SELECT count(*) FROM evidence WHERE claim_key LIKE '%retry%'")[0] == 0
+        # The same claim written otherwise, recorded after the upgrade, is the item from before it,
+        # by capture and by import alike.
+        again = wctx.capture(store, [dict(item, claim="  RETRY is missing, for the 419 ")], cwd=sdk.path)
+        assert again["evidence"][0]["duplicate"] is True and again["evidence"][0]["id"] == eid
+        again = wctx.capture(store, [dict(item, claim="UNICODE FACADE drops the token")], cwd=sdk.path)
+        assert again["evidence"][0]["duplicate"] is False  # folding keeps accents: another claim
+        again = wctx.capture(store, [dict(item, claim="ünïcode FAÇADE drops the token!")], cwd=sdk.path)
+        assert again["evidence"][0]["id"] == other_id
+        # A teammate's record of it (own id, own words' case) imports as the same item.
+        sid = "ses-0123456789"
+        records = [
+            {"type": "session", "format": 1, "id": sid, "agent": "cli", "repo": "upload-sdk", "summary": None},
+            {"type": "evidence", "format": 1, "id": "ev-abcdefabcd", "session": sid, "repo": "upload-sdk",
+             "kind": "finding", "claim": "retry is MISSING for the 419", "created_at": "2026-01-01T00:00:00Z",
+             "updated_at": "2026-01-01T00:00:00Z",
+             "anchors": [dict(a, dirty=0) for a in wctx.get_evidence(store, eid)["anchors"]]},
+        ]  # fmt: skip
+        export = tmp_path / "theirs.jsonl"
+        export.write_text("".join(json.dumps(r) + "\n" for r in records))
+        counts = wctx.import_evidence(store, [str(export)])
+        assert counts["duplicates"] == 1 and counts["evidence"] == 0, counts
+        assert wctx.get_evidence(store, "ev-abcdefabcd")["id"] == eid
+    finally:
+        store.close()
+
+
 def test_import_applies_the_same_rule(product, run_cli, tmp_path):
     mine = cli_capture(
         run_cli, product.sdk.path, "The cache key ignores the locale", "--file", CLIENT + "#connect"

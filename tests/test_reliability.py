@@ -196,6 +196,7 @@ def test_search_and_verify_answer_when_the_freshness_cache_cannot_be_written(pro
             cwd=sdk.path,
         )  # fmt: skip
     product.store.db.execute("DELETE FROM freshness_cache")
+    os.utime(sdk.file("src/upload/upload.ts"), (1e9, 1e9))  # quiet a while: its verdicts are cached
     fill_store(product.store)
     found = wctx.search(product.store, "upload retries", repo="upload-sdk", limit=30)
     assert len(found["results"]) == 30
@@ -223,6 +224,8 @@ def _make_shared_store(git_repo, home, parent=None):
                      cwd=sdk.path)  # fmt: skip
         s.db.execute("DELETE FROM freshness_cache")
     sdk.write("b.py", "x = 2\n")
+    for rel in ("src/upload.py", "b.py"):  # quiet a while: a file written just now is not cached
+        os.utime(sdk.file(rel), (1e9, 1e9))
     return sdk
 
 

@@ -207,3 +207,171 @@ def test_an_open_store_reopened_on_a_restored_file_forgets_what_it_derived_from_
         reader.ensure_current()  # as the MCP server does before each call
         hits = wctx.search(reader, "send status quirk", cwd=sdk.path, include_inactive=True)["results"]
         assert [r["status"] for r in hits] == ["active"]
+
+
+# -- a cited file edited so that its size and mtime stay the same -----------------------------------
+
+
+def _search(store, cwd, query="send status quirk"):
+    return {r["id"]: r for r in wctx.search(store, query, cwd=cwd)["results"]}
+
+
+def cached(store, evidence_id):
+    """Whether the freshness cache holds a verdict for the item (so the next search may use it)."""
+    row = store.one(
+        "SELECT 1 FROM freshness_cache c JOIN evidence e ON e.rid = c.evidence_rid WHERE e.id = ?",
+        (evidence_id,),
+    )
+    return row is not None
+
+
+def rewrite_keeping_mtime(path, text):
+    st = os.stat(path)
+    with open(path, "w") as fh:
+        fh.write(text)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+
+def test_an_edit_in_the_same_tick_to_the_same_size_is_seen(product):
+    """An editor writes the cited file, a search caches its verdict, the file is written again
+    within the filesystem's timestamp grain to the same size: size and mtime alone cannot tell."""
+    sdk = product.sdk
+    path = sdk.write("src/send.py", SEND_V1)
+    sdk.commit("send")
+    now = os.stat(path).st_mtime_ns
+    os.utime(path, ns=(now, now))
+    rid = wctx.capture(
+        product.store,
+        [{"kind": "finding", "claim": "send returns the status quirk", "files": ["src/send.py#send"]}],
+        cwd=sdk.path,
+    )["evidence"][0]["id"]
+    assert _search(product.store, sdk.path)[rid]["freshness"]["verdict"] == "current"
+    rewrite_keeping_mtime(path, SEND_V2)
+    fresh = _search(product.store, sdk.path)[rid]["freshness"]
+    assert fresh["verdict"] == "stale", fresh
+    # A process of its own (no memo of this one) reads the same truth from the stored cache.
+    with wctx.open_store(product.store.home) as other:
+        assert _search(other, sdk.path)[rid]["freshness"]["verdict"] == "stale"
+
+
+def test_an_edit_that_keeps_size_and_mtime_of_a_settled_file_is_seen(product):
+    """A tool that restores the mtime it found (rsync -t, cp -p, touch -r) on a file whose verdict
+    was cached long after it last changed: the change time and inode still tell."""
+    sdk = product.sdk
+    path = sdk.write("src/send.py", SEND_V1)
+    sdk.commit("send")
+    os.utime(path, (1e9, 1e9))  # last modified long ago
+    rid = wctx.capture(
+        product.store,
+        [{"kind": "finding", "claim": "send returns the status quirk", "files": ["src/send.py#send"]}],
+        cwd=sdk.path,
+    )["evidence"][0]["id"]
+    assert _search(product.store, sdk.path)[rid]["freshness"]["verdict"] == "current"
+    assert cached(product.store, rid)
+    before = os.stat(path)
+    rewrite_keeping_mtime(path, SEND_V2)
+    assert os.stat(path).st_ctime_ns != before.st_ctime_ns
+    assert _search(product.store, sdk.path)[rid]["freshness"]["verdict"] == "stale"
+    with wctx.open_store(product.store.home) as other:
+        assert _search(other, sdk.path)[rid]["freshness"]["verdict"] == "stale"
+
+
+def test_a_cited_file_replaced_by_rename_with_its_old_size_and_mtime_is_seen(product):
+    sdk = product.sdk
+    path = sdk.write("src/send.py", SEND_V1)
+    sdk.commit("send")
+    os.utime(path, (1e9, 1e9))  # last modified long ago
+    rid = wctx.capture(
+        product.store,
+        [{"kind": "finding", "claim": "send returns the status quirk", "files": ["src/send.py#send"]}],
+        cwd=sdk.path,
+    )["evidence"][0]["id"]
+    assert _search(product.store, sdk.path)[rid]["freshness"]["verdict"] == "current"
+    assert cached(product.store, rid)
+    st = os.stat(path)
+    new = path + ".new"
+    with open(new, "w") as fh:
+        fh.write(SEND_V2)
+    os.utime(new, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(new, path)  # as editors save: a new file renamed over the old
+    assert _search(product.store, sdk.path)[rid]["freshness"]["verdict"] == "stale"
+
+
+def test_packed_refs_rewritten_to_the_same_size_and_mtime_is_seen(product):
+    """HEAD names a branch that lives only in packed-refs; the branch moves and is packed again,
+    packed-refs keeping its size (one object id for another) and, here, its mtime. The item cites
+    no file: only HEAD can tell."""
+    sdk = product.sdk
+    start = sdk.head
+    rid = wctx.capture(
+        product.store, [{"kind": "finding", "claim": "send returns the status quirk"}], cwd=sdk.path
+    )["evidence"][0]["id"]
+    sdk.write("src/other.py", "x = 1\n")
+    moved = sdk.commit("another commit")
+    sdk.git("reset", "-q", "--hard", start)
+    sdk.git("pack-refs", "--all")
+    packed = os.path.join(sdk.path, ".git", "packed-refs")
+    st = os.stat(packed)
+    fresh = _search(product.store, sdk.path)[rid]["freshness"]
+    assert fresh["verdict"] == "current", fresh
+    sdk.git("reset", "-q", "--hard", moved)
+    sdk.git("pack-refs", "--all")
+    os.utime(packed, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(packed).st_size == st.st_size
+    for store in (product.store, wctx.open_store(product.store.home)):
+        fresh = _search(store, sdk.path)[rid]["freshness"]
+        assert fresh["verdict"] == "possibly_stale", fresh
+        assert "moved 1 commit" in " ".join(fresh["reasons"])
+
+
+def test_a_branch_that_is_a_symbolic_ref_is_followed_to_its_commit(product):
+    """HEAD names a branch that is itself a symbolic ref (git symbolic-ref refs/heads/trunk
+    refs/heads/main): the branch it names moving moves HEAD."""
+    sdk = product.sdk
+    branch = sdk.git("symbolic-ref", "HEAD").strip()
+    sdk.git("symbolic-ref", "refs/heads/trunk", branch)
+    sdk.git("symbolic-ref", "HEAD", "refs/heads/trunk")
+    rid = wctx.capture(
+        product.store, [{"kind": "finding", "claim": "send returns the status quirk"}], cwd=sdk.path
+    )["evidence"][0]["id"]
+    assert _search(product.store, sdk.path)[rid]["freshness"]["verdict"] == "current"
+    moved = sdk.git("commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "another commit").strip()
+    sdk.git("update-ref", branch, moved)  # moves the branch trunk names
+    with open(os.path.join(sdk.path, ".git", "HEAD")) as fh:
+        assert fh.read().strip() == "ref: refs/heads/trunk"
+    assert sdk.head == moved
+    for store in (product.store, wctx.open_store(product.store.home)):
+        fresh = _search(store, sdk.path)[rid]["freshness"]
+        assert fresh["verdict"] == "possibly_stale", fresh
+        assert "moved 1 commit" in " ".join(fresh["reasons"])
+
+
+def test_a_recorded_commit_fetched_later_is_found(product, tmp_path):
+    """An item recorded at a commit this checkout does not have (a teammate's, imported; or here
+    one that was dropped): once `git fetch` brings it, HEAD and the index as they were, the
+    verdict is judged against it, in this process and in the next."""
+    sdk = product.sdk
+    branch = sdk.git("symbolic-ref", "--short", "HEAD").strip()
+    sdk.git("checkout", "-q", "-b", "topic")
+    sdk.write("src/topic.py", "x = 1\n")
+    topic = sdk.commit("topic work")
+    rid = wctx.capture(
+        product.store, [{"kind": "finding", "claim": "send returns the status quirk"}], cwd=sdk.path
+    )["evidence"][0]["id"]
+    mirror = str(tmp_path / "mirror")
+    git(tmp_path, "clone", "-q", "--mirror", sdk.path, mirror)
+    sdk.git("checkout", "-q", branch)
+    sdk.git("branch", "-q", "-D", "topic")
+    sdk.git("reflog", "expire", "--expire=now", "--all")
+    sdk.git("gc", "-q", "--prune=now")
+    assert sdk.git("cat-file", "-t", topic, check=False).strip() != "commit"
+    fresh = _search(product.store, sdk.path)[rid]["freshness"]
+    assert fresh["verdict"] == "unknown" and "not in" in " ".join(fresh["reasons"]), fresh
+    sdk.git("fetch", "-q", mirror, "topic")  # the commit is back; HEAD and the index are not moved
+    assert sdk.git("cat-file", "-t", topic).strip() == "commit"
+    for store in (product.store, wctx.open_store(product.store.home)):
+        fresh = _search(store, sdk.path)[rid]["freshness"]
+        assert fresh["verdict"] == "possibly_stale", fresh
+        assert short(topic) in " ".join(fresh["reasons"])

@@ -186,6 +186,7 @@ def test_a_repeated_search_runs_no_git_and_no_statement_per_result(product, monk
     # searches in the same process read no verdict from the table again and run no git, and what
     # a search reads of its results (anchors, rows, session edits) is one statement each, however
     # many results it returns.
+    monkeypatch.setattr(wctx, "HEAD_RACY_SECONDS", -3600.0)  # the cited files have been quiet a while
     items = [
         {"kind": "finding", "claim": "upload retry loses the token %d" % i, "repo": "upload-sdk",
          "files": ["src/client.py#connect"] if i % 3 else []}
