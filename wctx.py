@@ -9707,15 +9707,28 @@ def _v_hex(value):
     return value
 
 
+_OWN_ID_RE = _lazy_pattern(r"\A(?:ev|ses)-[0-9a-f]{10}\Z")  # the ids wctx makes: never a secret
+
+
+def _v_key(value):
+    """``value`` (an identifier that matched its pattern), refused when the redaction boundary
+    would change it: stored as a [REDACTED …] marker, a key names no record, and every other key
+    holding a secret of that kind becomes the same marker."""
+    if not _OWN_ID_RE.match(value) and stored_text(value) != value:
+        raise ValueError("holds what looks like a secret (an identifier is stored as it is, never redacted)")
+    return value
+
+
 def _v_matching(pattern, what):
-    """A checker for optional text that must match ``pattern`` (``what`` names it in errors)."""
+    """A checker for an optional identifier that must match ``pattern`` (``what`` names it in
+    errors) and hold no secret (_v_key)."""
 
     def check(value):
         if value is None:
             return None
         if not isinstance(value, str) or not pattern.match(value):
             raise ValueError("is not %s: %r" % (what, str(value)[:80]))
-        return value
+        return _v_key(value)
 
     return check
 
@@ -9802,7 +9815,7 @@ def _v_required_timestamp(value):
 def _v_event_id(value):
     if not isinstance(value, str) or not _EVENT_ID_RE.match(value):
         raise ValueError("needs an id like evt-…, not %r" % (str(value)[:80],))
-    return value
+    return _v_key(value)
 
 
 def _v_commit_map(value):
@@ -10089,20 +10102,77 @@ def validate_record(record, where):
         raise UsageError("%s: %s field %s" % (where, record["type"], e)) from None
 
 
-def _read_export(paths):
-    records = []
+def _export_files(paths):
+    """[(file, whether named on the command line)] of an import of ``paths``, in order."""
     files = []
     for path in paths:
         if os.path.isdir(path):
-            files.extend(sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".jsonl")))
-        elif os.path.isfile(path):
-            files.append(path)
+            files.extend(
+                (os.path.join(path, n), False) for n in sorted(os.listdir(path)) if n.endswith(".jsonl")
+            )
+        elif os.path.lexists(path):
+            files.append((path, True))
         else:
             raise NotFoundError("no such file or directory: %s" % path)
-    for path in files:
-        with open(path, "rb") as fh:
+    return files
+
+
+def _read_export(paths):
+    records = []
+    for path, named in _export_files(paths):
+        with _open_export(path, named) as fh:
             records.extend(_parse_export(path, fh))
     return records
+
+
+class _RecordError(UsageError):
+    """A valid record the import cannot take beside the others (an item of a session the import
+    does not hold): ``record`` says which, for the file and line its message is given."""
+
+    def __init__(self, message, record):
+        super().__init__(message)
+        self.record = record
+
+
+def _export_sources(paths):
+    for path, named in _export_files(paths):
+        with _open_export(path, named) as fh:
+            yield path, fh
+
+
+def _record_line(sources, record):
+    """ "file:line" of the first line of ``sources`` ([(label, raw lines)], an import's files read
+    again for an error's message) that holds ``record`` as validated, or None."""
+    needle = record["id"].encode()
+    for label, lines in sources:
+        for n, raw in enumerate(lines, 1):
+            if needle in raw:
+                try:
+                    if validate_record(json.loads(raw.decode("utf-8")), label) == record:
+                        return "%s:%d" % (label, n)
+                except (ValueError, RecursionError, WctxError):
+                    continue
+    return None
+
+
+def _open_export(path, named):
+    """``path`` opened for reading when it is a regular file, else UsageError. A directory's entries
+    (a teammate's checkout of the team's memory) are never followed as symbolic links (to
+    /dev/zero, to a file outside it); a FIFO or a device is refused before it is read (it would
+    block, or never end). ``named``: given on the command line, where a link is the user's own."""
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (0 if named else getattr(os, "O_NOFOLLOW", 0))
+    try:
+        if not named and os.path.islink(path):
+            raise UsageError("%s: a symbolic link, not a file; nothing was imported" % path)
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise UsageError("cannot read %s: %s; nothing was imported" % (path, e.strerror)) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError("%s: not a regular file; nothing was imported" % path)
+    return os.fdopen(fd, "rb")
 
 
 def _parse_export(label, lines):
@@ -10216,8 +10286,12 @@ class _GcPaused:
 
 def import_evidence(store, paths):
     """Import exported JSONL (files or directories) idempotently, in one transaction."""
-    with _GcPaused():
-        return _import_records(store, _read_export(paths))
+    try:
+        with _GcPaused():
+            return _import_records(store, _read_export(paths))
+    except _RecordError as e:
+        where = _record_line(_export_sources(paths), e.record)
+        raise UsageError("%s: %s" % (where, e) if where else str(e)) from None
 
 
 def import_evidence_data(store, label, data):
@@ -10225,7 +10299,11 @@ def import_evidence_data(store, label, data):
     (counts, records)."""
     with _GcPaused():
         records = _parse_export(label, data.splitlines(keepends=True))
-        return _import_records(store, records), records
+        try:
+            return _import_records(store, records), records
+        except _RecordError as e:
+            where = _record_line([(label, data.splitlines(keepends=True))], e.record)
+            raise UsageError("%s: %s" % (where, e) if where else str(e)) from None
 
 
 _STATUS_ORDER = {"active": 0, "superseded": 1, "retracted": 2}
@@ -10528,8 +10606,9 @@ def _import_records_in(store, records):
                 continue
             sid = session_map.get(rec["session"])
             if sid is None:
-                raise UsageError(
-                    "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"])
+                raise _RecordError(
+                    "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"]),
+                    rec,
                 )
             if rec["id"] in existing:
                 plan.append((rec, sid, None))

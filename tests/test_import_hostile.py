@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 import test_sync
-from conftest import db_snapshot, git
+from conftest import WCTX_SCRIPT, db_snapshot, git
 
 import wctx
 
@@ -135,10 +136,49 @@ def test_a_hostile_line_is_one_line_naming_file_and_line_and_changes_nothing(
     assert res.code == 2, res
     err = res.err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in res.err, res
-    if names != "not in the import":  # a record that only fails against the others: no line to name
-        assert "b-bad.jsonl:%d:" % (sum(p.count(b"\n") for p in parts)) in err, err
+    assert "b-bad.jsonl:%d:" % (sum(p.count(b"\n") for p in parts)) in err, err
     assert names in err, err
     assert db_snapshot(wctx_home) == before
+
+
+def indexes(home):
+    with wctx.open_store(home) as s:
+        return sorted(tuple(r) for r in s.db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+
+
+@pytest.mark.parametrize("fault", ["bad kind", "unknown session", "directory"])
+def test_a_bad_line_at_the_end_of_a_large_import_leaves_the_store_exactly_as_it_was(
+    fault, svc, tmp_path, run_wctx, wctx_home
+):
+    # Enough new items beside the few stored for the bulk writer to set its indexes aside and
+    # write whole chunks before it meets the last line.
+    repo, root = svc
+    _seed(tmp_path, run_wctx, root, repo.head)
+    records = []
+    for s in range(10):
+        records.append(session(100 + s))
+        records += [evidence(1000 * s + k, SID % (100 + s), "bulk finding %d.%d" % (s, k), root, repo.head)
+                    for k in range(wctx._BULK_INDEX_MIN // 10 + 1)]  # fmt: skip
+    last = evidence(99999, SID % 100, "the last line", root, repo.head)
+    if fault == "bad kind":
+        last["kind"] = "rumour"
+    else:
+        last["session"] = SID % 4242
+    share = tmp_path / "share"
+    share.mkdir()
+    if fault == "directory":  # one file per session, the last file's last line at fault
+        for s in range(10):
+            mine = [r for r in records if r.get("session", r["id"]) == SID % (100 + s)]
+            (share / ("s%02d.jsonl" % s)).write_bytes(lines(mine + ([last] if s == 9 else [])))
+        target, where = str(share), "s09.jsonl:%d:" % (len(mine) + 1)
+    else:
+        (share / "big.jsonl").write_bytes(lines(records + [last]))
+        target, where = str(share / "big.jsonl"), "big.jsonl:%d:" % (len(records) + 1)
+    before, schema = db_snapshot(wctx_home), indexes(wctx_home)
+    res = run_wctx(["import-evidence", target])
+    assert res.code == 2, res
+    assert len(res.err.strip().splitlines()) == 1 and where in res.err, res
+    assert db_snapshot(wctx_home) == before and indexes(wctx_home) == schema
 
 
 # -- wctx sync: a tampered remote ------------------------------------------------------------------
@@ -421,3 +461,96 @@ def test_secrets_in_every_imported_field_are_stored_redacted(size, git_repo, tmp
     alone.write_bytes(lines(planted))
     assert run_wctx(["import-evidence", str(alone)], env={"WCTX_HOME": other}).code == 0
     assert _planted_rows(other)[0] == rows
+
+
+# An identifier is a key: stored redacted it would name no record, and every other identifier
+# holding a secret would become the same marker. Each shape here passes the identifier's pattern.
+TOKEN = "ghp_PlantedGithubToken0123456789abcdefgh"
+AWS = "AKIAPLANTEDKEYID0123"
+SECRET_IDS = {
+    "evidence id": (lambda r, s: r.update(id=TOKEN), "evidence field id"),
+    "session id": (lambda r, s: (r.update(session=AWS), s.update(id=AWS)), "session field id"),
+    "superseded_by": (lambda r, s: r.update(status="superseded", superseded_by=TOKEN), "superseded_by"),
+    "repository": (lambda r, s: r.update(repo=AWS), "evidence field repo"),
+    "anchor repository": (lambda r, s: r["anchors"][0].update(repo=TOKEN), "anchors[0].repo"),
+    "history event id": (
+        lambda r, s: r.update(history=[{"id": "evt-" + TOKEN, "event": "seen", "at": T0}]),
+        "history[0].id",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SECRET_IDS))
+def test_an_identifier_holding_a_secret_is_refused_not_stored_redacted(
+    case, svc, tmp_path, run_wctx, wctx_home
+):
+    repo, root = svc
+    change, names = SECRET_IDS[case]
+    ses, rec = session(5), evidence(5, SID % 5, "an item with a secret in a key", root, repo.head)
+    change(rec, ses)
+    bad = tmp_path / "peer.jsonl"
+    bad.write_bytes(lines([ses, rec]))
+    before = db_snapshot(wctx_home)
+    for _ in range(2):  # the same file again is refused the same way (once stored, it could not be found)
+        res = run_wctx(["import-evidence", str(bad)])
+        assert res.code == 2, res
+        assert len(res.err.strip().splitlines()) == 1 and "peer.jsonl:" in res.err and names in res.err, res
+        assert "secret" in res.err and TOKEN not in res.err and AWS not in res.err, res
+        assert db_snapshot(wctx_home) == before
+
+
+# -- A shared directory of export files: a teammate's checkout ----------------------------------
+
+
+def _entry(kind, share, tmp_path):
+    bad = os.path.join(str(share), "m-bad.jsonl")
+    if kind == "link to /dev/zero":
+        os.symlink("/dev/zero", bad)
+    elif kind == "fifo":
+        os.mkfifo(bad)
+    elif kind == "directory":
+        os.mkdir(bad)
+    elif kind == "link out of the directory":  # to a well-formed file: still not the share's own
+        outside = tmp_path / "elsewhere.jsonl"
+        outside.write_bytes(lines([session(7)]))
+        os.symlink(str(outside), bad)
+    return bad
+
+
+ENTRIES = ["link to /dev/zero", "fifo", "directory", "link out of the directory"]
+
+
+def _import_within(home, path):
+    """``wctx import-evidence PATH`` in a process that is stopped should it block or run away (a
+    guard against a hang on a FIFO or /dev/zero, never a measure): (exit code, stderr)."""
+    proc = subprocess.run([sys.executable, WCTX_SCRIPT, "import-evidence", path], env=dict(os.environ, WCTX_HOME=home),
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    return proc.returncode, proc.stderr
+
+
+@pytest.mark.parametrize("kind", ENTRIES)
+def test_a_shared_directory_entry_that_is_not_a_plain_file_is_refused_and_nothing_imported(
+    kind, svc, tmp_path, run_wctx, wctx_home
+):
+    repo, root = svc
+    share = tmp_path / "team-memory"
+    share.mkdir()
+    (share / "a-good.jsonl").write_bytes(lines([session(3), evidence(3, SID % 3, "good", root, repo.head)]))
+    bad = _entry(kind, share, tmp_path)
+    before = db_snapshot(wctx_home)
+    # a guard against a hang (the FIFO, /dev/zero), never a measure
+    code, err = _import_within(wctx_home, str(share))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and bad in err, err
+    assert db_snapshot(wctx_home) == before
+
+
+@pytest.mark.parametrize("kind", ["link to /dev/zero", "fifo", "directory"])
+def test_a_named_path_that_is_not_a_regular_file_is_refused(kind, svc, tmp_path, wctx_home):
+    bad = _entry(kind, tmp_path, tmp_path)
+    before = db_snapshot(wctx_home)
+    code, err = _import_within(wctx_home, bad)
+    if kind == "directory":  # an empty directory is an empty import
+        assert code == 0, err
+    else:
+        assert code == 2 and len(err.strip().splitlines()) == 1 and bad in err, err
+    assert db_snapshot(wctx_home) == before

@@ -375,3 +375,149 @@ def test_a_recorded_commit_fetched_later_is_found(product, tmp_path):
         fresh = _search(store, sdk.path)[rid]["freshness"]
         assert fresh["verdict"] == "possibly_stale", fresh
         assert short(topic) in " ".join(fresh["reasons"])
+
+
+def test_server_started_for_a_checkout_path_follows_a_rename_of_its_repository(servers, tmp_path):
+    env = servers.env
+    home, sdk = env["home"], env["sdk"]
+    item = cli_capture(home, sdk, "send returns the status quirk")
+    server = servers.start(cwd=tmp_path, args=("--repo", str(sdk)))  # outside it, named by path
+    server.initialize()
+    assert found(server, "send status quirk")[item]["repo"] == "upload-sdk"
+    cli(home, "repo", "rename", "upload-sdk", "sdk-core")
+    assert found(server, "send status quirk")[item]["repo"] == "sdk-core"
+    recorded = server.call_ok(
+        "record_evidence", {"items": [{"kind": "note", "claim": "one more send quirk"}]}
+    )
+    assert recorded["recorded"][0]["repo"] == "sdk-core"
+
+
+def test_server_judges_an_item_recorded_in_a_linked_worktree_by_that_worktree(servers, tmp_path):
+    env = servers.env
+    home, sdk = env["home"], env["sdk"]
+    tree = str(tmp_path / "sdk-topic")
+    git(sdk, "worktree", "add", "-q", "-b", "topic", tree)
+    server = servers.start(cwd=sdk)
+    server.initialize()
+    assert found(server, "send status quirk") == {}  # the server's view of the repository is kept
+    item = cli_capture(home, tree, "send returns the status quirk", "--file", "src/upload.py#send")
+    fresh = found(server, "send status quirk")[item]["freshness"]
+    assert fresh["verdict"] == "current", fresh
+    with open(os.path.join(tree, "src", "upload.py"), "w") as fh:
+        fh.write(SEND_V2)
+    git(tree, "commit", "-q", "-am", "send returns 420 on the topic branch")
+    moved = head_of(tree)
+    fresh = found(server, "send status quirk")[item]["freshness"]
+    assert fresh["verdict"] == "stale" and short(moved) in " ".join(fresh["reasons"]), fresh
+    assert head_of(sdk) != moved  # the registered checkout did not move: the worktree judged
+
+
+def test_server_follows_a_checkout_moved_and_registered_again_at_its_new_path(servers, tmp_path):
+    env = servers.env
+    home, sdk = env["home"], env["sdk"]
+    item = cli_capture(home, sdk, "send returns the status quirk", "--file", "src/upload.py#send")
+    server = servers.start(cwd=tmp_path, args=("--workspace", "docs"))
+    server.initialize()
+    assert found(server, "send status quirk")[item]["freshness"]["verdict"] == "current"
+    moved = str(tmp_path / "moved" / "upload-sdk")
+    os.makedirs(os.path.dirname(moved))
+    os.rename(str(sdk), moved)
+    fresh = found(server, "send status quirk")[item]["freshness"]
+    assert fresh["verdict"] == "unknown", fresh  # not on this machine where it was registered
+    cli(home, "repo", "remove", "upload-sdk")
+    cli(home, "repo", "add", moved, "--workspace", "docs")  # back with its evidence, at the new path
+    fresh = found(server, "send status quirk")[item]["freshness"]
+    assert fresh["verdict"] == "current", fresh
+    with open(os.path.join(moved, "src", "upload.py"), "w") as fh:
+        fh.write(SEND_V2)
+    git(moved, "commit", "-q", "-am", "send returns 420")
+    fresh = found(server, "send status quirk")[item]["freshness"]
+    assert fresh["verdict"] == "stale" and short(head_of(moved)) in " ".join(fresh["reasons"]), fresh
+
+
+# -- a long-lived process whose checkouts have been quiet: its kept HEAD tokens and git views ------
+
+
+def test_kept_head_tokens_and_git_views_follow_commit_checkout_reset_pack_and_fetch(
+    product, tmp_path, monkeypatch
+):
+    """With every checkout quiet for a while (HEAD_RACY_SECONDS: as if), this process keeps each
+    HEAD token (recent_head_token) and what git said per checkout state (git_view) between
+    searches; each way HEAD can move must still show in the next search's verdicts."""
+    monkeypatch.setattr(wctx, "HEAD_RACY_SECONDS", -3600.0)
+    store, sdk = product.store, product.sdk
+    sdk.write("src/send.py", SEND_V1)
+    start = sdk.commit("send")
+    branch = sdk.git("symbolic-ref", "--short", "HEAD").strip()
+    cites = wctx.capture(
+        store,
+        [{"kind": "finding", "claim": "send returns the status quirk", "files": ["src/send.py#send"]}],
+        cwd=sdk.path,
+    )["evidence"][0]["id"]
+    bare = wctx.capture(store, [{"kind": "finding", "claim": "send status quirk, no file"}], cwd=sdk.path)
+    bare = bare["evidence"][0]["id"]
+
+    def verdicts():
+        found = _search(store, sdk.path)
+        return {
+            k: (found[k]["freshness"]["verdict"], " ".join(found[k]["freshness"]["reasons"]))
+            for k in (cites, bare)
+        }
+
+    assert [v for v, _ in verdicts().values()] == ["current", "current"]
+    assert verdicts()[cites][0] == "current"  # now from what this process kept
+    sdk.write("src/send.py", SEND_V2)
+    changed = sdk.commit("send returns 420")
+    got = verdicts()
+    assert got[cites][0] == "stale" and short(changed) in got[cites][1], got
+    assert got[bare][0] == "possibly_stale" and "moved 1 commit" in got[bare][1], got
+    sdk.git("checkout", "-q", start)  # detached, at the recorded commit
+    assert [v for v, _ in verdicts().values()] == ["current", "current"]
+    sdk.git("checkout", "-q", branch)
+    assert verdicts()[cites][0] == "stale"
+    sdk.git("reset", "-q", "--hard", start)
+    assert [v for v, _ in verdicts().values()] == ["current", "current"]
+    sdk.git("reset", "-q", "--hard", changed)
+    sdk.git("pack-refs", "--all")
+    got = verdicts()
+    assert got[cites][0] == "stale" and short(changed) in got[cites][1], got
+    # A commit that leaves and comes back by fetch, HEAD and index unmoved meanwhile.
+    sdk.git("checkout", "-q", "-b", "topic")
+    topic_tip = sdk.git("commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "topic").strip()
+    sdk.git("update-ref", "refs/heads/topic", topic_tip)
+    sdk.git("reset", "-q", "--hard", topic_tip)
+    late = wctx.capture(store, [{"kind": "finding", "claim": "send status quirk on topic"}], cwd=sdk.path)
+    late = late["evidence"][0]["id"]
+    mirror = str(tmp_path / "mirror")
+    git(tmp_path, "clone", "-q", "--mirror", sdk.path, mirror)
+    sdk.git("checkout", "-q", branch)
+    sdk.git("branch", "-q", "-D", "topic")
+    sdk.git("reflog", "expire", "--expire=now", "--all")
+    sdk.git("gc", "-q", "--prune=now")
+    assert _search(store, sdk.path)[late]["freshness"]["verdict"] == "unknown"
+    assert _search(store, sdk.path)[late]["freshness"]["verdict"] == "unknown"
+    sdk.git("fetch", "-q", mirror, "topic")
+    fresh = _search(store, sdk.path)[late]["freshness"]
+    assert fresh["verdict"] == "possibly_stale" and short(topic_tip) in " ".join(fresh["reasons"]), fresh
+
+
+def test_server_shows_a_teammates_retraction_and_new_item_imported_by_another_process(servers, tmp_path):
+    """A teammate's store holds the same items (exchanged by export and import-evidence); what
+    they retract there reaches this store by import-evidence in another process while the server
+    runs: its next search shows the item retracted."""
+    env = servers.env
+    home, sdk = env["home"], env["sdk"]
+    item = cli_capture(home, sdk, "send returns the status quirk")
+    server = servers.start(cwd=sdk)
+    server.initialize()
+    assert set(found(server, "send status quirk")) == {item}
+    mate = tmp_path / "mate-home"
+    ours = tmp_path / "ours.jsonl"
+    ours.write_text(cli(home, "export"))
+    cli(mate, "import-evidence", str(ours))
+    cli(mate, "retract", item)
+    theirs = tmp_path / "theirs.jsonl"
+    theirs.write_text(cli(mate, "export"))
+    cli(home, "import-evidence", str(theirs))
+    assert found(server, "send status quirk") == {}
+    assert found(server, "send status quirk", include_inactive=True)[item]["status"] == "retracted"
