@@ -554,3 +554,32 @@ def test_a_file_edited_while_verify_runs_is_not_cached_as_it_was_read(product, m
     monkeypatch.setattr(wctx.FreshnessChecker, "check_items", real)
     fresh = _search(product.store, sdk.path)[rid]["freshness"]
     assert fresh["verdict"] == "stale", fresh
+
+
+def test_a_reason_that_names_the_checked_out_branch_follows_a_switch_at_the_same_commit(product):
+    """An item recorded on a topic branch, about a file the checked-out branch never had: its reason
+    names the branch checked out. Another branch at the same commit checked out: HEAD's commit is
+    the same, the branch the reason names is not."""
+    sdk = product.sdk
+    branch = sdk.git("symbolic-ref", "--short", "HEAD").strip()
+    sdk.git("checkout", "-q", "-b", "topic")
+    sdk.write("src/topic.py", SEND_V1)
+    sdk.commit("topic adds send")
+    rid = wctx.capture(
+        product.store,
+        [{"kind": "finding", "claim": "send returns the status quirk", "files": ["src/topic.py#send"]}],
+        cwd=sdk.path,
+    )["evidence"][0]["id"]
+    sdk.git("checkout", "-q", branch)
+    fresh = _search(product.store, sdk.path)[rid]["freshness"]
+    assert "branch %s" % branch in " ".join(fresh["reasons"]), fresh
+    index = os.path.join(sdk.path, ".git", "index")
+    st = os.stat(index)
+    sdk.git("switch", "-q", "-c", "elsewhere")  # the same commit, another branch
+    # git switch leaves a settled index as it was; this one is young, so git may refresh it: put
+    # its stat back as a settled one would have stayed.
+    assert os.stat(index).st_size == st.st_size
+    os.utime(index, ns=(st.st_atime_ns, st.st_mtime_ns))
+    for store in (product.store, wctx.open_store(product.store.home)):
+        fresh = _search(store, sdk.path)[rid]["freshness"]
+        assert "branch elsewhere" in " ".join(fresh["reasons"]), fresh
