@@ -2675,7 +2675,8 @@ def linked_worktrees(common_dir):
 
 
 def head_token(repo_path, probed=None):
-    """A cheap fingerprint of where HEAD points, read from the git directory without running git.
+    """A cheap fingerprint of where HEAD points, read from the git directory without running git:
+    the commit, after the branch HEAD names (a reason may name it: "not in the checked-out branch").
 
     Used only as a cache key: if it cannot be read, it returns None and callers recompute.
     ``probed`` (a list) receives every path whose content or absence the answer depends on.
@@ -2692,7 +2693,7 @@ def head_token(repo_path, probed=None):
             head = fh.read(512).strip()
         if not head.startswith(b"ref: "):
             return head.decode("ascii", "replace")
-        ref = head[5:].decode("utf-8", "replace")
+        ref = named = head[5:].decode("utf-8", "replace")  # the branch, which a reason may name
         common = gitdir
         commondir = os.path.join(gitdir, "commondir")
         probed.append(commondir)
@@ -2716,10 +2717,10 @@ def head_token(repo_path, probed=None):
                 at = packed.find(b" " + ref.encode("utf-8", "surrogateescape") + b"\n")
                 start = packed.rfind(b"\n", 0, at) + 1 if at >= 0 else -1
                 if start < 0 or at - start not in (40, 64):
-                    return "%s@packed:unborn" % ref
-                return packed[start:at].decode("ascii", "replace")
+                    return "%s@unborn" % named
+                return "%s@%s" % (named, packed[start:at].decode("ascii", "replace"))
             if not value.startswith(b"ref: "):
-                return value.decode("ascii", "replace")
+                return "%s@%s" % (named, value.decode("ascii", "replace"))
             ref = value[5:].decode("utf-8", "replace")
         return None
     except (OSError, ValueError):
