@@ -583,3 +583,25 @@ def test_a_reason_that_names_the_checked_out_branch_follows_a_switch_at_the_same
     for store in (product.store, wctx.open_store(product.store.home)):
         fresh = _search(store, sdk.path)[rid]["freshness"]
         assert "branch elsewhere" in " ".join(fresh["reasons"]), fresh
+
+
+# -- the bounded memos: starting over never loses what the search at hand asked for -----------------
+
+
+def test_rank_rows_and_item_views_starting_over_keep_every_match_of_the_search_at_hand(product, monkeypatch):
+    """A long-lived process keeps a bounded number of rank rows and item views per store generation
+    and starts over when a search would pass the bound: that search still sees all its matches,
+    in the order a fresh process gives them."""
+    store, sdk = product.store, product.sdk
+    items = [{"kind": "finding", "claim": "send quirk number %d" % i} for i in range(6)]
+    items.append({"kind": "finding", "claim": "send quirk and a rare retry token"})
+    wctx.capture(store, items, cwd=sdk.path)
+    with wctx.open_store(store.home) as fresh:
+        expected = [r["claim"] for r in wctx.search(fresh, "send quirk", cwd=sdk.path, limit=3)["results"]]
+    assert expected[0] == "send quirk number 5"  # the newest of the best-matching
+    monkeypatch.setattr(wctx, "RANK_ROWS_KEPT", 4)
+    monkeypatch.setattr(wctx, "ITEM_VIEWS_KEPT", 4)
+    one = wctx.search(store, "quirk number 5", cwd=sdk.path, limit=1)["results"]  # kept: 1 row of 4
+    assert [r["claim"] for r in one] == ["send quirk number 5"]
+    got = [r["claim"] for r in wctx.search(store, "send quirk", cwd=sdk.path, limit=3)["results"]]
+    assert got == expected
