@@ -7778,7 +7778,8 @@ def _rank_rows(store, rids):
     missing = [rid for rid in rids if rid not in memo]
     if missing:
         if len(memo) + len(missing) > RANK_ROWS_KEPT:
-            memo.clear()
+            memo.clear()  # starting over: every row asked for is read, those it held too
+            missing = list(dict.fromkeys(rids))
         for i in range(0, len(missing), 500):
             chunk = missing[i : i + 500]
             for row in _plain_rows(
@@ -8169,7 +8170,8 @@ def _item_views(store, rids):
     missing = [rid for rid in dict.fromkeys(rids) if rid not in views]
     if missing:
         if len(views) + len(missing) > ITEM_VIEWS_KEPT:
-            views.clear()
+            views.clear()  # starting over: every view asked for is made, those it held too
+            missing = list(dict.fromkeys(rids))
         rows = _evidence_rows(store, missing)
         anchors = _load_anchors(store, list(rows), SEARCH_ANCHOR_COLUMNS)
         edited = _session_edits(store, anchors)
