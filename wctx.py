@@ -9776,9 +9776,15 @@ def _v_path(value):
         git_path(value)
     except GitError:
         raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],)) from None
-    if value.startswith("-") or len(value) > 4096 or ".git" in value.split("/"):
+    if value.startswith("-") or len(value) > 4096 or ("git" in value.lower() and _names_git_dir(value)):
         raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],))
     return value
+
+
+def _names_git_dir(path):
+    """Whether a part of ``path`` is the .git directory to some file system: in any case (macOS,
+    Windows), with trailing dots or spaces (which NTFS drops), or as NTFS's short name GIT~1."""
+    return any(p.rstrip(". ") == ".git" or p == "git~1" for p in path.lower().split("/"))
 
 
 _MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)

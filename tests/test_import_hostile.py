@@ -554,3 +554,77 @@ def test_a_named_path_that_is_not_a_regular_file_is_refused(kind, svc, tmp_path,
     else:
         assert code == 2 and len(err.strip().splitlines()) == 1 and bad in err, err
     assert db_snapshot(wctx_home) == before
+
+
+# -- Paths in anchors ------------------------------------------------------------------------------
+
+ESCAPING_PATHS = [
+    "/etc/passwd", "../x", "a/../../x", "a/b/..", "a\x00b", "a/", "./a.py", "a//b", "a.py\n",
+    "-x", "--output=/tmp/wctx-pwned", ":(top)a.py", ":!a.py", "d/" * 2100 + "x.py",
+    ".git/config", "a/.git/hooks/pre-commit",
+    # what a case-insensitive (macOS, Windows) or NTFS file system opens as .git
+    ".GIT/config", "sub/.Git/hooks/post-checkout", ".git./config", ".git /config", "GIT~1/config",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", ESCAPING_PATHS, ids=repr)
+def test_an_anchor_path_that_leaves_its_repository_or_names_git_internals_is_refused(
+    path, svc, tmp_path, run_wctx, wctx_home
+):
+    repo, root = svc
+    rec = evidence(6, SID % 6, "an item citing a hostile path", root, repo.head, path=path)
+    bad = tmp_path / "peer.jsonl"
+    bad.write_bytes(lines([session(6), rec]))
+    before = db_snapshot(wctx_home)
+    res = run_wctx(["import-evidence", str(bad)])
+    assert res.code == 2, res
+    assert (
+        len(res.err.strip().splitlines()) == 1 and "peer.jsonl:2: evidence field anchors[0].path" in res.err
+    ), res
+    assert db_snapshot(wctx_home) == before
+    assert not os.path.exists("/tmp/wctx-pwned")
+
+
+def test_paths_that_only_look_like_escapes_stay_literal_and_nothing_outside_is_read(
+    git_repo, tmp_path, run_wctx, wctx_home
+):
+    # Every cited file below holds, outside the repository, exactly the recorded blob: were any
+    # path followed out (a symlinked directory, ~, a backslash or a drive letter taken as a
+    # separator, URL-decoding), the item would come out current.
+    body = "def handler():\n    return 42\n"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text(body)
+    home = tmp_path / "their-home"
+    home.mkdir()
+    (home / "x.py").write_text(body)
+    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n"})
+    os.symlink(str(outside), os.path.join(repo.path, "link"))  # a symlinked directory, committed
+    repo.commit("a link out")
+    blob = git(repo.path, "hash-object", "--no-filters", str(outside / "secret.py")).strip()
+    env = {"HOME": str(home)}
+    assert run_wctx(["repo", "add", repo.path], env=env).code == 0
+    with wctx.open_store(wctx_home) as s:
+        root = s.one("SELECT root_commit FROM repos")["root_commit"]
+    literal = ["link/secret.py", "~/x.py", "..\\outside\\secret.py", "C:\\x.py", "C:/x.py",
+               "%2e%2e/outside/secret.py", "\\\\server\\share\\x.py", "d/" * 1000 + "x.py"]  # fmt: skip
+    records = [session(8)]
+    for i, path in enumerate(literal):
+        rec = evidence(80 + i, SID % 8, "an item citing %s" % path[:40], root, repo.head, path=path)
+        rec["anchors"][0]["blob"] = blob
+        records.append(rec)
+    peer = tmp_path / "peer.jsonl"
+    peer.write_bytes(lines(records))
+    res = run_wctx(["import-evidence", str(peer)], env=env)
+    assert res.code == 0, res
+    with wctx.open_store(wctx_home) as s:
+        stored = {
+            r["id"]: r["path"]
+            for r in s.all("SELECT e.id, a.path FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid")
+        }
+    for i, path in enumerate(literal):
+        eid = EID % (80 + i)
+        assert stored[eid] == path  # kept as written: a name inside the repository
+        shown = run_wctx(["show", eid, "--json"], env=env)
+        assert shown.code == 0, shown
+        assert shown.json["freshness"]["verdict"] in ("stale", "unknown"), (path, shown.json["freshness"])
