@@ -628,3 +628,73 @@ def test_paths_that_only_look_like_escapes_stay_literal_and_nothing_outside_is_r
         shown = run_wctx(["show", eid, "--json"], env=env)
         assert shown.code == 0, shown
         assert shown.json["freshness"]["verdict"] in ("stale", "unknown"), (path, shown.json["freshness"])
+
+
+# -- Valid but hostile: both import paths give one store ---------------------------------------
+
+
+@pytest.mark.parametrize("rebuilt", [False, True], ids=["indexes-updated", "indexes-rebuilt"])
+def test_hostile_but_valid_records_give_the_same_store_in_bulk_as_one_at_a_time(
+    git_repo, tmp_path, monkeypatch, rebuilt
+):
+    import test_import_bulk as bulk_tests
+
+    monkeypatch.setattr(wctx, "_BULK_INDEX_MIN", 1 if rebuilt else 10**9)
+    repo, stores, root = bulk_tests.two_stores(git_repo, tmp_path)
+    head, later = repo.head, "2026-03-01T10:00:00Z"
+
+    def item(n, sid, claim, **extra):
+        return bulk_tests.evidence(n, sid, claim, root, head, **extra)
+
+    s1, s2 = SID % 1, SID % 2
+    records = [
+        bulk_tests.session(1), bulk_tests.session(2),
+        # superseded by each other, by itself, by an id that exists nowhere
+        item(10, s1, "cycle a", status="superseded", superseded_by=EID % 11, updated_at=later),
+        item(11, s1, "cycle b", status="superseded", superseded_by=EID % 10, updated_at=later),
+        item(12, s1, "superseded by itself", status="superseded", superseded_by=EID % 12),
+        item(13, s1, "superseded by nothing", status="superseded", superseded_by=EID % 0xDEAD),
+        item(14, s1, "retracted and superseded", status="retracted", superseded_by=EID % 10),
+        # an item whose id is a session's, and one whose id the store holds for another claim
+        item(15, s1, "an item named like a session", id=SID % 2),
+        item(3, s2, "another claim under a stored id", status="retracted", updated_at=later),
+        # one history event id on two items: ids are global, the first one keeps it
+        item(16, s1, "first with the event", history=[{"id": "evt-shared", "event": "seen", "at": T0}]),
+        item(17, s2, "second with the event", history=[{"id": "evt-shared", "event": "confirmed", "at": later}]),
+        item(18, s2, "confirmed without history", confirmed_at=later),
+        # one id twice in the file, then a repeat of a stored item (its id becomes a second name)
+        # and items superseded by that name, before and after it is given
+        item(22, s1, "said twice"),
+        item(22, s2, "said twice in other words", status="retracted", updated_at=later),
+        item(23, s1, "superseded by a name given later", status="superseded", superseded_by=EID % 24),
+        item(24, s2, "base finding 5"),
+        item(25, s1, "superseded by a name given earlier", status="superseded", superseded_by=EID % 24),
+        # forgotten: an item of a forgotten session, tombstones for ids nobody holds, one whose
+        # kind says session while the id is an item's
+        bulk_tests.session(7),
+        item(19, SID % 7, "an item of a forgotten session"),
+        {"type": "tombstone", "format": 1, "id": SID % 7, "kind": "session", "session": SID % 7, "reason": "gone"},
+        {"type": "tombstone", "format": 1, "id": EID % 0xBEEF, "kind": "evidence", "session": s1, "reason": "nobody"},
+        {"type": "tombstone", "format": 1, "id": EID % 4, "kind": "session", "session": s1, "reason": "wrong kind"},
+    ]  # fmt: skip
+    try:
+        base = [bulk_tests.session(0)] + [item(i, SID % 0, "base finding %d" % i) for i in range(8)]
+        for s in stores:
+            wctx.import_evidence(s, [bulk_tests.write(tmp_path / "base.jsonl", base)])
+        got = wctx.import_evidence(stores[0], [bulk_tests.write(tmp_path / "hostile.jsonl", records)])
+        assert got == bulk_tests.one_at_a_time(stores[1], records, got)
+        assert bulk_tests.state(stores[0]) == bulk_tests.state(stores[1])
+        for s in stores:
+            assert s.one("PRAGMA integrity_check")[0] == "ok"
+            # what it is: the cycle is stored as written and shown without following it
+            assert wctx.get_evidence(s, EID % 10)["superseded_by"] == EID % 11
+            assert wctx.get_evidence(s, EID % 11)["superseded_by"] == EID % 10
+            assert s.one("SELECT claim FROM evidence WHERE id = ?", (EID % 3,))["claim"] == "base finding 3"
+            assert s.one("SELECT status FROM evidence WHERE id = ?", (EID % 4,))["status"] == "active"
+            assert s.one("SELECT 1 FROM evidence WHERE id = ?", (EID % 19,)) is None
+            assert s.one("SELECT superseded_by FROM evidence WHERE id = ?", (EID % 25,))[0] == EID % 5
+            hits = wctx.search(s, "cycle", repo="svc", limit=10, include_inactive=True)["results"]
+            assert {r["id"] for r in hits} >= {EID % 10, EID % 11}
+    finally:
+        for s in stores:
+            s.close()
