@@ -6392,20 +6392,31 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         # Every column of the anchors (a caller may hold fewer: SEARCH_ANCHOR_COLUMNS).
         full = _load_anchors(store, missing)
         computed = checker.check_items(full)
-        now = utc_now()
-        rows = []
-        cacheable = checker.cacheable()
-        for rid, c in computed.items():
-            key = key_of(rid)  # taken before the check: a change meanwhile makes the next lookup miss
-            if key is not None and any((a["repo_id"], a["path"]) in checker.followed for a in anchors[rid]):
-                key = _cache_key(repos, anchors[rid], heads, checker.followed)
-            if key is not None and cacheable(full[rid]):
-                rows.append((rid, key, c["verdict"], json.dumps(c["reasons"]), now))
-                if use_cache:
-                    seen[rid] = (key, c["verdict"], tuple(c["reasons"]))
+        rows = _cache_rows(checker, computed, full, repos, heads, key_of)
+        if use_cache:
+            for rid, key, verdict, _, _ in rows:
+                seen[rid] = (key, verdict, tuple(computed[rid]["reasons"]))
         _write_freshness_cache(store, rows)
         result.update(computed)
     return result
+
+
+def _cache_rows(checker, computed, anchors, repos, heads, key_of):
+    """The freshness cache rows for the verdicts ``checker`` just computed (``anchors``: every
+    column): each under the key taken before the check (``key_of(rid)``), so that a file edited
+    meanwhile makes the next lookup miss rather than lend the old verdict its new stat; under the
+    key over the files the check followed where it followed a rename; none where
+    FreshnessChecker.cacheable says a verdict may not be kept."""
+    cacheable = checker.cacheable()
+    now = utc_now()
+    rows = []
+    for rid, c in computed.items():
+        key = key_of(rid)
+        if key is not None and any((a["repo_id"], a["path"]) in checker.followed for a in anchors[rid]):
+            key = _cache_key(repos, anchors[rid], heads, checker.followed)
+        if key is not None and cacheable(anchors[rid]):
+            rows.append((rid, key, c["verdict"], json.dumps(c["reasons"]), now))
+    return rows
 
 
 def _write_freshness_cache(store, rows):
@@ -8566,19 +8577,13 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
         ]
     rids = [rid for rid, _ in pairs]
     anchors = _load_anchors(store, rids)
+    # Refresh the search cache with what we compute exactly, under keys taken before the check.
+    repos = {r.id: r for r in _repos(store)}
+    heads = {}
+    keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
     checker = FreshnessChecker(store)
     computed = checker.check_items(anchors)
-    cacheable = checker.cacheable()
-    # Refresh the search cache with what we just computed exactly.
-    repos = {r.id: r for r in _repos(store)}
-    now = utc_now()
-    rows = []
-    heads = {}
-    for rid in rids:
-        key = _cache_key(repos, anchors[rid], heads, checker.followed)
-        if key is not None and cacheable(anchors[rid]):
-            rows.append((rid, key, computed[rid]["verdict"], json.dumps(computed[rid]["reasons"]), now))
-    _write_freshness_cache(store, rows)
+    _write_freshness_cache(store, _cache_rows(checker, computed, anchors, repos, heads, keys.get))
     items = []
     summary = {v: 0 for v in VERDICTS}
     fileless = {}

@@ -521,3 +521,36 @@ def test_server_shows_a_teammates_retraction_and_new_item_imported_by_another_pr
     cli(home, "import-evidence", str(theirs))
     assert found(server, "send status quirk") == {}
     assert found(server, "send status quirk", include_inactive=True)[item]["status"] == "retracted"
+
+
+# -- verify refreshes the cache: with the verdicts of the files as it read them -----------------
+
+
+def test_a_file_edited_while_verify_runs_is_not_cached_as_it_was_read(product, monkeypatch):
+    """verify stores what it computed for later searches. A cited file edited after verify read
+    it (and quiet again by the time verify stores its verdicts) must not lend the old verdict its
+    new stat: the next search judges the file as it is."""
+    sdk = product.sdk
+    path = sdk.write("src/send.py", SEND_V1)
+    sdk.commit("send")
+    os.utime(path, (1e9, 1e9))
+    rid = wctx.capture(
+        product.store,
+        [{"kind": "finding", "claim": "send returns the status quirk", "files": ["src/send.py#send"]}],
+        cwd=sdk.path,
+    )["evidence"][0]["id"]
+    real = wctx.FreshnessChecker.check_items
+
+    def check_then_edit(self, anchors_by_rid):
+        out = real(self, anchors_by_rid)
+        with open(path, "w") as fh:  # an agent's edit, just after verify read the file
+            fh.write(SEND_V2)
+        os.utime(path, (1.5e9, 1.5e9))  # and quiet by the time verify stores its verdicts
+        return out
+
+    monkeypatch.setattr(wctx.FreshnessChecker, "check_items", check_then_edit)
+    checked = wctx.verify(product.store, [rid])
+    assert checked["items"][0]["verdict"] == "current"  # what it read
+    monkeypatch.setattr(wctx.FreshnessChecker, "check_items", real)
+    fresh = _search(product.store, sdk.path)[rid]["freshness"]
+    assert fresh["verdict"] == "stale", fresh
