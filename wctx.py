@@ -10159,7 +10159,8 @@ def _record_line(sources, record):
         for n, raw in enumerate(lines, 1):
             if needle in raw:
                 try:
-                    if validate_record(json.loads(raw.decode("utf-8")), label) == record:
+                    text = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+                    if validate_record(json.loads(text), label) == record:
                         return "%s:%d" % (label, n)
                 except (ValueError, RecursionError, WctxError):
                     continue
@@ -10194,7 +10195,8 @@ def _parse_export(label, lines):
             continue
         where = "%s:%d" % (label, n)
         try:
-            record = json.loads(raw.decode("utf-8"))
+            # an editor's byte order mark, at the start of the file, is no part of the first record
+            record = json.loads(raw.decode("utf-8-sig" if n == 1 else "utf-8"))
         except (UnicodeDecodeError, ValueError):
             raise UsageError("%s: not valid JSON" % where) from None
         except RecursionError:  # brackets nested deeper than the parser's stack

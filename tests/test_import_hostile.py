@@ -300,8 +300,8 @@ def _trap(path, marker):
     os.chmod(path, 0o755)
 
 
-@pytest.mark.parametrize("where", ["hooks", "hooksPath", "alternateRefsCommand"])
-def test_a_remote_on_disk_runs_none_of_its_programs_when_sync_pushes(team, tmp_path, where):
+@pytest.mark.parametrize("where", ["hooks", "hooksPath", "alternateRefsCommand", "packObjectsHook"])
+def test_a_remote_on_disk_runs_none_of_its_programs_when_sync_fetches_or_pushes(team, tmp_path, where):
     # A remote on a path (a shared drive, a mounted share) is another user's repository: git runs
     # the receiving side of a push on this machine, in that repository, with its configuration.
     remote, a, b = team
@@ -316,6 +316,9 @@ def test_a_remote_on_disk_runs_none_of_its_programs_when_sync_pushes(team, tmp_p
         for hook in HOOKS:
             _trap(str(tmp_path / "their-hooks" / hook), marker)
         git(remote, "config", "core.hooksPath", str(tmp_path / "their-hooks"))
+    elif where == "packObjectsHook":  # what serving a fetch would run (git reads it from its own config only)
+        _trap(str(tmp_path / "pack"), marker)
+        git(remote, "config", "uploadpack.packObjectsHook", str(tmp_path / "pack"))
     else:
         # alternates make receive-pack run this command to list the other repository's refs
         other = str(tmp_path / "other.git")
@@ -698,3 +701,23 @@ def test_hostile_but_valid_records_give_the_same_store_in_bulk_as_one_at_a_time(
     finally:
         for s in stores:
             s.close()
+
+
+def test_a_file_saved_with_a_byte_order_mark_and_crlf_line_ends_imports_as_written(
+    svc, tmp_path, run_wctx, wctx_home
+):
+    # What an editor on Windows makes of an export file: still the same records.
+    repo, root = svc
+    text = lines([session(9), evidence(9, SID % 9, "saved on another system", root, repo.head)])
+    peer = tmp_path / "peer.jsonl"
+    peer.write_bytes(b"\xef\xbb\xbf" + text.replace(b"\n", b"\r\n"))
+    res = run_wctx(["import-evidence", str(peer), "--json"])
+    assert res.code == 0 and res.json["evidence"] == 1 and res.json["sessions"] == 1, res
+    with wctx.open_store(wctx_home) as s:
+        assert (
+            s.one("SELECT claim FROM evidence WHERE id = ?", (EID % 9,))["claim"] == "saved on another system"
+        )
+    # a mark anywhere else is no part of JSON
+    peer.write_bytes(text + b"\xef\xbb\xbf" + lines([session(10)]))
+    res = run_wctx(["import-evidence", str(peer)])
+    assert res.code == 2 and "peer.jsonl:3: not valid JSON" in res.err, res
