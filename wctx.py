@@ -10187,6 +10187,12 @@ def _open_export(path, named):
     return os.fdopen(fd, "rb")
 
 
+def _export_lines(data):
+    """An export file's raw lines as reading the file gives them: ended by LF (CRLF keeps its CR,
+    which JSON takes as space), never by a lone CR, which JSONL does not end a line with."""
+    return data.split(b"\n")
+
+
 def _parse_export(label, lines):
     """Validated records of one export file (``lines``: its raw lines); errors name label:line."""
     records = []
@@ -10311,11 +10317,11 @@ def import_evidence_data(store, label, data):
     """Import one export file's bytes (named ``label`` in errors), all or nothing; returns
     (counts, records)."""
     with _GcPaused():
-        records = _parse_export(label, data.splitlines(keepends=True))
+        records = _parse_export(label, _export_lines(data))
         try:
             return _import_records(store, records), records
         except _RecordError as e:
-            where = _record_line([(label, data.splitlines(keepends=True))], e.record)
+            where = _record_line([(label, _export_lines(data))], e.record)
             raise UsageError("%s: %s" % (where, e) if where else str(e)) from None
 
 
@@ -11017,7 +11023,7 @@ def _sync_import_batches(store, files, todo, data, report):
         parsed = []
         for path in batch:
             try:
-                records = _parse_export(path, data.get(files[path], b"").splitlines(keepends=True))
+                records = _parse_export(path, _export_lines(data.get(files[path], b"")))
                 if forgotten is None:
                     forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
                 _sync_check_sessions(path, records, forgotten)

@@ -256,6 +256,8 @@ def test_a_tampered_remote_branch_is_reported_file_by_file_and_its_good_files_im
         ("100644", "ses-00000000c8.jsonl", memory(0xC8, "huge", detail="x" * (20 << 20))),
         ("100644", "ses-00000000c9.jsonl", memory(0xC9, "a path leaving", anchors=[leaving])),
         ("100644", "ses-00000000ca.jsonl", memory(0xCA, "an option as a path", anchors=[option])),
+        # lines ended by a lone CR are no JSONL lines, here as for import-evidence of the same file
+        ("100644", "ses-00000000cb.jsonl", memory(0xCB, "an item after a lone CR").replace(b"\n", b"\r")),
         ("100644", "notes.txt", b"a file that is not memory\n"),
     ]
     top = [
@@ -265,7 +267,7 @@ def test_a_tampered_remote_branch_is_reported_file_by_file_and_its_good_files_im
             ".gitmodules",
             b'[submodule "x"]\n\tpath = x\n\turl = ext::sh -c touch%% %s\n' % str(pwned).encode(),
         ),
-        ("040000", "..", _tree(remote, [("100644", "escape.jsonl", memory(0xCB, "from a tree named .."))])),
+        ("040000", "..", _tree(remote, [("100644", "escape.jsonl", memory(0xCD, "from a tree named .."))])),
     ]
     _push_tree(remote, top, "00000000000000cc", files)
     with open(os.path.join(remote, "config"), "a") as fh:
@@ -275,10 +277,10 @@ def test_a_tampered_remote_branch_is_reported_file_by_file_and_its_good_files_im
     skipped = "\n".join(got["skipped"])
     for n, why in ((2, "nested too deeply"), (3, "kind"), (4, "symbolic link"), (5, "symbolic link"),
                    (6, "not valid JSON"), (7, "not a wctx export record"), (8, "detail"),
-                   (9, "outside its repository"), (10, "outside its repository")):  # fmt: skip
+                   (9, "outside its repository"), (10, "outside its repository"), (11, "not valid JSON")):  # fmt: skip
         name = "ses-00000000c%x.jsonl" % n
         assert any(name in line and why in line for line in got["skipped"]), (name, skipped)
-    assert len(got["skipped"]) == 9, skipped
+    assert len(got["skipped"]) == 10, skipped
     found = {r["claim"] for r in b.json("search", "item", "--all", "--limit", "50")["results"]}
     assert found == {"alice's good item travels", "a third machine's good item"}
     # Nothing written outside the store, nothing run.
@@ -287,7 +289,7 @@ def test_a_tampered_remote_branch_is_reported_file_by_file_and_its_good_files_im
     assert not pwned.exists()
     # The next sync reports the same files again and imports nothing twice.
     again = b.json("sync")
-    assert again["imported"]["evidence"] == 0 and len(again["skipped"]) == 9
+    assert again["imported"]["evidence"] == 0 and len(again["skipped"]) == 10
 
 
 HOOKS = ("pre-receive", "update", "post-receive", "post-update", "reference-transaction", "proc-receive",
