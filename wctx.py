@@ -9724,16 +9724,16 @@ def _v_key(value):
     return value
 
 
-def _v_matching(pattern, what):
-    """A checker for an optional identifier that must match ``pattern`` (``what`` names it in
-    errors) and hold no secret (_v_key)."""
+def _v_matching(pattern, what, key=False):
+    """A checker for optional text that must match ``pattern`` (``what`` names it in errors);
+    ``key``: an identifier the store keeps as a key, which must hold no secret (_v_key)."""
 
     def check(value):
         if value is None:
             return None
         if not isinstance(value, str) or not pattern.match(value):
             raise ValueError("is not %s: %r" % (what, str(value)[:80]))
-        return _v_key(value)
+        return _v_key(value) if key else value
 
     return check
 
@@ -9749,8 +9749,10 @@ def _v_required(check):
     return required
 
 
-_v_record_id = _v_matching(_RECORD_ID_RE, "a valid id")
+_v_record_id = _v_matching(_RECORD_ID_RE, "a valid id")  # a topology record's (never stored)
 _v_required_id = _v_required(_v_record_id)
+_v_key_id = _v_matching(_RECORD_ID_RE, "a valid id", key=True)  # an item's or a session's
+_v_required_key_id = _v_required(_v_key_id)
 _v_repo_name = _v_matching(REPO_NAME_RE, "a repository name")
 _v_required_repo = _v_required(_v_repo_name)
 
@@ -9898,7 +9900,7 @@ RECORD_FIELDS = {
     "session": {
         "type": _v_enum(("session",)),
         "format": _v_format,
-        "id": _v_required_id,
+        "id": _v_required_key_id,
         "agent": _v_text(200, single_line=True),
         "external_id": _v_text(1000, single_line=True),
         "cwd": _v_text(4096, single_line=True),  # relative to the repository in exports
@@ -9912,16 +9914,16 @@ RECORD_FIELDS = {
     "evidence": {
         "type": _v_enum(("evidence",)),
         "format": _v_format,
-        "id": _v_required_id,
+        "id": _v_required_key_id,
         "kind": _v_required(_v_enum(EVIDENCE_KINDS, what="kind")),
-        "session": _v_required_id,
+        "session": _v_required_key_id,
         "repo": _v_required_repo,
         "root_commit": _v_object_id,
         "claim": _v_text(MAX_CLAIM_CHARS, required=True),
         "detail": _v_text(MAX_DETAIL_CHARS),
         "confidence": _v_confidence,
         "status": _v_enum(STATUSES, default="active", what="status"),
-        "superseded_by": _v_record_id,
+        "superseded_by": _v_key_id,
         "created_at": _v_timestamp,
         "updated_at": _v_timestamp,
         "anchors": _v_list_of("anchor"),
@@ -9947,7 +9949,7 @@ RECORD_FIELDS = {
         "event": _v_enum(("confirmed", "seen"), what="history event"),
         "at": _v_required_timestamp,
         "agent": _v_text(MAX_SUMMARY_CHARS),
-        "session": _v_record_id,
+        "session": _v_key_id,
         "note": _v_text(MAX_SUMMARY_CHARS),
         "commits": _v_commit_map,
         "previous": _v_list_of("previous_anchor"),
@@ -9996,9 +9998,9 @@ RECORD_FIELDS["workspace_member"] = {"repo": _v_required_repo, "root_commit": _v
 RECORD_FIELDS["tombstone"] = {
     "type": _v_enum(("tombstone",)),
     "format": _v_format,
-    "id": _v_required_id,
+    "id": _v_required_key_id,
     "kind": _v_required(_v_enum(("evidence", "session"), what="tombstone kind")),
-    "session": _v_required_id,
+    "session": _v_required_key_id,
     "reason": _v_text(MAX_CLAIM_CHARS, required=True),
     "forgotten_at": _v_timestamp,
 }

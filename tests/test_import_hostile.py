@@ -476,13 +476,33 @@ SECRET_IDS = {
     "evidence id": (lambda r, s: r.update(id=TOKEN), "evidence field id"),
     "session id": (lambda r, s: (r.update(session=AWS), s.update(id=AWS)), "session field id"),
     "superseded_by": (lambda r, s: r.update(status="superseded", superseded_by=TOKEN), "superseded_by"),
-    "repository": (lambda r, s: r.update(repo=AWS), "evidence field repo"),
-    "anchor repository": (lambda r, s: r["anchors"][0].update(repo=TOKEN), "anchors[0].repo"),
+    "history session": (
+        lambda r, s: r.update(history=[{"id": "evt-x1", "event": "seen", "at": T0, "session": TOKEN}]),
+        "history[0].session",
+    ),
     "history event id": (
         lambda r, s: r.update(history=[{"id": "evt-" + TOKEN, "event": "seen", "at": T0}]),
         "history[0].id",
     ),
 }
+
+
+def test_topology_ids_and_names_that_read_like_an_assignment_still_import(svc, tmp_path, run_wctx, wctx_home):
+    # A relation's id is made of its repositories' names ("rel:auth-token:uses:vault"), never
+    # stored: a repository named like a secret's keyword is no secret.
+    repo, root = svc
+    records = [
+        {"type": "relation", "format": 1, "id": "rel:auth-token:uses:svc", "from": "auth-token", "kind": "uses",
+         "to": "svc", "to_root": root},
+        {"type": "workspace", "format": 1, "id": "ws:secret", "name": "secret", "repos": [{"repo": "api-key"}]},
+        {"type": "repository", "format": 1, "id": "repo:api-key", "name": "api-key"},
+    ]  # fmt: skip
+    peer = tmp_path / "topology.jsonl"
+    peer.write_bytes(lines(records))
+    res = run_wctx(["import-evidence", str(peer)])
+    assert res.code == 0, res
+    with wctx.open_store(wctx_home) as s:
+        assert [r["from_name"] for r in s.all("SELECT from_name FROM dormant_relations")] == ["auth-token"]
 
 
 @pytest.mark.parametrize("case", sorted(SECRET_IDS))
