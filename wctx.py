@@ -9727,16 +9727,16 @@ def _v_key(value):
     return value
 
 
-def _v_matching(pattern, what):
-    """A checker for an optional identifier that must match ``pattern`` (``what`` names it in
-    errors) and hold no secret (_v_key)."""
+def _v_matching(pattern, what, key=False):
+    """A checker for optional text that must match ``pattern`` (``what`` names it in errors);
+    ``key``: an identifier the store keeps as a key, which must hold no secret (_v_key)."""
 
     def check(value):
         if value is None:
             return None
         if not isinstance(value, str) or not pattern.match(value):
             raise ValueError("is not %s: %r" % (what, str(value)[:80]))
-        return _v_key(value)
+        return _v_key(value) if key else value
 
     return check
 
@@ -9752,8 +9752,10 @@ def _v_required(check):
     return required
 
 
-_v_record_id = _v_matching(_RECORD_ID_RE, "a valid id")
+_v_record_id = _v_matching(_RECORD_ID_RE, "a valid id")  # a topology record's (never stored)
 _v_required_id = _v_required(_v_record_id)
+_v_key_id = _v_matching(_RECORD_ID_RE, "a valid id", key=True)  # an item's or a session's
+_v_required_key_id = _v_required(_v_key_id)
 _v_repo_name = _v_matching(REPO_NAME_RE, "a repository name")
 _v_required_repo = _v_required(_v_repo_name)
 
@@ -9784,9 +9786,15 @@ def _v_path(value):
         git_path(value)
     except GitError:
         raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],)) from None
-    if value.startswith("-") or len(value) > 4096 or ".git" in value.split("/"):
+    if value.startswith("-") or len(value) > 4096 or ("git" in value.lower() and _names_git_dir(value)):
         raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],))
     return value
+
+
+def _names_git_dir(path):
+    """Whether a part of ``path`` is the .git directory to some file system: in any case (macOS,
+    Windows), with trailing dots or spaces (which NTFS drops), or as NTFS's short name GIT~1."""
+    return any(p.rstrip(". ") == ".git" or p == "git~1" for p in path.lower().split("/"))
 
 
 _MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
@@ -9895,7 +9903,7 @@ RECORD_FIELDS = {
     "session": {
         "type": _v_enum(("session",)),
         "format": _v_format,
-        "id": _v_required_id,
+        "id": _v_required_key_id,
         "agent": _v_text(200, single_line=True),
         "external_id": _v_text(1000, single_line=True),
         "cwd": _v_text(4096, single_line=True),  # relative to the repository in exports
@@ -9909,16 +9917,16 @@ RECORD_FIELDS = {
     "evidence": {
         "type": _v_enum(("evidence",)),
         "format": _v_format,
-        "id": _v_required_id,
+        "id": _v_required_key_id,
         "kind": _v_required(_v_enum(EVIDENCE_KINDS, what="kind")),
-        "session": _v_required_id,
+        "session": _v_required_key_id,
         "repo": _v_required_repo,
         "root_commit": _v_object_id,
         "claim": _v_text(MAX_CLAIM_CHARS, required=True),
         "detail": _v_text(MAX_DETAIL_CHARS),
         "confidence": _v_confidence,
         "status": _v_enum(STATUSES, default="active", what="status"),
-        "superseded_by": _v_record_id,
+        "superseded_by": _v_key_id,
         "created_at": _v_timestamp,
         "updated_at": _v_timestamp,
         "anchors": _v_list_of("anchor"),
@@ -9944,7 +9952,7 @@ RECORD_FIELDS = {
         "event": _v_enum(("confirmed", "seen"), what="history event"),
         "at": _v_required_timestamp,
         "agent": _v_text(MAX_SUMMARY_CHARS),
-        "session": _v_record_id,
+        "session": _v_key_id,
         "note": _v_text(MAX_SUMMARY_CHARS),
         "commits": _v_commit_map,
         "previous": _v_list_of("previous_anchor"),
@@ -9993,9 +10001,9 @@ RECORD_FIELDS["workspace_member"] = {"repo": _v_required_repo, "root_commit": _v
 RECORD_FIELDS["tombstone"] = {
     "type": _v_enum(("tombstone",)),
     "format": _v_format,
-    "id": _v_required_id,
+    "id": _v_required_key_id,
     "kind": _v_required(_v_enum(("evidence", "session"), what="tombstone kind")),
-    "session": _v_required_id,
+    "session": _v_required_key_id,
     "reason": _v_text(MAX_CLAIM_CHARS, required=True),
     "forgotten_at": _v_timestamp,
 }
@@ -10156,7 +10164,8 @@ def _record_line(sources, record):
         for n, raw in enumerate(lines, 1):
             if needle in raw:
                 try:
-                    if validate_record(json.loads(raw.decode("utf-8")), label) == record:
+                    text = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+                    if validate_record(json.loads(text), label) == record:
                         return "%s:%d" % (label, n)
                 except (ValueError, RecursionError, WctxError):
                     continue
@@ -10183,6 +10192,12 @@ def _open_export(path, named):
     return os.fdopen(fd, "rb")
 
 
+def _export_lines(data):
+    """An export file's raw lines as reading the file gives them: ended by LF (CRLF keeps its CR,
+    which JSON takes as space), never by a lone CR, which JSONL does not end a line with."""
+    return data.split(b"\n")
+
+
 def _parse_export(label, lines):
     """Validated records of one export file (``lines``: its raw lines); errors name label:line."""
     records = []
@@ -10191,7 +10206,8 @@ def _parse_export(label, lines):
             continue
         where = "%s:%d" % (label, n)
         try:
-            record = json.loads(raw.decode("utf-8"))
+            # an editor's byte order mark, at the start of the file, is no part of the first record
+            record = json.loads(raw.decode("utf-8-sig" if n == 1 else "utf-8"))
         except (UnicodeDecodeError, ValueError):
             raise UsageError("%s: not valid JSON" % where) from None
         except RecursionError:  # brackets nested deeper than the parser's stack
@@ -10306,11 +10322,11 @@ def import_evidence_data(store, label, data):
     """Import one export file's bytes (named ``label`` in errors), all or nothing; returns
     (counts, records)."""
     with _GcPaused():
-        records = _parse_export(label, data.splitlines(keepends=True))
+        records = _parse_export(label, _export_lines(data))
         try:
             return _import_records(store, records), records
         except _RecordError as e:
-            where = _record_line([(label, data.splitlines(keepends=True))], e.record)
+            where = _record_line([(label, _export_lines(data))], e.record)
             raise UsageError("%s: %s" % (where, e) if where else str(e)) from None
 
 
@@ -11012,7 +11028,7 @@ def _sync_import_batches(store, files, todo, data, report):
         parsed = []
         for path in batch:
             try:
-                records = _parse_export(path, data.get(files[path], b"").splitlines(keepends=True))
+                records = _parse_export(path, _export_lines(data.get(files[path], b"")))
                 if forgotten is None:
                     forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
                 _sync_check_sessions(path, records, forgotten)

@@ -256,6 +256,8 @@ def test_a_tampered_remote_branch_is_reported_file_by_file_and_its_good_files_im
         ("100644", "ses-00000000c8.jsonl", memory(0xC8, "huge", detail="x" * (20 << 20))),
         ("100644", "ses-00000000c9.jsonl", memory(0xC9, "a path leaving", anchors=[leaving])),
         ("100644", "ses-00000000ca.jsonl", memory(0xCA, "an option as a path", anchors=[option])),
+        # lines ended by a lone CR are no JSONL lines, here as for import-evidence of the same file
+        ("100644", "ses-00000000cb.jsonl", memory(0xCB, "an item after a lone CR").replace(b"\n", b"\r")),
         ("100644", "notes.txt", b"a file that is not memory\n"),
     ]
     top = [
@@ -265,7 +267,7 @@ def test_a_tampered_remote_branch_is_reported_file_by_file_and_its_good_files_im
             ".gitmodules",
             b'[submodule "x"]\n\tpath = x\n\turl = ext::sh -c touch%% %s\n' % str(pwned).encode(),
         ),
-        ("040000", "..", _tree(remote, [("100644", "escape.jsonl", memory(0xCB, "from a tree named .."))])),
+        ("040000", "..", _tree(remote, [("100644", "escape.jsonl", memory(0xCD, "from a tree named .."))])),
     ]
     _push_tree(remote, top, "00000000000000cc", files)
     with open(os.path.join(remote, "config"), "a") as fh:
@@ -275,10 +277,10 @@ def test_a_tampered_remote_branch_is_reported_file_by_file_and_its_good_files_im
     skipped = "\n".join(got["skipped"])
     for n, why in ((2, "nested too deeply"), (3, "kind"), (4, "symbolic link"), (5, "symbolic link"),
                    (6, "not valid JSON"), (7, "not a wctx export record"), (8, "detail"),
-                   (9, "outside its repository"), (10, "outside its repository")):  # fmt: skip
+                   (9, "outside its repository"), (10, "outside its repository"), (11, "not valid JSON")):  # fmt: skip
         name = "ses-00000000c%x.jsonl" % n
         assert any(name in line and why in line for line in got["skipped"]), (name, skipped)
-    assert len(got["skipped"]) == 9, skipped
+    assert len(got["skipped"]) == 10, skipped
     found = {r["claim"] for r in b.json("search", "item", "--all", "--limit", "50")["results"]}
     assert found == {"alice's good item travels", "a third machine's good item"}
     # Nothing written outside the store, nothing run.
@@ -287,7 +289,7 @@ def test_a_tampered_remote_branch_is_reported_file_by_file_and_its_good_files_im
     assert not pwned.exists()
     # The next sync reports the same files again and imports nothing twice.
     again = b.json("sync")
-    assert again["imported"]["evidence"] == 0 and len(again["skipped"]) == 9
+    assert again["imported"]["evidence"] == 0 and len(again["skipped"]) == 10
 
 
 HOOKS = ("pre-receive", "update", "post-receive", "post-update", "reference-transaction", "proc-receive",
@@ -300,8 +302,8 @@ def _trap(path, marker):
     os.chmod(path, 0o755)
 
 
-@pytest.mark.parametrize("where", ["hooks", "hooksPath", "alternateRefsCommand"])
-def test_a_remote_on_disk_runs_none_of_its_programs_when_sync_pushes(team, tmp_path, where):
+@pytest.mark.parametrize("where", ["hooks", "hooksPath", "alternateRefsCommand", "packObjectsHook"])
+def test_a_remote_on_disk_runs_none_of_its_programs_when_sync_fetches_or_pushes(team, tmp_path, where):
     # A remote on a path (a shared drive, a mounted share) is another user's repository: git runs
     # the receiving side of a push on this machine, in that repository, with its configuration.
     remote, a, b = team
@@ -316,6 +318,9 @@ def test_a_remote_on_disk_runs_none_of_its_programs_when_sync_pushes(team, tmp_p
         for hook in HOOKS:
             _trap(str(tmp_path / "their-hooks" / hook), marker)
         git(remote, "config", "core.hooksPath", str(tmp_path / "their-hooks"))
+    elif where == "packObjectsHook":  # what serving a fetch would run (git reads it from its own config only)
+        _trap(str(tmp_path / "pack"), marker)
+        git(remote, "config", "uploadpack.packObjectsHook", str(tmp_path / "pack"))
     else:
         # alternates make receive-pack run this command to list the other repository's refs
         other = str(tmp_path / "other.git")
@@ -471,13 +476,33 @@ SECRET_IDS = {
     "evidence id": (lambda r, s: r.update(id=TOKEN), "evidence field id"),
     "session id": (lambda r, s: (r.update(session=AWS), s.update(id=AWS)), "session field id"),
     "superseded_by": (lambda r, s: r.update(status="superseded", superseded_by=TOKEN), "superseded_by"),
-    "repository": (lambda r, s: r.update(repo=AWS), "evidence field repo"),
-    "anchor repository": (lambda r, s: r["anchors"][0].update(repo=TOKEN), "anchors[0].repo"),
+    "history session": (
+        lambda r, s: r.update(history=[{"id": "evt-x1", "event": "seen", "at": T0, "session": TOKEN}]),
+        "history[0].session",
+    ),
     "history event id": (
         lambda r, s: r.update(history=[{"id": "evt-" + TOKEN, "event": "seen", "at": T0}]),
         "history[0].id",
     ),
 }
+
+
+def test_topology_ids_and_names_that_read_like_an_assignment_still_import(svc, tmp_path, run_wctx, wctx_home):
+    # A relation's id is made of its repositories' names ("rel:auth-token:uses:vault"), never
+    # stored: a repository named like a secret's keyword is no secret.
+    repo, root = svc
+    records = [
+        {"type": "relation", "format": 1, "id": "rel:auth-token:uses:svc", "from": "auth-token", "kind": "uses",
+         "to": "svc", "to_root": root},
+        {"type": "workspace", "format": 1, "id": "ws:secret", "name": "secret", "repos": [{"repo": "api-key"}]},
+        {"type": "repository", "format": 1, "id": "repo:api-key", "name": "api-key"},
+    ]  # fmt: skip
+    peer = tmp_path / "topology.jsonl"
+    peer.write_bytes(lines(records))
+    res = run_wctx(["import-evidence", str(peer)])
+    assert res.code == 0, res
+    with wctx.open_store(wctx_home) as s:
+        assert [r["from_name"] for r in s.all("SELECT from_name FROM dormant_relations")] == ["auth-token"]
 
 
 @pytest.mark.parametrize("case", sorted(SECRET_IDS))
@@ -554,3 +579,167 @@ def test_a_named_path_that_is_not_a_regular_file_is_refused(kind, svc, tmp_path,
     else:
         assert code == 2 and len(err.strip().splitlines()) == 1 and bad in err, err
     assert db_snapshot(wctx_home) == before
+
+
+# -- Paths in anchors ------------------------------------------------------------------------------
+
+ESCAPING_PATHS = [
+    "/etc/passwd", "../x", "a/../../x", "a/b/..", "a\x00b", "a/", "./a.py", "a//b", "a.py\n",
+    "-x", "--output=/tmp/wctx-pwned", ":(top)a.py", ":!a.py", "d/" * 2100 + "x.py",
+    ".git/config", "a/.git/hooks/pre-commit",
+    # what a case-insensitive (macOS, Windows) or NTFS file system opens as .git
+    ".GIT/config", "sub/.Git/hooks/post-checkout", ".git./config", ".git /config", "GIT~1/config",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", ESCAPING_PATHS, ids=repr)
+def test_an_anchor_path_that_leaves_its_repository_or_names_git_internals_is_refused(
+    path, svc, tmp_path, run_wctx, wctx_home
+):
+    repo, root = svc
+    rec = evidence(6, SID % 6, "an item citing a hostile path", root, repo.head, path=path)
+    bad = tmp_path / "peer.jsonl"
+    bad.write_bytes(lines([session(6), rec]))
+    before = db_snapshot(wctx_home)
+    res = run_wctx(["import-evidence", str(bad)])
+    assert res.code == 2, res
+    assert (
+        len(res.err.strip().splitlines()) == 1 and "peer.jsonl:2: evidence field anchors[0].path" in res.err
+    ), res
+    assert db_snapshot(wctx_home) == before
+    assert not os.path.exists("/tmp/wctx-pwned")
+
+
+def test_paths_that_only_look_like_escapes_stay_literal_and_nothing_outside_is_read(
+    git_repo, tmp_path, run_wctx, wctx_home
+):
+    # Every cited file below holds, outside the repository, exactly the recorded blob: were any
+    # path followed out (a symlinked directory, ~, a backslash or a drive letter taken as a
+    # separator, URL-decoding), the item would come out current.
+    body = "def handler():\n    return 42\n"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text(body)
+    home = tmp_path / "their-home"
+    home.mkdir()
+    (home / "x.py").write_text(body)
+    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n"})
+    os.symlink(str(outside), os.path.join(repo.path, "link"))  # a symlinked directory, committed
+    repo.commit("a link out")
+    blob = git(repo.path, "hash-object", "--no-filters", str(outside / "secret.py")).strip()
+    env = {"HOME": str(home)}
+    assert run_wctx(["repo", "add", repo.path], env=env).code == 0
+    with wctx.open_store(wctx_home) as s:
+        root = s.one("SELECT root_commit FROM repos")["root_commit"]
+    literal = ["link/secret.py", "~/x.py", "..\\outside\\secret.py", "C:\\x.py", "C:/x.py",
+               "%2e%2e/outside/secret.py", "\\\\server\\share\\x.py", "d/" * 1000 + "x.py"]  # fmt: skip
+    records = [session(8)]
+    for i, path in enumerate(literal):
+        rec = evidence(80 + i, SID % 8, "an item citing %s" % path[:40], root, repo.head, path=path)
+        rec["anchors"][0]["blob"] = blob
+        records.append(rec)
+    peer = tmp_path / "peer.jsonl"
+    peer.write_bytes(lines(records))
+    res = run_wctx(["import-evidence", str(peer)], env=env)
+    assert res.code == 0, res
+    with wctx.open_store(wctx_home) as s:
+        stored = {
+            r["id"]: r["path"]
+            for r in s.all("SELECT e.id, a.path FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid")
+        }
+    for i, path in enumerate(literal):
+        eid = EID % (80 + i)
+        assert stored[eid] == path  # kept as written: a name inside the repository
+        shown = run_wctx(["show", eid, "--json"], env=env)
+        assert shown.code == 0, shown
+        assert shown.json["freshness"]["verdict"] in ("stale", "unknown"), (path, shown.json["freshness"])
+
+
+# -- Valid but hostile: both import paths give one store ---------------------------------------
+
+
+@pytest.mark.parametrize("rebuilt", [False, True], ids=["indexes-updated", "indexes-rebuilt"])
+def test_hostile_but_valid_records_give_the_same_store_in_bulk_as_one_at_a_time(
+    git_repo, tmp_path, monkeypatch, rebuilt
+):
+    import test_import_bulk as bulk_tests
+
+    monkeypatch.setattr(wctx, "_BULK_INDEX_MIN", 1 if rebuilt else 10**9)
+    repo, stores, root = bulk_tests.two_stores(git_repo, tmp_path)
+    head, later = repo.head, "2026-03-01T10:00:00Z"
+
+    def item(n, sid, claim, **extra):
+        return bulk_tests.evidence(n, sid, claim, root, head, **extra)
+
+    s1, s2 = SID % 1, SID % 2
+    records = [
+        bulk_tests.session(1), bulk_tests.session(2),
+        # superseded by each other, by itself, by an id that exists nowhere
+        item(10, s1, "cycle a", status="superseded", superseded_by=EID % 11, updated_at=later),
+        item(11, s1, "cycle b", status="superseded", superseded_by=EID % 10, updated_at=later),
+        item(12, s1, "superseded by itself", status="superseded", superseded_by=EID % 12),
+        item(13, s1, "superseded by nothing", status="superseded", superseded_by=EID % 0xDEAD),
+        item(14, s1, "retracted and superseded", status="retracted", superseded_by=EID % 10),
+        # an item whose id is a session's, and one whose id the store holds for another claim
+        item(15, s1, "an item named like a session", id=SID % 2),
+        item(3, s2, "another claim under a stored id", status="retracted", updated_at=later),
+        # one history event id on two items: ids are global, the first one keeps it
+        item(16, s1, "first with the event", history=[{"id": "evt-shared", "event": "seen", "at": T0}]),
+        item(17, s2, "second with the event", history=[{"id": "evt-shared", "event": "confirmed", "at": later}]),
+        item(18, s2, "confirmed without history", confirmed_at=later),
+        # one id twice in the file, then a repeat of a stored item (its id becomes a second name)
+        # and items superseded by that name, before and after it is given
+        item(22, s1, "said twice"),
+        item(22, s2, "said twice in other words", status="retracted", updated_at=later),
+        item(23, s1, "superseded by a name given later", status="superseded", superseded_by=EID % 24),
+        item(24, s2, "base finding 5"),
+        item(25, s1, "superseded by a name given earlier", status="superseded", superseded_by=EID % 24),
+        # forgotten: an item of a forgotten session, tombstones for ids nobody holds, one whose
+        # kind says session while the id is an item's
+        bulk_tests.session(7),
+        item(19, SID % 7, "an item of a forgotten session"),
+        {"type": "tombstone", "format": 1, "id": SID % 7, "kind": "session", "session": SID % 7, "reason": "gone"},
+        {"type": "tombstone", "format": 1, "id": EID % 0xBEEF, "kind": "evidence", "session": s1, "reason": "nobody"},
+        {"type": "tombstone", "format": 1, "id": EID % 4, "kind": "session", "session": s1, "reason": "wrong kind"},
+    ]  # fmt: skip
+    try:
+        base = [bulk_tests.session(0)] + [item(i, SID % 0, "base finding %d" % i) for i in range(8)]
+        for s in stores:
+            wctx.import_evidence(s, [bulk_tests.write(tmp_path / "base.jsonl", base)])
+        got = wctx.import_evidence(stores[0], [bulk_tests.write(tmp_path / "hostile.jsonl", records)])
+        assert got == bulk_tests.one_at_a_time(stores[1], records, got)
+        assert bulk_tests.state(stores[0]) == bulk_tests.state(stores[1])
+        for s in stores:
+            assert s.one("PRAGMA integrity_check")[0] == "ok"
+            # what it is: the cycle is stored as written and shown without following it
+            assert wctx.get_evidence(s, EID % 10)["superseded_by"] == EID % 11
+            assert wctx.get_evidence(s, EID % 11)["superseded_by"] == EID % 10
+            assert s.one("SELECT claim FROM evidence WHERE id = ?", (EID % 3,))["claim"] == "base finding 3"
+            assert s.one("SELECT status FROM evidence WHERE id = ?", (EID % 4,))["status"] == "active"
+            assert s.one("SELECT 1 FROM evidence WHERE id = ?", (EID % 19,)) is None
+            assert s.one("SELECT superseded_by FROM evidence WHERE id = ?", (EID % 25,))[0] == EID % 5
+            hits = wctx.search(s, "cycle", repo="svc", limit=10, include_inactive=True)["results"]
+            assert {r["id"] for r in hits} >= {EID % 10, EID % 11}
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_a_file_saved_with_a_byte_order_mark_and_crlf_line_ends_imports_as_written(
+    svc, tmp_path, run_wctx, wctx_home
+):
+    # What an editor on Windows makes of an export file: still the same records.
+    repo, root = svc
+    text = lines([session(9), evidence(9, SID % 9, "saved on another system", root, repo.head)])
+    peer = tmp_path / "peer.jsonl"
+    peer.write_bytes(b"\xef\xbb\xbf" + text.replace(b"\n", b"\r\n"))
+    res = run_wctx(["import-evidence", str(peer), "--json"])
+    assert res.code == 0 and res.json["evidence"] == 1 and res.json["sessions"] == 1, res
+    with wctx.open_store(wctx_home) as s:
+        assert (
+            s.one("SELECT claim FROM evidence WHERE id = ?", (EID % 9,))["claim"] == "saved on another system"
+        )
+    # a mark anywhere else is no part of JSON
+    peer.write_bytes(text + b"\xef\xbb\xbf" + lines([session(10)]))
+    res = run_wctx(["import-evidence", str(peer)])
+    assert res.code == 2 and "peer.jsonl:3: not valid JSON" in res.err, res
