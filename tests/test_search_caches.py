@@ -225,6 +225,36 @@ def cached(store, evidence_id):
     return row is not None
 
 
+def _cited_item(product, settled=True):
+    """(cited file, item id): a committed file, cited by an item a search finds ``current``;
+    ``settled``: the file last modified long ago, so that the verdict is cached, else just now."""
+    sdk = product.sdk
+    path = sdk.write("src/send.py", SEND_V1)
+    sdk.commit("send")
+    now = os.stat(path).st_mtime_ns
+    os.utime(path, ns=(10**18, 10**18) if settled else (now, now))  # long ago (2001), or just now
+    rid = wctx.capture(
+        product.store,
+        [{"kind": "finding", "claim": "send returns the status quirk", "files": ["src/send.py#send"]}],
+        cwd=sdk.path,
+    )["evidence"][0]["id"]
+    assert _search(product.store, sdk.path)[rid]["freshness"]["verdict"] == "current"
+    assert cached(product.store, rid) or not settled
+    return path, rid
+
+
+def _drop_topic_keeping_a_mirror(sdk, branch, tmp_path):
+    """Mirror ``sdk`` (branch ``topic`` with it), then go back to ``branch`` and delete ``topic``
+    and its commits from ``sdk``; returns the mirror's path, where a fetch finds them again."""
+    mirror = str(tmp_path / "mirror")
+    git(tmp_path, "clone", "-q", "--mirror", sdk.path, mirror)
+    sdk.git("checkout", "-q", branch)
+    sdk.git("branch", "-q", "-D", "topic")
+    sdk.git("reflog", "expire", "--expire=now", "--all")
+    sdk.git("gc", "-q", "--prune=now")
+    return mirror
+
+
 def rewrite_keeping_mtime(path, text):
     st = os.stat(path)
     with open(path, "w") as fh:
@@ -238,16 +268,7 @@ def test_an_edit_in_the_same_tick_to_the_same_size_is_seen(product):
     """An editor writes the cited file, a search caches its verdict, the file is written again
     within the filesystem's timestamp grain to the same size: size and mtime alone cannot tell."""
     sdk = product.sdk
-    path = sdk.write("src/send.py", SEND_V1)
-    sdk.commit("send")
-    now = os.stat(path).st_mtime_ns
-    os.utime(path, ns=(now, now))
-    rid = wctx.capture(
-        product.store,
-        [{"kind": "finding", "claim": "send returns the status quirk", "files": ["src/send.py#send"]}],
-        cwd=sdk.path,
-    )["evidence"][0]["id"]
-    assert _search(product.store, sdk.path)[rid]["freshness"]["verdict"] == "current"
+    path, rid = _cited_item(product, settled=False)
     rewrite_keeping_mtime(path, SEND_V2)
     fresh = _search(product.store, sdk.path)[rid]["freshness"]
     assert fresh["verdict"] == "stale", fresh
@@ -260,16 +281,7 @@ def test_an_edit_that_keeps_size_and_mtime_of_a_settled_file_is_seen(product):
     """A tool that restores the mtime it found (rsync -t, cp -p, touch -r) on a file whose verdict
     was cached long after it last changed: the change time and inode still tell."""
     sdk = product.sdk
-    path = sdk.write("src/send.py", SEND_V1)
-    sdk.commit("send")
-    os.utime(path, (1e9, 1e9))  # last modified long ago
-    rid = wctx.capture(
-        product.store,
-        [{"kind": "finding", "claim": "send returns the status quirk", "files": ["src/send.py#send"]}],
-        cwd=sdk.path,
-    )["evidence"][0]["id"]
-    assert _search(product.store, sdk.path)[rid]["freshness"]["verdict"] == "current"
-    assert cached(product.store, rid)
+    path, rid = _cited_item(product)
     before = os.stat(path)
     rewrite_keeping_mtime(path, SEND_V2)
     assert os.stat(path).st_ctime_ns != before.st_ctime_ns
@@ -280,16 +292,7 @@ def test_an_edit_that_keeps_size_and_mtime_of_a_settled_file_is_seen(product):
 
 def test_a_cited_file_replaced_by_rename_with_its_old_size_and_mtime_is_seen(product):
     sdk = product.sdk
-    path = sdk.write("src/send.py", SEND_V1)
-    sdk.commit("send")
-    os.utime(path, (1e9, 1e9))  # last modified long ago
-    rid = wctx.capture(
-        product.store,
-        [{"kind": "finding", "claim": "send returns the status quirk", "files": ["src/send.py#send"]}],
-        cwd=sdk.path,
-    )["evidence"][0]["id"]
-    assert _search(product.store, sdk.path)[rid]["freshness"]["verdict"] == "current"
-    assert cached(product.store, rid)
+    path, rid = _cited_item(product)
     st = os.stat(path)
     new = path + ".new"
     with open(new, "w") as fh:
@@ -360,12 +363,7 @@ def test_a_recorded_commit_fetched_later_is_found(product, tmp_path):
     rid = wctx.capture(
         product.store, [{"kind": "finding", "claim": "send returns the status quirk"}], cwd=sdk.path
     )["evidence"][0]["id"]
-    mirror = str(tmp_path / "mirror")
-    git(tmp_path, "clone", "-q", "--mirror", sdk.path, mirror)
-    sdk.git("checkout", "-q", branch)
-    sdk.git("branch", "-q", "-D", "topic")
-    sdk.git("reflog", "expire", "--expire=now", "--all")
-    sdk.git("gc", "-q", "--prune=now")
+    mirror = _drop_topic_keeping_a_mirror(sdk, branch, tmp_path)
     assert sdk.git("cat-file", "-t", topic, check=False).strip() != "commit"
     fresh = _search(product.store, sdk.path)[rid]["freshness"]
     assert fresh["verdict"] == "unknown" and "not in" in " ".join(fresh["reasons"]), fresh
@@ -488,12 +486,7 @@ def test_kept_head_tokens_and_git_views_follow_commit_checkout_reset_pack_and_fe
     sdk.git("reset", "-q", "--hard", topic_tip)
     late = wctx.capture(store, [{"kind": "finding", "claim": "send status quirk on topic"}], cwd=sdk.path)
     late = late["evidence"][0]["id"]
-    mirror = str(tmp_path / "mirror")
-    git(tmp_path, "clone", "-q", "--mirror", sdk.path, mirror)
-    sdk.git("checkout", "-q", branch)
-    sdk.git("branch", "-q", "-D", "topic")
-    sdk.git("reflog", "expire", "--expire=now", "--all")
-    sdk.git("gc", "-q", "--prune=now")
+    mirror = _drop_topic_keeping_a_mirror(sdk, branch, tmp_path)
     assert _search(store, sdk.path)[late]["freshness"]["verdict"] == "unknown"
     assert _search(store, sdk.path)[late]["freshness"]["verdict"] == "unknown"
     sdk.git("fetch", "-q", mirror, "topic")
