@@ -170,6 +170,18 @@ def db_snapshot(home):
         con.close()
 
 
+def store_file_bytes(home):
+    """The raw bytes of the store in ``home``: its database file, then its write-ahead log if it
+    has one (what a search of the disk for a secret would read)."""
+    raw = b""
+    for name in ("wctx.db", "wctx.db-wal"):
+        path = os.path.join(str(home), name)
+        if os.path.exists(path):
+            with open(path, "rb") as fh:
+                raw += fh.read()
+    return raw
+
+
 @pytest.fixture
 def store(wctx_home):
     """The service-layer store in this test's $WCTX_HOME, closed at the end."""

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 import test_sync
-from conftest import WCTX_SCRIPT, db_snapshot, git
+from conftest import WCTX_SCRIPT, db_snapshot, git, store_file_bytes
 
 import wctx
 
@@ -398,13 +398,7 @@ def _planted_records(root, head, base, kind):
 def _stored_bytes(home):
     with wctx.open_store(home) as s:
         s.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    raw = b""
-    for name in ("wctx.db", "wctx.db-wal"):
-        path = os.path.join(home, name)
-        if os.path.exists(path):
-            with open(path, "rb") as fh:
-                raw += fh.read()
-    return raw
+    return store_file_bytes(home)
 
 
 def _planted_rows(home):

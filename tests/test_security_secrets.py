@@ -9,7 +9,7 @@ import os
 import re
 
 import pytest
-from conftest import git
+from conftest import git, store_file_bytes
 from mcp_helpers.wire import WireServer
 
 import wctx
@@ -220,12 +220,7 @@ def test_every_kind_in_every_field_is_redacted_everywhere(git_repo, store, run_c
     finally:
         server.kill()
     store.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-    raw = b""
-    for name in ("wctx.db", "wctx.db-wal"):
-        path = os.path.join(wctx_home, name)
-        if os.path.exists(path):
-            with open(path, "rb") as fh:
-                raw += fh.read()
+    raw = store_file_bytes(wctx_home)
     assert b"planted" in raw.lower() or b"REDACTED" in raw  # the test looked at the real bytes
     leaks = []
     for kind, _, secret in SECRET_KINDS:
