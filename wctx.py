@@ -1647,8 +1647,8 @@ def m013_sync_exported(db):
 def m014_claim_key_digest(db):
     # The duplicate rule's key becomes a digest of the claim's folded words (claim_key) rather
     # than the words themselves: the same comparisons, a quarter less store. Made again from each
-    # stored claim, as m006 first made it.
-    # The index is built again once over the new keys rather than updated row by row.
+    # stored claim, as m006 first made it; its index built again once over the new keys rather
+    # than updated row by row.
     db.execute("DROP INDEX evidence_claim_key")
     rows = db.execute("SELECT rid, claim FROM evidence").fetchall()
     db.executemany("UPDATE evidence SET claim_key = ? WHERE rid = ?", [(claim_key(r[1]), r[0]) for r in rows])
@@ -10135,9 +10135,8 @@ def _export_files(paths):
 
 def _read_export(paths):
     records = []
-    for path, named in _export_files(paths):
-        with _open_export(path, named) as fh:
-            records.extend(_parse_export(path, fh))
+    for path, fh in _export_sources(paths):
+        records.extend(_parse_export(path, fh))
     return records
 
 
@@ -10151,6 +10150,7 @@ class _RecordError(UsageError):
 
 
 def _export_sources(paths):
+    """(file, its open file) for each file of an import of ``paths``, in order, each closed after."""
     for path, named in _export_files(paths):
         with _open_export(path, named) as fh:
             yield path, fh
