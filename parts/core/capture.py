@@ -1,0 +1,441 @@
+from __future__ import annotations
+
+import json
+import os
+
+from .constants import (
+    EVIDENCE_KINDS,
+    MAX_CLAIM_CHARS,
+    MAX_DETAIL_CHARS,
+    MAX_FILES_PER_ITEM,
+    MAX_ITEMS_PER_CAPTURE,
+    MAX_SUMMARY_CHARS,
+)
+from .errors import UsageError
+from .freshness import _load_anchors
+from .helpers import claim_key, clean_text, new_id, printable_path, short_sha, split_claim, utc_now
+from .provenance import _parse_file_spec, _repo_provenance, _stamp_anchors
+from .records import Repo, _repo_containing, _repos, _resolve_session_id, resolve_repo
+from .redaction import redact_secrets
+from .store import _select_in
+from .words import _fts_paths, _fts_symbols
+
+# ----------------------------------------------------------------------------------------------
+# Service: capture
+# ----------------------------------------------------------------------------------------------
+
+
+def _check_confidence(value):
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise UsageError("confidence must be a number from 0 to 1")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise UsageError("confidence %r is not a number from 0 to 1" % (value,)) from None
+    if not (0.0 <= number <= 1.0):  # also rejects NaN
+        raise UsageError("confidence %s is outside 0..1" % value)
+    return number
+
+
+# An item's search row: SQLite applies index_text (registered as wctx_index_text) to each text
+# after the write boundary (stored_text) redacted it, so the index words are those of the text
+# as stored and the boundary sees the texts as written, once.
+_FTS_INSERT = (
+    "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES "
+    "(?, wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?))"
+)
+
+
+def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
+    if not isinstance(item, dict):
+        raise UsageError("item %d must be an object" % number)
+    unknown = set(item) - {"kind", "claim", "detail", "repo", "files", "confidence"}
+    if unknown:
+        raise UsageError("item %d has unknown field(s): %s" % (number, ", ".join(sorted(unknown))))
+    kind = item.get("kind")
+    if kind not in EVIDENCE_KINDS:
+        raise UsageError("item %d: unknown kind %r (one of: %s)" % (number, kind, ", ".join(EVIDENCE_KINDS)))
+    claim = clean_text(item.get("claim"), "item %d claim" % number, MAX_CLAIM_CHARS, required=True)
+    detail = clean_text(item.get("detail"), "item %d detail" % number, MAX_DETAIL_CHARS)
+    if detail is None and "::" in claim:
+        claim, detail = split_claim(claim)
+        if not claim:
+            raise UsageError("item %d: the claim before '::' is empty" % number)
+    confidence = _check_confidence(item.get("confidence"))
+    if item.get("repo") is not None and not isinstance(item["repo"], str):
+        raise UsageError("item %d: repo must be a repository name" % number)
+    if item.get("repo"):
+        repo = resolve_repo(store, item["repo"], cwd=cwd)
+    elif default_repo is not None:
+        repo = default_repo
+    else:
+        raise UsageError(
+            "item %d: no repository given and %s is not inside a registered repository (pass --repo NAME)"
+            % (number, cwd)
+        )
+    files = item.get("files") or []
+    if isinstance(files, str):
+        files = [files]
+    if not isinstance(files, list):
+        raise UsageError("item %d: files must be a list of strings like path#symbol" % number)
+    if len(files) > MAX_FILES_PER_ITEM:
+        raise UsageError("item %d cites %d files; the limit is %d" % (number, len(files), MAX_FILES_PER_ITEM))
+    cited = []
+    for spec in files:
+        if not isinstance(spec, str):
+            raise UsageError("item %d: files must be strings like path#symbol" % number)
+        cited.append(_parse_file_spec(spec, repos, repo, cwd, notes))
+    return {
+        "kind": kind,
+        "claim": redact_secrets(claim),
+        "detail": redact_secrets(detail),
+        "confidence": confidence,
+        "repo": repo,
+        "cited": cited,
+    }
+
+
+def _summary_key(text):
+    return " ".join(text.casefold().split())
+
+
+# One duplicate rule for capture, the MCP server and import: the same claim (claim_key) about the
+# same repository citing the same files and symbols is one active item, whichever session says it.
+
+
+def _cited_set(anchors):
+    """The (repository, path, symbol) triples an item cites, from stamped anchors or anchor rows."""
+    out = set()
+    for a in anchors:
+        if a.get("path"):
+            repo = a["repo"].name if isinstance(a.get("repo"), Repo) else a.get("repo_name") or a.get("repo")
+            out.add((repo, a["path"], a.get("symbol") or None))
+    return frozenset(out)
+
+
+def find_duplicate(store, repo_name, claim, cited):
+    """The active item that ``claim`` about ``repo_name`` citing ``cited`` (a _cited_set) repeats,
+    as its evidence row (a dict), or None."""
+    return DuplicateIndex(store).find(repo_name, claim_key(claim), cited)
+
+
+class DuplicateIndex:
+    """The duplicate rule over many claims at once: the active items of each (repository, claim
+    key) asked about, with what they cite, loaded from the store in one query per 500 keys, then
+    checked in memory. A bulk writer tells it what it inserts (``add``) and which items it changed
+    otherwise (``drop``: read again from the store when next asked)."""
+
+    __slots__ = ("store", "items", "before_load")
+
+    def __init__(self, store, before_load=None):
+        self.store = store
+        self.items = {}  # (repo_name, claim_key) -> [(row dict, cited set)] in rid order
+        self.before_load = before_load  # called before reading the store (a writer's flush)
+
+    def load(self, pairs, stored=True):
+        """Read the active items of these (repository, claim key) pairs; ``stored``: False when
+        the store holds no item at all (nothing to read)."""
+        todo = {}
+        for repo_name, key in pairs:
+            if (repo_name, key) not in self.items:
+                self.items[(repo_name, key)] = []
+                todo.setdefault(repo_name, []).append(key)
+        if not stored:
+            return
+        rows = []
+        for repo_name, keys in todo.items():
+            for i in range(0, len(keys), 500):
+                chunk = keys[i : i + 500]
+                rows += self.store.all(
+                    "SELECT rid, id, session_id, confidence, repo_name, claim_key FROM evidence "
+                    "WHERE repo_name = ? AND claim_key IN (%s) AND status = 'active' ORDER BY rid"
+                    % ",".join("?" * len(chunk)),
+                    [repo_name, *chunk],
+                )
+        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
+        for r in sorted(rows, key=lambda r: r["rid"]):
+            row = {k: r[k] for k in ("rid", "id", "session_id", "confidence")}
+            self.items[(r["repo_name"], r["claim_key"])].append((row, _cited_set(anchors[r["rid"]])))
+
+    def find(self, repo_name, key, cited):
+        """The first active item (lowest rid) with this claim key about this repository citing
+        exactly ``cited``, or None."""
+        if (repo_name, key) not in self.items:
+            if self.before_load is not None:
+                self.before_load()
+            self.load([(repo_name, key)])
+        for row, its_cited in self.items[(repo_name, key)]:
+            if its_cited == cited:
+                return row
+        return None
+
+    def add(self, repo_name, key, row, cited):
+        """An active item just written (a higher rid than any before it)."""
+        if (repo_name, key) in self.items:
+            self.items[(repo_name, key)].append((row, cited))
+
+    def refresh(self, repo_name, key, rid):
+        """Read again the active items of (repo_name, key) after item ``rid``, which has that key,
+        changed otherwise (its status or what it cites). Only the items already held and ``rid``
+        itself can be among them, so they are read by rid: no query by claim key, whose index a
+        bulk import may have set aside for the moment."""
+        held = self.items.get((repo_name, key))
+        if held is None:
+            return  # never asked about: read when first asked
+        if self.before_load is not None:
+            self.before_load()
+        rows = _select_in(
+            self.store,
+            "SELECT rid, id, session_id, confidence FROM evidence WHERE status = 'active' AND rid IN (%s)",
+            {row["rid"] for row, _ in held} | {rid},
+        )
+        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
+        self.items[(repo_name, key)] = [
+            ({k: r[k] for k in ("rid", "id", "session_id", "confidence")}, _cited_set(anchors[r["rid"]]))
+            for r in sorted(rows, key=lambda r: r["rid"])
+        ]
+
+
+def _insert_anchors(store, rid, anchors):
+    store.db.executemany(
+        "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
+        "blob, dirty, symbol_hash, symbol_lang, checkout) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (rid, a["repo"].id, a["repo"].name, a["repo"].root_commit, a["path"], a["symbol"], a["commit"],
+             a["branch"], a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"], a.get("checkout"))
+            for a in anchors
+        ],
+    )  # fmt: skip
+
+
+def _provenance_of(rows):
+    """Anchor rows as the history keeps them: what an item was stamped with before an event."""
+    return [
+        {"repo": a["repo_name"], "path": a["path"], "symbol": a["symbol"], "commit": a["commit_sha"],
+         "branch": a["branch"], "blob": a["blob"], "symbol_hash": a["symbol_hash"]}
+        for a in rows
+    ]  # fmt: skip
+
+
+def _content_changed(rows, anchors):
+    """True when a cited file's content (or a cited symbol's text, where it was located) differs
+    between the stored anchor rows and freshly stamped ``anchors``."""
+    now = {(a["repo"].name, a["path"], a["symbol"]): a for a in anchors if a["path"]}
+    for r in rows:
+        if not r["path"]:
+            continue
+        a = now.get((r["repo_name"], r["path"], r["symbol"]))
+        if a is None:
+            return True
+        if r["symbol"] and r["symbol_hash"] and a["symbol_hash"]:
+            if r["symbol_hash"] != a["symbol_hash"]:
+                return True
+        elif r["blob"] != a["blob"]:
+            return True
+    return False
+
+
+_EVENT_INSERT = (
+    "INSERT OR IGNORE INTO evidence_events(id, evidence_rid, event, session_id, agent, note, at, previous, "
+    "commits) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _event_row(rid, event, session_id, agent, note, at, previous=None, commits=None, event_id=None):
+    return (event_id or new_id("evt"), rid, event, session_id, agent, note, at,
+            None if previous is None else json.dumps(previous), None if commits is None else json.dumps(commits))  # fmt: skip
+
+
+def _add_event(store, rid, event, session_id, agent, note, at, previous=None, commits=None, event_id=None):
+    store.db.execute(
+        _EVENT_INSERT, _event_row(rid, event, session_id, agent, note, at, previous, commits, event_id)
+    )
+
+
+def _restamp(store, rid, anchors, event, session_id, agent, note, now):
+    """Replace an item's anchors by ``anchors`` (stamped now), keeping the old ones in its history."""
+    old = _load_anchors(store, [rid])[rid]
+    commits = {}
+    for a in anchors:
+        commits.setdefault(a["repo"].name, a["commit"])
+    _add_event(store, rid, event, session_id, agent, note, now, _provenance_of(old), commits)
+    store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (rid,))
+    _insert_anchors(store, rid, anchors)
+    store.db.execute(
+        "UPDATE evidence_fts SET symbols = wctx_index_text(?), paths = wctx_index_text(?) WHERE rowid = ?",
+        (_fts_symbols(anchors), _fts_paths(anchors), rid),
+    )
+    store.db.execute("UPDATE evidence SET confirmed_at = ?, updated_at = ? WHERE rid = ?", (now, now, rid))
+    store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (rid,))
+    return commits
+
+
+def repeat_item(store, row, anchors, confidence, session_id, agent, now):
+    """Someone recorded ``row``'s item again (inside the caller's transaction): note the session
+    as having seen it, raise the confidence to the larger one, and re-stamp it when the cited code
+    changed since its provenance. Returns the capture result entry, with a message saying what."""
+    rid = row["rid"]
+    said = []
+    if confidence is not None and (row["confidence"] is None or confidence > row["confidence"]):
+        store.db.execute("UPDATE evidence SET confidence = ? WHERE rid = ?", (confidence, rid))
+        said.append("confidence raised to %g" % confidence)
+    restamped = _content_changed(_load_anchors(store, [rid])[rid], anchors)
+    if restamped:
+        commits = _restamp(store, rid, anchors, "confirmed", session_id, agent,
+                           "recorded again after the cited code changed", now)  # fmt: skip
+        said.append(
+            "re-stamped at %s: the cited code changed since it was recorded"
+            % ", ".join("%s %s" % (name, short_sha(c)) for name, c in sorted(commits.items()))
+        )
+    seen = row["session_id"] != session_id and not store.one(
+        "SELECT 1 FROM evidence_events WHERE evidence_rid = ? AND event = 'seen' AND session_id = ?",
+        (rid, session_id),
+    )
+    if seen:
+        _add_event(store, rid, "seen", session_id, agent, None, now)
+        said.insert(0, "seen again by session %s" % session_id)
+    elif not restamped:
+        said.insert(0, "already recorded")
+    return {
+        "id": row["id"],
+        "duplicate": True,
+        "restamped": restamped,
+        "message": "%s: %s" % (row["id"], "; ".join(said)),
+    }
+
+
+def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", external_id=None):
+    """Record evidence items in one transaction, each stamped with its own repositories' provenance.
+
+    Returns {"session", "evidence": [{"id", "kind", "repo", "duplicate"}], "warnings"}.
+    """
+    cwd = os.path.abspath(cwd or os.getcwd())
+    summary = redact_secrets(clean_text(summary, "summary", MAX_SUMMARY_CHARS))
+    agent = clean_text(agent, "agent", 200, required=True)
+    external_id = clean_text(external_id, "external id", 1000)
+    if not items:
+        raise UsageError("nothing to capture: give at least one item (--finding, --decision, --note, …)")
+    if len(items) > MAX_ITEMS_PER_CAPTURE:
+        raise UsageError("%d items in one capture; the limit is %d" % (len(items), MAX_ITEMS_PER_CAPTURE))
+    repos = _repos(store)
+    default_repo = _repo_containing(repos, cwd)
+    warnings = []
+    prepared = [
+        _prepare_item(store, repos, item, n, default_repo, cwd, warnings) for n, item in enumerate(items, 1)
+    ]
+    if session_id:
+        session_id = _resolve_session_id(store, session_id)
+
+    # Provenance: git once per repository touched, before the write transaction opens.
+    gits = {}
+    touched = {p["repo"].id: p["repo"] for p in prepared}
+    for p in prepared:
+        for repo, _, _, _ in p["cited"]:
+            touched[repo.id] = repo
+    if default_repo is not None:
+        touched.setdefault(default_repo.id, default_repo)
+    for repo in touched.values():
+        gits[repo.id] = _repo_provenance(repo)
+    head_blob_cache = {}
+
+    def head_blob(g, rel):
+        key = (g.path, rel)
+        if key not in head_blob_cache:
+            hit = g.batch_check(["HEAD:" + rel]).get("HEAD:" + rel) if g.head else None
+            head_blob_cache[key] = hit[0] if hit and hit[1] == "blob" else None
+        return head_blob_cache[key]
+
+    # Prefetch HEAD blobs for all cited files of each repo in one cat-file.
+    wanted = {}
+    for p in prepared:
+        for repo, rel, _, _ in p["cited"]:
+            wanted.setdefault(repo.id, set()).add(rel)
+    for rid, rels in wanted.items():
+        g = gits[rid]
+        if g.head:
+            found = g.batch_check(["HEAD:" + r for r in sorted(rels)])
+            for r in rels:
+                hit = found.get("HEAD:" + r)
+                head_blob_cache[(g.path, r)] = hit[0] if hit and hit[1] == "blob" else None
+
+    for p in prepared:
+        p["anchors"] = _stamp_anchors(p["repo"], p["cited"], gits, head_blob, warnings)
+
+    now = utc_now()
+    results = []
+    with store.atomic():
+        if session_id is None and external_id:
+            row = store.one(
+                "SELECT id FROM sessions WHERE agent = ? AND external_id = ?", (agent, external_id)
+            )
+            session_id = row["id"] if row else None
+        if session_id is None:
+            session_id = new_id("ses")
+            g = gits.get(default_repo.id) if default_repo else None
+            store.db.execute(
+                "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, started_at, "
+                "ended_at, summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    session_id,
+                    agent,
+                    external_id,
+                    printable_path(cwd),
+                    default_repo.id if default_repo else None,
+                    default_repo.name if default_repo else None,
+                    g.branch() if g else None,
+                    g.head if g else None,
+                    now,
+                    now,
+                    summary,
+                    now,
+                ),
+            )
+        else:
+            row = store.one("SELECT summary FROM sessions WHERE id = ?", (session_id,))
+            new_summary = row["summary"]
+            # Appended only when new: re-importing a transcript replays its record_evidence calls.
+            if summary and (not row["summary"] or _summary_key(summary) not in _summary_key(row["summary"])):
+                new_summary = summary if not row["summary"] else row["summary"] + "; " + summary
+                new_summary = new_summary[-MAX_SUMMARY_CHARS:]
+            store.db.execute(
+                "UPDATE sessions SET ended_at = ?, summary = ? WHERE id = ?", (now, new_summary, session_id)
+            )
+            summary = new_summary
+        for p in prepared:
+            dup = find_duplicate(store, p["repo"].name, p["claim"], _cited_set(p["anchors"]))
+            if dup is not None:
+                results.append(
+                    dict(
+                        repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now),
+                        kind=p["kind"],
+                        repo=p["repo"].name,
+                    )
+                )
+                continue
+            eid = new_id("ev")
+            rid = store.db.execute(
+                "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, confidence, "
+                "status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)",
+                (
+                    eid,
+                    session_id,
+                    p["repo"].id,
+                    p["repo"].name,
+                    p["kind"],
+                    p["claim"],
+                    claim_key(p["claim"]),
+                    p["detail"],
+                    p["confidence"],
+                    now,
+                    now,
+                ),
+            ).lastrowid
+            _insert_anchors(store, rid, p["anchors"])
+            store.db.execute(
+                _FTS_INSERT,
+                (rid, p["claim"], _fts_symbols(p["anchors"]), _fts_paths(p["anchors"]), p["detail"] or ""),
+            )
+            results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})
+    return {"session": session_id, "evidence": results, "warnings": warnings}

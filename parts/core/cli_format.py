@@ -1,0 +1,144 @@
+from __future__ import annotations
+
+from .freshness import _plural
+from .helpers import short_sha
+from .items import fileless_summary
+from .untrusted import UNTRUSTED_NOTICE
+
+# ----------------------------------------------------------------------------------------------
+# CLI: text formatting
+# ----------------------------------------------------------------------------------------------
+
+
+def format_search(res):
+    lines = [
+        "%d result%s from %s%d candidate%s in %.1f ms; searched: %s%s"
+        % (
+            len(res["results"]),
+            "" if len(res["results"]) == 1 else "s",
+            "" if res.get("candidates_exact", True) else "about ",
+            res["candidates"],
+            "" if res["candidates"] == 1 else "s",
+            res["ms"],
+            ", ".join(res["searched"]) or "(nothing)",
+            " (from %s)" % res["origin"] if res.get("origin") else "",
+        )
+    ]
+    used, total = len(res.get("query_terms") or ()), res.get("query_terms_total", 0)
+    if total > used:
+        lines.append(
+            "Used the %d rarest of the query's %d words: %s" % (used, total, ", ".join(res["query_terms"]))
+        )
+    if res["mode"] == "fallback":
+        lines.append(
+            "%s: showing evidence on files you are editing, open questions and recent items instead."
+            % res.get("fallback_reason", "no searchable words in the query").capitalize()
+        )
+    if res["results"]:
+        lines.append(UNTRUSTED_NOTICE)
+    for n, r in enumerate(res["results"], 1):
+        lines.append("")
+        lines.append("%d. [%s] %s" % (n, r["kind"], r["claim"]))
+        lines.append(
+            "   %s · %s · %s%s"
+            % (
+                r["id"],
+                r["repo"],
+                r["freshness"]["verdict"],
+                "" if r["status"] == "active" else " · " + r["status"],
+            )
+        )
+        if r["detail"]:
+            detail = r["detail"] if len(r["detail"]) <= 300 else r["detail"][:297] + "..."
+            lines.append("   " + detail.replace("\n", "\n   "))
+        if r["files"]:
+            lines.append("   files: " + ", ".join(r["files"]))
+        lines.append("   why: " + "; ".join(r["reasons"]))
+    return "\n".join(lines)
+
+
+def format_verify(res, list_all=True):
+    """Verify's text: an item per entry; without ``list_all``, items that cite no file and are not
+    unknown are said once per repository (they only know that the repository moved)."""
+    lines = []
+    folded = 0
+    for item in res["items"]:
+        if not list_all and not item.get("cites_file", True) and item["verdict"] != "unknown":
+            folded += 1
+            continue
+        lines.append("%s  %s" % (item["id"], item["verdict"]))
+        for reason in item["reasons"]:
+            lines.append("    " + reason)
+    if folded:
+        for group in res.get("fileless") or ():
+            lines.append(fileless_summary(group))
+        lines.append("(%s not listed one by one: wctx verify --all)" % _plural(folded, "item"))
+    s = res["summary"]
+    lines.append(
+        "%d checked: %d current, %d possibly stale, %d stale, %d unknown"
+        % (len(res["items"]), s["current"], s["possibly_stale"], s["stale"], s["unknown"])
+    )
+    return "\n".join(lines)
+
+
+def format_item(item):
+    lines = [
+        "%s  [%s]  %s" % (item["id"], item["kind"], item["status"]),
+        "claim:      " + item["claim"],
+    ]
+    if item["detail"]:
+        lines.append("detail:     " + item["detail"].replace("\n", "\n            "))
+    lines.append("repository: " + item["repo"])
+    if item["confidence"] is not None:
+        lines.append("confidence: %g" % item["confidence"])
+    s = item.get("session_info") or {}
+    lines.append(
+        "session:    %s (%s%s)"
+        % (item["session"], s.get("agent", "?"), ", " + s["summary"] if s.get("summary") else "")
+    )
+    lines.append("recorded:   %s (%s)" % (item["created_at"], item["age"]))
+    if item.get("superseded_by"):
+        lines.append("superseded by: " + item["superseded_by"])
+    if item.get("supersedes"):
+        lines.append("supersedes: " + ", ".join(item["supersedes"]))
+    lines.append("provenance:")
+    for a in item["anchors"]:
+        if a["path"]:
+            where = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+            lines.append(
+                "  %s:%s  commit %s  blob %s%s%s  [%s]"
+                % (
+                    a["repo"],
+                    where,
+                    short_sha(a["commit"]),
+                    short_sha(a["blob"]),
+                    "  (uncommitted at capture)" if a["dirty"] else "",
+                    "  symbol hash %s" % a["symbol_hash"][:10] if a["symbol_hash"] else "",
+                    a["verdict"] or "-",
+                )
+            )
+        else:
+            lines.append(
+                "  %s  commit %s%s"
+                % (a["repo"], short_sha(a["commit"]), "  branch " + a["branch"] if a["branch"] else "")
+            )
+    lines.append("freshness:  " + item["freshness"]["verdict"])
+    for r in item["freshness"]["reasons"]:
+        lines.append("    " + r)
+    if item.get("history"):
+        lines.append("history:")
+    for h in item.get("history") or ():
+        who = h["agent"] or "?"
+        if h["session"]:
+            who += " in session " + h["session"]
+        if h["event"] == "seen":
+            lines.append("  %s  recorded again by %s" % (h["at"], who))
+            continue
+        at = ", ".join("%s %s" % (n, short_sha(c)) for n, c in sorted(h["commits"].items()))
+        lines.append("  %s  %s by %s, re-stamped at %s%s" % (h["at"], h["event"], who, at or "-",
+                                                            ": " + h["note"] if h["note"] else ""))  # fmt: skip
+        before = sorted({(p["repo"], p["commit"]) for p in h["previous"]}, key=lambda t: t[0] or "")
+        if before:
+            lines.append("      was stamped at " + ", ".join("%s %s" % (n, short_sha(c)) for n, c in before))
+    lines.append(UNTRUSTED_NOTICE)
+    return "\n".join(lines)

@@ -1,0 +1,923 @@
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from .constants import VERDICT_SEVERITY
+from .errors import WctxError
+from .git import (
+    HEAD_RACY_SECONDS,
+    GitError,
+    GitRepo,
+    blob_id,
+    git_dir_of,
+    git_view,
+    read_repo_file,
+    recent_head_token,
+)
+from .head import __version__
+from .helpers import short_sha, utc_now
+from .records import _repos
+from .symbols import symbol_hash_of
+
+# ----------------------------------------------------------------------------------------------
+# Freshness: did what an item cites change since it was captured?
+# ----------------------------------------------------------------------------------------------
+
+
+def _describe_commits(commits, limit=3):
+    shown = "; ".join('%s %s "%s"' % (c["short"], c["date"], c["subject"][:60]) for c in commits[:limit])
+    more = " and %d more" % (len(commits) - limit) if len(commits) > limit else ""
+    return shown + more
+
+
+def _commits_touching(log, path):
+    """Commits (newest first) that touched ``path``, following renames backwards."""
+    return [commit for commit, _ in _touching_with_paths(log, path)]
+
+
+def _touching_with_paths(log, path):
+    """[(commit, the file's path right after that commit)], newest first, renames followed."""
+    name = path
+    hits = []
+    for commit in log:
+        for status, old, new in commit["changes"]:
+            if new == name or old == name:
+                hits.append((commit, name))
+                if status == "R" and new == name:
+                    name = old
+                break
+    return hits
+
+
+def _plural(n, word, plural=None):
+    return "%d %s" % (n, word if n == 1 else plural or word + "s")
+
+
+SYMBOL_HISTORY_MAX_COMMITS = 200  # commits whose copy of a changed symbol's file is read, newest first
+
+
+class _SymbolChange:
+    """The reason for a cited symbol whose text changed, finished once the symbol's text at each
+    commit that touched its file is known (FreshnessChecker reads those in one batch per repo)."""
+
+    __slots__ = ("g", "label", "symbol", "since", "stored", "now", "touching", "uncommitted_file", "notes",
+                 "text")  # fmt: skip
+
+    def __init__(self, g, label, symbol, since, stored, now, touching, uncommitted_file, notes):
+        self.g, self.label, self.symbol, self.since = g, label, symbol, since
+        self.stored, self.now, self.touching = stored, now, touching
+        self.uncommitted_file, self.notes = uncommitted_file, notes
+        self.text = None
+
+    def specs(self):
+        # The newest SYMBOL_HISTORY_MAX_COMMITS commits are judged, each against the one before:
+        # one more blob than that is read.
+        return ["%s:%s" % (c["sha"], p) for c, p in self.touching[: SYMBOL_HISTORY_MAX_COMMITS + 1]]
+
+    def finish(self, blobs, hash_of):
+        """``blobs``: {spec: bytes or None}; ``hash_of(data, path)``: the symbol's hash in it."""
+        changed, intact = [], 0
+        before = self.stored
+        judged, older = self.touching, 0
+        if len(self.touching) > SYMBOL_HISTORY_MAX_COMMITS:
+            judged = self.touching[:SYMBOL_HISTORY_MAX_COMMITS]
+            older = len(self.touching) - len(judged)
+            commit, path = self.touching[len(judged)]
+            data = blobs.get("%s:%s" % (commit["sha"], path))
+            before = hash_of(data, path) if data is not None else None
+        changed_before = older and before != self.stored
+        for commit, path in reversed(judged):  # oldest first
+            data = blobs.get("%s:%s" % (commit["sha"], path))
+            after = hash_of(data, path) if data is not None else None
+            if after != before:
+                changed.append(commit)
+            else:
+                intact += 1
+            before = after
+        changed.reverse()  # newest first, as the log reads
+        parts = []
+        if changed:
+            parts.append("%s since %s: %s" % (_plural(len(changed), "commit"), short_sha(self.since),
+                                             _describe_commits(changed)))  # fmt: skip
+        if self.uncommitted_file and before != self.now:
+            parts.append("uncommitted changes in the working tree")
+        if not parts:  # cannot happen while the hashes chain, but never say nothing
+            parts.append("content differs from capture")
+        where = ("changed in " if changed else "changed: ") + ", and ".join(parts)
+        if intact:
+            where += "; the file changed in %s that left it intact" % _plural(
+                intact, "other commit" if changed else "commit"
+            )
+        if older:
+            where += "; %s that touched the file %s not examined%s" % (
+                _plural(older, "older commit"),
+                "was" if older == 1 else "were",
+                " (the symbol had changed by then)" if changed_before else "",
+            )
+        if self.now is None:
+            path = self.label.rpartition("#")[0]
+            text = "symbol %s no longer found in %s (%s)" % (self.symbol, path, where)
+        else:
+            text = "%s %s" % (self.label, where)
+        self.text = "; ".join([text] + self.notes)
+
+    def __str__(self):
+        return self.text
+
+
+def _deletion_of(log, path):
+    """(commit that deleted ``path``, the name it had then), following renames forward through
+    ``log`` (newest first); (None, last name) when no commit in it deleted the file."""
+    name = path
+    for commit in reversed(log):
+        for status, old, new in commit["changes"]:
+            if old == name:
+                if status == "D":
+                    return commit, name
+                if status == "R":
+                    name = new
+                break
+    return None, name
+
+
+def _worst(verdicts):
+    return max(verdicts, key=lambda v: VERDICT_SEVERITY[v]) if verdicts else "unknown"
+
+
+WARM_PAIRS = 20000  # a repository's cited (path, commit) pairs asked of git at once, at most
+# Whether this process lives long enough for FreshnessChecker._warm to pay: the MCP server says so
+# when it starts serving. A one-shot command (search, verify, a hook) asks git about what it
+# shows only: warming reads every cited pair of a repository, which a page never needs.
+WARM_GIT_VIEWS = False
+FILE_MEMO_BYTES = 64 * 1024 * 1024  # cited files a verify keeps in memory while it runs
+
+
+class _Suffixed:
+    """A reason with a note after it; the reason may be a symbol change whose text is known only
+    once the batch has run (see check_items), so it is joined when it is turned into text."""
+
+    __slots__ = ("reason", "suffix")
+
+    def __init__(self, reason, suffix):
+        self.reason = reason
+        self.suffix = suffix
+
+    def __str__(self):
+        return str(self.reason) + self.suffix
+
+
+class FreshnessChecker:
+    """Computes verdicts for many items with git work batched per repository."""
+
+    def __init__(self, store, shared=False):
+        self.store = store
+        self.repos = {r.id: r for r in _repos(store)}
+        # ``shared``: ask git through the process's views of each checkout (git_view), as the
+        # cached verdicts do; else afresh (verify, confirm: git's word now, no cache).
+        self.shared = shared
+        self.git = {}
+        self.head_blobs = {}
+        self.followed = {}  # {(repo id, cited path): path it was followed to}, for the cache keys
+        # Repos where git could not run here (not on PATH, a distrusted owner...): verdicts that
+        # touch them say so, but are not cached for other callers whose git works.
+        self.git_failed = set()
+        # Per call: many items cite the same file and symbol. {(root, rel): (bytes, {format: blob})}
+        # up to FILE_MEMO_BYTES in all, and {(blob, rel, symbol): symbol hash}.
+        self.files = {}
+        self.file_bytes = 0
+        self.symbol_hashes = {}
+        self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
+        self.moved = {}  # {(repo id, recorded commit): commits since}, for items citing no file
+
+    def cacheable(self):
+        """A test of an item's anchors (every column): whether the verdict this call computed for
+        it may be cached under its key. Not where git could not run (another caller's git may),
+        nor where a recorded commit was missing: a fetch (or a push into the repository) can bring
+        it while HEAD, the index and every cited file stay as the key saw them."""
+        absent = set()
+        for g, _ in self.git.values():
+            if g is not None:
+                absent |= g.absent
+        failed = self.git_failed
+
+        def test(anchors):
+            return not any(a["repo_id"] in failed or a["commit_sha"] in absent for a in anchors)
+
+        return test
+
+    def _read(self, root, rel):
+        """read_repo_file, remembered for the rest of this call (within a memory budget)."""
+        key = (root, rel)
+        if key in self.files:
+            return self.files[key][0]
+        data = read_repo_file(root, rel)
+        if data is not None and self.file_bytes + len(data) <= FILE_MEMO_BYTES:
+            self.files[key] = (data, {})
+            self.file_bytes += len(data)
+        return data
+
+    def _blob(self, root, rel, data, object_format):
+        memo = self.files.get((root, rel))
+        if memo is None or memo[0] is not data:
+            return blob_id(data, object_format)
+        if object_format not in memo[1]:
+            memo[1][object_format] = blob_id(data, object_format)
+        return memo[1][object_format]
+
+    def _symbol_hash(self, blob, data, rel, symbol):
+        key = (blob, rel, symbol)
+        if key not in self.symbol_hashes:
+            self.symbol_hashes[key] = symbol_hash_of(data, rel, symbol)
+        return self.symbol_hashes[key]
+
+    def _git_at(self, repo, path):
+        """(GitRepo, None) for one checkout, or (None, why git cannot be asked there)."""
+        if path in self.git:
+            return self.git[path]
+        if not os.path.isdir(path):
+            result = (None, "repository %s is not on this machine (%s is missing)" % (repo.name, path))
+        else:
+            g = git_view(path) if self.shared else GitRepo(path)
+            try:
+                g.info()
+                result = (g, None)
+            except GitError as e:
+                refused = "core.worktree" in str(e) or "dubious ownership" in str(e)
+                result = (None, str(e) if refused else "%s is no longer a git repository" % path)
+                self.git_failed.add(repo.id)
+            except WctxError as e:
+                result = (None, str(e))
+                self.git_failed.add(repo.id)
+        self.git[path] = result
+        return result
+
+    def _git_for(self, a):
+        """(GitRepo, None) for the checkout that judges anchor ``a``, or (None, why it is unknown).
+
+        A repository may have several checkouts (linked worktrees, second clones), each with its
+        own HEAD and working tree. The one that judges is the checkout the capture ran in, when it
+        still holds the recorded commit; else the first that holds it (the registered path
+        first); else the registered path, which then says the commit is gone."""
+        repo = self.repos.get(a["repo_id"]) if a["repo_id"] is not None else None
+        if repo is None:
+            return None, "repository %s is not registered on this machine" % a["repo_name"]
+        if a["repo_id"] in self.git:  # git broke in this repository during this call (_git_broke)
+            return self.git[a["repo_id"]]
+        order = repo.all_checkouts()
+        recorded = a.get("checkout")
+        if recorded in order:
+            order = [recorded] + [p for p in order if p != recorded]
+        commit = a["commit_sha"]
+        first = None
+        for path in order:
+            g, why = self._git_at(repo, path)
+            if g is None:
+                continue
+            if len(order) == 1 or not commit or g.commits_exist([commit]).get(commit):
+                return g, None
+            first = first or g
+        if first is not None:
+            return first, None
+        return self._git_at(repo, repo.home)
+
+    def judged_view(self, a):
+        """Anchor ``a``'s repository seen through the checkout that judges it (None: unregistered),
+        so that re-stamping an item (confirm) reads the same checkout its verdict came from."""
+        repo = self.repos.get(a["repo_id"]) if a["repo_id"] is not None else None
+        g = self._git_for(a)[0] if repo is not None else None
+        return repo.at(g.path) if g is not None else repo
+
+    def checkout_note(self, a, g):
+        """Which checkout judged ``a``, for repositories that have more than one."""
+        repo = self.repos.get(a["repo_id"])
+        if g is None or repo is None or len(repo.all_checkouts()) < 2:
+            return None
+        return g.path
+
+    def _head_blob(self, g, path):
+        key = (g.path, path)
+        if key not in self.head_blobs:
+            found = g.batch_check(["HEAD:" + path]) if g.head else {}
+            hit = found.get("HEAD:" + path)
+            self.head_blobs[key] = hit[0] if hit and hit[1] == "blob" else None
+        return self.head_blobs[key]
+
+    def prefetch(self, anchors):
+        """One cat-file per checkout for every recorded commit and HEAD:path we will need."""
+        by_repo = {}
+        for a in anchors:
+            by_repo.setdefault(a["repo_id"], []).append(a)
+        for repo_id, items in by_repo.items():
+            repo = self.repos.get(repo_id) if repo_id is not None else None
+            if repo is None:
+                continue
+            try:
+                self._warm(repo)
+                commits = [a["commit_sha"] for a in items if a["commit_sha"]]
+                if len(repo.all_checkouts()) > 1:  # which checkout holds which commit decides the judge
+                    for path in repo.all_checkouts():
+                        g, _ = self._git_at(repo, path)
+                        if g is not None:
+                            g.commits_exist(commits)
+                by_git = {}
+                for a in items:
+                    g, _ = self._git_for(a)
+                    if g is not None:
+                        by_git.setdefault(g.path, (g, []))[1].append(a)
+                for g, judged in by_git.values():
+                    g.commits_exist([a["commit_sha"] for a in judged if a["commit_sha"]])
+                    paths = [
+                        a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs
+                    ]
+                    if g.head and paths:
+                        # With each cited path at its recorded commit, which check_file_anchor reads
+                        # of a path that is not at HEAD: one cat-file per checkout for both.
+                        found = g.batch_check(
+                            ["HEAD:" + p for p in paths]
+                            + [
+                                "%s:%s" % (a["commit_sha"], a["path"])
+                                for a in judged
+                                if a["path"] and a["commit_sha"]
+                            ]
+                        )
+                        for p in paths:
+                            hit = found.get("HEAD:" + p)
+                            self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
+            except GitError as e:
+                self._git_broke(repo_id, e)
+
+    def _warm(self, repo):
+        """The first time this process asks about a checkout in its present state (git_view):
+        every commit the repository's items were recorded at, and each path they cite at HEAD
+        and at that commit, in one cat-file, so that later calls over other items of the
+        repository find git's answers there (up to WARM_PAIRS cited paths and commits)."""
+        if not (self.shared and WARM_GIT_VIEWS):  # a fresh GitRepo (verify) forgets it at once
+            return
+        pairs = None
+        for path in repo.all_checkouts():
+            g, _ = self._git_at(repo, path)
+            if g is None or g.warmed:
+                continue
+            g.warmed = True
+            if pairs is None:
+                pairs = self.store.all(
+                    "SELECT DISTINCT path, commit_sha FROM anchors WHERE repo_id = ? LIMIT ?",
+                    (repo.id, WARM_PAIRS + 1),
+                )
+                if len(pairs) > WARM_PAIRS:
+                    return
+            specs = [c + "^{commit}" for c in dict.fromkeys(c for _, c in pairs if c)]
+            if g.head:
+                specs += ["HEAD:" + p for p in dict.fromkeys(p for p, _ in pairs if p)]
+            specs += ["%s:%s" % (c, p) for p, c in pairs if p and c]
+            g.batch_check(specs)
+
+    def check_items(self, anchors_by_rid):
+        """{rid: {"verdict", "reasons", "anchors": [...]}} for the given anchors."""
+        self.prefetch([a for anchors in anchors_by_rid.values() for a in anchors])
+        self.symbol_changes = []
+        results = {rid: self.check_item(anchors) for rid, anchors in anchors_by_rid.items()}
+        if self.symbol_changes:
+            self._finish_symbol_changes()
+        for res in results.values():  # symbol changes and checkout notes become text now
+            res["reasons"] = [str(r) for r in res["reasons"]]
+            for a in res["anchors"]:
+                a["reason"] = str(a["reason"])
+        return results
+
+    def _finish_symbol_changes(self):
+        """Which of the commits that touched a changed symbol's file changed the symbol itself:
+        its text at each of them, read in one ``cat-file --batch`` per repository."""
+        by_repo = {}
+        for change in self.symbol_changes:
+            by_repo.setdefault(change.g.path, (change.g, []))[1].append(change)
+        for g, changes in by_repo.values():
+            try:
+                blobs = g.read_blobs([spec for change in changes for spec in change.specs()])
+            except GitError as e:  # the verdict stands (the symbol's hash differs); the commits are unknown
+                for rid in [r.id for r in self.repos.values() if g.path in r.all_checkouts()]:
+                    self.git_failed.add(rid)
+                for change in changes:
+                    change.text = "; ".join(
+                        [
+                            "%s changed since capture (which commits changed it is unknown: %s)"
+                            % (change.label, e)
+                        ]
+                        + change.notes
+                    )
+                continue
+            for change in changes:
+                change.finish(blobs, lambda data, path, s=change.symbol: symbol_hash_of(data, path, s))
+        self.symbol_changes = []
+
+    def _guarded(self, check, a):
+        """check(a), or unknown when git fails in a's repository: one broken repository (a corrupt
+        index, a refused filter, a damaged object store) never breaks a call over the others."""
+        try:
+            return check(a)
+        except GitError as e:
+            return "unknown", self._git_broke(a["repo_id"], e)
+
+    def _git_broke(self, repo_id, error):
+        """Remember that git failed in this repository: its other anchors are unknown at once and
+        nothing about it is cached."""
+        repo = self.repos.get(repo_id)
+        reason = "cannot check %s: %s" % (repo.name if repo else "this repository", error)
+        self.git[repo_id] = (None, reason)
+        self.git_failed.add(repo_id)
+        return reason
+
+    def check_item(self, anchors):
+        file_anchors = [a for a in anchors if a["path"]]
+        checked = []
+        for a in file_anchors or anchors[:1]:
+            verdict, reason = self._guarded(
+                self.check_file_anchor if a["path"] else self.check_repo_anchor, a
+            )
+            where = self.checkout_note(a, self._git_for(a)[0])
+            if where is not None:  # several checkouts: say which one judged
+                reason = _Suffixed(reason, " (in checkout %s)" % where)
+            checked.append((a, verdict, reason))
+        if not checked:
+            return {"verdict": "unknown", "reasons": ["nothing recorded to compare"], "anchors": []}
+        verdict = _worst([v for _, v, _ in checked])
+        # The reasons that decide the verdict come first.
+        ordered = sorted(checked, key=lambda t: -VERDICT_SEVERITY[t[1]])
+        return {
+            "verdict": verdict,
+            "reasons": [r for _, _, r in ordered],
+            "anchors": [
+                {
+                    "repo": a["repo_name"],
+                    "path": a["path"],
+                    "symbol": a["symbol"],
+                    "commit": a["commit_sha"],
+                    "checkout": self.checkout_note(a, self._git_for(a)[0]),
+                    "verdict": v,
+                    "reason": r,
+                }
+                for a, v, r in checked
+            ],
+        }
+
+    def check_repo_anchor(self, a):
+        g, why = self._git_for(a)
+        name = a["repo_name"]
+        if g is None:
+            return "unknown", why
+        commit = a["commit_sha"]
+        if not commit:
+            return "unknown", "no commit was recorded for %s (it had no commits at capture)" % name
+        if not g.head:
+            return "unknown", "%s has no commits now" % name
+        if commit == g.head:
+            return "current", "cites no file; %s is still at %s" % (name, short_sha(commit))
+        if not g.commits_exist([commit])[commit]:
+            return (
+                "unknown",
+                "cites no file, and the recorded commit %s is not in %s (history rewritten?)"
+                % (
+                    short_sha(commit),
+                    name,
+                ),
+            )
+        moved = len(g.log_since(commit))
+        self.moved[(a["repo_id"], commit)] = moved
+        if moved == 0:
+            return "possibly_stale", "%s's HEAD is no longer at %s; this item cites no file" % (
+                name,
+                short_sha(commit),
+            )
+        return "possibly_stale", "%s moved %s since %s; this item cites no file" % (
+            name,
+            _plural(moved, "commit"),
+            short_sha(commit),
+        )
+
+    def check_file_anchor(self, a):
+        g, why = self._git_for(a)
+        label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+        if g is None:
+            return "unknown", why
+        commit = a["commit_sha"]
+        commit_ok = bool(commit) and g.commits_exist([commit]).get(commit, False)
+        path = a["path"]
+        repo = self.repos[a["repo_id"]].at(g.path)
+        data = self._read(repo.path, path)
+        notes = []
+        if data is None:
+            new_path = None
+            if commit_ok:
+                new_path = g.renames_since(commit).get(path)
+                if new_path is None:
+                    # Edited as well as renamed, one diff over the whole range may no longer see a
+                    # rename that the commits, one by one, show.
+                    gone_in, last_name = _deletion_of(g.log_since(commit), path)
+                    if gone_in is None and last_name != path and self._read(repo.path, last_name) is not None:
+                        new_path = last_name
+            if new_path is None and a["blob"] and not commit_ok:
+                # History is gone, so git cannot say where the file went: follow identical
+                # content, but only when exactly one file holds it (empty __init__.py files and
+                # copies must not make a deleted file look current).
+                moved = g.head_tree_blobs().get(a["blob"], [])
+                if len(moved) == 1:
+                    new_path = moved[0]
+            if new_path is not None:
+                data = self._read(repo.path, new_path)
+            if data is None:
+                if commit_ok:
+                    gone_in, last_name = _deletion_of(g.log_since(commit), path)
+                    where = " in " + _describe_commits([gone_in], 1) if gone_in else " (not committed yet)"
+                    if gone_in is None and self._head_blob(g, last_name) is None:
+                        # Not in HEAD and no commit since removed it: never committed, or HEAD is
+                        # on a line of history that never had it (another branch checked out).
+                        if not g.batch_check(["%s:%s" % (commit, path)]).get("%s:%s" % (commit, path)):
+                            where = " (it was never committed)"
+                        else:
+                            here = "branch " + g.branch() if g.branch() else "commit " + short_sha(g.head)
+                            return "stale", "%s is not in the checked-out %s (recorded at %s%s)" % (
+                                label,
+                                here,
+                                short_sha(commit),
+                                " on " + a["branch"] if a["branch"] else "",
+                            )
+                    if last_name != path:  # renamed in a commit first, then deleted
+                        where = " (renamed to %s first)%s" % (last_name, where)
+                    return "stale", "%s was deleted%s" % (label, where)
+                if not commit:
+                    return (
+                        "stale",
+                        "%s no longer exists (no commit was recorded: %s had no commits at capture)"
+                        % (
+                            label,
+                            a["repo_name"],
+                        ),
+                    )
+                return (
+                    "stale",
+                    "%s no longer exists, and the recorded commit %s is gone, so a rename could not be followed"
+                    % (
+                        label,
+                        short_sha(commit),
+                    ),
+                )
+            notes.append("followed rename %s -> %s" % (path, new_path))
+            self.followed[(a["repo_id"], path)] = new_path
+            path = new_path
+            label = path + ("#" + a["symbol"] if a["symbol"] else "")
+        current_blob = self._blob(repo.path, path, data, g.object_format)
+        head_blob = self._head_blob(g, path)
+        uncommitted = head_blob != current_blob
+        if current_blob == a["blob"]:
+            text = "%s unchanged since capture" % label
+            if a["symbol"] and not a["symbol_hash"]:
+                text = (
+                    "%s unchanged since capture; symbol %s was never located in it (judged by the file)"
+                    % (
+                        path,
+                        a["symbol"],
+                    )
+                )
+            if not commit_ok and commit:
+                text += " (the recorded commit %s is gone, but the content is identical)" % short_sha(commit)
+            return "current", "; ".join([text] + notes)
+        # The content differs: say where the change came from.
+        if commit_ok:
+            touching = _commits_touching(g.log_since(commit), path)
+            parts = []
+            if touching:
+                parts.append(
+                    "%d commit%s since %s: %s"
+                    % (
+                        len(touching),
+                        "" if len(touching) == 1 else "s",
+                        short_sha(commit),
+                        _describe_commits(touching),
+                    )
+                )
+            if uncommitted:
+                parts.append("uncommitted changes in the working tree")
+            if not parts:
+                parts.append(
+                    "content differs from capture (it was %s then)"
+                    % ("uncommitted" if a["dirty"] else "committed")
+                )
+            where = "changed in " + ", and ".join(parts) if touching else "changed: " + ", and ".join(parts)
+        else:
+            if commit:
+                where = "changed, and the recorded commit %s is gone (history rewritten)" % short_sha(commit)
+            else:
+                where = "changed (no commit was recorded: %s had no commits at capture)" % a["repo_name"]
+            if uncommitted:
+                where += "; uncommitted changes in the working tree"
+        if a["symbol"]:
+            if a["symbol_hash"]:
+                now = self._symbol_hash(current_blob, data, path, a["symbol"])
+                if now == a["symbol_hash"]:
+                    text = "symbol %s unchanged; other parts of %s %s" % (
+                        a["symbol"],
+                        path,
+                        where.replace("changed", "changed", 1),
+                    )
+                    return "current", "; ".join([text] + notes)
+                if commit_ok and touching:
+                    # Name only the commits whose diff changed the symbol, not all that touched the file.
+                    change = _SymbolChange(g, label, a["symbol"], commit, a["symbol_hash"], now,
+                                           [(c, p) for c, p in _touching_with_paths(g.log_since(commit), path)],
+                                           uncommitted, notes)  # fmt: skip
+                    self.symbol_changes.append(change)
+                    return "stale", change
+                if now is None:
+                    return "stale", "; ".join(
+                        ["symbol %s no longer found in %s (%s)" % (a["symbol"], path, where)] + notes
+                    )
+                return "stale", "; ".join(["%s %s" % (label, where)] + notes)
+            text = "symbol %s could not be located at capture, so only file-level change is known: %s %s" % (
+                a["symbol"],
+                path,
+                where,
+            )
+            return "possibly_stale", "; ".join([text] + notes)
+        return "stale", "; ".join(["%s %s" % (label, where)] + notes)
+
+
+# What search reads of an item's anchors to rank and show it and to look its verdict up; a
+# verdict that has to be computed reads every column (freshness_of).
+SEARCH_ANCHOR_COLUMNS = ("evidence_rid", "repo_id", "repo_name", "path", "symbol")
+
+
+def _load_anchors(store, rids, columns=None):
+    """{rid: [anchor row as a dict, in recording order]}: every column, or ``columns`` (which
+    include evidence_rid)."""
+    out = {rid: [] for rid in rids}
+    rids = list(rids)
+    cursor = store.db.cursor()
+    cursor.row_factory = None  # plain tuples zipped with the column names: no sqlite3.Row per row
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        # In the order of the anchors_evidence index: no sort; per item still in id order.
+        cursor.execute(
+            "SELECT %s FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
+            % (", ".join(columns) if columns else "*", ",".join("?" * len(chunk))),
+            chunk,
+        )
+        names = [d[0] for d in cursor.description]
+        at = names.index("evidence_rid")
+        for row in cursor:
+            out[row[at]].append(dict(zip(names, row)))
+    return out
+
+
+def _index_token(repo_path):
+    """Size and mtime of the repository's index, where staged and committed renames and deletions
+    show without running git; None when it cannot be read."""
+    try:  # a checkout's own .git directory, the common case, without looking for a .git file first
+        st = os.stat(os.path.join(repo_path, ".git", "index"))
+    except OSError:
+        gitdir = git_dir_of(repo_path)
+        try:
+            st = os.stat(os.path.join(gitdir, "index")) if gitdir else None
+        except OSError:
+            return None
+    return "%d:%d" % (st.st_size, st.st_mtime_ns) if st else None
+
+
+def _followed_in(key):
+    """The renames a cache key was made with: {(repo id, old path): new path}, or None."""
+    _, sep, extra = (key or "").partition(" ")
+    if not sep:
+        return None
+    try:
+        return {(r, old): new for r, old, new in json.loads(extra)}
+    except (ValueError, TypeError):
+        return None
+
+
+def _checkout_heads(repo):
+    """[(checkout, "checkout@HEAD token")] for the checkouts of ``repo`` whose HEAD can be read
+    (another checkout that went away is left out: the ones left judge), or None when the
+    registered one's cannot."""
+    out = []
+    for root in repo.all_checkouts():
+        token = recent_head_token(root)
+        if token is None:
+            if root == repo.home:
+                return None
+            continue
+        out.append((root, "%s@%s" % (root, token)))
+    return out
+
+
+def _cache_key(repos, anchors, heads=None, followed=None):
+    """What can be checked without git: each checkout's HEAD and each cited file's stamp, as the
+    freshness cache stores it (_cache_inputs, hashed), or None."""
+    inputs = _cache_inputs(repos, anchors, heads, followed)
+    return None if inputs is None else _hashed_key(inputs)
+
+
+def _hashed_key(inputs):
+    """The stored form of _cache_inputs: a SHA-1 of the text, then the renames it followed."""
+    text, used = inputs
+    key = _sha1_hex(text.encode("utf-8", "surrogateescape"))
+    return key + " " + json.dumps(used) if used else key
+
+
+def _cache_inputs(repos, anchors, heads=None, followed=None):
+    """(the text _cache_key hashes, the renames it followed): each checkout's HEAD and each cited
+    file's stamp (_file_stamp); None when something cannot be read or a cited file changed too
+    recently to trust its stat.
+
+    ``heads`` (a dict: {repo id: _checkout_heads}, and each cited file's stat) may be shared by
+    the caller so that one call over many items reads each checkout's HEAD once. A repository with several checkouts counts them all (any
+    of them may be the one that judges). A cited file that is gone (renamed or deleted) counts by
+    the checkout's index and, when the check followed it to a new path (``followed``:
+    {(repo id, old path): new path}), by that file's stamp too; the key then ends with
+    " " and those renames as JSON, so that a lookup can check the same files (_followed_in)."""
+    parts = [__version__]
+    heads = {} if heads is None else heads
+    used = []
+    for a in anchors:
+        repo = repos.get(a["repo_id"])
+        if repo is None:
+            parts.append("norepo:%s" % a["repo_name"])
+            continue
+        checkouts = heads.get(repo.id, False)  # read once per call, not once per anchor
+        if checkouts is False:
+            checkouts = heads[repo.id] = _checkout_heads(repo)
+        if checkouts is None:
+            return None
+        for root, head in checkouts:
+            parts.append(head)
+            if not a["path"]:
+                continue
+            key = (root, a["path"])  # the shared map also keeps each file's stat for the call
+            if key not in heads:
+                heads[key] = _file_stamp(os.path.join(root, *a["path"].split("/")))
+            if heads[key] is not None:
+                if not heads[key]:
+                    return None
+                parts.append("%s:%s" % (a["path"], heads[key]))
+                continue
+            # Renamed or deleted: git sees that through HEAD (in the key) and the index.
+            index_key = ("index", root)
+            if index_key not in heads:
+                heads[index_key] = _index_token(root)
+            new = followed.get((repo.id, a["path"])) if followed else None
+            if heads[index_key] is None:
+                return None
+            if new is None:
+                parts.append("%s:gone@%s" % (a["path"], heads[index_key]))
+                continue
+            # Followed to ``new``: an edit there must show in the key.
+            stamp = _file_stamp(os.path.join(root, *new.split("/")))
+            if not stamp:
+                return None
+            parts.append("%s->%s:%s@%s" % (a["path"], new, stamp, heads[index_key]))
+            used.append([repo.id, a["path"], new])
+    return "\n".join(parts), used
+
+
+def _file_stamp(path):
+    """What the freshness cache key holds of a cited file: size, mtime, change time and inode
+    (an edit that keeps size and mtime, by a tool that restores the mtime or by a rename over the
+    file, still moves the change time or the inode). None when the file is gone; "" when it was
+    modified within HEAD_RACY_SECONDS: a second write within the same timestamp tick shows in no
+    stat, so a verdict on it is not cached (as git treats a racily clean index entry, by mtime)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if st.st_mtime_ns >= time.time_ns() - int(HEAD_RACY_SECONDS * 1e9):
+        return ""
+    return "%d:%d:%d:%d" % (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def _sha1_hex(data):
+    """hashlib.sha1(data).hexdigest(), through CPython's small built-in _sha1 module when it is
+    there: importing hashlib loads OpenSSL (~2.5 ms), most of what a CLI search with a warm cache
+    would otherwise import beyond sqlite3, json and argparse."""
+    try:
+        from _sha1 import sha1
+    except ImportError:  # an interpreter built without it
+        from hashlib import sha1
+    return sha1(data).hexdigest()
+
+
+def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=None):
+    """{rid: {"verdict", "reasons"[, "anchors"]}}: cached where nothing checkable changed, else
+    computed in one batch (and cached). ``anchors`` ({rid: [anchor rows]}, as _load_anchors
+    returns, or with SEARCH_ANCHOR_COLUMNS) saves loading them again when the caller has them;
+    ``heads`` (a dict) shares what was read of each checkout across the calls of one search, whose
+    caller has begun the read (Store.begin_read); ``repos`` ({id: Repo}) saves a query."""
+    rids = list(dict.fromkeys(rids))
+    if not rids:
+        return {}
+    if anchors is None:
+        anchors = _load_anchors(store, rids)
+    repos = {r.id: r for r in _repos(store)} if repos is None else repos
+    share, heads = heads, {} if heads is None else heads
+    inputs = {rid: _cache_inputs(repos, anchors[rid], heads) for rid in rids}
+    keys = {}  # hashed only where the inputs are not the ones a verdict was last matched with
+
+    def key_of(rid):
+        if rid not in keys:
+            keys[rid] = None if inputs[rid] is None else _hashed_key(inputs[rid])
+        return keys[rid]
+
+    result = {}
+    # The cache rows this process has read or written, kept for the store generation (a write that
+    # may invalidate a verdict drops them): a search then reads no row twice. Each is checked
+    # against the key computed now, as a row read from the table is. ``matched`` keeps, per item,
+    # the unhashed inputs its row last matched (followed no rename): the same inputs again are
+    # the same key, so the row holds without hashing them.
+    if use_cache and share is None:  # a search began its read already (and shares ``heads``)
+        store.begin_read()
+    seen = store.memo(("freshness-rows",), dict) if use_cache else {}
+    matched = store.memo(("freshness-inputs",), dict) if use_cache else {}
+
+    def hit(rid, stored, verdict, reasons):
+        followed = _followed_in(stored)
+        # made after following a rename: check the same new files
+        key = _cache_key(repos, anchors[rid], heads, followed) if followed else key_of(rid)
+        if key is not None and stored == key:
+            result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+            if not followed:
+                matched[rid] = (inputs[rid][0], stored)
+
+    if use_cache:
+        unread = []
+        for rid in rids:
+            if rid in seen:
+                text = inputs[rid]
+                known = matched.get(rid)
+                if text is not None and known is not None and known[0] == text[0] and not text[1]:
+                    stored, verdict, reasons = seen[rid]
+                    if stored == known[1]:
+                        result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+                        continue
+                hit(rid, *seen[rid])
+            else:
+                unread.append(rid)
+        for i in range(0, len(unread), 500):
+            chunk = unread[i : i + 500]
+            for rid, stored, verdict, reasons in store.db.execute(
+                "SELECT evidence_rid, cache_key, verdict, reasons FROM freshness_cache WHERE evidence_rid IN (%s)"
+                % ",".join("?" * len(chunk)),
+                chunk,
+            ).fetchall():
+                seen[rid] = (stored, verdict, tuple(json.loads(reasons)))
+                hit(rid, *seen[rid])
+    missing = [rid for rid in rids if rid not in result]
+    if missing:
+        checker = FreshnessChecker(store, shared=use_cache)
+        # Every column of the anchors (a caller may hold fewer: SEARCH_ANCHOR_COLUMNS).
+        full = _load_anchors(store, missing)
+        computed = checker.check_items(full)
+        rows = _cache_rows(checker, computed, full, repos, heads, key_of)
+        if use_cache:
+            for rid, key, verdict, _, _ in rows:
+                seen[rid] = (key, verdict, tuple(computed[rid]["reasons"]))
+        _write_freshness_cache(store, rows)
+        result.update(computed)
+    return result
+
+
+def _cache_rows(checker, computed, anchors, repos, heads, key_of):
+    """The freshness cache rows for the verdicts ``checker`` just computed (``anchors``: every
+    column): each under the key taken before the check (``key_of(rid)``), so that a file edited
+    meanwhile makes the next lookup miss rather than lend the old verdict its new stat; under the
+    key over the files the check followed where it followed a rename; none where
+    FreshnessChecker.cacheable says a verdict may not be kept."""
+    cacheable = checker.cacheable()
+    now = utc_now()
+    rows = []
+    for rid, c in computed.items():
+        key = key_of(rid)
+        if key is not None and any((a["repo_id"], a["path"]) in checker.followed for a in anchors[rid]):
+            key = _cache_key(repos, anchors[rid], heads, checker.followed)
+        if key is not None and cacheable(anchors[rid]):
+            rows.append((rid, key, c["verdict"], json.dumps(c["reasons"]), now))
+    return rows
+
+
+def _write_freshness_cache(store, rows):
+    """Store computed verdicts for later searches. The cache is an optimisation: a read-only
+    store, a full disk or a lock held past the busy timeout leaves the answer uncached (said once
+    in ``store.notices``), never failed."""
+    import sqlite3
+
+    if not rows:
+        return
+    if store.readonly:
+        store.notice("the store is read-only here (%s): freshness was computed, not cached" % store.readonly)
+        return
+    try:
+        store.write_keeping_memo(
+            "INSERT OR REPLACE INTO freshness_cache(evidence_rid, cache_key, verdict, reasons, computed_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            rows,
+        )
+    except sqlite3.OperationalError as e:
+        store.notice("freshness was computed but not cached (%s)" % e)

@@ -1,0 +1,808 @@
+from __future__ import annotations
+
+import os
+import re
+import time
+
+from .constants import _lazy_pattern
+from .errors import UsageError, WctxError
+from .helpers import is_utf8, printable_path
+
+# ----------------------------------------------------------------------------------------------
+# Git: the one place that runs a subprocess
+# ----------------------------------------------------------------------------------------------
+
+# Options that keep a hostile repository from running anything: no fsmonitor daemon, no hooks,
+# no external diff or textconv, no signature verification (gpg), no pager.
+GIT_SAFE_OPTIONS = (
+    "--no-pager",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.quotePath=false",
+    "-c", "log.showSignature=false",
+    "-c", "diff.external=",
+    "-c", "core.untrackedCache=false",
+    "-c", "core.sshCommand=false",
+)  # fmt: skip
+# Variables that would point git somewhere other than the repository we name.
+_GIT_ENV_DROP = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+)
+
+
+def _git_env():
+    # Built for every call from the current os.environ (a cached copy would freeze the first
+    # call's environment for the life of the process): tens of microseconds beside a git process.
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
+    env.update(
+        {
+            "GIT_OPTIONAL_LOCKS": "0",  # reads never rewrite the index
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_PAGER": "cat",
+            "LC_ALL": "C",
+            "LANGUAGE": "C",
+        }
+    )
+    return env
+
+
+class GitError(WctxError):
+    def __init__(self, message, stderr=b""):
+        super().__init__(message)
+        self.stderr = stderr  # git's whole diagnostic, for callers that explain a refusal
+
+
+# What may reach git as a revision: a full object id (sha1 or sha256 hex) or HEAD, optionally as
+# ``A..B``. Recorded commits and blobs come from stores, exports and transcripts that other people
+# wrote; a value like ``--output=F`` (which a tag of that name in a cloned repository would make
+# resolve) must never reach git at all, let alone where it reads options.
+_OBJECT_ID = _lazy_pattern(r"\A(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
+
+
+def is_object_id(value):
+    """True for a full lower-case hex object id (sha1 or sha256)."""
+    return isinstance(value, str) and _OBJECT_ID.match(value) is not None
+
+
+# The private refs ``wctx sync`` keeps in its own repository (and nowhere else), which it reads
+# as revisions too.
+WCTX_REFS = ("refs/wctx/fetched", "refs/wctx/ours")
+
+
+def git_revision(value):
+    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``; sync's own
+    refs, optionally as ``REF^{commit}``), else GitError."""
+    if isinstance(value, str):
+        ends = value.split("..") if ".." in value else [value]
+        if len(ends) <= 2 and all(e == "HEAD" or is_object_id(e) for e in ends):
+            return value
+        if value in WCTX_REFS or (value.endswith("^{commit}") and value[: -len("^{commit}")] in WCTX_REFS):
+            return value
+    raise GitError("refusing to pass %r to git as a revision: not a full object id" % (str(value)[:80],))
+
+
+def git_path(value):
+    """``value`` when it is a repo-relative path git may see (no NUL or newline, not absolute, no
+    ``.``/``..`` segment, no leading ``:`` pathspec magic), else GitError."""
+    if (
+        isinstance(value, str)
+        and value
+        and is_utf8(value)
+        and "\x00" not in value
+        and "\n" not in value
+        and not value.startswith(("/", ":"))
+        and not any(part in ("", ".", "..") for part in value.split("/"))
+    ):
+        return value
+    raise GitError("refusing to pass %r to git as a path" % (str(value)[:80],))
+
+
+def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=(), revs=(), paths=None):
+    """Run git in ``repo_path``; return (exit code, stdout bytes).
+
+    ``args`` are wctx's own literal options. Every revision goes in ``revs`` and every path in
+    ``paths``: each is validated for its kind and placed after ``--end-of-options`` (revisions) or
+    ``--`` (paths), where git cannot read it as an option. Exit codes outside ``ok_codes`` raise
+    GitError with git's own first line of stderr.
+    """
+    import subprocess
+
+    argv = ["git", *GIT_SAFE_OPTIONS, *extra_options, "-C", repo_path, *args]
+    if revs:
+        argv += ["--end-of-options", *(git_revision(r) for r in revs)]
+    if paths is not None:
+        argv += ["--", *(git_path(p) for p in paths)]
+    try:
+        proc = subprocess.run(  # noqa: S603 - list arguments, no shell: the one subprocess call
+            argv,
+            input=input_bytes,
+            capture_output=True,
+            stdin=None if input_bytes is not None else subprocess.DEVNULL,
+            env=_git_env(),
+            check=False,
+        )
+    except FileNotFoundError:
+        raise WctxError("git is not installed or not on PATH (wctx needs the git binary)") from None
+    if proc.returncode not in ok_codes:
+        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(
+            "git %s failed in %s: %s"
+            % (args[0], repo_path, message[0] if message else "exit %d" % proc.returncode),
+            proc.stderr,
+        )
+    return proc.returncode, proc.stdout
+
+
+def blob_id(data, object_format="sha1"):
+    """The git blob id of ``data`` as ``git hash-object --no-filters`` would compute it."""
+    import hashlib  # imported where used: it costs ~3 ms of start-up that most commands skip
+
+    h = hashlib.sha256() if object_format == "sha256" else hashlib.sha1()
+    h.update(b"blob %d\0" % len(data))
+    h.update(data)
+    return h.hexdigest()
+
+
+class GitRepo:
+    """A checkout on disk, with per-call caches of what git told us about it."""
+
+    def __init__(self, path):
+        self.path = path
+        self._info = None
+        self._index = None
+        self._commit_exists = {}
+        self._logs = {}
+        self._renames = {}
+        self._head_tree = None
+        self._checked = {}  # batch_check's answers
+        self.absent = set()  # commits commits_exist found missing: a fetch may bring them, HEAD unmoved
+        self.warmed = False  # FreshnessChecker._warm asked about every cited path here
+
+    def git(self, *args, input_bytes=None, ok_codes=(0,), revs=(), paths=None):
+        # No command here reads file contents from the working tree: wctx hashes those in Python
+        # (blob_id), so no attribute driver of any name (filter, diff, merge, textconv) can run.
+        return run_git(
+            self.path, list(args), input_bytes=input_bytes, ok_codes=ok_codes, revs=revs, paths=paths
+        )
+
+    def info(self):
+        """(toplevel, object format, HEAD sha or None). One git process, cached."""
+        if self._info is None:
+            code, out = run_git(
+                self.path,
+                ["rev-parse", "--show-toplevel", "--show-object-format", "--verify", "-q", "HEAD"],
+                ok_codes=(0, 1, 128),
+            )
+            lines = out.decode("utf-8", "surrogateescape").splitlines()
+            if code == 128 or len(lines) < 2:
+                raise GitError("%s is not a git repository" % self.path)
+            head = lines[2].strip() if code == 0 and len(lines) > 2 else None
+            if os.path.realpath(lines[0]) != os.path.realpath(self.path):
+                # core.worktree (or a .git file) sends git to another directory: reading it would
+                # report on files that are not this repository's.
+                raise GitError(
+                    "git reads %s's work tree from %s (core.worktree in its config?); wctx will not follow it"
+                    % (self.path, printable_path(lines[0]))
+                )
+            self._info = (lines[0], lines[1].strip() or "sha1", head)
+        return self._info
+
+    @property
+    def head(self):
+        return self.info()[2]
+
+    @property
+    def object_format(self):
+        return self.info()[1]
+
+    def branch(self):
+        """The checked-out branch name read from HEAD, or None when detached."""
+        gitdir = git_dir_of(self.path)
+        try:
+            with open(os.path.join(gitdir, "HEAD"), "rb") as fh:
+                head = fh.read().decode("utf-8", "replace").strip()
+        except (OSError, TypeError):
+            return None
+        if head.startswith("ref: refs/heads/"):
+            return head[len("ref: refs/heads/") :]
+        return None
+
+    def batch_check(self, specs):
+        """Map each ``REV:path`` or ``REV^{commit}`` spec to (object id, type), or None when git has
+        no such object. REV must pass git_revision and the path git_path, else the answer is None."""
+        specs = list(dict.fromkeys(specs))
+        todo = [s for s in specs if s not in self._checked and _batch_spec_ok(s)]
+        if todo:
+            data = "".join(s + "\n" for s in todo).encode("utf-8", "surrogateescape")
+            _, out = self.git("cat-file", "--batch-check", input_bytes=data)
+            for spec, line in zip(todo, out.decode("utf-8", "surrogateescape").splitlines()):
+                parts = line.split()
+                self._checked[spec] = (
+                    (parts[0], parts[1]) if len(parts) >= 3 and parts[1] != "missing" else None
+                )
+        return {s: self._checked.get(s) for s in specs}
+
+    def read_blobs(self, specs):
+        """Map each ``rev:path`` spec to the blob's bytes, or None when there is no such blob.
+        One ``cat-file --batch`` for all of them (no filters or textconv: raw objects only)."""
+        specs = [s for s in dict.fromkeys(specs) if "\n" not in s]
+        if not specs:
+            return {}
+        data = "".join(s + "\n" for s in specs).encode("utf-8", "surrogateescape")
+        _, out = self.git("cat-file", "--batch", input_bytes=data)
+        result = {}
+        pos = 0
+        for spec in specs:
+            end = out.find(b"\n", pos)
+            if end < 0:
+                break
+            header = out[pos:end].split()
+            pos = end + 1
+            if len(header) == 3 and header[2].isdigit():
+                size = int(header[2])
+                result[spec] = out[pos : pos + size] if header[1] == b"blob" else None
+                pos += size + 1  # the object, then a newline
+            else:  # "<spec> missing" or "ambiguous"
+                result[spec] = None
+        return result
+
+    def commits_exist(self, shas):
+        todo = [s for s in shas if s and s not in self._commit_exists]
+        if todo:
+            found = self.batch_check([s + "^{commit}" for s in todo])
+            for s in todo:
+                self._commit_exists[s] = found.get(s + "^{commit}") is not None
+                if not self._commit_exists[s]:
+                    self.absent.add(s)
+        return {s: self._commit_exists.get(s, False) for s in shas if s}
+
+    def log_since(self, commit):
+        """Commits in commit..HEAD with the paths each touched (renames followed).
+
+        Returns a list of dicts: sha, short, date, subject, changes [(status, old, new)], newest first.
+        """
+        if commit not in self._logs:
+            _, out = self.git(
+                "log",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--format=%x1e%H%x1f%h%x1f%ad%x1f%s",
+                "--date=short",
+                "--name-status",
+                "-M",
+                "-z",
+                revs=["%s..HEAD" % commit],
+                paths=[],
+            )
+            commits = []
+            for record in out.split(b"\x1e")[1:]:
+                header, _, rest = record.partition(b"\0")
+                fields = header.decode("utf-8", "replace").split("\x1f")
+                if len(fields) < 4:
+                    continue
+                changes = []
+                tokens = rest.lstrip(b"\n").split(b"\0")
+                i = 0
+                while i < len(tokens):
+                    status = tokens[i].decode("ascii", "replace").strip()
+                    if not status:
+                        i += 1
+                        continue
+                    if status[0] in "RC" and i + 2 < len(tokens):
+                        old = tokens[i + 1].decode("utf-8", "surrogateescape")
+                        new = tokens[i + 2].decode("utf-8", "surrogateescape")
+                        changes.append((status[0], old, new))
+                        i += 3
+                    else:
+                        path = tokens[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(tokens) else ""
+                        changes.append((status[0], path, path))
+                        i += 2
+                commits.append(
+                    {
+                        "sha": fields[0],
+                        "short": fields[1],
+                        "date": fields[2],
+                        "subject": fields[3],
+                        "changes": changes,
+                    }
+                )
+            self._logs[commit] = commits
+        return self._logs[commit]
+
+    def renames_since(self, commit):
+        """{old path: new path} between ``commit`` and the index: renames committed since (git's
+        rename detection between two trees) and renames staged but not committed (the same blob
+        under a new path). The working tree is never read by git here."""
+        if commit not in self._renames:
+            renames = {}
+            if self.head:
+                _, out = self.git(
+                    "diff-tree", "-r", "--no-ext-diff", "--no-textconv", "--name-status", "-M", "-z",
+                    revs=[commit, "HEAD"], paths=[],
+                )  # fmt: skip
+                tokens = out.split(b"\0")
+                i = 0
+                while i < len(tokens):
+                    status = tokens[i].decode("ascii", "replace")
+                    if not status:
+                        i += 1
+                        continue
+                    if status[0] in "RC" and i + 2 < len(tokens):
+                        if status[0] == "R":
+                            old = tokens[i + 1].decode("utf-8", "surrogateescape")
+                            renames[old] = tokens[i + 2].decode("utf-8", "surrogateescape")
+                        i += 3
+                    else:
+                        i += 2
+            head = {p: oid for oid, paths in self.head_tree_blobs().items() for p in paths}
+            index = self.index_entries()
+            added = {}
+            for p, entry in index.items():
+                if p not in head:
+                    added.setdefault(entry[1], []).append(p)
+            for p, oid in head.items():
+                if p not in index and len(added.get(oid, ())) == 1:
+                    staged = added[oid][0]
+                    sources = [old for old, new in renames.items() if new == p] or [p]
+                    for old in sources:
+                        renames[old] = staged
+            self._renames[commit] = renames
+        return self._renames[commit]
+
+    def head_tree_blobs(self):
+        """{blob id: [paths]} for HEAD's tree: finds a file that moved when history is gone."""
+        if self._head_tree is None:
+            self._head_tree = {}
+            if self.head:
+                _, out = self.git("ls-tree", "-r", "-z", revs=["HEAD"])
+                for entry in out.split(b"\0"):
+                    meta, _, path = entry.partition(b"\t")
+                    parts = meta.split()
+                    if len(parts) == 3 and parts[1] == b"blob":
+                        self._head_tree.setdefault(parts[2].decode(), []).append(
+                            path.decode("utf-8", "surrogateescape")
+                        )
+        return self._head_tree
+
+    def index_entries(self):
+        """{path: (mode, object id, size, mtime ns)} of the index (stage 0 and conflicts alike),
+        from ``git ls-files --debug``, which dumps the index without looking at any file."""
+        if self._index is None:
+            _, out = self.git("ls-files", "-s", "-z", "--debug")
+            entries = {}
+            chunks = out.split(b"\0")
+            entry = chunks[0]
+            for chunk in chunks[1:] + [b""]:
+                # Each entry is followed by 5 debug lines, then (in the same chunk) the next entry.
+                lines = chunk.split(b"\n", 5)
+                meta, _, path = entry.partition(b"\t")
+                parts = meta.split()
+                if len(parts) == 3 and len(lines) >= 5:
+                    stats = {}
+                    for line in lines[:5]:
+                        for field in line.decode("ascii", "replace").split("\t"):
+                            key, _, value = field.strip().partition(": ")
+                            stats[key] = value
+                    sec, _, nsec = stats.get("mtime", "0:0").partition(":")
+                    try:
+                        mtime = int(sec) * 1000000000 + int(nsec or 0)
+                        size = int(stats.get("size", "-1"))
+                    except ValueError:
+                        mtime, size = 0, -1
+                    entries[path.decode("utf-8", "surrogateescape")] = (
+                        parts[0].decode(), parts[1].decode(), size, mtime,
+                    )  # fmt: skip
+                entry = lines[5] if len(lines) > 5 else b""
+            self._index = entries
+        return self._index
+
+    def modified_paths(self):
+        """Paths with uncommitted changes (staged, unstaged or untracked), repo-relative."""
+        return [path for path, _ in self.changed_paths()]
+
+    def changed_paths(self):
+        """[(repo-relative path, "modified" | "added" | "deleted" | "untracked")] for every path
+        with uncommitted changes (staged, unstaged or untracked).
+
+        Worked out in Python, not by ``git status``: the index against HEAD by object id, the
+        working tree against the index by size and mtime and, where those cannot tell, by hashing
+        the file's raw bytes (blob_id). git never reads a file's contents, so no filter runs."""
+        head = {p: oid for oid, paths in self.head_tree_blobs().items() for p in paths}
+        index = self.index_entries()
+        gitdir = git_dir_of(self.path)
+        try:
+            index_mtime = os.stat(os.path.join(gitdir, "index")).st_mtime_ns if gitdir else 0
+        except OSError:
+            index_mtime = 0
+        root = os.path.realpath(self.path)
+        changed = [(p, "deleted") for p in head if p not in index]
+        for rel, (mode, oid, size, mtime) in index.items():
+            if mode == "160000":  # a submodule: its own repository
+                continue
+            if head.get(rel) != oid:
+                changed.append((rel, "added" if rel not in head else "modified"))
+                continue
+            full = os.path.join(root, *rel.split("/"))
+            try:
+                st = os.lstat(full)
+            except OSError:
+                changed.append((rel, "deleted"))  # deleted from the working tree
+                continue
+            if st.st_size != size and mode != "120000":
+                changed.append((rel, "modified"))
+                continue
+            if st.st_size == size and st.st_mtime_ns == mtime and mtime < index_mtime:
+                continue  # git's own test: unchanged since the index was written
+            try:
+                if mode == "120000":
+                    data = os.fsencode(os.readlink(full))
+                else:
+                    with open(full, "rb") as fh:
+                        data = fh.read()
+            except OSError:
+                changed.append((rel, "modified"))
+                continue
+            if blob_id(data, self.object_format) != oid:
+                changed.append((rel, "modified"))
+        _, out = self.git("ls-files", "-z", "--others", "--exclude-standard")
+        untracked = [(p.decode("utf-8", "surrogateescape"), "untracked") for p in out.split(b"\0") if p]
+        return changed + untracked
+
+
+_GIT_VIEWS = {}  # {checkout: ((HEAD token, index token), GitRepo)}, see git_view
+GIT_VIEWS_KEPT = 64  # checkouts whose git answers a long-lived process keeps
+
+
+def git_view(path):
+    """A GitRepo for the checkout at ``path`` that keeps what git told this process about it
+    while the checkout's HEAD and index stay as they were (read without git, as the freshness
+    cache key reads them): each commit, log, rename and tree answer depends on nothing else git
+    could see. So a long-lived process (the MCP server) asks git about each checkout state once,
+    not once per call. An index written within HEAD_RACY_SECONDS is not trusted to show its next
+    change in its stat: that view is used once. Nor is a view that found a commit missing: a fetch
+    (or a push into this repository) brings commits without moving HEAD or the index."""
+    gitdir = git_dir_of(path)
+    try:
+        st = os.stat(os.path.join(gitdir, "index")) if gitdir else None
+    except OSError:
+        st = None
+    state = (recent_head_token(path), "%d:%d" % (st.st_size, st.st_mtime_ns) if st else None)
+    seen = _GIT_VIEWS.get(path)
+    if seen is not None and seen[0] == state and not seen[1].absent:
+        return seen[1]
+    view = GitRepo(path)
+    settled = st is None or max(st.st_mtime_ns, st.st_ctime_ns) < time.time_ns() - int(
+        HEAD_RACY_SECONDS * 1e9
+    )
+    if state[0] is not None and settled:
+        if len(_GIT_VIEWS) >= GIT_VIEWS_KEPT:
+            _GIT_VIEWS.clear()
+        _GIT_VIEWS[path] = (state, view)
+    else:
+        _GIT_VIEWS.pop(path, None)
+    return view
+
+
+def _batch_spec_ok(spec):
+    """A ``cat-file --batch-check`` line wctx may send: a validated revision with ^{commit}, or
+    with :path (an invalid one is answered as missing, never sent)."""
+    if spec.endswith("^{commit}"):
+        rev, path = spec[: -len("^{commit}")], None
+    else:
+        rev, sep, path = spec.partition(":")
+        if not sep:
+            return False
+    try:
+        git_revision(rev)
+        if ".." in rev:
+            return False
+        if path is not None:
+            git_path(path)
+    except GitError:
+        return False
+    return True
+
+
+def git_dir_of(repo_path):
+    """The repository's git directory, following a ``.git`` file (worktrees, submodules)."""
+    dot_git = os.path.join(repo_path, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git
+    try:
+        with open(dot_git, "rb") as fh:
+            line = fh.read(4096).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    if line.startswith("gitdir:"):
+        target = line[len("gitdir:") :].strip()
+        return os.path.normpath(os.path.join(repo_path, target))
+    return None
+
+
+def common_git_dir(checkout):
+    """The real path of the git directory that holds ``checkout``'s objects and refs: its own
+    ``.git`` directory, or for a linked worktree the main repository's (through ``commondir``).
+    Read from files, without running git; None when it cannot be read."""
+    gitdir = git_dir_of(checkout)
+    if not gitdir:
+        return None
+    try:
+        with open(os.path.join(gitdir, "commondir"), "rb") as fh:
+            common = fh.read(4096).decode("utf-8", "replace").strip()
+        gitdir = os.path.join(gitdir, common)
+    except OSError:
+        pass  # no commondir: a main checkout, or a submodule (its own object store)
+    return os.path.realpath(gitdir)
+
+
+def linked_worktrees(common_dir):
+    """The real paths of the linked worktrees git records under ``common_dir/worktrees`` that
+    still exist on disk (``git worktree list`` without running git)."""
+    out = []
+    base = os.path.join(common_dir, "worktrees")
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        return out
+    for name in names:
+        try:
+            with open(os.path.join(base, name, "gitdir"), "rb") as fh:
+                dot_git = fh.read(4096).decode("utf-8", "surrogateescape").strip()
+        except OSError:
+            continue
+        path = os.path.realpath(os.path.dirname(dot_git))
+        if os.path.isdir(path) and common_git_dir(path) == common_dir:
+            out.append(path)
+    return out
+
+
+def head_token(repo_path, probed=None):
+    """A cheap fingerprint of where HEAD points, read from the git directory without running git:
+    the commit, after the branch HEAD names (a reason may name it: "not in the checked-out branch").
+
+    Used only as a cache key: if it cannot be read, it returns None and callers recompute.
+    ``probed`` (a list) receives every path whose content or absence the answer depends on.
+    """
+    probed = [] if probed is None else probed
+    gitdir = git_dir_of(repo_path)
+    if not gitdir:
+        return None
+    if gitdir != os.path.join(repo_path, ".git"):
+        probed.append(os.path.join(repo_path, ".git"))  # a .git file naming the git directory
+    try:
+        probed.append(os.path.join(gitdir, "HEAD"))
+        with open(probed[-1], "rb") as fh:
+            head = fh.read(512).strip()
+        if not head.startswith(b"ref: "):
+            return head.decode("ascii", "replace")
+        ref = named = head[5:].decode("utf-8", "replace")  # the branch, which a reason may name
+        common = gitdir
+        commondir = os.path.join(gitdir, "commondir")
+        probed.append(commondir)
+        if os.path.exists(commondir):
+            with open(commondir, "rb") as fh:
+                common = os.path.normpath(os.path.join(gitdir, fh.read().decode().strip()))
+        for _ in range(5):  # a branch may itself be a symbolic ref to another
+            for base in (gitdir, common):
+                ref_path = os.path.join(base, *ref.split("/"))
+                probed.append(ref_path)
+                if os.path.isfile(ref_path):
+                    with open(ref_path, "rb") as fh:
+                        value = fh.read(512).strip()
+                    break
+            else:
+                # Only in packed-refs: the object id it holds there, not the file's size and mtime,
+                # which a repack within one timestamp tick (one id for another) leaves as they were.
+                probed.append(os.path.join(common, "packed-refs"))
+                with open(probed[-1], "rb") as fh:
+                    packed = fh.read()
+                at = packed.find(b" " + ref.encode("utf-8", "surrogateescape") + b"\n")
+                start = packed.rfind(b"\n", 0, at) + 1 if at >= 0 else -1
+                if start < 0 or at - start not in (40, 64):
+                    return "%s@unborn" % named
+                return "%s@%s" % (named, packed[start:at].decode("ascii", "replace"))
+            if not value.startswith(b"ref: "):
+                return "%s@%s" % (named, value.decode("ascii", "replace"))
+            ref = value[5:].decode("utf-8", "replace")
+        return None
+    except (OSError, ValueError):
+        return None
+
+
+_HEAD_TOKENS = {}  # {checkout: (head token, ((path, stat signature), ...))}, see recent_head_token
+HEAD_RACY_SECONDS = 3.0  # a file changed this recently may change again unseen by its stat
+
+
+def _stat_signature(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+
+
+def recent_head_token(repo_path):
+    """head_token, remembered by this process while every path it consulted has the same stat
+    (inode, size, times, type), which costs a stat per path instead of opening and reading the
+    files. A path modified within HEAD_RACY_SECONDS of the read is not trusted to show its next
+    change in its stat (timestamps have a coarse grain; an inode may be reused), so such an
+    answer is read again next time, as git treats a racily clean index entry."""
+    seen = _HEAD_TOKENS.get(repo_path)
+    if seen is not None:
+        for path, sig in seen[1]:
+            if _stat_signature(path) != sig:
+                break
+        else:
+            return seen[0]
+    probed = []
+    token = head_token(repo_path, probed)
+    signatures = tuple((path, _stat_signature(path)) for path in dict.fromkeys(probed))
+    settled = time.time_ns() - int(HEAD_RACY_SECONDS * 1e9)
+    if token is not None and all(sig is None or max(sig[2], sig[3]) < settled for _, sig in signatures):
+        if len(_HEAD_TOKENS) > 4096:
+            _HEAD_TOKENS.clear()
+        _HEAD_TOKENS[repo_path] = (token, signatures)
+    else:
+        _HEAD_TOKENS.pop(repo_path, None)
+    return token
+
+
+def dubious_ownership_message(path, stderr):
+    """git's "dubious ownership" refusal (a checkout owned by another user) as one line, with the
+    ``safe.directory`` command git itself suggests."""
+    text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else str(stderr)
+    where = re.search(r"repository at '([^'\n]*)'", text)
+    where = where.group(1) if where else path
+    fix = [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip().startswith("git config") and "safe.directory" in line
+    ]
+    return (
+        "git refuses to work in %s: it is owned by another user (git's 'dubious ownership' check), and wctx "
+        "runs nothing in it; if you trust it, run: %s"
+        % (printable_path(where), fix[0] if fix else "git config --global --add safe.directory " + where)
+    )
+
+
+def git_toplevel(path):
+    """The real path of the git checkout containing ``path``, or None. A checkout git refuses for
+    its owner (another user's files) is a UsageError that says so."""
+    if not os.path.isdir(path):
+        path = os.path.dirname(path) or "."
+    try:
+        code, out = run_git(path, ["rev-parse", "--show-toplevel"])
+    except GitError as e:
+        if "dubious ownership" in str(e):
+            raise UsageError(dubious_ownership_message(path, e.stderr)) from None
+        return None
+    top = out.decode("utf-8", "surrogateescape").strip()
+    return os.path.realpath(top) if top else None
+
+
+def _check_checkout(path, top):
+    """Refuse a checkout whose git configuration points outside it: ``core.worktree`` naming
+    another directory, or a ``.git`` file that borrows another checkout's git directory (a linked
+    worktree or a submodule points back at itself; anything else reads someone else's history)."""
+    holder = os.path.realpath(path if os.path.isdir(path) else os.path.dirname(path) or ".")
+    while not os.path.lexists(os.path.join(holder, ".git")):
+        parent = os.path.dirname(holder)
+        if parent == holder:
+            return
+        holder = parent
+    top = os.path.realpath(top)
+    _, out = run_git(holder, ["config", "--local", "--get", "core.worktree"], ok_codes=(0, 1))
+    worktree = out.decode("utf-8", "surrogateescape").strip()
+    if holder != top:
+        raise UsageError(
+            "%s's git config sets core.worktree to %s, another directory; wctx registers only the "
+            "directory that holds .git (remove core.worktree to register it)"
+            % (printable_path(holder), printable_path(worktree or top))
+        )
+    dot_git = os.path.join(holder, ".git")
+    if os.path.isdir(dot_git):
+        return
+    gitdir = git_dir_of(holder)
+    real = os.path.realpath(gitdir) if gitdir else ""
+    if real.startswith(holder + os.sep):
+        return
+    try:
+        with open(os.path.join(real, "gitdir"), "rb") as fh:  # a linked worktree's back link
+            back = os.fsdecode(fh.read().strip())
+        if os.path.realpath(os.path.join(real, back)) == os.path.realpath(dot_git):
+            return
+    except OSError:
+        pass
+    if worktree and os.path.realpath(os.path.join(real, worktree)) == holder:  # an absorbed submodule
+        return
+    raise UsageError(
+        "%s's .git file points to %s, the git directory of another checkout (not a worktree or submodule "
+        "of this one); wctx will not read it" % (printable_path(holder), printable_path(gitdir or "?"))
+    )
+
+
+def repo_relative_path(repo_root, path, cwd=None, passed_over=None):
+    """Normalise ``path`` to a repo-relative POSIX path: relative to ``cwd`` when that lies inside
+    the repo and the file exists there (as a shell would read it), else to the repo root. When
+    both exist, the root-relative path not taken is appended to ``passed_over`` so the caller can
+    say so. Refuses anything that escapes the repo, including through a symlink, the root itself,
+    and anything inside .git. Returns (relative path, absolute real path)."""
+    root = os.path.realpath(repo_root)
+    if os.path.isabs(path):
+        candidate = path
+    else:
+        candidate = os.path.join(root, path)
+        real_cwd = os.path.realpath(cwd) if cwd else None
+        if real_cwd and (real_cwd == root or real_cwd.startswith(root + os.sep)):
+            alt = os.path.join(real_cwd, path)
+            if os.path.lexists(alt):
+                if (
+                    passed_over is not None
+                    and os.path.normpath(alt) != os.path.normpath(candidate)
+                    and os.path.lexists(candidate)
+                ):
+                    passed_over.append(
+                        os.path.relpath(os.path.normpath(candidate), root).replace(os.sep, "/")
+                    )
+                candidate = alt
+    normal = os.path.normpath(candidate)
+    if normal == root or os.path.realpath(normal) == root:
+        raise UsageError("path %s is the root directory of repository %s; cite a file" % (path, root))
+    if not (normal == root or normal.startswith(root + os.sep)):
+        # The lexical path may sit under a symlinked alias of the root; judge by the real path.
+        real_parent = os.path.realpath(os.path.dirname(normal))
+        normal = os.path.join(real_parent, os.path.basename(normal))
+    if not normal.startswith(root + os.sep):
+        raise UsageError("path %s is outside repository %s" % (path, root))
+    real = os.path.realpath(normal)
+    if not (real == root or real.startswith(root + os.sep)):
+        raise UsageError("path %s leads outside repository %s (through a symlink)" % (path, root))
+    rel = os.path.relpath(normal, root).replace(os.sep, "/")
+    if ".git" in rel.split("/"):  # this repository's, or a nested repository's or submodule's
+        raise UsageError("path %s is inside the .git directory" % path)
+    nested = nested_checkout(root, os.path.dirname(normal))
+    if nested is not None:
+        raise UsageError(
+            "path %s is inside another git checkout, %s (a worktree, submodule or nested repository), whose "
+            "commits are not %s's; register it with: wctx repo add %s"
+            % (path, nested, os.path.basename(root), nested)
+        )
+    return rel, real
+
+
+def nested_checkout(root, directory):
+    """The nearest directory from ``directory`` up to (not including) ``root`` that is a git
+    checkout of its own (holds a ``.git`` directory or file), or None."""
+    root = root.rstrip(os.sep)
+    current = directory.rstrip(os.sep)
+    while current.startswith(root + os.sep):
+        if os.path.lexists(os.path.join(current, ".git")):
+            return current
+        current = os.path.dirname(current)
+    return None
+
+
+def read_repo_file(repo_root, rel):
+    """The bytes of a repo-relative file, or None when it does not exist (or is not a file).
+    Never follows a symlink out of the repository."""
+    root = os.path.realpath(repo_root)
+    full = os.path.join(root, *rel.split("/"))
+    real = os.path.realpath(full)
+    if not real.startswith(root + os.sep) or not os.path.isfile(real):
+        return None
+    try:
+        with open(real, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""wctx: workspace memory for coding agents whose product spans several git repositories.
+
+A session scoped to one repository often learns something about another one. wctx keeps that
+learning as structured evidence attached to the repository it is *about*, stamped with that
+repository's commit and file contents, and serves it to later sessions in any related repository,
+with reasons for every result and a freshness verdict that says ``unknown`` rather than guess.
+
+Standard library only (Python 3.8+). One module: store, git, freshness, search, session adapters
+and CLI; ``wctx_mcp.py`` is the MCP server shell over the same service functions.
+
+License: MIT.
+"""
+
+from __future__ import annotations
+
+import bisect
+import collections
+import functools
+import json
+import os
+import re
+import sys
+import time
+
+__version__ = "0.1.0"
+__license__ = "MIT"
+
+__all__ = [
+    "__version__",
+    "WctxError",
+    "UsageError",
+    "NotFoundError",
+    "Store",
+    "open_store",
+    "register_repo",
+    "list_repos",
+    "remove_repo",
+    "relate",
+    "unrelate",
+    "list_relations",
+    "list_workspaces",
+    "show_workspace",
+    "resolve_repo",
+    "split_claim",
+    "capture",
+    "search",
+    "verify",
+    "get_evidence",
+    "get_session",
+    "list_sessions",
+    "related_repositories",
+    "workspace_overview",
+    "retract",
+    "supersede",
+    "confirm",
+    "find_duplicate",
+    "redact_secrets",
+    "neutralise",
+    "terminal_text",
+    "parse_transcript",
+    "import_transcript",
+    "import_transcripts",
+    "session_activity",
+    "find_running_session",
+    "install_hook",
+    "uninstall_hook",
+    "locate_symbol",
+    "run_retrieval_eval",
+    "main",
+]

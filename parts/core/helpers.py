@@ -1,0 +1,235 @@
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from .constants import _lazy_pattern
+from .errors import UsageError
+
+# ----------------------------------------------------------------------------------------------
+# Small helpers
+# ----------------------------------------------------------------------------------------------
+
+
+def utc_now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def new_id(prefix):
+    return "%s-%s" % (prefix, os.urandom(5).hex())
+
+
+def short_sha(sha):
+    return sha[:7] if sha else "?"
+
+
+def clean_text(value, what, limit, required=False):
+    """Validate user text: valid UTF-8, no NUL, within a size limit. Returns the stripped text."""
+    if value is None:
+        if required:
+            raise UsageError("%s is required" % what)
+        return None
+    if not isinstance(value, str):
+        raise UsageError("%s must be text" % what)
+    if not value.isascii():  # ASCII is UTF-8 (a flag, no encoding)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError("%s is not valid UTF-8" % what) from None
+    if "\x00" in value:
+        raise UsageError("%s contains a NUL character" % what)
+    value = value.strip()
+    if required and not value:
+        raise UsageError("%s is empty" % what)
+    if len(value) > limit:
+        raise UsageError("%s is %d characters; the limit is %d" % (what, len(value), limit))
+    return value or None
+
+
+def is_utf8(text):
+    """False when ``text`` holds lone surrogates: bytes that were not UTF-8 (from argv, a file name
+    or a path), which SQLite cannot store and must never reach a query parameter."""
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def printable_path(path):
+    """``path`` with any bytes that are not UTF-8 shown as U+FFFD, for messages and stored text."""
+    return path if is_utf8(path) else os.fsencode(path).decode("utf-8", "replace")
+
+
+def split_claim(text):
+    """Split ``claim :: detail`` into (claim, detail); detail is None when absent."""
+    if text is None:
+        return None, None
+    claim, sep, detail = text.partition("::")
+    if not sep:
+        return text.strip(), None
+    return claim.strip(), (detail.strip() or None)
+
+
+# Every byte that is not an ASCII letter or digit, as a space: an ASCII text's words (its runs of
+# letters and digits, what _CLAIM_WORD and _TERM_RE find in it) are the split of its translation,
+# several times faster than either pattern.
+_ASCII_WORD_BYTES = bytes(b if chr(b).isalnum() and b < 128 else 32 for b in range(256))
+
+
+def ascii_words(text):
+    """The runs of letters and digits of an ASCII ``text``, in order."""
+    return text.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
+
+
+def claim_key(claim, words=None):
+    """What makes two claims the same claim (the duplicate rule's key): a digest of the claim's
+    words, case and Unicode forms folded, so that "Foo", "foo." and "  FOO " are one. A claim of
+    punctuation alone is its own. ``words``: ascii_words(claim), when the caller has them already.
+    32 hex digits (BLAKE2b, 128 bits): the rule only ever compares keys, and the folded words
+    themselves, kept in a column and its index, made the store keep each claim twice more."""
+    claim = claim or ""
+    if claim.isascii():  # ASCII is its own NFKC form, and casefold is lower there
+        folded = " ".join(ascii_words(claim) if words is None else words).lower() or " ".join(claim.split())
+    else:
+        import unicodedata
+
+        folded = unicodedata.normalize("NFKC", claim).casefold()
+        folded = " ".join(_CLAIM_WORD.findall(folded)) or " ".join(claim.split())
+    return _blake2b_hex(folded.encode("utf-8", "surrogatepass"))
+
+
+def _blake2b_hex(data):
+    """A 128-bit BLAKE2b of ``data`` in hex, through CPython's built-in _blake2 module when it is
+    there (hashlib would load OpenSSL, a few milliseconds of start-up)."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # an interpreter built without it
+        from hashlib import blake2b
+    return blake2b(data, digest_size=16).hexdigest()
+
+
+_CLAIM_WORD = _lazy_pattern(r"[^\W_]+")
+
+
+_IDENT_CHUNK_RE = _lazy_pattern(r"[^0-9A-Za-z]+")
+_IDENT_PART_RE = _lazy_pattern(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def split_identifier(name):
+    """Words inside an identifier: uploadDocument -> [upload, Document]; a_b.c -> [a, b, c]."""
+    parts = []
+    for chunk in _IDENT_CHUNK_RE.split(name):
+        parts.extend(_IDENT_PART_RE.findall(chunk))
+    return [p for p in parts if p]
+
+
+def wctx_command_path():
+    """The file an agent's configuration should run to reach this wctx: the wctx.pyz it was
+    loaded from, the installed ``wctx`` console script it was started as, or this wctx.py.
+    Hooks, ``doctor`` and ``mcp-info`` all name it."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if os.path.basename(argv0) in ("wctx", "wctx.exe") and os.path.isfile(argv0):
+        return os.path.abspath(argv0)
+    here = os.path.abspath(__file__)
+    container = os.path.dirname(here)
+    if os.path.isfile(container):  # inside a zipapp: /path/wctx.pyz/wctx.py
+        return container
+    return here
+
+
+def _installed_module(path):
+    """Where ``path`` lies: "site" in one of this interpreter's site-packages folders (pip, pipx,
+    a venv), so that ``python -I -m wctx`` finds it from any directory; "user" in the user's own
+    site-packages (``pip install --user``), which isolated mode (-I) leaves out; else None."""
+    if os.path.basename(os.path.realpath(os.path.dirname(path))) not in ("site-packages", "dist-packages"):
+        return None  # no site folder is named otherwise: spares importing site and sysconfig
+    import site
+    import sysconfig
+
+    folders = set()
+    for key in ("purelib", "platlib"):
+        try:
+            folders.add(sysconfig.get_paths()[key])
+        except KeyError:
+            pass
+    try:
+        folders.update(site.getsitepackages())
+    except AttributeError:  # old virtualenv's site module
+        pass
+    here = os.path.realpath(os.path.dirname(path))
+    if any(f and os.path.realpath(f) == here for f in folders):
+        return "site"
+    try:
+        user = site.getusersitepackages()
+    except AttributeError:
+        user = None
+    return "user" if user and os.path.realpath(user) == here else None
+
+
+def wctx_invocation(python=None):
+    """The argv that runs this wctx from a clean shell (no PATH beyond the system's, no
+    PYTHONPATH, any directory): the installed ``wctx`` console script itself; the venv's
+    interpreter with ``-m wctx`` for a module installed without one on hand; this interpreter
+    with the .pyz archive or this wctx.py. ``python`` overrides the interpreter where one is
+    named. Hooks, ``doctor``, ``mcp-info`` and ``instructions`` all use it."""
+    interpreter = python or sys.executable or "python3"
+    argv0 = sys.argv[0] if sys.argv else ""
+    if os.path.basename(argv0) in ("wctx", "wctx.exe") and os.path.isfile(argv0) and not python:
+        return [os.path.abspath(argv0)]
+    here = os.path.abspath(__file__)
+    container = os.path.dirname(here)
+    if os.path.isfile(container):  # inside a zipapp: /path/wctx.pyz/wctx.py
+        return [interpreter, container]
+    installed = _installed_module(here)
+    if installed == "site":
+        # -I: `-m` would otherwise look in the current directory first, where a repository's own
+        # wctx.py would run instead of this one.
+        return [interpreter, "-I", "-m", "wctx"]
+    if installed == "user":
+        return [interpreter, "-I", "-c", _load_from_file(here)]
+    return [interpreter, here]
+
+
+def hook_invocation(python=None):
+    """wctx_invocation for the commands agents run at every session start and end, where
+    start-up time is the budget. The interpreter runs isolated (-I: no PYTHON* variables, no user
+    site, not the current directory, so neither a repository's own wctx.py nor the agent's
+    PYTHONDONTWRITEBYTECODE changes what runs or how fast); a wctx.py or wctx.pyz, which need
+    nothing but the standard library, also skip the site module (-S: no site-packages and none of
+    their .pth start-up code); and a wctx.py is imported rather than run as a script: Python
+    compiles a script on every start (~15,000 lines, a few hundred ms) but reuses an imported
+    module's cached bytecode."""
+    argv = wctx_invocation(python)
+    if len(argv) == 1 or argv[1] == "-I":
+        return argv  # the console script; an installed module, already isolated
+    here = os.path.abspath(__file__)
+    if argv[1] == here:  # this wctx.py
+        return [argv[0], "-I", "-S", "-c", _load_from_file(here)]
+    return [argv[0], "-I", "-S", argv[1]]  # the zipapp, whose own loader caches compiled modules
+
+
+def _load_from_file(path):
+    """Python for ``-c`` that imports wctx from exactly ``path`` (its cached bytecode when there
+    is one) and runs it: nothing else on sys.path is consulted."""
+    return (
+        'import importlib.util as u, sys; s = u.spec_from_file_location("wctx", %s); '
+        'm = u.module_from_spec(s); sys.modules["wctx"] = m; s.loader.exec_module(m); '
+        "sys.exit(m.main())" % json.dumps(path)  # a JSON string is a Python string literal
+    )
+
+
+def shell_command(argv):
+    """One shell command line for ``argv`` (each word quoted where needed)."""
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def is_tty(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,622 @@
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+
+from .adapters import (
+    AGENT_CLAUDE_CODE,
+    AGENT_CODEX,
+    AGENT_GEMINI,
+    claude_config_dir,
+    codex_home,
+    gemini_home,
+    transcript_for_session,
+)
+from .brief import brief
+from .errors import NotFoundError, UsageError, WctxError
+from .head import __version__
+from .helpers import hook_invocation, shell_command, utc_now
+from .redaction import redact_secrets
+from .sessions import import_transcript
+from .store import default_home, open_store
+from .sync import _sync_get, sync_memory
+
+# ----------------------------------------------------------------------------------------------
+# Service: agent hooks (import at session end, briefing at session start)
+# ----------------------------------------------------------------------------------------------
+# Each agent gets two hooks in its own settings file: at session end `wctx import --hook` reads the
+# hook's JSON on stdin and imports the transcript it names; at session start `wctx brief --hook
+# AGENT` prints the briefing in the agent's documented form for added context. Neither ever fails
+# the agent: every outcome goes to $WCTX_HOME/hooks.log and they exit 0.
+# - Claude Code: $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json; SessionEnd.
+# - Codex: $CODEX_HOME/hooks.json or ~/.codex/hooks.json; SessionEnd from Codex CLI 0.145, Stop
+#   (after every turn, which import extends idempotently) on the versions before it.
+# - Gemini CLI: $GEMINI_CLI_HOME/.gemini/settings.json or ~/.gemini/settings.json; SessionEnd
+#   (timeouts there are in milliseconds).
+# The command is the one that runs this wctx from a clean shell (hook_invocation); install runs it
+# once with a probe payload, and doctor does again, so a hook that cannot start is reported.
+
+HOOK_EVENTS = {AGENT_CLAUDE_CODE: "SessionEnd", AGENT_CODEX: "Stop", AGENT_GEMINI: "SessionEnd"}
+HOOK_START_EVENT = "SessionStart"
+HOOK_ALL_EVENTS = ("SessionEnd", "Stop", HOOK_START_EVENT)  # every event a wctx hook may sit in
+# First Codex CLI release with the SessionEnd hook event: rust-v0.145.0 (openai/codex#33895,
+# "Add SessionEnd hooks for thread teardown"; 0.144.x has no such event).
+CODEX_SESSION_END_SINCE = (0, 145, 0)
+HOOK_AGENTS = tuple(HOOK_EVENTS)  # agents wctx can install a hook for (not every importable agent)
+HOOK_TIMEOUT_SECONDS = 60
+HOOK_START_TIMEOUT_SECONDS = 10
+CODEX_SESSION_END_TIMEOUT_SECONDS = 3  # Codex caps SessionEnd hooks at 3 s (it runs at teardown)
+HOOK_LOG = "hooks.log"
+HOOK_LOG_MAX_BYTES = 1 << 20
+HOOK_STDIN_SECONDS = 5.0  # Claude Code has been seen to leave a hook's stdin open; never wait forever
+HOOK_PROBE_EVENT = "wctx-probe"  # a payload with this hook_event_name is answered, never acted on
+HOOK_PROBE_SECONDS = 30
+HOOK_PROBE_PATH = "/usr/bin:/bin"  # the clean shell the probe runs the command from
+
+
+def hook_command(python=None, home=None, action=("import", "--hook")):
+    """The shell command an agent's hook runs: this wctx (see hook_invocation), --home when given,
+    then ``action``."""
+    argv = hook_invocation(python)
+    if home:
+        argv += ["--home", os.path.abspath(os.path.expanduser(home))]
+    return shell_command(argv + list(action))
+
+
+def hook_settings_path(agent, env=None):
+    if agent == AGENT_CLAUDE_CODE:
+        return os.path.join(claude_config_dir(env), "settings.json")
+    if agent == AGENT_CODEX:
+        return os.path.join(codex_home(env), "hooks.json")
+    if agent == AGENT_GEMINI:
+        return os.path.join(gemini_home(env), "settings.json")
+    raise UsageError("no hook for agent %r (hooks exist for: %s)" % (agent, ", ".join(HOOK_AGENTS)))
+
+
+def run_program(argv, input_bytes=None, env=None, timeout=30):
+    """Run a program that is not git: the agent's own CLI for its version, or a hook command wctx
+    wrote (through /bin/sh, as agents run them). Returns (exit code, stdout, stderr) as bytes;
+    (None, b"", reason) when it could not start or ran out of time."""
+    import subprocess
+
+    try:
+        proc = subprocess.run(  # noqa: S603 - list arguments; a hook command is wctx's own text
+            argv,
+            input=input_bytes if input_bytes is not None else b"",
+            capture_output=True,
+            env=env,
+            timeout=timeout,
+            check=False,
+        )
+    except (OSError, ValueError) as e:
+        return None, b"", str(e).encode()
+    except subprocess.TimeoutExpired:
+        return None, b"", b"timed out after %d s" % timeout
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def installed_codex_version(env=None):
+    """(major, minor, patch, pre-release tag or "") of the `codex` on PATH ("codex-cli 0.145.0",
+    "codex-cli 0.145.0-alpha.3"), or None when there is none or it says no version."""
+    import shutil
+
+    env = os.environ if env is None else env
+    exe = shutil.which("codex", path=env.get("PATH"))
+    if not exe:
+        return None
+    code, out, _ = run_program([exe, "--version"], env=dict(env), timeout=10)
+    m = re.search(rb"(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.]+))?", out or b"") if code == 0 else None
+    if not m:
+        return None
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3)), (m.group(4) or b"").decode())
+
+
+def codex_end_event(env=None):
+    """("SessionEnd" or "Stop", why): the installed Codex's session-end event, Stop when unknown.
+    A pre-release of the first version with SessionEnd gets Stop: it may have been cut before."""
+    version = installed_codex_version(env)
+    if version is None:
+        return "Stop", "no codex on PATH says its version; Stop runs on every Codex with hooks"
+    label = ".".join(str(v) for v in version[:3]) + ("-" + version[3] if version[3] else "")
+    first = ".".join(str(v) for v in CODEX_SESSION_END_SINCE)
+    if version[:3] > CODEX_SESSION_END_SINCE or (version[:3] == CODEX_SESSION_END_SINCE and not version[3]):
+        return "SessionEnd", "codex %s has the SessionEnd event" % label
+    return "Stop", "codex %s predates SessionEnd (%s); Stop runs after every turn" % (label, first)
+
+
+def _is_wctx_hook(entry):
+    cmd = entry.get("command") if isinstance(entry, dict) else None
+    return isinstance(cmd, str) and "wctx" in cmd and ("import --hook" in cmd or "brief --hook" in cmd)
+
+
+def _load_settings(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        return None, {}
+    except OSError as e:
+        raise WctxError("cannot read %s: %s" % (path, e.strerror)) from None
+    if not text.strip():
+        return text, {}
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise UsageError(
+            "%s is not valid JSON (%s); fix it first, wctx changed nothing" % (path, e)
+        ) from None
+    if not isinstance(data, dict):
+        raise UsageError("%s does not hold a JSON object; wctx changed nothing" % path)
+    return text, data
+
+
+def _settings_text(data):
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _settings_diff(path, old_text, data):
+    import difflib
+
+    return "".join(
+        difflib.unified_diff(
+            (old_text or "").splitlines(True),
+            _settings_text(data).splitlines(True),
+            fromfile=path if old_text is not None else "/dev/null",
+            tofile=path,
+        )
+    )
+
+
+def _write_settings(path, old_text, data):
+    """Write settings atomically; keep the previous file as <name>.wctx-backup. Returns (diff, backup)."""
+    new_text = _settings_text(data)
+    diff = _settings_diff(path, old_text, data)
+    backup = None
+    # A symlinked settings file (dotfiles) is written through to its target, not replaced by a
+    # regular file; the new file and the backup keep the original's mode (settings can hold API
+    # keys: a 0600 file stays 0600), and a new one is 0600.
+    real = os.path.realpath(path)
+    try:
+        mode = os.stat(real).st_mode & 0o7777
+    except OSError:
+        mode = 0o600
+    os.makedirs(os.path.dirname(real) or ".", exist_ok=True)
+    if old_text is not None:
+        backup = path + ".wctx-backup"
+        _write_private(backup, old_text, mode, os.O_TRUNC)
+    tmp = "%s.wctx-tmp-%d" % (real, os.getpid())
+    try:
+        _write_private(tmp, new_text, mode, os.O_EXCL)
+        os.replace(tmp, real)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return diff, backup
+
+
+def _write_private(path, text, mode, flag):
+    """Write ``text`` to ``path`` with exactly ``mode`` (the umask does not widen or narrow it)."""
+    if os.path.islink(path):
+        os.unlink(path)  # never write a backup through a link someone left in its place
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | flag, mode)
+    with open(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    try:
+        os.chmod(path, mode)
+    except (OSError, NotImplementedError):
+        pass
+
+
+def _hook_entries(agent, end_event, python, home):
+    """{event: hook entry} that install_hook writes for ``agent``."""
+    milliseconds = agent == AGENT_GEMINI  # Gemini CLI's timeouts are in milliseconds
+
+    def entry(command, seconds):
+        return {"type": "command", "command": command, "timeout": seconds * 1000 if milliseconds else seconds}
+
+    end_seconds = HOOK_TIMEOUT_SECONDS
+    if agent == AGENT_CODEX and end_event == "SessionEnd":
+        end_seconds = CODEX_SESSION_END_TIMEOUT_SECONDS
+    out = {
+        end_event: entry(hook_command(python, home), end_seconds),
+        HOOK_START_EVENT: entry(
+            hook_command(python, home, ("brief", "--hook", agent)), HOOK_START_TIMEOUT_SECONDS
+        ),
+    }
+    if agent == AGENT_GEMINI:
+        for event, e in out.items():
+            e["name"] = "wctx-" + ("briefing" if event == HOOK_START_EVENT else "import")
+    return out
+
+
+def _wctx_entries_in(hooks, event):
+    """wctx's own entries in one event of a settings "hooks" object."""
+    groups = hooks.get(event)
+    found = []
+    for group in groups if isinstance(groups, list) else ():
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        if isinstance(entries, list):
+            found.extend(e for e in entries if _is_wctx_hook(e))
+    return found
+
+
+def _is_brief_hook(entry):
+    return " brief --hook" in entry.get("command", "")
+
+
+def _remove_wctx_hooks(hooks, events):
+    """Drop wctx's entries from ``events`` of a settings "hooks" object (and containers left empty
+    by that, never a user's). Returns how many were removed."""
+    removed = 0
+    for event in events:
+        if not isinstance(hooks.get(event), list):
+            continue
+        kept_groups = []
+        for group in hooks[event]:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                entries = [e for e in group["hooks"] if not _is_wctx_hook(e)]
+                removed += len(group["hooks"]) - len(entries)
+                if not entries and len(group["hooks"]) > 0:
+                    continue  # a group that held only wctx's hook goes with it
+                group["hooks"] = entries
+            kept_groups.append(group)
+        hooks[event] = kept_groups
+        if not kept_groups:
+            del hooks[event]
+    return removed
+
+
+def install_hook(agent, settings=None, env=None, python=None, dry_run=False, home=None, probe=True):
+    """Add wctx's hooks to the agent's settings (idempotent): import at session end, the briefing
+    at session start; then run each command once with a probe payload. Returns {"agent",
+    "settings", "event", "events", "command", "commands", "changed", "diff", "backup", "notes",
+    "probes": [{"event", "command", "ok", "error"}]}."""
+    if agent not in HOOK_AGENTS:
+        raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(HOOK_AGENTS)))
+    path = os.path.abspath(settings) if settings else hook_settings_path(agent, env)
+    notes = []
+    end_event = HOOK_EVENTS[agent]
+    if agent == AGENT_CODEX:
+        end_event, why = codex_end_event(env)
+        notes.append(
+            "Codex session end: %s (%s). Codex runs hooks when its hooks feature is on (the default in "
+            "recent versions; older ones need [features] codex_hooks = true in config.toml, which wctx "
+            "does not edit) and, where Codex asks, after you trust the hooks in /hooks." % (end_event, why)
+        )
+    if agent == AGENT_GEMINI:
+        notes.append(
+            "Gemini CLI runs hooks from ~/.gemini/settings.json in every folder; it asks before running "
+            "hooks that changed since it last saw them, and /hooks panel lists them."
+        )
+    wanted = _hook_entries(agent, end_event, python, home)
+    old_text, data = _load_settings(path)
+    new = json.loads(json.dumps(data))
+    hooks = new.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise UsageError('%s: "hooks" is not an object; wctx changed nothing' % path)
+    for event in HOOK_ALL_EVENTS:
+        if event in hooks and not isinstance(hooks[event], list):
+            raise UsageError("%s: hooks.%s is not a list; wctx changed nothing" % (path, event))
+    # A wctx hook in an event it no longer belongs to (Codex's Stop once SessionEnd exists) goes.
+    _remove_wctx_hooks(hooks, [e for e in HOOK_ALL_EVENTS if e not in wanted])
+    for event, entry in wanted.items():
+        groups = hooks.setdefault(event, [])
+        mine = [e for e in _wctx_entries_in(hooks, event) if _is_brief_hook(e) == (event == HOOK_START_EVENT)]
+        if mine:
+            for e in mine:
+                e.update(entry)  # follows wctx when it moved or was reinstalled another way
+        else:
+            groups.append({"hooks": [entry]})
+    result = {
+        "agent": agent,
+        "settings": path,
+        "event": end_event,
+        "events": list(wanted),
+        "command": wanted[end_event]["command"],
+        "commands": {event: e["command"] for event, e in wanted.items()},
+        "changed": new != data,
+        "diff": "",
+        "backup": None,
+        "notes": notes,
+        "probes": [],
+    }
+    if result["changed"] and not dry_run:
+        result["diff"], result["backup"] = _write_settings(path, old_text, new)
+    elif result["changed"]:
+        result["diff"] = _settings_diff(path, old_text, new)
+    if probe and not dry_run:
+        result["probes"] = [probe_hook_command(cmd, event) for event, cmd in result["commands"].items()]
+    return result
+
+
+def probe_hook_command(command, event):
+    """Run one hook command as its agent would, from a clean shell (PATH=/usr/bin:/bin, no
+    PYTHONPATH, not this directory), with a probe payload it answers without acting. Returns
+    {"event", "command", "ok", "error"}."""
+    env = {"PATH": HOOK_PROBE_PATH, "HOME": os.path.expanduser("~"), "LC_ALL": "C.UTF-8"}
+    payload = json.dumps({"hook_event_name": HOOK_PROBE_EVENT, "probe_of": event}).encode()
+    shell = "/bin/sh" if os.path.exists("/bin/sh") else "sh"
+    code, out, err = run_program(
+        [shell, "-c", command], input_bytes=payload, env=env, timeout=HOOK_PROBE_SECONDS
+    )
+    ok = False
+    if code == 0:
+        try:
+            answer = json.loads(out.decode("utf-8", "replace").strip().splitlines()[-1])
+            ok = isinstance(answer, dict) and answer.get("wctx_probe") == "ok"
+        except (ValueError, IndexError):
+            ok = False
+    error = None
+    if not ok:
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        error = "exit %s: %s" % (
+            code if code is not None else "-",
+            lines[-1] if lines else "no answer to the probe",
+        )
+    return {"event": event, "command": command, "ok": ok, "error": error}
+
+
+def uninstall_hook(agent, settings=None, env=None, dry_run=False):
+    """Remove exactly the hook entries install_hook added (and containers left empty by that)."""
+    if agent not in HOOK_AGENTS:
+        raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(HOOK_AGENTS)))
+    path = os.path.abspath(settings) if settings else hook_settings_path(agent, env)
+    old_text, data = _load_settings(path)
+    new = json.loads(json.dumps(data))
+    hooks = new.get("hooks")
+    removed = 0
+    if isinstance(hooks, dict):
+        removed = _remove_wctx_hooks(hooks, HOOK_ALL_EVENTS)
+        if not hooks:
+            del new["hooks"]
+    result = {
+        "agent": agent,
+        "settings": path,
+        "event": HOOK_EVENTS[agent],
+        "removed": removed,
+        "changed": removed > 0,
+        "diff": "",
+        "backup": None,
+    }
+    if removed and not dry_run:
+        result["diff"], result["backup"] = _write_settings(path, old_text, new)
+    elif removed:
+        result["diff"] = _settings_diff(path, old_text, new)
+    return result
+
+
+def hook_status(env=None, probe=False):
+    """Per agent: its settings file, the events wctx's hooks sit in and their commands; with
+    ``probe``, each command run once with the probe payload."""
+    out = []
+    for agent in HOOK_AGENTS:
+        path = hook_settings_path(agent, env)
+        try:
+            _, data = _load_settings(path)
+        except WctxError as e:
+            out.append({"agent": agent, "settings": path, "installed": False, "problem": str(e)})
+            continue
+        hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+        commands = {}
+        for event in HOOK_ALL_EVENTS:
+            found = _wctx_entries_in(hooks, event)
+            if found:
+                commands[event] = found[0]["command"]
+        ends = [e for e in commands if e != HOOK_START_EVENT]
+        row = {
+            "agent": agent,
+            "settings": path,
+            "event": ends[0] if ends else HOOK_EVENTS[agent],
+            "installed": bool(commands),
+            "command": commands[ends[0]] if ends else None,
+            "commands": commands,
+            "session_start": HOOK_START_EVENT in commands,
+        }
+        if probe and commands:
+            row["probes"] = [probe_hook_command(cmd, event) for event, cmd in commands.items()]
+        out.append(row)
+    return out
+
+
+def hook_probe_answer(payload):
+    """The answer to an install/doctor probe (a JSON line on stdout), or None for a real payload."""
+    if isinstance(payload, dict) and payload.get("hook_event_name") == HOOK_PROBE_EVENT:
+        return json.dumps({"wctx_probe": "ok", "version": __version__, "python": sys.version.split()[0]})
+    return None
+
+
+def _read_hook_input(stream, seconds=HOOK_STDIN_SECONDS):
+    """The hook's JSON from stdin, without waiting forever for an EOF that may never come."""
+    import select
+
+    fd = stream.fileno()
+    chunks = []
+    deadline = time.monotonic() + seconds
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        try:
+            ready, _, _ = select.select([fd], [], [], remaining)
+        except (OSError, ValueError):  # not selectable (Windows pipes): a plain read
+            chunks.append(os.read(fd, 1 << 20))
+            break
+        if not ready:
+            break
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        try:
+            return json.loads(b"".join(chunks))
+        except ValueError:
+            continue
+    data = b"".join(chunks)
+    return json.loads(data) if data.strip() else {}
+
+
+def run_import_hook(store_home=None, stdin=None, env=None, detach=True):
+    """Entry point of `wctx import --hook`: import the transcript the agent names; log, never raise.
+
+    The hook's input is read and checked at once; the import itself runs in a detached child
+    (POSIX fork + new session) so the agent neither waits for it nor kills it when it exits.
+    WCTX_HOOK_FOREGROUND=1, or a platform without fork, imports in the foreground.
+    """
+    env = os.environ if env is None else env
+    home = os.path.abspath(os.path.expanduser(store_home)) if store_home else default_home()
+    try:
+        payload = _read_hook_input(stdin or sys.stdin)
+        if not isinstance(payload, dict):
+            raise UsageError("hook input is not a JSON object")
+        answer = hook_probe_answer(payload)
+        if answer is not None:
+            sys.stdout.write(answer + "\n")
+            return 0
+        transcript = payload.get("transcript_path")
+        if not transcript:
+            transcript = transcript_for_session(None, payload.get("session_id"), env)
+            if not transcript:
+                raise NotFoundError(
+                    "hook input names no transcript_path and session %s was not found"
+                    % payload.get("session_id")
+                )
+        if not os.path.isfile(transcript):
+            raise NotFoundError("no transcript at %s" % transcript)
+    except BaseException as e:  # a hook must never fail the agent
+        _hook_log(
+            home,
+            "error %s: %s" % (type(e).__name__, e)
+            if not isinstance(e, KeyboardInterrupt)
+            else "error interrupted",
+        )
+        return 0
+    if detach and env.get("WCTX_HOOK_FOREGROUND") != "1" and hasattr(os, "fork"):
+        try:
+            if os.fork() > 0:
+                return 0  # the agent's hook is done; the child carries on
+        except OSError:
+            pass  # no fork after all: import in the foreground
+        else:
+            # Child: own session (a signal to the agent's process group does not reach it), and
+            # stdio off the agent's pipes, which it may wait on.
+            try:
+                os.setsid()
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                _hook_import(home, payload, transcript)
+            finally:
+                os._exit(0)
+    _hook_import(home, payload, transcript)
+    return 0
+
+
+def session_start_output(agent, text):
+    """The JSON an agent's SessionStart hook prints to add ``text`` to the session's context: the
+    documented hookSpecificOutput.additionalContext form of Claude Code, Codex and Gemini CLI."""
+    if agent not in HOOK_AGENTS:
+        raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(HOOK_AGENTS)))
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": HOOK_START_EVENT, "additionalContext": text}},
+        ensure_ascii=False,
+    )
+
+
+def run_brief_hook(agent, store_home=None, stdin=None, stdout=None):
+    """Entry point of `wctx brief --hook AGENT`: print the briefing for the hook's cwd in the
+    agent's form. Never fails the agent: a cwd outside every registered repository, a missing
+    store or any error prints nothing (errors go to hooks.log) and exits 0."""
+    home = os.path.abspath(os.path.expanduser(store_home)) if store_home else default_home()
+    out = stdout or sys.stdout
+    try:
+        payload = _read_hook_input(stdin or sys.stdin)
+        if not isinstance(payload, dict):
+            raise UsageError("hook input is not a JSON object")
+        answer = hook_probe_answer(payload)
+        if answer is not None:
+            out.write(answer + "\n")
+            return 0
+        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+        try:
+            store = open_store(home, create=False)
+        except NotFoundError:
+            return 0  # no store yet: nothing to brief on
+        try:
+            res = brief(store, cwd=cwd)
+        except NotFoundError:
+            return 0  # not a registered repository: say nothing
+        finally:
+            store.close()
+        out.write(session_start_output(agent, res["text"]) + "\n")
+        out.flush()
+    except BaseException as e:  # a hook must never fail the agent
+        _hook_log(
+            home,
+            "error brief %s: %s" % (type(e).__name__, e)
+            if not isinstance(e, KeyboardInterrupt)
+            else "error interrupted",
+        )
+    return 0
+
+
+def _hook_import(home, payload, transcript):
+    try:
+        store = open_store(home)
+        try:
+            cwd = payload.get("cwd")
+            result = import_transcript(store, transcript, cwd_hint=cwd if isinstance(cwd, str) else None)
+        finally:
+            store.close()
+        line = "ok %s %s %s %s" % (
+            payload.get("hook_event_name") or "-",
+            result["status"],
+            result["session"],
+            transcript,
+        )
+    except BaseException as e:  # a hook must never fail the agent
+        line = (
+            "error %s: %s" % (type(e).__name__, e)
+            if not isinstance(e, KeyboardInterrupt)
+            else "error interrupted"
+        )
+    _hook_log(home, line)
+    _hook_sync(home)
+
+
+def _hook_sync(home):
+    """After a hook's import, ``wctx sync`` when the user turned it on (``sync --auto on``); a
+    failure (offline, say) is logged and the next session's hook tries again."""
+    try:
+        store = open_store(home, create=False)
+        try:
+            if _sync_get(store, "auto") != "on":
+                return
+            report = sync_memory(store)
+        finally:
+            store.close()
+        line = "sync ok imported %d items, exported %d files%s" % (
+            report.imported["evidence"],
+            report.exported["files"],
+            ", skipped %d files" % len(report.skipped) if report.skipped else "",
+        )
+    except BaseException as e:  # a hook must never fail the agent
+        line = "sync error %s: %s" % (type(e).__name__, e)
+    _hook_log(home, line)
+
+
+def _hook_log(home, line):
+    try:
+        os.makedirs(home, exist_ok=True)
+        path = os.path.join(home, HOOK_LOG)
+        if os.path.exists(path) and os.path.getsize(path) > HOOK_LOG_MAX_BYTES:
+            os.replace(path, path + ".1")
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write("%s %s\n" % (utc_now(), redact_secrets(line)))
+    except OSError:
+        pass

@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+import os
+import re
+
+from .errors import UsageError
+from .git import GitError, GitRepo, blob_id, repo_relative_path
+from .helpers import clean_text
+from .records import _repo_containing
+from .repos import _git_refusal
+from .symbols import language_of, symbol_hash_of
+
+# ----------------------------------------------------------------------------------------------
+# Provenance: what capture records about each repository an item touches
+# ----------------------------------------------------------------------------------------------
+
+
+def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
+    """``path#symbol``, ``repo-name:path#symbol`` or ``/abs/path#symbol`` -> (repo, rel, abs, symbol).
+    A relative path is read from ``cwd`` first (see repo_relative_path); when another file of
+    that name exists where it could also have meant, a sentence saying which was cited goes to
+    ``notes``."""
+    spec = clean_text(spec, "file", 4096, required=True)
+    path, symbol = spec, None
+    if "#" in spec:
+        path, _, symbol = spec.rpartition("#")
+        symbol = symbol.strip() or None
+        if not path:
+            raise UsageError("file %r names a symbol but no path" % spec)
+        if symbol and "" in re.split(r"\.|::", symbol):
+            # Context..invoke or .invoke would be read as some other name; say so instead.
+            raise UsageError(
+                "symbol %r has an empty part; qualify a name as Class.method or Class::method" % symbol
+            )
+    repo = item_repo
+    base = cwd  # what a relative path is relative to, first
+    passed_over = []
+    if os.path.isabs(path):
+        repo = _repo_containing(repos, path)
+        if repo is None:
+            raise UsageError("%s is not inside any registered repository" % path)
+    else:
+        prefix, colon, rest = path.partition(":")
+        named = [r for r in repos if colon and r.name == prefix]
+        if named:
+            repo, path, base = named[0], rest, None  # repo:path is relative to that repo's root
+        elif cwd:
+            # A relative path from the cwd that lands in another registered repo (../sdk/x.ts)
+            # belongs to that repo, unless the item's own repo has such a file.
+            here = os.path.normpath(os.path.join(cwd, path))
+            owner = _repo_containing(repos, here) if os.path.exists(here) else None
+            inside = os.path.normpath(os.path.join(repo.path, path)) if repo is not None else ""
+            in_item_repo = (
+                inside.startswith(repo.path + os.sep) and os.path.lexists(inside) if repo else False
+            )
+            if owner is not None and (repo is None or owner.id != repo.id) and not in_item_repo:
+                repo, path = owner, here
+            elif owner is not None and owner.id != repo.id and os.path.isfile(here):
+                twin = os.path.relpath(os.path.realpath(here), owner.path).replace(os.sep, "/")
+                passed_over.append("%s:%s" % (owner.name, twin))
+    if repo is None:
+        raise UsageError("cannot tell which repository %s belongs to; pass --repo NAME" % spec)
+    twins_in_repo = []
+    rel, real = repo_relative_path(repo.path, path, cwd=base, passed_over=twins_in_repo)
+    if os.path.isdir(real):
+        raise UsageError("%s is a directory in %s; cite a file" % (rel, repo.name))
+    if not os.path.isfile(real):
+        raise UsageError("%s does not exist in %s" % (rel, repo.name))
+    passed_over += ["%s:%s" % (repo.name, t) for t in twins_in_repo]
+    if notes is not None and passed_over:
+        notes.append(
+            "--file %s: cited %s:%s; %s exists too: cite it by that name to mean that one"
+            % (spec, repo.name, rel, " and ".join(passed_over))
+        )
+    return repo, rel, real, symbol
+
+
+def _repo_provenance(repo):
+    """HEAD commit, branch and object format of one repository (one git process)."""
+    if not os.path.isdir(repo.path):
+        raise UsageError("repository %s is not on this machine (%s is missing)" % (repo.name, repo.path))
+    g = GitRepo(repo.path)
+    try:
+        g.info()
+    except GitError as e:
+        raise UsageError("repository %s: %s" % (repo.name, _git_refusal(repo.path) or e)) from None
+    return g
+
+
+def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
+    """The provenance of one item as it is now: an anchor per repository it touches (HEAD, branch)
+    and one per cited file (blob of the file on disk, dirty flag, the cited symbol's hash).
+
+    ``cited`` is [(repo, rel, real path, symbol)], ``gits`` {repo id: GitRepo} from
+    _repo_provenance, ``head_blob(g, rel)`` the file's blob in HEAD. Capture and confirm both stamp
+    here, so an item re-stamped today looks exactly like one captured today."""
+    anchors = []
+    repo_level = [item_repo] + [c[0] for c in cited if c[0].id != item_repo.id]
+    for repo in dict((r.id, r) for r in repo_level).values():
+        g = gits[repo.id]
+        anchors.append(
+            {
+                "repo": repo,
+                "path": None,
+                "symbol": None,
+                "commit": g.head,
+                "branch": g.branch(),
+                "blob": None,
+                "dirty": None,
+                "symbol_hash": None,
+                "symbol_lang": None,
+                "checkout": repo.checkout,
+            }
+        )
+    for repo, rel, real, symbol in cited:
+        g = gits[repo.id]
+        with open(real, "rb") as fh:
+            data = fh.read()
+        blob = blob_id(data, g.object_format)
+        sym_hash = None
+        if symbol:
+            sym_hash = symbol_hash_of(data, rel, symbol)
+            if sym_hash is None:
+                warnings.append(
+                    "symbol %s was not found in %s:%s; its freshness will be judged by the whole file"
+                    % (symbol, repo.name, rel)
+                )
+        anchors.append(
+            {
+                "repo": repo,
+                "path": rel,
+                "symbol": symbol,
+                "commit": g.head,
+                "branch": g.branch(),
+                "blob": blob,
+                "dirty": int(head_blob(g, rel) != blob),
+                "symbol_hash": sym_hash,
+                "symbol_lang": language_of(rel) if symbol else None,
+                "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
+            }
+        )
+    return anchors

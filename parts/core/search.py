@@ -1,0 +1,1403 @@
+from __future__ import annotations
+
+import collections
+import functools
+import os
+import re
+import time
+
+from .constants import (
+    BM25_WEIGHT_CLAIM,
+    BM25_WEIGHT_DETAIL,
+    BM25_WEIGHT_PATHS,
+    BM25_WEIGHT_SUMMARY,
+    BM25_WEIGHT_SYMBOLS,
+    CANDIDATE_FILL_POSTINGS,
+    CANDIDATE_FLOOR,
+    CANDIDATE_WINDOW,
+    EVIDENCE_KINDS,
+    MATCH_COUNT_EXACT,
+    MAX_LIMIT,
+    MAX_QUERY_TERMS,
+    RANK_CONFIDENCE_WEIGHT,
+    RANK_COVERAGE_POWER,
+    RANK_FRESHNESS_PENALTY,
+    RANK_KIND_BONUS,
+    RANK_NAMED_BONUS,
+    RANK_RECENCY_BONUS,
+    RANK_RECENCY_HALF_LIFE_DAYS,
+    RANK_SUMMARY_SHARE,
+    RANK_TOPOLOGY_BONUS,
+    RANK_WEIGHT_TEXT,
+    STOP_WORDS,
+    _lazy_pattern,
+)
+from .errors import NotFoundError, UsageError, WctxError
+from .freshness import SEARCH_ANCHOR_COLUMNS, _load_anchors, freshness_of
+from .git import GitRepo, read_repo_file, repo_relative_path
+from .helpers import is_utf8, split_identifier
+from .records import _repo_containing, _repos, resolve_repo
+from .repos import _workspace_id
+from .symbols import _mask_source, language_of
+from .topology import Topology
+from .words import _implied_parts, _term_forms, fts_query, index_text, match_forms, query_terms
+
+# ----------------------------------------------------------------------------------------------
+# Search: scope -> candidates -> rerank -> explain
+# ----------------------------------------------------------------------------------------------
+# scope       which repositories a caller sees, and how each is related to the caller's (cached per
+#             store generation: no query, no git, no file system walk per call once warm);
+# candidates  FTS5 rows that match every used term first, then rows matching the rarest terms (a
+#             bound keeps common words from adding their whole posting list), then items whose
+#             session summary matches; each carries the facts the rerank reads;
+# rerank      text strength (bm25) scaled by what the query names (repository, symbol, path) and,
+#             mildly, by topology, freshness, confidence, kind and recency;
+# explain     the one function that turns a result's facts into its reasons.
+
+_STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
+
+
+_DAY_SECONDS = {}  # {(year, month, day): seconds since the epoch at 00:00 UTC}
+
+
+def _utc_day_seconds(y, mo, d):
+    """Seconds since 1970-01-01 of 00:00 UTC on a proleptic Gregorian date (days-from-civil)."""
+    key = (y, mo, d)
+    if key not in _DAY_SECONDS:
+        yy = y - (mo <= 2)
+        era = yy // 400
+        yoe = yy - era * 400
+        doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
+        days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+        if len(_DAY_SECONDS) < 100000:
+            _DAY_SECONDS[key] = days * 86400
+        return days * 86400
+    return _DAY_SECONDS[key]
+
+
+def _stamp_seconds(stamp):
+    """Seconds since the epoch of a stored UTC stamp (2026-03-01T12:00:00Z), or None."""
+    return _text_stamp_seconds(stamp) if isinstance(stamp, str) else None
+
+
+@functools.lru_cache(maxsize=16384)
+def _text_stamp_seconds(stamp):
+    """_stamp_seconds of a string, remembered: search reads the same items' stamps query after
+    query."""
+    # Parsed by hand and converted as UTC (the stamp's Z), without time.strptime/mktime: search
+    # scores every candidate, and those cost ~20 us a call.
+    m = _STAMP_RE.match(stamp)
+    if m is None:
+        return None
+    y, mo, d, hh, mi, ss = (int(g) for g in m.groups())
+    if not (1 <= mo <= 12 and 1 <= d <= 31 and hh <= 23 and mi <= 59 and ss <= 61):
+        return None
+    return _utc_day_seconds(y, mo, d) + hh * 3600 + mi * 60 + ss
+
+
+def _recency_bonus(created_at, now):
+    ts = _stamp_seconds(created_at)
+    if ts is None:
+        return 0.0
+    age_days = max(0.0, (now - ts) / 86400.0)
+    return RANK_RECENCY_BONUS * (0.5 ** (age_days / RANK_RECENCY_HALF_LIFE_DAYS))
+
+
+def _days_ago(stamp, now):
+    ts = _stamp_seconds(stamp)
+    if ts is None:
+        return "at an unknown time"
+    days = int(max(0.0, now - ts) // 86400)
+    return "today" if days == 0 else "yesterday" if days == 1 else "%d days ago" % days
+
+
+def age_text(created_at, confirmed_at, now=None):
+    """How old an item is and when someone last confirmed it: "recorded 94 days ago, never
+    confirmed". A fact, never a verdict: age alone says nothing about the cited code."""
+    now = time.time() if now is None else now
+    return "recorded %s, %s" % (
+        _days_ago(created_at, now),
+        "confirmed " + _days_ago(confirmed_at, now) if confirmed_at else "never confirmed",
+    )
+
+
+def _evidence_rows(store, rids):
+    rows = {}
+    rids = list(rids)
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for row in store.all(
+            "SELECT e.*, s.summary AS session_summary FROM evidence e JOIN sessions s ON s.id = e.session_id "
+            "WHERE e.rid IN (%s)" % ",".join("?" * len(chunk)),
+            chunk,
+        ):
+            rows[row["rid"]] = row
+    return rows
+
+
+# The fields of one evidence item as search, show, sessions and the overview return it (CLI --json
+# and MCP), with their JSON types; wctx_mcp derives its result schemas from this.
+RESULT_FIELDS = (
+    ("id", "string"),
+    ("kind", "string"),
+    ("claim", "string"),
+    ("detail", ["string", "null"]),
+    ("repo", ["string", "null"]),
+    ("session", ["string", "null"]),
+    ("created_at", ["string", "null"]),
+    ("confidence", ["number", "null"]),
+    ("status", ["string", "null"]),
+    ("superseded_by", ["string", "null"]),
+    ("files", "array"),
+    ("confirmed_at", ["string", "null"]),
+    ("age", "string"),
+)
+# What search adds to each result.
+SEARCH_RESULT_FIELDS = RESULT_FIELDS + (("reasons", "array"), ("freshness", "object"))
+
+
+def _result_dict(row, anchors, files=None, now=None):
+    """One item as search, show, sessions and the overview return it (RESULT_FIELDS); ``files``
+    when the caller has them from ``anchors`` already."""
+    if files is None:
+        files = _anchor_files(row, anchors)
+    return {
+        "id": row["id"],
+        "kind": row["kind"],
+        "claim": row["claim"],
+        "detail": row["detail"],
+        "repo": row["repo_name"],
+        "session": row["session_id"],
+        "created_at": row["created_at"],
+        "confidence": row["confidence"],
+        "status": row["status"],
+        "superseded_by": row["superseded_by"],
+        "files": files,
+        "confirmed_at": row["confirmed_at"],
+        "age": age_text(row["created_at"], row["confirmed_at"], now),
+    }
+
+
+def _anchor_files(row, anchors):
+    """An item's cited files as results list them: path#symbol, prefixed with the repository's
+    name where it is not the item's own."""
+    files = []
+    for a in anchors:
+        if a["path"]:
+            spec = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+            if a["repo_name"] != row["repo_name"]:
+                spec = a["repo_name"] + ":" + spec
+            files.append(spec)
+    return files
+
+
+class SearchScope:
+    """Who is asking and what they see: the origin repository (or None), its Topology, the
+    repository ids in scope (None: every repository) and the names searched, in order."""
+
+    __slots__ = ("origin", "topology", "repo_ids", "searched", "all_scope")
+
+    def __init__(self, origin, topology, repo_ids, searched, all_scope):
+        self.origin = origin
+        self.topology = topology
+        self.repo_ids = repo_ids
+        self.searched = searched
+        self.all_scope = all_scope
+
+
+class Candidate:
+    """One evidence item while search ranks it: the columns the rerank reads, the text strength
+    of its match (bm25, positive, larger is better), the tier that found it and the score."""
+
+    __slots__ = (
+        "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
+        "text_hits",
+    )  # fmt: skip
+
+    def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
+        self.rid = rid
+        self.repo_id = repo_id
+        self.kind = kind
+        self.confidence = confidence
+        self.created_at = created_at
+        self.strength = strength
+        self.tier = tier  # "all" terms, "rare" terms, "summary", "tail" (paging), or a fallback kind
+        self.score = strength
+        self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
+        self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
+        self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
+
+
+class ResultFacts:
+    """Everything a result's reasons are made from; ``explain`` is the only reader."""
+
+    __slots__ = (
+        "text_hits", "symbol_hits", "path_hits", "summary_hits", "named", "fallback", "code_reference",
+        "reach", "edited", "confidence", "status", "superseded_by", "freshness", "age",
+    )  # fmt: skip
+
+    def __init__(
+        self, text_hits=None, symbol_hits=None, path_hits=None, summary_hits=None, named=None, fallback=None,
+        code_reference=None, reach=None, edited=None, confidence=None, status=None, superseded_by=None,
+        freshness=None, age=None,
+    ):  # fmt: skip
+        self.text_hits = text_hits
+        self.symbol_hits = symbol_hits
+        self.path_hits = path_hits
+        self.summary_hits = summary_hits
+        self.named = named
+        self.fallback = fallback
+        self.code_reference = code_reference
+        self.reach = reach
+        self.edited = edited
+        self.confidence = confidence
+        self.status = status
+        self.superseded_by = superseded_by
+        self.freshness = freshness
+        self.age = age
+
+
+def _freshness_reason(fresh):
+    verdict = fresh["verdict"]
+    first = fresh["reasons"][0] if fresh.get("reasons") else ""
+    if verdict == "current":
+        return (
+            "current: cited code unchanged since capture"
+            if "unchanged" in first or not first
+            else "current: " + first
+        )
+    return "%s: %s" % (verdict.replace("_", " "), first)
+
+
+# -- Recall by code reference: identifiers in the files being changed -> what other repos cite ----
+# The identifiers in the files the caller's working tree changed (and files named explicitly) are
+# facts: matched against the symbols and paths that evidence in related repositories cites, they
+# find what another repository learned about the code this session is about to touch. Identifiers
+# come from the source with its comments and strings masked (the symbol machinery's _mask_source),
+# so prose in a comment never matches; module paths are matched in the raw text (imports are
+# strings in many languages).
+
+CODE_REF_MAX_FILES = 40  # changed files read per call, in path order
+CODE_REF_MAX_BYTES = 512 * 1024  # larger files are skipped (generated code, bundles)
+CODE_REF_MIN_NAME = 4  # a cited symbol shorter than this ("get", "run") matches too much
+CODE_REF_MAX_ANCHORS = 200000  # cited symbols and paths read per call (a bound, not a sample)
+_IDENT_RE = _lazy_pattern(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_CALL_RE = _lazy_pattern(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
+
+
+def _contains_word(text, form):
+    """True when ``form`` occurs in ``text`` with no identifier character on either side."""
+    start = text.find(form)
+    while start >= 0:
+        end = start + len(form)
+        if (start == 0 or text[start - 1] not in _WORD_CHARS) and (
+            end == len(text) or text[end] not in _WORD_CHARS
+        ):
+            return True
+        start = text.find(form, start + 1)
+    return False
+
+
+_GENERIC_STEMS = frozenset({"index", "__init__", "mod", "main", "lib", "src", "init"})
+
+CodeReference = collections.namedtuple(
+    "CodeReference", "rid local_path local_status how name cited_repo cited_spec evidence_id kind"
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _symbol_name(symbol):
+    """The name code calls a cited symbol by (its last part: Context.invoke -> invoke), or None
+    when it is too short to match on ("get", "run") or not an identifier."""
+    name = re.split(r"[.#:]+", symbol)[-1]
+    return name if len(name) >= CODE_REF_MIN_NAME and _IDENT_RE.fullmatch(name) else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _module_forms(path):
+    """How code elsewhere names a cited file: its last two path parts without the extension,
+    slash- or dot-separated ("src/upload/upload.ts" -> "upload/upload", "upload.upload"); none for
+    a file directly under the root or a generic stem (index, __init__)."""
+    parts = [p for p in os.path.splitext(path)[0].split("/") if p]
+    if parts and parts[-1] in _GENERIC_STEMS:
+        parts = parts[:-1]
+    if len(parts) < 2:
+        return ()
+    tail = parts[-2:]
+    if tail[0] in _GENERIC_STEMS and len(parts) >= 3:
+        tail = parts[-3:]
+    return ("/".join(tail), ".".join(tail))
+
+
+def working_files(origin, files=(), cwd=None):
+    """[(repo-relative path, status)]: the files ``origin``'s working tree changed, then ``files``
+    (paths relative to ``cwd`` or the repository, status "given"); each once, in that order."""
+    out, seen = [], set()
+    for path in files or ():
+        rel, _ = repo_relative_path(origin.path, path, cwd=cwd)
+        if rel not in seen:
+            seen.add(rel)
+            out.append((rel, "given"))
+    changed = []
+    if os.path.isdir(origin.path):
+        try:
+            changed = GitRepo(origin.path).changed_paths()
+        except WctxError:
+            changed = []
+    for rel, status in sorted(changed):
+        if status != "deleted" and rel not in seen and is_utf8(rel):
+            seen.add(rel)
+            out.append((rel, status))
+    return out
+
+
+def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), params=()):
+    """Evidence in ``scope_ids`` (other than ``origin``'s own code) whose cited symbols the working
+    files call or use, or whose cited files they import. Returns [CodeReference], one per
+    evidence item (its first match), in working-file order, newest evidence first within a file."""
+    if origin is None:
+        return []
+    work = working_files(origin, files, cwd)[:CODE_REF_MAX_FILES]
+    others = [rid for rid in scope_ids if rid != origin.id]
+    if not work or not others:
+        return []
+    texts = []  # (rel, status, raw text, code with comments and strings masked)
+    for rel, status in work:
+        data = read_repo_file(origin.path, rel)
+        if data is None or len(data) > CODE_REF_MAX_BYTES or b"\0" in data[:8192]:
+            continue
+        text = data.decode("utf-8", "replace")
+        language = language_of(rel)
+        texts.append((rel, status, text, _mask_source(text, language) if language else text))
+    if not texts:
+        return []
+    idents = sorted(
+        {w for _, _, _, code in texts for w in _IDENT_RE.findall(code) if len(w) >= CODE_REF_MIN_NAME}
+    )
+    # The cited symbols the working files name, read in SQL (plain names by equality, qualified
+    # ones filtered here), and the files cited without a symbol: plain tuples, no join, no sort
+    # (at 10,000 items a join and sort over every anchor cost more than the rest of the briefing).
+    by_name, by_form = {}, {}
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    columns = (
+        "SELECT symbol, path, repo_name, evidence_rid FROM anchors WHERE path IS NOT NULL AND repo_id IN (%s)"
+    )
+    for i in range(0, len(others), 200):
+        repos = others[i : i + 200]
+        marks = ",".join("?" * len(repos))
+        queries = [
+            (columns % marks + " AND symbol IN (%s)" % ",".join("?" * len(chunk)), repos + chunk)
+            for chunk in (idents[j : j + 500] for j in range(0, len(idents), 500))
+        ]
+        queries.append(
+            (columns % marks + " AND (instr(symbol, '.') OR instr(symbol, ':') OR instr(symbol, '#'))", repos)
+        )
+        for sql, args in queries:
+            for a in cursor.execute(sql, args):
+                name = _symbol_name(a[0])  # evidence about one symbol: only code that names it
+                if name:
+                    by_name.setdefault(name, []).append(a)
+        # Evidence about a whole file: code that imports it. One row per cited file.
+        for path, repo_name, rids in cursor.execute(
+            "SELECT path, repo_name, group_concat(evidence_rid) FROM anchors WHERE path IS NOT NULL "
+            "AND symbol IS NULL AND repo_id IN (%s) GROUP BY repo_id, path LIMIT %d"
+            % (marks, CODE_REF_MAX_ANCHORS),
+            repos,
+        ):
+            forms = _module_forms(path)
+            if forms:
+                cited = [(None, path, repo_name, int(rid)) for rid in rids.split(",")]
+                for form in forms:
+                    by_form.setdefault(form, []).extend(cited)
+    if not by_name and not by_form:
+        return []
+    hits = []  # (rel, status, anchor, how, name)
+    for rel, status, text, code in texts:
+        called = set(_CALL_RE.findall(code))
+        for name in sorted(set(_IDENT_RE.findall(code)) & set(by_name)):
+            how = "calls" if name in called else "uses"
+            hits.extend((rel, status, a, how, name) for a in by_name[name])
+        for form, cited in sorted(by_form.items()):
+            if _contains_word(text, form):
+                hits.extend((rel, status, a, "imports", form) for a in cited)
+    rids = sorted({h[2][3] for h in hits})
+    evidence = {}
+    clause = (" AND " + " AND ".join(where)) if where else ""
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for row in store.all(
+            "SELECT e.rid, e.id, e.kind, e.created_at FROM evidence e WHERE e.rid IN (%s) AND e.repo_id IN (%s)%s"
+            % (",".join("?" * len(chunk)), ",".join("?" * len(scope_ids)), clause),
+            chunk + list(scope_ids) + list(params),
+        ):
+            evidence[row["rid"]] = row
+    found, taken = [], set()
+    for rel, status, _, _ in texts:
+        # Symbol matches before import matches, newest evidence first within each.
+        matches = sorted(
+            (h for h in hits if h[0] == rel and h[2][3] in evidence),
+            key=lambda h: (h[3] != "imports", evidence[h[2][3]]["created_at"] or "", h[2][3]),
+            reverse=True,
+        )
+        for _, _, (symbol, path, cited_repo, rid), how, name in matches:
+            if rid in taken:
+                continue
+            taken.add(rid)
+            e = evidence[rid]
+            spec = path + ("#" + symbol if symbol else "")
+            found.append(CodeReference(rid, rel, status, how, name, cited_repo, spec, e["id"], e["kind"]))
+    return found
+
+
+def _code_reference_reason(ref):
+    """'src/App.tsx (modified) calls uploadDocument; upload-sdk finding ev-… cites
+    src/upload/upload.ts#uploadDocument'."""
+    return "%s (%s) %s %s; %s %s %s cites %s" % (
+        ref.local_path,
+        ref.local_status,
+        ref.how,
+        ref.name,
+        ref.cited_repo,
+        ref.kind.replace("_", " "),
+        ref.evidence_id,
+        ref.cited_spec,
+    )
+
+
+def explain(facts):
+    """The reasons of one search result, in a fixed order: why it matched (or why it is shown
+    without a match), what of the query it is about, where it lives relative to the caller, who
+    edited what it cites, its stated confidence, its status, its freshness and its age."""
+    reasons = []
+    if facts.code_reference is not None:
+        reasons.append(_code_reference_reason(facts.code_reference))
+    elif facts.fallback:
+        reasons.append(facts.fallback)
+    else:
+        if facts.text_hits:
+            reasons.append("matches the query text (%s)" % ", ".join(facts.text_hits[:8]))
+        reasons.extend("matches symbol %s" % s for s in facts.symbol_hits or ())
+        reasons.extend("matches file %s" % p for p in facts.path_hits or ())
+        if not reasons and facts.summary_hits:
+            reasons.append("matches the session summary (%s)" % ", ".join(facts.summary_hits[:8]))
+    for what, name in facts.named or ():
+        reasons.append("query names %s %s" % (what, name))
+    reasons.append(facts.reach)
+    if facts.edited:
+        sid, agent, at, path, repo = facts.edited
+        reasons.append("session %s (%s, %s) edited %s in %s" % (sid, agent, (at or "")[:10], path, repo))
+    if facts.confidence is not None:
+        reasons.append("stated confidence %.2g" % facts.confidence)
+    if facts.status != "active":
+        reasons.append(facts.status + (" by " + facts.superseded_by if facts.superseded_by else ""))
+    reasons.append(_freshness_reason(facts.freshness))
+    if facts.age:
+        reasons.append(facts.age)  # "recorded 94 days ago, never confirmed": a fact, not a verdict
+    return reasons
+
+
+# -- scope ---------------------------------------------------------------------------------------
+
+
+def _search_origin(store, repo, cwd):
+    """resolve_repo, with a registered name looked up in a map kept per store generation, and
+    the repository holding the cwd among the repositories kept so (where it stands is looked up
+    each time: a checkout may move)."""
+    if repo:
+        named = store.memo(("repo-by-name",), lambda: {r.name: r for r in _repos(store)}).get(repo)
+        if named is not None:
+            return named
+    else:
+        here = _repo_containing(store.memo(("repos",), lambda: _repos(store)), cwd or os.getcwd())
+        if here is not None:
+            return here
+    return resolve_repo(store, repo, cwd=cwd)
+
+
+def _search_scope(store, repo, cwd, all_scope, workspace):
+    """The scope of one search; the Topology behind it is built once per store generation."""
+    if workspace:
+        _workspace_id(store, workspace, create=False)  # a misspelt workspace is an error, wherever
+    if all_scope:
+        try:
+            origin = resolve_repo(store, repo, cwd=cwd)
+        except NotFoundError:
+            if repo:
+                raise
+            origin = None
+    elif workspace and not repo and _repo_containing(_repos(store), cwd or os.getcwd()) is None:
+        origin = None
+    else:
+        origin = _search_origin(store, repo, cwd)
+    ws = None if all_scope or origin else workspace
+    topology = store.memo(
+        ("topology", origin.id if origin else None, ws), lambda: Topology(store, origin, ws)
+    )
+    if all_scope:
+        names = store.memo(("repo-names",), lambda: sorted(r.name for r in _repos(store)))
+        return SearchScope(origin, topology, None, names, True)
+    ids = topology.repo_ids()
+    every = store.memo(("repo-ids",), lambda: frozenset(r.id for r in _repos(store)))
+    # A scope that holds every registered repository needs no filter in SQL, unless some evidence
+    # waits for a repository not registered (removed, or imported before it was): that stays out.
+    waiting = store.memo(
+        ("waiting",), lambda: store.one("SELECT 1 FROM evidence WHERE repo_id IS NULL LIMIT 1")
+    )
+    unfiltered = every <= set(ids) and waiting is None
+    return SearchScope(origin, topology, None if unfiltered else ids, topology.searched_names(), False)
+
+
+# -- candidates ----------------------------------------------------------------------------------
+
+
+def _form_docs(store, form):
+    """How many items hold the index word ``form`` (the FTS5 vocabulary), cached per store
+    generation; None when the index would tokenize ``form`` otherwise (anything but lower-case
+    ASCII letters and digits): then only FTS5 itself knows what it matches."""
+
+    def build():
+        if not (form.isascii() and form.isalnum() and form.lower() == form):
+            return None
+        store.db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_vocab USING fts5vocab(main, evidence_fts, row)"
+        )
+        row = store.db.execute("SELECT doc FROM temp.evidence_vocab WHERE term = ?", (form,)).fetchone()
+        return row[0] if row else 0
+
+    return store.memo(("form", form), build)
+
+
+def _doc_freqs(store, terms):
+    """{term: number of items whose text holds a word the term matches}, from the FTS5 vocabulary
+    (an upper estimate for a term of several forms: a row holding two of them counts twice),
+    cached per store generation."""
+    out = {}
+    total = None
+    for t in terms:
+        hit = store.memo(("df", t), None)
+        if hit is None:
+            if total is None:
+                total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+            df = sum(_form_docs(store, form) or 0 for form in match_forms(t))
+            hit = store.memo(("df", t), lambda df=df, total=total: min(df, total))
+        out[t] = hit
+    return out
+
+
+def select_terms(store, terms, limit=MAX_QUERY_TERMS):
+    """The ``limit`` most informative terms (rarest in the store, the earlier on a tie), in
+    query order. A pasted traceback keeps its decisive frame, not its first words."""
+    if len(terms) <= limit:
+        return list(terms)
+    df = _doc_freqs(store, terms)
+    # A term no item holds finds nothing; among the rest the rarest. A stable sort: earlier on a tie.
+    keep = set(sorted(terms, key=lambda t: (df[t] == 0, df[t]))[:limit])
+    return [t for t in terms if t in keep]
+
+
+_BM25 = "bm25(evidence_fts, %s, %s, %s, %s)" % (
+    BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL,
+)  # fmt: skip
+# The fifth column is when the item was last renewed: a confirmation counts as a recording for
+# the mild recency preference (Candidate.created_at).
+_RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, max(e.created_at, coalesce(e.confirmed_at, ''))"
+
+
+def _scope_clause(scope, kinds, include_inactive):
+    """(SQL conditions on evidence ``e``, parameters) for the scope and filters of a search."""
+    where, params = [], []
+    if not include_inactive:
+        where.append("e.status = 'active'")
+    if kinds:
+        where.append("e.kind IN (%s)" % ",".join("?" * len(kinds)))
+        params.extend(kinds)
+    if scope.repo_ids is not None:
+        where.append("e.repo_id IN (%s)" % ",".join("?" * len(scope.repo_ids)))
+        params.extend(scope.repo_ids)
+    return where, params
+
+
+def _scope_test(scope, kinds, include_inactive):
+    """The conditions of _scope_clause as a test of a row of _rank_rows: True when the item is in
+    scope and passes the filters."""
+    kinds = frozenset(kinds or ())
+    repo_ids = None if scope.repo_ids is None else frozenset(scope.repo_ids)
+
+    def admits(row):
+        return (
+            (include_inactive or row[5] == "active")
+            and (not kinds or row[2] in kinds)
+            and (repo_ids is None or row[1] in repo_ids)
+        )
+
+    return admits
+
+
+RANK_ROWS_KEPT = 20000  # rows (~0.4 kB each) _rank_rows keeps for one store generation before starting over
+
+
+def _rank_rows(store, rids):
+    """{rid: (_RANK_COLUMNS..., status)} for these evidence rows, read once per store generation:
+    the same matches come back query after query."""
+    memo = store.memo(("rank-rows",), dict)
+    missing = [rid for rid in rids if rid not in memo]
+    if missing:
+        if len(memo) + len(missing) > RANK_ROWS_KEPT:
+            memo.clear()  # starting over: every row asked for is read, those it held too
+            missing = list(dict.fromkeys(rids))
+        for i in range(0, len(missing), 500):
+            chunk = missing[i : i + 500]
+            for row in _plain_rows(
+                store,
+                "SELECT %s, e.status FROM evidence e WHERE e.rid IN (%s)"
+                % (_RANK_COLUMNS, ",".join("?" * len(chunk))),
+                chunk,
+            ):
+                memo[row[0]] = row
+    return memo
+
+
+def _plain_rows(store, sql, params):
+    """``store.all`` as plain tuples: search reads these rows by position, and a sqlite3.Row
+    for each of them costs about as much again as the lookup."""
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    return cursor.execute(sql, params).fetchall()
+
+
+def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=(), newest=None):
+    """(the ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first;
+    whether more in scope are known to match).
+
+    FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are looked
+    up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
+    scope), every match is joined: the result is always the joined query's. ``admits``
+    (_scope_test of the scope ``where`` states) filters the window's rows in memory (_rank_rows).
+    ``newest``: only the newest that many matches are ranked (FTS5 walks rowids in order and stops
+    there, where bm25 would read every match's column sizes)."""
+    window = limit * CANDIDATE_WINDOW + len(exclude)
+    bound = ""
+    if newest is not None:
+        last = _plain_rows(
+            store,
+            "SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (match, newest - 1),
+        )
+        if last:  # what lies past it is left to _more_matches, which knows the scope
+            bound = " AND rowid >= %d" % last[0][0]
+    ranked = _plain_rows(
+        store,
+        "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?"
+        % (_BM25, bound),
+        (match, window),
+    )
+    window_full = len(ranked) >= window
+    if exclude:
+        skip = set(exclude)
+        ranked = [r for r in ranked if r[0] not in skip]
+    if not ranked:
+        return [], False
+    # Looked up best first, a little more than ``limit`` at a time, until ``limit`` pass the
+    # filter: an unfiltered search reads ~limit rows, not the window. A step ends after every row
+    # tied with its last score, so the sort below sees what it would over the whole window.
+    # Each match is kept as (bm25 score, -rid, rank row): sorted, best first, newest on a tie.
+    found, start, n = [], 0, len(ranked)
+    while start < n and len(found) < limit:
+        end = min(n, start + max(limit - len(found) + 8, start))  # a narrow scope: doubling steps
+        while end < n and ranked[end][1] == ranked[end - 1][1]:
+            end += 1
+        chunk = ranked[start:end]
+        held = _rank_rows(store, [r[0] for r in chunk])
+        for rid, score in chunk:
+            row = held.get(rid)
+            if row is not None and admits(row):
+                found.append((score, -rid, row))
+        start = end
+    if len(found) < limit and window_full:
+        clause = "".join(" AND " + w for w in where)
+        if exclude:
+            clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
+        rows = _plain_rows(
+            store,
+            "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
+            "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
+            % (_RANK_COLUMNS, _BM25, bound.replace("rowid", "evidence_fts.rowid"), clause),
+            [match] + list(params) + list(exclude) + [limit],
+        )
+        found = [(r[5], -r[0], r) for r in rows]
+    found.sort()
+    out = [Candidate(r[0], r[1], r[2], r[3], r[4], -score, tier) for score, _, r in found[:limit]]
+    return out, len(found) > limit
+
+
+def _summary_matches(store, terms, where, params, limit, exclude):
+    """Items whose session summary matches (a summary is indexed once per session), as weak
+    Candidates: a summary is context for the items, not their content."""
+    sessions = store.all(
+        "SELECT session, bm25(session_fts) AS score FROM session_fts WHERE session_fts MATCH ? ORDER BY score LIMIT ?",
+        (fts_query(terms), limit),
+    )
+    if not sessions:
+        return []
+    strength = {}
+    for r in sessions:
+        strength.setdefault(r[0], -r[1] * BM25_WEIGHT_SUMMARY / BM25_WEIGHT_CLAIM)
+    clause = "".join(" AND " + w for w in where)
+    if exclude:
+        clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
+    rows = store.all(
+        "SELECT %s, e.session_id FROM evidence e WHERE e.session_id IN (%s)%s ORDER BY e.rid DESC LIMIT ?"
+        % (_RANK_COLUMNS, ",".join("?" * len(strength)), clause),
+        list(strength) + list(params) + list(exclude) + [limit],
+    )
+    return [Candidate(r[0], r[1], r[2], r[3], r[4], strength[r[5]], "summary") for r in rows]
+
+
+def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits):
+    """(candidates for query ``terms``, best text match first, at most ``pool`` of them; whether
+    more items in scope are known to match a term).
+
+    ``--rank fts`` is plain FTS5: every term ORed, bm25 order. The default asks for rows holding
+    every term first; only when those are fewer than ``fill_to`` does it add rows matching the rarest
+    terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS, then, still
+    short, the newest CANDIDATE_FILL_POSTINGS rows of the next rarest term, then items whose
+    session summary matches. So the work does not grow with the number of rows that hold a word
+    of the query."""
+    if rank == "fts":
+        return _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits)
+    found, beyond = (
+        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all", admits)
+        if len(terms) > 1 and not any(_matches_nothing(store, t) for t in terms)
+        else ([], False)
+    )
+    if len(found) < fill_to:
+        df = _doc_freqs(store, terms)
+        order = [t for t in sorted(terms, key=lambda t: df[t]) if df[t]]  # stable: query order on a tie
+        whole_of = _implied_parts(tuple(terms))
+        rare, split, postings = [], set(), 0
+        for t in order:
+            if df.get(whole_of.get(t), 0):
+                continue  # with its identifier (fts_query's split)
+            if postings + df[t] > CANDIDATE_FILL_POSTINGS:
+                break
+            rare.append(t)
+            postings += df[t]
+            parts = sum(df[p] for p, w in whole_of.items() if w == t)
+            if parts and postings + parts <= CANDIDATE_FILL_POSTINGS:
+                split.add(t)
+                postings += parts
+        fills = [(fts_query(rare, split=split, whole_of=whole_of), None)] if rare else []
+        rest = [t for t in order if t not in rare]
+        if rest:  # still short: the next rarest term, its newest CANDIDATE_FILL_POSTINGS rows at most
+            bounded = df[rest[0]] > CANDIDATE_FILL_POSTINGS
+            fills.append((fts_query([rest[0]]), CANDIDATE_FILL_POSTINGS if bounded else None))
+        for fill, newest in fills:
+            if len(found) >= fill_to:
+                break
+            seen = [c.rid for c in found]
+            need = fill_to - len(found)
+            more, beyond_fill = _ranked_matches(
+                store, fill, where, params, need, "rare", admits, seen, newest
+            )
+            if newest is not None and len(more) < need:  # the newest rows were out of scope: rank them all
+                more, beyond_fill = _ranked_matches(store, fill, where, params, need, "rare", admits, seen)
+            found += more
+            beyond = beyond or beyond_fill
+    if len(found) < fill_to:
+        seen = [c.rid for c in found]
+        found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
+    return found, beyond
+
+
+def _matches_nothing(store, term):
+    """True when the index holds no word any form of ``term`` matches (known, not guessed)."""
+    return all(_form_docs(store, form) == 0 for form in match_forms(term))
+
+
+def _rows_by_rid(store, rids):
+    """The rerank columns (_RANK_COLUMNS) of these evidence rows."""
+    rows = []
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        rows.extend(
+            store.all(
+                "SELECT %s FROM evidence e WHERE e.rid IN (%s)" % (_RANK_COLUMNS, ",".join("?" * len(chunk))),
+                chunk,
+            )
+        )
+    return rows
+
+
+def _fallback_candidates(store, scope, where, params, limit, files=None, cwd=None):
+    """No usable query terms: evidence that the code being changed references (recall by code
+    reference), evidence on files the caller is editing, then open questions of the caller's repo,
+    then recent items nearest first. Scores keep that order; the tier carries the fallback reason
+    (a CodeReference for the first kind)."""
+    out = {}
+    origin = scope.origin
+    clause = "".join(" AND " + w for w in where)
+    refs = code_references(store, origin, scope.topology.repo_ids(), files, cwd, where, params)[: limit * 5]
+    if refs:
+        rows = {r[0]: r for r in _rows_by_rid(store, [ref.rid for ref in refs])}
+        for n, ref in enumerate(refs):
+            row = rows[ref.rid]
+            score = 4.0 + 0.5 * (len(refs) - n) / len(refs)  # in code_references' order
+            out[ref.rid] = Candidate(row[0], row[1], row[2], row[3], row[4], score, ref)
+    if origin is not None and os.path.isdir(origin.path):
+        try:
+            modified = GitRepo(origin.path).modified_paths()
+        except WctxError:
+            modified = []
+        modified = [p for p in modified if is_utf8(p)]  # no cited path is anything else
+        for i in range(0, len(modified), 500):
+            chunk = modified[i : i + 500]
+            for row in store.all(
+                "SELECT DISTINCT %s, a.path FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid "
+                "WHERE a.repo_id = ? AND a.path IN (%s)%s ORDER BY e.created_at DESC LIMIT 200"
+                % (_RANK_COLUMNS, ",".join("?" * len(chunk)), clause),
+                [origin.id] + chunk + params,
+            ):
+                if row[0] not in out:
+                    reason = "cites %s, which has uncommitted changes in your working tree" % row[5]
+                    out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 3.0, reason)
+        for row in store.all(
+            "SELECT %s FROM evidence e WHERE e.repo_id = ? AND e.kind = 'question'%s "
+            "ORDER BY e.created_at DESC LIMIT ?" % (_RANK_COLUMNS, clause),
+            [origin.id] + params + [limit],
+        ):
+            if row[0] not in out:
+                reason = "open question recorded in this repository"
+                out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 2.0, reason)
+    for row in store.all(
+        "SELECT %s FROM evidence e%s ORDER BY e.created_at DESC, e.rid DESC LIMIT ?"
+        % (_RANK_COLUMNS, (" WHERE " + " AND ".join(where)) if where else ""),
+        params + [max(limit * 5, 50)],
+    ):
+        if row[0] not in out:
+            distance = scope.topology.reach.get(row[1], (4,))[0]
+            reason = "recent in %s" % ("this repository" if distance == 0 else "a related repository")
+            out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 1.0 - 0.1 * distance, reason)
+    return list(out.values())
+
+
+def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
+    """The pages after the ranked head: items matching any term, newest first, below ``before_rid``
+    (None: from the newest), ``exclude`` (the head) left out. FTS5 walks its rowids in order, so a
+    page costs the same however deep it is."""
+    clause = "".join(" AND " + w for w in where)
+    if exclude:
+        clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
+    if before_rid is not None:
+        clause = " AND f.rowid < ?" + clause
+        params = [before_rid] + list(params)
+    rows = _plain_rows(
+        store,
+        "SELECT %s FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s "
+        "ORDER BY f.rowid DESC LIMIT ?" % (_RANK_COLUMNS, clause),
+        [fts_query(terms)] + list(params) + list(exclude) + [limit],
+    )
+    return [Candidate(r[0], r[1], r[2], r[3], r[4], 0.0, "tail") for r in rows]
+
+
+def _more_matches(store, terms, where, params, cands, matches, exact):
+    """True when some item in scope matches a term of the query besides the ranked ``cands``:
+    known from an exact count of the matches (_count_matches) when it exceeds the candidates, or
+    when every candidate is a text match (so the count holds them all); else looked up."""
+    if exact and matches > len(cands):
+        return True
+    if exact and all(c.tier in ("all", "rare", "any") for c in cands):
+        return False
+    # One term at a time, the commonest first: its newest rows almost always hold one past the
+    # candidates, and one posting list is walked instead of every term's merged.
+    df = _doc_freqs(store, terms)
+    seen = [c.rid for c in cands]
+    return any(
+        _tail_candidates(store, [t], where, params, None, seen, 1)
+        for t in sorted(terms, key=lambda t: -df[t])
+    )
+
+
+def _count_matches(store, terms, where, params):
+    """(number of items in scope whose text matches any term, exact?). Counted when the terms'
+    posting lists together hold at most MATCH_COUNT_EXACT rows; beyond that it is an estimate
+    from the document frequencies (the commonest term's, over the whole store), never a count
+    that costs as much as ranking every row of a common word."""
+    df = _doc_freqs(store, terms)
+    if sum(df.values()) > MATCH_COUNT_EXACT:
+        return max(df.values()), False
+    clause = "".join(" AND " + w for w in where)
+    match = fts_query(terms)
+    n = store.memo(  # counted once per store generation
+        ("match-count", match, clause, tuple(params)),
+        lambda: store.one(
+            "SELECT count(*) FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s"
+            % clause,
+            [match] + list(params),
+        )[0],
+    )
+    return n, True
+
+
+# -- rerank --------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=8192)
+def _symbol_words(symbol):
+    """The lower-cased words of a cited symbol, as _query_names compares them with the query's
+    terms (Client.uploadDocument -> client, upload, document); once per symbol."""
+    parts = [p.lower() for p in re.split(r"[^\w]+|_", symbol) if p]
+    return tuple(q.lower() for p in parts for q in (split_identifier(p) or [p]))
+
+
+def _claim_text(row):
+    """What of an item's own text search matches words in besides what it cites."""
+    return (row["claim"] or "") + "\n" + (row["detail"] or "")
+
+
+def _words_of(text):
+    """The index words of ``text`` (index_text) between spaces, one space before and after: what
+    _term_hits finds terms in, as compact as the text itself (a set of the words costs ten times
+    the memory, for a process that keeps thousands of items' words)."""
+    return " %s " % index_text(text) if text else ""
+
+
+@functools.lru_cache(maxsize=8192)
+def _spaced_forms(term):
+    """The match forms of ``term`` (match_forms), each between spaces, as _words_of holds words."""
+    return tuple(" %s " % form for form in _term_forms(term))
+
+
+def _term_hits(terms, words):
+    """The query terms matching an index word in ``words`` (_words_of): _word_hits on a text
+    whose words are already known."""
+    hits = []
+    for t in terms:  # loops, not any() over a generator: search calls this for every result
+        for form in _spaced_forms(t):
+            if form in words:
+                hits.append(t)
+                break
+    return hits
+
+
+class ItemView:
+    """What search reads of one evidence item, kept per store generation (_item_views): its row
+    (with the session summary), its anchors (SEARCH_ANCHOR_COLUMNS), the index words of its
+    claim and detail, of what it cites, of each cited symbol and path and of its session's
+    summary, its result's file list, the latest imported session that edited a cited file and
+    what a query may name of what it cites (_name_parts)."""
+
+    __slots__ = (
+        "row",
+        "anchors",
+        "text_words",
+        "cited_words",
+        "anchor_words",
+        "summary_words",
+        "files",
+        "edited",
+        "names",
+        "result",
+    )
+
+    def __init__(self, row, anchors, edited, summary_words):
+        self.row = row
+        self.anchors = anchors
+        self.text_words = _words_of(_claim_text(row))
+        self.anchor_words = tuple(
+            (a["symbol"], _words_of(a["symbol"]), a["path"], _words_of(a["path"])) for a in anchors
+        )
+        self.cited_words = " ".join(w for _, sw, _, pw in self.anchor_words for w in (sw, pw) if w)
+        self.summary_words = summary_words
+        self.files = _anchor_files(row, anchors)
+        self.edited = edited
+        self.names = tuple(map(_name_parts, anchors))
+        self.result = None  # _result_dict of the item without its age, once a search shows it
+
+    def result_dict(self, now):
+        """The item as a search result shows it (_result_dict), its age as of ``now``: a new dict,
+        built from one made once per store generation."""
+        if self.result is None:
+            self.result = _result_dict(self.row, None, files=self.files, now=now)
+        item = dict(self.result)
+        item["files"] = list(self.files)
+        item["age"] = age_text(self.row["created_at"], self.row["confirmed_at"], now)
+        return item
+
+
+ITEM_VIEWS_KEPT = 5000  # item views (~3 kB each) a process keeps for a store generation before starting over
+
+
+def _item_views(store, rids):
+    """{rid: ItemView} for these evidence rows, read once per store generation: a later search
+    over the same items (the usual case: a session asks about the same code again) reads no row,
+    anchor or session of them again and splits none of their texts."""
+    views = store.memo(("item-views",), dict)
+    missing = [rid for rid in dict.fromkeys(rids) if rid not in views]
+    if missing:
+        if len(views) + len(missing) > ITEM_VIEWS_KEPT:
+            views.clear()  # starting over: every view asked for is made, those it held too
+            missing = list(dict.fromkeys(rids))
+        rows = _evidence_rows(store, missing)
+        anchors = _load_anchors(store, list(rows), SEARCH_ANCHOR_COLUMNS)
+        edited = _session_edits(store, anchors)
+        summaries = {}  # the items of one session share its summary's words
+        for rid, row in rows.items():
+            summary = row["session_summary"]
+            if summary not in summaries:
+                summaries[summary] = _words_of(summary)
+            views[rid] = ItemView(row, anchors[rid], edited.get(rid), summaries[summary])
+    return {rid: views[rid] for rid in rids if rid in views}
+
+
+def _query_names(store, raw_query, terms, cands, views):
+    """Mark each candidate with what of it the query names: its repository or one whose code it
+    cites (the name as a word of the query), a symbol it cites (every part of the symbol among the
+    query's terms), a file it cites (its path or file name in the query)."""
+    text = raw_query.lower() if isinstance(raw_query, str) else ""
+    term_set = set(terms)
+    names = store.memo(("repo-by-id",), lambda: {r.id: r.name for r in _repos(store)})
+    lowered = store.memo(
+        ("repo-names-lowered",), lambda: [(rid, name.lower()) for rid, name in names.items()]
+    )
+    named_repos = {
+        rid
+        for rid, low in lowered
+        if low in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(low), text)
+    }
+    for c in cands:
+        named = []
+        if c.repo_id in named_repos:
+            named.append(("repository", names[c.repo_id]))
+        view = views.get(c.rid)
+        for repo_id, sym, needed, path, low, base in view.names if view is not None else ():
+            if repo_id in named_repos and repo_id != c.repo_id:
+                named.append(("repository", names[repo_id]))  # it cites that repository's code
+            if needed is not None and term_set.issuperset(needed):
+                named.append(("symbol", sym))
+            if low and (low in text or (base and base in text)):
+                named.append(("file", path))
+        c.named = tuple(dict.fromkeys(named)) if named else ()
+
+
+def _name_parts(anchor):
+    """(repository id, symbol, the parts of the symbol a query must hold to name it or None, path,
+    path lower-cased, file name lower-cased when it is distinctive enough to name alone or None):
+    what _query_names compares a query with, once per cited anchor."""
+    sym, path = anchor["symbol"], anchor["path"]
+    needed = None
+    if sym:
+        parts = _symbol_words(sym)
+        if parts:
+            needed = frozenset(p for p in parts if p not in STOP_WORDS and len(p) >= 2)
+    low = base = None
+    if path:
+        low = path.lower()
+        base = low.rsplit("/", 1)[-1]
+        base = base if "." in base and len(base) > 3 else None
+    return (anchor["repo_id"], sym, needed, path, low, base)
+
+
+def _query_coverage(terms, cands, views):
+    """Mark each candidate with the share of the query it answers: the number of the query's
+    terms its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE for each
+    one only its session summary holds, over the number of terms. bm25 adds up what an item
+    matches with column weights, so one common word in a short claim can outscore every rare word
+    of the query in a detail; coverage is what keeps that match below the fuller one. The share
+    counts terms, not their idf: bm25 has weighed each by its rarity already, and weighing it
+    again let one rare word matched anywhere outrank several of the query's words in a claim.
+    The words of a repository the query names are its name, not content: the named factor
+    counts them once, for every item about it (_query_names), so they weigh nothing here (the
+    reasons still name them among the matched words)."""
+    if len(terms) < 2:
+        return
+    floor = 1.0 / len(terms)  # FTS5 matched it on something: at least one term
+    named = {n for c in cands for what, n in c.named if what == "repository"}
+    name_words = {t for n in named for t in query_terms(n)}
+    weight = {t: 0.0 if t in name_words else 1.0 for t in terms}
+    whole = sum(weight.values())
+    if not whole:
+        return
+    for c in cands:
+        if c.tier == "all":  # FTS5 matched every term: coverage 1.0
+            continue
+        view = views.get(c.rid)
+        if view is None:
+            continue
+        # The claim and detail apart from what it cites: the result's reasons name these hits.
+        c.text_hits = _term_hits(terms, view.text_words)
+        own = set(c.text_hits)
+        if len(own) < len(terms):
+            own.update(_term_hits([t for t in terms if t not in own], view.cited_words))
+        share = sum(weight[t] for t in own)
+        if len(own) < len(terms) and view.summary_words:
+            share += RANK_SUMMARY_SHARE * sum(
+                weight[t] for t in _term_hits(terms, view.summary_words) if t not in own
+            )
+        c.coverage = max(floor, share / whole)
+
+
+def _rerank(cands, scope, now):
+    """Score = text strength x query coverage x what the query names x (mildly) topology,
+    confidence, kind and recency. Every factor but coverage and the named ones is within a few
+    tens of percent, so a clearly stronger text match wins whatever repository it lives in; they
+    order near-equals."""
+    reach = scope.topology.reach
+    for c in cands:
+        score = RANK_WEIGHT_TEXT * c.strength * c.coverage**RANK_COVERAGE_POWER
+        for what, _ in c.named:
+            score *= 1.0 + RANK_NAMED_BONUS[what]
+        distance = reach.get(c.repo_id, (None,))[0]
+        score *= 1.0 + RANK_TOPOLOGY_BONUS.get(distance, 0.0)
+        if c.confidence is not None:
+            score *= 1.0 + RANK_CONFIDENCE_WEIGHT * (c.confidence - 0.5)
+        score *= 1.0 + RANK_KIND_BONUS.get(c.kind, 0.0) + _recency_bonus(c.created_at, now)
+        c.score = score
+
+
+# -- the search service --------------------------------------------------------------------------
+
+SEARCH_PAGE_RE = _lazy_pattern(r"^(?:o([0-9]{1,6})|r([0-9]{1,12}))$")
+
+
+def search(
+    store,
+    query,
+    repo=None,
+    cwd=None,
+    limit=10,
+    kinds=None,
+    all_scope=False,
+    rank="topology",
+    include_inactive=False,
+    workspace=None,
+    files=None,
+    page=None,
+):
+    """Search evidence from the caller's repository outward (see the README for the shape).
+
+    ``workspace`` scopes a caller that stands in no registered repository (an MCP server started
+    for a workspace, a shell outside every checkout) to that workspace's repositories; a caller
+    inside a repository keeps its own scope. ``page`` is a ``next_page`` token from an earlier
+    call with the same arguments: the ranked results continue, then every other match, newest
+    first, so paging reaches the last match at a constant cost per page. ``files`` (paths in the
+    caller's repository) join the working tree's changed files for recall by code reference
+    when the query finds nothing."""
+    started = time.perf_counter()
+    if rank not in ("topology", "fts"):
+        raise UsageError("unknown rank %r (topology or fts)" % rank)
+    try:
+        limit = int(limit)
+    except (TypeError, ValueError):
+        raise UsageError("limit must be a whole number") from None
+    if not (1 <= limit <= MAX_LIMIT):
+        raise UsageError("limit must be from 1 to %d" % MAX_LIMIT)
+    kinds = list(kinds or [])
+    for k in kinds:
+        if k not in EVIDENCE_KINDS:
+            raise UsageError("unknown kind %r (one of: %s)" % (k, ", ".join(EVIDENCE_KINDS)))
+    offset, before = 0, None
+    if page is not None:
+        m = SEARCH_PAGE_RE.match(page) if isinstance(page, str) else None
+        if m is None:
+            raise UsageError("page %r is not one search issued; omit it to start from the top" % (page,))
+        offset, before = (int(m.group(1)), None) if m.group(1) is not None else (None, int(m.group(2)))
+
+    store.begin_read()
+    scope = _search_scope(store, repo, cwd, all_scope, workspace)
+    all_terms = query_terms(query)
+    terms = select_terms(store, all_terms)
+    where, params = _scope_clause(scope, kinds, include_inactive)
+
+    # candidates
+    head_size = max(CANDIDATE_FLOOR, limit)
+    mode = "text"
+    fill_to = min(head_size, (offset or 0) + limit)
+    admits = _scope_test(scope, kinds, include_inactive)
+    cands, beyond = (
+        _text_candidates(store, terms, where, params, head_size, rank, fill_to, admits)
+        if terms
+        else ([], False)
+    )
+    if not cands:
+        mode = "fallback"  # no searchable words, or nothing matched them: still help
+        cands = _fallback_candidates(store, scope, where, params, limit, files=files, cwd=cwd)
+
+    # rerank
+    views = {}
+    anchors = {}
+    if mode == "text" and rank != "fts":
+        views = _item_views(store, [c.rid for c in cands])
+        anchors = {rid: v.anchors for rid, v in views.items()}
+        _query_names(store, query, terms, cands, views)
+        _query_coverage(terms, cands, views)
+        _rerank(cands, scope, time.time())
+    fresh = {}
+    final = {}  # {rid: score with its freshness}, once known; the score alone until then
+
+    def order(c):
+        return (-final.get(c.rid, c.score), -c.rid)
+
+    # Freshness only lowers a score, so fetching it for the current top until the top is stable
+    # gives the same order as fetching it for every candidate.
+    want = min((offset or 0) + limit, head_size)
+    heads = {}  # each checkout read once per search
+    repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
+    first = True  # the page first; when freshness reorders it, as many again past it at once
+    while True:
+        ordered = sorted(cands, key=order)
+        top = ordered[:want]
+        missing = [c.rid for c in top if c.rid not in fresh]
+        if not missing:
+            break
+        if not first:
+            missing += [c.rid for c in ordered[want:] if c.rid not in fresh][: len(missing)]
+        first = False
+        more = [r for r in missing if r not in views]
+        if more:
+            views.update(_item_views(store, more))
+            anchors.update((rid, views[rid].anchors) for rid in more if rid in views)
+        fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
+        if rank == "fts":
+            break
+        for c in cands:
+            if c.rid in fresh and c.rid not in final:
+                final[c.rid] = c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
+
+    if mode == "text":
+        matches, exact = _count_matches(store, terms, where, params)
+    else:
+        matches, exact = len(cands), True
+    if before is None:
+        page_cands = top[offset:]
+        after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
+        if want < len(ordered):
+            next_page = "o%d" % want
+        elif mode == "text" and (beyond or _more_matches(store, terms, where, params, cands, matches, exact)):
+            next_page = "r0"  # the ranked head is done; every other match follows, newest first
+        else:
+            next_page = None
+    else:
+        exclude = [c.rid for c in cands]
+        page_cands = _tail_candidates(store, terms, where, params, before or None, exclude, limit + 1)
+        next_page = "r%d" % page_cands[limit - 1].rid if len(page_cands) > limit else None
+        page_cands = page_cands[:limit]
+        after = ["r%d" % c.rid for c in page_cands]
+        more = [c.rid for c in page_cands if c.rid not in views]
+        if more:
+            views.update(_item_views(store, more))
+            anchors.update((rid, views[rid].anchors) for rid in more if rid in views)
+        missing = [c.rid for c in page_cands if c.rid not in fresh]
+        fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
+
+    # explain
+    results = []
+    now = time.time()
+    for c in page_cands:
+        view = views[c.rid]
+        item = view.result_dict(now)
+        f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
+        facts = _result_facts(terms, view, c, scope, f, mode, item["age"])
+        item["reasons"] = explain(facts)
+        item["freshness"] = {"verdict": f["verdict"], "reasons": f["reasons"]}
+        results.append(item)
+    if mode == "text":
+        matches = max(matches, len(cands))
+    return {
+        "results": results,
+        "fallback_reason": None
+        if mode == "text"
+        else ("no evidence matches the query words" if terms else "no searchable words in the query"),
+        "candidates": matches,
+        "candidates_exact": exact,
+        "ranked": len(cands),
+        "next_page": next_page,
+        "after": after,
+        "searched": scope.searched,
+        "origin": scope.origin.name if scope.origin else None,
+        "ms": round((time.perf_counter() - started) * 1000.0, 2),
+        "query_terms": terms,
+        "query_terms_total": len(all_terms),
+        "mode": mode,
+        "rank": rank,
+    }
+
+
+def _result_facts(terms, view, cand, scope, fresh, mode, age):
+    """The facts ``explain`` needs for one result (``view``: its ItemView)."""
+    row = view.row
+    text_hits = symbol_hits = path_hits = summary_hits = ()
+    fallback = code_reference = None
+    if mode == "fallback" and isinstance(cand.tier, CodeReference):
+        code_reference = cand.tier
+    elif mode == "fallback":
+        fallback = cand.tier
+    else:
+        text_hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
+        symbol_hits = [sym for sym, words, _, _ in view.anchor_words if sym and _term_hits(terms, words)]
+        path_hits = list(
+            dict.fromkeys(
+                path for _, _, path, words in view.anchor_words if path and _term_hits(terms, words)
+            )
+        )
+        if not (text_hits or symbol_hits or path_hits):
+            summary_hits = _term_hits(terms, view.summary_words)
+    reach = scope.topology.reach.get(row["repo_id"])
+    if reach is None:
+        where = (
+            "outside the caller's workspaces (--all)" if scope.origin else "searched all repositories (--all)"
+        )
+    else:
+        where = reach[1]
+    return ResultFacts(
+        text_hits=text_hits,
+        symbol_hits=symbol_hits,
+        path_hits=path_hits,
+        summary_hits=summary_hits,
+        named=cand.named,
+        fallback=fallback,
+        code_reference=code_reference,
+        reach=where,
+        edited=view.edited,
+        confidence=row["confidence"],
+        status=row["status"],
+        superseded_by=row["superseded_by"],
+        freshness=fresh,
+        age=age,
+    )
+
+
+def _session_edits(store, anchors_by_rid):
+    """{rid: (session id, agent, when, path, repo name)} for results whose cited files an imported
+    session edited: the most recent such session. One query."""
+    pairs = {
+        (a["repo_id"], a["path"])
+        for anchors in anchors_by_rid.values()
+        for a in anchors
+        if a["path"] and a["repo_id"]
+    }
+    if not pairs:
+        return {}
+    pairs = sorted(pairs)[:400]
+    latest = {}
+    for row in store.all(
+        "SELECT f.repo_id, f.path, f.repo_name, s.id, s.agent, coalesce(s.ended_at, s.started_at, s.created_at) AS at "
+        "FROM session_files f JOIN sessions s ON s.id = f.session_id WHERE f.edits > 0 AND (f.repo_id, f.path) IN (%s)"
+        % ",".join("(?, ?)" for _ in pairs),
+        [v for pair in pairs for v in pair],
+    ):
+        key = (row["repo_id"], row["path"])
+        if key not in latest or (row["at"] or "") > (latest[key]["at"] or ""):
+            latest[key] = row
+    out = {}
+    for rid, anchors in anchors_by_rid.items():
+        hits = [
+            latest[(a["repo_id"], a["path"])]
+            for a in anchors
+            if a["path"] and (a["repo_id"], a["path"]) in latest
+        ]
+        if hits:
+            h = max(hits, key=lambda r: r["at"] or "")
+            out[rid] = (h["id"], h["agent"], h["at"], h["path"], h["repo_name"])
+    return out

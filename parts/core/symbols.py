@@ -1,0 +1,882 @@
+from __future__ import annotations
+
+import bisect
+import functools
+import os
+import re
+
+from .constants import _lazy_pattern
+
+# ----------------------------------------------------------------------------------------------
+# Symbols: find the text of ``path#symbol`` in a file's source
+# ----------------------------------------------------------------------------------------------
+#
+# Python goes through ``ast`` (exact extents, decorators included). Other languages use a small,
+# documented heuristic, measured against tree-sitter by bench/freshness.py:
+#
+# 1. Mask the source: comments and string/char literals become spaces (same length, newlines
+#    kept), so that a brace in a string or a name in a doc comment is never seen as code.
+# 2. Find definition candidates for the name with per-construct patterns (``function f``,
+#    ``fn f``, ``func (r *T) f``, ``class C``, ``const f = () =>``, ``Type name(...)`` methods and
+#    C functions, Ruby ``def``/``class``/``module``), rejecting calls (``x.f(``, ``return f(``).
+# 3. Take the extent: from the definition line (with its ``@annotation``/``[Attribute]`` lines and
+#    a C return type on the line above) to the brace that closes the body; to ``;`` or the end
+#    of the line for bodiless values and types (``type T int``, ``fun f() = x``, ``a => a + 1``);
+#    to the matching ``end`` by indentation for Ruby. A declaration without a body (prototype,
+#    forward declaration) is not a definition.
+# 4. Keep the candidates at the shallowest brace depth; several (overloads) are joined, so a
+#    change to any of them counts as a change of the cited symbol.
+#
+# Qualified names ``A.b`` (or ``A::b``): Go receivers ``func (a *A) b``, C++ ``A::b(...)``
+# out-of-line definitions, Rust ``impl ... A { fn b }`` blocks, Kotlin ``fun A.b()``, JS
+# ``A.prototype.b = function``, and otherwise ``b`` inside ``A``'s body.
+
+LANGUAGE_BY_EXTENSION = {
+    ".py": "python", ".pyi": "python",
+    ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+    ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
+    ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".kts": "kotlin", ".cs": "csharp",
+    ".rb": "ruby", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp",
+    ".hh": "cpp", ".hxx": "cpp", ".swift": "swift", ".php": "php", ".scala": "scala",
+}  # fmt: skip
+
+# Languages where a statement may end at a newline (no ';'), so a bodiless definition does too.
+_NEWLINE_ENDS = frozenset({"go", "kotlin", "swift", "scala", "javascript", "typescript", "python", "ruby"})
+# Languages whose headers use <...> for generics (tracked so that a '{' inside is not the body).
+_ANGLE_GENERICS = frozenset({"typescript", "java", "csharp", "kotlin", "rust", "cpp", "swift", "scala"})
+_NESTED_BLOCK_COMMENTS = frozenset({"rust", "kotlin", "swift", "scala"})
+_HASH_COMMENTS = frozenset({"ruby", "python", "php"})
+_SLASH_COMMENTS_OFF = frozenset({"ruby", "python"})
+# Languages where '...' is a character literal (or a Rust lifetime), not a string.
+_CHAR_QUOTE = frozenset({"c", "cpp", "java", "csharp", "go", "kotlin", "rust", "scala"})
+_MULTILINE_STRINGS = frozenset({"rust", "ruby", "php", "python", "swift"})
+_TRIPLE_QUOTES = frozenset({"python", "kotlin", "java", "swift", "scala", "csharp"})
+# Keywords after which '/' starts a JavaScript regular expression rather than a division.
+_JS_REGEX_KEYWORDS = frozenset({"return", "typeof", "case", "do", "else", "in", "of", "new", "delete",
+                                "void", "throw", "yield", "await", "instanceof", "if", "unless", "when",
+                                "and", "or", "not", "then", "elsif", "while", "until"})  # fmt: skip
+
+
+def language_of(path):
+    return LANGUAGE_BY_EXTENSION.get(os.path.splitext(path)[1].lower())
+
+
+@functools.lru_cache(maxsize=16)
+def _mask_source(source, language):
+    """``source`` with comments and string literals blanked to spaces (newlines kept)."""
+    out = list(source)
+    n = len(source)
+
+    def blank(a, b):
+        for k in range(a, min(b, n)):
+            if out[k] != "\n":
+                out[k] = " "
+
+    def skip_string(i, quote, multiline, escapes=True):
+        """Index just past the string that opens at i with ``quote``."""
+        j = i + len(quote)
+        while j < n:
+            ch = source[j]
+            if escapes and ch == "\\":
+                j += 2
+                continue
+            if source.startswith(quote, j):
+                return j + len(quote)
+            if ch == "\n" and not multiline:
+                return j
+            j += 1
+        return n
+
+    def skip_interpolated(i):
+        """Index just past a Ruby "string" whose #{...} may hold quotes and strings of its own."""
+        j = i + 1
+        while j < n:
+            ch = source[j]
+            if ch == "\\":
+                j += 2
+                continue
+            if ch == '"':
+                return j + 1
+            if ch == "#" and source.startswith("#{", j):
+                depth, j = 1, j + 2
+                while j < n and depth:
+                    inner = source[j]
+                    if inner == "{":
+                        depth += 1
+                    elif inner == "}":
+                        depth -= 1
+                    elif inner == '"':
+                        j = skip_interpolated(j) - 1
+                    elif inner == "'":
+                        close = source.find("'", j + 1)
+                        j = n if close < 0 else close
+                    j += 1
+                continue
+            j += 1
+        return n
+
+    slash = language not in _SLASH_COMMENTS_OFF
+    hashes = language in _HASH_COMMENTS
+    last_code = ""  # previous significant character (JS regex detection)
+    last_word = ""
+    i = 0
+    line_start = True
+    heredoc_end = None  # a Ruby heredoc opened on this line: its body ends there
+    while i < n:
+        c = source[i]
+        if c == "\n":
+            line_start = True
+            if heredoc_end is not None:  # the rest of the opener's line is done: skip the body
+                i, heredoc_end = heredoc_end, None
+                continue
+            i += 1
+            continue
+        if line_start and language == "ruby" and re.match(r"__END__[ \t\r]*$", source[i : i + 10]):
+            blank(i, n)  # what follows __END__ is data, not code
+            break
+        if line_start and language == "ruby" and source.startswith("=begin", i):
+            j = source.find("\n=end", i)
+            j = n if j < 0 else j + 5
+            blank(i, j)
+            i = j
+            continue
+        if c not in " \t\r":
+            line_start = False
+        if language == "ruby" and c == "$" and source[i + 1 : i + 2] in tuple("`'\"/\\;,.<>!@&~=*$?:"):
+            i += 2  # a special global ($` $' $/ ...), not the start of a string or a regex
+            last_code, last_word = "a", ""
+            continue
+        if slash and c == "/" and i + 1 < n and source[i + 1] == "/":
+            j = source.find("\n", i)
+            j = n if j < 0 else j
+            blank(i, j)
+            i = j
+            continue
+        if slash and c == "/" and i + 1 < n and source[i + 1] == "*":
+            if language in _NESTED_BLOCK_COMMENTS:
+                depth, j = 1, i + 2
+                while j < n and depth:
+                    if source.startswith("/*", j):
+                        depth, j = depth + 1, j + 2
+                    elif source.startswith("*/", j):
+                        depth, j = depth - 1, j + 2
+                    else:
+                        j += 1
+            else:
+                j = source.find("*/", i + 2)
+                j = n if j < 0 else j + 2
+            blank(i, j)
+            i = j
+            continue
+        if hashes and c == "#" and not (language == "php" and source.startswith("#[", i)):
+            j = source.find("\n", i)
+            j = n if j < 0 else j
+            blank(i, j)
+            i = j
+            continue
+        if (
+            language in ("javascript", "typescript", "ruby")
+            and c == "/"
+            and (
+                last_code in "(,=:[!&|?{};+-*%<>~^"
+                or last_word in _JS_REGEX_KEYWORDS
+                # Ruby: `split /,/` is a call with a regex argument, `a / b` a division
+                or (
+                    language == "ruby"
+                    and source[i - 1 : i] == " "
+                    and source[i + 1 : i + 2] not in (" ", "=")
+                )
+            )
+        ):
+            j, in_class = i + 1, False
+            while j < n and source[j] != "\n":
+                ch = source[j]
+                if ch == "\\":
+                    j += 2
+                    continue
+                if ch == "[":
+                    in_class = True
+                elif ch == "]":
+                    in_class = False
+                elif ch == "/" and not in_class:
+                    break
+                j += 1
+            if j < n and source[j] == "/":
+                blank(i + 1, j)
+                i = j + 1
+                last_code, last_word = "/", ""
+                continue
+        if c in "\"'`":
+            start = i
+            if language in _TRIPLE_QUOTES and source.startswith(c * 3, i) and c != "`":
+                end = skip_string(i, c * 3, True, escapes=language != "csharp")
+            elif c == "`":
+                # JS/TS template literals and Go raw strings span lines; Kotlin/Scala quote names.
+                end = skip_string(i, "`", True, escapes=language in ("javascript", "typescript"))
+            elif c == "'" and language in _CHAR_QUOTE:
+                close = source.find("'", i + 1, i + 12)
+                is_char = close > 0 and (
+                    source[i + 1] == "\\"
+                    or close == i + 2
+                    or (close <= i + 5 and not source[i + 1].isalnum())
+                )
+                if language == "cpp" and i and source[i - 1].isalnum():
+                    is_char = False  # digit separator: 1'000'000
+                if language == "rust" and not is_char:
+                    is_char = close == i + 2 or (close > 0 and source[i + 1] == "\\")
+                if not is_char:
+                    i += 1  # a Rust lifetime ('a) or a stray quote
+                    continue
+                end = close + 1
+            elif language == "csharp" and i and source[i - 1] == "@" and c == '"':
+                j = i + 1
+                while j < n:
+                    if source[j] == '"':
+                        if source.startswith('""', j):
+                            j += 2
+                            continue
+                        break
+                    j += 1
+                end = min(j + 1, n)
+            elif language == "rust" and c == '"' and re.search(r"(?<![\w])b?r#*$", source[max(0, i - 8) : i]):
+                hashes_ = len(source[max(0, i - 8) : i]) - len(source[max(0, i - 8) : i].rstrip("#"))
+                close = source.find('"' + "#" * hashes_, i + 1)
+                end = n if close < 0 else close + 1 + hashes_
+            elif language == "cpp" and c == '"' and i and source[i - 1] == "R":
+                m = re.match(r'"([^()\\\s]{0,16})\(', source[i : i + 20])
+                if m:
+                    close = source.find(")" + m.group(1) + '"', i)
+                    end = n if close < 0 else close + len(m.group(1)) + 2
+                else:
+                    end = skip_string(i, '"', False)
+            else:
+                end = (
+                    skip_interpolated(i)
+                    if language == "ruby" and c == '"'
+                    else skip_string(i, c, language in _MULTILINE_STRINGS)
+                )
+            blank(start + 1, end - 1)
+            i = end
+            last_code, last_word = c, ""
+            continue
+        if language == "ruby" and c == "%":
+            m = re.match(r"%([qQwWiIrsx]?)([^\w\s])", source[i : i + 3])
+            if m and (
+                m.group(1)
+                or last_code in "(,=:[!&|?{};"
+                or last_word in _JS_REGEX_KEYWORDS
+                or (source[i - 1 : i] == " " and m.group(2) in "([{<")
+            ):
+                opener = m.group(2)
+                closer = {"(": ")", "[": "]", "{": "}", "<": ">"}.get(opener, opener)
+                depth, j = 1, i + len(m.group(0))
+                while j < n:
+                    ch = source[j]
+                    if ch == "\\":
+                        j += 2
+                        continue
+                    if ch == closer:
+                        depth -= 1
+                        if depth == 0:
+                            break
+                    elif ch == opener and closer != opener:
+                        depth += 1
+                    j += 1
+                blank(i + len(m.group(0)), j)  # %w[...] %Q{...} %r(...) percent literals
+                i = j + 1
+                last_code, last_word = ")", ""
+                continue
+        if language == "ruby" and c == "<" and source.startswith("<<", i):
+            m = re.match(r"<<([~-]?)(['\"`]?)([A-Za-z_]\w*)\2", source[i : i + 80])
+            if m and (i == 0 or not source[i - 1].isalnum()):
+                body = source.find("\n", i)
+                if body > 0:
+                    term = re.compile(r"^[ \t]*" + re.escape(m.group(3)) + r"[ \t]*$", re.M)
+                    first = body + 1 if heredoc_end is None else heredoc_end + 1
+                    found = term.search(source, first)
+                    end = n if found is None else found.end()
+                    blank(i, i + len(m.group(0)))  # the opener may stand alone at column 0
+                    blank(first, end)
+                    heredoc_end = end
+                    i += len(m.group(0))
+                    continue
+        if c.isalnum() or c == "_" or c == "$":
+            j = i
+            while j < n and (source[j].isalnum() or source[j] in "_$"):
+                j += 1
+            last_word, last_code = source[i:j], "a"
+            i = j
+            continue
+        if c not in " \t\r":
+            last_code, last_word = c, ""
+        i += 1
+    return "".join(out)
+
+
+_CALL_LIKE = _lazy_pattern(
+    r"(?:^|[^\w$])(?:return|else|if|while|for|switch|case|new|throw|await|yield|echo|print|"
+    r"delete|sizeof|typeof|goto|assert|raise|do|in|of|not|and|or)\s*$"
+)
+_MODIFIERS = (
+    r"(?:(?:public|private|protected|internal|static|final|abstract|async|virtual|override|inline|"
+    r"extern|const|constexpr|consteval|unsafe|export|default|synchronized|native|sealed|open|suspend|"
+    r"operator|explicit|friend|partial|readonly|pub(?:\([^)\n]*\))?|declare|new|fileprivate|mutating|"
+    r"static_cast|tailrec|infix|external|actual|expect|data|inner|lateinit|get|set|strictfp|"
+    r"transient|volatile|__inline|__forceinline|STATIC|INLINE)\s+)*"
+)
+_TYPE_KEYWORDS = (
+    r"(?:class|interface|enum|struct|trait|type|module|record|object|protocol|union|namespace|mod|"
+    r"typealias|actor|extension)"
+)
+
+
+@functools.lru_cache(maxsize=1024)  # compiling them costs ~1 ms a name; verify meets a name many times
+def _patterns(name, language):
+    """(kind, regex) definition patterns for ``name``; kind is "func", "type" or "value".
+    Cached: callers only iterate over the list."""
+    n = re.escape(name)
+    end = r"(?![\w$?!=])" if language == "ruby" else r"(?![\w$])"  # Ruby: x is not x= nor x?
+    if language == "ruby":
+        return [
+            (
+                "func",
+                re.compile(
+                    r"^[ \t]*(?:(?:private|protected|public|module_function)\s+)?def\s+"
+                    r"(?:self\.|self::|[\w:]+\.)?" + n + end,
+                    re.M,
+                ),
+            ),
+            ("type", re.compile(r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?" + n + end, re.M)),
+        ]
+    found = [
+        ("func", re.compile(r"\b(?:function\s*\*?|fn|func|def|sub|proc)\s+" + n + end)),
+        ("func", re.compile(r"\bfun\s+(?:<[^>\n]*>\s*)?(?:[\w.<>?, ]+\.)?" + n + r"\s*[(<]")),
+        ("func", re.compile(r"\bfunc\s*\([^)\n]*\)\s*" + n + r"\s*[\[(]")),
+        ("type", re.compile(r"\b" + _TYPE_KEYWORDS + r"\s+" + n + end)),
+        (
+            "value",
+            re.compile(
+                r"\b(?:const|let|var)\s+" + n + r"\s*(?::[^=;\n]+)?=\s*(?:async\b\s*)?"
+                r"(?:function\b|\(|<|[A-Za-z_$][\w$]*\s*=>|class\b)"
+            ),
+        ),
+        (
+            "value",
+            re.compile(
+                r"^[ \t]*(?:(?:static|public|private|protected|readonly|async|override)\s+)*"
+                + n
+                + r"\s*[:=]\s*(?:async\b\s*)?(?:function\b|\([^)\n]*\)\s*(?::[^=\n]+)?=>|"
+                r"[A-Za-z_$][\w$]*\s*=>)",
+                re.M,
+            ),
+        ),
+        (
+            "value",
+            re.compile(
+                r"^[ \t]*(?:[\w$]+\.)+" + n + r"\s*=\s*(?:async\s+)?(?:function\b|\([^)\n]*\)\s*=>)", re.M
+            ),
+        ),
+        # Methods and C-style functions: modifiers, an optional return type, then name( .
+        (
+            "func",
+            re.compile(
+                r"^[ \t]*" + _MODIFIERS + r"(?:[\w$<>\[\],.*&:~?]+(?:[ \t]+|[ \t]*[*&]+[ \t]*))*?"
+                r"(?:[\w$]+(?:<[^>\n]*>)?::)*" + n + r"[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+                re.M,
+            ),
+        ),
+    ]
+    if language == "go":
+        # inside a ``type ( ... )`` group
+        found.append(
+            (
+                "type",
+                re.compile(
+                    r"^[ \t]+" + n + r"(?:\[[^\]\n]*\])?[ \t]+(?:struct|interface|func|"
+                    r"map|chan|\*|\[|[\w.]+[ \t]*$)",
+                    re.M,
+                ),
+            )
+        )
+    return found
+
+
+def _match_brace(masked, i):
+    """Index just past the '}' matching the '{' at i (or the end of the text)."""
+    depth = 0
+    for j in range(i, len(masked)):
+        ch = masked[j]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return len(masked)
+
+
+def _next_code_char(masked, i):
+    m = re.compile(r"\S").search(masked, i)
+    return masked[m.start()] if m else ""
+
+
+def _body_end(masked, language, pos, kind, limit, bodiless=False):
+    """End (exclusive) of the definition whose name ends at ``pos``, or None for a declaration
+    without a body (unless ``bodiless``: then the declaration itself, up to its ';')."""
+    depth = 0
+    angle = 0  # inside <...> of a header: Promise<{ a: T }> is a type, not the body
+    assigned = False
+    init_list = False
+    i = pos
+    while i < limit:
+        c = masked[i]
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif depth == 0 and angle and c == ">" and masked[i - 1 : i] not in ("=", "-"):
+            angle -= 1
+        elif (
+            depth == 0
+            and c == "<"
+            and (kind == "type" or not assigned)  # type X = Omit<...>: generics after '=' too
+            and language in _ANGLE_GENERICS
+            and masked[i + 1 : i + 2] != "<"
+        ):
+            angle += 1
+        elif depth == 0 and not angle:
+            if c == "{" and assigned and language in _NEWLINE_ENDS:
+                i = _match_brace(masked, i)  # a lambda or object in an expression body: read on
+                continue
+            if c == "{":
+                before = masked[pos:i].rstrip()
+                if init_list and before and (before[-1].isalnum() or before[-1] in "_>"):
+                    i = _match_brace(masked, i)  # C++ member initialiser x{1}
+                    continue
+                if language == "typescript" and not assigned and before.endswith(":"):
+                    i = _match_brace(masked, i)  # an object type: f(): { a: number } {
+                    continue
+                return _match_brace(masked, i)
+            if c == ";":
+                return i + 1 if (assigned or bodiless or kind != "func") else None
+            if c == "}":
+                return i if (assigned or bodiless or kind != "func") else None
+            if c == "=" and masked[i + 1 : i + 2] != "=" and masked[i - 1 : i] not in ("=", "!", "<", ">"):
+                assigned = True
+            if c == ":" and language == "cpp" and masked[pos:i].rstrip().endswith(")"):
+                init_list = True
+            if c == "\n" and language in _NEWLINE_ENDS:
+                line = masked[masked.rfind("\n", 0, i) + 1 : i].rstrip()
+                following = _next_code_char(masked, i)
+                continued = (
+                    not line.strip()
+                    or line.endswith(("=>", "->"))
+                    or line[-1] in ",(=+-*/|&.:?<"
+                    or following in ("{", ".", "?", ":", "=", "|", "&", ">")
+                    or re.match(r"\s*(?:else|catch|finally)\b", masked[i + 1 : i + 40]) is not None
+                )
+                if language in ("javascript", "typescript") and kind == "func" and not (assigned or bodiless):
+                    continued = True  # a function header must reach its body or ';'
+                if not continued:
+                    return i
+        i += 1
+    return None
+
+
+def _line_start(text, pos):
+    return text.rfind("\n", 0, pos) + 1
+
+
+def _line_end(text, pos):
+    end = text.find("\n", pos)
+    return len(text) if end < 0 else end
+
+
+def _matching_open_paren(masked, close):
+    """Index of the '(' that the ')' at ``close`` closes, or -1."""
+    depth = 0
+    for i in range(close, -1, -1):
+        if masked[i] == ")":
+            depth += 1
+        elif masked[i] == "(":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _extend_start(masked, language, start):
+    """Move the start up over annotation/attribute lines and a C return type line."""
+    while start > 0:
+        prev_start = _line_start(masked, start - 1)
+        prev = masked[prev_start : start - 1].strip()
+        if not prev:
+            break
+        if prev.startswith("@") and language not in ("c", "cpp", "python", "ruby"):
+            start = prev_start
+        elif language == "csharp" and prev.startswith("[") and prev.endswith("]"):
+            start = prev_start
+        elif prev.endswith((")", ")]")) and language not in ("c", "cpp", "python", "ruby"):
+            # the last line of a multi-line annotation: @Deprecated(\n  "...",\n)
+            opening = _matching_open_paren(masked, masked.rfind(")", prev_start, start))
+            first = _line_start(masked, opening) if opening >= 0 else -1
+            if first < 0 or not masked[first:opening].strip().startswith(("@", "[")):
+                break
+            start = first
+        elif (
+            language in ("c", "cpp")
+            and re.match(r"^[\w\s*&:<>,]+$", prev)
+            and not re.search(r"\b(?:return|else|case|goto|public|private|protected)\b", prev)
+            and not masked[start : start + 1].isspace()
+        ):
+            start = prev_start
+            break
+        else:
+            break
+    return start
+
+
+_RUBY_OPENER = _lazy_pattern(
+    r"^\s*(?:(?:private|protected|public|module_function)\s+)?(?:def|class|module|if|unless|while|until|case|begin|for)"
+    r"(?![\w?!:])"
+)
+_RUBY_INLINE_OPENER = _lazy_pattern(
+    r"(?:=|\(|\|\||&&|\breturn)\s*(?:if|unless|case|begin|while|until)(?![\w?!:])"
+)
+_RUBY_DO = _lazy_pattern(r"(?<![.:\w@$])do(?![\w?!:])")
+_RUBY_END = _lazy_pattern(r"(?<![.:\w@$])end(?![\w?!:])")
+_RUBY_ENDLESS_DEF = _lazy_pattern(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s")
+
+
+def _ruby_keyword_end(masked, start):
+    """End of the Ruby block opening at ``start`` by counting openers against ``end``s, or None
+    when they never balance (then indentation decides)."""
+    depth = 0
+    pos = start
+    while pos < len(masked):
+        end = _line_end(masked, pos)
+        for statement in masked[pos:end].split(";"):
+            if _RUBY_ENDLESS_DEF.match(statement):
+                continue
+            if _RUBY_OPENER.match(statement):
+                depth += 1
+            depth += len(_RUBY_INLINE_OPENER.findall(statement))
+            if not re.match(r"\s*(?:while|until|for)\b", statement):
+                depth += len(_RUBY_DO.findall(statement))
+            depth -= len(_RUBY_END.findall(statement))
+        if depth <= 0:
+            return end if depth == 0 else None
+        pos = end + 1
+    return None
+
+
+_RUBY_MODIFIER_LINE = _lazy_pattern(r"\s*(?:private|protected|public|module_function)\s*$")
+_RUBY_END_LINE = _lazy_pattern(r"\s*end\b")
+_RUBY_DEFINITION_LINE = _lazy_pattern(r"\s*(?:def|class|module)\b")
+
+
+@functools.lru_cache(maxsize=4096)  # a module's extent is needed for every symbol cited inside it
+def _ruby_end(masked, start, name_end):
+    """End of a Ruby def/class/module: the ``end`` at its indentation (or one line). Where the
+    indentation stops on something else (code dedented below it, a sibling definition with no
+    ``end`` first), openers are counted against ``end``s instead, if they balance."""
+    first_end = _line_end(masked, name_end)
+    line = masked[start:first_end]
+    if re.search(r"\bend\s*$", line) or _RUBY_ENDLESS_DEF.match(line):
+        return first_end
+    indent = len(line) - len(line.lstrip(" \t"))
+    pos = first_end + 1
+    while pos < len(masked):
+        end = _line_end(masked, pos)
+        text = masked[pos:end]
+        if text.strip():
+            level = len(text) - len(text.lstrip(" \t"))
+            modifier = _RUBY_MODIFIER_LINE.match(text)
+            if level == indent and not modifier and _RUBY_END_LINE.match(text):
+                return end
+            if (level < indent and not modifier) or (level == indent and _RUBY_DEFINITION_LINE.match(text)):
+                counted = _ruby_keyword_end(masked, start)
+                return counted if counted is not None else pos - 1
+        pos = end + 1
+    counted = _ruby_keyword_end(masked, start)
+    return counted if counted is not None else len(masked)
+
+
+def _indent_end(masked, start, name_end):
+    """End of an indentation block whose header line starts at ``start``."""
+    line = masked[start : _line_end(masked, name_end)]
+    indent = len(line) - len(line.lstrip(" \t"))
+    end = pos = _line_end(masked, name_end)
+    while pos < len(masked):
+        nxt = _line_end(masked, pos + 1)
+        text = masked[pos + 1 : nxt]
+        if text.strip():
+            if len(text) - len(text.lstrip(" \t")) <= indent:
+                break
+            end = nxt
+        pos = nxt
+    return end
+
+
+class _SourceIndex:
+    """A masked source with its line starts and the brace depth at each line start."""
+
+    def __init__(self, source, language):
+        self.language = language
+        self.masked = masked = _mask_source(source, language)
+        self.starts = [0]
+        self.depth = [0]
+        depth = 0
+        for line in masked.split("\n"):
+            depth += line.count("{") - line.count("}")
+            self.starts.append(self.starts[-1] + len(line) + 1)
+            self.depth.append(depth)
+        self._impls = None
+
+    def line_of(self, pos):
+        return bisect.bisect_right(self.starts, pos) - 1
+
+    def depth_at(self, pos):
+        if self.language in ("ruby", "python"):  # no braces: nesting is indentation
+            line = self.masked[pos : _line_end(self.masked, pos)]
+            return len(line) - len(line.lstrip())
+        line = self.line_of(pos)
+        return (
+            self.depth[line]
+            + self.masked.count("{", self.starts[line], pos)
+            - self.masked.count("}", self.starts[line], pos)
+        )
+
+    def lines_with(self, name, lo, hi):
+        """(start, end) of each line within [lo, hi) that contains ``name``."""
+        found = []
+        pos = self.masked.find(name, lo, hi)
+        while pos >= 0:
+            line = self.line_of(pos)
+            start, end = max(self.starts[line], lo), min(self.starts[line + 1] - 1, hi)
+            found.append((start, end))
+            pos = self.masked.find(name, end, hi)
+        return found
+
+    def impl_blocks(self):
+        """Rust ``impl`` blocks: [(self type name, body start, body end)]."""
+        if self._impls is None:
+            self._impls = []
+            for m in re.finditer(r"^[ \t]*(?:unsafe\s+)?impl\b([^{;]*)\{", self.masked, re.M):
+                header = " ".join(m.group(1).split())
+                self_type = (
+                    header.split(" for ")[-1] if " for " in header else re.sub(r"^<.*?>\s*", "", header)
+                )
+                self_type = re.sub(r"<.*|\bwhere\b.*", "", self_type).strip().lstrip("&*").strip()
+                self_type = self_type.split("::")[-1].split()[-1] if self_type else ""
+                self._impls.append((self_type, m.end(), _match_brace(self.masked, m.end() - 1) - 1))
+        return self._impls
+
+
+@functools.lru_cache(maxsize=16)
+def _source_index(source, language):
+    return _SourceIndex(source, language)
+
+
+def _find(index, name, lo, hi, containers_only=False):
+    """Definitions of ``name`` within [lo, hi) at the shallowest depth: [(start, end)].
+
+    Declarations without a body (interface and abstract methods, prototypes) count only when
+    the name has no definition with a body."""
+    return _find_pass(index, name, lo, hi, containers_only, False) or _find_pass(
+        index, name, lo, hi, containers_only, True
+    )
+
+
+def _find_pass(index, name, lo, hi, containers_only, bodiless):
+    masked, language = index.masked, index.language
+    candidates = []
+    lines = index.lines_with(name, lo, hi)
+    for kind, pattern in _patterns(name, language):
+        if containers_only and kind != "type" and language != "ruby":
+            continue
+        for line_lo, line_hi in lines:
+            for m in pattern.finditer(masked, line_lo, line_hi):
+                start = _line_start(masked, m.start())
+                name_at = masked.rfind(name, m.start(), m.end())
+                before = masked[start:name_at]
+                if kind == "func" and pattern.pattern.startswith("^") and language != "ruby":  # C-style
+                    if "=" in before or _CALL_LIKE.search(before) or before.rstrip().endswith((".", "->")):
+                        continue
+                    if re.search(r"[^\w\s$<>\[\],.*&:~?()@]", before.strip()):
+                        continue
+                    outside = re.sub(r"<[^<>]*>", "", before)  # template <class T> is fine
+                    if re.search(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)", outside):
+                        continue  # class A : Base(), a supertype call, not a definition of Base
+                name_end = name_at + len(name)
+                if language == "ruby":
+                    end = _ruby_end(masked, start, name_end)
+                elif language == "python":  # a file ast cannot parse: indentation
+                    end = _indent_end(masked, start, name_end)
+                else:
+                    if kind == "type" and language in ("c", "cpp"):
+                        brace = masked.find("{", name_end, hi)
+                        tail = masked[name_end : brace if brace >= 0 else hi]
+                        if not re.match(r"^\s*(?:final\s*)?(?::[^;{()=]*)?$", tail):
+                            continue  # a use of the type (struct S *p), not its definition
+                    end = _body_end(masked, language, name_end, kind, hi, bodiless)
+                    if end is None:
+                        continue
+                start = _extend_start(masked, language, start)
+                candidates.append((start, _line_end(masked, max(end - 1, start)), kind))
+    if not candidates:
+        return []
+    if containers_only and language != "ruby":
+        candidates = [c for c in candidates if c[2] == "type"] or candidates
+    if language == "go":  # plain F is the package-level func or type; T.F names a method
+        plain = [c for c in candidates if not re.match(r"\s*func\s*\(", masked[c[0] : c[0] + 80])]
+        candidates = plain or candidates
+    depths = {c[0]: index.depth_at(c[0]) for c in candidates}
+    shallowest = min(depths.values())
+    chosen = []
+    for start, end, _ in sorted(candidates):
+        if depths[start] == shallowest and not any(s <= start < e for s, e in chosen):
+            chosen.append((start, end))
+    return chosen
+
+
+def _qualified_special(index, owner, name):
+    """Definitions of ``owner.name`` that live outside ``owner``'s own body."""
+    masked, language = index.masked, index.language
+    o, n = re.escape(owner), re.escape(name)
+    if language == "rust":
+        found = []
+        for self_type, lo, hi in index.impl_blocks():
+            if self_type == owner:
+                found.extend(_find(index, name, lo, hi))
+        return found
+    if language == "go":
+        pattern = _compiled(
+            r"^func\s*\(\s*(?:\w+\s+)?\*?\s*" + o + r"(?:\[[^\]\n]*\])?\s*\)\s*" + n + r"\s*[\[(]"
+        )
+    elif language in ("c", "cpp"):
+        pattern = _compiled(r"^[^\n;{}=]*?\b" + o + r"(?:<[^>\n]*>)?\s*::\s*" + n + r"\s*\(")
+    elif language == "kotlin":
+        pattern = _compiled(r"\bfun\s+(?:<[^>\n]*>\s*)?" + o + r"(?:<[^>\n]*>)?\." + n + r"\s*\(")
+    elif language in ("javascript", "typescript"):
+        pattern = _compiled(
+            r"^[ \t]*(?:[\w$]+\.)*" + o + r"(?:\.prototype)?\." + n + r"\s*=\s*(?:async\s+)?"
+            r"(?:function\b|\([^)\n]*\)\s*=>)"
+        )
+    else:
+        return []
+    found = []
+    for line_lo, line_hi in index.lines_with(name, 0, len(masked)):
+        for m in pattern.finditer(masked, line_lo, line_hi):
+            start = _line_start(masked, m.start())
+            end = _body_end(masked, language, m.end() - 1, "func", len(masked))
+            if end is not None:
+                found.append((_extend_start(masked, language, start), _line_end(masked, end - 1)))
+    return found
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(pattern):
+    return re.compile(pattern, re.M)
+
+
+def _heuristic_locate(source, language, parts):
+    index = _source_index(source, language or "")
+    masked = index.masked
+    extents = []
+    if len(parts) >= 2:
+        extents = _qualified_special(index, parts[-2], parts[-1])
+    if not extents:
+        regions = [(0, len(masked))]
+        for position, part in enumerate(parts):
+            last = position == len(parts) - 1
+            found = []
+            for lo, hi in regions:
+                found.extend(_find(index, part, lo, hi, containers_only=not last))
+            if not found:
+                return None
+            if last:
+                extents = found
+            elif index.language == "ruby":
+                regions = [(_line_end(masked, s) + 1, e) for s, e in found]
+            else:  # the body only: from its opening brace to the end
+                regions = [((masked.find("{", s, e) + 1) or s, e) for s, e in found]
+    return "\n".join(source[s:e] for s, e in sorted(set(extents)))
+
+
+@functools.lru_cache(maxsize=8)
+def _python_definitions(source):
+    """({("A", "m"): extents}, {"m": extents}) for a Python source, or None when ``ast`` cannot
+    parse it. An extent is (first line, last line), decorators included. Cached: verify and
+    capture look up many symbols in one file, and parsing is the expensive part."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):  # deep nesting: not SyntaxError
+        return None
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    by_path, by_name = {}, {}
+
+    def visit(node, path):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, defs):
+                extent = (min([child.lineno] + [d.lineno for d in child.decorator_list]), child.end_lineno)
+                here = path + (child.name,)
+                by_path.setdefault(here, []).append(extent)
+                by_name.setdefault(child.name, []).append(extent)
+                visit(child, here)
+            elif not isinstance(child, ast.expr):
+                visit(child, path)
+
+    visit(tree, ())
+    return by_path, by_name
+
+
+def _python_locate(source, parts):
+    """Extents of ``A.m`` (a path from the module down) or of every definition named ``m``."""
+    index = _python_definitions(source)
+    if index is None:
+        return None
+    by_path, by_name = index
+    found = by_path.get(tuple(parts)) if len(parts) > 1 else by_name.get(parts[0])
+    return sorted(found) if found else None
+
+
+def locate_symbol(source, path, symbol):
+    """The source text of ``symbol`` in ``source`` (the file at ``path``), or None if not found.
+
+    Several definitions of one name (overloads, same method name in two classes) are joined, so a
+    change to any of them counts as a change of the cited symbol.
+    """
+    language = language_of(path)
+    parts = [p for p in re.split(r"\.|::|#", symbol) if p]
+    if not parts:
+        return None
+    if language == "python":
+        extents = _python_locate(source, parts)
+        if extents is not None:
+            lines = source.splitlines()
+            return "\n".join("\n".join(lines[a - 1 : b]) for a, b in extents)
+        if _python_definitions(source) is not None:
+            return None
+    return _heuristic_locate(source, language, parts)
+
+
+def symbol_hash(text):
+    """A hash of a symbol's text that ignores indentation shifts and trailing blanks."""
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
+    cut = min(indents) if indents else 0
+    normal = "\n".join(line[cut:] for line in lines).strip("\n")
+    import hashlib
+
+    return hashlib.sha256(normal.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+
+
+def symbol_hash_of(data, path, symbol):
+    """Hash of ``symbol`` inside file bytes ``data``, or None when it cannot be located."""
+    text = locate_symbol(data.decode("utf-8", "surrogateescape"), path, symbol)
+    return symbol_hash(text) if text is not None else None

@@ -1,0 +1,646 @@
+from __future__ import annotations
+
+import os
+import re
+import time
+
+from .constants import _lazy_pattern
+from .errors import UsageError, WctxError
+from .git import WCTX_REFS, GitError, blob_id, run_git
+from .head import __version__
+from .helpers import clean_text, short_sha
+from .items import _scrub_store
+from .sharing import (
+    EXPORT_FORMAT,
+    LocalPaths,
+    _BulkCache,
+    _export_lines,
+    _export_text,
+    _GcPaused,
+    _import_records,
+    _parse_export,
+    _store_machine_id,
+    export_records,
+    shareable_record,
+    tombstone_records,
+    topology_records,
+)
+from .store import _select_in
+
+# ----------------------------------------------------------------------------------------------
+# Sync: team memory through a shared git repository, with no server of our own
+# ----------------------------------------------------------------------------------------------
+#
+# ``wctx sync`` keeps a private bare repository under $WCTX_HOME/sync holding one branch of the
+# team's memory repository. Each machine writes only below ``machines/<its id>/``: one file per
+# session it recorded (``sessions/<session id>.jsonl``), ``events.jsonl`` for what it changed in
+# other machines' items (status changes, confirmations, tombstones) and ``topology.jsonl`` (its
+# repositories by identity, relations, workspaces). No two
+# machines ever write the same file, so a push rejected because another machine pushed first is
+# rebuilt on the new tip and retried: there is never anything to merge. Nothing is checked out:
+# files are read with ``cat-file`` and commits written with ``fast-import``, so no attribute,
+# filter, hook or checkout applies to the team's content on this machine. Every file read from the
+# remote is untrusted and goes through import_evidence's validation; a file that fails is reported
+# with its path and line and skipped whole.
+
+SYNC_BRANCH = "wctx-memory"
+SYNC_PUSH_TRIES = 5
+_SYNC_FETCHED, _SYNC_OURS = WCTX_REFS  # the remote tip as last fetched; the commit we built to push
+_SYNC_FILE = _lazy_pattern(
+    r"^machines/([0-9a-f]{16})/(sessions/(?:ses-[0-9a-f]{10}|[\w.:-]{1,80})\.jsonl|events\.jsonl|topology\.jsonl)$"
+)
+_SYNC_BRANCH_NAME = _lazy_pattern(
+    r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}(?<![./])(?<!\.lock)$"
+)
+
+
+class SyncReport:
+    """What one ``wctx sync`` did: counts, the files it skipped and why, the commit it pushed."""
+
+    __slots__ = ("remote", "branch", "imported", "exported", "skipped", "pushed", "tries", "noop")
+
+    def __init__(self, remote, branch):
+        self.remote = remote
+        self.branch = branch
+        self.imported = {"files": 0, "sessions": 0, "evidence": 0, "updated": 0}
+        self.exported = {"files": 0, "removed": 0}
+        self.skipped = []  # "path:line: reason"
+        self.pushed = None  # short sha of the commit pushed, or None
+        self.tries = 0
+        self.noop = False
+
+    def as_dict(self):
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+def _sync_get(store, key):
+    row = store.one("SELECT value FROM sync_state WHERE key = ?", (key,))
+    return row["value"] if row else None
+
+
+def _sync_set(store, key, value):
+    with store.atomic():
+        if value is None:
+            store.db.execute("DELETE FROM sync_state WHERE key = ?", (key,))
+        else:
+            store.db.execute(
+                "INSERT INTO sync_state(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+
+def check_sync_remote(remote):
+    """A remote git can reach (URL, scp-like ``host:path`` or a local path), never an option or a
+    transport that runs a program (``ext::``). Local paths are made absolute."""
+    remote = clean_text(remote, "remote", 2000, required=True)
+    if remote.startswith("-") or any(c in remote for c in "\n\r\t"):
+        raise UsageError("remote %r is not a repository URL or path" % remote)
+    transport = remote.split("::", 1)[0] if "::" in remote else None
+    if transport is not None and "/" not in transport:
+        raise UsageError("remote %r: transport helpers (%s::) are not allowed" % (remote, transport))
+    local = os.path.expanduser(remote)
+    if "://" in remote and not remote.startswith("file://"):
+        return remote
+    if remote.startswith("file://"):
+        local = remote[len("file://") :]
+    elif re.match(r"^[\w.@-]+:", remote) and not os.path.exists(local):
+        return remote  # scp-like user@host:path
+    return os.path.abspath(local)
+
+
+def check_sync_branch(branch):
+    branch = clean_text(branch, "branch", 100, required=True)
+    if not _SYNC_BRANCH_NAME.match(branch):
+        raise UsageError("branch %r is not a plain branch name" % branch)
+    return branch
+
+
+def _sync_dir(store):
+    return os.path.join(store.home, "sync", "memory.git")
+
+
+def _sync_git(store, args, input_bytes=None, ok_codes=(0,), network=False, revs=()):
+    # Our private repository's config is ours alone; for the network we run the user's own ssh
+    # (GIT_SSH_COMMAND, else their global core.sshCommand, else ssh), never a repository's.
+    extra = ["-c", "protocol.ext.allow=never", "-c", "core.bare=true"]
+    if network:
+        extra += ["-c", "core.sshCommand=" + _user_ssh_command(store)]
+    return run_git(
+        _sync_dir(store),
+        list(args),
+        input_bytes=input_bytes,
+        ok_codes=ok_codes,
+        extra_options=extra,
+        revs=revs,
+    )
+
+
+def _user_ssh_command(store):
+    code, out = run_git(_sync_dir(store), ["config", "--global", "--get", "core.sshCommand"], ok_codes=(0, 1))
+    value = out.decode("utf-8", "replace").strip() if code == 0 else ""
+    return value or "ssh"
+
+
+def _sync_init(store):
+    path = _sync_dir(store)
+    if not os.path.isfile(os.path.join(path, "HEAD")):
+        os.makedirs(path, exist_ok=True)
+        run_git(path, ["init", "--quiet", "--bare"])
+    return _store_machine_id(store)
+
+
+def _sync_fetch(store, remote, branch):
+    """Fetch the team's branch; return its tip, or None while the branch does not exist yet."""
+    try:
+        _sync_git(
+            store,
+            ["fetch", "--quiet", "--no-tags", "--end-of-options", remote,
+             "+refs/heads/%s:%s" % (branch, _SYNC_FETCHED)],
+            network=True,
+        )  # fmt: skip
+    except GitError as e:
+        if "couldn't find remote ref" not in str(e):
+            raise WctxError("sync: cannot fetch from %s: %s" % (remote, str(e).split(": ", 2)[-1])) from None
+        _sync_git(store, ["update-ref", "-d", _SYNC_FETCHED], ok_codes=(0, 1))
+        return None
+    _, out = _sync_git(
+        store, ["rev-parse", "--verify", "-q"], ok_codes=(0, 1), revs=[_SYNC_FETCHED + "^{commit}"]
+    )
+    return out.decode("ascii", "replace").strip() or None
+
+
+def _sync_tree(store, tip, skipped=None):
+    """{path: blob id} of the memory files in ``tip`` (other files in the branch are ignored).
+    A memory file's name on anything but a plain file (a symbolic link: its blob is the link's
+    target, which no machine wrote as memory) is noted in ``skipped``."""
+    if tip is None:
+        return {}
+    _, out = _sync_git(store, ["ls-tree", "-r", "-z", "--full-tree"], revs=[tip])
+    files = {}
+    for entry in out.split(b"\0"):
+        meta, _, path = entry.partition(b"\t")
+        parts = meta.split()
+        if len(parts) != 3 or parts[1] != b"blob":
+            continue
+        name = path.decode("utf-8", "replace")
+        if not _SYNC_FILE.match(name):
+            continue
+        if parts[0] in (b"100644", b"100755"):
+            files[name] = parts[2].decode("ascii")
+        elif skipped is not None:
+            why = "%s: a symbolic link, not a file" % name
+            if why not in skipped:  # once, however many times a rejected push fetches again
+                skipped.append(why)
+    return files
+
+
+def _sync_read_blobs(store, blobs):
+    """{blob id: bytes} through one ``cat-file --batch``."""
+    blobs = list(dict.fromkeys(blobs))
+    if not blobs:
+        return {}
+    _, out = _sync_git(store, ["cat-file", "--batch"], input_bytes="".join(b + "\n" for b in blobs).encode())
+    result, pos = {}, 0
+    for blob in blobs:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) == 3 and header[1] == b"blob":
+            size = int(header[2])
+            result[blob] = out[pos : pos + size]
+            pos += size + 1
+    return result
+
+
+def _sync_version(record):
+    """What makes one state of an item differ from another (kept in sync_seen.updated_at): its
+    timestamp alone cannot tell, since a retract can land within the second of the capture."""
+    return _sync_version_of(
+        record.get("updated_at"),
+        record.get("status"),
+        record.get("superseded_by"),
+        record.get("confirmed_at"),
+        len(record.get("history") or ()),
+    )
+
+
+def _sync_version_of(updated_at, status, superseded_by, confirmed_at, events):
+    """_sync_version from an item's row and its count of history events."""
+    return "%s|%s|%s|%s|%d" % (
+        updated_at or "",
+        status or "active",
+        superseded_by or "",
+        confirmed_at or "",
+        events,
+    )
+
+
+def _sync_import(store, machine, files, report):
+    """Import the other machines' files that changed since we last read them: sessions first (the
+    events of one machine may refer to another's sessions), each file all or nothing.
+
+    The import is a run of short transactions, not one: a teammate's whole memory in one would hold
+    the store's write lock for as long as it takes, and a capture, a session-end hook or the MCP
+    server waiting to write meanwhile would give up ("database is locked") once the store's busy
+    timeout ran out. Each batch of files (about _SYNC_BATCH_ITEMS lines; a larger file alone) is
+    parsed and checked outside any transaction, then imported together with what sync remembers of
+    it (blob ids read, sessions that are another machine's, versions seen) in one transaction: a
+    sync killed at any point leaves whole batches imported and remembered, and the next sync
+    imports the rest, nothing twice."""
+    seen = {r["path"]: r["blob"] for r in store.all("SELECT path, blob FROM sync_files")}
+    todo = sorted(
+        (p for p, b in files.items() if seen.get(p) != b and not p.startswith("machines/%s/" % machine)),
+        key=lambda p: (p.endswith("events.jsonl"), p),
+    )
+    data = _sync_read_blobs(store, [files[p] for p in todo])
+    # One page cache for all the batches, sized to all they bring: each batch's pages (and the
+    # indexes it updates) are still there for the next one, not read back from the file.
+    with _BulkCache(store, sum(blob.count(b"\n") for blob in data.values())):
+        _sync_import_batches(store, files, todo, data, report)
+    if store.scrub_due:  # something was forgotten: its text leaves the store's bytes, once
+        store.scrub_due = False
+        _scrub_store(store)
+
+
+def _sync_import_batches(store, files, todo, data, report):
+    forgotten = None
+    for batch in _sync_batches(todo, files, data):
+        parsed = []
+        for path in batch:
+            try:
+                records = _parse_export(path, _export_lines(data.get(files[path], b"")))
+                if forgotten is None:
+                    forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
+                _sync_check_sessions(path, records, forgotten)
+            except WctxError as e:
+                report.skipped.append(str(e))
+                continue
+            parsed.append((path, records))
+        # Should a batch be refused, its files are imported one by one, so that only the file at
+        # fault is skipped.
+        groups = [parsed] if parsed else []
+        while groups:
+            group = groups.pop(0)
+            try:
+                counts = _sync_import_group(store, files, group)
+            except WctxError as e:
+                if len(group) > 1:
+                    groups[:0] = [[f] for f in group]
+                else:
+                    report.skipped.append(str(e) if group[0][0] in str(e) else "%s: %s" % (group[0][0], e))
+                continue
+            report.imported["files"] += len(group)
+            for key in ("sessions", "evidence", "updated"):
+                report.imported[key] += counts.get(key, 0)
+
+
+_SYNC_BATCH_ITEMS = 2000  # lines of a teammate's files imported per transaction
+
+
+def _sync_batches(todo, files, data):
+    """``todo`` in order, cut into runs of session and topology files of about
+    _SYNC_BATCH_ITEMS lines each (one bulk write for many small files); each machine's events
+    file alone, after them."""
+    batch, lines = [], 0
+    for path in todo:
+        size = data.get(files[path], b"").count(b"\n")
+        if batch and (lines + size > _SYNC_BATCH_ITEMS or path.endswith("events.jsonl")):
+            yield batch
+            batch, lines = [], 0
+        batch.append(path)
+        lines += size
+    if batch:
+        yield batch
+
+
+def _sync_import_group(store, files, group):
+    """Import ``group`` (parsed files) and remember it, in one transaction; returns the counts."""
+    # Another machine's session files bring its sessions: each one this store does not hold yet
+    # is that machine's (never exported as ours). One it already holds is its own, shared back,
+    # or another machine's already, remembered so by the batch that first brought it.
+    brought = {
+        r["id"] for path, records in group if "/sessions/" in path for r in records if r["type"] == "session"
+    }
+    with store.atomic():
+        held = {r["id"] for r in _select_in(store, "SELECT id FROM sessions WHERE id IN (%s)", brought)}
+        counts = _import_records(store, [r for _, records in group for r in records])
+        foreign = [(i,) for i in sorted(brought - held)]
+        versions = [
+            (r["id"], _sync_version(r)) for _, records in group for r in records if r["type"] == "evidence"
+        ]
+        store.db.executemany(
+            "INSERT INTO sync_files(path, blob) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET blob = excluded.blob",
+            [(path, files[path]) for path, _ in group],
+        )
+        store.db.executemany("INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", foreign)
+        store.db.executemany(
+            "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
+            "updated_at = excluded.updated_at",
+            versions,
+        )
+    return counts
+
+
+def _sync_check_sessions(path, records, forgotten):
+    """A file's items belong to sessions the file itself holds (as import_evidence of that file
+    alone requires), checked before files are imported together."""
+    held = {r["id"] for r in records if r["type"] == "session"}
+    for r in records:
+        if r["type"] == "evidence" and r["session"] not in held:
+            if r["id"] in forgotten or r["session"] in forgotten:
+                continue
+            if any(t["type"] == "tombstone" and t["id"] in (r["id"], r["session"]) for t in records):
+                continue
+            raise UsageError(
+                "%s: evidence %s names session %s, which is not in the file" % (path, r["id"], r["session"])
+            )
+
+
+def _sync_payload(store, machine, tree):
+    """What this machine's share of the team branch must be, built from the store: returns
+    ({path: bytes} of each file built, {paths of ``tree`` kept as they are}, {session id: (digest,
+    blob id)} of every session file of ours). A session file is built again only when its session's
+    digest moved since the file ``tree`` holds was built (or ``tree`` holds another); the result
+    is byte for byte what building every file would give."""
+    local = LocalPaths(store)
+    foreign = {r["session_id"] for r in store.all("SELECT session_id FROM sync_foreign")}
+    seen = {r["id"]: r["updated_at"] for r in store.all("SELECT id, updated_at FROM sync_seen")}
+    marks = {r["session_id"]: (r["digest"], r["blob"]) for r in store.all("SELECT * FROM sync_exported")}
+    base = "machines/%s/" % machine
+    digests = {sid: d for sid, d in _session_digests(store, local).items() if sid not in foreign}
+    kept, exported = set(), {}
+    for sid, digest in digests.items():
+        path = base + "sessions/%s.jsonl" % sid
+        mark = marks.get(sid)
+        if mark is not None and mark[0] == digest and tree.get(path) == mark[1]:
+            kept.add(path)
+            exported[sid] = mark
+    build = set(digests) - set(exported)
+    changed_foreign = _sync_foreign_changed(store, seen) if foreign else set()
+    # Every session is built on a first sync of a store of its own; otherwise only these.
+    wanted = build | changed_foreign if foreign or exported else None
+    sessions, events, session_records = {}, [], {}
+    for sid, record in export_records(store, sessions=wanted) if wanted != set() else ():
+        kind = record.get("type")
+        if kind == "session":
+            session_records[sid] = record
+            if sid not in foreign:
+                sessions.setdefault(sid, []).append(record)
+        elif kind == "evidence" and sid not in foreign:
+            sessions.setdefault(sid, []).append(record)
+        elif kind == "evidence":
+            if _sync_version(record) != seen.get(record["id"]):
+                if session_records.get(sid) is not None:
+                    events.append(session_records.pop(sid))
+                events.append(record)
+        else:
+            events.append(record)
+    files = {}
+
+    def encode(records):
+        return _export_text(shareable_record(r, local) for r in records).encode("utf-8")
+
+    for sid, records in sessions.items():
+        if sid in digests and any(r.get("type") == "evidence" for r in records):
+            data = files[base + "sessions/%s.jsonl" % sid] = encode(records)
+            exported[sid] = (digests[sid], blob_id(data))
+    events.extend(record for _, record in tombstone_records(store))
+    if events:
+        files[base + "events.jsonl"] = encode(events)
+    topology = topology_records(store)
+    if topology:
+        files[base + "topology.jsonl"] = encode(topology)
+    return files, kept, exported
+
+
+def _session_digests(store, local):
+    """{session id: digest} of every session with items: what its exported file is built from, so
+    that the same digest means the same file. An item's text, kind, session and creation never
+    change in place (a forget deletes the row, a capture or an import adds one), so its row id
+    stands for them, beside every column that does change (repository, confidence, status,
+    replacement, update, confirmation); an anchor changes in place only in its repository (a
+    confirmation replaces it), a history event never; the session's row is taken whole. What
+    shapes every file (this machine's paths, its repositories' identities, the export format and
+    this version of wctx) is part of each digest. Read in the caller's snapshot."""
+    import hashlib
+
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    parts = {}
+    context = repr((__version__, EXPORT_FORMAT, local.prefixes,
+                    cursor.execute("SELECT id, name, root_commit FROM repos ORDER BY id").fetchall()))  # fmt: skip
+    # Fields joined by "|" (none of these values holds one: ids, names, timestamps,
+    # statuses, numbers), items by ";".
+    for sid, text in cursor.execute(
+        "SELECT session_id, group_concat(rid || '|' || ifnull(repo_id, '') || '|' || repo_name || '|' || "
+        "ifnull(confidence, '') || '|' || status || '|' || ifnull(superseded_by, '') || '|' || "
+        "ifnull(updated_at, '') || '|' || ifnull(confirmed_at, ''), ';') FROM evidence GROUP BY session_id"
+    ):
+        parts[sid] = [context, text]
+    for sid, text in cursor.execute(
+        "SELECT e.session_id, group_concat(a.id || '|' || a.evidence_rid || '|' || ifnull(a.repo_id, '') || "
+        "'|' || a.repo_name, ';') FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid GROUP BY e.session_id"
+    ):
+        parts[sid].append("anchors " + text)
+    for sid, text in cursor.execute(
+        "SELECT e.session_id, group_concat(h.rowid || '|' || h.evidence_rid, ';') "
+        "FROM evidence_events h JOIN evidence e ON e.rid = h.evidence_rid GROUP BY e.session_id"
+    ):
+        parts[sid].append("events " + text)
+    columns = [r[1] for r in cursor.execute("PRAGMA table_info(sessions)")]
+    row = " || ',' || ".join("quote(%s)" % c for c in columns)
+    sql = "SELECT id, %s FROM sessions WHERE id IN (%%s)" % row
+    for sid, text in _select_in_cursor(cursor, sql, list(parts)):
+        parts[sid].append("session " + text)
+    return {
+        sid: hashlib.blake2b("\n".join(p).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        for sid, p in parts.items()
+    }
+
+
+def _select_in_cursor(cursor, sql, values):
+    """_select_in on a plain-tuple cursor."""
+    rows = []
+    for i in range(0, len(values), 500):
+        chunk = values[i : i + 500]
+        rows += cursor.execute(sql % ",".join("?" * len(chunk)), chunk).fetchall()
+    return rows
+
+
+def _sync_foreign_changed(store, seen):
+    """The other machines' sessions one of whose items changed here since it was imported (the row
+    and its history's length tell, as _sync_version does): their changes are this machine's
+    events, and only these sessions of a teammate's whole memory are built into records."""
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    mine = "SELECT rid FROM evidence WHERE session_id IN (SELECT session_id FROM sync_foreign)"
+    history = dict(
+        cursor.execute(
+            "SELECT evidence_rid, count(*) FROM evidence_events WHERE evidence_rid IN (%s) GROUP BY evidence_rid"
+            % mine
+        )
+    )
+    changed = set()
+    cursor.execute(
+        "SELECT rid, id, session_id, updated_at, status, superseded_by, confirmed_at FROM evidence "
+        "WHERE session_id IN (SELECT session_id FROM sync_foreign)"
+    )
+    for rid, eid, sid, updated_at, status, superseded_by, confirmed_at in cursor:
+        if sid not in changed:
+            version = _sync_version_of(updated_at, status, superseded_by, confirmed_at, history.get(rid, 0))
+            if version != seen.get(eid):
+                changed.add(sid)
+    return changed
+
+
+def _sync_commit(store, machine, tip, tree, payload, kept):
+    """Build the commit that puts ``payload`` on top of ``tip`` (one fast-import), keeping the
+    files ``kept`` as the tip holds them; None when the tip already holds exactly our files."""
+    base = "machines/%s/" % machine
+    ours = {p: b for p, b in tree.items() if p.startswith(base)}
+    changed = {p: d for p, d in payload.items() if ours.get(p) != blob_id(d)}
+    removed = sorted(p for p in ours if p not in payload and p not in kept)
+    if not changed and not removed:
+        return None, 0, 0
+    stamp = int(time.time())
+    message = (
+        "wctx sync from machine %s: %d files written, %d removed\n" % (machine, len(changed), len(removed))
+    ).encode()
+    stream = [
+        b"commit %s\n" % _SYNC_OURS.encode(),
+        b"committer wctx <%s@wctx.invalid> %d +0000\n" % (machine.encode(), stamp),
+        b"data %d\n%s" % (len(message), message),
+    ]
+    if tip:
+        stream.append(b"from %s\n" % tip.encode())
+    for path in sorted(changed):
+        data = changed[path]
+        stream.append(b"M 100644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data))
+    for path in removed:
+        stream.append(b"D %s\n" % path.encode())
+    stream.append(b"done\n")
+    _sync_git(store, ["fast-import", "--quiet", "--force", "--done"], input_bytes=b"".join(stream))
+    _, out = _sync_git(store, ["rev-parse", "--verify"], revs=[_SYNC_OURS + "^{commit}"])
+    return out.decode("ascii").strip(), len(changed), len(removed)
+
+
+# A remote on a path is someone's repository on this machine: git runs the receiving end of a push
+# there, as this user, under that repository's configuration. Its command line outranks that
+# configuration and turns off what would run a program: hooks (wherever core.hooksPath points),
+# the alternates' refs command, and checking the pushed files out (updateInstead) through its
+# filters (a checked-out branch is refused instead).
+_SYNC_RECEIVE_PACK = (
+    "git -c core.hooksPath=/dev/null -c core.alternateRefsCommand=true -c core.fsmonitor=false "
+    "-c receive.denyCurrentBranch=refuse receive-pack"
+)
+
+
+def _sync_push(store, remote, branch, commit):
+    """Push ``commit`` as the new tip. Returns None when pushed, else git's reason for refusing
+    the update (another machine pushed first, or updated the ref at the same moment): the caller
+    fetches, rebuilds and tries again."""
+    args = ["push", "--porcelain", "--quiet"]
+    if remote.startswith("/"):  # a path (check_sync_remote makes every local remote absolute)
+        args.append("--receive-pack=" + _SYNC_RECEIVE_PACK)
+    code, out = _sync_git(
+        store,
+        [*args, "--end-of-options", remote, "%s:refs/heads/%s" % (commit, branch)],
+        ok_codes=(0, 1),
+        network=True,
+    )
+    if code == 0:
+        return None
+    # Porcelain output: one line per ref, "!" in front of a ref that was not updated.
+    refused = [
+        line.split("\t")[-1] for line in out.decode("utf-8", "replace").splitlines() if line[:1] == "!"
+    ]
+    if refused:
+        return refused[0]
+    raise WctxError("sync: push to %s failed (git push exit 1, no ref refused)" % remote)
+
+
+def _store_fingerprint(store):
+    """Cheap change detector: a no-op sync skips the export when neither this store nor the
+    remote moved since the last sync. Timestamps have one-second resolution, so it also counts
+    what a same-second change moves: statuses, confirmations, history events, tombstones, notes."""
+    row = store.one(
+        "SELECT (SELECT count(*) || ':' || ifnull(max(updated_at), '') || ':' || total(length(status)) || ':' "
+        "|| ifnull(max(confirmed_at), '') || ':' || count(superseded_by) FROM evidence) AS e, "
+        "(SELECT count(*) || ':' || ifnull(max(ended_at), '') || ':' || total(length(summary)) FROM sessions) AS s, "
+        "(SELECT count(*) || ':' || total(length(note)) FROM relations) AS r, "
+        "(SELECT count(*) FROM workspace_repos) AS w, (SELECT count(*) FROM evidence_events) AS h, "
+        "(SELECT count(*) FROM tombstones) AS t, (SELECT count(*) FROM repos) AS p"
+    )
+    return "|".join(str(row[k]) for k in ("e", "s", "r", "w", "h", "t", "p"))
+
+
+def sync_memory(store, remote=None, branch=None):
+    """Fetch the team's memory branch, import what is new, export this store's records, commit
+    and push; retry after a rejected push. The first call's remote and branch are remembered."""
+    remote = check_sync_remote(remote) if remote else _sync_get(store, "remote")
+    if remote is None:
+        raise UsageError("no sync remote yet: wctx sync --remote URL|PATH (it is remembered)")
+    branch = check_sync_branch(branch) if branch else (_sync_get(store, "branch") or SYNC_BRANCH)
+    machine = _sync_init(store)
+    report = SyncReport(remote, branch)
+    synced_with = _sync_get(store, "remote")
+    for attempt in range(1, SYNC_PUSH_TRIES + 1):
+        report.tries = attempt
+        tip = _sync_fetch(store, remote, branch)
+        if attempt == 1:  # reachable: remembered now, so that a sync interrupted later needs no arguments
+            _sync_set(store, "remote", remote)
+            _sync_set(store, "branch", branch)
+        tree = _sync_tree(store, tip, report.skipped)
+        with _GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
+            _sync_import(store, machine, tree, report)
+        fingerprint = _store_fingerprint(store)
+        if (
+            tip is not None
+            and tip == _sync_get(store, "tip")
+            and fingerprint == _sync_get(store, "fingerprint")
+            and remote == synced_with
+        ):
+            report.noop = True
+            break
+        with store.snapshot():  # the files are built from one moment of the store
+            payload, kept, exported = _sync_payload(store, machine, tree)
+        commit, written, removed = _sync_commit(store, machine, tip, tree, payload, kept)
+        if commit is None:
+            _sync_remember(store, remote, branch, tip, fingerprint, exported)
+            break
+        refused = _sync_push(store, remote, branch, commit)
+        if refused is None:
+            report.exported = {"files": written, "removed": removed}
+            report.pushed = short_sha(commit)
+            _sync_remember(store, remote, branch, commit, fingerprint, exported)
+            break
+    else:
+        raise WctxError(
+            "sync: %d pushes to %s were refused (last: %s); run wctx sync again"
+            % (SYNC_PUSH_TRIES, remote, refused)
+        )
+    return report
+
+
+def _sync_remember(store, remote, branch, tip, fingerprint, exported):
+    """What a sync leaves for the next: where and what it pushed (``exported``: session id ->
+    (digest, blob id) of each session file of ours the branch now holds)."""
+    before = {r["session_id"]: (r["digest"], r["blob"]) for r in store.all("SELECT * FROM sync_exported")}
+    with store.atomic():
+        for key, value in (
+            ("remote", remote),
+            ("branch", branch),
+            ("tip", tip),
+            ("fingerprint", fingerprint),
+        ):
+            _sync_set(store, key, value)
+        store.db.executemany(
+            "DELETE FROM sync_exported WHERE session_id = ?",
+            [(sid,) for sid in before if sid not in exported],
+        )
+        store.db.executemany(
+            "INSERT INTO sync_exported(session_id, digest, blob) VALUES (?, ?, ?) ON CONFLICT(session_id) "
+            "DO UPDATE SET digest = excluded.digest, blob = excluded.blob",
+            [(sid, d, b) for sid, (d, b) in sorted(exported.items()) if before.get(sid) != (d, b)],
+        )
