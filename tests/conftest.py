@@ -17,6 +17,49 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+
+def _load_parts_build():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("wctx_parts_build", os.path.join(ROOT, "parts", "build.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _built_from_current_parts():
+    """Tests run what users get, wctx.py and wctx_mcp.py, and those are built from parts/. After a
+    part changed (the developer's loop: edit a part, run its tests) they are rebuilt here first;
+    under CI=true a stale file fails the run instead, since CI checks what is committed."""
+    parts = os.path.join(ROOT, "parts")
+    if not os.path.isdir(parts):
+        return  # an installed copy without its parts: nothing to build from
+    outputs = [os.path.join(ROOT, name) for name in ("wctx.py", "wctx_mcp.py")]
+    newest_part = max(
+        os.stat(os.path.join(folder, name)).st_mtime
+        for folder, _, names in os.walk(parts)
+        for name in names
+        if name.endswith(".py") or name == "MANIFEST"
+    )
+    if all(os.path.exists(p) and os.stat(p).st_mtime >= newest_part for p in outputs):
+        return
+    build = _load_parts_build()
+    try:
+        built = build.build_all()
+    except build.BuildError as exc:
+        pytest.exit(f"build failed: {exc}", returncode=1)
+    if os.environ.get("CI") == "true":
+        stale = build.stale_outputs(built)
+        if stale:
+            names = ", ".join(os.path.basename(p) for p in stale)
+            pytest.exit(f"{names} not what parts/ give: run python3 parts/build.py and commit", returncode=1)
+        return
+    for path in build.write_outputs(built):
+        sys.stderr.write(f"rebuilt {os.path.basename(path)} from parts/\n")
+
+
+_built_from_current_parts()
+
 import wctx  # noqa: E402
 
 WCTX_SCRIPT = os.path.join(ROOT, "wctx.py")
