@@ -1553,6 +1553,23 @@ def _fts_paths(anchors):
 # ----------------------------------------------------------------------------------------------
 
 
+# The migrations in order: @migration appends each one as it is defined, so a migration cannot be
+# left out of the list, and a number out of turn (a gap, or two m015s from two branches) stops the
+# module at import, in the tests, before any store is touched.
+MIGRATIONS = []
+
+
+def migration(function):
+    """Register ``function`` (named ``mNNN_what``) as migration NNN, the next one."""
+    number = int(function.__name__[1:4])
+    if number != len(MIGRATIONS) + 1:
+        raise AssertionError(
+            f"{function.__name__} is out of turn: the next migration is {len(MIGRATIONS) + 1}"
+        )
+    MIGRATIONS.append(function)
+    return function
+
+
 def _run_script(db, script):
     # sqlite3's executescript() commits first; statements one by one keep the migration atomic.
     for statement in script.split(";"):
@@ -1560,6 +1577,7 @@ def _run_script(db, script):
             db.execute(statement)
 
 
+@migration
 def m001_initial(db):
     _run_script(
         db,
@@ -1651,6 +1669,7 @@ def m001_initial(db):
     )
 
 
+@migration
 def m002_fts(db):
     # The FTS row id is the evidence rid; the table keeps its own copy of the text so that
     # deletes and updates need nothing but the rid.
@@ -1660,6 +1679,7 @@ def m002_fts(db):
     )
 
 
+@migration
 def m003_session_activity(db):
     # What an imported transcript says a session did, per repository. Derived rows only: a
     # re-import replaces them, so importing twice changes nothing and a grown transcript extends.
@@ -1729,12 +1749,14 @@ def m003_session_activity(db):
     )
 
 
+@migration
 def m004_session_live_evidence(db):
     # Evidence a session recorded live through wctx's MCP server, found in its transcript: listed
     # with the imported session, while it stays in the server's own session.
     db.execute("ALTER TABLE session_imports ADD COLUMN live_evidence TEXT NOT NULL DEFAULT '[]'")
 
 
+@migration
 def m005_sync(db):
     # wctx sync: the remembered remote and this machine's id (sync_state), the remote files already
     # imported by blob id (sync_files), sessions recorded on other machines (sync_foreign: never
@@ -1751,6 +1773,7 @@ def m005_sync(db):
     )
 
 
+@migration
 def m006_lifecycle(db):
     # Keeping memory true: the duplicate rule's key, confirmations and repeats as a per-item history
     # (the provenance an event replaced travels with it), and tombstones for what was forgotten.
@@ -1785,6 +1808,7 @@ def m006_lifecycle(db):
     db.executemany("UPDATE evidence SET claim_key = ? WHERE rid = ?", [(claim_key(r[1]), r[0]) for r in rows])
 
 
+@migration
 def m007_repository_identity(db):
     # One repository, many checkouts; nothing orphaned. ``checkouts`` holds a repository's checkouts
     # besides its registered path (second clones; linked worktrees are also found through git's own
@@ -1839,6 +1863,7 @@ def m007_repository_identity(db):
     )
 
 
+@migration
 def m008_session_fts(db):
     # A session's summary was copied into the search row of every item of the session, so each new
     # summary rewrote them all (recording grew quadratic). It is now indexed once per session, kept
@@ -1879,6 +1904,7 @@ def m008_session_fts(db):
     db.execute("ALTER TABLE evidence_text RENAME TO evidence_fts")
 
 
+@migration
 def m009_briefing_served(db):
     # What a briefing showed, per repository, with the verdict it had then: an item that goes
     # stale afterwards is reported by the next briefing, once.
@@ -1896,6 +1922,7 @@ def m009_briefing_served(db):
     )
 
 
+@migration
 def m010_anchor_symbols(db):
     # Recall by code reference reads, per related repository, the anchors citing given symbols
     # and the files cited without one: a covering index answers both without touching the table
@@ -1903,6 +1930,7 @@ def m010_anchor_symbols(db):
     db.execute("CREATE INDEX anchors_repo_symbol ON anchors(repo_id, symbol, path, repo_name, evidence_rid)")
 
 
+@migration
 def m011_evidence_aliases(db):
     # Another store's id for an item recorded here too: the same finding captured independently
     # on two machines is one item on each, and each keeps the other's id for it, so a status
@@ -1914,6 +1942,7 @@ def m011_evidence_aliases(db):
     db.execute("CREATE INDEX evidence_aliases_rid ON evidence_aliases(evidence_rid)")
 
 
+@migration
 def m012_index_words(db):
     # The search rows hold index words (index_text: light stems and identifier parts) instead of
     # the texts as written, so that a query term is one exact token, whose posting list FTS5 walks
@@ -1963,6 +1992,7 @@ def m012_index_words(db):
     )
 
 
+@migration
 def m013_sync_exported(db):
     # Incremental sync: per session file this machine last pushed, the digest of what it was built
     # from and the blob it became; a session whose digest has not moved is not built again.
@@ -1971,6 +2001,7 @@ def m013_sync_exported(db):
     )
 
 
+@migration
 def m014_claim_key_digest(db):
     # The duplicate rule's key becomes a digest of the claim's folded words (claim_key) rather
     # than the words themselves: the same comparisons, a quarter less store. Made again from each
@@ -1980,24 +2011,6 @@ def m014_claim_key_digest(db):
     rows = db.execute("SELECT rid, claim FROM evidence").fetchall()
     db.executemany("UPDATE evidence SET claim_key = ? WHERE rid = ?", [(claim_key(r[1]), r[0]) for r in rows])
     db.execute("CREATE INDEX evidence_claim_key ON evidence(repo_name, claim_key)")
-
-
-MIGRATIONS = [
-    m001_initial,
-    m002_fts,
-    m003_session_activity,
-    m004_session_live_evidence,
-    m005_sync,
-    m006_lifecycle,
-    m007_repository_identity,
-    m008_session_fts,
-    m009_briefing_served,
-    m010_anchor_symbols,
-    m011_evidence_aliases,
-    m012_index_words,
-    m013_sync_exported,
-    m014_claim_key_digest,
-]
 
 
 # part: parts/core/store.py

@@ -520,3 +520,20 @@ def test_sqlite_without_fts5_is_said_in_one_line(wctx_home, run_cli, monkeypatch
         assert res.err.count("\n") == 1 and "Traceback" not in res.err
         assert "built without FTS5" in res.err
     assert db_snapshot(wctx_home) == before
+
+
+def test_every_migration_function_is_registered_in_its_turn():
+    """A migration cannot be left out of the list: each mNNN_ function is migration NNN."""
+    import re
+
+    defined = sorted(name for name in vars(wctx) if re.fullmatch(r"m\d{3}_\w+", name))
+    assert [m.__name__ for m in wctx.MIGRATIONS] == defined
+    assert [int(m.__name__[1:4]) for m in wctx.MIGRATIONS] == list(range(1, len(defined) + 1))
+
+    def again(db):
+        pass
+
+    again.__name__ = "m%03d_again" % len(defined)  # the number of the last one, as two branches would
+    with pytest.raises(AssertionError, match="out of turn"):
+        wctx.migration(again)
+    assert len(wctx.MIGRATIONS) == len(defined)
