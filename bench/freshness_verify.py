@@ -37,6 +37,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -129,8 +130,15 @@ def run_timed(argv, env, timeout, out_path):
                     raise SystemExit("%s failed: %s" % (" ".join(argv[-4:]), stderr.decode()[-2000:]))
                 return elapsed, usage.ru_maxrss / 1024.0, proc.returncode
             if time.perf_counter() - started > timeout:
-                proc.kill()
-                _, _, usage = os.wait4(proc.pid, 0)
+                proc.send_signal(signal.SIGINT)  # a profiled run writes its profile on the way out
+                for _ in range(600):
+                    pid, _, usage = os.wait4(proc.pid, os.WNOHANG)
+                    if pid:
+                        break
+                    time.sleep(0.1)
+                else:
+                    proc.kill()
+                    _, _, usage = os.wait4(proc.pid, 0)
                 return None, usage.ru_maxrss / 1024.0, None
             time.sleep(0.01)
 
@@ -233,7 +241,10 @@ def run_span(repos, days, args, wctx, say):
         timings["floor_cold_s"] = floor(checkouts)
         out = os.path.join(scratch, "verify.json")
         for label in ("cold", "warm"):
-            seconds, rss, _ = run_timed(cli + ["verify", "--repo", first, "--json"], env, args.timeout, out)
+            argv = cli + ["verify", "--repo", first, "--json"]
+            if args.profile and label == "cold":
+                argv = [python, "-m", "cProfile", "-o", args.profile] + argv[1:]
+            seconds, rss, _ = run_timed(argv, env, args.timeout, out)
             timings["verify_%s_s" % label] = seconds
             timings["verify_%s_peak_mib" % label] = round(rss, 1)
             say(
@@ -242,7 +253,7 @@ def run_span(repos, days, args, wctx, say):
             )
             if seconds is None:
                 break
-        timings["floor_warm_s"] = floor(checkouts)
+        timings["floor_warm_s"] = statistics.median(floor(checkouts) for _ in range(5))
         if timings.get("verify_warm_s") is not None:
             with open(out, "rb") as fh:
                 result = json.loads(fh.read())
@@ -302,7 +313,7 @@ def format_report(reports):
             )  # fmt: skip
         )
 
-        def s(key, unit="s"):
+        def s(key, unit="s", t=t):
             v = t.get(key)
             return "unfinished" if v is None else ("%.3f %s" % (v, unit))
 
@@ -337,6 +348,7 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=600.0, help="stop a verify after this many seconds")
     parser.add_argument("--wctx", default=os.path.join(ROOT, "wctx.py"), help="the wctx.py to time")
     parser.add_argument("--json", help="write the full report (verdicts per item included) here")
+    parser.add_argument("--profile", help="write a cProfile of the cold verify here")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     args.wctx = os.path.abspath(args.wctx)

@@ -73,7 +73,7 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     repos = {r.id: r for r in _repos(store)}
     heads = {}
     keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
-    checker = FreshnessChecker(store)
+    checker = FreshnessChecker(store, remember=True)
     computed = checker.check_items(anchors)
     _write_freshness_cache(store, _cache_rows(checker, computed, anchors, repos, heads, keys.get))
     items = []

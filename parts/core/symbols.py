@@ -782,7 +782,8 @@ def _compiled(pattern):
     return re.compile(pattern, re.M)
 
 
-def _heuristic_locate(source, language, parts):
+def _heuristic_extents(source, language, parts):
+    """Sorted (start, end) character extents of the definitions ``parts`` names, or None."""
     index = _source_index(source, language or "")
     masked = index.masked
     extents = []
@@ -803,7 +804,7 @@ def _heuristic_locate(source, language, parts):
                 regions = [(_line_end(masked, s) + 1, e) for s, e in found]
             else:  # the body only: from its opening brace to the end
                 regions = [((masked.find("{", s, e) + 1) or s, e) for s, e in found]
-    return "\n".join(source[s:e] for s, e in sorted(set(extents)))
+    return sorted(set(extents))
 
 
 @functools.lru_cache(maxsize=8)
@@ -820,18 +821,25 @@ def _python_definitions(source):
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     by_path, by_name = {}, {}
 
-    def visit(node, path):
-        for child in ast.iter_child_nodes(node):
+    def visit(statements, path):
+        # A definition is a statement, so only statement lists are walked (not every node: the
+        # expressions are most of a tree, and walking them cost more than the parse).
+        for child in statements:
             if isinstance(child, defs):
                 extent = (min([child.lineno] + [d.lineno for d in child.decorator_list]), child.end_lineno)
                 here = path + (child.name,)
                 by_path.setdefault(here, []).append(extent)
                 by_name.setdefault(child.name, []).append(extent)
-                visit(child, here)
-            elif not isinstance(child, ast.expr):
-                visit(child, path)
+                visit(child.body, here)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(child, field, None)
+                if isinstance(inner, list):
+                    visit(inner, path)
+            for clause in getattr(child, "handlers", None) or getattr(child, "cases", None) or ():
+                visit(clause.body, path)
 
-    visit(tree, ())
+    visit(tree.body, ())
     return by_path, by_name
 
 
@@ -845,24 +853,41 @@ def _python_locate(source, parts):
     return sorted(found) if found else None
 
 
-def locate_symbol(source, path, symbol):
-    """The source text of ``symbol`` in ``source`` (the file at ``path``), or None if not found.
+def symbol_parts(symbol):
+    """The names in a cited symbol: ``A.b``, ``A::b`` and ``A#b`` are ["A", "b"]."""
+    return [p for p in re.split(r"\.|::|#", symbol) if p]
+
+
+def locate_symbol_lines(source, path, symbol):
+    """(text, [(first line, last line), ...]) of ``symbol`` in ``source`` (the file at ``path``),
+    lines counted from 1 at each "\n"; None if not found.
 
     Several definitions of one name (overloads, same method name in two classes) are joined, so a
     change to any of them counts as a change of the cited symbol.
     """
     language = language_of(path)
-    parts = [p for p in re.split(r"\.|::|#", symbol) if p]
+    parts = symbol_parts(symbol)
     if not parts:
         return None
     if language == "python":
         extents = _python_locate(source, parts)
         if extents is not None:
             lines = source.splitlines()
-            return "\n".join("\n".join(lines[a - 1 : b]) for a, b in extents)
+            return "\n".join("\n".join(lines[a - 1 : b]) for a, b in extents), extents
         if _python_definitions(source) is not None:
             return None
-    return _heuristic_locate(source, language, parts)
+    extents = _heuristic_extents(source, language, parts)
+    if extents is None:
+        return None
+    text = "\n".join(source[s:e] for s, e in extents)
+    lines = [(source.count("\n", 0, s) + 1, source.count("\n", 0, max(s, e - 1)) + 1) for s, e in extents]
+    return text, lines
+
+
+def locate_symbol(source, path, symbol):
+    """The source text of ``symbol`` in ``source`` (the file at ``path``), or None if not found."""
+    found = locate_symbol_lines(source, path, symbol)
+    return found[0] if found is not None else None
 
 
 def symbol_hash(text):
@@ -878,5 +903,15 @@ def symbol_hash(text):
 
 def symbol_hash_of(data, path, symbol):
     """Hash of ``symbol`` inside file bytes ``data``, or None when it cannot be located."""
-    text = locate_symbol(data.decode("utf-8", "surrogateescape"), path, symbol)
-    return symbol_hash(text) if text is not None else None
+    return symbol_hashes_of(data, path, [symbol])[symbol]
+
+
+def symbol_hashes_of(data, path, symbols):
+    """{symbol: hash, or None where it cannot be located} for several symbols of one file's bytes
+    (the file is parsed once for all of them)."""
+    source = data.decode("utf-8", "surrogateescape")
+    out = {}
+    for symbol in symbols:
+        text = locate_symbol(source, path, symbol)
+        out[symbol] = symbol_hash(text) if text is not None else None
+    return out
