@@ -4226,11 +4226,170 @@ def _heuristic_extents(source, language, parts):
     return sorted(set(extents))
 
 
+# A Python file is parsed in pieces, each top-level definition (with its decorators) and the
+# statements after it up to the next: a piece unchanged since another version of the file was
+# parsed (the usual case along a history, and between capture and HEAD) is not parsed again.
+# Where a piece does not parse on its own (a decorator split from its definition, a line that
+# only looks like a definition inside a string), the whole file is parsed, as before.
+_PY_TOP_DEFINITION = _lazy_pattern(r"^(?:@|def\b|class\b|async[ \t]+def\b)", re.M)
+_PY_PIECES_BYTES = 32 * 1024 * 1024  # parsed pieces kept for the process, by their text's size
+_py_pieces = {}
+_py_pieces_size = [0]
+
+
+def _python_pieces(source):
+    """[(first line, text)] of the top-level pieces of ``source``, or None when there is one."""
+    starts = []
+    for m in _PY_TOP_DEFINITION.finditer(source):
+        at = m.start()
+        # Part of the decorator group above (its lines, or a bracket a decorator opened)?
+        back = at
+        while back > 0:
+            line_start = source.rfind("\n", 0, back - 1) + 1
+            line = source[line_start : back - 1]
+            back = line_start
+            if not line.strip() or line[:1] in " \t#)]}":
+                continue
+            break
+        else:
+            line = ""
+        if starts and line.startswith("@"):
+            continue
+        starts.append(at)
+    if len(starts) < 2:
+        return None
+    if starts[0] != 0:
+        starts.insert(0, 0)
+    pieces = []
+    line = 1
+    for i, at in enumerate(starts):
+        text = source[at : starts[i + 1] if i + 1 < len(starts) else len(source)]
+        pieces.append((line, text))
+        line += text.count("\n")
+    return pieces
+
+
+_PY_CLASS_SPLIT_CHARS = 2048  # a class this long is parsed method by method
+_PY_CLASS_LINE = _lazy_pattern(r"^class[ \t]+(\w+)")
+_PY_MEMBER = _lazy_pattern(r"^([ \t]+)(?:@|def\b|class\b|async[ \t]+def\b)")
+
+
+def _python_piece_definitions(text):
+    """_python_tree_definitions of one piece, kept by its text (within _PY_PIECES_BYTES). A long
+    class is parsed in pieces too (_python_class_definitions)."""
+    found = _py_pieces.get(text, False)
+    if found is False:
+        found = None
+        if len(text) > _PY_CLASS_SPLIT_CHARS:
+            found = _python_class_definitions(text)
+        if found is None:
+            found = _python_tree_definitions(text)
+        if _py_pieces_size[0] + len(text) > _PY_PIECES_BYTES:
+            _py_pieces.clear()
+            _py_pieces_size[0] = 0
+        _py_pieces[text] = found
+        _py_pieces_size[0] += len(text)
+    return found
+
+
+def _python_class_definitions(text):
+    """The definitions of a piece that is one long class (decorators first, module statements
+    after it): its header parsed with a ``pass`` for the body, each member (a definition at the
+    body's indentation, with the statements up to the next) dedented and parsed on its own. None
+    where the piece has another shape or a part does not parse: the piece is parsed whole."""
+    lines = text.split("\n")
+    head = 0
+    while head < len(lines) and lines[head].startswith("@"):
+        head += 1  # one-line decorators only; anything else is parsed whole
+    match = _PY_CLASS_LINE.match(lines[head]) if head < len(lines) else None
+    if match is None or not lines[head].rstrip().endswith(":"):
+        return None
+    members, indent, end = [], None, len(lines)
+    for i in range(head + 1, len(lines)):
+        line = lines[i]
+        if not line.strip():
+            continue
+        if not line[:1].isspace():
+            if line.lstrip().startswith("#"):
+                continue
+            end = i  # module statements after the class
+            break
+        if indent is None:
+            indent = line[: len(line) - len(line.lstrip())]
+        m = _PY_MEMBER.match(line)
+        if m and m.group(1) == indent:
+            back = i - 1
+            while back > head and (not lines[back].strip() or lines[back].lstrip().startswith("#")):
+                back -= 1
+            if not (members and lines[back].startswith(indent + "@")):
+                members.append(i)
+    if not members or indent is None:
+        return None
+    header = "\n".join(lines[: members[0]] + [indent + "pass", ""])
+    found = _python_piece_definitions(header)
+    if found is None or (match.group(1),) not in found[0]:
+        return None
+    by_path = {k: list(v) for k, v in found[0].items()}
+    by_name = {k: list(v) for k, v in found[1].items()}
+    name = match.group(1)
+    last = None
+    bounds = members + [end]
+    for k in range(len(members)):
+        block = lines[bounds[k] : bounds[k + 1]]
+        if any(line.strip() and not line.startswith(indent) for line in block):
+            return None
+        inner = _python_piece_definitions("\n".join(line[len(indent) :] for line in block) + "\n")
+        if inner is None:
+            return None
+        shift = bounds[k]
+        for key, extents in inner[0].items():
+            by_path.setdefault((name,) + key, []).extend((a + shift, b + shift) for a, b in extents)
+        for key, extents in inner[1].items():
+            by_name.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+        if inner[2]:
+            last = inner[2] + shift
+    if last is None:
+        return None
+    start = by_path[(name,)][0][0]  # the class as the header's parse placed it, decorators included
+    for table, key in ((by_path, (name,)), (by_name, name)):
+        table[key] = [(start, last) if a == start else (a, b) for a, b in table[key]]
+    if end < len(lines):  # module statements after the class: a piece of their own
+        rest = _python_piece_definitions("\n".join(lines[end:]))
+        if rest is None:
+            return None
+        for key, extents in rest[0].items():
+            by_path.setdefault(key, []).extend((a + end, b + end) for a, b in extents)
+        for key, extents in rest[1].items():
+            by_name.setdefault(key, []).extend((a + end, b + end) for a, b in extents)
+        last = (rest[2] + end) if rest[2] else last
+    return by_path, by_name, last
+
+
 @functools.lru_cache(maxsize=8)
 def _python_definitions(source):
     """({("A", "m"): extents}, {"m": extents}) for a Python source, or None when ``ast`` cannot
     parse it. An extent is (first line, last line), decorators included. Cached: verify and
     capture look up many symbols in one file, and parsing is the expensive part."""
+    pieces = _python_pieces(source) if source.count("\r") == source.count("\r\n") else None
+    if pieces is None or any("__future__" in text for _, text in pieces[1:]):
+        found = _python_tree_definitions(source)
+        return found[:2] if found is not None else None
+    by_path, by_name = {}, {}
+    for first, text in pieces:
+        found = _python_piece_definitions(text)
+        if found is None:
+            found = _python_tree_definitions(source)
+            return found[:2] if found is not None else None
+        shift = first - 1
+        for key, extents in found[0].items():
+            by_path.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+        for key, extents in found[1].items():
+            by_name.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+    return by_path, by_name
+
+
+def _python_tree_definitions(source):
+    """_python_definitions by one parse of ``source``."""
     import ast
 
     try:
@@ -4259,7 +4418,12 @@ def _python_definitions(source):
                 visit(clause.body, path)
 
     visit(tree.body, ())
-    return by_path, by_name
+    return by_path, by_name, tree.body[-1].end_lineno if tree.body else 0
+
+
+@functools.lru_cache(maxsize=8)
+def _split_lines(source):
+    return source.splitlines()
 
 
 def _python_locate(source, parts):
@@ -4291,7 +4455,7 @@ def locate_symbol_lines(source, path, symbol):
     if language == "python":
         extents = _python_locate(source, parts)
         if extents is not None:
-            lines = source.splitlines()
+            lines = _split_lines(source)
             return "\n".join("\n".join(lines[a - 1 : b]) for a, b in extents), extents
         if _python_definitions(source) is not None:
             return None
@@ -6221,9 +6385,12 @@ def _carry(lines, extents, hunks, name_pattern):
     return changed, new
 
 
+_OTHER_BREAKS = _lazy_pattern("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def _line_safe(text):
     """Whether git's lines and the locator's are the same lines (no lone CR, form feed...)."""
-    return len(text.splitlines()) == text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    return text.count("\r") == text.count("\r\n") and not _OTHER_BREAKS.search(text)
 
 
 class _FileWalk:
@@ -6479,7 +6646,7 @@ class _SymbolChange:
     def history_key(self):
         """What the commits named depend on: the range, the file's name at its start, the symbol,
         the locator's version and the walk's bound."""
-        return json.dumps([__version__, HISTORY_MAX_PARSES, self.base, self.tip, self.path, self.symbol])
+        return _key_digest(__version__, str(HISTORY_MAX_PARSES), self.base, self.tip, self.path, self.symbol)
 
     def finish(self, history):
         """``history``: a SymbolHistory, or None when git could not tell (the verdict stands)."""
@@ -6592,6 +6759,8 @@ class FreshnessChecker:
         self.file_bytes = 0
         self.symbol_hashes = {}
         self.cited = {}  # {rel: {symbols cited in it in this call}}: one parse serves them all
+        self.touching = {}  # {(checkout, recorded commit, path): commits that touched it since}
+        self.judges = {}  # {(repo id, recorded checkout, commit): _git_for's answer}
         # What earlier checks learned per anchor (anchor_checks: {id: (hash key, hash, history
         # key, history)}), and what this one learned, written at the end.
         self.checks = {}
@@ -6638,7 +6807,7 @@ class FreshnessChecker:
         """The hash of ``symbol`` in the file's content ``data`` (blob id ``blob``): from what an
         earlier check of this anchor learned of that blob, else by locating it (every symbol
         this call cites in the file at once)."""
-        key = json.dumps([__version__, blob, language_of(rel), symbol])
+        key = _key_digest(__version__, blob, language_of(rel), symbol)
         known = self.checks.get(anchor_id)
         if known is not None and known[0] == key:
             return known[1]
@@ -6719,11 +6888,15 @@ class FreshnessChecker:
             return None, "repository %s is not registered on this machine" % a["repo_name"]
         if a["repo_id"] in self.git:  # git broke in this repository during this call (_git_broke)
             return self.git[a["repo_id"]]
+        key = (a["repo_id"], a.get("checkout"), a["commit_sha"])
+        if key not in self.judges:  # asked several times per anchor, and many anchors share one
+            self.judges[key] = self._judge(repo, a.get("checkout"), a["commit_sha"])
+        return self.judges[key]
+
+    def _judge(self, repo, recorded, commit):
         order = repo.all_checkouts()
-        recorded = a.get("checkout")
         if recorded in order:
             order = [recorded] + [p for p in order if p != recorded]
-        commit = a["commit_sha"]
         first = None
         for path in order:
             g, why = self._git_at(repo, path)
@@ -7057,7 +7230,7 @@ class FreshnessChecker:
         # The content differs: say where the change came from.
         behind = ahead = 0
         if commit_ok:
-            touching = _commits_touching(g.log_since(commit), path)
+            touching = self._touching(g, commit, path)
             if not touching and commit != g.head:
                 behind, ahead = g.behind_ahead(commit)
             parts = []
@@ -7118,6 +7291,13 @@ class FreshnessChecker:
             )
             return "possibly_stale", "; ".join([text] + notes)
         return "stale", "; ".join(["%s %s" % (label, where)] + notes)
+
+    def _touching(self, g, commit, path):
+        """_commits_touching, once per checkout, recorded commit and path in a call."""
+        key = (g.path, commit, path)
+        if key not in self.touching:
+            self.touching[key] = _commits_touching(g.log_since(commit), path)
+        return self.touching[key]
 
     def _head_symbol_hash(self, g, path, symbol):
         """The symbol's hash in the file as HEAD has it (to tell an uncommitted edit of the
@@ -7283,6 +7463,11 @@ def _file_stamp(path):
     if st.st_mtime_ns >= time.time_ns() - int(HEAD_RACY_SECONDS * 1e9):
         return ""
     return "%d:%d:%d:%d" % (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def _key_digest(*parts):
+    """A key of several strings, as one hex digest (stored text keeps no control characters)."""
+    return _sha1_hex("\0".join(parts).encode("utf-8", "surrogateescape"))
 
 
 def _sha1_hex(data):

@@ -78,7 +78,7 @@ class _SymbolChange:
     def history_key(self):
         """What the commits named depend on: the range, the file's name at its start, the symbol,
         the locator's version and the walk's bound."""
-        return json.dumps([__version__, HISTORY_MAX_PARSES, self.base, self.tip, self.path, self.symbol])
+        return _key_digest(__version__, str(HISTORY_MAX_PARSES), self.base, self.tip, self.path, self.symbol)
 
     def finish(self, history):
         """``history``: a SymbolHistory, or None when git could not tell (the verdict stands)."""
@@ -191,6 +191,8 @@ class FreshnessChecker:
         self.file_bytes = 0
         self.symbol_hashes = {}
         self.cited = {}  # {rel: {symbols cited in it in this call}}: one parse serves them all
+        self.touching = {}  # {(checkout, recorded commit, path): commits that touched it since}
+        self.judges = {}  # {(repo id, recorded checkout, commit): _git_for's answer}
         # What earlier checks learned per anchor (anchor_checks: {id: (hash key, hash, history
         # key, history)}), and what this one learned, written at the end.
         self.checks = {}
@@ -237,7 +239,7 @@ class FreshnessChecker:
         """The hash of ``symbol`` in the file's content ``data`` (blob id ``blob``): from what an
         earlier check of this anchor learned of that blob, else by locating it (every symbol
         this call cites in the file at once)."""
-        key = json.dumps([__version__, blob, language_of(rel), symbol])
+        key = _key_digest(__version__, blob, language_of(rel), symbol)
         known = self.checks.get(anchor_id)
         if known is not None and known[0] == key:
             return known[1]
@@ -318,11 +320,15 @@ class FreshnessChecker:
             return None, "repository %s is not registered on this machine" % a["repo_name"]
         if a["repo_id"] in self.git:  # git broke in this repository during this call (_git_broke)
             return self.git[a["repo_id"]]
+        key = (a["repo_id"], a.get("checkout"), a["commit_sha"])
+        if key not in self.judges:  # asked several times per anchor, and many anchors share one
+            self.judges[key] = self._judge(repo, a.get("checkout"), a["commit_sha"])
+        return self.judges[key]
+
+    def _judge(self, repo, recorded, commit):
         order = repo.all_checkouts()
-        recorded = a.get("checkout")
         if recorded in order:
             order = [recorded] + [p for p in order if p != recorded]
-        commit = a["commit_sha"]
         first = None
         for path in order:
             g, why = self._git_at(repo, path)
@@ -656,7 +662,7 @@ class FreshnessChecker:
         # The content differs: say where the change came from.
         behind = ahead = 0
         if commit_ok:
-            touching = _commits_touching(g.log_since(commit), path)
+            touching = self._touching(g, commit, path)
             if not touching and commit != g.head:
                 behind, ahead = g.behind_ahead(commit)
             parts = []
@@ -717,6 +723,13 @@ class FreshnessChecker:
             )
             return "possibly_stale", "; ".join([text] + notes)
         return "stale", "; ".join(["%s %s" % (label, where)] + notes)
+
+    def _touching(self, g, commit, path):
+        """_commits_touching, once per checkout, recorded commit and path in a call."""
+        key = (g.path, commit, path)
+        if key not in self.touching:
+            self.touching[key] = _commits_touching(g.log_since(commit), path)
+        return self.touching[key]
 
     def _head_symbol_hash(self, g, path, symbol):
         """The symbol's hash in the file as HEAD has it (to tell an uncommitted edit of the
@@ -882,6 +895,11 @@ def _file_stamp(path):
     if st.st_mtime_ns >= time.time_ns() - int(HEAD_RACY_SECONDS * 1e9):
         return ""
     return "%d:%d:%d:%d" % (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def _key_digest(*parts):
+    """A key of several strings, as one hex digest (stored text keeps no control characters)."""
+    return _sha1_hex("\0".join(parts).encode("utf-8", "surrogateescape"))
 
 
 def _sha1_hex(data):

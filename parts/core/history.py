@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import re
 
+from .constants import _lazy_pattern
 from .git import blob_id
 from .symbols import locate_symbol_lines, symbol_hash, symbol_parts
 
@@ -135,9 +136,12 @@ def _carry(lines, extents, hunks, name_pattern):
     return changed, new
 
 
+_OTHER_BREAKS = _lazy_pattern("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def _line_safe(text):
     """Whether git's lines and the locator's are the same lines (no lone CR, form feed...)."""
-    return len(text.splitlines()) == text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    return text.count("\r") == text.count("\r\n") and not _OTHER_BREAKS.search(text)
 
 
 class _FileWalk:

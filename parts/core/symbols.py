@@ -807,11 +807,170 @@ def _heuristic_extents(source, language, parts):
     return sorted(set(extents))
 
 
+# A Python file is parsed in pieces, each top-level definition (with its decorators) and the
+# statements after it up to the next: a piece unchanged since another version of the file was
+# parsed (the usual case along a history, and between capture and HEAD) is not parsed again.
+# Where a piece does not parse on its own (a decorator split from its definition, a line that
+# only looks like a definition inside a string), the whole file is parsed, as before.
+_PY_TOP_DEFINITION = _lazy_pattern(r"^(?:@|def\b|class\b|async[ \t]+def\b)", re.M)
+_PY_PIECES_BYTES = 32 * 1024 * 1024  # parsed pieces kept for the process, by their text's size
+_py_pieces = {}
+_py_pieces_size = [0]
+
+
+def _python_pieces(source):
+    """[(first line, text)] of the top-level pieces of ``source``, or None when there is one."""
+    starts = []
+    for m in _PY_TOP_DEFINITION.finditer(source):
+        at = m.start()
+        # Part of the decorator group above (its lines, or a bracket a decorator opened)?
+        back = at
+        while back > 0:
+            line_start = source.rfind("\n", 0, back - 1) + 1
+            line = source[line_start : back - 1]
+            back = line_start
+            if not line.strip() or line[:1] in " \t#)]}":
+                continue
+            break
+        else:
+            line = ""
+        if starts and line.startswith("@"):
+            continue
+        starts.append(at)
+    if len(starts) < 2:
+        return None
+    if starts[0] != 0:
+        starts.insert(0, 0)
+    pieces = []
+    line = 1
+    for i, at in enumerate(starts):
+        text = source[at : starts[i + 1] if i + 1 < len(starts) else len(source)]
+        pieces.append((line, text))
+        line += text.count("\n")
+    return pieces
+
+
+_PY_CLASS_SPLIT_CHARS = 2048  # a class this long is parsed method by method
+_PY_CLASS_LINE = _lazy_pattern(r"^class[ \t]+(\w+)")
+_PY_MEMBER = _lazy_pattern(r"^([ \t]+)(?:@|def\b|class\b|async[ \t]+def\b)")
+
+
+def _python_piece_definitions(text):
+    """_python_tree_definitions of one piece, kept by its text (within _PY_PIECES_BYTES). A long
+    class is parsed in pieces too (_python_class_definitions)."""
+    found = _py_pieces.get(text, False)
+    if found is False:
+        found = None
+        if len(text) > _PY_CLASS_SPLIT_CHARS:
+            found = _python_class_definitions(text)
+        if found is None:
+            found = _python_tree_definitions(text)
+        if _py_pieces_size[0] + len(text) > _PY_PIECES_BYTES:
+            _py_pieces.clear()
+            _py_pieces_size[0] = 0
+        _py_pieces[text] = found
+        _py_pieces_size[0] += len(text)
+    return found
+
+
+def _python_class_definitions(text):
+    """The definitions of a piece that is one long class (decorators first, module statements
+    after it): its header parsed with a ``pass`` for the body, each member (a definition at the
+    body's indentation, with the statements up to the next) dedented and parsed on its own. None
+    where the piece has another shape or a part does not parse: the piece is parsed whole."""
+    lines = text.split("\n")
+    head = 0
+    while head < len(lines) and lines[head].startswith("@"):
+        head += 1  # one-line decorators only; anything else is parsed whole
+    match = _PY_CLASS_LINE.match(lines[head]) if head < len(lines) else None
+    if match is None or not lines[head].rstrip().endswith(":"):
+        return None
+    members, indent, end = [], None, len(lines)
+    for i in range(head + 1, len(lines)):
+        line = lines[i]
+        if not line.strip():
+            continue
+        if not line[:1].isspace():
+            if line.lstrip().startswith("#"):
+                continue
+            end = i  # module statements after the class
+            break
+        if indent is None:
+            indent = line[: len(line) - len(line.lstrip())]
+        m = _PY_MEMBER.match(line)
+        if m and m.group(1) == indent:
+            back = i - 1
+            while back > head and (not lines[back].strip() or lines[back].lstrip().startswith("#")):
+                back -= 1
+            if not (members and lines[back].startswith(indent + "@")):
+                members.append(i)
+    if not members or indent is None:
+        return None
+    header = "\n".join(lines[: members[0]] + [indent + "pass", ""])
+    found = _python_piece_definitions(header)
+    if found is None or (match.group(1),) not in found[0]:
+        return None
+    by_path = {k: list(v) for k, v in found[0].items()}
+    by_name = {k: list(v) for k, v in found[1].items()}
+    name = match.group(1)
+    last = None
+    bounds = members + [end]
+    for k in range(len(members)):
+        block = lines[bounds[k] : bounds[k + 1]]
+        if any(line.strip() and not line.startswith(indent) for line in block):
+            return None
+        inner = _python_piece_definitions("\n".join(line[len(indent) :] for line in block) + "\n")
+        if inner is None:
+            return None
+        shift = bounds[k]
+        for key, extents in inner[0].items():
+            by_path.setdefault((name,) + key, []).extend((a + shift, b + shift) for a, b in extents)
+        for key, extents in inner[1].items():
+            by_name.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+        if inner[2]:
+            last = inner[2] + shift
+    if last is None:
+        return None
+    start = by_path[(name,)][0][0]  # the class as the header's parse placed it, decorators included
+    for table, key in ((by_path, (name,)), (by_name, name)):
+        table[key] = [(start, last) if a == start else (a, b) for a, b in table[key]]
+    if end < len(lines):  # module statements after the class: a piece of their own
+        rest = _python_piece_definitions("\n".join(lines[end:]))
+        if rest is None:
+            return None
+        for key, extents in rest[0].items():
+            by_path.setdefault(key, []).extend((a + end, b + end) for a, b in extents)
+        for key, extents in rest[1].items():
+            by_name.setdefault(key, []).extend((a + end, b + end) for a, b in extents)
+        last = (rest[2] + end) if rest[2] else last
+    return by_path, by_name, last
+
+
 @functools.lru_cache(maxsize=8)
 def _python_definitions(source):
     """({("A", "m"): extents}, {"m": extents}) for a Python source, or None when ``ast`` cannot
     parse it. An extent is (first line, last line), decorators included. Cached: verify and
     capture look up many symbols in one file, and parsing is the expensive part."""
+    pieces = _python_pieces(source) if source.count("\r") == source.count("\r\n") else None
+    if pieces is None or any("__future__" in text for _, text in pieces[1:]):
+        found = _python_tree_definitions(source)
+        return found[:2] if found is not None else None
+    by_path, by_name = {}, {}
+    for first, text in pieces:
+        found = _python_piece_definitions(text)
+        if found is None:
+            found = _python_tree_definitions(source)
+            return found[:2] if found is not None else None
+        shift = first - 1
+        for key, extents in found[0].items():
+            by_path.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+        for key, extents in found[1].items():
+            by_name.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+    return by_path, by_name
+
+
+def _python_tree_definitions(source):
+    """_python_definitions by one parse of ``source``."""
     import ast
 
     try:
@@ -840,7 +999,12 @@ def _python_definitions(source):
                 visit(clause.body, path)
 
     visit(tree.body, ())
-    return by_path, by_name
+    return by_path, by_name, tree.body[-1].end_lineno if tree.body else 0
+
+
+@functools.lru_cache(maxsize=8)
+def _split_lines(source):
+    return source.splitlines()
 
 
 def _python_locate(source, parts):
@@ -872,7 +1036,7 @@ def locate_symbol_lines(source, path, symbol):
     if language == "python":
         extents = _python_locate(source, parts)
         if extents is not None:
-            lines = source.splitlines()
+            lines = _split_lines(source)
             return "\n".join("\n".join(lines[a - 1 : b]) for a, b in extents), extents
         if _python_definitions(source) is not None:
             return None
