@@ -6290,11 +6290,11 @@ class SymbolHistory:
         self.named, self.intact, self.unexamined = named, intact, unexamined
 
     def as_json(self):
-        return [[c["sha"], c["short"], c["date"], c["subject"]] for c in self.named], self.intact, self.unexamined
+        return [[[c["sha"], c["short"], c["date"], c["subject"]] for c in self.named], self.intact, self.unexamined]
 
     @classmethod
     def from_json(cls, value):
-        named, intact, unexamined = value
+        named, intact, unexamined = value[:3]
         return cls([{"sha": a, "short": b, "date": c, "subject": d} for a, b, c, d in named], intact, unexamined)
 
 
@@ -6954,15 +6954,17 @@ class FreshnessChecker:
                     if g is not None:
                         by_git.setdefault(g.path, (g, []))[1].append(a)
                 for g, judged in by_git.values():
-                    g.commits_exist([a["commit_sha"] for a in judged if a["commit_sha"]])
+                    commits = [a["commit_sha"] for a in judged if a["commit_sha"]]
                     paths = [
                         a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs
                     ]
                     if g.head and paths:
                         # With each cited path at its recorded commit, which check_file_anchor reads
-                        # of a path that is not at HEAD: one cat-file per checkout for both.
+                        # of a path that is not at HEAD, and the recorded commits themselves: one
+                        # cat-file per checkout for all.
                         found = g.batch_check(
-                            ["HEAD:" + p for p in paths]
+                            [c + "^{commit}" for c in dict.fromkeys(commits)]
+                            + ["HEAD:" + p for p in paths]
                             + [
                                 "%s:%s" % (a["commit_sha"], a["path"])
                                 for a in judged
@@ -6972,6 +6974,7 @@ class FreshnessChecker:
                         for p in paths:
                             hit = found.get("HEAD:" + p)
                             self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
+                    g.commits_exist(commits)
             except GitError as e:
                 self._git_broke(repo_id, e)
 
@@ -7052,7 +7055,7 @@ class FreshnessChecker:
                 change.finish(history)
                 if change.anchor_id is not None:
                     self._learn(change.anchor_id, history_key=change.history_key(),
-                                history=json.dumps(history.as_json()))  # fmt: skip
+                                history=json.dumps(history.as_json() + [change.behind]))  # fmt: skip
         self.symbol_changes = []
 
     def _guarded(self, check, a):
@@ -7227,6 +7230,10 @@ class FreshnessChecker:
             if not commit_ok and commit:
                 text += " (the recorded commit %s is gone, but the content is identical)" % short_sha(commit)
             return "current", "; ".join([text] + notes)
+        if a["symbol"] and a["symbol_hash"] and commit_ok and commit != g.head:
+            cached = self._cached_change(g, a, label, path, current_blob, data, uncommitted, notes)
+            if cached is not None:
+                return "stale", cached
         # The content differs: say where the change came from.
         behind = ahead = 0
         if commit_ok:
@@ -7291,6 +7298,21 @@ class FreshnessChecker:
             )
             return "possibly_stale", "; ".join([text] + notes)
         return "stale", "; ".join(["%s %s" % (label, where)] + notes)
+
+    def _cached_change(self, g, a, label, path, blob, data, uncommitted, notes):
+        """A changed symbol whose commits an earlier check named for this very range: its reason
+        without reading the range's log (None when that is not known)."""
+        now = self._symbol_hash(blob, data, path, a["symbol"], a.get("id"))
+        known = self.checks.get(a.get("id"))
+        if now == a["symbol_hash"] or known is None or not known[3]:
+            return None
+        change = _SymbolChange(g, a.get("id"), label, a["symbol"], a["commit_sha"], a["path"], now, False, notes, 0, 1)
+        if known[2] != change.history_key():
+            return None
+        change.behind = json.loads(known[3])[3]
+        change.uncommitted_file = uncommitted and self._head_symbol_hash(g, path, a["symbol"]) != now
+        self.symbol_changes.append(change)  # finished from what was learned, with the others
+        return change
 
     def _touching(self, g, commit, path):
         """_commits_touching, once per checkout, recorded commit and path in a call."""

@@ -41,11 +41,11 @@ class SymbolHistory:
         self.named, self.intact, self.unexamined = named, intact, unexamined
 
     def as_json(self):
-        return [[c["sha"], c["short"], c["date"], c["subject"]] for c in self.named], self.intact, self.unexamined
+        return [[[c["sha"], c["short"], c["date"], c["subject"]] for c in self.named], self.intact, self.unexamined]
 
     @classmethod
     def from_json(cls, value):
-        named, intact, unexamined = value
+        named, intact, unexamined = value[:3]
         return cls([{"sha": a, "short": b, "date": c, "subject": d} for a, b, c, d in named], intact, unexamined)
 
 
