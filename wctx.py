@@ -4237,24 +4237,22 @@ _py_pieces = {}
 _py_pieces_size = [0]
 
 
+_PY_TOP_STATEMENT = _lazy_pattern(r"^[^\s#)\]}]", re.M)  # a line that starts a top-level statement
+
+
 def _python_pieces(source):
     """[(first line, text)] of the top-level pieces of ``source``, or None when there is one."""
+    tops = None
     starts = []
     for m in _PY_TOP_DEFINITION.finditer(source):
         at = m.start()
-        # Part of the decorator group above (its lines, or a bracket a decorator opened)?
-        back = at
-        while back > 0:
-            line_start = source.rfind("\n", 0, back - 1) + 1
-            line = source[line_start : back - 1]
-            back = line_start
-            if not line.strip() or line[:1] in " \t#)]}":
+        if starts:
+            # Part of the decorator group above (its lines, or a bracket a decorator opened)?
+            if tops is None:
+                tops = [t.start() for t in _PY_TOP_STATEMENT.finditer(source)]
+            i = bisect.bisect_left(tops, at) - 1
+            if i >= 0 and source.startswith("@", tops[i]):
                 continue
-            break
-        else:
-            line = ""
-        if starts and line.startswith("@"):
-            continue
         starts.append(at)
     if len(starts) < 2:
         return None
@@ -6393,6 +6391,15 @@ def _line_safe(text):
     return text.count("\r") == text.count("\r\n") and not _OTHER_BREAKS.search(text)
 
 
+def _definition_pattern(path, symbol):
+    """A pattern for a line that may define ``symbol`` or one of its containers: in Python (found
+    by ``ast``), a ``def`` or ``class`` of one of its names; elsewhere, any mention of one."""
+    names = "|".join(re.escape(p) for p in symbol_parts(symbol))
+    if language_of(path) == "python":
+        return re.compile(r"\b(?:def|class)\s+(?:%s)\b" % names)
+    return re.compile(r"(?<![\w$])(?:%s)(?![\w$])" % names)
+
+
 class _FileWalk:
     """The versions of one cited file in one range, and what each commit did to its symbols."""
 
@@ -6401,11 +6408,9 @@ class _FileWalk:
         self.symbols = symbols
         self.object_format = object_format
         self.read = read  # blob id -> bytes or None
-        self.patterns = {
-            s: re.compile(r"(?<![\w$])(?:%s)(?![\w$])" % "|".join(re.escape(p) for p in symbol_parts(s)))
-            for s in symbols
-        }
+        self.patterns = {s: _definition_pattern(names[0], s) for s in symbols}
         self.versions = {}
+        self.verified = set()  # blobs whose rebuilt lines were checked against their id
         self.uses = {}  # {blob: later steps that need its lines}: lines are dropped after the last
         self.parses = 0
         self.complete = True
@@ -6427,35 +6432,43 @@ class _FileWalk:
             self.versions[blob] = _Version.of_bytes(data)
         return self.versions[blob]
 
-    def locate(self, version, blob, path):
-        """Every symbol's (hash, extents) in ``version``, from its text; False when the text
-        cannot be had (lines dropped, bound reached, blob unreadable)."""
+    def locate(self, version, blob, path, symbols=None):
+        """Each of ``symbols`` (default: all) as (hash, extents) in ``version``, from its text;
+        False when the text cannot be had (lines dropped, bound reached, blob unreadable)."""
         if version.lines is None or self.parses >= HISTORY_MAX_PARSES:
             return False
         self.parses += 1
         text = version.text()
-        if blob is not None and blob_id(text.encode("utf-8", "surrogateescape"), self.object_format) != blob:
-            data = self.read(blob)  # lines rebuilt from hunks are not the blob's: read it
-            if data is None:
-                return False
-            fresh = _Version.of_bytes(data)
-            version.lines, version.final_newline = fresh.lines, fresh.final_newline
-            text = version.text()
+        if blob is not None and blob not in self.verified:
+            if blob_id(text.encode("utf-8", "surrogateescape"), self.object_format) != blob:
+                data = self.read(blob)  # lines rebuilt from hunks are not the blob's: read it
+                if data is None:
+                    return False
+                fresh = _Version.of_bytes(data)
+                version.lines, version.final_newline = fresh.lines, fresh.final_newline
+                text = version.text()
+            self.verified.add(blob)
+        safe = _line_safe(text)
         found = {}
-        for s in self.symbols:
+        for s in self.symbols if symbols is None else symbols:
             hit = locate_symbol_lines(text, path, s)
-            found[s] = (symbol_hash(hit[0]), hit[1]) if hit is not None else (None, None)
-        if not _line_safe(text):  # git's lines are not the locator's: nothing is carried here
-            found = {s: (h, None if h is None else "unsafe") for s, (h, _) in found.items()}
-        version.symbols = found
+            if hit is None:
+                found[s] = (None, None)
+            else:  # where git's lines are not the locator's, nothing is carried through hunks
+                found[s] = (symbol_hash(hit[0]), hit[1] if safe else "unsafe")
+        if version.symbols is None:
+            version.symbols = {}
+        version.symbols.update(found)
         return True
 
-    def hashes(self, version, blob, path):
-        """{symbol: hash} of a version, locating it where a hash is not known; None if it cannot."""
-        if version.symbols is None or any(h == _UNKNOWN for h, _ in version.symbols.values()):
-            if not self.locate(version, blob, path):
-                return None
-        return {s: h for s, (h, _) in version.symbols.items()}
+    def hashes(self, version, blob, path, symbols=None):
+        """{symbol: hash} of a version, locating those whose hash is not known; None if it cannot."""
+        wanted = self.symbols if symbols is None else symbols
+        known = version.symbols or {}
+        missing = [s for s in wanted if s not in known or known[s][0] == _UNKNOWN]
+        if missing and not self.locate(version, blob, path, missing):
+            return None
+        return {s: version.symbols[s][0] for s in wanted}
 
     def release(self, blob):
         if blob in self.uses:
@@ -6477,7 +6490,7 @@ class _FileWalk:
             new = self._absent()
         else:
             new = self.versions.get(patch.new_blob) or _apply(old, patch.hunks)
-        carried, changed = {}, set()
+        carried, changed, unsure = {}, set(), []
         for s, (h, extents) in old.symbols.items():
             if extents is None:  # absent before: only a hunk that names it can bring it
                 named = any(self.patterns[s].search(line) for hunk in patch.hunks for line in hunk[3] + hunk[4])
@@ -6487,20 +6500,23 @@ class _FileWalk:
             else:
                 result = _carry(old.lines, extents, patch.hunks, self.patterns[s])
             if result is None:
-                carried = None
-                break
+                unsure.append(s)  # located again in the new version, alone
+                continue
             carried[s] = (_UNKNOWN if result[0] else h, result[1])
             if result[0]:
                 changed.add(s)
-        if patch.new_blob is not None and new.symbols is None and carried is not None:
-            new.symbols = carried
-        elif patch.new_blob is None or carried is None:
-            before = self.hashes(old, patch.old_blob, patch.old_path)
-            after = self.hashes(new, patch.new_blob, path) if patch.new_blob else {s: None for s in self.symbols}
-            if before is None or after is None:
-                self.complete = False
-                return
-            changed = {s for s in self.symbols if before[s] != after[s]}
+        if patch.new_blob is None:  # deleted: every symbol it had changed
+            changed = {s for s, (h, _) in old.symbols.items() if h is not None}
+        else:
+            if new.symbols is None:
+                new.symbols = carried
+            if unsure:
+                before = self.hashes(old, patch.old_blob, patch.old_path, unsure)
+                after = self.hashes(new, patch.new_blob, path, unsure)
+                if before is None or after is None:
+                    self.complete = False
+                    return
+                changed |= {s for s in unsure if before[s] != after[s]}
         if patch.new_blob is not None:
             self.versions[patch.new_blob] = new
             if self.uses.get(patch.new_blob, 0) <= 0:

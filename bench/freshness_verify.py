@@ -253,7 +253,9 @@ def run_span(repos, days, args, wctx, say):
         # As installed (a console script imports the module, whose compiled form is cached);
         # ``python3 wctx.py`` would compile 18,000 lines on every start.
         env["PYTHONPATH"] = os.path.dirname(args.wctx)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         cli = [python, "-m", "wctx", "--home", home]
+        subprocess.run(cli + ["--version"], env=env, capture_output=True, check=True)  # compiled once
         first = checkouts[0]["name"]
         timings = {}
         timings["floor_cold_s"] = floor(checkouts)

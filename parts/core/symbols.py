@@ -818,24 +818,22 @@ _py_pieces = {}
 _py_pieces_size = [0]
 
 
+_PY_TOP_STATEMENT = _lazy_pattern(r"^[^\s#)\]}]", re.M)  # a line that starts a top-level statement
+
+
 def _python_pieces(source):
     """[(first line, text)] of the top-level pieces of ``source``, or None when there is one."""
+    tops = None
     starts = []
     for m in _PY_TOP_DEFINITION.finditer(source):
         at = m.start()
-        # Part of the decorator group above (its lines, or a bracket a decorator opened)?
-        back = at
-        while back > 0:
-            line_start = source.rfind("\n", 0, back - 1) + 1
-            line = source[line_start : back - 1]
-            back = line_start
-            if not line.strip() or line[:1] in " \t#)]}":
+        if starts:
+            # Part of the decorator group above (its lines, or a bracket a decorator opened)?
+            if tops is None:
+                tops = [t.start() for t in _PY_TOP_STATEMENT.finditer(source)]
+            i = bisect.bisect_left(tops, at) - 1
+            if i >= 0 and source.startswith("@", tops[i]):
                 continue
-            break
-        else:
-            line = ""
-        if starts and line.startswith("@"):
-            continue
         starts.append(at)
     if len(starts) < 2:
         return None
