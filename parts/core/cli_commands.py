@@ -14,8 +14,16 @@ from .errors import UsageError
 from .evaluation import format_eval_report, run_retrieval_eval
 from .freshness import _plural
 from .git import git_toplevel
-from .helpers import is_tty, printable_path, short_sha, split_claim, utc_now
-from .hooks import HOOK_AGENTS, hook_status, install_hook, run_brief_hook, run_import_hook, uninstall_hook
+from .helpers import is_tty, printable_path, shell_command, short_sha, split_claim, utc_now
+from .hooks import (
+    CODEX_TRUST_HOW,
+    HOOK_AGENTS,
+    hook_status,
+    install_hook,
+    run_brief_hook,
+    run_import_hook,
+    uninstall_hook,
+)
 from .items import (
     confirm,
     forget,
@@ -716,7 +724,7 @@ def cmd_hooks(args, store):
     payload: exit 1 when one cannot run. The commands run this wctx as installed here.
     """
     if args.action == "status":
-        res = hook_status(probe=args.probe)
+        res = hook_status(probe=args.probe, home=args.home)
         lines = []
         for h in res:
             lines.append(
@@ -728,10 +736,21 @@ def cmd_hooks(args, store):
                     "  (%s)" % h["problem"] if h.get("problem") else "",
                 )
             )
+            for t in h.get("trust") or ():
+                lines.append(
+                    "  trust %-12s %s" % (t["event"], t["trust"].replace("untrusted", "not trusted"))
+                )
             for p in h.get("probes") or ():
                 lines.append("  probe %-12s %s" % (p["event"], "ok" if p["ok"] else "FAILED: " + p["error"]))
+            if any(t["trust"] != "trusted" for t in h.get("trust") or ()):
+                lines.append("  codex: " + CODEX_TRUST_HOW)
+        failed = [f for h in res for f in h["failed"]]
+        if any(not p["ok"] for h in res for p in h.get("probes") or ()):
+            lines.append(
+                "reinstall from the wctx and store you use: %s hooks install AGENT" % _wctx_here(args)
+            )
         emit(args, {"hooks": res}, "\n".join(lines))
-        return 1 if any(not p["ok"] for h in res for p in h.get("probes") or ()) else 0
+        return 1 if failed else 0
     if not args.agent:
         raise UsageError("hooks %s needs an agent: %s" % (args.action, ", ".join(HOOK_AGENTS)))
     if args.action == "install":
@@ -776,6 +795,11 @@ def cmd_hooks(args, store):
         )
     emit(args, res, "\n".join(parts))
     return 1 if failed else 0
+
+
+def _wctx_here(args):
+    """How to spell wctx for this store in a suggested command: with --home when one was given."""
+    return agent_command() + (" --home " + shell_command([os.path.abspath(args.home)]) if args.home else "")
 
 
 def cmd_brief(args, store):
