@@ -815,7 +815,7 @@ def cmd_brief(args, store):
     """
     if args.hook:
         return run_brief_hook(args.hook, args.home)
-    own = open_store(args.home)  # the hook path above must not create a store
+    own = open_store(args.home, create=False)  # a briefing only reads
     try:
         res = brief(own, repo=args.repo, files=args.files, max_tokens=args.max_tokens)
     finally:
