@@ -12,7 +12,7 @@ from .helpers import wctx_command_path
 from .hooks import hook_status
 from .repos import list_repos
 from .schema import MIGRATIONS
-from .store import Store, _connect_readonly, _writable, default_home, fts5_available
+from .store import Store, _connect_readonly, _writable, default_home, fts5_available, store_open_problem
 
 # ----------------------------------------------------------------------------------------------
 # Doctor: can this installation work here, and what to do when it cannot
@@ -40,9 +40,7 @@ def _doctor_store(home, checks):
     try:
         con = _connect_readonly(path)
     except sqlite3.Error as e:
-        checks.append(
-            _doctor_check("store", DOCTOR_FAIL, "cannot open %s: %s" % (path, e), "check its permissions")
-        )
+        checks.append(_doctor_check("store", DOCTOR_FAIL, *store_open_problem(path, e)))
         return None
     if not writable:
         checks.append(
@@ -99,16 +97,7 @@ def _doctor_store(home, checks):
         except sqlite3.Error:  # an older schema may not have what list_repos reads
             return None
     except sqlite3.Error as e:
-        checks.append(
-            _doctor_check(
-                "store",
-                DOCTOR_FAIL,
-                "%s cannot be read: %s" % (path, e),
-                "move it aside and start a new store; wctx export / import-evidence carries evidence over"
-                if writable
-                else "check that this user may read %s and its directory" % path,
-            )
-        )
+        checks.append(_doctor_check("store", DOCTOR_FAIL, *store_open_problem(path, e)))
         return None
     finally:
         con.close()
