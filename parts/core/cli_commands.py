@@ -177,8 +177,8 @@ def cmd_workspace_show(args, store):
     lines = ["workspace %s" % ws["name"]]
     for r in ws["repos"]:
         lines.append(
-            "  %-20s %s  (%d items)%s"
-            % (r["name"], r["path"], r["evidence"], "" if r["exists"] else " missing")
+            "  %-20s %s  (%s)%s"
+            % (r["name"], r["path"], _plural(r["evidence"], "item"), "" if r["exists"] else " missing")
         )
     for rel in ws["relations"]:
         lines.append("  %s %s %s" % (rel["from"], rel["kind"], rel["to"]))
@@ -534,7 +534,15 @@ def format_session(res, limit=20):
                 lines.append("  %s  read %d, edited %d" % (where, f["reads"], f["edits"]))
             if len(group) > limit:
                 lines.append("  … %d more (--json for all)" % (len(group) - limit))
-        lines.append("commands (%d):" % len(act["commands"]))
+        withheld = act.get("commands_withheld") or 0
+        if withheld:
+            lines.append(
+                "commands (%d stored, %d withheld: the transcript holds them as redaction placeholders "
+                "such as [REDACTED…], or empty, so there was no command to keep):"
+                % (len(act["commands"]), withheld)
+            )
+        else:
+            lines.append("commands (%d):" % len(act["commands"]))
         for c in act["commands"][:limit]:
             text = c["command"].splitlines()[0] if c["command"] else ""
             lines.append("  $ %s%s" % (text[:160], "  [%s]" % c["repo"] if c["repo"] else ""))
@@ -602,7 +610,8 @@ def format_import(res):
 
 
 def cmd_import(args, store):
-    """Import Claude Code and Codex session transcripts: what each session did, per repository.
+    """Import Claude Code, Codex and Gemini CLI session transcripts: what each session did, per
+    repository.
 
     Where each session ran, which files of which repositories it read and edited, the commands it
     ran, with provenance per repository. Findings are never guessed from the transcript's prose;

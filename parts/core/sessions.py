@@ -6,6 +6,9 @@ import re
 
 from .adapters import (
     AGENT_CODEX,
+    CLAUDE_COMMAND_TOOLS,
+    CODEX_COMMAND_TOOLS,
+    GEMINI_COMMAND_TOOLS,
     TRANSCRIPT_ADAPTERS,
     TRANSCRIPT_AGENTS,
     claude_subagent_files,
@@ -537,6 +540,9 @@ def _live_evidence(store, ids):
     ]
 
 
+COMMAND_TOOLS = CLAUDE_COMMAND_TOOLS + CODEX_COMMAND_TOOLS + GEMINI_COMMAND_TOOLS
+
+
 def session_activity(store, session_id):
     """What imported transcripts say session ``session_id`` did, or None when none was imported:
     repositories with provenance, files with read/edit counts, commands, tool calls, errors,
@@ -581,6 +587,10 @@ def session_activity(store, session_id):
         }
         for c in store.all("SELECT * FROM session_commands WHERE session_id = ? ORDER BY seq", (session_id,))
     ]
+    tool_calls = json.loads(row["tool_calls"])
+    # A command call whose command the transcript holds as a sanitiser's placeholder (or empty) is
+    # counted as a call but stored as no command: say how many, not "commands (0)".
+    command_calls = sum(tool_calls.get(t, 0) for t in COMMAND_TOOLS)
     return {
         "transcript": row["transcript"],
         "imported_at": row["imported_at"],
@@ -592,10 +602,11 @@ def session_activity(store, session_id):
         "compactions": row["compactions"],
         "cwds": json.loads(row["cwds"]),
         "summaries": json.loads(row["summaries"]),
-        "tool_calls": json.loads(row["tool_calls"]),
+        "tool_calls": tool_calls,
         "repos": repos,
         "files": files,
         "commands": commands,
+        "commands_withheld": max(0, command_calls - len(commands)),
         "errors": json.loads(row["errors"]),
         "subagents": json.loads(row["subagents"]),
         "parent_external_id": row["parent_external_id"],
