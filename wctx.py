@@ -13161,6 +13161,16 @@ def sessions_touching(store, repo, path, cwd=None, limit=20):
     }
 
 
+class ImportInterrupted(KeyboardInterrupt):
+    """Ctrl-C during import_transcripts. Each transcript is imported in its own transaction, so
+    what came before stays imported and the one under way left nothing: ``results`` and
+    ``failed`` say how far it got, of ``total`` files."""
+
+    def __init__(self, results, failed, total):
+        super().__init__()
+        self.results, self.failed, self.total = results, failed, total
+
+
 def import_transcripts(store, paths, agent="auto", force=False, progress=None):
     """Import transcript files and directories of them. A file that cannot be imported is
     reported in "failed" and the others go on. ``progress(done, total, path)`` is called per file.
@@ -13183,6 +13193,8 @@ def import_transcripts(store, paths, agent="auto", force=False, progress=None):
                 continue  # a subagent file of a session already imported in this run
             seen.add(target)
             results.append(import_transcript(store, target, agent=agent, force=force))
+        except KeyboardInterrupt:
+            raise ImportInterrupted(results, failed, len(files)) from None
         except WctxError as e:
             if len(files) == 1 and len(paths) == 1 and os.path.isfile(paths[0]):
                 raise
@@ -16568,6 +16580,21 @@ def cmd_import(args, store):
     own = open_store(args.home)
     try:
         res = import_transcripts(own, args.paths, agent=args.agent, force=args.force, progress=progress)
+    except ImportInterrupted as stop:
+        done = [r["status"] for r in stop.results]
+        sys.stderr.write(
+            "%swctx: interrupted after %d of %d transcripts: %d imported, %d unchanged, %d failed; what was "
+            "imported stays, the one under way left nothing: run the same command again to go on\n"
+            % (
+                "\n" if show else "",
+                len(stop.results) + len(stop.failed),
+                stop.total,
+                sum(1 for s in done if s not in ("unchanged", "empty")),
+                sum(1 for s in done if s in ("unchanged", "empty")),
+                len(stop.failed),
+            )
+        )
+        return 130
     finally:
         own.close()
     for r in res["results"]:

@@ -85,3 +85,30 @@ def test_import_help_names_every_agent_it_reads(run_cli):
     r = run_cli(["import", "--help"])
     for agent in ("Claude Code", "Codex", "Gemini CLI"):
         assert agent in r.out, agent
+
+
+def test_an_interrupted_import_says_how_far_it_got(git_repo, store, run_cli, tmp_path, monkeypatch):
+    repo = git_repo("svc", {"a.py": "x = 1\n"})
+    wctx.register_repo(store, repo.path)
+    folder = tmp_path / "transcripts"
+    folder.mkdir()
+    for n in range(5):
+        sid = "33333333-cccc-4ddd-8eee-00000000000%d" % n
+        (folder / ("%s.jsonl" % sid)).write_text(
+            _claude_line(repo.path, sid, 0, "look at a.py number %d" % n, role="user") + "\n"
+        )
+    real = wctx.import_transcript
+    calls = []
+
+    def interrupted_on_the_fourth(*args, **kwargs):
+        calls.append(args[1])
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(wctx, "import_transcript", interrupted_on_the_fourth)
+    r = run_cli(["import", folder])
+    assert r.code == 130
+    assert "interrupted after 3 of 5 transcripts" in r.err and "3 imported" in r.err, r.err
+    assert "again" in r.err
+    assert len(wctx.list_sessions(store)) == 3

@@ -57,6 +57,7 @@ from .search import search
 from .sessions import (
     COMMIT_FROM_IMPORT,
     COMMIT_FROM_SESSION,
+    ImportInterrupted,
     import_transcripts,
     session_activity,
     sessions_touching,
@@ -637,6 +638,21 @@ def cmd_import(args, store):
     own = open_store(args.home)
     try:
         res = import_transcripts(own, args.paths, agent=args.agent, force=args.force, progress=progress)
+    except ImportInterrupted as stop:
+        done = [r["status"] for r in stop.results]
+        sys.stderr.write(
+            "%swctx: interrupted after %d of %d transcripts: %d imported, %d unchanged, %d failed; what was "
+            "imported stays, the one under way left nothing: run the same command again to go on\n"
+            % (
+                "\n" if show else "",
+                len(stop.results) + len(stop.failed),
+                stop.total,
+                sum(1 for s in done if s not in ("unchanged", "empty")),
+                sum(1 for s in done if s in ("unchanged", "empty")),
+                len(stop.failed),
+            )
+        )
+        return 130
     finally:
         own.close()
     for r in res["results"]:

@@ -487,6 +487,16 @@ def sessions_touching(store, repo, path, cwd=None, limit=20):
     }
 
 
+class ImportInterrupted(KeyboardInterrupt):
+    """Ctrl-C during import_transcripts. Each transcript is imported in its own transaction, so
+    what came before stays imported and the one under way left nothing: ``results`` and
+    ``failed`` say how far it got, of ``total`` files."""
+
+    def __init__(self, results, failed, total):
+        super().__init__()
+        self.results, self.failed, self.total = results, failed, total
+
+
 def import_transcripts(store, paths, agent="auto", force=False, progress=None):
     """Import transcript files and directories of them. A file that cannot be imported is
     reported in "failed" and the others go on. ``progress(done, total, path)`` is called per file.
@@ -509,6 +519,8 @@ def import_transcripts(store, paths, agent="auto", force=False, progress=None):
                 continue  # a subagent file of a session already imported in this run
             seen.add(target)
             results.append(import_transcript(store, target, agent=agent, force=force))
+        except KeyboardInterrupt:
+            raise ImportInterrupted(results, failed, len(files)) from None
         except WctxError as e:
             if len(files) == 1 and len(paths) == 1 and os.path.isfile(paths[0]):
                 raise
