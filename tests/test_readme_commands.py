@@ -464,13 +464,19 @@ def test_the_doctor_sample_shows_the_current_schema_version():
 
 
 def test_the_readme_stays_short():
-    """The README is for users: the reference lives in docs/, figures in bench/RESULTS.md."""
+    """The README is for users: the reference lives in docs/, figures in bench/RESULTS.md (with
+    the command and commit that give them), so it holds no timing and no "at <commit>" stamp."""
     with open(README, encoding="utf-8") as fh:
-        lines = fh.read().splitlines()
+        text = fh.read()
+    lines = text.splitlines()
     assert len(lines) <= README_MAX_LINES, "README.md has %d lines; at most %d" % (
         len(lines),
         README_MAX_LINES,
     )
+    timings = re.findall(r"\b\d[\d.,]*\s?(?:ms|µs|s)\b(?!\w)", text)
+    assert not timings, "README.md: timings belong in bench/RESULTS.md: %s" % timings[:5]
+    stamps = re.findall(r"\bat (?:commit )?[0-9a-f]{7,40}\b", text)
+    assert not stamps, "README.md: commit stamps belong in bench/RESULTS.md: %s" % stamps[:5]
 
 
 def test_ci_runs_the_readme_test_command():
