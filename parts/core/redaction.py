@@ -22,7 +22,7 @@ from .helpers import ascii_words, claim_key
 # Applied before anything is stored or served: captures, imported commands, tool errors, summaries,
 # paths. Each rule keeps enough context to read the text ("Authorization: Bearer [REDACTED]") and
 # drops the secret. A list of small rules, not one big regex, so a reader can see what is covered.
-# Best effort: an unusual secret in free text can still get through; the README says so.
+# Best effort: an unusual secret in free text can still get through; docs/security.md says so.
 
 REDACTED = "[REDACTED]"
 
@@ -410,7 +410,7 @@ def _holds_one_of_each(text, groups):
 
 def redact_secrets(text):
     """Replace secrets (private keys, JWTs, authorization headers, vendor tokens, credentialed
-    URLs, secret assignments) with [REDACTED …] markers. Best effort; see the README."""
+    URLs, secret assignments) with [REDACTED …] markers. Best effort; see docs/security.md."""
     if not text or not isinstance(text, str):
         return text
     return _redact_found(text, _secret_fragments(_secret_fold(text)))

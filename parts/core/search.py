@@ -1180,7 +1180,7 @@ def search(
     files=None,
     page=None,
 ):
-    """Search evidence from the caller's repository outward (see the README for the shape).
+    """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
 
     ``workspace`` scopes a caller that stands in no registered repository (an MCP server started
     for a workspace, a shell outside every checkout) to that workspace's repositories; a caller
