@@ -646,8 +646,9 @@ TOOLS = [
         "files as path#symbol so later sessions can tell when the code changed. Calls from one session "
         "accumulate into one recorded session. An item that repeats one already recorded (the same claim, "
         "case and punctuation aside, about the same repository citing the same files, from any session) is "
-        "not stored twice: the answer names the existing id under duplicates, raises its confidence to the "
-        "larger one, and re-stamps it when the cited code changed since (said in warnings). Record root "
+        "not stored twice: the answer names the existing id under duplicates and raises its confidence to the "
+        "larger one (it is never re-stamped: confirm_evidence does that); the same claim with a detail that "
+        "says more is kept as a new item, named in warnings. Record root "
         "causes, decisions with rationale, dead ends and open questions; never secrets or routine progress.",
         "inputSchema": {
             "type": "object",
@@ -713,8 +714,8 @@ TOOLS = [
                 "duplicates": {
                     "type": "array",
                     "items": {"type": "object"},
-                    "description": "Items that repeat one already recorded: the existing id, whether it was "
-                    "re-stamped, and a message saying what changed.",
+                    "description": "Items that repeat one already recorded: the existing id and a message "
+                    "saying what happened.",
                 },
                 "duplicates_skipped": {"type": "integer"},
                 "warnings": {"type": "array", "items": {"type": "string"}},
@@ -1063,10 +1064,11 @@ assert SUMMARY_FIELDS[len(_STABLE_FIELDS) :] == ("age", "reasons", "freshness"),
 _stable_values = operator.itemgetter(*(name for name in _STABLE_FIELDS if name != "files"))
 _call_values = operator.itemgetter("files", "confidence", "age", "reasons", "freshness")
 _SHORT_FIELDS = ("repo", "session", "kind", "status", "created_at", "confirmed_at")  # served at 300
-_STABLE_CACHE = {}  # key from _summaries_with_json -> _StableEntry (a pure function of the key)
-_STABLE_CACHE_MAX = 4096
-_PLAIN_SHORT = {}  # short string that serves as itself (reasons, ages) -> its JSON
-_PLAIN_SHORT_MAX = 16384
+# Declared with every other process-wide cache in wctx's caches part, so that clear_caches() empties them.
+_STABLE_CACHE = CORE.MCP_STABLE_ENTRIES  # key from _summaries_with_json -> _StableEntry
+_STABLE_CACHE_MAX = CORE.MCP_STABLE_ENTRIES_KEPT
+_PLAIN_SHORT = CORE.MCP_PLAIN_SHORT  # short string that serves as itself (reasons, ages) -> its JSON
+_PLAIN_SHORT_MAX = CORE.MCP_PLAIN_SHORT_KEPT
 _json_string = json.encoder.encode_basestring  # what the encoder writes for a str (ensure_ascii off)
 
 
@@ -1532,12 +1534,9 @@ class Tools:
         entries = captured.get("evidence", [])
         recorded = [e for e in entries if not e.get("duplicate")]
         duplicates = [
-            {k: e.get(k) for k in ("id", "kind", "repo", "restamped", "message")}
-            for e in entries
-            if e.get("duplicate")
+            {k: e.get(k) for k in ("id", "kind", "repo", "message")} for e in entries if e.get("duplicate")
         ]
         warnings = list(captured.get("warnings", []))
-        warnings += [d["message"] for d in duplicates if d.get("restamped")]
         return {
             "session": session_id,
             "recorded": recorded,
