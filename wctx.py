@@ -243,6 +243,15 @@ RUBY_ENDS = FunctionMemo("end of a Ruby definition", "(masked source, start, nam
 SOURCE_INDEX = FunctionMemo("definitions index of a source", "(source, language)", _PURE, 16)
 COMPILED_PATTERNS = FunctionMemo("compiled definition patterns", "pattern text", _PURE, 512)
 PYTHON_DEFINITIONS = FunctionMemo("definitions of a Python source", "source text", _PURE, 8)
+SOURCE_LINES = FunctionMemo("lines of a Python source", "source text", _PURE, 8)
+PY_PIECES_BYTES = 32 * 1024 * 1024
+_PY_PIECES = CacheTable(
+    "definitions of a piece of Python",
+    "text of a top-level definition, or of a long class's member",
+    _PURE,
+    "%d MiB of piece text, then emptied" % (PY_PIECES_BYTES // (1024 * 1024)),
+    {},
+).value  # filled by _python_piece_definitions
 
 # -- search (parts/core/search.py) ----------------------------------------------------------------
 DAY_SECONDS_KEPT = 100000
@@ -2935,7 +2944,9 @@ def parse_file_patches(out):
                             pos = out.index(b"\n", pos) + 1
                 if patch is not None and patch.hunks is not None:
                     old_start = int(m.group(1))
-                    patch.hunks.append((old_start, old_count, int(m.group(3)), removed, added, tuple(open_end)))
+                    patch.hunks.append(
+                        (old_start, old_count, int(m.group(3)), removed, added, tuple(open_end))
+                    )
         commits.append((sha, [f for f in files if f is not None]))
     return commits
 
@@ -4451,9 +4462,7 @@ def _heuristic_extents(source, language, parts):
 # Where a piece does not parse on its own (a decorator split from its definition, a line that
 # only looks like a definition inside a string), the whole file is parsed, as before.
 _PY_TOP_DEFINITION = _lazy_pattern(r"^(?:@|def\b|class\b|async[ \t]+def\b)", re.M)
-_PY_PIECES_BYTES = 32 * 1024 * 1024  # parsed pieces kept for the process, by their text's size
-_py_pieces = {}
-_py_pieces_size = [0]
+_py_pieces_size = [0]  # characters of piece text in _PY_PIECES
 
 
 _PY_TOP_STATEMENT = _lazy_pattern(r"^[^\s#)\]}]", re.M)  # a line that starts a top-level statement
@@ -4492,19 +4501,19 @@ _PY_MEMBER = _lazy_pattern(r"^([ \t]+)(?:@|def\b|class\b|async[ \t]+def\b)")
 
 
 def _python_piece_definitions(text):
-    """_python_tree_definitions of one piece, kept by its text (within _PY_PIECES_BYTES). A long
+    """_python_tree_definitions of one piece, kept by its text (within PY_PIECES_BYTES). A long
     class is parsed in pieces too (_python_class_definitions)."""
-    found = _py_pieces.get(text, False)
+    found = _PY_PIECES.get(text, False)
     if found is False:
         found = None
         if len(text) > _PY_CLASS_SPLIT_CHARS:
             found = _python_class_definitions(text)
         if found is None:
             found = _python_tree_definitions(text)
-        if _py_pieces_size[0] + len(text) > _PY_PIECES_BYTES:
-            _py_pieces.clear()
+        if not _PY_PIECES or _py_pieces_size[0] + len(text) > PY_PIECES_BYTES:
+            _PY_PIECES.clear()  # also after clear_caches emptied it
             _py_pieces_size[0] = 0
-        _py_pieces[text] = found
+        _PY_PIECES[text] = found
         _py_pieces_size[0] += len(text)
     return found
 
@@ -4638,7 +4647,7 @@ def _python_tree_definitions(source):
     return by_path, by_name, tree.body[-1].end_lineno if tree.body else 0
 
 
-@functools.lru_cache(maxsize=8)
+@SOURCE_LINES
 def _split_lines(source):
     return source.splitlines()
 
@@ -6507,12 +6516,18 @@ class SymbolHistory:
         self.named, self.intact, self.unexamined = named, intact, unexamined
 
     def as_json(self):
-        return [[[c["sha"], c["short"], c["date"], c["subject"]] for c in self.named], self.intact, self.unexamined]
+        return [
+            [[c["sha"], c["short"], c["date"], c["subject"]] for c in self.named],
+            self.intact,
+            self.unexamined,
+        ]
 
     @classmethod
     def from_json(cls, value):
         named, intact, unexamined = value[:3]
-        return cls([{"sha": a, "short": b, "date": c, "subject": d} for a, b, c, d in named], intact, unexamined)
+        return cls(
+            [{"sha": a, "short": b, "date": c, "subject": d} for a, b, c, d in named], intact, unexamined
+        )
 
 
 class _Version:
@@ -6712,7 +6727,9 @@ class _FileWalk:
         carried, changed, unsure = {}, set(), []
         for s, (h, extents) in old.symbols.items():
             if extents is None:  # absent before: only a hunk that names it can bring it
-                named = any(self.patterns[s].search(line) for hunk in patch.hunks for line in hunk[3] + hunk[4])
+                named = any(
+                    self.patterns[s].search(line) for hunk in patch.hunks for line in hunk[3] + hunk[4]
+                )
                 result = None if named else (False, None)
             elif extents == "unsafe":
                 result = None
@@ -7058,7 +7075,9 @@ class FreshnessChecker:
         row = self.learned.get(anchor_id)
         if row is None:
             old = self.checks.get(anchor_id) or (None, None, None, None)
-            row = self.learned[anchor_id] = dict(zip(("hash_key", "symbol_hash", "history_key", "history"), old))
+            row = self.learned[anchor_id] = dict(
+                zip(("hash_key", "symbol_hash", "history_key", "history"), old)
+            )
         row.update(values)
 
     def _load_checks(self, anchors):
@@ -7541,7 +7560,9 @@ class FreshnessChecker:
         known = self.checks.get(a.get("id"))
         if now == a["symbol_hash"] or known is None or not known[3]:
             return None
-        change = _SymbolChange(g, a.get("id"), label, a["symbol"], a["commit_sha"], a["path"], now, False, notes, 0, 1)
+        change = _SymbolChange(
+            g, a.get("id"), label, a["symbol"], a["commit_sha"], a["path"], now, False, notes, 0, 1
+        )
         if known[2] != change.history_key():
             return None
         change.behind = json.loads(known[3])[3]
@@ -7567,7 +7588,9 @@ class FreshnessChecker:
             data = g.read_blobs([blob]).get(blob)
             if data is None:
                 return None
-            memo = self.symbol_hashes[(blob, path)] = symbol_hashes_of(data, path, sorted(self.cited.get(path, set()) | {symbol}))
+            memo = self.symbol_hashes[(blob, path)] = symbol_hashes_of(
+                data, path, sorted(self.cited.get(path, set()) | {symbol})
+            )
         return memo[symbol]
 
 

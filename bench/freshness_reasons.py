@@ -84,7 +84,9 @@ class History:
 
     def parents_of(self, commit):
         if commit not in self.parents:
-            self.parents[commit] = git(self.repo, "rev-list", "--parents", "-n", "1", commit).decode().split()[1:]
+            self.parents[commit] = (
+                git(self.repo, "rev-list", "--parents", "-n", "1", commit).decode().split()[1:]
+            )
         return self.parents[commit]
 
     def changed(self, commit, names, symbol):
@@ -97,7 +99,11 @@ class History:
         """The commit that first made the text differ from ``start``'s along the first-parent line
         from ``start`` to ``end``, going down a merged branch when the change came from it."""
         base = self.text(start, names, symbol)
-        chain = git(self.repo, "rev-list", "--first-parent", "--reverse", "%s..%s" % (start, end)).decode().split()
+        chain = (
+            git(self.repo, "rev-list", "--first-parent", "--reverse", "%s..%s" % (start, end))
+            .decode()
+            .split()
+        )
         for commit in chain:
             if self.text(commit, names, symbol) == base:
                 continue
@@ -120,7 +126,9 @@ class History:
 def file_names(repo, t0, t1, path):
     """Every name the file at ``path`` (at T0) had up to T1, by git's own rename detection."""
     names = [path]
-    out = git(repo, "log", "--reverse", "--format=", "--name-status", "-M", "--first-parent", "%s..%s" % (t0, t1))
+    out = git(
+        repo, "log", "--reverse", "--format=", "--name-status", "-M", "--first-parent", "%s..%s" % (t0, t1)
+    )
     for line in out.decode("utf-8", "surrogateescape").splitlines():
         fields = line.split("\t")
         if len(fields) == 3 and fields[0].startswith("R") and fields[1] in names and fields[2] not in names:
@@ -222,7 +230,9 @@ def run_repo(repo, days, count, wctx, say):
         history.close()
         if store is not None:
             store.close()
-        subprocess.run(["git", *GIT_SAFE, "-C", repo, "worktree", "remove", "--force", worktree], capture_output=True)
+        subprocess.run(
+            ["git", *GIT_SAFE, "-C", repo, "worktree", "remove", "--force", worktree], capture_output=True
+        )
         subprocess.run(["git", *GIT_SAFE, "-C", repo, "worktree", "prune"], capture_output=True)
         shutil.rmtree(scratch, ignore_errors=True)
     return report
@@ -251,7 +261,10 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(reports, fh, indent=1)
-    total = {k: sum(r.get(k) or 0 for r in reports) for k in ("named", "named_right", "first_changes", "first_change_named")}
+    total = {
+        k: sum(r.get(k) or 0 for r in reports)
+        for k in ("named", "named_right", "first_changes", "first_change_named")
+    }
     for r in reports:
         print("%(repository)s %(t0)s..%(t1)s: %(commits)d commits (%(merges)d merges); %(stale)d/%(citations)d "
               "stale; named %(named)d, right %(named_right)d (precision %(precision)s); first change named "

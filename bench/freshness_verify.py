@@ -315,15 +315,18 @@ def run_span(repos, days, args, wctx, say):
         if store is not None:
             store.close()
         if args.keep:
-            say("kept %s (worktrees registered in %s; remove them with git worktree remove)" % (scratch, home))
-            return report
+            say(
+                "kept %s (worktrees registered in %s; remove them with git worktree remove)" % (scratch, home)
+            )
+            checkouts = []
         for c in checkouts:
             subprocess.run(["git", *GIT_SAFE, "-C", c["repo"], "worktree", "remove", "--force", c["worktree"]],
                            capture_output=True, check=False)  # fmt: skip
             subprocess.run(
                 ["git", *GIT_SAFE, "-C", c["repo"], "worktree", "prune"], capture_output=True, check=False
             )
-        shutil.rmtree(scratch, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
     return report
 
 
@@ -367,11 +370,17 @@ def format_report(reports):
             )  # fmt: skip
         )
         if t.get("verify_json_warm_s") is not None:
-            lines.append("  verify --json warm %s (CPU %s)" % (s("verify_json_warm_s"), s("verify_json_warm_cpu_s")))
+            lines.append(
+                "  verify --json warm %s (CPU %s)" % (s("verify_json_warm_s"), s("verify_json_warm_cpu_s"))
+            )
         if "verify_one_warm_ms" in t:
             lines.append(
                 "  verify of one item warm %s (CPU %s); MCP verify_freshness of 10 ids warm %s"
-                % (s("verify_one_warm_ms", "ms"), s("verify_one_warm_cpu_ms", "ms"), s("mcp_verify_10_warm_ms", "ms"))
+                % (
+                    s("verify_one_warm_ms", "ms"),
+                    s("verify_one_warm_cpu_ms", "ms"),
+                    s("mcp_verify_10_warm_ms", "ms"),
+                )
             )
         if "summary" in r:
             lines.append("  verdicts: %s" % ", ".join("%s %d" % kv for kv in r["summary"].items()))

@@ -255,7 +255,9 @@ class FreshnessChecker:
         row = self.learned.get(anchor_id)
         if row is None:
             old = self.checks.get(anchor_id) or (None, None, None, None)
-            row = self.learned[anchor_id] = dict(zip(("hash_key", "symbol_hash", "history_key", "history"), old))
+            row = self.learned[anchor_id] = dict(
+                zip(("hash_key", "symbol_hash", "history_key", "history"), old)
+            )
         row.update(values)
 
     def _load_checks(self, anchors):
@@ -738,7 +740,9 @@ class FreshnessChecker:
         known = self.checks.get(a.get("id"))
         if now == a["symbol_hash"] or known is None or not known[3]:
             return None
-        change = _SymbolChange(g, a.get("id"), label, a["symbol"], a["commit_sha"], a["path"], now, False, notes, 0, 1)
+        change = _SymbolChange(
+            g, a.get("id"), label, a["symbol"], a["commit_sha"], a["path"], now, False, notes, 0, 1
+        )
         if known[2] != change.history_key():
             return None
         change.behind = json.loads(known[3])[3]
@@ -764,7 +768,9 @@ class FreshnessChecker:
             data = g.read_blobs([blob]).get(blob)
             if data is None:
                 return None
-            memo = self.symbol_hashes[(blob, path)] = symbol_hashes_of(data, path, sorted(self.cited.get(path, set()) | {symbol}))
+            memo = self.symbol_hashes[(blob, path)] = symbol_hashes_of(
+                data, path, sorted(self.cited.get(path, set()) | {symbol})
+            )
         return memo[symbol]
 
 

@@ -237,7 +237,9 @@ def parse_file_patches(out):
                             pos = out.index(b"\n", pos) + 1
                 if patch is not None and patch.hunks is not None:
                     old_start = int(m.group(1))
-                    patch.hunks.append((old_start, old_count, int(m.group(3)), removed, added, tuple(open_end)))
+                    patch.hunks.append(
+                        (old_start, old_count, int(m.group(3)), removed, added, tuple(open_end))
+                    )
         commits.append((sha, [f for f in files if f is not None]))
     return commits
 

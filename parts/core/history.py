@@ -41,12 +41,18 @@ class SymbolHistory:
         self.named, self.intact, self.unexamined = named, intact, unexamined
 
     def as_json(self):
-        return [[[c["sha"], c["short"], c["date"], c["subject"]] for c in self.named], self.intact, self.unexamined]
+        return [
+            [[c["sha"], c["short"], c["date"], c["subject"]] for c in self.named],
+            self.intact,
+            self.unexamined,
+        ]
 
     @classmethod
     def from_json(cls, value):
         named, intact, unexamined = value[:3]
-        return cls([{"sha": a, "short": b, "date": c, "subject": d} for a, b, c, d in named], intact, unexamined)
+        return cls(
+            [{"sha": a, "short": b, "date": c, "subject": d} for a, b, c, d in named], intact, unexamined
+        )
 
 
 class _Version:
@@ -246,7 +252,9 @@ class _FileWalk:
         carried, changed, unsure = {}, set(), []
         for s, (h, extents) in old.symbols.items():
             if extents is None:  # absent before: only a hunk that names it can bring it
-                named = any(self.patterns[s].search(line) for hunk in patch.hunks for line in hunk[3] + hunk[4])
+                named = any(
+                    self.patterns[s].search(line) for hunk in patch.hunks for line in hunk[3] + hunk[4]
+                )
                 result = None if named else (False, None)
             elif extents == "unsafe":
                 result = None

@@ -5,12 +5,15 @@ import os
 import re
 
 from .caches import (
+    _PY_PIECES,
     COMPILED_PATTERNS,
     DEFINITION_PATTERNS,
     MASKED_SOURCE,
+    PY_PIECES_BYTES,
     PYTHON_DEFINITIONS,
     RUBY_ENDS,
     SOURCE_INDEX,
+    SOURCE_LINES,
 )
 from .constants import _lazy_pattern
 
@@ -820,9 +823,7 @@ def _heuristic_extents(source, language, parts):
 # Where a piece does not parse on its own (a decorator split from its definition, a line that
 # only looks like a definition inside a string), the whole file is parsed, as before.
 _PY_TOP_DEFINITION = _lazy_pattern(r"^(?:@|def\b|class\b|async[ \t]+def\b)", re.M)
-_PY_PIECES_BYTES = 32 * 1024 * 1024  # parsed pieces kept for the process, by their text's size
-_py_pieces = {}
-_py_pieces_size = [0]
+_py_pieces_size = [0]  # characters of piece text in _PY_PIECES
 
 
 _PY_TOP_STATEMENT = _lazy_pattern(r"^[^\s#)\]}]", re.M)  # a line that starts a top-level statement
@@ -861,19 +862,19 @@ _PY_MEMBER = _lazy_pattern(r"^([ \t]+)(?:@|def\b|class\b|async[ \t]+def\b)")
 
 
 def _python_piece_definitions(text):
-    """_python_tree_definitions of one piece, kept by its text (within _PY_PIECES_BYTES). A long
+    """_python_tree_definitions of one piece, kept by its text (within PY_PIECES_BYTES). A long
     class is parsed in pieces too (_python_class_definitions)."""
-    found = _py_pieces.get(text, False)
+    found = _PY_PIECES.get(text, False)
     if found is False:
         found = None
         if len(text) > _PY_CLASS_SPLIT_CHARS:
             found = _python_class_definitions(text)
         if found is None:
             found = _python_tree_definitions(text)
-        if _py_pieces_size[0] + len(text) > _PY_PIECES_BYTES:
-            _py_pieces.clear()
+        if not _PY_PIECES or _py_pieces_size[0] + len(text) > PY_PIECES_BYTES:
+            _PY_PIECES.clear()  # also after clear_caches emptied it
             _py_pieces_size[0] = 0
-        _py_pieces[text] = found
+        _PY_PIECES[text] = found
         _py_pieces_size[0] += len(text)
     return found
 
@@ -1007,7 +1008,7 @@ def _python_tree_definitions(source):
     return by_path, by_name, tree.body[-1].end_lineno if tree.body else 0
 
 
-@functools.lru_cache(maxsize=8)
+@SOURCE_LINES
 def _split_lines(source):
     return source.splitlines()
 
