@@ -187,7 +187,7 @@ def run_repo(repo, days, count, wctx, say):
         started = time.perf_counter()
         result = {i["id"]: i for i in wctx.verify(store, ids)["items"]}
         report["verify_s"] = round(time.perf_counter() - started, 2)
-        named = right = firsts = first_named = stale = 0
+        named = right = firsts = first_named = stale = with_wrong = 0
         wrong, missed = [], []
         for (path, symbol), eid in zip(chosen, ids):
             item = result[eid]
@@ -195,13 +195,19 @@ def run_repo(repo, days, count, wctx, say):
                 continue
             stale += 1
             names = file_names(repo, t0, t1, path)
-            shas = item["anchors"][0].get("changed_in") or []
+            shas = item["anchors"][0].get("changed_in")
+            if shas is None:  # a wctx before changed_in: the short shas its reason lists
+                shas = named_in_reason(repo, item["reasons"][0])
+            wrong_here = False
             for sha in shas:
                 named += 1
                 if history.changed(sha, names, symbol):
                     right += 1
-                elif len(wrong) < 5:
-                    wrong.append("%s#%s %s" % (path, symbol, sha[:10]))
+                else:
+                    wrong_here = True
+                    if len(wrong) < 5:
+                        wrong.append("%s#%s %s" % (path, symbol, sha[:10]))
+            with_wrong += wrong_here
             first = history.first_change(t0, t1, names, symbol)
             if first is not None:
                 firsts += 1
@@ -210,7 +216,7 @@ def run_repo(repo, days, count, wctx, say):
                 elif len(missed) < 5:
                     missed.append("%s#%s %s: %s" % (path, symbol, first[:10], item["reasons"][0][:160]))
         report.update(
-            citations=len(chosen), stale=stale, named=named, named_right=right,
+            citations=len(chosen), stale=stale, named=named, named_right=right, stale_naming_a_wrong_commit=with_wrong,
             precision=round(right / named, 4) if named else None,
             first_changes=firsts, first_change_named=first_named,
             recall_first=round(first_named / firsts, 4) if firsts else None,
@@ -236,6 +242,15 @@ def run_repo(repo, days, count, wctx, say):
         subprocess.run(["git", *GIT_SAFE, "-C", repo, "worktree", "prune"], capture_output=True)
         shutil.rmtree(scratch, ignore_errors=True)
     return report
+
+
+def named_in_reason(repo, reason):
+    """The commits a reason lists after "since SHA:" (short shas, resolved in ``repo``)."""
+    _, _, listed = reason.partition(": ")
+    shas = []
+    for short in re.findall(r"(?:^|; )([0-9a-f]{7,40}) \d{4}-\d\d-\d\d ", listed):
+        shas.append(git(repo, "rev-parse", short + "^{commit}").decode().strip())
+    return shas
 
 
 def names_at_t1(repo, t0, t1, path):
@@ -267,7 +282,8 @@ def main(argv=None):
     }
     for r in reports:
         print("%(repository)s %(t0)s..%(t1)s: %(commits)d commits (%(merges)d merges); %(stale)d/%(citations)d "
-              "stale; named %(named)d, right %(named_right)d (precision %(precision)s); first change named "
+              "stale (%(stale_naming_a_wrong_commit)d naming a wrong commit); named %(named)d, right %(named_right)d "
+              "(precision %(precision)s); first change named "
               "%(first_change_named)d/%(first_changes)d (recall %(recall_first)s); behind %(behind)s" % r)  # fmt: skip
         for w in r["wrong"]:
             print("   wrong: " + w)
