@@ -1029,3 +1029,25 @@ def test_python_pieces_of_an_earlier_version_are_not_served_for_a_later_one():
     assert after["after"] == before["after"]
     assert after["Long"] != before["Long"]  # the class holds the edited member
     assert wctx.locate_symbol(edited, "m.py", "Long.third").endswith("return 33")
+
+
+def test_typescript_interface_whose_extends_clause_starts_the_next_line_reaches_its_body():
+    # Seen on a real history: the header ended at its first line, so an edit of the body was
+    # never seen (a miss).
+    source = (
+        "export interface SubInput\n"
+        "  extends BaseInput<string>,\n"
+        "    Omit<Other, 'x'> {\n"
+        "  current: State\n"
+        "}\n"
+        "\n"
+        "export function after() {\n"
+        "  return 1\n"
+        "}\n"
+    )
+    text = wctx.locate_symbol(source, "types.ts", "SubInput")
+    assert text.endswith("current: State\n}"), text
+    edited = source.replace("current: State", "current: OtherState")
+    assert wctx.symbol_hash_of(edited.encode(), "types.ts", "SubInput") != wctx.symbol_hash_of(
+        source.encode(), "types.ts", "SubInput"
+    )

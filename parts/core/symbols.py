@@ -485,7 +485,8 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
                     or line.endswith(("=>", "->"))
                     or line[-1] in ",(=+-*/|&.:?<"
                     or following in ("{", ".", "?", ":", "=", "|", "&", ">")
-                    or re.match(r"\s*(?:else|catch|finally)\b", masked[i + 1 : i + 40]) is not None
+                    or re.match(r"\s*(?:else|catch|finally|extends|implements)\b", masked[i + 1 : i + 40])
+                    is not None
                 )
                 if language in ("javascript", "typescript") and kind == "func" and not (assigned or bodiless):
                     continued = True  # a function header must reach its body or ';'
