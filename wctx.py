@@ -6582,7 +6582,7 @@ def _blank_edges(lines, first, last):
     return lo, hi
 
 
-def _carry(lines, extents, hunks, name_pattern):
+def _carry(lines, extents, hunks, names, hunk_names):
     """Carry a symbol's extents through a commit's hunks: (changed, new extents), or None when
     only locating it again can tell (a hunk at its edges, or one naming it elsewhere)."""
     changed = False
@@ -6591,7 +6591,7 @@ def _carry(lines, extents, hunks, name_pattern):
         lo, hi = _blank_edges(lines, first, last)
         shift, grow = 0, 0
         head = _leading_blanks(lines[first - 1])
-        for old_start, old_count, _, removed, added, _ in hunks:
+        for k, (old_start, old_count, _, removed, added, _) in enumerate(hunks):
             delta = len(added) - old_count
             if old_count:
                 top, bottom = old_start, old_start + old_count - 1
@@ -6601,7 +6601,7 @@ def _carry(lines, extents, hunks, name_pattern):
                 before, after = old_start <= lo - 2, old_start >= hi + 1
                 inside = first <= old_start < last
             if before or after:
-                if any(name_pattern.search(line) for line in removed + added):
+                if names & hunk_names[k]:
                     return None  # another definition of the name (or its container) changed
                 if before:
                     shift += delta
@@ -6626,13 +6626,15 @@ def _line_safe(text):
     return text.count("\r") == text.count("\r\n") and not _OTHER_BREAKS.search(text)
 
 
-def _definition_pattern(path, symbol):
-    """A pattern for a line that may define ``symbol`` or one of its containers: in Python (found
-    by ``ast``), a ``def`` or ``class`` of one of its names; elsewhere, any mention of one."""
-    names = "|".join(re.escape(p) for p in symbol_parts(symbol))
-    if language_of(path) == "python":
-        return re.compile(r"\b(?:def|class)\s+(?:%s)\b" % names)
-    return re.compile(r"(?<![\w$])(?:%s)(?![\w$])" % names)
+_PY_DEFINED = _lazy_pattern(r"\b(?:def|class)\s+(\w+)")
+_WORDS = _lazy_pattern(r"[A-Za-z_$\x80-\uffff][\w$]*")
+
+
+def _hunk_names(language, hunk):
+    """The names a hunk's lines may define: in Python (found by ``ast``), those after ``def`` or
+    ``class``; elsewhere, every word (any mention may be a definition the heuristic takes)."""
+    text = "\n".join(hunk[3] + hunk[4])
+    return set((_PY_DEFINED if language == "python" else _WORDS).findall(text))
 
 
 class _FileWalk:
@@ -6643,7 +6645,9 @@ class _FileWalk:
         self.symbols = symbols
         self.object_format = object_format
         self.read = read  # blob id -> bytes or None
-        self.patterns = {s: _definition_pattern(names[0], s) for s in symbols}
+        self.language = language_of(names[0])
+        # (a Ruby name's ? ! or = is not part of a word: the name without it is looked for)
+        self.parts = {s: {p.rstrip("?!=") or p for p in symbol_parts(s)} for s in symbols}
         self.versions = {}
         self.verified = set()  # blobs whose rebuilt lines were checked against their id
         self.uses = {}  # {blob: later steps that need its lines}: lines are dropped after the last
@@ -6726,16 +6730,14 @@ class _FileWalk:
         else:
             new = self.versions.get(patch.new_blob) or _apply(old, patch.hunks)
         carried, changed, unsure = {}, set(), []
+        hunk_names = [_hunk_names(self.language, hunk) for hunk in patch.hunks]
         for s, (h, extents) in old.symbols.items():
             if extents is None:  # absent before: only a hunk that names it can bring it
-                named = any(
-                    self.patterns[s].search(line) for hunk in patch.hunks for line in hunk[3] + hunk[4]
-                )
-                result = None if named else (False, None)
+                result = None if any(self.parts[s] & names for names in hunk_names) else (False, None)
             elif extents == "unsafe":
                 result = None
             else:
-                result = _carry(old.lines, extents, patch.hunks, self.patterns[s])
+                result = _carry(old.lines, extents, patch.hunks, self.parts[s], hunk_names)
             if result is None:
                 unsure.append(s)  # located again in the new version, alone
                 continue
@@ -9768,7 +9770,9 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
     checker = FreshnessChecker(store, remember=True)
     computed = checker.check_items(anchors)
-    _write_freshness_cache(store, _cache_rows(checker, computed, anchors, repos, heads, keys.get))
+    _write_freshness_cache(
+        store, _changed_rows(store, _cache_rows(checker, computed, anchors, repos, heads, keys.get))
+    )
     items = []
     summary = {v: 0 for v in VERDICTS}
     fileless = {}
@@ -9798,6 +9802,22 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     if total is not None:
         out["total"] = total
     return out
+
+
+def _changed_rows(store, rows):
+    """The freshness cache rows that differ from what the cache holds: a verify that finds what
+    the last one found writes nothing (each written row passes the redaction boundary)."""
+    held = {}
+    rids = [r[0] for r in rows]
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for rid, key, verdict, reasons in store.db.execute(
+            "SELECT evidence_rid, cache_key, verdict, reasons FROM freshness_cache WHERE evidence_rid IN (%s)"
+            % ",".join("?" * len(chunk)),
+            chunk,
+        ):
+            held[rid] = (key, verdict, reasons)
+    return [r for r in rows if held.get(r[0]) != (r[1], r[2], r[3])]
 
 
 def verify_exit_code(res, strict=False):
