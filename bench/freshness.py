@@ -157,7 +157,12 @@ DEFINITIONS = {
     },
     # Swift: extensions are class_declaration nodes too (named by their type, so a type with an
     # extension counts as defined twice and is left out, as wctx joins both)
-    "swift": {"class_declaration", "function_declaration", "protocol_declaration", "protocol_function_declaration"},
+    "swift": {
+        "class_declaration",
+        "function_declaration",
+        "protocol_declaration",
+        "protocol_function_declaration",
+    },
 }
 DEFINITIONS["tsx"] = DEFINITIONS["typescript"]
 
