@@ -1418,8 +1418,38 @@ def neutralise(text):
 def json_text(data):
     """JSON as the CLI prints it. json escapes C0 controls itself; C1 controls and invisible or
     direction-changing characters are escaped too, so a terminal shows them as \\uXXXX."""
-    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)
+    text = "".join(_json_laid_out(data, 0))
     return _untrusted_re("terminal").sub(lambda m: "\\u%04x" % ord(m.group()), text)
+
+
+_JSON_LAID_OUT_DEPTH = 2  # objects and arrays this deep and deeper are written on one line
+_JSON_VALUE = json.JSONEncoder(ensure_ascii=False)
+
+
+def _json_laid_out(value, depth):
+    """The pieces of ``value``'s JSON: one entry per line in the top levels (a listing is one
+    item per line), each deeper value on its line. json's indent= would lay out every level, and
+    it makes json use its pure-Python encoder, several times slower over a large listing."""
+    if depth < _JSON_LAID_OUT_DEPTH and value and isinstance(value, (dict, list, tuple)):
+        pad = "\n" + "  " * (depth + 1)
+        if isinstance(value, dict):
+            if not all(isinstance(k, str) for k in value):
+                return [_JSON_VALUE.encode(value)]  # json's own rules for other keys
+            out = ["{"]
+            for k, v in value.items():
+                out.append(pad + _JSON_VALUE.encode(k) + ": ")
+                out.extend(_json_laid_out(v, depth + 1))
+                out.append(",")
+            out[-1] = "\n" + "  " * depth + "}"
+            return out
+        out = ["["]
+        for v in value:
+            out.append(pad)
+            out.extend(_json_laid_out(v, depth + 1))
+            out.append(",")
+        out[-1] = "\n" + "  " * depth + "]"
+        return out
+    return [_JSON_VALUE.encode(value)]
 
 
 def terminal_text(text):
