@@ -232,3 +232,40 @@ def test_reasons_follow_new_commits_after_a_first_verify(git_repo, store, run_cl
     now = verify(run_cli, eid)
     gamma = [r for r in now["reasons"] if "#gamma" in r][0]
     assert "uncommitted changes in the working tree" in gamma, gamma
+
+
+def test_items_captured_at_many_commits_read_the_same_as_each_checked_alone(git_repo, store, run_cli):
+    """verify over items recorded at many commits (on the main line, on a merged branch, on a
+    branch the checkout lacks) says for each what verifying it alone says: the commits that
+    touched its file since its own commit, in order, and how far behind and ahead it is."""
+    repo, h = setup(git_repo, store, {"lib/mod.py": MODULE, "lib/other.py": "A = 1\n"})
+    ids = [capture(store, repo, "lib/mod.py", "lib/mod.py#beta")]
+    h.edit("lib/mod.py", "x + 1", "x + 2", "alpha adds two", when=100)
+    ids.append(capture(store, repo, "lib/mod.py#alpha", "lib/other.py"))
+    h.git("checkout", "-q", "-b", "feature")
+    h.edit("lib/mod.py", "y * 2", "y * 3", "beta triples", when=150)
+    ids.append(capture(store, repo, "lib/mod.py", "lib/mod.py#gamma"))
+    h.git("checkout", "-q", "-b", "abandoned")
+    h.edit("lib/other.py", "A = 1", "A = 5", "other five", when=160)
+    ids.append(capture(store, repo, "lib/mod.py", "lib/other.py"))
+    fileless = wctx.capture(store, [{"kind": "note", "claim": "no file cited", "repo": "lib"}], cwd=repo.path)
+    ids.append(fileless["evidence"][0]["id"])
+    h.git("checkout", "-q", "main")
+    h.edit("lib/other.py", "A = 1", "A = 2", "other two", when=200)
+    ids.append(capture(store, repo, "lib/other.py", "lib/mod.py#beta"))
+    h.merge("feature", "merge feature", when=300)
+    h.edit("lib/mod.py", "z - 3", "z - 4", "gamma minus four", when=400)
+    h.edit("lib/other.py", "A = 2", "A = 3", "other three", when=500)
+    alone = {}
+    for eid in ids:
+        store.db.execute("DELETE FROM anchor_checks")
+        alone[eid] = verify(run_cli, eid)
+    store.db.execute("DELETE FROM anchor_checks")
+    res = run_cli(["verify", *ids, "--json"])
+    together = {item["id"]: item for item in res.json["items"]}
+    for eid in ids:
+        assert together[eid] == alone[eid], (together[eid], alone[eid])
+    assert [together[eid]["verdict"] for eid in ids] == ["stale"] * 4 + ["possibly_stale", "stale"]
+    assert "lacks 1 commit" in together[ids[4]]["reasons"][0], together[ids[4]]
+    whole = [r for r in together[ids[0]]["reasons"] if r.startswith("lib/mod.py changed")][0]
+    assert "changed in 3 commits since" in whole, whole

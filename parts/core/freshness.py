@@ -389,6 +389,8 @@ class FreshnessChecker:
                         by_git.setdefault(g.path, (g, []))[1].append(a)
                 for g, judged in by_git.values():
                     commits = [a["commit_sha"] for a in judged if a["commit_sha"]]
+                    # The files whose content moved need their commit's log (log_since): all in one.
+                    g.log_candidates.update(a["commit_sha"] for a in judged if a["path"] and a["commit_sha"])
                     paths = [
                         a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs
                     ]
