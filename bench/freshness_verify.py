@@ -12,8 +12,11 @@ For each history span (``--span DAYS``, repeatable: the cost curve), in each rep
    bench/freshness.py's Oracle), never by wctx.
 3. Every worktree is moved to T1, then, in this order, each timed:
    - floor, cold: ``git diff --name-only T0 T1`` per repository plus reading every cited file;
-   - ``wctx verify --json`` over the whole workspace, cold (a new process, the first after the
-     move) and warm (again), as a user runs it (``python3 wctx.py``), peak memory from wait4;
+   - ``wctx verify`` over the whole workspace, text output then ``--json``, each cold (a new
+     process, the first after the move: the store as capture left it, restored from a copy before
+     each) and warm (again), peak memory and CPU (its own and its git's) from wait4. wctx runs as
+     installed: ``python -m wctx`` with its compiled module cached (PYTHONDONTWRITEBYTECODE is
+     dropped from the environment, and one ``--version`` run compiles it first);
    - floor, warm;
    - ``wctx verify ID`` of one item, warm (median of 5);
    - MCP ``verify_freshness`` of 10 ids through ``wctx_mcp.py`` (median of 5, after one call).
@@ -25,7 +28,9 @@ Usage::
         [--wctx PATH/wctx.py] [--timeout 600] [--json OUT]
 
 ``--wctx`` times another build of wctx (say, an older commit's ``wctx.py`` written to a
-directory with its ``wctx_mcp.py``): capture and verify both use it.
+directory with its ``wctx_mcp.py``): capture and verify both use it. ``--compare-wctx OTHER``
+also runs OTHER's ``verify --json`` cold on the same store and counts the items whose verdict
+and reasons are the same: a before/after in one run.
 """
 
 from __future__ import annotations
@@ -149,6 +154,12 @@ def run_timed(argv, env, timeout, out_path):
 CPU = [0.0]
 
 
+def _restore(home):
+    """The store as capture left it (see run_span)."""
+    shutil.rmtree(home)
+    shutil.copytree(home + ".captured", home)
+
+
 def floor(checkouts):
     """The rough floor: git diff --name-only T0 T1 per repository plus reading each cited file.
     Its CPU seconds (this process and git) go to CPU[0]."""
@@ -260,32 +271,37 @@ def run_span(repos, days, args, wctx, say):
         timings = {}
         timings["floor_cold_s"] = floor(checkouts)
         timings["floor_cold_cpu_s"] = CPU[0]
-        out = os.path.join(scratch, "verify.json")
-        for label in ("cold", "warm"):
-            argv = cli + ["verify", "--repo", first]  # as a user reads it (--json is timed apart)
-            if args.profile and label == "cold":
-                argv = [python, "-m", "cProfile", "-o", args.profile, args.wctx] + argv[3:]
-            seconds, rss, _ = run_timed(argv, env, args.timeout, out)
-            timings["verify_%s_s" % label] = seconds
-            timings["verify_%s_cpu_s" % label] = CPU[0] if seconds is not None else None
-            timings["verify_%s_peak_mib" % label] = round(rss, 1)
-            say(
-                "verify %s: %s s, %.0f MiB"
-                % (label, "unfinished" if seconds is None else "%.2f" % seconds, rss)
-            )
-            if seconds is None:
-                break
+        out = os.path.join(scratch, "verify.out")
+        # "Cold" is the first verify after the move: the store as capture left it (nothing learned
+        # by a verify yet). It is restored from this copy before each cold run, so that the text
+        # and the JSON output are both timed cold.
+        shutil.copytree(home, home + ".captured")
+        results = {}
+        for form, extra in (("text", []), ("json", ["--json"])):
+            _restore(home)
+            for label in ("cold", "warm"):
+                argv = cli + ["verify", "--repo", first] + extra
+                if args.profile and label == "cold" and form == "json":
+                    argv = [python, "-m", "cProfile", "-o", args.profile, "-m", "wctx"] + argv[3:]
+                seconds, rss, _ = run_timed(argv, env, args.timeout, out)
+                key = "verify_%s%s" % ("" if form == "text" else "json_", label)
+                timings[key + "_s"] = seconds
+                timings[key + "_cpu_s"] = CPU[0] if seconds is not None else None
+                timings[key + "_peak_mib"] = round(rss, 1)
+                say("verify %s (%s): %s s, CPU %s s, %.0f MiB" % (label, form, "unfinished" if seconds is None
+                    else "%.2f" % seconds, "%.2f" % CPU[0] if seconds is not None else "-", rss))  # fmt: skip
+                if seconds is None:
+                    break
+                if form == "json":
+                    with open(out, "rb") as fh:
+                        results[label] = json.loads(fh.read())
         runs = []
         for _ in range(5):
             runs.append((floor(checkouts), CPU[0]))
         timings["floor_warm_s"] = statistics.median(r[0] for r in runs)
         timings["floor_warm_cpu_s"] = statistics.median(r[1] for r in runs)
-        if timings.get("verify_warm_s") is not None:
-            seconds, _, _ = run_timed(cli + ["verify", "--repo", first, "--json"], env, args.timeout, out)
-            timings["verify_json_warm_s"] = seconds
-            timings["verify_json_warm_cpu_s"] = CPU[0]
-            with open(out, "rb") as fh:
-                result = json.loads(fh.read())
+        if "warm" in results:
+            result = results["warm"]
             report["summary"] = result["summary"]
             report["verdicts"] = {i["id"]: i["verdict"] for i in result["items"]}
             stale = [i["id"] for i in result["items"] if i["verdict"] == "stale"]
@@ -305,8 +321,35 @@ def run_span(repos, days, args, wctx, say):
             finally:
                 client.close()
             timings["mcp_verify_10_warm_ms"] = statistics.median(calls)
+        if args.compare_wctx and "cold" in results:
+            # Last (it leaves the store as the other build's verify left it): the other build, cold
+            # on the same store, its verdicts and reasons item by item.
+            _restore(home)
+            other_env = dict(env, PYTHONPATH=os.path.dirname(os.path.abspath(args.compare_wctx)))
+            subprocess.run(cli + ["--version"], env=other_env, capture_output=True, check=True)
+            seconds, rss, _ = run_timed(
+                cli + ["verify", "--repo", first, "--json"], other_env, args.timeout, out
+            )
+            timings["other_json_cold_s"] = seconds
+            timings["other_json_cold_cpu_s"] = CPU[0] if seconds is not None else None
+            timings["other_json_cold_peak_mib"] = round(rss, 1)
+            if seconds is not None:
+                with open(out, "rb") as fh:
+                    theirs = {i["id"]: i for i in json.loads(fh.read())["items"]}
+                ours = {i["id"]: i for i in results["cold"]["items"]}
+                report["compared_with"] = {
+                    "wctx": os.path.abspath(args.compare_wctx),
+                    "items": len(ours),
+                    "same_verdict": sum(
+                        1 for k, i in ours.items() if k in theirs and theirs[k]["verdict"] == i["verdict"]
+                    ),
+                    "same_reasons": sum(
+                        1 for k, i in ours.items() if k in theirs and theirs[k]["reasons"] == i["reasons"]
+                    ),
+                }
+                say("compared with %s: %s" % (args.compare_wctx, report["compared_with"]))
         report["timings"] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in timings.items()}
-        cold, warm = timings.get("verify_cold_s"), timings.get("verify_warm_s")
+        cold, warm = timings.get("verify_json_cold_s"), timings.get("verify_json_warm_s")
         report["ratios"] = {
             "cold_vs_floor": round(cold / timings["floor_cold_s"], 1) if cold else None,
             "warm_vs_floor": round(warm / timings["floor_warm_s"], 1) if warm else None,
@@ -357,22 +400,21 @@ def format_report(reports):
 
         lines.append("  floor cold %s, warm %s (CPU %s, %s)" % (s("floor_cold_s"), s("floor_warm_s"),
                      s("floor_cold_cpu_s"), s("floor_warm_cpu_s")))  # fmt: skip
-        lines.append("  verify CPU cold %s, warm %s" % (s("verify_cold_cpu_s"), s("verify_warm_cpu_s")))
-        lines.append(
-            "  verify cold %s (%s MiB, %s× floor), warm %s (%s MiB, %s× floor)"
-            % (
-                s("verify_cold_s"),
-                t.get("verify_cold_peak_mib"),
-                r["ratios"]["cold_vs_floor"],
-                s("verify_warm_s"),
-                t.get("verify_warm_peak_mib"),
-                r["ratios"]["warm_vs_floor"],
-            )  # fmt: skip
-        )
-        if t.get("verify_json_warm_s") is not None:
+        for form, key in (("text", "verify"), ("--json", "verify_json")):
             lines.append(
-                "  verify --json warm %s (CPU %s)" % (s("verify_json_warm_s"), s("verify_json_warm_cpu_s"))
-            )
+                "  verify (%s) cold %s, CPU %s, %s MiB; warm %s, CPU %s, %s MiB"
+                % (form, s(key + "_cold_s"), s(key + "_cold_cpu_s"), t.get(key + "_cold_peak_mib"),
+                   s(key + "_warm_s"), s(key + "_warm_cpu_s"), t.get(key + "_warm_peak_mib"))
+            )  # fmt: skip
+        lines.append("  ratios to the floor (--json, wall): cold %s×, warm %s×" % (r["ratios"]["cold_vs_floor"],
+                     r["ratios"]["warm_vs_floor"]))  # fmt: skip
+        if "other_json_cold_s" in t:
+            c = r.get("compared_with", {})
+            lines.append(
+                "  other build, --json cold %s, CPU %s, %s MiB; same verdict %s of %s items, same reasons %s"
+                % (s("other_json_cold_s"), s("other_json_cold_cpu_s"), t.get("other_json_cold_peak_mib"),
+                   c.get("same_verdict"), c.get("items"), c.get("same_reasons"))
+            )  # fmt: skip
         if "verify_one_warm_ms" in t:
             lines.append(
                 "  verify of one item warm %s (CPU %s); MCP verify_freshness of 10 ids warm %s"
@@ -396,7 +438,9 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=600.0, help="stop a verify after this many seconds")
     parser.add_argument("--wctx", default=os.path.join(ROOT, "wctx.py"), help="the wctx.py to time")
     parser.add_argument("--json", help="write the full report (verdicts per item included) here")
-    parser.add_argument("--profile", help="write a cProfile of the cold verify here")
+    parser.add_argument("--profile", help="write a cProfile of the cold verify --json here")
+    parser.add_argument("--compare-wctx", help="also run this other wctx.py's verify --json cold on the same store, "
+                        "and count the items whose verdict and reasons it gives alike")  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the store and worktrees (for profiling)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
