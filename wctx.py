@@ -2314,6 +2314,14 @@ def m015_anchor_checks(db):
     )
 
 
+@migration
+def m016_anchor_symbol_lines(db):
+    # Where a cited symbol lay in the blob capture stamped ("FIRST-LAST", comma-separated per
+    # definition): the walk that names the commits which changed it starts from there instead of
+    # parsing that version again. NULL for anchors stamped before, or imported: they are parsed.
+    db.execute("ALTER TABLE anchors ADD COLUMN symbol_lines TEXT")
+
+
 # part: parts/core/store.py
 # ----------------------------------------------------------------------------------------------
 # Store
@@ -4838,6 +4846,27 @@ def symbol_hash(text):
     return hashlib.sha256(normal.encode("utf-8", "surrogateescape")).hexdigest()[:20]
 
 
+def symbol_stamp_of(data, path, symbol):
+    """(hash, lines) of ``symbol`` in file bytes ``data``, as capture stamps it: lines is where
+    its text lies, "FIRST-LAST" per definition joined by commas (symbol_lines reads it back);
+    (None, None) when it cannot be located."""
+    found = locate_symbol_lines(data.decode("utf-8", "surrogateescape"), path, symbol)
+    if found is None:
+        return None, None
+    return symbol_hash(found[0]), ",".join("%d-%d" % extent for extent in found[1])
+
+
+def symbol_lines(text):
+    """The extents a stamp's lines name ([(first, last)]), or None when there are none."""
+    try:
+        extents = [tuple(int(n) for n in part.split("-")) for part in (text or "").split(",") if part]
+    except ValueError:
+        return None
+    if not extents or any(len(e) != 2 or not 0 < e[0] <= e[1] for e in extents):
+        return None
+    return extents
+
+
 def symbol_hash_of(data, path, symbol):
     """Hash of ``symbol`` inside file bytes ``data``, or None when it cannot be located."""
     return symbol_hashes_of(data, path, [symbol])[symbol]
@@ -6583,9 +6612,9 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
         with open(real, "rb") as fh:
             data = fh.read()
         blob = blob_id(data, g.object_format)
-        sym_hash = None
+        sym_hash = lines = None
         if symbol:
-            sym_hash = symbol_hash_of(data, rel, symbol)
+            sym_hash, lines = symbol_stamp_of(data, rel, symbol)
             if sym_hash is None:
                 warnings.append(
                     "symbol %s was not found in %s:%s; its freshness will be judged by the whole file"
@@ -6601,6 +6630,8 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
                 "blob": blob,
                 "dirty": int(head_blob(g, rel) != blob),
                 "symbol_hash": sym_hash,
+                # Where the symbol lies in that blob: a history walk starts from it unparsed.
+                "symbol_lines": lines,
                 "symbol_lang": language_of(rel) if symbol else None,
                 "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
             }
@@ -6782,6 +6813,7 @@ class _FileWalk:
         self.complete = True
         self.changed = []  # [(sha, {symbols the commit changed})], oldest first
         self.steps = 0  # commits that changed the file (merges aside)
+        self.stamped = {}  # {symbol: (blob, hash, extents)} as capture stamped it (symbol_histories)
         self.examined = 0  # of which judged
 
     def _absent(self):
@@ -6827,6 +6859,18 @@ class _FileWalk:
         version.symbols.update(found)
         return True
 
+    def start_from_stamps(self, version, blob):
+        """Each symbol's (hash, extents) in ``version`` from what capture stamped for that very
+        blob, when it stamped every symbol walked in it (the same locator, the same text)."""
+        stamps = [self.stamped.get(s) for s in self.symbols]
+        if version.lines is None or any(st is None or st[0] != blob for st in stamps):
+            return False
+        if any(extent[1] > len(version.lines) for st in stamps for extent in st[2]):
+            return False  # not this text after all: locate it
+        safe = _line_safe(version.text())
+        version.symbols = {s: (st[1], st[2] if safe else "unsafe") for s, st in zip(self.symbols, stamps)}
+        return True
+
     def hashes(self, version, blob, path, symbols=None):
         """{symbol: hash} of a version, locating those whose hash is not known; None if it cannot."""
         wanted = self.symbols if symbols is None else symbols
@@ -6848,9 +6892,10 @@ class _FileWalk:
         if old is None or patch.hunks is None or old.lines is None:
             self.complete = False
             return
-        if old.symbols is None and not self.locate(old, patch.old_blob, patch.old_path):
-            self.complete = False
-            return
+        if old.symbols is None and not self.start_from_stamps(old, patch.old_blob):
+            if not self.locate(old, patch.old_blob, patch.old_path):
+                self.complete = False
+                return
         path = patch.new_path
         if patch.new_blob is None:
             new = self._absent()
@@ -6892,9 +6937,11 @@ class _FileWalk:
         self.examined += 1
 
 
-def symbol_histories(g, base, tip, targets):
+def symbol_histories(g, base, tip, targets, known=None):
     """{(path at base, symbol): SymbolHistory} for symbols of files in repository ``g``, over the
-    commits in base..tip. ``targets``: {path at base: [symbols]}. Three git processes per call:
+    commits in base..tip. ``targets``: {path at base: [symbols]}; ``known``: {(path at base,
+    symbol): (blob, hash, extents)} where capture stamped a symbol, so that a file whose version
+    at base is that blob needs no parse there. Three git processes per call:
     the files' history with patches, the merges that changed them, one read of the versions that
     no patch in the range rebuilds."""
     log = g.log_range(base, tip)
@@ -6910,6 +6957,7 @@ def symbol_histories(g, base, tip, targets):
                     names.append(new)
                     break
         walk = _FileWalk(names, sorted(set(symbols)), g.object_format, blobs.get)
+        walk.stamped = {s: known[(path, s)] for s in walk.symbols if known and (path, s) in known}
         walks[path] = walk
         for name in names:
             by_name.setdefault(name, walk)
@@ -7014,7 +7062,7 @@ class _SymbolChange:
     behind its recorded commit, HEAD to that commit (the commits the checkout lacks)."""
 
     __slots__ = ("g", "anchor_id", "label", "symbol", "since", "path", "base", "tip", "now", "uncommitted_file",
-                 "notes", "behind", "ahead", "history", "text")  # fmt: skip
+                 "notes", "behind", "ahead", "history", "text", "start")  # fmt: skip
 
     def __init__(self, g, anchor_id, label, symbol, since, path, now, uncommitted_file, notes, behind, ahead):
         self.g, self.anchor_id, self.label, self.symbol, self.since = g, anchor_id, label, symbol, since
@@ -7024,6 +7072,7 @@ class _SymbolChange:
         self.base, self.tip = (g.head, since) if behind and not ahead else (since, g.head)
         self.history = None
         self.text = None
+        self.start = None  # (blob, hash, extents) of the symbol at ``base``, as capture stamped it
 
     def history_key(self):
         """What the commits named depend on: the range, the file's name at its start, the symbol,
@@ -7074,6 +7123,22 @@ class _SymbolChange:
 
     def __str__(self):
         return self.text
+
+
+def _stamped_start(a, change):
+    """(blob, hash, extents) of anchor ``a``'s symbol where ``change``'s walk starts, when capture
+    stamped them there: the walk starts at the recorded commit, under the cited path, and the
+    file was committed as stamped (not dirty). Else None: the walk locates it."""
+    extents = symbol_lines(a.get("symbol_lines"))
+    if (
+        extents is None
+        or a["dirty"]
+        or not a["blob"]
+        or change.base != a["commit_sha"]
+        or change.path != a["path"]
+    ):
+        return None
+    return a["blob"], a["symbol_hash"], extents
 
 
 def _deletion_of(log, path):
@@ -7425,11 +7490,13 @@ class FreshnessChecker:
                 continue
             by_range.setdefault((change.g.path, change.base, change.tip), (change.g, []))[1].append(change)
         for (_, base, tip), (g, changes) in by_range.items():
-            targets = {}
+            targets, known = {}, {}
             for change in changes:
                 targets.setdefault(change.path, []).append(change.symbol)
+                if change.start is not None:
+                    known[(change.path, change.symbol)] = change.start
             try:
-                found = symbol_histories(g, base, tip, targets)
+                found = symbol_histories(g, base, tip, targets, known)
             except GitError:  # the verdict stands (the symbol's text differs); the commits are unknown
                 for rid in [r.id for r in self.repos.values() if g.path in r.all_checkouts()]:
                     self.git_failed.add(rid)
@@ -7670,6 +7737,7 @@ class FreshnessChecker:
                     base_path = a["path"] if touching else path
                     change = _SymbolChange(g, a.get("id"), label, a["symbol"], commit, base_path, now, in_symbol,
                                            notes, behind, ahead)  # fmt: skip
+                    change.start = _stamped_start(a, change)
                     self.symbol_changes.append(change)
                     return "stale", change
                 if now is None:
@@ -8218,10 +8286,10 @@ class DuplicateIndex:
 def _insert_anchors(store, rid, anchors):
     store.db.executemany(
         "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
-        "blob, dirty, symbol_hash, symbol_lang, checkout) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "blob, dirty, symbol_hash, symbol_lang, checkout, symbol_lines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (rid, a["repo"].id, a["repo"].name, a["repo"].root_commit, a["path"], a["symbol"], a["commit"],
-             a["branch"], a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"], a.get("checkout"))
+             a["branch"], a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"], a.get("checkout"), a.get("symbol_lines"))
             for a in anchors
         ],
     )  # fmt: skip

@@ -269,3 +269,39 @@ def test_items_captured_at_many_commits_read_the_same_as_each_checked_alone(git_
     assert "lacks 1 commit" in together[ids[4]]["reasons"][0], together[ids[4]]
     whole = [r for r in together[ids[0]]["reasons"] if r.startswith("lib/mod.py changed")][0]
     assert "changed in 3 commits since" in whole, whole
+
+
+def test_the_walk_starts_from_where_capture_found_the_symbol_and_reads_the_same_without_it(
+    git_repo, store, run_cli
+):
+    """Capture records where a cited symbol lies; the walk that names the commits starts there.
+    An anchor without those lines (stamped by an older wctx, imported) or with lines that do not
+    fit the file is located afresh and names the same commits."""
+    body = "".join("def f%d(v):\n    return v + %d\n\n\n" % (n, n) for n in range(30))
+    repo, h = setup(git_repo, store, {"lib/mod.py": body})
+    stamped, bare, odd = [
+        wctx.capture(store, [{"kind": "finding", "claim": "f20 finding %d" % n, "repo": "lib",
+                              "files": ["lib/mod.py#f20"]}], cwd=repo.path)["evidence"][0]["id"]
+        for n in range(3)
+    ]  # fmt: skip
+    lines = store.one(
+        "SELECT a.symbol_lines FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid "
+        "WHERE e.id = ? AND a.symbol IS NOT NULL",
+        (stamped,),
+    )[0]
+    assert lines == "81-82", lines  # f20's two lines
+    with store.atomic():
+        for eid, value in ((bare, None), (odd, "400-410")):
+            store.db.execute(
+                "UPDATE anchors SET symbol_lines = ? WHERE symbol IS NOT NULL "
+                "AND evidence_rid = (SELECT rid FROM evidence WHERE id = ?)",
+                (value, eid),
+            )
+    h.edit("lib/mod.py", "def f0(v):\n", "def f0(v):\n    # one more line above f20\n", "f0 grows", when=100)
+    first = h.edit("lib/mod.py", "v + 20", "v + 200", "f20 changes", when=200)
+    h.edit("lib/mod.py", "v + 25", "v + 250", "f25 changes", when=300)
+    second = h.edit("lib/mod.py", "def f20(v):\n", "def f20(v):\n    v = -v\n", "f20 negates", when=400)
+    reasons = {eid: verify(run_cli, eid)["reasons"] for eid in (stamped, bare, odd)}
+    assert reasons[stamped] == reasons[bare] == reasons[odd], reasons
+    assert reasons[stamped][0].startswith("lib/mod.py#f20 changed in 2 commits since"), reasons
+    assert first[:7] in reasons[stamped][0] and second[:7] in reasons[stamped][0]

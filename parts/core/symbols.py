@@ -1081,6 +1081,27 @@ def symbol_hash(text):
     return hashlib.sha256(normal.encode("utf-8", "surrogateescape")).hexdigest()[:20]
 
 
+def symbol_stamp_of(data, path, symbol):
+    """(hash, lines) of ``symbol`` in file bytes ``data``, as capture stamps it: lines is where
+    its text lies, "FIRST-LAST" per definition joined by commas (symbol_lines reads it back);
+    (None, None) when it cannot be located."""
+    found = locate_symbol_lines(data.decode("utf-8", "surrogateescape"), path, symbol)
+    if found is None:
+        return None, None
+    return symbol_hash(found[0]), ",".join("%d-%d" % extent for extent in found[1])
+
+
+def symbol_lines(text):
+    """The extents a stamp's lines name ([(first, last)]), or None when there are none."""
+    try:
+        extents = [tuple(int(n) for n in part.split("-")) for part in (text or "").split(",") if part]
+    except ValueError:
+        return None
+    if not extents or any(len(e) != 2 or not 0 < e[0] <= e[1] for e in extents):
+        return None
+    return extents
+
+
 def symbol_hash_of(data, path, symbol):
     """Hash of ``symbol`` inside file bytes ``data``, or None when it cannot be located."""
     return symbol_hashes_of(data, path, [symbol])[symbol]
