@@ -28,9 +28,9 @@ Usage::
         [--wctx PATH/wctx.py] [--timeout 600] [--json OUT]
 
 ``--wctx`` times another build of wctx (say, an older commit's ``wctx.py`` written to a
-directory with its ``wctx_mcp.py``): capture and verify both use it. ``--compare-wctx OTHER``
-also runs OTHER's ``verify --json`` cold on the same store and counts the items whose verdict
-and reasons are the same: a before/after in one run.
+directory with its ``wctx_mcp.py``): capture and verify both use it. ``--compare REPORT``
+counts the items whose cold verdict and reasons are the same as in another run's ``--json``
+report (the same repositories, span and seed: the same items), for a before/after.
 """
 
 from __future__ import annotations
@@ -256,6 +256,10 @@ def run_span(repos, days, args, wctx, say):
             report["repositories"].append(stats)
             say("%s: %s" % (name, stats))
         ids = [r["id"] for r in store.all("SELECT id FROM evidence ORDER BY rid")]
+        # Item ids are drawn at random: another run (another build) is compared item by item
+        # under "repository: claim", which the seed makes the same.
+        named = {r["id"]: "%s: %s" % (r["repo_name"], r["claim"])
+                 for r in store.all("SELECT id, repo_name, claim FROM evidence")}  # fmt: skip
         store.close()
         store = None
         for c in checkouts:
@@ -300,6 +304,8 @@ def run_span(repos, days, args, wctx, say):
             runs.append((floor(checkouts), CPU[0]))
         timings["floor_warm_s"] = statistics.median(r[0] for r in runs)
         timings["floor_warm_cpu_s"] = statistics.median(r[1] for r in runs)
+        if "cold" in results:
+            report["items"] = {named[i["id"]]: [i["verdict"], i["reasons"]] for i in results["cold"]["items"]}
         if "warm" in results:
             result = results["warm"]
             report["summary"] = result["summary"]
@@ -321,33 +327,6 @@ def run_span(repos, days, args, wctx, say):
             finally:
                 client.close()
             timings["mcp_verify_10_warm_ms"] = statistics.median(calls)
-        if args.compare_wctx and "cold" in results:
-            # Last (it leaves the store as the other build's verify left it): the other build, cold
-            # on the same store, its verdicts and reasons item by item.
-            _restore(home)
-            other_env = dict(env, PYTHONPATH=os.path.dirname(os.path.abspath(args.compare_wctx)))
-            subprocess.run(cli + ["--version"], env=other_env, capture_output=True, check=True)
-            seconds, rss, _ = run_timed(
-                cli + ["verify", "--repo", first, "--json"], other_env, args.timeout, out
-            )
-            timings["other_json_cold_s"] = seconds
-            timings["other_json_cold_cpu_s"] = CPU[0] if seconds is not None else None
-            timings["other_json_cold_peak_mib"] = round(rss, 1)
-            if seconds is not None:
-                with open(out, "rb") as fh:
-                    theirs = {i["id"]: i for i in json.loads(fh.read())["items"]}
-                ours = {i["id"]: i for i in results["cold"]["items"]}
-                report["compared_with"] = {
-                    "wctx": os.path.abspath(args.compare_wctx),
-                    "items": len(ours),
-                    "same_verdict": sum(
-                        1 for k, i in ours.items() if k in theirs and theirs[k]["verdict"] == i["verdict"]
-                    ),
-                    "same_reasons": sum(
-                        1 for k, i in ours.items() if k in theirs and theirs[k]["reasons"] == i["reasons"]
-                    ),
-                }
-                say("compared with %s: %s" % (args.compare_wctx, report["compared_with"]))
         report["timings"] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in timings.items()}
         cold, warm = timings.get("verify_json_cold_s"), timings.get("verify_json_warm_s")
         report["ratios"] = {
@@ -408,13 +387,10 @@ def format_report(reports):
             )  # fmt: skip
         lines.append("  ratios to the floor (--json, wall): cold %s×, warm %s×" % (r["ratios"]["cold_vs_floor"],
                      r["ratios"]["warm_vs_floor"]))  # fmt: skip
-        if "other_json_cold_s" in t:
-            c = r.get("compared_with", {})
-            lines.append(
-                "  other build, --json cold %s, CPU %s, %s MiB; same verdict %s of %s items, same reasons %s"
-                % (s("other_json_cold_s"), s("other_json_cold_cpu_s"), t.get("other_json_cold_peak_mib"),
-                   c.get("same_verdict"), c.get("items"), c.get("same_reasons"))
-            )  # fmt: skip
+        if "compared_with" in r:
+            c = r["compared_with"]
+            lines.append("  against %s: same verdict for %d of %d items, same reasons for %d" % (
+                c["report"], c["same_verdict"], c["items"], c["same_reasons"]))  # fmt: skip
         if "verify_one_warm_ms" in t:
             lines.append(
                 "  verify of one item warm %s (CPU %s); MCP verify_freshness of 10 ids warm %s"
@@ -439,8 +415,8 @@ def main(argv=None):
     parser.add_argument("--wctx", default=os.path.join(ROOT, "wctx.py"), help="the wctx.py to time")
     parser.add_argument("--json", help="write the full report (verdicts per item included) here")
     parser.add_argument("--profile", help="write a cProfile of the cold verify --json here")
-    parser.add_argument("--compare-wctx", help="also run this other wctx.py's verify --json cold on the same store, "
-                        "and count the items whose verdict and reasons it gives alike")  # fmt: skip
+    parser.add_argument("--compare", help="the --json report of another run (another build, same repositories, "
+                        "span and seed): count the items whose cold verdict and reasons are the same")  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the store and worktrees (for profiling)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
@@ -450,6 +426,17 @@ def main(argv=None):
     say = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     repos = [os.path.realpath(r) for r in args.repo]
     reports = [run_span(repos, days, args, wctx, say) for days in (args.span or [365])]
+    if args.compare:
+        with open(args.compare) as fh:
+            theirs = {r["span_days"]: r.get("items", {}) for r in json.load(fh)["reports"]}
+        for r in reports:
+            other, ours = theirs.get(r["span_days"], {}), r.get("items", {})
+            r["compared_with"] = {
+                "report": args.compare,
+                "items": len(ours),
+                "same_verdict": sum(1 for k, v in ours.items() if k in other and other[k][0] == v[0]),
+                "same_reasons": sum(1 for k, v in ours.items() if k in other and other[k] == v),
+            }
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"wctx": args.wctx, "reports": reports}, fh, indent=1)
