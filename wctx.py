@@ -2877,6 +2877,8 @@ class GitRepo:
         Worked out in Python, not by ``git status``: the index against HEAD by object id, the
         working tree against the index by size and mtime and, where those cannot tell, by hashing
         the file's raw bytes (blob_id). git never reads a file's contents, so no filter runs."""
+        import stat
+
         head = {p: oid for oid, paths in self.head_tree_blobs().items() for p in paths}
         index = self.index_entries()
         gitdir = git_dir_of(self.path)
@@ -2898,18 +2900,19 @@ class GitRepo:
             except OSError:
                 changed.append((rel, "deleted"))  # deleted from the working tree
                 continue
-            if st.st_size != size and mode != "120000":
-                changed.append((rel, "modified"))
+            if (st.st_size != size and mode != "120000") or stat.S_ISLNK(st.st_mode) != (mode == "120000"):
+                changed.append((rel, "modified"))  # resized, or a file became a symlink (or back)
                 continue
             if st.st_size == size and st.st_mtime_ns == mtime and mtime < index_mtime:
                 continue  # git's own test: unchanged since the index was written
             try:
                 if mode == "120000":
                     data = os.fsencode(os.readlink(full))
-                else:
-                    with open(full, "rb") as fh:
-                        data = fh.read()
-            except OSError:
+                else:  # at most the size git recorded: any more is a change
+                    data = read_repo_file(root, rel, limit=size)
+            except (OSError, UnreadableFile):
+                data = None
+            if data is None:
                 changed.append((rel, "modified"))
                 continue
             if blob_id(data, self.object_format) != oid:
@@ -3252,19 +3255,75 @@ def nested_checkout(root, directory):
     return None
 
 
-def read_repo_file(repo_root, rel):
-    """The bytes of a repo-relative file, or None when it does not exist (or is not a file).
-    Never follows a symlink out of the repository."""
+# The most wctx reads of one working-tree file where git recorded no size for it (a cited file,
+# an untracked one): a checkout may hold a generated file of any size, and a blob id is computed
+# over the whole file in memory.
+WORKTREE_READ_MAX = 64 * 1024 * 1024
+
+
+class UnreadableFile(UsageError):
+    """A working-tree path that holds something wctx does not read: no regular file (a FIFO, a
+    device, a socket, a directory), a symlink out of the repository, or more bytes than allowed."""
+
+
+def _file_kind(mode):
+    import stat
+
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_repo_file(repo_root, rel, limit=WORKTREE_READ_MAX):
+    """The bytes of the repo-relative file ``rel`` in the working tree at ``repo_root``, or None
+    when nothing is there. The one function that reads a working-tree file (the changed-paths
+    check, code references, freshness, capture, confirm, manifests): a regular file inside the
+    repository only (a symlink is followed while it stays inside), at most ``limit`` bytes (the
+    size git recorded, or a stated cap), opened without blocking, so a FIFO never hangs its caller
+    and a symlink to /dev/zero is never read. Anything else raises UnreadableFile saying what is
+    there."""
+    import stat
+
     root = os.path.realpath(repo_root)
-    full = os.path.join(root, *rel.split("/"))
+    full = os.path.normpath(os.path.join(root, *rel.split("/")))
+    if not full.startswith(root + os.sep):
+        return None  # names no path of this repository
     real = os.path.realpath(full)
-    if not real.startswith(root + os.sep) or not os.path.isfile(real):
-        return None
+    if not real.startswith(root + os.sep):
+        if not os.path.exists(full):
+            return None  # a dangling symlink: no file
+        raise UnreadableFile("%s leads outside the repository (through a symlink)" % printable_path(rel))
     try:
-        with open(real, "rb") as fh:
-            return fh.read()
-    except OSError:
+        st = os.stat(real)
+        if not stat.S_ISREG(st.st_mode):  # refused before it is opened: opening a device may act
+            raise UnreadableFile(
+                "%s is %s, not a regular file" % (printable_path(rel), _file_kind(st.st_mode))
+            )
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(real, flags | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as e:
+        raise UnreadableFile("%s cannot be read: %s" % (printable_path(rel), e.strerror or e)) from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)  # what was opened, should the path have changed since the check
+        if not stat.S_ISREG(st.st_mode):
+            raise UnreadableFile(
+                "%s is %s, not a regular file" % (printable_path(rel), _file_kind(st.st_mode))
+            )
+        data = fh.read(limit + 1) if st.st_size <= limit else b""
+        if st.st_size > limit or len(data) > limit:
+            raise UnreadableFile(
+                "%s is larger than %d bytes; wctx does not read it whole" % (printable_path(rel), limit)
+            )
+    return data
 
 
 # part: parts/core/symbols.py
@@ -5223,30 +5282,19 @@ def toml_loads(text, subset=False):
 
 
 def _manifest_text(root, rel):
-    """A manifest's text, or None: missing, a symlink (never followed), not a regular file,
-    larger than MANIFEST_MAX_BYTES, or not UTF-8."""
-    full = os.path.join(root, *rel.split("/"))
-    try:
-        st = os.lstat(full)
-    except OSError:
-        return None
+    """A manifest's text, or None: missing, a symlink (never followed, so one manifest is never
+    read twice under two names), not a regular file, larger than MANIFEST_MAX_BYTES, or not
+    UTF-8."""
     import stat
 
-    if not stat.S_ISREG(st.st_mode) or st.st_size > MANIFEST_MAX_BYTES:
-        return None
-    real = os.path.realpath(full)
-    if not real.startswith(os.path.realpath(root) + os.sep):  # a symlinked parent directory
+    try:
+        if not stat.S_ISREG(os.lstat(os.path.join(root, *rel.split("/"))).st_mode):
+            return None
+        data = read_repo_file(root, rel, limit=MANIFEST_MAX_BYTES)
+    except (OSError, UnreadableFile):
         return None
     try:
-        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read(MANIFEST_MAX_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > MANIFEST_MAX_BYTES:
-        return None
-    try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8-sig") if data is not None else None
     except UnicodeDecodeError:
         return None
 
@@ -5819,8 +5867,11 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
     rel, real = repo_relative_path(repo.path, path, cwd=base, passed_over=twins_in_repo)
     if os.path.isdir(real):
         raise UsageError("%s is a directory in %s; cite a file" % (rel, repo.name))
-    if not os.path.isfile(real):
+    if not os.path.lexists(real):
         raise UsageError("%s does not exist in %s" % (rel, repo.name))
+    if not os.path.isfile(real):
+        kind = _file_kind(os.stat(real).st_mode)
+        raise UsageError("%s in %s is %s, not a regular file; cite a file" % (rel, repo.name, kind))
     passed_over += ["%s:%s" % (repo.name, t) for t in twins_in_repo]
     if notes is not None and passed_over:
         notes.append(
@@ -5867,10 +5918,14 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
                 "checkout": repo.checkout,
             }
         )
-    for repo, rel, real, symbol in cited:
+    for repo, rel, _real, symbol in cited:
         g = gits[repo.id]
-        with open(real, "rb") as fh:
-            data = fh.read()
+        try:
+            data = read_repo_file(repo.path, rel)
+        except UnreadableFile as e:
+            raise UsageError("%s in %s: %s" % (rel, repo.name, e)) from None
+        if data is None:
+            raise UsageError("%s does not exist in %s" % (rel, repo.name))
         blob = blob_id(data, g.object_format)
         sym_hash = None
         if symbol:
@@ -6064,6 +6119,7 @@ class FreshnessChecker:
         # up to FILE_MEMO_BYTES in all, and {(blob, rel, symbol): symbol hash}.
         self.files = {}
         self.file_bytes = 0
+        self.unreadable = {}  # {(root, rel): why read_repo_file refused it}
         self.symbol_hashes = {}
         self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
         self.moved = {}  # {(repo id, recorded commit): commits since}, for items citing no file
@@ -6089,7 +6145,11 @@ class FreshnessChecker:
         key = (root, rel)
         if key in self.files:
             return self.files[key][0]
-        data = read_repo_file(root, rel)
+        try:
+            data = read_repo_file(root, rel)
+        except UnreadableFile as e:  # a FIFO, a device, a symlink out, too large: not compared
+            self.unreadable[key] = str(e)
+            return None
         if data is not None and self.file_bytes + len(data) <= FILE_MEMO_BYTES:
             self.files[key] = (data, {})
             self.file_bytes += len(data)
@@ -6384,6 +6444,9 @@ class FreshnessChecker:
         repo = self.repos[a["repo_id"]].at(g.path)
         data = self._read(repo.path, path)
         notes = []
+        if data is None and (repo.path, path) in self.unreadable:
+            # Something is there, but not a file wctx reads: what it was cannot be compared.
+            return "unknown", self.unreadable[(repo.path, path)]
         if data is None:
             new_path = None
             if commit_ok:
@@ -7545,8 +7608,11 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         return []
     texts = []  # (rel, status, raw text, code with comments and strings masked)
     for rel, status in work:
-        data = read_repo_file(origin.path, rel)
-        if data is None or len(data) > CODE_REF_MAX_BYTES or b"\0" in data[:8192]:
+        try:
+            data = read_repo_file(origin.path, rel, limit=CODE_REF_MAX_BYTES)
+        except UnreadableFile:  # a FIFO, a device, a symlink out, a bundle: not source to read
+            continue
+        if data is None or b"\0" in data[:8192]:
             continue
         text = data.decode("utf-8", "replace")
         language = language_of(rel)
@@ -8802,11 +8868,16 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
                     % (eid, a["repo_name"], a["path"], a["repo_name"])
                 )
             rel = a["path"]
-            data = read_repo_file(repo.path, rel)
-            if data is None:
-                rel = checker.followed.get((repo.id, a["path"]))
-                data = read_repo_file(repo.path, rel) if rel else None
             label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+            try:
+                data = read_repo_file(repo.path, rel)
+                if data is None:
+                    rel = checker.followed.get((repo.id, a["path"]))
+                    data = read_repo_file(repo.path, rel) if rel else None
+            except UnreadableFile as e:
+                raise UsageError(
+                    "%s cites %s in %s, and %s; nothing to confirm" % (eid, label, repo.name, e)
+                ) from None
             if data is None:
                 raise UsageError(
                     "%s cites %s, which no longer exists in %s; record what is true now and "
@@ -16776,7 +16847,10 @@ def cmd_instructions(args, store):
         raise UsageError(
             "%s is not inside a git checkout; run wctx instructions --write in the repository" % os.getcwd()
         )
-    res = mcp.write_instructions(root, command=agent_command())
+    try:
+        res = mcp.write_instructions(root, command=agent_command())
+    except (ValueError, OSError) as e:  # a guidance file that is a symlink out, a FIFO, not UTF-8
+        raise UsageError(str(e)) from None
     emit(args, res, "\n".join("%s %s" % (f["action"], f["path"]) for f in res["files"]))
     return 0
 

@@ -1099,7 +1099,10 @@ def cmd_instructions(args, store):
         raise UsageError(
             "%s is not inside a git checkout; run wctx instructions --write in the repository" % os.getcwd()
         )
-    res = mcp.write_instructions(root, command=agent_command())
+    try:
+        res = mcp.write_instructions(root, command=agent_command())
+    except (ValueError, OSError) as e:  # a guidance file that is a symlink out, a FIFO, not UTF-8
+        raise UsageError(str(e)) from None
     emit(args, res, "\n".join("%s %s" % (f["action"], f["path"]) for f in res["files"]))
     return 0
 

@@ -14,7 +14,7 @@ from .freshness import (
     _plural,
     _write_freshness_cache,
 )
-from .git import read_repo_file
+from .git import UnreadableFile, read_repo_file
 from .helpers import clean_text, short_sha, utc_now
 from .provenance import _repo_provenance, _stamp_anchors
 from .records import _repos, _resolve_ids, _resolve_session_id, resolve_repo
@@ -242,11 +242,16 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
                     % (eid, a["repo_name"], a["path"], a["repo_name"])
                 )
             rel = a["path"]
-            data = read_repo_file(repo.path, rel)
-            if data is None:
-                rel = checker.followed.get((repo.id, a["path"]))
-                data = read_repo_file(repo.path, rel) if rel else None
             label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+            try:
+                data = read_repo_file(repo.path, rel)
+                if data is None:
+                    rel = checker.followed.get((repo.id, a["path"]))
+                    data = read_repo_file(repo.path, rel) if rel else None
+            except UnreadableFile as e:
+                raise UsageError(
+                    "%s cites %s in %s, and %s; nothing to confirm" % (eid, label, repo.name, e)
+                ) from None
             if data is None:
                 raise UsageError(
                     "%s cites %s, which no longer exists in %s; record what is true now and "
