@@ -215,6 +215,16 @@ def short_sha(sha):
     return sha[:7] if sha else "?"
 
 
+def loads_json(raw):
+    """json.loads of untrusted input (a transcript line, a hook's payload): a document nested
+    deeper than the parser's stack raises ValueError like any other JSON it cannot read, so that
+    one ``except ValueError`` makes it one bad line, never a RecursionError traceback."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
+
+
 def clean_text(value, what, limit, required=False):
     """Validate user text: valid UTF-8, no NUL, within a size limit. Returns the stripped text."""
     if value is None:
@@ -483,6 +493,79 @@ _SECRET_ASSIGNMENT = (
 # The words every keyword of _SECRET_ASSIGNMENT ends in (case-folded), for _assignment_guard.
 _ASSIGNMENT_ENDINGS = ("wd", "word", "phrase", "secret", "token", "key", "credential", "credentials")
 _AWS_KEY_PREFIXES = ("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "apka", "aroa")
+
+
+def _random_looking(value):
+    """Whether ``value`` reads as a generated secret rather than a word, a path or an id: at least
+    32 characters with upper- and lower-case letters and digits, spread as a random draw spreads
+    them (Shannon entropy within a bit of the most its length allows; camel-case words, paths and
+    repeated parts fall below). Hex alone is judged by its context, never here: commit and blob
+    ids are hex."""
+    if len(value) < 32 or value.isdigit():
+        return False
+    if not (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+    ):
+        return False
+    import math
+
+    n = len(value)
+    counts = {}
+    for c in value:
+        counts[c] = counts.get(c, 0) + 1
+    entropy = -sum(k / n * math.log2(k / n) for k in counts.values())
+    return entropy >= min(math.log2(n), 6.0) - 1.0
+
+
+def _is_hex(value):
+    return all(c in "0123456789abcdefABCDEF" for c in value)
+
+
+# A name says it holds a secret when one of its parts (split at _ . - and camel case) is one of
+# these, or it contains one of the strong words anywhere; it names something else (a digest, an
+# id, a path) when one of its parts is in _NOT_SECRET_PARTS.
+_SECRET_NAME_PARTS = frozenset(
+    "key keys auth config conf cfg salt signing private pwd pass cred creds secrets tokens".split()
+)
+_SECRET_NAME_WORDS = ("secret", "token", "passw", "credential", "apikey", "privatekey", "accesskey")
+_NOT_SECRET_PARTS = frozenset(
+    "sha sha1 sha256 sha512 commit hash digest checksum blob rev revision oid etag id ids uuid integrity "
+    "version path file dir url uri host region type mode format name arn count size length".split()
+)
+
+
+def _name_holds_secret(name):
+    parts = [p.lower() for p in re.split(r"[_.\-]+|(?<=[a-z0-9])(?=[A-Z])", name) if p]
+    if any(p in _NOT_SECRET_PARTS for p in parts):
+        return False
+    folded = name.lower()
+    return any(p in _SECRET_NAME_PARTS for p in parts) or any(w in folded for w in _SECRET_NAME_WORDS)
+
+
+def _named_value_redaction(match):
+    """A long random value (or, under a name that says secret, long hex) assigned to a name
+    that says it holds a secret, a key or configuration: SESSION_CONFIG = "Vq3L...",
+    signingSecretValue: '...'. Anything else is left as it was."""
+    name, value = match.group(2), match.group(5)
+    if not _name_holds_secret(name):
+        return match.group(0)
+    strong = any(w in name.lower() for w in _SECRET_NAME_WORDS)
+    if not (_random_looking(value) or (strong and len(value) >= 32 and _is_hex(value))):
+        return match.group(0)
+    return match.group(1) + match.group(4) + REDACTED + match.group(6)
+
+
+def _context_value_redaction(match):
+    """A bare value right after words that name a credential ("the webhook secret is 9f2c...",
+    "api key 5eed..."): long hex, or a random-looking string."""
+    value = match.group(2)
+    if (len(value) >= 32 and _is_hex(value)) or _random_looking(value):
+        return match.group(1) + REDACTED
+    return match.group(0)
+
+
 _SECRET_RULES = (
     # PEM private keys (RSA, EC, OPENSSH, PGP, encrypted): the whole block, or everything after a
     # BEGIN line whose END was cut off.
@@ -495,7 +578,13 @@ _SECRET_RULES = (
         "[REDACTED private key]",
     ),
     # JSON web tokens: three base64url parts, the first two JSON objects ("eyJ").
-    (("eyj",), (), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0, "[REDACTED jwt]"),
+    (
+        ("eyj",),
+        (),
+        r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        0,
+        "[REDACTED jwt]",
+    ),
     # Authorization / Proxy-Authorization headers, any scheme, quoted or not; bare bearer tokens.
     (
         ("authorization",),
@@ -507,46 +596,71 @@ _SECRET_RULES = (
         r"\1" + REDACTED,
     ),
     (("bearer",), (), r"(?i)\b(bearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{12,}=*", 0, r"\1" + REDACTED),
-    # Vendor tokens with recognisable shapes.
-    (("sk-ant-",), (), r"\bsk-ant-[A-Za-z0-9_-]{16,}", 0, "[REDACTED anthropic key]"),
+    # Vendor tokens with recognisable shapes, also inside an identifier (handler_AKIA..., X_ghp_...):
+    # a letter or digit before the prefix makes it another word, an underscore does not.
+    (("sk-ant-",), (), r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{16,}", 0, "[REDACTED anthropic key]"),
     (
         ("sk-",),
         (),
-        r"\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}",
+        r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}",
         0,
         "[REDACTED openai key]",
     ),
     (
         _AWS_KEY_PREFIXES,
         (),
-        r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}\b",
+        r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}(?![A-Za-z0-9])",
         0,
         "[REDACTED aws key id]",
     ),
     (
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
         (),
-        r"\bgh[pousr]_[A-Za-z0-9]{30,255}\b",
+        r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{30,255}\b",
         0,
         "[REDACTED github token]",
     ),
-    (("github_pat_",), (), r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b", 0, "[REDACTED github token]"),
-    (("glpat-",), (), r"\bglpat-[A-Za-z0-9_-]{20,}", 0, "[REDACTED gitlab token]"),
-    (("xox",), (), r"\bxox[abposre]-[A-Za-z0-9-]{10,}", 0, "[REDACTED slack token]"),
+    (
+        ("github_pat_",),
+        (),
+        r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{22,255}\b",
+        0,
+        "[REDACTED github token]",
+    ),
+    (
+        ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glsoat-", "glimt-", "glagent-"),
+        (),
+        r"(?<![A-Za-z0-9])gl(?:pat|dt|rt|ptt|cbt|ft|soat|imt|agent)-[A-Za-z0-9_-]{20,}",
+        0,
+        "[REDACTED gitlab token]",
+    ),
+    (("xox",), (), r"(?<![A-Za-z0-9])xox[abposre]-[A-Za-z0-9-]{10,}", 0, "[REDACTED slack token]"),
     (
         ("hooks.slack.com/",),
         (),
-        r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+",
+        r"https:/{1,2}hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+",
         0,
         "[REDACTED slack webhook]",
     ),
-    (("aiza",), (), r"\bAIza[0-9A-Za-z_-]{30,}", 0, "[REDACTED google api key]"),
-    (("ya29.",), (), r"\bya29\.[0-9A-Za-z_-]{20,}", 0, "[REDACTED google oauth token]"),
-    (("gocspx-",), (), r"\bGOCSPX-[A-Za-z0-9_-]{20,}", 0, "[REDACTED google client secret]"),
-    (("_live_", "_test_"), (), r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", 0, "[REDACTED stripe key]"),
-    (("sg.",), (), r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0, "[REDACTED sendgrid key]"),
-    (("npm_",), (), r"\bnpm_[A-Za-z0-9]{36}\b", 0, "[REDACTED npm token]"),
-    (("whsec_",), (), r"\bwhsec_[A-Za-z0-9+/=]{16,}", 0, "[REDACTED stripe webhook secret]"),
+    (("aiza",), (), r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{30,}", 0, "[REDACTED google api key]"),
+    (("ya29.",), (), r"(?<![A-Za-z0-9])ya29\.[0-9A-Za-z_-]{20,}", 0, "[REDACTED google oauth token]"),
+    (("gocspx-",), (), r"(?<![A-Za-z0-9])GOCSPX-[A-Za-z0-9_-]{20,}", 0, "[REDACTED google client secret]"),
+    (
+        ("_live_", "_test_"),
+        (),
+        r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+        0,
+        "[REDACTED stripe key]",
+    ),
+    (
+        ("sg.",),
+        (),
+        r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
+        0,
+        "[REDACTED sendgrid key]",
+    ),
+    (("npm_",), (), r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}\b", 0, "[REDACTED npm token]"),
+    (("whsec_",), (), r"(?<![A-Za-z0-9])whsec_[A-Za-z0-9+/=]{16,}", 0, "[REDACTED stripe webhook secret]"),
     (
         (":aa",),
         (),
@@ -557,29 +671,94 @@ _SECRET_RULES = (
     (
         ("shpat_", "shpca_", "shppa_", "shpss_"),
         (),
-        r"\bshp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b",
+        r"(?<![A-Za-z0-9])shp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b",
         0,
         "[REDACTED shopify token]",
     ),
-    (("sq0atp-", "sq0csp-"), (), r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}", 0, "[REDACTED square token]"),
-    (("pypi-age",), (), r"\bpypi-AgE[A-Za-z0-9_-]{50,}", 0, "[REDACTED pypi token]"),
-    (("_v1_",), (), r"\bdo[opr]_v1_[a-f0-9]{64}\b", 0, "[REDACTED digitalocean token]"),
-    (("dapi",), (), r"\bdapi[a-f0-9]{32}(?:-\d)?\b", 0, "[REDACTED databricks token]"),
-    (("age-secret-key-1",), (), r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", 0, "[REDACTED age key]"),
-    (("hvs.", "hvb."), (), r"\bhv[sb]\.[A-Za-z0-9_-]{24,}", 0, "[REDACTED vault token]"),
-    (("lin_api_",), (), r"\blin_api_[A-Za-z0-9]{40}\b", 0, "[REDACTED linear key]"),
-    (("glsa_", "glc_"), (), r"\bgl(?:sa|c)_[A-Za-z0-9_+/=-]{32,}", 0, "[REDACTED grafana token]"),
+    (
+        ("sq0atp-", "sq0csp-"),
+        (),
+        r"(?<![A-Za-z0-9])sq0(?:atp|csp)-[0-9A-Za-z_-]{22,}",
+        0,
+        "[REDACTED square token]",
+    ),
+    (("pypi-age",), (), r"(?<![A-Za-z0-9])pypi-AgE[A-Za-z0-9_-]{50,}", 0, "[REDACTED pypi token]"),
+    (("_v1_",), (), r"(?<![A-Za-z0-9])do[opr]_v1_[a-f0-9]{64}\b", 0, "[REDACTED digitalocean token]"),
+    (("dapi",), (), r"(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?:-\d)?\b", 0, "[REDACTED databricks token]"),
+    (("age-secret-key-1",), (), r"(?<![A-Za-z0-9])AGE-SECRET-KEY-1[0-9A-Z]{58}\b", 0, "[REDACTED age key]"),
+    (("hvs.", "hvb."), (), r"(?<![A-Za-z0-9])hv[sb]\.[A-Za-z0-9_-]{24,}", 0, "[REDACTED vault token]"),
+    (("lin_api_",), (), r"(?<![A-Za-z0-9])lin_api_[A-Za-z0-9]{40}\b", 0, "[REDACTED linear key]"),
+    (
+        ("glsa_", "glc_"),
+        (),
+        r"(?<![A-Za-z0-9])gl(?:sa|c)_[A-Za-z0-9_+/=-]{32,}",
+        0,
+        "[REDACTED grafana token]",
+    ),
     (
         ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct."),
         (),
-        r"\bdp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,}",
+        r"(?<![A-Za-z0-9])dp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,}",
         0,
         "[REDACTED doppler token]",
     ),
-    (("gsk_",), (), r"\bgsk_[A-Za-z0-9]{48,}", 0, "[REDACTED groq key]"),
-    (("r8_",), (), r"\br8_[A-Za-z0-9]{37}\b", 0, "[REDACTED replicate token]"),
-    (("xai-",), (), r"\bxai-[A-Za-z0-9]{60,}", 0, "[REDACTED xai key]"),
-    (("key-",), (), r"\bkey-[0-9a-f]{32}\b", 0, "[REDACTED mailgun key]"),
+    (("gsk_",), (), r"(?<![A-Za-z0-9])gsk_[A-Za-z0-9]{48,}", 0, "[REDACTED groq key]"),
+    (("r8_",), (), r"(?<![A-Za-z0-9])r8_[A-Za-z0-9]{37}\b", 0, "[REDACTED replicate token]"),
+    (("xai-",), (), r"(?<![A-Za-z0-9])xai-[A-Za-z0-9]{60,}", 0, "[REDACTED xai key]"),
+    (("key-",), (), r"(?<![A-Za-z0-9])key-[0-9a-f]{32}\b", 0, "[REDACTED mailgun key]"),
+    (
+        ("dckr_pat_", "dckr_oat_"),
+        (),
+        r"(?<![A-Za-z0-9])dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}",
+        0,
+        "[REDACTED docker token]",
+    ),
+    (("tskey-",), (), r"(?<![A-Za-z0-9])tskey-[a-z]+-[A-Za-z0-9-]{16,}", 0, "[REDACTED tailscale key]"),
+    (
+        ("sntrys_", "sntryu_"),
+        (),
+        r"(?<![A-Za-z0-9])sntry[su]_[A-Za-z0-9+/=_-]{32,}",
+        0,
+        "[REDACTED sentry token]",
+    ),
+    (("pplx-",), (), r"(?<![A-Za-z0-9])pplx-[A-Za-z0-9]{40,}", 0, "[REDACTED perplexity key]"),
+    (("figd_",), (), r"(?<![A-Za-z0-9])figd_[A-Za-z0-9_-]{32,}", 0, "[REDACTED figma token]"),
+    (("pmak-",), (), r"(?<![A-Za-z0-9])PMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", 0, "[REDACTED postman key]"),
+    (("sbp_",), (), r"(?<![A-Za-z0-9])sbp_[a-f0-9]{40}\b", 0, "[REDACTED supabase token]"),
+    (
+        ("pscale_",),
+        (),
+        r"(?<![A-Za-z0-9])pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}",
+        0,
+        "[REDACTED planetscale token]",
+    ),
+    (("nrak-",), (), r"(?<![A-Za-z0-9])NRAK-[A-Z0-9]{27}\b", 0, "[REDACTED new relic key]"),
+    (("rubygems_",), (), r"(?<![A-Za-z0-9])rubygems_[a-f0-9]{48}\b", 0, "[REDACTED rubygems key]"),
+    (("atatt3",), (), r"(?<![A-Za-z0-9])ATATT3[A-Za-z0-9_=-]{40,}", 0, "[REDACTED atlassian token]"),
+    (("hrku-",), (), r"(?<![A-Za-z0-9])HRKU-[A-Za-z0-9_-]{40,}", 0, "[REDACTED heroku key]"),
+    (("ops_eyj",), (), r"(?<![A-Za-z0-9])ops_eyJ[A-Za-z0-9+/=_-]{60,}", 0, "[REDACTED 1password token]"),
+    (("fo1_",), (), r"(?<![A-Za-z0-9])fo1_[A-Za-z0-9_-]{40,}", 0, "[REDACTED fly.io token]"),
+    (("nfp_",), (), r"(?<![A-Za-z0-9])nfp_[A-Za-z0-9]{36,}", 0, "[REDACTED netlify token]"),
+    (("ntn_",), (), r"(?<![A-Za-z0-9])ntn_[A-Za-z0-9]{40,}", 0, "[REDACTED notion token]"),
+    (("sgp_",), (), r"(?<![A-Za-z0-9])sgp_[A-Fa-f0-9_]{40,}", 0, "[REDACTED sourcegraph token]"),
+    (("bkua_",), (), r"(?<![A-Za-z0-9])bkua_[a-f0-9]{40}\b", 0, "[REDACTED buildkite token]"),
+    (
+        ("ccipat_",),
+        (),
+        r"(?<![A-Za-z0-9])CCIPAT_[A-Za-z0-9]{20,}_[a-f0-9]{40}\b",
+        0,
+        "[REDACTED circleci token]",
+    ),
+    (
+        ("dt0c01.",),
+        (),
+        r"(?<![A-Za-z0-9])dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b",
+        0,
+        "[REDACTED dynatrace token]",
+    ),
+    (("cfpat-",), (), r"(?<![A-Za-z0-9])CFPAT-[A-Za-z0-9_-]{40,}", 0, "[REDACTED contentful token]"),
+    (("pul-",), (), r"(?<![A-Za-z0-9])pul-[a-f0-9]{40}\b", 0, "[REDACTED pulumi token]"),
+    (("akcp",), (), r"(?<![A-Za-z0-9])AKCp[A-Za-z0-9]{60,}", 0, "[REDACTED jfrog key]"),
     # A bare AWS secret access key (40 base64 characters) right after an access key id, as in
     # `aws configure` output, a CSV of credentials or "AKIA... / secret". Conditions are checked
     # on the text as the rules before have left it, so the key id's marker is there to find.
@@ -619,17 +798,24 @@ _SECRET_RULES = (
         0,
         r"\1" + REDACTED,
     ),
-    (("hf_",), (), r"\bhf_[A-Za-z0-9]{30,}\b", 0, "[REDACTED huggingface token]"),
+    (("hf_",), (), r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}\b", 0, "[REDACTED huggingface token]"),
     # Credentials inside URLs: scheme://user:password@host keeps the user; scheme://TOKEN@host
     # (a long user part, as in https://<token>@github.com) loses the token.
+    # A URL that a path was made from has lost a slash (scheme:/user:password@host/...): one or two.
     (
-        ("://",),
+        (":/",),
         ("@",),
-        r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]*):[^/\s@\"'<>]+@",
+        r"(?i)\b([a-z][a-z0-9+.-]{1,20}:/{1,2}[^/\s:@\"'<>]*):[^/\s@\"'<>]+@",
         0,
         r"\1:" + REDACTED + "@",
     ),
-    (("://",), ("@",), r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)[A-Za-z0-9_-]{20,}@", 0, r"\1" + REDACTED + "@"),
+    (
+        (":/",),
+        ("@",),
+        r"(?i)\b([a-z][a-z0-9+.-]{1,20}:/{1,2})[A-Za-z0-9_-]{20,}@",
+        0,
+        r"\1" + REDACTED + "@",
+    ),
     # Secret assignments: password=..., DB_PASSWORD: ..., "api_key": "...", --token=... The key
     # must end in the sensitive word, so `max_tokens=100` and `token_count: 5` are left alone.
     (
@@ -638,6 +824,51 @@ _SECRET_RULES = (
         _SECRET_ASSIGNMENT,
         0,
         _quoted_redaction,
+    ),
+    # A random-looking value under a name that holds a secret word anywhere, or a configuration
+    # or key word as one of its parts (BILLING_CONFIG = "...", signingSecretForHooks: '...'). The
+    # name is one token, so the pattern never backtracks; _named_value_redaction judges the rest.
+    (
+        (
+            "secret",
+            "token",
+            "pass",
+            "pwd",
+            "cred",
+            "key",
+            "auth",
+            "conf",
+            "cfg",
+            "salt",
+            "signing",
+            "private",
+        ),
+        (":=",),
+        r"((?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]{0,100})(\\?[\"'])?[ \t]*[:=][ \t]*)"
+        r"(\\?[\"']?)([A-Za-z0-9+/=_-]{32,})(\\?[\"']?)",
+        0,
+        _named_value_redaction,
+    ),
+    # A bare value after words that name a credential: "webhook secret is <hex>", "api key <hex>".
+    (
+        ("key", "secret", "token", "pass", "credential"),
+        (),
+        r"(?i)(\b(?:(?:api|access|secret|private|signing|hmac|encryption|master|auth|client|license|deploy|"
+        r"session|admin|webhook)[ _-]?(?:key|secret|token)|secret|token|password|passwd|passphrase|"
+        r"credentials?)s?\b[\"'`]?(?:[ \t]+(?:is|was|of))?[ \t]*[:=]?[ \t]*[\"'`]?)"
+        r"([A-Za-z0-9+/=_-]{32,})(?![A-Za-z0-9+/=_-])",
+        0,
+        _context_value_redaction,
+    ),
+    # ~/.netrc: machine HOST login USER password SECRET, on one line or several, in any order of
+    # its keywords before the password.
+    (
+        ("password",),
+        (),
+        r"(?i)((?:\bmachine[ \t]+\S+|(?:^|\n)[ \t]*default)(?:\s+(?:login|account|port|protocol)[ \t]+\S+){0,4}"
+        r"\s+password[ \t]+)(?!\[REDACTED)\S+",
+        0,
+        r"\1" + REDACTED,
     ),
     # Environment-style names ending in _KEY: ENCRYPTION_KEY=..., SENDGRID_KEY: ...
     (
@@ -861,9 +1092,11 @@ def _rules_of(found):
 # Terminal control: C0 (but newline and tab), DEL, C1, bidirectional overrides, and whole ESC
 # sequences (CSI "ESC [ ... final", OSC "ESC ] ... BEL|ST", two-character escapes). Each
 # alternative consumes a disjoint class of characters, so no input makes the pattern backtrack.
+# Lone surrogates go too: half a character (a transcript's "\\ud83d"), which no UTF-8 store can
+# hold, is one field's bad text, never a failed import.
 _CONTROL_RE = _lazy_pattern(
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
 
 
@@ -938,6 +1171,75 @@ def _stored_text(text, found=None):
 
 
 _stored_text_memo = functools.lru_cache(maxsize=8192)(_stored_text)
+
+TRUNCATED = " …[truncated]"
+
+
+def stored_cut(text, limit):
+    """``text`` as stored (stored_text), then cut to ``limit`` characters and marked: redaction
+    first, so a cut never leaves behind the part of a secret that the rules would have known
+    whole. Every text wctx shortens before storing it (a transcript's commands, tool errors,
+    summaries) is shortened here."""
+    text = stored_text(text)
+    if not isinstance(text, str) or len(text) <= limit:
+        return text
+    return text[:limit] + TRUNCATED
+
+
+def identifier_fault(value):
+    """Why ``value`` cannot be an identifier (a name, a cited path, a key), or None. Identifiers
+    are stored as they are, never redacted: stored as a [REDACTED …] marker or without its control
+    characters, a name would name nothing, and two of them would become one. The answer names the
+    kind of secret, never the secret."""
+    if not isinstance(value, str) or not value:
+        return None
+    if strip_controls(value) != value:
+        return "holds a control character"
+    redacted = redact_secrets(value)
+    if redacted != value:
+        kinds = sorted(set(re.findall(r"\[REDACTED(?: ([^\]]+))?\]", redacted)))
+        kind = " or ".join(k for k in kinds if k) or "a password or token"
+        return "looks like a secret (%s)" % kind
+    return None
+
+
+def stored_key(value):
+    """The form an external identifier (an agent's session id) is stored and looked up under:
+    the value itself when the boundary keeps it as it is (every id an agent writes in practice);
+    else its stored form with a digest of the raw value, so two ids that would clean or redact to
+    the same text stay two, and the same id always finds its row again."""
+    if not isinstance(value, str) or not value or stored_text(value) == value:
+        return value
+    import hashlib
+
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    derived = "%s~%s" % (stored_text(value)[:200], digest)
+    return derived if stored_text(derived) == derived else "id~" + digest
+
+
+def shown_text(text):
+    """What any text is shown as, by the CLI or the MCP server: secrets redacted by the rules the
+    store applies (a warning that quotes a symbol, an error that quotes a name, a reason that
+    quotes a query word). Control characters are left to the printer: the CLI shows them as
+    escapes, JSON escapes them."""
+    if not text or not isinstance(text, str):
+        return text
+    return redact_secrets(text)
+
+
+def shown_tree(value):
+    """``value`` (a result: dicts, lists, strings) with every string as shown_text makes it; the
+    same object when nothing changes."""
+    if isinstance(value, str):
+        return shown_text(value)
+    if isinstance(value, dict):
+        out = {k: shown_tree(v) for k, v in value.items()}
+        return value if all(out[k] is value[k] for k in value) else out
+    if isinstance(value, (list, tuple)):
+        out = [shown_tree(v) for v in value]
+        return value if all(a is b for a, b in zip(out, value)) else out
+    return value
+
 
 # Texts known to be their own stored form (stored_text(t) == t), noted by a bulk writer that has
 # just passed them through stored_text, so that the boundary keeps them without a second pass
@@ -1211,18 +1513,20 @@ def neutralise(text):
 
 
 def json_text(data):
-    """JSON as the CLI prints it. json escapes C0 controls itself; C1 controls and invisible or
+    """JSON as the CLI prints it: every string as shown_text makes it (no secret is printed, as
+    none is stored). json escapes C0 controls itself; C1 controls and invisible or
     direction-changing characters are escaped too, so a terminal shows them as \\uXXXX."""
-    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)
+    text = json.dumps(shown_tree(data), indent=2, ensure_ascii=False, sort_keys=False)
     return _untrusted_re("terminal").sub(lambda m: "\\u%04x" % ord(m.group()), text)
 
 
 def terminal_text(text):
-    """Recorded text as the CLI prints it: neutralised, and every control or invisible character
-    shown as an escape (``\\x1b``, ``\\u202e``), so nothing stored can move the cursor, clear the
-    screen, recolour or hide what follows."""
+    """Text as the CLI prints it: secrets redacted (shown_text), neutralised, and every control
+    or invisible character shown as an escape (``\\x1b``, ``\\u202e``), so nothing stored can
+    move the cursor, clear the screen, recolour or hide what follows."""
     if not text:
         return text
+    text = shown_text(text)
     text = _untrusted_re("terminal").sub(
         lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 0x100 else "\\u%04x" % ord(m.group()), text
     )
@@ -4384,11 +4688,20 @@ def _resolve_session_id(store, text):
 # ----------------------------------------------------------------------------------------------
 
 
-def _check_name(name, what):
+def _check_name(name, what, hint=""):
+    """``name`` as a repository or workspace name, or a UsageError saying why not. A name is an
+    identifier that users type and teammates' records carry: never one that the store would
+    redact (identifier_fault), and the error shows its stored form, never the secret."""
     if not name or not REPO_NAME_RE.match(name):
         raise UsageError(
-            "%s name %r is not valid: use letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)"
-            % (what, name)
+            "%s name %r is not valid: use letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)%s"
+            % (what, name, hint)
+        )
+    fault = identifier_fault(name)
+    if fault:
+        raise UsageError(
+            "%s name %s %s; names are identifiers, stored and shared as they are: choose another%s"
+            % (what, stored_text(name), fault, hint)
         )
     return name
 
@@ -4580,6 +4893,12 @@ def register_repo(store, path, name=None, workspace=None, same_as=None):
     _check_checkout(path, top)
     if not is_utf8(top):
         raise UsageError("%s: wctx needs repository paths that are valid UTF-8" % printable_path(top))
+    fault = identifier_fault(top)
+    if fault:  # stored redacted or cleaned, the path would lead nowhere
+        raise UsageError(
+            "the checkout's path %s %s; wctx keeps a checkout's path as it is: move or rename the directory"
+            % (stored_text(top), fault)
+        )
     if workspace is not None:
         _check_name(workspace, "workspace")
     if name is not None:
@@ -4648,7 +4967,11 @@ def register_repo(store, path, name=None, workspace=None, same_as=None):
             )
             taken_names = {r.name for r in repos}
             by_path = [d["name"] for d in dormant if d["path"] == top and d["name"] not in taken_names]
-            repo_name = _check_name(name or (by_path[0] if by_path else os.path.basename(top)), "repository")
+            repo_name = _check_name(
+                name or (by_path[0] if by_path else os.path.basename(top)),
+                "repository",
+                "" if name or by_path else " (it comes from the directory's name: pass --name NAME)",
+            )
             taken = store.one("SELECT path FROM repos WHERE name = ?", (repo_name,))
             if taken:
                 raise UsageError(
@@ -4856,7 +5179,7 @@ def relate(store, from_repo, kind, to_repo, note=None):
     b = resolve_repo(store, to_repo)
     if a.id == b.id:
         raise UsageError("a repository cannot relate to itself")
-    note = redact_secrets(clean_text(note, "note", MAX_CLAIM_CHARS))
+    note = stored_text(clean_text(note, "note", MAX_CLAIM_CHARS))
     with store.atomic():
         cur = store.db.execute(
             "INSERT OR IGNORE INTO relations(from_repo, kind, to_repo, note, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -5865,6 +6188,12 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
         raise UsageError("cannot tell which repository %s belongs to; pass --repo NAME" % spec)
     twins_in_repo = []
     rel, real = repo_relative_path(repo.path, path, cwd=base, passed_over=twins_in_repo)
+    fault = identifier_fault(rel)
+    if fault:  # stored cleaned or redacted, it would name no file, and verify would call it deleted
+        raise UsageError(
+            "cited path %s in %s %s; a cited path is stored as it is, so this file cannot be cited "
+            "(rename it)" % (stored_text(rel), repo.name, fault)
+        )
     if os.path.isdir(real):
         raise UsageError("%s is a directory in %s; cite a file" % (rel, repo.name))
     if not os.path.lexists(real):
@@ -6933,8 +7262,8 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         cited.append(_parse_file_spec(spec, repos, repo, cwd, notes))
     return {
         "kind": kind,
-        "claim": redact_secrets(claim),
-        "detail": redact_secrets(detail),
+        "claim": stored_text(claim),
+        "detail": stored_text(detail),
         "confidence": confidence,
         "repo": repo,
         "cited": cited,
@@ -7156,9 +7485,9 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
     Returns {"session", "evidence": [{"id", "kind", "repo", "duplicate"}], "warnings"}.
     """
     cwd = os.path.abspath(cwd or os.getcwd())
-    summary = redact_secrets(clean_text(summary, "summary", MAX_SUMMARY_CHARS))
+    summary = stored_text(clean_text(summary, "summary", MAX_SUMMARY_CHARS))
     agent = clean_text(agent, "agent", 200, required=True)
-    external_id = clean_text(external_id, "external id", 1000)
+    external_id = stored_key(clean_text(external_id, "external id", 1000))  # as transcript imports key it
     if not items:
         raise UsageError("nothing to capture: give at least one item (--finding, --decision, --note, …)")
     if len(items) > MAX_ITEMS_PER_CAPTURE:
@@ -8829,7 +9158,7 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
     repository's current commit, blob and symbol hash (the earlier provenance is kept in the item's
     history), so that they read ``current`` again. All or nothing: an item whose cited file or
     symbol no longer exists is refused, pointing to supersede."""
-    note = redact_secrets(clean_text(note, "note", MAX_SUMMARY_CHARS))
+    note = stored_text(clean_text(note, "note", MAX_SUMMARY_CHARS))
     agent = clean_text(agent, "agent", 200, required=True)
     if session_id:
         session_id = _resolve_session_id(store, session_id)
@@ -9029,7 +9358,7 @@ def forget(store, ids=(), session=None, reason=None):
     """Delete items (or a whole session with its items and imported activity) for good: their text
     leaves every byte of the store, and a tombstone (the id and the reason, never the content)
     stays, for export to carry to teammates. Not undoable."""
-    reason = redact_secrets(clean_text(reason, "reason", MAX_CLAIM_CHARS, required=True))
+    reason = stored_text(clean_text(reason, "reason", MAX_CLAIM_CHARS, required=True))
     if not ids and not session:
         raise UsageError("nothing to forget: give evidence ids or --session ID")
     pairs = _resolve_ids(store, list(ids)) if ids else []
@@ -9467,7 +9796,7 @@ class LocalPaths:
         each distinct value is cleaned once."""
         out = self._shared.get(text)
         if out is None:
-            out = self._shared[text] = redact_secrets(self.strip(text))
+            out = self._shared[text] = stored_text(self.strip(text))
         return out
 
     def shared_anchor(self, anchor):
@@ -9844,8 +10173,9 @@ def _v_key(value):
     """``value`` (an identifier that matched its pattern), refused when the redaction boundary
     would change it: stored as a [REDACTED …] marker, a key names no record, and every other key
     holding a secret of that kind becomes the same marker."""
-    if not _OWN_ID_RE.match(value) and stored_text(value) != value:
-        raise ValueError("holds what looks like a secret (an identifier is stored as it is, never redacted)")
+    fault = None if _OWN_ID_RE.match(value) else identifier_fault(value)
+    if fault:
+        raise ValueError("%s (an identifier is stored as it is, never redacted)" % fault)
     return value
 
 
@@ -9878,7 +10208,7 @@ _v_record_id = _v_matching(_RECORD_ID_RE, "a valid id")  # a topology record's (
 _v_required_id = _v_required(_v_record_id)
 _v_key_id = _v_matching(_RECORD_ID_RE, "a valid id", key=True)  # an item's or a session's
 _v_required_key_id = _v_required(_v_key_id)
-_v_repo_name = _v_matching(REPO_NAME_RE, "a repository name")
+_v_repo_name = _v_matching(REPO_NAME_RE, "a repository name", key=True)
 _v_required_repo = _v_required(_v_repo_name)
 
 
@@ -10406,7 +10736,7 @@ def _history_rows(rid, rec, known):
     for h in rec.get("history") or ():
         if h["id"] not in known:
             known.add(h["id"])
-            rows.append(_event_row(rid, h["event"], h.get("session"), h.get("agent"), redact_secrets(h.get("note")),
+            rows.append(_event_row(rid, h["event"], h.get("session"), h.get("agent"), stored_text(h.get("note")),
                                    h["at"], h.get("previous") or [], h.get("commits") or {}, event_id=h["id"]))  # fmt: skip
     return rows
 
@@ -10532,18 +10862,19 @@ def _import_sessions(store, records, forgotten, by_name, session_map):
         if sid in present:
             session_map[sid] = sid
             continue
-        agent = rec.get("agent") or "unknown"
-        if rec.get("external_id"):
-            key = (agent, rec["external_id"])
+        agent = stored_key(rec.get("agent") or "unknown")  # as a transcript import keys them
+        external_id = stored_key(rec.get("external_id"))
+        if external_id:
+            key = (agent, external_id)
             row = store.one("SELECT id FROM sessions WHERE agent = ? AND external_id = ?", key)
             if row is not None or key in external:
                 session_map[sid] = row["id"] if row is not None else external[key]
                 continue
             external[key] = sid
         repo = by_name.get(rec.get("repo"))
-        rows.append((sid, agent, rec.get("external_id"), rec.get("cwd"), repo.id if repo else None, rec.get("repo"),
+        rows.append((sid, agent, external_id, rec.get("cwd"), repo.id if repo else None, rec.get("repo"),
                      rec.get("branch"), rec.get("commit"), rec.get("started_at"), rec.get("ended_at"),
-                     redact_secrets(rec.get("summary")), utc_now()))  # fmt: skip
+                     stored_text(rec.get("summary")), utc_now()))  # fmt: skip
         present.add(sid)
         session_map[sid] = sid
     store.db.executemany(
@@ -10716,7 +11047,7 @@ def _import_records_in(store, records):
                 scrub = True
             store.db.execute(
                 "INSERT OR IGNORE INTO tombstones(id, kind, session_id, reason, forgotten_at) VALUES (?, ?, ?, ?, ?)",
-                (t["id"], t["kind"], t["session"], redact_secrets(t["reason"]), t.get("forgotten_at") or now),
+                (t["id"], t["kind"], t["session"], stored_text(t["reason"]), t.get("forgotten_at") or now),
             )
         counts["sessions"] = _import_sessions(store, records, forgotten, by_name, session_map)
         # Evidence in chunks: what the store already holds of the import (its ids, the items its
@@ -10859,7 +11190,7 @@ def _import_topology(store, records):
         if rec["type"] == "relation":
             a = _identity_of(repos, rec["from"], rec["from_root"])
             b = _identity_of(repos, rec["to"], rec["to_root"])
-            note = redact_secrets(rec.get("note"))
+            note = stored_text(rec.get("note"))
             if a is not None and b is not None:
                 if a.id != b.id:
                     counts["relations"] += db.execute(
@@ -11619,6 +11950,7 @@ class TranscriptRecord:
         self.agent = agent
         self.path = path
         self.external_id = None
+        self.raw_external_id = None  # as the transcript gave it, before stored_key
         self.version = None
         self.cwd = None  # first known working directory
         self.cwds = []  # every change of working directory, in order
@@ -11700,9 +12032,7 @@ class TranscriptRecord:
         if is_redacted_value(text):
             self.redacted_values += 1
             return
-        text = text.strip()
-        if len(text) > MAX_STORED_COMMAND:
-            text = text[:MAX_STORED_COMMAND] + " …[truncated]"
+        text = stored_cut(text.strip(), MAX_STORED_COMMAND)  # redacted whole, then cut
         # Each goes into its own column: a field of another type in the transcript is dropped.
         self.commands.append(
             {
@@ -11724,13 +12054,7 @@ class TranscriptRecord:
             text = "" if text is None else json.dumps(text, default=str)
         if is_redacted_value(text):
             text = "(redacted)"
-        self.errors.append(
-            {
-                "tool": tool,
-                "error": " ".join(text[: MAX_STORED_ERROR * 4].split())[:MAX_STORED_ERROR],
-                "at": ts,
-            }
-        )
+        self.errors.append({"tool": tool, "error": _error_excerpt(text), "at": ts})
 
     def merge_subagent(self, sub, agent_id):
         for tool, n in sub.tool_calls.items():
@@ -11753,6 +12077,18 @@ class TranscriptRecord:
         self.redacted_values += sub.redacted_values
         self.see_time(sub.started_at)
         self.see_time(sub.ended_at)
+
+
+def _error_excerpt(text):
+    """The start of a tool error as stored: its first lines with whitespace folded, redacted,
+    then cut to MAX_STORED_ERROR characters. Only a window of the text is looked at (an error may
+    be megabytes of output); a word the window's end cuts through is left out, so that no part of
+    a secret reaches the redaction without the rest of it."""
+    window = text[: MAX_STORED_ERROR * 4]
+    words = window.split()
+    if len(window) < len(text) and words and not text[len(window)].isspace():
+        words.pop()  # cut through by the window
+    return stored_cut(" ".join(words), MAX_STORED_ERROR)
 
 
 # Lines an adapter could not digest, per thread: {thread: {"skip": {(path, n)}, "at": (path, n)}}.
@@ -11778,7 +12114,7 @@ def _json_lines(path, rec):
                 rec.bad_lines += 1
                 continue
             try:
-                obj = json.loads(raw)
+                obj = loads_json(raw)
                 if b"\\ud" in raw.lower():  # a lone surrogate escape: text no store can hold
                     json.dumps(obj, ensure_ascii=False).encode("utf-8")
             except ValueError:  # also bad UTF-8, and a last line still being written
@@ -11865,7 +12201,7 @@ def detect_transcript_agent(path):
             if n >= 50:
                 break
             try:
-                obj = json.loads(raw)
+                obj = loads_json(raw)
             except ValueError:
                 continue
             if not isinstance(obj, dict):
@@ -11933,7 +12269,7 @@ def _first_session_ids(path, limit=20):
                 if n >= limit:
                     break
                 try:
-                    obj = json.loads(raw)
+                    obj = loads_json(raw)
                 except ValueError:
                     continue
                 if isinstance(obj, dict) and isinstance(obj.get("sessionId"), str):
@@ -12128,7 +12464,7 @@ def _claude_subagent_types(path):
             if b'"Task"' not in raw and b"agent_progress" not in raw:
                 continue  # cheap pre-filter: most lines are neither
             try:
-                obj = json.loads(raw)
+                obj = loads_json(raw)
             except ValueError:
                 continue
             if not isinstance(obj, dict):
@@ -12157,7 +12493,7 @@ def _codex_arguments(raw):
     if not isinstance(raw, str) or is_redacted_value(raw):
         return None
     try:
-        value = json.loads(raw)
+        value = loads_json(raw)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -12218,7 +12554,7 @@ def _parse_codex(path, rec):
             rec.see_branch(git.get("branch"), cwd)
             url = git.get("repository_url")
             if isinstance(url, str) and url and not is_redacted_value(url):
-                rec.repository_url = redact_secrets(url)
+                rec.repository_url = url
             source = payload.get("source")
             if isinstance(source, dict) and isinstance(source.get("subagent"), dict):
                 spawn = source["subagent"].get("thread_spawn")
@@ -12805,12 +13141,33 @@ def import_transcript(store, path, agent="auto", force=False, cwd_hint=None):
     return _store_transcript(store, rec, repos, size, head, key)
 
 
+def _adopt_legacy_session(store, rec):
+    """Give a session stored before ids were keyed (under the cleaned form of an id that the
+    boundary changes) its keyed id, when this same transcript made it, so that a re-import
+    finds it instead of adding a second session."""
+    keyed = rec.external_id
+    legacy = stored_text(rec.raw_external_id) if rec.raw_external_id else None
+    if not legacy or legacy == keyed:
+        return
+    with store.atomic():
+        if store.one("SELECT 1 FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, keyed)):
+            return
+        row = store.one(
+            "SELECT s.id FROM sessions s JOIN session_imports i ON i.session_id = s.id "
+            "WHERE s.agent = ? AND s.external_id = ? AND i.transcript = ?",
+            (rec.agent, legacy, rec.path),
+        )
+        if row is not None:
+            store.db.execute("UPDATE sessions SET external_id = ? WHERE id = ?", (keyed, row["id"]))
+
+
 def _transcript_external_id(store, rec):
     """The id a transcript's session is stored under. Two transcripts that carry one session id
     (non-UUID file names, a copied file) are two sessions: while the first one's file still exists,
     the second gets the id plus a suffix naming its file, so neither import replaces the other's
     files and commands. A transcript that moved (old file gone) keeps its session."""
-    eid = rec.external_id
+    rec.raw_external_id = rec.external_id
+    eid = rec.external_id = stored_key(rec.external_id)
     if not eid:
         return eid
     row = store.one(
@@ -12827,6 +13184,9 @@ def _transcript_external_id(store, rec):
 
 def _store_transcript(store, rec, repos, size, head, key):
     rec.external_id = _transcript_external_id(store, rec)
+    # Stored and looked up by its stored_key: two ids that differ only in what the boundary
+    # strips or redacts stay two sessions.
+    _adopt_legacy_session(store, rec)
     mapper = _RepoMapper(repos)
     warnings = []
     # Files: per repository (repo-relative) or outside (absolute, never attributed to a repo).
@@ -12854,7 +13214,7 @@ def _store_transcript(store, rec, repos, size, head, key):
             (
                 n,
                 c.get("tool"),
-                redact_secrets(c["command"]),
+                c["command"],  # stored_cut already (add_command)
                 c.get("cwd"),
                 repo.name if repo else None,
                 c.get("at"),
@@ -12908,9 +13268,9 @@ def _store_transcript(store, rec, repos, size, head, key):
         repo_rows.append((repo, int(is_cwd), commit, source, branch, branch_source, entry))
 
     session_branch = rec.branch_by_cwd.get(rec.cwd) or rec.branch
-    summary = redact_secrets("; ".join(rec.summaries)[:MAX_SUMMARY_CHARS]) or None
-    title = redact_secrets(rec.title) if rec.title else None
-    errors = [dict(e, error=redact_secrets(e["error"])) for e in rec.errors]
+    summary = stored_cut("; ".join(rec.summaries), MAX_SUMMARY_CHARS) or None
+    title = rec.title or None
+    errors = rec.errors  # each stored_cut already (_error_excerpt)
     with store.atomic():
         row = store.one(
             "SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id)
@@ -13036,7 +13396,7 @@ def _store_transcript(store, rec, repos, size, head, key):
                 json.dumps(rec.tool_calls, sort_keys=True),
                 json.dumps(errors),
                 json.dumps(rec.subagents),
-                json.dumps([redact_secrets(s) for s in rec.summaries]),
+                json.dumps(rec.summaries),  # redacted value by value at the store's boundary
                 rec.parent_external_id,
                 now,
             ),
@@ -13858,7 +14218,7 @@ def _hook_log(home, line):
         if os.path.exists(path) and os.path.getsize(path) > HOOK_LOG_MAX_BYTES:
             os.replace(path, path + ".1")
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write("%s %s\n" % (utc_now(), redact_secrets(line)))
+            fh.write("%s %s\n" % (utc_now(), shown_text(line)))
     except OSError:
         pass
 
@@ -16113,7 +16473,7 @@ def cmd_capture(args, store):
         store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id
     )
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     if args.session:
         res["attached"] = None
         note = ""
@@ -16372,7 +16732,7 @@ def cmd_import(args, store):
         own.close()
     for r in res["results"]:
         for w in r.get("warnings") or ():
-            sys.stderr.write("wctx: warning: %s\n" % w)
+            sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, format_import(res))
     return 1 if res["failed"] else 0
 
@@ -16557,7 +16917,7 @@ def cmd_confirm(args, store):
     """
     res = confirm(store, args.ids, note=args.note, session_id=args.session)
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, res["message"])
     return 0
 
@@ -16584,7 +16944,7 @@ def cmd_forget(args, store):
             return 1
     res = forget(store, args.ids, session=args.session, reason=args.reason)
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, res["message"])
     return 0
 
@@ -17335,12 +17695,12 @@ def main(argv=None):
         ):
             raise
         where = store.path if store is not None else "the store"
-        sys.stderr.write("wctx: store error in %s: %s\n" % (where, e))
+        sys.stderr.write("wctx: store error in %s: %s\n" % (where, terminal_text(str(e))))
         return 1
     finally:
         if store is not None:
             for text in store.notices:
-                sys.stderr.write("wctx: %s\n" % text)
+                sys.stderr.write("wctx: %s\n" % terminal_text(text))
             store.close()
 
 

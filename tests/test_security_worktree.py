@@ -24,7 +24,9 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (
 MEMORY_LIMIT = 1 << 30  # a process that reads /dev/zero whole dies long before this is reached
 GUARD_SECONDS = 90  # far beyond any answer on a 2-core machine; only a hang reaches it
 
-LIB_CORE = "def tokenize(text):\n    return text.split()\n\n\ndef render(tokens):\n    return ' '.join(tokens)\n"
+LIB_CORE = (
+    "def tokenize(text):\n    return text.split()\n\n\ndef render(tokens):\n    return ' '.join(tokens)\n"
+)
 APP_MAIN = "from lib.core import tokenize\n\n\ndef run(text):\n    return tokenize(text)\n"
 # A symlink's size is the length of its target: each tracked file below has the length of the
 # symlink that replaces it, so size alone cannot tell that it changed.
@@ -74,7 +76,10 @@ def hostile_tree(git_repo, tmp_path, wctx_home):
         (["repo", "add", lib.path, "--workspace", "w"], lib.path),
         (["repo", "add", app.path, "--workspace", "w"], app.path),
         (["relate", "app", "uses", "lib"], app.path),
-        (["capture", "--finding", "tokenize splits on any whitespace", "--file", "lib/core.py#tokenize"], lib.path),
+        (
+            ["capture", "--finding", "tokenize splits on any whitespace", "--file", "lib/core.py#tokenize"],
+            lib.path,
+        ),
         (["capture", "--question", "does the queue drain?", "--file", "queue/other.txt"], app.path),
     ):
         res = _run(argv, home, cwd)
@@ -167,7 +172,9 @@ def test_the_changed_paths_check_calls_them_modified_and_reads_nothing_outside(h
 
 def test_verify_and_confirm_of_a_cited_file_turned_fifo_or_device(hostile_tree):
     app, _, home = hostile_tree
-    cited = _run(["capture", "--finding", "padding is fixed", "--file", "src/main.py#run", "--json"], home, app.path)
+    cited = _run(
+        ["capture", "--finding", "padding is fixed", "--file", "src/main.py#run", "--json"], home, app.path
+    )
     assert cited.returncode == 0, cited.stderr
     eid = json.loads(cited.stdout)["evidence"][0]["id"]
     os.rename(app.file("src/main.py"), app.file("src/main.py.bak"))

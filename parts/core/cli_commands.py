@@ -365,7 +365,7 @@ def cmd_capture(args, store):
         store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id
     )
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     if args.session:
         res["attached"] = None
         note = ""
@@ -624,7 +624,7 @@ def cmd_import(args, store):
         own.close()
     for r in res["results"]:
         for w in r.get("warnings") or ():
-            sys.stderr.write("wctx: warning: %s\n" % w)
+            sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, format_import(res))
     return 1 if res["failed"] else 0
 
@@ -809,7 +809,7 @@ def cmd_confirm(args, store):
     """
     res = confirm(store, args.ids, note=args.note, session_id=args.session)
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, res["message"])
     return 0
 
@@ -836,7 +836,7 @@ def cmd_forget(args, store):
             return 1
     res = forget(store, args.ids, session=args.session, reason=args.reason)
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, res["message"])
     return 0
 

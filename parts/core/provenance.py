@@ -7,6 +7,7 @@ from .errors import UsageError
 from .git import GitError, GitRepo, UnreadableFile, _file_kind, blob_id, read_repo_file, repo_relative_path
 from .helpers import clean_text
 from .records import _repo_containing
+from .redaction import identifier_fault, stored_text
 from .repos import _git_refusal
 from .symbols import language_of, symbol_hash_of
 
@@ -62,6 +63,12 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
         raise UsageError("cannot tell which repository %s belongs to; pass --repo NAME" % spec)
     twins_in_repo = []
     rel, real = repo_relative_path(repo.path, path, cwd=base, passed_over=twins_in_repo)
+    fault = identifier_fault(rel)
+    if fault:  # stored cleaned or redacted, it would name no file, and verify would call it deleted
+        raise UsageError(
+            "cited path %s in %s %s; a cited path is stored as it is, so this file cannot be cited "
+            "(rename it)" % (stored_text(rel), repo.name, fault)
+        )
     if os.path.isdir(real):
         raise UsageError("%s is a directory in %s; cite a file" % (rel, repo.name))
     if not os.path.lexists(real):
