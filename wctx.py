@@ -72,6 +72,212 @@ __all__ = [
 ]
 
 
+# part: parts/core/caches.py
+# ----------------------------------------------------------------------------------------------
+# Caches: every memo a wctx process keeps beyond one call, declared here with its key, what
+# makes an entry wrong and its bound; clear_caches() empties them all
+# ----------------------------------------------------------------------------------------------
+# Two shapes. A function memo (functools.lru_cache) is declared here and applied to its one
+# function with @NAME. A dict or set is declared here and filled by the function named in its
+# entry, which also enforces its bound. A long-lived process (the MCP server) keeps them across
+# calls; the tests, and a store reopened on another file (Store.ensure_current), clear them.
+#
+# Not here, on purpose: _lazy_pattern objects (each a constant, compiled once); values derived
+# from one store's content, which live in Store.memo and are dropped when the store's generation
+# changes (Store.begin_read); the freshness cache, a table in the store. Nothing below holds store content, so no store change can make an entry stale:
+# entries are pure functions of their key, or state of a git checkout re-checked on every use.
+
+
+class Cache:
+    """One process-wide cache: what it maps, what makes an entry wrong, how large it may grow."""
+
+    __slots__ = ("name", "key", "invalidation", "bound", "_clears")
+
+    def __init__(self, name, key, invalidation, bound):
+        self.name, self.key, self.invalidation, self.bound = name, key, invalidation, bound
+        self._clears = []
+        CACHES.append(self)
+
+    def clear(self):
+        for clear in self._clears:
+            clear()
+
+    def size(self):
+        return sum(size() for size in self._sizes())
+
+    def _sizes(self):
+        return ()
+
+
+class FunctionMemo(Cache):
+    """An lru_cache declared here; ``@MEMO`` applies it to the function it remembers."""
+
+    __slots__ = ("maxsize", "functions")
+
+    def __init__(self, name, key, invalidation, maxsize):
+        bound = (
+            "unbounded: a fixed set of keys" if maxsize is None else "%d entries, least recent out" % maxsize
+        )
+        Cache.__init__(self, name, key, invalidation, bound)
+        self.maxsize = maxsize
+        self.functions = []
+
+    def __call__(self, function):
+        cached = functools.lru_cache(maxsize=self.maxsize)(function)
+        self.functions.append(cached)
+        self._clears.append(cached.cache_clear)
+        return cached
+
+    def _sizes(self):
+        return [lambda f=f: f.cache_info().currsize for f in self.functions]
+
+
+class CacheTable(Cache):
+    """A dict or set declared here; ``.value`` is the container its owner fills."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, name, key, invalidation, bound, value):
+        Cache.__init__(self, name, key, invalidation, bound)
+        self.value = value
+        self._clears.append(value.clear)
+
+    def _sizes(self):
+        return [lambda: len(self.value)]
+
+
+CACHES = []  # every Cache, in declaration order
+
+
+def clear_caches():
+    """Empty every process-wide cache (the tests between cases; a store reopened on a new file)."""
+    for cache in CACHES:
+        cache.clear()
+
+
+_PURE = "none: a pure function of its key"
+
+# -- built once: tables and classes made on first use, to keep start-up short ----------------
+BUILT_ONCE = FunctionMemo(
+    "built once",
+    "nothing, a record type or a pattern name (_secret_patterns, _untrusted_re, _field_checks, "
+    "_field_plan, _store_connection_class, _ordered_action, _parser_class)",
+    "none: each is a function of wctx's own tables",
+    None,
+)
+_ABBREVIATIONS_OF = CacheTable(
+    "abbreviations of a word", "stem of a full word", _PURE, "the size of CODE_ABBREVIATIONS", {}
+).value  # filled once by _abbreviation_tables, with _EXPANSIONS_OF
+_EXPANSIONS_OF = CacheTable(
+    "expansions of an abbreviation", "abbreviation or its plural", _PURE, "the size of CODE_ABBREVIATIONS", {}
+).value
+_FRAGMENT_SCAN = CacheTable(
+    "secret fragment scanner", '"scan"', "none: built from _SECRET_RULES", "one entry", {}
+).value  # filled once by _fragment_tables
+
+# -- words: what a text and a query become in the index (parts/core/words.py) ---------------------
+QUERY_TERMS = FunctionMemo("query terms", "(query text of at most 2,000 characters, limit)", _PURE, 1024)
+TERM_FORMS = FunctionMemo("match forms of a term", "term", _PURE, 4096)
+IMPLIED_PARTS = FunctionMemo("identifier parts a query implies", "tuple of query terms", _PURE, 1024)
+FORMS = FunctionMemo("match forms and their probes", "term", _PURE, 8192)
+INDEX_TOKENS_KEPT = 100000
+_INDEX_TOKENS = CacheTable(
+    "index words of a word", "word as written", _PURE, "%d entries, then emptied" % INDEX_TOKENS_KEPT, {}
+).value  # filled by _index_tokens
+# {text: index_text(text)} computed by a bulk writer from the words it had already split for the
+# claim keys of the texts it is about to write.
+_INDEXED_TEXTS = CacheTable(
+    "index text of a batch's texts",
+    "text a bulk import is about to write",
+    "emptied by the import after each batch (_import_records_in)",
+    "one batch",
+    {},
+).value
+
+# -- redaction (parts/core/redaction.py) ----------------------------------------------------------
+RULES_OF = FunctionMemo("secret rules that can match", "frozenset of rule fragments found", _PURE, 4096)
+STORED_TEXT = FunctionMemo("stored form of a text", "text", _PURE, 8192)
+RUN_MEMO_MAX = 200000
+_FRAGMENT_FREE_RUNS = CacheTable(
+    "text runs without a secret fragment",
+    "run of text",
+    _PURE,
+    "%d entries, then emptied" % RUN_MEMO_MAX,
+    set(),
+).value  # filled by _secret_fragments, with _RUN_FRAGMENTS
+_RUN_FRAGMENTS = CacheTable(
+    "secret fragments of a text run", "run of text", _PURE, "%d entries, then emptied" % RUN_MEMO_MAX, {}
+).value
+# Texts a bulk writer has just passed through stored_text and found unchanged, so that the boundary
+# keeps them without a second pass however many other values went by meanwhile.
+_CLEAN_TEXTS = CacheTable(
+    "texts that are their own stored form",
+    "text",
+    "none (fixed points of stored_text); a bulk import empties it when done",
+    "one import",
+    set(),
+).value  # filled by _stored_noting and the bulk writers
+
+# -- git (parts/core/git.py) ----------------------------------------------------------------------
+GIT_VIEWS_KEPT = 64
+_GIT_VIEWS = CacheTable(
+    "git answers about a checkout",
+    "checkout path",
+    "its HEAD token or index stat changed, a commit it missed, or a change within HEAD_RACY_SECONDS",
+    "%d checkouts, then emptied" % GIT_VIEWS_KEPT,
+    {},
+).value  # filled by git_view
+HEAD_TOKENS_KEPT = 4096
+_HEAD_TOKENS = CacheTable(
+    "HEAD token of a checkout",
+    "checkout path",
+    "the stat of a ref file it read changed, or changed within HEAD_RACY_SECONDS",
+    "%d checkouts, then emptied" % HEAD_TOKENS_KEPT,
+    {},
+).value  # filled by recent_head_token
+
+# -- symbols: where a cited symbol is in a source text (parts/core/symbols.py) --------------------
+MASKED_SOURCE = FunctionMemo("source with comments and strings blanked", "(source, language)", _PURE, 16)
+DEFINITION_PATTERNS = FunctionMemo("definition patterns of a name", "(name, language)", _PURE, 1024)
+RUBY_ENDS = FunctionMemo("end of a Ruby definition", "(masked source, start, name end)", _PURE, 4096)
+SOURCE_INDEX = FunctionMemo("definitions index of a source", "(source, language)", _PURE, 16)
+COMPILED_PATTERNS = FunctionMemo("compiled definition patterns", "pattern text", _PURE, 512)
+PYTHON_DEFINITIONS = FunctionMemo("definitions of a Python source", "source text", _PURE, 8)
+
+# -- search (parts/core/search.py) ----------------------------------------------------------------
+DAY_SECONDS_KEPT = 100000
+_DAY_SECONDS = CacheTable(
+    "seconds of a calendar day",
+    "(year, month, day)",
+    _PURE,
+    "%d days, then no more kept" % DAY_SECONDS_KEPT,
+    {},
+).value  # filled by _utc_day_seconds
+STAMP_SECONDS = FunctionMemo("seconds of a timestamp", "timestamp text", _PURE, 16384)
+SYMBOL_NAMES = FunctionMemo("the name code calls a symbol by", "cited symbol", _PURE, 4096)
+MODULE_FORMS = FunctionMemo("how code names a cited file", "cited path", _PURE, 4096)
+SYMBOL_WORDS = FunctionMemo("words of a cited symbol", "cited symbol", _PURE, 8192)
+SPACED_FORMS = FunctionMemo("match forms between spaces", "term", _PURE, 8192)
+
+# -- the MCP server's replies (parts/mcp/tools.py) ------------------------------------------------
+MCP_STABLE_ENTRIES_KEPT = 4096
+MCP_STABLE_ENTRIES = CacheTable(
+    "encoded stable part of a search entry",
+    "(text limit, confidence, files, the item's stable fields)",
+    _PURE,
+    "%d entries, then emptied" % MCP_STABLE_ENTRIES_KEPT,
+    {},
+).value
+MCP_PLAIN_SHORT_KEPT = 16384
+MCP_PLAIN_SHORT = CacheTable(
+    "JSON of a short string served as itself",
+    "string",
+    _PURE,
+    "%d entries, then emptied" % MCP_PLAIN_SHORT_KEPT,
+    {},
+).value
+
+
 # part: parts/core/constants.py
 # ----------------------------------------------------------------------------------------------
 # Constants
@@ -442,7 +648,7 @@ def is_tty(stream):
 # Applied before anything is stored or served: captures, imported commands, tool errors, summaries,
 # paths. Each rule keeps enough context to read the text ("Authorization: Bearer [REDACTED]") and
 # drops the secret. A list of small rules, not one big regex, so a reader can see what is covered.
-# Best effort: an unusual secret in free text can still get through; the README says so.
+# Best effort: an unusual secret in free text can still get through; docs/security.md says so.
 
 REDACTED = "[REDACTED]"
 
@@ -935,7 +1141,7 @@ def _assignment_guard(text):
 _RULE_GUARDS = {_SECRET_ASSIGNMENT: _assignment_guard}
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _secret_patterns():
     """[(compiled pattern, replacement, fragments, characters, guard or None)] in order. Compiled
     on first use, not at import: milliseconds of start-up that most commands never need."""
@@ -974,27 +1180,23 @@ def _trie_pattern(words):
     return emit(tree)
 
 
-_fragment_scan = None
 # Runs of text (see _secret_fragments) known to hold no rule fragment, and those that hold some
 # with their fragments: the words of prose, paths and identifiers repeat from text to text.
-_FRAGMENT_FREE_RUNS = set()
-_RUN_FRAGMENTS = {}
-_RUN_MEMO_MAX = 200000  # entries each memo keeps before it starts again
 _RUN_SCAN_MIN = 48  # shorter texts (ids, names, most paths) are scanned whole, one regex call
 
 
 def _fragment_tables():
     """(the trie's search, {fragment: fragments inside it}, the bytes table that turns every
     character no space-free fragment holds into a space, the fragments holding a space)."""
-    global _fragment_scan
-    if _fragment_scan is None:
+    scan = _FRAGMENT_SCAN.get("scan")
+    if scan is None:
         frags = {f for rule in _SECRET_RULES for f in rule[0]}
         inside = {f: frozenset(g for g in frags if g in f) for f in frags}
         kept = {ord(c) for f in frags if " " not in f for c in f}
         table = bytes(b if b in kept or chr(b).isalnum() else 32 for b in range(128)) + b" " * 128
         spaced = tuple(f for f in frags if " " in f)
-        _fragment_scan = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
-    return _fragment_scan
+        scan = _FRAGMENT_SCAN["scan"] = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
+    return scan
 
 
 def _scan_fragments(search, inside, folded):
@@ -1028,7 +1230,7 @@ def _secret_fragments(folded):
         if hit is None:
             hit = _scan_fragments(search, inside, run)
             memo = _RUN_FRAGMENTS if hit else _FRAGMENT_FREE_RUNS
-            if len(memo) >= _RUN_MEMO_MAX:
+            if len(memo) >= RUN_MEMO_MAX:
                 memo.clear()
             if hit:
                 _RUN_FRAGMENTS[run] = hit
@@ -1055,7 +1257,7 @@ def _holds_one_of_each(text, groups):
 
 def redact_secrets(text):
     """Replace secrets (private keys, JWTs, authorization headers, vendor tokens, credentialed
-    URLs, secret assignments) with [REDACTED …] markers. Best effort; see the README."""
+    URLs, secret assignments) with [REDACTED …] markers. Best effort; see docs/security.md."""
     if not text or not isinstance(text, str):
         return text
     return _redact_found(text, _secret_fragments(_secret_fold(text)))
@@ -1081,7 +1283,7 @@ def _redact_found(text, found):
     return text
 
 
-@functools.lru_cache(maxsize=4096)
+@RULES_OF
 def _rules_of(found):
     """The positions in _SECRET_RULES, in order, of the rules one of whose fragments is in
     ``found``: the only ones that can match (a text holds few fragments; most rules have none of
@@ -1170,7 +1372,7 @@ def _stored_text(text, found=None):
     return _redact_found(text, found) if stripped is text else redact_secrets(stripped)
 
 
-_stored_text_memo = functools.lru_cache(maxsize=8192)(_stored_text)
+_stored_text_memo = STORED_TEXT(_stored_text)
 
 TRUNCATED = " …[truncated]"
 
@@ -1239,13 +1441,6 @@ def shown_tree(value):
         out = [shown_tree(v) for v in value]
         return value if all(a is b for a, b in zip(out, value)) else out
     return value
-
-
-# Texts known to be their own stored form (stored_text(t) == t), noted by a bulk writer that has
-# just passed them through stored_text, so that the boundary keeps them without a second pass
-# however many other values went by meanwhile. Sound for any reader (the fixed points of a pure
-# function); the writer empties it when done.
-_CLEAN_TEXTS = set()
 
 
 def _stored_noting(text):
@@ -1335,7 +1530,7 @@ _ROLE_WORDS = ("system", "assistant", "developer", "user", "human", "ai")
 _BEFORE_COLON = _ROLE_WORDS + ("instruction", "instructions", "prompt")
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _untrusted_re(name):
     pattern, flags = _UNTRUSTED_PATTERNS[name]
     return re.compile(pattern, flags)
@@ -1555,7 +1750,7 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     return list(terms)
 
 
-@functools.lru_cache(maxsize=1024)
+@QUERY_TERMS
 def _query_terms(text, limit):
     """query_terms as a tuple, remembered: an agent asks the same questions again."""
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
@@ -1623,8 +1818,6 @@ CODE_ABBREVIATIONS = {
     "statistics": ("stats",), "synchronous": ("sync",), "temporary": ("tmp", "temp"),
     "transaction": ("txn",), "utility": ("util",), "variable": ("var",),
 }  # fmt: skip
-_ABBREVIATIONS_OF = {}  # built on first use: {stem of a full word: its abbreviations and their plurals}
-_EXPANSIONS_OF = {}  # {abbreviation or its plural: stems of the full words it stands for}
 
 
 def _abbreviation_tables():
@@ -1643,10 +1836,6 @@ def _abbreviation_tables():
 # reasons (_word_hits) match by that same rule. Inflections meet in their light stem; an
 # identifier also stands for its parts (validateThumbnail -> validatethumbnail, validat, thumbnail).
 _CAMEL_RE = _lazy_pattern(r"[a-z][A-Z]")  # an identifier whose parts count as words ("PDFs" is not one)
-_INDEX_TOKENS = {}  # {word as written: its index words, space-separated}; bounded, see _index_tokens
-# {text: index_text(text)} for the texts a bulk writer is about to write, computed by it from the
-# words it had already split (ascii_words) for their claim keys; emptied after each batch.
-_INDEXED_TEXTS = {}
 # Derivational endings of a light stem that come off too, with the fewest letters the rest keeps,
 # so that a word and its derivations share one index word: "failure", "failed" -> "fail";
 # "signature", "signing" -> "sign"; "worker" -> "work"; "validator", "validation", "validate" ->
@@ -1714,7 +1903,9 @@ def _index_tokens(raw):
             if len(part) >= 2 or part.isdigit():
                 forms.append(_index_form(part.lower()))
         hit = " ".join(forms)
-        if len(_INDEX_TOKENS) >= 100000:  # a bulk import of unusual words must not grow it without end
+        if (
+            len(_INDEX_TOKENS) >= INDEX_TOKENS_KEPT
+        ):  # a bulk import of unusual words must not grow it without end
             _INDEX_TOKENS.clear()
         _INDEX_TOKENS[raw] = hit
     return hit
@@ -1745,7 +1936,7 @@ def match_forms(term):
     return list(_term_forms(term))
 
 
-@functools.lru_cache(maxsize=4096)
+@TERM_FORMS
 def _term_forms(term):
     """match_forms(term) as a tuple."""
     stem = _index_form(term)
@@ -1790,7 +1981,7 @@ def fts_query(terms, all_terms=False, split=(), whole_of=None):
     return " OR ".join(dict.fromkeys(out))
 
 
-@functools.lru_cache(maxsize=1024)
+@IMPLIED_PARTS
 def _implied_parts(terms):
     """{term: the identifier among ``terms`` it is a camelCase part of} (query_terms puts an
     identifier's parts right after it: retryreceipt, retry, receipt). The index holds an
@@ -1819,7 +2010,7 @@ def _form_probe(form):
     return form[:-1] if form.endswith("i") else form
 
 
-@functools.lru_cache(maxsize=8192)
+@FORMS
 def _forms(term):
     """(match forms, the substrings of a lower-cased text one of them needs), once per term."""
     forms = _term_forms(term)
@@ -2396,7 +2587,7 @@ def _is_write(sql):
     return sql.lstrip()[:7].upper() in ("INSERT ", "UPDATE ", "REPLACE", "DELETE ", "INSERT\n", "UPDATE\n")
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _store_connection_class():
     import sqlite3
 
@@ -2528,6 +2719,7 @@ class Store:
         # What was memoised came from the old file; the generation of a new connection says
         # nothing about the old one's (both may read (2, 0)), so it cannot tell by itself.
         self._memo, self._generation = {}, None
+        clear_caches()
         old.close()
 
 
@@ -3226,10 +3418,6 @@ class GitRepo:
         return changed + untracked
 
 
-_GIT_VIEWS = {}  # {checkout: ((HEAD token, index token), GitRepo)}, see git_view
-GIT_VIEWS_KEPT = 64  # checkouts whose git answers a long-lived process keeps
-
-
 def git_view(path):
     """A GitRepo for the checkout at ``path`` that keeps what git told this process about it
     while the checkout's HEAD and index stay as they were (read without git, as the freshness
@@ -3386,7 +3574,6 @@ def head_token(repo_path, probed=None):
         return None
 
 
-_HEAD_TOKENS = {}  # {checkout: (head token, ((path, stat signature), ...))}, see recent_head_token
 HEAD_RACY_SECONDS = 3.0  # a file changed this recently may change again unseen by its stat
 
 
@@ -3416,7 +3603,7 @@ def recent_head_token(repo_path):
     signatures = tuple((path, _stat_signature(path)) for path in dict.fromkeys(probed))
     settled = time.time_ns() - int(HEAD_RACY_SECONDS * 1e9)
     if token is not None and all(sig is None or max(sig[2], sig[3]) < settled for _, sig in signatures):
-        if len(_HEAD_TOKENS) > 4096:
+        if len(_HEAD_TOKENS) > HEAD_TOKENS_KEPT:
             _HEAD_TOKENS.clear()
         _HEAD_TOKENS[repo_path] = (token, signatures)
     else:
@@ -3685,7 +3872,7 @@ def language_of(path):
     return LANGUAGE_BY_EXTENSION.get(os.path.splitext(path)[1].lower())
 
 
-@functools.lru_cache(maxsize=16)
+@MASKED_SOURCE
 def _mask_source(source, language):
     """``source`` with comments and string literals blanked to spaces (newlines kept)."""
     out = list(source)
@@ -3954,7 +4141,7 @@ _TYPE_KEYWORDS = (
 )
 
 
-@functools.lru_cache(maxsize=1024)  # compiling them costs ~1 ms a name; verify meets a name many times
+@DEFINITION_PATTERNS  # compiling them costs ~1 ms a name; verify meets a name many times
 def _patterns(name, language):
     """(kind, regex) definition patterns for ``name``; kind is "func", "type" or "value".
     Cached: callers only iterate over the list."""
@@ -4201,7 +4388,7 @@ _RUBY_END_LINE = _lazy_pattern(r"\s*end\b")
 _RUBY_DEFINITION_LINE = _lazy_pattern(r"\s*(?:def|class|module)\b")
 
 
-@functools.lru_cache(maxsize=4096)  # a module's extent is needed for every symbol cited inside it
+@RUBY_ENDS  # a module's extent is needed for every symbol cited inside it
 def _ruby_end(masked, start, name_end):
     """End of a Ruby def/class/module: the ``end`` at its indentation (or one line). Where the
     indentation stops on something else (code dedented below it, a sibling definition with no
@@ -4299,7 +4486,7 @@ class _SourceIndex:
         return self._impls
 
 
-@functools.lru_cache(maxsize=16)
+@SOURCE_INDEX
 def _source_index(source, language):
     return _SourceIndex(source, language)
 
@@ -4401,7 +4588,7 @@ def _qualified_special(index, owner, name):
     return found
 
 
-@functools.lru_cache(maxsize=512)
+@COMPILED_PATTERNS
 def _compiled(pattern):
     return re.compile(pattern, re.M)
 
@@ -4430,7 +4617,7 @@ def _heuristic_locate(source, language, parts):
     return "\n".join(source[s:e] for s, e in sorted(set(extents)))
 
 
-@functools.lru_cache(maxsize=8)
+@PYTHON_DEFINITIONS
 def _python_definitions(source):
     """({("A", "m"): extents}, {"m": extents}) for a Python source, or None when ``ast`` cannot
     parse it. An extent is (first line, last line), decorators included. Cached: verify and
@@ -7630,9 +7817,6 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
 _STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
 
 
-_DAY_SECONDS = {}  # {(year, month, day): seconds since the epoch at 00:00 UTC}
-
-
 def _utc_day_seconds(y, mo, d):
     """Seconds since 1970-01-01 of 00:00 UTC on a proleptic Gregorian date (days-from-civil)."""
     key = (y, mo, d)
@@ -7642,7 +7826,7 @@ def _utc_day_seconds(y, mo, d):
         yoe = yy - era * 400
         doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
         days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-        if len(_DAY_SECONDS) < 100000:
+        if len(_DAY_SECONDS) < DAY_SECONDS_KEPT:
             _DAY_SECONDS[key] = days * 86400
         return days * 86400
     return _DAY_SECONDS[key]
@@ -7653,7 +7837,7 @@ def _stamp_seconds(stamp):
     return _text_stamp_seconds(stamp) if isinstance(stamp, str) else None
 
 
-@functools.lru_cache(maxsize=16384)
+@STAMP_SECONDS
 def _text_stamp_seconds(stamp):
     """_stamp_seconds of a string, remembered: search reads the same items' stamps query after
     query."""
@@ -7879,7 +8063,7 @@ CodeReference = collections.namedtuple(
 )
 
 
-@functools.lru_cache(maxsize=4096)
+@SYMBOL_NAMES
 def _symbol_name(symbol):
     """The name code calls a cited symbol by (its last part: Context.invoke -> invoke), or None
     when it is too short to match on ("get", "run") or not an identifier."""
@@ -7887,7 +8071,7 @@ def _symbol_name(symbol):
     return name if len(name) >= CODE_REF_MIN_NAME and _IDENT_RE.fullmatch(name) else None
 
 
-@functools.lru_cache(maxsize=4096)
+@MODULE_FORMS
 def _module_forms(path):
     """How code elsewhere names a cited file: its last two path parts without the extension,
     slash- or dot-separated ("src/upload/upload.ts" -> "upload/upload", "upload.upload"); none for
@@ -8519,7 +8703,7 @@ def _count_matches(store, terms, where, params):
 # -- rerank --------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=8192)
+@SYMBOL_WORDS
 def _symbol_words(symbol):
     """The lower-cased words of a cited symbol, as _query_names compares them with the query's
     terms (Client.uploadDocument -> client, upload, document); once per symbol."""
@@ -8539,7 +8723,7 @@ def _words_of(text):
     return " %s " % index_text(text) if text else ""
 
 
-@functools.lru_cache(maxsize=8192)
+@SPACED_FORMS
 def _spaced_forms(term):
     """The match forms of ``term`` (match_forms), each between spaces, as _words_of holds words."""
     return tuple(" %s " % form for form in _term_forms(term))
@@ -8751,7 +8935,7 @@ def search(
     files=None,
     page=None,
 ):
-    """Search evidence from the caller's repository outward (see the README for the shape).
+    """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
 
     ``workspace`` scopes a caller that stands in no registered repository (an MCP server started
     for a workspace, a shell outside every checkout) to that workspace's repositories; a caller
@@ -10471,7 +10655,7 @@ class _FieldError(ValueError):
 _ABSENT = object()
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _field_checks(record_type):
     """(field, check, what check gives an absent field, or _ABSENT when it refuses one, the texts
     check has passed unchanged): most fields of most records are absent or null, and need no
@@ -10491,7 +10675,7 @@ def _field_checks(record_type):
 _PASSED_CHARS, _PASSED_MAX = 200, 8192
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _field_plan(record_type):
     """(what an absent field of each kind gives, in declared order; {field: (check, passed)} of the
     fields a value needs checking for; the fields that refuse to be absent; those whose absent
@@ -12094,7 +12278,7 @@ def _error_excerpt(text):
 # Lines an adapter could not digest, per thread: {thread: {"skip": {(path, n)}, "at": (path, n)}}.
 # parse_transcript runs an adapter again without a line that made it raise (see _run_adapter), so
 # a well-formed line of unexpected types is one bad line, whatever the adapter, never fatal.
-_ADAPTER_LINES = {}
+_ADAPTER_LINES = {}  # the state of parses in progress, not a cache (see parts/core/caches.py)
 
 
 def _json_lines(path, rec):
@@ -16387,7 +16571,7 @@ def cmd_relations(args, store):
     return 0
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _ordered_action():
     # argparse classes are made on first use: importing argparse is ~1.5 ms that --version skips.
     import argparse
@@ -17246,7 +17430,7 @@ def cmd_eval_retrieval(args, store):
 NO_STORE_COMMANDS = {"demo", "doctor", "eval", "mcp", "mcp-info", "instructions"}
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _parser_class():
     import argparse
 

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-import functools
 import os
 import sys
 
 from .adapters import find_running_session
 from .brief import agent_command, brief
+from .caches import BUILT_ONCE
 from .capture import capture
 from .cli_format import format_item, format_search, format_verify
 from .demo import run_demo
@@ -279,7 +279,7 @@ def cmd_relations(args, store):
     return 0
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _ordered_action():
     # argparse classes are made on first use: importing argparse is ~1.5 ms that --version skips.
     import argparse

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-import functools
 import os
 import re
 import sys
 
 from .adapters import TRANSCRIPT_AGENTS
 from .brief import BRIEF_DEFAULT_TOKENS
+from .caches import BUILT_ONCE
 from .cli_commands import (
     _ordered_action,
     cmd_brief,
@@ -60,7 +60,7 @@ from .untrusted import json_text, terminal_text
 NO_STORE_COMMANDS = {"demo", "doctor", "eval", "mcp", "mcp-info", "instructions"}
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _parser_class():
     import argparse
 

@@ -4,6 +4,7 @@ import os
 import re
 import time
 
+from .caches import _GIT_VIEWS, _HEAD_TOKENS, GIT_VIEWS_KEPT, HEAD_TOKENS_KEPT
 from .constants import _lazy_pattern
 from .errors import UsageError, WctxError
 from .helpers import is_utf8, printable_path
@@ -463,10 +464,6 @@ class GitRepo:
         return changed + untracked
 
 
-_GIT_VIEWS = {}  # {checkout: ((HEAD token, index token), GitRepo)}, see git_view
-GIT_VIEWS_KEPT = 64  # checkouts whose git answers a long-lived process keeps
-
-
 def git_view(path):
     """A GitRepo for the checkout at ``path`` that keeps what git told this process about it
     while the checkout's HEAD and index stay as they were (read without git, as the freshness
@@ -623,7 +620,6 @@ def head_token(repo_path, probed=None):
         return None
 
 
-_HEAD_TOKENS = {}  # {checkout: (head token, ((path, stat signature), ...))}, see recent_head_token
 HEAD_RACY_SECONDS = 3.0  # a file changed this recently may change again unseen by its stat
 
 
@@ -653,7 +649,7 @@ def recent_head_token(repo_path):
     signatures = tuple((path, _stat_signature(path)) for path in dict.fromkeys(probed))
     settled = time.time_ns() - int(HEAD_RACY_SECONDS * 1e9)
     if token is not None and all(sig is None or max(sig[2], sig[3]) < settled for _, sig in signatures):
-        if len(_HEAD_TOKENS) > 4096:
+        if len(_HEAD_TOKENS) > HEAD_TOKENS_KEPT:
             _HEAD_TOKENS.clear()
         _HEAD_TOKENS[repo_path] = (token, signatures)
     else:

@@ -1,11 +1,19 @@
 from __future__ import annotations
 
 import collections
-import functools
 import os
 import re
 import time
 
+from .caches import (
+    _DAY_SECONDS,
+    DAY_SECONDS_KEPT,
+    MODULE_FORMS,
+    SPACED_FORMS,
+    STAMP_SECONDS,
+    SYMBOL_NAMES,
+    SYMBOL_WORDS,
+)
 from .constants import (
     BM25_WEIGHT_CLAIM,
     BM25_WEIGHT_DETAIL,
@@ -57,9 +65,6 @@ from .words import _implied_parts, _term_forms, fts_query, index_text, match_for
 _STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
 
 
-_DAY_SECONDS = {}  # {(year, month, day): seconds since the epoch at 00:00 UTC}
-
-
 def _utc_day_seconds(y, mo, d):
     """Seconds since 1970-01-01 of 00:00 UTC on a proleptic Gregorian date (days-from-civil)."""
     key = (y, mo, d)
@@ -69,7 +74,7 @@ def _utc_day_seconds(y, mo, d):
         yoe = yy - era * 400
         doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
         days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-        if len(_DAY_SECONDS) < 100000:
+        if len(_DAY_SECONDS) < DAY_SECONDS_KEPT:
             _DAY_SECONDS[key] = days * 86400
         return days * 86400
     return _DAY_SECONDS[key]
@@ -80,7 +85,7 @@ def _stamp_seconds(stamp):
     return _text_stamp_seconds(stamp) if isinstance(stamp, str) else None
 
 
-@functools.lru_cache(maxsize=16384)
+@STAMP_SECONDS
 def _text_stamp_seconds(stamp):
     """_stamp_seconds of a string, remembered: search reads the same items' stamps query after
     query."""
@@ -306,7 +311,7 @@ CodeReference = collections.namedtuple(
 )
 
 
-@functools.lru_cache(maxsize=4096)
+@SYMBOL_NAMES
 def _symbol_name(symbol):
     """The name code calls a cited symbol by (its last part: Context.invoke -> invoke), or None
     when it is too short to match on ("get", "run") or not an identifier."""
@@ -314,7 +319,7 @@ def _symbol_name(symbol):
     return name if len(name) >= CODE_REF_MIN_NAME and _IDENT_RE.fullmatch(name) else None
 
 
-@functools.lru_cache(maxsize=4096)
+@MODULE_FORMS
 def _module_forms(path):
     """How code elsewhere names a cited file: its last two path parts without the extension,
     slash- or dot-separated ("src/upload/upload.ts" -> "upload/upload", "upload.upload"); none for
@@ -946,7 +951,7 @@ def _count_matches(store, terms, where, params):
 # -- rerank --------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=8192)
+@SYMBOL_WORDS
 def _symbol_words(symbol):
     """The lower-cased words of a cited symbol, as _query_names compares them with the query's
     terms (Client.uploadDocument -> client, upload, document); once per symbol."""
@@ -966,7 +971,7 @@ def _words_of(text):
     return " %s " % index_text(text) if text else ""
 
 
-@functools.lru_cache(maxsize=8192)
+@SPACED_FORMS
 def _spaced_forms(term):
     """The match forms of ``term`` (match_forms), each between spaces, as _words_of holds words."""
     return tuple(" %s " % form for form in _term_forms(term))
@@ -1178,7 +1183,7 @@ def search(
     files=None,
     page=None,
 ):
-    """Search evidence from the caller's repository outward (see the README for the shape).
+    """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
 
     ``workspace`` scopes a caller that stands in no registered repository (an MCP server started
     for a workspace, a shell outside every checkout) to that workspace's repositories; a caller

@@ -1,20 +1,13 @@
 from __future__ import annotations
 
-import functools
 import os
 
+from .caches import _CLEAN_TEXTS, BUILT_ONCE, clear_caches
 from .constants import SCHEMA_APP_ID
 from .errors import NotFoundError, WctxError
 from .head import __version__
 from .helpers import utc_now
-from .redaction import (
-    _CLEAN_TEXTS,
-    _RUN_SCAN_MIN,
-    _STORED_MEMO_CHARS,
-    _fragment_tables,
-    _stored_text_memo,
-    stored_text,
-)
+from .redaction import _RUN_SCAN_MIN, _STORED_MEMO_CHARS, _fragment_tables, _stored_text_memo, stored_text
 from .schema import MIGRATIONS
 from .words import index_text
 
@@ -96,7 +89,7 @@ def _is_write(sql):
     return sql.lstrip()[:7].upper() in ("INSERT ", "UPDATE ", "REPLACE", "DELETE ", "INSERT\n", "UPDATE\n")
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _store_connection_class():
     import sqlite3
 
@@ -228,6 +221,7 @@ class Store:
         # What was memoised came from the old file; the generation of a new connection says
         # nothing about the old one's (both may read (2, 0)), so it cannot tell by itself.
         self._memo, self._generation = {}, None
+        clear_caches()
         old.close()
 
 

@@ -20,6 +20,7 @@ from .protocol import (
     may_need_neutralising,
     neutralise,
 )
+from .service import CORE
 from .untrusted import clip, serve_tree, served_text
 
 # ----------------------------------------------------------------------------------------------
@@ -234,10 +235,11 @@ assert SUMMARY_FIELDS[len(_STABLE_FIELDS) :] == ("age", "reasons", "freshness"),
 _stable_values = operator.itemgetter(*(name for name in _STABLE_FIELDS if name != "files"))
 _call_values = operator.itemgetter("files", "confidence", "age", "reasons", "freshness")
 _SHORT_FIELDS = ("repo", "session", "kind", "status", "created_at", "confirmed_at")  # served at 300
-_STABLE_CACHE = {}  # key from _summaries_with_json -> _StableEntry (a pure function of the key)
-_STABLE_CACHE_MAX = 4096
-_PLAIN_SHORT = {}  # short string that serves as itself (reasons, ages) -> its JSON
-_PLAIN_SHORT_MAX = 16384
+# Declared with every other process-wide cache in wctx's caches part, so that clear_caches() empties them.
+_STABLE_CACHE = CORE.MCP_STABLE_ENTRIES  # key from _summaries_with_json -> _StableEntry
+_STABLE_CACHE_MAX = CORE.MCP_STABLE_ENTRIES_KEPT
+_PLAIN_SHORT = CORE.MCP_PLAIN_SHORT  # short string that serves as itself (reasons, ages) -> its JSON
+_PLAIN_SHORT_MAX = CORE.MCP_PLAIN_SHORT_KEPT
 _json_string = json.encoder.encode_basestring  # what the encoder writes for a str (ensure_ascii off)
 
 
