@@ -197,6 +197,7 @@ _INDEXED_TEXTS = CacheTable(
 # -- redaction (parts/core/redaction.py) ----------------------------------------------------------
 RULES_OF = FunctionMemo("secret rules that can match", "frozenset of rule fragments found", _PURE, 4096)
 STORED_TEXT = FunctionMemo("stored form of a text", "text", _PURE, 8192)
+SHOWN_TEXT = FunctionMemo("shown form of a text (secrets redacted)", "text", _PURE, 8192)
 RUN_MEMO_MAX = 200000
 _FRAGMENT_FREE_RUNS = CacheTable(
     "text runs without a secret fragment",
@@ -1374,6 +1375,38 @@ def _stored_text(text, found=None):
 
 _stored_text_memo = STORED_TEXT(_stored_text)
 
+
+def stored_list(params):
+    """[stored_text(v) for v in params] (text values; others as they are), through stored_text's
+    memo without a frame per value: the boundary of every single-row write."""
+    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
+    return [
+        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
+        for v in params
+    ]
+
+
+def stored_values(values):
+    """{value: stored_text(value)} for the distinct ``values`` (of any type) that the boundary
+    changes: the boundary of a bulk write. The short plain values a bulk write brings by the
+    hundred thousand (ids, paths, names) are decided here without a call: no rule fragment, no
+    control character, no JSON escape (what _as_stored tests, for short printable ASCII)."""
+    search, changed = _fragment_tables()[0], {}
+    for v in values:
+        if v.__class__ is not str:
+            if not isinstance(v, str) or v in _CLEAN_TEXTS:
+                continue
+        elif v in _CLEAN_TEXTS:
+            continue
+        elif len(v) < _RUN_SCAN_MIN and v.isascii() and v.isprintable() and "\\u" not in v:
+            if search(v.lower()) is None:
+                continue
+        out = stored_text(v)
+        if out != v:
+            changed[v] = out
+    return changed
+
+
 TRUNCATED = " …[truncated]"
 
 
@@ -1426,6 +1459,16 @@ def shown_text(text):
     escapes, JSON escapes them."""
     if not text or not isinstance(text, str):
         return text
+    if len(text) > _STORED_MEMO_CHARS:
+        return redact_secrets(text)
+    out = _shown_memo(text)
+    return text if out == text else out  # the caller's own object when unchanged (shown_tree)
+
+
+@SHOWN_TEXT
+def _shown_memo(text):
+    """redact_secrets(text), remembered: a long-lived server shows the same stored texts (claims,
+    paths, reasons) again and again."""
     return redact_secrets(text)
 
 
@@ -2545,12 +2588,7 @@ FTS5_MISSING = (
 def _stored_params(params):
     if isinstance(params, dict):
         return {k: stored_text(v) if isinstance(v, str) else v for k, v in params.items()}
-    # stored_text's own memo, reached without its frame for the common short value
-    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
-    return [
-        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
-        for v in params
-    ]
+    return stored_list(params)
 
 
 def _stored_rows(seq):
@@ -2562,22 +2600,9 @@ def _stored_rows(seq):
     import itertools
 
     try:
-        values = set(itertools.chain.from_iterable(rows)) - _CLEAN_TEXTS
+        changed = stored_values(set(itertools.chain.from_iterable(rows)))
     except TypeError:  # an unhashable value: SQLite refuses it, row by row as ever
         return [_stored_params(p) for p in rows]
-    search, changed = _fragment_tables()[0], {}
-    for v in values:
-        if v.__class__ is not str:
-            if not isinstance(v, str):
-                continue
-        elif len(v) < _RUN_SCAN_MIN and v.isascii() and v.isprintable() and "\\u" not in v:
-            # stored_text's own test, inlined for the short values (ids, paths, names) a bulk
-            # write brings by the hundred thousand: no rule fragment, no control, no JSON escape
-            if search(v.lower()) is None:
-                continue
-        out = stored_text(v)
-        if out != v:
-            changed[v] = out
     if not changed:
         return rows
     return [[changed.get(v, v) if isinstance(v, str) else v for v in r] for r in rows]
@@ -6212,7 +6237,7 @@ def suggest_relations(store, repo=None):
 def accept_suggestion(store, suggestion):
     """Declare a suggested relation, its manifest evidence as the note."""
     return relate(store, suggestion.from_repo.name, suggestion.kind, suggestion.to_repo.name,
-                  note="; ".join(suggestion.evidence)[:MAX_CLAIM_CHARS])  # fmt: skip
+                  note=stored_cut("; ".join(suggestion.evidence), MAX_CLAIM_CHARS - len(TRUNCATED)))  # fmt: skip
 
 
 def decline_suggestion(store, suggestion):
@@ -9725,6 +9750,8 @@ def _served_text(text, limit):
     and invisible characters dropped, clipped."""
     text, _ = neutralise(text or "")
     text = " ".join(re.sub(r"[\x00-\x1f\x7f\u2028\u2029]", " ", text).split())
+    if len(text) > limit:
+        text = shown_text(text)  # redacted whole before the cut
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -196,8 +196,12 @@ def _log(message):
 
 
 def clip(text, limit):
-    """Cut text to ``limit`` characters with an explicit marker saying how much is missing."""
+    """Cut text to ``limit`` characters with an explicit marker saying how much is missing;
+    redacted whole first (a secret cut in two is no longer one the rules know)."""
     if text is None or len(text) <= limit:
+        return text
+    text = CORE.shown_text(text)
+    if len(text) <= limit:
         return text
     return f"{text[:limit]} …[truncated: {len(text) - limit} more characters]"
 

@@ -218,3 +218,35 @@ def test_instructions_write_refuses_a_guidance_file_that_is_a_fifo(git_repo, wct
     os.mkfifo(repo.file("AGENTS.md"))
     res = _run(["instructions", "--write"], wctx_home, repo.path)
     assert res.returncode == 2 and "AGENTS.md is a FIFO" in res.stderr, res.stderr
+
+
+def test_strace_sees_no_fifo_device_or_outside_file_opened(hostile_tree, tmp_path):
+    """Under ``strace -f`` (wctx and every git it starts), the briefing, a vague search and verify
+    never open the FIFO, a device or the file a link points to outside the repository."""
+    from test_security_hostile import _strace
+
+    strace = _strace()
+    app, _, home = hostile_tree
+    log = tmp_path / "open.log"
+    env = dict(os.environ, WCTX_HOME=home)
+    # (not /dev/urandom: the interpreter and git open it for themselves)
+    never = {
+        app.file("queue/empty.txt"),
+        app.file("untracked.fifo"),
+        "/dev/zero",
+        str(tmp_path / "outside.py"),
+    }
+    for argv in (["brief"], ["search", "what changed here?"], ["verify"]):
+        try:
+            proc = subprocess.run(
+                [strace, "-f", "-qq", "-e", "trace=open,openat,openat2", "-o", str(log), sys.executable, WCTX_SCRIPT,
+                 *argv],
+                cwd=app.path, env=env, capture_output=True, timeout=GUARD_SECONDS, check=False,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            pytest.fail("wctx %s never answered under strace" % " ".join(argv))
+        assert proc.returncode in (0, 1), proc.stderr
+        with open(str(log)) as fh:
+            opened = {line.split('"')[1] for line in fh if '"' in line and "= -1" not in line}
+        absolute = {p if os.path.isabs(p) else os.path.join(app.path, p) for p in opened}
+        assert opened and not (absolute & never), sorted(absolute & never)

@@ -9,6 +9,7 @@ from .constants import MAX_CLAIM_CHARS, _lazy_pattern
 from .git import UnreadableFile, read_repo_file
 from .helpers import utc_now
 from .records import _repos, resolve_repo
+from .redaction import TRUNCATED, stored_cut
 from .repos import relate
 
 # ----------------------------------------------------------------------------------------------
@@ -710,7 +711,7 @@ def suggest_relations(store, repo=None):
 def accept_suggestion(store, suggestion):
     """Declare a suggested relation, its manifest evidence as the note."""
     return relate(store, suggestion.from_repo.name, suggestion.kind, suggestion.to_repo.name,
-                  note="; ".join(suggestion.evidence)[:MAX_CLAIM_CHARS])  # fmt: skip
+                  note=stored_cut("; ".join(suggestion.evidence), MAX_CLAIM_CHARS - len(TRUNCATED)))  # fmt: skip
 
 
 def decline_suggestion(store, suggestion):

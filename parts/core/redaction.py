@@ -11,6 +11,7 @@ from .caches import (
     BUILT_ONCE,
     RULES_OF,
     RUN_MEMO_MAX,
+    SHOWN_TEXT,
     STORED_TEXT,
 )
 from .constants import _lazy_pattern
@@ -748,6 +749,38 @@ def _stored_text(text, found=None):
 
 _stored_text_memo = STORED_TEXT(_stored_text)
 
+
+def stored_list(params):
+    """[stored_text(v) for v in params] (text values; others as they are), through stored_text's
+    memo without a frame per value: the boundary of every single-row write."""
+    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
+    return [
+        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
+        for v in params
+    ]
+
+
+def stored_values(values):
+    """{value: stored_text(value)} for the distinct ``values`` (of any type) that the boundary
+    changes: the boundary of a bulk write. The short plain values a bulk write brings by the
+    hundred thousand (ids, paths, names) are decided here without a call: no rule fragment, no
+    control character, no JSON escape (what _as_stored tests, for short printable ASCII)."""
+    search, changed = _fragment_tables()[0], {}
+    for v in values:
+        if v.__class__ is not str:
+            if not isinstance(v, str) or v in _CLEAN_TEXTS:
+                continue
+        elif v in _CLEAN_TEXTS:
+            continue
+        elif len(v) < _RUN_SCAN_MIN and v.isascii() and v.isprintable() and "\\u" not in v:
+            if search(v.lower()) is None:
+                continue
+        out = stored_text(v)
+        if out != v:
+            changed[v] = out
+    return changed
+
+
 TRUNCATED = " …[truncated]"
 
 
@@ -800,6 +833,16 @@ def shown_text(text):
     escapes, JSON escapes them."""
     if not text or not isinstance(text, str):
         return text
+    if len(text) > _STORED_MEMO_CHARS:
+        return redact_secrets(text)
+    out = _shown_memo(text)
+    return text if out == text else out  # the caller's own object when unchanged (shown_tree)
+
+
+@SHOWN_TEXT
+def _shown_memo(text):
+    """redact_secrets(text), remembered: a long-lived server shows the same stored texts (claims,
+    paths, reasons) again and again."""
     return redact_secrets(text)
 
 
