@@ -22,7 +22,7 @@ from .git import GitError, git_path, is_object_id
 from .helpers import clean_text, is_utf8, utc_now
 from .items import _forget_rows, _load_histories, _scrub_store, _session_dict
 from .records import _repos, resolve_repo
-from .redaction import _stored_claim, _stored_noting, identifier_fault, stored_key, stored_text
+from .redaction import _stored_claim, _stored_noting, identifier_fault, shown_text, stored_key, stored_text
 from .repos import _identity_of, _workspace_id
 from .search import _stamp_seconds
 from .store import _select_in
@@ -434,7 +434,8 @@ def _v_object_id(value):
         return None
     if not is_object_id(value):
         raise ValueError(
-            "must be a full object id (40 or 64 lower-case hex digits), not %r" % (str(value)[:80],)
+            "must be a full object id (40 or 64 lower-case hex digits), not %r"
+            % (shown_text(str(value))[:80],)
         )
     return value
 
@@ -443,7 +444,7 @@ def _v_hex(value):
     if value is None:
         return None
     if not isinstance(value, str) or not _HEX_RE.match(value):
-        raise ValueError("must be lower-case hex, not %r" % (str(value)[:80],))
+        raise ValueError("must be lower-case hex, not %r" % (shown_text(str(value))[:80],))
     return value
 
 
@@ -468,7 +469,7 @@ def _v_matching(pattern, what, key=False):
         if value is None:
             return None
         if not isinstance(value, str) or not pattern.match(value):
-            raise ValueError("is not %s: %r" % (what, str(value)[:80]))
+            raise ValueError("is not %s: %r" % (what, shown_text(str(value))[:80]))
         return _v_key(value) if key else value
 
     return check
@@ -507,7 +508,7 @@ def _v_branch(value):
         or "/." in value
         or _REF_FORBIDDEN_RE.search(value)
     ):
-        raise ValueError("is not a valid branch name: %r" % (str(value)[:80],))
+        raise ValueError("is not a valid branch name: %r" % (shown_text(str(value))[:80],))
     return value
 
 
@@ -518,9 +519,9 @@ def _v_path(value):
     try:
         git_path(value)
     except GitError:
-        raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],)) from None
+        raise ValueError("cites a path outside its repository: %r" % (shown_text(str(value))[:80],)) from None
     if value.startswith("-") or len(value) > 4096 or ("git" in value.lower() and _names_git_dir(value)):
-        raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],))
+        raise ValueError("cites a path outside its repository: %r" % (shown_text(str(value))[:80],))
     return value
 
 
@@ -551,19 +552,19 @@ def _v_timestamp(value):
     if value is None or value == "":
         return None
     if not isinstance(value, str) or not _TIMESTAMP_RE.match(value) or not _is_calendar_time(value):
-        raise ValueError("is not an ISO-8601 time: %r" % (str(value)[:80],))
+        raise ValueError("is not an ISO-8601 time: %r" % (shown_text(str(value))[:80],))
     return value
 
 
 def _v_required_timestamp(value):
     if _stamp_seconds(value) is None or not _TIMESTAMP_RE.match(value) or not _is_calendar_time(value):
-        raise ValueError("needs a time like 2026-03-01T12:00:00Z, not %r" % (str(value)[:80],))
+        raise ValueError("needs a time like 2026-03-01T12:00:00Z, not %r" % (shown_text(str(value))[:80],))
     return value
 
 
 def _v_event_id(value):
     if not isinstance(value, str) or not _EVENT_ID_RE.match(value):
-        raise ValueError("needs an id like evt-…, not %r" % (str(value)[:80],))
+        raise ValueError("needs an id like evt-…, not %r" % (shown_text(str(value))[:80],))
     return _v_key(value)
 
 
