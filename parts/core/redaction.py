@@ -147,6 +147,27 @@ def _context_value_redaction(match):
     return match.group(0)
 
 
+# A long value (32 characters or more, no space) after a name that says secret or configuration,
+# and after words that name a credential: see _named_value_redaction and _context_value_redaction.
+_NAMED_VALUE = (
+    r"((?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]{0,100})(\\?[\"'])?[ \t]*[:=][ \t]*)"
+    r"(\\?[\"']?)([A-Za-z0-9+/=_-]{32,})(\\?[\"']?)"
+)
+_CONTEXT_VALUE = (
+    r"(?i)(\b(?:(?:api|access|secret|private|signing|hmac|encryption|master|auth|client|license|deploy|"
+    r"session|admin|webhook)[ _-]?(?:key|secret|token)|secret|token|password|passwd|passphrase|"
+    r"credentials?)s?\b[\"'`]?(?:[ \t]+(?:is|was|of))?[ \t]*[:=]?[ \t]*[\"'`]?)"
+    r"([A-Za-z0-9+/=_-]{32,})(?![A-Za-z0-9+/=_-])"
+)
+_LONG_VALUE_RE = _lazy_pattern(r"[A-Za-z0-9+/=_-]{32}")
+
+
+def _long_value_guard(text):
+    """Whether ``text`` holds a run of 32 value characters, which every match of _NAMED_VALUE and
+    _CONTEXT_VALUE does: most code and prose that says "key" or "config" has none."""
+    return _LONG_VALUE_RE.search(text) is not None
+
+
 _SECRET_RULES = (
     # PEM private keys (RSA, EC, OPENSSH, PGP, encrypted): the whole block, or everything after a
     # BEGIN line whose END was cut off.
@@ -425,8 +446,7 @@ _SECRET_RULES = (
             "private",
         ),
         (":=",),
-        r"((?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]{0,100})(\\?[\"'])?[ \t]*[:=][ \t]*)"
-        r"(\\?[\"']?)([A-Za-z0-9+/=_-]{32,})(\\?[\"']?)",
+        _NAMED_VALUE,
         0,
         _named_value_redaction,
     ),
@@ -434,10 +454,7 @@ _SECRET_RULES = (
     (
         ("key", "secret", "token", "pass", "credential"),
         (),
-        r"(?i)(\b(?:(?:api|access|secret|private|signing|hmac|encryption|master|auth|client|license|deploy|"
-        r"session|admin|webhook)[ _-]?(?:key|secret|token)|secret|token|password|passwd|passphrase|"
-        r"credentials?)s?\b[\"'`]?(?:[ \t]+(?:is|was|of))?[ \t]*[:=]?[ \t]*[\"'`]?)"
-        r"([A-Za-z0-9+/=_-]{32,})(?![A-Za-z0-9+/=_-])",
+        _CONTEXT_VALUE,
         0,
         _context_value_redaction,
     ),
@@ -513,7 +530,11 @@ def _assignment_guard(text):
 
 
 # A rule's guard: a test cheaper than its pattern that every text the pattern matches passes.
-_RULE_GUARDS = {_SECRET_ASSIGNMENT: _assignment_guard}
+_RULE_GUARDS = {
+    _SECRET_ASSIGNMENT: _assignment_guard,
+    _NAMED_VALUE: _long_value_guard,
+    _CONTEXT_VALUE: _long_value_guard,
+}
 
 
 @BUILT_ONCE
