@@ -2868,6 +2868,28 @@ def _connect_readonly(path):
     return sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
 
 
+STORE_DAMAGED_FIX = (
+    "move it aside (mv wctx.db wctx.db.damaged) and run wctx init for a new store; evidence you "
+    "exported or synced comes back with wctx import-evidence or wctx sync"
+)
+
+
+def store_open_problem(path, error):
+    """(what is wrong, what to do) when SQLite cannot open or read the store file at ``path``:
+    a file that is not a database or is cut short is damaged, which no permission change mends;
+    anything else is about access."""
+    import sqlite3
+
+    text = str(error)
+    damaged = isinstance(error, sqlite3.DatabaseError) and not isinstance(error, sqlite3.OperationalError)
+    if damaged or "malformed" in text or "not a database" in text:
+        return "%s is damaged: %s" % (path, text), STORE_DAMAGED_FIX
+    return "cannot open %s: %s" % (
+        path,
+        text,
+    ), "check that this user may read and write %s and its directory" % path
+
+
 def _connect(path):
     """(connection, None) for the store file at ``path`` in WAL mode, or (read-only connection,
     why it is read-only): the file or its directory is not writable here, or the disk is too full
@@ -2884,7 +2906,7 @@ def _connect(path):
             why = "the disk is full or failing: %s" % e
             con = _configure(path, why)
     except sqlite3.DatabaseError as e:
-        raise WctxError("cannot open the store %s: %s" % (path, e)) from None
+        raise WctxError("%s; %s" % store_open_problem(path, e)) from None
     return con, why
 
 
@@ -2922,15 +2944,20 @@ def _configure(path, readonly):
 
 
 def open_store(home=None, create=True):
-    """Open (creating and migrating as needed) the store in ``home`` or $WCTX_HOME or ~/.wctx."""
+    """Open (migrating as needed) the store in ``home`` or $WCTX_HOME or ~/.wctx; create it only
+    with ``create`` (commands that record), else a missing store is a NotFoundError."""
     import sqlite3
 
     if not fts5_available(sqlite3):  # say so plainly here, not as "no such module: fts5" later
         raise WctxError(FTS5_MISSING % sqlite3.sqlite_version)
+    named = "--home" if home else ("$WCTX_HOME" if os.environ.get("WCTX_HOME") else None)
     home = os.path.abspath(os.path.expanduser(home)) if home else default_home()
     path = os.path.join(home, "wctx.db")
     if not os.path.exists(path) and not create:
-        raise NotFoundError("no wctx store at %s (run: wctx init)" % path)
+        raise NotFoundError(
+            "no wctx store at %s (%s; nothing was created: check the path, or run wctx init to start one there)"
+            % (path, "from " + named if named else "the default")
+        )
     try:
         os.makedirs(home, exist_ok=True)
     except OSError as e:
@@ -3135,6 +3162,10 @@ def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=(), 
         )
     except FileNotFoundError:
         raise WctxError("git is not installed or not on PATH (wctx needs the git binary)") from None
+    if proc.returncode != 0 and b"dubious ownership" in proc.stderr:
+        # A refusal, never an answer (even where the exit code is expected): every caller says the
+        # same, git's ownership check and its safe.directory fix.
+        raise GitError(dubious_ownership_message(repo_path, proc.stderr), proc.stderr)
     if proc.returncode not in ok_codes:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(
@@ -5430,7 +5461,7 @@ def relate(store, from_repo, kind, to_repo, note=None):
                     "UPDATE relations SET note = ? WHERE from_repo = ? AND kind = ? AND to_repo = ?",
                     (note, a.id, kind, b.id),
                 )
-                said = " (already recorded; note updated%s)" % (", was: %s" % old if old else "")
+                said = ": note updated (%s)" % ("was: %s" % old if old else "it had none")
             else:
                 said = " (already recorded, unchanged)"
                 note = old
@@ -5440,7 +5471,7 @@ def relate(store, from_repo, kind, to_repo, note=None):
         "to": b.name,
         "note": note,
         "created": created,
-        "updated": bool(not created and said.startswith(" (already recorded; note")),
+        "updated": bool(not created and said.startswith(": note updated")),
         "message": "%s %s %s%s" % (a.name, kind, b.name, said),
     }
 
@@ -7507,10 +7538,6 @@ def _summary_key(text):
     return " ".join(text.casefold().split())
 
 
-# One duplicate rule for capture, the MCP server and import: the same claim (claim_key) about the
-# same repository citing the same files and symbols is one active item, whichever session says it.
-
-
 def _cited_set(anchors):
     """The (repository, path, symbol) triples an item cites, from stamped anchors or anchor rows."""
     out = set()
@@ -7521,24 +7548,57 @@ def _cited_set(anchors):
     return frozenset(out)
 
 
-def find_duplicate(store, repo_name, claim, cited):
-    """The active item that ``claim`` about ``repo_name`` citing ``cited`` (a _cited_set) repeats,
-    as its evidence row (a dict), or None."""
-    return DuplicateIndex(store).find(repo_name, claim_key(claim), cited)
+# The duplicate rule, for capture, the MCP server, transcript import and import-evidence alike.
+DUPLICATE_STATUS = "active"  # only an active item is repeated; a retracted or superseded one stays apart
+
+
+def repeats(existing, new):
+    """THE duplicate rule: does an item recorded now (``new``) repeat the active item
+    ``existing``? Each is (repository name, claim_key of the claim, cited set, detail). Yes when
+    both are about the same repository, their claims have the same key (the words, with case,
+    punctuation and Unicode forms folded), they cite exactly the same (repository, path, symbol),
+    and the new detail adds nothing: none, or words the existing detail already holds (None:
+    not compared). A new detail that says more makes a new item, so it is never dropped."""
+    if existing[:3] != new[:3]:
+        return False
+    detail = _folded_detail(new[3])
+    return not detail or detail in _folded_detail(existing[3])
+
+
+def _folded_detail(detail):
+    return " ".join((detail or "").split()).casefold()
+
+
+def find_duplicate(store, repo_name, claim, cited, detail=None):
+    """The active item that ``claim`` about ``repo_name`` citing ``cited`` (a _cited_set) with
+    ``detail`` repeats (see repeats), as its evidence row (a dict), or None."""
+    return DuplicateIndex(store).find(repo_name, claim_key(claim), cited, detail)
 
 
 class DuplicateIndex:
-    """The duplicate rule over many claims at once: the active items of each (repository, claim
-    key) asked about, with what they cite, loaded from the store in one query per 500 keys, then
-    checked in memory. A bulk writer tells it what it inserts (``add``) and which items it changed
-    otherwise (``drop``: read again from the store when next asked)."""
+    """The duplicate rule (repeats) over many claims at once: the active items of each
+    (repository, claim key) asked about, with what they cite and their detail, loaded from the
+    store in one query per 500 keys, then checked in memory. A bulk writer tells it what it
+    inserts (``add``) and which items it changed otherwise (``refresh``)."""
 
     __slots__ = ("store", "items", "before_load")
+
+    _COLUMNS = "rid, id, session_id, confidence, detail"
 
     def __init__(self, store, before_load=None):
         self.store = store
         self.items = {}  # (repo_name, claim_key) -> [(row dict, cited set)] in rid order
         self.before_load = before_load  # called before reading the store (a writer's flush)
+
+    def _held(self, rows):
+        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
+        return [
+            (
+                {k: r[k] for k in ("rid", "id", "session_id", "confidence", "detail")},
+                _cited_set(anchors[r["rid"]]),
+            )
+            for r in sorted(rows, key=lambda r: r["rid"])
+        ]
 
     def load(self, pairs, stored=True):
         """Read the active items of these (repository, claim key) pairs; ``stored``: False when
@@ -7555,32 +7615,31 @@ class DuplicateIndex:
             for i in range(0, len(keys), 500):
                 chunk = keys[i : i + 500]
                 rows += self.store.all(
-                    "SELECT rid, id, session_id, confidence, repo_name, claim_key FROM evidence "
-                    "WHERE repo_name = ? AND claim_key IN (%s) AND status = 'active' ORDER BY rid"
-                    % ",".join("?" * len(chunk)),
-                    [repo_name, *chunk],
+                    "SELECT %s, repo_name, claim_key FROM evidence WHERE repo_name = ? AND claim_key IN (%s) "
+                    "AND status = ? ORDER BY rid" % (self._COLUMNS, ",".join("?" * len(chunk))),
+                    [repo_name, *chunk, DUPLICATE_STATUS],
                 )
-        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
-        for r in sorted(rows, key=lambda r: r["rid"]):
-            row = {k: r[k] for k in ("rid", "id", "session_id", "confidence")}
-            self.items[(r["repo_name"], r["claim_key"])].append((row, _cited_set(anchors[r["rid"]])))
+        by_rid = {r["rid"]: r for r in rows}
+        for row, cited in self._held(rows):
+            r = by_rid[row["rid"]]
+            self.items[(r["repo_name"], r["claim_key"])].append((row, cited))
 
-    def find(self, repo_name, key, cited):
-        """The first active item (lowest rid) with this claim key about this repository citing
-        exactly ``cited``, or None."""
+    def find(self, repo_name, key, cited, detail=None):
+        """The first active item (lowest rid) that an item with this claim key about this
+        repository citing ``cited`` with ``detail`` repeats (see repeats), or None."""
         if (repo_name, key) not in self.items:
             if self.before_load is not None:
                 self.before_load()
             self.load([(repo_name, key)])
         for row, its_cited in self.items[(repo_name, key)]:
-            if its_cited == cited:
+            if repeats((repo_name, key, its_cited, row["detail"]), (repo_name, key, cited, detail)):
                 return row
         return None
 
     def add(self, repo_name, key, row, cited):
         """An active item just written (a higher rid than any before it)."""
         if (repo_name, key) in self.items:
-            self.items[(repo_name, key)].append((row, cited))
+            self.items[(repo_name, key)].append((dict(row, detail=row.get("detail")), cited))
 
     def refresh(self, repo_name, key, rid):
         """Read again the active items of (repo_name, key) after item ``rid``, which has that key,
@@ -7594,14 +7653,11 @@ class DuplicateIndex:
             self.before_load()
         rows = _select_in(
             self.store,
-            "SELECT rid, id, session_id, confidence FROM evidence WHERE status = 'active' AND rid IN (%s)",
+            "SELECT %s FROM evidence WHERE status = '%s' AND rid IN (%%s)"
+            % (self._COLUMNS, DUPLICATE_STATUS),
             {row["rid"] for row, _ in held} | {rid},
         )
-        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
-        self.items[(repo_name, key)] = [
-            ({k: r[k] for k in ("rid", "id", "session_id", "confidence")}, _cited_set(anchors[r["rid"]]))
-            for r in sorted(rows, key=lambda r: r["rid"])
-        ]
+        self.items[(repo_name, key)] = self._held(rows)
 
 
 def _insert_anchors(store, rid, anchors):
@@ -7680,21 +7736,14 @@ def _restamp(store, rid, anchors, event, session_id, agent, note, now):
 
 def repeat_item(store, row, anchors, confidence, session_id, agent, now):
     """Someone recorded ``row``'s item again (inside the caller's transaction): note the session
-    as having seen it, raise the confidence to the larger one, and re-stamp it when the cited code
-    changed since its provenance. Returns the capture result entry, with a message saying what."""
+    as having seen it and raise the confidence to the larger one. Never re-stamped here (that is
+    confirm, asked for): when the cited code changed since, the message says so and how to
+    confirm. Returns the capture result entry, with a message saying what happened."""
     rid = row["rid"]
     said = []
     if confidence is not None and (row["confidence"] is None or confidence > row["confidence"]):
         store.db.execute("UPDATE evidence SET confidence = ? WHERE rid = ?", (confidence, rid))
         said.append("confidence raised to %g" % confidence)
-    restamped = _content_changed(_load_anchors(store, [rid])[rid], anchors)
-    if restamped:
-        commits = _restamp(store, rid, anchors, "confirmed", session_id, agent,
-                           "recorded again after the cited code changed", now)  # fmt: skip
-        said.append(
-            "re-stamped at %s: the cited code changed since it was recorded"
-            % ", ".join("%s %s" % (name, short_sha(c)) for name, c in sorted(commits.items()))
-        )
     seen = row["session_id"] != session_id and not store.one(
         "SELECT 1 FROM evidence_events WHERE evidence_rid = ? AND event = 'seen' AND session_id = ?",
         (rid, session_id),
@@ -7702,14 +7751,14 @@ def repeat_item(store, row, anchors, confidence, session_id, agent, now):
     if seen:
         _add_event(store, rid, "seen", session_id, agent, None, now)
         said.insert(0, "seen again by session %s" % session_id)
-    elif not restamped:
+    else:
         said.insert(0, "already recorded")
-    return {
-        "id": row["id"],
-        "duplicate": True,
-        "restamped": restamped,
-        "message": "%s: %s" % (row["id"], "; ".join(said)),
-    }
+    if _content_changed(_load_anchors(store, [rid])[rid], anchors):
+        said.append(
+            "the cited code changed since it was recorded; if the claim still holds: wctx confirm %s"
+            % row["id"]
+        )
+    return {"id": row["id"], "duplicate": True, "message": "%s: %s" % (row["id"], "; ".join(said))}
 
 
 def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", external_id=None):
@@ -7810,7 +7859,8 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             )
             summary = new_summary
         for p in prepared:
-            dup = find_duplicate(store, p["repo"].name, p["claim"], _cited_set(p["anchors"]))
+            cited = _cited_set(p["anchors"])
+            dup = find_duplicate(store, p["repo"].name, p["claim"], cited, stored_text(p["detail"]))
             if dup is not None:
                 results.append(
                     dict(
@@ -7844,6 +7894,13 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                 (rid, p["claim"], _fts_symbols(p["anchors"]), _fts_paths(p["anchors"]), p["detail"] or ""),
             )
             results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})
+            twin = find_duplicate(store, p["repo"].name, p["claim"], cited)
+            if twin is not None and twin["rid"] != rid:
+                warnings.append(
+                    "%s records the same claim about %s citing the same code, with another detail: yours "
+                    "is kept as %s; if it replaces that one: wctx supersede %s --by %s"
+                    % (twin["id"], p["repo"].name, eid, twin["id"], eid)
+                )
     return {"session": session_id, "evidence": results, "warnings": warnings}
 
 
@@ -8109,12 +8166,32 @@ CodeReference = collections.namedtuple(
 )
 
 
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor", "new", "initialize"})
+# receiver.method, receiver::method, receiver->method; a lookahead, so a.b.c gives (a, b) and (b, c).
+_RECEIVER_RE = _lazy_pattern(
+    r"(?<![A-Za-z0-9_$])(?=([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:\?\.|\.|::|->)\s*([A-Za-z_$][A-Za-z0-9_$]*))"
+)
+
+
 @SYMBOL_NAMES
 def _symbol_name(symbol):
-    """The name code calls a cited symbol by (its last part: Context.invoke -> invoke), or None
-    when it is too short to match on ("get", "run") or not an identifier."""
-    name = re.split(r"[.#:]+", symbol)[-1]
-    return name if len(name) >= CODE_REF_MIN_NAME and _IDENT_RE.fullmatch(name) else None
+    """(the name code calls a cited symbol by, its class or None): Context.invoke -> ("invoke",
+    "Context"); a constructor is called by its class (Pool.__init__ -> ("Pool", "Pool")). The
+    name is None when too short to match on ("get", "run") or not an identifier."""
+    parts = [p for p in re.split(r"[.#:]+", symbol) if p]
+    if not parts:
+        return None, None
+    owner = parts[-2] if len(parts) > 1 else None
+    name = owner if owner and parts[-1] in _CONSTRUCTORS else parts[-1]
+    if len(name) < CODE_REF_MIN_NAME or not _IDENT_RE.fullmatch(name):
+        return None, owner
+    return name, owner
+
+
+def _plain(identifier):
+    """An identifier with case and separators dropped: connection_pool, connectionPool and
+    ConnectionPool all read "connectionpool"."""
+    return identifier.replace("_", "").replace("$", "").lower()
 
 
 @MODULE_FORMS
@@ -8202,7 +8279,7 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         )
         for sql, args in queries:
             for a in cursor.execute(sql, args):
-                name = _symbol_name(a[0])  # evidence about one symbol: only code that names it
+                name, _ = _symbol_name(a[0])  # evidence about one symbol: only code that names it
                 if name:
                     by_name.setdefault(name, []).append(a)
         # Evidence about a whole file: code that imports it. One row per cited file.
@@ -8222,9 +8299,19 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     hits = []  # (rel, status, anchor, how, name)
     for rel, status, text, code in texts:
         called = set(_CALL_RE.findall(code))
-        for name in sorted(set(_IDENT_RE.findall(code)) & set(by_name)):
+        named = set(_IDENT_RE.findall(code))
+        receivers = {}  # method name -> the receivers it is called on here, plain (see _plain)
+        for receiver, method in _RECEIVER_RE.findall(code):
+            receivers.setdefault(method, set()).add(_plain(receiver))
+        for name in sorted(named & set(by_name)):
             how = "calls" if name in called else "uses"
-            hits.extend((rel, status, a, how, name) for a in by_name[name])
+            for a in by_name[name]:
+                # A method counts only when its class is named here or is the receiver's name
+                # (pool.release for Pool.release): every class has an __init__ or a close.
+                _, owner = _symbol_name(a[0])
+                if owner and owner not in named and _plain(owner) not in receivers.get(name, ()):
+                    continue
+                hits.append((rel, status, a, how, name))
         for form, cited in sorted(by_form.items()):
             if _contains_word(text, form):
                 hits.extend((rel, status, a, "imports", form) for a in cited)
@@ -9901,7 +9988,7 @@ def brief(store, repo=None, cwd=None, files=None, max_tokens=BRIEF_DEFAULT_TOKEN
     res["text"], res["omitted"] = _fit_briefing(res, max_tokens)
     res["tokens"] = estimate_tokens(res["text"])
     kept = {item["id"] for s in sections for item in s["items"]}
-    if record and kept:
+    if record and kept and not store.readonly:  # a briefing only reads; remembering is a bonus
         now = utc_now()
         with store.atomic():
             store.db.executemany(
@@ -13738,6 +13825,16 @@ def sessions_touching(store, repo, path, cwd=None, limit=20):
     }
 
 
+class ImportInterrupted(KeyboardInterrupt):
+    """Ctrl-C during import_transcripts. Each transcript is imported in its own transaction, so
+    what came before stays imported and the one under way left nothing: ``results`` and
+    ``failed`` say how far it got, of ``total`` files."""
+
+    def __init__(self, results, failed, total):
+        super().__init__()
+        self.results, self.failed, self.total = results, failed, total
+
+
 def import_transcripts(store, paths, agent="auto", force=False, progress=None):
     """Import transcript files and directories of them. A file that cannot be imported is
     reported in "failed" and the others go on. ``progress(done, total, path)`` is called per file.
@@ -13760,6 +13857,8 @@ def import_transcripts(store, paths, agent="auto", force=False, progress=None):
                 continue  # a subagent file of a session already imported in this run
             seen.add(target)
             results.append(import_transcript(store, target, agent=agent, force=force))
+        except KeyboardInterrupt:
+            raise ImportInterrupted(results, failed, len(files)) from None
         except WctxError as e:
             if len(files) == 1 and len(paths) == 1 and os.path.isfile(paths[0]):
                 raise
@@ -13789,6 +13888,9 @@ def _live_evidence(store, ids):
         }
         for r in sorted(rows, key=lambda r: ids.index(r["id"]))
     ]
+
+
+COMMAND_TOOLS = CLAUDE_COMMAND_TOOLS + CODEX_COMMAND_TOOLS + GEMINI_COMMAND_TOOLS
 
 
 def session_activity(store, session_id):
@@ -13835,6 +13937,10 @@ def session_activity(store, session_id):
         }
         for c in store.all("SELECT * FROM session_commands WHERE session_id = ? ORDER BY seq", (session_id,))
     ]
+    tool_calls = json.loads(row["tool_calls"])
+    # A command call whose command the transcript holds as a sanitiser's placeholder (or empty) is
+    # counted as a call but stored as no command: say how many, not "commands (0)".
+    command_calls = sum(tool_calls.get(t, 0) for t in COMMAND_TOOLS)
     return {
         "transcript": row["transcript"],
         "imported_at": row["imported_at"],
@@ -13846,10 +13952,11 @@ def session_activity(store, session_id):
         "compactions": row["compactions"],
         "cwds": json.loads(row["cwds"]),
         "summaries": json.loads(row["summaries"]),
-        "tool_calls": json.loads(row["tool_calls"]),
+        "tool_calls": tool_calls,
         "repos": repos,
         "files": files,
         "commands": commands,
+        "commands_withheld": max(0, command_calls - len(commands)),
         "errors": json.loads(row["errors"]),
         "subagents": json.loads(row["subagents"]),
         "parent_external_id": row["parent_external_id"],
@@ -13891,12 +13998,17 @@ HOOK_PROBE_SECONDS = 30
 HOOK_PROBE_PATH = "/usr/bin:/bin"  # the clean shell the probe runs the command from
 
 
+def hook_home(home=None):
+    """The store a hook is installed for, or checked against: --home, else $WCTX_HOME, else
+    ~/.wctx, as an absolute path."""
+    return os.path.abspath(os.path.expanduser(home)) if home else default_home()
+
+
 def hook_command(python=None, home=None, action=("import", "--hook")):
-    """The shell command an agent's hook runs: this wctx (see hook_invocation), --home when given,
-    then ``action``."""
-    argv = hook_invocation(python)
-    if home:
-        argv += ["--home", os.path.abspath(os.path.expanduser(home))]
+    """The shell command an agent's hook runs: this wctx (see hook_invocation), --home STORE, then
+    ``action``. The store is always named: an agent started from an IDE or a clean shell has no
+    $WCTX_HOME, and a hook that followed it would read and write another store."""
+    argv = hook_invocation(python) + ["--home", hook_home(home)]
     return shell_command(argv + list(action))
 
 
@@ -13959,6 +14071,134 @@ def codex_end_event(env=None):
     if version[:3] > CODEX_SESSION_END_SINCE or (version[:3] == CODEX_SESSION_END_SINCE and not version[3]):
         return "SessionEnd", "codex %s has the SessionEnd event" % label
     return "Stop", "codex %s predates SessionEnd (%s); Stop runs after every turn" % (label, first)
+
+
+# Codex runs a user's hook only once someone trusted it: Codex records trust per hook in
+# $CODEX_HOME/config.toml as [hooks.state."<hooks.json path>:<event>:<group>:<handler>"]
+# trusted_hash = "sha256:…", written when a person picks "Trust all and continue" at "Hooks need
+# review" or trusts it in /hooks. `codex exec` never asks and skips untrusted hooks without a word;
+# a changed command is a new hook to trust again. wctx reads that record and says what it finds;
+# it never writes it (the review is Codex's safety gate, for a person to pass).
+CODEX_EVENT_LABELS = {"SessionStart": "session_start", "SessionEnd": "session_end", "Stop": "stop"}
+CODEX_DEFAULT_TIMEOUT_SECONDS = 600  # what Codex assumes for a hook that states no timeout
+CODEX_TRUST_HOW = (
+    'run `codex` in a terminal and choose "Trust all and continue" when it says "Hooks need '
+    'review" (or type /hooks, pick each wctx hook and press t); `codex exec` never asks and skips '
+    "untrusted hooks without a word (automation that vets its hooks may pass "
+    "--dangerously-bypass-hook-trust)"
+)
+_TOML_HEADER = r"^\s*\[\s*((?:[^\[\]\"']|\"(?:[^\"\\]|\\.)*\"|'[^']*')+?)\s*\]\s*(?:#.*)?$"
+_TOML_KEY_PART = r"\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[A-Za-z0-9_-]+)\s*(\.|$)"
+_TOML_PAIR = r"^\s*([A-Za-z0-9_-]+)\s*=\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|true|false)\s*(?:#.*)?$"
+
+
+def codex_hook_hash(event, entry, matcher=None):
+    """The trust identity Codex records for one command hook: sha256 of canonical JSON (keys
+    sorted, no spaces) of the event's label and the hook as Codex normalises it (default timeout,
+    async false, unset fields left out). Equal to `codex app-server` hooks/list's currentHash on
+    codex-cli 0.171; a Codex that hashes otherwise reads as "modified", never as trusted."""
+    import hashlib
+
+    timeout = entry.get("timeout")
+    hook = {
+        "type": "command",
+        "command": entry.get("command"),
+        "timeout": max(1, timeout if isinstance(timeout, int) else CODEX_DEFAULT_TIMEOUT_SECONDS),
+        "async": entry.get("async") is True,
+    }
+    if isinstance(entry.get("statusMessage"), str):
+        hook["statusMessage"] = entry["statusMessage"]
+    identity = {"event_name": CODEX_EVENT_LABELS.get(event, event), "hooks": [hook]}
+    if isinstance(matcher, str) and event == HOOK_START_EVENT:
+        identity["matcher"] = matcher
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _toml_string(token):
+    if token.startswith("'"):
+        return token[1:-1]
+    try:
+        return json.loads(token)
+    except ValueError:
+        return token[1:-1]
+
+
+def read_codex_config(env=None):
+    """(hook states {key: {"trusted_hash", "enabled"}}, hooks feature on?, config.toml text) from
+    $CODEX_HOME/config.toml. A small reader for the table form Codex writes
+    ([hooks.state."key"], [features]); no TOML library is needed on Python 3.8."""
+    path = os.path.join(codex_home(env), "config.toml")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return {}, True, ""
+    states, feature_on, table = {}, True, None
+    for line in text.splitlines():
+        m = re.match(_TOML_HEADER, line)
+        if m and not line.lstrip().startswith("[["):
+            parts = [p[0] for p in re.findall(_TOML_KEY_PART, m.group(1))]
+            table = [_toml_string(p) if p[:1] in "\"'" else p for p in parts]
+            continue
+        m = re.match(_TOML_PAIR, line)
+        if not m or table is None:
+            continue
+        name, value = m.group(1), m.group(2)
+        if len(table) == 3 and table[:2] == ["hooks", "state"]:
+            state = states.setdefault(table[2], {})
+            if name == "trusted_hash" and value[:1] in "\"'":
+                state["trusted_hash"] = _toml_string(value)
+            elif name == "enabled" and value in ("true", "false"):
+                state["enabled"] = value == "true"
+        elif table == ["features"] and name in ("hooks", "codex_hooks") and value == "false":
+            feature_on = False
+    return states, feature_on, text
+
+
+def codex_hook_trust(path, data, env=None):
+    """Codex's trust of each wctx hook in the hooks.json at ``path`` holding ``data``:
+    [{"event", "key", "hash", "trust": trusted | untrusted | modified | disabled | unknown}]."""
+    states, _, text = read_codex_config(env)
+    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    found = []
+    for event in HOOK_ALL_EVENTS:
+        groups = hooks.get(event)
+        for g, group in enumerate(groups if isinstance(groups, list) else ()):
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            for h, entry in enumerate(entries if isinstance(entries, list) else ()):
+                if not _is_wctx_hook(entry):
+                    continue
+                key = "%s:%s:%d:%d" % (path, CODEX_EVENT_LABELS.get(event, event), g, h)
+                digest = codex_hook_hash(event, entry, group.get("matcher"))
+                state = states.get(key, {})
+                if state.get("enabled") is False:
+                    trust = "disabled"
+                elif state.get("trusted_hash") == digest:
+                    trust = "trusted"
+                elif state.get("trusted_hash"):
+                    trust = "modified"
+                else:
+                    trust = "unknown" if key in text else "untrusted"
+                found.append({"event": event, "key": key, "hash": digest, "trust": trust})
+    return found
+
+
+def codex_trust_problem(trust):
+    """One line on the wctx hooks Codex will not run for want of trust, or None."""
+    bad = [t for t in trust if t["trust"] != "trusted"]
+    if not bad:
+        return None
+    said = {
+        "untrusted": "not trusted",
+        "modified": "changed since it was trusted",
+        "disabled": "disabled in Codex",
+        "unknown": "trust recorded in a form wctx cannot read",
+    }
+    return "Codex will not run %s; to trust them: %s" % (
+        ", ".join("the %s hook (%s)" % (t["event"], said[t["trust"]]) for t in bad),
+        CODEX_TRUST_HOW,
+    )
 
 
 def _is_wctx_hook(entry):
@@ -14118,11 +14358,7 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
     end_event = HOOK_EVENTS[agent]
     if agent == AGENT_CODEX:
         end_event, why = codex_end_event(env)
-        notes.append(
-            "Codex session end: %s (%s). Codex runs hooks when its hooks feature is on (the default in "
-            "recent versions; older ones need [features] codex_hooks = true in config.toml, which wctx "
-            "does not edit) and, where Codex asks, after you trust the hooks in /hooks." % (end_event, why)
-        )
+        notes.append("Codex session end: %s (%s)." % (end_event, why))
     if agent == AGENT_GEMINI:
         notes.append(
             "Gemini CLI runs hooks from ~/.gemini/settings.json in every folder; it asks before running "
@@ -14160,40 +14396,66 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
         "notes": notes,
         "probes": [],
     }
+    if agent == AGENT_CODEX:
+        result["trust"] = codex_hook_trust(os.path.abspath(path), new, env)
+        _, feature_on, _ = read_codex_config(env)
+        if not feature_on:
+            notes.append(
+                "Codex's hooks feature is off in its config.toml ([features] hooks = false): no hook runs"
+            )
+        problem = codex_trust_problem(result["trust"])
+        if problem:
+            notes.append(problem)
     if result["changed"] and not dry_run:
         result["diff"], result["backup"] = _write_settings(path, old_text, new)
     elif result["changed"]:
         result["diff"] = _settings_diff(path, old_text, new)
     if probe and not dry_run:
-        result["probes"] = [probe_hook_command(cmd, event) for event, cmd in result["commands"].items()]
+        result["probes"] = [probe_hook_command(cmd, event, home) for event, cmd in result["commands"].items()]
     return result
 
 
-def probe_hook_command(command, event):
+def probe_hook_command(command, event, home=None):
     """Run one hook command as its agent would, from a clean shell (PATH=/usr/bin:/bin, no
-    PYTHONPATH, not this directory), with a probe payload it answers without acting. Returns
-    {"event", "command", "ok", "error"}."""
+    PYTHONPATH, no WCTX_HOME, not this directory), with a probe payload it answers without acting.
+    It passes when it answers and names the store ``home`` (see hook_home) that it would use.
+    Returns {"event", "command", "ok", "error", "store"}."""
+    import shlex
+
+    expected = hook_home(home)
     env = {"PATH": HOOK_PROBE_PATH, "HOME": os.path.expanduser("~"), "LC_ALL": "C.UTF-8"}
     payload = json.dumps({"hook_event_name": HOOK_PROBE_EVENT, "probe_of": event}).encode()
     shell = "/bin/sh" if os.path.exists("/bin/sh") else "sh"
     code, out, err = run_program(
         [shell, "-c", command], input_bytes=payload, env=env, timeout=HOOK_PROBE_SECONDS
     )
-    ok = False
+    answer = None
     if code == 0:
         try:
             answer = json.loads(out.decode("utf-8", "replace").strip().splitlines()[-1])
-            ok = isinstance(answer, dict) and answer.get("wctx_probe") == "ok"
         except (ValueError, IndexError):
-            ok = False
-    error = None
-    if not ok:
+            answer = None
+    if not isinstance(answer, dict) or answer.get("wctx_probe") != "ok":
         lines = err.decode("utf-8", "replace").strip().splitlines()
         error = "exit %s: %s" % (
             code if code is not None else "-",
             lines[-1] if lines else "no answer to the probe",
         )
-    return {"event": event, "command": command, "ok": ok, "error": error}
+        return {"event": event, "command": command, "ok": False, "error": error, "store": None}
+    store = answer.get("home")
+    try:
+        named = "--home" in shlex.split(command)
+    except ValueError:
+        named = False
+    error = None
+    if not named:
+        error = (
+            "names no store: it uses the WCTX_HOME of whatever starts the agent (%s from a clean "
+            "shell), not %s" % (store or "~/.wctx", expected)
+        )
+    elif not store or os.path.realpath(store) != os.path.realpath(expected):
+        error = "runs against the store at %s, not this one (%s)" % (store or "an unknown place", expected)
+    return {"event": event, "command": command, "ok": error is None, "error": error, "store": store}
 
 
 def uninstall_hook(agent, settings=None, env=None, dry_run=False):
@@ -14225,16 +14487,20 @@ def uninstall_hook(agent, settings=None, env=None, dry_run=False):
     return result
 
 
-def hook_status(env=None, probe=False):
-    """Per agent: its settings file, the events wctx's hooks sit in and their commands; with
-    ``probe``, each command run once with the probe payload."""
+def hook_status(env=None, probe=False, home=None):
+    """Per agent: its settings file, the events wctx's hooks sit in and their commands, and for
+    Codex whether Codex trusts them; with ``probe``, each command run once with the probe payload
+    and checked to use the store ``home`` (see hook_home). A row's "failed" lists what keeps its
+    hooks from working here (a failed probe, Codex's missing trust)."""
     out = []
     for agent in HOOK_AGENTS:
         path = hook_settings_path(agent, env)
         try:
             _, data = _load_settings(path)
         except WctxError as e:
-            out.append({"agent": agent, "settings": path, "installed": False, "problem": str(e)})
+            out.append(
+                {"agent": agent, "settings": path, "installed": False, "problem": str(e), "failed": []}
+            )
             continue
         hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
         commands = {}
@@ -14251,17 +14517,31 @@ def hook_status(env=None, probe=False):
             "command": commands[ends[0]] if ends else None,
             "commands": commands,
             "session_start": HOOK_START_EVENT in commands,
+            "failed": [],
         }
+        if agent == AGENT_CODEX and commands:
+            row["trust"] = codex_hook_trust(os.path.abspath(path), data, env)
+            _, feature_on, _ = read_codex_config(env)
+            if not feature_on:
+                row["problem"] = "Codex's hooks feature is off in its config.toml ([features] hooks = false)"
+                row["failed"].append(row["problem"])
+            problem = codex_trust_problem(row["trust"])
+            if problem:
+                row["failed"].append(problem)
         if probe and commands:
-            row["probes"] = [probe_hook_command(cmd, event) for event, cmd in commands.items()]
+            row["probes"] = [probe_hook_command(cmd, event, home) for event, cmd in commands.items()]
+            row["failed"] += ["%s hook: %s" % (p["event"], p["error"]) for p in row["probes"] if not p["ok"]]
         out.append(row)
     return out
 
 
-def hook_probe_answer(payload):
-    """The answer to an install/doctor probe (a JSON line on stdout), or None for a real payload."""
+def hook_probe_answer(payload, home):
+    """The answer to an install/doctor probe (a JSON line on stdout naming the store the hook
+    would use), or None for a real payload."""
     if isinstance(payload, dict) and payload.get("hook_event_name") == HOOK_PROBE_EVENT:
-        return json.dumps({"wctx_probe": "ok", "version": __version__, "python": sys.version.split()[0]})
+        return json.dumps(
+            {"wctx_probe": "ok", "version": __version__, "python": sys.version.split()[0], "home": home}
+        )
     return None
 
 
@@ -14303,12 +14583,12 @@ def run_import_hook(store_home=None, stdin=None, env=None, detach=True):
     WCTX_HOOK_FOREGROUND=1, or a platform without fork, imports in the foreground.
     """
     env = os.environ if env is None else env
-    home = os.path.abspath(os.path.expanduser(store_home)) if store_home else default_home()
+    home = hook_home(store_home)
     try:
         payload = _read_hook_input(stdin or sys.stdin)
         if not isinstance(payload, dict):
             raise UsageError("hook input is not a JSON object")
-        answer = hook_probe_answer(payload)
+        answer = hook_probe_answer(payload, home)
         if answer is not None:
             sys.stdout.write(answer + "\n")
             return 0
@@ -14366,13 +14646,13 @@ def run_brief_hook(agent, store_home=None, stdin=None, stdout=None):
     """Entry point of `wctx brief --hook AGENT`: print the briefing for the hook's cwd in the
     agent's form. Never fails the agent: a cwd outside every registered repository, a missing
     store or any error prints nothing (errors go to hooks.log) and exits 0."""
-    home = os.path.abspath(os.path.expanduser(store_home)) if store_home else default_home()
+    home = hook_home(store_home)
     out = stdout or sys.stdout
     try:
         payload = _read_hook_input(stdin or sys.stdin)
         if not isinstance(payload, dict):
             raise UsageError("hook input is not a JSON object")
-        answer = hook_probe_answer(payload)
+        answer = hook_probe_answer(payload, home)
         if answer is not None:
             out.write(answer + "\n")
             return 0
@@ -16082,9 +16362,7 @@ def _doctor_store(home, checks):
     try:
         con = _connect_readonly(path)
     except sqlite3.Error as e:
-        checks.append(
-            _doctor_check("store", DOCTOR_FAIL, "cannot open %s: %s" % (path, e), "check its permissions")
-        )
+        checks.append(_doctor_check("store", DOCTOR_FAIL, *store_open_problem(path, e)))
         return None
     if not writable:
         checks.append(
@@ -16141,16 +16419,7 @@ def _doctor_store(home, checks):
         except sqlite3.Error:  # an older schema may not have what list_repos reads
             return None
     except sqlite3.Error as e:
-        checks.append(
-            _doctor_check(
-                "store",
-                DOCTOR_FAIL,
-                "%s cannot be read: %s" % (path, e),
-                "move it aside and start a new store; wctx export / import-evidence carries evidence over"
-                if writable
-                else "check that this user may read %s and its directory" % path,
-            )
-        )
+        checks.append(_doctor_check("store", DOCTOR_FAIL, *store_open_problem(path, e)))
         return None
     finally:
         con.close()
@@ -16221,27 +16490,32 @@ def _doctor_current_repo(cwd, repos):
     )
 
 
-def _doctor_hooks():
-    """Every installed agent hook command, run once from a clean shell with the probe payload."""
+def _doctor_hooks(home):
+    """Every installed agent hook command, run once from a clean shell with the probe payload: it
+    must start and use the store ``home``; Codex's hooks must also be trusted by Codex."""
     try:
-        status = hook_status(probe=True)
+        status = hook_status(probe=True, home=home)
     except WctxError as e:
         return _doctor_check("hooks", DOCTOR_WARN, str(e))
     probes = [(h["agent"], p) for h in status for p in h.get("probes") or ()]
-    problems = [h for h in status if h.get("problem")]
-    if not probes and not problems:
+    problems = [h for h in status if h.get("problem") and not h.get("failed")]
+    failed = [(h["agent"], f) for h in status for f in h.get("failed") or ()]
+    if not probes and not problems and not failed:
         return _doctor_check(
             "hooks",
             DOCTOR_OK,
             "no agent hooks installed (wctx hooks install claude-code | codex | gemini-cli)",
         )
-    failed = [(agent, p) for agent, p in probes if not p["ok"]]
     if failed:
+        here = agent_command()
+        if os.path.realpath(home) != os.path.realpath(default_home()):
+            here += " --home " + _shell_word(home)
         return _doctor_check(
             "hooks",
             DOCTOR_FAIL,
-            "; ".join("%s %s hook cannot run: %s" % (agent, p["event"], p["error"]) for agent, p in failed),
-            "reinstall from the wctx you use: wctx hooks install AGENT (it writes the command that runs here)",
+            "; ".join("%s %s" % f for f in failed),
+            "reinstall from the wctx and store you use: "
+            + "; ".join("%s hooks install %s" % (here, a) for a in sorted({a for a, _ in failed})),
         )
     if problems:
         return _doctor_check("hooks", DOCTOR_WARN, "; ".join(h["problem"] for h in problems))
@@ -16358,7 +16632,7 @@ def doctor(home=None, cwd=None):
                 _doctor_check("repositories", DOCTOR_OK, "%d registered, all present on disk" % len(repos))
             )
     checks.append(_doctor_current_repo(cwd, repos))
-    checks.append(_doctor_hooks())
+    checks.append(_doctor_hooks(home))
     argv = mcp_command(home)
     mcp_file = os.path.join(os.path.dirname(argv[1]), "wctx_mcp.py") if argv[1].endswith(".py") else None
     if mcp_file and not os.path.exists(mcp_file):
@@ -16510,8 +16784,8 @@ def cmd_workspace_show(args, store):
     lines = ["workspace %s" % ws["name"]]
     for r in ws["repos"]:
         lines.append(
-            "  %-20s %s  (%d items)%s"
-            % (r["name"], r["path"], r["evidence"], "" if r["exists"] else " missing")
+            "  %-20s %s  (%s)%s"
+            % (r["name"], r["path"], _plural(r["evidence"], "item"), "" if r["exists"] else " missing")
         )
     for rel in ws["relations"]:
         lines.append("  %s %s %s" % (rel["from"], rel["kind"], rel["to"]))
@@ -16867,7 +17141,15 @@ def format_session(res, limit=20):
                 lines.append("  %s  read %d, edited %d" % (where, f["reads"], f["edits"]))
             if len(group) > limit:
                 lines.append("  … %d more (--json for all)" % (len(group) - limit))
-        lines.append("commands (%d):" % len(act["commands"]))
+        withheld = act.get("commands_withheld") or 0
+        if withheld:
+            lines.append(
+                "commands (%d stored, %d withheld: the transcript holds them as redaction placeholders "
+                "such as [REDACTED…], or empty, so there was no command to keep):"
+                % (len(act["commands"]), withheld)
+            )
+        else:
+            lines.append("commands (%d):" % len(act["commands"]))
         for c in act["commands"][:limit]:
             text = c["command"].splitlines()[0] if c["command"] else ""
             lines.append("  $ %s%s" % (text[:160], "  [%s]" % c["repo"] if c["repo"] else ""))
@@ -16935,7 +17217,8 @@ def format_import(res):
 
 
 def cmd_import(args, store):
-    """Import Claude Code and Codex session transcripts: what each session did, per repository.
+    """Import Claude Code, Codex and Gemini CLI session transcripts: what each session did, per
+    repository.
 
     Where each session ran, which files of which repositories it read and edited, the commands it
     ran, with provenance per repository. Findings are never guessed from the transcript's prose;
@@ -16961,6 +17244,21 @@ def cmd_import(args, store):
     own = open_store(args.home)
     try:
         res = import_transcripts(own, args.paths, agent=args.agent, force=args.force, progress=progress)
+    except ImportInterrupted as stop:
+        done = [r["status"] for r in stop.results]
+        sys.stderr.write(
+            "%swctx: interrupted after %d of %d transcripts: %d imported, %d unchanged, %d failed; what was "
+            "imported stays, the one under way left nothing: run the same command again to go on\n"
+            % (
+                "\n" if show else "",
+                len(stop.results) + len(stop.failed),
+                stop.total,
+                sum(1 for s in done if s not in ("unchanged", "empty")),
+                sum(1 for s in done if s in ("unchanged", "empty")),
+                len(stop.failed),
+            )
+        )
+        return 130
     finally:
         own.close()
     for r in res["results"]:
@@ -17057,7 +17355,7 @@ def cmd_hooks(args, store):
     payload: exit 1 when one cannot run. The commands run this wctx as installed here.
     """
     if args.action == "status":
-        res = hook_status(probe=args.probe)
+        res = hook_status(probe=args.probe, home=args.home)
         lines = []
         for h in res:
             lines.append(
@@ -17069,10 +17367,21 @@ def cmd_hooks(args, store):
                     "  (%s)" % h["problem"] if h.get("problem") else "",
                 )
             )
+            for t in h.get("trust") or ():
+                lines.append(
+                    "  trust %-12s %s" % (t["event"], t["trust"].replace("untrusted", "not trusted"))
+                )
             for p in h.get("probes") or ():
                 lines.append("  probe %-12s %s" % (p["event"], "ok" if p["ok"] else "FAILED: " + p["error"]))
+            if any(t["trust"] != "trusted" for t in h.get("trust") or ()):
+                lines.append("  codex: " + CODEX_TRUST_HOW)
+        failed = [f for h in res for f in h["failed"]]
+        if any(not p["ok"] for h in res for p in h.get("probes") or ()):
+            lines.append(
+                "reinstall from the wctx and store you use: %s hooks install AGENT" % _wctx_here(args)
+            )
         emit(args, {"hooks": res}, "\n".join(lines))
-        return 1 if any(not p["ok"] for h in res for p in h.get("probes") or ()) else 0
+        return 1 if failed else 0
     if not args.agent:
         raise UsageError("hooks %s needs an agent: %s" % (args.action, ", ".join(HOOK_AGENTS)))
     if args.action == "install":
@@ -17119,6 +17428,11 @@ def cmd_hooks(args, store):
     return 1 if failed else 0
 
 
+def _wctx_here(args):
+    """How to spell wctx for this store in a suggested command: with --home when one was given."""
+    return agent_command() + (" --home " + shell_command([os.path.abspath(args.home)]) if args.home else "")
+
+
 def cmd_brief(args, store):
     """Print the session briefing for this repository: evidence recorded about it from other
     repositories since its last session, what related repositories' evidence says about the code
@@ -17132,7 +17446,7 @@ def cmd_brief(args, store):
     """
     if args.hook:
         return run_brief_hook(args.hook, args.home)
-    own = open_store(args.home)  # the hook path above must not create a store
+    own = open_store(args.home, create=False)  # a briefing only reads
     try:
         res = brief(own, repo=args.repo, files=args.files, max_tokens=args.max_tokens)
     finally:
@@ -17477,6 +17791,10 @@ def cmd_eval_retrieval(args, store):
 
 # Commands that run without opening the store.
 NO_STORE_COMMANDS = {"demo", "doctor", "eval", "mcp", "mcp-info", "instructions"}
+# Commands that record and so may create the store. Every other command only reads it (or
+# changes what is already there): pointed at a store that does not exist, a mistyped WCTX_HOME
+# say, it says so and creates nothing.
+STORE_CREATING = (cmd_init, cmd_repo_add, cmd_workspace_add, cmd_capture, cmd_import_evidence, cmd_sync)
 
 
 @BUILT_ONCE
@@ -17901,7 +18219,7 @@ def main(argv=None):
     store = None
     try:
         if args.command not in NO_STORE_COMMANDS and not getattr(args, "no_store", False):
-            store = open_store(args.home)
+            store = open_store(args.home, create=args.func in STORE_CREATING)
         return args.func(args, store)
     except WctxError as e:
         return _fail(e, getattr(args, "json", False))

@@ -650,8 +650,9 @@ TOOLS = [
         "files as path#symbol so later sessions can tell when the code changed. Calls from one session "
         "accumulate into one recorded session. An item that repeats one already recorded (the same claim, "
         "case and punctuation aside, about the same repository citing the same files, from any session) is "
-        "not stored twice: the answer names the existing id under duplicates, raises its confidence to the "
-        "larger one, and re-stamps it when the cited code changed since (said in warnings). Record root "
+        "not stored twice: the answer names the existing id under duplicates and raises its confidence to the "
+        "larger one (it is never re-stamped: confirm_evidence does that); the same claim with a detail that "
+        "says more is kept as a new item, named in warnings. Record root "
         "causes, decisions with rationale, dead ends and open questions; never secrets or routine progress.",
         "inputSchema": {
             "type": "object",
@@ -717,8 +718,8 @@ TOOLS = [
                 "duplicates": {
                     "type": "array",
                     "items": {"type": "object"},
-                    "description": "Items that repeat one already recorded: the existing id, whether it was "
-                    "re-stamped, and a message saying what changed.",
+                    "description": "Items that repeat one already recorded: the existing id and a message "
+                    "saying what happened.",
                 },
                 "duplicates_skipped": {"type": "integer"},
                 "warnings": {"type": "array", "items": {"type": "string"}},
@@ -1564,12 +1565,9 @@ class Tools:
         entries = captured.get("evidence", [])
         recorded = [e for e in entries if not e.get("duplicate")]
         duplicates = [
-            {k: e.get(k) for k in ("id", "kind", "repo", "restamped", "message")}
-            for e in entries
-            if e.get("duplicate")
+            {k: e.get(k) for k in ("id", "kind", "repo", "message")} for e in entries if e.get("duplicate")
         ]
         warnings = list(captured.get("warnings", []))
-        warnings += [d["message"] for d in duplicates if d.get("restamped")]
         return _bounded_record(
             {
                 "session": session_id,

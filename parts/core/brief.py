@@ -175,7 +175,7 @@ def brief(store, repo=None, cwd=None, files=None, max_tokens=BRIEF_DEFAULT_TOKEN
     res["text"], res["omitted"] = _fit_briefing(res, max_tokens)
     res["tokens"] = estimate_tokens(res["text"])
     kept = {item["id"] for s in sections for item in s["items"]}
-    if record and kept:
+    if record and kept and not store.readonly:  # a briefing only reads; remembering is a bonus
         now = utc_now()
         with store.atomic():
             store.db.executemany(

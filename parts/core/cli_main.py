@@ -58,6 +58,10 @@ from .untrusted import json_text, terminal_text
 
 # Commands that run without opening the store.
 NO_STORE_COMMANDS = {"demo", "doctor", "eval", "mcp", "mcp-info", "instructions"}
+# Commands that record and so may create the store. Every other command only reads it (or
+# changes what is already there): pointed at a store that does not exist, a mistyped WCTX_HOME
+# say, it says so and creates nothing.
+STORE_CREATING = (cmd_init, cmd_repo_add, cmd_workspace_add, cmd_capture, cmd_import_evidence, cmd_sync)
 
 
 @BUILT_ONCE
@@ -482,7 +486,7 @@ def main(argv=None):
     store = None
     try:
         if args.command not in NO_STORE_COMMANDS and not getattr(args, "no_store", False):
-            store = open_store(args.home)
+            store = open_store(args.home, create=args.func in STORE_CREATING)
         return args.func(args, store)
     except WctxError as e:
         return _fail(e, getattr(args, "json", False))

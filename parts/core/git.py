@@ -135,6 +135,10 @@ def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=(), 
         )
     except FileNotFoundError:
         raise WctxError("git is not installed or not on PATH (wctx needs the git binary)") from None
+    if proc.returncode != 0 and b"dubious ownership" in proc.stderr:
+        # A refusal, never an answer (even where the exit code is expected): every caller says the
+        # same, git's ownership check and its safe.directory fix.
+        raise GitError(dubious_ownership_message(repo_path, proc.stderr), proc.stderr)
     if proc.returncode not in ok_codes:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(

@@ -311,12 +311,32 @@ CodeReference = collections.namedtuple(
 )
 
 
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor", "new", "initialize"})
+# receiver.method, receiver::method, receiver->method; a lookahead, so a.b.c gives (a, b) and (b, c).
+_RECEIVER_RE = _lazy_pattern(
+    r"(?<![A-Za-z0-9_$])(?=([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:\?\.|\.|::|->)\s*([A-Za-z_$][A-Za-z0-9_$]*))"
+)
+
+
 @SYMBOL_NAMES
 def _symbol_name(symbol):
-    """The name code calls a cited symbol by (its last part: Context.invoke -> invoke), or None
-    when it is too short to match on ("get", "run") or not an identifier."""
-    name = re.split(r"[.#:]+", symbol)[-1]
-    return name if len(name) >= CODE_REF_MIN_NAME and _IDENT_RE.fullmatch(name) else None
+    """(the name code calls a cited symbol by, its class or None): Context.invoke -> ("invoke",
+    "Context"); a constructor is called by its class (Pool.__init__ -> ("Pool", "Pool")). The
+    name is None when too short to match on ("get", "run") or not an identifier."""
+    parts = [p for p in re.split(r"[.#:]+", symbol) if p]
+    if not parts:
+        return None, None
+    owner = parts[-2] if len(parts) > 1 else None
+    name = owner if owner and parts[-1] in _CONSTRUCTORS else parts[-1]
+    if len(name) < CODE_REF_MIN_NAME or not _IDENT_RE.fullmatch(name):
+        return None, owner
+    return name, owner
+
+
+def _plain(identifier):
+    """An identifier with case and separators dropped: connection_pool, connectionPool and
+    ConnectionPool all read "connectionpool"."""
+    return identifier.replace("_", "").replace("$", "").lower()
 
 
 @MODULE_FORMS
@@ -404,7 +424,7 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         )
         for sql, args in queries:
             for a in cursor.execute(sql, args):
-                name = _symbol_name(a[0])  # evidence about one symbol: only code that names it
+                name, _ = _symbol_name(a[0])  # evidence about one symbol: only code that names it
                 if name:
                     by_name.setdefault(name, []).append(a)
         # Evidence about a whole file: code that imports it. One row per cited file.
@@ -424,9 +444,19 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     hits = []  # (rel, status, anchor, how, name)
     for rel, status, text, code in texts:
         called = set(_CALL_RE.findall(code))
-        for name in sorted(set(_IDENT_RE.findall(code)) & set(by_name)):
+        named = set(_IDENT_RE.findall(code))
+        receivers = {}  # method name -> the receivers it is called on here, plain (see _plain)
+        for receiver, method in _RECEIVER_RE.findall(code):
+            receivers.setdefault(method, set()).add(_plain(receiver))
+        for name in sorted(named & set(by_name)):
             how = "calls" if name in called else "uses"
-            hits.extend((rel, status, a, how, name) for a in by_name[name])
+            for a in by_name[name]:
+                # A method counts only when its class is named here or is the receiver's name
+                # (pool.release for Pool.release): every class has an __init__ or a close.
+                _, owner = _symbol_name(a[0])
+                if owner and owner not in named and _plain(owner) not in receivers.get(name, ()):
+                    continue
+                hits.append((rel, status, a, how, name))
         for form, cited in sorted(by_form.items()):
             if _contains_word(text, form):
                 hits.extend((rel, status, a, "imports", form) for a in cited)

@@ -732,12 +732,9 @@ class Tools:
         entries = captured.get("evidence", [])
         recorded = [e for e in entries if not e.get("duplicate")]
         duplicates = [
-            {k: e.get(k) for k in ("id", "kind", "repo", "restamped", "message")}
-            for e in entries
-            if e.get("duplicate")
+            {k: e.get(k) for k in ("id", "kind", "repo", "message")} for e in entries if e.get("duplicate")
         ]
         warnings = list(captured.get("warnings", []))
-        warnings += [d["message"] for d in duplicates if d.get("restamped")]
         return _bounded_record(
             {
                 "session": session_id,
