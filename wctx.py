@@ -244,6 +244,15 @@ RUBY_ENDS = FunctionMemo("end of a Ruby definition", "(masked source, start, nam
 SOURCE_INDEX = FunctionMemo("definitions index of a source", "(source, language)", _PURE, 16)
 COMPILED_PATTERNS = FunctionMemo("compiled definition patterns", "pattern text", _PURE, 512)
 PYTHON_DEFINITIONS = FunctionMemo("definitions of a Python source", "source text", _PURE, 8)
+SOURCE_LINES = FunctionMemo("lines of a Python source", "source text", _PURE, 8)
+PY_PIECES_BYTES = 32 * 1024 * 1024
+_PY_PIECES = CacheTable(
+    "definitions of a piece of Python",
+    "text of a top-level definition, or of a long class's member",
+    _PURE,
+    "%d MiB of piece text, then emptied" % (PY_PIECES_BYTES // (1024 * 1024)),
+    {},
+).value  # filled by _python_piece_definitions
 
 # -- search (parts/core/search.py) ----------------------------------------------------------------
 DAY_SECONDS_KEPT = 100000
@@ -2572,6 +2581,26 @@ def m014_claim_key_digest(db):
     db.execute("CREATE INDEX evidence_claim_key ON evidence(repo_name, claim_key)")
 
 
+@migration
+def m015_anchor_checks(db):
+    # What verify last learned about each anchor that only git and a parse can tell: the cited
+    # symbol's hash in the file's blob at the check, and the commits that changed it between its
+    # recorded commit and HEAD then. Each is kept with the key it was computed for (see
+    # freshness._check_keys) and used only while that key holds, so it never needs invalidating.
+    _run_script(
+        db,
+        """
+        CREATE TABLE anchor_checks(
+            anchor_id INTEGER PRIMARY KEY REFERENCES anchors(id) ON DELETE CASCADE,
+            hash_key TEXT,
+            symbol_hash TEXT,
+            history_key TEXT,
+            history TEXT
+        )
+        """,
+    )
+
+
 # part: parts/core/store.py
 # ----------------------------------------------------------------------------------------------
 # Store
@@ -3109,10 +3138,10 @@ WCTX_REFS = ("refs/wctx/fetched", "refs/wctx/ours")
 
 
 def git_revision(value):
-    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``; sync's own
-    refs, optionally as ``REF^{commit}``), else GitError."""
+    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``, ``A...B``;
+    sync's own refs, optionally as ``REF^{commit}``), else GitError."""
     if isinstance(value, str):
-        ends = value.split("..") if ".." in value else [value]
+        ends = value.split("...") if "..." in value else value.split("..") if ".." in value else [value]
         if len(ends) <= 2 and all(e == "HEAD" or is_object_id(e) for e in ends):
             return value
         if value in WCTX_REFS or (value.endswith("^{commit}") and value[: -len("^{commit}")] in WCTX_REFS):
@@ -3186,6 +3215,91 @@ def blob_id(data, object_format="sha1"):
     return h.hexdigest()
 
 
+_NULL_OBJECT = frozenset({"0" * 40, "0" * 64})
+_HUNK = _lazy_pattern(rb"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+class FilePatch:
+    """One file's change in a commit: blob ids before and after (None: absent), paths, and the
+    hunks, each (old start, old count, new start, removed lines, added lines, whether the last
+    removed / added line ends the file without a newline). ``hunks`` is None for a binary file."""
+
+    __slots__ = ("old_blob", "new_blob", "old_path", "new_path", "hunks")
+
+    def __init__(self, old_blob, new_blob, old_path, new_path):
+        self.old_blob = None if old_blob in _NULL_OBJECT else old_blob
+        self.new_blob = None if new_blob in _NULL_OBJECT else new_blob
+        self.old_path, self.new_path = old_path, new_path
+        self.hunks = []
+
+
+def parse_file_patches(out):
+    """Parse ``git log --patch-with-raw -z -U0 --full-index --no-abbrev --format=%x1e%H``.
+
+    Read line by line with each hunk's own counts, so that no byte in a file's content (a
+    separator, a line that looks like a header) can be taken for structure."""
+    commits = []
+    pos, n = 0, len(out)
+    while pos < n:
+        if out[pos : pos + 1] != b"\x1e":
+            raise GitError("unexpected output from git log --patch-with-raw")
+        end = out.index(b"\0", pos)
+        sha = out[pos + 1 : end].decode("ascii", "replace")
+        pos = end + 1
+        if out[pos : pos + 1] == b"\n":
+            pos += 1
+        files = []
+        while out[pos : pos + 1] == b":":  # raw entries: ":mode mode old new status\0path\0[path\0]"
+            end = out.index(b"\0", pos)
+            meta = out[pos + 1 : end].decode("ascii", "replace").split()
+            pos = end + 1
+            paths = []
+            for _ in range(2 if meta[4][:1] in ("R", "C") else 1):
+                end = out.index(b"\0", pos)
+                paths.append(out[pos:end].decode("utf-8", "surrogateescape"))
+                pos = end + 1
+            regular = all(m[:2] == "10" or m == "000000" for m in meta[:2])
+            patch = FilePatch(meta[2], meta[3], paths[0], paths[-1])
+            files.append(patch if regular else None)
+        if out[pos : pos + 1] == b"\0":
+            pos += 1
+        for patch in files:  # a "diff --git" section per raw entry, in the same order
+            if not out.startswith(b"diff --git ", pos):
+                break
+            pos = out.index(b"\n", pos) + 1
+            while pos < n and not out.startswith((b"@@ -", b"diff --git ", b"\x1e"), pos):
+                end = out.find(b"\n", pos)
+                line = out[pos : end if end >= 0 else n]
+                if line.startswith(b"Binary files ") and patch is not None:
+                    patch.hunks = None
+                pos = n if end < 0 else end + 1
+            while out.startswith(b"@@ -", pos):
+                end = out.index(b"\n", pos)
+                m = _HUNK.match(out, pos, end)
+                if m is None:
+                    raise GitError("unexpected hunk header from git log")
+                pos = end + 1
+                old_count = 1 if m.group(2) is None else int(m.group(2))
+                new_count = 1 if m.group(4) is None else int(m.group(4))
+                removed, added, open_end = [], [], [False, False]
+                for kind, count in ((removed, old_count), (added, new_count)):
+                    for _ in range(count):
+                        end = out.find(b"\n", pos)
+                        end = n if end < 0 else end
+                        kind.append(out[pos + 1 : end].decode("utf-8", "surrogateescape"))
+                        pos = end + 1
+                        if out.startswith(b"\\", pos):  # "\ No newline at end of file"
+                            open_end[kind is added] = True
+                            pos = out.index(b"\n", pos) + 1
+                if patch is not None and patch.hunks is not None:
+                    old_start = int(m.group(1))
+                    patch.hunks.append(
+                        (old_start, old_count, int(m.group(3)), removed, added, tuple(open_end))
+                    )
+        commits.append((sha, [f for f in files if f is not None]))
+    return commits
+
+
 class GitRepo:
     """A checkout on disk, with per-call caches of what git told us about it."""
 
@@ -3195,6 +3309,7 @@ class GitRepo:
         self._index = None
         self._commit_exists = {}
         self._logs = {}
+        self._counts = {}
         self._renames = {}
         self._head_tree = None
         self._checked = {}  # batch_check's answers
@@ -3300,28 +3415,32 @@ class GitRepo:
         return {s: self._commit_exists.get(s, False) for s in shas if s}
 
     def log_since(self, commit):
-        """Commits in commit..HEAD with the paths each touched (renames followed).
+        """Commits in commit..HEAD with the paths each touched (renames followed); see log_range."""
+        return self.log_range(commit, "HEAD")
 
-        Returns a list of dicts: sha, short, date, subject, changes [(status, old, new)], newest first.
-        """
-        if commit not in self._logs:
+    def log_range(self, base, tip):
+        """Commits in base..tip with the paths each touched against its first parent (renames
+        followed; a merge lists none), newest first: dicts of sha, short, date, subject, parents
+        [sha], changes [(status, old, new)]."""
+        key = base if tip == "HEAD" else (base, tip)
+        if key not in self._logs:
             _, out = self.git(
                 "log",
                 "--no-ext-diff",
                 "--no-textconv",
-                "--format=%x1e%H%x1f%h%x1f%ad%x1f%s",
+                "--format=%x1e%H%x1f%h%x1f%ad%x1f%P%x1f%s",
                 "--date=short",
                 "--name-status",
                 "-M",
                 "-z",
-                revs=["%s..HEAD" % commit],
+                revs=["%s..%s" % (base, tip)],
                 paths=[],
             )
             commits = []
             for record in out.split(b"\x1e")[1:]:
                 header, _, rest = record.partition(b"\0")
-                fields = header.decode("utf-8", "replace").split("\x1f")
-                if len(fields) < 4:
+                fields = header.decode("utf-8", "replace").split("\x1f", 4)
+                if len(fields) < 5:
                     continue
                 changes = []
                 tokens = rest.lstrip(b"\n").split(b"\0")
@@ -3345,12 +3464,62 @@ class GitRepo:
                         "sha": fields[0],
                         "short": fields[1],
                         "date": fields[2],
-                        "subject": fields[3],
+                        "parents": fields[3].split(),
+                        "subject": fields[4],
                         "changes": changes,
                     }
                 )
-            self._logs[commit] = commits
-        return self._logs[commit]
+            self._logs[key] = commits
+        return self._logs[key]
+
+    def behind_ahead(self, commit):
+        """(commits in ``commit`` that HEAD lacks, commits in HEAD that ``commit`` lacks)."""
+        if commit not in self._counts:
+            _, out = self.git("rev-list", "--left-right", "--count", revs=["%s...HEAD" % commit])
+            left, _, right = out.decode("ascii", "replace").strip().partition("\t")
+            self._counts[commit] = (int(left or 0), int(right or 0))
+        return self._counts[commit]
+
+    def file_patches(self, base, tip, paths):
+        """The commits in base..tip that changed any of ``paths`` against their parent (every one,
+        also where a later merge dropped the change; merges left out), oldest first: [(sha, [FilePatch, ...])], each against the commit's
+        parent, with zero lines of context. One git process."""
+        if not paths:
+            return []
+        _, out = self.git(
+            "log", "--full-history", "--topo-order", "--reverse", "--patch-with-raw", "-z", "-U0", "--full-index",
+            "--no-abbrev", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--format=%x1e%H",
+            "--src-prefix=a/", "--dst-prefix=b/", "--no-relative",
+            revs=["%s..%s" % (base, tip)], paths=list(paths),
+        )  # fmt: skip
+        return parse_file_patches(out)
+
+    def merge_changes(self, base, tip, paths):
+        """The merges in base..tip whose result for one of ``paths`` differs from every parent's:
+        [(sha, [([parent blob or None], result blob or None, path)])]. One git process."""
+        if not paths:
+            return []
+        _, out = self.git(
+            "log", "--full-history", "--merges", "-c", "--raw", "-z", "--no-abbrev", "--format=%x1e%H",
+            revs=["%s..%s" % (base, tip)], paths=list(paths),
+        )  # fmt: skip
+        merges = []
+        for record in out.split(b"\x1e")[1:]:
+            tokens = record.split(b"\0")
+            sha, entries, i = tokens[0].decode("ascii", "replace").strip(), [], 1
+            while i < len(tokens):
+                meta = tokens[i].strip()
+                if not meta.startswith(b"::") or i + 1 >= len(tokens):
+                    i += 1
+                    continue
+                colons = len(meta) - len(meta.lstrip(b":"))
+                fields = meta.decode("ascii", "replace").lstrip(":").split()
+                blobs = [None if b in _NULL_OBJECT else b for b in fields[colons + 1 : 2 * colons + 2]]
+                if len(blobs) == colons + 1:
+                    entries.append((blobs[:-1], blobs[-1], tokens[i + 1].decode("utf-8", "surrogateescape")))
+                i += 2
+            merges.append((sha, entries))
+        return merges
 
     def renames_since(self, commit):
         """{old path: new path} between ``commit`` and the index: renames committed since (git's
@@ -4363,7 +4532,8 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
                     or line.endswith(("=>", "->"))
                     or line[-1] in ",(=+-*/|&.:?<"
                     or following in ("{", ".", "?", ":", "=", "|", "&", ">")
-                    or re.match(r"\s*(?:else|catch|finally)\b", masked[i + 1 : i + 40]) is not None
+                    or re.match(r"\s*(?:else|catch|finally|extends|implements)\b", masked[i + 1 : i + 40])
+                    is not None
                 )
                 if language in ("javascript", "typescript") and kind == "func" and not (assigned or bodiless):
                     continued = True  # a function header must reach its body or ';'
@@ -4670,7 +4840,8 @@ def _compiled(pattern):
     return re.compile(pattern, re.M)
 
 
-def _heuristic_locate(source, language, parts):
+def _heuristic_extents(source, language, parts):
+    """Sorted (start, end) character extents of the definitions ``parts`` names, or None."""
     index = _source_index(source, language or "")
     masked = index.masked
     extents = []
@@ -4691,7 +4862,142 @@ def _heuristic_locate(source, language, parts):
                 regions = [(_line_end(masked, s) + 1, e) for s, e in found]
             else:  # the body only: from its opening brace to the end
                 regions = [((masked.find("{", s, e) + 1) or s, e) for s, e in found]
-    return "\n".join(source[s:e] for s, e in sorted(set(extents)))
+    return sorted(set(extents))
+
+
+# A Python file is parsed in pieces, each top-level definition (with its decorators) and the
+# statements after it up to the next: a piece unchanged since another version of the file was
+# parsed (the usual case along a history, and between capture and HEAD) is not parsed again.
+# Where a piece does not parse on its own (a decorator split from its definition, a line that
+# only looks like a definition inside a string), the whole file is parsed, as before.
+_PY_TOP_DEFINITION = _lazy_pattern(r"^(?:@|def\b|class\b|async[ \t]+def\b)", re.M)
+_py_pieces_size = [0]  # characters of piece text in _PY_PIECES
+
+
+_PY_TOP_STATEMENT = _lazy_pattern(r"^[^\s#)\]}]", re.M)  # a line that starts a top-level statement
+
+
+def _python_pieces(source):
+    """[(first line, text)] of the top-level pieces of ``source``, or None when there is one."""
+    tops = None
+    starts = []
+    for m in _PY_TOP_DEFINITION.finditer(source):
+        at = m.start()
+        if starts:
+            # Part of the decorator group above (its lines, or a bracket a decorator opened)?
+            if tops is None:
+                tops = [t.start() for t in _PY_TOP_STATEMENT.finditer(source)]
+            i = bisect.bisect_left(tops, at) - 1
+            if i >= 0 and source.startswith("@", tops[i]):
+                continue
+        starts.append(at)
+    if len(starts) < 2:
+        return None
+    if starts[0] != 0:
+        starts.insert(0, 0)
+    pieces = []
+    line = 1
+    for i, at in enumerate(starts):
+        text = source[at : starts[i + 1] if i + 1 < len(starts) else len(source)]
+        pieces.append((line, text))
+        line += text.count("\n")
+    return pieces
+
+
+_PY_CLASS_SPLIT_CHARS = 2048  # a class this long is parsed method by method
+_PY_CLASS_LINE = _lazy_pattern(r"^class[ \t]+(\w+)")
+_PY_MEMBER = _lazy_pattern(r"^([ \t]+)(?:@|def\b|class\b|async[ \t]+def\b)")
+
+
+def _python_piece_definitions(text):
+    """_python_tree_definitions of one piece, kept by its text (within PY_PIECES_BYTES). A long
+    class is parsed in pieces too (_python_class_definitions)."""
+    found = _PY_PIECES.get(text, False)
+    if found is False:
+        found = None
+        if len(text) > _PY_CLASS_SPLIT_CHARS:
+            found = _python_class_definitions(text)
+        if found is None:
+            found = _python_tree_definitions(text)
+        if not _PY_PIECES or _py_pieces_size[0] + len(text) > PY_PIECES_BYTES:
+            _PY_PIECES.clear()  # also after clear_caches emptied it
+            _py_pieces_size[0] = 0
+        _PY_PIECES[text] = found
+        _py_pieces_size[0] += len(text)
+    return found
+
+
+def _python_class_definitions(text):
+    """The definitions of a piece that is one long class (decorators first, module statements
+    after it): its header parsed with a ``pass`` for the body, each member (a definition at the
+    body's indentation, with the statements up to the next) dedented and parsed on its own. None
+    where the piece has another shape or a part does not parse: the piece is parsed whole."""
+    lines = text.split("\n")
+    head = 0
+    while head < len(lines) and lines[head].startswith("@"):
+        head += 1  # one-line decorators only; anything else is parsed whole
+    match = _PY_CLASS_LINE.match(lines[head]) if head < len(lines) else None
+    if match is None or not lines[head].rstrip().endswith(":"):
+        return None
+    members, indent, end = [], None, len(lines)
+    for i in range(head + 1, len(lines)):
+        line = lines[i]
+        if not line.strip():
+            continue
+        if not line[:1].isspace():
+            if line.lstrip().startswith("#"):
+                continue
+            end = i  # module statements after the class
+            break
+        if indent is None:
+            indent = line[: len(line) - len(line.lstrip())]
+        m = _PY_MEMBER.match(line)
+        if m and m.group(1) == indent:
+            back = i - 1
+            while back > head and (not lines[back].strip() or lines[back].lstrip().startswith("#")):
+                back -= 1
+            if not (members and lines[back].startswith(indent + "@")):
+                members.append(i)
+    if not members or indent is None:
+        return None
+    header = "\n".join(lines[: members[0]] + [indent + "pass", ""])
+    found = _python_piece_definitions(header)
+    if found is None or (match.group(1),) not in found[0]:
+        return None
+    by_path = {k: list(v) for k, v in found[0].items()}
+    by_name = {k: list(v) for k, v in found[1].items()}
+    name = match.group(1)
+    last = None
+    bounds = members + [end]
+    for k in range(len(members)):
+        block = lines[bounds[k] : bounds[k + 1]]
+        if any(line.strip() and not line.startswith(indent) for line in block):
+            return None
+        inner = _python_piece_definitions("\n".join(line[len(indent) :] for line in block) + "\n")
+        if inner is None:
+            return None
+        shift = bounds[k]
+        for key, extents in inner[0].items():
+            by_path.setdefault((name,) + key, []).extend((a + shift, b + shift) for a, b in extents)
+        for key, extents in inner[1].items():
+            by_name.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+        if inner[2]:
+            last = inner[2] + shift
+    if last is None:
+        return None
+    start = by_path[(name,)][0][0]  # the class as the header's parse placed it, decorators included
+    for table, key in ((by_path, (name,)), (by_name, name)):
+        table[key] = [(start, last) if a == start else (a, b) for a, b in table[key]]
+    if end < len(lines):  # module statements after the class: a piece of their own
+        rest = _python_piece_definitions("\n".join(lines[end:]))
+        if rest is None:
+            return None
+        for key, extents in rest[0].items():
+            by_path.setdefault(key, []).extend((a + end, b + end) for a, b in extents)
+        for key, extents in rest[1].items():
+            by_name.setdefault(key, []).extend((a + end, b + end) for a, b in extents)
+        last = (rest[2] + end) if rest[2] else last
+    return by_path, by_name, last
 
 
 @PYTHON_DEFINITIONS
@@ -4699,6 +5005,26 @@ def _python_definitions(source):
     """({("A", "m"): extents}, {"m": extents}) for a Python source, or None when ``ast`` cannot
     parse it. An extent is (first line, last line), decorators included. Cached: verify and
     capture look up many symbols in one file, and parsing is the expensive part."""
+    pieces = _python_pieces(source) if source.count("\r") == source.count("\r\n") else None
+    if pieces is None or any("__future__" in text for _, text in pieces[1:]):
+        found = _python_tree_definitions(source)
+        return found[:2] if found is not None else None
+    by_path, by_name = {}, {}
+    for first, text in pieces:
+        found = _python_piece_definitions(text)
+        if found is None:
+            found = _python_tree_definitions(source)
+            return found[:2] if found is not None else None
+        shift = first - 1
+        for key, extents in found[0].items():
+            by_path.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+        for key, extents in found[1].items():
+            by_name.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+    return by_path, by_name
+
+
+def _python_tree_definitions(source):
+    """_python_definitions by one parse of ``source``."""
     import ast
 
     try:
@@ -4708,19 +5034,31 @@ def _python_definitions(source):
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     by_path, by_name = {}, {}
 
-    def visit(node, path):
-        for child in ast.iter_child_nodes(node):
+    def visit(statements, path):
+        # A definition is a statement, so only statement lists are walked (not every node: the
+        # expressions are most of a tree, and walking them cost more than the parse).
+        for child in statements:
             if isinstance(child, defs):
                 extent = (min([child.lineno] + [d.lineno for d in child.decorator_list]), child.end_lineno)
                 here = path + (child.name,)
                 by_path.setdefault(here, []).append(extent)
                 by_name.setdefault(child.name, []).append(extent)
-                visit(child, here)
-            elif not isinstance(child, ast.expr):
-                visit(child, path)
+                visit(child.body, here)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(child, field, None)
+                if isinstance(inner, list):
+                    visit(inner, path)
+            for clause in getattr(child, "handlers", None) or getattr(child, "cases", None) or ():
+                visit(clause.body, path)
 
-    visit(tree, ())
-    return by_path, by_name
+    visit(tree.body, ())
+    return by_path, by_name, tree.body[-1].end_lineno if tree.body else 0
+
+
+@SOURCE_LINES
+def _split_lines(source):
+    return source.splitlines()
 
 
 def _python_locate(source, parts):
@@ -4733,24 +5071,41 @@ def _python_locate(source, parts):
     return sorted(found) if found else None
 
 
-def locate_symbol(source, path, symbol):
-    """The source text of ``symbol`` in ``source`` (the file at ``path``), or None if not found.
+def symbol_parts(symbol):
+    """The names in a cited symbol: ``A.b``, ``A::b`` and ``A#b`` are ["A", "b"]."""
+    return [p for p in re.split(r"\.|::|#", symbol) if p]
+
+
+def locate_symbol_lines(source, path, symbol):
+    """(text, [(first line, last line), ...]) of ``symbol`` in ``source`` (the file at ``path``),
+    lines counted from 1 at each "\n"; None if not found.
 
     Several definitions of one name (overloads, same method name in two classes) are joined, so a
     change to any of them counts as a change of the cited symbol.
     """
     language = language_of(path)
-    parts = [p for p in re.split(r"\.|::|#", symbol) if p]
+    parts = symbol_parts(symbol)
     if not parts:
         return None
     if language == "python":
         extents = _python_locate(source, parts)
         if extents is not None:
-            lines = source.splitlines()
-            return "\n".join("\n".join(lines[a - 1 : b]) for a, b in extents)
+            lines = _split_lines(source)
+            return "\n".join("\n".join(lines[a - 1 : b]) for a, b in extents), extents
         if _python_definitions(source) is not None:
             return None
-    return _heuristic_locate(source, language, parts)
+    extents = _heuristic_extents(source, language, parts)
+    if extents is None:
+        return None
+    text = "\n".join(source[s:e] for s, e in extents)
+    lines = [(source.count("\n", 0, s) + 1, source.count("\n", 0, max(s, e - 1)) + 1) for s, e in extents]
+    return text, lines
+
+
+def locate_symbol(source, path, symbol):
+    """The source text of ``symbol`` in ``source`` (the file at ``path``), or None if not found."""
+    found = locate_symbol_lines(source, path, symbol)
+    return found[0] if found is not None else None
 
 
 def symbol_hash(text):
@@ -4766,8 +5121,18 @@ def symbol_hash(text):
 
 def symbol_hash_of(data, path, symbol):
     """Hash of ``symbol`` inside file bytes ``data``, or None when it cannot be located."""
-    text = locate_symbol(data.decode("utf-8", "surrogateescape"), path, symbol)
-    return symbol_hash(text) if text is not None else None
+    return symbol_hashes_of(data, path, [symbol])[symbol]
+
+
+def symbol_hashes_of(data, path, symbols):
+    """{symbol: hash, or None where it cannot be located} for several symbols of one file's bytes
+    (the file is parsed once for all of them)."""
+    source = data.decode("utf-8", "surrogateescape")
+    out = {}
+    for symbol in symbols:
+        text = locate_symbol(source, path, symbol)
+        out[symbol] = symbol_hash(text) if text is not None else None
+    return out
 
 
 # part: parts/core/records.py
@@ -6545,6 +6910,369 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
     return anchors
 
 
+# part: parts/core/history.py
+# ----------------------------------------------------------------------------------------------
+# History: which commits changed a cited symbol
+# ----------------------------------------------------------------------------------------------
+#
+# Asked only about a symbol whose text at the checkout differs from the text stamped at capture:
+# the verdict is decided from those two end states before any history is read.
+#
+# Every commit is judged against its own parent(s), never against the commit git happens to list
+# before it (on a history with merges those differ). A commit that is not a merge changed the
+# symbol when its diff changed the symbol's text; a merge changed it only when its result differs
+# from what every parent had (a conflict resolved by hand), not when it brought in a change made
+# on a branch (that branch's commit is named instead).
+#
+# Cost: the file's history comes from one ``git log -p -U0`` per repository and range, and the
+# symbol is located (a parse) only where a diff's hunks could have moved its edges or touched its
+# name outside it. Elsewhere its extent is carried through the hunks: a hunk above or below it
+# shifts it, a hunk strictly inside it (indented deeper than its first line) changes its text
+# exactly when the hunk's lines differ beyond trailing blanks. So the cost grows with the changes
+# to the cited symbols, not with the number of commits in between.
+
+HISTORY_MAX_PARSES = 300  # versions of one file located afresh in one range; past it naming stops
+_UNKNOWN = "?"  # a symbol's hash in a version reached through hunks inside it (text changed)
+
+
+class SymbolHistory:
+    """For one symbol: ``named`` (the log records of the commits that changed it, oldest first),
+    ``intact`` (commits that changed its file and left it alone) and ``unexamined`` (commits of
+    the file not judged: the walk stopped at its bound or could not read a version)."""
+
+    __slots__ = ("named", "intact", "unexamined")
+
+    def __init__(self, named, intact, unexamined):
+        self.named, self.intact, self.unexamined = named, intact, unexamined
+
+    def as_json(self):
+        return [
+            [[c["sha"], c["short"], c["date"], c["subject"]] for c in self.named],
+            self.intact,
+            self.unexamined,
+        ]
+
+    @classmethod
+    def from_json(cls, value):
+        named, intact, unexamined = value[:3]
+        return cls(
+            [{"sha": a, "short": b, "date": c, "subject": d} for a, b, c, d in named], intact, unexamined
+        )
+
+
+class _Version:
+    """One blob of a cited file: its lines while a later step needs them, whether the text ends
+    with a newline, and per symbol (hash | _UNKNOWN | None when absent, line extents | None)."""
+
+    __slots__ = ("lines", "final_newline", "symbols")
+
+    def __init__(self, lines, final_newline, symbols=None):
+        self.lines, self.final_newline, self.symbols = lines, final_newline, symbols
+
+    @classmethod
+    def of_bytes(cls, data):
+        text = data.decode("utf-8", "surrogateescape")
+        if text.endswith("\n"):
+            return cls(text[:-1].split("\n"), True)
+        return cls(text.split("\n") if text else [], False)
+
+    def text(self):
+        return "\n".join(self.lines) + ("\n" if self.final_newline and self.lines else "")
+
+
+def _apply(version, hunks):
+    """The lines after ``hunks`` (git's -U0 hunks of ``version``'s blob)."""
+    out, cursor, final = [], 0, version.final_newline
+    lines = version.lines
+    for old_start, old_count, _, _, added, open_end in hunks:
+        at = old_start if old_count == 0 else old_start - 1
+        out.extend(lines[cursor:at])
+        out.extend(added)
+        cursor = at + old_count
+        if open_end[0]:
+            final = True
+        if open_end[1]:
+            final = False
+    out.extend(lines[cursor:])
+    return _Version(out, final)
+
+
+def _leading_blanks(line):
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _blank_edges(lines, first, last):
+    """(first line of the blank run above ``first``, last line of the blank run below ``last``)."""
+    lo, hi = first, last
+    while lo > 1 and not lines[lo - 2].strip():
+        lo -= 1
+    while hi < len(lines) and not lines[hi].strip():
+        hi += 1
+    return lo, hi
+
+
+def _carry(lines, extents, hunks, names, hunk_names):
+    """Carry a symbol's extents through a commit's hunks: (changed, new extents), or None when
+    only locating it again can tell (a hunk at its edges, or one naming it elsewhere)."""
+    changed = False
+    new = []
+    for first, last in extents:
+        lo, hi = _blank_edges(lines, first, last)
+        shift, grow = 0, 0
+        head = _leading_blanks(lines[first - 1])
+        for k, (old_start, old_count, _, removed, added, _) in enumerate(hunks):
+            delta = len(added) - old_count
+            if old_count:
+                top, bottom = old_start, old_start + old_count - 1
+                before, after = bottom <= lo - 2, top >= hi + 2
+                inside = first < top and bottom < last
+            else:  # an insertion after line old_start
+                before, after = old_start <= lo - 2, old_start >= hi + 1
+                inside = first <= old_start < last
+            if before or after:
+                if names & hunk_names[k]:
+                    return None  # another definition of the name (or its container) changed
+                if before:
+                    shift += delta
+                continue
+            if not inside:
+                return None
+            for line in removed + added:
+                if line.strip() and not (line.startswith(head) and len(_leading_blanks(line)) > len(head)):
+                    return None  # a line as shallow as the definition's first: its end may move
+            if [line.rstrip() for line in removed] != [line.rstrip() for line in added]:
+                changed = True
+            grow += delta
+        new.append((first + shift, last + shift + grow))
+    return changed, new
+
+
+_OTHER_BREAKS = _lazy_pattern("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _line_safe(text):
+    """Whether git's lines and the locator's are the same lines (no lone CR, form feed...)."""
+    return text.count("\r") == text.count("\r\n") and not _OTHER_BREAKS.search(text)
+
+
+_PY_DEFINED = _lazy_pattern(r"\b(?:def|class)\s+(\w+)")
+_WORDS = _lazy_pattern(r"[A-Za-z_$\x80-\uffff][\w$]*")
+
+
+def _hunk_names(language, hunk):
+    """The names a hunk's lines may define: in Python (found by ``ast``), those after ``def`` or
+    ``class``; elsewhere, every word (any mention may be a definition the heuristic takes)."""
+    text = "\n".join(hunk[3] + hunk[4])
+    return set((_PY_DEFINED if language == "python" else _WORDS).findall(text))
+
+
+class _FileWalk:
+    """The versions of one cited file in one range, and what each commit did to its symbols."""
+
+    def __init__(self, names, symbols, object_format, read):
+        self.names = names
+        self.symbols = symbols
+        self.object_format = object_format
+        self.read = read  # blob id -> bytes or None
+        self.language = language_of(names[0])
+        # (a Ruby name's ? ! or = is not part of a word: the name without it is looked for)
+        self.parts = {s: {p.rstrip("?!=") or p for p in symbol_parts(s)} for s in symbols}
+        self.versions = {}
+        self.verified = set()  # blobs whose rebuilt lines were checked against their id
+        self.uses = {}  # {blob: later steps that need its lines}: lines are dropped after the last
+        self.parses = 0
+        self.complete = True
+        self.changed = []  # [(sha, {symbols the commit changed})], oldest first
+        self.steps = 0  # commits that changed the file (merges aside)
+        self.examined = 0  # of which judged
+
+    def _absent(self):
+        return _Version([], False, {s: (None, None) for s in self.symbols})
+
+    def version(self, blob):
+        """The version of a blob: rebuilt earlier in the walk, or read from git."""
+        if blob is None:
+            return self._absent()
+        if blob not in self.versions:
+            data = self.read(blob)
+            if data is None:
+                return None
+            self.versions[blob] = _Version.of_bytes(data)
+        return self.versions[blob]
+
+    def locate(self, version, blob, path, symbols=None):
+        """Each of ``symbols`` (default: all) as (hash, extents) in ``version``, from its text;
+        False when the text cannot be had (lines dropped, bound reached, blob unreadable)."""
+        if version.lines is None or self.parses >= HISTORY_MAX_PARSES:
+            return False
+        self.parses += 1
+        text = version.text()
+        if blob is not None and blob not in self.verified:
+            if blob_id(text.encode("utf-8", "surrogateescape"), self.object_format) != blob:
+                data = self.read(blob)  # lines rebuilt from hunks are not the blob's: read it
+                if data is None:
+                    return False
+                fresh = _Version.of_bytes(data)
+                version.lines, version.final_newline = fresh.lines, fresh.final_newline
+                text = version.text()
+            self.verified.add(blob)
+        safe = _line_safe(text)
+        found = {}
+        for s in self.symbols if symbols is None else symbols:
+            hit = locate_symbol_lines(text, path, s)
+            if hit is None:
+                found[s] = (None, None)
+            else:  # where git's lines are not the locator's, nothing is carried through hunks
+                found[s] = (symbol_hash(hit[0]), hit[1] if safe else "unsafe")
+        if version.symbols is None:
+            version.symbols = {}
+        version.symbols.update(found)
+        return True
+
+    def hashes(self, version, blob, path, symbols=None):
+        """{symbol: hash} of a version, locating those whose hash is not known; None if it cannot."""
+        wanted = self.symbols if symbols is None else symbols
+        known = version.symbols or {}
+        missing = [s for s in wanted if s not in known or known[s][0] == _UNKNOWN]
+        if missing and not self.locate(version, blob, path, missing):
+            return None
+        return {s: version.symbols[s][0] for s in wanted}
+
+    def release(self, blob):
+        if blob in self.uses:
+            self.uses[blob] -= 1
+            if self.uses[blob] <= 0 and blob in self.versions:
+                self.versions[blob].lines = None  # its symbols stay known
+
+    def step(self, sha, patch):
+        """Judge one commit's patch of this file against its parent's version."""
+        old = self.version(patch.old_blob)
+        if old is None or patch.hunks is None or old.lines is None:
+            self.complete = False
+            return
+        if old.symbols is None and not self.locate(old, patch.old_blob, patch.old_path):
+            self.complete = False
+            return
+        path = patch.new_path
+        if patch.new_blob is None:
+            new = self._absent()
+        else:
+            new = self.versions.get(patch.new_blob) or _apply(old, patch.hunks)
+        carried, changed, unsure = {}, set(), []
+        hunk_names = [_hunk_names(self.language, hunk) for hunk in patch.hunks]
+        for s, (h, extents) in old.symbols.items():
+            if extents is None:  # absent before: only a hunk that names it can bring it
+                result = None if any(self.parts[s] & names for names in hunk_names) else (False, None)
+            elif extents == "unsafe":
+                result = None
+            else:
+                result = _carry(old.lines, extents, patch.hunks, self.parts[s], hunk_names)
+            if result is None:
+                unsure.append(s)  # located again in the new version, alone
+                continue
+            carried[s] = (_UNKNOWN if result[0] else h, result[1])
+            if result[0]:
+                changed.add(s)
+        if patch.new_blob is None:  # deleted: every symbol it had changed
+            changed = {s for s, (h, _) in old.symbols.items() if h is not None}
+        else:
+            if new.symbols is None:
+                new.symbols = carried
+            if unsure:
+                before = self.hashes(old, patch.old_blob, patch.old_path, unsure)
+                after = self.hashes(new, patch.new_blob, path, unsure)
+                if before is None or after is None:
+                    self.complete = False
+                    return
+                changed |= {s for s in unsure if before[s] != after[s]}
+        if patch.new_blob is not None:
+            self.versions[patch.new_blob] = new
+            if self.uses.get(patch.new_blob, 0) <= 0:
+                new.lines = None
+        self.release(patch.old_blob)
+        self.changed.append((sha, changed))
+        self.examined += 1
+
+
+def symbol_histories(g, base, tip, targets):
+    """{(path at base, symbol): SymbolHistory} for symbols of files in repository ``g``, over the
+    commits in base..tip. ``targets``: {path at base: [symbols]}. Three git processes per call:
+    the files' history with patches, the merges that changed them, one read of the versions that
+    no patch in the range rebuilds."""
+    log = g.log_range(base, tip)
+    records = {c["sha"]: c for c in log}
+    order = {c["sha"]: i for i, c in enumerate(reversed(log))}  # oldest first
+    blobs = {}
+    walks, by_name = {}, {}
+    for path, symbols in targets.items():
+        names = [path]
+        for commit in reversed(log):  # follow the file's renames forward from its name at base
+            for status, old, new in commit["changes"]:
+                if status == "R" and old == names[-1]:
+                    names.append(new)
+                    break
+        walk = _FileWalk(names, sorted(set(symbols)), g.object_format, blobs.get)
+        walks[path] = walk
+        for name in names:
+            by_name.setdefault(name, walk)
+    patches = g.file_patches(base, tip, sorted(by_name))
+    merges = g.merge_changes(base, tip, sorted(by_name))
+    produced, wanted, steps, merge_steps = set(), [], [], []
+    for sha, files in patches:
+        seen = set()
+        for patch in files:
+            walk = by_name.get(patch.new_path) or by_name.get(patch.old_path)
+            if walk is None or id(walk) in seen:
+                continue
+            seen.add(id(walk))
+            steps.append((sha, walk, patch))
+            walk.steps += 1
+            if patch.old_blob:
+                walk.uses[patch.old_blob] = walk.uses.get(patch.old_blob, 0) + 1
+                if patch.old_blob not in produced:
+                    wanted.append(patch.old_blob)
+            produced.add(patch.new_blob)
+    for sha, entries in merges:
+        for parents, result, path in entries:
+            walk = by_name.get(path)
+            if walk is None or result in parents:
+                continue
+            merge_steps.append((sha, walk, parents, result, path))
+            for blob in parents + [result]:
+                if blob:
+                    walk.uses[blob] = walk.uses.get(blob, 0) + 1  # kept for the merge's judgement
+                    if blob not in produced:
+                        wanted.append(blob)
+    if wanted:
+        blobs.update(g.read_blobs(list(dict.fromkeys(wanted))))
+    for sha, walk, patch in steps:
+        if walk.complete:
+            walk.step(sha, patch)
+    merged = {}  # {path: [(sha, {symbols the merge itself changed})]}
+    for sha, walk, parents, result, path in merge_steps:
+        now = walk.hashes(walk.version(result), result, path) if result else {s: None for s in walk.symbols}
+        before = []
+        for parent in parents:
+            version = walk.version(parent)
+            before.append(walk.hashes(version, parent, path) if version is not None else None)
+        if now is None or any(b is None for b in before):
+            walk.complete = False
+            walk.steps += 1  # counted as a commit of the file that was not examined
+            continue
+        changed = {s for s in walk.symbols if all(now[s] != b[s] for b in before)}
+        merged.setdefault(walk.names[0], []).append((sha, changed))
+    out = {}
+    for path, walk in walks.items():
+        for s in walk.symbols:
+            own = [sha for sha, changed in walk.changed if s in changed]
+            named = own + [sha for sha, changed in merged.get(path, ()) if s in changed]
+            named = sorted(set(named), key=lambda sha: order.get(sha, -1))
+            history = SymbolHistory([records[sha] for sha in named if sha in records], walk.examined - len(own),
+                                    walk.steps - walk.examined)  # fmt: skip
+            out[(path, s)] = history
+    return out
+
+
 # part: parts/core/freshness.py
 # ----------------------------------------------------------------------------------------------
 # Freshness: did what an item cites change since it was captured?
@@ -6580,67 +7308,65 @@ def _plural(n, word, plural=None):
     return "%d %s" % (n, word if n == 1 else plural or word + "s")
 
 
-SYMBOL_HISTORY_MAX_COMMITS = 200  # commits whose copy of a changed symbol's file is read, newest first
-
-
 class _SymbolChange:
-    """The reason for a cited symbol whose text changed, finished once the symbol's text at each
-    commit that touched its file is known (FreshnessChecker reads those in one batch per repo)."""
+    """The reason for a cited symbol whose text differs from capture, finished once the commits
+    that changed it are known (FreshnessChecker walks them in one batch per repository and range).
 
-    __slots__ = ("g", "label", "symbol", "since", "stored", "now", "touching", "uncommitted_file", "notes",
-                 "text")  # fmt: skip
+    ``base``..``tip`` is the range walked: the recorded commit to HEAD, or, for a checkout moved
+    behind its recorded commit, HEAD to that commit (the commits the checkout lacks)."""
 
-    def __init__(self, g, label, symbol, since, stored, now, touching, uncommitted_file, notes):
-        self.g, self.label, self.symbol, self.since = g, label, symbol, since
-        self.stored, self.now, self.touching = stored, now, touching
-        self.uncommitted_file, self.notes = uncommitted_file, notes
+    __slots__ = ("g", "anchor_id", "label", "symbol", "since", "path", "base", "tip", "now", "uncommitted_file",
+                 "notes", "behind", "ahead", "history", "text")  # fmt: skip
+
+    def __init__(self, g, anchor_id, label, symbol, since, path, now, uncommitted_file, notes, behind, ahead):
+        self.g, self.anchor_id, self.label, self.symbol, self.since = g, anchor_id, label, symbol, since
+        self.now, self.uncommitted_file, self.notes = now, uncommitted_file, notes
+        self.behind, self.ahead = behind, ahead
+        self.path = path  # the file's name at ``base``
+        self.base, self.tip = (g.head, since) if behind and not ahead else (since, g.head)
+        self.history = None
         self.text = None
 
-    def specs(self):
-        # The newest SYMBOL_HISTORY_MAX_COMMITS commits are judged, each against the one before:
-        # one more blob than that is read.
-        return ["%s:%s" % (c["sha"], p) for c, p in self.touching[: SYMBOL_HISTORY_MAX_COMMITS + 1]]
+    def history_key(self):
+        """What the commits named depend on: the range, the file's name at its start, the symbol,
+        the locator's version and the walk's bound."""
+        return _key_digest(__version__, str(HISTORY_MAX_PARSES), self.base, self.tip, self.path, self.symbol)
 
-    def finish(self, blobs, hash_of):
-        """``blobs``: {spec: bytes or None}; ``hash_of(data, path)``: the symbol's hash in it."""
-        changed, intact = [], 0
-        before = self.stored
-        judged, older = self.touching, 0
-        if len(self.touching) > SYMBOL_HISTORY_MAX_COMMITS:
-            judged = self.touching[:SYMBOL_HISTORY_MAX_COMMITS]
-            older = len(self.touching) - len(judged)
-            commit, path = self.touching[len(judged)]
-            data = blobs.get("%s:%s" % (commit["sha"], path))
-            before = hash_of(data, path) if data is not None else None
-        changed_before = older and before != self.stored
-        for commit, path in reversed(judged):  # oldest first
-            data = blobs.get("%s:%s" % (commit["sha"], path))
-            after = hash_of(data, path) if data is not None else None
-            if after != before:
-                changed.append(commit)
-            else:
-                intact += 1
-            before = after
-        changed.reverse()  # newest first, as the log reads
+    def finish(self, history):
+        """``history``: a SymbolHistory, or None when git could not tell (the verdict stands)."""
+        self.history = history
+        since = short_sha(self.since)
         parts = []
-        if changed:
-            parts.append("%s since %s: %s" % (_plural(len(changed), "commit"), short_sha(self.since),
-                                             _describe_commits(changed)))  # fmt: skip
-        if self.uncommitted_file and before != self.now:
-            parts.append("uncommitted changes in the working tree")
-        if not parts:  # cannot happen while the hashes chain, but never say nothing
-            parts.append("content differs from capture")
-        where = ("changed in " if changed else "changed: ") + ", and ".join(parts)
-        if intact:
-            where += "; the file changed in %s that left it intact" % _plural(
-                intact, "other commit" if changed else "commit"
-            )
-        if older:
-            where += "; %s that touched the file %s not examined%s" % (
-                _plural(older, "older commit"),
-                "was" if older == 1 else "were",
-                " (the symbol had changed by then)" if changed_before else "",
-            )
+        if history is None:
+            where = "changed since %s (which commits changed it is unknown)" % since
+        elif self.behind and not self.ahead:
+            where = "differs from capture: the checkout is %s behind the recorded commit %s" % (
+                _plural(self.behind, "commit"), since)  # fmt: skip
+            if history.named:
+                where += ", and %s it lacks changed it: %s" % (
+                    "1 commit" if len(history.named) == 1 else "%d commits" % len(history.named),
+                    _describe_commits(history.named))  # fmt: skip
+        else:
+            if history.named:
+                parts.append("%s since %s: %s" % (_plural(len(history.named), "commit"), since,
+                                                 _describe_commits(history.named)))  # fmt: skip
+            if self.uncommitted_file:
+                parts.append("uncommitted changes in the working tree")
+            if not parts:
+                parts.append("content differs from capture")
+            where = ("changed in " if history.named else "changed: ") + ", and ".join(parts)
+        if history is not None and not (self.behind and not self.ahead):
+            if history.intact:
+                where += "; the file changed in %s that left it intact" % _plural(
+                    history.intact, "other commit" if history.named else "commit"
+                )
+            if self.behind:
+                where += "; the checkout also lacks %s of the recorded commit's history" % _plural(
+                    self.behind, "commit")  # fmt: skip
+        if history is not None and history.unexamined:
+            where += "; %s that touched the file %s not examined (the walk stops at %d versions)" % (
+                _plural(history.unexamined, "later commit"), "was" if history.unexamined == 1 else "were",
+                HISTORY_MAX_PARSES)  # fmt: skip
         if self.now is None:
             path = self.label.rpartition("#")[0]
             text = "symbol %s no longer found in %s (%s)" % (self.symbol, path, where)
@@ -6696,8 +7422,11 @@ class _Suffixed:
 class FreshnessChecker:
     """Computes verdicts for many items with git work batched per repository."""
 
-    def __init__(self, store, shared=False):
+    def __init__(self, store, shared=False, remember=False):
         self.store = store
+        # ``remember``: keep what git and parsing told this call in anchor_checks for the next
+        # (verify and the cached verdicts do; a command that must change nothing does not).
+        self.remember = remember
         self.repos = {r.id: r for r in _repos(store)}
         # ``shared``: ask git through the process's views of each checkout (git_view), as the
         # cached verdicts do; else afresh (verify, confirm: git's word now, no cache).
@@ -6709,11 +7438,18 @@ class FreshnessChecker:
         # touch them say so, but are not cached for other callers whose git works.
         self.git_failed = set()
         # Per call: many items cite the same file and symbol. {(root, rel): (bytes, {format: blob})}
-        # up to FILE_MEMO_BYTES in all, and {(blob, rel, symbol): symbol hash}.
+        # up to FILE_MEMO_BYTES in all, and {(blob, rel): {symbol: hash}}.
         self.files = {}
         self.file_bytes = 0
         self.unreadable = {}  # {(root, rel): why read_repo_file refused it}
         self.symbol_hashes = {}
+        self.cited = {}  # {rel: {symbols cited in it in this call}}: one parse serves them all
+        self.touching = {}  # {(checkout, recorded commit, path): commits that touched it since}
+        self.judges = {}  # {(repo id, recorded checkout, commit): _git_for's answer}
+        # What earlier checks learned per anchor (anchor_checks: {id: (hash key, hash, history
+        # key, history)}), and what this one learned, written at the end.
+        self.checks = {}
+        self.learned = {}
         self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
         self.moved = {}  # {(repo id, recorded commit): commits since}, for items citing no file
 
@@ -6756,11 +7492,59 @@ class FreshnessChecker:
             memo[1][object_format] = blob_id(data, object_format)
         return memo[1][object_format]
 
-    def _symbol_hash(self, blob, data, rel, symbol):
-        key = (blob, rel, symbol)
-        if key not in self.symbol_hashes:
-            self.symbol_hashes[key] = symbol_hash_of(data, rel, symbol)
-        return self.symbol_hashes[key]
+    def _symbol_hash(self, blob, data, rel, symbol, anchor_id=None):
+        """The hash of ``symbol`` in the file's content ``data`` (blob id ``blob``): from what an
+        earlier check of this anchor learned of that blob, else by locating it (every symbol
+        this call cites in the file at once)."""
+        key = _key_digest(__version__, blob, language_of(rel), symbol)
+        known = self.checks.get(anchor_id)
+        if known is not None and known[0] == key:
+            return known[1]
+        memo = self.symbol_hashes.get((blob, rel))
+        if memo is None or symbol not in memo:
+            wanted = sorted(self.cited.get(rel, set()) | {symbol})
+            memo = self.symbol_hashes[(blob, rel)] = symbol_hashes_of(data, rel, wanted)
+        if anchor_id is not None:
+            self._learn(anchor_id, hash_key=key, symbol_hash=memo[symbol])
+        return memo[symbol]
+
+    def _learn(self, anchor_id, **values):
+        row = self.learned.get(anchor_id)
+        if row is None:
+            old = self.checks.get(anchor_id) or (None, None, None, None)
+            row = self.learned[anchor_id] = dict(
+                zip(("hash_key", "symbol_hash", "history_key", "history"), old)
+            )
+        row.update(values)
+
+    def _load_checks(self, anchors):
+        ids = [a["id"] for a in anchors if a.get("id") is not None and a["symbol"] and a["symbol_hash"]]
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            for row in self.store.db.execute(
+                "SELECT anchor_id, hash_key, symbol_hash, history_key, history FROM anchor_checks "
+                "WHERE anchor_id IN (%s)" % ",".join("?" * len(chunk)),
+                chunk,
+            ):
+                self.checks[row[0]] = tuple(row[1:])
+
+    def _save_checks(self):
+        """Keep what this call learned for the next (best effort, as the freshness cache)."""
+        import sqlite3
+
+        rows = [(i, r["hash_key"], r["symbol_hash"], r["history_key"], r["history"]) for i, r in self.learned.items()
+                if self.checks.get(i) != (r["hash_key"], r["symbol_hash"], r["history_key"], r["history"])]  # fmt: skip
+        self.learned = {}
+        if not rows or not self.remember or self.store.readonly:
+            return
+        try:
+            self.store.write_keeping_memo(
+                "INSERT OR REPLACE INTO anchor_checks(anchor_id, hash_key, symbol_hash, history_key, history) "
+                "VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )
+        except sqlite3.OperationalError as e:
+            self.store.notice("freshness was computed but not cached (%s)" % e)
 
     def _git_at(self, repo, path):
         """(GitRepo, None) for one checkout, or (None, why git cannot be asked there)."""
@@ -6795,11 +7579,15 @@ class FreshnessChecker:
             return None, "repository %s is not registered on this machine" % a["repo_name"]
         if a["repo_id"] in self.git:  # git broke in this repository during this call (_git_broke)
             return self.git[a["repo_id"]]
+        key = (a["repo_id"], a.get("checkout"), a["commit_sha"])
+        if key not in self.judges:  # asked several times per anchor, and many anchors share one
+            self.judges[key] = self._judge(repo, a.get("checkout"), a["commit_sha"])
+        return self.judges[key]
+
+    def _judge(self, repo, recorded, commit):
         order = repo.all_checkouts()
-        recorded = a.get("checkout")
         if recorded in order:
             order = [recorded] + [p for p in order if p != recorded]
-        commit = a["commit_sha"]
         first = None
         for path in order:
             g, why = self._git_at(repo, path)
@@ -6857,15 +7645,17 @@ class FreshnessChecker:
                     if g is not None:
                         by_git.setdefault(g.path, (g, []))[1].append(a)
                 for g, judged in by_git.values():
-                    g.commits_exist([a["commit_sha"] for a in judged if a["commit_sha"]])
+                    commits = [a["commit_sha"] for a in judged if a["commit_sha"]]
                     paths = [
                         a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs
                     ]
                     if g.head and paths:
                         # With each cited path at its recorded commit, which check_file_anchor reads
-                        # of a path that is not at HEAD: one cat-file per checkout for both.
+                        # of a path that is not at HEAD, and the recorded commits themselves: one
+                        # cat-file per checkout for all.
                         found = g.batch_check(
-                            ["HEAD:" + p for p in paths]
+                            [c + "^{commit}" for c in dict.fromkeys(commits)]
+                            + ["HEAD:" + p for p in paths]
                             + [
                                 "%s:%s" % (a["commit_sha"], a["path"])
                                 for a in judged
@@ -6875,6 +7665,7 @@ class FreshnessChecker:
                         for p in paths:
                             hit = found.get("HEAD:" + p)
                             self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
+                    g.commits_exist(commits)
             except GitError as e:
                 self._git_broke(repo_id, e)
 
@@ -6906,7 +7697,13 @@ class FreshnessChecker:
 
     def check_items(self, anchors_by_rid):
         """{rid: {"verdict", "reasons", "anchors": [...]}} for the given anchors."""
-        self.prefetch([a for anchors in anchors_by_rid.values() for a in anchors])
+        every = [a for anchors in anchors_by_rid.values() for a in anchors]
+        self.prefetch(every)
+        self.cited = {}
+        for a in every:
+            if a["path"] and a["symbol"]:
+                self.cited.setdefault(a["path"], set()).add(a["symbol"])
+        self._load_checks(every)
         self.symbol_changes = []
         results = {rid: self.check_item(anchors) for rid, anchors in anchors_by_rid.items()}
         if self.symbol_changes:
@@ -6914,32 +7711,42 @@ class FreshnessChecker:
         for res in results.values():  # symbol changes and checkout notes become text now
             res["reasons"] = [str(r) for r in res["reasons"]]
             for a in res["anchors"]:
+                change = a["reason"].reason if isinstance(a["reason"], _Suffixed) else a["reason"]
+                if isinstance(change, _SymbolChange) and change.history is not None:
+                    a["changed_in"] = [c["sha"] for c in change.history.named]
                 a["reason"] = str(a["reason"])
+        self._save_checks()
         return results
 
     def _finish_symbol_changes(self):
-        """Which of the commits that touched a changed symbol's file changed the symbol itself:
-        its text at each of them, read in one ``cat-file --batch`` per repository."""
-        by_repo = {}
+        """Which commits changed each changed symbol (see history.symbol_histories): from what an
+        earlier check of the anchor learned for the same range, else one walk per repository and
+        range for all the symbols asked about in it."""
+        by_range = {}
         for change in self.symbol_changes:
-            by_repo.setdefault(change.g.path, (change.g, []))[1].append(change)
-        for g, changes in by_repo.values():
+            known = self.checks.get(change.anchor_id)
+            if known is not None and known[2] == change.history_key() and known[3]:
+                change.finish(SymbolHistory.from_json(json.loads(known[3])))
+                continue
+            by_range.setdefault((change.g.path, change.base, change.tip), (change.g, []))[1].append(change)
+        for (_, base, tip), (g, changes) in by_range.items():
+            targets = {}
+            for change in changes:
+                targets.setdefault(change.path, []).append(change.symbol)
             try:
-                blobs = g.read_blobs([spec for change in changes for spec in change.specs()])
-            except GitError as e:  # the verdict stands (the symbol's hash differs); the commits are unknown
+                found = symbol_histories(g, base, tip, targets)
+            except GitError:  # the verdict stands (the symbol's text differs); the commits are unknown
                 for rid in [r.id for r in self.repos.values() if g.path in r.all_checkouts()]:
                     self.git_failed.add(rid)
                 for change in changes:
-                    change.text = "; ".join(
-                        [
-                            "%s changed since capture (which commits changed it is unknown: %s)"
-                            % (change.label, e)
-                        ]
-                        + change.notes
-                    )
+                    change.finish(None)
                 continue
             for change in changes:
-                change.finish(blobs, lambda data, path, s=change.symbol: symbol_hash_of(data, path, s))
+                history = found[(change.path, change.symbol)]
+                change.finish(history)
+                if change.anchor_id is not None:
+                    self._learn(change.anchor_id, history_key=change.history_key(),
+                                history=json.dumps(history.as_json() + [change.behind]))  # fmt: skip
         self.symbol_changes = []
 
     def _guarded(self, check, a):
@@ -7013,13 +7820,14 @@ class FreshnessChecker:
                     name,
                 ),
             )
-        moved = len(g.log_since(commit))
+        behind, moved = g.behind_ahead(commit)
+        if behind and not moved:
+            return "possibly_stale", "%s's checkout is %s behind the recorded commit %s; this item cites no file" % (
+                name, _plural(behind, "commit"), short_sha(commit))  # fmt: skip
         self.moved[(a["repo_id"], commit)] = moved
-        if moved == 0:
-            return "possibly_stale", "%s's HEAD is no longer at %s; this item cites no file" % (
-                name,
-                short_sha(commit),
-            )
+        if behind:
+            return "possibly_stale", "%s moved %s since %s, on a line of history that lacks %s of it; this item cites no file" % (
+                name, _plural(moved, "commit"), short_sha(commit), _plural(behind, "commit"))  # fmt: skip
         return "possibly_stale", "%s moved %s since %s; this item cites no file" % (
             name,
             _plural(moved, "commit"),
@@ -7116,9 +7924,16 @@ class FreshnessChecker:
             if not commit_ok and commit:
                 text += " (the recorded commit %s is gone, but the content is identical)" % short_sha(commit)
             return "current", "; ".join([text] + notes)
+        if a["symbol"] and a["symbol_hash"] and commit_ok and commit != g.head:
+            cached = self._cached_change(g, a, label, path, current_blob, data, uncommitted, notes)
+            if cached is not None:
+                return "stale", cached
         # The content differs: say where the change came from.
+        behind = ahead = 0
         if commit_ok:
-            touching = _commits_touching(g.log_since(commit), path)
+            touching = self._touching(g, commit, path)
+            if not touching and commit != g.head:
+                behind, ahead = g.behind_ahead(commit)
             parts = []
             if touching:
                 parts.append(
@@ -7132,12 +7947,18 @@ class FreshnessChecker:
                 )
             if uncommitted:
                 parts.append("uncommitted changes in the working tree")
-            if not parts:
-                parts.append(
-                    "content differs from capture (it was %s then)"
-                    % ("uncommitted" if a["dirty"] else "committed")
-                )
-            where = "changed in " + ", and ".join(parts) if touching else "changed: " + ", and ".join(parts)
+            if behind and not touching:
+                where = "differs from capture: the checkout is %s behind the recorded commit %s" % (
+                    _plural(behind, "commit"), short_sha(commit))  # fmt: skip
+                if uncommitted:
+                    where += ", and has uncommitted changes"
+            else:
+                if not parts:
+                    parts.append(
+                        "content differs from capture (it was %s then)"
+                        % ("uncommitted" if a["dirty"] else "committed")
+                    )
+                where = ("changed in " if touching else "changed: ") + ", and ".join(parts)
         else:
             if commit:
                 where = "changed, and the recorded commit %s is gone (history rewritten)" % short_sha(commit)
@@ -7147,19 +7968,16 @@ class FreshnessChecker:
                 where += "; uncommitted changes in the working tree"
         if a["symbol"]:
             if a["symbol_hash"]:
-                now = self._symbol_hash(current_blob, data, path, a["symbol"])
+                now = self._symbol_hash(current_blob, data, path, a["symbol"], a.get("id"))
                 if now == a["symbol_hash"]:
-                    text = "symbol %s unchanged; other parts of %s %s" % (
-                        a["symbol"],
-                        path,
-                        where.replace("changed", "changed", 1),
-                    )
+                    text = "symbol %s unchanged; other parts of %s %s" % (a["symbol"], path, where)
                     return "current", "; ".join([text] + notes)
-                if commit_ok and touching:
+                if commit_ok and (touching or behind):
                     # Name only the commits whose diff changed the symbol, not all that touched the file.
-                    change = _SymbolChange(g, label, a["symbol"], commit, a["symbol_hash"], now,
-                                           [(c, p) for c, p in _touching_with_paths(g.log_since(commit), path)],
-                                           uncommitted, notes)  # fmt: skip
+                    in_symbol = uncommitted and self._head_symbol_hash(g, path, a["symbol"]) != now
+                    base_path = a["path"] if touching else path
+                    change = _SymbolChange(g, a.get("id"), label, a["symbol"], commit, base_path, now, in_symbol,
+                                           notes, behind, ahead)  # fmt: skip
                     self.symbol_changes.append(change)
                     return "stale", change
                 if now is None:
@@ -7174,6 +7992,46 @@ class FreshnessChecker:
             )
             return "possibly_stale", "; ".join([text] + notes)
         return "stale", "; ".join(["%s %s" % (label, where)] + notes)
+
+    def _cached_change(self, g, a, label, path, blob, data, uncommitted, notes):
+        """A changed symbol whose commits an earlier check named for this very range: its reason
+        without reading the range's log (None when that is not known)."""
+        now = self._symbol_hash(blob, data, path, a["symbol"], a.get("id"))
+        known = self.checks.get(a.get("id"))
+        if now == a["symbol_hash"] or known is None or not known[3]:
+            return None
+        change = _SymbolChange(
+            g, a.get("id"), label, a["symbol"], a["commit_sha"], a["path"], now, False, notes, 0, 1
+        )
+        if known[2] != change.history_key():
+            return None
+        change.behind = json.loads(known[3])[3]
+        change.uncommitted_file = uncommitted and self._head_symbol_hash(g, path, a["symbol"]) != now
+        self.symbol_changes.append(change)  # finished from what was learned, with the others
+        return change
+
+    def _touching(self, g, commit, path):
+        """_commits_touching, once per checkout, recorded commit and path in a call."""
+        key = (g.path, commit, path)
+        if key not in self.touching:
+            self.touching[key] = _commits_touching(g.log_since(commit), path)
+        return self.touching[key]
+
+    def _head_symbol_hash(self, g, path, symbol):
+        """The symbol's hash in the file as HEAD has it (to tell an uncommitted edit of the
+        symbol from one elsewhere in its file)."""
+        blob = self._head_blob(g, path)
+        if blob is None:
+            return None
+        memo = self.symbol_hashes.get((blob, path))
+        if memo is None or symbol not in memo:
+            data = g.read_blobs([blob]).get(blob)
+            if data is None:
+                return None
+            memo = self.symbol_hashes[(blob, path)] = symbol_hashes_of(
+                data, path, sorted(self.cited.get(path, set()) | {symbol})
+            )
+        return memo[symbol]
 
 
 # What search reads of an item's anchors to rank and show it and to look its verdict up; a
@@ -7327,6 +8185,11 @@ def _file_stamp(path):
     return "%d:%d:%d:%d" % (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
+def _key_digest(*parts):
+    """A key of several strings, as one hex digest (stored text keeps no control characters)."""
+    return _sha1_hex("\0".join(parts).encode("utf-8", "surrogateescape"))
+
+
 def _sha1_hex(data):
     """hashlib.sha1(data).hexdigest(), through CPython's small built-in _sha1 module when it is
     there: importing hashlib loads OpenSSL (~2.5 ms), most of what a CLI search with a warm cache
@@ -7404,7 +8267,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
                 hit(rid, *seen[rid])
     missing = [rid for rid in rids if rid not in result]
     if missing:
-        checker = FreshnessChecker(store, shared=use_cache)
+        checker = FreshnessChecker(store, shared=use_cache, remember=True)
         # Every column of the anchors (a caller may hold fewer: SEARCH_ANCHOR_COLUMNS).
         full = _load_anchors(store, missing)
         computed = checker.check_items(full)
@@ -9345,9 +10208,11 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     repos = {r.id: r for r in _repos(store)}
     heads = {}
     keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
-    checker = FreshnessChecker(store)
+    checker = FreshnessChecker(store, remember=True)
     computed = checker.check_items(anchors)
-    _write_freshness_cache(store, _cache_rows(checker, computed, anchors, repos, heads, keys.get))
+    _write_freshness_cache(
+        store, _changed_rows(store, _cache_rows(checker, computed, anchors, repos, heads, keys.get))
+    )
     items = []
     summary = {v: 0 for v in VERDICTS}
     fileless = {}
@@ -9377,6 +10242,22 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     if total is not None:
         out["total"] = total
     return out
+
+
+def _changed_rows(store, rows):
+    """The freshness cache rows that differ from what the cache holds: a verify that finds what
+    the last one found writes nothing (each written row passes the redaction boundary)."""
+    held = {}
+    rids = [r[0] for r in rows]
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for rid, key, verdict, reasons in store.db.execute(
+            "SELECT evidence_rid, cache_key, verdict, reasons FROM freshness_cache WHERE evidence_rid IN (%s)"
+            % ",".join("?" * len(chunk)),
+            chunk,
+        ):
+            held[rid] = (key, verdict, reasons)
+    return [r for r in rows if held.get(r[0]) != (r[1], r[2], r[3])]
 
 
 def verify_exit_code(res, strict=False):
