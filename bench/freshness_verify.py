@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib
+import importlib.util
 import json
 import os
 import random
@@ -421,8 +422,15 @@ def main(argv=None):
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     args.wctx = os.path.abspath(args.wctx)
+    if args.compare and not os.path.isfile(args.compare):
+        parser.error("--compare: no such report %s" % args.compare)
+    # The build under test, from its own file, also for bench/freshness.py's oracle, which would
+    # otherwise import this checkout's wctx.py under the same name.
     sys.path.insert(0, os.path.dirname(args.wctx))
-    wctx = importlib.import_module("wctx")
+    spec = importlib.util.spec_from_file_location("wctx", args.wctx)
+    wctx = importlib.util.module_from_spec(spec)
+    sys.modules["wctx"] = wctx
+    spec.loader.exec_module(wctx)
     say = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     repos = [os.path.realpath(r) for r in args.repo]
     reports = [run_span(repos, days, args, wctx, say) for days in (args.span or [365])]
