@@ -215,6 +215,10 @@ def run_span(repos, days, args, wctx, say):
     rng = random.Random(args.seed)
     oracle = symbols_bench.Oracle()
     scratch = tempfile.mkdtemp(prefix="wctx-verify-bench-")
+    # wctx runs from here: ``python -m wctx`` looks in the current directory first, and a
+    # checkout of wctx (this one) would then be the build timed, whatever --wctx says.
+    cwd = os.getcwd()
+    os.chdir(scratch)
     home = os.path.join(scratch, "home")
     env = dict(os.environ, WCTX_HOME=home)
     checkouts = []
@@ -335,6 +339,7 @@ def run_span(repos, days, args, wctx, say):
             "warm_vs_floor": round(warm / timings["floor_warm_s"], 1) if warm else None,
         }
     finally:
+        os.chdir(cwd)
         if store is not None:
             store.close()
         if args.keep:
