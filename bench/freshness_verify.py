@@ -310,7 +310,8 @@ def run_span(repos, days, args, wctx, say):
         timings["floor_warm_s"] = statistics.median(r[0] for r in runs)
         timings["floor_warm_cpu_s"] = statistics.median(r[1] for r in runs)
         if "cold" in results:
-            report["items"] = {named[i["id"]]: [i["verdict"], i["reasons"]] for i in results["cold"]["items"]}
+            report["items"] = {named[i["id"]]: [i["verdict"], [r.replace(scratch, "SCRATCH") for r in i["reasons"]]]
+                               for i in results["cold"]["items"]}  # fmt: skip
         if "warm" in results:
             result = results["warm"]
             report["summary"] = result["summary"]
