@@ -7711,14 +7711,17 @@ class FreshnessChecker:
 
     def _load_checks(self, anchors):
         ids = [a["id"] for a in anchors if a.get("id") is not None and a["symbol"] and a["symbol_hash"]]
+        cursor = self.store.db.cursor()
+        cursor.row_factory = None  # plain tuples: no sqlite3.Row per row
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
-            for row in self.store.db.execute(
+            cursor.execute(
                 "SELECT anchor_id, hash_key, symbol_hash, history_key, history FROM anchor_checks "
                 "WHERE anchor_id IN (%s)" % ",".join("?" * len(chunk)),
                 chunk,
-            ):
-                self.checks[row[0]] = tuple(row[1:])
+            )
+            for anchor_id, hash_key, symbol_hash, history_key, history in cursor:
+                self.checks[anchor_id] = (hash_key, symbol_hash, history_key, history)
 
     def _save_checks(self):
         """Keep what this call learned for the next (best effort, as the freshness cache)."""
