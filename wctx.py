@@ -1508,12 +1508,28 @@ def shown_tree(value):
     if isinstance(value, str):
         return shown_text(value)
     if isinstance(value, dict):
-        out = {k: shown_tree(v) for k, v in value.items()}
-        return value if all(out[k] is value[k] for k in value) else out
+        out = None
+        for k, v in value.items():
+            # (a plain string or a number, the most of a large result, without a call per value)
+            new = shown_text(v) if v.__class__ is str else shown_tree(v) if isinstance(v, _TREE) else v
+            if new is not v:
+                if out is None:
+                    out = dict(value)
+                out[k] = new
+        return value if out is None else out
     if isinstance(value, (list, tuple)):
-        out = [shown_tree(v) for v in value]
-        return value if all(a is b for a, b in zip(out, value)) else out
+        out = None
+        for i, v in enumerate(value):
+            new = shown_text(v) if v.__class__ is str else shown_tree(v) if isinstance(v, _TREE) else v
+            if new is not v:
+                if out is None:
+                    out = list(value)
+                out[i] = new
+        return value if out is None else out
     return value
+
+
+_TREE = (str, dict, list, tuple)  # what shown_tree looks into
 
 
 def _stored_noting(text):
@@ -1562,8 +1578,10 @@ _UNTRUSTED_PATTERNS = {
     "invisible": ("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]", 0),
     # Terminal escapes and C0 controls (tab and newline stay).
     "control": (r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]", 0),
+    # (Each begins with a look-ahead at what can start a match, a letter a phrase begins with or
+    # a line start: it changes no match, and the engine skips every other position at once.)
     "override": (
-        r"\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:(?:all|any|every|the|your|my|of|these|"
+        r"(?=[bdfinosy])(?:\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:(?:all|any|every|the|your|my|of|these|"
         r"those|previous|prior|above|earlier|preceding|former|original|system|safety|existing|other)\s+)*"
         r"(?:instructions?|prompts?|directions?|directives?|rules|guidelines|guardrails|context|messages?|"
         r"constraints)\b"
@@ -1571,7 +1589,7 @@ _UNTRUSTED_PATTERNS = {
         r"read)\s+)*(?:above|before|earlier|previously|so\s+far)\b"
         r"|\byou\s+are\s+now\s+(?:a|an|in|the)\b"
         r"|\bnew\s+(?:system\s+)?instructions?\s*:"
-        r"|\b(?:system|developer)\s+prompt\s*:",
+        r"|\b(?:system|developer)\s+prompt\s*:)",
         re.I,
     ),
     "role_tag": (
@@ -1583,8 +1601,8 @@ _UNTRUSTED_PATTERNS = {
     # A role label where a chat transcript would put one: at a line start, after a sentence, or
     # written in capitals anywhere ("... SYSTEM: do this").
     "role_prefix": (
-        r"(^[ \t>#*_`-]*|[.!?;][ \t]+)(system|assistant|developer|user|human|ai)([ \t]*[*_`]*[ \t]*):"
-        r"|()\b(?-i:(SYSTEM|ASSISTANT|DEVELOPER|USER|HUMAN))()[ \t]*:",
+        r"(?=^|(?-i:[.!?;SADUH]))(?:(^[ \t>#*_`-]*|[.!?;][ \t]+)(system|assistant|developer|user|human|ai)([ \t]*[*_`]*[ \t]*):"
+        r"|()\b(?-i:(SYSTEM|ASSISTANT|DEVELOPER|USER|HUMAN))()[ \t]*:)",
         re.I | re.M,
     ),
     # Cheap checks decide whether a string needs the substitutions above at all: most recorded
@@ -1672,31 +1690,64 @@ _HOMOGLYPHS = {
 _DROPPED_MARKS = "\u034f"  # combining grapheme joiner: invisible, but category Mn
 
 
+# The characters folding looks at; every other one is its own folded copy.
+_FOLD_SPECIAL = {False: _lazy_pattern("[^\x00-\x7f]|&"), True: _lazy_pattern("[^\x00-\x7f]|[&*_~`]")}
+
+
+class _FoldOrigin:
+    """origin[k]: the (start, end) in the original text of folded character k, kept per segment
+    (a run of characters copied as they are, or what one special character became) rather than
+    per character, so that folding a long output costs memory in its special characters only."""
+
+    __slots__ = ("starts", "segments")
+
+    def __init__(self):
+        self.starts = []  # folded index where each segment begins
+        self.segments = []  # (original start, original end or None for a copied run)
+
+    def add(self, at, start, end):
+        self.starts.append(at)
+        self.segments.append((start, end))
+
+    def __getitem__(self, k):
+        i = bisect.bisect_right(self.starts, k) - 1
+        start, end = self.segments[i]
+        if end is None:
+            start += k - self.starts[i]
+            return start, start + 1
+        return start, end
+
+
 def _folded(text, strip_emphasis):
     """(folded copy, origin): origin[k] is the (start, end) in ``text`` of folded character k.
 
     origin is None when the folded copy is ``text`` itself.
     """
-    if text.isascii() and "&" not in text:
-        if not (strip_emphasis and any(c in text for c in _EMPHASIS)):
-            return text, None
-        # Plain ASCII with emphasis marks (every snake_case name): dropping them is all the folding.
-        kept = [i for i, c in enumerate(text) if c not in _EMPHASIS]
-        return _without_emphasis(text), [(i, i + 1) for i in kept]
+    special = _FOLD_SPECIAL[strip_emphasis]
+    if special.search(text) is None:
+        return text, None
     import html
     import unicodedata
 
     entity = _untrusted_re("entity")
-    out, origin = [], []
-    i, n = 0, len(text)
-    while i < n:
+    out, origin = [], _FoldOrigin()
+    size = pos = 0
+    for m in special.finditer(text):
+        i = m.start()
+        if i < pos:  # inside an entity already folded
+            continue
+        if i > pos:
+            origin.add(size, pos, None)
+            out.append(text[pos:i])
+            size += i - pos
         c, j = text[i], i + 1
         if c == "&":
-            m = entity.match(text, i)
-            if m:
-                c, j = html.unescape(m.group()), m.end()
+            hit = entity.match(text, i)
+            if hit:
+                c, j = html.unescape(hit.group()), hit.end()
         if not c.isascii():
             c = unicodedata.normalize("NFKC", c)
+        kept = []
         for ch in c:
             if ch in _DROPPED_MARKS or (strip_emphasis and ch in _EMPHASIS):
                 continue
@@ -1704,9 +1755,15 @@ def _folded(text, strip_emphasis):
                 if unicodedata.category(ch) == "Cf":
                     continue
                 ch = ch.translate(_HOMOGLYPHS)
-            out.append(ch)
-            origin.append((i, j))
-        i = j
+            kept.append(ch)
+        if kept:
+            origin.add(size, i, j)
+            out.extend(kept)
+            size += len(kept)
+        pos = j
+    if pos < len(text):
+        origin.add(size, pos, None)
+        out.append(text[pos:])
     return "".join(out), origin
 
 
@@ -1730,15 +1787,21 @@ _NEUTRALISERS = (
 )
 
 
+_NON_ASCII_RUN = _lazy_pattern("[^\x00-\x7f]+")
+
+
 def _strip_invisible(text):
     text = _untrusted_re("control").sub("", _untrusted_re("invisible").sub("", text))
     if text.isascii():
         return text
     import unicodedata
 
-    return "".join(
-        ch for ch in text if ch not in _DROPPED_MARKS and (ch.isascii() or unicodedata.category(ch) != "Cf")
-    )
+    def visible(m):
+        return "".join(
+            ch for ch in m.group() if ch not in _DROPPED_MARKS and unicodedata.category(ch) != "Cf"
+        )
+
+    return _NON_ASCII_RUN.sub(visible, text)
 
 
 def neutralise(text):
@@ -1775,8 +1838,11 @@ def neutralise(text):
                 merged[-1][1] = max(merged[-1][1], b)
             else:
                 merged.append([a, b, marker])
-        for a, b, marker in reversed(merged):
-            text = text[:a] + marker + text[b:]
+        pieces, pos = [], 0
+        for a, b, marker in merged:
+            pieces += [text[pos:a], marker]
+            pos = b
+        text = "".join(pieces) + text[pos:]
     return text, text != original
 
 
@@ -1784,8 +1850,38 @@ def json_text(data):
     """JSON as the CLI prints it: every string as shown_text makes it (no secret is printed, as
     none is stored). json escapes C0 controls itself; C1 controls and invisible or
     direction-changing characters are escaped too, so a terminal shows them as \\uXXXX."""
-    text = json.dumps(shown_tree(data), indent=2, ensure_ascii=False, sort_keys=False)
+    text = "".join(_json_laid_out(shown_tree(data), 0))
     return _untrusted_re("terminal").sub(lambda m: "\\u%04x" % ord(m.group()), text)
+
+
+_JSON_LAID_OUT_DEPTH = 2  # objects and arrays this deep and deeper are written on one line
+_JSON_VALUE = json.JSONEncoder(ensure_ascii=False)
+
+
+def _json_laid_out(value, depth):
+    """The pieces of ``value``'s JSON: one entry per line in the top levels (a listing is one
+    item per line), each deeper value on its line. json's indent= would lay out every level, and
+    it makes json use its pure-Python encoder, several times slower over a large listing."""
+    if depth < _JSON_LAID_OUT_DEPTH and value and isinstance(value, (dict, list, tuple)):
+        pad = "\n" + "  " * (depth + 1)
+        if isinstance(value, dict):
+            if not all(isinstance(k, str) for k in value):
+                return [_JSON_VALUE.encode(value)]  # json's own rules for other keys
+            out = ["{"]
+            for k, v in value.items():
+                out.append(pad + _JSON_VALUE.encode(k) + ": ")
+                out.extend(_json_laid_out(v, depth + 1))
+                out.append(",")
+            out[-1] = "\n" + "  " * depth + "}"
+            return out
+        out = ["["]
+        for v in value:
+            out.append(pad)
+            out.extend(_json_laid_out(v, depth + 1))
+            out.append(",")
+        out[-1] = "\n" + "  " * depth + "]"
+        return out
+    return [_JSON_VALUE.encode(value)]
 
 
 def terminal_text(text):
@@ -2601,6 +2697,14 @@ def m015_anchor_checks(db):
     )
 
 
+@migration
+def m016_anchor_symbol_lines(db):
+    # Where a cited symbol lay in the blob capture stamped ("FIRST-LAST", comma-separated per
+    # definition): the walk that names the commits which changed it starts from there instead of
+    # parsing that version again. NULL for anchors stamped before, or imported: they are parsed.
+    db.execute("ALTER TABLE anchors ADD COLUMN symbol_lines TEXT")
+
+
 # part: parts/core/store.py
 # ----------------------------------------------------------------------------------------------
 # Store
@@ -3138,11 +3242,13 @@ WCTX_REFS = ("refs/wctx/fetched", "refs/wctx/ours")
 
 
 def git_revision(value):
-    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``, ``A...B``;
-    sync's own refs, optionally as ``REF^{commit}``), else GitError."""
+    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``, ``A...B``,
+    ``^A``; sync's own refs, optionally as ``REF^{commit}``), else GitError."""
     if isinstance(value, str):
         ends = value.split("...") if "..." in value else value.split("..") if ".." in value else [value]
         if len(ends) <= 2 and all(e == "HEAD" or is_object_id(e) for e in ends):
+            return value
+        if value.startswith("^") and is_object_id(value[1:]):  # "not reachable from"
             return value
         if value in WCTX_REFS or (value.endswith("^{commit}") and value[: -len("^{commit}")] in WCTX_REFS):
             return value
@@ -3309,6 +3415,7 @@ class GitRepo:
         self._index = None
         self._commit_exists = {}
         self._logs = {}
+        self.log_candidates = set()  # recorded commits whose logs log_since reads in one process
         self._counts = {}
         self._renames = {}
         self._head_tree = None
@@ -3415,8 +3522,40 @@ class GitRepo:
         return {s: self._commit_exists.get(s, False) for s in shas if s}
 
     def log_since(self, commit):
-        """Commits in commit..HEAD with the paths each touched (renames followed); see log_range."""
+        """Commits in commit..HEAD with the paths each touched (renames followed); see log_range.
+        The first call reads the logs of every commit in ``log_candidates`` at once (_read_logs)."""
+        if commit not in self._logs and commit in self.log_candidates:
+            self._read_logs(sorted(self.log_candidates - set(self._logs)))
         return self.log_range(commit, "HEAD")
+
+    def _read_logs(self, commits):
+        """commit..HEAD for each of several recorded commits, and how far each is behind and ahead
+        of HEAD, from one ``git log`` over all of them back to their common ancestors (one process
+        where each commit would take one), split per commit by reachability within it."""
+        commits = [c for c in commits if self.commits_exist([c]).get(c)]
+        if len(commits) < 2 or not self.head:
+            return
+        code, out = self.git("merge-base", "--octopus", "--all", revs=[self.head] + commits, ok_codes=(0, 1))
+        bases = out.decode("ascii", "replace").split() if code == 0 else []
+        if not bases:  # no common ancestor (grafted or unrelated histories): one log each
+            return
+        log = self._log(revs=[self.head] + commits + ["^" + b for b in bases])
+        parents = {c["sha"]: c["parents"] for c in log}
+
+        def reach(start):
+            seen, todo = set(), [start]
+            while todo:
+                sha = todo.pop()
+                if sha in parents and sha not in seen:
+                    seen.add(sha)
+                    todo.extend(parents[sha])
+            return seen
+
+        ahead_of_all = reach(self.head)
+        for commit in commits:
+            own = reach(commit)
+            self._logs[commit] = [c for c in log if c["sha"] in ahead_of_all and c["sha"] not in own]
+            self._counts[commit] = (len(own - ahead_of_all), len(ahead_of_all - own))
 
     def log_range(self, base, tip):
         """Commits in base..tip with the paths each touched against its first parent (renames
@@ -3424,53 +3563,56 @@ class GitRepo:
         [sha], changes [(status, old, new)]."""
         key = base if tip == "HEAD" else (base, tip)
         if key not in self._logs:
-            _, out = self.git(
-                "log",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--format=%x1e%H%x1f%h%x1f%ad%x1f%P%x1f%s",
-                "--date=short",
-                "--name-status",
-                "-M",
-                "-z",
-                revs=["%s..%s" % (base, tip)],
-                paths=[],
-            )
-            commits = []
-            for record in out.split(b"\x1e")[1:]:
-                header, _, rest = record.partition(b"\0")
-                fields = header.decode("utf-8", "replace").split("\x1f", 4)
-                if len(fields) < 5:
-                    continue
-                changes = []
-                tokens = rest.lstrip(b"\n").split(b"\0")
-                i = 0
-                while i < len(tokens):
-                    status = tokens[i].decode("ascii", "replace").strip()
-                    if not status:
-                        i += 1
-                        continue
-                    if status[0] in "RC" and i + 2 < len(tokens):
-                        old = tokens[i + 1].decode("utf-8", "surrogateescape")
-                        new = tokens[i + 2].decode("utf-8", "surrogateescape")
-                        changes.append((status[0], old, new))
-                        i += 3
-                    else:
-                        path = tokens[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(tokens) else ""
-                        changes.append((status[0], path, path))
-                        i += 2
-                commits.append(
-                    {
-                        "sha": fields[0],
-                        "short": fields[1],
-                        "date": fields[2],
-                        "parents": fields[3].split(),
-                        "subject": fields[4],
-                        "changes": changes,
-                    }
-                )
-            self._logs[key] = commits
+            self._logs[key] = self._log(revs=["%s..%s" % (base, tip)])
         return self._logs[key]
+
+    def _log(self, revs):
+        _, out = self.git(
+            "log",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--format=%x1e%H%x1f%h%x1f%ad%x1f%P%x1f%s",
+            "--date=short",
+            "--name-status",
+            "-M",
+            "-z",
+            revs=revs,
+            paths=[],
+        )
+        commits = []
+        for record in out.split(b"\x1e")[1:]:
+            header, _, rest = record.partition(b"\0")
+            fields = header.decode("utf-8", "replace").split("\x1f", 4)
+            if len(fields) < 5:
+                continue
+            changes = []
+            tokens = rest.lstrip(b"\n").split(b"\0")
+            i = 0
+            while i < len(tokens):
+                status = tokens[i].decode("ascii", "replace").strip()
+                if not status:
+                    i += 1
+                    continue
+                if status[0] in "RC" and i + 2 < len(tokens):
+                    old = tokens[i + 1].decode("utf-8", "surrogateescape")
+                    new = tokens[i + 2].decode("utf-8", "surrogateescape")
+                    changes.append((status[0], old, new))
+                    i += 3
+                else:
+                    path = tokens[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(tokens) else ""
+                    changes.append((status[0], path, path))
+                    i += 2
+            commits.append(
+                {
+                    "sha": fields[0],
+                    "short": fields[1],
+                    "date": fields[2],
+                    "parents": fields[3].split(),
+                    "subject": fields[4],
+                    "changes": changes,
+                }
+            )
+        return commits
 
     def behind_ahead(self, commit):
         """(commits in ``commit`` that HEAD lacks, commits in HEAD that ``commit`` lacks)."""
@@ -4953,8 +5095,11 @@ def _python_class_definitions(text):
             indent = line[: len(line) - len(line.lstrip())]
         m = _PY_MEMBER.match(line)
         if m and m.group(1) == indent:
+            # Back to the statement above at the body's indentation (past blank, comment and
+            # deeper lines, and the closing bracket of a decorator written over several lines):
+            # a decorator there makes this definition part of its member.
             back = i - 1
-            while back > head and (not lines[back].strip() or lines[back].lstrip().startswith("#")):
+            while back > head and _py_member_continues(lines[back], indent):
                 back -= 1
             if not (members and lines[back].startswith(indent + "@")):
                 members.append(i)
@@ -4998,6 +5143,12 @@ def _python_class_definitions(text):
             by_name.setdefault(key, []).extend((a + end, b + end) for a, b in extents)
         last = (rest[2] + end) if rest[2] else last
     return by_path, by_name, last
+
+
+def _py_member_continues(line, indent):
+    """Whether ``line`` starts no statement at a class body's ``indent``."""
+    rest = line[len(indent) :] if line.startswith(indent) else None
+    return not rest or rest[0] in " \t#)]}" or not line.strip() or line.lstrip().startswith("#")
 
 
 @PYTHON_DEFINITIONS
@@ -5117,6 +5268,27 @@ def symbol_hash(text):
     import hashlib
 
     return hashlib.sha256(normal.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+
+
+def symbol_stamp_of(data, path, symbol):
+    """(hash, lines) of ``symbol`` in file bytes ``data``, as capture stamps it: lines is where
+    its text lies, "FIRST-LAST" per definition joined by commas (symbol_lines reads it back);
+    (None, None) when it cannot be located."""
+    found = locate_symbol_lines(data.decode("utf-8", "surrogateescape"), path, symbol)
+    if found is None:
+        return None, None
+    return symbol_hash(found[0]), ",".join("%d-%d" % extent for extent in found[1])
+
+
+def symbol_lines(text):
+    """The extents a stamp's lines name ([(first, last)]), or None when there are none."""
+    try:
+        extents = [tuple(int(n) for n in part.split("-")) for part in (text or "").split(",") if part]
+    except ValueError:
+        return None
+    if not extents or any(len(e) != 2 or not 0 < e[0] <= e[1] for e in extents):
+        return None
+    return extents
 
 
 def symbol_hash_of(data, path, symbol):
@@ -6885,9 +7057,9 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
         if data is None:
             raise UsageError("%s does not exist in %s" % (rel, repo.name))
         blob = blob_id(data, g.object_format)
-        sym_hash = None
+        sym_hash = lines = None
         if symbol:
-            sym_hash = symbol_hash_of(data, rel, symbol)
+            sym_hash, lines = symbol_stamp_of(data, rel, symbol)
             if sym_hash is None:
                 warnings.append(
                     "symbol %s was not found in %s:%s; its freshness will be judged by the whole file"
@@ -6903,6 +7075,8 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
                 "blob": blob,
                 "dirty": int(head_blob(g, rel) != blob),
                 "symbol_hash": sym_hash,
+                # Where the symbol lies in that blob: a history walk starts from it unparsed.
+                "symbol_lines": lines,
                 "symbol_lang": language_of(rel) if symbol else None,
                 "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
             }
@@ -7084,6 +7258,7 @@ class _FileWalk:
         self.complete = True
         self.changed = []  # [(sha, {symbols the commit changed})], oldest first
         self.steps = 0  # commits that changed the file (merges aside)
+        self.stamped = {}  # {symbol: (blob, hash, extents)} as capture stamped it (symbol_histories)
         self.examined = 0  # of which judged
 
     def _absent(self):
@@ -7129,6 +7304,18 @@ class _FileWalk:
         version.symbols.update(found)
         return True
 
+    def start_from_stamps(self, version, blob):
+        """Each symbol's (hash, extents) in ``version`` from what capture stamped for that very
+        blob, when it stamped every symbol walked in it (the same locator, the same text)."""
+        stamps = [self.stamped.get(s) for s in self.symbols]
+        if version.lines is None or any(st is None or st[0] != blob for st in stamps):
+            return False
+        if any(extent[1] > len(version.lines) for st in stamps for extent in st[2]):
+            return False  # not this text after all: locate it
+        safe = _line_safe(version.text())
+        version.symbols = {s: (st[1], st[2] if safe else "unsafe") for s, st in zip(self.symbols, stamps)}
+        return True
+
     def hashes(self, version, blob, path, symbols=None):
         """{symbol: hash} of a version, locating those whose hash is not known; None if it cannot."""
         wanted = self.symbols if symbols is None else symbols
@@ -7150,9 +7337,10 @@ class _FileWalk:
         if old is None or patch.hunks is None or old.lines is None:
             self.complete = False
             return
-        if old.symbols is None and not self.locate(old, patch.old_blob, patch.old_path):
-            self.complete = False
-            return
+        if old.symbols is None and not self.start_from_stamps(old, patch.old_blob):
+            if not self.locate(old, patch.old_blob, patch.old_path):
+                self.complete = False
+                return
         path = patch.new_path
         if patch.new_blob is None:
             new = self._absent()
@@ -7194,9 +7382,11 @@ class _FileWalk:
         self.examined += 1
 
 
-def symbol_histories(g, base, tip, targets):
+def symbol_histories(g, base, tip, targets, known=None):
     """{(path at base, symbol): SymbolHistory} for symbols of files in repository ``g``, over the
-    commits in base..tip. ``targets``: {path at base: [symbols]}. Three git processes per call:
+    commits in base..tip. ``targets``: {path at base: [symbols]}; ``known``: {(path at base,
+    symbol): (blob, hash, extents)} where capture stamped a symbol, so that a file whose version
+    at base is that blob needs no parse there. Three git processes per call:
     the files' history with patches, the merges that changed them, one read of the versions that
     no patch in the range rebuilds."""
     log = g.log_range(base, tip)
@@ -7212,6 +7402,7 @@ def symbol_histories(g, base, tip, targets):
                     names.append(new)
                     break
         walk = _FileWalk(names, sorted(set(symbols)), g.object_format, blobs.get)
+        walk.stamped = {s: known[(path, s)] for s in walk.symbols if known and (path, s) in known}
         walks[path] = walk
         for name in names:
             by_name.setdefault(name, walk)
@@ -7316,7 +7507,7 @@ class _SymbolChange:
     behind its recorded commit, HEAD to that commit (the commits the checkout lacks)."""
 
     __slots__ = ("g", "anchor_id", "label", "symbol", "since", "path", "base", "tip", "now", "uncommitted_file",
-                 "notes", "behind", "ahead", "history", "text")  # fmt: skip
+                 "notes", "behind", "ahead", "history", "text", "start")  # fmt: skip
 
     def __init__(self, g, anchor_id, label, symbol, since, path, now, uncommitted_file, notes, behind, ahead):
         self.g, self.anchor_id, self.label, self.symbol, self.since = g, anchor_id, label, symbol, since
@@ -7326,6 +7517,7 @@ class _SymbolChange:
         self.base, self.tip = (g.head, since) if behind and not ahead else (since, g.head)
         self.history = None
         self.text = None
+        self.start = None  # (blob, hash, extents) of the symbol at ``base``, as capture stamped it
 
     def history_key(self):
         """What the commits named depend on: the range, the file's name at its start, the symbol,
@@ -7376,6 +7568,22 @@ class _SymbolChange:
 
     def __str__(self):
         return self.text
+
+
+def _stamped_start(a, change):
+    """(blob, hash, extents) of anchor ``a``'s symbol where ``change``'s walk starts, when capture
+    stamped them there: the walk starts at the recorded commit, under the cited path, and the
+    file was committed as stamped (not dirty). Else None: the walk locates it."""
+    extents = symbol_lines(a.get("symbol_lines"))
+    if (
+        extents is None
+        or a["dirty"]
+        or not a["blob"]
+        or change.base != a["commit_sha"]
+        or change.path != a["path"]
+    ):
+        return None
+    return a["blob"], a["symbol_hash"], extents
 
 
 def _deletion_of(log, path):
@@ -7519,14 +7727,17 @@ class FreshnessChecker:
 
     def _load_checks(self, anchors):
         ids = [a["id"] for a in anchors if a.get("id") is not None and a["symbol"] and a["symbol_hash"]]
+        cursor = self.store.db.cursor()
+        cursor.row_factory = None  # plain tuples: no sqlite3.Row per row
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
-            for row in self.store.db.execute(
+            cursor.execute(
                 "SELECT anchor_id, hash_key, symbol_hash, history_key, history FROM anchor_checks "
                 "WHERE anchor_id IN (%s)" % ",".join("?" * len(chunk)),
                 chunk,
-            ):
-                self.checks[row[0]] = tuple(row[1:])
+            )
+            for anchor_id, hash_key, symbol_hash, history_key, history in cursor:
+                self.checks[anchor_id] = (hash_key, symbol_hash, history_key, history)
 
     def _save_checks(self):
         """Keep what this call learned for the next (best effort, as the freshness cache)."""
@@ -7646,6 +7857,8 @@ class FreshnessChecker:
                         by_git.setdefault(g.path, (g, []))[1].append(a)
                 for g, judged in by_git.values():
                     commits = [a["commit_sha"] for a in judged if a["commit_sha"]]
+                    # The files whose content moved need their commit's log (log_since): all in one.
+                    g.log_candidates.update(a["commit_sha"] for a in judged if a["path"] and a["commit_sha"])
                     paths = [
                         a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs
                     ]
@@ -7730,11 +7943,13 @@ class FreshnessChecker:
                 continue
             by_range.setdefault((change.g.path, change.base, change.tip), (change.g, []))[1].append(change)
         for (_, base, tip), (g, changes) in by_range.items():
-            targets = {}
+            targets, known = {}, {}
             for change in changes:
                 targets.setdefault(change.path, []).append(change.symbol)
+                if change.start is not None:
+                    known[(change.path, change.symbol)] = change.start
             try:
-                found = symbol_histories(g, base, tip, targets)
+                found = symbol_histories(g, base, tip, targets, known)
             except GitError:  # the verdict stands (the symbol's text differs); the commits are unknown
                 for rid in [r.id for r in self.repos.values() if g.path in r.all_checkouts()]:
                     self.git_failed.add(rid)
@@ -7978,6 +8193,7 @@ class FreshnessChecker:
                     base_path = a["path"] if touching else path
                     change = _SymbolChange(g, a.get("id"), label, a["symbol"], commit, base_path, now, in_symbol,
                                            notes, behind, ahead)  # fmt: skip
+                    change.start = _stamped_start(a, change)
                     self.symbol_changes.append(change)
                     return "stale", change
                 if now is None:
@@ -8526,10 +8742,10 @@ class DuplicateIndex:
 def _insert_anchors(store, rid, anchors):
     store.db.executemany(
         "INSERT INTO anchors(evidence_rid, repo_id, repo_name, root_commit, path, symbol, commit_sha, branch, "
-        "blob, dirty, symbol_hash, symbol_lang, checkout) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "blob, dirty, symbol_hash, symbol_lang, checkout, symbol_lines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (rid, a["repo"].id, a["repo"].name, a["repo"].root_commit, a["path"], a["symbol"], a["commit"],
-             a["branch"], a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"], a.get("checkout"))
+             a["branch"], a["blob"], a["dirty"], a["symbol_hash"], a["symbol_lang"], a.get("checkout"), a.get("symbol_lines"))
             for a in anchors
         ],
     )  # fmt: skip

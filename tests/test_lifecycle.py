@@ -9,6 +9,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from conftest import older_schema  # noqa: E402
 from mcp_helpers.fixtures import Servers  # noqa: E402
 
 import wctx  # noqa: E402
@@ -98,8 +99,9 @@ def test_a_long_history_is_walked_to_a_bound_and_the_reason_says_what_was_not_ex
 ):
     # The walk that names commits locates the symbol afresh only where a diff reaches its edges;
     # past HISTORY_MAX_PARSES such versions it stops, and the reason counts the commits it did not
-    # judge instead of guessing about them.
-    monkeypatch.setattr(wctx, "HISTORY_MAX_PARSES", 2)
+    # judge instead of guessing about them. (The version at capture is not parsed again: the walk
+    # starts from where capture found the symbol.)
+    monkeypatch.setattr(wctx, "HISTORY_MAX_PARSES", 1)
     sdk = product.sdk
     sdk.write("src/helpers.py", HELPERS_PY)
     sdk.commit("add helpers")
@@ -315,7 +317,7 @@ def test_an_upgraded_store_keeps_finding_the_repeats_of_its_claims(
     item = {"kind": "finding", "claim": "Retry is missing for the 419.", "repo": "upload-sdk",
             "files": [CLIENT + "#connect"]}  # fmt: skip
     # The store as it was before m014 (later migrations are left out with it).
-    monkeypatch.setattr(wctx, "MIGRATIONS", [m for m in wctx.MIGRATIONS if m.__name__ < "m014"])
+    older_schema(monkeypatch, [m for m in wctx.MIGRATIONS if m.__name__ < "m014"])
     monkeypatch.setattr(wctx, "claim_key", _words_key)
     store = wctx.open_store(wctx_home)
     wctx.register_repo(store, sdk.path)

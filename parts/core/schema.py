@@ -486,3 +486,11 @@ def m015_anchor_checks(db):
         )
         """,
     )
+
+
+@migration
+def m016_anchor_symbol_lines(db):
+    # Where a cited symbol lay in the blob capture stamped ("FIRST-LAST", comma-separated per
+    # definition): the walk that names the commits which changed it starts from there instead of
+    # parsing that version again. NULL for anchors stamped before, or imported: they are parsed.
+    db.execute("ALTER TABLE anchors ADD COLUMN symbol_lines TEXT")
