@@ -169,7 +169,9 @@ def test_record_from_one_repo_then_search_from_another(tmp_path):
         async with stdio_client(server_params(env, "/", "--repo", "upload-sdk")) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
-                return structured(await session.call_tool("search_evidence", {"query": "419 retry timeout"}))
+                return structured(
+                    await session.call_tool("search_evidence", {"query": "419 retry timeout", "detail": True})
+                )
 
     eid = anyio.run(record)
     found = anyio.run(search)

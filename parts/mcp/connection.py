@@ -22,7 +22,8 @@ from .protocol import (
     ToolResult,
     dumps,
 )
-from .tools import Serialised, ToolFailure
+from .replies import Reply
+from .tools import ToolFailure
 
 # ----------------------------------------------------------------------------------------------
 # JSON-RPC connection: era selection, dispatch, errors
@@ -302,10 +303,12 @@ class Connection:
                 ],
                 "isError": True,
             }
-        text = payload.text if type(payload) is Serialised else dumps(payload)
-        result = ToolResult(content=[{"type": "text", "text": text}])
-        result.payload_text = text
+        if type(payload) is not Reply:  # every tool answers a Reply; a bare payload is served as JSON
+            payload = Reply(payload, dumps(payload))
+        # The text block is the reply's own text, not its JSON again (see replies.py).
+        result = ToolResult(content=[{"type": "text", "text": payload.text}])
         if structured:
-            result["structuredContent"] = payload
+            result["structuredContent"] = payload.payload
+            result.payload_json = payload.json
         result["isError"] = False
         return result
