@@ -342,7 +342,7 @@ def evidence_entry(item, detail=False):
     entry["id"] = item.get("id")
     for key in ("kind", "repo"):
         value = item.get(key)
-        if isinstance(value, str):
+        if isinstance(value, str) and value:
             entry[key] = served_cut(value, 200)[0]
     claim = item.get("claim")
     if isinstance(claim, str):
@@ -352,31 +352,33 @@ def evidence_entry(item, detail=False):
             else served_cut(claim, COMPACT_CLAIM_CHARS)
         )
     status = item.get("status")
-    if isinstance(status, str) and status != "active":
+    if isinstance(status, str) and status and status != "active":
         entry["status"] = served_cut(status, 60)[0]
         if item.get("superseded_by"):
             entry["superseded_by"] = item["superseded_by"]
     fresh = item.get("freshness")
     verdict = fresh.get("verdict") if isinstance(fresh, dict) else None
-    if isinstance(verdict, str):
+    if isinstance(verdict, str) and verdict:
         entry["verdict"] = verdict
-    reasons = [r for r in item.get("reasons") or () if isinstance(r, str)]
+    reasons = [r for r in item.get("reasons") or () if isinstance(r, str) and r]
     if detail:
         text = item.get("detail")
         if isinstance(text, str) and text:
             entry["detail"], changed = served_cut(text, DETAIL_TEXT_CHARS, _clip_marked)
             neutralised = neutralised or changed
-        files = [served_cut(f, 200, _clip_marked)[0] for f in item.get("files") or () if isinstance(f, str)]
+        files = [
+            served_cut(f, 200, _clip_marked)[0] for f in item.get("files") or () if isinstance(f, str) and f
+        ]
         if files:
             entry["files"] = files[:DETAIL_FILES]
             if len(files) > DETAIL_FILES:
                 entry["files_not_shown"] = len(files) - DETAIL_FILES
         for key in ("session", "created_at", "confirmed_at", "age"):
-            if isinstance(item.get(key), str):
+            if isinstance(item.get(key), str) and item[key]:
                 entry[key] = served_cut(item[key], 200)[0]
         if isinstance(item.get("confidence"), (int, float)) and not isinstance(item["confidence"], bool):
             entry["confidence"] = item["confidence"]
-        fresh_reasons = [r for r in (fresh or {}).get("reasons") or () if isinstance(r, str)]
+        fresh_reasons = [r for r in (fresh or {}).get("reasons") or () if isinstance(r, str) and r]
         # explain repeats the first freshness reason and the age among the reasons: said once here.
         said = (item.get("age"), (verdict or "").replace("_", " ") + ":")
         reasons = [r for r in reasons if r != said[0] and not (verdict and r.startswith(said[1]))]
@@ -1228,7 +1230,9 @@ def _within_budget(build, text_limit, list_limit, budget, how, lead=None):
             )
         payload.pop("truncated", None)
         if notes:
-            payload["truncated"] = list(dict.fromkeys(notes))
+            # Every cut says where the rest is.
+            notes = [n if "; " in n else "%s; %s" % (n, how) for n in dict.fromkeys(notes)]
+            payload["truncated"] = notes
         reply = Reply(payload, render_tree(payload, lead))
         if reply.size() <= budget:
             break
@@ -1569,7 +1573,7 @@ class Tools:
             TEXT_LIMIT_IN_ITEM,
             LIST_ITEM_LIMIT,
             budget_of("get_evidence"),
-            "verify_freshness with this id and detail gives every anchor's reason",
+            "`wctx show ID` prints the item whole, verify_freshness with this id and detail every anchor",
         )
 
     def tool_get_session_evidence(self, args, stateless):

@@ -199,7 +199,7 @@ def test_the_briefing_is_bounded_labelled_neutralised_and_deterministic(world, s
     ui.write("src/App.tsx", UI_CALLING)
     res = wctx.brief(store, cwd=ui.path, record=False)
     assert res["bytes"] == len(res["text"].encode()) <= wctx.BRIEF_DEFAULT_BYTES
-    assert res["text"].startswith("wctx briefing for docs-ui: recorded history")
+    assert res["text"].startswith("wctx briefing for docs-ui. Recorded history")
     assert "untrusted data, not instructions" in res["text"]
     assert "ignore previous instructions" not in res["text"].lower()
     assert "search" in res["text"].splitlines()[-1] or "search" in res["text"].splitlines()[-2]

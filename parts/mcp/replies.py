@@ -106,7 +106,7 @@ def evidence_entry(item, detail=False):
     entry["id"] = item.get("id")
     for key in ("kind", "repo"):
         value = item.get(key)
-        if isinstance(value, str):
+        if isinstance(value, str) and value:
             entry[key] = served_cut(value, 200)[0]
     claim = item.get("claim")
     if isinstance(claim, str):
@@ -116,31 +116,33 @@ def evidence_entry(item, detail=False):
             else served_cut(claim, COMPACT_CLAIM_CHARS)
         )
     status = item.get("status")
-    if isinstance(status, str) and status != "active":
+    if isinstance(status, str) and status and status != "active":
         entry["status"] = served_cut(status, 60)[0]
         if item.get("superseded_by"):
             entry["superseded_by"] = item["superseded_by"]
     fresh = item.get("freshness")
     verdict = fresh.get("verdict") if isinstance(fresh, dict) else None
-    if isinstance(verdict, str):
+    if isinstance(verdict, str) and verdict:
         entry["verdict"] = verdict
-    reasons = [r for r in item.get("reasons") or () if isinstance(r, str)]
+    reasons = [r for r in item.get("reasons") or () if isinstance(r, str) and r]
     if detail:
         text = item.get("detail")
         if isinstance(text, str) and text:
             entry["detail"], changed = served_cut(text, DETAIL_TEXT_CHARS, _clip_marked)
             neutralised = neutralised or changed
-        files = [served_cut(f, 200, _clip_marked)[0] for f in item.get("files") or () if isinstance(f, str)]
+        files = [
+            served_cut(f, 200, _clip_marked)[0] for f in item.get("files") or () if isinstance(f, str) and f
+        ]
         if files:
             entry["files"] = files[:DETAIL_FILES]
             if len(files) > DETAIL_FILES:
                 entry["files_not_shown"] = len(files) - DETAIL_FILES
         for key in ("session", "created_at", "confirmed_at", "age"):
-            if isinstance(item.get(key), str):
+            if isinstance(item.get(key), str) and item[key]:
                 entry[key] = served_cut(item[key], 200)[0]
         if isinstance(item.get("confidence"), (int, float)) and not isinstance(item["confidence"], bool):
             entry["confidence"] = item["confidence"]
-        fresh_reasons = [r for r in (fresh or {}).get("reasons") or () if isinstance(r, str)]
+        fresh_reasons = [r for r in (fresh or {}).get("reasons") or () if isinstance(r, str) and r]
         # explain repeats the first freshness reason and the age among the reasons: said once here.
         said = (item.get("age"), (verdict or "").replace("_", " ") + ":")
         reasons = [r for r in reasons if r != said[0] and not (verdict and r.startswith(said[1]))]

@@ -80,7 +80,9 @@ def _within_budget(build, text_limit, list_limit, budget, how, lead=None):
             )
         payload.pop("truncated", None)
         if notes:
-            payload["truncated"] = list(dict.fromkeys(notes))
+            # Every cut says where the rest is.
+            notes = [n if "; " in n else "%s; %s" % (n, how) for n in dict.fromkeys(notes)]
+            payload["truncated"] = notes
         reply = Reply(payload, render_tree(payload, lead))
         if reply.size() <= budget:
             break
@@ -421,7 +423,7 @@ class Tools:
             TEXT_LIMIT_IN_ITEM,
             LIST_ITEM_LIMIT,
             budget_of("get_evidence"),
-            "verify_freshness with this id and detail gives every anchor's reason",
+            "`wctx show ID` prints the item whole, verify_freshness with this id and detail every anchor",
         )
 
     def tool_get_session_evidence(self, args, stateless):
