@@ -9338,6 +9338,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
         "sections": sections,
         "omitted": 0,
         "max_bytes": max_bytes,
+        "max_tokens": max_bytes // 4,  # what --json said before budgets were in bytes
     }
     res["text"], res["omitted"] = _fit_briefing(res, max_bytes)
     res["bytes"] = len(res["text"].encode("utf-8"))
@@ -16843,6 +16844,8 @@ def cmd_mcp(args, store):
     argv = (["--repo", args.repo] if args.repo else []) + (
         ["--workspace", args.workspace] if args.workspace else []
     )
+    if args.text_only:
+        argv.append("--text-only")
     return _mcp_module().main(argv, core=sys.modules[__name__], home=args.home)
 
 
@@ -17258,6 +17261,11 @@ def build_parser(only=None):
     p.add_argument("--repo", help="default repository for the tools (a registered name or path)")
     p.add_argument(
         "--workspace", help="default workspace when the server runs outside a registered repository"
+    )
+    p.add_argument(
+        "--text-only",
+        action="store_true",
+        help="answer with the text block alone: no outputSchema or structuredContent, half the bytes",
     )
 
     p = command("mcp-info", cmd_mcp_info)

@@ -11,7 +11,8 @@ Part "wire" (the figures of issue #29): the peer benchmark's corpus (/work/share
 or --peers DIR; 10,000 seeded findings of 23-47 words over 40 small real git repositories in one
 workspace, three in four citing ``path#symbol``), loaded as bench/search_floor.py loads it, and
 its 50 keyword queries. For each protocol version a fresh ``wctx mcp`` answers every query with
-``search_evidence`` (limit 10, whole workspace), in its default shape and with ``detail: true``;
+``search_evidence`` (limit 10, whole workspace), in its default shape, with ``detail: true`` and
+from a server started with ``--text-only`` (no structuredContent: the text block alone);
 bench/mcp_baseline_server.py --fill answers the same queries (one FTS5 table over the same
 texts, ids and claims as structuredContent plus the same JSON as text; --fill so that it answers
 10 results as wctx does). Counted: the bytes of each reply line as written to stdout (everything
@@ -122,6 +123,12 @@ def wctx_argv(checkout, *args):
     return [sys.executable, os.path.join(checkout, "wctx.py"), *args]
 
 
+def has_text_only(checkout):
+    """Whether the checkout's server takes --text-only (the text block alone, once on the wire)."""
+    done = subprocess.run(wctx_argv(checkout, "mcp", "--help"), capture_output=True, text=True)
+    return "--text-only" in done.stdout
+
+
 def search_sizes(peer, queries, extra):
     sizes = [
         channels(*peer.call("search_evidence", dict({"query": q, "limit": 10}, **extra))) for q in queries
@@ -186,6 +193,11 @@ def part_wire(args, checkouts):
                 if supports_detail(peer):
                     row[label + " detail"] = search_sizes(peer, queries, {"detail": True})
                 peer.close()
+                if has_text_only(checkout):
+                    argv = wctx_argv(checkout, "mcp", "--repo", origin, "--text-only")
+                    peer = RawPeer(argv, env, tmp, version)
+                    row[label + " --text-only"] = search_sizes(peer, queries, {})
+                    peer.close()
             out["versions"][version] = row
         # The other tools, at the newest handshake version (structuredContent and text).
         tools = {}
@@ -207,6 +219,13 @@ def part_wire(args, checkouts):
                 wctx_argv(checkout, "brief", "--repo", origin), capture_output=True, env=env
             )
             t["brief"] = len(done.stdout)
+            # The same briefing with room for every item it picked: what the budget leaves out.
+            argv = wctx_argv(checkout, "brief", "--repo", origin, "--max-tokens", "20000", "--json")
+            whole = subprocess.run(argv, capture_output=True, env=env)
+            if whole.returncode == 0:
+                res = json.loads(whole.stdout)
+                t["brief_unbounded"] = len(res["text"].encode())
+                t["brief_items"] = sum(len(sec["items"]) for sec in res["sections"])
             tools[label] = t
         out["tools"] = tools
         return out
@@ -241,6 +260,13 @@ def prefix_bytes(result, position, floor):
     return structured_prefix, text_prefix
 
 
+def _from_text(text):
+    """The results a text-only reply names, in order (ids from its lines, or its JSON)."""
+    if text.startswith("{"):
+        return json.loads(text)
+    return {"results": [{"id": line.split(" ", 1)[0]} for line in text.split("\n") if line.startswith("ev-")]}
+
+
 def part_useful(args, checkouts):
     corpus = wctx.load_eval_corpus(args.corpus)
     tmp = tempfile.mkdtemp(prefix="wctx-tokens-eval-")
@@ -251,13 +277,17 @@ def part_useful(args, checkouts):
         home = store.home
         store.close()
         env = dict(os.environ, WCTX_HOME=home)
-        runs = [("floor", [sys.executable, BASELINE_SERVER, os.path.join(tmp, "floor.db"), "--fill"], {})]
+        floor_argv = [sys.executable, BASELINE_SERVER, os.path.join(tmp, "floor.db"), "--fill"]
+        runs = [("floor", floor_argv, {}, "2025-06-18")]
         for label, checkout in checkouts:
-            runs.append((label, wctx_argv(checkout, "mcp"), {}))
-            runs.append((label + " detail", wctx_argv(checkout, "mcp"), {"detail": True}))
+            runs.append((label, wctx_argv(checkout, "mcp"), {}, "2025-06-18"))
+            runs.append((label + " detail", wctx_argv(checkout, "mcp"), {"detail": True}, "2025-06-18"))
+            if has_text_only(checkout):  # the text block alone: what one form on the wire costs
+                argv = wctx_argv(checkout, "mcp", "--text-only")
+                runs.append((label + " --text-only", argv, {}, "2025-06-18"))
         out = {"queries": len(corpus["queries"]), "variants": {}}
-        for label, argv, extra in runs:
-            peer = RawPeer(argv, env, tmp, "2025-06-18")
+        for label, argv, extra, version in runs:
+            peer = RawPeer(argv, env, tmp, version)
             if extra and not supports_detail(peer):
                 peer.close()
                 continue
@@ -267,10 +297,14 @@ def part_useful(args, checkouts):
                 best = max(q["judgements"].values())
                 answers = {cid for cid, grade in q["judgements"].items() if grade == best}
                 arguments = dict({"query": q["text"], "limit": 10}, **extra)
-                if label != "floor":
+                if not label.startswith("floor"):
                     arguments["repo"] = q["from"]
                 line, result = peer.call("search_evidence", arguments)
                 size, text, structured = channels(line, result)
+                text_only = "structuredContent" not in result
+                if text_only:  # every client shows the model the text block: it is all there is
+                    result = dict(result, structuredContent=_from_text(result["content"][0]["text"]))
+                    structured = text
                 wire += size
                 structured_total += structured
                 text_total += text
@@ -284,6 +318,8 @@ def part_useful(args, checkouts):
                 answered += 1
                 ranks.append(position + 1)
                 s_prefix, t_prefix = prefix_bytes(result, position, label == "floor")
+                if text_only:
+                    s_prefix = t_prefix
                 cost_structured += s_prefix
                 cost_text += t_prefix
             peer.close()

@@ -87,7 +87,7 @@ def test_every_tool_states_its_byte_budget(servers):
     server.initialize()
     tools = {t["name"]: t for t in server.request("tools/list")["result"]["tools"]}
     for name, budget in wctx_mcp.REPLY_BUDGET_BYTES.items():
-        assert "under %s bytes" % format(budget, ",") in tools[name]["description"], name
+        assert "within %s bytes" % format(budget, ",") in tools[name]["description"], name
         if "detail" in tools[name]["inputSchema"]["properties"]:
             assert format(wctx_mcp.DETAIL_BUDGET_BYTES, ",") in tools[name]["description"], name
 
@@ -198,3 +198,22 @@ def test_cut_reason_drops_whole_commits_and_counts_them():
     plain = "matches the query text (" + ", ".join("word%d" % n for n in range(40)) + ")"
     cut = wctx.cut_reason(plain, 80)
     assert len(cut) <= 80 and cut.endswith("…") and plain.startswith(cut[:-1])
+
+
+def test_text_only_server_sends_each_reply_once_and_every_client_reads_the_text(servers):
+    """`wctx mcp --text-only`: no outputSchema and no structuredContent, so Claude Code and Codex
+    (which pass structuredContent on when present) show the model the text block, as Gemini CLI
+    does; each reply crosses the wire once."""
+    ui = servers.start(args=["--text-only"])
+    ui.initialize("2025-06-18")
+    tools = ui.request("tools/list")["result"]["tools"]
+    assert tools and all("outputSchema" not in t for t in tools)
+    recorded = ui.call(
+        "record_evidence", {"items": [{"kind": "finding", "claim": CLAIMS[0], "repo": "upload-sdk"}]}
+    )
+    assert recorded["isError"] is False and "structuredContent" not in recorded
+    eid = re.search(r"ev-[0-9a-f]+", recorded["content"][0]["text"]).group(0)
+    found = ui.call("search_evidence", {"query": "parseManifest worker"})
+    assert "structuredContent" not in found
+    (line,) = [x for x in found["content"][0]["text"].splitlines() if x.startswith("ev-")]
+    assert line.startswith(eid + " [finding, upload-sdk, current] parseManifest") and " -- " in line

@@ -194,6 +194,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
         "sections": sections,
         "omitted": 0,
         "max_bytes": max_bytes,
+        "max_tokens": max_bytes // 4,  # what --json said before budgets were in bytes
     }
     res["text"], res["omitted"] = _fit_briefing(res, max_bytes)
     res["bytes"] = len(res["text"].encode("utf-8"))

@@ -1058,6 +1058,8 @@ def cmd_mcp(args, store):
     argv = (["--repo", args.repo] if args.repo else []) + (
         ["--workspace", args.workspace] if args.workspace else []
     )
+    if args.text_only:
+        argv.append("--text-only")
     return _mcp_module().main(argv, core=sys.modules[__name__], home=args.home)
 
 

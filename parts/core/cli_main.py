@@ -397,6 +397,11 @@ def build_parser(only=None):
     p.add_argument(
         "--workspace", help="default workspace when the server runs outside a registered repository"
     )
+    p.add_argument(
+        "--text-only",
+        action="store_true",
+        help="answer with the text block alone: no outputSchema or structuredContent, half the bytes",
+    )
 
     p = command("mcp-info", cmd_mcp_info)
     p.add_argument("--repo", help="put --repo NAME in the snippets")

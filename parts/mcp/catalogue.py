@@ -566,14 +566,16 @@ def _version_at_least(version, minimum):
     return version in order and order.index(version) >= order.index(minimum)
 
 
-def tool_listing(version):
-    """The tools as a client negotiating ``version`` may see them (older revisions get fewer fields)."""
+def tool_listing(version, structured=True):
+    """The tools as a client negotiating ``version`` may see them (older revisions get fewer fields;
+    without ``structured``, no outputSchema: the server then answers with the text block alone)."""
     listing = []
     for tool in TOOLS:
         entry = {"name": tool["name"], "description": tool["description"], "inputSchema": tool["inputSchema"]}
         if _version_at_least(version, STRUCTURED_SINCE):
             entry["title"] = tool["title"]
-            entry["outputSchema"] = tool["outputSchema"]
+            if structured:
+                entry["outputSchema"] = tool["outputSchema"]
         if _version_at_least(version, ANNOTATIONS_SINCE):
             entry["annotations"] = {
                 "title": tool["title"],

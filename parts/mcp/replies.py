@@ -58,7 +58,7 @@ def budget_of(tool, detail=False):
 
 def budget_note(tool, detail=False):
     """The sentence every description ends with: the budget, and what a cut reply says."""
-    text = "Replies stay under %s bytes" % format(REPLY_BUDGET_BYTES[tool], ",")
+    text = "Replies stay within %s bytes" % format(REPLY_BUDGET_BYTES[tool], ",")
     if detail:
         text += " (%s with detail)" % format(DETAIL_BUDGET_BYTES, ",")
     return text + "; a reply cut to fit says so under truncated, with how to get the rest."
