@@ -1660,21 +1660,37 @@ class Tools:
         fileless = []
         if not args.get("all") and not ids:
             # Items citing no file only know that their repository moved: said once per repository.
-            folded = [(i, v) for i, v in kept if v.get("cites_file", True) or v.get("verdict") == "unknown"]
-            if len(folded) < len(kept):
+            listed = [(i, v) for i, v in kept if v.get("cites_file", True) or v.get("verdict") == "unknown"]
+            if len(listed) < len(kept):
                 fileless = [self.core.fileless_summary(g) for g in found.get("fileless", [])]
-                kept = folded
+                kept = listed
         total = len(ids) if ids else found.get("total", served)
         budget = budget_of("verify_freshness", detail)
 
+        def consumed(k):
+            """(items of the service's page, ids or scope items from the cursor) that the first k
+            listed items account for: what the next page starts after."""
+            if k == len(entries):
+                return served, (len(ids) - offset if ids else served)
+            upto = kept[k - 1][0] + 1
+            if ids and about:  # `about` left some ids out: find the last one shown among them
+                resolved = [eid for _, eid in self.core._resolve_ids(self.store, page["ids"])]
+                return upto, resolved.index(kept[k - 1][1]["id"]) + 1
+            return upto, upto
+
         def build(k):
-            payload = {"items": entries[:k], "summary": found.get("summary", {})}
+            upto, moved = consumed(k)
+            summary = found.get("summary", {})
+            if upto < served:  # the page is cut: count only what this reply accounts for
+                summary = {v: 0 for v in summary}
+                for v in items[:upto]:
+                    summary[v.get("verdict")] = summary.get(v.get("verdict"), 0) + 1
+            payload = {"items": entries[:k], "summary": summary}
             if fileless:
                 payload["fileless"] = fileless
-            consumed = served if k == len(entries) else kept[k - 1][0] + 1
             payload["total"] = total
-            if total > offset + consumed:
-                payload["next_cursor"] = f"o{offset + consumed}"
+            if total > offset + moved:
+                payload["next_cursor"] = f"o{offset + moved}"
             if k < len(entries):
                 payload["truncated"] = [
                     _budget_cut(

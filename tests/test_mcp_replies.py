@@ -95,6 +95,7 @@ def test_every_tool_states_its_byte_budget(servers):
 def _page_through(server, name, args, key):
     """Every page of a paged tool: each reply within budget; the entries, in order."""
     seen, cursor, cuts = [], None, 0
+    counted = 0  # verify_freshness: the verdicts its summaries count, page after page
     budget = wctx_mcp.DETAIL_BUDGET_BYTES if args.get("detail") else wctx_mcp.REPLY_BUDGET_BYTES[name]
     for _ in range(500):
         call = dict(args, cursor=cursor) if cursor else dict(args)
@@ -102,6 +103,7 @@ def _page_through(server, name, args, key):
         assert result["isError"] is False, result
         assert max(sizes(result)) <= budget, (name, call, sizes(result))
         page = result["structuredContent"]
+        counted += sum((page.get("summary") or {}).values())
         wctx_mcp_ids = [e["id"] for e in page[key]]
         assert wctx_mcp_ids, page  # a page never comes back empty while there is more
         seen.extend(wctx_mcp_ids)
@@ -112,6 +114,8 @@ def _page_through(server, name, args, key):
             assert "cursor" in result["content"][0]["text"]
         cursor = page.get("next_cursor")
         if not cursor:
+            if name == "verify_freshness":  # each item counted once, on the page that shows it
+                assert counted == len(seen), (counted, len(seen))
             return seen, page, cuts
     raise AssertionError("paging did not end")
 
@@ -140,7 +144,12 @@ def test_paging_reaches_the_end_within_each_budget(servers):
     )
     assert sorted(seen) == sorted(ids) and cuts >= 1
     # verify_freshness: the repository's items, and the same 50 ids again, to the last one.
-    for args in ({"detail": True}, {"ids": ids, "detail": True}, {"ids": ids}):
+    for args in (
+        {"detail": True},
+        {"ids": ids, "detail": True},
+        {"ids": ids},
+        {"ids": ids, "about": "upload-sdk", "detail": True},
+    ):
         seen, last, _ = _page_through(sdk, "verify_freshness", args, "items")
         assert sorted(seen) == sorted(ids) and last["total"] == 50
     past = sdk.call("verify_freshness", {"ids": ids[:2], "cursor": "o9"})

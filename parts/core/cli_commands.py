@@ -785,7 +785,7 @@ def cmd_brief(args, store):
     stale since last shown, and how to search and record. Labelled untrusted recorded history.
 
     Examples:
-      wctx brief                                  (the repository of the cwd; 1,200 bytes at most)
+      wctx brief                                  (the repository of the cwd; 1,500 bytes at most)
       wctx brief --repo docs-ui --files src/App.tsx --max-bytes 3000
       wctx brief --hook claude-code               (what SessionStart hooks run: JSON in, the agent's JSON out)
     """
