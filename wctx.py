@@ -72,6 +72,204 @@ __all__ = [
 ]
 
 
+# part: parts/core/caches.py
+# ----------------------------------------------------------------------------------------------
+# Caches: every memo a wctx process keeps beyond one call, declared here with its key, what
+# makes an entry wrong and its bound; clear_caches() empties them all
+# ----------------------------------------------------------------------------------------------
+# Two shapes. A function memo (functools.lru_cache) is declared here and applied to its one
+# function with @NAME. A dict or set is declared here and filled by the function named in its
+# entry, which also enforces its bound. A long-lived process (the MCP server) keeps them across
+# calls; the tests, and a store reopened on another file (Store.ensure_current), clear them.
+#
+# Not here, on purpose: _lazy_pattern objects (each a constant, compiled once); values derived
+# from one store's content, which live in Store.memo and are dropped when the store's generation
+# changes (Store.begin_read); the freshness cache, a table in the store. Nothing below holds store content, so no store change can make an entry stale:
+# entries are pure functions of their key, or state of a git checkout re-checked on every use.
+
+
+class Cache:
+    """One process-wide cache: what it maps, what makes an entry wrong, how large it may grow."""
+
+    __slots__ = ("name", "key", "invalidation", "bound", "_clears")
+
+    def __init__(self, name, key, invalidation, bound):
+        self.name, self.key, self.invalidation, self.bound = name, key, invalidation, bound
+        self._clears = []
+        CACHES.append(self)
+
+    def clear(self):
+        for clear in self._clears:
+            clear()
+
+    def size(self):
+        return sum(size() for size in self._sizes())
+
+    def _sizes(self):
+        return ()
+
+
+class FunctionMemo(Cache):
+    """An lru_cache declared here; ``@MEMO`` applies it to the function it remembers."""
+
+    __slots__ = ("maxsize", "functions")
+
+    def __init__(self, name, key, invalidation, maxsize):
+        bound = (
+            "unbounded: a fixed set of keys" if maxsize is None else "%d entries, least recent out" % maxsize
+        )
+        Cache.__init__(self, name, key, invalidation, bound)
+        self.maxsize = maxsize
+        self.functions = []
+
+    def __call__(self, function):
+        cached = functools.lru_cache(maxsize=self.maxsize)(function)
+        self.functions.append(cached)
+        self._clears.append(cached.cache_clear)
+        return cached
+
+    def _sizes(self):
+        return [lambda f=f: f.cache_info().currsize for f in self.functions]
+
+
+class CacheTable(Cache):
+    """A dict or set declared here; ``.value`` is the container its owner fills."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, name, key, invalidation, bound, value):
+        Cache.__init__(self, name, key, invalidation, bound)
+        self.value = value
+        self._clears.append(value.clear)
+
+    def _sizes(self):
+        return [lambda: len(self.value)]
+
+
+CACHES = []  # every Cache, in declaration order
+
+
+def clear_caches():
+    """Empty every process-wide cache (the tests between cases; a store reopened on a new file)."""
+    for cache in CACHES:
+        cache.clear()
+
+
+_PURE = "none: a pure function of its key"
+
+# -- built once: tables and classes made on first use, to keep start-up short ----------------
+BUILT_ONCE = FunctionMemo(
+    "built once",
+    "nothing, a record type or a pattern name (_secret_patterns, _untrusted_re, _field_checks, "
+    "_field_plan, _store_connection_class, _ordered_action, _parser_class)",
+    "none: each is a function of wctx's own tables",
+    None,
+)
+_ABBREVIATIONS_OF = CacheTable(
+    "abbreviations of a word", "stem of a full word", _PURE, "the size of CODE_ABBREVIATIONS", {}
+).value  # filled once by _abbreviation_tables, with _EXPANSIONS_OF
+_EXPANSIONS_OF = CacheTable(
+    "expansions of an abbreviation", "abbreviation or its plural", _PURE, "the size of CODE_ABBREVIATIONS", {}
+).value
+_FRAGMENT_SCAN = CacheTable(
+    "secret fragment scanner", '"scan"', "none: built from _SECRET_RULES", "one entry", {}
+).value  # filled once by _fragment_tables
+
+# -- words: what a text and a query become in the index (parts/core/words.py) ---------------------
+QUERY_TERMS = FunctionMemo("query terms", "(query text of at most 2,000 characters, limit)", _PURE, 1024)
+TERM_FORMS = FunctionMemo("match forms of a term", "term", _PURE, 4096)
+IMPLIED_PARTS = FunctionMemo("identifier parts a query implies", "tuple of query terms", _PURE, 1024)
+FORMS = FunctionMemo("match forms and their probes", "term", _PURE, 8192)
+INDEX_TOKENS_KEPT = 100000
+_INDEX_TOKENS = CacheTable(
+    "index words of a word", "word as written", _PURE, "%d entries, then emptied" % INDEX_TOKENS_KEPT, {}
+).value  # filled by _index_tokens
+# {text: index_text(text)} computed by a bulk writer from the words it had already split for the
+# claim keys of the texts it is about to write.
+_INDEXED_TEXTS = CacheTable(
+    "index text of a batch's texts",
+    "text a bulk import is about to write",
+    "emptied by the import after each batch (_import_records_in)",
+    "one batch",
+    {},
+).value
+
+# -- redaction (parts/core/redaction.py) ----------------------------------------------------------
+RULES_OF = FunctionMemo("secret rules that can match", "frozenset of rule fragments found", _PURE, 4096)
+STORED_TEXT = FunctionMemo("stored form of a text", "text", _PURE, 8192)
+RUN_MEMO_MAX = 200000
+_FRAGMENT_FREE_RUNS = CacheTable(
+    "text runs without a secret fragment",
+    "run of text",
+    _PURE,
+    "%d entries, then emptied" % RUN_MEMO_MAX,
+    set(),
+).value  # filled by _secret_fragments, with _RUN_FRAGMENTS
+_RUN_FRAGMENTS = CacheTable(
+    "secret fragments of a text run", "run of text", _PURE, "%d entries, then emptied" % RUN_MEMO_MAX, {}
+).value
+# Texts a bulk writer has just passed through stored_text and found unchanged, so that the boundary
+# keeps them without a second pass however many other values went by meanwhile.
+_CLEAN_TEXTS = CacheTable(
+    "texts that are their own stored form",
+    "text",
+    "none (fixed points of stored_text); a bulk import empties it when done",
+    "one import",
+    set(),
+).value  # filled by _stored_noting and the bulk writers
+
+# -- git (parts/core/git.py) ----------------------------------------------------------------------
+GIT_VIEWS_KEPT = 64
+_GIT_VIEWS = CacheTable(
+    "git answers about a checkout",
+    "checkout path",
+    "its HEAD token or index stat changed, a commit it missed, or a change within HEAD_RACY_SECONDS",
+    "%d checkouts, then emptied" % GIT_VIEWS_KEPT,
+    {},
+).value  # filled by git_view
+HEAD_TOKENS_KEPT = 4096
+_HEAD_TOKENS = CacheTable(
+    "HEAD token of a checkout",
+    "checkout path",
+    "the stat of a ref file it read changed, or changed within HEAD_RACY_SECONDS",
+    "%d checkouts, then emptied" % HEAD_TOKENS_KEPT,
+    {},
+).value  # filled by recent_head_token
+
+# -- symbols: where a cited symbol is in a source text (parts/core/symbols.py) --------------------
+MASKED_SOURCE = FunctionMemo("source with comments and strings blanked", "(source, language)", _PURE, 16)
+DEFINITION_PATTERNS = FunctionMemo("definition patterns of a name", "(name, language)", _PURE, 1024)
+RUBY_ENDS = FunctionMemo("end of a Ruby definition", "(masked source, start, name end)", _PURE, 4096)
+SOURCE_INDEX = FunctionMemo("definitions index of a source", "(source, language)", _PURE, 16)
+COMPILED_PATTERNS = FunctionMemo("compiled definition patterns", "pattern text", _PURE, 512)
+PYTHON_DEFINITIONS = FunctionMemo("definitions of a Python source", "source text", _PURE, 8)
+
+# -- search (parts/core/search.py) ----------------------------------------------------------------
+DAY_SECONDS_KEPT = 100000
+_DAY_SECONDS = CacheTable(
+    "seconds of a calendar day",
+    "(year, month, day)",
+    _PURE,
+    "%d days, then no more kept" % DAY_SECONDS_KEPT,
+    {},
+).value  # filled by _utc_day_seconds
+STAMP_SECONDS = FunctionMemo("seconds of a timestamp", "timestamp text", _PURE, 16384)
+SYMBOL_NAMES = FunctionMemo("the name code calls a symbol by", "cited symbol", _PURE, 4096)
+MODULE_FORMS = FunctionMemo("how code names a cited file", "cited path", _PURE, 4096)
+SYMBOL_WORDS = FunctionMemo("words of a cited symbol", "cited symbol", _PURE, 8192)
+SPACED_FORMS = FunctionMemo("match forms between spaces", "term", _PURE, 8192)
+
+# -- the MCP server's replies (parts/mcp/replies.py) ----------------------------------------------
+MCP_SERVED_TEXTS_KEPT = 16384
+MCP_SERVED_TEXTS = CacheTable(
+    "stored text as a reply serves it (neutralised and cut)",
+    "(text, limit, cut)",
+    _PURE,
+    "%d entries, then emptied" % MCP_SERVED_TEXTS_KEPT,
+    {},
+).value
+
+
 # part: parts/core/constants.py
 # ----------------------------------------------------------------------------------------------
 # Constants
@@ -479,7 +677,7 @@ def cut_reason(text, limit):
 # Applied before anything is stored or served: captures, imported commands, tool errors, summaries,
 # paths. Each rule keeps enough context to read the text ("Authorization: Bearer [REDACTED]") and
 # drops the secret. A list of small rules, not one big regex, so a reader can see what is covered.
-# Best effort: an unusual secret in free text can still get through; the README says so.
+# Best effort: an unusual secret in free text can still get through; docs/security.md says so.
 
 REDACTED = "[REDACTED]"
 
@@ -751,7 +949,7 @@ def _assignment_guard(text):
 _RULE_GUARDS = {_SECRET_ASSIGNMENT: _assignment_guard}
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _secret_patterns():
     """[(compiled pattern, replacement, fragments, characters, guard or None)] in order. Compiled
     on first use, not at import: milliseconds of start-up that most commands never need."""
@@ -790,27 +988,23 @@ def _trie_pattern(words):
     return emit(tree)
 
 
-_fragment_scan = None
 # Runs of text (see _secret_fragments) known to hold no rule fragment, and those that hold some
 # with their fragments: the words of prose, paths and identifiers repeat from text to text.
-_FRAGMENT_FREE_RUNS = set()
-_RUN_FRAGMENTS = {}
-_RUN_MEMO_MAX = 200000  # entries each memo keeps before it starts again
 _RUN_SCAN_MIN = 48  # shorter texts (ids, names, most paths) are scanned whole, one regex call
 
 
 def _fragment_tables():
     """(the trie's search, {fragment: fragments inside it}, the bytes table that turns every
     character no space-free fragment holds into a space, the fragments holding a space)."""
-    global _fragment_scan
-    if _fragment_scan is None:
+    scan = _FRAGMENT_SCAN.get("scan")
+    if scan is None:
         frags = {f for rule in _SECRET_RULES for f in rule[0]}
         inside = {f: frozenset(g for g in frags if g in f) for f in frags}
         kept = {ord(c) for f in frags if " " not in f for c in f}
         table = bytes(b if b in kept or chr(b).isalnum() else 32 for b in range(128)) + b" " * 128
         spaced = tuple(f for f in frags if " " in f)
-        _fragment_scan = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
-    return _fragment_scan
+        scan = _FRAGMENT_SCAN["scan"] = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
+    return scan
 
 
 def _scan_fragments(search, inside, folded):
@@ -844,7 +1038,7 @@ def _secret_fragments(folded):
         if hit is None:
             hit = _scan_fragments(search, inside, run)
             memo = _RUN_FRAGMENTS if hit else _FRAGMENT_FREE_RUNS
-            if len(memo) >= _RUN_MEMO_MAX:
+            if len(memo) >= RUN_MEMO_MAX:
                 memo.clear()
             if hit:
                 _RUN_FRAGMENTS[run] = hit
@@ -871,7 +1065,7 @@ def _holds_one_of_each(text, groups):
 
 def redact_secrets(text):
     """Replace secrets (private keys, JWTs, authorization headers, vendor tokens, credentialed
-    URLs, secret assignments) with [REDACTED …] markers. Best effort; see the README."""
+    URLs, secret assignments) with [REDACTED …] markers. Best effort; see docs/security.md."""
     if not text or not isinstance(text, str):
         return text
     return _redact_found(text, _secret_fragments(_secret_fold(text)))
@@ -897,7 +1091,7 @@ def _redact_found(text, found):
     return text
 
 
-@functools.lru_cache(maxsize=4096)
+@RULES_OF
 def _rules_of(found):
     """The positions in _SECRET_RULES, in order, of the rules one of whose fragments is in
     ``found``: the only ones that can match (a text holds few fragments; most rules have none of
@@ -984,13 +1178,7 @@ def _stored_text(text, found=None):
     return _redact_found(text, found) if stripped is text else redact_secrets(stripped)
 
 
-_stored_text_memo = functools.lru_cache(maxsize=8192)(_stored_text)
-
-# Texts known to be their own stored form (stored_text(t) == t), noted by a bulk writer that has
-# just passed them through stored_text, so that the boundary keeps them without a second pass
-# however many other values went by meanwhile. Sound for any reader (the fixed points of a pure
-# function); the writer empties it when done.
-_CLEAN_TEXTS = set()
+_stored_text_memo = STORED_TEXT(_stored_text)
 
 
 def _stored_noting(text):
@@ -1080,7 +1268,7 @@ _ROLE_WORDS = ("system", "assistant", "developer", "user", "human", "ai")
 _BEFORE_COLON = _ROLE_WORDS + ("instruction", "instructions", "prompt")
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _untrusted_re(name):
     pattern, flags = _UNTRUSTED_PATTERNS[name]
     return re.compile(pattern, flags)
@@ -1298,7 +1486,7 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     return list(terms)
 
 
-@functools.lru_cache(maxsize=1024)
+@QUERY_TERMS
 def _query_terms(text, limit):
     """query_terms as a tuple, remembered: an agent asks the same questions again."""
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
@@ -1366,8 +1554,6 @@ CODE_ABBREVIATIONS = {
     "statistics": ("stats",), "synchronous": ("sync",), "temporary": ("tmp", "temp"),
     "transaction": ("txn",), "utility": ("util",), "variable": ("var",),
 }  # fmt: skip
-_ABBREVIATIONS_OF = {}  # built on first use: {stem of a full word: its abbreviations and their plurals}
-_EXPANSIONS_OF = {}  # {abbreviation or its plural: stems of the full words it stands for}
 
 
 def _abbreviation_tables():
@@ -1386,10 +1572,6 @@ def _abbreviation_tables():
 # reasons (_word_hits) match by that same rule. Inflections meet in their light stem; an
 # identifier also stands for its parts (validateThumbnail -> validatethumbnail, validat, thumbnail).
 _CAMEL_RE = _lazy_pattern(r"[a-z][A-Z]")  # an identifier whose parts count as words ("PDFs" is not one)
-_INDEX_TOKENS = {}  # {word as written: its index words, space-separated}; bounded, see _index_tokens
-# {text: index_text(text)} for the texts a bulk writer is about to write, computed by it from the
-# words it had already split (ascii_words) for their claim keys; emptied after each batch.
-_INDEXED_TEXTS = {}
 # Derivational endings of a light stem that come off too, with the fewest letters the rest keeps,
 # so that a word and its derivations share one index word: "failure", "failed" -> "fail";
 # "signature", "signing" -> "sign"; "worker" -> "work"; "validator", "validation", "validate" ->
@@ -1457,7 +1639,9 @@ def _index_tokens(raw):
             if len(part) >= 2 or part.isdigit():
                 forms.append(_index_form(part.lower()))
         hit = " ".join(forms)
-        if len(_INDEX_TOKENS) >= 100000:  # a bulk import of unusual words must not grow it without end
+        if (
+            len(_INDEX_TOKENS) >= INDEX_TOKENS_KEPT
+        ):  # a bulk import of unusual words must not grow it without end
             _INDEX_TOKENS.clear()
         _INDEX_TOKENS[raw] = hit
     return hit
@@ -1488,7 +1672,7 @@ def match_forms(term):
     return list(_term_forms(term))
 
 
-@functools.lru_cache(maxsize=4096)
+@TERM_FORMS
 def _term_forms(term):
     """match_forms(term) as a tuple."""
     stem = _index_form(term)
@@ -1533,7 +1717,7 @@ def fts_query(terms, all_terms=False, split=(), whole_of=None):
     return " OR ".join(dict.fromkeys(out))
 
 
-@functools.lru_cache(maxsize=1024)
+@IMPLIED_PARTS
 def _implied_parts(terms):
     """{term: the identifier among ``terms`` it is a camelCase part of} (query_terms puts an
     identifier's parts right after it: retryreceipt, retry, receipt). The index holds an
@@ -1562,7 +1746,7 @@ def _form_probe(form):
     return form[:-1] if form.endswith("i") else form
 
 
-@functools.lru_cache(maxsize=8192)
+@FORMS
 def _forms(term):
     """(match forms, the substrings of a lower-cased text one of them needs), once per term."""
     forms = _term_forms(term)
@@ -2139,7 +2323,7 @@ def _is_write(sql):
     return sql.lstrip()[:7].upper() in ("INSERT ", "UPDATE ", "REPLACE", "DELETE ", "INSERT\n", "UPDATE\n")
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _store_connection_class():
     import sqlite3
 
@@ -2271,6 +2455,7 @@ class Store:
         # What was memoised came from the old file; the generation of a new connection says
         # nothing about the old one's (both may read (2, 0)), so it cannot tell by itself.
         self._memo, self._generation = {}, None
+        clear_caches()
         old.close()
 
 
@@ -2373,6 +2558,28 @@ def _connect_readonly(path):
     return sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
 
 
+STORE_DAMAGED_FIX = (
+    "move it aside (mv wctx.db wctx.db.damaged) and run wctx init for a new store; evidence you "
+    "exported or synced comes back with wctx import-evidence or wctx sync"
+)
+
+
+def store_open_problem(path, error):
+    """(what is wrong, what to do) when SQLite cannot open or read the store file at ``path``:
+    a file that is not a database or is cut short is damaged, which no permission change mends;
+    anything else is about access."""
+    import sqlite3
+
+    text = str(error)
+    damaged = isinstance(error, sqlite3.DatabaseError) and not isinstance(error, sqlite3.OperationalError)
+    if damaged or "malformed" in text or "not a database" in text:
+        return "%s is damaged: %s" % (path, text), STORE_DAMAGED_FIX
+    return "cannot open %s: %s" % (
+        path,
+        text,
+    ), "check that this user may read and write %s and its directory" % path
+
+
 def _connect(path):
     """(connection, None) for the store file at ``path`` in WAL mode, or (read-only connection,
     why it is read-only): the file or its directory is not writable here, or the disk is too full
@@ -2389,7 +2596,7 @@ def _connect(path):
             why = "the disk is full or failing: %s" % e
             con = _configure(path, why)
     except sqlite3.DatabaseError as e:
-        raise WctxError("cannot open the store %s: %s" % (path, e)) from None
+        raise WctxError("%s; %s" % store_open_problem(path, e)) from None
     return con, why
 
 
@@ -2427,15 +2634,20 @@ def _configure(path, readonly):
 
 
 def open_store(home=None, create=True):
-    """Open (creating and migrating as needed) the store in ``home`` or $WCTX_HOME or ~/.wctx."""
+    """Open (migrating as needed) the store in ``home`` or $WCTX_HOME or ~/.wctx; create it only
+    with ``create`` (commands that record), else a missing store is a NotFoundError."""
     import sqlite3
 
     if not fts5_available(sqlite3):  # say so plainly here, not as "no such module: fts5" later
         raise WctxError(FTS5_MISSING % sqlite3.sqlite_version)
+    named = "--home" if home else ("$WCTX_HOME" if os.environ.get("WCTX_HOME") else None)
     home = os.path.abspath(os.path.expanduser(home)) if home else default_home()
     path = os.path.join(home, "wctx.db")
     if not os.path.exists(path) and not create:
-        raise NotFoundError("no wctx store at %s (run: wctx init)" % path)
+        raise NotFoundError(
+            "no wctx store at %s (%s; nothing was created: check the path, or run wctx init to start one there)"
+            % (path, "from " + named if named else "the default")
+        )
     try:
         os.makedirs(home, exist_ok=True)
     except OSError as e:
@@ -2640,6 +2852,10 @@ def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=(), 
         )
     except FileNotFoundError:
         raise WctxError("git is not installed or not on PATH (wctx needs the git binary)") from None
+    if proc.returncode != 0 and b"dubious ownership" in proc.stderr:
+        # A refusal, never an answer (even where the exit code is expected): every caller says the
+        # same, git's ownership check and its safe.directory fix.
+        raise GitError(dubious_ownership_message(repo_path, proc.stderr), proc.stderr)
     if proc.returncode not in ok_codes:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(
@@ -2966,10 +3182,6 @@ class GitRepo:
         return changed + untracked
 
 
-_GIT_VIEWS = {}  # {checkout: ((HEAD token, index token), GitRepo)}, see git_view
-GIT_VIEWS_KEPT = 64  # checkouts whose git answers a long-lived process keeps
-
-
 def git_view(path):
     """A GitRepo for the checkout at ``path`` that keeps what git told this process about it
     while the checkout's HEAD and index stay as they were (read without git, as the freshness
@@ -3126,7 +3338,6 @@ def head_token(repo_path, probed=None):
         return None
 
 
-_HEAD_TOKENS = {}  # {checkout: (head token, ((path, stat signature), ...))}, see recent_head_token
 HEAD_RACY_SECONDS = 3.0  # a file changed this recently may change again unseen by its stat
 
 
@@ -3156,7 +3367,7 @@ def recent_head_token(repo_path):
     signatures = tuple((path, _stat_signature(path)) for path in dict.fromkeys(probed))
     settled = time.time_ns() - int(HEAD_RACY_SECONDS * 1e9)
     if token is not None and all(sig is None or max(sig[2], sig[3]) < settled for _, sig in signatures):
-        if len(_HEAD_TOKENS) > 4096:
+        if len(_HEAD_TOKENS) > HEAD_TOKENS_KEPT:
             _HEAD_TOKENS.clear()
         _HEAD_TOKENS[repo_path] = (token, signatures)
     else:
@@ -3369,7 +3580,7 @@ def language_of(path):
     return LANGUAGE_BY_EXTENSION.get(os.path.splitext(path)[1].lower())
 
 
-@functools.lru_cache(maxsize=16)
+@MASKED_SOURCE
 def _mask_source(source, language):
     """``source`` with comments and string literals blanked to spaces (newlines kept)."""
     out = list(source)
@@ -3638,7 +3849,7 @@ _TYPE_KEYWORDS = (
 )
 
 
-@functools.lru_cache(maxsize=1024)  # compiling them costs ~1 ms a name; verify meets a name many times
+@DEFINITION_PATTERNS  # compiling them costs ~1 ms a name; verify meets a name many times
 def _patterns(name, language):
     """(kind, regex) definition patterns for ``name``; kind is "func", "type" or "value".
     Cached: callers only iterate over the list."""
@@ -3885,7 +4096,7 @@ _RUBY_END_LINE = _lazy_pattern(r"\s*end\b")
 _RUBY_DEFINITION_LINE = _lazy_pattern(r"\s*(?:def|class|module)\b")
 
 
-@functools.lru_cache(maxsize=4096)  # a module's extent is needed for every symbol cited inside it
+@RUBY_ENDS  # a module's extent is needed for every symbol cited inside it
 def _ruby_end(masked, start, name_end):
     """End of a Ruby def/class/module: the ``end`` at its indentation (or one line). Where the
     indentation stops on something else (code dedented below it, a sibling definition with no
@@ -3983,7 +4194,7 @@ class _SourceIndex:
         return self._impls
 
 
-@functools.lru_cache(maxsize=16)
+@SOURCE_INDEX
 def _source_index(source, language):
     return _SourceIndex(source, language)
 
@@ -4085,7 +4296,7 @@ def _qualified_special(index, owner, name):
     return found
 
 
-@functools.lru_cache(maxsize=512)
+@COMPILED_PATTERNS
 def _compiled(pattern):
     return re.compile(pattern, re.M)
 
@@ -4114,7 +4325,7 @@ def _heuristic_locate(source, language, parts):
     return "\n".join(source[s:e] for s, e in sorted(set(extents)))
 
 
-@functools.lru_cache(maxsize=8)
+@PYTHON_DEFINITIONS
 def _python_definitions(source):
     """({("A", "m"): extents}, {"m": extents}) for a Python source, or None when ``ast`` cannot
     parse it. An extent is (first line, last line), decorators included. Cached: verify and
@@ -4862,7 +5073,7 @@ def relate(store, from_repo, kind, to_repo, note=None):
                     "UPDATE relations SET note = ? WHERE from_repo = ? AND kind = ? AND to_repo = ?",
                     (note, a.id, kind, b.id),
                 )
-                said = " (already recorded; note updated%s)" % (", was: %s" % old if old else "")
+                said = ": note updated (%s)" % ("was: %s" % old if old else "it had none")
             else:
                 said = " (already recorded, unchanged)"
                 note = old
@@ -4872,7 +5083,7 @@ def relate(store, from_repo, kind, to_repo, note=None):
         "to": b.name,
         "note": note,
         "created": created,
-        "updated": bool(not created and said.startswith(" (already recorded; note")),
+        "updated": bool(not created and said.startswith(": note updated")),
         "message": "%s %s %s%s" % (a.name, kind, b.name, said),
     }
 
@@ -6929,10 +7140,6 @@ def _summary_key(text):
     return " ".join(text.casefold().split())
 
 
-# One duplicate rule for capture, the MCP server and import: the same claim (claim_key) about the
-# same repository citing the same files and symbols is one active item, whichever session says it.
-
-
 def _cited_set(anchors):
     """The (repository, path, symbol) triples an item cites, from stamped anchors or anchor rows."""
     out = set()
@@ -6943,24 +7150,57 @@ def _cited_set(anchors):
     return frozenset(out)
 
 
-def find_duplicate(store, repo_name, claim, cited):
-    """The active item that ``claim`` about ``repo_name`` citing ``cited`` (a _cited_set) repeats,
-    as its evidence row (a dict), or None."""
-    return DuplicateIndex(store).find(repo_name, claim_key(claim), cited)
+# The duplicate rule, for capture, the MCP server, transcript import and import-evidence alike.
+DUPLICATE_STATUS = "active"  # only an active item is repeated; a retracted or superseded one stays apart
+
+
+def repeats(existing, new):
+    """THE duplicate rule: does an item recorded now (``new``) repeat the active item
+    ``existing``? Each is (repository name, claim_key of the claim, cited set, detail). Yes when
+    both are about the same repository, their claims have the same key (the words, with case,
+    punctuation and Unicode forms folded), they cite exactly the same (repository, path, symbol),
+    and the new detail adds nothing: none, or words the existing detail already holds (None:
+    not compared). A new detail that says more makes a new item, so it is never dropped."""
+    if existing[:3] != new[:3]:
+        return False
+    detail = _folded_detail(new[3])
+    return not detail or detail in _folded_detail(existing[3])
+
+
+def _folded_detail(detail):
+    return " ".join((detail or "").split()).casefold()
+
+
+def find_duplicate(store, repo_name, claim, cited, detail=None):
+    """The active item that ``claim`` about ``repo_name`` citing ``cited`` (a _cited_set) with
+    ``detail`` repeats (see repeats), as its evidence row (a dict), or None."""
+    return DuplicateIndex(store).find(repo_name, claim_key(claim), cited, detail)
 
 
 class DuplicateIndex:
-    """The duplicate rule over many claims at once: the active items of each (repository, claim
-    key) asked about, with what they cite, loaded from the store in one query per 500 keys, then
-    checked in memory. A bulk writer tells it what it inserts (``add``) and which items it changed
-    otherwise (``drop``: read again from the store when next asked)."""
+    """The duplicate rule (repeats) over many claims at once: the active items of each
+    (repository, claim key) asked about, with what they cite and their detail, loaded from the
+    store in one query per 500 keys, then checked in memory. A bulk writer tells it what it
+    inserts (``add``) and which items it changed otherwise (``refresh``)."""
 
     __slots__ = ("store", "items", "before_load")
+
+    _COLUMNS = "rid, id, session_id, confidence, detail"
 
     def __init__(self, store, before_load=None):
         self.store = store
         self.items = {}  # (repo_name, claim_key) -> [(row dict, cited set)] in rid order
         self.before_load = before_load  # called before reading the store (a writer's flush)
+
+    def _held(self, rows):
+        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
+        return [
+            (
+                {k: r[k] for k in ("rid", "id", "session_id", "confidence", "detail")},
+                _cited_set(anchors[r["rid"]]),
+            )
+            for r in sorted(rows, key=lambda r: r["rid"])
+        ]
 
     def load(self, pairs, stored=True):
         """Read the active items of these (repository, claim key) pairs; ``stored``: False when
@@ -6977,32 +7217,31 @@ class DuplicateIndex:
             for i in range(0, len(keys), 500):
                 chunk = keys[i : i + 500]
                 rows += self.store.all(
-                    "SELECT rid, id, session_id, confidence, repo_name, claim_key FROM evidence "
-                    "WHERE repo_name = ? AND claim_key IN (%s) AND status = 'active' ORDER BY rid"
-                    % ",".join("?" * len(chunk)),
-                    [repo_name, *chunk],
+                    "SELECT %s, repo_name, claim_key FROM evidence WHERE repo_name = ? AND claim_key IN (%s) "
+                    "AND status = ? ORDER BY rid" % (self._COLUMNS, ",".join("?" * len(chunk))),
+                    [repo_name, *chunk, DUPLICATE_STATUS],
                 )
-        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
-        for r in sorted(rows, key=lambda r: r["rid"]):
-            row = {k: r[k] for k in ("rid", "id", "session_id", "confidence")}
-            self.items[(r["repo_name"], r["claim_key"])].append((row, _cited_set(anchors[r["rid"]])))
+        by_rid = {r["rid"]: r for r in rows}
+        for row, cited in self._held(rows):
+            r = by_rid[row["rid"]]
+            self.items[(r["repo_name"], r["claim_key"])].append((row, cited))
 
-    def find(self, repo_name, key, cited):
-        """The first active item (lowest rid) with this claim key about this repository citing
-        exactly ``cited``, or None."""
+    def find(self, repo_name, key, cited, detail=None):
+        """The first active item (lowest rid) that an item with this claim key about this
+        repository citing ``cited`` with ``detail`` repeats (see repeats), or None."""
         if (repo_name, key) not in self.items:
             if self.before_load is not None:
                 self.before_load()
             self.load([(repo_name, key)])
         for row, its_cited in self.items[(repo_name, key)]:
-            if its_cited == cited:
+            if repeats((repo_name, key, its_cited, row["detail"]), (repo_name, key, cited, detail)):
                 return row
         return None
 
     def add(self, repo_name, key, row, cited):
         """An active item just written (a higher rid than any before it)."""
         if (repo_name, key) in self.items:
-            self.items[(repo_name, key)].append((row, cited))
+            self.items[(repo_name, key)].append((dict(row, detail=row.get("detail")), cited))
 
     def refresh(self, repo_name, key, rid):
         """Read again the active items of (repo_name, key) after item ``rid``, which has that key,
@@ -7016,14 +7255,11 @@ class DuplicateIndex:
             self.before_load()
         rows = _select_in(
             self.store,
-            "SELECT rid, id, session_id, confidence FROM evidence WHERE status = 'active' AND rid IN (%s)",
+            "SELECT %s FROM evidence WHERE status = '%s' AND rid IN (%%s)"
+            % (self._COLUMNS, DUPLICATE_STATUS),
             {row["rid"] for row, _ in held} | {rid},
         )
-        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
-        self.items[(repo_name, key)] = [
-            ({k: r[k] for k in ("rid", "id", "session_id", "confidence")}, _cited_set(anchors[r["rid"]]))
-            for r in sorted(rows, key=lambda r: r["rid"])
-        ]
+        self.items[(repo_name, key)] = self._held(rows)
 
 
 def _insert_anchors(store, rid, anchors):
@@ -7102,21 +7338,14 @@ def _restamp(store, rid, anchors, event, session_id, agent, note, now):
 
 def repeat_item(store, row, anchors, confidence, session_id, agent, now):
     """Someone recorded ``row``'s item again (inside the caller's transaction): note the session
-    as having seen it, raise the confidence to the larger one, and re-stamp it when the cited code
-    changed since its provenance. Returns the capture result entry, with a message saying what."""
+    as having seen it and raise the confidence to the larger one. Never re-stamped here (that is
+    confirm, asked for): when the cited code changed since, the message says so and how to
+    confirm. Returns the capture result entry, with a message saying what happened."""
     rid = row["rid"]
     said = []
     if confidence is not None and (row["confidence"] is None or confidence > row["confidence"]):
         store.db.execute("UPDATE evidence SET confidence = ? WHERE rid = ?", (confidence, rid))
         said.append("confidence raised to %g" % confidence)
-    restamped = _content_changed(_load_anchors(store, [rid])[rid], anchors)
-    if restamped:
-        commits = _restamp(store, rid, anchors, "confirmed", session_id, agent,
-                           "recorded again after the cited code changed", now)  # fmt: skip
-        said.append(
-            "re-stamped at %s: the cited code changed since it was recorded"
-            % ", ".join("%s %s" % (name, short_sha(c)) for name, c in sorted(commits.items()))
-        )
     seen = row["session_id"] != session_id and not store.one(
         "SELECT 1 FROM evidence_events WHERE evidence_rid = ? AND event = 'seen' AND session_id = ?",
         (rid, session_id),
@@ -7124,14 +7353,14 @@ def repeat_item(store, row, anchors, confidence, session_id, agent, now):
     if seen:
         _add_event(store, rid, "seen", session_id, agent, None, now)
         said.insert(0, "seen again by session %s" % session_id)
-    elif not restamped:
+    else:
         said.insert(0, "already recorded")
-    return {
-        "id": row["id"],
-        "duplicate": True,
-        "restamped": restamped,
-        "message": "%s: %s" % (row["id"], "; ".join(said)),
-    }
+    if _content_changed(_load_anchors(store, [rid])[rid], anchors):
+        said.append(
+            "the cited code changed since it was recorded; if the claim still holds: wctx confirm %s"
+            % row["id"]
+        )
+    return {"id": row["id"], "duplicate": True, "message": "%s: %s" % (row["id"], "; ".join(said))}
 
 
 def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", external_id=None):
@@ -7232,7 +7461,8 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             )
             summary = new_summary
         for p in prepared:
-            dup = find_duplicate(store, p["repo"].name, p["claim"], _cited_set(p["anchors"]))
+            cited = _cited_set(p["anchors"])
+            dup = find_duplicate(store, p["repo"].name, p["claim"], cited, stored_text(p["detail"]))
             if dup is not None:
                 results.append(
                     dict(
@@ -7266,6 +7496,13 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                 (rid, p["claim"], _fts_symbols(p["anchors"]), _fts_paths(p["anchors"]), p["detail"] or ""),
             )
             results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})
+            twin = find_duplicate(store, p["repo"].name, p["claim"], cited)
+            if twin is not None and twin["rid"] != rid:
+                warnings.append(
+                    "%s records the same claim about %s citing the same code, with another detail: yours "
+                    "is kept as %s; if it replaces that one: wctx supersede %s --by %s"
+                    % (twin["id"], p["repo"].name, eid, twin["id"], eid)
+                )
     return {"session": session_id, "evidence": results, "warnings": warnings}
 
 
@@ -7285,9 +7522,6 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
 _STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
 
 
-_DAY_SECONDS = {}  # {(year, month, day): seconds since the epoch at 00:00 UTC}
-
-
 def _utc_day_seconds(y, mo, d):
     """Seconds since 1970-01-01 of 00:00 UTC on a proleptic Gregorian date (days-from-civil)."""
     key = (y, mo, d)
@@ -7297,7 +7531,7 @@ def _utc_day_seconds(y, mo, d):
         yoe = yy - era * 400
         doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
         days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-        if len(_DAY_SECONDS) < 100000:
+        if len(_DAY_SECONDS) < DAY_SECONDS_KEPT:
             _DAY_SECONDS[key] = days * 86400
         return days * 86400
     return _DAY_SECONDS[key]
@@ -7308,7 +7542,7 @@ def _stamp_seconds(stamp):
     return _text_stamp_seconds(stamp) if isinstance(stamp, str) else None
 
 
-@functools.lru_cache(maxsize=16384)
+@STAMP_SECONDS
 def _text_stamp_seconds(stamp):
     """_stamp_seconds of a string, remembered: search reads the same items' stamps query after
     query."""
@@ -7534,15 +7768,35 @@ CodeReference = collections.namedtuple(
 )
 
 
-@functools.lru_cache(maxsize=4096)
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor", "new", "initialize"})
+# receiver.method, receiver::method, receiver->method; a lookahead, so a.b.c gives (a, b) and (b, c).
+_RECEIVER_RE = _lazy_pattern(
+    r"(?<![A-Za-z0-9_$])(?=([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:\?\.|\.|::|->)\s*([A-Za-z_$][A-Za-z0-9_$]*))"
+)
+
+
+@SYMBOL_NAMES
 def _symbol_name(symbol):
-    """The name code calls a cited symbol by (its last part: Context.invoke -> invoke), or None
-    when it is too short to match on ("get", "run") or not an identifier."""
-    name = re.split(r"[.#:]+", symbol)[-1]
-    return name if len(name) >= CODE_REF_MIN_NAME and _IDENT_RE.fullmatch(name) else None
+    """(the name code calls a cited symbol by, its class or None): Context.invoke -> ("invoke",
+    "Context"); a constructor is called by its class (Pool.__init__ -> ("Pool", "Pool")). The
+    name is None when too short to match on ("get", "run") or not an identifier."""
+    parts = [p for p in re.split(r"[.#:]+", symbol) if p]
+    if not parts:
+        return None, None
+    owner = parts[-2] if len(parts) > 1 else None
+    name = owner if owner and parts[-1] in _CONSTRUCTORS else parts[-1]
+    if len(name) < CODE_REF_MIN_NAME or not _IDENT_RE.fullmatch(name):
+        return None, owner
+    return name, owner
 
 
-@functools.lru_cache(maxsize=4096)
+def _plain(identifier):
+    """An identifier with case and separators dropped: connection_pool, connectionPool and
+    ConnectionPool all read "connectionpool"."""
+    return identifier.replace("_", "").replace("$", "").lower()
+
+
+@MODULE_FORMS
 def _module_forms(path):
     """How code elsewhere names a cited file: its last two path parts without the extension,
     slash- or dot-separated ("src/upload/upload.ts" -> "upload/upload", "upload.upload"); none for
@@ -7624,7 +7878,7 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         )
         for sql, args in queries:
             for a in cursor.execute(sql, args):
-                name = _symbol_name(a[0])  # evidence about one symbol: only code that names it
+                name, _ = _symbol_name(a[0])  # evidence about one symbol: only code that names it
                 if name:
                     by_name.setdefault(name, []).append(a)
         # Evidence about a whole file: code that imports it. One row per cited file.
@@ -7644,9 +7898,19 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     hits = []  # (rel, status, anchor, how, name)
     for rel, status, text, code in texts:
         called = set(_CALL_RE.findall(code))
-        for name in sorted(set(_IDENT_RE.findall(code)) & set(by_name)):
+        named = set(_IDENT_RE.findall(code))
+        receivers = {}  # method name -> the receivers it is called on here, plain (see _plain)
+        for receiver, method in _RECEIVER_RE.findall(code):
+            receivers.setdefault(method, set()).add(_plain(receiver))
+        for name in sorted(named & set(by_name)):
             how = "calls" if name in called else "uses"
-            hits.extend((rel, status, a, how, name) for a in by_name[name])
+            for a in by_name[name]:
+                # A method counts only when its class is named here or is the receiver's name
+                # (pool.release for Pool.release): every class has an __init__ or a close.
+                _, owner = _symbol_name(a[0])
+                if owner and owner not in named and _plain(owner) not in receivers.get(name, ()):
+                    continue
+                hits.append((rel, status, a, how, name))
         for form, cited in sorted(by_form.items()):
             if _contains_word(text, form):
                 hits.extend((rel, status, a, "imports", form) for a in cited)
@@ -8171,7 +8435,7 @@ def _count_matches(store, terms, where, params):
 # -- rerank --------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=8192)
+@SYMBOL_WORDS
 def _symbol_words(symbol):
     """The lower-cased words of a cited symbol, as _query_names compares them with the query's
     terms (Client.uploadDocument -> client, upload, document); once per symbol."""
@@ -8191,7 +8455,7 @@ def _words_of(text):
     return " %s " % index_text(text) if text else ""
 
 
-@functools.lru_cache(maxsize=8192)
+@SPACED_FORMS
 def _spaced_forms(term):
     """The match forms of ``term`` (match_forms), each between spaces, as _words_of holds words."""
     return tuple(" %s " % form for form in _term_forms(term))
@@ -8403,7 +8667,7 @@ def search(
     files=None,
     page=None,
 ):
-    """Search evidence from the caller's repository outward (see the README for the shape).
+    """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
 
     ``workspace`` scopes a caller that stands in no registered repository (an MCP server started
     for a workspace, a shell outside every checkout) to that workspace's repositories; a caller
@@ -9346,7 +9610,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
     res["bytes"] = len(res["text"].encode("utf-8"))
     res["tokens"] = estimate_tokens(res["text"])
     kept = {item["id"] for s in sections for item in s["items"]}
-    if record and kept:
+    if record and kept and not store.readonly:  # a briefing only reads; remembering is a bonus
         now = utc_now()
         with store.atomic():
             store.db.executemany(
@@ -10146,7 +10410,7 @@ class _FieldError(ValueError):
 _ABSENT = object()
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _field_checks(record_type):
     """(field, check, what check gives an absent field, or _ABSENT when it refuses one, the texts
     check has passed unchanged): most fields of most records are absent or null, and need no
@@ -10166,7 +10430,7 @@ def _field_checks(record_type):
 _PASSED_CHARS, _PASSED_MAX = 200, 8192
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _field_plan(record_type):
     """(what an absent field of each kind gives, in declared order; {field: (check, passed)} of the
     fields a value needs checking for; the fields that refuse to be absent; those whose absent
@@ -11763,7 +12027,7 @@ class TranscriptRecord:
 # Lines an adapter could not digest, per thread: {thread: {"skip": {(path, n)}, "at": (path, n)}}.
 # parse_transcript runs an adapter again without a line that made it raise (see _run_adapter), so
 # a well-formed line of unexpected types is one bad line, whatever the adapter, never fatal.
-_ADAPTER_LINES = {}
+_ADAPTER_LINES = {}  # the state of parses in progress, not a cache (see parts/core/caches.py)
 
 
 def _json_lines(path, rec):
@@ -13150,6 +13414,16 @@ def sessions_touching(store, repo, path, cwd=None, limit=20):
     }
 
 
+class ImportInterrupted(KeyboardInterrupt):
+    """Ctrl-C during import_transcripts. Each transcript is imported in its own transaction, so
+    what came before stays imported and the one under way left nothing: ``results`` and
+    ``failed`` say how far it got, of ``total`` files."""
+
+    def __init__(self, results, failed, total):
+        super().__init__()
+        self.results, self.failed, self.total = results, failed, total
+
+
 def import_transcripts(store, paths, agent="auto", force=False, progress=None):
     """Import transcript files and directories of them. A file that cannot be imported is
     reported in "failed" and the others go on. ``progress(done, total, path)`` is called per file.
@@ -13172,6 +13446,8 @@ def import_transcripts(store, paths, agent="auto", force=False, progress=None):
                 continue  # a subagent file of a session already imported in this run
             seen.add(target)
             results.append(import_transcript(store, target, agent=agent, force=force))
+        except KeyboardInterrupt:
+            raise ImportInterrupted(results, failed, len(files)) from None
         except WctxError as e:
             if len(files) == 1 and len(paths) == 1 and os.path.isfile(paths[0]):
                 raise
@@ -13201,6 +13477,9 @@ def _live_evidence(store, ids):
         }
         for r in sorted(rows, key=lambda r: ids.index(r["id"]))
     ]
+
+
+COMMAND_TOOLS = CLAUDE_COMMAND_TOOLS + CODEX_COMMAND_TOOLS + GEMINI_COMMAND_TOOLS
 
 
 def session_activity(store, session_id):
@@ -13247,6 +13526,10 @@ def session_activity(store, session_id):
         }
         for c in store.all("SELECT * FROM session_commands WHERE session_id = ? ORDER BY seq", (session_id,))
     ]
+    tool_calls = json.loads(row["tool_calls"])
+    # A command call whose command the transcript holds as a sanitiser's placeholder (or empty) is
+    # counted as a call but stored as no command: say how many, not "commands (0)".
+    command_calls = sum(tool_calls.get(t, 0) for t in COMMAND_TOOLS)
     return {
         "transcript": row["transcript"],
         "imported_at": row["imported_at"],
@@ -13258,10 +13541,11 @@ def session_activity(store, session_id):
         "compactions": row["compactions"],
         "cwds": json.loads(row["cwds"]),
         "summaries": json.loads(row["summaries"]),
-        "tool_calls": json.loads(row["tool_calls"]),
+        "tool_calls": tool_calls,
         "repos": repos,
         "files": files,
         "commands": commands,
+        "commands_withheld": max(0, command_calls - len(commands)),
         "errors": json.loads(row["errors"]),
         "subagents": json.loads(row["subagents"]),
         "parent_external_id": row["parent_external_id"],
@@ -13303,12 +13587,17 @@ HOOK_PROBE_SECONDS = 30
 HOOK_PROBE_PATH = "/usr/bin:/bin"  # the clean shell the probe runs the command from
 
 
+def hook_home(home=None):
+    """The store a hook is installed for, or checked against: --home, else $WCTX_HOME, else
+    ~/.wctx, as an absolute path."""
+    return os.path.abspath(os.path.expanduser(home)) if home else default_home()
+
+
 def hook_command(python=None, home=None, action=("import", "--hook")):
-    """The shell command an agent's hook runs: this wctx (see hook_invocation), --home when given,
-    then ``action``."""
-    argv = hook_invocation(python)
-    if home:
-        argv += ["--home", os.path.abspath(os.path.expanduser(home))]
+    """The shell command an agent's hook runs: this wctx (see hook_invocation), --home STORE, then
+    ``action``. The store is always named: an agent started from an IDE or a clean shell has no
+    $WCTX_HOME, and a hook that followed it would read and write another store."""
+    argv = hook_invocation(python) + ["--home", hook_home(home)]
     return shell_command(argv + list(action))
 
 
@@ -13371,6 +13660,134 @@ def codex_end_event(env=None):
     if version[:3] > CODEX_SESSION_END_SINCE or (version[:3] == CODEX_SESSION_END_SINCE and not version[3]):
         return "SessionEnd", "codex %s has the SessionEnd event" % label
     return "Stop", "codex %s predates SessionEnd (%s); Stop runs after every turn" % (label, first)
+
+
+# Codex runs a user's hook only once someone trusted it: Codex records trust per hook in
+# $CODEX_HOME/config.toml as [hooks.state."<hooks.json path>:<event>:<group>:<handler>"]
+# trusted_hash = "sha256:…", written when a person picks "Trust all and continue" at "Hooks need
+# review" or trusts it in /hooks. `codex exec` never asks and skips untrusted hooks without a word;
+# a changed command is a new hook to trust again. wctx reads that record and says what it finds;
+# it never writes it (the review is Codex's safety gate, for a person to pass).
+CODEX_EVENT_LABELS = {"SessionStart": "session_start", "SessionEnd": "session_end", "Stop": "stop"}
+CODEX_DEFAULT_TIMEOUT_SECONDS = 600  # what Codex assumes for a hook that states no timeout
+CODEX_TRUST_HOW = (
+    'run `codex` in a terminal and choose "Trust all and continue" when it says "Hooks need '
+    'review" (or type /hooks, pick each wctx hook and press t); `codex exec` never asks and skips '
+    "untrusted hooks without a word (automation that vets its hooks may pass "
+    "--dangerously-bypass-hook-trust)"
+)
+_TOML_HEADER = r"^\s*\[\s*((?:[^\[\]\"']|\"(?:[^\"\\]|\\.)*\"|'[^']*')+?)\s*\]\s*(?:#.*)?$"
+_TOML_KEY_PART = r"\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[A-Za-z0-9_-]+)\s*(\.|$)"
+_TOML_PAIR = r"^\s*([A-Za-z0-9_-]+)\s*=\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|true|false)\s*(?:#.*)?$"
+
+
+def codex_hook_hash(event, entry, matcher=None):
+    """The trust identity Codex records for one command hook: sha256 of canonical JSON (keys
+    sorted, no spaces) of the event's label and the hook as Codex normalises it (default timeout,
+    async false, unset fields left out). Equal to `codex app-server` hooks/list's currentHash on
+    codex-cli 0.171; a Codex that hashes otherwise reads as "modified", never as trusted."""
+    import hashlib
+
+    timeout = entry.get("timeout")
+    hook = {
+        "type": "command",
+        "command": entry.get("command"),
+        "timeout": max(1, timeout if isinstance(timeout, int) else CODEX_DEFAULT_TIMEOUT_SECONDS),
+        "async": entry.get("async") is True,
+    }
+    if isinstance(entry.get("statusMessage"), str):
+        hook["statusMessage"] = entry["statusMessage"]
+    identity = {"event_name": CODEX_EVENT_LABELS.get(event, event), "hooks": [hook]}
+    if isinstance(matcher, str) and event == HOOK_START_EVENT:
+        identity["matcher"] = matcher
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _toml_string(token):
+    if token.startswith("'"):
+        return token[1:-1]
+    try:
+        return json.loads(token)
+    except ValueError:
+        return token[1:-1]
+
+
+def read_codex_config(env=None):
+    """(hook states {key: {"trusted_hash", "enabled"}}, hooks feature on?, config.toml text) from
+    $CODEX_HOME/config.toml. A small reader for the table form Codex writes
+    ([hooks.state."key"], [features]); no TOML library is needed on Python 3.8."""
+    path = os.path.join(codex_home(env), "config.toml")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return {}, True, ""
+    states, feature_on, table = {}, True, None
+    for line in text.splitlines():
+        m = re.match(_TOML_HEADER, line)
+        if m and not line.lstrip().startswith("[["):
+            parts = [p[0] for p in re.findall(_TOML_KEY_PART, m.group(1))]
+            table = [_toml_string(p) if p[:1] in "\"'" else p for p in parts]
+            continue
+        m = re.match(_TOML_PAIR, line)
+        if not m or table is None:
+            continue
+        name, value = m.group(1), m.group(2)
+        if len(table) == 3 and table[:2] == ["hooks", "state"]:
+            state = states.setdefault(table[2], {})
+            if name == "trusted_hash" and value[:1] in "\"'":
+                state["trusted_hash"] = _toml_string(value)
+            elif name == "enabled" and value in ("true", "false"):
+                state["enabled"] = value == "true"
+        elif table == ["features"] and name in ("hooks", "codex_hooks") and value == "false":
+            feature_on = False
+    return states, feature_on, text
+
+
+def codex_hook_trust(path, data, env=None):
+    """Codex's trust of each wctx hook in the hooks.json at ``path`` holding ``data``:
+    [{"event", "key", "hash", "trust": trusted | untrusted | modified | disabled | unknown}]."""
+    states, _, text = read_codex_config(env)
+    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    found = []
+    for event in HOOK_ALL_EVENTS:
+        groups = hooks.get(event)
+        for g, group in enumerate(groups if isinstance(groups, list) else ()):
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            for h, entry in enumerate(entries if isinstance(entries, list) else ()):
+                if not _is_wctx_hook(entry):
+                    continue
+                key = "%s:%s:%d:%d" % (path, CODEX_EVENT_LABELS.get(event, event), g, h)
+                digest = codex_hook_hash(event, entry, group.get("matcher"))
+                state = states.get(key, {})
+                if state.get("enabled") is False:
+                    trust = "disabled"
+                elif state.get("trusted_hash") == digest:
+                    trust = "trusted"
+                elif state.get("trusted_hash"):
+                    trust = "modified"
+                else:
+                    trust = "unknown" if key in text else "untrusted"
+                found.append({"event": event, "key": key, "hash": digest, "trust": trust})
+    return found
+
+
+def codex_trust_problem(trust):
+    """One line on the wctx hooks Codex will not run for want of trust, or None."""
+    bad = [t for t in trust if t["trust"] != "trusted"]
+    if not bad:
+        return None
+    said = {
+        "untrusted": "not trusted",
+        "modified": "changed since it was trusted",
+        "disabled": "disabled in Codex",
+        "unknown": "trust recorded in a form wctx cannot read",
+    }
+    return "Codex will not run %s; to trust them: %s" % (
+        ", ".join("the %s hook (%s)" % (t["event"], said[t["trust"]]) for t in bad),
+        CODEX_TRUST_HOW,
+    )
 
 
 def _is_wctx_hook(entry):
@@ -13530,11 +13947,7 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
     end_event = HOOK_EVENTS[agent]
     if agent == AGENT_CODEX:
         end_event, why = codex_end_event(env)
-        notes.append(
-            "Codex session end: %s (%s). Codex runs hooks when its hooks feature is on (the default in "
-            "recent versions; older ones need [features] codex_hooks = true in config.toml, which wctx "
-            "does not edit) and, where Codex asks, after you trust the hooks in /hooks." % (end_event, why)
-        )
+        notes.append("Codex session end: %s (%s)." % (end_event, why))
     if agent == AGENT_GEMINI:
         notes.append(
             "Gemini CLI runs hooks from ~/.gemini/settings.json in every folder; it asks before running "
@@ -13572,40 +13985,66 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
         "notes": notes,
         "probes": [],
     }
+    if agent == AGENT_CODEX:
+        result["trust"] = codex_hook_trust(os.path.abspath(path), new, env)
+        _, feature_on, _ = read_codex_config(env)
+        if not feature_on:
+            notes.append(
+                "Codex's hooks feature is off in its config.toml ([features] hooks = false): no hook runs"
+            )
+        problem = codex_trust_problem(result["trust"])
+        if problem:
+            notes.append(problem)
     if result["changed"] and not dry_run:
         result["diff"], result["backup"] = _write_settings(path, old_text, new)
     elif result["changed"]:
         result["diff"] = _settings_diff(path, old_text, new)
     if probe and not dry_run:
-        result["probes"] = [probe_hook_command(cmd, event) for event, cmd in result["commands"].items()]
+        result["probes"] = [probe_hook_command(cmd, event, home) for event, cmd in result["commands"].items()]
     return result
 
 
-def probe_hook_command(command, event):
+def probe_hook_command(command, event, home=None):
     """Run one hook command as its agent would, from a clean shell (PATH=/usr/bin:/bin, no
-    PYTHONPATH, not this directory), with a probe payload it answers without acting. Returns
-    {"event", "command", "ok", "error"}."""
+    PYTHONPATH, no WCTX_HOME, not this directory), with a probe payload it answers without acting.
+    It passes when it answers and names the store ``home`` (see hook_home) that it would use.
+    Returns {"event", "command", "ok", "error", "store"}."""
+    import shlex
+
+    expected = hook_home(home)
     env = {"PATH": HOOK_PROBE_PATH, "HOME": os.path.expanduser("~"), "LC_ALL": "C.UTF-8"}
     payload = json.dumps({"hook_event_name": HOOK_PROBE_EVENT, "probe_of": event}).encode()
     shell = "/bin/sh" if os.path.exists("/bin/sh") else "sh"
     code, out, err = run_program(
         [shell, "-c", command], input_bytes=payload, env=env, timeout=HOOK_PROBE_SECONDS
     )
-    ok = False
+    answer = None
     if code == 0:
         try:
             answer = json.loads(out.decode("utf-8", "replace").strip().splitlines()[-1])
-            ok = isinstance(answer, dict) and answer.get("wctx_probe") == "ok"
         except (ValueError, IndexError):
-            ok = False
-    error = None
-    if not ok:
+            answer = None
+    if not isinstance(answer, dict) or answer.get("wctx_probe") != "ok":
         lines = err.decode("utf-8", "replace").strip().splitlines()
         error = "exit %s: %s" % (
             code if code is not None else "-",
             lines[-1] if lines else "no answer to the probe",
         )
-    return {"event": event, "command": command, "ok": ok, "error": error}
+        return {"event": event, "command": command, "ok": False, "error": error, "store": None}
+    store = answer.get("home")
+    try:
+        named = "--home" in shlex.split(command)
+    except ValueError:
+        named = False
+    error = None
+    if not named:
+        error = (
+            "names no store: it uses the WCTX_HOME of whatever starts the agent (%s from a clean "
+            "shell), not %s" % (store or "~/.wctx", expected)
+        )
+    elif not store or os.path.realpath(store) != os.path.realpath(expected):
+        error = "runs against the store at %s, not this one (%s)" % (store or "an unknown place", expected)
+    return {"event": event, "command": command, "ok": error is None, "error": error, "store": store}
 
 
 def uninstall_hook(agent, settings=None, env=None, dry_run=False):
@@ -13637,16 +14076,20 @@ def uninstall_hook(agent, settings=None, env=None, dry_run=False):
     return result
 
 
-def hook_status(env=None, probe=False):
-    """Per agent: its settings file, the events wctx's hooks sit in and their commands; with
-    ``probe``, each command run once with the probe payload."""
+def hook_status(env=None, probe=False, home=None):
+    """Per agent: its settings file, the events wctx's hooks sit in and their commands, and for
+    Codex whether Codex trusts them; with ``probe``, each command run once with the probe payload
+    and checked to use the store ``home`` (see hook_home). A row's "failed" lists what keeps its
+    hooks from working here (a failed probe, Codex's missing trust)."""
     out = []
     for agent in HOOK_AGENTS:
         path = hook_settings_path(agent, env)
         try:
             _, data = _load_settings(path)
         except WctxError as e:
-            out.append({"agent": agent, "settings": path, "installed": False, "problem": str(e)})
+            out.append(
+                {"agent": agent, "settings": path, "installed": False, "problem": str(e), "failed": []}
+            )
             continue
         hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
         commands = {}
@@ -13663,17 +14106,31 @@ def hook_status(env=None, probe=False):
             "command": commands[ends[0]] if ends else None,
             "commands": commands,
             "session_start": HOOK_START_EVENT in commands,
+            "failed": [],
         }
+        if agent == AGENT_CODEX and commands:
+            row["trust"] = codex_hook_trust(os.path.abspath(path), data, env)
+            _, feature_on, _ = read_codex_config(env)
+            if not feature_on:
+                row["problem"] = "Codex's hooks feature is off in its config.toml ([features] hooks = false)"
+                row["failed"].append(row["problem"])
+            problem = codex_trust_problem(row["trust"])
+            if problem:
+                row["failed"].append(problem)
         if probe and commands:
-            row["probes"] = [probe_hook_command(cmd, event) for event, cmd in commands.items()]
+            row["probes"] = [probe_hook_command(cmd, event, home) for event, cmd in commands.items()]
+            row["failed"] += ["%s hook: %s" % (p["event"], p["error"]) for p in row["probes"] if not p["ok"]]
         out.append(row)
     return out
 
 
-def hook_probe_answer(payload):
-    """The answer to an install/doctor probe (a JSON line on stdout), or None for a real payload."""
+def hook_probe_answer(payload, home):
+    """The answer to an install/doctor probe (a JSON line on stdout naming the store the hook
+    would use), or None for a real payload."""
     if isinstance(payload, dict) and payload.get("hook_event_name") == HOOK_PROBE_EVENT:
-        return json.dumps({"wctx_probe": "ok", "version": __version__, "python": sys.version.split()[0]})
+        return json.dumps(
+            {"wctx_probe": "ok", "version": __version__, "python": sys.version.split()[0], "home": home}
+        )
     return None
 
 
@@ -13715,12 +14172,12 @@ def run_import_hook(store_home=None, stdin=None, env=None, detach=True):
     WCTX_HOOK_FOREGROUND=1, or a platform without fork, imports in the foreground.
     """
     env = os.environ if env is None else env
-    home = os.path.abspath(os.path.expanduser(store_home)) if store_home else default_home()
+    home = hook_home(store_home)
     try:
         payload = _read_hook_input(stdin or sys.stdin)
         if not isinstance(payload, dict):
             raise UsageError("hook input is not a JSON object")
-        answer = hook_probe_answer(payload)
+        answer = hook_probe_answer(payload, home)
         if answer is not None:
             sys.stdout.write(answer + "\n")
             return 0
@@ -13778,13 +14235,13 @@ def run_brief_hook(agent, store_home=None, stdin=None, stdout=None):
     """Entry point of `wctx brief --hook AGENT`: print the briefing for the hook's cwd in the
     agent's form. Never fails the agent: a cwd outside every registered repository, a missing
     store or any error prints nothing (errors go to hooks.log) and exits 0."""
-    home = os.path.abspath(os.path.expanduser(store_home)) if store_home else default_home()
+    home = hook_home(store_home)
     out = stdout or sys.stdout
     try:
         payload = _read_hook_input(stdin or sys.stdin)
         if not isinstance(payload, dict):
             raise UsageError("hook input is not a JSON object")
-        answer = hook_probe_answer(payload)
+        answer = hook_probe_answer(payload, home)
         if answer is not None:
             out.write(answer + "\n")
             return 0
@@ -15529,9 +15986,7 @@ def _doctor_store(home, checks):
     try:
         con = _connect_readonly(path)
     except sqlite3.Error as e:
-        checks.append(
-            _doctor_check("store", DOCTOR_FAIL, "cannot open %s: %s" % (path, e), "check its permissions")
-        )
+        checks.append(_doctor_check("store", DOCTOR_FAIL, *store_open_problem(path, e)))
         return None
     if not writable:
         checks.append(
@@ -15588,16 +16043,7 @@ def _doctor_store(home, checks):
         except sqlite3.Error:  # an older schema may not have what list_repos reads
             return None
     except sqlite3.Error as e:
-        checks.append(
-            _doctor_check(
-                "store",
-                DOCTOR_FAIL,
-                "%s cannot be read: %s" % (path, e),
-                "move it aside and start a new store; wctx export / import-evidence carries evidence over"
-                if writable
-                else "check that this user may read %s and its directory" % path,
-            )
-        )
+        checks.append(_doctor_check("store", DOCTOR_FAIL, *store_open_problem(path, e)))
         return None
     finally:
         con.close()
@@ -15668,27 +16114,32 @@ def _doctor_current_repo(cwd, repos):
     )
 
 
-def _doctor_hooks():
-    """Every installed agent hook command, run once from a clean shell with the probe payload."""
+def _doctor_hooks(home):
+    """Every installed agent hook command, run once from a clean shell with the probe payload: it
+    must start and use the store ``home``; Codex's hooks must also be trusted by Codex."""
     try:
-        status = hook_status(probe=True)
+        status = hook_status(probe=True, home=home)
     except WctxError as e:
         return _doctor_check("hooks", DOCTOR_WARN, str(e))
     probes = [(h["agent"], p) for h in status for p in h.get("probes") or ()]
-    problems = [h for h in status if h.get("problem")]
-    if not probes and not problems:
+    problems = [h for h in status if h.get("problem") and not h.get("failed")]
+    failed = [(h["agent"], f) for h in status for f in h.get("failed") or ()]
+    if not probes and not problems and not failed:
         return _doctor_check(
             "hooks",
             DOCTOR_OK,
             "no agent hooks installed (wctx hooks install claude-code | codex | gemini-cli)",
         )
-    failed = [(agent, p) for agent, p in probes if not p["ok"]]
     if failed:
+        here = agent_command()
+        if os.path.realpath(home) != os.path.realpath(default_home()):
+            here += " --home " + _shell_word(home)
         return _doctor_check(
             "hooks",
             DOCTOR_FAIL,
-            "; ".join("%s %s hook cannot run: %s" % (agent, p["event"], p["error"]) for agent, p in failed),
-            "reinstall from the wctx you use: wctx hooks install AGENT (it writes the command that runs here)",
+            "; ".join("%s %s" % f for f in failed),
+            "reinstall from the wctx and store you use: "
+            + "; ".join("%s hooks install %s" % (here, a) for a in sorted({a for a, _ in failed})),
         )
     if problems:
         return _doctor_check("hooks", DOCTOR_WARN, "; ".join(h["problem"] for h in problems))
@@ -15805,7 +16256,7 @@ def doctor(home=None, cwd=None):
                 _doctor_check("repositories", DOCTOR_OK, "%d registered, all present on disk" % len(repos))
             )
     checks.append(_doctor_current_repo(cwd, repos))
-    checks.append(_doctor_hooks())
+    checks.append(_doctor_hooks(home))
     argv = mcp_command(home)
     mcp_file = os.path.join(os.path.dirname(argv[1]), "wctx_mcp.py") if argv[1].endswith(".py") else None
     if mcp_file and not os.path.exists(mcp_file):
@@ -15957,8 +16408,8 @@ def cmd_workspace_show(args, store):
     lines = ["workspace %s" % ws["name"]]
     for r in ws["repos"]:
         lines.append(
-            "  %-20s %s  (%d items)%s"
-            % (r["name"], r["path"], r["evidence"], "" if r["exists"] else " missing")
+            "  %-20s %s  (%s)%s"
+            % (r["name"], r["path"], _plural(r["evidence"], "item"), "" if r["exists"] else " missing")
         )
     for rel in ws["relations"]:
         lines.append("  %s %s %s" % (rel["from"], rel["kind"], rel["to"]))
@@ -16067,7 +16518,7 @@ def cmd_relations(args, store):
     return 0
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _ordered_action():
     # argparse classes are made on first use: importing argparse is ~1.5 ms that --version skips.
     import argparse
@@ -16314,7 +16765,15 @@ def format_session(res, limit=20):
                 lines.append("  %s  read %d, edited %d" % (where, f["reads"], f["edits"]))
             if len(group) > limit:
                 lines.append("  … %d more (--json for all)" % (len(group) - limit))
-        lines.append("commands (%d):" % len(act["commands"]))
+        withheld = act.get("commands_withheld") or 0
+        if withheld:
+            lines.append(
+                "commands (%d stored, %d withheld: the transcript holds them as redaction placeholders "
+                "such as [REDACTED…], or empty, so there was no command to keep):"
+                % (len(act["commands"]), withheld)
+            )
+        else:
+            lines.append("commands (%d):" % len(act["commands"]))
         for c in act["commands"][:limit]:
             text = c["command"].splitlines()[0] if c["command"] else ""
             lines.append("  $ %s%s" % (text[:160], "  [%s]" % c["repo"] if c["repo"] else ""))
@@ -16382,7 +16841,8 @@ def format_import(res):
 
 
 def cmd_import(args, store):
-    """Import Claude Code and Codex session transcripts: what each session did, per repository.
+    """Import Claude Code, Codex and Gemini CLI session transcripts: what each session did, per
+    repository.
 
     Where each session ran, which files of which repositories it read and edited, the commands it
     ran, with provenance per repository. Findings are never guessed from the transcript's prose;
@@ -16408,6 +16868,21 @@ def cmd_import(args, store):
     own = open_store(args.home)
     try:
         res = import_transcripts(own, args.paths, agent=args.agent, force=args.force, progress=progress)
+    except ImportInterrupted as stop:
+        done = [r["status"] for r in stop.results]
+        sys.stderr.write(
+            "%swctx: interrupted after %d of %d transcripts: %d imported, %d unchanged, %d failed; what was "
+            "imported stays, the one under way left nothing: run the same command again to go on\n"
+            % (
+                "\n" if show else "",
+                len(stop.results) + len(stop.failed),
+                stop.total,
+                sum(1 for s in done if s not in ("unchanged", "empty")),
+                sum(1 for s in done if s in ("unchanged", "empty")),
+                len(stop.failed),
+            )
+        )
+        return 130
     finally:
         own.close()
     for r in res["results"]:
@@ -16504,7 +16979,7 @@ def cmd_hooks(args, store):
     payload: exit 1 when one cannot run. The commands run this wctx as installed here.
     """
     if args.action == "status":
-        res = hook_status(probe=args.probe)
+        res = hook_status(probe=args.probe, home=args.home)
         lines = []
         for h in res:
             lines.append(
@@ -16516,10 +16991,21 @@ def cmd_hooks(args, store):
                     "  (%s)" % h["problem"] if h.get("problem") else "",
                 )
             )
+            for t in h.get("trust") or ():
+                lines.append(
+                    "  trust %-12s %s" % (t["event"], t["trust"].replace("untrusted", "not trusted"))
+                )
             for p in h.get("probes") or ():
                 lines.append("  probe %-12s %s" % (p["event"], "ok" if p["ok"] else "FAILED: " + p["error"]))
+            if any(t["trust"] != "trusted" for t in h.get("trust") or ()):
+                lines.append("  codex: " + CODEX_TRUST_HOW)
+        failed = [f for h in res for f in h["failed"]]
+        if any(not p["ok"] for h in res for p in h.get("probes") or ()):
+            lines.append(
+                "reinstall from the wctx and store you use: %s hooks install AGENT" % _wctx_here(args)
+            )
         emit(args, {"hooks": res}, "\n".join(lines))
-        return 1 if any(not p["ok"] for h in res for p in h.get("probes") or ()) else 0
+        return 1 if failed else 0
     if not args.agent:
         raise UsageError("hooks %s needs an agent: %s" % (args.action, ", ".join(HOOK_AGENTS)))
     if args.action == "install":
@@ -16566,6 +17052,11 @@ def cmd_hooks(args, store):
     return 1 if failed else 0
 
 
+def _wctx_here(args):
+    """How to spell wctx for this store in a suggested command: with --home when one was given."""
+    return agent_command() + (" --home " + shell_command([os.path.abspath(args.home)]) if args.home else "")
+
+
 def cmd_brief(args, store):
     """Print the session briefing for this repository: evidence recorded about it from other
     repositories since its last session, what related repositories' evidence says about the code
@@ -16579,7 +17070,7 @@ def cmd_brief(args, store):
     """
     if args.hook:
         return run_brief_hook(args.hook, args.home)
-    own = open_store(args.home)  # the hook path above must not create a store
+    own = open_store(args.home, create=False)  # a briefing only reads
     try:
         res = brief(
             own, repo=args.repo, files=args.files, max_bytes=args.max_bytes, max_tokens=args.max_tokens
@@ -16925,9 +17416,13 @@ def cmd_eval_retrieval(args, store):
 
 # Commands that run without opening the store.
 NO_STORE_COMMANDS = {"demo", "doctor", "eval", "mcp", "mcp-info", "instructions"}
+# Commands that record and so may create the store. Every other command only reads it (or
+# changes what is already there): pointed at a store that does not exist, a mistyped WCTX_HOME
+# say, it says so and creates nothing.
+STORE_CREATING = (cmd_init, cmd_repo_add, cmd_workspace_add, cmd_capture, cmd_import_evidence, cmd_sync)
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _parser_class():
     import argparse
 
@@ -17363,7 +17858,7 @@ def main(argv=None):
     store = None
     try:
         if args.command not in NO_STORE_COMMANDS and not getattr(args, "no_store", False):
-            store = open_store(args.home)
+            store = open_store(args.home, create=args.func in STORE_CREATING)
         return args.func(args, store)
     except WctxError as e:
         return _fail(e, getattr(args, "json", False))

@@ -304,8 +304,10 @@ def budget_note(tool, detail=False):
 
 # -- serving stored text ----------------------------------------------------------------------------
 
-_SERVED = {}  # (text, limit) -> (served text, neutralised): the same claims and reasons come back
-_SERVED_MAX = 16384
+# (text, limit, cut) -> (served text, neutralised): the same claims and reasons come back search
+# after search. Declared with every process-wide cache in wctx's caches part (clear_caches).
+_SERVED = CORE.MCP_SERVED_TEXTS
+_SERVED_MAX = CORE.MCP_SERVED_TEXTS_KEPT
 
 
 def served_cut(text, limit, cut=clip_words):
@@ -974,8 +976,9 @@ TOOLS = [
         "files as path#symbol so later sessions can tell when the code changed. Calls from one session "
         "accumulate into one recorded session. An item that repeats one already recorded (the same claim, "
         "case and punctuation aside, about the same repository citing the same files, from any session) is "
-        "not stored twice: the answer names the existing id under duplicates, raises its confidence to the "
-        "larger one, and re-stamps it when the cited code changed since (said in warnings). Record root "
+        "not stored twice: the answer names the existing id under duplicates and raises its confidence to the "
+        "larger one (it is never re-stamped: confirm_evidence does that); the same claim with a detail that "
+        "says more is kept as a new item, named in warnings. Record root "
         "causes, decisions with rationale, dead ends and open questions; never secrets or routine progress. "
         + budget_note("record_evidence"),
         "inputSchema": {
@@ -1042,8 +1045,8 @@ TOOLS = [
                 "duplicates": {
                     "type": "array",
                     "items": {"type": "object"},
-                    "description": "Items that repeat one already recorded: the existing id, whether it was "
-                    "re-stamped, and a message saying what changed.",
+                    "description": "Items that repeat one already recorded: the existing id and a message "
+                    "saying what happened.",
                 },
                 "duplicates_skipped": {"type": "integer"},
                 "warnings": {"type": "array", "items": {"type": "string"}},
@@ -1738,12 +1741,9 @@ class Tools:
             {k: v for k, v in e.items() if k != "duplicate"} for e in entries if not e.get("duplicate")
         ]
         duplicates = [
-            {k: e.get(k) for k in ("id", "kind", "repo", "restamped", "message")}
-            for e in entries
-            if e.get("duplicate")
+            {k: e.get(k) for k in ("id", "kind", "repo", "message")} for e in entries if e.get("duplicate")
         ]
         warnings = list(captured.get("warnings", []))
-        warnings += [d["message"] for d in duplicates if d.get("restamped")]
         payload = {"session": session_id, "recorded": recorded}
         if duplicates:
             payload["duplicates"] = duplicates

@@ -414,25 +414,22 @@ def test_an_imported_retracted_twin_stays_its_own_item_and_leaves_the_active_one
     assert wctx.get_evidence(product.store, "ev-abcdefabce")["status"] == "retracted"
 
 
-def test_recording_again_after_the_cited_code_changed_restamps_and_says_so(product, run_cli):
+def test_recording_again_after_the_cited_code_changed_says_so_and_leaves_the_stamp(product, run_cli):
+    """Re-stamping is confirm's, asked for: a repeat only says the code changed and how to confirm."""
     first = cli_capture(run_cli, product.sdk.path, "connect has no timeout", "--file", CLIENT + "#connect")
     eid = first["evidence"][0]["id"]
-    old_head = product.sdk.head
     product.sdk.write(CLIENT, product.sdk.read(CLIENT).replace('{"url": url}', '{"url": url, "x": 1}'))
-    new_head = product.sdk.commit("connect grows a field")
+    product.sdk.commit("connect grows a field")
     assert verify_reason(run_cli, eid)[0] == "stale"
     again = run_cli(["capture", "--finding", "connect has no timeout", "--repo", "upload-sdk", "--file",
                      CLIENT + "#connect", "--session", first["session"]], cwd=product.sdk.path)  # fmt: skip
     assert again.code == 0, again
     assert (
-        "re-stamped at upload-sdk %s: the cited code changed since it was recorded" % new_head[:7]
+        "the cited code changed since it was recorded; if the claim still holds: wctx confirm %s" % eid
         in again.out
     )
-    assert verify_reason(run_cli, eid)[0] == "current"
-    shown = run_cli(["show", eid, "--json"]).json
-    (event,) = shown["history"]
-    assert event["event"] == "confirmed" and event["commits"] == {"upload-sdk": new_head}
-    assert {p["commit"] for p in event["previous"]} == {old_head}
+    assert verify_reason(run_cli, eid)[0] == "stale"
+    assert run_cli(["show", eid, "--json"]).json["history"] == []
 
 
 # ----------------------------------------------------------------------------------------------

@@ -248,7 +248,7 @@ class TranscriptRecord:
 # Lines an adapter could not digest, per thread: {thread: {"skip": {(path, n)}, "at": (path, n)}}.
 # parse_transcript runs an adapter again without a line that made it raise (see _run_adapter), so
 # a well-formed line of unexpected types is one bad line, whatever the adapter, never fatal.
-_ADAPTER_LINES = {}
+_ADAPTER_LINES = {}  # the state of parses in progress, not a cache (see parts/core/caches.py)
 
 
 def _json_lines(path, rec):

@@ -202,7 +202,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
     res["bytes"] = len(res["text"].encode("utf-8"))
     res["tokens"] = estimate_tokens(res["text"])
     kept = {item["id"] for s in sections for item in s["items"]}
-    if record and kept:
+    if record and kept and not store.readonly:  # a briefing only reads; remembering is a bonus
         now = utc_now()
         with store.atomic():
             store.db.executemany(

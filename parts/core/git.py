@@ -4,6 +4,7 @@ import os
 import re
 import time
 
+from .caches import _GIT_VIEWS, _HEAD_TOKENS, GIT_VIEWS_KEPT, HEAD_TOKENS_KEPT
 from .constants import _lazy_pattern
 from .errors import UsageError, WctxError
 from .helpers import is_utf8, printable_path
@@ -134,6 +135,10 @@ def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=(), 
         )
     except FileNotFoundError:
         raise WctxError("git is not installed or not on PATH (wctx needs the git binary)") from None
+    if proc.returncode != 0 and b"dubious ownership" in proc.stderr:
+        # A refusal, never an answer (even where the exit code is expected): every caller says the
+        # same, git's ownership check and its safe.directory fix.
+        raise GitError(dubious_ownership_message(repo_path, proc.stderr), proc.stderr)
     if proc.returncode not in ok_codes:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(
@@ -460,10 +465,6 @@ class GitRepo:
         return changed + untracked
 
 
-_GIT_VIEWS = {}  # {checkout: ((HEAD token, index token), GitRepo)}, see git_view
-GIT_VIEWS_KEPT = 64  # checkouts whose git answers a long-lived process keeps
-
-
 def git_view(path):
     """A GitRepo for the checkout at ``path`` that keeps what git told this process about it
     while the checkout's HEAD and index stay as they were (read without git, as the freshness
@@ -620,7 +621,6 @@ def head_token(repo_path, probed=None):
         return None
 
 
-_HEAD_TOKENS = {}  # {checkout: (head token, ((path, stat signature), ...))}, see recent_head_token
 HEAD_RACY_SECONDS = 3.0  # a file changed this recently may change again unseen by its stat
 
 
@@ -650,7 +650,7 @@ def recent_head_token(repo_path):
     signatures = tuple((path, _stat_signature(path)) for path in dict.fromkeys(probed))
     settled = time.time_ns() - int(HEAD_RACY_SECONDS * 1e9)
     if token is not None and all(sig is None or max(sig[2], sig[3]) < settled for _, sig in signatures):
-        if len(_HEAD_TOKENS) > 4096:
+        if len(_HEAD_TOKENS) > HEAD_TOKENS_KEPT:
             _HEAD_TOKENS.clear()
         _HEAD_TOKENS[repo_path] = (token, signatures)
     else:

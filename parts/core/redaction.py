@@ -1,9 +1,18 @@
 from __future__ import annotations
 
-import functools
 import json
 import re
 
+from .caches import (
+    _CLEAN_TEXTS,
+    _FRAGMENT_FREE_RUNS,
+    _FRAGMENT_SCAN,
+    _RUN_FRAGMENTS,
+    BUILT_ONCE,
+    RULES_OF,
+    RUN_MEMO_MAX,
+    STORED_TEXT,
+)
 from .constants import _lazy_pattern
 from .helpers import ascii_words, claim_key
 
@@ -13,7 +22,7 @@ from .helpers import ascii_words, claim_key
 # Applied before anything is stored or served: captures, imported commands, tool errors, summaries,
 # paths. Each rule keeps enough context to read the text ("Authorization: Bearer [REDACTED]") and
 # drops the secret. A list of small rules, not one big regex, so a reader can see what is covered.
-# Best effort: an unusual secret in free text can still get through; the README says so.
+# Best effort: an unusual secret in free text can still get through; docs/security.md says so.
 
 REDACTED = "[REDACTED]"
 
@@ -285,7 +294,7 @@ def _assignment_guard(text):
 _RULE_GUARDS = {_SECRET_ASSIGNMENT: _assignment_guard}
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _secret_patterns():
     """[(compiled pattern, replacement, fragments, characters, guard or None)] in order. Compiled
     on first use, not at import: milliseconds of start-up that most commands never need."""
@@ -324,27 +333,23 @@ def _trie_pattern(words):
     return emit(tree)
 
 
-_fragment_scan = None
 # Runs of text (see _secret_fragments) known to hold no rule fragment, and those that hold some
 # with their fragments: the words of prose, paths and identifiers repeat from text to text.
-_FRAGMENT_FREE_RUNS = set()
-_RUN_FRAGMENTS = {}
-_RUN_MEMO_MAX = 200000  # entries each memo keeps before it starts again
 _RUN_SCAN_MIN = 48  # shorter texts (ids, names, most paths) are scanned whole, one regex call
 
 
 def _fragment_tables():
     """(the trie's search, {fragment: fragments inside it}, the bytes table that turns every
     character no space-free fragment holds into a space, the fragments holding a space)."""
-    global _fragment_scan
-    if _fragment_scan is None:
+    scan = _FRAGMENT_SCAN.get("scan")
+    if scan is None:
         frags = {f for rule in _SECRET_RULES for f in rule[0]}
         inside = {f: frozenset(g for g in frags if g in f) for f in frags}
         kept = {ord(c) for f in frags if " " not in f for c in f}
         table = bytes(b if b in kept or chr(b).isalnum() else 32 for b in range(128)) + b" " * 128
         spaced = tuple(f for f in frags if " " in f)
-        _fragment_scan = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
-    return _fragment_scan
+        scan = _FRAGMENT_SCAN["scan"] = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
+    return scan
 
 
 def _scan_fragments(search, inside, folded):
@@ -378,7 +383,7 @@ def _secret_fragments(folded):
         if hit is None:
             hit = _scan_fragments(search, inside, run)
             memo = _RUN_FRAGMENTS if hit else _FRAGMENT_FREE_RUNS
-            if len(memo) >= _RUN_MEMO_MAX:
+            if len(memo) >= RUN_MEMO_MAX:
                 memo.clear()
             if hit:
                 _RUN_FRAGMENTS[run] = hit
@@ -405,7 +410,7 @@ def _holds_one_of_each(text, groups):
 
 def redact_secrets(text):
     """Replace secrets (private keys, JWTs, authorization headers, vendor tokens, credentialed
-    URLs, secret assignments) with [REDACTED …] markers. Best effort; see the README."""
+    URLs, secret assignments) with [REDACTED …] markers. Best effort; see docs/security.md."""
     if not text or not isinstance(text, str):
         return text
     return _redact_found(text, _secret_fragments(_secret_fold(text)))
@@ -431,7 +436,7 @@ def _redact_found(text, found):
     return text
 
 
-@functools.lru_cache(maxsize=4096)
+@RULES_OF
 def _rules_of(found):
     """The positions in _SECRET_RULES, in order, of the rules one of whose fragments is in
     ``found``: the only ones that can match (a text holds few fragments; most rules have none of
@@ -518,13 +523,7 @@ def _stored_text(text, found=None):
     return _redact_found(text, found) if stripped is text else redact_secrets(stripped)
 
 
-_stored_text_memo = functools.lru_cache(maxsize=8192)(_stored_text)
-
-# Texts known to be their own stored form (stored_text(t) == t), noted by a bulk writer that has
-# just passed them through stored_text, so that the boundary keeps them without a second pass
-# however many other values went by meanwhile. Sound for any reader (the fixed points of a pure
-# function); the writer empties it when done.
-_CLEAN_TEXTS = set()
+_stored_text_memo = STORED_TEXT(_stored_text)
 
 
 def _stored_noting(text):

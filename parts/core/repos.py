@@ -513,7 +513,7 @@ def relate(store, from_repo, kind, to_repo, note=None):
                     "UPDATE relations SET note = ? WHERE from_repo = ? AND kind = ? AND to_repo = ?",
                     (note, a.id, kind, b.id),
                 )
-                said = " (already recorded; note updated%s)" % (", was: %s" % old if old else "")
+                said = ": note updated (%s)" % ("was: %s" % old if old else "it had none")
             else:
                 said = " (already recorded, unchanged)"
                 note = old
@@ -523,7 +523,7 @@ def relate(store, from_repo, kind, to_repo, note=None):
         "to": b.name,
         "note": note,
         "created": created,
-        "updated": bool(not created and said.startswith(" (already recorded; note")),
+        "updated": bool(not created and said.startswith(": note updated")),
         "message": "%s %s %s%s" % (a.name, kind, b.name, said),
     }
 

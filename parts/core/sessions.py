@@ -6,6 +6,9 @@ import re
 
 from .adapters import (
     AGENT_CODEX,
+    CLAUDE_COMMAND_TOOLS,
+    CODEX_COMMAND_TOOLS,
+    GEMINI_COMMAND_TOOLS,
     TRANSCRIPT_ADAPTERS,
     TRANSCRIPT_AGENTS,
     claude_subagent_files,
@@ -484,6 +487,16 @@ def sessions_touching(store, repo, path, cwd=None, limit=20):
     }
 
 
+class ImportInterrupted(KeyboardInterrupt):
+    """Ctrl-C during import_transcripts. Each transcript is imported in its own transaction, so
+    what came before stays imported and the one under way left nothing: ``results`` and
+    ``failed`` say how far it got, of ``total`` files."""
+
+    def __init__(self, results, failed, total):
+        super().__init__()
+        self.results, self.failed, self.total = results, failed, total
+
+
 def import_transcripts(store, paths, agent="auto", force=False, progress=None):
     """Import transcript files and directories of them. A file that cannot be imported is
     reported in "failed" and the others go on. ``progress(done, total, path)`` is called per file.
@@ -506,6 +519,8 @@ def import_transcripts(store, paths, agent="auto", force=False, progress=None):
                 continue  # a subagent file of a session already imported in this run
             seen.add(target)
             results.append(import_transcript(store, target, agent=agent, force=force))
+        except KeyboardInterrupt:
+            raise ImportInterrupted(results, failed, len(files)) from None
         except WctxError as e:
             if len(files) == 1 and len(paths) == 1 and os.path.isfile(paths[0]):
                 raise
@@ -535,6 +550,9 @@ def _live_evidence(store, ids):
         }
         for r in sorted(rows, key=lambda r: ids.index(r["id"]))
     ]
+
+
+COMMAND_TOOLS = CLAUDE_COMMAND_TOOLS + CODEX_COMMAND_TOOLS + GEMINI_COMMAND_TOOLS
 
 
 def session_activity(store, session_id):
@@ -581,6 +599,10 @@ def session_activity(store, session_id):
         }
         for c in store.all("SELECT * FROM session_commands WHERE session_id = ? ORDER BY seq", (session_id,))
     ]
+    tool_calls = json.loads(row["tool_calls"])
+    # A command call whose command the transcript holds as a sanitiser's placeholder (or empty) is
+    # counted as a call but stored as no command: say how many, not "commands (0)".
+    command_calls = sum(tool_calls.get(t, 0) for t in COMMAND_TOOLS)
     return {
         "transcript": row["transcript"],
         "imported_at": row["imported_at"],
@@ -592,10 +614,11 @@ def session_activity(store, session_id):
         "compactions": row["compactions"],
         "cwds": json.loads(row["cwds"]),
         "summaries": json.loads(row["summaries"]),
-        "tool_calls": json.loads(row["tool_calls"]),
+        "tool_calls": tool_calls,
         "repos": repos,
         "files": files,
         "commands": commands,
+        "commands_withheld": max(0, command_calls - len(commands)),
         "errors": json.loads(row["errors"]),
         "subagents": json.loads(row["subagents"]),
         "parent_external_id": row["parent_external_id"],

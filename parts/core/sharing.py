@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
 
+from .caches import _CLEAN_TEXTS, _INDEXED_TEXTS, BUILT_ONCE
 from .capture import _EVENT_INSERT, _FTS_INSERT, DuplicateIndex, _check_confidence, _event_row
 from .constants import (
     EVIDENCE_KINDS,
@@ -22,11 +22,11 @@ from .git import GitError, git_path, is_object_id
 from .helpers import clean_text, is_utf8, utc_now
 from .items import _forget_rows, _load_histories, _scrub_store, _session_dict
 from .records import _repos, resolve_repo
-from .redaction import _CLEAN_TEXTS, _stored_claim, _stored_noting, redact_secrets, stored_text
+from .redaction import _stored_claim, _stored_noting, redact_secrets, stored_text
 from .repos import _identity_of, _workspace_id
 from .search import _stamp_seconds
 from .store import _select_in
-from .words import _INDEXED_TEXTS, index_text
+from .words import index_text
 
 # ----------------------------------------------------------------------------------------------
 # Sharing: evidence as append-only JSONL with stable ids, imported idempotently
@@ -751,7 +751,7 @@ class _FieldError(ValueError):
 _ABSENT = object()
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _field_checks(record_type):
     """(field, check, what check gives an absent field, or _ABSENT when it refuses one, the texts
     check has passed unchanged): most fields of most records are absent or null, and need no
@@ -771,7 +771,7 @@ def _field_checks(record_type):
 _PASSED_CHARS, _PASSED_MAX = 200, 8192
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _field_plan(record_type):
     """(what an absent field of each kind gives, in declared order; {field: (check, passed)} of the
     fields a value needs checking for; the fields that refuse to be absent; those whose absent

@@ -1,20 +1,13 @@
 from __future__ import annotations
 
-import functools
 import os
 
+from .caches import _CLEAN_TEXTS, BUILT_ONCE, clear_caches
 from .constants import SCHEMA_APP_ID
 from .errors import NotFoundError, WctxError
 from .head import __version__
 from .helpers import utc_now
-from .redaction import (
-    _CLEAN_TEXTS,
-    _RUN_SCAN_MIN,
-    _STORED_MEMO_CHARS,
-    _fragment_tables,
-    _stored_text_memo,
-    stored_text,
-)
+from .redaction import _RUN_SCAN_MIN, _STORED_MEMO_CHARS, _fragment_tables, _stored_text_memo, stored_text
 from .schema import MIGRATIONS
 from .words import index_text
 
@@ -96,7 +89,7 @@ def _is_write(sql):
     return sql.lstrip()[:7].upper() in ("INSERT ", "UPDATE ", "REPLACE", "DELETE ", "INSERT\n", "UPDATE\n")
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _store_connection_class():
     import sqlite3
 
@@ -228,6 +221,7 @@ class Store:
         # What was memoised came from the old file; the generation of a new connection says
         # nothing about the old one's (both may read (2, 0)), so it cannot tell by itself.
         self._memo, self._generation = {}, None
+        clear_caches()
         old.close()
 
 
@@ -330,6 +324,28 @@ def _connect_readonly(path):
     return sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
 
 
+STORE_DAMAGED_FIX = (
+    "move it aside (mv wctx.db wctx.db.damaged) and run wctx init for a new store; evidence you "
+    "exported or synced comes back with wctx import-evidence or wctx sync"
+)
+
+
+def store_open_problem(path, error):
+    """(what is wrong, what to do) when SQLite cannot open or read the store file at ``path``:
+    a file that is not a database or is cut short is damaged, which no permission change mends;
+    anything else is about access."""
+    import sqlite3
+
+    text = str(error)
+    damaged = isinstance(error, sqlite3.DatabaseError) and not isinstance(error, sqlite3.OperationalError)
+    if damaged or "malformed" in text or "not a database" in text:
+        return "%s is damaged: %s" % (path, text), STORE_DAMAGED_FIX
+    return "cannot open %s: %s" % (
+        path,
+        text,
+    ), "check that this user may read and write %s and its directory" % path
+
+
 def _connect(path):
     """(connection, None) for the store file at ``path`` in WAL mode, or (read-only connection,
     why it is read-only): the file or its directory is not writable here, or the disk is too full
@@ -346,7 +362,7 @@ def _connect(path):
             why = "the disk is full or failing: %s" % e
             con = _configure(path, why)
     except sqlite3.DatabaseError as e:
-        raise WctxError("cannot open the store %s: %s" % (path, e)) from None
+        raise WctxError("%s; %s" % store_open_problem(path, e)) from None
     return con, why
 
 
@@ -384,15 +400,20 @@ def _configure(path, readonly):
 
 
 def open_store(home=None, create=True):
-    """Open (creating and migrating as needed) the store in ``home`` or $WCTX_HOME or ~/.wctx."""
+    """Open (migrating as needed) the store in ``home`` or $WCTX_HOME or ~/.wctx; create it only
+    with ``create`` (commands that record), else a missing store is a NotFoundError."""
     import sqlite3
 
     if not fts5_available(sqlite3):  # say so plainly here, not as "no such module: fts5" later
         raise WctxError(FTS5_MISSING % sqlite3.sqlite_version)
+    named = "--home" if home else ("$WCTX_HOME" if os.environ.get("WCTX_HOME") else None)
     home = os.path.abspath(os.path.expanduser(home)) if home else default_home()
     path = os.path.join(home, "wctx.db")
     if not os.path.exists(path) and not create:
-        raise NotFoundError("no wctx store at %s (run: wctx init)" % path)
+        raise NotFoundError(
+            "no wctx store at %s (%s; nothing was created: check the path, or run wctx init to start one there)"
+            % (path, "from " + named if named else "the default")
+        )
     try:
         os.makedirs(home, exist_ok=True)
     except OSError as e:

@@ -1,10 +1,17 @@
 from __future__ import annotations
 
 import bisect
-import functools
 import os
 import re
 
+from .caches import (
+    COMPILED_PATTERNS,
+    DEFINITION_PATTERNS,
+    MASKED_SOURCE,
+    PYTHON_DEFINITIONS,
+    RUBY_ENDS,
+    SOURCE_INDEX,
+)
 from .constants import _lazy_pattern
 
 # ----------------------------------------------------------------------------------------------
@@ -61,7 +68,7 @@ def language_of(path):
     return LANGUAGE_BY_EXTENSION.get(os.path.splitext(path)[1].lower())
 
 
-@functools.lru_cache(maxsize=16)
+@MASKED_SOURCE
 def _mask_source(source, language):
     """``source`` with comments and string literals blanked to spaces (newlines kept)."""
     out = list(source)
@@ -330,7 +337,7 @@ _TYPE_KEYWORDS = (
 )
 
 
-@functools.lru_cache(maxsize=1024)  # compiling them costs ~1 ms a name; verify meets a name many times
+@DEFINITION_PATTERNS  # compiling them costs ~1 ms a name; verify meets a name many times
 def _patterns(name, language):
     """(kind, regex) definition patterns for ``name``; kind is "func", "type" or "value".
     Cached: callers only iterate over the list."""
@@ -577,7 +584,7 @@ _RUBY_END_LINE = _lazy_pattern(r"\s*end\b")
 _RUBY_DEFINITION_LINE = _lazy_pattern(r"\s*(?:def|class|module)\b")
 
 
-@functools.lru_cache(maxsize=4096)  # a module's extent is needed for every symbol cited inside it
+@RUBY_ENDS  # a module's extent is needed for every symbol cited inside it
 def _ruby_end(masked, start, name_end):
     """End of a Ruby def/class/module: the ``end`` at its indentation (or one line). Where the
     indentation stops on something else (code dedented below it, a sibling definition with no
@@ -675,7 +682,7 @@ class _SourceIndex:
         return self._impls
 
 
-@functools.lru_cache(maxsize=16)
+@SOURCE_INDEX
 def _source_index(source, language):
     return _SourceIndex(source, language)
 
@@ -777,7 +784,7 @@ def _qualified_special(index, owner, name):
     return found
 
 
-@functools.lru_cache(maxsize=512)
+@COMPILED_PATTERNS
 def _compiled(pattern):
     return re.compile(pattern, re.M)
 
@@ -806,7 +813,7 @@ def _heuristic_locate(source, language, parts):
     return "\n".join(source[s:e] for s, e in sorted(set(extents)))
 
 
-@functools.lru_cache(maxsize=8)
+@PYTHON_DEFINITIONS
 def _python_definitions(source):
     """({("A", "m"): extents}, {"m": extents}) for a Python source, or None when ``ast`` cannot
     parse it. An extent is (first line, last line), decorators included. Cached: verify and

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
-import functools
 import json
 import re
+
+from .caches import BUILT_ONCE
 
 # ----------------------------------------------------------------------------------------------
 # Untrusted text: neutralise instruction-like lines before an agent or a terminal reads them
@@ -64,7 +65,7 @@ _ROLE_WORDS = ("system", "assistant", "developer", "user", "human", "ai")
 _BEFORE_COLON = _ROLE_WORDS + ("instruction", "instructions", "prompt")
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _untrusted_re(name):
     pattern, flags = _UNTRUSTED_PATTERNS[name]
     return re.compile(pattern, flags)

@@ -66,8 +66,10 @@ def budget_note(tool, detail=False):
 
 # -- serving stored text ----------------------------------------------------------------------------
 
-_SERVED = {}  # (text, limit) -> (served text, neutralised): the same claims and reasons come back
-_SERVED_MAX = 16384
+# (text, limit, cut) -> (served text, neutralised): the same claims and reasons come back search
+# after search. Declared with every process-wide cache in wctx's caches part (clear_caches).
+_SERVED = CORE.MCP_SERVED_TEXTS
+_SERVED_MAX = CORE.MCP_SERVED_TEXTS_KEPT
 
 
 def served_cut(text, limit, cut=clip_words):

@@ -584,12 +584,9 @@ class Tools:
             {k: v for k, v in e.items() if k != "duplicate"} for e in entries if not e.get("duplicate")
         ]
         duplicates = [
-            {k: e.get(k) for k in ("id", "kind", "repo", "restamped", "message")}
-            for e in entries
-            if e.get("duplicate")
+            {k: e.get(k) for k in ("id", "kind", "repo", "message")} for e in entries if e.get("duplicate")
         ]
         warnings = list(captured.get("warnings", []))
-        warnings += [d["message"] for d in duplicates if d.get("restamped")]
         payload = {"session": session_id, "recorded": recorded}
         if duplicates:
             payload["duplicates"] = duplicates
