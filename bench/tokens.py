@@ -219,6 +219,7 @@ def part_wire(args, checkouts):
                 wctx_argv(checkout, "brief", "--repo", origin), capture_output=True, env=env
             )
             t["brief"] = len(done.stdout)
+            t["brief_items_shown"] = sum(line.startswith(b"- ev-") for line in done.stdout.splitlines())
             # The same briefing with room for every item it picked: what the budget leaves out.
             argv = wctx_argv(checkout, "brief", "--repo", origin, "--max-tokens", "20000", "--json")
             whole = subprocess.run(argv, capture_output=True, env=env)
