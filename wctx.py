@@ -9432,10 +9432,10 @@ def workspace_overview(store, repo=None, cwd=None, limit=5):
 # The briefing is added to every session's context before the agent asks anything, and agents'
 # prompt caches keep it only while it stays byte for byte the same: so it holds no clock (dates,
 # never ages that tick) and fits a budget in bytes. The fixed lines (the untrusted-data notice, the
-# how-to line with this machine's command) take about 300 bytes and an item line 200 to 330 (a
+# how-to line with this machine's command) take 300 to 400 bytes and an item line 200 to 350 (a
 # claim cut at BRIEF_CLAIM_CHARS, its verdict, its reason cut at BRIEF_REASON_CHARS): 1,500 bytes
-# (under 400 tokens) carry four or five items, the top of the sections that are usually not empty,
-# where the whole pick of five per section can take several kB (bench/tokens.py measures both).
+# (under 400 tokens) carry three to five items, the top of the first sections, where the whole
+# pick of up to five per section takes several kB (bench/tokens.py measures both).
 # WCTX_BRIEF_BYTES or `wctx brief --max-bytes` change it.
 BRIEF_DEFAULT_BYTES = 1500
 BRIEF_MIN_BYTES = 400
