@@ -202,7 +202,7 @@ class ToolResult(dict):
 
 def _log(message):
     try:
-        sys.stderr.write(f"wctx mcp: {message}\n")
+        sys.stderr.write(f"wctx mcp: {CORE.shown_text(message)}\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
@@ -215,8 +215,12 @@ def _log(message):
 
 
 def clip(text, limit):
-    """Cut text to ``limit`` characters with an explicit marker saying how much is missing."""
+    """Cut text to ``limit`` characters with an explicit marker saying how much is missing;
+    redacted whole first (a secret cut in two is no longer one the rules know)."""
     if text is None or len(text) <= limit:
+        return text
+    text = CORE.shown_text(text)
+    if len(text) <= limit:
         return text
     return f"{text[:limit]} …[truncated: {len(text) - limit} more characters]"
 
@@ -251,6 +255,7 @@ def serve_tree(value, text_limit, list_limit, path, notes):
 
 # part: parts/mcp/replies.py
 clip_words = CORE.clip_words  # a claim or reason cut at a word, marked "…" (one home, in wctx)
+shown_text, shown_tree = CORE.shown_text, CORE.shown_tree  # secrets redacted, as the CLI shows text
 cut_reason = CORE.cut_reason  # a reason cut without breaking the commits it names
 
 # ----------------------------------------------------------------------------------------------
@@ -277,9 +282,11 @@ class Reply:
     __slots__ = ("payload", "json", "text")
 
     def __init__(self, payload, text):
-        self.payload = payload
-        self.json = dumps(payload)
-        self.text = text
+        # Shown as the CLI shows it: a warning quoting a symbol, an error or a reason quoting a
+        # name or a query word carries no secret (stored text already passed the same rules).
+        self.payload = shown_tree(payload)
+        self.json = dumps(self.payload)
+        self.text = shown_text(text)
 
     def size(self):
         """Bytes of the larger form: what a model reads, whichever form its client passes on."""
@@ -317,6 +324,8 @@ def served_cut(text, limit, cut=clip_words):
     hit = _SERVED.get(key)
     if hit is None:
         changed = False
+        if len(text) > limit:
+            text = shown_text(text)  # redacted whole before the cut (a secret cut in two is not one)
         if may_need_neutralising(text):
             text, changed = neutralise(text)
         hit = (cut(text, limit), changed)
@@ -1743,6 +1752,9 @@ class Tools:
         duplicates = [
             {k: e.get(k) for k in ("id", "kind", "repo", "message")} for e in entries if e.get("duplicate")
         ]
+        for d in duplicates:  # every id stays; a message can quote a long claim
+            if isinstance(d.get("message"), str):
+                d["message"] = served_cut(d["message"], 300)[0]
         warnings = list(captured.get("warnings", []))
         payload = {"session": session_id, "recorded": recorded}
         if duplicates:
@@ -2049,14 +2061,15 @@ class Connection:
                 args = check_arguments(tool["inputSchema"], args)
             payload = self.tools.call(name, args, stateless)
         except (ArgumentError, ToolFailure) as e:
-            return {"content": [{"type": "text", "text": f"{name}: {e}"}], "isError": True}
+            return {"content": [{"type": "text", "text": shown_text(f"{name}: {e}")}], "isError": True}
         except Exception as e:  # a bug or an environment fault: say so, keep serving
-            self.log(f"tool {name} failed: {type(e).__name__}: {e}")
+            self.log(f"tool {name} failed: {type(e).__name__}: {shown_text(str(e))}")
             return {
                 "content": [
                     {
                         "type": "text",
-                        "text": f"{name} failed unexpectedly: {type(e).__name__}: {str(e)[:300]} (details on the "
+                        "text": f"{name} failed unexpectedly: {type(e).__name__}: {shown_text(str(e))[:300]} "
+                        "(details on the "
                         "server's stderr)",
                     }
                 ],
@@ -2547,6 +2560,9 @@ _BLOCK_RE = re.compile(
 )
 
 
+GUIDANCE_FILE_MAX = 4 * 1024 * 1024  # an agent guidance file larger than this is not one to edit
+
+
 def write_instructions(repo_root, command="wctx"):
     """Install the guidance block in CLAUDE.md, AGENTS.md and GEMINI.md at ``repo_root``.
 
@@ -2562,11 +2578,11 @@ def write_instructions(repo_root, command="wctx"):
             os.path.realpath(repo_root) + os.sep
         ):
             raise ValueError(f"{path} is a symlink out of the repository; not writing through it")
-        try:
-            with open(path, encoding="utf-8", newline="") as f:
-                text = f.read()
-        except FileNotFoundError:
-            text = None
+        try:  # the working tree's one bounded reader: a FIFO or a device named CLAUDE.md never hangs this
+            data = CORE.read_repo_file(repo_root, name, limit=GUIDANCE_FILE_MAX)
+        except CORE.UnreadableFile as e:
+            raise ValueError(f"{e}; not writing it") from None
+        text = None if data is None else data.decode("utf-8")
         if text is None:
             new, action = block, "created"
         elif _BLOCK_RE.search(text):

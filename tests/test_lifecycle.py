@@ -93,12 +93,13 @@ def test_two_commits_each_reason_names_its_own_commit(product, run_cli):
     assert reason.startswith("symbol safe_join unchanged; other parts of src/helpers.py changed in 2 commits")
 
 
-def test_a_long_history_is_read_to_a_bound_and_the_reason_says_what_was_not_examined(
+def test_a_long_history_is_walked_to_a_bound_and_the_reason_says_what_was_not_examined(
     product, run_cli, monkeypatch
 ):
-    # A file touched by more commits than the bound: the symbol's text is read at the newest ones
-    # only, and the reason counts the older commits instead of guessing about them.
-    monkeypatch.setattr(wctx, "SYMBOL_HISTORY_MAX_COMMITS", 3)
+    # The walk that names commits locates the symbol afresh only where a diff reaches its edges;
+    # past HISTORY_MAX_PARSES such versions it stops, and the reason counts the commits it did not
+    # judge instead of guessing about them.
+    monkeypatch.setattr(wctx, "HISTORY_MAX_PARSES", 2)
     sdk = product.sdk
     sdk.write("src/helpers.py", HELPERS_PY)
     sdk.commit("add helpers")
@@ -114,24 +115,17 @@ def test_a_long_history_is_read_to_a_bound_and_the_reason_says_what_was_not_exam
     late = sdk.commit("send_file guesses html")
     verdict, reason = verify_reason(run_cli, eid)
     assert verdict == "stale"
-    assert late[:7] in reason and '"send_file guesses html"' in reason
-    # The early change lies beyond the bound: never named, never blamed on a redirect commit.
-    assert early[:7] not in reason and "redirect code" not in reason
-    # The symbol's text at the bound differs from capture: that much is known, and said.
-    assert (
-        "3 older commits that touched the file were not examined (the symbol had changed by then)" in reason
-    )
-    # The examined commits that left it intact are still counted as such.
-    assert "the file changed in 2 other commits that left it intact" in reason
+    assert early[:7] in reason and '"send_file guesses text"' in reason
+    # The late change lies beyond the bound: never named, never blamed on a redirect commit.
+    assert late[:7] not in reason and "redirect code" not in reason
+    assert "1 later commit that touched the file was not examined" in reason
+    # The redirect commits did not need the symbol located again: they are judged, and intact.
+    assert "the file changed in 4 other commits that left it intact" in reason
     # Without the bound, both changes are named and nothing is left unexamined.
-    monkeypatch.setattr(wctx, "SYMBOL_HISTORY_MAX_COMMITS", 1000)
+    monkeypatch.setattr(wctx, "HISTORY_MAX_PARSES", 1000)
     verdict, reason = verify_reason(run_cli, eid)
     assert early[:7] in reason and late[:7] in reason and "not examined" not in reason
     assert "the file changed in 4 other commits that left it intact" in reason
-    # The tightest bound still names the newest change and counts the rest.
-    monkeypatch.setattr(wctx, "SYMBOL_HISTORY_MAX_COMMITS", 1)
-    verdict, reason = verify_reason(run_cli, eid)
-    assert late[:7] in reason and "5 older commits that touched the file were not examined" in reason
 
 
 def test_uncommitted_edit_is_named_as_uncommitted_not_as_commits(product, run_cli):
@@ -320,7 +314,8 @@ def test_an_upgraded_store_keeps_finding_the_repeats_of_its_claims(
     sdk = git_repo("upload-sdk", {CLIENT: "def connect():\n    return 1\n"})
     item = {"kind": "finding", "claim": "Retry is missing for the 419.", "repo": "upload-sdk",
             "files": [CLIENT + "#connect"]}  # fmt: skip
-    monkeypatch.setattr(wctx, "MIGRATIONS", wctx.MIGRATIONS[:-1])
+    # The store as it was before m014 (later migrations are left out with it).
+    monkeypatch.setattr(wctx, "MIGRATIONS", [m for m in wctx.MIGRATIONS if m.__name__ < "m014"])
     monkeypatch.setattr(wctx, "claim_key", _words_key)
     store = wctx.open_store(wctx_home)
     wctx.register_repo(store, sdk.path)

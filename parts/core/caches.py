@@ -126,6 +126,7 @@ _INDEXED_TEXTS = CacheTable(
 # -- redaction (parts/core/redaction.py) ----------------------------------------------------------
 RULES_OF = FunctionMemo("secret rules that can match", "frozenset of rule fragments found", _PURE, 4096)
 STORED_TEXT = FunctionMemo("stored form of a text", "text", _PURE, 8192)
+SHOWN_TEXT = FunctionMemo("shown form of a text (secrets redacted)", "text", _PURE, 8192)
 RUN_MEMO_MAX = 200000
 _FRAGMENT_FREE_RUNS = CacheTable(
     "text runs without a secret fragment",
@@ -172,6 +173,15 @@ RUBY_ENDS = FunctionMemo("end of a Ruby definition", "(masked source, start, nam
 SOURCE_INDEX = FunctionMemo("definitions index of a source", "(source, language)", _PURE, 16)
 COMPILED_PATTERNS = FunctionMemo("compiled definition patterns", "pattern text", _PURE, 512)
 PYTHON_DEFINITIONS = FunctionMemo("definitions of a Python source", "source text", _PURE, 8)
+SOURCE_LINES = FunctionMemo("lines of a Python source", "source text", _PURE, 8)
+PY_PIECES_BYTES = 32 * 1024 * 1024
+_PY_PIECES = CacheTable(
+    "definitions of a piece of Python",
+    "text of a top-level definition, or of a long class's member",
+    _PURE,
+    "%d MiB of piece text, then emptied" % (PY_PIECES_BYTES // (1024 * 1024)),
+    {},
+).value  # filled by _python_piece_definitions
 
 # -- search (parts/core/search.py) ----------------------------------------------------------------
 DAY_SECONDS_KEPT = 100000

@@ -3,6 +3,7 @@ from __future__ import annotations
 from .freshness import _plural
 from .helpers import clip_words, cut_reason, short_sha
 from .items import fileless_summary
+from .redaction import shown_text
 from .untrusted import UNTRUSTED_NOTICE
 
 # ----------------------------------------------------------------------------------------------
@@ -23,9 +24,15 @@ def _result_line(n, r):
     tags = [r["kind"], r["repo"] or "?", r["freshness"]["verdict"]]
     if r.get("status", "active") != "active":
         tags.append(r["status"])
-    line = "%d. %s [%s] %s" % (n, r["id"], ", ".join(tags), clip_words(r["claim"], CLI_CLAIM_CHARS))
+    # Redacted whole before the cut: a secret cut in two is no longer one the rules know.
+    line = "%d. %s [%s] %s" % (
+        n,
+        r["id"],
+        ", ".join(tags),
+        clip_words(shown_text(r["claim"]), CLI_CLAIM_CHARS),
+    )
     if r["reasons"]:
-        line += "\n   why: " + cut_reason(r["reasons"][0], CLI_REASON_CHARS)
+        line += "\n   why: " + cut_reason(shown_text(r["reasons"][0]), CLI_REASON_CHARS)
     return line
 
 
@@ -100,7 +107,11 @@ def format_verify(res, list_all=True, detail=False):
         else:
             lines.append(
                 "%s  %s%s"
-                % (item["id"], item["verdict"], ": " + cut_reason(reasons[0], 300) if reasons else "")
+                % (
+                    item["id"],
+                    item["verdict"],
+                    ": " + cut_reason(shown_text(reasons[0]), 300) if reasons else "",
+                )
             )
     if folded:
         for group in res.get("fileless") or ():

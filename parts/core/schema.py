@@ -466,3 +466,23 @@ def m014_claim_key_digest(db):
     rows = db.execute("SELECT rid, claim FROM evidence").fetchall()
     db.executemany("UPDATE evidence SET claim_key = ? WHERE rid = ?", [(claim_key(r[1]), r[0]) for r in rows])
     db.execute("CREATE INDEX evidence_claim_key ON evidence(repo_name, claim_key)")
+
+
+@migration
+def m015_anchor_checks(db):
+    # What verify last learned about each anchor that only git and a parse can tell: the cited
+    # symbol's hash in the file's blob at the check, and the commits that changed it between its
+    # recorded commit and HEAD then. Each is kept with the key it was computed for (see
+    # freshness._check_keys) and used only while that key holds, so it never needs invalidating.
+    _run_script(
+        db,
+        """
+        CREATE TABLE anchor_checks(
+            anchor_id INTEGER PRIMARY KEY REFERENCES anchors(id) ON DELETE CASCADE,
+            hash_key TEXT,
+            symbol_hash TEXT,
+            history_key TEXT,
+            history TEXT
+        )
+        """,
+    )

@@ -22,7 +22,7 @@ from .protocol import (
     ToolResult,
     dumps,
 )
-from .replies import Reply
+from .replies import Reply, shown_text
 from .tools import ToolFailure
 
 # ----------------------------------------------------------------------------------------------
@@ -293,14 +293,15 @@ class Connection:
                 args = check_arguments(tool["inputSchema"], args)
             payload = self.tools.call(name, args, stateless)
         except (ArgumentError, ToolFailure) as e:
-            return {"content": [{"type": "text", "text": f"{name}: {e}"}], "isError": True}
+            return {"content": [{"type": "text", "text": shown_text(f"{name}: {e}")}], "isError": True}
         except Exception as e:  # a bug or an environment fault: say so, keep serving
-            self.log(f"tool {name} failed: {type(e).__name__}: {e}")
+            self.log(f"tool {name} failed: {type(e).__name__}: {shown_text(str(e))}")
             return {
                 "content": [
                     {
                         "type": "text",
-                        "text": f"{name} failed unexpectedly: {type(e).__name__}: {str(e)[:300]} (details on the "
+                        "text": f"{name} failed unexpectedly: {type(e).__name__}: {shown_text(str(e))[:300]} "
+                        "(details on the "
                         "server's stderr)",
                     }
                 ],

@@ -13,6 +13,7 @@ from .service import CORE
 from .untrusted import clip
 
 clip_words = CORE.clip_words  # a claim or reason cut at a word, marked "…" (one home, in wctx)
+shown_text, shown_tree = CORE.shown_text, CORE.shown_tree  # secrets redacted, as the CLI shows text
 cut_reason = CORE.cut_reason  # a reason cut without breaking the commits it names
 
 # ----------------------------------------------------------------------------------------------
@@ -39,9 +40,11 @@ class Reply:
     __slots__ = ("payload", "json", "text")
 
     def __init__(self, payload, text):
-        self.payload = payload
-        self.json = dumps(payload)
-        self.text = text
+        # Shown as the CLI shows it: a warning quoting a symbol, an error or a reason quoting a
+        # name or a query word carries no secret (stored text already passed the same rules).
+        self.payload = shown_tree(payload)
+        self.json = dumps(self.payload)
+        self.text = shown_text(text)
 
     def size(self):
         """Bytes of the larger form: what a model reads, whichever form its client passes on."""
@@ -79,6 +82,8 @@ def served_cut(text, limit, cut=clip_words):
     hit = _SERVED.get(key)
     if hit is None:
         changed = False
+        if len(text) > limit:
+            text = shown_text(text)  # redacted whole before the cut (a secret cut in two is not one)
         if may_need_neutralising(text):
             text, changed = neutralise(text)
         hit = (cut(text, limit), changed)

@@ -586,6 +586,9 @@ class Tools:
         duplicates = [
             {k: e.get(k) for k in ("id", "kind", "repo", "message")} for e in entries if e.get("duplicate")
         ]
+        for d in duplicates:  # every id stays; a message can quote a long claim
+            if isinstance(d.get("message"), str):
+                d["message"] = served_cut(d["message"], 300)[0]
         warnings = list(captured.get("warnings", []))
         payload = {"session": session_id, "recorded": recorded}
         if duplicates:
