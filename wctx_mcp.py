@@ -277,16 +277,17 @@ cut_reason = CORE.cut_reason  # a reason cut without breaking the commits it nam
 
 class Reply:
     """One tool call's answer: ``payload`` (structuredContent), ``json`` (its compact JSON, as
-    written on the wire) and ``text`` (the text block)."""
+    written on the wire) and ``text`` (the text block, ``render`` of the payload as shown)."""
 
     __slots__ = ("payload", "json", "text")
 
-    def __init__(self, payload, text):
+    def __init__(self, payload, render):
         # Shown as the CLI shows it: a warning quoting a symbol, an error or a reason quoting a
         # name or a query word carries no secret (stored text already passed the same rules).
+        # The text block is made from the redacted payload, so it needs no pass of its own.
         self.payload = shown_tree(payload)
         self.json = dumps(self.payload)
-        self.text = shown_text(text)
+        self.text = render(self.payload)
 
     def size(self):
         """Bytes of the larger form: what a model reads, whichever form its client passes on."""
@@ -1249,7 +1250,7 @@ def _within_budget(build, text_limit, list_limit, budget, how, lead=None):
             # Every cut says where the rest is.
             notes = [n if "; " in n else "%s; %s" % (n, how) for n in dict.fromkeys(notes)]
             payload["truncated"] = notes
-        reply = Reply(payload, render_tree(payload, lead))
+        reply = Reply(payload, lambda shown: render_tree(shown, lead))
         if reply.size() <= budget:
             break
     return reply
@@ -1563,7 +1564,7 @@ class Tools:
                     _budget_cut(len(entries) - k, "results", budget, "call again with cursor for them")
                 ]
             payload["notice"] = notice
-            return Reply(payload, _search_text(payload))
+            return Reply(payload, _search_text)
 
         return fit_entries(build, len(entries), budget)[1]
 
@@ -1624,7 +1625,7 @@ class Tools:
             if cut:
                 payload["truncated"] = cut
             payload["notice"] = UNTRUSTED_NOTICE if detail else SHORT_NOTICE
-            return Reply(payload, render_tree(payload))
+            return Reply(payload, render_tree)
 
         return fit_entries(build, len(entries), budget)[1]
 
@@ -1716,7 +1717,7 @@ class Tools:
                 "Freshness says whether the cited code changed since capture, not whether a claim "
                 "is still true."
             )
-            return Reply(payload, _verify_text(payload))
+            return Reply(payload, _verify_text)
 
         for level in VERIFY_DETAIL_LEVELS if detail else VERIFY_DETAIL_LEVELS[:1]:
             entries = [_verify_entry(v, detail, level) for _, v in kept]
@@ -1787,7 +1788,7 @@ def _write_reply(payload, warnings, tool):
             out["truncated"] = [
                 _budget_cut(len(served) - k, "warnings", budget, "get_evidence shows each item as it is now")
             ]
-        return Reply(out, render_tree(out))
+        return Reply(out, render_tree)
 
     return fit_entries(build, len(served), budget)[1]
 
@@ -2076,7 +2077,7 @@ class Connection:
                 "isError": True,
             }
         if type(payload) is not Reply:  # every tool answers a Reply; a bare payload is served as JSON
-            payload = Reply(payload, dumps(payload))
+            payload = Reply(payload, dumps)
         # The text block is the reply's own text, not its JSON again (see replies.py).
         result = ToolResult(content=[{"type": "text", "text": payload.text}])
         if structured:

@@ -308,7 +308,7 @@ class Connection:
                 "isError": True,
             }
         if type(payload) is not Reply:  # every tool answers a Reply; a bare payload is served as JSON
-            payload = Reply(payload, dumps(payload))
+            payload = Reply(payload, dumps)
         # The text block is the reply's own text, not its JSON again (see replies.py).
         result = ToolResult(content=[{"type": "text", "text": payload.text}])
         if structured:

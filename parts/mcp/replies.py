@@ -35,16 +35,17 @@ cut_reason = CORE.cut_reason  # a reason cut without breaking the commits it nam
 
 class Reply:
     """One tool call's answer: ``payload`` (structuredContent), ``json`` (its compact JSON, as
-    written on the wire) and ``text`` (the text block)."""
+    written on the wire) and ``text`` (the text block, ``render`` of the payload as shown)."""
 
     __slots__ = ("payload", "json", "text")
 
-    def __init__(self, payload, text):
+    def __init__(self, payload, render):
         # Shown as the CLI shows it: a warning quoting a symbol, an error or a reason quoting a
         # name or a query word carries no secret (stored text already passed the same rules).
+        # The text block is made from the redacted payload, so it needs no pass of its own.
         self.payload = shown_tree(payload)
         self.json = dumps(self.payload)
-        self.text = shown_text(text)
+        self.text = render(self.payload)
 
     def size(self):
         """Bytes of the larger form: what a model reads, whichever form its client passes on."""

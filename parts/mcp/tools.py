@@ -83,7 +83,7 @@ def _within_budget(build, text_limit, list_limit, budget, how, lead=None):
             # Every cut says where the rest is.
             notes = [n if "; " in n else "%s; %s" % (n, how) for n in dict.fromkeys(notes)]
             payload["truncated"] = notes
-        reply = Reply(payload, render_tree(payload, lead))
+        reply = Reply(payload, lambda shown: render_tree(shown, lead))
         if reply.size() <= budget:
             break
     return reply
@@ -397,7 +397,7 @@ class Tools:
                     _budget_cut(len(entries) - k, "results", budget, "call again with cursor for them")
                 ]
             payload["notice"] = notice
-            return Reply(payload, _search_text(payload))
+            return Reply(payload, _search_text)
 
         return fit_entries(build, len(entries), budget)[1]
 
@@ -458,7 +458,7 @@ class Tools:
             if cut:
                 payload["truncated"] = cut
             payload["notice"] = UNTRUSTED_NOTICE if detail else SHORT_NOTICE
-            return Reply(payload, render_tree(payload))
+            return Reply(payload, render_tree)
 
         return fit_entries(build, len(entries), budget)[1]
 
@@ -550,7 +550,7 @@ class Tools:
                 "Freshness says whether the cited code changed since capture, not whether a claim "
                 "is still true."
             )
-            return Reply(payload, _verify_text(payload))
+            return Reply(payload, _verify_text)
 
         for level in VERIFY_DETAIL_LEVELS if detail else VERIFY_DETAIL_LEVELS[:1]:
             entries = [_verify_entry(v, detail, level) for _, v in kept]
@@ -621,6 +621,6 @@ def _write_reply(payload, warnings, tool):
             out["truncated"] = [
                 _budget_cut(len(served) - k, "warnings", budget, "get_evidence shows each item as it is now")
             ]
-        return Reply(out, render_tree(out))
+        return Reply(out, render_tree)
 
     return fit_entries(build, len(served), budget)[1]
