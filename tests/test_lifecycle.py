@@ -61,8 +61,8 @@ def test_demo_names_only_the_commit_that_changed_the_symbol(run_wctx, tmp_path):
     # The KiB commit touched the file but not the function: summarised, never named as a change.
     assert "show sizes in KiB" not in reason
     assert reason.endswith("the file changed in 1 other commit that left it intact")
-    search_reason = [line for line in lines if line.startswith("why:") and "stale:" in line]
-    assert search_reason and "show sizes in KiB" not in search_reason[0]
+    search_line = [line for line in lines if "[finding, upload-sdk, stale]" in line]
+    assert search_line and "show sizes in KiB" not in search_line[0]
 
 
 def test_two_commits_each_reason_names_its_own_commit(product, run_cli):
@@ -663,7 +663,7 @@ def test_search_results_carry_age_and_last_confirmation(product, run_cli):
     assert run_cli(["confirm", old]).code == 0
     hit = run_cli(["search", "connect sockets", "--json"], cwd=product.sdk.path).json["results"][0]
     assert hit["age"] == "recorded %d days ago, confirmed today" % days and hit["confirmed_at"]
-    text = run_cli(["search", "connect sockets"], cwd=product.sdk.path).out
+    text = run_cli(["search", "connect sockets", "--detail"], cwd=product.sdk.path).out
     assert "recorded %d days ago, confirmed today" % days in text
 
 
