@@ -146,7 +146,8 @@ def test_search_show_and_sessions_print_recorded_text_escaped_neutralised_and_la
         res = run_cli(argv, cwd=repo.path)
         assert res.code == 0, res
         _assert_terminal_safe(res.out)
-        assert wctx.UNTRUSTED_NOTICE in res.out, argv
+        # The compact search listing carries the one-line label; show and sessions the full one.
+        assert wctx.UNTRUSTED_NOTICE in res.out or wctx.SHORT_UNTRUSTED_NOTICE in res.out, argv
         assert "[instruction-like text removed]" in res.out
 
 
