@@ -95,8 +95,7 @@ SOURCE_DIRS = ("src/",)  # with the package directories of older layouts, see _i
 def git(repo, *args):
     out = subprocess.run(
         ["git", "-C", repo, "-c", "core.hooksPath=/dev/null", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         check=True,
     )
     return out.stdout.decode("utf-8", "replace")
@@ -148,7 +147,9 @@ def clean_entry(entry):
     """A changelog entry as a question's words: no references, no markup, its first sentence."""
     text = re.sub(r"[:{](issue|pr|ghsa|cve|user|pep)[:}]`[^`]*`", "", entry)
     ref = r"(?:``|`)?#\d+(?:``|`)?"
-    text = re.sub(r"\(\s*(issues?|pull requests?|prs?)?\s*%s(\s*(,|and)\s*%s)*\s*\)" % (ref, ref), "", text, flags=re.I)
+    text = re.sub(
+        r"\(\s*(issues?|pull requests?|prs?)?\s*%s(\s*(,|and)\s*%s)*\s*\)" % (ref, ref), "", text, flags=re.I
+    )
     text = re.sub(r"(issues?|pull requests?)?\s*" + ref, "", text, flags=re.I)
     text = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", text)  # markdown links
     text = re.sub(r"[:{]\w+(:\w+)?[:}]`~?([^`<]*?)(\s*<[^>]*>)?`", r"\2", text)  # roles
@@ -176,7 +177,11 @@ def commits_of(repo):
 
 
 def _is_source(path, package):
-    if not path.endswith(".py") or "/tests/" in "/" + path or path.startswith(("tests/", "docs/", "examples/")):
+    if (
+        not path.endswith(".py")
+        or "/tests/" in "/" + path
+        or path.startswith(("tests/", "docs/", "examples/"))
+    ):
         return False
     return path.startswith(SOURCE_DIRS) or path.startswith(package + "/")
 
@@ -185,7 +190,9 @@ def _changed_lines(repo, base, head, path):
     """Line numbers of ``path`` at ``head`` that the diff base..head added or changed, plus the
     line after each pure deletion."""
     lines = set()
-    for m in re.finditer(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", git(repo, "diff", "-U0", base, head, "--", path), re.M):
+    for m in re.finditer(
+        r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", git(repo, "diff", "-U0", base, head, "--", path), re.M
+    ):
         start, count = int(m.group(1)), int(m.group(2) if m.group(2) is not None else 1)
         lines.update(range(start, start + max(count, 1)))
     return lines
@@ -240,14 +247,18 @@ def cited_symbols(repo, base, head, package):
     return cited[:MAX_CITED]
 
 
-_TRAILER = re.compile(r"^(co-authored-by|signed-off-by|reviewed-by|fixes|closes|resolves|see|refs?)\b.*$", re.I | re.M)
+_TRAILER = re.compile(
+    r"^(co-authored-by|signed-off-by|reviewed-by|fixes|closes|resolves|see|refs?)\b.*$", re.I | re.M
+)
 
 
 def clean_message(message):
     """(subject, body) of a commit message without issue numbers, links and trailers."""
     lines = message.strip().split("\n")
     subject = re.sub(r"\s*\(#\d+\)\s*$", "", lines[0])
-    subject = re.sub(r"(?:(fix(es|ed)?|close[sd]?|resolve[sd]?|issue)\s+)?#\d+:?", "", subject, flags=re.I).strip()
+    subject = re.sub(
+        r"(?:(fix(es|ed)?|close[sd]?|resolve[sd]?|issue)\s+)?#\d+:?", "", subject, flags=re.I
+    ).strip()
     body = "\n".join(lines[1:])
     body = _TRAILER.sub("", body)
     body = re.sub(r"https?://\S+", "", body)
@@ -298,9 +309,14 @@ class History:
             return None
         first, second = commit["parents"]
         base = git(self.path, "merge-base", first, second).strip()
-        members = [self.by_sha[s] for s in git(self.path, "rev-list", "--no-merges", "%s..%s" % (base, second)).split() if s in self.by_sha]
+        members = [
+            self.by_sha[s]
+            for s in git(self.path, "rev-list", "--no-merges", "%s..%s" % (base, second)).split()
+            if s in self.by_sha
+        ]
         if not members:
             return None
+
         # The pull request's commit that changed the most source lines speaks for it.
         def weight(c):
             stat = git(self.path, "diff", "--numstat", c["parents"][0], c["sha"])
@@ -317,16 +333,21 @@ class History:
         """The commit a version was released at (its tag), or None (unreleased, untagged)."""
         if not hasattr(self, "_tags"):
             self._tags = {}
-            for line in git(self.path, "tag", "--format=%(refname:short)%00%(objectname)%00%(*objectname)").split("\n"):
+            for line in git(
+                self.path, "tag", "--format=%(refname:short)%00%(objectname)%00%(*objectname)"
+            ).split("\n"):
                 if line:
                     name, obj, peeled = line.split("\0")
                     self._tags[name.lstrip("v")] = peeled or obj
         return self._tags.get(version) if version else None
 
     def _ancestor(self, commit, of):
-        return subprocess.run(
-            ["git", "-C", self.path, "merge-base", "--is-ancestor", commit, of], stdout=subprocess.DEVNULL
-        ).returncode == 0
+        return (
+            subprocess.run(
+                ["git", "-C", self.path, "merge-base", "--is-ancestor", commit, of], stdout=subprocess.DEVNULL
+            ).returncode
+            == 0
+        )
 
     def in_window(self, sha, version, previous):
         """True when a change's commit was released in ``version`` (its tag holds it, the tag of
@@ -391,6 +412,24 @@ def content_words(text):
 # -- build ------------------------------------------------------------------------------------
 
 
+def _item_for(hist, name, change, items, evidence, used):
+    """The evidence id of the item recording ``change`` (History.change) of repository ``name``,
+    added to ``evidence`` the first time; None when it changed no source file or says nothing."""
+    base, tip, lead = change
+    if tip not in items:
+        files = cited_symbols(hist.path, base, tip, hist.package)
+        subject, body = clean_message(lead["message"])
+        items[tip] = None
+        if files and subject:
+            items[tip] = "%s-%s" % (name, tip[:10])
+            evidence.append({
+                "id": items[tip], "repo": name, "commit": tip, "kind": "finding", "claim": subject,
+                "detail": body or None, "files": files, "role": "fix",
+            })  # fmt: skip
+            used.update([(name, tip), (name, lead["sha"])])
+    return items[tip]
+
+
 def build(repos_dir, out_dir):
     repos, evidence, queries = [], [], []
     used = set()
@@ -402,28 +441,6 @@ def build(repos_dir, out_dir):
         hist = History(path, package)
         text = git(path, "show", "HEAD:" + changelog)
         items = {}  # head sha of the change -> evidence id
-
-        def item_for(change):
-            base, tip, lead = change
-            if tip in items:
-                return items[tip]
-            files = cited_symbols(path, base, tip, package)
-            if not files:
-                items[tip] = None
-                return None
-            subject, body = clean_message(lead["message"])
-            if not subject:
-                items[tip] = None
-                return None
-            eid = "%s-%s" % (name, tip[:10])
-            evidence.append({
-                "id": eid, "repo": name, "commit": tip, "kind": "finding", "claim": subject,
-                "detail": body or None, "files": files, "role": "fix",
-            })  # fmt: skip
-            items[tip] = eid
-            used.add((name, tip))
-            used.add((name, lead["sha"]))
-            return eid
 
         n_entries = 0
         entries = changelog_entries(text)
@@ -438,7 +455,7 @@ def build(repos_dir, out_dir):
             for kind, number in refs:
                 change = hist.resolve(kind, number, version, previous)
                 if change:
-                    eid = item_for(change)
+                    eid = _item_for(hist, name, change, items, evidence, used)
                     if eid and eid not in answers:
                         answers.append(eid)
             query = clean_entry(entry)
@@ -552,7 +569,9 @@ def build_world(wctx, corpus, repos_dir, root, say=lambda text: None):
     for repo in corpus["repos"]:
         shas = git(paths[repo["name"]], "rev-list", "--topo-order", "--reverse", repo["commit"]).split()
         order[repo["name"]] = {s: i for i, s in enumerate(shas)}
-    todo = sorted(corpus["evidence"], key=lambda e: (e["repo"], order[e["repo"]].get(e["commit"], -1), e["id"]))
+    todo = sorted(
+        corpus["evidence"], key=lambda e: (e["repo"], order[e["repo"]].get(e["commit"], -1), e["id"])
+    )
     for n, ev in enumerate(todo, 1):
         if n % 100 == 0:
             say("recording %d/%d" % (n, len(todo)))
@@ -674,7 +693,13 @@ def main(argv=None):
     if args.command == "build":
         build(args.repos_dir, args.out)
         return 0
-    report = run(args.repos_dir, args.corpus, say=lambda text: print(text, file=sys.stderr), freshness=args.freshness, world=args.world)
+    report = run(
+        args.repos_dir,
+        args.corpus,
+        say=lambda text: print(text, file=sys.stderr),
+        freshness=args.freshness,
+        world=args.world,
+    )
     if args.save:
         with open(args.save, "w", encoding="utf-8") as fh:
             json.dump(report, fh, indent=1)
@@ -683,7 +708,12 @@ def main(argv=None):
     else:
         print(
             "corpus: %d items, %d queries; built in %.1f s; verdicts %s"
-            % (report["corpus"]["items"], report["corpus"]["queries"], report["build_seconds"], report["verdicts"])
+            % (
+                report["corpus"]["items"],
+                report["corpus"]["queries"],
+                report["build_seconds"],
+                report["verdicts"],
+            )
         )
         print(format_summary(report["summary"]))
     return 0

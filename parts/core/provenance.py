@@ -9,6 +9,7 @@ from .helpers import clean_text
 from .records import _repo_containing
 from .repos import _git_refusal
 from .symbols import language_of, symbol_hash_of
+from .vocabulary import CODE_VOCABULARY_SUBJECTS, code_vocabulary
 
 # ----------------------------------------------------------------------------------------------
 # Provenance: what capture records about each repository an item touches
@@ -112,6 +113,10 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
                 "checkout": repo.checkout,
             }
         )
+    subjects = {}  # {repo id: {path: subjects}}: one git process per repository
+    for repo in dict((c[0].id, c[0]) for c in cited).values():
+        paths = [rel for r, rel, _, _ in cited if r.id == repo.id]
+        subjects[repo.id] = gits[repo.id].recent_subjects(paths, CODE_VOCABULARY_SUBJECTS)
     for repo, rel, real, symbol in cited:
         g = gits[repo.id]
         with open(real, "rb") as fh:
@@ -137,6 +142,7 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
                 "symbol_hash": sym_hash,
                 "symbol_lang": language_of(rel) if symbol else None,
                 "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
+                "code": code_vocabulary(data, rel, symbol, subjects[repo.id].get(rel, ())),  # search row
             }
         )
     return anchors

@@ -466,3 +466,22 @@ def m014_claim_key_digest(db):
     rows = db.execute("SELECT rid, claim FROM evidence").fetchall()
     db.executemany("UPDATE evidence SET claim_key = ? WHERE rid = ?", [(claim_key(r[1]), r[0]) for r in rows])
     db.execute("CREATE INDEX evidence_claim_key ON evidence(repo_name, claim_key)")
+
+
+@migration
+def m015_code_vocabulary(db):
+    # Two more columns in an item's search row (vocabulary.py): ``code``, the index words of the
+    # vocabulary of the code it cites, searched with its own bm25 weight, and ``code_words``, the
+    # same words as written, unindexed, from which a reason names the word a query word matched.
+    # Filled when an item is captured, confirmed or recorded again after its code changed; empty
+    # for the items stored before (FTS5 takes no new column in place: the table is made again).
+    db.execute(
+        "CREATE VIRTUAL TABLE evidence_words USING fts5(claim, symbols, paths, detail, code, "
+        "code_words UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')"
+    )
+    db.execute(
+        "INSERT INTO evidence_words(rowid, claim, symbols, paths, detail) "
+        "SELECT rowid, claim, symbols, paths, detail FROM evidence_fts"
+    )
+    db.execute("DROP TABLE evidence_fts")
+    db.execute("ALTER TABLE evidence_words RENAME TO evidence_fts")

@@ -8,6 +8,7 @@ import time
 
 from .constants import (
     BM25_WEIGHT_CLAIM,
+    BM25_WEIGHT_CODE,
     BM25_WEIGHT_DETAIL,
     BM25_WEIGHT_PATHS,
     BM25_WEIGHT_SUMMARY,
@@ -19,6 +20,7 @@ from .constants import (
     MATCH_COUNT_EXACT,
     MAX_LIMIT,
     MAX_QUERY_TERMS,
+    RANK_CODE_SHARE,
     RANK_CONFIDENCE_WEIGHT,
     RANK_COVERAGE_POWER,
     RANK_FRESHNESS_PENALTY,
@@ -28,6 +30,7 @@ from .constants import (
     RANK_RECENCY_HALF_LIFE_DAYS,
     RANK_SUMMARY_SHARE,
     RANK_TOPOLOGY_BONUS,
+    RANK_WEAK_SHARE,
     RANK_WEIGHT_TEXT,
     STOP_WORDS,
     _lazy_pattern,
@@ -39,8 +42,17 @@ from .helpers import is_utf8, split_identifier
 from .records import _repo_containing, _repos, resolve_repo
 from .repos import _workspace_id
 from .symbols import _mask_source, language_of
-from .topology import Topology
-from .words import _implied_parts, _term_forms, fts_query, index_text, match_forms, query_terms
+from .topology import Topology, reach_text
+from .words import (
+    _implied_parts,
+    _term_forms,
+    fts_query,
+    identifier_words,
+    index_text,
+    match_forms,
+    matched_word,
+    query_terms,
+)
 
 # ----------------------------------------------------------------------------------------------
 # Search: scope -> candidates -> rerank -> explain
@@ -211,7 +223,7 @@ class Candidate:
 
     __slots__ = (
         "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
-        "text_hits",
+        "text_hits", "weak",
     )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
@@ -226,29 +238,60 @@ class Candidate:
         self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
         self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
         self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
+        self.weak = False  # it holds only the query's common words (_query_coverage): ranked after the rest
+
+
+class Fallback:
+    """Why an item is shown although the query matched nothing (or was not asked), as facts:
+    ``how`` is "edited" (it cites ``path``, which the caller's working tree changed), "question"
+    (an open question of the caller's repository), "recent" (recent in the caller's repository or,
+    ``nearby``, a related one), "recorded" (recorded in ``repo`` by ``session`` of ``agent`` on
+    ``at``), "open" (an open question or known issue, by ``kind``) or "went_stale" (shown by a
+    briefing on ``at``, ``verdict`` since)."""
+
+    __slots__ = ("how", "path", "nearby", "repo", "session", "agent", "at", "kind", "verdict")
+
+    def __init__(self, how, path=None, nearby=False, repo=None, session=None, agent=None, at=None, kind=None,
+                 verdict=None):  # fmt: skip
+        self.how = how
+        self.path = path
+        self.nearby = nearby
+        self.repo = repo
+        self.session = session
+        self.agent = agent
+        self.at = at
+        self.kind = kind
+        self.verdict = verdict
 
 
 class ResultFacts:
-    """Everything a result's reasons are made from; ``explain`` is the only reader."""
+    """Everything a result's reasons are made from; ``explain`` is the only reader. Matches are
+    (query word, the word of the item it matched) pairs; ``reach`` a topology Reach (None: outside
+    the caller's workspaces), ``fallback`` a Fallback, ``code_reference`` a CodeReference."""
 
     __slots__ = (
-        "text_hits", "symbol_hits", "path_hits", "summary_hits", "named", "fallback", "code_reference",
-        "reach", "edited", "confidence", "status", "superseded_by", "freshness", "age",
+        "text_hits", "symbol_hits", "path_hits", "stem_hits", "code_hits", "summary_hits", "weak", "named", "fallback",
+        "code_reference", "reach", "all_scope", "edited", "confidence", "status", "superseded_by", "freshness",
+        "age",
     )  # fmt: skip
 
     def __init__(
-        self, text_hits=None, symbol_hits=None, path_hits=None, summary_hits=None, named=None, fallback=None,
-        code_reference=None, reach=None, edited=None, confidence=None, status=None, superseded_by=None,
-        freshness=None, age=None,
+        self, text_hits=(), symbol_hits=(), path_hits=(), stem_hits=(), code_hits=(), summary_hits=(), weak=False, named=(),
+        fallback=None, code_reference=None, reach=None, all_scope=False, edited=None, confidence=None,
+        status="active", superseded_by=None, freshness=None, age=None,
     ):  # fmt: skip
         self.text_hits = text_hits
         self.symbol_hits = symbol_hits
         self.path_hits = path_hits
+        self.stem_hits = stem_hits
+        self.code_hits = code_hits
         self.summary_hits = summary_hits
+        self.weak = weak
         self.named = named
         self.fallback = fallback
         self.code_reference = code_reference
         self.reach = reach
+        self.all_scope = all_scope
         self.edited = edited
         self.confidence = confidence
         self.status = status
@@ -451,40 +494,73 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     return found
 
 
-def _code_reference_reason(ref):
-    """'src/App.tsx (modified) calls uploadDocument; upload-sdk finding ev-… cites
-    src/upload/upload.ts#uploadDocument'."""
-    return "%s (%s) %s %s; %s %s %s cites %s" % (
-        ref.local_path,
-        ref.local_status,
-        ref.how,
-        ref.name,
-        ref.cited_repo,
-        ref.kind.replace("_", " "),
-        ref.evidence_id,
-        ref.cited_spec,
-    )
+def _pairs_text(pairs):
+    """Query words beside the words they matched: "expiring as expired, token"."""
+    return ", ".join(q if w is None or w.lower() == q else "%s as %s" % (q, w) for q, w in pairs[:8])
+
+
+def _fallback_text(f):
+    if f.how == "edited":
+        return "cites %s, which has uncommitted changes in your working tree" % f.path
+    if f.how == "question":
+        return "open question recorded in this repository"
+    if f.how == "recent":
+        return "recent in %s" % ("a related repository" if f.nearby else "this repository")
+    if f.how == "recorded":
+        return "recorded in %s by session %s (%s, %s)" % (
+            f.repo or "no registered repository", f.session, f.agent, (f.at or "")[:10],
+        )  # fmt: skip
+    if f.how == "open":
+        return "open question" if f.kind == "question" else "known issue"
+    return "%s when a briefing showed it on %s" % (f.verdict.replace("_", " "), (f.at or "")[:10])
 
 
 def explain(facts):
-    """The reasons of one search result, in a fixed order: why it matched (or why it is shown
-    without a match), what of the query it is about, where it lives relative to the caller, who
-    edited what it cites, its stated confidence, its status, its freshness and its age."""
+    """The reasons of one search result (or briefing entry), in a fixed order: why it matched (or
+    why it is shown without a match), what of the query it is about, where it lives relative to
+    the caller, who edited what it cites, its stated confidence, its status, its freshness and its
+    age. The one function that turns facts into words."""
     reasons = []
     if facts.code_reference is not None:
-        reasons.append(_code_reference_reason(facts.code_reference))
-    elif facts.fallback:
-        reasons.append(facts.fallback)
+        ref = (
+            facts.code_reference
+        )  # 'src/App.tsx (modified) calls uploadDocument; upload-sdk finding ev-… cites …'
+        reasons.append(
+            "%s (%s) %s %s; %s %s %s cites %s"
+            % (ref.local_path, ref.local_status, ref.how, ref.name, ref.cited_repo, ref.kind.replace("_", " "),
+               ref.evidence_id, ref.cited_spec)
+        )  # fmt: skip
+    elif facts.fallback is not None:
+        reasons.append(_fallback_text(facts.fallback))
+    elif facts.weak:
+        held = list(facts.text_hits) + list(facts.code_hits)
+        if held:
+            reasons.append(
+                "weak match: only the common word%s %s" % ("s" if len(held) > 1 else "", _pairs_text(held))
+            )
+        else:
+            reasons.append("weak match: only its session summary shares %s" % _pairs_text(facts.summary_hits))
     else:
         if facts.text_hits:
-            reasons.append("matches the query text (%s)" % ", ".join(facts.text_hits[:8]))
-        reasons.extend("matches symbol %s" % s for s in facts.symbol_hits or ())
-        reasons.extend("matches file %s" % p for p in facts.path_hits or ())
+            reasons.append("matches the query text (%s)" % _pairs_text(facts.text_hits))
+        reasons.extend("matches symbol %s" % s for s in facts.symbol_hits)
+        reasons.extend("matches file %s" % p for p in facts.path_hits)
+        reasons.extend(
+            "shares word stems with %s (%s)" % (n, _pairs_text(pairs)) for n, pairs in facts.stem_hits
+        )
+        if facts.code_hits:
+            reasons.append("matches words of the cited code (%s)" % _pairs_text(facts.code_hits))
         if not reasons and facts.summary_hits:
-            reasons.append("matches the session summary (%s)" % ", ".join(facts.summary_hits[:8]))
+            reasons.append("matches the session summary (%s)" % _pairs_text(facts.summary_hits))
     for what, name in facts.named or ():
         reasons.append("query names %s %s" % (what, name))
-    reasons.append(facts.reach)
+    if facts.reach is not None:
+        reasons.append(reach_text(facts.reach))
+    elif facts.all_scope:
+        reasons.append("outside the caller's workspaces (--all)" if facts.all_scope == "origin" else
+                       "searched all repositories (--all)")  # fmt: skip
+    else:
+        reasons.append("outside the workspace")
     if facts.edited:
         sid, agent, at, path, repo = facts.edited
         reasons.append("session %s (%s, %s) edited %s in %s" % (sid, agent, (at or "")[:10], path, repo))
@@ -597,9 +673,13 @@ def select_terms(store, terms, limit=MAX_QUERY_TERMS):
     return [t for t in terms if t in keep]
 
 
-_BM25 = "bm25(evidence_fts, %s, %s, %s, %s)" % (
-    BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL,
-)  # fmt: skip
+def _bm25():
+    """The bm25 call of every ranked FTS5 query, the column weights as the constants say now."""
+    return "bm25(evidence_fts, %s, %s, %s, %s, %s)" % (
+        BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL, BM25_WEIGHT_CODE,
+    )  # fmt: skip
+
+
 # The fifth column is when the item was last renewed: a confirmation counts as a recording for
 # the mild recency preference (Candidate.created_at).
 _RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, max(e.created_at, coalesce(e.confirmed_at, ''))"
@@ -690,7 +770,7 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
     ranked = _plain_rows(
         store,
         "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?"
-        % (_BM25, bound),
+        % (_bm25(), bound),
         (match, window),
     )
     window_full = len(ranked) >= window
@@ -723,7 +803,7 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
             store,
             "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
             "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
-            % (_RANK_COLUMNS, _BM25, bound.replace("rowid", "evidence_fts.rowid"), clause),
+            % (_RANK_COLUMNS, _bm25(), bound.replace("rowid", "evidence_fts.rowid"), clause),
             [match] + list(params) + list(exclude) + [limit],
         )
         found = [(r[5], -r[0], r) for r in rows]
@@ -833,8 +913,8 @@ def _rows_by_rid(store, rids):
 def _fallback_candidates(store, scope, where, params, limit, files=None, cwd=None):
     """No usable query terms: evidence that the code being changed references (recall by code
     reference), evidence on files the caller is editing, then open questions of the caller's repo,
-    then recent items nearest first. Scores keep that order; the tier carries the fallback reason
-    (a CodeReference for the first kind)."""
+    then recent items nearest first. Scores keep that order; the tier carries why each is shown
+    (a CodeReference for the first kind, a Fallback for the others)."""
     out = {}
     origin = scope.origin
     clause = "".join(" AND " + w for w in where)
@@ -860,16 +940,16 @@ def _fallback_candidates(store, scope, where, params, limit, files=None, cwd=Non
                 [origin.id] + chunk + params,
             ):
                 if row[0] not in out:
-                    reason = "cites %s, which has uncommitted changes in your working tree" % row[5]
-                    out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 3.0, reason)
+                    out[row[0]] = Candidate(
+                        row[0], row[1], row[2], row[3], row[4], 3.0, Fallback("edited", row[5])
+                    )
         for row in store.all(
             "SELECT %s FROM evidence e WHERE e.repo_id = ? AND e.kind = 'question'%s "
             "ORDER BY e.created_at DESC LIMIT ?" % (_RANK_COLUMNS, clause),
             [origin.id] + params + [limit],
         ):
             if row[0] not in out:
-                reason = "open question recorded in this repository"
-                out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 2.0, reason)
+                out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 2.0, Fallback("question"))
     for row in store.all(
         "SELECT %s FROM evidence e%s ORDER BY e.created_at DESC, e.rid DESC LIMIT ?"
         % (_RANK_COLUMNS, (" WHERE " + " AND ".join(where)) if where else ""),
@@ -877,8 +957,8 @@ def _fallback_candidates(store, scope, where, params, limit, files=None, cwd=Non
     ):
         if row[0] not in out:
             distance = scope.topology.reach.get(row[1], (4,))[0]
-            reason = "recent in %s" % ("this repository" if distance == 0 else "a related repository")
-            out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 1.0 - 0.1 * distance, reason)
+            recent = Fallback("recent", nearby=distance != 0)
+            out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 1.0 - 0.1 * distance, recent)
     return list(out.values())
 
 
@@ -921,13 +1001,23 @@ def _more_matches(store, terms, where, params, cands, matches, exact):
 
 def _count_matches(store, terms, where, params):
     """(number of items in scope whose text matches any term, exact?). Counted when the terms'
-    posting lists together hold at most MATCH_COUNT_EXACT rows; beyond that it is an estimate
-    from the document frequencies (the commonest term's, over the whole store), never a count
-    that costs as much as ranking every row of a common word."""
+    posting lists together hold at most MATCH_COUNT_EXACT rows; beyond that it is an estimate:
+    the commonest term's rows over the whole store, scaled by the share of the store that the
+    scope and filters admit (counted once per store generation), never a count that costs as much
+    as ranking every row of a common word."""
     df = _doc_freqs(store, terms)
-    if sum(df.values()) > MATCH_COUNT_EXACT:
-        return max(df.values()), False
     clause = "".join(" AND " + w for w in where)
+    if sum(df.values()) > MATCH_COUNT_EXACT:
+        estimate = max(df.values())
+        if [w for w in where if w != "e.status = 'active'"]:  # a kind or a narrower scope (the status
+            # filter alone admits nearly every item, and counting it would cost a scan per write)
+            total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+            admitted = store.memo(
+                ("admitted", clause, tuple(params)),
+                lambda: store.one("SELECT count(*) FROM evidence e WHERE 1%s" % clause, list(params))[0],
+            )
+            estimate = int(round(estimate * admitted / float(total))) if total else 0
+        return estimate, False
     match = fts_query(terms)
     n = store.memo(  # counted once per store generation
         ("match-count", match, clause, tuple(params)),
@@ -991,6 +1081,8 @@ class ItemView:
     __slots__ = (
         "row",
         "anchors",
+        "code_words",
+        "code_text",
         "text_words",
         "cited_words",
         "anchor_words",
@@ -1001,9 +1093,12 @@ class ItemView:
         "result",
     )
 
-    def __init__(self, row, anchors, edited, summary_words):
+    def __init__(self, row, anchors, edited, summary_words, code=None):
         self.row = row
         self.anchors = anchors
+        # The vocabulary of the cited code: its index words (as _words_of holds words) and as written.
+        self.code_words = " %s " % code[0] if code and code[0] else ""
+        self.code_text = code[1] if code and code[1] else ""
         self.text_words = _words_of(_claim_text(row))
         self.anchor_words = tuple(
             (a["symbol"], _words_of(a["symbol"]), a["path"], _words_of(a["path"])) for a in anchors
@@ -1042,16 +1137,33 @@ def _item_views(store, rids):
         rows = _evidence_rows(store, missing)
         anchors = _load_anchors(store, list(rows), SEARCH_ANCHOR_COLUMNS)
         edited = _session_edits(store, anchors)
+        code = _code_words(store, list(rows))
         summaries = {}  # the items of one session share its summary's words
         for rid, row in rows.items():
             summary = row["session_summary"]
             if summary not in summaries:
                 summaries[summary] = _words_of(summary)
-            views[rid] = ItemView(row, anchors[rid], edited.get(rid), summaries[summary])
+            views[rid] = ItemView(row, anchors[rid], edited.get(rid), summaries[summary], code.get(rid))
     return {rid: views[rid] for rid in rids if rid in views}
 
 
-def _query_names(store, raw_query, terms, cands, views):
+def _code_words(store, rids):
+    """{rid: (index words, words as written) of the vocabulary of the code it cites} (its search
+    row's code columns), for the items that have one."""
+    out = {}
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for rid, code, written in _plain_rows(
+            store,
+            "SELECT rowid, code, code_words FROM evidence_fts WHERE rowid IN (%s) AND code != ''"
+            % ",".join("?" * len(chunk)),
+            chunk,
+        ):
+            out[rid] = (code, written)
+    return out
+
+
+def _query_names(store, scope, raw_query, terms, cands, views):
     """Mark each candidate with what of it the query names: its repository or one whose code it
     cites (the name as a word of the query), a symbol it cites (every part of the symbol among the
     query's terms), a file it cites (its path or file name in the query)."""
@@ -1061,10 +1173,13 @@ def _query_names(store, raw_query, terms, cands, views):
     lowered = store.memo(
         ("repo-names-lowered",), lambda: [(rid, name.lower()) for rid, name in names.items()]
     )
+    # The asker's own repository named in its own question ("flask ..." asked from flask) says
+    # nothing about which item answers it: only another repository's name is a fact of the query.
+    own = scope.origin.id if scope.origin is not None else None
     named_repos = {
         rid
         for rid, low in lowered
-        if low in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(low), text)
+        if rid != own and low in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(low), text)
     }
     for c in cands:
         named = []
@@ -1099,28 +1214,31 @@ def _name_parts(anchor):
     return (anchor["repo_id"], sym, needed, path, low, base)
 
 
-def _query_coverage(terms, cands, views):
-    """Mark each candidate with the share of the query it answers: the number of the query's
-    terms its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE for each
-    one only its session summary holds, over the number of terms. bm25 adds up what an item
-    matches with column weights, so one common word in a short claim can outscore every rare word
-    of the query in a detail; coverage is what keeps that match below the fuller one. The share
-    counts terms, not their idf: bm25 has weighed each by its rarity already, and weighing it
-    again let one rare word matched anywhere outrank several of the query's words in a claim.
-    The words of a repository the query names are its name, not content: the named factor
-    counts them once, for every item about it (_query_names), so they weigh nothing here (the
-    reasons still name them among the matched words)."""
-    if len(terms) < 2:
-        return
-    floor = 1.0 / len(terms)  # FTS5 matched it on something: at least one term
+def _query_coverage(terms, cands, views, idf):
+    """Mark each candidate with the share of the query it answers and whether it is weak.
+
+    The share: the number of the query's terms its claim, detail, cited symbols or cited paths
+    hold, plus RANK_CODE_SHARE for each one only the words of its cited code hold and
+    RANK_SUMMARY_SHARE for each one only its session summary holds, over the number of terms.
+    bm25 adds up what an item matches with column weights, so one common word in a short claim can
+    outscore every rare word of the query in a detail; coverage is what keeps that match below the
+    fuller one. The share counts terms, not their idf: bm25 has weighed each by its rarity already,
+    and weighing it again let one rare word matched anywhere outrank several of the query's words
+    in a claim. The words of a repository the query names are its name, not content: the named
+    factor counts them once, for every item about it (_query_names), so they weigh nothing here.
+
+    Weak: what it holds of the query (a word only its session summary holds counting
+    RANK_SUMMARY_SHARE) is less than RANK_WEAK_SHARE of the query's words weighed by ``idf``
+    ({term: inverse document frequency, 0 for a word no item holds}): it matches only the query's
+    common words, and ranks after every candidate that matches a distinctive one, saying so."""
+    whole_idf = sum(idf.get(t, 0.0) for t in terms)
     named = {n for c in cands for what, n in c.named if what == "repository"}
     name_words = {t for n in named for t in query_terms(n)}
     weight = {t: 0.0 if t in name_words else 1.0 for t in terms}
     whole = sum(weight.values())
-    if not whole:
-        return
+    floor = 1.0 / len(terms) if terms else 1.0  # FTS5 matched it on something: at least one term
     for c in cands:
-        if c.tier == "all":  # FTS5 matched every term: coverage 1.0
+        if c.tier == "all":  # FTS5 matched every term: coverage 1.0, never weak
             continue
         view = views.get(c.rid)
         if view is None:
@@ -1131,11 +1249,28 @@ def _query_coverage(terms, cands, views):
         if len(own) < len(terms):
             own.update(_term_hits([t for t in terms if t not in own], view.cited_words))
         share = sum(weight[t] for t in own)
+        if len(own) < len(terms) and view.code_words:
+            coded = [t for t in _term_hits(terms, view.code_words) if t not in own]
+            share += RANK_CODE_SHARE * sum(weight[t] for t in coded)
+            own.update(coded)
+        held = sum(idf.get(t, 0.0) for t in own)
         if len(own) < len(terms) and view.summary_words:
-            share += RANK_SUMMARY_SHARE * sum(
-                weight[t] for t in _term_hits(terms, view.summary_words) if t not in own
-            )
-        c.coverage = max(floor, share / whole)
+            summary = [t for t in _term_hits(terms, view.summary_words) if t not in own]
+            share += RANK_SUMMARY_SHARE * sum(weight[t] for t in summary)
+            held += RANK_SUMMARY_SHARE * sum(idf.get(t, 0.0) for t in summary)
+        c.weak = whole_idf > 0 and held < RANK_WEAK_SHARE * whole_idf
+        if len(terms) > 1 and whole:
+            c.coverage = max(floor, share / whole)
+
+
+def _idf(store, terms):
+    """{term: log((items + 1) / (items holding it + 0.5))}: how distinctive each query term is
+    (0 for a term no item holds: it distinguishes nothing that is found)."""
+    import math
+
+    df = _doc_freqs(store, terms)
+    total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+    return {t: math.log((total + 1.0) / (df[t] + 0.5)) if df.get(t) else 0.0 for t in terms}
 
 
 def _rerank(cands, scope, now):
@@ -1230,14 +1365,21 @@ def search(
     if mode == "text" and rank != "fts":
         views = _item_views(store, [c.rid for c in cands])
         anchors = {rid: v.anchors for rid, v in views.items()}
-        _query_names(store, query, terms, cands, views)
-        _query_coverage(terms, cands, views)
+        _query_names(store, scope, query, terms, cands, views)
+        _query_coverage(terms, cands, views, _idf(store, terms))
         _rerank(cands, scope, time.time())
     fresh = {}
     final = {}  # {rid: score with its freshness}, once known; the score alone until then
+    below = _replacements(cands, views) if include_inactive else {}
 
     def order(c):
-        return (-final.get(c.rid, c.score), -c.rid)
+        # Weak matches after the rest; a superseded item never above its replacement.
+        score, weak = final.get(c.rid, c.score), c.weak
+        replacement = below.get(c.rid)
+        if replacement is not None:
+            score = min(score, final.get(replacement.rid, replacement.score) * 0.999)
+            weak = weak or replacement.weak
+        return (weak, -score, -c.rid)
 
     # Freshness only lowers a score, so fetching it for the current top until the top is stable
     # gives the same order as fetching it for every candidate.
@@ -1324,41 +1466,54 @@ def search(
     }
 
 
+def _replacements(cands, views):
+    """{rid of a superseded candidate: the candidate that replaced it}, where both are ranked."""
+    by_id = {views[c.rid].row["id"]: c for c in cands if c.rid in views}
+    out = {}
+    for c in cands:
+        view = views.get(c.rid)
+        if view is not None and view.row["superseded_by"] in by_id:
+            out[c.rid] = by_id[view.row["superseded_by"]]
+    return out
+
+
 def _result_facts(terms, view, cand, scope, fresh, mode, age):
     """The facts ``explain`` needs for one result (``view``: its ItemView)."""
     row = view.row
-    text_hits = symbol_hits = path_hits = summary_hits = ()
+    text = symbols = paths = code = summary = ()
+    stems = []
     fallback = code_reference = None
     if mode == "fallback" and isinstance(cand.tier, CodeReference):
         code_reference = cand.tier
     elif mode == "fallback":
         fallback = cand.tier
     else:
-        text_hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
-        symbol_hits = [sym for sym, words, _, _ in view.anchor_words if sym and _term_hits(terms, words)]
-        path_hits = list(
-            dict.fromkeys(
-                path for _, _, path, words in view.anchor_words if path and _term_hits(terms, words)
-            )
-        )
-        if not (text_hits or symbol_hits or path_hits):
-            summary_hits = _term_hits(terms, view.summary_words)
+        hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
+        text = _pairs(hits, _claim_text(row))
+        # A cited symbol or path matches a query word that is one of its whole words; one that only
+        # shares a stem with a word of it is said to, with both words (never as a match).
+        symbols, stems = _cited_hits(terms, [(sym, words) for sym, words, _, _ in view.anchor_words])
+        paths, path_stems = _cited_hits(terms, [(p, words) for _, _, p, words in view.anchor_words])
+        paths = list(dict.fromkeys(paths))
+        stems += [hit for hit in path_stems if hit not in stems]
+        if view.code_words:
+            code = _pairs([t for t in _term_hits(terms, view.code_words) if t not in hits], view.code_text)
+        if not (text or symbols or paths or code):
+            summary = _pairs(_term_hits(terms, view.summary_words), row["session_summary"])
     reach = scope.topology.reach.get(row["repo_id"])
-    if reach is None:
-        where = (
-            "outside the caller's workspaces (--all)" if scope.origin else "searched all repositories (--all)"
-        )
-    else:
-        where = reach[1]
     return ResultFacts(
-        text_hits=text_hits,
-        symbol_hits=symbol_hits,
-        path_hits=path_hits,
-        summary_hits=summary_hits,
+        text_hits=text,
+        symbol_hits=symbols,
+        path_hits=paths,
+        stem_hits=stems,
+        code_hits=code,
+        summary_hits=summary,
+        weak=cand.weak,
         named=cand.named,
         fallback=fallback,
         code_reference=code_reference,
-        reach=where,
+        reach=reach[1] if reach is not None else None,
+        all_scope="origin" if scope.origin else "all",
         edited=view.edited,
         confidence=row["confidence"],
         status=row["status"],
@@ -1366,6 +1521,28 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
         freshness=fresh,
         age=age,
     )
+
+
+def _cited_hits(terms, cited):
+    """(the names among ``cited`` [(symbol or path, its index words)] a query term is a whole word
+    of (identifier_words), [(name, (term, word) pairs)] for the others a term matches by stem)."""
+    whole, stems = [], []
+    wanted = set(terms)
+    for name, words in cited:
+        if not name:
+            continue
+        if wanted & identifier_words(name):
+            whole.append(name)
+            continue
+        hits = _term_hits(terms, words)
+        if hits:
+            stems.append((name, tuple(_pairs(hits, name))))
+    return whole, stems
+
+
+def _pairs(terms, text):
+    """[(query term, the word of ``text`` as written it matched)] (matched_word), in term order."""
+    return [(t, matched_word(t, text)) for t in terms]
 
 
 def _session_edits(store, anchors_by_rid):

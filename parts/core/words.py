@@ -321,3 +321,30 @@ def _fts_symbols(anchors):
 def _fts_paths(anchors):
     """The text of the paths column of an item's search row: its cited paths."""
     return " ".join(dict.fromkeys(a["path"] for a in anchors if a.get("path")))
+
+
+def matched_word(term, text):
+    """The word of ``text`` as written that ``term`` matched (one of its index words is a match
+    form of the term: _word_hits' rule): the term itself if the text has it, else the first word
+    matched, of an identifier the part matched; None when none matches. What a reason shows beside the query word,
+    so that a stem never stands for a word: "expiring" matched "expired", not "expir"."""
+    if not text:
+        return None
+    forms = set(_term_forms(term))
+    found = None
+    for raw in _TERM_RE.findall(text):
+        if raw.lower() == term:
+            return raw  # the word itself, wherever it is
+        if found is None and forms.intersection(_index_tokens(raw).split()):
+            # an identifier's part (uploadDocument -> Document), or the identifier when it is the match
+            found = next((p for p in _word_parts(raw) if _index_form(p.lower()) in forms), raw)
+    return found
+
+
+def identifier_words(name):
+    """The whole words an identifier is made of, lower-cased, and the identifier itself without
+    separators (Payload.read_json -> payload, read, json, readjson): what a query word must equal
+    to match a cited symbol or path (a stem of a common word does not: "reads" is not "read")."""
+    parts = [p.lower() for chunk in _TERM_RE.findall(name) for p in (_word_parts(chunk) or [chunk])]
+    whole = "".join(_TERM_RE.findall(re.split(r"[.#:/]+", name)[-1])).lower()
+    return frozenset(parts + ([whole] if whole else []))
