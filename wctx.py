@@ -72,6 +72,222 @@ __all__ = [
 ]
 
 
+# part: parts/core/caches.py
+# ----------------------------------------------------------------------------------------------
+# Caches: every memo a wctx process keeps beyond one call, declared here with its key, what
+# makes an entry wrong and its bound; clear_caches() empties them all
+# ----------------------------------------------------------------------------------------------
+# Two shapes. A function memo (functools.lru_cache) is declared here and applied to its one
+# function with @NAME. A dict or set is declared here and filled by the function named in its
+# entry, which also enforces its bound. A long-lived process (the MCP server) keeps them across
+# calls; the tests, and a store reopened on another file (Store.ensure_current), clear them.
+#
+# Not here, on purpose: _lazy_pattern objects (each a constant, compiled once); values derived
+# from one store's content, which live in Store.memo and are dropped when the store's generation
+# changes (Store.begin_read); the freshness cache, a table in the store. Nothing below holds store content, so no store change can make an entry stale:
+# entries are pure functions of their key, or state of a git checkout re-checked on every use.
+
+
+class Cache:
+    """One process-wide cache: what it maps, what makes an entry wrong, how large it may grow."""
+
+    __slots__ = ("name", "key", "invalidation", "bound", "_clears")
+
+    def __init__(self, name, key, invalidation, bound):
+        self.name, self.key, self.invalidation, self.bound = name, key, invalidation, bound
+        self._clears = []
+        CACHES.append(self)
+
+    def clear(self):
+        for clear in self._clears:
+            clear()
+
+    def size(self):
+        return sum(size() for size in self._sizes())
+
+    def _sizes(self):
+        return ()
+
+
+class FunctionMemo(Cache):
+    """An lru_cache declared here; ``@MEMO`` applies it to the function it remembers."""
+
+    __slots__ = ("maxsize", "functions")
+
+    def __init__(self, name, key, invalidation, maxsize):
+        bound = (
+            "unbounded: a fixed set of keys" if maxsize is None else "%d entries, least recent out" % maxsize
+        )
+        Cache.__init__(self, name, key, invalidation, bound)
+        self.maxsize = maxsize
+        self.functions = []
+
+    def __call__(self, function):
+        cached = functools.lru_cache(maxsize=self.maxsize)(function)
+        self.functions.append(cached)
+        self._clears.append(cached.cache_clear)
+        return cached
+
+    def _sizes(self):
+        return [lambda f=f: f.cache_info().currsize for f in self.functions]
+
+
+class CacheTable(Cache):
+    """A dict or set declared here; ``.value`` is the container its owner fills."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, name, key, invalidation, bound, value):
+        Cache.__init__(self, name, key, invalidation, bound)
+        self.value = value
+        self._clears.append(value.clear)
+
+    def _sizes(self):
+        return [lambda: len(self.value)]
+
+
+CACHES = []  # every Cache, in declaration order
+
+
+def clear_caches():
+    """Empty every process-wide cache (the tests between cases; a store reopened on a new file)."""
+    for cache in CACHES:
+        cache.clear()
+
+
+_PURE = "none: a pure function of its key"
+
+# -- built once: tables and classes made on first use, to keep start-up short ----------------
+BUILT_ONCE = FunctionMemo(
+    "built once",
+    "nothing, a record type or a pattern name (_secret_patterns, _untrusted_re, _field_checks, "
+    "_field_plan, _store_connection_class, _ordered_action, _parser_class)",
+    "none: each is a function of wctx's own tables",
+    None,
+)
+_ABBREVIATIONS_OF = CacheTable(
+    "abbreviations of a word", "stem of a full word", _PURE, "the size of CODE_ABBREVIATIONS", {}
+).value  # filled once by _abbreviation_tables, with _EXPANSIONS_OF
+_EXPANSIONS_OF = CacheTable(
+    "expansions of an abbreviation", "abbreviation or its plural", _PURE, "the size of CODE_ABBREVIATIONS", {}
+).value
+_FRAGMENT_SCAN = CacheTable(
+    "secret fragment scanner", '"scan"', "none: built from _SECRET_RULES", "one entry", {}
+).value  # filled once by _fragment_tables
+
+# -- words: what a text and a query become in the index (parts/core/words.py) ---------------------
+QUERY_TERMS = FunctionMemo("query terms", "(query text of at most 2,000 characters, limit)", _PURE, 1024)
+TERM_FORMS = FunctionMemo("match forms of a term", "term", _PURE, 4096)
+IMPLIED_PARTS = FunctionMemo("identifier parts a query implies", "tuple of query terms", _PURE, 1024)
+FORMS = FunctionMemo("match forms and their probes", "term", _PURE, 8192)
+INDEX_TOKENS_KEPT = 100000
+_INDEX_TOKENS = CacheTable(
+    "index words of a word", "word as written", _PURE, "%d entries, then emptied" % INDEX_TOKENS_KEPT, {}
+).value  # filled by _index_tokens
+# {text: index_text(text)} computed by a bulk writer from the words it had already split for the
+# claim keys of the texts it is about to write.
+_INDEXED_TEXTS = CacheTable(
+    "index text of a batch's texts",
+    "text a bulk import is about to write",
+    "emptied by the import after each batch (_import_records_in)",
+    "one batch",
+    {},
+).value
+
+# -- redaction (parts/core/redaction.py) ----------------------------------------------------------
+RULES_OF = FunctionMemo("secret rules that can match", "frozenset of rule fragments found", _PURE, 4096)
+STORED_TEXT = FunctionMemo("stored form of a text", "text", _PURE, 8192)
+SHOWN_TEXT = FunctionMemo("shown form of a text (secrets redacted)", "text", _PURE, 8192)
+RUN_MEMO_MAX = 200000
+_FRAGMENT_FREE_RUNS = CacheTable(
+    "text runs without a secret fragment",
+    "run of text",
+    _PURE,
+    "%d entries, then emptied" % RUN_MEMO_MAX,
+    set(),
+).value  # filled by _secret_fragments, with _RUN_FRAGMENTS
+_RUN_FRAGMENTS = CacheTable(
+    "secret fragments of a text run", "run of text", _PURE, "%d entries, then emptied" % RUN_MEMO_MAX, {}
+).value
+# Texts a bulk writer has just passed through stored_text and found unchanged, so that the boundary
+# keeps them without a second pass however many other values went by meanwhile.
+_CLEAN_TEXTS = CacheTable(
+    "texts that are their own stored form",
+    "text",
+    "none (fixed points of stored_text); a bulk import empties it when done",
+    "one import",
+    set(),
+).value  # filled by _stored_noting and the bulk writers
+
+# -- git (parts/core/git.py) ----------------------------------------------------------------------
+GIT_VIEWS_KEPT = 64
+_GIT_VIEWS = CacheTable(
+    "git answers about a checkout",
+    "checkout path",
+    "its HEAD token or index stat changed, a commit it missed, or a change within HEAD_RACY_SECONDS",
+    "%d checkouts, then emptied" % GIT_VIEWS_KEPT,
+    {},
+).value  # filled by git_view
+HEAD_TOKENS_KEPT = 4096
+_HEAD_TOKENS = CacheTable(
+    "HEAD token of a checkout",
+    "checkout path",
+    "the stat of a ref file it read changed, or changed within HEAD_RACY_SECONDS",
+    "%d checkouts, then emptied" % HEAD_TOKENS_KEPT,
+    {},
+).value  # filled by recent_head_token
+
+# -- symbols: where a cited symbol is in a source text (parts/core/symbols.py) --------------------
+MASKED_SOURCE = FunctionMemo("source with comments and strings blanked", "(source, language)", _PURE, 16)
+DEFINITION_PATTERNS = FunctionMemo("definition patterns of a name", "(name, language)", _PURE, 1024)
+RUBY_ENDS = FunctionMemo("end of a Ruby definition", "(masked source, start, name end)", _PURE, 4096)
+SOURCE_INDEX = FunctionMemo("definitions index of a source", "(source, language)", _PURE, 16)
+COMPILED_PATTERNS = FunctionMemo("compiled definition patterns", "pattern text", _PURE, 512)
+PYTHON_DEFINITIONS = FunctionMemo("definitions of a Python source", "source text", _PURE, 8)
+SOURCE_LINES = FunctionMemo("lines of a Python source", "source text", _PURE, 8)
+PY_PIECES_BYTES = 32 * 1024 * 1024
+_PY_PIECES = CacheTable(
+    "definitions of a piece of Python",
+    "text of a top-level definition, or of a long class's member",
+    _PURE,
+    "%d MiB of piece text, then emptied" % (PY_PIECES_BYTES // (1024 * 1024)),
+    {},
+).value  # filled by _python_piece_definitions
+
+# -- search (parts/core/search.py) ----------------------------------------------------------------
+DAY_SECONDS_KEPT = 100000
+_DAY_SECONDS = CacheTable(
+    "seconds of a calendar day",
+    "(year, month, day)",
+    _PURE,
+    "%d days, then no more kept" % DAY_SECONDS_KEPT,
+    {},
+).value  # filled by _utc_day_seconds
+STAMP_SECONDS = FunctionMemo("seconds of a timestamp", "timestamp text", _PURE, 16384)
+SYMBOL_NAMES = FunctionMemo("the name code calls a symbol by", "cited symbol", _PURE, 4096)
+MODULE_FORMS = FunctionMemo("how code names a cited file", "cited path", _PURE, 4096)
+SYMBOL_WORDS = FunctionMemo("words of a cited symbol", "cited symbol", _PURE, 8192)
+SPACED_FORMS = FunctionMemo("match forms between spaces", "term", _PURE, 8192)
+
+# -- the MCP server's replies (parts/mcp/tools.py) ------------------------------------------------
+MCP_STABLE_ENTRIES_KEPT = 4096
+MCP_STABLE_ENTRIES = CacheTable(
+    "encoded stable part of a search entry",
+    "(text limit, confidence, files, the item's stable fields)",
+    _PURE,
+    "%d entries, then emptied" % MCP_STABLE_ENTRIES_KEPT,
+    {},
+).value
+MCP_PLAIN_SHORT_KEPT = 16384
+MCP_PLAIN_SHORT = CacheTable(
+    "JSON of a short string served as itself",
+    "string",
+    _PURE,
+    "%d entries, then emptied" % MCP_PLAIN_SHORT_KEPT,
+    {},
+).value
+
+
 # part: parts/core/constants.py
 # ----------------------------------------------------------------------------------------------
 # Constants
@@ -218,6 +434,16 @@ def new_id(prefix):
 
 def short_sha(sha):
     return sha[:7] if sha else "?"
+
+
+def loads_json(raw):
+    """json.loads of untrusted input (a transcript line, a hook's payload): a document nested
+    deeper than the parser's stack raises ValueError like any other JSON it cannot read, so that
+    one ``except ValueError`` makes it one bad line, never a RecursionError traceback."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
 
 
 def clean_text(value, what, limit, required=False):
@@ -437,7 +663,7 @@ def is_tty(stream):
 # Applied before anything is stored or served: captures, imported commands, tool errors, summaries,
 # paths. Each rule keeps enough context to read the text ("Authorization: Bearer [REDACTED]") and
 # drops the secret. A list of small rules, not one big regex, so a reader can see what is covered.
-# Best effort: an unusual secret in free text can still get through; the README says so.
+# Best effort: an unusual secret in free text can still get through; docs/security.md says so.
 
 REDACTED = "[REDACTED]"
 
@@ -488,6 +714,100 @@ _SECRET_ASSIGNMENT = (
 # The words every keyword of _SECRET_ASSIGNMENT ends in (case-folded), for _assignment_guard.
 _ASSIGNMENT_ENDINGS = ("wd", "word", "phrase", "secret", "token", "key", "credential", "credentials")
 _AWS_KEY_PREFIXES = ("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "apka", "aroa")
+
+
+def _random_looking(value):
+    """Whether ``value`` reads as a generated secret rather than a word, a path or an id: at least
+    32 characters with upper- and lower-case letters and digits, spread as a random draw spreads
+    them (Shannon entropy within a bit of the most its length allows; camel-case words, paths and
+    repeated parts fall below). Hex alone is judged by its context, never here: commit and blob
+    ids are hex."""
+    if len(value) < 32 or value.isdigit():
+        return False
+    if not (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+    ):
+        return False
+    import math
+
+    n = len(value)
+    counts = {}
+    for c in value:
+        counts[c] = counts.get(c, 0) + 1
+    entropy = -sum(k / n * math.log2(k / n) for k in counts.values())
+    return entropy >= min(math.log2(n), 6.0) - 1.0
+
+
+def _is_hex(value):
+    return all(c in "0123456789abcdefABCDEF" for c in value)
+
+
+# A name says it holds a secret when one of its parts (split at _ . - and camel case) is one of
+# these, or it contains one of the strong words anywhere; it names something else (a digest, an
+# id, a path) when one of its parts is in _NOT_SECRET_PARTS.
+_SECRET_NAME_PARTS = frozenset(
+    "key keys auth config conf cfg salt signing private pwd pass cred creds secrets tokens".split()
+)
+_SECRET_NAME_WORDS = ("secret", "token", "passw", "credential", "apikey", "privatekey", "accesskey")
+_NOT_SECRET_PARTS = frozenset(
+    "sha sha1 sha256 sha512 commit hash digest checksum blob rev revision oid etag id ids uuid integrity "
+    "version path file dir url uri host region type mode format name arn count size length".split()
+)
+
+
+def _name_holds_secret(name):
+    parts = [p.lower() for p in re.split(r"[_.\-]+|(?<=[a-z0-9])(?=[A-Z])", name) if p]
+    if any(p in _NOT_SECRET_PARTS for p in parts):
+        return False
+    folded = name.lower()
+    return any(p in _SECRET_NAME_PARTS for p in parts) or any(w in folded for w in _SECRET_NAME_WORDS)
+
+
+def _named_value_redaction(match):
+    """A long random value (or, under a name that says secret, long hex) assigned to a name
+    that says it holds a secret, a key or configuration: SESSION_CONFIG = "Vq3L...",
+    signingSecretValue: '...'. Anything else is left as it was."""
+    name, value = match.group(2), match.group(5)
+    if not _name_holds_secret(name):
+        return match.group(0)
+    strong = any(w in name.lower() for w in _SECRET_NAME_WORDS)
+    if not (_random_looking(value) or (strong and len(value) >= 32 and _is_hex(value))):
+        return match.group(0)
+    return match.group(1) + match.group(4) + REDACTED + match.group(6)
+
+
+def _context_value_redaction(match):
+    """A bare value right after words that name a credential ("the webhook secret is 9f2c...",
+    "api key 5eed..."): long hex, or a random-looking string."""
+    value = match.group(2)
+    if (len(value) >= 32 and _is_hex(value)) or _random_looking(value):
+        return match.group(1) + REDACTED
+    return match.group(0)
+
+
+# A long value (32 characters or more, no space) after a name that says secret or configuration,
+# and after words that name a credential: see _named_value_redaction and _context_value_redaction.
+_NAMED_VALUE = (
+    r"((?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]{0,100})(\\?[\"'])?[ \t]*[:=][ \t]*)"
+    r"(\\?[\"']?)([A-Za-z0-9+/=_-]{32,})(\\?[\"']?)"
+)
+_CONTEXT_VALUE = (
+    r"(?i)(\b(?:(?:api|access|secret|private|signing|hmac|encryption|master|auth|client|license|deploy|"
+    r"session|admin|webhook)[ _-]?(?:key|secret|token)|secret|token|password|passwd|passphrase|"
+    r"credentials?)s?\b[\"'`]?(?:[ \t]+(?:is|was|of))?[ \t]*[:=]?[ \t]*[\"'`]?)"
+    r"([A-Za-z0-9+/=_-]{32,})(?![A-Za-z0-9+/=_-])"
+)
+_LONG_VALUE_RE = _lazy_pattern(r"[A-Za-z0-9+/=_-]{32}")
+
+
+def _long_value_guard(text):
+    """Whether ``text`` holds a run of 32 value characters, which every match of _NAMED_VALUE and
+    _CONTEXT_VALUE does: most code and prose that says "key" or "config" has none."""
+    return _LONG_VALUE_RE.search(text) is not None
+
+
 _SECRET_RULES = (
     # PEM private keys (RSA, EC, OPENSSH, PGP, encrypted): the whole block, or everything after a
     # BEGIN line whose END was cut off.
@@ -500,7 +820,13 @@ _SECRET_RULES = (
         "[REDACTED private key]",
     ),
     # JSON web tokens: three base64url parts, the first two JSON objects ("eyJ").
-    (("eyj",), (), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0, "[REDACTED jwt]"),
+    (
+        ("eyj",),
+        (),
+        r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        0,
+        "[REDACTED jwt]",
+    ),
     # Authorization / Proxy-Authorization headers, any scheme, quoted or not; bare bearer tokens.
     (
         ("authorization",),
@@ -512,46 +838,71 @@ _SECRET_RULES = (
         r"\1" + REDACTED,
     ),
     (("bearer",), (), r"(?i)\b(bearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{12,}=*", 0, r"\1" + REDACTED),
-    # Vendor tokens with recognisable shapes.
-    (("sk-ant-",), (), r"\bsk-ant-[A-Za-z0-9_-]{16,}", 0, "[REDACTED anthropic key]"),
+    # Vendor tokens with recognisable shapes, also inside an identifier (handler_AKIA..., X_ghp_...):
+    # a letter or digit before the prefix makes it another word, an underscore does not.
+    (("sk-ant-",), (), r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{16,}", 0, "[REDACTED anthropic key]"),
     (
         ("sk-",),
         (),
-        r"\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}",
+        r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}",
         0,
         "[REDACTED openai key]",
     ),
     (
         _AWS_KEY_PREFIXES,
         (),
-        r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}\b",
+        r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}(?![A-Za-z0-9])",
         0,
         "[REDACTED aws key id]",
     ),
     (
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
         (),
-        r"\bgh[pousr]_[A-Za-z0-9]{30,255}\b",
+        r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{30,255}\b",
         0,
         "[REDACTED github token]",
     ),
-    (("github_pat_",), (), r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b", 0, "[REDACTED github token]"),
-    (("glpat-",), (), r"\bglpat-[A-Za-z0-9_-]{20,}", 0, "[REDACTED gitlab token]"),
-    (("xox",), (), r"\bxox[abposre]-[A-Za-z0-9-]{10,}", 0, "[REDACTED slack token]"),
+    (
+        ("github_pat_",),
+        (),
+        r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{22,255}\b",
+        0,
+        "[REDACTED github token]",
+    ),
+    (
+        ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glsoat-", "glimt-", "glagent-"),
+        (),
+        r"(?<![A-Za-z0-9])gl(?:pat|dt|rt|ptt|cbt|ft|soat|imt|agent)-[A-Za-z0-9_-]{20,}",
+        0,
+        "[REDACTED gitlab token]",
+    ),
+    (("xox",), (), r"(?<![A-Za-z0-9])xox[abposre]-[A-Za-z0-9-]{10,}", 0, "[REDACTED slack token]"),
     (
         ("hooks.slack.com/",),
         (),
-        r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+",
+        r"https:/{1,2}hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+",
         0,
         "[REDACTED slack webhook]",
     ),
-    (("aiza",), (), r"\bAIza[0-9A-Za-z_-]{30,}", 0, "[REDACTED google api key]"),
-    (("ya29.",), (), r"\bya29\.[0-9A-Za-z_-]{20,}", 0, "[REDACTED google oauth token]"),
-    (("gocspx-",), (), r"\bGOCSPX-[A-Za-z0-9_-]{20,}", 0, "[REDACTED google client secret]"),
-    (("_live_", "_test_"), (), r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", 0, "[REDACTED stripe key]"),
-    (("sg.",), (), r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0, "[REDACTED sendgrid key]"),
-    (("npm_",), (), r"\bnpm_[A-Za-z0-9]{36}\b", 0, "[REDACTED npm token]"),
-    (("whsec_",), (), r"\bwhsec_[A-Za-z0-9+/=]{16,}", 0, "[REDACTED stripe webhook secret]"),
+    (("aiza",), (), r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{30,}", 0, "[REDACTED google api key]"),
+    (("ya29.",), (), r"(?<![A-Za-z0-9])ya29\.[0-9A-Za-z_-]{20,}", 0, "[REDACTED google oauth token]"),
+    (("gocspx-",), (), r"(?<![A-Za-z0-9])GOCSPX-[A-Za-z0-9_-]{20,}", 0, "[REDACTED google client secret]"),
+    (
+        ("_live_", "_test_"),
+        (),
+        r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+        0,
+        "[REDACTED stripe key]",
+    ),
+    (
+        ("sg.",),
+        (),
+        r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
+        0,
+        "[REDACTED sendgrid key]",
+    ),
+    (("npm_",), (), r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}\b", 0, "[REDACTED npm token]"),
+    (("whsec_",), (), r"(?<![A-Za-z0-9])whsec_[A-Za-z0-9+/=]{16,}", 0, "[REDACTED stripe webhook secret]"),
     (
         (":aa",),
         (),
@@ -562,29 +913,94 @@ _SECRET_RULES = (
     (
         ("shpat_", "shpca_", "shppa_", "shpss_"),
         (),
-        r"\bshp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b",
+        r"(?<![A-Za-z0-9])shp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b",
         0,
         "[REDACTED shopify token]",
     ),
-    (("sq0atp-", "sq0csp-"), (), r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}", 0, "[REDACTED square token]"),
-    (("pypi-age",), (), r"\bpypi-AgE[A-Za-z0-9_-]{50,}", 0, "[REDACTED pypi token]"),
-    (("_v1_",), (), r"\bdo[opr]_v1_[a-f0-9]{64}\b", 0, "[REDACTED digitalocean token]"),
-    (("dapi",), (), r"\bdapi[a-f0-9]{32}(?:-\d)?\b", 0, "[REDACTED databricks token]"),
-    (("age-secret-key-1",), (), r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", 0, "[REDACTED age key]"),
-    (("hvs.", "hvb."), (), r"\bhv[sb]\.[A-Za-z0-9_-]{24,}", 0, "[REDACTED vault token]"),
-    (("lin_api_",), (), r"\blin_api_[A-Za-z0-9]{40}\b", 0, "[REDACTED linear key]"),
-    (("glsa_", "glc_"), (), r"\bgl(?:sa|c)_[A-Za-z0-9_+/=-]{32,}", 0, "[REDACTED grafana token]"),
+    (
+        ("sq0atp-", "sq0csp-"),
+        (),
+        r"(?<![A-Za-z0-9])sq0(?:atp|csp)-[0-9A-Za-z_-]{22,}",
+        0,
+        "[REDACTED square token]",
+    ),
+    (("pypi-age",), (), r"(?<![A-Za-z0-9])pypi-AgE[A-Za-z0-9_-]{50,}", 0, "[REDACTED pypi token]"),
+    (("_v1_",), (), r"(?<![A-Za-z0-9])do[opr]_v1_[a-f0-9]{64}\b", 0, "[REDACTED digitalocean token]"),
+    (("dapi",), (), r"(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?:-\d)?\b", 0, "[REDACTED databricks token]"),
+    (("age-secret-key-1",), (), r"(?<![A-Za-z0-9])AGE-SECRET-KEY-1[0-9A-Z]{58}\b", 0, "[REDACTED age key]"),
+    (("hvs.", "hvb."), (), r"(?<![A-Za-z0-9])hv[sb]\.[A-Za-z0-9_-]{24,}", 0, "[REDACTED vault token]"),
+    (("lin_api_",), (), r"(?<![A-Za-z0-9])lin_api_[A-Za-z0-9]{40}\b", 0, "[REDACTED linear key]"),
+    (
+        ("glsa_", "glc_"),
+        (),
+        r"(?<![A-Za-z0-9])gl(?:sa|c)_[A-Za-z0-9_+/=-]{32,}",
+        0,
+        "[REDACTED grafana token]",
+    ),
     (
         ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct."),
         (),
-        r"\bdp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,}",
+        r"(?<![A-Za-z0-9])dp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,}",
         0,
         "[REDACTED doppler token]",
     ),
-    (("gsk_",), (), r"\bgsk_[A-Za-z0-9]{48,}", 0, "[REDACTED groq key]"),
-    (("r8_",), (), r"\br8_[A-Za-z0-9]{37}\b", 0, "[REDACTED replicate token]"),
-    (("xai-",), (), r"\bxai-[A-Za-z0-9]{60,}", 0, "[REDACTED xai key]"),
-    (("key-",), (), r"\bkey-[0-9a-f]{32}\b", 0, "[REDACTED mailgun key]"),
+    (("gsk_",), (), r"(?<![A-Za-z0-9])gsk_[A-Za-z0-9]{48,}", 0, "[REDACTED groq key]"),
+    (("r8_",), (), r"(?<![A-Za-z0-9])r8_[A-Za-z0-9]{37}\b", 0, "[REDACTED replicate token]"),
+    (("xai-",), (), r"(?<![A-Za-z0-9])xai-[A-Za-z0-9]{60,}", 0, "[REDACTED xai key]"),
+    (("key-",), (), r"(?<![A-Za-z0-9])key-[0-9a-f]{32}\b", 0, "[REDACTED mailgun key]"),
+    (
+        ("dckr_pat_", "dckr_oat_"),
+        (),
+        r"(?<![A-Za-z0-9])dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}",
+        0,
+        "[REDACTED docker token]",
+    ),
+    (("tskey-",), (), r"(?<![A-Za-z0-9])tskey-[a-z]+-[A-Za-z0-9-]{16,}", 0, "[REDACTED tailscale key]"),
+    (
+        ("sntrys_", "sntryu_"),
+        (),
+        r"(?<![A-Za-z0-9])sntry[su]_[A-Za-z0-9+/=_-]{32,}",
+        0,
+        "[REDACTED sentry token]",
+    ),
+    (("pplx-",), (), r"(?<![A-Za-z0-9])pplx-[A-Za-z0-9]{40,}", 0, "[REDACTED perplexity key]"),
+    (("figd_",), (), r"(?<![A-Za-z0-9])figd_[A-Za-z0-9_-]{32,}", 0, "[REDACTED figma token]"),
+    (("pmak-",), (), r"(?<![A-Za-z0-9])PMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", 0, "[REDACTED postman key]"),
+    (("sbp_",), (), r"(?<![A-Za-z0-9])sbp_[a-f0-9]{40}\b", 0, "[REDACTED supabase token]"),
+    (
+        ("pscale_",),
+        (),
+        r"(?<![A-Za-z0-9])pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}",
+        0,
+        "[REDACTED planetscale token]",
+    ),
+    (("nrak-",), (), r"(?<![A-Za-z0-9])NRAK-[A-Z0-9]{27}\b", 0, "[REDACTED new relic key]"),
+    (("rubygems_",), (), r"(?<![A-Za-z0-9])rubygems_[a-f0-9]{48}\b", 0, "[REDACTED rubygems key]"),
+    (("atatt3",), (), r"(?<![A-Za-z0-9])ATATT3[A-Za-z0-9_=-]{40,}", 0, "[REDACTED atlassian token]"),
+    (("hrku-",), (), r"(?<![A-Za-z0-9])HRKU-[A-Za-z0-9_-]{40,}", 0, "[REDACTED heroku key]"),
+    (("ops_eyj",), (), r"(?<![A-Za-z0-9])ops_eyJ[A-Za-z0-9+/=_-]{60,}", 0, "[REDACTED 1password token]"),
+    (("fo1_",), (), r"(?<![A-Za-z0-9])fo1_[A-Za-z0-9_-]{40,}", 0, "[REDACTED fly.io token]"),
+    (("nfp_",), (), r"(?<![A-Za-z0-9])nfp_[A-Za-z0-9]{36,}", 0, "[REDACTED netlify token]"),
+    (("ntn_",), (), r"(?<![A-Za-z0-9])ntn_[A-Za-z0-9]{40,}", 0, "[REDACTED notion token]"),
+    (("sgp_",), (), r"(?<![A-Za-z0-9])sgp_[A-Fa-f0-9_]{40,}", 0, "[REDACTED sourcegraph token]"),
+    (("bkua_",), (), r"(?<![A-Za-z0-9])bkua_[a-f0-9]{40}\b", 0, "[REDACTED buildkite token]"),
+    (
+        ("ccipat_",),
+        (),
+        r"(?<![A-Za-z0-9])CCIPAT_[A-Za-z0-9]{20,}_[a-f0-9]{40}\b",
+        0,
+        "[REDACTED circleci token]",
+    ),
+    (
+        ("dt0c01.",),
+        (),
+        r"(?<![A-Za-z0-9])dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b",
+        0,
+        "[REDACTED dynatrace token]",
+    ),
+    (("cfpat-",), (), r"(?<![A-Za-z0-9])CFPAT-[A-Za-z0-9_-]{40,}", 0, "[REDACTED contentful token]"),
+    (("pul-",), (), r"(?<![A-Za-z0-9])pul-[a-f0-9]{40}\b", 0, "[REDACTED pulumi token]"),
+    (("akcp",), (), r"(?<![A-Za-z0-9])AKCp[A-Za-z0-9]{60,}", 0, "[REDACTED jfrog key]"),
     # A bare AWS secret access key (40 base64 characters) right after an access key id, as in
     # `aws configure` output, a CSV of credentials or "AKIA... / secret". Conditions are checked
     # on the text as the rules before have left it, so the key id's marker is there to find.
@@ -624,17 +1040,24 @@ _SECRET_RULES = (
         0,
         r"\1" + REDACTED,
     ),
-    (("hf_",), (), r"\bhf_[A-Za-z0-9]{30,}\b", 0, "[REDACTED huggingface token]"),
+    (("hf_",), (), r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}\b", 0, "[REDACTED huggingface token]"),
     # Credentials inside URLs: scheme://user:password@host keeps the user; scheme://TOKEN@host
     # (a long user part, as in https://<token>@github.com) loses the token.
+    # A URL that a path was made from has lost a slash (scheme:/user:password@host/...): one or two.
     (
-        ("://",),
+        (":/",),
         ("@",),
-        r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]*):[^/\s@\"'<>]+@",
+        r"(?i)\b([a-z][a-z0-9+.-]{1,20}:/{1,2}[^/\s:@\"'<>]*):[^/\s@\"'<>]+@",
         0,
         r"\1:" + REDACTED + "@",
     ),
-    (("://",), ("@",), r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)[A-Za-z0-9_-]{20,}@", 0, r"\1" + REDACTED + "@"),
+    (
+        (":/",),
+        ("@",),
+        r"(?i)\b([a-z][a-z0-9+.-]{1,20}:/{1,2})[A-Za-z0-9_-]{20,}@",
+        0,
+        r"\1" + REDACTED + "@",
+    ),
     # Secret assignments: password=..., DB_PASSWORD: ..., "api_key": "...", --token=... The key
     # must end in the sensitive word, so `max_tokens=100` and `token_count: 5` are left alone.
     (
@@ -643,6 +1066,47 @@ _SECRET_RULES = (
         _SECRET_ASSIGNMENT,
         0,
         _quoted_redaction,
+    ),
+    # A random-looking value under a name that holds a secret word anywhere, or a configuration
+    # or key word as one of its parts (BILLING_CONFIG = "...", signingSecretForHooks: '...'). The
+    # name is one token, so the pattern never backtracks; _named_value_redaction judges the rest.
+    (
+        (
+            "secret",
+            "token",
+            "pass",
+            "pwd",
+            "cred",
+            "key",
+            "auth",
+            "conf",
+            "cfg",
+            "salt",
+            "signing",
+            "private",
+        ),
+        (":=",),
+        _NAMED_VALUE,
+        0,
+        _named_value_redaction,
+    ),
+    # A bare value after words that name a credential: "webhook secret is <hex>", "api key <hex>".
+    (
+        ("key", "secret", "token", "pass", "credential"),
+        (),
+        _CONTEXT_VALUE,
+        0,
+        _context_value_redaction,
+    ),
+    # ~/.netrc: machine HOST login USER password SECRET, on one line or several, in any order of
+    # its keywords before the password.
+    (
+        ("password",),
+        (),
+        r"(?i)((?:\bmachine[ \t]+\S+|(?:^|\n)[ \t]*default)(?:\s+(?:login|account|port|protocol)[ \t]+\S+){0,4}"
+        r"\s+password[ \t]+)(?!\[REDACTED)\S+",
+        0,
+        r"\1" + REDACTED,
     ),
     # Environment-style names ending in _KEY: ENCRYPTION_KEY=..., SENDGRID_KEY: ...
     (
@@ -706,10 +1170,14 @@ def _assignment_guard(text):
 
 
 # A rule's guard: a test cheaper than its pattern that every text the pattern matches passes.
-_RULE_GUARDS = {_SECRET_ASSIGNMENT: _assignment_guard}
+_RULE_GUARDS = {
+    _SECRET_ASSIGNMENT: _assignment_guard,
+    _NAMED_VALUE: _long_value_guard,
+    _CONTEXT_VALUE: _long_value_guard,
+}
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _secret_patterns():
     """[(compiled pattern, replacement, fragments, characters, guard or None)] in order. Compiled
     on first use, not at import: milliseconds of start-up that most commands never need."""
@@ -748,27 +1216,23 @@ def _trie_pattern(words):
     return emit(tree)
 
 
-_fragment_scan = None
 # Runs of text (see _secret_fragments) known to hold no rule fragment, and those that hold some
 # with their fragments: the words of prose, paths and identifiers repeat from text to text.
-_FRAGMENT_FREE_RUNS = set()
-_RUN_FRAGMENTS = {}
-_RUN_MEMO_MAX = 200000  # entries each memo keeps before it starts again
 _RUN_SCAN_MIN = 48  # shorter texts (ids, names, most paths) are scanned whole, one regex call
 
 
 def _fragment_tables():
     """(the trie's search, {fragment: fragments inside it}, the bytes table that turns every
     character no space-free fragment holds into a space, the fragments holding a space)."""
-    global _fragment_scan
-    if _fragment_scan is None:
+    scan = _FRAGMENT_SCAN.get("scan")
+    if scan is None:
         frags = {f for rule in _SECRET_RULES for f in rule[0]}
         inside = {f: frozenset(g for g in frags if g in f) for f in frags}
         kept = {ord(c) for f in frags if " " not in f for c in f}
         table = bytes(b if b in kept or chr(b).isalnum() else 32 for b in range(128)) + b" " * 128
         spaced = tuple(f for f in frags if " " in f)
-        _fragment_scan = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
-    return _fragment_scan
+        scan = _FRAGMENT_SCAN["scan"] = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
+    return scan
 
 
 def _scan_fragments(search, inside, folded):
@@ -802,7 +1266,7 @@ def _secret_fragments(folded):
         if hit is None:
             hit = _scan_fragments(search, inside, run)
             memo = _RUN_FRAGMENTS if hit else _FRAGMENT_FREE_RUNS
-            if len(memo) >= _RUN_MEMO_MAX:
+            if len(memo) >= RUN_MEMO_MAX:
                 memo.clear()
             if hit:
                 _RUN_FRAGMENTS[run] = hit
@@ -829,7 +1293,7 @@ def _holds_one_of_each(text, groups):
 
 def redact_secrets(text):
     """Replace secrets (private keys, JWTs, authorization headers, vendor tokens, credentialed
-    URLs, secret assignments) with [REDACTED …] markers. Best effort; see the README."""
+    URLs, secret assignments) with [REDACTED …] markers. Best effort; see docs/security.md."""
     if not text or not isinstance(text, str):
         return text
     return _redact_found(text, _secret_fragments(_secret_fold(text)))
@@ -855,7 +1319,7 @@ def _redact_found(text, found):
     return text
 
 
-@functools.lru_cache(maxsize=4096)
+@RULES_OF
 def _rules_of(found):
     """The positions in _SECRET_RULES, in order, of the rules one of whose fragments is in
     ``found``: the only ones that can match (a text holds few fragments; most rules have none of
@@ -866,9 +1330,11 @@ def _rules_of(found):
 # Terminal control: C0 (but newline and tab), DEL, C1, bidirectional overrides, and whole ESC
 # sequences (CSI "ESC [ ... final", OSC "ESC ] ... BEL|ST", two-character escapes). Each
 # alternative consumes a disjoint class of characters, so no input makes the pattern backtrack.
+# Lone surrogates go too: half a character (a transcript's "\\ud83d"), which no UTF-8 store can
+# hold, is one field's bad text, never a failed import.
 _CONTROL_RE = _lazy_pattern(
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
 
 
@@ -942,13 +1408,117 @@ def _stored_text(text, found=None):
     return _redact_found(text, found) if stripped is text else redact_secrets(stripped)
 
 
-_stored_text_memo = functools.lru_cache(maxsize=8192)(_stored_text)
+_stored_text_memo = STORED_TEXT(_stored_text)
 
-# Texts known to be their own stored form (stored_text(t) == t), noted by a bulk writer that has
-# just passed them through stored_text, so that the boundary keeps them without a second pass
-# however many other values went by meanwhile. Sound for any reader (the fixed points of a pure
-# function); the writer empties it when done.
-_CLEAN_TEXTS = set()
+
+def stored_list(params):
+    """[stored_text(v) for v in params] (text values; others as they are), through stored_text's
+    memo without a frame per value: the boundary of every single-row write."""
+    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
+    return [
+        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
+        for v in params
+    ]
+
+
+def stored_values(values):
+    """{value: stored_text(value)} for the distinct ``values`` (of any type) that the boundary
+    changes: the boundary of a bulk write. The short plain values a bulk write brings by the
+    hundred thousand (ids, paths, names) are decided here without a call: no rule fragment, no
+    control character, no JSON escape (what _as_stored tests, for short printable ASCII)."""
+    search, changed = _fragment_tables()[0], {}
+    for v in values:
+        if v.__class__ is not str:
+            if not isinstance(v, str) or v in _CLEAN_TEXTS:
+                continue
+        elif v in _CLEAN_TEXTS:
+            continue
+        elif len(v) < _RUN_SCAN_MIN and v.isascii() and v.isprintable() and "\\u" not in v:
+            if search(v.lower()) is None:
+                continue
+        out = stored_text(v)
+        if out != v:
+            changed[v] = out
+    return changed
+
+
+TRUNCATED = " …[truncated]"
+
+
+def stored_cut(text, limit):
+    """``text`` as stored (stored_text), then cut to ``limit`` characters and marked: redaction
+    first, so a cut never leaves behind the part of a secret that the rules would have known
+    whole. Every text wctx shortens before storing it (a transcript's commands, tool errors,
+    summaries) is shortened here."""
+    text = stored_text(text)
+    if not isinstance(text, str) or len(text) <= limit:
+        return text
+    return text[:limit] + TRUNCATED
+
+
+def identifier_fault(value):
+    """Why ``value`` cannot be an identifier (a name, a cited path, a key), or None. Identifiers
+    are stored as they are, never redacted: stored as a [REDACTED …] marker or without its control
+    characters, a name would name nothing, and two of them would become one. The answer names the
+    kind of secret, never the secret."""
+    if not isinstance(value, str) or not value:
+        return None
+    if strip_controls(value) != value:
+        return "holds a control character"
+    redacted = redact_secrets(value)
+    if redacted != value:
+        kinds = sorted(set(re.findall(r"\[REDACTED(?: ([^\]]+))?\]", redacted)))
+        kind = " or ".join(k for k in kinds if k) or "a password or token"
+        return "looks like a secret (%s)" % kind
+    return None
+
+
+def stored_key(value):
+    """The form an external identifier (an agent's session id) is stored and looked up under:
+    the value itself when the boundary keeps it as it is (every id an agent writes in practice);
+    else its stored form with a digest of the raw value, so two ids that would clean or redact to
+    the same text stay two, and the same id always finds its row again."""
+    if not isinstance(value, str) or not value or stored_text(value) == value:
+        return value
+    import hashlib
+
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    derived = "%s~%s" % (stored_text(value)[:200], digest)
+    return derived if stored_text(derived) == derived else "id~" + digest
+
+
+def shown_text(text):
+    """What any text is shown as, by the CLI or the MCP server: secrets redacted by the rules the
+    store applies (a warning that quotes a symbol, an error that quotes a name, a reason that
+    quotes a query word). Control characters are left to the printer: the CLI shows them as
+    escapes, JSON escapes them."""
+    if not text or not isinstance(text, str):
+        return text
+    if len(text) > _STORED_MEMO_CHARS:
+        return redact_secrets(text)
+    out = _shown_memo(text)
+    return text if out == text else out  # the caller's own object when unchanged (shown_tree)
+
+
+@SHOWN_TEXT
+def _shown_memo(text):
+    """redact_secrets(text), remembered: a long-lived server shows the same stored texts (claims,
+    paths, reasons) again and again."""
+    return redact_secrets(text)
+
+
+def shown_tree(value):
+    """``value`` (a result: dicts, lists, strings) with every string as shown_text makes it; the
+    same object when nothing changes."""
+    if isinstance(value, str):
+        return shown_text(value)
+    if isinstance(value, dict):
+        out = {k: shown_tree(v) for k, v in value.items()}
+        return value if all(out[k] is value[k] for k in value) else out
+    if isinstance(value, (list, tuple)):
+        out = [shown_tree(v) for v in value]
+        return value if all(a is b for a, b in zip(out, value)) else out
+    return value
 
 
 def _stored_noting(text):
@@ -1038,7 +1608,7 @@ _ROLE_WORDS = ("system", "assistant", "developer", "user", "human", "ai")
 _BEFORE_COLON = _ROLE_WORDS + ("instruction", "instructions", "prompt")
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _untrusted_re(name):
     pattern, flags = _UNTRUSTED_PATTERNS[name]
     return re.compile(pattern, flags)
@@ -1216,18 +1786,20 @@ def neutralise(text):
 
 
 def json_text(data):
-    """JSON as the CLI prints it. json escapes C0 controls itself; C1 controls and invisible or
+    """JSON as the CLI prints it: every string as shown_text makes it (no secret is printed, as
+    none is stored). json escapes C0 controls itself; C1 controls and invisible or
     direction-changing characters are escaped too, so a terminal shows them as \\uXXXX."""
-    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)
+    text = json.dumps(shown_tree(data), indent=2, ensure_ascii=False, sort_keys=False)
     return _untrusted_re("terminal").sub(lambda m: "\\u%04x" % ord(m.group()), text)
 
 
 def terminal_text(text):
-    """Recorded text as the CLI prints it: neutralised, and every control or invisible character
-    shown as an escape (``\\x1b``, ``\\u202e``), so nothing stored can move the cursor, clear the
-    screen, recolour or hide what follows."""
+    """Text as the CLI prints it: secrets redacted (shown_text), neutralised, and every control
+    or invisible character shown as an escape (``\\x1b``, ``\\u202e``), so nothing stored can
+    move the cursor, clear the screen, recolour or hide what follows."""
     if not text:
         return text
+    text = shown_text(text)
     text = _untrusted_re("terminal").sub(
         lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 0x100 else "\\u%04x" % ord(m.group()), text
     )
@@ -1256,7 +1828,7 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     return list(terms)
 
 
-@functools.lru_cache(maxsize=1024)
+@QUERY_TERMS
 def _query_terms(text, limit):
     """query_terms as a tuple, remembered: an agent asks the same questions again."""
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
@@ -1324,8 +1896,6 @@ CODE_ABBREVIATIONS = {
     "statistics": ("stats",), "synchronous": ("sync",), "temporary": ("tmp", "temp"),
     "transaction": ("txn",), "utility": ("util",), "variable": ("var",),
 }  # fmt: skip
-_ABBREVIATIONS_OF = {}  # built on first use: {stem of a full word: its abbreviations and their plurals}
-_EXPANSIONS_OF = {}  # {abbreviation or its plural: stems of the full words it stands for}
 
 
 def _abbreviation_tables():
@@ -1344,10 +1914,6 @@ def _abbreviation_tables():
 # reasons (_word_hits) match by that same rule. Inflections meet in their light stem; an
 # identifier also stands for its parts (validateThumbnail -> validatethumbnail, validat, thumbnail).
 _CAMEL_RE = _lazy_pattern(r"[a-z][A-Z]")  # an identifier whose parts count as words ("PDFs" is not one)
-_INDEX_TOKENS = {}  # {word as written: its index words, space-separated}; bounded, see _index_tokens
-# {text: index_text(text)} for the texts a bulk writer is about to write, computed by it from the
-# words it had already split (ascii_words) for their claim keys; emptied after each batch.
-_INDEXED_TEXTS = {}
 # Derivational endings of a light stem that come off too, with the fewest letters the rest keeps,
 # so that a word and its derivations share one index word: "failure", "failed" -> "fail";
 # "signature", "signing" -> "sign"; "worker" -> "work"; "validator", "validation", "validate" ->
@@ -1415,7 +1981,9 @@ def _index_tokens(raw):
             if len(part) >= 2 or part.isdigit():
                 forms.append(_index_form(part.lower()))
         hit = " ".join(forms)
-        if len(_INDEX_TOKENS) >= 100000:  # a bulk import of unusual words must not grow it without end
+        if (
+            len(_INDEX_TOKENS) >= INDEX_TOKENS_KEPT
+        ):  # a bulk import of unusual words must not grow it without end
             _INDEX_TOKENS.clear()
         _INDEX_TOKENS[raw] = hit
     return hit
@@ -1446,7 +2014,7 @@ def match_forms(term):
     return list(_term_forms(term))
 
 
-@functools.lru_cache(maxsize=4096)
+@TERM_FORMS
 def _term_forms(term):
     """match_forms(term) as a tuple."""
     stem = _index_form(term)
@@ -1491,7 +2059,7 @@ def fts_query(terms, all_terms=False, split=(), whole_of=None):
     return " OR ".join(dict.fromkeys(out))
 
 
-@functools.lru_cache(maxsize=1024)
+@IMPLIED_PARTS
 def _implied_parts(terms):
     """{term: the identifier among ``terms`` it is a camelCase part of} (query_terms puts an
     identifier's parts right after it: retryreceipt, retry, receipt). The index holds an
@@ -1520,7 +2088,7 @@ def _form_probe(form):
     return form[:-1] if form.endswith("i") else form
 
 
-@functools.lru_cache(maxsize=8192)
+@FORMS
 def _forms(term):
     """(match forms, the substrings of a lower-cased text one of them needs), once per term."""
     forms = _term_forms(term)
@@ -2046,7 +2614,27 @@ def m014_claim_key_digest(db):
 
 
 @migration
-def m015_code_vocabulary(db):
+def m015_anchor_checks(db):
+    # What verify last learned about each anchor that only git and a parse can tell: the cited
+    # symbol's hash in the file's blob at the check, and the commits that changed it between its
+    # recorded commit and HEAD then. Each is kept with the key it was computed for (see
+    # freshness._check_keys) and used only while that key holds, so it never needs invalidating.
+    _run_script(
+        db,
+        """
+        CREATE TABLE anchor_checks(
+            anchor_id INTEGER PRIMARY KEY REFERENCES anchors(id) ON DELETE CASCADE,
+            hash_key TEXT,
+            symbol_hash TEXT,
+            history_key TEXT,
+            history TEXT
+        )
+        """,
+    )
+
+
+@migration
+def m016_code_vocabulary(db):
     # Two more columns in an item's search row (vocabulary.py): ``code``, the index words of the
     # vocabulary of the code it cites, searched with its own bm25 weight, and ``code_words``, the
     # same words as written, unindexed, from which a reason names the word a query word matched.
@@ -2101,12 +2689,7 @@ FTS5_MISSING = (
 def _stored_params(params):
     if isinstance(params, dict):
         return {k: stored_text(v) if isinstance(v, str) else v for k, v in params.items()}
-    # stored_text's own memo, reached without its frame for the common short value
-    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
-    return [
-        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
-        for v in params
-    ]
+    return stored_list(params)
 
 
 def _stored_rows(seq):
@@ -2118,22 +2701,9 @@ def _stored_rows(seq):
     import itertools
 
     try:
-        values = set(itertools.chain.from_iterable(rows)) - _CLEAN_TEXTS
+        changed = stored_values(set(itertools.chain.from_iterable(rows)))
     except TypeError:  # an unhashable value: SQLite refuses it, row by row as ever
         return [_stored_params(p) for p in rows]
-    search, changed = _fragment_tables()[0], {}
-    for v in values:
-        if v.__class__ is not str:
-            if not isinstance(v, str):
-                continue
-        elif len(v) < _RUN_SCAN_MIN and v.isascii() and v.isprintable() and "\\u" not in v:
-            # stored_text's own test, inlined for the short values (ids, paths, names) a bulk
-            # write brings by the hundred thousand: no rule fragment, no control, no JSON escape
-            if search(v.lower()) is None:
-                continue
-        out = stored_text(v)
-        if out != v:
-            changed[v] = out
     if not changed:
         return rows
     return [[changed.get(v, v) if isinstance(v, str) else v for v in r] for r in rows]
@@ -2143,7 +2713,7 @@ def _is_write(sql):
     return sql.lstrip()[:7].upper() in ("INSERT ", "UPDATE ", "REPLACE", "DELETE ", "INSERT\n", "UPDATE\n")
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _store_connection_class():
     import sqlite3
 
@@ -2275,6 +2845,7 @@ class Store:
         # What was memoised came from the old file; the generation of a new connection says
         # nothing about the old one's (both may read (2, 0)), so it cannot tell by itself.
         self._memo, self._generation = {}, None
+        clear_caches()
         old.close()
 
 
@@ -2377,6 +2948,28 @@ def _connect_readonly(path):
     return sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
 
 
+STORE_DAMAGED_FIX = (
+    "move it aside (mv wctx.db wctx.db.damaged) and run wctx init for a new store; evidence you "
+    "exported or synced comes back with wctx import-evidence or wctx sync"
+)
+
+
+def store_open_problem(path, error):
+    """(what is wrong, what to do) when SQLite cannot open or read the store file at ``path``:
+    a file that is not a database or is cut short is damaged, which no permission change mends;
+    anything else is about access."""
+    import sqlite3
+
+    text = str(error)
+    damaged = isinstance(error, sqlite3.DatabaseError) and not isinstance(error, sqlite3.OperationalError)
+    if damaged or "malformed" in text or "not a database" in text:
+        return "%s is damaged: %s" % (path, text), STORE_DAMAGED_FIX
+    return "cannot open %s: %s" % (
+        path,
+        text,
+    ), "check that this user may read and write %s and its directory" % path
+
+
 def _connect(path):
     """(connection, None) for the store file at ``path`` in WAL mode, or (read-only connection,
     why it is read-only): the file or its directory is not writable here, or the disk is too full
@@ -2393,7 +2986,7 @@ def _connect(path):
             why = "the disk is full or failing: %s" % e
             con = _configure(path, why)
     except sqlite3.DatabaseError as e:
-        raise WctxError("cannot open the store %s: %s" % (path, e)) from None
+        raise WctxError("%s; %s" % store_open_problem(path, e)) from None
     return con, why
 
 
@@ -2431,15 +3024,20 @@ def _configure(path, readonly):
 
 
 def open_store(home=None, create=True):
-    """Open (creating and migrating as needed) the store in ``home`` or $WCTX_HOME or ~/.wctx."""
+    """Open (migrating as needed) the store in ``home`` or $WCTX_HOME or ~/.wctx; create it only
+    with ``create`` (commands that record), else a missing store is a NotFoundError."""
     import sqlite3
 
     if not fts5_available(sqlite3):  # say so plainly here, not as "no such module: fts5" later
         raise WctxError(FTS5_MISSING % sqlite3.sqlite_version)
+    named = "--home" if home else ("$WCTX_HOME" if os.environ.get("WCTX_HOME") else None)
     home = os.path.abspath(os.path.expanduser(home)) if home else default_home()
     path = os.path.join(home, "wctx.db")
     if not os.path.exists(path) and not create:
-        raise NotFoundError("no wctx store at %s (run: wctx init)" % path)
+        raise NotFoundError(
+            "no wctx store at %s (%s; nothing was created: check the path, or run wctx init to start one there)"
+            % (path, "from " + named if named else "the default")
+        )
     try:
         os.makedirs(home, exist_ok=True)
     except OSError as e:
@@ -2591,10 +3189,10 @@ WCTX_REFS = ("refs/wctx/fetched", "refs/wctx/ours")
 
 
 def git_revision(value):
-    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``; sync's own
-    refs, optionally as ``REF^{commit}``), else GitError."""
+    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``, ``A...B``;
+    sync's own refs, optionally as ``REF^{commit}``), else GitError."""
     if isinstance(value, str):
-        ends = value.split("..") if ".." in value else [value]
+        ends = value.split("...") if "..." in value else value.split("..") if ".." in value else [value]
         if len(ends) <= 2 and all(e == "HEAD" or is_object_id(e) for e in ends):
             return value
         if value in WCTX_REFS or (value.endswith("^{commit}") and value[: -len("^{commit}")] in WCTX_REFS):
@@ -2644,6 +3242,10 @@ def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=(), 
         )
     except FileNotFoundError:
         raise WctxError("git is not installed or not on PATH (wctx needs the git binary)") from None
+    if proc.returncode != 0 and b"dubious ownership" in proc.stderr:
+        # A refusal, never an answer (even where the exit code is expected): every caller says the
+        # same, git's ownership check and its safe.directory fix.
+        raise GitError(dubious_ownership_message(repo_path, proc.stderr), proc.stderr)
     if proc.returncode not in ok_codes:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(
@@ -2664,6 +3266,91 @@ def blob_id(data, object_format="sha1"):
     return h.hexdigest()
 
 
+_NULL_OBJECT = frozenset({"0" * 40, "0" * 64})
+_HUNK = _lazy_pattern(rb"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+class FilePatch:
+    """One file's change in a commit: blob ids before and after (None: absent), paths, and the
+    hunks, each (old start, old count, new start, removed lines, added lines, whether the last
+    removed / added line ends the file without a newline). ``hunks`` is None for a binary file."""
+
+    __slots__ = ("old_blob", "new_blob", "old_path", "new_path", "hunks")
+
+    def __init__(self, old_blob, new_blob, old_path, new_path):
+        self.old_blob = None if old_blob in _NULL_OBJECT else old_blob
+        self.new_blob = None if new_blob in _NULL_OBJECT else new_blob
+        self.old_path, self.new_path = old_path, new_path
+        self.hunks = []
+
+
+def parse_file_patches(out):
+    """Parse ``git log --patch-with-raw -z -U0 --full-index --no-abbrev --format=%x1e%H``.
+
+    Read line by line with each hunk's own counts, so that no byte in a file's content (a
+    separator, a line that looks like a header) can be taken for structure."""
+    commits = []
+    pos, n = 0, len(out)
+    while pos < n:
+        if out[pos : pos + 1] != b"\x1e":
+            raise GitError("unexpected output from git log --patch-with-raw")
+        end = out.index(b"\0", pos)
+        sha = out[pos + 1 : end].decode("ascii", "replace")
+        pos = end + 1
+        if out[pos : pos + 1] == b"\n":
+            pos += 1
+        files = []
+        while out[pos : pos + 1] == b":":  # raw entries: ":mode mode old new status\0path\0[path\0]"
+            end = out.index(b"\0", pos)
+            meta = out[pos + 1 : end].decode("ascii", "replace").split()
+            pos = end + 1
+            paths = []
+            for _ in range(2 if meta[4][:1] in ("R", "C") else 1):
+                end = out.index(b"\0", pos)
+                paths.append(out[pos:end].decode("utf-8", "surrogateescape"))
+                pos = end + 1
+            regular = all(m[:2] == "10" or m == "000000" for m in meta[:2])
+            patch = FilePatch(meta[2], meta[3], paths[0], paths[-1])
+            files.append(patch if regular else None)
+        if out[pos : pos + 1] == b"\0":
+            pos += 1
+        for patch in files:  # a "diff --git" section per raw entry, in the same order
+            if not out.startswith(b"diff --git ", pos):
+                break
+            pos = out.index(b"\n", pos) + 1
+            while pos < n and not out.startswith((b"@@ -", b"diff --git ", b"\x1e"), pos):
+                end = out.find(b"\n", pos)
+                line = out[pos : end if end >= 0 else n]
+                if line.startswith(b"Binary files ") and patch is not None:
+                    patch.hunks = None
+                pos = n if end < 0 else end + 1
+            while out.startswith(b"@@ -", pos):
+                end = out.index(b"\n", pos)
+                m = _HUNK.match(out, pos, end)
+                if m is None:
+                    raise GitError("unexpected hunk header from git log")
+                pos = end + 1
+                old_count = 1 if m.group(2) is None else int(m.group(2))
+                new_count = 1 if m.group(4) is None else int(m.group(4))
+                removed, added, open_end = [], [], [False, False]
+                for kind, count in ((removed, old_count), (added, new_count)):
+                    for _ in range(count):
+                        end = out.find(b"\n", pos)
+                        end = n if end < 0 else end
+                        kind.append(out[pos + 1 : end].decode("utf-8", "surrogateescape"))
+                        pos = end + 1
+                        if out.startswith(b"\\", pos):  # "\ No newline at end of file"
+                            open_end[kind is added] = True
+                            pos = out.index(b"\n", pos) + 1
+                if patch is not None and patch.hunks is not None:
+                    old_start = int(m.group(1))
+                    patch.hunks.append(
+                        (old_start, old_count, int(m.group(3)), removed, added, tuple(open_end))
+                    )
+        commits.append((sha, [f for f in files if f is not None]))
+    return commits
+
+
 class GitRepo:
     """A checkout on disk, with per-call caches of what git told us about it."""
 
@@ -2673,6 +3360,7 @@ class GitRepo:
         self._index = None
         self._commit_exists = {}
         self._logs = {}
+        self._counts = {}
         self._renames = {}
         self._head_tree = None
         self._checked = {}  # batch_check's answers
@@ -2810,28 +3498,32 @@ class GitRepo:
         return found
 
     def log_since(self, commit):
-        """Commits in commit..HEAD with the paths each touched (renames followed).
+        """Commits in commit..HEAD with the paths each touched (renames followed); see log_range."""
+        return self.log_range(commit, "HEAD")
 
-        Returns a list of dicts: sha, short, date, subject, changes [(status, old, new)], newest first.
-        """
-        if commit not in self._logs:
+    def log_range(self, base, tip):
+        """Commits in base..tip with the paths each touched against its first parent (renames
+        followed; a merge lists none), newest first: dicts of sha, short, date, subject, parents
+        [sha], changes [(status, old, new)]."""
+        key = base if tip == "HEAD" else (base, tip)
+        if key not in self._logs:
             _, out = self.git(
                 "log",
                 "--no-ext-diff",
                 "--no-textconv",
-                "--format=%x1e%H%x1f%h%x1f%ad%x1f%s",
+                "--format=%x1e%H%x1f%h%x1f%ad%x1f%P%x1f%s",
                 "--date=short",
                 "--name-status",
                 "-M",
                 "-z",
-                revs=["%s..HEAD" % commit],
+                revs=["%s..%s" % (base, tip)],
                 paths=[],
             )
             commits = []
             for record in out.split(b"\x1e")[1:]:
                 header, _, rest = record.partition(b"\0")
-                fields = header.decode("utf-8", "replace").split("\x1f")
-                if len(fields) < 4:
+                fields = header.decode("utf-8", "replace").split("\x1f", 4)
+                if len(fields) < 5:
                     continue
                 changes = []
                 tokens = rest.lstrip(b"\n").split(b"\0")
@@ -2855,12 +3547,62 @@ class GitRepo:
                         "sha": fields[0],
                         "short": fields[1],
                         "date": fields[2],
-                        "subject": fields[3],
+                        "parents": fields[3].split(),
+                        "subject": fields[4],
                         "changes": changes,
                     }
                 )
-            self._logs[commit] = commits
-        return self._logs[commit]
+            self._logs[key] = commits
+        return self._logs[key]
+
+    def behind_ahead(self, commit):
+        """(commits in ``commit`` that HEAD lacks, commits in HEAD that ``commit`` lacks)."""
+        if commit not in self._counts:
+            _, out = self.git("rev-list", "--left-right", "--count", revs=["%s...HEAD" % commit])
+            left, _, right = out.decode("ascii", "replace").strip().partition("\t")
+            self._counts[commit] = (int(left or 0), int(right or 0))
+        return self._counts[commit]
+
+    def file_patches(self, base, tip, paths):
+        """The commits in base..tip that changed any of ``paths`` against their parent (every one,
+        also where a later merge dropped the change; merges left out), oldest first: [(sha, [FilePatch, ...])], each against the commit's
+        parent, with zero lines of context. One git process."""
+        if not paths:
+            return []
+        _, out = self.git(
+            "log", "--full-history", "--topo-order", "--reverse", "--patch-with-raw", "-z", "-U0", "--full-index",
+            "--no-abbrev", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--format=%x1e%H",
+            "--src-prefix=a/", "--dst-prefix=b/", "--no-relative",
+            revs=["%s..%s" % (base, tip)], paths=list(paths),
+        )  # fmt: skip
+        return parse_file_patches(out)
+
+    def merge_changes(self, base, tip, paths):
+        """The merges in base..tip whose result for one of ``paths`` differs from every parent's:
+        [(sha, [([parent blob or None], result blob or None, path)])]. One git process."""
+        if not paths:
+            return []
+        _, out = self.git(
+            "log", "--full-history", "--merges", "-c", "--raw", "-z", "--no-abbrev", "--format=%x1e%H",
+            revs=["%s..%s" % (base, tip)], paths=list(paths),
+        )  # fmt: skip
+        merges = []
+        for record in out.split(b"\x1e")[1:]:
+            tokens = record.split(b"\0")
+            sha, entries, i = tokens[0].decode("ascii", "replace").strip(), [], 1
+            while i < len(tokens):
+                meta = tokens[i].strip()
+                if not meta.startswith(b"::") or i + 1 >= len(tokens):
+                    i += 1
+                    continue
+                colons = len(meta) - len(meta.lstrip(b":"))
+                fields = meta.decode("ascii", "replace").lstrip(":").split()
+                blobs = [None if b in _NULL_OBJECT else b for b in fields[colons + 1 : 2 * colons + 2]]
+                if len(blobs) == colons + 1:
+                    entries.append((blobs[:-1], blobs[-1], tokens[i + 1].decode("utf-8", "surrogateescape")))
+                i += 2
+            merges.append((sha, entries))
+        return merges
 
     def renames_since(self, commit):
         """{old path: new path} between ``commit`` and the index: renames committed since (git's
@@ -2960,6 +3702,8 @@ class GitRepo:
         Worked out in Python, not by ``git status``: the index against HEAD by object id, the
         working tree against the index by size and mtime and, where those cannot tell, by hashing
         the file's raw bytes (blob_id). git never reads a file's contents, so no filter runs."""
+        import stat
+
         head = {p: oid for oid, paths in self.head_tree_blobs().items() for p in paths}
         index = self.index_entries()
         gitdir = git_dir_of(self.path)
@@ -2981,18 +3725,19 @@ class GitRepo:
             except OSError:
                 changed.append((rel, "deleted"))  # deleted from the working tree
                 continue
-            if st.st_size != size and mode != "120000":
-                changed.append((rel, "modified"))
+            if (st.st_size != size and mode != "120000") or stat.S_ISLNK(st.st_mode) != (mode == "120000"):
+                changed.append((rel, "modified"))  # resized, or a file became a symlink (or back)
                 continue
             if st.st_size == size and st.st_mtime_ns == mtime and mtime < index_mtime:
                 continue  # git's own test: unchanged since the index was written
             try:
                 if mode == "120000":
                     data = os.fsencode(os.readlink(full))
-                else:
-                    with open(full, "rb") as fh:
-                        data = fh.read()
-            except OSError:
+                else:  # at most the size git recorded: any more is a change
+                    data = read_repo_file(root, rel, limit=size)
+            except (OSError, UnreadableFile):
+                data = None
+            if data is None:
                 changed.append((rel, "modified"))
                 continue
             if blob_id(data, self.object_format) != oid:
@@ -3000,10 +3745,6 @@ class GitRepo:
         _, out = self.git("ls-files", "-z", "--others", "--exclude-standard")
         untracked = [(p.decode("utf-8", "surrogateescape"), "untracked") for p in out.split(b"\0") if p]
         return changed + untracked
-
-
-_GIT_VIEWS = {}  # {checkout: ((HEAD token, index token), GitRepo)}, see git_view
-GIT_VIEWS_KEPT = 64  # checkouts whose git answers a long-lived process keeps
 
 
 def git_view(path):
@@ -3162,7 +3903,6 @@ def head_token(repo_path, probed=None):
         return None
 
 
-_HEAD_TOKENS = {}  # {checkout: (head token, ((path, stat signature), ...))}, see recent_head_token
 HEAD_RACY_SECONDS = 3.0  # a file changed this recently may change again unseen by its stat
 
 
@@ -3192,7 +3932,7 @@ def recent_head_token(repo_path):
     signatures = tuple((path, _stat_signature(path)) for path in dict.fromkeys(probed))
     settled = time.time_ns() - int(HEAD_RACY_SECONDS * 1e9)
     if token is not None and all(sig is None or max(sig[2], sig[3]) < settled for _, sig in signatures):
-        if len(_HEAD_TOKENS) > 4096:
+        if len(_HEAD_TOKENS) > HEAD_TOKENS_KEPT:
             _HEAD_TOKENS.clear()
         _HEAD_TOKENS[repo_path] = (token, signatures)
     else:
@@ -3335,19 +4075,75 @@ def nested_checkout(root, directory):
     return None
 
 
-def read_repo_file(repo_root, rel):
-    """The bytes of a repo-relative file, or None when it does not exist (or is not a file).
-    Never follows a symlink out of the repository."""
+# The most wctx reads of one working-tree file where git recorded no size for it (a cited file,
+# an untracked one): a checkout may hold a generated file of any size, and a blob id is computed
+# over the whole file in memory.
+WORKTREE_READ_MAX = 64 * 1024 * 1024
+
+
+class UnreadableFile(UsageError):
+    """A working-tree path that holds something wctx does not read: no regular file (a FIFO, a
+    device, a socket, a directory), a symlink out of the repository, or more bytes than allowed."""
+
+
+def _file_kind(mode):
+    import stat
+
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_repo_file(repo_root, rel, limit=WORKTREE_READ_MAX):
+    """The bytes of the repo-relative file ``rel`` in the working tree at ``repo_root``, or None
+    when nothing is there. The one function that reads a working-tree file (the changed-paths
+    check, code references, freshness, capture, confirm, manifests): a regular file inside the
+    repository only (a symlink is followed while it stays inside), at most ``limit`` bytes (the
+    size git recorded, or a stated cap), opened without blocking, so a FIFO never hangs its caller
+    and a symlink to /dev/zero is never read. Anything else raises UnreadableFile saying what is
+    there."""
+    import stat
+
     root = os.path.realpath(repo_root)
-    full = os.path.join(root, *rel.split("/"))
+    full = os.path.normpath(os.path.join(root, *rel.split("/")))
+    if not full.startswith(root + os.sep):
+        return None  # names no path of this repository
     real = os.path.realpath(full)
-    if not real.startswith(root + os.sep) or not os.path.isfile(real):
-        return None
+    if not real.startswith(root + os.sep):
+        if not os.path.exists(full):
+            return None  # a dangling symlink: no file
+        raise UnreadableFile("%s leads outside the repository (through a symlink)" % printable_path(rel))
     try:
-        with open(real, "rb") as fh:
-            return fh.read()
-    except OSError:
+        st = os.stat(real)
+        if not stat.S_ISREG(st.st_mode):  # refused before it is opened: opening a device may act
+            raise UnreadableFile(
+                "%s is %s, not a regular file" % (printable_path(rel), _file_kind(st.st_mode))
+            )
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(real, flags | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as e:
+        raise UnreadableFile("%s cannot be read: %s" % (printable_path(rel), e.strerror or e)) from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)  # what was opened, should the path have changed since the check
+        if not stat.S_ISREG(st.st_mode):
+            raise UnreadableFile(
+                "%s is %s, not a regular file" % (printable_path(rel), _file_kind(st.st_mode))
+            )
+        data = fh.read(limit + 1) if st.st_size <= limit else b""
+        if st.st_size > limit or len(data) > limit:
+            raise UnreadableFile(
+                "%s is larger than %d bytes; wctx does not read it whole" % (printable_path(rel), limit)
+            )
+    return data
 
 
 # part: parts/core/symbols.py
@@ -3405,7 +4201,7 @@ def language_of(path):
     return LANGUAGE_BY_EXTENSION.get(os.path.splitext(path)[1].lower())
 
 
-@functools.lru_cache(maxsize=16)
+@MASKED_SOURCE
 def _mask_source(source, language):
     """``source`` with comments and string literals blanked to spaces (newlines kept)."""
     out = list(source)
@@ -3674,7 +4470,7 @@ _TYPE_KEYWORDS = (
 )
 
 
-@functools.lru_cache(maxsize=1024)  # compiling them costs ~1 ms a name; verify meets a name many times
+@DEFINITION_PATTERNS  # compiling them costs ~1 ms a name; verify meets a name many times
 def _patterns(name, language):
     """(kind, regex) definition patterns for ``name``; kind is "func", "type" or "value".
     Cached: callers only iterate over the list."""
@@ -3819,7 +4615,8 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
                     or line.endswith(("=>", "->"))
                     or line[-1] in ",(=+-*/|&.:?<"
                     or following in ("{", ".", "?", ":", "=", "|", "&", ">")
-                    or re.match(r"\s*(?:else|catch|finally)\b", masked[i + 1 : i + 40]) is not None
+                    or re.match(r"\s*(?:else|catch|finally|extends|implements)\b", masked[i + 1 : i + 40])
+                    is not None
                 )
                 if language in ("javascript", "typescript") and kind == "func" and not (assigned or bodiless):
                     continued = True  # a function header must reach its body or ';'
@@ -3921,7 +4718,7 @@ _RUBY_END_LINE = _lazy_pattern(r"\s*end\b")
 _RUBY_DEFINITION_LINE = _lazy_pattern(r"\s*(?:def|class|module)\b")
 
 
-@functools.lru_cache(maxsize=4096)  # a module's extent is needed for every symbol cited inside it
+@RUBY_ENDS  # a module's extent is needed for every symbol cited inside it
 def _ruby_end(masked, start, name_end):
     """End of a Ruby def/class/module: the ``end`` at its indentation (or one line). Where the
     indentation stops on something else (code dedented below it, a sibling definition with no
@@ -4019,7 +4816,7 @@ class _SourceIndex:
         return self._impls
 
 
-@functools.lru_cache(maxsize=16)
+@SOURCE_INDEX
 def _source_index(source, language):
     return _SourceIndex(source, language)
 
@@ -4121,12 +4918,13 @@ def _qualified_special(index, owner, name):
     return found
 
 
-@functools.lru_cache(maxsize=512)
+@COMPILED_PATTERNS
 def _compiled(pattern):
     return re.compile(pattern, re.M)
 
 
-def _heuristic_locate(source, language, parts):
+def _heuristic_extents(source, language, parts):
+    """Sorted (start, end) character extents of the definitions ``parts`` names, or None."""
     index = _source_index(source, language or "")
     masked = index.masked
     extents = []
@@ -4147,14 +4945,169 @@ def _heuristic_locate(source, language, parts):
                 regions = [(_line_end(masked, s) + 1, e) for s, e in found]
             else:  # the body only: from its opening brace to the end
                 regions = [((masked.find("{", s, e) + 1) or s, e) for s, e in found]
-    return "\n".join(source[s:e] for s, e in sorted(set(extents)))
+    return sorted(set(extents))
 
 
-@functools.lru_cache(maxsize=8)
+# A Python file is parsed in pieces, each top-level definition (with its decorators) and the
+# statements after it up to the next: a piece unchanged since another version of the file was
+# parsed (the usual case along a history, and between capture and HEAD) is not parsed again.
+# Where a piece does not parse on its own (a decorator split from its definition, a line that
+# only looks like a definition inside a string), the whole file is parsed, as before.
+_PY_TOP_DEFINITION = _lazy_pattern(r"^(?:@|def\b|class\b|async[ \t]+def\b)", re.M)
+_py_pieces_size = [0]  # characters of piece text in _PY_PIECES
+
+
+_PY_TOP_STATEMENT = _lazy_pattern(r"^[^\s#)\]}]", re.M)  # a line that starts a top-level statement
+
+
+def _python_pieces(source):
+    """[(first line, text)] of the top-level pieces of ``source``, or None when there is one."""
+    tops = None
+    starts = []
+    for m in _PY_TOP_DEFINITION.finditer(source):
+        at = m.start()
+        if starts:
+            # Part of the decorator group above (its lines, or a bracket a decorator opened)?
+            if tops is None:
+                tops = [t.start() for t in _PY_TOP_STATEMENT.finditer(source)]
+            i = bisect.bisect_left(tops, at) - 1
+            if i >= 0 and source.startswith("@", tops[i]):
+                continue
+        starts.append(at)
+    if len(starts) < 2:
+        return None
+    if starts[0] != 0:
+        starts.insert(0, 0)
+    pieces = []
+    line = 1
+    for i, at in enumerate(starts):
+        text = source[at : starts[i + 1] if i + 1 < len(starts) else len(source)]
+        pieces.append((line, text))
+        line += text.count("\n")
+    return pieces
+
+
+_PY_CLASS_SPLIT_CHARS = 2048  # a class this long is parsed method by method
+_PY_CLASS_LINE = _lazy_pattern(r"^class[ \t]+(\w+)")
+_PY_MEMBER = _lazy_pattern(r"^([ \t]+)(?:@|def\b|class\b|async[ \t]+def\b)")
+
+
+def _python_piece_definitions(text):
+    """_python_tree_definitions of one piece, kept by its text (within PY_PIECES_BYTES). A long
+    class is parsed in pieces too (_python_class_definitions)."""
+    found = _PY_PIECES.get(text, False)
+    if found is False:
+        found = None
+        if len(text) > _PY_CLASS_SPLIT_CHARS:
+            found = _python_class_definitions(text)
+        if found is None:
+            found = _python_tree_definitions(text)
+        if not _PY_PIECES or _py_pieces_size[0] + len(text) > PY_PIECES_BYTES:
+            _PY_PIECES.clear()  # also after clear_caches emptied it
+            _py_pieces_size[0] = 0
+        _PY_PIECES[text] = found
+        _py_pieces_size[0] += len(text)
+    return found
+
+
+def _python_class_definitions(text):
+    """The definitions of a piece that is one long class (decorators first, module statements
+    after it): its header parsed with a ``pass`` for the body, each member (a definition at the
+    body's indentation, with the statements up to the next) dedented and parsed on its own. None
+    where the piece has another shape or a part does not parse: the piece is parsed whole."""
+    lines = text.split("\n")
+    head = 0
+    while head < len(lines) and lines[head].startswith("@"):
+        head += 1  # one-line decorators only; anything else is parsed whole
+    match = _PY_CLASS_LINE.match(lines[head]) if head < len(lines) else None
+    if match is None or not lines[head].rstrip().endswith(":"):
+        return None
+    members, indent, end = [], None, len(lines)
+    for i in range(head + 1, len(lines)):
+        line = lines[i]
+        if not line.strip():
+            continue
+        if not line[:1].isspace():
+            if line.lstrip().startswith("#"):
+                continue
+            end = i  # module statements after the class
+            break
+        if indent is None:
+            indent = line[: len(line) - len(line.lstrip())]
+        m = _PY_MEMBER.match(line)
+        if m and m.group(1) == indent:
+            back = i - 1
+            while back > head and (not lines[back].strip() or lines[back].lstrip().startswith("#")):
+                back -= 1
+            if not (members and lines[back].startswith(indent + "@")):
+                members.append(i)
+    if not members or indent is None:
+        return None
+    header = "\n".join(lines[: members[0]] + [indent + "pass", ""])
+    found = _python_piece_definitions(header)
+    if found is None or (match.group(1),) not in found[0]:
+        return None
+    by_path = {k: list(v) for k, v in found[0].items()}
+    by_name = {k: list(v) for k, v in found[1].items()}
+    name = match.group(1)
+    last = None
+    bounds = members + [end]
+    for k in range(len(members)):
+        block = lines[bounds[k] : bounds[k + 1]]
+        if any(line.strip() and not line.startswith(indent) for line in block):
+            return None
+        inner = _python_piece_definitions("\n".join(line[len(indent) :] for line in block) + "\n")
+        if inner is None:
+            return None
+        shift = bounds[k]
+        for key, extents in inner[0].items():
+            by_path.setdefault((name,) + key, []).extend((a + shift, b + shift) for a, b in extents)
+        for key, extents in inner[1].items():
+            by_name.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+        if inner[2]:
+            last = inner[2] + shift
+    if last is None:
+        return None
+    start = by_path[(name,)][0][0]  # the class as the header's parse placed it, decorators included
+    for table, key in ((by_path, (name,)), (by_name, name)):
+        table[key] = [(start, last) if a == start else (a, b) for a, b in table[key]]
+    if end < len(lines):  # module statements after the class: a piece of their own
+        rest = _python_piece_definitions("\n".join(lines[end:]))
+        if rest is None:
+            return None
+        for key, extents in rest[0].items():
+            by_path.setdefault(key, []).extend((a + end, b + end) for a, b in extents)
+        for key, extents in rest[1].items():
+            by_name.setdefault(key, []).extend((a + end, b + end) for a, b in extents)
+        last = (rest[2] + end) if rest[2] else last
+    return by_path, by_name, last
+
+
+@PYTHON_DEFINITIONS
 def _python_definitions(source):
     """({("A", "m"): extents}, {"m": extents}) for a Python source, or None when ``ast`` cannot
     parse it. An extent is (first line, last line), decorators included. Cached: verify and
     capture look up many symbols in one file, and parsing is the expensive part."""
+    pieces = _python_pieces(source) if source.count("\r") == source.count("\r\n") else None
+    if pieces is None or any("__future__" in text for _, text in pieces[1:]):
+        found = _python_tree_definitions(source)
+        return found[:2] if found is not None else None
+    by_path, by_name = {}, {}
+    for first, text in pieces:
+        found = _python_piece_definitions(text)
+        if found is None:
+            found = _python_tree_definitions(source)
+            return found[:2] if found is not None else None
+        shift = first - 1
+        for key, extents in found[0].items():
+            by_path.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+        for key, extents in found[1].items():
+            by_name.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+    return by_path, by_name
+
+
+def _python_tree_definitions(source):
+    """_python_definitions by one parse of ``source``."""
     import ast
 
     try:
@@ -4164,19 +5117,31 @@ def _python_definitions(source):
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     by_path, by_name = {}, {}
 
-    def visit(node, path):
-        for child in ast.iter_child_nodes(node):
+    def visit(statements, path):
+        # A definition is a statement, so only statement lists are walked (not every node: the
+        # expressions are most of a tree, and walking them cost more than the parse).
+        for child in statements:
             if isinstance(child, defs):
                 extent = (min([child.lineno] + [d.lineno for d in child.decorator_list]), child.end_lineno)
                 here = path + (child.name,)
                 by_path.setdefault(here, []).append(extent)
                 by_name.setdefault(child.name, []).append(extent)
-                visit(child, here)
-            elif not isinstance(child, ast.expr):
-                visit(child, path)
+                visit(child.body, here)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(child, field, None)
+                if isinstance(inner, list):
+                    visit(inner, path)
+            for clause in getattr(child, "handlers", None) or getattr(child, "cases", None) or ():
+                visit(clause.body, path)
 
-    visit(tree, ())
-    return by_path, by_name
+    visit(tree.body, ())
+    return by_path, by_name, tree.body[-1].end_lineno if tree.body else 0
+
+
+@SOURCE_LINES
+def _split_lines(source):
+    return source.splitlines()
 
 
 def _python_locate(source, parts):
@@ -4189,24 +5154,41 @@ def _python_locate(source, parts):
     return sorted(found) if found else None
 
 
-def locate_symbol(source, path, symbol):
-    """The source text of ``symbol`` in ``source`` (the file at ``path``), or None if not found.
+def symbol_parts(symbol):
+    """The names in a cited symbol: ``A.b``, ``A::b`` and ``A#b`` are ["A", "b"]."""
+    return [p for p in re.split(r"\.|::|#", symbol) if p]
+
+
+def locate_symbol_lines(source, path, symbol):
+    """(text, [(first line, last line), ...]) of ``symbol`` in ``source`` (the file at ``path``),
+    lines counted from 1 at each "\n"; None if not found.
 
     Several definitions of one name (overloads, same method name in two classes) are joined, so a
     change to any of them counts as a change of the cited symbol.
     """
     language = language_of(path)
-    parts = [p for p in re.split(r"\.|::|#", symbol) if p]
+    parts = symbol_parts(symbol)
     if not parts:
         return None
     if language == "python":
         extents = _python_locate(source, parts)
         if extents is not None:
-            lines = source.splitlines()
-            return "\n".join("\n".join(lines[a - 1 : b]) for a, b in extents)
+            lines = _split_lines(source)
+            return "\n".join("\n".join(lines[a - 1 : b]) for a, b in extents), extents
         if _python_definitions(source) is not None:
             return None
-    return _heuristic_locate(source, language, parts)
+    extents = _heuristic_extents(source, language, parts)
+    if extents is None:
+        return None
+    text = "\n".join(source[s:e] for s, e in extents)
+    lines = [(source.count("\n", 0, s) + 1, source.count("\n", 0, max(s, e - 1)) + 1) for s, e in extents]
+    return text, lines
+
+
+def locate_symbol(source, path, symbol):
+    """The source text of ``symbol`` in ``source`` (the file at ``path``), or None if not found."""
+    found = locate_symbol_lines(source, path, symbol)
+    return found[0] if found is not None else None
 
 
 def symbol_hash(text):
@@ -4222,8 +5204,18 @@ def symbol_hash(text):
 
 def symbol_hash_of(data, path, symbol):
     """Hash of ``symbol`` inside file bytes ``data``, or None when it cannot be located."""
-    text = locate_symbol(data.decode("utf-8", "surrogateescape"), path, symbol)
-    return symbol_hash(text) if text is not None else None
+    return symbol_hashes_of(data, path, [symbol])[symbol]
+
+
+def symbol_hashes_of(data, path, symbols):
+    """{symbol: hash, or None where it cannot be located} for several symbols of one file's bytes
+    (the file is parsed once for all of them)."""
+    source = data.decode("utf-8", "surrogateescape")
+    out = {}
+    for symbol in symbols:
+        text = locate_symbol(source, path, symbol)
+        out[symbol] = symbol_hash(text) if text is not None else None
+    return out
 
 
 # part: parts/core/vocabulary.py
@@ -4472,11 +5464,20 @@ def _resolve_session_id(store, text):
 # ----------------------------------------------------------------------------------------------
 
 
-def _check_name(name, what):
+def _check_name(name, what, hint=""):
+    """``name`` as a repository or workspace name, or a UsageError saying why not. A name is an
+    identifier that users type and teammates' records carry: never one that the store would
+    redact (identifier_fault), and the error shows its stored form, never the secret."""
     if not name or not REPO_NAME_RE.match(name):
         raise UsageError(
-            "%s name %r is not valid: use letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)"
-            % (what, name)
+            "%s name %r is not valid: use letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)%s"
+            % (what, name, hint)
+        )
+    fault = identifier_fault(name)
+    if fault:
+        raise UsageError(
+            "%s name %s %s; names are identifiers, stored and shared as they are: choose another%s"
+            % (what, stored_text(name), fault, hint)
         )
     return name
 
@@ -4668,6 +5669,12 @@ def register_repo(store, path, name=None, workspace=None, same_as=None):
     _check_checkout(path, top)
     if not is_utf8(top):
         raise UsageError("%s: wctx needs repository paths that are valid UTF-8" % printable_path(top))
+    fault = identifier_fault(top)
+    if fault:  # stored redacted or cleaned, the path would lead nowhere
+        raise UsageError(
+            "the checkout's path %s %s; wctx keeps a checkout's path as it is: move or rename the directory"
+            % (stored_text(top), fault)
+        )
     if workspace is not None:
         _check_name(workspace, "workspace")
     if name is not None:
@@ -4736,7 +5743,11 @@ def register_repo(store, path, name=None, workspace=None, same_as=None):
             )
             taken_names = {r.name for r in repos}
             by_path = [d["name"] for d in dormant if d["path"] == top and d["name"] not in taken_names]
-            repo_name = _check_name(name or (by_path[0] if by_path else os.path.basename(top)), "repository")
+            repo_name = _check_name(
+                name or (by_path[0] if by_path else os.path.basename(top)),
+                "repository",
+                "" if name or by_path else " (it comes from the directory's name: pass --name NAME)",
+            )
             taken = store.one("SELECT path FROM repos WHERE name = ?", (repo_name,))
             if taken:
                 raise UsageError(
@@ -4944,7 +5955,7 @@ def relate(store, from_repo, kind, to_repo, note=None):
     b = resolve_repo(store, to_repo)
     if a.id == b.id:
         raise UsageError("a repository cannot relate to itself")
-    note = redact_secrets(clean_text(note, "note", MAX_CLAIM_CHARS))
+    note = stored_text(clean_text(note, "note", MAX_CLAIM_CHARS))
     with store.atomic():
         cur = store.db.execute(
             "INSERT OR IGNORE INTO relations(from_repo, kind, to_repo, note, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -4962,7 +5973,7 @@ def relate(store, from_repo, kind, to_repo, note=None):
                     "UPDATE relations SET note = ? WHERE from_repo = ? AND kind = ? AND to_repo = ?",
                     (note, a.id, kind, b.id),
                 )
-                said = " (already recorded; note updated%s)" % (", was: %s" % old if old else "")
+                said = ": note updated (%s)" % ("was: %s" % old if old else "it had none")
             else:
                 said = " (already recorded, unchanged)"
                 note = old
@@ -4972,7 +5983,7 @@ def relate(store, from_repo, kind, to_repo, note=None):
         "to": b.name,
         "note": note,
         "created": created,
-        "updated": bool(not created and said.startswith(" (already recorded; note")),
+        "updated": bool(not created and said.startswith(": note updated")),
         "message": "%s %s %s%s" % (a.name, kind, b.name, said),
     }
 
@@ -5370,30 +6381,19 @@ def toml_loads(text, subset=False):
 
 
 def _manifest_text(root, rel):
-    """A manifest's text, or None: missing, a symlink (never followed), not a regular file,
-    larger than MANIFEST_MAX_BYTES, or not UTF-8."""
-    full = os.path.join(root, *rel.split("/"))
-    try:
-        st = os.lstat(full)
-    except OSError:
-        return None
+    """A manifest's text, or None: missing, a symlink (never followed, so one manifest is never
+    read twice under two names), not a regular file, larger than MANIFEST_MAX_BYTES, or not
+    UTF-8."""
     import stat
 
-    if not stat.S_ISREG(st.st_mode) or st.st_size > MANIFEST_MAX_BYTES:
-        return None
-    real = os.path.realpath(full)
-    if not real.startswith(os.path.realpath(root) + os.sep):  # a symlinked parent directory
+    try:
+        if not stat.S_ISREG(os.lstat(os.path.join(root, *rel.split("/"))).st_mode):
+            return None
+        data = read_repo_file(root, rel, limit=MANIFEST_MAX_BYTES)
+    except (OSError, UnreadableFile):
         return None
     try:
-        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read(MANIFEST_MAX_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > MANIFEST_MAX_BYTES:
-        return None
-    try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8-sig") if data is not None else None
     except UnicodeDecodeError:
         return None
 
@@ -5801,7 +6801,7 @@ def suggest_relations(store, repo=None):
 def accept_suggestion(store, suggestion):
     """Declare a suggested relation, its manifest evidence as the note."""
     return relate(store, suggestion.from_repo.name, suggestion.kind, suggestion.to_repo.name,
-                  note="; ".join(suggestion.evidence)[:MAX_CLAIM_CHARS])  # fmt: skip
+                  note=stored_cut("; ".join(suggestion.evidence), MAX_CLAIM_CHARS - len(TRUNCATED)))  # fmt: skip
 
 
 def decline_suggestion(store, suggestion):
@@ -6003,10 +7003,19 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
         raise UsageError("cannot tell which repository %s belongs to; pass --repo NAME" % spec)
     twins_in_repo = []
     rel, real = repo_relative_path(repo.path, path, cwd=base, passed_over=twins_in_repo)
+    fault = identifier_fault(rel)
+    if fault:  # stored cleaned or redacted, it would name no file, and verify would call it deleted
+        raise UsageError(
+            "cited path %s in %s %s; a cited path is stored as it is, so this file cannot be cited "
+            "(rename it)" % (stored_text(rel), repo.name, fault)
+        )
     if os.path.isdir(real):
         raise UsageError("%s is a directory in %s; cite a file" % (rel, repo.name))
-    if not os.path.isfile(real):
+    if not os.path.lexists(real):
         raise UsageError("%s does not exist in %s" % (rel, repo.name))
+    if not os.path.isfile(real):
+        kind = _file_kind(os.stat(real).st_mode)
+        raise UsageError("%s in %s is %s, not a regular file; cite a file" % (rel, repo.name, kind))
     passed_over += ["%s:%s" % (repo.name, t) for t in twins_in_repo]
     if notes is not None and passed_over:
         notes.append(
@@ -6057,10 +7066,14 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
     for repo in dict((c[0].id, c[0]) for c in cited).values():
         paths = [rel for r, rel, _, _ in cited if r.id == repo.id]
         subjects[repo.id] = gits[repo.id].recent_subjects(paths, CODE_VOCABULARY_SUBJECTS)
-    for repo, rel, real, symbol in cited:
+    for repo, rel, _real, symbol in cited:
         g = gits[repo.id]
-        with open(real, "rb") as fh:
-            data = fh.read()
+        try:
+            data = read_repo_file(repo.path, rel)
+        except UnreadableFile as e:
+            raise UsageError("%s in %s: %s" % (rel, repo.name, e)) from None
+        if data is None:
+            raise UsageError("%s does not exist in %s" % (rel, repo.name))
         blob = blob_id(data, g.object_format)
         sym_hash = None
         if symbol:
@@ -6086,6 +7099,369 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
             }
         )
     return anchors
+
+
+# part: parts/core/history.py
+# ----------------------------------------------------------------------------------------------
+# History: which commits changed a cited symbol
+# ----------------------------------------------------------------------------------------------
+#
+# Asked only about a symbol whose text at the checkout differs from the text stamped at capture:
+# the verdict is decided from those two end states before any history is read.
+#
+# Every commit is judged against its own parent(s), never against the commit git happens to list
+# before it (on a history with merges those differ). A commit that is not a merge changed the
+# symbol when its diff changed the symbol's text; a merge changed it only when its result differs
+# from what every parent had (a conflict resolved by hand), not when it brought in a change made
+# on a branch (that branch's commit is named instead).
+#
+# Cost: the file's history comes from one ``git log -p -U0`` per repository and range, and the
+# symbol is located (a parse) only where a diff's hunks could have moved its edges or touched its
+# name outside it. Elsewhere its extent is carried through the hunks: a hunk above or below it
+# shifts it, a hunk strictly inside it (indented deeper than its first line) changes its text
+# exactly when the hunk's lines differ beyond trailing blanks. So the cost grows with the changes
+# to the cited symbols, not with the number of commits in between.
+
+HISTORY_MAX_PARSES = 300  # versions of one file located afresh in one range; past it naming stops
+_UNKNOWN = "?"  # a symbol's hash in a version reached through hunks inside it (text changed)
+
+
+class SymbolHistory:
+    """For one symbol: ``named`` (the log records of the commits that changed it, oldest first),
+    ``intact`` (commits that changed its file and left it alone) and ``unexamined`` (commits of
+    the file not judged: the walk stopped at its bound or could not read a version)."""
+
+    __slots__ = ("named", "intact", "unexamined")
+
+    def __init__(self, named, intact, unexamined):
+        self.named, self.intact, self.unexamined = named, intact, unexamined
+
+    def as_json(self):
+        return [
+            [[c["sha"], c["short"], c["date"], c["subject"]] for c in self.named],
+            self.intact,
+            self.unexamined,
+        ]
+
+    @classmethod
+    def from_json(cls, value):
+        named, intact, unexamined = value[:3]
+        return cls(
+            [{"sha": a, "short": b, "date": c, "subject": d} for a, b, c, d in named], intact, unexamined
+        )
+
+
+class _Version:
+    """One blob of a cited file: its lines while a later step needs them, whether the text ends
+    with a newline, and per symbol (hash | _UNKNOWN | None when absent, line extents | None)."""
+
+    __slots__ = ("lines", "final_newline", "symbols")
+
+    def __init__(self, lines, final_newline, symbols=None):
+        self.lines, self.final_newline, self.symbols = lines, final_newline, symbols
+
+    @classmethod
+    def of_bytes(cls, data):
+        text = data.decode("utf-8", "surrogateescape")
+        if text.endswith("\n"):
+            return cls(text[:-1].split("\n"), True)
+        return cls(text.split("\n") if text else [], False)
+
+    def text(self):
+        return "\n".join(self.lines) + ("\n" if self.final_newline and self.lines else "")
+
+
+def _apply(version, hunks):
+    """The lines after ``hunks`` (git's -U0 hunks of ``version``'s blob)."""
+    out, cursor, final = [], 0, version.final_newline
+    lines = version.lines
+    for old_start, old_count, _, _, added, open_end in hunks:
+        at = old_start if old_count == 0 else old_start - 1
+        out.extend(lines[cursor:at])
+        out.extend(added)
+        cursor = at + old_count
+        if open_end[0]:
+            final = True
+        if open_end[1]:
+            final = False
+    out.extend(lines[cursor:])
+    return _Version(out, final)
+
+
+def _leading_blanks(line):
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _blank_edges(lines, first, last):
+    """(first line of the blank run above ``first``, last line of the blank run below ``last``)."""
+    lo, hi = first, last
+    while lo > 1 and not lines[lo - 2].strip():
+        lo -= 1
+    while hi < len(lines) and not lines[hi].strip():
+        hi += 1
+    return lo, hi
+
+
+def _carry(lines, extents, hunks, names, hunk_names):
+    """Carry a symbol's extents through a commit's hunks: (changed, new extents), or None when
+    only locating it again can tell (a hunk at its edges, or one naming it elsewhere)."""
+    changed = False
+    new = []
+    for first, last in extents:
+        lo, hi = _blank_edges(lines, first, last)
+        shift, grow = 0, 0
+        head = _leading_blanks(lines[first - 1])
+        for k, (old_start, old_count, _, removed, added, _) in enumerate(hunks):
+            delta = len(added) - old_count
+            if old_count:
+                top, bottom = old_start, old_start + old_count - 1
+                before, after = bottom <= lo - 2, top >= hi + 2
+                inside = first < top and bottom < last
+            else:  # an insertion after line old_start
+                before, after = old_start <= lo - 2, old_start >= hi + 1
+                inside = first <= old_start < last
+            if before or after:
+                if names & hunk_names[k]:
+                    return None  # another definition of the name (or its container) changed
+                if before:
+                    shift += delta
+                continue
+            if not inside:
+                return None
+            for line in removed + added:
+                if line.strip() and not (line.startswith(head) and len(_leading_blanks(line)) > len(head)):
+                    return None  # a line as shallow as the definition's first: its end may move
+            if [line.rstrip() for line in removed] != [line.rstrip() for line in added]:
+                changed = True
+            grow += delta
+        new.append((first + shift, last + shift + grow))
+    return changed, new
+
+
+_OTHER_BREAKS = _lazy_pattern("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _line_safe(text):
+    """Whether git's lines and the locator's are the same lines (no lone CR, form feed...)."""
+    return text.count("\r") == text.count("\r\n") and not _OTHER_BREAKS.search(text)
+
+
+_PY_DEFINED = _lazy_pattern(r"\b(?:def|class)\s+(\w+)")
+_WORDS = _lazy_pattern(r"[A-Za-z_$\x80-\uffff][\w$]*")
+
+
+def _hunk_names(language, hunk):
+    """The names a hunk's lines may define: in Python (found by ``ast``), those after ``def`` or
+    ``class``; elsewhere, every word (any mention may be a definition the heuristic takes)."""
+    text = "\n".join(hunk[3] + hunk[4])
+    return set((_PY_DEFINED if language == "python" else _WORDS).findall(text))
+
+
+class _FileWalk:
+    """The versions of one cited file in one range, and what each commit did to its symbols."""
+
+    def __init__(self, names, symbols, object_format, read):
+        self.names = names
+        self.symbols = symbols
+        self.object_format = object_format
+        self.read = read  # blob id -> bytes or None
+        self.language = language_of(names[0])
+        # (a Ruby name's ? ! or = is not part of a word: the name without it is looked for)
+        self.parts = {s: {p.rstrip("?!=") or p for p in symbol_parts(s)} for s in symbols}
+        self.versions = {}
+        self.verified = set()  # blobs whose rebuilt lines were checked against their id
+        self.uses = {}  # {blob: later steps that need its lines}: lines are dropped after the last
+        self.parses = 0
+        self.complete = True
+        self.changed = []  # [(sha, {symbols the commit changed})], oldest first
+        self.steps = 0  # commits that changed the file (merges aside)
+        self.examined = 0  # of which judged
+
+    def _absent(self):
+        return _Version([], False, {s: (None, None) for s in self.symbols})
+
+    def version(self, blob):
+        """The version of a blob: rebuilt earlier in the walk, or read from git."""
+        if blob is None:
+            return self._absent()
+        if blob not in self.versions:
+            data = self.read(blob)
+            if data is None:
+                return None
+            self.versions[blob] = _Version.of_bytes(data)
+        return self.versions[blob]
+
+    def locate(self, version, blob, path, symbols=None):
+        """Each of ``symbols`` (default: all) as (hash, extents) in ``version``, from its text;
+        False when the text cannot be had (lines dropped, bound reached, blob unreadable)."""
+        if version.lines is None or self.parses >= HISTORY_MAX_PARSES:
+            return False
+        self.parses += 1
+        text = version.text()
+        if blob is not None and blob not in self.verified:
+            if blob_id(text.encode("utf-8", "surrogateescape"), self.object_format) != blob:
+                data = self.read(blob)  # lines rebuilt from hunks are not the blob's: read it
+                if data is None:
+                    return False
+                fresh = _Version.of_bytes(data)
+                version.lines, version.final_newline = fresh.lines, fresh.final_newline
+                text = version.text()
+            self.verified.add(blob)
+        safe = _line_safe(text)
+        found = {}
+        for s in self.symbols if symbols is None else symbols:
+            hit = locate_symbol_lines(text, path, s)
+            if hit is None:
+                found[s] = (None, None)
+            else:  # where git's lines are not the locator's, nothing is carried through hunks
+                found[s] = (symbol_hash(hit[0]), hit[1] if safe else "unsafe")
+        if version.symbols is None:
+            version.symbols = {}
+        version.symbols.update(found)
+        return True
+
+    def hashes(self, version, blob, path, symbols=None):
+        """{symbol: hash} of a version, locating those whose hash is not known; None if it cannot."""
+        wanted = self.symbols if symbols is None else symbols
+        known = version.symbols or {}
+        missing = [s for s in wanted if s not in known or known[s][0] == _UNKNOWN]
+        if missing and not self.locate(version, blob, path, missing):
+            return None
+        return {s: version.symbols[s][0] for s in wanted}
+
+    def release(self, blob):
+        if blob in self.uses:
+            self.uses[blob] -= 1
+            if self.uses[blob] <= 0 and blob in self.versions:
+                self.versions[blob].lines = None  # its symbols stay known
+
+    def step(self, sha, patch):
+        """Judge one commit's patch of this file against its parent's version."""
+        old = self.version(patch.old_blob)
+        if old is None or patch.hunks is None or old.lines is None:
+            self.complete = False
+            return
+        if old.symbols is None and not self.locate(old, patch.old_blob, patch.old_path):
+            self.complete = False
+            return
+        path = patch.new_path
+        if patch.new_blob is None:
+            new = self._absent()
+        else:
+            new = self.versions.get(patch.new_blob) or _apply(old, patch.hunks)
+        carried, changed, unsure = {}, set(), []
+        hunk_names = [_hunk_names(self.language, hunk) for hunk in patch.hunks]
+        for s, (h, extents) in old.symbols.items():
+            if extents is None:  # absent before: only a hunk that names it can bring it
+                result = None if any(self.parts[s] & names for names in hunk_names) else (False, None)
+            elif extents == "unsafe":
+                result = None
+            else:
+                result = _carry(old.lines, extents, patch.hunks, self.parts[s], hunk_names)
+            if result is None:
+                unsure.append(s)  # located again in the new version, alone
+                continue
+            carried[s] = (_UNKNOWN if result[0] else h, result[1])
+            if result[0]:
+                changed.add(s)
+        if patch.new_blob is None:  # deleted: every symbol it had changed
+            changed = {s for s, (h, _) in old.symbols.items() if h is not None}
+        else:
+            if new.symbols is None:
+                new.symbols = carried
+            if unsure:
+                before = self.hashes(old, patch.old_blob, patch.old_path, unsure)
+                after = self.hashes(new, patch.new_blob, path, unsure)
+                if before is None or after is None:
+                    self.complete = False
+                    return
+                changed |= {s for s in unsure if before[s] != after[s]}
+        if patch.new_blob is not None:
+            self.versions[patch.new_blob] = new
+            if self.uses.get(patch.new_blob, 0) <= 0:
+                new.lines = None
+        self.release(patch.old_blob)
+        self.changed.append((sha, changed))
+        self.examined += 1
+
+
+def symbol_histories(g, base, tip, targets):
+    """{(path at base, symbol): SymbolHistory} for symbols of files in repository ``g``, over the
+    commits in base..tip. ``targets``: {path at base: [symbols]}. Three git processes per call:
+    the files' history with patches, the merges that changed them, one read of the versions that
+    no patch in the range rebuilds."""
+    log = g.log_range(base, tip)
+    records = {c["sha"]: c for c in log}
+    order = {c["sha"]: i for i, c in enumerate(reversed(log))}  # oldest first
+    blobs = {}
+    walks, by_name = {}, {}
+    for path, symbols in targets.items():
+        names = [path]
+        for commit in reversed(log):  # follow the file's renames forward from its name at base
+            for status, old, new in commit["changes"]:
+                if status == "R" and old == names[-1]:
+                    names.append(new)
+                    break
+        walk = _FileWalk(names, sorted(set(symbols)), g.object_format, blobs.get)
+        walks[path] = walk
+        for name in names:
+            by_name.setdefault(name, walk)
+    patches = g.file_patches(base, tip, sorted(by_name))
+    merges = g.merge_changes(base, tip, sorted(by_name))
+    produced, wanted, steps, merge_steps = set(), [], [], []
+    for sha, files in patches:
+        seen = set()
+        for patch in files:
+            walk = by_name.get(patch.new_path) or by_name.get(patch.old_path)
+            if walk is None or id(walk) in seen:
+                continue
+            seen.add(id(walk))
+            steps.append((sha, walk, patch))
+            walk.steps += 1
+            if patch.old_blob:
+                walk.uses[patch.old_blob] = walk.uses.get(patch.old_blob, 0) + 1
+                if patch.old_blob not in produced:
+                    wanted.append(patch.old_blob)
+            produced.add(patch.new_blob)
+    for sha, entries in merges:
+        for parents, result, path in entries:
+            walk = by_name.get(path)
+            if walk is None or result in parents:
+                continue
+            merge_steps.append((sha, walk, parents, result, path))
+            for blob in parents + [result]:
+                if blob:
+                    walk.uses[blob] = walk.uses.get(blob, 0) + 1  # kept for the merge's judgement
+                    if blob not in produced:
+                        wanted.append(blob)
+    if wanted:
+        blobs.update(g.read_blobs(list(dict.fromkeys(wanted))))
+    for sha, walk, patch in steps:
+        if walk.complete:
+            walk.step(sha, patch)
+    merged = {}  # {path: [(sha, {symbols the merge itself changed})]}
+    for sha, walk, parents, result, path in merge_steps:
+        now = walk.hashes(walk.version(result), result, path) if result else {s: None for s in walk.symbols}
+        before = []
+        for parent in parents:
+            version = walk.version(parent)
+            before.append(walk.hashes(version, parent, path) if version is not None else None)
+        if now is None or any(b is None for b in before):
+            walk.complete = False
+            walk.steps += 1  # counted as a commit of the file that was not examined
+            continue
+        changed = {s for s in walk.symbols if all(now[s] != b[s] for b in before)}
+        merged.setdefault(walk.names[0], []).append((sha, changed))
+    out = {}
+    for path, walk in walks.items():
+        for s in walk.symbols:
+            own = [sha for sha, changed in walk.changed if s in changed]
+            named = own + [sha for sha, changed in merged.get(path, ()) if s in changed]
+            named = sorted(set(named), key=lambda sha: order.get(sha, -1))
+            history = SymbolHistory([records[sha] for sha in named if sha in records], walk.examined - len(own),
+                                    walk.steps - walk.examined)  # fmt: skip
+            out[(path, s)] = history
+    return out
 
 
 # part: parts/core/freshness.py
@@ -6123,67 +7499,65 @@ def _plural(n, word, plural=None):
     return "%d %s" % (n, word if n == 1 else plural or word + "s")
 
 
-SYMBOL_HISTORY_MAX_COMMITS = 200  # commits whose copy of a changed symbol's file is read, newest first
-
-
 class _SymbolChange:
-    """The reason for a cited symbol whose text changed, finished once the symbol's text at each
-    commit that touched its file is known (FreshnessChecker reads those in one batch per repo)."""
+    """The reason for a cited symbol whose text differs from capture, finished once the commits
+    that changed it are known (FreshnessChecker walks them in one batch per repository and range).
 
-    __slots__ = ("g", "label", "symbol", "since", "stored", "now", "touching", "uncommitted_file", "notes",
-                 "text")  # fmt: skip
+    ``base``..``tip`` is the range walked: the recorded commit to HEAD, or, for a checkout moved
+    behind its recorded commit, HEAD to that commit (the commits the checkout lacks)."""
 
-    def __init__(self, g, label, symbol, since, stored, now, touching, uncommitted_file, notes):
-        self.g, self.label, self.symbol, self.since = g, label, symbol, since
-        self.stored, self.now, self.touching = stored, now, touching
-        self.uncommitted_file, self.notes = uncommitted_file, notes
+    __slots__ = ("g", "anchor_id", "label", "symbol", "since", "path", "base", "tip", "now", "uncommitted_file",
+                 "notes", "behind", "ahead", "history", "text")  # fmt: skip
+
+    def __init__(self, g, anchor_id, label, symbol, since, path, now, uncommitted_file, notes, behind, ahead):
+        self.g, self.anchor_id, self.label, self.symbol, self.since = g, anchor_id, label, symbol, since
+        self.now, self.uncommitted_file, self.notes = now, uncommitted_file, notes
+        self.behind, self.ahead = behind, ahead
+        self.path = path  # the file's name at ``base``
+        self.base, self.tip = (g.head, since) if behind and not ahead else (since, g.head)
+        self.history = None
         self.text = None
 
-    def specs(self):
-        # The newest SYMBOL_HISTORY_MAX_COMMITS commits are judged, each against the one before:
-        # one more blob than that is read.
-        return ["%s:%s" % (c["sha"], p) for c, p in self.touching[: SYMBOL_HISTORY_MAX_COMMITS + 1]]
+    def history_key(self):
+        """What the commits named depend on: the range, the file's name at its start, the symbol,
+        the locator's version and the walk's bound."""
+        return _key_digest(__version__, str(HISTORY_MAX_PARSES), self.base, self.tip, self.path, self.symbol)
 
-    def finish(self, blobs, hash_of):
-        """``blobs``: {spec: bytes or None}; ``hash_of(data, path)``: the symbol's hash in it."""
-        changed, intact = [], 0
-        before = self.stored
-        judged, older = self.touching, 0
-        if len(self.touching) > SYMBOL_HISTORY_MAX_COMMITS:
-            judged = self.touching[:SYMBOL_HISTORY_MAX_COMMITS]
-            older = len(self.touching) - len(judged)
-            commit, path = self.touching[len(judged)]
-            data = blobs.get("%s:%s" % (commit["sha"], path))
-            before = hash_of(data, path) if data is not None else None
-        changed_before = older and before != self.stored
-        for commit, path in reversed(judged):  # oldest first
-            data = blobs.get("%s:%s" % (commit["sha"], path))
-            after = hash_of(data, path) if data is not None else None
-            if after != before:
-                changed.append(commit)
-            else:
-                intact += 1
-            before = after
-        changed.reverse()  # newest first, as the log reads
+    def finish(self, history):
+        """``history``: a SymbolHistory, or None when git could not tell (the verdict stands)."""
+        self.history = history
+        since = short_sha(self.since)
         parts = []
-        if changed:
-            parts.append("%s since %s: %s" % (_plural(len(changed), "commit"), short_sha(self.since),
-                                             _describe_commits(changed)))  # fmt: skip
-        if self.uncommitted_file and before != self.now:
-            parts.append("uncommitted changes in the working tree")
-        if not parts:  # cannot happen while the hashes chain, but never say nothing
-            parts.append("content differs from capture")
-        where = ("changed in " if changed else "changed: ") + ", and ".join(parts)
-        if intact:
-            where += "; the file changed in %s that left it intact" % _plural(
-                intact, "other commit" if changed else "commit"
-            )
-        if older:
-            where += "; %s that touched the file %s not examined%s" % (
-                _plural(older, "older commit"),
-                "was" if older == 1 else "were",
-                " (the symbol had changed by then)" if changed_before else "",
-            )
+        if history is None:
+            where = "changed since %s (which commits changed it is unknown)" % since
+        elif self.behind and not self.ahead:
+            where = "differs from capture: the checkout is %s behind the recorded commit %s" % (
+                _plural(self.behind, "commit"), since)  # fmt: skip
+            if history.named:
+                where += ", and %s it lacks changed it: %s" % (
+                    "1 commit" if len(history.named) == 1 else "%d commits" % len(history.named),
+                    _describe_commits(history.named))  # fmt: skip
+        else:
+            if history.named:
+                parts.append("%s since %s: %s" % (_plural(len(history.named), "commit"), since,
+                                                 _describe_commits(history.named)))  # fmt: skip
+            if self.uncommitted_file:
+                parts.append("uncommitted changes in the working tree")
+            if not parts:
+                parts.append("content differs from capture")
+            where = ("changed in " if history.named else "changed: ") + ", and ".join(parts)
+        if history is not None and not (self.behind and not self.ahead):
+            if history.intact:
+                where += "; the file changed in %s that left it intact" % _plural(
+                    history.intact, "other commit" if history.named else "commit"
+                )
+            if self.behind:
+                where += "; the checkout also lacks %s of the recorded commit's history" % _plural(
+                    self.behind, "commit")  # fmt: skip
+        if history is not None and history.unexamined:
+            where += "; %s that touched the file %s not examined (the walk stops at %d versions)" % (
+                _plural(history.unexamined, "later commit"), "was" if history.unexamined == 1 else "were",
+                HISTORY_MAX_PARSES)  # fmt: skip
         if self.now is None:
             path = self.label.rpartition("#")[0]
             text = "symbol %s no longer found in %s (%s)" % (self.symbol, path, where)
@@ -6239,8 +7613,11 @@ class _Suffixed:
 class FreshnessChecker:
     """Computes verdicts for many items with git work batched per repository."""
 
-    def __init__(self, store, shared=False):
+    def __init__(self, store, shared=False, remember=False):
         self.store = store
+        # ``remember``: keep what git and parsing told this call in anchor_checks for the next
+        # (verify and the cached verdicts do; a command that must change nothing does not).
+        self.remember = remember
         self.repos = {r.id: r for r in _repos(store)}
         # ``shared``: ask git through the process's views of each checkout (git_view), as the
         # cached verdicts do; else afresh (verify, confirm: git's word now, no cache).
@@ -6252,10 +7629,18 @@ class FreshnessChecker:
         # touch them say so, but are not cached for other callers whose git works.
         self.git_failed = set()
         # Per call: many items cite the same file and symbol. {(root, rel): (bytes, {format: blob})}
-        # up to FILE_MEMO_BYTES in all, and {(blob, rel, symbol): symbol hash}.
+        # up to FILE_MEMO_BYTES in all, and {(blob, rel): {symbol: hash}}.
         self.files = {}
         self.file_bytes = 0
+        self.unreadable = {}  # {(root, rel): why read_repo_file refused it}
         self.symbol_hashes = {}
+        self.cited = {}  # {rel: {symbols cited in it in this call}}: one parse serves them all
+        self.touching = {}  # {(checkout, recorded commit, path): commits that touched it since}
+        self.judges = {}  # {(repo id, recorded checkout, commit): _git_for's answer}
+        # What earlier checks learned per anchor (anchor_checks: {id: (hash key, hash, history
+        # key, history)}), and what this one learned, written at the end.
+        self.checks = {}
+        self.learned = {}
         self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
         self.moved = {}  # {(repo id, recorded commit): commits since}, for items citing no file
 
@@ -6280,7 +7665,11 @@ class FreshnessChecker:
         key = (root, rel)
         if key in self.files:
             return self.files[key][0]
-        data = read_repo_file(root, rel)
+        try:
+            data = read_repo_file(root, rel)
+        except UnreadableFile as e:  # a FIFO, a device, a symlink out, too large: not compared
+            self.unreadable[key] = str(e)
+            return None
         if data is not None and self.file_bytes + len(data) <= FILE_MEMO_BYTES:
             self.files[key] = (data, {})
             self.file_bytes += len(data)
@@ -6294,11 +7683,59 @@ class FreshnessChecker:
             memo[1][object_format] = blob_id(data, object_format)
         return memo[1][object_format]
 
-    def _symbol_hash(self, blob, data, rel, symbol):
-        key = (blob, rel, symbol)
-        if key not in self.symbol_hashes:
-            self.symbol_hashes[key] = symbol_hash_of(data, rel, symbol)
-        return self.symbol_hashes[key]
+    def _symbol_hash(self, blob, data, rel, symbol, anchor_id=None):
+        """The hash of ``symbol`` in the file's content ``data`` (blob id ``blob``): from what an
+        earlier check of this anchor learned of that blob, else by locating it (every symbol
+        this call cites in the file at once)."""
+        key = _key_digest(__version__, blob, language_of(rel), symbol)
+        known = self.checks.get(anchor_id)
+        if known is not None and known[0] == key:
+            return known[1]
+        memo = self.symbol_hashes.get((blob, rel))
+        if memo is None or symbol not in memo:
+            wanted = sorted(self.cited.get(rel, set()) | {symbol})
+            memo = self.symbol_hashes[(blob, rel)] = symbol_hashes_of(data, rel, wanted)
+        if anchor_id is not None:
+            self._learn(anchor_id, hash_key=key, symbol_hash=memo[symbol])
+        return memo[symbol]
+
+    def _learn(self, anchor_id, **values):
+        row = self.learned.get(anchor_id)
+        if row is None:
+            old = self.checks.get(anchor_id) or (None, None, None, None)
+            row = self.learned[anchor_id] = dict(
+                zip(("hash_key", "symbol_hash", "history_key", "history"), old)
+            )
+        row.update(values)
+
+    def _load_checks(self, anchors):
+        ids = [a["id"] for a in anchors if a.get("id") is not None and a["symbol"] and a["symbol_hash"]]
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            for row in self.store.db.execute(
+                "SELECT anchor_id, hash_key, symbol_hash, history_key, history FROM anchor_checks "
+                "WHERE anchor_id IN (%s)" % ",".join("?" * len(chunk)),
+                chunk,
+            ):
+                self.checks[row[0]] = tuple(row[1:])
+
+    def _save_checks(self):
+        """Keep what this call learned for the next (best effort, as the freshness cache)."""
+        import sqlite3
+
+        rows = [(i, r["hash_key"], r["symbol_hash"], r["history_key"], r["history"]) for i, r in self.learned.items()
+                if self.checks.get(i) != (r["hash_key"], r["symbol_hash"], r["history_key"], r["history"])]  # fmt: skip
+        self.learned = {}
+        if not rows or not self.remember or self.store.readonly:
+            return
+        try:
+            self.store.write_keeping_memo(
+                "INSERT OR REPLACE INTO anchor_checks(anchor_id, hash_key, symbol_hash, history_key, history) "
+                "VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )
+        except sqlite3.OperationalError as e:
+            self.store.notice("freshness was computed but not cached (%s)" % e)
 
     def _git_at(self, repo, path):
         """(GitRepo, None) for one checkout, or (None, why git cannot be asked there)."""
@@ -6333,11 +7770,15 @@ class FreshnessChecker:
             return None, "repository %s is not registered on this machine" % a["repo_name"]
         if a["repo_id"] in self.git:  # git broke in this repository during this call (_git_broke)
             return self.git[a["repo_id"]]
+        key = (a["repo_id"], a.get("checkout"), a["commit_sha"])
+        if key not in self.judges:  # asked several times per anchor, and many anchors share one
+            self.judges[key] = self._judge(repo, a.get("checkout"), a["commit_sha"])
+        return self.judges[key]
+
+    def _judge(self, repo, recorded, commit):
         order = repo.all_checkouts()
-        recorded = a.get("checkout")
         if recorded in order:
             order = [recorded] + [p for p in order if p != recorded]
-        commit = a["commit_sha"]
         first = None
         for path in order:
             g, why = self._git_at(repo, path)
@@ -6395,15 +7836,17 @@ class FreshnessChecker:
                     if g is not None:
                         by_git.setdefault(g.path, (g, []))[1].append(a)
                 for g, judged in by_git.values():
-                    g.commits_exist([a["commit_sha"] for a in judged if a["commit_sha"]])
+                    commits = [a["commit_sha"] for a in judged if a["commit_sha"]]
                     paths = [
                         a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs
                     ]
                     if g.head and paths:
                         # With each cited path at its recorded commit, which check_file_anchor reads
-                        # of a path that is not at HEAD: one cat-file per checkout for both.
+                        # of a path that is not at HEAD, and the recorded commits themselves: one
+                        # cat-file per checkout for all.
                         found = g.batch_check(
-                            ["HEAD:" + p for p in paths]
+                            [c + "^{commit}" for c in dict.fromkeys(commits)]
+                            + ["HEAD:" + p for p in paths]
                             + [
                                 "%s:%s" % (a["commit_sha"], a["path"])
                                 for a in judged
@@ -6413,6 +7856,7 @@ class FreshnessChecker:
                         for p in paths:
                             hit = found.get("HEAD:" + p)
                             self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
+                    g.commits_exist(commits)
             except GitError as e:
                 self._git_broke(repo_id, e)
 
@@ -6444,7 +7888,13 @@ class FreshnessChecker:
 
     def check_items(self, anchors_by_rid):
         """{rid: {"verdict", "reasons", "anchors": [...]}} for the given anchors."""
-        self.prefetch([a for anchors in anchors_by_rid.values() for a in anchors])
+        every = [a for anchors in anchors_by_rid.values() for a in anchors]
+        self.prefetch(every)
+        self.cited = {}
+        for a in every:
+            if a["path"] and a["symbol"]:
+                self.cited.setdefault(a["path"], set()).add(a["symbol"])
+        self._load_checks(every)
         self.symbol_changes = []
         results = {rid: self.check_item(anchors) for rid, anchors in anchors_by_rid.items()}
         if self.symbol_changes:
@@ -6452,32 +7902,42 @@ class FreshnessChecker:
         for res in results.values():  # symbol changes and checkout notes become text now
             res["reasons"] = [str(r) for r in res["reasons"]]
             for a in res["anchors"]:
+                change = a["reason"].reason if isinstance(a["reason"], _Suffixed) else a["reason"]
+                if isinstance(change, _SymbolChange) and change.history is not None:
+                    a["changed_in"] = [c["sha"] for c in change.history.named]
                 a["reason"] = str(a["reason"])
+        self._save_checks()
         return results
 
     def _finish_symbol_changes(self):
-        """Which of the commits that touched a changed symbol's file changed the symbol itself:
-        its text at each of them, read in one ``cat-file --batch`` per repository."""
-        by_repo = {}
+        """Which commits changed each changed symbol (see history.symbol_histories): from what an
+        earlier check of the anchor learned for the same range, else one walk per repository and
+        range for all the symbols asked about in it."""
+        by_range = {}
         for change in self.symbol_changes:
-            by_repo.setdefault(change.g.path, (change.g, []))[1].append(change)
-        for g, changes in by_repo.values():
+            known = self.checks.get(change.anchor_id)
+            if known is not None and known[2] == change.history_key() and known[3]:
+                change.finish(SymbolHistory.from_json(json.loads(known[3])))
+                continue
+            by_range.setdefault((change.g.path, change.base, change.tip), (change.g, []))[1].append(change)
+        for (_, base, tip), (g, changes) in by_range.items():
+            targets = {}
+            for change in changes:
+                targets.setdefault(change.path, []).append(change.symbol)
             try:
-                blobs = g.read_blobs([spec for change in changes for spec in change.specs()])
-            except GitError as e:  # the verdict stands (the symbol's hash differs); the commits are unknown
+                found = symbol_histories(g, base, tip, targets)
+            except GitError:  # the verdict stands (the symbol's text differs); the commits are unknown
                 for rid in [r.id for r in self.repos.values() if g.path in r.all_checkouts()]:
                     self.git_failed.add(rid)
                 for change in changes:
-                    change.text = "; ".join(
-                        [
-                            "%s changed since capture (which commits changed it is unknown: %s)"
-                            % (change.label, e)
-                        ]
-                        + change.notes
-                    )
+                    change.finish(None)
                 continue
             for change in changes:
-                change.finish(blobs, lambda data, path, s=change.symbol: symbol_hash_of(data, path, s))
+                history = found[(change.path, change.symbol)]
+                change.finish(history)
+                if change.anchor_id is not None:
+                    self._learn(change.anchor_id, history_key=change.history_key(),
+                                history=json.dumps(history.as_json() + [change.behind]))  # fmt: skip
         self.symbol_changes = []
 
     def _guarded(self, check, a):
@@ -6551,13 +8011,14 @@ class FreshnessChecker:
                     name,
                 ),
             )
-        moved = len(g.log_since(commit))
+        behind, moved = g.behind_ahead(commit)
+        if behind and not moved:
+            return "possibly_stale", "%s's checkout is %s behind the recorded commit %s; this item cites no file" % (
+                name, _plural(behind, "commit"), short_sha(commit))  # fmt: skip
         self.moved[(a["repo_id"], commit)] = moved
-        if moved == 0:
-            return "possibly_stale", "%s's HEAD is no longer at %s; this item cites no file" % (
-                name,
-                short_sha(commit),
-            )
+        if behind:
+            return "possibly_stale", "%s moved %s since %s, on a line of history that lacks %s of it; this item cites no file" % (
+                name, _plural(moved, "commit"), short_sha(commit), _plural(behind, "commit"))  # fmt: skip
         return "possibly_stale", "%s moved %s since %s; this item cites no file" % (
             name,
             _plural(moved, "commit"),
@@ -6575,6 +8036,9 @@ class FreshnessChecker:
         repo = self.repos[a["repo_id"]].at(g.path)
         data = self._read(repo.path, path)
         notes = []
+        if data is None and (repo.path, path) in self.unreadable:
+            # Something is there, but not a file wctx reads: what it was cannot be compared.
+            return "unknown", self.unreadable[(repo.path, path)]
         if data is None:
             new_path = None
             if commit_ok:
@@ -6651,9 +8115,16 @@ class FreshnessChecker:
             if not commit_ok and commit:
                 text += " (the recorded commit %s is gone, but the content is identical)" % short_sha(commit)
             return "current", "; ".join([text] + notes)
+        if a["symbol"] and a["symbol_hash"] and commit_ok and commit != g.head:
+            cached = self._cached_change(g, a, label, path, current_blob, data, uncommitted, notes)
+            if cached is not None:
+                return "stale", cached
         # The content differs: say where the change came from.
+        behind = ahead = 0
         if commit_ok:
-            touching = _commits_touching(g.log_since(commit), path)
+            touching = self._touching(g, commit, path)
+            if not touching and commit != g.head:
+                behind, ahead = g.behind_ahead(commit)
             parts = []
             if touching:
                 parts.append(
@@ -6667,12 +8138,18 @@ class FreshnessChecker:
                 )
             if uncommitted:
                 parts.append("uncommitted changes in the working tree")
-            if not parts:
-                parts.append(
-                    "content differs from capture (it was %s then)"
-                    % ("uncommitted" if a["dirty"] else "committed")
-                )
-            where = "changed in " + ", and ".join(parts) if touching else "changed: " + ", and ".join(parts)
+            if behind and not touching:
+                where = "differs from capture: the checkout is %s behind the recorded commit %s" % (
+                    _plural(behind, "commit"), short_sha(commit))  # fmt: skip
+                if uncommitted:
+                    where += ", and has uncommitted changes"
+            else:
+                if not parts:
+                    parts.append(
+                        "content differs from capture (it was %s then)"
+                        % ("uncommitted" if a["dirty"] else "committed")
+                    )
+                where = ("changed in " if touching else "changed: ") + ", and ".join(parts)
         else:
             if commit:
                 where = "changed, and the recorded commit %s is gone (history rewritten)" % short_sha(commit)
@@ -6682,19 +8159,16 @@ class FreshnessChecker:
                 where += "; uncommitted changes in the working tree"
         if a["symbol"]:
             if a["symbol_hash"]:
-                now = self._symbol_hash(current_blob, data, path, a["symbol"])
+                now = self._symbol_hash(current_blob, data, path, a["symbol"], a.get("id"))
                 if now == a["symbol_hash"]:
-                    text = "symbol %s unchanged; other parts of %s %s" % (
-                        a["symbol"],
-                        path,
-                        where.replace("changed", "changed", 1),
-                    )
+                    text = "symbol %s unchanged; other parts of %s %s" % (a["symbol"], path, where)
                     return "current", "; ".join([text] + notes)
-                if commit_ok and touching:
+                if commit_ok and (touching or behind):
                     # Name only the commits whose diff changed the symbol, not all that touched the file.
-                    change = _SymbolChange(g, label, a["symbol"], commit, a["symbol_hash"], now,
-                                           [(c, p) for c, p in _touching_with_paths(g.log_since(commit), path)],
-                                           uncommitted, notes)  # fmt: skip
+                    in_symbol = uncommitted and self._head_symbol_hash(g, path, a["symbol"]) != now
+                    base_path = a["path"] if touching else path
+                    change = _SymbolChange(g, a.get("id"), label, a["symbol"], commit, base_path, now, in_symbol,
+                                           notes, behind, ahead)  # fmt: skip
                     self.symbol_changes.append(change)
                     return "stale", change
                 if now is None:
@@ -6709,6 +8183,46 @@ class FreshnessChecker:
             )
             return "possibly_stale", "; ".join([text] + notes)
         return "stale", "; ".join(["%s %s" % (label, where)] + notes)
+
+    def _cached_change(self, g, a, label, path, blob, data, uncommitted, notes):
+        """A changed symbol whose commits an earlier check named for this very range: its reason
+        without reading the range's log (None when that is not known)."""
+        now = self._symbol_hash(blob, data, path, a["symbol"], a.get("id"))
+        known = self.checks.get(a.get("id"))
+        if now == a["symbol_hash"] or known is None or not known[3]:
+            return None
+        change = _SymbolChange(
+            g, a.get("id"), label, a["symbol"], a["commit_sha"], a["path"], now, False, notes, 0, 1
+        )
+        if known[2] != change.history_key():
+            return None
+        change.behind = json.loads(known[3])[3]
+        change.uncommitted_file = uncommitted and self._head_symbol_hash(g, path, a["symbol"]) != now
+        self.symbol_changes.append(change)  # finished from what was learned, with the others
+        return change
+
+    def _touching(self, g, commit, path):
+        """_commits_touching, once per checkout, recorded commit and path in a call."""
+        key = (g.path, commit, path)
+        if key not in self.touching:
+            self.touching[key] = _commits_touching(g.log_since(commit), path)
+        return self.touching[key]
+
+    def _head_symbol_hash(self, g, path, symbol):
+        """The symbol's hash in the file as HEAD has it (to tell an uncommitted edit of the
+        symbol from one elsewhere in its file)."""
+        blob = self._head_blob(g, path)
+        if blob is None:
+            return None
+        memo = self.symbol_hashes.get((blob, path))
+        if memo is None or symbol not in memo:
+            data = g.read_blobs([blob]).get(blob)
+            if data is None:
+                return None
+            memo = self.symbol_hashes[(blob, path)] = symbol_hashes_of(
+                data, path, sorted(self.cited.get(path, set()) | {symbol})
+            )
+        return memo[symbol]
 
 
 # What search reads of an item's anchors to rank and show it and to look its verdict up; a
@@ -6862,6 +8376,11 @@ def _file_stamp(path):
     return "%d:%d:%d:%d" % (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
+def _key_digest(*parts):
+    """A key of several strings, as one hex digest (stored text keeps no control characters)."""
+    return _sha1_hex("\0".join(parts).encode("utf-8", "surrogateescape"))
+
+
 def _sha1_hex(data):
     """hashlib.sha1(data).hexdigest(), through CPython's small built-in _sha1 module when it is
     there: importing hashlib loads OpenSSL (~2.5 ms), most of what a CLI search with a warm cache
@@ -6939,7 +8458,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
                 hit(rid, *seen[rid])
     missing = [rid for rid in rids if rid not in result]
     if missing:
-        checker = FreshnessChecker(store, shared=use_cache)
+        checker = FreshnessChecker(store, shared=use_cache, remember=True)
         # Every column of the anchors (a caller may hold fewer: SEARCH_ANCHOR_COLUMNS).
         full = _load_anchors(store, missing)
         computed = checker.check_items(full)
@@ -7067,8 +8586,8 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         cited.append(_parse_file_spec(spec, repos, repo, cwd, notes))
     return {
         "kind": kind,
-        "claim": redact_secrets(claim),
-        "detail": redact_secrets(detail),
+        "claim": stored_text(claim),
+        "detail": stored_text(detail),
         "confidence": confidence,
         "repo": repo,
         "cited": cited,
@@ -7077,10 +8596,6 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
 
 def _summary_key(text):
     return " ".join(text.casefold().split())
-
-
-# One duplicate rule for capture, the MCP server and import: the same claim (claim_key) about the
-# same repository citing the same files and symbols is one active item, whichever session says it.
 
 
 def _cited_set(anchors):
@@ -7093,24 +8608,57 @@ def _cited_set(anchors):
     return frozenset(out)
 
 
-def find_duplicate(store, repo_name, claim, cited):
-    """The active item that ``claim`` about ``repo_name`` citing ``cited`` (a _cited_set) repeats,
-    as its evidence row (a dict), or None."""
-    return DuplicateIndex(store).find(repo_name, claim_key(claim), cited)
+# The duplicate rule, for capture, the MCP server, transcript import and import-evidence alike.
+DUPLICATE_STATUS = "active"  # only an active item is repeated; a retracted or superseded one stays apart
+
+
+def repeats(existing, new):
+    """THE duplicate rule: does an item recorded now (``new``) repeat the active item
+    ``existing``? Each is (repository name, claim_key of the claim, cited set, detail). Yes when
+    both are about the same repository, their claims have the same key (the words, with case,
+    punctuation and Unicode forms folded), they cite exactly the same (repository, path, symbol),
+    and the new detail adds nothing: none, or words the existing detail already holds (None:
+    not compared). A new detail that says more makes a new item, so it is never dropped."""
+    if existing[:3] != new[:3]:
+        return False
+    detail = _folded_detail(new[3])
+    return not detail or detail in _folded_detail(existing[3])
+
+
+def _folded_detail(detail):
+    return " ".join((detail or "").split()).casefold()
+
+
+def find_duplicate(store, repo_name, claim, cited, detail=None):
+    """The active item that ``claim`` about ``repo_name`` citing ``cited`` (a _cited_set) with
+    ``detail`` repeats (see repeats), as its evidence row (a dict), or None."""
+    return DuplicateIndex(store).find(repo_name, claim_key(claim), cited, detail)
 
 
 class DuplicateIndex:
-    """The duplicate rule over many claims at once: the active items of each (repository, claim
-    key) asked about, with what they cite, loaded from the store in one query per 500 keys, then
-    checked in memory. A bulk writer tells it what it inserts (``add``) and which items it changed
-    otherwise (``drop``: read again from the store when next asked)."""
+    """The duplicate rule (repeats) over many claims at once: the active items of each
+    (repository, claim key) asked about, with what they cite and their detail, loaded from the
+    store in one query per 500 keys, then checked in memory. A bulk writer tells it what it
+    inserts (``add``) and which items it changed otherwise (``refresh``)."""
 
     __slots__ = ("store", "items", "before_load")
+
+    _COLUMNS = "rid, id, session_id, confidence, detail"
 
     def __init__(self, store, before_load=None):
         self.store = store
         self.items = {}  # (repo_name, claim_key) -> [(row dict, cited set)] in rid order
         self.before_load = before_load  # called before reading the store (a writer's flush)
+
+    def _held(self, rows):
+        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
+        return [
+            (
+                {k: r[k] for k in ("rid", "id", "session_id", "confidence", "detail")},
+                _cited_set(anchors[r["rid"]]),
+            )
+            for r in sorted(rows, key=lambda r: r["rid"])
+        ]
 
     def load(self, pairs, stored=True):
         """Read the active items of these (repository, claim key) pairs; ``stored``: False when
@@ -7127,32 +8675,31 @@ class DuplicateIndex:
             for i in range(0, len(keys), 500):
                 chunk = keys[i : i + 500]
                 rows += self.store.all(
-                    "SELECT rid, id, session_id, confidence, repo_name, claim_key FROM evidence "
-                    "WHERE repo_name = ? AND claim_key IN (%s) AND status = 'active' ORDER BY rid"
-                    % ",".join("?" * len(chunk)),
-                    [repo_name, *chunk],
+                    "SELECT %s, repo_name, claim_key FROM evidence WHERE repo_name = ? AND claim_key IN (%s) "
+                    "AND status = ? ORDER BY rid" % (self._COLUMNS, ",".join("?" * len(chunk))),
+                    [repo_name, *chunk, DUPLICATE_STATUS],
                 )
-        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
-        for r in sorted(rows, key=lambda r: r["rid"]):
-            row = {k: r[k] for k in ("rid", "id", "session_id", "confidence")}
-            self.items[(r["repo_name"], r["claim_key"])].append((row, _cited_set(anchors[r["rid"]])))
+        by_rid = {r["rid"]: r for r in rows}
+        for row, cited in self._held(rows):
+            r = by_rid[row["rid"]]
+            self.items[(r["repo_name"], r["claim_key"])].append((row, cited))
 
-    def find(self, repo_name, key, cited):
-        """The first active item (lowest rid) with this claim key about this repository citing
-        exactly ``cited``, or None."""
+    def find(self, repo_name, key, cited, detail=None):
+        """The first active item (lowest rid) that an item with this claim key about this
+        repository citing ``cited`` with ``detail`` repeats (see repeats), or None."""
         if (repo_name, key) not in self.items:
             if self.before_load is not None:
                 self.before_load()
             self.load([(repo_name, key)])
         for row, its_cited in self.items[(repo_name, key)]:
-            if its_cited == cited:
+            if repeats((repo_name, key, its_cited, row["detail"]), (repo_name, key, cited, detail)):
                 return row
         return None
 
     def add(self, repo_name, key, row, cited):
         """An active item just written (a higher rid than any before it)."""
         if (repo_name, key) in self.items:
-            self.items[(repo_name, key)].append((row, cited))
+            self.items[(repo_name, key)].append((dict(row, detail=row.get("detail")), cited))
 
     def refresh(self, repo_name, key, rid):
         """Read again the active items of (repo_name, key) after item ``rid``, which has that key,
@@ -7166,14 +8713,11 @@ class DuplicateIndex:
             self.before_load()
         rows = _select_in(
             self.store,
-            "SELECT rid, id, session_id, confidence FROM evidence WHERE status = 'active' AND rid IN (%s)",
+            "SELECT %s FROM evidence WHERE status = '%s' AND rid IN (%%s)"
+            % (self._COLUMNS, DUPLICATE_STATUS),
             {row["rid"] for row, _ in held} | {rid},
         )
-        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
-        self.items[(repo_name, key)] = [
-            ({k: r[k] for k in ("rid", "id", "session_id", "confidence")}, _cited_set(anchors[r["rid"]]))
-            for r in sorted(rows, key=lambda r: r["rid"])
-        ]
+        self.items[(repo_name, key)] = self._held(rows)
 
 
 def _insert_anchors(store, rid, anchors):
@@ -7253,21 +8797,14 @@ def _restamp(store, rid, anchors, event, session_id, agent, note, now):
 
 def repeat_item(store, row, anchors, confidence, session_id, agent, now):
     """Someone recorded ``row``'s item again (inside the caller's transaction): note the session
-    as having seen it, raise the confidence to the larger one, and re-stamp it when the cited code
-    changed since its provenance. Returns the capture result entry, with a message saying what."""
+    as having seen it and raise the confidence to the larger one. Never re-stamped here (that is
+    confirm, asked for): when the cited code changed since, the message says so and how to
+    confirm. Returns the capture result entry, with a message saying what happened."""
     rid = row["rid"]
     said = []
     if confidence is not None and (row["confidence"] is None or confidence > row["confidence"]):
         store.db.execute("UPDATE evidence SET confidence = ? WHERE rid = ?", (confidence, rid))
         said.append("confidence raised to %g" % confidence)
-    restamped = _content_changed(_load_anchors(store, [rid])[rid], anchors)
-    if restamped:
-        commits = _restamp(store, rid, anchors, "confirmed", session_id, agent,
-                           "recorded again after the cited code changed", now)  # fmt: skip
-        said.append(
-            "re-stamped at %s: the cited code changed since it was recorded"
-            % ", ".join("%s %s" % (name, short_sha(c)) for name, c in sorted(commits.items()))
-        )
     seen = row["session_id"] != session_id and not store.one(
         "SELECT 1 FROM evidence_events WHERE evidence_rid = ? AND event = 'seen' AND session_id = ?",
         (rid, session_id),
@@ -7275,14 +8812,14 @@ def repeat_item(store, row, anchors, confidence, session_id, agent, now):
     if seen:
         _add_event(store, rid, "seen", session_id, agent, None, now)
         said.insert(0, "seen again by session %s" % session_id)
-    elif not restamped:
+    else:
         said.insert(0, "already recorded")
-    return {
-        "id": row["id"],
-        "duplicate": True,
-        "restamped": restamped,
-        "message": "%s: %s" % (row["id"], "; ".join(said)),
-    }
+    if _content_changed(_load_anchors(store, [rid])[rid], anchors):
+        said.append(
+            "the cited code changed since it was recorded; if the claim still holds: wctx confirm %s"
+            % row["id"]
+        )
+    return {"id": row["id"], "duplicate": True, "message": "%s: %s" % (row["id"], "; ".join(said))}
 
 
 def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", external_id=None):
@@ -7291,9 +8828,9 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
     Returns {"session", "evidence": [{"id", "kind", "repo", "duplicate"}], "warnings"}.
     """
     cwd = os.path.abspath(cwd or os.getcwd())
-    summary = redact_secrets(clean_text(summary, "summary", MAX_SUMMARY_CHARS))
+    summary = stored_text(clean_text(summary, "summary", MAX_SUMMARY_CHARS))
     agent = clean_text(agent, "agent", 200, required=True)
-    external_id = clean_text(external_id, "external id", 1000)
+    external_id = stored_key(clean_text(external_id, "external id", 1000))  # as transcript imports key it
     if not items:
         raise UsageError("nothing to capture: give at least one item (--finding, --decision, --note, …)")
     if len(items) > MAX_ITEMS_PER_CAPTURE:
@@ -7383,7 +8920,8 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             )
             summary = new_summary
         for p in prepared:
-            dup = find_duplicate(store, p["repo"].name, p["claim"], _cited_set(p["anchors"]))
+            cited = _cited_set(p["anchors"])
+            dup = find_duplicate(store, p["repo"].name, p["claim"], cited, stored_text(p["detail"]))
             if dup is not None:
                 results.append(
                     dict(
@@ -7426,6 +8964,13 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                 ),
             )
             results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})
+            twin = find_duplicate(store, p["repo"].name, p["claim"], cited)
+            if twin is not None and twin["rid"] != rid:
+                warnings.append(
+                    "%s records the same claim about %s citing the same code, with another detail: yours "
+                    "is kept as %s; if it replaces that one: wctx supersede %s --by %s"
+                    % (twin["id"], p["repo"].name, eid, twin["id"], eid)
+                )
     return {"session": session_id, "evidence": results, "warnings": warnings}
 
 
@@ -7445,9 +8990,6 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
 _STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
 
 
-_DAY_SECONDS = {}  # {(year, month, day): seconds since the epoch at 00:00 UTC}
-
-
 def _utc_day_seconds(y, mo, d):
     """Seconds since 1970-01-01 of 00:00 UTC on a proleptic Gregorian date (days-from-civil)."""
     key = (y, mo, d)
@@ -7457,7 +8999,7 @@ def _utc_day_seconds(y, mo, d):
         yoe = yy - era * 400
         doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
         days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-        if len(_DAY_SECONDS) < 100000:
+        if len(_DAY_SECONDS) < DAY_SECONDS_KEPT:
             _DAY_SECONDS[key] = days * 86400
         return days * 86400
     return _DAY_SECONDS[key]
@@ -7468,7 +9010,7 @@ def _stamp_seconds(stamp):
     return _text_stamp_seconds(stamp) if isinstance(stamp, str) else None
 
 
-@functools.lru_cache(maxsize=16384)
+@STAMP_SECONDS
 def _text_stamp_seconds(stamp):
     """_stamp_seconds of a string, remembered: search reads the same items' stamps query after
     query."""
@@ -7725,15 +9267,35 @@ CodeReference = collections.namedtuple(
 )
 
 
-@functools.lru_cache(maxsize=4096)
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor", "new", "initialize"})
+# receiver.method, receiver::method, receiver->method; a lookahead, so a.b.c gives (a, b) and (b, c).
+_RECEIVER_RE = _lazy_pattern(
+    r"(?<![A-Za-z0-9_$])(?=([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:\?\.|\.|::|->)\s*([A-Za-z_$][A-Za-z0-9_$]*))"
+)
+
+
+@SYMBOL_NAMES
 def _symbol_name(symbol):
-    """The name code calls a cited symbol by (its last part: Context.invoke -> invoke), or None
-    when it is too short to match on ("get", "run") or not an identifier."""
-    name = re.split(r"[.#:]+", symbol)[-1]
-    return name if len(name) >= CODE_REF_MIN_NAME and _IDENT_RE.fullmatch(name) else None
+    """(the name code calls a cited symbol by, its class or None): Context.invoke -> ("invoke",
+    "Context"); a constructor is called by its class (Pool.__init__ -> ("Pool", "Pool")). The
+    name is None when too short to match on ("get", "run") or not an identifier."""
+    parts = [p for p in re.split(r"[.#:]+", symbol) if p]
+    if not parts:
+        return None, None
+    owner = parts[-2] if len(parts) > 1 else None
+    name = owner if owner and parts[-1] in _CONSTRUCTORS else parts[-1]
+    if len(name) < CODE_REF_MIN_NAME or not _IDENT_RE.fullmatch(name):
+        return None, owner
+    return name, owner
 
 
-@functools.lru_cache(maxsize=4096)
+def _plain(identifier):
+    """An identifier with case and separators dropped: connection_pool, connectionPool and
+    ConnectionPool all read "connectionpool"."""
+    return identifier.replace("_", "").replace("$", "").lower()
+
+
+@MODULE_FORMS
 def _module_forms(path):
     """How code elsewhere names a cited file: its last two path parts without the extension,
     slash- or dot-separated ("src/upload/upload.ts" -> "upload/upload", "upload.upload"); none for
@@ -7783,8 +9345,11 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         return []
     texts = []  # (rel, status, raw text, code with comments and strings masked)
     for rel, status in work:
-        data = read_repo_file(origin.path, rel)
-        if data is None or len(data) > CODE_REF_MAX_BYTES or b"\0" in data[:8192]:
+        try:
+            data = read_repo_file(origin.path, rel, limit=CODE_REF_MAX_BYTES)
+        except UnreadableFile:  # a FIFO, a device, a symlink out, a bundle: not source to read
+            continue
+        if data is None or b"\0" in data[:8192]:
             continue
         text = data.decode("utf-8", "replace")
         language = language_of(rel)
@@ -7815,7 +9380,7 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         )
         for sql, args in queries:
             for a in cursor.execute(sql, args):
-                name = _symbol_name(a[0])  # evidence about one symbol: only code that names it
+                name, _ = _symbol_name(a[0])  # evidence about one symbol: only code that names it
                 if name:
                     by_name.setdefault(name, []).append(a)
         # Evidence about a whole file: code that imports it. One row per cited file.
@@ -7835,9 +9400,19 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     hits = []  # (rel, status, anchor, how, name)
     for rel, status, text, code in texts:
         called = set(_CALL_RE.findall(code))
-        for name in sorted(set(_IDENT_RE.findall(code)) & set(by_name)):
+        named = set(_IDENT_RE.findall(code))
+        receivers = {}  # method name -> the receivers it is called on here, plain (see _plain)
+        for receiver, method in _RECEIVER_RE.findall(code):
+            receivers.setdefault(method, set()).add(_plain(receiver))
+        for name in sorted(named & set(by_name)):
             how = "calls" if name in called else "uses"
-            hits.extend((rel, status, a, how, name) for a in by_name[name])
+            for a in by_name[name]:
+                # A method counts only when its class is named here or is the receiver's name
+                # (pool.release for Pool.release): every class has an __init__ or a close.
+                _, owner = _symbol_name(a[0])
+                if owner and owner not in named and _plain(owner) not in receivers.get(name, ()):
+                    continue
+                hits.append((rel, status, a, how, name))
         for form, cited in sorted(by_form.items()):
             if _contains_word(text, form):
                 hits.extend((rel, status, a, "imports", form) for a in cited)
@@ -8409,7 +9984,7 @@ def _count_matches(store, terms, where, params):
 # -- rerank --------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=8192)
+@SYMBOL_WORDS
 def _symbol_words(symbol):
     """The lower-cased words of a cited symbol, as _query_names compares them with the query's
     terms (Client.uploadDocument -> client, upload, document); once per symbol."""
@@ -8429,7 +10004,7 @@ def _words_of(text):
     return " %s " % index_text(text) if text else ""
 
 
-@functools.lru_cache(maxsize=8192)
+@SPACED_FORMS
 def _spaced_forms(term):
     """The match forms of ``term`` (match_forms), each between spaces, as _words_of holds words."""
     return tuple(" %s " % form for form in _term_forms(term))
@@ -8686,7 +10261,7 @@ def search(
     files=None,
     page=None,
 ):
-    """Search evidence from the caller's repository outward (see the README for the shape).
+    """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
 
     ``workspace`` scopes a caller that stands in no registered repository (an MCP server started
     for a workspace, a shell outside every checkout) to that workspace's repositories; a caller
@@ -9005,9 +10580,11 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     repos = {r.id: r for r in _repos(store)}
     heads = {}
     keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
-    checker = FreshnessChecker(store)
+    checker = FreshnessChecker(store, remember=True)
     computed = checker.check_items(anchors)
-    _write_freshness_cache(store, _cache_rows(checker, computed, anchors, repos, heads, keys.get))
+    _write_freshness_cache(
+        store, _changed_rows(store, _cache_rows(checker, computed, anchors, repos, heads, keys.get))
+    )
     items = []
     summary = {v: 0 for v in VERDICTS}
     fileless = {}
@@ -9037,6 +10614,22 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     if total is not None:
         out["total"] = total
     return out
+
+
+def _changed_rows(store, rows):
+    """The freshness cache rows that differ from what the cache holds: a verify that finds what
+    the last one found writes nothing (each written row passes the redaction boundary)."""
+    held = {}
+    rids = [r[0] for r in rows]
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for rid, key, verdict, reasons in store.db.execute(
+            "SELECT evidence_rid, cache_key, verdict, reasons FROM freshness_cache WHERE evidence_rid IN (%s)"
+            % ",".join("?" * len(chunk)),
+            chunk,
+        ):
+            held[rid] = (key, verdict, reasons)
+    return [r for r in rows if held.get(r[0]) != (r[1], r[2], r[3])]
 
 
 def verify_exit_code(res, strict=False):
@@ -9135,7 +10728,7 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
     repository's current commit, blob and symbol hash (the earlier provenance is kept in the item's
     history), so that they read ``current`` again. All or nothing: an item whose cited file or
     symbol no longer exists is refused, pointing to supersede."""
-    note = redact_secrets(clean_text(note, "note", MAX_SUMMARY_CHARS))
+    note = stored_text(clean_text(note, "note", MAX_SUMMARY_CHARS))
     agent = clean_text(agent, "agent", 200, required=True)
     if session_id:
         session_id = _resolve_session_id(store, session_id)
@@ -9174,11 +10767,16 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
                     % (eid, a["repo_name"], a["path"], a["repo_name"])
                 )
             rel = a["path"]
-            data = read_repo_file(repo.path, rel)
-            if data is None:
-                rel = checker.followed.get((repo.id, a["path"]))
-                data = read_repo_file(repo.path, rel) if rel else None
             label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+            try:
+                data = read_repo_file(repo.path, rel)
+                if data is None:
+                    rel = checker.followed.get((repo.id, a["path"]))
+                    data = read_repo_file(repo.path, rel) if rel else None
+            except UnreadableFile as e:
+                raise UsageError(
+                    "%s cites %s in %s, and %s; nothing to confirm" % (eid, label, repo.name, e)
+                ) from None
             if data is None:
                 raise UsageError(
                     "%s cites %s, which no longer exists in %s; record what is true now and "
@@ -9330,7 +10928,7 @@ def forget(store, ids=(), session=None, reason=None):
     """Delete items (or a whole session with its items and imported activity) for good: their text
     leaves every byte of the store, and a tombstone (the id and the reason, never the content)
     stays, for export to carry to teammates. Not undoable."""
-    reason = redact_secrets(clean_text(reason, "reason", MAX_CLAIM_CHARS, required=True))
+    reason = stored_text(clean_text(reason, "reason", MAX_CLAIM_CHARS, required=True))
     if not ids and not session:
         raise UsageError("nothing to forget: give evidence ids or --session ID")
     pairs = _resolve_ids(store, list(ids)) if ids else []
@@ -9513,6 +11111,8 @@ def _served_text(text, limit):
     and invisible characters dropped, clipped."""
     text, _ = neutralise(text or "")
     text = " ".join(re.sub(r"[\x00-\x1f\x7f\u2028\u2029]", " ", text).split())
+    if len(text) > limit:
+        text = shown_text(text)  # redacted whole before the cut
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -9637,7 +11237,7 @@ def brief(store, repo=None, cwd=None, files=None, max_tokens=BRIEF_DEFAULT_TOKEN
     res["text"], res["omitted"] = _fit_briefing(res, max_tokens)
     res["tokens"] = estimate_tokens(res["text"])
     kept = {item["id"] for s in sections for item in s["items"]}
-    if record and kept:
+    if record and kept and not store.readonly:  # a briefing only reads; remembering is a bonus
         now = utc_now()
         with store.atomic():
             store.db.executemany(
@@ -9764,7 +11364,7 @@ class LocalPaths:
         each distinct value is cleaned once."""
         out = self._shared.get(text)
         if out is None:
-            out = self._shared[text] = redact_secrets(self.strip(text))
+            out = self._shared[text] = stored_text(self.strip(text))
         return out
 
     def shared_anchor(self, anchor):
@@ -10121,7 +11721,8 @@ def _v_object_id(value):
         return None
     if not is_object_id(value):
         raise ValueError(
-            "must be a full object id (40 or 64 lower-case hex digits), not %r" % (str(value)[:80],)
+            "must be a full object id (40 or 64 lower-case hex digits), not %r"
+            % (shown_text(str(value))[:80],)
         )
     return value
 
@@ -10130,7 +11731,7 @@ def _v_hex(value):
     if value is None:
         return None
     if not isinstance(value, str) or not _HEX_RE.match(value):
-        raise ValueError("must be lower-case hex, not %r" % (str(value)[:80],))
+        raise ValueError("must be lower-case hex, not %r" % (shown_text(str(value))[:80],))
     return value
 
 
@@ -10141,8 +11742,9 @@ def _v_key(value):
     """``value`` (an identifier that matched its pattern), refused when the redaction boundary
     would change it: stored as a [REDACTED …] marker, a key names no record, and every other key
     holding a secret of that kind becomes the same marker."""
-    if not _OWN_ID_RE.match(value) and stored_text(value) != value:
-        raise ValueError("holds what looks like a secret (an identifier is stored as it is, never redacted)")
+    fault = None if _OWN_ID_RE.match(value) else identifier_fault(value)
+    if fault:
+        raise ValueError("%s (an identifier is stored as it is, never redacted)" % fault)
     return value
 
 
@@ -10154,7 +11756,7 @@ def _v_matching(pattern, what, key=False):
         if value is None:
             return None
         if not isinstance(value, str) or not pattern.match(value):
-            raise ValueError("is not %s: %r" % (what, str(value)[:80]))
+            raise ValueError("is not %s: %r" % (what, shown_text(str(value))[:80]))
         return _v_key(value) if key else value
 
     return check
@@ -10175,7 +11777,7 @@ _v_record_id = _v_matching(_RECORD_ID_RE, "a valid id")  # a topology record's (
 _v_required_id = _v_required(_v_record_id)
 _v_key_id = _v_matching(_RECORD_ID_RE, "a valid id", key=True)  # an item's or a session's
 _v_required_key_id = _v_required(_v_key_id)
-_v_repo_name = _v_matching(REPO_NAME_RE, "a repository name")
+_v_repo_name = _v_matching(REPO_NAME_RE, "a repository name", key=True)
 _v_required_repo = _v_required(_v_repo_name)
 
 
@@ -10193,7 +11795,7 @@ def _v_branch(value):
         or "/." in value
         or _REF_FORBIDDEN_RE.search(value)
     ):
-        raise ValueError("is not a valid branch name: %r" % (str(value)[:80],))
+        raise ValueError("is not a valid branch name: %r" % (shown_text(str(value))[:80],))
     return value
 
 
@@ -10204,9 +11806,9 @@ def _v_path(value):
     try:
         git_path(value)
     except GitError:
-        raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],)) from None
+        raise ValueError("cites a path outside its repository: %r" % (shown_text(str(value))[:80],)) from None
     if value.startswith("-") or len(value) > 4096 or ("git" in value.lower() and _names_git_dir(value)):
-        raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],))
+        raise ValueError("cites a path outside its repository: %r" % (shown_text(str(value))[:80],))
     return value
 
 
@@ -10237,19 +11839,19 @@ def _v_timestamp(value):
     if value is None or value == "":
         return None
     if not isinstance(value, str) or not _TIMESTAMP_RE.match(value) or not _is_calendar_time(value):
-        raise ValueError("is not an ISO-8601 time: %r" % (str(value)[:80],))
+        raise ValueError("is not an ISO-8601 time: %r" % (shown_text(str(value))[:80],))
     return value
 
 
 def _v_required_timestamp(value):
     if _stamp_seconds(value) is None or not _TIMESTAMP_RE.match(value) or not _is_calendar_time(value):
-        raise ValueError("needs a time like 2026-03-01T12:00:00Z, not %r" % (str(value)[:80],))
+        raise ValueError("needs a time like 2026-03-01T12:00:00Z, not %r" % (shown_text(str(value))[:80],))
     return value
 
 
 def _v_event_id(value):
     if not isinstance(value, str) or not _EVENT_ID_RE.match(value):
-        raise ValueError("needs an id like evt-…, not %r" % (str(value)[:80],))
+        raise ValueError("needs an id like evt-…, not %r" % (shown_text(str(value))[:80],))
     return _v_key(value)
 
 
@@ -10438,7 +12040,7 @@ class _FieldError(ValueError):
 _ABSENT = object()
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _field_checks(record_type):
     """(field, check, what check gives an absent field, or _ABSENT when it refuses one, the texts
     check has passed unchanged): most fields of most records are absent or null, and need no
@@ -10458,7 +12060,7 @@ def _field_checks(record_type):
 _PASSED_CHARS, _PASSED_MAX = 200, 8192
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _field_plan(record_type):
     """(what an absent field of each kind gives, in declared order; {field: (check, passed)} of the
     fields a value needs checking for; the fields that refuse to be absent; those whose absent
@@ -10703,7 +12305,7 @@ def _history_rows(rid, rec, known):
     for h in rec.get("history") or ():
         if h["id"] not in known:
             known.add(h["id"])
-            rows.append(_event_row(rid, h["event"], h.get("session"), h.get("agent"), redact_secrets(h.get("note")),
+            rows.append(_event_row(rid, h["event"], h.get("session"), h.get("agent"), stored_text(h.get("note")),
                                    h["at"], h.get("previous") or [], h.get("commits") or {}, event_id=h["id"]))  # fmt: skip
     return rows
 
@@ -10829,18 +12431,19 @@ def _import_sessions(store, records, forgotten, by_name, session_map):
         if sid in present:
             session_map[sid] = sid
             continue
-        agent = rec.get("agent") or "unknown"
-        if rec.get("external_id"):
-            key = (agent, rec["external_id"])
+        agent = stored_key(rec.get("agent") or "unknown")  # as a transcript import keys them
+        external_id = stored_key(rec.get("external_id"))
+        if external_id:
+            key = (agent, external_id)
             row = store.one("SELECT id FROM sessions WHERE agent = ? AND external_id = ?", key)
             if row is not None or key in external:
                 session_map[sid] = row["id"] if row is not None else external[key]
                 continue
             external[key] = sid
         repo = by_name.get(rec.get("repo"))
-        rows.append((sid, agent, rec.get("external_id"), rec.get("cwd"), repo.id if repo else None, rec.get("repo"),
+        rows.append((sid, agent, external_id, rec.get("cwd"), repo.id if repo else None, rec.get("repo"),
                      rec.get("branch"), rec.get("commit"), rec.get("started_at"), rec.get("ended_at"),
-                     redact_secrets(rec.get("summary")), utc_now()))  # fmt: skip
+                     stored_text(rec.get("summary")), utc_now()))  # fmt: skip
         present.add(sid)
         session_map[sid] = sid
     store.db.executemany(
@@ -11013,7 +12616,7 @@ def _import_records_in(store, records):
                 scrub = True
             store.db.execute(
                 "INSERT OR IGNORE INTO tombstones(id, kind, session_id, reason, forgotten_at) VALUES (?, ?, ?, ?, ?)",
-                (t["id"], t["kind"], t["session"], redact_secrets(t["reason"]), t.get("forgotten_at") or now),
+                (t["id"], t["kind"], t["session"], stored_text(t["reason"]), t.get("forgotten_at") or now),
             )
         counts["sessions"] = _import_sessions(store, records, forgotten, by_name, session_map)
         # Evidence in chunks: what the store already holds of the import (its ids, the items its
@@ -11156,7 +12759,7 @@ def _import_topology(store, records):
         if rec["type"] == "relation":
             a = _identity_of(repos, rec["from"], rec["from_root"])
             b = _identity_of(repos, rec["to"], rec["to_root"])
-            note = redact_secrets(rec.get("note"))
+            note = stored_text(rec.get("note"))
             if a is not None and b is not None:
                 if a.id != b.id:
                     counts["relations"] += db.execute(
@@ -11916,6 +13519,7 @@ class TranscriptRecord:
         self.agent = agent
         self.path = path
         self.external_id = None
+        self.raw_external_id = None  # as the transcript gave it, before stored_key
         self.version = None
         self.cwd = None  # first known working directory
         self.cwds = []  # every change of working directory, in order
@@ -11997,9 +13601,7 @@ class TranscriptRecord:
         if is_redacted_value(text):
             self.redacted_values += 1
             return
-        text = text.strip()
-        if len(text) > MAX_STORED_COMMAND:
-            text = text[:MAX_STORED_COMMAND] + " …[truncated]"
+        text = stored_cut(text.strip(), MAX_STORED_COMMAND)  # redacted whole, then cut
         # Each goes into its own column: a field of another type in the transcript is dropped.
         self.commands.append(
             {
@@ -12021,13 +13623,7 @@ class TranscriptRecord:
             text = "" if text is None else json.dumps(text, default=str)
         if is_redacted_value(text):
             text = "(redacted)"
-        self.errors.append(
-            {
-                "tool": tool,
-                "error": " ".join(text[: MAX_STORED_ERROR * 4].split())[:MAX_STORED_ERROR],
-                "at": ts,
-            }
-        )
+        self.errors.append({"tool": tool, "error": _error_excerpt(text), "at": ts})
 
     def merge_subagent(self, sub, agent_id):
         for tool, n in sub.tool_calls.items():
@@ -12052,10 +13648,22 @@ class TranscriptRecord:
         self.see_time(sub.ended_at)
 
 
+def _error_excerpt(text):
+    """The start of a tool error as stored: its first lines with whitespace folded, redacted,
+    then cut to MAX_STORED_ERROR characters. Only a window of the text is looked at (an error may
+    be megabytes of output); a word the window's end cuts through is left out, so that no part of
+    a secret reaches the redaction without the rest of it."""
+    window = text[: MAX_STORED_ERROR * 4]
+    words = window.split()
+    if len(window) < len(text) and words and not text[len(window)].isspace():
+        words.pop()  # cut through by the window
+    return stored_cut(" ".join(words), MAX_STORED_ERROR)
+
+
 # Lines an adapter could not digest, per thread: {thread: {"skip": {(path, n)}, "at": (path, n)}}.
 # parse_transcript runs an adapter again without a line that made it raise (see _run_adapter), so
 # a well-formed line of unexpected types is one bad line, whatever the adapter, never fatal.
-_ADAPTER_LINES = {}
+_ADAPTER_LINES = {}  # the state of parses in progress, not a cache (see parts/core/caches.py)
 
 
 def _json_lines(path, rec):
@@ -12075,7 +13683,7 @@ def _json_lines(path, rec):
                 rec.bad_lines += 1
                 continue
             try:
-                obj = json.loads(raw)
+                obj = loads_json(raw)
                 if b"\\ud" in raw.lower():  # a lone surrogate escape: text no store can hold
                     json.dumps(obj, ensure_ascii=False).encode("utf-8")
             except ValueError:  # also bad UTF-8, and a last line still being written
@@ -12162,7 +13770,7 @@ def detect_transcript_agent(path):
             if n >= 50:
                 break
             try:
-                obj = json.loads(raw)
+                obj = loads_json(raw)
             except ValueError:
                 continue
             if not isinstance(obj, dict):
@@ -12230,7 +13838,7 @@ def _first_session_ids(path, limit=20):
                 if n >= limit:
                     break
                 try:
-                    obj = json.loads(raw)
+                    obj = loads_json(raw)
                 except ValueError:
                     continue
                 if isinstance(obj, dict) and isinstance(obj.get("sessionId"), str):
@@ -12425,7 +14033,7 @@ def _claude_subagent_types(path):
             if b'"Task"' not in raw and b"agent_progress" not in raw:
                 continue  # cheap pre-filter: most lines are neither
             try:
-                obj = json.loads(raw)
+                obj = loads_json(raw)
             except ValueError:
                 continue
             if not isinstance(obj, dict):
@@ -12454,7 +14062,7 @@ def _codex_arguments(raw):
     if not isinstance(raw, str) or is_redacted_value(raw):
         return None
     try:
-        value = json.loads(raw)
+        value = loads_json(raw)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -12515,7 +14123,7 @@ def _parse_codex(path, rec):
             rec.see_branch(git.get("branch"), cwd)
             url = git.get("repository_url")
             if isinstance(url, str) and url and not is_redacted_value(url):
-                rec.repository_url = redact_secrets(url)
+                rec.repository_url = url
             source = payload.get("source")
             if isinstance(source, dict) and isinstance(source.get("subagent"), dict):
                 spawn = source["subagent"].get("thread_spawn")
@@ -13102,12 +14710,33 @@ def import_transcript(store, path, agent="auto", force=False, cwd_hint=None):
     return _store_transcript(store, rec, repos, size, head, key)
 
 
+def _adopt_legacy_session(store, rec):
+    """Give a session stored before ids were keyed (under the cleaned form of an id that the
+    boundary changes) its keyed id, when this same transcript made it, so that a re-import
+    finds it instead of adding a second session."""
+    keyed = rec.external_id
+    legacy = stored_text(rec.raw_external_id) if rec.raw_external_id else None
+    if not legacy or legacy == keyed:
+        return
+    with store.atomic():
+        if store.one("SELECT 1 FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, keyed)):
+            return
+        row = store.one(
+            "SELECT s.id FROM sessions s JOIN session_imports i ON i.session_id = s.id "
+            "WHERE s.agent = ? AND s.external_id = ? AND i.transcript = ?",
+            (rec.agent, legacy, rec.path),
+        )
+        if row is not None:
+            store.db.execute("UPDATE sessions SET external_id = ? WHERE id = ?", (keyed, row["id"]))
+
+
 def _transcript_external_id(store, rec):
     """The id a transcript's session is stored under. Two transcripts that carry one session id
     (non-UUID file names, a copied file) are two sessions: while the first one's file still exists,
     the second gets the id plus a suffix naming its file, so neither import replaces the other's
     files and commands. A transcript that moved (old file gone) keeps its session."""
-    eid = rec.external_id
+    rec.raw_external_id = rec.external_id
+    eid = rec.external_id = stored_key(rec.external_id)
     if not eid:
         return eid
     row = store.one(
@@ -13124,6 +14753,9 @@ def _transcript_external_id(store, rec):
 
 def _store_transcript(store, rec, repos, size, head, key):
     rec.external_id = _transcript_external_id(store, rec)
+    # Stored and looked up by its stored_key: two ids that differ only in what the boundary
+    # strips or redacts stay two sessions.
+    _adopt_legacy_session(store, rec)
     mapper = _RepoMapper(repos)
     warnings = []
     # Files: per repository (repo-relative) or outside (absolute, never attributed to a repo).
@@ -13151,7 +14783,7 @@ def _store_transcript(store, rec, repos, size, head, key):
             (
                 n,
                 c.get("tool"),
-                redact_secrets(c["command"]),
+                c["command"],  # stored_cut already (add_command)
                 c.get("cwd"),
                 repo.name if repo else None,
                 c.get("at"),
@@ -13205,9 +14837,9 @@ def _store_transcript(store, rec, repos, size, head, key):
         repo_rows.append((repo, int(is_cwd), commit, source, branch, branch_source, entry))
 
     session_branch = rec.branch_by_cwd.get(rec.cwd) or rec.branch
-    summary = redact_secrets("; ".join(rec.summaries)[:MAX_SUMMARY_CHARS]) or None
-    title = redact_secrets(rec.title) if rec.title else None
-    errors = [dict(e, error=redact_secrets(e["error"])) for e in rec.errors]
+    summary = stored_cut("; ".join(rec.summaries), MAX_SUMMARY_CHARS) or None
+    title = rec.title or None
+    errors = rec.errors  # each stored_cut already (_error_excerpt)
     with store.atomic():
         row = store.one(
             "SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id)
@@ -13333,7 +14965,7 @@ def _store_transcript(store, rec, repos, size, head, key):
                 json.dumps(rec.tool_calls, sort_keys=True),
                 json.dumps(errors),
                 json.dumps(rec.subagents),
-                json.dumps([redact_secrets(s) for s in rec.summaries]),
+                json.dumps(rec.summaries),  # redacted value by value at the store's boundary
                 rec.parent_external_id,
                 now,
             ),
@@ -13442,6 +15074,16 @@ def sessions_touching(store, repo, path, cwd=None, limit=20):
     }
 
 
+class ImportInterrupted(KeyboardInterrupt):
+    """Ctrl-C during import_transcripts. Each transcript is imported in its own transaction, so
+    what came before stays imported and the one under way left nothing: ``results`` and
+    ``failed`` say how far it got, of ``total`` files."""
+
+    def __init__(self, results, failed, total):
+        super().__init__()
+        self.results, self.failed, self.total = results, failed, total
+
+
 def import_transcripts(store, paths, agent="auto", force=False, progress=None):
     """Import transcript files and directories of them. A file that cannot be imported is
     reported in "failed" and the others go on. ``progress(done, total, path)`` is called per file.
@@ -13464,6 +15106,8 @@ def import_transcripts(store, paths, agent="auto", force=False, progress=None):
                 continue  # a subagent file of a session already imported in this run
             seen.add(target)
             results.append(import_transcript(store, target, agent=agent, force=force))
+        except KeyboardInterrupt:
+            raise ImportInterrupted(results, failed, len(files)) from None
         except WctxError as e:
             if len(files) == 1 and len(paths) == 1 and os.path.isfile(paths[0]):
                 raise
@@ -13493,6 +15137,9 @@ def _live_evidence(store, ids):
         }
         for r in sorted(rows, key=lambda r: ids.index(r["id"]))
     ]
+
+
+COMMAND_TOOLS = CLAUDE_COMMAND_TOOLS + CODEX_COMMAND_TOOLS + GEMINI_COMMAND_TOOLS
 
 
 def session_activity(store, session_id):
@@ -13539,6 +15186,10 @@ def session_activity(store, session_id):
         }
         for c in store.all("SELECT * FROM session_commands WHERE session_id = ? ORDER BY seq", (session_id,))
     ]
+    tool_calls = json.loads(row["tool_calls"])
+    # A command call whose command the transcript holds as a sanitiser's placeholder (or empty) is
+    # counted as a call but stored as no command: say how many, not "commands (0)".
+    command_calls = sum(tool_calls.get(t, 0) for t in COMMAND_TOOLS)
     return {
         "transcript": row["transcript"],
         "imported_at": row["imported_at"],
@@ -13550,10 +15201,11 @@ def session_activity(store, session_id):
         "compactions": row["compactions"],
         "cwds": json.loads(row["cwds"]),
         "summaries": json.loads(row["summaries"]),
-        "tool_calls": json.loads(row["tool_calls"]),
+        "tool_calls": tool_calls,
         "repos": repos,
         "files": files,
         "commands": commands,
+        "commands_withheld": max(0, command_calls - len(commands)),
         "errors": json.loads(row["errors"]),
         "subagents": json.loads(row["subagents"]),
         "parent_external_id": row["parent_external_id"],
@@ -13595,12 +15247,17 @@ HOOK_PROBE_SECONDS = 30
 HOOK_PROBE_PATH = "/usr/bin:/bin"  # the clean shell the probe runs the command from
 
 
+def hook_home(home=None):
+    """The store a hook is installed for, or checked against: --home, else $WCTX_HOME, else
+    ~/.wctx, as an absolute path."""
+    return os.path.abspath(os.path.expanduser(home)) if home else default_home()
+
+
 def hook_command(python=None, home=None, action=("import", "--hook")):
-    """The shell command an agent's hook runs: this wctx (see hook_invocation), --home when given,
-    then ``action``."""
-    argv = hook_invocation(python)
-    if home:
-        argv += ["--home", os.path.abspath(os.path.expanduser(home))]
+    """The shell command an agent's hook runs: this wctx (see hook_invocation), --home STORE, then
+    ``action``. The store is always named: an agent started from an IDE or a clean shell has no
+    $WCTX_HOME, and a hook that followed it would read and write another store."""
+    argv = hook_invocation(python) + ["--home", hook_home(home)]
     return shell_command(argv + list(action))
 
 
@@ -13663,6 +15320,134 @@ def codex_end_event(env=None):
     if version[:3] > CODEX_SESSION_END_SINCE or (version[:3] == CODEX_SESSION_END_SINCE and not version[3]):
         return "SessionEnd", "codex %s has the SessionEnd event" % label
     return "Stop", "codex %s predates SessionEnd (%s); Stop runs after every turn" % (label, first)
+
+
+# Codex runs a user's hook only once someone trusted it: Codex records trust per hook in
+# $CODEX_HOME/config.toml as [hooks.state."<hooks.json path>:<event>:<group>:<handler>"]
+# trusted_hash = "sha256:…", written when a person picks "Trust all and continue" at "Hooks need
+# review" or trusts it in /hooks. `codex exec` never asks and skips untrusted hooks without a word;
+# a changed command is a new hook to trust again. wctx reads that record and says what it finds;
+# it never writes it (the review is Codex's safety gate, for a person to pass).
+CODEX_EVENT_LABELS = {"SessionStart": "session_start", "SessionEnd": "session_end", "Stop": "stop"}
+CODEX_DEFAULT_TIMEOUT_SECONDS = 600  # what Codex assumes for a hook that states no timeout
+CODEX_TRUST_HOW = (
+    'run `codex` in a terminal and choose "Trust all and continue" when it says "Hooks need '
+    'review" (or type /hooks, pick each wctx hook and press t); `codex exec` never asks and skips '
+    "untrusted hooks without a word (automation that vets its hooks may pass "
+    "--dangerously-bypass-hook-trust)"
+)
+_TOML_HEADER = r"^\s*\[\s*((?:[^\[\]\"']|\"(?:[^\"\\]|\\.)*\"|'[^']*')+?)\s*\]\s*(?:#.*)?$"
+_TOML_KEY_PART = r"\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[A-Za-z0-9_-]+)\s*(\.|$)"
+_TOML_PAIR = r"^\s*([A-Za-z0-9_-]+)\s*=\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|true|false)\s*(?:#.*)?$"
+
+
+def codex_hook_hash(event, entry, matcher=None):
+    """The trust identity Codex records for one command hook: sha256 of canonical JSON (keys
+    sorted, no spaces) of the event's label and the hook as Codex normalises it (default timeout,
+    async false, unset fields left out). Equal to `codex app-server` hooks/list's currentHash on
+    codex-cli 0.171; a Codex that hashes otherwise reads as "modified", never as trusted."""
+    import hashlib
+
+    timeout = entry.get("timeout")
+    hook = {
+        "type": "command",
+        "command": entry.get("command"),
+        "timeout": max(1, timeout if isinstance(timeout, int) else CODEX_DEFAULT_TIMEOUT_SECONDS),
+        "async": entry.get("async") is True,
+    }
+    if isinstance(entry.get("statusMessage"), str):
+        hook["statusMessage"] = entry["statusMessage"]
+    identity = {"event_name": CODEX_EVENT_LABELS.get(event, event), "hooks": [hook]}
+    if isinstance(matcher, str) and event == HOOK_START_EVENT:
+        identity["matcher"] = matcher
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _toml_string(token):
+    if token.startswith("'"):
+        return token[1:-1]
+    try:
+        return json.loads(token)
+    except ValueError:
+        return token[1:-1]
+
+
+def read_codex_config(env=None):
+    """(hook states {key: {"trusted_hash", "enabled"}}, hooks feature on?, config.toml text) from
+    $CODEX_HOME/config.toml. A small reader for the table form Codex writes
+    ([hooks.state."key"], [features]); no TOML library is needed on Python 3.8."""
+    path = os.path.join(codex_home(env), "config.toml")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return {}, True, ""
+    states, feature_on, table = {}, True, None
+    for line in text.splitlines():
+        m = re.match(_TOML_HEADER, line)
+        if m and not line.lstrip().startswith("[["):
+            parts = [p[0] for p in re.findall(_TOML_KEY_PART, m.group(1))]
+            table = [_toml_string(p) if p[:1] in "\"'" else p for p in parts]
+            continue
+        m = re.match(_TOML_PAIR, line)
+        if not m or table is None:
+            continue
+        name, value = m.group(1), m.group(2)
+        if len(table) == 3 and table[:2] == ["hooks", "state"]:
+            state = states.setdefault(table[2], {})
+            if name == "trusted_hash" and value[:1] in "\"'":
+                state["trusted_hash"] = _toml_string(value)
+            elif name == "enabled" and value in ("true", "false"):
+                state["enabled"] = value == "true"
+        elif table == ["features"] and name in ("hooks", "codex_hooks") and value == "false":
+            feature_on = False
+    return states, feature_on, text
+
+
+def codex_hook_trust(path, data, env=None):
+    """Codex's trust of each wctx hook in the hooks.json at ``path`` holding ``data``:
+    [{"event", "key", "hash", "trust": trusted | untrusted | modified | disabled | unknown}]."""
+    states, _, text = read_codex_config(env)
+    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    found = []
+    for event in HOOK_ALL_EVENTS:
+        groups = hooks.get(event)
+        for g, group in enumerate(groups if isinstance(groups, list) else ()):
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            for h, entry in enumerate(entries if isinstance(entries, list) else ()):
+                if not _is_wctx_hook(entry):
+                    continue
+                key = "%s:%s:%d:%d" % (path, CODEX_EVENT_LABELS.get(event, event), g, h)
+                digest = codex_hook_hash(event, entry, group.get("matcher"))
+                state = states.get(key, {})
+                if state.get("enabled") is False:
+                    trust = "disabled"
+                elif state.get("trusted_hash") == digest:
+                    trust = "trusted"
+                elif state.get("trusted_hash"):
+                    trust = "modified"
+                else:
+                    trust = "unknown" if key in text else "untrusted"
+                found.append({"event": event, "key": key, "hash": digest, "trust": trust})
+    return found
+
+
+def codex_trust_problem(trust):
+    """One line on the wctx hooks Codex will not run for want of trust, or None."""
+    bad = [t for t in trust if t["trust"] != "trusted"]
+    if not bad:
+        return None
+    said = {
+        "untrusted": "not trusted",
+        "modified": "changed since it was trusted",
+        "disabled": "disabled in Codex",
+        "unknown": "trust recorded in a form wctx cannot read",
+    }
+    return "Codex will not run %s; to trust them: %s" % (
+        ", ".join("the %s hook (%s)" % (t["event"], said[t["trust"]]) for t in bad),
+        CODEX_TRUST_HOW,
+    )
 
 
 def _is_wctx_hook(entry):
@@ -13822,11 +15607,7 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
     end_event = HOOK_EVENTS[agent]
     if agent == AGENT_CODEX:
         end_event, why = codex_end_event(env)
-        notes.append(
-            "Codex session end: %s (%s). Codex runs hooks when its hooks feature is on (the default in "
-            "recent versions; older ones need [features] codex_hooks = true in config.toml, which wctx "
-            "does not edit) and, where Codex asks, after you trust the hooks in /hooks." % (end_event, why)
-        )
+        notes.append("Codex session end: %s (%s)." % (end_event, why))
     if agent == AGENT_GEMINI:
         notes.append(
             "Gemini CLI runs hooks from ~/.gemini/settings.json in every folder; it asks before running "
@@ -13864,40 +15645,66 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
         "notes": notes,
         "probes": [],
     }
+    if agent == AGENT_CODEX:
+        result["trust"] = codex_hook_trust(os.path.abspath(path), new, env)
+        _, feature_on, _ = read_codex_config(env)
+        if not feature_on:
+            notes.append(
+                "Codex's hooks feature is off in its config.toml ([features] hooks = false): no hook runs"
+            )
+        problem = codex_trust_problem(result["trust"])
+        if problem:
+            notes.append(problem)
     if result["changed"] and not dry_run:
         result["diff"], result["backup"] = _write_settings(path, old_text, new)
     elif result["changed"]:
         result["diff"] = _settings_diff(path, old_text, new)
     if probe and not dry_run:
-        result["probes"] = [probe_hook_command(cmd, event) for event, cmd in result["commands"].items()]
+        result["probes"] = [probe_hook_command(cmd, event, home) for event, cmd in result["commands"].items()]
     return result
 
 
-def probe_hook_command(command, event):
+def probe_hook_command(command, event, home=None):
     """Run one hook command as its agent would, from a clean shell (PATH=/usr/bin:/bin, no
-    PYTHONPATH, not this directory), with a probe payload it answers without acting. Returns
-    {"event", "command", "ok", "error"}."""
+    PYTHONPATH, no WCTX_HOME, not this directory), with a probe payload it answers without acting.
+    It passes when it answers and names the store ``home`` (see hook_home) that it would use.
+    Returns {"event", "command", "ok", "error", "store"}."""
+    import shlex
+
+    expected = hook_home(home)
     env = {"PATH": HOOK_PROBE_PATH, "HOME": os.path.expanduser("~"), "LC_ALL": "C.UTF-8"}
     payload = json.dumps({"hook_event_name": HOOK_PROBE_EVENT, "probe_of": event}).encode()
     shell = "/bin/sh" if os.path.exists("/bin/sh") else "sh"
     code, out, err = run_program(
         [shell, "-c", command], input_bytes=payload, env=env, timeout=HOOK_PROBE_SECONDS
     )
-    ok = False
+    answer = None
     if code == 0:
         try:
             answer = json.loads(out.decode("utf-8", "replace").strip().splitlines()[-1])
-            ok = isinstance(answer, dict) and answer.get("wctx_probe") == "ok"
         except (ValueError, IndexError):
-            ok = False
-    error = None
-    if not ok:
+            answer = None
+    if not isinstance(answer, dict) or answer.get("wctx_probe") != "ok":
         lines = err.decode("utf-8", "replace").strip().splitlines()
         error = "exit %s: %s" % (
             code if code is not None else "-",
             lines[-1] if lines else "no answer to the probe",
         )
-    return {"event": event, "command": command, "ok": ok, "error": error}
+        return {"event": event, "command": command, "ok": False, "error": error, "store": None}
+    store = answer.get("home")
+    try:
+        named = "--home" in shlex.split(command)
+    except ValueError:
+        named = False
+    error = None
+    if not named:
+        error = (
+            "names no store: it uses the WCTX_HOME of whatever starts the agent (%s from a clean "
+            "shell), not %s" % (store or "~/.wctx", expected)
+        )
+    elif not store or os.path.realpath(store) != os.path.realpath(expected):
+        error = "runs against the store at %s, not this one (%s)" % (store or "an unknown place", expected)
+    return {"event": event, "command": command, "ok": error is None, "error": error, "store": store}
 
 
 def uninstall_hook(agent, settings=None, env=None, dry_run=False):
@@ -13929,16 +15736,20 @@ def uninstall_hook(agent, settings=None, env=None, dry_run=False):
     return result
 
 
-def hook_status(env=None, probe=False):
-    """Per agent: its settings file, the events wctx's hooks sit in and their commands; with
-    ``probe``, each command run once with the probe payload."""
+def hook_status(env=None, probe=False, home=None):
+    """Per agent: its settings file, the events wctx's hooks sit in and their commands, and for
+    Codex whether Codex trusts them; with ``probe``, each command run once with the probe payload
+    and checked to use the store ``home`` (see hook_home). A row's "failed" lists what keeps its
+    hooks from working here (a failed probe, Codex's missing trust)."""
     out = []
     for agent in HOOK_AGENTS:
         path = hook_settings_path(agent, env)
         try:
             _, data = _load_settings(path)
         except WctxError as e:
-            out.append({"agent": agent, "settings": path, "installed": False, "problem": str(e)})
+            out.append(
+                {"agent": agent, "settings": path, "installed": False, "problem": str(e), "failed": []}
+            )
             continue
         hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
         commands = {}
@@ -13955,17 +15766,31 @@ def hook_status(env=None, probe=False):
             "command": commands[ends[0]] if ends else None,
             "commands": commands,
             "session_start": HOOK_START_EVENT in commands,
+            "failed": [],
         }
+        if agent == AGENT_CODEX and commands:
+            row["trust"] = codex_hook_trust(os.path.abspath(path), data, env)
+            _, feature_on, _ = read_codex_config(env)
+            if not feature_on:
+                row["problem"] = "Codex's hooks feature is off in its config.toml ([features] hooks = false)"
+                row["failed"].append(row["problem"])
+            problem = codex_trust_problem(row["trust"])
+            if problem:
+                row["failed"].append(problem)
         if probe and commands:
-            row["probes"] = [probe_hook_command(cmd, event) for event, cmd in commands.items()]
+            row["probes"] = [probe_hook_command(cmd, event, home) for event, cmd in commands.items()]
+            row["failed"] += ["%s hook: %s" % (p["event"], p["error"]) for p in row["probes"] if not p["ok"]]
         out.append(row)
     return out
 
 
-def hook_probe_answer(payload):
-    """The answer to an install/doctor probe (a JSON line on stdout), or None for a real payload."""
+def hook_probe_answer(payload, home):
+    """The answer to an install/doctor probe (a JSON line on stdout naming the store the hook
+    would use), or None for a real payload."""
     if isinstance(payload, dict) and payload.get("hook_event_name") == HOOK_PROBE_EVENT:
-        return json.dumps({"wctx_probe": "ok", "version": __version__, "python": sys.version.split()[0]})
+        return json.dumps(
+            {"wctx_probe": "ok", "version": __version__, "python": sys.version.split()[0], "home": home}
+        )
     return None
 
 
@@ -14007,12 +15832,12 @@ def run_import_hook(store_home=None, stdin=None, env=None, detach=True):
     WCTX_HOOK_FOREGROUND=1, or a platform without fork, imports in the foreground.
     """
     env = os.environ if env is None else env
-    home = os.path.abspath(os.path.expanduser(store_home)) if store_home else default_home()
+    home = hook_home(store_home)
     try:
         payload = _read_hook_input(stdin or sys.stdin)
         if not isinstance(payload, dict):
             raise UsageError("hook input is not a JSON object")
-        answer = hook_probe_answer(payload)
+        answer = hook_probe_answer(payload, home)
         if answer is not None:
             sys.stdout.write(answer + "\n")
             return 0
@@ -14070,13 +15895,13 @@ def run_brief_hook(agent, store_home=None, stdin=None, stdout=None):
     """Entry point of `wctx brief --hook AGENT`: print the briefing for the hook's cwd in the
     agent's form. Never fails the agent: a cwd outside every registered repository, a missing
     store or any error prints nothing (errors go to hooks.log) and exits 0."""
-    home = os.path.abspath(os.path.expanduser(store_home)) if store_home else default_home()
+    home = hook_home(store_home)
     out = stdout or sys.stdout
     try:
         payload = _read_hook_input(stdin or sys.stdin)
         if not isinstance(payload, dict):
             raise UsageError("hook input is not a JSON object")
-        answer = hook_probe_answer(payload)
+        answer = hook_probe_answer(payload, home)
         if answer is not None:
             out.write(answer + "\n")
             return 0
@@ -14155,7 +15980,7 @@ def _hook_log(home, line):
         if os.path.exists(path) and os.path.getsize(path) > HOOK_LOG_MAX_BYTES:
             os.replace(path, path + ".1")
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write("%s %s\n" % (utc_now(), redact_secrets(line)))
+            fh.write("%s %s\n" % (utc_now(), shown_text(line)))
     except OSError:
         pass
 
@@ -15786,9 +17611,7 @@ def _doctor_store(home, checks):
     try:
         con = _connect_readonly(path)
     except sqlite3.Error as e:
-        checks.append(
-            _doctor_check("store", DOCTOR_FAIL, "cannot open %s: %s" % (path, e), "check its permissions")
-        )
+        checks.append(_doctor_check("store", DOCTOR_FAIL, *store_open_problem(path, e)))
         return None
     if not writable:
         checks.append(
@@ -15845,16 +17668,7 @@ def _doctor_store(home, checks):
         except sqlite3.Error:  # an older schema may not have what list_repos reads
             return None
     except sqlite3.Error as e:
-        checks.append(
-            _doctor_check(
-                "store",
-                DOCTOR_FAIL,
-                "%s cannot be read: %s" % (path, e),
-                "move it aside and start a new store; wctx export / import-evidence carries evidence over"
-                if writable
-                else "check that this user may read %s and its directory" % path,
-            )
-        )
+        checks.append(_doctor_check("store", DOCTOR_FAIL, *store_open_problem(path, e)))
         return None
     finally:
         con.close()
@@ -15925,27 +17739,32 @@ def _doctor_current_repo(cwd, repos):
     )
 
 
-def _doctor_hooks():
-    """Every installed agent hook command, run once from a clean shell with the probe payload."""
+def _doctor_hooks(home):
+    """Every installed agent hook command, run once from a clean shell with the probe payload: it
+    must start and use the store ``home``; Codex's hooks must also be trusted by Codex."""
     try:
-        status = hook_status(probe=True)
+        status = hook_status(probe=True, home=home)
     except WctxError as e:
         return _doctor_check("hooks", DOCTOR_WARN, str(e))
     probes = [(h["agent"], p) for h in status for p in h.get("probes") or ()]
-    problems = [h for h in status if h.get("problem")]
-    if not probes and not problems:
+    problems = [h for h in status if h.get("problem") and not h.get("failed")]
+    failed = [(h["agent"], f) for h in status for f in h.get("failed") or ()]
+    if not probes and not problems and not failed:
         return _doctor_check(
             "hooks",
             DOCTOR_OK,
             "no agent hooks installed (wctx hooks install claude-code | codex | gemini-cli)",
         )
-    failed = [(agent, p) for agent, p in probes if not p["ok"]]
     if failed:
+        here = agent_command()
+        if os.path.realpath(home) != os.path.realpath(default_home()):
+            here += " --home " + _shell_word(home)
         return _doctor_check(
             "hooks",
             DOCTOR_FAIL,
-            "; ".join("%s %s hook cannot run: %s" % (agent, p["event"], p["error"]) for agent, p in failed),
-            "reinstall from the wctx you use: wctx hooks install AGENT (it writes the command that runs here)",
+            "; ".join("%s %s" % f for f in failed),
+            "reinstall from the wctx and store you use: "
+            + "; ".join("%s hooks install %s" % (here, a) for a in sorted({a for a, _ in failed})),
         )
     if problems:
         return _doctor_check("hooks", DOCTOR_WARN, "; ".join(h["problem"] for h in problems))
@@ -16062,7 +17881,7 @@ def doctor(home=None, cwd=None):
                 _doctor_check("repositories", DOCTOR_OK, "%d registered, all present on disk" % len(repos))
             )
     checks.append(_doctor_current_repo(cwd, repos))
-    checks.append(_doctor_hooks())
+    checks.append(_doctor_hooks(home))
     argv = mcp_command(home)
     mcp_file = os.path.join(os.path.dirname(argv[1]), "wctx_mcp.py") if argv[1].endswith(".py") else None
     if mcp_file and not os.path.exists(mcp_file):
@@ -16214,8 +18033,8 @@ def cmd_workspace_show(args, store):
     lines = ["workspace %s" % ws["name"]]
     for r in ws["repos"]:
         lines.append(
-            "  %-20s %s  (%d items)%s"
-            % (r["name"], r["path"], r["evidence"], "" if r["exists"] else " missing")
+            "  %-20s %s  (%s)%s"
+            % (r["name"], r["path"], _plural(r["evidence"], "item"), "" if r["exists"] else " missing")
         )
     for rel in ws["relations"]:
         lines.append("  %s %s %s" % (rel["from"], rel["kind"], rel["to"]))
@@ -16324,7 +18143,7 @@ def cmd_relations(args, store):
     return 0
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _ordered_action():
     # argparse classes are made on first use: importing argparse is ~1.5 ms that --version skips.
     import argparse
@@ -16410,7 +18229,7 @@ def cmd_capture(args, store):
         store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id
     )
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     if args.session:
         res["attached"] = None
         note = ""
@@ -16571,7 +18390,15 @@ def format_session(res, limit=20):
                 lines.append("  %s  read %d, edited %d" % (where, f["reads"], f["edits"]))
             if len(group) > limit:
                 lines.append("  … %d more (--json for all)" % (len(group) - limit))
-        lines.append("commands (%d):" % len(act["commands"]))
+        withheld = act.get("commands_withheld") or 0
+        if withheld:
+            lines.append(
+                "commands (%d stored, %d withheld: the transcript holds them as redaction placeholders "
+                "such as [REDACTED…], or empty, so there was no command to keep):"
+                % (len(act["commands"]), withheld)
+            )
+        else:
+            lines.append("commands (%d):" % len(act["commands"]))
         for c in act["commands"][:limit]:
             text = c["command"].splitlines()[0] if c["command"] else ""
             lines.append("  $ %s%s" % (text[:160], "  [%s]" % c["repo"] if c["repo"] else ""))
@@ -16639,7 +18466,8 @@ def format_import(res):
 
 
 def cmd_import(args, store):
-    """Import Claude Code and Codex session transcripts: what each session did, per repository.
+    """Import Claude Code, Codex and Gemini CLI session transcripts: what each session did, per
+    repository.
 
     Where each session ran, which files of which repositories it read and edited, the commands it
     ran, with provenance per repository. Findings are never guessed from the transcript's prose;
@@ -16665,11 +18493,26 @@ def cmd_import(args, store):
     own = open_store(args.home)
     try:
         res = import_transcripts(own, args.paths, agent=args.agent, force=args.force, progress=progress)
+    except ImportInterrupted as stop:
+        done = [r["status"] for r in stop.results]
+        sys.stderr.write(
+            "%swctx: interrupted after %d of %d transcripts: %d imported, %d unchanged, %d failed; what was "
+            "imported stays, the one under way left nothing: run the same command again to go on\n"
+            % (
+                "\n" if show else "",
+                len(stop.results) + len(stop.failed),
+                stop.total,
+                sum(1 for s in done if s not in ("unchanged", "empty")),
+                sum(1 for s in done if s in ("unchanged", "empty")),
+                len(stop.failed),
+            )
+        )
+        return 130
     finally:
         own.close()
     for r in res["results"]:
         for w in r.get("warnings") or ():
-            sys.stderr.write("wctx: warning: %s\n" % w)
+            sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, format_import(res))
     return 1 if res["failed"] else 0
 
@@ -16761,7 +18604,7 @@ def cmd_hooks(args, store):
     payload: exit 1 when one cannot run. The commands run this wctx as installed here.
     """
     if args.action == "status":
-        res = hook_status(probe=args.probe)
+        res = hook_status(probe=args.probe, home=args.home)
         lines = []
         for h in res:
             lines.append(
@@ -16773,10 +18616,21 @@ def cmd_hooks(args, store):
                     "  (%s)" % h["problem"] if h.get("problem") else "",
                 )
             )
+            for t in h.get("trust") or ():
+                lines.append(
+                    "  trust %-12s %s" % (t["event"], t["trust"].replace("untrusted", "not trusted"))
+                )
             for p in h.get("probes") or ():
                 lines.append("  probe %-12s %s" % (p["event"], "ok" if p["ok"] else "FAILED: " + p["error"]))
+            if any(t["trust"] != "trusted" for t in h.get("trust") or ()):
+                lines.append("  codex: " + CODEX_TRUST_HOW)
+        failed = [f for h in res for f in h["failed"]]
+        if any(not p["ok"] for h in res for p in h.get("probes") or ()):
+            lines.append(
+                "reinstall from the wctx and store you use: %s hooks install AGENT" % _wctx_here(args)
+            )
         emit(args, {"hooks": res}, "\n".join(lines))
-        return 1 if any(not p["ok"] for h in res for p in h.get("probes") or ()) else 0
+        return 1 if failed else 0
     if not args.agent:
         raise UsageError("hooks %s needs an agent: %s" % (args.action, ", ".join(HOOK_AGENTS)))
     if args.action == "install":
@@ -16823,6 +18677,11 @@ def cmd_hooks(args, store):
     return 1 if failed else 0
 
 
+def _wctx_here(args):
+    """How to spell wctx for this store in a suggested command: with --home when one was given."""
+    return agent_command() + (" --home " + shell_command([os.path.abspath(args.home)]) if args.home else "")
+
+
 def cmd_brief(args, store):
     """Print the session briefing for this repository: evidence recorded about it from other
     repositories since its last session, what related repositories' evidence says about the code
@@ -16836,7 +18695,7 @@ def cmd_brief(args, store):
     """
     if args.hook:
         return run_brief_hook(args.hook, args.home)
-    own = open_store(args.home)  # the hook path above must not create a store
+    own = open_store(args.home, create=False)  # a briefing only reads
     try:
         res = brief(own, repo=args.repo, files=args.files, max_tokens=args.max_tokens)
     finally:
@@ -16854,7 +18713,7 @@ def cmd_confirm(args, store):
     """
     res = confirm(store, args.ids, note=args.note, session_id=args.session)
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, res["message"])
     return 0
 
@@ -16881,7 +18740,7 @@ def cmd_forget(args, store):
             return 1
     res = forget(store, args.ids, session=args.session, reason=args.reason)
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, res["message"])
     return 0
 
@@ -17144,7 +19003,10 @@ def cmd_instructions(args, store):
         raise UsageError(
             "%s is not inside a git checkout; run wctx instructions --write in the repository" % os.getcwd()
         )
-    res = mcp.write_instructions(root, command=agent_command())
+    try:
+        res = mcp.write_instructions(root, command=agent_command())
+    except (ValueError, OSError) as e:  # a guidance file that is a symlink out, a FIFO, not UTF-8
+        raise UsageError(str(e)) from None
     emit(args, res, "\n".join("%s %s" % (f["action"], f["path"]) for f in res["files"]))
     return 0
 
@@ -17178,9 +19040,13 @@ def cmd_eval_retrieval(args, store):
 
 # Commands that run without opening the store.
 NO_STORE_COMMANDS = {"demo", "doctor", "eval", "mcp", "mcp-info", "instructions"}
+# Commands that record and so may create the store. Every other command only reads it (or
+# changes what is already there): pointed at a store that does not exist, a mistyped WCTX_HOME
+# say, it says so and creates nothing.
+STORE_CREATING = (cmd_init, cmd_repo_add, cmd_workspace_add, cmd_capture, cmd_import_evidence, cmd_sync)
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _parser_class():
     import argparse
 
@@ -17602,7 +19468,7 @@ def main(argv=None):
     store = None
     try:
         if args.command not in NO_STORE_COMMANDS and not getattr(args, "no_store", False):
-            store = open_store(args.home)
+            store = open_store(args.home, create=args.func in STORE_CREATING)
         return args.func(args, store)
     except WctxError as e:
         return _fail(e, getattr(args, "json", False))
@@ -17629,12 +19495,12 @@ def main(argv=None):
         ):
             raise
         where = store.path if store is not None else "the store"
-        sys.stderr.write("wctx: store error in %s: %s\n" % (where, e))
+        sys.stderr.write("wctx: store error in %s: %s\n" % (where, terminal_text(str(e))))
         return 1
     finally:
         if store is not None:
             for text in store.notices:
-                sys.stderr.write("wctx: %s\n" % text)
+                sys.stderr.write("wctx: %s\n" % terminal_text(text))
             store.close()
 
 

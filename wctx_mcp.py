@@ -183,7 +183,7 @@ class ToolResult(dict):
 
 def _log(message):
     try:
-        sys.stderr.write(f"wctx mcp: {message}\n")
+        sys.stderr.write(f"wctx mcp: {CORE.shown_text(message)}\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
@@ -196,8 +196,12 @@ def _log(message):
 
 
 def clip(text, limit):
-    """Cut text to ``limit`` characters with an explicit marker saying how much is missing."""
+    """Cut text to ``limit`` characters with an explicit marker saying how much is missing;
+    redacted whole first (a secret cut in two is no longer one the rules know)."""
     if text is None or len(text) <= limit:
+        return text
+    text = CORE.shown_text(text)
+    if len(text) <= limit:
         return text
     return f"{text[:limit]} …[truncated: {len(text) - limit} more characters]"
 
@@ -646,8 +650,9 @@ TOOLS = [
         "files as path#symbol so later sessions can tell when the code changed. Calls from one session "
         "accumulate into one recorded session. An item that repeats one already recorded (the same claim, "
         "case and punctuation aside, about the same repository citing the same files, from any session) is "
-        "not stored twice: the answer names the existing id under duplicates, raises its confidence to the "
-        "larger one, and re-stamps it when the cited code changed since (said in warnings). Record root "
+        "not stored twice: the answer names the existing id under duplicates and raises its confidence to the "
+        "larger one (it is never re-stamped: confirm_evidence does that); the same claim with a detail that "
+        "says more is kept as a new item, named in warnings. Record root "
         "causes, decisions with rationale, dead ends and open questions; never secrets or routine progress.",
         "inputSchema": {
             "type": "object",
@@ -713,8 +718,8 @@ TOOLS = [
                 "duplicates": {
                     "type": "array",
                     "items": {"type": "object"},
-                    "description": "Items that repeat one already recorded: the existing id, whether it was "
-                    "re-stamped, and a message saying what changed.",
+                    "description": "Items that repeat one already recorded: the existing id and a message "
+                    "saying what happened.",
                 },
                 "duplicates_skipped": {"type": "integer"},
                 "warnings": {"type": "array", "items": {"type": "string"}},
@@ -1063,10 +1068,11 @@ assert SUMMARY_FIELDS[len(_STABLE_FIELDS) :] == ("age", "reasons", "freshness"),
 _stable_values = operator.itemgetter(*(name for name in _STABLE_FIELDS if name != "files"))
 _call_values = operator.itemgetter("files", "confidence", "age", "reasons", "freshness")
 _SHORT_FIELDS = ("repo", "session", "kind", "status", "created_at", "confirmed_at")  # served at 300
-_STABLE_CACHE = {}  # key from _summaries_with_json -> _StableEntry (a pure function of the key)
-_STABLE_CACHE_MAX = 4096
-_PLAIN_SHORT = {}  # short string that serves as itself (reasons, ages) -> its JSON
-_PLAIN_SHORT_MAX = 16384
+# Declared with every other process-wide cache in wctx's caches part, so that clear_caches() empties them.
+_STABLE_CACHE = CORE.MCP_STABLE_ENTRIES  # key from _summaries_with_json -> _StableEntry
+_STABLE_CACHE_MAX = CORE.MCP_STABLE_ENTRIES_KEPT
+_PLAIN_SHORT = CORE.MCP_PLAIN_SHORT  # short string that serves as itself (reasons, ages) -> its JSON
+_PLAIN_SHORT_MAX = CORE.MCP_PLAIN_SHORT_KEPT
 _json_string = json.encoder.encode_basestring  # what the encoder writes for a str (ensure_ascii off)
 
 
@@ -1238,6 +1244,33 @@ def _within_budget(build, text_limit, list_limit):
             f"text fields clipped to {t} characters and lists to {n} entries to keep this result small"
         )
     payload.pop("truncated", None)
+    if notes:
+        payload["truncated"] = notes
+    return payload
+
+
+def _bounded_record(payload):
+    """record_evidence's answer within RESULT_BUDGET_CHARS. Every recorded and duplicate id stays
+    (a later transcript import looks for them; at most RECORD_MAX_ITEMS of each, a few hundred
+    characters apiece); what can grow without bound is the warnings (one per cited symbol not
+    found) and the messages: each is clipped, then warnings are left out from the end until the
+    answer fits, and ``truncated`` says how many."""
+    notes = []
+    for entry in payload["duplicates"]:
+        if isinstance(entry.get("message"), str) and len(entry["message"]) > ENTRY_STRING_LIMIT:
+            entry["message"] = clip(entry["message"], ENTRY_STRING_LIMIT)
+            if "duplicates: long messages clipped" not in notes:
+                notes.append("duplicates: long messages clipped")
+    given = payload["warnings"]
+    warnings = payload["warnings"] = [clip(w, ENTRY_STRING_LIMIT) for w in given[:LIST_ITEM_LIMIT]]
+    while warnings and _size(payload) > RESULT_BUDGET_CHARS - 200:  # room for the note itself
+        warnings.pop()
+    if len(warnings) < len(given):
+        notes.append(
+            f"warnings: {len(given) - len(warnings)} of {len(given)} not shown to keep this result small"
+        )
+    if any(w is not g for w, g in zip(warnings, given)):
+        notes.append("warnings: long entries clipped")
     if notes:
         payload["truncated"] = notes
     return payload
@@ -1532,19 +1565,18 @@ class Tools:
         entries = captured.get("evidence", [])
         recorded = [e for e in entries if not e.get("duplicate")]
         duplicates = [
-            {k: e.get(k) for k in ("id", "kind", "repo", "restamped", "message")}
-            for e in entries
-            if e.get("duplicate")
+            {k: e.get(k) for k in ("id", "kind", "repo", "message")} for e in entries if e.get("duplicate")
         ]
         warnings = list(captured.get("warnings", []))
-        warnings += [d["message"] for d in duplicates if d.get("restamped")]
-        return {
-            "session": session_id,
-            "recorded": recorded,
-            "duplicates": duplicates,
-            "duplicates_skipped": len(duplicates),
-            "warnings": warnings,
-        }
+        return _bounded_record(
+            {
+                "session": session_id,
+                "recorded": recorded,
+                "duplicates": duplicates,
+                "duplicates_skipped": len(duplicates),
+                "warnings": warnings,
+            }
+        )
 
     def tool_confirm_evidence(self, args, stateless):
         """Re-stamp items the agent re-checked against today's code (the service's confirm)."""
@@ -1555,6 +1587,8 @@ class Tools:
 
 
 # part: parts/mcp/connection.py
+shown_text, shown_tree = CORE.shown_text, CORE.shown_tree
+
 # ----------------------------------------------------------------------------------------------
 # JSON-RPC connection: era selection, dispatch, errors
 # ----------------------------------------------------------------------------------------------
@@ -1820,19 +1854,23 @@ class Connection:
                 args = check_arguments(tool["inputSchema"], args)
             payload = self.tools.call(name, args, stateless)
         except (ArgumentError, ToolFailure) as e:
-            return {"content": [{"type": "text", "text": f"{name}: {e}"}], "isError": True}
+            return {"content": [{"type": "text", "text": shown_text(f"{name}: {e}")}], "isError": True}
         except Exception as e:  # a bug or an environment fault: say so, keep serving
-            self.log(f"tool {name} failed: {type(e).__name__}: {e}")
+            self.log(f"tool {name} failed: {type(e).__name__}: {shown_text(str(e))}")
             return {
                 "content": [
                     {
                         "type": "text",
-                        "text": f"{name} failed unexpectedly: {type(e).__name__}: {str(e)[:300]} (details on the "
+                        "text": f"{name} failed unexpectedly: {type(e).__name__}: {shown_text(str(e))[:300]} "
+                        "(details on the "
                         "server's stderr)",
                     }
                 ],
                 "isError": True,
             }
+        # Shown as the CLI shows it: a warning quoting a symbol, an error or a reason quoting a name
+        # or a query word carries no secret (stored text already passed the same rules).
+        payload = shown_tree(payload)
         text = payload.text if type(payload) is Serialised else dumps(payload)
         result = ToolResult(content=[{"type": "text", "text": text}])
         result.payload_text = text
@@ -2325,6 +2363,9 @@ _BLOCK_RE = re.compile(
 )
 
 
+GUIDANCE_FILE_MAX = 4 * 1024 * 1024  # an agent guidance file larger than this is not one to edit
+
+
 def write_instructions(repo_root, command="wctx"):
     """Install the guidance block in CLAUDE.md, AGENTS.md and GEMINI.md at ``repo_root``.
 
@@ -2340,11 +2381,11 @@ def write_instructions(repo_root, command="wctx"):
             os.path.realpath(repo_root) + os.sep
         ):
             raise ValueError(f"{path} is a symlink out of the repository; not writing through it")
-        try:
-            with open(path, encoding="utf-8", newline="") as f:
-                text = f.read()
-        except FileNotFoundError:
-            text = None
+        try:  # the working tree's one bounded reader: a FIFO or a device named CLAUDE.md never hangs this
+            data = CORE.read_repo_file(repo_root, name, limit=GUIDANCE_FILE_MAX)
+        except CORE.UnreadableFile as e:
+            raise ValueError(f"{e}; not writing it") from None
+        text = None if data is None else data.decode("utf-8")
         if text is None:
             new, action = block, "created"
         elif _BLOCK_RE.search(text):

@@ -22,7 +22,7 @@ Each command then runs as an agent runs it: `env -i PATH=/usr/bin:/bin HOME=... 
 with Claude Code's SessionStart payload on stdin, wall time from spawn to exit, CPU time (user +
 system of the whole process tree) from wait4. Interleaved with them, in the same rounds, the bare
 start of the same interpreters under the same env -i (`python -c pass`), which any hook pays.
-The figure the README quotes is each hook's p50 wall time; the goal is <= 300 ms. With
+The figure bench/RESULTS.md quotes is each hook's p50 wall time; the goal is <= 300 ms. With
 --baseline, an earlier checkout's hooks (its own world, built by its own bench/brief.py from the
 same seed) run in the same rounds, labelled "before".
 

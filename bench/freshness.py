@@ -73,6 +73,8 @@ EXTENSIONS = {
     ".hh": "cpp",
     ".hxx": "cpp",
     ".rb": "ruby",
+    ".php": "php",
+    ".swift": "swift",
 }
 
 #: language -> (module, function returning the grammar) for tree-sitter
@@ -88,6 +90,8 @@ GRAMMARS = {
     "c": ("tree_sitter_c", "language"),
     "cpp": ("tree_sitter_cpp", "language"),
     "ruby": ("tree_sitter_ruby", "language"),
+    "php": ("tree_sitter_php", "language_php"),
+    "swift": ("tree_sitter_swift", "language"),
 }
 
 #: files larger than this are skipped (generated parsers, minified bundles, vendored blobs)
@@ -143,6 +147,22 @@ DEFINITIONS = {
         "enum_specifier",
     },
     "ruby": {"method", "singleton_method", "class", "module"},
+    "php": {
+        "function_definition",
+        "class_declaration",
+        "method_declaration",
+        "interface_declaration",
+        "trait_declaration",
+        "enum_declaration",
+    },
+    # Swift: extensions are class_declaration nodes too (named by their type, so a type with an
+    # extension counts as defined twice and is left out, as wctx joins both)
+    "swift": {
+        "class_declaration",
+        "function_declaration",
+        "protocol_declaration",
+        "protocol_function_declaration",
+    },
 }
 DEFINITIONS["tsx"] = DEFINITIONS["typescript"]
 
@@ -157,6 +177,8 @@ CONTAINERS = {
     "c": set(),
     "cpp": {"class_specifier", "struct_specifier"},
     "ruby": {"class", "module"},
+    "php": {"class_declaration", "interface_declaration", "trait_declaration", "enum_declaration"},
+    "swift": {"class_declaration", "protocol_declaration"},
 }
 CONTAINERS["tsx"] = CONTAINERS["typescript"]
 
@@ -194,6 +216,7 @@ TRANSPARENT = {
     "preproc_elif",
     "preproc_def",
     "annotated_declaration",
+    "compound_statement",  # a PHP namespace's braces (function bodies are never walked)
 }
 
 

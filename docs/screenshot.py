@@ -1,5 +1,5 @@
 """Builds the demo workspace, adds a few more items so that every verdict shows, renders
-`wctx report --html` and photographs it in headless Chromium: docs/report.png for the README.
+`wctx report --html` and photographs it in headless Chromium: docs/report.png (shown in docs/report.md).
 
     python3 docs/screenshot.py [OUT.png]
 """

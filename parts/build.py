@@ -9,6 +9,7 @@ the build joins them into one module, as SQLite's sqlite3.c is joined from its s
     python3 parts/build.py --check          # exit 1 if either file is not what the parts give
     python3 parts/build.py --where wctx.py:1234   # the part and line behind a traceback's line
     python3 parts/build.py --same-code-as OLD.py  # a refactor's moved, added and removed code
+    python3 parts/build.py --fix-headers    # rewrite the parts' import headers from what they read
 
 The build refuses (one line each, nothing written):
 - a part that imports from a part below it, or from a part of the other file;
@@ -269,6 +270,76 @@ def write_outputs(built):
     return written
 
 
+def _names_read(part):
+    """The module-level names a part's body reads: at its top level, and as globals inside its
+    functions and classes (symtable's view, so a local or a parameter of the same name is not one)."""
+    import symtable
+
+    body = "".join(part.lines[part.body_start :])
+    table = symtable.symtable("\n" * part.body_start + body, part.shown, "exec")
+    names = set()
+    stack = [table]
+    while stack:
+        tab = stack.pop()
+        for sym in tab.get_symbols():
+            if not sym.is_referenced():
+                continue
+            if tab is table or sym.is_global() or sym.is_declared_global():
+                names.add(sym.get_name())
+            elif tab.get_type() == "class" and not (sym.is_assigned() or sym.is_parameter()):
+                names.add(sym.get_name())
+        stack.extend(tab.get_children())
+    return names
+
+
+def fix_headers(manifest=MANIFEST, only=()):
+    """Rewrite each part's import header from what its body reads (names that earlier parts
+    define, the head's standard imports); returns the parts rewritten. A name defined by a LATER
+    part is left out, so the build then refuses it with its place. Run ruff's import sorting and
+    formatter after it: this writes the header plainly."""
+    base = os.path.dirname(os.path.abspath(manifest))
+    changed = []
+    for _, relpaths in read_manifest(manifest):
+        parts = [Part(base, rel) for rel in relpaths]
+        head = parts[0]
+        standard = {}
+        for node in head.tree.body:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    standard[alias.asname or alias.name] = "import %s" % alias.name
+        owner = {}
+        for part in parts:
+            for name in part.defines:
+                owner.setdefault(name, part)
+        for index, part in enumerate(parts[1:], 1):
+            if only and part.relpath not in only and part.shown not in only:
+                continue
+            reads = _names_read(part) - set(part.defines)
+            taken = {}
+            imports = set()
+            for name in sorted(reads):
+                source = owner.get(name)
+                if name in standard:
+                    imports.add(standard[name])
+                elif source is not None and parts.index(source) < index:
+                    taken.setdefault(source.name, []).append(name)
+            lines = ["from __future__ import annotations\n", "\n"]
+            if imports:
+                lines += [line + "\n" for line in sorted(imports)] + ["\n"]
+            for module in sorted(taken):
+                lines.append("from .%s import %s\n" % (module, ", ".join(taken[module])))
+            lines.append("\n")
+            body = part.lines[part.body_start :]
+            while body and not body[0].strip():
+                body = body[1:]
+            text = "".join(lines + body)
+            if text != part.text:
+                with open(os.path.join(base, part.relpath), "w", encoding="utf-8", newline="\n") as handle:
+                    handle.write(text)
+                changed.append(part.shown)
+    return changed
+
+
 def stale_outputs(built):
     return [path for path, (source, _) in built.items() if _current(path) != source]
 
@@ -336,9 +407,25 @@ def main(argv=None):
     parser.add_argument(
         "--of", default="wctx.py", metavar="NAME", help="the output --same-code-as compares (default wctx.py)"
     )
+    parser.add_argument(
+        "--fix-headers",
+        nargs="*",
+        metavar="PART",
+        help="rewrite the import headers of the parts (all, or those named) from what they read; "
+        "then run: ruff check --select I --fix parts && ruff format parts",
+    )
     parser.add_argument("--manifest", default=MANIFEST, help=argparse.SUPPRESS)
     parser.add_argument("--root", default=ROOT, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.fix_headers is not None:
+        try:
+            changed = fix_headers(args.manifest, args.fix_headers)
+        except BuildError as exc:
+            sys.stderr.write(f"build failed: {exc}\n")
+            return 1
+        for shown in changed:
+            print(f"rewrote the header of {shown}")
+        return 0
     try:
         built = build_all(args.manifest, args.root)
     except BuildError as exc:

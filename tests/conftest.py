@@ -372,6 +372,12 @@ def product(git_repo, store):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_process_caches():
+    """Each test starts with the process-wide caches empty, as a new wctx process would."""
+    wctx.clear_caches()
+
+
+@pytest.fixture(autouse=True)
 def _outside_any_agent_session(monkeypatch):
     """Tests behave the same when run inside a Claude Code or Codex session: the variables those
     agents set (which `wctx capture` uses to find the running session) are cleared."""

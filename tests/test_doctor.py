@@ -260,15 +260,21 @@ def test_mcp_search_tool_says_fts5_is_missing(no_fts5, wctx_home):
     assert "was built without FTS5" in text and "Traceback" not in text
 
 
-def test_hooks_written_by_an_earlier_wctx_get_advice_to_reinstall(product, run_cli, tmp_path, monkeypatch):
+def test_hooks_written_by_an_earlier_wctx_get_advice_to_reinstall(
+    product, run_cli, tmp_path, monkeypatch, wctx_home
+):
     """A session hook that runs wctx.py as a script (compiled from source at every session start)
     or `-m wctx` without -I (a repository's own wctx.py would run instead) still runs, so doctor
     stays healthy, but says how to get the form install writes now."""
     claude = tmp_path / "claude"
     claude.mkdir()
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
-    script = "%s %s import --hook" % (sys.executable, os.path.abspath(wctx.__file__))
-    start = "%s %s brief --hook claude-code" % (sys.executable, os.path.abspath(wctx.__file__))
+    script = "%s %s --home %s import --hook" % (sys.executable, os.path.abspath(wctx.__file__), wctx_home)
+    start = "%s %s --home %s brief --hook claude-code" % (
+        sys.executable,
+        os.path.abspath(wctx.__file__),
+        wctx_home,
+    )
     (claude / "settings.json").write_text(
         '{"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "%s"}]}],'
         ' "SessionStart": [{"hooks": [{"type": "command", "command": "%s"}]}]}}' % (script, start)

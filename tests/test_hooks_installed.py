@@ -123,6 +123,38 @@ def installed_commands(settings_path):
     return {event: groups[0]["hooks"][0]["command"] for event, groups in hooks.items()}
 
 
+def trust_in_codex(codex_home):
+    """Record trust for every hook in codex_home/hooks.json as Codex does when a person trusts
+    them: [hooks.state."<path>:<event>:<group>:<handler>"] trusted_hash = sha256 of the hook's
+    identity as canonical JSON (checked against codex-cli 0.171's hooks/list currentHash)."""
+    path = os.path.join(codex_home, "hooks.json")
+    with open(path, encoding="utf-8") as fh:
+        hooks = json.load(fh)["hooks"]
+    labels = {"SessionStart": "session_start", "SessionEnd": "session_end", "Stop": "stop"}
+    lines = []
+    for event, groups in hooks.items():
+        for g, group in enumerate(groups):
+            for h, hook in enumerate(group["hooks"]):
+                identity = {
+                    "event_name": labels[event],
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": hook["command"],
+                            "timeout": hook["timeout"],
+                            "async": False,
+                        }
+                    ],
+                }
+                text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                digest = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+                lines.append(
+                    '[hooks.state."%s:%s:%d:%d"]\ntrusted_hash = "%s"\n' % (path, labels[event], g, h, digest)
+                )
+    with open(os.path.join(codex_home, "config.toml"), "a", encoding="utf-8") as fh:
+        fh.write("\n".join(lines))
+
+
 def check_briefing(done, world):
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
@@ -205,7 +237,12 @@ def test_hooks_of_all_three_agents_run_from_a_clean_shell(world, install):
         ("repo-b", "src/upload.py"),
     }
 
-    # doctor runs every installed hook's probe.
+    # doctor runs every installed hook's probe, and says Codex will not run hooks nobody trusted.
+    done = run([*install["argv"], "doctor", "--json"], cwd=home, env=world["env"])
+    (hooks_check,) = [c for c in json.loads(done.stdout)["checks"] if c["name"] == "hooks"]
+    assert done.returncode == 1 and hooks_check["status"] == "fail", hooks_check
+    assert "Codex will not run the Stop hook (not trusted)" in hooks_check["detail"]
+    trust_in_codex(os.path.join(home, ".codex"))  # what "Trust all and continue" records
     report = json.loads(wctx("doctor", "--json"))
     (hooks_check,) = [c for c in report["checks"] if c["name"] == "hooks"]
     assert hooks_check["status"] == "ok" and "6 hook commands" in hooks_check["detail"]
@@ -259,7 +296,10 @@ def test_python_m_wctx_works_and_its_hook_command_runs_from_a_clean_shell(pip_wo
     assert done.returncode == 0, done.stdout + done.stderr
     commands = installed_commands(settings)
     # The venv's interpreter by path, isolated: -m alone would look in the current directory first.
-    assert commands["SessionEnd"] == "%s -I -m wctx import --hook" % venv["python"]
+    assert commands["SessionEnd"] == "%s -I -m wctx --home %s import --hook" % (
+        venv["python"],
+        os.path.join(world["home"], ".wctx"),
+    )
     assert "ran from a clean shell" in done.stdout
     # Run from a repository that has a wctx.py of its own: the installed wctx answers, not that file.
     with open(os.path.join(world["a"], "wctx.py"), "w", encoding="utf-8") as fh:

@@ -93,12 +93,13 @@ def test_two_commits_each_reason_names_its_own_commit(product, run_cli):
     assert reason.startswith("symbol safe_join unchanged; other parts of src/helpers.py changed in 2 commits")
 
 
-def test_a_long_history_is_read_to_a_bound_and_the_reason_says_what_was_not_examined(
+def test_a_long_history_is_walked_to_a_bound_and_the_reason_says_what_was_not_examined(
     product, run_cli, monkeypatch
 ):
-    # A file touched by more commits than the bound: the symbol's text is read at the newest ones
-    # only, and the reason counts the older commits instead of guessing about them.
-    monkeypatch.setattr(wctx, "SYMBOL_HISTORY_MAX_COMMITS", 3)
+    # The walk that names commits locates the symbol afresh only where a diff reaches its edges;
+    # past HISTORY_MAX_PARSES such versions it stops, and the reason counts the commits it did not
+    # judge instead of guessing about them.
+    monkeypatch.setattr(wctx, "HISTORY_MAX_PARSES", 2)
     sdk = product.sdk
     sdk.write("src/helpers.py", HELPERS_PY)
     sdk.commit("add helpers")
@@ -114,24 +115,17 @@ def test_a_long_history_is_read_to_a_bound_and_the_reason_says_what_was_not_exam
     late = sdk.commit("send_file guesses html")
     verdict, reason = verify_reason(run_cli, eid)
     assert verdict == "stale"
-    assert late[:7] in reason and '"send_file guesses html"' in reason
-    # The early change lies beyond the bound: never named, never blamed on a redirect commit.
-    assert early[:7] not in reason and "redirect code" not in reason
-    # The symbol's text at the bound differs from capture: that much is known, and said.
-    assert (
-        "3 older commits that touched the file were not examined (the symbol had changed by then)" in reason
-    )
-    # The examined commits that left it intact are still counted as such.
-    assert "the file changed in 2 other commits that left it intact" in reason
+    assert early[:7] in reason and '"send_file guesses text"' in reason
+    # The late change lies beyond the bound: never named, never blamed on a redirect commit.
+    assert late[:7] not in reason and "redirect code" not in reason
+    assert "1 later commit that touched the file was not examined" in reason
+    # The redirect commits did not need the symbol located again: they are judged, and intact.
+    assert "the file changed in 4 other commits that left it intact" in reason
     # Without the bound, both changes are named and nothing is left unexamined.
-    monkeypatch.setattr(wctx, "SYMBOL_HISTORY_MAX_COMMITS", 1000)
+    monkeypatch.setattr(wctx, "HISTORY_MAX_PARSES", 1000)
     verdict, reason = verify_reason(run_cli, eid)
     assert early[:7] in reason and late[:7] in reason and "not examined" not in reason
     assert "the file changed in 4 other commits that left it intact" in reason
-    # The tightest bound still names the newest change and counts the rest.
-    monkeypatch.setattr(wctx, "SYMBOL_HISTORY_MAX_COMMITS", 1)
-    verdict, reason = verify_reason(run_cli, eid)
-    assert late[:7] in reason and "5 older commits that touched the file were not examined" in reason
 
 
 def test_uncommitted_edit_is_named_as_uncommitted_not_as_commits(product, run_cli):
@@ -320,9 +314,9 @@ def test_an_upgraded_store_keeps_finding_the_repeats_of_its_claims(
     sdk = git_repo("upload-sdk", {CLIENT: "def connect():\n    return 1\n"})
     item = {"kind": "finding", "claim": "Retry is missing for the 419.", "repo": "upload-sdk",
             "files": [CLIENT + "#connect"]}  # fmt: skip
-    # A store as it was before migration 14 made the duplicate key a digest (and before 15 gave
-    # search rows the words of the cited code: capture writes its row without them here).
-    monkeypatch.setattr(wctx, "MIGRATIONS", wctx.MIGRATIONS[:13])
+    # The store as it was before m014 (later migrations are left out with it; capture writes its
+    # search row without the words of the cited code, which m016 adds).
+    monkeypatch.setattr(wctx, "MIGRATIONS", [m for m in wctx.MIGRATIONS if m.__name__ < "m014"])
     monkeypatch.setattr(wctx, "claim_key", _words_key)
     monkeypatch.setattr(
         wctx,
@@ -422,25 +416,22 @@ def test_an_imported_retracted_twin_stays_its_own_item_and_leaves_the_active_one
     assert wctx.get_evidence(product.store, "ev-abcdefabce")["status"] == "retracted"
 
 
-def test_recording_again_after_the_cited_code_changed_restamps_and_says_so(product, run_cli):
+def test_recording_again_after_the_cited_code_changed_says_so_and_leaves_the_stamp(product, run_cli):
+    """Re-stamping is confirm's, asked for: a repeat only says the code changed and how to confirm."""
     first = cli_capture(run_cli, product.sdk.path, "connect has no timeout", "--file", CLIENT + "#connect")
     eid = first["evidence"][0]["id"]
-    old_head = product.sdk.head
     product.sdk.write(CLIENT, product.sdk.read(CLIENT).replace('{"url": url}', '{"url": url, "x": 1}'))
-    new_head = product.sdk.commit("connect grows a field")
+    product.sdk.commit("connect grows a field")
     assert verify_reason(run_cli, eid)[0] == "stale"
     again = run_cli(["capture", "--finding", "connect has no timeout", "--repo", "upload-sdk", "--file",
                      CLIENT + "#connect", "--session", first["session"]], cwd=product.sdk.path)  # fmt: skip
     assert again.code == 0, again
     assert (
-        "re-stamped at upload-sdk %s: the cited code changed since it was recorded" % new_head[:7]
+        "the cited code changed since it was recorded; if the claim still holds: wctx confirm %s" % eid
         in again.out
     )
-    assert verify_reason(run_cli, eid)[0] == "current"
-    shown = run_cli(["show", eid, "--json"]).json
-    (event,) = shown["history"]
-    assert event["event"] == "confirmed" and event["commits"] == {"upload-sdk": new_head}
-    assert {p["commit"] for p in event["previous"]} == {old_head}
+    assert verify_reason(run_cli, eid)[0] == "stale"
+    assert run_cli(["show", eid, "--json"]).json["history"] == []
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,12 +1,14 @@
-"""Every command example in README.md runs as written, in a throwaway workspace.
+"""Every command example in README.md and in docs/*.md runs as written, in a throwaway workspace.
 
-What counts as an example (the convention is also stated in the README, under Commands):
+What counts as an example (the convention is also stated in the README, under Commands), in each
+of those files:
 
 - every fenced block tagged ``sh``: each logical line (``\\`` continuations joined) is one
   command; comment-only and blank lines are not commands;
 - every fenced block, tagged or not, whose lines start with ``$ ``: those lines are commands and
   the others are sample output (not compared);
-- the first ``wctx …`` code span in the example column of the Commands table.
+- the first ``wctx …`` code span in the example column of a table under a heading "Commands"
+  (the README's one-line-per-command table).
 
 A fenced block preceded by ``<!-- readme-test: skip REASON -->`` is not run (kept for what cannot
 run offline, such as ``pip download``); the reason is required.
@@ -16,6 +18,8 @@ start's repositories, registered in workspace ``uploads``, ``docs-ui uses upload
 captured), ``~/src/team-memory`` (a clone with a local remote), a Claude Code transcript and Codex
 rollouts at the paths the README names, ``~/bin``, and a copy of this checkout at ``~/src/wctx``.
 ``wctx`` on ``PATH`` is the installed command (``wctx:main``) and ``python3`` is this interpreter.
+The checkout copy holds what the examples use: the two generated files, ``parts/`` (the build),
+``tests/`` (the contributing loop runs one test file), ``docs/``, ``zipapp/``, ``eval/``, ``bench/``.
 Every example starts from the same state: a fenced block's commands run in order, starting in the
 checkout copy (``cd`` carries over between them); a table example runs in ``~/src/docs-ui``.
 Placeholders the README uses for ids (``ev-3f9a``, ``ev-old``, ``ev-new``, ``ses-1a2b``) are
@@ -34,10 +38,24 @@ import pytest
 from conftest import ROOT
 
 README = os.path.join(ROOT, "README.md")
+DOCS = os.path.join(ROOT, "docs")
+CI_RUN = os.path.join(ROOT, ".ci", "run")
+README_MAX_LINES = 400
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "transcripts")
 SKIP_MARK = re.compile(r"^<!--\s*readme-test:\s*skip\b\s*(.*?)\s*-->\s*$")
 # What a copy of the checkout needs so that its commands (demo, build, eval, bench) run.
-CHECKOUT_PARTS = ("wctx.py", "wctx_mcp.py", "pyproject.toml", "README.md", "zipapp", "eval", "bench")
+CHECKOUT_PARTS = (
+    "wctx.py",
+    "wctx_mcp.py",
+    "pyproject.toml",
+    "README.md",
+    "zipapp",
+    "eval",
+    "bench",
+    "parts",
+    "docs",
+    "tests",
+)
 CLAUDE_TRANSCRIPT = ".claude/projects/-home-me-src-docs-ui/0ccf1a04-….jsonl"
 CODEX_ROLLOUT = (
     ".codex/sessions/2026/03/02/rollout-2026-03-02T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"
@@ -46,15 +64,21 @@ COMMAND_TIMEOUT = 300
 
 
 class Example:
-    """One runnable unit of the README: the commands of a fenced block, or one table example."""
+    """One runnable unit of a documentation file: the commands of a fenced block, or one table
+    example."""
 
-    __slots__ = ("line", "commands", "start", "skip")
+    __slots__ = ("doc", "line", "commands", "start", "skip")
 
-    def __init__(self, line, commands, start, skip=None):
-        self.line = line  # README line of the block's opening fence or the table row
-        self.commands = commands  # [(README line, command text)]
+    def __init__(self, line, commands, start, skip=None, doc="README.md"):
+        self.doc = doc  # the file, relative to the checkout (README.md, docs/commands.md, ...)
+        self.line = line  # line of the block's opening fence or the table row
+        self.commands = commands  # [(line, command text)]
         self.start = start  # "checkout" or "docs-ui"
         self.skip = skip
+
+    @property
+    def where(self):
+        return "%s:%d" % (self.doc, self.line)
 
 
 def _logical_lines(lines, first_line):
@@ -74,7 +98,14 @@ def _logical_lines(lines, first_line):
     return out
 
 
-def readme_examples(path=README):
+def documentation_files():
+    """README.md, then every docs/*.md in name order (paths relative to the checkout)."""
+    names = sorted(n for n in os.listdir(DOCS) if n.endswith(".md")) if os.path.isdir(DOCS) else []
+    return ["README.md"] + ["docs/" + n for n in names]
+
+
+def readme_examples(path=README, doc=None):
+    doc = doc or os.path.basename(path)
     with open(path, encoding="utf-8") as fh:
         lines = fh.read().split("\n")
     examples = []
@@ -105,7 +136,7 @@ def readme_examples(path=README):
             else:
                 commands = []
             if commands or skip is not None:
-                examples.append(Example(i + 1, commands, "checkout", skip))
+                examples.append(Example(i + 1, commands, "checkout", skip, doc))
             i = j + 1
             continue
         if section == "Commands" and line.startswith("| `"):
@@ -113,7 +144,7 @@ def readme_examples(path=README):
             if len(cells) > 2:
                 span = re.search(r"`(wctx [^`]*)`", cells[2])
                 if span:
-                    examples.append(Example(i + 1, [(i + 1, span.group(1))], "docs-ui"))
+                    examples.append(Example(i + 1, [(i + 1, span.group(1))], "docs-ui", doc=doc))
         i += 1
     return examples
 
@@ -336,11 +367,11 @@ def _run_example(example, ws):
             timeout=limit,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail("README.md line %d: the block did not finish within %d s" % (example.line, limit))
+        pytest.fail("%s: the block did not finish within %d s" % (example.where, limit))
     if proc.returncode == 0:
         return
     if not os.path.exists(state + ".failed"):
-        pytest.fail("README.md line %d: the block could not run: %s" % (example.line, proc.stderr[-3000:]))
+        pytest.fail("%s: the block could not run: %s" % (example.where, proc.stderr[-3000:]))
     with open(state + ".failed") as fh:
         n = int(fh.read())
     line, command = example.commands[n]
@@ -351,31 +382,51 @@ def _run_example(example, ws):
     with open(state + ".cwd") as fh:
         cwd = fh.read().strip()
     pytest.fail(
-        "README.md line %d: `%s` exited %d (run as `%s` in %s)\n--- stdout ---\n%s\n--- stderr ---\n%s"
-        % (line, command, proc.returncode, _substitute(command, ws["ids"]), cwd, outputs[0], outputs[1])
+        "%s:%d: `%s` exited %d (run as `%s` in %s)\n--- stdout ---\n%s\n--- stderr ---\n%s"
+        % (
+            example.doc,
+            line,
+            command,
+            proc.returncode,
+            _substitute(command, ws["ids"]),
+            cwd,
+            outputs[0],
+            outputs[1],
+        )
     )
 
 
-EXAMPLES = readme_examples()
+def all_examples():
+    examples = []
+    for doc in documentation_files():
+        examples.extend(readme_examples(os.path.join(ROOT, doc), doc))
+    return examples
+
+
+EXAMPLES = all_examples()
 
 
 def test_readme_examples_are_found():
-    """The extraction itself: a README change that hides the examples from this test fails here."""
+    """The extraction itself: a change that hides the examples from this test fails here."""
     runnable = [e for e in EXAMPLES if e.skip is None]
-    assert sum(len(e.commands) for e in runnable) >= 30
-    assert any(e.start == "docs-ui" for e in runnable), "no example found in the Commands table"
+    in_readme = [e for e in runnable if e.doc == "README.md"]
+    in_docs = [e for e in runnable if e.doc != "README.md"]
+    assert sum(len(e.commands) for e in in_readme) >= 30
+    assert any(e.start == "docs-ui" for e in in_readme), "no example found in the README's Commands table"
+    for doc in ("docs/commands.md", "docs/agents.md", "docs/mcp.md", "docs/sharing.md", "docs/install.md"):
+        assert any(e.doc == doc for e in in_docs), "no runnable example found in %s" % doc
     for e in EXAMPLES:
         if e.skip is not None:
-            assert e.skip, "README.md line %d: a readme-test skip marker needs a reason" % e.line
+            assert e.skip, "%s: a readme-test skip marker needs a reason" % e.where
     assert len([e for e in EXAMPLES if e.skip is not None]) <= 3, (
         "skip markers are for the rare example that cannot run offline"
     )
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=["README.md:%d" % e.line for e in EXAMPLES])
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.where for e in EXAMPLES])
 def test_readme_example_runs(example, workspace):
     if example.skip is not None:
-        pytest.skip("README.md line %d: %s" % (example.line, example.skip))
+        pytest.skip("%s: %s" % (example.where, example.skip))
     _run_example(example, workspace)
 
 
@@ -395,15 +446,53 @@ def test_extraction_follows_the_convention(tmp_path):
         (16, [(17, "wctx e"), (19, "wctx f")], "checkout", None),
         (30, [(30, "wctx g --h")], "docs-ui", None),
     ]
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "x.md").write_text("# x\n\n```sh\nwctx h\n```\n", encoding="utf-8")
+    found = readme_examples(str(tmp_path / "docs" / "x.md"), "docs/x.md")
+    assert [(e.where, e.commands) for e in found] == [("docs/x.md:3", [(4, "wctx h")])]
 
 
 def test_the_doctor_sample_shows_the_current_schema_version():
     import wctx
 
+    shown = set()
+    for doc in documentation_files():
+        with open(os.path.join(ROOT, doc), encoding="utf-8") as fh:
+            shown.update(int(n) for n in re.findall(r"schema version (\d+) \(current\)", fh.read()))
+    assert shown, "no doctor sample line 'schema version N (current)' in README.md or docs/"
+    assert shown == {len(wctx.MIGRATIONS)}, "a doctor sample's schema version is stale"
+
+
+def test_the_readme_stays_short():
+    """The README is for users: the reference lives in docs/, figures in bench/RESULTS.md (with
+    the command and commit that give them), so it holds no timing and no "at <commit>" stamp."""
     with open(README, encoding="utf-8") as fh:
         text = fh.read()
-    shown = re.findall(r"schema version (\d+) \(current\)", text)
-    assert shown, "README.md: no doctor sample line 'schema version N (current)'"
-    assert {int(n) for n in shown} == {len(wctx.MIGRATIONS)}, (
-        "README.md: the doctor sample's schema version is stale"
+    lines = text.splitlines()
+    assert len(lines) <= README_MAX_LINES, "README.md has %d lines; at most %d" % (
+        len(lines),
+        README_MAX_LINES,
     )
+    timings = re.findall(r"\b\d[\d.,]*\s?(?:ms|µs|s)\b(?!\w)", text)
+    assert not timings, "README.md: timings belong in bench/RESULTS.md: %s" % timings[:5]
+    stamps = re.findall(r"\bat (?:commit )?[0-9a-f]{7,40}\b", text)
+    assert not stamps, "README.md: commit stamps belong in bench/RESULTS.md: %s" % stamps[:5]
+
+
+def test_ci_runs_the_readme_test_command():
+    """The README's test command (the block that runs the whole suite) is what CI runs, line for
+    line."""
+    whole_suite = "python3 -m pytest -q"
+    blocks = [
+        e for e in readme_examples() if any(c.split("#")[0].strip() == whole_suite for _, c in e.commands)
+    ]
+    assert len(blocks) == 1, "README.md: expected one block holding the test command"
+    if not os.path.exists(CI_RUN):
+        if os.environ.get("CI") == "true":
+            pytest.fail(".ci/run is missing")
+        pytest.skip(".ci/run is not in this copy (an unpacked sdist)")
+    with open(CI_RUN, encoding="utf-8") as fh:
+        ci_lines = {line.strip() for line in fh}
+    for line, command in blocks[0].commands:
+        plain = command.split("#", 1)[0].strip()
+        assert plain in ci_lines, "README.md:%d: .ci/run does not run `%s`" % (line, plain)

@@ -303,6 +303,24 @@ def reader():
         shutil.rmtree(base, ignore_errors=True)
 
 
+def test_the_briefing_works_on_a_read_only_store(git_repo, reader):
+    """A briefing only reads: on a store this user cannot write it is printed, hook or not, and
+    what it showed is simply not remembered."""
+    base, setup, run = reader
+    home = os.path.join(base, "home")
+    sdk = _make_shared_store(git_repo, home, parent=base)
+    with wctx.open_store(home) as s:
+        wctx.capture(
+            s, [{"kind": "question", "claim": "does upload retry after a 419?", "repo": "upload-sdk"}]
+        )
+    setup(home, sdk)
+    code, out, err = run(["brief"], home, sdk.path)
+    assert code == 0, err
+    assert "does upload retry after a 419?" in out and "read-only" not in err
+    code, out, err = run(["--home", home, "brief", "--hook", "claude-code"], home, sdk.path)
+    assert code == 0 and "does upload retry after a 419?" in out, err
+
+
 def test_a_read_only_store_answers_reads_uncached_and_refuses_writes(git_repo, reader):
     base, setup, run = reader
     home = os.path.join(base, "home")

@@ -598,3 +598,36 @@ def test_rank_rows_and_item_views_starting_over_keep_every_match_of_the_search_a
     assert [r["claim"] for r in one] == ["send quirk number 5"]
     got = [r["claim"] for r in wctx.search(store, "send quirk", cwd=sdk.path, limit=3)["results"]]
     assert got == expected
+
+
+def test_clear_caches_empties_every_process_cache_a_search_and_verify_filled(product):
+    """One function empties every process-wide cache, whatever filled it: a store reopened on a
+    new file and each test start from nothing."""
+    _cited_item(product)
+    wctx.search(product.store, "send status quirk", cwd=product.sdk.path)
+    wctx.verify(product.store, cwd=product.sdk.path)
+    filled = [c.name for c in wctx.CACHES if c.size()]
+    assert len(filled) >= 5, filled  # a search and a verify go through many of them
+    wctx.clear_caches()
+    assert [c.name for c in wctx.CACHES if c.size()] == []
+
+
+def test_every_process_cache_is_declared_in_the_caches_part():
+    """A cache declared anywhere else would escape clear_caches() and the table that says what
+    invalidates it: no part but caches.py makes an lru_cache or a module-level dict or set."""
+    import re
+
+    parts = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "parts")
+    found = []
+    for folder in ("core", "mcp"):
+        for name in sorted(os.listdir(os.path.join(parts, folder))):
+            if name == "caches.py" or not name.endswith(".py"):
+                continue
+            with open(os.path.join(parts, folder, name), encoding="utf-8") as handle:
+                for number, line in enumerate(handle, 1):
+                    declared = re.match(
+                        r"([A-Za-z_]\w*) = (\{\}|set\(\)|dict\(\)|collections\.OrderedDict\(\))", line
+                    )
+                    if "lru_cache" in line or (declared and "not a cache" not in line):
+                        found.append(f"parts/{folder}/{name}:{number}: {line.strip()}")
+    assert found == []

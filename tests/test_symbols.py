@@ -908,3 +908,146 @@ def test_overloads_are_joined_so_a_change_to_either_counts():
 def test_unparseable_python_falls_back_to_indentation():
     source = "def ok():\n    return 1\n\ndef broken(:\n    pass\n"
     assert wctx.locate_symbol(source, "m.py", "ok") == "def ok():\n    return 1"
+
+
+# A long Python file is parsed in pieces (each top-level definition, a long class member by
+# member) and each piece is kept by its text: the symbols found must be exactly those a whole
+# parse finds, in every shape that could split a piece wrongly, and a later version of the file
+# must not be served a piece of an earlier one.
+PIECES_PY = '''"""Module doc.
+
+def not_a_function_at_column_zero():
+    this is inside a string
+"""
+import os
+
+
+@decorator
+def plain(a):
+    return a
+
+
+@decorator(
+    "spread over lines",
+)
+def decorated(b):
+    return b
+
+
+if os.name:
+    def conditional():
+        return 1
+else:
+    def conditional():
+        return 2
+
+
+class Long(Base):
+    """A class long enough to be parsed member by member.
+
+def still_in_the_docstring():
+    """
+
+    attribute = 1
+
+    def first(self):
+        return "%s"
+
+    @property
+    def second(self):
+        text = """
+def inside_a_string_in_a_method():
+"""
+        return text
+
+    @staticmethod
+    @other(
+        1,
+    )
+    def third():
+        return 3
+
+    class Inner:
+        def deep(self):
+            return "deep"
+
+    if os.sep:
+        def maybe(self):
+            return 4
+
+    def last(self):
+        return "%s"
+
+
+VALUE = 3
+
+
+def after(c):
+    return c
+''' % ("x" * 1500, "y" * 1500)
+
+
+def _whole_parse_texts(source):
+    import ast
+
+    lines = source.splitlines()
+    found = {}
+
+    def visit(body, prefix):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                name = prefix + node.name
+                found.setdefault(name, []).append("\n".join(lines[first - 1 : node.end_lineno]))
+                visit(node.body, name + ".")
+            else:
+                for field in ("body", "orelse", "finalbody"):
+                    visit(getattr(node, field, None) or [], prefix)
+
+    visit(ast.parse(source).body, "")
+    return {name: "\n".join(texts) for name, texts in found.items()}
+
+
+def test_python_pieces_find_what_a_whole_parse_finds():
+    expected = _whole_parse_texts(PIECES_PY)
+    assert {"plain", "decorated", "conditional", "Long", "Long.first", "Long.second", "Long.third",
+            "Long.Inner", "Long.Inner.deep", "Long.maybe", "Long.last", "after"} <= set(expected)  # fmt: skip
+    for name, text in expected.items():
+        assert wctx.locate_symbol(PIECES_PY, "m.py", name) == text, name
+    assert wctx.locate_symbol(PIECES_PY, "m.py", "not_a_function_at_column_zero") is None
+    assert wctx.locate_symbol(PIECES_PY, "m.py", "inside_a_string_in_a_method") is None
+
+
+def test_python_pieces_of_an_earlier_version_are_not_served_for_a_later_one():
+    before = {
+        name: wctx.symbol_hash_of(PIECES_PY.encode(), "m.py", name)
+        for name in ("Long.first", "Long.last", "Long", "after")
+    }
+    edited = PIECES_PY.replace("        return 3\n", "        return 33\n")
+    after = {name: wctx.symbol_hash_of(edited.encode(), "m.py", name) for name in before}
+    assert after["Long.first"] == before["Long.first"] and after["Long.last"] == before["Long.last"]
+    assert after["after"] == before["after"]
+    assert after["Long"] != before["Long"]  # the class holds the edited member
+    assert wctx.locate_symbol(edited, "m.py", "Long.third").endswith("return 33")
+
+
+def test_typescript_interface_whose_extends_clause_starts_the_next_line_reaches_its_body():
+    # Seen on a real history: the header ended at its first line, so an edit of the body was
+    # never seen (a miss).
+    source = (
+        "export interface SubInput\n"
+        "  extends BaseInput<string>,\n"
+        "    Omit<Other, 'x'> {\n"
+        "  current: State\n"
+        "}\n"
+        "\n"
+        "export function after() {\n"
+        "  return 1\n"
+        "}\n"
+    )
+    text = wctx.locate_symbol(source, "types.ts", "SubInput")
+    assert text.endswith("current: State\n}"), text
+    edited = source.replace("current: State", "current: OtherState")
+    assert wctx.symbol_hash_of(edited.encode(), "types.ts", "SubInput") != wctx.symbol_hash_of(
+        source.encode(), "types.ts", "SubInput"
+    )

@@ -50,7 +50,7 @@ def read_module_sources(root=ROOT):
             compile(data, path, "exec", dont_inherit=True)
         except SyntaxError as exc:
             raise BuildError(f"{path} does not compile: {exc.msg} (line {exc.lineno})") from exc
-        sources[name] = without_comments(data)
+        sources[name] = without_internal_docstrings(without_comments(data))
     return sources
 
 
@@ -69,6 +69,46 @@ def without_comments(source):
         ending = line[len(line.rstrip("\r\n")) :]
         lines[row - 1] = line[:col].rstrip() + ending
     return "".join(lines).encode("utf-8")
+
+
+def _read_at_run_time(name, public, top_level):
+    """Is this definition's docstring something wctx reads while it runs, or a reader of the
+    library sees? The CLI's help is its commands' docstrings (cmd_*), and help(wctx.X) documents
+    the names of __all__ (and their methods)."""
+    return name.startswith("cmd_") or (top_level and name in public)
+
+
+def without_internal_docstrings(source):
+    """``source`` with the docstrings nobody reads at run time blanked out, every line kept where it
+    was: the module's own, the CLI commands' (their help) and the library surface's (__all__) stay.
+    The rest document the code for its readers, who read wctx.py; in the archive they were about a
+    fifth of its size. Compiled with -OO, which drops every docstring, the result is the same code
+    as ``source`` (tests/test_pyz.py checks it)."""
+    import ast
+
+    text = source.decode("utf-8")
+    tree = ast.parse(text)
+    public = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            public = {e.value for e in getattr(node.value, "elts", ()) if isinstance(e, ast.Constant)}
+    blank = set()
+
+    def visit(parent, top_level, kept):
+        for node in ast.iter_child_nodes(parent):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            keep = kept or _read_at_run_time(node.name, public, top_level)
+            body = node.body
+            first = body[0] if body else None
+            is_doc = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            if is_doc and isinstance(first.value.value, str) and len(body) > 1 and not keep:
+                blank.update(range(first.lineno, first.end_lineno + 1))
+            visit(node, False, keep and isinstance(node, ast.ClassDef))
+
+    visit(tree, True, False)
+    lines = text.splitlines(keepends=True)
+    return "".join("\n" if n in blank else line for n, line in enumerate(lines, 1)).encode("utf-8")
 
 
 def entry_point_source(sources):

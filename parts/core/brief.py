@@ -8,6 +8,7 @@ from .errors import UsageError
 from .freshness import _load_anchors, freshness_of
 from .helpers import shell_command, utc_now, wctx_invocation
 from .records import resolve_repo
+from .redaction import shown_text
 from .search import (
     CodeReference,
     Fallback,
@@ -52,6 +53,8 @@ def _served_text(text, limit):
     and invisible characters dropped, clipped."""
     text, _ = neutralise(text or "")
     text = " ".join(re.sub(r"[\x00-\x1f\x7f\u2028\u2029]", " ", text).split())
+    if len(text) > limit:
+        text = shown_text(text)  # redacted whole before the cut
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -176,7 +179,7 @@ def brief(store, repo=None, cwd=None, files=None, max_tokens=BRIEF_DEFAULT_TOKEN
     res["text"], res["omitted"] = _fit_briefing(res, max_tokens)
     res["tokens"] = estimate_tokens(res["text"])
     kept = {item["id"] for s in sections for item in s["items"]}
-    if record and kept:
+    if record and kept and not store.readonly:  # a briefing only reads; remembering is a bonus
         now = utc_now()
         with store.atomic():
             store.db.executemany(

@@ -13,10 +13,10 @@ from .constants import (
 )
 from .errors import UsageError
 from .freshness import _load_anchors
-from .helpers import claim_key, clean_text, new_id, printable_path, short_sha, split_claim, utc_now
+from .helpers import claim_key, clean_text, new_id, printable_path, split_claim, utc_now
 from .provenance import _parse_file_spec, _repo_provenance, _stamp_anchors
 from .records import Repo, _repo_containing, _repos, _resolve_session_id, resolve_repo
-from .redaction import redact_secrets
+from .redaction import stored_key, stored_text
 from .store import _select_in
 from .vocabulary import _fts_code
 from .words import _fts_paths, _fts_symbols
@@ -96,8 +96,8 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         cited.append(_parse_file_spec(spec, repos, repo, cwd, notes))
     return {
         "kind": kind,
-        "claim": redact_secrets(claim),
-        "detail": redact_secrets(detail),
+        "claim": stored_text(claim),
+        "detail": stored_text(detail),
         "confidence": confidence,
         "repo": repo,
         "cited": cited,
@@ -106,10 +106,6 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
 
 def _summary_key(text):
     return " ".join(text.casefold().split())
-
-
-# One duplicate rule for capture, the MCP server and import: the same claim (claim_key) about the
-# same repository citing the same files and symbols is one active item, whichever session says it.
 
 
 def _cited_set(anchors):
@@ -122,24 +118,57 @@ def _cited_set(anchors):
     return frozenset(out)
 
 
-def find_duplicate(store, repo_name, claim, cited):
-    """The active item that ``claim`` about ``repo_name`` citing ``cited`` (a _cited_set) repeats,
-    as its evidence row (a dict), or None."""
-    return DuplicateIndex(store).find(repo_name, claim_key(claim), cited)
+# The duplicate rule, for capture, the MCP server, transcript import and import-evidence alike.
+DUPLICATE_STATUS = "active"  # only an active item is repeated; a retracted or superseded one stays apart
+
+
+def repeats(existing, new):
+    """THE duplicate rule: does an item recorded now (``new``) repeat the active item
+    ``existing``? Each is (repository name, claim_key of the claim, cited set, detail). Yes when
+    both are about the same repository, their claims have the same key (the words, with case,
+    punctuation and Unicode forms folded), they cite exactly the same (repository, path, symbol),
+    and the new detail adds nothing: none, or words the existing detail already holds (None:
+    not compared). A new detail that says more makes a new item, so it is never dropped."""
+    if existing[:3] != new[:3]:
+        return False
+    detail = _folded_detail(new[3])
+    return not detail or detail in _folded_detail(existing[3])
+
+
+def _folded_detail(detail):
+    return " ".join((detail or "").split()).casefold()
+
+
+def find_duplicate(store, repo_name, claim, cited, detail=None):
+    """The active item that ``claim`` about ``repo_name`` citing ``cited`` (a _cited_set) with
+    ``detail`` repeats (see repeats), as its evidence row (a dict), or None."""
+    return DuplicateIndex(store).find(repo_name, claim_key(claim), cited, detail)
 
 
 class DuplicateIndex:
-    """The duplicate rule over many claims at once: the active items of each (repository, claim
-    key) asked about, with what they cite, loaded from the store in one query per 500 keys, then
-    checked in memory. A bulk writer tells it what it inserts (``add``) and which items it changed
-    otherwise (``drop``: read again from the store when next asked)."""
+    """The duplicate rule (repeats) over many claims at once: the active items of each
+    (repository, claim key) asked about, with what they cite and their detail, loaded from the
+    store in one query per 500 keys, then checked in memory. A bulk writer tells it what it
+    inserts (``add``) and which items it changed otherwise (``refresh``)."""
 
     __slots__ = ("store", "items", "before_load")
+
+    _COLUMNS = "rid, id, session_id, confidence, detail"
 
     def __init__(self, store, before_load=None):
         self.store = store
         self.items = {}  # (repo_name, claim_key) -> [(row dict, cited set)] in rid order
         self.before_load = before_load  # called before reading the store (a writer's flush)
+
+    def _held(self, rows):
+        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
+        return [
+            (
+                {k: r[k] for k in ("rid", "id", "session_id", "confidence", "detail")},
+                _cited_set(anchors[r["rid"]]),
+            )
+            for r in sorted(rows, key=lambda r: r["rid"])
+        ]
 
     def load(self, pairs, stored=True):
         """Read the active items of these (repository, claim key) pairs; ``stored``: False when
@@ -156,32 +185,31 @@ class DuplicateIndex:
             for i in range(0, len(keys), 500):
                 chunk = keys[i : i + 500]
                 rows += self.store.all(
-                    "SELECT rid, id, session_id, confidence, repo_name, claim_key FROM evidence "
-                    "WHERE repo_name = ? AND claim_key IN (%s) AND status = 'active' ORDER BY rid"
-                    % ",".join("?" * len(chunk)),
-                    [repo_name, *chunk],
+                    "SELECT %s, repo_name, claim_key FROM evidence WHERE repo_name = ? AND claim_key IN (%s) "
+                    "AND status = ? ORDER BY rid" % (self._COLUMNS, ",".join("?" * len(chunk))),
+                    [repo_name, *chunk, DUPLICATE_STATUS],
                 )
-        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
-        for r in sorted(rows, key=lambda r: r["rid"]):
-            row = {k: r[k] for k in ("rid", "id", "session_id", "confidence")}
-            self.items[(r["repo_name"], r["claim_key"])].append((row, _cited_set(anchors[r["rid"]])))
+        by_rid = {r["rid"]: r for r in rows}
+        for row, cited in self._held(rows):
+            r = by_rid[row["rid"]]
+            self.items[(r["repo_name"], r["claim_key"])].append((row, cited))
 
-    def find(self, repo_name, key, cited):
-        """The first active item (lowest rid) with this claim key about this repository citing
-        exactly ``cited``, or None."""
+    def find(self, repo_name, key, cited, detail=None):
+        """The first active item (lowest rid) that an item with this claim key about this
+        repository citing ``cited`` with ``detail`` repeats (see repeats), or None."""
         if (repo_name, key) not in self.items:
             if self.before_load is not None:
                 self.before_load()
             self.load([(repo_name, key)])
         for row, its_cited in self.items[(repo_name, key)]:
-            if its_cited == cited:
+            if repeats((repo_name, key, its_cited, row["detail"]), (repo_name, key, cited, detail)):
                 return row
         return None
 
     def add(self, repo_name, key, row, cited):
         """An active item just written (a higher rid than any before it)."""
         if (repo_name, key) in self.items:
-            self.items[(repo_name, key)].append((row, cited))
+            self.items[(repo_name, key)].append((dict(row, detail=row.get("detail")), cited))
 
     def refresh(self, repo_name, key, rid):
         """Read again the active items of (repo_name, key) after item ``rid``, which has that key,
@@ -195,14 +223,11 @@ class DuplicateIndex:
             self.before_load()
         rows = _select_in(
             self.store,
-            "SELECT rid, id, session_id, confidence FROM evidence WHERE status = 'active' AND rid IN (%s)",
+            "SELECT %s FROM evidence WHERE status = '%s' AND rid IN (%%s)"
+            % (self._COLUMNS, DUPLICATE_STATUS),
             {row["rid"] for row, _ in held} | {rid},
         )
-        anchors = _load_anchors(self.store, [r["rid"] for r in rows])
-        self.items[(repo_name, key)] = [
-            ({k: r[k] for k in ("rid", "id", "session_id", "confidence")}, _cited_set(anchors[r["rid"]]))
-            for r in sorted(rows, key=lambda r: r["rid"])
-        ]
+        self.items[(repo_name, key)] = self._held(rows)
 
 
 def _insert_anchors(store, rid, anchors):
@@ -282,21 +307,14 @@ def _restamp(store, rid, anchors, event, session_id, agent, note, now):
 
 def repeat_item(store, row, anchors, confidence, session_id, agent, now):
     """Someone recorded ``row``'s item again (inside the caller's transaction): note the session
-    as having seen it, raise the confidence to the larger one, and re-stamp it when the cited code
-    changed since its provenance. Returns the capture result entry, with a message saying what."""
+    as having seen it and raise the confidence to the larger one. Never re-stamped here (that is
+    confirm, asked for): when the cited code changed since, the message says so and how to
+    confirm. Returns the capture result entry, with a message saying what happened."""
     rid = row["rid"]
     said = []
     if confidence is not None and (row["confidence"] is None or confidence > row["confidence"]):
         store.db.execute("UPDATE evidence SET confidence = ? WHERE rid = ?", (confidence, rid))
         said.append("confidence raised to %g" % confidence)
-    restamped = _content_changed(_load_anchors(store, [rid])[rid], anchors)
-    if restamped:
-        commits = _restamp(store, rid, anchors, "confirmed", session_id, agent,
-                           "recorded again after the cited code changed", now)  # fmt: skip
-        said.append(
-            "re-stamped at %s: the cited code changed since it was recorded"
-            % ", ".join("%s %s" % (name, short_sha(c)) for name, c in sorted(commits.items()))
-        )
     seen = row["session_id"] != session_id and not store.one(
         "SELECT 1 FROM evidence_events WHERE evidence_rid = ? AND event = 'seen' AND session_id = ?",
         (rid, session_id),
@@ -304,14 +322,14 @@ def repeat_item(store, row, anchors, confidence, session_id, agent, now):
     if seen:
         _add_event(store, rid, "seen", session_id, agent, None, now)
         said.insert(0, "seen again by session %s" % session_id)
-    elif not restamped:
+    else:
         said.insert(0, "already recorded")
-    return {
-        "id": row["id"],
-        "duplicate": True,
-        "restamped": restamped,
-        "message": "%s: %s" % (row["id"], "; ".join(said)),
-    }
+    if _content_changed(_load_anchors(store, [rid])[rid], anchors):
+        said.append(
+            "the cited code changed since it was recorded; if the claim still holds: wctx confirm %s"
+            % row["id"]
+        )
+    return {"id": row["id"], "duplicate": True, "message": "%s: %s" % (row["id"], "; ".join(said))}
 
 
 def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", external_id=None):
@@ -320,9 +338,9 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
     Returns {"session", "evidence": [{"id", "kind", "repo", "duplicate"}], "warnings"}.
     """
     cwd = os.path.abspath(cwd or os.getcwd())
-    summary = redact_secrets(clean_text(summary, "summary", MAX_SUMMARY_CHARS))
+    summary = stored_text(clean_text(summary, "summary", MAX_SUMMARY_CHARS))
     agent = clean_text(agent, "agent", 200, required=True)
-    external_id = clean_text(external_id, "external id", 1000)
+    external_id = stored_key(clean_text(external_id, "external id", 1000))  # as transcript imports key it
     if not items:
         raise UsageError("nothing to capture: give at least one item (--finding, --decision, --note, …)")
     if len(items) > MAX_ITEMS_PER_CAPTURE:
@@ -412,7 +430,8 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             )
             summary = new_summary
         for p in prepared:
-            dup = find_duplicate(store, p["repo"].name, p["claim"], _cited_set(p["anchors"]))
+            cited = _cited_set(p["anchors"])
+            dup = find_duplicate(store, p["repo"].name, p["claim"], cited, stored_text(p["detail"]))
             if dup is not None:
                 results.append(
                     dict(
@@ -455,4 +474,11 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                 ),
             )
             results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})
+            twin = find_duplicate(store, p["repo"].name, p["claim"], cited)
+            if twin is not None and twin["rid"] != rid:
+                warnings.append(
+                    "%s records the same claim about %s citing the same code, with another detail: yours "
+                    "is kept as %s; if it replaces that one: wctx supersede %s --by %s"
+                    % (twin["id"], p["repo"].name, eid, twin["id"], eid)
+                )
     return {"session": session_id, "evidence": results, "warnings": warnings}

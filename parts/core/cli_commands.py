@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-import functools
 import os
 import sys
 
 from .adapters import find_running_session
 from .brief import agent_command, brief
+from .caches import BUILT_ONCE
 from .capture import capture
 from .cli_format import format_item, format_search, format_verify
 from .demo import run_demo
@@ -14,8 +14,16 @@ from .errors import UsageError
 from .evaluation import format_eval_report, run_retrieval_eval
 from .freshness import _plural
 from .git import git_toplevel
-from .helpers import is_tty, printable_path, short_sha, split_claim, utc_now
-from .hooks import HOOK_AGENTS, hook_status, install_hook, run_brief_hook, run_import_hook, uninstall_hook
+from .helpers import is_tty, printable_path, shell_command, short_sha, split_claim, utc_now
+from .hooks import (
+    CODEX_TRUST_HOW,
+    HOOK_AGENTS,
+    hook_status,
+    install_hook,
+    run_brief_hook,
+    run_import_hook,
+    uninstall_hook,
+)
 from .items import (
     confirm,
     forget,
@@ -49,6 +57,7 @@ from .search import search
 from .sessions import (
     COMMIT_FROM_IMPORT,
     COMMIT_FROM_SESSION,
+    ImportInterrupted,
     import_transcripts,
     session_activity,
     sessions_touching,
@@ -169,8 +178,8 @@ def cmd_workspace_show(args, store):
     lines = ["workspace %s" % ws["name"]]
     for r in ws["repos"]:
         lines.append(
-            "  %-20s %s  (%d items)%s"
-            % (r["name"], r["path"], r["evidence"], "" if r["exists"] else " missing")
+            "  %-20s %s  (%s)%s"
+            % (r["name"], r["path"], _plural(r["evidence"], "item"), "" if r["exists"] else " missing")
         )
     for rel in ws["relations"]:
         lines.append("  %s %s %s" % (rel["from"], rel["kind"], rel["to"]))
@@ -279,7 +288,7 @@ def cmd_relations(args, store):
     return 0
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _ordered_action():
     # argparse classes are made on first use: importing argparse is ~1.5 ms that --version skips.
     import argparse
@@ -365,7 +374,7 @@ def cmd_capture(args, store):
         store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id
     )
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     if args.session:
         res["attached"] = None
         note = ""
@@ -526,7 +535,15 @@ def format_session(res, limit=20):
                 lines.append("  %s  read %d, edited %d" % (where, f["reads"], f["edits"]))
             if len(group) > limit:
                 lines.append("  … %d more (--json for all)" % (len(group) - limit))
-        lines.append("commands (%d):" % len(act["commands"]))
+        withheld = act.get("commands_withheld") or 0
+        if withheld:
+            lines.append(
+                "commands (%d stored, %d withheld: the transcript holds them as redaction placeholders "
+                "such as [REDACTED…], or empty, so there was no command to keep):"
+                % (len(act["commands"]), withheld)
+            )
+        else:
+            lines.append("commands (%d):" % len(act["commands"]))
         for c in act["commands"][:limit]:
             text = c["command"].splitlines()[0] if c["command"] else ""
             lines.append("  $ %s%s" % (text[:160], "  [%s]" % c["repo"] if c["repo"] else ""))
@@ -594,7 +611,8 @@ def format_import(res):
 
 
 def cmd_import(args, store):
-    """Import Claude Code and Codex session transcripts: what each session did, per repository.
+    """Import Claude Code, Codex and Gemini CLI session transcripts: what each session did, per
+    repository.
 
     Where each session ran, which files of which repositories it read and edited, the commands it
     ran, with provenance per repository. Findings are never guessed from the transcript's prose;
@@ -620,11 +638,26 @@ def cmd_import(args, store):
     own = open_store(args.home)
     try:
         res = import_transcripts(own, args.paths, agent=args.agent, force=args.force, progress=progress)
+    except ImportInterrupted as stop:
+        done = [r["status"] for r in stop.results]
+        sys.stderr.write(
+            "%swctx: interrupted after %d of %d transcripts: %d imported, %d unchanged, %d failed; what was "
+            "imported stays, the one under way left nothing: run the same command again to go on\n"
+            % (
+                "\n" if show else "",
+                len(stop.results) + len(stop.failed),
+                stop.total,
+                sum(1 for s in done if s not in ("unchanged", "empty")),
+                sum(1 for s in done if s in ("unchanged", "empty")),
+                len(stop.failed),
+            )
+        )
+        return 130
     finally:
         own.close()
     for r in res["results"]:
         for w in r.get("warnings") or ():
-            sys.stderr.write("wctx: warning: %s\n" % w)
+            sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, format_import(res))
     return 1 if res["failed"] else 0
 
@@ -716,7 +749,7 @@ def cmd_hooks(args, store):
     payload: exit 1 when one cannot run. The commands run this wctx as installed here.
     """
     if args.action == "status":
-        res = hook_status(probe=args.probe)
+        res = hook_status(probe=args.probe, home=args.home)
         lines = []
         for h in res:
             lines.append(
@@ -728,10 +761,21 @@ def cmd_hooks(args, store):
                     "  (%s)" % h["problem"] if h.get("problem") else "",
                 )
             )
+            for t in h.get("trust") or ():
+                lines.append(
+                    "  trust %-12s %s" % (t["event"], t["trust"].replace("untrusted", "not trusted"))
+                )
             for p in h.get("probes") or ():
                 lines.append("  probe %-12s %s" % (p["event"], "ok" if p["ok"] else "FAILED: " + p["error"]))
+            if any(t["trust"] != "trusted" for t in h.get("trust") or ()):
+                lines.append("  codex: " + CODEX_TRUST_HOW)
+        failed = [f for h in res for f in h["failed"]]
+        if any(not p["ok"] for h in res for p in h.get("probes") or ()):
+            lines.append(
+                "reinstall from the wctx and store you use: %s hooks install AGENT" % _wctx_here(args)
+            )
         emit(args, {"hooks": res}, "\n".join(lines))
-        return 1 if any(not p["ok"] for h in res for p in h.get("probes") or ()) else 0
+        return 1 if failed else 0
     if not args.agent:
         raise UsageError("hooks %s needs an agent: %s" % (args.action, ", ".join(HOOK_AGENTS)))
     if args.action == "install":
@@ -778,6 +822,11 @@ def cmd_hooks(args, store):
     return 1 if failed else 0
 
 
+def _wctx_here(args):
+    """How to spell wctx for this store in a suggested command: with --home when one was given."""
+    return agent_command() + (" --home " + shell_command([os.path.abspath(args.home)]) if args.home else "")
+
+
 def cmd_brief(args, store):
     """Print the session briefing for this repository: evidence recorded about it from other
     repositories since its last session, what related repositories' evidence says about the code
@@ -791,7 +840,7 @@ def cmd_brief(args, store):
     """
     if args.hook:
         return run_brief_hook(args.hook, args.home)
-    own = open_store(args.home)  # the hook path above must not create a store
+    own = open_store(args.home, create=False)  # a briefing only reads
     try:
         res = brief(own, repo=args.repo, files=args.files, max_tokens=args.max_tokens)
     finally:
@@ -809,7 +858,7 @@ def cmd_confirm(args, store):
     """
     res = confirm(store, args.ids, note=args.note, session_id=args.session)
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, res["message"])
     return 0
 
@@ -836,7 +885,7 @@ def cmd_forget(args, store):
             return 1
     res = forget(store, args.ids, session=args.session, reason=args.reason)
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, res["message"])
     return 0
 
@@ -1099,7 +1148,10 @@ def cmd_instructions(args, store):
         raise UsageError(
             "%s is not inside a git checkout; run wctx instructions --write in the repository" % os.getcwd()
         )
-    res = mcp.write_instructions(root, command=agent_command())
+    try:
+        res = mcp.write_instructions(root, command=agent_command())
+    except (ValueError, OSError) as e:  # a guidance file that is a symlink out, a FIFO, not UTF-8
+        raise UsageError(str(e)) from None
     emit(args, res, "\n".join("%s %s" % (f["action"], f["path"]) for f in res["files"]))
     return 0
 

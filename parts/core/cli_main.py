@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-import functools
 import os
 import re
 import sys
 
 from .adapters import TRANSCRIPT_AGENTS
 from .brief import BRIEF_DEFAULT_TOKENS
+from .caches import BUILT_ONCE
 from .cli_commands import (
     _ordered_action,
     cmd_brief,
@@ -58,9 +58,13 @@ from .untrusted import json_text, terminal_text
 
 # Commands that run without opening the store.
 NO_STORE_COMMANDS = {"demo", "doctor", "eval", "mcp", "mcp-info", "instructions"}
+# Commands that record and so may create the store. Every other command only reads it (or
+# changes what is already there): pointed at a store that does not exist, a mistyped WCTX_HOME
+# say, it says so and creates nothing.
+STORE_CREATING = (cmd_init, cmd_repo_add, cmd_workspace_add, cmd_capture, cmd_import_evidence, cmd_sync)
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _parser_class():
     import argparse
 
@@ -482,7 +486,7 @@ def main(argv=None):
     store = None
     try:
         if args.command not in NO_STORE_COMMANDS and not getattr(args, "no_store", False):
-            store = open_store(args.home)
+            store = open_store(args.home, create=args.func in STORE_CREATING)
         return args.func(args, store)
     except WctxError as e:
         return _fail(e, getattr(args, "json", False))
@@ -509,12 +513,12 @@ def main(argv=None):
         ):
             raise
         where = store.path if store is not None else "the store"
-        sys.stderr.write("wctx: store error in %s: %s\n" % (where, e))
+        sys.stderr.write("wctx: store error in %s: %s\n" % (where, terminal_text(str(e))))
         return 1
     finally:
         if store is not None:
             for text in store.notices:
-                sys.stderr.write("wctx: %s\n" % text)
+                sys.stderr.write("wctx: %s\n" % terminal_text(text))
             store.close()
 
 

@@ -12,7 +12,7 @@ from .helpers import wctx_command_path
 from .hooks import hook_status
 from .repos import list_repos
 from .schema import MIGRATIONS
-from .store import Store, _connect_readonly, _writable, default_home, fts5_available
+from .store import Store, _connect_readonly, _writable, default_home, fts5_available, store_open_problem
 
 # ----------------------------------------------------------------------------------------------
 # Doctor: can this installation work here, and what to do when it cannot
@@ -40,9 +40,7 @@ def _doctor_store(home, checks):
     try:
         con = _connect_readonly(path)
     except sqlite3.Error as e:
-        checks.append(
-            _doctor_check("store", DOCTOR_FAIL, "cannot open %s: %s" % (path, e), "check its permissions")
-        )
+        checks.append(_doctor_check("store", DOCTOR_FAIL, *store_open_problem(path, e)))
         return None
     if not writable:
         checks.append(
@@ -99,16 +97,7 @@ def _doctor_store(home, checks):
         except sqlite3.Error:  # an older schema may not have what list_repos reads
             return None
     except sqlite3.Error as e:
-        checks.append(
-            _doctor_check(
-                "store",
-                DOCTOR_FAIL,
-                "%s cannot be read: %s" % (path, e),
-                "move it aside and start a new store; wctx export / import-evidence carries evidence over"
-                if writable
-                else "check that this user may read %s and its directory" % path,
-            )
-        )
+        checks.append(_doctor_check("store", DOCTOR_FAIL, *store_open_problem(path, e)))
         return None
     finally:
         con.close()
@@ -179,27 +168,32 @@ def _doctor_current_repo(cwd, repos):
     )
 
 
-def _doctor_hooks():
-    """Every installed agent hook command, run once from a clean shell with the probe payload."""
+def _doctor_hooks(home):
+    """Every installed agent hook command, run once from a clean shell with the probe payload: it
+    must start and use the store ``home``; Codex's hooks must also be trusted by Codex."""
     try:
-        status = hook_status(probe=True)
+        status = hook_status(probe=True, home=home)
     except WctxError as e:
         return _doctor_check("hooks", DOCTOR_WARN, str(e))
     probes = [(h["agent"], p) for h in status for p in h.get("probes") or ()]
-    problems = [h for h in status if h.get("problem")]
-    if not probes and not problems:
+    problems = [h for h in status if h.get("problem") and not h.get("failed")]
+    failed = [(h["agent"], f) for h in status for f in h.get("failed") or ()]
+    if not probes and not problems and not failed:
         return _doctor_check(
             "hooks",
             DOCTOR_OK,
             "no agent hooks installed (wctx hooks install claude-code | codex | gemini-cli)",
         )
-    failed = [(agent, p) for agent, p in probes if not p["ok"]]
     if failed:
+        here = agent_command()
+        if os.path.realpath(home) != os.path.realpath(default_home()):
+            here += " --home " + _shell_word(home)
         return _doctor_check(
             "hooks",
             DOCTOR_FAIL,
-            "; ".join("%s %s hook cannot run: %s" % (agent, p["event"], p["error"]) for agent, p in failed),
-            "reinstall from the wctx you use: wctx hooks install AGENT (it writes the command that runs here)",
+            "; ".join("%s %s" % f for f in failed),
+            "reinstall from the wctx and store you use: "
+            + "; ".join("%s hooks install %s" % (here, a) for a in sorted({a for a, _ in failed})),
         )
     if problems:
         return _doctor_check("hooks", DOCTOR_WARN, "; ".join(h["problem"] for h in problems))
@@ -316,7 +310,7 @@ def doctor(home=None, cwd=None):
                 _doctor_check("repositories", DOCTOR_OK, "%d registered, all present on disk" % len(repos))
             )
     checks.append(_doctor_current_repo(cwd, repos))
-    checks.append(_doctor_hooks())
+    checks.append(_doctor_hooks(home))
     argv = mcp_command(home)
     mcp_file = os.path.join(os.path.dirname(argv[1]), "wctx_mcp.py") if argv[1].endswith(".py") else None
     if mcp_file and not os.path.exists(mcp_file):

@@ -10,6 +10,7 @@ from .git import (
     HEAD_RACY_SECONDS,
     GitError,
     GitRepo,
+    UnreadableFile,
     blob_id,
     git_dir_of,
     git_view,
@@ -18,8 +19,9 @@ from .git import (
 )
 from .head import __version__
 from .helpers import short_sha, utc_now
+from .history import HISTORY_MAX_PARSES, SymbolHistory, symbol_histories
 from .records import _repos
-from .symbols import symbol_hash_of
+from .symbols import language_of, symbol_hashes_of
 
 # ----------------------------------------------------------------------------------------------
 # Freshness: did what an item cites change since it was captured?
@@ -55,67 +57,65 @@ def _plural(n, word, plural=None):
     return "%d %s" % (n, word if n == 1 else plural or word + "s")
 
 
-SYMBOL_HISTORY_MAX_COMMITS = 200  # commits whose copy of a changed symbol's file is read, newest first
-
-
 class _SymbolChange:
-    """The reason for a cited symbol whose text changed, finished once the symbol's text at each
-    commit that touched its file is known (FreshnessChecker reads those in one batch per repo)."""
+    """The reason for a cited symbol whose text differs from capture, finished once the commits
+    that changed it are known (FreshnessChecker walks them in one batch per repository and range).
 
-    __slots__ = ("g", "label", "symbol", "since", "stored", "now", "touching", "uncommitted_file", "notes",
-                 "text")  # fmt: skip
+    ``base``..``tip`` is the range walked: the recorded commit to HEAD, or, for a checkout moved
+    behind its recorded commit, HEAD to that commit (the commits the checkout lacks)."""
 
-    def __init__(self, g, label, symbol, since, stored, now, touching, uncommitted_file, notes):
-        self.g, self.label, self.symbol, self.since = g, label, symbol, since
-        self.stored, self.now, self.touching = stored, now, touching
-        self.uncommitted_file, self.notes = uncommitted_file, notes
+    __slots__ = ("g", "anchor_id", "label", "symbol", "since", "path", "base", "tip", "now", "uncommitted_file",
+                 "notes", "behind", "ahead", "history", "text")  # fmt: skip
+
+    def __init__(self, g, anchor_id, label, symbol, since, path, now, uncommitted_file, notes, behind, ahead):
+        self.g, self.anchor_id, self.label, self.symbol, self.since = g, anchor_id, label, symbol, since
+        self.now, self.uncommitted_file, self.notes = now, uncommitted_file, notes
+        self.behind, self.ahead = behind, ahead
+        self.path = path  # the file's name at ``base``
+        self.base, self.tip = (g.head, since) if behind and not ahead else (since, g.head)
+        self.history = None
         self.text = None
 
-    def specs(self):
-        # The newest SYMBOL_HISTORY_MAX_COMMITS commits are judged, each against the one before:
-        # one more blob than that is read.
-        return ["%s:%s" % (c["sha"], p) for c, p in self.touching[: SYMBOL_HISTORY_MAX_COMMITS + 1]]
+    def history_key(self):
+        """What the commits named depend on: the range, the file's name at its start, the symbol,
+        the locator's version and the walk's bound."""
+        return _key_digest(__version__, str(HISTORY_MAX_PARSES), self.base, self.tip, self.path, self.symbol)
 
-    def finish(self, blobs, hash_of):
-        """``blobs``: {spec: bytes or None}; ``hash_of(data, path)``: the symbol's hash in it."""
-        changed, intact = [], 0
-        before = self.stored
-        judged, older = self.touching, 0
-        if len(self.touching) > SYMBOL_HISTORY_MAX_COMMITS:
-            judged = self.touching[:SYMBOL_HISTORY_MAX_COMMITS]
-            older = len(self.touching) - len(judged)
-            commit, path = self.touching[len(judged)]
-            data = blobs.get("%s:%s" % (commit["sha"], path))
-            before = hash_of(data, path) if data is not None else None
-        changed_before = older and before != self.stored
-        for commit, path in reversed(judged):  # oldest first
-            data = blobs.get("%s:%s" % (commit["sha"], path))
-            after = hash_of(data, path) if data is not None else None
-            if after != before:
-                changed.append(commit)
-            else:
-                intact += 1
-            before = after
-        changed.reverse()  # newest first, as the log reads
+    def finish(self, history):
+        """``history``: a SymbolHistory, or None when git could not tell (the verdict stands)."""
+        self.history = history
+        since = short_sha(self.since)
         parts = []
-        if changed:
-            parts.append("%s since %s: %s" % (_plural(len(changed), "commit"), short_sha(self.since),
-                                             _describe_commits(changed)))  # fmt: skip
-        if self.uncommitted_file and before != self.now:
-            parts.append("uncommitted changes in the working tree")
-        if not parts:  # cannot happen while the hashes chain, but never say nothing
-            parts.append("content differs from capture")
-        where = ("changed in " if changed else "changed: ") + ", and ".join(parts)
-        if intact:
-            where += "; the file changed in %s that left it intact" % _plural(
-                intact, "other commit" if changed else "commit"
-            )
-        if older:
-            where += "; %s that touched the file %s not examined%s" % (
-                _plural(older, "older commit"),
-                "was" if older == 1 else "were",
-                " (the symbol had changed by then)" if changed_before else "",
-            )
+        if history is None:
+            where = "changed since %s (which commits changed it is unknown)" % since
+        elif self.behind and not self.ahead:
+            where = "differs from capture: the checkout is %s behind the recorded commit %s" % (
+                _plural(self.behind, "commit"), since)  # fmt: skip
+            if history.named:
+                where += ", and %s it lacks changed it: %s" % (
+                    "1 commit" if len(history.named) == 1 else "%d commits" % len(history.named),
+                    _describe_commits(history.named))  # fmt: skip
+        else:
+            if history.named:
+                parts.append("%s since %s: %s" % (_plural(len(history.named), "commit"), since,
+                                                 _describe_commits(history.named)))  # fmt: skip
+            if self.uncommitted_file:
+                parts.append("uncommitted changes in the working tree")
+            if not parts:
+                parts.append("content differs from capture")
+            where = ("changed in " if history.named else "changed: ") + ", and ".join(parts)
+        if history is not None and not (self.behind and not self.ahead):
+            if history.intact:
+                where += "; the file changed in %s that left it intact" % _plural(
+                    history.intact, "other commit" if history.named else "commit"
+                )
+            if self.behind:
+                where += "; the checkout also lacks %s of the recorded commit's history" % _plural(
+                    self.behind, "commit")  # fmt: skip
+        if history is not None and history.unexamined:
+            where += "; %s that touched the file %s not examined (the walk stops at %d versions)" % (
+                _plural(history.unexamined, "later commit"), "was" if history.unexamined == 1 else "were",
+                HISTORY_MAX_PARSES)  # fmt: skip
         if self.now is None:
             path = self.label.rpartition("#")[0]
             text = "symbol %s no longer found in %s (%s)" % (self.symbol, path, where)
@@ -171,8 +171,11 @@ class _Suffixed:
 class FreshnessChecker:
     """Computes verdicts for many items with git work batched per repository."""
 
-    def __init__(self, store, shared=False):
+    def __init__(self, store, shared=False, remember=False):
         self.store = store
+        # ``remember``: keep what git and parsing told this call in anchor_checks for the next
+        # (verify and the cached verdicts do; a command that must change nothing does not).
+        self.remember = remember
         self.repos = {r.id: r for r in _repos(store)}
         # ``shared``: ask git through the process's views of each checkout (git_view), as the
         # cached verdicts do; else afresh (verify, confirm: git's word now, no cache).
@@ -184,10 +187,18 @@ class FreshnessChecker:
         # touch them say so, but are not cached for other callers whose git works.
         self.git_failed = set()
         # Per call: many items cite the same file and symbol. {(root, rel): (bytes, {format: blob})}
-        # up to FILE_MEMO_BYTES in all, and {(blob, rel, symbol): symbol hash}.
+        # up to FILE_MEMO_BYTES in all, and {(blob, rel): {symbol: hash}}.
         self.files = {}
         self.file_bytes = 0
+        self.unreadable = {}  # {(root, rel): why read_repo_file refused it}
         self.symbol_hashes = {}
+        self.cited = {}  # {rel: {symbols cited in it in this call}}: one parse serves them all
+        self.touching = {}  # {(checkout, recorded commit, path): commits that touched it since}
+        self.judges = {}  # {(repo id, recorded checkout, commit): _git_for's answer}
+        # What earlier checks learned per anchor (anchor_checks: {id: (hash key, hash, history
+        # key, history)}), and what this one learned, written at the end.
+        self.checks = {}
+        self.learned = {}
         self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
         self.moved = {}  # {(repo id, recorded commit): commits since}, for items citing no file
 
@@ -212,7 +223,11 @@ class FreshnessChecker:
         key = (root, rel)
         if key in self.files:
             return self.files[key][0]
-        data = read_repo_file(root, rel)
+        try:
+            data = read_repo_file(root, rel)
+        except UnreadableFile as e:  # a FIFO, a device, a symlink out, too large: not compared
+            self.unreadable[key] = str(e)
+            return None
         if data is not None and self.file_bytes + len(data) <= FILE_MEMO_BYTES:
             self.files[key] = (data, {})
             self.file_bytes += len(data)
@@ -226,11 +241,59 @@ class FreshnessChecker:
             memo[1][object_format] = blob_id(data, object_format)
         return memo[1][object_format]
 
-    def _symbol_hash(self, blob, data, rel, symbol):
-        key = (blob, rel, symbol)
-        if key not in self.symbol_hashes:
-            self.symbol_hashes[key] = symbol_hash_of(data, rel, symbol)
-        return self.symbol_hashes[key]
+    def _symbol_hash(self, blob, data, rel, symbol, anchor_id=None):
+        """The hash of ``symbol`` in the file's content ``data`` (blob id ``blob``): from what an
+        earlier check of this anchor learned of that blob, else by locating it (every symbol
+        this call cites in the file at once)."""
+        key = _key_digest(__version__, blob, language_of(rel), symbol)
+        known = self.checks.get(anchor_id)
+        if known is not None and known[0] == key:
+            return known[1]
+        memo = self.symbol_hashes.get((blob, rel))
+        if memo is None or symbol not in memo:
+            wanted = sorted(self.cited.get(rel, set()) | {symbol})
+            memo = self.symbol_hashes[(blob, rel)] = symbol_hashes_of(data, rel, wanted)
+        if anchor_id is not None:
+            self._learn(anchor_id, hash_key=key, symbol_hash=memo[symbol])
+        return memo[symbol]
+
+    def _learn(self, anchor_id, **values):
+        row = self.learned.get(anchor_id)
+        if row is None:
+            old = self.checks.get(anchor_id) or (None, None, None, None)
+            row = self.learned[anchor_id] = dict(
+                zip(("hash_key", "symbol_hash", "history_key", "history"), old)
+            )
+        row.update(values)
+
+    def _load_checks(self, anchors):
+        ids = [a["id"] for a in anchors if a.get("id") is not None and a["symbol"] and a["symbol_hash"]]
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            for row in self.store.db.execute(
+                "SELECT anchor_id, hash_key, symbol_hash, history_key, history FROM anchor_checks "
+                "WHERE anchor_id IN (%s)" % ",".join("?" * len(chunk)),
+                chunk,
+            ):
+                self.checks[row[0]] = tuple(row[1:])
+
+    def _save_checks(self):
+        """Keep what this call learned for the next (best effort, as the freshness cache)."""
+        import sqlite3
+
+        rows = [(i, r["hash_key"], r["symbol_hash"], r["history_key"], r["history"]) for i, r in self.learned.items()
+                if self.checks.get(i) != (r["hash_key"], r["symbol_hash"], r["history_key"], r["history"])]  # fmt: skip
+        self.learned = {}
+        if not rows or not self.remember or self.store.readonly:
+            return
+        try:
+            self.store.write_keeping_memo(
+                "INSERT OR REPLACE INTO anchor_checks(anchor_id, hash_key, symbol_hash, history_key, history) "
+                "VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )
+        except sqlite3.OperationalError as e:
+            self.store.notice("freshness was computed but not cached (%s)" % e)
 
     def _git_at(self, repo, path):
         """(GitRepo, None) for one checkout, or (None, why git cannot be asked there)."""
@@ -265,11 +328,15 @@ class FreshnessChecker:
             return None, "repository %s is not registered on this machine" % a["repo_name"]
         if a["repo_id"] in self.git:  # git broke in this repository during this call (_git_broke)
             return self.git[a["repo_id"]]
+        key = (a["repo_id"], a.get("checkout"), a["commit_sha"])
+        if key not in self.judges:  # asked several times per anchor, and many anchors share one
+            self.judges[key] = self._judge(repo, a.get("checkout"), a["commit_sha"])
+        return self.judges[key]
+
+    def _judge(self, repo, recorded, commit):
         order = repo.all_checkouts()
-        recorded = a.get("checkout")
         if recorded in order:
             order = [recorded] + [p for p in order if p != recorded]
-        commit = a["commit_sha"]
         first = None
         for path in order:
             g, why = self._git_at(repo, path)
@@ -327,15 +394,17 @@ class FreshnessChecker:
                     if g is not None:
                         by_git.setdefault(g.path, (g, []))[1].append(a)
                 for g, judged in by_git.values():
-                    g.commits_exist([a["commit_sha"] for a in judged if a["commit_sha"]])
+                    commits = [a["commit_sha"] for a in judged if a["commit_sha"]]
                     paths = [
                         a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs
                     ]
                     if g.head and paths:
                         # With each cited path at its recorded commit, which check_file_anchor reads
-                        # of a path that is not at HEAD: one cat-file per checkout for both.
+                        # of a path that is not at HEAD, and the recorded commits themselves: one
+                        # cat-file per checkout for all.
                         found = g.batch_check(
-                            ["HEAD:" + p for p in paths]
+                            [c + "^{commit}" for c in dict.fromkeys(commits)]
+                            + ["HEAD:" + p for p in paths]
                             + [
                                 "%s:%s" % (a["commit_sha"], a["path"])
                                 for a in judged
@@ -345,6 +414,7 @@ class FreshnessChecker:
                         for p in paths:
                             hit = found.get("HEAD:" + p)
                             self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
+                    g.commits_exist(commits)
             except GitError as e:
                 self._git_broke(repo_id, e)
 
@@ -376,7 +446,13 @@ class FreshnessChecker:
 
     def check_items(self, anchors_by_rid):
         """{rid: {"verdict", "reasons", "anchors": [...]}} for the given anchors."""
-        self.prefetch([a for anchors in anchors_by_rid.values() for a in anchors])
+        every = [a for anchors in anchors_by_rid.values() for a in anchors]
+        self.prefetch(every)
+        self.cited = {}
+        for a in every:
+            if a["path"] and a["symbol"]:
+                self.cited.setdefault(a["path"], set()).add(a["symbol"])
+        self._load_checks(every)
         self.symbol_changes = []
         results = {rid: self.check_item(anchors) for rid, anchors in anchors_by_rid.items()}
         if self.symbol_changes:
@@ -384,32 +460,42 @@ class FreshnessChecker:
         for res in results.values():  # symbol changes and checkout notes become text now
             res["reasons"] = [str(r) for r in res["reasons"]]
             for a in res["anchors"]:
+                change = a["reason"].reason if isinstance(a["reason"], _Suffixed) else a["reason"]
+                if isinstance(change, _SymbolChange) and change.history is not None:
+                    a["changed_in"] = [c["sha"] for c in change.history.named]
                 a["reason"] = str(a["reason"])
+        self._save_checks()
         return results
 
     def _finish_symbol_changes(self):
-        """Which of the commits that touched a changed symbol's file changed the symbol itself:
-        its text at each of them, read in one ``cat-file --batch`` per repository."""
-        by_repo = {}
+        """Which commits changed each changed symbol (see history.symbol_histories): from what an
+        earlier check of the anchor learned for the same range, else one walk per repository and
+        range for all the symbols asked about in it."""
+        by_range = {}
         for change in self.symbol_changes:
-            by_repo.setdefault(change.g.path, (change.g, []))[1].append(change)
-        for g, changes in by_repo.values():
+            known = self.checks.get(change.anchor_id)
+            if known is not None and known[2] == change.history_key() and known[3]:
+                change.finish(SymbolHistory.from_json(json.loads(known[3])))
+                continue
+            by_range.setdefault((change.g.path, change.base, change.tip), (change.g, []))[1].append(change)
+        for (_, base, tip), (g, changes) in by_range.items():
+            targets = {}
+            for change in changes:
+                targets.setdefault(change.path, []).append(change.symbol)
             try:
-                blobs = g.read_blobs([spec for change in changes for spec in change.specs()])
-            except GitError as e:  # the verdict stands (the symbol's hash differs); the commits are unknown
+                found = symbol_histories(g, base, tip, targets)
+            except GitError:  # the verdict stands (the symbol's text differs); the commits are unknown
                 for rid in [r.id for r in self.repos.values() if g.path in r.all_checkouts()]:
                     self.git_failed.add(rid)
                 for change in changes:
-                    change.text = "; ".join(
-                        [
-                            "%s changed since capture (which commits changed it is unknown: %s)"
-                            % (change.label, e)
-                        ]
-                        + change.notes
-                    )
+                    change.finish(None)
                 continue
             for change in changes:
-                change.finish(blobs, lambda data, path, s=change.symbol: symbol_hash_of(data, path, s))
+                history = found[(change.path, change.symbol)]
+                change.finish(history)
+                if change.anchor_id is not None:
+                    self._learn(change.anchor_id, history_key=change.history_key(),
+                                history=json.dumps(history.as_json() + [change.behind]))  # fmt: skip
         self.symbol_changes = []
 
     def _guarded(self, check, a):
@@ -483,13 +569,14 @@ class FreshnessChecker:
                     name,
                 ),
             )
-        moved = len(g.log_since(commit))
+        behind, moved = g.behind_ahead(commit)
+        if behind and not moved:
+            return "possibly_stale", "%s's checkout is %s behind the recorded commit %s; this item cites no file" % (
+                name, _plural(behind, "commit"), short_sha(commit))  # fmt: skip
         self.moved[(a["repo_id"], commit)] = moved
-        if moved == 0:
-            return "possibly_stale", "%s's HEAD is no longer at %s; this item cites no file" % (
-                name,
-                short_sha(commit),
-            )
+        if behind:
+            return "possibly_stale", "%s moved %s since %s, on a line of history that lacks %s of it; this item cites no file" % (
+                name, _plural(moved, "commit"), short_sha(commit), _plural(behind, "commit"))  # fmt: skip
         return "possibly_stale", "%s moved %s since %s; this item cites no file" % (
             name,
             _plural(moved, "commit"),
@@ -507,6 +594,9 @@ class FreshnessChecker:
         repo = self.repos[a["repo_id"]].at(g.path)
         data = self._read(repo.path, path)
         notes = []
+        if data is None and (repo.path, path) in self.unreadable:
+            # Something is there, but not a file wctx reads: what it was cannot be compared.
+            return "unknown", self.unreadable[(repo.path, path)]
         if data is None:
             new_path = None
             if commit_ok:
@@ -583,9 +673,16 @@ class FreshnessChecker:
             if not commit_ok and commit:
                 text += " (the recorded commit %s is gone, but the content is identical)" % short_sha(commit)
             return "current", "; ".join([text] + notes)
+        if a["symbol"] and a["symbol_hash"] and commit_ok and commit != g.head:
+            cached = self._cached_change(g, a, label, path, current_blob, data, uncommitted, notes)
+            if cached is not None:
+                return "stale", cached
         # The content differs: say where the change came from.
+        behind = ahead = 0
         if commit_ok:
-            touching = _commits_touching(g.log_since(commit), path)
+            touching = self._touching(g, commit, path)
+            if not touching and commit != g.head:
+                behind, ahead = g.behind_ahead(commit)
             parts = []
             if touching:
                 parts.append(
@@ -599,12 +696,18 @@ class FreshnessChecker:
                 )
             if uncommitted:
                 parts.append("uncommitted changes in the working tree")
-            if not parts:
-                parts.append(
-                    "content differs from capture (it was %s then)"
-                    % ("uncommitted" if a["dirty"] else "committed")
-                )
-            where = "changed in " + ", and ".join(parts) if touching else "changed: " + ", and ".join(parts)
+            if behind and not touching:
+                where = "differs from capture: the checkout is %s behind the recorded commit %s" % (
+                    _plural(behind, "commit"), short_sha(commit))  # fmt: skip
+                if uncommitted:
+                    where += ", and has uncommitted changes"
+            else:
+                if not parts:
+                    parts.append(
+                        "content differs from capture (it was %s then)"
+                        % ("uncommitted" if a["dirty"] else "committed")
+                    )
+                where = ("changed in " if touching else "changed: ") + ", and ".join(parts)
         else:
             if commit:
                 where = "changed, and the recorded commit %s is gone (history rewritten)" % short_sha(commit)
@@ -614,19 +717,16 @@ class FreshnessChecker:
                 where += "; uncommitted changes in the working tree"
         if a["symbol"]:
             if a["symbol_hash"]:
-                now = self._symbol_hash(current_blob, data, path, a["symbol"])
+                now = self._symbol_hash(current_blob, data, path, a["symbol"], a.get("id"))
                 if now == a["symbol_hash"]:
-                    text = "symbol %s unchanged; other parts of %s %s" % (
-                        a["symbol"],
-                        path,
-                        where.replace("changed", "changed", 1),
-                    )
+                    text = "symbol %s unchanged; other parts of %s %s" % (a["symbol"], path, where)
                     return "current", "; ".join([text] + notes)
-                if commit_ok and touching:
+                if commit_ok and (touching or behind):
                     # Name only the commits whose diff changed the symbol, not all that touched the file.
-                    change = _SymbolChange(g, label, a["symbol"], commit, a["symbol_hash"], now,
-                                           [(c, p) for c, p in _touching_with_paths(g.log_since(commit), path)],
-                                           uncommitted, notes)  # fmt: skip
+                    in_symbol = uncommitted and self._head_symbol_hash(g, path, a["symbol"]) != now
+                    base_path = a["path"] if touching else path
+                    change = _SymbolChange(g, a.get("id"), label, a["symbol"], commit, base_path, now, in_symbol,
+                                           notes, behind, ahead)  # fmt: skip
                     self.symbol_changes.append(change)
                     return "stale", change
                 if now is None:
@@ -641,6 +741,46 @@ class FreshnessChecker:
             )
             return "possibly_stale", "; ".join([text] + notes)
         return "stale", "; ".join(["%s %s" % (label, where)] + notes)
+
+    def _cached_change(self, g, a, label, path, blob, data, uncommitted, notes):
+        """A changed symbol whose commits an earlier check named for this very range: its reason
+        without reading the range's log (None when that is not known)."""
+        now = self._symbol_hash(blob, data, path, a["symbol"], a.get("id"))
+        known = self.checks.get(a.get("id"))
+        if now == a["symbol_hash"] or known is None or not known[3]:
+            return None
+        change = _SymbolChange(
+            g, a.get("id"), label, a["symbol"], a["commit_sha"], a["path"], now, False, notes, 0, 1
+        )
+        if known[2] != change.history_key():
+            return None
+        change.behind = json.loads(known[3])[3]
+        change.uncommitted_file = uncommitted and self._head_symbol_hash(g, path, a["symbol"]) != now
+        self.symbol_changes.append(change)  # finished from what was learned, with the others
+        return change
+
+    def _touching(self, g, commit, path):
+        """_commits_touching, once per checkout, recorded commit and path in a call."""
+        key = (g.path, commit, path)
+        if key not in self.touching:
+            self.touching[key] = _commits_touching(g.log_since(commit), path)
+        return self.touching[key]
+
+    def _head_symbol_hash(self, g, path, symbol):
+        """The symbol's hash in the file as HEAD has it (to tell an uncommitted edit of the
+        symbol from one elsewhere in its file)."""
+        blob = self._head_blob(g, path)
+        if blob is None:
+            return None
+        memo = self.symbol_hashes.get((blob, path))
+        if memo is None or symbol not in memo:
+            data = g.read_blobs([blob]).get(blob)
+            if data is None:
+                return None
+            memo = self.symbol_hashes[(blob, path)] = symbol_hashes_of(
+                data, path, sorted(self.cited.get(path, set()) | {symbol})
+            )
+        return memo[symbol]
 
 
 # What search reads of an item's anchors to rank and show it and to look its verdict up; a
@@ -794,6 +934,11 @@ def _file_stamp(path):
     return "%d:%d:%d:%d" % (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
+def _key_digest(*parts):
+    """A key of several strings, as one hex digest (stored text keeps no control characters)."""
+    return _sha1_hex("\0".join(parts).encode("utf-8", "surrogateescape"))
+
+
 def _sha1_hex(data):
     """hashlib.sha1(data).hexdigest(), through CPython's small built-in _sha1 module when it is
     there: importing hashlib loads OpenSSL (~2.5 ms), most of what a CLI search with a warm cache
@@ -871,7 +1016,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
                 hit(rid, *seen[rid])
     missing = [rid for rid in rids if rid not in result]
     if missing:
-        checker = FreshnessChecker(store, shared=use_cache)
+        checker = FreshnessChecker(store, shared=use_cache, remember=True)
         # Every column of the anchors (a caller may hold fewer: SEARCH_ANCHOR_COLUMNS).
         full = _load_anchors(store, missing)
         computed = checker.check_items(full)

@@ -4,6 +4,7 @@ import os
 import re
 import time
 
+from .caches import _GIT_VIEWS, _HEAD_TOKENS, GIT_VIEWS_KEPT, HEAD_TOKENS_KEPT
 from .constants import _lazy_pattern
 from .errors import UsageError, WctxError
 from .helpers import is_utf8, printable_path
@@ -81,10 +82,10 @@ WCTX_REFS = ("refs/wctx/fetched", "refs/wctx/ours")
 
 
 def git_revision(value):
-    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``; sync's own
-    refs, optionally as ``REF^{commit}``), else GitError."""
+    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``, ``A...B``;
+    sync's own refs, optionally as ``REF^{commit}``), else GitError."""
     if isinstance(value, str):
-        ends = value.split("..") if ".." in value else [value]
+        ends = value.split("...") if "..." in value else value.split("..") if ".." in value else [value]
         if len(ends) <= 2 and all(e == "HEAD" or is_object_id(e) for e in ends):
             return value
         if value in WCTX_REFS or (value.endswith("^{commit}") and value[: -len("^{commit}")] in WCTX_REFS):
@@ -134,6 +135,10 @@ def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=(), 
         )
     except FileNotFoundError:
         raise WctxError("git is not installed or not on PATH (wctx needs the git binary)") from None
+    if proc.returncode != 0 and b"dubious ownership" in proc.stderr:
+        # A refusal, never an answer (even where the exit code is expected): every caller says the
+        # same, git's ownership check and its safe.directory fix.
+        raise GitError(dubious_ownership_message(repo_path, proc.stderr), proc.stderr)
     if proc.returncode not in ok_codes:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(
@@ -154,6 +159,91 @@ def blob_id(data, object_format="sha1"):
     return h.hexdigest()
 
 
+_NULL_OBJECT = frozenset({"0" * 40, "0" * 64})
+_HUNK = _lazy_pattern(rb"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+class FilePatch:
+    """One file's change in a commit: blob ids before and after (None: absent), paths, and the
+    hunks, each (old start, old count, new start, removed lines, added lines, whether the last
+    removed / added line ends the file without a newline). ``hunks`` is None for a binary file."""
+
+    __slots__ = ("old_blob", "new_blob", "old_path", "new_path", "hunks")
+
+    def __init__(self, old_blob, new_blob, old_path, new_path):
+        self.old_blob = None if old_blob in _NULL_OBJECT else old_blob
+        self.new_blob = None if new_blob in _NULL_OBJECT else new_blob
+        self.old_path, self.new_path = old_path, new_path
+        self.hunks = []
+
+
+def parse_file_patches(out):
+    """Parse ``git log --patch-with-raw -z -U0 --full-index --no-abbrev --format=%x1e%H``.
+
+    Read line by line with each hunk's own counts, so that no byte in a file's content (a
+    separator, a line that looks like a header) can be taken for structure."""
+    commits = []
+    pos, n = 0, len(out)
+    while pos < n:
+        if out[pos : pos + 1] != b"\x1e":
+            raise GitError("unexpected output from git log --patch-with-raw")
+        end = out.index(b"\0", pos)
+        sha = out[pos + 1 : end].decode("ascii", "replace")
+        pos = end + 1
+        if out[pos : pos + 1] == b"\n":
+            pos += 1
+        files = []
+        while out[pos : pos + 1] == b":":  # raw entries: ":mode mode old new status\0path\0[path\0]"
+            end = out.index(b"\0", pos)
+            meta = out[pos + 1 : end].decode("ascii", "replace").split()
+            pos = end + 1
+            paths = []
+            for _ in range(2 if meta[4][:1] in ("R", "C") else 1):
+                end = out.index(b"\0", pos)
+                paths.append(out[pos:end].decode("utf-8", "surrogateescape"))
+                pos = end + 1
+            regular = all(m[:2] == "10" or m == "000000" for m in meta[:2])
+            patch = FilePatch(meta[2], meta[3], paths[0], paths[-1])
+            files.append(patch if regular else None)
+        if out[pos : pos + 1] == b"\0":
+            pos += 1
+        for patch in files:  # a "diff --git" section per raw entry, in the same order
+            if not out.startswith(b"diff --git ", pos):
+                break
+            pos = out.index(b"\n", pos) + 1
+            while pos < n and not out.startswith((b"@@ -", b"diff --git ", b"\x1e"), pos):
+                end = out.find(b"\n", pos)
+                line = out[pos : end if end >= 0 else n]
+                if line.startswith(b"Binary files ") and patch is not None:
+                    patch.hunks = None
+                pos = n if end < 0 else end + 1
+            while out.startswith(b"@@ -", pos):
+                end = out.index(b"\n", pos)
+                m = _HUNK.match(out, pos, end)
+                if m is None:
+                    raise GitError("unexpected hunk header from git log")
+                pos = end + 1
+                old_count = 1 if m.group(2) is None else int(m.group(2))
+                new_count = 1 if m.group(4) is None else int(m.group(4))
+                removed, added, open_end = [], [], [False, False]
+                for kind, count in ((removed, old_count), (added, new_count)):
+                    for _ in range(count):
+                        end = out.find(b"\n", pos)
+                        end = n if end < 0 else end
+                        kind.append(out[pos + 1 : end].decode("utf-8", "surrogateescape"))
+                        pos = end + 1
+                        if out.startswith(b"\\", pos):  # "\ No newline at end of file"
+                            open_end[kind is added] = True
+                            pos = out.index(b"\n", pos) + 1
+                if patch is not None and patch.hunks is not None:
+                    old_start = int(m.group(1))
+                    patch.hunks.append(
+                        (old_start, old_count, int(m.group(3)), removed, added, tuple(open_end))
+                    )
+        commits.append((sha, [f for f in files if f is not None]))
+    return commits
+
+
 class GitRepo:
     """A checkout on disk, with per-call caches of what git told us about it."""
 
@@ -163,6 +253,7 @@ class GitRepo:
         self._index = None
         self._commit_exists = {}
         self._logs = {}
+        self._counts = {}
         self._renames = {}
         self._head_tree = None
         self._checked = {}  # batch_check's answers
@@ -300,28 +391,32 @@ class GitRepo:
         return found
 
     def log_since(self, commit):
-        """Commits in commit..HEAD with the paths each touched (renames followed).
+        """Commits in commit..HEAD with the paths each touched (renames followed); see log_range."""
+        return self.log_range(commit, "HEAD")
 
-        Returns a list of dicts: sha, short, date, subject, changes [(status, old, new)], newest first.
-        """
-        if commit not in self._logs:
+    def log_range(self, base, tip):
+        """Commits in base..tip with the paths each touched against its first parent (renames
+        followed; a merge lists none), newest first: dicts of sha, short, date, subject, parents
+        [sha], changes [(status, old, new)]."""
+        key = base if tip == "HEAD" else (base, tip)
+        if key not in self._logs:
             _, out = self.git(
                 "log",
                 "--no-ext-diff",
                 "--no-textconv",
-                "--format=%x1e%H%x1f%h%x1f%ad%x1f%s",
+                "--format=%x1e%H%x1f%h%x1f%ad%x1f%P%x1f%s",
                 "--date=short",
                 "--name-status",
                 "-M",
                 "-z",
-                revs=["%s..HEAD" % commit],
+                revs=["%s..%s" % (base, tip)],
                 paths=[],
             )
             commits = []
             for record in out.split(b"\x1e")[1:]:
                 header, _, rest = record.partition(b"\0")
-                fields = header.decode("utf-8", "replace").split("\x1f")
-                if len(fields) < 4:
+                fields = header.decode("utf-8", "replace").split("\x1f", 4)
+                if len(fields) < 5:
                     continue
                 changes = []
                 tokens = rest.lstrip(b"\n").split(b"\0")
@@ -345,12 +440,62 @@ class GitRepo:
                         "sha": fields[0],
                         "short": fields[1],
                         "date": fields[2],
-                        "subject": fields[3],
+                        "parents": fields[3].split(),
+                        "subject": fields[4],
                         "changes": changes,
                     }
                 )
-            self._logs[commit] = commits
-        return self._logs[commit]
+            self._logs[key] = commits
+        return self._logs[key]
+
+    def behind_ahead(self, commit):
+        """(commits in ``commit`` that HEAD lacks, commits in HEAD that ``commit`` lacks)."""
+        if commit not in self._counts:
+            _, out = self.git("rev-list", "--left-right", "--count", revs=["%s...HEAD" % commit])
+            left, _, right = out.decode("ascii", "replace").strip().partition("\t")
+            self._counts[commit] = (int(left or 0), int(right or 0))
+        return self._counts[commit]
+
+    def file_patches(self, base, tip, paths):
+        """The commits in base..tip that changed any of ``paths`` against their parent (every one,
+        also where a later merge dropped the change; merges left out), oldest first: [(sha, [FilePatch, ...])], each against the commit's
+        parent, with zero lines of context. One git process."""
+        if not paths:
+            return []
+        _, out = self.git(
+            "log", "--full-history", "--topo-order", "--reverse", "--patch-with-raw", "-z", "-U0", "--full-index",
+            "--no-abbrev", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--format=%x1e%H",
+            "--src-prefix=a/", "--dst-prefix=b/", "--no-relative",
+            revs=["%s..%s" % (base, tip)], paths=list(paths),
+        )  # fmt: skip
+        return parse_file_patches(out)
+
+    def merge_changes(self, base, tip, paths):
+        """The merges in base..tip whose result for one of ``paths`` differs from every parent's:
+        [(sha, [([parent blob or None], result blob or None, path)])]. One git process."""
+        if not paths:
+            return []
+        _, out = self.git(
+            "log", "--full-history", "--merges", "-c", "--raw", "-z", "--no-abbrev", "--format=%x1e%H",
+            revs=["%s..%s" % (base, tip)], paths=list(paths),
+        )  # fmt: skip
+        merges = []
+        for record in out.split(b"\x1e")[1:]:
+            tokens = record.split(b"\0")
+            sha, entries, i = tokens[0].decode("ascii", "replace").strip(), [], 1
+            while i < len(tokens):
+                meta = tokens[i].strip()
+                if not meta.startswith(b"::") or i + 1 >= len(tokens):
+                    i += 1
+                    continue
+                colons = len(meta) - len(meta.lstrip(b":"))
+                fields = meta.decode("ascii", "replace").lstrip(":").split()
+                blobs = [None if b in _NULL_OBJECT else b for b in fields[colons + 1 : 2 * colons + 2]]
+                if len(blobs) == colons + 1:
+                    entries.append((blobs[:-1], blobs[-1], tokens[i + 1].decode("utf-8", "surrogateescape")))
+                i += 2
+            merges.append((sha, entries))
+        return merges
 
     def renames_since(self, commit):
         """{old path: new path} between ``commit`` and the index: renames committed since (git's
@@ -450,6 +595,8 @@ class GitRepo:
         Worked out in Python, not by ``git status``: the index against HEAD by object id, the
         working tree against the index by size and mtime and, where those cannot tell, by hashing
         the file's raw bytes (blob_id). git never reads a file's contents, so no filter runs."""
+        import stat
+
         head = {p: oid for oid, paths in self.head_tree_blobs().items() for p in paths}
         index = self.index_entries()
         gitdir = git_dir_of(self.path)
@@ -471,18 +618,19 @@ class GitRepo:
             except OSError:
                 changed.append((rel, "deleted"))  # deleted from the working tree
                 continue
-            if st.st_size != size and mode != "120000":
-                changed.append((rel, "modified"))
+            if (st.st_size != size and mode != "120000") or stat.S_ISLNK(st.st_mode) != (mode == "120000"):
+                changed.append((rel, "modified"))  # resized, or a file became a symlink (or back)
                 continue
             if st.st_size == size and st.st_mtime_ns == mtime and mtime < index_mtime:
                 continue  # git's own test: unchanged since the index was written
             try:
                 if mode == "120000":
                     data = os.fsencode(os.readlink(full))
-                else:
-                    with open(full, "rb") as fh:
-                        data = fh.read()
-            except OSError:
+                else:  # at most the size git recorded: any more is a change
+                    data = read_repo_file(root, rel, limit=size)
+            except (OSError, UnreadableFile):
+                data = None
+            if data is None:
                 changed.append((rel, "modified"))
                 continue
             if blob_id(data, self.object_format) != oid:
@@ -490,10 +638,6 @@ class GitRepo:
         _, out = self.git("ls-files", "-z", "--others", "--exclude-standard")
         untracked = [(p.decode("utf-8", "surrogateescape"), "untracked") for p in out.split(b"\0") if p]
         return changed + untracked
-
-
-_GIT_VIEWS = {}  # {checkout: ((HEAD token, index token), GitRepo)}, see git_view
-GIT_VIEWS_KEPT = 64  # checkouts whose git answers a long-lived process keeps
 
 
 def git_view(path):
@@ -652,7 +796,6 @@ def head_token(repo_path, probed=None):
         return None
 
 
-_HEAD_TOKENS = {}  # {checkout: (head token, ((path, stat signature), ...))}, see recent_head_token
 HEAD_RACY_SECONDS = 3.0  # a file changed this recently may change again unseen by its stat
 
 
@@ -682,7 +825,7 @@ def recent_head_token(repo_path):
     signatures = tuple((path, _stat_signature(path)) for path in dict.fromkeys(probed))
     settled = time.time_ns() - int(HEAD_RACY_SECONDS * 1e9)
     if token is not None and all(sig is None or max(sig[2], sig[3]) < settled for _, sig in signatures):
-        if len(_HEAD_TOKENS) > 4096:
+        if len(_HEAD_TOKENS) > HEAD_TOKENS_KEPT:
             _HEAD_TOKENS.clear()
         _HEAD_TOKENS[repo_path] = (token, signatures)
     else:
@@ -825,16 +968,72 @@ def nested_checkout(root, directory):
     return None
 
 
-def read_repo_file(repo_root, rel):
-    """The bytes of a repo-relative file, or None when it does not exist (or is not a file).
-    Never follows a symlink out of the repository."""
+# The most wctx reads of one working-tree file where git recorded no size for it (a cited file,
+# an untracked one): a checkout may hold a generated file of any size, and a blob id is computed
+# over the whole file in memory.
+WORKTREE_READ_MAX = 64 * 1024 * 1024
+
+
+class UnreadableFile(UsageError):
+    """A working-tree path that holds something wctx does not read: no regular file (a FIFO, a
+    device, a socket, a directory), a symlink out of the repository, or more bytes than allowed."""
+
+
+def _file_kind(mode):
+    import stat
+
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_repo_file(repo_root, rel, limit=WORKTREE_READ_MAX):
+    """The bytes of the repo-relative file ``rel`` in the working tree at ``repo_root``, or None
+    when nothing is there. The one function that reads a working-tree file (the changed-paths
+    check, code references, freshness, capture, confirm, manifests): a regular file inside the
+    repository only (a symlink is followed while it stays inside), at most ``limit`` bytes (the
+    size git recorded, or a stated cap), opened without blocking, so a FIFO never hangs its caller
+    and a symlink to /dev/zero is never read. Anything else raises UnreadableFile saying what is
+    there."""
+    import stat
+
     root = os.path.realpath(repo_root)
-    full = os.path.join(root, *rel.split("/"))
+    full = os.path.normpath(os.path.join(root, *rel.split("/")))
+    if not full.startswith(root + os.sep):
+        return None  # names no path of this repository
     real = os.path.realpath(full)
-    if not real.startswith(root + os.sep) or not os.path.isfile(real):
-        return None
+    if not real.startswith(root + os.sep):
+        if not os.path.exists(full):
+            return None  # a dangling symlink: no file
+        raise UnreadableFile("%s leads outside the repository (through a symlink)" % printable_path(rel))
     try:
-        with open(real, "rb") as fh:
-            return fh.read()
-    except OSError:
+        st = os.stat(real)
+        if not stat.S_ISREG(st.st_mode):  # refused before it is opened: opening a device may act
+            raise UnreadableFile(
+                "%s is %s, not a regular file" % (printable_path(rel), _file_kind(st.st_mode))
+            )
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(real, flags | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as e:
+        raise UnreadableFile("%s cannot be read: %s" % (printable_path(rel), e.strerror or e)) from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)  # what was opened, should the path have changed since the check
+        if not stat.S_ISREG(st.st_mode):
+            raise UnreadableFile(
+                "%s is %s, not a regular file" % (printable_path(rel), _file_kind(st.st_mode))
+            )
+        data = fh.read(limit + 1) if st.st_size <= limit else b""
+        if st.st_size > limit or len(data) > limit:
+            raise UnreadableFile(
+                "%s is larger than %d bytes; wctx does not read it whole" % (printable_path(rel), limit)
+            )
+    return data

@@ -19,7 +19,7 @@ from .brief import brief
 from .errors import NotFoundError, UsageError, WctxError
 from .head import __version__
 from .helpers import hook_invocation, shell_command, utc_now
-from .redaction import redact_secrets
+from .redaction import shown_text
 from .sessions import import_transcript
 from .store import default_home, open_store
 from .sync import _sync_get, sync_memory
@@ -57,12 +57,17 @@ HOOK_PROBE_SECONDS = 30
 HOOK_PROBE_PATH = "/usr/bin:/bin"  # the clean shell the probe runs the command from
 
 
+def hook_home(home=None):
+    """The store a hook is installed for, or checked against: --home, else $WCTX_HOME, else
+    ~/.wctx, as an absolute path."""
+    return os.path.abspath(os.path.expanduser(home)) if home else default_home()
+
+
 def hook_command(python=None, home=None, action=("import", "--hook")):
-    """The shell command an agent's hook runs: this wctx (see hook_invocation), --home when given,
-    then ``action``."""
-    argv = hook_invocation(python)
-    if home:
-        argv += ["--home", os.path.abspath(os.path.expanduser(home))]
+    """The shell command an agent's hook runs: this wctx (see hook_invocation), --home STORE, then
+    ``action``. The store is always named: an agent started from an IDE or a clean shell has no
+    $WCTX_HOME, and a hook that followed it would read and write another store."""
+    argv = hook_invocation(python) + ["--home", hook_home(home)]
     return shell_command(argv + list(action))
 
 
@@ -125,6 +130,134 @@ def codex_end_event(env=None):
     if version[:3] > CODEX_SESSION_END_SINCE or (version[:3] == CODEX_SESSION_END_SINCE and not version[3]):
         return "SessionEnd", "codex %s has the SessionEnd event" % label
     return "Stop", "codex %s predates SessionEnd (%s); Stop runs after every turn" % (label, first)
+
+
+# Codex runs a user's hook only once someone trusted it: Codex records trust per hook in
+# $CODEX_HOME/config.toml as [hooks.state."<hooks.json path>:<event>:<group>:<handler>"]
+# trusted_hash = "sha256:…", written when a person picks "Trust all and continue" at "Hooks need
+# review" or trusts it in /hooks. `codex exec` never asks and skips untrusted hooks without a word;
+# a changed command is a new hook to trust again. wctx reads that record and says what it finds;
+# it never writes it (the review is Codex's safety gate, for a person to pass).
+CODEX_EVENT_LABELS = {"SessionStart": "session_start", "SessionEnd": "session_end", "Stop": "stop"}
+CODEX_DEFAULT_TIMEOUT_SECONDS = 600  # what Codex assumes for a hook that states no timeout
+CODEX_TRUST_HOW = (
+    'run `codex` in a terminal and choose "Trust all and continue" when it says "Hooks need '
+    'review" (or type /hooks, pick each wctx hook and press t); `codex exec` never asks and skips '
+    "untrusted hooks without a word (automation that vets its hooks may pass "
+    "--dangerously-bypass-hook-trust)"
+)
+_TOML_HEADER = r"^\s*\[\s*((?:[^\[\]\"']|\"(?:[^\"\\]|\\.)*\"|'[^']*')+?)\s*\]\s*(?:#.*)?$"
+_TOML_KEY_PART = r"\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[A-Za-z0-9_-]+)\s*(\.|$)"
+_TOML_PAIR = r"^\s*([A-Za-z0-9_-]+)\s*=\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|true|false)\s*(?:#.*)?$"
+
+
+def codex_hook_hash(event, entry, matcher=None):
+    """The trust identity Codex records for one command hook: sha256 of canonical JSON (keys
+    sorted, no spaces) of the event's label and the hook as Codex normalises it (default timeout,
+    async false, unset fields left out). Equal to `codex app-server` hooks/list's currentHash on
+    codex-cli 0.171; a Codex that hashes otherwise reads as "modified", never as trusted."""
+    import hashlib
+
+    timeout = entry.get("timeout")
+    hook = {
+        "type": "command",
+        "command": entry.get("command"),
+        "timeout": max(1, timeout if isinstance(timeout, int) else CODEX_DEFAULT_TIMEOUT_SECONDS),
+        "async": entry.get("async") is True,
+    }
+    if isinstance(entry.get("statusMessage"), str):
+        hook["statusMessage"] = entry["statusMessage"]
+    identity = {"event_name": CODEX_EVENT_LABELS.get(event, event), "hooks": [hook]}
+    if isinstance(matcher, str) and event == HOOK_START_EVENT:
+        identity["matcher"] = matcher
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _toml_string(token):
+    if token.startswith("'"):
+        return token[1:-1]
+    try:
+        return json.loads(token)
+    except ValueError:
+        return token[1:-1]
+
+
+def read_codex_config(env=None):
+    """(hook states {key: {"trusted_hash", "enabled"}}, hooks feature on?, config.toml text) from
+    $CODEX_HOME/config.toml. A small reader for the table form Codex writes
+    ([hooks.state."key"], [features]); no TOML library is needed on Python 3.8."""
+    path = os.path.join(codex_home(env), "config.toml")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return {}, True, ""
+    states, feature_on, table = {}, True, None
+    for line in text.splitlines():
+        m = re.match(_TOML_HEADER, line)
+        if m and not line.lstrip().startswith("[["):
+            parts = [p[0] for p in re.findall(_TOML_KEY_PART, m.group(1))]
+            table = [_toml_string(p) if p[:1] in "\"'" else p for p in parts]
+            continue
+        m = re.match(_TOML_PAIR, line)
+        if not m or table is None:
+            continue
+        name, value = m.group(1), m.group(2)
+        if len(table) == 3 and table[:2] == ["hooks", "state"]:
+            state = states.setdefault(table[2], {})
+            if name == "trusted_hash" and value[:1] in "\"'":
+                state["trusted_hash"] = _toml_string(value)
+            elif name == "enabled" and value in ("true", "false"):
+                state["enabled"] = value == "true"
+        elif table == ["features"] and name in ("hooks", "codex_hooks") and value == "false":
+            feature_on = False
+    return states, feature_on, text
+
+
+def codex_hook_trust(path, data, env=None):
+    """Codex's trust of each wctx hook in the hooks.json at ``path`` holding ``data``:
+    [{"event", "key", "hash", "trust": trusted | untrusted | modified | disabled | unknown}]."""
+    states, _, text = read_codex_config(env)
+    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    found = []
+    for event in HOOK_ALL_EVENTS:
+        groups = hooks.get(event)
+        for g, group in enumerate(groups if isinstance(groups, list) else ()):
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            for h, entry in enumerate(entries if isinstance(entries, list) else ()):
+                if not _is_wctx_hook(entry):
+                    continue
+                key = "%s:%s:%d:%d" % (path, CODEX_EVENT_LABELS.get(event, event), g, h)
+                digest = codex_hook_hash(event, entry, group.get("matcher"))
+                state = states.get(key, {})
+                if state.get("enabled") is False:
+                    trust = "disabled"
+                elif state.get("trusted_hash") == digest:
+                    trust = "trusted"
+                elif state.get("trusted_hash"):
+                    trust = "modified"
+                else:
+                    trust = "unknown" if key in text else "untrusted"
+                found.append({"event": event, "key": key, "hash": digest, "trust": trust})
+    return found
+
+
+def codex_trust_problem(trust):
+    """One line on the wctx hooks Codex will not run for want of trust, or None."""
+    bad = [t for t in trust if t["trust"] != "trusted"]
+    if not bad:
+        return None
+    said = {
+        "untrusted": "not trusted",
+        "modified": "changed since it was trusted",
+        "disabled": "disabled in Codex",
+        "unknown": "trust recorded in a form wctx cannot read",
+    }
+    return "Codex will not run %s; to trust them: %s" % (
+        ", ".join("the %s hook (%s)" % (t["event"], said[t["trust"]]) for t in bad),
+        CODEX_TRUST_HOW,
+    )
 
 
 def _is_wctx_hook(entry):
@@ -284,11 +417,7 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
     end_event = HOOK_EVENTS[agent]
     if agent == AGENT_CODEX:
         end_event, why = codex_end_event(env)
-        notes.append(
-            "Codex session end: %s (%s). Codex runs hooks when its hooks feature is on (the default in "
-            "recent versions; older ones need [features] codex_hooks = true in config.toml, which wctx "
-            "does not edit) and, where Codex asks, after you trust the hooks in /hooks." % (end_event, why)
-        )
+        notes.append("Codex session end: %s (%s)." % (end_event, why))
     if agent == AGENT_GEMINI:
         notes.append(
             "Gemini CLI runs hooks from ~/.gemini/settings.json in every folder; it asks before running "
@@ -326,40 +455,66 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
         "notes": notes,
         "probes": [],
     }
+    if agent == AGENT_CODEX:
+        result["trust"] = codex_hook_trust(os.path.abspath(path), new, env)
+        _, feature_on, _ = read_codex_config(env)
+        if not feature_on:
+            notes.append(
+                "Codex's hooks feature is off in its config.toml ([features] hooks = false): no hook runs"
+            )
+        problem = codex_trust_problem(result["trust"])
+        if problem:
+            notes.append(problem)
     if result["changed"] and not dry_run:
         result["diff"], result["backup"] = _write_settings(path, old_text, new)
     elif result["changed"]:
         result["diff"] = _settings_diff(path, old_text, new)
     if probe and not dry_run:
-        result["probes"] = [probe_hook_command(cmd, event) for event, cmd in result["commands"].items()]
+        result["probes"] = [probe_hook_command(cmd, event, home) for event, cmd in result["commands"].items()]
     return result
 
 
-def probe_hook_command(command, event):
+def probe_hook_command(command, event, home=None):
     """Run one hook command as its agent would, from a clean shell (PATH=/usr/bin:/bin, no
-    PYTHONPATH, not this directory), with a probe payload it answers without acting. Returns
-    {"event", "command", "ok", "error"}."""
+    PYTHONPATH, no WCTX_HOME, not this directory), with a probe payload it answers without acting.
+    It passes when it answers and names the store ``home`` (see hook_home) that it would use.
+    Returns {"event", "command", "ok", "error", "store"}."""
+    import shlex
+
+    expected = hook_home(home)
     env = {"PATH": HOOK_PROBE_PATH, "HOME": os.path.expanduser("~"), "LC_ALL": "C.UTF-8"}
     payload = json.dumps({"hook_event_name": HOOK_PROBE_EVENT, "probe_of": event}).encode()
     shell = "/bin/sh" if os.path.exists("/bin/sh") else "sh"
     code, out, err = run_program(
         [shell, "-c", command], input_bytes=payload, env=env, timeout=HOOK_PROBE_SECONDS
     )
-    ok = False
+    answer = None
     if code == 0:
         try:
             answer = json.loads(out.decode("utf-8", "replace").strip().splitlines()[-1])
-            ok = isinstance(answer, dict) and answer.get("wctx_probe") == "ok"
         except (ValueError, IndexError):
-            ok = False
-    error = None
-    if not ok:
+            answer = None
+    if not isinstance(answer, dict) or answer.get("wctx_probe") != "ok":
         lines = err.decode("utf-8", "replace").strip().splitlines()
         error = "exit %s: %s" % (
             code if code is not None else "-",
             lines[-1] if lines else "no answer to the probe",
         )
-    return {"event": event, "command": command, "ok": ok, "error": error}
+        return {"event": event, "command": command, "ok": False, "error": error, "store": None}
+    store = answer.get("home")
+    try:
+        named = "--home" in shlex.split(command)
+    except ValueError:
+        named = False
+    error = None
+    if not named:
+        error = (
+            "names no store: it uses the WCTX_HOME of whatever starts the agent (%s from a clean "
+            "shell), not %s" % (store or "~/.wctx", expected)
+        )
+    elif not store or os.path.realpath(store) != os.path.realpath(expected):
+        error = "runs against the store at %s, not this one (%s)" % (store or "an unknown place", expected)
+    return {"event": event, "command": command, "ok": error is None, "error": error, "store": store}
 
 
 def uninstall_hook(agent, settings=None, env=None, dry_run=False):
@@ -391,16 +546,20 @@ def uninstall_hook(agent, settings=None, env=None, dry_run=False):
     return result
 
 
-def hook_status(env=None, probe=False):
-    """Per agent: its settings file, the events wctx's hooks sit in and their commands; with
-    ``probe``, each command run once with the probe payload."""
+def hook_status(env=None, probe=False, home=None):
+    """Per agent: its settings file, the events wctx's hooks sit in and their commands, and for
+    Codex whether Codex trusts them; with ``probe``, each command run once with the probe payload
+    and checked to use the store ``home`` (see hook_home). A row's "failed" lists what keeps its
+    hooks from working here (a failed probe, Codex's missing trust)."""
     out = []
     for agent in HOOK_AGENTS:
         path = hook_settings_path(agent, env)
         try:
             _, data = _load_settings(path)
         except WctxError as e:
-            out.append({"agent": agent, "settings": path, "installed": False, "problem": str(e)})
+            out.append(
+                {"agent": agent, "settings": path, "installed": False, "problem": str(e), "failed": []}
+            )
             continue
         hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
         commands = {}
@@ -417,17 +576,31 @@ def hook_status(env=None, probe=False):
             "command": commands[ends[0]] if ends else None,
             "commands": commands,
             "session_start": HOOK_START_EVENT in commands,
+            "failed": [],
         }
+        if agent == AGENT_CODEX and commands:
+            row["trust"] = codex_hook_trust(os.path.abspath(path), data, env)
+            _, feature_on, _ = read_codex_config(env)
+            if not feature_on:
+                row["problem"] = "Codex's hooks feature is off in its config.toml ([features] hooks = false)"
+                row["failed"].append(row["problem"])
+            problem = codex_trust_problem(row["trust"])
+            if problem:
+                row["failed"].append(problem)
         if probe and commands:
-            row["probes"] = [probe_hook_command(cmd, event) for event, cmd in commands.items()]
+            row["probes"] = [probe_hook_command(cmd, event, home) for event, cmd in commands.items()]
+            row["failed"] += ["%s hook: %s" % (p["event"], p["error"]) for p in row["probes"] if not p["ok"]]
         out.append(row)
     return out
 
 
-def hook_probe_answer(payload):
-    """The answer to an install/doctor probe (a JSON line on stdout), or None for a real payload."""
+def hook_probe_answer(payload, home):
+    """The answer to an install/doctor probe (a JSON line on stdout naming the store the hook
+    would use), or None for a real payload."""
     if isinstance(payload, dict) and payload.get("hook_event_name") == HOOK_PROBE_EVENT:
-        return json.dumps({"wctx_probe": "ok", "version": __version__, "python": sys.version.split()[0]})
+        return json.dumps(
+            {"wctx_probe": "ok", "version": __version__, "python": sys.version.split()[0], "home": home}
+        )
     return None
 
 
@@ -469,12 +642,12 @@ def run_import_hook(store_home=None, stdin=None, env=None, detach=True):
     WCTX_HOOK_FOREGROUND=1, or a platform without fork, imports in the foreground.
     """
     env = os.environ if env is None else env
-    home = os.path.abspath(os.path.expanduser(store_home)) if store_home else default_home()
+    home = hook_home(store_home)
     try:
         payload = _read_hook_input(stdin or sys.stdin)
         if not isinstance(payload, dict):
             raise UsageError("hook input is not a JSON object")
-        answer = hook_probe_answer(payload)
+        answer = hook_probe_answer(payload, home)
         if answer is not None:
             sys.stdout.write(answer + "\n")
             return 0
@@ -532,13 +705,13 @@ def run_brief_hook(agent, store_home=None, stdin=None, stdout=None):
     """Entry point of `wctx brief --hook AGENT`: print the briefing for the hook's cwd in the
     agent's form. Never fails the agent: a cwd outside every registered repository, a missing
     store or any error prints nothing (errors go to hooks.log) and exits 0."""
-    home = os.path.abspath(os.path.expanduser(store_home)) if store_home else default_home()
+    home = hook_home(store_home)
     out = stdout or sys.stdout
     try:
         payload = _read_hook_input(stdin or sys.stdin)
         if not isinstance(payload, dict):
             raise UsageError("hook input is not a JSON object")
-        answer = hook_probe_answer(payload)
+        answer = hook_probe_answer(payload, home)
         if answer is not None:
             out.write(answer + "\n")
             return 0
@@ -617,6 +790,6 @@ def _hook_log(home, line):
         if os.path.exists(path) and os.path.getsize(path) > HOOK_LOG_MAX_BYTES:
             os.replace(path, path + ".1")
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write("%s %s\n" % (utc_now(), redact_secrets(line)))
+            fh.write("%s %s\n" % (utc_now(), shown_text(line)))
     except OSError:
         pass

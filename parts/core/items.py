@@ -14,11 +14,11 @@ from .freshness import (
     _plural,
     _write_freshness_cache,
 )
-from .git import read_repo_file
+from .git import UnreadableFile, read_repo_file
 from .helpers import clean_text, short_sha, utc_now
 from .provenance import _repo_provenance, _stamp_anchors
 from .records import _repos, _resolve_ids, _resolve_session_id, resolve_repo
-from .redaction import redact_secrets
+from .redaction import stored_text
 from .repos import _repo_dict
 from .search import _evidence_rows, _result_dict
 from .store import _select_in
@@ -73,9 +73,11 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     repos = {r.id: r for r in _repos(store)}
     heads = {}
     keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
-    checker = FreshnessChecker(store)
+    checker = FreshnessChecker(store, remember=True)
     computed = checker.check_items(anchors)
-    _write_freshness_cache(store, _cache_rows(checker, computed, anchors, repos, heads, keys.get))
+    _write_freshness_cache(
+        store, _changed_rows(store, _cache_rows(checker, computed, anchors, repos, heads, keys.get))
+    )
     items = []
     summary = {v: 0 for v in VERDICTS}
     fileless = {}
@@ -105,6 +107,22 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     if total is not None:
         out["total"] = total
     return out
+
+
+def _changed_rows(store, rows):
+    """The freshness cache rows that differ from what the cache holds: a verify that finds what
+    the last one found writes nothing (each written row passes the redaction boundary)."""
+    held = {}
+    rids = [r[0] for r in rows]
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for rid, key, verdict, reasons in store.db.execute(
+            "SELECT evidence_rid, cache_key, verdict, reasons FROM freshness_cache WHERE evidence_rid IN (%s)"
+            % ",".join("?" * len(chunk)),
+            chunk,
+        ):
+            held[rid] = (key, verdict, reasons)
+    return [r for r in rows if held.get(r[0]) != (r[1], r[2], r[3])]
 
 
 def verify_exit_code(res, strict=False):
@@ -203,7 +221,7 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
     repository's current commit, blob and symbol hash (the earlier provenance is kept in the item's
     history), so that they read ``current`` again. All or nothing: an item whose cited file or
     symbol no longer exists is refused, pointing to supersede."""
-    note = redact_secrets(clean_text(note, "note", MAX_SUMMARY_CHARS))
+    note = stored_text(clean_text(note, "note", MAX_SUMMARY_CHARS))
     agent = clean_text(agent, "agent", 200, required=True)
     if session_id:
         session_id = _resolve_session_id(store, session_id)
@@ -242,11 +260,16 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
                     % (eid, a["repo_name"], a["path"], a["repo_name"])
                 )
             rel = a["path"]
-            data = read_repo_file(repo.path, rel)
-            if data is None:
-                rel = checker.followed.get((repo.id, a["path"]))
-                data = read_repo_file(repo.path, rel) if rel else None
             label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+            try:
+                data = read_repo_file(repo.path, rel)
+                if data is None:
+                    rel = checker.followed.get((repo.id, a["path"]))
+                    data = read_repo_file(repo.path, rel) if rel else None
+            except UnreadableFile as e:
+                raise UsageError(
+                    "%s cites %s in %s, and %s; nothing to confirm" % (eid, label, repo.name, e)
+                ) from None
             if data is None:
                 raise UsageError(
                     "%s cites %s, which no longer exists in %s; record what is true now and "
@@ -398,7 +421,7 @@ def forget(store, ids=(), session=None, reason=None):
     """Delete items (or a whole session with its items and imported activity) for good: their text
     leaves every byte of the store, and a tombstone (the id and the reason, never the content)
     stays, for export to carry to teammates. Not undoable."""
-    reason = redact_secrets(clean_text(reason, "reason", MAX_CLAIM_CHARS, required=True))
+    reason = stored_text(clean_text(reason, "reason", MAX_CLAIM_CHARS, required=True))
     if not ids and not session:
         raise UsageError("nothing to forget: give evidence ids or --session ID")
     pairs = _resolve_ids(store, list(ids)) if ids else []

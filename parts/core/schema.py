@@ -469,7 +469,27 @@ def m014_claim_key_digest(db):
 
 
 @migration
-def m015_code_vocabulary(db):
+def m015_anchor_checks(db):
+    # What verify last learned about each anchor that only git and a parse can tell: the cited
+    # symbol's hash in the file's blob at the check, and the commits that changed it between its
+    # recorded commit and HEAD then. Each is kept with the key it was computed for (see
+    # freshness._check_keys) and used only while that key holds, so it never needs invalidating.
+    _run_script(
+        db,
+        """
+        CREATE TABLE anchor_checks(
+            anchor_id INTEGER PRIMARY KEY REFERENCES anchors(id) ON DELETE CASCADE,
+            hash_key TEXT,
+            symbol_hash TEXT,
+            history_key TEXT,
+            history TEXT
+        )
+        """,
+    )
+
+
+@migration
+def m016_code_vocabulary(db):
     # Two more columns in an item's search row (vocabulary.py): ``code``, the index words of the
     # vocabulary of the code it cites, searched with its own bm25 weight, and ``code_words``, the
     # same words as written, unindexed, from which a reason names the word a query word matched.

@@ -1,11 +1,19 @@
 from __future__ import annotations
 
 import collections
-import functools
 import os
 import re
 import time
 
+from .caches import (
+    _DAY_SECONDS,
+    DAY_SECONDS_KEPT,
+    MODULE_FORMS,
+    SPACED_FORMS,
+    STAMP_SECONDS,
+    SYMBOL_NAMES,
+    SYMBOL_WORDS,
+)
 from .constants import (
     BM25_WEIGHT_CLAIM,
     BM25_WEIGHT_CODE,
@@ -37,7 +45,7 @@ from .constants import (
 )
 from .errors import NotFoundError, UsageError, WctxError
 from .freshness import SEARCH_ANCHOR_COLUMNS, _load_anchors, freshness_of
-from .git import GitRepo, read_repo_file, repo_relative_path
+from .git import GitRepo, UnreadableFile, read_repo_file, repo_relative_path
 from .helpers import is_utf8, split_identifier
 from .records import _repo_containing, _repos, resolve_repo
 from .repos import _workspace_id
@@ -69,9 +77,6 @@ from .words import (
 _STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
 
 
-_DAY_SECONDS = {}  # {(year, month, day): seconds since the epoch at 00:00 UTC}
-
-
 def _utc_day_seconds(y, mo, d):
     """Seconds since 1970-01-01 of 00:00 UTC on a proleptic Gregorian date (days-from-civil)."""
     key = (y, mo, d)
@@ -81,7 +86,7 @@ def _utc_day_seconds(y, mo, d):
         yoe = yy - era * 400
         doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
         days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-        if len(_DAY_SECONDS) < 100000:
+        if len(_DAY_SECONDS) < DAY_SECONDS_KEPT:
             _DAY_SECONDS[key] = days * 86400
         return days * 86400
     return _DAY_SECONDS[key]
@@ -92,7 +97,7 @@ def _stamp_seconds(stamp):
     return _text_stamp_seconds(stamp) if isinstance(stamp, str) else None
 
 
-@functools.lru_cache(maxsize=16384)
+@STAMP_SECONDS
 def _text_stamp_seconds(stamp):
     """_stamp_seconds of a string, remembered: search reads the same items' stamps query after
     query."""
@@ -349,15 +354,35 @@ CodeReference = collections.namedtuple(
 )
 
 
-@functools.lru_cache(maxsize=4096)
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor", "new", "initialize"})
+# receiver.method, receiver::method, receiver->method; a lookahead, so a.b.c gives (a, b) and (b, c).
+_RECEIVER_RE = _lazy_pattern(
+    r"(?<![A-Za-z0-9_$])(?=([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:\?\.|\.|::|->)\s*([A-Za-z_$][A-Za-z0-9_$]*))"
+)
+
+
+@SYMBOL_NAMES
 def _symbol_name(symbol):
-    """The name code calls a cited symbol by (its last part: Context.invoke -> invoke), or None
-    when it is too short to match on ("get", "run") or not an identifier."""
-    name = re.split(r"[.#:]+", symbol)[-1]
-    return name if len(name) >= CODE_REF_MIN_NAME and _IDENT_RE.fullmatch(name) else None
+    """(the name code calls a cited symbol by, its class or None): Context.invoke -> ("invoke",
+    "Context"); a constructor is called by its class (Pool.__init__ -> ("Pool", "Pool")). The
+    name is None when too short to match on ("get", "run") or not an identifier."""
+    parts = [p for p in re.split(r"[.#:]+", symbol) if p]
+    if not parts:
+        return None, None
+    owner = parts[-2] if len(parts) > 1 else None
+    name = owner if owner and parts[-1] in _CONSTRUCTORS else parts[-1]
+    if len(name) < CODE_REF_MIN_NAME or not _IDENT_RE.fullmatch(name):
+        return None, owner
+    return name, owner
 
 
-@functools.lru_cache(maxsize=4096)
+def _plain(identifier):
+    """An identifier with case and separators dropped: connection_pool, connectionPool and
+    ConnectionPool all read "connectionpool"."""
+    return identifier.replace("_", "").replace("$", "").lower()
+
+
+@MODULE_FORMS
 def _module_forms(path):
     """How code elsewhere names a cited file: its last two path parts without the extension,
     slash- or dot-separated ("src/upload/upload.ts" -> "upload/upload", "upload.upload"); none for
@@ -407,8 +432,11 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         return []
     texts = []  # (rel, status, raw text, code with comments and strings masked)
     for rel, status in work:
-        data = read_repo_file(origin.path, rel)
-        if data is None or len(data) > CODE_REF_MAX_BYTES or b"\0" in data[:8192]:
+        try:
+            data = read_repo_file(origin.path, rel, limit=CODE_REF_MAX_BYTES)
+        except UnreadableFile:  # a FIFO, a device, a symlink out, a bundle: not source to read
+            continue
+        if data is None or b"\0" in data[:8192]:
             continue
         text = data.decode("utf-8", "replace")
         language = language_of(rel)
@@ -439,7 +467,7 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         )
         for sql, args in queries:
             for a in cursor.execute(sql, args):
-                name = _symbol_name(a[0])  # evidence about one symbol: only code that names it
+                name, _ = _symbol_name(a[0])  # evidence about one symbol: only code that names it
                 if name:
                     by_name.setdefault(name, []).append(a)
         # Evidence about a whole file: code that imports it. One row per cited file.
@@ -459,9 +487,19 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     hits = []  # (rel, status, anchor, how, name)
     for rel, status, text, code in texts:
         called = set(_CALL_RE.findall(code))
-        for name in sorted(set(_IDENT_RE.findall(code)) & set(by_name)):
+        named = set(_IDENT_RE.findall(code))
+        receivers = {}  # method name -> the receivers it is called on here, plain (see _plain)
+        for receiver, method in _RECEIVER_RE.findall(code):
+            receivers.setdefault(method, set()).add(_plain(receiver))
+        for name in sorted(named & set(by_name)):
             how = "calls" if name in called else "uses"
-            hits.extend((rel, status, a, how, name) for a in by_name[name])
+            for a in by_name[name]:
+                # A method counts only when its class is named here or is the receiver's name
+                # (pool.release for Pool.release): every class has an __init__ or a close.
+                _, owner = _symbol_name(a[0])
+                if owner and owner not in named and _plain(owner) not in receivers.get(name, ()):
+                    continue
+                hits.append((rel, status, a, how, name))
         for form, cited in sorted(by_form.items()):
             if _contains_word(text, form):
                 hits.extend((rel, status, a, "imports", form) for a in cited)
@@ -1033,7 +1071,7 @@ def _count_matches(store, terms, where, params):
 # -- rerank --------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=8192)
+@SYMBOL_WORDS
 def _symbol_words(symbol):
     """The lower-cased words of a cited symbol, as _query_names compares them with the query's
     terms (Client.uploadDocument -> client, upload, document); once per symbol."""
@@ -1053,7 +1091,7 @@ def _words_of(text):
     return " %s " % index_text(text) if text else ""
 
 
-@functools.lru_cache(maxsize=8192)
+@SPACED_FORMS
 def _spaced_forms(term):
     """The match forms of ``term`` (match_forms), each between spaces, as _words_of holds words."""
     return tuple(" %s " % form for form in _term_forms(term))
@@ -1310,7 +1348,7 @@ def search(
     files=None,
     page=None,
 ):
-    """Search evidence from the caller's repository outward (see the README for the shape).
+    """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
 
     ``workspace`` scopes a caller that stands in no registered repository (an MCP server started
     for a workspace, a shell outside every checkout) to that workspace's repositories; a caller

@@ -1,20 +1,13 @@
 from __future__ import annotations
 
-import functools
 import os
 
+from .caches import BUILT_ONCE, clear_caches
 from .constants import SCHEMA_APP_ID
 from .errors import NotFoundError, WctxError
 from .head import __version__
 from .helpers import utc_now
-from .redaction import (
-    _CLEAN_TEXTS,
-    _RUN_SCAN_MIN,
-    _STORED_MEMO_CHARS,
-    _fragment_tables,
-    _stored_text_memo,
-    stored_text,
-)
+from .redaction import stored_list, stored_text, stored_values
 from .schema import MIGRATIONS
 from .words import index_text
 
@@ -54,12 +47,7 @@ FTS5_MISSING = (
 def _stored_params(params):
     if isinstance(params, dict):
         return {k: stored_text(v) if isinstance(v, str) else v for k, v in params.items()}
-    # stored_text's own memo, reached without its frame for the common short value
-    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
-    return [
-        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
-        for v in params
-    ]
+    return stored_list(params)
 
 
 def _stored_rows(seq):
@@ -71,22 +59,9 @@ def _stored_rows(seq):
     import itertools
 
     try:
-        values = set(itertools.chain.from_iterable(rows)) - _CLEAN_TEXTS
+        changed = stored_values(set(itertools.chain.from_iterable(rows)))
     except TypeError:  # an unhashable value: SQLite refuses it, row by row as ever
         return [_stored_params(p) for p in rows]
-    search, changed = _fragment_tables()[0], {}
-    for v in values:
-        if v.__class__ is not str:
-            if not isinstance(v, str):
-                continue
-        elif len(v) < _RUN_SCAN_MIN and v.isascii() and v.isprintable() and "\\u" not in v:
-            # stored_text's own test, inlined for the short values (ids, paths, names) a bulk
-            # write brings by the hundred thousand: no rule fragment, no control, no JSON escape
-            if search(v.lower()) is None:
-                continue
-        out = stored_text(v)
-        if out != v:
-            changed[v] = out
     if not changed:
         return rows
     return [[changed.get(v, v) if isinstance(v, str) else v for v in r] for r in rows]
@@ -96,7 +71,7 @@ def _is_write(sql):
     return sql.lstrip()[:7].upper() in ("INSERT ", "UPDATE ", "REPLACE", "DELETE ", "INSERT\n", "UPDATE\n")
 
 
-@functools.lru_cache(maxsize=None)
+@BUILT_ONCE
 def _store_connection_class():
     import sqlite3
 
@@ -228,6 +203,7 @@ class Store:
         # What was memoised came from the old file; the generation of a new connection says
         # nothing about the old one's (both may read (2, 0)), so it cannot tell by itself.
         self._memo, self._generation = {}, None
+        clear_caches()
         old.close()
 
 
@@ -330,6 +306,28 @@ def _connect_readonly(path):
     return sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
 
 
+STORE_DAMAGED_FIX = (
+    "move it aside (mv wctx.db wctx.db.damaged) and run wctx init for a new store; evidence you "
+    "exported or synced comes back with wctx import-evidence or wctx sync"
+)
+
+
+def store_open_problem(path, error):
+    """(what is wrong, what to do) when SQLite cannot open or read the store file at ``path``:
+    a file that is not a database or is cut short is damaged, which no permission change mends;
+    anything else is about access."""
+    import sqlite3
+
+    text = str(error)
+    damaged = isinstance(error, sqlite3.DatabaseError) and not isinstance(error, sqlite3.OperationalError)
+    if damaged or "malformed" in text or "not a database" in text:
+        return "%s is damaged: %s" % (path, text), STORE_DAMAGED_FIX
+    return "cannot open %s: %s" % (
+        path,
+        text,
+    ), "check that this user may read and write %s and its directory" % path
+
+
 def _connect(path):
     """(connection, None) for the store file at ``path`` in WAL mode, or (read-only connection,
     why it is read-only): the file or its directory is not writable here, or the disk is too full
@@ -346,7 +344,7 @@ def _connect(path):
             why = "the disk is full or failing: %s" % e
             con = _configure(path, why)
     except sqlite3.DatabaseError as e:
-        raise WctxError("cannot open the store %s: %s" % (path, e)) from None
+        raise WctxError("%s; %s" % store_open_problem(path, e)) from None
     return con, why
 
 
@@ -384,15 +382,20 @@ def _configure(path, readonly):
 
 
 def open_store(home=None, create=True):
-    """Open (creating and migrating as needed) the store in ``home`` or $WCTX_HOME or ~/.wctx."""
+    """Open (migrating as needed) the store in ``home`` or $WCTX_HOME or ~/.wctx; create it only
+    with ``create`` (commands that record), else a missing store is a NotFoundError."""
     import sqlite3
 
     if not fts5_available(sqlite3):  # say so plainly here, not as "no such module: fts5" later
         raise WctxError(FTS5_MISSING % sqlite3.sqlite_version)
+    named = "--home" if home else ("$WCTX_HOME" if os.environ.get("WCTX_HOME") else None)
     home = os.path.abspath(os.path.expanduser(home)) if home else default_home()
     path = os.path.join(home, "wctx.db")
     if not os.path.exists(path) and not create:
-        raise NotFoundError("no wctx store at %s (run: wctx init)" % path)
+        raise NotFoundError(
+            "no wctx store at %s (%s; nothing was created: check the path, or run wctx init to start one there)"
+            % (path, "from " + named if named else "the default")
+        )
     try:
         os.makedirs(home, exist_ok=True)
     except OSError as e:

@@ -1,10 +1,20 @@
 from __future__ import annotations
 
 import bisect
-import functools
 import os
 import re
 
+from .caches import (
+    _PY_PIECES,
+    COMPILED_PATTERNS,
+    DEFINITION_PATTERNS,
+    MASKED_SOURCE,
+    PY_PIECES_BYTES,
+    PYTHON_DEFINITIONS,
+    RUBY_ENDS,
+    SOURCE_INDEX,
+    SOURCE_LINES,
+)
 from .constants import _lazy_pattern
 
 # ----------------------------------------------------------------------------------------------
@@ -61,7 +71,7 @@ def language_of(path):
     return LANGUAGE_BY_EXTENSION.get(os.path.splitext(path)[1].lower())
 
 
-@functools.lru_cache(maxsize=16)
+@MASKED_SOURCE
 def _mask_source(source, language):
     """``source`` with comments and string literals blanked to spaces (newlines kept)."""
     out = list(source)
@@ -330,7 +340,7 @@ _TYPE_KEYWORDS = (
 )
 
 
-@functools.lru_cache(maxsize=1024)  # compiling them costs ~1 ms a name; verify meets a name many times
+@DEFINITION_PATTERNS  # compiling them costs ~1 ms a name; verify meets a name many times
 def _patterns(name, language):
     """(kind, regex) definition patterns for ``name``; kind is "func", "type" or "value".
     Cached: callers only iterate over the list."""
@@ -475,7 +485,8 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
                     or line.endswith(("=>", "->"))
                     or line[-1] in ",(=+-*/|&.:?<"
                     or following in ("{", ".", "?", ":", "=", "|", "&", ">")
-                    or re.match(r"\s*(?:else|catch|finally)\b", masked[i + 1 : i + 40]) is not None
+                    or re.match(r"\s*(?:else|catch|finally|extends|implements)\b", masked[i + 1 : i + 40])
+                    is not None
                 )
                 if language in ("javascript", "typescript") and kind == "func" and not (assigned or bodiless):
                     continued = True  # a function header must reach its body or ';'
@@ -577,7 +588,7 @@ _RUBY_END_LINE = _lazy_pattern(r"\s*end\b")
 _RUBY_DEFINITION_LINE = _lazy_pattern(r"\s*(?:def|class|module)\b")
 
 
-@functools.lru_cache(maxsize=4096)  # a module's extent is needed for every symbol cited inside it
+@RUBY_ENDS  # a module's extent is needed for every symbol cited inside it
 def _ruby_end(masked, start, name_end):
     """End of a Ruby def/class/module: the ``end`` at its indentation (or one line). Where the
     indentation stops on something else (code dedented below it, a sibling definition with no
@@ -675,7 +686,7 @@ class _SourceIndex:
         return self._impls
 
 
-@functools.lru_cache(maxsize=16)
+@SOURCE_INDEX
 def _source_index(source, language):
     return _SourceIndex(source, language)
 
@@ -777,12 +788,13 @@ def _qualified_special(index, owner, name):
     return found
 
 
-@functools.lru_cache(maxsize=512)
+@COMPILED_PATTERNS
 def _compiled(pattern):
     return re.compile(pattern, re.M)
 
 
-def _heuristic_locate(source, language, parts):
+def _heuristic_extents(source, language, parts):
+    """Sorted (start, end) character extents of the definitions ``parts`` names, or None."""
     index = _source_index(source, language or "")
     masked = index.masked
     extents = []
@@ -803,14 +815,169 @@ def _heuristic_locate(source, language, parts):
                 regions = [(_line_end(masked, s) + 1, e) for s, e in found]
             else:  # the body only: from its opening brace to the end
                 regions = [((masked.find("{", s, e) + 1) or s, e) for s, e in found]
-    return "\n".join(source[s:e] for s, e in sorted(set(extents)))
+    return sorted(set(extents))
 
 
-@functools.lru_cache(maxsize=8)
+# A Python file is parsed in pieces, each top-level definition (with its decorators) and the
+# statements after it up to the next: a piece unchanged since another version of the file was
+# parsed (the usual case along a history, and between capture and HEAD) is not parsed again.
+# Where a piece does not parse on its own (a decorator split from its definition, a line that
+# only looks like a definition inside a string), the whole file is parsed, as before.
+_PY_TOP_DEFINITION = _lazy_pattern(r"^(?:@|def\b|class\b|async[ \t]+def\b)", re.M)
+_py_pieces_size = [0]  # characters of piece text in _PY_PIECES
+
+
+_PY_TOP_STATEMENT = _lazy_pattern(r"^[^\s#)\]}]", re.M)  # a line that starts a top-level statement
+
+
+def _python_pieces(source):
+    """[(first line, text)] of the top-level pieces of ``source``, or None when there is one."""
+    tops = None
+    starts = []
+    for m in _PY_TOP_DEFINITION.finditer(source):
+        at = m.start()
+        if starts:
+            # Part of the decorator group above (its lines, or a bracket a decorator opened)?
+            if tops is None:
+                tops = [t.start() for t in _PY_TOP_STATEMENT.finditer(source)]
+            i = bisect.bisect_left(tops, at) - 1
+            if i >= 0 and source.startswith("@", tops[i]):
+                continue
+        starts.append(at)
+    if len(starts) < 2:
+        return None
+    if starts[0] != 0:
+        starts.insert(0, 0)
+    pieces = []
+    line = 1
+    for i, at in enumerate(starts):
+        text = source[at : starts[i + 1] if i + 1 < len(starts) else len(source)]
+        pieces.append((line, text))
+        line += text.count("\n")
+    return pieces
+
+
+_PY_CLASS_SPLIT_CHARS = 2048  # a class this long is parsed method by method
+_PY_CLASS_LINE = _lazy_pattern(r"^class[ \t]+(\w+)")
+_PY_MEMBER = _lazy_pattern(r"^([ \t]+)(?:@|def\b|class\b|async[ \t]+def\b)")
+
+
+def _python_piece_definitions(text):
+    """_python_tree_definitions of one piece, kept by its text (within PY_PIECES_BYTES). A long
+    class is parsed in pieces too (_python_class_definitions)."""
+    found = _PY_PIECES.get(text, False)
+    if found is False:
+        found = None
+        if len(text) > _PY_CLASS_SPLIT_CHARS:
+            found = _python_class_definitions(text)
+        if found is None:
+            found = _python_tree_definitions(text)
+        if not _PY_PIECES or _py_pieces_size[0] + len(text) > PY_PIECES_BYTES:
+            _PY_PIECES.clear()  # also after clear_caches emptied it
+            _py_pieces_size[0] = 0
+        _PY_PIECES[text] = found
+        _py_pieces_size[0] += len(text)
+    return found
+
+
+def _python_class_definitions(text):
+    """The definitions of a piece that is one long class (decorators first, module statements
+    after it): its header parsed with a ``pass`` for the body, each member (a definition at the
+    body's indentation, with the statements up to the next) dedented and parsed on its own. None
+    where the piece has another shape or a part does not parse: the piece is parsed whole."""
+    lines = text.split("\n")
+    head = 0
+    while head < len(lines) and lines[head].startswith("@"):
+        head += 1  # one-line decorators only; anything else is parsed whole
+    match = _PY_CLASS_LINE.match(lines[head]) if head < len(lines) else None
+    if match is None or not lines[head].rstrip().endswith(":"):
+        return None
+    members, indent, end = [], None, len(lines)
+    for i in range(head + 1, len(lines)):
+        line = lines[i]
+        if not line.strip():
+            continue
+        if not line[:1].isspace():
+            if line.lstrip().startswith("#"):
+                continue
+            end = i  # module statements after the class
+            break
+        if indent is None:
+            indent = line[: len(line) - len(line.lstrip())]
+        m = _PY_MEMBER.match(line)
+        if m and m.group(1) == indent:
+            back = i - 1
+            while back > head and (not lines[back].strip() or lines[back].lstrip().startswith("#")):
+                back -= 1
+            if not (members and lines[back].startswith(indent + "@")):
+                members.append(i)
+    if not members or indent is None:
+        return None
+    header = "\n".join(lines[: members[0]] + [indent + "pass", ""])
+    found = _python_piece_definitions(header)
+    if found is None or (match.group(1),) not in found[0]:
+        return None
+    by_path = {k: list(v) for k, v in found[0].items()}
+    by_name = {k: list(v) for k, v in found[1].items()}
+    name = match.group(1)
+    last = None
+    bounds = members + [end]
+    for k in range(len(members)):
+        block = lines[bounds[k] : bounds[k + 1]]
+        if any(line.strip() and not line.startswith(indent) for line in block):
+            return None
+        inner = _python_piece_definitions("\n".join(line[len(indent) :] for line in block) + "\n")
+        if inner is None:
+            return None
+        shift = bounds[k]
+        for key, extents in inner[0].items():
+            by_path.setdefault((name,) + key, []).extend((a + shift, b + shift) for a, b in extents)
+        for key, extents in inner[1].items():
+            by_name.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+        if inner[2]:
+            last = inner[2] + shift
+    if last is None:
+        return None
+    start = by_path[(name,)][0][0]  # the class as the header's parse placed it, decorators included
+    for table, key in ((by_path, (name,)), (by_name, name)):
+        table[key] = [(start, last) if a == start else (a, b) for a, b in table[key]]
+    if end < len(lines):  # module statements after the class: a piece of their own
+        rest = _python_piece_definitions("\n".join(lines[end:]))
+        if rest is None:
+            return None
+        for key, extents in rest[0].items():
+            by_path.setdefault(key, []).extend((a + end, b + end) for a, b in extents)
+        for key, extents in rest[1].items():
+            by_name.setdefault(key, []).extend((a + end, b + end) for a, b in extents)
+        last = (rest[2] + end) if rest[2] else last
+    return by_path, by_name, last
+
+
+@PYTHON_DEFINITIONS
 def _python_definitions(source):
     """({("A", "m"): extents}, {"m": extents}) for a Python source, or None when ``ast`` cannot
     parse it. An extent is (first line, last line), decorators included. Cached: verify and
     capture look up many symbols in one file, and parsing is the expensive part."""
+    pieces = _python_pieces(source) if source.count("\r") == source.count("\r\n") else None
+    if pieces is None or any("__future__" in text for _, text in pieces[1:]):
+        found = _python_tree_definitions(source)
+        return found[:2] if found is not None else None
+    by_path, by_name = {}, {}
+    for first, text in pieces:
+        found = _python_piece_definitions(text)
+        if found is None:
+            found = _python_tree_definitions(source)
+            return found[:2] if found is not None else None
+        shift = first - 1
+        for key, extents in found[0].items():
+            by_path.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+        for key, extents in found[1].items():
+            by_name.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+    return by_path, by_name
+
+
+def _python_tree_definitions(source):
+    """_python_definitions by one parse of ``source``."""
     import ast
 
     try:
@@ -820,19 +987,31 @@ def _python_definitions(source):
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     by_path, by_name = {}, {}
 
-    def visit(node, path):
-        for child in ast.iter_child_nodes(node):
+    def visit(statements, path):
+        # A definition is a statement, so only statement lists are walked (not every node: the
+        # expressions are most of a tree, and walking them cost more than the parse).
+        for child in statements:
             if isinstance(child, defs):
                 extent = (min([child.lineno] + [d.lineno for d in child.decorator_list]), child.end_lineno)
                 here = path + (child.name,)
                 by_path.setdefault(here, []).append(extent)
                 by_name.setdefault(child.name, []).append(extent)
-                visit(child, here)
-            elif not isinstance(child, ast.expr):
-                visit(child, path)
+                visit(child.body, here)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(child, field, None)
+                if isinstance(inner, list):
+                    visit(inner, path)
+            for clause in getattr(child, "handlers", None) or getattr(child, "cases", None) or ():
+                visit(clause.body, path)
 
-    visit(tree, ())
-    return by_path, by_name
+    visit(tree.body, ())
+    return by_path, by_name, tree.body[-1].end_lineno if tree.body else 0
+
+
+@SOURCE_LINES
+def _split_lines(source):
+    return source.splitlines()
 
 
 def _python_locate(source, parts):
@@ -845,24 +1024,41 @@ def _python_locate(source, parts):
     return sorted(found) if found else None
 
 
-def locate_symbol(source, path, symbol):
-    """The source text of ``symbol`` in ``source`` (the file at ``path``), or None if not found.
+def symbol_parts(symbol):
+    """The names in a cited symbol: ``A.b``, ``A::b`` and ``A#b`` are ["A", "b"]."""
+    return [p for p in re.split(r"\.|::|#", symbol) if p]
+
+
+def locate_symbol_lines(source, path, symbol):
+    """(text, [(first line, last line), ...]) of ``symbol`` in ``source`` (the file at ``path``),
+    lines counted from 1 at each "\n"; None if not found.
 
     Several definitions of one name (overloads, same method name in two classes) are joined, so a
     change to any of them counts as a change of the cited symbol.
     """
     language = language_of(path)
-    parts = [p for p in re.split(r"\.|::|#", symbol) if p]
+    parts = symbol_parts(symbol)
     if not parts:
         return None
     if language == "python":
         extents = _python_locate(source, parts)
         if extents is not None:
-            lines = source.splitlines()
-            return "\n".join("\n".join(lines[a - 1 : b]) for a, b in extents)
+            lines = _split_lines(source)
+            return "\n".join("\n".join(lines[a - 1 : b]) for a, b in extents), extents
         if _python_definitions(source) is not None:
             return None
-    return _heuristic_locate(source, language, parts)
+    extents = _heuristic_extents(source, language, parts)
+    if extents is None:
+        return None
+    text = "\n".join(source[s:e] for s, e in extents)
+    lines = [(source.count("\n", 0, s) + 1, source.count("\n", 0, max(s, e - 1)) + 1) for s, e in extents]
+    return text, lines
+
+
+def locate_symbol(source, path, symbol):
+    """The source text of ``symbol`` in ``source`` (the file at ``path``), or None if not found."""
+    found = locate_symbol_lines(source, path, symbol)
+    return found[0] if found is not None else None
 
 
 def symbol_hash(text):
@@ -878,5 +1074,15 @@ def symbol_hash(text):
 
 def symbol_hash_of(data, path, symbol):
     """Hash of ``symbol`` inside file bytes ``data``, or None when it cannot be located."""
-    text = locate_symbol(data.decode("utf-8", "surrogateescape"), path, symbol)
-    return symbol_hash(text) if text is not None else None
+    return symbol_hashes_of(data, path, [symbol])[symbol]
+
+
+def symbol_hashes_of(data, path, symbols):
+    """{symbol: hash, or None where it cannot be located} for several symbols of one file's bytes
+    (the file is parsed once for all of them)."""
+    source = data.decode("utf-8", "surrogateescape")
+    out = {}
+    for symbol in symbols:
+        text = locate_symbol(source, path, symbol)
+        out[symbol] = symbol_hash(text) if text is not None else None
+    return out

@@ -1,8 +1,18 @@
 from __future__ import annotations
 
-import functools
 import re
 
+from .caches import (
+    _ABBREVIATIONS_OF,
+    _EXPANSIONS_OF,
+    _INDEX_TOKENS,
+    _INDEXED_TEXTS,
+    FORMS,
+    IMPLIED_PARTS,
+    INDEX_TOKENS_KEPT,
+    QUERY_TERMS,
+    TERM_FORMS,
+)
 from .constants import MAX_TERM_CHARS, STOP_WORDS, _lazy_pattern
 from .helpers import ascii_words, split_identifier
 
@@ -27,7 +37,7 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     return list(terms)
 
 
-@functools.lru_cache(maxsize=1024)
+@QUERY_TERMS
 def _query_terms(text, limit):
     """query_terms as a tuple, remembered: an agent asks the same questions again."""
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
@@ -95,8 +105,6 @@ CODE_ABBREVIATIONS = {
     "statistics": ("stats",), "synchronous": ("sync",), "temporary": ("tmp", "temp"),
     "transaction": ("txn",), "utility": ("util",), "variable": ("var",),
 }  # fmt: skip
-_ABBREVIATIONS_OF = {}  # built on first use: {stem of a full word: its abbreviations and their plurals}
-_EXPANSIONS_OF = {}  # {abbreviation or its plural: stems of the full words it stands for}
 
 
 def _abbreviation_tables():
@@ -115,10 +123,6 @@ def _abbreviation_tables():
 # reasons (_word_hits) match by that same rule. Inflections meet in their light stem; an
 # identifier also stands for its parts (validateThumbnail -> validatethumbnail, validat, thumbnail).
 _CAMEL_RE = _lazy_pattern(r"[a-z][A-Z]")  # an identifier whose parts count as words ("PDFs" is not one)
-_INDEX_TOKENS = {}  # {word as written: its index words, space-separated}; bounded, see _index_tokens
-# {text: index_text(text)} for the texts a bulk writer is about to write, computed by it from the
-# words it had already split (ascii_words) for their claim keys; emptied after each batch.
-_INDEXED_TEXTS = {}
 # Derivational endings of a light stem that come off too, with the fewest letters the rest keeps,
 # so that a word and its derivations share one index word: "failure", "failed" -> "fail";
 # "signature", "signing" -> "sign"; "worker" -> "work"; "validator", "validation", "validate" ->
@@ -186,7 +190,9 @@ def _index_tokens(raw):
             if len(part) >= 2 or part.isdigit():
                 forms.append(_index_form(part.lower()))
         hit = " ".join(forms)
-        if len(_INDEX_TOKENS) >= 100000:  # a bulk import of unusual words must not grow it without end
+        if (
+            len(_INDEX_TOKENS) >= INDEX_TOKENS_KEPT
+        ):  # a bulk import of unusual words must not grow it without end
             _INDEX_TOKENS.clear()
         _INDEX_TOKENS[raw] = hit
     return hit
@@ -217,7 +223,7 @@ def match_forms(term):
     return list(_term_forms(term))
 
 
-@functools.lru_cache(maxsize=4096)
+@TERM_FORMS
 def _term_forms(term):
     """match_forms(term) as a tuple."""
     stem = _index_form(term)
@@ -262,7 +268,7 @@ def fts_query(terms, all_terms=False, split=(), whole_of=None):
     return " OR ".join(dict.fromkeys(out))
 
 
-@functools.lru_cache(maxsize=1024)
+@IMPLIED_PARTS
 def _implied_parts(terms):
     """{term: the identifier among ``terms`` it is a camelCase part of} (query_terms puts an
     identifier's parts right after it: retryreceipt, retry, receipt). The index holds an
@@ -291,7 +297,7 @@ def _form_probe(form):
     return form[:-1] if form.endswith("i") else form
 
 
-@functools.lru_cache(maxsize=8192)
+@FORMS
 def _forms(term):
     """(match forms, the substrings of a lower-cased text one of them needs), once per term."""
     forms = _term_forms(term)

@@ -345,8 +345,9 @@ TOOLS = [
         "files as path#symbol so later sessions can tell when the code changed. Calls from one session "
         "accumulate into one recorded session. An item that repeats one already recorded (the same claim, "
         "case and punctuation aside, about the same repository citing the same files, from any session) is "
-        "not stored twice: the answer names the existing id under duplicates, raises its confidence to the "
-        "larger one, and re-stamps it when the cited code changed since (said in warnings). Record root "
+        "not stored twice: the answer names the existing id under duplicates and raises its confidence to the "
+        "larger one (it is never re-stamped: confirm_evidence does that); the same claim with a detail that "
+        "says more is kept as a new item, named in warnings. Record root "
         "causes, decisions with rationale, dead ends and open questions; never secrets or routine progress.",
         "inputSchema": {
             "type": "object",
@@ -412,8 +413,8 @@ TOOLS = [
                 "duplicates": {
                     "type": "array",
                     "items": {"type": "object"},
-                    "description": "Items that repeat one already recorded: the existing id, whether it was "
-                    "re-stamped, and a message saying what changed.",
+                    "description": "Items that repeat one already recorded: the existing id and a message "
+                    "saying what happened.",
                 },
                 "duplicates_skipped": {"type": "integer"},
                 "warnings": {"type": "array", "items": {"type": "string"}},

@@ -20,6 +20,7 @@ from .protocol import (
     may_need_neutralising,
     neutralise,
 )
+from .service import CORE
 from .untrusted import clip, serve_tree, served_text
 
 # ----------------------------------------------------------------------------------------------
@@ -234,10 +235,11 @@ assert SUMMARY_FIELDS[len(_STABLE_FIELDS) :] == ("age", "reasons", "freshness"),
 _stable_values = operator.itemgetter(*(name for name in _STABLE_FIELDS if name != "files"))
 _call_values = operator.itemgetter("files", "confidence", "age", "reasons", "freshness")
 _SHORT_FIELDS = ("repo", "session", "kind", "status", "created_at", "confirmed_at")  # served at 300
-_STABLE_CACHE = {}  # key from _summaries_with_json -> _StableEntry (a pure function of the key)
-_STABLE_CACHE_MAX = 4096
-_PLAIN_SHORT = {}  # short string that serves as itself (reasons, ages) -> its JSON
-_PLAIN_SHORT_MAX = 16384
+# Declared with every other process-wide cache in wctx's caches part, so that clear_caches() empties them.
+_STABLE_CACHE = CORE.MCP_STABLE_ENTRIES  # key from _summaries_with_json -> _StableEntry
+_STABLE_CACHE_MAX = CORE.MCP_STABLE_ENTRIES_KEPT
+_PLAIN_SHORT = CORE.MCP_PLAIN_SHORT  # short string that serves as itself (reasons, ages) -> its JSON
+_PLAIN_SHORT_MAX = CORE.MCP_PLAIN_SHORT_KEPT
 _json_string = json.encoder.encode_basestring  # what the encoder writes for a str (ensure_ascii off)
 
 
@@ -409,6 +411,33 @@ def _within_budget(build, text_limit, list_limit):
             f"text fields clipped to {t} characters and lists to {n} entries to keep this result small"
         )
     payload.pop("truncated", None)
+    if notes:
+        payload["truncated"] = notes
+    return payload
+
+
+def _bounded_record(payload):
+    """record_evidence's answer within RESULT_BUDGET_CHARS. Every recorded and duplicate id stays
+    (a later transcript import looks for them; at most RECORD_MAX_ITEMS of each, a few hundred
+    characters apiece); what can grow without bound is the warnings (one per cited symbol not
+    found) and the messages: each is clipped, then warnings are left out from the end until the
+    answer fits, and ``truncated`` says how many."""
+    notes = []
+    for entry in payload["duplicates"]:
+        if isinstance(entry.get("message"), str) and len(entry["message"]) > ENTRY_STRING_LIMIT:
+            entry["message"] = clip(entry["message"], ENTRY_STRING_LIMIT)
+            if "duplicates: long messages clipped" not in notes:
+                notes.append("duplicates: long messages clipped")
+    given = payload["warnings"]
+    warnings = payload["warnings"] = [clip(w, ENTRY_STRING_LIMIT) for w in given[:LIST_ITEM_LIMIT]]
+    while warnings and _size(payload) > RESULT_BUDGET_CHARS - 200:  # room for the note itself
+        warnings.pop()
+    if len(warnings) < len(given):
+        notes.append(
+            f"warnings: {len(given) - len(warnings)} of {len(given)} not shown to keep this result small"
+        )
+    if any(w is not g for w, g in zip(warnings, given)):
+        notes.append("warnings: long entries clipped")
     if notes:
         payload["truncated"] = notes
     return payload
@@ -703,19 +732,18 @@ class Tools:
         entries = captured.get("evidence", [])
         recorded = [e for e in entries if not e.get("duplicate")]
         duplicates = [
-            {k: e.get(k) for k in ("id", "kind", "repo", "restamped", "message")}
-            for e in entries
-            if e.get("duplicate")
+            {k: e.get(k) for k in ("id", "kind", "repo", "message")} for e in entries if e.get("duplicate")
         ]
         warnings = list(captured.get("warnings", []))
-        warnings += [d["message"] for d in duplicates if d.get("restamped")]
-        return {
-            "session": session_id,
-            "recorded": recorded,
-            "duplicates": duplicates,
-            "duplicates_skipped": len(duplicates),
-            "warnings": warnings,
-        }
+        return _bounded_record(
+            {
+                "session": session_id,
+                "recorded": recorded,
+                "duplicates": duplicates,
+                "duplicates_skipped": len(duplicates),
+                "warnings": warnings,
+            }
+        )
 
     def tool_confirm_evidence(self, args, stateless):
         """Re-stamp items the agent re-checked against today's code (the service's confirm)."""
