@@ -9,7 +9,7 @@ from .helpers import clean_text
 from .records import _repo_containing
 from .redaction import identifier_fault, stored_text
 from .repos import _git_refusal
-from .symbols import language_of, symbol_hash_of
+from .symbols import language_of, symbol_stamp_of
 from .vocabulary import CODE_VOCABULARY_SUBJECTS, code_vocabulary
 
 # ----------------------------------------------------------------------------------------------
@@ -136,9 +136,9 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
         if data is None:
             raise UsageError("%s does not exist in %s" % (rel, repo.name))
         blob = blob_id(data, g.object_format)
-        sym_hash = None
+        sym_hash = lines = None
         if symbol:
-            sym_hash = symbol_hash_of(data, rel, symbol)
+            sym_hash, lines = symbol_stamp_of(data, rel, symbol)
             if sym_hash is None:
                 warnings.append(
                     "symbol %s was not found in %s:%s; its freshness will be judged by the whole file"
@@ -154,6 +154,8 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
                 "blob": blob,
                 "dirty": int(head_blob(g, rel) != blob),
                 "symbol_hash": sym_hash,
+                # Where the symbol lies in that blob: a history walk starts from it unparsed.
+                "symbol_lines": lines,
                 "symbol_lang": language_of(rel) if symbol else None,
                 "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
                 "code": code_vocabulary(data, rel, symbol, subjects[repo.id].get(rel, ())),  # search row

@@ -489,7 +489,15 @@ def m015_anchor_checks(db):
 
 
 @migration
-def m016_code_vocabulary(db):
+def m016_anchor_symbol_lines(db):
+    # Where a cited symbol lay in the blob capture stamped ("FIRST-LAST", comma-separated per
+    # definition): the walk that names the commits which changed it starts from there instead of
+    # parsing that version again. NULL for anchors stamped before, or imported: they are parsed.
+    db.execute("ALTER TABLE anchors ADD COLUMN symbol_lines TEXT")
+
+
+@migration
+def m017_code_vocabulary(db):
     # Two more columns in an item's search row (vocabulary.py): ``code``, the index words of the
     # vocabulary of the code it cites, searched with its own bm25 weight, and ``code_words``, the
     # same words as written, unindexed, from which a reason names the word a query word matched.
