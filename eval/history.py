@@ -143,8 +143,9 @@ def changelog_entries(text):
     return out
 
 
-def clean_entry(entry):
-    """A changelog entry as a question's words: no references, no markup, its first sentence."""
+def clean_entry(entry, rest=False):
+    """A changelog entry as a question's words: no references, no markup, its first sentence (with
+    ``rest``, the sentences after it: the same asker's second description, for eval/fusion.py)."""
     text = re.sub(r"[:{](issue|pr|ghsa|cve|user|pep)[:}]`[^`]*`", "", entry)
     ref = r"(?:``|`)?#\d+(?:``|`)?"
     text = re.sub(
@@ -155,9 +156,11 @@ def clean_entry(entry):
     text = re.sub(r"[:{]\w+(:\w+)?[:}]`~?([^`<]*?)(\s*<[^>]*>)?`", r"\2", text)  # roles
     text = text.replace("``", "").replace("`", "")
     text = re.sub(r"\s+", " ", text).strip()
-    first = re.split(r"(?<=[a-z0-9\)])\.\s+(?=[A-Z`])", text)[0].rstrip(". ")
-    words = first.split()
-    return " ".join(words[:MAX_QUERY_WORDS])
+    sentences = re.split(r"(?<=[a-z0-9\)])\.\s+(?=[A-Z`])", text)
+    first = sentences[0].rstrip(". ")
+    if rest:
+        return " ".join(" ".join(sentences[1:]).rstrip(". ").split()[:MAX_QUERY_WORDS])
+    return " ".join(first.split()[:MAX_QUERY_WORDS])
 
 
 # -- history ----------------------------------------------------------------------------------
@@ -471,7 +474,7 @@ def build(repos_dir, out_dir):
                 "id": "%s-%d" % (name, len([q for q in queries if q["needs"] == name]) + 1),
                 "from": CONSUMER_OF[name], "needs": name, "text": query,
                 "category": "paraphrase" if len(shared) <= 1 else "shared_words",
-                "shared": len(shared), "version": version,
+                "shared": len(shared), "version": version, "more": clean_entry(entry, rest=True),
                 "judgements": {eid: 3 for eid in answers},
             })  # fmt: skip
         # Background: other commits that changed code, evenly through history.
