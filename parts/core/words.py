@@ -8,10 +8,13 @@ from .caches import (
     _INDEX_TOKENS,
     _INDEXED_TEXTS,
     FORMS,
+    IDENTIFIER_WORDS,
     IMPLIED_PARTS,
     INDEX_TOKENS_KEPT,
+    MATCHED_WORD,
     QUERY_TERMS,
     TERM_FORMS,
+    WRITTEN_WORDS,
 )
 from .constants import MAX_TERM_CHARS, STOP_WORDS, _lazy_pattern
 from .helpers import ascii_words, split_identifier
@@ -329,6 +332,7 @@ def _fts_paths(anchors):
     return " ".join(dict.fromkeys(a["path"] for a in anchors if a.get("path")))
 
 
+@MATCHED_WORD
 def matched_word(term, text):
     """The word of ``text`` as written that ``term`` matched (one of its index words is a match
     form of the term: _word_hits' rule): the term itself if the text has it, else the first word
@@ -336,17 +340,26 @@ def matched_word(term, text):
     so that a stem never stands for a word: "expiring" matched "expired", not "expir"."""
     if not text:
         return None
-    forms = set(_term_forms(term))
-    found = None
-    for raw in _TERM_RE.findall(text):
-        if raw.lower() == term:
+    words = _written_words(text)
+    for raw, low, _ in words:
+        if low == term:
             return raw  # the word itself, wherever it is
-        if found is None and forms.intersection(_index_tokens(raw).split()):
+    forms = _term_forms(term)
+    for raw, _, tokens in words:
+        if any(form in tokens for form in forms):
             # an identifier's part (uploadDocument -> Document), or the identifier when it is the match
-            found = next((p for p in _word_parts(raw) if _index_form(p.lower()) in forms), raw)
-    return found
+            return next((p for p in _word_parts(raw) if _index_tokens(p) in forms), raw)
+    return None
 
 
+@WRITTEN_WORDS
+def _written_words(text):
+    """((word as written, lower-cased, its index words), ...) of a text, once: search names the
+    words of the same items' texts query after query."""
+    return tuple((raw, raw.lower(), frozenset(_index_tokens(raw).split())) for raw in _TERM_RE.findall(text))
+
+
+@IDENTIFIER_WORDS
 def identifier_words(name):
     """The whole words an identifier is made of, lower-cased, and the identifier itself without
     separators (Payload.read_json -> payload, read, json, readjson): what a query word must equal
