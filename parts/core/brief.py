@@ -4,20 +4,13 @@ import os
 import re
 import time
 
+from .code_refs import CodeReference, code_references
 from .errors import UsageError
 from .freshness import _load_anchors, freshness_of
 from .helpers import clip_words, cut_reason, shell_command, utc_now, wctx_invocation
 from .records import resolve_repo
 from .redaction import shown_text
-from .search import (
-    CodeReference,
-    Fallback,
-    ResultFacts,
-    _evidence_rows,
-    _result_dict,
-    code_references,
-    explain,
-)
+from .search import Fallback, ResultFacts, _evidence_rows, _result_dict, explain
 from .topology import Topology
 from .untrusted import neutralise
 
