@@ -9671,18 +9671,19 @@ class Fallback:
 class ResultFacts:
     """Everything a result's reasons are made from; ``explain`` is the only reader. Matches are
     (query word, the word of the item it matched) pairs; ``reach`` a topology Reach (None: outside
-    the caller's workspaces), ``fallback`` a Fallback, ``code_reference`` a CodeReference."""
+    the caller's workspaces), ``fallback`` a Fallback, ``code_reference`` a CodeReference,
+    ``found_by`` ((phrasing number, rank there), ...) when several phrasings were fused."""
 
     __slots__ = (
         "text_hits", "symbol_hits", "path_hits", "stem_hits", "code_hits", "summary_hits", "weak", "named", "fallback",
         "code_reference", "reach", "all_scope", "edited", "confidence", "status", "superseded_by", "freshness",
-        "age",
+        "age", "found_by",
     )  # fmt: skip
 
     def __init__(
         self, text_hits=(), symbol_hits=(), path_hits=(), stem_hits=(), code_hits=(), summary_hits=(), weak=False, named=(),
         fallback=None, code_reference=None, reach=None, all_scope=False, edited=None, confidence=None,
-        status="active", superseded_by=None, freshness=None, age=None,
+        status="active", superseded_by=None, freshness=None, age=None, found_by=(),
     ):  # fmt: skip
         self.text_hits = text_hits
         self.symbol_hits = symbol_hits
@@ -9702,6 +9703,7 @@ class ResultFacts:
         self.superseded_by = superseded_by
         self.freshness = freshness
         self.age = age
+        self.found_by = found_by
 
 
 def _freshness_reason(fresh):
@@ -9737,11 +9739,19 @@ def _fallback_text(f):
     return "%s when a briefing showed it on %s" % (f.verdict.replace("_", " "), (f.at or "")[:10])
 
 
+def _found_by_text(found_by):
+    """'found by phrasings 1 (rank 2) and 3 (rank 5)'."""
+    said = ["%d (rank %d)" % pair for pair in found_by]
+    if len(said) > 1:
+        said = [", ".join(said[:-1]), said[-1]]
+    return "found by phrasing%s %s" % ("s" if len(found_by) > 1 else "", " and ".join(said))
+
+
 def explain(facts):
     """The reasons of one search result (or briefing entry), in a fixed order: why it matched (or
-    why it is shown without a match), what of the query it is about, where it lives relative to
-    the caller, who edited what it cites, its stated confidence, its status, its freshness and its
-    age. The one function that turns facts into words."""
+    why it is shown without a match), which phrasings found it, what of the query it is about,
+    where it lives relative to the caller, who edited what it cites, its stated confidence, its
+    status, its freshness and its age. The one function that turns facts into words."""
     reasons = []
     if facts.code_reference is not None:
         ref = (
@@ -9774,6 +9784,8 @@ def explain(facts):
             reasons.append("matches words of the cited code (%s)" % _pairs_text(facts.code_hits))
         if not reasons and facts.summary_hits:
             reasons.append("matches the session summary (%s)" % _pairs_text(facts.summary_hits))
+    if facts.found_by:
+        reasons.append(_found_by_text(facts.found_by))
     for what, name in facts.named or ():
         reasons.append("query names %s %s" % (what, name))
     if facts.reach is not None:
@@ -10531,6 +10543,7 @@ def search(
     workspace=None,
     files=None,
     page=None,
+    facts=None,
 ):
     """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
 
@@ -10540,7 +10553,8 @@ def search(
     call with the same arguments: the ranked results continue, then every other match, newest
     first, so paging reaches the last match at a constant cost per page. ``files`` (paths in the
     caller's repository) join the working tree's changed files for recall by code reference
-    when the query finds nothing."""
+    when the query finds nothing. ``facts``, a dict, receives each result's ResultFacts by its id
+    (search_phrasings explains a fused result again from them)."""
     started = time.perf_counter()
     if rank not in ("topology", "fts"):
         raise UsageError("unknown rank %r (topology or fts)" % rank)
@@ -10662,8 +10676,10 @@ def search(
         view = views[c.rid]
         item = view.result_dict(now)
         f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
-        facts = _result_facts(terms, view, c, scope, f, mode, item["age"])
-        item["reasons"] = explain(facts)
+        said = _result_facts(terms, view, c, scope, f, mode, item["age"])
+        item["reasons"] = explain(said)
+        if facts is not None:
+            facts[item["id"]] = said
         item["freshness"] = {"verdict": f["verdict"], "reasons": f["reasons"]}
         results.append(item)
     if mode == "text":
@@ -10686,6 +10702,73 @@ def search(
         "mode": mode,
         "rank": rank,
     }
+
+
+MAX_PHRASINGS = 3  # phrasings of one question a search fuses
+FUSION_RANK_OFFSET = 60  # reciprocal rank fusion: a result's share of one list is 1 / (this + its rank)
+
+
+def search_phrasings(store, phrasings, limit=10, **kwargs):
+    """One question asked in up to MAX_PHRASINGS phrasings (an agent asking can give two or three),
+    each searched as ``search`` searches it and the lists fused by rank: an item scores the sum,
+    over the lists, of 1 / (FUSION_RANK_OFFSET + its rank there), so an item near the top of
+    several lists rises above one that a single phrasing found, and no phrasing's scores need be
+    comparable with another's. A phrasing that matched nothing (its list shown for other reasons)
+    is left out while another matched. Takes ``search``'s arguments but ``page`` (a fused list is
+    one page) and returns its shape; each result's reasons start with the phrasings that found it
+    and its rank in each, and ``phrasings`` gives each one's query words and mode."""
+    if isinstance(phrasings, str):
+        phrasings = [phrasings]
+    if not isinstance(phrasings, (list, tuple)) or not phrasings:
+        raise UsageError("phrasings must be a list of 1 to %d questions" % MAX_PHRASINGS)
+    if len(phrasings) > MAX_PHRASINGS:
+        raise UsageError("at most %d phrasings of one question (got %d)" % (MAX_PHRASINGS, len(phrasings)))
+    if not all(isinstance(p, str) for p in phrasings):
+        raise UsageError("each phrasing must be text")
+    if kwargs.get("page") is not None:
+        raise UsageError("a search of several phrasings is one page: ask with a larger limit instead")
+    if len(phrasings) == 1:
+        return search(store, phrasings[0], limit=limit, **kwargs)
+    started = time.perf_counter()
+    runs, facts = [], []
+    for text in phrasings:
+        facts.append({})
+        runs.append(search(store, text, limit=limit, facts=facts[-1], **kwargs))
+    fused = [n for n, run in enumerate(runs) if run["mode"] == "text"] or list(range(len(runs)))
+    score, ranks = {}, {}
+    for n in fused:
+        for rank, item in enumerate(runs[n]["results"], 1):
+            score[item["id"]] = score.get(item["id"], 0.0) + 1.0 / (FUSION_RANK_OFFSET + rank)
+            ranks.setdefault(item["id"], []).append((n + 1, rank))
+    results = []
+    # Equal scores: the better rank first, then the earlier phrasing (the asker's first words).
+    for item_id in sorted(score, key=lambda i: (-score[i], min((r, n) for n, r in ranks[i])))[:limit]:
+        n, rank = min(ranks[item_id], key=lambda pair: pair[1])  # explained as its best list found it
+        item = dict(runs[n - 1]["results"][rank - 1])
+        said = facts[n - 1][item_id]
+        said.found_by = tuple(ranks[item_id])
+        item["reasons"] = explain(said)
+        results.append(item)
+    text_runs = [runs[n] for n in fused if runs[n]["mode"] == "text"]
+    out = dict(runs[fused[0]])
+    out.update(
+        results=results,
+        fallback_reason=None if text_runs else out["fallback_reason"],
+        candidates=max(runs[n]["candidates"] for n in fused),
+        # The union of several phrasings' matches is at least the largest of them.
+        candidates_exact=len(text_runs) <= 1 and all(runs[n]["candidates_exact"] for n in fused),
+        ranked=sum(runs[n]["ranked"] for n in fused),
+        next_page=None,
+        after=[],
+        ms=round((time.perf_counter() - started) * 1000.0, 2),
+        query_terms=list(dict.fromkeys(t for n in fused for t in runs[n]["query_terms"])),
+        query_terms_total=sum(run["query_terms_total"] for run in runs),
+        phrasings=[
+            {"query_terms": run["query_terms"], "mode": run["mode"], "fused": n in fused}
+            for n, run in enumerate(runs)
+        ],  # fmt: skip
+    )
+    return out
 
 
 def _replacements(cands, views):
