@@ -180,6 +180,9 @@ QUERY_TERMS = FunctionMemo("query terms", "(query text of at most 2,000 characte
 TERM_FORMS = FunctionMemo("match forms of a term", "term", _PURE, 4096)
 IMPLIED_PARTS = FunctionMemo("identifier parts a query implies", "tuple of query terms", _PURE, 1024)
 FORMS = FunctionMemo("match forms and their probes", "term", _PURE, 8192)
+MATCHED_WORD = FunctionMemo("word of a text a query term matched", "(term, text)", _PURE, 16384)
+WRITTEN_WORDS = FunctionMemo("words of a text with their index words", "text", _PURE, 4096)
+IDENTIFIER_WORDS = FunctionMemo("whole words of an identifier", "identifier", _PURE, 8192)
 INDEX_TOKENS_KEPT = 100000
 _INDEX_TOKENS = CacheTable(
     "index words of a word", "word as written", _PURE, "%d entries, then emptied" % INDEX_TOKENS_KEPT, {}
@@ -339,6 +342,7 @@ BM25_WEIGHT_CLAIM = 10.0
 BM25_WEIGHT_SYMBOLS = 6.0
 BM25_WEIGHT_PATHS = 4.0
 BM25_WEIGHT_DETAIL = 2.0
+BM25_WEIGHT_CODE = 0.5  # the words of the cited code (vocabulary.py): other authors' words, about it
 BM25_WEIGHT_SUMMARY = 1.0  # session summaries live in their own table (session_fts), one row a session
 
 # Ranking. Text strength (bm25 over the terms the item matched) decides; every other factor
@@ -359,6 +363,10 @@ RANK_RECENCY_HALF_LIFE_DAYS = 90.0
 # RANK_SUMMARY_SHARE of a term, the summary being context rather than content.
 RANK_COVERAGE_POWER = 1.0
 RANK_SUMMARY_SHARE = BM25_WEIGHT_SUMMARY / BM25_WEIGHT_DETAIL  # half a detail word's weight
+RANK_CODE_SHARE = 0.25  # a term only the words of the cited code hold counts this share of a term
+# A candidate holding less than this share of the query's words, weighed by their idf, matches only
+# the query's common words: it ranks after every candidate holding a distinctive one, and says so.
+RANK_WEAK_SHARE = 0.25
 CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
 # FTS5 ranks its best CANDIDATE_WINDOW x (candidate count) matches on its own before the scope
 # filter joins them; see _ranked_matches.
@@ -2250,6 +2258,43 @@ def _fts_paths(anchors):
     return " ".join(dict.fromkeys(a["path"] for a in anchors if a.get("path")))
 
 
+@MATCHED_WORD
+def matched_word(term, text):
+    """The word of ``text`` as written that ``term`` matched (one of its index words is a match
+    form of the term: _word_hits' rule): the term itself if the text has it, else the first word
+    matched, of an identifier the part matched; None when none matches. What a reason shows beside the query word,
+    so that a stem never stands for a word: "expiring" matched "expired", not "expir"."""
+    if not text:
+        return None
+    words = _written_words(text)
+    for raw, low, _ in words:
+        if low == term:
+            return raw  # the word itself, wherever it is
+    forms = _term_forms(term)
+    for raw, _, tokens in words:
+        if any(form in tokens for form in forms):
+            # an identifier's part (uploadDocument -> Document), or the identifier when it is the match
+            return next((p for p in _word_parts(raw) if _index_tokens(p) in forms), raw)
+    return None
+
+
+@WRITTEN_WORDS
+def _written_words(text):
+    """((word as written, lower-cased, its index words), ...) of a text, once: search names the
+    words of the same items' texts query after query."""
+    return tuple((raw, raw.lower(), frozenset(_index_tokens(raw).split())) for raw in _TERM_RE.findall(text))
+
+
+@IDENTIFIER_WORDS
+def identifier_words(name):
+    """The whole words an identifier is made of, lower-cased, and the identifier itself without
+    separators (Payload.read_json -> payload, read, json, readjson): what a query word must equal
+    to match a cited symbol or path (a stem of a common word does not: "reads" is not "read")."""
+    parts = [p.lower() for chunk in _TERM_RE.findall(name) for p in (_word_parts(chunk) or [chunk])]
+    whole = "".join(_TERM_RE.findall(re.split(r"[.#:/]+", name)[-1])).lower()
+    return frozenset(parts + ([whole] if whole else []))
+
+
 # part: parts/core/schema.py
 # ----------------------------------------------------------------------------------------------
 # Schema and migrations (append-only: never edit a migration that has shipped; add a new one)
@@ -2742,6 +2787,25 @@ def m016_anchor_symbol_lines(db):
     # definition): the walk that names the commits which changed it starts from there instead of
     # parsing that version again. NULL for anchors stamped before, or imported: they are parsed.
     db.execute("ALTER TABLE anchors ADD COLUMN symbol_lines TEXT")
+
+
+@migration
+def m017_code_vocabulary(db):
+    # Two more columns in an item's search row (vocabulary.py): ``code``, the index words of the
+    # vocabulary of the code it cites, searched with its own bm25 weight, and ``code_words``, the
+    # same words as written, unindexed, from which a reason names the word a query word matched.
+    # Filled when an item is captured, confirmed or recorded again after its code changed; empty
+    # for the items stored before (FTS5 takes no new column in place: the table is made again).
+    db.execute(
+        "CREATE VIRTUAL TABLE evidence_words USING fts5(claim, symbols, paths, detail, code, "
+        "code_words UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')"
+    )
+    db.execute(
+        "INSERT INTO evidence_words(rowid, claim, symbols, paths, detail) "
+        "SELECT rowid, claim, symbols, paths, detail FROM evidence_fts"
+    )
+    db.execute("DROP TABLE evidence_fts")
+    db.execute("ALTER TABLE evidence_words RENAME TO evidence_fts")
 
 
 # part: parts/core/store.py
@@ -3559,6 +3623,38 @@ class GitRepo:
                 if not self._commit_exists[s]:
                     self.absent.add(s)
         return {s: self._commit_exists.get(s, False) for s in shas if s}
+
+    def recent_subjects(self, paths, per_path=10):
+        """{path: the subjects of the latest ``per_path`` commits (merges left out) that changed it,
+        newest first}, for paths of HEAD's tree, in one git process: what the people who changed
+        the code said about it (code_vocabulary). {} when HEAD has no commit."""
+        paths = sorted(set(p for p in paths if p))
+        if not paths or self.head is None:
+            return {}
+        _, out = self.git(
+            "log",
+            "--no-merges",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--format=%x1e%s",
+            "--name-only",
+            "-z",
+            "-n",
+            str(per_path * len(paths)),
+            revs=["HEAD"],
+            paths=paths,
+        )
+        wanted = set(paths)
+        found = {}
+        for record in out.split(b"\x1e")[1:]:
+            subject, _, names = record.partition(b"\0")
+            text = subject.decode("utf-8", "replace").strip()
+            for name in names.split(b"\0"):
+                path = name.strip(b"\n").decode("utf-8", "surrogateescape")
+                if path in wanted and len(found.setdefault(path, [])) < per_path:
+                    found[path].append(text)
+        return found
 
     def log_since(self, commit):
         """Commits in commit..HEAD with the paths each touched (renames followed); see log_range.
@@ -5346,6 +5442,70 @@ def symbol_hashes_of(data, path, symbols):
     return out
 
 
+# part: parts/core/vocabulary.py
+# ----------------------------------------------------------------------------------------------
+# Vocabulary of cited code: the words developers wrote in and about the code an item cites
+# ----------------------------------------------------------------------------------------------
+# An item says what a session learned in its own words; the code it cites carries the words of the
+# people who wrote and changed that code: the subjects of the commits that changed the file and
+# the comments, docstrings and strings of the cited definition. A later question asked in those
+# words ("the clock jumps forward") finds the item through them. Stamped with the anchors (capture,
+# confirm, a repeated capture after the code changed), so the words follow the item's provenance.
+# Measured on eval/history.py (see eval/README.md): the identifiers a definition uses and the
+# subjects of the commits that changed the definition itself (git log -L) were tried and left out;
+# more than CODE_VOCABULARY_MAX_WORDS words per item found less, not more.
+
+CODE_VOCABULARY_MAX_WORDS = 64  # distinct words kept per item, commit subjects first
+CODE_VOCABULARY_SUBJECTS = 10  # latest commits read per cited file
+CODE_VOCABULARY_MAX_CHARS = 200000  # a cited file longer than this is read up to here
+_WORD_RE = _lazy_pattern(r"[A-Za-z][A-Za-z0-9]*")
+# Words of a language's syntax, not of what the code is about.
+_NOT_WORDS = frozenset(
+    """def class return self cls none true false import elif else while try except finally raise
+    yield lambda pass break continue global nonlocal assert async await del function var let const
+    new null undefined typeof instanceof void func package struct interface type public private
+    protected static final str bool dict list tuple bytes float object kwargs args string boolean
+    number err nil impl mut pub mod enum super todo fixme xxx noqa http https www com org""".split()
+)
+
+
+def code_vocabulary(data, path, symbol, subjects=()):
+    """The distinct words about the code an anchor cites, as written (lower case): those of
+    ``subjects`` (commit subjects), then of the comments, docstrings and string literals of the
+    definition ``symbol`` in the file bytes ``data`` at ``path`` (of the whole file when no symbol
+    is cited, nothing when it cannot be found). Only words of three to thirty letters, no stop
+    words, at most CODE_VOCABULARY_MAX_WORDS; secrets redacted before the text is cut into words."""
+    words = {}
+    for subject in subjects:
+        _keep_words(words, redact_secrets(subject))
+    text = data[:CODE_VOCABULARY_MAX_CHARS].decode("utf-8", "replace")
+    if symbol:
+        text = locate_symbol(text, path, symbol) or ""
+    if text and len(words) < CODE_VOCABULARY_MAX_WORDS:
+        text = redact_secrets(text)
+        language = language_of(path)
+        masked = _mask_source(text, language) if language else ""
+        # The comments and string literals: what the masking blanked (all of an unknown language).
+        prose = "".join(c if m == " " else " " for c, m in zip(text, masked)) if language else text
+        _keep_words(words, prose)
+    return " ".join(list(words)[:CODE_VOCABULARY_MAX_WORDS])
+
+
+def _keep_words(words, text):
+    # Letters only: a run with digits in it is a number, a hash or a key, never an asker's word.
+    for raw in _WORD_RE.findall(text):
+        low = raw.lower()
+        if 3 <= len(low) <= 30 and low.isalpha() and low not in STOP_WORDS and low not in _NOT_WORDS:
+            words.setdefault(low, None)
+
+
+def _fts_code(anchors):
+    """The text of the code column of an item's search row: the vocabulary of the code it cites
+    (code_vocabulary of each anchor), each word once, at most CODE_VOCABULARY_MAX_WORDS."""
+    words = dict.fromkeys(w for a in anchors for w in (a.get("code") or "").split())
+    return " ".join(list(words)[:CODE_VOCABULARY_MAX_WORDS])
+
+
 # part: parts/core/records.py
 # ----------------------------------------------------------------------------------------------
 # Records and lookups
@@ -6900,8 +7060,31 @@ def _relation_label(kind, a_name, b_name, viewer_is_a):
     return "%s (%s)" % (text, side)
 
 
+class Reach:
+    """How one repository is reached from the caller's, as facts (explain words them, reach_text):
+    ``how`` is "same" (the caller's own), "relation" (one declared relation ``kind`` between
+    ``a`` and ``b``, the caller being ``a`` when ``caller_is_a``), "hops" (``depth`` relations
+    away through the repositories ``via``) or "workspace" (a workspace ``workspace`` shared with
+    the caller, ``also`` the Reach by relations when there is one) or "scoped" (no caller: the
+    workspace ``workspace`` a search was scoped to)."""
+
+    __slots__ = ("how", "kind", "a", "b", "caller_is_a", "depth", "via", "workspace", "also")
+
+    def __init__(self, how, kind=None, a=None, b=None, caller_is_a=None, depth=None, via=(), workspace=None,
+                 also=None):  # fmt: skip
+        self.how = how
+        self.kind = kind
+        self.a = a
+        self.b = b
+        self.caller_is_a = caller_is_a
+        self.depth = depth
+        self.via = via
+        self.workspace = workspace
+        self.also = also
+
+
 class Topology:
-    """For one origin repo: {repo id: (distance, reason)}; distance 0 same repo, 1 direct relation,
+    """For one origin repo: {repo id: (distance, Reach)}; distance 0 same repo, 1 direct relation,
     2 two hops, 3 same workspace only (or further relation hops). With no origin but a workspace
     (a caller standing outside every repository), the workspace's repositories at distance 3."""
 
@@ -6914,9 +7097,9 @@ class Topology:
             if workspace is not None:
                 ws = _workspace_id(store, workspace, create=False)
                 for row in store.all("SELECT repo_id FROM workspace_repos WHERE workspace_id = ?", (ws,)):
-                    self.reach[row["repo_id"]] = (3, "in workspace %s" % workspace)
+                    self.reach[row["repo_id"]] = (3, Reach("scoped", workspace=workspace))
             return
-        self.reach[origin.id] = (0, "same repository")
+        self.reach[origin.id] = (0, Reach("same"))
         edges = {}
         for row in store.all("SELECT from_repo, kind, to_repo FROM relations ORDER BY id"):
             edges.setdefault(row["from_repo"], []).append(
@@ -6939,13 +7122,12 @@ class Topology:
                     seen.add(other)
                     hop_path = path + [other]
                     if depth == 1:
-                        reason = _relation_label(
-                            kind, self.names[a], self.names[b], viewer_is_a=(a == origin.id)
+                        fact = Reach(
+                            "relation", kind, self.names[a], self.names[b], caller_is_a=(a == origin.id)
                         )
                     else:
-                        via = ", ".join(self.names[x] for x in hop_path[:-1])
-                        reason = "%d hops via %s" % (depth, via)
-                    self.reach[other] = (min(depth, 3), reason)
+                        fact = Reach("hops", depth=depth, via=tuple(self.names[x] for x in hop_path[:-1]))
+                    self.reach[other] = (min(depth, 3), fact)
                     nxt.append((other, hop_path))
             frontier = nxt
         for row in store.all(
@@ -6957,11 +7139,11 @@ class Topology:
             rid = row["repo_id"]
             if rid not in self.reach or self.reach[rid][0] >= 3:
                 hops = self.reach.get(rid)
-                reason = "same workspace %s" % row["name"]
-                if hops:
-                    reason += "; " + hops[1]
-                if rid not in self.reach or not self.reach[rid][1].startswith("same workspace"):
-                    self.reach[rid] = (3, reason)
+                if hops is None or hops[1].how != "workspace":  # the first shared workspace, by name
+                    self.reach[rid] = (
+                        3,
+                        Reach("workspace", workspace=row["name"], also=hops[1] if hops else None),
+                    )
 
     def repo_ids(self):
         return list(self.reach)
@@ -6973,6 +7155,23 @@ class Topology:
             ordered = sorted(self.reach, key=lambda rid: (self.reach[rid][0], self.names.get(rid, "")))
             self._searched = [self.names[rid] for rid in ordered if rid in self.names]
         return list(self._searched)
+
+
+def reach_text(fact):
+    """The words of a Reach: "same repository", "docs-ui uses upload-sdk (direct consumer)",
+    "2 hops via docs-ui", "same workspace uploads; 4 hops via ...". The one place they are made."""
+    if fact is None:
+        return "outside the workspace"
+    if fact.how == "same":
+        return "same repository"
+    if fact.how == "relation":
+        return _relation_label(fact.kind, fact.a, fact.b, viewer_is_a=fact.caller_is_a)
+    if fact.how == "hops":
+        return "%d hops via %s" % (fact.depth, ", ".join(fact.via))
+    if fact.how == "scoped":
+        return "in workspace %s" % fact.workspace
+    text = "same workspace %s" % fact.workspace
+    return text + ("; " + reach_text(fact.also) if fact.also is not None else "")
 
 
 # part: parts/core/provenance.py
@@ -7087,6 +7286,10 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
                 "checkout": repo.checkout,
             }
         )
+    subjects = {}  # {repo id: {path: subjects}}: one git process per repository
+    for repo in dict((c[0].id, c[0]) for c in cited).values():
+        paths = [rel for r, rel, _, _ in cited if r.id == repo.id]
+        subjects[repo.id] = gits[repo.id].recent_subjects(paths, CODE_VOCABULARY_SUBJECTS)
     for repo, rel, _real, symbol in cited:
         g = gits[repo.id]
         try:
@@ -7118,6 +7321,7 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
                 "symbol_lines": lines,
                 "symbol_lang": language_of(rel) if symbol else None,
                 "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
+                "code": code_vocabulary(data, rel, symbol, subjects[repo.id].get(rel, ())),  # search row
             }
         )
     return anchors
@@ -8601,6 +8805,12 @@ _FTS_INSERT = (
     "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES "
     "(?, wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?))"
 )
+# The same with the vocabulary of the code it cites (vocabulary.py, given twice: its index words
+# are searched, the words as written name what a query word matched), for an item stamped here.
+_FTS_INSERT_CODE = (
+    "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, code, code_words) VALUES "
+    "(?, wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), ?)"
+)
 
 
 def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
@@ -8844,8 +9054,9 @@ def _restamp(store, rid, anchors, event, session_id, agent, note, now):
     store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (rid,))
     _insert_anchors(store, rid, anchors)
     store.db.execute(
-        "UPDATE evidence_fts SET symbols = wctx_index_text(?), paths = wctx_index_text(?) WHERE rowid = ?",
-        (_fts_symbols(anchors), _fts_paths(anchors), rid),
+        "UPDATE evidence_fts SET symbols = wctx_index_text(?), paths = wctx_index_text(?), "
+        "code = wctx_index_text(?), code_words = ? WHERE rowid = ?",
+        (_fts_symbols(anchors), _fts_paths(anchors), _fts_code(anchors), _fts_code(anchors), rid),
     )
     store.db.execute("UPDATE evidence SET confirmed_at = ?, updated_at = ? WHERE rid = ?", (now, now, rid))
     store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (rid,))
@@ -9007,9 +9218,18 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                 ),
             ).lastrowid
             _insert_anchors(store, rid, p["anchors"])
+            code = _fts_code(p["anchors"])
             store.db.execute(
-                _FTS_INSERT,
-                (rid, p["claim"], _fts_symbols(p["anchors"]), _fts_paths(p["anchors"]), p["detail"] or ""),
+                _FTS_INSERT_CODE,
+                (
+                    rid,
+                    p["claim"],
+                    _fts_symbols(p["anchors"]),
+                    _fts_paths(p["anchors"]),
+                    p["detail"] or "",
+                    code,
+                    code,
+                ),
             )
             results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})
             twin = find_duplicate(store, p["repo"].name, p["claim"], cited)
@@ -9022,232 +9242,10 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
     return {"session": session_id, "evidence": results, "warnings": warnings}
 
 
-# part: parts/core/search.py
+# part: parts/core/code_refs.py
 # ----------------------------------------------------------------------------------------------
-# Search: scope -> candidates -> rerank -> explain
+# Code references: what evidence of related repositories cites of the code this session changes
 # ----------------------------------------------------------------------------------------------
-# scope       which repositories a caller sees, and how each is related to the caller's (cached per
-#             store generation: no query, no git, no file system walk per call once warm);
-# candidates  FTS5 rows that match every used term first, then rows matching the rarest terms (a
-#             bound keeps common words from adding their whole posting list), then items whose
-#             session summary matches; each carries the facts the rerank reads;
-# rerank      text strength (bm25) scaled by what the query names (repository, symbol, path) and,
-#             mildly, by topology, freshness, confidence, kind and recency;
-# explain     the one function that turns a result's facts into its reasons.
-
-_STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
-
-
-def _utc_day_seconds(y, mo, d):
-    """Seconds since 1970-01-01 of 00:00 UTC on a proleptic Gregorian date (days-from-civil)."""
-    key = (y, mo, d)
-    if key not in _DAY_SECONDS:
-        yy = y - (mo <= 2)
-        era = yy // 400
-        yoe = yy - era * 400
-        doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
-        days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-        if len(_DAY_SECONDS) < DAY_SECONDS_KEPT:
-            _DAY_SECONDS[key] = days * 86400
-        return days * 86400
-    return _DAY_SECONDS[key]
-
-
-def _stamp_seconds(stamp):
-    """Seconds since the epoch of a stored UTC stamp (2026-03-01T12:00:00Z), or None."""
-    return _text_stamp_seconds(stamp) if isinstance(stamp, str) else None
-
-
-@STAMP_SECONDS
-def _text_stamp_seconds(stamp):
-    """_stamp_seconds of a string, remembered: search reads the same items' stamps query after
-    query."""
-    # Parsed by hand and converted as UTC (the stamp's Z), without time.strptime/mktime: search
-    # scores every candidate, and those cost ~20 us a call.
-    m = _STAMP_RE.match(stamp)
-    if m is None:
-        return None
-    y, mo, d, hh, mi, ss = (int(g) for g in m.groups())
-    if not (1 <= mo <= 12 and 1 <= d <= 31 and hh <= 23 and mi <= 59 and ss <= 61):
-        return None
-    return _utc_day_seconds(y, mo, d) + hh * 3600 + mi * 60 + ss
-
-
-def _recency_bonus(created_at, now):
-    ts = _stamp_seconds(created_at)
-    if ts is None:
-        return 0.0
-    age_days = max(0.0, (now - ts) / 86400.0)
-    return RANK_RECENCY_BONUS * (0.5 ** (age_days / RANK_RECENCY_HALF_LIFE_DAYS))
-
-
-def _days_ago(stamp, now):
-    ts = _stamp_seconds(stamp)
-    if ts is None:
-        return "at an unknown time"
-    days = int(max(0.0, now - ts) // 86400)
-    return "today" if days == 0 else "yesterday" if days == 1 else "%d days ago" % days
-
-
-def age_text(created_at, confirmed_at, now=None):
-    """How old an item is and when someone last confirmed it: "recorded 94 days ago, never
-    confirmed". A fact, never a verdict: age alone says nothing about the cited code."""
-    now = time.time() if now is None else now
-    return "recorded %s, %s" % (
-        _days_ago(created_at, now),
-        "confirmed " + _days_ago(confirmed_at, now) if confirmed_at else "never confirmed",
-    )
-
-
-def _evidence_rows(store, rids):
-    rows = {}
-    rids = list(rids)
-    for i in range(0, len(rids), 500):
-        chunk = rids[i : i + 500]
-        for row in store.all(
-            "SELECT e.*, s.summary AS session_summary FROM evidence e JOIN sessions s ON s.id = e.session_id "
-            "WHERE e.rid IN (%s)" % ",".join("?" * len(chunk)),
-            chunk,
-        ):
-            rows[row["rid"]] = row
-    return rows
-
-
-# The fields of one evidence item as search, show, sessions and the overview return it (CLI --json
-# and MCP), with their JSON types; wctx_mcp derives its result schemas from this.
-RESULT_FIELDS = (
-    ("id", "string"),
-    ("kind", "string"),
-    ("claim", "string"),
-    ("detail", ["string", "null"]),
-    ("repo", ["string", "null"]),
-    ("session", ["string", "null"]),
-    ("created_at", ["string", "null"]),
-    ("confidence", ["number", "null"]),
-    ("status", ["string", "null"]),
-    ("superseded_by", ["string", "null"]),
-    ("files", "array"),
-    ("confirmed_at", ["string", "null"]),
-    ("age", "string"),
-)
-# What search adds to each result.
-SEARCH_RESULT_FIELDS = RESULT_FIELDS + (("reasons", "array"), ("freshness", "object"))
-
-
-def _result_dict(row, anchors, files=None, now=None):
-    """One item as search, show, sessions and the overview return it (RESULT_FIELDS); ``files``
-    when the caller has them from ``anchors`` already."""
-    if files is None:
-        files = _anchor_files(row, anchors)
-    return {
-        "id": row["id"],
-        "kind": row["kind"],
-        "claim": row["claim"],
-        "detail": row["detail"],
-        "repo": row["repo_name"],
-        "session": row["session_id"],
-        "created_at": row["created_at"],
-        "confidence": row["confidence"],
-        "status": row["status"],
-        "superseded_by": row["superseded_by"],
-        "files": files,
-        "confirmed_at": row["confirmed_at"],
-        "age": age_text(row["created_at"], row["confirmed_at"], now),
-    }
-
-
-def _anchor_files(row, anchors):
-    """An item's cited files as results list them: path#symbol, prefixed with the repository's
-    name where it is not the item's own."""
-    files = []
-    for a in anchors:
-        if a["path"]:
-            spec = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
-            if a["repo_name"] != row["repo_name"]:
-                spec = a["repo_name"] + ":" + spec
-            files.append(spec)
-    return files
-
-
-class SearchScope:
-    """Who is asking and what they see: the origin repository (or None), its Topology, the
-    repository ids in scope (None: every repository) and the names searched, in order."""
-
-    __slots__ = ("origin", "topology", "repo_ids", "searched", "all_scope")
-
-    def __init__(self, origin, topology, repo_ids, searched, all_scope):
-        self.origin = origin
-        self.topology = topology
-        self.repo_ids = repo_ids
-        self.searched = searched
-        self.all_scope = all_scope
-
-
-class Candidate:
-    """One evidence item while search ranks it: the columns the rerank reads, the text strength
-    of its match (bm25, positive, larger is better), the tier that found it and the score."""
-
-    __slots__ = (
-        "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
-        "text_hits",
-    )  # fmt: skip
-
-    def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
-        self.rid = rid
-        self.repo_id = repo_id
-        self.kind = kind
-        self.confidence = confidence
-        self.created_at = created_at
-        self.strength = strength
-        self.tier = tier  # "all" terms, "rare" terms, "summary", "tail" (paging), or a fallback kind
-        self.score = strength
-        self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
-        self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
-        self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
-
-
-class ResultFacts:
-    """Everything a result's reasons are made from; ``explain`` is the only reader."""
-
-    __slots__ = (
-        "text_hits", "symbol_hits", "path_hits", "summary_hits", "named", "fallback", "code_reference",
-        "reach", "edited", "confidence", "status", "superseded_by", "freshness", "age",
-    )  # fmt: skip
-
-    def __init__(
-        self, text_hits=None, symbol_hits=None, path_hits=None, summary_hits=None, named=None, fallback=None,
-        code_reference=None, reach=None, edited=None, confidence=None, status=None, superseded_by=None,
-        freshness=None, age=None,
-    ):  # fmt: skip
-        self.text_hits = text_hits
-        self.symbol_hits = symbol_hits
-        self.path_hits = path_hits
-        self.summary_hits = summary_hits
-        self.named = named
-        self.fallback = fallback
-        self.code_reference = code_reference
-        self.reach = reach
-        self.edited = edited
-        self.confidence = confidence
-        self.status = status
-        self.superseded_by = superseded_by
-        self.freshness = freshness
-        self.age = age
-
-
-def _freshness_reason(fresh):
-    verdict = fresh["verdict"]
-    first = fresh["reasons"][0] if fresh.get("reasons") else ""
-    if verdict == "current":
-        return (
-            "current: cited code unchanged since capture"
-            if "unchanged" in first or not first
-            else "current: " + first
-        )
-    return "%s: %s" % (verdict.replace("_", " "), first)
-
-
-# -- Recall by code reference: identifiers in the files being changed -> what other repos cite ----
 # The identifiers in the files the caller's working tree changed (and files named explicitly) are
 # facts: matched against the symbols and paths that evidence in related repositories cites, they
 # find what another repository learned about the code this session is about to touch. Identifiers
@@ -9462,40 +9460,341 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     return found
 
 
-def _code_reference_reason(ref):
-    """'src/App.tsx (modified) calls uploadDocument; upload-sdk finding ev-… cites
-    src/upload/upload.ts#uploadDocument'."""
-    return "%s (%s) %s %s; %s %s %s cites %s" % (
-        ref.local_path,
-        ref.local_status,
-        ref.how,
-        ref.name,
-        ref.cited_repo,
-        ref.kind.replace("_", " "),
-        ref.evidence_id,
-        ref.cited_spec,
+# part: parts/core/search.py
+# ----------------------------------------------------------------------------------------------
+# Search: scope -> candidates -> rerank -> explain
+# ----------------------------------------------------------------------------------------------
+# scope       which repositories a caller sees, and how each is related to the caller's (cached per
+#             store generation: no query, no git, no file system walk per call once warm);
+# candidates  FTS5 rows that match every used term first, then rows matching the rarest terms (a
+#             bound keeps common words from adding their whole posting list), then items whose
+#             session summary matches; each carries the facts the rerank reads;
+# rerank      text strength (bm25) scaled by what the query names (repository, symbol, path) and,
+#             mildly, by topology, freshness, confidence, kind and recency;
+# explain     the one function that turns a result's facts into its reasons.
+
+_STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})Z\Z")
+
+
+def _utc_day_seconds(y, mo, d):
+    """Seconds since 1970-01-01 of 00:00 UTC on a proleptic Gregorian date (days-from-civil)."""
+    key = (y, mo, d)
+    if key not in _DAY_SECONDS:
+        yy = y - (mo <= 2)
+        era = yy // 400
+        yoe = yy - era * 400
+        doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
+        days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+        if len(_DAY_SECONDS) < DAY_SECONDS_KEPT:
+            _DAY_SECONDS[key] = days * 86400
+        return days * 86400
+    return _DAY_SECONDS[key]
+
+
+def _stamp_seconds(stamp):
+    """Seconds since the epoch of a stored UTC stamp (2026-03-01T12:00:00Z), or None."""
+    return _text_stamp_seconds(stamp) if isinstance(stamp, str) else None
+
+
+@STAMP_SECONDS
+def _text_stamp_seconds(stamp):
+    """_stamp_seconds of a string, remembered: search reads the same items' stamps query after
+    query."""
+    # Parsed by hand and converted as UTC (the stamp's Z), without time.strptime/mktime: search
+    # scores every candidate, and those cost ~20 us a call.
+    m = _STAMP_RE.match(stamp)
+    if m is None:
+        return None
+    y, mo, d, hh, mi, ss = (int(g) for g in m.groups())
+    if not (1 <= mo <= 12 and 1 <= d <= 31 and hh <= 23 and mi <= 59 and ss <= 61):
+        return None
+    return _utc_day_seconds(y, mo, d) + hh * 3600 + mi * 60 + ss
+
+
+def _recency_bonus(created_at, now):
+    ts = _stamp_seconds(created_at)
+    if ts is None:
+        return 0.0
+    age_days = max(0.0, (now - ts) / 86400.0)
+    return RANK_RECENCY_BONUS * (0.5 ** (age_days / RANK_RECENCY_HALF_LIFE_DAYS))
+
+
+def _days_ago(stamp, now):
+    ts = _stamp_seconds(stamp)
+    if ts is None:
+        return "at an unknown time"
+    days = int(max(0.0, now - ts) // 86400)
+    return "today" if days == 0 else "yesterday" if days == 1 else "%d days ago" % days
+
+
+def age_text(created_at, confirmed_at, now=None):
+    """How old an item is and when someone last confirmed it: "recorded 94 days ago, never
+    confirmed". A fact, never a verdict: age alone says nothing about the cited code."""
+    now = time.time() if now is None else now
+    return "recorded %s, %s" % (
+        _days_ago(created_at, now),
+        "confirmed " + _days_ago(confirmed_at, now) if confirmed_at else "never confirmed",
     )
 
 
+def _evidence_rows(store, rids):
+    rows = {}
+    rids = list(rids)
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for row in store.all(
+            "SELECT e.*, s.summary AS session_summary FROM evidence e JOIN sessions s ON s.id = e.session_id "
+            "WHERE e.rid IN (%s)" % ",".join("?" * len(chunk)),
+            chunk,
+        ):
+            rows[row["rid"]] = row
+    return rows
+
+
+# The fields of one evidence item as search, show, sessions and the overview return it (CLI --json
+# and MCP), with their JSON types; wctx_mcp derives its result schemas from this.
+RESULT_FIELDS = (
+    ("id", "string"),
+    ("kind", "string"),
+    ("claim", "string"),
+    ("detail", ["string", "null"]),
+    ("repo", ["string", "null"]),
+    ("session", ["string", "null"]),
+    ("created_at", ["string", "null"]),
+    ("confidence", ["number", "null"]),
+    ("status", ["string", "null"]),
+    ("superseded_by", ["string", "null"]),
+    ("files", "array"),
+    ("confirmed_at", ["string", "null"]),
+    ("age", "string"),
+)
+# What search adds to each result.
+SEARCH_RESULT_FIELDS = RESULT_FIELDS + (("reasons", "array"), ("freshness", "object"))
+
+
+def _result_dict(row, anchors, files=None, now=None):
+    """One item as search, show, sessions and the overview return it (RESULT_FIELDS); ``files``
+    when the caller has them from ``anchors`` already."""
+    if files is None:
+        files = _anchor_files(row, anchors)
+    return {
+        "id": row["id"],
+        "kind": row["kind"],
+        "claim": row["claim"],
+        "detail": row["detail"],
+        "repo": row["repo_name"],
+        "session": row["session_id"],
+        "created_at": row["created_at"],
+        "confidence": row["confidence"],
+        "status": row["status"],
+        "superseded_by": row["superseded_by"],
+        "files": files,
+        "confirmed_at": row["confirmed_at"],
+        "age": age_text(row["created_at"], row["confirmed_at"], now),
+    }
+
+
+def _anchor_files(row, anchors):
+    """An item's cited files as results list them: path#symbol, prefixed with the repository's
+    name where it is not the item's own."""
+    files = []
+    for a in anchors:
+        if a["path"]:
+            spec = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+            if a["repo_name"] != row["repo_name"]:
+                spec = a["repo_name"] + ":" + spec
+            files.append(spec)
+    return files
+
+
+class SearchScope:
+    """Who is asking and what they see: the origin repository (or None), its Topology, the
+    repository ids in scope (None: every repository) and the names searched, in order."""
+
+    __slots__ = ("origin", "topology", "repo_ids", "searched", "all_scope")
+
+    def __init__(self, origin, topology, repo_ids, searched, all_scope):
+        self.origin = origin
+        self.topology = topology
+        self.repo_ids = repo_ids
+        self.searched = searched
+        self.all_scope = all_scope
+
+
+class Candidate:
+    """One evidence item while search ranks it: the columns the rerank reads, the text strength
+    of its match (bm25, positive, larger is better), the tier that found it and the score."""
+
+    __slots__ = (
+        "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
+        "text_hits", "weak",
+    )  # fmt: skip
+
+    def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
+        self.rid = rid
+        self.repo_id = repo_id
+        self.kind = kind
+        self.confidence = confidence
+        self.created_at = created_at
+        self.strength = strength
+        self.tier = tier  # "all" terms, "rare" terms, "summary", "tail" (paging), or a fallback kind
+        self.score = strength
+        self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
+        self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
+        self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
+        self.weak = False  # it holds only the query's common words (_query_coverage): ranked after the rest
+
+
+class Fallback:
+    """Why an item is shown although the query matched nothing (or was not asked), as facts:
+    ``how`` is "edited" (it cites ``path``, which the caller's working tree changed), "question"
+    (an open question of the caller's repository), "recent" (recent in the caller's repository or,
+    ``nearby``, a related one), "recorded" (recorded in ``repo`` by ``session`` of ``agent`` on
+    ``at``), "open" (an open question or known issue, by ``kind``) or "went_stale" (shown by a
+    briefing on ``at``, ``verdict`` since)."""
+
+    __slots__ = ("how", "path", "nearby", "repo", "session", "agent", "at", "kind", "verdict")
+
+    def __init__(self, how, path=None, nearby=False, repo=None, session=None, agent=None, at=None, kind=None,
+                 verdict=None):  # fmt: skip
+        self.how = how
+        self.path = path
+        self.nearby = nearby
+        self.repo = repo
+        self.session = session
+        self.agent = agent
+        self.at = at
+        self.kind = kind
+        self.verdict = verdict
+
+
+class ResultFacts:
+    """Everything a result's reasons are made from; ``explain`` is the only reader. Matches are
+    (query word, the word of the item it matched) pairs; ``reach`` a topology Reach (None: outside
+    the caller's workspaces), ``fallback`` a Fallback, ``code_reference`` a CodeReference,
+    ``found_by`` ((phrasing number, rank there), ...) when several phrasings were fused."""
+
+    __slots__ = (
+        "text_hits", "symbol_hits", "path_hits", "stem_hits", "code_hits", "summary_hits", "weak", "named", "fallback",
+        "code_reference", "reach", "all_scope", "edited", "confidence", "status", "superseded_by", "freshness",
+        "age", "found_by",
+    )  # fmt: skip
+
+    def __init__(
+        self, text_hits=(), symbol_hits=(), path_hits=(), stem_hits=(), code_hits=(), summary_hits=(), weak=False, named=(),
+        fallback=None, code_reference=None, reach=None, all_scope=False, edited=None, confidence=None,
+        status="active", superseded_by=None, freshness=None, age=None, found_by=(),
+    ):  # fmt: skip
+        self.text_hits = text_hits
+        self.symbol_hits = symbol_hits
+        self.path_hits = path_hits
+        self.stem_hits = stem_hits
+        self.code_hits = code_hits
+        self.summary_hits = summary_hits
+        self.weak = weak
+        self.named = named
+        self.fallback = fallback
+        self.code_reference = code_reference
+        self.reach = reach
+        self.all_scope = all_scope
+        self.edited = edited
+        self.confidence = confidence
+        self.status = status
+        self.superseded_by = superseded_by
+        self.freshness = freshness
+        self.age = age
+        self.found_by = found_by
+
+
+def _freshness_reason(fresh):
+    verdict = fresh["verdict"]
+    first = fresh["reasons"][0] if fresh.get("reasons") else ""
+    if verdict == "current":
+        return (
+            "current: cited code unchanged since capture"
+            if "unchanged" in first or not first
+            else "current: " + first
+        )
+    return "%s: %s" % (verdict.replace("_", " "), first)
+
+
+def _pairs_text(pairs):
+    """Query words beside the words they matched: "expiring as expired, token"."""
+    return ", ".join(q if w is None or w.lower() == q else "%s as %s" % (q, w) for q, w in pairs[:8])
+
+
+def _fallback_text(f):
+    if f.how == "edited":
+        return "cites %s, which has uncommitted changes in your working tree" % f.path
+    if f.how == "question":
+        return "open question recorded in this repository"
+    if f.how == "recent":
+        return "recent in %s" % ("a related repository" if f.nearby else "this repository")
+    if f.how == "recorded":
+        return "recorded in %s by session %s (%s, %s)" % (
+            f.repo or "no registered repository", f.session, f.agent, (f.at or "")[:10],
+        )  # fmt: skip
+    if f.how == "open":
+        return "open question" if f.kind == "question" else "known issue"
+    return "%s when a briefing showed it on %s" % (f.verdict.replace("_", " "), (f.at or "")[:10])
+
+
+def _found_by_text(found_by):
+    """'found by phrasings 1 (rank 2) and 3 (rank 5)'."""
+    said = ["%d (rank %d)" % pair for pair in found_by]
+    if len(said) > 1:
+        said = [", ".join(said[:-1]), said[-1]]
+    return "found by phrasing%s %s" % ("s" if len(found_by) > 1 else "", " and ".join(said))
+
+
 def explain(facts):
-    """The reasons of one search result, in a fixed order: why it matched (or why it is shown
-    without a match), what of the query it is about, where it lives relative to the caller, who
-    edited what it cites, its stated confidence, its status, its freshness and its age."""
+    """The reasons of one search result (or briefing entry), in a fixed order: why it matched (or
+    why it is shown without a match), which phrasings found it, what of the query it is about,
+    where it lives relative to the caller, who edited what it cites, its stated confidence, its
+    status, its freshness and its age. The one function that turns facts into words."""
     reasons = []
     if facts.code_reference is not None:
-        reasons.append(_code_reference_reason(facts.code_reference))
-    elif facts.fallback:
-        reasons.append(facts.fallback)
+        ref = (
+            facts.code_reference
+        )  # 'src/App.tsx (modified) calls uploadDocument; upload-sdk finding ev-… cites …'
+        reasons.append(
+            "%s (%s) %s %s; %s %s %s cites %s"
+            % (ref.local_path, ref.local_status, ref.how, ref.name, ref.cited_repo, ref.kind.replace("_", " "),
+               ref.evidence_id, ref.cited_spec)
+        )  # fmt: skip
+    elif facts.fallback is not None:
+        reasons.append(_fallback_text(facts.fallback))
+    elif facts.weak:
+        held = list(facts.text_hits) + list(facts.code_hits)
+        if held:
+            reasons.append(
+                "weak match: only the common word%s %s" % ("s" if len(held) > 1 else "", _pairs_text(held))
+            )
+        else:
+            reasons.append("weak match: only its session summary shares %s" % _pairs_text(facts.summary_hits))
     else:
         if facts.text_hits:
-            reasons.append("matches the query text (%s)" % ", ".join(facts.text_hits[:8]))
-        reasons.extend("matches symbol %s" % s for s in facts.symbol_hits or ())
-        reasons.extend("matches file %s" % p for p in facts.path_hits or ())
+            reasons.append("matches the query text (%s)" % _pairs_text(facts.text_hits))
+        reasons.extend("matches symbol %s" % s for s in facts.symbol_hits)
+        reasons.extend("matches file %s" % p for p in facts.path_hits)
+        reasons.extend(
+            "shares word stems with %s (%s)" % (n, _pairs_text(pairs)) for n, pairs in facts.stem_hits
+        )
+        if facts.code_hits:
+            reasons.append("matches words of the cited code (%s)" % _pairs_text(facts.code_hits))
         if not reasons and facts.summary_hits:
-            reasons.append("matches the session summary (%s)" % ", ".join(facts.summary_hits[:8]))
+            reasons.append("matches the session summary (%s)" % _pairs_text(facts.summary_hits))
+    if facts.found_by:
+        reasons.append(_found_by_text(facts.found_by))
     for what, name in facts.named or ():
         reasons.append("query names %s %s" % (what, name))
-    reasons.append(facts.reach)
+    if facts.reach is not None:
+        reasons.append(reach_text(facts.reach))
+    elif facts.all_scope:
+        reasons.append("outside the caller's workspaces (--all)" if facts.all_scope == "origin" else
+                       "searched all repositories (--all)")  # fmt: skip
+    else:
+        reasons.append("outside the workspace")
     if facts.edited:
         sid, agent, at, path, repo = facts.edited
         reasons.append("session %s (%s, %s) edited %s in %s" % (sid, agent, (at or "")[:10], path, repo))
@@ -9608,9 +9907,13 @@ def select_terms(store, terms, limit=MAX_QUERY_TERMS):
     return [t for t in terms if t in keep]
 
 
-_BM25 = "bm25(evidence_fts, %s, %s, %s, %s)" % (
-    BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL,
-)  # fmt: skip
+def _bm25():
+    """The bm25 call of every ranked FTS5 query, the column weights as the constants say now."""
+    return "bm25(evidence_fts, %s, %s, %s, %s, %s)" % (
+        BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL, BM25_WEIGHT_CODE,
+    )  # fmt: skip
+
+
 # The fifth column is when the item was last renewed: a confirmation counts as a recording for
 # the mild recency preference (Candidate.created_at).
 _RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, max(e.created_at, coalesce(e.confirmed_at, ''))"
@@ -9701,7 +10004,7 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
     ranked = _plain_rows(
         store,
         "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?"
-        % (_BM25, bound),
+        % (_bm25(), bound),
         (match, window),
     )
     window_full = len(ranked) >= window
@@ -9734,7 +10037,7 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
             store,
             "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
             "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
-            % (_RANK_COLUMNS, _BM25, bound.replace("rowid", "evidence_fts.rowid"), clause),
+            % (_RANK_COLUMNS, _bm25(), bound.replace("rowid", "evidence_fts.rowid"), clause),
             [match] + list(params) + list(exclude) + [limit],
         )
         found = [(r[5], -r[0], r) for r in rows]
@@ -9844,8 +10147,8 @@ def _rows_by_rid(store, rids):
 def _fallback_candidates(store, scope, where, params, limit, files=None, cwd=None):
     """No usable query terms: evidence that the code being changed references (recall by code
     reference), evidence on files the caller is editing, then open questions of the caller's repo,
-    then recent items nearest first. Scores keep that order; the tier carries the fallback reason
-    (a CodeReference for the first kind)."""
+    then recent items nearest first. Scores keep that order; the tier carries why each is shown
+    (a CodeReference for the first kind, a Fallback for the others)."""
     out = {}
     origin = scope.origin
     clause = "".join(" AND " + w for w in where)
@@ -9871,16 +10174,16 @@ def _fallback_candidates(store, scope, where, params, limit, files=None, cwd=Non
                 [origin.id] + chunk + params,
             ):
                 if row[0] not in out:
-                    reason = "cites %s, which has uncommitted changes in your working tree" % row[5]
-                    out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 3.0, reason)
+                    out[row[0]] = Candidate(
+                        row[0], row[1], row[2], row[3], row[4], 3.0, Fallback("edited", row[5])
+                    )
         for row in store.all(
             "SELECT %s FROM evidence e WHERE e.repo_id = ? AND e.kind = 'question'%s "
             "ORDER BY e.created_at DESC LIMIT ?" % (_RANK_COLUMNS, clause),
             [origin.id] + params + [limit],
         ):
             if row[0] not in out:
-                reason = "open question recorded in this repository"
-                out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 2.0, reason)
+                out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 2.0, Fallback("question"))
     for row in store.all(
         "SELECT %s FROM evidence e%s ORDER BY e.created_at DESC, e.rid DESC LIMIT ?"
         % (_RANK_COLUMNS, (" WHERE " + " AND ".join(where)) if where else ""),
@@ -9888,8 +10191,8 @@ def _fallback_candidates(store, scope, where, params, limit, files=None, cwd=Non
     ):
         if row[0] not in out:
             distance = scope.topology.reach.get(row[1], (4,))[0]
-            reason = "recent in %s" % ("this repository" if distance == 0 else "a related repository")
-            out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 1.0 - 0.1 * distance, reason)
+            recent = Fallback("recent", nearby=distance != 0)
+            out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 1.0 - 0.1 * distance, recent)
     return list(out.values())
 
 
@@ -9932,13 +10235,23 @@ def _more_matches(store, terms, where, params, cands, matches, exact):
 
 def _count_matches(store, terms, where, params):
     """(number of items in scope whose text matches any term, exact?). Counted when the terms'
-    posting lists together hold at most MATCH_COUNT_EXACT rows; beyond that it is an estimate
-    from the document frequencies (the commonest term's, over the whole store), never a count
-    that costs as much as ranking every row of a common word."""
+    posting lists together hold at most MATCH_COUNT_EXACT rows; beyond that it is an estimate:
+    the commonest term's rows over the whole store, scaled by the share of the store that the
+    scope and filters admit (counted once per store generation), never a count that costs as much
+    as ranking every row of a common word."""
     df = _doc_freqs(store, terms)
-    if sum(df.values()) > MATCH_COUNT_EXACT:
-        return max(df.values()), False
     clause = "".join(" AND " + w for w in where)
+    if sum(df.values()) > MATCH_COUNT_EXACT:
+        estimate = max(df.values())
+        if [w for w in where if w != "e.status = 'active'"]:  # a kind or a narrower scope (the status
+            # filter alone admits nearly every item, and counting it would cost a scan per write)
+            total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+            admitted = store.memo(
+                ("admitted", clause, tuple(params)),
+                lambda: store.one("SELECT count(*) FROM evidence e WHERE 1%s" % clause, list(params))[0],
+            )
+            estimate = int(round(estimate * admitted / float(total))) if total else 0
+        return estimate, False
     match = fts_query(terms)
     n = store.memo(  # counted once per store generation
         ("match-count", match, clause, tuple(params)),
@@ -10002,6 +10315,8 @@ class ItemView:
     __slots__ = (
         "row",
         "anchors",
+        "code_words",
+        "code_text",
         "text_words",
         "cited_words",
         "anchor_words",
@@ -10012,9 +10327,12 @@ class ItemView:
         "result",
     )
 
-    def __init__(self, row, anchors, edited, summary_words):
+    def __init__(self, row, anchors, edited, summary_words, code=None):
         self.row = row
         self.anchors = anchors
+        # The vocabulary of the cited code: its index words (as _words_of holds words) and as written.
+        self.code_words = " %s " % code[0] if code and code[0] else ""
+        self.code_text = code[1] if code and code[1] else ""
         self.text_words = _words_of(_claim_text(row))
         self.anchor_words = tuple(
             (a["symbol"], _words_of(a["symbol"]), a["path"], _words_of(a["path"])) for a in anchors
@@ -10053,16 +10371,33 @@ def _item_views(store, rids):
         rows = _evidence_rows(store, missing)
         anchors = _load_anchors(store, list(rows), SEARCH_ANCHOR_COLUMNS)
         edited = _session_edits(store, anchors)
+        code = _code_words(store, list(rows))
         summaries = {}  # the items of one session share its summary's words
         for rid, row in rows.items():
             summary = row["session_summary"]
             if summary not in summaries:
                 summaries[summary] = _words_of(summary)
-            views[rid] = ItemView(row, anchors[rid], edited.get(rid), summaries[summary])
+            views[rid] = ItemView(row, anchors[rid], edited.get(rid), summaries[summary], code.get(rid))
     return {rid: views[rid] for rid in rids if rid in views}
 
 
-def _query_names(store, raw_query, terms, cands, views):
+def _code_words(store, rids):
+    """{rid: (index words, words as written) of the vocabulary of the code it cites} (its search
+    row's code columns), for the items that have one."""
+    out = {}
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for rid, code, written in _plain_rows(
+            store,
+            "SELECT rowid, code, code_words FROM evidence_fts WHERE rowid IN (%s) AND code != ''"
+            % ",".join("?" * len(chunk)),
+            chunk,
+        ):
+            out[rid] = (code, written)
+    return out
+
+
+def _query_names(store, scope, raw_query, terms, cands, views):
     """Mark each candidate with what of it the query names: its repository or one whose code it
     cites (the name as a word of the query), a symbol it cites (every part of the symbol among the
     query's terms), a file it cites (its path or file name in the query)."""
@@ -10072,10 +10407,13 @@ def _query_names(store, raw_query, terms, cands, views):
     lowered = store.memo(
         ("repo-names-lowered",), lambda: [(rid, name.lower()) for rid, name in names.items()]
     )
+    # The asker's own repository named in its own question ("flask ..." asked from flask) says
+    # nothing about which item answers it: only another repository's name is a fact of the query.
+    own = scope.origin.id if scope.origin is not None else None
     named_repos = {
         rid
         for rid, low in lowered
-        if low in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(low), text)
+        if rid != own and low in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(low), text)
     }
     for c in cands:
         named = []
@@ -10110,28 +10448,31 @@ def _name_parts(anchor):
     return (anchor["repo_id"], sym, needed, path, low, base)
 
 
-def _query_coverage(terms, cands, views):
-    """Mark each candidate with the share of the query it answers: the number of the query's
-    terms its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE for each
-    one only its session summary holds, over the number of terms. bm25 adds up what an item
-    matches with column weights, so one common word in a short claim can outscore every rare word
-    of the query in a detail; coverage is what keeps that match below the fuller one. The share
-    counts terms, not their idf: bm25 has weighed each by its rarity already, and weighing it
-    again let one rare word matched anywhere outrank several of the query's words in a claim.
-    The words of a repository the query names are its name, not content: the named factor
-    counts them once, for every item about it (_query_names), so they weigh nothing here (the
-    reasons still name them among the matched words)."""
-    if len(terms) < 2:
-        return
-    floor = 1.0 / len(terms)  # FTS5 matched it on something: at least one term
+def _query_coverage(terms, cands, views, idf):
+    """Mark each candidate with the share of the query it answers and whether it is weak.
+
+    The share: the number of the query's terms its claim, detail, cited symbols or cited paths
+    hold, plus RANK_CODE_SHARE for each one only the words of its cited code hold and
+    RANK_SUMMARY_SHARE for each one only its session summary holds, over the number of terms.
+    bm25 adds up what an item matches with column weights, so one common word in a short claim can
+    outscore every rare word of the query in a detail; coverage is what keeps that match below the
+    fuller one. The share counts terms, not their idf: bm25 has weighed each by its rarity already,
+    and weighing it again let one rare word matched anywhere outrank several of the query's words
+    in a claim. The words of a repository the query names are its name, not content: the named
+    factor counts them once, for every item about it (_query_names), so they weigh nothing here.
+
+    Weak: what it holds of the query (a word only its session summary holds counting
+    RANK_SUMMARY_SHARE) is less than RANK_WEAK_SHARE of the query's words weighed by ``idf``
+    ({term: inverse document frequency, 0 for a word no item holds}): it matches only the query's
+    common words, and ranks after every candidate that matches a distinctive one, saying so."""
+    whole_idf = sum(idf.get(t, 0.0) for t in terms)
     named = {n for c in cands for what, n in c.named if what == "repository"}
     name_words = {t for n in named for t in query_terms(n)}
     weight = {t: 0.0 if t in name_words else 1.0 for t in terms}
     whole = sum(weight.values())
-    if not whole:
-        return
+    floor = 1.0 / len(terms) if terms else 1.0  # FTS5 matched it on something: at least one term
     for c in cands:
-        if c.tier == "all":  # FTS5 matched every term: coverage 1.0
+        if c.tier == "all":  # FTS5 matched every term: coverage 1.0, never weak
             continue
         view = views.get(c.rid)
         if view is None:
@@ -10142,11 +10483,28 @@ def _query_coverage(terms, cands, views):
         if len(own) < len(terms):
             own.update(_term_hits([t for t in terms if t not in own], view.cited_words))
         share = sum(weight[t] for t in own)
+        if len(own) < len(terms) and view.code_words:
+            coded = [t for t in _term_hits(terms, view.code_words) if t not in own]
+            share += RANK_CODE_SHARE * sum(weight[t] for t in coded)
+            own.update(coded)
+        held = sum(idf.get(t, 0.0) for t in own)
         if len(own) < len(terms) and view.summary_words:
-            share += RANK_SUMMARY_SHARE * sum(
-                weight[t] for t in _term_hits(terms, view.summary_words) if t not in own
-            )
-        c.coverage = max(floor, share / whole)
+            summary = [t for t in _term_hits(terms, view.summary_words) if t not in own]
+            share += RANK_SUMMARY_SHARE * sum(weight[t] for t in summary)
+            held += RANK_SUMMARY_SHARE * sum(idf.get(t, 0.0) for t in summary)
+        c.weak = whole_idf > 0 and held < RANK_WEAK_SHARE * whole_idf
+        if len(terms) > 1 and whole:
+            c.coverage = max(floor, share / whole)
+
+
+def _idf(store, terms):
+    """{term: log((items + 1) / (items holding it + 0.5))}: how distinctive each query term is
+    (0 for a term no item holds: it distinguishes nothing that is found)."""
+    import math
+
+    df = _doc_freqs(store, terms)
+    total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+    return {t: math.log((total + 1.0) / (df[t] + 0.5)) if df.get(t) else 0.0 for t in terms}
 
 
 def _rerank(cands, scope, now):
@@ -10185,6 +10543,7 @@ def search(
     workspace=None,
     files=None,
     page=None,
+    facts=None,
 ):
     """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
 
@@ -10194,7 +10553,8 @@ def search(
     call with the same arguments: the ranked results continue, then every other match, newest
     first, so paging reaches the last match at a constant cost per page. ``files`` (paths in the
     caller's repository) join the working tree's changed files for recall by code reference
-    when the query finds nothing."""
+    when the query finds nothing. ``facts``, a dict, receives each result's ResultFacts by its id
+    (search_phrasings explains a fused result again from them)."""
     started = time.perf_counter()
     if rank not in ("topology", "fts"):
         raise UsageError("unknown rank %r (topology or fts)" % rank)
@@ -10241,14 +10601,21 @@ def search(
     if mode == "text" and rank != "fts":
         views = _item_views(store, [c.rid for c in cands])
         anchors = {rid: v.anchors for rid, v in views.items()}
-        _query_names(store, query, terms, cands, views)
-        _query_coverage(terms, cands, views)
+        _query_names(store, scope, query, terms, cands, views)
+        _query_coverage(terms, cands, views, _idf(store, terms))
         _rerank(cands, scope, time.time())
     fresh = {}
     final = {}  # {rid: score with its freshness}, once known; the score alone until then
+    below = _replacements(cands, views) if include_inactive else {}
 
     def order(c):
-        return (-final.get(c.rid, c.score), -c.rid)
+        # Weak matches after the rest; a superseded item never above its replacement.
+        score, weak = final.get(c.rid, c.score), c.weak
+        replacement = below.get(c.rid)
+        if replacement is not None:
+            score = min(score, final.get(replacement.rid, replacement.score) * 0.999)
+            weak = weak or replacement.weak
+        return (weak, -score, -c.rid)
 
     # Freshness only lowers a score, so fetching it for the current top until the top is stable
     # gives the same order as fetching it for every candidate.
@@ -10309,8 +10676,10 @@ def search(
         view = views[c.rid]
         item = view.result_dict(now)
         f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
-        facts = _result_facts(terms, view, c, scope, f, mode, item["age"])
-        item["reasons"] = explain(facts)
+        said = _result_facts(terms, view, c, scope, f, mode, item["age"])
+        item["reasons"] = explain(said)
+        if facts is not None:
+            facts[item["id"]] = said
         item["freshness"] = {"verdict": f["verdict"], "reasons": f["reasons"]}
         results.append(item)
     if mode == "text":
@@ -10335,41 +10704,121 @@ def search(
     }
 
 
+MAX_PHRASINGS = 3  # phrasings of one question a search fuses
+FUSION_RANK_OFFSET = 60  # reciprocal rank fusion: a result's share of one list is 1 / (this + its rank)
+
+
+def search_phrasings(store, phrasings, limit=10, **kwargs):
+    """One question asked in up to MAX_PHRASINGS phrasings (an agent asking can give two or three),
+    each searched as ``search`` searches it and the lists fused by rank: an item scores the sum,
+    over the lists, of 1 / (FUSION_RANK_OFFSET + its rank there), so an item near the top of
+    several lists rises above one that a single phrasing found, and no phrasing's scores need be
+    comparable with another's. A phrasing that matched nothing (its list shown for other reasons)
+    is left out while another matched. Takes ``search``'s arguments but ``page`` (a fused list is
+    one page) and returns its shape; each result's reasons start with the phrasings that found it
+    and its rank in each, and ``phrasings`` gives each one's query words and mode."""
+    if isinstance(phrasings, str):
+        phrasings = [phrasings]
+    if not isinstance(phrasings, (list, tuple)) or not phrasings:
+        raise UsageError("phrasings must be a list of 1 to %d questions" % MAX_PHRASINGS)
+    if len(phrasings) > MAX_PHRASINGS:
+        raise UsageError("at most %d phrasings of one question (got %d)" % (MAX_PHRASINGS, len(phrasings)))
+    if not all(isinstance(p, str) for p in phrasings):
+        raise UsageError("each phrasing must be text")
+    if kwargs.get("page") is not None:
+        raise UsageError("a search of several phrasings is one page: ask with a larger limit instead")
+    if len(phrasings) == 1:
+        return search(store, phrasings[0], limit=limit, **kwargs)
+    started = time.perf_counter()
+    runs, facts = [], []
+    for text in phrasings:
+        facts.append({})
+        runs.append(search(store, text, limit=limit, facts=facts[-1], **kwargs))
+    fused = [n for n, run in enumerate(runs) if run["mode"] == "text"] or list(range(len(runs)))
+    score, ranks = {}, {}
+    for n in fused:
+        for rank, item in enumerate(runs[n]["results"], 1):
+            score[item["id"]] = score.get(item["id"], 0.0) + 1.0 / (FUSION_RANK_OFFSET + rank)
+            ranks.setdefault(item["id"], []).append((n + 1, rank))
+    results = []
+    # Equal scores: the better rank first, then the earlier phrasing (the asker's first words).
+    for item_id in sorted(score, key=lambda i: (-score[i], min((r, n) for n, r in ranks[i])))[:limit]:
+        n, rank = min(ranks[item_id], key=lambda pair: pair[1])  # explained as its best list found it
+        item = dict(runs[n - 1]["results"][rank - 1])
+        said = facts[n - 1][item_id]
+        said.found_by = tuple(ranks[item_id])
+        item["reasons"] = explain(said)
+        results.append(item)
+    text_runs = [runs[n] for n in fused if runs[n]["mode"] == "text"]
+    out = dict(runs[fused[0]])
+    out.update(
+        results=results,
+        fallback_reason=None if text_runs else out["fallback_reason"],
+        candidates=max(runs[n]["candidates"] for n in fused),
+        # The union of several phrasings' matches is at least the largest of them.
+        candidates_exact=len(text_runs) <= 1 and all(runs[n]["candidates_exact"] for n in fused),
+        ranked=sum(runs[n]["ranked"] for n in fused),
+        next_page=None,
+        after=[],
+        ms=round((time.perf_counter() - started) * 1000.0, 2),
+        query_terms=list(dict.fromkeys(t for n in fused for t in runs[n]["query_terms"])),
+        query_terms_total=sum(run["query_terms_total"] for run in runs),
+        phrasings=[
+            {"query_terms": run["query_terms"], "mode": run["mode"], "fused": n in fused}
+            for n, run in enumerate(runs)
+        ],  # fmt: skip
+    )
+    return out
+
+
+def _replacements(cands, views):
+    """{rid of a superseded candidate: the candidate that replaced it}, where both are ranked."""
+    by_id = {views[c.rid].row["id"]: c for c in cands if c.rid in views}
+    out = {}
+    for c in cands:
+        view = views.get(c.rid)
+        if view is not None and view.row["superseded_by"] in by_id:
+            out[c.rid] = by_id[view.row["superseded_by"]]
+    return out
+
+
 def _result_facts(terms, view, cand, scope, fresh, mode, age):
     """The facts ``explain`` needs for one result (``view``: its ItemView)."""
     row = view.row
-    text_hits = symbol_hits = path_hits = summary_hits = ()
+    text = symbols = paths = code = summary = ()
+    stems = []
     fallback = code_reference = None
     if mode == "fallback" and isinstance(cand.tier, CodeReference):
         code_reference = cand.tier
     elif mode == "fallback":
         fallback = cand.tier
     else:
-        text_hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
-        symbol_hits = [sym for sym, words, _, _ in view.anchor_words if sym and _term_hits(terms, words)]
-        path_hits = list(
-            dict.fromkeys(
-                path for _, _, path, words in view.anchor_words if path and _term_hits(terms, words)
-            )
-        )
-        if not (text_hits or symbol_hits or path_hits):
-            summary_hits = _term_hits(terms, view.summary_words)
+        hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
+        text = _pairs(hits, _claim_text(row))
+        # A cited symbol or path matches a query word that is one of its whole words; one that only
+        # shares a stem with a word of it is said to, with both words (never as a match).
+        symbols, stems = _cited_hits(terms, [(sym, words) for sym, words, _, _ in view.anchor_words])
+        paths, path_stems = _cited_hits(terms, [(p, words) for _, _, p, words in view.anchor_words])
+        paths = list(dict.fromkeys(paths))
+        stems += [hit for hit in path_stems if hit not in stems]
+        if view.code_words:
+            code = _pairs([t for t in _term_hits(terms, view.code_words) if t not in hits], view.code_text)
+        if not (text or symbols or paths or code):
+            summary = _pairs(_term_hits(terms, view.summary_words), row["session_summary"])
     reach = scope.topology.reach.get(row["repo_id"])
-    if reach is None:
-        where = (
-            "outside the caller's workspaces (--all)" if scope.origin else "searched all repositories (--all)"
-        )
-    else:
-        where = reach[1]
     return ResultFacts(
-        text_hits=text_hits,
-        symbol_hits=symbol_hits,
-        path_hits=path_hits,
-        summary_hits=summary_hits,
+        text_hits=text,
+        symbol_hits=symbols,
+        path_hits=paths,
+        stem_hits=stems,
+        code_hits=code,
+        summary_hits=summary,
+        weak=cand.weak,
         named=cand.named,
         fallback=fallback,
         code_reference=code_reference,
-        reach=where,
+        reach=reach[1] if reach is not None else None,
+        all_scope="origin" if scope.origin else "all",
         edited=view.edited,
         confidence=row["confidence"],
         status=row["status"],
@@ -10377,6 +10826,28 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
         freshness=fresh,
         age=age,
     )
+
+
+def _cited_hits(terms, cited):
+    """(the names among ``cited`` [(symbol or path, its index words)] a query term is a whole word
+    of (identifier_words), [(name, (term, word) pairs)] for the others a term matches by stem)."""
+    whole, stems = [], []
+    wanted = set(terms)
+    for name, words in cited:
+        if not name:
+            continue
+        if wanted & identifier_words(name):
+            whole.append(name)
+            continue
+        hits = _term_hits(terms, words)
+        if hits:
+            stems.append((name, tuple(_pairs(hits, name))))
+    return whole, stems
+
+
+def _pairs(terms, text):
+    """[(query term, the word of ``text`` as written it matched)] (matched_word), in term order."""
+    return [(t, matched_word(t, text)) for t in terms]
 
 
 def _session_edits(store, anchors_by_rid):
@@ -10900,7 +11371,7 @@ def related_repositories(store, repo=None, cwd=None):
             }
         )
     reachable = [
-        {"repo": topo.names[rid], "distance": d, "reason": why}
+        {"repo": topo.names[rid], "distance": d, "reason": reach_text(why)}
         for rid, (d, why) in sorted(topo.reach.items(), key=lambda kv: (kv[1][0], topo.names.get(kv[0], "")))
         if rid != origin.id
     ]
@@ -11073,11 +11544,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
         (origin.id, since or "", origin.id, BRIEF_SECTION_ITEMS),
     )
     picked["from_others"] = [
-        (
-            r["rid"],
-            "recorded in %s by session %s (%s, %s)"
-            % (r["repo_name"] or "no registered repository", r["sid"], r["agent"], (r["at"] or "")[:10]),
-        )
+        (r["rid"], Fallback("recorded", repo=r["repo_name"], session=r["sid"], agent=r["agent"], at=r["at"]))
         for r in rows
     ]
     refs = code_references(store, origin, scope, files, cwd, ["e.status = 'active'"])
@@ -11089,7 +11556,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
         % ",".join("?" * len(near)),
         near + [origin.id, BRIEF_SECTION_ITEMS],
     )
-    picked["open"] = [(r["rid"], "open question" if r["kind"] == "question" else "known issue") for r in rows]
+    picked["open"] = [(r["rid"], Fallback("open", kind=r["kind"])) for r in rows]
     served = store.all(
         "SELECT v.evidence_rid AS rid, v.verdict, v.served_at FROM briefing_served v "
         "JOIN evidence e ON e.rid = v.evidence_rid WHERE v.repo_id = ? AND v.verdict != 'stale' "
@@ -11104,7 +11571,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
     anchors = _load_anchors(store, all_rids)
     fresh = freshness_of(store, all_rids, anchors=anchors)
     picked["went_stale"] = [
-        (rid, "%s when a briefing showed it on %s" % (r["verdict"].replace("_", " "), r["served_at"][:10]))
+        (rid, Fallback("went_stale", verdict=r["verdict"], at=r["served_at"]))
         for rid, r in served_verdicts.items()
         if fresh.get(rid, {}).get("verdict") == "stale"
     ][:BRIEF_SECTION_ITEMS]
@@ -11123,7 +11590,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
             facts = ResultFacts(
                 fallback=None if isinstance(why, CodeReference) else why,
                 code_reference=why if isinstance(why, CodeReference) else None,
-                reach=topology.reach.get(row["repo_id"], (None, "outside the workspace"))[1],
+                reach=topology.reach.get(row["repo_id"], (None, None))[1],
                 confidence=row["confidence"],
                 status=row["status"],
                 superseded_by=row["superseded_by"],

@@ -736,6 +736,14 @@ TOOLS = [
                     "maxLength": 2000,
                     "description": "Words, symbols, paths or an error message. Plain text; no query syntax.",
                 },
+                "phrasings": {
+                    "type": "array",
+                    "items": {"type": "string", "minLength": 1, "maxLength": 2000},
+                    "maxItems": CORE.MAX_PHRASINGS - 1,
+                    "description": "Up to two more phrasings of the same question in other words (how a "
+                    "user would say it, the developer's terms, a likely symbol). Each is searched and the "
+                    "lists are fused by rank: what several find comes first. One page: no cursor.",
+                },
                 "repo": _REPO_ARG,
                 "kinds": {
                     "type": "array",
@@ -795,6 +803,12 @@ TOOLS = [
                 "query_terms_total": {"type": "integer"},
                 "searched": {"type": "array", "items": {"type": "string"}},
                 "mode": {"type": "string", "description": "fallback when no query word matched."},
+                "phrasings": {
+                    "type": "array",
+                    "items": {"type": "object"},
+                    "description": "With phrasings: each one's query words and whether its results were "
+                    "fused (false: it matched nothing).",
+                },
                 "ms": {"type": "number"},
                 "next_cursor": _CURSOR,
                 "hint": {"type": "string"},
@@ -1343,6 +1357,15 @@ def _search_text(payload):
             "query words used: %s (of %d)"
             % (", ".join(map(line_text, payload["query_terms"])), payload.get("query_terms_total", 0))
         )
+    for n, p in enumerate(payload.get("phrasings") or (), 1):
+        lines.append(
+            "phrasing %d (%s): %s"
+            % (
+                n,
+                ", ".join(map(line_text, p["query_terms"])),
+                "fused" if p["fused"] else "matched nothing, left out",
+            )
+        )
     if payload.get("searched"):
         lines.append("searched: " + ", ".join(map(line_text, payload["searched"])))
     for entry in results:
@@ -1515,9 +1538,11 @@ class Tools:
         limit = args.get("limit", SEARCH_DEFAULT_LIMIT)
         repo = self._repo(args)
         all_scope = args.get("scope") == "all"
-        found = self.core.search(
+        phrasings = args.get("phrasings") or []
+        # More phrasings of one question: the service fuses their lists (one page, no cursor).
+        found = (self.core.search_phrasings if phrasings else self.core.search)(
             self.store,
-            args["query"],
+            [args["query"]] + phrasings if phrasings else args["query"],
             repo=repo,
             cwd=self.cwd,
             limit=limit,
@@ -1541,6 +1566,12 @@ class Tools:
             head["query_terms_total"] = found.get("query_terms_total", len(terms))
         if detail or found.get("mode", "text") != "text":
             head["mode"] = found.get("mode", "text")
+        said = found.get("phrasings") or []
+        if said and (detail or not all(p["fused"] for p in said)):
+            head["phrasings"] = [
+                {"query_terms": [served_cut(t, 100)[0] for t in p["query_terms"]], "fused": p["fused"]}
+                for p in said
+            ]
         if detail:
             head["searched"] = [
                 served_cut(s, 200)[0] for s in (found.get("searched") or [])[:LIST_ITEM_LIMIT]
@@ -1556,12 +1587,19 @@ class Tools:
         def build(k):
             payload = {"results": entries[:k]}
             payload.update(head)
-            cursor = found.get("next_page") if k == len(entries) else after[k - 1]
+            cursor = found.get("next_page") if k == len(entries) else (after[k - 1] if after else None)
             if cursor:
                 payload["next_cursor"] = cursor
             if k < len(entries):
                 payload["truncated"] = [
-                    _budget_cut(len(entries) - k, "results", budget, "call again with cursor for them")
+                    _budget_cut(
+                        len(entries) - k,
+                        "results",
+                        budget,
+                        "call again with cursor for them"
+                        if cursor
+                        else "search each phrasing alone and page with cursor for them",
+                    )
                 ]
             payload["notice"] = notice
             return Reply(payload, _search_text)

@@ -204,7 +204,7 @@ def run_size(n, anchored, corpus_mod, queries, rounds, tmp, out, against=None):
     # wctx's ranked FTS5 query alone (every term, as search asks first), beside the floor's.
     ranked_sql = (
         "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY score LIMIT 40"
-        % (wctx._BM25)
+        % (wctx._bm25())
     )
     ranked = [wctx.fts_query(wctx.query_terms(q), all_terms=True) for q in queries]
     answered = [len(floor_con.execute(sql, (floor_expr(q),)).fetchall()) for q in queries]

@@ -536,3 +536,43 @@ def test_one_server_shows_each_checkout_change_in_the_next_search(servers):
         f.write(original)
     git(servers.env["sdk"], "commit", "-q", "-am", "back to one attempt")
     assert shown()["verdict"] == "current"
+
+
+def test_phrasings_of_one_question_are_fused_in_one_call(servers):
+    ui = servers.start()
+    ui.initialize()
+    claims = [
+        "uploads stall when the proxy buffers the whole request body",
+        "the proxy closes idle connections after sixty seconds",
+        "the request body is read twice when a retry happens",
+        "progress events stop while a chunk is in flight",
+    ]
+    ids = [
+        r["id"]
+        for r in record(ui, [{"kind": "finding", "claim": c, "repo": "upload-sdk"} for c in claims])[
+            "recorded"
+        ]
+    ]
+    one = ui.call_ok("search_evidence", {"query": "uploads hang behind the proxy", "detail": True})
+    two = ui.call_ok("search_evidence", {"query": "request body stuck while buffering", "detail": True})
+    fused = ui.call_ok(
+        "search_evidence",
+        {
+            "query": "uploads hang behind the proxy",
+            "phrasings": ["request body stuck while buffering"],
+            "detail": True,
+        },
+    )
+    # The item both phrasings find comes first, and says so with its rank in each.
+    both = [i for i in ids if i in {r["id"] for r in one["results"]} & {r["id"] for r in two["results"]}]
+    assert both == [ids[0]] and fused["results"][0]["id"] == ids[0]
+    rank = [[r["id"] for r in res["results"]].index(ids[0]) + 1 for res in (one, two)]
+    assert "found by phrasings 1 (rank %d) and 2 (rank %d)" % tuple(rank) in fused["results"][0]["reasons"]
+    assert [p["fused"] for p in fused["phrasings"]] == [True, True] and "next_cursor" not in fused
+    # Compact, a phrasing that matched nothing is named; bad phrasings are a tool error, not a crash.
+    odd = ui.call_ok("search_evidence", {"query": "proxy buffers", "phrasings": ["zebra quokka"]})
+    assert odd["phrasings"][1] == {"query_terms": ["zebra", "quokka"], "fused": False}
+    too_many = ui.call("search_evidence", {"query": "proxy", "phrasings": ["a", "b", "c"]})
+    assert too_many["isError"] is True and "phrasings" in too_many["content"][0]["text"]
+    paged = ui.call("search_evidence", {"query": "proxy", "phrasings": ["uploads"], "cursor": "o10"})
+    assert paged["isError"] is True and "one page" in paged["content"][0]["text"]

@@ -205,19 +205,20 @@ def test_a_match_of_most_query_words_in_a_related_repo_beats_a_rare_word_match_a
 def test_query_words_find_their_inflections(git_repo, store):
     app, lib = _pallets(git_repo, store)
     pairs = [
-        ("retry", "the client retries twice on a timeout"),
-        ("retries", "a retry budget applies per host"),
-        ("created", "creation of the socket is lazy"),
-        ("lazy", "the handle is opened lazily"),
-        ("freshly", "fresh tokens are rejected for a second"),
-        ("expire", "sessions expired after an hour"),
-        ("stopped", "the watcher stops on the first error"),
+        ("retry", "the client retries twice on a timeout", "retries"),
+        ("retries", "a retry budget applies per host", "retry"),
+        ("created", "creation of the socket is lazy", "creation"),
+        ("lazy", "the handle is opened lazily", "lazily"),
+        ("freshly", "fresh tokens are rejected for a second", "fresh"),
+        ("expire", "sessions expired after an hour", "expired"),
+        ("stopped", "the watcher stops on the first error", "stops"),
     ]
-    for word, claim in pairs:
+    for word, claim, written in pairs:
         rid = _one(store, lib.path, repo="werkzeug", claim=claim)
         res = wctx.search(store, word, repo="flask")
         assert rid in _ids(res), (word, claim)
-        assert res["results"][0]["reasons"][0].startswith("matches the query text (%s)" % word)
+        # The reason names the query word and the word of the item it matched, never a stem.
+        assert res["results"][0]["reasons"][0] == "matches the query text (%s as %s)" % (word, written)
 
 
 # Every reason string search gives today, as a pattern: a change of wording breaks agents and
@@ -227,6 +228,9 @@ _REASON_PATTERNS = [
     r"matches symbol \S+",
     r"matches file \S+",
     r"matches the session summary \([^()]+\)",
+    r"matches words of the cited code \([^()]+\)",
+    r"shares word stems with \S+ \([^()]+\)",
+    r"weak match: only (the common words? [^()]+|its session summary shares [^()]+)",
     r"query names (repository|symbol|file) \S+",
     r"same repository",
     r"\S+ [a-z ]+ \S+ \((upstream dependency|direct consumer|upstream provider|shares a schema|related)\)",
@@ -322,7 +326,7 @@ def test_code_abbreviations_match_both_ways_as_whole_words(git_repo, store):
     found = wctx.search(store, "repository routes", repo="flask")
     assert repo_item in _ids(found)
     assert (
-        "matches the query text (repository, routes)"
+        "matches the query text (repository as repo, routes)"
         in found["results"][_ids(found).index(repo_item)]["reasons"]
     )
     # An abbreviation matches whole words only: "repository" does not find "report" by "repo".

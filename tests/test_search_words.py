@@ -106,8 +106,11 @@ def test_a_reason_names_only_words_the_index_matched(product):
                 continue
             claimed = reason[len("matches the query text (") : -1].split(", ")
             row = product.store.one("SELECT rid FROM evidence WHERE id = ?", (result["id"],))[0]
-            for term in claimed:
+            for pair in claimed:
+                term, _, written = pair.partition(" as ")
                 assert term in terms, (query, term)
+                # The word it matched is a word of the item as written.
+                assert (written or term).lower() in (result["claim"] + " " + (result["detail"] or "")).lower()
                 hit = product.store.one(
                     "SELECT count(*) FROM evidence_fts WHERE rowid = ? AND evidence_fts MATCH ?",
                     (row, wctx.fts_query([term])),
@@ -151,18 +154,21 @@ def _capture_with_old_search_rows(store, cwd, items, summary):
             w for a in anchors if a.get("symbol") for w in [a["symbol"]] + wctx.split_identifier(a["symbol"])
         )
     )
-    saved = wctx._FTS_INSERT, wctx._fts_symbols
+    saved = wctx._FTS_INSERT, wctx._FTS_INSERT_CODE, wctx._fts_symbols
     wctx._FTS_INSERT = "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)"
+    # Capture's row with the cited code's words, written to a search table that has no such column.
+    wctx._FTS_INSERT_CODE = "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) SELECT ?, ?, ?, ?, ? FROM (SELECT ?, ?)"
     wctx._fts_symbols = old_symbols
     try:
         return [e["id"] for e in wctx.capture(store, items, cwd=cwd, summary=summary)["evidence"]]
     finally:
-        wctx._FTS_INSERT, wctx._fts_symbols = saved
+        wctx._FTS_INSERT, wctx._FTS_INSERT_CODE, wctx._fts_symbols = saved
 
 
 def test_an_older_store_is_rebuilt_on_upgrade_and_finds_its_items(git_repo, wctx_home, monkeypatch):
     repo = git_repo("upload-sdk", {"src/upload/upload.ts": "export function uploadDocument() {}\n"})
-    older_schema(monkeypatch, wctx.MIGRATIONS[:-1])
+    # A store as it was before migration 12 made its search rows of index words.
+    older_schema(monkeypatch, wctx.MIGRATIONS[:11])
     store = wctx.open_store(wctx_home)
     wctx.register_repo(store, repo.path)
     ids = _capture_with_old_search_rows(

@@ -4,12 +4,13 @@ import os
 import re
 import time
 
+from .code_refs import CodeReference, code_references
 from .errors import UsageError
 from .freshness import _load_anchors, freshness_of
 from .helpers import clip_words, cut_reason, shell_command, utc_now, wctx_invocation
 from .records import resolve_repo
 from .redaction import shown_text
-from .search import CodeReference, ResultFacts, _evidence_rows, _result_dict, code_references, explain
+from .search import Fallback, ResultFacts, _evidence_rows, _result_dict, explain
 from .topology import Topology
 from .untrusted import neutralise
 
@@ -124,11 +125,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
         (origin.id, since or "", origin.id, BRIEF_SECTION_ITEMS),
     )
     picked["from_others"] = [
-        (
-            r["rid"],
-            "recorded in %s by session %s (%s, %s)"
-            % (r["repo_name"] or "no registered repository", r["sid"], r["agent"], (r["at"] or "")[:10]),
-        )
+        (r["rid"], Fallback("recorded", repo=r["repo_name"], session=r["sid"], agent=r["agent"], at=r["at"]))
         for r in rows
     ]
     refs = code_references(store, origin, scope, files, cwd, ["e.status = 'active'"])
@@ -140,7 +137,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
         % ",".join("?" * len(near)),
         near + [origin.id, BRIEF_SECTION_ITEMS],
     )
-    picked["open"] = [(r["rid"], "open question" if r["kind"] == "question" else "known issue") for r in rows]
+    picked["open"] = [(r["rid"], Fallback("open", kind=r["kind"])) for r in rows]
     served = store.all(
         "SELECT v.evidence_rid AS rid, v.verdict, v.served_at FROM briefing_served v "
         "JOIN evidence e ON e.rid = v.evidence_rid WHERE v.repo_id = ? AND v.verdict != 'stale' "
@@ -155,7 +152,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
     anchors = _load_anchors(store, all_rids)
     fresh = freshness_of(store, all_rids, anchors=anchors)
     picked["went_stale"] = [
-        (rid, "%s when a briefing showed it on %s" % (r["verdict"].replace("_", " "), r["served_at"][:10]))
+        (rid, Fallback("went_stale", verdict=r["verdict"], at=r["served_at"]))
         for rid, r in served_verdicts.items()
         if fresh.get(rid, {}).get("verdict") == "stale"
     ][:BRIEF_SECTION_ITEMS]
@@ -174,7 +171,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
             facts = ResultFacts(
                 fallback=None if isinstance(why, CodeReference) else why,
                 code_reference=why if isinstance(why, CodeReference) else None,
-                reach=topology.reach.get(row["repo_id"], (None, "outside the workspace"))[1],
+                reach=topology.reach.get(row["repo_id"], (None, None))[1],
                 confidence=row["confidence"],
                 status=row["status"],
                 superseded_by=row["superseded_by"],

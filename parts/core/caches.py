@@ -109,6 +109,9 @@ QUERY_TERMS = FunctionMemo("query terms", "(query text of at most 2,000 characte
 TERM_FORMS = FunctionMemo("match forms of a term", "term", _PURE, 4096)
 IMPLIED_PARTS = FunctionMemo("identifier parts a query implies", "tuple of query terms", _PURE, 1024)
 FORMS = FunctionMemo("match forms and their probes", "term", _PURE, 8192)
+MATCHED_WORD = FunctionMemo("word of a text a query term matched", "(term, text)", _PURE, 16384)
+WRITTEN_WORDS = FunctionMemo("words of a text with their index words", "text", _PURE, 4096)
+IDENTIFIER_WORDS = FunctionMemo("whole words of an identifier", "identifier", _PURE, 8192)
 INDEX_TOKENS_KEPT = 100000
 _INDEX_TOKENS = CacheTable(
     "index words of a word", "word as written", _PURE, "%d entries, then emptied" % INDEX_TOKENS_KEPT, {}

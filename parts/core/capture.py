@@ -18,6 +18,7 @@ from .provenance import _parse_file_spec, _repo_provenance, _stamp_anchors
 from .records import Repo, _repo_containing, _repos, _resolve_session_id, resolve_repo
 from .redaction import stored_key, stored_text
 from .store import _select_in
+from .vocabulary import _fts_code
 from .words import _fts_paths, _fts_symbols
 
 # ----------------------------------------------------------------------------------------------
@@ -45,6 +46,12 @@ def _check_confidence(value):
 _FTS_INSERT = (
     "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES "
     "(?, wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?))"
+)
+# The same with the vocabulary of the code it cites (vocabulary.py, given twice: its index words
+# are searched, the words as written name what a query word matched), for an item stamped here.
+_FTS_INSERT_CODE = (
+    "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, code, code_words) VALUES "
+    "(?, wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), ?)"
 )
 
 
@@ -289,8 +296,9 @@ def _restamp(store, rid, anchors, event, session_id, agent, note, now):
     store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (rid,))
     _insert_anchors(store, rid, anchors)
     store.db.execute(
-        "UPDATE evidence_fts SET symbols = wctx_index_text(?), paths = wctx_index_text(?) WHERE rowid = ?",
-        (_fts_symbols(anchors), _fts_paths(anchors), rid),
+        "UPDATE evidence_fts SET symbols = wctx_index_text(?), paths = wctx_index_text(?), "
+        "code = wctx_index_text(?), code_words = ? WHERE rowid = ?",
+        (_fts_symbols(anchors), _fts_paths(anchors), _fts_code(anchors), _fts_code(anchors), rid),
     )
     store.db.execute("UPDATE evidence SET confirmed_at = ?, updated_at = ? WHERE rid = ?", (now, now, rid))
     store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (rid,))
@@ -452,9 +460,18 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                 ),
             ).lastrowid
             _insert_anchors(store, rid, p["anchors"])
+            code = _fts_code(p["anchors"])
             store.db.execute(
-                _FTS_INSERT,
-                (rid, p["claim"], _fts_symbols(p["anchors"]), _fts_paths(p["anchors"]), p["detail"] or ""),
+                _FTS_INSERT_CODE,
+                (
+                    rid,
+                    p["claim"],
+                    _fts_symbols(p["anchors"]),
+                    _fts_paths(p["anchors"]),
+                    p["detail"] or "",
+                    code,
+                    code,
+                ),
             )
             results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})
             twin = find_duplicate(store, p["repo"].name, p["claim"], cited)

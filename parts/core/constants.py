@@ -60,6 +60,7 @@ BM25_WEIGHT_CLAIM = 10.0
 BM25_WEIGHT_SYMBOLS = 6.0
 BM25_WEIGHT_PATHS = 4.0
 BM25_WEIGHT_DETAIL = 2.0
+BM25_WEIGHT_CODE = 0.5  # the words of the cited code (vocabulary.py): other authors' words, about it
 BM25_WEIGHT_SUMMARY = 1.0  # session summaries live in their own table (session_fts), one row a session
 
 # Ranking. Text strength (bm25 over the terms the item matched) decides; every other factor
@@ -80,6 +81,10 @@ RANK_RECENCY_HALF_LIFE_DAYS = 90.0
 # RANK_SUMMARY_SHARE of a term, the summary being context rather than content.
 RANK_COVERAGE_POWER = 1.0
 RANK_SUMMARY_SHARE = BM25_WEIGHT_SUMMARY / BM25_WEIGHT_DETAIL  # half a detail word's weight
+RANK_CODE_SHARE = 0.25  # a term only the words of the cited code hold counts this share of a term
+# A candidate holding less than this share of the query's words, weighed by their idf, matches only
+# the query's common words: it ranks after every candidate holding a distinctive one, and says so.
+RANK_WEAK_SHARE = 0.25
 CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
 # FTS5 ranks its best CANDIDATE_WINDOW x (candidate count) matches on its own before the scope
 # filter joins them; see _ranked_matches.

@@ -23,7 +23,7 @@ from .repos import _repo_dict
 from .search import _evidence_rows, _result_dict
 from .store import _select_in
 from .symbols import symbol_hash_of
-from .topology import Topology, _relation_label
+from .topology import Topology, _relation_label, reach_text
 
 # ----------------------------------------------------------------------------------------------
 # Service: verify, show, sessions, status changes, orientation
@@ -510,7 +510,7 @@ def related_repositories(store, repo=None, cwd=None):
             }
         )
     reachable = [
-        {"repo": topo.names[rid], "distance": d, "reason": why}
+        {"repo": topo.names[rid], "distance": d, "reason": reach_text(why)}
         for rid, (d, why) in sorted(topo.reach.items(), key=lambda kv: (kv[1][0], topo.names.get(kv[0], "")))
         if rid != origin.id
     ]

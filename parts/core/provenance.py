@@ -10,6 +10,7 @@ from .records import _repo_containing
 from .redaction import identifier_fault, stored_text
 from .repos import _git_refusal
 from .symbols import language_of, symbol_stamp_of
+from .vocabulary import CODE_VOCABULARY_SUBJECTS, code_vocabulary
 
 # ----------------------------------------------------------------------------------------------
 # Provenance: what capture records about each repository an item touches
@@ -122,6 +123,10 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
                 "checkout": repo.checkout,
             }
         )
+    subjects = {}  # {repo id: {path: subjects}}: one git process per repository
+    for repo in dict((c[0].id, c[0]) for c in cited).values():
+        paths = [rel for r, rel, _, _ in cited if r.id == repo.id]
+        subjects[repo.id] = gits[repo.id].recent_subjects(paths, CODE_VOCABULARY_SUBJECTS)
     for repo, rel, _real, symbol in cited:
         g = gits[repo.id]
         try:
@@ -153,6 +158,7 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
                 "symbol_lines": lines,
                 "symbol_lang": language_of(rel) if symbol else None,
                 "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
+                "code": code_vocabulary(data, rel, symbol, subjects[repo.id].get(rel, ())),  # search row
             }
         )
     return anchors

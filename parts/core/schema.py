@@ -494,3 +494,22 @@ def m016_anchor_symbol_lines(db):
     # definition): the walk that names the commits which changed it starts from there instead of
     # parsing that version again. NULL for anchors stamped before, or imported: they are parsed.
     db.execute("ALTER TABLE anchors ADD COLUMN symbol_lines TEXT")
+
+
+@migration
+def m017_code_vocabulary(db):
+    # Two more columns in an item's search row (vocabulary.py): ``code``, the index words of the
+    # vocabulary of the code it cites, searched with its own bm25 weight, and ``code_words``, the
+    # same words as written, unindexed, from which a reason names the word a query word matched.
+    # Filled when an item is captured, confirmed or recorded again after its code changed; empty
+    # for the items stored before (FTS5 takes no new column in place: the table is made again).
+    db.execute(
+        "CREATE VIRTUAL TABLE evidence_words USING fts5(claim, symbols, paths, detail, code, "
+        "code_words UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')"
+    )
+    db.execute(
+        "INSERT INTO evidence_words(rowid, claim, symbols, paths, detail) "
+        "SELECT rowid, claim, symbols, paths, detail FROM evidence_fts"
+    )
+    db.execute("DROP TABLE evidence_fts")
+    db.execute("ALTER TABLE evidence_words RENAME TO evidence_fts")

@@ -1,21 +1,14 @@
 from __future__ import annotations
 
-import collections
 import os
 import re
 import time
 
-from .caches import (
-    _DAY_SECONDS,
-    DAY_SECONDS_KEPT,
-    MODULE_FORMS,
-    SPACED_FORMS,
-    STAMP_SECONDS,
-    SYMBOL_NAMES,
-    SYMBOL_WORDS,
-)
+from .caches import _DAY_SECONDS, DAY_SECONDS_KEPT, SPACED_FORMS, STAMP_SECONDS, SYMBOL_WORDS
+from .code_refs import CodeReference, code_references
 from .constants import (
     BM25_WEIGHT_CLAIM,
+    BM25_WEIGHT_CODE,
     BM25_WEIGHT_DETAIL,
     BM25_WEIGHT_PATHS,
     BM25_WEIGHT_SUMMARY,
@@ -27,6 +20,7 @@ from .constants import (
     MATCH_COUNT_EXACT,
     MAX_LIMIT,
     MAX_QUERY_TERMS,
+    RANK_CODE_SHARE,
     RANK_CONFIDENCE_WEIGHT,
     RANK_COVERAGE_POWER,
     RANK_FRESHNESS_PENALTY,
@@ -36,19 +30,28 @@ from .constants import (
     RANK_RECENCY_HALF_LIFE_DAYS,
     RANK_SUMMARY_SHARE,
     RANK_TOPOLOGY_BONUS,
+    RANK_WEAK_SHARE,
     RANK_WEIGHT_TEXT,
     STOP_WORDS,
     _lazy_pattern,
 )
 from .errors import NotFoundError, UsageError, WctxError
 from .freshness import SEARCH_ANCHOR_COLUMNS, _load_anchors, freshness_of
-from .git import GitRepo, UnreadableFile, read_repo_file, repo_relative_path
+from .git import GitRepo
 from .helpers import is_utf8, split_identifier
 from .records import _repo_containing, _repos, resolve_repo
 from .repos import _workspace_id
-from .symbols import _mask_source, language_of
-from .topology import Topology
-from .words import _implied_parts, _term_forms, fts_query, index_text, match_forms, query_terms
+from .topology import Topology, reach_text
+from .words import (
+    _implied_parts,
+    _term_forms,
+    fts_query,
+    identifier_words,
+    index_text,
+    match_forms,
+    matched_word,
+    query_terms,
+)
 
 # ----------------------------------------------------------------------------------------------
 # Search: scope -> candidates -> rerank -> explain
@@ -216,7 +219,7 @@ class Candidate:
 
     __slots__ = (
         "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
-        "text_hits",
+        "text_hits", "weak",
     )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
@@ -231,35 +234,68 @@ class Candidate:
         self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
         self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
         self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
+        self.weak = False  # it holds only the query's common words (_query_coverage): ranked after the rest
+
+
+class Fallback:
+    """Why an item is shown although the query matched nothing (or was not asked), as facts:
+    ``how`` is "edited" (it cites ``path``, which the caller's working tree changed), "question"
+    (an open question of the caller's repository), "recent" (recent in the caller's repository or,
+    ``nearby``, a related one), "recorded" (recorded in ``repo`` by ``session`` of ``agent`` on
+    ``at``), "open" (an open question or known issue, by ``kind``) or "went_stale" (shown by a
+    briefing on ``at``, ``verdict`` since)."""
+
+    __slots__ = ("how", "path", "nearby", "repo", "session", "agent", "at", "kind", "verdict")
+
+    def __init__(self, how, path=None, nearby=False, repo=None, session=None, agent=None, at=None, kind=None,
+                 verdict=None):  # fmt: skip
+        self.how = how
+        self.path = path
+        self.nearby = nearby
+        self.repo = repo
+        self.session = session
+        self.agent = agent
+        self.at = at
+        self.kind = kind
+        self.verdict = verdict
 
 
 class ResultFacts:
-    """Everything a result's reasons are made from; ``explain`` is the only reader."""
+    """Everything a result's reasons are made from; ``explain`` is the only reader. Matches are
+    (query word, the word of the item it matched) pairs; ``reach`` a topology Reach (None: outside
+    the caller's workspaces), ``fallback`` a Fallback, ``code_reference`` a CodeReference,
+    ``found_by`` ((phrasing number, rank there), ...) when several phrasings were fused."""
 
     __slots__ = (
-        "text_hits", "symbol_hits", "path_hits", "summary_hits", "named", "fallback", "code_reference",
-        "reach", "edited", "confidence", "status", "superseded_by", "freshness", "age",
+        "text_hits", "symbol_hits", "path_hits", "stem_hits", "code_hits", "summary_hits", "weak", "named", "fallback",
+        "code_reference", "reach", "all_scope", "edited", "confidence", "status", "superseded_by", "freshness",
+        "age", "found_by",
     )  # fmt: skip
 
     def __init__(
-        self, text_hits=None, symbol_hits=None, path_hits=None, summary_hits=None, named=None, fallback=None,
-        code_reference=None, reach=None, edited=None, confidence=None, status=None, superseded_by=None,
-        freshness=None, age=None,
+        self, text_hits=(), symbol_hits=(), path_hits=(), stem_hits=(), code_hits=(), summary_hits=(), weak=False, named=(),
+        fallback=None, code_reference=None, reach=None, all_scope=False, edited=None, confidence=None,
+        status="active", superseded_by=None, freshness=None, age=None, found_by=(),
     ):  # fmt: skip
         self.text_hits = text_hits
         self.symbol_hits = symbol_hits
         self.path_hits = path_hits
+        self.stem_hits = stem_hits
+        self.code_hits = code_hits
         self.summary_hits = summary_hits
+        self.weak = weak
         self.named = named
         self.fallback = fallback
         self.code_reference = code_reference
         self.reach = reach
+        self.all_scope = all_scope
         self.edited = edited
         self.confidence = confidence
         self.status = status
         self.superseded_by = superseded_by
         self.freshness = freshness
         self.age = age
+        self.found_by = found_by
 
 
 def _freshness_reason(fresh):
@@ -274,255 +310,83 @@ def _freshness_reason(fresh):
     return "%s: %s" % (verdict.replace("_", " "), first)
 
 
-# -- Recall by code reference: identifiers in the files being changed -> what other repos cite ----
-# The identifiers in the files the caller's working tree changed (and files named explicitly) are
-# facts: matched against the symbols and paths that evidence in related repositories cites, they
-# find what another repository learned about the code this session is about to touch. Identifiers
-# come from the source with its comments and strings masked (the symbol machinery's _mask_source),
-# so prose in a comment never matches; module paths are matched in the raw text (imports are
-# strings in many languages).
-
-CODE_REF_MAX_FILES = 40  # changed files read per call, in path order
-CODE_REF_MAX_BYTES = 512 * 1024  # larger files are skipped (generated code, bundles)
-CODE_REF_MIN_NAME = 4  # a cited symbol shorter than this ("get", "run") matches too much
-CODE_REF_MAX_ANCHORS = 200000  # cited symbols and paths read per call (a bound, not a sample)
-_IDENT_RE = _lazy_pattern(r"[A-Za-z_$][A-Za-z0-9_$]*")
-_CALL_RE = _lazy_pattern(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
-_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
+def _pairs_text(pairs):
+    """Query words beside the words they matched: "expiring as expired, token"."""
+    return ", ".join(q if w is None or w.lower() == q else "%s as %s" % (q, w) for q, w in pairs[:8])
 
 
-def _contains_word(text, form):
-    """True when ``form`` occurs in ``text`` with no identifier character on either side."""
-    start = text.find(form)
-    while start >= 0:
-        end = start + len(form)
-        if (start == 0 or text[start - 1] not in _WORD_CHARS) and (
-            end == len(text) or text[end] not in _WORD_CHARS
-        ):
-            return True
-        start = text.find(form, start + 1)
-    return False
+def _fallback_text(f):
+    if f.how == "edited":
+        return "cites %s, which has uncommitted changes in your working tree" % f.path
+    if f.how == "question":
+        return "open question recorded in this repository"
+    if f.how == "recent":
+        return "recent in %s" % ("a related repository" if f.nearby else "this repository")
+    if f.how == "recorded":
+        return "recorded in %s by session %s (%s, %s)" % (
+            f.repo or "no registered repository", f.session, f.agent, (f.at or "")[:10],
+        )  # fmt: skip
+    if f.how == "open":
+        return "open question" if f.kind == "question" else "known issue"
+    return "%s when a briefing showed it on %s" % (f.verdict.replace("_", " "), (f.at or "")[:10])
 
 
-_GENERIC_STEMS = frozenset({"index", "__init__", "mod", "main", "lib", "src", "init"})
-
-CodeReference = collections.namedtuple(
-    "CodeReference", "rid local_path local_status how name cited_repo cited_spec evidence_id kind"
-)
-
-
-_CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor", "new", "initialize"})
-# receiver.method, receiver::method, receiver->method; a lookahead, so a.b.c gives (a, b) and (b, c).
-_RECEIVER_RE = _lazy_pattern(
-    r"(?<![A-Za-z0-9_$])(?=([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:\?\.|\.|::|->)\s*([A-Za-z_$][A-Za-z0-9_$]*))"
-)
-
-
-@SYMBOL_NAMES
-def _symbol_name(symbol):
-    """(the name code calls a cited symbol by, its class or None): Context.invoke -> ("invoke",
-    "Context"); a constructor is called by its class (Pool.__init__ -> ("Pool", "Pool")). The
-    name is None when too short to match on ("get", "run") or not an identifier."""
-    parts = [p for p in re.split(r"[.#:]+", symbol) if p]
-    if not parts:
-        return None, None
-    owner = parts[-2] if len(parts) > 1 else None
-    name = owner if owner and parts[-1] in _CONSTRUCTORS else parts[-1]
-    if len(name) < CODE_REF_MIN_NAME or not _IDENT_RE.fullmatch(name):
-        return None, owner
-    return name, owner
-
-
-def _plain(identifier):
-    """An identifier with case and separators dropped: connection_pool, connectionPool and
-    ConnectionPool all read "connectionpool"."""
-    return identifier.replace("_", "").replace("$", "").lower()
-
-
-@MODULE_FORMS
-def _module_forms(path):
-    """How code elsewhere names a cited file: its last two path parts without the extension,
-    slash- or dot-separated ("src/upload/upload.ts" -> "upload/upload", "upload.upload"); none for
-    a file directly under the root or a generic stem (index, __init__)."""
-    parts = [p for p in os.path.splitext(path)[0].split("/") if p]
-    if parts and parts[-1] in _GENERIC_STEMS:
-        parts = parts[:-1]
-    if len(parts) < 2:
-        return ()
-    tail = parts[-2:]
-    if tail[0] in _GENERIC_STEMS and len(parts) >= 3:
-        tail = parts[-3:]
-    return ("/".join(tail), ".".join(tail))
-
-
-def working_files(origin, files=(), cwd=None):
-    """[(repo-relative path, status)]: the files ``origin``'s working tree changed, then ``files``
-    (paths relative to ``cwd`` or the repository, status "given"); each once, in that order."""
-    out, seen = [], set()
-    for path in files or ():
-        rel, _ = repo_relative_path(origin.path, path, cwd=cwd)
-        if rel not in seen:
-            seen.add(rel)
-            out.append((rel, "given"))
-    changed = []
-    if os.path.isdir(origin.path):
-        try:
-            changed = GitRepo(origin.path).changed_paths()
-        except WctxError:
-            changed = []
-    for rel, status in sorted(changed):
-        if status != "deleted" and rel not in seen and is_utf8(rel):
-            seen.add(rel)
-            out.append((rel, status))
-    return out
-
-
-def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), params=()):
-    """Evidence in ``scope_ids`` (other than ``origin``'s own code) whose cited symbols the working
-    files call or use, or whose cited files they import. Returns [CodeReference], one per
-    evidence item (its first match), in working-file order, newest evidence first within a file."""
-    if origin is None:
-        return []
-    work = working_files(origin, files, cwd)[:CODE_REF_MAX_FILES]
-    others = [rid for rid in scope_ids if rid != origin.id]
-    if not work or not others:
-        return []
-    texts = []  # (rel, status, raw text, code with comments and strings masked)
-    for rel, status in work:
-        try:
-            data = read_repo_file(origin.path, rel, limit=CODE_REF_MAX_BYTES)
-        except UnreadableFile:  # a FIFO, a device, a symlink out, a bundle: not source to read
-            continue
-        if data is None or b"\0" in data[:8192]:
-            continue
-        text = data.decode("utf-8", "replace")
-        language = language_of(rel)
-        texts.append((rel, status, text, _mask_source(text, language) if language else text))
-    if not texts:
-        return []
-    idents = sorted(
-        {w for _, _, _, code in texts for w in _IDENT_RE.findall(code) if len(w) >= CODE_REF_MIN_NAME}
-    )
-    # The cited symbols the working files name, read in SQL (plain names by equality, qualified
-    # ones filtered here), and the files cited without a symbol: plain tuples, no join, no sort
-    # (at 10,000 items a join and sort over every anchor cost more than the rest of the briefing).
-    by_name, by_form = {}, {}
-    cursor = store.db.cursor()
-    cursor.row_factory = None
-    columns = (
-        "SELECT symbol, path, repo_name, evidence_rid FROM anchors WHERE path IS NOT NULL AND repo_id IN (%s)"
-    )
-    for i in range(0, len(others), 200):
-        repos = others[i : i + 200]
-        marks = ",".join("?" * len(repos))
-        queries = [
-            (columns % marks + " AND symbol IN (%s)" % ",".join("?" * len(chunk)), repos + chunk)
-            for chunk in (idents[j : j + 500] for j in range(0, len(idents), 500))
-        ]
-        queries.append(
-            (columns % marks + " AND (instr(symbol, '.') OR instr(symbol, ':') OR instr(symbol, '#'))", repos)
-        )
-        for sql, args in queries:
-            for a in cursor.execute(sql, args):
-                name, _ = _symbol_name(a[0])  # evidence about one symbol: only code that names it
-                if name:
-                    by_name.setdefault(name, []).append(a)
-        # Evidence about a whole file: code that imports it. One row per cited file.
-        for path, repo_name, rids in cursor.execute(
-            "SELECT path, repo_name, group_concat(evidence_rid) FROM anchors WHERE path IS NOT NULL "
-            "AND symbol IS NULL AND repo_id IN (%s) GROUP BY repo_id, path LIMIT %d"
-            % (marks, CODE_REF_MAX_ANCHORS),
-            repos,
-        ):
-            forms = _module_forms(path)
-            if forms:
-                cited = [(None, path, repo_name, int(rid)) for rid in rids.split(",")]
-                for form in forms:
-                    by_form.setdefault(form, []).extend(cited)
-    if not by_name and not by_form:
-        return []
-    hits = []  # (rel, status, anchor, how, name)
-    for rel, status, text, code in texts:
-        called = set(_CALL_RE.findall(code))
-        named = set(_IDENT_RE.findall(code))
-        receivers = {}  # method name -> the receivers it is called on here, plain (see _plain)
-        for receiver, method in _RECEIVER_RE.findall(code):
-            receivers.setdefault(method, set()).add(_plain(receiver))
-        for name in sorted(named & set(by_name)):
-            how = "calls" if name in called else "uses"
-            for a in by_name[name]:
-                # A method counts only when its class is named here or is the receiver's name
-                # (pool.release for Pool.release): every class has an __init__ or a close.
-                _, owner = _symbol_name(a[0])
-                if owner and owner not in named and _plain(owner) not in receivers.get(name, ()):
-                    continue
-                hits.append((rel, status, a, how, name))
-        for form, cited in sorted(by_form.items()):
-            if _contains_word(text, form):
-                hits.extend((rel, status, a, "imports", form) for a in cited)
-    rids = sorted({h[2][3] for h in hits})
-    evidence = {}
-    clause = (" AND " + " AND ".join(where)) if where else ""
-    for i in range(0, len(rids), 500):
-        chunk = rids[i : i + 500]
-        for row in store.all(
-            "SELECT e.rid, e.id, e.kind, e.created_at FROM evidence e WHERE e.rid IN (%s) AND e.repo_id IN (%s)%s"
-            % (",".join("?" * len(chunk)), ",".join("?" * len(scope_ids)), clause),
-            chunk + list(scope_ids) + list(params),
-        ):
-            evidence[row["rid"]] = row
-    found, taken = [], set()
-    for rel, status, _, _ in texts:
-        # Symbol matches before import matches, newest evidence first within each.
-        matches = sorted(
-            (h for h in hits if h[0] == rel and h[2][3] in evidence),
-            key=lambda h: (h[3] != "imports", evidence[h[2][3]]["created_at"] or "", h[2][3]),
-            reverse=True,
-        )
-        for _, _, (symbol, path, cited_repo, rid), how, name in matches:
-            if rid in taken:
-                continue
-            taken.add(rid)
-            e = evidence[rid]
-            spec = path + ("#" + symbol if symbol else "")
-            found.append(CodeReference(rid, rel, status, how, name, cited_repo, spec, e["id"], e["kind"]))
-    return found
-
-
-def _code_reference_reason(ref):
-    """'src/App.tsx (modified) calls uploadDocument; upload-sdk finding ev-… cites
-    src/upload/upload.ts#uploadDocument'."""
-    return "%s (%s) %s %s; %s %s %s cites %s" % (
-        ref.local_path,
-        ref.local_status,
-        ref.how,
-        ref.name,
-        ref.cited_repo,
-        ref.kind.replace("_", " "),
-        ref.evidence_id,
-        ref.cited_spec,
-    )
+def _found_by_text(found_by):
+    """'found by phrasings 1 (rank 2) and 3 (rank 5)'."""
+    said = ["%d (rank %d)" % pair for pair in found_by]
+    if len(said) > 1:
+        said = [", ".join(said[:-1]), said[-1]]
+    return "found by phrasing%s %s" % ("s" if len(found_by) > 1 else "", " and ".join(said))
 
 
 def explain(facts):
-    """The reasons of one search result, in a fixed order: why it matched (or why it is shown
-    without a match), what of the query it is about, where it lives relative to the caller, who
-    edited what it cites, its stated confidence, its status, its freshness and its age."""
+    """The reasons of one search result (or briefing entry), in a fixed order: why it matched (or
+    why it is shown without a match), which phrasings found it, what of the query it is about,
+    where it lives relative to the caller, who edited what it cites, its stated confidence, its
+    status, its freshness and its age. The one function that turns facts into words."""
     reasons = []
     if facts.code_reference is not None:
-        reasons.append(_code_reference_reason(facts.code_reference))
-    elif facts.fallback:
-        reasons.append(facts.fallback)
+        ref = (
+            facts.code_reference
+        )  # 'src/App.tsx (modified) calls uploadDocument; upload-sdk finding ev-… cites …'
+        reasons.append(
+            "%s (%s) %s %s; %s %s %s cites %s"
+            % (ref.local_path, ref.local_status, ref.how, ref.name, ref.cited_repo, ref.kind.replace("_", " "),
+               ref.evidence_id, ref.cited_spec)
+        )  # fmt: skip
+    elif facts.fallback is not None:
+        reasons.append(_fallback_text(facts.fallback))
+    elif facts.weak:
+        held = list(facts.text_hits) + list(facts.code_hits)
+        if held:
+            reasons.append(
+                "weak match: only the common word%s %s" % ("s" if len(held) > 1 else "", _pairs_text(held))
+            )
+        else:
+            reasons.append("weak match: only its session summary shares %s" % _pairs_text(facts.summary_hits))
     else:
         if facts.text_hits:
-            reasons.append("matches the query text (%s)" % ", ".join(facts.text_hits[:8]))
-        reasons.extend("matches symbol %s" % s for s in facts.symbol_hits or ())
-        reasons.extend("matches file %s" % p for p in facts.path_hits or ())
+            reasons.append("matches the query text (%s)" % _pairs_text(facts.text_hits))
+        reasons.extend("matches symbol %s" % s for s in facts.symbol_hits)
+        reasons.extend("matches file %s" % p for p in facts.path_hits)
+        reasons.extend(
+            "shares word stems with %s (%s)" % (n, _pairs_text(pairs)) for n, pairs in facts.stem_hits
+        )
+        if facts.code_hits:
+            reasons.append("matches words of the cited code (%s)" % _pairs_text(facts.code_hits))
         if not reasons and facts.summary_hits:
-            reasons.append("matches the session summary (%s)" % ", ".join(facts.summary_hits[:8]))
+            reasons.append("matches the session summary (%s)" % _pairs_text(facts.summary_hits))
+    if facts.found_by:
+        reasons.append(_found_by_text(facts.found_by))
     for what, name in facts.named or ():
         reasons.append("query names %s %s" % (what, name))
-    reasons.append(facts.reach)
+    if facts.reach is not None:
+        reasons.append(reach_text(facts.reach))
+    elif facts.all_scope:
+        reasons.append("outside the caller's workspaces (--all)" if facts.all_scope == "origin" else
+                       "searched all repositories (--all)")  # fmt: skip
+    else:
+        reasons.append("outside the workspace")
     if facts.edited:
         sid, agent, at, path, repo = facts.edited
         reasons.append("session %s (%s, %s) edited %s in %s" % (sid, agent, (at or "")[:10], path, repo))
@@ -635,9 +499,13 @@ def select_terms(store, terms, limit=MAX_QUERY_TERMS):
     return [t for t in terms if t in keep]
 
 
-_BM25 = "bm25(evidence_fts, %s, %s, %s, %s)" % (
-    BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL,
-)  # fmt: skip
+def _bm25():
+    """The bm25 call of every ranked FTS5 query, the column weights as the constants say now."""
+    return "bm25(evidence_fts, %s, %s, %s, %s, %s)" % (
+        BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL, BM25_WEIGHT_CODE,
+    )  # fmt: skip
+
+
 # The fifth column is when the item was last renewed: a confirmation counts as a recording for
 # the mild recency preference (Candidate.created_at).
 _RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, max(e.created_at, coalesce(e.confirmed_at, ''))"
@@ -728,7 +596,7 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
     ranked = _plain_rows(
         store,
         "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?"
-        % (_BM25, bound),
+        % (_bm25(), bound),
         (match, window),
     )
     window_full = len(ranked) >= window
@@ -761,7 +629,7 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
             store,
             "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
             "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
-            % (_RANK_COLUMNS, _BM25, bound.replace("rowid", "evidence_fts.rowid"), clause),
+            % (_RANK_COLUMNS, _bm25(), bound.replace("rowid", "evidence_fts.rowid"), clause),
             [match] + list(params) + list(exclude) + [limit],
         )
         found = [(r[5], -r[0], r) for r in rows]
@@ -871,8 +739,8 @@ def _rows_by_rid(store, rids):
 def _fallback_candidates(store, scope, where, params, limit, files=None, cwd=None):
     """No usable query terms: evidence that the code being changed references (recall by code
     reference), evidence on files the caller is editing, then open questions of the caller's repo,
-    then recent items nearest first. Scores keep that order; the tier carries the fallback reason
-    (a CodeReference for the first kind)."""
+    then recent items nearest first. Scores keep that order; the tier carries why each is shown
+    (a CodeReference for the first kind, a Fallback for the others)."""
     out = {}
     origin = scope.origin
     clause = "".join(" AND " + w for w in where)
@@ -898,16 +766,16 @@ def _fallback_candidates(store, scope, where, params, limit, files=None, cwd=Non
                 [origin.id] + chunk + params,
             ):
                 if row[0] not in out:
-                    reason = "cites %s, which has uncommitted changes in your working tree" % row[5]
-                    out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 3.0, reason)
+                    out[row[0]] = Candidate(
+                        row[0], row[1], row[2], row[3], row[4], 3.0, Fallback("edited", row[5])
+                    )
         for row in store.all(
             "SELECT %s FROM evidence e WHERE e.repo_id = ? AND e.kind = 'question'%s "
             "ORDER BY e.created_at DESC LIMIT ?" % (_RANK_COLUMNS, clause),
             [origin.id] + params + [limit],
         ):
             if row[0] not in out:
-                reason = "open question recorded in this repository"
-                out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 2.0, reason)
+                out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 2.0, Fallback("question"))
     for row in store.all(
         "SELECT %s FROM evidence e%s ORDER BY e.created_at DESC, e.rid DESC LIMIT ?"
         % (_RANK_COLUMNS, (" WHERE " + " AND ".join(where)) if where else ""),
@@ -915,8 +783,8 @@ def _fallback_candidates(store, scope, where, params, limit, files=None, cwd=Non
     ):
         if row[0] not in out:
             distance = scope.topology.reach.get(row[1], (4,))[0]
-            reason = "recent in %s" % ("this repository" if distance == 0 else "a related repository")
-            out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 1.0 - 0.1 * distance, reason)
+            recent = Fallback("recent", nearby=distance != 0)
+            out[row[0]] = Candidate(row[0], row[1], row[2], row[3], row[4], 1.0 - 0.1 * distance, recent)
     return list(out.values())
 
 
@@ -959,13 +827,23 @@ def _more_matches(store, terms, where, params, cands, matches, exact):
 
 def _count_matches(store, terms, where, params):
     """(number of items in scope whose text matches any term, exact?). Counted when the terms'
-    posting lists together hold at most MATCH_COUNT_EXACT rows; beyond that it is an estimate
-    from the document frequencies (the commonest term's, over the whole store), never a count
-    that costs as much as ranking every row of a common word."""
+    posting lists together hold at most MATCH_COUNT_EXACT rows; beyond that it is an estimate:
+    the commonest term's rows over the whole store, scaled by the share of the store that the
+    scope and filters admit (counted once per store generation), never a count that costs as much
+    as ranking every row of a common word."""
     df = _doc_freqs(store, terms)
-    if sum(df.values()) > MATCH_COUNT_EXACT:
-        return max(df.values()), False
     clause = "".join(" AND " + w for w in where)
+    if sum(df.values()) > MATCH_COUNT_EXACT:
+        estimate = max(df.values())
+        if [w for w in where if w != "e.status = 'active'"]:  # a kind or a narrower scope (the status
+            # filter alone admits nearly every item, and counting it would cost a scan per write)
+            total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+            admitted = store.memo(
+                ("admitted", clause, tuple(params)),
+                lambda: store.one("SELECT count(*) FROM evidence e WHERE 1%s" % clause, list(params))[0],
+            )
+            estimate = int(round(estimate * admitted / float(total))) if total else 0
+        return estimate, False
     match = fts_query(terms)
     n = store.memo(  # counted once per store generation
         ("match-count", match, clause, tuple(params)),
@@ -1029,6 +907,8 @@ class ItemView:
     __slots__ = (
         "row",
         "anchors",
+        "code_words",
+        "code_text",
         "text_words",
         "cited_words",
         "anchor_words",
@@ -1039,9 +919,12 @@ class ItemView:
         "result",
     )
 
-    def __init__(self, row, anchors, edited, summary_words):
+    def __init__(self, row, anchors, edited, summary_words, code=None):
         self.row = row
         self.anchors = anchors
+        # The vocabulary of the cited code: its index words (as _words_of holds words) and as written.
+        self.code_words = " %s " % code[0] if code and code[0] else ""
+        self.code_text = code[1] if code and code[1] else ""
         self.text_words = _words_of(_claim_text(row))
         self.anchor_words = tuple(
             (a["symbol"], _words_of(a["symbol"]), a["path"], _words_of(a["path"])) for a in anchors
@@ -1080,16 +963,33 @@ def _item_views(store, rids):
         rows = _evidence_rows(store, missing)
         anchors = _load_anchors(store, list(rows), SEARCH_ANCHOR_COLUMNS)
         edited = _session_edits(store, anchors)
+        code = _code_words(store, list(rows))
         summaries = {}  # the items of one session share its summary's words
         for rid, row in rows.items():
             summary = row["session_summary"]
             if summary not in summaries:
                 summaries[summary] = _words_of(summary)
-            views[rid] = ItemView(row, anchors[rid], edited.get(rid), summaries[summary])
+            views[rid] = ItemView(row, anchors[rid], edited.get(rid), summaries[summary], code.get(rid))
     return {rid: views[rid] for rid in rids if rid in views}
 
 
-def _query_names(store, raw_query, terms, cands, views):
+def _code_words(store, rids):
+    """{rid: (index words, words as written) of the vocabulary of the code it cites} (its search
+    row's code columns), for the items that have one."""
+    out = {}
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for rid, code, written in _plain_rows(
+            store,
+            "SELECT rowid, code, code_words FROM evidence_fts WHERE rowid IN (%s) AND code != ''"
+            % ",".join("?" * len(chunk)),
+            chunk,
+        ):
+            out[rid] = (code, written)
+    return out
+
+
+def _query_names(store, scope, raw_query, terms, cands, views):
     """Mark each candidate with what of it the query names: its repository or one whose code it
     cites (the name as a word of the query), a symbol it cites (every part of the symbol among the
     query's terms), a file it cites (its path or file name in the query)."""
@@ -1099,10 +999,13 @@ def _query_names(store, raw_query, terms, cands, views):
     lowered = store.memo(
         ("repo-names-lowered",), lambda: [(rid, name.lower()) for rid, name in names.items()]
     )
+    # The asker's own repository named in its own question ("flask ..." asked from flask) says
+    # nothing about which item answers it: only another repository's name is a fact of the query.
+    own = scope.origin.id if scope.origin is not None else None
     named_repos = {
         rid
         for rid, low in lowered
-        if low in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(low), text)
+        if rid != own and low in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(low), text)
     }
     for c in cands:
         named = []
@@ -1137,28 +1040,31 @@ def _name_parts(anchor):
     return (anchor["repo_id"], sym, needed, path, low, base)
 
 
-def _query_coverage(terms, cands, views):
-    """Mark each candidate with the share of the query it answers: the number of the query's
-    terms its claim, detail, cited symbols or cited paths hold, plus RANK_SUMMARY_SHARE for each
-    one only its session summary holds, over the number of terms. bm25 adds up what an item
-    matches with column weights, so one common word in a short claim can outscore every rare word
-    of the query in a detail; coverage is what keeps that match below the fuller one. The share
-    counts terms, not their idf: bm25 has weighed each by its rarity already, and weighing it
-    again let one rare word matched anywhere outrank several of the query's words in a claim.
-    The words of a repository the query names are its name, not content: the named factor
-    counts them once, for every item about it (_query_names), so they weigh nothing here (the
-    reasons still name them among the matched words)."""
-    if len(terms) < 2:
-        return
-    floor = 1.0 / len(terms)  # FTS5 matched it on something: at least one term
+def _query_coverage(terms, cands, views, idf):
+    """Mark each candidate with the share of the query it answers and whether it is weak.
+
+    The share: the number of the query's terms its claim, detail, cited symbols or cited paths
+    hold, plus RANK_CODE_SHARE for each one only the words of its cited code hold and
+    RANK_SUMMARY_SHARE for each one only its session summary holds, over the number of terms.
+    bm25 adds up what an item matches with column weights, so one common word in a short claim can
+    outscore every rare word of the query in a detail; coverage is what keeps that match below the
+    fuller one. The share counts terms, not their idf: bm25 has weighed each by its rarity already,
+    and weighing it again let one rare word matched anywhere outrank several of the query's words
+    in a claim. The words of a repository the query names are its name, not content: the named
+    factor counts them once, for every item about it (_query_names), so they weigh nothing here.
+
+    Weak: what it holds of the query (a word only its session summary holds counting
+    RANK_SUMMARY_SHARE) is less than RANK_WEAK_SHARE of the query's words weighed by ``idf``
+    ({term: inverse document frequency, 0 for a word no item holds}): it matches only the query's
+    common words, and ranks after every candidate that matches a distinctive one, saying so."""
+    whole_idf = sum(idf.get(t, 0.0) for t in terms)
     named = {n for c in cands for what, n in c.named if what == "repository"}
     name_words = {t for n in named for t in query_terms(n)}
     weight = {t: 0.0 if t in name_words else 1.0 for t in terms}
     whole = sum(weight.values())
-    if not whole:
-        return
+    floor = 1.0 / len(terms) if terms else 1.0  # FTS5 matched it on something: at least one term
     for c in cands:
-        if c.tier == "all":  # FTS5 matched every term: coverage 1.0
+        if c.tier == "all":  # FTS5 matched every term: coverage 1.0, never weak
             continue
         view = views.get(c.rid)
         if view is None:
@@ -1169,11 +1075,28 @@ def _query_coverage(terms, cands, views):
         if len(own) < len(terms):
             own.update(_term_hits([t for t in terms if t not in own], view.cited_words))
         share = sum(weight[t] for t in own)
+        if len(own) < len(terms) and view.code_words:
+            coded = [t for t in _term_hits(terms, view.code_words) if t not in own]
+            share += RANK_CODE_SHARE * sum(weight[t] for t in coded)
+            own.update(coded)
+        held = sum(idf.get(t, 0.0) for t in own)
         if len(own) < len(terms) and view.summary_words:
-            share += RANK_SUMMARY_SHARE * sum(
-                weight[t] for t in _term_hits(terms, view.summary_words) if t not in own
-            )
-        c.coverage = max(floor, share / whole)
+            summary = [t for t in _term_hits(terms, view.summary_words) if t not in own]
+            share += RANK_SUMMARY_SHARE * sum(weight[t] for t in summary)
+            held += RANK_SUMMARY_SHARE * sum(idf.get(t, 0.0) for t in summary)
+        c.weak = whole_idf > 0 and held < RANK_WEAK_SHARE * whole_idf
+        if len(terms) > 1 and whole:
+            c.coverage = max(floor, share / whole)
+
+
+def _idf(store, terms):
+    """{term: log((items + 1) / (items holding it + 0.5))}: how distinctive each query term is
+    (0 for a term no item holds: it distinguishes nothing that is found)."""
+    import math
+
+    df = _doc_freqs(store, terms)
+    total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+    return {t: math.log((total + 1.0) / (df[t] + 0.5)) if df.get(t) else 0.0 for t in terms}
 
 
 def _rerank(cands, scope, now):
@@ -1212,6 +1135,7 @@ def search(
     workspace=None,
     files=None,
     page=None,
+    facts=None,
 ):
     """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
 
@@ -1221,7 +1145,8 @@ def search(
     call with the same arguments: the ranked results continue, then every other match, newest
     first, so paging reaches the last match at a constant cost per page. ``files`` (paths in the
     caller's repository) join the working tree's changed files for recall by code reference
-    when the query finds nothing."""
+    when the query finds nothing. ``facts``, a dict, receives each result's ResultFacts by its id
+    (search_phrasings explains a fused result again from them)."""
     started = time.perf_counter()
     if rank not in ("topology", "fts"):
         raise UsageError("unknown rank %r (topology or fts)" % rank)
@@ -1268,14 +1193,21 @@ def search(
     if mode == "text" and rank != "fts":
         views = _item_views(store, [c.rid for c in cands])
         anchors = {rid: v.anchors for rid, v in views.items()}
-        _query_names(store, query, terms, cands, views)
-        _query_coverage(terms, cands, views)
+        _query_names(store, scope, query, terms, cands, views)
+        _query_coverage(terms, cands, views, _idf(store, terms))
         _rerank(cands, scope, time.time())
     fresh = {}
     final = {}  # {rid: score with its freshness}, once known; the score alone until then
+    below = _replacements(cands, views) if include_inactive else {}
 
     def order(c):
-        return (-final.get(c.rid, c.score), -c.rid)
+        # Weak matches after the rest; a superseded item never above its replacement.
+        score, weak = final.get(c.rid, c.score), c.weak
+        replacement = below.get(c.rid)
+        if replacement is not None:
+            score = min(score, final.get(replacement.rid, replacement.score) * 0.999)
+            weak = weak or replacement.weak
+        return (weak, -score, -c.rid)
 
     # Freshness only lowers a score, so fetching it for the current top until the top is stable
     # gives the same order as fetching it for every candidate.
@@ -1336,8 +1268,10 @@ def search(
         view = views[c.rid]
         item = view.result_dict(now)
         f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
-        facts = _result_facts(terms, view, c, scope, f, mode, item["age"])
-        item["reasons"] = explain(facts)
+        said = _result_facts(terms, view, c, scope, f, mode, item["age"])
+        item["reasons"] = explain(said)
+        if facts is not None:
+            facts[item["id"]] = said
         item["freshness"] = {"verdict": f["verdict"], "reasons": f["reasons"]}
         results.append(item)
     if mode == "text":
@@ -1362,41 +1296,121 @@ def search(
     }
 
 
+MAX_PHRASINGS = 3  # phrasings of one question a search fuses
+FUSION_RANK_OFFSET = 60  # reciprocal rank fusion: a result's share of one list is 1 / (this + its rank)
+
+
+def search_phrasings(store, phrasings, limit=10, **kwargs):
+    """One question asked in up to MAX_PHRASINGS phrasings (an agent asking can give two or three),
+    each searched as ``search`` searches it and the lists fused by rank: an item scores the sum,
+    over the lists, of 1 / (FUSION_RANK_OFFSET + its rank there), so an item near the top of
+    several lists rises above one that a single phrasing found, and no phrasing's scores need be
+    comparable with another's. A phrasing that matched nothing (its list shown for other reasons)
+    is left out while another matched. Takes ``search``'s arguments but ``page`` (a fused list is
+    one page) and returns its shape; each result's reasons start with the phrasings that found it
+    and its rank in each, and ``phrasings`` gives each one's query words and mode."""
+    if isinstance(phrasings, str):
+        phrasings = [phrasings]
+    if not isinstance(phrasings, (list, tuple)) or not phrasings:
+        raise UsageError("phrasings must be a list of 1 to %d questions" % MAX_PHRASINGS)
+    if len(phrasings) > MAX_PHRASINGS:
+        raise UsageError("at most %d phrasings of one question (got %d)" % (MAX_PHRASINGS, len(phrasings)))
+    if not all(isinstance(p, str) for p in phrasings):
+        raise UsageError("each phrasing must be text")
+    if kwargs.get("page") is not None:
+        raise UsageError("a search of several phrasings is one page: ask with a larger limit instead")
+    if len(phrasings) == 1:
+        return search(store, phrasings[0], limit=limit, **kwargs)
+    started = time.perf_counter()
+    runs, facts = [], []
+    for text in phrasings:
+        facts.append({})
+        runs.append(search(store, text, limit=limit, facts=facts[-1], **kwargs))
+    fused = [n for n, run in enumerate(runs) if run["mode"] == "text"] or list(range(len(runs)))
+    score, ranks = {}, {}
+    for n in fused:
+        for rank, item in enumerate(runs[n]["results"], 1):
+            score[item["id"]] = score.get(item["id"], 0.0) + 1.0 / (FUSION_RANK_OFFSET + rank)
+            ranks.setdefault(item["id"], []).append((n + 1, rank))
+    results = []
+    # Equal scores: the better rank first, then the earlier phrasing (the asker's first words).
+    for item_id in sorted(score, key=lambda i: (-score[i], min((r, n) for n, r in ranks[i])))[:limit]:
+        n, rank = min(ranks[item_id], key=lambda pair: pair[1])  # explained as its best list found it
+        item = dict(runs[n - 1]["results"][rank - 1])
+        said = facts[n - 1][item_id]
+        said.found_by = tuple(ranks[item_id])
+        item["reasons"] = explain(said)
+        results.append(item)
+    text_runs = [runs[n] for n in fused if runs[n]["mode"] == "text"]
+    out = dict(runs[fused[0]])
+    out.update(
+        results=results,
+        fallback_reason=None if text_runs else out["fallback_reason"],
+        candidates=max(runs[n]["candidates"] for n in fused),
+        # The union of several phrasings' matches is at least the largest of them.
+        candidates_exact=len(text_runs) <= 1 and all(runs[n]["candidates_exact"] for n in fused),
+        ranked=sum(runs[n]["ranked"] for n in fused),
+        next_page=None,
+        after=[],
+        ms=round((time.perf_counter() - started) * 1000.0, 2),
+        query_terms=list(dict.fromkeys(t for n in fused for t in runs[n]["query_terms"])),
+        query_terms_total=sum(run["query_terms_total"] for run in runs),
+        phrasings=[
+            {"query_terms": run["query_terms"], "mode": run["mode"], "fused": n in fused}
+            for n, run in enumerate(runs)
+        ],  # fmt: skip
+    )
+    return out
+
+
+def _replacements(cands, views):
+    """{rid of a superseded candidate: the candidate that replaced it}, where both are ranked."""
+    by_id = {views[c.rid].row["id"]: c for c in cands if c.rid in views}
+    out = {}
+    for c in cands:
+        view = views.get(c.rid)
+        if view is not None and view.row["superseded_by"] in by_id:
+            out[c.rid] = by_id[view.row["superseded_by"]]
+    return out
+
+
 def _result_facts(terms, view, cand, scope, fresh, mode, age):
     """The facts ``explain`` needs for one result (``view``: its ItemView)."""
     row = view.row
-    text_hits = symbol_hits = path_hits = summary_hits = ()
+    text = symbols = paths = code = summary = ()
+    stems = []
     fallback = code_reference = None
     if mode == "fallback" and isinstance(cand.tier, CodeReference):
         code_reference = cand.tier
     elif mode == "fallback":
         fallback = cand.tier
     else:
-        text_hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
-        symbol_hits = [sym for sym, words, _, _ in view.anchor_words if sym and _term_hits(terms, words)]
-        path_hits = list(
-            dict.fromkeys(
-                path for _, _, path, words in view.anchor_words if path and _term_hits(terms, words)
-            )
-        )
-        if not (text_hits or symbol_hits or path_hits):
-            summary_hits = _term_hits(terms, view.summary_words)
+        hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
+        text = _pairs(hits, _claim_text(row))
+        # A cited symbol or path matches a query word that is one of its whole words; one that only
+        # shares a stem with a word of it is said to, with both words (never as a match).
+        symbols, stems = _cited_hits(terms, [(sym, words) for sym, words, _, _ in view.anchor_words])
+        paths, path_stems = _cited_hits(terms, [(p, words) for _, _, p, words in view.anchor_words])
+        paths = list(dict.fromkeys(paths))
+        stems += [hit for hit in path_stems if hit not in stems]
+        if view.code_words:
+            code = _pairs([t for t in _term_hits(terms, view.code_words) if t not in hits], view.code_text)
+        if not (text or symbols or paths or code):
+            summary = _pairs(_term_hits(terms, view.summary_words), row["session_summary"])
     reach = scope.topology.reach.get(row["repo_id"])
-    if reach is None:
-        where = (
-            "outside the caller's workspaces (--all)" if scope.origin else "searched all repositories (--all)"
-        )
-    else:
-        where = reach[1]
     return ResultFacts(
-        text_hits=text_hits,
-        symbol_hits=symbol_hits,
-        path_hits=path_hits,
-        summary_hits=summary_hits,
+        text_hits=text,
+        symbol_hits=symbols,
+        path_hits=paths,
+        stem_hits=stems,
+        code_hits=code,
+        summary_hits=summary,
+        weak=cand.weak,
         named=cand.named,
         fallback=fallback,
         code_reference=code_reference,
-        reach=where,
+        reach=reach[1] if reach is not None else None,
+        all_scope="origin" if scope.origin else "all",
         edited=view.edited,
         confidence=row["confidence"],
         status=row["status"],
@@ -1404,6 +1418,28 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
         freshness=fresh,
         age=age,
     )
+
+
+def _cited_hits(terms, cited):
+    """(the names among ``cited`` [(symbol or path, its index words)] a query term is a whole word
+    of (identifier_words), [(name, (term, word) pairs)] for the others a term matches by stem)."""
+    whole, stems = [], []
+    wanted = set(terms)
+    for name, words in cited:
+        if not name:
+            continue
+        if wanted & identifier_words(name):
+            whole.append(name)
+            continue
+        hits = _term_hits(terms, words)
+        if hits:
+            stems.append((name, tuple(_pairs(hits, name))))
+    return whole, stems
+
+
+def _pairs(terms, text):
+    """[(query term, the word of ``text`` as written it matched)] (matched_word), in term order."""
+    return [(t, matched_word(t, text)) for t in terms]
 
 
 def _session_edits(store, anchors_by_rid):

@@ -23,8 +23,31 @@ def _relation_label(kind, a_name, b_name, viewer_is_a):
     return "%s (%s)" % (text, side)
 
 
+class Reach:
+    """How one repository is reached from the caller's, as facts (explain words them, reach_text):
+    ``how`` is "same" (the caller's own), "relation" (one declared relation ``kind`` between
+    ``a`` and ``b``, the caller being ``a`` when ``caller_is_a``), "hops" (``depth`` relations
+    away through the repositories ``via``) or "workspace" (a workspace ``workspace`` shared with
+    the caller, ``also`` the Reach by relations when there is one) or "scoped" (no caller: the
+    workspace ``workspace`` a search was scoped to)."""
+
+    __slots__ = ("how", "kind", "a", "b", "caller_is_a", "depth", "via", "workspace", "also")
+
+    def __init__(self, how, kind=None, a=None, b=None, caller_is_a=None, depth=None, via=(), workspace=None,
+                 also=None):  # fmt: skip
+        self.how = how
+        self.kind = kind
+        self.a = a
+        self.b = b
+        self.caller_is_a = caller_is_a
+        self.depth = depth
+        self.via = via
+        self.workspace = workspace
+        self.also = also
+
+
 class Topology:
-    """For one origin repo: {repo id: (distance, reason)}; distance 0 same repo, 1 direct relation,
+    """For one origin repo: {repo id: (distance, Reach)}; distance 0 same repo, 1 direct relation,
     2 two hops, 3 same workspace only (or further relation hops). With no origin but a workspace
     (a caller standing outside every repository), the workspace's repositories at distance 3."""
 
@@ -37,9 +60,9 @@ class Topology:
             if workspace is not None:
                 ws = _workspace_id(store, workspace, create=False)
                 for row in store.all("SELECT repo_id FROM workspace_repos WHERE workspace_id = ?", (ws,)):
-                    self.reach[row["repo_id"]] = (3, "in workspace %s" % workspace)
+                    self.reach[row["repo_id"]] = (3, Reach("scoped", workspace=workspace))
             return
-        self.reach[origin.id] = (0, "same repository")
+        self.reach[origin.id] = (0, Reach("same"))
         edges = {}
         for row in store.all("SELECT from_repo, kind, to_repo FROM relations ORDER BY id"):
             edges.setdefault(row["from_repo"], []).append(
@@ -62,13 +85,12 @@ class Topology:
                     seen.add(other)
                     hop_path = path + [other]
                     if depth == 1:
-                        reason = _relation_label(
-                            kind, self.names[a], self.names[b], viewer_is_a=(a == origin.id)
+                        fact = Reach(
+                            "relation", kind, self.names[a], self.names[b], caller_is_a=(a == origin.id)
                         )
                     else:
-                        via = ", ".join(self.names[x] for x in hop_path[:-1])
-                        reason = "%d hops via %s" % (depth, via)
-                    self.reach[other] = (min(depth, 3), reason)
+                        fact = Reach("hops", depth=depth, via=tuple(self.names[x] for x in hop_path[:-1]))
+                    self.reach[other] = (min(depth, 3), fact)
                     nxt.append((other, hop_path))
             frontier = nxt
         for row in store.all(
@@ -80,11 +102,11 @@ class Topology:
             rid = row["repo_id"]
             if rid not in self.reach or self.reach[rid][0] >= 3:
                 hops = self.reach.get(rid)
-                reason = "same workspace %s" % row["name"]
-                if hops:
-                    reason += "; " + hops[1]
-                if rid not in self.reach or not self.reach[rid][1].startswith("same workspace"):
-                    self.reach[rid] = (3, reason)
+                if hops is None or hops[1].how != "workspace":  # the first shared workspace, by name
+                    self.reach[rid] = (
+                        3,
+                        Reach("workspace", workspace=row["name"], also=hops[1] if hops else None),
+                    )
 
     def repo_ids(self):
         return list(self.reach)
@@ -96,3 +118,20 @@ class Topology:
             ordered = sorted(self.reach, key=lambda rid: (self.reach[rid][0], self.names.get(rid, "")))
             self._searched = [self.names[rid] for rid in ordered if rid in self.names]
         return list(self._searched)
+
+
+def reach_text(fact):
+    """The words of a Reach: "same repository", "docs-ui uses upload-sdk (direct consumer)",
+    "2 hops via docs-ui", "same workspace uploads; 4 hops via ...". The one place they are made."""
+    if fact is None:
+        return "outside the workspace"
+    if fact.how == "same":
+        return "same repository"
+    if fact.how == "relation":
+        return _relation_label(fact.kind, fact.a, fact.b, viewer_is_a=fact.caller_is_a)
+    if fact.how == "hops":
+        return "%d hops via %s" % (fact.depth, ", ".join(fact.via))
+    if fact.how == "scoped":
+        return "in workspace %s" % fact.workspace
+    text = "same workspace %s" % fact.workspace
+    return text + ("; " + reach_text(fact.also) if fact.also is not None else "")

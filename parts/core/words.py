@@ -8,10 +8,13 @@ from .caches import (
     _INDEX_TOKENS,
     _INDEXED_TEXTS,
     FORMS,
+    IDENTIFIER_WORDS,
     IMPLIED_PARTS,
     INDEX_TOKENS_KEPT,
+    MATCHED_WORD,
     QUERY_TERMS,
     TERM_FORMS,
+    WRITTEN_WORDS,
 )
 from .constants import MAX_TERM_CHARS, STOP_WORDS, _lazy_pattern
 from .helpers import ascii_words, split_identifier
@@ -327,3 +330,40 @@ def _fts_symbols(anchors):
 def _fts_paths(anchors):
     """The text of the paths column of an item's search row: its cited paths."""
     return " ".join(dict.fromkeys(a["path"] for a in anchors if a.get("path")))
+
+
+@MATCHED_WORD
+def matched_word(term, text):
+    """The word of ``text`` as written that ``term`` matched (one of its index words is a match
+    form of the term: _word_hits' rule): the term itself if the text has it, else the first word
+    matched, of an identifier the part matched; None when none matches. What a reason shows beside the query word,
+    so that a stem never stands for a word: "expiring" matched "expired", not "expir"."""
+    if not text:
+        return None
+    words = _written_words(text)
+    for raw, low, _ in words:
+        if low == term:
+            return raw  # the word itself, wherever it is
+    forms = _term_forms(term)
+    for raw, _, tokens in words:
+        if any(form in tokens for form in forms):
+            # an identifier's part (uploadDocument -> Document), or the identifier when it is the match
+            return next((p for p in _word_parts(raw) if _index_tokens(p) in forms), raw)
+    return None
+
+
+@WRITTEN_WORDS
+def _written_words(text):
+    """((word as written, lower-cased, its index words), ...) of a text, once: search names the
+    words of the same items' texts query after query."""
+    return tuple((raw, raw.lower(), frozenset(_index_tokens(raw).split())) for raw in _TERM_RE.findall(text))
+
+
+@IDENTIFIER_WORDS
+def identifier_words(name):
+    """The whole words an identifier is made of, lower-cased, and the identifier itself without
+    separators (Payload.read_json -> payload, read, json, readjson): what a query word must equal
+    to match a cited symbol or path (a stem of a common word does not: "reads" is not "read")."""
+    parts = [p.lower() for chunk in _TERM_RE.findall(name) for p in (_word_parts(chunk) or [chunk])]
+    whole = "".join(_TERM_RE.findall(re.split(r"[.#:/]+", name)[-1])).lower()
+    return frozenset(parts + ([whole] if whole else []))

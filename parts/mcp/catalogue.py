@@ -129,6 +129,14 @@ TOOLS = [
                     "maxLength": 2000,
                     "description": "Words, symbols, paths or an error message. Plain text; no query syntax.",
                 },
+                "phrasings": {
+                    "type": "array",
+                    "items": {"type": "string", "minLength": 1, "maxLength": 2000},
+                    "maxItems": CORE.MAX_PHRASINGS - 1,
+                    "description": "Up to two more phrasings of the same question in other words (how a "
+                    "user would say it, the developer's terms, a likely symbol). Each is searched and the "
+                    "lists are fused by rank: what several find comes first. One page: no cursor.",
+                },
                 "repo": _REPO_ARG,
                 "kinds": {
                     "type": "array",
@@ -188,6 +196,12 @@ TOOLS = [
                 "query_terms_total": {"type": "integer"},
                 "searched": {"type": "array", "items": {"type": "string"}},
                 "mode": {"type": "string", "description": "fallback when no query word matched."},
+                "phrasings": {
+                    "type": "array",
+                    "items": {"type": "object"},
+                    "description": "With phrasings: each one's query words and whether its results were "
+                    "fused (false: it matched nothing).",
+                },
                 "ms": {"type": "number"},
                 "next_cursor": _CURSOR,
                 "hint": {"type": "string"},

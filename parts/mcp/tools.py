@@ -176,6 +176,15 @@ def _search_text(payload):
             "query words used: %s (of %d)"
             % (", ".join(map(line_text, payload["query_terms"])), payload.get("query_terms_total", 0))
         )
+    for n, p in enumerate(payload.get("phrasings") or (), 1):
+        lines.append(
+            "phrasing %d (%s): %s"
+            % (
+                n,
+                ", ".join(map(line_text, p["query_terms"])),
+                "fused" if p["fused"] else "matched nothing, left out",
+            )
+        )
     if payload.get("searched"):
         lines.append("searched: " + ", ".join(map(line_text, payload["searched"])))
     for entry in results:
@@ -348,9 +357,11 @@ class Tools:
         limit = args.get("limit", SEARCH_DEFAULT_LIMIT)
         repo = self._repo(args)
         all_scope = args.get("scope") == "all"
-        found = self.core.search(
+        phrasings = args.get("phrasings") or []
+        # More phrasings of one question: the service fuses their lists (one page, no cursor).
+        found = (self.core.search_phrasings if phrasings else self.core.search)(
             self.store,
-            args["query"],
+            [args["query"]] + phrasings if phrasings else args["query"],
             repo=repo,
             cwd=self.cwd,
             limit=limit,
@@ -374,6 +385,12 @@ class Tools:
             head["query_terms_total"] = found.get("query_terms_total", len(terms))
         if detail or found.get("mode", "text") != "text":
             head["mode"] = found.get("mode", "text")
+        said = found.get("phrasings") or []
+        if said and (detail or not all(p["fused"] for p in said)):
+            head["phrasings"] = [
+                {"query_terms": [served_cut(t, 100)[0] for t in p["query_terms"]], "fused": p["fused"]}
+                for p in said
+            ]
         if detail:
             head["searched"] = [
                 served_cut(s, 200)[0] for s in (found.get("searched") or [])[:LIST_ITEM_LIMIT]
@@ -389,12 +406,19 @@ class Tools:
         def build(k):
             payload = {"results": entries[:k]}
             payload.update(head)
-            cursor = found.get("next_page") if k == len(entries) else after[k - 1]
+            cursor = found.get("next_page") if k == len(entries) else (after[k - 1] if after else None)
             if cursor:
                 payload["next_cursor"] = cursor
             if k < len(entries):
                 payload["truncated"] = [
-                    _budget_cut(len(entries) - k, "results", budget, "call again with cursor for them")
+                    _budget_cut(
+                        len(entries) - k,
+                        "results",
+                        budget,
+                        "call again with cursor for them"
+                        if cursor
+                        else "search each phrasing alone and page with cursor for them",
+                    )
                 ]
             payload["notice"] = notice
             return Reply(payload, _search_text)

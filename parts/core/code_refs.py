@@ -1,0 +1,228 @@
+from __future__ import annotations
+
+import collections
+import os
+import re
+
+from .caches import MODULE_FORMS, SYMBOL_NAMES
+from .constants import _lazy_pattern
+from .errors import WctxError
+from .git import GitRepo, UnreadableFile, read_repo_file, repo_relative_path
+from .helpers import is_utf8
+from .symbols import _mask_source, language_of
+
+# ----------------------------------------------------------------------------------------------
+# Code references: what evidence of related repositories cites of the code this session changes
+# ----------------------------------------------------------------------------------------------
+# The identifiers in the files the caller's working tree changed (and files named explicitly) are
+# facts: matched against the symbols and paths that evidence in related repositories cites, they
+# find what another repository learned about the code this session is about to touch. Identifiers
+# come from the source with its comments and strings masked (the symbol machinery's _mask_source),
+# so prose in a comment never matches; module paths are matched in the raw text (imports are
+# strings in many languages).
+
+CODE_REF_MAX_FILES = 40  # changed files read per call, in path order
+CODE_REF_MAX_BYTES = 512 * 1024  # larger files are skipped (generated code, bundles)
+CODE_REF_MIN_NAME = 4  # a cited symbol shorter than this ("get", "run") matches too much
+CODE_REF_MAX_ANCHORS = 200000  # cited symbols and paths read per call (a bound, not a sample)
+_IDENT_RE = _lazy_pattern(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_CALL_RE = _lazy_pattern(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
+
+
+def _contains_word(text, form):
+    """True when ``form`` occurs in ``text`` with no identifier character on either side."""
+    start = text.find(form)
+    while start >= 0:
+        end = start + len(form)
+        if (start == 0 or text[start - 1] not in _WORD_CHARS) and (
+            end == len(text) or text[end] not in _WORD_CHARS
+        ):
+            return True
+        start = text.find(form, start + 1)
+    return False
+
+
+_GENERIC_STEMS = frozenset({"index", "__init__", "mod", "main", "lib", "src", "init"})
+
+CodeReference = collections.namedtuple(
+    "CodeReference", "rid local_path local_status how name cited_repo cited_spec evidence_id kind"
+)
+
+
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor", "new", "initialize"})
+# receiver.method, receiver::method, receiver->method; a lookahead, so a.b.c gives (a, b) and (b, c).
+_RECEIVER_RE = _lazy_pattern(
+    r"(?<![A-Za-z0-9_$])(?=([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:\?\.|\.|::|->)\s*([A-Za-z_$][A-Za-z0-9_$]*))"
+)
+
+
+@SYMBOL_NAMES
+def _symbol_name(symbol):
+    """(the name code calls a cited symbol by, its class or None): Context.invoke -> ("invoke",
+    "Context"); a constructor is called by its class (Pool.__init__ -> ("Pool", "Pool")). The
+    name is None when too short to match on ("get", "run") or not an identifier."""
+    parts = [p for p in re.split(r"[.#:]+", symbol) if p]
+    if not parts:
+        return None, None
+    owner = parts[-2] if len(parts) > 1 else None
+    name = owner if owner and parts[-1] in _CONSTRUCTORS else parts[-1]
+    if len(name) < CODE_REF_MIN_NAME or not _IDENT_RE.fullmatch(name):
+        return None, owner
+    return name, owner
+
+
+def _plain(identifier):
+    """An identifier with case and separators dropped: connection_pool, connectionPool and
+    ConnectionPool all read "connectionpool"."""
+    return identifier.replace("_", "").replace("$", "").lower()
+
+
+@MODULE_FORMS
+def _module_forms(path):
+    """How code elsewhere names a cited file: its last two path parts without the extension,
+    slash- or dot-separated ("src/upload/upload.ts" -> "upload/upload", "upload.upload"); none for
+    a file directly under the root or a generic stem (index, __init__)."""
+    parts = [p for p in os.path.splitext(path)[0].split("/") if p]
+    if parts and parts[-1] in _GENERIC_STEMS:
+        parts = parts[:-1]
+    if len(parts) < 2:
+        return ()
+    tail = parts[-2:]
+    if tail[0] in _GENERIC_STEMS and len(parts) >= 3:
+        tail = parts[-3:]
+    return ("/".join(tail), ".".join(tail))
+
+
+def working_files(origin, files=(), cwd=None):
+    """[(repo-relative path, status)]: the files ``origin``'s working tree changed, then ``files``
+    (paths relative to ``cwd`` or the repository, status "given"); each once, in that order."""
+    out, seen = [], set()
+    for path in files or ():
+        rel, _ = repo_relative_path(origin.path, path, cwd=cwd)
+        if rel not in seen:
+            seen.add(rel)
+            out.append((rel, "given"))
+    changed = []
+    if os.path.isdir(origin.path):
+        try:
+            changed = GitRepo(origin.path).changed_paths()
+        except WctxError:
+            changed = []
+    for rel, status in sorted(changed):
+        if status != "deleted" and rel not in seen and is_utf8(rel):
+            seen.add(rel)
+            out.append((rel, status))
+    return out
+
+
+def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), params=()):
+    """Evidence in ``scope_ids`` (other than ``origin``'s own code) whose cited symbols the working
+    files call or use, or whose cited files they import. Returns [CodeReference], one per
+    evidence item (its first match), in working-file order, newest evidence first within a file."""
+    if origin is None:
+        return []
+    work = working_files(origin, files, cwd)[:CODE_REF_MAX_FILES]
+    others = [rid for rid in scope_ids if rid != origin.id]
+    if not work or not others:
+        return []
+    texts = []  # (rel, status, raw text, code with comments and strings masked)
+    for rel, status in work:
+        try:
+            data = read_repo_file(origin.path, rel, limit=CODE_REF_MAX_BYTES)
+        except UnreadableFile:  # a FIFO, a device, a symlink out, a bundle: not source to read
+            continue
+        if data is None or b"\0" in data[:8192]:
+            continue
+        text = data.decode("utf-8", "replace")
+        language = language_of(rel)
+        texts.append((rel, status, text, _mask_source(text, language) if language else text))
+    if not texts:
+        return []
+    idents = sorted(
+        {w for _, _, _, code in texts for w in _IDENT_RE.findall(code) if len(w) >= CODE_REF_MIN_NAME}
+    )
+    # The cited symbols the working files name, read in SQL (plain names by equality, qualified
+    # ones filtered here), and the files cited without a symbol: plain tuples, no join, no sort
+    # (at 10,000 items a join and sort over every anchor cost more than the rest of the briefing).
+    by_name, by_form = {}, {}
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    columns = (
+        "SELECT symbol, path, repo_name, evidence_rid FROM anchors WHERE path IS NOT NULL AND repo_id IN (%s)"
+    )
+    for i in range(0, len(others), 200):
+        repos = others[i : i + 200]
+        marks = ",".join("?" * len(repos))
+        queries = [
+            (columns % marks + " AND symbol IN (%s)" % ",".join("?" * len(chunk)), repos + chunk)
+            for chunk in (idents[j : j + 500] for j in range(0, len(idents), 500))
+        ]
+        queries.append(
+            (columns % marks + " AND (instr(symbol, '.') OR instr(symbol, ':') OR instr(symbol, '#'))", repos)
+        )
+        for sql, args in queries:
+            for a in cursor.execute(sql, args):
+                name, _ = _symbol_name(a[0])  # evidence about one symbol: only code that names it
+                if name:
+                    by_name.setdefault(name, []).append(a)
+        # Evidence about a whole file: code that imports it. One row per cited file.
+        for path, repo_name, rids in cursor.execute(
+            "SELECT path, repo_name, group_concat(evidence_rid) FROM anchors WHERE path IS NOT NULL "
+            "AND symbol IS NULL AND repo_id IN (%s) GROUP BY repo_id, path LIMIT %d"
+            % (marks, CODE_REF_MAX_ANCHORS),
+            repos,
+        ):
+            forms = _module_forms(path)
+            if forms:
+                cited = [(None, path, repo_name, int(rid)) for rid in rids.split(",")]
+                for form in forms:
+                    by_form.setdefault(form, []).extend(cited)
+    if not by_name and not by_form:
+        return []
+    hits = []  # (rel, status, anchor, how, name)
+    for rel, status, text, code in texts:
+        called = set(_CALL_RE.findall(code))
+        named = set(_IDENT_RE.findall(code))
+        receivers = {}  # method name -> the receivers it is called on here, plain (see _plain)
+        for receiver, method in _RECEIVER_RE.findall(code):
+            receivers.setdefault(method, set()).add(_plain(receiver))
+        for name in sorted(named & set(by_name)):
+            how = "calls" if name in called else "uses"
+            for a in by_name[name]:
+                # A method counts only when its class is named here or is the receiver's name
+                # (pool.release for Pool.release): every class has an __init__ or a close.
+                _, owner = _symbol_name(a[0])
+                if owner and owner not in named and _plain(owner) not in receivers.get(name, ()):
+                    continue
+                hits.append((rel, status, a, how, name))
+        for form, cited in sorted(by_form.items()):
+            if _contains_word(text, form):
+                hits.extend((rel, status, a, "imports", form) for a in cited)
+    rids = sorted({h[2][3] for h in hits})
+    evidence = {}
+    clause = (" AND " + " AND ".join(where)) if where else ""
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for row in store.all(
+            "SELECT e.rid, e.id, e.kind, e.created_at FROM evidence e WHERE e.rid IN (%s) AND e.repo_id IN (%s)%s"
+            % (",".join("?" * len(chunk)), ",".join("?" * len(scope_ids)), clause),
+            chunk + list(scope_ids) + list(params),
+        ):
+            evidence[row["rid"]] = row
+    found, taken = [], set()
+    for rel, status, _, _ in texts:
+        # Symbol matches before import matches, newest evidence first within each.
+        matches = sorted(
+            (h for h in hits if h[0] == rel and h[2][3] in evidence),
+            key=lambda h: (h[3] != "imports", evidence[h[2][3]]["created_at"] or "", h[2][3]),
+            reverse=True,
+        )
+        for _, _, (symbol, path, cited_repo, rid), how, name in matches:
+            if rid in taken:
+                continue
+            taken.add(rid)
+            e = evidence[rid]
+            spec = path + ("#" + symbol if symbol else "")
+            found.append(CodeReference(rid, rel, status, how, name, cited_repo, spec, e["id"], e["kind"]))
+    return found
