@@ -52,8 +52,8 @@ class Family:
     def __init__(self, store, sdk, shop, ledger):
         self.store, self.sdk, self.shop, self.ledger = store, sdk, shop, ledger
 
-    def capture(self, symbol, path="shop/checkout.py", depends_on=None, claim=None):
-        item = {"kind": "finding", "claim": claim or "%s works as described" % symbol, "repo": "shop",
+    def capture(self, symbol, path="shop/checkout.py", depends_on=None, claim=None, kind="finding"):
+        item = {"kind": kind, "claim": claim or "%s works as described" % symbol, "repo": "shop",
                 "files": ["%s#%s" % (path, symbol)]}  # fmt: skip
         if depends_on:
             item["depends_on"] = depends_on
@@ -243,7 +243,7 @@ def test_an_explicit_dependency_propagates_where_no_reading_reaches(family, run_
         ("nowhere:paysdk/retry.py#backoff", "nowhere"),
         ("pay-sdk:../shop/shop/local.py#audit", "outside"),
         ("pay-sdk:paysdk/missing.py#backoff", "does not exist"),
-        ("pay-sdk:paysdk/retry.py#", "names no symbol"),
+        ("pay-sdk:paysdk", "is a directory"),
     ],
 )
 def test_a_bad_explicit_dependency_is_one_line_and_stores_nothing(family, run_cli, wctx_home, spec, said):
@@ -284,9 +284,13 @@ def test_confirm_keeps_an_explicit_dependency(family):
 
 
 def test_search_briefing_show_and_the_page_show_the_propagated_verdict(family, run_cli, tmp_path):
-    eid, _ = family.capture("pay", claim="checkout pays with a fresh sdk token")
-    # Served once while current, so that the next briefing reports the change.
-    wctx.brief(family.store, cwd=family.shop.path)
+    eid, _ = family.capture("pay", claim="checkout pays with a fresh sdk token", kind="known_issue")
+    # Served once while current (a known issue here), then out of the open section (newer ones),
+    # so that the next briefing reports the change under "went stale".
+    first = wctx.brief(family.store, cwd=family.shop.path)
+    assert eid in [i["id"] for s in first["sections"] for i in s["items"]]
+    for n in range(wctx.BRIEF_SECTION_ITEMS):
+        family.capture("local_only", claim="newer known issue %d" % n, kind="known_issue")
     sha = family.change(family.sdk, "paysdk/client.py", "return {'token': url}", "return {'token': url, 'ttl': 60}",
                         "tokens expire after a minute")  # fmt: skip
 

@@ -167,6 +167,23 @@ class _Suffixed:
         return str(self.reason) + self.suffix
 
 
+class _Dependent:
+    """The reason of an item whose dependency changed: "depends on REPO LABEL, which changed in
+    …", made from the dependency's own reason when it is turned into text (a symbol change is
+    finished after the batch, as the cited ones are)."""
+
+    __slots__ = ("repo", "label", "reason")
+
+    def __init__(self, repo, label, reason):
+        self.repo, self.label, self.reason = repo, label, reason
+
+    def __str__(self):
+        text = str(self.reason)
+        if text.startswith(self.label + " "):
+            return "depends on %s %s, which %s" % (self.repo, self.label, text[len(self.label) + 1 :])
+        return "depends on %s %s: %s" % (self.repo, self.label, text)
+
+
 class FreshnessChecker:
     """Computes verdicts for many items with git work batched per repository."""
 
@@ -199,6 +216,8 @@ class FreshnessChecker:
         self.learned = {}
         self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
         self.moved = {}  # {(repo id, recorded commit): commits since}, for items citing no file
+        self.dependencies = {}  # {rid: [dependency rows]} of the items of this call
+        self.dependency_checks = {}  # {what a dependency was stamped with: (verdict, reason)}
 
     def cacheable(self):
         """A test of an item's anchors (every column): whether the verdict this call computed for
@@ -439,16 +458,23 @@ class FreshnessChecker:
             g.batch_check(specs)
 
     def check_items(self, anchors_by_rid):
-        """{rid: {"verdict", "reasons", "anchors": [...]}} for the given anchors."""
+        """{rid: {"verdict", "reasons", "anchors": [...][, "dependencies": [...]]}} for the given
+        anchors, with the items' dependencies (read from the store) checked alongside."""
         every = [a for anchors in anchors_by_rid.values() for a in anchors]
-        self.prefetch(every)
+        self.dependencies = _load_dependencies(self.store, list(anchors_by_rid))
+        depended = [d for deps in self.dependencies.values() for d in deps]
+        # One batch per repository for the cited files and the dependencies alike.
+        self.prefetch(every + depended)
         self.cited = {}
-        for a in every:
+        for a in every + depended:
             if a["path"] and a["symbol"]:
                 self.cited.setdefault(a["path"], set()).add(a["symbol"])
         self._load_checks(every)
         self.symbol_changes = []
-        results = {rid: self.check_item(anchors) for rid, anchors in anchors_by_rid.items()}
+        results = {
+            rid: self.check_item(anchors, self.dependencies.get(rid, ()))
+            for rid, anchors in anchors_by_rid.items()
+        }
         if self.symbol_changes:
             self._finish_symbol_changes()
         for res in results.values():  # symbol changes and checkout notes become text now
@@ -458,6 +484,8 @@ class FreshnessChecker:
                 if isinstance(change, _SymbolChange) and change.history is not None:
                     a["changed_in"] = [c["sha"] for c in change.history.named]
                 a["reason"] = str(a["reason"])
+            for d in res.get("dependencies", ()):
+                d["reason"] = str(d["reason"])
         self._save_checks()
         return results
 
@@ -509,7 +537,16 @@ class FreshnessChecker:
         self.git_failed.add(repo_id)
         return reason
 
-    def check_item(self, anchors):
+    def check_dependency(self, d):
+        """(verdict, reason) of one dependency, judged as a cited file is; each distinct stamp once
+        per call, however many items depend on it."""
+        key = (d["repo_id"], d["repo_name"], d["path"], d["symbol"], d["commit_sha"], d["blob"], d["symbol_hash"],
+               d.get("checkout"))  # fmt: skip
+        if key not in self.dependency_checks:
+            self.dependency_checks[key] = self._guarded(self.check_file_anchor, d)
+        return self.dependency_checks[key]
+
+    def check_item(self, anchors, dependencies=()):
         file_anchors = [a for a in anchors if a["path"]]
         checked = []
         for a in file_anchors or anchors[:1]:
@@ -522,12 +559,20 @@ class FreshnessChecker:
             checked.append((a, verdict, reason))
         if not checked:
             return {"verdict": "unknown", "reasons": ["nothing recorded to compare"], "anchors": []}
-        verdict = _worst([v for _, v, _ in checked])
-        # The reasons that decide the verdict come first.
-        ordered = sorted(checked, key=lambda t: -VERDICT_SEVERITY[t[1]])
-        return {
+        # A dependency whose text changed (or vanished) makes the item possibly stale; one that is
+        # unchanged, or cannot be checked here, changes nothing.
+        depended = []
+        for d in dependencies:
+            v, r = self.check_dependency(d)
+            label = d["path"] + ("#" + d["symbol"] if d["symbol"] else "")
+            depended.append((d, v, _Dependent(d["repo_name"], label, r)))
+        alerts = [("possibly_stale", r) for _, v, r in depended if v in ("stale", "possibly_stale")]
+        verdict = _worst([v for _, v, _ in checked] + [v for v, _ in alerts])
+        # The reasons that decide the verdict come first (the item's own before its dependencies').
+        ordered = sorted([(v, r) for _, v, r in checked] + alerts, key=lambda t: -VERDICT_SEVERITY[t[0]])
+        out = {
             "verdict": verdict,
-            "reasons": [r for _, _, r in ordered],
+            "reasons": [r for _, r in ordered],
             "anchors": [
                 {
                     "repo": a["repo_name"],
@@ -541,6 +586,13 @@ class FreshnessChecker:
                 for a, v, r in checked
             ],
         }
+        if depended:
+            out["dependencies"] = [
+                {"repo": d["repo_name"], "path": d["path"], "symbol": d["symbol"], "how": d["how"],
+                 "source": d["source"], "commit": d["commit_sha"], "verdict": v, "reason": r}
+                for d, v, r in depended
+            ]  # fmt: skip
+        return out
 
     def check_repo_anchor(self, a):
         g, why = self._git_for(a)
@@ -801,6 +853,43 @@ def _load_anchors(store, rids, columns=None):
     return out
 
 
+DEPENDENCY_KEY_COLUMNS = ("evidence_rid", "repo_id", "repo_name", "path", "symbol", "commit_sha")
+
+
+def _load_dependencies(store, rids, columns=None):
+    """{rid: [dependency row as a dict]} for the items that have any: every column (``id`` None,
+    so that nothing learned of an anchor is taken for it), or ``columns``."""
+    out = {}
+    rids = list(rids)
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        cursor.execute(
+            "SELECT %s FROM dependencies WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
+            % (", ".join(columns) if columns else "*", ",".join("?" * len(chunk))),
+            chunk,
+        )
+        names = [d[0] for d in cursor.description]
+        at = names.index("evidence_rid")
+        for row in cursor:
+            d = dict(zip(names, row))
+            if "id" in d:
+                d["id"] = None
+            out.setdefault(row[at], []).append(d)
+    return out
+
+
+def _with_dependencies(store, anchors, columns=DEPENDENCY_KEY_COLUMNS):
+    """``anchors`` ({rid: [anchor rows]}) with each item's dependencies after its anchors: what a
+    cached verdict's key is made of (an edit in a dependency's file, or a commit in its
+    repository, must change the key as an edit of a cited file does)."""
+    deps = _load_dependencies(store, list(anchors), columns)
+    if not deps:
+        return anchors
+    return {rid: rows + deps[rid] if rid in deps else rows for rid, rows in anchors.items()}
+
+
 def _index_token(repo_path):
     """Size and mtime of the repository's index, where staged and committed renames and deletions
     show without running git; None when it cannot be read."""
@@ -954,7 +1043,8 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         anchors = _load_anchors(store, rids)
     repos = {r.id: r for r in _repos(store)} if repos is None else repos
     share, heads = heads, {} if heads is None else heads
-    inputs = {rid: _cache_inputs(repos, anchors[rid], heads) for rid in rids}
+    keyed = _with_dependencies(store, {rid: anchors[rid] for rid in rids})
+    inputs = {rid: _cache_inputs(repos, keyed[rid], heads) for rid in rids}
     keys = {}  # hashed only where the inputs are not the ones a verdict was last matched with
 
     def key_of(rid):
@@ -976,7 +1066,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
     def hit(rid, stored, verdict, reasons):
         followed = _followed_in(stored)
         # made after following a rename: check the same new files
-        key = _cache_key(repos, anchors[rid], heads, followed) if followed else key_of(rid)
+        key = _cache_key(repos, keyed[rid], heads, followed) if followed else key_of(rid)
         if key is not None and stored == key:
             result[rid] = {"verdict": verdict, "reasons": list(reasons)}
             if not followed:
@@ -1011,7 +1101,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         # Every column of the anchors (a caller may hold fewer: SEARCH_ANCHOR_COLUMNS).
         full = _load_anchors(store, missing)
         computed = checker.check_items(full)
-        rows = _cache_rows(checker, computed, full, repos, heads, key_of)
+        rows = _cache_rows(checker, computed, _with_dependencies(store, full), repos, heads, key_of)
         if use_cache:
             for rid, key, verdict, _, _ in rows:
                 seen[rid] = (key, verdict, tuple(computed[rid]["reasons"]))
@@ -1022,7 +1112,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
 
 def _cache_rows(checker, computed, anchors, repos, heads, key_of):
     """The freshness cache rows for the verdicts ``checker`` just computed (``anchors``: every
-    column): each under the key taken before the check (``key_of(rid)``), so that a file edited
+    column, and the items' dependencies, see _with_dependencies): each under the key taken before the check (``key_of(rid)``), so that a file edited
     meanwhile makes the next lookup miss rather than lend the old verdict its new stat; under the
     key over the files the check followed where it followed a rename; none where
     FreshnessChecker.cacheable says a verdict may not be kept."""

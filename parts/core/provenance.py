@@ -113,30 +113,34 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
             }
         )
     for repo, rel, real, symbol in cited:
-        g = gits[repo.id]
-        with open(real, "rb") as fh:
-            data = fh.read()
-        blob = blob_id(data, g.object_format)
-        sym_hash = None
-        if symbol:
-            sym_hash = symbol_hash_of(data, rel, symbol)
-            if sym_hash is None:
-                warnings.append(
-                    "symbol %s was not found in %s:%s; its freshness will be judged by the whole file"
-                    % (symbol, repo.name, rel)
-                )
-        anchors.append(
-            {
-                "repo": repo,
-                "path": rel,
-                "symbol": symbol,
-                "commit": g.head,
-                "branch": g.branch(),
-                "blob": blob,
-                "dirty": int(head_blob(g, rel) != blob),
-                "symbol_hash": sym_hash,
-                "symbol_lang": language_of(rel) if symbol else None,
-                "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
-            }
-        )
+        anchors.append(_stamp_file(repo, rel, real, symbol, gits[repo.id], head_blob, warnings))
     return anchors
+
+
+def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol"):
+    """One cited file (or a dependency) as it is now: the repository's HEAD and branch, the blob
+    of the file on disk, whether it differs from HEAD's, and the symbol's hash (None, with a
+    warning, where the symbol is not found)."""
+    with open(real, "rb") as fh:
+        data = fh.read()
+    blob = blob_id(data, g.object_format)
+    sym_hash = None
+    if symbol:
+        sym_hash = symbol_hash_of(data, rel, symbol)
+        if sym_hash is None:
+            warnings.append(
+                "%s %s was not found in %s:%s; its freshness will be judged by the whole file"
+                % (what, symbol, repo.name, rel)
+            )
+    return {
+        "repo": repo,
+        "path": rel,
+        "symbol": symbol,
+        "commit": g.head,
+        "branch": g.branch(),
+        "blob": blob,
+        "dirty": int(head_blob(g, rel) != blob),
+        "symbol_hash": sym_hash,
+        "symbol_lang": language_of(rel) if symbol else None,
+        "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
+    }

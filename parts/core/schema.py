@@ -486,3 +486,35 @@ def m015_anchor_checks(db):
         )
         """,
     )
+
+
+@migration
+def m016_dependencies(db):
+    # What the symbols an item cites refer to in related repositories (read at capture and
+    # confirm), and what an item names with --depends-on: each stamped as an anchor is (the
+    # repository's HEAD, the file's blob, the symbol's hash), so verify compares it the same way.
+    # ``how``: calls, uses or explicit; ``source``: the cited path#symbol that refers to it.
+    _run_script(
+        db,
+        """
+        CREATE TABLE dependencies(
+            id INTEGER PRIMARY KEY,
+            evidence_rid INTEGER NOT NULL REFERENCES evidence(rid) ON DELETE CASCADE,
+            how TEXT NOT NULL,
+            source TEXT,
+            repo_id INTEGER REFERENCES repos(id) ON DELETE SET NULL,
+            repo_name TEXT NOT NULL,
+            root_commit TEXT,
+            path TEXT NOT NULL,
+            symbol TEXT,
+            commit_sha TEXT,
+            branch TEXT,
+            blob TEXT,
+            dirty INTEGER,
+            symbol_hash TEXT,
+            symbol_lang TEXT,
+            checkout TEXT
+        );
+        CREATE INDEX dependencies_evidence ON dependencies(evidence_rid)
+        """,
+    )
