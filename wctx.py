@@ -7468,6 +7468,8 @@ def dependency_gits(wanted, gits):
 
 
 def _insert_dependencies(store, rid, dependencies):
+    if not dependencies:
+        return
     store.db.executemany(
         "INSERT INTO dependencies(evidence_rid, how, source, repo_id, repo_name, root_commit, path, symbol, "
         "commit_sha, branch, blob, dirty, symbol_hash, symbol_lang, checkout) "
