@@ -4861,12 +4861,13 @@ class Binding:
 
 class Imports:
     """A file's import bindings, and (Python) its module-level aliases: {name: dotted name it is
-    assigned}, such as ``send = sdk.upload``."""
+    assigned}, such as ``send = sdk.upload``, and its classes' bases: {"A" or "A.B": [dotted
+    names]}."""
 
-    __slots__ = ("bindings", "aliases")
+    __slots__ = ("bindings", "aliases", "bases")
 
-    def __init__(self, bindings, aliases=None):
-        self.bindings, self.aliases = bindings, aliases or {}
+    def __init__(self, bindings, aliases=None, bases=None):
+        self.bindings, self.aliases, self.bases = bindings, aliases or {}, bases or {}
 
     def bound(self, local):
         return [b for b in self.bindings if b.local == local and not b.export]
@@ -4905,12 +4906,17 @@ def _python_imports(source):
         tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
-    bindings, aliases = [], {}
+    bindings, aliases, bases = [], {}, {}
 
-    def visit(statements):
+    def visit(statements, path=()):
         # Imports are statements: only statement lists are walked (inside functions, classes,
         # if/try blocks), never the expressions that are most of a tree.
         for node in statements:
+            if isinstance(node, ast.ClassDef):
+                here = path + (node.name,)
+                bases[".".join(here)] = [d for d in (_dotted(b) for b in node.bases) if d]
+                visit(node.body, here)
+                continue
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if a.asname:
@@ -4922,12 +4928,15 @@ def _python_imports(source):
                 module = "." * (node.level or 0) + (node.module or "")
                 for a in node.names:
                     bindings.append(Binding(a.asname or a.name, module, a.name))
+            inside = (
+                path + (node.name,) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else path
+            )
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(node, field, None)
                 if isinstance(inner, list):
-                    visit(inner)
+                    visit(inner, inside)
             for clause in getattr(node, "handlers", None) or getattr(node, "cases", None) or ():
-                visit(clause.body)
+                visit(clause.body, inside)
 
     visit(tree.body)
     for node in tree.body:
@@ -4935,7 +4944,7 @@ def _python_imports(source):
             dotted = _dotted(node.value)
             if dotted:
                 aliases[node.targets[0].id] = dotted
-    return Imports(bindings, aliases)
+    return Imports(bindings, aliases, bases)
 
 
 _JS_STRING = r"""(['"])([^'"\n]{1,500})\%d"""
@@ -6831,8 +6840,10 @@ DEPENDENCY_MAX_FILES = 400  # files of related repositories read in one capture,
 DEPENDENCY_MAX_DEPTH = 6  # imports and re-exports followed from a binding to a definition
 DEPENDENCY_MAX_PER_SYMBOL = 40  # dependencies recorded for one cited symbol, at most
 _JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
-_JS_DEFAULT = re.compile(r"\bexport\s+default\s+(?:async\s+)?(?:function\*?\s*|class\s+)?([A-Za-z_$][\w$]*)")
-_DEFINITION_KIND = re.compile(
+_JS_DEFAULT = _lazy_pattern(
+    r"\bexport\s+default\s+(?:async\s+)?(?:function\*?\s*|class\s+)?([A-Za-z_$][\w$]*)"
+)
+_DEFINITION_KIND = _lazy_pattern(
     r"^[ \t]*(?:@.*\n[ \t]*)*(?:export\s+)?(?:default\s+)?(?:public\s+|private\s+|abstract\s+|final\s+|pub(?:\([^)]*\))?\s+)*"
     r"(?:async\s+)?(class|def|function|func|fn|interface|type|enum|struct|trait)\b",
     re.M,
@@ -6992,6 +7003,7 @@ class DependencyReader:
             reading.by_module_forms()
         else:
             reading.by_imports(imports)
+            reading.inherited(imports, symbol)
         return list(reading.found.values())[:DEPENDENCY_MAX_PER_SYMBOL]
 
 
@@ -7114,6 +7126,82 @@ class _Reading:
                 self.add(self.constructor(target), True)
             return
         self.add(target, called)
+
+    # -- a method's calls to what its class inherits (Python) ---------------------------------------
+
+    def inherited(self, imports, symbol):
+        """``super().m(…)`` in a method, and ``self.m(…)`` (``cls.m``) where its class does not
+        define ``m``: the definition the class inherits from a related repository's class, by
+        its bases in order (a base defined in the cited file is followed to its own bases)."""
+        self.inherited_constructors(imports)
+        parts = symbol_parts(symbol)
+        owner = ".".join(parts[:-1])
+        if len(parts) < 2 or owner not in imports.bases:
+            return
+        wanted = {m.group(1) for m in _SUPER_CALL.finditer(self.code)}
+        for m in _SELF_CALL.finditer(self.code):
+            if locate_symbol(self.source, self.rel, "%s.%s" % (owner, m.group(1))) is None:
+                wanted.add(m.group(1))
+        for name in sorted(wanted):
+            found = self.local_bases(imports, owner, name, 0)
+            if found is not None:
+                self.add(found, True)
+
+    def inherited_constructors(self, imports):
+        """A class of the cited file called in the text, that takes its constructor from a related
+        repository's class (an exception class deriving from the library's)."""
+        for name in sorted(self.names.called & set(imports.bases)):
+            if locate_symbol(self.source, self.rel, name + ".__init__") is None:
+                found = self.local_bases(imports, name, "__init__", 0)
+                if found is not None:
+                    self.add(found, True)
+
+    def local_bases(self, imports, owner, name, depth):
+        for base in imports.bases.get(owner, ()) if depth <= DEPENDENCY_MAX_DEPTH else ():
+            if base in imports.bases:  # a class of the cited file: its own definition wins
+                if locate_symbol(self.source, self.rel, "%s.%s" % (base, name)) is not None:
+                    return None
+                found = self.local_bases(imports, base, name, depth + 1)
+            else:
+                found = self.in_class(self.dotted(imports, base, self.repo, self.rel, True), name, depth)
+            if found is not None:
+                return found
+        return None
+
+    def dotted(self, imports, dotted, repo, rel, top):
+        """The _Target a dotted name (a base class) stands for through a file's imports, or None."""
+        root, _, rest = dotted.partition(".")
+        bound = imports.bound(root)
+        if len(bound) != 1:
+            return None
+        try:
+            target = self.binding(bound[0], repo, rel, 0, top=top)
+            for attr in rest.split(".") if rest else ():
+                target = (
+                    self.member(target, attr, 0) if target is not None and target.kind == "module" else None
+                )
+        except _Unsure:
+            return None
+        return target
+
+    def in_class(self, cls, name, depth):
+        """``name`` as a related repository's class ``cls`` has it: its own, else its bases'."""
+        if cls is None or cls.kind != "class" or depth > DEPENDENCY_MAX_DEPTH:
+            return None
+        found = self.method(cls, name)
+        if found is not None:
+            return found
+        source = cls.view.source(cls.path)
+        imports = imports_of(source, cls.path) if source is not None else None
+        for base in imports.bases.get(cls.symbol, ()) if imports is not None else ():
+            if base in imports.bases:
+                inner = _Target(cls.view, cls.path, base, "class")
+            else:
+                inner = self.dotted(imports, base, cls.view, cls.path, False)
+            found = self.in_class(inner, name, depth + 1)
+            if found is not None:
+                return found
+        return None
 
     # -- names to definitions -------------------------------------------------------------------------
 
@@ -7298,6 +7386,10 @@ class _Reading:
                         found = self.method(cls, method)
                         if found is not None:
                             self.add(found, method in self.names.called)
+
+
+_SUPER_CALL = _lazy_pattern(r"(?<![\w$.])super\s*\([^()]*\)\s*\.\s*([A-Za-z_]\w*)\s*\(")
+_SELF_CALL = _lazy_pattern(r"(?<![\w$.])(?:self|cls)\s*\.\s*([A-Za-z_]\w*)\s*\(")
 
 
 def _count_word(n):
@@ -10846,6 +10938,8 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
         cites_file = any(a["path"] for a in anchors[rid])
         items.append({"id": eid, "verdict": c["verdict"], "reasons": c["reasons"], "anchors": c["anchors"],
                       "cites_file": cites_file})  # fmt: skip
+        if c.get("dependencies"):
+            items[-1]["dependencies"] = c["dependencies"]
         if not cites_file and anchors[rid]:
             a = anchors[rid][0]
             group = fileless.setdefault(a["repo_name"], {"repo": a["repo_name"], "items": 0, "verdicts": {},

@@ -22,6 +22,12 @@ SDK = {
         "    def charge(self, amount):\n        return amount\n"
     ),
     "paysdk/retry.py": "def backoff(n):\n    return 2 ** n\n\n\ndef jitter(n):\n    return n\n",
+    "paysdk/base.py": (
+        "class Transport:\n    def close(self):\n        return None\n\n\n"
+        "class Client(Transport):\n    def send(self, body):\n        return body\n\n"
+        "    def headers(self):\n        return {}\n\n\n"
+        "class SdkError(Exception):\n    def __init__(self, message):\n        self.message = message\n"
+    ),
     "paysdk/cards.py": "def lookup(key):\n    return key\n",
     "paysdk/banks.py": "def lookup(key):\n    return [key]\n",
 }
@@ -43,6 +49,15 @@ SHOP = {
         "def find(key):\n    return lookup(key)\n"
     ),
     "shop/local.py": "def audit(x):\n    return x\n",
+    "shop/client.py": (
+        "from paysdk import base\n\n\n"
+        "class ShopClient(base.Client):\n"
+        "    def send(self, body):\n        return super().send(body.strip())\n\n"
+        "    def finish(self):\n        self.close()\n        return self.headers()\n\n"
+        "    def headers(self):\n        return {'shop': 1}\n\n\n"
+        "class ShopError(base.SdkError):\n    code = 402\n\n\n"
+        "def refuse():\n    raise ShopError('no')\n"
+    ),
 }
 # Not related to shop: the same package name and the same function names.
 LEDGER = {"paysdk/client.py": "def fetch_token(url):\n    return url\n"}
@@ -106,7 +121,31 @@ def test_capture_reads_the_related_symbols_a_cited_function_calls(family):
 
 def test_a_package_attribute_is_followed_through_the_package_that_re_exports_it(family):
     eid, _ = family.capture("wait")
-    assert [(d["path"], d["symbol"]) for d in dependencies(family.store, eid)] == [("paysdk/retry.py", "backoff")]
+    assert [(d["path"], d["symbol"]) for d in dependencies(family.store, eid)] == [
+        ("paysdk/retry.py", "backoff")
+    ]
+
+
+def test_a_method_follows_super_and_what_its_class_inherits_from_a_related_class(family):
+    eid, _ = family.capture("ShopClient.send", path="shop/client.py")
+    assert [(d["path"], d["symbol"]) for d in dependencies(family.store, eid)] == [
+        ("paysdk/base.py", "Client.send")
+    ]
+    # self.close() is inherited through Client from Transport; self.headers() is the class's own.
+    eid, _ = family.capture("ShopClient.finish", path="shop/client.py")
+    assert [(d["path"], d["symbol"]) for d in dependencies(family.store, eid)] == [
+        ("paysdk/base.py", "Transport.close")
+    ]
+    # A class of the cited file called for its constructor, which it takes from the sdk's class.
+    raised, _ = family.capture("refuse", path="shop/client.py")
+    assert [(d["path"], d["symbol"]) for d in dependencies(family.store, raised)] == [
+        ("paysdk/base.py", "SdkError.__init__")
+    ]
+    family.change(
+        family.sdk, "paysdk/base.py", "        return None", "        return 'closed'", "close says so"
+    )
+    verdict, reasons = family.verdict(eid)
+    assert verdict == "possibly_stale" and any("paysdk/base.py#Transport.close" in r for r in reasons)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -122,7 +161,9 @@ def test_a_called_symbol_that_changed_makes_the_item_possibly_stale_naming_repo_
     verdict, reasons = family.verdict(eid)
     assert verdict == "possibly_stale"
     (reason,) = [r for r in reasons if r.startswith("depends on")]
-    assert reason.startswith("depends on pay-sdk paysdk/client.py#fetch_token, which changed in 1 commit since ")
+    assert reason.startswith(
+        "depends on pay-sdk paysdk/client.py#fetch_token, which changed in 1 commit since "
+    )
     assert sha[:7] in reason and '"return 419 as retryable"' in reason
     # The item's own code is unchanged, and the reasons say that too.
     assert any("shop/checkout.py#pay unchanged" in r for r in reasons)
@@ -131,7 +172,9 @@ def test_a_called_symbol_that_changed_makes_the_item_possibly_stale_naming_repo_
 def test_an_edit_elsewhere_in_the_called_symbols_file_changes_nothing(family):
     eid, _ = family.capture("pay")
     family.change(family.sdk, "paysdk/client.py", "return token", "return token.strip()", "refresh strips")
-    family.sdk.write("paysdk/client.py", family.sdk.read("paysdk/client.py") + "\n\ndef extra():\n    return 1\n")
+    family.sdk.write(
+        "paysdk/client.py", family.sdk.read("paysdk/client.py") + "\n\ndef extra():\n    return 1\n"
+    )
     verdict, reasons = family.verdict(eid)
     assert verdict == "current"
     assert not any("depends on" in r for r in reasons)
@@ -139,16 +182,24 @@ def test_an_edit_elsewhere_in_the_called_symbols_file_changes_nothing(family):
 
 def test_an_uncommitted_change_of_a_called_symbol_counts_and_says_so(family):
     eid, _ = family.capture("pay")
-    family.sdk.write("paysdk/client.py", family.sdk.read("paysdk/client.py").replace("self.url = url", "self.url = url.strip()"))
+    family.sdk.write(
+        "paysdk/client.py",
+        family.sdk.read("paysdk/client.py").replace("self.url = url", "self.url = url.strip()"),
+    )
     verdict, reasons = family.verdict(eid)
     assert verdict == "possibly_stale"
-    assert any(r.startswith("depends on pay-sdk paysdk/client.py#Session.__init__") and "uncommitted" in r for r in reasons)
+    assert any(
+        r.startswith("depends on pay-sdk paysdk/client.py#Session.__init__") and "uncommitted" in r
+        for r in reasons
+    )
 
 
 def test_a_same_named_symbol_of_an_unrelated_repository_is_never_a_dependency(family):
     eid, _ = family.capture("pay")
     assert {d["repo"] for d in dependencies(family.store, eid)} == {"pay-sdk"}
-    family.change(family.ledger, "paysdk/client.py", "return url", "return url.upper()", "ledger changes its own")
+    family.change(
+        family.ledger, "paysdk/client.py", "return url", "return url.upper()", "ledger changes its own"
+    )
     assert family.verdict(eid)[0] == "current"
 
 
@@ -189,8 +240,12 @@ def test_a_stale_item_keeps_its_own_reason_first_and_adds_the_dependency(family)
 
 def test_an_import_rename_is_followed_to_the_original_name(family):
     eid, warnings = family.capture("pay_again")
-    assert [(d["path"], d["symbol"]) for d in dependencies(family.store, eid)] == [("paysdk/client.py", "refresh")]
-    sha = family.change(family.sdk, "paysdk/client.py", "return token", "return token or None", "refresh may say none")
+    assert [(d["path"], d["symbol"]) for d in dependencies(family.store, eid)] == [
+        ("paysdk/client.py", "refresh")
+    ]
+    sha = family.change(
+        family.sdk, "paysdk/client.py", "return token", "return token or None", "refresh may say none"
+    )
     verdict, reasons = family.verdict(eid)
     assert verdict == "possibly_stale"
     assert any("paysdk/client.py#refresh" in r and sha[:7] in r for r in reasons)
@@ -231,7 +286,9 @@ def test_an_explicit_dependency_propagates_where_no_reading_reaches(family, run_
     res = run_cli(["verify", "--json", eid], cwd=family.shop.path)
     item = res.json["items"][0]
     assert item["verdict"] == "possibly_stale"
-    assert any(r.startswith("depends on pay-sdk paysdk/retry.py#backoff") and sha[:7] in r for r in item["reasons"])
+    assert any(
+        r.startswith("depends on pay-sdk paysdk/retry.py#backoff") and sha[:7] in r for r in item["reasons"]
+    )
     # The exit code of a possibly-stale verdict is that of any other.
     assert res.code == 0
     assert run_cli(["verify", "--strict", eid], cwd=family.shop.path).code == 1
@@ -259,12 +316,16 @@ def test_a_bad_explicit_dependency_is_one_line_and_stores_nothing(family, run_cl
 
 def test_confirm_reads_the_dependencies_again(family):
     eid, _ = family.capture("pay")
-    family.change(family.sdk, "paysdk/client.py", "return {'token': url}", "return {'token': url.strip()}", "strip")
+    family.change(
+        family.sdk, "paysdk/client.py", "return {'token': url}", "return {'token': url.strip()}", "strip"
+    )
     assert family.verdict(eid)[0] == "possibly_stale"
     wctx.confirm(family.store, [eid])
     assert family.verdict(eid)[0] == "current"
     # The function now calls something else: confirm reads what it calls now.
-    family.change(family.shop, "shop/checkout.py", "token = fetch_token(url)", "token = renew(url)", "renew instead")
+    family.change(
+        family.shop, "shop/checkout.py", "token = fetch_token(url)", "token = renew(url)", "renew instead"
+    )
     wctx.confirm(family.store, [eid])
     assert {d["symbol"] for d in dependencies(family.store, eid)} == {"refresh", "Session.__init__"}
 
@@ -297,7 +358,9 @@ def test_search_briefing_show_and_the_page_show_the_propagated_verdict(family, r
     found = wctx.search(family.store, "checkout pays sdk token", repo="shop")
     (hit,) = [r for r in found["results"] if r["id"] == eid]
     assert hit["freshness"]["verdict"] == "possibly_stale"
-    assert any("depends on pay-sdk paysdk/client.py#fetch_token" in r and sha[:7] in r for r in hit["reasons"])
+    assert any(
+        "depends on pay-sdk paysdk/client.py#fetch_token" in r and sha[:7] in r for r in hit["reasons"]
+    )
 
     briefing = wctx.brief(family.store, cwd=family.shop.path, record=False)
     shown = [i for s in briefing["sections"] for i in s["items"] if i["id"] == eid]
@@ -325,7 +388,9 @@ def test_a_cached_verdict_follows_an_edit_in_the_dependency_repository(family):
     wctx.search(family.store, "checkout pays sdk token", repo="shop")  # now from the cache
     # An uncommitted edit in the other repository: only its file's stat moves.
     path = family.sdk.file("paysdk/client.py")
-    family.sdk.write("paysdk/client.py", family.sdk.read("paysdk/client.py").replace("'token': url", "'token': None"))
+    family.sdk.write(
+        "paysdk/client.py", family.sdk.read("paysdk/client.py").replace("'token': url", "'token': None")
+    )
     old = os.stat(path).st_mtime - 10
     os.utime(path, (old, old))  # not a racily-recent stat: the key itself must change
     again = wctx.search(family.store, "checkout pays sdk token", repo="shop")
@@ -342,7 +407,7 @@ UPLOAD_SDK = {
     "src/upload/upload.ts": (
         "export async function uploadDocument(file: Blob) {\n"
         '  const res = await fetch("/api/upload", { method: "POST", body: file });\n'
-        "  if (res.status === 419) {\n    throw new Error(\"upload failed\");\n  }\n  return res.json();\n}\n"
+        '  if (res.status === 419) {\n    throw new Error("upload failed");\n  }\n  return res.json();\n}\n'
     ),
     "src/size.ts": "export function formatSize(bytes: number): string {\n  return bytes + ' B';\n}\n",
 }
@@ -373,16 +438,21 @@ def test_typescript_named_and_namespace_imports_through_the_package_entry(git_re
             cwd=ui.path,
         )["evidence"]
     ]  # fmt: skip
-    assert [(d["path"], d["symbol"]) for d in dependencies(store, ids[0])] == [("src/upload/upload.ts", "uploadDocument")]
+    assert [(d["path"], d["symbol"]) for d in dependencies(store, ids[0])] == [
+        ("src/upload/upload.ts", "uploadDocument")
+    ]
     assert [(d["path"], d["symbol"]) for d in dependencies(store, ids[1])] == [("src/size.ts", "formatSize")]
-    text = sdk.read("src/upload/upload.ts").replace('throw new Error("upload failed");', "return { retry: true };")
+    text = sdk.read("src/upload/upload.ts").replace(
+        'throw new Error("upload failed");', "return { retry: true };"
+    )
     sdk.write("src/upload/upload.ts", text)
     sha = sdk.commit("return 419 as retryable")
     res = {i["id"]: i for i in wctx.verify(store, ids)["items"]}
     assert res[ids[0]]["verdict"] == "possibly_stale"
     assert any(
         r.startswith("depends on upload-sdk src/upload/upload.ts#uploadDocument, which changed in 1 commit")
-        and sha[:7] in r and "return 419 as retryable" in r
+        and sha[:7] in r
+        and "return 419 as retryable" in r
         for r in res[ids[0]]["reasons"]
     )
     assert res[ids[1]]["verdict"] == "current"
@@ -410,7 +480,9 @@ def test_the_mcp_record_tool_takes_explicit_dependencies(tmp_path):
         checked = server.call_ok("verify_freshness", {"ids": [eid]})
         assert checked["items"][0]["verdict"] == "possibly_stale"
         assert any("depends on upload-sdk src/upload.py#send" in r for r in checked["items"][0]["reasons"])
-        bad = server.call("record_evidence", {"items": [{"kind": "note", "claim": "x", "depends_on": ["nowhere:a.py"]}]})
+        bad = server.call(
+            "record_evidence", {"items": [{"kind": "note", "claim": "x", "depends_on": ["nowhere:a.py"]}]}
+        )
         assert bad["isError"] is True and "nowhere" in bad["content"][0]["text"]
     finally:
         servers.close()

@@ -90,6 +90,8 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
         cites_file = any(a["path"] for a in anchors[rid])
         items.append({"id": eid, "verdict": c["verdict"], "reasons": c["reasons"], "anchors": c["anchors"],
                       "cites_file": cites_file})  # fmt: skip
+        if c.get("dependencies"):
+            items[-1]["dependencies"] = c["dependencies"]
         if not cites_file and anchors[rid]:
             a = anchors[rid][0]
             group = fileless.setdefault(a["repo_name"], {"repo": a["repo_name"], "items": 0, "verdicts": {},

@@ -1191,12 +1191,13 @@ class Binding:
 
 class Imports:
     """A file's import bindings, and (Python) its module-level aliases: {name: dotted name it is
-    assigned}, such as ``send = sdk.upload``."""
+    assigned}, such as ``send = sdk.upload``, and its classes' bases: {"A" or "A.B": [dotted
+    names]}."""
 
-    __slots__ = ("bindings", "aliases")
+    __slots__ = ("bindings", "aliases", "bases")
 
-    def __init__(self, bindings, aliases=None):
-        self.bindings, self.aliases = bindings, aliases or {}
+    def __init__(self, bindings, aliases=None, bases=None):
+        self.bindings, self.aliases, self.bases = bindings, aliases or {}, bases or {}
 
     def bound(self, local):
         return [b for b in self.bindings if b.local == local and not b.export]
@@ -1235,12 +1236,17 @@ def _python_imports(source):
         tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
-    bindings, aliases = [], {}
+    bindings, aliases, bases = [], {}, {}
 
-    def visit(statements):
+    def visit(statements, path=()):
         # Imports are statements: only statement lists are walked (inside functions, classes,
         # if/try blocks), never the expressions that are most of a tree.
         for node in statements:
+            if isinstance(node, ast.ClassDef):
+                here = path + (node.name,)
+                bases[".".join(here)] = [d for d in (_dotted(b) for b in node.bases) if d]
+                visit(node.body, here)
+                continue
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if a.asname:
@@ -1252,12 +1258,15 @@ def _python_imports(source):
                 module = "." * (node.level or 0) + (node.module or "")
                 for a in node.names:
                     bindings.append(Binding(a.asname or a.name, module, a.name))
+            inside = (
+                path + (node.name,) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else path
+            )
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(node, field, None)
                 if isinstance(inner, list):
-                    visit(inner)
+                    visit(inner, inside)
             for clause in getattr(node, "handlers", None) or getattr(node, "cases", None) or ():
-                visit(clause.body)
+                visit(clause.body, inside)
 
     visit(tree.body)
     for node in tree.body:
@@ -1265,7 +1274,7 @@ def _python_imports(source):
             dotted = _dotted(node.value)
             if dotted:
                 aliases[node.targets[0].id] = dotted
-    return Imports(bindings, aliases)
+    return Imports(bindings, aliases, bases)
 
 
 _JS_STRING = r"""(['"])([^'"\n]{1,500})\%d"""

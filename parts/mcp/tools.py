@@ -375,6 +375,8 @@ def _verify_entry(item, list_limit, text_limit, cut):
         return item
     out = {}
     for key, value in item.items():
+        if key == "dependencies":
+            continue  # said in the reasons; the reply's shape is the MCP layer's to choose (#31)
         if key in ("reasons", "anchors") and isinstance(value, list):
             # One reason always stays: it says why the verdict is what it is.
             limit = max(list_limit, 1) if key == "reasons" else list_limit
@@ -582,6 +584,7 @@ class Tools:
 
     def tool_get_evidence(self, args, stateless):
         item = self.core.get_evidence(self.store, args["id"])
+        item.pop("dependencies", None)  # said in the reasons; the reply's shape is the MCP layer's (#31)
         neutralised = any(
             neutralise(item.get(k) or "")[1] for k in ("claim", "detail") if isinstance(item.get(k), str)
         )
