@@ -244,6 +244,7 @@ SOURCE_INDEX = FunctionMemo("definitions index of a source", "(source, language)
 COMPILED_PATTERNS = FunctionMemo("compiled definition patterns", "pattern text", _PURE, 512)
 PYTHON_DEFINITIONS = FunctionMemo("definitions of a Python source", "source text", _PURE, 8)
 SOURCE_LINES = FunctionMemo("lines of a Python source", "source text", _PURE, 8)
+IMPORTS = FunctionMemo("import bindings of a source", "(source, language)", _PURE, 32)
 PY_PIECES_BYTES = 32 * 1024 * 1024
 _PY_PIECES = CacheTable(
     "definitions of a piece of Python",
@@ -4875,8 +4876,12 @@ class Imports:
 
 def imports_of(source, path):
     """The Imports of a source file, or None when its language's imports are not read (or a
-    Python file does not parse)."""
-    language = language_of(path)
+    Python file does not parse). The same Imports for the same text: callers only read it."""
+    return _imports_of(source, language_of(path))
+
+
+@IMPORTS
+def _imports_of(source, language):
     if language == "python":
         return _python_imports(source)
     if language in ("javascript", "typescript"):

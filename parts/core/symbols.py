@@ -8,6 +8,7 @@ from .caches import (
     _PY_PIECES,
     COMPILED_PATTERNS,
     DEFINITION_PATTERNS,
+    IMPORTS,
     MASKED_SOURCE,
     MODULE_FORMS,
     PY_PIECES_BYTES,
@@ -1205,8 +1206,12 @@ class Imports:
 
 def imports_of(source, path):
     """The Imports of a source file, or None when its language's imports are not read (or a
-    Python file does not parse)."""
-    language = language_of(path)
+    Python file does not parse). The same Imports for the same text: callers only read it."""
+    return _imports_of(source, language_of(path))
+
+
+@IMPORTS
+def _imports_of(source, language):
     if language == "python":
         return _python_imports(source)
     if language in ("javascript", "typescript"):
