@@ -280,15 +280,21 @@ class FreshnessChecker:
         row.update(values)
 
     def _load_checks(self, anchors):
+        """What earlier checks learned of these anchors (and dependencies, whose ids are
+        ("dependency", stamp): see _load_dependencies)."""
         ids = [a["id"] for a in anchors if a.get("id") is not None and a["symbol"] and a["symbol_hash"]]
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            for row in self.store.db.execute(
-                "SELECT anchor_id, hash_key, symbol_hash, history_key, history FROM anchor_checks "
-                "WHERE anchor_id IN (%s)" % ",".join("?" * len(chunk)),
-                chunk,
-            ):
-                self.checks[row[0]] = tuple(row[1:])
+        for table, key, wanted, as_id in (
+            ("anchor_checks", "anchor_id", [i for i in ids if not isinstance(i, tuple)], lambda k: k),
+            ("dependency_checks", "stamp", list({i[1] for i in ids if isinstance(i, tuple)}), _dependency_id),
+        ):
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i : i + 500]
+                for row in self.store.db.execute(
+                    "SELECT %s, hash_key, symbol_hash, history_key, history FROM %s WHERE %s IN (%s)"
+                    % (key, table, key, ",".join("?" * len(chunk))),
+                    chunk,
+                ):
+                    self.checks[as_id(row[0])] = tuple(row[1:])
 
     def _save_checks(self):
         """Keep what this call learned for the next (best effort, as the freshness cache)."""
@@ -300,11 +306,16 @@ class FreshnessChecker:
         if not rows or not self.remember or self.store.readonly:
             return
         try:
-            self.store.write_keeping_memo(
-                "INSERT OR REPLACE INTO anchor_checks(anchor_id, hash_key, symbol_hash, history_key, history) "
-                "VALUES (?, ?, ?, ?, ?)",
-                rows,
-            )
+            for table, key, chosen in (
+                ("anchor_checks", "anchor_id", [r for r in rows if not isinstance(r[0], tuple)]),
+                ("dependency_checks", "stamp", [(r[0][1],) + r[1:] for r in rows if isinstance(r[0], tuple)]),
+            ):
+                if chosen:
+                    self.store.write_keeping_memo(
+                        "INSERT OR REPLACE INTO %s(%s, hash_key, symbol_hash, history_key, history) "
+                        "VALUES (?, ?, ?, ?, ?)" % (table, key),
+                        chosen,
+                    )
         except sqlite3.OperationalError as e:
             self.store.notice("freshness was computed but not cached (%s)" % e)
 
@@ -540,8 +551,7 @@ class FreshnessChecker:
     def check_dependency(self, d):
         """(verdict, reason) of one dependency, judged as a cited file is; each distinct stamp once
         per call, however many items depend on it."""
-        key = (d["repo_id"], d["repo_name"], d["path"], d["symbol"], d["commit_sha"], d["blob"], d["symbol_hash"],
-               d.get("checkout"))  # fmt: skip
+        key = d["id"]
         if key not in self.dependency_checks:
             self.dependency_checks[key] = self._guarded(self.check_file_anchor, d)
         return self.dependency_checks[key]
@@ -856,9 +866,15 @@ def _load_anchors(store, rids, columns=None):
 DEPENDENCY_KEY_COLUMNS = ("evidence_rid", "repo_id", "repo_name", "path", "symbol", "commit_sha")
 
 
+def _dependency_id(stamp):
+    return ("dependency", stamp)
+
+
 def _load_dependencies(store, rids, columns=None):
-    """{rid: [dependency row as a dict]} for the items that have any: every column (``id`` None,
-    so that nothing learned of an anchor is taken for it), or ``columns``."""
+    """{rid: [dependency row as a dict]} for the items that have any: every column, or
+    ``columns``. With every column, ``id`` is ("dependency", a digest of what it was stamped
+    with): dependencies stamped alike are checked once, and what a check learns of one
+    (dependency_checks) serves every item that shares it."""
     out = {}
     rids = list(rids)
     cursor = store.db.cursor()
@@ -875,7 +891,23 @@ def _load_dependencies(store, rids, columns=None):
         for row in cursor:
             d = dict(zip(names, row))
             if "id" in d:
-                d["id"] = None
+                d["id"] = _dependency_id(
+                    _key_digest(
+                        *[
+                            str(d[k])
+                            for k in (
+                                "repo_id",
+                                "repo_name",
+                                "path",
+                                "symbol",
+                                "commit_sha",
+                                "blob",
+                                "symbol_hash",
+                                "checkout",
+                            )
+                        ]
+                    )  # fmt: skip
+                )
             out.setdefault(row[at], []).append(d)
     return out
 

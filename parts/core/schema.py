@@ -494,6 +494,8 @@ def m016_dependencies(db):
     # confirm), and what an item names with --depends-on: each stamped as an anchor is (the
     # repository's HEAD, the file's blob, the symbol's hash), so verify compares it the same way.
     # ``how``: calls, uses or explicit; ``source``: the cited path#symbol that refers to it.
+    # dependency_checks is anchor_checks for dependencies, keyed by a digest of what a dependency
+    # was stamped with (many items share one), so that it holds no path or symbol of an item.
     _run_script(
         db,
         """
@@ -515,6 +517,13 @@ def m016_dependencies(db):
             symbol_lang TEXT,
             checkout TEXT
         );
-        CREATE INDEX dependencies_evidence ON dependencies(evidence_rid)
+        CREATE INDEX dependencies_evidence ON dependencies(evidence_rid);
+        CREATE TABLE dependency_checks(
+            stamp TEXT PRIMARY KEY,
+            hash_key TEXT,
+            symbol_hash TEXT,
+            history_key TEXT,
+            history TEXT
+        )
         """,
     )
