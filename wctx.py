@@ -6851,6 +6851,7 @@ def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol"):
 # every one of its methods. Nothing is run: no interpreter, no language server.
 
 DEPENDENCY_MAX_FILES = 400  # files of related repositories read in one capture, at most
+DEPENDENCY_MAX_BYTES = 1024 * 1024  # a larger file (generated code, a bundle) is not read
 DEPENDENCY_MAX_DEPTH = 6  # imports and re-exports followed from a binding to a definition
 DEPENDENCY_MAX_PER_SYMBOL = 40  # dependencies recorded for one cited symbol, at most
 _JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
@@ -6915,7 +6916,10 @@ class _RepoView:
             self._paths = set()
             try:
                 _, out = GitRepo(self.repo.path).git("ls-files", "-z")
-                self._paths = {p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p}
+                # A name with control characters or bytes that are not UTF-8 is never read: what
+                # is read ends up in reasons and warnings.
+                names = (p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p)
+                self._paths = {p for p in names if p.isprintable() and is_utf8(p)}
             except GitError:
                 pass
         return self._paths
@@ -6924,7 +6928,9 @@ class _RepoView:
         """The file's text, or None (not tracked, unreadable, or past the reader's budget)."""
         if path not in self.sources:
             text = None
-            if path in self.paths() and self.reader.files_read < DEPENDENCY_MAX_FILES:
+            if path in self.paths() and self.reader.files_read >= DEPENDENCY_MAX_FILES:
+                self.reader.exhausted = True
+            elif path in self.paths() and _size(self.repo.path, path) <= DEPENDENCY_MAX_BYTES:
                 self.reader.files_read += 1
                 data = read_repo_file(self.repo.path, path)
                 if data is not None and b"\0" not in data[:8192]:
@@ -6980,6 +6986,7 @@ class DependencyReader:
         self.repos = {r.id: r for r in _repos(store)}
         self.views = {}
         self.files_read = 0
+        self.exhausted = False  # DEPENDENCY_MAX_FILES reached: said once, in read_dependencies
         self._related = {}
 
     def related(self, repo):
@@ -7406,6 +7413,13 @@ _SUPER_CALL = _lazy_pattern(r"(?<![\w$.])super\s*\([^()]*\)\s*\.\s*([A-Za-z_]\w*
 _SELF_CALL = _lazy_pattern(r"(?<![\w$.])(?:self|cls)\s*\.\s*([A-Za-z_]\w*)\s*\(")
 
 
+def _size(root, path):
+    try:
+        return os.path.getsize(os.path.join(root, *path.split("/")))
+    except OSError:
+        return 0
+
+
 def _count_word(n):
     return {2: "two", 3: "three"}.get(n, str(n))
 
@@ -7538,6 +7552,11 @@ def read_dependencies(reader, items, warnings):
         item["found"] = list(found.values())
         for dep in item["found"]:
             wanted.setdefault(dep.repo.id, (dep.repo, set()))[1].add(dep.path)
+    if reader.exhausted:
+        warnings.append(
+            "dependencies: reading stopped after %d files of related repositories; some were not read "
+            "(capture fewer items at once)" % DEPENDENCY_MAX_FILES
+        )
     return wanted
 
 
@@ -8411,7 +8430,7 @@ class FreshnessChecker:
         for a in every + depended:
             if a["path"] and a["symbol"]:
                 self.cited.setdefault(a["path"], set()).add(a["symbol"])
-        self._load_checks(every)
+        self._load_checks(every + depended)
         self.symbol_changes = []
         results = {
             rid: self.check_item(anchors, self.dependencies.get(rid, ()))
@@ -9544,13 +9563,20 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             cited = _cited_set(p["anchors"])
             dup = find_duplicate(store, p["repo"].name, p["claim"], cited, stored_text(p["detail"]))
             if dup is not None:
-                results.append(
-                    dict(
-                        repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now),
-                        kind=p["kind"],
-                        repo=p["repo"].name,
-                    )
-                )
+                entry = repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now)
+                # A dependency named this time is added to the item (what is read from code is
+                # read again by confirm, not here).
+                have = {(r["repo_id"], r["path"], r["symbol"]) for r in store.all(
+                    "SELECT repo_id, path, symbol FROM dependencies WHERE evidence_rid = ? AND how = 'explicit'",
+                    (dup["rid"],))}  # fmt: skip
+                named = [d for d in p["dependencies"] if d["how"] == "explicit"
+                         and (d["repo"].id, d["path"], d["symbol"]) not in have]  # fmt: skip
+                if named:
+                    _insert_dependencies(store, dup["rid"], named)
+                    store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (dup["rid"],))
+                    entry["message"] += "; %d dependency named" % len(named) if len(named) == 1 else (
+                        "; %d dependencies named" % len(named))  # fmt: skip
+                results.append(dict(entry, kind=p["kind"], repo=p["repo"].name))
                 continue
             eid = new_id("ev")
             rid = store.db.execute(

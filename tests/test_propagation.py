@@ -314,6 +314,17 @@ def test_a_bad_explicit_dependency_is_one_line_and_stores_nothing(family, run_cl
     assert db_snapshot(wctx_home) == before
 
 
+def test_naming_a_dependency_again_on_a_recorded_item_adds_it(family):
+    eid, _ = family.capture("local_only")
+    again, _ = family.capture("local_only", depends_on=["pay-sdk:paysdk/retry.py#jitter"])
+    assert again == eid
+    assert [(d["symbol"], d["how"]) for d in dependencies(family.store, eid)] == [("jitter", "explicit")]
+    family.capture("local_only", depends_on=["pay-sdk:paysdk/retry.py#jitter"])
+    assert len(dependencies(family.store, eid)) == 1
+    family.change(family.sdk, "paysdk/retry.py", "return n\n", "return n + 1\n", "jitter moves")
+    assert family.verdict(eid)[0] == "possibly_stale"
+
+
 def test_confirm_reads_the_dependencies_again(family):
     eid, _ = family.capture("pay")
     family.change(

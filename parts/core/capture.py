@@ -459,13 +459,20 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             cited = _cited_set(p["anchors"])
             dup = find_duplicate(store, p["repo"].name, p["claim"], cited, stored_text(p["detail"]))
             if dup is not None:
-                results.append(
-                    dict(
-                        repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now),
-                        kind=p["kind"],
-                        repo=p["repo"].name,
-                    )
-                )
+                entry = repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now)
+                # A dependency named this time is added to the item (what is read from code is
+                # read again by confirm, not here).
+                have = {(r["repo_id"], r["path"], r["symbol"]) for r in store.all(
+                    "SELECT repo_id, path, symbol FROM dependencies WHERE evidence_rid = ? AND how = 'explicit'",
+                    (dup["rid"],))}  # fmt: skip
+                named = [d for d in p["dependencies"] if d["how"] == "explicit"
+                         and (d["repo"].id, d["path"], d["symbol"]) not in have]  # fmt: skip
+                if named:
+                    _insert_dependencies(store, dup["rid"], named)
+                    store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (dup["rid"],))
+                    entry["message"] += "; %d dependency named" % len(named) if len(named) == 1 else (
+                        "; %d dependencies named" % len(named))  # fmt: skip
+                results.append(dict(entry, kind=p["kind"], repo=p["repo"].name))
                 continue
             eid = new_id("ev")
             rid = store.db.execute(

@@ -7,6 +7,7 @@ import re
 from .constants import _lazy_pattern
 from .errors import UsageError
 from .git import GitError, GitRepo, read_repo_file
+from .helpers import is_utf8
 from .manifests import repo_declarations
 from .provenance import _parse_file_spec, _repo_provenance, _stamp_file
 from .records import _repos
@@ -47,6 +48,7 @@ from .symbols import (
 # every one of its methods. Nothing is run: no interpreter, no language server.
 
 DEPENDENCY_MAX_FILES = 400  # files of related repositories read in one capture, at most
+DEPENDENCY_MAX_BYTES = 1024 * 1024  # a larger file (generated code, a bundle) is not read
 DEPENDENCY_MAX_DEPTH = 6  # imports and re-exports followed from a binding to a definition
 DEPENDENCY_MAX_PER_SYMBOL = 40  # dependencies recorded for one cited symbol, at most
 _JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
@@ -111,7 +113,10 @@ class _RepoView:
             self._paths = set()
             try:
                 _, out = GitRepo(self.repo.path).git("ls-files", "-z")
-                self._paths = {p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p}
+                # A name with control characters or bytes that are not UTF-8 is never read: what
+                # is read ends up in reasons and warnings.
+                names = (p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p)
+                self._paths = {p for p in names if p.isprintable() and is_utf8(p)}
             except GitError:
                 pass
         return self._paths
@@ -120,7 +125,9 @@ class _RepoView:
         """The file's text, or None (not tracked, unreadable, or past the reader's budget)."""
         if path not in self.sources:
             text = None
-            if path in self.paths() and self.reader.files_read < DEPENDENCY_MAX_FILES:
+            if path in self.paths() and self.reader.files_read >= DEPENDENCY_MAX_FILES:
+                self.reader.exhausted = True
+            elif path in self.paths() and _size(self.repo.path, path) <= DEPENDENCY_MAX_BYTES:
                 self.reader.files_read += 1
                 data = read_repo_file(self.repo.path, path)
                 if data is not None and b"\0" not in data[:8192]:
@@ -176,6 +183,7 @@ class DependencyReader:
         self.repos = {r.id: r for r in _repos(store)}
         self.views = {}
         self.files_read = 0
+        self.exhausted = False  # DEPENDENCY_MAX_FILES reached: said once, in read_dependencies
         self._related = {}
 
     def related(self, repo):
@@ -602,6 +610,13 @@ _SUPER_CALL = _lazy_pattern(r"(?<![\w$.])super\s*\([^()]*\)\s*\.\s*([A-Za-z_]\w*
 _SELF_CALL = _lazy_pattern(r"(?<![\w$.])(?:self|cls)\s*\.\s*([A-Za-z_]\w*)\s*\(")
 
 
+def _size(root, path):
+    try:
+        return os.path.getsize(os.path.join(root, *path.split("/")))
+    except OSError:
+        return 0
+
+
 def _count_word(n):
     return {2: "two", 3: "three"}.get(n, str(n))
 
@@ -734,6 +749,11 @@ def read_dependencies(reader, items, warnings):
         item["found"] = list(found.values())
         for dep in item["found"]:
             wanted.setdefault(dep.repo.id, (dep.repo, set()))[1].add(dep.path)
+    if reader.exhausted:
+        warnings.append(
+            "dependencies: reading stopped after %d files of related repositories; some were not read "
+            "(capture fewer items at once)" % DEPENDENCY_MAX_FILES
+        )
     return wanted
 
 

@@ -480,7 +480,7 @@ class FreshnessChecker:
         for a in every + depended:
             if a["path"] and a["symbol"]:
                 self.cited.setdefault(a["path"], set()).add(a["symbol"])
-        self._load_checks(every)
+        self._load_checks(every + depended)
         self.symbol_changes = []
         results = {
             rid: self.check_item(anchors, self.dependencies.get(rid, ()))
