@@ -197,6 +197,7 @@ _INDEXED_TEXTS = CacheTable(
 # -- redaction (parts/core/redaction.py) ----------------------------------------------------------
 RULES_OF = FunctionMemo("secret rules that can match", "frozenset of rule fragments found", _PURE, 4096)
 STORED_TEXT = FunctionMemo("stored form of a text", "text", _PURE, 8192)
+SHOWN_TEXT = FunctionMemo("shown form of a text (secrets redacted)", "text", _PURE, 8192)
 RUN_MEMO_MAX = 200000
 _FRAGMENT_FREE_RUNS = CacheTable(
     "text runs without a secret fragment",
@@ -429,6 +430,16 @@ def new_id(prefix):
 
 def short_sha(sha):
     return sha[:7] if sha else "?"
+
+
+def loads_json(raw):
+    """json.loads of untrusted input (a transcript line, a hook's payload): a document nested
+    deeper than the parser's stack raises ValueError like any other JSON it cannot read, so that
+    one ``except ValueError`` makes it one bad line, never a RecursionError traceback."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
 
 
 def clean_text(value, what, limit, required=False):
@@ -699,6 +710,100 @@ _SECRET_ASSIGNMENT = (
 # The words every keyword of _SECRET_ASSIGNMENT ends in (case-folded), for _assignment_guard.
 _ASSIGNMENT_ENDINGS = ("wd", "word", "phrase", "secret", "token", "key", "credential", "credentials")
 _AWS_KEY_PREFIXES = ("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "apka", "aroa")
+
+
+def _random_looking(value):
+    """Whether ``value`` reads as a generated secret rather than a word, a path or an id: at least
+    32 characters with upper- and lower-case letters and digits, spread as a random draw spreads
+    them (Shannon entropy within a bit of the most its length allows; camel-case words, paths and
+    repeated parts fall below). Hex alone is judged by its context, never here: commit and blob
+    ids are hex."""
+    if len(value) < 32 or value.isdigit():
+        return False
+    if not (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+    ):
+        return False
+    import math
+
+    n = len(value)
+    counts = {}
+    for c in value:
+        counts[c] = counts.get(c, 0) + 1
+    entropy = -sum(k / n * math.log2(k / n) for k in counts.values())
+    return entropy >= min(math.log2(n), 6.0) - 1.0
+
+
+def _is_hex(value):
+    return all(c in "0123456789abcdefABCDEF" for c in value)
+
+
+# A name says it holds a secret when one of its parts (split at _ . - and camel case) is one of
+# these, or it contains one of the strong words anywhere; it names something else (a digest, an
+# id, a path) when one of its parts is in _NOT_SECRET_PARTS.
+_SECRET_NAME_PARTS = frozenset(
+    "key keys auth config conf cfg salt signing private pwd pass cred creds secrets tokens".split()
+)
+_SECRET_NAME_WORDS = ("secret", "token", "passw", "credential", "apikey", "privatekey", "accesskey")
+_NOT_SECRET_PARTS = frozenset(
+    "sha sha1 sha256 sha512 commit hash digest checksum blob rev revision oid etag id ids uuid integrity "
+    "version path file dir url uri host region type mode format name arn count size length".split()
+)
+
+
+def _name_holds_secret(name):
+    parts = [p.lower() for p in re.split(r"[_.\-]+|(?<=[a-z0-9])(?=[A-Z])", name) if p]
+    if any(p in _NOT_SECRET_PARTS for p in parts):
+        return False
+    folded = name.lower()
+    return any(p in _SECRET_NAME_PARTS for p in parts) or any(w in folded for w in _SECRET_NAME_WORDS)
+
+
+def _named_value_redaction(match):
+    """A long random value (or, under a name that says secret, long hex) assigned to a name
+    that says it holds a secret, a key or configuration: SESSION_CONFIG = "Vq3L...",
+    signingSecretValue: '...'. Anything else is left as it was."""
+    name, value = match.group(2), match.group(5)
+    if not _name_holds_secret(name):
+        return match.group(0)
+    strong = any(w in name.lower() for w in _SECRET_NAME_WORDS)
+    if not (_random_looking(value) or (strong and len(value) >= 32 and _is_hex(value))):
+        return match.group(0)
+    return match.group(1) + match.group(4) + REDACTED + match.group(6)
+
+
+def _context_value_redaction(match):
+    """A bare value right after words that name a credential ("the webhook secret is 9f2c...",
+    "api key 5eed..."): long hex, or a random-looking string."""
+    value = match.group(2)
+    if (len(value) >= 32 and _is_hex(value)) or _random_looking(value):
+        return match.group(1) + REDACTED
+    return match.group(0)
+
+
+# A long value (32 characters or more, no space) after a name that says secret or configuration,
+# and after words that name a credential: see _named_value_redaction and _context_value_redaction.
+_NAMED_VALUE = (
+    r"((?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]{0,100})(\\?[\"'])?[ \t]*[:=][ \t]*)"
+    r"(\\?[\"']?)([A-Za-z0-9+/=_-]{32,})(\\?[\"']?)"
+)
+_CONTEXT_VALUE = (
+    r"(?i)(\b(?:(?:api|access|secret|private|signing|hmac|encryption|master|auth|client|license|deploy|"
+    r"session|admin|webhook)[ _-]?(?:key|secret|token)|secret|token|password|passwd|passphrase|"
+    r"credentials?)s?\b[\"'`]?(?:[ \t]+(?:is|was|of))?[ \t]*[:=]?[ \t]*[\"'`]?)"
+    r"([A-Za-z0-9+/=_-]{32,})(?![A-Za-z0-9+/=_-])"
+)
+_LONG_VALUE_RE = _lazy_pattern(r"[A-Za-z0-9+/=_-]{32}")
+
+
+def _long_value_guard(text):
+    """Whether ``text`` holds a run of 32 value characters, which every match of _NAMED_VALUE and
+    _CONTEXT_VALUE does: most code and prose that says "key" or "config" has none."""
+    return _LONG_VALUE_RE.search(text) is not None
+
+
 _SECRET_RULES = (
     # PEM private keys (RSA, EC, OPENSSH, PGP, encrypted): the whole block, or everything after a
     # BEGIN line whose END was cut off.
@@ -711,7 +816,13 @@ _SECRET_RULES = (
         "[REDACTED private key]",
     ),
     # JSON web tokens: three base64url parts, the first two JSON objects ("eyJ").
-    (("eyj",), (), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0, "[REDACTED jwt]"),
+    (
+        ("eyj",),
+        (),
+        r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        0,
+        "[REDACTED jwt]",
+    ),
     # Authorization / Proxy-Authorization headers, any scheme, quoted or not; bare bearer tokens.
     (
         ("authorization",),
@@ -723,46 +834,71 @@ _SECRET_RULES = (
         r"\1" + REDACTED,
     ),
     (("bearer",), (), r"(?i)\b(bearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{12,}=*", 0, r"\1" + REDACTED),
-    # Vendor tokens with recognisable shapes.
-    (("sk-ant-",), (), r"\bsk-ant-[A-Za-z0-9_-]{16,}", 0, "[REDACTED anthropic key]"),
+    # Vendor tokens with recognisable shapes, also inside an identifier (handler_AKIA..., X_ghp_...):
+    # a letter or digit before the prefix makes it another word, an underscore does not.
+    (("sk-ant-",), (), r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{16,}", 0, "[REDACTED anthropic key]"),
     (
         ("sk-",),
         (),
-        r"\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}",
+        r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}",
         0,
         "[REDACTED openai key]",
     ),
     (
         _AWS_KEY_PREFIXES,
         (),
-        r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}\b",
+        r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}(?![A-Za-z0-9])",
         0,
         "[REDACTED aws key id]",
     ),
     (
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
         (),
-        r"\bgh[pousr]_[A-Za-z0-9]{30,255}\b",
+        r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{30,255}\b",
         0,
         "[REDACTED github token]",
     ),
-    (("github_pat_",), (), r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b", 0, "[REDACTED github token]"),
-    (("glpat-",), (), r"\bglpat-[A-Za-z0-9_-]{20,}", 0, "[REDACTED gitlab token]"),
-    (("xox",), (), r"\bxox[abposre]-[A-Za-z0-9-]{10,}", 0, "[REDACTED slack token]"),
+    (
+        ("github_pat_",),
+        (),
+        r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{22,255}\b",
+        0,
+        "[REDACTED github token]",
+    ),
+    (
+        ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glsoat-", "glimt-", "glagent-"),
+        (),
+        r"(?<![A-Za-z0-9])gl(?:pat|dt|rt|ptt|cbt|ft|soat|imt|agent)-[A-Za-z0-9_-]{20,}",
+        0,
+        "[REDACTED gitlab token]",
+    ),
+    (("xox",), (), r"(?<![A-Za-z0-9])xox[abposre]-[A-Za-z0-9-]{10,}", 0, "[REDACTED slack token]"),
     (
         ("hooks.slack.com/",),
         (),
-        r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+",
+        r"https:/{1,2}hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+",
         0,
         "[REDACTED slack webhook]",
     ),
-    (("aiza",), (), r"\bAIza[0-9A-Za-z_-]{30,}", 0, "[REDACTED google api key]"),
-    (("ya29.",), (), r"\bya29\.[0-9A-Za-z_-]{20,}", 0, "[REDACTED google oauth token]"),
-    (("gocspx-",), (), r"\bGOCSPX-[A-Za-z0-9_-]{20,}", 0, "[REDACTED google client secret]"),
-    (("_live_", "_test_"), (), r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", 0, "[REDACTED stripe key]"),
-    (("sg.",), (), r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0, "[REDACTED sendgrid key]"),
-    (("npm_",), (), r"\bnpm_[A-Za-z0-9]{36}\b", 0, "[REDACTED npm token]"),
-    (("whsec_",), (), r"\bwhsec_[A-Za-z0-9+/=]{16,}", 0, "[REDACTED stripe webhook secret]"),
+    (("aiza",), (), r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{30,}", 0, "[REDACTED google api key]"),
+    (("ya29.",), (), r"(?<![A-Za-z0-9])ya29\.[0-9A-Za-z_-]{20,}", 0, "[REDACTED google oauth token]"),
+    (("gocspx-",), (), r"(?<![A-Za-z0-9])GOCSPX-[A-Za-z0-9_-]{20,}", 0, "[REDACTED google client secret]"),
+    (
+        ("_live_", "_test_"),
+        (),
+        r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+        0,
+        "[REDACTED stripe key]",
+    ),
+    (
+        ("sg.",),
+        (),
+        r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
+        0,
+        "[REDACTED sendgrid key]",
+    ),
+    (("npm_",), (), r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}\b", 0, "[REDACTED npm token]"),
+    (("whsec_",), (), r"(?<![A-Za-z0-9])whsec_[A-Za-z0-9+/=]{16,}", 0, "[REDACTED stripe webhook secret]"),
     (
         (":aa",),
         (),
@@ -773,29 +909,94 @@ _SECRET_RULES = (
     (
         ("shpat_", "shpca_", "shppa_", "shpss_"),
         (),
-        r"\bshp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b",
+        r"(?<![A-Za-z0-9])shp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b",
         0,
         "[REDACTED shopify token]",
     ),
-    (("sq0atp-", "sq0csp-"), (), r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}", 0, "[REDACTED square token]"),
-    (("pypi-age",), (), r"\bpypi-AgE[A-Za-z0-9_-]{50,}", 0, "[REDACTED pypi token]"),
-    (("_v1_",), (), r"\bdo[opr]_v1_[a-f0-9]{64}\b", 0, "[REDACTED digitalocean token]"),
-    (("dapi",), (), r"\bdapi[a-f0-9]{32}(?:-\d)?\b", 0, "[REDACTED databricks token]"),
-    (("age-secret-key-1",), (), r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", 0, "[REDACTED age key]"),
-    (("hvs.", "hvb."), (), r"\bhv[sb]\.[A-Za-z0-9_-]{24,}", 0, "[REDACTED vault token]"),
-    (("lin_api_",), (), r"\blin_api_[A-Za-z0-9]{40}\b", 0, "[REDACTED linear key]"),
-    (("glsa_", "glc_"), (), r"\bgl(?:sa|c)_[A-Za-z0-9_+/=-]{32,}", 0, "[REDACTED grafana token]"),
+    (
+        ("sq0atp-", "sq0csp-"),
+        (),
+        r"(?<![A-Za-z0-9])sq0(?:atp|csp)-[0-9A-Za-z_-]{22,}",
+        0,
+        "[REDACTED square token]",
+    ),
+    (("pypi-age",), (), r"(?<![A-Za-z0-9])pypi-AgE[A-Za-z0-9_-]{50,}", 0, "[REDACTED pypi token]"),
+    (("_v1_",), (), r"(?<![A-Za-z0-9])do[opr]_v1_[a-f0-9]{64}\b", 0, "[REDACTED digitalocean token]"),
+    (("dapi",), (), r"(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?:-\d)?\b", 0, "[REDACTED databricks token]"),
+    (("age-secret-key-1",), (), r"(?<![A-Za-z0-9])AGE-SECRET-KEY-1[0-9A-Z]{58}\b", 0, "[REDACTED age key]"),
+    (("hvs.", "hvb."), (), r"(?<![A-Za-z0-9])hv[sb]\.[A-Za-z0-9_-]{24,}", 0, "[REDACTED vault token]"),
+    (("lin_api_",), (), r"(?<![A-Za-z0-9])lin_api_[A-Za-z0-9]{40}\b", 0, "[REDACTED linear key]"),
+    (
+        ("glsa_", "glc_"),
+        (),
+        r"(?<![A-Za-z0-9])gl(?:sa|c)_[A-Za-z0-9_+/=-]{32,}",
+        0,
+        "[REDACTED grafana token]",
+    ),
     (
         ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct."),
         (),
-        r"\bdp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,}",
+        r"(?<![A-Za-z0-9])dp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,}",
         0,
         "[REDACTED doppler token]",
     ),
-    (("gsk_",), (), r"\bgsk_[A-Za-z0-9]{48,}", 0, "[REDACTED groq key]"),
-    (("r8_",), (), r"\br8_[A-Za-z0-9]{37}\b", 0, "[REDACTED replicate token]"),
-    (("xai-",), (), r"\bxai-[A-Za-z0-9]{60,}", 0, "[REDACTED xai key]"),
-    (("key-",), (), r"\bkey-[0-9a-f]{32}\b", 0, "[REDACTED mailgun key]"),
+    (("gsk_",), (), r"(?<![A-Za-z0-9])gsk_[A-Za-z0-9]{48,}", 0, "[REDACTED groq key]"),
+    (("r8_",), (), r"(?<![A-Za-z0-9])r8_[A-Za-z0-9]{37}\b", 0, "[REDACTED replicate token]"),
+    (("xai-",), (), r"(?<![A-Za-z0-9])xai-[A-Za-z0-9]{60,}", 0, "[REDACTED xai key]"),
+    (("key-",), (), r"(?<![A-Za-z0-9])key-[0-9a-f]{32}\b", 0, "[REDACTED mailgun key]"),
+    (
+        ("dckr_pat_", "dckr_oat_"),
+        (),
+        r"(?<![A-Za-z0-9])dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}",
+        0,
+        "[REDACTED docker token]",
+    ),
+    (("tskey-",), (), r"(?<![A-Za-z0-9])tskey-[a-z]+-[A-Za-z0-9-]{16,}", 0, "[REDACTED tailscale key]"),
+    (
+        ("sntrys_", "sntryu_"),
+        (),
+        r"(?<![A-Za-z0-9])sntry[su]_[A-Za-z0-9+/=_-]{32,}",
+        0,
+        "[REDACTED sentry token]",
+    ),
+    (("pplx-",), (), r"(?<![A-Za-z0-9])pplx-[A-Za-z0-9]{40,}", 0, "[REDACTED perplexity key]"),
+    (("figd_",), (), r"(?<![A-Za-z0-9])figd_[A-Za-z0-9_-]{32,}", 0, "[REDACTED figma token]"),
+    (("pmak-",), (), r"(?<![A-Za-z0-9])PMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", 0, "[REDACTED postman key]"),
+    (("sbp_",), (), r"(?<![A-Za-z0-9])sbp_[a-f0-9]{40}\b", 0, "[REDACTED supabase token]"),
+    (
+        ("pscale_",),
+        (),
+        r"(?<![A-Za-z0-9])pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}",
+        0,
+        "[REDACTED planetscale token]",
+    ),
+    (("nrak-",), (), r"(?<![A-Za-z0-9])NRAK-[A-Z0-9]{27}\b", 0, "[REDACTED new relic key]"),
+    (("rubygems_",), (), r"(?<![A-Za-z0-9])rubygems_[a-f0-9]{48}\b", 0, "[REDACTED rubygems key]"),
+    (("atatt3",), (), r"(?<![A-Za-z0-9])ATATT3[A-Za-z0-9_=-]{40,}", 0, "[REDACTED atlassian token]"),
+    (("hrku-",), (), r"(?<![A-Za-z0-9])HRKU-[A-Za-z0-9_-]{40,}", 0, "[REDACTED heroku key]"),
+    (("ops_eyj",), (), r"(?<![A-Za-z0-9])ops_eyJ[A-Za-z0-9+/=_-]{60,}", 0, "[REDACTED 1password token]"),
+    (("fo1_",), (), r"(?<![A-Za-z0-9])fo1_[A-Za-z0-9_-]{40,}", 0, "[REDACTED fly.io token]"),
+    (("nfp_",), (), r"(?<![A-Za-z0-9])nfp_[A-Za-z0-9]{36,}", 0, "[REDACTED netlify token]"),
+    (("ntn_",), (), r"(?<![A-Za-z0-9])ntn_[A-Za-z0-9]{40,}", 0, "[REDACTED notion token]"),
+    (("sgp_",), (), r"(?<![A-Za-z0-9])sgp_[A-Fa-f0-9_]{40,}", 0, "[REDACTED sourcegraph token]"),
+    (("bkua_",), (), r"(?<![A-Za-z0-9])bkua_[a-f0-9]{40}\b", 0, "[REDACTED buildkite token]"),
+    (
+        ("ccipat_",),
+        (),
+        r"(?<![A-Za-z0-9])CCIPAT_[A-Za-z0-9]{20,}_[a-f0-9]{40}\b",
+        0,
+        "[REDACTED circleci token]",
+    ),
+    (
+        ("dt0c01.",),
+        (),
+        r"(?<![A-Za-z0-9])dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b",
+        0,
+        "[REDACTED dynatrace token]",
+    ),
+    (("cfpat-",), (), r"(?<![A-Za-z0-9])CFPAT-[A-Za-z0-9_-]{40,}", 0, "[REDACTED contentful token]"),
+    (("pul-",), (), r"(?<![A-Za-z0-9])pul-[a-f0-9]{40}\b", 0, "[REDACTED pulumi token]"),
+    (("akcp",), (), r"(?<![A-Za-z0-9])AKCp[A-Za-z0-9]{60,}", 0, "[REDACTED jfrog key]"),
     # A bare AWS secret access key (40 base64 characters) right after an access key id, as in
     # `aws configure` output, a CSV of credentials or "AKIA... / secret". Conditions are checked
     # on the text as the rules before have left it, so the key id's marker is there to find.
@@ -835,17 +1036,24 @@ _SECRET_RULES = (
         0,
         r"\1" + REDACTED,
     ),
-    (("hf_",), (), r"\bhf_[A-Za-z0-9]{30,}\b", 0, "[REDACTED huggingface token]"),
+    (("hf_",), (), r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}\b", 0, "[REDACTED huggingface token]"),
     # Credentials inside URLs: scheme://user:password@host keeps the user; scheme://TOKEN@host
     # (a long user part, as in https://<token>@github.com) loses the token.
+    # A URL that a path was made from has lost a slash (scheme:/user:password@host/...): one or two.
     (
-        ("://",),
+        (":/",),
         ("@",),
-        r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]*):[^/\s@\"'<>]+@",
+        r"(?i)\b([a-z][a-z0-9+.-]{1,20}:/{1,2}[^/\s:@\"'<>]*):[^/\s@\"'<>]+@",
         0,
         r"\1:" + REDACTED + "@",
     ),
-    (("://",), ("@",), r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)[A-Za-z0-9_-]{20,}@", 0, r"\1" + REDACTED + "@"),
+    (
+        (":/",),
+        ("@",),
+        r"(?i)\b([a-z][a-z0-9+.-]{1,20}:/{1,2})[A-Za-z0-9_-]{20,}@",
+        0,
+        r"\1" + REDACTED + "@",
+    ),
     # Secret assignments: password=..., DB_PASSWORD: ..., "api_key": "...", --token=... The key
     # must end in the sensitive word, so `max_tokens=100` and `token_count: 5` are left alone.
     (
@@ -854,6 +1062,47 @@ _SECRET_RULES = (
         _SECRET_ASSIGNMENT,
         0,
         _quoted_redaction,
+    ),
+    # A random-looking value under a name that holds a secret word anywhere, or a configuration
+    # or key word as one of its parts (BILLING_CONFIG = "...", signingSecretForHooks: '...'). The
+    # name is one token, so the pattern never backtracks; _named_value_redaction judges the rest.
+    (
+        (
+            "secret",
+            "token",
+            "pass",
+            "pwd",
+            "cred",
+            "key",
+            "auth",
+            "conf",
+            "cfg",
+            "salt",
+            "signing",
+            "private",
+        ),
+        (":=",),
+        _NAMED_VALUE,
+        0,
+        _named_value_redaction,
+    ),
+    # A bare value after words that name a credential: "webhook secret is <hex>", "api key <hex>".
+    (
+        ("key", "secret", "token", "pass", "credential"),
+        (),
+        _CONTEXT_VALUE,
+        0,
+        _context_value_redaction,
+    ),
+    # ~/.netrc: machine HOST login USER password SECRET, on one line or several, in any order of
+    # its keywords before the password.
+    (
+        ("password",),
+        (),
+        r"(?i)((?:\bmachine[ \t]+\S+|(?:^|\n)[ \t]*default)(?:\s+(?:login|account|port|protocol)[ \t]+\S+){0,4}"
+        r"\s+password[ \t]+)(?!\[REDACTED)\S+",
+        0,
+        r"\1" + REDACTED,
     ),
     # Environment-style names ending in _KEY: ENCRYPTION_KEY=..., SENDGRID_KEY: ...
     (
@@ -917,7 +1166,11 @@ def _assignment_guard(text):
 
 
 # A rule's guard: a test cheaper than its pattern that every text the pattern matches passes.
-_RULE_GUARDS = {_SECRET_ASSIGNMENT: _assignment_guard}
+_RULE_GUARDS = {
+    _SECRET_ASSIGNMENT: _assignment_guard,
+    _NAMED_VALUE: _long_value_guard,
+    _CONTEXT_VALUE: _long_value_guard,
+}
 
 
 @BUILT_ONCE
@@ -1073,9 +1326,11 @@ def _rules_of(found):
 # Terminal control: C0 (but newline and tab), DEL, C1, bidirectional overrides, and whole ESC
 # sequences (CSI "ESC [ ... final", OSC "ESC ] ... BEL|ST", two-character escapes). Each
 # alternative consumes a disjoint class of characters, so no input makes the pattern backtrack.
+# Lone surrogates go too: half a character (a transcript's "\\ud83d"), which no UTF-8 store can
+# hold, is one field's bad text, never a failed import.
 _CONTROL_RE = _lazy_pattern(
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
 
 
@@ -1150,6 +1405,116 @@ def _stored_text(text, found=None):
 
 
 _stored_text_memo = STORED_TEXT(_stored_text)
+
+
+def stored_list(params):
+    """[stored_text(v) for v in params] (text values; others as they are), through stored_text's
+    memo without a frame per value: the boundary of every single-row write."""
+    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
+    return [
+        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
+        for v in params
+    ]
+
+
+def stored_values(values):
+    """{value: stored_text(value)} for the distinct ``values`` (of any type) that the boundary
+    changes: the boundary of a bulk write. The short plain values a bulk write brings by the
+    hundred thousand (ids, paths, names) are decided here without a call: no rule fragment, no
+    control character, no JSON escape (what _as_stored tests, for short printable ASCII)."""
+    search, changed = _fragment_tables()[0], {}
+    for v in values:
+        if v.__class__ is not str:
+            if not isinstance(v, str) or v in _CLEAN_TEXTS:
+                continue
+        elif v in _CLEAN_TEXTS:
+            continue
+        elif len(v) < _RUN_SCAN_MIN and v.isascii() and v.isprintable() and "\\u" not in v:
+            if search(v.lower()) is None:
+                continue
+        out = stored_text(v)
+        if out != v:
+            changed[v] = out
+    return changed
+
+
+TRUNCATED = " …[truncated]"
+
+
+def stored_cut(text, limit):
+    """``text`` as stored (stored_text), then cut to ``limit`` characters and marked: redaction
+    first, so a cut never leaves behind the part of a secret that the rules would have known
+    whole. Every text wctx shortens before storing it (a transcript's commands, tool errors,
+    summaries) is shortened here."""
+    text = stored_text(text)
+    if not isinstance(text, str) or len(text) <= limit:
+        return text
+    return text[:limit] + TRUNCATED
+
+
+def identifier_fault(value):
+    """Why ``value`` cannot be an identifier (a name, a cited path, a key), or None. Identifiers
+    are stored as they are, never redacted: stored as a [REDACTED …] marker or without its control
+    characters, a name would name nothing, and two of them would become one. The answer names the
+    kind of secret, never the secret."""
+    if not isinstance(value, str) or not value:
+        return None
+    if strip_controls(value) != value:
+        return "holds a control character"
+    redacted = redact_secrets(value)
+    if redacted != value:
+        kinds = sorted(set(re.findall(r"\[REDACTED(?: ([^\]]+))?\]", redacted)))
+        kind = " or ".join(k for k in kinds if k) or "a password or token"
+        return "looks like a secret (%s)" % kind
+    return None
+
+
+def stored_key(value):
+    """The form an external identifier (an agent's session id) is stored and looked up under:
+    the value itself when the boundary keeps it as it is (every id an agent writes in practice);
+    else its stored form with a digest of the raw value, so two ids that would clean or redact to
+    the same text stay two, and the same id always finds its row again."""
+    if not isinstance(value, str) or not value or stored_text(value) == value:
+        return value
+    import hashlib
+
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    derived = "%s~%s" % (stored_text(value)[:200], digest)
+    return derived if stored_text(derived) == derived else "id~" + digest
+
+
+def shown_text(text):
+    """What any text is shown as, by the CLI or the MCP server: secrets redacted by the rules the
+    store applies (a warning that quotes a symbol, an error that quotes a name, a reason that
+    quotes a query word). Control characters are left to the printer: the CLI shows them as
+    escapes, JSON escapes them."""
+    if not text or not isinstance(text, str):
+        return text
+    if len(text) > _STORED_MEMO_CHARS:
+        return redact_secrets(text)
+    out = _shown_memo(text)
+    return text if out == text else out  # the caller's own object when unchanged (shown_tree)
+
+
+@SHOWN_TEXT
+def _shown_memo(text):
+    """redact_secrets(text), remembered: a long-lived server shows the same stored texts (claims,
+    paths, reasons) again and again."""
+    return redact_secrets(text)
+
+
+def shown_tree(value):
+    """``value`` (a result: dicts, lists, strings) with every string as shown_text makes it; the
+    same object when nothing changes."""
+    if isinstance(value, str):
+        return shown_text(value)
+    if isinstance(value, dict):
+        out = {k: shown_tree(v) for k, v in value.items()}
+        return value if all(out[k] is value[k] for k in value) else out
+    if isinstance(value, (list, tuple)):
+        out = [shown_tree(v) for v in value]
+        return value if all(a is b for a, b in zip(out, value)) else out
+    return value
 
 
 def _stored_noting(text):
@@ -1417,18 +1782,20 @@ def neutralise(text):
 
 
 def json_text(data):
-    """JSON as the CLI prints it. json escapes C0 controls itself; C1 controls and invisible or
+    """JSON as the CLI prints it: every string as shown_text makes it (no secret is printed, as
+    none is stored). json escapes C0 controls itself; C1 controls and invisible or
     direction-changing characters are escaped too, so a terminal shows them as \\uXXXX."""
-    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)
+    text = json.dumps(shown_tree(data), indent=2, ensure_ascii=False, sort_keys=False)
     return _untrusted_re("terminal").sub(lambda m: "\\u%04x" % ord(m.group()), text)
 
 
 def terminal_text(text):
-    """Recorded text as the CLI prints it: neutralised, and every control or invisible character
-    shown as an escape (``\\x1b``, ``\\u202e``), so nothing stored can move the cursor, clear the
-    screen, recolour or hide what follows."""
+    """Text as the CLI prints it: secrets redacted (shown_text), neutralised, and every control
+    or invisible character shown as an escape (``\\x1b``, ``\\u202e``), so nothing stored can
+    move the cursor, clear the screen, recolour or hide what follows."""
     if not text:
         return text
+    text = shown_text(text)
     text = _untrusted_re("terminal").sub(
         lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 0x100 else "\\u%04x" % ord(m.group()), text
     )
@@ -2313,12 +2680,7 @@ FTS5_MISSING = (
 def _stored_params(params):
     if isinstance(params, dict):
         return {k: stored_text(v) if isinstance(v, str) else v for k, v in params.items()}
-    # stored_text's own memo, reached without its frame for the common short value
-    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
-    return [
-        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
-        for v in params
-    ]
+    return stored_list(params)
 
 
 def _stored_rows(seq):
@@ -2330,22 +2692,9 @@ def _stored_rows(seq):
     import itertools
 
     try:
-        values = set(itertools.chain.from_iterable(rows)) - _CLEAN_TEXTS
+        changed = stored_values(set(itertools.chain.from_iterable(rows)))
     except TypeError:  # an unhashable value: SQLite refuses it, row by row as ever
         return [_stored_params(p) for p in rows]
-    search, changed = _fragment_tables()[0], {}
-    for v in values:
-        if v.__class__ is not str:
-            if not isinstance(v, str):
-                continue
-        elif len(v) < _RUN_SCAN_MIN and v.isascii() and v.isprintable() and "\\u" not in v:
-            # stored_text's own test, inlined for the short values (ids, paths, names) a bulk
-            # write brings by the hundred thousand: no rule fragment, no control, no JSON escape
-            if search(v.lower()) is None:
-                continue
-        out = stored_text(v)
-        if out != v:
-            changed[v] = out
     if not changed:
         return rows
     return [[changed.get(v, v) if isinstance(v, str) else v for v in r] for r in rows]
@@ -3312,6 +3661,8 @@ class GitRepo:
         Worked out in Python, not by ``git status``: the index against HEAD by object id, the
         working tree against the index by size and mtime and, where those cannot tell, by hashing
         the file's raw bytes (blob_id). git never reads a file's contents, so no filter runs."""
+        import stat
+
         head = {p: oid for oid, paths in self.head_tree_blobs().items() for p in paths}
         index = self.index_entries()
         gitdir = git_dir_of(self.path)
@@ -3333,18 +3684,19 @@ class GitRepo:
             except OSError:
                 changed.append((rel, "deleted"))  # deleted from the working tree
                 continue
-            if st.st_size != size and mode != "120000":
-                changed.append((rel, "modified"))
+            if (st.st_size != size and mode != "120000") or stat.S_ISLNK(st.st_mode) != (mode == "120000"):
+                changed.append((rel, "modified"))  # resized, or a file became a symlink (or back)
                 continue
             if st.st_size == size and st.st_mtime_ns == mtime and mtime < index_mtime:
                 continue  # git's own test: unchanged since the index was written
             try:
                 if mode == "120000":
                     data = os.fsencode(os.readlink(full))
-                else:
-                    with open(full, "rb") as fh:
-                        data = fh.read()
-            except OSError:
+                else:  # at most the size git recorded: any more is a change
+                    data = read_repo_file(root, rel, limit=size)
+            except (OSError, UnreadableFile):
+                data = None
+            if data is None:
                 changed.append((rel, "modified"))
                 continue
             if blob_id(data, self.object_format) != oid:
@@ -3682,19 +4034,75 @@ def nested_checkout(root, directory):
     return None
 
 
-def read_repo_file(repo_root, rel):
-    """The bytes of a repo-relative file, or None when it does not exist (or is not a file).
-    Never follows a symlink out of the repository."""
+# The most wctx reads of one working-tree file where git recorded no size for it (a cited file,
+# an untracked one): a checkout may hold a generated file of any size, and a blob id is computed
+# over the whole file in memory.
+WORKTREE_READ_MAX = 64 * 1024 * 1024
+
+
+class UnreadableFile(UsageError):
+    """A working-tree path that holds something wctx does not read: no regular file (a FIFO, a
+    device, a socket, a directory), a symlink out of the repository, or more bytes than allowed."""
+
+
+def _file_kind(mode):
+    import stat
+
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_repo_file(repo_root, rel, limit=WORKTREE_READ_MAX):
+    """The bytes of the repo-relative file ``rel`` in the working tree at ``repo_root``, or None
+    when nothing is there. The one function that reads a working-tree file (the changed-paths
+    check, code references, freshness, capture, confirm, manifests): a regular file inside the
+    repository only (a symlink is followed while it stays inside), at most ``limit`` bytes (the
+    size git recorded, or a stated cap), opened without blocking, so a FIFO never hangs its caller
+    and a symlink to /dev/zero is never read. Anything else raises UnreadableFile saying what is
+    there."""
+    import stat
+
     root = os.path.realpath(repo_root)
-    full = os.path.join(root, *rel.split("/"))
+    full = os.path.normpath(os.path.join(root, *rel.split("/")))
+    if not full.startswith(root + os.sep):
+        return None  # names no path of this repository
     real = os.path.realpath(full)
-    if not real.startswith(root + os.sep) or not os.path.isfile(real):
-        return None
+    if not real.startswith(root + os.sep):
+        if not os.path.exists(full):
+            return None  # a dangling symlink: no file
+        raise UnreadableFile("%s leads outside the repository (through a symlink)" % printable_path(rel))
     try:
-        with open(real, "rb") as fh:
-            return fh.read()
-    except OSError:
+        st = os.stat(real)
+        if not stat.S_ISREG(st.st_mode):  # refused before it is opened: opening a device may act
+            raise UnreadableFile(
+                "%s is %s, not a regular file" % (printable_path(rel), _file_kind(st.st_mode))
+            )
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(real, flags | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as e:
+        raise UnreadableFile("%s cannot be read: %s" % (printable_path(rel), e.strerror or e)) from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)  # what was opened, should the path have changed since the check
+        if not stat.S_ISREG(st.st_mode):
+            raise UnreadableFile(
+                "%s is %s, not a regular file" % (printable_path(rel), _file_kind(st.st_mode))
+            )
+        data = fh.read(limit + 1) if st.st_size <= limit else b""
+        if st.st_size > limit or len(data) > limit:
+            raise UnreadableFile(
+                "%s is larger than %d bytes; wctx does not read it whole" % (printable_path(rel), limit)
+            )
+    return data
 
 
 # part: parts/core/symbols.py
@@ -5243,11 +5651,20 @@ def _resolve_session_id(store, text):
 # ----------------------------------------------------------------------------------------------
 
 
-def _check_name(name, what):
+def _check_name(name, what, hint=""):
+    """``name`` as a repository or workspace name, or a UsageError saying why not. A name is an
+    identifier that users type and teammates' records carry: never one that the store would
+    redact (identifier_fault), and the error shows its stored form, never the secret."""
     if not name or not REPO_NAME_RE.match(name):
         raise UsageError(
-            "%s name %r is not valid: use letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)"
-            % (what, name)
+            "%s name %r is not valid: use letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)%s"
+            % (what, name, hint)
+        )
+    fault = identifier_fault(name)
+    if fault:
+        raise UsageError(
+            "%s name %s %s; names are identifiers, stored and shared as they are: choose another%s"
+            % (what, stored_text(name), fault, hint)
         )
     return name
 
@@ -5445,6 +5862,12 @@ def register_repo(store, path, name=None, workspace=None, same_as=None):
     _check_checkout(path, top)
     if not is_utf8(top):
         raise UsageError("%s: wctx needs repository paths that are valid UTF-8" % printable_path(top))
+    fault = identifier_fault(top)
+    if fault:  # stored redacted or cleaned, the path would lead nowhere
+        raise UsageError(
+            "the checkout's path %s %s; wctx keeps a checkout's path as it is: move or rename the directory"
+            % (stored_text(top), fault)
+        )
     if workspace is not None:
         _check_name(workspace, "workspace")
     if name is not None:
@@ -5513,7 +5936,11 @@ def register_repo(store, path, name=None, workspace=None, same_as=None):
             )
             taken_names = {r.name for r in repos}
             by_path = [d["name"] for d in dormant if d["path"] == top and d["name"] not in taken_names]
-            repo_name = _check_name(name or (by_path[0] if by_path else os.path.basename(top)), "repository")
+            repo_name = _check_name(
+                name or (by_path[0] if by_path else os.path.basename(top)),
+                "repository",
+                "" if name or by_path else " (it comes from the directory's name: pass --name NAME)",
+            )
             taken = store.one("SELECT path FROM repos WHERE name = ?", (repo_name,))
             if taken:
                 raise UsageError(
@@ -5722,7 +6149,7 @@ def relate(store, from_repo, kind, to_repo, note=None):
     b = resolve_repo(store, to_repo)
     if a.id == b.id:
         raise UsageError("a repository cannot relate to itself")
-    note = redact_secrets(clean_text(note, "note", MAX_CLAIM_CHARS))
+    note = stored_text(clean_text(note, "note", MAX_CLAIM_CHARS))
     with store.atomic():
         cur = store.db.execute(
             "INSERT OR IGNORE INTO relations(from_repo, kind, to_repo, note, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -6148,30 +6575,19 @@ def toml_loads(text, subset=False):
 
 
 def _manifest_text(root, rel):
-    """A manifest's text, or None: missing, a symlink (never followed), not a regular file,
-    larger than MANIFEST_MAX_BYTES, or not UTF-8."""
-    full = os.path.join(root, *rel.split("/"))
-    try:
-        st = os.lstat(full)
-    except OSError:
-        return None
+    """A manifest's text, or None: missing, a symlink (never followed, so one manifest is never
+    read twice under two names), not a regular file, larger than MANIFEST_MAX_BYTES, or not
+    UTF-8."""
     import stat
 
-    if not stat.S_ISREG(st.st_mode) or st.st_size > MANIFEST_MAX_BYTES:
-        return None
-    real = os.path.realpath(full)
-    if not real.startswith(os.path.realpath(root) + os.sep):  # a symlinked parent directory
+    try:
+        if not stat.S_ISREG(os.lstat(os.path.join(root, *rel.split("/"))).st_mode):
+            return None
+        data = read_repo_file(root, rel, limit=MANIFEST_MAX_BYTES)
+    except (OSError, UnreadableFile):
         return None
     try:
-        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read(MANIFEST_MAX_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > MANIFEST_MAX_BYTES:
-        return None
-    try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8-sig") if data is not None else None
     except UnicodeDecodeError:
         return None
 
@@ -6579,7 +6995,7 @@ def suggest_relations(store, repo=None):
 def accept_suggestion(store, suggestion):
     """Declare a suggested relation, its manifest evidence as the note."""
     return relate(store, suggestion.from_repo.name, suggestion.kind, suggestion.to_repo.name,
-                  note="; ".join(suggestion.evidence)[:MAX_CLAIM_CHARS])  # fmt: skip
+                  note=stored_cut("; ".join(suggestion.evidence), MAX_CLAIM_CHARS - len(TRUNCATED)))  # fmt: skip
 
 
 def decline_suggestion(store, suggestion):
@@ -6742,10 +7158,19 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
         raise UsageError("cannot tell which repository %s belongs to; pass --repo NAME" % spec)
     twins_in_repo = []
     rel, real = repo_relative_path(repo.path, path, cwd=base, passed_over=twins_in_repo)
+    fault = identifier_fault(rel)
+    if fault:  # stored cleaned or redacted, it would name no file, and verify would call it deleted
+        raise UsageError(
+            "cited path %s in %s %s; a cited path is stored as it is, so this file cannot be cited "
+            "(rename it)" % (stored_text(rel), repo.name, fault)
+        )
     if os.path.isdir(real):
         raise UsageError("%s is a directory in %s; cite a file" % (rel, repo.name))
-    if not os.path.isfile(real):
+    if not os.path.lexists(real):
         raise UsageError("%s does not exist in %s" % (rel, repo.name))
+    if not os.path.isfile(real):
+        kind = _file_kind(os.stat(real).st_mode)
+        raise UsageError("%s in %s is %s, not a regular file; cite a file" % (rel, repo.name, kind))
     passed_over += ["%s:%s" % (repo.name, t) for t in twins_in_repo]
     if notes is not None and passed_over:
         notes.append(
@@ -6801,8 +7226,12 @@ def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol"):
     """One cited file (or a dependency) as it is now: the repository's HEAD and branch, the blob
     of the file on disk, whether it differs from HEAD's, and the symbol's hash (None, with a
     warning, where the symbol is not found)."""
-    with open(real, "rb") as fh:
-        data = fh.read()
+    try:
+        data = read_repo_file(repo.path, rel)
+    except UnreadableFile as e:
+        raise UsageError("%s in %s: %s" % (rel, repo.name, e)) from None
+    if data is None:
+        raise UsageError("%s does not exist in %s" % (rel, repo.name))
     blob = blob_id(data, g.object_format)
     sym_hash = None
     if symbol:
@@ -6930,9 +7359,12 @@ class _RepoView:
             text = None
             if path in self.paths() and self.reader.files_read >= DEPENDENCY_MAX_FILES:
                 self.reader.exhausted = True
-            elif path in self.paths() and _size(self.repo.path, path) <= DEPENDENCY_MAX_BYTES:
+            elif path in self.paths():
                 self.reader.files_read += 1
-                data = read_repo_file(self.repo.path, path)
+                try:
+                    data = read_repo_file(self.repo.path, path, limit=DEPENDENCY_MAX_BYTES)
+                except UnreadableFile:  # too large, not a regular file, a symlink out: not read
+                    data = None
                 if data is not None and b"\0" not in data[:8192]:
                     text = data.decode("utf-8", "surrogateescape")
             self.sources[path] = text
@@ -7413,13 +7845,6 @@ _SUPER_CALL = _lazy_pattern(r"(?<![\w$.])super\s*\([^()]*\)\s*\.\s*([A-Za-z_]\w*
 _SELF_CALL = _lazy_pattern(r"(?<![\w$.])(?:self|cls)\s*\.\s*([A-Za-z_]\w*)\s*\(")
 
 
-def _size(root, path):
-    try:
-        return os.path.getsize(os.path.join(root, *path.split("/")))
-    except OSError:
-        return 0
-
-
 def _count_word(n):
     return {2: "two", 3: "three"}.get(n, str(n))
 
@@ -7537,7 +7962,10 @@ def read_dependencies(reader, items, warnings):
         for repo, rel, _, symbol in item["cited"]:
             if not symbol:
                 continue
-            data = read_repo_file(repo.path, rel)
+            try:
+                data = read_repo_file(repo.path, rel)
+            except UnreadableFile:
+                data = None
             if data is None:
                 continue
             try:
@@ -8156,6 +8584,7 @@ class FreshnessChecker:
         # up to FILE_MEMO_BYTES in all, and {(blob, rel): {symbol: hash}}.
         self.files = {}
         self.file_bytes = 0
+        self.unreadable = {}  # {(root, rel): why read_repo_file refused it}
         self.symbol_hashes = {}
         self.cited = {}  # {rel: {symbols cited in it in this call}}: one parse serves them all
         self.touching = {}  # {(checkout, recorded commit, path): commits that touched it since}
@@ -8190,7 +8619,11 @@ class FreshnessChecker:
         key = (root, rel)
         if key in self.files:
             return self.files[key][0]
-        data = read_repo_file(root, rel)
+        try:
+            data = read_repo_file(root, rel)
+        except UnreadableFile as e:  # a FIFO, a device, a symlink out, too large: not compared
+            self.unreadable[key] = str(e)
+            return None
         if data is not None and self.file_bytes + len(data) <= FILE_MEMO_BYTES:
             self.files[key] = (data, {})
             self.file_bytes += len(data)
@@ -8600,6 +9033,9 @@ class FreshnessChecker:
         repo = self.repos[a["repo_id"]].at(g.path)
         data = self._read(repo.path, path)
         notes = []
+        if data is None and (repo.path, path) in self.unreadable:
+            # Something is there, but not a file wctx reads: what it was cannot be compared.
+            return "unknown", self.unreadable[(repo.path, path)]
         if data is None:
             new_path = None
             if commit_ok:
@@ -9210,8 +9646,8 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         )
     return {
         "kind": kind,
-        "claim": redact_secrets(claim),
-        "detail": redact_secrets(detail),
+        "claim": stored_text(claim),
+        "detail": stored_text(detail),
         "confidence": confidence,
         "repo": repo,
         "cited": cited,
@@ -9456,9 +9892,9 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
     Returns {"session", "evidence": [{"id", "kind", "repo", "duplicate"}], "warnings"}.
     """
     cwd = os.path.abspath(cwd or os.getcwd())
-    summary = redact_secrets(clean_text(summary, "summary", MAX_SUMMARY_CHARS))
+    summary = stored_text(clean_text(summary, "summary", MAX_SUMMARY_CHARS))
     agent = clean_text(agent, "agent", 200, required=True)
-    external_id = clean_text(external_id, "external id", 1000)
+    external_id = stored_key(clean_text(external_id, "external id", 1000))  # as transcript imports key it
     if not items:
         raise UsageError("nothing to capture: give at least one item (--finding, --decision, --note, …)")
     if len(items) > MAX_ITEMS_PER_CAPTURE:
@@ -9905,8 +10341,11 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         return []
     texts = []  # (rel, status, raw text, code with comments and strings masked)
     for rel, status in work:
-        data = read_repo_file(origin.path, rel)
-        if data is None or len(data) > CODE_REF_MAX_BYTES or b"\0" in data[:8192]:
+        try:
+            data = read_repo_file(origin.path, rel, limit=CODE_REF_MAX_BYTES)
+        except UnreadableFile:  # a FIFO, a device, a symlink out, a bundle: not source to read
+            continue
+        if data is None or b"\0" in data[:8192]:
             continue
         text = data.decode("utf-8", "replace")
         language = language_of(rel)
@@ -11153,7 +11592,7 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
     repository's current commit, blob and symbol hash (the earlier provenance is kept in the item's
     history), so that they read ``current`` again. All or nothing: an item whose cited file or
     symbol no longer exists is refused, pointing to supersede."""
-    note = redact_secrets(clean_text(note, "note", MAX_SUMMARY_CHARS))
+    note = stored_text(clean_text(note, "note", MAX_SUMMARY_CHARS))
     agent = clean_text(agent, "agent", 200, required=True)
     if session_id:
         session_id = _resolve_session_id(store, session_id)
@@ -11192,11 +11631,16 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
                     % (eid, a["repo_name"], a["path"], a["repo_name"])
                 )
             rel = a["path"]
-            data = read_repo_file(repo.path, rel)
-            if data is None:
-                rel = checker.followed.get((repo.id, a["path"]))
-                data = read_repo_file(repo.path, rel) if rel else None
             label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+            try:
+                data = read_repo_file(repo.path, rel)
+                if data is None:
+                    rel = checker.followed.get((repo.id, a["path"]))
+                    data = read_repo_file(repo.path, rel) if rel else None
+            except UnreadableFile as e:
+                raise UsageError(
+                    "%s cites %s in %s, and %s; nothing to confirm" % (eid, label, repo.name, e)
+                ) from None
             if data is None:
                 raise UsageError(
                     "%s cites %s, which no longer exists in %s; record what is true now and "
@@ -11366,7 +11810,7 @@ def forget(store, ids=(), session=None, reason=None):
     """Delete items (or a whole session with its items and imported activity) for good: their text
     leaves every byte of the store, and a tombstone (the id and the reason, never the content)
     stays, for export to carry to teammates. Not undoable."""
-    reason = redact_secrets(clean_text(reason, "reason", MAX_CLAIM_CHARS, required=True))
+    reason = stored_text(clean_text(reason, "reason", MAX_CLAIM_CHARS, required=True))
     if not ids and not session:
         raise UsageError("nothing to forget: give evidence ids or --session ID")
     pairs = _resolve_ids(store, list(ids)) if ids else []
@@ -11549,6 +11993,8 @@ def _served_text(text, limit):
     and invisible characters dropped, clipped."""
     text, _ = neutralise(text or "")
     text = " ".join(re.sub(r"[\x00-\x1f\x7f\u2028\u2029]", " ", text).split())
+    if len(text) > limit:
+        text = shown_text(text)  # redacted whole before the cut
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -11814,7 +12260,7 @@ class LocalPaths:
         each distinct value is cleaned once."""
         out = self._shared.get(text)
         if out is None:
-            out = self._shared[text] = redact_secrets(self.strip(text))
+            out = self._shared[text] = stored_text(self.strip(text))
         return out
 
     def shared_anchor(self, anchor):
@@ -12171,7 +12617,8 @@ def _v_object_id(value):
         return None
     if not is_object_id(value):
         raise ValueError(
-            "must be a full object id (40 or 64 lower-case hex digits), not %r" % (str(value)[:80],)
+            "must be a full object id (40 or 64 lower-case hex digits), not %r"
+            % (shown_text(str(value))[:80],)
         )
     return value
 
@@ -12180,7 +12627,7 @@ def _v_hex(value):
     if value is None:
         return None
     if not isinstance(value, str) or not _HEX_RE.match(value):
-        raise ValueError("must be lower-case hex, not %r" % (str(value)[:80],))
+        raise ValueError("must be lower-case hex, not %r" % (shown_text(str(value))[:80],))
     return value
 
 
@@ -12191,8 +12638,9 @@ def _v_key(value):
     """``value`` (an identifier that matched its pattern), refused when the redaction boundary
     would change it: stored as a [REDACTED …] marker, a key names no record, and every other key
     holding a secret of that kind becomes the same marker."""
-    if not _OWN_ID_RE.match(value) and stored_text(value) != value:
-        raise ValueError("holds what looks like a secret (an identifier is stored as it is, never redacted)")
+    fault = None if _OWN_ID_RE.match(value) else identifier_fault(value)
+    if fault:
+        raise ValueError("%s (an identifier is stored as it is, never redacted)" % fault)
     return value
 
 
@@ -12204,7 +12652,7 @@ def _v_matching(pattern, what, key=False):
         if value is None:
             return None
         if not isinstance(value, str) or not pattern.match(value):
-            raise ValueError("is not %s: %r" % (what, str(value)[:80]))
+            raise ValueError("is not %s: %r" % (what, shown_text(str(value))[:80]))
         return _v_key(value) if key else value
 
     return check
@@ -12225,7 +12673,7 @@ _v_record_id = _v_matching(_RECORD_ID_RE, "a valid id")  # a topology record's (
 _v_required_id = _v_required(_v_record_id)
 _v_key_id = _v_matching(_RECORD_ID_RE, "a valid id", key=True)  # an item's or a session's
 _v_required_key_id = _v_required(_v_key_id)
-_v_repo_name = _v_matching(REPO_NAME_RE, "a repository name")
+_v_repo_name = _v_matching(REPO_NAME_RE, "a repository name", key=True)
 _v_required_repo = _v_required(_v_repo_name)
 
 
@@ -12243,7 +12691,7 @@ def _v_branch(value):
         or "/." in value
         or _REF_FORBIDDEN_RE.search(value)
     ):
-        raise ValueError("is not a valid branch name: %r" % (str(value)[:80],))
+        raise ValueError("is not a valid branch name: %r" % (shown_text(str(value))[:80],))
     return value
 
 
@@ -12254,9 +12702,9 @@ def _v_path(value):
     try:
         git_path(value)
     except GitError:
-        raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],)) from None
+        raise ValueError("cites a path outside its repository: %r" % (shown_text(str(value))[:80],)) from None
     if value.startswith("-") or len(value) > 4096 or ("git" in value.lower() and _names_git_dir(value)):
-        raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],))
+        raise ValueError("cites a path outside its repository: %r" % (shown_text(str(value))[:80],))
     return value
 
 
@@ -12287,19 +12735,19 @@ def _v_timestamp(value):
     if value is None or value == "":
         return None
     if not isinstance(value, str) or not _TIMESTAMP_RE.match(value) or not _is_calendar_time(value):
-        raise ValueError("is not an ISO-8601 time: %r" % (str(value)[:80],))
+        raise ValueError("is not an ISO-8601 time: %r" % (shown_text(str(value))[:80],))
     return value
 
 
 def _v_required_timestamp(value):
     if _stamp_seconds(value) is None or not _TIMESTAMP_RE.match(value) or not _is_calendar_time(value):
-        raise ValueError("needs a time like 2026-03-01T12:00:00Z, not %r" % (str(value)[:80],))
+        raise ValueError("needs a time like 2026-03-01T12:00:00Z, not %r" % (shown_text(str(value))[:80],))
     return value
 
 
 def _v_event_id(value):
     if not isinstance(value, str) or not _EVENT_ID_RE.match(value):
-        raise ValueError("needs an id like evt-…, not %r" % (str(value)[:80],))
+        raise ValueError("needs an id like evt-…, not %r" % (shown_text(str(value))[:80],))
     return _v_key(value)
 
 
@@ -12753,7 +13201,7 @@ def _history_rows(rid, rec, known):
     for h in rec.get("history") or ():
         if h["id"] not in known:
             known.add(h["id"])
-            rows.append(_event_row(rid, h["event"], h.get("session"), h.get("agent"), redact_secrets(h.get("note")),
+            rows.append(_event_row(rid, h["event"], h.get("session"), h.get("agent"), stored_text(h.get("note")),
                                    h["at"], h.get("previous") or [], h.get("commits") or {}, event_id=h["id"]))  # fmt: skip
     return rows
 
@@ -12879,18 +13327,19 @@ def _import_sessions(store, records, forgotten, by_name, session_map):
         if sid in present:
             session_map[sid] = sid
             continue
-        agent = rec.get("agent") or "unknown"
-        if rec.get("external_id"):
-            key = (agent, rec["external_id"])
+        agent = stored_key(rec.get("agent") or "unknown")  # as a transcript import keys them
+        external_id = stored_key(rec.get("external_id"))
+        if external_id:
+            key = (agent, external_id)
             row = store.one("SELECT id FROM sessions WHERE agent = ? AND external_id = ?", key)
             if row is not None or key in external:
                 session_map[sid] = row["id"] if row is not None else external[key]
                 continue
             external[key] = sid
         repo = by_name.get(rec.get("repo"))
-        rows.append((sid, agent, rec.get("external_id"), rec.get("cwd"), repo.id if repo else None, rec.get("repo"),
+        rows.append((sid, agent, external_id, rec.get("cwd"), repo.id if repo else None, rec.get("repo"),
                      rec.get("branch"), rec.get("commit"), rec.get("started_at"), rec.get("ended_at"),
-                     redact_secrets(rec.get("summary")), utc_now()))  # fmt: skip
+                     stored_text(rec.get("summary")), utc_now()))  # fmt: skip
         present.add(sid)
         session_map[sid] = sid
     store.db.executemany(
@@ -13063,7 +13512,7 @@ def _import_records_in(store, records):
                 scrub = True
             store.db.execute(
                 "INSERT OR IGNORE INTO tombstones(id, kind, session_id, reason, forgotten_at) VALUES (?, ?, ?, ?, ?)",
-                (t["id"], t["kind"], t["session"], redact_secrets(t["reason"]), t.get("forgotten_at") or now),
+                (t["id"], t["kind"], t["session"], stored_text(t["reason"]), t.get("forgotten_at") or now),
             )
         counts["sessions"] = _import_sessions(store, records, forgotten, by_name, session_map)
         # Evidence in chunks: what the store already holds of the import (its ids, the items its
@@ -13206,7 +13655,7 @@ def _import_topology(store, records):
         if rec["type"] == "relation":
             a = _identity_of(repos, rec["from"], rec["from_root"])
             b = _identity_of(repos, rec["to"], rec["to_root"])
-            note = redact_secrets(rec.get("note"))
+            note = stored_text(rec.get("note"))
             if a is not None and b is not None:
                 if a.id != b.id:
                     counts["relations"] += db.execute(
@@ -13966,6 +14415,7 @@ class TranscriptRecord:
         self.agent = agent
         self.path = path
         self.external_id = None
+        self.raw_external_id = None  # as the transcript gave it, before stored_key
         self.version = None
         self.cwd = None  # first known working directory
         self.cwds = []  # every change of working directory, in order
@@ -14047,9 +14497,7 @@ class TranscriptRecord:
         if is_redacted_value(text):
             self.redacted_values += 1
             return
-        text = text.strip()
-        if len(text) > MAX_STORED_COMMAND:
-            text = text[:MAX_STORED_COMMAND] + " …[truncated]"
+        text = stored_cut(text.strip(), MAX_STORED_COMMAND)  # redacted whole, then cut
         # Each goes into its own column: a field of another type in the transcript is dropped.
         self.commands.append(
             {
@@ -14071,13 +14519,7 @@ class TranscriptRecord:
             text = "" if text is None else json.dumps(text, default=str)
         if is_redacted_value(text):
             text = "(redacted)"
-        self.errors.append(
-            {
-                "tool": tool,
-                "error": " ".join(text[: MAX_STORED_ERROR * 4].split())[:MAX_STORED_ERROR],
-                "at": ts,
-            }
-        )
+        self.errors.append({"tool": tool, "error": _error_excerpt(text), "at": ts})
 
     def merge_subagent(self, sub, agent_id):
         for tool, n in sub.tool_calls.items():
@@ -14100,6 +14542,18 @@ class TranscriptRecord:
         self.redacted_values += sub.redacted_values
         self.see_time(sub.started_at)
         self.see_time(sub.ended_at)
+
+
+def _error_excerpt(text):
+    """The start of a tool error as stored: its first lines with whitespace folded, redacted,
+    then cut to MAX_STORED_ERROR characters. Only a window of the text is looked at (an error may
+    be megabytes of output); a word the window's end cuts through is left out, so that no part of
+    a secret reaches the redaction without the rest of it."""
+    window = text[: MAX_STORED_ERROR * 4]
+    words = window.split()
+    if len(window) < len(text) and words and not text[len(window)].isspace():
+        words.pop()  # cut through by the window
+    return stored_cut(" ".join(words), MAX_STORED_ERROR)
 
 
 # Lines an adapter could not digest, per thread: {thread: {"skip": {(path, n)}, "at": (path, n)}}.
@@ -14125,7 +14579,7 @@ def _json_lines(path, rec):
                 rec.bad_lines += 1
                 continue
             try:
-                obj = json.loads(raw)
+                obj = loads_json(raw)
                 if b"\\ud" in raw.lower():  # a lone surrogate escape: text no store can hold
                     json.dumps(obj, ensure_ascii=False).encode("utf-8")
             except ValueError:  # also bad UTF-8, and a last line still being written
@@ -14212,7 +14666,7 @@ def detect_transcript_agent(path):
             if n >= 50:
                 break
             try:
-                obj = json.loads(raw)
+                obj = loads_json(raw)
             except ValueError:
                 continue
             if not isinstance(obj, dict):
@@ -14280,7 +14734,7 @@ def _first_session_ids(path, limit=20):
                 if n >= limit:
                     break
                 try:
-                    obj = json.loads(raw)
+                    obj = loads_json(raw)
                 except ValueError:
                     continue
                 if isinstance(obj, dict) and isinstance(obj.get("sessionId"), str):
@@ -14475,7 +14929,7 @@ def _claude_subagent_types(path):
             if b'"Task"' not in raw and b"agent_progress" not in raw:
                 continue  # cheap pre-filter: most lines are neither
             try:
-                obj = json.loads(raw)
+                obj = loads_json(raw)
             except ValueError:
                 continue
             if not isinstance(obj, dict):
@@ -14504,7 +14958,7 @@ def _codex_arguments(raw):
     if not isinstance(raw, str) or is_redacted_value(raw):
         return None
     try:
-        value = json.loads(raw)
+        value = loads_json(raw)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -14565,7 +15019,7 @@ def _parse_codex(path, rec):
             rec.see_branch(git.get("branch"), cwd)
             url = git.get("repository_url")
             if isinstance(url, str) and url and not is_redacted_value(url):
-                rec.repository_url = redact_secrets(url)
+                rec.repository_url = url
             source = payload.get("source")
             if isinstance(source, dict) and isinstance(source.get("subagent"), dict):
                 spawn = source["subagent"].get("thread_spawn")
@@ -15152,12 +15606,33 @@ def import_transcript(store, path, agent="auto", force=False, cwd_hint=None):
     return _store_transcript(store, rec, repos, size, head, key)
 
 
+def _adopt_legacy_session(store, rec):
+    """Give a session stored before ids were keyed (under the cleaned form of an id that the
+    boundary changes) its keyed id, when this same transcript made it, so that a re-import
+    finds it instead of adding a second session."""
+    keyed = rec.external_id
+    legacy = stored_text(rec.raw_external_id) if rec.raw_external_id else None
+    if not legacy or legacy == keyed:
+        return
+    with store.atomic():
+        if store.one("SELECT 1 FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, keyed)):
+            return
+        row = store.one(
+            "SELECT s.id FROM sessions s JOIN session_imports i ON i.session_id = s.id "
+            "WHERE s.agent = ? AND s.external_id = ? AND i.transcript = ?",
+            (rec.agent, legacy, rec.path),
+        )
+        if row is not None:
+            store.db.execute("UPDATE sessions SET external_id = ? WHERE id = ?", (keyed, row["id"]))
+
+
 def _transcript_external_id(store, rec):
     """The id a transcript's session is stored under. Two transcripts that carry one session id
     (non-UUID file names, a copied file) are two sessions: while the first one's file still exists,
     the second gets the id plus a suffix naming its file, so neither import replaces the other's
     files and commands. A transcript that moved (old file gone) keeps its session."""
-    eid = rec.external_id
+    rec.raw_external_id = rec.external_id
+    eid = rec.external_id = stored_key(rec.external_id)
     if not eid:
         return eid
     row = store.one(
@@ -15174,6 +15649,9 @@ def _transcript_external_id(store, rec):
 
 def _store_transcript(store, rec, repos, size, head, key):
     rec.external_id = _transcript_external_id(store, rec)
+    # Stored and looked up by its stored_key: two ids that differ only in what the boundary
+    # strips or redacts stay two sessions.
+    _adopt_legacy_session(store, rec)
     mapper = _RepoMapper(repos)
     warnings = []
     # Files: per repository (repo-relative) or outside (absolute, never attributed to a repo).
@@ -15201,7 +15679,7 @@ def _store_transcript(store, rec, repos, size, head, key):
             (
                 n,
                 c.get("tool"),
-                redact_secrets(c["command"]),
+                c["command"],  # stored_cut already (add_command)
                 c.get("cwd"),
                 repo.name if repo else None,
                 c.get("at"),
@@ -15255,9 +15733,9 @@ def _store_transcript(store, rec, repos, size, head, key):
         repo_rows.append((repo, int(is_cwd), commit, source, branch, branch_source, entry))
 
     session_branch = rec.branch_by_cwd.get(rec.cwd) or rec.branch
-    summary = redact_secrets("; ".join(rec.summaries)[:MAX_SUMMARY_CHARS]) or None
-    title = redact_secrets(rec.title) if rec.title else None
-    errors = [dict(e, error=redact_secrets(e["error"])) for e in rec.errors]
+    summary = stored_cut("; ".join(rec.summaries), MAX_SUMMARY_CHARS) or None
+    title = rec.title or None
+    errors = rec.errors  # each stored_cut already (_error_excerpt)
     with store.atomic():
         row = store.one(
             "SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id)
@@ -15383,7 +15861,7 @@ def _store_transcript(store, rec, repos, size, head, key):
                 json.dumps(rec.tool_calls, sort_keys=True),
                 json.dumps(errors),
                 json.dumps(rec.subagents),
-                json.dumps([redact_secrets(s) for s in rec.summaries]),
+                json.dumps(rec.summaries),  # redacted value by value at the store's boundary
                 rec.parent_external_id,
                 now,
             ),
@@ -16398,7 +16876,7 @@ def _hook_log(home, line):
         if os.path.exists(path) and os.path.getsize(path) > HOOK_LOG_MAX_BYTES:
             os.replace(path, path + ".1")
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write("%s %s\n" % (utc_now(), redact_secrets(line)))
+            fh.write("%s %s\n" % (utc_now(), shown_text(line)))
     except OSError:
         pass
 
@@ -18662,7 +19140,7 @@ def cmd_capture(args, store):
         store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id
     )
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     if args.session:
         res["attached"] = None
         note = ""
@@ -18945,7 +19423,7 @@ def cmd_import(args, store):
         own.close()
     for r in res["results"]:
         for w in r.get("warnings") or ():
-            sys.stderr.write("wctx: warning: %s\n" % w)
+            sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, format_import(res))
     return 1 if res["failed"] else 0
 
@@ -19146,7 +19624,7 @@ def cmd_confirm(args, store):
     """
     res = confirm(store, args.ids, note=args.note, session_id=args.session)
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, res["message"])
     return 0
 
@@ -19173,7 +19651,7 @@ def cmd_forget(args, store):
             return 1
     res = forget(store, args.ids, session=args.session, reason=args.reason)
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, res["message"])
     return 0
 
@@ -19436,7 +19914,10 @@ def cmd_instructions(args, store):
         raise UsageError(
             "%s is not inside a git checkout; run wctx instructions --write in the repository" % os.getcwd()
         )
-    res = mcp.write_instructions(root, command=agent_command())
+    try:
+        res = mcp.write_instructions(root, command=agent_command())
+    except (ValueError, OSError) as e:  # a guidance file that is a symlink out, a FIFO, not UTF-8
+        raise UsageError(str(e)) from None
     emit(args, res, "\n".join("%s %s" % (f["action"], f["path"]) for f in res["files"]))
     return 0
 
@@ -19933,12 +20414,12 @@ def main(argv=None):
         ):
             raise
         where = store.path if store is not None else "the store"
-        sys.stderr.write("wctx: store error in %s: %s\n" % (where, e))
+        sys.stderr.write("wctx: store error in %s: %s\n" % (where, terminal_text(str(e))))
         return 1
     finally:
         if store is not None:
             for text in store.notices:
-                sys.stderr.write("wctx: %s\n" % text)
+                sys.stderr.write("wctx: %s\n" % terminal_text(text))
             store.close()
 
 

@@ -183,7 +183,7 @@ class ToolResult(dict):
 
 def _log(message):
     try:
-        sys.stderr.write(f"wctx mcp: {message}\n")
+        sys.stderr.write(f"wctx mcp: {CORE.shown_text(message)}\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
@@ -196,8 +196,12 @@ def _log(message):
 
 
 def clip(text, limit):
-    """Cut text to ``limit`` characters with an explicit marker saying how much is missing."""
+    """Cut text to ``limit`` characters with an explicit marker saying how much is missing;
+    redacted whole first (a secret cut in two is no longer one the rules know)."""
     if text is None or len(text) <= limit:
+        return text
+    text = CORE.shown_text(text)
+    if len(text) <= limit:
         return text
     return f"{text[:limit]} …[truncated: {len(text) - limit} more characters]"
 
@@ -1255,6 +1259,33 @@ def _within_budget(build, text_limit, list_limit):
     return payload
 
 
+def _bounded_record(payload):
+    """record_evidence's answer within RESULT_BUDGET_CHARS. Every recorded and duplicate id stays
+    (a later transcript import looks for them; at most RECORD_MAX_ITEMS of each, a few hundred
+    characters apiece); what can grow without bound is the warnings (one per cited symbol not
+    found) and the messages: each is clipped, then warnings are left out from the end until the
+    answer fits, and ``truncated`` says how many."""
+    notes = []
+    for entry in payload["duplicates"]:
+        if isinstance(entry.get("message"), str) and len(entry["message"]) > ENTRY_STRING_LIMIT:
+            entry["message"] = clip(entry["message"], ENTRY_STRING_LIMIT)
+            if "duplicates: long messages clipped" not in notes:
+                notes.append("duplicates: long messages clipped")
+    given = payload["warnings"]
+    warnings = payload["warnings"] = [clip(w, ENTRY_STRING_LIMIT) for w in given[:LIST_ITEM_LIMIT]]
+    while warnings and _size(payload) > RESULT_BUDGET_CHARS - 200:  # room for the note itself
+        warnings.pop()
+    if len(warnings) < len(given):
+        notes.append(
+            f"warnings: {len(given) - len(warnings)} of {len(given)} not shown to keep this result small"
+        )
+    if any(w is not g for w, g in zip(warnings, given)):
+        notes.append("warnings: long entries clipped")
+    if notes:
+        payload["truncated"] = notes
+    return payload
+
+
 class Tools:
     """The tool handlers of one connection: one lazily opened store, one recorded session."""
 
@@ -1548,13 +1579,15 @@ class Tools:
             {k: e.get(k) for k in ("id", "kind", "repo", "message")} for e in entries if e.get("duplicate")
         ]
         warnings = list(captured.get("warnings", []))
-        return {
-            "session": session_id,
-            "recorded": recorded,
-            "duplicates": duplicates,
-            "duplicates_skipped": len(duplicates),
-            "warnings": warnings,
-        }
+        return _bounded_record(
+            {
+                "session": session_id,
+                "recorded": recorded,
+                "duplicates": duplicates,
+                "duplicates_skipped": len(duplicates),
+                "warnings": warnings,
+            }
+        )
 
     def tool_confirm_evidence(self, args, stateless):
         """Re-stamp items the agent re-checked against today's code (the service's confirm)."""
@@ -1565,6 +1598,8 @@ class Tools:
 
 
 # part: parts/mcp/connection.py
+shown_text, shown_tree = CORE.shown_text, CORE.shown_tree
+
 # ----------------------------------------------------------------------------------------------
 # JSON-RPC connection: era selection, dispatch, errors
 # ----------------------------------------------------------------------------------------------
@@ -1830,19 +1865,23 @@ class Connection:
                 args = check_arguments(tool["inputSchema"], args)
             payload = self.tools.call(name, args, stateless)
         except (ArgumentError, ToolFailure) as e:
-            return {"content": [{"type": "text", "text": f"{name}: {e}"}], "isError": True}
+            return {"content": [{"type": "text", "text": shown_text(f"{name}: {e}")}], "isError": True}
         except Exception as e:  # a bug or an environment fault: say so, keep serving
-            self.log(f"tool {name} failed: {type(e).__name__}: {e}")
+            self.log(f"tool {name} failed: {type(e).__name__}: {shown_text(str(e))}")
             return {
                 "content": [
                     {
                         "type": "text",
-                        "text": f"{name} failed unexpectedly: {type(e).__name__}: {str(e)[:300]} (details on the "
+                        "text": f"{name} failed unexpectedly: {type(e).__name__}: {shown_text(str(e))[:300]} "
+                        "(details on the "
                         "server's stderr)",
                     }
                 ],
                 "isError": True,
             }
+        # Shown as the CLI shows it: a warning quoting a symbol, an error or a reason quoting a name
+        # or a query word carries no secret (stored text already passed the same rules).
+        payload = shown_tree(payload)
         text = payload.text if type(payload) is Serialised else dumps(payload)
         result = ToolResult(content=[{"type": "text", "text": text}])
         result.payload_text = text
@@ -2335,6 +2374,9 @@ _BLOCK_RE = re.compile(
 )
 
 
+GUIDANCE_FILE_MAX = 4 * 1024 * 1024  # an agent guidance file larger than this is not one to edit
+
+
 def write_instructions(repo_root, command="wctx"):
     """Install the guidance block in CLAUDE.md, AGENTS.md and GEMINI.md at ``repo_root``.
 
@@ -2350,11 +2392,11 @@ def write_instructions(repo_root, command="wctx"):
             os.path.realpath(repo_root) + os.sep
         ):
             raise ValueError(f"{path} is a symlink out of the repository; not writing through it")
-        try:
-            with open(path, encoding="utf-8", newline="") as f:
-                text = f.read()
-        except FileNotFoundError:
-            text = None
+        try:  # the working tree's one bounded reader: a FIFO or a device named CLAUDE.md never hangs this
+            data = CORE.read_repo_file(repo_root, name, limit=GUIDANCE_FILE_MAX)
+        except CORE.UnreadableFile as e:
+            raise ValueError(f"{e}; not writing it") from None
+        text = None if data is None else data.decode("utf-8")
         if text is None:
             new, action = block, "created"
         elif _BLOCK_RE.search(text):

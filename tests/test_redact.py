@@ -181,6 +181,11 @@ HOSTILE_INPUTS = {
     "cookie-pairs": '"Cookie: " + "a=b;" * 250000',
     "password-flags": '"--password " * 100000',
     "empty-sig-params": '"?sig=&" * 160000',
+    "config-assignments": '"APP_CONFIG=" * 60000',
+    "long-config-value": '"db_config=" + "aB3" * 200000',
+    "netrc-machines": '"machine h login u " * 40000',
+    "credential-words": '"api key is " * 60000',
+    "one-slash-urls": '"https:/u:" * 80000',
 }
 
 

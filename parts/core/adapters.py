@@ -7,7 +7,8 @@ import re
 
 from .constants import _lazy_pattern
 from .errors import UsageError
-from .redaction import redact_secrets
+from .helpers import loads_json
+from .redaction import stored_cut
 
 # ----------------------------------------------------------------------------------------------
 # Session adapters: the only code that knows a vendor's transcript format
@@ -109,6 +110,7 @@ class TranscriptRecord:
         self.agent = agent
         self.path = path
         self.external_id = None
+        self.raw_external_id = None  # as the transcript gave it, before stored_key
         self.version = None
         self.cwd = None  # first known working directory
         self.cwds = []  # every change of working directory, in order
@@ -190,9 +192,7 @@ class TranscriptRecord:
         if is_redacted_value(text):
             self.redacted_values += 1
             return
-        text = text.strip()
-        if len(text) > MAX_STORED_COMMAND:
-            text = text[:MAX_STORED_COMMAND] + " …[truncated]"
+        text = stored_cut(text.strip(), MAX_STORED_COMMAND)  # redacted whole, then cut
         # Each goes into its own column: a field of another type in the transcript is dropped.
         self.commands.append(
             {
@@ -214,13 +214,7 @@ class TranscriptRecord:
             text = "" if text is None else json.dumps(text, default=str)
         if is_redacted_value(text):
             text = "(redacted)"
-        self.errors.append(
-            {
-                "tool": tool,
-                "error": " ".join(text[: MAX_STORED_ERROR * 4].split())[:MAX_STORED_ERROR],
-                "at": ts,
-            }
-        )
+        self.errors.append({"tool": tool, "error": _error_excerpt(text), "at": ts})
 
     def merge_subagent(self, sub, agent_id):
         for tool, n in sub.tool_calls.items():
@@ -243,6 +237,18 @@ class TranscriptRecord:
         self.redacted_values += sub.redacted_values
         self.see_time(sub.started_at)
         self.see_time(sub.ended_at)
+
+
+def _error_excerpt(text):
+    """The start of a tool error as stored: its first lines with whitespace folded, redacted,
+    then cut to MAX_STORED_ERROR characters. Only a window of the text is looked at (an error may
+    be megabytes of output); a word the window's end cuts through is left out, so that no part of
+    a secret reaches the redaction without the rest of it."""
+    window = text[: MAX_STORED_ERROR * 4]
+    words = window.split()
+    if len(window) < len(text) and words and not text[len(window)].isspace():
+        words.pop()  # cut through by the window
+    return stored_cut(" ".join(words), MAX_STORED_ERROR)
 
 
 # Lines an adapter could not digest, per thread: {thread: {"skip": {(path, n)}, "at": (path, n)}}.
@@ -268,7 +274,7 @@ def _json_lines(path, rec):
                 rec.bad_lines += 1
                 continue
             try:
-                obj = json.loads(raw)
+                obj = loads_json(raw)
                 if b"\\ud" in raw.lower():  # a lone surrogate escape: text no store can hold
                     json.dumps(obj, ensure_ascii=False).encode("utf-8")
             except ValueError:  # also bad UTF-8, and a last line still being written
@@ -355,7 +361,7 @@ def detect_transcript_agent(path):
             if n >= 50:
                 break
             try:
-                obj = json.loads(raw)
+                obj = loads_json(raw)
             except ValueError:
                 continue
             if not isinstance(obj, dict):
@@ -423,7 +429,7 @@ def _first_session_ids(path, limit=20):
                 if n >= limit:
                     break
                 try:
-                    obj = json.loads(raw)
+                    obj = loads_json(raw)
                 except ValueError:
                     continue
                 if isinstance(obj, dict) and isinstance(obj.get("sessionId"), str):
@@ -618,7 +624,7 @@ def _claude_subagent_types(path):
             if b'"Task"' not in raw and b"agent_progress" not in raw:
                 continue  # cheap pre-filter: most lines are neither
             try:
-                obj = json.loads(raw)
+                obj = loads_json(raw)
             except ValueError:
                 continue
             if not isinstance(obj, dict):
@@ -647,7 +653,7 @@ def _codex_arguments(raw):
     if not isinstance(raw, str) or is_redacted_value(raw):
         return None
     try:
-        value = json.loads(raw)
+        value = loads_json(raw)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -708,7 +714,7 @@ def _parse_codex(path, rec):
             rec.see_branch(git.get("branch"), cwd)
             url = git.get("repository_url")
             if isinstance(url, str) and url and not is_redacted_value(url):
-                rec.repository_url = redact_secrets(url)
+                rec.repository_url = url
             source = payload.get("source")
             if isinstance(source, dict) and isinstance(source.get("subagent"), dict):
                 spawn = source["subagent"].get("thread_spawn")

@@ -8,6 +8,7 @@ from .errors import UsageError
 from .freshness import _load_anchors, freshness_of
 from .helpers import shell_command, utc_now, wctx_invocation
 from .records import resolve_repo
+from .redaction import shown_text
 from .search import CodeReference, ResultFacts, _evidence_rows, _result_dict, code_references, explain
 from .topology import Topology
 from .untrusted import neutralise
@@ -44,6 +45,8 @@ def _served_text(text, limit):
     and invisible characters dropped, clipped."""
     text, _ = neutralise(text or "")
     text = " ".join(re.sub(r"[\x00-\x1f\x7f\u2028\u2029]", " ", text).split())
+    if len(text) > limit:
+        text = shown_text(text)  # redacted whole before the cut
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

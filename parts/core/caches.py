@@ -126,6 +126,7 @@ _INDEXED_TEXTS = CacheTable(
 # -- redaction (parts/core/redaction.py) ----------------------------------------------------------
 RULES_OF = FunctionMemo("secret rules that can match", "frozenset of rule fragments found", _PURE, 4096)
 STORED_TEXT = FunctionMemo("stored form of a text", "text", _PURE, 8192)
+SHOWN_TEXT = FunctionMemo("shown form of a text (secrets redacted)", "text", _PURE, 8192)
 RUN_MEMO_MAX = 200000
 _FRAGMENT_FREE_RUNS = CacheTable(
     "text runs without a secret fragment",

@@ -24,7 +24,7 @@ from .freshness import _load_anchors
 from .helpers import claim_key, clean_text, new_id, printable_path, split_claim, utc_now
 from .provenance import _parse_file_spec, _repo_provenance, _stamp_anchors
 from .records import Repo, _repo_containing, _repos, _resolve_session_id, resolve_repo
-from .redaction import redact_secrets, stored_text
+from .redaction import stored_key, stored_text
 from .store import _select_in
 from .words import _fts_paths, _fts_symbols
 
@@ -106,8 +106,8 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         )
     return {
         "kind": kind,
-        "claim": redact_secrets(claim),
-        "detail": redact_secrets(detail),
+        "claim": stored_text(claim),
+        "detail": stored_text(detail),
         "confidence": confidence,
         "repo": repo,
         "cited": cited,
@@ -352,9 +352,9 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
     Returns {"session", "evidence": [{"id", "kind", "repo", "duplicate"}], "warnings"}.
     """
     cwd = os.path.abspath(cwd or os.getcwd())
-    summary = redact_secrets(clean_text(summary, "summary", MAX_SUMMARY_CHARS))
+    summary = stored_text(clean_text(summary, "summary", MAX_SUMMARY_CHARS))
     agent = clean_text(agent, "agent", 200, required=True)
-    external_id = clean_text(external_id, "external id", 1000)
+    external_id = stored_key(clean_text(external_id, "external id", 1000))  # as transcript imports key it
     if not items:
         raise UsageError("nothing to capture: give at least one item (--finding, --decision, --note, …)")
     if len(items) > MAX_ITEMS_PER_CAPTURE:

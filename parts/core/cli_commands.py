@@ -381,7 +381,7 @@ def cmd_capture(args, store):
         store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id
     )
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     if args.session:
         res["attached"] = None
         note = ""
@@ -664,7 +664,7 @@ def cmd_import(args, store):
         own.close()
     for r in res["results"]:
         for w in r.get("warnings") or ():
-            sys.stderr.write("wctx: warning: %s\n" % w)
+            sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, format_import(res))
     return 1 if res["failed"] else 0
 
@@ -865,7 +865,7 @@ def cmd_confirm(args, store):
     """
     res = confirm(store, args.ids, note=args.note, session_id=args.session)
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, res["message"])
     return 0
 
@@ -892,7 +892,7 @@ def cmd_forget(args, store):
             return 1
     res = forget(store, args.ids, session=args.session, reason=args.reason)
     for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % w)
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     emit(args, res, res["message"])
     return 0
 
@@ -1155,7 +1155,10 @@ def cmd_instructions(args, store):
         raise UsageError(
             "%s is not inside a git checkout; run wctx instructions --write in the repository" % os.getcwd()
         )
-    res = mcp.write_instructions(root, command=agent_command())
+    try:
+        res = mcp.write_instructions(root, command=agent_command())
+    except (ValueError, OSError) as e:  # a guidance file that is a symlink out, a FIFO, not UTF-8
+        raise UsageError(str(e)) from None
     emit(args, res, "\n".join("%s %s" % (f["action"], f["path"]) for f in res["files"]))
     return 0
 

@@ -521,12 +521,12 @@ def main(argv=None):
         ):
             raise
         where = store.path if store is not None else "the store"
-        sys.stderr.write("wctx: store error in %s: %s\n" % (where, e))
+        sys.stderr.write("wctx: store error in %s: %s\n" % (where, terminal_text(str(e))))
         return 1
     finally:
         if store is not None:
             for text in store.notices:
-                sys.stderr.write("wctx: %s\n" % text)
+                sys.stderr.write("wctx: %s\n" % terminal_text(text))
             store.close()
 
 

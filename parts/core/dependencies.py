@@ -6,7 +6,7 @@ import re
 
 from .constants import _lazy_pattern
 from .errors import UsageError
-from .git import GitError, GitRepo, read_repo_file
+from .git import GitError, GitRepo, UnreadableFile, read_repo_file
 from .helpers import is_utf8
 from .manifests import repo_declarations
 from .provenance import _parse_file_spec, _repo_provenance, _stamp_file
@@ -127,9 +127,12 @@ class _RepoView:
             text = None
             if path in self.paths() and self.reader.files_read >= DEPENDENCY_MAX_FILES:
                 self.reader.exhausted = True
-            elif path in self.paths() and _size(self.repo.path, path) <= DEPENDENCY_MAX_BYTES:
+            elif path in self.paths():
                 self.reader.files_read += 1
-                data = read_repo_file(self.repo.path, path)
+                try:
+                    data = read_repo_file(self.repo.path, path, limit=DEPENDENCY_MAX_BYTES)
+                except UnreadableFile:  # too large, not a regular file, a symlink out: not read
+                    data = None
                 if data is not None and b"\0" not in data[:8192]:
                     text = data.decode("utf-8", "surrogateescape")
             self.sources[path] = text
@@ -610,13 +613,6 @@ _SUPER_CALL = _lazy_pattern(r"(?<![\w$.])super\s*\([^()]*\)\s*\.\s*([A-Za-z_]\w*
 _SELF_CALL = _lazy_pattern(r"(?<![\w$.])(?:self|cls)\s*\.\s*([A-Za-z_]\w*)\s*\(")
 
 
-def _size(root, path):
-    try:
-        return os.path.getsize(os.path.join(root, *path.split("/")))
-    except OSError:
-        return 0
-
-
 def _count_word(n):
     return {2: "two", 3: "three"}.get(n, str(n))
 
@@ -734,7 +730,10 @@ def read_dependencies(reader, items, warnings):
         for repo, rel, _, symbol in item["cited"]:
             if not symbol:
                 continue
-            data = read_repo_file(repo.path, rel)
+            try:
+                data = read_repo_file(repo.path, rel)
+            except UnreadableFile:
+                data = None
             if data is None:
                 continue
             try:

@@ -10,6 +10,7 @@ from .git import (
     HEAD_RACY_SECONDS,
     GitError,
     GitRepo,
+    UnreadableFile,
     blob_id,
     git_dir_of,
     git_view,
@@ -206,6 +207,7 @@ class FreshnessChecker:
         # up to FILE_MEMO_BYTES in all, and {(blob, rel): {symbol: hash}}.
         self.files = {}
         self.file_bytes = 0
+        self.unreadable = {}  # {(root, rel): why read_repo_file refused it}
         self.symbol_hashes = {}
         self.cited = {}  # {rel: {symbols cited in it in this call}}: one parse serves them all
         self.touching = {}  # {(checkout, recorded commit, path): commits that touched it since}
@@ -240,7 +242,11 @@ class FreshnessChecker:
         key = (root, rel)
         if key in self.files:
             return self.files[key][0]
-        data = read_repo_file(root, rel)
+        try:
+            data = read_repo_file(root, rel)
+        except UnreadableFile as e:  # a FIFO, a device, a symlink out, too large: not compared
+            self.unreadable[key] = str(e)
+            return None
         if data is not None and self.file_bytes + len(data) <= FILE_MEMO_BYTES:
             self.files[key] = (data, {})
             self.file_bytes += len(data)
@@ -650,6 +656,9 @@ class FreshnessChecker:
         repo = self.repos[a["repo_id"]].at(g.path)
         data = self._read(repo.path, path)
         notes = []
+        if data is None and (repo.path, path) in self.unreadable:
+            # Something is there, but not a file wctx reads: what it was cannot be compared.
+            return "unknown", self.unreadable[(repo.path, path)]
         if data is None:
             new_path = None
             if commit_ok:

@@ -563,6 +563,8 @@ class GitRepo:
         Worked out in Python, not by ``git status``: the index against HEAD by object id, the
         working tree against the index by size and mtime and, where those cannot tell, by hashing
         the file's raw bytes (blob_id). git never reads a file's contents, so no filter runs."""
+        import stat
+
         head = {p: oid for oid, paths in self.head_tree_blobs().items() for p in paths}
         index = self.index_entries()
         gitdir = git_dir_of(self.path)
@@ -584,18 +586,19 @@ class GitRepo:
             except OSError:
                 changed.append((rel, "deleted"))  # deleted from the working tree
                 continue
-            if st.st_size != size and mode != "120000":
-                changed.append((rel, "modified"))
+            if (st.st_size != size and mode != "120000") or stat.S_ISLNK(st.st_mode) != (mode == "120000"):
+                changed.append((rel, "modified"))  # resized, or a file became a symlink (or back)
                 continue
             if st.st_size == size and st.st_mtime_ns == mtime and mtime < index_mtime:
                 continue  # git's own test: unchanged since the index was written
             try:
                 if mode == "120000":
                     data = os.fsencode(os.readlink(full))
-                else:
-                    with open(full, "rb") as fh:
-                        data = fh.read()
-            except OSError:
+                else:  # at most the size git recorded: any more is a change
+                    data = read_repo_file(root, rel, limit=size)
+            except (OSError, UnreadableFile):
+                data = None
+            if data is None:
                 changed.append((rel, "modified"))
                 continue
             if blob_id(data, self.object_format) != oid:
@@ -933,16 +936,72 @@ def nested_checkout(root, directory):
     return None
 
 
-def read_repo_file(repo_root, rel):
-    """The bytes of a repo-relative file, or None when it does not exist (or is not a file).
-    Never follows a symlink out of the repository."""
+# The most wctx reads of one working-tree file where git recorded no size for it (a cited file,
+# an untracked one): a checkout may hold a generated file of any size, and a blob id is computed
+# over the whole file in memory.
+WORKTREE_READ_MAX = 64 * 1024 * 1024
+
+
+class UnreadableFile(UsageError):
+    """A working-tree path that holds something wctx does not read: no regular file (a FIFO, a
+    device, a socket, a directory), a symlink out of the repository, or more bytes than allowed."""
+
+
+def _file_kind(mode):
+    import stat
+
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_repo_file(repo_root, rel, limit=WORKTREE_READ_MAX):
+    """The bytes of the repo-relative file ``rel`` in the working tree at ``repo_root``, or None
+    when nothing is there. The one function that reads a working-tree file (the changed-paths
+    check, code references, freshness, capture, confirm, manifests): a regular file inside the
+    repository only (a symlink is followed while it stays inside), at most ``limit`` bytes (the
+    size git recorded, or a stated cap), opened without blocking, so a FIFO never hangs its caller
+    and a symlink to /dev/zero is never read. Anything else raises UnreadableFile saying what is
+    there."""
+    import stat
+
     root = os.path.realpath(repo_root)
-    full = os.path.join(root, *rel.split("/"))
+    full = os.path.normpath(os.path.join(root, *rel.split("/")))
+    if not full.startswith(root + os.sep):
+        return None  # names no path of this repository
     real = os.path.realpath(full)
-    if not real.startswith(root + os.sep) or not os.path.isfile(real):
-        return None
+    if not real.startswith(root + os.sep):
+        if not os.path.exists(full):
+            return None  # a dangling symlink: no file
+        raise UnreadableFile("%s leads outside the repository (through a symlink)" % printable_path(rel))
     try:
-        with open(real, "rb") as fh:
-            return fh.read()
-    except OSError:
+        st = os.stat(real)
+        if not stat.S_ISREG(st.st_mode):  # refused before it is opened: opening a device may act
+            raise UnreadableFile(
+                "%s is %s, not a regular file" % (printable_path(rel), _file_kind(st.st_mode))
+            )
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(real, flags | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as e:
+        raise UnreadableFile("%s cannot be read: %s" % (printable_path(rel), e.strerror or e)) from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)  # what was opened, should the path have changed since the check
+        if not stat.S_ISREG(st.st_mode):
+            raise UnreadableFile(
+                "%s is %s, not a regular file" % (printable_path(rel), _file_kind(st.st_mode))
+            )
+        data = fh.read(limit + 1) if st.st_size <= limit else b""
+        if st.st_size > limit or len(data) > limit:
+            raise UnreadableFile(
+                "%s is larger than %d bytes; wctx does not read it whole" % (printable_path(rel), limit)
+            )
+    return data

@@ -25,6 +25,16 @@ def short_sha(sha):
     return sha[:7] if sha else "?"
 
 
+def loads_json(raw):
+    """json.loads of untrusted input (a transcript line, a hook's payload): a document nested
+    deeper than the parser's stack raises ValueError like any other JSON it cannot read, so that
+    one ``except ValueError`` makes it one bad line, never a RecursionError traceback."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
+
+
 def clean_text(value, what, limit, required=False):
     """Validate user text: valid UTF-8, no NUL, within a size limit. Returns the stripped text."""
     if value is None:

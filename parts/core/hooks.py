@@ -19,7 +19,7 @@ from .brief import brief
 from .errors import NotFoundError, UsageError, WctxError
 from .head import __version__
 from .helpers import hook_invocation, shell_command, utc_now
-from .redaction import redact_secrets
+from .redaction import shown_text
 from .sessions import import_transcript
 from .store import default_home, open_store
 from .sync import _sync_get, sync_memory
@@ -790,6 +790,6 @@ def _hook_log(home, line):
         if os.path.exists(path) and os.path.getsize(path) > HOOK_LOG_MAX_BYTES:
             os.replace(path, path + ".1")
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write("%s %s\n" % (utc_now(), redact_secrets(line)))
+            fh.write("%s %s\n" % (utc_now(), shown_text(line)))
     except OSError:
         pass

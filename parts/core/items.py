@@ -16,11 +16,11 @@ from .freshness import (
     _with_dependencies,
     _write_freshness_cache,
 )
-from .git import read_repo_file
+from .git import UnreadableFile, read_repo_file
 from .helpers import clean_text, short_sha, utc_now
 from .provenance import _repo_provenance, _stamp_anchors
 from .records import _repos, _resolve_ids, _resolve_session_id, resolve_repo
-from .redaction import redact_secrets
+from .redaction import stored_text
 from .repos import _repo_dict
 from .search import _evidence_rows, _result_dict
 from .store import _select_in
@@ -233,7 +233,7 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
     repository's current commit, blob and symbol hash (the earlier provenance is kept in the item's
     history), so that they read ``current`` again. All or nothing: an item whose cited file or
     symbol no longer exists is refused, pointing to supersede."""
-    note = redact_secrets(clean_text(note, "note", MAX_SUMMARY_CHARS))
+    note = stored_text(clean_text(note, "note", MAX_SUMMARY_CHARS))
     agent = clean_text(agent, "agent", 200, required=True)
     if session_id:
         session_id = _resolve_session_id(store, session_id)
@@ -272,11 +272,16 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
                     % (eid, a["repo_name"], a["path"], a["repo_name"])
                 )
             rel = a["path"]
-            data = read_repo_file(repo.path, rel)
-            if data is None:
-                rel = checker.followed.get((repo.id, a["path"]))
-                data = read_repo_file(repo.path, rel) if rel else None
             label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+            try:
+                data = read_repo_file(repo.path, rel)
+                if data is None:
+                    rel = checker.followed.get((repo.id, a["path"]))
+                    data = read_repo_file(repo.path, rel) if rel else None
+            except UnreadableFile as e:
+                raise UsageError(
+                    "%s cites %s in %s, and %s; nothing to confirm" % (eid, label, repo.name, e)
+                ) from None
             if data is None:
                 raise UsageError(
                     "%s cites %s, which no longer exists in %s; record what is true now and "
@@ -446,7 +451,7 @@ def forget(store, ids=(), session=None, reason=None):
     """Delete items (or a whole session with its items and imported activity) for good: their text
     leaves every byte of the store, and a tombstone (the id and the reason, never the content)
     stays, for export to carry to teammates. Not undoable."""
-    reason = redact_secrets(clean_text(reason, "reason", MAX_CLAIM_CHARS, required=True))
+    reason = stored_text(clean_text(reason, "reason", MAX_CLAIM_CHARS, required=True))
     if not ids and not session:
         raise UsageError("nothing to forget: give evidence ids or --session ID")
     pairs = _resolve_ids(store, list(ids)) if ids else []

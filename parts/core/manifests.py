@@ -6,8 +6,10 @@ import re
 import sys
 
 from .constants import MAX_CLAIM_CHARS, _lazy_pattern
+from .git import UnreadableFile, read_repo_file
 from .helpers import utc_now
 from .records import _repos, resolve_repo
+from .redaction import TRUNCATED, stored_cut
 from .repos import relate
 
 # ----------------------------------------------------------------------------------------------
@@ -289,30 +291,19 @@ def toml_loads(text, subset=False):
 
 
 def _manifest_text(root, rel):
-    """A manifest's text, or None: missing, a symlink (never followed), not a regular file,
-    larger than MANIFEST_MAX_BYTES, or not UTF-8."""
-    full = os.path.join(root, *rel.split("/"))
-    try:
-        st = os.lstat(full)
-    except OSError:
-        return None
+    """A manifest's text, or None: missing, a symlink (never followed, so one manifest is never
+    read twice under two names), not a regular file, larger than MANIFEST_MAX_BYTES, or not
+    UTF-8."""
     import stat
 
-    if not stat.S_ISREG(st.st_mode) or st.st_size > MANIFEST_MAX_BYTES:
-        return None
-    real = os.path.realpath(full)
-    if not real.startswith(os.path.realpath(root) + os.sep):  # a symlinked parent directory
+    try:
+        if not stat.S_ISREG(os.lstat(os.path.join(root, *rel.split("/"))).st_mode):
+            return None
+        data = read_repo_file(root, rel, limit=MANIFEST_MAX_BYTES)
+    except (OSError, UnreadableFile):
         return None
     try:
-        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read(MANIFEST_MAX_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > MANIFEST_MAX_BYTES:
-        return None
-    try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8-sig") if data is not None else None
     except UnicodeDecodeError:
         return None
 
@@ -720,7 +711,7 @@ def suggest_relations(store, repo=None):
 def accept_suggestion(store, suggestion):
     """Declare a suggested relation, its manifest evidence as the note."""
     return relate(store, suggestion.from_repo.name, suggestion.kind, suggestion.to_repo.name,
-                  note="; ".join(suggestion.evidence)[:MAX_CLAIM_CHARS])  # fmt: skip
+                  note=stored_cut("; ".join(suggestion.evidence), MAX_CLAIM_CHARS - len(TRUNCATED)))  # fmt: skip
 
 
 def decline_suggestion(store, suggestion):

@@ -4,9 +4,10 @@ import os
 import re
 
 from .errors import UsageError
-from .git import GitError, GitRepo, blob_id, repo_relative_path
+from .git import GitError, GitRepo, UnreadableFile, _file_kind, blob_id, read_repo_file, repo_relative_path
 from .helpers import clean_text
 from .records import _repo_containing
+from .redaction import identifier_fault, stored_text
 from .repos import _git_refusal
 from .symbols import language_of, symbol_hash_of
 
@@ -62,10 +63,19 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
         raise UsageError("cannot tell which repository %s belongs to; pass --repo NAME" % spec)
     twins_in_repo = []
     rel, real = repo_relative_path(repo.path, path, cwd=base, passed_over=twins_in_repo)
+    fault = identifier_fault(rel)
+    if fault:  # stored cleaned or redacted, it would name no file, and verify would call it deleted
+        raise UsageError(
+            "cited path %s in %s %s; a cited path is stored as it is, so this file cannot be cited "
+            "(rename it)" % (stored_text(rel), repo.name, fault)
+        )
     if os.path.isdir(real):
         raise UsageError("%s is a directory in %s; cite a file" % (rel, repo.name))
-    if not os.path.isfile(real):
+    if not os.path.lexists(real):
         raise UsageError("%s does not exist in %s" % (rel, repo.name))
+    if not os.path.isfile(real):
+        kind = _file_kind(os.stat(real).st_mode)
+        raise UsageError("%s in %s is %s, not a regular file; cite a file" % (rel, repo.name, kind))
     passed_over += ["%s:%s" % (repo.name, t) for t in twins_in_repo]
     if notes is not None and passed_over:
         notes.append(
@@ -121,8 +131,12 @@ def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol"):
     """One cited file (or a dependency) as it is now: the repository's HEAD and branch, the blob
     of the file on disk, whether it differs from HEAD's, and the symbol's hash (None, with a
     warning, where the symbol is not found)."""
-    with open(real, "rb") as fh:
-        data = fh.read()
+    try:
+        data = read_repo_file(repo.path, rel)
+    except UnreadableFile as e:
+        raise UsageError("%s in %s: %s" % (rel, repo.name, e)) from None
+    if data is None:
+        raise UsageError("%s does not exist in %s" % (rel, repo.name))
     blob = blob_id(data, g.object_format)
     sym_hash = None
     if symbol:

@@ -11,6 +11,7 @@ from .caches import (
     BUILT_ONCE,
     RULES_OF,
     RUN_MEMO_MAX,
+    SHOWN_TEXT,
     STORED_TEXT,
 )
 from .constants import _lazy_pattern
@@ -73,6 +74,100 @@ _SECRET_ASSIGNMENT = (
 # The words every keyword of _SECRET_ASSIGNMENT ends in (case-folded), for _assignment_guard.
 _ASSIGNMENT_ENDINGS = ("wd", "word", "phrase", "secret", "token", "key", "credential", "credentials")
 _AWS_KEY_PREFIXES = ("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "apka", "aroa")
+
+
+def _random_looking(value):
+    """Whether ``value`` reads as a generated secret rather than a word, a path or an id: at least
+    32 characters with upper- and lower-case letters and digits, spread as a random draw spreads
+    them (Shannon entropy within a bit of the most its length allows; camel-case words, paths and
+    repeated parts fall below). Hex alone is judged by its context, never here: commit and blob
+    ids are hex."""
+    if len(value) < 32 or value.isdigit():
+        return False
+    if not (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+    ):
+        return False
+    import math
+
+    n = len(value)
+    counts = {}
+    for c in value:
+        counts[c] = counts.get(c, 0) + 1
+    entropy = -sum(k / n * math.log2(k / n) for k in counts.values())
+    return entropy >= min(math.log2(n), 6.0) - 1.0
+
+
+def _is_hex(value):
+    return all(c in "0123456789abcdefABCDEF" for c in value)
+
+
+# A name says it holds a secret when one of its parts (split at _ . - and camel case) is one of
+# these, or it contains one of the strong words anywhere; it names something else (a digest, an
+# id, a path) when one of its parts is in _NOT_SECRET_PARTS.
+_SECRET_NAME_PARTS = frozenset(
+    "key keys auth config conf cfg salt signing private pwd pass cred creds secrets tokens".split()
+)
+_SECRET_NAME_WORDS = ("secret", "token", "passw", "credential", "apikey", "privatekey", "accesskey")
+_NOT_SECRET_PARTS = frozenset(
+    "sha sha1 sha256 sha512 commit hash digest checksum blob rev revision oid etag id ids uuid integrity "
+    "version path file dir url uri host region type mode format name arn count size length".split()
+)
+
+
+def _name_holds_secret(name):
+    parts = [p.lower() for p in re.split(r"[_.\-]+|(?<=[a-z0-9])(?=[A-Z])", name) if p]
+    if any(p in _NOT_SECRET_PARTS for p in parts):
+        return False
+    folded = name.lower()
+    return any(p in _SECRET_NAME_PARTS for p in parts) or any(w in folded for w in _SECRET_NAME_WORDS)
+
+
+def _named_value_redaction(match):
+    """A long random value (or, under a name that says secret, long hex) assigned to a name
+    that says it holds a secret, a key or configuration: SESSION_CONFIG = "Vq3L...",
+    signingSecretValue: '...'. Anything else is left as it was."""
+    name, value = match.group(2), match.group(5)
+    if not _name_holds_secret(name):
+        return match.group(0)
+    strong = any(w in name.lower() for w in _SECRET_NAME_WORDS)
+    if not (_random_looking(value) or (strong and len(value) >= 32 and _is_hex(value))):
+        return match.group(0)
+    return match.group(1) + match.group(4) + REDACTED + match.group(6)
+
+
+def _context_value_redaction(match):
+    """A bare value right after words that name a credential ("the webhook secret is 9f2c...",
+    "api key 5eed..."): long hex, or a random-looking string."""
+    value = match.group(2)
+    if (len(value) >= 32 and _is_hex(value)) or _random_looking(value):
+        return match.group(1) + REDACTED
+    return match.group(0)
+
+
+# A long value (32 characters or more, no space) after a name that says secret or configuration,
+# and after words that name a credential: see _named_value_redaction and _context_value_redaction.
+_NAMED_VALUE = (
+    r"((?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]{0,100})(\\?[\"'])?[ \t]*[:=][ \t]*)"
+    r"(\\?[\"']?)([A-Za-z0-9+/=_-]{32,})(\\?[\"']?)"
+)
+_CONTEXT_VALUE = (
+    r"(?i)(\b(?:(?:api|access|secret|private|signing|hmac|encryption|master|auth|client|license|deploy|"
+    r"session|admin|webhook)[ _-]?(?:key|secret|token)|secret|token|password|passwd|passphrase|"
+    r"credentials?)s?\b[\"'`]?(?:[ \t]+(?:is|was|of))?[ \t]*[:=]?[ \t]*[\"'`]?)"
+    r"([A-Za-z0-9+/=_-]{32,})(?![A-Za-z0-9+/=_-])"
+)
+_LONG_VALUE_RE = _lazy_pattern(r"[A-Za-z0-9+/=_-]{32}")
+
+
+def _long_value_guard(text):
+    """Whether ``text`` holds a run of 32 value characters, which every match of _NAMED_VALUE and
+    _CONTEXT_VALUE does: most code and prose that says "key" or "config" has none."""
+    return _LONG_VALUE_RE.search(text) is not None
+
+
 _SECRET_RULES = (
     # PEM private keys (RSA, EC, OPENSSH, PGP, encrypted): the whole block, or everything after a
     # BEGIN line whose END was cut off.
@@ -85,7 +180,13 @@ _SECRET_RULES = (
         "[REDACTED private key]",
     ),
     # JSON web tokens: three base64url parts, the first two JSON objects ("eyJ").
-    (("eyj",), (), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0, "[REDACTED jwt]"),
+    (
+        ("eyj",),
+        (),
+        r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        0,
+        "[REDACTED jwt]",
+    ),
     # Authorization / Proxy-Authorization headers, any scheme, quoted or not; bare bearer tokens.
     (
         ("authorization",),
@@ -97,46 +198,71 @@ _SECRET_RULES = (
         r"\1" + REDACTED,
     ),
     (("bearer",), (), r"(?i)\b(bearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{12,}=*", 0, r"\1" + REDACTED),
-    # Vendor tokens with recognisable shapes.
-    (("sk-ant-",), (), r"\bsk-ant-[A-Za-z0-9_-]{16,}", 0, "[REDACTED anthropic key]"),
+    # Vendor tokens with recognisable shapes, also inside an identifier (handler_AKIA..., X_ghp_...):
+    # a letter or digit before the prefix makes it another word, an underscore does not.
+    (("sk-ant-",), (), r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{16,}", 0, "[REDACTED anthropic key]"),
     (
         ("sk-",),
         (),
-        r"\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}",
+        r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}",
         0,
         "[REDACTED openai key]",
     ),
     (
         _AWS_KEY_PREFIXES,
         (),
-        r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}\b",
+        r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}(?![A-Za-z0-9])",
         0,
         "[REDACTED aws key id]",
     ),
     (
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
         (),
-        r"\bgh[pousr]_[A-Za-z0-9]{30,255}\b",
+        r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{30,255}\b",
         0,
         "[REDACTED github token]",
     ),
-    (("github_pat_",), (), r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b", 0, "[REDACTED github token]"),
-    (("glpat-",), (), r"\bglpat-[A-Za-z0-9_-]{20,}", 0, "[REDACTED gitlab token]"),
-    (("xox",), (), r"\bxox[abposre]-[A-Za-z0-9-]{10,}", 0, "[REDACTED slack token]"),
+    (
+        ("github_pat_",),
+        (),
+        r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{22,255}\b",
+        0,
+        "[REDACTED github token]",
+    ),
+    (
+        ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glsoat-", "glimt-", "glagent-"),
+        (),
+        r"(?<![A-Za-z0-9])gl(?:pat|dt|rt|ptt|cbt|ft|soat|imt|agent)-[A-Za-z0-9_-]{20,}",
+        0,
+        "[REDACTED gitlab token]",
+    ),
+    (("xox",), (), r"(?<![A-Za-z0-9])xox[abposre]-[A-Za-z0-9-]{10,}", 0, "[REDACTED slack token]"),
     (
         ("hooks.slack.com/",),
         (),
-        r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+",
+        r"https:/{1,2}hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+",
         0,
         "[REDACTED slack webhook]",
     ),
-    (("aiza",), (), r"\bAIza[0-9A-Za-z_-]{30,}", 0, "[REDACTED google api key]"),
-    (("ya29.",), (), r"\bya29\.[0-9A-Za-z_-]{20,}", 0, "[REDACTED google oauth token]"),
-    (("gocspx-",), (), r"\bGOCSPX-[A-Za-z0-9_-]{20,}", 0, "[REDACTED google client secret]"),
-    (("_live_", "_test_"), (), r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", 0, "[REDACTED stripe key]"),
-    (("sg.",), (), r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0, "[REDACTED sendgrid key]"),
-    (("npm_",), (), r"\bnpm_[A-Za-z0-9]{36}\b", 0, "[REDACTED npm token]"),
-    (("whsec_",), (), r"\bwhsec_[A-Za-z0-9+/=]{16,}", 0, "[REDACTED stripe webhook secret]"),
+    (("aiza",), (), r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{30,}", 0, "[REDACTED google api key]"),
+    (("ya29.",), (), r"(?<![A-Za-z0-9])ya29\.[0-9A-Za-z_-]{20,}", 0, "[REDACTED google oauth token]"),
+    (("gocspx-",), (), r"(?<![A-Za-z0-9])GOCSPX-[A-Za-z0-9_-]{20,}", 0, "[REDACTED google client secret]"),
+    (
+        ("_live_", "_test_"),
+        (),
+        r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+        0,
+        "[REDACTED stripe key]",
+    ),
+    (
+        ("sg.",),
+        (),
+        r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
+        0,
+        "[REDACTED sendgrid key]",
+    ),
+    (("npm_",), (), r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}\b", 0, "[REDACTED npm token]"),
+    (("whsec_",), (), r"(?<![A-Za-z0-9])whsec_[A-Za-z0-9+/=]{16,}", 0, "[REDACTED stripe webhook secret]"),
     (
         (":aa",),
         (),
@@ -147,29 +273,94 @@ _SECRET_RULES = (
     (
         ("shpat_", "shpca_", "shppa_", "shpss_"),
         (),
-        r"\bshp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b",
+        r"(?<![A-Za-z0-9])shp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b",
         0,
         "[REDACTED shopify token]",
     ),
-    (("sq0atp-", "sq0csp-"), (), r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}", 0, "[REDACTED square token]"),
-    (("pypi-age",), (), r"\bpypi-AgE[A-Za-z0-9_-]{50,}", 0, "[REDACTED pypi token]"),
-    (("_v1_",), (), r"\bdo[opr]_v1_[a-f0-9]{64}\b", 0, "[REDACTED digitalocean token]"),
-    (("dapi",), (), r"\bdapi[a-f0-9]{32}(?:-\d)?\b", 0, "[REDACTED databricks token]"),
-    (("age-secret-key-1",), (), r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", 0, "[REDACTED age key]"),
-    (("hvs.", "hvb."), (), r"\bhv[sb]\.[A-Za-z0-9_-]{24,}", 0, "[REDACTED vault token]"),
-    (("lin_api_",), (), r"\blin_api_[A-Za-z0-9]{40}\b", 0, "[REDACTED linear key]"),
-    (("glsa_", "glc_"), (), r"\bgl(?:sa|c)_[A-Za-z0-9_+/=-]{32,}", 0, "[REDACTED grafana token]"),
+    (
+        ("sq0atp-", "sq0csp-"),
+        (),
+        r"(?<![A-Za-z0-9])sq0(?:atp|csp)-[0-9A-Za-z_-]{22,}",
+        0,
+        "[REDACTED square token]",
+    ),
+    (("pypi-age",), (), r"(?<![A-Za-z0-9])pypi-AgE[A-Za-z0-9_-]{50,}", 0, "[REDACTED pypi token]"),
+    (("_v1_",), (), r"(?<![A-Za-z0-9])do[opr]_v1_[a-f0-9]{64}\b", 0, "[REDACTED digitalocean token]"),
+    (("dapi",), (), r"(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?:-\d)?\b", 0, "[REDACTED databricks token]"),
+    (("age-secret-key-1",), (), r"(?<![A-Za-z0-9])AGE-SECRET-KEY-1[0-9A-Z]{58}\b", 0, "[REDACTED age key]"),
+    (("hvs.", "hvb."), (), r"(?<![A-Za-z0-9])hv[sb]\.[A-Za-z0-9_-]{24,}", 0, "[REDACTED vault token]"),
+    (("lin_api_",), (), r"(?<![A-Za-z0-9])lin_api_[A-Za-z0-9]{40}\b", 0, "[REDACTED linear key]"),
+    (
+        ("glsa_", "glc_"),
+        (),
+        r"(?<![A-Za-z0-9])gl(?:sa|c)_[A-Za-z0-9_+/=-]{32,}",
+        0,
+        "[REDACTED grafana token]",
+    ),
     (
         ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct."),
         (),
-        r"\bdp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,}",
+        r"(?<![A-Za-z0-9])dp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,}",
         0,
         "[REDACTED doppler token]",
     ),
-    (("gsk_",), (), r"\bgsk_[A-Za-z0-9]{48,}", 0, "[REDACTED groq key]"),
-    (("r8_",), (), r"\br8_[A-Za-z0-9]{37}\b", 0, "[REDACTED replicate token]"),
-    (("xai-",), (), r"\bxai-[A-Za-z0-9]{60,}", 0, "[REDACTED xai key]"),
-    (("key-",), (), r"\bkey-[0-9a-f]{32}\b", 0, "[REDACTED mailgun key]"),
+    (("gsk_",), (), r"(?<![A-Za-z0-9])gsk_[A-Za-z0-9]{48,}", 0, "[REDACTED groq key]"),
+    (("r8_",), (), r"(?<![A-Za-z0-9])r8_[A-Za-z0-9]{37}\b", 0, "[REDACTED replicate token]"),
+    (("xai-",), (), r"(?<![A-Za-z0-9])xai-[A-Za-z0-9]{60,}", 0, "[REDACTED xai key]"),
+    (("key-",), (), r"(?<![A-Za-z0-9])key-[0-9a-f]{32}\b", 0, "[REDACTED mailgun key]"),
+    (
+        ("dckr_pat_", "dckr_oat_"),
+        (),
+        r"(?<![A-Za-z0-9])dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}",
+        0,
+        "[REDACTED docker token]",
+    ),
+    (("tskey-",), (), r"(?<![A-Za-z0-9])tskey-[a-z]+-[A-Za-z0-9-]{16,}", 0, "[REDACTED tailscale key]"),
+    (
+        ("sntrys_", "sntryu_"),
+        (),
+        r"(?<![A-Za-z0-9])sntry[su]_[A-Za-z0-9+/=_-]{32,}",
+        0,
+        "[REDACTED sentry token]",
+    ),
+    (("pplx-",), (), r"(?<![A-Za-z0-9])pplx-[A-Za-z0-9]{40,}", 0, "[REDACTED perplexity key]"),
+    (("figd_",), (), r"(?<![A-Za-z0-9])figd_[A-Za-z0-9_-]{32,}", 0, "[REDACTED figma token]"),
+    (("pmak-",), (), r"(?<![A-Za-z0-9])PMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", 0, "[REDACTED postman key]"),
+    (("sbp_",), (), r"(?<![A-Za-z0-9])sbp_[a-f0-9]{40}\b", 0, "[REDACTED supabase token]"),
+    (
+        ("pscale_",),
+        (),
+        r"(?<![A-Za-z0-9])pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}",
+        0,
+        "[REDACTED planetscale token]",
+    ),
+    (("nrak-",), (), r"(?<![A-Za-z0-9])NRAK-[A-Z0-9]{27}\b", 0, "[REDACTED new relic key]"),
+    (("rubygems_",), (), r"(?<![A-Za-z0-9])rubygems_[a-f0-9]{48}\b", 0, "[REDACTED rubygems key]"),
+    (("atatt3",), (), r"(?<![A-Za-z0-9])ATATT3[A-Za-z0-9_=-]{40,}", 0, "[REDACTED atlassian token]"),
+    (("hrku-",), (), r"(?<![A-Za-z0-9])HRKU-[A-Za-z0-9_-]{40,}", 0, "[REDACTED heroku key]"),
+    (("ops_eyj",), (), r"(?<![A-Za-z0-9])ops_eyJ[A-Za-z0-9+/=_-]{60,}", 0, "[REDACTED 1password token]"),
+    (("fo1_",), (), r"(?<![A-Za-z0-9])fo1_[A-Za-z0-9_-]{40,}", 0, "[REDACTED fly.io token]"),
+    (("nfp_",), (), r"(?<![A-Za-z0-9])nfp_[A-Za-z0-9]{36,}", 0, "[REDACTED netlify token]"),
+    (("ntn_",), (), r"(?<![A-Za-z0-9])ntn_[A-Za-z0-9]{40,}", 0, "[REDACTED notion token]"),
+    (("sgp_",), (), r"(?<![A-Za-z0-9])sgp_[A-Fa-f0-9_]{40,}", 0, "[REDACTED sourcegraph token]"),
+    (("bkua_",), (), r"(?<![A-Za-z0-9])bkua_[a-f0-9]{40}\b", 0, "[REDACTED buildkite token]"),
+    (
+        ("ccipat_",),
+        (),
+        r"(?<![A-Za-z0-9])CCIPAT_[A-Za-z0-9]{20,}_[a-f0-9]{40}\b",
+        0,
+        "[REDACTED circleci token]",
+    ),
+    (
+        ("dt0c01.",),
+        (),
+        r"(?<![A-Za-z0-9])dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b",
+        0,
+        "[REDACTED dynatrace token]",
+    ),
+    (("cfpat-",), (), r"(?<![A-Za-z0-9])CFPAT-[A-Za-z0-9_-]{40,}", 0, "[REDACTED contentful token]"),
+    (("pul-",), (), r"(?<![A-Za-z0-9])pul-[a-f0-9]{40}\b", 0, "[REDACTED pulumi token]"),
+    (("akcp",), (), r"(?<![A-Za-z0-9])AKCp[A-Za-z0-9]{60,}", 0, "[REDACTED jfrog key]"),
     # A bare AWS secret access key (40 base64 characters) right after an access key id, as in
     # `aws configure` output, a CSV of credentials or "AKIA... / secret". Conditions are checked
     # on the text as the rules before have left it, so the key id's marker is there to find.
@@ -209,17 +400,24 @@ _SECRET_RULES = (
         0,
         r"\1" + REDACTED,
     ),
-    (("hf_",), (), r"\bhf_[A-Za-z0-9]{30,}\b", 0, "[REDACTED huggingface token]"),
+    (("hf_",), (), r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}\b", 0, "[REDACTED huggingface token]"),
     # Credentials inside URLs: scheme://user:password@host keeps the user; scheme://TOKEN@host
     # (a long user part, as in https://<token>@github.com) loses the token.
+    # A URL that a path was made from has lost a slash (scheme:/user:password@host/...): one or two.
     (
-        ("://",),
+        (":/",),
         ("@",),
-        r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]*):[^/\s@\"'<>]+@",
+        r"(?i)\b([a-z][a-z0-9+.-]{1,20}:/{1,2}[^/\s:@\"'<>]*):[^/\s@\"'<>]+@",
         0,
         r"\1:" + REDACTED + "@",
     ),
-    (("://",), ("@",), r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)[A-Za-z0-9_-]{20,}@", 0, r"\1" + REDACTED + "@"),
+    (
+        (":/",),
+        ("@",),
+        r"(?i)\b([a-z][a-z0-9+.-]{1,20}:/{1,2})[A-Za-z0-9_-]{20,}@",
+        0,
+        r"\1" + REDACTED + "@",
+    ),
     # Secret assignments: password=..., DB_PASSWORD: ..., "api_key": "...", --token=... The key
     # must end in the sensitive word, so `max_tokens=100` and `token_count: 5` are left alone.
     (
@@ -228,6 +426,47 @@ _SECRET_RULES = (
         _SECRET_ASSIGNMENT,
         0,
         _quoted_redaction,
+    ),
+    # A random-looking value under a name that holds a secret word anywhere, or a configuration
+    # or key word as one of its parts (BILLING_CONFIG = "...", signingSecretForHooks: '...'). The
+    # name is one token, so the pattern never backtracks; _named_value_redaction judges the rest.
+    (
+        (
+            "secret",
+            "token",
+            "pass",
+            "pwd",
+            "cred",
+            "key",
+            "auth",
+            "conf",
+            "cfg",
+            "salt",
+            "signing",
+            "private",
+        ),
+        (":=",),
+        _NAMED_VALUE,
+        0,
+        _named_value_redaction,
+    ),
+    # A bare value after words that name a credential: "webhook secret is <hex>", "api key <hex>".
+    (
+        ("key", "secret", "token", "pass", "credential"),
+        (),
+        _CONTEXT_VALUE,
+        0,
+        _context_value_redaction,
+    ),
+    # ~/.netrc: machine HOST login USER password SECRET, on one line or several, in any order of
+    # its keywords before the password.
+    (
+        ("password",),
+        (),
+        r"(?i)((?:\bmachine[ \t]+\S+|(?:^|\n)[ \t]*default)(?:\s+(?:login|account|port|protocol)[ \t]+\S+){0,4}"
+        r"\s+password[ \t]+)(?!\[REDACTED)\S+",
+        0,
+        r"\1" + REDACTED,
     ),
     # Environment-style names ending in _KEY: ENCRYPTION_KEY=..., SENDGRID_KEY: ...
     (
@@ -291,7 +530,11 @@ def _assignment_guard(text):
 
 
 # A rule's guard: a test cheaper than its pattern that every text the pattern matches passes.
-_RULE_GUARDS = {_SECRET_ASSIGNMENT: _assignment_guard}
+_RULE_GUARDS = {
+    _SECRET_ASSIGNMENT: _assignment_guard,
+    _NAMED_VALUE: _long_value_guard,
+    _CONTEXT_VALUE: _long_value_guard,
+}
 
 
 @BUILT_ONCE
@@ -447,9 +690,11 @@ def _rules_of(found):
 # Terminal control: C0 (but newline and tab), DEL, C1, bidirectional overrides, and whole ESC
 # sequences (CSI "ESC [ ... final", OSC "ESC ] ... BEL|ST", two-character escapes). Each
 # alternative consumes a disjoint class of characters, so no input makes the pattern backtrack.
+# Lone surrogates go too: half a character (a transcript's "\\ud83d"), which no UTF-8 store can
+# hold, is one field's bad text, never a failed import.
 _CONTROL_RE = _lazy_pattern(
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
 
 
@@ -524,6 +769,116 @@ def _stored_text(text, found=None):
 
 
 _stored_text_memo = STORED_TEXT(_stored_text)
+
+
+def stored_list(params):
+    """[stored_text(v) for v in params] (text values; others as they are), through stored_text's
+    memo without a frame per value: the boundary of every single-row write."""
+    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
+    return [
+        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
+        for v in params
+    ]
+
+
+def stored_values(values):
+    """{value: stored_text(value)} for the distinct ``values`` (of any type) that the boundary
+    changes: the boundary of a bulk write. The short plain values a bulk write brings by the
+    hundred thousand (ids, paths, names) are decided here without a call: no rule fragment, no
+    control character, no JSON escape (what _as_stored tests, for short printable ASCII)."""
+    search, changed = _fragment_tables()[0], {}
+    for v in values:
+        if v.__class__ is not str:
+            if not isinstance(v, str) or v in _CLEAN_TEXTS:
+                continue
+        elif v in _CLEAN_TEXTS:
+            continue
+        elif len(v) < _RUN_SCAN_MIN and v.isascii() and v.isprintable() and "\\u" not in v:
+            if search(v.lower()) is None:
+                continue
+        out = stored_text(v)
+        if out != v:
+            changed[v] = out
+    return changed
+
+
+TRUNCATED = " …[truncated]"
+
+
+def stored_cut(text, limit):
+    """``text`` as stored (stored_text), then cut to ``limit`` characters and marked: redaction
+    first, so a cut never leaves behind the part of a secret that the rules would have known
+    whole. Every text wctx shortens before storing it (a transcript's commands, tool errors,
+    summaries) is shortened here."""
+    text = stored_text(text)
+    if not isinstance(text, str) or len(text) <= limit:
+        return text
+    return text[:limit] + TRUNCATED
+
+
+def identifier_fault(value):
+    """Why ``value`` cannot be an identifier (a name, a cited path, a key), or None. Identifiers
+    are stored as they are, never redacted: stored as a [REDACTED …] marker or without its control
+    characters, a name would name nothing, and two of them would become one. The answer names the
+    kind of secret, never the secret."""
+    if not isinstance(value, str) or not value:
+        return None
+    if strip_controls(value) != value:
+        return "holds a control character"
+    redacted = redact_secrets(value)
+    if redacted != value:
+        kinds = sorted(set(re.findall(r"\[REDACTED(?: ([^\]]+))?\]", redacted)))
+        kind = " or ".join(k for k in kinds if k) or "a password or token"
+        return "looks like a secret (%s)" % kind
+    return None
+
+
+def stored_key(value):
+    """The form an external identifier (an agent's session id) is stored and looked up under:
+    the value itself when the boundary keeps it as it is (every id an agent writes in practice);
+    else its stored form with a digest of the raw value, so two ids that would clean or redact to
+    the same text stay two, and the same id always finds its row again."""
+    if not isinstance(value, str) or not value or stored_text(value) == value:
+        return value
+    import hashlib
+
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    derived = "%s~%s" % (stored_text(value)[:200], digest)
+    return derived if stored_text(derived) == derived else "id~" + digest
+
+
+def shown_text(text):
+    """What any text is shown as, by the CLI or the MCP server: secrets redacted by the rules the
+    store applies (a warning that quotes a symbol, an error that quotes a name, a reason that
+    quotes a query word). Control characters are left to the printer: the CLI shows them as
+    escapes, JSON escapes them."""
+    if not text or not isinstance(text, str):
+        return text
+    if len(text) > _STORED_MEMO_CHARS:
+        return redact_secrets(text)
+    out = _shown_memo(text)
+    return text if out == text else out  # the caller's own object when unchanged (shown_tree)
+
+
+@SHOWN_TEXT
+def _shown_memo(text):
+    """redact_secrets(text), remembered: a long-lived server shows the same stored texts (claims,
+    paths, reasons) again and again."""
+    return redact_secrets(text)
+
+
+def shown_tree(value):
+    """``value`` (a result: dicts, lists, strings) with every string as shown_text makes it; the
+    same object when nothing changes."""
+    if isinstance(value, str):
+        return shown_text(value)
+    if isinstance(value, dict):
+        out = {k: shown_tree(v) for k, v in value.items()}
+        return value if all(out[k] is value[k] for k in value) else out
+    if isinstance(value, (list, tuple)):
+        out = [shown_tree(v) for v in value]
+        return value if all(a is b for a, b in zip(out, value)) else out
+    return value
 
 
 def _stored_noting(text):

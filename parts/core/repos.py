@@ -16,18 +16,27 @@ from .git import (
 )
 from .helpers import clean_text, is_utf8, printable_path, short_sha, utc_now
 from .records import Repo, _repos, resolve_repo
-from .redaction import redact_secrets
+from .redaction import identifier_fault, stored_text
 
 # ----------------------------------------------------------------------------------------------
 # Service: workspaces, repositories, relations
 # ----------------------------------------------------------------------------------------------
 
 
-def _check_name(name, what):
+def _check_name(name, what, hint=""):
+    """``name`` as a repository or workspace name, or a UsageError saying why not. A name is an
+    identifier that users type and teammates' records carry: never one that the store would
+    redact (identifier_fault), and the error shows its stored form, never the secret."""
     if not name or not REPO_NAME_RE.match(name):
         raise UsageError(
-            "%s name %r is not valid: use letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)"
-            % (what, name)
+            "%s name %r is not valid: use letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)%s"
+            % (what, name, hint)
+        )
+    fault = identifier_fault(name)
+    if fault:
+        raise UsageError(
+            "%s name %s %s; names are identifiers, stored and shared as they are: choose another%s"
+            % (what, stored_text(name), fault, hint)
         )
     return name
 
@@ -225,6 +234,12 @@ def register_repo(store, path, name=None, workspace=None, same_as=None):
     _check_checkout(path, top)
     if not is_utf8(top):
         raise UsageError("%s: wctx needs repository paths that are valid UTF-8" % printable_path(top))
+    fault = identifier_fault(top)
+    if fault:  # stored redacted or cleaned, the path would lead nowhere
+        raise UsageError(
+            "the checkout's path %s %s; wctx keeps a checkout's path as it is: move or rename the directory"
+            % (stored_text(top), fault)
+        )
     if workspace is not None:
         _check_name(workspace, "workspace")
     if name is not None:
@@ -293,7 +308,11 @@ def register_repo(store, path, name=None, workspace=None, same_as=None):
             )
             taken_names = {r.name for r in repos}
             by_path = [d["name"] for d in dormant if d["path"] == top and d["name"] not in taken_names]
-            repo_name = _check_name(name or (by_path[0] if by_path else os.path.basename(top)), "repository")
+            repo_name = _check_name(
+                name or (by_path[0] if by_path else os.path.basename(top)),
+                "repository",
+                "" if name or by_path else " (it comes from the directory's name: pass --name NAME)",
+            )
             taken = store.one("SELECT path FROM repos WHERE name = ?", (repo_name,))
             if taken:
                 raise UsageError(
@@ -502,7 +521,7 @@ def relate(store, from_repo, kind, to_repo, note=None):
     b = resolve_repo(store, to_repo)
     if a.id == b.id:
         raise UsageError("a repository cannot relate to itself")
-    note = redact_secrets(clean_text(note, "note", MAX_CLAIM_CHARS))
+    note = stored_text(clean_text(note, "note", MAX_CLAIM_CHARS))
     with store.atomic():
         cur = store.db.execute(
             "INSERT OR IGNORE INTO relations(from_repo, kind, to_repo, note, created_at) VALUES (?, ?, ?, ?, ?)",

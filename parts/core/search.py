@@ -41,7 +41,7 @@ from .constants import (
 )
 from .errors import NotFoundError, UsageError, WctxError
 from .freshness import SEARCH_ANCHOR_COLUMNS, _load_anchors, freshness_of
-from .git import GitRepo, read_repo_file, repo_relative_path
+from .git import GitRepo, UnreadableFile, read_repo_file, repo_relative_path
 from .helpers import is_utf8, split_identifier
 from .records import _repo_containing, _repos, resolve_repo
 from .repos import _workspace_id
@@ -348,8 +348,11 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         return []
     texts = []  # (rel, status, raw text, code with comments and strings masked)
     for rel, status in work:
-        data = read_repo_file(origin.path, rel)
-        if data is None or len(data) > CODE_REF_MAX_BYTES or b"\0" in data[:8192]:
+        try:
+            data = read_repo_file(origin.path, rel, limit=CODE_REF_MAX_BYTES)
+        except UnreadableFile:  # a FIFO, a device, a symlink out, a bundle: not source to read
+            continue
+        if data is None or b"\0" in data[:8192]:
             continue
         text = data.decode("utf-8", "replace")
         language = language_of(rel)

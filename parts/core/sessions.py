@@ -23,7 +23,7 @@ from .git import GitError, GitRepo, repo_relative_path
 from .helpers import new_id, utc_now
 from .items import _session_dict
 from .records import _repo_containing, _repos, resolve_repo
-from .redaction import redact_secrets, stored_text
+from .redaction import stored_cut, stored_key, stored_text
 
 # ----------------------------------------------------------------------------------------------
 # Service: session import (what a transcript says a session did, per repository)
@@ -147,12 +147,33 @@ def import_transcript(store, path, agent="auto", force=False, cwd_hint=None):
     return _store_transcript(store, rec, repos, size, head, key)
 
 
+def _adopt_legacy_session(store, rec):
+    """Give a session stored before ids were keyed (under the cleaned form of an id that the
+    boundary changes) its keyed id, when this same transcript made it, so that a re-import
+    finds it instead of adding a second session."""
+    keyed = rec.external_id
+    legacy = stored_text(rec.raw_external_id) if rec.raw_external_id else None
+    if not legacy or legacy == keyed:
+        return
+    with store.atomic():
+        if store.one("SELECT 1 FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, keyed)):
+            return
+        row = store.one(
+            "SELECT s.id FROM sessions s JOIN session_imports i ON i.session_id = s.id "
+            "WHERE s.agent = ? AND s.external_id = ? AND i.transcript = ?",
+            (rec.agent, legacy, rec.path),
+        )
+        if row is not None:
+            store.db.execute("UPDATE sessions SET external_id = ? WHERE id = ?", (keyed, row["id"]))
+
+
 def _transcript_external_id(store, rec):
     """The id a transcript's session is stored under. Two transcripts that carry one session id
     (non-UUID file names, a copied file) are two sessions: while the first one's file still exists,
     the second gets the id plus a suffix naming its file, so neither import replaces the other's
     files and commands. A transcript that moved (old file gone) keeps its session."""
-    eid = rec.external_id
+    rec.raw_external_id = rec.external_id
+    eid = rec.external_id = stored_key(rec.external_id)
     if not eid:
         return eid
     row = store.one(
@@ -169,6 +190,9 @@ def _transcript_external_id(store, rec):
 
 def _store_transcript(store, rec, repos, size, head, key):
     rec.external_id = _transcript_external_id(store, rec)
+    # Stored and looked up by its stored_key: two ids that differ only in what the boundary
+    # strips or redacts stay two sessions.
+    _adopt_legacy_session(store, rec)
     mapper = _RepoMapper(repos)
     warnings = []
     # Files: per repository (repo-relative) or outside (absolute, never attributed to a repo).
@@ -196,7 +220,7 @@ def _store_transcript(store, rec, repos, size, head, key):
             (
                 n,
                 c.get("tool"),
-                redact_secrets(c["command"]),
+                c["command"],  # stored_cut already (add_command)
                 c.get("cwd"),
                 repo.name if repo else None,
                 c.get("at"),
@@ -250,9 +274,9 @@ def _store_transcript(store, rec, repos, size, head, key):
         repo_rows.append((repo, int(is_cwd), commit, source, branch, branch_source, entry))
 
     session_branch = rec.branch_by_cwd.get(rec.cwd) or rec.branch
-    summary = redact_secrets("; ".join(rec.summaries)[:MAX_SUMMARY_CHARS]) or None
-    title = redact_secrets(rec.title) if rec.title else None
-    errors = [dict(e, error=redact_secrets(e["error"])) for e in rec.errors]
+    summary = stored_cut("; ".join(rec.summaries), MAX_SUMMARY_CHARS) or None
+    title = rec.title or None
+    errors = rec.errors  # each stored_cut already (_error_excerpt)
     with store.atomic():
         row = store.one(
             "SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id)
@@ -378,7 +402,7 @@ def _store_transcript(store, rec, repos, size, head, key):
                 json.dumps(rec.tool_calls, sort_keys=True),
                 json.dumps(errors),
                 json.dumps(rec.subagents),
-                json.dumps([redact_secrets(s) for s in rec.summaries]),
+                json.dumps(rec.summaries),  # redacted value by value at the store's boundary
                 rec.parent_external_id,
                 now,
             ),

@@ -22,7 +22,7 @@ from .git import GitError, git_path, is_object_id
 from .helpers import clean_text, is_utf8, utc_now
 from .items import _forget_rows, _load_histories, _scrub_store, _session_dict
 from .records import _repos, resolve_repo
-from .redaction import _stored_claim, _stored_noting, redact_secrets, stored_text
+from .redaction import _stored_claim, _stored_noting, identifier_fault, shown_text, stored_key, stored_text
 from .repos import _identity_of, _workspace_id
 from .search import _stamp_seconds
 from .store import _select_in
@@ -77,7 +77,7 @@ class LocalPaths:
         each distinct value is cleaned once."""
         out = self._shared.get(text)
         if out is None:
-            out = self._shared[text] = redact_secrets(self.strip(text))
+            out = self._shared[text] = stored_text(self.strip(text))
         return out
 
     def shared_anchor(self, anchor):
@@ -434,7 +434,8 @@ def _v_object_id(value):
         return None
     if not is_object_id(value):
         raise ValueError(
-            "must be a full object id (40 or 64 lower-case hex digits), not %r" % (str(value)[:80],)
+            "must be a full object id (40 or 64 lower-case hex digits), not %r"
+            % (shown_text(str(value))[:80],)
         )
     return value
 
@@ -443,7 +444,7 @@ def _v_hex(value):
     if value is None:
         return None
     if not isinstance(value, str) or not _HEX_RE.match(value):
-        raise ValueError("must be lower-case hex, not %r" % (str(value)[:80],))
+        raise ValueError("must be lower-case hex, not %r" % (shown_text(str(value))[:80],))
     return value
 
 
@@ -454,8 +455,9 @@ def _v_key(value):
     """``value`` (an identifier that matched its pattern), refused when the redaction boundary
     would change it: stored as a [REDACTED …] marker, a key names no record, and every other key
     holding a secret of that kind becomes the same marker."""
-    if not _OWN_ID_RE.match(value) and stored_text(value) != value:
-        raise ValueError("holds what looks like a secret (an identifier is stored as it is, never redacted)")
+    fault = None if _OWN_ID_RE.match(value) else identifier_fault(value)
+    if fault:
+        raise ValueError("%s (an identifier is stored as it is, never redacted)" % fault)
     return value
 
 
@@ -467,7 +469,7 @@ def _v_matching(pattern, what, key=False):
         if value is None:
             return None
         if not isinstance(value, str) or not pattern.match(value):
-            raise ValueError("is not %s: %r" % (what, str(value)[:80]))
+            raise ValueError("is not %s: %r" % (what, shown_text(str(value))[:80]))
         return _v_key(value) if key else value
 
     return check
@@ -488,7 +490,7 @@ _v_record_id = _v_matching(_RECORD_ID_RE, "a valid id")  # a topology record's (
 _v_required_id = _v_required(_v_record_id)
 _v_key_id = _v_matching(_RECORD_ID_RE, "a valid id", key=True)  # an item's or a session's
 _v_required_key_id = _v_required(_v_key_id)
-_v_repo_name = _v_matching(REPO_NAME_RE, "a repository name")
+_v_repo_name = _v_matching(REPO_NAME_RE, "a repository name", key=True)
 _v_required_repo = _v_required(_v_repo_name)
 
 
@@ -506,7 +508,7 @@ def _v_branch(value):
         or "/." in value
         or _REF_FORBIDDEN_RE.search(value)
     ):
-        raise ValueError("is not a valid branch name: %r" % (str(value)[:80],))
+        raise ValueError("is not a valid branch name: %r" % (shown_text(str(value))[:80],))
     return value
 
 
@@ -517,9 +519,9 @@ def _v_path(value):
     try:
         git_path(value)
     except GitError:
-        raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],)) from None
+        raise ValueError("cites a path outside its repository: %r" % (shown_text(str(value))[:80],)) from None
     if value.startswith("-") or len(value) > 4096 or ("git" in value.lower() and _names_git_dir(value)):
-        raise ValueError("cites a path outside its repository: %r" % (str(value)[:80],))
+        raise ValueError("cites a path outside its repository: %r" % (shown_text(str(value))[:80],))
     return value
 
 
@@ -550,19 +552,19 @@ def _v_timestamp(value):
     if value is None or value == "":
         return None
     if not isinstance(value, str) or not _TIMESTAMP_RE.match(value) or not _is_calendar_time(value):
-        raise ValueError("is not an ISO-8601 time: %r" % (str(value)[:80],))
+        raise ValueError("is not an ISO-8601 time: %r" % (shown_text(str(value))[:80],))
     return value
 
 
 def _v_required_timestamp(value):
     if _stamp_seconds(value) is None or not _TIMESTAMP_RE.match(value) or not _is_calendar_time(value):
-        raise ValueError("needs a time like 2026-03-01T12:00:00Z, not %r" % (str(value)[:80],))
+        raise ValueError("needs a time like 2026-03-01T12:00:00Z, not %r" % (shown_text(str(value))[:80],))
     return value
 
 
 def _v_event_id(value):
     if not isinstance(value, str) or not _EVENT_ID_RE.match(value):
-        raise ValueError("needs an id like evt-…, not %r" % (str(value)[:80],))
+        raise ValueError("needs an id like evt-…, not %r" % (shown_text(str(value))[:80],))
     return _v_key(value)
 
 
@@ -1016,7 +1018,7 @@ def _history_rows(rid, rec, known):
     for h in rec.get("history") or ():
         if h["id"] not in known:
             known.add(h["id"])
-            rows.append(_event_row(rid, h["event"], h.get("session"), h.get("agent"), redact_secrets(h.get("note")),
+            rows.append(_event_row(rid, h["event"], h.get("session"), h.get("agent"), stored_text(h.get("note")),
                                    h["at"], h.get("previous") or [], h.get("commits") or {}, event_id=h["id"]))  # fmt: skip
     return rows
 
@@ -1142,18 +1144,19 @@ def _import_sessions(store, records, forgotten, by_name, session_map):
         if sid in present:
             session_map[sid] = sid
             continue
-        agent = rec.get("agent") or "unknown"
-        if rec.get("external_id"):
-            key = (agent, rec["external_id"])
+        agent = stored_key(rec.get("agent") or "unknown")  # as a transcript import keys them
+        external_id = stored_key(rec.get("external_id"))
+        if external_id:
+            key = (agent, external_id)
             row = store.one("SELECT id FROM sessions WHERE agent = ? AND external_id = ?", key)
             if row is not None or key in external:
                 session_map[sid] = row["id"] if row is not None else external[key]
                 continue
             external[key] = sid
         repo = by_name.get(rec.get("repo"))
-        rows.append((sid, agent, rec.get("external_id"), rec.get("cwd"), repo.id if repo else None, rec.get("repo"),
+        rows.append((sid, agent, external_id, rec.get("cwd"), repo.id if repo else None, rec.get("repo"),
                      rec.get("branch"), rec.get("commit"), rec.get("started_at"), rec.get("ended_at"),
-                     redact_secrets(rec.get("summary")), utc_now()))  # fmt: skip
+                     stored_text(rec.get("summary")), utc_now()))  # fmt: skip
         present.add(sid)
         session_map[sid] = sid
     store.db.executemany(
@@ -1326,7 +1329,7 @@ def _import_records_in(store, records):
                 scrub = True
             store.db.execute(
                 "INSERT OR IGNORE INTO tombstones(id, kind, session_id, reason, forgotten_at) VALUES (?, ?, ?, ?, ?)",
-                (t["id"], t["kind"], t["session"], redact_secrets(t["reason"]), t.get("forgotten_at") or now),
+                (t["id"], t["kind"], t["session"], stored_text(t["reason"]), t.get("forgotten_at") or now),
             )
         counts["sessions"] = _import_sessions(store, records, forgotten, by_name, session_map)
         # Evidence in chunks: what the store already holds of the import (its ids, the items its
@@ -1469,7 +1472,7 @@ def _import_topology(store, records):
         if rec["type"] == "relation":
             a = _identity_of(repos, rec["from"], rec["from_root"])
             b = _identity_of(repos, rec["to"], rec["to_root"])
-            note = redact_secrets(rec.get("note"))
+            note = stored_text(rec.get("note"))
             if a is not None and b is not None:
                 if a.id != b.id:
                     counts["relations"] += db.execute(

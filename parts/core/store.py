@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import os
 
-from .caches import _CLEAN_TEXTS, BUILT_ONCE, clear_caches
+from .caches import BUILT_ONCE, clear_caches
 from .constants import SCHEMA_APP_ID
 from .errors import NotFoundError, WctxError
 from .head import __version__
 from .helpers import utc_now
-from .redaction import _RUN_SCAN_MIN, _STORED_MEMO_CHARS, _fragment_tables, _stored_text_memo, stored_text
+from .redaction import stored_list, stored_text, stored_values
 from .schema import MIGRATIONS
 from .words import index_text
 
@@ -47,12 +47,7 @@ FTS5_MISSING = (
 def _stored_params(params):
     if isinstance(params, dict):
         return {k: stored_text(v) if isinstance(v, str) else v for k, v in params.items()}
-    # stored_text's own memo, reached without its frame for the common short value
-    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
-    return [
-        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
-        for v in params
-    ]
+    return stored_list(params)
 
 
 def _stored_rows(seq):
@@ -64,22 +59,9 @@ def _stored_rows(seq):
     import itertools
 
     try:
-        values = set(itertools.chain.from_iterable(rows)) - _CLEAN_TEXTS
+        changed = stored_values(set(itertools.chain.from_iterable(rows)))
     except TypeError:  # an unhashable value: SQLite refuses it, row by row as ever
         return [_stored_params(p) for p in rows]
-    search, changed = _fragment_tables()[0], {}
-    for v in values:
-        if v.__class__ is not str:
-            if not isinstance(v, str):
-                continue
-        elif len(v) < _RUN_SCAN_MIN and v.isascii() and v.isprintable() and "\\u" not in v:
-            # stored_text's own test, inlined for the short values (ids, paths, names) a bulk
-            # write brings by the hundred thousand: no rule fragment, no control, no JSON escape
-            if search(v.lower()) is None:
-                continue
-        out = stored_text(v)
-        if out != v:
-            changed[v] = out
     if not changed:
         return rows
     return [[changed.get(v, v) if isinstance(v, str) else v for v in r] for r in rows]

@@ -4,6 +4,7 @@ import json
 import re
 
 from .caches import BUILT_ONCE
+from .redaction import shown_text, shown_tree
 
 # ----------------------------------------------------------------------------------------------
 # Untrusted text: neutralise instruction-like lines before an agent or a terminal reads them
@@ -243,18 +244,20 @@ def neutralise(text):
 
 
 def json_text(data):
-    """JSON as the CLI prints it. json escapes C0 controls itself; C1 controls and invisible or
+    """JSON as the CLI prints it: every string as shown_text makes it (no secret is printed, as
+    none is stored). json escapes C0 controls itself; C1 controls and invisible or
     direction-changing characters are escaped too, so a terminal shows them as \\uXXXX."""
-    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)
+    text = json.dumps(shown_tree(data), indent=2, ensure_ascii=False, sort_keys=False)
     return _untrusted_re("terminal").sub(lambda m: "\\u%04x" % ord(m.group()), text)
 
 
 def terminal_text(text):
-    """Recorded text as the CLI prints it: neutralised, and every control or invisible character
-    shown as an escape (``\\x1b``, ``\\u202e``), so nothing stored can move the cursor, clear the
-    screen, recolour or hide what follows."""
+    """Text as the CLI prints it: secrets redacted (shown_text), neutralised, and every control
+    or invisible character shown as an escape (``\\x1b``, ``\\u202e``), so nothing stored can
+    move the cursor, clear the screen, recolour or hide what follows."""
     if not text:
         return text
+    text = shown_text(text)
     text = _untrusted_re("terminal").sub(
         lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 0x100 else "\\u%04x" % ord(m.group()), text
     )

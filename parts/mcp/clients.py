@@ -14,6 +14,7 @@ from .protocol import (
     SERVER_NAME,
     SUPPORTED_VERSIONS,
 )
+from .service import CORE
 
 # ----------------------------------------------------------------------------------------------
 # Client configuration snippets and agent guidance
@@ -165,6 +166,9 @@ _BLOCK_RE = re.compile(
 )
 
 
+GUIDANCE_FILE_MAX = 4 * 1024 * 1024  # an agent guidance file larger than this is not one to edit
+
+
 def write_instructions(repo_root, command="wctx"):
     """Install the guidance block in CLAUDE.md, AGENTS.md and GEMINI.md at ``repo_root``.
 
@@ -180,11 +184,11 @@ def write_instructions(repo_root, command="wctx"):
             os.path.realpath(repo_root) + os.sep
         ):
             raise ValueError(f"{path} is a symlink out of the repository; not writing through it")
-        try:
-            with open(path, encoding="utf-8", newline="") as f:
-                text = f.read()
-        except FileNotFoundError:
-            text = None
+        try:  # the working tree's one bounded reader: a FIFO or a device named CLAUDE.md never hangs this
+            data = CORE.read_repo_file(repo_root, name, limit=GUIDANCE_FILE_MAX)
+        except CORE.UnreadableFile as e:
+            raise ValueError(f"{e}; not writing it") from None
+        text = None if data is None else data.decode("utf-8")
         if text is None:
             new, action = block, "created"
         elif _BLOCK_RE.search(text):

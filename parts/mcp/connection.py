@@ -22,7 +22,10 @@ from .protocol import (
     ToolResult,
     dumps,
 )
+from .service import CORE
 from .tools import Serialised, ToolFailure
+
+shown_text, shown_tree = CORE.shown_text, CORE.shown_tree
 
 # ----------------------------------------------------------------------------------------------
 # JSON-RPC connection: era selection, dispatch, errors
@@ -289,19 +292,23 @@ class Connection:
                 args = check_arguments(tool["inputSchema"], args)
             payload = self.tools.call(name, args, stateless)
         except (ArgumentError, ToolFailure) as e:
-            return {"content": [{"type": "text", "text": f"{name}: {e}"}], "isError": True}
+            return {"content": [{"type": "text", "text": shown_text(f"{name}: {e}")}], "isError": True}
         except Exception as e:  # a bug or an environment fault: say so, keep serving
-            self.log(f"tool {name} failed: {type(e).__name__}: {e}")
+            self.log(f"tool {name} failed: {type(e).__name__}: {shown_text(str(e))}")
             return {
                 "content": [
                     {
                         "type": "text",
-                        "text": f"{name} failed unexpectedly: {type(e).__name__}: {str(e)[:300]} (details on the "
+                        "text": f"{name} failed unexpectedly: {type(e).__name__}: {shown_text(str(e))[:300]} "
+                        "(details on the "
                         "server's stderr)",
                     }
                 ],
                 "isError": True,
             }
+        # Shown as the CLI shows it: a warning quoting a symbol, an error or a reason quoting a name
+        # or a query word carries no secret (stored text already passed the same rules).
+        payload = shown_tree(payload)
         text = payload.text if type(payload) is Serialised else dumps(payload)
         result = ToolResult(content=[{"type": "text", "text": text}])
         result.payload_text = text

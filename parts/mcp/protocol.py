@@ -136,7 +136,7 @@ class ToolResult(dict):
 
 def _log(message):
     try:
-        sys.stderr.write(f"wctx mcp: {message}\n")
+        sys.stderr.write(f"wctx mcp: {CORE.shown_text(message)}\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass

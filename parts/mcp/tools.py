@@ -418,6 +418,33 @@ def _within_budget(build, text_limit, list_limit):
     return payload
 
 
+def _bounded_record(payload):
+    """record_evidence's answer within RESULT_BUDGET_CHARS. Every recorded and duplicate id stays
+    (a later transcript import looks for them; at most RECORD_MAX_ITEMS of each, a few hundred
+    characters apiece); what can grow without bound is the warnings (one per cited symbol not
+    found) and the messages: each is clipped, then warnings are left out from the end until the
+    answer fits, and ``truncated`` says how many."""
+    notes = []
+    for entry in payload["duplicates"]:
+        if isinstance(entry.get("message"), str) and len(entry["message"]) > ENTRY_STRING_LIMIT:
+            entry["message"] = clip(entry["message"], ENTRY_STRING_LIMIT)
+            if "duplicates: long messages clipped" not in notes:
+                notes.append("duplicates: long messages clipped")
+    given = payload["warnings"]
+    warnings = payload["warnings"] = [clip(w, ENTRY_STRING_LIMIT) for w in given[:LIST_ITEM_LIMIT]]
+    while warnings and _size(payload) > RESULT_BUDGET_CHARS - 200:  # room for the note itself
+        warnings.pop()
+    if len(warnings) < len(given):
+        notes.append(
+            f"warnings: {len(given) - len(warnings)} of {len(given)} not shown to keep this result small"
+        )
+    if any(w is not g for w, g in zip(warnings, given)):
+        notes.append("warnings: long entries clipped")
+    if notes:
+        payload["truncated"] = notes
+    return payload
+
+
 class Tools:
     """The tool handlers of one connection: one lazily opened store, one recorded session."""
 
@@ -711,13 +738,15 @@ class Tools:
             {k: e.get(k) for k in ("id", "kind", "repo", "message")} for e in entries if e.get("duplicate")
         ]
         warnings = list(captured.get("warnings", []))
-        return {
-            "session": session_id,
-            "recorded": recorded,
-            "duplicates": duplicates,
-            "duplicates_skipped": len(duplicates),
-            "warnings": warnings,
-        }
+        return _bounded_record(
+            {
+                "session": session_id,
+                "recorded": recorded,
+                "duplicates": duplicates,
+                "duplicates_skipped": len(duplicates),
+                "warnings": warnings,
+            }
+        )
 
     def tool_confirm_evidence(self, args, stateless):
         """Re-stamp items the agent re-checked against today's code (the service's confirm)."""

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from .protocol import neutralise
+from .service import CORE
 
 # ----------------------------------------------------------------------------------------------
 # Untrusted text: wctx.neutralise is the one implementation (the CLI's text output uses it too)
@@ -8,8 +9,12 @@ from .protocol import neutralise
 
 
 def clip(text, limit):
-    """Cut text to ``limit`` characters with an explicit marker saying how much is missing."""
+    """Cut text to ``limit`` characters with an explicit marker saying how much is missing;
+    redacted whole first (a secret cut in two is no longer one the rules know)."""
     if text is None or len(text) <= limit:
+        return text
+    text = CORE.shown_text(text)
+    if len(text) <= limit:
         return text
     return f"{text[:limit]} …[truncated: {len(text) - limit} more characters]"
 
