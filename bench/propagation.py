@@ -391,6 +391,21 @@ def main():
         )
         _, _, _, without_s = capture_all(wctx, os.path.join(scratch, "home0"), checkouts, names, cited, False)
         by_cited = {c: eid for eid, c in ids.items()}
+        # One capture as a user runs it (a new process), of the cited function with the most
+        # dependencies, with and without the relations (median of 5 each).
+        busiest = max(deps, key=lambda e: len(deps[e]))
+        one = "%s#%s" % ids[busiest]
+        one_capture = {}
+        for label, home in (("with_relations", "home"), ("without", "home0")):
+            runs = []
+            for n in range(5):
+                env = dict(os.environ, WCTX_HOME=os.path.join(scratch, home))
+                started = time.perf_counter()
+                subprocess.run([sys.executable, args.wctx, "capture", "--finding", "one capture %d" % n,
+                                "--repo", names[0], "--file", one], cwd=checkouts[0], env=env,
+                               capture_output=True, check=True)  # fmt: skip
+                runs.append(time.perf_counter() - started)
+            one_capture[label] = round(sorted(runs)[2] * 1000.0, 1)
 
         # The oracles at T0.
         functions = [(module_of(checkouts[0], p), q) for p, q in cited]
@@ -496,6 +511,7 @@ def main():
             "static_references": sum(len([k for k in v if not k.startswith("!")]) for v in static.values()),
             "dynamic_references": sum(len(v) for v in dynamic.values()),
             "capture_s": {"with_relations": round(with_s, 2), "without": round(without_s, 2)},
+            "one_capture_ms": dict(one_capture, symbol=one, dependencies=len(deps[busiest])),
             "verify_s": round(verify_s, 2),
             "verdicts": dict(verdicts),
             "alerts": len(alerts),
