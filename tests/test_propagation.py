@@ -497,3 +497,41 @@ def test_the_mcp_record_tool_takes_explicit_dependencies(tmp_path):
         assert bad["isError"] is True and "nowhere" in bad["content"][0]["text"]
     finally:
         servers.close()
+
+
+def test_go_and_a_language_read_by_module_forms(git_repo, store):
+    sdk = git_repo("sdk", {
+        "go.mod": "module example.com/paysdk\n\ngo 1.21\n",
+        "client/client.go": "package client\n\nfunc Fetch(url string) string {\n\treturn url\n}\n\n"
+                            "func Other() int {\n\treturn 1\n}\n",
+        "src/main/java/com/acme/sdk/Uploader.java": (
+            "package com.acme.sdk;\n\npublic class Uploader {\n"
+            "    public static int upload(String s) {\n        return s.length();\n    }\n\n"
+            "    public static int size(String s) {\n        return 0;\n    }\n}\n"
+        ),
+    })  # fmt: skip
+    app = git_repo("app", {
+        "main.go": 'package main\n\nimport (\n\t"fmt"\n\t"example.com/paysdk/client"\n)\n\n'
+                   'func Run() {\n\tfmt.Println(client.Fetch("x"))\n}\n',
+        "src/main/java/com/acme/app/App.java": (
+            "package com.acme.app;\n\nimport com.acme.sdk.Uploader;\n\npublic class App {\n"
+            '    public int run() {\n        return Uploader.upload("x");\n    }\n}\n'
+        ),
+    })  # fmt: skip
+    for repo in (sdk, app):
+        wctx.register_repo(store, repo.path, workspace="w")
+    wctx.relate(store, "app", "uses", "sdk")
+    ids = [e["id"] for e in wctx.capture(store, [
+        {"kind": "finding", "claim": "run fetches", "repo": "app", "files": ["main.go#Run"]},
+        {"kind": "finding", "claim": "app uploads", "repo": "app", "files": ["src/main/java/com/acme/app/App.java#App.run"]},
+    ], cwd=app.path)["evidence"]]  # fmt: skip
+    assert [(d["path"], d["symbol"]) for d in dependencies(store, ids[0])] == [("client/client.go", "Fetch")]
+    assert [(d["path"], d["symbol"]) for d in dependencies(store, ids[1])] == [
+        ("src/main/java/com/acme/sdk/Uploader.java", "Uploader.upload")
+    ]
+    sdk.write("client/client.go", sdk.read("client/client.go").replace("\treturn url", '\treturn url + "/"'))
+    sdk.write("src/main/java/com/acme/sdk/Uploader.java",
+              sdk.read("src/main/java/com/acme/sdk/Uploader.java").replace("return 0;", "return 1;"))  # fmt: skip
+    sdk.commit("fetch adds a slash; size is one")
+    res = {i["id"]: i["verdict"] for i in wctx.verify(store, ids)["items"]}
+    assert res == {ids[0]: "possibly_stale", ids[1]: "current"}

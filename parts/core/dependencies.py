@@ -168,6 +168,28 @@ class _RepoView:
                     self._packages[d.name] = os.path.dirname(where) if d.eco == "npm" else ""
         return self._packages
 
+    def go_package(self, spec):
+        """The .go files (tests aside) of import path ``spec`` here (under its go.mod module)."""
+        for name, directory in self.npm_packages().items():
+            if directory != "" or not (spec == name or spec.startswith(name + "/")):
+                continue
+            sub = spec[len(name) :].strip("/")
+            files = sorted(
+                p for p in self.paths()
+                if p.endswith(".go") and not p.endswith("_test.go") and os.path.dirname(p) == sub
+            )  # fmt: skip
+            if files:
+                return files
+        return []
+
+    def python_path(self, dotted):
+        """The file of module ``dotted`` from the repository's root (a relative import's)."""
+        for suffix in ("/__init__.py", ".py", "/__init__.pyi", ".pyi"):
+            path = dotted.replace(".", "/") + suffix
+            if path in self.paths():
+                return path
+        return None
+
     def package_json(self, directory):
         text = self.source((directory + "/" if directory else "") + "package.json")
         try:
@@ -566,7 +588,11 @@ class _Reading:
     def constructor(self, cls):
         """What calling a class runs: its own constructor, else its body (an exception class with
         a code and a message, a data class)."""
-        for name in ("__init__", "constructor"):
+        for name in (
+            "__init__",
+            "constructor",
+            cls.symbol.rsplit(".", 1)[-1],
+        ):  # Java, C#, C++: named as the class
             found = self.method(cls, name)
             if found is not None:
                 return found
@@ -589,7 +615,17 @@ class _Reading:
         qualified = {}
         for owner, method in _RECEIVER_RE.findall(self.code):
             qualified.setdefault(owner, set()).add(method)
-        for name in sorted(self.names.called):
+        reached = set()  # methods reached as Owner.method: not looked up again by their name alone
+        for owner in sorted(set(qualified) & self.names.named):
+            for view, path in imported:
+                if _located(view, path, owner):
+                    cls = self.defined(view, path, owner)
+                    for method in sorted(qualified[owner]):
+                        found = self.method(cls, method)
+                        if found is not None:
+                            reached.add(method)
+                            self.add(found, method in self.names.called)
+        for name in sorted(self.names.called - reached):
             if locate_symbol(self.source, self.rel, name) is not None:
                 continue  # the cited file's own definition
             hits = [(v, p) for v, p in imported if _located(v, p, name)]
@@ -598,15 +634,7 @@ class _Reading:
                     name, "which %s define" % " and ".join("%s %s" % (v.repo.name, p) for v, p in hits)
                 )
             elif hits:
-                self.add(self.defined(hits[0][0], hits[0][1], name), True)
-        for owner in sorted(set(qualified) & self.names.named):
-            for view, path in imported:
-                if _located(view, path, owner):
-                    cls = self.defined(view, path, owner)
-                    for method in sorted(qualified[owner]):
-                        found = self.method(cls, method)
-                        if found is not None:
-                            self.add(found, method in self.names.called)
+                self.reached(self.defined(hits[0][0], hits[0][1], name), True)
 
 
 _SUPER_CALL = _lazy_pattern(r"(?<![\w$.])super\s*\([^()]*\)\s*\.\s*([A-Za-z_]\w*)\s*\(")
@@ -684,33 +712,6 @@ def _js_entry(view, directory):
             if found:
                 return found
     return _js_file(view, prefix + "src/index") or _js_file(view, prefix + "index")
-
-
-def _go_package(view, spec):
-    """The .go files (tests aside) of import path ``spec`` in this repository (its go.mod module)."""
-    for name, directory in view.npm_packages().items():
-        if directory != "" or not (spec == name or spec.startswith(name + "/")):
-            continue
-        sub = spec[len(name) :].strip("/")
-        files = sorted(
-            p for p in view.paths()
-            if p.endswith(".go") and not p.endswith("_test.go") and os.path.dirname(p) == sub
-        )  # fmt: skip
-        if files:
-            return files
-    return []
-
-
-def _python_path(view, dotted):
-    for suffix in ("/__init__.py", ".py", "/__init__.pyi", ".pyi"):
-        path = dotted.replace(".", "/") + suffix
-        if path in view.paths():
-            return path
-    return None
-
-
-_RepoView.go_package = _go_package
-_RepoView.python_path = _python_path
 
 
 # ----------------------------------------------------------------------------------------------
