@@ -461,6 +461,8 @@ def main():
         alerts = []  # (cited key, definition key)
         verdicts = collections.Counter()
         for item in verified:
+            if item["id"] not in ids:
+                continue  # the one-capture timing's items
             verdicts[item["verdict"]] += 1
             path, symbol = ids[item["id"]]
             key = "%s:%s" % (module_of(checkouts[0], path), symbol)
