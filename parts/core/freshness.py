@@ -479,7 +479,9 @@ class FreshnessChecker:
         anchors, with the items' dependencies (read from the store) checked alongside."""
         every = [a for anchors in anchors_by_rid.values() for a in anchors]
         self.dependencies = _load_dependencies(self.store, list(anchors_by_rid))
-        depended = [d for deps in self.dependencies.values() for d in deps]
+        # A dependency whose file still holds the recorded blob is current without asking git
+        # (most are): only the others join the batch per repository.
+        depended = [d for deps in self.dependencies.values() for d in deps if not self._unchanged(d)]
         # One batch per repository for the cited files and the dependencies alike.
         self.prefetch(every + depended)
         self.cited = {}
@@ -553,6 +555,22 @@ class FreshnessChecker:
         self.git[repo_id] = (None, reason)
         self.git_failed.add(repo_id)
         return reason
+
+    def _unchanged(self, d):
+        """True when dependency ``d``'s file, in the checkout that stamped it, still has the
+        recorded blob (then it is current, and nothing else about it needs git)."""
+        key = d["id"]
+        if key in self.dependency_checks:
+            return self.dependency_checks[key][0] == "current"
+        repo = self.repos.get(d["repo_id"]) if d["repo_id"] is not None else None
+        if repo is None or not d["blob"] or not d["path"]:
+            return False
+        root = d.get("checkout") if d.get("checkout") in repo.all_checkouts() else repo.home
+        data = self._read(root, d["path"])
+        if data is None or self._blob(root, d["path"], data, _object_format(d["blob"])) != d["blob"]:
+            return False
+        self.dependency_checks[key] = ("current", "%s unchanged since capture" % d["path"])
+        return True
 
     def check_dependency(self, d):
         """(verdict, reason) of one dependency, judged as a cited file is; each distinct stamp once
@@ -873,6 +891,10 @@ def _load_anchors(store, rids, columns=None):
 
 
 DEPENDENCY_KEY_COLUMNS = ("evidence_rid", "repo_id", "repo_name", "path", "symbol", "commit_sha")
+
+
+def _object_format(object_id):
+    return "sha256" if len(object_id) == 64 else "sha1"
 
 
 def _dependency_id(stamp):
