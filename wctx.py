@@ -8857,16 +8857,19 @@ class FreshnessChecker:
         anchors, with the items' dependencies (read from the store) checked alongside."""
         every = [a for anchors in anchors_by_rid.values() for a in anchors]
         self.dependencies = _load_dependencies(self.store, list(anchors_by_rid))
-        # A dependency whose file still holds the recorded blob is current without asking git
-        # (most are): only the others join the batch per repository.
-        depended = [d for deps in self.dependencies.values() for d in deps if not self._unchanged(d)]
+        # A dependency whose file still holds the recorded blob, or whose symbol's text is the
+        # recorded one, is current without asking git (most are): only the others join the batch
+        # per repository.
+        depended = [d for deps in self.dependencies.values() for d in deps]
+        self._load_checks(depended)
+        depended = [d for d in depended if not self._unchanged(d)]
         # One batch per repository for the cited files and the dependencies alike.
         self.prefetch(every + depended)
         self.cited = {}
         for a in every + depended:
             if a["path"] and a["symbol"]:
                 self.cited.setdefault(a["path"], set()).add(a["symbol"])
-        self._load_checks(every + depended)
+        self._load_checks(every)
         self.symbol_changes = []
         results = {
             rid: self.check_item(anchors, self.dependencies.get(rid, ()))
@@ -8945,9 +8948,20 @@ class FreshnessChecker:
             return False
         root = d.get("checkout") if d.get("checkout") in repo.all_checkouts() else repo.home
         data = self._read(root, d["path"])
-        if data is None or self._blob(root, d["path"], data, _object_format(d["blob"])) != d["blob"]:
+        if data is None:
             return False
-        self.dependency_checks[key] = ("current", "%s unchanged since capture" % d["path"])
+        blob = self._blob(root, d["path"], data, _object_format(d["blob"]))
+        if blob == d["blob"]:
+            self.dependency_checks[key] = ("current", "%s unchanged since capture" % d["path"])
+            return True
+        # The file changed: the symbol's text may not have (parsed once per blob, or known from an
+        # earlier check of the same blob).
+        if not d["symbol"] or not d["symbol_hash"]:
+            return False
+        if self._symbol_hash(blob, data, d["path"], d["symbol"], key) != d["symbol_hash"]:
+            return False
+        self.dependency_checks[key] = ("current", "symbol %s unchanged; other parts of %s changed" % (
+            d["symbol"], d["path"]))  # fmt: skip
         return True
 
     def check_dependency(self, d):
