@@ -12,8 +12,11 @@ For each history span (``--span DAYS``, repeatable: the cost curve), in each rep
    bench/freshness.py's Oracle), never by wctx.
 3. Every worktree is moved to T1, then, in this order, each timed:
    - floor, cold: ``git diff --name-only T0 T1`` per repository plus reading every cited file;
-   - ``wctx verify --json`` over the whole workspace, cold (a new process, the first after the
-     move) and warm (again), as a user runs it (``python3 wctx.py``), peak memory from wait4;
+   - ``wctx verify`` over the whole workspace, text output then ``--json``, each cold (a new
+     process, the first after the move: the store as capture left it, restored from a copy before
+     each) and warm (again), peak memory and CPU (its own and its git's) from wait4. wctx runs as
+     installed: ``python -m wctx`` with its compiled module cached (PYTHONDONTWRITEBYTECODE is
+     dropped from the environment, and one ``--version`` run compiles it first);
    - floor, warm;
    - ``wctx verify ID`` of one item, warm (median of 5);
    - MCP ``verify_freshness`` of 10 ids through ``wctx_mcp.py`` (median of 5, after one call).
@@ -25,7 +28,9 @@ Usage::
         [--wctx PATH/wctx.py] [--timeout 600] [--json OUT]
 
 ``--wctx`` times another build of wctx (say, an older commit's ``wctx.py`` written to a
-directory with its ``wctx_mcp.py``): capture and verify both use it.
+directory with its ``wctx_mcp.py``): capture and verify both use it. ``--compare REPORT``
+counts the items whose cold verdict and reasons are the same as in another run's ``--json``
+report (the same repositories, span and seed: the same items), for a before/after.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib
+import importlib.util
 import json
 import os
 import random
@@ -149,6 +155,12 @@ def run_timed(argv, env, timeout, out_path):
 CPU = [0.0]
 
 
+def _restore(home):
+    """The store as capture left it (see run_span)."""
+    shutil.rmtree(home)
+    shutil.copytree(home + ".captured", home)
+
+
 def floor(checkouts):
     """The rough floor: git diff --name-only T0 T1 per repository plus reading each cited file.
     Its CPU seconds (this process and git) go to CPU[0]."""
@@ -203,6 +215,10 @@ def run_span(repos, days, args, wctx, say):
     rng = random.Random(args.seed)
     oracle = symbols_bench.Oracle()
     scratch = tempfile.mkdtemp(prefix="wctx-verify-bench-")
+    # wctx runs from here: ``python -m wctx`` looks in the current directory first, and a
+    # checkout of wctx (this one) would then be the build timed, whatever --wctx says.
+    cwd = os.getcwd()
+    os.chdir(scratch)
     home = os.path.join(scratch, "home")
     env = dict(os.environ, WCTX_HOME=home)
     checkouts = []
@@ -251,6 +267,10 @@ def run_span(repos, days, args, wctx, say):
             say("%s: %s" % (name, stats))
         report["dependencies"] = store.one("SELECT count(*) FROM dependencies")[0] if args.relate else 0
         ids = [r["id"] for r in store.all("SELECT id FROM evidence ORDER BY rid")]
+        # Item ids are drawn at random: another run (another build) is compared item by item
+        # under "repository: claim", which the seed makes the same.
+        named = {r["id"]: "%s: %s" % (r["repo_name"], r["claim"])
+                 for r in store.all("SELECT id, repo_name, claim FROM evidence")}  # fmt: skip
         store.close()
         store = None
         for c in checkouts:
@@ -266,32 +286,40 @@ def run_span(repos, days, args, wctx, say):
         timings = {}
         timings["floor_cold_s"] = floor(checkouts)
         timings["floor_cold_cpu_s"] = CPU[0]
-        out = os.path.join(scratch, "verify.json")
-        for label in ("cold", "warm"):
-            argv = cli + ["verify", "--repo", first]  # as a user reads it (--json is timed apart)
-            if args.profile and label == "cold":
-                argv = [python, "-m", "cProfile", "-o", args.profile, args.wctx] + argv[3:]
-            seconds, rss, _ = run_timed(argv, env, args.timeout, out)
-            timings["verify_%s_s" % label] = seconds
-            timings["verify_%s_cpu_s" % label] = CPU[0] if seconds is not None else None
-            timings["verify_%s_peak_mib" % label] = round(rss, 1)
-            say(
-                "verify %s: %s s, %.0f MiB"
-                % (label, "unfinished" if seconds is None else "%.2f" % seconds, rss)
-            )
-            if seconds is None:
-                break
+        out = os.path.join(scratch, "verify.out")
+        # "Cold" is the first verify after the move: the store as capture left it (nothing learned
+        # by a verify yet). It is restored from this copy before each cold run, so that the text
+        # and the JSON output are both timed cold.
+        shutil.copytree(home, home + ".captured")
+        results = {}
+        for form, extra in (("text", []), ("json", ["--json"])):
+            _restore(home)
+            for label in ("cold", "warm"):
+                argv = cli + ["verify", "--repo", first] + extra
+                if args.profile and label == "cold" and form == "json":
+                    argv = [python, "-m", "cProfile", "-o", args.profile, "-m", "wctx"] + argv[3:]
+                seconds, rss, _ = run_timed(argv, env, args.timeout, out)
+                key = "verify_%s%s" % ("" if form == "text" else "json_", label)
+                timings[key + "_s"] = seconds
+                timings[key + "_cpu_s"] = CPU[0] if seconds is not None else None
+                timings[key + "_peak_mib"] = round(rss, 1)
+                say("verify %s (%s): %s s, CPU %s s, %.0f MiB" % (label, form, "unfinished" if seconds is None
+                    else "%.2f" % seconds, "%.2f" % CPU[0] if seconds is not None else "-", rss))  # fmt: skip
+                if seconds is None:
+                    break
+                if form == "json":
+                    with open(out, "rb") as fh:
+                        results[label] = json.loads(fh.read())
         runs = []
         for _ in range(5):
             runs.append((floor(checkouts), CPU[0]))
         timings["floor_warm_s"] = statistics.median(r[0] for r in runs)
         timings["floor_warm_cpu_s"] = statistics.median(r[1] for r in runs)
-        if timings.get("verify_warm_s") is not None:
-            seconds, _, _ = run_timed(cli + ["verify", "--repo", first, "--json"], env, args.timeout, out)
-            timings["verify_json_warm_s"] = seconds
-            timings["verify_json_warm_cpu_s"] = CPU[0]
-            with open(out, "rb") as fh:
-                result = json.loads(fh.read())
+        if "cold" in results:
+            report["items"] = {named[i["id"]]: [i["verdict"], [r.replace(scratch, "SCRATCH") for r in i["reasons"]]]
+                               for i in results["cold"]["items"]}  # fmt: skip
+        if "warm" in results:
+            result = results["warm"]
             report["summary"] = result["summary"]
             report["verdicts"] = {i["id"]: i["verdict"] for i in result["items"]}
             stale = [i["id"] for i in result["items"] if i["verdict"] == "stale"]
@@ -312,12 +340,13 @@ def run_span(repos, days, args, wctx, say):
                 client.close()
             timings["mcp_verify_10_warm_ms"] = statistics.median(calls)
         report["timings"] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in timings.items()}
-        cold, warm = timings.get("verify_cold_s"), timings.get("verify_warm_s")
+        cold, warm = timings.get("verify_json_cold_s"), timings.get("verify_json_warm_s")
         report["ratios"] = {
             "cold_vs_floor": round(cold / timings["floor_cold_s"], 1) if cold else None,
             "warm_vs_floor": round(warm / timings["floor_warm_s"], 1) if warm else None,
         }
     finally:
+        os.chdir(cwd)
         if store is not None:
             store.close()
         if args.keep:
@@ -363,22 +392,18 @@ def format_report(reports):
 
         lines.append("  floor cold %s, warm %s (CPU %s, %s)" % (s("floor_cold_s"), s("floor_warm_s"),
                      s("floor_cold_cpu_s"), s("floor_warm_cpu_s")))  # fmt: skip
-        lines.append("  verify CPU cold %s, warm %s" % (s("verify_cold_cpu_s"), s("verify_warm_cpu_s")))
-        lines.append(
-            "  verify cold %s (%s MiB, %s× floor), warm %s (%s MiB, %s× floor)"
-            % (
-                s("verify_cold_s"),
-                t.get("verify_cold_peak_mib"),
-                r["ratios"]["cold_vs_floor"],
-                s("verify_warm_s"),
-                t.get("verify_warm_peak_mib"),
-                r["ratios"]["warm_vs_floor"],
-            )  # fmt: skip
-        )
-        if t.get("verify_json_warm_s") is not None:
+        for form, key in (("text", "verify"), ("--json", "verify_json")):
             lines.append(
-                "  verify --json warm %s (CPU %s)" % (s("verify_json_warm_s"), s("verify_json_warm_cpu_s"))
-            )
+                "  verify (%s) cold %s, CPU %s, %s MiB; warm %s, CPU %s, %s MiB"
+                % (form, s(key + "_cold_s"), s(key + "_cold_cpu_s"), t.get(key + "_cold_peak_mib"),
+                   s(key + "_warm_s"), s(key + "_warm_cpu_s"), t.get(key + "_warm_peak_mib"))
+            )  # fmt: skip
+        lines.append("  ratios to the floor (--json, wall): cold %s×, warm %s×" % (r["ratios"]["cold_vs_floor"],
+                     r["ratios"]["warm_vs_floor"]))  # fmt: skip
+        if "compared_with" in r:
+            c = r["compared_with"]
+            lines.append("  against %s: same verdict for %d of %d items, same reasons for %d" % (
+                c["report"], c["same_verdict"], c["items"], c["same_reasons"]))  # fmt: skip
         if "verify_one_warm_ms" in t:
             lines.append(
                 "  verify of one item warm %s (CPU %s); MCP verify_freshness of 10 ids warm %s"
@@ -404,18 +429,38 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=600.0, help="stop a verify after this many seconds")
     parser.add_argument("--wctx", default=os.path.join(ROOT, "wctx.py"), help="the wctx.py to time")
     parser.add_argument("--json", help="write the full report (verdicts per item included) here")
-    parser.add_argument("--profile", help="write a cProfile of the cold verify here")
+    parser.add_argument("--profile", help="write a cProfile of the cold verify --json here")
+    parser.add_argument("--compare", help="the --json report of another run (another build, same repositories, "
+                        "span and seed): count the items whose cold verdict and reasons are the same")  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the store and worktrees (for profiling)")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--relate", action="append", metavar="FROM:TO",
                         help="declare FROM depends_on TO before capture (repeatable; repository names)")  # fmt: skip
     args = parser.parse_args(argv)
     args.wctx = os.path.abspath(args.wctx)
+    if args.compare and not os.path.isfile(args.compare):
+        parser.error("--compare: no such report %s" % args.compare)
+    # The build under test, from its own file, also for bench/freshness.py's oracle, which would
+    # otherwise import this checkout's wctx.py under the same name.
     sys.path.insert(0, os.path.dirname(args.wctx))
-    wctx = importlib.import_module("wctx")
+    spec = importlib.util.spec_from_file_location("wctx", args.wctx)
+    wctx = importlib.util.module_from_spec(spec)
+    sys.modules["wctx"] = wctx
+    spec.loader.exec_module(wctx)
     say = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     repos = [os.path.realpath(r) for r in args.repo]
     reports = [run_span(repos, days, args, wctx, say) for days in (args.span or [365])]
+    if args.compare:
+        with open(args.compare) as fh:
+            theirs = {r["span_days"]: r.get("items", {}) for r in json.load(fh)["reports"]}
+        for r in reports:
+            other, ours = theirs.get(r["span_days"], {}), r.get("items", {})
+            r["compared_with"] = {
+                "report": args.compare,
+                "items": len(ours),
+                "same_verdict": sum(1 for k, v in ours.items() if k in other and other[k][0] == v[0]),
+                "same_reasons": sum(1 for k, v in ours.items() if k in other and other[k] == v),
+            }
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"wctx": args.wctx, "reports": reports}, fh, indent=1)

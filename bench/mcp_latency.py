@@ -100,7 +100,7 @@ def bench_calls(store, home, base_db, queries, passes, tmp, layer_baseline=None)
         for params in calls:
             ms, result = ours.call("tools/call", params)
             t_ours.append(ms)
-            returned += result["structuredContent"]["returned"]
+            returned += len(result["structuredContent"]["results"])
             sizes.append(len(result["content"][0]["text"]))
             ms, _ = base.call("tools/call", params)
             t_base.append(ms)
@@ -197,8 +197,11 @@ def bench_parts(store, calls, layer_baseline=None, tmp=None):
                 t0 = time.perf_counter()
                 replies[label] = layers[label]._encode(connections[label].handle(json.loads(line)))
                 times[label].append((time.perf_counter() - t0) * 1000.0)
-            if len(replies) == 2:
-                a, b = (json.loads(r)["result"]["structuredContent"] for r in replies.values())
+            if len(replies) == 2:  # the same results, in the same order (their shapes may differ)
+                a, b = (
+                    [e["id"] for e in json.loads(r)["result"]["structuredContent"]["results"]]
+                    for r in replies.values()
+                )
                 differ += a != b
     out = {"search_p50_ms": round(pct(t_search, 0.5), 3), "layer_p50_ms": round(pct(times["layer"], 0.5), 3),
            "layer_p95_ms": round(pct(times["layer"], 0.95), 3)}  # fmt: skip

@@ -235,6 +235,23 @@ def store(wctx_home):
         s.close()
 
 
+def older_schema(monkeypatch, migrations):
+    """A store left at an older schema (``migrations``, a prefix of wctx.MIGRATIONS) that today's
+    code writes into, a test's shortcut to an old store: anchors get the columns today's capture
+    stamps, added for each insert and dropped after, as that store never had them."""
+    monkeypatch.setattr(wctx, "MIGRATIONS", migrations)
+    if "m016_anchor_symbol_lines" in [m.__name__ for m in migrations]:
+        return
+    insert_anchors = wctx._insert_anchors
+
+    def insert_then_drop(store, rid, anchors):
+        store.db.execute("ALTER TABLE anchors ADD COLUMN symbol_lines TEXT")
+        insert_anchors(store, rid, anchors)
+        store.db.execute("ALTER TABLE anchors DROP COLUMN symbol_lines")
+
+    monkeypatch.setattr(wctx, "_insert_anchors", insert_then_drop)
+
+
 def cli_arg(value):
     """An argv element as Python would see it: bytes are decoded the way sys.argv is (lone
     surrogates for bytes that are not valid UTF-8)."""

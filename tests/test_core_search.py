@@ -207,13 +207,27 @@ def test_search_json_shape_and_reasons(seeded, run_cli):
 
 
 def test_search_text_output_has_a_header(seeded, run_cli):
-    res = run_cli(["search", "419"], cwd=seeded.ui.path)
+    res = run_cli(["search", "419", "--detail"], cwd=seeded.ui.path)
     assert res.code == 0, res
     header = res.out.splitlines()[0]
     assert header.startswith("1 result from 1 candidate in ")
     assert header.endswith(" ms; searched: docs-ui, upload-sdk, api-gateway (from docs-ui)")
     assert "why: matches the query text (419); docs-ui uses upload-sdk (upstream dependency)" in res.out
     assert "%s · upload-sdk · current" % seeded.eid in res.out
+
+
+def test_search_text_is_one_line_per_result_with_its_strongest_reason(seeded, run_cli):
+    """What an agent calling the CLI reads: no clock, one line per result, the first reason."""
+    res = run_cli(["search", "419"], cwd=seeded.ui.path)
+    assert res.code == 0, res
+    lines = res.out.splitlines()
+    assert lines[0] == "1 result from 1 candidate; searched: docs-ui, upload-sdk, api-gateway (from docs-ui)"
+    (line,) = [x for x in lines if seeded.eid in x]
+    assert line.startswith("1. %s [finding, upload-sdk, current] " % seeded.eid)
+    assert lines[lines.index(line) + 1] == "   why: matches the query text (419)"
+    assert "docs-ui uses upload-sdk" not in res.out and "untrusted" in res.out
+    assert run_cli(["search", "419"], cwd=seeded.ui.path).out == res.out
+    assert run_cli(["search", "419", "--json"], cwd=seeded.ui.path).json["results"][0]["reasons"][1:]
 
 
 def test_kind_limit_and_rank_options(seeded, run_cli):
@@ -330,8 +344,8 @@ def test_retract_and_supersede_leave_default_search_but_stay_visible_labelled(pr
     assert by_id[wrong]["status"] == "retracted" and "retracted" in by_id[wrong]["reasons"]
     assert by_id[new]["status"] == "active"
     text = run_cli(["search", "upload limit", "--all-status"], cwd=sdk.path).out
-    assert "%s · upload-sdk · current · superseded" % old in text
-    assert "%s · upload-sdk · current · retracted" % wrong in text
+    assert "%s [finding, upload-sdk, current, superseded]" % old in text
+    assert "%s [finding, upload-sdk, current, retracted]" % wrong in text
 
     shown_old = run_cli(["show", old, "--json"]).json
     assert shown_old["status"] == "superseded" and shown_old["superseded_by"] == new

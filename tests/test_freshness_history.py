@@ -232,3 +232,76 @@ def test_reasons_follow_new_commits_after_a_first_verify(git_repo, store, run_cl
     now = verify(run_cli, eid)
     gamma = [r for r in now["reasons"] if "#gamma" in r][0]
     assert "uncommitted changes in the working tree" in gamma, gamma
+
+
+def test_items_captured_at_many_commits_read_the_same_as_each_checked_alone(git_repo, store, run_cli):
+    """verify over items recorded at many commits (on the main line, on a merged branch, on a
+    branch the checkout lacks) says for each what verifying it alone says: the commits that
+    touched its file since its own commit, in order, and how far behind and ahead it is."""
+    repo, h = setup(git_repo, store, {"lib/mod.py": MODULE, "lib/other.py": "A = 1\n"})
+    ids = [capture(store, repo, "lib/mod.py", "lib/mod.py#beta")]
+    h.edit("lib/mod.py", "x + 1", "x + 2", "alpha adds two", when=100)
+    ids.append(capture(store, repo, "lib/mod.py#alpha", "lib/other.py"))
+    h.git("checkout", "-q", "-b", "feature")
+    h.edit("lib/mod.py", "y * 2", "y * 3", "beta triples", when=150)
+    ids.append(capture(store, repo, "lib/mod.py", "lib/mod.py#gamma"))
+    h.git("checkout", "-q", "-b", "abandoned")
+    h.edit("lib/other.py", "A = 1", "A = 5", "other five", when=160)
+    ids.append(capture(store, repo, "lib/mod.py", "lib/other.py"))
+    fileless = wctx.capture(store, [{"kind": "note", "claim": "no file cited", "repo": "lib"}], cwd=repo.path)
+    ids.append(fileless["evidence"][0]["id"])
+    h.git("checkout", "-q", "main")
+    h.edit("lib/other.py", "A = 1", "A = 2", "other two", when=200)
+    ids.append(capture(store, repo, "lib/other.py", "lib/mod.py#beta"))
+    h.merge("feature", "merge feature", when=300)
+    h.edit("lib/mod.py", "z - 3", "z - 4", "gamma minus four", when=400)
+    h.edit("lib/other.py", "A = 2", "A = 3", "other three", when=500)
+    alone = {}
+    for eid in ids:
+        store.db.execute("DELETE FROM anchor_checks")
+        alone[eid] = verify(run_cli, eid)
+    store.db.execute("DELETE FROM anchor_checks")
+    res = run_cli(["verify", *ids, "--json"])
+    together = {item["id"]: item for item in res.json["items"]}
+    for eid in ids:
+        assert together[eid] == alone[eid], (together[eid], alone[eid])
+    assert [together[eid]["verdict"] for eid in ids] == ["stale"] * 4 + ["possibly_stale", "stale"]
+    assert "lacks 1 commit" in together[ids[4]]["reasons"][0], together[ids[4]]
+    whole = [r for r in together[ids[0]]["reasons"] if r.startswith("lib/mod.py changed")][0]
+    assert "changed in 3 commits since" in whole, whole
+
+
+def test_the_walk_starts_from_where_capture_found_the_symbol_and_reads_the_same_without_it(
+    git_repo, store, run_cli
+):
+    """Capture records where a cited symbol lies; the walk that names the commits starts there.
+    An anchor without those lines (stamped by an older wctx, imported) or with lines that do not
+    fit the file is located afresh and names the same commits."""
+    body = "".join("def f%d(v):\n    return v + %d\n\n\n" % (n, n) for n in range(30))
+    repo, h = setup(git_repo, store, {"lib/mod.py": body})
+    stamped, bare, odd = [
+        wctx.capture(store, [{"kind": "finding", "claim": "f20 finding %d" % n, "repo": "lib",
+                              "files": ["lib/mod.py#f20"]}], cwd=repo.path)["evidence"][0]["id"]
+        for n in range(3)
+    ]  # fmt: skip
+    lines = store.one(
+        "SELECT a.symbol_lines FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid "
+        "WHERE e.id = ? AND a.symbol IS NOT NULL",
+        (stamped,),
+    )[0]
+    assert lines == "81-82", lines  # f20's two lines
+    with store.atomic():
+        for eid, value in ((bare, None), (odd, "400-410")):
+            store.db.execute(
+                "UPDATE anchors SET symbol_lines = ? WHERE symbol IS NOT NULL "
+                "AND evidence_rid = (SELECT rid FROM evidence WHERE id = ?)",
+                (value, eid),
+            )
+    h.edit("lib/mod.py", "def f0(v):\n", "def f0(v):\n    # one more line above f20\n", "f0 grows", when=100)
+    first = h.edit("lib/mod.py", "v + 20", "v + 200", "f20 changes", when=200)
+    h.edit("lib/mod.py", "v + 25", "v + 250", "f25 changes", when=300)
+    second = h.edit("lib/mod.py", "def f20(v):\n", "def f20(v):\n    v = -v\n", "f20 negates", when=400)
+    reasons = {eid: verify(run_cli, eid)["reasons"] for eid in (stamped, bare, odd)}
+    assert reasons[stamped] == reasons[bare] == reasons[odd], reasons
+    assert reasons[stamped][0].startswith("lib/mod.py#f20 changed in 2 commits since"), reasons
+    assert first[:7] in reasons[stamped][0] and second[:7] in reasons[stamped][0]

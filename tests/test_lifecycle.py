@@ -9,6 +9,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from conftest import older_schema  # noqa: E402
 from mcp_helpers.fixtures import Servers  # noqa: E402
 
 import wctx  # noqa: E402
@@ -60,8 +61,8 @@ def test_demo_names_only_the_commit_that_changed_the_symbol(run_wctx, tmp_path):
     # The KiB commit touched the file but not the function: summarised, never named as a change.
     assert "show sizes in KiB" not in reason
     assert reason.endswith("the file changed in 1 other commit that left it intact")
-    search_reason = [line for line in lines if line.startswith("why:") and "stale:" in line]
-    assert search_reason and "show sizes in KiB" not in search_reason[0]
+    search_line = [line for line in lines if "[finding, upload-sdk, stale]" in line]
+    assert search_line and "show sizes in KiB" not in search_line[0]
 
 
 def test_two_commits_each_reason_names_its_own_commit(product, run_cli):
@@ -98,8 +99,9 @@ def test_a_long_history_is_walked_to_a_bound_and_the_reason_says_what_was_not_ex
 ):
     # The walk that names commits locates the symbol afresh only where a diff reaches its edges;
     # past HISTORY_MAX_PARSES such versions it stops, and the reason counts the commits it did not
-    # judge instead of guessing about them.
-    monkeypatch.setattr(wctx, "HISTORY_MAX_PARSES", 2)
+    # judge instead of guessing about them. (The version at capture is not parsed again: the walk
+    # starts from where capture found the symbol.)
+    monkeypatch.setattr(wctx, "HISTORY_MAX_PARSES", 1)
     sdk = product.sdk
     sdk.write("src/helpers.py", HELPERS_PY)
     sdk.commit("add helpers")
@@ -315,7 +317,7 @@ def test_an_upgraded_store_keeps_finding_the_repeats_of_its_claims(
     item = {"kind": "finding", "claim": "Retry is missing for the 419.", "repo": "upload-sdk",
             "files": [CLIENT + "#connect"]}  # fmt: skip
     # The store as it was before m014 (later migrations are left out with it).
-    monkeypatch.setattr(wctx, "MIGRATIONS", [m for m in wctx.MIGRATIONS if m.__name__ < "m014"])
+    older_schema(monkeypatch, [m for m in wctx.MIGRATIONS if m.__name__ < "m014"])
     monkeypatch.setattr(wctx, "claim_key", _words_key)
     store = wctx.open_store(wctx_home)
     wctx.register_repo(store, sdk.path)
@@ -661,7 +663,7 @@ def test_search_results_carry_age_and_last_confirmation(product, run_cli):
     assert run_cli(["confirm", old]).code == 0
     hit = run_cli(["search", "connect sockets", "--json"], cwd=product.sdk.path).json["results"][0]
     assert hit["age"] == "recorded %d days ago, confirmed today" % days and hit["confirmed_at"]
-    text = run_cli(["search", "connect sockets"], cwd=product.sdk.path).out
+    text = run_cli(["search", "connect sockets", "--detail"], cwd=product.sdk.path).out
     assert "recorded %d days ago, confirmed today" % days in text
 
 

@@ -123,6 +123,19 @@ def test_inspector_records_and_searches(inspect):
     # A JSON string, so that a CLI that reads argument values as JSON does not make 419 a number.
     found = inspect("--method", "tools/call", "--tool-name", "search_evidence", "--tool-arg", 'query="419"')
     assert [r["id"] for r in found["structuredContent"]["results"]] == [eid]
-    assert json.loads(found["content"][0]["text"]) == found["structuredContent"]
+    # The text block (what a client that ignores structuredContent shows) names the same result.
+    text = found["content"][0]["text"]
+    assert "%s [finding, upload-sdk, current] SDK swallows the 419" % eid in text and not text.startswith("{")
+    detailed = inspect(
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "search_evidence",
+        "--tool-arg",
+        'query="419"',
+        "--tool-arg",
+        "detail=true",
+    )
+    assert detailed["structuredContent"]["results"][0]["session"] == recorded["structuredContent"]["session"]
     missing = inspect("--method", "tools/call", "--tool-name", "get_evidence", "--tool-arg", 'id="ev-nope"')
     assert missing["isError"] is True and "structuredContent" not in missing

@@ -169,7 +169,9 @@ def test_record_from_one_repo_then_search_from_another(tmp_path):
         async with stdio_client(server_params(env, "/", "--repo", "upload-sdk")) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
-                return structured(await session.call_tool("search_evidence", {"query": "419 retry timeout"}))
+                return structured(
+                    await session.call_tool("search_evidence", {"query": "419 retry timeout", "detail": True})
+                )
 
     eid = anyio.run(record)
     found = anyio.run(search)
@@ -180,3 +182,28 @@ def test_record_from_one_repo_then_search_from_another(tmp_path):
         for r in found["results"]
         for reason in r["reasons"]
     )
+
+
+def test_client_session_with_a_text_only_server(tmp_path):
+    """`wctx mcp --text-only` declares no outputSchema and sends no structuredContent: the SDK
+    client takes every result as text, and the text names what was recorded and found."""
+    env = product(tmp_path)
+
+    async def main():
+        async with stdio_client(server_params(env, env["ui"], "--text-only")) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                listed = await session.list_tools()
+                assert [t.name for t in listed.tools] == TOOL_NAMES
+                assert not any(field(t, "output_schema") for t in listed.tools)
+                recorded = await session.call_tool("record_evidence", {"items": [FINDING]})
+                assert field(recorded, "is_error") is False and field(recorded, "structured_content") is None
+                text = recorded.content[0].text
+                eid = text.split("id: ", 1)[1].split()[0]
+                found = await session.call_tool("search_evidence", {"query": "419 upload"})
+                assert field(found, "structured_content") is None
+                assert (
+                    found.content[0].text.splitlines()[1].startswith(eid + " [finding, upload-sdk, current]")
+                )
+
+    anyio.run(main)

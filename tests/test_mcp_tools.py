@@ -19,6 +19,7 @@ from mcp_helpers.repos import git, make_repo  # noqa: E402
 from mcp_helpers.wire import MODERN, envelope  # noqa: E402
 
 import wctx  # noqa: E402
+import wctx_mcp  # noqa: E402
 
 FINDING = {
     "kind": "finding",
@@ -52,15 +53,17 @@ def test_record_in_one_repo_and_find_it_from_the_related_one(servers):
     sdk = servers.start(cwd=servers.env["sdk"])
     sdk.initialize()
     found = sdk.call_ok("search_evidence", {"query": "419 upload retry"})
-    assert found["returned"] == 1
-    hit = found["results"][0]
+    (hit,) = found["results"]
     assert hit["id"] == recorded["recorded"][0]["id"]
-    assert hit["claim"] == FINDING["claim"] and hit["repo"] == "upload-sdk"
-    assert hit["files"] == ["src/upload.py#uploadDocument"]
-    assert hit["freshness"]["verdict"] == "current"
-    assert any("419" in r for r in hit["reasons"])
-    assert "upload-sdk" in found["searched"]
+    assert hit["claim"] == FINDING["claim"] and hit["repo"] == "upload-sdk" and hit["kind"] == "finding"
+    assert hit["verdict"] == "current"
+    assert len(hit["reasons"]) == 1 and "419" in hit["reasons"][0]  # the strongest reason only
     assert "untrusted" in found["notice"]
+    detailed = sdk.call_ok("search_evidence", {"query": "419 upload retry", "detail": True})
+    (hit,) = detailed["results"]
+    assert hit["files"] == ["src/upload.py#uploadDocument"] and hit["detail"] == FINDING["detail"]
+    assert any("419" in r for r in hit["reasons"]) and len(hit["reasons"]) > 1
+    assert "upload-sdk" in detailed["searched"]
 
     # An unrelated repository never sees it.
     other = servers.start(cwd=servers.env["other"])
@@ -117,7 +120,7 @@ def test_get_evidence_has_full_provenance_and_live_freshness(servers):
     eid = record(ui, [FINDING])["recorded"][0]["id"]
     evidence = ui.call_ok("get_evidence", {"id": eid})["evidence"]
     assert evidence["id"] == eid and evidence["detail"] == FINDING["detail"]
-    (anchor,) = [a for a in evidence["anchors"] if a["path"]]
+    (anchor,) = [a for a in evidence["anchors"] if a.get("path")]
     assert anchor["repo"] == "upload-sdk" and anchor["path"] == "src/upload.py"
     assert anchor["symbol"] == "uploadDocument" and len(anchor["commit"]) >= 40 and anchor["blob"]
     assert evidence["freshness"]["verdict"] == "current"
@@ -161,8 +164,10 @@ def test_instruction_like_text_is_neutralised_and_labelled(servers):
         "repo": "upload-sdk",
     }
     eid = record(ui, [hostile])["recorded"][0]["id"]
-    hit = ui.call_ok("search_evidence", {"query": "upload token expiry"})["results"][0]
+    hit = ui.call_ok("search_evidence", {"query": "upload token expiry", "detail": True})["results"][0]
     evidence = ui.call_ok("get_evidence", {"id": eid})["evidence"]
+    compact = ui.call_ok("search_evidence", {"query": "upload token expiry"})["results"][0]
+    assert "ignore all previous instructions" not in compact["claim"].lower() and compact["neutralised"]
     for served in (hit, evidence):
         text = served["claim"] + "\n" + served["detail"]
         assert "ignore all previous instructions" not in text.lower()
@@ -179,7 +184,8 @@ AWKWARD_TEXT = 'say "quoted" back\\slash C:\\dir\\ tab\there bell\x07 esc\x1b[31
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", MODERN])
 def test_a_search_reply_is_one_line_of_standard_json_whatever_the_evidence_holds(servers, version):
     """The reply line is what a standard JSON encoder writes for the reply, byte for byte, and the
-    text content holds the structured result's JSON, for awkward evidence text as for plain."""
+    text content names each result with its claim, control characters escaped, for awkward evidence
+    text as for plain."""
     ui = servers.start()
     if version != MODERN:
         ui.initialize(version)
@@ -194,7 +200,8 @@ def test_a_search_reply_is_one_line_of_standard_json_whatever_the_evidence_holds
         assert json.loads(line)["result"]["isError"] is False, line[:500]
     for query in ("awkward upload text", "plain upload text"):
         line = ui.request_line(
-            "tools/call", dict({"name": "search_evidence", "arguments": {"query": query}}, **meta)
+            "tools/call",
+            dict({"name": "search_evidence", "arguments": {"query": query, "detail": True}}, **meta),
         )
         assert line.endswith(b"\n") and line.count(b"\n") == 1
         reply = json.loads(line.decode("utf-8"))
@@ -202,13 +209,15 @@ def test_a_search_reply_is_one_line_of_standard_json_whatever_the_evidence_holds
         assert line == standard
         result = reply["result"]
         assert result["isError"] is False and len(result["content"]) == 1
-        served = json.loads(result["content"][0]["text"])
+        text = result["content"][0]["text"]
+        # No stored character starts a line of its own or reaches the text raw as a control code.
+        assert not any(ch in text for ch in "\x07\x1b\x7f\u2028\t") and "\n" + query not in text
+        assert any("] " + query in line for line in text.splitlines())
         if version == "2024-11-05":
             assert "structuredContent" not in result
-        else:
-            assert served == result["structuredContent"]
-        first = served["results"][0]
-        assert first["claim"].startswith(query)
+            continue
+        first = result["structuredContent"]["results"][0]
+        assert first["id"] in text and first["claim"].startswith(query)
         if query.startswith("awkward"):
             # What survives neutralising is served as recorded: quotes, backslashes, U+2028, emoji.
             for kept in ('"quoted"', "back\\slash", "C:\\dir\\", "\u2028", "\U0001f600", "\u00fcml"):
@@ -230,22 +239,23 @@ def test_results_stay_small_with_truncation_markers_and_pages(servers):
         for i in range(14)
     ]
     record(ui, items)
-    page = ui.call_ok("search_evidence", {"query": "upload quirk", "limit": 5})
-    assert page["returned"] == 5 and page["next_cursor"]
+    page = ui.call_ok("search_evidence", {"query": "upload quirk", "limit": 5, "detail": True})
+    assert len(page["results"]) == 5 and page["next_cursor"]
     assert all("[truncated:" in r["detail"] for r in page["results"])
     assert all(len(r["detail"]) < 1000 for r in page["results"])
     seen = {r["id"] for r in page["results"]}
-    while page["next_cursor"]:
+    while page.get("next_cursor"):
         page = ui.call_ok(
-            "search_evidence", {"query": "upload quirk", "limit": 5, "cursor": page["next_cursor"]}
+            "search_evidence",
+            {"query": "upload quirk", "limit": 5, "cursor": page["next_cursor"], "detail": True},
         )
         ids = {r["id"] for r in page["results"]}
         assert not ids & seen
         seen |= ids
     assert len(seen) == 14
     # Even the largest page fits the budget.
-    big = ui.call("search_evidence", {"query": "upload quirk", "limit": 50})
-    assert len(big["content"][0]["text"]) < 30000
+    big = ui.call("search_evidence", {"query": "upload quirk", "limit": 50, "detail": True})
+    assert len(big["content"][0]["text"].encode()) <= wctx_mcp.DETAIL_BUDGET_BYTES
     bad = ui.call("search_evidence", {"query": "upload", "cursor": "not-a-cursor"})
     assert bad["isError"] is True
 
@@ -276,7 +286,7 @@ def test_started_at_root_with_repo_option(servers):
     server = servers.start(cwd="/", args=["--repo", "docs-ui"])
     server.initialize()
     found = server.call_ok("search_evidence", {"query": "419"})
-    assert found["returned"] == 1
+    assert len(found["results"]) == 1
     assert server.call_ok("workspace_overview", {})["repo"] == "docs-ui"
     # Items recorded without a repo belong to the --repo repository.
     got = record(server, [{"kind": "note", "claim": "recorded from a client started in /"}])
@@ -292,8 +302,10 @@ def test_started_for_a_workspace_outside_any_repo(servers, tmp_path):
     server = servers.start(cwd=outside, args=["--workspace", "docs"])
     server.initialize()
     overview = server.call_ok("workspace_overview", {})
-    assert overview["repo"] is None and {r["name"] for r in overview["repos"]} == {"upload-sdk", "docs-ui"}
-    assert server.call_ok("search_evidence", {"query": "419"})["returned"] == 1
+    assert overview["repo"] is None and set(overview["repos"]) == {"upload-sdk", "docs-ui"}
+    detailed = server.call_ok("workspace_overview", {"detail": True})
+    assert {r["name"] for r in detailed["repos"]} == {"upload-sdk", "docs-ui"}
+    assert len(server.call_ok("search_evidence", {"query": "419"})["results"]) == 1
 
 
 def test_tool_failures_are_results_not_protocol_errors(servers):
@@ -351,34 +363,33 @@ def test_one_large_result_is_returned_cut_down_and_paging_moves_forward(servers)
     ui = servers.start()
     ui.initialize()
     eid = record(ui, [_huge_item(servers, "gigantic citation list for upload tokens")])["recorded"][0]["id"]
-    raw = ui.call("search_evidence", {"query": "gigantic citation upload"})
-    assert len(raw["content"][0]["text"]) < 24000
-    found = ui.call_ok("search_evidence", {"query": "gigantic citation upload"})
-    assert found["returned"] == 1 and found["results"][0]["id"] == eid
-    assert found["next_cursor"] is None and "hint" not in found
+    raw = ui.call("search_evidence", {"query": "gigantic citation upload", "detail": True})
+    assert len(raw["content"][0]["text"].encode()) <= wctx_mcp.DETAIL_BUDGET_BYTES
+    found = ui.call_ok("search_evidence", {"query": "gigantic citation upload", "detail": True})
+    assert [r["id"] for r in found["results"]] == [eid]
+    assert "next_cursor" not in found and "hint" not in found
     hit = found["results"][0]
     assert len(hit["files"]) <= 20 and all(len(f) < 400 for f in hit["files"])
-    assert any("files" in note for note in hit["truncated"])
 
     # Several large results: every page holds at least one and the cursor always moves forward.
     record(ui, [_huge_item(servers, "gigantic citation list number %d" % i) for i in range(4)])
     cursor, seen = None, set()
     for _ in range(10):
-        args = {"query": "gigantic citation", "limit": 5}
+        args = {"query": "gigantic citation", "limit": 5, "detail": True}
         if cursor:
             args["cursor"] = cursor
         page = ui.call_ok("search_evidence", args)
-        assert page["returned"] >= 1 and "hint" not in page
+        assert page["results"] and "hint" not in page
         seen |= {r["id"] for r in page["results"]}
-        if not page["next_cursor"]:
+        if not page.get("next_cursor"):
             break
         assert int(page["next_cursor"][1:]) > int((cursor or "o0")[1:])
         cursor = page["next_cursor"]
     assert len(seen) == 5
 
     # verify_freshness answers the item asked for, its anchors cut down rather than the item dropped.
-    raw = ui.call("verify_freshness", {"ids": [eid]})
-    assert len(raw["content"][0]["text"]) < 24000
+    raw = ui.call("verify_freshness", {"ids": [eid], "detail": True})
+    assert len(raw["content"][0]["text"].encode()) <= wctx_mcp.DETAIL_BUDGET_BYTES
     verified = ui.call_ok("verify_freshness", {"ids": [eid]})
     assert [i["id"] for i in verified["items"]] == [eid]
 
@@ -414,8 +425,11 @@ def test_single_record_and_overview_tools_stay_under_the_budget(servers, tmp_pat
     ):
         raw = sdk.call(name, args)
         assert raw["isError"] is False
-        assert len(raw["content"][0]["text"]) < 24000, name
-        assert sdk.call_ok(name, args)["truncated"], name
+        assert len(raw["content"][0]["text"].encode()) <= wctx_mcp.REPLY_BUDGET_BYTES[name], name
+        notes = sdk.call_ok(name, args)["truncated"]
+        # Cut to its budget, and said so with where the whole is.
+        assert notes and all("wctx show" in n or "workspace_overview" in n or "search_evidence" in n
+                             for n in notes), (name, notes)  # fmt: skip
     assert sdk.call_ok("get_evidence", {"id": eid})["evidence"]["id"] == eid
     assert sdk.call_ok("get_related_repositories", {})["relations"]
 
@@ -472,7 +486,7 @@ def test_look_alike_instruction_text_is_neutralised_too(servers, hostile):
         "repo": "upload-sdk",
     }
     eid = record(ui, [item])["recorded"][0]["id"]
-    hit = ui.call_ok("search_evidence", {"query": "token refresh note"})["results"][0]
+    hit = ui.call_ok("search_evidence", {"query": "token refresh note", "detail": True})["results"][0]
     evidence = ui.call_ok("get_evidence", {"id": eid})["evidence"]
     for served in (hit, evidence):
         assert hostile not in served["claim"]
@@ -500,10 +514,10 @@ def test_one_server_shows_each_checkout_change_in_the_next_search(servers):
     def shown():
         (hit,) = [
             r
-            for r in ui.call_ok("search_evidence", {"query": "419 upload retry"})["results"]
+            for r in ui.call_ok("search_evidence", {"query": "419 upload retry", "detail": True})["results"]
             if r["id"] == eid
         ]
-        return hit["freshness"]
+        return {"verdict": hit["verdict"], "reasons": hit["freshness"]}
 
     assert shown()["verdict"] == "current"
     assert shown()["verdict"] == "current"  # asked again with nothing changed

@@ -59,7 +59,13 @@ def cli_capture(home, cwd, claim, *extra):
 
 
 def found(server, query, **args):
-    return {r["id"]: r for r in server.call_ok("search_evidence", dict({"query": query}, **args))["results"]}
+    """The detailed results by id, each with its freshness as {verdict, reasons} and its status."""
+    results = server.call_ok("search_evidence", dict({"query": query, "detail": True}, **args))["results"]
+    return {
+        r["id"]: dict(r, freshness={"verdict": r.get("verdict"), "reasons": r.get("freshness", [])},
+                      status=r.get("status", "active"))
+        for r in results
+    }  # fmt: skip
 
 
 def short(sha):
@@ -83,7 +89,7 @@ def test_server_follows_capture_commit_confirm_retract_supersede_and_forget_by_t
     first = cli_capture(home, sdk, "send returns the status quirk", "--file", "src/upload.py#send")
     hit = found(server, "send status quirk")[first]
     assert hit["freshness"]["verdict"] == "current"
-    assert hit["confirmed_at"] is None
+    assert "confirmed_at" not in hit  # never confirmed: nothing empty is sent
 
     # The cited symbol changes in a commit: the verdict is stale and names that commit.
     with open(os.path.join(str(sdk), "src", "upload.py"), "w") as fh:
@@ -98,7 +104,7 @@ def test_server_follows_capture_commit_confirm_retract_supersede_and_forget_by_t
     cli(home, "confirm", first, cwd=sdk)
     hit = found(server, "send status quirk")[first]
     assert hit["freshness"]["verdict"] == "current", hit
-    assert hit["confirmed_at"] is not None
+    assert hit["confirmed_at"]
 
     # Superseded, then retracted: out of the default search, each shown as such with --all-status.
     second = cli_capture(home, sdk, "send returns the status quirk 420 now", "--file", "src/upload.py#send")

@@ -155,7 +155,7 @@ def test_mcp_enums_and_result_fields_come_from_the_service_layer():
     record = wctx_mcp.TOOLS_BY_NAME["record_evidence"]["inputSchema"]["properties"]["items"]["items"]
     assert record["properties"]["kind"]["enum"] == list(wctx.EVIDENCE_KINDS)
     result = search_tool["outputSchema"]["properties"]["results"]["items"]["properties"]
-    assert result["freshness"]["properties"]["verdict"]["enum"] == list(wctx.VERDICTS)
+    assert result["verdict"]["enum"] == list(wctx.VERDICTS)
     assert set(result) >= {name for name, _ in wctx.SEARCH_RESULT_FIELDS} - {"superseded_by"}
     related = wctx_mcp.TOOLS_BY_NAME["get_related_repositories"]["outputSchema"]["properties"]["relations"]
     assert related["items"]["properties"]["kind"]["enum"] == list(wctx.RELATION_KINDS)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from conftest import capture_item
+from conftest import capture_item, older_schema
 
 import wctx
 
@@ -162,7 +162,7 @@ def _capture_with_old_search_rows(store, cwd, items, summary):
 
 def test_an_older_store_is_rebuilt_on_upgrade_and_finds_its_items(git_repo, wctx_home, monkeypatch):
     repo = git_repo("upload-sdk", {"src/upload/upload.ts": "export function uploadDocument() {}\n"})
-    monkeypatch.setattr(wctx, "MIGRATIONS", wctx.MIGRATIONS[:-1])
+    older_schema(monkeypatch, wctx.MIGRATIONS[:-1])
     store = wctx.open_store(wctx_home)
     wctx.register_repo(store, repo.path)
     ids = _capture_with_old_search_rows(

@@ -11,7 +11,7 @@ from mcp_helpers.wire import WireServer
 
 import wctx_mcp
 
-BUDGET = wctx_mcp.RESULT_BUDGET_CHARS
+BUDGET = wctx_mcp.REPLY_BUDGET_BYTES["record_evidence"]
 
 
 @pytest.mark.parametrize("name_length", [12, 180])
@@ -35,8 +35,8 @@ def test_record_evidence_citing_many_missing_symbols_stays_within_the_budget(
     for reply in (result, again):
         assert reply["isError"] is False, reply
         payload = reply["structuredContent"]
-        assert len(json.dumps(payload, ensure_ascii=False)) <= BUDGET
-        assert len(reply["content"][0]["text"]) <= BUDGET
+        assert len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()) <= BUDGET
+        assert len(reply["content"][0]["text"].encode()) <= BUDGET
         assert payload.get("truncated"), payload.keys()  # says that warnings were left out
         assert any("warnings" in note for note in payload["truncated"])
     assert len(result["structuredContent"]["recorded"]) == 24  # every id is there

@@ -25,7 +25,7 @@ from mcp_helpers.wire import WireServer  # noqa: E402
 import wctx  # noqa: E402
 import wctx_mcp  # noqa: E402
 
-BUDGET = wctx_mcp.RESULT_BUDGET_CHARS
+BUDGETS = wctx_mcp.REPLY_BUDGET_BYTES
 
 
 def ro(home):
@@ -104,11 +104,13 @@ def big_store(tmp_path_factory):
 
 
 def _result(server, name, args):
+    """The structured result of a call; each form of the reply within the tool's byte budget."""
     result = server.call(name, args)
     assert result.get("isError") is False, result
-    size = len(json.dumps(result["structuredContent"], ensure_ascii=False))
-    assert size <= BUDGET, (name, args, size)
-    assert len(result["content"][0]["text"]) <= BUDGET, (name, args)
+    budget = wctx_mcp.DETAIL_BUDGET_BYTES if args.get("detail") else BUDGETS[name]
+    size = len(json.dumps(result["structuredContent"], ensure_ascii=False, separators=(",", ":")).encode())
+    assert size <= budget, (name, args, size)
+    assert len(result["content"][0]["text"].encode()) <= budget, (name, args)
     return result["structuredContent"]
 
 
@@ -120,15 +122,42 @@ def test_every_mcp_result_fits_its_budget_at_20000_items_and_paging_reaches_the_
         _result(server, "get_related_repositories", {})
         found = _result(server, "search_evidence", {"query": "upload handler retries", "limit": 50})
         assert found["results"]
-        _result(
-            server,
-            "search_evidence",
-            {"query": "upload", "limit": 50, "scope": "all", "include_inactive": True},
-        )
+        for detail in (False, True):
+            _result(
+                server,
+                "search_evidence",
+                {"query": "upload", "limit": 50, "scope": "all", "include_inactive": True, "detail": detail},
+            )
         _result(server, "get_evidence", {"id": found["results"][0]["id"]})
-        ids = [r["id"] for r in found["results"]]
-        checked = _result(server, "verify_freshness", {"ids": ids})
-        assert [i["id"] for i in checked["items"]] == ids  # every item asked for is answered
+        _result(server, "workspace_overview", {"detail": True})
+
+        # search_evidence pages through every match of a query, each once, within the budget.
+        ids, cursor = [], None
+        while True:
+            args = {"query": "upload handler retries", "limit": 50}
+            if cursor:
+                args["cursor"] = cursor
+            page = _result(server, "search_evidence", args)
+            ids.extend(r["id"] for r in page["results"])
+            cursor = page.get("next_cursor")
+            if cursor is None or len(ids) >= 400:
+                break
+        assert len(ids) == len(set(ids)) >= 400
+
+        # verify_freshness answers every id asked for, over as many replies as the budget needs.
+        asked = ids[:50]
+        for detail in (False, True):
+            answered, cursor = [], None
+            while True:
+                args = {"ids": asked, "detail": detail}
+                if cursor:
+                    args["cursor"] = cursor
+                checked = _result(server, "verify_freshness", args)
+                answered.extend(i["id"] for i in checked["items"])
+                cursor = checked.get("next_cursor")
+                if cursor is None:
+                    break
+            assert answered == asked
         recorded = _result(
             server, "record_evidence",
             {"items": [{"kind": "note", "claim": "n%d %s" % (i, "y" * 3000), "repo": "upload-sdk"} for i in range(50)]},
@@ -144,7 +173,7 @@ def test_every_mcp_result_fits_its_budget_at_20000_items_and_paging_reaches_the_
             page = _result(server, "get_session_evidence", args)
             assert page["total"] == BIG_SESSION
             seen.extend(e["id"] for e in page["evidence"])
-            cursor, pages = page["next_cursor"], pages + 1
+            cursor, pages = page.get("next_cursor"), pages + 1
             if cursor is None:
                 break
             assert page["evidence"] and pages < BIG_SESSION
@@ -159,7 +188,7 @@ def test_every_mcp_result_fits_its_budget_at_20000_items_and_paging_reaches_the_
             page = _result(server, "verify_freshness", args)
             seen.extend(i["id"] for i in page["items"])
             assert all(i["verdict"] == "current" for i in page["items"])
-            cursor = page["next_cursor"]
+            cursor = page.get("next_cursor")
             if cursor is None:
                 break
         assert len(seen) == len(set(seen)) == TOTAL + 50  # with the 50 notes just recorded

@@ -199,20 +199,12 @@ MODULE_FORMS = FunctionMemo("how code names a cited file", "cited path", _PURE, 
 SYMBOL_WORDS = FunctionMemo("words of a cited symbol", "cited symbol", _PURE, 8192)
 SPACED_FORMS = FunctionMemo("match forms between spaces", "term", _PURE, 8192)
 
-# -- the MCP server's replies (parts/mcp/tools.py) ------------------------------------------------
-MCP_STABLE_ENTRIES_KEPT = 4096
-MCP_STABLE_ENTRIES = CacheTable(
-    "encoded stable part of a search entry",
-    "(text limit, confidence, files, the item's stable fields)",
+# -- the MCP server's replies (parts/mcp/replies.py) ----------------------------------------------
+MCP_SERVED_TEXTS_KEPT = 16384
+MCP_SERVED_TEXTS = CacheTable(
+    "stored text as a reply serves it (neutralised and cut)",
+    "(text, limit, cut)",
     _PURE,
-    "%d entries, then emptied" % MCP_STABLE_ENTRIES_KEPT,
-    {},
-).value
-MCP_PLAIN_SHORT_KEPT = 16384
-MCP_PLAIN_SHORT = CacheTable(
-    "JSON of a short string served as itself",
-    "string",
-    _PURE,
-    "%d entries, then emptied" % MCP_PLAIN_SHORT_KEPT,
+    "%d entries, then emptied" % MCP_SERVED_TEXTS_KEPT,
     {},
 ).value

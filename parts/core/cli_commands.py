@@ -434,7 +434,7 @@ def cmd_search(args, store):
         include_inactive=args.all_status,
         workspace=args.workspace,
     )
-    emit(args, res, format_search(res))
+    emit(args, res, format_search(res, detail=args.detail))
     return 0
 
 
@@ -454,7 +454,7 @@ def cmd_verify(args, store):
     --strict. Items citing no file are summarised per repository; --all lists them one by one.
     """
     res = verify(store, args.ids or None, repo=args.repo, about=args.about)
-    emit(args, res, format_verify(res, list_all=args.all or bool(args.ids)))
+    emit(args, res, format_verify(res, list_all=args.all or bool(args.ids), detail=args.detail))
     return verify_exit_code(res, strict=args.strict)
 
 
@@ -841,15 +841,17 @@ def cmd_brief(args, store):
     stale since last shown, and how to search and record. Labelled untrusted recorded history.
 
     Examples:
-      wctx brief                                  (the repository of the cwd; ~1,500 tokens at most)
-      wctx brief --repo docs-ui --files src/App.tsx --max-tokens 800
+      wctx brief                                  (the repository of the cwd; 1,500 bytes at most)
+      wctx brief --repo docs-ui --files src/App.tsx --max-bytes 3000
       wctx brief --hook claude-code               (what SessionStart hooks run: JSON in, the agent's JSON out)
     """
     if args.hook:
         return run_brief_hook(args.hook, args.home)
     own = open_store(args.home, create=False)  # a briefing only reads
     try:
-        res = brief(own, repo=args.repo, files=args.files, max_tokens=args.max_tokens)
+        res = brief(
+            own, repo=args.repo, files=args.files, max_bytes=args.max_bytes, max_tokens=args.max_tokens
+        )
     finally:
         own.close()
     emit(args, res, res["text"])
@@ -1112,6 +1114,8 @@ def cmd_mcp(args, store):
     argv = (["--repo", args.repo] if args.repo else []) + (
         ["--workspace", args.workspace] if args.workspace else []
     )
+    if args.text_only:
+        argv.append("--text-only")
     return _mcp_module().main(argv, core=sys.modules[__name__], home=args.home)
 
 

@@ -5,7 +5,7 @@ import re
 import sys
 
 from .adapters import TRANSCRIPT_AGENTS
-from .brief import BRIEF_DEFAULT_TOKENS
+from .brief import BRIEF_BYTES_VARIABLE, BRIEF_DEFAULT_BYTES
 from .caches import BUILT_ONCE
 from .cli_commands import (
     _ordered_action,
@@ -316,6 +316,7 @@ def build_parser(only=None):
     p.add_argument("--workspace", help="outside every registered repository: search this workspace")
     p.add_argument("--rank", choices=("topology", "fts"), default="topology")
     p.add_argument("--all-status", action="store_true", help="include superseded and retracted items")
+    p.add_argument("--detail", action="store_true", help="every field and reason of each result")
 
     p = command("show", cmd_show)
     p.add_argument("id")
@@ -328,6 +329,7 @@ def build_parser(only=None):
     p.add_argument("--about", metavar="REPO", help="only items about this repository")
     p.add_argument("--strict", action="store_true", help="exit 1 for possibly_stale items too")
     p.add_argument("--all", action="store_true", help="list items that cite no file one by one")
+    p.add_argument("--detail", action="store_true", help="every reason of each item, not only the first")
 
     p = command("sessions", cmd_sessions)
     p.add_argument("action", nargs="?", choices=("list", "show"), default="list")
@@ -368,7 +370,14 @@ def build_parser(only=None):
     p = command("brief", cmd_brief)
     p.add_argument("--repo", help="the repository to brief on (default: the cwd's)")
     p.add_argument("--files", nargs="+", metavar="PATH", default=[], help="files to recall by code reference")
-    p.add_argument("--max-tokens", type=int, default=BRIEF_DEFAULT_TOKENS, help="size bound (default 1500)")
+    p.add_argument(
+        "--max-bytes",
+        metavar="N",
+        help="size bound in bytes (default $%s, else %d)" % (BRIEF_BYTES_VARIABLE, BRIEF_DEFAULT_BYTES),
+    )
+    p.add_argument(
+        "--max-tokens", metavar="N", help="size bound in tokens of 4 bytes (instead of --max-bytes)"
+    )
     p.add_argument(
         "--hook", metavar="AGENT", choices=HOOK_AGENTS, help="read a SessionStart hook's JSON on stdin"
     )
@@ -399,6 +408,11 @@ def build_parser(only=None):
     p.add_argument("--repo", help="default repository for the tools (a registered name or path)")
     p.add_argument(
         "--workspace", help="default workspace when the server runs outside a registered repository"
+    )
+    p.add_argument(
+        "--text-only",
+        action="store_true",
+        help="answer with the text block alone: no outputSchema or structuredContent, half the bytes",
     )
 
     p = command("mcp-info", cmd_mcp_info)

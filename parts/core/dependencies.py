@@ -794,12 +794,12 @@ def _insert_dependencies(store, rid, dependencies):
         return
     store.db.executemany(
         "INSERT INTO dependencies(evidence_rid, how, source, repo_id, repo_name, root_commit, path, symbol, "
-        "commit_sha, branch, blob, dirty, symbol_hash, symbol_lang, checkout) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "commit_sha, branch, blob, dirty, symbol_hash, symbol_lang, checkout, symbol_lines) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (rid, d["how"], d["source"], d["repo"].id, d["repo"].name, d["repo"].root_commit, d["path"],
              d["symbol"], d["commit"], d["branch"], d["blob"], d["dirty"], d["symbol_hash"], d["symbol_lang"],
-             d.get("checkout"))
+             d.get("checkout"), d.get("symbol_lines"))
             for d in dependencies
         ],
     )  # fmt: skip

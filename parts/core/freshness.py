@@ -21,7 +21,7 @@ from .head import __version__
 from .helpers import short_sha, utc_now
 from .history import HISTORY_MAX_PARSES, SymbolHistory, symbol_histories
 from .records import _repos
-from .symbols import language_of, symbol_hashes_of
+from .symbols import language_of, symbol_hashes_of, symbol_lines
 
 # ----------------------------------------------------------------------------------------------
 # Freshness: did what an item cites change since it was captured?
@@ -65,7 +65,7 @@ class _SymbolChange:
     behind its recorded commit, HEAD to that commit (the commits the checkout lacks)."""
 
     __slots__ = ("g", "anchor_id", "label", "symbol", "since", "path", "base", "tip", "now", "uncommitted_file",
-                 "notes", "behind", "ahead", "history", "text")  # fmt: skip
+                 "notes", "behind", "ahead", "history", "text", "start")  # fmt: skip
 
     def __init__(self, g, anchor_id, label, symbol, since, path, now, uncommitted_file, notes, behind, ahead):
         self.g, self.anchor_id, self.label, self.symbol, self.since = g, anchor_id, label, symbol, since
@@ -75,6 +75,7 @@ class _SymbolChange:
         self.base, self.tip = (g.head, since) if behind and not ahead else (since, g.head)
         self.history = None
         self.text = None
+        self.start = None  # (blob, hash, extents) of the symbol at ``base``, as capture stamped it
 
     def history_key(self):
         """What the commits named depend on: the range, the file's name at its start, the symbol,
@@ -125,6 +126,22 @@ class _SymbolChange:
 
     def __str__(self):
         return self.text
+
+
+def _stamped_start(a, change):
+    """(blob, hash, extents) of anchor ``a``'s symbol where ``change``'s walk starts, when capture
+    stamped them there: the walk starts at the recorded commit, under the cited path, and the
+    file was committed as stamped (not dirty). Else None: the walk locates it."""
+    extents = symbol_lines(a.get("symbol_lines"))
+    if (
+        extents is None
+        or a["dirty"]
+        or not a["blob"]
+        or change.base != a["commit_sha"]
+        or change.path != a["path"]
+    ):
+        return None
+    return a["blob"], a["symbol_hash"], extents
 
 
 def _deletion_of(log, path):
@@ -289,18 +306,21 @@ class FreshnessChecker:
         """What earlier checks learned of these anchors (and dependencies, whose ids are
         ("dependency", stamp): see _load_dependencies)."""
         ids = [a["id"] for a in anchors if a.get("id") is not None and a["symbol"] and a["symbol_hash"]]
+        cursor = self.store.db.cursor()
+        cursor.row_factory = None  # plain tuples: no sqlite3.Row per row
         for table, key, wanted, as_id in (
             ("anchor_checks", "anchor_id", [i for i in ids if not isinstance(i, tuple)], lambda k: k),
             ("dependency_checks", "stamp", list({i[1] for i in ids if isinstance(i, tuple)}), _dependency_id),
         ):
             for i in range(0, len(wanted), 500):
                 chunk = wanted[i : i + 500]
-                for row in self.store.db.execute(
+                cursor.execute(
                     "SELECT %s, hash_key, symbol_hash, history_key, history FROM %s WHERE %s IN (%s)"
                     % (key, table, key, ",".join("?" * len(chunk))),
                     chunk,
-                ):
-                    self.checks[as_id(row[0])] = tuple(row[1:])
+                )
+                for found, hash_key, symbol_hash, history_key, history in cursor:
+                    self.checks[as_id(found)] = (hash_key, symbol_hash, history_key, history)
 
     def _save_checks(self):
         """Keep what this call learned for the next (best effort, as the freshness cache)."""
@@ -425,6 +445,8 @@ class FreshnessChecker:
                         by_git.setdefault(g.path, (g, []))[1].append(a)
                 for g, judged in by_git.values():
                     commits = [a["commit_sha"] for a in judged if a["commit_sha"]]
+                    # The files whose content moved need their commit's log (log_since): all in one.
+                    g.log_candidates.update(a["commit_sha"] for a in judged if a["path"] and a["commit_sha"])
                     paths = [
                         a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs
                     ]
@@ -523,11 +545,13 @@ class FreshnessChecker:
                 continue
             by_range.setdefault((change.g.path, change.base, change.tip), (change.g, []))[1].append(change)
         for (_, base, tip), (g, changes) in by_range.items():
-            targets = {}
+            targets, known = {}, {}
             for change in changes:
                 targets.setdefault(change.path, []).append(change.symbol)
+                if change.start is not None:
+                    known[(change.path, change.symbol)] = change.start
             try:
-                found = symbol_histories(g, base, tip, targets)
+                found = symbol_histories(g, base, tip, targets, known)
             except GitError:  # the verdict stands (the symbol's text differs); the commits are unknown
                 for rid in [r.id for r in self.repos.values() if g.path in r.all_checkouts()]:
                     self.git_failed.add(rid)
@@ -821,6 +845,7 @@ class FreshnessChecker:
                     base_path = a["path"] if touching else path
                     change = _SymbolChange(g, a.get("id"), label, a["symbol"], commit, base_path, now, in_symbol,
                                            notes, behind, ahead)  # fmt: skip
+                    change.start = _stamped_start(a, change)
                     self.symbol_changes.append(change)
                     return "stale", change
                 if now is None:

@@ -82,11 +82,13 @@ WCTX_REFS = ("refs/wctx/fetched", "refs/wctx/ours")
 
 
 def git_revision(value):
-    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``, ``A...B``;
-    sync's own refs, optionally as ``REF^{commit}``), else GitError."""
+    """``value`` when git may read it as a revision (HEAD or full object ids, ``A..B``, ``A...B``,
+    ``^A``; sync's own refs, optionally as ``REF^{commit}``), else GitError."""
     if isinstance(value, str):
         ends = value.split("...") if "..." in value else value.split("..") if ".." in value else [value]
         if len(ends) <= 2 and all(e == "HEAD" or is_object_id(e) for e in ends):
+            return value
+        if value.startswith("^") and is_object_id(value[1:]):  # "not reachable from"
             return value
         if value in WCTX_REFS or (value.endswith("^{commit}") and value[: -len("^{commit}")] in WCTX_REFS):
             return value
@@ -253,6 +255,7 @@ class GitRepo:
         self._index = None
         self._commit_exists = {}
         self._logs = {}
+        self.log_candidates = set()  # recorded commits whose logs log_since reads in one process
         self._counts = {}
         self._renames = {}
         self._head_tree = None
@@ -359,8 +362,40 @@ class GitRepo:
         return {s: self._commit_exists.get(s, False) for s in shas if s}
 
     def log_since(self, commit):
-        """Commits in commit..HEAD with the paths each touched (renames followed); see log_range."""
+        """Commits in commit..HEAD with the paths each touched (renames followed); see log_range.
+        The first call reads the logs of every commit in ``log_candidates`` at once (_read_logs)."""
+        if commit not in self._logs and commit in self.log_candidates:
+            self._read_logs(sorted(self.log_candidates - set(self._logs)))
         return self.log_range(commit, "HEAD")
+
+    def _read_logs(self, commits):
+        """commit..HEAD for each of several recorded commits, and how far each is behind and ahead
+        of HEAD, from one ``git log`` over all of them back to their common ancestors (one process
+        where each commit would take one), split per commit by reachability within it."""
+        commits = [c for c in commits if self.commits_exist([c]).get(c)]
+        if len(commits) < 2 or not self.head:
+            return
+        code, out = self.git("merge-base", "--octopus", "--all", revs=[self.head] + commits, ok_codes=(0, 1))
+        bases = out.decode("ascii", "replace").split() if code == 0 else []
+        if not bases:  # no common ancestor (grafted or unrelated histories): one log each
+            return
+        log = self._log(revs=[self.head] + commits + ["^" + b for b in bases])
+        parents = {c["sha"]: c["parents"] for c in log}
+
+        def reach(start):
+            seen, todo = set(), [start]
+            while todo:
+                sha = todo.pop()
+                if sha in parents and sha not in seen:
+                    seen.add(sha)
+                    todo.extend(parents[sha])
+            return seen
+
+        ahead_of_all = reach(self.head)
+        for commit in commits:
+            own = reach(commit)
+            self._logs[commit] = [c for c in log if c["sha"] in ahead_of_all and c["sha"] not in own]
+            self._counts[commit] = (len(own - ahead_of_all), len(ahead_of_all - own))
 
     def log_range(self, base, tip):
         """Commits in base..tip with the paths each touched against its first parent (renames
@@ -368,53 +403,56 @@ class GitRepo:
         [sha], changes [(status, old, new)]."""
         key = base if tip == "HEAD" else (base, tip)
         if key not in self._logs:
-            _, out = self.git(
-                "log",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--format=%x1e%H%x1f%h%x1f%ad%x1f%P%x1f%s",
-                "--date=short",
-                "--name-status",
-                "-M",
-                "-z",
-                revs=["%s..%s" % (base, tip)],
-                paths=[],
-            )
-            commits = []
-            for record in out.split(b"\x1e")[1:]:
-                header, _, rest = record.partition(b"\0")
-                fields = header.decode("utf-8", "replace").split("\x1f", 4)
-                if len(fields) < 5:
-                    continue
-                changes = []
-                tokens = rest.lstrip(b"\n").split(b"\0")
-                i = 0
-                while i < len(tokens):
-                    status = tokens[i].decode("ascii", "replace").strip()
-                    if not status:
-                        i += 1
-                        continue
-                    if status[0] in "RC" and i + 2 < len(tokens):
-                        old = tokens[i + 1].decode("utf-8", "surrogateescape")
-                        new = tokens[i + 2].decode("utf-8", "surrogateescape")
-                        changes.append((status[0], old, new))
-                        i += 3
-                    else:
-                        path = tokens[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(tokens) else ""
-                        changes.append((status[0], path, path))
-                        i += 2
-                commits.append(
-                    {
-                        "sha": fields[0],
-                        "short": fields[1],
-                        "date": fields[2],
-                        "parents": fields[3].split(),
-                        "subject": fields[4],
-                        "changes": changes,
-                    }
-                )
-            self._logs[key] = commits
+            self._logs[key] = self._log(revs=["%s..%s" % (base, tip)])
         return self._logs[key]
+
+    def _log(self, revs):
+        _, out = self.git(
+            "log",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--format=%x1e%H%x1f%h%x1f%ad%x1f%P%x1f%s",
+            "--date=short",
+            "--name-status",
+            "-M",
+            "-z",
+            revs=revs,
+            paths=[],
+        )
+        commits = []
+        for record in out.split(b"\x1e")[1:]:
+            header, _, rest = record.partition(b"\0")
+            fields = header.decode("utf-8", "replace").split("\x1f", 4)
+            if len(fields) < 5:
+                continue
+            changes = []
+            tokens = rest.lstrip(b"\n").split(b"\0")
+            i = 0
+            while i < len(tokens):
+                status = tokens[i].decode("ascii", "replace").strip()
+                if not status:
+                    i += 1
+                    continue
+                if status[0] in "RC" and i + 2 < len(tokens):
+                    old = tokens[i + 1].decode("utf-8", "surrogateescape")
+                    new = tokens[i + 2].decode("utf-8", "surrogateescape")
+                    changes.append((status[0], old, new))
+                    i += 3
+                else:
+                    path = tokens[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(tokens) else ""
+                    changes.append((status[0], path, path))
+                    i += 2
+            commits.append(
+                {
+                    "sha": fields[0],
+                    "short": fields[1],
+                    "date": fields[2],
+                    "parents": fields[3].split(),
+                    "subject": fields[4],
+                    "changes": changes,
+                }
+            )
+        return commits
 
     def behind_ahead(self, commit):
         """(commits in ``commit`` that HEAD lacks, commits in HEAD that ``commit`` lacks)."""

@@ -243,3 +243,50 @@ def is_tty(stream):
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+# ----------------------------------------------------------------------------------------------
+# Cutting text for a reader (MCP replies, the briefing, the CLI's text): at a word, with a marker
+# ----------------------------------------------------------------------------------------------
+
+
+def clip_words(text, limit):
+    """Cut ``text`` to at most ``limit`` characters at a word boundary, marked with "…"."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ", max(0, limit - 24))
+    if space > 0:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
+# A commit as freshness reasons name it: short sha, date, "subject". Lists are joined with "; " and
+# may end in " and N more"; the sha and date make a boundary that a subject's own "; " is not.
+_COMMIT_BOUNDARY = _lazy_pattern(r"; (?=[0-9a-f]{7,40} \d{4}-\d\d-\d\d )")
+_MORE_TAIL = _lazy_pattern(r" and (\d+) (?:more|others?)$")
+
+
+def cut_reason(text, limit):
+    """A reason at most about ``limit`` characters long. A reason that names commits keeps each
+    commit it shows whole: commits are dropped from the end of the list and counted in its
+    "and N more" tail, never cut in the middle; only a single commit longer than the limit, or a
+    reason without commits, is cut at a word."""
+    if len(text) <= limit:
+        return text
+    tail = _MORE_TAIL.search(text)
+    more = int(tail.group(1)) if tail else 0
+    body = text[: tail.start()] if tail else text
+    parts = _COMMIT_BOUNDARY.split(body)
+    if len(parts) == 1 and not tail:
+        return clip_words(text, limit)
+    while len(parts) > 1:
+        candidate = "; ".join(parts) + (" and %d more" % more if more else "")
+        if len(candidate) <= limit:
+            return candidate
+        parts.pop()
+        more += 1
+    # One commit left: keep it whole (a sha, a date and a subject of at most 60 characters) when
+    # it fits within twice the limit, else cut at a word.
+    candidate = parts[0] + (" and %d more" % more if more else "")
+    return candidate if len(candidate) <= 2 * limit else clip_words(candidate, limit)

@@ -177,6 +177,7 @@ class _FileWalk:
         self.complete = True
         self.changed = []  # [(sha, {symbols the commit changed})], oldest first
         self.steps = 0  # commits that changed the file (merges aside)
+        self.stamped = {}  # {symbol: (blob, hash, extents)} as capture stamped it (symbol_histories)
         self.examined = 0  # of which judged
 
     def _absent(self):
@@ -222,6 +223,18 @@ class _FileWalk:
         version.symbols.update(found)
         return True
 
+    def start_from_stamps(self, version, blob):
+        """Each symbol's (hash, extents) in ``version`` from what capture stamped for that very
+        blob, when it stamped every symbol walked in it (the same locator, the same text)."""
+        stamps = [self.stamped.get(s) for s in self.symbols]
+        if version.lines is None or any(st is None or st[0] != blob for st in stamps):
+            return False
+        if any(extent[1] > len(version.lines) for st in stamps for extent in st[2]):
+            return False  # not this text after all: locate it
+        safe = _line_safe(version.text())
+        version.symbols = {s: (st[1], st[2] if safe else "unsafe") for s, st in zip(self.symbols, stamps)}
+        return True
+
     def hashes(self, version, blob, path, symbols=None):
         """{symbol: hash} of a version, locating those whose hash is not known; None if it cannot."""
         wanted = self.symbols if symbols is None else symbols
@@ -243,9 +256,10 @@ class _FileWalk:
         if old is None or patch.hunks is None or old.lines is None:
             self.complete = False
             return
-        if old.symbols is None and not self.locate(old, patch.old_blob, patch.old_path):
-            self.complete = False
-            return
+        if old.symbols is None and not self.start_from_stamps(old, patch.old_blob):
+            if not self.locate(old, patch.old_blob, patch.old_path):
+                self.complete = False
+                return
         path = patch.new_path
         if patch.new_blob is None:
             new = self._absent()
@@ -287,9 +301,11 @@ class _FileWalk:
         self.examined += 1
 
 
-def symbol_histories(g, base, tip, targets):
+def symbol_histories(g, base, tip, targets, known=None):
     """{(path at base, symbol): SymbolHistory} for symbols of files in repository ``g``, over the
-    commits in base..tip. ``targets``: {path at base: [symbols]}. Three git processes per call:
+    commits in base..tip. ``targets``: {path at base: [symbols]}; ``known``: {(path at base,
+    symbol): (blob, hash, extents)} where capture stamped a symbol, so that a file whose version
+    at base is that blob needs no parse there. Three git processes per call:
     the files' history with patches, the merges that changed them, one read of the versions that
     no patch in the range rebuilds."""
     log = g.log_range(base, tip)
@@ -305,6 +321,7 @@ def symbol_histories(g, base, tip, targets):
                     names.append(new)
                     break
         walk = _FileWalk(names, sorted(set(symbols)), g.object_format, blobs.get)
+        walk.stamped = {s: known[(path, s)] for s in walk.symbols if known and (path, s) in known}
         walks[path] = walk
         for name in names:
             by_name.setdefault(name, walk)

@@ -9,7 +9,7 @@ from .helpers import clean_text
 from .records import _repo_containing
 from .redaction import identifier_fault, stored_text
 from .repos import _git_refusal
-from .symbols import language_of, symbol_hash_of
+from .symbols import language_of, symbol_stamp_of
 
 # ----------------------------------------------------------------------------------------------
 # Provenance: what capture records about each repository an item touches
@@ -138,9 +138,9 @@ def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol"):
     if data is None:
         raise UsageError("%s does not exist in %s" % (rel, repo.name))
     blob = blob_id(data, g.object_format)
-    sym_hash = None
+    sym_hash = lines = None
     if symbol:
-        sym_hash = symbol_hash_of(data, rel, symbol)
+        sym_hash, lines = symbol_stamp_of(data, rel, symbol)
         if sym_hash is None:
             warnings.append(
                 "%s %s was not found in %s:%s; its freshness will be judged by the whole file"
@@ -155,6 +155,8 @@ def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol"):
         "blob": blob,
         "dirty": int(head_blob(g, rel) != blob),
         "symbol_hash": sym_hash,
+        # Where the symbol lies in that blob: a history walk starts from it unparsed.
+        "symbol_lines": lines,
         "symbol_lang": language_of(rel) if symbol else None,
         "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
     }

@@ -873,12 +873,28 @@ def shown_tree(value):
     if isinstance(value, str):
         return shown_text(value)
     if isinstance(value, dict):
-        out = {k: shown_tree(v) for k, v in value.items()}
-        return value if all(out[k] is value[k] for k in value) else out
+        out = None
+        for k, v in value.items():
+            # (a plain string or a number, the most of a large result, without a call per value)
+            new = shown_text(v) if v.__class__ is str else shown_tree(v) if isinstance(v, _TREE) else v
+            if new is not v:
+                if out is None:
+                    out = dict(value)
+                out[k] = new
+        return value if out is None else out
     if isinstance(value, (list, tuple)):
-        out = [shown_tree(v) for v in value]
-        return value if all(a is b for a, b in zip(out, value)) else out
+        out = None
+        for i, v in enumerate(value):
+            new = shown_text(v) if v.__class__ is str else shown_tree(v) if isinstance(v, _TREE) else v
+            if new is not v:
+                if out is None:
+                    out = list(value)
+                out[i] = new
+        return value if out is None else out
     return value
+
+
+_TREE = (str, dict, list, tuple)  # what shown_tree looks into
 
 
 def _stored_noting(text):

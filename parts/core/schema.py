@@ -489,7 +489,15 @@ def m015_anchor_checks(db):
 
 
 @migration
-def m016_dependencies(db):
+def m016_anchor_symbol_lines(db):
+    # Where a cited symbol lay in the blob capture stamped ("FIRST-LAST", comma-separated per
+    # definition): the walk that names the commits which changed it starts from there instead of
+    # parsing that version again. NULL for anchors stamped before, or imported: they are parsed.
+    db.execute("ALTER TABLE anchors ADD COLUMN symbol_lines TEXT")
+
+
+@migration
+def m017_dependencies(db):
     # What the symbols an item cites refer to in related repositories (read at capture and
     # confirm), and what an item names with --depends-on: each stamped as an anchor is (the
     # repository's HEAD, the file's blob, the symbol's hash), so verify compares it the same way.
@@ -515,7 +523,8 @@ def m016_dependencies(db):
             dirty INTEGER,
             symbol_hash TEXT,
             symbol_lang TEXT,
-            checkout TEXT
+            checkout TEXT,
+            symbol_lines TEXT
         );
         CREATE INDEX dependencies_evidence ON dependencies(evidence_rid);
         CREATE TABLE dependency_checks(

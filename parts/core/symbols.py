@@ -908,8 +908,11 @@ def _python_class_definitions(text):
             indent = line[: len(line) - len(line.lstrip())]
         m = _PY_MEMBER.match(line)
         if m and m.group(1) == indent:
+            # Back to the statement above at the body's indentation (past blank, comment and
+            # deeper lines, and the closing bracket of a decorator written over several lines):
+            # a decorator there makes this definition part of its member.
             back = i - 1
-            while back > head and (not lines[back].strip() or lines[back].lstrip().startswith("#")):
+            while back > head and _py_member_continues(lines[back], indent):
                 back -= 1
             if not (members and lines[back].startswith(indent + "@")):
                 members.append(i)
@@ -953,6 +956,12 @@ def _python_class_definitions(text):
             by_name.setdefault(key, []).extend((a + end, b + end) for a, b in extents)
         last = (rest[2] + end) if rest[2] else last
     return by_path, by_name, last
+
+
+def _py_member_continues(line, indent):
+    """Whether ``line`` starts no statement at a class body's ``indent``."""
+    rest = line[len(indent) :] if line.startswith(indent) else None
+    return not rest or rest[0] in " \t#)]}" or not line.strip() or line.lstrip().startswith("#")
 
 
 @PYTHON_DEFINITIONS
@@ -1072,6 +1081,27 @@ def symbol_hash(text):
     import hashlib
 
     return hashlib.sha256(normal.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+
+
+def symbol_stamp_of(data, path, symbol):
+    """(hash, lines) of ``symbol`` in file bytes ``data``, as capture stamps it: lines is where
+    its text lies, "FIRST-LAST" per definition joined by commas (symbol_lines reads it back);
+    (None, None) when it cannot be located."""
+    found = locate_symbol_lines(data.decode("utf-8", "surrogateescape"), path, symbol)
+    if found is None:
+        return None, None
+    return symbol_hash(found[0]), ",".join("%d-%d" % extent for extent in found[1])
+
+
+def symbol_lines(text):
+    """The extents a stamp's lines name ([(first, last)]), or None when there are none."""
+    try:
+        extents = [tuple(int(n) for n in part.split("-")) for part in (text or "").split(",") if part]
+    except ValueError:
+        return None
+    if not extents or any(len(e) != 2 or not 0 < e[0] <= e[1] for e in extents):
+        return None
+    return extents
 
 
 def symbol_hash_of(data, path, symbol):

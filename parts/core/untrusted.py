@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import bisect
 import json
 import re
 
 from .caches import BUILT_ONCE
+from .constants import _lazy_pattern
 from .redaction import shown_text, shown_tree
 
 # ----------------------------------------------------------------------------------------------
@@ -25,8 +27,10 @@ _UNTRUSTED_PATTERNS = {
     "invisible": ("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]", 0),
     # Terminal escapes and C0 controls (tab and newline stay).
     "control": (r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]", 0),
+    # (Each begins with a look-ahead at what can start a match, a letter a phrase begins with or
+    # a line start: it changes no match, and the engine skips every other position at once.)
     "override": (
-        r"\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:(?:all|any|every|the|your|my|of|these|"
+        r"(?=[bdfinosy])(?:\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:(?:all|any|every|the|your|my|of|these|"
         r"those|previous|prior|above|earlier|preceding|former|original|system|safety|existing|other)\s+)*"
         r"(?:instructions?|prompts?|directions?|directives?|rules|guidelines|guardrails|context|messages?|"
         r"constraints)\b"
@@ -34,7 +38,7 @@ _UNTRUSTED_PATTERNS = {
         r"read)\s+)*(?:above|before|earlier|previously|so\s+far)\b"
         r"|\byou\s+are\s+now\s+(?:a|an|in|the)\b"
         r"|\bnew\s+(?:system\s+)?instructions?\s*:"
-        r"|\b(?:system|developer)\s+prompt\s*:",
+        r"|\b(?:system|developer)\s+prompt\s*:)",
         re.I,
     ),
     "role_tag": (
@@ -46,8 +50,8 @@ _UNTRUSTED_PATTERNS = {
     # A role label where a chat transcript would put one: at a line start, after a sentence, or
     # written in capitals anywhere ("... SYSTEM: do this").
     "role_prefix": (
-        r"(^[ \t>#*_`-]*|[.!?;][ \t]+)(system|assistant|developer|user|human|ai)([ \t]*[*_`]*[ \t]*):"
-        r"|()\b(?-i:(SYSTEM|ASSISTANT|DEVELOPER|USER|HUMAN))()[ \t]*:",
+        r"(?=^|(?-i:[.!?;SADUH]))(?:(^[ \t>#*_`-]*|[.!?;][ \t]+)(system|assistant|developer|user|human|ai)([ \t]*[*_`]*[ \t]*):"
+        r"|()\b(?-i:(SYSTEM|ASSISTANT|DEVELOPER|USER|HUMAN))()[ \t]*:)",
         re.I | re.M,
     ),
     # Cheap checks decide whether a string needs the substitutions above at all: most recorded
@@ -135,31 +139,64 @@ _HOMOGLYPHS = {
 _DROPPED_MARKS = "\u034f"  # combining grapheme joiner: invisible, but category Mn
 
 
+# The characters folding looks at; every other one is its own folded copy.
+_FOLD_SPECIAL = {False: _lazy_pattern("[^\x00-\x7f]|&"), True: _lazy_pattern("[^\x00-\x7f]|[&*_~`]")}
+
+
+class _FoldOrigin:
+    """origin[k]: the (start, end) in the original text of folded character k, kept per segment
+    (a run of characters copied as they are, or what one special character became) rather than
+    per character, so that folding a long output costs memory in its special characters only."""
+
+    __slots__ = ("starts", "segments")
+
+    def __init__(self):
+        self.starts = []  # folded index where each segment begins
+        self.segments = []  # (original start, original end or None for a copied run)
+
+    def add(self, at, start, end):
+        self.starts.append(at)
+        self.segments.append((start, end))
+
+    def __getitem__(self, k):
+        i = bisect.bisect_right(self.starts, k) - 1
+        start, end = self.segments[i]
+        if end is None:
+            start += k - self.starts[i]
+            return start, start + 1
+        return start, end
+
+
 def _folded(text, strip_emphasis):
     """(folded copy, origin): origin[k] is the (start, end) in ``text`` of folded character k.
 
     origin is None when the folded copy is ``text`` itself.
     """
-    if text.isascii() and "&" not in text:
-        if not (strip_emphasis and any(c in text for c in _EMPHASIS)):
-            return text, None
-        # Plain ASCII with emphasis marks (every snake_case name): dropping them is all the folding.
-        kept = [i for i, c in enumerate(text) if c not in _EMPHASIS]
-        return _without_emphasis(text), [(i, i + 1) for i in kept]
+    special = _FOLD_SPECIAL[strip_emphasis]
+    if special.search(text) is None:
+        return text, None
     import html
     import unicodedata
 
     entity = _untrusted_re("entity")
-    out, origin = [], []
-    i, n = 0, len(text)
-    while i < n:
+    out, origin = [], _FoldOrigin()
+    size = pos = 0
+    for m in special.finditer(text):
+        i = m.start()
+        if i < pos:  # inside an entity already folded
+            continue
+        if i > pos:
+            origin.add(size, pos, None)
+            out.append(text[pos:i])
+            size += i - pos
         c, j = text[i], i + 1
         if c == "&":
-            m = entity.match(text, i)
-            if m:
-                c, j = html.unescape(m.group()), m.end()
+            hit = entity.match(text, i)
+            if hit:
+                c, j = html.unescape(hit.group()), hit.end()
         if not c.isascii():
             c = unicodedata.normalize("NFKC", c)
+        kept = []
         for ch in c:
             if ch in _DROPPED_MARKS or (strip_emphasis and ch in _EMPHASIS):
                 continue
@@ -167,9 +204,15 @@ def _folded(text, strip_emphasis):
                 if unicodedata.category(ch) == "Cf":
                     continue
                 ch = ch.translate(_HOMOGLYPHS)
-            out.append(ch)
-            origin.append((i, j))
-        i = j
+            kept.append(ch)
+        if kept:
+            origin.add(size, i, j)
+            out.extend(kept)
+            size += len(kept)
+        pos = j
+    if pos < len(text):
+        origin.add(size, pos, None)
+        out.append(text[pos:])
     return "".join(out), origin
 
 
@@ -193,15 +236,21 @@ _NEUTRALISERS = (
 )
 
 
+_NON_ASCII_RUN = _lazy_pattern("[^\x00-\x7f]+")
+
+
 def _strip_invisible(text):
     text = _untrusted_re("control").sub("", _untrusted_re("invisible").sub("", text))
     if text.isascii():
         return text
     import unicodedata
 
-    return "".join(
-        ch for ch in text if ch not in _DROPPED_MARKS and (ch.isascii() or unicodedata.category(ch) != "Cf")
-    )
+    def visible(m):
+        return "".join(
+            ch for ch in m.group() if ch not in _DROPPED_MARKS and unicodedata.category(ch) != "Cf"
+        )
+
+    return _NON_ASCII_RUN.sub(visible, text)
 
 
 def neutralise(text):
@@ -238,8 +287,11 @@ def neutralise(text):
                 merged[-1][1] = max(merged[-1][1], b)
             else:
                 merged.append([a, b, marker])
-        for a, b, marker in reversed(merged):
-            text = text[:a] + marker + text[b:]
+        pieces, pos = [], 0
+        for a, b, marker in merged:
+            pieces += [text[pos:a], marker]
+            pos = b
+        text = "".join(pieces) + text[pos:]
     return text, text != original
 
 
@@ -247,8 +299,38 @@ def json_text(data):
     """JSON as the CLI prints it: every string as shown_text makes it (no secret is printed, as
     none is stored). json escapes C0 controls itself; C1 controls and invisible or
     direction-changing characters are escaped too, so a terminal shows them as \\uXXXX."""
-    text = json.dumps(shown_tree(data), indent=2, ensure_ascii=False, sort_keys=False)
+    text = "".join(_json_laid_out(shown_tree(data), 0))
     return _untrusted_re("terminal").sub(lambda m: "\\u%04x" % ord(m.group()), text)
+
+
+_JSON_LAID_OUT_DEPTH = 2  # objects and arrays this deep and deeper are written on one line
+_JSON_VALUE = json.JSONEncoder(ensure_ascii=False)
+
+
+def _json_laid_out(value, depth):
+    """The pieces of ``value``'s JSON: one entry per line in the top levels (a listing is one
+    item per line), each deeper value on its line. json's indent= would lay out every level, and
+    it makes json use its pure-Python encoder, several times slower over a large listing."""
+    if depth < _JSON_LAID_OUT_DEPTH and value and isinstance(value, (dict, list, tuple)):
+        pad = "\n" + "  " * (depth + 1)
+        if isinstance(value, dict):
+            if not all(isinstance(k, str) for k in value):
+                return [_JSON_VALUE.encode(value)]  # json's own rules for other keys
+            out = ["{"]
+            for k, v in value.items():
+                out.append(pad + _JSON_VALUE.encode(k) + ": ")
+                out.extend(_json_laid_out(v, depth + 1))
+                out.append(",")
+            out[-1] = "\n" + "  " * depth + "}"
+            return out
+        out = ["["]
+        for v in value:
+            out.append(pad)
+            out.extend(_json_laid_out(v, depth + 1))
+            out.append(",")
+        out[-1] = "\n" + "  " * depth + "]"
+        return out
+    return [_JSON_VALUE.encode(value)]
 
 
 def terminal_text(text):

@@ -22,10 +22,8 @@ from .protocol import (
     ToolResult,
     dumps,
 )
-from .service import CORE
-from .tools import Serialised, ToolFailure
-
-shown_text, shown_tree = CORE.shown_text, CORE.shown_tree
+from .replies import Reply, shown_text
+from .tools import ToolFailure
 
 # ----------------------------------------------------------------------------------------------
 # JSON-RPC connection: era selection, dispatch, errors
@@ -69,8 +67,11 @@ def error_response(request_id, code, message, data=None):
 class Connection:
     """One client on one stdio pipe. Handles decoded messages; returns what to send back (or None)."""
 
-    def __init__(self, tools, version, log=None):
+    def __init__(self, tools, version, log=None, text_only=False):
         self.tools = tools
+        # Text only: no outputSchema, no structuredContent; every client then shows the model the
+        # text block, and each reply crosses the wire once (see replies.py).
+        self.text_only = text_only
         self.server_version = version
         self.era = None  # None until the client opens: "handshake" or "modern"
         self.protocol_version = None  # the negotiated handshake-era version
@@ -264,7 +265,7 @@ class Connection:
             cursor = params.get("cursor")
             if cursor is not None:
                 raise RpcError(INVALID_PARAMS, "Invalid params: unknown cursor (the tool list has one page)")
-            result = {"tools": tool_listing(version)}
+            result = {"tools": tool_listing(version, structured=not self.text_only)}
             if modern:
                 result["ttlMs"] = LIST_TTL_MS
                 result["cacheScope"] = "public"
@@ -286,7 +287,7 @@ class Connection:
             args = {}
         if not isinstance(args, dict):
             raise RpcError(INVALID_PARAMS, 'Invalid params: "arguments" must be an object')
-        structured = _version_at_least(version, STRUCTURED_SINCE)
+        structured = _version_at_least(version, STRUCTURED_SINCE) and not self.text_only
         try:
             if quick_arguments(name, args) is None:
                 args = check_arguments(tool["inputSchema"], args)
@@ -306,13 +307,12 @@ class Connection:
                 ],
                 "isError": True,
             }
-        # Shown as the CLI shows it: a warning quoting a symbol, an error or a reason quoting a name
-        # or a query word carries no secret (stored text already passed the same rules).
-        payload = shown_tree(payload)
-        text = payload.text if type(payload) is Serialised else dumps(payload)
-        result = ToolResult(content=[{"type": "text", "text": text}])
-        result.payload_text = text
+        if type(payload) is not Reply:  # every tool answers a Reply; a bare payload is served as JSON
+            payload = Reply(payload, dumps)
+        # The text block is the reply's own text, not its JSON again (see replies.py).
+        result = ToolResult(content=[{"type": "text", "text": payload.text}])
         if structured:
-            result["structuredContent"] = payload
+            result["structuredContent"] = payload.payload
+            result.payload_json = payload.json
         result["isError"] = False
         return result

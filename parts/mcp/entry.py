@@ -10,7 +10,7 @@ from .stdio import serve
 from .tools import Tools
 
 # ----------------------------------------------------------------------------------------------
-# Entry point: `wctx mcp [--repo NAME] [--workspace WS]`
+# Entry point: `wctx mcp [--repo NAME] [--workspace WS] [--text-only]`
 # ----------------------------------------------------------------------------------------------
 
 
@@ -25,6 +25,11 @@ def main(argv=None, core=None, home=None, stdin=None, stdout=None):
     parser.add_argument("--repo", help="default repository for tools (a registered name or a path)")
     parser.add_argument("--workspace", help="default workspace when no repository is known")
     parser.add_argument("--home", default=home, help="data directory (default $WCTX_HOME or ~/.wctx)")
+    parser.add_argument(
+        "--text-only",
+        action="store_true",
+        help="answer with the text block alone (no outputSchema, no structuredContent)",
+    )
     options = parser.parse_args(argv)
     core = core or _core_module()
 
@@ -39,7 +44,7 @@ def main(argv=None, core=None, home=None, stdin=None, stdout=None):
         stdin = sys.stdin.buffer
 
     tools = Tools(core, home=options.home, repo=options.repo, workspace=options.workspace)
-    connection = Connection(tools, getattr(core, "__version__", "0"), log=_log)
+    connection = Connection(tools, getattr(core, "__version__", "0"), log=_log, text_only=options.text_only)
     core.WARM_GIT_VIEWS = True  # a long-lived process: git's answers about a checkout are reused
     try:
         return serve(connection, stdin, stdout)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import collections
 import json
-import operator
 import os
 import queue
 import re

@@ -18,11 +18,12 @@ from .protocol import (
     ToolResult,
     dumps,
 )
-from .tools import _json_string
 
 # ----------------------------------------------------------------------------------------------
 # stdio transport: bytes in, bytes out, one message per line
 # ----------------------------------------------------------------------------------------------
+
+_json_string = json.encoder.encode_basestring  # what the encoder writes for a str (ensure_ascii off)
 
 
 def _json_bytes(value):
@@ -45,15 +46,8 @@ def _scalar_bytes(value):
 
 
 def _tool_reply_bytes(message, result):
-    """The reply line of a tools/call, byte for byte what encoding ``message`` would write.
-
-    The payload's JSON is written once as structuredContent and once as the text content's
-    string. Compact JSON holds no character below U+0020 (the encoder escapes every one inside
-    strings and adds no whitespace), so as a JSON string it needs only its backslashes and
-    quotes escaped: two byte replacements instead of a second encoder pass over every character.
-    The line is joined once from its parts.
-    """
-    payload = result.payload_text.encode("utf-8")
+    """The reply line of a tools/call, byte for byte what encoding ``message`` would write, with
+    structuredContent written from the JSON its Reply already holds (not encoded again)."""
     parts = []
     for k, v in message.items():
         parts.append(b"," if parts else b"{")
@@ -65,11 +59,7 @@ def _tool_reply_bytes(message, result):
             parts.append(b"{" if i == 0 else b",")
             parts.append(_scalar_bytes(key) + b":")
             if key == "structuredContent":
-                parts.append(payload)
-            elif key == "content" and value == [{"type": "text", "text": result.payload_text}]:
-                parts.append(b'[{"type":"text","text":"')
-                parts.append(payload.replace(b"\\", b"\\\\").replace(b'"', b'\\"'))
-                parts.append(b'"}]')
+                parts.append(result.payload_json.encode("utf-8"))
             else:
                 parts.append(_scalar_bytes(value))
         parts.append(b"}" if result else b"{}")
@@ -82,7 +72,7 @@ def _encode(message):
     try:
         if type(message) is dict:
             result = message.get("result")
-            if type(result) is ToolResult and result.payload_text is not None:
+            if type(result) is ToolResult and result.payload_json is not None:
                 return _tool_reply_bytes(message, result)
         return dumps(message).encode("utf-8") + b"\n"
     except UnicodeEncodeError:  # a lone surrogate cannot be UTF-8: send ASCII escapes instead

@@ -1,30 +1,37 @@
 from __future__ import annotations
 
-import json
-import operator
 import os
 import re
 
-from .catalogue import SUMMARY_FIELDS, TOOLS_BY_NAME
+from .catalogue import TOOLS_BY_NAME
 from .protocol import (
     LIST_ITEM_LIMIT,
-    RESULT_BUDGET_CHARS,
     SEARCH_DEFAULT_LIMIT,
     SESSION_DEFAULT_LIMIT,
+    SHORT_NOTICE,
     TEXT_LIMIT_IN_ITEM,
     TEXT_LIMIT_IN_LISTS,
     UNTRUSTED_NOTICE,
     VERIFY_MAX_IDS,
     _log,
-    dumps,
-    may_need_neutralising,
     neutralise,
 )
-from .service import CORE
-from .untrusted import clip, serve_tree, served_text
+from .replies import (
+    Reply,
+    budget_of,
+    cut_reason,
+    drop_empty,
+    entry_lines,
+    evidence_entry,
+    fit_entries,
+    line_text,
+    render_tree,
+    served_cut,
+)
+from .untrusted import serve_tree
 
 # ----------------------------------------------------------------------------------------------
-# Tool implementations: parse arguments, call one wctx service function, format
+# Tool implementations: parse arguments, call one wctx service function, shape the reply
 # ----------------------------------------------------------------------------------------------
 
 
@@ -40,409 +47,166 @@ def _cursor_offset(cursor):
     return int(cursor[1:])
 
 
-def _size(payload):
-    return len(json.dumps(payload, ensure_ascii=False))
-
-
-def _size_at_most(text):
-    """An upper bound on ``_size`` of a payload whose compact JSON is ``text``: the default
-    separators add one space after each structural comma and colon, and a text holds no more of
-    those than commas and colons in all; twice its length bounds it too, without counting."""
-    if 2 * len(text) <= RESULT_BUDGET_CHARS:
-        return 2 * len(text)
-    return len(text) + text.count(",") + text.count(":")
-
-
-class Serialised(dict):
-    """A tool payload that carries its own compact JSON (``text``), so that the reply does not
-    encode the same payload again for the text content and once more inside structuredContent."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, payload, text):
-        dict.__init__(self, payload)
-        self.text = text
-
-
-def _fit_budget(payload, list_key, notes):
-    """Drop entries from the end of ``payload[list_key]`` until the serialised payload fits.
-
-    The first entry always stays: every entry is already cut small enough to fit on its own
-    (``_evidence_summaries``), and a page with nothing on it would leave a pager where it was.
-    """
-    items = payload.get(list_key) or []
-    dropped = 0
-    while len(items) > 1 and _size(payload) > RESULT_BUDGET_CHARS:
-        items.pop()
-        dropped += 1
-    if dropped:
-        notes.append(
-            f"{list_key}: {dropped} more not shown to keep this result small; "
-            "ask for fewer or page with the cursor"
-        )
-    return dropped
-
-
-# Caps inside one list entry (search result, session item, verify item): with these, any single
-# entry serialises well under RESULT_BUDGET_CHARS however many files or reasons it carries.
-ENTRY_LIST_LIMIT = 20  # files per entry
-ENTRY_REASON_LIMIT = 12  # reasons per entry
-ENTRY_STRING_LIMIT = 200  # characters per file path / reason / label in an entry
-
-
-def _cap_list(values, limit, text_limit, label, cut):
-    """The first ``limit`` strings, each clipped; what was cut is counted in ``cut``."""
-    values = list(values)
-    if len(values) > limit:
-        cut.append(f"{label}: {len(values) - limit} more not shown")
-        values = values[:limit]
-    try:
-        if max(map(len, values), default=0) <= text_limit:
-            return values  # the usual entry: nothing (more) to cut
-    except TypeError:  # an entry without a length: looked at one by one below
-        pass
-    out = []
-    for v in values:
-        if isinstance(v, str) and len(v) > text_limit:
-            cut.append(f"{label}: long entries clipped")
-            v = clip(v, text_limit)
-        out.append(v)
-    return out
-
-
-def _short_strings(values, limit):
-    """True when ``values`` (a list) has at most ``limit`` entries, all strings of at most
-    ENTRY_STRING_LIMIT characters: what _cap_list would return unchanged, and all free text."""
-    if len(values) > limit:
-        return False
-    for v in values:
-        if type(v) is not str or len(v) > ENTRY_STRING_LIMIT:
-            return False
-    return True
-
-
-def _evidence_summaries(items, text_limit):
-    """Search/session result entries: neutralised, clipped, with the fields an agent acts on.
-
-    Long file lists, paths and reasons are cut (and said so in an entry's ``truncated``) so that
-    one entry always fits in a result on its own. See ``_summaries_with_json``.
-    """
-    return _summaries_with_json(items, text_limit, want_json=False)[0]
-
-
-def _summaries_with_json(items, text_limit, want_json=True):
-    """``_evidence_summaries`` and the compact JSON of the list they make, as ``dumps`` writes it.
-
-    An entry is what ``_summary_fields`` makes of an item, then ``_neutralised`` when the joined
-    free text of the entry may need neutralising, else only ``_clipped``. When a text needs nothing
-    (``may_need_neutralising``), neutralising leaves it as it is, and no joined text needs less
-    than any text in it; so where an entry's short fields (repo, session, kind, status, dates, age)
-    are all left as they are by neutralising, either way the entry is each field served on its own.
-    Such an entry is put together here from what an item keeps from search to search (id to
-    confirmed_at: served and encoded once, ``_stable_entry``) and its age, reasons and freshness
-    reasons, short strings served once each (``_plain_short``). Anything else, including every
-    entry with a text that neutralising changes, takes the general path (``_summary_entry``).
-    """
-    entries, texts = [], []
-    if len(_PLAIN_SHORT) >= _PLAIN_SHORT_MAX:  # here, not while an entry is put together
-        _PLAIN_SHORT.clear()
-    known = _PLAIN_SHORT.__contains__
-    json_of = _PLAIN_SHORT.__getitem__
-    for item in items:
-        try:
-            files, confidence, age, reasons, fresh = _call_values(item)
-            if type(files) is not list or type(reasons) is not list or type(fresh) is not dict:
-                raise TypeError
-            # 1, 1.0 and True (and 0.0, -0.0) are equal keys but different JSON: the key tells them apart.
-            key = (text_limit, type(confidence), repr(confidence), tuple(files), _stable_values(item))
-            stable = _STABLE_CACHE.get(key)
-            if stable is None:
-                stable = _stable_entry(key[4], files, text_limit)
-                if len(_STABLE_CACHE) >= _STABLE_CACHE_MAX:
-                    _STABLE_CACHE.clear()
-                _STABLE_CACHE[key] = stable
-            fresh_reasons = fresh.get("reasons") or []
-            if not (
-                stable.plain
-                and type(fresh_reasons) is list
-                and (known(age) or _plain_short([age], 1))
-                and (
-                    (len(reasons) <= ENTRY_REASON_LIMIT and all(map(known, reasons)))
-                    or _plain_short(reasons, ENTRY_REASON_LIMIT)
-                )
-                and (
-                    (len(fresh_reasons) <= 8 and all(map(known, fresh_reasons)))
-                    or _plain_short(fresh_reasons, 8)
-                )
-            ):
-                stable = None
-        except (KeyError, TypeError):  # a field missing, or one of another type
-            stable = None
-        if stable is None:
-            entry, text = _summary_entry(item, text_limit, want_json)
-            entries.append(entry)
-            texts.append(text)
-            continue
-        verdict = fresh.get("verdict")
-        out = dict(stable.fields)
-        out["files"] = list(out["files"])  # the entry's own: the cached one stays as it was
-        out["age"] = age
-        out["reasons"] = reasons
-        out["freshness"] = {"verdict": verdict, "reasons": fresh_reasons}
-        if stable.changed:
-            out["neutralised"] = True
-        entries.append(out)
-        if want_json:
-            texts.append(
-                "".join(
-                    (
-                        stable.prefix,
-                        ',"age":',
-                        json_of(age),
-                        ',"reasons":[',
-                        ",".join(map(json_of, reasons)),
-                        '],"freshness":{"verdict":',
-                        _json_string(verdict) if type(verdict) is str else dumps(verdict),
-                        ',"reasons":[',
-                        ",".join(map(json_of, fresh_reasons)),
-                        ']},"neutralised":true}' if stable.changed else "]}}",
-                    )
-                )
-            )
-    return entries, "[" + ",".join(texts) + "]" if want_json else None
-
-
-def _summary_entry(item, text_limit, want_json):
-    """(one entry, its compact JSON when ``want_json``): the general path."""
-    out, texts = _summary_fields(item)
-    out = (
-        _neutralised(out, text_limit) if may_need_neutralising(" ".join(texts)) else _clipped(out, text_limit)
+def _budget_cut(count, what, budget, how):
+    """The note of a list cut to its budget: how many were left out and how to get them."""
+    return "%s: %d more not shown to stay under this reply's %s-byte budget; %s" % (
+        what,
+        count,
+        format(budget, ","),
+        how,
     )
-    return out, dumps(out) if want_json else None
-
-
-class _StableEntry:
-    """What an entry takes from fields an item keeps between searches (SUMMARY_FIELDS up to
-    confirmed_at), served: ``fields`` in entry order, their JSON up to where ``age`` follows
-    (``prefix``), whether neutralising changed claim or detail (``changed``), and whether it
-    left every short field as it was (``plain``: when not, the entry takes the general path)."""
-
-    __slots__ = ("fields", "prefix", "changed", "plain")
-
-
-_STABLE_FIELDS = SUMMARY_FIELDS[: SUMMARY_FIELDS.index("age")]
-assert SUMMARY_FIELDS[len(_STABLE_FIELDS) :] == ("age", "reasons", "freshness"), SUMMARY_FIELDS
-_stable_values = operator.itemgetter(*(name for name in _STABLE_FIELDS if name != "files"))
-_call_values = operator.itemgetter("files", "confidence", "age", "reasons", "freshness")
-_SHORT_FIELDS = ("repo", "session", "kind", "status", "created_at", "confirmed_at")  # served at 300
-# Declared with every other process-wide cache in wctx's caches part, so that clear_caches() empties them.
-_STABLE_CACHE = CORE.MCP_STABLE_ENTRIES  # key from _summaries_with_json -> _StableEntry
-_STABLE_CACHE_MAX = CORE.MCP_STABLE_ENTRIES_KEPT
-_PLAIN_SHORT = CORE.MCP_PLAIN_SHORT  # short string that serves as itself (reasons, ages) -> its JSON
-_PLAIN_SHORT_MAX = CORE.MCP_PLAIN_SHORT_KEPT
-_json_string = json.encoder.encode_basestring  # what the encoder writes for a str (ensure_ascii off)
-
-
-def _plain_short(values, limit):
-    """True when ``values`` (a list) has at most ``limit`` entries, each a str of at most
-    ENTRY_STRING_LIMIT characters that served_text(it, 300) leaves as it is."""
-    if len(values) > limit:
-        return False
-    if all(map(_PLAIN_SHORT.__contains__, values)):
-        return True
-    if not _short_strings(values, limit):
-        return False
-    for v in values:
-        if v not in _PLAIN_SHORT:
-            if served_text(v, 300)[0] != v:
-                return False
-            _PLAIN_SHORT[v] = _json_string(v)
-    return True
-
-
-def _stable_entry(src, files, text_limit):
-    """The served fields of an item that search after search returns the same (_StableEntry):
-    ``plain`` False where one is not of its result type, the files list is one to cut, or a
-    short field serves differently."""
-    stable = _StableEntry()
-    stable.plain = False
-    fields = dict(zip(_STABLE_FIELDS, src[:9] + (files,) + src[9:]))
-    if type(fields["id"]) is not str or type(fields["kind"]) is not str or type(fields["claim"]) is not str:
-        return stable
-    for key in ("detail", "repo", "session", "created_at", "status", "confirmed_at"):
-        if fields[key] is not None and type(fields[key]) is not str:
-            return stable
-    if not _short_strings(files, ENTRY_LIST_LIMIT):
-        return stable
-    for key in _SHORT_FIELDS:
-        if fields[key] is not None and served_text(fields[key], 300)[0] != fields[key]:
-            return stable
-    changed = False
-    for key in ("claim", "detail"):
-        if fields[key] is not None:
-            fields[key], hit = served_text(fields[key], text_limit)
-            changed = changed or hit
-    fields["files"] = [served_text(v, 300)[0] for v in files]
-    stable.fields = fields
-    stable.prefix = dumps(fields)[:-1]
-    stable.changed = changed
-    stable.plain = True
-    return stable
-
-
-_summary_values = operator.itemgetter(*SUMMARY_FIELDS)
-
-
-def _summary_fields(item):
-    """(entry with its lists capped, the free-text strings in it)."""
-    try:
-        out = dict(zip(SUMMARY_FIELDS, _summary_values(item)))  # a search result has them all
-    except KeyError:
-        out = {key: item[key] for key in SUMMARY_FIELDS if key in item}
-    files, reasons, fresh = out.get("files"), out.get("reasons"), out.get("freshness")
-    if (
-        type(files) is list
-        and type(reasons) is list
-        and type(fresh) is dict
-        and _short_strings(files, ENTRY_LIST_LIMIT)
-        and _short_strings(reasons, ENTRY_REASON_LIMIT)
-    ):
-        # The usual search result: short lists of short strings, nothing to cut. The entry shares
-        # those lists with the service layer's result; nothing below changes a list in place
-        # (_neutralised makes new ones), and freshness is a new dict, as _neutralised rewrites it.
-        fresh_reasons = fresh.get("reasons") or []
-        if type(fresh_reasons) is list and _short_strings(fresh_reasons, 8):
-            out["freshness"] = {"verdict": fresh.get("verdict"), "reasons": fresh_reasons}
-            texts = files + reasons + fresh_reasons
-            detail = out.get("detail")
-            if isinstance(detail, str):
-                texts.append(detail)
-            claim = out.get("claim")
-            if isinstance(claim, str):
-                texts.append(claim)
-            return out, texts
-    cut = []
-    if isinstance(files, list):
-        out["files"] = _cap_list(files, ENTRY_LIST_LIMIT, ENTRY_STRING_LIMIT, "files", cut)
-    if isinstance(reasons, list):
-        out["reasons"] = _cap_list(reasons, ENTRY_REASON_LIMIT, ENTRY_STRING_LIMIT, "reasons", cut)
-    if isinstance(fresh, dict):
-        out["freshness"] = {
-            "verdict": fresh.get("verdict"),
-            "reasons": _cap_list(fresh.get("reasons") or [], 8, ENTRY_STRING_LIMIT, "freshness.reasons", cut),
-        }
-    if cut:
-        out["truncated"] = sorted(set(cut), key=cut.index)
-    texts = [v for v in (out.get("claim"), out.get("detail")) if isinstance(v, str)]
-    texts += [v for v in (out.get("files") or []) + (out.get("reasons") or []) if isinstance(v, str)]
-    texts += [v for v in (out.get("freshness") or {}).get("reasons") or [] if isinstance(v, str)]
-    return out, texts
-
-
-def _clipped(out, text_limit):
-    for key in ("claim", "detail"):
-        if isinstance(out.get(key), str):
-            out[key] = clip(out[key], text_limit)
-    return out
-
-
-def _neutralised(out, text_limit):
-    changed = False
-    for key in ("claim", "detail"):
-        if isinstance(out.get(key), str):
-            out[key], hit = served_text(out[key], text_limit)
-            changed = changed or hit
-    for key in ("files", "reasons"):
-        if isinstance(out.get(key), list):
-            out[key] = [served_text(v, 300)[0] for v in out[key]]
-    if isinstance(out.get("freshness"), dict):
-        out["freshness"]["reasons"] = [served_text(v, 300)[0] for v in out["freshness"]["reasons"]]
-    for key in ("repo", "session", "kind", "status", "created_at", "confirmed_at", "age"):
-        if isinstance(out.get(key), str):
-            out[key] = served_text(out[key], 300)[0]
-    if changed:
-        out["neutralised"] = True
-    return out
-
-
-# (anchors/reasons per item, characters per string) for verify_freshness, loosest first.
-VERIFY_ENTRY_LEVELS = ((ENTRY_LIST_LIMIT, ENTRY_STRING_LIMIT), (5, 120), (1, 80), (0, 60))
-
-
-def _verify_entry(item, list_limit, text_limit, cut):
-    """One verify_freshness item with at most ``list_limit`` anchors and reasons."""
-    if not isinstance(item, dict):
-        return item
-    out = {}
-    for key, value in item.items():
-        if key == "dependencies":
-            continue  # said in the reasons; the reply's shape is the MCP layer's to choose (#31)
-        if key in ("reasons", "anchors") and isinstance(value, list):
-            # One reason always stays: it says why the verdict is what it is.
-            limit = max(list_limit, 1) if key == "reasons" else list_limit
-            if len(value) > limit:
-                cut.append(f"{key}: {len(value) - limit} more not shown in some items")
-                out[key + "_not_shown"] = len(value) - limit
-                value = value[:limit]
-            out[key] = [serve_tree(v, text_limit, ENTRY_LIST_LIMIT, (key,), cut) for v in value]
-        else:
-            out[key] = serve_tree(value, ENTRY_STRING_LIMIT, ENTRY_LIST_LIMIT, (key,), cut)
-    return out
 
 
 # (characters per text field, entries per list) tried in turn until a whole result fits the budget.
 TREE_LEVELS = ((None, None), (1500, 25), (600, 15), (300, 10), (150, 5), (80, 3), (60, 1))
 
 
-def _within_budget(build, text_limit, list_limit):
-    """Call ``build(text_limit, list_limit, notes)`` with tighter limits until its result fits.
+def _within_budget(build, text_limit, list_limit, budget, how, lead=None):
+    """A Reply from ``build(text_limit, list_limit, notes)`` with tighter limits until it fits.
 
     Used by the tools that serve one record or an overview (get_evidence, get_related_repositories,
-    workspace_overview): text is clipped and lists are cut further rather than the result growing
-    past RESULT_BUDGET_CHARS. What was cut is said in the result's ``truncated``.
+    workspace_overview): text is clipped and lists are cut further rather than the reply growing
+    past its budget. What was cut is said in the result's ``truncated``, with ``how`` to get it.
     """
     for level_text, level_list in TREE_LEVELS:
         t = text_limit if level_text is None else min(text_limit, level_text)
         n = list_limit if level_list is None else min(list_limit, level_list)
         notes = []
         payload = build(t, n, notes)
-        if _size(payload) <= RESULT_BUDGET_CHARS:
+        if (t, n) != (text_limit, list_limit):
+            notes.append(
+                "text clipped to %d characters and lists to %d entries to stay under this reply's "
+                "%s-byte budget; %s" % (t, n, format(budget, ","), how)
+            )
+        payload.pop("truncated", None)
+        if notes:
+            # Every cut says where the rest is.
+            notes = [n if "; " in n else "%s; %s" % (n, how) for n in dict.fromkeys(notes)]
+            payload["truncated"] = notes
+        reply = Reply(payload, lambda shown: render_tree(shown, lead))
+        if reply.size() <= budget:
             break
-    if (t, n) != (text_limit, list_limit):
-        notes.append(
-            f"text fields clipped to {t} characters and lists to {n} entries to keep this result small"
-        )
-    payload.pop("truncated", None)
-    if notes:
-        payload["truncated"] = notes
-    return payload
+    return reply
 
 
-def _bounded_record(payload):
-    """record_evidence's answer within RESULT_BUDGET_CHARS. Every recorded and duplicate id stays
-    (a later transcript import looks for them; at most RECORD_MAX_ITEMS of each, a few hundred
-    characters apiece); what can grow without bound is the warnings (one per cited symbol not
-    found) and the messages: each is clipped, then warnings are left out from the end until the
-    answer fits, and ``truncated`` says how many."""
-    notes = []
-    for entry in payload["duplicates"]:
-        if isinstance(entry.get("message"), str) and len(entry["message"]) > ENTRY_STRING_LIMIT:
-            entry["message"] = clip(entry["message"], ENTRY_STRING_LIMIT)
-            if "duplicates: long messages clipped" not in notes:
-                notes.append("duplicates: long messages clipped")
-    given = payload["warnings"]
-    warnings = payload["warnings"] = [clip(w, ENTRY_STRING_LIMIT) for w in given[:LIST_ITEM_LIMIT]]
-    while warnings and _size(payload) > RESULT_BUDGET_CHARS - 200:  # room for the note itself
-        warnings.pop()
-    if len(warnings) < len(given):
-        notes.append(
-            f"warnings: {len(given) - len(warnings)} of {len(given)} not shown to keep this result small"
+def _session_brief(session, detail):
+    """A session as a list or a session reply shows it: who, where, when, what."""
+    if detail:
+        return session
+    out = {k: session.get(k) for k in ("id", "agent", "repo", "branch") if k in session}
+    when = session.get("started_at") or session.get("created_at")
+    if isinstance(when, str):
+        out["started"] = when[:10]
+    out.update((k, session[k]) for k in ("summary", "evidence") if k in session)
+    if isinstance(out.get("summary"), str):
+        out["summary"] = served_cut(out["summary"], 300)[0]
+    return out
+
+
+# (reasons and anchors per item, characters per string) for detailed verify items, loosest first:
+# an item asked for is never dropped, its lists are cut harder until one fits the budget alone.
+VERIFY_DETAIL_LEVELS = ((20, 600), (5, 200), (1, 80))
+
+
+def _verify_entry(item, detail, level=VERIFY_DETAIL_LEVELS[0]):
+    """One verify_freshness item: its verdict and first reason (commits whole); with ``detail``
+    every reason and anchor (``level``: how many of each and how long)."""
+    if not isinstance(item, dict):
+        return item
+    reasons = [r for r in item.get("reasons") or () if isinstance(r, str)]
+    out = {"id": item.get("id"), "verdict": item.get("verdict")}
+    if not detail:
+        if reasons:
+            out["reasons"] = [served_cut(reasons[0], 300, cut_reason)[0]]
+        return out
+    most, chars = level
+    if reasons:
+        out["reasons"] = [served_cut(r, chars, cut_reason)[0] for r in reasons[:most]]
+        if len(reasons) > most:
+            out["reasons_not_shown"] = len(reasons) - most
+    anchors = [a for a in item.get("anchors") or () if isinstance(a, dict)]
+    if anchors:
+        served = []
+        for a in anchors[:most]:
+            a = drop_empty(serve_tree(a, chars, most, ("anchors",), []))
+            if isinstance(a.get("reason"), str):
+                a["reason"] = cut_reason(a["reason"], chars)
+            served.append(a)
+        out["anchors"] = served
+        if len(anchors) > most:
+            out["anchors_not_shown"] = len(anchors) - most
+    return out
+
+
+def _verify_line(entry):
+    line = "%s %s" % (entry.get("id"), entry.get("verdict"))
+    reasons = entry.get("reasons") or []
+    if reasons:
+        line += ": " + line_text(reasons[0])
+    for r in reasons[1:]:
+        line += "\n  " + line_text(r)
+    for a in entry.get("anchors") or ():
+        where = (a.get("path") or "") + ("#" + a["symbol"] if a.get("symbol") else "")
+        line += "\n  anchor %s:%s at %s, %s" % (
+            line_text(a.get("repo", "")),
+            line_text(where) or "(repository)",
+            line_text((a.get("commit") or "")[:12]),
+            line_text(a.get("verdict") or a.get("reason") or "-"),
         )
-    if any(w is not g for w, g in zip(warnings, given)):
-        notes.append("warnings: long entries clipped")
-    if notes:
-        payload["truncated"] = notes
-    return payload
+    return line
+
+
+def _search_text(payload):
+    """search_evidence's text block: a head line, then one line per result."""
+    results = payload["results"]
+    n = payload.get("candidates", len(results))
+    head = "%d result%s of %s%d matching" % (
+        len(results),
+        "" if len(results) == 1 else "s",
+        "" if payload.get("candidates_exact", True) else "about ",
+        n,
+    )
+    if payload.get("mode", "text") != "text":
+        head += " (%s: no query words matched; shown by other reasons)" % payload["mode"]
+    if payload.get("next_cursor"):
+        head += '; more with cursor "%s"' % line_text(payload["next_cursor"])
+    lines = [head + "."]
+    if "query_terms" in payload:
+        lines.append(
+            "query words used: %s (of %d)"
+            % (", ".join(map(line_text, payload["query_terms"])), payload.get("query_terms_total", 0))
+        )
+    if payload.get("searched"):
+        lines.append("searched: " + ", ".join(map(line_text, payload["searched"])))
+    for entry in results:
+        lines.extend(entry_lines(entry))
+    for note in payload.get("truncated") or ():
+        lines.append("truncated: " + note)
+    if payload.get("hint"):
+        lines.append(payload["hint"])
+    lines.append(payload["notice"])  # last, as in the structured form: the results come first
+    return "\n".join(lines)
+
+
+def _verify_text(payload):
+    s = payload.get("summary") or {}
+    head = "%d checked: %s" % (
+        len(payload["items"]),
+        ", ".join(
+            "%d %s" % (s[v], v.replace("_", " "))
+            for v in ("current", "possibly_stale", "stale", "unknown")
+            if s.get(v)
+        )
+        or "nothing to check",
+    )
+    if payload.get("next_cursor"):
+        head += '; %d in all, more with cursor "%s"' % (payload.get("total", 0), payload["next_cursor"])
+    lines = [head + ". " + payload["notice"]]
+    lines.extend(_verify_line(e) for e in payload["items"])
+    lines.extend(line_text(f) for f in payload.get("fileless") or ())
+    for note in payload.get("truncated") or ():
+        lines.append("truncated: " + note)
+    return "\n".join(lines)
 
 
 class Tools:
@@ -522,19 +286,38 @@ class Tools:
         return True
 
     def tool_workspace_overview(self, args, stateless):
+        detail = bool(args.get("detail"))
         repo = self._repo(args)
         if repo is None and self.workspace and not self._cwd_in_repo():
             shown = self.core.show_workspace(self.store, self.workspace)
             overview = {
                 "repo": None,
                 "workspaces": [shown["name"]],
-                "repos": shown["repos"],
+                "repos": shown["repos"] if detail else [r.get("name") for r in shown["repos"]],
                 "relations": shown["relations"],
                 "hint": "No current repository (the server runs outside a registered one); pass `repo` "
                 "to the tools to work from one of these.",
             }
         else:
             overview = self.core.workspace_overview(self.store, repo=repo, cwd=self.cwd)
+            if not detail:
+                # One line per related repository says the relation and its direction; the
+                # checkout's path and each session's commit and cwd are detail.
+                overview = dict(overview)
+                overview.pop("path", None)
+                reachable = overview.pop("reachable", None) or []
+                overview.pop("relations", None)
+                overview = dict(
+                    [("repo", overview.pop("repo")), ("workspaces", overview.pop("workspaces", []))]
+                    + [("related", [r.get("reason") for r in reachable if isinstance(r, dict)])]
+                    + list(overview.items())
+                )
+                overview["recent_sessions"] = [
+                    _session_brief(s, False)
+                    for s in overview.get("recent_sessions") or ()
+                    if isinstance(s, dict)
+                ]
+        budget = budget_of("workspace_overview", detail)
 
         def build(text_limit, list_limit, notes):
             payload = {}
@@ -542,15 +325,26 @@ class Tools:
                 if key in ("open_questions", "key_findings") and isinstance(value, list):
                     if len(value) > list_limit:
                         notes.append(f"{key}: {len(value) - list_limit} more not shown")
-                    payload[key] = _evidence_summaries(value[:list_limit], text_limit)
+                    payload[key] = [
+                        evidence_entry(v, detail) for v in value[:list_limit] if isinstance(v, dict)
+                    ]
                 else:
                     payload[key] = serve_tree(value, text_limit, list_limit, (key,), notes)
-            payload["notice"] = UNTRUSTED_NOTICE
+            payload = drop_empty(payload)
+            payload.setdefault("repo", None)
+            payload["notice"] = UNTRUSTED_NOTICE if detail else SHORT_NOTICE
             return payload
 
-        return _within_budget(build, TEXT_LIMIT_IN_LISTS, LIST_ITEM_LIMIT)
+        return _within_budget(
+            build,
+            TEXT_LIMIT_IN_LISTS,
+            LIST_ITEM_LIMIT,
+            budget,
+            "search_evidence, get_related_repositories and get_session_evidence give each part whole",
+        )
 
     def tool_search_evidence(self, args, stateless):
+        detail = bool(args.get("detail"))
         limit = args.get("limit", SEARCH_DEFAULT_LIMIT)
         repo = self._repo(args)
         all_scope = args.get("scope") == "all"
@@ -568,46 +362,44 @@ class Tools:
             page=args.get("cursor"),
         )
         results = found.get("results", [])
-        notes = []
+        entries = [evidence_entry(r, detail) for r in results]
+        budget = budget_of("search_evidence", detail)
+        after = found.get("after") or []
+        head = {"candidates": found.get("candidates", len(results))}
+        if not found.get("candidates_exact", True):
+            head["candidates_exact"] = False
+        terms = found.get("query_terms") or []
+        if detail or found.get("query_terms_total", 0) > len(terms):
+            head["query_terms"] = terms
+            head["query_terms_total"] = found.get("query_terms_total", len(terms))
+        if detail or found.get("mode", "text") != "text":
+            head["mode"] = found.get("mode", "text")
+        if detail:
+            head["searched"] = [
+                served_cut(s, 200)[0] for s in (found.get("searched") or [])[:LIST_ITEM_LIMIT]
+            ]
+            head["ms"] = found.get("ms", 0.0)
+        if not results and not args.get("cursor"):
+            head["hint"] = (
+                "Nothing recorded matches. Try other words (a symbol, a file name, the error text), "
+                "scope 'all', or record what you find with record_evidence."
+            )
+        notice = UNTRUSTED_NOTICE if detail else SHORT_NOTICE
 
-        def complete(payload):
-            payload["returned"] = len(payload["results"])
-            if not payload["results"] and not results and not args.get("cursor"):
-                payload["hint"] = (
-                    "Nothing recorded matches. Try other words (a symbol, a file name, the error text), "
-                    "scope 'all', or record what you find with record_evidence."
-                )
-            if notes:
-                payload["truncated"] = notes
-            return payload
+        def build(k):
+            payload = {"results": entries[:k]}
+            payload.update(head)
+            cursor = found.get("next_page") if k == len(entries) else after[k - 1]
+            if cursor:
+                payload["next_cursor"] = cursor
+            if k < len(entries):
+                payload["truncated"] = [
+                    _budget_cut(len(entries) - k, "results", budget, "call again with cursor for them")
+                ]
+            payload["notice"] = notice
+            return Reply(payload, _search_text)
 
-        entries, entries_text = _summaries_with_json(results, TEXT_LIMIT_IN_LISTS)
-        payload = {
-            "results": entries,
-            "returned": 0,
-            "candidates": found.get("candidates", len(results)),
-            "candidates_exact": found.get("candidates_exact", True),
-            "query_terms": found.get("query_terms", []),
-            "query_terms_total": found.get("query_terms_total", 0),
-            "searched": _cap_list(
-                found.get("searched", []), LIST_ITEM_LIMIT, ENTRY_STRING_LIMIT, "searched", notes
-            ),
-            "mode": found.get("mode", "text"),
-            "ms": found.get("ms", 0.0),
-            "next_cursor": found.get("next_page"),
-            "notice": UNTRUSTED_NOTICE,
-        }
-        # The usual page fits the budget by far: serialise the finished payload once, and when
-        # even an upper bound of its measured size fits, nothing would be dropped; send that.
-        finished = complete(dict(payload))
-        rest = dict(finished)
-        del rest["results"]  # the first key: its JSON is the entries' own, joined
-        text = '{"results":' + entries_text + "," + dumps(rest)[1:]
-        if _size_at_most(text) <= RESULT_BUDGET_CHARS:
-            return Serialised(finished, text)
-        if _fit_budget(payload, "results", notes):
-            payload["next_cursor"] = found["after"][len(payload["results"]) - 1]
-        return complete(payload)
+        return fit_entries(build, len(entries), budget)[1]
 
     def tool_get_evidence(self, args, stateless):
         item = self.core.get_evidence(self.store, args["id"])
@@ -617,100 +409,156 @@ class Tools:
         )
 
         def build(text_limit, list_limit, notes):
-            evidence = serve_tree(item, text_limit, list_limit, ("evidence",), notes)
+            evidence = drop_empty(serve_tree(item, text_limit, list_limit, ("evidence",), notes))
+            fresh = evidence.get("freshness")
+            if isinstance(fresh, dict) and isinstance(fresh.get("reasons"), list):
+                fresh["reasons"] = [
+                    cut_reason(r, text_limit) if isinstance(r, str) else r for r in fresh["reasons"]
+                ]
             if neutralised:
                 evidence["neutralised"] = True
             return {"evidence": evidence, "notice": UNTRUSTED_NOTICE}
 
-        return _within_budget(build, TEXT_LIMIT_IN_ITEM, LIST_ITEM_LIMIT)
+        return _within_budget(
+            build,
+            TEXT_LIMIT_IN_ITEM,
+            LIST_ITEM_LIMIT,
+            budget_of("get_evidence"),
+            "`wctx show ID` prints the item whole, verify_freshness with this id and detail every anchor",
+        )
 
     def tool_get_session_evidence(self, args, stateless):
+        detail = bool(args.get("detail"))
         limit = args.get("limit", SESSION_DEFAULT_LIMIT)
         offset = _cursor_offset(args.get("cursor"))
         found = self.core.get_session(self.store, args["session_id"], offset=offset, limit=limit)
         page = found.get("evidence", [])
         total = found.get("total", len(page))
         notes = []
-        session = serve_tree(
-            found.get("session", {}), TEXT_LIMIT_IN_LISTS, LIST_ITEM_LIMIT, ("session",), notes
+        session = drop_empty(
+            serve_tree(
+                _session_brief(found.get("session", {}), detail),
+                TEXT_LIMIT_IN_LISTS,
+                LIST_ITEM_LIMIT,
+                ("session",),
+                notes,
+            )
         )
-        payload = {
-            "session": session,
-            "evidence": _evidence_summaries(page, TEXT_LIMIT_IN_LISTS),
-            "total": total,
-            "next_cursor": f"o{offset + len(page)}" if total > offset + len(page) else None,
-            "notice": UNTRUSTED_NOTICE,
-        }
-        if _fit_budget(payload, "evidence", notes):
-            payload["next_cursor"] = f"o{offset + len(payload['evidence'])}"
-        if notes:
-            payload["truncated"] = notes
-        return payload
+        entries = [evidence_entry(e, detail) for e in page if isinstance(e, dict)]
+        budget = budget_of("get_session_evidence", detail)
+
+        def build(k):
+            payload = {"session": session, "evidence": entries[:k], "total": total}
+            if total > offset + k:
+                payload["next_cursor"] = f"o{offset + k}"
+            cut = list(notes)
+            if k < len(entries):
+                cut.append(
+                    _budget_cut(len(entries) - k, "evidence", budget, "call again with cursor for them")
+                )
+            if cut:
+                payload["truncated"] = cut
+            payload["notice"] = UNTRUSTED_NOTICE if detail else SHORT_NOTICE
+            return Reply(payload, render_tree)
+
+        return fit_entries(build, len(entries), budget)[1]
 
     def tool_get_related_repositories(self, args, stateless):
         found = self.core.related_repositories(self.store, self._repo(args), cwd=self.cwd)
 
         def build(text_limit, list_limit, notes):
-            payload = serve_tree(found, text_limit, list_limit, (), notes)
+            payload = drop_empty(serve_tree(found, text_limit, list_limit, (), notes))
+            payload.setdefault("repo", found.get("repo"))
             payload.setdefault("relations", [])
             return payload
 
-        return _within_budget(build, TEXT_LIMIT_IN_LISTS, LIST_ITEM_LIMIT * 2)
+        return _within_budget(
+            build,
+            TEXT_LIMIT_IN_LISTS,
+            LIST_ITEM_LIMIT * 2,
+            budget_of("get_related_repositories"),
+            "workspace_overview lists the related repositories in one line each",
+        )
 
     def tool_verify_freshness(self, args, stateless):
+        detail = bool(args.get("detail"))
         ids = args.get("ids")
         offset = _cursor_offset(args.get("cursor"))
-        if ids and args.get("cursor") is not None:
-            raise ToolFailure("cursor pages the repository's items; it does not go with ids")
-        # Without ids: one page of the scope's items, checked alone (a page costs the same at
-        # item 20,000 as at item 1), with a cursor until the last one.
-        page = {} if ids else {"offset": offset, "limit": VERIFY_MAX_IDS}
         about = args.get("about")
+        if ids:
+            # A cursor with ids continues the same list of ids where the last reply stopped.
+            if offset >= len(ids):
+                raise ToolFailure("cursor o%d is past the end of the %d ids given" % (offset, len(ids)))
+            page = {"ids": ids[offset:]}
+        else:
+            # One page of the scope's items, checked alone (a page costs the same at item 20,000
+            # as at item 1), with a cursor until the last one.
+            page = {"ids": None, "offset": offset, "limit": VERIFY_MAX_IDS}
         found = self.core.verify(
             self.store,
-            ids=ids,
             repo=self._repo(args) if not about or args.get("repo") else None,
             cwd=self.cwd,
             about=about,
             **page,
         )
-        served = len(found.get("items", []))  # the page's size, before fileless items are folded
         items = found.get("items", [])
+        served = len(items)  # the page's size, before fileless items are folded
+        kept = list(enumerate(items))
         fileless = []
-        if not args.get("all") and not args.get("ids"):
+        if not args.get("all") and not ids:
             # Items citing no file only know that their repository moved: said once per repository.
-            kept = [i for i in items if i.get("cites_file", True) or i.get("verdict") == "unknown"]
-            if len(kept) < len(items):
+            listed = [(i, v) for i, v in kept if v.get("cites_file", True) or v.get("verdict") == "unknown"]
+            if len(listed) < len(kept):
                 fileless = [self.core.fileless_summary(g) for g in found.get("fileless", [])]
-                items = kept
-        notes = []
-        if len(items) > VERIFY_MAX_IDS:
-            notes.append(f"items: {len(items) - VERIFY_MAX_IDS} more not shown")
-            items = items[:VERIFY_MAX_IDS]
-        payload = {
-            "items": [],
-            "summary": found.get("summary", {}),
-            "notice": "Freshness says whether the cited code changed since capture, not whether a claim "
-            "is still true.",
-        }
-        # Every item asked for is answered: when they do not fit, each item's anchors and reasons
-        # are cut harder (and said so), the item itself is never dropped.
-        for list_limit, text_limit in VERIFY_ENTRY_LEVELS:
-            cut = []
-            payload["items"] = [_verify_entry(v, list_limit, text_limit, cut) for v in items]
-            if _size(payload) <= RESULT_BUDGET_CHARS:
-                break
-        if cut:
-            notes.append("items: " + "; ".join(sorted(set(cut), key=cut.index)))
-        if fileless:
-            payload["fileless"] = fileless
-        if not ids:
-            total = found.get("total", served)
+                kept = listed
+        total = len(ids) if ids else found.get("total", served)
+        budget = budget_of("verify_freshness", detail)
+
+        def consumed(k):
+            """(items of the service's page, ids or scope items from the cursor) that the first k
+            listed items account for: what the next page starts after."""
+            if k == len(entries):
+                return served, (len(ids) - offset if ids else served)
+            upto = kept[k - 1][0] + 1
+            if ids and about:  # `about` left some ids out: find the last one shown among them
+                resolved = [eid for _, eid in self.core._resolve_ids(self.store, page["ids"])]
+                return upto, resolved.index(kept[k - 1][1]["id"]) + 1
+            return upto, upto
+
+        def build(k):
+            upto, moved = consumed(k)
+            summary = found.get("summary", {})
+            if upto < served:  # the page is cut: count only what this reply accounts for
+                summary = {v: 0 for v in summary}
+                for v in items[:upto]:
+                    summary[v.get("verdict")] = summary.get(v.get("verdict"), 0) + 1
+            payload = {"items": entries[:k], "summary": summary}
+            if fileless:
+                payload["fileless"] = fileless
             payload["total"] = total
-            payload["next_cursor"] = f"o{offset + served}" if total > offset + served else None
-        if notes:
-            payload["truncated"] = notes
-        return payload
+            if total > offset + moved:
+                payload["next_cursor"] = f"o{offset + moved}"
+            if k < len(entries):
+                payload["truncated"] = [
+                    _budget_cut(
+                        len(entries) - k,
+                        "items",
+                        budget,
+                        "call again with cursor (and the same ids, if you gave ids) for them",
+                    )
+                ]
+            payload["notice"] = (
+                "Freshness says whether the cited code changed since capture, not whether a claim "
+                "is still true."
+            )
+            return Reply(payload, _verify_text)
+
+        for level in VERIFY_DETAIL_LEVELS if detail else VERIFY_DETAIL_LEVELS[:1]:
+            entries = [_verify_entry(v, detail, level) for _, v in kept]
+            reply = fit_entries(build, len(entries), budget)[1]
+            if reply.size() <= budget:
+                break
+        return reply
 
     # -- the write tools -------------------------------------------------------------------------
 
@@ -733,24 +581,47 @@ class Tools:
         if not stateless and not args.get("session_id"):
             self.session_id = session_id
         entries = captured.get("evidence", [])
-        recorded = [e for e in entries if not e.get("duplicate")]
+        recorded = [
+            {k: v for k, v in e.items() if k != "duplicate"} for e in entries if not e.get("duplicate")
+        ]
         duplicates = [
             {k: e.get(k) for k in ("id", "kind", "repo", "message")} for e in entries if e.get("duplicate")
         ]
+        for d in duplicates:  # every id stays; a message can quote a long claim
+            if isinstance(d.get("message"), str):
+                d["message"] = served_cut(d["message"], 300)[0]
         warnings = list(captured.get("warnings", []))
-        return _bounded_record(
-            {
-                "session": session_id,
-                "recorded": recorded,
-                "duplicates": duplicates,
-                "duplicates_skipped": len(duplicates),
-                "warnings": warnings,
-            }
-        )
+        payload = {"session": session_id, "recorded": recorded}
+        if duplicates:
+            payload["duplicates"] = duplicates
+            payload["duplicates_skipped"] = len(duplicates)
+        payload = drop_empty(payload)
+        payload.setdefault("recorded", [])
+        return _write_reply(payload, warnings, "record_evidence")
 
     def tool_confirm_evidence(self, args, stateless):
         """Re-stamp items the agent re-checked against today's code (the service's confirm)."""
         session_id = args.get("session_id") or (None if stateless else self.session_id)
-        return self.core.confirm(
+        done = self.core.confirm(
             self.store, args["ids"], note=args.get("note"), session_id=session_id, agent="mcp"
         )
+        payload = {"confirmed": done.get("confirmed", []), "message": done.get("message", "")}
+        return _write_reply(payload, list(done.get("warnings") or ()), "confirm_evidence")
+
+
+def _write_reply(payload, warnings, tool):
+    """A write tool's reply: every id it wrote always, its warnings as far as the budget goes."""
+    budget = budget_of(tool)
+    served = [served_cut(w, 400)[0] for w in warnings if isinstance(w, str)]
+
+    def build(k):
+        out = dict(payload)
+        if served[:k]:
+            out["warnings"] = served[:k]
+        if k < len(served):
+            out["truncated"] = [
+                _budget_cut(len(served) - k, "warnings", budget, "get_evidence shows each item as it is now")
+            ]
+        return Reply(out, render_tree)
+
+    return fit_entries(build, len(served), budget)[1]

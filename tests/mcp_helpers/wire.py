@@ -37,6 +37,25 @@ def server_env(home, **extra):
     return env
 
 
+def _ids(value):
+    """Every evidence and session id in a structured result."""
+    if isinstance(value, dict):
+        return [i for v in value.values() for i in _ids(v)]
+    if isinstance(value, list):
+        return [i for v in value for i in _ids(v)]
+    if isinstance(value, str) and value.startswith(("ev-", "ses-")) and " " not in value:
+        return [value]
+    return []
+
+
+def same_facts(text, structured):
+    """The text block (what Gemini CLI and pre-2025-06-18 clients show a model) names every item
+    the structured result names, and is not the structured result's JSON again."""
+    for eid in _ids(structured):
+        assert eid in text, (eid, text)
+    assert not text.lstrip().startswith("{"), text[:200]
+
+
 class WireServer:
     """`python3 wctx.py mcp ...` as a subprocess, read line by line."""
 
@@ -140,7 +159,7 @@ class WireServer:
         result = self.call(name, arguments, modern)
         assert result.get("isError") is False, result
         structured = result["structuredContent"]
-        assert json.loads(result["content"][0]["text"]) == structured
+        same_facts(result["content"][0]["text"], structured)
         return structured
 
     # -- ending -------------------------------------------------------------------------------
