@@ -248,6 +248,7 @@ SOURCE_INDEX = FunctionMemo("definitions index of a source", "(source, language)
 COMPILED_PATTERNS = FunctionMemo("compiled definition patterns", "pattern text", _PURE, 512)
 PYTHON_DEFINITIONS = FunctionMemo("definitions of a Python source", "source text", _PURE, 8)
 SOURCE_LINES = FunctionMemo("lines of a Python source", "source text", _PURE, 8)
+IMPORTS = FunctionMemo("import bindings of a source", "(source, language)", _PURE, 32)
 PY_PIECES_BYTES = 32 * 1024 * 1024
 _PY_PIECES = CacheTable(
     "definitions of a piece of Python",
@@ -2806,6 +2807,48 @@ def m017_code_vocabulary(db):
     )
     db.execute("DROP TABLE evidence_fts")
     db.execute("ALTER TABLE evidence_words RENAME TO evidence_fts")
+
+
+@migration
+def m018_dependencies(db):
+    # What the symbols an item cites refer to in related repositories (read at capture and
+    # confirm), and what an item names with --depends-on: each stamped as an anchor is (the
+    # repository's HEAD, the file's blob, the symbol's hash), so verify compares it the same way.
+    # ``how``: calls, uses or explicit; ``source``: the cited path#symbol that refers to it.
+    # dependency_checks is anchor_checks for dependencies, keyed by a digest of what a dependency
+    # was stamped with (many items share one), so that it holds no path or symbol of an item.
+    _run_script(
+        db,
+        """
+        CREATE TABLE dependencies(
+            id INTEGER PRIMARY KEY,
+            evidence_rid INTEGER NOT NULL REFERENCES evidence(rid) ON DELETE CASCADE,
+            how TEXT NOT NULL,
+            source TEXT,
+            repo_id INTEGER REFERENCES repos(id) ON DELETE SET NULL,
+            repo_name TEXT NOT NULL,
+            root_commit TEXT,
+            path TEXT NOT NULL,
+            symbol TEXT,
+            commit_sha TEXT,
+            branch TEXT,
+            blob TEXT,
+            dirty INTEGER,
+            symbol_hash TEXT,
+            symbol_lang TEXT,
+            checkout TEXT,
+            symbol_lines TEXT
+        );
+        CREATE INDEX dependencies_evidence ON dependencies(evidence_rid);
+        CREATE TABLE dependency_checks(
+            stamp TEXT PRIMARY KEY,
+            hash_key TEXT,
+            symbol_hash TEXT,
+            history_key TEXT,
+            history TEXT
+        )
+        """,
+    )
 
 
 # part: parts/core/store.py
@@ -5442,6 +5485,298 @@ def symbol_hashes_of(data, path, symbols):
     return out
 
 
+# ----------------------------------------------------------------------------------------------
+# What code refers to: names, calls, receivers, imports
+# ----------------------------------------------------------------------------------------------
+# One reading for recall by code reference (search.code_references: a changed file calls a cited
+# symbol) and for the dependencies of a cited symbol (dependencies.read_dependencies: a cited
+# symbol calls a related repository's). Identifiers come from code with comments and strings
+# masked (_mask_source), so prose never matches. Imports are read per language: Python through
+# ``ast``, JavaScript/TypeScript and Go by their import statements; a file of another language has
+# no bindings, and callers fall back to module forms (a cited file's "dir/stem" in the text).
+
+_IDENT_RE = _lazy_pattern(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_CALL_RE = _lazy_pattern(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
+# receiver.method, receiver::method, receiver->method; a lookahead, so a.b.c gives (a, b) and (b, c).
+_RECEIVER_RE = _lazy_pattern(
+    r"(?<![A-Za-z0-9_$])(?=([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:\?\.|\.|::|->)\s*([A-Za-z_$][A-Za-z0-9_$]*))"
+)
+_GENERIC_STEMS = frozenset({"index", "__init__", "mod", "main", "lib", "src", "init"})
+CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor", "new", "initialize"})
+
+
+def _contains_word(text, form):
+    """True when ``form`` occurs in ``text`` with no identifier character on either side."""
+    start = text.find(form)
+    while start >= 0:
+        end = start + len(form)
+        if (start == 0 or text[start - 1] not in _WORD_CHARS) and (
+            end == len(text) or text[end] not in _WORD_CHARS
+        ):
+            return True
+        start = text.find(form, start + 1)
+    return False
+
+
+def _plain(identifier):
+    """An identifier with case and separators dropped: connection_pool, connectionPool and
+    ConnectionPool all read "connectionpool"."""
+    return identifier.replace("_", "").replace("$", "").lower()
+
+
+@MODULE_FORMS
+def _module_forms(path):
+    """How code elsewhere names a file: its last two path parts without the extension, slash- or
+    dot-separated ("src/upload/upload.ts" -> "upload/upload", "upload.upload"); none for a file
+    directly under the root or a generic stem (index, __init__)."""
+    parts = [p for p in os.path.splitext(path)[0].split("/") if p]
+    if parts and parts[-1] in _GENERIC_STEMS:
+        parts = parts[:-1]
+    if len(parts) < 2:
+        return ()
+    tail = parts[-2:]
+    if tail[0] in _GENERIC_STEMS and len(parts) >= 3:
+        tail = parts[-3:]
+    return ("/".join(tail), ".".join(tail))
+
+
+class CodeNames:
+    """What a piece of code (comments and strings masked) names: its identifiers, the ones it
+    calls, and for each name after a dot the receivers it is reached through (plain, see _plain)."""
+
+    __slots__ = ("named", "called", "receivers")
+
+    def __init__(self, code):
+        self.named = set(_IDENT_RE.findall(code))
+        self.called = set(_CALL_RE.findall(code))
+        self.receivers = {}
+        for receiver, method in _RECEIVER_RE.findall(code):
+            self.receivers.setdefault(method, set()).add(_plain(receiver))
+
+    def reaches(self, name, owner):
+        """Whether a method ``owner.name`` is what this code means by ``name``: only when the
+        class is named here, or is the receiver's name (pool.release for Pool.release); every
+        class has an __init__ or a close."""
+        return owner is None or owner in self.named or _plain(owner) in self.receivers.get(name, ())
+
+
+def code_names(code):
+    return CodeNames(code)
+
+
+class Binding:
+    """A name an import binds: ``local`` as the code uses it, ``module`` as written (a Python
+    dotted name with its leading dots, a JavaScript specifier, a Go import path), ``name`` the
+    member imported (None: the module itself; "*": all of it). ``export``: a re-export (JavaScript
+    ``export … from``), which binds nothing in the file itself."""
+
+    __slots__ = ("local", "module", "name", "export")
+
+    def __init__(self, local, module, name, export=False):
+        self.local, self.module, self.name, self.export = local, module, name, export
+
+    def __repr__(self):
+        return "Binding(%r, %r, %r%s)" % (
+            self.local,
+            self.module,
+            self.name,
+            ", export" if self.export else "",
+        )
+
+
+class Imports:
+    """A file's import bindings, and (Python) its module-level aliases: {name: dotted name it is
+    assigned}, such as ``send = sdk.upload``, and its classes' bases: {"A" or "A.B": [dotted
+    names]}."""
+
+    __slots__ = ("bindings", "aliases", "bases")
+
+    def __init__(self, bindings, aliases=None, bases=None):
+        self.bindings, self.aliases, self.bases = bindings, aliases or {}, bases or {}
+
+    def bound(self, local):
+        return [b for b in self.bindings if b.local == local and not b.export]
+
+
+def imports_of(source, path):
+    """The Imports of a source file, or None when its language's imports are not read (or a
+    Python file does not parse). The same Imports for the same text: callers only read it."""
+    return _imports_of(source, language_of(path))
+
+
+@IMPORTS
+def _imports_of(source, language):
+    if language == "python":
+        return _python_imports(source)
+    if language in ("javascript", "typescript"):
+        return _js_imports(source, language)
+    if language == "go":
+        return _go_imports(source)
+    return None
+
+
+def _dotted(node):
+    """ "a.b.c" for an ast Name/Attribute chain, else None."""
+    import ast
+
+    names = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id] + names[::-1])
+
+
+def _python_imports(source):
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    bindings, aliases, bases = [], {}, {}
+
+    def visit(statements, path=()):
+        # Imports are statements: only statement lists are walked (inside functions, classes,
+        # if/try blocks), never the expressions that are most of a tree.
+        for node in statements:
+            if isinstance(node, ast.ClassDef):
+                here = path + (node.name,)
+                bases[".".join(here)] = [d for d in (_dotted(b) for b in node.bases) if d]
+                visit(node.body, here)
+                continue
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        bindings.append(Binding(a.asname, a.name, None))
+                    else:  # import a.b binds a; a.b is reached through it
+                        top = a.name.split(".")[0]
+                        bindings.append(Binding(top, top, None))
+            elif isinstance(node, ast.ImportFrom):
+                module = "." * (node.level or 0) + (node.module or "")
+                for a in node.names:
+                    bindings.append(Binding(a.asname or a.name, module, a.name))
+            inside = (
+                path + (node.name,) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else path
+            )
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(node, field, None)
+                if isinstance(inner, list):
+                    visit(inner, inside)
+            for clause in getattr(node, "handlers", None) or getattr(node, "cases", None) or ():
+                visit(clause.body, inside)
+
+    visit(tree.body)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            dotted = _dotted(node.value)
+            if dotted:
+                aliases[node.targets[0].id] = dotted
+    return Imports(bindings, aliases, bases)
+
+
+_JS_STRING = r"""(['"])([^'"\n]{1,500})\%d"""
+_JS_IMPORT = _lazy_pattern(
+    r"\bimport\s+(?:type\s+)?(?:([A-Za-z_$][\w$]*)\s*,?\s*)?(?:\{([^}]*)\}|\*\s*as\s+([A-Za-z_$][\w$]*))?\s*from\s*"
+    + _JS_STRING % 4
+)
+_JS_EXPORT_FROM = _lazy_pattern(
+    r"\bexport\s+(?:type\s+)?(?:\{([^}]*)\}|\*(?:\s*as\s+([A-Za-z_$][\w$]*))?)\s*from\s*" + _JS_STRING % 3
+)
+_JS_EXPORT_LIST = _lazy_pattern(r"\bexport\s*\{([^}]*)\}(?!\s*from\b)")
+_JS_REQUIRE = _lazy_pattern(
+    r"\b(?:const|let|var)\s+(?:([A-Za-z_$][\w$]*)|\{([^}]*)\})\s*=\s*require\s*\(\s*"
+    + _JS_STRING % 3
+    + r"\s*\)"
+)
+
+
+def _js_names(listed, separator):
+    """[(imported name, local name)] of ``a, b as c`` (``separator`` "as") or ``a, b: c`` (":")."""
+    out = []
+    for part in listed.split(","):
+        words = part.replace(separator, " %s " % separator).split()
+        if words and words[0] == "type":
+            words = words[1:]
+        if len(words) == 1:
+            out.append((words[0], words[0]))
+        elif len(words) == 3 and words[1] == separator:
+            out.append((words[0], words[2]))
+    return [(a, b) for a, b in out if _IDENT_RE.fullmatch(a) and _IDENT_RE.fullmatch(b)]
+
+
+def _js_imports(source, language):
+    masked = _mask_source(source, language)
+    bindings = []
+
+    def code_at(m):  # the statement starts in code, not in a comment or a string
+        return masked[m.start()] != " "
+
+    for m in _JS_IMPORT.finditer(source):
+        if not code_at(m):
+            continue
+        default, named, namespace, module = m.group(1), m.group(2), m.group(3), m.group(5)
+        if default:
+            bindings.append(Binding(default, module, "default"))
+        if namespace:
+            bindings.append(Binding(namespace, module, None))
+        for name, local in _js_names(named or "", "as"):
+            bindings.append(Binding(local, module, name))
+    for m in _JS_REQUIRE.finditer(source):
+        if not code_at(m):
+            continue
+        whole, named, module = m.group(1), m.group(2), m.group(4)
+        if whole:
+            bindings.append(Binding(whole, module, None))
+        for name, local in _js_names(named or "", ":"):
+            bindings.append(Binding(local, module, name))
+    for m in _JS_EXPORT_FROM.finditer(source):
+        if not code_at(m):
+            continue
+        named, namespace, module = m.group(1), m.group(2), m.group(4)
+        if named is not None:
+            for name, exported in _js_names(named, "as"):
+                bindings.append(Binding(exported, module, name, export=True))
+        elif namespace:
+            bindings.append(Binding(namespace, module, None, export=True))
+        else:
+            bindings.append(Binding("*", module, "*", export=True))
+    # export { a as b } of names imported above: a re-export too.
+    imported = {b.local: b for b in bindings if not b.export}
+    for m in _JS_EXPORT_LIST.finditer(masked):
+        for name, exported in _js_names(m.group(1), "as"):
+            b = imported.get(name)
+            if b is not None:
+                bindings.append(Binding(exported, b.module, b.name, export=True))
+    return Imports(bindings)
+
+
+_GO_IMPORT_LINE = _lazy_pattern(r'^\s*import\s+(?:([A-Za-z_]\w*|\.|_)\s+)?"([^"\n]{1,500})"', re.M)
+_GO_IMPORT_BLOCK = _lazy_pattern(r"^\s*import\s*\(([^)]*)\)", re.M)
+_GO_IMPORT_SPEC = _lazy_pattern(r'^\s*(?:([A-Za-z_]\w*|\.|_)\s+)?"([^"\n]{1,500})"', re.M)
+_GO_VERSION = _lazy_pattern(r"^v\d+$")
+
+
+def _go_imports(source):
+    bindings = []
+    specs = [m.groups() for m in _GO_IMPORT_LINE.finditer(source)]
+    for block in _GO_IMPORT_BLOCK.finditer(source):
+        specs += [m.groups() for m in _GO_IMPORT_SPEC.finditer(block.group(1))]
+    for alias, path in specs:
+        if alias in ("_", "."):
+            continue
+        if not alias:  # the package's name is (by convention) its last path element
+            parts = [p for p in path.split("/") if p]
+            if len(parts) > 1 and _GO_VERSION.match(parts[-1]):
+                parts = parts[:-1]
+            alias = parts[-1].replace("-", "_") if parts else None
+        if alias:
+            bindings.append(Binding(alias, path, None))
+    return Imports(bindings)
+
+
 # part: parts/core/vocabulary.py
 # ----------------------------------------------------------------------------------------------
 # Vocabulary of cited code: the words developers wrote in and about the code an item cites
@@ -5824,6 +6159,12 @@ def _attach_waiting(store, repo_id, repo_name, root_commit, aliases):
             db.execute(
                 "UPDATE anchors SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND root_commit IS NULL "
                 "AND commit_sha IS NULL AND repo_name IN (%s)" % marks, [repo_id, repo_name, *names])  # fmt: skip
+        if root_commit:  # dependencies on its symbols, recorded before it went away
+            db.execute(
+                "UPDATE dependencies SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND root_commit = ? "
+                "AND repo_name IN (%s)" % marks, [repo_id, repo_name, root_commit, *names])  # fmt: skip
+            db.execute("DELETE FROM freshness_cache WHERE evidence_rid IN (SELECT evidence_rid FROM dependencies "
+                       "WHERE repo_id = ?)", (repo_id,))  # fmt: skip
         db.execute(
             "UPDATE evidence SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND repo_name IN (%s) AND NOT EXISTS ("
             "SELECT 1 FROM anchors a WHERE a.evidence_rid = evidence.rid AND a.repo_name = evidence.repo_name "
@@ -6147,7 +6488,7 @@ def rename_repo(store, old, new):
     db = store.db
     with store.atomic():
         db.execute("UPDATE repos SET name = ? WHERE id = ?", (new, repo.id))
-        for table in ("evidence", "anchors", "sessions", "session_repos", "session_files"):
+        for table in ("evidence", "anchors", "dependencies", "sessions", "session_repos", "session_files"):
             db.execute("UPDATE OR IGNORE %s SET repo_name = ? WHERE repo_id = ?" % table, (new, repo.id))
         db.execute(
             "UPDATE session_commands SET repo_name = ? WHERE repo_name = ? AND session_id IN "
@@ -6164,10 +6505,11 @@ def rename_repo(store, old, new):
                 "UPDATE %s SET %s = ? WHERE %s = ? AND %s IS ?" % (table, name_col, name_col, root_col),
                 (new, repo.name, repo.root_commit),
             )
-        # Cached reasons name the repository.
+        # Cached reasons name the repository (a dependency's too).
         db.execute(
-            "DELETE FROM freshness_cache WHERE evidence_rid IN (SELECT evidence_rid FROM anchors WHERE repo_id = ?)",
-            (repo.id,),
+            "DELETE FROM freshness_cache WHERE evidence_rid IN (SELECT evidence_rid FROM anchors WHERE repo_id = ? "
+            "UNION SELECT evidence_rid FROM dependencies WHERE repo_id = ?)",
+            (repo.id, repo.id),
         )
     return {"from": repo.name, "to": new, "message": "renamed %s to %s" % (repo.name, new)}
 
@@ -7290,41 +7632,835 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
     for repo in dict((c[0].id, c[0]) for c in cited).values():
         paths = [rel for r, rel, _, _ in cited if r.id == repo.id]
         subjects[repo.id] = gits[repo.id].recent_subjects(paths, CODE_VOCABULARY_SUBJECTS)
-    for repo, rel, _real, symbol in cited:
-        g = gits[repo.id]
-        try:
-            data = read_repo_file(repo.path, rel)
-        except UnreadableFile as e:
-            raise UsageError("%s in %s: %s" % (rel, repo.name, e)) from None
-        if data is None:
-            raise UsageError("%s does not exist in %s" % (rel, repo.name))
-        blob = blob_id(data, g.object_format)
-        sym_hash = lines = None
-        if symbol:
-            sym_hash, lines = symbol_stamp_of(data, rel, symbol)
-            if sym_hash is None:
-                warnings.append(
-                    "symbol %s was not found in %s:%s; its freshness will be judged by the whole file"
-                    % (symbol, repo.name, rel)
-                )
+    for repo, rel, real, symbol in cited:
         anchors.append(
-            {
-                "repo": repo,
-                "path": rel,
-                "symbol": symbol,
-                "commit": g.head,
-                "branch": g.branch(),
-                "blob": blob,
-                "dirty": int(head_blob(g, rel) != blob),
-                "symbol_hash": sym_hash,
-                # Where the symbol lies in that blob: a history walk starts from it unparsed.
-                "symbol_lines": lines,
-                "symbol_lang": language_of(rel) if symbol else None,
-                "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
-                "code": code_vocabulary(data, rel, symbol, subjects[repo.id].get(rel, ())),  # search row
-            }
-        )
+            _stamp_file(
+                repo, rel, real, symbol, gits[repo.id], head_blob, warnings,
+                subjects=subjects[repo.id].get(rel, ()),
+            )
+        )  # fmt: skip
     return anchors
+
+
+def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol", subjects=None):
+    """One cited file (or a dependency) as it is now: the repository's HEAD and branch, the blob
+    of the file on disk, whether it differs from HEAD's, and the symbol's hash (None, with a
+    warning, where the symbol is not found). With ``subjects`` (the latest commit subjects of the
+    file), also the vocabulary of the cited code for the item's search row (``code``)."""
+    try:
+        data = read_repo_file(repo.path, rel)
+    except UnreadableFile as e:
+        raise UsageError("%s in %s: %s" % (rel, repo.name, e)) from None
+    if data is None:
+        raise UsageError("%s does not exist in %s" % (rel, repo.name))
+    blob = blob_id(data, g.object_format)
+    sym_hash = lines = None
+    if symbol:
+        sym_hash, lines = symbol_stamp_of(data, rel, symbol)
+        if sym_hash is None:
+            warnings.append(
+                "%s %s was not found in %s:%s; its freshness will be judged by the whole file"
+                % (what, symbol, repo.name, rel)
+            )
+    anchor = {
+        "repo": repo,
+        "path": rel,
+        "symbol": symbol,
+        "commit": g.head,
+        "branch": g.branch(),
+        "blob": blob,
+        "dirty": int(head_blob(g, rel) != blob),
+        "symbol_hash": sym_hash,
+        # Where the symbol lies in that blob: a history walk starts from it unparsed.
+        "symbol_lines": lines,
+        "symbol_lang": language_of(rel) if symbol else None,
+        "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
+    }
+    if subjects is not None:
+        anchor["code"] = code_vocabulary(data, rel, symbol, subjects)  # search row
+    return anchor
+
+
+# part: parts/core/dependencies.py
+# ----------------------------------------------------------------------------------------------
+# Dependencies: the symbols of related repositories that a cited symbol refers to
+# ----------------------------------------------------------------------------------------------
+# Read at capture and confirm, never at verify: for each cited symbol, the names its text calls
+# or uses (the symbols part's code_names, the reading recall by code reference uses too) are tied
+# to definitions through the cited file's imports, in the repositories that a declared relation
+# connects to the cited one, and nowhere else:
+#
+# - Python: `from m import f [as g]`, `import m [as n]` then `n.f`, a package's __init__ followed
+#   to where it imports the name from, a class called (its __init__), `C.m` and a receiver named
+#   after the class (`session.charge` for Session.charge).
+# - JavaScript and TypeScript: named, default and namespace imports and require(), by package name
+#   (package.json, or the repository's registered name) or by relative path, re-exports followed
+#   (`export { f } from`, `export *`), a class constructed (its constructor).
+# - Go: an import path under the related repository's module (go.mod), `pkg.F`.
+# - Other languages: a file of the related repository whose module form ("sdk/client") the cited
+#   file names, and a name it calls that exactly one such file defines.
+#
+# Where the reading is unsure it says so and records nothing: a name imported from two places, a
+# call through a module-level alias, a name several imported files define. A class named without
+# being called (a type annotation, an isinstance test, a base class) is not followed: its text is
+# every one of its methods. Nothing is run: no interpreter, no language server.
+
+DEPENDENCY_MAX_FILES = 400  # files of related repositories read in one capture, at most
+DEPENDENCY_MAX_BYTES = 1024 * 1024  # a larger file (generated code, a bundle) is not read
+DEPENDENCY_MAX_DEPTH = 6  # imports and re-exports followed from a binding to a definition
+DEPENDENCY_MAX_PER_SYMBOL = 40  # dependencies recorded for one cited symbol, at most
+_JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+_JS_DEFAULT = _lazy_pattern(
+    r"\bexport\s+default\s+(?:async\s+)?(?:function\*?\s*|class\s+)?([A-Za-z_$][\w$]*)"
+)
+_DEFINITION_KIND = _lazy_pattern(
+    r"^[ \t]*(?:@.*\n[ \t]*)*(?:export\s+)?(?:default\s+)?(?:public\s+|private\s+|abstract\s+|final\s+|pub(?:\([^)]*\))?\s+)*"
+    r"(?:async\s+)?(class|def|function|func|fn|interface|type|enum|struct|trait)\b",
+    re.M,
+)
+
+
+class Dependency:
+    """A symbol of a related repository that an item depends on: ``how`` is "calls", "uses" (a
+    function named, not called) or "explicit" (--depends-on); ``source`` the cited path#symbol
+    whose text refers to it (None for an explicit one)."""
+
+    __slots__ = ("repo", "path", "symbol", "how", "source")
+
+    def __init__(self, repo, path, symbol, how, source):
+        self.repo, self.path, self.symbol, self.how, self.source = repo, path, symbol, how, source
+
+    def key(self):
+        return (self.repo.id, self.path, self.symbol)
+
+
+class _Target:
+    """What a name stands for in a related repository: a module (a file, or a Go package's
+    files), a class or another definition (a function, a method)."""
+
+    __slots__ = ("view", "path", "symbol", "kind", "files")
+
+    def __init__(self, view, path, symbol, kind, files=None):
+        self.view, self.path, self.symbol, self.kind, self.files = view, path, symbol, kind, files
+
+    def key(self):
+        return (self.view.repo.id, self.path, self.symbol)
+
+    def label(self):
+        return "%s %s%s" % (self.view.repo.name, self.path, "#" + self.symbol if self.symbol else "")
+
+
+class _Unsure(Exception):
+    """The reading cannot tie a name to one definition; the message says why."""
+
+
+class _RepoView:
+    """A related repository as the reading sees it: its tracked files (one ``git ls-files``),
+    what its manifests publish, and its files read so far (within the reader's budget)."""
+
+    def __init__(self, repo, reader):
+        self.repo = repo
+        self.reader = reader
+        self._paths = None
+        self._python = None
+        self._packages = None
+        self.sources = {}
+
+    def paths(self):
+        if self._paths is None:
+            self._paths = set()
+            try:
+                _, out = GitRepo(self.repo.path).git("ls-files", "-z")
+                # A name with control characters or bytes that are not UTF-8 is never read: what
+                # is read ends up in reasons and warnings.
+                names = (p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p)
+                self._paths = {p for p in names if p.isprintable() and is_utf8(p)}
+            except GitError:
+                pass
+        return self._paths
+
+    def source(self, path):
+        """The file's text, or None (not tracked, unreadable, or past the reader's budget)."""
+        if path not in self.sources:
+            text = None
+            if path in self.paths() and self.reader.files_read >= DEPENDENCY_MAX_FILES:
+                self.reader.exhausted = True
+            elif path in self.paths():
+                self.reader.files_read += 1
+                try:
+                    data = read_repo_file(self.repo.path, path, limit=DEPENDENCY_MAX_BYTES)
+                except UnreadableFile:  # too large, not a regular file, a symlink out: not read
+                    data = None
+                if data is not None and b"\0" not in data[:8192]:
+                    text = data.decode("utf-8", "surrogateescape")
+            self.sources[path] = text
+        return self.sources[path]
+
+    def python_modules(self, dotted):
+        """The files that are module ``dotted`` (a.b -> a/b.py, a/b/__init__.py): those under the
+        shallowest directory that holds one, several only when that is ambiguous."""
+        if self._python is None:
+            self._python = {}
+            for path in self.paths():
+                if not path.endswith((".py", ".pyi")) or path.endswith(".pyi") and path[:-1] in self.paths():
+                    continue
+                parts = path.rsplit(".", 1)[0].split("/")
+                if parts[-1] == "__init__":
+                    parts = parts[:-1]
+                for k in range(len(parts)):
+                    self._python.setdefault(".".join(parts[k:]), []).append((k, path))
+        found = self._python.get(dotted, [])
+        if not found:
+            return []
+        shallowest = min(k for k, _ in found)
+        return sorted(p for k, p in found if k == shallowest)
+
+    def npm_packages(self):
+        """{package name: its directory ("" for the root)}: what package.json files publish, and
+        the repository's registered name for its root."""
+        if self._packages is None:
+            self._packages = {self.repo.name: ""}
+            for d in repo_declarations(self.repo.path):
+                if d.role == "publishes" and d.eco in ("npm", "go"):
+                    where = d.where.rsplit(" ", 1)[0]
+                    self._packages[d.name] = os.path.dirname(where) if d.eco == "npm" else ""
+        return self._packages
+
+    def go_package(self, spec):
+        """The .go files (tests aside) of import path ``spec`` here (under its go.mod module)."""
+        for name, directory in self.npm_packages().items():
+            if directory != "" or not (spec == name or spec.startswith(name + "/")):
+                continue
+            sub = spec[len(name) :].strip("/")
+            files = sorted(
+                p for p in self.paths()
+                if p.endswith(".go") and not p.endswith("_test.go") and os.path.dirname(p) == sub
+            )  # fmt: skip
+            if files:
+                return files
+        return []
+
+    def python_path(self, dotted):
+        """The file of module ``dotted`` from the repository's root (a relative import's)."""
+        for suffix in ("/__init__.py", ".py", "/__init__.pyi", ".pyi"):
+            path = dotted.replace(".", "/") + suffix
+            if path in self.paths():
+                return path
+        return None
+
+    def package_json(self, directory):
+        text = self.source((directory + "/" if directory else "") + "package.json")
+        try:
+            data = json.loads(text) if text else None
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+
+class DependencyReader:
+    """Reads the dependencies of the symbols one capture (or confirm) cites. Returns, per cited
+    symbol, [Dependency]; what it could not tell goes to ``notes``, one sentence each."""
+
+    def __init__(self, store):
+        self.store = store
+        self.repos = {r.id: r for r in _repos(store)}
+        self.views = {}
+        self.files_read = 0
+        self.exhausted = False  # DEPENDENCY_MAX_FILES reached: said once, in read_dependencies
+        self._related = {}
+
+    def related(self, repo):
+        """The repositories a declared relation connects to ``repo`` (either way), on this machine."""
+        if repo.id not in self._related:
+            ids = set()
+            for row in self.store.all(
+                "SELECT from_repo, to_repo FROM relations WHERE from_repo = ? OR to_repo = ?",
+                (repo.id, repo.id),
+            ):
+                ids.update((row["from_repo"], row["to_repo"]))
+            ids.discard(repo.id)
+            views = []
+            for rid in sorted(ids, key=lambda i: self.repos[i].name if i in self.repos else ""):
+                other = self.repos.get(rid)
+                if other is not None and os.path.isdir(other.path):
+                    views.append(self.views.setdefault(rid, _RepoView(other, self)))
+            self._related[repo.id] = views
+        return self._related[repo.id]
+
+    def read(self, repo, rel, data, symbol, notes):
+        """[Dependency] of ``rel#symbol`` in ``repo`` (its file's bytes ``data``)."""
+        related = self.related(repo)
+        if not related or not symbol:
+            return []
+        source = data.decode("utf-8", "surrogateescape")
+        text = locate_symbol(source, rel, symbol)
+        if text is None:
+            return []
+        language = language_of(rel)
+        code = _mask_source(text, language) if language else text
+        reading = _Reading(self, repo, rel, symbol, source, code, related, notes)
+        imports = imports_of(source, rel)
+        if imports is None:
+            reading.by_module_forms()
+        else:
+            reading.by_imports(imports)
+            reading.inherited(imports, symbol)
+        return list(reading.found.values())[:DEPENDENCY_MAX_PER_SYMBOL]
+
+
+def explicit_dependencies(specs, repos, cwd, number):
+    """An item's depends_on (repo:path#symbol, in any form --file takes) -> [(repo, rel, real,
+    symbol)]; a bad one is a UsageError naming it."""
+    out = []
+    for spec in specs or ():
+        if not isinstance(spec, str):
+            raise UsageError("item %d: depends_on must be strings like repo:path#symbol" % number)
+        try:
+            out.append(_parse_file_spec(spec, repos, None, cwd))
+        except UsageError as e:
+            raise UsageError("item %d depends on %s: %s" % (number, spec[:200], e)) from None
+    return out
+
+
+class _Reading:
+    """The reading of one cited symbol."""
+
+    def __init__(self, reader, repo, rel, symbol, source, code, related, notes):
+        self.reader, self.repo, self.rel, self.source = reader, repo, rel, source
+        self.language = language_of(rel)
+        self.label = "%s#%s" % (rel, symbol)
+        self.code = code
+        self.names = code_names(code)
+        self.related = related
+        self.notes = notes
+        self.found = {}
+
+    # -- what was found --------------------------------------------------------------------------
+
+    def add(self, target, called):
+        if target.symbol is None or target.kind == "module":
+            return
+        key = target.key()
+        how = "calls" if called else "uses"
+        known = self.found.get(key)
+        if known is None or (how == "calls" and known.how == "uses"):
+            self.found[key] = Dependency(target.view.repo, target.path, target.symbol, how, self.label)
+
+    def unsure(self, name, why):
+        self.notes.append(
+            "%s %s `%s`, %s: not followed (if the item depends on it, name it with --depends-on)"
+            % (self.label, "calls" if name in self.names.called else "uses", name, why)
+        )
+
+    # -- through the cited file's imports ------------------------------------------------------------
+
+    def by_imports(self, imports):
+        locals_ = {b.local for b in imports.bindings if not b.export}
+        for local in sorted(self.names.named & locals_):
+            targets = []
+            try:
+                for b in imports.bound(local):
+                    targets.append(self.binding(b, self.repo, self.rel, 0, top=True))
+            except _Unsure as e:
+                self.unsure(local, str(e))
+                continue
+            resolved = [t for t in targets if t is not None]
+            if not resolved:
+                continue
+            if len({t.key() for t in resolved}) > 1 or len(resolved) < len(targets):
+                places = sorted({t.label() for t in resolved})
+                self.unsure(local, "which is imported from %s places (%s)" % (
+                    _count_word(len(targets)), ", ".join(places + ["elsewhere"] * (len(resolved) < len(targets)))))  # fmt: skip
+                continue
+            self.use(resolved[0], local)
+        for local, dotted in sorted(imports.aliases.items()):
+            if local in locals_ or local not in self.names.named:
+                continue
+            root, _, rest = dotted.partition(".")
+            try:
+                bound = [self.binding(b, self.repo, self.rel, 0, top=True) for b in imports.bound(root)]
+                target = bound[0] if len(bound) == 1 else None
+                for attr in rest.split(".") if rest and target is not None else ():
+                    target = self.member(target, attr, 0) if target is not None else None
+            except _Unsure:
+                target = None
+            if target is not None and target.kind != "module":
+                self.unsure(local, "an alias of %s assigned at module level" % target.label())
+
+    def use(self, target, local):
+        """Record what the cited text reaches through ``local`` (bound to ``target``)."""
+        names = self.names
+        if target.kind == "module":
+            for chain, called in _chains(self.code, local):
+                t = target
+                try:
+                    for attr in chain:
+                        if t.kind == "module":
+                            t = self.member(t, attr, 0)
+                        elif t.kind == "class":
+                            t = self.method(t, attr)
+                        else:
+                            t = None  # an attribute of a function: not followed
+                        if t is None:
+                            break
+                except _Unsure as e:
+                    self.unsure(".".join([local] + chain), str(e))
+                    continue
+                if t is not None:
+                    self.reached(t, called)
+            return
+        if target.kind == "class":
+            if local in names.called:
+                self.add(self.constructor(target), True)
+            plain = _plain(local)
+            for method, receivers in sorted(names.receivers.items()):
+                if local in receivers or plain in receivers or _plain(target.symbol) in receivers:
+                    found = self.method(target, method)
+                    if found is not None:
+                        self.add(found, method in names.called)
+            return
+        self.add(target, local in names.called)
+
+    def reached(self, target, called):
+        if target.kind == "class":
+            if called:
+                self.add(self.constructor(target), True)
+            return
+        self.add(target, called)
+
+    # -- a method's calls to what its class inherits (Python) ---------------------------------------
+
+    def inherited(self, imports, symbol):
+        """``super().m(…)`` in a method, and ``self.m(…)`` (``cls.m``) where its class does not
+        define ``m``: the definition the class inherits from a related repository's class, by
+        its bases in order (a base defined in the cited file is followed to its own bases)."""
+        self.inherited_constructors(imports)
+        parts = symbol_parts(symbol)
+        owner = ".".join(parts[:-1])
+        if len(parts) < 2 or owner not in imports.bases:
+            return
+        wanted = {m.group(1) for m in _SUPER_CALL.finditer(self.code)}
+        for m in _SELF_CALL.finditer(self.code):
+            if locate_symbol(self.source, self.rel, "%s.%s" % (owner, m.group(1))) is None:
+                wanted.add(m.group(1))
+        for name in sorted(wanted):
+            found = self.local_bases(imports, owner, name, 0)
+            if found is not None:
+                self.add(found, True)
+
+    def inherited_constructors(self, imports):
+        """A class of the cited file called in the text, that takes its constructor from a related
+        repository's class (an exception class deriving from the library's)."""
+        for name in sorted(self.names.called & set(imports.bases)):
+            if locate_symbol(self.source, self.rel, name + ".__init__") is None:
+                found = self.local_bases(imports, name, "__init__", 0)
+                if found is not None:
+                    self.add(found, True)
+
+    def local_bases(self, imports, owner, name, depth):
+        for base in imports.bases.get(owner, ()) if depth <= DEPENDENCY_MAX_DEPTH else ():
+            if base in imports.bases:  # a class of the cited file: its own definition wins
+                if locate_symbol(self.source, self.rel, "%s.%s" % (base, name)) is not None:
+                    return None
+                found = self.local_bases(imports, base, name, depth + 1)
+            else:
+                found = self.in_class(self.dotted(imports, base, self.repo, self.rel, True), name, depth)
+            if found is not None:
+                return found
+        return None
+
+    def dotted(self, imports, dotted, repo, rel, top):
+        """The _Target a dotted name (a base class) stands for through a file's imports, or None."""
+        root, _, rest = dotted.partition(".")
+        bound = imports.bound(root)
+        if len(bound) != 1:
+            return None
+        try:
+            target = self.binding(bound[0], repo, rel, 0, top=top)
+            for attr in rest.split(".") if rest else ():
+                target = (
+                    self.member(target, attr, 0) if target is not None and target.kind == "module" else None
+                )
+        except _Unsure:
+            return None
+        return target
+
+    def in_class(self, cls, name, depth):
+        """``name`` as a related repository's class ``cls`` has it: its own, else its bases'."""
+        if cls is None or cls.kind != "class" or depth > DEPENDENCY_MAX_DEPTH:
+            return None
+        found = self.method(cls, name)
+        if found is not None:
+            return found
+        source = cls.view.source(cls.path)
+        imports = imports_of(source, cls.path) if source is not None else None
+        for base in imports.bases.get(cls.symbol, ()) if imports is not None else ():
+            if base in imports.bases:
+                inner = _Target(cls.view, cls.path, base, "class")
+            else:
+                inner = self.dotted(imports, base, cls.view, cls.path, False)
+            found = self.in_class(inner, name, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    # -- names to definitions -------------------------------------------------------------------------
+
+    def binding(self, b, repo, rel, depth, top=False):
+        """The _Target an import binding stands for, or None when it is not a related repository's."""
+        if depth > DEPENDENCY_MAX_DEPTH:
+            return None
+        module = self.module(b.module, repo, rel, top)
+        if module is None:
+            return None
+        if b.name is None:
+            return module
+        if b.name == "*":
+            return None
+        return self.member(module, b.name, depth + 1)
+
+    def module(self, spec, repo, rel, top):
+        """The module ``spec`` (as the file at ``rel`` in ``repo`` wrote it) names, as a _Target of a
+        related repository; from inside a related repository (``top`` False), of that one."""
+        views = self.related if top else [repo]
+        language = language_of(rel)
+        hits = []
+        if language == "python":
+            if spec.startswith("."):
+                if top:
+                    return None  # the cited repository's own module
+                dots = len(spec) - len(spec.lstrip("."))
+                base = rel.split("/")[:-1]
+                base = base[: len(base) - (dots - 1)] if dots > 1 else base
+                spec = ".".join(base + [p for p in spec.lstrip(".").split(".") if p])
+                found = repo.python_path(spec)
+                return _Target(repo, found, None, "module") if found else None
+            for view in views:
+                for path in view.python_modules(spec):
+                    hits.append((view, path))
+        elif language in ("javascript", "typescript"):
+            for view, path in self.js_module(spec, repo, rel, views, top):
+                hits.append((view, path))
+        elif language == "go":
+            for view in views:
+                files = view.go_package(spec)
+                if files:
+                    hits.append((view, files))
+        if not hits:
+            return None
+        if len(hits) > 1:
+            raise _Unsure(
+                "whose module %s is in several places (%s)"
+                % (
+                    spec,
+                    ", ".join("%s %s" % (v.repo.name, p if isinstance(p, str) else p[0]) for v, p in hits),
+                )
+            )
+        view, path = hits[0]
+        if isinstance(path, list):  # a Go package: a directory's files
+            return _Target(view, os.path.dirname(path[0]), None, "module", files=path)
+        return _Target(view, path, None, "module")
+
+    def js_module(self, spec, repo, rel, views, top):
+        if spec.startswith("."):
+            joined = os.path.normpath(os.path.join(os.path.dirname(rel), spec)).replace(os.sep, "/")
+            if top:  # a relative path from the cited repository into a related one's checkout
+                full = os.path.realpath(os.path.join(repo.path, *joined.split("/")))
+                for view in views:
+                    root = os.path.realpath(view.repo.path)
+                    if full.startswith(root + os.sep):
+                        found = _js_file(view, os.path.relpath(full, root).replace(os.sep, "/"))
+                        return [(view, found)] if found else []
+                return []
+            found = _js_file(repo, joined)
+            return [(repo, found)] if found else []
+        parts = spec.split("/")
+        name, sub = ("/".join(parts[:2]), parts[2:]) if spec.startswith("@") else (parts[0], parts[1:])
+        out = []
+        for view in views:
+            directory = view.npm_packages().get(name)
+            if directory is None:
+                continue
+            prefix = directory + "/" if directory else ""
+            found = _js_file(view, prefix + "/".join(sub)) if sub else _js_entry(view, directory)
+            if found:
+                out.append((view, found))
+        return out
+
+    def member(self, module, name, depth):
+        """What ``name`` is in ``module``: a definition there, what the module imports or re-exports
+        under that name, or a submodule; None when the reading cannot find it."""
+        if module is None or depth > DEPENDENCY_MAX_DEPTH:
+            return None
+        view = module.view
+        if module.files is not None:  # a Go package
+            hits = [p for p in module.files if _located(view, p, name)]
+            if len(hits) > 1:
+                raise _Unsure("which %s defines in %s files" % (view.repo.name, len(hits)))
+            return self.defined(view, hits[0], name) if hits else None
+        if _located(view, module.path, name):
+            return self.defined(view, module.path, name)
+        source = view.source(module.path)
+        if source is None:
+            return None
+        imports = imports_of(source, module.path)
+        if imports is not None:
+            language = language_of(module.path)
+            own = [b for b in imports.bindings if b.local == name and (b.export or language == "python")]
+            if language not in ("python",):
+                own += [b for b in imports.bindings if b.local == name and not b.export]
+            for b in own:
+                found = self.binding(b, view, module.path, depth + 1)
+                if found is not None:
+                    return found
+            if name == "default" and language in ("javascript", "typescript"):
+                m = _JS_DEFAULT.search(_mask_source(source, language))
+                if m and m.group(1) != "default":
+                    return self.member(module, m.group(1), depth + 1)
+        if module.path.endswith(("__init__.py", "__init__.pyi")):
+            found = view.python_path(os.path.dirname(module.path).replace("/", ".") + "." + name)
+            if found:
+                return _Target(view, found, None, "module")
+        for b in imports.bindings if imports is not None else ():
+            if b.name == "*" and (b.export or language_of(module.path) == "python"):
+                inner = self.module(b.module, view, module.path, False)
+                found = self.member(inner, name, depth + 1) if inner is not None else None
+                if found is not None:
+                    return found
+        return None
+
+    def defined(self, view, path, name):
+        text = locate_symbol(view.source(path) or "", path, name)
+        kind = _kind_of(text, name)
+        return _Target(view, path, name, kind)
+
+    def method(self, cls, name):
+        """``Class.name`` where the class defines it (an inherited method is not followed)."""
+        if cls is None or cls.kind != "class":
+            return None
+        qualified = "%s.%s" % (cls.symbol, name)
+        if not _located(cls.view, cls.path, qualified):
+            return None
+        return _Target(cls.view, cls.path, qualified, "method")
+
+    def constructor(self, cls):
+        """What calling a class runs: its own constructor, else its body (an exception class with
+        a code and a message, a data class)."""
+        for name in (
+            "__init__",
+            "constructor",
+            cls.symbol.rsplit(".", 1)[-1],
+        ):  # Java, C#, C++: named as the class
+            found = self.method(cls, name)
+            if found is not None:
+                return found
+        return _Target(cls.view, cls.path, cls.symbol, "function")
+
+    # -- without import bindings: module forms -------------------------------------------------------
+
+    def by_module_forms(self):
+        """Files of related repositories whose module form the cited file names, and the names
+        the cited text calls that exactly one of them defines."""
+        imported = []
+        for view in self.related:
+            for path in sorted(view.paths()):
+                if language_of(path) != self.language:
+                    continue
+                if any(_contains_word(self.source, form) for form in _module_forms(path)):
+                    imported.append((view, path))
+        if not imported:
+            return
+        qualified = {}
+        for owner, method in _RECEIVER_RE.findall(self.code):
+            qualified.setdefault(owner, set()).add(method)
+        reached = set()  # methods reached as Owner.method: not looked up again by their name alone
+        for owner in sorted(set(qualified) & self.names.named):
+            for view, path in imported:
+                if _located(view, path, owner):
+                    cls = self.defined(view, path, owner)
+                    for method in sorted(qualified[owner]):
+                        found = self.method(cls, method)
+                        if found is not None:
+                            reached.add(method)
+                            self.add(found, method in self.names.called)
+        for name in sorted(self.names.called - reached):
+            if locate_symbol(self.source, self.rel, name) is not None:
+                continue  # the cited file's own definition
+            hits = [(v, p) for v, p in imported if _located(v, p, name)]
+            if len(hits) > 1:
+                self.unsure(
+                    name, "which %s define" % " and ".join("%s %s" % (v.repo.name, p) for v, p in hits)
+                )
+            elif hits:
+                self.reached(self.defined(hits[0][0], hits[0][1], name), True)
+
+
+_SUPER_CALL = _lazy_pattern(r"(?<![\w$.])super\s*\([^()]*\)\s*\.\s*([A-Za-z_]\w*)\s*\(")
+_SELF_CALL = _lazy_pattern(r"(?<![\w$.])(?:self|cls)\s*\.\s*([A-Za-z_]\w*)\s*\(")
+
+
+def _count_word(n):
+    return {2: "two", 3: "three"}.get(n, str(n))
+
+
+def _chains(code, local):
+    """[(attribute names after ``local.``, whether the chain is called)] in ``code``."""
+    pattern = re.compile(r"(?<![\w$.])%s((?:\s*\.\s*[A-Za-z_$][\w$]*)+)(\s*\()?" % re.escape(local))
+    out = []
+    for m in pattern.finditer(code):
+        chain = [p.strip() for p in m.group(1).split(".") if p.strip()]
+        out.append((chain, bool(m.group(2))))
+    return out
+
+
+def _located(view, path, name):
+    source = view.source(path)
+    return source is not None and locate_symbol(source, path, name) is not None
+
+
+def _kind_of(text, name):
+    """ "class" when ``text`` (a located definition) defines a class, else "function"."""
+    if text is None:
+        return "function"
+    m = _DEFINITION_KIND.search(text)
+    return "class" if m is not None and m.group(1) == "class" else "function"
+
+
+def _js_file(view, path):
+    """The tracked file a JavaScript/TypeScript import of ``path`` loads (extension swapped for
+    the TypeScript source, or the directory's index), or None."""
+    paths = view.paths()
+    path = path.strip("/")
+    base = path
+    for ext in (".js", ".jsx", ".mjs", ".cjs"):
+        if path.endswith(ext):
+            base = path[: -len(ext)]
+            break
+    candidates = (
+        [path] + [base + ext for ext in _JS_EXTENSIONS] + [base + "/index" + ext for ext in _JS_EXTENSIONS]
+    )
+    for candidate in candidates:
+        if candidate in paths and not candidate.endswith(".d.ts"):
+            return candidate
+    return None
+
+
+def _js_entry(view, directory):
+    """The source file a package's bare import loads: package.json's source, types, module or
+    main (a built file mapped back to src/), else src/index or index."""
+    manifest = view.package_json(directory)
+    fields = [manifest.get(k) for k in ("source", "types", "typings", "module", "main")]
+    exports = manifest.get("exports")
+    if isinstance(exports, dict):
+        dot = exports.get(".", exports)
+        if isinstance(dot, str):
+            fields.append(dot)
+        elif isinstance(dot, dict):
+            fields += [v for v in dot.values() if isinstance(v, str)]
+    elif isinstance(exports, str):
+        fields.append(exports)
+    prefix = directory + "/" if directory else ""
+    for value in fields:
+        if not isinstance(value, str) or ".." in value.split("/"):
+            continue
+        value = value[2:] if value.startswith("./") else value
+        value = re.sub(r"\.d\.ts$", ".ts", value)
+        for candidate in (value, re.sub(r"^(?:dist|lib|build|out)/", "src/", value)):
+            found = _js_file(view, prefix + candidate)
+            if found:
+                return found
+    return _js_file(view, prefix + "src/index") or _js_file(view, prefix + "index")
+
+
+# ----------------------------------------------------------------------------------------------
+# Stamping: a dependency is stamped as a cited file is (provenance._stamp_file)
+# ----------------------------------------------------------------------------------------------
+
+
+def read_dependencies(reader, items, warnings):
+    """For each item {"cited": [(repo, rel, real, symbol)], "explicit": [...]} of one capture or
+    confirm, set item["found"]: [Dependency], the explicit ones as given, then those read from
+    the cited symbols' text. Returns {repo id: (repo, {paths})} of the files they are in."""
+    wanted = {}
+    for item in items:
+        found = {}
+        for repo, rel, _, symbol in item.get("explicit") or ():
+            found.setdefault((repo.id, rel, symbol), Dependency(repo, rel, symbol, "explicit", None))
+        for repo, rel, _, symbol in item["cited"]:
+            if not symbol:
+                continue
+            try:
+                data = read_repo_file(repo.path, rel)
+            except UnreadableFile:
+                data = None
+            if data is None:
+                continue
+            try:
+                deps = reader.read(repo, rel, data, symbol, warnings)
+            except (RecursionError, MemoryError, ValueError) as e:
+                warnings.append(
+                    "%s#%s: its dependencies could not be read (%s)" % (rel, symbol, type(e).__name__)
+                )
+                continue
+            for dep in deps:
+                found.setdefault(dep.key(), dep)
+        item["found"] = list(found.values())
+        for dep in item["found"]:
+            wanted.setdefault(dep.repo.id, (dep.repo, set()))[1].add(dep.path)
+    if reader.exhausted:
+        warnings.append(
+            "dependencies: reading stopped after %d files of related repositories; some were not read "
+            "(capture fewer items at once)" % DEPENDENCY_MAX_FILES
+        )
+    return wanted
+
+
+def stamp_dependencies(items, gits, head_blob, warnings):
+    """item["dependencies"] for each item read_dependencies read: each dependency stamped as a
+    cited file is (dicts shaped as anchors, with "how" and "source"). A related repository git
+    cannot read here (not in ``gits``) loses its inferred dependencies, with a warning; explicit
+    ones were refused earlier."""
+    for item in items:
+        stamped = []
+        for dep in item.pop("found"):
+            g = gits.get(dep.repo.id)
+            if g is None:
+                warnings.append("%s: dependency %s:%s#%s not recorded (git cannot read %s here)"
+                                % (dep.source, dep.repo.name, dep.path, dep.symbol, dep.repo.name))  # fmt: skip
+                continue
+            real = os.path.join(dep.repo.path, *dep.path.split("/"))
+            row = _stamp_file(dep.repo, dep.path, real, dep.symbol, g, head_blob, warnings, what="dependency")
+            row["how"], row["source"] = dep.how, dep.source
+            stamped.append(row)
+        item["dependencies"] = stamped
+
+
+def dependency_gits(wanted, gits):
+    """Open git in each repository a dependency read from code is in (one process each, as
+    capture does for the cited ones); one git cannot read here is left out (stamp_dependencies
+    says so)."""
+    for rid, (repo, _) in wanted.items():
+        if rid not in gits:
+            try:
+                gits[rid] = _repo_provenance(repo)
+            except UsageError:
+                pass
+
+
+def _insert_dependencies(store, rid, dependencies):
+    if not dependencies:
+        return
+    store.db.executemany(
+        "INSERT INTO dependencies(evidence_rid, how, source, repo_id, repo_name, root_commit, path, symbol, "
+        "commit_sha, branch, blob, dirty, symbol_hash, symbol_lang, checkout, symbol_lines) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (rid, d["how"], d["source"], d["repo"].id, d["repo"].name, d["repo"].root_commit, d["path"],
+             d["symbol"], d["commit"], d["branch"], d["blob"], d["dirty"], d["symbol_hash"], d["symbol_lang"],
+             d.get("checkout"), d.get("symbol_lines"))
+            for d in dependencies
+        ],
+    )  # fmt: skip
 
 
 # part: parts/core/history.py
@@ -7870,6 +9006,23 @@ class _Suffixed:
         return str(self.reason) + self.suffix
 
 
+class _Dependent:
+    """The reason of an item whose dependency changed: "depends on REPO LABEL, which changed in
+    …", made from the dependency's own reason when it is turned into text (a symbol change is
+    finished after the batch, as the cited ones are)."""
+
+    __slots__ = ("repo", "label", "reason")
+
+    def __init__(self, repo, label, reason):
+        self.repo, self.label, self.reason = repo, label, reason
+
+    def __str__(self):
+        text = str(self.reason)
+        if text.startswith(self.label + " "):
+            return "depends on %s %s, which %s" % (self.repo, self.label, text[len(self.label) + 1 :])
+        return "depends on %s %s: %s" % (self.repo, self.label, text)
+
+
 class FreshnessChecker:
     """Computes verdicts for many items with git work batched per repository."""
 
@@ -7903,6 +9056,8 @@ class FreshnessChecker:
         self.learned = {}
         self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
         self.moved = {}  # {(repo id, recorded commit): commits since}, for items citing no file
+        self.dependencies = {}  # {rid: [dependency rows]} of the items of this call
+        self.dependency_checks = {}  # {what a dependency was stamped with: (verdict, reason)}
 
     def cacheable(self):
         """A test of an item's anchors (every column): whether the verdict this call computed for
@@ -7969,18 +9124,24 @@ class FreshnessChecker:
         row.update(values)
 
     def _load_checks(self, anchors):
+        """What earlier checks learned of these anchors (and dependencies, whose ids are
+        ("dependency", stamp): see _load_dependencies)."""
         ids = [a["id"] for a in anchors if a.get("id") is not None and a["symbol"] and a["symbol_hash"]]
         cursor = self.store.db.cursor()
         cursor.row_factory = None  # plain tuples: no sqlite3.Row per row
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            cursor.execute(
-                "SELECT anchor_id, hash_key, symbol_hash, history_key, history FROM anchor_checks "
-                "WHERE anchor_id IN (%s)" % ",".join("?" * len(chunk)),
-                chunk,
-            )
-            for anchor_id, hash_key, symbol_hash, history_key, history in cursor:
-                self.checks[anchor_id] = (hash_key, symbol_hash, history_key, history)
+        for table, key, wanted, as_id in (
+            ("anchor_checks", "anchor_id", [i for i in ids if not isinstance(i, tuple)], lambda k: k),
+            ("dependency_checks", "stamp", list({i[1] for i in ids if isinstance(i, tuple)}), _dependency_id),
+        ):
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i : i + 500]
+                cursor.execute(
+                    "SELECT %s, hash_key, symbol_hash, history_key, history FROM %s WHERE %s IN (%s)"
+                    % (key, table, key, ",".join("?" * len(chunk))),
+                    chunk,
+                )
+                for found, hash_key, symbol_hash, history_key, history in cursor:
+                    self.checks[as_id(found)] = (hash_key, symbol_hash, history_key, history)
 
     def _save_checks(self):
         """Keep what this call learned for the next (best effort, as the freshness cache)."""
@@ -7992,11 +9153,16 @@ class FreshnessChecker:
         if not rows or not self.remember or self.store.readonly:
             return
         try:
-            self.store.write_keeping_memo(
-                "INSERT OR REPLACE INTO anchor_checks(anchor_id, hash_key, symbol_hash, history_key, history) "
-                "VALUES (?, ?, ?, ?, ?)",
-                rows,
-            )
+            for table, key, chosen in (
+                ("anchor_checks", "anchor_id", [r for r in rows if not isinstance(r[0], tuple)]),
+                ("dependency_checks", "stamp", [(r[0][1],) + r[1:] for r in rows if isinstance(r[0], tuple)]),
+            ):
+                if chosen:
+                    self.store.write_keeping_memo(
+                        "INSERT OR REPLACE INTO %s(%s, hash_key, symbol_hash, history_key, history) "
+                        "VALUES (?, ?, ?, ?, ?)" % (table, key),
+                        chosen,
+                    )
         except sqlite3.OperationalError as e:
             self.store.notice("freshness was computed but not cached (%s)" % e)
 
@@ -8152,16 +9318,28 @@ class FreshnessChecker:
             g.batch_check(specs)
 
     def check_items(self, anchors_by_rid):
-        """{rid: {"verdict", "reasons", "anchors": [...]}} for the given anchors."""
+        """{rid: {"verdict", "reasons", "anchors": [...][, "dependencies": [...]]}} for the given
+        anchors, with the items' dependencies (read from the store) checked alongside."""
         every = [a for anchors in anchors_by_rid.values() for a in anchors]
-        self.prefetch(every)
+        self.dependencies = _load_dependencies(self.store, list(anchors_by_rid))
+        # A dependency whose file still holds the recorded blob, or whose symbol's text is the
+        # recorded one, is current without asking git (most are): only the others join the batch
+        # per repository.
+        depended = [d for deps in self.dependencies.values() for d in deps]
+        self._load_checks(depended)
+        depended = [d for d in depended if not self._unchanged(d)]
+        # One batch per repository for the cited files and the dependencies alike.
+        self.prefetch(every + depended)
         self.cited = {}
-        for a in every:
+        for a in every + depended:
             if a["path"] and a["symbol"]:
                 self.cited.setdefault(a["path"], set()).add(a["symbol"])
         self._load_checks(every)
         self.symbol_changes = []
-        results = {rid: self.check_item(anchors) for rid, anchors in anchors_by_rid.items()}
+        results = {
+            rid: self.check_item(anchors, self.dependencies.get(rid, ()))
+            for rid, anchors in anchors_by_rid.items()
+        }
         if self.symbol_changes:
             self._finish_symbol_changes()
         for res in results.values():  # symbol changes and checkout notes become text now
@@ -8171,6 +9349,8 @@ class FreshnessChecker:
                 if isinstance(change, _SymbolChange) and change.history is not None:
                     a["changed_in"] = [c["sha"] for c in change.history.named]
                 a["reason"] = str(a["reason"])
+            for d in res.get("dependencies", ()):
+                d["reason"] = str(d["reason"])
         self._save_checks()
         return results
 
@@ -8224,7 +9404,42 @@ class FreshnessChecker:
         self.git_failed.add(repo_id)
         return reason
 
-    def check_item(self, anchors):
+    def _unchanged(self, d):
+        """True when dependency ``d``'s file, in the checkout that stamped it, still has the
+        recorded blob (then it is current, and nothing else about it needs git)."""
+        key = d["id"]
+        if key in self.dependency_checks:
+            return self.dependency_checks[key][0] == "current"
+        repo = self.repos.get(d["repo_id"]) if d["repo_id"] is not None else None
+        if repo is None or not d["blob"] or not d["path"]:
+            return False
+        root = d.get("checkout") if d.get("checkout") in repo.all_checkouts() else repo.home
+        data = self._read(root, d["path"])
+        if data is None:
+            return False
+        blob = self._blob(root, d["path"], data, _object_format(d["blob"]))
+        if blob == d["blob"]:
+            self.dependency_checks[key] = ("current", "%s unchanged since capture" % d["path"])
+            return True
+        # The file changed: the symbol's text may not have (parsed once per blob, or known from an
+        # earlier check of the same blob).
+        if not d["symbol"] or not d["symbol_hash"]:
+            return False
+        if self._symbol_hash(blob, data, d["path"], d["symbol"], key) != d["symbol_hash"]:
+            return False
+        self.dependency_checks[key] = ("current", "symbol %s unchanged; other parts of %s changed" % (
+            d["symbol"], d["path"]))  # fmt: skip
+        return True
+
+    def check_dependency(self, d):
+        """(verdict, reason) of one dependency, judged as a cited file is; each distinct stamp once
+        per call, however many items depend on it."""
+        key = d["id"]
+        if key not in self.dependency_checks:
+            self.dependency_checks[key] = self._guarded(self.check_file_anchor, d)
+        return self.dependency_checks[key]
+
+    def check_item(self, anchors, dependencies=()):
         file_anchors = [a for a in anchors if a["path"]]
         checked = []
         for a in file_anchors or anchors[:1]:
@@ -8237,12 +9452,20 @@ class FreshnessChecker:
             checked.append((a, verdict, reason))
         if not checked:
             return {"verdict": "unknown", "reasons": ["nothing recorded to compare"], "anchors": []}
-        verdict = _worst([v for _, v, _ in checked])
-        # The reasons that decide the verdict come first.
-        ordered = sorted(checked, key=lambda t: -VERDICT_SEVERITY[t[1]])
-        return {
+        # A dependency whose text changed (or vanished) makes the item possibly stale; one that is
+        # unchanged, or cannot be checked here, changes nothing.
+        depended = []
+        for d in dependencies:
+            v, r = self.check_dependency(d)
+            label = d["path"] + ("#" + d["symbol"] if d["symbol"] else "")
+            depended.append((d, v, _Dependent(d["repo_name"], label, r)))
+        alerts = [("possibly_stale", r) for _, v, r in depended if v in ("stale", "possibly_stale")]
+        verdict = _worst([v for _, v, _ in checked] + [v for v, _ in alerts])
+        # The reasons that decide the verdict come first (the item's own before its dependencies').
+        ordered = sorted([(v, r) for _, v, r in checked] + alerts, key=lambda t: -VERDICT_SEVERITY[t[0]])
+        out = {
             "verdict": verdict,
-            "reasons": [r for _, _, r in ordered],
+            "reasons": [r for _, r in ordered],
             "anchors": [
                 {
                     "repo": a["repo_name"],
@@ -8256,6 +9479,13 @@ class FreshnessChecker:
                 for a, v, r in checked
             ],
         }
+        if depended:
+            out["dependencies"] = [
+                {"repo": d["repo_name"], "path": d["path"], "symbol": d["symbol"], "how": d["how"],
+                 "source": d["source"], "commit": d["commit_sha"], "verdict": v, "reason": r}
+                for d, v, r in depended
+            ]  # fmt: skip
+        return out
 
     def check_repo_anchor(self, a):
         g, why = self._git_for(a)
@@ -8520,6 +9750,69 @@ def _load_anchors(store, rids, columns=None):
     return out
 
 
+DEPENDENCY_KEY_COLUMNS = ("evidence_rid", "repo_id", "repo_name", "path", "symbol", "commit_sha")
+
+
+def _object_format(object_id):
+    return "sha256" if len(object_id) == 64 else "sha1"
+
+
+def _dependency_id(stamp):
+    return ("dependency", stamp)
+
+
+def _load_dependencies(store, rids, columns=None):
+    """{rid: [dependency row as a dict]} for the items that have any: every column, or
+    ``columns``. With every column, ``id`` is ("dependency", a digest of what it was stamped
+    with): dependencies stamped alike are checked once, and what a check learns of one
+    (dependency_checks) serves every item that shares it."""
+    out = {}
+    rids = list(rids)
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        cursor.execute(
+            "SELECT %s FROM dependencies WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
+            % (", ".join(columns) if columns else "*", ",".join("?" * len(chunk))),
+            chunk,
+        )
+        names = [d[0] for d in cursor.description]
+        at = names.index("evidence_rid")
+        for row in cursor:
+            d = dict(zip(names, row))
+            if "id" in d:
+                d["id"] = _dependency_id(
+                    _key_digest(
+                        *[
+                            str(d[k])
+                            for k in (
+                                "repo_id",
+                                "repo_name",
+                                "path",
+                                "symbol",
+                                "commit_sha",
+                                "blob",
+                                "symbol_hash",
+                                "checkout",
+                            )
+                        ]
+                    )  # fmt: skip
+                )
+            out.setdefault(row[at], []).append(d)
+    return out
+
+
+def _with_dependencies(store, anchors, columns=DEPENDENCY_KEY_COLUMNS):
+    """``anchors`` ({rid: [anchor rows]}) with each item's dependencies after its anchors: what a
+    cached verdict's key is made of (an edit in a dependency's file, or a commit in its
+    repository, must change the key as an edit of a cited file does)."""
+    deps = _load_dependencies(store, list(anchors), columns)
+    if not deps:
+        return anchors
+    return {rid: rows + deps[rid] if rid in deps else rows for rid, rows in anchors.items()}
+
+
 def _index_token(repo_path):
     """Size and mtime of the repository's index, where staged and committed renames and deletions
     show without running git; None when it cannot be read."""
@@ -8673,7 +9966,8 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         anchors = _load_anchors(store, rids)
     repos = {r.id: r for r in _repos(store)} if repos is None else repos
     share, heads = heads, {} if heads is None else heads
-    inputs = {rid: _cache_inputs(repos, anchors[rid], heads) for rid in rids}
+    keyed = _with_dependencies(store, {rid: anchors[rid] for rid in rids})
+    inputs = {rid: _cache_inputs(repos, keyed[rid], heads) for rid in rids}
     keys = {}  # hashed only where the inputs are not the ones a verdict was last matched with
 
     def key_of(rid):
@@ -8695,7 +9989,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
     def hit(rid, stored, verdict, reasons):
         followed = _followed_in(stored)
         # made after following a rename: check the same new files
-        key = _cache_key(repos, anchors[rid], heads, followed) if followed else key_of(rid)
+        key = _cache_key(repos, keyed[rid], heads, followed) if followed else key_of(rid)
         if key is not None and stored == key:
             result[rid] = {"verdict": verdict, "reasons": list(reasons)}
             if not followed:
@@ -8730,7 +10024,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         # Every column of the anchors (a caller may hold fewer: SEARCH_ANCHOR_COLUMNS).
         full = _load_anchors(store, missing)
         computed = checker.check_items(full)
-        rows = _cache_rows(checker, computed, full, repos, heads, key_of)
+        rows = _cache_rows(checker, computed, _with_dependencies(store, full), repos, heads, key_of)
         if use_cache:
             for rid, key, verdict, _, _ in rows:
                 seen[rid] = (key, verdict, tuple(computed[rid]["reasons"]))
@@ -8741,7 +10035,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
 
 def _cache_rows(checker, computed, anchors, repos, heads, key_of):
     """The freshness cache rows for the verdicts ``checker`` just computed (``anchors``: every
-    column): each under the key taken before the check (``key_of(rid)``), so that a file edited
+    column, and the items' dependencies, see _with_dependencies): each under the key taken before the check (``key_of(rid)``), so that a file edited
     meanwhile makes the next lookup miss rather than lend the old verdict its new stat; under the
     key over the files the check followed where it followed a rename; none where
     FreshnessChecker.cacheable says a verdict may not be kept."""
@@ -8816,7 +10110,7 @@ _FTS_INSERT_CODE = (
 def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
     if not isinstance(item, dict):
         raise UsageError("item %d must be an object" % number)
-    unknown = set(item) - {"kind", "claim", "detail", "repo", "files", "confidence"}
+    unknown = set(item) - {"kind", "claim", "detail", "repo", "files", "confidence", "depends_on"}
     if unknown:
         raise UsageError("item %d has unknown field(s): %s" % (number, ", ".join(sorted(unknown))))
     kind = item.get("kind")
@@ -8852,6 +10146,15 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         if not isinstance(spec, str):
             raise UsageError("item %d: files must be strings like path#symbol" % number)
         cited.append(_parse_file_spec(spec, repos, repo, cwd, notes))
+    depends_on = item.get("depends_on") or []
+    if isinstance(depends_on, str):
+        depends_on = [depends_on]
+    if not isinstance(depends_on, list):
+        raise UsageError("item %d: depends_on must be a list of strings like repo:path#symbol" % number)
+    if len(depends_on) > MAX_FILES_PER_ITEM:
+        raise UsageError(
+            "item %d depends on %d symbols; the limit is %d" % (number, len(depends_on), MAX_FILES_PER_ITEM)
+        )
     return {
         "kind": kind,
         "claim": stored_text(claim),
@@ -8859,6 +10162,7 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         "confidence": confidence,
         "repo": repo,
         "cited": cited,
+        "explicit": explicit_dependencies(depends_on, repos, cwd, number),
     }
 
 
@@ -9044,8 +10348,9 @@ def _add_event(store, rid, event, session_id, agent, note, at, previous=None, co
     )
 
 
-def _restamp(store, rid, anchors, event, session_id, agent, note, now):
-    """Replace an item's anchors by ``anchors`` (stamped now), keeping the old ones in its history."""
+def _restamp(store, rid, anchors, event, session_id, agent, note, now, dependencies=None):
+    """Replace an item's anchors by ``anchors`` (stamped now), keeping the old ones in its history,
+    and its dependencies by ``dependencies`` when given."""
     old = _load_anchors(store, [rid])[rid]
     commits = {}
     for a in anchors:
@@ -9053,6 +10358,9 @@ def _restamp(store, rid, anchors, event, session_id, agent, note, now):
     _add_event(store, rid, event, session_id, agent, note, now, _provenance_of(old), commits)
     store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (rid,))
     _insert_anchors(store, rid, anchors)
+    if dependencies is not None:
+        store.db.execute("DELETE FROM dependencies WHERE evidence_rid = ?", (rid,))
+        _insert_dependencies(store, rid, dependencies)
     store.db.execute(
         "UPDATE evidence_fts SET symbols = wctx_index_text(?), paths = wctx_index_text(?), "
         "code = wctx_index_text(?), code_words = ? WHERE rowid = ?",
@@ -9131,21 +10439,33 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             head_blob_cache[key] = hit[0] if hit and hit[1] == "blob" else None
         return head_blob_cache[key]
 
-    # Prefetch HEAD blobs for all cited files of each repo in one cat-file.
+    def prefetch(wanted):
+        """HEAD blobs of {repo id: paths} in one cat-file per repository."""
+        for rid, rels in wanted.items():
+            g = gits.get(rid)
+            if g is not None and g.head:
+                found = g.batch_check(["HEAD:" + r for r in sorted(rels)])
+                for r in rels:
+                    hit = found.get("HEAD:" + r)
+                    head_blob_cache[(g.path, r)] = hit[0] if hit and hit[1] == "blob" else None
+
     wanted = {}
     for p in prepared:
         for repo, rel, _, _ in p["cited"]:
             wanted.setdefault(repo.id, set()).add(rel)
-    for rid, rels in wanted.items():
-        g = gits[rid]
-        if g.head:
-            found = g.batch_check(["HEAD:" + r for r in sorted(rels)])
-            for r in rels:
-                hit = found.get("HEAD:" + r)
-                head_blob_cache[(g.path, r)] = hit[0] if hit and hit[1] == "blob" else None
-
+    prefetch(wanted)
     for p in prepared:
         p["anchors"] = _stamp_anchors(p["repo"], p["cited"], gits, head_blob, warnings)
+    # What the cited symbols call in related repositories, and what the items name with
+    # depends_on: read now, once, and stamped as the cited files are.
+    deps = read_dependencies(DependencyReader(store), prepared, warnings)
+    for p in prepared:
+        for repo, _, _, _ in p["explicit"]:
+            if repo.id not in gits:
+                gits[repo.id] = _repo_provenance(repo)
+    dependency_gits(deps, gits)
+    prefetch({rid: paths for rid, (_, paths) in deps.items()})
+    stamp_dependencies(prepared, gits, head_blob, warnings)
 
     now = utc_now()
     results = []
@@ -9191,13 +10511,20 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             cited = _cited_set(p["anchors"])
             dup = find_duplicate(store, p["repo"].name, p["claim"], cited, stored_text(p["detail"]))
             if dup is not None:
-                results.append(
-                    dict(
-                        repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now),
-                        kind=p["kind"],
-                        repo=p["repo"].name,
-                    )
-                )
+                entry = repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now)
+                # A dependency named this time is added to the item (what is read from code is
+                # read again by confirm, not here).
+                have = {(r["repo_id"], r["path"], r["symbol"]) for r in store.all(
+                    "SELECT repo_id, path, symbol FROM dependencies WHERE evidence_rid = ? AND how = 'explicit'",
+                    (dup["rid"],))}  # fmt: skip
+                named = [d for d in p["dependencies"] if d["how"] == "explicit"
+                         and (d["repo"].id, d["path"], d["symbol"]) not in have]  # fmt: skip
+                if named:
+                    _insert_dependencies(store, dup["rid"], named)
+                    store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (dup["rid"],))
+                    entry["message"] += "; %d dependency named" % len(named) if len(named) == 1 else (
+                        "; %d dependencies named" % len(named))  # fmt: skip
+                results.append(dict(entry, kind=p["kind"], repo=p["repo"].name))
                 continue
             eid = new_id("ev")
             rid = store.db.execute(
@@ -9218,6 +10545,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                 ),
             ).lastrowid
             _insert_anchors(store, rid, p["anchors"])
+            _insert_dependencies(store, rid, p["dependencies"])
             code = _fts_code(p["anchors"])
             store.db.execute(
                 _FTS_INSERT_CODE,
@@ -9249,43 +10577,17 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
 # The identifiers in the files the caller's working tree changed (and files named explicitly) are
 # facts: matched against the symbols and paths that evidence in related repositories cites, they
 # find what another repository learned about the code this session is about to touch. Identifiers
-# come from the source with its comments and strings masked (the symbol machinery's _mask_source),
-# so prose in a comment never matches; module paths are matched in the raw text (imports are
-# strings in many languages).
+# come from the source with its comments and strings masked, read as the symbols part reads what
+# code refers to (code_names), so prose in a comment never matches; module paths are matched in
+# the raw text (imports are strings in many languages).
 
 CODE_REF_MAX_FILES = 40  # changed files read per call, in path order
 CODE_REF_MAX_BYTES = 512 * 1024  # larger files are skipped (generated code, bundles)
 CODE_REF_MIN_NAME = 4  # a cited symbol shorter than this ("get", "run") matches too much
 CODE_REF_MAX_ANCHORS = 200000  # cited symbols and paths read per call (a bound, not a sample)
-_IDENT_RE = _lazy_pattern(r"[A-Za-z_$][A-Za-z0-9_$]*")
-_CALL_RE = _lazy_pattern(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
-_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
-
-
-def _contains_word(text, form):
-    """True when ``form`` occurs in ``text`` with no identifier character on either side."""
-    start = text.find(form)
-    while start >= 0:
-        end = start + len(form)
-        if (start == 0 or text[start - 1] not in _WORD_CHARS) and (
-            end == len(text) or text[end] not in _WORD_CHARS
-        ):
-            return True
-        start = text.find(form, start + 1)
-    return False
-
-
-_GENERIC_STEMS = frozenset({"index", "__init__", "mod", "main", "lib", "src", "init"})
 
 CodeReference = collections.namedtuple(
     "CodeReference", "rid local_path local_status how name cited_repo cited_spec evidence_id kind"
-)
-
-
-_CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor", "new", "initialize"})
-# receiver.method, receiver::method, receiver->method; a lookahead, so a.b.c gives (a, b) and (b, c).
-_RECEIVER_RE = _lazy_pattern(
-    r"(?<![A-Za-z0-9_$])(?=([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:\?\.|\.|::|->)\s*([A-Za-z_$][A-Za-z0-9_$]*))"
 )
 
 
@@ -9298,32 +10600,10 @@ def _symbol_name(symbol):
     if not parts:
         return None, None
     owner = parts[-2] if len(parts) > 1 else None
-    name = owner if owner and parts[-1] in _CONSTRUCTORS else parts[-1]
+    name = owner if owner and parts[-1] in CONSTRUCTORS else parts[-1]
     if len(name) < CODE_REF_MIN_NAME or not _IDENT_RE.fullmatch(name):
         return None, owner
     return name, owner
-
-
-def _plain(identifier):
-    """An identifier with case and separators dropped: connection_pool, connectionPool and
-    ConnectionPool all read "connectionpool"."""
-    return identifier.replace("_", "").replace("$", "").lower()
-
-
-@MODULE_FORMS
-def _module_forms(path):
-    """How code elsewhere names a cited file: its last two path parts without the extension,
-    slash- or dot-separated ("src/upload/upload.ts" -> "upload/upload", "upload.upload"); none for
-    a file directly under the root or a generic stem (index, __init__)."""
-    parts = [p for p in os.path.splitext(path)[0].split("/") if p]
-    if parts and parts[-1] in _GENERIC_STEMS:
-        parts = parts[:-1]
-    if len(parts) < 2:
-        return ()
-    tail = parts[-2:]
-    if tail[0] in _GENERIC_STEMS and len(parts) >= 3:
-        tail = parts[-3:]
-    return ("/".join(tail), ".".join(tail))
 
 
 def working_files(origin, files=(), cwd=None):
@@ -9414,20 +10694,12 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         return []
     hits = []  # (rel, status, anchor, how, name)
     for rel, status, text, code in texts:
-        called = set(_CALL_RE.findall(code))
-        named = set(_IDENT_RE.findall(code))
-        receivers = {}  # method name -> the receivers it is called on here, plain (see _plain)
-        for receiver, method in _RECEIVER_RE.findall(code):
-            receivers.setdefault(method, set()).add(_plain(receiver))
-        for name in sorted(named & set(by_name)):
-            how = "calls" if name in called else "uses"
+        names = code_names(code)
+        for name in sorted(names.named & set(by_name)):
+            how = "calls" if name in names.called else "uses"
             for a in by_name[name]:
-                # A method counts only when its class is named here or is the receiver's name
-                # (pool.release for Pool.release): every class has an __init__ or a close.
-                _, owner = _symbol_name(a[0])
-                if owner and owner not in named and _plain(owner) not in receivers.get(name, ()):
-                    continue
-                hits.append((rel, status, a, how, name))
+                if names.reaches(name, _symbol_name(a[0])[1]):
+                    hits.append((rel, status, a, how, name))
         for form, cited in sorted(by_form.items()):
             if _contains_word(text, form):
                 hits.extend((rel, status, a, "imports", form) for a in cited)
@@ -10933,11 +12205,12 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     # Refresh the search cache with what we compute exactly, under keys taken before the check.
     repos = {r.id: r for r in _repos(store)}
     heads = {}
-    keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
+    keyed = _with_dependencies(store, anchors)
+    keys = {rid: _cache_key(repos, keyed[rid], heads) for rid in rids}
     checker = FreshnessChecker(store, remember=True)
     computed = checker.check_items(anchors)
     _write_freshness_cache(
-        store, _changed_rows(store, _cache_rows(checker, computed, anchors, repos, heads, keys.get))
+        store, _changed_rows(store, _cache_rows(checker, computed, keyed, repos, heads, keys.get))
     )
     items = []
     summary = {v: 0 for v in VERDICTS}
@@ -10948,6 +12221,8 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
         cites_file = any(a["path"] for a in anchors[rid])
         items.append({"id": eid, "verdict": c["verdict"], "reasons": c["reasons"], "anchors": c["anchors"],
                       "cites_file": cites_file})  # fmt: skip
+        if c.get("dependencies"):
+            items[-1]["dependencies"] = c["dependencies"]
         if not cites_file and anchors[rid]:
             a = anchors[rid][0]
             group = fileless.setdefault(a["repo_name"], {"repo": a["repo_name"], "items": 0, "verdicts": {},
@@ -11033,6 +12308,13 @@ def get_evidence(store, evidence_id):
         for a in anchors
     ]
     item["freshness"] = {"verdict": fresh["verdict"], "reasons": fresh["reasons"]}
+    # What the cited symbols call in related repositories (read at capture or confirm) and what
+    # the item named with depends_on, each with its own verdict.
+    item["dependencies"] = [
+        {"repo": d["repo"], "path": d["path"], "symbol": d["symbol"], "how": d["how"], "from": d["source"],
+         "commit": d["commit"], "verdict": d["verdict"]}
+        for d in fresh.get("dependencies", ())
+    ]  # fmt: skip
     replaced = store.all("SELECT id FROM evidence WHERE superseded_by = ?", (row["id"],))
     item["supersedes"] = [r["id"] for r in replaced]
     item["history"] = item_history(store, rid)
@@ -11142,22 +12424,40 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
                     "replace it: wctx supersede %s --by NEW-ID" % (eid, a["symbol"], repo.name, rel, eid)
                 )
             cited.append((repo, rel, os.path.join(repo.path, *rel.split("/")), a["symbol"]))
-        for repo in [item_repo] + [c[0] for c in cited]:
+        explicit = []
+        for d in checker.dependencies.get(rid, ()):
+            if d["how"] != "explicit":
+                continue  # read again from the cited symbols' text below
+            repo = repos.get(d["repo_id"]) if d["repo_id"] is not None else None
+            label = "%s:%s%s" % (d["repo_name"], d["path"], "#" + d["symbol"] if d["symbol"] else "")
+            if repo is None or read_repo_file(repo.path, d["path"]) is None:
+                raise UsageError(
+                    "%s depends on %s, which is not on this machine or no longer exists; record what is true "
+                    "now and replace it: wctx supersede %s --by NEW-ID" % (eid, label, eid)
+                )
+            explicit.append((repo, d["path"], os.path.join(repo.path, *d["path"].split("/")), d["symbol"]))
+        for repo in [item_repo] + [c[0] for c in cited] + [e[0] for e in explicit]:
             if repo.id not in gits:
                 gits[repo.id] = _repo_provenance(repo)
-        plans.append((rid, eid, item_repo, cited))
+        plans.append({"rid": rid, "eid": eid, "repo": item_repo, "cited": cited, "explicit": explicit})
 
     def head_blob(g, rel):
         hit = g.batch_check(["HEAD:" + rel]).get("HEAD:" + rel) if g.head else None
         return hit[0] if hit and hit[1] == "blob" else None
 
     warnings, confirmed = [], []
+    # What the cited symbols call is read again: the code may call something else now.
+    dependency_gits(read_dependencies(DependencyReader(store), plans, warnings), gits)
+    stamp_dependencies(plans, gits, head_blob, warnings)
     now = utc_now()
     with store.atomic():
-        for rid, eid, item_repo, cited in plans:
-            stamped = _stamp_anchors(item_repo, cited, gits, head_blob, warnings)
-            commits = _restamp(store, rid, stamped, "confirmed", session_id, agent, note, now)
-            confirmed.append({"id": eid, "was": before[rid]["verdict"], "commits": commits})
+        for plan in plans:
+            rid = plan["rid"]
+            stamped = _stamp_anchors(plan["repo"], plan["cited"], gits, head_blob, warnings)
+            commits = _restamp(
+                store, rid, stamped, "confirmed", session_id, agent, note, now, plan["dependencies"]
+            )
+            confirmed.append({"id": plan["eid"], "was": before[rid]["verdict"], "commits": commits})
     return {
         "confirmed": confirmed,
         "warnings": warnings,
@@ -11573,7 +12873,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
     picked["went_stale"] = [
         (rid, Fallback("went_stale", verdict=r["verdict"], at=r["served_at"]))
         for rid, r in served_verdicts.items()
-        if fresh.get(rid, {}).get("verdict") == "stale"
+        if _went_stale(r["verdict"], fresh.get(rid, {}).get("verdict"), anchors.get(rid, ()))
     ][:BRIEF_SECTION_ITEMS]
     evidence = _evidence_rows(store, all_rids)
     shown = set()
@@ -11634,6 +12934,16 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
             )
     res["ms"] = round((time.perf_counter() - started) * 1000.0, 2)
     return res
+
+
+def _went_stale(served, now, anchors):
+    """Whether an item a briefing showed as ``served`` is worth saying again as ``now``: it is
+    stale, or it cites code and was current and is possibly stale now (a symbol it depends on in
+    another repository changed). An item citing no file turns possibly stale whenever its
+    repository moves on, which is not news."""
+    if now == "stale":
+        return True
+    return now == "possibly_stale" and served == "current" and any(a["path"] for a in anchors)
 
 
 def estimate_tokens(text):
@@ -17850,6 +19160,14 @@ def format_item(item):
                 "  %s  commit %s%s"
                 % (a["repo"], short_sha(a["commit"]), "  branch " + a["branch"] if a["branch"] else "")
             )
+    if item.get("dependencies"):
+        lines.append("depends on:")
+        for d in item["dependencies"]:
+            lines.append(
+                "  %s:%s%s  commit %s  [%s]  (%s)"
+                % (d["repo"], d["path"], "#" + d["symbol"] if d["symbol"] else "", short_sha(d["commit"]),
+                   d["verdict"], "named at capture" if d["how"] == "explicit" else "%s %s" % (d["from"], d["how"]))
+            )  # fmt: skip
     lines.append("freshness:  " + item["freshness"]["verdict"])
     for r in item["freshness"]["reasons"]:
         lines.append("    " + r)
@@ -18600,9 +19918,10 @@ ITEM_FLAGS = {
 
 
 def items_from_flags(ordered):
-    """Turn ordered (flag, value) pairs into capture items. --repo, --file and --confidence after
-    an item flag belong to that item; before the first item flag they are defaults for all items."""
-    defaults = {"repo": None, "files": [], "confidence": None}
+    """Turn ordered (flag, value) pairs into capture items. --repo, --file, --depends-on and
+    --confidence after an item flag belong to that item; before the first item flag they are
+    defaults for all items."""
+    defaults = {"repo": None, "files": [], "depends_on": [], "confidence": None}
     items = []
     for dest, value in ordered:
         if dest in ITEM_FLAGS:
@@ -18614,6 +19933,7 @@ def items_from_flags(ordered):
                     "detail": detail,
                     "repo": None,
                     "files": [],
+                    "depends_on": [],
                     "confidence": None,
                 }
             )
@@ -18621,11 +19941,14 @@ def items_from_flags(ordered):
             target = items[-1] if items else defaults
             if dest == "file":
                 target["files"].append(value)
+            elif dest == "depends_on":
+                target["depends_on"].append(value)
             else:
                 target[dest] = value
     for item in items:
         item["repo"] = item["repo"] or defaults["repo"]
         item["files"] = defaults["files"] + item["files"]
+        item["depends_on"] = defaults["depends_on"] + item["depends_on"]
         if item["confidence"] is None:
             item["confidence"] = defaults["confidence"]
     return items
@@ -18639,9 +19962,11 @@ def cmd_capture(args, store):
         --finding "SDK swallows the 419 :: returns it terminal, no retry" \\
         --repo my-sdk --file "src/upload/upload.ts#uploadDocument"
 
-    --repo, --file and --confidence after an item flag (--finding, --decision, --dead-end,
-    --question, --constraint, --known-issue, --note) belong to that item; given before the first
-    item flag they apply to every item. "claim :: detail" splits the claim from its detail.
+    --repo, --file, --depends-on and --confidence after an item flag (--finding, --decision,
+    --dead-end, --question, --constraint, --known-issue, --note) belong to that item; given before
+    the first item flag they apply to every item. "claim :: detail" splits the claim from its
+    detail. What a cited symbol calls in related repositories is read at capture; --depends-on
+    REPO:PATH#SYMBOL names a dependency no reading finds.
 
     Without --session, run inside a Claude Code or Codex session, the items join that session
     (found by CLAUDE_CODE_SESSION_ID, CODEX_THREAD_ID, or for older Claude Code the newest
@@ -19702,6 +21027,14 @@ def build_parser(only=None):
         action=_Ordered,
         metavar="PATH[#SYMBOL]",
         help="cited file, repeatable; repo-name:path for another repo",
+    )
+    p.add_argument(
+        "--depends-on",
+        dest="depends_on",
+        action=_Ordered,
+        metavar="REPO:PATH[#SYMBOL]",
+        help="a symbol the item depends on that its cited code does not visibly call, repeatable: "
+        "its change makes the item possibly stale",
     )
     p.add_argument(
         "--confidence",

@@ -227,15 +227,20 @@ def run_span(repos, days, args, wctx, say):
     try:
         store = wctx.open_store(home)
         per_repo = args.items // len(repos)
-        for n, repo in enumerate(repos):
+        for repo in repos:
             name = os.path.basename(os.path.normpath(repo))
             t0, t1 = commit_before(repo, days)
             worktree = os.path.join(scratch, name)
             git(repo, "worktree", "add", "--detach", "--quiet", worktree, t0)
-            c = {"name": name, "repo": repo, "worktree": worktree, "t0": t0, "t1": t1}
-            checkouts.append(c)
+            checkouts.append({"name": name, "repo": repo, "worktree": worktree, "t0": t0, "t1": t1})
             wctx.register_repo(store, worktree, name=name)
             wctx.add_to_workspace(store, "bench", name, create=True)
+        # Declared relations make capture read what cited symbols call in the related
+        # repositories, and verify check those dependencies too (#31).
+        for pair in args.relate or ():
+            wctx.relate(store, pair.split(":")[0], "depends_on", pair.split(":")[1])
+        for n, c in enumerate(checkouts):
+            repo, name, worktree, t0, t1 = c["repo"], c["name"], c["worktree"], c["t0"], c["t1"]
             symbols = symbols_at(repo, t0, oracle)
             items = pick_items(name, symbols, per_repo + (args.items % len(repos) if n == 0 else 0), rng)
             started = time.perf_counter()
@@ -260,6 +265,7 @@ def run_span(repos, days, args, wctx, say):
             }
             report["repositories"].append(stats)
             say("%s: %s" % (name, stats))
+        report["dependencies"] = store.one("SELECT count(*) FROM dependencies")[0] if args.relate else 0
         ids = [r["id"] for r in store.all("SELECT id FROM evidence ORDER BY rid")]
         # Item ids are drawn at random: another run (another build) is compared item by item
         # under "repository: claim", which the seed makes the same.
@@ -409,6 +415,8 @@ def format_report(reports):
             )
         if "summary" in r:
             lines.append("  verdicts: %s" % ", ".join("%s %d" % kv for kv in r["summary"].items()))
+        if r.get("dependencies"):
+            lines.append("  dependencies recorded at capture: %d" % r["dependencies"])
     return "\n".join(lines)
 
 
@@ -426,6 +434,8 @@ def main(argv=None):
                         "span and seed): count the items whose cold verdict and reasons are the same")  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the store and worktrees (for profiling)")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--relate", action="append", metavar="FROM:TO",
+                        help="declare FROM depends_on TO before capture (repeatable; repository names)")  # fmt: skip
     args = parser.parse_args(argv)
     args.wctx = os.path.abspath(args.wctx)
     if args.compare and not os.path.isfile(args.compare):

@@ -154,7 +154,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
     picked["went_stale"] = [
         (rid, Fallback("went_stale", verdict=r["verdict"], at=r["served_at"]))
         for rid, r in served_verdicts.items()
-        if fresh.get(rid, {}).get("verdict") == "stale"
+        if _went_stale(r["verdict"], fresh.get(rid, {}).get("verdict"), anchors.get(rid, ()))
     ][:BRIEF_SECTION_ITEMS]
     evidence = _evidence_rows(store, all_rids)
     shown = set()
@@ -215,6 +215,16 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
             )
     res["ms"] = round((time.perf_counter() - started) * 1000.0, 2)
     return res
+
+
+def _went_stale(served, now, anchors):
+    """Whether an item a briefing showed as ``served`` is worth saying again as ``now``: it is
+    stale, or it cites code and was current and is possibly stale now (a symbol it depends on in
+    another repository changed). An item citing no file turns possibly stale whenever its
+    repository moves on, which is not news."""
+    if now == "stale":
+        return True
+    return now == "possibly_stale" and served == "current" and any(a["path"] for a in anchors)
 
 
 def estimate_tokens(text):

@@ -177,6 +177,7 @@ SOURCE_INDEX = FunctionMemo("definitions index of a source", "(source, language)
 COMPILED_PATTERNS = FunctionMemo("compiled definition patterns", "pattern text", _PURE, 512)
 PYTHON_DEFINITIONS = FunctionMemo("definitions of a Python source", "source text", _PURE, 8)
 SOURCE_LINES = FunctionMemo("lines of a Python source", "source text", _PURE, 8)
+IMPORTS = FunctionMemo("import bindings of a source", "(source, language)", _PURE, 32)
 PY_PIECES_BYTES = 32 * 1024 * 1024
 _PY_PIECES = CacheTable(
     "definitions of a piece of Python",

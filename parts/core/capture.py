@@ -11,6 +11,14 @@ from .constants import (
     MAX_ITEMS_PER_CAPTURE,
     MAX_SUMMARY_CHARS,
 )
+from .dependencies import (
+    DependencyReader,
+    _insert_dependencies,
+    dependency_gits,
+    explicit_dependencies,
+    read_dependencies,
+    stamp_dependencies,
+)
 from .errors import UsageError
 from .freshness import _load_anchors
 from .helpers import claim_key, clean_text, new_id, printable_path, split_claim, utc_now
@@ -58,7 +66,7 @@ _FTS_INSERT_CODE = (
 def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
     if not isinstance(item, dict):
         raise UsageError("item %d must be an object" % number)
-    unknown = set(item) - {"kind", "claim", "detail", "repo", "files", "confidence"}
+    unknown = set(item) - {"kind", "claim", "detail", "repo", "files", "confidence", "depends_on"}
     if unknown:
         raise UsageError("item %d has unknown field(s): %s" % (number, ", ".join(sorted(unknown))))
     kind = item.get("kind")
@@ -94,6 +102,15 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         if not isinstance(spec, str):
             raise UsageError("item %d: files must be strings like path#symbol" % number)
         cited.append(_parse_file_spec(spec, repos, repo, cwd, notes))
+    depends_on = item.get("depends_on") or []
+    if isinstance(depends_on, str):
+        depends_on = [depends_on]
+    if not isinstance(depends_on, list):
+        raise UsageError("item %d: depends_on must be a list of strings like repo:path#symbol" % number)
+    if len(depends_on) > MAX_FILES_PER_ITEM:
+        raise UsageError(
+            "item %d depends on %d symbols; the limit is %d" % (number, len(depends_on), MAX_FILES_PER_ITEM)
+        )
     return {
         "kind": kind,
         "claim": stored_text(claim),
@@ -101,6 +118,7 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         "confidence": confidence,
         "repo": repo,
         "cited": cited,
+        "explicit": explicit_dependencies(depends_on, repos, cwd, number),
     }
 
 
@@ -286,8 +304,9 @@ def _add_event(store, rid, event, session_id, agent, note, at, previous=None, co
     )
 
 
-def _restamp(store, rid, anchors, event, session_id, agent, note, now):
-    """Replace an item's anchors by ``anchors`` (stamped now), keeping the old ones in its history."""
+def _restamp(store, rid, anchors, event, session_id, agent, note, now, dependencies=None):
+    """Replace an item's anchors by ``anchors`` (stamped now), keeping the old ones in its history,
+    and its dependencies by ``dependencies`` when given."""
     old = _load_anchors(store, [rid])[rid]
     commits = {}
     for a in anchors:
@@ -295,6 +314,9 @@ def _restamp(store, rid, anchors, event, session_id, agent, note, now):
     _add_event(store, rid, event, session_id, agent, note, now, _provenance_of(old), commits)
     store.db.execute("DELETE FROM anchors WHERE evidence_rid = ?", (rid,))
     _insert_anchors(store, rid, anchors)
+    if dependencies is not None:
+        store.db.execute("DELETE FROM dependencies WHERE evidence_rid = ?", (rid,))
+        _insert_dependencies(store, rid, dependencies)
     store.db.execute(
         "UPDATE evidence_fts SET symbols = wctx_index_text(?), paths = wctx_index_text(?), "
         "code = wctx_index_text(?), code_words = ? WHERE rowid = ?",
@@ -373,21 +395,33 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             head_blob_cache[key] = hit[0] if hit and hit[1] == "blob" else None
         return head_blob_cache[key]
 
-    # Prefetch HEAD blobs for all cited files of each repo in one cat-file.
+    def prefetch(wanted):
+        """HEAD blobs of {repo id: paths} in one cat-file per repository."""
+        for rid, rels in wanted.items():
+            g = gits.get(rid)
+            if g is not None and g.head:
+                found = g.batch_check(["HEAD:" + r for r in sorted(rels)])
+                for r in rels:
+                    hit = found.get("HEAD:" + r)
+                    head_blob_cache[(g.path, r)] = hit[0] if hit and hit[1] == "blob" else None
+
     wanted = {}
     for p in prepared:
         for repo, rel, _, _ in p["cited"]:
             wanted.setdefault(repo.id, set()).add(rel)
-    for rid, rels in wanted.items():
-        g = gits[rid]
-        if g.head:
-            found = g.batch_check(["HEAD:" + r for r in sorted(rels)])
-            for r in rels:
-                hit = found.get("HEAD:" + r)
-                head_blob_cache[(g.path, r)] = hit[0] if hit and hit[1] == "blob" else None
-
+    prefetch(wanted)
     for p in prepared:
         p["anchors"] = _stamp_anchors(p["repo"], p["cited"], gits, head_blob, warnings)
+    # What the cited symbols call in related repositories, and what the items name with
+    # depends_on: read now, once, and stamped as the cited files are.
+    deps = read_dependencies(DependencyReader(store), prepared, warnings)
+    for p in prepared:
+        for repo, _, _, _ in p["explicit"]:
+            if repo.id not in gits:
+                gits[repo.id] = _repo_provenance(repo)
+    dependency_gits(deps, gits)
+    prefetch({rid: paths for rid, (_, paths) in deps.items()})
+    stamp_dependencies(prepared, gits, head_blob, warnings)
 
     now = utc_now()
     results = []
@@ -433,13 +467,20 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             cited = _cited_set(p["anchors"])
             dup = find_duplicate(store, p["repo"].name, p["claim"], cited, stored_text(p["detail"]))
             if dup is not None:
-                results.append(
-                    dict(
-                        repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now),
-                        kind=p["kind"],
-                        repo=p["repo"].name,
-                    )
-                )
+                entry = repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now)
+                # A dependency named this time is added to the item (what is read from code is
+                # read again by confirm, not here).
+                have = {(r["repo_id"], r["path"], r["symbol"]) for r in store.all(
+                    "SELECT repo_id, path, symbol FROM dependencies WHERE evidence_rid = ? AND how = 'explicit'",
+                    (dup["rid"],))}  # fmt: skip
+                named = [d for d in p["dependencies"] if d["how"] == "explicit"
+                         and (d["repo"].id, d["path"], d["symbol"]) not in have]  # fmt: skip
+                if named:
+                    _insert_dependencies(store, dup["rid"], named)
+                    store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (dup["rid"],))
+                    entry["message"] += "; %d dependency named" % len(named) if len(named) == 1 else (
+                        "; %d dependencies named" % len(named))  # fmt: skip
+                results.append(dict(entry, kind=p["kind"], repo=p["repo"].name))
                 continue
             eid = new_id("ev")
             rid = store.db.execute(
@@ -460,6 +501,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                 ),
             ).lastrowid
             _insert_anchors(store, rid, p["anchors"])
+            _insert_dependencies(store, rid, p["dependencies"])
             code = _fts_code(p["anchors"])
             store.db.execute(
                 _FTS_INSERT_CODE,

@@ -317,9 +317,10 @@ ITEM_FLAGS = {
 
 
 def items_from_flags(ordered):
-    """Turn ordered (flag, value) pairs into capture items. --repo, --file and --confidence after
-    an item flag belong to that item; before the first item flag they are defaults for all items."""
-    defaults = {"repo": None, "files": [], "confidence": None}
+    """Turn ordered (flag, value) pairs into capture items. --repo, --file, --depends-on and
+    --confidence after an item flag belong to that item; before the first item flag they are
+    defaults for all items."""
+    defaults = {"repo": None, "files": [], "depends_on": [], "confidence": None}
     items = []
     for dest, value in ordered:
         if dest in ITEM_FLAGS:
@@ -331,6 +332,7 @@ def items_from_flags(ordered):
                     "detail": detail,
                     "repo": None,
                     "files": [],
+                    "depends_on": [],
                     "confidence": None,
                 }
             )
@@ -338,11 +340,14 @@ def items_from_flags(ordered):
             target = items[-1] if items else defaults
             if dest == "file":
                 target["files"].append(value)
+            elif dest == "depends_on":
+                target["depends_on"].append(value)
             else:
                 target[dest] = value
     for item in items:
         item["repo"] = item["repo"] or defaults["repo"]
         item["files"] = defaults["files"] + item["files"]
+        item["depends_on"] = defaults["depends_on"] + item["depends_on"]
         if item["confidence"] is None:
             item["confidence"] = defaults["confidence"]
     return items
@@ -356,9 +361,11 @@ def cmd_capture(args, store):
         --finding "SDK swallows the 419 :: returns it terminal, no retry" \\
         --repo my-sdk --file "src/upload/upload.ts#uploadDocument"
 
-    --repo, --file and --confidence after an item flag (--finding, --decision, --dead-end,
-    --question, --constraint, --known-issue, --note) belong to that item; given before the first
-    item flag they apply to every item. "claim :: detail" splits the claim from its detail.
+    --repo, --file, --depends-on and --confidence after an item flag (--finding, --decision,
+    --dead-end, --question, --constraint, --known-issue, --note) belong to that item; given before
+    the first item flag they apply to every item. "claim :: detail" splits the claim from its
+    detail. What a cited symbol calls in related repositories is read at capture; --depends-on
+    REPO:PATH#SYMBOL names a dependency no reading finds.
 
     Without --session, run inside a Claude Code or Codex session, the items join that session
     (found by CLAUDE_CODE_SESSION_ID, CODEX_THREAD_ID, or for older Claude Code the newest

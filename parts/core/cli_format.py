@@ -168,6 +168,14 @@ def format_item(item):
                 "  %s  commit %s%s"
                 % (a["repo"], short_sha(a["commit"]), "  branch " + a["branch"] if a["branch"] else "")
             )
+    if item.get("dependencies"):
+        lines.append("depends on:")
+        for d in item["dependencies"]:
+            lines.append(
+                "  %s:%s%s  commit %s  [%s]  (%s)"
+                % (d["repo"], d["path"], "#" + d["symbol"] if d["symbol"] else "", short_sha(d["commit"]),
+                   d["verdict"], "named at capture" if d["how"] == "explicit" else "%s %s" % (d["from"], d["how"]))
+            )  # fmt: skip
     lines.append("freshness:  " + item["freshness"]["verdict"])
     for r in item["freshness"]["reasons"]:
         lines.append("    " + r)

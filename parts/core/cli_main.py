@@ -290,6 +290,14 @@ def build_parser(only=None):
         help="cited file, repeatable; repo-name:path for another repo",
     )
     p.add_argument(
+        "--depends-on",
+        dest="depends_on",
+        action=_Ordered,
+        metavar="REPO:PATH[#SYMBOL]",
+        help="a symbol the item depends on that its cited code does not visibly call, repeatable: "
+        "its change makes the item possibly stale",
+    )
+    p.add_argument(
         "--confidence",
         dest="confidence",
         action=_Ordered,

@@ -4,12 +4,19 @@ import collections
 import os
 import re
 
-from .caches import MODULE_FORMS, SYMBOL_NAMES
-from .constants import _lazy_pattern
+from .caches import SYMBOL_NAMES
 from .errors import WctxError
 from .git import GitRepo, UnreadableFile, read_repo_file, repo_relative_path
 from .helpers import is_utf8
-from .symbols import _mask_source, language_of
+from .symbols import (
+    _IDENT_RE,
+    CONSTRUCTORS,
+    _contains_word,
+    _mask_source,
+    _module_forms,
+    code_names,
+    language_of,
+)
 
 # ----------------------------------------------------------------------------------------------
 # Code references: what evidence of related repositories cites of the code this session changes
@@ -17,43 +24,17 @@ from .symbols import _mask_source, language_of
 # The identifiers in the files the caller's working tree changed (and files named explicitly) are
 # facts: matched against the symbols and paths that evidence in related repositories cites, they
 # find what another repository learned about the code this session is about to touch. Identifiers
-# come from the source with its comments and strings masked (the symbol machinery's _mask_source),
-# so prose in a comment never matches; module paths are matched in the raw text (imports are
-# strings in many languages).
+# come from the source with its comments and strings masked, read as the symbols part reads what
+# code refers to (code_names), so prose in a comment never matches; module paths are matched in
+# the raw text (imports are strings in many languages).
 
 CODE_REF_MAX_FILES = 40  # changed files read per call, in path order
 CODE_REF_MAX_BYTES = 512 * 1024  # larger files are skipped (generated code, bundles)
 CODE_REF_MIN_NAME = 4  # a cited symbol shorter than this ("get", "run") matches too much
 CODE_REF_MAX_ANCHORS = 200000  # cited symbols and paths read per call (a bound, not a sample)
-_IDENT_RE = _lazy_pattern(r"[A-Za-z_$][A-Za-z0-9_$]*")
-_CALL_RE = _lazy_pattern(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
-_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
-
-
-def _contains_word(text, form):
-    """True when ``form`` occurs in ``text`` with no identifier character on either side."""
-    start = text.find(form)
-    while start >= 0:
-        end = start + len(form)
-        if (start == 0 or text[start - 1] not in _WORD_CHARS) and (
-            end == len(text) or text[end] not in _WORD_CHARS
-        ):
-            return True
-        start = text.find(form, start + 1)
-    return False
-
-
-_GENERIC_STEMS = frozenset({"index", "__init__", "mod", "main", "lib", "src", "init"})
 
 CodeReference = collections.namedtuple(
     "CodeReference", "rid local_path local_status how name cited_repo cited_spec evidence_id kind"
-)
-
-
-_CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor", "new", "initialize"})
-# receiver.method, receiver::method, receiver->method; a lookahead, so a.b.c gives (a, b) and (b, c).
-_RECEIVER_RE = _lazy_pattern(
-    r"(?<![A-Za-z0-9_$])(?=([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:\?\.|\.|::|->)\s*([A-Za-z_$][A-Za-z0-9_$]*))"
 )
 
 
@@ -66,32 +47,10 @@ def _symbol_name(symbol):
     if not parts:
         return None, None
     owner = parts[-2] if len(parts) > 1 else None
-    name = owner if owner and parts[-1] in _CONSTRUCTORS else parts[-1]
+    name = owner if owner and parts[-1] in CONSTRUCTORS else parts[-1]
     if len(name) < CODE_REF_MIN_NAME or not _IDENT_RE.fullmatch(name):
         return None, owner
     return name, owner
-
-
-def _plain(identifier):
-    """An identifier with case and separators dropped: connection_pool, connectionPool and
-    ConnectionPool all read "connectionpool"."""
-    return identifier.replace("_", "").replace("$", "").lower()
-
-
-@MODULE_FORMS
-def _module_forms(path):
-    """How code elsewhere names a cited file: its last two path parts without the extension,
-    slash- or dot-separated ("src/upload/upload.ts" -> "upload/upload", "upload.upload"); none for
-    a file directly under the root or a generic stem (index, __init__)."""
-    parts = [p for p in os.path.splitext(path)[0].split("/") if p]
-    if parts and parts[-1] in _GENERIC_STEMS:
-        parts = parts[:-1]
-    if len(parts) < 2:
-        return ()
-    tail = parts[-2:]
-    if tail[0] in _GENERIC_STEMS and len(parts) >= 3:
-        tail = parts[-3:]
-    return ("/".join(tail), ".".join(tail))
 
 
 def working_files(origin, files=(), cwd=None):
@@ -182,20 +141,12 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         return []
     hits = []  # (rel, status, anchor, how, name)
     for rel, status, text, code in texts:
-        called = set(_CALL_RE.findall(code))
-        named = set(_IDENT_RE.findall(code))
-        receivers = {}  # method name -> the receivers it is called on here, plain (see _plain)
-        for receiver, method in _RECEIVER_RE.findall(code):
-            receivers.setdefault(method, set()).add(_plain(receiver))
-        for name in sorted(named & set(by_name)):
-            how = "calls" if name in called else "uses"
+        names = code_names(code)
+        for name in sorted(names.named & set(by_name)):
+            how = "calls" if name in names.called else "uses"
             for a in by_name[name]:
-                # A method counts only when its class is named here or is the receiver's name
-                # (pool.release for Pool.release): every class has an __init__ or a close.
-                _, owner = _symbol_name(a[0])
-                if owner and owner not in named and _plain(owner) not in receivers.get(name, ()):
-                    continue
-                hits.append((rel, status, a, how, name))
+                if names.reaches(name, _symbol_name(a[0])[1]):
+                    hits.append((rel, status, a, how, name))
         for form, cited in sorted(by_form.items()):
             if _contains_word(text, form):
                 hits.extend((rel, status, a, "imports", form) for a in cited)

@@ -185,6 +185,23 @@ class _Suffixed:
         return str(self.reason) + self.suffix
 
 
+class _Dependent:
+    """The reason of an item whose dependency changed: "depends on REPO LABEL, which changed in
+    …", made from the dependency's own reason when it is turned into text (a symbol change is
+    finished after the batch, as the cited ones are)."""
+
+    __slots__ = ("repo", "label", "reason")
+
+    def __init__(self, repo, label, reason):
+        self.repo, self.label, self.reason = repo, label, reason
+
+    def __str__(self):
+        text = str(self.reason)
+        if text.startswith(self.label + " "):
+            return "depends on %s %s, which %s" % (self.repo, self.label, text[len(self.label) + 1 :])
+        return "depends on %s %s: %s" % (self.repo, self.label, text)
+
+
 class FreshnessChecker:
     """Computes verdicts for many items with git work batched per repository."""
 
@@ -218,6 +235,8 @@ class FreshnessChecker:
         self.learned = {}
         self.symbol_changes = []  # _SymbolChange reasons that check_items finishes in one batch
         self.moved = {}  # {(repo id, recorded commit): commits since}, for items citing no file
+        self.dependencies = {}  # {rid: [dependency rows]} of the items of this call
+        self.dependency_checks = {}  # {what a dependency was stamped with: (verdict, reason)}
 
     def cacheable(self):
         """A test of an item's anchors (every column): whether the verdict this call computed for
@@ -284,18 +303,24 @@ class FreshnessChecker:
         row.update(values)
 
     def _load_checks(self, anchors):
+        """What earlier checks learned of these anchors (and dependencies, whose ids are
+        ("dependency", stamp): see _load_dependencies)."""
         ids = [a["id"] for a in anchors if a.get("id") is not None and a["symbol"] and a["symbol_hash"]]
         cursor = self.store.db.cursor()
         cursor.row_factory = None  # plain tuples: no sqlite3.Row per row
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            cursor.execute(
-                "SELECT anchor_id, hash_key, symbol_hash, history_key, history FROM anchor_checks "
-                "WHERE anchor_id IN (%s)" % ",".join("?" * len(chunk)),
-                chunk,
-            )
-            for anchor_id, hash_key, symbol_hash, history_key, history in cursor:
-                self.checks[anchor_id] = (hash_key, symbol_hash, history_key, history)
+        for table, key, wanted, as_id in (
+            ("anchor_checks", "anchor_id", [i for i in ids if not isinstance(i, tuple)], lambda k: k),
+            ("dependency_checks", "stamp", list({i[1] for i in ids if isinstance(i, tuple)}), _dependency_id),
+        ):
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i : i + 500]
+                cursor.execute(
+                    "SELECT %s, hash_key, symbol_hash, history_key, history FROM %s WHERE %s IN (%s)"
+                    % (key, table, key, ",".join("?" * len(chunk))),
+                    chunk,
+                )
+                for found, hash_key, symbol_hash, history_key, history in cursor:
+                    self.checks[as_id(found)] = (hash_key, symbol_hash, history_key, history)
 
     def _save_checks(self):
         """Keep what this call learned for the next (best effort, as the freshness cache)."""
@@ -307,11 +332,16 @@ class FreshnessChecker:
         if not rows or not self.remember or self.store.readonly:
             return
         try:
-            self.store.write_keeping_memo(
-                "INSERT OR REPLACE INTO anchor_checks(anchor_id, hash_key, symbol_hash, history_key, history) "
-                "VALUES (?, ?, ?, ?, ?)",
-                rows,
-            )
+            for table, key, chosen in (
+                ("anchor_checks", "anchor_id", [r for r in rows if not isinstance(r[0], tuple)]),
+                ("dependency_checks", "stamp", [(r[0][1],) + r[1:] for r in rows if isinstance(r[0], tuple)]),
+            ):
+                if chosen:
+                    self.store.write_keeping_memo(
+                        "INSERT OR REPLACE INTO %s(%s, hash_key, symbol_hash, history_key, history) "
+                        "VALUES (?, ?, ?, ?, ?)" % (table, key),
+                        chosen,
+                    )
         except sqlite3.OperationalError as e:
             self.store.notice("freshness was computed but not cached (%s)" % e)
 
@@ -467,16 +497,28 @@ class FreshnessChecker:
             g.batch_check(specs)
 
     def check_items(self, anchors_by_rid):
-        """{rid: {"verdict", "reasons", "anchors": [...]}} for the given anchors."""
+        """{rid: {"verdict", "reasons", "anchors": [...][, "dependencies": [...]]}} for the given
+        anchors, with the items' dependencies (read from the store) checked alongside."""
         every = [a for anchors in anchors_by_rid.values() for a in anchors]
-        self.prefetch(every)
+        self.dependencies = _load_dependencies(self.store, list(anchors_by_rid))
+        # A dependency whose file still holds the recorded blob, or whose symbol's text is the
+        # recorded one, is current without asking git (most are): only the others join the batch
+        # per repository.
+        depended = [d for deps in self.dependencies.values() for d in deps]
+        self._load_checks(depended)
+        depended = [d for d in depended if not self._unchanged(d)]
+        # One batch per repository for the cited files and the dependencies alike.
+        self.prefetch(every + depended)
         self.cited = {}
-        for a in every:
+        for a in every + depended:
             if a["path"] and a["symbol"]:
                 self.cited.setdefault(a["path"], set()).add(a["symbol"])
         self._load_checks(every)
         self.symbol_changes = []
-        results = {rid: self.check_item(anchors) for rid, anchors in anchors_by_rid.items()}
+        results = {
+            rid: self.check_item(anchors, self.dependencies.get(rid, ()))
+            for rid, anchors in anchors_by_rid.items()
+        }
         if self.symbol_changes:
             self._finish_symbol_changes()
         for res in results.values():  # symbol changes and checkout notes become text now
@@ -486,6 +528,8 @@ class FreshnessChecker:
                 if isinstance(change, _SymbolChange) and change.history is not None:
                     a["changed_in"] = [c["sha"] for c in change.history.named]
                 a["reason"] = str(a["reason"])
+            for d in res.get("dependencies", ()):
+                d["reason"] = str(d["reason"])
         self._save_checks()
         return results
 
@@ -539,7 +583,42 @@ class FreshnessChecker:
         self.git_failed.add(repo_id)
         return reason
 
-    def check_item(self, anchors):
+    def _unchanged(self, d):
+        """True when dependency ``d``'s file, in the checkout that stamped it, still has the
+        recorded blob (then it is current, and nothing else about it needs git)."""
+        key = d["id"]
+        if key in self.dependency_checks:
+            return self.dependency_checks[key][0] == "current"
+        repo = self.repos.get(d["repo_id"]) if d["repo_id"] is not None else None
+        if repo is None or not d["blob"] or not d["path"]:
+            return False
+        root = d.get("checkout") if d.get("checkout") in repo.all_checkouts() else repo.home
+        data = self._read(root, d["path"])
+        if data is None:
+            return False
+        blob = self._blob(root, d["path"], data, _object_format(d["blob"]))
+        if blob == d["blob"]:
+            self.dependency_checks[key] = ("current", "%s unchanged since capture" % d["path"])
+            return True
+        # The file changed: the symbol's text may not have (parsed once per blob, or known from an
+        # earlier check of the same blob).
+        if not d["symbol"] or not d["symbol_hash"]:
+            return False
+        if self._symbol_hash(blob, data, d["path"], d["symbol"], key) != d["symbol_hash"]:
+            return False
+        self.dependency_checks[key] = ("current", "symbol %s unchanged; other parts of %s changed" % (
+            d["symbol"], d["path"]))  # fmt: skip
+        return True
+
+    def check_dependency(self, d):
+        """(verdict, reason) of one dependency, judged as a cited file is; each distinct stamp once
+        per call, however many items depend on it."""
+        key = d["id"]
+        if key not in self.dependency_checks:
+            self.dependency_checks[key] = self._guarded(self.check_file_anchor, d)
+        return self.dependency_checks[key]
+
+    def check_item(self, anchors, dependencies=()):
         file_anchors = [a for a in anchors if a["path"]]
         checked = []
         for a in file_anchors or anchors[:1]:
@@ -552,12 +631,20 @@ class FreshnessChecker:
             checked.append((a, verdict, reason))
         if not checked:
             return {"verdict": "unknown", "reasons": ["nothing recorded to compare"], "anchors": []}
-        verdict = _worst([v for _, v, _ in checked])
-        # The reasons that decide the verdict come first.
-        ordered = sorted(checked, key=lambda t: -VERDICT_SEVERITY[t[1]])
-        return {
+        # A dependency whose text changed (or vanished) makes the item possibly stale; one that is
+        # unchanged, or cannot be checked here, changes nothing.
+        depended = []
+        for d in dependencies:
+            v, r = self.check_dependency(d)
+            label = d["path"] + ("#" + d["symbol"] if d["symbol"] else "")
+            depended.append((d, v, _Dependent(d["repo_name"], label, r)))
+        alerts = [("possibly_stale", r) for _, v, r in depended if v in ("stale", "possibly_stale")]
+        verdict = _worst([v for _, v, _ in checked] + [v for v, _ in alerts])
+        # The reasons that decide the verdict come first (the item's own before its dependencies').
+        ordered = sorted([(v, r) for _, v, r in checked] + alerts, key=lambda t: -VERDICT_SEVERITY[t[0]])
+        out = {
             "verdict": verdict,
-            "reasons": [r for _, _, r in ordered],
+            "reasons": [r for _, r in ordered],
             "anchors": [
                 {
                     "repo": a["repo_name"],
@@ -571,6 +658,13 @@ class FreshnessChecker:
                 for a, v, r in checked
             ],
         }
+        if depended:
+            out["dependencies"] = [
+                {"repo": d["repo_name"], "path": d["path"], "symbol": d["symbol"], "how": d["how"],
+                 "source": d["source"], "commit": d["commit_sha"], "verdict": v, "reason": r}
+                for d, v, r in depended
+            ]  # fmt: skip
+        return out
 
     def check_repo_anchor(self, a):
         g, why = self._git_for(a)
@@ -835,6 +929,69 @@ def _load_anchors(store, rids, columns=None):
     return out
 
 
+DEPENDENCY_KEY_COLUMNS = ("evidence_rid", "repo_id", "repo_name", "path", "symbol", "commit_sha")
+
+
+def _object_format(object_id):
+    return "sha256" if len(object_id) == 64 else "sha1"
+
+
+def _dependency_id(stamp):
+    return ("dependency", stamp)
+
+
+def _load_dependencies(store, rids, columns=None):
+    """{rid: [dependency row as a dict]} for the items that have any: every column, or
+    ``columns``. With every column, ``id`` is ("dependency", a digest of what it was stamped
+    with): dependencies stamped alike are checked once, and what a check learns of one
+    (dependency_checks) serves every item that shares it."""
+    out = {}
+    rids = list(rids)
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        cursor.execute(
+            "SELECT %s FROM dependencies WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
+            % (", ".join(columns) if columns else "*", ",".join("?" * len(chunk))),
+            chunk,
+        )
+        names = [d[0] for d in cursor.description]
+        at = names.index("evidence_rid")
+        for row in cursor:
+            d = dict(zip(names, row))
+            if "id" in d:
+                d["id"] = _dependency_id(
+                    _key_digest(
+                        *[
+                            str(d[k])
+                            for k in (
+                                "repo_id",
+                                "repo_name",
+                                "path",
+                                "symbol",
+                                "commit_sha",
+                                "blob",
+                                "symbol_hash",
+                                "checkout",
+                            )
+                        ]
+                    )  # fmt: skip
+                )
+            out.setdefault(row[at], []).append(d)
+    return out
+
+
+def _with_dependencies(store, anchors, columns=DEPENDENCY_KEY_COLUMNS):
+    """``anchors`` ({rid: [anchor rows]}) with each item's dependencies after its anchors: what a
+    cached verdict's key is made of (an edit in a dependency's file, or a commit in its
+    repository, must change the key as an edit of a cited file does)."""
+    deps = _load_dependencies(store, list(anchors), columns)
+    if not deps:
+        return anchors
+    return {rid: rows + deps[rid] if rid in deps else rows for rid, rows in anchors.items()}
+
+
 def _index_token(repo_path):
     """Size and mtime of the repository's index, where staged and committed renames and deletions
     show without running git; None when it cannot be read."""
@@ -988,7 +1145,8 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         anchors = _load_anchors(store, rids)
     repos = {r.id: r for r in _repos(store)} if repos is None else repos
     share, heads = heads, {} if heads is None else heads
-    inputs = {rid: _cache_inputs(repos, anchors[rid], heads) for rid in rids}
+    keyed = _with_dependencies(store, {rid: anchors[rid] for rid in rids})
+    inputs = {rid: _cache_inputs(repos, keyed[rid], heads) for rid in rids}
     keys = {}  # hashed only where the inputs are not the ones a verdict was last matched with
 
     def key_of(rid):
@@ -1010,7 +1168,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
     def hit(rid, stored, verdict, reasons):
         followed = _followed_in(stored)
         # made after following a rename: check the same new files
-        key = _cache_key(repos, anchors[rid], heads, followed) if followed else key_of(rid)
+        key = _cache_key(repos, keyed[rid], heads, followed) if followed else key_of(rid)
         if key is not None and stored == key:
             result[rid] = {"verdict": verdict, "reasons": list(reasons)}
             if not followed:
@@ -1045,7 +1203,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         # Every column of the anchors (a caller may hold fewer: SEARCH_ANCHOR_COLUMNS).
         full = _load_anchors(store, missing)
         computed = checker.check_items(full)
-        rows = _cache_rows(checker, computed, full, repos, heads, key_of)
+        rows = _cache_rows(checker, computed, _with_dependencies(store, full), repos, heads, key_of)
         if use_cache:
             for rid, key, verdict, _, _ in rows:
                 seen[rid] = (key, verdict, tuple(computed[rid]["reasons"]))
@@ -1056,7 +1214,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
 
 def _cache_rows(checker, computed, anchors, repos, heads, key_of):
     """The freshness cache rows for the verdicts ``checker`` just computed (``anchors``: every
-    column): each under the key taken before the check (``key_of(rid)``), so that a file edited
+    column, and the items' dependencies, see _with_dependencies): each under the key taken before the check (``key_of(rid)``), so that a file edited
     meanwhile makes the next lookup miss rather than lend the old verdict its new stat; under the
     key over the files the check followed where it followed a rename; none where
     FreshnessChecker.cacheable says a verdict may not be kept."""

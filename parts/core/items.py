@@ -5,6 +5,7 @@ import os
 
 from .capture import _restamp
 from .constants import MAX_CLAIM_CHARS, MAX_SUMMARY_CHARS, VERDICTS
+from .dependencies import DependencyReader, dependency_gits, read_dependencies, stamp_dependencies
 from .errors import UsageError
 from .freshness import (
     FreshnessChecker,
@@ -12,6 +13,7 @@ from .freshness import (
     _cache_rows,
     _load_anchors,
     _plural,
+    _with_dependencies,
     _write_freshness_cache,
 )
 from .git import UnreadableFile, read_repo_file
@@ -72,11 +74,12 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     # Refresh the search cache with what we compute exactly, under keys taken before the check.
     repos = {r.id: r for r in _repos(store)}
     heads = {}
-    keys = {rid: _cache_key(repos, anchors[rid], heads) for rid in rids}
+    keyed = _with_dependencies(store, anchors)
+    keys = {rid: _cache_key(repos, keyed[rid], heads) for rid in rids}
     checker = FreshnessChecker(store, remember=True)
     computed = checker.check_items(anchors)
     _write_freshness_cache(
-        store, _changed_rows(store, _cache_rows(checker, computed, anchors, repos, heads, keys.get))
+        store, _changed_rows(store, _cache_rows(checker, computed, keyed, repos, heads, keys.get))
     )
     items = []
     summary = {v: 0 for v in VERDICTS}
@@ -87,6 +90,8 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
         cites_file = any(a["path"] for a in anchors[rid])
         items.append({"id": eid, "verdict": c["verdict"], "reasons": c["reasons"], "anchors": c["anchors"],
                       "cites_file": cites_file})  # fmt: skip
+        if c.get("dependencies"):
+            items[-1]["dependencies"] = c["dependencies"]
         if not cites_file and anchors[rid]:
             a = anchors[rid][0]
             group = fileless.setdefault(a["repo_name"], {"repo": a["repo_name"], "items": 0, "verdicts": {},
@@ -172,6 +177,13 @@ def get_evidence(store, evidence_id):
         for a in anchors
     ]
     item["freshness"] = {"verdict": fresh["verdict"], "reasons": fresh["reasons"]}
+    # What the cited symbols call in related repositories (read at capture or confirm) and what
+    # the item named with depends_on, each with its own verdict.
+    item["dependencies"] = [
+        {"repo": d["repo"], "path": d["path"], "symbol": d["symbol"], "how": d["how"], "from": d["source"],
+         "commit": d["commit"], "verdict": d["verdict"]}
+        for d in fresh.get("dependencies", ())
+    ]  # fmt: skip
     replaced = store.all("SELECT id FROM evidence WHERE superseded_by = ?", (row["id"],))
     item["supersedes"] = [r["id"] for r in replaced]
     item["history"] = item_history(store, rid)
@@ -281,22 +293,40 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
                     "replace it: wctx supersede %s --by NEW-ID" % (eid, a["symbol"], repo.name, rel, eid)
                 )
             cited.append((repo, rel, os.path.join(repo.path, *rel.split("/")), a["symbol"]))
-        for repo in [item_repo] + [c[0] for c in cited]:
+        explicit = []
+        for d in checker.dependencies.get(rid, ()):
+            if d["how"] != "explicit":
+                continue  # read again from the cited symbols' text below
+            repo = repos.get(d["repo_id"]) if d["repo_id"] is not None else None
+            label = "%s:%s%s" % (d["repo_name"], d["path"], "#" + d["symbol"] if d["symbol"] else "")
+            if repo is None or read_repo_file(repo.path, d["path"]) is None:
+                raise UsageError(
+                    "%s depends on %s, which is not on this machine or no longer exists; record what is true "
+                    "now and replace it: wctx supersede %s --by NEW-ID" % (eid, label, eid)
+                )
+            explicit.append((repo, d["path"], os.path.join(repo.path, *d["path"].split("/")), d["symbol"]))
+        for repo in [item_repo] + [c[0] for c in cited] + [e[0] for e in explicit]:
             if repo.id not in gits:
                 gits[repo.id] = _repo_provenance(repo)
-        plans.append((rid, eid, item_repo, cited))
+        plans.append({"rid": rid, "eid": eid, "repo": item_repo, "cited": cited, "explicit": explicit})
 
     def head_blob(g, rel):
         hit = g.batch_check(["HEAD:" + rel]).get("HEAD:" + rel) if g.head else None
         return hit[0] if hit and hit[1] == "blob" else None
 
     warnings, confirmed = [], []
+    # What the cited symbols call is read again: the code may call something else now.
+    dependency_gits(read_dependencies(DependencyReader(store), plans, warnings), gits)
+    stamp_dependencies(plans, gits, head_blob, warnings)
     now = utc_now()
     with store.atomic():
-        for rid, eid, item_repo, cited in plans:
-            stamped = _stamp_anchors(item_repo, cited, gits, head_blob, warnings)
-            commits = _restamp(store, rid, stamped, "confirmed", session_id, agent, note, now)
-            confirmed.append({"id": eid, "was": before[rid]["verdict"], "commits": commits})
+        for plan in plans:
+            rid = plan["rid"]
+            stamped = _stamp_anchors(plan["repo"], plan["cited"], gits, head_blob, warnings)
+            commits = _restamp(
+                store, rid, stamped, "confirmed", session_id, agent, note, now, plan["dependencies"]
+            )
+            confirmed.append({"id": plan["eid"], "was": before[rid]["verdict"], "commits": commits})
     return {
         "confirmed": confirmed,
         "warnings": warnings,

@@ -127,38 +127,50 @@ def _stamp_anchors(item_repo, cited, gits, head_blob, warnings):
     for repo in dict((c[0].id, c[0]) for c in cited).values():
         paths = [rel for r, rel, _, _ in cited if r.id == repo.id]
         subjects[repo.id] = gits[repo.id].recent_subjects(paths, CODE_VOCABULARY_SUBJECTS)
-    for repo, rel, _real, symbol in cited:
-        g = gits[repo.id]
-        try:
-            data = read_repo_file(repo.path, rel)
-        except UnreadableFile as e:
-            raise UsageError("%s in %s: %s" % (rel, repo.name, e)) from None
-        if data is None:
-            raise UsageError("%s does not exist in %s" % (rel, repo.name))
-        blob = blob_id(data, g.object_format)
-        sym_hash = lines = None
-        if symbol:
-            sym_hash, lines = symbol_stamp_of(data, rel, symbol)
-            if sym_hash is None:
-                warnings.append(
-                    "symbol %s was not found in %s:%s; its freshness will be judged by the whole file"
-                    % (symbol, repo.name, rel)
-                )
+    for repo, rel, real, symbol in cited:
         anchors.append(
-            {
-                "repo": repo,
-                "path": rel,
-                "symbol": symbol,
-                "commit": g.head,
-                "branch": g.branch(),
-                "blob": blob,
-                "dirty": int(head_blob(g, rel) != blob),
-                "symbol_hash": sym_hash,
-                # Where the symbol lies in that blob: a history walk starts from it unparsed.
-                "symbol_lines": lines,
-                "symbol_lang": language_of(rel) if symbol else None,
-                "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
-                "code": code_vocabulary(data, rel, symbol, subjects[repo.id].get(rel, ())),  # search row
-            }
-        )
+            _stamp_file(
+                repo, rel, real, symbol, gits[repo.id], head_blob, warnings,
+                subjects=subjects[repo.id].get(rel, ()),
+            )
+        )  # fmt: skip
     return anchors
+
+
+def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol", subjects=None):
+    """One cited file (or a dependency) as it is now: the repository's HEAD and branch, the blob
+    of the file on disk, whether it differs from HEAD's, and the symbol's hash (None, with a
+    warning, where the symbol is not found). With ``subjects`` (the latest commit subjects of the
+    file), also the vocabulary of the cited code for the item's search row (``code``)."""
+    try:
+        data = read_repo_file(repo.path, rel)
+    except UnreadableFile as e:
+        raise UsageError("%s in %s: %s" % (rel, repo.name, e)) from None
+    if data is None:
+        raise UsageError("%s does not exist in %s" % (rel, repo.name))
+    blob = blob_id(data, g.object_format)
+    sym_hash = lines = None
+    if symbol:
+        sym_hash, lines = symbol_stamp_of(data, rel, symbol)
+        if sym_hash is None:
+            warnings.append(
+                "%s %s was not found in %s:%s; its freshness will be judged by the whole file"
+                % (what, symbol, repo.name, rel)
+            )
+    anchor = {
+        "repo": repo,
+        "path": rel,
+        "symbol": symbol,
+        "commit": g.head,
+        "branch": g.branch(),
+        "blob": blob,
+        "dirty": int(head_blob(g, rel) != blob),
+        "symbol_hash": sym_hash,
+        # Where the symbol lies in that blob: a history walk starts from it unparsed.
+        "symbol_lines": lines,
+        "symbol_lang": language_of(rel) if symbol else None,
+        "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
+    }
+    if subjects is not None:
+        anchor["code"] = code_vocabulary(data, rel, symbol, subjects)  # search row
+    return anchor

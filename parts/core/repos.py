@@ -159,6 +159,12 @@ def _attach_waiting(store, repo_id, repo_name, root_commit, aliases):
             db.execute(
                 "UPDATE anchors SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND root_commit IS NULL "
                 "AND commit_sha IS NULL AND repo_name IN (%s)" % marks, [repo_id, repo_name, *names])  # fmt: skip
+        if root_commit:  # dependencies on its symbols, recorded before it went away
+            db.execute(
+                "UPDATE dependencies SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND root_commit = ? "
+                "AND repo_name IN (%s)" % marks, [repo_id, repo_name, root_commit, *names])  # fmt: skip
+            db.execute("DELETE FROM freshness_cache WHERE evidence_rid IN (SELECT evidence_rid FROM dependencies "
+                       "WHERE repo_id = ?)", (repo_id,))  # fmt: skip
         db.execute(
             "UPDATE evidence SET repo_id = ?, repo_name = ? WHERE repo_id IS NULL AND repo_name IN (%s) AND NOT EXISTS ("
             "SELECT 1 FROM anchors a WHERE a.evidence_rid = evidence.rid AND a.repo_name = evidence.repo_name "
@@ -482,7 +488,7 @@ def rename_repo(store, old, new):
     db = store.db
     with store.atomic():
         db.execute("UPDATE repos SET name = ? WHERE id = ?", (new, repo.id))
-        for table in ("evidence", "anchors", "sessions", "session_repos", "session_files"):
+        for table in ("evidence", "anchors", "dependencies", "sessions", "session_repos", "session_files"):
             db.execute("UPDATE OR IGNORE %s SET repo_name = ? WHERE repo_id = ?" % table, (new, repo.id))
         db.execute(
             "UPDATE session_commands SET repo_name = ? WHERE repo_name = ? AND session_id IN "
@@ -499,10 +505,11 @@ def rename_repo(store, old, new):
                 "UPDATE %s SET %s = ? WHERE %s = ? AND %s IS ?" % (table, name_col, name_col, root_col),
                 (new, repo.name, repo.root_commit),
             )
-        # Cached reasons name the repository.
+        # Cached reasons name the repository (a dependency's too).
         db.execute(
-            "DELETE FROM freshness_cache WHERE evidence_rid IN (SELECT evidence_rid FROM anchors WHERE repo_id = ?)",
-            (repo.id,),
+            "DELETE FROM freshness_cache WHERE evidence_rid IN (SELECT evidence_rid FROM anchors WHERE repo_id = ? "
+            "UNION SELECT evidence_rid FROM dependencies WHERE repo_id = ?)",
+            (repo.id, repo.id),
         )
     return {"from": repo.name, "to": new, "message": "renamed %s to %s" % (repo.name, new)}
 

@@ -513,3 +513,45 @@ def m017_code_vocabulary(db):
     )
     db.execute("DROP TABLE evidence_fts")
     db.execute("ALTER TABLE evidence_words RENAME TO evidence_fts")
+
+
+@migration
+def m018_dependencies(db):
+    # What the symbols an item cites refer to in related repositories (read at capture and
+    # confirm), and what an item names with --depends-on: each stamped as an anchor is (the
+    # repository's HEAD, the file's blob, the symbol's hash), so verify compares it the same way.
+    # ``how``: calls, uses or explicit; ``source``: the cited path#symbol that refers to it.
+    # dependency_checks is anchor_checks for dependencies, keyed by a digest of what a dependency
+    # was stamped with (many items share one), so that it holds no path or symbol of an item.
+    _run_script(
+        db,
+        """
+        CREATE TABLE dependencies(
+            id INTEGER PRIMARY KEY,
+            evidence_rid INTEGER NOT NULL REFERENCES evidence(rid) ON DELETE CASCADE,
+            how TEXT NOT NULL,
+            source TEXT,
+            repo_id INTEGER REFERENCES repos(id) ON DELETE SET NULL,
+            repo_name TEXT NOT NULL,
+            root_commit TEXT,
+            path TEXT NOT NULL,
+            symbol TEXT,
+            commit_sha TEXT,
+            branch TEXT,
+            blob TEXT,
+            dirty INTEGER,
+            symbol_hash TEXT,
+            symbol_lang TEXT,
+            checkout TEXT,
+            symbol_lines TEXT
+        );
+        CREATE INDEX dependencies_evidence ON dependencies(evidence_rid);
+        CREATE TABLE dependency_checks(
+            stamp TEXT PRIMARY KEY,
+            hash_key TEXT,
+            symbol_hash TEXT,
+            history_key TEXT,
+            history TEXT
+        )
+        """,
+    )

@@ -8,7 +8,9 @@ from .caches import (
     _PY_PIECES,
     COMPILED_PATTERNS,
     DEFINITION_PATTERNS,
+    IMPORTS,
     MASKED_SOURCE,
+    MODULE_FORMS,
     PY_PIECES_BYTES,
     PYTHON_DEFINITIONS,
     RUBY_ENDS,
@@ -1116,3 +1118,295 @@ def symbol_hashes_of(data, path, symbols):
         text = locate_symbol(source, path, symbol)
         out[symbol] = symbol_hash(text) if text is not None else None
     return out
+
+
+# ----------------------------------------------------------------------------------------------
+# What code refers to: names, calls, receivers, imports
+# ----------------------------------------------------------------------------------------------
+# One reading for recall by code reference (search.code_references: a changed file calls a cited
+# symbol) and for the dependencies of a cited symbol (dependencies.read_dependencies: a cited
+# symbol calls a related repository's). Identifiers come from code with comments and strings
+# masked (_mask_source), so prose never matches. Imports are read per language: Python through
+# ``ast``, JavaScript/TypeScript and Go by their import statements; a file of another language has
+# no bindings, and callers fall back to module forms (a cited file's "dir/stem" in the text).
+
+_IDENT_RE = _lazy_pattern(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_CALL_RE = _lazy_pattern(r"(?<![A-Za-z0-9_$])([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
+# receiver.method, receiver::method, receiver->method; a lookahead, so a.b.c gives (a, b) and (b, c).
+_RECEIVER_RE = _lazy_pattern(
+    r"(?<![A-Za-z0-9_$])(?=([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:\?\.|\.|::|->)\s*([A-Za-z_$][A-Za-z0-9_$]*))"
+)
+_GENERIC_STEMS = frozenset({"index", "__init__", "mod", "main", "lib", "src", "init"})
+CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor", "new", "initialize"})
+
+
+def _contains_word(text, form):
+    """True when ``form`` occurs in ``text`` with no identifier character on either side."""
+    start = text.find(form)
+    while start >= 0:
+        end = start + len(form)
+        if (start == 0 or text[start - 1] not in _WORD_CHARS) and (
+            end == len(text) or text[end] not in _WORD_CHARS
+        ):
+            return True
+        start = text.find(form, start + 1)
+    return False
+
+
+def _plain(identifier):
+    """An identifier with case and separators dropped: connection_pool, connectionPool and
+    ConnectionPool all read "connectionpool"."""
+    return identifier.replace("_", "").replace("$", "").lower()
+
+
+@MODULE_FORMS
+def _module_forms(path):
+    """How code elsewhere names a file: its last two path parts without the extension, slash- or
+    dot-separated ("src/upload/upload.ts" -> "upload/upload", "upload.upload"); none for a file
+    directly under the root or a generic stem (index, __init__)."""
+    parts = [p for p in os.path.splitext(path)[0].split("/") if p]
+    if parts and parts[-1] in _GENERIC_STEMS:
+        parts = parts[:-1]
+    if len(parts) < 2:
+        return ()
+    tail = parts[-2:]
+    if tail[0] in _GENERIC_STEMS and len(parts) >= 3:
+        tail = parts[-3:]
+    return ("/".join(tail), ".".join(tail))
+
+
+class CodeNames:
+    """What a piece of code (comments and strings masked) names: its identifiers, the ones it
+    calls, and for each name after a dot the receivers it is reached through (plain, see _plain)."""
+
+    __slots__ = ("named", "called", "receivers")
+
+    def __init__(self, code):
+        self.named = set(_IDENT_RE.findall(code))
+        self.called = set(_CALL_RE.findall(code))
+        self.receivers = {}
+        for receiver, method in _RECEIVER_RE.findall(code):
+            self.receivers.setdefault(method, set()).add(_plain(receiver))
+
+    def reaches(self, name, owner):
+        """Whether a method ``owner.name`` is what this code means by ``name``: only when the
+        class is named here, or is the receiver's name (pool.release for Pool.release); every
+        class has an __init__ or a close."""
+        return owner is None or owner in self.named or _plain(owner) in self.receivers.get(name, ())
+
+
+def code_names(code):
+    return CodeNames(code)
+
+
+class Binding:
+    """A name an import binds: ``local`` as the code uses it, ``module`` as written (a Python
+    dotted name with its leading dots, a JavaScript specifier, a Go import path), ``name`` the
+    member imported (None: the module itself; "*": all of it). ``export``: a re-export (JavaScript
+    ``export … from``), which binds nothing in the file itself."""
+
+    __slots__ = ("local", "module", "name", "export")
+
+    def __init__(self, local, module, name, export=False):
+        self.local, self.module, self.name, self.export = local, module, name, export
+
+    def __repr__(self):
+        return "Binding(%r, %r, %r%s)" % (
+            self.local,
+            self.module,
+            self.name,
+            ", export" if self.export else "",
+        )
+
+
+class Imports:
+    """A file's import bindings, and (Python) its module-level aliases: {name: dotted name it is
+    assigned}, such as ``send = sdk.upload``, and its classes' bases: {"A" or "A.B": [dotted
+    names]}."""
+
+    __slots__ = ("bindings", "aliases", "bases")
+
+    def __init__(self, bindings, aliases=None, bases=None):
+        self.bindings, self.aliases, self.bases = bindings, aliases or {}, bases or {}
+
+    def bound(self, local):
+        return [b for b in self.bindings if b.local == local and not b.export]
+
+
+def imports_of(source, path):
+    """The Imports of a source file, or None when its language's imports are not read (or a
+    Python file does not parse). The same Imports for the same text: callers only read it."""
+    return _imports_of(source, language_of(path))
+
+
+@IMPORTS
+def _imports_of(source, language):
+    if language == "python":
+        return _python_imports(source)
+    if language in ("javascript", "typescript"):
+        return _js_imports(source, language)
+    if language == "go":
+        return _go_imports(source)
+    return None
+
+
+def _dotted(node):
+    """ "a.b.c" for an ast Name/Attribute chain, else None."""
+    import ast
+
+    names = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id] + names[::-1])
+
+
+def _python_imports(source):
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    bindings, aliases, bases = [], {}, {}
+
+    def visit(statements, path=()):
+        # Imports are statements: only statement lists are walked (inside functions, classes,
+        # if/try blocks), never the expressions that are most of a tree.
+        for node in statements:
+            if isinstance(node, ast.ClassDef):
+                here = path + (node.name,)
+                bases[".".join(here)] = [d for d in (_dotted(b) for b in node.bases) if d]
+                visit(node.body, here)
+                continue
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        bindings.append(Binding(a.asname, a.name, None))
+                    else:  # import a.b binds a; a.b is reached through it
+                        top = a.name.split(".")[0]
+                        bindings.append(Binding(top, top, None))
+            elif isinstance(node, ast.ImportFrom):
+                module = "." * (node.level or 0) + (node.module or "")
+                for a in node.names:
+                    bindings.append(Binding(a.asname or a.name, module, a.name))
+            inside = (
+                path + (node.name,) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else path
+            )
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(node, field, None)
+                if isinstance(inner, list):
+                    visit(inner, inside)
+            for clause in getattr(node, "handlers", None) or getattr(node, "cases", None) or ():
+                visit(clause.body, inside)
+
+    visit(tree.body)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            dotted = _dotted(node.value)
+            if dotted:
+                aliases[node.targets[0].id] = dotted
+    return Imports(bindings, aliases, bases)
+
+
+_JS_STRING = r"""(['"])([^'"\n]{1,500})\%d"""
+_JS_IMPORT = _lazy_pattern(
+    r"\bimport\s+(?:type\s+)?(?:([A-Za-z_$][\w$]*)\s*,?\s*)?(?:\{([^}]*)\}|\*\s*as\s+([A-Za-z_$][\w$]*))?\s*from\s*"
+    + _JS_STRING % 4
+)
+_JS_EXPORT_FROM = _lazy_pattern(
+    r"\bexport\s+(?:type\s+)?(?:\{([^}]*)\}|\*(?:\s*as\s+([A-Za-z_$][\w$]*))?)\s*from\s*" + _JS_STRING % 3
+)
+_JS_EXPORT_LIST = _lazy_pattern(r"\bexport\s*\{([^}]*)\}(?!\s*from\b)")
+_JS_REQUIRE = _lazy_pattern(
+    r"\b(?:const|let|var)\s+(?:([A-Za-z_$][\w$]*)|\{([^}]*)\})\s*=\s*require\s*\(\s*"
+    + _JS_STRING % 3
+    + r"\s*\)"
+)
+
+
+def _js_names(listed, separator):
+    """[(imported name, local name)] of ``a, b as c`` (``separator`` "as") or ``a, b: c`` (":")."""
+    out = []
+    for part in listed.split(","):
+        words = part.replace(separator, " %s " % separator).split()
+        if words and words[0] == "type":
+            words = words[1:]
+        if len(words) == 1:
+            out.append((words[0], words[0]))
+        elif len(words) == 3 and words[1] == separator:
+            out.append((words[0], words[2]))
+    return [(a, b) for a, b in out if _IDENT_RE.fullmatch(a) and _IDENT_RE.fullmatch(b)]
+
+
+def _js_imports(source, language):
+    masked = _mask_source(source, language)
+    bindings = []
+
+    def code_at(m):  # the statement starts in code, not in a comment or a string
+        return masked[m.start()] != " "
+
+    for m in _JS_IMPORT.finditer(source):
+        if not code_at(m):
+            continue
+        default, named, namespace, module = m.group(1), m.group(2), m.group(3), m.group(5)
+        if default:
+            bindings.append(Binding(default, module, "default"))
+        if namespace:
+            bindings.append(Binding(namespace, module, None))
+        for name, local in _js_names(named or "", "as"):
+            bindings.append(Binding(local, module, name))
+    for m in _JS_REQUIRE.finditer(source):
+        if not code_at(m):
+            continue
+        whole, named, module = m.group(1), m.group(2), m.group(4)
+        if whole:
+            bindings.append(Binding(whole, module, None))
+        for name, local in _js_names(named or "", ":"):
+            bindings.append(Binding(local, module, name))
+    for m in _JS_EXPORT_FROM.finditer(source):
+        if not code_at(m):
+            continue
+        named, namespace, module = m.group(1), m.group(2), m.group(4)
+        if named is not None:
+            for name, exported in _js_names(named, "as"):
+                bindings.append(Binding(exported, module, name, export=True))
+        elif namespace:
+            bindings.append(Binding(namespace, module, None, export=True))
+        else:
+            bindings.append(Binding("*", module, "*", export=True))
+    # export { a as b } of names imported above: a re-export too.
+    imported = {b.local: b for b in bindings if not b.export}
+    for m in _JS_EXPORT_LIST.finditer(masked):
+        for name, exported in _js_names(m.group(1), "as"):
+            b = imported.get(name)
+            if b is not None:
+                bindings.append(Binding(exported, b.module, b.name, export=True))
+    return Imports(bindings)
+
+
+_GO_IMPORT_LINE = _lazy_pattern(r'^\s*import\s+(?:([A-Za-z_]\w*|\.|_)\s+)?"([^"\n]{1,500})"', re.M)
+_GO_IMPORT_BLOCK = _lazy_pattern(r"^\s*import\s*\(([^)]*)\)", re.M)
+_GO_IMPORT_SPEC = _lazy_pattern(r'^\s*(?:([A-Za-z_]\w*|\.|_)\s+)?"([^"\n]{1,500})"', re.M)
+_GO_VERSION = _lazy_pattern(r"^v\d+$")
+
+
+def _go_imports(source):
+    bindings = []
+    specs = [m.groups() for m in _GO_IMPORT_LINE.finditer(source)]
+    for block in _GO_IMPORT_BLOCK.finditer(source):
+        specs += [m.groups() for m in _GO_IMPORT_SPEC.finditer(block.group(1))]
+    for alias, path in specs:
+        if alias in ("_", "."):
+            continue
+        if not alias:  # the package's name is (by convention) its last path element
+            parts = [p for p in path.split("/") if p]
+            if len(parts) > 1 and _GO_VERSION.match(parts[-1]):
+                parts = parts[:-1]
+            alias = parts[-1].replace("-", "_") if parts else None
+        if alias:
+            bindings.append(Binding(alias, path, None))
+    return Imports(bindings)

@@ -432,6 +432,14 @@ TOOLS = [
                                 "maxItems": 50,
                                 "description": "Cited files: path, path#symbol or repo-name:path#symbol.",
                             },
+                            "depends_on": {
+                                "type": "array",
+                                "items": {"type": "string", "minLength": 1, "maxLength": 1000},
+                                "maxItems": 50,
+                                "description": "Symbols of other repositories the item depends on that its "
+                                "cited code does not visibly call (repo-name:path#symbol): a change to one makes "
+                                "the item possibly stale. What cited symbols call is found without this.",
+                            },
                             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                         },
                         "required": ["kind", "claim"],

@@ -427,6 +427,7 @@ class Tools:
 
     def tool_get_evidence(self, args, stateless):
         item = self.core.get_evidence(self.store, args["id"])
+        item.pop("dependencies", None)  # said in the reasons; the reply's shape is the MCP layer's (#31)
         neutralised = any(
             neutralise(item.get(k) or "")[1] for k in ("claim", "detail") if isinstance(item.get(k), str)
         )
