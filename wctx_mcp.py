@@ -358,6 +358,9 @@ def evidence_entry(item, detail=False):
         value = item.get(key)
         if isinstance(value, str) and value:
             entry[key] = served_cut(value, 200)[0]
+    who = item.get("recorded_by")
+    if isinstance(who, str) and who and who != "you":  # one's own items go unmarked
+        entry["recorded_by"] = served_cut(who, 200)[0]
     claim = item.get("claim")
     if isinstance(claim, str):
         entry["claim"], neutralised = (
@@ -431,6 +434,8 @@ def line_text(value):
 def entry_line(entry):
     """A compact entry as one line: ``ev-… [kind, repo, verdict] claim -- reason``."""
     tags = [entry.get(k) for k in ("kind", "repo", "verdict", "status") if entry.get(k)]
+    if entry.get("recorded_by"):
+        tags.append("by " + entry["recorded_by"])
     if entry.get("neutralised"):
         tags.append("neutralised")
     line = "%s [%s] %s" % (
@@ -781,6 +786,13 @@ TOOLS = [
                     "type": "boolean",
                     "default": False,
                     "description": "Also return retracted and superseded items.",
+                },
+                "author": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200,
+                    "description": "Only items this person recorded: me (this machine's), or a teammate's "
+                    "name or email as results show it after 'by'.",
                 },
                 "detail": _DETAIL_ARG,
             },
@@ -1560,6 +1572,7 @@ class Tools:
             workspace=self.workspace if repo is None else None,
             files=args.get("files") or None,
             page=args.get("cursor"),
+            author=args.get("author"),
         )
         results = found.get("results", [])
         entries = [evidence_entry(r, detail) for r in results]

@@ -240,7 +240,22 @@ def older_schema(monkeypatch, migrations):
     code writes into, a test's shortcut to an old store: anchors get the columns today's capture
     stamps, added for each insert and dropped after, as that store never had them."""
     monkeypatch.setattr(wctx, "MIGRATIONS", migrations)
-    if "m016_anchor_symbol_lines" in [m.__name__ for m in migrations]:
+    names = [m.__name__ for m in migrations]
+    if "m019_authorship" not in names:
+        # Sessions get the author and machine today's capture stamps, for each capture only.
+        capture = wctx.capture
+
+        def capture_with_authorship(store, *args, **kwargs):
+            for column in ("author", "machine"):
+                store.db.execute("ALTER TABLE sessions ADD COLUMN %s TEXT" % column)
+            try:
+                return capture(store, *args, **kwargs)
+            finally:
+                for column in ("author", "machine"):
+                    store.db.execute("ALTER TABLE sessions DROP COLUMN %s" % column)
+
+        monkeypatch.setattr(wctx, "capture", capture_with_authorship)
+    if "m016_anchor_symbol_lines" in names:
         return
     insert_anchors = wctx._insert_anchors
 

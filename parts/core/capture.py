@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import os
 
+from .authors import recorder
 from .constants import (
     EVIDENCE_KINDS,
     MAX_CLAIM_CHARS,
@@ -425,6 +426,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
 
     now = utc_now()
     results = []
+    author, machine = recorder(store) if session_id is None else (None, None)
     with store.atomic():
         if session_id is None and external_id:
             row = store.one(
@@ -436,7 +438,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             g = gits.get(default_repo.id) if default_repo else None
             store.db.execute(
                 "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, started_at, "
-                "ended_at, summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "ended_at, summary, created_at, author, machine) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session_id,
                     agent,
@@ -450,6 +452,8 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                     now,
                     summary,
                     now,
+                    author,
+                    machine,
                 ),
             )
         else:

@@ -4,6 +4,7 @@ import os
 import sys
 
 from .adapters import find_running_session
+from .authors import hidden_list, hide, set_identity, whoami
 from .brief import agent_command, brief
 from .caches import BUILT_ONCE
 from .capture import capture
@@ -433,8 +434,74 @@ def cmd_search(args, store):
         rank=args.rank,
         include_inactive=args.all_status,
         workspace=args.workspace,
+        author=args.author,
+        include_hidden=args.include_hidden,
     )
     emit(args, res, format_search(res, detail=args.detail))
+    return 0
+
+
+def cmd_whoami(args, store):
+    """Who this store records as (each new session is stamped with it, and teammates see it), where
+    that comes from, and this machine's id. --set NAME changes it for later sessions (earlier ones
+    keep theirs); --unset returns to git's user.name and user.email; WCTX_AUTHOR overrides both.
+
+    Example: wctx whoami --set "Ada Lovelace <ada@example.com>"
+    """
+    if args.set is not None or args.unset:
+        set_identity(store, None if args.unset else args.set)
+    me = whoami(store)
+    text = (
+        "%s (from %s), machine %s" % (me["author"], me["source"], me["machine"])
+        if me["author"]
+        else (
+            'no identity: set git\'s user.name and user.email, or wctx whoami --set "Name <email>"; machine %s'
+            % me["machine"]
+        )
+    )
+    emit(args, me, text)
+    return 0
+
+
+def cmd_hide(args, store):
+    """Keep an item, or everything one author recorded, out of your own searches and briefings.
+    Nothing is deleted, nothing travels to teammates; wctx unhide brings it back, wctx hide --list
+    shows what is hidden, and wctx search --include-hidden searches it too.
+
+    Example: wctx hide ev-3f9a
+             wctx hide --author "mallory@example.com"
+    """
+    if args.list:
+        if args.ids or args.author:
+            raise UsageError("--list takes no ids and no --author")
+        rows = hidden_list(store)
+        text = "\n".join(
+            "%s %s (%s, hidden %s)"
+            % (r["kind"], r["value"], _plural(r["items"], "item"), r["created_at"][:10])
+            for r in rows
+        )
+        emit(args, {"hidden": rows}, text or "nothing hidden")
+        return 0
+    return _hide_or_unhide(args, store, undo=False)
+
+
+def cmd_unhide(args, store):
+    """Bring back into your own searches and briefings what wctx hide kept out.
+
+    Example: wctx unhide ev-3f9a
+             wctx unhide --author "mallory@example.com"
+    """
+    return _hide_or_unhide(args, store, undo=True)
+
+
+def _hide_or_unhide(args, store, undo):
+    changed = hide(store, args.ids, args.author, undo=undo)
+    verb = "shown again" if undo else "hidden"
+    text = (
+        "\n".join("%s %s: %s" % (kind, value, verb) for kind, value in changed)
+        or "nothing changed (already %s)" % verb
+    )
+    emit(args, {"changed": [{"kind": k, "value": v} for k, v in changed], "action": verb}, text)
     return 0
 
 
@@ -997,6 +1064,13 @@ def cmd_sync(args, store):
                 ", pushed %s" % report.pushed if report.pushed else ", nothing to push",
             )
         )  # fmt: skip
+    if report.from_whom:
+        lines.append(
+            "new items by: "
+            + ", ".join(
+                "%s %d" % (who, n) for who, n in sorted(report.from_whom.items(), key=lambda x: -x[1])
+            )
+        )
     lines += ["skipped %s" % reason for reason in report.skipped]
     emit(args, report.as_dict(), "\n".join(lines))
     return 0

@@ -24,6 +24,8 @@ def _result_line(n, r):
     tags = [r["kind"], r["repo"] or "?", r["freshness"]["verdict"]]
     if r.get("status", "active") != "active":
         tags.append(r["status"])
+    if r.get("recorded_by", "you") != "you":
+        tags.append("by " + shown_text(r["recorded_by"]))
     # Redacted whole before the cut: a secret cut in two is no longer one the rules know.
     line = "%d. %s [%s] %s" % (
         n,
@@ -74,7 +76,9 @@ def format_search(res, detail=False):
                 r["id"],
                 r["repo"],
                 r["freshness"]["verdict"],
-                "" if r["status"] == "active" else " · " + r["status"],
+                ("" if r["status"] == "active" else " · " + r["status"])
+                + " · by "
+                + r.get("recorded_by", "?"),
             )
         )
         if r["detail"]:
@@ -142,7 +146,11 @@ def format_item(item):
         "session:    %s (%s%s)"
         % (item["session"], s.get("agent", "?"), ", " + s["summary"] if s.get("summary") else "")
     )
-    lines.append("recorded:   %s (%s)" % (item["created_at"], item["age"]))
+    lines.append(
+        "recorded:   %s by %s (%s)" % (item["created_at"], item.get("recorded_by", "?"), item["age"])
+    )
+    if item.get("hidden"):
+        lines.append("hidden:     %s (wctx unhide)" % item["hidden"])
     if item.get("superseded_by"):
         lines.append("superseded by: " + item["superseded_by"])
     if item.get("supersedes"):

@@ -17,6 +17,7 @@ from .cli_commands import (
     cmd_eval_retrieval,
     cmd_export,
     cmd_forget,
+    cmd_hide,
     cmd_hooks,
     cmd_import,
     cmd_import_evidence,
@@ -38,7 +39,9 @@ from .cli_commands import (
     cmd_show,
     cmd_supersede,
     cmd_sync,
+    cmd_unhide,
     cmd_verify,
+    cmd_whoami,
     cmd_workspace_add,
     cmd_workspace_list,
     cmd_workspace_remove,
@@ -317,6 +320,8 @@ def build_parser(only=None):
     p.add_argument("--rank", choices=("topology", "fts"), default="topology")
     p.add_argument("--all-status", action="store_true", help="include superseded and retracted items")
     p.add_argument("--detail", action="store_true", help="every field and reason of each result")
+    p.add_argument("--author", metavar="WHO", help="only items this author recorded ('me': this machine's)")
+    p.add_argument("--include-hidden", action="store_true", help="include what wctx hide keeps out")
 
     p = command("show", cmd_show)
     p.add_argument("id")
@@ -397,6 +402,23 @@ def build_parser(only=None):
     )
     p.add_argument("--reason", required=True, help="why (kept in the tombstone; never the content)")
     p.add_argument("--yes", action="store_true", help="do not ask (needed without a terminal)")
+
+    for name, func in (("hide", cmd_hide), ("unhide", cmd_unhide)):
+        p = command(name, func)
+        p.add_argument("ids", nargs="*", metavar="ID")
+        p.add_argument(
+            "--author", metavar="WHO", help="everything this author recorded (name, email or both)"
+        )
+        if name == "hide":
+            p.add_argument(
+                "--list", action="store_true", help="what is hidden, and how many items each keeps out"
+            )
+        else:
+            p.set_defaults(list=False)
+    p = command("whoami", cmd_whoami)
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--set", metavar="'NAME <EMAIL>'", help="record later sessions under this identity")
+    group.add_argument("--unset", action="store_true", help="back to git's user.name and user.email")
 
     p = command("retract", cmd_retract)
     p.add_argument("id")

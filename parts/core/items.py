@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import os
 
+from .authors import hidden_reason
 from .capture import _restamp
 from .constants import MAX_CLAIM_CHARS, MAX_SUMMARY_CHARS, VERDICTS
 from .dependencies import DependencyReader, dependency_gits, read_dependencies, stamp_dependencies
@@ -158,6 +159,7 @@ def get_evidence(store, evidence_id):
     fresh = FreshnessChecker(store).check_items({rid: anchors})[rid]
     item = _result_dict(row, anchors)
     item["updated_at"] = row["updated_at"]
+    item["hidden"] = hidden_reason(store, row["id"], row["session_author"])
     session = store.one("SELECT * FROM sessions WHERE id = ?", (row["session_id"],))
     item["session_info"] = _session_dict(session) if session else None
     verdict_by_anchor = {(x["repo"], x["path"], x["symbol"]): x for x in fresh["anchors"]}
@@ -354,6 +356,8 @@ def _session_dict(row):
         "started_at": row["started_at"],
         "ended_at": row["ended_at"],
         "summary": row["summary"],
+        "author": row["author"],
+        "machine": row["machine"],
     }
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from .authors import SESSION_WHO_COLUMNS, row_recorded_by
 from .constants import EVIDENCE_KINDS, VERDICT_SEVERITY, VERDICTS
 from .errors import UsageError, WctxError
 from .freshness import _load_anchors, _plural
@@ -54,6 +55,7 @@ class ReportItem:
         "session",
         "session_agent",
         "session_summary",
+        "recorded_by",
         "confirmed_at",
         "verdict",
         "reasons",
@@ -103,9 +105,9 @@ def workspace_report(store, workspace=None):
     if ids:
         marks = ",".join("?" * len(ids))
         rows = store.all(
-            "SELECT e.*, s.agent AS session_agent, s.summary AS session_summary FROM evidence e "
+            "SELECT e.*, s.agent AS session_agent, s.summary AS session_summary, %s FROM evidence e "
             "JOIN sessions s ON s.id = e.session_id WHERE e.repo_id IN (%s) AND e.status = 'active' "
-            "ORDER BY e.rid" % marks,
+            "ORDER BY e.rid" % (SESSION_WHO_COLUMNS, marks),
             ids,
         )
         for row in store.all(
@@ -135,6 +137,7 @@ def workspace_report(store, workspace=None):
             session=row["session_id"],
             session_agent=row["session_agent"],
             session_summary=row["session_summary"],
+            recorded_by=row_recorded_by(row),
             confirmed_at=row["confirmed_at"],
             verdict=fresh["verdict"],
             reasons=fresh["reasons"],
@@ -413,8 +416,8 @@ def _item_html(item, compact=False, with_repo=False):
     meta = [
         '<span title="kind">%s</span>' % _esc(item.kind.replace("_", " ")),
         '<code class="id">%s</code>' % _esc(item.id),
-        '<span>recorded <time datetime="%s">%s</time></span>'
-        % (_esc(item.created_at), _esc((item.created_at or "")[:10])),
+        '<span>recorded by <span class="author">%s</span> <time datetime="%s">%s</time></span>'
+        % (_esc(item.recorded_by or "?"), _esc(item.created_at), _esc((item.created_at or "")[:10])),
         '<span>confirmed <time datetime="%s">%s</time></span>'
         % (_esc(item.confirmed_at), _esc(item.confirmed_at[:10]))
         if item.confirmed_at

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 from .helpers import claim_key
 from .words import _fts_paths, _fts_symbols, index_text
 
@@ -552,6 +554,38 @@ def m018_dependencies(db):
             symbol_hash TEXT,
             history_key TEXT,
             history TEXT
+        )
+        """,
+    )
+
+
+@migration
+def m019_authorship(db):
+    # Who recorded each session: ``author`` (the person: git's user.name <user.email> on the
+    # recording machine, or an identity set with wctx whoami --set) and ``machine`` (the recording
+    # store's random id). Written once, when the session is recorded or first arrives; no import
+    # rewrites them, except a session's own machine, whose shared files are the word on it.
+    # Sessions recorded here before are this machine's (its id is made now if sync never did);
+    # those another machine shared before keep an unknown author. ``hidden``: what this person
+    # keeps out of their own searches and briefings (an item by id, or everything of an author);
+    # it never leaves this store.
+    db.execute(
+        "INSERT OR IGNORE INTO sync_state(key, value) VALUES ('machine', ?)",
+        (os.urandom(8).hex(),),
+    )
+    _run_script(
+        db,
+        """
+        ALTER TABLE sessions ADD COLUMN author TEXT;
+        ALTER TABLE sessions ADD COLUMN machine TEXT;
+        UPDATE sessions SET machine = (SELECT value FROM sync_state WHERE key = 'machine')
+            WHERE id NOT IN (SELECT session_id FROM sync_foreign);
+        CREATE INDEX sessions_author ON sessions(author);
+        CREATE TABLE hidden(
+            kind TEXT NOT NULL CHECK (kind IN ('item', 'author')),
+            value TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY(kind, value)
         )
         """,
     )

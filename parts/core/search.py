@@ -4,6 +4,7 @@ import os
 import re
 import time
 
+from .authors import SESSION_WHO_COLUMNS, author_filter, row_recorded_by
 from .caches import _DAY_SECONDS, DAY_SECONDS_KEPT, SPACED_FORMS, STAMP_SECONDS, SYMBOL_WORDS
 from .code_refs import CodeReference, code_references
 from .constants import (
@@ -135,8 +136,8 @@ def _evidence_rows(store, rids):
     for i in range(0, len(rids), 500):
         chunk = rids[i : i + 500]
         for row in store.all(
-            "SELECT e.*, s.summary AS session_summary FROM evidence e JOIN sessions s ON s.id = e.session_id "
-            "WHERE e.rid IN (%s)" % ",".join("?" * len(chunk)),
+            "SELECT e.*, s.summary AS session_summary, %s FROM evidence e JOIN sessions s ON s.id = e.session_id "
+            "WHERE e.rid IN (%s)" % (SESSION_WHO_COLUMNS, ",".join("?" * len(chunk))),
             chunk,
         ):
             rows[row["rid"]] = row
@@ -159,6 +160,7 @@ RESULT_FIELDS = (
     ("files", "array"),
     ("confirmed_at", ["string", "null"]),
     ("age", "string"),
+    ("recorded_by", "string"),
 )
 # What search adds to each result.
 SEARCH_RESULT_FIELDS = RESULT_FIELDS + (("reasons", "array"), ("freshness", "object"))
@@ -183,6 +185,7 @@ def _result_dict(row, anchors, files=None, now=None):
         "files": files,
         "confirmed_at": row["confirmed_at"],
         "age": age_text(row["created_at"], row["confirmed_at"], now),
+        "recorded_by": row_recorded_by(row),
     }
 
 
@@ -242,7 +245,8 @@ class Fallback:
     ``how`` is "edited" (it cites ``path``, which the caller's working tree changed), "question"
     (an open question of the caller's repository), "recent" (recent in the caller's repository or,
     ``nearby``, a related one), "recorded" (recorded in ``repo`` by ``session`` of ``agent`` on
-    ``at``), "open" (an open question or known issue, by ``kind``) or "went_stale" (shown by a
+    ``at``), "arrived" (a teammate's, whose ``session`` arrived here on ``at``), "open" (an open
+    question or known issue, by ``kind``) or "went_stale" (shown by a
     briefing on ``at``, ``verdict`` since)."""
 
     __slots__ = ("how", "path", "nearby", "repo", "session", "agent", "at", "kind", "verdict")
@@ -269,13 +273,13 @@ class ResultFacts:
     __slots__ = (
         "text_hits", "symbol_hits", "path_hits", "stem_hits", "code_hits", "summary_hits", "weak", "named", "fallback",
         "code_reference", "reach", "all_scope", "edited", "confidence", "status", "superseded_by", "freshness",
-        "age", "found_by",
+        "age", "found_by", "recorded_by",
     )  # fmt: skip
 
     def __init__(
         self, text_hits=(), symbol_hits=(), path_hits=(), stem_hits=(), code_hits=(), summary_hits=(), weak=False, named=(),
         fallback=None, code_reference=None, reach=None, all_scope=False, edited=None, confidence=None,
-        status="active", superseded_by=None, freshness=None, age=None, found_by=(),
+        status="active", superseded_by=None, freshness=None, age=None, found_by=(), recorded_by="you",
     ):  # fmt: skip
         self.text_hits = text_hits
         self.symbol_hits = symbol_hits
@@ -296,6 +300,7 @@ class ResultFacts:
         self.freshness = freshness
         self.age = age
         self.found_by = found_by
+        self.recorded_by = recorded_by
 
 
 def _freshness_reason(fresh):
@@ -326,6 +331,8 @@ def _fallback_text(f):
         return "recorded in %s by session %s (%s, %s)" % (
             f.repo or "no registered repository", f.session, f.agent, (f.at or "")[:10],
         )  # fmt: skip
+    if f.how == "arrived":
+        return "a teammate's, arrived %s from session %s (%s)" % ((f.at or "")[:10], f.session, f.agent)
     if f.how == "open":
         return "open question" if f.kind == "question" else "known issue"
     return "%s when a briefing showed it on %s" % (f.verdict.replace("_", " "), (f.at or "")[:10])
@@ -390,6 +397,8 @@ def explain(facts):
     if facts.edited:
         sid, agent, at, path, repo = facts.edited
         reasons.append("session %s (%s, %s) edited %s in %s" % (sid, agent, (at or "")[:10], path, repo))
+    if facts.recorded_by != "you":  # a teammate's item says whose it is; one's own goes unsaid
+        reasons.append("recorded by " + facts.recorded_by)
     if facts.confidence is not None:
         reasons.append("stated confidence %.2g" % facts.confidence)
     if facts.status != "active":
@@ -511,9 +520,13 @@ def _bm25():
 _RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, max(e.created_at, coalesce(e.confirmed_at, ''))"
 
 
-def _scope_clause(scope, kinds, include_inactive):
-    """(SQL conditions on evidence ``e``, parameters) for the scope and filters of a search."""
+def _scope_clause(scope, kinds, include_inactive, who=None):
+    """(SQL conditions on evidence ``e``, parameters) for the scope and filters of a search;
+    ``who``, an AuthorFilter (hidden items and authors, an author asked for)."""
     where, params = [], []
+    if who is not None:
+        where.extend(who.sql)
+        params.extend(who.params)
     if not include_inactive:
         where.append("e.status = 'active'")
     if kinds:
@@ -525,7 +538,7 @@ def _scope_clause(scope, kinds, include_inactive):
     return where, params
 
 
-def _scope_test(scope, kinds, include_inactive):
+def _scope_test(scope, kinds, include_inactive, who=None):
     """The conditions of _scope_clause as a test of a row of _rank_rows: True when the item is in
     scope and passes the filters."""
     kinds = frozenset(kinds or ())
@@ -536,6 +549,7 @@ def _scope_test(scope, kinds, include_inactive):
             (include_inactive or row[5] == "active")
             and (not kinds or row[2] in kinds)
             and (repo_ids is None or row[1] in repo_ids)
+            and (who is None or who.admits(row[0]))
         )
 
     return admits
@@ -1136,6 +1150,8 @@ def search(
     files=None,
     page=None,
     facts=None,
+    author=None,
+    include_hidden=False,
 ):
     """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
 
@@ -1146,7 +1162,9 @@ def search(
     first, so paging reaches the last match at a constant cost per page. ``files`` (paths in the
     caller's repository) join the working tree's changed files for recall by code reference
     when the query finds nothing. ``facts``, a dict, receives each result's ResultFacts by its id
-    (search_phrasings explains a fused result again from them)."""
+    (search_phrasings explains a fused result again from them). ``author`` (``me``, or an author
+    as typed: the whole "Name <email>", the name or the address) keeps only that person's items;
+    what this person hid (wctx hide) stays out unless ``include_hidden``."""
     started = time.perf_counter()
     if rank not in ("topology", "fts"):
         raise UsageError("unknown rank %r (topology or fts)" % rank)
@@ -1171,13 +1189,14 @@ def search(
     scope = _search_scope(store, repo, cwd, all_scope, workspace)
     all_terms = query_terms(query)
     terms = select_terms(store, all_terms)
-    where, params = _scope_clause(scope, kinds, include_inactive)
+    who = author_filter(store, author, include_hidden)
+    where, params = _scope_clause(scope, kinds, include_inactive, who)
 
     # candidates
     head_size = max(CANDIDATE_FLOOR, limit)
     mode = "text"
     fill_to = min(head_size, (offset or 0) + limit)
-    admits = _scope_test(scope, kinds, include_inactive)
+    admits = _scope_test(scope, kinds, include_inactive, who)
     cands, beyond = (
         _text_candidates(store, terms, where, params, head_size, rank, fill_to, admits)
         if terms
@@ -1417,6 +1436,7 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
         superseded_by=row["superseded_by"],
         freshness=fresh,
         age=age,
+        recorded_by=row_recorded_by(row),
     )
 
 

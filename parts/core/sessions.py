@@ -16,6 +16,7 @@ from .adapters import (
     parse_transcript,
     session_transcript_path,
 )
+from .authors import recorder
 from .capture import capture
 from .constants import MAX_SUMMARY_CHARS
 from .errors import NotFoundError, UsageError, WctxError
@@ -277,6 +278,7 @@ def _store_transcript(store, rec, repos, size, head, key):
     summary = stored_cut("; ".join(rec.summaries), MAX_SUMMARY_CHARS) or None
     title = rec.title or None
     errors = rec.errors  # each stored_cut already (_error_excerpt)
+    author, machine = recorder(store)  # a transcript imported here is this person's session
     with store.atomic():
         row = store.one(
             "SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id)
@@ -286,7 +288,8 @@ def _store_transcript(store, rec, repos, size, head, key):
             sid = new_id("ses")
             store.db.execute(
                 "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, started_at, "
-                "ended_at, summary, created_at, title, agent_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "ended_at, summary, created_at, title, agent_version, author, machine) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     sid,
                     rec.agent,
@@ -302,6 +305,8 @@ def _store_transcript(store, rec, repos, size, head, key):
                     now,
                     title,
                     rec.version,
+                    author,
+                    machine,
                 ),
             )
         else:

@@ -4,6 +4,7 @@ import json
 import os
 import re
 
+from .authors import MAX_AUTHOR_CHARS, _store_machine_id
 from .caches import _CLEAN_TEXTS, _INDEXED_TEXTS, BUILT_ONCE
 from .capture import _EVENT_INSERT, _FTS_INSERT, DuplicateIndex, _check_confidence, _event_row
 from .constants import (
@@ -308,18 +309,6 @@ def topology_records(store, repo=None):
     return out
 
 
-def _store_machine_id(store):
-    """This store's random id, shared with sync: it names the store's own topology file."""
-    row = store.one("SELECT value FROM sync_state WHERE key = 'machine'")
-    if row is None:
-        with store.atomic():
-            store.db.execute(
-                "INSERT OR IGNORE INTO sync_state(key, value) VALUES ('machine', ?)", (os.urandom(8).hex(),)
-            )
-        row = store.one("SELECT value FROM sync_state WHERE key = 'machine'")
-    return row["value"]
-
-
 # One encoder for every exported line (json.dumps with options builds a new one per call): keys
 # sorted, so that the same record is always the same bytes and an unchanged file is not rewritten.
 _export_line = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
@@ -492,6 +481,7 @@ _v_key_id = _v_matching(_RECORD_ID_RE, "a valid id", key=True)  # an item's or a
 _v_required_key_id = _v_required(_v_key_id)
 _v_repo_name = _v_matching(REPO_NAME_RE, "a repository name", key=True)
 _v_required_repo = _v_required(_v_repo_name)
+_v_machine = _v_matching(_lazy_pattern(r"\A[0-9a-f]{16}\Z"), "a machine id (16 lower-case hex digits)")
 
 
 def _v_branch(value):
@@ -647,6 +637,8 @@ RECORD_FIELDS = {
         "started_at": _v_timestamp,
         "ended_at": _v_timestamp,
         "summary": _v_text(MAX_SUMMARY_CHARS),
+        "author": _v_text(MAX_AUTHOR_CHARS, single_line=True),
+        "machine": _v_machine,
     },
     "evidence": {
         "type": _v_enum(("evidence",)),
@@ -1139,6 +1131,7 @@ def _import_sessions(store, records, forgotten, by_name, session_map):
     }
     external = {}  # (agent, external id) -> session id, for sessions this import writes
     rows = []
+    own = _store_machine_id(store)
     for rec in recs:
         sid = rec["id"]
         if sid in present:
@@ -1156,12 +1149,15 @@ def _import_sessions(store, records, forgotten, by_name, session_map):
         repo = by_name.get(rec.get("repo"))
         rows.append((sid, agent, external_id, rec.get("cwd"), repo.id if repo else None, rec.get("repo"),
                      rec.get("branch"), rec.get("commit"), rec.get("started_at"), rec.get("ended_at"),
-                     stored_text(rec.get("summary")), utc_now()))  # fmt: skip
+                     stored_text(rec.get("summary")), utc_now(), rec.get("author"),
+                     # another store's record never makes an item this machine's ("you")
+                     None if rec.get("machine") == own else rec.get("machine")))  # fmt: skip
         present.add(sid)
         session_map[sid] = sid
     store.db.executemany(
         "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, "
-        "started_at, ended_at, summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "started_at, ended_at, summary, created_at, author, machine) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows,
     )
     return len(rows)

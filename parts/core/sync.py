@@ -4,6 +4,7 @@ import os
 import re
 import time
 
+from .authors import _store_machine_id, recorded_by
 from .constants import _lazy_pattern
 from .errors import UsageError, WctxError
 from .git import WCTX_REFS, GitError, blob_id, run_git
@@ -19,7 +20,6 @@ from .sharing import (
     _GcPaused,
     _import_records,
     _parse_export,
-    _store_machine_id,
     export_records,
     shareable_record,
     tombstone_records,
@@ -57,7 +57,17 @@ _SYNC_BRANCH_NAME = _lazy_pattern(
 class SyncReport:
     """What one ``wctx sync`` did: counts, the files it skipped and why, the commit it pushed."""
 
-    __slots__ = ("remote", "branch", "imported", "exported", "skipped", "pushed", "tries", "noop")
+    __slots__ = (
+        "remote",
+        "branch",
+        "imported",
+        "exported",
+        "skipped",
+        "pushed",
+        "tries",
+        "noop",
+        "from_whom",
+    )
 
     def __init__(self, remote, branch):
         self.remote = remote
@@ -68,6 +78,7 @@ class SyncReport:
         self.pushed = None  # short sha of the commit pushed, or None
         self.tries = 0
         self.noop = False
+        self.from_whom = {}  # who recorded the items new here: recorded_by text -> how many
 
     def as_dict(self):
         return {name: getattr(self, name) for name in self.__slots__}
@@ -293,6 +304,8 @@ def _sync_import_batches(store, files, todo, data, report):
             report.imported["files"] += len(group)
             for key in ("sessions", "evidence", "updated"):
                 report.imported[key] += counts.get(key, 0)
+            for who, n in counts.get("from_whom", {}).items():
+                report.from_whom[who] = report.from_whom.get(who, 0) + n
 
 
 _SYNC_BATCH_ITEMS = 2000  # lines of a teammate's files imported per transaction
@@ -322,8 +335,11 @@ def _sync_import_group(store, files, group):
     brought = {
         r["id"] for path, records in group if "/sessions/" in path for r in records if r["type"] == "session"
     }
+    owners = _sync_session_owners(group)
+    items = {r["id"]: r["session"] for _, records in group for r in records if r["type"] == "evidence"}
     with store.atomic():
         held = {r["id"] for r in _select_in(store, "SELECT id FROM sessions WHERE id IN (%s)", brought)}
+        known = {r["id"] for r in _select_in(store, "SELECT id FROM evidence WHERE id IN (%s)", set(items))}
         counts = _import_records(store, [r for _, records in group for r in records])
         foreign = [(i,) for i in sorted(brought - held)]
         versions = [
@@ -334,12 +350,56 @@ def _sync_import_group(store, files, group):
             [(path, files[path]) for path, _ in group],
         )
         store.db.executemany("INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", foreign)
+        # A session's own machine has the last word on who recorded it: another machine that
+        # shared it back (or claimed it first) never decides that for good.
+        store.db.executemany(
+            "UPDATE sessions SET author = ?, machine = ? WHERE id = ? AND (author IS NOT ? OR machine IS NOT ?) "
+            "AND id IN (SELECT session_id FROM sync_foreign)",
+            [(a, m, sid, a, m) for sid, (a, m) in owners.items()],
+        )
+        counts["from_whom"] = _sync_from_whom(store, [sid for eid, sid in items.items() if eid not in known])
         store.db.executemany(
             "INSERT INTO sync_seen(id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
             "updated_at = excluded.updated_at",
             versions,
         )
     return counts
+
+
+def _sync_session_owners(group):
+    """{session id: (author, machine)} for the sessions a group's files bring from the machine
+    that recorded them (a session file under machines/<id>/ naming that id, or no machine: the
+    directory is the one word on it that another machine cannot write). Records with no machine
+    take their directory's, before they are imported."""
+    owners = {}
+    for path, records in group:
+        m = _SYNC_FILE.match(path)
+        if m is None or "/sessions/" not in path:
+            continue
+        machine = m.group(1)
+        for r in records:
+            if r["type"] == "session":
+                if not r.get("machine"):
+                    r["machine"] = machine
+                if r["machine"] == machine:
+                    owners[r["id"]] = (r.get("author"), machine)
+    return owners
+
+
+def _sync_from_whom(store, sessions):
+    """{who recorded them: how many} for the items new here of these sessions (one per item)."""
+    counted = {}
+    rows = {
+        r["id"]: r
+        for r in _select_in(store, "SELECT id, author, machine FROM sessions WHERE id IN (%s)", set(sessions))
+    }
+    for sid in sessions:
+        r = rows.get(sid)
+        who = (
+            recorded_by(r["author"], r["machine"], False) if r is not None else recorded_by(None, None, False)
+        )
+        counted[who] = counted.get(who, 0) + 1
+    return counted
 
 
 def _sync_check_sessions(path, records, forgotten):

@@ -175,6 +175,13 @@ TOOLS = [
                     "default": False,
                     "description": "Also return retracted and superseded items.",
                 },
+                "author": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200,
+                    "description": "Only items this person recorded: me (this machine's), or a teammate's "
+                    "name or email as results show it after 'by'.",
+                },
                 "detail": _DETAIL_ARG,
             },
             "required": ["query"],

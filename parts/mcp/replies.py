@@ -116,6 +116,9 @@ def evidence_entry(item, detail=False):
         value = item.get(key)
         if isinstance(value, str) and value:
             entry[key] = served_cut(value, 200)[0]
+    who = item.get("recorded_by")
+    if isinstance(who, str) and who and who != "you":  # one's own items go unmarked
+        entry["recorded_by"] = served_cut(who, 200)[0]
     claim = item.get("claim")
     if isinstance(claim, str):
         entry["claim"], neutralised = (
@@ -189,6 +192,8 @@ def line_text(value):
 def entry_line(entry):
     """A compact entry as one line: ``ev-… [kind, repo, verdict] claim -- reason``."""
     tags = [entry.get(k) for k in ("kind", "repo", "verdict", "status") if entry.get(k)]
+    if entry.get("recorded_by"):
+        tags.append("by " + entry["recorded_by"])
     if entry.get("neutralised"):
         tags.append("neutralised")
     line = "%s [%s] %s" % (

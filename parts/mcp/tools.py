@@ -371,6 +371,7 @@ class Tools:
             workspace=self.workspace if repo is None else None,
             files=args.get("files") or None,
             page=args.get("cursor"),
+            author=args.get("author"),
         )
         results = found.get("results", [])
         entries = [evidence_entry(r, detail) for r in results]
