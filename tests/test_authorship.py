@@ -52,7 +52,9 @@ class Machine:
             check=False,
         )
         if check and proc.returncode != 0:
-            raise AssertionError("wctx %s failed (%d): %s%s" % (argv, proc.returncode, proc.stdout, proc.stderr))
+            raise AssertionError(
+                "wctx %s failed (%d): %s%s" % (argv, proc.returncode, proc.stdout, proc.stderr)
+            )
         return proc
 
     def json(self, *argv, **kw):
@@ -133,7 +135,10 @@ def test_the_briefing_the_page_and_the_mcp_server_say_whose_an_item_is(team, tmp
     a.wctx("report", "--html", "-o", page)
     with open(page, encoding="utf-8") as fh:
         html = fh.read()
-    assert "Bob Builder &lt;bob@example.com&gt;" in html and "recorded by <span class=\"author\">you</span>" in html
+    assert (
+        "Bob Builder &lt;bob@example.com&gt;" in html
+        and 'recorded by <span class="author">you</span>' in html
+    )
     server = WireServer(a.store_dir, a.repo, env=a.env(PYTHONDONTWRITEBYTECODE="1"))
     try:
         server.initialize()
@@ -188,7 +193,11 @@ def test_hiding_an_item_or_an_author_keeps_them_out_of_ones_own_view_only(team):
     assert not brief_ids & {theirs, extra}
     listed = a.json("hide", "--list")["hidden"]
     assert {(h["kind"], h["value"], h["items"]) for h in listed} == {("item", theirs, 1), ("author", BOB, 2)}
-    assert set(by_id(a.json("search", "uploadDocument", "--include-hidden")["results"])) == {mine, theirs, extra}
+    assert set(by_id(a.json("search", "uploadDocument", "--include-hidden")["results"])) == {
+        mine,
+        theirs,
+        extra,
+    }
 
     # Nothing of it travels: Bob, and the team branch, see and hold everything as before.
     a.wctx("sync")
@@ -231,7 +240,12 @@ def test_a_configured_identity_stamps_later_sessions_and_earlier_ones_keep_their
     a.wctx("whoami", "--set", "A. Archer <archer@example.org>")
     second = a.capture("uploadDocument never retries a 419")
     third = a.json(
-        "capture", "--finding", "uploadDocument logs its token", "--file", "upload.ts", WCTX_AUTHOR="Robot <ci@example.org>"
+        "capture",
+        "--finding",
+        "uploadDocument logs its token",
+        "--file",
+        "upload.ts",
+        WCTX_AUTHOR="Robot <ci@example.org>",
     )["evidence"][0]["id"]
     a.wctx("sync", "--remote", remote)
     b.wctx("sync", "--remote", remote)
@@ -273,7 +287,10 @@ def test_an_export_never_makes_someone_elses_item_ones_own_or_rewrites_an_author
     renamed = [dict(r, author="Mallory <m@example.com>") if r["type"] == "session" else r for r in records]
     _write_export(path, renamed)
     a.wctx("import-evidence", path)
-    assert by_id(a.json("search", "uploadDocument")["results"])[theirs]["recorded_by"] == BOB + " (machine unknown)"
+    assert (
+        by_id(a.json("search", "uploadDocument")["results"])[theirs]["recorded_by"]
+        == BOB + " (machine unknown)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -285,7 +302,9 @@ def test_an_export_never_makes_someone_elses_item_ones_own_or_rewrites_an_author
         ("machine", "ABCDEF0123456789", "session field machine: is not a machine id"),
     ],
 )
-def test_a_hostile_author_or_machine_in_an_export_is_one_line_and_writes_nothing(team, tmp_path, field, value, message):
+def test_a_hostile_author_or_machine_in_an_export_is_one_line_and_writes_nothing(
+    team, tmp_path, field, value, message
+):
     remote, a, b = team
     b.capture("uploadDocument retries a 419 only after a token refresh")
     records = [dict(r, **{field: value}) if r["type"] == "session" else r for r in _exported(b)]
