@@ -2860,7 +2860,8 @@ def m019_authorship(db):
     # Sessions recorded here before are this machine's (its id is made now if sync never did);
     # those another machine shared before keep an unknown author. ``hidden``: what this person
     # keeps out of their own searches and briefings (an item by id, or everything of an author);
-    # it never leaves this store.
+    # it never leaves this store. A tombstone's ``machine`` is the team directory it came from
+    # (NULL: forgotten here, or by a file given to import-evidence).
     db.execute(
         "INSERT OR IGNORE INTO sync_state(key, value) VALUES ('machine', ?)",
         (os.urandom(8).hex(),),
@@ -2870,6 +2871,7 @@ def m019_authorship(db):
         """
         ALTER TABLE sessions ADD COLUMN author TEXT;
         ALTER TABLE sessions ADD COLUMN machine TEXT;
+        ALTER TABLE tombstones ADD COLUMN machine TEXT;
         UPDATE sessions SET machine = (SELECT value FROM sync_state WHERE key = 'machine')
             WHERE id NOT IN (SELECT session_id FROM sync_foreign);
         CREATE INDEX sessions_author ON sessions(author);
@@ -14396,13 +14398,41 @@ def _status_change_wins(rec, row):
 
 
 _IMPORT_CHUNK = 2000  # evidence records prepared, checked and written per batch of executemany
-_IMPORTED_COLUMNS = "e.rid, e.id, e.repo_name, e.claim_key, e.updated_at, e.status, e.confirmed_at"
+_IMPORTED_COLUMNS = (
+    "e.rid, e.id, e.repo_name, e.claim_key, e.updated_at, e.status, e.confirmed_at, "
+    "(SELECT machine FROM sessions WHERE id = e.session_id) AS machine"
+)
 _IMPORTED_ROW = "SELECT %s FROM evidence e WHERE e.id IN (%%s)" % _IMPORTED_COLUMNS
 _IMPORTED_ALIAS_ROW = (
     "SELECT a.id AS alias, %s FROM evidence_aliases a JOIN evidence e ON e.rid = a.evidence_rid "
     "WHERE a.id IN (%%s)" % _IMPORTED_COLUMNS
 )
 _IMPORTED_RID_ROW = "SELECT %s FROM evidence e WHERE e.rid = ?" % _IMPORTED_COLUMNS
+
+
+def _kept_out(forgotten, eid, machine):
+    """True when a tombstone keeps the item (or session) ``eid`` of ``machine`` out of this store:
+    forgotten here or by a file given to import-evidence, or by its own machine; False when only
+    another machine's tombstone names it; None when nothing does."""
+    if eid not in forgotten:
+        return None
+    by = forgotten[eid]
+    return by is None or machine is None or by == machine
+
+
+def _differs(rec, row):
+    """Whether an imported record of an item here would change it (a status or a confirmation)."""
+    return _status_change_wins(rec, row) or (rec.get("confirmed_at") or "") > (row["confirmed_at"] or "")
+
+
+def _may_change(item_machine, source, own):
+    """Whether an import may delete or change an item recorded on ``item_machine`` (None: not
+    known) by a record from ``source`` (the team directory of the machine that wrote it; None for
+    a file given to import-evidence). An item of this machine changes here only; a teammate's only
+    from that teammate's own directory. The one place this is decided."""
+    if item_machine is not None and item_machine == own:
+        return False
+    return source is None or item_machine is None or item_machine == source
 
 
 def _local_id(store, eid):
@@ -14624,32 +14654,58 @@ def _import_records_in(store, records):
             out = here[(name, root)] = (repo.id, repo.name) if repo else (None, name)
         return out
 
-    counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0, "duplicates": 0, "forgotten": 0}
+    counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0, "duplicates": 0, "forgotten": 0,
+              "refused": 0}  # fmt: skip
+    own = _store_machine_id(store)
     tombstones = [r for r in records if r["type"] == "tombstone"]
-    forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")} | {r["id"] for r in tombstones}
     session_map = {}
     scrub = False
     with store.atomic():
-        # Forgotten elsewhere: forget it here too, whatever else the import holds about it.
+        # Forgotten elsewhere: forget it here too, whatever else the import holds about it, when
+        # the machine that forgot it may (_may_change); another's tombstone changes nothing.
         now = utc_now()
         for t in tombstones:
+            source = t.get("_from")
             if t["kind"] == "session":
-                gone = store.one("SELECT 1 FROM sessions WHERE id = ?", (t["id"],))
-                _forget_rows(store, [], [t["id"]] if gone else [], t["reason"], t.get("forgotten_at") or now)
+                row = store.one("SELECT id AS rid, machine FROM sessions WHERE id = ?", (t["id"],))
             else:
-                row = store.one("SELECT rid FROM evidence WHERE id = ?", (t["id"],)) or store.one(
-                    "SELECT evidence_rid AS rid FROM evidence_aliases WHERE id = ?", (t["id"],)
+                row = store.one(
+                    "SELECT e.rid, s.machine FROM evidence e JOIN sessions s ON s.id = e.session_id WHERE e.id = ?",
+                    (t["id"],),
+                ) or store.one(
+                    "SELECT a.evidence_rid AS rid, s.machine FROM evidence_aliases a JOIN evidence e "
+                    "ON e.rid = a.evidence_rid JOIN sessions s ON s.id = e.session_id WHERE a.id = ?",
+                    (t["id"],),
                 )
-                gone = row is not None
-                if gone:
+            if row is not None and not _may_change(row["machine"], source, own):
+                counts["refused"] += 1
+                continue
+            if row is not None:
+                if t["kind"] == "session":
+                    _forget_rows(store, [], [t["id"]], t["reason"], t.get("forgotten_at") or now)
+                else:
                     _forget_rows(store, [row["rid"]], [], t["reason"], t.get("forgotten_at") or now)
-            if gone:
                 counts["forgotten"] += 1
                 scrub = True
             store.db.execute(
-                "INSERT OR IGNORE INTO tombstones(id, kind, session_id, reason, forgotten_at) VALUES (?, ?, ?, ?, ?)",
-                (t["id"], t["kind"], t["session"], stored_text(t["reason"]), t.get("forgotten_at") or now),
+                "INSERT OR IGNORE INTO tombstones(id, kind, session_id, reason, forgotten_at, machine) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    t["id"],
+                    t["kind"],
+                    t["session"],
+                    stored_text(t["reason"]),
+                    t.get("forgotten_at") or now,
+                    source,
+                ),
             )
+        # What stays forgotten, and by whom: a tombstone from one machine's directory keeps out only
+        # that machine's items (checked against each record's session below).
+        forgotten = {r["id"]: r["machine"] for r in store.all("SELECT id, machine FROM tombstones")}
+        claimed = {r["id"]: r.get("machine") for r in records if r["type"] == "session"}
+        for rec in records:
+            if rec["type"] == "session" and _kept_out(forgotten, rec["id"], rec.get("machine")) is False:
+                forgotten.pop(rec["id"], None)
         counts["sessions"] = _import_sessions(store, records, forgotten, by_name, session_map)
         # Evidence in chunks: what the store already holds of the import (its ids, the items its
         # claims could repeat, history event ids) is read first in a few queries, each record is
@@ -14669,7 +14725,7 @@ def _import_records_in(store, records):
         plan = []
         symbol_words = {}  # {symbols text: index_text of it}
         for rec in evidence:
-            if rec["id"] in forgotten or rec["session"] in forgotten:
+            if _kept_out(forgotten, rec["id"], claimed.get(rec["session"])) or rec["session"] in forgotten:
                 plan.append((rec, None, None))  # forgotten: an older copy elsewhere never brings it back
                 continue
             sid = session_map.get(rec["session"])
@@ -14700,6 +14756,9 @@ def _import_records_in(store, records):
                     continue
                 row = existing.get(rec["id"])
                 if row is not None:  # here already, or earlier in this import
+                    if not _may_change(row["machine"], rec.get("_from"), own):
+                        counts["refused" if _differs(rec, row) else "unchanged"] += 1
+                        continue
                     if batch.evidence or batch.events or batch.confidence:
                         batch.flush()
                     changed, moved = _import_update(store, rec, row, local_repo, known_events)
@@ -14735,9 +14794,10 @@ def _import_records_in(store, records):
                         (rec["id"], dup["rid"]),
                     )
                     twin = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
-                    _, moved = _import_update(store, rec, twin, local_repo, known_events)
-                    if moved:
-                        dups.refresh(repo_name, key, dup["rid"])
+                    if _may_change(twin["machine"], rec.get("_from"), own):
+                        _, moved = _import_update(store, rec, twin, local_repo, known_events)
+                        if moved:
+                            dups.refresh(repo_name, key, dup["rid"])
                     existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
                     counts["duplicates"] += 1
                     continue
@@ -14761,7 +14821,8 @@ def _import_records_in(store, records):
                 batch.fts.append((rid, claim, symbols, paths, detail or ""))
                 existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
                                        "updated_at": rec.get("updated_at") or stamp, "status": status,
-                                       "confirmed_at": rec.get("confirmed_at")}  # fmt: skip
+                                       "confirmed_at": rec.get("confirmed_at"),
+                                       "machine": claimed.get(rec["session"])}  # fmt: skip
                 if status == "active":
                     dups.add(
                         repo_name,
@@ -15091,7 +15152,7 @@ def _sync_import_batches(store, files, todo, data, report):
             except WctxError as e:
                 report.skipped.append(str(e))
                 continue
-            parsed.append((path, records))
+            parsed.append((path, _sync_owned(path, records, files)))
         # Should a batch be refused, its files are imported one by one, so that only the file at
         # fault is skipped.
         groups = [parsed] if parsed else []
@@ -15174,13 +15235,18 @@ def _sync_session_owners(group):
     """{session id: (author, machine)} for the sessions a group's files bring from the machine
     that recorded them (a session file under machines/<id>/ naming that id, or no machine: the
     directory is the one word on it that another machine cannot write). Records with no machine
-    take their directory's, before they are imported."""
+    take their directory's, before they are imported, and every record is marked with the
+    directory it came from."""
     owners = {}
     for path, records in group:
         m = _SYNC_FILE.match(path)
-        if m is None or "/sessions/" not in path:
+        if m is None:
             continue
         machine = m.group(1)
+        for r in records:
+            r["_from"] = machine  # which machine's directory a record came from (_may_change)
+        if "/sessions/" not in path:
+            continue
         for r in records:
             if r["type"] == "session":
                 if not r.get("machine"):
@@ -15188,6 +15254,25 @@ def _sync_session_owners(group):
                 if r["machine"] == machine:
                     owners[r["id"]] = (r.get("author"), machine)
     return owners
+
+
+def _sync_owned(path, records, files):
+    """``records`` of one machine's session file without the sessions (and their items) that
+    another machine recorded and shares in its own file on the branch: those are read from their
+    own machine's file, never from a copy another machine wrote."""
+    m = _SYNC_FILE.match(path)
+    if m is None or "/sessions/" not in path:
+        return records
+    copies = {
+        r["id"]
+        for r in records
+        if r["type"] == "session"
+        and r.get("machine") not in (None, m.group(1))
+        and "machines/%s/sessions/%s.jsonl" % (r["machine"], r["id"]) in files
+    }
+    if not copies:
+        return records
+    return [r for r in records if r["id"] not in copies and r.get("session") not in copies]
 
 
 def _sync_from_whom(store, sessions):

@@ -348,9 +348,96 @@ def test_a_store_from_before_authorship_calls_its_own_items_yours(team, tmp_path
         db.execute("DROP INDEX sessions_author")
         db.execute("ALTER TABLE sessions DROP COLUMN author")
         db.execute("ALTER TABLE sessions DROP COLUMN machine")
+        db.execute("ALTER TABLE tombstones DROP COLUMN machine")
         db.execute("DELETE FROM sync_state WHERE key = 'machine'")
         db.execute("DELETE FROM schema_migrations WHERE number = 19")
         db.execute("PRAGMA user_version = 18")
     db.close()
     got = by_id(a.json("search", "uploadDocument")["results"])
     assert got[mine]["recorded_by"] == "you"
+
+
+# -- who may change whose evidence ----------------------------------------------------------------
+
+
+def test_an_export_file_cannot_delete_or_rewrite_ones_own_items(team, tmp_path):
+    remote, a, b = team
+    mine = a.capture("uploadDocument swallows the 419 expiry and never retries")
+    session = a.json("show", mine)["session"]
+    path = str(tmp_path / "hostile.jsonl")
+    exported = _exported(a)
+    # A tombstone naming the item, another naming its session, and the item itself retracted and
+    # re-stamped, in a file that also holds its session.
+    forged = [
+        {"type": "tombstone", "format": 1, "id": mine, "kind": "evidence", "session": session, "reason": "x"},
+        {
+            "type": "tombstone",
+            "format": 1,
+            "id": session,
+            "kind": "session",
+            "session": session,
+            "reason": "x",
+        },
+    ]
+    for r in exported:
+        if r["type"] == "evidence":
+            r = dict(
+                r, status="retracted", updated_at="2099-01-01T00:00:00Z", confirmed_at="2099-01-01T00:00:00Z"
+            )
+        forged.append(r)
+    for records in (forged[:1], forged[1:2], forged[2:]):
+        _write_export(path, records)
+        a.wctx("import-evidence", path)
+        shown = a.json("show", mine)
+        assert shown["status"] == "active" and shown["confirmed_at"] is None
+    assert [r["id"] for r in a.json("search", "uploadDocument")["results"]] == [mine]
+    # Nothing of it was taken as forgotten here: the item still travels.
+    a.wctx("sync", "--remote", remote)
+    b.wctx("sync", "--remote", remote)
+    assert b.json("show", mine)["status"] == "active"
+
+
+def test_a_teammates_directory_cannot_delete_or_rewrite_a_third_machines_items(team, tmp_path):
+    remote, a, b = team
+    theirs = b.capture("uploadDocument retries a 419 only after a token refresh")
+    b.wctx("sync", "--remote", remote)
+    session = a.json("sync", "--remote", remote) and a.json("show", theirs)["session"]
+    # A third machine pushes a tombstone for Bob's item and his session into its own events file,
+    # and a copy of Bob's session file with the item retracted.
+    clone = str(tmp_path / "forger")
+    git(tmp_path, "clone", "-q", "-b", "wctx-memory", remote, clone)
+    source = _session_file(remote, b.machine_id())
+    with open(os.path.join(clone, source), encoding="utf-8") as fh:
+        lines = [json.loads(x) for x in fh.read().splitlines()]
+    retracted = [dict(r, status="retracted", updated_at="2099-01-01T00:00:00Z") if r["type"] == "evidence" else r
+                 for r in lines]  # fmt: skip
+    base = os.path.join(clone, "machines", "0123456789abcdef")
+    os.makedirs(os.path.join(base, "sessions"))
+    _write_export(os.path.join(base, "sessions", os.path.basename(source)), retracted)
+    _write_export(os.path.join(base, "events.jsonl"), [
+        {"type": "tombstone", "format": 1, "id": theirs, "kind": "evidence", "session": session, "reason": "x"},
+        {"type": "tombstone", "format": 1, "id": session, "kind": "session", "session": session, "reason": "x"},
+    ])  # fmt: skip
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "forged")
+    git(clone, "push", "-q", "origin", "wctx-memory")
+    a.wctx("sync")
+    shown = a.json("show", theirs)
+    assert shown["status"] == "active" and shown["recorded_by"].startswith(BOB)
+    # A newcomer who sees the forged files before Bob's own still gets Bob's item, as Bob has it.
+    c = Machine(tmp_path, "carol", "Carol Clark <carol@example.com>")
+    c.repo = os.path.join(c.home, "src", "upload-sdk")
+    git(tmp_path, "clone", "-q", os.path.join(str(tmp_path), "upstream", "upload-sdk"), c.repo)
+    c.wctx("repo", "add", c.repo, "--name", "upload-sdk")
+    c.wctx("sync", "--remote", remote)
+    shown = c.json("show", theirs)
+    assert shown["recorded_by"].startswith(BOB) and shown["status"] == "active"
+    # Bob's own retraction and forget travel.
+    b.wctx("retract", theirs)
+    b.wctx("sync")
+    a.wctx("sync")
+    assert a.json("show", theirs)["status"] == "retracted"
+    b.wctx("forget", theirs, "--reason", "wrong", "--yes")
+    b.wctx("sync")
+    a.wctx("sync")
+    assert a.wctx("show", theirs, check=False).returncode == 1

@@ -119,17 +119,26 @@ def test_the_remote_holds_no_path_or_user_name_of_the_exporting_machine(team):
     assert a.root not in exported and '"cwd": "."' in exported
 
 
-def test_status_changes_travel_both_ways(team):
+def test_a_status_change_travels_from_the_items_own_machine_only(team):
     remote, a, b = team
     ev = a.json("capture", "--finding", "expiry is checked twice", "--file", "upload.ts", cwd=a.repo)
     item = ev["evidence"][0]["id"]
+    other = a.json("capture", "--finding", "expiry is logged once", "--file", "upload.ts", cwd=a.repo)
+    other = other["evidence"][0]["id"]
     a.wctx("sync", "--remote", remote)
     b.wctx("sync", "--remote", remote)
+    # Bob retracts one of Alice's items: on his machine only (he can hide it; it is hers).
     b.wctx("retract", item)
     b.wctx("sync")  # the remote is remembered
     pulled = a.json("sync")
-    assert pulled["imported"]["updated"] == 1
-    assert a.json("show", item)["status"] == "retracted"
+    assert pulled["imported"]["updated"] == 0
+    assert a.json("show", item)["status"] == "active"
+    assert b.json("show", item)["status"] == "retracted"
+    # Alice retracts her own: it travels to Bob.
+    a.wctx("retract", other)
+    a.wctx("sync")
+    assert b.json("sync")["imported"]["updated"] == 1
+    assert b.json("show", other)["status"] == "retracted"
     # Alice's own session file still says what Alice recorded; Bob's change lives in Bob's file.
     owners = {p.split("/")[1] for p in remote_files(remote)}
     assert len(owners) == 2
@@ -326,12 +335,18 @@ def test_a_confirmation_on_one_machine_makes_the_item_current_on_the_other(team,
     for m in (a, b):
         git(m.repo, "pull", "-q", "--ff-only")
         assert m.wctx("verify", item, cwd=m.repo, check=False).returncode == 1  # stale
+    # Bob's confirmation re-stamps the item on his machine only; Alice's, her own item's owner,
+    # travels.
     b.wctx("confirm", item, "--note", "still gives up on 419 after the PUT change", cwd=b.repo)
     b.wctx("sync")
     a.wctx("sync")
-    shown = a.json("show", item)
+    assert a.wctx("verify", item, cwd=a.repo, check=False).returncode == 1
+    a.wctx("confirm", item, "--note", "still gives up on 419 after the PUT change", cwd=a.repo)
+    a.wctx("sync")
+    b.wctx("sync")
+    shown = b.json("show", item)
     assert any(h["event"] == "confirmed" for h in shown["history"]), shown
-    result = json.loads(a.wctx("verify", item, "--json", cwd=a.repo).stdout)
+    result = json.loads(b.wctx("verify", item, "--json", cwd=b.repo).stdout)
     assert result["items"][0]["verdict"] == "current", result
 
 
@@ -358,7 +373,7 @@ def test_topology_travels_and_maps_to_the_other_machines_names(team, tmp_path):
     assert ("ui", "uses", "sdk") in found, relations
 
 
-def test_forget_on_either_machine_deletes_the_item_on_the_other_and_it_stays_gone(team):
+def test_forget_by_the_items_own_machine_deletes_it_everywhere_and_anothers_only_there(team):
     remote, a, b = team
     mine = a.json("capture", "--finding", "forgettable alpha carries a pasted key", "--repo", "upload-sdk")
     theirs = a.json("capture", "--finding", "forgettable beta is wrong", "--repo", "upload-sdk")
@@ -371,11 +386,13 @@ def test_forget_on_either_machine_deletes_the_item_on_the_other_and_it_stays_gon
         a.wctx("sync")
         b.wctx("sync")
     for m in (a, b):
-        assert m.json("search", "forgettable", "--all", "--all-status")["results"] == []
         assert m.wctx("show", mine, check=False).returncode == 1
+    # Bob's forget of Alice's item is his alone: it stays Alice's, on her machine and the branch.
+    assert [r["id"] for r in a.json("search", "forgettable", "--all", "--all-status")["results"]] == [theirs]
+    assert b.json("search", "forgettable", "--all", "--all-status")["results"] == []
     tree = "\n".join(remote_files(remote).values())
-    assert "forgettable" not in tree  # gone from the branch's files; tombstones name only ids
-    assert mine in tree and theirs in tree and "held a key" in tree
+    assert "forgettable alpha" not in tree  # gone from the branch's files; tombstones name only ids
+    assert mine in tree and "held a key" in tree
 
 
 def test_a_retract_within_the_same_second_as_the_capture_still_travels(team, monkeypatch, capsys):
@@ -392,10 +409,10 @@ def test_a_retract_within_the_same_second_as_the_capture_still_travels(team, mon
     item = item["evidence"][0]["id"]
     run(a, "sync", "--remote", remote)
     run(b, "sync", "--remote", remote)
-    run(b, "retract", item)
-    run(b, "sync")
+    run(a, "retract", item)
     run(a, "sync")
     run(b, "sync")
+    run(a, "sync")
     for m in (a, b):
         assert json.loads(run(m, "show", item, "--json"))["status"] == "retracted", m.root
 
@@ -488,40 +505,38 @@ def _twins(team):
     return remote, a, b, mine, theirs
 
 
-def test_a_status_change_on_an_independently_recorded_twin_reaches_the_other_machine(team):
+def test_a_status_change_of_one_twin_leaves_the_independent_record_of_the_other_machine(team):
     _, a, b, mine, theirs = _twins(team)
     assert a.json("show", theirs)["id"] == mine  # Bob's id finds Alice's twin on Alice's machine
     b.wctx("retract", theirs)
-    b.wctx("sync")
-    a.wctx("sync")
-    assert a.json("show", mine)["status"] == "retracted"
-    a.wctx("sync")
-    b.wctx("sync")
-    for m in (a, b):
-        hits = m.json("search", "uploadDocument expiry twin", "--all", "--all-status")["results"]
-        assert [h["status"] for h in hits] == ["retracted"], (m.root, hits)
+    for _ in range(2):
+        b.wctx("sync")
+        a.wctx("sync")
+    # Alice recorded the same finding herself: Bob withdrawing his record does not withdraw hers.
+    assert a.json("show", mine)["status"] == "active"
+    hits = b.json("search", "uploadDocument expiry twin", "--all", "--all-status")["results"]
+    assert [h["status"] for h in hits] == ["retracted"], hits
 
 
-def test_a_confirmation_of_a_twin_reaches_the_other_machine(team):
+def test_a_confirmation_of_a_twin_stays_with_its_machine(team):
     _, a, b, mine, theirs = _twins(team)
     b.wctx("confirm", theirs, "--note", "re-read", cwd=b.repo)
     b.wctx("sync")
     a.wctx("sync")
-    assert a.json("show", mine)["confirmed_at"]
+    assert a.json("show", mine)["confirmed_at"] is None
+    assert b.json("show", theirs)["confirmed_at"]
 
 
-def test_forgetting_a_twin_on_one_machine_forgets_it_on_both_and_it_stays_gone(team):
+def test_forgetting_a_twin_on_one_machine_leaves_the_others_record_and_stays_gone_there(team):
     _, a, b, mine, theirs = _twins(team)
     b.wctx("forget", theirs, "--reason", "wrong", "--yes")
     for _ in range(2):
         b.wctx("sync")
         a.wctx("sync")
-    for m in (a, b):
-        assert m.json("search", "uploadDocument expiry twin", "--all", "--all-status")["results"] == [], (
-            m.root
-        )
-        for item in (mine, theirs):
-            assert m.wctx("show", item, check=False).returncode == 1, (m.root, item)
+    assert b.json("search", "uploadDocument expiry twin", "--all", "--all-status")["results"] == []
+    for item in (mine, theirs):
+        assert b.wctx("show", item, check=False).returncode == 1, item
+    assert [r["id"] for r in a.json("search", "uploadDocument expiry twin", "--all")["results"]] == [mine]
 
 
 # A separate process that records findings into a store in a loop while something else runs, as a
@@ -701,16 +716,19 @@ def test_an_incremental_sync_leaves_the_branch_as_a_full_rebuild_would(team):
     check()
     a.wctx("forget", "--session", session, "--reason", "a bad session", "--yes")
     check()
-    # A teammate's finding, then their retraction of one of ours, both imported here.
-    capture(b, "bob's finding on the same upload path", "--file", "upload.ts")
+    # A teammate's finding, then their retraction of it and of one of ours (which stays theirs),
+    # all imported here.
+    bobs = capture(b, "bob's finding on the same upload path", "--file", "upload.ts")
     b.wctx("sync", "--remote", remote)
     check()
+    b.wctx("retract", bobs)
     b.wctx("retract", second)
     b.wctx("sync")
     pulled = a.json("sync")
     assert pulled["imported"]["updated"] == 1
     _rebuilt_from_scratch_changes_nothing(a)
-    assert a.json("show", second)["status"] == "retracted"
+    assert a.json("show", bobs)["status"] == "retracted"
+    assert a.json("show", second)["status"] == "active"
 
 
 def test_a_sync_after_one_capture_builds_only_that_session(team, monkeypatch):

@@ -568,7 +568,8 @@ def m019_authorship(db):
     # Sessions recorded here before are this machine's (its id is made now if sync never did);
     # those another machine shared before keep an unknown author. ``hidden``: what this person
     # keeps out of their own searches and briefings (an item by id, or everything of an author);
-    # it never leaves this store.
+    # it never leaves this store. A tombstone's ``machine`` is the team directory it came from
+    # (NULL: forgotten here, or by a file given to import-evidence).
     db.execute(
         "INSERT OR IGNORE INTO sync_state(key, value) VALUES ('machine', ?)",
         (os.urandom(8).hex(),),
@@ -578,6 +579,7 @@ def m019_authorship(db):
         """
         ALTER TABLE sessions ADD COLUMN author TEXT;
         ALTER TABLE sessions ADD COLUMN machine TEXT;
+        ALTER TABLE tombstones ADD COLUMN machine TEXT;
         UPDATE sessions SET machine = (SELECT value FROM sync_state WHERE key = 'machine')
             WHERE id NOT IN (SELECT session_id FROM sync_foreign);
         CREATE INDEX sessions_author ON sessions(author);

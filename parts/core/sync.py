@@ -287,7 +287,7 @@ def _sync_import_batches(store, files, todo, data, report):
             except WctxError as e:
                 report.skipped.append(str(e))
                 continue
-            parsed.append((path, records))
+            parsed.append((path, _sync_owned(path, records, files)))
         # Should a batch be refused, its files are imported one by one, so that only the file at
         # fault is skipped.
         groups = [parsed] if parsed else []
@@ -370,13 +370,18 @@ def _sync_session_owners(group):
     """{session id: (author, machine)} for the sessions a group's files bring from the machine
     that recorded them (a session file under machines/<id>/ naming that id, or no machine: the
     directory is the one word on it that another machine cannot write). Records with no machine
-    take their directory's, before they are imported."""
+    take their directory's, before they are imported, and every record is marked with the
+    directory it came from."""
     owners = {}
     for path, records in group:
         m = _SYNC_FILE.match(path)
-        if m is None or "/sessions/" not in path:
+        if m is None:
             continue
         machine = m.group(1)
+        for r in records:
+            r["_from"] = machine  # which machine's directory a record came from (_may_change)
+        if "/sessions/" not in path:
+            continue
         for r in records:
             if r["type"] == "session":
                 if not r.get("machine"):
@@ -384,6 +389,25 @@ def _sync_session_owners(group):
                 if r["machine"] == machine:
                     owners[r["id"]] = (r.get("author"), machine)
     return owners
+
+
+def _sync_owned(path, records, files):
+    """``records`` of one machine's session file without the sessions (and their items) that
+    another machine recorded and shares in its own file on the branch: those are read from their
+    own machine's file, never from a copy another machine wrote."""
+    m = _SYNC_FILE.match(path)
+    if m is None or "/sessions/" not in path:
+        return records
+    copies = {
+        r["id"]
+        for r in records
+        if r["type"] == "session"
+        and r.get("machine") not in (None, m.group(1))
+        and "machines/%s/sessions/%s.jsonl" % (r["machine"], r["id"]) in files
+    }
+    if not copies:
+        return records
+    return [r for r in records if r["id"] not in copies and r.get("session") not in copies]
 
 
 def _sync_from_whom(store, sessions):
