@@ -757,3 +757,21 @@ def test_a_sync_after_one_capture_builds_only_that_session(team, monkeypatch):
         assert wctx.sync_memory(store).pushed and set(built) == {earlier["session_id"]}
     finally:
         store.close()
+
+
+def test_a_branch_that_points_at_a_blob_is_named_with_its_repair(team, tmp_path):
+    remote, a, _ = team
+    a.wctx("capture", "--finding", "uploadDocument gives up on 419", "--repo", "upload-sdk")
+    blob = subprocess.run(
+        ["git", "-C", remote, "hash-object", "-w", "--stdin"], input=b"not a commit\n", capture_output=True,
+        env=git_env(), check=True,
+    ).stdout.decode().strip()  # fmt: skip
+    # git refuses to point a branch at a blob; a damaged or hand-edited remote can still hold one.
+    with open(os.path.join(remote, "refs", "heads", "wctx-memory"), "w") as fh:
+        fh.write(blob + "\n")
+    for _ in range(2):  # said the same each time, not once then "nothing to push"
+        proc = a.wctx("sync", "--remote", remote, check=False)
+        assert proc.returncode == 1 and proc.stdout == "" and proc.stderr.count("\n") == 1, proc
+        assert "points at a blob, not a commit" in proc.stderr and ":refs/heads/wctx-memory" in proc.stderr
+    os.remove(os.path.join(remote, "refs", "heads", "wctx-memory"))  # the repair it names
+    assert a.json("sync", "--remote", remote)["pushed"]

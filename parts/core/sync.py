@@ -178,7 +178,16 @@ def _sync_fetch(store, remote, branch):
     _, out = _sync_git(
         store, ["rev-parse", "--verify", "-q"], ok_codes=(0, 1), revs=[_SYNC_FETCHED + "^{commit}"]
     )
-    return out.decode("ascii", "replace").strip() or None
+    tip = out.decode("ascii", "replace").strip()
+    if not tip:  # the branch exists but holds no commit: nothing can be built on it
+        _, kind = _sync_git(store, ["cat-file", "-t"], ok_codes=(0, 128), revs=[_SYNC_FETCHED])
+        raise WctxError(
+            "sync: the branch %s of %s points at a %s, not a commit, so nothing was imported or pushed; "
+            "repair it there (push its last good commit to it with --force, or delete it: "
+            "git push %s :refs/heads/%s, and the next sync starts it again)"
+            % (branch, remote, kind.decode("ascii", "replace").strip() or "damaged object", remote, branch)
+        )
+    return tip
 
 
 def _sync_tree(store, tip, skipped=None):
