@@ -11,7 +11,8 @@ Measured in the same run, interleaved so that machine noise hits every command a
   pyz-cold   python wctx.pyz --version   with WCTX_PYZ_CACHE=0 (compiles wctx.py on every run)
   source     python wctx.py --version    (a script run by path: Python compiles it on every start)
   pyz-cmd    python wctx.pyz repo list --json   (a real command: full CLI parser, store opened)
-Budgets: median(pyz) <= 1.2 x median(baseline) in wall time; archive <= 200 kB (200,000 bytes).
+Budgets: median(pyz) <= 1.2 x median(baseline) in wall time; archive <= 250 kB (250,000 bytes;
+200 kB until #30, see bench/RESULTS.md).
 The ratios of the fastest runs and of the CPU time (user + system, from wait4) are printed too:
 on a busy machine they are the steadier figures.
 
@@ -30,7 +31,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RATIO_BUDGET = 1.2
-SIZE_BUDGET = 200_000
+SIZE_BUDGET = 250_000
 
 
 def run_once(argv, env):
