@@ -19916,6 +19916,7 @@ def _doctor_store(home, checks):
             checks.append(
                 _doctor_check("store", DOCTOR_OK, "%s, schema version %d (current)" % (path, version))
             )
+        checks.append(_doctor_identity(Store(home, con)))
         try:
             return list_repos(Store(home, con))
         except sqlite3.Error:  # an older schema may not have what list_repos reads
@@ -19925,6 +19926,25 @@ def _doctor_store(home, checks):
         return None
     finally:
         con.close()
+
+
+def _doctor_identity(store):
+    """Who this store records as (teammates see it on every item): a warning when nobody is set."""
+    import sqlite3
+
+    try:
+        author = recorder_identity(store)
+    except (sqlite3.Error, WctxError):
+        author = None
+    if author:
+        return _doctor_check("identity", DOCTOR_OK, "records as %s" % author)
+    return _doctor_check(
+        "identity",
+        DOCTOR_WARN,
+        "no identity: teammates will see your items as recorded by an unknown author",
+        'git config --global user.name "Your Name"; git config --global user.email you@example.com '
+        '(or: wctx whoami --set "Your Name <you@example.com>")',
+    )
 
 
 def _doctor_write_access(home):

@@ -22,7 +22,8 @@ def product(git_repo, run_cli):
     return sdk
 
 
-def test_healthy_installation(product, run_cli, wctx_home):
+def test_healthy_installation(product, run_cli, wctx_home, monkeypatch):
+    monkeypatch.setenv("WCTX_AUTHOR", "Ada Lovelace <ada@example.com>")
     result = run_cli(["doctor", "--json"], cwd=product)
     assert result.code == 0, result
     report = result.json
@@ -34,6 +35,7 @@ def test_healthy_installation(product, run_cli, wctx_home):
         "sqlite",
         "git",
         "store",
+        "identity",
         "write access",
         "repositories",
         "current repository",
@@ -45,6 +47,7 @@ def test_healthy_installation(product, run_cli, wctx_home):
     assert checks["sqlite"]["detail"] == "SQLite %s with FTS5" % sqlite3.sqlite_version
     assert checks["git"]["detail"].startswith("git version ")
     assert "schema version %d (current)" % len(wctx.MIGRATIONS) in checks["store"]["detail"]
+    assert checks["identity"]["detail"] == "records as Ada Lovelace <ada@example.com>"
     assert "1 registered, all present" in checks["repositories"]["detail"]
     assert "upload-sdk" in checks["current repository"]["detail"]
     assert "uploads" in checks["current repository"]["detail"]
@@ -287,3 +290,17 @@ def test_hooks_written_by_an_earlier_wctx_get_advice_to_reinstall(
     assert hooks["fix"].endswith(" hooks install claude-code")
     assert run_cli(["hooks", "install", "claude-code"]).code == 0  # the fix, as doctor says it
     assert checks_by_name(run_cli(["doctor", "--json"], cwd=product))["hooks"]["status"] == "ok"
+
+
+def test_no_identity_is_a_warning_naming_how_to_set_one(product, run_cli, monkeypatch, tmp_path):
+    monkeypatch.delenv("WCTX_AUTHOR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "nobody"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    result = run_cli(["doctor", "--json"], cwd=product)
+    assert result.code == 0  # a warning: everything still works, items just say "an unknown author"
+    identity = checks_by_name(result)["identity"]
+    assert identity["status"] == "warn" and "unknown author" in identity["detail"]
+    assert "git config --global user.name" in identity["fix"] and "wctx whoami --set" in identity["fix"]
+    assert run_cli(["whoami", "--set", "Ada Lovelace <ada@example.com>"]).code == 0
+    assert checks_by_name(run_cli(["doctor", "--json"], cwd=product))["identity"]["status"] == "ok"
