@@ -15080,6 +15080,22 @@ def _sync_tree(store, tip, skipped=None):
     return files
 
 
+def _sync_blob_sizes(store, blobs):
+    """{blob id: size in bytes} through one ``cat-file --batch-check``, reading no content."""
+    blobs = list(dict.fromkeys(blobs))
+    if not blobs:
+        return {}
+    _, out = _sync_git(
+        store, ["cat-file", "--batch-check"], input_bytes="".join(b + "\n" for b in blobs).encode()
+    )
+    sizes = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == b"blob":
+            sizes[parts[0].decode("ascii")] = int(parts[2])
+    return sizes
+
+
 def _sync_read_blobs(store, blobs):
     """{blob id: bytes} through one ``cat-file --batch``."""
     blobs = list(dict.fromkeys(blobs))
@@ -15128,7 +15144,7 @@ def _sync_import(store, machine, files, report):
     The import is a run of short transactions, not one: a teammate's whole memory in one would hold
     the store's write lock for as long as it takes, and a capture, a session-end hook or the MCP
     server waiting to write meanwhile would give up ("database is locked") once the store's busy
-    timeout ran out. Each batch of files (about _SYNC_BATCH_ITEMS lines; a larger file alone) is
+    timeout ran out. Each batch of files (about _SYNC_BATCH_BYTES; a larger file alone) is
     parsed and checked outside any transaction, then imported together with what sync remembers of
     it (blob ids read, sessions that are another machine's, versions seen) in one transaction: a
     sync killed at any point leaves whole batches imported and remembered, and the next sync
@@ -15138,23 +15154,33 @@ def _sync_import(store, machine, files, report):
         (p for p, b in files.items() if seen.get(p) != b and not p.startswith("machines/%s/" % machine)),
         key=lambda p: (p.endswith("events.jsonl"), p),
     )
-    data = _sync_read_blobs(store, [files[p] for p in todo])
-    # One page cache for all the batches, sized to all they bring: each batch's pages (and the
-    # indexes it updates) are still there for the next one, not read back from the file.
-    with _BulkCache(store, sum(blob.count(b"\n") for blob in data.values())):
-        _sync_import_batches(store, files, todo, data, report)
+    # Blobs are read a batch at a time, never all at once: what a sync holds is one batch's files
+    # and their records, whatever the team's memory weighs. A file larger than any a machine
+    # writes is skipped unread.
+    sizes = _sync_blob_sizes(store, [files[p] for p in todo])
+    for path in [p for p in todo if sizes.get(files[p], 0) > _SYNC_FILE_MAX_BYTES]:
+        report.skipped.append(
+            "%s: %d bytes, more than the %d a memory file may hold; not read"
+            % (path, sizes[files[path]], _SYNC_FILE_MAX_BYTES)
+        )
+        todo.remove(path)
+    # One page cache for all the batches, sized to all they bring (about 400 bytes a line): each
+    # batch's pages (and the indexes it updates) are still there for the next one.
+    with _BulkCache(store, sum(sizes.get(files[p], 0) for p in todo) // 400):
+        _sync_import_batches(store, files, todo, sizes, report)
     if store.scrub_due:  # something was forgotten: its text leaves the store's bytes, once
         store.scrub_due = False
         _scrub_store(store)
 
 
-def _sync_import_batches(store, files, todo, data, report):
+def _sync_import_batches(store, files, todo, sizes, report):
     forgotten = None
-    for batch in _sync_batches(todo, files, data):
+    for batch in _sync_batches(todo, files, sizes):
+        data = _sync_read_blobs(store, [files[p] for p in batch])
         parsed = []
         for path in batch:
             try:
-                records = _parse_export(path, _export_lines(data.get(files[path], b"")))
+                records = _parse_export(path, _blob_lines(data.pop(files[path], b"")))
                 if forgotten is None:
                     forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
                 _sync_check_sessions(path, records, forgotten)
@@ -15182,23 +15208,37 @@ def _sync_import_batches(store, files, todo, data, report):
                 report.from_whom[who] = report.from_whom.get(who, 0) + n
 
 
-_SYNC_BATCH_ITEMS = 2000  # lines of a teammate's files imported per transaction
+_SYNC_BATCH_BYTES = 1 << 20  # a teammate's files imported per transaction: about 2,000 lines
+_SYNC_FILE_MAX_BYTES = 64 << 20  # a memory file larger than this is skipped unread
 
 
-def _sync_batches(todo, files, data):
+def _sync_batches(todo, files, sizes):
     """``todo`` in order, cut into runs of session and topology files of about
-    _SYNC_BATCH_ITEMS lines each (one bulk write for many small files); each machine's events
-    file alone, after them."""
-    batch, lines = [], 0
+    _SYNC_BATCH_BYTES each (one bulk write for many small files); each machine's events file
+    alone, after them."""
+    batch, held = [], 0
     for path in todo:
-        size = data.get(files[path], b"").count(b"\n")
-        if batch and (lines + size > _SYNC_BATCH_ITEMS or path.endswith("events.jsonl")):
+        size = sizes.get(files[path], 0)
+        if batch and (held + size > _SYNC_BATCH_BYTES or path.endswith("events.jsonl")):
             yield batch
-            batch, lines = [], 0
+            batch, held = [], 0
         batch.append(path)
-        lines += size
+        held += size
     if batch:
         yield batch
+
+
+def _blob_lines(data):
+    """A file's lines one at a time, as ``_export_lines`` cuts them (at LF only), without a list
+    of them all: a file of nothing but newlines costs its bytes, not a string per line."""
+    start = 0
+    while True:
+        end = data.find(b"\n", start)
+        if end < 0:
+            yield data[start:]
+            return
+        yield data[start:end]
+        start = end + 1
 
 
 def _sync_import_group(store, files, group):

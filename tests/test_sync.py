@@ -775,3 +775,58 @@ def test_a_branch_that_points_at_a_blob_is_named_with_its_repair(team, tmp_path)
         assert "points at a blob, not a commit" in proc.stderr and ":refs/heads/wctx-memory" in proc.stderr
     os.remove(os.path.join(remote, "refs", "heads", "wctx-memory"))  # the repair it names
     assert a.json("sync", "--remote", remote)["pushed"]
+
+
+def test_a_memory_file_larger_than_any_machine_writes_is_skipped_unread(team, monkeypatch, capsys, tmp_path):
+    remote, a, b = team
+    root = git(b.repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    _push_big_pull(remote, root, sessions=3, per_session=2)  # three small files of a third machine
+    # A fourth machine's one session of 400 items (~150 kB).
+    clone = str(tmp_path / "fourth")
+    git(tmp_path, "clone", "-q", "-b", "wctx-memory", remote, clone)
+    sid = "ses-00000000bb"
+    lines = [{"type": "session", "format": 1, "id": sid, "agent": "cli", "repo": "upload-sdk"}]
+    lines += [{"type": "evidence", "format": 1, "id": "ev-%010x" % (0xBB00000000 + n), "session": sid,
+               "repo": "upload-sdk", "root_commit": root, "kind": "finding",
+               "claim": "a large session's finding %d about the retry budget and its many callers" % n}
+              for n in range(400)]  # fmt: skip
+    path = os.path.join(clone, "machines", "00000000000000bb", "sessions", sid + ".jsonl")
+    os.makedirs(os.path.dirname(path))
+    with open(path, "w") as fh:
+        fh.write("".join(json.dumps(r) + "\n" for r in lines))
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "large")
+    git(clone, "push", "-q", "origin", "wctx-memory")
+    monkeypatch.setattr(wctx, "_SYNC_FILE_MAX_BYTES", 64 * 1024)  # the 400-item file is ~150 kB
+    monkeypatch.setenv("HOME", b.home)
+    read = []
+    real = wctx._sync_read_blobs
+    monkeypatch.setattr(
+        wctx, "_sync_read_blobs", lambda store, blobs: read.extend(blobs) or real(store, blobs)
+    )
+    capsys.readouterr()
+    assert wctx.main(["--home", b.store_dir, "sync", "--remote", remote, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["imported"]["evidence"] == 6
+    (skipped,) = got["skipped"]
+    assert skipped.startswith("machines/00000000000000bb/sessions/") and "more than the 0 MiB" not in skipped
+    assert "bytes, more than the" in skipped
+    big_blob = git(remote, "rev-parse", "wctx-memory:" + skipped.split(":")[0]).strip()
+    assert big_blob not in read  # its content was never read
+
+
+def test_a_file_of_nothing_but_newlines_imports_as_nothing(team, tmp_path):
+    remote, a, b = team
+    clone = str(tmp_path / "blank")
+    a.wctx("capture", "--finding", "uploadDocument gives up on 419", "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    git(tmp_path, "clone", "-q", "-b", "wctx-memory", remote, clone)
+    path = os.path.join(clone, "machines", "00000000000000cc", "sessions", "ses-00000000cc.jsonl")
+    os.makedirs(os.path.dirname(path))
+    with open(path, "wb") as fh:
+        fh.write(b"\n" * 1_000_000)
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "blank")
+    git(clone, "push", "-q", "origin", "wctx-memory")
+    got = b.json("sync", "--remote", remote)
+    assert got["imported"]["evidence"] == 1 and got["skipped"] == []
