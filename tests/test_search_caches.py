@@ -501,21 +501,22 @@ def test_kept_head_tokens_and_git_views_follow_commit_checkout_reset_pack_and_fe
 
 
 def test_server_shows_a_teammates_retraction_and_new_item_imported_by_another_process(servers, tmp_path):
-    """A teammate's store holds the same items (exchanged by export and import-evidence); what
-    they retract there reaches this store by import-evidence in another process while the server
-    runs: its next search shows the item retracted."""
+    """A teammate records an item in their own store; it reaches this store by import-evidence in
+    another process while the server runs, and so does their retraction of it: the server's next
+    search shows the new item, then the item retracted."""
     env = servers.env
     home, sdk = env["home"], env["sdk"]
-    item = cli_capture(home, sdk, "send returns the status quirk")
     server = servers.start(cwd=sdk)
     server.initialize()
-    assert set(found(server, "send status quirk")) == {item}
+    assert found(server, "send status quirk") == {}
     mate = tmp_path / "mate-home"
-    ours = tmp_path / "ours.jsonl"
-    ours.write_text(cli(home, "export"))
-    cli(mate, "import-evidence", str(ours))
-    cli(mate, "retract", item)
+    cli(mate, "repo", "add", str(sdk))
+    item = cli_capture(mate, sdk, "send returns the status quirk")
     theirs = tmp_path / "theirs.jsonl"
+    theirs.write_text(cli(mate, "export"))
+    cli(home, "import-evidence", str(theirs))
+    assert set(found(server, "send status quirk")) == {item}
+    cli(mate, "retract", item)
     theirs.write_text(cli(mate, "export"))
     cli(home, "import-evidence", str(theirs))
     assert found(server, "send status quirk") == {}
