@@ -145,11 +145,22 @@ def one_at_a_time(store, records, keys):
     return single
 
 
-@pytest.mark.parametrize("rebuilt", [False, True], ids=["indexes-updated", "indexes-rebuilt"])
-def test_a_bulk_import_matches_importing_its_records_one_at_a_time(git_repo, tmp_path, monkeypatch, rebuilt):
+@pytest.mark.parametrize(
+    "rebuilt, streamed",
+    [(False, False), (True, False), (True, True)],
+    ids=["indexes-updated", "indexes-rebuilt", "streamed-in-chunks"],
+)
+def test_a_bulk_import_matches_importing_its_records_one_at_a_time(
+    git_repo, tmp_path, monkeypatch, rebuilt, streamed
+):
     # rebuilt: the import sets the secondary indexes aside and builds them again at the end, as
     # a large import into a smaller store does (here from the first new item on).
     monkeypatch.setattr(wctx, "_BULK_INDEX_MIN", 1 if rebuilt else 10**9)
+    if streamed:
+        # as a large import runs: its items read again from the file in a second pass, and
+        # imported in chunks (here of 7), each seeing the ones before only through the store
+        monkeypatch.setattr(wctx, "_STREAM_AFTER", 5)
+        monkeypatch.setattr(wctx, "_IMPORT_CHUNK", 7)
     repo, stores, root = two_stores(git_repo, tmp_path)
     try:
         base, records, expect = build(tmp_path, root, repo.head)
@@ -162,7 +173,7 @@ def test_a_bulk_import_matches_importing_its_records_one_at_a_time(git_repo, tmp
         )
         bulk = wctx.import_evidence(stores[0], [write(tmp_path / "big.jsonl", records)])
         stores[0].db.set_trace_callback(None)
-        assert len(dropped) == (5 if rebuilt else 0)
+        assert len(dropped) == (len(wctx._BULK_DEFERRED_INDEXES) if rebuilt else 0)
         # Every index is there again, exactly as the schema declares it, and the planner uses them.
         assert indexes(stores[0].db) == before == indexes(stores[1].db)
         plan = stores[0].all(
