@@ -21,7 +21,7 @@ For each size, interleaved in one run on the same file:
   again      the same command again on the loaded store (everything already present).
 It prints seconds, the ratio to the floor and the load average, the CPU seconds of each (the
 floor's in this process, the import's in its own) and the import's peak resident size (its own,
-read by wait4). ``--wctx [LABEL=]PATH`` (repeatable) times another wctx.py, e.g. an older checkout
+read by wait4 in a small launcher). ``--wctx [LABEL=]PATH`` (repeatable) times another wctx.py, e.g. an older checkout
 beside this one, each into a fresh store against the same floor. The floor's page cache is its
 own (floor_cache_kib), whichever wctx is timed.
 ``--floor-parts`` adds the floor's phases (parsing and building rows; SQLite's inserts, index
@@ -181,28 +181,34 @@ def floor_parts(home, export, variant):
             "size_mb": round(os.path.getsize(os.path.join(home, "wctx.db")) / 1e6)}  # fmt: skip
 
 
+# A process started from this one begins with this one's resident size as its peak (Linux keeps
+# the largest size across exec), and the floor makes this one large. So the import is started by
+# a small launcher, whose own child's peak and CPU seconds (wait4) it writes to a file.
+LAUNCH = """
+import json, os, subprocess, sys
+proc = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(proc.pid, 0)
+with open(sys.argv[1], "w") as fh:
+    json.dump({"maxrss_kib": usage.ru_maxrss, "cpu_s": usage.ru_utime + usage.ru_stime}, fh)
+sys.exit(1 if status else 0)
+"""
+
+
 def cli_import(home, export, script=None):
     """`wctx import-evidence FILE --json` run as a user runs it (``script``: which wctx.py, this
-    checkout's by default): (its counts, its peak resident size in MB, its CPU seconds). The
-    child is waited for with wait4, so the figures are its own, not the largest of every child
-    this run has had."""
+    checkout's by default): (its counts, its peak resident size in MB, its CPU seconds)."""
     script = script or os.path.join(ROOT, "wctx.py")
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(
-            [sys.executable, script, "--home", home, "import-evidence", export, "--json"],
-            stdout=out,
-            stderr=err,
-        )
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = (
-            os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status
-        )
-        out.seek(0)
-        err.seek(0)
+    with tempfile.NamedTemporaryFile("r") as usage:
+        proc = subprocess.run(
+            [sys.executable, "-c", LAUNCH, usage.name, sys.executable, script, "--home", home,
+             "import-evidence", export, "--json"],
+            capture_output=True,
+            text=True,
+        )  # fmt: skip
         if proc.returncode != 0:
-            raise SystemExit("import-evidence failed: " + err.read().decode(errors="replace")[-2000:])
-        counts = json.loads(out.read())
-    return counts, round(usage.ru_maxrss / 1024), round(usage.ru_utime + usage.ru_stime, 2)  # KiB on Linux
+            raise SystemExit("import-evidence failed: " + proc.stderr[-2000:])
+        used = json.load(usage)
+    return json.loads(proc.stdout), round(used["maxrss_kib"] / 1024), round(used["cpu_s"], 2)  # KiB on Linux
 
 
 def timed(fn, *args):

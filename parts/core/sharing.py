@@ -956,14 +956,19 @@ def _export_records(label, lines, only=None):
 # items); the second reads the items again and imports them in chunks, in the import's one
 # transaction. An import of few items keeps them from the first pass and reads its files once.
 _STREAM_AFTER = 10000  # items an import holds from its first pass; beyond, it reads them again
+_STREAM_AFTER_BYTES = 8 << 20  # nor more than this size of files (a few long items hold as much)
 
 
 def _scan_export(paths):
     """The first pass over an import's files: (its records other than items, in file order; how
-    many items; the items when at most _STREAM_AFTER, else None; each file's stat signature)."""
-    others, kept, count, seen = [], [], 0, {}
+    many items; the items when at most _STREAM_AFTER in at most _STREAM_AFTER_BYTES of files, else
+    None; each file's stat signature)."""
+    others, kept, count, size, seen = [], [], 0, 0, {}
     for path, fh in _export_sources(paths):
         seen[path] = _file_signature(fh)
+        size += seen[path][1]
+        if size > _STREAM_AFTER_BYTES:
+            kept = None
         for record in _export_records(path, fh):
             if record["type"] != "evidence":
                 others.append(record)
@@ -1241,10 +1246,12 @@ def _import_update(store, rec, row, local_repo, known_events):
 # import writes (about 2 KiB an item, with its anchors, search row and indexes), so that none is
 # spilled to the log and read back before the commit (at 100,000 items, 64 MiB read 600 MB back
 # and wrote 400 MB; enough room reads 180 MB, what the checkpoint copies, and writes 360 MB).
-# Pages are only allocated as they are used; the connection's own size comes back after.
+# Pages are only allocated as they are used; the connection's own size comes back after. It is
+# the most an import holds in memory, so it stops at _BULK_CACHE_MAX_KIB: an import of a million
+# items (2 GB of pages) spills what does not fit to the log rather than take gigabytes of memory.
 _BULK_CACHE_KIB = 65536
 _BULK_CACHE_KIB_PER_ITEM = 3
-_BULK_CACHE_MAX_KIB = 1 << 20
+_BULK_CACHE_MAX_KIB = 128 << 10
 
 
 _BULK_CACHE_MIN_RECORDS = 5000  # imports from this size on get a page cache of their own
@@ -1310,9 +1317,23 @@ def _defer_indexes(store, new_items, stored_items):
     return [r["sql"] for r in rows]
 
 
+_INDEX_SORT_KIB = 16384  # the page cache while the indexes set aside are built again
+
+
 def _restore_indexes(store, statements):
-    for sql in statements:
-        store.db.execute(sql)
+    """Build the indexes set aside again. SQLite sorts each one in memory up to the page cache's
+    size, on top of the cache itself: with the cache made small meanwhile, a larger sort spills
+    to a temporary file instead of doubling what the import holds."""
+    if not statements:
+        return
+    db = store.db
+    before = db.execute("PRAGMA cache_size").fetchone()[0]
+    db.execute("PRAGMA cache_size = %d" % -_INDEX_SORT_KIB)
+    try:
+        for sql in statements:
+            db.execute(sql)
+    finally:
+        db.execute("PRAGMA cache_size = %d" % before)
 
 
 def _import_records(store, records):
