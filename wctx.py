@@ -14231,7 +14231,7 @@ def _import_update(store, rec, row, local_repo, known_events):
 # items (2 GB of pages) spills what does not fit to the log rather than take gigabytes of memory.
 _BULK_CACHE_KIB = 65536
 _BULK_CACHE_KIB_PER_ITEM = 3
-_BULK_CACHE_MAX_KIB = 128 << 10
+_BULK_CACHE_MAX_KIB = 96 << 10
 
 
 _BULK_CACHE_MIN_RECORDS = 5000  # imports from this size on get a page cache of their own
