@@ -13910,64 +13910,103 @@ def _parse_export(label, lines):
     return list(_export_records(label, lines))
 
 
-def _export_records(label, lines, only=None):
-    """Validated records of one export file (``lines``: its raw lines, read one at a time), as
-    they are read; errors name label:line. ``only``: the one record type wanted (the others are
-    parsed, as the type is in the record, but not validated again)."""
+def _export_json(label, lines):
+    """(line number, parsed value) of each non-blank line of an export file (``lines``: its raw
+    lines, read one at a time); a line that is not JSON is refused as label:line."""
     for n, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            # an editor's byte order mark, at the start of the file, is no part of the first record
-            record = json.loads(raw.decode("utf-8-sig" if n == 1 else "utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise UsageError("%s:%d: not valid JSON" % (label, n)) from None
-        except RecursionError:  # brackets nested deeper than the parser's stack
-            raise UsageError("%s:%d: not valid JSON (nested too deeply)" % (label, n)) from None
-        if only is None or (record.__class__ is dict and record.get("type") == only):
-            yield validate_record(record, "%s:%d" % (label, n))
+        if raw.strip():
+            yield n, _json_line(label, n, raw)
+
+
+def _json_line(label, n, raw):
+    try:
+        # an editor's byte order mark, at the start of the file, is no part of the first record
+        return json.loads(raw.decode("utf-8-sig" if n == 1 else "utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise UsageError("%s:%d: not valid JSON" % (label, n)) from None
+    except RecursionError:  # brackets nested deeper than the parser's stack
+        raise UsageError("%s:%d: not valid JSON (nested too deeply)" % (label, n)) from None
+
+
+def _export_records(label, lines):
+    """Validated records of one export file, as they are read; errors name label:line."""
+    for n, record in _export_json(label, lines):
+        yield validate_record(record, "%s:%d" % (label, n))
 
 
 # -- Reading an import: two passes over its files, neither holding every record ----------------
 # An import may bring a million items (a team's whole memory), which held at once would take
-# gigabytes. So the files are read twice, a line at a time: the first pass validates every line
-# (the first invalid one is reported as file:line, before anything is written) and keeps only
-# what the items are imported against (sessions, tombstones, topology: one record per tens of
-# items); the second reads the items again and imports them in chunks, in the import's one
-# transaction. An import of few items keeps them from the first pass and reads its files once.
+# gigabytes. So the files are read twice, a line at a time: the first pass checks every record
+# other than the items and keeps them (sessions, tombstones, topology: what the items are
+# imported against, one record per tens of items); the second reads the items, checks them and
+# imports them in chunks, in the import's one transaction, which a refused line rolls back. The
+# first invalid line in file order is the one named: a refusal in the first pass checks the items
+# before it. An import of few items keeps them from the first pass and reads its files once.
 _STREAM_AFTER = 10000  # items an import holds from its first pass; beyond, it reads them again
 _STREAM_AFTER_BYTES = 8 << 20  # nor more than this size of files (a few long items hold as much)
+_NOT_AN_ITEM = ("session", "tombstone") + TOPOLOGY_TYPES  # what the first pass checks and keeps
+
+
+def _plainly_an_item(raw):
+    """Whether a line, if it is a record at all, is an item, seen without parsing it: its one
+    "type" (a quote in a text is escaped, so none is inside one) is "evidence", and no \\u escape
+    could spell another key. The first pass leaves such a line to the second, which checks it."""
+    return b'"type": "evidence"' in raw and raw.count(b'"type"') == 1 and b"\\u" not in raw
 
 
 def _scan_export(paths):
     """The first pass over an import's files: (its records other than items, in file order; how
     many items; the items when at most _STREAM_AFTER in at most _STREAM_AFTER_BYTES of files, else
     None; each file's stat signature)."""
+    try:
+        return _scan_export_files(paths)
+    except UsageError:
+        # The first pass leaves the items unchecked: one before the line refused may be the
+        # first invalid line. Checking every record in order names the first (rarely needed).
+        for path, fh in _export_sources(paths):
+            for _ in _export_records(path, fh):
+                pass
+        raise
+
+
+def _scan_export_files(paths):
     others, kept, count, size, seen = [], [], 0, 0, {}
     for path, fh in _export_sources(paths):
         seen[path] = _file_signature(fh)
         size += seen[path][1]
         if size > _STREAM_AFTER_BYTES:
             kept = None
-        for record in _export_records(path, fh):
+        for n, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            if kept is None and _plainly_an_item(raw):
+                count += 1
+                continue  # parsed and checked when the second pass reads it
+            record = _json_line(path, n, raw)
+            if kept is None and record.__class__ is dict and record.get("type") == "evidence":
+                count += 1
+                continue  # checked when the second pass reads it
+            record = validate_record(record, "%s:%d" % (path, n))
             if record["type"] != "evidence":
                 others.append(record)
                 continue
             count += 1
-            if kept is not None:
-                kept.append(record)
-                if count > _STREAM_AFTER:
-                    kept = None  # too many to hold: the second pass reads them again
+            kept.append(record)
+            if count > _STREAM_AFTER:
+                kept = None  # too many to hold: the second pass reads them again
     return others, count, kept, seen
 
 
 def _reread_items(paths, seen):
-    """The second pass: the items of an import's files, read and validated again in file order.
-    A file that changed since the first pass is refused (the import is then rolled back)."""
+    """The second pass: the items of an import's files, read and checked in file order (every
+    record the first pass did not check and keep). A file that changed since the first pass is
+    refused (the import is then rolled back)."""
     for path, fh in _export_sources(paths):
         if seen.get(path) != _file_signature(fh):
             raise UsageError("%s: changed while it was being imported; nothing was imported" % path)
-        yield from _export_records(path, fh, only="evidence")
+        for n, record in _export_json(path, fh):
+            if record.__class__ is not dict or record.get("type") not in _NOT_AN_ITEM:
+                yield validate_record(record, "%s:%d" % (path, n))
 
 
 def _file_signature(fh):

@@ -519,6 +519,33 @@ def test_a_streamed_import_gives_the_store_one_reading_gives(
         assert state(s) == streamed_state
 
 
+def test_a_streamed_import_names_its_first_invalid_line_and_reads_every_record_as_json_does(
+    git_repo, tmp_path, run_cli, wctx_home, monkeypatch
+):
+    # The first pass checks only what is not an item: an invalid item before an invalid session
+    # is still the line named. And a line that looks like an item at a glance but is, as JSON
+    # reads it, a session (its "type" key given again, spelled with an escape) is a session.
+    streamed(monkeypatch)
+    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n"})
+    assert run_cli(["repo", "add", repo.path]).code == 0
+    with wctx.open_store(wctx_home) as s:
+        root = s.one("SELECT root_commit FROM repos")["root_commit"]
+    items = [evidence(i, SID % (i % 4), "finding %d" % i, root, repo.head) for i in range(200)]
+    lines = [json.dumps(r) for r in items + [session(n) for n in range(4)]]
+    bad = list(lines)
+    bad[30] = json.dumps(dict(items[30], kind="rumour"))
+    bad[201] = json.dumps(dict(session(1), started_at="yesterday"))
+    (tmp_path / "bad.jsonl").write_text("\n".join(bad) + "\n", encoding="utf-8")
+    res = run_cli(["import-evidence", str(tmp_path / "bad.jsonl")])
+    assert res.code == 2 and "bad.jsonl:31:" in res.err and "kind" in res.err, res.err
+    assert stored_counts(wctx_home) == (0, 0, 0, 0)
+    disguised = lines[-1].replace('"type": "session"', '"type": "evidence", "\\u0074ype": "session"')
+    assert json.loads(disguised)["type"] == "session" and '"type": "evidence"' in disguised
+    (tmp_path / "ok.jsonl").write_text("\n".join(lines[:-1] + [disguised]) + "\n", encoding="utf-8")
+    res = run_cli(["import-evidence", str(tmp_path / "ok.jsonl"), "--json"])
+    assert res.code == 0 and (res.json["sessions"], res.json["evidence"]) == (4, 200), res
+
+
 # The import of a file of 40,000 lines in a process whose address space is limited to 256 MB:
 # holding every record of it (5 KB each) would take 400 MB.
 LIMITED_IMPORT = r"""
