@@ -14184,13 +14184,6 @@ def _export_files(paths):
     return files
 
 
-def _read_export(paths):
-    records = []
-    for path, fh in _export_sources(paths):
-        records.extend(_parse_export(path, fh))
-    return records
-
-
 class _RecordError(UsageError):
     """A valid record the import cannot take beside the others (an item of a session the import
     does not hold): ``record`` says which, for the file and line its message is given."""
@@ -14251,20 +14244,111 @@ def _export_lines(data):
 
 def _parse_export(label, lines):
     """Validated records of one export file (``lines``: its raw lines); errors name label:line."""
-    records = []
+    return list(_export_records(label, lines))
+
+
+def _export_json(label, lines):
+    """(line number, parsed value) of each non-blank line of an export file (``lines``: its raw
+    lines, read one at a time); a line that is not JSON is refused as label:line."""
     for n, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        where = "%s:%d" % (label, n)
-        try:
-            # an editor's byte order mark, at the start of the file, is no part of the first record
-            record = json.loads(raw.decode("utf-8-sig" if n == 1 else "utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise UsageError("%s: not valid JSON" % where) from None
-        except RecursionError:  # brackets nested deeper than the parser's stack
-            raise UsageError("%s: not valid JSON (nested too deeply)" % where) from None
-        records.append(validate_record(record, where))
-    return records
+        if raw.strip():
+            yield n, _json_line(label, n, raw)
+
+
+def _json_line(label, n, raw):
+    try:
+        # an editor's byte order mark, at the start of the file, is no part of the first record
+        return json.loads(raw.decode("utf-8-sig" if n == 1 else "utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise UsageError("%s:%d: not valid JSON" % (label, n)) from None
+    except RecursionError:  # brackets nested deeper than the parser's stack
+        raise UsageError("%s:%d: not valid JSON (nested too deeply)" % (label, n)) from None
+
+
+def _export_records(label, lines):
+    """Validated records of one export file, as they are read; errors name label:line."""
+    for n, record in _export_json(label, lines):
+        yield validate_record(record, "%s:%d" % (label, n))
+
+
+# -- Reading an import: two passes over its files, neither holding every record ----------------
+# An import may bring a million items (a team's whole memory), which held at once would take
+# gigabytes. So the files are read twice, a line at a time: the first pass checks every record
+# other than the items and keeps them (sessions, tombstones, topology: what the items are
+# imported against, one record per tens of items); the second reads the items, checks them and
+# imports them in chunks, in the import's one transaction, which a refused line rolls back. The
+# first invalid line in file order is the one named: a refusal in the first pass checks the items
+# before it. An import of few items keeps them from the first pass and reads its files once.
+_STREAM_AFTER = 10000  # items an import holds from its first pass; beyond, it reads them again
+_STREAM_AFTER_BYTES = 8 << 20  # nor more than this size of files (a few long items hold as much)
+_NOT_AN_ITEM = ("session", "tombstone") + TOPOLOGY_TYPES  # what the first pass checks and keeps
+
+
+def _plainly_an_item(raw):
+    """Whether a line, if it is a record at all, is an item, seen without parsing it: its one
+    "type" (a quote in a text is escaped, so none is inside one) is "evidence", and no \\u escape
+    could spell another key. The first pass leaves such a line to the second, which checks it."""
+    return b'"type": "evidence"' in raw and raw.count(b'"type"') == 1 and b"\\u" not in raw
+
+
+def _scan_export(paths):
+    """The first pass over an import's files: (its records other than items, in file order; how
+    many items; the items when at most _STREAM_AFTER in at most _STREAM_AFTER_BYTES of files, else
+    None; each file's stat signature)."""
+    try:
+        return _scan_export_files(paths)
+    except UsageError:
+        # The first pass leaves the items unchecked: one before the line refused may be the
+        # first invalid line. Checking every record in order names the first (rarely needed).
+        for path, fh in _export_sources(paths):
+            for _ in _export_records(path, fh):
+                pass
+        raise
+
+
+def _scan_export_files(paths):
+    others, kept, count, size, seen = [], [], 0, 0, {}
+    for path, fh in _export_sources(paths):
+        seen[path] = _file_signature(fh)
+        size += seen[path][1]
+        if size > _STREAM_AFTER_BYTES:
+            kept = None
+        for n, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            if kept is None and _plainly_an_item(raw):
+                count += 1
+                continue  # parsed and checked when the second pass reads it
+            record = _json_line(path, n, raw)
+            if kept is None and record.__class__ is dict and record.get("type") == "evidence":
+                count += 1
+                continue  # checked when the second pass reads it
+            record = validate_record(record, "%s:%d" % (path, n))
+            if record["type"] != "evidence":
+                others.append(record)
+                continue
+            count += 1
+            kept.append(record)
+            if count > _STREAM_AFTER:
+                kept = None  # too many to hold: the second pass reads them again
+    return others, count, kept, seen
+
+
+def _reread_items(paths, seen):
+    """The second pass: the items of an import's files, read and checked in file order (every
+    record the first pass did not check and keep). A file that changed since the first pass is
+    refused (the import is then rolled back)."""
+    for path, fh in _export_sources(paths):
+        if seen.get(path) != _file_signature(fh):
+            raise UsageError("%s: changed while it was being imported; nothing was imported" % path)
+        for n, record in _export_json(path, fh):
+            if record.__class__ is not dict or record.get("type") not in _NOT_AN_ITEM:
+                yield validate_record(record, "%s:%d" % (path, n))
+
+
+def _file_signature(fh):
+    st = os.fstat(fh.fileno())
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _leaves_repository(path):
@@ -14360,10 +14444,13 @@ class _GcPaused:
 
 
 def import_evidence(store, paths):
-    """Import exported JSONL (files or directories) idempotently, in one transaction."""
+    """Import exported JSONL (files or directories) idempotently, in one transaction, holding
+    at no time more than a chunk of its items (see _scan_export)."""
     try:
         with _GcPaused():
-            return _import_records(store, _read_export(paths))
+            others, count, kept, seen = _scan_export(paths)
+            items = kept if kept is not None else _reread_items(paths, seen)
+            return _import_stream(store, others, items, count)
     except _RecordError as e:
         where = _record_line(_export_sources(paths), e.record)
         raise UsageError("%s: %s" % (where, e) if where else str(e)) from None
@@ -14547,10 +14634,12 @@ def _import_update(store, rec, row, local_repo, known_events):
 # import writes (about 2 KiB an item, with its anchors, search row and indexes), so that none is
 # spilled to the log and read back before the commit (at 100,000 items, 64 MiB read 600 MB back
 # and wrote 400 MB; enough room reads 180 MB, what the checkpoint copies, and writes 360 MB).
-# Pages are only allocated as they are used; the connection's own size comes back after.
+# Pages are only allocated as they are used; the connection's own size comes back after. It is
+# the most an import holds in memory, so it stops at _BULK_CACHE_MAX_KIB: an import of a million
+# items (2 GB of pages) spills what does not fit to the log rather than take gigabytes of memory.
 _BULK_CACHE_KIB = 65536
 _BULK_CACHE_KIB_PER_ITEM = 3
-_BULK_CACHE_MAX_KIB = 1 << 20
+_BULK_CACHE_MAX_KIB = 96 << 10
 
 
 _BULK_CACHE_MIN_RECORDS = 5000  # imports from this size on get a page cache of their own
@@ -14589,11 +14678,12 @@ class _BulkCache:
 # builds them again once at the end (one sort) rather than updating them row by row at scattered
 # places, which is most of what SQLite spends on such an import. Both happen in the import's own
 # transaction, so an error or a kill leaves the store as it was, indexes included. Nothing the
-# import reads meanwhile needs them: the duplicate rule reads its claims before, and by rid after.
+# import reads meanwhile needs them. The claim-key index stays: the duplicate rule reads each
+# chunk's claims through it, including the items of the chunks before (held in memory instead,
+# they would grow with the import).
 _BULK_DEFERRED_INDEXES = (
     "evidence_repo",
     "evidence_session",
-    "evidence_claim_key",
     "anchors_repo_path",
     "anchors_repo_symbol",
 )
@@ -14615,15 +14705,37 @@ def _defer_indexes(store, new_items, stored_items):
     return [r["sql"] for r in rows]
 
 
+_INDEX_SORT_KIB = 16384  # the page cache while the indexes set aside are built again
+
+
 def _restore_indexes(store, statements):
-    for sql in statements:
-        store.db.execute(sql)
+    """Build the indexes set aside again. SQLite sorts each one in memory up to the page cache's
+    size, on top of the cache itself: with the cache made small meanwhile, a larger sort spills
+    to a temporary file instead of doubling what the import holds."""
+    if not statements:
+        return
+    db = store.db
+    before = db.execute("PRAGMA cache_size").fetchone()[0]
+    db.execute("PRAGMA cache_size = %d" % -_INDEX_SORT_KIB)
+    try:
+        for sql in statements:
+            db.execute(sql)
+    finally:
+        db.execute("PRAGMA cache_size = %d" % before)
 
 
 def _import_records(store, records):
+    """Import validated ``records`` (a list of any types) in one transaction."""
+    items = [r for r in records if r["type"] == "evidence"]
+    return _import_stream(store, [r for r in records if r["type"] != "evidence"], items, len(items))
+
+
+def _import_stream(store, others, items, count):
+    """Import ``others`` (validated sessions, tombstones and topology) and ``items`` (``count``
+    validated evidence records, an iterable read once, in chunks) in one transaction."""
     try:
-        with _BulkCache(store, len(records)):
-            return _import_records_in(store, records)
+        with _BulkCache(store, count + len(others)):
+            return _import_records_in(store, others, items, count)
     finally:
         _CLEAN_TEXTS.clear()
         _INDEXED_TEXTS.clear()
@@ -14631,7 +14743,7 @@ def _import_records(store, records):
         _field_plan.cache_clear()
 
 
-def _import_records_in(store, records):
+def _import_records_in(store, others, items, count):
     repos = _repos(store)
     by_root = {r.root_commit: r for r in repos if r.root_commit}
     by_name = {r.name: r for r in repos}
@@ -14657,7 +14769,7 @@ def _import_records_in(store, records):
     counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0, "duplicates": 0, "forgotten": 0,
               "refused": 0}  # fmt: skip
     own = _store_machine_id(store)
-    tombstones = [r for r in records if r["type"] == "tombstone"]
+    tombstones = [r for r in others if r["type"] == "tombstone"]
     session_map = {}
     scrub = False
     with store.atomic():
@@ -14702,143 +14814,204 @@ def _import_records_in(store, records):
         # What stays forgotten, and by whom: a tombstone from one machine's directory keeps out only
         # that machine's items (checked against each record's session below).
         forgotten = {r["id"]: r["machine"] for r in store.all("SELECT id, machine FROM tombstones")}
-        claimed = {r["id"]: r.get("machine") for r in records if r["type"] == "session"}
-        for rec in records:
+        claimed = {r["id"]: r.get("machine") for r in others if r["type"] == "session"}
+        for rec in others:
             if rec["type"] == "session" and _kept_out(forgotten, rec["id"], rec.get("machine")) is False:
                 forgotten.pop(rec["id"], None)
-        counts["sessions"] = _import_sessions(store, records, forgotten, by_name, session_map)
-        # Evidence in chunks: what the store already holds of the import (its ids, the items its
-        # claims could repeat, history event ids) is read first in a few queries, each record is
-        # decided in memory, and each chunk's rows are written with one executemany per table.
-        evidence = [r for r in records if r["type"] == "evidence"]
-        next_rid = (store.one("SELECT max(rid) AS m FROM evidence")["m"] or 0) + 1
-        stored = next_rid > 1  # a store with no item yet holds none of these ids, no twin of a claim
-        ids = {r["id"] for r in evidence} if stored else set()
-        existing = {r["id"]: r for r in _select_in(store, _IMPORTED_ROW, ids)}
-        existing.update((r["alias"], r) for r in _select_in(store, _IMPORTED_ALIAS_ROW, ids - set(existing)))
-        history_ids = {h["id"] for r in evidence for h in r.get("history") or ()}
-        known_events = {
-            r["id"] for r in _select_in(store, "SELECT id FROM evidence_events WHERE id IN (%s)", history_ids)
-        }
-        batch = _ImportBatch(store)
-        dups = DuplicateIndex(store, before_load=batch.flush)
-        plan = []
-        symbol_words = {}  # {symbols text: index_text of it}
-        for rec in evidence:
-            if _kept_out(forgotten, rec["id"], claimed.get(rec["session"])) or rec["session"] in forgotten:
-                plan.append((rec, None, None))  # forgotten: an older copy elsewhere never brings it back
-                continue
-            sid = session_map.get(rec["session"])
-            if sid is None:
-                raise _RecordError(
-                    "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"]),
-                    rec,
-                )
-            if rec["id"] in existing:
-                plan.append((rec, sid, None))
-                continue
-            repo = local_repo(rec["repo"], rec.get("root_commit"))
-            claim, key, words = _stored_claim(
-                clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True)
-            )
-            # the claim's index words now, from the words its key was made of, rather than
-            # the words kept until its chunk is written (35 strings a claim, 100,000 claims)
-            indexed = None if words is None else index_text(claim, words)
-            plan.append((rec, sid, (repo, repo.name if repo else rec["repo"], claim, key, indexed)))
-        new = [(p[1], p[3]) for _, _, p in plan if p is not None]
-        dups.load(new, stored)  # every claim the duplicate rule will ask about, before any index is set aside
-        deferred = _defer_indexes(store, len(new), next_rid - 1)
-        for start in range(0, len(plan), _IMPORT_CHUNK):
-            chunk = plan[start : start + _IMPORT_CHUNK]
-            for rec, sid, prepared in chunk:
-                if sid is None:
-                    counts["forgotten"] += 1
-                    continue
-                row = existing.get(rec["id"])
-                if row is not None:  # here already, or earlier in this import
-                    if not _may_change(row["machine"], rec.get("_from"), own):
-                        counts["refused" if _differs(rec, row) else "unchanged"] += 1
-                        continue
-                    if batch.evidence or batch.events or batch.confidence:
-                        batch.flush()
-                    changed, moved = _import_update(store, rec, row, local_repo, known_events)
-                    if moved:
-                        dups.refresh(row["repo_name"], row["claim_key"], row["rid"])
-                        existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (row["rid"],))
-                    counts["updated" if changed else "unchanged"] += 1
-                    continue
-                repo, repo_name, claim, key, indexed = prepared
-                anchor_rows, cited, symbols, paths = _bulk_anchors(rec, repo_here)
-                confidence = _check_confidence(rec.get("confidence"))
-                status = rec.get("status", "active")
-                # Only an active record is one item with an active twin (as the duplicate rule
-                # only ever matches active items here): a retracted one stays its own item, on
-                # both machines alike.
-                dup = dups.find(repo_name, key, cited) if status == "active" else None
-                if dup is not None:
-                    # The same item recorded independently elsewhere: one item, seen by that session too.
-                    if confidence is not None and (
-                        dup["confidence"] is None or confidence > dup["confidence"]
-                    ):
-                        dup["confidence"] = confidence
-                        batch.confidence.append((confidence, dup["rid"]))
-                    if dup["session_id"] != sid:
-                        batch.events.append(_event_row(dup["rid"], "seen", sid, "import", None,
-                                                       rec.get("created_at") or now,
-                                                       event_id="evt-seen-" + rec["id"]))  # fmt: skip
-                    # Its id there names the twin here: what that machine later does to it (a
-                    # status change, a confirmation, a forget) reaches this item.
-                    batch.flush()
-                    store.db.execute(
-                        "INSERT OR IGNORE INTO evidence_aliases(id, evidence_rid) VALUES (?, ?)",
-                        (rec["id"], dup["rid"]),
-                    )
-                    twin = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
-                    if _may_change(twin["machine"], rec.get("_from"), own):
-                        _, moved = _import_update(store, rec, twin, local_repo, known_events)
-                        if moved:
-                            dups.refresh(repo_name, key, dup["rid"])
-                    existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
-                    counts["duplicates"] += 1
-                    continue
-                rid, next_rid = next_rid, next_rid + 1
-                stamp = now  # the import's one moment, for a record without its own times
-                detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
-                detail = detail and _stored_noting(detail)
-                batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim,
-                                       key, detail, confidence, status, _local_id(store, rec.get("superseded_by")),
-                                       rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
-                                       rec.get("confirmed_at")))  # fmt: skip
-                batch.anchors += [(rid,) + row for row in anchor_rows]
-                batch.events += _history_rows(rid, rec, known_events)
-                if indexed is not None:  # split once, for the claim key and the search words
-                    _INDEXED_TEXTS[claim] = indexed
-                if symbols:  # few distinct symbol lists: their index words made once per import
-                    hit = symbol_words.get(symbols)
-                    if hit is None:
-                        hit = symbol_words[symbols] = index_text(symbols)
-                    _INDEXED_TEXTS[symbols] = hit
-                batch.fts.append((rid, claim, symbols, paths, detail or ""))
-                existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
-                                       "updated_at": rec.get("updated_at") or stamp, "status": status,
-                                       "confirmed_at": rec.get("confirmed_at"),
-                                       "machine": claimed.get(rec["session"])}  # fmt: skip
-                if status == "active":
-                    dups.add(
-                        repo_name,
-                        key,
-                        {"rid": rid, "id": rec["id"], "session_id": sid, "confidence": confidence},
-                        cited,
-                    )
-                counts["evidence"] += 1
-            batch.flush()
-        _restore_indexes(store, deferred)
-        counts.update(_import_topology(store, [r for r in records if r["type"] in TOPOLOGY_TYPES]))
+        counts["sessions"] = _import_sessions(store, others, forgotten, by_name, session_map)
+        run = _ItemRun(store, count, forgotten, session_map, local_repo, repo_here, counts, now)
+        run.own, run.claimed = own, claimed
+        for chunk in _chunked(items, _IMPORT_CHUNK):
+            _import_chunk(run, chunk)
+        run.batch.flush()
+        _restore_indexes(store, run.deferred)
+        counts.update(_import_topology(store, [r for r in others if r["type"] in TOPOLOGY_TYPES]))
     if scrub and store._depth == 0:  # VACUUM cannot run inside a caller's transaction
         _scrub_store(store)
     elif scrub:
         store.scrub_due = True  # for the caller, once its transaction is committed
     return counts
+
+
+def _chunked(items, size):
+    """Lists of ``size`` of ``items`` (any iterable, read once), the last one shorter."""
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+class _ItemRun:
+    """What an import carries from one chunk of items to the next: nothing that grows with the
+    import (the next rid, the indexes set aside, the counts, a few small memos). What a chunk
+    needs to know of the items before it (their ids, their claims, their history events) it
+    reads from the store, where the chunks before it have been written."""
+
+    __slots__ = ("store", "count", "done", "forgotten", "session_map", "local_repo", "repo_here", "counts",
+                 "now", "batch", "next_rid", "deferred", "decided", "symbol_words", "own", "claimed")  # fmt: skip
+
+    def __init__(self, store, count, forgotten, session_map, local_repo, repo_here, counts, now):
+        self.store, self.count, self.done = store, count, 0
+        self.forgotten, self.session_map, self.counts, self.now = forgotten, session_map, counts, now
+        self.local_repo, self.repo_here = local_repo, repo_here
+        self.batch = _ImportBatch(store)
+        self.next_rid = (store.one("SELECT max(rid) AS m FROM evidence")["m"] or 0) + 1
+        self.deferred, self.decided = [], False
+        self.symbol_words = {}  # {symbols text: index_text of it}, a few thousand at most
+        self.own = None  # this store's machine id (_may_change)
+        self.claimed = {}  # {session id: the machine its record names}, the import's sessions only
+
+
+_SYMBOL_WORDS_KEPT = 4096
+
+
+def _known_items(store, ids):
+    """{id: row} of the items here among ``ids`` (by their own id, or by an alias naming a twin)."""
+    existing = {r["id"]: r for r in _select_in(store, _IMPORTED_ROW, ids)}
+    existing.update((r["alias"], r) for r in _select_in(store, _IMPORTED_ALIAS_ROW, ids - set(existing)))
+    return existing
+
+
+def _import_chunk(run, chunk):
+    """Import one chunk of validated items: what the store already holds of them (their ids,
+    the items their claims could repeat, history event ids) is read first in a few queries,
+    each record is decided in memory, and the chunk's rows are written with one executemany per
+    table."""
+    store, batch, counts, local_repo, forgotten = (
+        run.store,
+        run.batch,
+        run.counts,
+        run.local_repo,
+        run.forgotten,
+    )
+    batch.flush()  # the chunks before this one, in the store for the queries below
+    plan = []
+    own, claimed = run.own, run.claimed
+    for rec in chunk:
+        if _kept_out(forgotten, rec["id"], claimed.get(rec["session"])) or rec["session"] in forgotten:
+            plan.append((rec, None, None))  # forgotten: an older copy elsewhere never brings it back
+            continue
+        sid = run.session_map.get(rec["session"])
+        if sid is None:
+            raise _RecordError(
+                "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"]), rec
+            )
+        plan.append((rec, sid, None))
+    stored = run.next_rid > 1  # a store with no item yet holds none of these ids, no twin of a claim
+    existing = _known_items(store, {r["id"] for r, sid, _ in plan if sid is not None}) if stored else {}
+    history_ids = {h["id"] for rec in chunk for h in rec.get("history") or ()}
+    known_events = {
+        r["id"] for r in _select_in(store, "SELECT id FROM evidence_events WHERE id IN (%s)", history_ids)
+    }
+    for i, (rec, sid, _) in enumerate(plan):
+        if sid is None or rec["id"] in existing:
+            continue
+        repo = local_repo(rec["repo"], rec.get("root_commit"))
+        claim, key, words = _stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+        # the claim's index words now, from the words its key was made of, rather than the
+        # words kept until its chunk is written
+        indexed = None if words is None else index_text(claim, words)
+        plan[i] = (rec, sid, (repo, repo.name if repo else rec["repo"], claim, key, indexed))
+    new = [(p[1], p[3]) for _, _, p in plan if p is not None]
+    dups = DuplicateIndex(store, before_load=batch.flush)
+    dups.load(new, stored)  # every claim of the chunk the duplicate rule will ask about
+    if new and not run.decided:
+        # The first chunk with new items tells how many the import brings (as its share of the
+        # items left): enough, and the indexes that sort them are built once at the end.
+        run.decided = True
+        run.deferred = _defer_indexes(
+            store, (run.count - run.done) * len(new) // len(chunk), run.next_rid - 1
+        )
+    run.done += len(chunk)
+    symbol_words, repo_here, now = run.symbol_words, run.repo_here, run.now
+    if len(symbol_words) > _SYMBOL_WORDS_KEPT:
+        symbol_words.clear()
+    for rec, sid, prepared in plan:
+        if sid is None:
+            counts["forgotten"] += 1
+            continue
+        row = existing.get(rec["id"])
+        if row is not None:  # here already, or earlier in this import
+            if not _may_change(row["machine"], rec.get("_from"), own):
+                counts["refused" if _differs(rec, row) else "unchanged"] += 1
+                continue
+            if batch.evidence or batch.events or batch.confidence:
+                batch.flush()
+            changed, moved = _import_update(store, rec, row, local_repo, known_events)
+            if moved:
+                dups.refresh(row["repo_name"], row["claim_key"], row["rid"])
+                existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (row["rid"],))
+            counts["updated" if changed else "unchanged"] += 1
+            continue
+        repo, repo_name, claim, key, indexed = prepared
+        anchor_rows, cited, symbols, paths = _bulk_anchors(rec, repo_here)
+        confidence = _check_confidence(rec.get("confidence"))
+        status = rec.get("status", "active")
+        # Only an active record is one item with an active twin (as the duplicate rule only ever
+        # matches active items here): a retracted one stays its own item, on both machines alike.
+        dup = dups.find(repo_name, key, cited) if status == "active" else None
+        if dup is not None:
+            # The same item recorded independently elsewhere: one item, seen by that session too.
+            if confidence is not None and (dup["confidence"] is None or confidence > dup["confidence"]):
+                dup["confidence"] = confidence
+                batch.confidence.append((confidence, dup["rid"]))
+            if dup["session_id"] != sid:
+                batch.events.append(_event_row(dup["rid"], "seen", sid, "import", None, rec.get("created_at") or now,
+                                               event_id="evt-seen-" + rec["id"]))  # fmt: skip
+            # Its id there names the twin here: what that machine later does to it (a status
+            # change, a confirmation, a forget) reaches this item.
+            batch.flush()
+            store.db.execute(
+                "INSERT OR IGNORE INTO evidence_aliases(id, evidence_rid) VALUES (?, ?)",
+                (rec["id"], dup["rid"]),
+            )
+            twin = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
+            if _may_change(twin["machine"], rec.get("_from"), own):
+                _, moved = _import_update(store, rec, twin, local_repo, known_events)
+                if moved:
+                    dups.refresh(repo_name, key, dup["rid"])
+            existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
+            counts["duplicates"] += 1
+            continue
+        rid = run.next_rid
+        run.next_rid += 1
+        stamp = now  # the import's one moment, for a record without its own times
+        detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
+        detail = detail and _stored_noting(detail)
+        batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim, key,
+                               detail, confidence, status, _local_id(store, rec.get("superseded_by")),
+                               rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
+                               rec.get("confirmed_at")))  # fmt: skip
+        batch.anchors += [(rid,) + row for row in anchor_rows]
+        batch.events += _history_rows(rid, rec, known_events)
+        if indexed is not None:  # split once, for the claim key and the search words
+            _INDEXED_TEXTS[claim] = indexed
+        if symbols:  # few distinct symbol lists: their index words made once per import
+            hit = symbol_words.get(symbols)
+            if hit is None:
+                hit = symbol_words[symbols] = index_text(symbols)
+            _INDEXED_TEXTS[symbols] = hit
+        batch.fts.append((rid, claim, symbols, paths, detail or ""))
+        existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
+                               "updated_at": rec.get("updated_at") or stamp, "status": status,
+                               "confirmed_at": rec.get("confirmed_at"),
+                               "machine": claimed.get(rec["session"])}  # fmt: skip
+        if status == "active":
+            dups.add(
+                repo_name,
+                key,
+                {"rid": rid, "id": rec["id"], "session_id": sid, "confidence": confidence},
+                cited,
+            )
+        counts["evidence"] += 1
+    batch.flush()
+    # The texts this chunk found clean were kept for the writes just done; the next chunk
+    # brings its own (a set of every claim of the import would hold them all).
+    _CLEAN_TEXTS.clear()
 
 
 def _import_topology(store, records):

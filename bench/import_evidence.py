@@ -4,6 +4,7 @@
     python3 bench/import_evidence.py                   # 10,000 and 100,000 items
     python3 bench/import_evidence.py --sizes 10000 --json
     python3 bench/import_evidence.py --plain           # also the variant citing no files
+    python3 bench/import_evidence.py --sizes 1000000 --wctx before=/tmp/base/wctx.py --wctx after=wctx.py
 
 The corpus is the peer benchmark's (/work/shared/bench/peers/corpus.py, or --peers DIR): findings
 of 23-47 words over 40 repositories, written as one export file, sessions of 50 items, three items
@@ -18,8 +19,11 @@ For each size, interleaved in one run on the same file:
   import     `wctx import-evidence FILE` into a fresh store, as a user runs it (a new process:
              start-up, reading, validation, the duplicate rule, redaction, the writes);
   again      the same command again on the loaded store (everything already present).
-It prints seconds, the ratio to the floor and the load average, then the CPU seconds of each (the
-floor's in this process, the import's in its own) and the import's largest resident size.
+It prints seconds, the ratio to the floor and the load average, the CPU seconds of each (the
+floor's in this process, the import's in its own) and the import's peak resident size (its own,
+read by wait4 in a small launcher). ``--wctx [LABEL=]PATH`` (repeatable) times another wctx.py, e.g. an older checkout
+beside this one, each into a fresh store against the same floor. The floor's page cache is its
+own (floor_cache_kib), whichever wctx is timed.
 ``--floor-parts`` adds the floor's phases (parsing and building rows; SQLite's inserts, index
 builds and commit) with the secondary indexes set aside as a bulk import sets them, in the store
 as it is and in two leaner variants (FLOOR_VARIANTS), each into a fresh store in the same run. Budget
@@ -60,6 +64,13 @@ def fresh_store(base, name, paths):
     return home
 
 
+def floor_cache_kib(records):
+    """The floor's page cache (KiB): room for every page it writes, as wctx gave its imports
+    before #30 bounded their memory (64 MiB at least, 3 KiB a record, 1 GiB at most). Fixed
+    here, so that the floor is the same whichever wctx.py is timed against it."""
+    return max(65536, min(1 << 20, records * 3))
+
+
 def _floor_rows(con, export, bare_anchors=True):
     """The rows wctx writes for ``export``'s records (sessions, items, anchors, search rows), as the
     floor builds them; ``bare_anchors`` False leaves out the anchors that cite no file."""
@@ -68,7 +79,7 @@ def _floor_rows(con, export, bare_anchors=True):
     rid = 0
     with open(export, "rb") as fh:
         lines = fh.readlines()
-    con.execute("PRAGMA cache_size = %d" % -wctx._bulk_cache_kib(len(lines)))  # what wctx gives this import
+    con.execute("PRAGMA cache_size = %d" % -floor_cache_kib(len(lines)))
     for line in lines:
         r = json.loads(line)
         if r["type"] == "session":
@@ -170,15 +181,34 @@ def floor_parts(home, export, variant):
             "size_mb": round(os.path.getsize(os.path.join(home, "wctx.db")) / 1e6)}  # fmt: skip
 
 
-def cli_import(home, export):
-    proc = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "wctx.py"), "--home", home, "import-evidence", export, "--json"],
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        raise SystemExit("import-evidence failed: " + proc.stderr[-2000:])
-    return json.loads(proc.stdout)
+# A process started from this one begins with this one's resident size as its peak (Linux keeps
+# the largest size across exec), and the floor makes this one large. So the import is started by
+# a small launcher, whose own child's peak and CPU seconds (wait4) it writes to a file.
+LAUNCH = """
+import json, os, subprocess, sys
+proc = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(proc.pid, 0)
+with open(sys.argv[1], "w") as fh:
+    json.dump({"maxrss_kib": usage.ru_maxrss, "cpu_s": usage.ru_utime + usage.ru_stime}, fh)
+sys.exit(1 if status else 0)
+"""
+
+
+def cli_import(home, export, script=None):
+    """`wctx import-evidence FILE --json` run as a user runs it (``script``: which wctx.py, this
+    checkout's by default): (its counts, its peak resident size in MB, its CPU seconds)."""
+    script = script or os.path.join(ROOT, "wctx.py")
+    with tempfile.NamedTemporaryFile("r") as usage:
+        proc = subprocess.run(
+            [sys.executable, "-c", LAUNCH, usage.name, sys.executable, script, "--home", home,
+             "import-evidence", export, "--json"],
+            capture_output=True,
+            text=True,
+        )  # fmt: skip
+        if proc.returncode != 0:
+            raise SystemExit("import-evidence failed: " + proc.stderr[-2000:])
+        used = json.load(usage)
+    return json.loads(proc.stdout), round(used["maxrss_kib"] / 1024), round(used["cpu_s"], 2)  # KiB on Linux
 
 
 def timed(fn, *args):
@@ -194,15 +224,19 @@ def cpu_seconds():
     return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
-def run_size(n, anchored, corpus_mod, tmp, parts=False):
+def run_size(n, anchored, corpus_mod, tmp, parts=False, scripts=None):
+    """One size: the floor, then each of ``scripts`` ([(label, wctx.py)]) importing the same file
+    into a fresh store of its own, and again."""
+    scripts = scripts or [("wctx", os.path.join(ROOT, "wctx.py"))]
     base = tempfile.mkdtemp(prefix="size-", dir=tmp)
     corpus = corpus_mod.make_corpus(n)
     names = sorted({f["repo"] for f in corpus})
     paths = make_repos(os.path.join(base, "repos"), names)
-    homes = {name: fresh_store(base, name, paths) for name in ("floor", "wctx")}
+    homes = {"floor": fresh_store(base, "floor", paths)}
+    homes.update((label, fresh_store(base, "wctx-%d" % i, paths)) for i, (label, _) in enumerate(scripts))
     if parts:
         homes.update((v, fresh_store(base, "floor-%d" % i, paths)) for i, v in enumerate(FLOOR_VARIANTS))
-    store = wctx.open_store(homes["wctx"])
+    store = wctx.open_store(homes["floor"])
     roots = {r["name"]: r["root_commit"] for r in wctx.list_repos(store)}
     store.close()
     heads = {
@@ -213,34 +247,43 @@ def run_size(n, anchored, corpus_mod, tmp, parts=False):
     }
     export = os.path.join(base, "export.jsonl")
     write_export(corpus, export, anchored, roots, heads)
+    del corpus
     load = [os.getloadavg()[0]]
-    cpu = [cpu_seconds()]
+    cpu0 = cpu_seconds()[0]
     floor_s, floor_n = timed(floor, homes["floor"], export)
-    cpu.append(cpu_seconds())
-    import_s, counts = timed(cli_import, homes["wctx"], export)
-    cpu.append(cpu_seconds())
-    import_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
-    again_s, again = timed(cli_import, homes["wctx"], export)
+    floor_cpu = cpu_seconds()[0] - cpu0
+    imports = {}
+    for label, script in scripts:
+        import_s, (counts, rss_mb, cpu_s) = timed(cli_import, homes[label], export, script)
+        again_s, (again, _, _) = timed(cli_import, homes[label], export, script)
+        if counts["evidence"] != n or again["unchanged"] != n:
+            raise SystemExit("unexpected counts (%s): %r / %r" % (label, counts, again))
+        imports[label] = {
+            "import_s": round(import_s, 2),
+            "import_ratio": round(import_s / floor_s, 2),
+            "again_s": round(again_s, 2),
+            "import_cpu_s": cpu_s,
+            "cpu_ratio": round(cpu_s / floor_cpu, 2),
+            "import_max_rss_mb": rss_mb,
+            "within_budget": n < 100_000 or import_s <= BUDGET_SECONDS,
+        }
     load.append(os.getloadavg()[0])
-    if counts["evidence"] != n or floor_n != n or again["unchanged"] != n:
-        raise SystemExit("unexpected counts: %r / %r / floor %d" % (counts, again, floor_n))
+    if floor_n != n:
+        raise SystemExit("unexpected floor count: %d" % floor_n)
     leaner = {v: floor_parts(homes[v], export, v) for v in FLOOR_VARIANTS} if parts else None
     shutil.rmtree(base, ignore_errors=True)
-    return {
+    row = {
         "floor_parts": leaner,
         "n": n,
         "anchored": anchored,
         "floor_s": round(floor_s, 2),
-        "import_s": round(import_s, 2),
-        "import_ratio": round(import_s / floor_s, 2),
-        "again_s": round(again_s, 2),
-        "floor_cpu_s": round(cpu[1][0] - cpu[0][0], 2),
-        "import_cpu_s": round(cpu[2][1] - cpu[1][1], 2),
-        "cpu_ratio": round((cpu[2][1] - cpu[1][1]) / (cpu[1][0] - cpu[0][0]), 2),
-        "import_max_rss_mb": round(import_rss / 1024),
-        "within_budget": n < 100_000 or import_s <= BUDGET_SECONDS,
+        "floor_cpu_s": round(floor_cpu, 2),
+        "imports": imports,
         "load": [round(x, 2) for x in load],
     }
+    if len(imports) == 1:  # the one wctx's figures at the top level too, as before --wctx
+        row.update(next(iter(imports.values())))
+    return row
 
 
 def main(argv=None):
@@ -250,6 +293,13 @@ def main(argv=None):
     parser.add_argument("--peers", default=os.path.join(ROOT, "..", "shared", "bench", "peers"))
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
+        "--wctx",
+        action="append",
+        metavar="[LABEL=]PATH",
+        help="the wctx.py to time (this checkout's by default); again for another, each into a "
+        "store of its own against the same floor, e.g. --wctx before=/tmp/base/wctx.py --wctx after=wctx.py",
+    )
+    parser.add_argument(
         "--floor-parts",
         action="store_true",
         help="also the floor's phases in the store as it is and in leaner variants of it",
@@ -258,22 +308,34 @@ def main(argv=None):
     sys.path.insert(0, os.path.abspath(args.peers))
     import corpus as corpus_mod
 
+    scripts = []
+    for i, spec in enumerate(args.wctx or []):
+        label, _, path = spec.rpartition("=")
+        scripts.append((label or "wctx-%d" % (i + 1), os.path.abspath(path)))
     tmp = tempfile.mkdtemp(prefix="wctx-import-")
     rows = []
     try:
         for n in [int(x) for x in args.sizes.split(",")]:
             for anchored in (True, False) if args.plain else (True,):
-                row = run_size(n, anchored, corpus_mod, tmp, args.floor_parts)
+                row = run_size(n, anchored, corpus_mod, tmp, args.floor_parts, scripts)
                 rows.append(row)
                 if not args.json:
                     print(
-                        "%7d items (%s): floor %.2f s  import-evidence %.2f s (ratio %.2f)  again %.2f s"
-                        "  load %s\n        CPU seconds: floor %.2f s  import-evidence %.2f s (ratio %.2f)"
-                        "  import max RSS %d MB" % (n, "anchored" if anchored else "plain", row["floor_s"],
-                                                   row["import_s"], row["import_ratio"], row["again_s"], row["load"],
-                                                   row["floor_cpu_s"], row["import_cpu_s"], row["cpu_ratio"],
-                                                   row["import_max_rss_mb"])
-                    )  # fmt: skip
+                        "%7d items (%s): floor %.2f s (CPU %.2f s)  load %s"
+                        % (
+                            n,
+                            "anchored" if anchored else "plain",
+                            row["floor_s"],
+                            row["floor_cpu_s"],
+                            row["load"],
+                        )
+                    )
+                    for label, r in row["imports"].items():
+                        print(
+                            "        %-10s import-evidence %.2f s (ratio %.2f)  CPU %.2f s (ratio %.2f)  peak RSS %d MB"
+                            "  again %.2f s" % (label, r["import_s"], r["import_ratio"], r["import_cpu_s"],
+                                                r["cpu_ratio"], r["import_max_rss_mb"], r["again_s"])
+                        )  # fmt: skip
                     for variant, p in (row["floor_parts"] or {}).items():
                         print(
                             "        floor, %-31s parse and rows %.2f s  SQLite %.2f s (inserts %.2f, indexes %.2f,"

@@ -145,11 +145,22 @@ def one_at_a_time(store, records, keys):
     return single
 
 
-@pytest.mark.parametrize("rebuilt", [False, True], ids=["indexes-updated", "indexes-rebuilt"])
-def test_a_bulk_import_matches_importing_its_records_one_at_a_time(git_repo, tmp_path, monkeypatch, rebuilt):
+@pytest.mark.parametrize(
+    "rebuilt, streamed",
+    [(False, False), (True, False), (True, True)],
+    ids=["indexes-updated", "indexes-rebuilt", "streamed-in-chunks"],
+)
+def test_a_bulk_import_matches_importing_its_records_one_at_a_time(
+    git_repo, tmp_path, monkeypatch, rebuilt, streamed
+):
     # rebuilt: the import sets the secondary indexes aside and builds them again at the end, as
     # a large import into a smaller store does (here from the first new item on).
     monkeypatch.setattr(wctx, "_BULK_INDEX_MIN", 1 if rebuilt else 10**9)
+    if streamed:
+        # as a large import runs: its items read again from the file in a second pass, and
+        # imported in chunks (here of 7), each seeing the ones before only through the store
+        monkeypatch.setattr(wctx, "_STREAM_AFTER", 5)
+        monkeypatch.setattr(wctx, "_IMPORT_CHUNK", 7)
     repo, stores, root = two_stores(git_repo, tmp_path)
     try:
         base, records, expect = build(tmp_path, root, repo.head)
@@ -162,7 +173,7 @@ def test_a_bulk_import_matches_importing_its_records_one_at_a_time(git_repo, tmp
         )
         bulk = wctx.import_evidence(stores[0], [write(tmp_path / "big.jsonl", records)])
         stores[0].db.set_trace_callback(None)
-        assert len(dropped) == (5 if rebuilt else 0)
+        assert len(dropped) == (len(wctx._BULK_DEFERRED_INDEXES) if rebuilt else 0)
         # Every index is there again, exactly as the schema declares it, and the planner uses them.
         assert indexes(stores[0].db) == before == indexes(stores[1].db)
         plan = stores[0].all(
@@ -414,3 +425,154 @@ def test_a_large_import_enlarges_the_page_cache_only_while_it_writes(git_repo, t
         s.db.set_trace_callback(None)
         assert s.one("PRAGMA cache_size")[0] == -3000
         assert s.one("SELECT count(*) FROM evidence WHERE claim LIKE 'more %'")[0] == 0
+
+
+# -- A large import holds a chunk of its items at a time (#30) ---------------------------------
+
+
+def streamed(monkeypatch):
+    """Make this process import as a large import does: the items read again from the files in a
+    second pass, in chunks of 50, the secondary indexes set aside."""
+    monkeypatch.setattr(wctx, "_STREAM_AFTER", 10)
+    monkeypatch.setattr(wctx, "_IMPORT_CHUNK", 50)
+    monkeypatch.setattr(wctx, "_BULK_INDEX_MIN", 1)
+
+
+def stored_counts(home):
+    con = sqlite3.connect("file:%s?mode=ro" % os.path.join(home, "wctx.db"), uri=True)
+    try:
+        return tuple(con.execute("SELECT count(*) FROM %s" % t).fetchone()[0]
+                     for t in ("evidence", "sessions", "anchors", "evidence_fts"))  # fmt: skip
+    finally:
+        con.close()
+
+
+def test_a_streamed_import_refused_at_its_last_line_names_it_and_stores_nothing(
+    git_repo, tmp_path, run_cli, wctx_home, monkeypatch
+):
+    # The last line is read when every chunk before it has been written in the import's
+    # transaction: refused there (by the validator in the first pass, or as an item of a session
+    # the import does not hold in the second), the import names that line and leaves nothing.
+    streamed(monkeypatch)
+    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n"})
+    assert run_cli(["repo", "add", repo.path]).code == 0
+    with wctx.open_store(wctx_home) as s:
+        root = s.one("SELECT root_commit FROM repos")["root_commit"]
+        before = indexes(s.db)
+    records = [session(n) for n in range(8)]
+    records += [evidence(i, SID % (i % 8), "finding %d of many" % i, root, repo.head) for i in range(400)]
+    last = len(records) + 1
+    for tail, says in (
+        (evidence(999, SID % 1, "", root, repo.head), "claim"),
+        (
+            evidence(999, SID % 42, "an item of a session not in the import", root, repo.head),
+            "not in the import",
+        ),
+        ('{"type": "evidence", "id": "ev-', "not valid JSON"),
+    ):
+        path = tmp_path / "late.jsonl"
+        text = "".join(json.dumps(r) + "\n" for r in records)
+        path.write_text(text + (tail if isinstance(tail, str) else json.dumps(tail)) + "\n", encoding="utf-8")
+        res = run_cli(["import-evidence", str(path)])
+        assert res.code == 2 and len(res.err.strip().splitlines()) == 1, res
+        assert "late.jsonl:%d:" % last in res.err and says in res.err, res.err
+        assert stored_counts(wctx_home) == (0, 0, 0, 0)
+        with wctx.open_store(wctx_home) as s:
+            assert indexes(s.db) == before and s.one("PRAGMA integrity_check")[0] == "ok"
+
+
+def test_a_streamed_import_gives_the_store_one_reading_gives(
+    git_repo, tmp_path, run_cli, wctx_home, monkeypatch
+):
+    # Sessions after their items, an id repeated chunks apart, a claim repeated by another
+    # session, a tombstone at the very end for an item near the start: the two passes see the
+    # whole import as one reading did.
+    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n"})
+    assert run_cli(["repo", "add", repo.path]).code == 0
+    with wctx.open_store(wctx_home) as s:
+        root = s.one("SELECT root_commit FROM repos")["root_commit"]
+    items = [
+        evidence(i, SID % (i % 5), "finding %d of the streamed file" % i, root, repo.head) for i in range(300)
+    ]
+    items.append(evidence(7, SID % 2, "ignored: the id is already imported", root, repo.head))
+    items.append(evidence(900, SID % 3, "finding 12 of the streamed file", root, repo.head))
+    tombstone = {"type": "tombstone", "id": EID % 3, "kind": "evidence", "session": SID % 3,
+                 "reason": "wrong", "forgotten_at": LATER}  # fmt: skip
+    path = write(tmp_path / "all.jsonl", items + [session(n) for n in range(5)] + [tombstone])
+    expect = {"sessions": 5, "evidence": 299, "unchanged": 1, "duplicates": 1, "forgotten": 1}
+    streamed(monkeypatch)
+    res = run_cli(["import-evidence", path, "--json"])
+    assert res.code == 0 and {k: res.json[k] for k in expect} == expect, res
+    with wctx.open_store(wctx_home) as s:
+        for i in (0, 49, 50, 299):  # in the first chunk, at a chunk's edge, in the last
+            hits = wctx.search(s, "finding %d of the streamed file" % i, repo="svc", limit=5)["results"]
+            assert EID % i == hits[0]["id"], i
+        assert s.one("SELECT 1 FROM evidence WHERE id = ?", (EID % 3,)) is None
+        assert len(wctx.get_evidence(s, EID % 12)["seen_by"]) == 1
+        streamed_state = state(s)
+    # The same file read once, as a small import reads it: the same store.
+    monkeypatch.undo()
+    with wctx.open_store(str(tmp_path / "once")) as s:
+        wctx.register_repo(s, repo.path)
+        counts = wctx.import_evidence(s, [path])
+        assert {k: counts[k] for k in expect} == expect
+        assert state(s) == streamed_state
+
+
+def test_a_streamed_import_names_its_first_invalid_line_and_reads_every_record_as_json_does(
+    git_repo, tmp_path, run_cli, wctx_home, monkeypatch
+):
+    # The first pass checks only what is not an item: an invalid item before an invalid session
+    # is still the line named. And a line that looks like an item at a glance but is, as JSON
+    # reads it, a session (its "type" key given again, spelled with an escape) is a session.
+    streamed(monkeypatch)
+    repo = git_repo("svc", {"a.py": "def handler():\n    return 1\n"})
+    assert run_cli(["repo", "add", repo.path]).code == 0
+    with wctx.open_store(wctx_home) as s:
+        root = s.one("SELECT root_commit FROM repos")["root_commit"]
+    items = [evidence(i, SID % (i % 4), "finding %d" % i, root, repo.head) for i in range(200)]
+    lines = [json.dumps(r) for r in items + [session(n) for n in range(4)]]
+    bad = list(lines)
+    bad[30] = json.dumps(dict(items[30], kind="rumour"))
+    bad[201] = json.dumps(dict(session(1), started_at="yesterday"))
+    (tmp_path / "bad.jsonl").write_text("\n".join(bad) + "\n", encoding="utf-8")
+    res = run_cli(["import-evidence", str(tmp_path / "bad.jsonl")])
+    assert res.code == 2 and "bad.jsonl:31:" in res.err and "kind" in res.err, res.err
+    assert stored_counts(wctx_home) == (0, 0, 0, 0)
+    disguised = lines[-1].replace('"type": "session"', '"type": "evidence", "\\u0074ype": "session"')
+    assert json.loads(disguised)["type"] == "session" and '"type": "evidence"' in disguised
+    (tmp_path / "ok.jsonl").write_text("\n".join(lines[:-1] + [disguised]) + "\n", encoding="utf-8")
+    res = run_cli(["import-evidence", str(tmp_path / "ok.jsonl"), "--json"])
+    assert res.code == 0 and (res.json["sessions"], res.json["evidence"]) == (4, 200), res
+
+
+# The import of a file of 40,000 lines in a process whose address space is limited to 256 MB:
+# holding every record of it (5 KB each) would take 400 MB.
+LIMITED_IMPORT = r"""
+import resource, runpy, sys
+resource.setrlimit(resource.RLIMIT_AS, (256 << 20, 256 << 20))
+sys.argv = [sys.argv[1], "--home", sys.argv[2], "import-evidence", sys.argv[3], "--json"]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="RLIMIT_AS bounds the address space on Linux"
+)
+def test_a_large_import_holds_a_chunk_of_its_items_at_a_time(tmp_path):
+    claim = " ".join("word%d" % (k % 50) for k in range(800))[:4000]  # long and cheap to check
+    line = json.dumps({"type": "evidence", "id": EID % 1, "session": SID % 1, "repo": "svc",
+                       "kind": "finding", "claim": claim}) + "\n"  # fmt: skip
+    path = tmp_path / "large.jsonl"
+    with open(str(path), "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(session(1)) + "\n")
+        for _ in range(40):
+            fh.write(line * 1000)
+    proc = subprocess.run(
+        [sys.executable, "-c", LIMITED_IMPORT, os.path.join(os.path.dirname(HERE), "wctx.py"),
+         str(tmp_path / "home"), str(path)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    counts = json.loads(proc.stdout)
+    assert (counts["sessions"], counts["evidence"], counts["unchanged"]) == (1, 1, 39999)
