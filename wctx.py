@@ -11705,13 +11705,15 @@ def _query_names(store, scope, raw_query, terms, cands, views):
 def _name_parts(anchor):
     """(repository id, symbol, the parts of the symbol a query must hold to name it or None, path,
     path lower-cased, file name lower-cased when it is distinctive enough to name alone or None):
-    what _query_names compares a query with, once per cited anchor."""
+    what _query_names compares a query with, once per cited anchor. A symbol with no part left
+    once stop words are set aside (jinja's ``nodes.If``) is named by no query: every query holds
+    all of nothing."""
     sym, path = anchor["symbol"], anchor["path"]
     needed = None
     if sym:
         parts = _symbol_words(sym)
         if parts:
-            needed = frozenset(p for p in parts if p not in STOP_WORDS and len(p) >= 2)
+            needed = frozenset(p for p in parts if p not in STOP_WORDS and len(p) >= 2) or None
     low = base = None
     if path:
         low = path.lower()

@@ -145,3 +145,27 @@ def test_the_words_of_the_cited_code_keep_no_secret(product):
     _add(product, "staging deploys use a fixed key", files=["src/keys.py#token"])
     for row in product.store.all("SELECT code FROM evidence_fts"):
         assert "a1b2c3" not in (row[0] or "").lower() and "ghp" not in (row[0] or "").lower()
+
+
+# -- #28 on the real-history corpus: what the query names counts once, and only what it names --
+
+
+def _background(product, n=30):
+    """Items about other things, so that bm25 finds the words below rare, as in a real store."""
+    items = [{"kind": "note", "claim": "review %d of the release notes" % i, "repo": "upload-sdk"} for i in range(n)]
+    wctx.capture(product.store, items, cwd=product.sdk.path)
+
+
+def test_a_symbol_named_only_by_stop_words_is_named_by_no_query(product):
+    # A template engine's node class ``If``: every part of its name is a stop word, so every
+    # query held "all" of it and every item citing it was boosted as if the query named it.
+    product.sdk.write("src/nodes.py", "class If:\n    pass\n\n\nclass Output:\n    pass\n")
+    product.sdk.commit("template nodes")
+    _background(product)
+    cites_if = _add(
+        product, "else blocks of loops use the buffer of a new frame in compiled templates", files=["src/nodes.py#If"]
+    )
+    answer = _add(product, "else blocks of loops use the buffer", files=["src/nodes.py#Output"])
+    res = wctx.search(product.store, "use the buffer for the else block of loops", repo="upload-sdk")
+    assert _ids(res)[:2] == [answer, cites_if], [x["reasons"] for x in res["results"][:2]]
+    assert not any("symbol If" in r for x in res["results"] for r in x["reasons"]), res["results"]
