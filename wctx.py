@@ -11782,14 +11782,16 @@ def _idf(store, terms):
 
 
 def _rerank(cands, scope, now):
-    """Score = text strength x query coverage x what the query names x (mildly) topology,
+    """Score = text strength x query coverage x what the query names (once for each kind of fact:
+    an item citing two symbols the query names is no likelier the answer than one citing one of
+    them, and a product of their bonuses overrode the text) x (mildly) topology,
     confidence, kind and recency. Every factor but coverage and the named ones is within a few
     tens of percent, so a clearly stronger text match wins whatever repository it lives in; they
     order near-equals."""
     reach = scope.topology.reach
     for c in cands:
         score = RANK_WEIGHT_TEXT * c.strength * c.coverage**RANK_COVERAGE_POWER
-        for what, _ in c.named:
+        for what in dict.fromkeys(what for what, _ in c.named):  # each kind once: two symbols, one fact
             score *= 1.0 + RANK_NAMED_BONUS[what]
         distance = reach.get(c.repo_id, (None,))[0]
         score *= 1.0 + RANK_TOPOLOGY_BONUS.get(distance, 0.0)

@@ -169,3 +169,26 @@ def test_a_symbol_named_only_by_stop_words_is_named_by_no_query(product):
     res = wctx.search(product.store, "use the buffer for the else block of loops", repo="upload-sdk")
     assert _ids(res)[:2] == [answer, cites_if], [x["reasons"] for x in res["results"][:2]]
     assert not any("symbol If" in r for x in res["results"] for r in x["reasons"]), res["results"]
+
+
+def test_two_named_symbols_count_as_one_fact_of_the_question(product):
+    # An item citing both functions a question names is about them once: the named bonus is
+    # per kind of fact, so it cannot square and lift a weaker text match over the answer.
+    product.sdk.write("src/prompts.py", "def confirm():\n    pass\n\n\ndef prompt():\n    pass\n")
+    product.sdk.commit("prompts")
+    _background(product)
+    both = _add(
+        product,
+        "prompt and confirm strip ansi colour styles when the stream is a pipe",
+        files=["src/prompts.py#confirm", "src/prompts.py#prompt"],
+    )
+    answer = _add(
+        product,
+        "confirm and prompt strip ansi colour styles when the stream is not a terminal",
+        files=["src/prompts.py#confirm"],
+    )
+    res = wctx.search(
+        product.store, "confirm and prompt strip ansi colour styles when the stream is not a terminal", repo="upload-sdk"
+    )
+    assert "query names symbol confirm" in _reasons(res, both) and "query names symbol prompt" in _reasons(res, both)
+    assert _ids(res)[:2] == [answer, both], [x["reasons"] for x in res["results"][:2]]
