@@ -192,3 +192,17 @@ def test_two_named_symbols_count_as_one_fact_of_the_question(product):
     )
     assert "query names symbol confirm" in _reasons(res, both) and "query names symbol prompt" in _reasons(res, both)
     assert _ids(res)[:2] == [answer, both], [x["reasons"] for x in res["results"][:2]]
+
+
+def test_a_named_repository_in_another_repositorys_text_counts_as_a_word_of_the_question(product):
+    # "api-gateway" named from docs-ui: the gateway's own items get the named bonus, so the name
+    # weighs nothing in their coverage. A docs-ui item whose claim says "api-gateway" is not about
+    # that repository: the name is a word of the question it holds, and counts as one (it counted
+    # for nothing, and an item holding the question's two other words came first).
+    _background(product)
+    answer = _add(product, "require api-gateway 4 or newer", repo="docs-ui")
+    _add(product, "bump the dev dependency of the linter", repo="upload-sdk")
+    gateway = _add(product, "release 4 drops a dependency", repo="api-gateway")
+    res = wctx.search(product.store, "bump api-gateway dependency", repo="docs-ui")
+    assert "query names repository api-gateway" in _reasons(res, gateway)
+    assert _ids(res)[0] == answer, [(x["claim"], x["reasons"]) for x in res["results"][:4]]
