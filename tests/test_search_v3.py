@@ -152,7 +152,10 @@ def test_the_words_of_the_cited_code_keep_no_secret(product):
 
 def _background(product, n=30):
     """Items about other things, so that bm25 finds the words below rare, as in a real store."""
-    items = [{"kind": "note", "claim": "review %d of the release notes" % i, "repo": "upload-sdk"} for i in range(n)]
+    items = [
+        {"kind": "note", "claim": "review %d of the release notes" % i, "repo": "upload-sdk"}
+        for i in range(n)
+    ]
     wctx.capture(product.store, items, cwd=product.sdk.path)
 
 
@@ -163,7 +166,9 @@ def test_a_symbol_named_only_by_stop_words_is_named_by_no_query(product):
     product.sdk.commit("template nodes")
     _background(product)
     cites_if = _add(
-        product, "else blocks of loops use the buffer of a new frame in compiled templates", files=["src/nodes.py#If"]
+        product,
+        "else blocks of loops use the buffer of a new frame in compiled templates",
+        files=["src/nodes.py#If"],
     )
     answer = _add(product, "else blocks of loops use the buffer", files=["src/nodes.py#Output"])
     res = wctx.search(product.store, "use the buffer for the else block of loops", repo="upload-sdk")
@@ -188,9 +193,12 @@ def test_two_named_symbols_count_as_one_fact_of_the_question(product):
         files=["src/prompts.py#confirm"],
     )
     res = wctx.search(
-        product.store, "confirm and prompt strip ansi colour styles when the stream is not a terminal", repo="upload-sdk"
+        product.store,
+        "confirm and prompt strip ansi colour styles when the stream is not a terminal",
+        repo="upload-sdk",
     )
-    assert "query names symbol confirm" in _reasons(res, both) and "query names symbol prompt" in _reasons(res, both)
+    named = _reasons(res, both)
+    assert "query names symbol confirm" in named and "query names symbol prompt" in named, named
     assert _ids(res)[:2] == [answer, both], [x["reasons"] for x in res["results"][:2]]
 
 
