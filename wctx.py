@@ -12021,13 +12021,15 @@ def _query_names(store, scope, raw_query, terms, cands, views):
 def _name_parts(anchor):
     """(repository id, symbol, the parts of the symbol a query must hold to name it or None, path,
     path lower-cased, file name lower-cased when it is distinctive enough to name alone or None):
-    what _query_names compares a query with, once per cited anchor."""
+    what _query_names compares a query with, once per cited anchor. A symbol with no part left
+    once stop words are set aside (jinja's ``nodes.If``) is named by no query: every query holds
+    all of nothing."""
     sym, path = anchor["symbol"], anchor["path"]
     needed = None
     if sym:
         parts = _symbol_words(sym)
         if parts:
-            needed = frozenset(p for p in parts if p not in STOP_WORDS and len(p) >= 2)
+            needed = frozenset(p for p in parts if p not in STOP_WORDS and len(p) >= 2) or None
     low = base = None
     if path:
         low = path.lower()
@@ -12046,18 +12048,18 @@ def _query_coverage(terms, cands, views, idf):
     outscore every rare word of the query in a detail; coverage is what keeps that match below the
     fuller one. The share counts terms, not their idf: bm25 has weighed each by its rarity already,
     and weighing it again let one rare word matched anywhere outrank several of the query's words
-    in a claim. The words of a repository the query names are its name, not content: the named
-    factor counts them once, for every item about it (_query_names), so they weigh nothing here.
+    in a claim. The words of a repository the query names are its name, not content, for an item
+    about that repository: the named factor counts them once for it (_query_names), so they weigh
+    nothing in its share. Any other item holding them (an application's "require werkzeug >= 2.2")
+    holds words of the question like any other, and they count as such: the name is counted
+    once for every item, never for none.
 
     Weak: what it holds of the query (a word only its session summary holds counting
     RANK_SUMMARY_SHARE) is less than RANK_WEAK_SHARE of the query's words weighed by ``idf``
     ({term: inverse document frequency, 0 for a word no item holds}): it matches only the query's
     common words, and ranks after every candidate that matches a distinctive one, saying so."""
     whole_idf = sum(idf.get(t, 0.0) for t in terms)
-    named = {n for c in cands for what, n in c.named if what == "repository"}
-    name_words = {t for n in named for t in query_terms(n)}
-    weight = {t: 0.0 if t in name_words else 1.0 for t in terms}
-    whole = sum(weight.values())
+    plain = {t: 1.0 for t in terms}
     floor = 1.0 / len(terms) if terms else 1.0  # FTS5 matched it on something: at least one term
     for c in cands:
         if c.tier == "all":  # FTS5 matched every term: coverage 1.0, never weak
@@ -12065,6 +12067,9 @@ def _query_coverage(terms, cands, views, idf):
         view = views.get(c.rid)
         if view is None:
             continue
+        name_words = {t for what, n in c.named if what == "repository" for t in query_terms(n)}
+        weight = {t: 0.0 if t in name_words else 1.0 for t in terms} if name_words else plain
+        whole = sum(weight.values())
         # The claim and detail apart from what it cites: the result's reasons name these hits.
         c.text_hits = _term_hits(terms, view.text_words)
         own = set(c.text_hits)
@@ -12096,14 +12101,16 @@ def _idf(store, terms):
 
 
 def _rerank(cands, scope, now):
-    """Score = text strength x query coverage x what the query names x (mildly) topology,
+    """Score = text strength x query coverage x what the query names (once for each kind of fact:
+    an item citing two symbols the query names is no likelier the answer than one citing one of
+    them, and a product of their bonuses overrode the text) x (mildly) topology,
     confidence, kind and recency. Every factor but coverage and the named ones is within a few
     tens of percent, so a clearly stronger text match wins whatever repository it lives in; they
     order near-equals."""
     reach = scope.topology.reach
     for c in cands:
         score = RANK_WEIGHT_TEXT * c.strength * c.coverage**RANK_COVERAGE_POWER
-        for what, _ in c.named:
+        for what in dict.fromkeys(what for what, _ in c.named):  # each kind once: two symbols, one fact
             score *= 1.0 + RANK_NAMED_BONUS[what]
         distance = reach.get(c.repo_id, (None,))[0]
         score *= 1.0 + RANK_TOPOLOGY_BONUS.get(distance, 0.0)

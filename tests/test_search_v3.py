@@ -145,3 +145,72 @@ def test_the_words_of_the_cited_code_keep_no_secret(product):
     _add(product, "staging deploys use a fixed key", files=["src/keys.py#token"])
     for row in product.store.all("SELECT code FROM evidence_fts"):
         assert "a1b2c3" not in (row[0] or "").lower() and "ghp" not in (row[0] or "").lower()
+
+
+# -- #28 on the real-history corpus: what the query names counts once, and only what it names --
+
+
+def _background(product, n=30):
+    """Items about other things, so that bm25 finds the words below rare, as in a real store."""
+    items = [
+        {"kind": "note", "claim": "review %d of the release notes" % i, "repo": "upload-sdk"}
+        for i in range(n)
+    ]
+    wctx.capture(product.store, items, cwd=product.sdk.path)
+
+
+def test_a_symbol_named_only_by_stop_words_is_named_by_no_query(product):
+    # A template engine's node class ``If``: every part of its name is a stop word, so every
+    # query held "all" of it and every item citing it was boosted as if the query named it.
+    product.sdk.write("src/nodes.py", "class If:\n    pass\n\n\nclass Output:\n    pass\n")
+    product.sdk.commit("template nodes")
+    _background(product)
+    cites_if = _add(
+        product,
+        "else blocks of loops use the buffer of a new frame in compiled templates",
+        files=["src/nodes.py#If"],
+    )
+    answer = _add(product, "else blocks of loops use the buffer", files=["src/nodes.py#Output"])
+    res = wctx.search(product.store, "use the buffer for the else block of loops", repo="upload-sdk")
+    assert _ids(res)[:2] == [answer, cites_if], [x["reasons"] for x in res["results"][:2]]
+    assert not any("symbol If" in r for x in res["results"] for r in x["reasons"]), res["results"]
+
+
+def test_two_named_symbols_count_as_one_fact_of_the_question(product):
+    # An item citing both functions a question names is about them once: the named bonus is
+    # per kind of fact, so it cannot square and lift a weaker text match over the answer.
+    product.sdk.write("src/prompts.py", "def confirm():\n    pass\n\n\ndef prompt():\n    pass\n")
+    product.sdk.commit("prompts")
+    _background(product)
+    both = _add(
+        product,
+        "prompt and confirm strip ansi colour styles when the stream is a pipe",
+        files=["src/prompts.py#confirm", "src/prompts.py#prompt"],
+    )
+    answer = _add(
+        product,
+        "confirm and prompt strip ansi colour styles when the stream is not a terminal",
+        files=["src/prompts.py#confirm"],
+    )
+    res = wctx.search(
+        product.store,
+        "confirm and prompt strip ansi colour styles when the stream is not a terminal",
+        repo="upload-sdk",
+    )
+    named = _reasons(res, both)
+    assert "query names symbol confirm" in named and "query names symbol prompt" in named, named
+    assert _ids(res)[:2] == [answer, both], [x["reasons"] for x in res["results"][:2]]
+
+
+def test_a_named_repository_in_another_repositorys_text_counts_as_a_word_of_the_question(product):
+    # "api-gateway" named from docs-ui: the gateway's own items get the named bonus, so the name
+    # weighs nothing in their coverage. A docs-ui item whose claim says "api-gateway" is not about
+    # that repository: the name is a word of the question it holds, and counts as one (it counted
+    # for nothing, and an item holding the question's two other words came first).
+    _background(product)
+    answer = _add(product, "require api-gateway 4 or newer", repo="docs-ui")
+    _add(product, "bump the dev dependency of the linter", repo="upload-sdk")
+    gateway = _add(product, "release 4 drops a dependency", repo="api-gateway")
+    res = wctx.search(product.store, "bump api-gateway dependency", repo="docs-ui")
+    assert "query names repository api-gateway" in _reasons(res, gateway)
+    assert _ids(res)[0] == answer, [(x["claim"], x["reasons"]) for x in res["results"][:4]]
