@@ -1,0 +1,587 @@
+#!/usr/bin/env python3
+"""A fifty-person team sharing memory through `wctx sync` for a year, against a local bare remote.
+
+    python3 bench/team_sim.py                                   # 100,000 items, 50 machines, 50 weeks
+    python3 bench/team_sim.py --items 5000 --machines 10 --rounds 10 --checkpoints 2,5,10
+    python3 bench/team_sim.py --newcomer-sizes 300000,1000000 --json
+
+Each machine is its own WCTX_HOME (its own store) with its own clones of the same small
+repositories (--repos, one workspace each; machine m works in workspace m mod --repos). wctx runs
+as users run it: `wctx.py import-evidence FILE` loads a machine's items, `wctx.py capture` records a
+few, and every sync is `wctx.py sync --json` in a new process, with WCTX_HOME set and the cwd in a
+registered checkout. Git's own share of each sync is read from GIT_TRACE2_EVENT (every git command
+wctx runs: fetch, push, ls-tree, cat-file, fast-import ...); the rest is wctx's (Python start-up,
+SQLite, building and parsing files).
+
+The year:
+  week 0    every machine imports its backlog (--backlog of --items) and syncs once, in turn: machine
+            k's first sync pulls what the k-1 before it pushed (a newcomer of each size, for free);
+  week 1..  --active machines (round robin) each import their share of the rest of --items (one
+            export file of new sessions) and sync, pulling what is new since their last sync;
+  checkpoint after the weeks in --checkpoints: the remote's size (du -sb, git count-objects -v),
+            commits, files and refs of the branch; a bare `git fetch` of the branch into an empty
+            repository (git's cost for any reader of it) and into an up-to-date one (git's no-op);
+            a no-op sync (medians of --repeat, interleaved with git's no-op fetch); an incremental
+            sync: one machine captures --k items and syncs, another then syncs (what it imported,
+            and its time against its no-op sync).
+At the end:
+  newcomer  a fresh store's first sync of the whole branch: seconds and peak RSS (os.wait4);
+  workspace a person in 1 of --repos workspaces needs that workspace's machines' files only. Today
+            they fetch the whole branch (the baseline); prototypes measured on the same content,
+            without changing wctx: a shallow fetch (--depth 1), one branch per workspace (built
+            with git plumbing from the branch's current files), and a partial clone
+            (--filter=blob:none, then only the workspace's blobs);
+  sizes     --newcomer-sizes: a newcomer's first sync of a branch of N items written by --machines
+            machines (each machine's files built by its own sync into a private remote, the
+            branches combined with git plumbing into one commit), seconds and peak RSS.
+Benchmarks only: no test times anything.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+WCTX = os.path.join(ROOT, "wctx.py")
+sys.path.insert(0, ROOT)
+
+import wctx  # noqa: E402
+
+BRANCH = "wctx-memory"
+FAKE_SHA = "0" * 40  # blob id of a cited file the repositories do not hold
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+# A session of an agent the bench runs under must not leak into the simulated machines.
+BASE_ENV = {
+    k: v
+    for k, v in os.environ.items()
+    if not k.startswith(("CLAUDE", "CODEX", "GEMINI", "WCTX", "GIT_TRACE", "GIT_DIR", "GIT_WORK"))
+}
+BASE_ENV.update(GIT_ENV)
+
+
+def git(cwd, *args, **kw):
+    return subprocess.run(
+        ["git", "-c", "init.defaultBranch=main", "-C", cwd, *args],
+        env=BASE_ENV,
+        check=True,
+        capture_output=True,
+        **kw,
+    ).stdout
+
+
+def timed_git(cwd, *args):
+    start = time.perf_counter()
+    git(cwd, *args)
+    return time.perf_counter() - start
+
+
+def du(path):
+    return int(subprocess.run(["du", "-sb", path], capture_output=True, text=True).stdout.split()[0])
+
+
+def run(cmd, env, cwd, trace=None):
+    """Run ``cmd``; returns (seconds, peak RSS in KiB of it and its children, stdout). The rusage
+    is this child's alone (os.wait4), whatever ran before."""
+    env = dict(env)
+    if trace:
+        env["GIT_TRACE2_EVENT"] = trace
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    if proc.returncode != 0:
+        raise SystemExit("%s failed (%s): %s" % (" ".join(cmd[:3]), proc.returncode, stderr[-2000:]))
+    return seconds, usage.ru_maxrss, stdout
+
+
+def git_share(trace):
+    """{git command: seconds} of the top-level git processes in a GIT_TRACE2_EVENT file."""
+    names, spent = {}, {}
+    if not os.path.exists(trace):
+        return spent
+    with open(trace) as fh:
+        for line in fh:
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            sid = e.get("sid", "")
+            if "/" in sid:  # a child of a git command (receive-pack under push ...): counted in its parent
+                continue
+            if e.get("event") == "cmd_name":
+                names[sid] = e.get("name")
+            elif e.get("event") == "exit":
+                name = names.get(sid, "other")
+                spent[name] = spent.get(name, 0.0) + e.get("t_abs", 0.0)
+    os.remove(trace)
+    return spent
+
+
+class Machine:
+    def __init__(self, index, base, origins, workspace_of):
+        self.index = index
+        self.dir = os.path.join(base, "m%02d" % index)
+        self.home = os.path.join(self.dir, "wctx")
+        self.repos = {}
+        os.makedirs(self.dir)
+        for name, origin in origins.items():
+            path = os.path.join(self.dir, "src", name)
+            git(self.dir, "clone", "-q", origin, path)
+            self.repos[name] = path
+        self.workspace = sorted(origins)[index % len(origins)]  # the repository it works in
+        store = wctx.open_store(self.home)
+        for name, path in sorted(self.repos.items()):
+            wctx.register_repo(store, path, workspace=workspace_of[name])
+        store.close()
+        self.env = dict(BASE_ENV, WCTX_HOME=self.home, HOME=self.dir)
+        self.cwd = self.repos[self.workspace]
+
+    def wctx(self, *args, trace=None):
+        return run([sys.executable, WCTX, *args], self.env, self.cwd, trace)
+
+    def sync(self, remote=None, tmp=None):
+        """One `wctx sync --json`: {seconds, rss_mb, git: {command: seconds}, report}."""
+        trace = os.path.join(tmp or self.dir, "trace-%d.json" % time.perf_counter_ns())
+        args = ["sync", "--json"] + (["--remote", remote] if remote else [])
+        seconds, rss, out = self.wctx(*args, trace=trace)
+        report = json.loads(out)
+        return {"s": seconds, "rss_mb": rss / 1024, "git": git_share(trace), "report": report}
+
+
+def make_origins(base, names):
+    """Small real repositories, a few commits each, as bare origins every machine clones."""
+    origins = {}
+    for name in names:
+        work = os.path.join(base, "work", name)
+        os.makedirs(os.path.join(work, "src"))
+        git(work, "init", "-q")
+        for i in range(3):
+            with open(os.path.join(work, "src", "mod%d.py" % i), "w") as fh:
+                fh.write("def handler_%d(x):\n    return x + %d\n" % (i, i))
+            git(work, "add", "-A")
+            git(work, "commit", "-q", "-m", "commit %d" % i)
+        origins[name] = os.path.join(base, "origins", name + ".git")
+        git(base, "clone", "-q", "--bare", work, origins[name])
+    return origins
+
+
+class Corpus:
+    """Texts from the peer corpus (/work/shared/bench/peers/corpus.py); beyond its first POOL
+    findings a text comes back with a build number, so that no two claims are one by the
+    duplicate rule. Ids are global: ses-<10 hex>, ev-<10 hex>."""
+
+    POOL = 100_000
+
+    def __init__(self, peers, total, roots, heads, per_session):
+        sys.path.insert(0, os.path.abspath(peers))
+        import corpus as corpus_mod
+
+        self.pool = corpus_mod.make_corpus(min(total, self.POOL))
+        self.roots, self.heads, self.per_session = roots, heads, per_session
+        self.next_item = 0
+        self.next_session = 0
+
+    def write(self, path, repo, count, week, machine):
+        """An export file of ``count`` new items about ``repo`` in new sessions; returns count."""
+        day = datetime.date(2026, 1, 5) + datetime.timedelta(days=7 * week + machine % 5)
+        stamp = day.isoformat() + "T10:%02d:00Z" % (machine % 60)
+        lines = []
+        for i in range(count):
+            if i % self.per_session == 0:
+                sid = "ses-%010x" % self.next_session
+                self.next_session += 1
+                lines.append({"type": "session", "format": 1, "id": sid, "agent": "bench", "repo": repo,
+                              "started_at": stamp, "ended_at": stamp,
+                              "summary": "machine %d, week %d" % (machine, week)})  # fmt: skip
+            n = self.next_item
+            self.next_item += 1
+            f = self.pool[n % len(self.pool)]
+            claim = f["text"] if n < len(self.pool) else "%s (seen in build %d)" % (f["text"], n)
+            anchors = [{"repo": repo, "root_commit": self.roots[repo], "path": None, "symbol": None,
+                        "commit": self.heads[repo], "branch": "main", "blob": None, "dirty": None,
+                        "symbol_hash": None, "symbol_lang": None}]  # fmt: skip
+            if n % 4 != 3:
+                anchors.append(dict(anchors[0], path=f["path"], symbol=f["symbol"], blob=FAKE_SHA, dirty=0))
+            lines.append({"type": "evidence", "format": 1, "id": "ev-%010x" % n, "session": sid, "repo": repo,
+                          "root_commit": self.roots[repo], "kind": ("finding", "known_issue", "decision",
+                          "note")[n % 4], "claim": claim, "detail": None, "confidence": None,
+                          "status": "active", "superseded_by": None, "created_at": stamp, "updated_at": stamp,
+                          "anchors": anchors})  # fmt: skip
+        with open(path, "w") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in lines)
+        return count
+
+
+def remote_stats(remote, base):
+    """Size and shape of the remote and of its branch, and git's own cost to fetch it."""
+    objects = {}
+    for line in git(remote, "count-objects", "-v").decode().splitlines():
+        key, _, value = line.partition(":")
+        objects[key.strip()] = int(value.strip())
+    tree = git(remote, "ls-tree", "-r", "--name-only", "-z", BRANCH).split(b"\0")
+    stats = {
+        "remote_bytes": du(remote),
+        "objects": objects,
+        "commits": int(git(remote, "rev-list", "--count", BRANCH)),
+        "objects_reachable": len(git(remote, "rev-list", "--objects", BRANCH).splitlines()),
+        "files": sum(1 for p in tree if p),
+        "session_files": sum(1 for p in tree if b"/sessions/" in p),
+        "refs": len(git(remote, "for-each-ref").splitlines()),
+    }
+    into = tempfile.mkdtemp(prefix="fetch-", dir=base)
+    git(into, "init", "-q", "--bare")
+    spec = "+refs/heads/%s:refs/heads/%s" % (BRANCH, BRANCH)
+    stats["fetch_full_s"] = timed_git(into, "fetch", "-q", "--no-tags", remote, spec)
+    stats["fetch_full_bytes"] = du(into)
+    stats["_uptodate"] = into  # an equivalent repository for git's no-op fetch
+    return stats
+
+
+def noop_pair(machine, remote, into, repeat, tmp):
+    """Medians of a no-op `wctx sync` and of a bare no-op `git fetch` of the same branch into an
+    up-to-date repository, interleaved."""
+    spec = "+refs/heads/%s:refs/heads/%s" % (BRANCH, BRANCH)
+    syncs, fetches, shares = [], [], []
+    for _ in range(repeat):
+        fetches.append(timed_git(into, "fetch", "-q", "--no-tags", remote, spec))
+        r = machine.sync(tmp=tmp)
+        if not r["report"].get("noop"):
+            raise SystemExit("expected a no-op sync, got %r" % r["report"])
+        syncs.append(r["s"])
+        shares.append(sum(r["git"].values()))
+    s, f = statistics.median(syncs), statistics.median(fetches)
+    return {"noop_sync_s": s, "noop_fetch_s": f, "noop_ratio": s / f, "noop_sync_git_s": statistics.median(shares)}
+
+
+def checkpoint(week, machines, obs, other, remote, base, args, tmp):
+    print("  checkpoint after week %d ..." % week, file=sys.stderr, flush=True)
+    other.sync(tmp=tmp)  # both up to date with the remote
+    obs.sync(tmp=tmp)
+    stats = remote_stats(remote, base)
+    into = stats.pop("_uptodate")
+    stats.update(noop_pair(obs, remote, into, args.repeat, tmp))
+    # Incremental: K new items on one machine (one capture), then another machine's sync.
+    flags = []
+    for i in range(args.k):
+        flags += ["--finding", "checkpoint %d: handler_%d retries forever on 429, case %d" % (week, i % 3, i),
+                  "--file", "src/mod%d.py#handler_%d" % (i % 3, i % 3)]  # fmt: skip
+    other.wctx("capture", "--summary", "week %d capture" % week, "--repo", other.workspace, *flags)
+    push = other.sync(tmp=tmp)
+    pull = obs.sync(tmp=tmp)
+    stats.update(
+        {
+            "capture_sync_s": push["s"],
+            "capture_sync_git": push["git"],
+            "capture_pushed_files": push["report"]["exported"]["files"],
+            "incr_sync_s": pull["s"],
+            "incr_sync_git": pull["git"],
+            "incr_files": pull["report"]["imported"]["files"],
+            "incr_items": pull["report"]["imported"]["evidence"],
+            "incr_vs_noop": pull["s"] / stats["noop_sync_s"],
+        }
+    )
+    shutil.rmtree(into, ignore_errors=True)
+    stats["week"] = week
+    stats["load"] = os.getloadavg()[0]
+    return stats
+
+
+def workspace_fetch(remote, machines_by_ws, ws, base):
+    """What a person in workspace ``ws`` fetches today (the whole branch) and with three layouts
+    that would bring only that workspace's machines' files."""
+    spec = "+refs/heads/%s:refs/heads/%s" % (BRANCH, BRANCH)
+    out = {"workspace": ws, "workspaces": len(machines_by_ws)}
+    entries = git(remote, "ls-tree", "-r", "-z", BRANCH).split(b"\0")
+    mine = tuple(("machines/%s/" % m).encode() for m in machines_by_ws[ws])
+    wanted = [e for e in entries if e and e.split(b"\t", 1)[1].startswith(mine)]
+    out["files_all"] = sum(1 for e in entries if e)
+    out["files_ws"] = len(wanted)
+
+    def fresh():
+        d = tempfile.mkdtemp(prefix="ws-", dir=base)
+        git(d, "init", "-q", "--bare")
+        return d
+
+    d = fresh()
+    out["full_s"] = timed_git(d, "fetch", "-q", "--no-tags", remote, spec)
+    out["full_bytes"] = du(d)
+    d = fresh()
+    out["shallow_s"] = timed_git(d, "fetch", "-q", "--no-tags", "--depth", "1", remote, spec)
+    out["shallow_bytes"] = du(d)
+    # One branch per workspace: the workspace's machines' current files in one commit, pushed to
+    # a copy of the remote (the same objects), fetched alone.
+    copy = os.path.join(base, "ws-remote.git")
+    git(base, "clone", "-q", "--bare", "--no-local", remote, copy)
+    index = os.path.join(base, "ws-index")
+    env = dict(BASE_ENV, GIT_INDEX_FILE=index)
+    info = b"".join(
+        b"%s %s\t%s\n" % (e.split(b"\t")[0].split()[0], e.split(b"\t")[0].split()[2], e.split(b"\t", 1)[1])
+        for e in wanted
+    )
+    subprocess.run(["git", "-C", copy, "update-index", "--index-info"], input=info, env=env, check=True)
+    tree = subprocess.run(["git", "-C", copy, "write-tree"], env=env, check=True, capture_output=True)
+    commit = git(copy, "commit-tree", "-m", "workspace " + ws, tree.stdout.decode().strip()).decode().strip()
+    git(copy, "update-ref", "refs/heads/ws/" + ws, commit)
+    os.remove(index)
+    d = fresh()
+    out["ws_branch_s"] = timed_git(d, "fetch", "-q", "--no-tags", copy, "+refs/heads/ws/%s:refs/heads/x" % ws)
+    out["ws_branch_bytes"] = du(d)
+    # Partial clone: the branch without blobs, then the workspace's blobs in one fetch.
+    git(remote, "config", "uploadpack.allowFilter", "true")
+    git(remote, "config", "uploadpack.allowAnySHA1InWant", "true")
+    d = fresh()
+    git(d, "config", "remote.origin.url", remote)
+    git(d, "config", "remote.origin.promisor", "true")
+    git(d, "config", "remote.origin.partialclonefilter", "blob:none")
+    start = time.perf_counter()
+    git(d, "fetch", "-q", "--no-tags", "--filter=blob:none", "origin", spec)
+    out["partial_trees_s"] = time.perf_counter() - start
+    out["partial_trees_bytes"] = du(d)
+    blobs = b"".join(e.split(b"\t")[0].split()[2] + b"\n" for e in wanted)
+    start = time.perf_counter()
+    git(d, "-c", "fetch.negotiationAlgorithm=noop", "fetch", "-q", "--no-tags", "--no-write-fetch-head",
+        "--filter=blob:none", "--stdin", "origin", input=blobs)  # fmt: skip
+    out["partial_blobs_s"] = time.perf_counter() - start
+    out["partial_s"] = out["partial_trees_s"] + out["partial_blobs_s"]
+    out["partial_bytes"] = du(d)
+    git(remote, "config", "--unset", "uploadpack.allowFilter")
+    git(remote, "config", "--unset", "uploadpack.allowAnySHA1InWant")
+    return out
+
+
+def build_remote(size, args, corpus, base, machines_src, origins_roots):
+    """A branch of ``size`` items over args.machines machines, each machine's files built by its
+    own `wctx sync` into a private remote, combined into one commit with git plumbing."""
+    print("building a branch of %d items ..." % size, file=sys.stderr, flush=True)
+    remote = os.path.join(base, "big-%d.git" % size)
+    git(base, "init", "-q", "--bare", remote)
+    per = size // args.machines
+    entries = []
+    for m in range(args.machines):
+        src = machines_src[m]
+        home = os.path.join(base, "big-%d-m%02d" % (size, m))
+        store = wctx.open_store(home)
+        for name, path in sorted(src.repos.items()):
+            wctx.register_repo(store, path, workspace="ws-" + name)
+        export = os.path.join(home, "backlog.jsonl")
+        corpus.write(export, src.workspace, per, 0, m)
+        wctx.import_evidence(store, [export])
+        private = os.path.join(home, "private.git")
+        git(home, "init", "-q", "--bare", private)
+        wctx.sync_memory(store, remote=private)
+        store.close()
+        git(remote, "fetch", "-q", private, "+refs/heads/%s:refs/m/%d" % (BRANCH, m))
+        entries += [e for e in git(remote, "ls-tree", "-r", "-z", "refs/m/%d" % m).split(b"\0") if e]
+        shutil.rmtree(home, ignore_errors=True)
+    index = os.path.join(base, "big-index")
+    env = dict(BASE_ENV, GIT_INDEX_FILE=index)
+    info = b"".join(b"%s %s\t%s\n" % (e.split()[0], e.split()[2], e.split(b"\t", 1)[1]) for e in entries)
+    subprocess.run(["git", "-C", remote, "update-index", "--index-info"], input=info, env=env, check=True)
+    tree = subprocess.run(["git", "-C", remote, "write-tree"], env=env, check=True, capture_output=True)
+    commit = git(remote, "commit-tree", "-m", "team", tree.stdout.decode().strip()).decode().strip()
+    git(remote, "update-ref", "refs/heads/" + BRANCH, commit)
+    for m in range(args.machines):
+        git(remote, "update-ref", "-d", "refs/m/%d" % m)
+    os.remove(index)
+    return remote, per * args.machines
+
+
+def newcomer(base, name, origins, workspace_of, remote, tmp):
+    m = Machine(999, os.path.join(base, name), origins, workspace_of)
+    r = m.sync(remote=remote, tmp=tmp)
+    spec = "+refs/heads/%s:refs/heads/%s" % (BRANCH, BRANCH)
+    into = tempfile.mkdtemp(prefix="fetch-", dir=base)
+    git(into, "init", "-q", "--bare")
+    fetch = timed_git(into, "fetch", "-q", "--no-tags", remote, spec)
+    shutil.rmtree(into, ignore_errors=True)
+    out = {
+        "s": r["s"],
+        "rss_mb": r["rss_mb"],
+        "git": r["git"],
+        "items": r["report"]["imported"]["evidence"],
+        "files": r["report"]["imported"]["files"],
+        "fetch_s": fetch,
+        "store_mb": du(m.home) / 1e6,
+    }
+    shutil.rmtree(m.dir, ignore_errors=True)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--items", type=int, default=100_000, help="the team's items at the end of the year")
+    ap.add_argument("--machines", type=int, default=50)
+    ap.add_argument("--repos", type=int, default=5, help="repositories, one workspace each")
+    ap.add_argument("--rounds", type=int, default=50, help="weeks after week 0")
+    ap.add_argument("--active", type=int, default=5, help="machines that capture and sync each week")
+    ap.add_argument("--backlog", type=float, default=0.5, help="share of --items imported in week 0")
+    ap.add_argument("--per-session", type=int, default=10, help="items per session (one file each)")
+    ap.add_argument("--k", type=int, default=10, help="items captured for the incremental sync")
+    ap.add_argument("--checkpoints", default="10,25,50")
+    ap.add_argument("--repeat", type=int, default=5, help="no-op syncs per checkpoint (median)")
+    ap.add_argument("--newcomer-sizes", default="", help="also a newcomer's first sync at these sizes")
+    ap.add_argument("--peers", default=os.path.join(ROOT, "..", "shared", "bench", "peers"))
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    checkpoints = sorted({int(w) for w in args.checkpoints.split(",") if w and int(w) <= args.rounds})
+    started = time.perf_counter()
+    base = tempfile.mkdtemp(prefix="wctx-team-")
+    tmp = os.path.join(base, "tmp")
+    os.makedirs(tmp)
+    old_home = os.environ.get("HOME")
+    os.environ["HOME"] = base
+    result = {"args": vars(args), "load_start": open("/proc/loadavg").read().strip()}
+    try:
+        names = ["team-%s" % n for n in ("api", "web", "sdk", "infra", "data", "auth", "docs", "ml")][: args.repos]
+        names += ["team-r%d" % i for i in range(len(names), args.repos)]
+        origins = make_origins(base, names)
+        workspace_of = {n: "ws-" + n for n in names}
+        print("cloning and registering for %d machines ..." % args.machines, file=sys.stderr, flush=True)
+        t = time.perf_counter()
+        machines = [Machine(i, base, origins, workspace_of) for i in range(args.machines)]
+        result["setup_s"] = time.perf_counter() - t
+        store = wctx.open_store(machines[0].home)
+        roots = {r["name"]: r["root_commit"] for r in wctx.list_repos(store)}
+        store.close()
+        heads = {n: git(origins[n], "rev-parse", "HEAD").decode().strip() for n in names}
+        corpus = Corpus(args.peers, args.items, roots, heads, args.per_session)
+        remote = os.path.join(base, "team.git")
+        git(base, "init", "-q", "--bare", remote)
+
+        # Week 0: every machine's backlog, then its first sync, in turn.
+        backlog = int(args.items * args.backlog) // args.machines
+        weekly = (args.items - backlog * args.machines) // max(1, args.rounds * args.active)
+        week0 = []
+        print("week 0: %d items on each of %d machines ..." % (backlog, args.machines), file=sys.stderr, flush=True)
+        for m in machines:
+            export = os.path.join(tmp, "backlog.jsonl")
+            corpus.write(export, m.workspace, backlog, 0, m.index)
+            imp = m.wctx("import-evidence", export, "--json")
+            r = m.sync(remote=remote, tmp=tmp)
+            week0.append({"machine": m.index, "import_s": imp[0], "import_rss_mb": imp[1] / 1024, "sync_s": r["s"],
+                          "sync_rss_mb": r["rss_mb"], "pulled": r["report"]["imported"]["evidence"],
+                          "pulled_files": r["report"]["imported"]["files"], "git": r["git"]})  # fmt: skip
+        result["week0"] = week0
+        result["checkpoints"] = []
+        weeks = []
+        for week in range(1, args.rounds + 1):
+            active = [machines[(week * args.active + j) % args.machines] for j in range(args.active)]
+            rows = []
+            for m in active:
+                export = os.path.join(tmp, "week.jsonl")
+                corpus.write(export, m.workspace, weekly, week, m.index)
+                m.wctx("import-evidence", export, "--json")
+                r = m.sync(tmp=tmp)
+                rows.append({"machine": m.index, "s": r["s"], "rss_mb": r["rss_mb"], "git": r["git"],
+                             "pulled": r["report"]["imported"]["evidence"],
+                             "pulled_files": r["report"]["imported"]["files"],
+                             "pushed_files": r["report"]["exported"]["files"], "tries": r["report"]["tries"]})  # fmt: skip
+            weeks.append({"week": week, "syncs": rows})
+            print("week %d: syncs %s s" % (week, " ".join("%.2f" % r["s"] for r in rows)), file=sys.stderr, flush=True)
+            if week in checkpoints:
+                cp = checkpoint(week, machines, active[-1], active[-2 if len(active) > 1 else 0], remote, base, args, tmp)
+                cp["items"] = corpus.next_item + len(result["checkpoints"]) * args.k + args.k
+                result["checkpoints"].append(cp)
+        result["weeks"] = weeks
+        result["items_written"] = corpus.next_item + len(checkpoints) * args.k
+        print("newcomer ...", file=sys.stderr, flush=True)
+        result["newcomer"] = [dict(newcomer(base, "newcomer", origins, workspace_of, remote, tmp),
+                                   size=result["items_written"])]  # fmt: skip
+        by_ws = {}
+        for m in machines:
+            store = wctx.open_store(m.home)
+            mid = wctx._store_machine_id(store)
+            store.close()
+            by_ws.setdefault(m.workspace, []).append(mid)
+        result["workspace"] = workspace_fetch(remote, by_ws, names[0], base)
+        for size in [int(s) for s in args.newcomer_sizes.split(",") if s]:
+            big_corpus = Corpus(args.peers, size, roots, heads, args.per_session)
+            t = time.perf_counter()
+            big, n = build_remote(size, args, big_corpus, base, machines, roots)
+            build_s = time.perf_counter() - t
+            stats = remote_stats(big, base)
+            shutil.rmtree(stats.pop("_uptodate"), ignore_errors=True)
+            print("newcomer of %d items ..." % n, file=sys.stderr, flush=True)
+            row = dict(newcomer(base, "newcomer-%d" % size, origins, workspace_of, big, tmp), size=n)
+            row.update(build_s=build_s, remote_bytes=stats["remote_bytes"], files=stats["files"],
+                       fetch_full_s=stats["fetch_full_s"], fetch_full_bytes=stats["fetch_full_bytes"])  # fmt: skip
+            result["newcomer"].append(row)
+            shutil.rmtree(big, ignore_errors=True)
+    finally:
+        if old_home is not None:
+            os.environ["HOME"] = old_home
+        shutil.rmtree(base, ignore_errors=True)
+    result["load_end"] = open("/proc/loadavg").read().strip()
+    result["total_s"] = time.perf_counter() - started
+    result["cpu_children_s"] = sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2])
+    if args.json:
+        print(json.dumps(result, indent=2, sort_keys=True))
+    else:
+        print_table(result)
+
+
+def _med(values):
+    return statistics.median(values) if values else float("nan")
+
+
+def print_table(r):
+    a = r["args"]
+    print("%d machines, %d repositories (one workspace each), %d items (%d%% backlog in week 0), %d weeks, "
+          "%d active a week; load %s -> %s; %.0f s" % (a["machines"], a["repos"], r["items_written"],
+          a["backlog"] * 100, a["rounds"], a["active"], r["load_start"], r["load_end"], r["total_s"]))  # fmt: skip
+    w0 = r["week0"]
+    last = w0[-1]
+    print("\nweek 0: import-evidence of a backlog median %.2f s; first syncs median %.2f s; the last machine's "
+          "first sync pulled %d items in %.2f s (git %.2f s), peak RSS %.0f MB" % (
+          _med([x["import_s"] for x in w0]), _med([x["sync_s"] for x in w0]), last["pulled"], last["sync_s"],
+          sum(last["git"].values()), last["sync_rss_mb"]))  # fmt: skip
+    print("\n| after week | items | commits | files | objects reachable | remote MB | full fetch s (MB) "
+          "| no-op sync s | git no-op fetch s | ratio | capture+sync s | incremental sync s (files, items) "
+          "| incr / no-op | weekly sync median s (git s) |")
+    print("|" + " --- |" * 14)
+    for cp in r["checkpoints"]:
+        week = [s for w in r["weeks"] if w["week"] <= cp["week"] and w["week"] > cp["week"] - 5 for s in w["syncs"]]
+        print("| %d | %d | %d | %d | %d | %.1f | %.2f (%.1f) | %.3f | %.3f | %.1f× | %.2f | %.2f (%d, %d) | %.1f× "
+              "| %.2f (%.2f) |" % (
+              cp["week"], cp["items"], cp["commits"], cp["files"], cp["objects_reachable"], cp["remote_bytes"] / 1e6,
+              cp["fetch_full_s"], cp["fetch_full_bytes"] / 1e6, cp["noop_sync_s"], cp["noop_fetch_s"],
+              cp["noop_ratio"], cp["capture_sync_s"], cp["incr_sync_s"], cp["incr_files"], cp["incr_items"],
+              cp["incr_vs_noop"], _med([s["s"] for s in week]),
+              _med([sum(s["git"].values()) for s in week])))  # fmt: skip
+    print("\n| newcomer's first sync | items | files | seconds | git's share s | peak RSS MB | store MB "
+          "| git fetch alone s |")
+    print("|" + " --- |" * 8)
+    for n in r["newcomer"]:
+        print("| | %d | %d | %.1f | %.1f | %.0f | %.0f | %.2f |" % (n["items"], n["files"], n["s"],
+              sum(n["git"].values()), n["rss_mb"], n["store_mb"], n["fetch_s"]))  # fmt: skip
+    ws = r["workspace"]
+    print("\nworkspace %s (1 of %d; %d of %d files):" % (ws["workspace"], ws["workspaces"], ws["files_ws"],
+                                                         ws["files_all"]))  # fmt: skip
+    for key, label in (("full", "whole branch (today)"), ("shallow", "whole branch, --depth 1"),
+                       ("ws_branch", "one branch per workspace"), ("partial", "partial clone + its blobs")):  # fmt: skip
+        print("  %-28s %6.2f s  %7.2f MB" % (label, ws[key + "_s"], ws[key + "_bytes"] / 1e6))
+
+
+if __name__ == "__main__":
+    main()
