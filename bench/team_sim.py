@@ -57,6 +57,7 @@ sys.path.insert(0, ROOT)
 import wctx  # noqa: E402
 
 BRANCH = "wctx-memory"
+MODULE_MAIN = "import sys; sys.path.insert(0, %r); import wctx; sys.exit(wctx.main())"
 FAKE_SHA = "0" * 40  # blob id of a cited file the repositories do not hold
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
@@ -106,7 +107,9 @@ def run(cmd, env, cwd, trace=None):
         proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status
+        proc.returncode = (
+            os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status
+        )
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(), err.read().decode()
@@ -155,18 +158,83 @@ class Machine:
             wctx.register_repo(store, path, workspace=workspace_of[name])
         store.close()
         self.env = dict(BASE_ENV, WCTX_HOME=self.home, HOME=self.dir)
+        self.module_env = dict(self.env, PYTHONPYCACHEPREFIX=os.path.join(base, "pycache"))
+        self.module_env.pop("PYTHONDONTWRITEBYTECODE", None)
         self.cwd = self.repos[self.workspace]
+        self.private = None  # a writer's own remote (see Replayer)
+        self.machine_id = None
 
-    def wctx(self, *args, trace=None):
+    def write_sync(self, replayer, tmp):
+        """A writer's sync: `wctx sync` to its private remote, then replayed onto the team branch."""
+        first = self.private is None
+        if first:
+            self.private = os.path.join(self.dir, "private.git")
+            git(self.dir, "init", "-q", "--bare", self.private)
+        r = self.sync(remote=self.private if first else None, tmp=tmp)
+        if first:
+            store = wctx.open_store(self.home)
+            self.machine_id = wctx._store_machine_id(store)
+            store.close()
+        r["replay_s"] = replayer.replay(self)
+        return r
+
+    def wctx(self, *args, trace=None, launch="script"):
+        """``python3 wctx.py ARGS`` (launch "script", as the issue runs it: the file is compiled at
+        every start), or the module imported with its bytecode cached ("module", as the pip console
+        script runs it)."""
+        if launch == "module":
+            cmd = [sys.executable, "-c", MODULE_MAIN % ROOT, *args]
+            return run(cmd, self.module_env, self.cwd, trace)
         return run([sys.executable, WCTX, *args], self.env, self.cwd, trace)
 
-    def sync(self, remote=None, tmp=None):
+    def sync(self, remote=None, tmp=None, launch="script"):
         """One `wctx sync --json`: {seconds, rss_mb, git: {command: seconds}, report}."""
         trace = os.path.join(tmp or self.dir, "trace-%d.json" % time.perf_counter_ns())
         args = ["sync", "--json"] + (["--remote", remote] if remote else [])
-        seconds, rss, out = self.wctx(*args, trace=trace)
+        seconds, rss, out = self.wctx(*args, trace=trace, launch=launch)
         report = json.loads(out)
         return {"s": seconds, "rss_mb": rss / 1024, "git": git_share(trace), "report": report}
+
+
+class Replayer:
+    """Puts a writer machine's sync onto the team branch: the machine's `wctx sync` pushed its
+    files to a private remote (a real sync, minus the pull); its ``machines/<id>/`` tree then
+    replaces the one on the team branch's tip in a new commit, pushed to the team remote with an
+    ordinary `git push` (through receive-pack, as wctx's own push). The branch gets what that
+    machine's sync against the team remote would have pushed, one commit per sync, without the
+    machine pulling everyone else's files first (each such pull costs what a newcomer's does)."""
+
+    def __init__(self, base, remote):
+        self.repo = os.path.join(base, "replayer.git")
+        self.remote = remote
+        git(base, "init", "-q", "--bare", self.repo)
+
+    def replay(self, machine):
+        start = time.perf_counter()
+        spec = "+refs/heads/%s:refs/heads/%s" % (BRANCH, BRANCH)
+        git(self.repo, "fetch", "-q", "--no-tags", machine.private, "+refs/heads/%s:refs/p/m" % BRANCH)
+        code = subprocess.run(
+            ["git", "-C", self.repo, "fetch", "-q", "--no-tags", self.remote, spec],
+            env=BASE_ENV,
+            capture_output=True,
+        ).returncode
+        tip = git(self.repo, "rev-parse", "refs/heads/" + BRANCH).decode().strip() if code == 0 else None
+        ours = git(self.repo, "ls-tree", "refs/p/m", "machines/").decode().splitlines()  # [machines/<id>]
+        mine = ours[0].split("\t")[0].split()[2]
+        entries = {}
+        if tip:
+            for line in git(self.repo, "ls-tree", tip + ":machines").decode().splitlines():
+                entries[line.split("\t")[1]] = line
+        entries[machine.machine_id] = "040000 tree %s\t%s" % (mine, machine.machine_id)
+        sub = git(self.repo, "mktree", input="".join(v + "\n" for _, v in sorted(entries.items())).encode())
+        root = git(self.repo, "mktree", input=b"040000 tree %s\tmachines\n" % sub.strip())
+        parents = ["-p", tip] if tip else []
+        commit = git(self.repo, "commit-tree", *parents, "-m", "wctx sync from machine %s" % machine.machine_id,
+                     root.decode().strip()).decode().strip()  # fmt: skip
+        if tip and git(self.repo, "rev-parse", tip + "^{tree}").strip() == root.strip():
+            return time.perf_counter() - start
+        git(self.repo, "push", "-q", self.remote, "%s:refs/heads/%s" % (commit, BRANCH))
+        return time.perf_counter() - start
 
 
 def make_origins(base, names):
@@ -259,19 +327,35 @@ def remote_stats(remote, base):
 
 
 def noop_pair(machine, remote, into, repeat, tmp):
-    """Medians of a no-op `wctx sync` and of a bare no-op `git fetch` of the same branch into an
-    up-to-date repository, interleaved."""
+    """Medians of a no-op `wctx sync` (launched both ways, see Machine.wctx) and of a bare no-op
+    `git fetch` of the same branch into an up-to-date repository, interleaved; and of
+    `wctx --version` (start-up alone) launched both ways."""
     spec = "+refs/heads/%s:refs/heads/%s" % (BRANCH, BRANCH)
-    syncs, fetches, shares = [], [], []
+    runs = {
+        k: [] for k in ("fetch", "script", "module", "script_git", "module_git", "script_up", "module_up")
+    }
+    machine.wctx("--version", launch="module")  # the bytecode cache written once
     for _ in range(repeat):
-        fetches.append(timed_git(into, "fetch", "-q", "--no-tags", remote, spec))
-        r = machine.sync(tmp=tmp)
-        if not r["report"].get("noop"):
-            raise SystemExit("expected a no-op sync, got %r" % r["report"])
-        syncs.append(r["s"])
-        shares.append(sum(r["git"].values()))
-    s, f = statistics.median(syncs), statistics.median(fetches)
-    return {"noop_sync_s": s, "noop_fetch_s": f, "noop_ratio": s / f, "noop_sync_git_s": statistics.median(shares)}
+        runs["fetch"].append(timed_git(into, "fetch", "-q", "--no-tags", remote, spec))
+        for launch in ("script", "module"):
+            runs[launch + "_up"].append(machine.wctx("--version", launch=launch)[0])
+            r = machine.sync(tmp=tmp, launch=launch)
+            if not r["report"].get("noop"):
+                raise SystemExit("expected a no-op sync, got %r" % r["report"])
+            runs[launch].append(r["s"])
+            runs[launch + "_git"].append(sum(r["git"].values()))
+    m = {k: statistics.median(v) for k, v in runs.items()}
+    return {
+        "noop_fetch_s": m["fetch"],
+        "noop_sync_s": m["script"],
+        "noop_sync_git_s": m["script_git"],
+        "startup_s": m["script_up"],
+        "noop_ratio": m["script"] / m["fetch"],
+        "noop_sync_module_s": m["module"],
+        "noop_sync_module_git_s": m["module_git"],
+        "startup_module_s": m["module_up"],
+        "noop_ratio_module": m["module"] / m["fetch"],
+    }
 
 
 def checkpoint(week, machines, obs, other, remote, base, args, tmp):
@@ -435,6 +519,9 @@ def main(argv=None):
     ap.add_argument("--repos", type=int, default=5, help="repositories, one workspace each")
     ap.add_argument("--rounds", type=int, default=50, help="weeks after week 0")
     ap.add_argument("--active", type=int, default=5, help="machines that capture and sync each week")
+    ap.add_argument(
+        "--participants", type=int, default=5, help="machines whose syncs pull (the rest replayed)"
+    )
     ap.add_argument("--backlog", type=float, default=0.5, help="share of --items imported in week 0")
     ap.add_argument("--per-session", type=int, default=10, help="items per session (one file each)")
     ap.add_argument("--k", type=int, default=10, help="items captured for the incremental sync")
@@ -443,7 +530,14 @@ def main(argv=None):
     ap.add_argument("--newcomer-sizes", default="", help="also a newcomer's first sync at these sizes")
     ap.add_argument("--peers", default=os.path.join(ROOT, "..", "shared", "bench", "peers"))
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--save", help="also write the JSON so far to this file after each phase")
     args = ap.parse_args(argv)
+
+    def save():
+        if args.save:
+            with open(args.save, "w") as fh:
+                json.dump(result, fh, indent=1, sort_keys=True)
+
     checkpoints = sorted({int(w) for w in args.checkpoints.split(",") if w and int(w) <= args.rounds})
     started = time.perf_counter()
     base = tempfile.mkdtemp(prefix="wctx-team-")
@@ -453,7 +547,9 @@ def main(argv=None):
     os.environ["HOME"] = base
     result = {"args": vars(args), "load_start": open("/proc/loadavg").read().strip()}
     try:
-        names = ["team-%s" % n for n in ("api", "web", "sdk", "infra", "data", "auth", "docs", "ml")][: args.repos]
+        names = ["team-%s" % n for n in ("api", "web", "sdk", "infra", "data", "auth", "docs", "ml")][
+            : args.repos
+        ]
         names += ["team-r%d" % i for i in range(len(names), args.repos)]
         origins = make_origins(base, names)
         workspace_of = {n: "ws-" + n for n in names}
@@ -469,22 +565,32 @@ def main(argv=None):
         remote = os.path.join(base, "team.git")
         git(base, "init", "-q", "--bare", remote)
 
-        # Week 0: every machine's backlog, then its first sync, in turn.
+        # Week 0: every machine's backlog, then its first sync, in turn: the writers' replayed, the
+        # participants' (the last --participants machines) against the team remote.
+        replayer = Replayer(base, remote)
+        participants = set(range(args.machines - args.participants, args.machines))
         backlog = int(args.items * args.backlog) // args.machines
         weekly = (args.items - backlog * args.machines) // max(1, args.rounds * args.active)
         week0 = []
-        print("week 0: %d items on each of %d machines ..." % (backlog, args.machines), file=sys.stderr, flush=True)
+        print(
+            "week 0: %d items on each of %d machines ..." % (backlog, args.machines),
+            file=sys.stderr,
+            flush=True,
+        )
         for m in machines:
             export = os.path.join(tmp, "backlog.jsonl")
             corpus.write(export, m.workspace, backlog, 0, m.index)
             imp = m.wctx("import-evidence", export, "--json")
-            r = m.sync(remote=remote, tmp=tmp)
-            week0.append({"machine": m.index, "import_s": imp[0], "import_rss_mb": imp[1] / 1024, "sync_s": r["s"],
+            r = m.sync(remote=remote, tmp=tmp) if m.index in participants else m.write_sync(replayer, tmp)
+            week0.append({"machine": m.index, "participant": m.index in participants, "import_s": imp[0],
+                          "import_rss_mb": imp[1] / 1024, "sync_s": r["s"], "replay_s": r.get("replay_s"),
                           "sync_rss_mb": r["rss_mb"], "pulled": r["report"]["imported"]["evidence"],
                           "pulled_files": r["report"]["imported"]["files"], "git": r["git"]})  # fmt: skip
         result["week0"] = week0
+        save()
         result["checkpoints"] = []
         weeks = []
+        obs = [machines[i] for i in sorted(participants)]
         for week in range(1, args.rounds + 1):
             active = [machines[(week * args.active + j) % args.machines] for j in range(args.active)]
             rows = []
@@ -492,17 +598,24 @@ def main(argv=None):
                 export = os.path.join(tmp, "week.jsonl")
                 corpus.write(export, m.workspace, weekly, week, m.index)
                 m.wctx("import-evidence", export, "--json")
-                r = m.sync(tmp=tmp)
-                rows.append({"machine": m.index, "s": r["s"], "rss_mb": r["rss_mb"], "git": r["git"],
+                part = m.index in participants
+                r = m.sync(tmp=tmp) if part else m.write_sync(replayer, tmp)
+                rows.append({"machine": m.index, "participant": part, "s": r["s"], "rss_mb": r["rss_mb"],
+                             "git": r["git"], "replay_s": r.get("replay_s"),
                              "pulled": r["report"]["imported"]["evidence"],
                              "pulled_files": r["report"]["imported"]["files"],
                              "pushed_files": r["report"]["exported"]["files"], "tries": r["report"]["tries"]})  # fmt: skip
             weeks.append({"week": week, "syncs": rows})
-            print("week %d: syncs %s s" % (week, " ".join("%.2f" % r["s"] for r in rows)), file=sys.stderr, flush=True)
+            print("week %d: syncs %s s" % (week, " ".join("%.2f%s" % (r["s"], "p" if r["participant"] else "")
+                                                          for r in rows)), file=sys.stderr, flush=True)  # fmt: skip
             if week in checkpoints:
-                cp = checkpoint(week, machines, active[-1], active[-2 if len(active) > 1 else 0], remote, base, args, tmp)
+                cp = checkpoint(
+                    week, machines, obs[-1], obs[-2 if len(obs) > 1 else 0], remote, base, args, tmp
+                )
                 cp["items"] = corpus.next_item + len(result["checkpoints"]) * args.k + args.k
                 result["checkpoints"].append(cp)
+                result["weeks"] = weeks
+                save()
         result["weeks"] = weeks
         result["items_written"] = corpus.next_item + len(checkpoints) * args.k
         print("newcomer ...", file=sys.stderr, flush=True)
@@ -511,10 +624,10 @@ def main(argv=None):
         by_ws = {}
         for m in machines:
             store = wctx.open_store(m.home)
-            mid = wctx._store_machine_id(store)
+            by_ws.setdefault(m.workspace, []).append(wctx._store_machine_id(store))
             store.close()
-            by_ws.setdefault(m.workspace, []).append(mid)
         result["workspace"] = workspace_fetch(remote, by_ws, names[0], base)
+        save()
         for size in [int(s) for s in args.newcomer_sizes.split(",") if s]:
             big_corpus = Corpus(args.peers, size, roots, heads, args.per_session)
             t = time.perf_counter()
@@ -527,6 +640,7 @@ def main(argv=None):
             row.update(build_s=build_s, remote_bytes=stats["remote_bytes"], files=stats["files"],
                        fetch_full_s=stats["fetch_full_s"], fetch_full_bytes=stats["fetch_full_bytes"])  # fmt: skip
             result["newcomer"].append(row)
+            save()
             shutil.rmtree(big, ignore_errors=True)
     finally:
         if old_home is not None:
@@ -547,40 +661,66 @@ def _med(values):
 
 def print_table(r):
     a = r["args"]
-    print("%d machines, %d repositories (one workspace each), %d items (%d%% backlog in week 0), %d weeks, "
-          "%d active a week; load %s -> %s; %.0f s" % (a["machines"], a["repos"], r["items_written"],
-          a["backlog"] * 100, a["rounds"], a["active"], r["load_start"], r["load_end"], r["total_s"]))  # fmt: skip
+    print("%d machines (%d whose syncs pull), %d repositories (one workspace each), %d items (%d%% backlog in "
+          "week 0), %d weeks, %d machines active a week; load %s -> %s; %.0f s" % (
+          a["machines"], a["participants"], a["repos"], r["items_written"], a["backlog"] * 100, a["rounds"],
+          a["active"], r["load_start"], r["load_end"], r["total_s"]))  # fmt: skip
     w0 = r["week0"]
-    last = w0[-1]
-    print("\nweek 0: import-evidence of a backlog median %.2f s; first syncs median %.2f s; the last machine's "
-          "first sync pulled %d items in %.2f s (git %.2f s), peak RSS %.0f MB" % (
-          _med([x["import_s"] for x in w0]), _med([x["sync_s"] for x in w0]), last["pulled"], last["sync_s"],
-          sum(last["git"].values()), last["sync_rss_mb"]))  # fmt: skip
-    print("\n| after week | items | commits | files | objects reachable | remote MB | full fetch s (MB) "
-          "| no-op sync s | git no-op fetch s | ratio | capture+sync s | incremental sync s (files, items) "
-          "| incr / no-op | weekly sync median s (git s) |")
-    print("|" + " --- |" * 14)
+    print("\nweek 0: import-evidence of a machine's backlog median %.2f s; a writer's first sync (push only) "
+          "median %.2f s + replay %.2f s" % (_med([x["import_s"] for x in w0]),
+          _med([x["sync_s"] for x in w0 if not x["participant"]]),
+          _med([x["replay_s"] for x in w0 if not x["participant"]])))  # fmt: skip
+    print("\n| first sync pulling | files | seconds | git's share s | peak RSS MB |")
+    print("|" + " ---: |" * 5)
+    for x in w0:
+        if x["participant"]:
+            print("| %d | %d | %.2f | %.2f | %.0f |" % (x["pulled"], x["pulled_files"], x["sync_s"],
+                  sum(x["git"].values()), x["sync_rss_mb"]))  # fmt: skip
+    print(
+        "\n| after week | items | commits | files (sessions) | objects reachable | loose / packs | remote MB "
+        "| git fetch of the branch, s (MB) | weekly syncs that pull, median s (git's share) "
+        "| writers' push-only syncs, median s |"
+    )
+    print("|" + " ---: |" * 10)
+    prev = 0
     for cp in r["checkpoints"]:
-        week = [s for w in r["weeks"] if w["week"] <= cp["week"] and w["week"] > cp["week"] - 5 for s in w["syncs"]]
-        print("| %d | %d | %d | %d | %d | %.1f | %.2f (%.1f) | %.3f | %.3f | %.1f× | %.2f | %.2f (%d, %d) | %.1f× "
-              "| %.2f (%.2f) |" % (
-              cp["week"], cp["items"], cp["commits"], cp["files"], cp["objects_reachable"], cp["remote_bytes"] / 1e6,
-              cp["fetch_full_s"], cp["fetch_full_bytes"] / 1e6, cp["noop_sync_s"], cp["noop_fetch_s"],
-              cp["noop_ratio"], cp["capture_sync_s"], cp["incr_sync_s"], cp["incr_files"], cp["incr_items"],
-              cp["incr_vs_noop"], _med([s["s"] for s in week]),
-              _med([sum(s["git"].values()) for s in week])))  # fmt: skip
-    print("\n| newcomer's first sync | items | files | seconds | git's share s | peak RSS MB | store MB "
-          "| git fetch alone s |")
-    print("|" + " --- |" * 8)
+        weeks = [w for w in r["weeks"] if prev < w["week"] <= cp["week"]]
+        prev = cp["week"]
+        pull = [s for w in weeks for s in w["syncs"] if s["participant"]]
+        push = [s for w in weeks for s in w["syncs"] if not s["participant"]]
+        print("| %d | %d | %d | %d (%d) | %d | %d / %d | %.1f | %.2f (%.1f) | %.2f (%.2f) | %.2f |" % (
+              cp["week"], cp["items"], cp["commits"], cp["files"], cp["session_files"], cp["objects_reachable"],
+              cp["objects"]["count"], cp["objects"]["packs"], cp["remote_bytes"] / 1e6, cp["fetch_full_s"],
+              cp["fetch_full_bytes"] / 1e6, _med([s["s"] for s in pull]),
+              _med([sum(s["git"].values()) for s in pull]), _med([s["s"] for s in push])))  # fmt: skip
+    print(
+        "\n| after week | git no-op fetch s | no-op sync `wctx.py` s (git's share) | its start-up s | ratio "
+        "| no-op sync, module cached s | its start-up s | ratio | capture + sync s | next machine's sync s "
+        "(files, items) | that / its no-op |"
+    )
+    print("|" + " ---: |" * 11)
+    for cp in r["checkpoints"]:
+        print("| %d | %.3f | %.3f (%.3f) | %.3f | %.1f× | %.3f | %.3f | %.1f× | %.2f | %.2f (%d, %d) | %.1f× |" % (
+              cp["week"], cp["noop_fetch_s"], cp["noop_sync_s"], cp["noop_sync_git_s"], cp["startup_s"],
+              cp["noop_ratio"], cp["noop_sync_module_s"], cp["startup_module_s"], cp["noop_ratio_module"],
+              cp["capture_sync_s"], cp["incr_sync_s"], cp["incr_files"], cp["incr_items"],
+              cp["incr_vs_noop"]))  # fmt: skip
+    print(
+        "\n| newcomer's first sync, items | files | seconds | items/s | git's share s | peak RSS MB | store MB "
+        "| git fetch alone s |"
+    )
+    print("|" + " ---: |" * 8)
     for n in r["newcomer"]:
-        print("| | %d | %d | %.1f | %.1f | %.0f | %.0f | %.2f |" % (n["items"], n["files"], n["s"],
-              sum(n["git"].values()), n["rss_mb"], n["store_mb"], n["fetch_s"]))  # fmt: skip
+        print("| %d | %d | %.1f | %.0f | %.1f | %.0f | %.0f | %.2f |" % (n["items"], n["files"], n["s"],
+              n["items"] / n["s"], sum(n["git"].values()), n["rss_mb"], n["store_mb"], n["fetch_s"]))  # fmt: skip
     ws = r["workspace"]
-    print("\nworkspace %s (1 of %d; %d of %d files):" % (ws["workspace"], ws["workspaces"], ws["files_ws"],
-                                                         ws["files_all"]))  # fmt: skip
-    for key, label in (("full", "whole branch (today)"), ("shallow", "whole branch, --depth 1"),
-                       ("ws_branch", "one branch per workspace"), ("partial", "partial clone + its blobs")):  # fmt: skip
-        print("  %-28s %6.2f s  %7.2f MB" % (label, ws[key + "_s"], ws[key + "_bytes"] / 1e6))
+    print("\n| a person in workspace %s (1 of %d: %d of %d files) | seconds | MB |" % (
+          ws["workspace"], ws["workspaces"], ws["files_ws"], ws["files_all"]))  # fmt: skip
+    print("| --- | ---: | ---: |")
+    for key, label in (("full", "fetch the whole branch (today)"), ("shallow", "the whole branch, --depth 1"),
+                       ("ws_branch", "one branch per workspace"),
+                       ("partial", "partial clone (blob:none) + its blobs")):  # fmt: skip
+        print("| %s | %.2f | %.2f |" % (label, ws[key + "_s"], ws[key + "_bytes"] / 1e6))
 
 
 if __name__ == "__main__":
