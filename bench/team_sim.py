@@ -512,6 +512,56 @@ def newcomer(base, name, origins, workspace_of, remote, tmp):
     return out
 
 
+def profile_incremental(n, args, base):
+    """Where the time of the two incremental syncs goes, in-process under cProfile: machine A holds
+    ``n`` items (its own, pushed), machine B has pulled them; A captures --k items and syncs (the
+    pushing side), then B syncs (the pulling side). Returns the top functions of each by
+    cumulative time."""
+    import cProfile
+    import pstats
+
+    names = ["team-api"]
+    origins = make_origins(os.path.join(base, "prof"), names)
+    remote = os.path.join(base, "prof", "team.git")
+    git(base, "init", "-q", "--bare", remote)
+    machines = [
+        Machine(i, os.path.join(base, "prof"), origins, {"team-api": "ws-team-api"}) for i in range(2)
+    ]
+    store = wctx.open_store(machines[0].home)
+    roots = {r["name"]: r["root_commit"] for r in wctx.list_repos(store)}
+    heads = {"team-api": git(origins["team-api"], "rev-parse", "HEAD").decode().strip()}
+    corpus = Corpus(args.peers, n, roots, heads, args.per_session)
+    export = os.path.join(base, "prof", "export.jsonl")
+    corpus.write(export, "team-api", n, 0, 0)
+    wctx.import_evidence(store, [export])
+    wctx.sync_memory(store, remote=remote)
+    other = wctx.open_store(machines[1].home)
+    wctx.sync_memory(other, remote=remote)
+    out = {"items": n}
+    items = [{"kind": "finding", "claim": "handler_0 retries forever on 429, case %d" % i, "detail": None,
+              "repo": "team-api", "files": ["src/mod0.py#handler_0"], "confidence": None} for i in range(args.k)]  # fmt: skip
+    wctx.capture(store, items, summary="profiled capture", cwd=machines[0].cwd)
+    for label, st in (("push", store), ("pull", other)):
+        prof = cProfile.Profile()
+        start = time.perf_counter()
+        prof.enable()
+        report = wctx.sync_memory(st)
+        prof.disable()
+        out[label + "_s"] = time.perf_counter() - start
+        out[label + "_report"] = report.as_dict()
+        stats = pstats.Stats(prof)
+        rows = []
+        for (path, line, func), (_, calls, _, cum, _) in stats.stats.items():
+            if os.path.basename(path) == "wctx.py" or func.startswith("<method 'execute"):
+                rows.append((cum, "%s:%d %s" % (os.path.basename(path), line, func), calls))
+        out[label + "_top"] = [
+            (round(c, 3), name, calls) for c, name, calls in sorted(rows, reverse=True)[:14]
+        ]
+    store.close()
+    other.close()
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--items", type=int, default=100_000, help="the team's items at the end of the year")
@@ -529,6 +579,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5, help="no-op syncs per checkpoint (median)")
     ap.add_argument("--newcomer-sizes", default="", help="also a newcomer's first sync at these sizes")
     ap.add_argument("--peers", default=os.path.join(ROOT, "..", "shared", "bench", "peers"))
+    ap.add_argument("--profile-items", type=int, help="only profile the two incremental syncs at this size")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--save", help="also write the JSON so far to this file after each phase")
     args = ap.parse_args(argv)
@@ -546,6 +597,19 @@ def main(argv=None):
     old_home = os.environ.get("HOME")
     os.environ["HOME"] = base
     result = {"args": vars(args), "load_start": open("/proc/loadavg").read().strip()}
+    if args.profile_items:
+        os.environ["HOME"] = base
+        try:
+            prof = profile_incremental(args.profile_items, args, base)
+        finally:
+            if old_home is not None:
+                os.environ["HOME"] = old_home
+            shutil.rmtree(base, ignore_errors=True)
+        for label in ("push", "pull"):
+            print("%s side: %.3f s, %r" % (label, prof[label + "_s"], prof[label + "_report"]["imported"]))
+            for row in prof[label + "_top"]:
+                print("  %7.3f s  %s  (%d calls)" % row)
+        return
     try:
         names = ["team-%s" % n for n in ("api", "web", "sdk", "infra", "data", "auth", "docs", "ml")][
             : args.repos
