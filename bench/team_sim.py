@@ -513,10 +513,10 @@ def newcomer(base, name, origins, workspace_of, remote, tmp):
 
 
 def profile_incremental(n, args, base):
-    """Where the time of the two incremental syncs goes, in-process under cProfile: machine A holds
-    ``n`` items (its own, pushed), machine B has pulled them; A captures --k items and syncs (the
-    pushing side), then B syncs (the pulling side). Returns the top functions of each by
-    cumulative time."""
+    """Where the time of a sync goes, in-process under cProfile: machine A holds ``n`` items (its
+    own, pushed); machine B's first sync pulls them (a newcomer); A captures --k items and syncs
+    (the pushing side), B syncs (the pulling side), and B syncs again (a no-op). Returns the top
+    functions of each by cumulative time."""
     import cProfile
     import pstats
 
@@ -536,27 +536,31 @@ def profile_incremental(n, args, base):
     wctx.import_evidence(store, [export])
     wctx.sync_memory(store, remote=remote)
     other = wctx.open_store(machines[1].home)
-    wctx.sync_memory(other, remote=remote)
     out = {"items": n}
-    items = [{"kind": "finding", "claim": "handler_0 retries forever on 429, case %d" % i, "detail": None,
-              "repo": "team-api", "files": ["src/mod0.py#handler_0"], "confidence": None} for i in range(args.k)]  # fmt: skip
-    wctx.capture(store, items, summary="profiled capture", cwd=machines[0].cwd)
-    for label, st in (("push", store), ("pull", other)):
+
+    def profiled(label, st, **kw):
         prof = cProfile.Profile()
         start = time.perf_counter()
         prof.enable()
-        report = wctx.sync_memory(st)
+        report = wctx.sync_memory(st, **kw)
         prof.disable()
         out[label + "_s"] = time.perf_counter() - start
         out[label + "_report"] = report.as_dict()
-        stats = pstats.Stats(prof)
         rows = []
-        for (path, line, func), (_, calls, _, cum, _) in stats.stats.items():
+        for (path, line, func), (_, calls, _, cum, _) in pstats.Stats(prof).stats.items():
             if os.path.basename(path) == "wctx.py" or func.startswith("<method 'execute"):
                 rows.append((cum, "%s:%d %s" % (os.path.basename(path), line, func), calls))
         out[label + "_top"] = [
-            (round(c, 3), name, calls) for c, name, calls in sorted(rows, reverse=True)[:14]
+            (round(c, 3), name, calls) for c, name, calls in sorted(rows, reverse=True)[:16]
         ]
+
+    profiled("newcomer", other, remote=remote)
+    items = [{"kind": "finding", "claim": "handler_0 retries forever on 429, case %d" % i, "detail": None,
+              "repo": "team-api", "files": ["src/mod0.py#handler_0"], "confidence": None} for i in range(args.k)]  # fmt: skip
+    wctx.capture(store, items, summary="profiled capture", cwd=machines[0].cwd)
+    profiled("push", store)
+    profiled("pull", other)
+    profiled("noop", other)
     store.close()
     other.close()
     return out
@@ -579,7 +583,11 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5, help="no-op syncs per checkpoint (median)")
     ap.add_argument("--newcomer-sizes", default="", help="also a newcomer's first sync at these sizes")
     ap.add_argument("--peers", default=os.path.join(ROOT, "..", "shared", "bench", "peers"))
-    ap.add_argument("--profile-items", type=int, help="only profile the two incremental syncs at this size")
+    ap.add_argument(
+        "--profile-items",
+        type=int,
+        help="only profile a newcomer's, an incremental and a no-op sync at this size",
+    )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--save", help="also write the JSON so far to this file after each phase")
     args = ap.parse_args(argv)
@@ -605,7 +613,7 @@ def main(argv=None):
             if old_home is not None:
                 os.environ["HOME"] = old_home
             shutil.rmtree(base, ignore_errors=True)
-        for label in ("push", "pull"):
+        for label in ("newcomer", "push", "pull", "noop"):
             print("%s side: %.3f s, %r" % (label, prof[label + "_s"], prof[label + "_report"]["imported"]))
             for row in prof[label + "_top"]:
                 print("  %7.3f s  %s  (%d calls)" % row)
