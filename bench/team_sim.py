@@ -4,6 +4,7 @@
     python3 bench/team_sim.py                                   # 100,000 items, 50 machines, 50 weeks
     python3 bench/team_sim.py --items 5000 --machines 10 --rounds 10 --checkpoints 2,5,10
     python3 bench/team_sim.py --newcomer-sizes 300000,1000000 --json
+    python3 bench/team_sim.py --profile-items 100000           # where one sync's time goes (cProfile)
 
 Each machine is its own WCTX_HOME (its own store) with its own clones of the same small
 repositories (--repos, one workspace each; machine m works in workspace m mod --repos). wctx runs
@@ -13,17 +14,24 @@ registered checkout. Git's own share of each sync is read from GIT_TRACE2_EVENT 
 wctx runs: fetch, push, ls-tree, cat-file, fast-import ...); the rest is wctx's (Python start-up,
 SQLite, building and parsing files).
 
+Machines: the last --participants sync against the team remote for real (fetch, import, export,
+push). The others are writers: their `wctx.py sync` goes to a private remote of their own, and
+Replayer puts that push on the team branch (one commit per sync, the files wctx built), so that
+the remote grows as if all had pushed, without each writer first pulling the whole team's memory
+(which costs what a newcomer's sync costs, measured below).
+
 The year:
-  week 0    every machine imports its backlog (--backlog of --items) and syncs once, in turn: machine
-            k's first sync pulls what the k-1 before it pushed (a newcomer of each size, for free);
+  week 0    every machine imports its backlog (--backlog of --items) and syncs once, in turn (the
+            participants last: their first syncs pull everything before them);
   week 1..  --active machines (round robin) each import their share of the rest of --items (one
-            export file of new sessions) and sync, pulling what is new since their last sync;
+            export file of new sessions) and sync; a participant pulls what is new since its last;
   checkpoint after the weeks in --checkpoints: the remote's size (du -sb, git count-objects -v),
             commits, files and refs of the branch; a bare `git fetch` of the branch into an empty
             repository (git's cost for any reader of it) and into an up-to-date one (git's no-op);
-            a no-op sync (medians of --repeat, interleaved with git's no-op fetch); an incremental
-            sync: one machine captures --k items and syncs, another then syncs (what it imported,
-            and its time against its no-op sync).
+            a no-op sync launched as `python3 wctx.py` and as the module with cached bytecode, and
+            `wctx --version` both ways (medians of --repeat, interleaved with git's no-op fetch);
+            an incremental sync: one participant captures --k items and syncs, another then syncs
+            (what it imported, and its time against its no-op sync).
 At the end:
   newcomer  a fresh store's first sync of the whole branch: seconds and peak RSS (os.wait4);
   workspace a person in 1 of --repos workspaces needs that workspace's machines' files only. Today
@@ -358,7 +366,7 @@ def noop_pair(machine, remote, into, repeat, tmp):
     }
 
 
-def checkpoint(week, machines, obs, other, remote, base, args, tmp):
+def checkpoint(week, obs, other, remote, base, args, tmp):
     print("  checkpoint after week %d ..." % week, file=sys.stderr, flush=True)
     other.sync(tmp=tmp)  # both up to date with the remote
     obs.sync(tmp=tmp)
@@ -454,7 +462,7 @@ def workspace_fetch(remote, machines_by_ws, ws, base):
     return out
 
 
-def build_remote(size, args, corpus, base, machines_src, origins_roots):
+def build_remote(size, args, corpus, base, machines_src):
     """A branch of ``size`` items over args.machines machines, each machine's files built by its
     own `wctx sync` into a private remote, combined into one commit with git plumbing."""
     print("building a branch of %d items ..." % size, file=sys.stderr, flush=True)
@@ -681,9 +689,7 @@ def main(argv=None):
             print("week %d: syncs %s s" % (week, " ".join("%.2f%s" % (r["s"], "p" if r["participant"] else "")
                                                           for r in rows)), file=sys.stderr, flush=True)  # fmt: skip
             if week in checkpoints:
-                cp = checkpoint(
-                    week, machines, obs[-1], obs[-2 if len(obs) > 1 else 0], remote, base, args, tmp
-                )
+                cp = checkpoint(week, obs[-1], obs[-2 if len(obs) > 1 else 0], remote, base, args, tmp)
                 cp["items"] = corpus.next_item + len(result["checkpoints"]) * args.k + args.k
                 result["checkpoints"].append(cp)
                 result["weeks"] = weeks
@@ -703,7 +709,7 @@ def main(argv=None):
         for size in [int(s) for s in args.newcomer_sizes.split(",") if s]:
             big_corpus = Corpus(args.peers, size, roots, heads, args.per_session)
             t = time.perf_counter()
-            big, n = build_remote(size, args, big_corpus, base, machines, roots)
+            big, n = build_remote(size, args, big_corpus, base, machines)
             build_s = time.perf_counter() - t
             stats = remote_stats(big, base)
             shutil.rmtree(stats.pop("_uptodate"), ignore_errors=True)
@@ -751,20 +757,21 @@ def print_table(r):
     print(
         "\n| after week | items | commits | files (sessions) | objects reachable | loose / packs | remote MB "
         "| git fetch of the branch, s (MB) | weekly syncs that pull, median s (git's share) "
-        "| writers' push-only syncs, median s |"
+        "| writers' push-only syncs, median s | their replay (fetch tip, commit, git push), median s |"
     )
-    print("|" + " ---: |" * 10)
+    print("|" + " ---: |" * 11)
     prev = 0
     for cp in r["checkpoints"]:
         weeks = [w for w in r["weeks"] if prev < w["week"] <= cp["week"]]
         prev = cp["week"]
         pull = [s for w in weeks for s in w["syncs"] if s["participant"]]
         push = [s for w in weeks for s in w["syncs"] if not s["participant"]]
-        print("| %d | %d | %d | %d (%d) | %d | %d / %d | %.1f | %.2f (%.1f) | %.2f (%.2f) | %.2f |" % (
+        print("| %d | %d | %d | %d (%d) | %d | %d / %d | %.1f | %.2f (%.1f) | %.2f (%.2f) | %.2f | %.2f |" % (
               cp["week"], cp["items"], cp["commits"], cp["files"], cp["session_files"], cp["objects_reachable"],
               cp["objects"]["count"], cp["objects"]["packs"], cp["remote_bytes"] / 1e6, cp["fetch_full_s"],
               cp["fetch_full_bytes"] / 1e6, _med([s["s"] for s in pull]),
-              _med([sum(s["git"].values()) for s in pull]), _med([s["s"] for s in push])))  # fmt: skip
+              _med([sum(s["git"].values()) for s in pull]), _med([s["s"] for s in push]),
+              _med([s["replay_s"] for s in push])))  # fmt: skip
     print(
         "\n| after week | git no-op fetch s | no-op sync `wctx.py` s (git's share) | its start-up s | ratio "
         "| no-op sync, module cached s | its start-up s | ratio | capture + sync s | next machine's sync s "
