@@ -131,6 +131,10 @@ def test_the_briefing_the_page_and_the_mcp_server_say_whose_an_item_is(team, tmp
     items = by_id(i for s in brief["sections"] for i in s["items"])
     assert items[theirs]["recorded_by"].startswith(BOB)
     assert any(r.startswith("recorded by " + BOB) for r in items[theirs]["reasons"])
+    # The text a session-start hook hands the agent says it too, on the item's own line.
+    text = a.wctx("brief", "--max-bytes", "20000").stdout
+    assert "by " + BOB in next(line for line in text.splitlines() if theirs in line)
+    assert "by you" not in text  # one's own items go unmarked
     page = str(tmp_path / "page.html")
     a.wctx("report", "--html", "-o", page)
     with open(page, encoding="utf-8") as fh:

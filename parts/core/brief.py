@@ -255,13 +255,16 @@ def estimate_tokens(text):
 
 
 def _brief_line(item):
-    """One item as one line: id, kind, repository and verdict, the claim, the reason it is here."""
+    """One item as one line: id, kind, repository, verdict (and who, for a teammate's), the claim,
+    the reason it is here."""
     verdict = item["freshness"]["verdict"]
-    line = "- %s [%s, %s, %s] %s" % (
+    who = item.get("recorded_by", "you")
+    line = "- %s [%s, %s, %s%s] %s" % (
         item["id"],
         item["kind"],
         _served_text(item["repo"] or "", 80),
         verdict.replace("_", " "),
+        "" if who == "you" else ", by " + _served_text(who, 120),  # a teammate's says whose
         _served_text(item["claim"], BRIEF_CLAIM_CHARS),
     )
     if item["reasons"]:
