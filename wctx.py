@@ -2885,6 +2885,40 @@ def m019_authorship(db):
     )
 
 
+@migration
+def m020_sync_workspaces(db):
+    # Sync lays the team's memory out as one branch per workspace beside the team's own branch,
+    # so that a person fetches only the workspaces they are in. What sync remembers of the files it
+    # read (sync_files) and of the session files it pushed (sync_exported) is kept per branch:
+    # ``workspace`` names the workspace whose branch holds the file, '' the team's branch (which is
+    # where every file was before).
+    _run_script(
+        db,
+        """
+        CREATE TABLE sync_files_by_branch(
+            workspace TEXT NOT NULL DEFAULT '',
+            path TEXT NOT NULL,
+            blob TEXT NOT NULL,
+            PRIMARY KEY(workspace, path)
+        );
+        INSERT INTO sync_files_by_branch(workspace, path, blob) SELECT '', path, blob FROM sync_files;
+        DROP TABLE sync_files;
+        ALTER TABLE sync_files_by_branch RENAME TO sync_files;
+        CREATE TABLE sync_exported_by_branch(
+            workspace TEXT NOT NULL DEFAULT '',
+            session_id TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            blob TEXT NOT NULL,
+            PRIMARY KEY(workspace, session_id)
+        );
+        INSERT INTO sync_exported_by_branch(workspace, session_id, digest, blob)
+            SELECT '', session_id, digest, blob FROM sync_exported;
+        DROP TABLE sync_exported;
+        ALTER TABLE sync_exported_by_branch RENAME TO sync_exported
+        """,
+    )
+
+
 # part: parts/core/store.py
 # ----------------------------------------------------------------------------------------------
 # Store
@@ -15115,6 +15149,8 @@ class SyncReport:
         "tries",
         "noop",
         "from_whom",
+        "workspaces",
+        "elsewhere",
     )
 
     def __init__(self, remote, branch):
@@ -15127,6 +15163,8 @@ class SyncReport:
         self.tries = 0
         self.noop = False
         self.from_whom = {}  # who recorded the items new here: recorded_by text -> how many
+        self.workspaces = []  # the workspaces whose branches this sync fetched and wrote
+        self.elsewhere = []  # workspaces on the remote this machine is not in: not fetched
 
     def as_dict(self):
         return {name: getattr(self, name) for name in self.__slots__}
@@ -15209,33 +15247,88 @@ def _sync_init(store):
     return _store_machine_id(store)
 
 
-def _sync_fetch(store, remote, branch):
-    """Fetch the team's branch; return its tip, or None while the branch does not exist yet."""
+def workspace_branch(branch, workspace):
+    """The team branch (``workspace`` empty) or the branch of one workspace beside it: git can
+    fetch one branch without the others, so each workspace's memory is a branch of its own."""
+    return "%s-ws/%s" % (branch, workspace) if workspace else branch
+
+
+def _fetched_ref(workspace):
+    return _SYNC_FETCHED + ("-ws/" + workspace if workspace else "")
+
+
+def _sync_list(store, remote, branch):
+    """{workspace ('' for the team's branch): tip} of the branches the remote holds, through one
+    ``ls-remote``: names and commit ids only, nothing downloaded."""
+    prefix = "refs/heads/%s-ws/" % branch
     try:
-        _sync_git(
+        _, out = _sync_git(
             store,
-            ["fetch", "--quiet", "--no-tags", "--end-of-options", remote,
-             "+refs/heads/%s:%s" % (branch, _SYNC_FETCHED)],
+            ["ls-remote", "--refs", "--end-of-options", remote, "refs/heads/" + branch, prefix + "*"],
             network=True,
-        )  # fmt: skip
-    except GitError as e:
-        if "couldn't find remote ref" not in str(e):
-            raise WctxError("sync: cannot fetch from %s: %s" % (remote, str(e).split(": ", 2)[-1])) from None
-        _sync_git(store, ["update-ref", "-d", _SYNC_FETCHED], ok_codes=(0, 1))
-        return None
-    _, out = _sync_git(
-        store, ["rev-parse", "--verify", "-q"], ok_codes=(0, 1), revs=[_SYNC_FETCHED + "^{commit}"]
-    )
-    tip = out.decode("ascii", "replace").strip()
-    if not tip:  # the branch exists but holds no commit: nothing can be built on it
-        _, kind = _sync_git(store, ["cat-file", "-t"], ok_codes=(0, 128), revs=[_SYNC_FETCHED])
-        raise WctxError(
-            "sync: the branch %s of %s points at a %s, not a commit, so nothing was imported or pushed; "
-            "repair it there (push its last good commit to it with --force, or delete it: "
-            "git push %s :refs/heads/%s, and the next sync starts it again)"
-            % (branch, remote, kind.decode("ascii", "replace").strip() or "damaged object", remote, branch)
         )
-    return tip
+    except GitError as e:
+        raise WctxError("sync: cannot fetch from %s: %s" % (remote, str(e).split(": ", 2)[-1])) from None
+    tips = {}
+    for line in out.decode("utf-8", "replace").splitlines():
+        sha, _, ref = line.partition("\t")
+        if not is_object_id(sha):
+            continue
+        if ref == "refs/heads/" + branch:
+            tips[""] = sha
+        elif ref.startswith(prefix) and REPO_NAME_RE.match(ref[len(prefix) :]):
+            tips[ref[len(prefix) :]] = sha
+    return tips
+
+
+def _sync_local_tips(store):
+    """{workspace: commit id} of the branches as last fetched here."""
+    _, out = _sync_git(store, ["for-each-ref", "--format=%(objectname) %(refname)", _SYNC_FETCHED])
+    _, more = _sync_git(store, ["for-each-ref", "--format=%(objectname) %(refname)", _SYNC_FETCHED + "-ws/"])
+    tips = {}
+    for line in (out + more).decode("utf-8", "replace").splitlines():
+        sha, _, ref = line.partition(" ")
+        if ref == _SYNC_FETCHED:
+            tips[""] = sha
+        elif ref.startswith(_SYNC_FETCHED + "-ws/"):
+            tips[ref[len(_SYNC_FETCHED + "-ws/") :]] = sha
+    return tips
+
+
+def _sync_fetch(store, remote, branch, listed, workspaces):
+    """Fetch, in one ``git fetch``, the branches of ``workspaces`` ('' for the team's) that the
+    remote lists and this machine does not hold at that tip yet; returns {workspace: tip} of each
+    of them the remote holds. A branch that points at anything but a commit is one line naming
+    its repair."""
+    have = _sync_local_tips(store)
+    specs = [
+        "+refs/heads/%s:%s" % (workspace_branch(branch, ws), _fetched_ref(ws))
+        for ws in workspaces
+        if listed.get(ws) and have.get(ws) != listed[ws]
+    ]
+    if specs:
+        try:
+            _sync_git(
+                store, ["fetch", "--quiet", "--no-tags", "--end-of-options", remote, *specs], network=True
+            )
+        except GitError as e:
+            raise WctxError("sync: cannot fetch from %s: %s" % (remote, str(e).split(": ", 2)[-1])) from None
+        have = _sync_local_tips(store)
+    tips = {ws: have[ws] for ws in workspaces if listed.get(ws) and ws in have}
+    _, out = _sync_git(
+        store, ["cat-file", "--batch-check"], input_bytes="".join(t + "\n" for t in tips.values()).encode()
+    )
+    kinds = dict(line.split()[:2] for line in out.decode("ascii", "replace").splitlines() if line.strip())
+    for ws, tip in sorted(tips.items()):
+        if kinds.get(tip) != "commit":  # the branch holds no commit: nothing can be built on it
+            name = workspace_branch(branch, ws)
+            raise WctxError(
+                "sync: the branch %s of %s points at a %s, not a commit, so nothing was imported or pushed; "
+                "repair it there (push its last good commit to it with --force, or delete it: "
+                "git push %s :refs/heads/%s, and the next sync starts it again)"
+                % (name, remote, kinds.get(tip) or "damaged object", remote, name)
+            )
+    return tips
 
 
 def _sync_tree(store, tip, skipped=None):
@@ -15320,7 +15413,7 @@ def _sync_version_of(updated_at, status, superseded_by, confirmed_at, events):
     )
 
 
-def _sync_import(store, machine, files, report):
+def _sync_import(store, machine, workspace, files, report):
     """Import the other machines' files that changed since we last read them: sessions first (the
     events of one machine may refer to another's sessions), each file all or nothing.
 
@@ -15332,7 +15425,10 @@ def _sync_import(store, machine, files, report):
     it (blob ids read, sessions that are another machine's, versions seen) in one transaction: a
     sync killed at any point leaves whole batches imported and remembered, and the next sync
     imports the rest, nothing twice."""
-    seen = {r["path"]: r["blob"] for r in store.all("SELECT path, blob FROM sync_files")}
+    seen = {
+        r["path"]: r["blob"]
+        for r in store.all("SELECT path, blob FROM sync_files WHERE workspace = ?", (workspace,))
+    }
     todo = sorted(
         (p for p, b in files.items() if seen.get(p) != b and not p.startswith("machines/%s/" % machine)),
         key=lambda p: (p.endswith("events.jsonl"), p),
@@ -15350,13 +15446,13 @@ def _sync_import(store, machine, files, report):
     # One page cache for all the batches, sized to all they bring (about 400 bytes a line): each
     # batch's pages (and the indexes it updates) are still there for the next one.
     with _BulkCache(store, sum(sizes.get(files[p], 0) for p in todo) // 400):
-        _sync_import_batches(store, files, todo, sizes, report)
+        _sync_import_batches(store, workspace, files, todo, sizes, report)
     if store.scrub_due:  # something was forgotten: its text leaves the store's bytes, once
         store.scrub_due = False
         _scrub_store(store)
 
 
-def _sync_import_batches(store, files, todo, sizes, report):
+def _sync_import_batches(store, workspace, files, todo, sizes, report):
     forgotten = None
     for batch in _sync_batches(todo, files, sizes):
         data = _sync_read_blobs(store, [files[p] for p in batch])
@@ -15377,7 +15473,7 @@ def _sync_import_batches(store, files, todo, sizes, report):
         while groups:
             group = groups.pop(0)
             try:
-                counts = _sync_import_group(store, files, group)
+                counts = _sync_import_group(store, workspace, files, group)
             except WctxError as e:
                 if len(group) > 1:
                     groups[:0] = [[f] for f in group]
@@ -15424,7 +15520,7 @@ def _blob_lines(data):
         start = end + 1
 
 
-def _sync_import_group(store, files, group):
+def _sync_import_group(store, workspace, files, group):
     """Import ``group`` (parsed files) and remember it, in one transaction; returns the counts."""
     # Another machine's session files bring its sessions: each one this store does not hold yet
     # is that machine's (never exported as ours). One it already holds is its own, shared back,
@@ -15443,8 +15539,9 @@ def _sync_import_group(store, files, group):
             (r["id"], _sync_version(r)) for _, records in group for r in records if r["type"] == "evidence"
         ]
         store.db.executemany(
-            "INSERT INTO sync_files(path, blob) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET blob = excluded.blob",
-            [(path, files[path]) for path, _ in group],
+            "INSERT INTO sync_files(workspace, path, blob) VALUES (?, ?, ?) "
+            "ON CONFLICT(workspace, path) DO UPDATE SET blob = excluded.blob",
+            [(workspace, path, files[path]) for path, _ in group],
         )
         store.db.executemany("INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", foreign)
         # A session's own machine has the last word on who recorded it: another machine that
@@ -15538,30 +15635,59 @@ def _sync_check_sessions(path, records, forgotten):
             )
 
 
-def _sync_payload(store, machine, tree):
-    """What this machine's share of the team branch must be, built from the store: returns
-    ({path: bytes} of each file built, {paths of ``tree`` kept as they are}, {session id: (digest,
-    blob id)} of every session file of ours). A session file is built again only when its session's
-    digest moved since the file ``tree`` holds was built (or ``tree`` holds another); the result
-    is byte for byte what building every file would give."""
+def sync_routes(store):
+    """{repository name: [workspace, ...]}: where this machine shares an item about each of its
+    repositories that is in a workspace, one branch per workspace (an item about a repository in
+    two workspaces goes to both). An item about any other repository goes to the team's branch.
+    A workspace whose name git cannot take as a branch's (``a..b``, ``x.lock``) has none: its
+    items stay on the team's branch."""
+    routes = {}
+    for r in store.all(
+        "SELECT r.name AS repo, w.name AS workspace FROM workspace_repos m JOIN repos r ON r.id = m.repo_id "
+        "JOIN workspaces w ON w.id = m.workspace_id ORDER BY w.name"
+    ):
+        if _SYNC_BRANCH_NAME.match(workspace_branch(SYNC_BRANCH, r["workspace"])):
+            routes.setdefault(r["repo"], []).append(r["workspace"])
+    return routes
+
+
+def sync_workspaces(store, routes=None):
+    """The workspaces whose branches this machine fetches and writes: each workspace that holds
+    one of its repositories (a workspace a teammate made arrives with the team's topology and
+    holds a repository here as soon as one of its members is registered here)."""
+    routes = sync_routes(store) if routes is None else routes
+    return sorted({ws for names in routes.values() for ws in names})
+
+
+def _sync_payload(store, machine, trees, routes):
+    """What this machine's share of the team's branches must be, built from the store: returns
+    ({workspace: {path: bytes}} of each file built, {workspace: {paths of its tree kept as they
+    are}}, {(workspace, session id): (digest, blob id)} of every session file of ours). ``trees``
+    holds each branch's {path: blob id} ('' the team's), ``routes`` where each repository's items
+    go (sync_routes). A session's file is built again only when its session's digest moved since
+    the files the branches hold were built (or a branch holds another file); the result is byte
+    for byte what building every file would give."""
     local = LocalPaths(store)
     foreign = {r["session_id"] for r in store.all("SELECT session_id FROM sync_foreign")}
     seen = {r["id"]: r["updated_at"] for r in store.all("SELECT id, updated_at FROM sync_seen")}
-    marks = {r["session_id"]: (r["digest"], r["blob"]) for r in store.all("SELECT * FROM sync_exported")}
+    marks = {}
+    for r in store.all("SELECT * FROM sync_exported"):
+        marks.setdefault(r["session_id"], {})[r["workspace"]] = (r["digest"], r["blob"])
     base = "machines/%s/" % machine
-    digests = {sid: d for sid, d in _session_digests(store, local).items() if sid not in foreign}
-    kept, exported = set(), {}
+    digests = {sid: d for sid, d in _session_digests(store, local, routes).items() if sid not in foreign}
+    kept, exported = {}, {}
     for sid, digest in digests.items():
         path = base + "sessions/%s.jsonl" % sid
-        mark = marks.get(sid)
-        if mark is not None and mark[0] == digest and tree.get(path) == mark[1]:
-            kept.add(path)
-            exported[sid] = mark
-    build = set(digests) - set(exported)
+        mine = marks.get(sid)
+        if mine and all(d == digest and trees.get(ws, {}).get(path) == b for ws, (d, b) in mine.items()):
+            for ws, mark in mine.items():
+                kept.setdefault(ws, set()).add(path)
+                exported[ws, sid] = mark
+    build = set(digests) - {sid for _, sid in exported}
     changed_foreign = _sync_foreign_changed(store, seen) if foreign else set()
     # Every session is built on a first sync of a store of its own; otherwise only these.
     wanted = build | changed_foreign if foreign or exported else None
-    sessions, events, session_records = {}, [], {}
+    sessions, events, session_records, told = {}, {}, {}, set()
     for sid, record in export_records(store, sessions=wanted) if wanted != set() else ():
         kind = record.get("type")
         if kind == "session":
@@ -15572,30 +15698,41 @@ def _sync_payload(store, machine, tree):
             sessions.setdefault(sid, []).append(record)
         elif kind == "evidence":
             if _sync_version(record) != seen.get(record["id"]):
-                if session_records.get(sid) is not None:
-                    events.append(session_records.pop(sid))
-                events.append(record)
+                for ws in routes.get(record["repo"], ("",)):
+                    if (ws, sid) not in told and session_records.get(sid) is not None:
+                        told.add((ws, sid))
+                        events.setdefault(ws, []).append(session_records[sid])
+                    events.setdefault(ws, []).append(record)
         else:
-            events.append(record)
+            events.setdefault("", []).append(record)
     files = {}
 
     def encode(records):
         return _export_text(shareable_record(r, local) for r in records).encode("utf-8")
 
     for sid, records in sessions.items():
-        if sid in digests and any(r.get("type") == "evidence" for r in records):
-            data = files[base + "sessions/%s.jsonl" % sid] = encode(records)
-            exported[sid] = (digests[sid], blob_id(data))
-    events.extend(record for _, record in tombstone_records(store))
-    if events:
-        files[base + "events.jsonl"] = encode(events)
+        if sid not in digests:
+            continue
+        by_branch = {}
+        for r in records:
+            if r.get("type") == "evidence":
+                for ws in routes.get(r["repo"], ("",)):
+                    by_branch.setdefault(ws, [records[0]] if records[0].get("type") == "session" else [])
+                    by_branch[ws].append(r)
+        for ws, held in by_branch.items():
+            data = files.setdefault(ws, {})[base + "sessions/%s.jsonl" % sid] = encode(held)
+            exported[ws, sid] = (digests[sid], blob_id(data))
+    events.setdefault("", []).extend(record for _, record in tombstone_records(store))
+    for ws, records in events.items():
+        if records:
+            files.setdefault(ws, {})[base + "events.jsonl"] = encode(records)
     topology = topology_records(store)
     if topology:
-        files[base + "topology.jsonl"] = encode(topology)
+        files.setdefault("", {})[base + "topology.jsonl"] = encode(topology)
     return files, kept, exported
 
 
-def _session_digests(store, local):
+def _session_digests(store, local, routes):
     """{session id: digest} of every session with items: what its exported file is built from, so
     that the same digest means the same file. An item's text, kind, session and creation never
     change in place (a forget deletes the row, a capture or an import adds one), so its row id
@@ -15603,13 +15740,13 @@ def _session_digests(store, local):
     replacement, update, confirmation); an anchor changes in place only in its repository (a
     confirmation replaces it), a history event never; the session's row is taken whole. What
     shapes every file (this machine's paths, its repositories' identities, the export format and
-    this version of wctx) is part of each digest. Read in the caller's snapshot."""
+    this version of wctx, and which branch each repository's items go to) is part of each digest. Read in the caller's snapshot."""
     import hashlib
 
     cursor = store.db.cursor()
     cursor.row_factory = None
     parts = {}
-    context = repr((__version__, EXPORT_FORMAT, local.prefixes,
+    context = repr((__version__, EXPORT_FORMAT, local.prefixes, sorted(routes.items()),
                     cursor.execute("SELECT id, name, root_commit FROM repos ORDER BY id").fetchall()))  # fmt: skip
     # Fields joined by "|" (none of these values holds one: ids, names, timestamps,
     # statuses, numbers), items by ";".
@@ -15717,27 +15854,25 @@ _SYNC_RECEIVE_PACK = (
 )
 
 
-def _sync_push(store, remote, branch, commit):
-    """Push ``commit`` as the new tip. Returns None when pushed, else git's reason for refusing
-    the update (another machine pushed first, or updated the ref at the same moment): the caller
-    fetches, rebuilds and tries again."""
+def _sync_push(store, remote, updates):
+    """Push each (commit, branch) of ``updates`` as that branch's new tip, in one ``git push``.
+    Returns {branch: git's reason} for each update refused (another machine pushed first, or
+    updated the ref at the same moment): the caller fetches, rebuilds and tries again."""
     args = ["push", "--porcelain", "--quiet"]
     if remote.startswith("/"):  # a path (check_sync_remote makes every local remote absolute)
         args.append("--receive-pack=" + _SYNC_RECEIVE_PACK)
-    code, out = _sync_git(
-        store,
-        [*args, "--end-of-options", remote, "%s:refs/heads/%s" % (commit, branch)],
-        ok_codes=(0, 1),
-        network=True,
-    )
+    specs = ["%s:refs/heads/%s" % (commit, branch) for commit, branch in updates]
+    code, out = _sync_git(store, [*args, "--end-of-options", remote, *specs], ok_codes=(0, 1), network=True)
     if code == 0:
-        return None
+        return {}
     # Porcelain output: one line per ref, "!" in front of a ref that was not updated.
-    refused = [
-        line.split("\t")[-1] for line in out.decode("utf-8", "replace").splitlines() if line[:1] == "!"
-    ]
+    refused = {}
+    for line in out.decode("utf-8", "replace").splitlines():
+        fields = line.split("\t")
+        if line[:1] == "!" and len(fields) >= 3:
+            refused[fields[1].split(":")[-1][len("refs/heads/") :]] = fields[2]
     if refused:
-        return refused[0]
+        return refused
     raise WctxError("sync: push to %s failed (git push exit 1, no ref refused)" % remote)
 
 
@@ -15757,8 +15892,9 @@ def _store_fingerprint(store):
 
 
 def sync_memory(store, remote=None, branch=None):
-    """Fetch the team's memory branch, import what is new, export this store's records, commit
-    and push; retry after a rejected push. The first call's remote and branch are remembered."""
+    """List the team's branches, fetch the team's own and those of the workspaces this machine is
+    in, import what is new, export this store's records to the branch each belongs to, commit and
+    push; retry after a rejected push. The first call's remote and branch are remembered."""
     remote = check_sync_remote(remote) if remote else _sync_get(store, "remote")
     if remote is None:
         raise UsageError("no sync remote yet: wctx sync --remote URL|PATH (it is remembered)")
@@ -15766,64 +15902,125 @@ def sync_memory(store, remote=None, branch=None):
     machine = _sync_init(store)
     report = SyncReport(remote, branch)
     synced_with = _sync_get(store, "remote")
+    last = (
+        _sync_remembered_tips(store) if remote == synced_with and branch == _sync_get(store, "branch") else {}
+    )
     for attempt in range(1, SYNC_PUSH_TRIES + 1):
         report.tries = attempt
-        tip = _sync_fetch(store, remote, branch)
+        listed = _sync_list(store, remote, branch)
         if attempt == 1:  # reachable: remembered now, so that a sync interrupted later needs no arguments
             _sync_set(store, "remote", remote)
             _sync_set(store, "branch", branch)
-        tree = _sync_tree(store, tip, report.skipped)
-        with _GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
-            _sync_import(store, machine, tree, report)
-        fingerprint = _store_fingerprint(store)
+        routes = sync_routes(store)
+        wanted = _sync_wanted(store, routes)
+        report.workspaces = [ws for ws in wanted if ws]
+        report.elsewhere = sorted(ws for ws in listed if ws and ws not in wanted)
         if (
-            tip is not None
-            and tip == _sync_get(store, "tip")
-            and fingerprint == _sync_get(store, "fingerprint")
-            and remote == synced_with
-        ):
+            attempt == 1
+            and json.dumps(wanted) == _sync_get(store, "workspaces")
+            and all(listed.get(ws) == last.get(ws) for ws in wanted)
+            and _store_fingerprint(store) == _sync_get(store, "fingerprint")
+        ):  # nobody pushed to our branches and nothing changed here: nothing to fetch, build or push
             report.noop = True
+            report.skipped = _sync_remembered_skips(store)
             break
+        tips, trees = {}, {}
+        while [ws for ws in wanted if ws not in trees]:
+            todo = [ws for ws in wanted if ws not in trees]
+            tips.update(_sync_fetch(store, remote, branch, listed, todo))
+            for ws in todo:  # the team's branch first: its topology says which workspaces hold what
+                trees[ws] = _sync_tree(store, tips.get(ws), report.skipped)
+                with _GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
+                    _sync_import(store, machine, ws, trees[ws], report)
+            routes = sync_routes(store)
+            wanted = _sync_wanted(store, routes)
+        report.workspaces = [ws for ws in wanted if ws]
+        report.elsewhere = sorted(ws for ws in listed if ws and ws not in wanted)
+        fingerprint = _store_fingerprint(store)
         with store.snapshot():  # the files are built from one moment of the store
-            payload, kept, exported = _sync_payload(store, machine, tree)
-        commit, written, removed = _sync_commit(store, machine, tip, tree, payload, kept)
-        if commit is None:
-            _sync_remember(store, remote, branch, tip, fingerprint, exported)
+            payload, kept, exported = _sync_payload(store, machine, trees, routes)
+        commits, written, removed = {}, 0, 0
+        for ws in wanted:
+            commit, n_written, n_removed = _sync_commit(
+                store, machine, tips.get(ws), trees.get(ws, {}), payload.get(ws, {}), kept.get(ws, set())
+            )
+            if commit is not None:
+                commits[ws] = commit
+                written += n_written
+                removed += n_removed
+        pushed = {ws: tips[ws] for ws in wanted if ws in tips and ws not in commits}
+        if not commits:
+            _sync_remember(store, remote, branch, wanted, pushed, fingerprint, exported, report.skipped)
             break
-        refused = _sync_push(store, remote, branch, commit)
-        if refused is None:
+        refused = _sync_push(
+            store, remote, [(c, workspace_branch(branch, ws)) for ws, c in sorted(commits.items())]
+        )
+        if not refused:
             report.exported = {"files": written, "removed": removed}
-            report.pushed = short_sha(commit)
-            _sync_remember(store, remote, branch, commit, fingerprint, exported)
+            report.pushed = short_sha(commits.get("") or next(iter(commits.values())))
+            pushed.update(commits)
+            _sync_remember(store, remote, branch, wanted, pushed, fingerprint, exported, report.skipped)
             break
     else:
         raise WctxError(
             "sync: %d pushes to %s were refused (last: %s); run wctx sync again"
-            % (SYNC_PUSH_TRIES, remote, refused)
+            % (SYNC_PUSH_TRIES, remote, "; ".join("%s %s" % kv for kv in sorted(refused.items())))
         )
     return report
 
 
-def _sync_remember(store, remote, branch, tip, fingerprint, exported):
-    """What a sync leaves for the next: where and what it pushed (``exported``: session id ->
-    (digest, blob id) of each session file of ours the branch now holds)."""
-    before = {r["session_id"]: (r["digest"], r["blob"]) for r in store.all("SELECT * FROM sync_exported")}
+def _sync_wanted(store, routes):
+    """The branches this machine fetches, by workspace: the team's (''), each workspace it is in,
+    and each one it pushed a session file to before (to take that file out when its items now
+    belong elsewhere)."""
+    before = {r["workspace"] for r in store.all("SELECT DISTINCT workspace FROM sync_exported")}
+    return [""] + sorted((set(sync_workspaces(store, routes)) | before) - {""})
+
+
+def _sync_remembered_tips(store):
+    """{workspace: tip} of each branch as the last sync left it."""
+    tips = {}
+    for r in store.all("SELECT key, value FROM sync_state WHERE key = 'tip' OR key LIKE 'tip %'"):
+        tips[r["key"][4:]] = r["value"]
+    return tips
+
+
+def _sync_remembered_skips(store):
+    return json.loads(_sync_get(store, "skipped") or "[]")
+
+
+def _sync_remember(store, remote, branch, wanted, tips, fingerprint, exported, skipped):
+    """What a sync leaves for the next: where it synced, the branches it fetched (``wanted``) and
+    each one's tip as it left it (a workspace's under "tip NAME"), the files it skipped (said again while nothing moves) and
+    ``exported``: (workspace, session id) -> (digest, blob id) of each session file of ours the
+    branches now hold."""
+    before = {
+        (r["workspace"], r["session_id"]): (r["digest"], r["blob"])
+        for r in store.all("SELECT * FROM sync_exported")
+    }
     with store.atomic():
+        store.db.execute("DELETE FROM sync_state WHERE key = 'tip' OR key LIKE 'tip %'")
         for key, value in (
             ("remote", remote),
             ("branch", branch),
-            ("tip", tip),
             ("fingerprint", fingerprint),
+            ("workspaces", json.dumps(wanted)),
+            ("skipped", json.dumps(skipped) if skipped else None),
+            *((("tip " + ws).strip(), tip) for ws, tip in sorted(tips.items())),
         ):
             _sync_set(store, key, value)
         store.db.executemany(
-            "DELETE FROM sync_exported WHERE session_id = ?",
-            [(sid,) for sid in before if sid not in exported],
+            "DELETE FROM sync_exported WHERE workspace = ? AND session_id = ?",
+            [key for key in before if key not in exported],
         )
         store.db.executemany(
-            "INSERT INTO sync_exported(session_id, digest, blob) VALUES (?, ?, ?) ON CONFLICT(session_id) "
-            "DO UPDATE SET digest = excluded.digest, blob = excluded.blob",
-            [(sid, d, b) for sid, (d, b) in sorted(exported.items()) if before.get(sid) != (d, b)],
+            "INSERT INTO sync_exported(workspace, session_id, digest, blob) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(workspace, session_id) DO UPDATE SET digest = excluded.digest, blob = excluded.blob",
+            [
+                (ws, sid, d, b)
+                for (ws, sid), (d, b) in sorted(exported.items())
+                if before.get((ws, sid)) != (d, b)
+            ],
         )
 
 
@@ -21402,8 +21599,13 @@ def cmd_sync(args, store):
             return 0
     report = sync_memory(store, remote=args.remote, branch=args.branch)
     lines = [
-        "synced with %s (branch %s)%s"
-        % (report.remote, report.branch, ": nothing new" if report.noop else "")
+        "synced with %s (branch %s%s)%s"
+        % (
+            report.remote,
+            report.branch,
+            "; workspaces %s" % ", ".join(report.workspaces) if report.workspaces else "",
+            ": nothing new" if report.noop else "",
+        )
     ]
     if not report.noop:
         lines.append(
@@ -21420,6 +21622,11 @@ def cmd_sync(args, store):
             + ", ".join(
                 "%s %d" % (who, n) for who, n in sorted(report.from_whom.items(), key=lambda x: -x[1])
             )
+        )
+    if report.elsewhere:
+        lines.append(
+            "not pulled: the workspaces %s (none of your repositories is in them; wctx workspace add WS REPO "
+            "joins one)" % ", ".join(report.elsewhere)
         )
     lines += ["skipped %s" % reason for reason in report.skipped]
     emit(args, report.as_dict(), "\n".join(lines))

@@ -354,7 +354,7 @@ def test_a_store_from_before_authorship_calls_its_own_items_yours(team, tmp_path
         db.execute("ALTER TABLE sessions DROP COLUMN machine")
         db.execute("ALTER TABLE tombstones DROP COLUMN machine")
         db.execute("DELETE FROM sync_state WHERE key = 'machine'")
-        db.execute("DELETE FROM schema_migrations WHERE number = 19")
+        db.execute("DELETE FROM schema_migrations WHERE number >= 19")  # later ones run again
         db.execute("PRAGMA user_version = 18")
     db.close()
     got = by_id(a.json("search", "uploadDocument")["results"])

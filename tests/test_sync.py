@@ -72,10 +72,19 @@ def team(tmp_path):
     return remote, a, b
 
 
-def remote_files(remote):
-    """{path: text} of the team branch."""
-    listing = git(remote, "ls-tree", "-r", "--name-only", "wctx-memory").split()
-    return {p: git(remote, "show", "wctx-memory:" + p) for p in listing}
+def remote_branches(remote):
+    """The branches of the team's memory repository: the team's own, then one per workspace."""
+    return git(remote, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
+
+
+def remote_files(remote, branch=None):
+    """{path: text} of one branch of the team's memory, or of all of them (a path that two
+    branches hold, such as a session with items in two workspaces, has both texts)."""
+    files = {}
+    for name in [branch] if branch else remote_branches(remote):
+        for p in git(remote, "ls-tree", "-r", "--name-only", name).split():
+            files[p] = files.get(p, "") + git(remote, "show", name + ":" + p)
+    return files
 
 
 def test_a_finding_captured_on_one_machine_is_found_current_on_another(team):
@@ -164,12 +173,12 @@ def test_a_push_rejected_because_another_machine_pushed_first_is_retried(team, m
     real_push = wctx._sync_push
     raced = []
 
-    def push_after_bob(store_, remote_, branch_, commit_):
+    def push_after_bob(store_, remote_, updates_):
         if not raced:  # Bob pushes between Alice's fetch and her push
             b.wctx("capture", "--finding", "bob again", "--repo", "sdk")
             b.wctx("sync")
             raced.append(True)
-        return real_push(store_, remote_, branch_, commit_)
+        return real_push(store_, remote_, updates_)
 
     monkeypatch.setattr(wctx, "_sync_push", push_after_bob)
     try:
@@ -830,3 +839,142 @@ def test_a_file_of_nothing_but_newlines_imports_as_nothing(team, tmp_path):
     git(clone, "push", "-q", "origin", "wctx-memory")
     got = b.json("sync", "--remote", remote)
     assert got["imported"]["evidence"] == 1 and got["skipped"] == []
+
+
+# -- one branch per workspace: a person fetches only the workspaces they are in ----------------------
+
+
+def _project(tmp_path, name, filename, text):
+    upstream = os.path.join(str(tmp_path), "upstream", name)
+    os.makedirs(upstream)
+    git(upstream, "init", "-q")
+    with open(os.path.join(upstream, filename), "w") as fh:
+        fh.write(text)
+    git(upstream, "add", "-A")
+    git(upstream, "commit", "-q", "-m", "initial")
+    return upstream
+
+
+@pytest.fixture
+def billing(team, tmp_path):
+    """Carol, on the same team remote, works on another product: a billing service in the
+    workspace ``billing``, and none of the ``uploads`` repositories."""
+    remote, a, b = team
+    upstream = _project(tmp_path, "billing", "invoice.py", "def total(lines):\n    return sum(lines)\n")
+    c = Machine(tmp_path, "carol")
+    c.repo = os.path.join(c.home, "src", "billing")
+    git(tmp_path, "clone", "-q", upstream, c.repo)
+    c.wctx("repo", "add", c.repo, "--name", "billing", "--workspace", "billing")
+    return remote, a, b, c
+
+
+def _claims(machine, query):
+    return {r["claim"] for r in machine.json("search", query, "--all")["results"]}
+
+
+def _has_object(machine, sha):
+    store_git = os.path.join(machine.store_dir, "sync", "memory.git")
+    return subprocess.run(["git", "-C", store_git, "cat-file", "-e", sha], env=git_env()).returncode == 0
+
+
+def test_a_person_fetches_only_the_workspaces_they_are_in(billing):
+    remote, a, b, c = billing
+    a.wctx(
+        "capture", "--finding", "uploadDocument gives up on a 419 expiry", "--file", "upload.ts", cwd=a.repo
+    )
+    c.wctx("capture", "--finding", "invoice total ignores refunds", "--file", "invoice.py", cwd=c.repo)
+    a.wctx("sync", "--remote", remote)
+    c.wctx("sync", "--remote", remote)
+    assert sorted(remote_branches(remote)) == [
+        "wctx-memory",
+        "wctx-memory-ws/billing",
+        "wctx-memory-ws/uploads",
+    ]
+    # Each item lives on its workspace's branch; the team's branch holds what everyone needs.
+    uploads = remote_files(remote, "wctx-memory-ws/uploads")
+    assert "gives up on a 419" in "".join(uploads.values()) and "refunds" not in "".join(uploads.values())
+    team_branch = remote_files(remote, "wctx-memory")
+    assert all(p.endswith("/topology.jsonl") for p in team_branch), sorted(team_branch)
+    # Carol's machine never fetched the uploads branch: not one of its objects is here.
+    uploads_tip = git(remote, "rev-parse", "wctx-memory-ws/uploads").strip()
+    assert not _has_object(c, uploads_tip)
+    assert "uploadDocument gives up on a 419 expiry" not in _claims(c, "upload expiry 419")
+    text = c.wctx("sync").stdout
+    assert "not pulled: the workspaces uploads" in text, text
+    # Bob, in uploads, gets Alice's item and nothing of billing.
+    got = b.json("sync", "--remote", remote)
+    assert got["workspaces"] == ["uploads"] and got["elsewhere"] == ["billing"]
+    assert "uploadDocument gives up on a 419 expiry" in _claims(b, "upload expiry 419")
+    assert "invoice total ignores refunds" not in _claims(b, "invoice refunds")
+    billing_tip = git(remote, "rev-parse", "wctx-memory-ws/billing").strip()
+    assert not _has_object(b, billing_tip)
+
+
+def test_joining_a_workspace_pulls_what_its_branch_holds(billing, tmp_path):
+    remote, a, b, c = billing
+    a.wctx(
+        "capture", "--finding", "uploadDocument gives up on a 419 expiry", "--file", "upload.ts", cwd=a.repo
+    )
+    a.wctx("sync", "--remote", remote)
+    c.wctx("sync", "--remote", remote)
+    assert "uploadDocument gives up on a 419 expiry" not in _claims(c, "upload expiry 419")
+    # Carol checks out the SDK and adds it to uploads: her next sync fetches that branch.
+    sdk = os.path.join(c.home, "src", "sdk")
+    git(tmp_path, "clone", "-q", os.path.join(str(tmp_path), "upstream", "upload-sdk"), sdk)
+    c.wctx("repo", "add", sdk, "--name", "sdk", "--workspace", "uploads")
+    got = c.json("sync")
+    assert got["workspaces"] == ["billing", "uploads"] and got["imported"]["evidence"] == 1
+    hits = c.json("search", "upload expiry 419", "--all")["results"]
+    assert [(h["claim"], h["repo"]) for h in hits] == [("uploadDocument gives up on a 419 expiry", "sdk")]
+
+
+def test_an_item_about_a_repository_in_no_workspace_reaches_everyone(billing, tmp_path):
+    remote, a, b, c = billing
+    upstream = _project(tmp_path, "tools", "lint.sh", "echo lint\n")
+    tools = os.path.join(a.home, "src", "tools")
+    git(tmp_path, "clone", "-q", upstream, tools)
+    a.wctx("repo", "add", tools, "--name", "tools")
+    a.wctx("capture", "--finding", "the lint script skips generated files", "--file", "lint.sh", cwd=tools)
+    a.wctx("sync", "--remote", remote)
+    assert "skips generated files" in "".join(remote_files(remote, "wctx-memory").values())
+    for m in (b, c):
+        m.wctx("sync", "--remote", remote)
+        assert [r["claim"] for r in m.json("search", "lint generated", "--all")["results"]] == [
+            "the lint script skips generated files"
+        ]
+
+
+def test_an_item_moves_to_the_team_branch_when_its_repository_leaves_every_workspace(team, tmp_path):
+    remote, a, b = team
+    item = a.json("capture", "--finding", "uploadDocument gives up on a 419 expiry", "--repo", "upload-sdk")
+    item = item["evidence"][0]["id"]
+    a.wctx("sync", "--remote", remote)
+    a.wctx("workspace", "remove", "uploads", "upload-sdk")
+    a.wctx("sync")
+    assert item in "".join(remote_files(remote, "wctx-memory").values())
+    assert item not in "".join(remote_files(remote, "wctx-memory-ws/uploads").values())
+    b.wctx("sync", "--remote", remote)  # Bob still has the SDK in uploads: he reads both branches
+    assert b.json("show", item)["claim"] == "uploadDocument gives up on a 419 expiry"
+
+
+def test_a_noop_sync_fetches_nothing_and_still_names_a_skipped_file(team, monkeypatch):
+    remote, a, _ = team
+    a.wctx("capture", "--finding", "noop check", "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    assert a.json("sync")["noop"] is True
+    # The shortcut: a no-op sync lists the remote's branches and runs no fetch at all.
+    monkeypatch.setenv("HOME", a.home)
+    calls = []
+    real = wctx.run_git
+
+    def spy(path, args, *rest, **kw):
+        calls.append(args[0])
+        return real(path, args, *rest, **kw)
+
+    monkeypatch.setattr(wctx, "run_git", spy)
+    store = wctx.open_store(a.store_dir)
+    try:
+        report = wctx.sync_memory(store)
+    finally:
+        store.close()
+    assert report.noop and "fetch" not in calls and "ls-remote" in calls, calls

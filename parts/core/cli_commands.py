@@ -1052,8 +1052,13 @@ def cmd_sync(args, store):
             return 0
     report = sync_memory(store, remote=args.remote, branch=args.branch)
     lines = [
-        "synced with %s (branch %s)%s"
-        % (report.remote, report.branch, ": nothing new" if report.noop else "")
+        "synced with %s (branch %s%s)%s"
+        % (
+            report.remote,
+            report.branch,
+            "; workspaces %s" % ", ".join(report.workspaces) if report.workspaces else "",
+            ": nothing new" if report.noop else "",
+        )
     ]
     if not report.noop:
         lines.append(
@@ -1070,6 +1075,11 @@ def cmd_sync(args, store):
             + ", ".join(
                 "%s %d" % (who, n) for who, n in sorted(report.from_whom.items(), key=lambda x: -x[1])
             )
+        )
+    if report.elsewhere:
+        lines.append(
+            "not pulled: the workspaces %s (none of your repositories is in them; wctx workspace add WS REPO "
+            "joins one)" % ", ".join(report.elsewhere)
         )
     lines += ["skipped %s" % reason for reason in report.skipped]
     emit(args, report.as_dict(), "\n".join(lines))

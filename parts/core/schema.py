@@ -591,3 +591,37 @@ def m019_authorship(db):
         )
         """,
     )
+
+
+@migration
+def m020_sync_workspaces(db):
+    # Sync lays the team's memory out as one branch per workspace beside the team's own branch,
+    # so that a person fetches only the workspaces they are in. What sync remembers of the files it
+    # read (sync_files) and of the session files it pushed (sync_exported) is kept per branch:
+    # ``workspace`` names the workspace whose branch holds the file, '' the team's branch (which is
+    # where every file was before).
+    _run_script(
+        db,
+        """
+        CREATE TABLE sync_files_by_branch(
+            workspace TEXT NOT NULL DEFAULT '',
+            path TEXT NOT NULL,
+            blob TEXT NOT NULL,
+            PRIMARY KEY(workspace, path)
+        );
+        INSERT INTO sync_files_by_branch(workspace, path, blob) SELECT '', path, blob FROM sync_files;
+        DROP TABLE sync_files;
+        ALTER TABLE sync_files_by_branch RENAME TO sync_files;
+        CREATE TABLE sync_exported_by_branch(
+            workspace TEXT NOT NULL DEFAULT '',
+            session_id TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            blob TEXT NOT NULL,
+            PRIMARY KEY(workspace, session_id)
+        );
+        INSERT INTO sync_exported_by_branch(workspace, session_id, digest, blob)
+            SELECT '', session_id, digest, blob FROM sync_exported;
+        DROP TABLE sync_exported;
+        ALTER TABLE sync_exported_by_branch RENAME TO sync_exported
+        """,
+    )
