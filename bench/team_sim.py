@@ -218,15 +218,23 @@ class Replayer:
         git(base, "init", "-q", "--bare", self.repo)
 
     def replay(self, machine):
+        """Each branch of the writer's private remote (the team's and one per workspace it wrote)
+        onto the same branch of the team remote."""
         start = time.perf_counter()
-        spec = "+refs/heads/%s:refs/heads/%s" % (BRANCH, BRANCH)
-        git(self.repo, "fetch", "-q", "--no-tags", machine.private, "+refs/heads/%s:refs/p/m" % BRANCH)
+        listed = git(self.repo, "ls-remote", "--heads", machine.private).decode().split()
+        for ref in listed[1::2]:
+            self._replay_branch(machine, ref[len("refs/heads/") :])
+        return time.perf_counter() - start
+
+    def _replay_branch(self, machine, branch):
+        spec = "+refs/heads/%s:refs/heads/%s" % (branch, branch)
+        git(self.repo, "fetch", "-q", "--no-tags", machine.private, "+refs/heads/%s:refs/p/m" % branch)
         code = subprocess.run(
             ["git", "-C", self.repo, "fetch", "-q", "--no-tags", self.remote, spec],
             env=BASE_ENV,
             capture_output=True,
         ).returncode
-        tip = git(self.repo, "rev-parse", "refs/heads/" + BRANCH).decode().strip() if code == 0 else None
+        tip = git(self.repo, "rev-parse", "refs/heads/" + branch).decode().strip() if code == 0 else None
         ours = git(self.repo, "ls-tree", "refs/p/m", "machines/").decode().splitlines()  # [machines/<id>]
         mine = ours[0].split("\t")[0].split()[2]
         entries = {}
@@ -240,9 +248,8 @@ class Replayer:
         commit = git(self.repo, "commit-tree", *parents, "-m", "wctx sync from machine %s" % machine.machine_id,
                      root.decode().strip()).decode().strip()  # fmt: skip
         if tip and git(self.repo, "rev-parse", tip + "^{tree}").strip() == root.strip():
-            return time.perf_counter() - start
-        git(self.repo, "push", "-q", self.remote, "%s:refs/heads/%s" % (commit, BRANCH))
-        return time.perf_counter() - start
+            return
+        git(self.repo, "push", "-q", self.remote, "%s:refs/heads/%s" % (commit, branch))
 
 
 def make_origins(base, names):
