@@ -34,8 +34,9 @@ The year:
             (what it imported, and its time against its no-op sync).
 At the end:
   newcomer  a fresh store's first sync of the whole branch: seconds and peak RSS (os.wait4);
-  workspace a person in 1 of --repos workspaces needs that workspace's machines' files only. Today
-            they fetch the whole branch (the baseline); prototypes measured on the same content,
+  workspace a person in 1 of --repos workspaces needs that workspace's machines' files only. This
+            reads the team's branch alone (wctx now writes one branch per workspace beside it:
+            bench/sync_workspaces.py measures that layout); the baseline is the whole branch; prototypes measured on the same content,
             without changing wctx: a shallow fetch (--depth 1), one branch per workspace (built
             with git plumbing from the branch's current files), and a partial clone
             (--filter=blob:none, then only the workspace's blobs);
