@@ -679,15 +679,17 @@ def test_a_sync_killed_midway_is_completed_by_the_next_with_nothing_twice_or_los
 
 
 def _rebuilt_from_scratch_changes_nothing(machine):
-    """A sync that has forgotten what it exported before builds every file of this machine again;
-    the branch must already hold exactly those bytes (nothing to push), as an incremental sync
-    left it."""
+    """A sync that has forgotten what it exported before, and what changed since, builds every
+    file of this machine again (its own sessions and its changes to a teammate's items); the
+    branch must already hold exactly those bytes (nothing to push), as an incremental sync left
+    it."""
     import sqlite3
 
     db = sqlite3.connect(os.path.join(machine.store_dir, "wctx.db"))
     with db:
         db.execute("DELETE FROM sync_exported")
-        db.execute("DELETE FROM sync_state WHERE key = 'fingerprint'")
+        db.execute("DELETE FROM sync_state WHERE key IN ('fingerprint', 'context', 'events')")
+        db.execute("INSERT INTO sync_changes(session_id) SELECT id FROM sessions")
     db.close()
     again = machine.json("sync")
     assert again["noop"] is False and again["pushed"] is None, again
@@ -738,6 +740,67 @@ def test_an_incremental_sync_leaves_the_branch_as_a_full_rebuild_would(team):
     _rebuilt_from_scratch_changes_nothing(a)
     assert a.json("show", bobs)["status"] == "retracted"
     assert a.json("show", second)["status"] == "active"
+    # Our change to a teammate's item stays in our events file through later syncs about
+    # other things, until the teammate's own file says the same.
+    theirs = capture(b, "bob's second finding", "--file", "upload.ts")
+    b.wctx("sync")
+    a.wctx("sync")
+    a.wctx("confirm", theirs, "--note", "re-read on alice's machine", cwd=a.repo)
+    check()
+    capture(a, "an unrelated finding of alice's")
+    check()
+    b.wctx("sync")
+    a.wctx("sync")
+    check()
+
+
+def test_what_is_written_while_a_sync_pushes_goes_out_with_the_next_sync(team, monkeypatch):
+    remote, a, b = team
+    first = a.json("capture", "--finding", "the upload retries forever", "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    a.wctx("capture", "--finding", "the retry has no jitter", "--repo", "upload-sdk")
+    real_push = wctx._sync_push
+    during = []
+
+    def push_while_alice_works(store_, remote_, updates_):
+        if not during:  # after the files were built from the store, before sync remembers them
+            during.append(a.json("capture", "--finding", "captured during the push", "--repo", "upload-sdk"))
+            a.wctx("retract", first["evidence"][0]["id"])
+        return real_push(store_, remote_, updates_)
+
+    monkeypatch.setattr(wctx, "_sync_push", push_while_alice_works)
+    monkeypatch.setenv("HOME", a.home)
+    store = wctx.open_store(a.store_dir)
+    try:
+        assert wctx.sync_memory(store).pushed
+        again = wctx.sync_memory(store)
+    finally:
+        store.close()
+    assert not again.noop and again.pushed, again.as_dict()
+    b.wctx("sync", "--remote", remote)
+    claims = {r["claim"] for r in b.json("search", "retry upload push jitter", "--all")["results"]}
+    assert "captured during the push" in claims and "the retry has no jitter" in claims
+    assert b.json("show", first["evidence"][0]["id"])["status"] == "retracted"
+
+
+def test_an_item_imported_into_a_session_already_here_goes_out_with_the_next_sync(team, tmp_path):
+    remote, a, b = team
+    a.wctx("capture", "--summary", "the upload path", "--finding", "the upload retries on 503", cwd=a.repo)
+    a.wctx("sync", "--remote", remote)
+    lines = [json.loads(line) for line in a.wctx("export").stdout.splitlines()]
+    session = next(r for r in lines if r["type"] == "session")
+    item = dict(
+        next(r for r in lines if r["type"] == "evidence"),
+        id="ev-00000000ab",
+        claim="the upload gives up after 5 tries",
+    )
+    path = tmp_path / "more.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in (session, item)) + "\n")
+    a.wctx("import-evidence", str(path))
+    assert a.json("sync")["pushed"]
+    b.wctx("sync", "--remote", remote)
+    claims = {r["claim"] for r in b.json("search", "upload tries retries", "--all")["results"]}
+    assert claims == {"the upload retries on 503", "the upload gives up after 5 tries"}
 
 
 def test_a_sync_after_one_capture_builds_only_that_session(team, monkeypatch):

@@ -259,6 +259,7 @@ def _insert_anchors(store, rid, anchors):
             for a in anchors
         ],
     )  # fmt: skip
+    store.note_written(items=[rid])
 
 
 def _provenance_of(rows):
@@ -303,6 +304,7 @@ def _add_event(store, rid, event, session_id, agent, note, at, previous=None, co
     store.db.execute(
         _EVENT_INSERT, _event_row(rid, event, session_id, agent, note, at, previous, commits, event_id)
     )
+    store.note_written(items=[rid])
 
 
 def _restamp(store, rid, anchors, event, session_id, agent, note, now, dependencies=None):
@@ -504,6 +506,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                     now,
                 ),
             ).lastrowid
+            store.note_written(sessions=[session_id])
             _insert_anchors(store, rid, p["anchors"])
             _insert_dependencies(store, rid, p["dependencies"])
             code = _fts_code(p["anchors"])

@@ -625,3 +625,39 @@ def m020_sync_workspaces(db):
         ALTER TABLE sync_exported_by_branch RENAME TO sync_exported
         """,
     )
+
+
+@migration
+def m021_sync_changes(db):
+    # What changed since the last sync, kept by the store itself: every write to an item, its
+    # anchors, its history or its session appends the session's id to sync_changes (once for a run
+    # of writes to the same session), whatever process writes. A sync
+    # builds again only the files of the sessions named there, and a sync with nothing named and
+    # nothing moved on the remote does nothing, whatever the store's size. A sync marks where it
+    # starts with a row whose session_id is NULL and, once pushed, deletes the rows up to its mark:
+    # what another process writes meanwhile stays for the next sync. Every session a store holds
+    # now is named once, so that the first sync after this migration looks at all of them.
+    db.execute("CREATE TABLE sync_changes(seq INTEGER PRIMARY KEY, session_id TEXT)")
+    db.execute("INSERT INTO sync_changes(session_id) SELECT id FROM sessions ORDER BY rowid")
+    # Updates and deletes are named by triggers, whatever runs them; inserts of items, anchors
+    # and history events are named by the few functions that insert them (Store.note_written):
+    # the mere presence of an insert trigger on those tables costs an import several
+    # microseconds an item. The test sits in each trigger's WHEN clause, where it is cheapest.
+    last = "(SELECT session_id FROM sync_changes ORDER BY seq DESC LIMIT 1)"
+    of_item = "(SELECT session_id FROM evidence WHERE rid = %s.evidence_rid)"
+    for table, event, row in (
+        ("evidence", "UPDATE", "new"),
+        ("evidence", "DELETE", "old"),
+        ("anchors", "UPDATE", "new"),
+        ("anchors", "DELETE", "old"),
+        ("evidence_events", "DELETE", "old"),
+        ("sessions", "INSERT", "new"),
+        ("sessions", "UPDATE", "new"),
+        ("sessions", "DELETE", "old"),
+    ):
+        session = {"evidence": row + ".session_id", "sessions": row + ".id"}.get(table) or of_item % row
+        db.execute(
+            "CREATE TRIGGER sync_changes_%s_%s AFTER %s ON %s WHEN %s IS NOT %s BEGIN "
+            "INSERT INTO sync_changes(session_id) SELECT %s WHERE %s IS NOT NULL; END"
+            % (table, event.lower(), event, table, session, last, session, session)
+        )

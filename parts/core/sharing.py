@@ -1085,6 +1085,7 @@ _RECORD_ANCHOR_INSERT = (
 
 def _insert_record_anchors(store, rid, anchors):
     store.db.executemany(_RECORD_ANCHOR_INSERT, _anchor_rows(rid, anchors))
+    store.note_written(items=[rid])
 
 
 def _history_rows(rid, rec, known):
@@ -1230,6 +1231,13 @@ class _ImportBatch:
             db.executemany(_FTS_INSERT, self.fts)
         if self.events:
             db.executemany(_EVENT_INSERT, self.events)
+        if self.evidence or self.events:
+            new = {row[0] for row in self.evidence}
+            self.store.note_written(
+                sessions={row[2] for row in self.evidence},
+                items={row[1] for row in self.events if row[1] not in new}
+                | {row[0] for row in self.anchors if row[0] not in new},
+            )
         if self.confidence:
             db.executemany("UPDATE evidence SET confidence = ? WHERE rid = ?", self.confidence)
         self.evidence, self.anchors, self.fts, self.events, self.confidence = [], [], [], [], []
@@ -1302,6 +1310,7 @@ def _import_update(store, rec, row, local_repo, known_events):
     events = _history_rows(row["rid"], rec, known_events)
     if events:
         store.db.executemany(_EVENT_INSERT, events)
+        store.note_written(items=[row["rid"]])
     return changed or bool(events), changed
 
 

@@ -167,6 +167,24 @@ class Store:
         if kept and self.db is db:
             self._generation = (self._generation[0], db.total_changes)
 
+    def note_written(self, sessions=(), items=()):
+        """Name in sync_changes (m021) the sessions that just got an item, an anchor or a history
+        event by an insert: ``sessions`` by id, ``items`` by the row id of the item written to.
+        The store's triggers name every update and delete; inserts into those tables are named
+        here, by each function that makes them, in the same transaction (an insert trigger would
+        cost every import several microseconds an item)."""
+        named = sorted(set(sessions))
+        if items:
+            named += [
+                r[0]
+                for r in _select_in(
+                    self, "SELECT DISTINCT session_id FROM evidence WHERE rid IN (%s)", set(items)
+                )
+                if r[0] not in named
+            ]
+        if named:
+            self.db.executemany("INSERT INTO sync_changes(session_id) VALUES (?)", [(sid,) for sid in named])
+
     def one(self, sql, params=()):
         return self.db.execute(sql, params).fetchone()
 

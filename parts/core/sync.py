@@ -577,42 +577,102 @@ def sync_workspaces(store, routes=None):
     return sorted({ws for names in routes.values() for ws in names})
 
 
-def _sync_payload(store, machine, trees, routes):
+class _SyncSince:
+    """What changed since the last sync, as the store recorded it (m021): ``mark`` is this sync's
+    row in sync_changes, and the sessions named before it are the ones written since the last
+    sync that pushed; ``everything`` is set when what shapes every file moved (another version of
+    wctx, this machine's paths, a repository's identity, where a repository's items go: the
+    context) or no sync of this store has recorded its context yet. ``events`` are the teammates'
+    sessions whose items this machine had changed when its events files were last built: their
+    changes are in those files until the teammate's own file catches up."""
+
+    __slots__ = ("mark", "context", "everything", "events")
+
+    def __init__(self, store, local, routes):
+        self.mark = store.db.execute("INSERT INTO sync_changes(session_id) VALUES (NULL)").lastrowid
+        self.context = _sync_context(store, local, routes)
+        self.everything = self.context != _sync_get(store, "context")
+        self.events = set(json.loads(_sync_get(store, "events") or "[]"))
+
+    def sessions(self, store, foreign):
+        """The sessions (of this machine's own, or with ``foreign`` the teammates') named since
+        the last sync; None for this machine's own when every one counts (``everything``). The
+        teammates' are always those named: m021 named every session a store held before it."""
+        if self.everything and not foreign:
+            return None
+        return {
+            r[0]
+            for r in store.db.execute(
+                "SELECT DISTINCT session_id FROM sync_changes WHERE seq < ? AND session_id IS NOT NULL "
+                "AND %s (SELECT 1 FROM sync_foreign f WHERE f.session_id = sync_changes.session_id)"
+                % ("EXISTS" if foreign else "NOT EXISTS"),
+                (self.mark,),
+            )
+        }
+
+
+def _sync_context(store, local, routes):
+    """A digest of what shapes every file this machine exports: this version of wctx and its
+    export format, this machine's paths, its repositories' identities, and the branch each
+    repository's items go to. Part of each session's digest; a change builds every file again."""
+    import hashlib
+
+    rows = store.db.execute("SELECT id, name, root_commit FROM repos ORDER BY id").fetchall()
+    context = repr(
+        (__version__, EXPORT_FORMAT, local.prefixes, sorted(routes.items()), [tuple(r) for r in rows])
+    )
+    return hashlib.blake2b(context.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _sync_payload(store, machine, trees, routes, since, local):
     """What this machine's share of the team's branches must be, built from the store: returns
     ({workspace: {path: bytes}} of each file built, {workspace: {paths of its tree kept as they
-    are}}, {(workspace, session id): (digest, blob id)} of every session file of ours). ``trees``
-    holds each branch's {path: blob id} ('' the team's), ``routes`` where each repository's items
-    go (sync_routes). A session's file is built again only when its session's digest moved since
-    the files the branches hold were built (or a branch holds another file); the result is byte
-    for byte what building every file would give."""
-    local = LocalPaths(store)
-    foreign = {r["session_id"] for r in store.all("SELECT session_id FROM sync_foreign")}
-    seen = {r["id"]: r["updated_at"] for r in store.all("SELECT id, updated_at FROM sync_seen")}
+    are}}, {(workspace, session id): (digest, blob id)} of every session file of ours, the
+    teammates' sessions whose items changed here). ``trees`` holds each branch's {path: blob id}
+    ('' the team's), ``routes`` where each repository's items go (sync_routes), ``since`` what
+    changed since the last sync (_SyncSince). A session's file is built again only when its
+    session was written since (and its digest moved), or a branch no longer holds the file we
+    pushed; the result is byte for byte what building every file would give. Nothing here reads
+    the whole store unless ``since.everything``."""
     marks = {}
     for r in store.all("SELECT * FROM sync_exported"):
         marks.setdefault(r["session_id"], {})[r["workspace"]] = (r["digest"], r["blob"])
     base = "machines/%s/" % machine
-    digests = {sid: d for sid, d in _session_digests(store, local, routes).items() if sid not in foreign}
-    kept, exported = {}, {}
-    for sid, digest in digests.items():
+
+    def held(sid):  # every branch still holds the file of this session we pushed last
         path = base + "sessions/%s.jsonl" % sid
-        mine = marks.get(sid)
-        if mine and all(d == digest and trees.get(ws, {}).get(path) == b for ws, (d, b) in mine.items()):
-            for ws, mark in mine.items():
-                kept.setdefault(ws, set()).add(path)
-                exported[ws, sid] = mark
-    build = set(digests) - {sid for _, sid in exported}
-    changed_foreign = _sync_foreign_changed(store, seen) if foreign else set()
-    # Every session is built on a first sync of a store of its own; otherwise only these.
-    wanted = build | changed_foreign if foreign or exported else None
+        return all(trees.get(ws, {}).get(path) == b for ws, (_, b) in marks[sid].items())
+
+    written = since.sessions(store, foreign=False)
+    if written is not None:
+        written |= {sid for sid in marks if not held(sid)}
+    digests = _session_digests(store, since.context, written)
+    kept, exported, build = {}, {}, set()
+    for sid in set(digests) if written is None else written:
+        digest, mine = digests.get(sid), marks.get(sid)
+        if digest is None:  # no item left: its files go
+            continue
+        if mine and all(d == digest for d, _ in mine.values()) and held(sid):
+            continue
+        build.add(sid)
+    for sid, mine in marks.items():  # the files that stay as they are
+        gone = sid not in digests and (written is None or sid in written)  # no item of it left
+        if sid in build or gone:
+            continue
+        for ws, mark in mine.items():
+            kept.setdefault(ws, set()).add(base + "sessions/%s.jsonl" % sid)
+            exported[ws, sid] = mark
+    changed_foreign = _sync_foreign_changed(store, since)
     sessions, events, session_records, told = {}, {}, {}, set()
-    for sid, record in export_records(store, sessions=wanted) if wanted != set() else ():
+    wanted = build | changed_foreign
+    seen = _sync_seen_versions(store, changed_foreign)
+    for sid, record in export_records(store, sessions=wanted) if wanted else ():
         kind = record.get("type")
         if kind == "session":
             session_records[sid] = record
-            if sid not in foreign:
+            if sid in build:
                 sessions.setdefault(sid, []).append(record)
-        elif kind == "evidence" and sid not in foreign:
+        elif kind == "evidence" and sid in build:
             sessions.setdefault(sid, []).append(record)
         elif kind == "evidence":
             if _sync_version(record) != seen.get(record["id"]):
@@ -629,16 +689,14 @@ def _sync_payload(store, machine, trees, routes):
         return _export_text(shareable_record(r, local) for r in records).encode("utf-8")
 
     for sid, records in sessions.items():
-        if sid not in digests:
-            continue
         by_branch = {}
         for r in records:
             if r.get("type") == "evidence":
                 for ws in routes.get(r["repo"], ("",)):
                     by_branch.setdefault(ws, [records[0]] if records[0].get("type") == "session" else [])
                     by_branch[ws].append(r)
-        for ws, held in by_branch.items():
-            data = files.setdefault(ws, {})[base + "sessions/%s.jsonl" % sid] = encode(held)
+        for ws, held_records in by_branch.items():
+            data = files.setdefault(ws, {})[base + "sessions/%s.jsonl" % sid] = encode(held_records)
             exported[ws, sid] = (digests[sid], blob_id(data))
     events.setdefault("", []).extend(record for _, record in tombstone_records(store))
     for ws, records in events.items():
@@ -647,43 +705,54 @@ def _sync_payload(store, machine, trees, routes):
     topology = topology_records(store)
     if topology:
         files.setdefault("", {})[base + "topology.jsonl"] = encode(topology)
-    return files, kept, exported
+    return files, kept, exported, changed_foreign
 
 
-def _session_digests(store, local, routes):
-    """{session id: digest} of every session with items: what its exported file is built from, so
-    that the same digest means the same file. An item's text, kind, session and creation never
-    change in place (a forget deletes the row, a capture or an import adds one), so its row id
-    stands for them, beside every column that does change (repository, confidence, status,
-    replacement, update, confirmation); an anchor changes in place only in its repository (a
-    confirmation replaces it), a history event never; the session's row is taken whole. What
-    shapes every file (this machine's paths, its repositories' identities, the export format and
-    this version of wctx, and which branch each repository's items go to) is part of each digest. Read in the caller's snapshot."""
+def _session_digests(store, context, sessions=None):
+    """{session id: digest} of this machine's own sessions with items (``sessions`` of them, or
+    every one when None): what its exported file is built from, so that the same digest means the
+    same file. An item's text, kind, session and creation never change in place (a forget deletes
+    the row, a capture or an import adds one), so its row id stands for them, beside every column
+    that does change (repository, confidence, status, replacement, update, confirmation); an
+    anchor changes in place only in its repository (a confirmation replaces it), a history event
+    never; the session's row is taken whole. What shapes every file (``context``,
+    _sync_context) is part of each digest. Read in the caller's snapshot."""
     import hashlib
 
     cursor = store.db.cursor()
     cursor.row_factory = None
     parts = {}
-    context = repr((__version__, EXPORT_FORMAT, local.prefixes, sorted(routes.items()),
-                    cursor.execute("SELECT id, name, root_commit FROM repos ORDER BY id").fetchall()))  # fmt: skip
-    # Fields joined by "|" (none of these values holds one: ids, names, timestamps,
-    # statuses, numbers), items by ";".
-    for sid, text in cursor.execute(
-        "SELECT session_id, group_concat(rid || '|' || ifnull(repo_id, '') || '|' || repo_name || '|' || "
-        "ifnull(confidence, '') || '|' || status || '|' || ifnull(superseded_by, '') || '|' || "
-        "ifnull(updated_at, '') || '|' || ifnull(confirmed_at, ''), ';') FROM evidence GROUP BY session_id"
-    ):
-        parts[sid] = [context, text]
-    for sid, text in cursor.execute(
-        "SELECT e.session_id, group_concat(a.id || '|' || a.evidence_rid || '|' || ifnull(a.repo_id, '') || "
-        "'|' || a.repo_name, ';') FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid GROUP BY e.session_id"
-    ):
-        parts[sid].append("anchors " + text)
-    for sid, text in cursor.execute(
-        "SELECT e.session_id, group_concat(h.rowid || '|' || h.evidence_rid, ';') "
-        "FROM evidence_events h JOIN evidence e ON e.rid = h.evidence_rid GROUP BY e.session_id"
-    ):
-        parts[sid].append("events " + text)
+    if sessions is None:
+        where, chunks = "NOT EXISTS (SELECT 1 FROM sync_foreign f WHERE f.session_id = e.session_id)", [[]]
+    else:
+        ids = sorted(sessions)
+        where, chunks = "e.session_id IN (%s)", [ids[i : i + 500] for i in range(0, len(ids), 500)]
+    for chunk in chunks:
+        clause = where % ",".join("?" * len(chunk)) if sessions is not None else where
+        # Fields joined by "|" (none of these values holds one: ids, names, timestamps,
+        # statuses, numbers), items by ";".
+        for sid, text in cursor.execute(
+            "SELECT e.session_id, group_concat(rid || '|' || ifnull(repo_id, '') || '|' || repo_name || '|' || "
+            "ifnull(confidence, '') || '|' || status || '|' || ifnull(superseded_by, '') || '|' || "
+            "ifnull(updated_at, '') || '|' || ifnull(confirmed_at, ''), ';') FROM evidence e "
+            "WHERE %s GROUP BY e.session_id" % clause,
+            chunk,
+        ):
+            parts[sid] = [context, text]
+        for sid, text in cursor.execute(
+            "SELECT e.session_id, group_concat(a.id || '|' || a.evidence_rid || '|' || ifnull(a.repo_id, '') || "
+            "'|' || a.repo_name, ';') FROM anchors a JOIN evidence e ON e.rid = a.evidence_rid WHERE %s "
+            "GROUP BY e.session_id" % clause,
+            chunk,
+        ):
+            parts[sid].append("anchors " + text)
+        for sid, text in cursor.execute(
+            "SELECT e.session_id, group_concat(h.rowid || '|' || h.evidence_rid, ';') "
+            "FROM evidence_events h JOIN evidence e ON e.rid = h.evidence_rid WHERE %s GROUP BY e.session_id"
+            % clause,
+            chunk,
+        ):
+            parts[sid].append("events " + text)
     columns = [r[1] for r in cursor.execute("PRAGMA table_info(sessions)")]
     row = " || ',' || ".join("quote(%s)" % c for c in columns)
     sql = "SELECT id, %s FROM sessions WHERE id IN (%%s)" % row
@@ -704,30 +773,43 @@ def _select_in_cursor(cursor, sql, values):
     return rows
 
 
-def _sync_foreign_changed(store, seen):
-    """The other machines' sessions one of whose items changed here since it was imported (the row
-    and its history's length tell, as _sync_version does): their changes are this machine's
-    events, and only these sessions of a teammate's whole memory are built into records."""
-    cursor = store.db.cursor()
-    cursor.row_factory = None
-    mine = "SELECT rid FROM evidence WHERE session_id IN (SELECT session_id FROM sync_foreign)"
-    history = dict(
-        cursor.execute(
-            "SELECT evidence_rid, count(*) FROM evidence_events WHERE evidence_rid IN (%s) GROUP BY evidence_rid"
-            % mine
-        )
-    )
+def _sync_foreign_changed(store, since):
+    """The teammates' sessions one of whose items changed here since it was imported (its version,
+    _sync_version, is not the one sync_seen holds): their changes are this machine's events, and
+    only these sessions of a teammate's memory are built into records. Only the sessions written
+    since the last sync and those whose changes the events files already hold are looked at."""
+    ids = sorted(since.sessions(store, foreign=True) | since.events)
+    if not ids:
+        return set()
+    where = "e.session_id IN (%s) AND e.session_id IN (SELECT session_id FROM sync_foreign)"
+    values = [ids[i : i + 500] for i in range(0, len(ids), 500)]
+    store.db.create_function("wctx_sync_version", 5, _sync_version_of)
     changed = set()
-    cursor.execute(
-        "SELECT rid, id, session_id, updated_at, status, superseded_by, confirmed_at FROM evidence "
-        "WHERE session_id IN (SELECT session_id FROM sync_foreign)"
-    )
-    for rid, eid, sid, updated_at, status, superseded_by, confirmed_at in cursor:
-        if sid not in changed:
-            version = _sync_version_of(updated_at, status, superseded_by, confirmed_at, history.get(rid, 0))
-            if version != seen.get(eid):
-                changed.add(sid)
+    for chunk in values:
+        clause = where % ",".join("?" * len(chunk))
+        changed.update(
+            r[0]
+            for r in store.db.execute(
+                "SELECT DISTINCT e.session_id FROM evidence e LEFT JOIN sync_seen s ON s.id = e.id "
+                "WHERE %s AND s.updated_at IS NOT wctx_sync_version(e.updated_at, e.status, e.superseded_by, "
+                "e.confirmed_at, (SELECT count(*) FROM evidence_events h WHERE h.evidence_rid = e.rid))"
+                % clause,
+                chunk,
+            )
+        )
     return changed
+
+
+def _sync_seen_versions(store, sessions):
+    """{item id: version last imported} of the items of ``sessions``."""
+    return {
+        r[0]: r[1]
+        for r in _select_in(
+            store,
+            "SELECT s.id, s.updated_at FROM sync_seen s JOIN evidence e ON e.id = s.id WHERE e.session_id IN (%s)",
+            sessions,
+        )
+    }
 
 
 def _sync_commit(store, machine, tip, tree, payload, kept):
@@ -795,18 +877,25 @@ def _sync_push(store, remote, updates):
 
 
 def _store_fingerprint(store):
-    """Cheap change detector: a no-op sync skips the export when neither this store nor the
-    remote moved since the last sync. Timestamps have one-second resolution, so it also counts
-    what a same-second change moves: statuses, confirmations, history events, tombstones, notes."""
+    """What moves the files of a sync besides the sessions sync_changes names (m021): the
+    relations, workspaces and tombstones (one-second timestamps, so counts and lengths too). Small
+    tables: reading them costs the same at any size of the store."""
     row = store.one(
-        "SELECT (SELECT count(*) || ':' || ifnull(max(updated_at), '') || ':' || total(length(status)) || ':' "
-        "|| ifnull(max(confirmed_at), '') || ':' || count(superseded_by) FROM evidence) AS e, "
-        "(SELECT count(*) || ':' || ifnull(max(ended_at), '') || ':' || total(length(summary)) FROM sessions) AS s, "
-        "(SELECT count(*) || ':' || total(length(note)) FROM relations) AS r, "
-        "(SELECT count(*) FROM workspace_repos) AS w, (SELECT count(*) FROM evidence_events) AS h, "
-        "(SELECT count(*) FROM tombstones) AS t, (SELECT count(*) FROM repos) AS p"
+        "SELECT (SELECT count(*) || ':' || total(length(note)) FROM relations) AS r, "
+        "(SELECT count(*) FROM workspace_repos) AS w, (SELECT count(*) FROM tombstones) AS t, "
+        "(SELECT count(*) FROM repos) AS p"
     )
-    return "|".join(str(row[k]) for k in ("e", "s", "r", "w", "h", "t", "p"))
+    return "|".join(str(row[k]) for k in ("r", "w", "t", "p"))
+
+
+def _sync_quiet(store, routes):
+    """Nothing written here since the last sync that could change a file of ours: no session
+    named in sync_changes, the small tables and the context as that sync left them."""
+    return (
+        store.one("SELECT 1 FROM sync_changes LIMIT 1") is None
+        and _store_fingerprint(store) == _sync_get(store, "fingerprint")
+        and _sync_context(store, LocalPaths(store), routes) == _sync_get(store, "context")
+    )
 
 
 def sync_memory(store, remote=None, branch=None):
@@ -837,7 +926,7 @@ def sync_memory(store, remote=None, branch=None):
             attempt == 1
             and json.dumps(wanted) == _sync_get(store, "workspaces")
             and all(listed.get(ws) == last.get(ws) for ws in wanted)
-            and _store_fingerprint(store) == _sync_get(store, "fingerprint")
+            and _sync_quiet(store, routes)
         ):  # nobody pushed to our branches and nothing changed here: nothing to fetch, build or push
             report.noop = True
             report.skipped = _sync_remembered_skips(store)
@@ -854,9 +943,10 @@ def sync_memory(store, remote=None, branch=None):
             wanted = _sync_wanted(store, routes)
         report.workspaces = [ws for ws in wanted if ws]
         report.elsewhere = sorted(ws for ws in listed if ws and ws not in wanted)
-        fingerprint = _store_fingerprint(store)
+        fingerprint, local = _store_fingerprint(store), LocalPaths(store)
+        since = _SyncSince(store, local, routes)
         with store.snapshot():  # the files are built from one moment of the store
-            payload, kept, exported = _sync_payload(store, machine, trees, routes)
+            payload, kept, exported, events = _sync_payload(store, machine, trees, routes, since, local)
         commits, written, removed = {}, 0, 0
         for ws in wanted:
             commit, n_written, n_removed = _sync_commit(
@@ -868,7 +958,9 @@ def sync_memory(store, remote=None, branch=None):
                 removed += n_removed
         pushed = {ws: tips[ws] for ws in wanted if ws in tips and ws not in commits}
         if not commits:
-            _sync_remember(store, remote, branch, wanted, pushed, fingerprint, exported, report.skipped)
+            _sync_remember(
+                store, remote, branch, wanted, pushed, (fingerprint, since, events), exported, report.skipped
+            )
             break
         refused = _sync_push(
             store, remote, [(c, workspace_branch(branch, ws)) for ws, c in sorted(commits.items())]
@@ -877,7 +969,9 @@ def sync_memory(store, remote=None, branch=None):
             report.exported = {"files": written, "removed": removed}
             report.pushed = short_sha(commits.get("") or next(iter(commits.values())))
             pushed.update(commits)
-            _sync_remember(store, remote, branch, wanted, pushed, fingerprint, exported, report.skipped)
+            _sync_remember(
+                store, remote, branch, wanted, pushed, (fingerprint, since, events), exported, report.skipped
+            )
             break
     else:
         raise WctxError(
@@ -907,11 +1001,15 @@ def _sync_remembered_skips(store):
     return json.loads(_sync_get(store, "skipped") or "[]")
 
 
-def _sync_remember(store, remote, branch, wanted, tips, fingerprint, exported, skipped):
+def _sync_remember(store, remote, branch, wanted, tips, state, exported, skipped):
     """What a sync leaves for the next: where it synced, the branches it fetched (``wanted``) and
-    each one's tip as it left it (a workspace's under "tip NAME"), the files it skipped (said again while nothing moves) and
-    ``exported``: (workspace, session id) -> (digest, blob id) of each session file of ours the
-    branches now hold."""
+    each one's tip as it left it (a workspace's under "tip NAME"), the files it skipped (said again
+    while nothing moves), ``state``: (the small tables' fingerprint, the _SyncSince it built from,
+    the teammates' sessions whose changes its events files hold), and ``exported``: (workspace,
+    session id) -> (digest, blob id) of each session file of ours the branches now hold. The
+    sessions named in sync_changes up to its mark are done with; those named after it, by another
+    process meanwhile, stay for the next sync."""
+    fingerprint, since, events = state
     before = {
         (r["workspace"], r["session_id"]): (r["digest"], r["blob"])
         for r in store.all("SELECT * FROM sync_exported")
@@ -922,11 +1020,14 @@ def _sync_remember(store, remote, branch, wanted, tips, fingerprint, exported, s
             ("remote", remote),
             ("branch", branch),
             ("fingerprint", fingerprint),
+            ("context", since.context),
+            ("events", json.dumps(sorted(events)) if events else None),
             ("workspaces", json.dumps(wanted)),
             ("skipped", json.dumps(skipped) if skipped else None),
             *((("tip " + ws).strip(), tip) for ws, tip in sorted(tips.items())),
         ):
             _sync_set(store, key, value)
+        store.db.execute("DELETE FROM sync_changes WHERE seq <= ?", (since.mark,))
         store.db.executemany(
             "DELETE FROM sync_exported WHERE workspace = ? AND session_id = ?",
             [key for key in before if key not in exported],
