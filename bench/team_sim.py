@@ -3,46 +3,57 @@
 
     python3 bench/team_sim.py                                   # 100,000 items, 50 machines, 50 weeks
     python3 bench/team_sim.py --items 5000 --machines 10 --rounds 10 --checkpoints 2,5,10
-    python3 bench/team_sim.py --newcomer-sizes 300000,1000000 --json
+    python3 bench/team_sim.py --items 1000 --rounds 0 --newcomer-sizes 1000000 --json
     python3 bench/team_sim.py --profile-items 100000           # where one sync's time goes (cProfile)
 
 Each machine is its own WCTX_HOME (its own store) with its own clones of the same small
-repositories (--repos, one workspace each; machine m works in workspace m mod --repos). wctx runs
-as users run it: `wctx.py import-evidence FILE` loads a machine's items, `wctx.py capture` records a
-few, and every sync is `wctx.py sync --json` in a new process, with WCTX_HOME set and the cwd in a
-registered checkout. Git's own share of each sync is read from GIT_TRACE2_EVENT (every git command
-wctx runs: fetch, push, ls-tree, cat-file, fast-import ...); the rest is wctx's (Python start-up,
-SQLite, building and parsing files).
+repositories (--repos, one workspace each), every one registered in its workspace: each machine
+is in every workspace, and its syncs fetch every branch. Machine m works in workspace m mod
+--repos: its items are about that repository. wctx runs as users run it: `wctx.py
+import-evidence FILE` loads a machine's items, `wctx.py capture` records a few, and every sync is
+`wctx.py sync --json` in a new process, with WCTX_HOME set and the cwd in a registered checkout.
+Git's own share of each sync is read from GIT_TRACE2_EVENT (every git command wctx runs: ls-remote,
+fetch, push, ls-tree, cat-file, fast-import ...); the rest is wctx's (Python start-up, SQLite,
+building and parsing files).
+
+The remote holds wctx's layout: the team's branch (wctx-memory: each machine's topology and
+tombstones) and one branch per workspace (wctx-memory-ws/<workspace>: the session and event files
+of the items about that workspace's repositories). A person in one workspace fetches the team's
+branch and that workspace's; the first repository's workspace (ws-team-api) stands for it below.
 
 Machines: the last --participants sync against the team remote for real (fetch, import, export,
 push). The others are writers: their `wctx.py sync` goes to a private remote of their own, and
-Replayer puts that push on the team branch (one commit per sync, the files wctx built), so that
-the remote grows as if all had pushed, without each writer first pulling the whole team's memory
-(which costs what a newcomer's sync costs, measured below).
+Replayer puts that push on the same branches of the team remote (one commit per branch a sync
+changed, the files wctx built), so that the remote grows as if all had pushed, without each
+writer first pulling the whole team's memory (which costs what a newcomer's sync costs, measured
+below).
 
 The year:
   week 0    every machine imports its backlog (--backlog of --items) and syncs once, in turn (the
             participants last: their first syncs pull everything before them);
   week 1..  --active machines (round robin) each import their share of the rest of --items (one
             export file of new sessions) and sync; a participant pulls what is new since its last;
-  checkpoint after the weeks in --checkpoints: the remote's size (du -sb, git count-objects -v),
-            commits, files and refs of the branch; a bare `git fetch` of the branch into an empty
-            repository (git's cost for any reader of it) and into an up-to-date one (git's no-op);
-            a no-op sync launched as `python3 wctx.py` and as the module with cached bytecode, and
-            `wctx --version` both ways (medians of --repeat, interleaved with git's no-op fetch);
-            an incremental sync: one participant captures --k items and syncs, another then syncs
-            (what it imported, and its time against its no-op sync).
+  checkpoint after the weeks in --checkpoints: the whole remote's size (du -sb, git count-objects
+            -v, objects reachable from any branch); commits and files of the team's branch and of
+            the workspace branches (their number, files min / median / max); a bare `git fetch`
+            into an empty repository of what a person in one workspace reads (the team's branch
+            and that workspace's) and of every branch (git's cost for such a reader), and the same
+            two into up-to-date repositories (git's no-op); a no-op sync launched as `python3
+            wctx.py` and as the module with cached bytecode, and `wctx --version` both ways
+            (medians of --repeat, interleaved with git's no-op fetches; the ratio is to the no-op
+            fetch of every branch, which the participant reads); an incremental sync: one
+            participant captures --k items and syncs, another then syncs (what it imported, and its
+            time against its no-op sync).
 At the end:
-  newcomer  a fresh store's first sync of the whole branch: seconds and peak RSS (os.wait4);
-  workspace a person in 1 of --repos workspaces needs that workspace's machines' files only. This
-            reads the team's branch alone (wctx now writes one branch per workspace beside it:
-            bench/sync_workspaces.py measures that layout); the baseline is the whole branch; prototypes measured on the same content,
-            without changing wctx: a shallow fetch (--depth 1), one branch per workspace (built
-            with git plumbing from the branch's current files), and a partial clone
-            (--filter=blob:none, then only the workspace's blobs);
-  sizes     --newcomer-sizes: a newcomer's first sync of a branch of N items written by --machines
-            machines (each machine's files built by its own sync into a private remote, the
-            branches combined with git plumbing into one commit), seconds and peak RSS.
+  newcomers a fresh store's first `wctx.py sync`, in one workspace (a clone of that workspace's
+            one repository, registered in it as the team's machines do) and in every workspace:
+            seconds, peak RSS (os.wait4), items and files imported, the bytes of its sync
+            repository's objects, and git's own fetch of the same branches into an empty
+            repository (seconds, and the bytes of the pack git sent);
+  sizes     --newcomer-sizes: the same newcomers (--sized-in: one, all or both) against branches of
+            N items written by --machines machines: each machine's files built by its own sync into
+            a private remote (its topology on the team's branch, its sessions on its workspace's),
+            each branch's files of every machine combined with git plumbing into one commit.
 Benchmarks only: no test times anything.
 """
 
@@ -151,17 +162,20 @@ def git_share(trace):
 
 
 class Machine:
-    def __init__(self, index, base, origins, workspace_of):
+    """A person's machine: clones of ``names`` (default: every repository), each registered in its
+    workspace, so that the machine is in those workspaces (every one by default)."""
+
+    def __init__(self, index, base, origins, workspace_of, names=None):
         self.index = index
         self.dir = os.path.join(base, "m%02d" % index)
         self.home = os.path.join(self.dir, "wctx")
         self.repos = {}
         os.makedirs(self.dir)
-        for name, origin in origins.items():
+        for name in sorted(names or origins):
             path = os.path.join(self.dir, "src", name)
-            git(self.dir, "clone", "-q", origin, path)
+            git(self.dir, "clone", "-q", origins[name], path)
             self.repos[name] = path
-        self.workspace = sorted(origins)[index % len(origins)]  # the repository it works in
+        self.workspace = sorted(self.repos)[index % len(self.repos)]  # the repository it works in
         store = wctx.open_store(self.home)
         for name, path in sorted(self.repos.items()):
             wctx.register_repo(store, path, workspace=workspace_of[name])
@@ -206,12 +220,13 @@ class Machine:
 
 
 class Replayer:
-    """Puts a writer machine's sync onto the team branch: the machine's `wctx sync` pushed its
-    files to a private remote (a real sync, minus the pull); its ``machines/<id>/`` tree then
-    replaces the one on the team branch's tip in a new commit, pushed to the team remote with an
-    ordinary `git push` (through receive-pack, as wctx's own push). The branch gets what that
-    machine's sync against the team remote would have pushed, one commit per sync, without the
-    machine pulling everyone else's files first (each such pull costs what a newcomer's does)."""
+    """Puts a writer machine's sync onto the team remote: the machine's `wctx sync` pushed its
+    files to a private remote (a real sync, minus the pull); on each branch it wrote (the team's,
+    its workspace's), its ``machines/<id>/`` tree then replaces the one on the same branch's tip
+    in a new commit, pushed to the team remote with an ordinary `git push` (through receive-pack,
+    as wctx's own push). Each branch gets what that machine's sync against the team remote would
+    have pushed, one commit per sync that changed it, without the machine pulling everyone else's
+    files first (each such pull costs what a newcomer's does)."""
 
     def __init__(self, base, remote):
         self.repo = os.path.join(base, "replayer.git")
@@ -254,7 +269,9 @@ class Replayer:
 
 
 def make_origins(base, names):
-    """Small real repositories, a few commits each, as bare origins every machine clones."""
+    """Small real repositories, a few commits each, as bare origins every machine clones. Each
+    has its own root commit (its name is in its files): repositories with one root commit are forks
+    of one to wctx, which would put them in each other's workspaces."""
     origins = {}
     for name in names:
         work = os.path.join(base, "work", name)
@@ -262,7 +279,7 @@ def make_origins(base, names):
         git(work, "init", "-q")
         for i in range(3):
             with open(os.path.join(work, "src", "mod%d.py" % i), "w") as fh:
-                fh.write("def handler_%d(x):\n    return x + %d\n" % (i, i))
+                fh.write("# %s\ndef handler_%d(x):\n    return x + %d\n" % (name, i, i))
             git(work, "add", "-A")
             git(work, "commit", "-q", "-m", "commit %d" % i)
         origins[name] = os.path.join(base, "origins", name + ".git")
@@ -317,42 +334,96 @@ class Corpus:
         return count
 
 
-def remote_stats(remote, base):
-    """Size and shape of the remote and of its branch, and git's own cost to fetch it."""
+def branches(repo):
+    """The branches of ``repo``: the team's (BRANCH) and one per workspace (BRANCH-ws/<workspace>)."""
+    refs = git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/").decode().split()
+    return [r[len("refs/heads/") :] for r in refs]
+
+
+def refspecs(wanted):
+    """Refspecs of the branches ``wanted``; None: every branch of the remote."""
+    if wanted is None:
+        return ["+refs/heads/*:refs/heads/*"]
+    return ["+refs/heads/%s:refs/heads/%s" % (b, b) for b in wanted]
+
+
+def reader_branches(remote, workspaces):
+    """What a person in ``workspaces`` fetches: the team's branch and those workspaces' (the ones
+    the remote holds)."""
+    held = set(branches(remote))
+    wanted = [BRANCH] + [wctx.workspace_branch(BRANCH, ws) for ws in workspaces]
+    return [b for b in wanted if b in held]
+
+
+def fetch_floor(remote, wanted, base):
+    """A bare `git fetch` of the branches ``wanted`` (None: all) into an empty repository: git's
+    own cost for a reader of them. What it fetches is kept as the pack git sent, however few its
+    objects (git unpacks fewer than fetch.unpackLimit, 100, into loose objects, which would
+    misstate the bytes of small fetches). Returns (seconds, bytes of that pack, the repository,
+    left up to date for git's no-op fetch)."""
+    into = tempfile.mkdtemp(prefix="fetch-", dir=base)
+    git(into, "init", "-q", "--bare")
+    seconds = timed_git(
+        into, "-c", "fetch.unpackLimit=1", "fetch", "-q", "--no-tags", remote, *refspecs(wanted)
+    )
+    packs = os.path.join(into, "objects", "pack")
+    sent = sum(os.path.getsize(os.path.join(packs, f)) for f in os.listdir(packs) if f.endswith(".pack"))
+    return seconds, sent, into
+
+
+def remote_stats(remote, base, workspace):
+    """Size and shape of the whole remote and of each branch, and git's own cost to fetch what a
+    person in ``workspace`` reads (the team's branch and that workspace's) and the whole remote."""
     objects = {}
     for line in git(remote, "count-objects", "-v").decode().splitlines():
         key, _, value = line.partition(":")
         objects[key.strip()] = int(value.strip())
-    tree = git(remote, "ls-tree", "-r", "--name-only", "-z", BRANCH).split(b"\0")
+    per = {}
+    for b in branches(remote):
+        tree = [p for p in git(remote, "ls-tree", "-r", "--name-only", "-z", b).split(b"\0") if p]
+        per[b] = {"commits": int(git(remote, "rev-list", "--count", b)), "files": len(tree),
+                  "session_files": sum(1 for p in tree if b"/sessions/" in p)}  # fmt: skip
+    team = per.get(BRANCH, {"commits": 0, "files": 0, "session_files": 0})
+    ws_files = sorted(v["files"] for b, v in per.items() if b != BRANCH) or [0]
     stats = {
         "remote_bytes": du(remote),
         "objects": objects,
-        "commits": int(git(remote, "rev-list", "--count", BRANCH)),
-        "objects_reachable": len(git(remote, "rev-list", "--objects", BRANCH).splitlines()),
-        "files": sum(1 for p in tree if p),
-        "session_files": sum(1 for p in tree if b"/sessions/" in p),
+        "objects_reachable": len(git(remote, "rev-list", "--objects", "--all").splitlines()),
         "refs": len(git(remote, "for-each-ref").splitlines()),
+        "branches": per,
+        "commits": sum(v["commits"] for v in per.values()),
+        "files": sum(v["files"] for v in per.values()),
+        "session_files": sum(v["session_files"] for v in per.values()),
+        "team_commits": team["commits"],
+        "team_files": team["files"],
+        "ws_branches": len(per) - (BRANCH in per),
+        "ws_commits": sum(v["commits"] for b, v in per.items() if b != BRANCH),
+        "ws_files_min_med_max": [ws_files[0], statistics.median(ws_files), ws_files[-1]],
+        "workspace": workspace,
     }
-    into = tempfile.mkdtemp(prefix="fetch-", dir=base)
-    git(into, "init", "-q", "--bare")
-    spec = "+refs/heads/%s:refs/heads/%s" % (BRANCH, BRANCH)
-    stats["fetch_full_s"] = timed_git(into, "fetch", "-q", "--no-tags", remote, spec)
-    stats["fetch_full_bytes"] = du(into)
-    stats["_uptodate"] = into  # an equivalent repository for git's no-op fetch
+    one = reader_branches(remote, [workspace])
+    stats["fetch_ws_s"], stats["fetch_ws_bytes"], ws_into = fetch_floor(remote, one, base)
+    stats["fetch_all_s"], stats["fetch_all_bytes"], all_into = fetch_floor(remote, None, base)
+    stats["_uptodate"] = {"ws": (ws_into, one), "all": (all_into, None)}  # for git's no-op fetches
     return stats
 
 
-def noop_pair(machine, remote, into, repeat, tmp):
-    """Medians of a no-op `wctx sync` (launched both ways, see Machine.wctx) and of a bare no-op
-    `git fetch` of the same branch into an up-to-date repository, interleaved; and of
-    `wctx --version` (start-up alone) launched both ways."""
-    spec = "+refs/heads/%s:refs/heads/%s" % (BRANCH, BRANCH)
+def noop_pair(machine, remote, uptodate, repeat, tmp):
+    """Medians of a no-op `wctx sync` (launched both ways, see Machine.wctx), of a bare no-op
+    `git fetch` into an up-to-date repository of what a person in one workspace reads and of every
+    branch, interleaved; and of `wctx --version` (start-up alone) launched both ways. The
+    machine is in every workspace: its ratio is to git's no-op fetch of every branch."""
     runs = {
-        k: [] for k in ("fetch", "script", "module", "script_git", "module_git", "script_up", "module_up")
-    }
+        k: []
+        for k in ("fetch_ws", "fetch_all", "script", "module", "script_git", "module_git", "script_up",
+                  "module_up")
+    }  # fmt: skip
     machine.wctx("--version", launch="module")  # the bytecode cache written once
     for _ in range(repeat):
-        runs["fetch"].append(timed_git(into, "fetch", "-q", "--no-tags", remote, spec))
+        for key, (into, wanted) in uptodate.items():
+            runs["fetch_" + key].append(
+                timed_git(into, "fetch", "-q", "--no-tags", remote, *refspecs(wanted))
+            )
         for launch in ("script", "module"):
             runs[launch + "_up"].append(machine.wctx("--version", launch=launch)[0])
             r = machine.sync(tmp=tmp, launch=launch)
@@ -362,25 +433,28 @@ def noop_pair(machine, remote, into, repeat, tmp):
             runs[launch + "_git"].append(sum(r["git"].values()))
     m = {k: statistics.median(v) for k, v in runs.items()}
     return {
-        "noop_fetch_s": m["fetch"],
+        "noop_fetch_ws_s": m["fetch_ws"],
+        "noop_fetch_all_s": m["fetch_all"],
         "noop_sync_s": m["script"],
         "noop_sync_git_s": m["script_git"],
         "startup_s": m["script_up"],
-        "noop_ratio": m["script"] / m["fetch"],
+        "noop_ratio": m["script"] / m["fetch_all"],
         "noop_sync_module_s": m["module"],
         "noop_sync_module_git_s": m["module_git"],
         "startup_module_s": m["module_up"],
-        "noop_ratio_module": m["module"] / m["fetch"],
+        "noop_ratio_module": m["module"] / m["fetch_all"],
     }
 
 
-def checkpoint(week, obs, other, remote, base, args, tmp):
+def checkpoint(week, obs, other, remote, base, args, tmp, workspace):
     print("  checkpoint after week %d ..." % week, file=sys.stderr, flush=True)
     other.sync(tmp=tmp)  # both up to date with the remote
     obs.sync(tmp=tmp)
-    stats = remote_stats(remote, base)
-    into = stats.pop("_uptodate")
-    stats.update(noop_pair(obs, remote, into, args.repeat, tmp))
+    stats = remote_stats(remote, base, workspace)
+    uptodate = stats.pop("_uptodate")
+    stats.update(noop_pair(obs, remote, uptodate, args.repeat, tmp))
+    for into, _ in uptodate.values():
+        shutil.rmtree(into, ignore_errors=True)
     # Incremental: K new items on one machine (one capture), then another machine's sync.
     flags = []
     for i in range(args.k):
@@ -401,83 +475,21 @@ def checkpoint(week, obs, other, remote, base, args, tmp):
             "incr_vs_noop": pull["s"] / stats["noop_sync_s"],
         }
     )
-    shutil.rmtree(into, ignore_errors=True)
     stats["week"] = week
     stats["load"] = os.getloadavg()[0]
     return stats
 
 
-def workspace_fetch(remote, machines_by_ws, ws, base):
-    """What a person in workspace ``ws`` fetches today (the whole branch) and with three layouts
-    that would bring only that workspace's machines' files."""
-    spec = "+refs/heads/%s:refs/heads/%s" % (BRANCH, BRANCH)
-    out = {"workspace": ws, "workspaces": len(machines_by_ws)}
-    entries = git(remote, "ls-tree", "-r", "-z", BRANCH).split(b"\0")
-    mine = tuple(("machines/%s/" % m).encode() for m in machines_by_ws[ws])
-    wanted = [e for e in entries if e and e.split(b"\t", 1)[1].startswith(mine)]
-    out["files_all"] = sum(1 for e in entries if e)
-    out["files_ws"] = len(wanted)
-
-    def fresh():
-        d = tempfile.mkdtemp(prefix="ws-", dir=base)
-        git(d, "init", "-q", "--bare")
-        return d
-
-    d = fresh()
-    out["full_s"] = timed_git(d, "fetch", "-q", "--no-tags", remote, spec)
-    out["full_bytes"] = du(d)
-    d = fresh()
-    out["shallow_s"] = timed_git(d, "fetch", "-q", "--no-tags", "--depth", "1", remote, spec)
-    out["shallow_bytes"] = du(d)
-    # One branch per workspace: the workspace's machines' current files in one commit, pushed to
-    # a copy of the remote (the same objects), fetched alone.
-    copy = os.path.join(base, "ws-remote.git")
-    git(base, "clone", "-q", "--bare", "--no-local", remote, copy)
-    index = os.path.join(base, "ws-index")
-    env = dict(BASE_ENV, GIT_INDEX_FILE=index)
-    info = b"".join(
-        b"%s %s\t%s\n" % (e.split(b"\t")[0].split()[0], e.split(b"\t")[0].split()[2], e.split(b"\t", 1)[1])
-        for e in wanted
-    )
-    subprocess.run(["git", "-C", copy, "update-index", "--index-info"], input=info, env=env, check=True)
-    tree = subprocess.run(["git", "-C", copy, "write-tree"], env=env, check=True, capture_output=True)
-    commit = git(copy, "commit-tree", "-m", "workspace " + ws, tree.stdout.decode().strip()).decode().strip()
-    git(copy, "update-ref", "refs/heads/ws/" + ws, commit)
-    os.remove(index)
-    d = fresh()
-    out["ws_branch_s"] = timed_git(d, "fetch", "-q", "--no-tags", copy, "+refs/heads/ws/%s:refs/heads/x" % ws)
-    out["ws_branch_bytes"] = du(d)
-    # Partial clone: the branch without blobs, then the workspace's blobs in one fetch.
-    git(remote, "config", "uploadpack.allowFilter", "true")
-    git(remote, "config", "uploadpack.allowAnySHA1InWant", "true")
-    d = fresh()
-    git(d, "config", "remote.origin.url", remote)
-    git(d, "config", "remote.origin.promisor", "true")
-    git(d, "config", "remote.origin.partialclonefilter", "blob:none")
-    start = time.perf_counter()
-    git(d, "fetch", "-q", "--no-tags", "--filter=blob:none", "origin", spec)
-    out["partial_trees_s"] = time.perf_counter() - start
-    out["partial_trees_bytes"] = du(d)
-    blobs = b"".join(e.split(b"\t")[0].split()[2] + b"\n" for e in wanted)
-    start = time.perf_counter()
-    git(d, "-c", "fetch.negotiationAlgorithm=noop", "fetch", "-q", "--no-tags", "--no-write-fetch-head",
-        "--filter=blob:none", "--stdin", "origin", input=blobs)  # fmt: skip
-    out["partial_blobs_s"] = time.perf_counter() - start
-    out["partial_s"] = out["partial_trees_s"] + out["partial_blobs_s"]
-    out["partial_bytes"] = du(d)
-    git(remote, "config", "--unset", "uploadpack.allowFilter")
-    git(remote, "config", "--unset", "uploadpack.allowAnySHA1InWant")
-    return out
-
-
 def build_remote(size, args, corpus, base, machines_src):
-    """A branch of ``size`` items over args.machines machines, each machine's files built by its
-    own `wctx sync` into a private remote, combined into one commit with git plumbing."""
-    print("building a branch of %d items ..." % size, file=sys.stderr, flush=True)
+    """The team's branches holding ``size`` items over args.machines machines, laid out as wctx lays
+    them out: each machine's files built by its own `wctx sync` into a private remote (the team's
+    branch: its topology; its workspace's branch: its sessions), then each branch's files of every
+    machine combined into one commit with git plumbing (the team's branch and one per workspace)."""
+    print("building the branches of %d items ..." % size, file=sys.stderr, flush=True)
     remote = os.path.join(base, "big-%d.git" % size)
     git(base, "init", "-q", "--bare", remote)
     per = size // args.machines
-    entries = []
+    entries = {}  # branch -> ls-tree lines of every machine's files on it
     for m in range(args.machines):
         src = machines_src[m]
         home = os.path.join(base, "big-%d-m%02d" % (size, m))
@@ -491,37 +503,45 @@ def build_remote(size, args, corpus, base, machines_src):
         git(home, "init", "-q", "--bare", private)
         wctx.sync_memory(store, remote=private)
         store.close()
-        git(remote, "fetch", "-q", private, "+refs/heads/%s:refs/m/%d" % (BRANCH, m))
-        entries += [e for e in git(remote, "ls-tree", "-r", "-z", "refs/m/%d" % m).split(b"\0") if e]
+        git(remote, "fetch", "-q", private, "+refs/heads/*:refs/m/%d/*" % m)
+        for b in branches(private):
+            listed = git(remote, "ls-tree", "-r", "-z", "refs/m/%d/%s" % (m, b)).split(b"\0")
+            entries.setdefault(b, []).extend(e for e in listed if e)
         shutil.rmtree(home, ignore_errors=True)
     index = os.path.join(base, "big-index")
     env = dict(BASE_ENV, GIT_INDEX_FILE=index)
-    info = b"".join(b"%s %s\t%s\n" % (e.split()[0], e.split()[2], e.split(b"\t", 1)[1]) for e in entries)
-    subprocess.run(["git", "-C", remote, "update-index", "--index-info"], input=info, env=env, check=True)
-    tree = subprocess.run(["git", "-C", remote, "write-tree"], env=env, check=True, capture_output=True)
-    commit = git(remote, "commit-tree", "-m", "team", tree.stdout.decode().strip()).decode().strip()
-    git(remote, "update-ref", "refs/heads/" + BRANCH, commit)
-    for m in range(args.machines):
-        git(remote, "update-ref", "-d", "refs/m/%d" % m)
-    os.remove(index)
+    for b, rows in sorted(entries.items()):
+        info = b"".join(b"%s %s\t%s\n" % (e.split()[0], e.split()[2], e.split(b"\t", 1)[1]) for e in rows)
+        subprocess.run(["git", "-C", remote, "update-index", "--index-info"], input=info, env=env, check=True)
+        tree = subprocess.run(["git", "-C", remote, "write-tree"], env=env, check=True, capture_output=True)
+        commit = git(remote, "commit-tree", "-m", "team: " + b, tree.stdout.decode().strip()).decode().strip()
+        git(remote, "update-ref", "refs/heads/" + b, commit)
+        os.remove(index)
+    scratch = git(remote, "for-each-ref", "--format=%(refname)", "refs/m/").decode().split()
+    git(remote, "update-ref", "--stdin", input="".join("delete %s\n" % r for r in scratch).encode())
     return remote, per * args.machines
 
 
-def newcomer(base, name, origins, workspace_of, remote, tmp):
-    m = Machine(999, os.path.join(base, name), origins, workspace_of)
+def newcomer(base, name, origins, workspace_of, remote, tmp, names=None):
+    """A fresh machine's first `wctx sync`: clones of ``names`` (default: every repository), each
+    registered in its workspace, as the team's machines do; and git's own fetch of the branches it
+    reads into an empty repository (measured after it)."""
+    m = Machine(999, os.path.join(base, name), origins, workspace_of, names)
     r = m.sync(remote=remote, tmp=tmp)
-    spec = "+refs/heads/%s:refs/heads/%s" % (BRANCH, BRANCH)
-    into = tempfile.mkdtemp(prefix="fetch-", dir=base)
-    git(into, "init", "-q", "--bare")
-    fetch = timed_git(into, "fetch", "-q", "--no-tags", remote, spec)
+    workspaces = r["report"]["workspaces"]
+    fetch_s, fetch_bytes, into = fetch_floor(remote, reader_branches(remote, workspaces), base)
     shutil.rmtree(into, ignore_errors=True)
     out = {
+        "in": workspaces,
+        "elsewhere": r["report"]["elsewhere"],
         "s": r["s"],
         "rss_mb": r["rss_mb"],
         "git": r["git"],
         "items": r["report"]["imported"]["evidence"],
         "files": r["report"]["imported"]["files"],
-        "fetch_s": fetch,
+        "sync_repo_bytes": du(os.path.join(m.home, "sync", "memory.git", "objects")),
+        "fetch_s": fetch_s,
+        "fetch_bytes": fetch_bytes,
         "store_mb": du(m.home) / 1e6,
     }
     shutil.rmtree(m.dir, ignore_errors=True)
@@ -598,6 +618,11 @@ def main(argv=None):
     ap.add_argument("--checkpoints", default="10,25,50")
     ap.add_argument("--repeat", type=int, default=5, help="no-op syncs per checkpoint (median)")
     ap.add_argument("--newcomer-sizes", default="", help="also a newcomer's first sync at these sizes")
+    ap.add_argument(
+        "--sized-in",
+        default="one,all",
+        help="the --newcomer-sizes newcomers: in one workspace, in all, or both (one,all)",
+    )
     ap.add_argument("--peers", default=os.path.join(ROOT, "..", "shared", "bench", "peers"))
     ap.add_argument(
         "--profile-items",
@@ -652,6 +677,7 @@ def main(argv=None):
         corpus = Corpus(args.peers, args.items, roots, heads, args.per_session)
         remote = os.path.join(base, "team.git")
         git(base, "init", "-q", "--bare", remote)
+        ws = workspace_of[names[0]]  # the workspace of the person in one (git's floors, newcomers)
 
         # Week 0: every machine's backlog, then its first sync, in turn: the writers' replayed, the
         # participants' (the last --participants machines) against the team remote.
@@ -697,36 +723,39 @@ def main(argv=None):
             print("week %d: syncs %s s" % (week, " ".join("%.2f%s" % (r["s"], "p" if r["participant"] else "")
                                                           for r in rows)), file=sys.stderr, flush=True)  # fmt: skip
             if week in checkpoints:
-                cp = checkpoint(week, obs[-1], obs[-2 if len(obs) > 1 else 0], remote, base, args, tmp)
+                cp = checkpoint(week, obs[-1], obs[-2 if len(obs) > 1 else 0], remote, base, args, tmp, ws)
                 cp["items"] = corpus.next_item + len(result["checkpoints"]) * args.k + args.k
                 result["checkpoints"].append(cp)
                 result["weeks"] = weeks
                 save()
         result["weeks"] = weeks
         result["items_written"] = corpus.next_item + len(checkpoints) * args.k
-        print("newcomer ...", file=sys.stderr, flush=True)
-        result["newcomer"] = [dict(newcomer(base, "newcomer", origins, workspace_of, remote, tmp),
-                                   size=result["items_written"])]  # fmt: skip
-        by_ws = {}
-        for m in machines:
-            store = wctx.open_store(m.home)
-            by_ws.setdefault(m.workspace, []).append(wctx._store_machine_id(store))
-            store.close()
-        result["workspace"] = workspace_fetch(remote, by_ws, names[0], base)
-        save()
+        # A newcomer in one workspace (its one repository registered there) against one in all.
+        result["newcomer"] = []
+        for label, subset in (("one", names[:1]), ("all", None)):
+            print("newcomer in %s workspaces ..." % label, file=sys.stderr, flush=True)
+            row = newcomer(base, "newcomer-" + label, origins, workspace_of, remote, tmp, subset)
+            result["newcomer"].append(dict(row, size=result["items_written"], built=False))
+            save()
+        sized = [(label, subset) for label, subset in (("one", names[:1]), ("all", None))
+                 if label in args.sized_in.split(",")]  # fmt: skip
         for size in [int(s) for s in args.newcomer_sizes.split(",") if s]:
             big_corpus = Corpus(args.peers, size, roots, heads, args.per_session)
             t = time.perf_counter()
             big, n = build_remote(size, args, big_corpus, base, machines)
             build_s = time.perf_counter() - t
-            stats = remote_stats(big, base)
-            shutil.rmtree(stats.pop("_uptodate"), ignore_errors=True)
-            print("newcomer of %d items ..." % n, file=sys.stderr, flush=True)
-            row = dict(newcomer(base, "newcomer-%d" % size, origins, workspace_of, big, tmp), size=n)
-            row.update(build_s=build_s, remote_bytes=stats["remote_bytes"], files=stats["files"],
-                       fetch_full_s=stats["fetch_full_s"], fetch_full_bytes=stats["fetch_full_bytes"])  # fmt: skip
-            result["newcomer"].append(row)
-            save()
+            stats = remote_stats(big, base, ws)
+            for into, _ in stats.pop("_uptodate").values():
+                shutil.rmtree(into, ignore_errors=True)
+            result.setdefault("sized", []).append(dict(stats, size=n, build_s=build_s))
+            for label, subset in sized:
+                print("newcomer of %d items in %s workspaces ..." % (n, label), file=sys.stderr, flush=True)
+                row = newcomer(
+                    base, "newcomer-%d-%s" % (size, label), origins, workspace_of, big, tmp, subset
+                )
+                row.update(size=n, built=True)
+                result["newcomer"].append(row)
+                save()
             shutil.rmtree(big, ignore_errors=True)
     finally:
         if old_home is not None:
@@ -762,52 +791,84 @@ def print_table(r):
         if x["participant"]:
             print("| %d | %d | %.2f | %.2f | %.0f |" % (x["pulled"], x["pulled_files"], x["sync_s"],
                   sum(x["git"].values()), x["sync_rss_mb"]))  # fmt: skip
+    cps = r["checkpoints"]
+    ws = cps[0]["workspace"] if cps else (r["newcomer"][0]["in"] or ["?"])[0]
+    print("\nThe remote: the team's branch and one branch per workspace; a person in one workspace (%s) "
+          "fetches the team's branch and that workspace's." % ws)  # fmt: skip
     print(
-        "\n| after week | items | commits | files (sessions) | objects reachable | loose / packs | remote MB "
-        "| git fetch of the branch, s (MB) | weekly syncs that pull, median s (git's share) "
-        "| writers' push-only syncs, median s | their replay (fetch tip, commit, git push), median s |"
+        "\n| after week | items | remote MB | objects reachable | loose / packs | commits: team + workspaces "
+        "| files (sessions) | team branch files | workspace branches: n, files min / median / max "
+        "| git fetch, one workspace: s (MB sent) | git fetch, every branch: s (MB sent) |"
     )
     print("|" + " ---: |" * 11)
+    for cp in cps:
+        lo, med, hi = cp["ws_files_min_med_max"]
+        print("| %d | %d | %.1f | %d | %d / %d | %d + %d | %d (%d) | %d | %d: %d / %d / %d | %.2f (%.2f) "
+              "| %.2f (%.2f) |" % (
+              cp["week"], cp["items"], cp["remote_bytes"] / 1e6, cp["objects_reachable"], cp["objects"]["count"],
+              cp["objects"]["packs"], cp["team_commits"], cp["ws_commits"], cp["files"], cp["session_files"],
+              cp["team_files"], cp["ws_branches"], lo, med, hi, cp["fetch_ws_s"], cp["fetch_ws_bytes"] / 1e6,
+              cp["fetch_all_s"], cp["fetch_all_bytes"] / 1e6))  # fmt: skip
+    print(
+        "\n| after week | weekly syncs that pull, median s (git's share) | writers' push-only syncs, median s "
+        "| their replay (fetch tip, commit, git push), median s |"
+    )
+    print("|" + " ---: |" * 4)
     prev = 0
-    for cp in r["checkpoints"]:
+    for cp in cps:
         weeks = [w for w in r["weeks"] if prev < w["week"] <= cp["week"]]
         prev = cp["week"]
         pull = [s for w in weeks for s in w["syncs"] if s["participant"]]
         push = [s for w in weeks for s in w["syncs"] if not s["participant"]]
-        print("| %d | %d | %d | %d (%d) | %d | %d / %d | %.1f | %.2f (%.1f) | %.2f (%.2f) | %.2f | %.2f |" % (
-              cp["week"], cp["items"], cp["commits"], cp["files"], cp["session_files"], cp["objects_reachable"],
-              cp["objects"]["count"], cp["objects"]["packs"], cp["remote_bytes"] / 1e6, cp["fetch_full_s"],
-              cp["fetch_full_bytes"] / 1e6, _med([s["s"] for s in pull]),
+        print("| %d | %.2f (%.2f) | %.2f | %.2f |" % (cp["week"], _med([s["s"] for s in pull]),
               _med([sum(s["git"].values()) for s in pull]), _med([s["s"] for s in push]),
               _med([s["replay_s"] for s in push])))  # fmt: skip
     print(
-        "\n| after week | git no-op fetch s | no-op sync `wctx.py` s (git's share) | its start-up s | ratio "
-        "| no-op sync, module cached s | its start-up s | ratio | capture + sync s | next machine's sync s "
-        "(files, items) | that / its no-op |"
+        "\n| after week | git no-op fetch s: one workspace / every branch | no-op sync `wctx.py` s (git's share) "
+        "| its start-up s | ratio | no-op sync, module cached s | its start-up s | ratio | capture + sync s "
+        "| next machine's sync s (files, items) | that / its no-op |"
     )
     print("|" + " ---: |" * 11)
-    for cp in r["checkpoints"]:
-        print("| %d | %.3f | %.3f (%.3f) | %.3f | %.1f× | %.3f | %.3f | %.1f× | %.2f | %.2f (%d, %d) | %.1f× |" % (
-              cp["week"], cp["noop_fetch_s"], cp["noop_sync_s"], cp["noop_sync_git_s"], cp["startup_s"],
-              cp["noop_ratio"], cp["noop_sync_module_s"], cp["startup_module_s"], cp["noop_ratio_module"],
-              cp["capture_sync_s"], cp["incr_sync_s"], cp["incr_files"], cp["incr_items"],
+    for cp in cps:
+        print("| %d | %.3f / %.3f | %.3f (%.3f) | %.3f | %.1f× | %.3f | %.3f | %.1f× | %.2f | %.2f (%d, %d) "
+              "| %.1f× |" % (
+              cp["week"], cp["noop_fetch_ws_s"], cp["noop_fetch_all_s"], cp["noop_sync_s"], cp["noop_sync_git_s"],
+              cp["startup_s"], cp["noop_ratio"], cp["noop_sync_module_s"], cp["startup_module_s"],
+              cp["noop_ratio_module"], cp["capture_sync_s"], cp["incr_sync_s"], cp["incr_files"], cp["incr_items"],
               cp["incr_vs_noop"]))  # fmt: skip
     print(
-        "\n| newcomer's first sync, items | files | seconds | items/s | git's share s | peak RSS MB | store MB "
-        "| git fetch alone s |"
+        "\n| newcomer's first sync: team's items | in workspaces | items imported | files | seconds | items/s "
+        "| git's share s | peak RSS MB | its sync repository MB | store MB "
+        "| git fetch of its branches alone, s (MB sent) |"
     )
-    print("|" + " ---: |" * 8)
+    print("| ---: | --- |" + " ---: |" * 9)
     for n in r["newcomer"]:
-        print("| %d | %d | %.1f | %.0f | %.1f | %.0f | %.0f | %.2f |" % (n["items"], n["files"], n["s"],
-              n["items"] / n["s"], sum(n["git"].values()), n["rss_mb"], n["store_mb"], n["fetch_s"]))  # fmt: skip
-    ws = r["workspace"]
-    print("\n| a person in workspace %s (1 of %d: %d of %d files) | seconds | MB |" % (
-          ws["workspace"], ws["workspaces"], ws["files_ws"], ws["files_all"]))  # fmt: skip
-    print("| --- | ---: | ---: |")
-    for key, label in (("full", "fetch the whole branch (today)"), ("shallow", "the whole branch, --depth 1"),
-                       ("ws_branch", "one branch per workspace"),
-                       ("partial", "partial clone (blob:none) + its blobs")):  # fmt: skip
-        print("| %s | %.2f | %.2f |" % (label, ws[key + "_s"], ws[key + "_bytes"] / 1e6))
+        where = "all %d" % len(n["in"]) if not n["elsewhere"] else ", ".join(n["in"]) + " (1 of %d)" % (
+            len(n["in"]) + len(n["elsewhere"]))  # fmt: skip
+        print("| %d%s | %s | %d | %d | %.1f | %.0f | %.1f | %.0f | %.1f | %.1f | %.2f (%.1f) |" % (
+              n["size"], " (built)" if n.get("built") else "", where, n["items"], n["files"], n["s"],
+              n["items"] / n["s"], sum(n["git"].values()), n["rss_mb"], n["sync_repo_bytes"] / 1e6, n["store_mb"],
+              n["fetch_s"], n["fetch_bytes"] / 1e6))  # fmt: skip
+    for st in r.get("sized", []):
+        print(
+            "\nbuilt %d items in %.0f s: remote %.1f MB, team branch %d files, %d workspace branches of %d / %d / %d "
+            "files (min / median / max); git fetch of one workspace %.2f s (%.1f MB), of every branch %.2f s "
+            "(%.1f MB)"
+            % (st["size"], st["build_s"], st["remote_bytes"] / 1e6, st["team_files"], st["ws_branches"],
+               *st["ws_files_min_med_max"], st["fetch_ws_s"], st["fetch_ws_bytes"] / 1e6, st["fetch_all_s"],
+               st["fetch_all_bytes"] / 1e6)
+        )  # fmt: skip
+    by_size = {}
+    for n in r["newcomer"]:
+        by_size.setdefault((n["size"], bool(n.get("built"))), {})["all" if not n["elsewhere"] else "one"] = n
+    for (size, _), pair in sorted(by_size.items()):
+        if "one" in pair and "all" in pair:
+            one, every = pair["one"], pair["all"]
+            print("\n%d items: a newcomer in 1 workspace of %d reads %.1f× fewer bytes (git's pack), imports "
+                  "%.1f× fewer items, in %.2f× the seconds and %.2f× the peak RSS of one in every workspace" % (
+                  size, len(every["in"]), every["fetch_bytes"] / max(1, one["fetch_bytes"]),
+                  every["items"] / max(1, one["items"]), one["s"] / every["s"],
+                  one["rss_mb"] / every["rss_mb"]))  # fmt: skip
 
 
 if __name__ == "__main__":
