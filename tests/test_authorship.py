@@ -354,6 +354,11 @@ def test_a_store_from_before_authorship_calls_its_own_items_yours(team, tmp_path
         db.execute("ALTER TABLE sessions DROP COLUMN machine")
         db.execute("ALTER TABLE tombstones DROP COLUMN machine")
         db.execute("DELETE FROM sync_state WHERE key = 'machine'")
+        for (trigger,) in db.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE 'sync_changes_%'"
+        ).fetchall():
+            db.execute("DROP TRIGGER %s" % trigger)
+        db.execute("DROP TABLE sync_changes")  # m021's, which runs again too
         db.execute("DELETE FROM schema_migrations WHERE number >= 19")  # later ones run again
         db.execute("PRAGMA user_version = 18")
     db.close()

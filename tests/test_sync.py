@@ -803,6 +803,42 @@ def test_an_item_imported_into_a_session_already_here_goes_out_with_the_next_syn
     assert claims == {"the upload retries on 503", "the upload gives up after 5 tries"}
 
 
+def test_a_store_from_before_it_named_its_changes_shares_what_changed_before_the_upgrade(team):
+    import sqlite3
+
+    remote, a, b = team
+    theirs = b.json("capture", "--finding", "bob's finding on the upload", "--file", "upload.ts", cwd=b.repo)
+    theirs = theirs["evidence"][0]["id"]
+    b.wctx("sync", "--remote", remote)
+    a.wctx("sync", "--remote", remote)
+    # Changed on a wctx from before m021: an item of Alice's own, and Bob's item retracted here.
+    a.wctx("capture", "--finding", "alice's finding before the upgrade", "--repo", "upload-sdk")
+    a.wctx("retract", theirs)
+    db = sqlite3.connect(os.path.join(a.store_dir, "wctx.db"))
+    with db:
+        for (trigger,) in db.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE 'sync_changes_%'"
+        ).fetchall():
+            db.execute("DROP TRIGGER %s" % trigger)
+        db.execute("DROP TABLE sync_changes")
+        db.execute("DELETE FROM sync_state WHERE key IN ('context', 'events')")
+        db.execute("DELETE FROM schema_migrations WHERE number >= 21")
+        db.execute("PRAGMA user_version = 20")
+    db.close()
+    assert a.json("sync")["pushed"]
+    events = [
+        json.loads(line)
+        for path, text in remote_files(remote).items()
+        if path.endswith("events.jsonl")
+        for line in text.splitlines()
+    ]
+    assert any(r.get("id") == theirs and r.get("status") == "retracted" for r in events), events
+    b.wctx("sync")
+    claims = {r["claim"] for r in b.json("search", "finding upgrade upload", "--all")["results"]}
+    assert "alice's finding before the upgrade" in claims
+    _rebuilt_from_scratch_changes_nothing(a)
+
+
 def test_a_sync_after_one_capture_builds_only_that_session(team, monkeypatch):
     remote, a, _ = team
     for n in range(4):
