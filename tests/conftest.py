@@ -241,6 +241,18 @@ def older_schema(monkeypatch, migrations):
     stamps, added for each insert and dropped after, as that store never had them."""
     monkeypatch.setattr(wctx, "MIGRATIONS", migrations)
     names = [m.__name__ for m in migrations]
+    if "m021_sync_changes" not in names:
+        # Today's capture names the sessions it writes to for sync, for each capture only.
+        capture_naming = wctx.capture
+
+        def capture_with_sync_changes(store, *args, **kwargs):
+            store.db.execute("CREATE TABLE sync_changes(seq INTEGER PRIMARY KEY, session_id TEXT)")
+            try:
+                return capture_naming(store, *args, **kwargs)
+            finally:
+                store.db.execute("DROP TABLE sync_changes")
+
+        monkeypatch.setattr(wctx, "capture", capture_with_sync_changes)
     if "m019_authorship" not in names:
         # Sessions get the author and machine today's capture stamps, for each capture only.
         capture = wctx.capture

@@ -44,7 +44,19 @@ from .store import _select_in
 # with its path and line and skipped whole.
 
 SYNC_BRANCH = "wctx-memory"
-SYNC_PUSH_TRIES = 5
+SYNC_PUSH_TRIES = 12
+
+
+def _sync_backoff(attempt):
+    """Seconds to wait before try ``attempt`` (2 or more) after a refused push: a random share of
+    a window that doubles from 0.2 s up to 4 s. Syncs refused together (a team syncing in the
+    same minute) spread out instead of fetching and pushing again in step, each time one of them
+    wins; the twelve tries wait 30 s at most in all, about half that on average."""
+    import random
+
+    return random.uniform(0, min(4.0, 0.1 * 2 ** (attempt - 1)))
+
+
 _SYNC_FETCHED, _SYNC_OURS = WCTX_REFS  # the remote tip as last fetched; the commit we built to push
 _SYNC_FILE = _lazy_pattern(
     r"^machines/([0-9a-f]{16})/(sessions/(?:ses-[0-9a-f]{10}|[\w.:-]{1,80})\.jsonl|events\.jsonl|topology\.jsonl)$"
@@ -913,6 +925,8 @@ def sync_memory(store, remote=None, branch=None):
         _sync_remembered_tips(store) if remote == synced_with and branch == _sync_get(store, "branch") else {}
     )
     for attempt in range(1, SYNC_PUSH_TRIES + 1):
+        if attempt > 1:
+            time.sleep(_sync_backoff(attempt))
         report.tries = attempt
         listed = _sync_list(store, remote, branch)
         if attempt == 1:  # reachable: remembered now, so that a sync interrupted later needs no arguments
