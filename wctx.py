@@ -15295,7 +15295,7 @@ def _sync_dir(store):
     return os.path.join(store.home, "sync", "memory.git")
 
 
-def _sync_git(store, args, input_bytes=None, ok_codes=(0,), network=False, revs=()):
+def _sync_git(store, args, input_bytes=None, ok_codes=(0,), network=False, revs=(), paths=None):
     # Our private repository's config is ours alone; for the network we run the user's own ssh
     # (GIT_SSH_COMMAND, else their global core.sshCommand, else ssh), never a repository's.
     extra = ["-c", "protocol.ext.allow=never", "-c", "core.bare=true"]
@@ -15308,6 +15308,7 @@ def _sync_git(store, args, input_bytes=None, ok_codes=(0,), network=False, revs=
         ok_codes=ok_codes,
         extra_options=extra,
         revs=revs,
+        paths=paths,
     )
 
 
@@ -15409,29 +15410,66 @@ def _sync_fetch(store, remote, branch, listed, workspaces):
     return tips
 
 
-def _sync_tree(store, tip, skipped=None):
-    """{path: blob id} of the memory files in ``tip`` (other files in the branch are ignored).
-    A memory file's name on anything but a plain file (a symbolic link: its blob is the link's
-    target, which no machine wrote as memory) is noted in ``skipped``."""
+def _sync_tree(store, tip, under=None):
+    """({path: blob id}, {path: blob id}) of the memory files in ``tip`` (those ``under`` one
+    directory only, when given; other files in the branch are ignored): plain files, then names
+    on anything else (a symbolic link, whose blob is the link's target: no machine wrote it as
+    memory)."""
     if tip is None:
-        return {}
-    _, out = _sync_git(store, ["ls-tree", "-r", "-z", "--full-tree"], revs=[tip])
-    files = {}
+        return {}, {}
+    _, out = _sync_git(
+        store, ["ls-tree", "-r", "-z", "--full-tree"], revs=[tip], paths=[under] if under else None
+    )
+    files, links = {}, {}
     for entry in out.split(b"\0"):
         meta, _, path = entry.partition(b"\t")
         parts = meta.split()
-        if len(parts) != 3 or parts[1] != b"blob":
-            continue
-        name = path.decode("utf-8", "replace")
-        if not _SYNC_FILE.match(name):
-            continue
-        if parts[0] in (b"100644", b"100755"):
-            files[name] = parts[2].decode("ascii")
-        elif skipped is not None:
-            why = "%s: a symbolic link, not a file" % name
-            if why not in skipped:  # once, however many times a rejected push fetches again
-                skipped.append(why)
-    return files
+        if len(parts) == 3 and parts[1] == b"blob":
+            _sync_entry(files, links, parts[0], parts[2], path)
+    return files, links
+
+
+def _sync_entry(files, links, mode, blob, path):
+    """File one branch entry (git's mode, blob id and path, as bytes) as _sync_tree returns it."""
+    name = path.decode("utf-8", "replace")
+    if not _SYNC_FILE.match(name):
+        return
+    if mode in (b"100644", b"100755"):
+        files[name] = blob.decode("ascii")
+    elif mode != b"160000":  # a blob on another mode: a symbolic link
+        links[name] = blob.decode("ascii")
+
+
+def _sync_changed(store, since, tip, unread):
+    """_sync_tree's answer for just what a sync must look at in ``tip`` when the last sync left
+    the branch at ``since``: the memory files added or changed between the two (``git diff-tree``,
+    which reads only the trees that differ, so it costs what changed, not what the branch holds),
+    and those of ``unread`` ({path: [kind, blob id]}: what the last sync could not import, tried
+    again) that ``tip`` still holds as they were. None when ``since`` is not known here (a first
+    sync, another remote, or its commit gone): then every file is looked at."""
+    if since is None or tip is None:
+        return None
+    files, links = {}, {}
+    if since != tip:
+        try:
+            _, out = _sync_git(store, ["diff-tree", "-r", "-z", "--no-renames"], revs=[since, tip])
+        except GitError:
+            return None
+        fields = out.split(b"\0")
+        touched = set()
+        for meta, path in zip(fields[0::2], fields[1::2]):
+            parts = meta.lstrip(b":").split()
+            if len(parts) != 5:
+                continue
+            touched.add(path.decode("utf-8", "replace"))
+            if parts[3].strip(b"0"):  # not deleted
+                _sync_entry(files, links, parts[1], parts[3], path)
+    else:
+        touched = set()
+    for path, (kind, blob) in unread.items():
+        if path not in touched:
+            (links if kind == "link" else files)[path] = blob
+    return files, links
 
 
 def _sync_blob_sizes(store, blobs):
@@ -15491,9 +15529,10 @@ def _sync_version_of(updated_at, status, superseded_by, confirmed_at, events):
     )
 
 
-def _sync_import(store, machine, workspace, files, report):
-    """Import the other machines' files that changed since we last read them: sessions first (the
-    events of one machine may refer to another's sessions), each file all or nothing.
+def _sync_import(store, machine, workspace, files, report, tip):
+    """Import the other machines' files among ``files`` ({path: blob id} of the branch at ``tip``:
+    all of them, or those _sync_changed names) that changed since we last read them: sessions
+    first (the events of one machine may refer to another's sessions), each file all or nothing.
 
     The import is a run of short transactions, not one: a teammate's whole memory in one would hold
     the store's write lock for as long as it takes, and a capture, a session-end hook or the MCP
@@ -15503,10 +15542,9 @@ def _sync_import(store, machine, workspace, files, report):
     it (blob ids read, sessions that are another machine's, versions seen) in one transaction: a
     sync killed at any point leaves whole batches imported and remembered, and the next sync
     imports the rest, nothing twice."""
-    seen = {
-        r["path"]: r["blob"]
-        for r in store.all("SELECT path, blob FROM sync_files WHERE workspace = ?", (workspace,))
-    }
+    seen = _sync_files_read(
+        store, workspace, [p for p in files if not p.startswith("machines/%s/" % machine)]
+    )
     todo = sorted(
         (p for p, b in files.items() if seen.get(p) != b and not p.startswith("machines/%s/" % machine)),
         key=lambda p: (p.endswith("events.jsonl"), p),
@@ -15524,17 +15562,31 @@ def _sync_import(store, machine, workspace, files, report):
     # One page cache for all the batches, sized to all they bring (about 400 bytes a line): each
     # batch's pages (and the indexes it updates) are still there for the next one.
     with _BulkCache(store, sum(sizes.get(files[p], 0) for p in todo) // 400):
-        _sync_import_batches(store, workspace, files, todo, sizes, report)
+        _sync_import_batches(store, workspace, files, todo, sizes, report, tip)
     if store.scrub_due:  # something was forgotten: its text leaves the store's bytes, once
         store.scrub_due = False
         _scrub_store(store)
 
 
-def _sync_import_batches(store, workspace, files, todo, sizes, report):
+def _sync_files_read(store, workspace, paths):
+    """{path: blob id} of each of ``paths`` that sync_files says was read from ``workspace``'s branch."""
+    seen = {}
+    for i in range(0, len(paths), 500):
+        chunk = paths[i : i + 500]
+        for path, blob in store.db.execute(
+            "SELECT path, blob FROM sync_files WHERE workspace = ? AND path IN (%s)"
+            % ",".join("?" * len(chunk)),
+            [workspace, *chunk],
+        ):
+            seen[path] = blob
+    return seen
+
+
+def _sync_import_batches(store, workspace, files, todo, sizes, report, tip):
     forgotten = None
     for batch in _sync_batches(todo, files, sizes):
         data = _sync_read_blobs(store, [files[p] for p in batch])
-        parsed = []
+        checked = []
         for path in batch:
             try:
                 records = _parse_export(path, _blob_lines(data.pop(files[path], b"")))
@@ -15544,7 +15596,9 @@ def _sync_import_batches(store, workspace, files, todo, sizes, report):
             except WctxError as e:
                 report.skipped.append(str(e))
                 continue
-            parsed.append((path, _sync_owned(path, records, files)))
+            checked.append((path, records))
+        held = _sync_present(store, tip, files, _sync_copies(checked))
+        parsed = [(path, _sync_owned(path, records, held)) for path, records in checked]
         # Should a batch be refused, its files are imported one by one, so that only the file at
         # fault is skipped.
         groups = [parsed] if parsed else []
@@ -15663,10 +15717,43 @@ def _sync_session_owners(group):
     return owners
 
 
-def _sync_owned(path, records, files):
+def _sync_copies(checked):
+    """The paths where the session files of other machines would be, for the sessions that the
+    files of ``checked`` ([(path, records)]) hold on behalf of another machine."""
+    paths = set()
+    for path, records in checked:
+        m = _SYNC_FILE.match(path)
+        if m is None or "/sessions/" not in path:
+            continue
+        for r in records:
+            if r["type"] == "session" and r.get("machine") not in (None, m.group(1)):
+                paths.add("machines/%s/sessions/%s.jsonl" % (r["machine"], r["id"]))
+    return paths
+
+
+def _sync_present(store, tip, files, paths):
+    """Which of ``paths`` the branch at ``tip`` holds as a memory file: ``files`` answers for
+    those it lists, git (one ``cat-file --batch-check``) for the others, since ``files`` may be
+    only what changed."""
+    held = {p for p in paths if p in files}
+    ask = sorted(p for p in paths - held if _SYNC_FILE.match(p))
+    if ask and tip:
+        _, out = _sync_git(
+            store,
+            ["cat-file", "--batch-check"],
+            input_bytes="".join("%s:%s\n" % (tip, p) for p in ask).encode(),
+        )
+        for path, line in zip(ask, out.decode("utf-8", "replace").splitlines()):
+            if line.split()[1:2] == ["blob"]:
+                held.add(path)
+    return held
+
+
+def _sync_owned(path, records, held):
     """``records`` of one machine's session file without the sessions (and their items) that
-    another machine recorded and shares in its own file on the branch: those are read from their
-    own machine's file, never from a copy another machine wrote."""
+    another machine recorded and shares in its own file on the branch (``held``: the paths of
+    those files the branch holds, _sync_present): those are read from their own machine's file,
+    never from a copy another machine wrote."""
     m = _SYNC_FILE.match(path)
     if m is None or "/sessions/" not in path:
         return records
@@ -15675,7 +15762,7 @@ def _sync_owned(path, records, files):
         for r in records
         if r["type"] == "session"
         and r.get("machine") not in (None, m.group(1))
-        and "machines/%s/sessions/%s.jsonl" % (r["machine"], r["id"]) in files
+        and "machines/%s/sessions/%s.jsonl" % (r["machine"], r["id"]) in held
     }
     if not copies:
         return records
@@ -16069,9 +16156,9 @@ def sync_memory(store, remote=None, branch=None):
     machine = _sync_init(store)
     report = SyncReport(remote, branch)
     synced_with = _sync_get(store, "remote")
-    last = (
-        _sync_remembered_tips(store) if remote == synced_with and branch == _sync_get(store, "branch") else {}
-    )
+    same = remote == synced_with and branch == _sync_get(store, "branch")
+    last = _sync_remembered_tips(store) if same else {}
+    unread = _sync_remembered_unread(store) if same else {}
     for attempt in range(1, SYNC_PUSH_TRIES + 1):
         if attempt > 1:
             time.sleep(_sync_backoff(attempt))
@@ -16093,14 +16180,17 @@ def sync_memory(store, remote=None, branch=None):
             report.noop = True
             report.skipped = _sync_remembered_skips(store)
             break
-        tips, trees = {}, {}
+        tips, trees, left = {}, {}, {}
         while [ws for ws in wanted if ws not in trees]:
             todo = [ws for ws in wanted if ws not in trees]
             tips.update(_sync_fetch(store, remote, branch, listed, todo))
             for ws in todo:  # the team's branch first: its topology says which workspaces hold what
-                trees[ws] = _sync_tree(store, tips.get(ws), report.skipped)
-                with _GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
-                    _sync_import(store, machine, ws, trees[ws], report)
+                # Compared with the tip the last sync left only where that sync also said what it
+                # could not import (a sync of an earlier wctx did not): else every file is read.
+                since = last.get(ws) if ws in unread else None
+                trees[ws], left[ws] = _sync_read_branch(
+                    store, machine, ws, tips.get(ws), since, unread.get(ws, {}), report
+                )
             routes = sync_routes(store)
             wanted = _sync_wanted(store, routes)
         report.workspaces = [ws for ws in wanted if ws]
@@ -16121,7 +16211,14 @@ def sync_memory(store, remote=None, branch=None):
         pushed = {ws: tips[ws] for ws in wanted if ws in tips and ws not in commits}
         if not commits:
             _sync_remember(
-                store, remote, branch, wanted, pushed, (fingerprint, since, events), exported, report.skipped
+                store,
+                remote,
+                branch,
+                wanted,
+                pushed,
+                (fingerprint, since, events, left),
+                exported,
+                report.skipped,
             )
             break
         refused = _sync_push(
@@ -16132,7 +16229,14 @@ def sync_memory(store, remote=None, branch=None):
             report.pushed = short_sha(commits.get("") or next(iter(commits.values())))
             pushed.update(commits)
             _sync_remember(
-                store, remote, branch, wanted, pushed, (fingerprint, since, events), exported, report.skipped
+                store,
+                remote,
+                branch,
+                wanted,
+                pushed,
+                (fingerprint, since, events, left),
+                exported,
+                report.skipped,
             )
             break
     else:
@@ -16141,6 +16245,33 @@ def sync_memory(store, remote=None, branch=None):
             % (SYNC_PUSH_TRIES, remote, "; ".join("%s %s" % kv for kv in sorted(refused.items())))
         )
     return report
+
+
+def _sync_read_branch(store, machine, workspace, tip, since, unread, report):
+    """Import what the branch of ``workspace`` at ``tip`` brings from the other machines: when the
+    last sync left it at ``since``, only the files changed since and those that sync could not
+    import (``unread``); else every file. Returns ({path: blob id} of this machine's own files on
+    the branch, which the commit builds on, {path: [kind, blob id]} of the files of others it
+    could not import, for the next sync to try again and to name again)."""
+    base = "machines/%s/" % machine
+    changed = _sync_changed(store, since, tip, unread)
+    if changed is None:
+        files, links = _sync_tree(store, tip)
+        own = {p: b for p, b in files.items() if p.startswith(base)}
+    else:
+        files, links = changed
+        own = _sync_tree(store, tip, under=base.rstrip("/"))[0] if tip else {}
+    for path in sorted(links):
+        why = "%s: a symbolic link, not a file" % path
+        if why not in report.skipped:  # once, however many times a rejected push fetches again
+            report.skipped.append(why)
+    with _GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
+        _sync_import(store, machine, workspace, files, report, tip)
+    others = [p for p in files if not p.startswith(base)]
+    read = _sync_files_read(store, workspace, others)
+    left = {p: ["file", files[p]] for p in others if read.get(p) != files[p]}
+    left.update((p, ["link", b]) for p, b in links.items())
+    return own, left
 
 
 def _sync_wanted(store, routes):
@@ -16159,6 +16290,14 @@ def _sync_remembered_tips(store):
     return tips
 
 
+def _sync_remembered_unread(store):
+    """{workspace: {path: [kind, blob id]}} of the files the last sync could not import."""
+    unread = {}
+    for r in store.all("SELECT key, value FROM sync_state WHERE key = 'unread' OR key LIKE 'unread %'"):
+        unread[r["key"][7:]] = json.loads(r["value"])
+    return unread
+
+
 def _sync_remembered_skips(store):
     return json.loads(_sync_get(store, "skipped") or "[]")
 
@@ -16167,17 +16306,20 @@ def _sync_remember(store, remote, branch, wanted, tips, state, exported, skipped
     """What a sync leaves for the next: where it synced, the branches it fetched (``wanted``) and
     each one's tip as it left it (a workspace's under "tip NAME"), the files it skipped (said again
     while nothing moves), ``state``: (the small tables' fingerprint, the _SyncSince it built from,
-    the teammates' sessions whose changes its events files hold), and ``exported``: (workspace,
+    the teammates' sessions whose changes its events files hold, {workspace: the files of
+    others it could not import}), and ``exported``: (workspace,
     session id) -> (digest, blob id) of each session file of ours the branches now hold. The
     sessions named in sync_changes up to its mark are done with; those named after it, by another
     process meanwhile, stay for the next sync."""
-    fingerprint, since, events = state
+    fingerprint, since, events, unread = state
     before = {
         (r["workspace"], r["session_id"]): (r["digest"], r["blob"])
         for r in store.all("SELECT * FROM sync_exported")
     }
     with store.atomic():
-        store.db.execute("DELETE FROM sync_state WHERE key = 'tip' OR key LIKE 'tip %'")
+        store.db.execute(
+            "DELETE FROM sync_state WHERE key IN ('tip', 'unread') OR key LIKE 'tip %' OR key LIKE 'unread %'"
+        )
         for key, value in (
             ("remote", remote),
             ("branch", branch),
@@ -16187,6 +16329,7 @@ def _sync_remember(store, remote, branch, wanted, tips, state, exported, skipped
             ("workspaces", json.dumps(wanted)),
             ("skipped", json.dumps(skipped) if skipped else None),
             *((("tip " + ws).strip(), tip) for ws, tip in sorted(tips.items())),
+            *((("unread " + ws).strip(), json.dumps(files)) for ws, files in sorted(unread.items())),
         ):
             _sync_set(store, key, value)
         store.db.execute("DELETE FROM sync_changes WHERE seq <= ?", (since.mark,))

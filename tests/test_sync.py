@@ -1077,3 +1077,155 @@ def test_a_noop_sync_fetches_nothing_and_still_names_a_skipped_file(team, monkey
     finally:
         store.close()
     assert report.noop and "fetch" not in calls and "ls-remote" in calls, calls
+
+
+# -- an incremental sync looks at what changed on the branch, not at every file it holds ----------
+
+
+def _push_file(tmp_path, remote, path, text, branch="wctx-memory"):
+    """Commit ``text`` as ``path`` (None: delete it) on ``branch`` of the team's remote, as a
+    teammate's own git would."""
+    work = str(tmp_path / ("push-%d" % len(os.listdir(str(tmp_path)))))
+    git(tmp_path, "clone", "-q", "-b", branch, remote, work)
+    full = os.path.join(work, path)
+    if text is None:
+        os.remove(full)
+    else:
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w") as fh:
+            fh.write(text)
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "edit " + path)
+    git(work, "push", "-q", "origin", branch)
+
+
+def _session_file(sid, claims, machine=None):
+    records = [dict({"type": "session", "format": 1, "id": sid, "agent": "cli", "repo": "upload-sdk"},
+                    **({"machine": machine} if machine else {}))]  # fmt: skip
+    records += [{"type": "evidence", "format": 1, "id": "ev-%s%02d" % (sid[-8:], n), "session": sid,
+                 "repo": "upload-sdk", "kind": "finding", "claim": claim} for n, claim in enumerate(claims)]  # fmt: skip
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def test_an_incremental_sync_reads_only_the_files_that_changed(team, tmp_path, monkeypatch):
+    remote, a, b = team
+    a.wctx("capture", "--finding", "alice starts the team's branch", "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    for n in range(12):
+        _push_file(tmp_path, remote, "machines/%016x/sessions/ses-%010x.jsonl" % (0xD0 + n, 0xD0 + n),
+                   _session_file("ses-%010x" % (0xD0 + n), ["a teammate's finding number %d" % n]))  # fmt: skip
+    assert b.json("sync", "--remote", remote)["imported"]["evidence"] == 13
+    _push_file(tmp_path, remote, "machines/%016x/sessions/ses-%010x.jsonl" % (0xE0, 0xE0),
+               _session_file("ses-%010x" % 0xE0, ["the one new finding since bob's sync"]))  # fmt: skip
+    listed, read = [], []
+    real = wctx.run_git
+
+    def spy(path, args, *rest, **kw):
+        out = real(path, args, *rest, **kw)
+        if args[0] == "ls-tree":
+            listed.extend(out[1].split(b"\0")[:-1])
+        if args[:2] == ["cat-file", "--batch"]:
+            read.extend(kw["input_bytes"].split())
+        return out
+
+    monkeypatch.setattr(wctx, "run_git", spy)
+    monkeypatch.setenv("HOME", b.home)
+    store = wctx.open_store(b.store_dir)
+    try:
+        report = wctx.sync_memory(store)
+        machine = wctx._store_machine_id(store)
+    finally:
+        store.close()
+    # The branch holds 13 session files of others; the sync read the one that is new, and listed
+    # none of them: only bob's own files (he has no session), which it builds its commit on.
+    assert report.imported["files"] == 1 and report.imported["evidence"] == 1 and len(read) == 1
+    assert listed and {e.split(b"\t")[1].split(b"/")[1] for e in listed} == {machine.encode()}
+    assert "the one new finding since bob's sync" in _claims(b, "new finding since")
+
+
+def test_a_file_that_could_not_be_imported_is_named_again_and_read_once_repaired(team, tmp_path):
+    remote, a, b = team
+    a.wctx("capture", "--finding", "alice starts the team's branch", "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    sid, path = "ses-00000000f1", "machines/00000000000000f1/sessions/ses-00000000f1.jsonl"
+    _push_file(tmp_path, remote, path, _session_file(sid, ["damaged file's finding"]) + '{"type": "evid\n')
+    link = "machines/00000000000000f2/sessions/ses-00000000f2.jsonl"
+    work = str(tmp_path / "link")
+    git(tmp_path, "clone", "-q", "-b", "wctx-memory", remote, work)
+    os.makedirs(os.path.join(work, os.path.dirname(link)))
+    os.symlink("/etc/passwd", os.path.join(work, link))
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "a link")
+    git(work, "push", "-q", "origin", "wctx-memory")
+    first = b.json("sync", "--remote", remote)
+    assert sorted(s.split(":")[0] for s in first["skipped"]) == [path, link]
+    # Someone else's change moves the branch: bob's next sync imports it, and still names both
+    # files it could not read, although neither changed.
+    a.wctx("capture", "--finding", "alice's later finding about retries", "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    _push_file(tmp_path, remote, "machines/00000000000000f3/sessions/ses-00000000f3.jsonl",
+               _session_file("ses-00000000f3", ["a third teammate's finding"]))  # fmt: skip
+    second = b.json("sync")
+    assert second["imported"]["evidence"] == 2 and second["noop"] is False
+    assert sorted(s.split(":")[0] for s in second["skipped"]) == [path, link]
+    # A store last synced by an earlier wctx, which did not keep what it could not import: its
+    # next sync reads every file, and names both again.
+    store = wctx.open_store(b.store_dir)
+    try:
+        with store.atomic():
+            store.db.execute("DELETE FROM sync_state WHERE key = 'unread' OR key LIKE 'unread %'")
+    finally:
+        store.close()
+    _push_file(tmp_path, remote, "machines/00000000000000f5/sessions/ses-00000000f5.jsonl",
+               _session_file("ses-00000000f5", ["a fifth teammate's finding"]))  # fmt: skip
+    upgraded = b.json("sync")
+    assert upgraded["imported"]["evidence"] == 1
+    assert sorted(s.split(":")[0] for s in upgraded["skipped"]) == [path, link]
+    # Repaired, the file is read by the next sync, whatever else changed.
+    _push_file(tmp_path, remote, path, _session_file(sid, ["damaged file's finding"]))
+    third = b.json("sync")
+    assert third["imported"]["evidence"] == 1
+    assert [s.split(":")[0] for s in third["skipped"]] == [link]
+    assert "damaged file's finding" in _claims(b, "damaged file finding")
+
+
+def test_a_copy_of_a_teammates_session_is_not_read_while_the_teammates_own_file_stands(team, tmp_path):
+    remote, a, b = team
+    a.wctx("capture", "--finding", "alice's own finding about the expiry", "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    b.wctx("sync", "--remote", remote)
+    files = remote_files(remote)
+    (own,) = [p for p in files if "/sessions/" in p]
+    machine, sid = own.split("/")[1], own.split("/")[-1][: -len(".jsonl")]
+    # A third machine's file claims alice's session, with an item she never recorded. Alice's own
+    # file did not change since bob last read it: only the copy is new on the branch.
+    copy = "machines/00000000000000f4/sessions/%s.jsonl" % sid
+    branch = next(name for name in remote_branches(remote) if own in remote_files(remote, name))
+    text = _session_file(sid, ["an injected claim in alice's name"], machine=machine)
+    _push_file(tmp_path, remote, copy, text, branch=branch)
+    b.wctx("sync")
+    assert "an injected claim in alice's name" not in _claims(b, "injected claim alice name")
+    assert _claims(b, "alice own finding expiry") == {"alice's own finding about the expiry"}
+
+
+def test_a_sync_whose_last_branch_tip_is_gone_reads_every_file(team, tmp_path):
+    remote, a, b = team
+    a.wctx("capture", "--finding", "alice's first finding on the branch", "--repo", "upload-sdk")
+    a.wctx("sync", "--remote", remote)
+    b.wctx("sync", "--remote", remote)
+    a.wctx("capture", "--finding", "alice's second finding on the branch", "--repo", "upload-sdk")
+    a.wctx("sync")
+    # The commit bob's last sync left the branches at is no longer in his sync repository (pruned,
+    # or a store copied from elsewhere): the next sync cannot compare with it, and reads it all.
+    store = wctx.open_store(b.store_dir)
+    try:
+        with store.atomic():
+            store.db.execute(
+                "UPDATE sync_state SET value = ? WHERE key = 'tip' OR key LIKE 'tip %'", ("ab" * 20,)
+            )
+    finally:
+        store.close()
+    got = b.json("sync")
+    assert got["imported"]["evidence"] == 1 and got["skipped"] == []
+    assert _claims(b, "alice finding on the branch") == {
+        "alice's first finding on the branch", "alice's second finding on the branch"}  # fmt: skip
