@@ -3579,6 +3579,68 @@ def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=(), 
     return proc.returncode, proc.stdout
 
 
+class GitWriter:
+    """``git ARGS`` in ``repo_path`` fed on its standard input a piece at a time (``write``), for
+    input too large to hold (a sync's files, written as blobs by ``fast-import``): wctx's own
+    literal options only, run as run_git runs git. Its output goes nowhere, so it can never block
+    on a pipe nobody reads; its standard error is kept for the one-line error. Use as a context
+    manager: a clean exit waits for git and raises GitError if it failed; an exception kills it."""
+
+    def __init__(self, repo_path, args, extra_options=()):
+        import subprocess
+        import tempfile
+
+        self.args = list(args)
+        self.repo_path = repo_path
+        self.errors = tempfile.TemporaryFile()
+        try:
+            self.proc = subprocess.Popen(  # noqa: S603 - list arguments, no shell
+                ["git", *GIT_SAFE_OPTIONS, *extra_options, "-C", repo_path, *self.args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=self.errors,
+                env=_git_env(),
+            )
+        except FileNotFoundError:
+            self.errors.close()
+            raise WctxError("git is not installed or not on PATH (wctx needs the git binary)") from None
+
+    def write(self, data):
+        try:
+            self.proc.stdin.write(data)
+        except BrokenPipeError:  # git stopped reading: its own error says why, at the end
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        try:
+            if kind is not None:
+                self.proc.kill()
+                self.proc.wait()
+                return False
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            if self.proc.wait() != 0:
+                self.errors.seek(0)
+                message = self.errors.read().decode("utf-8", "replace").strip().splitlines()
+                raise GitError(
+                    "git %s failed in %s: %s"
+                    % (
+                        self.args[0],
+                        self.repo_path,
+                        message[0] if message else "exit %d" % self.proc.returncode,
+                    ),
+                    b"",
+                )
+            return False
+        finally:
+            self.errors.close()
+
+
 def blob_id(data, object_format="sha1"):
     """The git blob id of ``data`` as ``git hash-object --no-filters`` would compute it."""
     import hashlib  # imported where used: it costs ~3 ms of start-up that most commands skip
@@ -13562,62 +13624,69 @@ def shareable_record(record, local):
     return out
 
 
-_EXPORT_TARGETED = 2000  # sessions up to which export_records reads by index rather than scanning
+_EXPORT_PART = 5000  # items export_records reads at a time
 
 
 def export_records(store, repo=None, sessions=None):
     """Yield (session id, record) pairs: each session followed by its evidence, oldest first;
-    with ``sessions`` (a set of ids), only those sessions'."""
+    with ``sessions`` (a set of ids), only those sessions'. The sessions are read in order, a part
+    of about _EXPORT_PART items at a time (a session never split), each part by the tables'
+    indexes: what an export holds does not grow with the store."""
     params = []
     where = []
     if repo:
         r = resolve_repo(store, repo)
         where = ["e.repo_id = ?"]
         params = [r.id]
-    # A few sessions (what changed since the last sync) are read by their index; many, or all, in
-    # one pass over each table.
-    targeted = sessions is not None and len(sessions) <= _EXPORT_TARGETED
     cursor = store.db.cursor()
     cursor.row_factory = None  # plain tuples: no sqlite3.Row per item, read by column index below
+    count = "SELECT e.session_id, count(*) FROM evidence e WHERE %s GROUP BY e.session_id"
+    if sessions is None:
+        sizes = cursor.execute(count % " AND ".join(where or ["1"]), params).fetchall()
+    else:
+        sizes, wanted = [], sorted(sessions)
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            clause = " AND ".join(where + ["e.session_id IN (%s)" % ",".join("?" * len(chunk))])
+            sizes += cursor.execute(count % clause, params + chunk).fetchall()
+    sizes.sort()
+    part, held = [], 0
+    for sid, n in sizes:
+        part.append(sid)
+        held += n
+        if held >= _EXPORT_PART:
+            yield from _export_part(store, cursor, part, where, params)
+            part, held = [], 0
+    if part:
+        yield from _export_part(store, cursor, part, where, params)
+
+
+def _export_part(store, cursor, sessions, where, params):
+    """export_records of ``sessions`` (ids, in order), read by the tables' indexes."""
     select = (
         "SELECT e.rid, e.id, e.session_id, e.repo_name, r.root_commit, e.kind, e.claim, e.detail, "
         "e.confidence, e.status, e.superseded_by, e.created_at, e.updated_at, e.confirmed_at "
         "FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s ORDER BY e.session_id, e.created_at, e.id"
     )
-    if targeted:
-        rows, wanted = [], sorted(sessions)
-        for i in range(0, len(wanted), 500):  # in session order, as one query would give them
-            chunk = wanted[i : i + 500]
-            clause = " WHERE " + " AND ".join(where + ["e.session_id IN (%s)" % ",".join("?" * len(chunk))])
-            rows += cursor.execute(select % clause, params + chunk).fetchall()
-    else:
-        rows = cursor.execute(select % (" WHERE " + where[0] if where else ""), params).fetchall()
-        if sessions is not None:
-            rows = [r for r in rows if r[2] in sessions]
+    rows = []
+    for i in range(0, len(sessions), 500):  # in session order, as one query would give them
+        chunk = sessions[i : i + 500]
+        clause = " WHERE " + " AND ".join(where + ["e.session_id IN (%s)" % ",".join("?" * len(chunk))])
+        rows += cursor.execute(select % clause, params + chunk).fetchall()
     if not rows:
         return
-    # Anchors in one pass over their index (or by item, for a few sessions), each read straight
-    # into its export form.
+    # Anchors by item, each read straight into its export form.
     anchors = {r[0]: [] for r in rows}
     anchor_select = (
         "SELECT evidence_rid, repo_name, root_commit, path, symbol, commit_sha, branch, blob, dirty, "
-        "symbol_hash, symbol_lang FROM anchors%s ORDER BY evidence_rid, id"
+        "symbol_hash, symbol_lang FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
     )
-    if targeted:
-        found = []
-        rids = list(anchors)
-        for i in range(0, len(rids), 500):
-            chunk = rids[i : i + 500]
-            found += cursor.execute(
-                anchor_select % " WHERE evidence_rid IN (%s)" % ",".join("?" * len(chunk)), chunk
-            ).fetchall()
-    else:
-        found = cursor.execute(anchor_select % "")
-    for a in found:
-        cited = anchors.get(a[0])
-        if cited is not None:
-            cited.append(dict(zip(_ANCHOR_FIELDS, a[1:])))
-    histories = _load_histories(store, list(anchors) if targeted else None)
+    rids = list(anchors)
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for a in cursor.execute(anchor_select % ",".join("?" * len(chunk)), chunk):
+            anchors[a[0]].append(dict(zip(_ANCHOR_FIELDS, a[1:])))
+    histories = _load_histories(store, rids)
     session_rows = {
         s["id"]: s for s in _select_in(store, "SELECT * FROM sessions WHERE id IN (%s)", {r[2] for r in rows})
     }
@@ -15871,9 +15940,9 @@ def _sync_context(store, local, routes):
     return hashlib.blake2b(context.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-def _sync_payload(store, machine, trees, routes, since, local):
+def _sync_payload(store, machine, trees, routes, since, local, blobs):
     """What this machine's share of the team's branches must be, built from the store: returns
-    ({workspace: {path: bytes}} of each file built, {workspace: {paths of its tree kept as they
+    ({workspace: {path: blob id}} of each file built (its bytes written by ``blobs``, _SyncBlobs), {workspace: {paths of its tree kept as they
     are}}, {(workspace, session id): (digest, blob id)} of every session file of ours, the
     teammates' sessions whose items changed here). ``trees`` holds each branch's {path: blob id}
     ('' the team's), ``routes`` where each repository's items go (sync_routes), ``since`` what
@@ -15910,17 +15979,46 @@ def _sync_payload(store, machine, trees, routes, since, local):
             kept.setdefault(ws, set()).add(base + "sessions/%s.jsonl" % sid)
             exported[ws, sid] = mark
     changed_foreign = _sync_foreign_changed(store, since)
-    sessions, events, session_records, told = {}, {}, {}, set()
+    events, session_records, told, files = {}, {}, set(), {}
+
+    def encode(records):
+        return _export_text(shareable_record(r, local) for r in records).encode("utf-8")
+
+    def add(ws, path, data):  # written as a blob now: files holds its id, not its bytes
+        sha = blob_id(data)
+        if trees.get(ws, {}).get(path) != sha:
+            blobs.write(sha, data)
+        files.setdefault(ws, {})[path] = sha
+        return sha
+
+    def build_file(sid, records):  # one session's files, one per branch its items go to
+        by_branch = {}
+        for r in records:
+            if r.get("type") == "evidence":
+                for ws in routes.get(r["repo"], ("",)):
+                    by_branch.setdefault(ws, [records[0]] if records[0].get("type") == "session" else [])
+                    by_branch[ws].append(r)
+        for ws, held_records in by_branch.items():
+            sha = add(ws, base + "sessions/%s.jsonl" % sid, encode(held_records))
+            exported[ws, sid] = (digests[sid], sha)
+
+    # Records come a session at a time (export_records): each session's files are built and
+    # written as soon as its last record is read, so that what a sync holds is one session, not
+    # every file it builds (a first sync builds them all).
     wanted = build | changed_foreign
     seen = _sync_seen_versions(store, changed_foreign)
+    current, records = None, []
     for sid, record in export_records(store, sessions=wanted) if wanted else ():
+        if sid != current:
+            if records:
+                build_file(current, records)
+            current, records = sid, []
         kind = record.get("type")
-        if kind == "session":
+        if sid in build:
+            if kind in ("session", "evidence"):
+                records.append(record)
+        elif kind == "session":
             session_records[sid] = record
-            if sid in build:
-                sessions.setdefault(sid, []).append(record)
-        elif kind == "evidence" and sid in build:
-            sessions.setdefault(sid, []).append(record)
         elif kind == "evidence":
             if _sync_version(record) != seen.get(record["id"]):
                 for ws in routes.get(record["repo"], ("",)):
@@ -15930,29 +16028,49 @@ def _sync_payload(store, machine, trees, routes, since, local):
                     events.setdefault(ws, []).append(record)
         else:
             events.setdefault("", []).append(record)
-    files = {}
-
-    def encode(records):
-        return _export_text(shareable_record(r, local) for r in records).encode("utf-8")
-
-    for sid, records in sessions.items():
-        by_branch = {}
-        for r in records:
-            if r.get("type") == "evidence":
-                for ws in routes.get(r["repo"], ("",)):
-                    by_branch.setdefault(ws, [records[0]] if records[0].get("type") == "session" else [])
-                    by_branch[ws].append(r)
-        for ws, held_records in by_branch.items():
-            data = files.setdefault(ws, {})[base + "sessions/%s.jsonl" % sid] = encode(held_records)
-            exported[ws, sid] = (digests[sid], blob_id(data))
+    if records:
+        build_file(current, records)
     events.setdefault("", []).extend(record for _, record in tombstone_records(store))
     for ws, records in events.items():
         if records:
-            files.setdefault(ws, {})[base + "events.jsonl"] = encode(records)
+            add(ws, base + "events.jsonl", encode(records))
     topology = topology_records(store)
     if topology:
-        files.setdefault("", {})[base + "topology.jsonl"] = encode(topology)
+        add("", base + "topology.jsonl", encode(topology))
     return files, kept, exported, changed_foreign
+
+
+class _SyncBlobs:
+    """The files a sync builds, written into its repository as blobs as they are built (one
+    ``git fast-import``, started at the first), so that none is held until the commit: the commit
+    names each by its id. Use as a context manager around the building."""
+
+    def __init__(self, store):
+        self.store = store
+        self.writer = None
+        self.written = set()
+
+    def write(self, sha, data):
+        if sha in self.written:
+            return
+        if self.writer is None:
+            self.writer = GitWriter(
+                _sync_dir(self.store),
+                ["fast-import", "--quiet", "--done"],
+                extra_options=["-c", "protocol.ext.allow=never", "-c", "core.bare=true"],
+            ).__enter__()
+        self.written.add(sha)
+        self.writer.write(b"blob\ndata %d\n%s\n" % (len(data), data))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        if self.writer is not None:
+            if kind is None:
+                self.writer.write(b"done\n")
+            return self.writer.__exit__(kind, value, tb)
+        return False
 
 
 def _session_digests(store, context, sessions=None):
@@ -15968,14 +16086,21 @@ def _session_digests(store, context, sessions=None):
 
     cursor = store.db.cursor()
     cursor.row_factory = None
-    parts = {}
     if sessions is None:
-        where, chunks = "NOT EXISTS (SELECT 1 FROM sync_foreign f WHERE f.session_id = e.session_id)", [[]]
-    else:
-        ids = sorted(sessions)
-        where, chunks = "e.session_id IN (%s)", [ids[i : i + 500] for i in range(0, len(ids), 500)]
-    for chunk in chunks:
-        clause = where % ",".join("?" * len(chunk)) if sessions is not None else where
+        sessions = [
+            r[0]
+            for r in cursor.execute(
+                "SELECT DISTINCT e.session_id FROM evidence e "
+                "WHERE NOT EXISTS (SELECT 1 FROM sync_foreign f WHERE f.session_id = e.session_id)"
+            )
+        ]
+    ids = sorted(sessions)
+    columns = [r[1] for r in cursor.execute("PRAGMA table_info(sessions)")]
+    row = " || ',' || ".join("quote(%s)" % c for c in columns)
+    digests = {}
+    for chunk in [ids[i : i + 500] for i in range(0, len(ids), 500)]:  # a chunk's texts held at a time
+        parts = {}
+        clause = "e.session_id IN (%s)" % ",".join("?" * len(chunk))
         # Fields joined by "|" (none of these values holds one: ids, names, timestamps,
         # statuses, numbers), items by ";".
         for sid, text in cursor.execute(
@@ -16000,15 +16125,14 @@ def _session_digests(store, context, sessions=None):
             chunk,
         ):
             parts[sid].append("events " + text)
-    columns = [r[1] for r in cursor.execute("PRAGMA table_info(sessions)")]
-    row = " || ',' || ".join("quote(%s)" % c for c in columns)
-    sql = "SELECT id, %s FROM sessions WHERE id IN (%%s)" % row
-    for sid, text in _select_in_cursor(cursor, sql, list(parts)):
-        parts[sid].append("session " + text)
-    return {
-        sid: hashlib.blake2b("\n".join(p).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-        for sid, p in parts.items()
-    }
+        sql = "SELECT id, %s FROM sessions WHERE id IN (%%s)" % row
+        for sid, text in _select_in_cursor(cursor, sql, list(parts)):
+            parts[sid].append("session " + text)
+        for sid, p in parts.items():
+            digests[sid] = hashlib.blake2b(
+                "\n".join(p).encode("utf-8", "surrogatepass"), digest_size=16
+            ).hexdigest()
+    return digests
 
 
 def _select_in_cursor(cursor, sql, values):
@@ -16060,11 +16184,12 @@ def _sync_seen_versions(store, sessions):
 
 
 def _sync_commit(store, machine, tip, tree, payload, kept):
-    """Build the commit that puts ``payload`` on top of ``tip`` (one fast-import), keeping the
-    files ``kept`` as the tip holds them; None when the tip already holds exactly our files."""
+    """Build the commit that puts ``payload`` ({path: blob id} of blobs already written,
+    _SyncBlobs) on top of ``tip`` (one fast-import), keeping the files ``kept`` as the tip holds
+    them; None when the tip already holds exactly our files."""
     base = "machines/%s/" % machine
     ours = {p: b for p, b in tree.items() if p.startswith(base)}
-    changed = {p: d for p, d in payload.items() if ours.get(p) != blob_id(d)}
+    changed = {p: sha for p, sha in payload.items() if ours.get(p) != sha}
     removed = sorted(p for p in ours if p not in payload and p not in kept)
     if not changed and not removed:
         return None, 0, 0
@@ -16080,8 +16205,7 @@ def _sync_commit(store, machine, tip, tree, payload, kept):
     if tip:
         stream.append(b"from %s\n" % tip.encode())
     for path in sorted(changed):
-        data = changed[path]
-        stream.append(b"M 100644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data))
+        stream.append(b"M 100644 %s %s\n" % (changed[path].encode("ascii"), path.encode()))
     for path in removed:
         stream.append(b"D %s\n" % path.encode())
     stream.append(b"done\n")
@@ -16197,8 +16321,10 @@ def sync_memory(store, remote=None, branch=None):
         report.elsewhere = sorted(ws for ws in listed if ws and ws not in wanted)
         fingerprint, local = _store_fingerprint(store), LocalPaths(store)
         since = _SyncSince(store, local, routes)
-        with store.snapshot():  # the files are built from one moment of the store
-            payload, kept, exported, events = _sync_payload(store, machine, trees, routes, since, local)
+        with store.snapshot(), _SyncBlobs(store) as blobs:  # the files, from one moment of the store
+            payload, kept, exported, events = _sync_payload(
+                store, machine, trees, routes, since, local, blobs
+            )
         commits, written, removed = {}, 0, 0
         for ws in wanted:
             commit, n_written, n_removed = _sync_commit(

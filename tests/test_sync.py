@@ -1229,3 +1229,44 @@ def test_a_sync_whose_last_branch_tip_is_gone_reads_every_file(team, tmp_path):
     assert got["imported"]["evidence"] == 1 and got["skipped"] == []
     assert _claims(b, "alice finding on the branch") == {
         "alice's first finding on the branch", "alice's second finding on the branch"}  # fmt: skip
+
+
+# A sync in a process whose address space is limited to 256 MB, run as the script runs.
+LIMITED_SYNC = r"""
+import resource, runpy, sys
+resource.setrlimit(resource.RLIMIT_AS, (256 << 20, 256 << 20))
+sys.argv = [sys.argv[1], "sync", "--remote", sys.argv[2], "--json"]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="RLIMIT_AS bounds the address space on Linux"
+)
+def test_a_first_sync_of_a_large_memory_holds_a_session_of_it_at_a_time(team, tmp_path):
+    # 30,000 items of 3 kB in 300 sessions: holding every file a first sync builds (and its
+    # records) takes more than 256 MB; building and writing one session's file at a time does not.
+    remote, a, _ = team
+    words = " ".join("word%d" % (k % 400) for k in range(600))[:3000]
+    corpus = tmp_path / "large.jsonl"
+    with open(str(corpus), "w", encoding="utf-8") as fh:
+        for s in range(300):
+            sid = "ses-%010x" % (0xA000 + s)
+            fh.write(
+                json.dumps({"type": "session", "format": 1, "id": sid, "agent": "cli", "repo": "upload-sdk"})
+            )
+            fh.write("\n")
+            for i in range(100):
+                fh.write(json.dumps({"type": "evidence", "format": 1, "id": "ev-%010x" % (s * 100 + i), "session": sid,
+                                     "repo": "upload-sdk", "kind": "finding",
+                                     "claim": "item %d: %s" % (s * 100 + i, words)}) + "\n")  # fmt: skip
+    assert a.json("import-evidence", str(corpus))["evidence"] == 30000
+    proc = subprocess.run(
+        [sys.executable, "-c", LIMITED_SYNC, WCTX_SCRIPT, remote],
+        cwd=a.root, env=a.env(), capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["exported"]["files"] >= 300
+    shared = [line for text in remote_files(remote).values() for line in text.splitlines()]
+    ids = {json.loads(line)["id"] for line in shared if '"type": "evidence"' in line}
+    assert len(ids) == 30000

@@ -151,6 +151,68 @@ def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=(), 
     return proc.returncode, proc.stdout
 
 
+class GitWriter:
+    """``git ARGS`` in ``repo_path`` fed on its standard input a piece at a time (``write``), for
+    input too large to hold (a sync's files, written as blobs by ``fast-import``): wctx's own
+    literal options only, run as run_git runs git. Its output goes nowhere, so it can never block
+    on a pipe nobody reads; its standard error is kept for the one-line error. Use as a context
+    manager: a clean exit waits for git and raises GitError if it failed; an exception kills it."""
+
+    def __init__(self, repo_path, args, extra_options=()):
+        import subprocess
+        import tempfile
+
+        self.args = list(args)
+        self.repo_path = repo_path
+        self.errors = tempfile.TemporaryFile()
+        try:
+            self.proc = subprocess.Popen(  # noqa: S603 - list arguments, no shell
+                ["git", *GIT_SAFE_OPTIONS, *extra_options, "-C", repo_path, *self.args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=self.errors,
+                env=_git_env(),
+            )
+        except FileNotFoundError:
+            self.errors.close()
+            raise WctxError("git is not installed or not on PATH (wctx needs the git binary)") from None
+
+    def write(self, data):
+        try:
+            self.proc.stdin.write(data)
+        except BrokenPipeError:  # git stopped reading: its own error says why, at the end
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        try:
+            if kind is not None:
+                self.proc.kill()
+                self.proc.wait()
+                return False
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            if self.proc.wait() != 0:
+                self.errors.seek(0)
+                message = self.errors.read().decode("utf-8", "replace").strip().splitlines()
+                raise GitError(
+                    "git %s failed in %s: %s"
+                    % (
+                        self.args[0],
+                        self.repo_path,
+                        message[0] if message else "exit %d" % self.proc.returncode,
+                    ),
+                    b"",
+                )
+            return False
+        finally:
+            self.errors.close()
+
+
 def blob_id(data, object_format="sha1"):
     """The git blob id of ``data`` as ``git hash-object --no-filters`` would compute it."""
     import hashlib  # imported where used: it costs ~3 ms of start-up that most commands skip

@@ -136,62 +136,69 @@ def shareable_record(record, local):
     return out
 
 
-_EXPORT_TARGETED = 2000  # sessions up to which export_records reads by index rather than scanning
+_EXPORT_PART = 5000  # items export_records reads at a time
 
 
 def export_records(store, repo=None, sessions=None):
     """Yield (session id, record) pairs: each session followed by its evidence, oldest first;
-    with ``sessions`` (a set of ids), only those sessions'."""
+    with ``sessions`` (a set of ids), only those sessions'. The sessions are read in order, a part
+    of about _EXPORT_PART items at a time (a session never split), each part by the tables'
+    indexes: what an export holds does not grow with the store."""
     params = []
     where = []
     if repo:
         r = resolve_repo(store, repo)
         where = ["e.repo_id = ?"]
         params = [r.id]
-    # A few sessions (what changed since the last sync) are read by their index; many, or all, in
-    # one pass over each table.
-    targeted = sessions is not None and len(sessions) <= _EXPORT_TARGETED
     cursor = store.db.cursor()
     cursor.row_factory = None  # plain tuples: no sqlite3.Row per item, read by column index below
+    count = "SELECT e.session_id, count(*) FROM evidence e WHERE %s GROUP BY e.session_id"
+    if sessions is None:
+        sizes = cursor.execute(count % " AND ".join(where or ["1"]), params).fetchall()
+    else:
+        sizes, wanted = [], sorted(sessions)
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            clause = " AND ".join(where + ["e.session_id IN (%s)" % ",".join("?" * len(chunk))])
+            sizes += cursor.execute(count % clause, params + chunk).fetchall()
+    sizes.sort()
+    part, held = [], 0
+    for sid, n in sizes:
+        part.append(sid)
+        held += n
+        if held >= _EXPORT_PART:
+            yield from _export_part(store, cursor, part, where, params)
+            part, held = [], 0
+    if part:
+        yield from _export_part(store, cursor, part, where, params)
+
+
+def _export_part(store, cursor, sessions, where, params):
+    """export_records of ``sessions`` (ids, in order), read by the tables' indexes."""
     select = (
         "SELECT e.rid, e.id, e.session_id, e.repo_name, r.root_commit, e.kind, e.claim, e.detail, "
         "e.confidence, e.status, e.superseded_by, e.created_at, e.updated_at, e.confirmed_at "
         "FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s ORDER BY e.session_id, e.created_at, e.id"
     )
-    if targeted:
-        rows, wanted = [], sorted(sessions)
-        for i in range(0, len(wanted), 500):  # in session order, as one query would give them
-            chunk = wanted[i : i + 500]
-            clause = " WHERE " + " AND ".join(where + ["e.session_id IN (%s)" % ",".join("?" * len(chunk))])
-            rows += cursor.execute(select % clause, params + chunk).fetchall()
-    else:
-        rows = cursor.execute(select % (" WHERE " + where[0] if where else ""), params).fetchall()
-        if sessions is not None:
-            rows = [r for r in rows if r[2] in sessions]
+    rows = []
+    for i in range(0, len(sessions), 500):  # in session order, as one query would give them
+        chunk = sessions[i : i + 500]
+        clause = " WHERE " + " AND ".join(where + ["e.session_id IN (%s)" % ",".join("?" * len(chunk))])
+        rows += cursor.execute(select % clause, params + chunk).fetchall()
     if not rows:
         return
-    # Anchors in one pass over their index (or by item, for a few sessions), each read straight
-    # into its export form.
+    # Anchors by item, each read straight into its export form.
     anchors = {r[0]: [] for r in rows}
     anchor_select = (
         "SELECT evidence_rid, repo_name, root_commit, path, symbol, commit_sha, branch, blob, dirty, "
-        "symbol_hash, symbol_lang FROM anchors%s ORDER BY evidence_rid, id"
+        "symbol_hash, symbol_lang FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
     )
-    if targeted:
-        found = []
-        rids = list(anchors)
-        for i in range(0, len(rids), 500):
-            chunk = rids[i : i + 500]
-            found += cursor.execute(
-                anchor_select % " WHERE evidence_rid IN (%s)" % ",".join("?" * len(chunk)), chunk
-            ).fetchall()
-    else:
-        found = cursor.execute(anchor_select % "")
-    for a in found:
-        cited = anchors.get(a[0])
-        if cited is not None:
-            cited.append(dict(zip(_ANCHOR_FIELDS, a[1:])))
-    histories = _load_histories(store, list(anchors) if targeted else None)
+    rids = list(anchors)
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for a in cursor.execute(anchor_select % ",".join("?" * len(chunk)), chunk):
+            anchors[a[0]].append(dict(zip(_ANCHOR_FIELDS, a[1:])))
+    histories = _load_histories(store, rids)
     session_rows = {
         s["id"]: s for s in _select_in(store, "SELECT * FROM sessions WHERE id IN (%s)", {r[2] for r in rows})
     }

@@ -8,7 +8,7 @@ import time
 from .authors import _store_machine_id, recorded_by
 from .constants import REPO_NAME_RE, _lazy_pattern
 from .errors import UsageError, WctxError
-from .git import WCTX_REFS, GitError, blob_id, is_object_id, run_git
+from .git import WCTX_REFS, GitError, GitWriter, blob_id, is_object_id, run_git
 from .head import __version__
 from .helpers import clean_text, short_sha
 from .items import _scrub_store
@@ -723,9 +723,9 @@ def _sync_context(store, local, routes):
     return hashlib.blake2b(context.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-def _sync_payload(store, machine, trees, routes, since, local):
+def _sync_payload(store, machine, trees, routes, since, local, blobs):
     """What this machine's share of the team's branches must be, built from the store: returns
-    ({workspace: {path: bytes}} of each file built, {workspace: {paths of its tree kept as they
+    ({workspace: {path: blob id}} of each file built (its bytes written by ``blobs``, _SyncBlobs), {workspace: {paths of its tree kept as they
     are}}, {(workspace, session id): (digest, blob id)} of every session file of ours, the
     teammates' sessions whose items changed here). ``trees`` holds each branch's {path: blob id}
     ('' the team's), ``routes`` where each repository's items go (sync_routes), ``since`` what
@@ -762,17 +762,46 @@ def _sync_payload(store, machine, trees, routes, since, local):
             kept.setdefault(ws, set()).add(base + "sessions/%s.jsonl" % sid)
             exported[ws, sid] = mark
     changed_foreign = _sync_foreign_changed(store, since)
-    sessions, events, session_records, told = {}, {}, {}, set()
+    events, session_records, told, files = {}, {}, set(), {}
+
+    def encode(records):
+        return _export_text(shareable_record(r, local) for r in records).encode("utf-8")
+
+    def add(ws, path, data):  # written as a blob now: files holds its id, not its bytes
+        sha = blob_id(data)
+        if trees.get(ws, {}).get(path) != sha:
+            blobs.write(sha, data)
+        files.setdefault(ws, {})[path] = sha
+        return sha
+
+    def build_file(sid, records):  # one session's files, one per branch its items go to
+        by_branch = {}
+        for r in records:
+            if r.get("type") == "evidence":
+                for ws in routes.get(r["repo"], ("",)):
+                    by_branch.setdefault(ws, [records[0]] if records[0].get("type") == "session" else [])
+                    by_branch[ws].append(r)
+        for ws, held_records in by_branch.items():
+            sha = add(ws, base + "sessions/%s.jsonl" % sid, encode(held_records))
+            exported[ws, sid] = (digests[sid], sha)
+
+    # Records come a session at a time (export_records): each session's files are built and
+    # written as soon as its last record is read, so that what a sync holds is one session, not
+    # every file it builds (a first sync builds them all).
     wanted = build | changed_foreign
     seen = _sync_seen_versions(store, changed_foreign)
+    current, records = None, []
     for sid, record in export_records(store, sessions=wanted) if wanted else ():
+        if sid != current:
+            if records:
+                build_file(current, records)
+            current, records = sid, []
         kind = record.get("type")
-        if kind == "session":
+        if sid in build:
+            if kind in ("session", "evidence"):
+                records.append(record)
+        elif kind == "session":
             session_records[sid] = record
-            if sid in build:
-                sessions.setdefault(sid, []).append(record)
-        elif kind == "evidence" and sid in build:
-            sessions.setdefault(sid, []).append(record)
         elif kind == "evidence":
             if _sync_version(record) != seen.get(record["id"]):
                 for ws in routes.get(record["repo"], ("",)):
@@ -782,29 +811,49 @@ def _sync_payload(store, machine, trees, routes, since, local):
                     events.setdefault(ws, []).append(record)
         else:
             events.setdefault("", []).append(record)
-    files = {}
-
-    def encode(records):
-        return _export_text(shareable_record(r, local) for r in records).encode("utf-8")
-
-    for sid, records in sessions.items():
-        by_branch = {}
-        for r in records:
-            if r.get("type") == "evidence":
-                for ws in routes.get(r["repo"], ("",)):
-                    by_branch.setdefault(ws, [records[0]] if records[0].get("type") == "session" else [])
-                    by_branch[ws].append(r)
-        for ws, held_records in by_branch.items():
-            data = files.setdefault(ws, {})[base + "sessions/%s.jsonl" % sid] = encode(held_records)
-            exported[ws, sid] = (digests[sid], blob_id(data))
+    if records:
+        build_file(current, records)
     events.setdefault("", []).extend(record for _, record in tombstone_records(store))
     for ws, records in events.items():
         if records:
-            files.setdefault(ws, {})[base + "events.jsonl"] = encode(records)
+            add(ws, base + "events.jsonl", encode(records))
     topology = topology_records(store)
     if topology:
-        files.setdefault("", {})[base + "topology.jsonl"] = encode(topology)
+        add("", base + "topology.jsonl", encode(topology))
     return files, kept, exported, changed_foreign
+
+
+class _SyncBlobs:
+    """The files a sync builds, written into its repository as blobs as they are built (one
+    ``git fast-import``, started at the first), so that none is held until the commit: the commit
+    names each by its id. Use as a context manager around the building."""
+
+    def __init__(self, store):
+        self.store = store
+        self.writer = None
+        self.written = set()
+
+    def write(self, sha, data):
+        if sha in self.written:
+            return
+        if self.writer is None:
+            self.writer = GitWriter(
+                _sync_dir(self.store),
+                ["fast-import", "--quiet", "--done"],
+                extra_options=["-c", "protocol.ext.allow=never", "-c", "core.bare=true"],
+            ).__enter__()
+        self.written.add(sha)
+        self.writer.write(b"blob\ndata %d\n%s\n" % (len(data), data))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        if self.writer is not None:
+            if kind is None:
+                self.writer.write(b"done\n")
+            return self.writer.__exit__(kind, value, tb)
+        return False
 
 
 def _session_digests(store, context, sessions=None):
@@ -820,14 +869,21 @@ def _session_digests(store, context, sessions=None):
 
     cursor = store.db.cursor()
     cursor.row_factory = None
-    parts = {}
     if sessions is None:
-        where, chunks = "NOT EXISTS (SELECT 1 FROM sync_foreign f WHERE f.session_id = e.session_id)", [[]]
-    else:
-        ids = sorted(sessions)
-        where, chunks = "e.session_id IN (%s)", [ids[i : i + 500] for i in range(0, len(ids), 500)]
-    for chunk in chunks:
-        clause = where % ",".join("?" * len(chunk)) if sessions is not None else where
+        sessions = [
+            r[0]
+            for r in cursor.execute(
+                "SELECT DISTINCT e.session_id FROM evidence e "
+                "WHERE NOT EXISTS (SELECT 1 FROM sync_foreign f WHERE f.session_id = e.session_id)"
+            )
+        ]
+    ids = sorted(sessions)
+    columns = [r[1] for r in cursor.execute("PRAGMA table_info(sessions)")]
+    row = " || ',' || ".join("quote(%s)" % c for c in columns)
+    digests = {}
+    for chunk in [ids[i : i + 500] for i in range(0, len(ids), 500)]:  # a chunk's texts held at a time
+        parts = {}
+        clause = "e.session_id IN (%s)" % ",".join("?" * len(chunk))
         # Fields joined by "|" (none of these values holds one: ids, names, timestamps,
         # statuses, numbers), items by ";".
         for sid, text in cursor.execute(
@@ -852,15 +908,14 @@ def _session_digests(store, context, sessions=None):
             chunk,
         ):
             parts[sid].append("events " + text)
-    columns = [r[1] for r in cursor.execute("PRAGMA table_info(sessions)")]
-    row = " || ',' || ".join("quote(%s)" % c for c in columns)
-    sql = "SELECT id, %s FROM sessions WHERE id IN (%%s)" % row
-    for sid, text in _select_in_cursor(cursor, sql, list(parts)):
-        parts[sid].append("session " + text)
-    return {
-        sid: hashlib.blake2b("\n".join(p).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-        for sid, p in parts.items()
-    }
+        sql = "SELECT id, %s FROM sessions WHERE id IN (%%s)" % row
+        for sid, text in _select_in_cursor(cursor, sql, list(parts)):
+            parts[sid].append("session " + text)
+        for sid, p in parts.items():
+            digests[sid] = hashlib.blake2b(
+                "\n".join(p).encode("utf-8", "surrogatepass"), digest_size=16
+            ).hexdigest()
+    return digests
 
 
 def _select_in_cursor(cursor, sql, values):
@@ -912,11 +967,12 @@ def _sync_seen_versions(store, sessions):
 
 
 def _sync_commit(store, machine, tip, tree, payload, kept):
-    """Build the commit that puts ``payload`` on top of ``tip`` (one fast-import), keeping the
-    files ``kept`` as the tip holds them; None when the tip already holds exactly our files."""
+    """Build the commit that puts ``payload`` ({path: blob id} of blobs already written,
+    _SyncBlobs) on top of ``tip`` (one fast-import), keeping the files ``kept`` as the tip holds
+    them; None when the tip already holds exactly our files."""
     base = "machines/%s/" % machine
     ours = {p: b for p, b in tree.items() if p.startswith(base)}
-    changed = {p: d for p, d in payload.items() if ours.get(p) != blob_id(d)}
+    changed = {p: sha for p, sha in payload.items() if ours.get(p) != sha}
     removed = sorted(p for p in ours if p not in payload and p not in kept)
     if not changed and not removed:
         return None, 0, 0
@@ -932,8 +988,7 @@ def _sync_commit(store, machine, tip, tree, payload, kept):
     if tip:
         stream.append(b"from %s\n" % tip.encode())
     for path in sorted(changed):
-        data = changed[path]
-        stream.append(b"M 100644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data))
+        stream.append(b"M 100644 %s %s\n" % (changed[path].encode("ascii"), path.encode()))
     for path in removed:
         stream.append(b"D %s\n" % path.encode())
     stream.append(b"done\n")
@@ -1049,8 +1104,10 @@ def sync_memory(store, remote=None, branch=None):
         report.elsewhere = sorted(ws for ws in listed if ws and ws not in wanted)
         fingerprint, local = _store_fingerprint(store), LocalPaths(store)
         since = _SyncSince(store, local, routes)
-        with store.snapshot():  # the files are built from one moment of the store
-            payload, kept, exported, events = _sync_payload(store, machine, trees, routes, since, local)
+        with store.snapshot(), _SyncBlobs(store) as blobs:  # the files, from one moment of the store
+            payload, kept, exported, events = _sync_payload(
+                store, machine, trees, routes, since, local, blobs
+            )
         commits, written, removed = {}, 0, 0
         for ws in wanted:
             commit, n_written, n_removed = _sync_commit(
