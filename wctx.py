@@ -13542,6 +13542,10 @@ _ANCHOR_FIELDS = (
 )
 
 
+_SHARED_MEMO_CHARS = 200  # values up to this long are cleaned once per export (LocalPaths.shared)
+_SHARED_MEMO = 50_000  # values and anchors an export keeps cleaned at most
+
+
 class LocalPaths:
     """This machine's absolute paths, to keep them out of what leaves it: in free text a registered
     checkout's path becomes the repository's name and the home directory ``~``."""
@@ -13562,10 +13566,16 @@ class LocalPaths:
 
     def shared(self, text):
         """``text`` as it may leave this machine: local paths stripped, then redacted. One export
-        passes the same values again and again (repository names, paths, symbols, branches), so
-        each distinct value is cleaned once."""
+        passes the same short values again and again (repository names, paths, symbols,
+        branches), so each distinct one is cleaned once; free text (a claim, a detail) is seldom
+        seen twice and is not kept, and the memo starts again past _SHARED_MEMO entries, so that
+        what an export holds does not grow with the store."""
+        if len(text) > _SHARED_MEMO_CHARS:
+            return stored_text(self.strip(text))
         out = self._shared.get(text)
         if out is None:
+            if len(self._shared) >= _SHARED_MEMO:
+                self._shared.clear()
             out = self._shared[text] = stored_text(self.strip(text))
         return out
 
@@ -13579,6 +13589,8 @@ class LocalPaths:
         except TypeError:  # a value that is not flat: nothing to share
             return shareable_record(anchor, self)
         if out is None:
+            if len(self._anchors) >= _SHARED_MEMO:
+                self._anchors.clear()
             out = self._anchors[key] = shareable_record(anchor, self)
         return out
 
@@ -13834,45 +13846,63 @@ def _read_shared_file(path):
 
 def export_evidence(store, out_dir=None, stream=None, repo=None):
     """Write the export: one JSONL file per session into ``out_dir`` plus this store's topology
-    in ``topology-<store id>.jsonl``, or everything to ``stream``."""
+    in ``topology-<store id>.jsonl``, or everything to ``stream``. Each session is written as soon
+    as its records are read (export_records reads them a part at a time): what an export holds is
+    one session, whatever the store's size."""
     counts = {"sessions": 0, "evidence": 0, "files": 0, "topology": 0, "tombstones": 0}
-    per_session = {}
     with store.snapshot():  # one moment of the store, whatever a capture commits meanwhile
         local = LocalPaths(store)
-        for sid, record in export_records(store, repo=repo):
-            per_session.setdefault(sid, []).append(record)
-            counts["sessions" if record["type"] == "session" else "evidence"] += 1
+        tombstones = {}
         for sid, record in tombstone_records(store):
-            per_session.setdefault(sid, []).append(record)
+            tombstones.setdefault(sid, []).append(record)
             counts["tombstones"] += 1
         topology = [shareable_record(r, local) for r in topology_records(store, repo=repo)]
-    counts["topology"] = len(topology)
+        counts["topology"] = len(topology)
+        if out_dir is not None:
+            os.makedirs(out_dir, exist_ok=True)
+            # The topology file is this store's alone (named by its id), so it is rewritten whole.
+            if topology:
+                path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
+                text = _export_text(topology)
+                if _read_shared_file(path) != text:
+                    _write_shared_file(path, text)
+                    counts["files"] += 1
+        current, records = None, []
+        for sid, record in export_records(store, repo=repo):
+            if sid != current:
+                if records:
+                    _export_session(
+                        out_dir, stream, current, records + tombstones.pop(current, []), local, counts
+                    )
+                current, records = sid, []
+            records.append(record)
+            counts["sessions" if record["type"] == "session" else "evidence"] += 1
+        if records:
+            _export_session(out_dir, stream, current, records + tombstones.pop(current, []), local, counts)
+        for sid, records in tombstones.items():
+            _export_session(out_dir, stream, sid, records, local, counts)
     if out_dir is None:
-        for records in per_session.values():
-            stream.write(_export_text(shareable_record(r, local) for r in records))
         stream.write(_export_text(topology))
-        return counts
-    os.makedirs(out_dir, exist_ok=True)
-    # The topology file is this store's alone (named by its id), so it is rewritten whole.
-    if topology:
-        path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
-        text = _export_text(topology)
-        if _read_shared_file(path) != text:
-            _write_shared_file(path, text)
-            counts["files"] += 1
-    for sid, records in per_session.items():
-        path = os.path.join(out_dir, sid + ".jsonl")
-        old = _read_shared_file(path)
-        ours = _merge_export(None, [shareable_record(r, local) for r in records])
-        text = _export_text(ours)
-        if old is not None and old != text:
-            # The file holds something else (an older state, a teammate's lines): merge per id.
-            # A file that already says exactly what the store says is left alone unparsed.
-            text = _export_text(_merge_export(old, ours))
-        if old != text:
-            _write_shared_file(path, text)
-            counts["files"] += 1
     return counts
+
+
+def _export_session(out_dir, stream, sid, records, local, counts):
+    """export_evidence's output for one session's records: to ``stream``, or its file in
+    ``out_dir`` (merged with what the file already holds, left alone when it says the same)."""
+    if out_dir is None:
+        stream.write(_export_text(shareable_record(r, local) for r in records))
+        return
+    path = os.path.join(out_dir, sid + ".jsonl")
+    old = _read_shared_file(path)
+    ours = _merge_export(None, [shareable_record(r, local) for r in records])
+    text = _export_text(ours)
+    if old is not None and old != text:
+        # The file holds something else (an older state, a teammate's lines): merge per id.
+        # A file that already says exactly what the store says is left alone unparsed.
+        text = _export_text(_merge_export(old, ours))
+    if old != text:
+        _write_shared_file(path, text)
+        counts["files"] += 1
 
 
 # -- Records from outside: one validator, field by field ------------------------------------------

@@ -1231,11 +1231,13 @@ def test_a_sync_whose_last_branch_tip_is_gone_reads_every_file(team, tmp_path):
         "alice's first finding on the branch", "alice's second finding on the branch"}  # fmt: skip
 
 
-# A sync in a process whose address space is limited to 256 MB, run as the script runs.
-LIMITED_SYNC = r"""
+# A wctx command in a process whose address space is limited to sys.argv[1] MB, run as the
+# script runs.
+LIMITED = r"""
 import resource, runpy, sys
-resource.setrlimit(resource.RLIMIT_AS, (256 << 20, 256 << 20))
-sys.argv = [sys.argv[1], "sync", "--remote", sys.argv[2], "--json"]
+limit = int(sys.argv.pop(1)) << 20
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
@@ -1243,9 +1245,10 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 @pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="RLIMIT_AS bounds the address space on Linux"
 )
-def test_a_first_sync_of_a_large_memory_holds_a_session_of_it_at_a_time(team, tmp_path):
+def test_a_first_sync_or_export_of_a_large_memory_holds_a_session_of_it_at_a_time(team, tmp_path):
     # 30,000 items of 3 kB in 300 sessions: holding every file a first sync builds (and its
-    # records) takes more than 256 MB; building and writing one session's file at a time does not.
+    # records) takes more than 256 MB of address space, every record an export writes more than
+    # 120 MB; one session's file at a time takes neither.
     remote, a, _ = team
     words = " ".join("word%d" % (k % 400) for k in range(600))[:3000]
     corpus = tmp_path / "large.jsonl"
@@ -1261,12 +1264,21 @@ def test_a_first_sync_of_a_large_memory_holds_a_session_of_it_at_a_time(team, tm
                                      "repo": "upload-sdk", "kind": "finding",
                                      "claim": "item %d: %s" % (s * 100 + i, words)}) + "\n")  # fmt: skip
     assert a.json("import-evidence", str(corpus))["evidence"] == 30000
-    proc = subprocess.run(
-        [sys.executable, "-c", LIMITED_SYNC, WCTX_SCRIPT, remote],
-        cwd=a.root, env=a.env(), capture_output=True, text=True,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert json.loads(proc.stdout)["exported"]["files"] >= 300
-    shared = [line for text in remote_files(remote).values() for line in text.splitlines()]
-    ids = {json.loads(line)["id"] for line in shared if '"type": "evidence"' in line}
-    assert len(ids) == 30000
+
+    def limited(mb, *argv):
+        proc = subprocess.run(
+            [sys.executable, "-c", LIMITED, str(mb), WCTX_SCRIPT, *argv],
+            cwd=a.root, env=a.env(), capture_output=True,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return proc.stdout.decode("utf-8")
+
+    def items(lines):
+        return {json.loads(line)["id"] for line in lines if '"type": "evidence"' in line}
+
+    assert json.loads(limited(256, "sync", "--remote", remote, "--json"))["exported"]["files"] >= 300
+    assert len(items(line for text in remote_files(remote).values() for line in text.splitlines())) == 30000
+    assert len(items(limited(120, "export").splitlines())) == 30000
+    out = tmp_path / "export"
+    assert json.loads(limited(120, "export", "--dir", str(out), "--json"))["evidence"] == 30000
+    assert len(items(line for f in out.iterdir() for line in f.read_text("utf-8").splitlines())) == 30000
