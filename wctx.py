@@ -16365,35 +16365,18 @@ def sync_memory(store, remote=None, branch=None):
                 written += n_written
                 removed += n_removed
         pushed = {ws: tips[ws] for ws in wanted if ws in tips and ws not in commits}
-        if not commits:
-            _sync_remember(
-                store,
-                remote,
-                branch,
-                wanted,
-                pushed,
-                (fingerprint, since, events, left),
-                exported,
-                report.skipped,
+        refused = {}
+        if commits:
+            refused = _sync_push(
+                store, remote, [(c, workspace_branch(branch, ws)) for ws, c in sorted(commits.items())]
             )
-            break
-        refused = _sync_push(
-            store, remote, [(c, workspace_branch(branch, ws)) for ws, c in sorted(commits.items())]
-        )
-        if not refused:
-            report.exported = {"files": written, "removed": removed}
-            report.pushed = short_sha(commits.get("") or next(iter(commits.values())))
-            pushed.update(commits)
-            _sync_remember(
-                store,
-                remote,
-                branch,
-                wanted,
-                pushed,
-                (fingerprint, since, events, left),
-                exported,
-                report.skipped,
-            )
+            if not refused:
+                report.exported = {"files": written, "removed": removed}
+                report.pushed = short_sha(commits.get("") or next(iter(commits.values())))
+                pushed.update(commits)
+        if not refused:  # nothing to push, or pushed: what this sync leaves for the next
+            state = (fingerprint, since, events, left)
+            _sync_remember(store, remote, branch, wanted, pushed, state, exported, report.skipped)
             break
     else:
         raise WctxError(
