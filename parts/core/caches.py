@@ -168,6 +168,14 @@ _HEAD_TOKENS = CacheTable(
     "%d checkouts, then emptied" % HEAD_TOKENS_KEPT,
     {},
 ).value  # filled by recent_head_token
+STOPPED_SCANS_KEPT = 256
+_STOPPED_SCANS = CacheTable(
+    "working-tree scans git did not finish in time",
+    "checkout path",
+    "WORKTREE_SCAN_RETRY_SECONDS after the scan was stopped",
+    "%d checkouts, then emptied" % STOPPED_SCANS_KEPT,
+    {},
+).value  # filled by GitRepo.untracked_paths
 
 # -- symbols: where a cited symbol is in a source text (parts/core/symbols.py) --------------------
 MASKED_SOURCE = FunctionMemo("source with comments and strings blanked", "(source, language)", _PURE, 16)

@@ -6,7 +6,7 @@ import re
 
 from .caches import SYMBOL_NAMES
 from .errors import WctxError
-from .git import GitRepo, UnreadableFile, read_repo_file, repo_relative_path
+from .git import GitRepo, UnreadableFile, read_repo_file, repo_relative_path, scan_stopped
 from .helpers import is_utf8
 from .symbols import (
     _IDENT_RE,
@@ -82,6 +82,9 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     if origin is None:
         return []
     work = working_files(origin, files, cwd)[:CODE_REF_MAX_FILES]
+    stopped = scan_stopped(origin.path)
+    if stopped:
+        store.notice("untracked files of %s left out of this answer: %s" % (origin.name, stopped))
     others = [rid for rid in scope_ids if rid != origin.id]
     if not work or not others:
         return []

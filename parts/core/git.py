@@ -4,7 +4,14 @@ import os
 import re
 import time
 
-from .caches import _GIT_VIEWS, _HEAD_TOKENS, GIT_VIEWS_KEPT, HEAD_TOKENS_KEPT
+from .caches import (
+    _GIT_VIEWS,
+    _HEAD_TOKENS,
+    _STOPPED_SCANS,
+    GIT_VIEWS_KEPT,
+    HEAD_TOKENS_KEPT,
+    STOPPED_SCANS_KEPT,
+)
 from .constants import _lazy_pattern
 from .errors import UsageError, WctxError
 from .helpers import is_utf8, printable_path
@@ -24,6 +31,13 @@ GIT_SAFE_OPTIONS = (
     "-c", "diff.external=",
     "-c", "core.untrackedCache=false",
     "-c", "core.sshCommand=false",
+    # Files a repository's config (or its working tree) names, which git would otherwise open
+    # and read whole: a FIFO there blocks git, /dev/zero makes it read without end.
+    "-c", "log.mailmap=false",
+    "-c", "mailmap.file=/dev/null",
+    "-c", "mailmap.blob=",
+    "-c", "core.attributesFile=/dev/null",
+    "-c", "core.excludesFile=/dev/null",
 )  # fmt: skip
 # Variables that would point git somewhere other than the repository we name.
 _GIT_ENV_DROP = (
@@ -111,13 +125,124 @@ def git_path(value):
     raise GitError("refusing to pass %r to git as a path" % (str(value)[:80],))
 
 
-def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=(), revs=(), paths=None):
+# Every git call is bounded in time and in output: a FIFO where git opens a file (a .gitignore,
+# .git/info/exclude, .git/config, packed-refs, a file an include.path names) blocks it for ever,
+# and a device there (/dev/zero) makes it read or write without end. On a breach git's whole
+# process group is killed and the call becomes one GitError naming the repository.
+GIT_SECONDS = 120.0  # far beyond any one git call wctx makes on a local repository
+GIT_NETWORK_SECONDS = 900.0  # a sync's fetch or push: a remote, a slow network, an ssh prompt
+GIT_OUTPUT_MAX = 1 << 30  # bytes of standard output; git's errors are kept to GIT_ERRORS_KEPT
+GIT_ERRORS_KEPT = 64 * 1024
+GIT_SECONDS_VARIABLE = "WCTX_GIT_TIMEOUT"  # seconds: lowers every bound (never raises one)
+
+
+class GitStopped(GitError):
+    """A git call that wctx stopped: it ran past its time bound or wrote past its output bound."""
+
+
+def git_seconds(limit=GIT_SECONDS):
+    """``limit``, or WCTX_GIT_TIMEOUT's seconds when that is set and lower."""
+    raw = os.environ.get(GIT_SECONDS_VARIABLE, "")
+    try:
+        lowered = float(raw)
+    except ValueError:
+        return limit
+    return min(limit, lowered) if lowered > 0 else limit
+
+
+def _stop(proc, own_group):
+    import signal
+
+    if proc.poll() is None:
+        try:
+            if own_group:
+                os.killpg(proc.pid, signal.SIGKILL)  # git and whatever it started
+            else:
+                proc.kill()
+        except OSError:
+            pass
+    proc.wait()
+
+
+def _bounded_exchange(proc, input_bytes, deadline, max_output):
+    """Feed ``input_bytes`` to ``proc`` and read its output until it closes both pipes, within
+    ``deadline`` (time.monotonic) and ``max_output`` bytes: (stdout, stderr, None), or (stdout,
+    stderr, "time" | "output") when a bound was reached first (the process still runs)."""
+    import selectors
+
+    out, err, sizes = [], [], {"out": 0, "err": 0}
+    streams = {proc.stdout.fileno(): "out", proc.stderr.fileno(): "err"}
+    selector = selectors.DefaultSelector()
+    for fd in streams:
+        os.set_blocking(fd, False)
+        selector.register(fd, selectors.EVENT_READ)
+    pending = memoryview(input_bytes or b"")
+    if proc.stdin is not None:
+        stdin_fd = proc.stdin.fileno()
+        if pending:
+            os.set_blocking(stdin_fd, False)
+            selector.register(stdin_fd, selectors.EVENT_WRITE)
+        else:
+            proc.stdin.close()
+    try:
+        while selector.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return b"".join(out), b"".join(err), "time"
+            for key, _ in selector.select(left):
+                fd = key.fd
+                if fd not in streams:  # standard input
+                    try:
+                        pending = pending[os.write(fd, pending[:65536]) :]
+                    except BlockingIOError:
+                        continue
+                    except (BrokenPipeError, ConnectionResetError):
+                        pending = pending[:0]  # git stopped reading: its exit says why
+                    if not pending:
+                        selector.unregister(fd)
+                        proc.stdin.close()
+                    continue
+                try:
+                    chunk = os.read(fd, 1 << 20)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    selector.unregister(fd)
+                    continue
+                name = streams[fd]
+                sizes[name] += len(chunk)
+                if name == "out":
+                    out.append(chunk)
+                    if sizes["out"] > max_output:
+                        return b"".join(out), b"".join(err), "output"
+                elif sizes["err"] - len(chunk) < GIT_ERRORS_KEPT:
+                    err.append(chunk)
+    finally:
+        selector.close()
+    return b"".join(out), b"".join(err)[:GIT_ERRORS_KEPT], None
+
+
+def run_git(
+    repo_path,
+    args,
+    input_bytes=None,
+    ok_codes=(0,),
+    extra_options=(),
+    revs=(),
+    paths=None,
+    seconds=GIT_SECONDS,
+    max_output=GIT_OUTPUT_MAX,
+    network=False,
+):
     """Run git in ``repo_path``; return (exit code, stdout bytes).
 
     ``args`` are wctx's own literal options. Every revision goes in ``revs`` and every path in
     ``paths``: each is validated for its kind and placed after ``--end-of-options`` (revisions) or
     ``--`` (paths), where git cannot read it as an option. Exit codes outside ``ok_codes`` raise
-    GitError with git's own first line of stderr.
+    GitError with git's own first line of stderr. git runs for at most ``seconds`` (lowered by
+    WCTX_GIT_TIMEOUT) and writes at most ``max_output`` bytes, else it is killed and GitStopped
+    is raised. A ``network`` call (a sync's fetch or push) stays in wctx's process group, so that
+    ssh can still ask for a passphrase on the terminal.
     """
     import subprocess
 
@@ -126,29 +251,56 @@ def run_git(repo_path, args, input_bytes=None, ok_codes=(0,), extra_options=(), 
         argv += ["--end-of-options", *(git_revision(r) for r in revs)]
     if paths is not None:
         argv += ["--", *(git_path(p) for p in paths)]
+    seconds = git_seconds(seconds)
+    own_group = not network and hasattr(os, "killpg")
     try:
-        proc = subprocess.run(  # noqa: S603 - list arguments, no shell: the one subprocess call
+        proc = subprocess.Popen(  # noqa: S603 - list arguments, no shell: the one place git starts
             argv,
-            input=input_bytes,
-            capture_output=True,
-            stdin=None if input_bytes is not None else subprocess.DEVNULL,
+            stdin=subprocess.PIPE if input_bytes is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env=_git_env(),
-            check=False,
+            start_new_session=own_group,
         )
     except FileNotFoundError:
         raise WctxError("git is not installed or not on PATH (wctx needs the git binary)") from None
-    if proc.returncode != 0 and b"dubious ownership" in proc.stderr:
+    deadline = time.monotonic() + seconds
+    try:
+        stdout, stderr, breach = _bounded_exchange(proc, input_bytes, deadline, max_output)
+        if breach is None:
+            try:
+                proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                breach = "time"
+    finally:
+        _stop(proc, own_group)  # nothing left running, whatever happened above
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+    if breach is not None:
+        raise GitStopped(
+            "git %s in %s %s; wctx stopped it (a FIFO or a device where git reads a file?)"
+            % (
+                args[0],
+                printable_path(repo_path),
+                "did not finish within %g s" % seconds
+                if breach == "time"
+                else "wrote more than %d bytes" % max_output,
+            ),
+            stderr,
+        )
+    if proc.returncode != 0 and b"dubious ownership" in stderr:
         # A refusal, never an answer (even where the exit code is expected): every caller says the
         # same, git's ownership check and its safe.directory fix.
-        raise GitError(dubious_ownership_message(repo_path, proc.stderr), proc.stderr)
+        raise GitError(dubious_ownership_message(repo_path, stderr), stderr)
     if proc.returncode not in ok_codes:
-        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        message = stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(
             "git %s failed in %s: %s"
             % (args[0], repo_path, message[0] if message else "exit %d" % proc.returncode),
-            proc.stderr,
+            stderr,
         )
-    return proc.returncode, proc.stdout
+    return proc.returncode, stdout
 
 
 class GitWriter:
@@ -187,6 +339,8 @@ class GitWriter:
         return self
 
     def __exit__(self, kind, value, tb):
+        import subprocess
+
         try:
             if kind is not None:
                 self.proc.kill()
@@ -196,7 +350,15 @@ class GitWriter:
                 self.proc.stdin.close()
             except BrokenPipeError:
                 pass
-            if self.proc.wait() != 0:
+            try:
+                code = self.proc.wait(git_seconds())
+            except subprocess.TimeoutExpired:
+                _stop(self.proc, False)
+                raise GitStopped(
+                    "git %s in %s did not finish within %g s; wctx stopped it"
+                    % (self.args[0], printable_path(self.repo_path), git_seconds())
+                ) from None
+            if code != 0:
                 self.errors.seek(0)
                 message = self.errors.read().decode("utf-8", "replace").strip().splitlines()
                 raise GitError(
@@ -325,11 +487,17 @@ class GitRepo:
         self.absent = set()  # commits commits_exist found missing: a fetch may bring them, HEAD unmoved
         self.warmed = False  # FreshnessChecker._warm asked about every cited path here
 
-    def git(self, *args, input_bytes=None, ok_codes=(0,), revs=(), paths=None):
+    def git(self, *args, input_bytes=None, ok_codes=(0,), revs=(), paths=None, seconds=GIT_SECONDS):
         # No command here reads file contents from the working tree: wctx hashes those in Python
         # (blob_id), so no attribute driver of any name (filter, diff, merge, textconv) can run.
         return run_git(
-            self.path, list(args), input_bytes=input_bytes, ok_codes=ok_codes, revs=revs, paths=paths
+            self.path,
+            list(args),
+            input_bytes=input_bytes,
+            ok_codes=ok_codes,
+            revs=revs,
+            paths=paths,
+            seconds=seconds,
         )
 
     def info(self):
@@ -366,8 +534,7 @@ class GitRepo:
         """The checked-out branch name read from HEAD, or None when detached."""
         gitdir = git_dir_of(self.path)
         try:
-            with open(os.path.join(gitdir, "HEAD"), "rb") as fh:
-                head = fh.read().decode("utf-8", "replace").strip()
+            head = read_git_file(os.path.join(gitdir, "HEAD")).decode("utf-8", "replace").strip()
         except (OSError, TypeError):
             return None
         if head.startswith("ref: refs/heads/"):
@@ -735,9 +902,73 @@ class GitRepo:
                 continue
             if blob_id(data, self.object_format) != oid:
                 changed.append((rel, "modified"))
-        _, out = self.git("ls-files", "-z", "--others", "--exclude-standard")
-        untracked = [(p.decode("utf-8", "surrogateescape"), "untracked") for p in out.split(b"\0") if p]
-        return changed + untracked
+        return changed + [(p, "untracked") for p in self.untracked_paths()]
+
+    def untracked_paths(self):
+        """Repo-relative paths of the untracked files git does not ignore, from one bounded
+        ``git ls-files --others``: a FIFO named ``.gitignore`` anywhere in the working tree blocks
+        git's walk, so the walk has WORKTREE_SCAN_SECONDS, after which it answers [] and is not
+        tried again in this checkout for WORKTREE_SCAN_RETRY_SECONDS (scan_stopped() says why).
+        The ignore files outside the tree (info/exclude, the user's own excludes file) are given
+        to git only when they are regular files; a repository's config cannot name one."""
+        stopped = scan_stopped(self.path)
+        if stopped:
+            return []
+        args = ["ls-files", "-z", "--others", "--exclude-per-directory=.gitignore"]
+        common = common_git_dir(self.path)
+        for path in (common and os.path.join(common, "info", "exclude"), _user_excludes_file()):
+            if path and _is_regular_file(path):
+                args.append("--exclude-from=" + path)
+        try:
+            _, out = self.git(*args, seconds=WORKTREE_SCAN_SECONDS)
+        except GitStopped as e:
+            if len(_STOPPED_SCANS) >= STOPPED_SCANS_KEPT:
+                _STOPPED_SCANS.clear()
+            _STOPPED_SCANS[self.path] = (time.monotonic(), str(e))
+            return []
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+
+# The untracked-files walk reads every .gitignore in the working tree, which no option switches
+# off: its bound is short, and a checkout where it was stopped is not walked again for a while.
+WORKTREE_SCAN_SECONDS = 10.0
+WORKTREE_SCAN_RETRY_SECONDS = 300.0
+
+
+def scan_stopped(path):
+    """Why the untracked-files walk of the checkout at ``path`` was stopped in the last
+    WORKTREE_SCAN_RETRY_SECONDS (its untracked files are left out meanwhile), or None."""
+    stopped = _STOPPED_SCANS.get(path)
+    if stopped is None or time.monotonic() - stopped[0] > WORKTREE_SCAN_RETRY_SECONDS:
+        return None
+    return stopped[1]
+
+
+def _is_regular_file(path):
+    import stat
+
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _user_excludes_file():
+    """The excludes file of the user's own git configuration (core.excludesFile in the global
+    config, else git's default under XDG_CONFIG_HOME or ~/.config), or None."""
+    try:
+        code, out = run_git(
+            os.path.abspath(os.sep),
+            ["config", "--global", "--path", "--get", "core.excludesFile"],
+            ok_codes=(0, 1),
+        )
+    except GitError:
+        return None
+    value = out.decode("utf-8", "surrogateescape").strip() if code == 0 else ""
+    if value:
+        return value
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(config_home, "git", "ignore")
 
 
 def git_view(path):
@@ -790,14 +1021,29 @@ def _batch_spec_ok(spec):
     return True
 
 
+GIT_FILE_MAX = 256 * 1024 * 1024  # packed-refs of the largest repositories, with room to spare
+
+
+def read_git_file(path, limit=64 * 1024):
+    """At most ``limit`` bytes of a file wctx reads in a git directory itself (HEAD, a ref,
+    packed-refs, commondir, a .git file): a regular file only, opened without blocking, so a FIFO
+    there never hangs the caller and a device is never read. Anything else raises OSError."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError("%s is not a regular file" % path)
+        return fh.read(limit)
+
+
 def git_dir_of(repo_path):
     """The repository's git directory, following a ``.git`` file (worktrees, submodules)."""
     dot_git = os.path.join(repo_path, ".git")
     if os.path.isdir(dot_git):
         return dot_git
     try:
-        with open(dot_git, "rb") as fh:
-            line = fh.read(4096).decode("utf-8", "replace").strip()
+        line = read_git_file(dot_git, 4096).decode("utf-8", "replace").strip()
     except OSError:
         return None
     if line.startswith("gitdir:"):
@@ -814,8 +1060,7 @@ def common_git_dir(checkout):
     if not gitdir:
         return None
     try:
-        with open(os.path.join(gitdir, "commondir"), "rb") as fh:
-            common = fh.read(4096).decode("utf-8", "replace").strip()
+        common = read_git_file(os.path.join(gitdir, "commondir"), 4096).decode("utf-8", "replace").strip()
         gitdir = os.path.join(gitdir, common)
     except OSError:
         pass  # no commondir: a main checkout, or a submodule (its own object store)
@@ -833,8 +1078,11 @@ def linked_worktrees(common_dir):
         return out
     for name in names:
         try:
-            with open(os.path.join(base, name, "gitdir"), "rb") as fh:
-                dot_git = fh.read(4096).decode("utf-8", "surrogateescape").strip()
+            dot_git = (
+                read_git_file(os.path.join(base, name, "gitdir"), 4096)
+                .decode("utf-8", "surrogateescape")
+                .strip()
+            )
         except OSError:
             continue
         path = os.path.realpath(os.path.dirname(dot_git))
@@ -858,8 +1106,7 @@ def head_token(repo_path, probed=None):
         probed.append(os.path.join(repo_path, ".git"))  # a .git file naming the git directory
     try:
         probed.append(os.path.join(gitdir, "HEAD"))
-        with open(probed[-1], "rb") as fh:
-            head = fh.read(512).strip()
+        head = read_git_file(probed[-1], 512).strip()
         if not head.startswith(b"ref: "):
             return head.decode("ascii", "replace")
         ref = named = head[5:].decode("utf-8", "replace")  # the branch, which a reason may name
@@ -867,22 +1114,19 @@ def head_token(repo_path, probed=None):
         commondir = os.path.join(gitdir, "commondir")
         probed.append(commondir)
         if os.path.exists(commondir):
-            with open(commondir, "rb") as fh:
-                common = os.path.normpath(os.path.join(gitdir, fh.read().decode().strip()))
+            common = os.path.normpath(os.path.join(gitdir, read_git_file(commondir).decode().strip()))
         for _ in range(5):  # a branch may itself be a symbolic ref to another
             for base in (gitdir, common):
                 ref_path = os.path.join(base, *ref.split("/"))
                 probed.append(ref_path)
                 if os.path.isfile(ref_path):
-                    with open(ref_path, "rb") as fh:
-                        value = fh.read(512).strip()
+                    value = read_git_file(ref_path, 512).strip()
                     break
             else:
                 # Only in packed-refs: the object id it holds there, not the file's size and mtime,
                 # which a repack within one timestamp tick (one id for another) leaves as they were.
                 probed.append(os.path.join(common, "packed-refs"))
-                with open(probed[-1], "rb") as fh:
-                    packed = fh.read()
+                packed = read_git_file(probed[-1], GIT_FILE_MAX)
                 at = packed.find(b" " + ref.encode("utf-8", "surrogateescape") + b"\n")
                 start = packed.rfind(b"\n", 0, at) + 1 if at >= 0 else -1
                 if start < 0 or at - start not in (40, 64):
@@ -958,6 +1202,8 @@ def git_toplevel(path):
         path = os.path.dirname(path) or "."
     try:
         code, out = run_git(path, ["rev-parse", "--show-toplevel"])
+    except GitStopped:
+        raise  # not an answer: git never said whether this is a checkout
     except GitError as e:
         if "dubious ownership" in str(e):
             raise UsageError(dubious_ownership_message(path, e.stderr)) from None
@@ -993,8 +1239,9 @@ def _check_checkout(path, top):
     if real.startswith(holder + os.sep):
         return
     try:
-        with open(os.path.join(real, "gitdir"), "rb") as fh:  # a linked worktree's back link
-            back = os.fsdecode(fh.read().strip())
+        back = os.fsdecode(
+            read_git_file(os.path.join(real, "gitdir")).strip()
+        )  # a linked worktree's back link
         if os.path.realpath(os.path.join(real, back)) == os.path.realpath(dot_git):
             return
     except OSError:
