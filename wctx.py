@@ -15659,6 +15659,8 @@ def _sync_git(store, args, input_bytes=None, ok_codes=(0,), network=False, revs=
         extra_options=extra,
         revs=revs,
         paths=paths,
+        seconds=GIT_NETWORK_SECONDS if network else GIT_SECONDS,
+        network=network,
     )
 
 

@@ -8,7 +8,16 @@ import time
 from .authors import _store_machine_id, recorded_by
 from .constants import REPO_NAME_RE, _lazy_pattern
 from .errors import UsageError, WctxError
-from .git import WCTX_REFS, GitError, GitWriter, blob_id, is_object_id, run_git
+from .git import (
+    GIT_NETWORK_SECONDS,
+    GIT_SECONDS,
+    WCTX_REFS,
+    GitError,
+    GitWriter,
+    blob_id,
+    is_object_id,
+    run_git,
+)
 from .head import __version__
 from .helpers import clean_text, short_sha
 from .items import _scrub_store
@@ -161,6 +170,8 @@ def _sync_git(store, args, input_bytes=None, ok_codes=(0,), network=False, revs=
         extra_options=extra,
         revs=revs,
         paths=paths,
+        seconds=GIT_NETWORK_SECONDS if network else GIT_SECONDS,
+        network=network,
     )
 
 
