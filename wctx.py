@@ -6436,6 +6436,8 @@ def _resolve_ids(store, ids):
 
 def _resolve_session_id(store, text):
     text = (text or "").strip()
+    if not text:
+        raise UsageError("session id is empty")
     if not is_utf8(text):
         raise UsageError("session id %s is not valid UTF-8" % printable_path(text))
     row = store.one("SELECT id FROM sessions WHERE id = ?", (text,))
@@ -11117,7 +11119,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
     prepared = [
         _prepare_item(store, repos, item, n, default_repo, cwd, warnings) for n, item in enumerate(items, 1)
     ]
-    if session_id:
+    if session_id is not None:  # given, so it must name a session: an empty one names none
         session_id = _resolve_session_id(store, session_id)
 
     # Provenance: git once per repository touched, before the write transaction opens.
@@ -21635,7 +21637,15 @@ def cmd_capture(args, store):
     (found by CLAUDE_CODE_SESSION_ID, CODEX_THREAD_ID, or for older Claude Code the newest
     transcript of the cwd; see: wctx sessions); elsewhere a new session starts, and it says so.
     """
-    items = items_from_flags(getattr(args, "ordered", None) or [])
+    ordered = getattr(args, "ordered", None) or []
+    for dest, value in ordered + [
+        ("summary", args.summary),
+        ("session", args.session),
+        ("agent", args.agent),
+    ]:
+        if value is not None and not value.strip():  # given, so it must say something
+            raise UsageError("--%s is empty: give it a value, or leave it out" % dest.replace("_", "-"))
+    items = items_from_flags(ordered)
     agent, external_id, found = args.agent, None, None
     if not args.session and agent == "cli":
         found = find_running_session(os.getcwd())

@@ -376,7 +376,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
     prepared = [
         _prepare_item(store, repos, item, n, default_repo, cwd, warnings) for n, item in enumerate(items, 1)
     ]
-    if session_id:
+    if session_id is not None:  # given, so it must name a session: an empty one names none
         session_id = _resolve_session_id(store, session_id)
 
     # Provenance: git once per repository touched, before the write transaction opens.

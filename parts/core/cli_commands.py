@@ -372,7 +372,15 @@ def cmd_capture(args, store):
     (found by CLAUDE_CODE_SESSION_ID, CODEX_THREAD_ID, or for older Claude Code the newest
     transcript of the cwd; see: wctx sessions); elsewhere a new session starts, and it says so.
     """
-    items = items_from_flags(getattr(args, "ordered", None) or [])
+    ordered = getattr(args, "ordered", None) or []
+    for dest, value in ordered + [
+        ("summary", args.summary),
+        ("session", args.session),
+        ("agent", args.agent),
+    ]:
+        if value is not None and not value.strip():  # given, so it must say something
+            raise UsageError("--%s is empty: give it a value, or leave it out" % dest.replace("_", "-"))
+    items = items_from_flags(ordered)
     agent, external_id, found = args.agent, None, None
     if not args.session and agent == "cli":
         found = find_running_session(os.getcwd())

@@ -168,6 +168,8 @@ def _resolve_ids(store, ids):
 
 def _resolve_session_id(store, text):
     text = (text or "").strip()
+    if not text:
+        raise UsageError("session id is empty")
     if not is_utf8(text):
         raise UsageError("session id %s is not valid UTF-8" % printable_path(text))
     row = store.one("SELECT id FROM sessions WHERE id = ?", (text,))
