@@ -495,6 +495,9 @@ def _v_matching(pattern, what, key=False):
         if value is None:
             return None
         if not isinstance(value, str) or not pattern.match(value):
+            fault = identifier_fault(value) if key and isinstance(value, str) else None
+            if fault:  # said without the value, which holds what looks like a secret
+                raise ValueError("%s (an identifier is stored as it is, never redacted)" % fault)
             raise ValueError("is not %s: %r" % (what, shown_text(str(value))[:80]))
         return _v_key(value) if key else value
 
@@ -514,7 +517,11 @@ def _v_required(check):
 
 _v_record_id = _v_matching(_RECORD_ID_RE, "a valid id")  # a topology record's (never stored)
 _v_required_id = _v_required(_v_record_id)
-_v_key_id = _v_matching(_RECORD_ID_RE, "a valid id", key=True)  # an item's or a session's
+# An item's or a session's id is one wctx made (new_id): "ev-" or "ses-" and ten lower-case ASCII
+# hex digits. Nothing else names one, so a twin in other case or other digits never arrives.
+_v_key_id = _v_matching(
+    _OWN_ID_RE, "an item or session id (ev- or ses- and 10 lower-case hex digits)", key=True
+)
 _v_required_key_id = _v_required(_v_key_id)
 _v_repo_name = _v_matching(REPO_NAME_RE, "a repository name", key=True)
 _v_required_repo = _v_required(_v_repo_name)
@@ -632,6 +639,8 @@ def _v_format(value):
 
 
 def _v_confidence(value):
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise ValueError("must be a JSON number from 0 to 1, not %s" % type(value).__name__)
     try:
         return _check_confidence(value)
     except UsageError as e:
