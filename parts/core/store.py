@@ -383,6 +383,10 @@ def _configure(path, readonly):
         con.row_factory = sqlite3.Row
         con.create_function("wctx_index_text", 1, index_text)  # session_fts's triggers (m012)
         con.execute("PRAGMA busy_timeout = 30000")
+        # SQLite's temporary files (sorts, temporary indexes, statement journals, VACUUM's copy)
+        # go to TMPDIR or /var/tmp, outside the store: kept in memory instead, nothing of the store
+        # is written anywhere but its own directory.
+        con.execute("PRAGMA temp_store = MEMORY")
         # Refuse another program's database before switching it to WAL, a change that persists.
         app_id = con.execute("PRAGMA application_id").fetchone()[0]
         if app_id != SCHEMA_APP_ID and con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
