@@ -3636,7 +3636,7 @@ def _bounded_exchange(proc, input_bytes, deadline, max_output):
                         proc.stdin.close()
                     continue
                 try:
-                    chunk = os.read(fd, 1 << 20)
+                    chunk = os.read(fd, 65536)  # a pipe holds 64 KiB: a larger buffer is allocated in vain
                 except BlockingIOError:
                     continue
                 if not chunk:
