@@ -1342,11 +1342,142 @@ def _holds_one_of_each(text, groups):
     return True
 
 
-def redact_secrets(text):
+# -- Secrets the rules see only once decoded or joined --------------------------------------------
+# A token wrapped in base64, cut in two by a line break, or a URL written percent-encoded holds no
+# rule's shape as it stands. Each such piece is decoded or joined and passed through the rules;
+# when they find a secret in it, the piece is replaced. The work is bounded per text: at most
+# WRAPPED_PIECES_MAX pieces of each kind, each at most WRAPPED_PIECE_MAX characters.
+WRAPPED_PIECES_MAX = 64
+WRAPPED_PIECE_MAX = 16384
+_BASE64_MIN = 24  # 18 bytes once decoded: shorter than every vendor token the rules know
+_BASE64_TABLE = bytes(b if chr(b).isalnum() or chr(b) in "+/=_-" else 32 for b in range(128)) + b" " * 128
+_URL_TABLE = (
+    bytes(b if chr(b).isalnum() or chr(b) in "%:/?#[]@!$&'()*+,;=._~-" else 32 for b in range(128))
+    + b" " * 128
+)
+_PERCENT_RE = _lazy_pattern(rb"%([0-9A-Fa-f]{2})")
+_PERCENT_MIN = 16  # a percent-encoded URL that holds a credential is longer
+# A token cut by a line break (a shell's "\" continuation and the next line's indentation aside),
+# as a terminal or a wrapped log cuts one: the run of token characters that ends a line, joined to
+# the run that starts the next, when together they are long enough to be a secret.
+_TOKEN_RUN_RE = _lazy_pattern(r"[A-Za-z0-9_+/=:.-]{4,}")
+_SPLIT_MIN = 20
+_SPLIT_FIRST_MIN = 10  # a line cut inside a token ends with a long part of it, not a short word
+
+
+def _pieces(text, table, shortest):
+    """The distinct runs of ``text`` made of the characters ``table`` keeps, of ``shortest`` to
+    WRAPPED_PIECE_MAX characters, longest first, at most WRAPPED_PIECES_MAX of them."""
+    runs = text.encode("utf-8", "surrogatepass").translate(table).split()
+    if not runs or max(map(len, runs)) < shortest:  # most texts: no run long enough
+        return []
+    runs = {r for r in runs if shortest <= len(r) <= WRAPPED_PIECE_MAX}
+    return sorted(runs, key=len, reverse=True)[:WRAPPED_PIECES_MAX]
+
+
+def _readable(data):
+    """``data`` as text when it is UTF-8 without control characters (but line breaks and tabs)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    # _CONTROL_RE stands below, with the boundary that strips what it finds.
+    return text if text and _CONTROL_RE.search(text.replace("\r", "")) is None else None
+
+
+def _base64_secrets(text):
+    candidates = [
+        p for p in _pieces(text, _BASE64_TABLE, _BASE64_MIN)
+        if p.lower() != p and p.upper() != p and b"=" not in p.rstrip(b"=")
+    ]  # fmt: skip
+    if not candidates:
+        return text
+    import base64  # imported where used: most texts hold no base64 at all
+    import binascii
+
+    for piece in candidates:
+        body = piece.rstrip(b"=")
+        body += b"=" * (-len(body) % 4)
+        try:
+            if b"-" in body or b"_" in body:
+                data = base64.urlsafe_b64decode(body)
+            else:
+                data = base64.b64decode(body, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        decoded = _readable(data)
+        if decoded is not None and redact_secrets(decoded, unwrap=False) != decoded:
+            text = text.replace(piece.decode("ascii"), "[REDACTED base64 secret]")
+    return text
+
+
+def _percent_secrets(text):
+    for piece in _pieces(text, _URL_TABLE, _PERCENT_MIN):
+        if _PERCENT_RE.search(piece) is None:
+            continue
+        data = piece
+        for _ in range(2):  # once, and once more for a value encoded twice
+            data = _PERCENT_RE.sub(lambda m: bytes((int(m.group(1), 16),)), data)
+            decoded = _readable(data)
+            if decoded is None:
+                break
+            redacted = redact_secrets(decoded, unwrap=False)
+            if redacted != decoded:
+                text = text.replace(piece.decode("ascii"), redacted)
+                break
+            if _PERCENT_RE.search(data) is None:
+                break
+    return text
+
+
+def _split_secrets(text):
+    lines = text.split("\n", WRAPPED_PIECES_MAX)  # the last piece: the rest of the text, as it is
+    out, changed = [lines[0]], False
+    for line in lines[1:]:
+        before = out[-1].rstrip("\r\\")
+        tail = _TOKEN_RUN_RE.match(before[::-1])
+        head = _TOKEN_RUN_RE.match(line.lstrip(" \t")) if tail else None
+        if head and tail.end() >= _SPLIT_FIRST_MIN and tail.end() + head.end() >= _SPLIT_MIN:
+            first, second = tail.group()[::-1], head.group()
+            joined = first + second
+            if not _secret_fragments(_secret_fold(joined)):
+                out.append(line)  # no rule can match it: most joins
+                continue
+            redacted = redact_secrets(joined, unwrap=False)
+            # Only a secret that spans the break: neither part holds one alone, and the rules took
+            # something from both ("Authorization:" + "Bearer" is left to the rule that sees the
+            # token after them).
+            if (
+                not redacted.startswith(first)
+                and not redacted.endswith(second)
+                and redact_secrets(first, unwrap=False) == first
+                and redact_secrets(second, unwrap=False) == second
+            ):
+                out[-1] = before[: len(before) - len(first)] + redacted + line.lstrip(" \t")[len(second) :]
+                changed = True
+                continue
+        out.append(line)
+    return "\n".join(out) if changed else text
+
+
+def _unwrapped_secrets(text):
+    """``text`` with each secret that shows only once decoded (base64, percent-encoding) or
+    joined across a line break replaced as the rules replace it; ``text`` itself when none."""
+    if "\n" in text:
+        text = _split_secrets(text)
+    if "%" in text:
+        text = _percent_secrets(text)
+    return _base64_secrets(text)
+
+
+def redact_secrets(text, unwrap=True):
     """Replace secrets (private keys, JWTs, authorization headers, vendor tokens, credentialed
-    URLs, secret assignments) with [REDACTED …] markers. Best effort; see docs/security.md."""
+    URLs, secret assignments; also base64-wrapped, percent-encoded or cut by a line break) with
+    [REDACTED …] markers. Best effort; see docs/security.md."""
     if not text or not isinstance(text, str):
         return text
+    if unwrap:
+        text = _unwrapped_secrets(text)
     return _redact_found(text, _secret_fragments(_secret_fold(text)))
 
 
@@ -1436,6 +1567,9 @@ def _as_stored(text, found):
 
 def _stored_text(text, found=None):
     """stored_text(text); ``found``: the rule fragments of ``text``, when the caller has them."""
+    unwrapped = _unwrapped_secrets(text)
+    if unwrapped is not text and unwrapped != text:
+        text, found = unwrapped, None
     if found is None:
         found = _secret_fragments(_secret_fold(text))
     hint = bool(found)
