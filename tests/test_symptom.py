@@ -258,3 +258,17 @@ def test_an_evaluation_corpus_line_may_carry_a_symptom(run_cli, tmp_path, monkey
     assert res.code == 0, res
     q9 = next(q for q in res.json["queries"] if q["id"] == "q9")
     assert q9["runs"]["topology"]["top"][:1] == ["t3"] and q9["runs"]["fts"]["top"][:1] == ["t3"]
+
+
+def test_the_report_page_shows_the_symptom_escaped(product, run_cli, tmp_path):
+    wctx.capture(
+        product.store,
+        [{"kind": "known_issue", "claim": CLAIM, "repo": "upload-sdk", "symptom": "<b>413</b> on big files"}],
+        cwd=product.sdk.path,
+    )
+    out = tmp_path / "page.html"
+    res = run_cli(["report", "--html", "-o", str(out), "--workspace", "uploads"])
+    assert res.code == 0, res
+    page = out.read_text()
+    assert "shows as: &lt;b&gt;413&lt;/b&gt; on big files" in page
+    assert "<b>413</b>" not in page
