@@ -12092,8 +12092,8 @@ class ItemView:
     """What search reads of one evidence item, kept per store generation (_item_views): its row
     (with the session summary), its anchors (SEARCH_ANCHOR_COLUMNS), the index words of its
     claim and detail, of its symptom, of what it cites, of each cited symbol and path and of its
-    session's summary, its result's file list, the latest imported session that edited a cited file and
-    what a query may name of what it cites (_name_parts)."""
+    session's summary, its result's file list, the latest imported session that edited a cited
+    file and what a query may name of what it cites (_name_parts)."""
 
     __slots__ = (
         "row",
@@ -21447,8 +21447,9 @@ def cmd_capture(args, store):
     --dead-end, --question, --constraint, --known-issue, --note) belong to that item; given before
     the first item flag they apply to every item. "claim :: detail" splits the claim from its
     detail. --symptom, after an item flag, says how the problem shows itself to someone who has not
-    found the cause (their words): searches use it as the asker's vocabulary. What a cited symbol calls in related repositories is read at capture; --depends-on
-    REPO:PATH#SYMBOL names a dependency no reading finds.
+    found the cause (their words): searches use it as the asker's vocabulary. What a cited symbol
+    calls in related repositories is read at capture; --depends-on REPO:PATH#SYMBOL names a
+    dependency no reading finds.
 
     Without --session, run inside a Claude Code or Codex session, the items join that session
     (found by CLAUDE_CODE_SESSION_ID, CODEX_THREAD_ID, or for older Claude Code the newest

@@ -377,8 +377,9 @@ def cmd_capture(args, store):
     --dead-end, --question, --constraint, --known-issue, --note) belong to that item; given before
     the first item flag they apply to every item. "claim :: detail" splits the claim from its
     detail. --symptom, after an item flag, says how the problem shows itself to someone who has not
-    found the cause (their words): searches use it as the asker's vocabulary. What a cited symbol calls in related repositories is read at capture; --depends-on
-    REPO:PATH#SYMBOL names a dependency no reading finds.
+    found the cause (their words): searches use it as the asker's vocabulary. What a cited symbol
+    calls in related repositories is read at capture; --depends-on REPO:PATH#SYMBOL names a
+    dependency no reading finds.
 
     Without --session, run inside a Claude Code or Codex session, the items join that session
     (found by CLAUDE_CODE_SESSION_ID, CODEX_THREAD_ID, or for older Claude Code the newest

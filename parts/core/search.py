@@ -923,8 +923,8 @@ class ItemView:
     """What search reads of one evidence item, kept per store generation (_item_views): its row
     (with the session summary), its anchors (SEARCH_ANCHOR_COLUMNS), the index words of its
     claim and detail, of its symptom, of what it cites, of each cited symbol and path and of its
-    session's summary, its result's file list, the latest imported session that edited a cited file and
-    what a query may name of what it cites (_name_parts)."""
+    session's summary, its result's file list, the latest imported session that edited a cited
+    file and what a query may name of what it cites (_name_parts)."""
 
     __slots__ = (
         "row",
