@@ -272,3 +272,24 @@ def test_the_report_page_shows_the_symptom_escaped(product, run_cli, tmp_path):
     page = out.read_text()
     assert "shows as: &lt;b&gt;413&lt;/b&gt; on big files" in page
     assert "<b>413</b>" not in page
+
+
+def test_recording_an_item_again_gives_it_the_symptom_it_lacked(product, run_cli):
+    first = run_cli(["capture", "--finding", CLAIM, "--repo", "upload-sdk", "--json"], cwd=product.sdk.path)
+    eid = first.json["evidence"][0]["id"]
+    assert wctx.search(product.store, ASKED, repo="upload-sdk")["mode"] == "fallback"  # no word matches
+    again = run_cli(
+        ["capture", "--finding", CLAIM, "--repo", "upload-sdk", "--symptom", SYMPTOM, "--json"],
+        cwd=product.sdk.path,
+    )
+    (entry,) = again.json["evidence"]
+    assert entry["duplicate"] and entry["id"] == eid and "how it shows itself added" in entry["message"]
+    found = wctx.search(product.store, ASKED, repo="upload-sdk")
+    assert found["mode"] == "text" and _ids(found)[:1] == [eid]
+    # A symptom it has stays: a later one does not replace it.
+    third = run_cli(
+        ["capture", "--finding", CLAIM, "--repo", "upload-sdk", "--symptom", "other words", "--json"],
+        cwd=product.sdk.path,
+    )
+    assert "its own symptom kept" in third.json["evidence"][0]["message"]
+    assert wctx.get_evidence(product.store, eid)["symptom"] == SYMPTOM

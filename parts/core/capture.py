@@ -340,16 +340,29 @@ def _restamp(store, rid, anchors, event, session_id, agent, note, now, dependenc
     return commits
 
 
-def repeat_item(store, row, anchors, confidence, session_id, agent, now):
+def repeat_item(store, row, anchors, confidence, session_id, agent, now, symptom=None):
     """Someone recorded ``row``'s item again (inside the caller's transaction): note the session
-    as having seen it and raise the confidence to the larger one. Never re-stamped here (that is
-    confirm, asked for): when the cited code changed since, the message says so and how to
-    confirm. Returns the capture result entry, with a message saying what happened."""
+    as having seen it, raise the confidence to the larger one and give it the ``symptom`` it
+    lacked. Never re-stamped here (that is confirm, asked for): when the cited code changed since,
+    the message says so and how to confirm. Returns the capture result entry, with a message
+    saying what happened."""
     rid = row["rid"]
     said = []
     if confidence is not None and (row["confidence"] is None or confidence > row["confidence"]):
         store.db.execute("UPDATE evidence SET confidence = ? WHERE rid = ?", (confidence, rid))
         said.append("confidence raised to %g" % confidence)
+    if symptom:
+        held = store.one("SELECT symptom FROM evidence WHERE rid = ?", (rid,))[0]
+        if not held:  # one it has already stays: the first asker's words are as good as the next
+            store.db.execute(
+                "UPDATE evidence SET symptom = ?, updated_at = ? WHERE rid = ?", (symptom, now, rid)
+            )
+            store.db.execute(
+                "UPDATE evidence_fts SET symptom = wctx_index_text(?) WHERE rowid = ?", (symptom, rid)
+            )
+            said.append("how it shows itself added")
+        elif held != symptom:
+            said.append("its own symptom kept")
     seen = row["session_id"] != session_id and not store.one(
         "SELECT 1 FROM evidence_events WHERE evidence_rid = ? AND event = 'seen' AND session_id = ?",
         (rid, session_id),
@@ -483,7 +496,9 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             cited = _cited_set(p["anchors"])
             dup = find_duplicate(store, p["repo"].name, p["claim"], cited, stored_text(p["detail"]))
             if dup is not None:
-                entry = repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now)
+                entry = repeat_item(
+                    store, dup, p["anchors"], p["confidence"], session_id, agent, now, p["symptom"]
+                )
                 # A dependency named this time is added to the item (what is read from code is
                 # read again by confirm, not here).
                 have = {(r["repo_id"], r["path"], r["symbol"]) for r in store.all(
