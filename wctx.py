@@ -338,6 +338,7 @@ REPO_NAME_RE = _lazy_pattern(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_CLAIM_CHARS = 4000
 MAX_DETAIL_CHARS = 65536
 MAX_SUMMARY_CHARS = 8000
+MAX_SYMPTOM_CHARS = 1000  # a line or two: how the problem shows itself, not its explanation
 MAX_FILES_PER_ITEM = 50
 MAX_ITEMS_PER_CAPTURE = 200
 MAX_QUERY_TERMS = 32  # the rarest terms of a longer query are used
@@ -351,6 +352,11 @@ BM25_WEIGHT_CLAIM = 10.0
 BM25_WEIGHT_SYMBOLS = 6.0
 BM25_WEIGHT_PATHS = 4.0
 BM25_WEIGHT_DETAIL = 2.0
+# How the problem shows itself (the item's symptom) is written in the asker's words, as short as a
+# claim and as deliberately worded: a query that describes what someone sees is the question it
+# answers, so its words weigh what the claim's do. More would let a vague symptom outrank the item
+# whose claim names the mechanism the asker typed.
+BM25_WEIGHT_SYMPTOM = 10.0
 BM25_WEIGHT_CODE = 0.5  # the words of the cited code (vocabulary.py): other authors' words, about it
 BM25_WEIGHT_SUMMARY = 1.0  # session summaries live in their own table (session_fts), one row a session
 
@@ -3095,6 +3101,25 @@ def m021_sync_changes(db):
             "INSERT INTO sync_changes(session_id) SELECT %s WHERE %s IS NOT NULL; END"
             % (table, event.lower(), event, table, session, last, session, session)
         )
+
+
+@migration
+def m022_symptom(db):
+    # How the problem shows itself, in the words of someone who has not found the cause yet
+    # (``symptom``): stored with the item and searched in its own column of the search row, with
+    # its own bm25 weight. FTS5 takes no new column in place: the table is made again, every row
+    # copied as it is (the index words already made), the symptom empty for the items before.
+    db.execute("ALTER TABLE evidence ADD COLUMN symptom TEXT")
+    db.execute(
+        "CREATE VIRTUAL TABLE evidence_words USING fts5(claim, symbols, paths, detail, code, symptom, "
+        "code_words UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')"
+    )
+    db.execute(
+        "INSERT INTO evidence_words(rowid, claim, symbols, paths, detail, code, symptom, code_words) "
+        "SELECT rowid, claim, symbols, paths, detail, code, '', code_words FROM evidence_fts"
+    )
+    db.execute("DROP TABLE evidence_fts")
+    db.execute("ALTER TABLE evidence_words RENAME TO evidence_fts")
 
 
 # part: parts/core/store.py
@@ -10934,21 +10959,28 @@ def _check_confidence(value):
 # after the write boundary (stored_text) redacted it, so the index words are those of the text
 # as stored and the boundary sees the texts as written, once.
 _FTS_INSERT = (
-    "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES "
-    "(?, wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?))"
+    "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, symptom) VALUES "
+    "(?, wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?))"
 )
 # The same with the vocabulary of the code it cites (vocabulary.py, given twice: its index words
 # are searched, the words as written name what a query word matched), for an item stamped here.
 _FTS_INSERT_CODE = (
-    "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, code, code_words) VALUES "
-    "(?, wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), ?)"
+    "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, code, code_words, symptom) VALUES "
+    "(?, wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), ?, "
+    "wctx_index_text(?))"
+)
+
+
+_EVIDENCE_INSERT = (
+    "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, confidence, "
+    "status, created_at, updated_at, symptom) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?)"
 )
 
 
 def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
     if not isinstance(item, dict):
         raise UsageError("item %d must be an object" % number)
-    unknown = set(item) - {"kind", "claim", "detail", "repo", "files", "confidence", "depends_on"}
+    unknown = set(item) - {"kind", "claim", "detail", "symptom", "repo", "files", "confidence", "depends_on"}
     if unknown:
         raise UsageError("item %d has unknown field(s): %s" % (number, ", ".join(sorted(unknown))))
     kind = item.get("kind")
@@ -10960,6 +10992,7 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         claim, detail = split_claim(claim)
         if not claim:
             raise UsageError("item %d: the claim before '::' is empty" % number)
+    symptom = clean_text(item.get("symptom"), "item %d symptom" % number, MAX_SYMPTOM_CHARS)
     confidence = _check_confidence(item.get("confidence"))
     if item.get("repo") is not None and not isinstance(item["repo"], str):
         raise UsageError("item %d: repo must be a repository name" % number)
@@ -10997,6 +11030,7 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         "kind": kind,
         "claim": stored_text(claim),
         "detail": stored_text(detail),
+        "symptom": stored_text(symptom),
         "confidence": confidence,
         "repo": repo,
         "cited": cited,
@@ -11211,16 +11245,29 @@ def _restamp(store, rid, anchors, event, session_id, agent, note, now, dependenc
     return commits
 
 
-def repeat_item(store, row, anchors, confidence, session_id, agent, now):
+def repeat_item(store, row, anchors, confidence, session_id, agent, now, symptom=None):
     """Someone recorded ``row``'s item again (inside the caller's transaction): note the session
-    as having seen it and raise the confidence to the larger one. Never re-stamped here (that is
-    confirm, asked for): when the cited code changed since, the message says so and how to
-    confirm. Returns the capture result entry, with a message saying what happened."""
+    as having seen it, raise the confidence to the larger one and give it the ``symptom`` it
+    lacked. Never re-stamped here (that is confirm, asked for): when the cited code changed since,
+    the message says so and how to confirm. Returns the capture result entry, with a message
+    saying what happened."""
     rid = row["rid"]
     said = []
     if confidence is not None and (row["confidence"] is None or confidence > row["confidence"]):
         store.db.execute("UPDATE evidence SET confidence = ? WHERE rid = ?", (confidence, rid))
         said.append("confidence raised to %g" % confidence)
+    if symptom:
+        held = store.one("SELECT symptom FROM evidence WHERE rid = ?", (rid,))[0]
+        if not held:  # one it has already stays: the first asker's words are as good as the next
+            store.db.execute(
+                "UPDATE evidence SET symptom = ?, updated_at = ? WHERE rid = ?", (symptom, now, rid)
+            )
+            store.db.execute(
+                "UPDATE evidence_fts SET symptom = wctx_index_text(?) WHERE rowid = ?", (symptom, rid)
+            )
+            said.append("how it shows itself added")
+        elif held != symptom:
+            said.append("its own symptom kept")
     seen = row["session_id"] != session_id and not store.one(
         "SELECT 1 FROM evidence_events WHERE evidence_rid = ? AND event = 'seen' AND session_id = ?",
         (rid, session_id),
@@ -11354,7 +11401,9 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             cited = _cited_set(p["anchors"])
             dup = find_duplicate(store, p["repo"].name, p["claim"], cited, stored_text(p["detail"]))
             if dup is not None:
-                entry = repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now)
+                entry = repeat_item(
+                    store, dup, p["anchors"], p["confidence"], session_id, agent, now, p["symptom"]
+                )
                 # A dependency named this time is added to the item (what is read from code is
                 # read again by confirm, not here).
                 have = {(r["repo_id"], r["path"], r["symbol"]) for r in store.all(
@@ -11371,8 +11420,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                 continue
             eid = new_id("ev")
             rid = store.db.execute(
-                "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, confidence, "
-                "status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)",
+                _EVIDENCE_INSERT,
                 (
                     eid,
                     session_id,
@@ -11385,6 +11433,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                     p["confidence"],
                     now,
                     now,
+                    p["symptom"],
                 ),
             ).lastrowid
             store.note_written(sessions=[session_id])
@@ -11401,6 +11450,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                     p["detail"] or "",
                     code,
                     code,
+                    p["symptom"] or "",
                 ),
             )
             results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})
@@ -11677,6 +11727,7 @@ RESULT_FIELDS = (
     ("kind", "string"),
     ("claim", "string"),
     ("detail", ["string", "null"]),
+    ("symptom", ["string", "null"]),
     ("repo", ["string", "null"]),
     ("session", ["string", "null"]),
     ("created_at", ["string", "null"]),
@@ -11702,6 +11753,7 @@ def _result_dict(row, anchors, files=None, now=None):
         "kind": row["kind"],
         "claim": row["claim"],
         "detail": row["detail"],
+        "symptom": row["symptom"],
         "repo": row["repo_name"],
         "session": row["session_id"],
         "created_at": row["created_at"],
@@ -11799,13 +11851,14 @@ class ResultFacts:
     __slots__ = (
         "text_hits", "symbol_hits", "path_hits", "stem_hits", "code_hits", "summary_hits", "weak", "named", "fallback",
         "code_reference", "reach", "all_scope", "edited", "confidence", "status", "superseded_by", "freshness",
-        "age", "found_by", "recorded_by",
+        "age", "found_by", "recorded_by", "symptom_hits",
     )  # fmt: skip
 
     def __init__(
         self, text_hits=(), symbol_hits=(), path_hits=(), stem_hits=(), code_hits=(), summary_hits=(), weak=False, named=(),
         fallback=None, code_reference=None, reach=None, all_scope=False, edited=None, confidence=None,
         status="active", superseded_by=None, freshness=None, age=None, found_by=(), recorded_by="you",
+        symptom_hits=(),
     ):  # fmt: skip
         self.text_hits = text_hits
         self.symbol_hits = symbol_hits
@@ -11827,6 +11880,7 @@ class ResultFacts:
         self.age = age
         self.found_by = found_by
         self.recorded_by = recorded_by
+        self.symptom_hits = symptom_hits  # query words only how the problem shows itself holds
 
 
 def _freshness_reason(fresh):
@@ -11890,7 +11944,7 @@ def explain(facts):
     elif facts.fallback is not None:
         reasons.append(_fallback_text(facts.fallback))
     elif facts.weak:
-        held = list(facts.text_hits) + list(facts.code_hits)
+        held = list(facts.text_hits) + list(facts.symptom_hits) + list(facts.code_hits)
         if held:
             reasons.append(
                 "weak match: only the common word%s %s" % ("s" if len(held) > 1 else "", _pairs_text(held))
@@ -11900,6 +11954,8 @@ def explain(facts):
     else:
         if facts.text_hits:
             reasons.append("matches the query text (%s)" % _pairs_text(facts.text_hits))
+        if facts.symptom_hits:
+            reasons.append("matches how it shows itself (%s)" % _pairs_text(facts.symptom_hits))
         reasons.extend("matches symbol %s" % s for s in facts.symbol_hits)
         reasons.extend("matches file %s" % p for p in facts.path_hits)
         reasons.extend(
@@ -12036,8 +12092,9 @@ def select_terms(store, terms, limit=MAX_QUERY_TERMS):
 
 def _bm25():
     """The bm25 call of every ranked FTS5 query, the column weights as the constants say now."""
-    return "bm25(evidence_fts, %s, %s, %s, %s, %s)" % (
+    return "bm25(evidence_fts, %s, %s, %s, %s, %s, %s)" % (
         BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL, BM25_WEIGHT_CODE,
+        BM25_WEIGHT_SYMPTOM,
     )  # fmt: skip
 
 
@@ -12440,9 +12497,9 @@ def _term_hits(terms, words):
 class ItemView:
     """What search reads of one evidence item, kept per store generation (_item_views): its row
     (with the session summary), its anchors (SEARCH_ANCHOR_COLUMNS), the index words of its
-    claim and detail, of what it cites, of each cited symbol and path and of its session's
-    summary, its result's file list, the latest imported session that edited a cited file and
-    what a query may name of what it cites (_name_parts)."""
+    claim and detail, of its symptom, of what it cites, of each cited symbol and path and of its
+    session's summary, its result's file list, the latest imported session that edited a cited
+    file and what a query may name of what it cites (_name_parts)."""
 
     __slots__ = (
         "row",
@@ -12450,6 +12507,7 @@ class ItemView:
         "code_words",
         "code_text",
         "text_words",
+        "symptom_words",
         "cited_words",
         "anchor_words",
         "summary_words",
@@ -12466,6 +12524,7 @@ class ItemView:
         self.code_words = " %s " % code[0] if code and code[0] else ""
         self.code_text = code[1] if code and code[1] else ""
         self.text_words = _words_of(_claim_text(row))
+        self.symptom_words = _words_of(row["symptom"])
         self.anchor_words = tuple(
             (a["symbol"], _words_of(a["symbol"]), a["path"], _words_of(a["path"])) for a in anchors
         )
@@ -12585,8 +12644,8 @@ def _name_parts(anchor):
 def _query_coverage(terms, cands, views, idf):
     """Mark each candidate with the share of the query it answers and whether it is weak.
 
-    The share: the number of the query's terms its claim, detail, cited symbols or cited paths
-    hold, plus RANK_CODE_SHARE for each one only the words of its cited code hold and
+    The share: the number of the query's terms its claim, detail, symptom, cited symbols or cited
+    paths hold, plus RANK_CODE_SHARE for each one only the words of its cited code hold and
     RANK_SUMMARY_SHARE for each one only its session summary holds, over the number of terms.
     bm25 adds up what an item matches with column weights, so one common word in a short claim can
     outscore every rare word of the query in a detail; coverage is what keeps that match below the
@@ -12617,6 +12676,8 @@ def _query_coverage(terms, cands, views, idf):
         # The claim and detail apart from what it cites: the result's reasons name these hits.
         c.text_hits = _term_hits(terms, view.text_words)
         own = set(c.text_hits)
+        if len(own) < len(terms) and view.symptom_words:  # the item's own words, the asker's kind
+            own.update(_term_hits([t for t in terms if t not in own], view.symptom_words))
         if len(own) < len(terms):
             own.update(_term_hits([t for t in terms if t not in own], view.cited_words))
         share = sum(weight[t] for t in own)
@@ -12929,7 +12990,7 @@ def _replacements(cands, views):
 def _result_facts(terms, view, cand, scope, fresh, mode, age):
     """The facts ``explain`` needs for one result (``view``: its ItemView)."""
     row = view.row
-    text = symbols = paths = code = summary = ()
+    text = symptom = symbols = paths = code = summary = ()
     stems = []
     fallback = code_reference = None
     if mode == "fallback" and isinstance(cand.tier, CodeReference):
@@ -12947,7 +13008,8 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
         stems += [hit for hit in path_stems if hit not in stems]
         if view.code_words:
             code = _pairs([t for t in _term_hits(terms, view.code_words) if t not in hits], view.code_text)
-        if not (text or symbols or paths or code):
+        symptom = _pairs([t for t in _term_hits(terms, view.symptom_words) if t not in hits], row["symptom"])
+        if not (text or symptom or symbols or paths or code):
             summary = _pairs(_term_hits(terms, view.summary_words), row["session_summary"])
     reach = scope.topology.reach.get(row["repo_id"])
     return ResultFacts(
@@ -12970,6 +13032,7 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
         freshness=fresh,
         age=age,
         recorded_by=row_recorded_by(row),
+        symptom_hits=symptom,
     )
 
 
@@ -14068,7 +14131,7 @@ def _export_part(store, cursor, sessions, where, params):
     """export_records of ``sessions`` (ids, in order), read by the tables' indexes."""
     select = (
         "SELECT e.rid, e.id, e.session_id, e.repo_name, r.root_commit, e.kind, e.claim, e.detail, "
-        "e.confidence, e.status, e.superseded_by, e.created_at, e.updated_at, e.confirmed_at "
+        "e.confidence, e.status, e.superseded_by, e.created_at, e.updated_at, e.confirmed_at, e.symptom "
         "FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s ORDER BY e.session_id, e.created_at, e.id"
     )
     rows = []
@@ -14097,14 +14160,12 @@ def _export_part(store, cursor, sessions, where, params):
     current = None
     for row in rows:
         rid, eid, sid, repo_name, repo_root, kind, claim, detail = row[:8]
-        confidence, status, superseded_by, created_at, updated_at, confirmed_at = row[8:]
+        confidence, status, superseded_by, created_at, updated_at, confirmed_at, symptom = row[8:]
         if sid != current:  # rows come ordered by session: each session once, before its items
             current = sid
             yield sid, dict(_session_dict(session_rows[sid]), type="session", format=EXPORT_FORMAT)
         cited = anchors[rid]
-        yield (
-            sid,
-            {
+        record = {
                 "type": "evidence",
                 "format": EXPORT_FORMAT,
                 "id": eid,
@@ -14123,8 +14184,10 @@ def _export_part(store, cursor, sessions, where, params):
                 "confirmed_at": confirmed_at,
                 "history": [{k: h[k] for k in history_fields} for h in histories.get(rid, ())],
                 "anchors": cited,
-            },
-        )
+            }  # fmt: skip
+        if symptom:  # only then: the records of items without one stay what they were
+            record["symptom"] = symptom
+        yield sid, record
 
 
 def tombstone_records(store):
@@ -14575,6 +14638,7 @@ RECORD_FIELDS = {
         "root_commit": _v_object_id,
         "claim": _v_text(MAX_CLAIM_CHARS, required=True),
         "detail": _v_text(MAX_DETAIL_CHARS),
+        "symptom": _v_text(MAX_SYMPTOM_CHARS),
         "confidence": _v_confidence,
         "status": _v_enum(STATUSES, default="active", what="status"),
         "superseded_by": _v_key_id,
@@ -15148,8 +15212,8 @@ class _ImportBatch:
         if self.evidence:
             db.executemany(
                 "INSERT INTO evidence(rid, id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, "
-                "confidence, status, superseded_by, created_at, updated_at, confirmed_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "confidence, status, superseded_by, created_at, updated_at, confirmed_at, symptom) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 self.evidence,
             )
             db.executemany(_RECORD_ANCHOR_INSERT, self.anchors)
@@ -15591,10 +15655,12 @@ def _import_chunk(run, chunk):
         stamp = now  # the import's one moment, for a record without its own times
         detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
         detail = detail and _stored_noting(detail)
+        symptom = clean_text(rec.get("symptom"), "symptom", MAX_SYMPTOM_CHARS)
+        symptom = symptom and _stored_noting(symptom)
         batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim, key,
                                detail, confidence, status, _local_id(store, rec.get("superseded_by")),
                                rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
-                               rec.get("confirmed_at")))  # fmt: skip
+                               rec.get("confirmed_at"), symptom))  # fmt: skip
         batch.anchors += [(rid,) + row for row in anchor_rows]
         batch.events += _history_rows(rid, rec, known_events)
         if indexed is not None:  # split once, for the claim key and the search words
@@ -15604,7 +15670,7 @@ def _import_chunk(run, chunk):
             if hit is None:
                 hit = symbol_words[symbols] = index_text(symbols)
             _INDEXED_TEXTS[symbols] = hit
-        batch.fts.append((rid, claim, symbols, paths, detail or ""))
+        batch.fts.append((rid, claim, symbols, paths, detail or "", symptom or ""))
         existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
                                "updated_at": rec.get("updated_at") or stamp, "status": status,
                                "confirmed_at": rec.get("confirmed_at"),
@@ -18493,7 +18559,7 @@ def _import_evidence_calls(store, sid, rec, warnings, head):
                 {
                     k: v
                     for k, v in args.items()
-                    if k in ("kind", "claim", "detail", "repo", "files", "confidence")
+                    if k in ("kind", "claim", "detail", "symptom", "repo", "files", "confidence")
                 }
             ]
         )
@@ -19695,7 +19761,7 @@ def build_eval_world(corpus, root, progress=None):
             say("capturing phase %d: session %d/%d" % (phase, n, len(todo)))
             items = by_session.get(session["id"], [])
             payload = [
-                {k: ev.get(k) for k in ("kind", "claim", "detail", "repo", "files", "confidence")}
+                {k: ev.get(k) for k in ("kind", "claim", "detail", "symptom", "repo", "files", "confidence")}
                 for ev in items
             ]
             if not payload:
@@ -19916,6 +19982,7 @@ class ReportItem:
         "repo",
         "claim",
         "detail",
+        "symptom",
         "confidence",
         "created_at",
         "session",
@@ -19998,6 +20065,7 @@ def workspace_report(store, workspace=None):
             repo=name_of[row["repo_id"]],  # the repository's name now, whatever it was called then
             claim=row["claim"],
             detail=row["detail"],
+            symptom=row["symptom"],
             confidence=row["confidence"],
             created_at=row["created_at"],
             session=row["session_id"],
@@ -20270,6 +20338,8 @@ def _item_html(item, compact=False, with_repo=False):
     )
     out = ["<article %s>" % attrs, '<div class="head">', _verdict_badge(item.verdict)]
     out.append('<span class="claim">%s</span></div>' % _esc(item.claim))
+    if item.symptom:  # in the words of whoever saw the problem: what a reader filters by
+        out.append('<p class="symptom">shows as: %s</p>' % _esc(item.symptom))
     if item.detail:
         if len(item.detail) > 280 or item.detail.count("\n") > 3:
             out.append(
@@ -20444,6 +20514,7 @@ ul.compact .v-stale b{color:var(--stale)}
 .verdict.v-stale{color:var(--stale);background:var(--stale-bg)}
 .verdict.v-unknown{color:var(--unknown);background:var(--unknown-bg)}
 p.detail,details.detail p{margin:4px 0;white-space:pre-wrap;overflow-wrap:anywhere}
+p.symptom{margin:4px 0;font-style:italic;overflow-wrap:anywhere}
 details.detail summary{cursor:pointer;color:var(--accent);font-size:13px}
 ul.reasons{margin:4px 0;padding-left:18px;font-size:13px;color:var(--stale)}
 .item.v-unknown ul.reasons{color:var(--unknown)}
@@ -20860,6 +20931,8 @@ def format_search(res, detail=False):
         if r["detail"]:
             detail_text = r["detail"] if len(r["detail"]) <= 300 else r["detail"][:297] + "..."
             lines.append("   " + detail_text.replace("\n", "\n   "))
+        if r.get("symptom"):
+            lines.append("   shows as: " + r["symptom"].replace("\n", "\n   "))
         if r["files"]:
             lines.append("   files: " + ", ".join(r["files"]))
         lines.append("   why: " + "; ".join(r["reasons"]))
@@ -20914,6 +20987,8 @@ def format_item(item):
     ]
     if item["detail"]:
         lines.append("detail:     " + item["detail"].replace("\n", "\n            "))
+    if item.get("symptom"):
+        lines.append("symptom:    " + item["symptom"].replace("\n", "\n            "))
     lines.append("repository: " + item["repo"])
     if item["confidence"] is not None:
         lines.append("confidence: %g" % item["confidence"])
@@ -21732,11 +21807,21 @@ ITEM_FLAGS = {
 def items_from_flags(ordered):
     """Turn ordered (flag, value) pairs into capture items. --repo, --file, --depends-on and
     --confidence after an item flag belong to that item; before the first item flag they are
-    defaults for all items."""
+    defaults for all items. --symptom describes the one item before it, so it has no default."""
     defaults = {"repo": None, "files": [], "depends_on": [], "confidence": None}
     items = []
     for dest, value in ordered:
-        if dest in ITEM_FLAGS:
+        if dest == "symptom":
+            if not items:
+                raise UsageError(
+                    "--symptom describes the item flag before it (--finding, --note, ...); give one first"
+                )
+            if "symptom" in items[-1]:
+                raise UsageError("item %d has two --symptom; give it one" % len(items))
+            if not value.strip():
+                raise UsageError("--symptom is empty: say how the problem shows itself, or leave it out")
+            items[-1]["symptom"] = value
+        elif dest in ITEM_FLAGS:
             claim, detail = split_claim(value)
             items.append(
                 {
@@ -21772,13 +21857,16 @@ def cmd_capture(args, store):
     Example:
       wctx capture --summary "traced the upload failure into the SDK" \\
         --finding "SDK swallows the 419 :: returns it terminal, no retry" \\
-        --repo my-sdk --file "src/upload/upload.ts#uploadDocument"
+        --repo my-sdk --symptom "uploads fail once the page sat open a while; a retry by hand works" \\
+        --file "src/upload/upload.ts#uploadDocument"
 
     --repo, --file, --depends-on and --confidence after an item flag (--finding, --decision,
     --dead-end, --question, --constraint, --known-issue, --note) belong to that item; given before
     the first item flag they apply to every item. "claim :: detail" splits the claim from its
-    detail. What a cited symbol calls in related repositories is read at capture; --depends-on
-    REPO:PATH#SYMBOL names a dependency no reading finds.
+    detail. --symptom, after an item flag, says how the problem shows itself to someone who has not
+    found the cause (their words): searches use it as the asker's vocabulary. What a cited symbol
+    calls in related repositories is read at capture; --depends-on REPO:PATH#SYMBOL names a
+    dependency no reading finds.
 
     Without --session, run inside a Claude Code or Codex session, the items join that session
     (found by CLAUDE_CODE_SESSION_ID, CODEX_THREAD_ID, or for older Claude Code the newest
@@ -22923,6 +23011,14 @@ def build_parser(only=None):
         action=_Ordered,
         metavar="NAME",
         help="repository the item is about (default: the cwd's)",
+    )
+    p.add_argument(
+        "--symptom",
+        dest="symptom",
+        action=_Ordered,
+        metavar="TEXT",
+        help="how the problem shows itself, in the words of someone who has not found the cause "
+        "(the item before it)",
     )
     p.add_argument(
         "--file",

@@ -58,6 +58,9 @@ FAMILY = (
     ("markupsafe", "CHANGES.rst", "https://github.com/pallets/markupsafe", "BSD-3-Clause"),
 )
 WORKSPACE = "pallets"
+# What of an evidence line is recorded through wctx.capture; ``symptom`` (how the problem shows
+# itself, written blind from the item alone) is optional, absent in the corpora built here.
+EVIDENCE_FIELDS = ("kind", "claim", "detail", "symptom", "repo", "files")
 # flask builds on the four libraries; jinja and werkzeug on markupsafe.
 RELATIONS = (
     ("flask", "depends_on", "werkzeug"),
@@ -582,7 +585,7 @@ def build_world(wctx, corpus, repos_dir, root, say=lambda text: None):
         git(path, "checkout", "-q", "--detach", "--force", ev["commit"])
         out = wctx.capture(
             store,
-            [{k: ev.get(k) for k in ("kind", "claim", "detail", "repo", "files")}],
+            [{k: ev.get(k) for k in EVIDENCE_FIELDS}],
             cwd=path,
             agent="history",
             external_id="history-" + ev["id"],

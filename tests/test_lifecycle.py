@@ -324,7 +324,7 @@ def test_an_upgraded_store_keeps_finding_the_repeats_of_its_claims(
         wctx,
         "_FTS_INSERT_CODE",
         "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) SELECT ?, wctx_index_text(?), "
-        "wctx_index_text(?), wctx_index_text(?), wctx_index_text(?) FROM (SELECT ?, ?)",
+        "wctx_index_text(?), wctx_index_text(?), wctx_index_text(?) FROM (SELECT ?, ?, ?)",
     )
     store = wctx.open_store(wctx_home)
     wctx.register_repo(store, sdk.path)

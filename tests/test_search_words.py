@@ -157,7 +157,7 @@ def _capture_with_old_search_rows(store, cwd, items, summary):
     saved = wctx._FTS_INSERT, wctx._FTS_INSERT_CODE, wctx._fts_symbols
     wctx._FTS_INSERT = "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES (?, ?, ?, ?, ?)"
     # Capture's row with the cited code's words, written to a search table that has no such column.
-    wctx._FTS_INSERT_CODE = "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) SELECT ?, ?, ?, ?, ? FROM (SELECT ?, ?)"
+    wctx._FTS_INSERT_CODE = "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) SELECT ?, ?, ?, ?, ? FROM (SELECT ?, ?, ?)"
     wctx._fts_symbols = old_symbols
     try:
         return [e["id"] for e in wctx.capture(store, items, cwd=cwd, summary=summary)["evidence"]]

@@ -225,7 +225,7 @@ def test_every_kind_in_every_field_is_redacted_everywhere(git_repo, store, run_c
             git(repo.path, "checkout", "-q", "-B", "plain-%d" % i)
         res = run_cli(
             ["capture", "--summary", "summary " + text, "--agent", "agent " + one_line[:150],
-             "--finding", "claim %s :: detail %s" % (one_line, text),
+             "--finding", "claim %s :: detail %s" % (one_line, text), "--symptom", "symptom " + text,
              "--file", "a.py#handler " + one_line[:300], "--json"],
             cwd=repo.path,
         )  # fmt: skip
@@ -244,7 +244,7 @@ def test_every_kind_in_every_field_is_redacted_everywhere(git_repo, store, run_c
     for i, (_, text, _) in enumerate(SECRET_KINDS):
         records.append({"type": "evidence", "id": "ev-%010x" % (0xA00000 + i), "session": "ses-9999999999",
                         "repo": "vault-app", "root_commit": root, "kind": "note", "claim": "peer " + text.replace("\n", " "),
-                        "detail": text, "anchors": [{"repo": "vault-app", "root_commit": root, "path": "a.py",
+                        "detail": text, "symptom": "peer symptom " + text, "anchors": [{"repo": "vault-app", "root_commit": root, "path": "a.py",
                                                      "symbol": "handler " + text.replace("\n", " ")[:300]}]})  # fmt: skip
     peer.write_text("".join(json.dumps(r) + "\n" for r in records))
     res = run_cli(["import-evidence", str(peer)])
@@ -266,6 +266,9 @@ def test_every_kind_in_every_field_is_redacted_everywhere(git_repo, store, run_c
         outputs["mcp search"] = json.dumps(
             server.call("search_evidence", {"query": "claim peer", "limit": 50})
         )
+        outputs["mcp search detail"] = json.dumps(
+            server.call("search_evidence", {"query": "symptom", "limit": 50, "detail": True})
+        )
         outputs["mcp get"] = "".join(json.dumps(server.call("get_evidence", {"id": eid})) for eid in ids[:10])
         for s in sessions:
             outputs["mcp session " + s["id"]] = json.dumps(
@@ -286,6 +289,8 @@ def test_every_kind_in_every_field_is_redacted_everywhere(git_repo, store, run_c
                 leaks.append((kind, where))
     assert leaks == [], leaks
     # Every field was really stored (redacted), not dropped.
+    symptoms = store.one("SELECT count(*) FROM evidence WHERE symptom LIKE '%symptom %'")[0]
+    assert symptoms >= 2 * len(SECRET_KINDS)
     assert store.one("SELECT count(*) FROM anchors WHERE symbol LIKE 'handler %'")[0] >= len(SECRET_KINDS)
     assert store.one("SELECT count(*) FROM session_commands")[0] >= len(SECRET_KINDS)
     assert planted_branches >= 15, planted_branches

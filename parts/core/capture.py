@@ -11,6 +11,7 @@ from .constants import (
     MAX_FILES_PER_ITEM,
     MAX_ITEMS_PER_CAPTURE,
     MAX_SUMMARY_CHARS,
+    MAX_SYMPTOM_CHARS,
 )
 from .dependencies import (
     DependencyReader,
@@ -53,21 +54,28 @@ def _check_confidence(value):
 # after the write boundary (stored_text) redacted it, so the index words are those of the text
 # as stored and the boundary sees the texts as written, once.
 _FTS_INSERT = (
-    "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail) VALUES "
-    "(?, wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?))"
+    "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, symptom) VALUES "
+    "(?, wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?))"
 )
 # The same with the vocabulary of the code it cites (vocabulary.py, given twice: its index words
 # are searched, the words as written name what a query word matched), for an item stamped here.
 _FTS_INSERT_CODE = (
-    "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, code, code_words) VALUES "
-    "(?, wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), ?)"
+    "INSERT INTO evidence_fts(rowid, claim, symbols, paths, detail, code, code_words, symptom) VALUES "
+    "(?, wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), wctx_index_text(?), ?, "
+    "wctx_index_text(?))"
+)
+
+
+_EVIDENCE_INSERT = (
+    "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, confidence, "
+    "status, created_at, updated_at, symptom) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?)"
 )
 
 
 def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
     if not isinstance(item, dict):
         raise UsageError("item %d must be an object" % number)
-    unknown = set(item) - {"kind", "claim", "detail", "repo", "files", "confidence", "depends_on"}
+    unknown = set(item) - {"kind", "claim", "detail", "symptom", "repo", "files", "confidence", "depends_on"}
     if unknown:
         raise UsageError("item %d has unknown field(s): %s" % (number, ", ".join(sorted(unknown))))
     kind = item.get("kind")
@@ -79,6 +87,7 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         claim, detail = split_claim(claim)
         if not claim:
             raise UsageError("item %d: the claim before '::' is empty" % number)
+    symptom = clean_text(item.get("symptom"), "item %d symptom" % number, MAX_SYMPTOM_CHARS)
     confidence = _check_confidence(item.get("confidence"))
     if item.get("repo") is not None and not isinstance(item["repo"], str):
         raise UsageError("item %d: repo must be a repository name" % number)
@@ -116,6 +125,7 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         "kind": kind,
         "claim": stored_text(claim),
         "detail": stored_text(detail),
+        "symptom": stored_text(symptom),
         "confidence": confidence,
         "repo": repo,
         "cited": cited,
@@ -330,16 +340,29 @@ def _restamp(store, rid, anchors, event, session_id, agent, note, now, dependenc
     return commits
 
 
-def repeat_item(store, row, anchors, confidence, session_id, agent, now):
+def repeat_item(store, row, anchors, confidence, session_id, agent, now, symptom=None):
     """Someone recorded ``row``'s item again (inside the caller's transaction): note the session
-    as having seen it and raise the confidence to the larger one. Never re-stamped here (that is
-    confirm, asked for): when the cited code changed since, the message says so and how to
-    confirm. Returns the capture result entry, with a message saying what happened."""
+    as having seen it, raise the confidence to the larger one and give it the ``symptom`` it
+    lacked. Never re-stamped here (that is confirm, asked for): when the cited code changed since,
+    the message says so and how to confirm. Returns the capture result entry, with a message
+    saying what happened."""
     rid = row["rid"]
     said = []
     if confidence is not None and (row["confidence"] is None or confidence > row["confidence"]):
         store.db.execute("UPDATE evidence SET confidence = ? WHERE rid = ?", (confidence, rid))
         said.append("confidence raised to %g" % confidence)
+    if symptom:
+        held = store.one("SELECT symptom FROM evidence WHERE rid = ?", (rid,))[0]
+        if not held:  # one it has already stays: the first asker's words are as good as the next
+            store.db.execute(
+                "UPDATE evidence SET symptom = ?, updated_at = ? WHERE rid = ?", (symptom, now, rid)
+            )
+            store.db.execute(
+                "UPDATE evidence_fts SET symptom = wctx_index_text(?) WHERE rowid = ?", (symptom, rid)
+            )
+            said.append("how it shows itself added")
+        elif held != symptom:
+            said.append("its own symptom kept")
     seen = row["session_id"] != session_id and not store.one(
         "SELECT 1 FROM evidence_events WHERE evidence_rid = ? AND event = 'seen' AND session_id = ?",
         (rid, session_id),
@@ -473,7 +496,9 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
             cited = _cited_set(p["anchors"])
             dup = find_duplicate(store, p["repo"].name, p["claim"], cited, stored_text(p["detail"]))
             if dup is not None:
-                entry = repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now)
+                entry = repeat_item(
+                    store, dup, p["anchors"], p["confidence"], session_id, agent, now, p["symptom"]
+                )
                 # A dependency named this time is added to the item (what is read from code is
                 # read again by confirm, not here).
                 have = {(r["repo_id"], r["path"], r["symbol"]) for r in store.all(
@@ -490,8 +515,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                 continue
             eid = new_id("ev")
             rid = store.db.execute(
-                "INSERT INTO evidence(id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, confidence, "
-                "status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)",
+                _EVIDENCE_INSERT,
                 (
                     eid,
                     session_id,
@@ -504,6 +528,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                     p["confidence"],
                     now,
                     now,
+                    p["symptom"],
                 ),
             ).lastrowid
             store.note_written(sessions=[session_id])
@@ -520,6 +545,7 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
                     p["detail"] or "",
                     code,
                     code,
+                    p["symptom"] or "",
                 ),
             )
             results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})

@@ -320,11 +320,21 @@ ITEM_FLAGS = {
 def items_from_flags(ordered):
     """Turn ordered (flag, value) pairs into capture items. --repo, --file, --depends-on and
     --confidence after an item flag belong to that item; before the first item flag they are
-    defaults for all items."""
+    defaults for all items. --symptom describes the one item before it, so it has no default."""
     defaults = {"repo": None, "files": [], "depends_on": [], "confidence": None}
     items = []
     for dest, value in ordered:
-        if dest in ITEM_FLAGS:
+        if dest == "symptom":
+            if not items:
+                raise UsageError(
+                    "--symptom describes the item flag before it (--finding, --note, ...); give one first"
+                )
+            if "symptom" in items[-1]:
+                raise UsageError("item %d has two --symptom; give it one" % len(items))
+            if not value.strip():
+                raise UsageError("--symptom is empty: say how the problem shows itself, or leave it out")
+            items[-1]["symptom"] = value
+        elif dest in ITEM_FLAGS:
             claim, detail = split_claim(value)
             items.append(
                 {
@@ -360,13 +370,16 @@ def cmd_capture(args, store):
     Example:
       wctx capture --summary "traced the upload failure into the SDK" \\
         --finding "SDK swallows the 419 :: returns it terminal, no retry" \\
-        --repo my-sdk --file "src/upload/upload.ts#uploadDocument"
+        --repo my-sdk --symptom "uploads fail once the page sat open a while; a retry by hand works" \\
+        --file "src/upload/upload.ts#uploadDocument"
 
     --repo, --file, --depends-on and --confidence after an item flag (--finding, --decision,
     --dead-end, --question, --constraint, --known-issue, --note) belong to that item; given before
     the first item flag they apply to every item. "claim :: detail" splits the claim from its
-    detail. What a cited symbol calls in related repositories is read at capture; --depends-on
-    REPO:PATH#SYMBOL names a dependency no reading finds.
+    detail. --symptom, after an item flag, says how the problem shows itself to someone who has not
+    found the cause (their words): searches use it as the asker's vocabulary. What a cited symbol
+    calls in related repositories is read at capture; --depends-on REPO:PATH#SYMBOL names a
+    dependency no reading finds.
 
     Without --session, run inside a Claude Code or Codex session, the items join that session
     (found by CLAUDE_CODE_SESSION_ID, CODEX_THREAD_ID, or for older Claude Code the newest

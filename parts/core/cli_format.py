@@ -84,6 +84,8 @@ def format_search(res, detail=False):
         if r["detail"]:
             detail_text = r["detail"] if len(r["detail"]) <= 300 else r["detail"][:297] + "..."
             lines.append("   " + detail_text.replace("\n", "\n   "))
+        if r.get("symptom"):
+            lines.append("   shows as: " + r["symptom"].replace("\n", "\n   "))
         if r["files"]:
             lines.append("   files: " + ", ".join(r["files"]))
         lines.append("   why: " + "; ".join(r["reasons"]))
@@ -138,6 +140,8 @@ def format_item(item):
     ]
     if item["detail"]:
         lines.append("detail:     " + item["detail"].replace("\n", "\n            "))
+    if item.get("symptom"):
+        lines.append("symptom:    " + item["symptom"].replace("\n", "\n            "))
     lines.append("repository: " + item["repo"])
     if item["confidence"] is not None:
         lines.append("confidence: %g" % item["confidence"])

@@ -286,6 +286,14 @@ def build_parser(only=None):
         help="repository the item is about (default: the cwd's)",
     )
     p.add_argument(
+        "--symptom",
+        dest="symptom",
+        action=_Ordered,
+        metavar="TEXT",
+        help="how the problem shows itself, in the words of someone who has not found the cause "
+        "(the item before it)",
+    )
+    p.add_argument(
         "--file",
         dest="file",
         action=_Ordered,

@@ -47,6 +47,7 @@ REPO_NAME_RE = _lazy_pattern(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_CLAIM_CHARS = 4000
 MAX_DETAIL_CHARS = 65536
 MAX_SUMMARY_CHARS = 8000
+MAX_SYMPTOM_CHARS = 1000  # a line or two: how the problem shows itself, not its explanation
 MAX_FILES_PER_ITEM = 50
 MAX_ITEMS_PER_CAPTURE = 200
 MAX_QUERY_TERMS = 32  # the rarest terms of a longer query are used
@@ -60,6 +61,11 @@ BM25_WEIGHT_CLAIM = 10.0
 BM25_WEIGHT_SYMBOLS = 6.0
 BM25_WEIGHT_PATHS = 4.0
 BM25_WEIGHT_DETAIL = 2.0
+# How the problem shows itself (the item's symptom) is written in the asker's words, as short as a
+# claim and as deliberately worded: a query that describes what someone sees is the question it
+# answers, so its words weigh what the claim's do. More would let a vague symptom outrank the item
+# whose claim names the mechanism the asker typed.
+BM25_WEIGHT_SYMPTOM = 10.0
 BM25_WEIGHT_CODE = 0.5  # the words of the cited code (vocabulary.py): other authors' words, about it
 BM25_WEIGHT_SUMMARY = 1.0  # session summaries live in their own table (session_fts), one row a session
 

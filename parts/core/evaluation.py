@@ -246,7 +246,7 @@ def build_eval_world(corpus, root, progress=None):
             say("capturing phase %d: session %d/%d" % (phase, n, len(todo)))
             items = by_session.get(session["id"], [])
             payload = [
-                {k: ev.get(k) for k in ("kind", "claim", "detail", "repo", "files", "confidence")}
+                {k: ev.get(k) for k in ("kind", "claim", "detail", "symptom", "repo", "files", "confidence")}
                 for ev in items
             ]
             if not payload:

@@ -50,6 +50,7 @@ class ReportItem:
         "repo",
         "claim",
         "detail",
+        "symptom",
         "confidence",
         "created_at",
         "session",
@@ -132,6 +133,7 @@ def workspace_report(store, workspace=None):
             repo=name_of[row["repo_id"]],  # the repository's name now, whatever it was called then
             claim=row["claim"],
             detail=row["detail"],
+            symptom=row["symptom"],
             confidence=row["confidence"],
             created_at=row["created_at"],
             session=row["session_id"],
@@ -404,6 +406,8 @@ def _item_html(item, compact=False, with_repo=False):
     )
     out = ["<article %s>" % attrs, '<div class="head">', _verdict_badge(item.verdict)]
     out.append('<span class="claim">%s</span></div>' % _esc(item.claim))
+    if item.symptom:  # in the words of whoever saw the problem: what a reader filters by
+        out.append('<p class="symptom">shows as: %s</p>' % _esc(item.symptom))
     if item.detail:
         if len(item.detail) > 280 or item.detail.count("\n") > 3:
             out.append(
@@ -578,6 +582,7 @@ ul.compact .v-stale b{color:var(--stale)}
 .verdict.v-stale{color:var(--stale);background:var(--stale-bg)}
 .verdict.v-unknown{color:var(--unknown);background:var(--unknown-bg)}
 p.detail,details.detail p{margin:4px 0;white-space:pre-wrap;overflow-wrap:anywhere}
+p.symptom{margin:4px 0;font-style:italic;overflow-wrap:anywhere}
 details.detail summary{cursor:pointer;color:var(--accent);font-size:13px}
 ul.reasons{margin:4px 0;padding-left:18px;font-size:13px;color:var(--stale)}
 .item.v-unknown ul.reasons{color:var(--unknown)}

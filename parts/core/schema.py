@@ -661,3 +661,22 @@ def m021_sync_changes(db):
             "INSERT INTO sync_changes(session_id) SELECT %s WHERE %s IS NOT NULL; END"
             % (table, event.lower(), event, table, session, last, session, session)
         )
+
+
+@migration
+def m022_symptom(db):
+    # How the problem shows itself, in the words of someone who has not found the cause yet
+    # (``symptom``): stored with the item and searched in its own column of the search row, with
+    # its own bm25 weight. FTS5 takes no new column in place: the table is made again, every row
+    # copied as it is (the index words already made), the symptom empty for the items before.
+    db.execute("ALTER TABLE evidence ADD COLUMN symptom TEXT")
+    db.execute(
+        "CREATE VIRTUAL TABLE evidence_words USING fts5(claim, symbols, paths, detail, code, symptom, "
+        "code_words UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')"
+    )
+    db.execute(
+        "INSERT INTO evidence_words(rowid, claim, symbols, paths, detail, code, symptom, code_words) "
+        "SELECT rowid, claim, symbols, paths, detail, code, '', code_words FROM evidence_fts"
+    )
+    db.execute("DROP TABLE evidence_fts")
+    db.execute("ALTER TABLE evidence_words RENAME TO evidence_fts")

@@ -14,6 +14,7 @@ from .constants import (
     BM25_WEIGHT_PATHS,
     BM25_WEIGHT_SUMMARY,
     BM25_WEIGHT_SYMBOLS,
+    BM25_WEIGHT_SYMPTOM,
     CANDIDATE_FILL_POSTINGS,
     CANDIDATE_FLOOR,
     CANDIDATE_WINDOW,
@@ -151,6 +152,7 @@ RESULT_FIELDS = (
     ("kind", "string"),
     ("claim", "string"),
     ("detail", ["string", "null"]),
+    ("symptom", ["string", "null"]),
     ("repo", ["string", "null"]),
     ("session", ["string", "null"]),
     ("created_at", ["string", "null"]),
@@ -176,6 +178,7 @@ def _result_dict(row, anchors, files=None, now=None):
         "kind": row["kind"],
         "claim": row["claim"],
         "detail": row["detail"],
+        "symptom": row["symptom"],
         "repo": row["repo_name"],
         "session": row["session_id"],
         "created_at": row["created_at"],
@@ -273,13 +276,14 @@ class ResultFacts:
     __slots__ = (
         "text_hits", "symbol_hits", "path_hits", "stem_hits", "code_hits", "summary_hits", "weak", "named", "fallback",
         "code_reference", "reach", "all_scope", "edited", "confidence", "status", "superseded_by", "freshness",
-        "age", "found_by", "recorded_by",
+        "age", "found_by", "recorded_by", "symptom_hits",
     )  # fmt: skip
 
     def __init__(
         self, text_hits=(), symbol_hits=(), path_hits=(), stem_hits=(), code_hits=(), summary_hits=(), weak=False, named=(),
         fallback=None, code_reference=None, reach=None, all_scope=False, edited=None, confidence=None,
         status="active", superseded_by=None, freshness=None, age=None, found_by=(), recorded_by="you",
+        symptom_hits=(),
     ):  # fmt: skip
         self.text_hits = text_hits
         self.symbol_hits = symbol_hits
@@ -301,6 +305,7 @@ class ResultFacts:
         self.age = age
         self.found_by = found_by
         self.recorded_by = recorded_by
+        self.symptom_hits = symptom_hits  # query words only how the problem shows itself holds
 
 
 def _freshness_reason(fresh):
@@ -364,7 +369,7 @@ def explain(facts):
     elif facts.fallback is not None:
         reasons.append(_fallback_text(facts.fallback))
     elif facts.weak:
-        held = list(facts.text_hits) + list(facts.code_hits)
+        held = list(facts.text_hits) + list(facts.symptom_hits) + list(facts.code_hits)
         if held:
             reasons.append(
                 "weak match: only the common word%s %s" % ("s" if len(held) > 1 else "", _pairs_text(held))
@@ -374,6 +379,8 @@ def explain(facts):
     else:
         if facts.text_hits:
             reasons.append("matches the query text (%s)" % _pairs_text(facts.text_hits))
+        if facts.symptom_hits:
+            reasons.append("matches how it shows itself (%s)" % _pairs_text(facts.symptom_hits))
         reasons.extend("matches symbol %s" % s for s in facts.symbol_hits)
         reasons.extend("matches file %s" % p for p in facts.path_hits)
         reasons.extend(
@@ -510,8 +517,9 @@ def select_terms(store, terms, limit=MAX_QUERY_TERMS):
 
 def _bm25():
     """The bm25 call of every ranked FTS5 query, the column weights as the constants say now."""
-    return "bm25(evidence_fts, %s, %s, %s, %s, %s)" % (
+    return "bm25(evidence_fts, %s, %s, %s, %s, %s, %s)" % (
         BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL, BM25_WEIGHT_CODE,
+        BM25_WEIGHT_SYMPTOM,
     )  # fmt: skip
 
 
@@ -914,9 +922,9 @@ def _term_hits(terms, words):
 class ItemView:
     """What search reads of one evidence item, kept per store generation (_item_views): its row
     (with the session summary), its anchors (SEARCH_ANCHOR_COLUMNS), the index words of its
-    claim and detail, of what it cites, of each cited symbol and path and of its session's
-    summary, its result's file list, the latest imported session that edited a cited file and
-    what a query may name of what it cites (_name_parts)."""
+    claim and detail, of its symptom, of what it cites, of each cited symbol and path and of its
+    session's summary, its result's file list, the latest imported session that edited a cited
+    file and what a query may name of what it cites (_name_parts)."""
 
     __slots__ = (
         "row",
@@ -924,6 +932,7 @@ class ItemView:
         "code_words",
         "code_text",
         "text_words",
+        "symptom_words",
         "cited_words",
         "anchor_words",
         "summary_words",
@@ -940,6 +949,7 @@ class ItemView:
         self.code_words = " %s " % code[0] if code and code[0] else ""
         self.code_text = code[1] if code and code[1] else ""
         self.text_words = _words_of(_claim_text(row))
+        self.symptom_words = _words_of(row["symptom"])
         self.anchor_words = tuple(
             (a["symbol"], _words_of(a["symbol"]), a["path"], _words_of(a["path"])) for a in anchors
         )
@@ -1059,8 +1069,8 @@ def _name_parts(anchor):
 def _query_coverage(terms, cands, views, idf):
     """Mark each candidate with the share of the query it answers and whether it is weak.
 
-    The share: the number of the query's terms its claim, detail, cited symbols or cited paths
-    hold, plus RANK_CODE_SHARE for each one only the words of its cited code hold and
+    The share: the number of the query's terms its claim, detail, symptom, cited symbols or cited
+    paths hold, plus RANK_CODE_SHARE for each one only the words of its cited code hold and
     RANK_SUMMARY_SHARE for each one only its session summary holds, over the number of terms.
     bm25 adds up what an item matches with column weights, so one common word in a short claim can
     outscore every rare word of the query in a detail; coverage is what keeps that match below the
@@ -1091,6 +1101,8 @@ def _query_coverage(terms, cands, views, idf):
         # The claim and detail apart from what it cites: the result's reasons name these hits.
         c.text_hits = _term_hits(terms, view.text_words)
         own = set(c.text_hits)
+        if len(own) < len(terms) and view.symptom_words:  # the item's own words, the asker's kind
+            own.update(_term_hits([t for t in terms if t not in own], view.symptom_words))
         if len(own) < len(terms):
             own.update(_term_hits([t for t in terms if t not in own], view.cited_words))
         share = sum(weight[t] for t in own)
@@ -1403,7 +1415,7 @@ def _replacements(cands, views):
 def _result_facts(terms, view, cand, scope, fresh, mode, age):
     """The facts ``explain`` needs for one result (``view``: its ItemView)."""
     row = view.row
-    text = symbols = paths = code = summary = ()
+    text = symptom = symbols = paths = code = summary = ()
     stems = []
     fallback = code_reference = None
     if mode == "fallback" and isinstance(cand.tier, CodeReference):
@@ -1421,7 +1433,8 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
         stems += [hit for hit in path_stems if hit not in stems]
         if view.code_words:
             code = _pairs([t for t in _term_hits(terms, view.code_words) if t not in hits], view.code_text)
-        if not (text or symbols or paths or code):
+        symptom = _pairs([t for t in _term_hits(terms, view.symptom_words) if t not in hits], row["symptom"])
+        if not (text or symptom or symbols or paths or code):
             summary = _pairs(_term_hits(terms, view.summary_words), row["session_summary"])
     reach = scope.topology.reach.get(row["repo_id"])
     return ResultFacts(
@@ -1444,6 +1457,7 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
         freshness=fresh,
         age=age,
         recorded_by=row_recorded_by(row),
+        symptom_hits=symptom,
     )
 
 

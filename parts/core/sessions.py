@@ -460,7 +460,7 @@ def _import_evidence_calls(store, sid, rec, warnings, head):
                 {
                     k: v
                     for k, v in args.items()
-                    if k in ("kind", "claim", "detail", "repo", "files", "confidence")
+                    if k in ("kind", "claim", "detail", "symptom", "repo", "files", "confidence")
                 }
             ]
         )

@@ -13,6 +13,7 @@ from .constants import (
     MAX_DETAIL_CHARS,
     MAX_FILES_PER_ITEM,
     MAX_SUMMARY_CHARS,
+    MAX_SYMPTOM_CHARS,
     RELATION_KINDS,
     REPO_NAME_RE,
     STATUSES,
@@ -189,7 +190,7 @@ def _export_part(store, cursor, sessions, where, params):
     """export_records of ``sessions`` (ids, in order), read by the tables' indexes."""
     select = (
         "SELECT e.rid, e.id, e.session_id, e.repo_name, r.root_commit, e.kind, e.claim, e.detail, "
-        "e.confidence, e.status, e.superseded_by, e.created_at, e.updated_at, e.confirmed_at "
+        "e.confidence, e.status, e.superseded_by, e.created_at, e.updated_at, e.confirmed_at, e.symptom "
         "FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s ORDER BY e.session_id, e.created_at, e.id"
     )
     rows = []
@@ -218,14 +219,12 @@ def _export_part(store, cursor, sessions, where, params):
     current = None
     for row in rows:
         rid, eid, sid, repo_name, repo_root, kind, claim, detail = row[:8]
-        confidence, status, superseded_by, created_at, updated_at, confirmed_at = row[8:]
+        confidence, status, superseded_by, created_at, updated_at, confirmed_at, symptom = row[8:]
         if sid != current:  # rows come ordered by session: each session once, before its items
             current = sid
             yield sid, dict(_session_dict(session_rows[sid]), type="session", format=EXPORT_FORMAT)
         cited = anchors[rid]
-        yield (
-            sid,
-            {
+        record = {
                 "type": "evidence",
                 "format": EXPORT_FORMAT,
                 "id": eid,
@@ -244,8 +243,10 @@ def _export_part(store, cursor, sessions, where, params):
                 "confirmed_at": confirmed_at,
                 "history": [{k: h[k] for k in history_fields} for h in histories.get(rid, ())],
                 "anchors": cited,
-            },
-        )
+            }  # fmt: skip
+        if symptom:  # only then: the records of items without one stay what they were
+            record["symptom"] = symptom
+        yield sid, record
 
 
 def tombstone_records(store):
@@ -696,6 +697,7 @@ RECORD_FIELDS = {
         "root_commit": _v_object_id,
         "claim": _v_text(MAX_CLAIM_CHARS, required=True),
         "detail": _v_text(MAX_DETAIL_CHARS),
+        "symptom": _v_text(MAX_SYMPTOM_CHARS),
         "confidence": _v_confidence,
         "status": _v_enum(STATUSES, default="active", what="status"),
         "superseded_by": _v_key_id,
@@ -1269,8 +1271,8 @@ class _ImportBatch:
         if self.evidence:
             db.executemany(
                 "INSERT INTO evidence(rid, id, session_id, repo_id, repo_name, kind, claim, claim_key, detail, "
-                "confidence, status, superseded_by, created_at, updated_at, confirmed_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "confidence, status, superseded_by, created_at, updated_at, confirmed_at, symptom) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 self.evidence,
             )
             db.executemany(_RECORD_ANCHOR_INSERT, self.anchors)
@@ -1712,10 +1714,12 @@ def _import_chunk(run, chunk):
         stamp = now  # the import's one moment, for a record without its own times
         detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
         detail = detail and _stored_noting(detail)
+        symptom = clean_text(rec.get("symptom"), "symptom", MAX_SYMPTOM_CHARS)
+        symptom = symptom and _stored_noting(symptom)
         batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim, key,
                                detail, confidence, status, _local_id(store, rec.get("superseded_by")),
                                rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
-                               rec.get("confirmed_at")))  # fmt: skip
+                               rec.get("confirmed_at"), symptom))  # fmt: skip
         batch.anchors += [(rid,) + row for row in anchor_rows]
         batch.events += _history_rows(rid, rec, known_events)
         if indexed is not None:  # split once, for the claim key and the search words
@@ -1725,7 +1729,7 @@ def _import_chunk(run, chunk):
             if hit is None:
                 hit = symbol_words[symbols] = index_text(symbols)
             _INDEXED_TEXTS[symbols] = hit
-        batch.fts.append((rid, claim, symbols, paths, detail or ""))
+        batch.fts.append((rid, claim, symbols, paths, detail or "", symptom or ""))
         existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
                                "updated_at": rec.get("updated_at") or stamp, "status": status,
                                "confirmed_at": rec.get("confirmed_at"),

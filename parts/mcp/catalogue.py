@@ -427,6 +427,12 @@ TOOLS = [
                                 "maxLength": CORE.MAX_DETAIL_CHARS,
                                 "description": "Evidence, reasoning, reproduction.",
                             },
+                            "symptom": {
+                                "type": "string",
+                                "maxLength": CORE.MAX_SYMPTOM_CHARS,
+                                "description": "How the problem shows itself to someone who has not found the "
+                                "cause (their words).",
+                            },
                             "repo": {
                                 "type": "string",
                                 "minLength": 1,

@@ -137,10 +137,11 @@ def evidence_entry(item, detail=False):
         entry["verdict"] = verdict
     reasons = [r for r in item.get("reasons") or () if isinstance(r, str) and r]
     if detail:
-        text = item.get("detail")
-        if isinstance(text, str) and text:
-            entry["detail"], changed = served_cut(text, DETAIL_TEXT_CHARS, _clip_marked)
-            neutralised = neutralised or changed
+        for key in ("detail", "symptom"):
+            text = item.get(key)
+            if isinstance(text, str) and text:
+                entry[key], changed = served_cut(text, DETAIL_TEXT_CHARS, _clip_marked)
+                neutralised = neutralised or changed
         files = [
             served_cut(f, 200, _clip_marked)[0] for f in item.get("files") or () if isinstance(f, str) and f
         ]
@@ -207,7 +208,7 @@ def entry_line(entry):
     return line
 
 
-_ENTRY_EXTRA = ("detail", "files", "session", "created_at", "confirmed_at", "age", "confidence",
+_ENTRY_EXTRA = ("detail", "symptom", "files", "session", "created_at", "confirmed_at", "age", "confidence",
                 "superseded_by", "reasons", "freshness", "files_not_shown")  # fmt: skip
 
 

@@ -430,7 +430,9 @@ class Tools:
         item = self.core.get_evidence(self.store, args["id"])
         item.pop("dependencies", None)  # said in the reasons; the reply's shape is the MCP layer's (#31)
         neutralised = any(
-            neutralise(item.get(k) or "")[1] for k in ("claim", "detail") if isinstance(item.get(k), str)
+            neutralise(item.get(k) or "")[1]
+            for k in ("claim", "detail", "symptom")
+            if isinstance(item.get(k), str)
         )
 
         def build(text_limit, list_limit, notes):
