@@ -1967,21 +1967,36 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     return list(terms)
 
 
+_CHUNK_RE = _lazy_pattern(r"\w+", re.UNICODE)
+SHORT_NUMBER_DIGITS = 3  # a bare number of fewer digits ("1", "42") is no word of a question with others
+
+
 @QUERY_TERMS
 def _query_terms(text, limit):
-    """query_terms as a tuple, remembered: an agent asks the same questions again."""
+    """query_terms as a tuple, remembered: an agent asks the same questions again.
+
+    An identifier joined by underscores (NO_PROXY, raise_app_exceptions) is a term of its own,
+    its parts with "_" between them (matched as the phrase of its parts: _term_forms), stop-word
+    parts kept, before its parts as terms. A bare number shorter than SHORT_NUMBER_DIGITS is
+    left out unless the query holds nothing else: "1" of "2019/1" is not what anyone asks about."""
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
     terms = {}
-    for raw in _TERM_RE.findall(text[:QUERY_SCAN_CHARS]):
-        words = [raw] + _word_parts(raw)
-        for word in words:
-            word = word.lower()[:MAX_TERM_CHARS]
-            if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
-                continue
-            terms.setdefault(word, None)
+    for chunk in _CHUNK_RE.findall(text[:QUERY_SCAN_CHARS]):
+        pieces = _TERM_RE.findall(chunk)
+        if len(pieces) > 1:
+            whole = "_".join(pieces).lower()
+            if len(whole) <= MAX_TERM_CHARS and whole.isascii():
+                terms.setdefault(whole, None)
+        for raw in pieces:
+            for word in [raw] + _word_parts(raw):
+                word = word.lower()[:MAX_TERM_CHARS]
+                if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
+                    continue
+                terms.setdefault(word, None)
         if len(terms) >= limit:
             break
-    return tuple(terms)[:limit]
+    words = [t for t in terms if not (t.isdigit() and len(t) < SHORT_NUMBER_DIGITS)]
+    return tuple(words or terms)[:limit]
 
 
 _VOWELS = frozenset("aeiou")
@@ -2155,7 +2170,10 @@ def match_forms(term):
 
 @TERM_FORMS
 def _term_forms(term):
-    """match_forms(term) as a tuple."""
+    """match_forms(term) as a tuple. An identifier joined by underscores (query_terms) has one
+    form: the index words of its parts, between spaces, which FTS5 matches as a phrase."""
+    if "_" in term:
+        return (" ".join(_index_form(p) for p in term.split("_") if p),)
     stem = _index_form(term)
     if not term.isalpha() or not term.isascii():
         return (stem,)
@@ -2174,28 +2192,15 @@ def _fts_term(term):
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
-def fts_query(terms, all_terms=False, split=(), whole_of=None):
+def fts_query(terms, all_terms=False):
     """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
     _fts_term), ORed, or ANDed when ``all_terms`` (an identifier's parts left out there: see
-    _implied_parts). The one builder of MATCH text.
-
-    ORed, an identifier in ``split`` also matches the rows that hold all its parts (``whole_of``:
-    {part: identifier}) but not it ("decode_metric" for decodeMetric), and those rows alone score
-    on the parts, so an identifier's row scores on it once, as in the AND query, never on its
-    parts again (the rare-term fill)."""
+    _implied_parts). The one builder of MATCH text."""
     if all_terms:
         implied = _implied_parts(tuple(terms))
         terms = [t for t in terms if t not in implied]
         return " AND ".join(dict.fromkeys(_fts_term(t) for t in terms))
-    out = []
-    for t in terms:
-        parts = [p for p, w in whole_of.items() if w == t] if t in split else []
-        if parts:
-            whole = _fts_term(t)
-            out.append("(%s OR ((%s) NOT %s))" % (whole, " AND ".join(map(_fts_term, parts)), whole))
-        else:
-            out.append(_fts_term(t))
-    return " OR ".join(dict.fromkeys(out))
+    return " OR ".join(dict.fromkeys(_fts_term(t) for t in terms))
 
 
 @IMPLIED_PARTS
@@ -2207,13 +2212,14 @@ def _implied_parts(terms):
     query ("retry"), for bm25's idf."""
     implied = {}
     for i, whole in enumerate(terms):
+        whole = whole.replace("_", "")  # raise_app_exceptions: raise, app, exceptions
         joined = ""
         for j in range(i + 1, len(terms)):
             joined += terms[j]
             if not whole.startswith(joined):
                 break
             if joined == whole:
-                implied.update(dict.fromkeys(terms[i + 1 : j + 1], whole))
+                implied.update(dict.fromkeys(terms[i + 1 : j + 1], terms[i]))
                 break
     return implied
 
@@ -2222,6 +2228,8 @@ def _form_probe(form):
     """A substring of the lower-cased text of every word whose index word ``form`` is: the form,
     less a final "i" made of a "y" ("retri") or a verb ending that a -sion noun lacks ("convert"
     of "conversion")."""
+    if " " in form:  # a phrase: the probe of its longest word
+        return _form_probe(max(form.split(), key=len))
     if form.endswith(tuple(verb for _, verb in _SION_VERBS if verb != "ss")):
         return form[:-3]
     return form[:-1] if form.endswith("i") else form
@@ -2245,8 +2253,14 @@ def _word_hits(terms, text):
         terms = [t for t in terms if any(p in low for p in _forms(t)[1])]
         if not terms:
             return []
-    words = set(index_text(text).split())
-    return [t for t in terms if any(form in words for form in _forms(t)[0])]
+    indexed = index_text(text)
+    words = set(indexed.split())
+    spaced = " %s " % indexed
+    return [
+        t
+        for t in terms
+        if any((" %s " % form in spaced) if " " in form else (form in words) for form in _forms(t)[0])
+    ]
 
 
 def _fts_symbols(anchors):
@@ -2292,8 +2306,10 @@ def identifier_words(name):
     separators (Payload.read_json -> payload, read, json, readjson): what a query word must equal
     to match a cited symbol or path (a stem of a common word does not: "reads" is not "read")."""
     parts = [p.lower() for chunk in _TERM_RE.findall(name) for p in (_word_parts(chunk) or [chunk])]
-    whole = "".join(_TERM_RE.findall(re.split(r"[.#:/]+", name)[-1])).lower()
-    return frozenset(parts + ([whole] if whole else []))
+    last = _TERM_RE.findall(re.split(r"[.#:/]+", name)[-1])
+    whole = "".join(last).lower()
+    joined = "_".join(last).lower() if len(last) > 1 else ""  # as query_terms keeps an identifier
+    return frozenset(parts + [w for w in (whole, joined) if w])
 
 
 # part: parts/core/schema.py
@@ -11357,7 +11373,7 @@ class Candidate:
 
     __slots__ = (
         "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
-        "text_hits", "weak",
+        "text_hits", "weak", "band",
     )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
@@ -11367,12 +11383,13 @@ class Candidate:
         self.confidence = confidence
         self.created_at = created_at
         self.strength = strength
-        self.tier = tier  # "all" terms, "rare" terms, "summary", "tail" (paging), or a fallback kind
+        self.tier = tier  # "all" terms, "any" term, "summary", "tail" (paging), or a fallback kind
         self.score = strength
         self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
         self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
         self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
         self.weak = False  # it holds only the query's common words (_query_coverage): ranked after the rest
+        self.band = 1 if tier in ("all", "any") else 0  # 1: past the first CANDIDATE_FLOOR of its list
 
 
 class Fallback:
@@ -11599,11 +11616,14 @@ def _search_scope(store, repo, cwd, all_scope, workspace):
 
 
 def _form_docs(store, form):
-    """How many items hold the index word ``form`` (the FTS5 vocabulary), cached per store
-    generation; None when the index would tokenize ``form`` otherwise (anything but lower-case
+    """How many items hold the index word ``form`` (the FTS5 vocabulary; for a phrase, an upper
+    estimate), cached per store generation; None when the index would tokenize ``form`` otherwise (anything but lower-case
     ASCII letters and digits): then only FTS5 itself knows what it matches."""
 
     def build():
+        if " " in form:  # an identifier's phrase: at most as many as hold its rarest word
+            counts = [_form_docs(store, word) for word in form.split()]
+            return None if None in counts else min(counts)
         if not (form.isascii() and form.isalnum() and form.lower() == form):
             return None
         store.db.execute(
@@ -11810,60 +11830,41 @@ def _summary_matches(store, terms, where, params, limit, exclude):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], strength[r[5]], "summary") for r in rows]
 
 
-def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits):
-    """(candidates for query ``terms``, best text match first, at most ``pool`` of them; whether
+def _text_candidates(store, terms, where, params, pool, rank, admits):
+    """(candidates for query ``terms``, best text match first, at most ``pool`` of each kind; whether
     more items in scope are known to match a term).
 
-    ``--rank fts`` is plain FTS5: every term ORed, bm25 order. The default asks for rows holding
-    every term first; only when those are fewer than ``fill_to`` does it add rows matching the rarest
-    terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS, then, still
-    short, the newest CANDIDATE_FILL_POSTINGS rows of the next rarest term, then items whose
-    session summary matches. So the work does not grow with the number of rows that hold a word
-    of the query."""
+    ``--rank fts`` is plain FTS5: every term ORed, bm25 order. The default ranks the union of the
+    rows holding every term and that same plain list, each its best ``pool``: whatever plain bm25
+    ranks high is a candidate, so the rerank can only reorder it, never lose it. Both are one
+    ranked FTS5 query each, as the plain search is. Still short of ``pool``, items whose session
+    summary matches follow (newest first). A candidate past the first CANDIDATE_FLOOR of both lists is in the
+    second band (Candidate.band): it ranks after them, so a larger limit adds results after the
+    first ones and never changes them."""
+    plain, beyond = _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits)
     if rank == "fts":
-        return _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits)
-    found, beyond = (
+        return plain, beyond
+    every, beyond_all = (
         _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all", admits)
         if len(terms) > 1 and not any(_matches_nothing(store, t) for t in terms)
         else ([], False)
     )
-    if len(found) < fill_to:
-        df = _doc_freqs(store, terms)
-        order = [t for t in sorted(terms, key=lambda t: df[t]) if df[t]]  # stable: query order on a tie
-        whole_of = _implied_parts(tuple(terms))
-        rare, split, postings = [], set(), 0
-        for t in order:
-            if df.get(whole_of.get(t), 0):
-                continue  # with its identifier (fts_query's split)
-            if postings + df[t] > CANDIDATE_FILL_POSTINGS:
-                break
-            rare.append(t)
-            postings += df[t]
-            parts = sum(df[p] for p, w in whole_of.items() if w == t)
-            if parts and postings + parts <= CANDIDATE_FILL_POSTINGS:
-                split.add(t)
-                postings += parts
-        fills = [(fts_query(rare, split=split, whole_of=whole_of), None)] if rare else []
-        rest = [t for t in order if t not in rare]
-        if rest:  # still short: the next rarest term, its newest CANDIDATE_FILL_POSTINGS rows at most
-            bounded = df[rest[0]] > CANDIDATE_FILL_POSTINGS
-            fills.append((fts_query([rest[0]]), CANDIDATE_FILL_POSTINGS if bounded else None))
-        for fill, newest in fills:
-            if len(found) >= fill_to:
-                break
-            seen = [c.rid for c in found]
-            need = fill_to - len(found)
-            more, beyond_fill = _ranked_matches(
-                store, fill, where, params, need, "rare", admits, seen, newest
-            )
-            if newest is not None and len(more) < need:  # the newest rows were out of scope: rank them all
-                more, beyond_fill = _ranked_matches(store, fill, where, params, need, "rare", admits, seen)
-            found += more
-            beyond = beyond or beyond_fill
-    if len(found) < fill_to:
+    found = {}
+    for ranked in (every, plain):
+        for n, c in enumerate(ranked):
+            if c.rid not in found:
+                found[c.rid] = c
+            else:  # plain bm25 scores every term, an identifier's parts too: one scale for all
+                found[c.rid].strength = found[c.rid].score = c.strength
+            if n < CANDIDATE_FLOOR:
+                found[c.rid].band = 0
+    found = list(found.values())
+    if len(found) < pool:
         seen = [c.rid for c in found]
-        found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
-    return found, beyond
+        for c in _summary_matches(store, terms, where, params, pool - len(found), seen):
+            c.band = 0 if len(found) < CANDIDATE_FLOOR else 1
+            found.append(c)
+    return found, beyond or beyond_all
 
 
 def _matches_nothing(store, term):
@@ -11962,7 +11963,7 @@ def _more_matches(store, terms, where, params, cands, matches, exact):
     when every candidate is a text match (so the count holds them all); else looked up."""
     if exact and matches > len(cands):
         return True
-    if exact and all(c.tier in ("all", "rare", "any") for c in cands):
+    if exact and all(c.tier in ("all", "any") for c in cands):
         return False
     # One term at a time, the commonest first: its newest rows almost always hold one past the
     # candidates, and one posting list is walked instead of every term's merged.
@@ -12207,11 +12208,15 @@ def _query_coverage(terms, cands, views, idf):
     holds words of the question like any other, and they count as such: the name is counted
     once for every item, never for none.
 
-    Weak: what it holds of the query (a word only its session summary holds counting
-    RANK_SUMMARY_SHARE) is less than RANK_WEAK_SHARE of the query's words weighed by ``idf``
-    ({term: inverse document frequency, 0 for a word no item holds}): it matches only the query's
-    common words, and ranks after every candidate that matches a distinctive one, saying so."""
+    Weak: it holds only the query's common words. What it holds (a word only its session summary
+    holds counting RANK_SUMMARY_SHARE; the name of a repository the query names, for an item
+    about it) is less than RANK_WEAK_SHARE of the query's words weighed by ``idf`` ({term: inverse
+    document frequency, 0 for a word no item holds}), and none of it outside its session summary
+    is as distinctive as RANK_WEAK_SHARE of the query's most distinctive word: a rare word of the
+    question it holds is evidence however many common ones it lacks. A weak match ranks after
+    every candidate that is not, saying so, and is held back when one exists (search)."""
     whole_idf = sum(idf.get(t, 0.0) for t in terms)
+    top_idf = max([idf.get(t, 0.0) for t in terms] or [0.0])
     plain = {t: 1.0 for t in terms}
     floor = 1.0 / len(terms) if terms else 1.0  # FTS5 matched it on something: at least one term
     for c in cands:
@@ -12233,12 +12238,14 @@ def _query_coverage(terms, cands, views, idf):
             coded = [t for t in _term_hits(terms, view.code_words) if t not in own]
             share += RANK_CODE_SHARE * sum(weight[t] for t in coded)
             own.update(coded)
+        own.update(name_words)  # the item is about the repository the query names
         held = sum(idf.get(t, 0.0) for t in own)
+        best = max([idf.get(t, 0.0) for t in own] or [0.0])
         if len(own) < len(terms) and view.summary_words:
             summary = [t for t in _term_hits(terms, view.summary_words) if t not in own]
             share += RANK_SUMMARY_SHARE * sum(weight[t] for t in summary)
             held += RANK_SUMMARY_SHARE * sum(idf.get(t, 0.0) for t in summary)
-        c.weak = whole_idf > 0 and held < RANK_WEAK_SHARE * whole_idf
+        c.weak = whole_idf > 0 and held < RANK_WEAK_SHARE * whole_idf and best < RANK_WEAK_SHARE * top_idf
         if len(terms) > 1 and whole:
             c.coverage = max(floor, share / whole)
 
@@ -12294,6 +12301,7 @@ def search(
     facts=None,
     author=None,
     include_hidden=False,
+    all_matches=False,
 ):
     """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
 
@@ -12306,7 +12314,10 @@ def search(
     when the query finds nothing. ``facts``, a dict, receives each result's ResultFacts by its id
     (search_phrasings explains a fused result again from them). ``author`` (``me``, or an author
     as typed: the whole "Name <email>", the name or the address) keeps only that person's items;
-    what this person hid (wctx hide) stays out unless ``include_hidden``."""
+    what this person hid (wctx hide) stays out unless ``include_hidden``. A weak match (it holds
+    only the query's common words) is held back when a stronger one exists, unless
+    ``all_matches``: ``held_back`` counts those this page would have shown, and paging on reaches
+    them among every other match."""
     started = time.perf_counter()
     if rank not in ("topology", "fts"):
         raise UsageError("unknown rank %r (topology or fts)" % rank)
@@ -12337,12 +12348,9 @@ def search(
     # candidates
     head_size = max(CANDIDATE_FLOOR, limit)
     mode = "text"
-    fill_to = min(head_size, (offset or 0) + limit)
     admits = _scope_test(scope, kinds, include_inactive, who)
     cands, beyond = (
-        _text_candidates(store, terms, where, params, head_size, rank, fill_to, admits)
-        if terms
-        else ([], False)
+        _text_candidates(store, terms, where, params, head_size, rank, admits) if terms else ([], False)
     )
     if not cands:
         mode = "fallback"  # no searchable words, or nothing matched them: still help
@@ -12357,18 +12365,24 @@ def search(
         _query_names(store, scope, query, terms, cands, views)
         _query_coverage(terms, cands, views, _idf(store, terms))
         _rerank(cands, scope, time.time())
+    weak = [c for c in cands if c.weak]
+    if weak and not all_matches and len(weak) < len(cands):
+        cands = [c for c in cands if not c.weak]  # held back: stronger matches exist
+    else:
+        weak = []
     fresh = {}
     final = {}  # {rid: score with its freshness}, once known; the score alone until then
     below = _replacements(cands, views) if include_inactive else {}
 
     def order(c):
-        # Weak matches after the rest; a superseded item never above its replacement.
-        score, weak = final.get(c.rid, c.score), c.weak
+        # The first band before the second, weak matches after the rest; a superseded item never
+        # above its replacement.
+        score, is_weak = final.get(c.rid, c.score), c.weak
         replacement = below.get(c.rid)
         if replacement is not None:
             score = min(score, final.get(replacement.rid, replacement.score) * 0.999)
-            weak = weak or replacement.weak
-        return (weak, -score, -c.rid)
+            is_weak = is_weak or replacement.weak
+        return (c.band, is_weak, -score, -c.rid)
 
     # Freshness only lowers a score, so fetching it for the current top until the top is stable
     # gives the same order as fetching it for every candidate.
@@ -12400,8 +12414,12 @@ def search(
         matches, exact = _count_matches(store, terms, where, params)
     else:
         matches, exact = len(cands), True
+    held_back = 0
     if before is None:
         page_cands = top[offset:]
+        # The weak matches this page would have shown after the stronger ones (they sort last).
+        end = min(offset + limit, len(cands) + len(weak))
+        held_back = max(0, end - max(offset, len(cands)))
         after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
         if want < len(ordered):
             next_page = "o%d" % want
@@ -12450,11 +12468,18 @@ def search(
         "searched": scope.searched,
         "origin": scope.origin.name if scope.origin else None,
         "ms": round((time.perf_counter() - started) * 1000.0, 2),
+        "held_back": held_back,
         "query_terms": terms,
         "query_terms_total": len(all_terms),
         "mode": mode,
         "rank": rank,
     }
+
+
+def held_back_text(n, option):
+    """What a reply says of the weak matches search held back, and how to get them (``option``:
+    the CLI's flag or the MCP argument)."""
+    return "%d weak match%s held back (%s shows them)" % (n, "" if n == 1 else "es", option)
 
 
 MAX_PHRASINGS = 3  # phrasings of one question a search fuses
@@ -12508,6 +12533,7 @@ def search_phrasings(store, phrasings, limit=10, **kwargs):
         results=results,
         fallback_reason=None if text_runs else out["fallback_reason"],
         candidates=max(runs[n]["candidates"] for n in fused),
+        held_back=max(runs[n]["held_back"] for n in fused),
         # The union of several phrasings' matches is at least the largest of them.
         candidates_exact=len(text_runs) <= 1 and all(runs[n]["candidates_exact"] for n in fused),
         ranked=sum(runs[n]["ranked"] for n in fused),
@@ -20461,6 +20487,8 @@ def format_search(res, detail=False):
         if r["files"]:
             lines.append("   files: " + ", ".join(r["files"]))
         lines.append("   why: " + "; ".join(r["reasons"]))
+    if res.get("held_back"):
+        lines.append(held_back_text(res["held_back"], "--all-matches"))
     if res["results"] and not detail:
         lines.append("(wctx show ID for one item in full; --detail for every field and reason)")
     return "\n".join(lines)
@@ -21446,6 +21474,7 @@ def cmd_search(args, store):
         workspace=args.workspace,
         author=args.author,
         include_hidden=args.include_hidden,
+        all_matches=args.all_matches,
     )
     emit(args, res, format_search(res, detail=args.detail))
     return 0
@@ -22551,6 +22580,9 @@ def build_parser(only=None):
     p.add_argument("--detail", action="store_true", help="every field and reason of each result")
     p.add_argument("--author", metavar="WHO", help="only items this author recorded ('me': this machine's)")
     p.add_argument("--include-hidden", action="store_true", help="include what wctx hide keeps out")
+    p.add_argument(
+        "--all-matches", action="store_true", help="also the weak matches held back when stronger ones exist"
+    )
 
     p = command("show", cmd_show)
     p.add_argument("id")

@@ -40,21 +40,36 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     return list(terms)
 
 
+_CHUNK_RE = _lazy_pattern(r"\w+", re.UNICODE)
+SHORT_NUMBER_DIGITS = 3  # a bare number of fewer digits ("1", "42") is no word of a question with others
+
+
 @QUERY_TERMS
 def _query_terms(text, limit):
-    """query_terms as a tuple, remembered: an agent asks the same questions again."""
+    """query_terms as a tuple, remembered: an agent asks the same questions again.
+
+    An identifier joined by underscores (NO_PROXY, raise_app_exceptions) is a term of its own,
+    its parts with "_" between them (matched as the phrase of its parts: _term_forms), stop-word
+    parts kept, before its parts as terms. A bare number shorter than SHORT_NUMBER_DIGITS is
+    left out unless the query holds nothing else: "1" of "2019/1" is not what anyone asks about."""
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
     terms = {}
-    for raw in _TERM_RE.findall(text[:QUERY_SCAN_CHARS]):
-        words = [raw] + _word_parts(raw)
-        for word in words:
-            word = word.lower()[:MAX_TERM_CHARS]
-            if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
-                continue
-            terms.setdefault(word, None)
+    for chunk in _CHUNK_RE.findall(text[:QUERY_SCAN_CHARS]):
+        pieces = _TERM_RE.findall(chunk)
+        if len(pieces) > 1:
+            whole = "_".join(pieces).lower()
+            if len(whole) <= MAX_TERM_CHARS and whole.isascii():
+                terms.setdefault(whole, None)
+        for raw in pieces:
+            for word in [raw] + _word_parts(raw):
+                word = word.lower()[:MAX_TERM_CHARS]
+                if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
+                    continue
+                terms.setdefault(word, None)
         if len(terms) >= limit:
             break
-    return tuple(terms)[:limit]
+    words = [t for t in terms if not (t.isdigit() and len(t) < SHORT_NUMBER_DIGITS)]
+    return tuple(words or terms)[:limit]
 
 
 _VOWELS = frozenset("aeiou")
@@ -228,7 +243,10 @@ def match_forms(term):
 
 @TERM_FORMS
 def _term_forms(term):
-    """match_forms(term) as a tuple."""
+    """match_forms(term) as a tuple. An identifier joined by underscores (query_terms) has one
+    form: the index words of its parts, between spaces, which FTS5 matches as a phrase."""
+    if "_" in term:
+        return (" ".join(_index_form(p) for p in term.split("_") if p),)
     stem = _index_form(term)
     if not term.isalpha() or not term.isascii():
         return (stem,)
@@ -247,28 +265,15 @@ def _fts_term(term):
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
-def fts_query(terms, all_terms=False, split=(), whole_of=None):
+def fts_query(terms, all_terms=False):
     """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
     _fts_term), ORed, or ANDed when ``all_terms`` (an identifier's parts left out there: see
-    _implied_parts). The one builder of MATCH text.
-
-    ORed, an identifier in ``split`` also matches the rows that hold all its parts (``whole_of``:
-    {part: identifier}) but not it ("decode_metric" for decodeMetric), and those rows alone score
-    on the parts, so an identifier's row scores on it once, as in the AND query, never on its
-    parts again (the rare-term fill)."""
+    _implied_parts). The one builder of MATCH text."""
     if all_terms:
         implied = _implied_parts(tuple(terms))
         terms = [t for t in terms if t not in implied]
         return " AND ".join(dict.fromkeys(_fts_term(t) for t in terms))
-    out = []
-    for t in terms:
-        parts = [p for p, w in whole_of.items() if w == t] if t in split else []
-        if parts:
-            whole = _fts_term(t)
-            out.append("(%s OR ((%s) NOT %s))" % (whole, " AND ".join(map(_fts_term, parts)), whole))
-        else:
-            out.append(_fts_term(t))
-    return " OR ".join(dict.fromkeys(out))
+    return " OR ".join(dict.fromkeys(_fts_term(t) for t in terms))
 
 
 @IMPLIED_PARTS
@@ -280,13 +285,14 @@ def _implied_parts(terms):
     query ("retry"), for bm25's idf."""
     implied = {}
     for i, whole in enumerate(terms):
+        whole = whole.replace("_", "")  # raise_app_exceptions: raise, app, exceptions
         joined = ""
         for j in range(i + 1, len(terms)):
             joined += terms[j]
             if not whole.startswith(joined):
                 break
             if joined == whole:
-                implied.update(dict.fromkeys(terms[i + 1 : j + 1], whole))
+                implied.update(dict.fromkeys(terms[i + 1 : j + 1], terms[i]))
                 break
     return implied
 
@@ -295,6 +301,8 @@ def _form_probe(form):
     """A substring of the lower-cased text of every word whose index word ``form`` is: the form,
     less a final "i" made of a "y" ("retri") or a verb ending that a -sion noun lacks ("convert"
     of "conversion")."""
+    if " " in form:  # a phrase: the probe of its longest word
+        return _form_probe(max(form.split(), key=len))
     if form.endswith(tuple(verb for _, verb in _SION_VERBS if verb != "ss")):
         return form[:-3]
     return form[:-1] if form.endswith("i") else form
@@ -318,8 +326,14 @@ def _word_hits(terms, text):
         terms = [t for t in terms if any(p in low for p in _forms(t)[1])]
         if not terms:
             return []
-    words = set(index_text(text).split())
-    return [t for t in terms if any(form in words for form in _forms(t)[0])]
+    indexed = index_text(text)
+    words = set(indexed.split())
+    spaced = " %s " % indexed
+    return [
+        t
+        for t in terms
+        if any((" %s " % form in spaced) if " " in form else (form in words) for form in _forms(t)[0])
+    ]
 
 
 def _fts_symbols(anchors):
@@ -365,5 +379,7 @@ def identifier_words(name):
     separators (Payload.read_json -> payload, read, json, readjson): what a query word must equal
     to match a cited symbol or path (a stem of a common word does not: "reads" is not "read")."""
     parts = [p.lower() for chunk in _TERM_RE.findall(name) for p in (_word_parts(chunk) or [chunk])]
-    whole = "".join(_TERM_RE.findall(re.split(r"[.#:/]+", name)[-1])).lower()
-    return frozenset(parts + ([whole] if whole else []))
+    last = _TERM_RE.findall(re.split(r"[.#:/]+", name)[-1])
+    whole = "".join(last).lower()
+    joined = "_".join(last).lower() if len(last) > 1 else ""  # as query_terms keeps an identifier
+    return frozenset(parts + [w for w in (whole, joined) if w])
