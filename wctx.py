@@ -1967,8 +1967,8 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     return list(terms)
 
 
-_CHUNK_RE = _lazy_pattern(r"\w+", re.UNICODE)
-SHORT_NUMBER_DIGITS = 3  # a bare number of fewer digits ("1", "42") is no word of a question with others
+_CHUNK_RE = _lazy_pattern(r"\d+(?:\.\d+)+|\w+", re.UNICODE)  # a version (2.2.1) or a word
+SHORT_NUMBER_DIGITS = 3  # a bare number of fewer digits ("1", "42") selects no candidate (selecting_terms)
 
 
 @QUERY_TERMS
@@ -1977,14 +1977,13 @@ def _query_terms(text, limit):
 
     An identifier joined by underscores (NO_PROXY, raise_app_exceptions) is a term of its own,
     its parts with "_" between them (matched as the phrase of its parts: _term_forms), stop-word
-    parts kept, before its parts as terms. A bare number shorter than SHORT_NUMBER_DIGITS is
-    left out unless the query holds nothing else: "1" of "2019/1" is not what anyone asks about."""
+    parts kept, before its parts as terms; so is a version (3.10, 2.2.2), as written."""
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
     terms = {}
     for chunk in _CHUNK_RE.findall(text[:QUERY_SCAN_CHARS]):
         pieces = _TERM_RE.findall(chunk)
         if len(pieces) > 1:
-            whole = "_".join(pieces).lower()
+            whole = chunk if "." in chunk else "_".join(pieces).lower()
             if len(whole) <= MAX_TERM_CHARS and whole.isascii():
                 terms.setdefault(whole, None)
         for raw in pieces:
@@ -1995,8 +1994,16 @@ def _query_terms(text, limit):
                 terms.setdefault(word, None)
         if len(terms) >= limit:
             break
+    return tuple(terms)[:limit]
+
+
+def selecting_terms(terms):
+    """The query terms that select candidates and name symbols: all but a bare number shorter
+    than SHORT_NUMBER_DIGITS, unless the query holds nothing else. "1" of "2019/1" is not what
+    anyone asks about; "30" of "times out after 30 seconds" still counts for an item that other
+    words found (the rerank's coverage reads every term)."""
     words = [t for t in terms if not (t.isdigit() and len(t) < SHORT_NUMBER_DIGITS)]
-    return tuple(words or terms)[:limit]
+    return words or list(terms)
 
 
 _VOWELS = frozenset("aeiou")
@@ -2170,10 +2177,10 @@ def match_forms(term):
 
 @TERM_FORMS
 def _term_forms(term):
-    """match_forms(term) as a tuple. An identifier joined by underscores (query_terms) has one
-    form: the index words of its parts, between spaces, which FTS5 matches as a phrase."""
-    if "_" in term:
-        return (" ".join(_index_form(p) for p in term.split("_") if p),)
+    """match_forms(term) as a tuple. An identifier joined by underscores or a version (query_terms)
+    has one form: the index words of its parts, between spaces, which FTS5 matches as a phrase."""
+    if "_" in term or "." in term:
+        return (" ".join(_index_form(p) for p in re.split(r"[_.]", term) if p),)
     stem = _index_form(term)
     if not term.isalpha() or not term.isascii():
         return (stem,)
@@ -11742,7 +11749,7 @@ def _plain_rows(store, sql, params):
     return cursor.execute(sql, params).fetchall()
 
 
-def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=(), newest=None):
+def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=(), require=None):
     """(the ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first;
     whether more in scope are known to match).
 
@@ -11750,23 +11757,17 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
     scope), every match is joined: the result is always the joined query's. ``admits``
     (_scope_test of the scope ``where`` states) filters the window's rows in memory (_rank_rows).
-    ``newest``: only the newest that many matches are ranked (FTS5 walks rowids in order and stops
-    there, where bm25 would read every match's column sizes)."""
+    ``require``: a second MATCH expression a row must match too (scored by ``match`` alone)."""
     window = limit * CANDIDATE_WINDOW + len(exclude)
-    bound = ""
-    if newest is not None:
-        last = _plain_rows(
-            store,
-            "SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            (match, newest - 1),
-        )
-        if last:  # what lies past it is left to _more_matches, which knows the scope
-            bound = " AND rowid >= %d" % last[0][0]
+    bound, required = "", []
+    if require is not None:
+        bound = " AND rowid IN (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ?)"
+        required = [require]
     ranked = _plain_rows(
         store,
         "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?"
         % (_bm25(), bound),
-        (match, window),
+        [match] + required + [window],
     )
     window_full = len(ranked) >= window
     if exclude:
@@ -11798,8 +11799,8 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
             store,
             "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
             "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
-            % (_RANK_COLUMNS, _bm25(), bound.replace("rowid", "evidence_fts.rowid"), clause),
-            [match] + list(params) + list(exclude) + [limit],
+            % (_RANK_COLUMNS, _bm25(), bound.replace(" rowid IN", " evidence_fts.rowid IN"), clause),
+            [match] + required + list(params) + list(exclude) + [limit],
         )
         found = [(r[5], -r[0], r) for r in rows]
     found.sort()
@@ -11830,7 +11831,7 @@ def _summary_matches(store, terms, where, params, limit, exclude):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], strength[r[5]], "summary") for r in rows]
 
 
-def _text_candidates(store, terms, where, params, pool, rank, admits):
+def _text_candidates(store, terms, words, where, params, pool, rank, admits):
     """(candidates for query ``terms``, best text match first, at most ``pool`` of each kind; whether
     more items in scope are known to match a term).
 
@@ -11838,10 +11839,14 @@ def _text_candidates(store, terms, where, params, pool, rank, admits):
     rows holding every term and that same plain list, each its best ``pool``: whatever plain bm25
     ranks high is a candidate, so the rerank can only reorder it, never lose it. Both are one
     ranked FTS5 query each, as the plain search is. Still short of ``pool``, items whose session
-    summary matches follow (newest first). A candidate past the first CANDIDATE_FLOOR of both lists is in the
-    second band (Candidate.band): it ranks after them, so a larger limit adds results after the
-    first ones and never changes them."""
-    plain, beyond = _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits)
+    summary matches follow (newest first). A candidate past the first CANDIDATE_FLOOR of both lists
+    is in the second band (Candidate.band): it ranks after them, so a larger limit adds results
+    after the first ones and never changes them. A row must match one of ``words`` (the terms that
+    select: selecting_terms); the others only score."""
+    require = fts_query(words) if len(words) < len(terms) else None  # a short number alone selects nothing
+    plain, beyond = _ranked_matches(
+        store, fts_query(terms), where, params, pool, "any", admits, require=require
+    )
     if rank == "fts":
         return plain, beyond
     every, beyond_all = (
@@ -11861,7 +11866,7 @@ def _text_candidates(store, terms, where, params, pool, rank, admits):
     found = list(found.values())
     if len(found) < pool:
         seen = [c.rid for c in found]
-        for c in _summary_matches(store, terms, where, params, pool - len(found), seen):
+        for c in _summary_matches(store, words, where, params, pool - len(found), seen):
             c.band = 0 if len(found) < CANDIDATE_FLOOR else 1
             found.append(c)
     return found, beyond or beyond_all
@@ -12183,7 +12188,9 @@ def _name_parts(anchor):
     if sym:
         parts = _symbol_words(sym)
         if parts:
-            needed = frozenset(p for p in parts if p not in STOP_WORDS and len(p) >= 2) or None
+            needed = (
+                frozenset(p for p in selecting_terms(parts) if p not in STOP_WORDS and len(p) >= 2) or None
+            )
     low = base = None
     if path:
         low = path.lower()
@@ -12342,6 +12349,7 @@ def search(
     scope = _search_scope(store, repo, cwd, all_scope, workspace)
     all_terms = query_terms(query)
     terms = select_terms(store, all_terms)
+    words = selecting_terms(terms)  # what selects candidates; the rerank's coverage reads every term
     who = author_filter(store, author, include_hidden)
     where, params = _scope_clause(scope, kinds, include_inactive, who)
 
@@ -12350,7 +12358,9 @@ def search(
     mode = "text"
     admits = _scope_test(scope, kinds, include_inactive, who)
     cands, beyond = (
-        _text_candidates(store, terms, where, params, head_size, rank, admits) if terms else ([], False)
+        _text_candidates(store, terms, words, where, params, head_size, rank, admits)
+        if terms
+        else ([], False)
     )
     if not cands:
         mode = "fallback"  # no searchable words, or nothing matched them: still help
@@ -12362,7 +12372,7 @@ def search(
     if mode == "text" and rank != "fts":
         views = _item_views(store, [c.rid for c in cands])
         anchors = {rid: v.anchors for rid, v in views.items()}
-        _query_names(store, scope, query, terms, cands, views)
+        _query_names(store, scope, query, words, cands, views)
         _query_coverage(terms, cands, views, _idf(store, terms))
         _rerank(cands, scope, time.time())
     weak = [c for c in cands if c.weak]
@@ -12411,7 +12421,7 @@ def search(
                 final[c.rid] = c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
 
     if mode == "text":
-        matches, exact = _count_matches(store, terms, where, params)
+        matches, exact = _count_matches(store, words, where, params)
     else:
         matches, exact = len(cands), True
     held_back = 0
@@ -12423,13 +12433,13 @@ def search(
         after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
         if want < len(ordered):
             next_page = "o%d" % want
-        elif mode == "text" and (beyond or _more_matches(store, terms, where, params, cands, matches, exact)):
+        elif mode == "text" and (beyond or _more_matches(store, words, where, params, cands, matches, exact)):
             next_page = "r0"  # the ranked head is done; every other match follows, newest first
         else:
             next_page = None
     else:
         exclude = [c.rid for c in cands]
-        page_cands = _tail_candidates(store, terms, where, params, before or None, exclude, limit + 1)
+        page_cands = _tail_candidates(store, words, where, params, before or None, exclude, limit + 1)
         next_page = "r%d" % page_cands[limit - 1].rid if len(page_cands) > limit else None
         page_cands = page_cands[:limit]
         after = ["r%d" % c.rid for c in page_cands]
@@ -12576,8 +12586,10 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
         text = _pairs(hits, _claim_text(row))
         # A cited symbol or path matches a query word that is one of its whole words; one that only
         # shares a stem with a word of it is said to, with both words (never as a match).
-        symbols, stems = _cited_hits(terms, [(sym, words) for sym, words, _, _ in view.anchor_words])
-        paths, path_stems = _cited_hits(terms, [(p, words) for _, _, p, words in view.anchor_words])
+        # A short number names no symbol or path (selecting_terms).
+        named = selecting_terms(terms)
+        symbols, stems = _cited_hits(named, [(sym, words) for sym, words, _, _ in view.anchor_words])
+        paths, path_stems = _cited_hits(named, [(p, words) for _, _, p, words in view.anchor_words])
         paths = list(dict.fromkeys(paths))
         stems += [hit for hit in path_stems if hit not in stems]
         if view.code_words:
@@ -19101,7 +19113,7 @@ EVAL_VARIANTS = (
     ("fts --all", "fts", True),
     ("topology --all", "topology", True),
 )
-EVAL_METRICS = ("hit@1", "hit@5", "mrr", "ndcg@10", "recall@10", "attribution", "pollution")
+EVAL_METRICS = ("hit@1", "hit@5", "hit@10", "mrr", "ndcg@10", "recall@10", "attribution", "pollution")
 _EVAL_GIT_IDENTITY = (
     "-c",
     "user.name=wctx eval",
@@ -19170,6 +19182,7 @@ def score_query(query, result_ids, result_repos, connected, limit=EVAL_LIMIT):
     return {
         "hit@1": hit_at(grades, 1),
         "hit@5": hit_at(grades, 5),
+        "hit@10": hit_at(grades, 10),
         "mrr": reciprocal_rank(grades[:limit]),
         "ndcg@10": ndcg_at(grades, judged, limit),
         "recall@10": recall_at(grades, judged, limit),

@@ -50,6 +50,7 @@ from .words import (
     match_forms,
     matched_word,
     query_terms,
+    selecting_terms,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -589,7 +590,7 @@ def _plain_rows(store, sql, params):
     return cursor.execute(sql, params).fetchall()
 
 
-def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=(), newest=None):
+def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=(), require=None):
     """(the ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first;
     whether more in scope are known to match).
 
@@ -597,23 +598,17 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
     scope), every match is joined: the result is always the joined query's. ``admits``
     (_scope_test of the scope ``where`` states) filters the window's rows in memory (_rank_rows).
-    ``newest``: only the newest that many matches are ranked (FTS5 walks rowids in order and stops
-    there, where bm25 would read every match's column sizes)."""
+    ``require``: a second MATCH expression a row must match too (scored by ``match`` alone)."""
     window = limit * CANDIDATE_WINDOW + len(exclude)
-    bound = ""
-    if newest is not None:
-        last = _plain_rows(
-            store,
-            "SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            (match, newest - 1),
-        )
-        if last:  # what lies past it is left to _more_matches, which knows the scope
-            bound = " AND rowid >= %d" % last[0][0]
+    bound, required = "", []
+    if require is not None:
+        bound = " AND rowid IN (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ?)"
+        required = [require]
     ranked = _plain_rows(
         store,
         "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?"
         % (_bm25(), bound),
-        (match, window),
+        [match] + required + [window],
     )
     window_full = len(ranked) >= window
     if exclude:
@@ -645,8 +640,8 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
             store,
             "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
             "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
-            % (_RANK_COLUMNS, _bm25(), bound.replace("rowid", "evidence_fts.rowid"), clause),
-            [match] + list(params) + list(exclude) + [limit],
+            % (_RANK_COLUMNS, _bm25(), bound.replace(" rowid IN", " evidence_fts.rowid IN"), clause),
+            [match] + required + list(params) + list(exclude) + [limit],
         )
         found = [(r[5], -r[0], r) for r in rows]
     found.sort()
@@ -677,7 +672,7 @@ def _summary_matches(store, terms, where, params, limit, exclude):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], strength[r[5]], "summary") for r in rows]
 
 
-def _text_candidates(store, terms, where, params, pool, rank, admits):
+def _text_candidates(store, terms, words, where, params, pool, rank, admits):
     """(candidates for query ``terms``, best text match first, at most ``pool`` of each kind; whether
     more items in scope are known to match a term).
 
@@ -685,10 +680,14 @@ def _text_candidates(store, terms, where, params, pool, rank, admits):
     rows holding every term and that same plain list, each its best ``pool``: whatever plain bm25
     ranks high is a candidate, so the rerank can only reorder it, never lose it. Both are one
     ranked FTS5 query each, as the plain search is. Still short of ``pool``, items whose session
-    summary matches follow (newest first). A candidate past the first CANDIDATE_FLOOR of both lists is in the
-    second band (Candidate.band): it ranks after them, so a larger limit adds results after the
-    first ones and never changes them."""
-    plain, beyond = _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits)
+    summary matches follow (newest first). A candidate past the first CANDIDATE_FLOOR of both lists
+    is in the second band (Candidate.band): it ranks after them, so a larger limit adds results
+    after the first ones and never changes them. A row must match one of ``words`` (the terms that
+    select: selecting_terms); the others only score."""
+    require = fts_query(words) if len(words) < len(terms) else None  # a short number alone selects nothing
+    plain, beyond = _ranked_matches(
+        store, fts_query(terms), where, params, pool, "any", admits, require=require
+    )
     if rank == "fts":
         return plain, beyond
     every, beyond_all = (
@@ -708,7 +707,7 @@ def _text_candidates(store, terms, where, params, pool, rank, admits):
     found = list(found.values())
     if len(found) < pool:
         seen = [c.rid for c in found]
-        for c in _summary_matches(store, terms, where, params, pool - len(found), seen):
+        for c in _summary_matches(store, words, where, params, pool - len(found), seen):
             c.band = 0 if len(found) < CANDIDATE_FLOOR else 1
             found.append(c)
     return found, beyond or beyond_all
@@ -1030,7 +1029,9 @@ def _name_parts(anchor):
     if sym:
         parts = _symbol_words(sym)
         if parts:
-            needed = frozenset(p for p in parts if p not in STOP_WORDS and len(p) >= 2) or None
+            needed = (
+                frozenset(p for p in selecting_terms(parts) if p not in STOP_WORDS and len(p) >= 2) or None
+            )
     low = base = None
     if path:
         low = path.lower()
@@ -1189,6 +1190,7 @@ def search(
     scope = _search_scope(store, repo, cwd, all_scope, workspace)
     all_terms = query_terms(query)
     terms = select_terms(store, all_terms)
+    words = selecting_terms(terms)  # what selects candidates; the rerank's coverage reads every term
     who = author_filter(store, author, include_hidden)
     where, params = _scope_clause(scope, kinds, include_inactive, who)
 
@@ -1197,7 +1199,9 @@ def search(
     mode = "text"
     admits = _scope_test(scope, kinds, include_inactive, who)
     cands, beyond = (
-        _text_candidates(store, terms, where, params, head_size, rank, admits) if terms else ([], False)
+        _text_candidates(store, terms, words, where, params, head_size, rank, admits)
+        if terms
+        else ([], False)
     )
     if not cands:
         mode = "fallback"  # no searchable words, or nothing matched them: still help
@@ -1209,7 +1213,7 @@ def search(
     if mode == "text" and rank != "fts":
         views = _item_views(store, [c.rid for c in cands])
         anchors = {rid: v.anchors for rid, v in views.items()}
-        _query_names(store, scope, query, terms, cands, views)
+        _query_names(store, scope, query, words, cands, views)
         _query_coverage(terms, cands, views, _idf(store, terms))
         _rerank(cands, scope, time.time())
     weak = [c for c in cands if c.weak]
@@ -1258,7 +1262,7 @@ def search(
                 final[c.rid] = c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
 
     if mode == "text":
-        matches, exact = _count_matches(store, terms, where, params)
+        matches, exact = _count_matches(store, words, where, params)
     else:
         matches, exact = len(cands), True
     held_back = 0
@@ -1270,13 +1274,13 @@ def search(
         after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
         if want < len(ordered):
             next_page = "o%d" % want
-        elif mode == "text" and (beyond or _more_matches(store, terms, where, params, cands, matches, exact)):
+        elif mode == "text" and (beyond or _more_matches(store, words, where, params, cands, matches, exact)):
             next_page = "r0"  # the ranked head is done; every other match follows, newest first
         else:
             next_page = None
     else:
         exclude = [c.rid for c in cands]
-        page_cands = _tail_candidates(store, terms, where, params, before or None, exclude, limit + 1)
+        page_cands = _tail_candidates(store, words, where, params, before or None, exclude, limit + 1)
         next_page = "r%d" % page_cands[limit - 1].rid if len(page_cands) > limit else None
         page_cands = page_cands[:limit]
         after = ["r%d" % c.rid for c in page_cands]
@@ -1423,8 +1427,10 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
         text = _pairs(hits, _claim_text(row))
         # A cited symbol or path matches a query word that is one of its whole words; one that only
         # shares a stem with a word of it is said to, with both words (never as a match).
-        symbols, stems = _cited_hits(terms, [(sym, words) for sym, words, _, _ in view.anchor_words])
-        paths, path_stems = _cited_hits(terms, [(p, words) for _, _, p, words in view.anchor_words])
+        # A short number names no symbol or path (selecting_terms).
+        named = selecting_terms(terms)
+        symbols, stems = _cited_hits(named, [(sym, words) for sym, words, _, _ in view.anchor_words])
+        paths, path_stems = _cited_hits(named, [(p, words) for _, _, p, words in view.anchor_words])
         paths = list(dict.fromkeys(paths))
         stems += [hit for hit in path_stems if hit not in stems]
         if view.code_words:

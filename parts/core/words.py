@@ -40,8 +40,8 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     return list(terms)
 
 
-_CHUNK_RE = _lazy_pattern(r"\w+", re.UNICODE)
-SHORT_NUMBER_DIGITS = 3  # a bare number of fewer digits ("1", "42") is no word of a question with others
+_CHUNK_RE = _lazy_pattern(r"\d+(?:\.\d+)+|\w+", re.UNICODE)  # a version (2.2.1) or a word
+SHORT_NUMBER_DIGITS = 3  # a bare number of fewer digits ("1", "42") selects no candidate (selecting_terms)
 
 
 @QUERY_TERMS
@@ -50,14 +50,13 @@ def _query_terms(text, limit):
 
     An identifier joined by underscores (NO_PROXY, raise_app_exceptions) is a term of its own,
     its parts with "_" between them (matched as the phrase of its parts: _term_forms), stop-word
-    parts kept, before its parts as terms. A bare number shorter than SHORT_NUMBER_DIGITS is
-    left out unless the query holds nothing else: "1" of "2019/1" is not what anyone asks about."""
+    parts kept, before its parts as terms; so is a version (3.10, 2.2.2), as written."""
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
     terms = {}
     for chunk in _CHUNK_RE.findall(text[:QUERY_SCAN_CHARS]):
         pieces = _TERM_RE.findall(chunk)
         if len(pieces) > 1:
-            whole = "_".join(pieces).lower()
+            whole = chunk if "." in chunk else "_".join(pieces).lower()
             if len(whole) <= MAX_TERM_CHARS and whole.isascii():
                 terms.setdefault(whole, None)
         for raw in pieces:
@@ -68,8 +67,16 @@ def _query_terms(text, limit):
                 terms.setdefault(word, None)
         if len(terms) >= limit:
             break
+    return tuple(terms)[:limit]
+
+
+def selecting_terms(terms):
+    """The query terms that select candidates and name symbols: all but a bare number shorter
+    than SHORT_NUMBER_DIGITS, unless the query holds nothing else. "1" of "2019/1" is not what
+    anyone asks about; "30" of "times out after 30 seconds" still counts for an item that other
+    words found (the rerank's coverage reads every term)."""
     words = [t for t in terms if not (t.isdigit() and len(t) < SHORT_NUMBER_DIGITS)]
-    return tuple(words or terms)[:limit]
+    return words or list(terms)
 
 
 _VOWELS = frozenset("aeiou")
@@ -243,10 +250,10 @@ def match_forms(term):
 
 @TERM_FORMS
 def _term_forms(term):
-    """match_forms(term) as a tuple. An identifier joined by underscores (query_terms) has one
-    form: the index words of its parts, between spaces, which FTS5 matches as a phrase."""
-    if "_" in term:
-        return (" ".join(_index_form(p) for p in term.split("_") if p),)
+    """match_forms(term) as a tuple. An identifier joined by underscores or a version (query_terms)
+    has one form: the index words of its parts, between spaces, which FTS5 matches as a phrase."""
+    if "_" in term or "." in term:
+        return (" ".join(_index_form(p) for p in re.split(r"[_.]", term) if p),)
     stem = _index_form(term)
     if not term.isalpha() or not term.isascii():
         return (stem,)
