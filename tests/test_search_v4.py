@@ -187,3 +187,23 @@ def test_the_mcp_reply_counts_what_it_held_back(servers):
     assert "9 weak matches held back (all_matches: true shows them)" in json.dumps(text)
     every = sdk.call_ok("search_evidence", {"query": "test websocket reconnect", "all_matches": True})
     assert len(every["results"]) == 10 and "held_back" not in every
+
+
+@pytest.mark.parametrize("fill", [1000, 150])
+def test_rank_fts_is_plain_bm25_however_its_rows_are_found(product, monkeypatch, fill):
+    # With few rows per word FTS5 ranks every match; with many, the rarer words select the rows
+    # and a bound on the common words proves the list complete. Either way it is bm25's own list.
+    monkeypatch.setattr(wctx, "CANDIDATE_FILL_POSTINGS", fill)
+    _generated_store(product)
+    df = wctx._doc_freqs(product.store, VOCABULARY)
+    common = sorted(VOCABULARY, key=lambda w: -df[w])[:3]
+    middling = [w for w in VOCABULARY if 50 <= df[w] <= 120][:6]
+    assert len(middling) >= 3
+    bm25 = "SELECT e.id FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
+    bm25 += "WHERE evidence_fts MATCH ? ORDER BY %s, evidence_fts.rowid DESC LIMIT 50" % wctx._bm25()
+    for rare in middling:
+        for query in (rare + " " + common[0], " ".join([rare] + common)):
+            terms = wctx.query_terms(query)
+            plain = [r[0] for r in product.store.db.execute(bm25, (wctx.fts_query(terms),))]
+            ours = _ids(wctx.search(product.store, query, limit=50, rank="fts", all_scope=True))
+            assert ours == plain, query
