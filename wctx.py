@@ -2115,21 +2115,43 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     return list(terms)
 
 
+_CHUNK_RE = _lazy_pattern(r"\d+(?:\.\d+)+|\w+", re.UNICODE)  # a version (2.2.1) or a word
+SHORT_NUMBER_DIGITS = 3  # a bare number of fewer digits ("1", "42") selects no candidate (selecting_terms)
+
+
 @QUERY_TERMS
 def _query_terms(text, limit):
-    """query_terms as a tuple, remembered: an agent asks the same questions again."""
+    """query_terms as a tuple, remembered: an agent asks the same questions again.
+
+    An identifier joined by underscores (NO_PROXY, raise_app_exceptions) is a term of its own,
+    its parts with "_" between them (matched as the phrase of its parts: _term_forms), stop-word
+    parts kept, before its parts as terms; so is a version (3.10, 2.2.2), as written."""
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
     terms = {}
-    for raw in _TERM_RE.findall(text[:QUERY_SCAN_CHARS]):
-        words = [raw] + _word_parts(raw)
-        for word in words:
-            word = word.lower()[:MAX_TERM_CHARS]
-            if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
-                continue
-            terms.setdefault(word, None)
+    for chunk in _CHUNK_RE.findall(text[:QUERY_SCAN_CHARS]):
+        pieces = _TERM_RE.findall(chunk)
+        if len(pieces) > 1:
+            whole = chunk if "." in chunk else "_".join(pieces).lower()
+            if len(whole) <= MAX_TERM_CHARS and whole.isascii():
+                terms.setdefault(whole, None)
+        for raw in pieces:
+            for word in [raw] + _word_parts(raw):
+                word = word.lower()[:MAX_TERM_CHARS]
+                if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
+                    continue
+                terms.setdefault(word, None)
         if len(terms) >= limit:
             break
     return tuple(terms)[:limit]
+
+
+def selecting_terms(terms):
+    """The query terms that select candidates and name symbols: all but a bare number shorter
+    than SHORT_NUMBER_DIGITS, unless the query holds nothing else. "1" of "2019/1" is not what
+    anyone asks about; "30" of "times out after 30 seconds" still counts for an item that other
+    words found (the rerank's coverage reads every term)."""
+    words = [t for t in terms if not (t.isdigit() and len(t) < SHORT_NUMBER_DIGITS)]
+    return words or list(terms)
 
 
 _VOWELS = frozenset("aeiou")
@@ -2303,7 +2325,10 @@ def match_forms(term):
 
 @TERM_FORMS
 def _term_forms(term):
-    """match_forms(term) as a tuple."""
+    """match_forms(term) as a tuple. An identifier joined by underscores or a version (query_terms)
+    has one form: the index words of its parts, between spaces, which FTS5 matches as a phrase."""
+    if "_" in term or "." in term:
+        return (" ".join(_index_form(p) for p in re.split(r"[_.]", term) if p),)
     stem = _index_form(term)
     if not term.isalpha() or not term.isascii():
         return (stem,)
@@ -2322,28 +2347,15 @@ def _fts_term(term):
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
-def fts_query(terms, all_terms=False, split=(), whole_of=None):
+def fts_query(terms, all_terms=False):
     """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
     _fts_term), ORed, or ANDed when ``all_terms`` (an identifier's parts left out there: see
-    _implied_parts). The one builder of MATCH text.
-
-    ORed, an identifier in ``split`` also matches the rows that hold all its parts (``whole_of``:
-    {part: identifier}) but not it ("decode_metric" for decodeMetric), and those rows alone score
-    on the parts, so an identifier's row scores on it once, as in the AND query, never on its
-    parts again (the rare-term fill)."""
+    _implied_parts). The one builder of MATCH text."""
     if all_terms:
         implied = _implied_parts(tuple(terms))
         terms = [t for t in terms if t not in implied]
         return " AND ".join(dict.fromkeys(_fts_term(t) for t in terms))
-    out = []
-    for t in terms:
-        parts = [p for p, w in whole_of.items() if w == t] if t in split else []
-        if parts:
-            whole = _fts_term(t)
-            out.append("(%s OR ((%s) NOT %s))" % (whole, " AND ".join(map(_fts_term, parts)), whole))
-        else:
-            out.append(_fts_term(t))
-    return " OR ".join(dict.fromkeys(out))
+    return " OR ".join(dict.fromkeys(_fts_term(t) for t in terms))
 
 
 @IMPLIED_PARTS
@@ -2355,13 +2367,14 @@ def _implied_parts(terms):
     query ("retry"), for bm25's idf."""
     implied = {}
     for i, whole in enumerate(terms):
+        whole = whole.replace("_", "")  # raise_app_exceptions: raise, app, exceptions
         joined = ""
         for j in range(i + 1, len(terms)):
             joined += terms[j]
             if not whole.startswith(joined):
                 break
             if joined == whole:
-                implied.update(dict.fromkeys(terms[i + 1 : j + 1], whole))
+                implied.update(dict.fromkeys(terms[i + 1 : j + 1], terms[i]))
                 break
     return implied
 
@@ -2370,6 +2383,8 @@ def _form_probe(form):
     """A substring of the lower-cased text of every word whose index word ``form`` is: the form,
     less a final "i" made of a "y" ("retri") or a verb ending that a -sion noun lacks ("convert"
     of "conversion")."""
+    if " " in form:  # a phrase: the probe of its longest word
+        return _form_probe(max(form.split(), key=len))
     if form.endswith(tuple(verb for _, verb in _SION_VERBS if verb != "ss")):
         return form[:-3]
     return form[:-1] if form.endswith("i") else form
@@ -2393,8 +2408,14 @@ def _word_hits(terms, text):
         terms = [t for t in terms if any(p in low for p in _forms(t)[1])]
         if not terms:
             return []
-    words = set(index_text(text).split())
-    return [t for t in terms if any(form in words for form in _forms(t)[0])]
+    indexed = index_text(text)
+    words = set(indexed.split())
+    spaced = " %s " % indexed
+    return [
+        t
+        for t in terms
+        if any((" %s " % form in spaced) if " " in form else (form in words) for form in _forms(t)[0])
+    ]
 
 
 def _fts_symbols(anchors):
@@ -2440,8 +2461,10 @@ def identifier_words(name):
     separators (Payload.read_json -> payload, read, json, readjson): what a query word must equal
     to match a cited symbol or path (a stem of a common word does not: "reads" is not "read")."""
     parts = [p.lower() for chunk in _TERM_RE.findall(name) for p in (_word_parts(chunk) or [chunk])]
-    whole = "".join(_TERM_RE.findall(re.split(r"[.#:/]+", name)[-1])).lower()
-    return frozenset(parts + ([whole] if whole else []))
+    last = _TERM_RE.findall(re.split(r"[.#:/]+", name)[-1])
+    whole = "".join(last).lower()
+    joined = "_".join(last).lower() if len(last) > 1 else ""  # as query_terms keeps an identifier
+    return frozenset(parts + [w for w in (whole, joined) if w])
 
 
 # part: parts/core/schema.py
@@ -11800,7 +11823,7 @@ class Candidate:
 
     __slots__ = (
         "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
-        "text_hits", "weak",
+        "text_hits", "weak", "band",
     )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
@@ -11810,12 +11833,13 @@ class Candidate:
         self.confidence = confidence
         self.created_at = created_at
         self.strength = strength
-        self.tier = tier  # "all" terms, "rare" terms, "summary", "tail" (paging), or a fallback kind
+        self.tier = tier  # "all" terms, "any" term, "summary", "tail" (paging), or a fallback kind
         self.score = strength
         self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
         self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
         self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
         self.weak = False  # it holds only the query's common words (_query_coverage): ranked after the rest
+        self.band = 1 if tier in ("all", "any") else 0  # 1: past the first CANDIDATE_FLOOR of its list
 
 
 class Fallback:
@@ -12046,11 +12070,14 @@ def _search_scope(store, repo, cwd, all_scope, workspace):
 
 
 def _form_docs(store, form):
-    """How many items hold the index word ``form`` (the FTS5 vocabulary), cached per store
-    generation; None when the index would tokenize ``form`` otherwise (anything but lower-case
+    """How many items hold the index word ``form`` (the FTS5 vocabulary; for a phrase, an upper
+    estimate), cached per store generation; None when the index would tokenize ``form`` otherwise (anything but lower-case
     ASCII letters and digits): then only FTS5 itself knows what it matches."""
 
     def build():
+        if " " in form:  # an identifier's phrase: at most as many as hold its rarest word
+            counts = [_form_docs(store, word) for word in form.split()]
+            return None if None in counts else min(counts)
         if not (form.isascii() and form.isalnum() and form.lower() == form):
             return None
         store.db.execute(
@@ -12170,7 +12197,7 @@ def _plain_rows(store, sql, params):
     return cursor.execute(sql, params).fetchall()
 
 
-def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=(), newest=None):
+def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=(), require=None):
     """(the ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first;
     whether more in scope are known to match).
 
@@ -12178,23 +12205,17 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
     scope), every match is joined: the result is always the joined query's. ``admits``
     (_scope_test of the scope ``where`` states) filters the window's rows in memory (_rank_rows).
-    ``newest``: only the newest that many matches are ranked (FTS5 walks rowids in order and stops
-    there, where bm25 would read every match's column sizes)."""
+    ``require``: a second MATCH expression a row must match too (scored by ``match`` alone)."""
     window = limit * CANDIDATE_WINDOW + len(exclude)
-    bound = ""
-    if newest is not None:
-        last = _plain_rows(
-            store,
-            "SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            (match, newest - 1),
-        )
-        if last:  # what lies past it is left to _more_matches, which knows the scope
-            bound = " AND rowid >= %d" % last[0][0]
+    bound, required = "", []
+    if require is not None:
+        bound = " AND rowid IN (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ?)"
+        required = [require]
     ranked = _plain_rows(
         store,
         "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?"
         % (_bm25(), bound),
-        (match, window),
+        [match] + required + [window],
     )
     window_full = len(ranked) >= window
     if exclude:
@@ -12226,13 +12247,70 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
             store,
             "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
             "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
-            % (_RANK_COLUMNS, _bm25(), bound.replace("rowid", "evidence_fts.rowid"), clause),
-            [match] + list(params) + list(exclude) + [limit],
+            % (_RANK_COLUMNS, _bm25(), bound.replace(" rowid IN", " evidence_fts.rowid IN"), clause),
+            [match] + required + list(params) + list(exclude) + [limit],
         )
         found = [(r[5], -r[0], r) for r in rows]
     found.sort()
     out = [Candidate(r[0], r[1], r[2], r[3], r[4], -score, tier) for score, _, r in found[:limit]]
     return out, len(found) > limit
+
+
+BM25_K1 = 1.2  # FTS5's bm25 k1: one phrase adds at most its idf x (k1 + 1) to a row's score
+
+
+def _phrase_bound(store, term):
+    """The most one query term can add to a row's bm25 (FTS5's: each form a phrase, each at most
+    its idf x (k1 + 1)), from the vocabulary; a phrase of several words (an identifier's) is
+    bounded as if no row held it."""
+    import math
+
+    total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+    bound = 0.0
+    for form in match_forms(term):
+        docs = (_form_docs(store, form) or 0) if " " not in form else 0
+        idf = math.log((total - docs + 0.5) / (docs + 0.5))
+        bound += max(idf, 1e-6) * (BM25_K1 + 1.0)
+    return bound
+
+
+def _plain_matches(store, terms, words, where, params, limit, admits):
+    """(plain bm25's ``limit`` best rows for ``terms`` ORed, as _ranked_matches gives them; whether
+    more in scope are known to match), rows matching one of ``words`` only, at a cost that does not
+    grow with the rows holding a common term.
+
+    The rarest words whose rows together stay under CANDIDATE_FILL_POSTINGS select rows; each is
+    scored as bm25 over every term (FTS5 scores ``rare AND every`` as the rare terms twice and the
+    others once; the rare terms' own score is taken off again, bm25 being a sum over phrases). A
+    row holding none of them scores at most the other terms' bounds (_phrase_bound): when the
+    ``limit``-th row found scores above that, the list is plain bm25's, exactly. Otherwise, or
+    when every word is common, FTS5 ranks every match (_ranked_matches)."""
+    df = _doc_freqs(store, words)
+    rare, postings = [], 0
+    for t in sorted(words, key=lambda t: df[t]):
+        if postings + df[t] > CANDIDATE_FILL_POSTINGS:
+            break
+        rare.append(t)
+        postings += df[t]
+    others = [t for t in terms if t not in rare]
+    if rare and others:
+        bm25 = "SELECT rowid, %s FROM evidence_fts WHERE evidence_fts MATCH ?" % _bm25()
+        own = dict(_plain_rows(store, bm25, (fts_query(rare),)))
+        both = "(%s) AND (%s)" % (fts_query(rare), fts_query(terms))
+        scored = sorted((score - own.get(rid, 0.0), -rid) for rid, score in _plain_rows(store, bm25, (both,)))
+        found = []
+        for start in range(0, len(scored), 4 * limit):
+            chunk = scored[start : start + 4 * limit]
+            held = _rank_rows(store, [-r for _, r in chunk])
+            found += [(score, held[-r]) for score, r in chunk if -r in held and admits(held[-r])]
+            if len(found) > limit:
+                break
+        if len(found) >= limit and -found[limit - 1][0] > sum(_phrase_bound(store, t) for t in others):
+            return [
+                Candidate(r[0], r[1], r[2], r[3], r[4], -score, "any") for score, r in found[:limit]
+            ], True
+    require = fts_query(words) if len(words) < len(terms) else None  # a short number alone selects nothing
+    return _ranked_matches(store, fts_query(terms), where, params, limit, "any", admits, require=require)
 
 
 def _summary_matches(store, terms, where, params, limit, exclude):
@@ -12258,60 +12336,42 @@ def _summary_matches(store, terms, where, params, limit, exclude):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], strength[r[5]], "summary") for r in rows]
 
 
-def _text_candidates(store, terms, where, params, pool, rank, fill_to, admits):
-    """(candidates for query ``terms``, best text match first, at most ``pool`` of them; whether
+def _text_candidates(store, terms, words, where, params, pool, rank, admits):
+    """(candidates for query ``terms``, best text match first, at most ``pool`` of each kind; whether
     more items in scope are known to match a term).
 
-    ``--rank fts`` is plain FTS5: every term ORed, bm25 order. The default asks for rows holding
-    every term first; only when those are fewer than ``fill_to`` does it add rows matching the rarest
-    terms, ORed, whose posting lists together stay under CANDIDATE_FILL_POSTINGS, then, still
-    short, the newest CANDIDATE_FILL_POSTINGS rows of the next rarest term, then items whose
-    session summary matches. So the work does not grow with the number of rows that hold a word
-    of the query."""
+    ``--rank fts`` is plain FTS5: every term ORed, bm25 order. The default ranks the union of the
+    rows holding every term and that same plain list, each its best ``pool``: whatever plain bm25
+    ranks high is a candidate, so the rerank can only reorder it, never lose it. Both are one
+    ranked FTS5 query each, as the plain search is. Still short of ``pool``, items whose session
+    summary matches follow (newest first). A candidate past the first CANDIDATE_FLOOR of both lists
+    is in the second band (Candidate.band): it ranks after them, so a larger limit adds results
+    after the first ones and never changes them. A row must match one of ``words`` (the terms that
+    select: selecting_terms); the others only score."""
+    plain, beyond = _plain_matches(store, terms, words, where, params, pool, admits)
     if rank == "fts":
-        return _ranked_matches(store, fts_query(terms), where, params, pool, "any", admits)
-    found, beyond = (
+        return plain, beyond
+    every, beyond_all = (
         _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all", admits)
         if len(terms) > 1 and not any(_matches_nothing(store, t) for t in terms)
         else ([], False)
     )
-    if len(found) < fill_to:
-        df = _doc_freqs(store, terms)
-        order = [t for t in sorted(terms, key=lambda t: df[t]) if df[t]]  # stable: query order on a tie
-        whole_of = _implied_parts(tuple(terms))
-        rare, split, postings = [], set(), 0
-        for t in order:
-            if df.get(whole_of.get(t), 0):
-                continue  # with its identifier (fts_query's split)
-            if postings + df[t] > CANDIDATE_FILL_POSTINGS:
-                break
-            rare.append(t)
-            postings += df[t]
-            parts = sum(df[p] for p, w in whole_of.items() if w == t)
-            if parts and postings + parts <= CANDIDATE_FILL_POSTINGS:
-                split.add(t)
-                postings += parts
-        fills = [(fts_query(rare, split=split, whole_of=whole_of), None)] if rare else []
-        rest = [t for t in order if t not in rare]
-        if rest:  # still short: the next rarest term, its newest CANDIDATE_FILL_POSTINGS rows at most
-            bounded = df[rest[0]] > CANDIDATE_FILL_POSTINGS
-            fills.append((fts_query([rest[0]]), CANDIDATE_FILL_POSTINGS if bounded else None))
-        for fill, newest in fills:
-            if len(found) >= fill_to:
-                break
-            seen = [c.rid for c in found]
-            need = fill_to - len(found)
-            more, beyond_fill = _ranked_matches(
-                store, fill, where, params, need, "rare", admits, seen, newest
-            )
-            if newest is not None and len(more) < need:  # the newest rows were out of scope: rank them all
-                more, beyond_fill = _ranked_matches(store, fill, where, params, need, "rare", admits, seen)
-            found += more
-            beyond = beyond or beyond_fill
-    if len(found) < fill_to:
+    found = {}
+    for ranked in (every, plain):
+        for n, c in enumerate(ranked):
+            if c.rid not in found:
+                found[c.rid] = c
+            else:  # plain bm25 scores every term, an identifier's parts too: one scale for all
+                found[c.rid].strength = found[c.rid].score = c.strength
+            if n < CANDIDATE_FLOOR:
+                found[c.rid].band = 0
+    found = list(found.values())
+    if len(found) < pool:
         seen = [c.rid for c in found]
-        found += _summary_matches(store, terms, where, params, fill_to - len(found), seen)
-    return found, beyond
+        for c in _summary_matches(store, words, where, params, pool - len(found), seen):
+            c.band = 0 if len(found) < CANDIDATE_FLOOR else 1
+            found.append(c)
+    return found, beyond or beyond_all
 
 
 def _matches_nothing(store, term):
@@ -12410,7 +12470,7 @@ def _more_matches(store, terms, where, params, cands, matches, exact):
     when every candidate is a text match (so the count holds them all); else looked up."""
     if exact and matches > len(cands):
         return True
-    if exact and all(c.tier in ("all", "rare", "any") for c in cands):
+    if exact and all(c.tier in ("all", "any") for c in cands):
         return False
     # One term at a time, the commonest first: its newest rows almost always hold one past the
     # candidates, and one posting list is walked instead of every term's merged.
@@ -12632,7 +12692,9 @@ def _name_parts(anchor):
     if sym:
         parts = _symbol_words(sym)
         if parts:
-            needed = frozenset(p for p in parts if p not in STOP_WORDS and len(p) >= 2) or None
+            needed = (
+                frozenset(p for p in selecting_terms(parts) if p not in STOP_WORDS and len(p) >= 2) or None
+            )
     low = base = None
     if path:
         low = path.lower()
@@ -12657,11 +12719,15 @@ def _query_coverage(terms, cands, views, idf):
     holds words of the question like any other, and they count as such: the name is counted
     once for every item, never for none.
 
-    Weak: what it holds of the query (a word only its session summary holds counting
-    RANK_SUMMARY_SHARE) is less than RANK_WEAK_SHARE of the query's words weighed by ``idf``
-    ({term: inverse document frequency, 0 for a word no item holds}): it matches only the query's
-    common words, and ranks after every candidate that matches a distinctive one, saying so."""
+    Weak: it holds only the query's common words. What it holds (a word only its session summary
+    holds counting RANK_SUMMARY_SHARE; the name of a repository the query names, for an item
+    about it) is less than RANK_WEAK_SHARE of the query's words weighed by ``idf`` ({term: inverse
+    document frequency, 0 for a word no item holds}), and none of it outside its session summary
+    is as distinctive as RANK_WEAK_SHARE of the query's most distinctive word: a rare word of the
+    question it holds is evidence however many common ones it lacks. A weak match ranks after
+    every candidate that is not, saying so, and is held back when one exists (search)."""
     whole_idf = sum(idf.get(t, 0.0) for t in terms)
+    top_idf = max([idf.get(t, 0.0) for t in terms] or [0.0])
     plain = {t: 1.0 for t in terms}
     floor = 1.0 / len(terms) if terms else 1.0  # FTS5 matched it on something: at least one term
     for c in cands:
@@ -12685,12 +12751,14 @@ def _query_coverage(terms, cands, views, idf):
             coded = [t for t in _term_hits(terms, view.code_words) if t not in own]
             share += RANK_CODE_SHARE * sum(weight[t] for t in coded)
             own.update(coded)
+        own.update(name_words)  # the item is about the repository the query names
         held = sum(idf.get(t, 0.0) for t in own)
+        best = max([idf.get(t, 0.0) for t in own] or [0.0])
         if len(own) < len(terms) and view.summary_words:
             summary = [t for t in _term_hits(terms, view.summary_words) if t not in own]
             share += RANK_SUMMARY_SHARE * sum(weight[t] for t in summary)
             held += RANK_SUMMARY_SHARE * sum(idf.get(t, 0.0) for t in summary)
-        c.weak = whole_idf > 0 and held < RANK_WEAK_SHARE * whole_idf
+        c.weak = whole_idf > 0 and held < RANK_WEAK_SHARE * whole_idf and best < RANK_WEAK_SHARE * top_idf
         if len(terms) > 1 and whole:
             c.coverage = max(floor, share / whole)
 
@@ -12746,6 +12814,7 @@ def search(
     facts=None,
     author=None,
     include_hidden=False,
+    all_matches=False,
 ):
     """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
 
@@ -12758,7 +12827,10 @@ def search(
     when the query finds nothing. ``facts``, a dict, receives each result's ResultFacts by its id
     (search_phrasings explains a fused result again from them). ``author`` (``me``, or an author
     as typed: the whole "Name <email>", the name or the address) keeps only that person's items;
-    what this person hid (wctx hide) stays out unless ``include_hidden``."""
+    what this person hid (wctx hide) stays out unless ``include_hidden``. A weak match (it holds
+    only the query's common words) is held back when a stronger one exists, unless
+    ``all_matches``: ``held_back`` counts those this page would have shown, and paging on reaches
+    them among every other match."""
     started = time.perf_counter()
     if rank not in ("topology", "fts"):
         raise UsageError("unknown rank %r (topology or fts)" % rank)
@@ -12783,16 +12855,16 @@ def search(
     scope = _search_scope(store, repo, cwd, all_scope, workspace)
     all_terms = query_terms(query)
     terms = select_terms(store, all_terms)
+    words = selecting_terms(terms)  # what selects candidates; the rerank's coverage reads every term
     who = author_filter(store, author, include_hidden)
     where, params = _scope_clause(scope, kinds, include_inactive, who)
 
     # candidates
     head_size = max(CANDIDATE_FLOOR, limit)
     mode = "text"
-    fill_to = min(head_size, (offset or 0) + limit)
     admits = _scope_test(scope, kinds, include_inactive, who)
     cands, beyond = (
-        _text_candidates(store, terms, where, params, head_size, rank, fill_to, admits)
+        _text_candidates(store, terms, words, where, params, head_size, rank, admits)
         if terms
         else ([], False)
     )
@@ -12806,21 +12878,27 @@ def search(
     if mode == "text" and rank != "fts":
         views = _item_views(store, [c.rid for c in cands])
         anchors = {rid: v.anchors for rid, v in views.items()}
-        _query_names(store, scope, query, terms, cands, views)
+        _query_names(store, scope, query, words, cands, views)
         _query_coverage(terms, cands, views, _idf(store, terms))
         _rerank(cands, scope, time.time())
+    weak = [c for c in cands if c.weak]
+    if weak and not all_matches and len(weak) < len(cands):
+        cands = [c for c in cands if not c.weak]  # held back: stronger matches exist
+    else:
+        weak = []
     fresh = {}
     final = {}  # {rid: score with its freshness}, once known; the score alone until then
     below = _replacements(cands, views) if include_inactive else {}
 
     def order(c):
-        # Weak matches after the rest; a superseded item never above its replacement.
-        score, weak = final.get(c.rid, c.score), c.weak
+        # The first band before the second, weak matches after the rest; a superseded item never
+        # above its replacement.
+        score, is_weak = final.get(c.rid, c.score), c.weak
         replacement = below.get(c.rid)
         if replacement is not None:
             score = min(score, final.get(replacement.rid, replacement.score) * 0.999)
-            weak = weak or replacement.weak
-        return (weak, -score, -c.rid)
+            is_weak = is_weak or replacement.weak
+        return (c.band, is_weak, -score, -c.rid)
 
     # Freshness only lowers a score, so fetching it for the current top until the top is stable
     # gives the same order as fetching it for every candidate.
@@ -12849,21 +12927,25 @@ def search(
                 final[c.rid] = c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
 
     if mode == "text":
-        matches, exact = _count_matches(store, terms, where, params)
+        matches, exact = _count_matches(store, words, where, params)
     else:
         matches, exact = len(cands), True
+    held_back = 0
     if before is None:
         page_cands = top[offset:]
+        # The weak matches this page would have shown after the stronger ones (they sort last).
+        end = min(offset + limit, len(cands) + len(weak))
+        held_back = max(0, end - max(offset, len(cands)))
         after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
         if want < len(ordered):
             next_page = "o%d" % want
-        elif mode == "text" and (beyond or _more_matches(store, terms, where, params, cands, matches, exact)):
+        elif mode == "text" and (beyond or _more_matches(store, words, where, params, cands, matches, exact)):
             next_page = "r0"  # the ranked head is done; every other match follows, newest first
         else:
             next_page = None
     else:
         exclude = [c.rid for c in cands]
-        page_cands = _tail_candidates(store, terms, where, params, before or None, exclude, limit + 1)
+        page_cands = _tail_candidates(store, words, where, params, before or None, exclude, limit + 1)
         next_page = "r%d" % page_cands[limit - 1].rid if len(page_cands) > limit else None
         page_cands = page_cands[:limit]
         after = ["r%d" % c.rid for c in page_cands]
@@ -12902,11 +12984,18 @@ def search(
         "searched": scope.searched,
         "origin": scope.origin.name if scope.origin else None,
         "ms": round((time.perf_counter() - started) * 1000.0, 2),
+        "held_back": held_back,
         "query_terms": terms,
         "query_terms_total": len(all_terms),
         "mode": mode,
         "rank": rank,
     }
+
+
+def held_back_text(n, option):
+    """What a reply says of the weak matches search held back, and how to get them (``option``:
+    the CLI's flag or the MCP argument)."""
+    return "%d weak match%s held back (%s shows them)" % (n, "" if n == 1 else "es", option)
 
 
 MAX_PHRASINGS = 3  # phrasings of one question a search fuses
@@ -12960,6 +13049,7 @@ def search_phrasings(store, phrasings, limit=10, **kwargs):
         results=results,
         fallback_reason=None if text_runs else out["fallback_reason"],
         candidates=max(runs[n]["candidates"] for n in fused),
+        held_back=max(runs[n]["held_back"] for n in fused),
         # The union of several phrasings' matches is at least the largest of them.
         candidates_exact=len(text_runs) <= 1 and all(runs[n]["candidates_exact"] for n in fused),
         ranked=sum(runs[n]["ranked"] for n in fused),
@@ -13002,8 +13092,10 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
         text = _pairs(hits, _claim_text(row))
         # A cited symbol or path matches a query word that is one of its whole words; one that only
         # shares a stem with a word of it is said to, with both words (never as a match).
-        symbols, stems = _cited_hits(terms, [(sym, words) for sym, words, _, _ in view.anchor_words])
-        paths, path_stems = _cited_hits(terms, [(p, words) for _, _, p, words in view.anchor_words])
+        # A short number names no symbol or path (selecting_terms).
+        named = selecting_terms(terms)
+        symbols, stems = _cited_hits(named, [(sym, words) for sym, words, _, _ in view.anchor_words])
+        paths, path_stems = _cited_hits(named, [(p, words) for _, _, p, words in view.anchor_words])
         paths = list(dict.fromkeys(paths))
         stems += [hit for hit in path_stems if hit not in stems]
         if view.code_words:
@@ -19543,7 +19635,7 @@ EVAL_VARIANTS = (
     ("fts --all", "fts", True),
     ("topology --all", "topology", True),
 )
-EVAL_METRICS = ("hit@1", "hit@5", "mrr", "ndcg@10", "recall@10", "attribution", "pollution")
+EVAL_METRICS = ("hit@1", "hit@5", "hit@10", "mrr", "ndcg@10", "recall@10", "attribution", "pollution")
 _EVAL_GIT_IDENTITY = (
     "-c",
     "user.name=wctx eval",
@@ -19612,6 +19704,7 @@ def score_query(query, result_ids, result_repos, connected, limit=EVAL_LIMIT):
     return {
         "hit@1": hit_at(grades, 1),
         "hit@5": hit_at(grades, 5),
+        "hit@10": hit_at(grades, 10),
         "mrr": reciprocal_rank(grades[:limit]),
         "ndcg@10": ndcg_at(grades, judged, limit),
         "recall@10": recall_at(grades, judged, limit),
@@ -20936,6 +21029,8 @@ def format_search(res, detail=False):
         if r["files"]:
             lines.append("   files: " + ", ".join(r["files"]))
         lines.append("   why: " + "; ".join(r["reasons"]))
+    if res.get("held_back"):
+        lines.append(held_back_text(res["held_back"], "--all-matches"))
     if res["results"] and not detail:
         lines.append("(wctx show ID for one item in full; --detail for every field and reason)")
     return "\n".join(lines)
@@ -21944,6 +22039,7 @@ def cmd_search(args, store):
         workspace=args.workspace,
         author=args.author,
         include_hidden=args.include_hidden,
+        all_matches=args.all_matches,
     )
     emit(args, res, format_search(res, detail=args.detail))
     return 0
@@ -23057,6 +23153,9 @@ def build_parser(only=None):
     p.add_argument("--detail", action="store_true", help="every field and reason of each result")
     p.add_argument("--author", metavar="WHO", help="only items this author recorded ('me': this machine's)")
     p.add_argument("--include-hidden", action="store_true", help="include what wctx hide keeps out")
+    p.add_argument(
+        "--all-matches", action="store_true", help="also the weak matches held back when stronger ones exist"
+    )
 
     p = command("show", cmd_show)
     p.add_argument("id")

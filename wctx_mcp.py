@@ -788,6 +788,11 @@ TOOLS = [
                     "default": False,
                     "description": "Also return retracted and superseded items.",
                 },
+                "all_matches": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Also the weak matches held back when stronger ones exist.",
+                },
                 "author": {
                     "type": "string",
                     "minLength": 1,
@@ -806,6 +811,10 @@ TOOLS = [
                 "results": {"type": "array", "items": _EVIDENCE_SUMMARY_SCHEMA},
                 "candidates": {"type": "integer", "description": "How many items match the query words."},
                 "candidates_exact": {"type": "boolean"},
+                "held_back": {
+                    "type": "integer",
+                    "description": "Weak matches left out (all_matches gives them).",
+                },
                 "query_terms": {
                     "type": "array",
                     "items": {"type": "string"},
@@ -1397,6 +1406,8 @@ def _search_text(payload):
         lines.append("searched: " + ", ".join(map(line_text, payload["searched"])))
     for entry in results:
         lines.extend(entry_lines(entry))
+    if payload.get("held_back"):
+        lines.append(CORE.held_back_text(payload["held_back"], "all_matches: true") + ".")
     for note in payload.get("truncated") or ():
         lines.append("truncated: " + note)
     if payload.get("hint"):
@@ -1580,6 +1591,7 @@ class Tools:
             files=args.get("files") or None,
             page=args.get("cursor"),
             author=args.get("author"),
+            all_matches=bool(args.get("all_matches")),
         )
         results = found.get("results", [])
         entries = [evidence_entry(r, detail) for r in results]
@@ -1588,6 +1600,8 @@ class Tools:
         head = {"candidates": found.get("candidates", len(results))}
         if not found.get("candidates_exact", True):
             head["candidates_exact"] = False
+        if found.get("held_back"):
+            head["held_back"] = found["held_back"]
         terms = found.get("query_terms") or []
         if detail or found.get("query_terms_total", 0) > len(terms):
             head["query_terms"] = terms

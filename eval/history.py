@@ -619,15 +619,15 @@ def summarize(wctx, corpus, report):
 
 
 def format_summary(summary):
-    lines = ["%-32s %-9s %5s %6s %6s %6s %8s %9s %7s" % (
-        "subset", "variant", "n", "hit@1", "hit@5", "MRR", "nDCG@10", "recall@10", "attrib")]  # fmt: skip
+    lines = ["%-32s %-9s %5s %6s %6s %6s %6s %8s %9s %7s" % (
+        "subset", "variant", "n", "hit@1", "hit@5", "hit@10", "MRR", "nDCG@10", "recall@10", "attrib")]  # fmt: skip
     subsets = list(next(iter(summary.values())))
     for subset in subsets:
         for variant, by in summary.items():
             o = by[subset]
             lines.append(
-                "%-32s %-9s %5d %6.3f %6.3f %6.3f %8.3f %9.3f %7.3f"
-                % (subset, variant, o["queries"], o["hit@1"], o["hit@5"], o["mrr"], o["ndcg@10"],
+                "%-32s %-9s %5d %6.3f %6.3f %6.3f %6.3f %8.3f %9.3f %7.3f"
+                % (subset, variant, o["queries"], o["hit@1"], o["hit@5"], o["hit@10"], o["mrr"], o["ndcg@10"],
                    o["recall@10"], o["attribution"])
             )  # fmt: skip
     return "\n".join(lines)

@@ -198,9 +198,9 @@ def test_a_repeated_search_runs_no_git_and_no_statement_per_result(product, monk
     wctx.capture(product.store, items, cwd=product.sdk.path)
     query = "upload retry token"
     for n in (3, 25):
-        first = wctx.search(product.store, query, cwd=product.sdk.path, limit=n)
+        first = wctx.search(product.store, query, cwd=product.sdk.path, limit=n, all_matches=True)
         with _Watch(product.store, monkeypatch) as watch:
-            again = wctx.search(product.store, query, cwd=product.sdk.path, limit=n)
+            again = wctx.search(product.store, query, cwd=product.sdk.path, limit=n, all_matches=True)
         assert _ids(again) == _ids(first) and len(again["results"]) == n
         assert [r["freshness"] for r in again["results"]] == [r["freshness"] for r in first["results"]]
         assert watch.processes == []

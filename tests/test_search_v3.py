@@ -66,7 +66,9 @@ def test_a_filler_match_says_it_is_weak_and_ranks_below_a_distinctive_match(prod
     ]
     wctx.capture(product.store, items, cwd=product.sdk.path)
     distinctive = _add(product, "websocket reconnect loops forever", repo="api-gateway")
-    res = wctx.search(product.store, "test websocket reconnect", repo="upload-sdk", limit=10)
+    res = wctx.search(
+        product.store, "test websocket reconnect", repo="upload-sdk", limit=10, all_matches=True
+    )
     assert _ids(res)[0] == distinctive
     fillers = res["results"][1:]
     assert fillers and all(r["reasons"][0].startswith("weak match: only the common word") for r in fillers), [
@@ -80,8 +82,9 @@ def test_a_superseded_item_ranks_below_its_replacement(product):
     new = _add(product, "uploads stall: the proxy buffers chunks")
     wctx.supersede(product.store, old, new)
     res = wctx.search(
-        product.store, "uploads stall chunk size slow uplinks", repo="upload-sdk", include_inactive=True
-    )
+        product.store, "uploads stall chunk size slow uplinks", repo="upload-sdk", include_inactive=True,
+        all_matches=True,
+    )  # fmt: skip
     assert _ids(res).index(new) < _ids(res).index(old)
     assert "superseded by %s" % new in _reasons(res, old)
 

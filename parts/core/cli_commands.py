@@ -457,6 +457,7 @@ def cmd_search(args, store):
         workspace=args.workspace,
         author=args.author,
         include_hidden=args.include_hidden,
+        all_matches=args.all_matches,
     )
     emit(args, res, format_search(res, detail=args.detail))
     return 0

@@ -4,6 +4,7 @@ from .freshness import _plural
 from .helpers import clip_words, cut_reason, short_sha
 from .items import fileless_summary
 from .redaction import shown_text
+from .search import held_back_text
 from .untrusted import UNTRUSTED_NOTICE
 
 # ----------------------------------------------------------------------------------------------
@@ -89,6 +90,8 @@ def format_search(res, detail=False):
         if r["files"]:
             lines.append("   files: " + ", ".join(r["files"]))
         lines.append("   why: " + "; ".join(r["reasons"]))
+    if res.get("held_back"):
+        lines.append(held_back_text(res["held_back"], "--all-matches"))
     if res["results"] and not detail:
         lines.append("(wctx show ID for one item in full; --detail for every field and reason)")
     return "\n".join(lines)

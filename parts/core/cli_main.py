@@ -330,6 +330,9 @@ def build_parser(only=None):
     p.add_argument("--detail", action="store_true", help="every field and reason of each result")
     p.add_argument("--author", metavar="WHO", help="only items this author recorded ('me': this machine's)")
     p.add_argument("--include-hidden", action="store_true", help="include what wctx hide keeps out")
+    p.add_argument(
+        "--all-matches", action="store_true", help="also the weak matches held back when stronger ones exist"
+    )
 
     p = command("show", cmd_show)
     p.add_argument("id")

@@ -28,7 +28,7 @@ EVAL_VARIANTS = (
     ("fts --all", "fts", True),
     ("topology --all", "topology", True),
 )
-EVAL_METRICS = ("hit@1", "hit@5", "mrr", "ndcg@10", "recall@10", "attribution", "pollution")
+EVAL_METRICS = ("hit@1", "hit@5", "hit@10", "mrr", "ndcg@10", "recall@10", "attribution", "pollution")
 _EVAL_GIT_IDENTITY = (
     "-c",
     "user.name=wctx eval",
@@ -97,6 +97,7 @@ def score_query(query, result_ids, result_repos, connected, limit=EVAL_LIMIT):
     return {
         "hit@1": hit_at(grades, 1),
         "hit@5": hit_at(grades, 5),
+        "hit@10": hit_at(grades, 10),
         "mrr": reciprocal_rank(grades[:limit]),
         "ndcg@10": ndcg_at(grades, judged, limit),
         "recall@10": recall_at(grades, judged, limit),

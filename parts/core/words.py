@@ -40,21 +40,43 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     return list(terms)
 
 
+_CHUNK_RE = _lazy_pattern(r"\d+(?:\.\d+)+|\w+", re.UNICODE)  # a version (2.2.1) or a word
+SHORT_NUMBER_DIGITS = 3  # a bare number of fewer digits ("1", "42") selects no candidate (selecting_terms)
+
+
 @QUERY_TERMS
 def _query_terms(text, limit):
-    """query_terms as a tuple, remembered: an agent asks the same questions again."""
+    """query_terms as a tuple, remembered: an agent asks the same questions again.
+
+    An identifier joined by underscores (NO_PROXY, raise_app_exceptions) is a term of its own,
+    its parts with "_" between them (matched as the phrase of its parts: _term_forms), stop-word
+    parts kept, before its parts as terms; so is a version (3.10, 2.2.2), as written."""
     text = text.encode("utf-8", "ignore").decode("utf-8", "ignore")  # drop lone surrogates
     terms = {}
-    for raw in _TERM_RE.findall(text[:QUERY_SCAN_CHARS]):
-        words = [raw] + _word_parts(raw)
-        for word in words:
-            word = word.lower()[:MAX_TERM_CHARS]
-            if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
-                continue
-            terms.setdefault(word, None)
+    for chunk in _CHUNK_RE.findall(text[:QUERY_SCAN_CHARS]):
+        pieces = _TERM_RE.findall(chunk)
+        if len(pieces) > 1:
+            whole = chunk if "." in chunk else "_".join(pieces).lower()
+            if len(whole) <= MAX_TERM_CHARS and whole.isascii():
+                terms.setdefault(whole, None)
+        for raw in pieces:
+            for word in [raw] + _word_parts(raw):
+                word = word.lower()[:MAX_TERM_CHARS]
+                if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
+                    continue
+                terms.setdefault(word, None)
         if len(terms) >= limit:
             break
     return tuple(terms)[:limit]
+
+
+def selecting_terms(terms):
+    """The query terms that select candidates and name symbols: all but a bare number shorter
+    than SHORT_NUMBER_DIGITS, unless the query holds nothing else. "1" of "2019/1" is not what
+    anyone asks about; "30" of "times out after 30 seconds" still counts for an item that other
+    words found (the rerank's coverage reads every term)."""
+    words = [t for t in terms if not (t.isdigit() and len(t) < SHORT_NUMBER_DIGITS)]
+    return words or list(terms)
 
 
 _VOWELS = frozenset("aeiou")
@@ -228,7 +250,10 @@ def match_forms(term):
 
 @TERM_FORMS
 def _term_forms(term):
-    """match_forms(term) as a tuple."""
+    """match_forms(term) as a tuple. An identifier joined by underscores or a version (query_terms)
+    has one form: the index words of its parts, between spaces, which FTS5 matches as a phrase."""
+    if "_" in term or "." in term:
+        return (" ".join(_index_form(p) for p in re.split(r"[_.]", term) if p),)
     stem = _index_form(term)
     if not term.isalpha() or not term.isascii():
         return (stem,)
@@ -247,28 +272,15 @@ def _fts_term(term):
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
-def fts_query(terms, all_terms=False, split=(), whole_of=None):
+def fts_query(terms, all_terms=False):
     """An FTS5 MATCH expression that only ever contains quoted strings: every term's forms (see
     _fts_term), ORed, or ANDed when ``all_terms`` (an identifier's parts left out there: see
-    _implied_parts). The one builder of MATCH text.
-
-    ORed, an identifier in ``split`` also matches the rows that hold all its parts (``whole_of``:
-    {part: identifier}) but not it ("decode_metric" for decodeMetric), and those rows alone score
-    on the parts, so an identifier's row scores on it once, as in the AND query, never on its
-    parts again (the rare-term fill)."""
+    _implied_parts). The one builder of MATCH text."""
     if all_terms:
         implied = _implied_parts(tuple(terms))
         terms = [t for t in terms if t not in implied]
         return " AND ".join(dict.fromkeys(_fts_term(t) for t in terms))
-    out = []
-    for t in terms:
-        parts = [p for p, w in whole_of.items() if w == t] if t in split else []
-        if parts:
-            whole = _fts_term(t)
-            out.append("(%s OR ((%s) NOT %s))" % (whole, " AND ".join(map(_fts_term, parts)), whole))
-        else:
-            out.append(_fts_term(t))
-    return " OR ".join(dict.fromkeys(out))
+    return " OR ".join(dict.fromkeys(_fts_term(t) for t in terms))
 
 
 @IMPLIED_PARTS
@@ -280,13 +292,14 @@ def _implied_parts(terms):
     query ("retry"), for bm25's idf."""
     implied = {}
     for i, whole in enumerate(terms):
+        whole = whole.replace("_", "")  # raise_app_exceptions: raise, app, exceptions
         joined = ""
         for j in range(i + 1, len(terms)):
             joined += terms[j]
             if not whole.startswith(joined):
                 break
             if joined == whole:
-                implied.update(dict.fromkeys(terms[i + 1 : j + 1], whole))
+                implied.update(dict.fromkeys(terms[i + 1 : j + 1], terms[i]))
                 break
     return implied
 
@@ -295,6 +308,8 @@ def _form_probe(form):
     """A substring of the lower-cased text of every word whose index word ``form`` is: the form,
     less a final "i" made of a "y" ("retri") or a verb ending that a -sion noun lacks ("convert"
     of "conversion")."""
+    if " " in form:  # a phrase: the probe of its longest word
+        return _form_probe(max(form.split(), key=len))
     if form.endswith(tuple(verb for _, verb in _SION_VERBS if verb != "ss")):
         return form[:-3]
     return form[:-1] if form.endswith("i") else form
@@ -318,8 +333,14 @@ def _word_hits(terms, text):
         terms = [t for t in terms if any(p in low for p in _forms(t)[1])]
         if not terms:
             return []
-    words = set(index_text(text).split())
-    return [t for t in terms if any(form in words for form in _forms(t)[0])]
+    indexed = index_text(text)
+    words = set(indexed.split())
+    spaced = " %s " % indexed
+    return [
+        t
+        for t in terms
+        if any((" %s " % form in spaced) if " " in form else (form in words) for form in _forms(t)[0])
+    ]
 
 
 def _fts_symbols(anchors):
@@ -365,5 +386,7 @@ def identifier_words(name):
     separators (Payload.read_json -> payload, read, json, readjson): what a query word must equal
     to match a cited symbol or path (a stem of a common word does not: "reads" is not "read")."""
     parts = [p.lower() for chunk in _TERM_RE.findall(name) for p in (_word_parts(chunk) or [chunk])]
-    whole = "".join(_TERM_RE.findall(re.split(r"[.#:/]+", name)[-1])).lower()
-    return frozenset(parts + ([whole] if whole else []))
+    last = _TERM_RE.findall(re.split(r"[.#:/]+", name)[-1])
+    whole = "".join(last).lower()
+    joined = "_".join(last).lower() if len(last) > 1 else ""  # as query_terms keeps an identifier
+    return frozenset(parts + [w for w in (whole, joined) if w])

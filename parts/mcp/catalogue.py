@@ -175,6 +175,11 @@ TOOLS = [
                     "default": False,
                     "description": "Also return retracted and superseded items.",
                 },
+                "all_matches": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Also the weak matches held back when stronger ones exist.",
+                },
                 "author": {
                     "type": "string",
                     "minLength": 1,
@@ -193,6 +198,10 @@ TOOLS = [
                 "results": {"type": "array", "items": _EVIDENCE_SUMMARY_SCHEMA},
                 "candidates": {"type": "integer", "description": "How many items match the query words."},
                 "candidates_exact": {"type": "boolean"},
+                "held_back": {
+                    "type": "integer",
+                    "description": "Weak matches left out (all_matches gives them).",
+                },
                 "query_terms": {
                     "type": "array",
                     "items": {"type": "string"},

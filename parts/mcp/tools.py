@@ -28,6 +28,7 @@ from .replies import (
     render_tree,
     served_cut,
 )
+from .service import CORE
 from .untrusted import serve_tree
 
 # ----------------------------------------------------------------------------------------------
@@ -189,6 +190,8 @@ def _search_text(payload):
         lines.append("searched: " + ", ".join(map(line_text, payload["searched"])))
     for entry in results:
         lines.extend(entry_lines(entry))
+    if payload.get("held_back"):
+        lines.append(CORE.held_back_text(payload["held_back"], "all_matches: true") + ".")
     for note in payload.get("truncated") or ():
         lines.append("truncated: " + note)
     if payload.get("hint"):
@@ -372,6 +375,7 @@ class Tools:
             files=args.get("files") or None,
             page=args.get("cursor"),
             author=args.get("author"),
+            all_matches=bool(args.get("all_matches")),
         )
         results = found.get("results", [])
         entries = [evidence_entry(r, detail) for r in results]
@@ -380,6 +384,8 @@ class Tools:
         head = {"candidates": found.get("candidates", len(results))}
         if not found.get("candidates_exact", True):
             head["candidates_exact"] = False
+        if found.get("held_back"):
+            head["held_back"] = found["held_back"]
         terms = found.get("query_terms") or []
         if detail or found.get("query_terms_total", 0) > len(terms):
             head["query_terms"] = terms
