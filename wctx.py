@@ -699,6 +699,31 @@ def cut_reason(text, limit):
     return candidate if len(candidate) <= 2 * limit else clip_words(candidate, limit)
 
 
+def nearest_names(word, names, n=3):
+    """The names closest to ``word`` as typed (a typo of one of them), nearest first; [] when none
+    is near. Case is ignored in the comparison, not in the answer."""
+    import difflib
+
+    by_folded = {}
+    for name in names:
+        by_folded.setdefault(name.casefold(), name)
+    close = difflib.get_close_matches(word.casefold(), list(by_folded), n=n, cutoff=0.6)
+    return [by_folded[c] for c in close]
+
+
+def unknown_name(what, word, names, limit=12):
+    """``unknown WHAT 'word' (did you mean A?; known: A, B)``: the one wording of a name that
+    matches none of ``names``, with the nearest ones first and the whole list when short."""
+    names = sorted(set(names))
+    close = nearest_names(word, names)
+    known = ", ".join(names[:limit]) + (" …" if len(names) > limit else "")
+    said = []
+    if close:
+        said.append("did you mean %s?" % " or ".join(close))
+    said.append("known: %s" % (known or "none"))
+    return "unknown %s '%s' (%s)" % (what, word, "; ".join(said))
+
+
 # part: parts/core/redaction.py
 # ----------------------------------------------------------------------------------------------
 # Secret redaction (best effort, applied to everything stored or served)
@@ -6498,7 +6523,8 @@ def _workspace_id(store, name, create):
     if row:
         return row["id"]
     if not create:
-        raise NotFoundError("unknown workspace '%s'" % name)
+        names = [r["name"] for r in store.all("SELECT name FROM workspaces")]
+        raise NotFoundError(unknown_name("workspace", name, names))
     return store.db.execute(
         "INSERT INTO workspaces(name, created_at) VALUES (?, ?)", (name, utc_now())
     ).lastrowid
@@ -8001,6 +8027,10 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
         named = [r for r in repos if colon and r.name == prefix]
         if named:
             repo, path, base = named[0], rest, None  # repo:path is relative to that repo's root
+        elif colon and _names_a_repository(prefix, path, repo, cwd):
+            raise NotFoundError(
+                "--file %s: %s" % (spec, unknown_name("repository", prefix, [r.name for r in repos]))
+            )
         elif cwd:
             # A relative path from the cwd that lands in another registered repo (../sdk/x.ts)
             # belongs to that repo, unless the item's own repo has such a file.
@@ -8039,6 +8069,20 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
             % (spec, repo.name, rel, " and ".join(passed_over))
         )
     return repo, rel, real, symbol
+
+
+def _names_a_repository(prefix, path, item_repo, cwd):
+    """Whether ``prefix:rest``, whose prefix names no registered repository, was meant as a
+    repository name (a typo of one) rather than a path with a colon in it.
+
+    Facts: does a file or folder ``prefix:rest`` exist, from the cwd or in the item's repository;
+    does the prefix have a repository name's shape (no slash, the characters names allow).
+    Rule: a path that exists is a path; else a prefix shaped like a name is an unknown repository
+    name; else it is a path (and the usual "does not exist" follows)."""
+    for base in (cwd, item_repo.path if item_repo is not None else None):
+        if base and os.path.lexists(os.path.join(base, path)):
+            return False
+    return bool(REPO_NAME_RE.match(prefix))
 
 
 def _repo_provenance(repo):

@@ -470,8 +470,8 @@ BAD_CAPTURES = [
     ),
     (
         ["--finding", "x", "--repo", "upload-sdk", "--file", "no-such-repo:src/x.py"],
-        2,
-        "does not exist in upload-sdk",
+        1,
+        "unknown repository 'no-such-repo'",
     ),
     (["--finding", "x", "--repo", "upload-sdk", "--file", "#connect"], 2, "names a symbol but no path"),
     (["--finding", "  ", "--repo", "upload-sdk"], 2, "claim is empty"),

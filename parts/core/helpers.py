@@ -290,3 +290,28 @@ def cut_reason(text, limit):
     # it fits within twice the limit, else cut at a word.
     candidate = parts[0] + (" and %d more" % more if more else "")
     return candidate if len(candidate) <= 2 * limit else clip_words(candidate, limit)
+
+
+def nearest_names(word, names, n=3):
+    """The names closest to ``word`` as typed (a typo of one of them), nearest first; [] when none
+    is near. Case is ignored in the comparison, not in the answer."""
+    import difflib
+
+    by_folded = {}
+    for name in names:
+        by_folded.setdefault(name.casefold(), name)
+    close = difflib.get_close_matches(word.casefold(), list(by_folded), n=n, cutoff=0.6)
+    return [by_folded[c] for c in close]
+
+
+def unknown_name(what, word, names, limit=12):
+    """``unknown WHAT 'word' (did you mean A?; known: A, B)``: the one wording of a name that
+    matches none of ``names``, with the nearest ones first and the whole list when short."""
+    names = sorted(set(names))
+    close = nearest_names(word, names)
+    known = ", ".join(names[:limit]) + (" …" if len(names) > limit else "")
+    said = []
+    if close:
+        said.append("did you mean %s?" % " or ".join(close))
+    said.append("known: %s" % (known or "none"))
+    return "unknown %s '%s' (%s)" % (what, word, "; ".join(said))

@@ -3,9 +3,10 @@ from __future__ import annotations
 import os
 import re
 
-from .errors import UsageError
+from .constants import REPO_NAME_RE
+from .errors import NotFoundError, UsageError
 from .git import GitError, GitRepo, UnreadableFile, _file_kind, blob_id, read_repo_file, repo_relative_path
-from .helpers import clean_text
+from .helpers import clean_text, unknown_name
 from .records import _repo_containing
 from .redaction import identifier_fault, stored_text
 from .repos import _git_refusal
@@ -46,6 +47,10 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
         named = [r for r in repos if colon and r.name == prefix]
         if named:
             repo, path, base = named[0], rest, None  # repo:path is relative to that repo's root
+        elif colon and _names_a_repository(prefix, path, repo, cwd):
+            raise NotFoundError(
+                "--file %s: %s" % (spec, unknown_name("repository", prefix, [r.name for r in repos]))
+            )
         elif cwd:
             # A relative path from the cwd that lands in another registered repo (../sdk/x.ts)
             # belongs to that repo, unless the item's own repo has such a file.
@@ -84,6 +89,20 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
             % (spec, repo.name, rel, " and ".join(passed_over))
         )
     return repo, rel, real, symbol
+
+
+def _names_a_repository(prefix, path, item_repo, cwd):
+    """Whether ``prefix:rest``, whose prefix names no registered repository, was meant as a
+    repository name (a typo of one) rather than a path with a colon in it.
+
+    Facts: does a file or folder ``prefix:rest`` exist, from the cwd or in the item's repository;
+    does the prefix have a repository name's shape (no slash, the characters names allow).
+    Rule: a path that exists is a path; else a prefix shaped like a name is an unknown repository
+    name; else it is a path (and the usual "does not exist" follows)."""
+    for base in (cwd, item_repo.path if item_repo is not None else None):
+        if base and os.path.lexists(os.path.join(base, path)):
+            return False
+    return bool(REPO_NAME_RE.match(prefix))
 
 
 def _repo_provenance(repo):
