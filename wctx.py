@@ -414,6 +414,10 @@ class NotFoundError(WctxError):
     exit_code = 1
 
 
+class MissingSymbolError(UsageError):
+    """A cited symbol its file does not define (a typo, most often); the CLI adds how to insist."""
+
+
 # part: parts/core/helpers.py
 # ----------------------------------------------------------------------------------------------
 # Small helpers
@@ -670,33 +674,50 @@ def clip_words(text, limit):
 
 # A commit as freshness reasons name it: short sha, date, "subject". Lists are joined with "; " and
 # may end in " and N more"; the sha and date make a boundary that a subject's own "; " is not.
-_COMMIT_BOUNDARY = _lazy_pattern(r"; (?=[0-9a-f]{7,40} \d{4}-\d\d-\d\d )")
-_MORE_TAIL = _lazy_pattern(r" and (\d+) (?:more|others?)$")
+# After the list a reason may go on ("; the file changed in 2 other commits that left it intact").
+_COMMIT_START = r'[0-9a-f]{7,40} \d{4}-\d\d-\d\d "'
+_COMMIT_LIST = _lazy_pattern(
+    "(?P<commits>" + _COMMIT_START + '.*?"(?:; ' + _COMMIT_START + '.*?")*)'
+    r"(?: and (?P<more>\d+) more)?(?=$|[;,] | and )"
+)
+_COMMIT_BOUNDARY = _lazy_pattern("; (?=" + _COMMIT_START + ")")
+
+
+def commit_subject(subject, limit=60):
+    """A commit's subject as a reason quotes it: cut at a word boundary, marked with "…"."""
+    return clip_words(subject, limit)
 
 
 def cut_reason(text, limit):
     """A reason at most about ``limit`` characters long. A reason that names commits keeps each
     commit it shows whole: commits are dropped from the end of the list and counted in its
-    "and N more" tail, never cut in the middle; only a single commit longer than the limit, or a
-    reason without commits, is cut at a word."""
+    "and N more" tail (the one place that count is decided once a reason is cut), never cut in
+    the middle; only a single commit longer than the limit, or a reason without commits, is cut
+    at a word. What follows the list is kept after the tail."""
     if len(text) <= limit:
         return text
-    tail = _MORE_TAIL.search(text)
-    more = int(tail.group(1)) if tail else 0
-    body = text[: tail.start()] if tail else text
-    parts = _COMMIT_BOUNDARY.split(body)
-    if len(parts) == 1 and not tail:
+    found = _COMMIT_LIST.search(text)
+    if found is None:
         return clip_words(text, limit)
+    head, rest = text[: found.start()], text[found.end() :]
+    more = int(found.group("more") or 0)
+    parts = _COMMIT_BOUNDARY.split(found.group("commits"))
+
+    def joined(parts, more, rest):
+        return head + "; ".join(parts) + (" and %d more" % more if more else "") + rest
+
     while len(parts) > 1:
-        candidate = "; ".join(parts) + (" and %d more" % more if more else "")
+        candidate = joined(parts, more, rest)
         if len(candidate) <= limit:
             return candidate
         parts.pop()
         more += 1
     # One commit left: keep it whole (a sha, a date and a subject of at most 60 characters) when
-    # it fits within twice the limit, else cut at a word.
-    candidate = parts[0] + (" and %d more" % more if more else "")
-    return candidate if len(candidate) <= 2 * limit else clip_words(candidate, limit)
+    # it fits within twice the limit, without what follows the list if need be, else cut at a word.
+    for candidate in (joined(parts, more, rest), joined(parts, more, "")):
+        if len(candidate) <= 2 * limit:
+            return candidate
+    return clip_words(joined(parts, more, ""), limit)
 
 
 def nearest_names(word, names, n=3):
@@ -5640,6 +5661,36 @@ def locate_symbol_lines(source, path, symbol):
     return text, lines
 
 
+def nearest_symbols(source, path, symbol, n=3):
+    """The symbols defined in ``source`` (the file at ``path``) whose names are nearest to
+    ``symbol``, a name the locator did not find there: what the user probably meant, nearest first.
+
+    Python: the qualified names of the file's definitions (``ast``). Other languages: the file's
+    identifiers near the last part of ``symbol``, each kept only where the locator finds it
+    defined (under the same qualifier when one was given), so every name offered can be cited."""
+    parts = symbol_parts(symbol)
+    if not parts:
+        return []
+    language = language_of(path)
+    index = _python_definitions(source) if language == "python" else None
+    if index is not None:
+        near = nearest_names(symbol, {".".join(key) for key in index[0]} | set(index[1]), 2 * n)
+        # A method offered as Class.method is not offered again as method.
+        return [m for m in near if not any(o.endswith("." + m) for o in near)][:n]
+    words = set(re.findall(r"[A-Za-z_$][\w$]*", _source_index(source, language or "").masked))
+    found = []
+    for word in nearest_names(parts[-1], words - {parts[-1]}, 4 * n):
+        for qualified in (parts[:-1] + [word], [word]) if len(parts) > 1 else ([word],):
+            if _heuristic_extents(source, language, qualified) is not None:
+                name = ".".join(qualified)
+                if name not in found:
+                    found.append(name)
+                break
+        if len(found) == n:
+            break
+    return found
+
+
 def locate_symbol(source, path, symbol):
     """The source text of ``symbol`` in ``source`` (the file at ``path``), or None if not found."""
     found = locate_symbol_lines(source, path, symbol)
@@ -8148,13 +8199,14 @@ def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol", 
     if data is None:
         raise UsageError("%s does not exist in %s" % (rel, repo.name))
     blob = blob_id(data, g.object_format)
-    sym_hash = lines = None
+    sym_hash = lines = near = None
     if symbol:
         sym_hash, lines = symbol_stamp_of(data, rel, symbol)
         if sym_hash is None:
+            near = nearest_symbols(data.decode("utf-8", "surrogateescape"), rel, symbol)
             warnings.append(
-                "%s %s was not found in %s:%s; its freshness will be judged by the whole file"
-                % (what, symbol, repo.name, rel)
+                "%s %s was not found in %s:%s%s; its freshness will be judged by the whole file"
+                % (what, symbol, repo.name, rel, " (did you mean %s?)" % " or ".join(near) if near else "")
             )
     anchor = {
         "repo": repo,
@@ -8170,6 +8222,8 @@ def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol", 
         "symbol_lang": language_of(rel) if symbol else None,
         "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
     }
+    if near is not None:
+        anchor["nearest_symbols"] = near  # not stored: what capture offers instead of a typo
     if subjects is not None:
         anchor["code"] = code_vocabulary(data, rel, symbol, subjects)  # search row
     return anchor
@@ -9344,7 +9398,9 @@ def symbol_histories(g, base, tip, targets, known=None):
 
 
 def _describe_commits(commits, limit=3):
-    shown = "; ".join('%s %s "%s"' % (c["short"], c["date"], c["subject"][:60]) for c in commits[:limit])
+    shown = "; ".join(
+        '%s %s "%s"' % (c["short"], c["date"], commit_subject(c["subject"])) for c in commits[:limit]
+    )
     more = " and %d more" % (len(commits) - limit) if len(commits) > limit else ""
     return shown + more
 
@@ -10894,8 +10950,35 @@ def repeat_item(store, row, anchors, confidence, session_id, agent, now):
     return {"id": row["id"], "duplicate": True, "message": "%s: %s" % (row["id"], "; ".join(said))}
 
 
-def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", external_id=None):
+def _refuse_missing_symbols(prepared):
+    """A cited symbol that is not in its file is most often a typo: refused, naming the nearest
+    symbols of that file, before anything is written. Citing the file alone, or insisting
+    (allow_missing_symbol), stores what was asked; its freshness is then judged by the file."""
+    for p in prepared:
+        for a in p["anchors"]:
+            if "nearest_symbols" in a:
+                near = a["nearest_symbols"]
+                raise MissingSymbolError(
+                    "symbol %s was not found in %s:%s%s; cite %s, or the file alone (%s)"
+                    % (a["symbol"], a["repo"].name, a["path"],
+                       " (did you mean %s?)" % " or ".join(near) if near else "",
+                       "one of those" if near else "a symbol it defines", a["path"])
+                )  # fmt: skip
+
+
+def capture(
+    store,
+    items,
+    summary=None,
+    session_id=None,
+    cwd=None,
+    agent="cli",
+    external_id=None,
+    allow_missing_symbol=False,
+):
     """Record evidence items in one transaction, each stamped with its own repositories' provenance.
+    A cited symbol its file does not define is refused (_refuse_missing_symbols) unless
+    ``allow_missing_symbol``; then it is stored with a warning.
 
     Returns {"session", "evidence": [{"id", "kind", "repo", "duplicate"}], "warnings"}.
     """
@@ -10952,6 +11035,8 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
     prefetch(wanted)
     for p in prepared:
         p["anchors"] = _stamp_anchors(p["repo"], p["cited"], gits, head_blob, warnings)
+    if not allow_missing_symbol:
+        _refuse_missing_symbols(prepared)
     # What the cited symbols call in related repositories, and what the items name with
     # depends_on: read now, once, and stamped as the cited files are.
     deps = read_dependencies(DependencyReader(store), prepared, warnings)
@@ -12752,8 +12837,9 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
         if not cites_file and anchors[rid]:
             a = anchors[rid][0]
             group = fileless.setdefault(a["repo_name"], {"repo": a["repo_name"], "items": 0, "verdicts": {},
-                                                         "moved_min": None, "moved_max": None})  # fmt: skip
+                                                         "moved_min": None, "moved_max": None, "ids": []})  # fmt: skip
             group["items"] += 1
+            group["ids"].append(eid)
             group["verdicts"][c["verdict"]] = group["verdicts"].get(c["verdict"], 0) + 1
             moved = checker.moved.get((a["repo_id"], a["commit_sha"]))
             if c["verdict"] == "current":
@@ -12804,7 +12890,13 @@ def fileless_summary(group):
     else:
         span = _plural(high, "commit") if low == high else "%d to %d commits" % (low, high)
         moved = "%s moved %s since" % (group["repo"], span)
-    return "%s; %s" % (moved, "this item cites no file" if n == 1 else "%d items cite no file" % n)
+    # The ids are named, so that every item verify checked can be confirmed or shown by its id.
+    ids = ", ".join(group.get("ids") or ())
+    return "%s; %s%s" % (
+        moved,
+        "this item cites no file" if n == 1 else "%d items cite no file" % n,
+        ": " + ids if ids else "",
+    )
 
 
 def get_evidence(store, evidence_id):
@@ -21432,9 +21524,13 @@ def cmd_capture(args, store):
         found = find_running_session(os.getcwd())
         if found:
             agent, external_id = found["agent"], found["external_id"]
-    res = capture(
-        store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id
-    )
+    try:
+        res = capture(
+            store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id,
+            allow_missing_symbol=args.allow_missing_symbol,
+        )  # fmt: skip
+    except MissingSymbolError as e:
+        raise MissingSymbolError("%s; or keep it as typed: --allow-missing-symbol" % e) from None
     for w in res["warnings"]:
         sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     if args.session:
@@ -22579,6 +22675,11 @@ def build_parser(only=None):
         action=_Ordered,
         metavar="0..1",
         help="stated confidence of the item",
+    )
+    p.add_argument(
+        "--allow-missing-symbol",
+        action="store_true",
+        help="store a cited symbol its file does not define, as typed (refused by default: a typo)",
     )
     p.add_argument("--session", help="append to this session instead of starting one")
     p.add_argument("--agent", default="cli", help="who is recording (default: cli)")

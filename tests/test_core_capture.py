@@ -308,6 +308,7 @@ def test_unlocatable_symbol_is_accepted_with_a_warning(product, run_cli):
             "upload-sdk",
             "--file",
             "src/client.py#nowhere",
+            "--allow-missing-symbol",
         ]
     )
     assert res.code == 0, res

@@ -11,7 +11,7 @@ from .capture import capture
 from .cli_format import format_item, format_search, format_verify
 from .demo import run_demo
 from .doctor import doctor, format_doctor
-from .errors import UsageError
+from .errors import MissingSymbolError, UsageError
 from .evaluation import format_eval_report, run_retrieval_eval
 from .freshness import _plural
 from .git import git_toplevel
@@ -378,9 +378,13 @@ def cmd_capture(args, store):
         found = find_running_session(os.getcwd())
         if found:
             agent, external_id = found["agent"], found["external_id"]
-    res = capture(
-        store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id
-    )
+    try:
+        res = capture(
+            store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id,
+            allow_missing_symbol=args.allow_missing_symbol,
+        )  # fmt: skip
+    except MissingSymbolError as e:
+        raise MissingSymbolError("%s; or keep it as typed: --allow-missing-symbol" % e) from None
     for w in res["warnings"]:
         sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     if args.session:

@@ -307,6 +307,11 @@ def build_parser(only=None):
         metavar="0..1",
         help="stated confidence of the item",
     )
+    p.add_argument(
+        "--allow-missing-symbol",
+        action="store_true",
+        help="store a cited symbol its file does not define, as typed (refused by default: a typo)",
+    )
     p.add_argument("--session", help="append to this session instead of starting one")
     p.add_argument("--agent", default="cli", help="who is recording (default: cli)")
 

@@ -10,7 +10,7 @@ from .helpers import clean_text, unknown_name
 from .records import _repo_containing
 from .redaction import identifier_fault, stored_text
 from .repos import _git_refusal
-from .symbols import language_of, symbol_stamp_of
+from .symbols import language_of, nearest_symbols, symbol_stamp_of
 from .vocabulary import CODE_VOCABULARY_SUBJECTS, code_vocabulary
 
 # ----------------------------------------------------------------------------------------------
@@ -168,13 +168,14 @@ def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol", 
     if data is None:
         raise UsageError("%s does not exist in %s" % (rel, repo.name))
     blob = blob_id(data, g.object_format)
-    sym_hash = lines = None
+    sym_hash = lines = near = None
     if symbol:
         sym_hash, lines = symbol_stamp_of(data, rel, symbol)
         if sym_hash is None:
+            near = nearest_symbols(data.decode("utf-8", "surrogateescape"), rel, symbol)
             warnings.append(
-                "%s %s was not found in %s:%s; its freshness will be judged by the whole file"
-                % (what, symbol, repo.name, rel)
+                "%s %s was not found in %s:%s%s; its freshness will be judged by the whole file"
+                % (what, symbol, repo.name, rel, " (did you mean %s?)" % " or ".join(near) if near else "")
             )
     anchor = {
         "repo": repo,
@@ -190,6 +191,8 @@ def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol", 
         "symbol_lang": language_of(rel) if symbol else None,
         "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
     }
+    if near is not None:
+        anchor["nearest_symbols"] = near  # not stored: what capture offers instead of a typo
     if subjects is not None:
         anchor["code"] = code_vocabulary(data, rel, symbol, subjects)  # search row
     return anchor
