@@ -7,6 +7,7 @@ import os
 import sys
 
 import pytest
+from browser import Browser, find_chromium
 from conftest import db_snapshot
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -213,3 +214,214 @@ def test_a_one_line_reason_counts_every_commit_it_leaves_out_and_cuts_subjects_a
         assert whole, (quoted, line)
         if quoted != whole[0]:  # cut: at a word, and marked
             assert quoted.endswith("…") and whole[0][len(quoted) - 1] == " ", quoted
+
+
+# -- a search narrowed to one kind counts its candidates exactly ---------------------------------
+
+
+def test_a_search_narrowed_to_one_kind_counts_exactly(family, run_cli, wctx_home):
+    lib, app = family
+    store = wctx.open_store(wctx_home)
+    try:
+        kinds = ["note", "finding", "decision", "note"]  # 600 notes among 1,200 items, all matching
+        items = [
+            {"kind": kinds[n % 4], "claim": "queue backpressure seen under load %d" % n, "repo": "webkit"}
+            for n in range(1200)
+        ]
+        for start in range(0, len(items), 100):
+            wctx.capture(store, items[start : start + 100], cwd=lib.path)
+    finally:
+        store.close()
+    res = run_cli(["search", "queue", "backpressure", "--kind", "note", "--json"], cwd=lib.path)
+    assert res.code == 0, res
+    assert (res.json["candidates"], res.json["candidates_exact"]) == (600, True)
+    text = run_cli(["search", "queue", "backpressure", "--kind", "note"], cwd=lib.path).out
+    assert " from 600 candidates" in text, text
+    with running(wctx_home, lib.path) as server:
+        server.initialize()
+        found = server.call("search_evidence", {"query": "queue backpressure", "kinds": ["note"]})
+        assert found["structuredContent"]["candidates"] == 600, found["structuredContent"]
+        assert found["structuredContent"].get("candidates_exact", True) is True
+        assert "of 600 matching" in found["content"][0]["text"]
+
+
+# -- agents by the names people type; hooks install says when nobody is set to record as ---------
+
+
+def _no_identity(monkeypatch, tmp_path):
+    monkeypatch.delenv("WCTX_AUTHOR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "nobody"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+@pytest.mark.parametrize(
+    "typed, canonical", [("gemini", "gemini-cli"), ("claude", "claude-code"), ("Codex", "codex")]
+)
+def test_agents_are_accepted_by_the_names_people_type(typed, canonical, run_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    res = run_cli(["hooks", "install", typed, "--dry-run", "--json"])
+    assert res.code == 0, res
+    assert res.json["agent"] == canonical if "agent" in res.json else canonical in res.out
+    transcript = tmp_path / "empty.jsonl"
+    transcript.write_text("")
+    res = run_cli(["import", str(transcript), "--agent", typed])
+    assert "invalid choice" not in res.err, res
+
+
+def test_hooks_install_warns_when_nobody_is_set_to_record_as(run_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    _no_identity(monkeypatch, tmp_path)
+    assert "unknown author" in run_cli(["hooks", "install", "claude-code", "--dry-run"]).err  # no store yet
+    assert run_cli(["init"]).code == 0
+    res = run_cli(["hooks", "install", "claude-code", "--dry-run"])
+    assert res.code == 0, res
+    doctor = run_cli(["doctor", "--json"])
+    (identity,) = [c for c in doctor.json["checks"] if c["name"] == "identity"]
+    assert identity["detail"] in res.err and identity["fix"] in res.err, res.err
+    assert run_cli(["whoami", "--set", "Grace Hopper <grace@example.com>"]).code == 0
+    assert "unknown author" not in run_cli(["hooks", "install", "claude-code", "--dry-run"]).err
+
+
+# -- --author by a word of the name; a lone repository's search says how to reach the others ------
+
+
+def test_author_matches_a_word_of_the_name_or_email(family, run_cli, monkeypatch):
+    lib, app = family
+    for who, claim in (("Bob Berg <bob.berg@example.com>", "router caches compiled paths"),
+                       ("Alice Ames <alice@example.com>", "router sorts routes by length")):  # fmt: skip
+        monkeypatch.setenv("WCTX_AUTHOR", who)
+        assert run_cli(["capture", "--finding", claim], cwd=lib.path).code == 0
+    for typed in ("bob", "BERG", "bob.berg"):
+        res = run_cli(["search", "router", "--author", typed, "--json"], cwd=lib.path)
+        assert res.code == 0, res
+        assert [r["claim"] for r in res.json["results"]] == ["router caches compiled paths"], typed
+
+
+def test_a_search_from_a_lone_repository_points_to_all(family, git_repo, store, run_cli):
+    lib, app = family
+    lone = git_repo("scratchpad", {"notes.py": "x = 1\n"})
+    wctx.register_repo(store, lone.path, workspace="attic")
+    assert run_cli(["capture", "--finding", "router caches compiled paths"], cwd=lib.path).code == 0
+    res = run_cli(["search", "router", "caches"], cwd=lone.path)
+    assert res.code == 0, res
+    assert "--all" in res.out, res.out
+    assert (
+        "router caches compiled paths" in run_cli(["search", "router", "caches", "--all"], cwd=lone.path).out
+    )
+
+
+# -- the briefing's code references: the item's own repository, and no match on common names -----
+
+SERVER_PY = """class Server:
+    def __call__(self, scope):
+        return scope
+
+    def close(self):
+        return None
+
+    def serve_forever(self):
+        return None
+"""
+
+
+def test_code_references_label_the_items_repository_and_skip_common_names(family, git_repo, store, run_cli):
+    lib, app = family
+    srv = git_repo("webserve", {"webserve/server.py": SERVER_PY})
+    wctx.register_repo(store, srv.path, workspace="site")
+    wctx.relate(store, "webapp", "uses", "webserve")
+    ids = {}
+    for key, about, cwd, spec in (
+        (
+            "routes",
+            "webserve",
+            srv.path,
+            "webkit:webkit/routing.py#Router.add_route",
+        ),  # about one repo, citing another
+        ("forever", "webserve", srv.path, "webserve/server.py#Server.serve_forever"),
+        ("call", "webserve", srv.path, "webserve/server.py#Server.__call__"),
+        ("close", "webserve", srv.path, "webserve/server.py#Server.close"),
+        ("own", "webkit", lib.path, "webkit/routing.py#request_response"),
+    ):
+        res = run_cli(
+            ["capture", "--finding", "%s matters" % key, "--repo", about, "--file", spec, "--json"], cwd=cwd
+        )
+        assert res.code == 0, res
+        ids[key] = res.json["evidence"][0]["id"]
+    app.write(
+        "webapp/main.py",
+        APP_PY
+        + "from webserve.server import Server\n\n\n"
+        + "def request_response(func):\n    return func\n\n\n"
+        + "def run(handle):\n    server = Server()\n    server.serve_forever()\n    handle.close()\n"
+        + "    server(None)\n    server.__call__(None)\n    Router().add_route('/', run)\n",
+    )
+    res = wctx.brief(store, cwd=app.path)
+    refs = next(s for s in res["sections"] if s["key"] == "code_references")["items"]
+    assert {i["id"] for i in refs} == {ids["routes"], ids["forever"]}, [i["reasons"][0] for i in refs]
+    routes = next(i for i in refs if i["id"] == ids["routes"])
+    assert (
+        "; webserve finding %s cites webkit:webkit/routing.py#Router.add_route" % ids["routes"]
+        in routes["reasons"][0]
+    )
+
+
+# -- the report's graph: no edge through another repository's box, no label under one -----------
+
+GEOMETRY = """(function () {
+  function inside(p, r, pad) {
+    return p.x > r.x - pad && p.x < r.x + r.width + pad && p.y > r.y - pad && p.y < r.y + r.height + pad;
+  }
+  function meets(a, b) {
+    return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+  }
+  var boxes = {};
+  document.querySelectorAll('#graph .node').forEach(function (n) {
+    boxes[n.getAttribute('data-repo')] = n.querySelector('rect').getBBox();
+  });
+  var faults = [];
+  document.querySelectorAll('#graph .edge').forEach(function (e) {
+    var path = e.querySelector('path'), total = path.getTotalLength();
+    var from = e.getAttribute('data-from'), to = e.getAttribute('data-to');
+    for (var i = 0; i <= 200; i++) {
+      var p = path.getPointAtLength(total * i / 200);
+      Object.keys(boxes).forEach(function (name) {
+        if (name !== from && name !== to && inside(p, boxes[name], -1)) faults.push(from + '->' + to + ' crosses ' + name);
+      });
+    }
+  });
+  var labels = Array.prototype.map.call(document.querySelectorAll('#graph .edge-label'), function (t) {
+    return [t.getAttribute('data-from') + '->' + t.getAttribute('data-to'), t.getBBox()];
+  });
+  labels.forEach(function (l, i) {
+    Object.keys(boxes).forEach(function (name) {
+      if (meets(l[1], boxes[name])) faults.push('label of ' + l[0] + ' under ' + name);
+    });
+    labels.slice(i + 1).forEach(function (m) { if (meets(l[1], m[1])) faults.push('labels ' + l[0] + ' and ' + m[0]); });
+  });
+  return Array.from(new Set(faults)).sort();
+})()"""
+
+
+def test_report_graph_routes_edges_around_boxes_and_keeps_labels_clear(git_repo, store, run_cli, tmp_path):
+    path = find_chromium()
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("headless Chromium is not installed (required under CI=true)")
+        pytest.skip("headless Chromium is not installed")
+    names = ["front", "frame", "server", "codec", "store"]
+    for name in names:
+        wctx.register_repo(store, git_repo(name, {"a.txt": name}).path, workspace="stack")
+    # front -> frame -> server is a chain; front -> server skips the middle row, where frame
+    # stands in the way of a straight line, as do codec and store on their own rows.
+    for a, kind, b in (("front", "uses", "frame"), ("frame", "depends_on", "server"),
+                       ("front", "uses", "server"), ("server", "calls", "codec"),
+                       ("codec", "imports", "store"), ("front", "shares_schema_with", "store")):  # fmt: skip
+        wctx.relate(store, a, kind, b)
+    out = tmp_path / "report.html"
+    assert run_cli(["report", "--html", "-o", str(out), "--workspace", "stack"]).code == 0
+    with Browser(path) as browser:
+        browser.open("file://" + str(out))
+        assert browser.eval("document.querySelectorAll('#graph .edge').length") == 6
+        assert browser.eval(GEOMETRY) == []

@@ -4,7 +4,7 @@ import os
 import sys
 
 from .adapters import find_running_session
-from .authors import hidden_list, hide, set_identity, whoami
+from .authors import NO_IDENTITY_FIX, hidden_list, hide, missing_identity, set_identity, whoami
 from .brief import agent_command, brief
 from .caches import BUILT_ONCE
 from .capture import capture
@@ -882,6 +882,11 @@ def cmd_hooks(args, store):
             else "no wctx hook in %s; nothing changed" % res["settings"]
         )
     parts = [head]
+    if args.action == "install":
+        # Said where the hook is set up, as doctor says it: the sessions it imports carry no author.
+        problem = missing_identity(home=args.home)
+        if problem:
+            sys.stderr.write("wctx: warning: %s; set one: %s\n" % (problem, NO_IDENTITY_FIX))
     if res.get("backup"):
         parts.append("previous file kept as " + res["backup"])
     if res.get("diff"):

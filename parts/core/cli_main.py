@@ -4,7 +4,7 @@ import os
 import re
 import sys
 
-from .adapters import TRANSCRIPT_AGENTS
+from .adapters import TRANSCRIPT_AGENTS, agent_named
 from .brief import BRIEF_BYTES_VARIABLE, BRIEF_DEFAULT_BYTES
 from .caches import BUILT_ONCE
 from .cli_commands import (
@@ -352,6 +352,7 @@ def build_parser(only=None):
     p.add_argument("paths", nargs="*", metavar="PATH", help="transcript files, or directories of them")
     p.add_argument(
         "--agent",
+        type=agent_named,
         choices=("auto",) + TRANSCRIPT_AGENTS,
         default="auto",
         help="transcript format (default: detect)",
@@ -368,7 +369,7 @@ def build_parser(only=None):
 
     p = command("hooks", cmd_hooks)
     p.add_argument("action", choices=("install", "uninstall", "status"))
-    p.add_argument("agent", nargs="?", choices=HOOK_AGENTS)
+    p.add_argument("agent", nargs="?", type=agent_named, choices=HOOK_AGENTS)
     p.add_argument("--settings", metavar="FILE", help="settings file to change (default: the agent's own)")
     p.add_argument(
         "--python", default=None, help="interpreter the hook command runs (default: the one running wctx now)"
@@ -389,7 +390,11 @@ def build_parser(only=None):
         "--max-tokens", metavar="N", help="size bound in tokens of 4 bytes (instead of --max-bytes)"
     )
     p.add_argument(
-        "--hook", metavar="AGENT", choices=HOOK_AGENTS, help="read a SessionStart hook's JSON on stdin"
+        "--hook",
+        metavar="AGENT",
+        type=agent_named,
+        choices=HOOK_AGENTS,
+        help="read a SessionStart hook's JSON on stdin",
     )
     p.set_defaults(no_store=True)
 
