@@ -428,6 +428,10 @@ class NotFoundError(WctxError):
     exit_code = 1
 
 
+class MissingSymbolError(UsageError):
+    """A cited symbol its file does not define (a typo, most often); the CLI adds how to insist."""
+
+
 # part: parts/core/helpers.py
 # ----------------------------------------------------------------------------------------------
 # Small helpers
@@ -684,33 +688,75 @@ def clip_words(text, limit):
 
 # A commit as freshness reasons name it: short sha, date, "subject". Lists are joined with "; " and
 # may end in " and N more"; the sha and date make a boundary that a subject's own "; " is not.
-_COMMIT_BOUNDARY = _lazy_pattern(r"; (?=[0-9a-f]{7,40} \d{4}-\d\d-\d\d )")
-_MORE_TAIL = _lazy_pattern(r" and (\d+) (?:more|others?)$")
+# After the list a reason may go on ("; the file changed in 2 other commits that left it intact").
+_COMMIT_START = r'[0-9a-f]{7,40} \d{4}-\d\d-\d\d "'
+_COMMIT_LIST = _lazy_pattern(
+    "(?P<commits>" + _COMMIT_START + '.*?"(?:; ' + _COMMIT_START + '.*?")*)'
+    r"(?: and (?P<more>\d+) more)?(?=$|[;,] | and )"
+)
+_COMMIT_BOUNDARY = _lazy_pattern("; (?=" + _COMMIT_START + ")")
+
+
+def commit_subject(subject, limit=60):
+    """A commit's subject as a reason quotes it: cut at a word boundary, marked with "…"."""
+    return clip_words(subject, limit)
 
 
 def cut_reason(text, limit):
     """A reason at most about ``limit`` characters long. A reason that names commits keeps each
     commit it shows whole: commits are dropped from the end of the list and counted in its
-    "and N more" tail, never cut in the middle; only a single commit longer than the limit, or a
-    reason without commits, is cut at a word."""
+    "and N more" tail (the one place that count is decided once a reason is cut), never cut in
+    the middle; only a single commit longer than the limit, or a reason without commits, is cut
+    at a word. What follows the list is kept after the tail."""
     if len(text) <= limit:
         return text
-    tail = _MORE_TAIL.search(text)
-    more = int(tail.group(1)) if tail else 0
-    body = text[: tail.start()] if tail else text
-    parts = _COMMIT_BOUNDARY.split(body)
-    if len(parts) == 1 and not tail:
+    found = _COMMIT_LIST.search(text)
+    if found is None:
         return clip_words(text, limit)
+    head, rest = text[: found.start()], text[found.end() :]
+    more = int(found.group("more") or 0)
+    parts = _COMMIT_BOUNDARY.split(found.group("commits"))
+
+    def joined(parts, more, rest):
+        return head + "; ".join(parts) + (" and %d more" % more if more else "") + rest
+
     while len(parts) > 1:
-        candidate = "; ".join(parts) + (" and %d more" % more if more else "")
+        candidate = joined(parts, more, rest)
         if len(candidate) <= limit:
             return candidate
         parts.pop()
         more += 1
     # One commit left: keep it whole (a sha, a date and a subject of at most 60 characters) when
-    # it fits within twice the limit, else cut at a word.
-    candidate = parts[0] + (" and %d more" % more if more else "")
-    return candidate if len(candidate) <= 2 * limit else clip_words(candidate, limit)
+    # it fits within twice the limit, without what follows the list if need be, else cut at a word.
+    for candidate in (joined(parts, more, rest), joined(parts, more, "")):
+        if len(candidate) <= 2 * limit:
+            return candidate
+    return clip_words(joined(parts, more, ""), limit)
+
+
+def nearest_names(word, names, n=3):
+    """The names closest to ``word`` as typed (a typo of one of them), nearest first; [] when none
+    is near. Case is ignored in the comparison, not in the answer."""
+    import difflib
+
+    by_folded = {}
+    for name in names:
+        by_folded.setdefault(name.casefold(), name)
+    close = difflib.get_close_matches(word.casefold(), list(by_folded), n=n, cutoff=0.6)
+    return [by_folded[c] for c in close]
+
+
+def unknown_name(what, word, names, limit=12):
+    """``unknown WHAT 'word' (did you mean A?; known: A, B)``: the one wording of a name that
+    matches none of ``names``, with the nearest ones first and the whole list when short."""
+    names = sorted(set(names))
+    close = nearest_names(word, names)
+    known = ", ".join(names[:limit]) + (" …" if len(names) > limit else "")
+    said = []
+    if close:
+        said.append("did you mean %s?" % " or ".join(close))
+    said.append("known: %s" % (known or "none"))
+    return "unknown %s '%s' (%s)" % (what, word, "; ".join(said))
 
 
 # part: parts/core/redaction.py
@@ -6049,6 +6095,36 @@ def locate_symbol_lines(source, path, symbol):
     return text, lines
 
 
+def nearest_symbols(source, path, symbol, n=3):
+    """The symbols defined in ``source`` (the file at ``path``) whose names are nearest to
+    ``symbol``, a name the locator did not find there: what the user probably meant, nearest first.
+
+    Python: the qualified names of the file's definitions (``ast``). Other languages: the file's
+    identifiers near the last part of ``symbol``, each kept only where the locator finds it
+    defined (under the same qualifier when one was given), so every name offered can be cited."""
+    parts = symbol_parts(symbol)
+    if not parts:
+        return []
+    language = language_of(path)
+    index = _python_definitions(source) if language == "python" else None
+    if index is not None:
+        near = nearest_names(symbol, {".".join(key) for key in index[0]} | set(index[1]), 2 * n)
+        # A method offered as Class.method is not offered again as method.
+        return [m for m in near if not any(o.endswith("." + m) for o in near)][:n]
+    words = set(re.findall(r"[A-Za-z_$][\w$]*", _source_index(source, language or "").masked))
+    found = []
+    for word in nearest_names(parts[-1], words - {parts[-1]}, 4 * n):
+        for qualified in (parts[:-1] + [word], [word]) if len(parts) > 1 else ([word],):
+            if _heuristic_extents(source, language, qualified) is not None:
+                name = ".".join(qualified)
+                if name not in found:
+                    found.append(name)
+                break
+        if len(found) == n:
+            break
+    return found
+
+
 def locate_symbol(source, path, symbol):
     """The source text of ``symbol`` in ``source`` (the file at ``path``), or None if not found."""
     found = locate_symbol_lines(source, path, symbol)
@@ -6712,6 +6788,51 @@ def recorder_identity(store):
     return clean_author(_git_identity(), "git's user.name")
 
 
+NO_IDENTITY = "no identity: teammates will see your items as recorded by an unknown author"
+NO_IDENTITY_FIX = (
+    'git config --global user.name "Your Name"; git config --global user.email you@example.com '
+    '(or: wctx whoami --set "Your Name <you@example.com>")'
+)
+
+
+def missing_identity(store=None, home=None):
+    """NO_IDENTITY when nobody is set to record as, else None: the one check and wording that
+    doctor and hooks install share. Without ``store``, the store in ``home`` is read (read-only,
+    and only if it exists: a store not yet made has no identity of its own)."""
+    import sqlite3
+
+    con = None
+    try:
+        if store is None:
+            home = home or default_home()
+            path = os.path.join(home, "wctx.db")
+            if os.path.exists(path):
+                con = _connect_readonly(path)
+                con.row_factory = sqlite3.Row
+                store = Store(home, con)
+        try:
+            author = recorder_identity(store) if store is not None else _unstored_identity()
+        except (sqlite3.Error, WctxError):
+            author = None
+    except sqlite3.Error:
+        author = _unstored_identity()
+    finally:
+        if con is not None:
+            con.close()
+    return None if author else NO_IDENTITY
+
+
+def _unstored_identity():
+    """recorder_identity where there is no store yet: WCTX_AUTHOR, else git's."""
+    configured = os.environ.get("WCTX_AUTHOR")
+    if configured and configured.strip():
+        return configured
+    try:
+        return clean_author(_git_identity(), "git's user.name")
+    except UsageError:
+        return None
+
+
 def recorder(store):
     """(author, machine) stamped on a session recorded here now."""
     return recorder_identity(store), _store_machine_id(store)
@@ -6752,6 +6873,19 @@ def recorded_by(author, machine, mine):
     return "%s (machine %s)" % (who, machine[:8]) if machine else "%s (machine unknown)" % who
 
 
+def short_recorded_by(text):
+    """recorded_by where space is scarce (a search line, a briefing line): the author's name
+    alone, else the local part of the email; "you" and an unknown author as they are. ``show``
+    and the detailed forms keep the whole "Name <email> (machine …)"."""
+    if not isinstance(text, str) or text == "you":
+        return text
+    who = text.rsplit(" (machine ", 1)[0]
+    name, _, rest = who.partition("<")
+    if name.strip():
+        return name.strip()
+    return rest.rstrip(">").split("@")[0].strip() or who
+
+
 # The columns every reader of an item selects from its session ``s`` to say who recorded it.
 SESSION_WHO_COLUMNS = (
     "s.author AS session_author, s.machine AS session_machine, (s.machine IS NOT NULL AND "
@@ -6770,7 +6904,8 @@ def _known_authors(store):
 
 def resolve_author(store, text):
     """The stored author a user means by ``text``: the whole "Name <email>", the name or the email
-    (any case). ``me`` is not an author here; callers take it first."""
+    (any case), else the one author with a word of the name or the email that starts with it
+    (``bob``, ``berg``). ``me`` is not an author here; callers take it first."""
     text = clean_author(text)
     if text is None:
         raise UsageError("author is empty")
@@ -6784,6 +6919,13 @@ def resolve_author(store, text):
         email = rest[:-1] if rest.endswith(">") else ""
         if wanted in (author.lower(), name.strip().lower(), email.lower(), "<%s>" % email.lower()):
             found.append(author)
+    if not found:  # then by word prefix: "bob" is "Bob Berg <bob.berg@example.com>"
+        for author in authors:
+            name, _, rest = author.partition(" <")
+            words = name.lower().split() + [rest.lower().rstrip(">")]
+            words += re.split(r"[^\w]+", rest.lower())  # the email's parts: bob, berg, example
+            if any(w.startswith(wanted) for w in words if w):
+                found.append(author)
     if len(found) == 1:
         return found[0]
     if found:
@@ -6934,7 +7076,8 @@ def _workspace_id(store, name, create):
     if row:
         return row["id"]
     if not create:
-        raise NotFoundError("unknown workspace '%s'" % name)
+        names = [r["name"] for r in store.all("SELECT name FROM workspaces")]
+        raise NotFoundError(unknown_name("workspace", name, names))
     return store.db.execute(
         "INSERT INTO workspaces(name, created_at) VALUES (?, ?)", (name, utc_now())
     ).lastrowid
@@ -8437,6 +8580,10 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
         named = [r for r in repos if colon and r.name == prefix]
         if named:
             repo, path, base = named[0], rest, None  # repo:path is relative to that repo's root
+        elif colon and _names_a_repository(prefix, path, repo, cwd):
+            raise NotFoundError(
+                "--file %s: %s" % (spec, unknown_name("repository", prefix, [r.name for r in repos]))
+            )
         elif cwd:
             # A relative path from the cwd that lands in another registered repo (../sdk/x.ts)
             # belongs to that repo, unless the item's own repo has such a file.
@@ -8475,6 +8622,20 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
             % (spec, repo.name, rel, " and ".join(passed_over))
         )
     return repo, rel, real, symbol
+
+
+def _names_a_repository(prefix, path, item_repo, cwd):
+    """Whether ``prefix:rest``, whose prefix names no registered repository, was meant as a
+    repository name (a typo of one) rather than a path with a colon in it.
+
+    Facts: does a file or folder ``prefix:rest`` exist, from the cwd or in the item's repository;
+    does the prefix have a repository name's shape (no slash, the characters names allow).
+    Rule: a path that exists is a path; else a prefix shaped like a name is an unknown repository
+    name; else it is a path (and the usual "does not exist" follows)."""
+    for base in (cwd, item_repo.path if item_repo is not None else None):
+        if base and os.path.lexists(os.path.join(base, path)):
+            return False
+    return bool(REPO_NAME_RE.match(prefix))
 
 
 def _repo_provenance(repo):
@@ -8540,13 +8701,14 @@ def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol", 
     if data is None:
         raise UsageError("%s does not exist in %s" % (rel, repo.name))
     blob = blob_id(data, g.object_format)
-    sym_hash = lines = None
+    sym_hash = lines = near = None
     if symbol:
         sym_hash, lines = symbol_stamp_of(data, rel, symbol)
         if sym_hash is None:
+            near = nearest_symbols(data.decode("utf-8", "surrogateescape"), rel, symbol)
             warnings.append(
-                "%s %s was not found in %s:%s; its freshness will be judged by the whole file"
-                % (what, symbol, repo.name, rel)
+                "%s %s was not found in %s:%s%s; its freshness will be judged by the whole file"
+                % (what, symbol, repo.name, rel, " (did you mean %s?)" % " or ".join(near) if near else "")
             )
     anchor = {
         "repo": repo,
@@ -8562,6 +8724,8 @@ def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol", 
         "symbol_lang": language_of(rel) if symbol else None,
         "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
     }
+    if near is not None:
+        anchor["nearest_symbols"] = near  # not stored: what capture offers instead of a typo
     if subjects is not None:
         anchor["code"] = code_vocabulary(data, rel, symbol, subjects)  # search row
     return anchor
@@ -9736,7 +9900,9 @@ def symbol_histories(g, base, tip, targets, known=None):
 
 
 def _describe_commits(commits, limit=3):
-    shown = "; ".join('%s %s "%s"' % (c["short"], c["date"], c["subject"][:60]) for c in commits[:limit])
+    shown = "; ".join(
+        '%s %s "%s"' % (c["short"], c["date"], commit_subject(c["subject"])) for c in commits[:limit]
+    )
     more = " and %d more" % (len(commits) - limit) if len(commits) > limit else ""
     return shown + more
 
@@ -11308,8 +11474,35 @@ def repeat_item(store, row, anchors, confidence, session_id, agent, now, symptom
     return {"id": row["id"], "duplicate": True, "message": "%s: %s" % (row["id"], "; ".join(said))}
 
 
-def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", external_id=None):
+def _refuse_missing_symbols(prepared):
+    """A cited symbol that is not in its file is most often a typo: refused, naming the nearest
+    symbols of that file, before anything is written. Citing the file alone, or insisting
+    (allow_missing_symbol), stores what was asked; its freshness is then judged by the file."""
+    for p in prepared:
+        for a in p["anchors"]:
+            if "nearest_symbols" in a:
+                near = a["nearest_symbols"]
+                raise MissingSymbolError(
+                    "symbol %s was not found in %s:%s%s; cite %s, or the file alone (%s)"
+                    % (a["symbol"], a["repo"].name, a["path"],
+                       " (did you mean %s?)" % " or ".join(near) if near else "",
+                       "one of those" if near else "a symbol it defines", a["path"])
+                )  # fmt: skip
+
+
+def capture(
+    store,
+    items,
+    summary=None,
+    session_id=None,
+    cwd=None,
+    agent="cli",
+    external_id=None,
+    allow_missing_symbol=False,
+):
     """Record evidence items in one transaction, each stamped with its own repositories' provenance.
+    A cited symbol its file does not define is refused (_refuse_missing_symbols) unless
+    ``allow_missing_symbol``; then it is stored with a warning.
 
     Returns {"session", "evidence": [{"id", "kind", "repo", "duplicate"}], "warnings"}.
     """
@@ -11366,6 +11559,8 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
     prefetch(wanted)
     for p in prepared:
         p["anchors"] = _stamp_anchors(p["repo"], p["cited"], gits, head_blob, warnings)
+    if not allow_missing_symbol:
+        _refuse_missing_symbols(prepared)
     # What the cited symbols call in related repositories, and what the items name with
     # depends_on: read now, once, and stamped as the cited files are.
     deps = read_dependencies(DependencyReader(store), prepared, warnings)
@@ -11502,10 +11697,32 @@ CODE_REF_MAX_FILES = 40  # changed files read per call, in path order
 CODE_REF_MAX_BYTES = 512 * 1024  # larger files are skipped (generated code, bundles)
 CODE_REF_MIN_NAME = 4  # a cited symbol shorter than this ("get", "run") matches too much
 CODE_REF_MAX_ANCHORS = 200000  # cited symbols and paths read per call (a bound, not a sample)
+CODE_REF_COMMON_NAME = 5  # a method name this short (close, read, send) is every class's
 
+# ``item_repo`` is the repository the item is about, ``cited_repo`` the one whose code it cites.
 CodeReference = collections.namedtuple(
-    "CodeReference", "rid local_path local_status how name cited_repo cited_spec evidence_id kind"
+    "CodeReference", "rid local_path local_status how name cited_repo cited_spec evidence_id kind item_repo"
 )
+
+
+def _names_the_cited_symbol(names, name, owner, text, rel):
+    """Whether a working file that names ``name`` means the cited ``owner.name`` (or ``name``).
+
+    Facts: the name's form (a dunder such as __call__ is a protocol every class implements), its
+    length, the class it belongs to and how the file reaches it, whether the file defines the
+    name itself. Rule: a dunder never matches; a name the file defines is the file's own; a
+    method whose name is CODE_REF_COMMON_NAME characters or shorter (close, send) matches only
+    when called on its class or on a receiver named after it (pool.close for Pool.close), as the
+    class being named elsewhere in the file says nothing about which close is called; any other
+    method matches when its class is named or is the receiver (CodeNames.reaches)."""
+    if name.startswith("__") and name.endswith("__"):
+        return False
+    if owner is not None and len(name) <= CODE_REF_COMMON_NAME:
+        if _plain(owner) not in names.receivers.get(name, ()):
+            return False
+    elif not names.reaches(name, owner):
+        return False
+    return locate_symbol(text, rel, name) is None
 
 
 @SYMBOL_NAMES
@@ -11618,7 +11835,7 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         for name in sorted(names.named & set(by_name)):
             how = "calls" if name in names.called else "uses"
             for a in by_name[name]:
-                if names.reaches(name, _symbol_name(a[0])[1]):
+                if _names_the_cited_symbol(names, name, _symbol_name(a[0])[1], text, rel):
                     hits.append((rel, status, a, how, name))
         for form, cited in sorted(by_form.items()):
             if _contains_word(text, form):
@@ -11629,7 +11846,7 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     for i in range(0, len(rids), 500):
         chunk = rids[i : i + 500]
         for row in store.all(
-            "SELECT e.rid, e.id, e.kind, e.created_at FROM evidence e WHERE e.rid IN (%s) AND e.repo_id IN (%s)%s"
+            "SELECT e.rid, e.id, e.kind, e.created_at, e.repo_name FROM evidence e WHERE e.rid IN (%s) AND e.repo_id IN (%s)%s"
             % (",".join("?" * len(chunk)), ",".join("?" * len(scope_ids)), clause),
             chunk + list(scope_ids) + list(params),
         ):
@@ -11648,7 +11865,11 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
             taken.add(rid)
             e = evidence[rid]
             spec = path + ("#" + symbol if symbol else "")
-            found.append(CodeReference(rid, rel, status, how, name, cited_repo, spec, e["id"], e["kind"]))
+            found.append(
+                CodeReference(
+                    rid, rel, status, how, name, cited_repo, spec, e["id"], e["kind"], e["repo_name"]
+                )
+            )
     return found
 
 
@@ -11960,10 +12181,12 @@ def explain(facts):
         ref = (
             facts.code_reference
         )  # 'src/App.tsx (modified) calls uploadDocument; upload-sdk finding ev-… cites …'
+        # Labelled by the item's own repository; cited code of another one is named with it.
+        about = ref.item_repo or ref.cited_repo
         reasons.append(
-            "%s (%s) %s %s; %s %s %s cites %s"
-            % (ref.local_path, ref.local_status, ref.how, ref.name, ref.cited_repo, ref.kind.replace("_", " "),
-               ref.evidence_id, ref.cited_spec)
+            "%s (%s) %s %s; %s %s %s cites %s%s"
+            % (ref.local_path, ref.local_status, ref.how, ref.name, about, ref.kind.replace("_", " "),
+               ref.evidence_id, "" if about == ref.cited_repo else ref.cited_repo + ":", ref.cited_spec)
         )  # fmt: skip
     elif facts.fallback is not None:
         reasons.append(_fallback_text(facts.fallback))
@@ -12482,26 +12705,44 @@ def _more_matches(store, terms, where, params, cands, matches, exact):
     )
 
 
+MATCH_COUNT_WALK = 2 * MATCH_COUNT_EXACT  # matching rows a filtered count walks before it estimates
+
+
 def _count_matches(store, terms, where, params):
     """(number of items in scope whose text matches any term, exact?). Counted when the terms'
-    posting lists together hold at most MATCH_COUNT_EXACT rows; beyond that it is an estimate:
+    posting lists together hold at most MATCH_COUNT_EXACT rows, or, under a kind or a narrower
+    scope, when at most MATCH_COUNT_WALK rows match; beyond that it is an estimate:
     the commonest term's rows over the whole store, scaled by the share of the store that the
     scope and filters admit (counted once per store generation), never a count that costs as much
     as ranking every row of a common word."""
     df = _doc_freqs(store, terms)
     clause = "".join(" AND " + w for w in where)
+    match = fts_query(terms)
     if sum(df.values()) > MATCH_COUNT_EXACT:
         estimate = max(df.values())
         if [w for w in where if w != "e.status = 'active'"]:  # a kind or a narrower scope (the status
             # filter alone admits nearly every item, and counting it would cost a scan per write)
+            # The first MATCH_COUNT_WALK matching rows, walked in one bounded pass: all of them
+            # when there are no more (the count is exact), else the admitted ones are a floor
+            # under the estimate (which assumes the filter admits matching rows as often as any).
+            walked, hits = store.memo(
+                ("match-walk", match, clause, tuple(params)),
+                lambda: tuple(store.one(
+                    "SELECT count(*), total(CASE WHEN 1%s THEN 1 END) FROM (SELECT rowid FROM evidence_fts "
+                    "WHERE evidence_fts MATCH ? LIMIT ?) m JOIN evidence e ON e.rid = m.rowid" % clause,
+                    list(params) + [match, MATCH_COUNT_WALK],
+                )),
+            )  # fmt: skip
+            if walked < MATCH_COUNT_WALK:
+                return int(hits), True
             total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
             admitted = store.memo(
                 ("admitted", clause, tuple(params)),
                 lambda: store.one("SELECT count(*) FROM evidence e WHERE 1%s" % clause, list(params))[0],
             )
             estimate = int(round(estimate * admitted / float(total))) if total else 0
+            estimate = max(estimate, int(hits))
         return estimate, False
-    match = fts_query(terms)
     n = store.memo(  # counted once per store generation
         ("match-count", match, clause, tuple(params)),
         lambda: store.one(
@@ -13254,8 +13495,9 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
         if not cites_file and anchors[rid]:
             a = anchors[rid][0]
             group = fileless.setdefault(a["repo_name"], {"repo": a["repo_name"], "items": 0, "verdicts": {},
-                                                         "moved_min": None, "moved_max": None})  # fmt: skip
+                                                         "moved_min": None, "moved_max": None, "ids": []})  # fmt: skip
             group["items"] += 1
+            group["ids"].append(eid)
             group["verdicts"][c["verdict"]] = group["verdicts"].get(c["verdict"], 0) + 1
             moved = checker.moved.get((a["repo_id"], a["commit_sha"]))
             if c["verdict"] == "current":
@@ -13306,7 +13548,13 @@ def fileless_summary(group):
     else:
         span = _plural(high, "commit") if low == high else "%d to %d commits" % (low, high)
         moved = "%s moved %s since" % (group["repo"], span)
-    return "%s; %s" % (moved, "this item cites no file" if n == 1 else "%d items cite no file" % n)
+    # The ids are named, so that every item verify checked can be confirmed or shown by its id.
+    ids = ", ".join(group.get("ids") or ())
+    return "%s; %s%s" % (
+        moved,
+        "this item cites no file" if n == 1 else "%d items cite no file" % n,
+        ": " + ids if ids else "",
+    )
 
 
 def get_evidence(store, evidence_id):
@@ -14007,7 +14255,7 @@ def _brief_line(item):
     """One item as one line: id, kind, repository, verdict (and who, for a teammate's), the claim,
     the reason it is here."""
     verdict = item["freshness"]["verdict"]
-    who = item.get("recorded_by", "you")
+    who = short_recorded_by(item.get("recorded_by", "you"))  # the name alone: `show` says the rest
     line = "- %s [%s, %s, %s%s] %s" % (
         item["id"],
         item["kind"],
@@ -17063,6 +17311,25 @@ AGENT_GEMINI = "gemini-cli"
 # Every agent whose transcripts import; TRANSCRIPT_ADAPTERS (below the adapters) maps each to its
 # parser, parse(path, rec).
 TRANSCRIPT_AGENTS = (AGENT_CLAUDE_CODE, AGENT_CODEX, AGENT_GEMINI)
+# What a user may type for an agent wherever one is named (hooks, brief --hook, import --agent):
+# the program's name as typed in a shell, or the name wctx gives it.
+AGENT_ALIASES = {
+    "claude": AGENT_CLAUDE_CODE,
+    "claude-code": AGENT_CLAUDE_CODE,
+    "claude_code": AGENT_CLAUDE_CODE,
+    "codex": AGENT_CODEX,
+    "codex-cli": AGENT_CODEX,
+    "gemini": AGENT_GEMINI,
+    "gemini-cli": AGENT_GEMINI,
+    "gemini_cli": AGENT_GEMINI,
+}
+
+
+def agent_named(text):
+    """The agent a user's word names (``gemini`` is gemini-cli); other words unchanged."""
+    return AGENT_ALIASES.get(text.strip().lower(), text) if isinstance(text, str) else text
+
+
 # Major versions of each agent whose transcript format the adapters were written against. A file
 # from another major version is refused by name rather than half-parsed.
 SUPPORTED_MAJOR_VERSIONS = {AGENT_CLAUDE_CODE: (1, 2), AGENT_CODEX: (0,)}
@@ -20063,6 +20330,7 @@ REPORT_COMPACT_CLAIM_CHARS = 160
 REPORT_NODE_W, REPORT_NODE_H = 196, 64
 REPORT_GAP_X, REPORT_GAP_Y = 36, 84
 REPORT_ROW_MAX = 6  # nodes per row of the graph before a layer wraps
+REPORT_GUTTER = 80  # room beside the boxes for edges routed round them, and their labels
 REPORT_REPO_FIELDS = ("name", "path", "exists", "workspaces", "checkouts")
 
 
@@ -20292,6 +20560,9 @@ def _graph_svg(report):
     names = [r["name"] for r in report.repos]
     edges = [(rel["from"], rel["to"]) for rel in report.relations]
     xy, (width, height) = _graph_layout(names, edges)
+    # A gutter on each side: an edge that goes round the boxes may run, and be labelled, there.
+    xy = {n: (x + REPORT_GUTTER, y) for n, (x, y) in xy.items()}
+    width += 2 * REPORT_GUTTER
     w, h = REPORT_NODE_W, REPORT_NODE_H
     parts = [
         '<svg id="graph" xmlns="http://www.w3.org/2000/svg" role="img" viewBox="0 0 %s %s" width="%s" '
@@ -20304,50 +20575,35 @@ def _graph_svg(report):
     for f, t in edges:
         pair = tuple(sorted((f, t)))
         pair_count[pair] = pair_count.get(pair, 0) + 1
-    labels, placed = [], []
+    boxes = {n: (x, y, x + w, y + h) for n, (x, y) in xy.items()}
+    # A label never covers a box: the boxes are where labels may not go, from the start.
+    labels, placed, lanes = [], list(boxes.values()), []
     for rel in report.relations:
         f, t = rel["from"], rel["to"]
         pair = tuple(sorted((f, t)))
         k = pair_seen.get(pair, 0)
         pair_seen[pair] = k + 1
         spread = (k - (pair_count[pair] - 1) / 2.0) * 46
-        (fx, fy), (tx, ty) = xy[f], xy[t]
-        if ty > fy:  # downwards: bottom of FROM to top of TO
-            x1, y1, x2, y2 = fx + w / 2 + spread / 3, fy + h, tx + w / 2 + spread / 3, ty
-            c1, c2 = (x1 + spread, y1 + REPORT_GAP_Y / 2), (x2 + spread, y2 - REPORT_GAP_Y / 2)
-        elif ty < fy:  # upwards (a cycle or a wrapped layer): top of FROM to bottom of TO
-            x1, y1, x2, y2 = fx + w / 2 + spread / 3, fy, tx + w / 2 + spread / 3, ty + h
-            c1, c2 = (x1 + spread, y1 - REPORT_GAP_Y / 2), (x2 + spread, y2 + REPORT_GAP_Y / 2)
-        else:  # same row: an arc below the row
-            x1, y1, x2, y2 = fx + w / 2, fy + h, tx + w / 2, ty + h
-            depth = REPORT_GAP_Y * 0.6 + abs(spread)
-            c1, c2 = (x1, y1 + depth), (x2, y2 + depth)
-        mx = (x1 + 3 * c1[0] + 3 * c2[0] + x2) / 8.0
-        my = _free_label_y(placed, mx, (y1 + 3 * c1[1] + 3 * c2[1] + y2) / 8.0, rel["kind"])
+        start, segments, (mx, my) = _edge_route(
+            xy[f], xy[t], spread, [b for n, b in boxes.items() if n not in (f, t)], width, lanes
+        )
+        my = _free_label_y(placed, mx, my, rel["kind"])
         parts.append(
             '<g class="edge" data-from="%s" data-to="%s" data-kind="%s"><title>%s%s</title>'
-            '<path d="M%s,%s C%s,%s %s,%s %s,%s" marker-end="url(#arrow)"/></g>'
+            '<path d="%s" marker-end="url(#arrow)"/></g>'
             % (
                 _esc(f),
                 _esc(t),
                 _esc(rel["kind"]),
                 _esc(rel["label"]),
                 _esc(": " + rel["note"]) if rel.get("note") else "",
-                _num(x1),
-                _num(y1),
-                _num(c1[0]),
-                _num(c1[1]),
-                _num(c2[0]),
-                _num(c2[1]),
-                _num(x2),
-                _num(y2),
+                _path_data(start, segments),
             )
         )
         labels.append(
             '<text class="edge-label" data-from="%s" data-to="%s" x="%s" y="%s" text-anchor="middle">%s</text>'
             % (_esc(f), _esc(t), _num(mx), _num(my + 4), _esc(rel["kind"].replace("_", " ")))
         )
-    parts.extend(labels)  # labels above every line
     for repo in report.repos:
         name = repo["name"]
         x, y = xy[name]
@@ -20381,16 +20637,118 @@ def _graph_svg(report):
                 ),
             )
         )
+    parts.extend(labels)  # labels above every line and every box (and placed clear of the boxes)
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _edge_route(f_xy, t_xy, spread, others, width, taken):
+    """An edge from the box at ``f_xy`` to the box at ``t_xy``: (start point, segments, label
+    point). A segment is ("C", control 1, control 2, end) or ("L", end).
+
+    Facts: where the two boxes are, and the boxes of every other repository (``others``).
+    Rule: the plain curve (down from FROM's bottom to TO's top, up the other way, an arc below a
+    shared row) when no other box lies on it; else the edge leaves FROM into the gap between
+    rows, runs straight down (or up) a lane that no box touches and no other detour runs in
+    (``taken``, which it joins), the lane nearest the plain curve first, and turns into TO from
+    the gap next to it. Its label sits where it runs in a gap."""
+    w, h, gap = REPORT_NODE_W, REPORT_NODE_H, REPORT_GAP_Y
+    (fx, fy), (tx, ty) = f_xy, t_xy
+    if ty == fy:  # same row: an arc below the row, through the gap
+        x1, y1, x2, y2 = fx + w / 2, fy + h, tx + w / 2, ty + h
+        depth = gap * 0.6 + abs(spread)
+        c1, c2 = (x1, y1 + depth), (x2, y2 + depth)
+        return (x1, y1), [("C", c1, c2, (x2, y2))], _bezier_at((x1, y1), c1, c2, (x2, y2), 0.5)
+    down = 1 if ty > fy else -1
+    x1, y1 = fx + w / 2 + spread / 3, fy + h if down > 0 else fy
+    x2, y2 = tx + w / 2 + spread / 3, ty if down > 0 else ty + h
+    c1, c2 = (x1 + spread, y1 + down * gap / 2), (x2 + spread, y2 - down * gap / 2)
+    plain = [("C", c1, c2, (x2, y2))]
+    if not _crosses((x1, y1), plain, others):
+        return (x1, y1), plain, _bezier_at((x1, y1), c1, c2, (x2, y2), 0.5)
+    low, high = min(y1, y2), max(y1, y2)
+    between = sorted(b for b in others if b[1] < high and b[3] > low)
+    margin = REPORT_GAP_X / 2.0
+    lanes = [max(6.0, between[0][0] - margin), min(width - 6.0, max(b[2] for b in between) + margin)]
+    edges = sorted([b[0] for b in between] + [b[2] for b in between])
+    lanes += [(a + b) / 2.0 for a, b in zip(edges, edges[1:])]
+    aim = (x1 + x2) / 2.0 + spread
+    turn_in, turn_out = y1 + down * gap / 2, y2 - down * gap / 2
+    route, start = plain, (x1, y1)
+    # Two detours never share a lane where they run side by side: the next one moves over.
+    near = [x for x, a, b in taken if a < high and b > low]
+    tries = [
+        lane + shift
+        for lane in sorted(set(lanes), key=lambda x: (abs(x - aim), x))
+        for shift in (0, -12, 12, -24, 24)
+    ]
+    for lane in tries:
+        if any(abs(lane - x) < 8 for x in near):
+            continue
+        # Leave and enter on the lane's side of each box, clear of the straight edges' middle.
+        side = -w / 4 if lane < fx + w / 2 else w / 4
+        a, b = fx + w / 2 + side, tx + w / 2 + (-w / 4 if lane < tx + w / 2 else w / 4)
+        route = [
+            ("C", (a, y1 + down * gap / 4), (lane, y1 + down * gap / 4), (lane, turn_in)),
+            ("L", (lane, turn_out)),
+            ("C", (lane, y2 - down * gap / 4), (b, y2 - down * gap / 4), (b, y2)),
+        ]
+        start = (a, y1)
+        if not _crosses(start, route, others):
+            taken.append((lane, low, high))
+            break
+    return start, route, (route[0][3][0], turn_in)
+
+
+def _bezier_at(p0, p1, p2, p3, s):
+    """The point at parameter ``s`` of a cubic Bézier curve."""
+    r = 1.0 - s
+    return tuple(
+        r**3 * a + 3 * r * r * s * b + 3 * r * s * s * c + s**3 * d for a, b, c, d in zip(p0, p1, p2, p3)
+    )
+
+
+def _route_points(start, segments, steps=32):
+    """Points along a route, close enough together to find a box it enters."""
+    points, here = [start], start
+    for seg in segments:
+        end = seg[-1]
+        for i in range(1, steps + 1):
+            s = i / float(steps)
+            if seg[0] == "C":
+                points.append(_bezier_at(here, seg[1], seg[2], end, s))
+            else:
+                points.append((here[0] + (end[0] - here[0]) * s, here[1] + (end[1] - here[1]) * s))
+        here = end
+    return points
+
+
+def _crosses(start, segments, boxes):
+    """Whether a route passes through (or within a few pixels of) any of ``boxes``."""
+    pad = 4
+    return any(
+        b[0] - pad < x < b[2] + pad and b[1] - pad < y < b[3] + pad
+        for x, y in _route_points(start, segments)
+        for b in boxes
+    )
+
+
+def _path_data(start, segments):
+    """SVG path data of a route."""
+    out = ["M%s,%s" % (_num(start[0]), _num(start[1]))]
+    for seg in segments:
+        out.append(
+            ("C" if seg[0] == "C" else "L") + " ".join("%s,%s" % (_num(x), _num(y)) for x, y in seg[1:])
+        )
+    return " ".join(out)
 
 
 def _free_label_y(placed, x, y, kind):
     """A height for an edge label near ``y`` that overlaps no label placed so far (tried in a
     fixed order, so the picture stays the same); records the label's box in ``placed``."""
-    half = len(kind) * 3.4 + 4  # about half the label's width at 12px
-    for dy in (0, 14, -14, 28, -28, 42, -42):
-        box = (x - half, y + dy - 8, x + half, y + dy + 6)
+    half = len(kind) * 3.4 + 6  # about half the label's width at 12px, with its halo
+    for dy in (0, 18, -18, 36, -36, 54, -54, 72, -72):
+        box = (x - half, y + dy - 10, x + half, y + dy + 8)
         if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
             placed.append(box)
             return y + dy
@@ -20965,7 +21323,7 @@ def _result_line(n, r):
     if r.get("status", "active") != "active":
         tags.append(r["status"])
     if r.get("recorded_by", "you") != "you":
-        tags.append("by " + shown_text(r["recorded_by"]))
+        tags.append("by " + shown_text(short_recorded_by(r["recorded_by"])))
     # Redacted whole before the cut: a secret cut in two is no longer one the rules know.
     line = "%d. %s [%s] %s" % (
         n,
@@ -21001,6 +21359,13 @@ def format_search(res, detail=False):
         lines.append(
             "%s: showing evidence on files you are editing, open questions and recent items instead."
             % res.get("fallback_reason", "no searchable words in the query").capitalize()
+        )
+    if (not res["results"] or res["mode"] == "fallback") and len(res["searched"]) <= 1 and res.get("origin"):
+        # A repository alone in its scope: what others recorded is out of reach, and it says how.
+        lines.append(
+            "%s has no related repository and no workspace companion, so only its own items are "
+            "searched: search every repository with --all, or relate it (wctx relate %s uses OTHER)"
+            % (res["origin"], res["origin"])
         )
     if res["results"]:
         lines.append(UNTRUSTED_NOTICE if detail else SHORT_UNTRUSTED_NOTICE)
@@ -21385,21 +21750,10 @@ def _doctor_store(home, checks):
 
 def _doctor_identity(store):
     """Who this store records as (teammates see it on every item): a warning when nobody is set."""
-    import sqlite3
-
-    try:
-        author = recorder_identity(store)
-    except (sqlite3.Error, WctxError):
-        author = None
-    if author:
-        return _doctor_check("identity", DOCTOR_OK, "records as %s" % author)
-    return _doctor_check(
-        "identity",
-        DOCTOR_WARN,
-        "no identity: teammates will see your items as recorded by an unknown author",
-        'git config --global user.name "Your Name"; git config --global user.email you@example.com '
-        '(or: wctx whoami --set "Your Name <you@example.com>")',
-    )
+    problem = missing_identity(store)
+    if problem:
+        return _doctor_check("identity", DOCTOR_WARN, problem, NO_IDENTITY_FIX)
+    return _doctor_check("identity", DOCTOR_OK, "records as %s" % recorder_identity(store))
 
 
 def _doctor_write_access(home):
@@ -21981,9 +22335,13 @@ def cmd_capture(args, store):
         found = find_running_session(os.getcwd())
         if found:
             agent, external_id = found["agent"], found["external_id"]
-    res = capture(
-        store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id
-    )
+    try:
+        res = capture(
+            store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id,
+            allow_missing_symbol=args.allow_missing_symbol,
+        )  # fmt: skip
+    except MissingSymbolError as e:
+        raise MissingSymbolError("%s; or keep it as typed: --allow-missing-symbol" % e) from None
     for w in res["warnings"]:
         sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     if args.session:
@@ -22482,6 +22840,11 @@ def cmd_hooks(args, store):
             else "no wctx hook in %s; nothing changed" % res["settings"]
         )
     parts = [head]
+    if args.action == "install":
+        # Said where the hook is set up, as doctor says it: the sessions it imports carry no author.
+        problem = missing_identity(home=args.home)
+        if problem:
+            sys.stderr.write("wctx: warning: %s; set one: %s\n" % (problem, NO_IDENTITY_FIX))
     if res.get("backup"):
         parts.append("previous file kept as " + res["backup"])
     if res.get("diff"):
@@ -23138,6 +23501,11 @@ def build_parser(only=None):
         metavar="0..1",
         help="stated confidence of the item",
     )
+    p.add_argument(
+        "--allow-missing-symbol",
+        action="store_true",
+        help="store a cited symbol its file does not define, as typed (refused by default: a typo)",
+    )
     p.add_argument("--session", help="append to this session instead of starting one")
     p.add_argument("--agent", default="cli", help="who is recording (default: cli)")
 
@@ -23181,6 +23549,7 @@ def build_parser(only=None):
     p.add_argument("paths", nargs="*", metavar="PATH", help="transcript files, or directories of them")
     p.add_argument(
         "--agent",
+        type=agent_named,
         choices=("auto",) + TRANSCRIPT_AGENTS,
         default="auto",
         help="transcript format (default: detect)",
@@ -23197,7 +23566,7 @@ def build_parser(only=None):
 
     p = command("hooks", cmd_hooks)
     p.add_argument("action", choices=("install", "uninstall", "status"))
-    p.add_argument("agent", nargs="?", choices=HOOK_AGENTS)
+    p.add_argument("agent", nargs="?", type=agent_named, choices=HOOK_AGENTS)
     p.add_argument("--settings", metavar="FILE", help="settings file to change (default: the agent's own)")
     p.add_argument(
         "--python", default=None, help="interpreter the hook command runs (default: the one running wctx now)"
@@ -23218,7 +23587,11 @@ def build_parser(only=None):
         "--max-tokens", metavar="N", help="size bound in tokens of 4 bytes (instead of --max-bytes)"
     )
     p.add_argument(
-        "--hook", metavar="AGENT", choices=HOOK_AGENTS, help="read a SessionStart hook's JSON on stdin"
+        "--hook",
+        metavar="AGENT",
+        type=agent_named,
+        choices=HOOK_AGENTS,
+        help="read a SessionStart hook's JSON on stdin",
     )
     p.set_defaults(no_store=True)
 

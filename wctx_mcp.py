@@ -360,7 +360,8 @@ def evidence_entry(item, detail=False):
             entry[key] = served_cut(value, 200)[0]
     who = item.get("recorded_by")
     if isinstance(who, str) and who and who != "you":  # one's own items go unmarked
-        entry["recorded_by"] = served_cut(who, 200)[0]
+        # Compact: the name alone (get_evidence and detail give "Name <email> (machine …)").
+        entry["recorded_by"] = served_cut(who if detail else CORE.short_recorded_by(who), 200)[0]
     claim = item.get("claim")
     if isinstance(claim, str):
         entry["claim"], neutralised = (
@@ -1419,7 +1420,7 @@ def _search_text(payload):
 def _verify_text(payload):
     s = payload.get("summary") or {}
     head = "%d checked: %s" % (
-        len(payload["items"]),
+        sum(s.values()),  # listed one by one or named in a fileless line: the counts add up to it
         ", ".join(
             "%d %s" % (s[v], v.replace("_", " "))
             for v in ("current", "possibly_stale", "stale", "unknown")

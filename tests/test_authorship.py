@@ -118,7 +118,8 @@ def test_a_teammates_item_names_its_author_and_machine_and_ones_own_says_you(tea
     # The text a person or an agent reads, and one item in full.
     text = a.wctx("search", "uploadDocument 419").stdout
     line = next(x for x in text.splitlines() if theirs in x)
-    assert "by " + BOB in line
+    # A search line names the author alone; show gives the address and the machine.
+    assert "by Bob Builder]" in line and "bob@example.com" not in line and "machine" not in line
     assert "by " not in next(x for x in text.splitlines() if mine in x)
     assert "by %s (machine %s)" % (BOB, bob_machine[:8]) in a.wctx("show", theirs).stdout
     assert "by you" in a.wctx("show", mine).stdout
@@ -133,7 +134,8 @@ def test_the_briefing_the_page_and_the_mcp_server_say_whose_an_item_is(team, tmp
     assert any(r.startswith("recorded by " + BOB) for r in items[theirs]["reasons"])
     # The text a session-start hook hands the agent says it too, on the item's own line.
     text = a.wctx("brief", "--max-bytes", "20000").stdout
-    assert "by " + BOB in next(line for line in text.splitlines() if theirs in line)
+    line = next(line for line in text.splitlines() if theirs in line)
+    assert ", by Bob Builder]" in line and "bob@example.com" not in line and "machine" not in line
     assert "by you" not in text  # one's own items go unmarked
     page = str(tmp_path / "page.html")
     a.wctx("report", "--html", "-o", page)
@@ -148,9 +150,11 @@ def test_the_briefing_the_page_and_the_mcp_server_say_whose_an_item_is(team, tmp
         server.initialize()
         result = server.call("search_evidence", {"query": "uploadDocument 419"})
         entries = by_id(result["structuredContent"]["results"])
-        assert entries[theirs]["recorded_by"].startswith(BOB)
+        assert entries[theirs]["recorded_by"] == "Bob Builder"  # compact: the name alone
         assert "recorded_by" not in entries[mine]  # one's own items go unmarked: no tokens spent
-        assert "by " + BOB in result["content"][0]["text"]
+        assert "by Bob Builder]" in result["content"][0]["text"]
+        full = server.call("get_evidence", {"id": theirs})["structuredContent"]
+        assert BOB in str(full)
         only = server.call("search_evidence", {"query": "uploadDocument 419", "author": "bob@example.com"})
         assert [e["id"] for e in only["structuredContent"]["results"]] == [theirs]
     finally:

@@ -290,7 +290,8 @@ def test_instructions_write_never_deletes_text_after_a_hand_written_marker(git_r
 
 def test_a_symbol_never_located_at_capture_never_verifies_as_unchanged_symbol(git_repo, store, run_cli):
     _, b = _two(git_repo, store)
-    out = _capture_json(run_cli, b.path, "--finding", "missing symbol", "--file", "core.py#Context.nothere")
+    out = _capture_json(run_cli, b.path, "--finding", "missing symbol", "--file", "core.py#Context.nothere",
+                        "--allow-missing-symbol")  # fmt: skip
     assert any("not found" in w for w in out["warnings"])
     res = run_cli(["verify", out["evidence"][0]["id"], "--json"], cwd=b.path)
     reason = " ".join(res.json["items"][0]["reasons"])

@@ -308,6 +308,7 @@ def test_unlocatable_symbol_is_accepted_with_a_warning(product, run_cli):
             "upload-sdk",
             "--file",
             "src/client.py#nowhere",
+            "--allow-missing-symbol",
         ]
     )
     assert res.code == 0, res
@@ -470,8 +471,8 @@ BAD_CAPTURES = [
     ),
     (
         ["--finding", "x", "--repo", "upload-sdk", "--file", "no-such-repo:src/x.py"],
-        2,
-        "does not exist in upload-sdk",
+        1,
+        "unknown repository 'no-such-repo'",
     ),
     (["--finding", "x", "--repo", "upload-sdk", "--file", "#connect"], 2, "names a symbol but no path"),
     (["--finding", "  ", "--repo", "upload-sdk"], 2, "claim is empty"),

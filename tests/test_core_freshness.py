@@ -192,6 +192,7 @@ def test_symbol_not_located_at_capture_is_possibly_stale_when_the_file_changes(p
         product.store,
         [{"kind": "finding", "claim": "c", "repo": "upload-sdk", "files": [CLIENT + "#Ghost"]}],
         cwd=sdk.path,
+        allow_missing_symbol=True,
     )
     assert res["warnings"]
     eid = res["evidence"][0]["id"]

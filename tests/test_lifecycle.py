@@ -576,10 +576,11 @@ def test_items_citing_no_file_are_summarised_and_do_not_fail_verify(product, run
         sdk.commit("move on %d" % n)
     res = run_cli(["verify"], cwd=sdk.path)
     assert res.code == 0, res  # possibly_stale alone is not a failure
-    for eid in fileless:
-        assert eid not in res.out
+    for eid in fileless:  # named once on the repository's line, not a line each
+        assert res.out.count(eid) == 1 and not any(line.startswith(eid) for line in res.out.splitlines())
     assert "%s  current" % with_file in res.out
-    assert "upload-sdk moved 2 commits since; 3 items cite no file" in res.out
+    named = res.out.split("upload-sdk moved 2 commits since; 3 items cite no file: ")[1].splitlines()[0]
+    assert sorted(named.split(", ")) == sorted(fileless)
     assert "(3 items not listed one by one: wctx verify --all)" in res.out
     assert res.out.rstrip().endswith("4 checked: 1 current, 3 possibly stale, 0 stale, 0 unknown")
     assert run_cli(["verify", "--strict"], cwd=sdk.path).code == 1
@@ -588,8 +589,10 @@ def test_items_citing_no_file_are_summarised_and_do_not_fail_verify(product, run
     assert "upload-sdk moved 2 commits since %s; this item cites no file" % recorded[:7] in listed.out
     js = run_cli(["verify", "--json"], cwd=sdk.path).json
     assert js["fileless"] == [
-        {"repo": "upload-sdk", "items": 3, "verdicts": {"possibly_stale": 3}, "moved_min": 2, "moved_max": 2}
-    ]
+        {"repo": "upload-sdk", "items": 3, "verdicts": {"possibly_stale": 3}, "moved_min": 2, "moved_max": 2,
+         "ids": js["fileless"][0]["ids"]}
+    ]  # fmt: skip
+    assert sorted(js["fileless"][0]["ids"]) == sorted(fileless)
     # A stale item fails it; so does an unknown one.
     sdk.write(CLIENT, sdk.read(CLIENT).replace('{"url": url}', '{"url": url, "x": 1}'))
     assert run_cli(["verify"], cwd=sdk.path).code == 1
@@ -630,7 +633,9 @@ def test_mcp_confirm_evidence_and_fileless_verify(tmp_path):
         checked = server.call_ok("verify_freshness", {})
         assert [i["id"] for i in checked["items"]] == [cited]
         assert checked["items"][0]["verdict"] == "stale"
-        assert checked["fileless"] == ["upload-sdk moved 1 commit since; this item cites no file"]
+        assert checked["fileless"] == [
+            "upload-sdk moved 1 commit since; this item cites no file: " + fileless
+        ]
         assert checked["summary"]["possibly_stale"] == 1
         everything = server.call_ok("verify_freshness", {"all": True, "about": "upload-sdk"})
         assert {i["id"] for i in everything["items"]} == {cited, fileless}

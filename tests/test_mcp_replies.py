@@ -177,7 +177,7 @@ def test_verify_reasons_keep_the_commits_they_name_whole(servers, run_cli):
         subject = "rework the send path so that the retry budget is honoured, step %d" % n
         _commit(sdk_path, "src/upload.py",
                 "def uploadDocument(doc):\n    return send(doc)\n\n\ndef send(doc):\n    return %d\n" % (420 + n), subject)  # fmt: skip
-        subjects.append(subject[:60])  # subjects are named up to 60 characters, whole
+        subjects.append(wctx.clip_words(subject, 60))  # up to 60 characters, cut at a word
     for args in ({"ids": [eid]}, {"ids": [eid], "detail": True}):
         (item,) = ui.call_ok("verify_freshness", args)["items"]
         reason = item["reasons"][0]

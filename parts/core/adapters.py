@@ -25,6 +25,25 @@ AGENT_GEMINI = "gemini-cli"
 # Every agent whose transcripts import; TRANSCRIPT_ADAPTERS (below the adapters) maps each to its
 # parser, parse(path, rec).
 TRANSCRIPT_AGENTS = (AGENT_CLAUDE_CODE, AGENT_CODEX, AGENT_GEMINI)
+# What a user may type for an agent wherever one is named (hooks, brief --hook, import --agent):
+# the program's name as typed in a shell, or the name wctx gives it.
+AGENT_ALIASES = {
+    "claude": AGENT_CLAUDE_CODE,
+    "claude-code": AGENT_CLAUDE_CODE,
+    "claude_code": AGENT_CLAUDE_CODE,
+    "codex": AGENT_CODEX,
+    "codex-cli": AGENT_CODEX,
+    "gemini": AGENT_GEMINI,
+    "gemini-cli": AGENT_GEMINI,
+    "gemini_cli": AGENT_GEMINI,
+}
+
+
+def agent_named(text):
+    """The agent a user's word names (``gemini`` is gemini-cli); other words unchanged."""
+    return AGENT_ALIASES.get(text.strip().lower(), text) if isinstance(text, str) else text
+
+
 # Major versions of each agent whose transcript format the adapters were written against. A file
 # from another major version is refused by name rather than half-parsed.
 SUPPORTED_MAJOR_VERSIONS = {AGENT_CLAUDE_CODE: (1, 2), AGENT_CODEX: (0,)}

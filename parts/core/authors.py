@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import os
+import re
 
-from .errors import NotFoundError, UsageError
+from .errors import NotFoundError, UsageError, WctxError
 from .git import GitError, run_git
 from .helpers import clean_text, utc_now
 from .records import _resolve_ids
+from .store import Store, _connect_readonly, default_home
 
 # ----------------------------------------------------------------------------------------------
 # Authorship: who recorded an item, and what this person keeps out of their own view
@@ -81,6 +83,51 @@ def recorder_identity(store):
     return clean_author(_git_identity(), "git's user.name")
 
 
+NO_IDENTITY = "no identity: teammates will see your items as recorded by an unknown author"
+NO_IDENTITY_FIX = (
+    'git config --global user.name "Your Name"; git config --global user.email you@example.com '
+    '(or: wctx whoami --set "Your Name <you@example.com>")'
+)
+
+
+def missing_identity(store=None, home=None):
+    """NO_IDENTITY when nobody is set to record as, else None: the one check and wording that
+    doctor and hooks install share. Without ``store``, the store in ``home`` is read (read-only,
+    and only if it exists: a store not yet made has no identity of its own)."""
+    import sqlite3
+
+    con = None
+    try:
+        if store is None:
+            home = home or default_home()
+            path = os.path.join(home, "wctx.db")
+            if os.path.exists(path):
+                con = _connect_readonly(path)
+                con.row_factory = sqlite3.Row
+                store = Store(home, con)
+        try:
+            author = recorder_identity(store) if store is not None else _unstored_identity()
+        except (sqlite3.Error, WctxError):
+            author = None
+    except sqlite3.Error:
+        author = _unstored_identity()
+    finally:
+        if con is not None:
+            con.close()
+    return None if author else NO_IDENTITY
+
+
+def _unstored_identity():
+    """recorder_identity where there is no store yet: WCTX_AUTHOR, else git's."""
+    configured = os.environ.get("WCTX_AUTHOR")
+    if configured and configured.strip():
+        return configured
+    try:
+        return clean_author(_git_identity(), "git's user.name")
+    except UsageError:
+        return None
+
+
 def recorder(store):
     """(author, machine) stamped on a session recorded here now."""
     return recorder_identity(store), _store_machine_id(store)
@@ -121,6 +168,19 @@ def recorded_by(author, machine, mine):
     return "%s (machine %s)" % (who, machine[:8]) if machine else "%s (machine unknown)" % who
 
 
+def short_recorded_by(text):
+    """recorded_by where space is scarce (a search line, a briefing line): the author's name
+    alone, else the local part of the email; "you" and an unknown author as they are. ``show``
+    and the detailed forms keep the whole "Name <email> (machine …)"."""
+    if not isinstance(text, str) or text == "you":
+        return text
+    who = text.rsplit(" (machine ", 1)[0]
+    name, _, rest = who.partition("<")
+    if name.strip():
+        return name.strip()
+    return rest.rstrip(">").split("@")[0].strip() or who
+
+
 # The columns every reader of an item selects from its session ``s`` to say who recorded it.
 SESSION_WHO_COLUMNS = (
     "s.author AS session_author, s.machine AS session_machine, (s.machine IS NOT NULL AND "
@@ -139,7 +199,8 @@ def _known_authors(store):
 
 def resolve_author(store, text):
     """The stored author a user means by ``text``: the whole "Name <email>", the name or the email
-    (any case). ``me`` is not an author here; callers take it first."""
+    (any case), else the one author with a word of the name or the email that starts with it
+    (``bob``, ``berg``). ``me`` is not an author here; callers take it first."""
     text = clean_author(text)
     if text is None:
         raise UsageError("author is empty")
@@ -153,6 +214,13 @@ def resolve_author(store, text):
         email = rest[:-1] if rest.endswith(">") else ""
         if wanted in (author.lower(), name.strip().lower(), email.lower(), "<%s>" % email.lower()):
             found.append(author)
+    if not found:  # then by word prefix: "bob" is "Bob Berg <bob.berg@example.com>"
+        for author in authors:
+            name, _, rest = author.partition(" <")
+            words = name.lower().split() + [rest.lower().rstrip(">")]
+            words += re.split(r"[^\w]+", rest.lower())  # the email's parts: bob, berg, example
+            if any(w.startswith(wanted) for w in words if w):
+                found.append(author)
     if len(found) == 1:
         return found[0]
     if found:

@@ -4,7 +4,7 @@ import os
 import re
 import time
 
-from .authors import author_filter
+from .authors import author_filter, short_recorded_by
 from .code_refs import CodeReference, code_references
 from .errors import UsageError
 from .freshness import _load_anchors, freshness_of
@@ -258,7 +258,7 @@ def _brief_line(item):
     """One item as one line: id, kind, repository, verdict (and who, for a teammate's), the claim,
     the reason it is here."""
     verdict = item["freshness"]["verdict"]
-    who = item.get("recorded_by", "you")
+    who = short_recorded_by(item.get("recorded_by", "you"))  # the name alone: `show` says the rest
     line = "- %s [%s, %s, %s%s] %s" % (
         item["id"],
         item["kind"],

@@ -21,7 +21,7 @@ from .dependencies import (
     read_dependencies,
     stamp_dependencies,
 )
-from .errors import UsageError
+from .errors import MissingSymbolError, UsageError
 from .freshness import _load_anchors
 from .helpers import claim_key, clean_text, new_id, printable_path, split_claim, utc_now
 from .provenance import _parse_file_spec, _repo_provenance, _stamp_anchors
@@ -380,8 +380,35 @@ def repeat_item(store, row, anchors, confidence, session_id, agent, now, symptom
     return {"id": row["id"], "duplicate": True, "message": "%s: %s" % (row["id"], "; ".join(said))}
 
 
-def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", external_id=None):
+def _refuse_missing_symbols(prepared):
+    """A cited symbol that is not in its file is most often a typo: refused, naming the nearest
+    symbols of that file, before anything is written. Citing the file alone, or insisting
+    (allow_missing_symbol), stores what was asked; its freshness is then judged by the file."""
+    for p in prepared:
+        for a in p["anchors"]:
+            if "nearest_symbols" in a:
+                near = a["nearest_symbols"]
+                raise MissingSymbolError(
+                    "symbol %s was not found in %s:%s%s; cite %s, or the file alone (%s)"
+                    % (a["symbol"], a["repo"].name, a["path"],
+                       " (did you mean %s?)" % " or ".join(near) if near else "",
+                       "one of those" if near else "a symbol it defines", a["path"])
+                )  # fmt: skip
+
+
+def capture(
+    store,
+    items,
+    summary=None,
+    session_id=None,
+    cwd=None,
+    agent="cli",
+    external_id=None,
+    allow_missing_symbol=False,
+):
     """Record evidence items in one transaction, each stamped with its own repositories' provenance.
+    A cited symbol its file does not define is refused (_refuse_missing_symbols) unless
+    ``allow_missing_symbol``; then it is stored with a warning.
 
     Returns {"session", "evidence": [{"id", "kind", "repo", "duplicate"}], "warnings"}.
     """
@@ -438,6 +465,8 @@ def capture(store, items, summary=None, session_id=None, cwd=None, agent="cli", 
     prefetch(wanted)
     for p in prepared:
         p["anchors"] = _stamp_anchors(p["repo"], p["cited"], gits, head_blob, warnings)
+    if not allow_missing_symbol:
+        _refuse_missing_symbols(prepared)
     # What the cited symbols call in related repositories, and what the items name with
     # depends_on: read now, once, and stamped as the cited files are.
     deps = read_dependencies(DependencyReader(store), prepared, warnings)

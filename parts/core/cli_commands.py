@@ -4,14 +4,14 @@ import os
 import sys
 
 from .adapters import find_running_session
-from .authors import hidden_list, hide, set_identity, whoami
+from .authors import NO_IDENTITY_FIX, hidden_list, hide, missing_identity, set_identity, whoami
 from .brief import agent_command, brief
 from .caches import BUILT_ONCE
 from .capture import capture
 from .cli_format import format_item, format_search, format_verify
 from .demo import run_demo
 from .doctor import doctor, format_doctor
-from .errors import UsageError
+from .errors import MissingSymbolError, UsageError
 from .evaluation import format_eval_report, run_retrieval_eval
 from .freshness import _plural
 from .git import git_toplevel
@@ -399,9 +399,13 @@ def cmd_capture(args, store):
         found = find_running_session(os.getcwd())
         if found:
             agent, external_id = found["agent"], found["external_id"]
-    res = capture(
-        store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id
-    )
+    try:
+        res = capture(
+            store, items, summary=args.summary, session_id=args.session, agent=agent, external_id=external_id,
+            allow_missing_symbol=args.allow_missing_symbol,
+        )  # fmt: skip
+    except MissingSymbolError as e:
+        raise MissingSymbolError("%s; or keep it as typed: --allow-missing-symbol" % e) from None
     for w in res["warnings"]:
         sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
     if args.session:
@@ -900,6 +904,11 @@ def cmd_hooks(args, store):
             else "no wctx hook in %s; nothing changed" % res["settings"]
         )
     parts = [head]
+    if args.action == "install":
+        # Said where the hook is set up, as doctor says it: the sessions it imports carry no author.
+        problem = missing_identity(home=args.home)
+        if problem:
+            sys.stderr.write("wctx: warning: %s; set one: %s\n" % (problem, NO_IDENTITY_FIX))
     if res.get("backup"):
         parts.append("previous file kept as " + res["backup"])
     if res.get("diff"):

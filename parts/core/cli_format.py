@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from .authors import short_recorded_by
 from .freshness import _plural
 from .helpers import clip_words, cut_reason, short_sha
 from .items import fileless_summary
@@ -26,7 +27,7 @@ def _result_line(n, r):
     if r.get("status", "active") != "active":
         tags.append(r["status"])
     if r.get("recorded_by", "you") != "you":
-        tags.append("by " + shown_text(r["recorded_by"]))
+        tags.append("by " + shown_text(short_recorded_by(r["recorded_by"])))
     # Redacted whole before the cut: a secret cut in two is no longer one the rules know.
     line = "%d. %s [%s] %s" % (
         n,
@@ -62,6 +63,13 @@ def format_search(res, detail=False):
         lines.append(
             "%s: showing evidence on files you are editing, open questions and recent items instead."
             % res.get("fallback_reason", "no searchable words in the query").capitalize()
+        )
+    if (not res["results"] or res["mode"] == "fallback") and len(res["searched"]) <= 1 and res.get("origin"):
+        # A repository alone in its scope: what others recorded is out of reach, and it says how.
+        lines.append(
+            "%s has no related repository and no workspace companion, so only its own items are "
+            "searched: search every repository with --all, or relate it (wctx relate %s uses OTHER)"
+            % (res["origin"], res["origin"])
         )
     if res["results"]:
         lines.append(UNTRUSTED_NOTICE if detail else SHORT_UNTRUSTED_NOTICE)

@@ -4,7 +4,7 @@ import os
 import re
 import sys
 
-from .adapters import TRANSCRIPT_AGENTS
+from .adapters import TRANSCRIPT_AGENTS, agent_named
 from .brief import BRIEF_BYTES_VARIABLE, BRIEF_DEFAULT_BYTES
 from .caches import BUILT_ONCE
 from .cli_commands import (
@@ -315,6 +315,11 @@ def build_parser(only=None):
         metavar="0..1",
         help="stated confidence of the item",
     )
+    p.add_argument(
+        "--allow-missing-symbol",
+        action="store_true",
+        help="store a cited symbol its file does not define, as typed (refused by default: a typo)",
+    )
     p.add_argument("--session", help="append to this session instead of starting one")
     p.add_argument("--agent", default="cli", help="who is recording (default: cli)")
 
@@ -358,6 +363,7 @@ def build_parser(only=None):
     p.add_argument("paths", nargs="*", metavar="PATH", help="transcript files, or directories of them")
     p.add_argument(
         "--agent",
+        type=agent_named,
         choices=("auto",) + TRANSCRIPT_AGENTS,
         default="auto",
         help="transcript format (default: detect)",
@@ -374,7 +380,7 @@ def build_parser(only=None):
 
     p = command("hooks", cmd_hooks)
     p.add_argument("action", choices=("install", "uninstall", "status"))
-    p.add_argument("agent", nargs="?", choices=HOOK_AGENTS)
+    p.add_argument("agent", nargs="?", type=agent_named, choices=HOOK_AGENTS)
     p.add_argument("--settings", metavar="FILE", help="settings file to change (default: the agent's own)")
     p.add_argument(
         "--python", default=None, help="interpreter the hook command runs (default: the one running wctx now)"
@@ -395,7 +401,11 @@ def build_parser(only=None):
         "--max-tokens", metavar="N", help="size bound in tokens of 4 bytes (instead of --max-bytes)"
     )
     p.add_argument(
-        "--hook", metavar="AGENT", choices=HOOK_AGENTS, help="read a SessionStart hook's JSON on stdin"
+        "--hook",
+        metavar="AGENT",
+        type=agent_named,
+        choices=HOOK_AGENTS,
+        help="read a SessionStart hook's JSON on stdin",
     )
     p.set_defaults(no_store=True)
 

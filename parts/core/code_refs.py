@@ -14,8 +14,10 @@ from .symbols import (
     _contains_word,
     _mask_source,
     _module_forms,
+    _plain,
     code_names,
     language_of,
+    locate_symbol,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -32,10 +34,32 @@ CODE_REF_MAX_FILES = 40  # changed files read per call, in path order
 CODE_REF_MAX_BYTES = 512 * 1024  # larger files are skipped (generated code, bundles)
 CODE_REF_MIN_NAME = 4  # a cited symbol shorter than this ("get", "run") matches too much
 CODE_REF_MAX_ANCHORS = 200000  # cited symbols and paths read per call (a bound, not a sample)
+CODE_REF_COMMON_NAME = 5  # a method name this short (close, read, send) is every class's
 
+# ``item_repo`` is the repository the item is about, ``cited_repo`` the one whose code it cites.
 CodeReference = collections.namedtuple(
-    "CodeReference", "rid local_path local_status how name cited_repo cited_spec evidence_id kind"
+    "CodeReference", "rid local_path local_status how name cited_repo cited_spec evidence_id kind item_repo"
 )
+
+
+def _names_the_cited_symbol(names, name, owner, text, rel):
+    """Whether a working file that names ``name`` means the cited ``owner.name`` (or ``name``).
+
+    Facts: the name's form (a dunder such as __call__ is a protocol every class implements), its
+    length, the class it belongs to and how the file reaches it, whether the file defines the
+    name itself. Rule: a dunder never matches; a name the file defines is the file's own; a
+    method whose name is CODE_REF_COMMON_NAME characters or shorter (close, send) matches only
+    when called on its class or on a receiver named after it (pool.close for Pool.close), as the
+    class being named elsewhere in the file says nothing about which close is called; any other
+    method matches when its class is named or is the receiver (CodeNames.reaches)."""
+    if name.startswith("__") and name.endswith("__"):
+        return False
+    if owner is not None and len(name) <= CODE_REF_COMMON_NAME:
+        if _plain(owner) not in names.receivers.get(name, ()):
+            return False
+    elif not names.reaches(name, owner):
+        return False
+    return locate_symbol(text, rel, name) is None
 
 
 @SYMBOL_NAMES
@@ -148,7 +172,7 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         for name in sorted(names.named & set(by_name)):
             how = "calls" if name in names.called else "uses"
             for a in by_name[name]:
-                if names.reaches(name, _symbol_name(a[0])[1]):
+                if _names_the_cited_symbol(names, name, _symbol_name(a[0])[1], text, rel):
                     hits.append((rel, status, a, how, name))
         for form, cited in sorted(by_form.items()):
             if _contains_word(text, form):
@@ -159,7 +183,7 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     for i in range(0, len(rids), 500):
         chunk = rids[i : i + 500]
         for row in store.all(
-            "SELECT e.rid, e.id, e.kind, e.created_at FROM evidence e WHERE e.rid IN (%s) AND e.repo_id IN (%s)%s"
+            "SELECT e.rid, e.id, e.kind, e.created_at, e.repo_name FROM evidence e WHERE e.rid IN (%s) AND e.repo_id IN (%s)%s"
             % (",".join("?" * len(chunk)), ",".join("?" * len(scope_ids)), clause),
             chunk + list(scope_ids) + list(params),
         ):
@@ -178,5 +202,9 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
             taken.add(rid)
             e = evidence[rid]
             spec = path + ("#" + symbol if symbol else "")
-            found.append(CodeReference(rid, rel, status, how, name, cited_repo, spec, e["id"], e["kind"]))
+            found.append(
+                CodeReference(
+                    rid, rel, status, how, name, cited_repo, spec, e["id"], e["kind"], e["repo_name"]
+                )
+            )
     return found

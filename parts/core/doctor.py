@@ -3,7 +3,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .authors import recorder_identity
+from .authors import NO_IDENTITY_FIX, missing_identity, recorder_identity
 from .brief import agent_command
 from .constants import SCHEMA_APP_ID
 from .errors import WctxError
@@ -107,21 +107,10 @@ def _doctor_store(home, checks):
 
 def _doctor_identity(store):
     """Who this store records as (teammates see it on every item): a warning when nobody is set."""
-    import sqlite3
-
-    try:
-        author = recorder_identity(store)
-    except (sqlite3.Error, WctxError):
-        author = None
-    if author:
-        return _doctor_check("identity", DOCTOR_OK, "records as %s" % author)
-    return _doctor_check(
-        "identity",
-        DOCTOR_WARN,
-        "no identity: teammates will see your items as recorded by an unknown author",
-        'git config --global user.name "Your Name"; git config --global user.email you@example.com '
-        '(or: wctx whoami --set "Your Name <you@example.com>")',
-    )
+    problem = missing_identity(store)
+    if problem:
+        return _doctor_check("identity", DOCTOR_WARN, problem, NO_IDENTITY_FIX)
+    return _doctor_check("identity", DOCTOR_OK, "records as %s" % recorder_identity(store))
 
 
 def _doctor_write_access(home):

@@ -21,3 +21,7 @@ class NotFoundError(WctxError):
     """An id, repository, workspace or session that does not exist."""
 
     exit_code = 1
+
+
+class MissingSymbolError(UsageError):
+    """A cited symbol its file does not define (a typo, most often); the CLI adds how to insist."""

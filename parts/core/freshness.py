@@ -18,7 +18,7 @@ from .git import (
     recent_head_token,
 )
 from .head import __version__
-from .helpers import short_sha, utc_now
+from .helpers import commit_subject, short_sha, utc_now
 from .history import HISTORY_MAX_PARSES, SymbolHistory, symbol_histories
 from .records import _repos
 from .symbols import language_of, symbol_hashes_of, symbol_lines
@@ -29,7 +29,9 @@ from .symbols import language_of, symbol_hashes_of, symbol_lines
 
 
 def _describe_commits(commits, limit=3):
-    shown = "; ".join('%s %s "%s"' % (c["short"], c["date"], c["subject"][:60]) for c in commits[:limit])
+    shown = "; ".join(
+        '%s %s "%s"' % (c["short"], c["date"], commit_subject(c["subject"])) for c in commits[:limit]
+    )
     more = " and %d more" % (len(commits) - limit) if len(commits) > limit else ""
     return shown + more
 

@@ -263,30 +263,72 @@ def clip_words(text, limit):
 
 # A commit as freshness reasons name it: short sha, date, "subject". Lists are joined with "; " and
 # may end in " and N more"; the sha and date make a boundary that a subject's own "; " is not.
-_COMMIT_BOUNDARY = _lazy_pattern(r"; (?=[0-9a-f]{7,40} \d{4}-\d\d-\d\d )")
-_MORE_TAIL = _lazy_pattern(r" and (\d+) (?:more|others?)$")
+# After the list a reason may go on ("; the file changed in 2 other commits that left it intact").
+_COMMIT_START = r'[0-9a-f]{7,40} \d{4}-\d\d-\d\d "'
+_COMMIT_LIST = _lazy_pattern(
+    "(?P<commits>" + _COMMIT_START + '.*?"(?:; ' + _COMMIT_START + '.*?")*)'
+    r"(?: and (?P<more>\d+) more)?(?=$|[;,] | and )"
+)
+_COMMIT_BOUNDARY = _lazy_pattern("; (?=" + _COMMIT_START + ")")
+
+
+def commit_subject(subject, limit=60):
+    """A commit's subject as a reason quotes it: cut at a word boundary, marked with "…"."""
+    return clip_words(subject, limit)
 
 
 def cut_reason(text, limit):
     """A reason at most about ``limit`` characters long. A reason that names commits keeps each
     commit it shows whole: commits are dropped from the end of the list and counted in its
-    "and N more" tail, never cut in the middle; only a single commit longer than the limit, or a
-    reason without commits, is cut at a word."""
+    "and N more" tail (the one place that count is decided once a reason is cut), never cut in
+    the middle; only a single commit longer than the limit, or a reason without commits, is cut
+    at a word. What follows the list is kept after the tail."""
     if len(text) <= limit:
         return text
-    tail = _MORE_TAIL.search(text)
-    more = int(tail.group(1)) if tail else 0
-    body = text[: tail.start()] if tail else text
-    parts = _COMMIT_BOUNDARY.split(body)
-    if len(parts) == 1 and not tail:
+    found = _COMMIT_LIST.search(text)
+    if found is None:
         return clip_words(text, limit)
+    head, rest = text[: found.start()], text[found.end() :]
+    more = int(found.group("more") or 0)
+    parts = _COMMIT_BOUNDARY.split(found.group("commits"))
+
+    def joined(parts, more, rest):
+        return head + "; ".join(parts) + (" and %d more" % more if more else "") + rest
+
     while len(parts) > 1:
-        candidate = "; ".join(parts) + (" and %d more" % more if more else "")
+        candidate = joined(parts, more, rest)
         if len(candidate) <= limit:
             return candidate
         parts.pop()
         more += 1
     # One commit left: keep it whole (a sha, a date and a subject of at most 60 characters) when
-    # it fits within twice the limit, else cut at a word.
-    candidate = parts[0] + (" and %d more" % more if more else "")
-    return candidate if len(candidate) <= 2 * limit else clip_words(candidate, limit)
+    # it fits within twice the limit, without what follows the list if need be, else cut at a word.
+    for candidate in (joined(parts, more, rest), joined(parts, more, "")):
+        if len(candidate) <= 2 * limit:
+            return candidate
+    return clip_words(joined(parts, more, ""), limit)
+
+
+def nearest_names(word, names, n=3):
+    """The names closest to ``word`` as typed (a typo of one of them), nearest first; [] when none
+    is near. Case is ignored in the comparison, not in the answer."""
+    import difflib
+
+    by_folded = {}
+    for name in names:
+        by_folded.setdefault(name.casefold(), name)
+    close = difflib.get_close_matches(word.casefold(), list(by_folded), n=n, cutoff=0.6)
+    return [by_folded[c] for c in close]
+
+
+def unknown_name(what, word, names, limit=12):
+    """``unknown WHAT 'word' (did you mean A?; known: A, B)``: the one wording of a name that
+    matches none of ``names``, with the nearest ones first and the whole list when short."""
+    names = sorted(set(names))
+    close = nearest_names(word, names)
+    known = ", ".join(names[:limit]) + (" …" if len(names) > limit else "")
+    said = []
+    if close:
+        said.append("did you mean %s?" % " or ".join(close))
+    said.append("known: %s" % (known or "none"))
+    return "unknown %s '%s' (%s)" % (what, word, "; ".join(said))

@@ -96,8 +96,9 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
         if not cites_file and anchors[rid]:
             a = anchors[rid][0]
             group = fileless.setdefault(a["repo_name"], {"repo": a["repo_name"], "items": 0, "verdicts": {},
-                                                         "moved_min": None, "moved_max": None})  # fmt: skip
+                                                         "moved_min": None, "moved_max": None, "ids": []})  # fmt: skip
             group["items"] += 1
+            group["ids"].append(eid)
             group["verdicts"][c["verdict"]] = group["verdicts"].get(c["verdict"], 0) + 1
             moved = checker.moved.get((a["repo_id"], a["commit_sha"]))
             if c["verdict"] == "current":
@@ -148,7 +149,13 @@ def fileless_summary(group):
     else:
         span = _plural(high, "commit") if low == high else "%d to %d commits" % (low, high)
         moved = "%s moved %s since" % (group["repo"], span)
-    return "%s; %s" % (moved, "this item cites no file" if n == 1 else "%d items cite no file" % n)
+    # The ids are named, so that every item verify checked can be confirmed or shown by its id.
+    ids = ", ".join(group.get("ids") or ())
+    return "%s; %s%s" % (
+        moved,
+        "this item cites no file" if n == 1 else "%d items cite no file" % n,
+        ": " + ids if ids else "",
+    )
 
 
 def get_evidence(store, evidence_id):

@@ -3,13 +3,14 @@ from __future__ import annotations
 import os
 import re
 
-from .errors import UsageError
+from .constants import REPO_NAME_RE
+from .errors import NotFoundError, UsageError
 from .git import GitError, GitRepo, UnreadableFile, _file_kind, blob_id, read_repo_file, repo_relative_path
-from .helpers import clean_text
+from .helpers import clean_text, unknown_name
 from .records import _repo_containing
 from .redaction import identifier_fault, stored_text
 from .repos import _git_refusal
-from .symbols import language_of, symbol_stamp_of
+from .symbols import language_of, nearest_symbols, symbol_stamp_of
 from .vocabulary import CODE_VOCABULARY_SUBJECTS, code_vocabulary
 
 # ----------------------------------------------------------------------------------------------
@@ -46,6 +47,10 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
         named = [r for r in repos if colon and r.name == prefix]
         if named:
             repo, path, base = named[0], rest, None  # repo:path is relative to that repo's root
+        elif colon and _names_a_repository(prefix, path, repo, cwd):
+            raise NotFoundError(
+                "--file %s: %s" % (spec, unknown_name("repository", prefix, [r.name for r in repos]))
+            )
         elif cwd:
             # A relative path from the cwd that lands in another registered repo (../sdk/x.ts)
             # belongs to that repo, unless the item's own repo has such a file.
@@ -84,6 +89,20 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
             % (spec, repo.name, rel, " and ".join(passed_over))
         )
     return repo, rel, real, symbol
+
+
+def _names_a_repository(prefix, path, item_repo, cwd):
+    """Whether ``prefix:rest``, whose prefix names no registered repository, was meant as a
+    repository name (a typo of one) rather than a path with a colon in it.
+
+    Facts: does a file or folder ``prefix:rest`` exist, from the cwd or in the item's repository;
+    does the prefix have a repository name's shape (no slash, the characters names allow).
+    Rule: a path that exists is a path; else a prefix shaped like a name is an unknown repository
+    name; else it is a path (and the usual "does not exist" follows)."""
+    for base in (cwd, item_repo.path if item_repo is not None else None):
+        if base and os.path.lexists(os.path.join(base, path)):
+            return False
+    return bool(REPO_NAME_RE.match(prefix))
 
 
 def _repo_provenance(repo):
@@ -149,13 +168,14 @@ def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol", 
     if data is None:
         raise UsageError("%s does not exist in %s" % (rel, repo.name))
     blob = blob_id(data, g.object_format)
-    sym_hash = lines = None
+    sym_hash = lines = near = None
     if symbol:
         sym_hash, lines = symbol_stamp_of(data, rel, symbol)
         if sym_hash is None:
+            near = nearest_symbols(data.decode("utf-8", "surrogateescape"), rel, symbol)
             warnings.append(
-                "%s %s was not found in %s:%s; its freshness will be judged by the whole file"
-                % (what, symbol, repo.name, rel)
+                "%s %s was not found in %s:%s%s; its freshness will be judged by the whole file"
+                % (what, symbol, repo.name, rel, " (did you mean %s?)" % " or ".join(near) if near else "")
             )
     anchor = {
         "repo": repo,
@@ -171,6 +191,8 @@ def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol", 
         "symbol_lang": language_of(rel) if symbol else None,
         "checkout": repo.checkout,  # the checkout stamped (None: the registered path)
     }
+    if near is not None:
+        anchor["nearest_symbols"] = near  # not stored: what capture offers instead of a typo
     if subjects is not None:
         anchor["code"] = code_vocabulary(data, rel, symbol, subjects)  # search row
     return anchor

@@ -38,6 +38,7 @@ REPORT_COMPACT_CLAIM_CHARS = 160
 REPORT_NODE_W, REPORT_NODE_H = 196, 64
 REPORT_GAP_X, REPORT_GAP_Y = 36, 84
 REPORT_ROW_MAX = 6  # nodes per row of the graph before a layer wraps
+REPORT_GUTTER = 80  # room beside the boxes for edges routed round them, and their labels
 REPORT_REPO_FIELDS = ("name", "path", "exists", "workspaces", "checkouts")
 
 
@@ -267,6 +268,9 @@ def _graph_svg(report):
     names = [r["name"] for r in report.repos]
     edges = [(rel["from"], rel["to"]) for rel in report.relations]
     xy, (width, height) = _graph_layout(names, edges)
+    # A gutter on each side: an edge that goes round the boxes may run, and be labelled, there.
+    xy = {n: (x + REPORT_GUTTER, y) for n, (x, y) in xy.items()}
+    width += 2 * REPORT_GUTTER
     w, h = REPORT_NODE_W, REPORT_NODE_H
     parts = [
         '<svg id="graph" xmlns="http://www.w3.org/2000/svg" role="img" viewBox="0 0 %s %s" width="%s" '
@@ -279,50 +283,35 @@ def _graph_svg(report):
     for f, t in edges:
         pair = tuple(sorted((f, t)))
         pair_count[pair] = pair_count.get(pair, 0) + 1
-    labels, placed = [], []
+    boxes = {n: (x, y, x + w, y + h) for n, (x, y) in xy.items()}
+    # A label never covers a box: the boxes are where labels may not go, from the start.
+    labels, placed, lanes = [], list(boxes.values()), []
     for rel in report.relations:
         f, t = rel["from"], rel["to"]
         pair = tuple(sorted((f, t)))
         k = pair_seen.get(pair, 0)
         pair_seen[pair] = k + 1
         spread = (k - (pair_count[pair] - 1) / 2.0) * 46
-        (fx, fy), (tx, ty) = xy[f], xy[t]
-        if ty > fy:  # downwards: bottom of FROM to top of TO
-            x1, y1, x2, y2 = fx + w / 2 + spread / 3, fy + h, tx + w / 2 + spread / 3, ty
-            c1, c2 = (x1 + spread, y1 + REPORT_GAP_Y / 2), (x2 + spread, y2 - REPORT_GAP_Y / 2)
-        elif ty < fy:  # upwards (a cycle or a wrapped layer): top of FROM to bottom of TO
-            x1, y1, x2, y2 = fx + w / 2 + spread / 3, fy, tx + w / 2 + spread / 3, ty + h
-            c1, c2 = (x1 + spread, y1 - REPORT_GAP_Y / 2), (x2 + spread, y2 + REPORT_GAP_Y / 2)
-        else:  # same row: an arc below the row
-            x1, y1, x2, y2 = fx + w / 2, fy + h, tx + w / 2, ty + h
-            depth = REPORT_GAP_Y * 0.6 + abs(spread)
-            c1, c2 = (x1, y1 + depth), (x2, y2 + depth)
-        mx = (x1 + 3 * c1[0] + 3 * c2[0] + x2) / 8.0
-        my = _free_label_y(placed, mx, (y1 + 3 * c1[1] + 3 * c2[1] + y2) / 8.0, rel["kind"])
+        start, segments, (mx, my) = _edge_route(
+            xy[f], xy[t], spread, [b for n, b in boxes.items() if n not in (f, t)], width, lanes
+        )
+        my = _free_label_y(placed, mx, my, rel["kind"])
         parts.append(
             '<g class="edge" data-from="%s" data-to="%s" data-kind="%s"><title>%s%s</title>'
-            '<path d="M%s,%s C%s,%s %s,%s %s,%s" marker-end="url(#arrow)"/></g>'
+            '<path d="%s" marker-end="url(#arrow)"/></g>'
             % (
                 _esc(f),
                 _esc(t),
                 _esc(rel["kind"]),
                 _esc(rel["label"]),
                 _esc(": " + rel["note"]) if rel.get("note") else "",
-                _num(x1),
-                _num(y1),
-                _num(c1[0]),
-                _num(c1[1]),
-                _num(c2[0]),
-                _num(c2[1]),
-                _num(x2),
-                _num(y2),
+                _path_data(start, segments),
             )
         )
         labels.append(
             '<text class="edge-label" data-from="%s" data-to="%s" x="%s" y="%s" text-anchor="middle">%s</text>'
             % (_esc(f), _esc(t), _num(mx), _num(my + 4), _esc(rel["kind"].replace("_", " ")))
         )
-    parts.extend(labels)  # labels above every line
     for repo in report.repos:
         name = repo["name"]
         x, y = xy[name]
@@ -356,16 +345,118 @@ def _graph_svg(report):
                 ),
             )
         )
+    parts.extend(labels)  # labels above every line and every box (and placed clear of the boxes)
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _edge_route(f_xy, t_xy, spread, others, width, taken):
+    """An edge from the box at ``f_xy`` to the box at ``t_xy``: (start point, segments, label
+    point). A segment is ("C", control 1, control 2, end) or ("L", end).
+
+    Facts: where the two boxes are, and the boxes of every other repository (``others``).
+    Rule: the plain curve (down from FROM's bottom to TO's top, up the other way, an arc below a
+    shared row) when no other box lies on it; else the edge leaves FROM into the gap between
+    rows, runs straight down (or up) a lane that no box touches and no other detour runs in
+    (``taken``, which it joins), the lane nearest the plain curve first, and turns into TO from
+    the gap next to it. Its label sits where it runs in a gap."""
+    w, h, gap = REPORT_NODE_W, REPORT_NODE_H, REPORT_GAP_Y
+    (fx, fy), (tx, ty) = f_xy, t_xy
+    if ty == fy:  # same row: an arc below the row, through the gap
+        x1, y1, x2, y2 = fx + w / 2, fy + h, tx + w / 2, ty + h
+        depth = gap * 0.6 + abs(spread)
+        c1, c2 = (x1, y1 + depth), (x2, y2 + depth)
+        return (x1, y1), [("C", c1, c2, (x2, y2))], _bezier_at((x1, y1), c1, c2, (x2, y2), 0.5)
+    down = 1 if ty > fy else -1
+    x1, y1 = fx + w / 2 + spread / 3, fy + h if down > 0 else fy
+    x2, y2 = tx + w / 2 + spread / 3, ty if down > 0 else ty + h
+    c1, c2 = (x1 + spread, y1 + down * gap / 2), (x2 + spread, y2 - down * gap / 2)
+    plain = [("C", c1, c2, (x2, y2))]
+    if not _crosses((x1, y1), plain, others):
+        return (x1, y1), plain, _bezier_at((x1, y1), c1, c2, (x2, y2), 0.5)
+    low, high = min(y1, y2), max(y1, y2)
+    between = sorted(b for b in others if b[1] < high and b[3] > low)
+    margin = REPORT_GAP_X / 2.0
+    lanes = [max(6.0, between[0][0] - margin), min(width - 6.0, max(b[2] for b in between) + margin)]
+    edges = sorted([b[0] for b in between] + [b[2] for b in between])
+    lanes += [(a + b) / 2.0 for a, b in zip(edges, edges[1:])]
+    aim = (x1 + x2) / 2.0 + spread
+    turn_in, turn_out = y1 + down * gap / 2, y2 - down * gap / 2
+    route, start = plain, (x1, y1)
+    # Two detours never share a lane where they run side by side: the next one moves over.
+    near = [x for x, a, b in taken if a < high and b > low]
+    tries = [
+        lane + shift
+        for lane in sorted(set(lanes), key=lambda x: (abs(x - aim), x))
+        for shift in (0, -12, 12, -24, 24)
+    ]
+    for lane in tries:
+        if any(abs(lane - x) < 8 for x in near):
+            continue
+        # Leave and enter on the lane's side of each box, clear of the straight edges' middle.
+        side = -w / 4 if lane < fx + w / 2 else w / 4
+        a, b = fx + w / 2 + side, tx + w / 2 + (-w / 4 if lane < tx + w / 2 else w / 4)
+        route = [
+            ("C", (a, y1 + down * gap / 4), (lane, y1 + down * gap / 4), (lane, turn_in)),
+            ("L", (lane, turn_out)),
+            ("C", (lane, y2 - down * gap / 4), (b, y2 - down * gap / 4), (b, y2)),
+        ]
+        start = (a, y1)
+        if not _crosses(start, route, others):
+            taken.append((lane, low, high))
+            break
+    return start, route, (route[0][3][0], turn_in)
+
+
+def _bezier_at(p0, p1, p2, p3, s):
+    """The point at parameter ``s`` of a cubic Bézier curve."""
+    r = 1.0 - s
+    return tuple(
+        r**3 * a + 3 * r * r * s * b + 3 * r * s * s * c + s**3 * d for a, b, c, d in zip(p0, p1, p2, p3)
+    )
+
+
+def _route_points(start, segments, steps=32):
+    """Points along a route, close enough together to find a box it enters."""
+    points, here = [start], start
+    for seg in segments:
+        end = seg[-1]
+        for i in range(1, steps + 1):
+            s = i / float(steps)
+            if seg[0] == "C":
+                points.append(_bezier_at(here, seg[1], seg[2], end, s))
+            else:
+                points.append((here[0] + (end[0] - here[0]) * s, here[1] + (end[1] - here[1]) * s))
+        here = end
+    return points
+
+
+def _crosses(start, segments, boxes):
+    """Whether a route passes through (or within a few pixels of) any of ``boxes``."""
+    pad = 4
+    return any(
+        b[0] - pad < x < b[2] + pad and b[1] - pad < y < b[3] + pad
+        for x, y in _route_points(start, segments)
+        for b in boxes
+    )
+
+
+def _path_data(start, segments):
+    """SVG path data of a route."""
+    out = ["M%s,%s" % (_num(start[0]), _num(start[1]))]
+    for seg in segments:
+        out.append(
+            ("C" if seg[0] == "C" else "L") + " ".join("%s,%s" % (_num(x), _num(y)) for x, y in seg[1:])
+        )
+    return " ".join(out)
 
 
 def _free_label_y(placed, x, y, kind):
     """A height for an edge label near ``y`` that overlaps no label placed so far (tried in a
     fixed order, so the picture stays the same); records the label's box in ``placed``."""
-    half = len(kind) * 3.4 + 4  # about half the label's width at 12px
-    for dy in (0, 14, -14, 28, -28, 42, -42):
-        box = (x - half, y + dy - 8, x + half, y + dy + 6)
+    half = len(kind) * 3.4 + 6  # about half the label's width at 12px, with its halo
+    for dy in (0, 18, -18, 36, -36, 54, -54, 72, -72):
+        box = (x - half, y + dy - 10, x + half, y + dy + 8)
         if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
             placed.append(box)
             return y + dy

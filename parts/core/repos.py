@@ -14,7 +14,7 @@ from .git import (
     linked_worktrees,
     run_git,
 )
-from .helpers import clean_text, is_utf8, printable_path, short_sha, utc_now
+from .helpers import clean_text, is_utf8, printable_path, short_sha, unknown_name, utc_now
 from .records import Repo, _repos, resolve_repo
 from .redaction import identifier_fault, stored_text
 
@@ -48,7 +48,8 @@ def _workspace_id(store, name, create):
     if row:
         return row["id"]
     if not create:
-        raise NotFoundError("unknown workspace '%s'" % name)
+        names = [r["name"] for r in store.all("SELECT name FROM workspaces")]
+        raise NotFoundError(unknown_name("workspace", name, names))
     return store.db.execute(
         "INSERT INTO workspaces(name, created_at) VALUES (?, ?)", (name, utc_now())
     ).lastrowid

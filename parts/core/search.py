@@ -362,10 +362,12 @@ def explain(facts):
         ref = (
             facts.code_reference
         )  # 'src/App.tsx (modified) calls uploadDocument; upload-sdk finding ev-… cites …'
+        # Labelled by the item's own repository; cited code of another one is named with it.
+        about = ref.item_repo or ref.cited_repo
         reasons.append(
-            "%s (%s) %s %s; %s %s %s cites %s"
-            % (ref.local_path, ref.local_status, ref.how, ref.name, ref.cited_repo, ref.kind.replace("_", " "),
-               ref.evidence_id, ref.cited_spec)
+            "%s (%s) %s %s; %s %s %s cites %s%s"
+            % (ref.local_path, ref.local_status, ref.how, ref.name, about, ref.kind.replace("_", " "),
+               ref.evidence_id, "" if about == ref.cited_repo else ref.cited_repo + ":", ref.cited_spec)
         )  # fmt: skip
     elif facts.fallback is not None:
         reasons.append(_fallback_text(facts.fallback))
@@ -884,26 +886,44 @@ def _more_matches(store, terms, where, params, cands, matches, exact):
     )
 
 
+MATCH_COUNT_WALK = 2 * MATCH_COUNT_EXACT  # matching rows a filtered count walks before it estimates
+
+
 def _count_matches(store, terms, where, params):
     """(number of items in scope whose text matches any term, exact?). Counted when the terms'
-    posting lists together hold at most MATCH_COUNT_EXACT rows; beyond that it is an estimate:
+    posting lists together hold at most MATCH_COUNT_EXACT rows, or, under a kind or a narrower
+    scope, when at most MATCH_COUNT_WALK rows match; beyond that it is an estimate:
     the commonest term's rows over the whole store, scaled by the share of the store that the
     scope and filters admit (counted once per store generation), never a count that costs as much
     as ranking every row of a common word."""
     df = _doc_freqs(store, terms)
     clause = "".join(" AND " + w for w in where)
+    match = fts_query(terms)
     if sum(df.values()) > MATCH_COUNT_EXACT:
         estimate = max(df.values())
         if [w for w in where if w != "e.status = 'active'"]:  # a kind or a narrower scope (the status
             # filter alone admits nearly every item, and counting it would cost a scan per write)
+            # The first MATCH_COUNT_WALK matching rows, walked in one bounded pass: all of them
+            # when there are no more (the count is exact), else the admitted ones are a floor
+            # under the estimate (which assumes the filter admits matching rows as often as any).
+            walked, hits = store.memo(
+                ("match-walk", match, clause, tuple(params)),
+                lambda: tuple(store.one(
+                    "SELECT count(*), total(CASE WHEN 1%s THEN 1 END) FROM (SELECT rowid FROM evidence_fts "
+                    "WHERE evidence_fts MATCH ? LIMIT ?) m JOIN evidence e ON e.rid = m.rowid" % clause,
+                    list(params) + [match, MATCH_COUNT_WALK],
+                )),
+            )  # fmt: skip
+            if walked < MATCH_COUNT_WALK:
+                return int(hits), True
             total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
             admitted = store.memo(
                 ("admitted", clause, tuple(params)),
                 lambda: store.one("SELECT count(*) FROM evidence e WHERE 1%s" % clause, list(params))[0],
             )
             estimate = int(round(estimate * admitted / float(total))) if total else 0
+            estimate = max(estimate, int(hits))
         return estimate, False
-    match = fts_query(terms)
     n = store.memo(  # counted once per store generation
         ("match-count", match, clause, tuple(params)),
         lambda: store.one(

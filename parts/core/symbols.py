@@ -18,6 +18,7 @@ from .caches import (
     SOURCE_LINES,
 )
 from .constants import _lazy_pattern
+from .helpers import nearest_names
 
 # ----------------------------------------------------------------------------------------------
 # Symbols: find the text of ``path#symbol`` in a file's source
@@ -1064,6 +1065,36 @@ def locate_symbol_lines(source, path, symbol):
     text = "\n".join(source[s:e] for s, e in extents)
     lines = [(source.count("\n", 0, s) + 1, source.count("\n", 0, max(s, e - 1)) + 1) for s, e in extents]
     return text, lines
+
+
+def nearest_symbols(source, path, symbol, n=3):
+    """The symbols defined in ``source`` (the file at ``path``) whose names are nearest to
+    ``symbol``, a name the locator did not find there: what the user probably meant, nearest first.
+
+    Python: the qualified names of the file's definitions (``ast``). Other languages: the file's
+    identifiers near the last part of ``symbol``, each kept only where the locator finds it
+    defined (under the same qualifier when one was given), so every name offered can be cited."""
+    parts = symbol_parts(symbol)
+    if not parts:
+        return []
+    language = language_of(path)
+    index = _python_definitions(source) if language == "python" else None
+    if index is not None:
+        near = nearest_names(symbol, {".".join(key) for key in index[0]} | set(index[1]), 2 * n)
+        # A method offered as Class.method is not offered again as method.
+        return [m for m in near if not any(o.endswith("." + m) for o in near)][:n]
+    words = set(re.findall(r"[A-Za-z_$][\w$]*", _source_index(source, language or "").masked))
+    found = []
+    for word in nearest_names(parts[-1], words - {parts[-1]}, 4 * n):
+        for qualified in (parts[:-1] + [word], [word]) if len(parts) > 1 else ([word],):
+            if _heuristic_extents(source, language, qualified) is not None:
+                name = ".".join(qualified)
+                if name not in found:
+                    found.append(name)
+                break
+        if len(found) == n:
+            break
+    return found
 
 
 def locate_symbol(source, path, symbol):

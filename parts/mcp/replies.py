@@ -118,7 +118,8 @@ def evidence_entry(item, detail=False):
             entry[key] = served_cut(value, 200)[0]
     who = item.get("recorded_by")
     if isinstance(who, str) and who and who != "you":  # one's own items go unmarked
-        entry["recorded_by"] = served_cut(who, 200)[0]
+        # Compact: the name alone (get_evidence and detail give "Name <email> (machine …)").
+        entry["recorded_by"] = served_cut(who if detail else CORE.short_recorded_by(who), 200)[0]
     claim = item.get("claim")
     if isinstance(claim, str):
         entry["claim"], neutralised = (

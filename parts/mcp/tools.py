@@ -203,7 +203,7 @@ def _search_text(payload):
 def _verify_text(payload):
     s = payload.get("summary") or {}
     head = "%d checked: %s" % (
-        len(payload["items"]),
+        sum(s.values()),  # listed one by one or named in a fileless line: the counts add up to it
         ", ".join(
             "%d %s" % (s[v], v.replace("_", " "))
             for v in ("current", "possibly_stale", "stale", "unknown")
