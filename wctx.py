@@ -17211,7 +17211,7 @@ def _parse_codex(path, rec):
         ptype = payload.get("type")
         if kind == "response_item":
             if ptype in ("function_call", "custom_tool_call"):
-                name = payload.get("name")
+                name = _codex_tool_name(payload)
                 call_id = payload.get("call_id")
                 rec.count_tool(name)
                 names[call_id] = name
@@ -17270,6 +17270,8 @@ def _parse_codex(path, rec):
                 )
             elif item.get("type") == "CommandExecution":
                 ptype, payload = "exec_command_end", dict(item, call_id=item.get("id"))
+            elif item.get("type") == "McpToolCall":
+                ptype, payload = "mcp_tool_call_end", _codex_mcp_item_as_end(item)
         if ptype == "patch_apply_end":
             changes = payload.get("changes") if isinstance(payload.get("changes"), dict) else {}
             paths = list(changes)
@@ -17302,21 +17304,51 @@ def _parse_codex(path, rec):
                     ts,
                 )
         elif ptype == "mcp_tool_call_end":
-            inv = payload.get("invocation") if isinstance(payload.get("invocation"), dict) else {}
-            result = payload.get("result")
-            ok = result.get("Ok") if isinstance(result, dict) else None
-            failed = isinstance(result, dict) and (
-                "Err" in result or (isinstance(ok, dict) and bool(ok.get("isError")))
-            )
-            for call in rec.evidence_calls:
-                if call["call_id"] == payload.get("call_id"):
-                    call["ok"], call["result"] = not failed, result
-            if failed and payload.get("call_id") not in failed_calls:
-                failed_calls.add(payload.get("call_id"))
-                detail = result.get("Err", ok) if isinstance(result, dict) else result
-                rec.add_error(
-                    "mcp__%s__%s" % (inv.get("server"), inv.get("tool")), json.dumps(detail, default=str), ts
-                )
+            _codex_mcp_end(rec, payload, failed_calls, ts)
+
+
+def _codex_tool_name(payload):
+    """A tool call's full name. Codex 0.171 and later send an MCP tool as its own name in the
+    server's namespace (name "record_evidence", namespace "mcp__wctx"), earlier versions as one
+    name; both read as mcp__<server>__<tool>, the name Claude Code gives it too."""
+    name, space = payload.get("name"), payload.get("namespace")
+    if isinstance(name, str) and isinstance(space, str) and space.startswith("mcp__"):
+        return "%s__%s" % (space.rstrip("_"), name)
+    return name
+
+
+def _codex_mcp_item_as_end(item):
+    """A newer rollout's finished McpToolCall item (server, tool, status, result with isError,
+    error) in the shape of the mcp_tool_call_end event it replaced (invocation, result Ok/Err)."""
+    result = item.get("result")
+    if item.get("status") == "failed" and not isinstance(result, dict):
+        result = {"Err": item.get("error") or "failed"}
+    else:
+        result = {"Ok": dict(result, isError=True) if item.get("status") == "failed" else result}
+    return {
+        "call_id": item.get("id"),
+        "invocation": {"server": item.get("server"), "tool": item.get("tool")},
+        "result": result,
+    }
+
+
+def _codex_mcp_end(rec, payload, failed_calls, ts):
+    """An MCP call ended: settle its record_evidence call, if it was one, and keep its failure."""
+    inv = payload.get("invocation") if isinstance(payload.get("invocation"), dict) else {}
+    result = payload.get("result")
+    ok = result.get("Ok") if isinstance(result, dict) else None
+    failed = isinstance(result, dict) and (
+        "Err" in result or (isinstance(ok, dict) and bool(ok.get("isError")))
+    )
+    for call in rec.evidence_calls:
+        if call["call_id"] == payload.get("call_id"):
+            call["ok"], call["result"] = not failed, result
+    if failed and payload.get("call_id") not in failed_calls:
+        failed_calls.add(payload.get("call_id"))
+        detail = result.get("Err", ok) if isinstance(result, dict) else result
+        rec.add_error(
+            "mcp__%s__%s" % (inv.get("server"), inv.get("tool")), json.dumps(detail, default=str), ts
+        )
 
 
 def _codex_patch(rec, call_id, paths, cwd, patched):
@@ -17765,8 +17797,7 @@ def import_transcript(store, path, agent="auto", force=False, cwd_hint=None):
             "warnings": [],
         }
     rec = parse_transcript(path, agent, cwd_hint=cwd_hint)
-    if rec.started_at is None and not rec.cwds and not rec.tool_calls:
-        # e.g. a Claude Code file holding only summary lines of other sessions: nothing happened here.
+    if not transcript_has_activity(rec):
         return {
             "session": None,
             "agent": rec.agent,
@@ -17777,6 +17808,14 @@ def import_transcript(store, path, agent="auto", force=False, cwd_hint=None):
             "warnings": [],
         }
     return _store_transcript(store, rec, repos, size, head, key)
+
+
+def transcript_has_activity(rec):
+    """Whether a transcript says a session did something: called a tool (a read, an edit, a
+    command, a record_evidence call) or ran a subagent. Conversation alone, Claude Code's files of
+    summary lines from other sessions, and a Codex rollout of meta records, messages and token
+    counts are empty: importing them would list a session that did nothing."""
+    return bool(rec.tool_calls or rec.subagents)
 
 
 def _adopt_legacy_session(store, rec):
@@ -18517,10 +18556,30 @@ def codex_trust_problem(trust):
         "disabled": "disabled in Codex",
         "unknown": "trust recorded in a form wctx cannot read",
     }
-    return "Codex will not run %s; to trust them: %s" % (
-        ", ".join("the %s hook (%s)" % (t["event"], said[t["trust"]]) for t in bad),
-        CODEX_TRUST_HOW,
+    return "Codex will not run %s" % ", ".join(
+        "the %s hook (%s)" % (t["event"], said[t["trust"]]) for t in bad
     )
+
+
+def hook_fixes(rows, wctx_here):
+    """What to do about the problems hook_status found, one line each, for `hooks status` and
+    `doctor` alike (``wctx_here``: how to spell this wctx and store in a command).
+    - a probe failed: the command cannot run, or runs another store -> install again from here;
+    - Codex's hooks feature is off -> turn it on;
+    - Codex does not trust a wctx hook -> trust it in Codex (a reinstall trusts nothing)."""
+    fixes = []
+    failed_probe = sorted({h["agent"] for h in rows for p in h.get("probes") or () if not p["ok"]})
+    if failed_probe:
+        fixes.append(
+            "reinstall from the wctx and store you use: "
+            + "; ".join("%s hooks install %s" % (wctx_here, a) for a in failed_probe)
+        )
+    for h in rows:
+        if h.get("feature_off"):
+            fixes.append("turn Codex's hooks on: hooks = true under [features] in its config.toml")
+        if any(t["trust"] != "trusted" for t in h.get("trust") or ()):
+            fixes.append("trust wctx's hooks in Codex: " + CODEX_TRUST_HOW)
+    return fixes
 
 
 def _is_wctx_hook(entry):
@@ -18727,7 +18786,7 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
             )
         problem = codex_trust_problem(result["trust"])
         if problem:
-            notes.append(problem)
+            notes.append("%s; to trust them: %s" % (problem, CODEX_TRUST_HOW))
     if result["changed"] and not dry_run:
         result["diff"], result["backup"] = _write_settings(path, old_text, new)
     elif result["changed"]:
@@ -18845,6 +18904,7 @@ def hook_status(env=None, probe=False, home=None):
             row["trust"] = codex_hook_trust(os.path.abspath(path), data, env)
             _, feature_on, _ = read_codex_config(env)
             if not feature_on:
+                row["feature_off"] = True
                 row["problem"] = "Codex's hooks feature is off in its config.toml ([features] hooks = false)"
                 row["failed"].append(row["problem"])
             problem = codex_trust_problem(row["trust"])
@@ -18923,7 +18983,9 @@ def run_import_hook(store_home=None, stdin=None, env=None, detach=True):
                     % payload.get("session_id")
                 )
         if not os.path.isfile(transcript):
-            raise NotFoundError("no transcript at %s" % transcript)
+            # Nothing to do, not an error: `claude mcp add` and `claude mcp list` end a session
+            # whose transcript was never written.
+            return 0
     except BaseException as e:  # a hook must never fail the agent
         _hook_log(
             home,
@@ -20916,11 +20978,7 @@ def _doctor_hooks(home):
         if os.path.realpath(home) != os.path.realpath(default_home()):
             here += " --home " + _shell_word(home)
         return _doctor_check(
-            "hooks",
-            DOCTOR_FAIL,
-            "; ".join("%s %s" % f for f in failed),
-            "reinstall from the wctx and store you use: "
-            + "; ".join("%s hooks install %s" % (here, a) for a in sorted({a for a, _ in failed})),
+            "hooks", DOCTOR_FAIL, "; ".join("%s %s" % f for f in failed), "; ".join(hook_fixes(status, here))
         )
     if problems:
         return _doctor_check("hooks", DOCTOR_WARN, "; ".join(h["problem"] for h in problems))
@@ -21851,13 +21909,8 @@ def cmd_hooks(args, store):
                 )
             for p in h.get("probes") or ():
                 lines.append("  probe %-12s %s" % (p["event"], "ok" if p["ok"] else "FAILED: " + p["error"]))
-            if any(t["trust"] != "trusted" for t in h.get("trust") or ()):
-                lines.append("  codex: " + CODEX_TRUST_HOW)
         failed = [f for h in res for f in h["failed"]]
-        if any(not p["ok"] for h in res for p in h.get("probes") or ()):
-            lines.append(
-                "reinstall from the wctx and store you use: %s hooks install AGENT" % _wctx_here(args)
-            )
+        lines.extend("fix: " + fix for fix in hook_fixes(res, _wctx_here(args)))
         emit(args, {"hooks": res}, "\n".join(lines))
         return 1 if failed else 0
     if not args.agent:

@@ -17,8 +17,8 @@ from .freshness import _plural
 from .git import git_toplevel
 from .helpers import is_tty, printable_path, shell_command, short_sha, split_claim, utc_now
 from .hooks import (
-    CODEX_TRUST_HOW,
     HOOK_AGENTS,
+    hook_fixes,
     hook_status,
     install_hook,
     run_brief_hook,
@@ -841,13 +841,8 @@ def cmd_hooks(args, store):
                 )
             for p in h.get("probes") or ():
                 lines.append("  probe %-12s %s" % (p["event"], "ok" if p["ok"] else "FAILED: " + p["error"]))
-            if any(t["trust"] != "trusted" for t in h.get("trust") or ()):
-                lines.append("  codex: " + CODEX_TRUST_HOW)
         failed = [f for h in res for f in h["failed"]]
-        if any(not p["ok"] for h in res for p in h.get("probes") or ()):
-            lines.append(
-                "reinstall from the wctx and store you use: %s hooks install AGENT" % _wctx_here(args)
-            )
+        lines.extend("fix: " + fix for fix in hook_fixes(res, _wctx_here(args)))
         emit(args, {"hooks": res}, "\n".join(lines))
         return 1 if failed else 0
     if not args.agent:

@@ -10,7 +10,7 @@ from .errors import WctxError
 from .git import git_toplevel, run_git
 from .head import __version__
 from .helpers import wctx_command_path
-from .hooks import hook_status
+from .hooks import hook_fixes, hook_status
 from .repos import list_repos
 from .schema import MIGRATIONS
 from .store import Store, _connect_readonly, _writable, default_home, fts5_available, store_open_problem
@@ -210,11 +210,7 @@ def _doctor_hooks(home):
         if os.path.realpath(home) != os.path.realpath(default_home()):
             here += " --home " + _shell_word(home)
         return _doctor_check(
-            "hooks",
-            DOCTOR_FAIL,
-            "; ".join("%s %s" % f for f in failed),
-            "reinstall from the wctx and store you use: "
-            + "; ".join("%s hooks install %s" % (here, a) for a in sorted({a for a, _ in failed})),
+            "hooks", DOCTOR_FAIL, "; ".join("%s %s" % f for f in failed), "; ".join(hook_fixes(status, here))
         )
     if problems:
         return _doctor_check("hooks", DOCTOR_WARN, "; ".join(h["problem"] for h in problems))

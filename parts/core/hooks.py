@@ -254,10 +254,30 @@ def codex_trust_problem(trust):
         "disabled": "disabled in Codex",
         "unknown": "trust recorded in a form wctx cannot read",
     }
-    return "Codex will not run %s; to trust them: %s" % (
-        ", ".join("the %s hook (%s)" % (t["event"], said[t["trust"]]) for t in bad),
-        CODEX_TRUST_HOW,
+    return "Codex will not run %s" % ", ".join(
+        "the %s hook (%s)" % (t["event"], said[t["trust"]]) for t in bad
     )
+
+
+def hook_fixes(rows, wctx_here):
+    """What to do about the problems hook_status found, one line each, for `hooks status` and
+    `doctor` alike (``wctx_here``: how to spell this wctx and store in a command).
+    - a probe failed: the command cannot run, or runs another store -> install again from here;
+    - Codex's hooks feature is off -> turn it on;
+    - Codex does not trust a wctx hook -> trust it in Codex (a reinstall trusts nothing)."""
+    fixes = []
+    failed_probe = sorted({h["agent"] for h in rows for p in h.get("probes") or () if not p["ok"]})
+    if failed_probe:
+        fixes.append(
+            "reinstall from the wctx and store you use: "
+            + "; ".join("%s hooks install %s" % (wctx_here, a) for a in failed_probe)
+        )
+    for h in rows:
+        if h.get("feature_off"):
+            fixes.append("turn Codex's hooks on: hooks = true under [features] in its config.toml")
+        if any(t["trust"] != "trusted" for t in h.get("trust") or ()):
+            fixes.append("trust wctx's hooks in Codex: " + CODEX_TRUST_HOW)
+    return fixes
 
 
 def _is_wctx_hook(entry):
@@ -464,7 +484,7 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
             )
         problem = codex_trust_problem(result["trust"])
         if problem:
-            notes.append(problem)
+            notes.append("%s; to trust them: %s" % (problem, CODEX_TRUST_HOW))
     if result["changed"] and not dry_run:
         result["diff"], result["backup"] = _write_settings(path, old_text, new)
     elif result["changed"]:
@@ -582,6 +602,7 @@ def hook_status(env=None, probe=False, home=None):
             row["trust"] = codex_hook_trust(os.path.abspath(path), data, env)
             _, feature_on, _ = read_codex_config(env)
             if not feature_on:
+                row["feature_off"] = True
                 row["problem"] = "Codex's hooks feature is off in its config.toml ([features] hooks = false)"
                 row["failed"].append(row["problem"])
             problem = codex_trust_problem(row["trust"])
@@ -660,7 +681,9 @@ def run_import_hook(store_home=None, stdin=None, env=None, detach=True):
                     % payload.get("session_id")
                 )
         if not os.path.isfile(transcript):
-            raise NotFoundError("no transcript at %s" % transcript)
+            # Nothing to do, not an error: `claude mcp add` and `claude mcp list` end a session
+            # whose transcript was never written.
+            return 0
     except BaseException as e:  # a hook must never fail the agent
         _hook_log(
             home,

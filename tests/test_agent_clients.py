@@ -1,0 +1,168 @@
+"""What each real agent client writes and needs, as users of Codex CLI, Gemini CLI and Claude Code
+meet it: Codex's own MCP records at import, empty Codex transcripts, the trust and permission
+settings without which an agent gets no wctx tools, and the hook log."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import wctx
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "transcripts")
+
+
+@pytest.fixture(autouse=True)
+def no_agent_env(monkeypatch):
+    for name in ("CODEX_THREAD_ID", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def render(name, dest_dir, **values):
+    """A fixture template with its @KEY@ placeholders filled in; returns the new path."""
+    with open(os.path.join(FIXTURES, name), encoding="utf-8") as fh:
+        text = fh.read()
+    for key, value in values.items():
+        text = text.replace("@%s@" % key.upper(), str(value))
+    dest = os.path.join(str(dest_dir), name)
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    with open(dest, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return dest
+
+
+@pytest.fixture
+def pool_repo(git_repo, store):
+    repo = git_repo("pool", {"pool.py": "def acquire():\n    return 1\n"})
+    wctx.register_repo(store, repo.path, workspace="bench")
+    return repo
+
+
+# -- Codex 0.171: MCP calls as namespace + name, results as McpToolCall items ----------------------
+
+
+def test_codex_record_evidence_stored_live_is_linked_at_import(pool_repo, store, tmp_path):
+    live = wctx.capture(
+        store,
+        [{"kind": "finding", "claim": "acquire returns a constant", "repo": "pool"}],
+        cwd=pool_repo.path,
+        agent="mcp",
+    )
+    ev_id = live["evidence"][0]["id"]
+    path = render(
+        "codex_mcp_tools.jsonl", tmp_path, repo_a=pool_repo.path, commit_a=pool_repo.head, ev_live=ev_id
+    )
+    res = wctx.import_transcript(store, path)
+    assert res["status"] == "imported" and res["agent"] == "codex"
+    assert res["evidence"] == [{"id": ev_id, "duplicate": True}]
+    assert store.one("SELECT count(*) AS n FROM evidence")["n"] == 1
+    act = wctx.session_activity(store, res["session"])
+    assert [e["id"] for e in act["live_evidence"]] == [ev_id]
+    # The tools are counted under the name an agent's user knows them by.
+    assert act["tool_calls"].get("mcp__wctx__record_evidence") == 2
+    assert act["tool_calls"].get("mcp__wctx__search_evidence") == 1
+
+
+def test_codex_record_evidence_not_stored_live_is_imported_and_a_failed_one_is_an_error(
+    pool_repo, store, tmp_path
+):
+    # The same rollout imported into a store that never saw the live call (another machine's copy
+    # of the transcript, say): the successful call's items become this session's evidence, the
+    # failed call's do not, and its failure is listed with the session's tool errors.
+    path = render(
+        "codex_mcp_tools.jsonl",
+        tmp_path,
+        repo_a=pool_repo.path,
+        commit_a=pool_repo.head,
+        ev_live="ev-0000000000",
+    )
+    res = wctx.import_transcript(store, path)
+    claims = [e["claim"] for e in wctx.get_session(store, res["session"])["evidence"]]
+    assert claims == ["acquire returns a constant"]
+    errors = wctx.session_activity(store, res["session"])["errors"]
+    assert [e["tool"] for e in errors] == ["mcp__wctx__record_evidence"]
+    assert "kind must be one of" in errors[0]["error"]
+
+
+# -- a transcript with no activity is empty, whichever agent wrote it ------------------------------
+
+
+def test_a_codex_rollout_with_no_activity_stores_nothing(pool_repo, store, run_cli, tmp_path):
+    # `codex exec "say ok"` answered without a tool call: the rollout has meta, messages and token
+    # counts, and nothing a session did.
+    path = render("codex_no_activity.jsonl", tmp_path, repo_a=pool_repo.path, commit_a=pool_repo.head)
+    claude = tmp_path / "0b0b0b0b-aaaa-4bbb-8ccc-00000000000e.jsonl"
+    claude.write_text('{"type":"summary","summary":"Old work elsewhere","leafUuid":"x"}\n')
+    r = run_cli(["import", path])
+    assert r.code == 0 and r.out.split() == ["-", "empty", path]
+    # The same words as for another agent's empty transcript.
+    assert run_cli(["import", claude]).out.split() == ["-", "empty", str(claude)]
+    assert store.one("SELECT count(*) AS n FROM sessions")["n"] == 0
+    assert run_cli(["import", path]).out.split() == ["-", "empty", path]
+    assert store.one("SELECT count(*) AS n FROM sessions")["n"] == 0
+
+
+# -- hooks.log: a hook with nothing to do is not an error ------------------------------------------
+
+
+def _import_hook(payload, home, transcript_env=None):
+    import json
+    import subprocess
+    import sys
+
+    from conftest import WCTX_SCRIPT
+
+    env = dict(os.environ, WCTX_HOME=home, WCTX_HOOK_FOREGROUND="1")
+    done = subprocess.run(
+        [sys.executable, WCTX_SCRIPT, "import", "--hook"],
+        input=json.dumps(payload).encode(),
+        env=env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode, done.stdout
+
+
+def test_a_session_end_without_a_transcript_leaves_no_error_in_hooks_log(store, wctx_home, tmp_path):
+    # `claude mcp add` and `claude mcp list` end a "session" whose transcript was never written.
+    missing = tmp_path / "cfg" / "projects" / "-work-app" / "6d8cbca4-1c3b-461b-9b80-1c4631ea7d26.jsonl"
+    payload = {
+        "session_id": "6d8cbca4-1c3b-461b-9b80-1c4631ea7d26",
+        "transcript_path": str(missing),
+        "cwd": str(tmp_path),
+        "hook_event_name": "SessionEnd",
+        "reason": "other",
+    }
+    for _ in range(2):
+        assert _import_hook(payload, wctx_home) == (0, b"")
+    log = os.path.join(wctx_home, "hooks.log")
+    lines = open(log, encoding="utf-8").read().splitlines() if os.path.exists(log) else []
+    assert not [line for line in lines if " error " in line]
+    # A hook input that is broken is still worth a line.
+    assert _import_hook(["not", "an", "object"], wctx_home) == (0, b"")
+    assert [line for line in open(log, encoding="utf-8").read().splitlines() if " error " in line]
+
+
+# -- doctor and hooks status give one fix for Codex hooks nobody trusted ---------------------------
+
+
+def test_doctor_and_hooks_status_give_codex_s_trust_fix_not_a_reinstall(
+    pool_repo, run_cli, tmp_path, monkeypatch
+):
+    codex = tmp_path / "codex-home"
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    assert run_cli(["hooks", "install", "codex"]).code == 0
+    status = run_cli(["hooks", "status", "--probe"])
+    assert status.code == 1
+    fixes = [line for line in status.out.splitlines() if line.startswith("fix")]
+    assert fixes and "Trust all and continue" in fixes[0] and "reinstall" not in " ".join(fixes)
+    report = run_cli(["doctor", "--json"], cwd=pool_repo.path)
+    hooks = next(c for c in report.json["checks"] if c["name"] == "hooks")
+    assert hooks["status"] == "fail"
+    assert "reinstall" not in hooks["fix"] and "Trust all and continue" in hooks["fix"]
+    assert hooks["fix"] == "; ".join(line[len("fix: ") :] for line in fixes)
+    # Reinstalling, the fix doctor gave before, changes nothing.
+    assert run_cli(["hooks", "install", "codex"]).code == 0
+    assert run_cli(["doctor", "--json"], cwd=pool_repo.path).json == report.json
