@@ -4,6 +4,7 @@ settings without which an agent gets no wctx tools, and the hook log."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -166,3 +167,142 @@ def test_doctor_and_hooks_status_give_codex_s_trust_fix_not_a_reinstall(
     # Reinstalling, the fix doctor gave before, changes nothing.
     assert run_cli(["hooks", "install", "codex"]).code == 0
     assert run_cli(["doctor", "--json"], cwd=pool_repo.path).json == report.json
+
+
+# -- Gemini CLI headless: no tool it would have to ask about reaches the model ---------------------
+
+
+def _gemini_settings(home, settings, policies=None):
+    gemini = home / ".gemini"
+    gemini.mkdir(parents=True, exist_ok=True)
+    (gemini / "settings.json").write_text(json.dumps(settings))
+    for name, text in (policies or {}).items():
+        (gemini / "policies").mkdir(exist_ok=True)
+        (gemini / "policies" / name).write_text(text)
+    return gemini / "settings.json"
+
+
+def _gemini_server(run_cli):
+    """The Gemini CLI entry `wctx mcp-info` prints."""
+    info = run_cli(["mcp-info", "--json"]).json
+    text = next(s["text"] for s in info["snippets"] if s["client"] == "Gemini CLI")
+    return json.loads(text)["mcpServers"]["wctx"]
+
+
+@pytest.mark.parametrize(
+    "allowed_by",
+    [
+        {"server": {"trust": True}},
+        {"settings": {"mcp": {"allowed": ["wctx"]}}},
+        {"settings": {"mcp": {"autoAllowInHeadless": True}}},
+        {
+            "policies": {
+                "mine.toml": '[[rule]]\ntoolName = "mcp_wctx_*"\ndecision = "allow"\npriority = 100\n'
+            }
+        },
+    ],
+    ids=["trust", "mcp.allowed", "autoAllowInHeadless", "policy rule"],
+)
+def test_gemini_headless_without_trust_or_policy_is_reported_with_its_fix(
+    pool_repo, run_cli, tmp_path, monkeypatch, allowed_by
+):
+    home = tmp_path / "gemini-home"
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+    server = {"command": "python3", "args": [os.path.abspath(wctx.__file__), "mcp"]}
+    settings = _gemini_settings(home, {"mcpServers": {"wctx": server}})
+    status = run_cli(["hooks", "status", "--probe"])
+    assert "gemini -p gets no wctx tools" in status.out, status.out
+    fix = 'add "trust": true to mcpServers.wctx in %s' % settings
+    assert "fix: " + fix in status.out.splitlines()
+    doctor = run_cli(["doctor", "--json"], cwd=pool_repo.path).json
+    check = next(c for c in doctor["checks"] if c["name"] == "gemini mcp")
+    assert check["status"] == "warn" and check["fix"] == fix
+    # Any of the ways Gemini CLI allows a server's tools headless settles it.
+    _gemini_settings(
+        home,
+        dict(
+            {"mcpServers": {"wctx": dict(server, **allowed_by.get("server", {}))}},
+            **allowed_by.get("settings", {}),
+        ),
+        allowed_by.get("policies"),
+    )
+    assert "gemini -p gets no wctx tools" not in run_cli(["hooks", "status", "--probe"]).out
+    doctor = run_cli(["doctor", "--json"], cwd=pool_repo.path).json
+    assert next(c for c in doctor["checks"] if c["name"] == "gemini mcp")["status"] == "ok"
+
+
+def test_gemini_mcp_info_entry_is_one_headless_gemini_uses(run_cli, tmp_path, monkeypatch):
+    home = tmp_path / "gemini-home"
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+    _gemini_settings(home, {"mcpServers": {"wctx": _gemini_server(run_cli)}})
+    assert "gemini -p gets no wctx tools" not in run_cli(["hooks", "status"]).out
+    assert "gemini -p" in run_cli(["mcp-info"]).out
+
+
+def test_no_wctx_server_in_gemini_settings_says_nothing(pool_repo, run_cli, tmp_path, monkeypatch):
+    home = tmp_path / "gemini-home"
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+    _gemini_settings(home, {"mcpServers": {"other": {"command": "other-server"}}})
+    assert "gemini -p" not in run_cli(["hooks", "status"]).out
+    doctor = run_cli(["doctor", "--json"], cwd=pool_repo.path).json
+    assert "gemini mcp" not in [c["name"] for c in doctor["checks"]]
+
+
+# -- claude -p refuses a tool nobody allowed -------------------------------------------------------
+
+
+def _read_only_tools():
+    import wctx_mcp
+
+    return ["mcp__wctx__" + t["name"] for t in wctx_mcp.TOOLS if t["readOnly"]]
+
+
+def test_mcp_info_says_how_to_allow_the_read_only_tools_for_claude_p(run_cli):
+    out = run_cli(["mcp-info"]).out
+    assert "claude -p" in out
+    assert "--allowedTools " + ",".join(_read_only_tools()) in out
+    assert "permissions.allow" in out and "hooks install claude-code --allow-read-tools" in out
+
+
+def test_hooks_install_claude_code_allows_the_read_only_tools_only_when_asked(run_cli, tmp_path, monkeypatch):
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    settings = claude / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"allow": ["Bash(git status)"], "deny": ["Read(.env)"]}}))
+    assert run_cli(["hooks", "install", "claude-code"]).code == 0
+    assert json.loads(settings.read_text())["permissions"] == {
+        "allow": ["Bash(git status)"],
+        "deny": ["Read(.env)"],
+    }
+    r = run_cli(["hooks", "install", "claude-code", "--allow-read-tools"])
+    assert r.code == 0 and "mcp__wctx__search_evidence" in r.out  # the diff shows what it adds
+    permissions = json.loads(settings.read_text())["permissions"]
+    assert permissions == {"allow": ["Bash(git status)"] + _read_only_tools(), "deny": ["Read(.env)"]}
+    assert "mcp__wctx__record_evidence" not in permissions["allow"]  # writes stay the user's call
+    before = settings.read_text()
+    assert run_cli(["hooks", "install", "claude-code", "--allow-read-tools"]).code == 0
+    assert settings.read_text() == before
+    # Only Claude Code has such a list.
+    r = run_cli(["hooks", "install", "gemini-cli", "--allow-read-tools"])
+    assert r.code == 2 and "claude-code" in r.err
+
+
+# -- capture from Codex's sandboxed shell, with the store outside its writable roots ---------------
+
+
+def test_a_read_only_store_inside_codex_says_which_codex_setting_makes_it_writable(
+    pool_repo, run_cli, wctx_home, monkeypatch
+):
+    assert run_cli(["capture", "--note", "seed", "--repo", "pool"], cwd=pool_repo.path).code == 0
+    # Codex's workspace-write sandbox: the store's directory is not writable from its shell.
+    monkeypatch.setattr(wctx, "_writable", lambda path: False)
+    monkeypatch.setenv("CODEX_THREAD_ID", "01a24f93-a7fe-7263-868c-3c47514053f3")
+    r = run_cli(["capture", "--finding", "acquire is constant", "--repo", "pool"], cwd=pool_repo.path)
+    assert r.code != 0 and len(r.err.strip().splitlines()) == 1
+    assert "read-only here" in r.err
+    assert "sandbox_workspace_write" in r.err and "writable_roots" in r.err and wctx_home in r.err
+    # Outside Codex the message says nothing of Codex.
+    monkeypatch.delenv("CODEX_THREAD_ID")
+    r = run_cli(["capture", "--finding", "acquire is constant", "--repo", "pool"], cwd=pool_repo.path)
+    assert r.code != 0 and "read-only here" in r.err and "Codex" not in r.err

@@ -814,6 +814,7 @@ def cmd_hooks(args, store):
 
     Examples:
       wctx hooks install claude-code   (SessionStart + SessionEnd in $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json)
+      wctx hooks install claude-code --allow-read-tools  (also lets claude -p use wctx's read-only MCP tools)
       wctx hooks install codex         (SessionStart + SessionEnd, or Stop before Codex 0.145, in ~/.codex/hooks.json)
       wctx hooks install gemini-cli    (SessionStart + SessionEnd in ~/.gemini/settings.json)
       wctx hooks uninstall claude-code (removes exactly what install added)
@@ -841,6 +842,11 @@ def cmd_hooks(args, store):
                 )
             for p in h.get("probes") or ():
                 lines.append("  probe %-12s %s" % (p["event"], "ok" if p["ok"] else "FAILED: " + p["error"]))
+            for server in (h.get("gemini_mcp") or {}).get("servers") or ():
+                lines.append(
+                    "  mcp   %-12s gemini -p gets %s (%s)"
+                    % (server["name"], "its tools" if server["headless"] else "no wctx tools", server["why"])
+                )
         failed = [f for h in res for f in h["failed"]]
         lines.extend("fix: " + fix for fix in hook_fixes(res, _wctx_here(args)))
         emit(args, {"hooks": res}, "\n".join(lines))
@@ -849,7 +855,12 @@ def cmd_hooks(args, store):
         raise UsageError("hooks %s needs an agent: %s" % (args.action, ", ".join(HOOK_AGENTS)))
     if args.action == "install":
         res = install_hook(
-            args.agent, settings=args.settings, python=args.python, dry_run=args.dry_run, home=args.home
+            args.agent,
+            settings=args.settings,
+            python=args.python,
+            dry_run=args.dry_run,
+            home=args.home,
+            allow_read_tools=args.allow_read_tools,
         )
         head = "%s %s hooks in %s:" % (
             "would add"
