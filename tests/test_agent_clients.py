@@ -83,7 +83,7 @@ def test_codex_record_evidence_not_stored_live_is_imported_and_a_failed_one_is_a
     assert claims == ["acquire returns a constant"]
     errors = wctx.session_activity(store, res["session"])["errors"]
     assert [e["tool"] for e in errors] == ["mcp__wctx__record_evidence"]
-    assert "kind must be one of" in errors[0]["error"]
+    assert errors[0]["error"].startswith("record_evidence: items[0].kind must be one of")
 
 
 # -- a transcript with no activity is empty, whichever agent wrote it ------------------------------
@@ -306,3 +306,34 @@ def test_a_read_only_store_inside_codex_says_which_codex_setting_makes_it_writab
     monkeypatch.delenv("CODEX_THREAD_ID")
     r = run_cli(["capture", "--finding", "acquire is constant", "--repo", "pool"], cwd=pool_repo.path)
     assert r.code != 0 and "read-only here" in r.err and "Codex" not in r.err
+
+
+def test_a_codex_mcp_call_made_before_the_server_was_up_is_a_failed_call(pool_repo, store, tmp_path):
+    # Codex answers a call to an MCP tool it has not connected yet with "unsupported call: ..."
+    # and writes no McpToolCall item: nothing reached the server, nothing is recorded.
+    path = render(
+        "codex_mcp_tools.jsonl",
+        tmp_path,
+        repo_a=pool_repo.path,
+        commit_a=pool_repo.head,
+        ev_live="ev-0000000000",
+    )
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().splitlines(True)
+    kept = []
+    for line in lines:
+        record = json.loads(line)
+        payload = record.get("payload") or {}
+        if (payload.get("item") or {}).get("id") == "call_0":
+            continue  # no McpToolCall for a call the server never got
+        if payload.get("type") == "function_call_output" and payload.get("call_id") == "call_0":
+            payload["output"] = "unsupported call: mcp__wctxrecord_evidence"
+            line = json.dumps(record) + "\n"
+        kept.append(line)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.writelines(kept)
+    res = wctx.import_transcript(store, path)
+    assert wctx.get_session(store, res["session"])["evidence"] == []
+    errors = wctx.session_activity(store, res["session"])["errors"]
+    assert [e["tool"] for e in errors] == ["mcp__wctx__record_evidence", "mcp__wctx__record_evidence"]
+    assert errors[0]["error"].startswith("unsupported call")

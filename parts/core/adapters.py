@@ -868,9 +868,11 @@ def _codex_mcp_end(rec, payload, failed_calls, ts):
     if failed and payload.get("call_id") not in failed_calls:
         failed_calls.add(payload.get("call_id"))
         detail = result.get("Err", ok) if isinstance(result, dict) else result
-        rec.add_error(
-            "mcp__%s__%s" % (inv.get("server"), inv.get("tool")), json.dumps(detail, default=str), ts
-        )
+        if isinstance(detail, dict) and isinstance(detail.get("content"), list):
+            detail = detail["content"]  # the tool's own words, its text blocks
+        elif not isinstance(detail, str):
+            detail = json.dumps(detail, default=str)
+        rec.add_error("mcp__%s__%s" % (inv.get("server"), inv.get("tool")), detail, ts)
 
 
 def _codex_patch(rec, call_id, paths, cwd, patched):
@@ -887,10 +889,17 @@ def _codex_patch(rec, call_id, paths, cwd, patched):
 def _codex_output(rec, payload, names, failed_calls, ts):
     call_id = payload.get("call_id")
     out = payload.get("output")
+    # Codex's answer to a call of a tool it does not have (an MCP server not connected yet): the
+    # call never ran.
+    unsupported = isinstance(out, str) and out.startswith("unsupported call:")
     for call in rec.evidence_calls:
         if call["call_id"] == call_id and call["ok"] is None:
-            call["ok"], call["result"] = True, out
+            call["ok"], call["result"] = not unsupported, out
     if not isinstance(out, str) or is_redacted_value(out) or call_id in failed_calls:
+        return
+    if unsupported:
+        failed_calls.add(call_id)
+        rec.add_error(names.get(call_id) or "(tool)", out, ts)
         return
     # Shell output is {"output": ..., "metadata": {"exit_code": n}} in older rollouts and starts
     # with "Exit code: n" in newer ones; anything else is not an error that can be named.
