@@ -3444,8 +3444,8 @@ class _Atomic:
         if s._depth == 0:
             if s.readonly:
                 raise WctxError(
-                    "the store %s is read-only here (%s): reads work, nothing can be recorded"
-                    % (s.path, s.readonly)
+                    "the store %s is read-only here (%s): reads work, nothing can be recorded%s"
+                    % (s.path, s.readonly, _sandbox_hint(s.home))
                 )
             s.ensure_current()
             s.db.execute("BEGIN IMMEDIATE")
@@ -3476,6 +3476,19 @@ class _Atomic:
             db.execute("ROLLBACK TO wctx_%d" % s._depth)
             db.execute("RELEASE wctx_%d" % s._depth)
         return False
+
+
+def _sandbox_hint(home):
+    """What to change when the store is read-only because an agent's sandbox keeps its shell from
+    writing outside the project: Codex (its shell commands carry CODEX_THREAD_ID) lets a
+    workspace-write sandbox write only to its writable roots (checked in codex-cli 0.171)."""
+    if not os.environ.get("CODEX_THREAD_ID"):
+        return ""
+    return (
+        "; in Codex's sandbox, make the store writable: writable_roots = [%s] under "
+        "[sandbox_workspace_write] in ~/.codex/config.toml (or --add-dir %s for one run)"
+        % (json.dumps(home), shell_command([home]))
+    )
 
 
 def _writable(path):
@@ -18038,7 +18051,7 @@ def _parse_codex(path, rec):
         ptype = payload.get("type")
         if kind == "response_item":
             if ptype in ("function_call", "custom_tool_call"):
-                name = payload.get("name")
+                name = _codex_tool_name(payload)
                 call_id = payload.get("call_id")
                 rec.count_tool(name)
                 names[call_id] = name
@@ -18097,6 +18110,8 @@ def _parse_codex(path, rec):
                 )
             elif item.get("type") == "CommandExecution":
                 ptype, payload = "exec_command_end", dict(item, call_id=item.get("id"))
+            elif item.get("type") == "McpToolCall":
+                ptype, payload = "mcp_tool_call_end", _codex_mcp_item_as_end(item)
         if ptype == "patch_apply_end":
             changes = payload.get("changes") if isinstance(payload.get("changes"), dict) else {}
             paths = list(changes)
@@ -18129,21 +18144,53 @@ def _parse_codex(path, rec):
                     ts,
                 )
         elif ptype == "mcp_tool_call_end":
-            inv = payload.get("invocation") if isinstance(payload.get("invocation"), dict) else {}
-            result = payload.get("result")
-            ok = result.get("Ok") if isinstance(result, dict) else None
-            failed = isinstance(result, dict) and (
-                "Err" in result or (isinstance(ok, dict) and bool(ok.get("isError")))
-            )
-            for call in rec.evidence_calls:
-                if call["call_id"] == payload.get("call_id"):
-                    call["ok"], call["result"] = not failed, result
-            if failed and payload.get("call_id") not in failed_calls:
-                failed_calls.add(payload.get("call_id"))
-                detail = result.get("Err", ok) if isinstance(result, dict) else result
-                rec.add_error(
-                    "mcp__%s__%s" % (inv.get("server"), inv.get("tool")), json.dumps(detail, default=str), ts
-                )
+            _codex_mcp_end(rec, payload, failed_calls, ts)
+
+
+def _codex_tool_name(payload):
+    """A tool call's full name. Codex 0.171 and later send an MCP tool as its own name in the
+    server's namespace (name "record_evidence", namespace "mcp__wctx"), earlier versions as one
+    name; both read as mcp__<server>__<tool>, the name Claude Code gives it too."""
+    name, space = payload.get("name"), payload.get("namespace")
+    if isinstance(name, str) and isinstance(space, str) and space.startswith("mcp__"):
+        return "%s__%s" % (space.rstrip("_"), name)
+    return name
+
+
+def _codex_mcp_item_as_end(item):
+    """A newer rollout's finished McpToolCall item (server, tool, status, result with isError,
+    error) in the shape of the mcp_tool_call_end event it replaced (invocation, result Ok/Err)."""
+    result = item.get("result")
+    if item.get("status") == "failed" and not isinstance(result, dict):
+        result = {"Err": item.get("error") or "failed"}
+    else:
+        result = {"Ok": dict(result, isError=True) if item.get("status") == "failed" else result}
+    return {
+        "call_id": item.get("id"),
+        "invocation": {"server": item.get("server"), "tool": item.get("tool")},
+        "result": result,
+    }
+
+
+def _codex_mcp_end(rec, payload, failed_calls, ts):
+    """An MCP call ended: settle its record_evidence call, if it was one, and keep its failure."""
+    inv = payload.get("invocation") if isinstance(payload.get("invocation"), dict) else {}
+    result = payload.get("result")
+    ok = result.get("Ok") if isinstance(result, dict) else None
+    failed = isinstance(result, dict) and (
+        "Err" in result or (isinstance(ok, dict) and bool(ok.get("isError")))
+    )
+    for call in rec.evidence_calls:
+        if call["call_id"] == payload.get("call_id"):
+            call["ok"], call["result"] = not failed, result
+    if failed and payload.get("call_id") not in failed_calls:
+        failed_calls.add(payload.get("call_id"))
+        detail = result.get("Err", ok) if isinstance(result, dict) else result
+        if isinstance(detail, dict) and isinstance(detail.get("content"), list):
+            detail = detail["content"]  # the tool's own words, its text blocks
+        elif not isinstance(detail, str):
+            detail = json.dumps(detail, default=str)
+        rec.add_error("mcp__%s__%s" % (inv.get("server"), inv.get("tool")), detail, ts)
 
 
 def _codex_patch(rec, call_id, paths, cwd, patched):
@@ -18160,10 +18207,17 @@ def _codex_patch(rec, call_id, paths, cwd, patched):
 def _codex_output(rec, payload, names, failed_calls, ts):
     call_id = payload.get("call_id")
     out = payload.get("output")
+    # Codex's answer to a call of a tool it does not have (an MCP server not connected yet): the
+    # call never ran.
+    unsupported = isinstance(out, str) and out.startswith("unsupported call:")
     for call in rec.evidence_calls:
         if call["call_id"] == call_id and call["ok"] is None:
-            call["ok"], call["result"] = True, out
+            call["ok"], call["result"] = not unsupported, out
     if not isinstance(out, str) or is_redacted_value(out) or call_id in failed_calls:
+        return
+    if unsupported:
+        failed_calls.add(call_id)
+        rec.add_error(names.get(call_id) or "(tool)", out, ts)
         return
     # Shell output is {"output": ..., "metadata": {"exit_code": n}} in older rollouts and starts
     # with "Exit code: n" in newer ones; anything else is not an error that can be named.
@@ -18592,8 +18646,7 @@ def import_transcript(store, path, agent="auto", force=False, cwd_hint=None):
             "warnings": [],
         }
     rec = parse_transcript(path, agent, cwd_hint=cwd_hint)
-    if rec.started_at is None and not rec.cwds and not rec.tool_calls:
-        # e.g. a Claude Code file holding only summary lines of other sessions: nothing happened here.
+    if not transcript_has_activity(rec):
         return {
             "session": None,
             "agent": rec.agent,
@@ -18604,6 +18657,14 @@ def import_transcript(store, path, agent="auto", force=False, cwd_hint=None):
             "warnings": [],
         }
     return _store_transcript(store, rec, repos, size, head, key)
+
+
+def transcript_has_activity(rec):
+    """Whether a transcript says a session did something: called a tool (a read, an edit, a
+    command, a record_evidence call) or ran a subagent. Conversation alone, Claude Code's files of
+    summary lines from other sessions, and a Codex rollout of meta records, messages and token
+    counts are empty: importing them would list a session that did nothing."""
+    return bool(rec.tool_calls or rec.subagents)
 
 
 def _adopt_legacy_session(store, rec):
@@ -19145,6 +19206,21 @@ HOOK_STDIN_SECONDS = 5.0  # Claude Code has been seen to leave a hook's stdin op
 HOOK_PROBE_EVENT = "wctx-probe"  # a payload with this hook_event_name is answered, never acted on
 HOOK_PROBE_SECONDS = 30
 HOOK_PROBE_PATH = "/usr/bin:/bin"  # the clean shell the probe runs the command from
+# wctx's read-only MCP tools as Claude Code names them in permissions.allow and --allowedTools
+# (the server added as "wctx"). `claude -p` has no one to ask and refuses every tool nobody
+# allowed; `hooks install claude-code --allow-read-tools` adds these, the write tools stay the
+# user's call. The same list as the catalogue's readOnly tools (a test keeps them equal).
+CLAUDE_READ_ONLY_TOOLS = tuple(
+    "mcp__wctx__" + name
+    for name in (
+        "workspace_overview",
+        "search_evidence",
+        "get_evidence",
+        "get_session_evidence",
+        "get_related_repositories",
+        "verify_freshness",
+    )
+)
 
 
 def hook_home(home=None):
@@ -19344,10 +19420,112 @@ def codex_trust_problem(trust):
         "disabled": "disabled in Codex",
         "unknown": "trust recorded in a form wctx cannot read",
     }
-    return "Codex will not run %s; to trust them: %s" % (
-        ", ".join("the %s hook (%s)" % (t["event"], said[t["trust"]]) for t in bad),
-        CODEX_TRUST_HOW,
+    return "Codex will not run %s" % ", ".join(
+        "the %s hook (%s)" % (t["event"], said[t["trust"]]) for t in bad
     )
+
+
+# Gemini CLI run headless (`gemini -p`) has no one to ask, so its policy engine denies every tool
+# nobody allowed, and a denied tool is left out of the model's tool list: the server shows as
+# Connected and the model gets none of its tools. A server's tools are allowed by "trust": true on
+# its mcpServers entry, by mcp.allowed naming it (or "*"), by mcp.autoAllowInHeadless, or by a
+# policy rule (~/.gemini/policies/*.toml) with decision "allow" and toolName "mcp_<server>_*"
+# (checked in Gemini CLI 0.61; a rule naming only mcpName does not do it there).
+_GEMINI_RULE_PAIR = r"^\s*(toolName|decision|interactive)\s*=\s*(.+?)\s*(?:#.*)?$"
+
+
+def _gemini_policy_allows(policies_dir, server):
+    """Whether a policy file allows ``server``'s tools when Gemini CLI runs headless."""
+    try:
+        names = sorted(n for n in os.listdir(policies_dir) if n.endswith(".toml"))
+    except OSError:
+        return False
+    covering = {"*", "mcp_*", "mcp_%s_*" % server}
+    for name in names:
+        try:
+            with open(os.path.join(policies_dir, name), encoding="utf-8") as fh:
+                text = fh.read(1 << 20)
+        except (OSError, UnicodeDecodeError):
+            continue
+        for block in re.split(r"^\s*\[\[rule\]\]\s*$", text, flags=re.M)[1:]:
+            pairs = dict(re.findall(_GEMINI_RULE_PAIR, block.split("\n[", 1)[0], flags=re.M))
+            tools = set(re.findall(r'"([^"]*)"', pairs.get("toolName", "")))
+            if pairs.get("decision") == '"allow"' and pairs.get("interactive") != "true" and tools & covering:
+                return True
+    return False
+
+
+def gemini_mcp_access(env=None):
+    """Whether `gemini -p` hands the model the tools of each wctx server in the user's Gemini CLI
+    settings (see above). None when no wctx server is configured there; else {"settings",
+    "servers": [{"name", "headless", "why"}], "problem", "fix"}, problem and fix None when every
+    server's tools reach a headless model."""
+    path = hook_settings_path(AGENT_GEMINI, env)
+    try:
+        _, data = _load_settings(path)
+    except WctxError:
+        return None  # hooks status reports an unreadable settings file already
+    servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
+    mcp = data.get("mcp") if isinstance(data.get("mcp"), dict) else {}
+    allowed = mcp.get("allowed") if isinstance(mcp.get("allowed"), list) else []
+    excluded = mcp.get("excluded") if isinstance(mcp.get("excluded"), list) else []
+    rows = []
+    for name, entry in sorted(servers.items()):
+        entry = entry if isinstance(entry, dict) else {}
+        words = [name, entry.get("command")] + list(entry.get("args") or [])
+        if not any(isinstance(w, str) and "wctx" in w for w in words):
+            continue
+        if name in excluded or "*" in excluded:
+            why = "excluded by mcp.excluded"
+        elif entry.get("trust") is True:
+            why = "trusted"
+        elif name in allowed or "*" in allowed:
+            why = "allowed by mcp.allowed"
+        elif mcp.get("autoAllowInHeadless") is True:
+            why = "allowed by mcp.autoAllowInHeadless"
+        elif _gemini_policy_allows(os.path.join(os.path.dirname(path), "policies"), name):
+            why = "allowed by a policy rule"
+        else:
+            why = "neither trusted nor allowed"
+        rows.append({"name": name, "headless": why.startswith(("trusted", "allowed")), "why": why})
+    if not rows:
+        return None
+    bad = [r for r in rows if not r["headless"]]
+    return {
+        "settings": path,
+        "servers": rows,
+        "problem": "gemini -p gets no wctx tools: %s"
+        % "; ".join("server %s is %s in %s" % (r["name"], r["why"], path) for r in bad)
+        if bad
+        else None,
+        "fix": "; ".join('add "trust": true to mcpServers.%s in %s' % (r["name"], path) for r in bad)
+        if bad
+        else None,
+    }
+
+
+def hook_fixes(rows, wctx_here):
+    """What to do about the problems hook_status found, one line each, for `hooks status` and
+    `doctor` alike (``wctx_here``: how to spell this wctx and store in a command).
+    - a probe failed: the command cannot run, or runs another store -> install again from here;
+    - Codex's hooks feature is off -> turn it on;
+    - Codex does not trust a wctx hook -> trust it in Codex (a reinstall trusts nothing);
+    - Gemini CLI would not hand wctx's tools to a headless model -> trust the server."""
+    fixes = []
+    failed_probe = sorted({h["agent"] for h in rows for p in h.get("probes") or () if not p["ok"]})
+    if failed_probe:
+        fixes.append(
+            "reinstall from the wctx and store you use: "
+            + "; ".join("%s hooks install %s" % (wctx_here, a) for a in failed_probe)
+        )
+    for h in rows:
+        if (h.get("gemini_mcp") or {}).get("fix"):
+            fixes.append(h["gemini_mcp"]["fix"])
+        if h.get("feature_off"):
+            fixes.append("turn Codex's hooks on: hooks = true under [features] in its config.toml")
+        if any(t["trust"] != "trusted" for t in h.get("trust") or ()):
+            fixes.append("trust wctx's hooks in Codex: " + CODEX_TRUST_HOW)
+    return fixes
 
 
 def _is_wctx_hook(entry):
@@ -19495,13 +19673,18 @@ def _remove_wctx_hooks(hooks, events):
     return removed
 
 
-def install_hook(agent, settings=None, env=None, python=None, dry_run=False, home=None, probe=True):
+def install_hook(
+    agent, settings=None, env=None, python=None, dry_run=False, home=None, probe=True, allow_read_tools=False
+):
     """Add wctx's hooks to the agent's settings (idempotent): import at session end, the briefing
-    at session start; then run each command once with a probe payload. Returns {"agent",
-    "settings", "event", "events", "command", "commands", "changed", "diff", "backup", "notes",
-    "probes": [{"event", "command", "ok", "error"}]}."""
+    at session start; then run each command once with a probe payload. With ``allow_read_tools``
+    (Claude Code only, the user's explicit choice) also add wctx's read-only MCP tools to
+    permissions.allow. Returns {"agent", "settings", "event", "events", "command", "commands",
+    "changed", "diff", "backup", "notes", "probes": [{"event", "command", "ok", "error"}]}."""
     if agent not in HOOK_AGENTS:
         raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(HOOK_AGENTS)))
+    if allow_read_tools and agent != AGENT_CLAUDE_CODE:
+        raise UsageError("--allow-read-tools is for claude-code, whose settings hold permissions.allow")
     path = os.path.abspath(settings) if settings else hook_settings_path(agent, env)
     notes = []
     end_event = HOOK_EVENTS[agent]
@@ -19532,6 +19715,8 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
                 e.update(entry)  # follows wctx when it moved or was reinstalled another way
         else:
             groups.append({"hooks": [entry]})
+    if allow_read_tools:
+        _allow_tools(path, new, CLAUDE_READ_ONLY_TOOLS)
     result = {
         "agent": agent,
         "settings": path,
@@ -19554,7 +19739,7 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
             )
         problem = codex_trust_problem(result["trust"])
         if problem:
-            notes.append(problem)
+            notes.append("%s; to trust them: %s" % (problem, CODEX_TRUST_HOW))
     if result["changed"] and not dry_run:
         result["diff"], result["backup"] = _write_settings(path, old_text, new)
     elif result["changed"]:
@@ -19562,6 +19747,14 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
     if probe and not dry_run:
         result["probes"] = [probe_hook_command(cmd, event, home) for event, cmd in result["commands"].items()]
     return result
+
+
+def _allow_tools(path, data, tools):
+    """Add ``tools`` missing from data's permissions.allow, after the user's own entries."""
+    permissions = data.setdefault("permissions", {})
+    if not isinstance(permissions, dict) or not isinstance(permissions.setdefault("allow", []), list):
+        raise UsageError("%s: permissions.allow is not a list; wctx changed nothing" % path)
+    permissions["allow"].extend(t for t in tools if t not in permissions["allow"])
 
 
 def probe_hook_command(command, event, home=None):
@@ -19672,11 +19865,14 @@ def hook_status(env=None, probe=False, home=None):
             row["trust"] = codex_hook_trust(os.path.abspath(path), data, env)
             _, feature_on, _ = read_codex_config(env)
             if not feature_on:
+                row["feature_off"] = True
                 row["problem"] = "Codex's hooks feature is off in its config.toml ([features] hooks = false)"
                 row["failed"].append(row["problem"])
             problem = codex_trust_problem(row["trust"])
             if problem:
                 row["failed"].append(problem)
+        if agent == AGENT_GEMINI:
+            row["gemini_mcp"] = gemini_mcp_access(env)
         if probe and commands:
             row["probes"] = [probe_hook_command(cmd, event, home) for event, cmd in commands.items()]
             row["failed"] += ["%s hook: %s" % (p["event"], p["error"]) for p in row["probes"] if not p["ok"]]
@@ -19750,7 +19946,9 @@ def run_import_hook(store_home=None, stdin=None, env=None, detach=True):
                     % payload.get("session_id")
                 )
         if not os.path.isfile(transcript):
-            raise NotFoundError("no transcript at %s" % transcript)
+            # Nothing to do, not an error: `claude mcp add` and `claude mcp list` end a session
+            # whose transcript was never written.
+            return 0
     except BaseException as e:  # a hook must never fail the agent
         _hook_log(
             home,
@@ -21842,11 +22040,7 @@ def _doctor_hooks(home):
         if os.path.realpath(home) != os.path.realpath(default_home()):
             here += " --home " + _shell_word(home)
         return _doctor_check(
-            "hooks",
-            DOCTOR_FAIL,
-            "; ".join("%s %s" % f for f in failed),
-            "reinstall from the wctx and store you use: "
-            + "; ".join("%s hooks install %s" % (here, a) for a in sorted({a for a, _ in failed})),
+            "hooks", DOCTOR_FAIL, "; ".join("%s %s" % f for f in failed), "; ".join(hook_fixes(status, here))
         )
     if problems:
         return _doctor_check("hooks", DOCTOR_WARN, "; ".join(h["problem"] for h in problems))
@@ -21964,6 +22158,18 @@ def doctor(home=None, cwd=None):
             )
     checks.append(_doctor_current_repo(cwd, repos))
     checks.append(_doctor_hooks(home))
+    access = gemini_mcp_access()
+    if access is not None:
+        checks.append(
+            _doctor_check(
+                "gemini mcp",
+                DOCTOR_WARN if access["problem"] else DOCTOR_OK,
+                access["problem"]
+                or "gemini -p gets wctx's tools (%s)"
+                % ", ".join("%(name)s %(why)s" % r for r in access["servers"]),
+                access["fix"],
+            )
+        )
     argv = mcp_command(home)
     mcp_file = os.path.join(os.path.dirname(argv[1]), "wctx_mcp.py") if argv[1].endswith(".py") else None
     if mcp_file and not os.path.exists(mcp_file):
@@ -22776,6 +22982,7 @@ def cmd_hooks(args, store):
 
     Examples:
       wctx hooks install claude-code   (SessionStart + SessionEnd in $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json)
+      wctx hooks install claude-code --allow-read-tools  (also lets claude -p use wctx's read-only MCP tools)
       wctx hooks install codex         (SessionStart + SessionEnd, or Stop before Codex 0.145, in ~/.codex/hooks.json)
       wctx hooks install gemini-cli    (SessionStart + SessionEnd in ~/.gemini/settings.json)
       wctx hooks uninstall claude-code (removes exactly what install added)
@@ -22803,20 +23010,25 @@ def cmd_hooks(args, store):
                 )
             for p in h.get("probes") or ():
                 lines.append("  probe %-12s %s" % (p["event"], "ok" if p["ok"] else "FAILED: " + p["error"]))
-            if any(t["trust"] != "trusted" for t in h.get("trust") or ()):
-                lines.append("  codex: " + CODEX_TRUST_HOW)
+            for server in (h.get("gemini_mcp") or {}).get("servers") or ():
+                lines.append(
+                    "  mcp   %-12s gemini -p gets %s (%s)"
+                    % (server["name"], "its tools" if server["headless"] else "no wctx tools", server["why"])
+                )
         failed = [f for h in res for f in h["failed"]]
-        if any(not p["ok"] for h in res for p in h.get("probes") or ()):
-            lines.append(
-                "reinstall from the wctx and store you use: %s hooks install AGENT" % _wctx_here(args)
-            )
+        lines.extend("fix: " + fix for fix in hook_fixes(res, _wctx_here(args)))
         emit(args, {"hooks": res}, "\n".join(lines))
         return 1 if failed else 0
     if not args.agent:
         raise UsageError("hooks %s needs an agent: %s" % (args.action, ", ".join(HOOK_AGENTS)))
     if args.action == "install":
         res = install_hook(
-            args.agent, settings=args.settings, python=args.python, dry_run=args.dry_run, home=args.home
+            args.agent,
+            settings=args.settings,
+            python=args.python,
+            dry_run=args.dry_run,
+            home=args.home,
+            allow_read_tools=args.allow_read_tools,
         )
         head = "%s %s hooks in %s:" % (
             "would add"
@@ -23573,6 +23785,11 @@ def build_parser(only=None):
     )
     p.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
     p.add_argument("--probe", action="store_true", help="status: run each installed hook command once")
+    p.add_argument(
+        "--allow-read-tools",
+        action="store_true",
+        help="install claude-code: also add wctx's read-only MCP tools to permissions.allow (claude -p needs it)",
+    )
     p.set_defaults(no_store=True)
 
     p = command("brief", cmd_brief)

@@ -2540,6 +2540,7 @@ def mcp_info(core=None, path=None, python="python3", repo=None, workspace=None, 
     if env:
         codex += "env = {{ {} }}\n".format(", ".join(f"{k} = {toml_string(v)}" for k, v in env.items()))
     command_line = " ".join(_shell_quote(a) for a in [python] + args)
+    read_only = ["mcp__wctx__" + t["name"] for t in TOOLS if t["readOnly"]]
     snippets = [
         {
             "client": "Claude Code",
@@ -2566,8 +2567,9 @@ def mcp_info(core=None, path=None, python="python3", repo=None, workspace=None, 
         },
         {
             "client": "Gemini CLI",
-            "where": "~/.gemini/settings.json (or .gemini/settings.json)",
-            "text": j({"mcpServers": {"wctx": server}}),
+            "where": '~/.gemini/settings.json (or .gemini/settings.json); without "trust": true (or a '
+            "policy rule allowing mcp_wctx_*) gemini -p hands the model none of wctx's tools",
+            "text": j({"mcpServers": {"wctx": dict(server, trust=True)}}),
         },
     ]
     return {
@@ -2596,6 +2598,12 @@ def mcp_info(core=None, path=None, python="python3", repo=None, workspace=None, 
             "needs --repo NAME (or tools called with repo).",
             "Gemini CLI connects no MCP server in a folder it does not trust: trust the repository when "
             "it asks, or change it with /permissions (rules in ~/.gemini/trustedFolders.json).",
+            'claude -p refuses every tool nobody allowed ("you haven\'t granted it yet"): pass --allowedTools '
+            + ",".join(read_only)
+            + ", or list them in settings.json permissions.allow ("
+            + "wctx hooks install claude-code --allow-read-tools adds them); allow "
+            + ", ".join("mcp__wctx__" + t["name"] for t in TOOLS if not t["readOnly"])
+            + " the same way for it to record.",
         ],
     }
 

@@ -752,7 +752,7 @@ def _parse_codex(path, rec):
         ptype = payload.get("type")
         if kind == "response_item":
             if ptype in ("function_call", "custom_tool_call"):
-                name = payload.get("name")
+                name = _codex_tool_name(payload)
                 call_id = payload.get("call_id")
                 rec.count_tool(name)
                 names[call_id] = name
@@ -811,6 +811,8 @@ def _parse_codex(path, rec):
                 )
             elif item.get("type") == "CommandExecution":
                 ptype, payload = "exec_command_end", dict(item, call_id=item.get("id"))
+            elif item.get("type") == "McpToolCall":
+                ptype, payload = "mcp_tool_call_end", _codex_mcp_item_as_end(item)
         if ptype == "patch_apply_end":
             changes = payload.get("changes") if isinstance(payload.get("changes"), dict) else {}
             paths = list(changes)
@@ -843,21 +845,53 @@ def _parse_codex(path, rec):
                     ts,
                 )
         elif ptype == "mcp_tool_call_end":
-            inv = payload.get("invocation") if isinstance(payload.get("invocation"), dict) else {}
-            result = payload.get("result")
-            ok = result.get("Ok") if isinstance(result, dict) else None
-            failed = isinstance(result, dict) and (
-                "Err" in result or (isinstance(ok, dict) and bool(ok.get("isError")))
-            )
-            for call in rec.evidence_calls:
-                if call["call_id"] == payload.get("call_id"):
-                    call["ok"], call["result"] = not failed, result
-            if failed and payload.get("call_id") not in failed_calls:
-                failed_calls.add(payload.get("call_id"))
-                detail = result.get("Err", ok) if isinstance(result, dict) else result
-                rec.add_error(
-                    "mcp__%s__%s" % (inv.get("server"), inv.get("tool")), json.dumps(detail, default=str), ts
-                )
+            _codex_mcp_end(rec, payload, failed_calls, ts)
+
+
+def _codex_tool_name(payload):
+    """A tool call's full name. Codex 0.171 and later send an MCP tool as its own name in the
+    server's namespace (name "record_evidence", namespace "mcp__wctx"), earlier versions as one
+    name; both read as mcp__<server>__<tool>, the name Claude Code gives it too."""
+    name, space = payload.get("name"), payload.get("namespace")
+    if isinstance(name, str) and isinstance(space, str) and space.startswith("mcp__"):
+        return "%s__%s" % (space.rstrip("_"), name)
+    return name
+
+
+def _codex_mcp_item_as_end(item):
+    """A newer rollout's finished McpToolCall item (server, tool, status, result with isError,
+    error) in the shape of the mcp_tool_call_end event it replaced (invocation, result Ok/Err)."""
+    result = item.get("result")
+    if item.get("status") == "failed" and not isinstance(result, dict):
+        result = {"Err": item.get("error") or "failed"}
+    else:
+        result = {"Ok": dict(result, isError=True) if item.get("status") == "failed" else result}
+    return {
+        "call_id": item.get("id"),
+        "invocation": {"server": item.get("server"), "tool": item.get("tool")},
+        "result": result,
+    }
+
+
+def _codex_mcp_end(rec, payload, failed_calls, ts):
+    """An MCP call ended: settle its record_evidence call, if it was one, and keep its failure."""
+    inv = payload.get("invocation") if isinstance(payload.get("invocation"), dict) else {}
+    result = payload.get("result")
+    ok = result.get("Ok") if isinstance(result, dict) else None
+    failed = isinstance(result, dict) and (
+        "Err" in result or (isinstance(ok, dict) and bool(ok.get("isError")))
+    )
+    for call in rec.evidence_calls:
+        if call["call_id"] == payload.get("call_id"):
+            call["ok"], call["result"] = not failed, result
+    if failed and payload.get("call_id") not in failed_calls:
+        failed_calls.add(payload.get("call_id"))
+        detail = result.get("Err", ok) if isinstance(result, dict) else result
+        if isinstance(detail, dict) and isinstance(detail.get("content"), list):
+            detail = detail["content"]  # the tool's own words, its text blocks
+        elif not isinstance(detail, str):
+            detail = json.dumps(detail, default=str)
+        rec.add_error("mcp__%s__%s" % (inv.get("server"), inv.get("tool")), detail, ts)
 
 
 def _codex_patch(rec, call_id, paths, cwd, patched):
@@ -874,10 +908,17 @@ def _codex_patch(rec, call_id, paths, cwd, patched):
 def _codex_output(rec, payload, names, failed_calls, ts):
     call_id = payload.get("call_id")
     out = payload.get("output")
+    # Codex's answer to a call of a tool it does not have (an MCP server not connected yet): the
+    # call never ran.
+    unsupported = isinstance(out, str) and out.startswith("unsupported call:")
     for call in rec.evidence_calls:
         if call["call_id"] == call_id and call["ok"] is None:
-            call["ok"], call["result"] = True, out
+            call["ok"], call["result"] = not unsupported, out
     if not isinstance(out, str) or is_redacted_value(out) or call_id in failed_calls:
+        return
+    if unsupported:
+        failed_calls.add(call_id)
+        rec.add_error(names.get(call_id) or "(tool)", out, ts)
         return
     # Shell output is {"output": ..., "metadata": {"exit_code": n}} in older rollouts and starts
     # with "Exit code: n" in newer ones; anything else is not an error that can be named.

@@ -17,8 +17,8 @@ from .freshness import _plural
 from .git import git_toplevel
 from .helpers import is_tty, printable_path, shell_command, short_sha, split_claim, utc_now
 from .hooks import (
-    CODEX_TRUST_HOW,
     HOOK_AGENTS,
+    hook_fixes,
     hook_status,
     install_hook,
     run_brief_hook,
@@ -840,6 +840,7 @@ def cmd_hooks(args, store):
 
     Examples:
       wctx hooks install claude-code   (SessionStart + SessionEnd in $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json)
+      wctx hooks install claude-code --allow-read-tools  (also lets claude -p use wctx's read-only MCP tools)
       wctx hooks install codex         (SessionStart + SessionEnd, or Stop before Codex 0.145, in ~/.codex/hooks.json)
       wctx hooks install gemini-cli    (SessionStart + SessionEnd in ~/.gemini/settings.json)
       wctx hooks uninstall claude-code (removes exactly what install added)
@@ -867,20 +868,25 @@ def cmd_hooks(args, store):
                 )
             for p in h.get("probes") or ():
                 lines.append("  probe %-12s %s" % (p["event"], "ok" if p["ok"] else "FAILED: " + p["error"]))
-            if any(t["trust"] != "trusted" for t in h.get("trust") or ()):
-                lines.append("  codex: " + CODEX_TRUST_HOW)
+            for server in (h.get("gemini_mcp") or {}).get("servers") or ():
+                lines.append(
+                    "  mcp   %-12s gemini -p gets %s (%s)"
+                    % (server["name"], "its tools" if server["headless"] else "no wctx tools", server["why"])
+                )
         failed = [f for h in res for f in h["failed"]]
-        if any(not p["ok"] for h in res for p in h.get("probes") or ()):
-            lines.append(
-                "reinstall from the wctx and store you use: %s hooks install AGENT" % _wctx_here(args)
-            )
+        lines.extend("fix: " + fix for fix in hook_fixes(res, _wctx_here(args)))
         emit(args, {"hooks": res}, "\n".join(lines))
         return 1 if failed else 0
     if not args.agent:
         raise UsageError("hooks %s needs an agent: %s" % (args.action, ", ".join(HOOK_AGENTS)))
     if args.action == "install":
         res = install_hook(
-            args.agent, settings=args.settings, python=args.python, dry_run=args.dry_run, home=args.home
+            args.agent,
+            settings=args.settings,
+            python=args.python,
+            dry_run=args.dry_run,
+            home=args.home,
+            allow_read_tools=args.allow_read_tools,
         )
         head = "%s %s hooks in %s:" % (
             "would add"

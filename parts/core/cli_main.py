@@ -387,6 +387,11 @@ def build_parser(only=None):
     )
     p.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
     p.add_argument("--probe", action="store_true", help="status: run each installed hook command once")
+    p.add_argument(
+        "--allow-read-tools",
+        action="store_true",
+        help="install claude-code: also add wctx's read-only MCP tools to permissions.allow (claude -p needs it)",
+    )
     p.set_defaults(no_store=True)
 
     p = command("brief", cmd_brief)

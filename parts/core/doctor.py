@@ -10,7 +10,7 @@ from .errors import WctxError
 from .git import git_toplevel, run_git
 from .head import __version__
 from .helpers import wctx_command_path
-from .hooks import hook_status
+from .hooks import gemini_mcp_access, hook_fixes, hook_status
 from .repos import list_repos
 from .schema import MIGRATIONS
 from .store import Store, _connect_readonly, _writable, default_home, fts5_available, store_open_problem
@@ -199,11 +199,7 @@ def _doctor_hooks(home):
         if os.path.realpath(home) != os.path.realpath(default_home()):
             here += " --home " + _shell_word(home)
         return _doctor_check(
-            "hooks",
-            DOCTOR_FAIL,
-            "; ".join("%s %s" % f for f in failed),
-            "reinstall from the wctx and store you use: "
-            + "; ".join("%s hooks install %s" % (here, a) for a in sorted({a for a, _ in failed})),
+            "hooks", DOCTOR_FAIL, "; ".join("%s %s" % f for f in failed), "; ".join(hook_fixes(status, here))
         )
     if problems:
         return _doctor_check("hooks", DOCTOR_WARN, "; ".join(h["problem"] for h in problems))
@@ -321,6 +317,18 @@ def doctor(home=None, cwd=None):
             )
     checks.append(_doctor_current_repo(cwd, repos))
     checks.append(_doctor_hooks(home))
+    access = gemini_mcp_access()
+    if access is not None:
+        checks.append(
+            _doctor_check(
+                "gemini mcp",
+                DOCTOR_WARN if access["problem"] else DOCTOR_OK,
+                access["problem"]
+                or "gemini -p gets wctx's tools (%s)"
+                % ", ".join("%(name)s %(why)s" % r for r in access["servers"]),
+                access["fix"],
+            )
+        )
     argv = mcp_command(home)
     mcp_file = os.path.join(os.path.dirname(argv[1]), "wctx_mcp.py") if argv[1].endswith(".py") else None
     if mcp_file and not os.path.exists(mcp_file):

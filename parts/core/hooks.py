@@ -55,6 +55,21 @@ HOOK_STDIN_SECONDS = 5.0  # Claude Code has been seen to leave a hook's stdin op
 HOOK_PROBE_EVENT = "wctx-probe"  # a payload with this hook_event_name is answered, never acted on
 HOOK_PROBE_SECONDS = 30
 HOOK_PROBE_PATH = "/usr/bin:/bin"  # the clean shell the probe runs the command from
+# wctx's read-only MCP tools as Claude Code names them in permissions.allow and --allowedTools
+# (the server added as "wctx"). `claude -p` has no one to ask and refuses every tool nobody
+# allowed; `hooks install claude-code --allow-read-tools` adds these, the write tools stay the
+# user's call. The same list as the catalogue's readOnly tools (a test keeps them equal).
+CLAUDE_READ_ONLY_TOOLS = tuple(
+    "mcp__wctx__" + name
+    for name in (
+        "workspace_overview",
+        "search_evidence",
+        "get_evidence",
+        "get_session_evidence",
+        "get_related_repositories",
+        "verify_freshness",
+    )
+)
 
 
 def hook_home(home=None):
@@ -254,10 +269,112 @@ def codex_trust_problem(trust):
         "disabled": "disabled in Codex",
         "unknown": "trust recorded in a form wctx cannot read",
     }
-    return "Codex will not run %s; to trust them: %s" % (
-        ", ".join("the %s hook (%s)" % (t["event"], said[t["trust"]]) for t in bad),
-        CODEX_TRUST_HOW,
+    return "Codex will not run %s" % ", ".join(
+        "the %s hook (%s)" % (t["event"], said[t["trust"]]) for t in bad
     )
+
+
+# Gemini CLI run headless (`gemini -p`) has no one to ask, so its policy engine denies every tool
+# nobody allowed, and a denied tool is left out of the model's tool list: the server shows as
+# Connected and the model gets none of its tools. A server's tools are allowed by "trust": true on
+# its mcpServers entry, by mcp.allowed naming it (or "*"), by mcp.autoAllowInHeadless, or by a
+# policy rule (~/.gemini/policies/*.toml) with decision "allow" and toolName "mcp_<server>_*"
+# (checked in Gemini CLI 0.61; a rule naming only mcpName does not do it there).
+_GEMINI_RULE_PAIR = r"^\s*(toolName|decision|interactive)\s*=\s*(.+?)\s*(?:#.*)?$"
+
+
+def _gemini_policy_allows(policies_dir, server):
+    """Whether a policy file allows ``server``'s tools when Gemini CLI runs headless."""
+    try:
+        names = sorted(n for n in os.listdir(policies_dir) if n.endswith(".toml"))
+    except OSError:
+        return False
+    covering = {"*", "mcp_*", "mcp_%s_*" % server}
+    for name in names:
+        try:
+            with open(os.path.join(policies_dir, name), encoding="utf-8") as fh:
+                text = fh.read(1 << 20)
+        except (OSError, UnicodeDecodeError):
+            continue
+        for block in re.split(r"^\s*\[\[rule\]\]\s*$", text, flags=re.M)[1:]:
+            pairs = dict(re.findall(_GEMINI_RULE_PAIR, block.split("\n[", 1)[0], flags=re.M))
+            tools = set(re.findall(r'"([^"]*)"', pairs.get("toolName", "")))
+            if pairs.get("decision") == '"allow"' and pairs.get("interactive") != "true" and tools & covering:
+                return True
+    return False
+
+
+def gemini_mcp_access(env=None):
+    """Whether `gemini -p` hands the model the tools of each wctx server in the user's Gemini CLI
+    settings (see above). None when no wctx server is configured there; else {"settings",
+    "servers": [{"name", "headless", "why"}], "problem", "fix"}, problem and fix None when every
+    server's tools reach a headless model."""
+    path = hook_settings_path(AGENT_GEMINI, env)
+    try:
+        _, data = _load_settings(path)
+    except WctxError:
+        return None  # hooks status reports an unreadable settings file already
+    servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
+    mcp = data.get("mcp") if isinstance(data.get("mcp"), dict) else {}
+    allowed = mcp.get("allowed") if isinstance(mcp.get("allowed"), list) else []
+    excluded = mcp.get("excluded") if isinstance(mcp.get("excluded"), list) else []
+    rows = []
+    for name, entry in sorted(servers.items()):
+        entry = entry if isinstance(entry, dict) else {}
+        words = [name, entry.get("command")] + list(entry.get("args") or [])
+        if not any(isinstance(w, str) and "wctx" in w for w in words):
+            continue
+        if name in excluded or "*" in excluded:
+            why = "excluded by mcp.excluded"
+        elif entry.get("trust") is True:
+            why = "trusted"
+        elif name in allowed or "*" in allowed:
+            why = "allowed by mcp.allowed"
+        elif mcp.get("autoAllowInHeadless") is True:
+            why = "allowed by mcp.autoAllowInHeadless"
+        elif _gemini_policy_allows(os.path.join(os.path.dirname(path), "policies"), name):
+            why = "allowed by a policy rule"
+        else:
+            why = "neither trusted nor allowed"
+        rows.append({"name": name, "headless": why.startswith(("trusted", "allowed")), "why": why})
+    if not rows:
+        return None
+    bad = [r for r in rows if not r["headless"]]
+    return {
+        "settings": path,
+        "servers": rows,
+        "problem": "gemini -p gets no wctx tools: %s"
+        % "; ".join("server %s is %s in %s" % (r["name"], r["why"], path) for r in bad)
+        if bad
+        else None,
+        "fix": "; ".join('add "trust": true to mcpServers.%s in %s' % (r["name"], path) for r in bad)
+        if bad
+        else None,
+    }
+
+
+def hook_fixes(rows, wctx_here):
+    """What to do about the problems hook_status found, one line each, for `hooks status` and
+    `doctor` alike (``wctx_here``: how to spell this wctx and store in a command).
+    - a probe failed: the command cannot run, or runs another store -> install again from here;
+    - Codex's hooks feature is off -> turn it on;
+    - Codex does not trust a wctx hook -> trust it in Codex (a reinstall trusts nothing);
+    - Gemini CLI would not hand wctx's tools to a headless model -> trust the server."""
+    fixes = []
+    failed_probe = sorted({h["agent"] for h in rows for p in h.get("probes") or () if not p["ok"]})
+    if failed_probe:
+        fixes.append(
+            "reinstall from the wctx and store you use: "
+            + "; ".join("%s hooks install %s" % (wctx_here, a) for a in failed_probe)
+        )
+    for h in rows:
+        if (h.get("gemini_mcp") or {}).get("fix"):
+            fixes.append(h["gemini_mcp"]["fix"])
+        if h.get("feature_off"):
+            fixes.append("turn Codex's hooks on: hooks = true under [features] in its config.toml")
+        if any(t["trust"] != "trusted" for t in h.get("trust") or ()):
+            fixes.append("trust wctx's hooks in Codex: " + CODEX_TRUST_HOW)
+    return fixes
 
 
 def _is_wctx_hook(entry):
@@ -405,13 +522,18 @@ def _remove_wctx_hooks(hooks, events):
     return removed
 
 
-def install_hook(agent, settings=None, env=None, python=None, dry_run=False, home=None, probe=True):
+def install_hook(
+    agent, settings=None, env=None, python=None, dry_run=False, home=None, probe=True, allow_read_tools=False
+):
     """Add wctx's hooks to the agent's settings (idempotent): import at session end, the briefing
-    at session start; then run each command once with a probe payload. Returns {"agent",
-    "settings", "event", "events", "command", "commands", "changed", "diff", "backup", "notes",
-    "probes": [{"event", "command", "ok", "error"}]}."""
+    at session start; then run each command once with a probe payload. With ``allow_read_tools``
+    (Claude Code only, the user's explicit choice) also add wctx's read-only MCP tools to
+    permissions.allow. Returns {"agent", "settings", "event", "events", "command", "commands",
+    "changed", "diff", "backup", "notes", "probes": [{"event", "command", "ok", "error"}]}."""
     if agent not in HOOK_AGENTS:
         raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(HOOK_AGENTS)))
+    if allow_read_tools and agent != AGENT_CLAUDE_CODE:
+        raise UsageError("--allow-read-tools is for claude-code, whose settings hold permissions.allow")
     path = os.path.abspath(settings) if settings else hook_settings_path(agent, env)
     notes = []
     end_event = HOOK_EVENTS[agent]
@@ -442,6 +564,8 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
                 e.update(entry)  # follows wctx when it moved or was reinstalled another way
         else:
             groups.append({"hooks": [entry]})
+    if allow_read_tools:
+        _allow_tools(path, new, CLAUDE_READ_ONLY_TOOLS)
     result = {
         "agent": agent,
         "settings": path,
@@ -464,7 +588,7 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
             )
         problem = codex_trust_problem(result["trust"])
         if problem:
-            notes.append(problem)
+            notes.append("%s; to trust them: %s" % (problem, CODEX_TRUST_HOW))
     if result["changed"] and not dry_run:
         result["diff"], result["backup"] = _write_settings(path, old_text, new)
     elif result["changed"]:
@@ -472,6 +596,14 @@ def install_hook(agent, settings=None, env=None, python=None, dry_run=False, hom
     if probe and not dry_run:
         result["probes"] = [probe_hook_command(cmd, event, home) for event, cmd in result["commands"].items()]
     return result
+
+
+def _allow_tools(path, data, tools):
+    """Add ``tools`` missing from data's permissions.allow, after the user's own entries."""
+    permissions = data.setdefault("permissions", {})
+    if not isinstance(permissions, dict) or not isinstance(permissions.setdefault("allow", []), list):
+        raise UsageError("%s: permissions.allow is not a list; wctx changed nothing" % path)
+    permissions["allow"].extend(t for t in tools if t not in permissions["allow"])
 
 
 def probe_hook_command(command, event, home=None):
@@ -582,11 +714,14 @@ def hook_status(env=None, probe=False, home=None):
             row["trust"] = codex_hook_trust(os.path.abspath(path), data, env)
             _, feature_on, _ = read_codex_config(env)
             if not feature_on:
+                row["feature_off"] = True
                 row["problem"] = "Codex's hooks feature is off in its config.toml ([features] hooks = false)"
                 row["failed"].append(row["problem"])
             problem = codex_trust_problem(row["trust"])
             if problem:
                 row["failed"].append(problem)
+        if agent == AGENT_GEMINI:
+            row["gemini_mcp"] = gemini_mcp_access(env)
         if probe and commands:
             row["probes"] = [probe_hook_command(cmd, event, home) for event, cmd in commands.items()]
             row["failed"] += ["%s hook: %s" % (p["event"], p["error"]) for p in row["probes"] if not p["ok"]]
@@ -660,7 +795,9 @@ def run_import_hook(store_home=None, stdin=None, env=None, detach=True):
                     % payload.get("session_id")
                 )
         if not os.path.isfile(transcript):
-            raise NotFoundError("no transcript at %s" % transcript)
+            # Nothing to do, not an error: `claude mcp add` and `claude mcp list` end a session
+            # whose transcript was never written.
+            return 0
     except BaseException as e:  # a hook must never fail the agent
         _hook_log(
             home,

@@ -134,8 +134,7 @@ def import_transcript(store, path, agent="auto", force=False, cwd_hint=None):
             "warnings": [],
         }
     rec = parse_transcript(path, agent, cwd_hint=cwd_hint)
-    if rec.started_at is None and not rec.cwds and not rec.tool_calls:
-        # e.g. a Claude Code file holding only summary lines of other sessions: nothing happened here.
+    if not transcript_has_activity(rec):
         return {
             "session": None,
             "agent": rec.agent,
@@ -146,6 +145,14 @@ def import_transcript(store, path, agent="auto", force=False, cwd_hint=None):
             "warnings": [],
         }
     return _store_transcript(store, rec, repos, size, head, key)
+
+
+def transcript_has_activity(rec):
+    """Whether a transcript says a session did something: called a tool (a read, an edit, a
+    command, a record_evidence call) or ran a subagent. Conversation alone, Claude Code's files of
+    summary lines from other sessions, and a Codex rollout of meta records, messages and token
+    counts are empty: importing them would list a session that did nothing."""
+    return bool(rec.tool_calls or rec.subagents)
 
 
 def _adopt_legacy_session(store, rec):

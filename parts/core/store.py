@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+import json
 import os
 
 from .caches import BUILT_ONCE, clear_caches
 from .constants import SCHEMA_APP_ID
 from .errors import NotFoundError, WctxError
 from .head import __version__
-from .helpers import utc_now
+from .helpers import shell_command, utc_now
 from .redaction import stored_list, stored_text, stored_values
 from .schema import MIGRATIONS
 from .words import index_text
@@ -263,8 +264,8 @@ class _Atomic:
         if s._depth == 0:
             if s.readonly:
                 raise WctxError(
-                    "the store %s is read-only here (%s): reads work, nothing can be recorded"
-                    % (s.path, s.readonly)
+                    "the store %s is read-only here (%s): reads work, nothing can be recorded%s"
+                    % (s.path, s.readonly, _sandbox_hint(s.home))
                 )
             s.ensure_current()
             s.db.execute("BEGIN IMMEDIATE")
@@ -295,6 +296,19 @@ class _Atomic:
             db.execute("ROLLBACK TO wctx_%d" % s._depth)
             db.execute("RELEASE wctx_%d" % s._depth)
         return False
+
+
+def _sandbox_hint(home):
+    """What to change when the store is read-only because an agent's sandbox keeps its shell from
+    writing outside the project: Codex (its shell commands carry CODEX_THREAD_ID) lets a
+    workspace-write sandbox write only to its writable roots (checked in codex-cli 0.171)."""
+    if not os.environ.get("CODEX_THREAD_ID"):
+        return ""
+    return (
+        "; in Codex's sandbox, make the store writable: writable_roots = [%s] under "
+        "[sandbox_workspace_write] in ~/.codex/config.toml (or --add-dir %s for one run)"
+        % (json.dumps(home), shell_command([home]))
+    )
 
 
 def _writable(path):
