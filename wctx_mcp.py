@@ -289,8 +289,11 @@ class Reply:
         self.json = dumps(self.payload)
         self.text = render(self.payload)
 
-    def size(self):
-        """Bytes of the larger form: what a model reads, whichever form its client passes on."""
+    def size(self, text_only=False):
+        """Bytes of what a model reads: the text block when it is all that is sent (``wctx mcp
+        --text-only``), else the larger form, whichever form its client passes on."""
+        if text_only:
+            return utf8_len(self.text)
         return max(utf8_len(self.json), utf8_len(self.text))
 
 
@@ -525,19 +528,20 @@ def drop_empty(value):
 # -- fitting a budget -------------------------------------------------------------------------------
 
 
-def fit_entries(build, count, budget):
+def fit_entries(build, count, budget, text_only=False):
     """The largest k <= ``count`` (at least 1 when count is) for which ``build(k)`` (a Reply)
-    fits ``budget``, and that Reply. Entries are each small enough to fit alone."""
+    fits ``budget`` (measured as Reply.size does), and that Reply. Entries are each small enough
+    to fit alone."""
     reply = build(count)
-    size = reply.size()
+    size = reply.size(text_only)
     k = count
     while size > budget and k > 1:
         k = max(1, min(k - 1, k * budget // size))
         reply = build(k)
-        size = reply.size()
+        size = reply.size(text_only)
     while k < count:  # the estimate may have cut more than it had to: take back what fits
         bigger = build(k + 1)
-        if bigger.size() > budget:
+        if bigger.size(text_only) > budget:
             break
         k, reply = k + 1, bigger
     return k, reply
@@ -1262,7 +1266,7 @@ def _budget_cut(count, what, budget, how):
 TREE_LEVELS = ((None, None), (1500, 25), (600, 15), (300, 10), (150, 5), (80, 3), (60, 1))
 
 
-def _within_budget(build, text_limit, list_limit, budget, how, lead=None):
+def _within_budget(build, text_limit, list_limit, budget, how, lead=None, text_only=False):
     """A Reply from ``build(text_limit, list_limit, notes)`` with tighter limits until it fits.
 
     Used by the tools that serve one record or an overview (get_evidence, get_related_repositories,
@@ -1285,7 +1289,7 @@ def _within_budget(build, text_limit, list_limit, budget, how, lead=None):
             notes = [n if "; " in n else "%s; %s" % (n, how) for n in dict.fromkeys(notes)]
             payload["truncated"] = notes
         reply = Reply(payload, lambda shown: render_tree(shown, lead))
-        if reply.size() <= budget:
+        if reply.size(text_only) <= budget:
             break
     return reply
 
@@ -1422,8 +1426,9 @@ def _verify_text(payload):
 class Tools:
     """The tool handlers of one connection: one lazily opened store, one recorded session."""
 
-    def __init__(self, core, home=None, repo=None, workspace=None, cwd=None):
+    def __init__(self, core, home=None, repo=None, workspace=None, cwd=None, text_only=False):
         self.core = core
+        self.text_only = text_only  # only the text block is sent: budgets are kept by its bytes
         self.home = home
         self.default_repo = repo
         self.workspace = workspace
@@ -1551,6 +1556,7 @@ class Tools:
             LIST_ITEM_LIMIT,
             budget,
             "search_evidence, get_related_repositories and get_session_evidence give each part whole",
+            text_only=self.text_only,
         )
 
     def tool_search_evidence(self, args, stateless):
@@ -1625,7 +1631,7 @@ class Tools:
             payload["notice"] = notice
             return Reply(payload, _search_text)
 
-        return fit_entries(build, len(entries), budget)[1]
+        return fit_entries(build, len(entries), budget, self.text_only)[1]
 
     def tool_get_evidence(self, args, stateless):
         item = self.core.get_evidence(self.store, args["id"])
@@ -1651,6 +1657,7 @@ class Tools:
             LIST_ITEM_LIMIT,
             budget_of("get_evidence"),
             "`wctx show ID` prints the item whole, verify_freshness with this id and detail every anchor",
+            text_only=self.text_only,
         )
 
     def tool_get_session_evidence(self, args, stateless):
@@ -1687,7 +1694,7 @@ class Tools:
             payload["notice"] = UNTRUSTED_NOTICE if detail else SHORT_NOTICE
             return Reply(payload, render_tree)
 
-        return fit_entries(build, len(entries), budget)[1]
+        return fit_entries(build, len(entries), budget, self.text_only)[1]
 
     def tool_get_related_repositories(self, args, stateless):
         found = self.core.related_repositories(self.store, self._repo(args), cwd=self.cwd)
@@ -1704,6 +1711,7 @@ class Tools:
             LIST_ITEM_LIMIT * 2,
             budget_of("get_related_repositories"),
             "workspace_overview lists the related repositories in one line each",
+            text_only=self.text_only,
         )
 
     def tool_verify_freshness(self, args, stateless):
@@ -1781,8 +1789,8 @@ class Tools:
 
         for level in VERIFY_DETAIL_LEVELS if detail else VERIFY_DETAIL_LEVELS[:1]:
             entries = [_verify_entry(v, detail, level) for _, v in kept]
-            reply = fit_entries(build, len(entries), budget)[1]
-            if reply.size() <= budget:
+            reply = fit_entries(build, len(entries), budget, self.text_only)[1]
+            if reply.size(self.text_only) <= budget:
                 break
         return reply
 
@@ -1823,7 +1831,7 @@ class Tools:
             payload["duplicates_skipped"] = len(duplicates)
         payload = drop_empty(payload)
         payload.setdefault("recorded", [])
-        return _write_reply(payload, warnings, "record_evidence")
+        return _write_reply(payload, warnings, "record_evidence", self.text_only)
 
     def tool_confirm_evidence(self, args, stateless):
         """Re-stamp items the agent re-checked against today's code (the service's confirm)."""
@@ -1832,10 +1840,10 @@ class Tools:
             self.store, args["ids"], note=args.get("note"), session_id=session_id, agent="mcp"
         )
         payload = {"confirmed": done.get("confirmed", []), "message": done.get("message", "")}
-        return _write_reply(payload, list(done.get("warnings") or ()), "confirm_evidence")
+        return _write_reply(payload, list(done.get("warnings") or ()), "confirm_evidence", self.text_only)
 
 
-def _write_reply(payload, warnings, tool):
+def _write_reply(payload, warnings, tool, text_only=False):
     """A write tool's reply: every id it wrote always, its warnings as far as the budget goes."""
     budget = budget_of(tool)
     served = [served_cut(w, 400)[0] for w in warnings if isinstance(w, str)]
@@ -1850,7 +1858,7 @@ def _write_reply(payload, warnings, tool):
             ]
         return Reply(out, render_tree)
 
-    return fit_entries(build, len(served), budget)[1]
+    return fit_entries(build, len(served), budget, text_only)[1]
 
 
 # part: parts/mcp/connection.py
@@ -2698,7 +2706,9 @@ def main(argv=None, core=None, home=None, stdin=None, stdout=None):
     if stdin is None:
         stdin = sys.stdin.buffer
 
-    tools = Tools(core, home=options.home, repo=options.repo, workspace=options.workspace)
+    tools = Tools(
+        core, home=options.home, repo=options.repo, workspace=options.workspace, text_only=options.text_only
+    )
     connection = Connection(tools, getattr(core, "__version__", "0"), log=_log, text_only=options.text_only)
     core.WARM_GIT_VIEWS = True  # a long-lived process: git's answers about a checkout are reused
     try:

@@ -47,8 +47,11 @@ class Reply:
         self.json = dumps(self.payload)
         self.text = render(self.payload)
 
-    def size(self):
-        """Bytes of the larger form: what a model reads, whichever form its client passes on."""
+    def size(self, text_only=False):
+        """Bytes of what a model reads: the text block when it is all that is sent (``wctx mcp
+        --text-only``), else the larger form, whichever form its client passes on."""
+        if text_only:
+            return utf8_len(self.text)
         return max(utf8_len(self.json), utf8_len(self.text))
 
 
@@ -283,19 +286,20 @@ def drop_empty(value):
 # -- fitting a budget -------------------------------------------------------------------------------
 
 
-def fit_entries(build, count, budget):
+def fit_entries(build, count, budget, text_only=False):
     """The largest k <= ``count`` (at least 1 when count is) for which ``build(k)`` (a Reply)
-    fits ``budget``, and that Reply. Entries are each small enough to fit alone."""
+    fits ``budget`` (measured as Reply.size does), and that Reply. Entries are each small enough
+    to fit alone."""
     reply = build(count)
-    size = reply.size()
+    size = reply.size(text_only)
     k = count
     while size > budget and k > 1:
         k = max(1, min(k - 1, k * budget // size))
         reply = build(k)
-        size = reply.size()
+        size = reply.size(text_only)
     while k < count:  # the estimate may have cut more than it had to: take back what fits
         bigger = build(k + 1)
-        if bigger.size() > budget:
+        if bigger.size(text_only) > budget:
             break
         k, reply = k + 1, bigger
     return k, reply
