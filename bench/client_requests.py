@@ -342,6 +342,7 @@ def client_claude(tmp, npm, port, checkout, python, store, with_wctx, app):
         "ANTHROPIC_API_KEY": "loopback",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
+        "MCP_TIMEOUT": "120000",  # a loaded machine: wait for the server rather than start without it
     })  # fmt: skip
     os.makedirs(env["CLAUDE_CONFIG_DIR"], exist_ok=True)
     servers = {"wctx": mcp_server(checkout, python, store)} if with_wctx else {}

@@ -82,16 +82,6 @@ def test_a_ten_result_reply_is_no_larger_than_a_bare_fts5_servers_reply_for_the_
     )
 
 
-def test_every_tool_states_its_byte_budget(servers):
-    server = servers.start()
-    server.initialize()
-    tools = {t["name"]: t for t in server.request("tools/list")["result"]["tools"]}
-    for name, budget in wctx_mcp.REPLY_BUDGET_BYTES.items():
-        assert "within %s bytes" % format(budget, ",") in tools[name]["description"], name
-        if "detail" in tools[name]["inputSchema"]["properties"]:
-            assert format(wctx_mcp.DETAIL_BUDGET_BYTES, ",") in tools[name]["description"], name
-
-
 def _page_through(server, name, args, key):
     """Every page of a paged tool: each reply within budget; the entries, in order."""
     seen, cursor, cuts = [], None, 0

@@ -63,14 +63,6 @@ def budget_of(tool, detail=False):
     return DETAIL_BUDGET_BYTES if detail else REPLY_BUDGET_BYTES[tool]
 
 
-def budget_note(tool, detail=False):
-    """The sentence every description ends with: the budget, and what a cut reply says."""
-    text = "Replies stay within %s bytes" % format(REPLY_BUDGET_BYTES[tool], ",")
-    if detail:
-        text += " (%s with detail)" % format(DETAIL_BUDGET_BYTES, ",")
-    return text + "; a reply cut to fit says so under truncated, with how to get the rest."
-
-
 # -- serving stored text ----------------------------------------------------------------------------
 
 # (text, limit, cut) -> (served text, neutralised): the same claims and reasons come back search
