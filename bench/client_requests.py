@@ -345,9 +345,17 @@ def client_claude(tmp, npm, port, checkout, python, store, with_wctx, app):
         "MCP_TIMEOUT": "120000",  # a loaded machine: wait for the server rather than start without it
     })  # fmt: skip
     os.makedirs(env["CLAUDE_CONFIG_DIR"], exist_ok=True)
-    servers = {"wctx": mcp_server(checkout, python, store)} if with_wctx else {}
-    argv = [binary, "-p", "say ok", "--model", "claude-sonnet-4-5", "--mcp-config",
-            json.dumps({"mcpServers": servers}), "--strict-mcp-config", "--allowedTools", "mcp__wctx"]  # fmt: skip
+    if with_wctx:
+        # User scope, as `claude mcp add --scope user` writes it (what the README says to run):
+        # Claude Code waits for these servers before the first request; --mcp-config servers it
+        # connects without waiting, so on a busy machine the first request could go without them.
+        server = mcp_server(checkout, python, store)
+        add = [binary, "mcp", "add", "wctx", "--scope", "user", "-e", "WCTX_HOME=" + store, "--",
+               server["command"], *server["args"]]  # fmt: skip
+        added = run(add, env, cwd=app, timeout=120)
+        if added.returncode:
+            sys.exit("claude mcp add failed: %s" % (added.stderr or added.stdout))
+    argv = [binary, "-p", "say ok", "--model", "claude-sonnet-4-5", "--allowedTools", "mcp__wctx"]
     return binary, env, argv, "claude-code"
 
 
@@ -365,8 +373,12 @@ def client_codex(tmp, npm, port, checkout, python, store, with_wctx, app):
     if with_wctx:
         server = mcp_server(checkout, python, store)
         config += (
-            "[mcp_servers.wctx]\nstartup_timeout_sec = 120\ncommand = %s\nargs = %s\n[mcp_servers.wctx.env]\nWCTX_HOME = %s\n"
-            % (json.dumps(server["command"]), json.dumps(server["args"]), json.dumps(store))
+            "[mcp_servers.wctx]\nrequired = true\ncommand = %s\nargs = %s\n[mcp_servers.wctx.env]\nWCTX_HOME = %s\n"
+            % (
+                json.dumps(server["command"]),
+                json.dumps(server["args"]),
+                json.dumps(store),
+            )
         )
         config += '[mcp_servers.wctx.tools.record_evidence]\napproval_mode = "approve"\n'
         config += '[mcp_servers.wctx.tools.confirm_evidence]\napproval_mode = "approve"\n'
@@ -515,9 +527,17 @@ def tool_results(body):
 
 
 def measure(name, npm, checkout, python, keep):
-    script, version, material = one_run(name, npm, checkout, python, True, keep)
-    at, body = first_offering(script)
-    row = {"client": name, "version": version, "exit": material["exit"], "requests": len(script.bodies)}
+    # Codex 0.171 sometimes starts its first turn before an MCP server's tools are listed (the
+    # server had answered initialize): such a run offers the model no wctx tool, and is run again.
+    attempt = 0
+    while attempt < 3:
+        attempt += 1
+        script, version, material = one_run(name, npm, checkout, python, True, keep)
+        at, body = first_offering(script)
+        if body is not None:
+            break
+    row = {"client": name, "version": version, "exit": material["exit"], "requests": len(script.bodies),
+           "attempts": attempt}  # fmt: skip
     if body is None:
         row["error"] = "no request offered wctx's tools: " + material["stderr"][-600:]
         return row
