@@ -82,16 +82,6 @@ def test_a_ten_result_reply_is_no_larger_than_a_bare_fts5_servers_reply_for_the_
     )
 
 
-def test_every_tool_states_its_byte_budget(servers):
-    server = servers.start()
-    server.initialize()
-    tools = {t["name"]: t for t in server.request("tools/list")["result"]["tools"]}
-    for name, budget in wctx_mcp.REPLY_BUDGET_BYTES.items():
-        assert "within %s bytes" % format(budget, ",") in tools[name]["description"], name
-        if "detail" in tools[name]["inputSchema"]["properties"]:
-            assert format(wctx_mcp.DETAIL_BUDGET_BYTES, ",") in tools[name]["description"], name
-
-
 def _page_through(server, name, args, key):
     """Every page of a paged tool: each reply within budget; the entries, in order."""
     seen, cursor, cuts = [], None, 0
@@ -226,3 +216,30 @@ def test_text_only_server_sends_each_reply_once_and_every_client_reads_the_text(
     assert "structuredContent" not in found
     (line,) = [x for x in found["content"][0]["text"].splitlines() if x.startswith("ev-")]
     assert line.startswith(eid + " [finding, upload-sdk, current] parseManifest") and " -- " in line
+
+
+def test_text_only_replies_are_cut_by_the_bytes_of_the_text_they_send(servers):
+    """With --text-only the text block is all that is sent, so the budget is filled by its bytes,
+    not by how many entries the (unsent) structured form would have held."""
+    budget = wctx_mcp.REPLY_BUDGET_BYTES["search_evidence"]
+    plain, text_only = servers.start(), servers.start(args=["--text-only"])
+    for server in (plain, text_only):
+        server.initialize("2025-06-18")
+    items = [
+        {"kind": "finding", "claim": "manifest %03d: %s" % (n, CLAIMS[n % len(CLAIMS)]), "repo": "upload-sdk",
+         "files": ["src/upload.py#send"]}
+        for n in range(50)
+    ]  # fmt: skip
+    plain.call_ok("record_evidence", {"items": items})
+    shown = {}
+    for label, server in (("plain", plain), ("text-only", text_only)):
+        result = server.call("search_evidence", {"query": "parseManifest worker", "limit": 50})
+        text = result["content"][0]["text"]
+        lines = [x for x in text.splitlines() if x.startswith("ev-")]
+        shown[label] = len(lines)
+        assert len(text.encode()) <= budget and "more not shown" in text, (label, len(text.encode()))
+        if label == "text-only":
+            # Full: one more entry line would not have fitted.
+            longest = max(len(x.encode()) for x in lines)
+            assert len(text.encode()) > budget - 2 * longest, (len(text.encode()), longest)
+    assert shown["text-only"] > shown["plain"], shown

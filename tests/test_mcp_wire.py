@@ -17,6 +17,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mcp_helpers.fixtures import Servers  # noqa: E402
 from mcp_helpers.wire import MODERN, ROOT, envelope  # noqa: E402
 
+import wctx  # noqa: E402
+import wctx_mcp  # noqa: E402
+
 HANDSHAKE = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 
 
@@ -84,11 +87,46 @@ def test_tool_list_is_fixed_order_with_schemas_and_annotations(server):
         assert len(tool["name"]) <= 64 and tool["name"].replace("_", "").isalpha()
         assert tool["title"] and len(tool["description"]) > 40
         assert tool["inputSchema"]["type"] == "object"
-        assert tool["inputSchema"]["additionalProperties"] is False
+        # The server's own schema refuses unknown arguments; clients are not shown that rule.
+        assert wctx_mcp.TOOLS_BY_NAME[tool["name"]]["inputSchema"]["additionalProperties"] is False
         assert tool["outputSchema"]["type"] == "object"
         notes = tool["annotations"]
         assert notes["destructiveHint"] is False and notes["openWorldHint"] is False
         assert notes["readOnlyHint"] is (tool["name"] not in ("record_evidence", "confirm_evidence"))
+
+
+def test_what_every_model_request_pays_for_wctx_stays_within_its_budget(server):
+    """A client puts every tool's name, description and input schema, and the server's
+    instructions, before the model on every request, and the SessionStart hook adds the briefing
+    (at most its default budget). Counted as Claude Code sends them (names prefixed mcp__wctx__,
+    compact JSON); bench/client_requests.py measures the real clients' requests."""
+    instructions = server.initialize("2025-11-25")["instructions"]
+    tools = server.request("tools/list")["result"]["tools"]
+    definitions = sum(
+        len(json.dumps({"name": "mcp__wctx__" + t["name"], "description": t["description"],
+                        "input_schema": t["inputSchema"]}, ensure_ascii=False, separators=(",", ":")).encode())
+        for t in tools
+    )  # fmt: skip
+    fixed = definitions + len(instructions.encode()) + wctx.BRIEF_DEFAULT_BYTES
+    assert fixed <= wctx_mcp.FIXED_COST_BUDGET_BYTES, (definitions, len(instructions.encode()))
+
+
+def test_bounds_clients_are_not_shown_are_still_refused_with_a_clear_error(server):
+    server.initialize("2025-11-25")
+    listed = {t["name"]: t for t in server.request("tools/list")["result"]["tools"]}
+    assert "maxLength" not in listed["search_evidence"]["inputSchema"]["properties"]["query"]
+    unknown = server.call("search_evidence", {"query": "upload", "colour": "red"})
+    assert unknown["isError"] and "unknown argument: colour" in unknown["content"][0]["text"]
+    long = server.call("search_evidence", {"query": "x" * 2001})
+    assert long["isError"] and "the limit is 2000" in long["content"][0]["text"]
+
+
+def test_instructions_say_when_to_search_and_what_to_record(server):
+    text = " ".join(server.initialize("2025-11-25")["instructions"].lower().split())
+    assert "search_evidence" in text and "before investigating" in text
+    assert "record_evidence" in text
+    for what in ("root cause", "decision", "dead end", "open question", "surprise"):
+        assert what in text, what
 
 
 def test_oldest_revision_gets_the_fields_it_knows(server):

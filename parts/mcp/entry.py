@@ -43,7 +43,9 @@ def main(argv=None, core=None, home=None, stdin=None, stdout=None):
     if stdin is None:
         stdin = sys.stdin.buffer
 
-    tools = Tools(core, home=options.home, repo=options.repo, workspace=options.workspace)
+    tools = Tools(
+        core, home=options.home, repo=options.repo, workspace=options.workspace, text_only=options.text_only
+    )
     connection = Connection(tools, getattr(core, "__version__", "0"), log=_log, text_only=options.text_only)
     core.WARM_GIT_VIEWS = True  # a long-lived process: git's answers about a checkout are reused
     try:

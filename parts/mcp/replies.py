@@ -47,8 +47,11 @@ class Reply:
         self.json = dumps(self.payload)
         self.text = render(self.payload)
 
-    def size(self):
-        """Bytes of the larger form: what a model reads, whichever form its client passes on."""
+    def size(self, text_only=False):
+        """Bytes of what a model reads: the text block when it is all that is sent (``wctx mcp
+        --text-only``), else the larger form, whichever form its client passes on."""
+        if text_only:
+            return utf8_len(self.text)
         return max(utf8_len(self.json), utf8_len(self.text))
 
 
@@ -58,14 +61,6 @@ def utf8_len(text):
 
 def budget_of(tool, detail=False):
     return DETAIL_BUDGET_BYTES if detail else REPLY_BUDGET_BYTES[tool]
-
-
-def budget_note(tool, detail=False):
-    """The sentence every description ends with: the budget, and what a cut reply says."""
-    text = "Replies stay within %s bytes" % format(REPLY_BUDGET_BYTES[tool], ",")
-    if detail:
-        text += " (%s with detail)" % format(DETAIL_BUDGET_BYTES, ",")
-    return text + "; a reply cut to fit says so under truncated, with how to get the rest."
 
 
 # -- serving stored text ----------------------------------------------------------------------------
@@ -285,19 +280,20 @@ def drop_empty(value):
 # -- fitting a budget -------------------------------------------------------------------------------
 
 
-def fit_entries(build, count, budget):
+def fit_entries(build, count, budget, text_only=False):
     """The largest k <= ``count`` (at least 1 when count is) for which ``build(k)`` (a Reply)
-    fits ``budget``, and that Reply. Entries are each small enough to fit alone."""
+    fits ``budget`` (measured as Reply.size does), and that Reply. Entries are each small enough
+    to fit alone."""
     reply = build(count)
-    size = reply.size()
+    size = reply.size(text_only)
     k = count
     while size > budget and k > 1:
         k = max(1, min(k - 1, k * budget // size))
         reply = build(k)
-        size = reply.size()
+        size = reply.size(text_only)
     while k < count:  # the estimate may have cut more than it had to: take back what fits
         bigger = build(k + 1)
-        if bigger.size() > budget:
+        if bigger.size(text_only) > budget:
             break
         k, reply = k + 1, bigger
     return k, reply

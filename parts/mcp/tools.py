@@ -62,7 +62,7 @@ def _budget_cut(count, what, budget, how):
 TREE_LEVELS = ((None, None), (1500, 25), (600, 15), (300, 10), (150, 5), (80, 3), (60, 1))
 
 
-def _within_budget(build, text_limit, list_limit, budget, how, lead=None):
+def _within_budget(build, text_limit, list_limit, budget, how, lead=None, text_only=False):
     """A Reply from ``build(text_limit, list_limit, notes)`` with tighter limits until it fits.
 
     Used by the tools that serve one record or an overview (get_evidence, get_related_repositories,
@@ -85,7 +85,7 @@ def _within_budget(build, text_limit, list_limit, budget, how, lead=None):
             notes = [n if "; " in n else "%s; %s" % (n, how) for n in dict.fromkeys(notes)]
             payload["truncated"] = notes
         reply = Reply(payload, lambda shown: render_tree(shown, lead))
-        if reply.size() <= budget:
+        if reply.size(text_only) <= budget:
             break
     return reply
 
@@ -224,8 +224,9 @@ def _verify_text(payload):
 class Tools:
     """The tool handlers of one connection: one lazily opened store, one recorded session."""
 
-    def __init__(self, core, home=None, repo=None, workspace=None, cwd=None):
+    def __init__(self, core, home=None, repo=None, workspace=None, cwd=None, text_only=False):
         self.core = core
+        self.text_only = text_only  # only the text block is sent: budgets are kept by its bytes
         self.home = home
         self.default_repo = repo
         self.workspace = workspace
@@ -353,6 +354,7 @@ class Tools:
             LIST_ITEM_LIMIT,
             budget,
             "search_evidence, get_related_repositories and get_session_evidence give each part whole",
+            text_only=self.text_only,
         )
 
     def tool_search_evidence(self, args, stateless):
@@ -430,7 +432,7 @@ class Tools:
             payload["notice"] = notice
             return Reply(payload, _search_text)
 
-        return fit_entries(build, len(entries), budget)[1]
+        return fit_entries(build, len(entries), budget, self.text_only)[1]
 
     def tool_get_evidence(self, args, stateless):
         item = self.core.get_evidence(self.store, args["id"])
@@ -458,6 +460,7 @@ class Tools:
             LIST_ITEM_LIMIT,
             budget_of("get_evidence"),
             "`wctx show ID` prints the item whole, verify_freshness with this id and detail every anchor",
+            text_only=self.text_only,
         )
 
     def tool_get_session_evidence(self, args, stateless):
@@ -494,7 +497,7 @@ class Tools:
             payload["notice"] = UNTRUSTED_NOTICE if detail else SHORT_NOTICE
             return Reply(payload, render_tree)
 
-        return fit_entries(build, len(entries), budget)[1]
+        return fit_entries(build, len(entries), budget, self.text_only)[1]
 
     def tool_get_related_repositories(self, args, stateless):
         found = self.core.related_repositories(self.store, self._repo(args), cwd=self.cwd)
@@ -511,6 +514,7 @@ class Tools:
             LIST_ITEM_LIMIT * 2,
             budget_of("get_related_repositories"),
             "workspace_overview lists the related repositories in one line each",
+            text_only=self.text_only,
         )
 
     def tool_verify_freshness(self, args, stateless):
@@ -588,8 +592,8 @@ class Tools:
 
         for level in VERIFY_DETAIL_LEVELS if detail else VERIFY_DETAIL_LEVELS[:1]:
             entries = [_verify_entry(v, detail, level) for _, v in kept]
-            reply = fit_entries(build, len(entries), budget)[1]
-            if reply.size() <= budget:
+            reply = fit_entries(build, len(entries), budget, self.text_only)[1]
+            if reply.size(self.text_only) <= budget:
                 break
         return reply
 
@@ -630,7 +634,7 @@ class Tools:
             payload["duplicates_skipped"] = len(duplicates)
         payload = drop_empty(payload)
         payload.setdefault("recorded", [])
-        return _write_reply(payload, warnings, "record_evidence")
+        return _write_reply(payload, warnings, "record_evidence", self.text_only)
 
     def tool_confirm_evidence(self, args, stateless):
         """Re-stamp items the agent re-checked against today's code (the service's confirm)."""
@@ -639,10 +643,10 @@ class Tools:
             self.store, args["ids"], note=args.get("note"), session_id=session_id, agent="mcp"
         )
         payload = {"confirmed": done.get("confirmed", []), "message": done.get("message", "")}
-        return _write_reply(payload, list(done.get("warnings") or ()), "confirm_evidence")
+        return _write_reply(payload, list(done.get("warnings") or ()), "confirm_evidence", self.text_only)
 
 
-def _write_reply(payload, warnings, tool):
+def _write_reply(payload, warnings, tool, text_only=False):
     """A write tool's reply: every id it wrote always, its warnings as far as the budget goes."""
     budget = budget_of(tool)
     served = [served_cut(w, 400)[0] for w in warnings if isinstance(w, str)]
@@ -657,4 +661,4 @@ def _write_reply(payload, warnings, tool):
             ]
         return Reply(out, render_tree)
 
-    return fit_entries(build, len(served), budget)[1]
+    return fit_entries(build, len(served), budget, text_only)[1]
