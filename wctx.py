@@ -132,6 +132,50 @@ class FunctionMemo(Cache):
         return [lambda f=f: f.cache_info().currsize for f in self.functions]
 
 
+class TextMemo(Cache):
+    """A memo of a function of texts bounded by the characters of the texts it holds, least
+    recently used out: an entry for a 7.5 kB claim and detail weighs hundreds of times one for a
+    word, so a bound in entries alone lets a long-lived process grow with every distinct text.
+    ``@MEMO`` applies it to the function it remembers (its ``__wrapped__`` is the function)."""
+
+    __slots__ = ("max_chars", "tables")
+
+    def __init__(self, name, key, invalidation, max_chars):
+        bound = "%s characters of text, least recent out" % format(max_chars, ",")
+        Cache.__init__(self, name, key, invalidation, bound)
+        self.max_chars = max_chars
+        self.tables = []
+
+    def __call__(self, function):
+        table = {}  # key -> (value, characters); insertion order is recency
+        held = [0]
+        limit = self.max_chars
+        missing = object()
+
+        def remembered(*args):
+            hit = table.pop(args, missing)  # popped and put back: the most recent goes last
+            if hit is missing:
+                weight = sum(len(a) for a in args if a.__class__ is str)
+                hit = (function(*args), weight)
+                held[0] += weight
+                while held[0] > limit and table:
+                    held[0] -= table.pop(next(iter(table)))[1]
+            table[args] = hit
+            return hit[0]
+
+        def clear():
+            table.clear()
+            held[0] = 0
+
+        functools.update_wrapper(remembered, function)
+        self.tables.append(table)
+        self._clears.append(clear)
+        return remembered
+
+    def _sizes(self):
+        return [lambda t=t: len(t) for t in self.tables]
+
+
 class CacheTable(Cache):
     """A dict or set declared here; ``.value`` is the container its owner fills."""
 
@@ -180,8 +224,10 @@ QUERY_TERMS = FunctionMemo("query terms", "(query text of at most 2,000 characte
 TERM_FORMS = FunctionMemo("match forms of a term", "term", _PURE, 4096)
 IMPLIED_PARTS = FunctionMemo("identifier parts a query implies", "tuple of query terms", _PURE, 1024)
 FORMS = FunctionMemo("match forms and their probes", "term", _PURE, 8192)
-MATCHED_WORD = FunctionMemo("word of a text a query term matched", "(term, text)", _PURE, 16384)
-WRITTEN_WORDS = FunctionMemo("words of a text with their index words", "text", _PURE, 4096)
+# Keyed by a whole claim and detail: bounded by the characters they hold (TextMemo). A text's
+# written words weigh about 30 bytes a character, so 500,000 characters hold about 15 MB.
+MATCHED_WORD = TextMemo("word of a text a query term matched", "(term, text)", _PURE, 2000000)
+WRITTEN_WORDS = TextMemo("words of a text with their index words", "text", _PURE, 500000)
 IDENTIFIER_WORDS = FunctionMemo("whole words of an identifier", "identifier", _PURE, 8192)
 INDEX_TOKENS_KEPT = 100000
 _INDEX_TOKENS = CacheTable(
@@ -21411,18 +21457,21 @@ def render_report_html(report, generated_at=None):
 
 
 SERVE_HOST = "127.0.0.1"
-SERVE_REQUEST_TIMEOUT = 10  # seconds a client may take to send its request (one at a time)
+SERVE_REQUEST_TIMEOUT = 10  # seconds a connection may stay silent (reading its request, taking the page)
 
 
 class ReportServer:
     """The report, live, on 127.0.0.1 behind a random token: GET and HEAD of /TOKEN/ only, a Host
     header naming this server only (a web page that rebinds its own name to 127.0.0.1 is refused).
-    Each request rebuilds the page from the store, so a reload shows what changed."""
+    Each request rebuilds the page from the store, so a reload shows what changed. Each connection
+    is served on a thread of its own, so an idle or slow client holds up no other; the store's one
+    connection builds one page at a time."""
 
     def __init__(self, store, workspace=None, port=0):
         import hmac
         import http.server
         import secrets
+        import threading
 
         if workspace is not None:
             _workspace_id(store, workspace, create=False)  # fail now, not on the first request
@@ -21465,9 +21514,10 @@ class ReportServer:
                 ):
                     return self._send(404, "wctx: not found (open the URL that wctx serve printed)\n")
                 try:
-                    page = render_report_html(
-                        workspace_report(owner.store, owner.workspace), generated_at=utc_now()
-                    )
+                    with owner.lock:
+                        page = render_report_html(
+                            workspace_report(owner.store, owner.workspace), generated_at=utc_now()
+                        )
                 except WctxError as e:
                     return self._send(500, "wctx: %s\n" % e)
                 return self._send(200, page, "text/html; charset=utf-8")
@@ -21479,14 +21529,33 @@ class ReportServer:
 
             do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _read_only
 
+        class Server(http.server.ThreadingHTTPServer):
+            daemon_threads = True  # Ctrl-C does not wait for a client
+            block_on_close = False  # and no list of finished threads grows
+
+            def handle_error(self, request, client_address):
+                # One line, never a traceback: a client that went away is the usual case.
+                error = sys.exc_info()[1]
+                if isinstance(error, OSError):  # reset, broken pipe, timed out
+                    said = "the client at %s:%s went away before its answer was sent (%s)" % (
+                        client_address[0],
+                        client_address[1],
+                        error.__class__.__name__,
+                    )
+                else:
+                    said = "a request failed: %s: %s" % (error.__class__.__name__, error)
+                sys.stderr.write("wctx serve: %s\n" % said)
+                sys.stderr.flush()
+
         try:
-            self.httpd = http.server.HTTPServer((SERVE_HOST, int(port)), Handler)
+            self.httpd = Server((SERVE_HOST, int(port)), Handler)
         except OverflowError:
             raise UsageError("port %s is out of range (0-65535)" % port) from None
         except OSError as e:
             raise UsageError("cannot listen on %s:%s: %s" % (SERVE_HOST, port, e.strerror or e)) from None
         self.store = store
         self.workspace = workspace
+        self.lock = threading.Lock()
         self.port = self.httpd.server_address[1]
         self.hosts = {"%s:%d" % (h, self.port) for h in (SERVE_HOST, "localhost")}
         self.url = "http://%s:%d/%s/" % (SERVE_HOST, self.port, token)

@@ -61,6 +61,50 @@ class FunctionMemo(Cache):
         return [lambda f=f: f.cache_info().currsize for f in self.functions]
 
 
+class TextMemo(Cache):
+    """A memo of a function of texts bounded by the characters of the texts it holds, least
+    recently used out: an entry for a 7.5 kB claim and detail weighs hundreds of times one for a
+    word, so a bound in entries alone lets a long-lived process grow with every distinct text.
+    ``@MEMO`` applies it to the function it remembers (its ``__wrapped__`` is the function)."""
+
+    __slots__ = ("max_chars", "tables")
+
+    def __init__(self, name, key, invalidation, max_chars):
+        bound = "%s characters of text, least recent out" % format(max_chars, ",")
+        Cache.__init__(self, name, key, invalidation, bound)
+        self.max_chars = max_chars
+        self.tables = []
+
+    def __call__(self, function):
+        table = {}  # key -> (value, characters); insertion order is recency
+        held = [0]
+        limit = self.max_chars
+        missing = object()
+
+        def remembered(*args):
+            hit = table.pop(args, missing)  # popped and put back: the most recent goes last
+            if hit is missing:
+                weight = sum(len(a) for a in args if a.__class__ is str)
+                hit = (function(*args), weight)
+                held[0] += weight
+                while held[0] > limit and table:
+                    held[0] -= table.pop(next(iter(table)))[1]
+            table[args] = hit
+            return hit[0]
+
+        def clear():
+            table.clear()
+            held[0] = 0
+
+        functools.update_wrapper(remembered, function)
+        self.tables.append(table)
+        self._clears.append(clear)
+        return remembered
+
+    def _sizes(self):
+        return [lambda t=t: len(t) for t in self.tables]
+
+
 class CacheTable(Cache):
     """A dict or set declared here; ``.value`` is the container its owner fills."""
 
@@ -109,8 +153,10 @@ QUERY_TERMS = FunctionMemo("query terms", "(query text of at most 2,000 characte
 TERM_FORMS = FunctionMemo("match forms of a term", "term", _PURE, 4096)
 IMPLIED_PARTS = FunctionMemo("identifier parts a query implies", "tuple of query terms", _PURE, 1024)
 FORMS = FunctionMemo("match forms and their probes", "term", _PURE, 8192)
-MATCHED_WORD = FunctionMemo("word of a text a query term matched", "(term, text)", _PURE, 16384)
-WRITTEN_WORDS = FunctionMemo("words of a text with their index words", "text", _PURE, 4096)
+# Keyed by a whole claim and detail: bounded by the characters they hold (TextMemo). A text's
+# written words weigh about 30 bytes a character, so 500,000 characters hold about 15 MB.
+MATCHED_WORD = TextMemo("word of a text a query term matched", "(term, text)", _PURE, 2000000)
+WRITTEN_WORDS = TextMemo("words of a text with their index words", "text", _PURE, 500000)
 IDENTIFIER_WORDS = FunctionMemo("whole words of an identifier", "identifier", _PURE, 8192)
 INDEX_TOKENS_KEPT = 100000
 _INDEX_TOKENS = CacheTable(

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import sys
+
 from .authors import SESSION_WHO_COLUMNS, row_recorded_by
 from .constants import EVIDENCE_KINDS, VERDICT_SEVERITY, VERDICTS
 from .errors import UsageError, WctxError
@@ -921,18 +923,21 @@ def render_report_html(report, generated_at=None):
 
 
 SERVE_HOST = "127.0.0.1"
-SERVE_REQUEST_TIMEOUT = 10  # seconds a client may take to send its request (one at a time)
+SERVE_REQUEST_TIMEOUT = 10  # seconds a connection may stay silent (reading its request, taking the page)
 
 
 class ReportServer:
     """The report, live, on 127.0.0.1 behind a random token: GET and HEAD of /TOKEN/ only, a Host
     header naming this server only (a web page that rebinds its own name to 127.0.0.1 is refused).
-    Each request rebuilds the page from the store, so a reload shows what changed."""
+    Each request rebuilds the page from the store, so a reload shows what changed. Each connection
+    is served on a thread of its own, so an idle or slow client holds up no other; the store's one
+    connection builds one page at a time."""
 
     def __init__(self, store, workspace=None, port=0):
         import hmac
         import http.server
         import secrets
+        import threading
 
         if workspace is not None:
             _workspace_id(store, workspace, create=False)  # fail now, not on the first request
@@ -975,9 +980,10 @@ class ReportServer:
                 ):
                     return self._send(404, "wctx: not found (open the URL that wctx serve printed)\n")
                 try:
-                    page = render_report_html(
-                        workspace_report(owner.store, owner.workspace), generated_at=utc_now()
-                    )
+                    with owner.lock:
+                        page = render_report_html(
+                            workspace_report(owner.store, owner.workspace), generated_at=utc_now()
+                        )
                 except WctxError as e:
                     return self._send(500, "wctx: %s\n" % e)
                 return self._send(200, page, "text/html; charset=utf-8")
@@ -989,14 +995,33 @@ class ReportServer:
 
             do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _read_only
 
+        class Server(http.server.ThreadingHTTPServer):
+            daemon_threads = True  # Ctrl-C does not wait for a client
+            block_on_close = False  # and no list of finished threads grows
+
+            def handle_error(self, request, client_address):
+                # One line, never a traceback: a client that went away is the usual case.
+                error = sys.exc_info()[1]
+                if isinstance(error, OSError):  # reset, broken pipe, timed out
+                    said = "the client at %s:%s went away before its answer was sent (%s)" % (
+                        client_address[0],
+                        client_address[1],
+                        error.__class__.__name__,
+                    )
+                else:
+                    said = "a request failed: %s: %s" % (error.__class__.__name__, error)
+                sys.stderr.write("wctx serve: %s\n" % said)
+                sys.stderr.flush()
+
         try:
-            self.httpd = http.server.HTTPServer((SERVE_HOST, int(port)), Handler)
+            self.httpd = Server((SERVE_HOST, int(port)), Handler)
         except OverflowError:
             raise UsageError("port %s is out of range (0-65535)" % port) from None
         except OSError as e:
             raise UsageError("cannot listen on %s:%s: %s" % (SERVE_HOST, port, e.strerror or e)) from None
         self.store = store
         self.workspace = workspace
+        self.lock = threading.Lock()
         self.port = self.httpd.server_address[1]
         self.hosts = {"%s:%d" % (h, self.port) for h in (SERVE_HOST, "localhost")}
         self.url = "http://%s:%d/%s/" % (SERVE_HOST, self.port, token)
