@@ -163,6 +163,7 @@ FAMILIES = {
         ),
         "consumer_of": {"aiohttp": "aiohttp", "yarl": "aiohttp", "multidict": "yarl"},
         "window": False,
+        "entries": 150,  # the newest fix entries per repository (changelogs in order)
         "background": 100,
     },
     "prometheus": {
@@ -218,6 +219,7 @@ FAMILIES = {
         "relations": (("tokio", "depends_on", "mio"), ("tokio", "uses", "tracing")),
         "consumer_of": {"tokio": "tokio", "mio": "tokio", "tracing": "tracing"},
         "window": False,
+        "entries": 150,  # the newest fix entries per repository (changelogs in order)
         "background": 100,
     },
     "jest": {
@@ -235,6 +237,7 @@ FAMILIES = {
         "relations": (),
         "consumer_of": {"jest": "jest"},
         "window": False,
+        "entries": 300,  # the newest fix entries per repository (changelogs in order)
         "background": 150,
     },
 }
@@ -285,6 +288,9 @@ def changelog_entries(text, url):
         if bullet:
             close()
             current = [bullet.group(1)]
+        elif current is not None and re.match(r"^\s+[-*]\s", line):  # a sub-list ends the entry's text
+            close()
+            current = None
         elif current is not None and line.startswith(" ") and line.strip():
             current.append(line.strip())
         elif current is not None and line.strip():
@@ -312,9 +318,11 @@ def clean_entry(entry):
     entry = re.sub(r"\*Related issues and pull requests on GitHub:\*.*", "", entry)
     entry = re.sub(r"\s+--\s+by\s+:user:`[^`]*`(\s*(,|and)\s*:user:`[^`]*`)*\.?", ".", entry)
     entry = re.sub(r"\[#\d+\](?:\([^)]*\))?", "", entry)  # "[#15](url)", "[#15]"
+    entry = re.sub(r"\[([^\]]+)\](?!\()", r"\1", entry).replace("**", "")  # "[a regression]", bold
     entry = _URL_REF.sub("", entry)
     entry = re.sub(r"\(\s*(?:pull|pr|issue)s?\s*#?\d+(?:\s*(?:,|and)\s*#?\d+)*\s*\)", "", entry, flags=re.I)
-    entry = re.sub(r"\(\s*(?:[,;]|and\s)*\s*\)", "", entry)
+    # "(, , )" and " ()" left by references; not the "()" of "f()"
+    entry = re.sub(r"\s\(\s*(?:[,;]\s*|and\s+)*\)|\(\s*(?:[,;]\s*|and\s+)+\)", "", entry)
     return history.clean_entry(entry)
 
 
@@ -344,7 +352,45 @@ def family_dir(repos_dir, family, name):
     return path if os.path.isdir(path) else os.path.join(repos_dir, name)
 
 
-def build_family(repos_dir, family, out_dir):
+class CitedMemo:
+    """history.cited_symbols remembered on disk per repository and change (under the cache), so
+    that building a corpus again after a change to the changelog rules reads no diff twice."""
+
+    def __init__(self, cache, family):
+        self.path = os.path.join(cache, "cited", family + ".json") if cache else None
+        self.known = {}
+        if self.path and os.path.exists(self.path):
+            with open(self.path, encoding="utf-8") as fh:
+                self.known = json.load(fh)
+        self.cited = history.cited_symbols
+
+    def __call__(self, repo, base, head, package):
+        key = "%s %s %s" % (os.path.basename(repo), base, head)
+        if key not in self.known:
+            self.known[key] = self.cited(repo, base, head, package)
+            if len(self.known) % 50 == 0:
+                self.save()
+        return list(self.known[key])
+
+    def save(self):
+        if self.path:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            with open(self.path + ".tmp", "w", encoding="utf-8") as fh:
+                json.dump(self.known, fh)
+            os.replace(self.path + ".tmp", self.path)
+
+
+def build_family(repos_dir, family, out_dir, cache=CACHE):
+    memo = CitedMemo(cache, family)
+    history.cited_symbols = memo
+    try:
+        _build_family(repos_dir, family, out_dir)
+    finally:
+        history.cited_symbols = memo.cited
+        memo.save()
+
+
+def _build_family(repos_dir, family, out_dir):
     spec = FAMILIES[family]
     repos, evidence, queries, used = [], [], [], set()
     for name, url, changelogs, rule in spec["repos"]:
@@ -366,6 +412,8 @@ def build_family(repos_dir, family, out_dir):
                 if not refs or not history.FIX_WORDS.search(_TAGS.sub("", entry) + " " + entry[:12]):
                     continue
                 n_entries += 1
+                if n_entries > spec.get("entries", n_entries):
+                    break
                 at = versions.index(version)
                 previous = versions[at + 1] if at + 1 < len(versions) else None
                 answers = []
@@ -378,7 +426,7 @@ def build_family(repos_dir, family, out_dir):
                             kind, number, prefix + (version or ""), previous and prefix + previous
                         )
                     else:
-                        change = hist.resolve(kind, number)
+                        change = hist.resolve(kind, number, window=False)
                     if change:
                         eid = history._item_for(hist, name, change, items, evidence, used)
                         if eid and eid not in answers:
@@ -537,7 +585,9 @@ def build_world(wctx, corpus, repos_dir, root, symptoms=None, say=lambda text: N
         if not os.path.lexists(dst):
             os.symlink(os.path.abspath(src), dst)
     keys = ("kind", "claim", "detail", "repo", "files") + (("symptom",) if mode == "symptom field" else ())
-    store, ids = history.build_world(wctx, dict(corpus, evidence=evidence), linked, root, say, keys=keys)
+    store, ids = history.build_world(
+        wctx, dict(corpus, evidence=evidence), linked, root, say, keys=keys, sparse=True
+    )
     return store, ids, mode
 
 
@@ -608,7 +658,16 @@ def run_family(family, repos_dir, corpus_dir, cache, reuse, symptoms_path, say):
     corpus = load(os.path.join(corpus_dir, family))
     corpus["family"] = family
     world = world_dir(cache, family, symptoms_path)
+    with open(os.path.join(corpus_dir, family, "evidence.jsonl"), "rb") as fh:
+        digest = hashlib.sha256(fh.read()).hexdigest()
     ready = os.path.exists(os.path.join(world, "ids.json"))
+    if ready:
+        with open(os.path.join(world, "ids.json"), encoding="utf-8") as fh:
+            ready = json.load(fh).get("evidence", digest) == digest
+        if not ready and reuse:
+            raise SystemExit(
+                "--reuse: the world at %s was built from other evidence; run once without --reuse" % world
+            )
     mode = None
     started = time.perf_counter()
     if not ready:
@@ -620,7 +679,7 @@ def run_family(family, repos_dir, corpus_dir, cache, reuse, symptoms_path, say):
         store, ids, mode = build_world(wctx, corpus, repos_dir, world, symptoms, say)
         store.close()
         with open(os.path.join(world, "ids.json"), "w", encoding="utf-8") as fh:
-            json.dump({"ids": ids, "symptoms": mode}, fh)
+            json.dump({"ids": ids, "symptoms": mode, "evidence": digest}, fh)
     with open(os.path.join(world, "ids.json"), encoding="utf-8") as fh:
         saved = json.load(fh)
     ids, mode = saved["ids"], saved.get("symptoms")
@@ -686,6 +745,7 @@ def main(argv=None):
     b.add_argument("repos_dir")
     b.add_argument("--families", help="comma-separated (default: all)")
     b.add_argument("--out", default=OUT)
+    b.add_argument("--cache", default=CACHE, help="where read diffs are remembered (default: %s)" % CACHE)
     r = sub.add_parser("run", help="score the default ranking and plain BM25 on the corpora")
     r.add_argument("repos_dir")
     r.add_argument("--families", help="comma-separated (default: all)")
@@ -700,7 +760,7 @@ def main(argv=None):
     families = _families(args.families)
     if args.command == "build":
         for family in families:
-            build_family(args.repos_dir, family, args.out)
+            build_family(args.repos_dir, family, args.out, args.cache)
         return 0
     if args.wctx:
         if not os.path.isfile(os.path.join(args.wctx, "wctx.py")):

@@ -249,7 +249,7 @@ def located_definitions(source, path, lines):
     non-Python source, as wctx's own symbol locator finds them: every name a definition keyword
     introduces (a Go receiver, the enclosing Rust impl or class qualifies it), kept where the
     locator puts its extent at that place. Walking up from each changed line, the definitions
-    holding it are collected until one at the top level."""
+    holding it are collected up to the first one at the top level."""
     import wctx
 
     index = wctx._source_index(source, wctx.language_of(path))
@@ -290,8 +290,8 @@ def located_definitions(source, path, lines):
             e = extent(d)
             if e and e[0] <= line <= e[1]:
                 held.append(e)
-                if index.depth_at(d[1]) == 0:
-                    break
+            if index.depth_at(d[1]) == 0:  # top-level definitions do not nest: none above holds it
+                break
         # the outermost function holding the line, else the innermost type
         funcs = [e for e in held if e[3] == "func"]
         if funcs:
@@ -308,12 +308,17 @@ def _line_start_of(index, pos):
 def cited_symbols(repo, base, head, package):
     """["path#Qualified.name"] of the definitions the diff base..head changed in source files
     (the innermost class member holding a changed line), else ["path"] for a source file it
-    changed outside any definition; at most MAX_CITED, in path order."""
-    files = [p for p in git(repo, "diff", "--name-only", "--diff-filter=AM", base, head).split("\n") if p]
+    changed outside any definition; at most MAX_CITED, in path order. A clone without some
+    blobs (a snapshot leaves out its largest files) cites what it can read."""
+    try:
+        names = git(repo, "diff", "--no-renames", "--name-only", "--diff-filter=AM", base, head)
+    except subprocess.CalledProcessError:
+        return []
+    files = [p for p in names.split("\n") if p]
     cited = []
     for path in sorted(p for p in files if _is_source(p, package)):
-        changed = _changed_lines(repo, base, head, path)
         try:
+            changed = _changed_lines(repo, base, head, path)
             source = git(repo, "show", "%s:%s" % (head, path))
         except subprocess.CalledProcessError:
             continue
@@ -443,9 +448,10 @@ class History:
         before = self.tag(previous)
         return before is None or not self._ancestor(sha, before)
 
-    def resolve(self, kind, number, version=None, previous=None):
+    def resolve(self, kind, number, version=None, previous=None, window=True):
         """The change an (issue or pr, number) reference of a changelog entry of ``version``
-        names, as History.change, or None."""
+        names, as History.change, or None. Without ``window`` the first change found is taken
+        (every commit of the history is HEAD's ancestor)."""
         found = []
         if kind in ("pr", None) and number in self.prs:
             found.append(self.prs[number][1])
@@ -453,7 +459,7 @@ class History:
             found.extend(self.mentions.get(number, ()))
         for c in found:
             change = self.change(c)
-            if change and self.in_window(change[1], version, previous):
+            if change and (not window or self.in_window(change[1], version, previous)):
                 return change
         return None
 
@@ -631,10 +637,18 @@ def load(corpus_dir):
 
 
 def build_world(
-    wctx, corpus, repos_dir, root, say=lambda text: None, keys=("kind", "claim", "detail", "repo", "files")
+    wctx,
+    corpus,
+    repos_dir,
+    root,
+    say=lambda text: None,
+    keys=("kind", "claim", "detail", "repo", "files"),
+    sparse=False,
 ):
     """(store, {wctx id: corpus id}) for the corpus under ``root``: a local clone per repository,
-    every item recorded at its commit, oldest first, then every clone at the commit read."""
+    every item recorded at its commit, oldest first, then every clone at the commit read. With
+    ``sparse`` a clone's working tree holds only the files the items cite (checking out a big
+    repository's tree at every item's commit costs more than the capture)."""
     paths = {}
     for repo in corpus["repos"]:
         path = os.path.join(root, "repos", repo["name"])
@@ -643,6 +657,30 @@ def build_world(
             check=True,
         )
         paths[repo["name"]] = path
+        if sparse:
+            cited = sorted(
+                {
+                    f.split("#", 1)[0]
+                    for e in corpus["evidence"]
+                    if e["repo"] == repo["name"]
+                    for f in e["files"]
+                }
+            )
+            subprocess.run(
+                [
+                    "git",
+                    "-C",
+                    path,
+                    "-c",
+                    "core.hooksPath=/dev/null",
+                    "sparse-checkout",
+                    "set",
+                    "--no-cone",
+                    "--stdin",
+                ],
+                input=("\n".join("/" + c for c in cited) + "\n").encode(),
+                check=True,
+            )
     store = wctx.open_store(home=os.path.join(root, "home"))
     for repo in corpus["repos"]:
         git(paths[repo["name"]], "checkout", "-q", "--detach", repo["commit"])

@@ -94,7 +94,21 @@ def test_build_asks_changelog_entries_from_the_consumer_judged_for_the_commits_t
     tiny_family, tmp_path
 ):
     out = str(tmp_path / "out")
-    assert families.main(["build", tiny_family["repos"], "--families", "tiny", "--out", out]) == 0
+    assert (
+        families.main(
+            [
+                "build",
+                tiny_family["repos"],
+                "--families",
+                "tiny",
+                "--out",
+                out,
+                "--cache",
+                str(tmp_path / "cache"),
+            ]
+        )
+        == 0
+    )
     evidence = {e["id"]: e for e in _rows(os.path.join(out, "tiny", "evidence.jsonl"))}
     queries = {q["text"]: q for q in _rows(os.path.join(out, "tiny", "queries.jsonl"))}
 
@@ -131,7 +145,18 @@ def test_build_asks_changelog_entries_from_the_consumer_judged_for_the_commits_t
 
 def test_run_scores_both_rankings_and_reuse_leaves_the_cached_world_unchanged(tiny_family, tmp_path, capsys):
     out, cache = str(tmp_path / "out"), str(tmp_path / "cache")
-    families.main(["build", tiny_family["repos"], "--families", "tiny", "--out", out])
+    families.main(
+        [
+            "build",
+            tiny_family["repos"],
+            "--families",
+            "tiny",
+            "--out",
+            out,
+            "--cache",
+            str(tmp_path / "cache"),
+        ]
+    )
     common = ["run", tiny_family["repos"], "--families", "tiny", "--corpus", out, "--cache", cache, "--json"]
     capsys.readouterr()
     with pytest.raises(SystemExit, match="no cached world"):
@@ -154,7 +179,18 @@ def test_run_scores_both_rankings_and_reuse_leaves_the_cached_world_unchanged(ti
 
 def test_symptoms_are_captured_with_the_items_in_a_world_of_their_own(tiny_family, tmp_path, capsys):
     out, cache = str(tmp_path / "out"), str(tmp_path / "cache")
-    families.main(["build", tiny_family["repos"], "--families", "tiny", "--out", out])
+    families.main(
+        [
+            "build",
+            tiny_family["repos"],
+            "--families",
+            "tiny",
+            "--out",
+            out,
+            "--cache",
+            str(tmp_path / "cache"),
+        ]
+    )
     fix2 = "golib-" + tiny_family["fix2"][:10]
     symptoms = tmp_path / "symptoms.jsonl"
     symptoms.write_text(json.dumps({"id": fix2, "symptom": "deep documents exhaust the stack"}) + "\n")
