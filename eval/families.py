@@ -4,7 +4,7 @@ families, and the run that scores the default ranking against plain BM25 on each
 
     python3 eval/families.py build REPOS_DIR [--families a,b] [--out eval/families]
     python3 eval/families.py run REPOS_DIR [--families a,b] [--cache DIR] [--reuse] [--wctx DIR]
-                                           [--symptoms FILE] [--json] [--save FILE]
+                                           [--symptoms FILE] [--json] [--markdown] [--save FILE]
 
 REPOS_DIR holds one directory per family with a clone of each of its repositories
 (REPOS_DIR/encode/httpx, REPOS_DIR/tokio/mio, ...; the pallets family may also sit at
@@ -730,6 +730,35 @@ def format_table(title, summary):
     return "\n".join(lines)
 
 
+def markdown(report):
+    """The run as Markdown tables (for bench/RESULTS.md): one row per family and half pooled, each
+    cell plain BM25 / default."""
+    lines = [
+        "| family | half | language | n | MRR | hit@1 | hit@5 | hit@10 | nDCG@10 | paraphrase n, MRR, hit@10 "
+        "| cross_repo n, MRR, hit@10 |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+
+    def pair(by, metric):
+        return "%.3f / %.3f" % (by["fts"][metric], by["topology"][metric])
+
+    def row(name, half, language, summary):
+        a, p, c = summary["all"], summary["paraphrase"], summary["cross_repo"]
+        sub = [
+            "%d, %s, %s" % (x["fts"]["n"], pair(x, "mrr"), pair(x, "hit@10")) if x["fts"]["n"] else "0"
+            for x in (p, c)
+        ]
+        cells = [name, half, language, str(a["fts"]["n"])] + [pair(a, m) for m in METRICS] + sub
+        return "| " + " | ".join(cells) + " |"
+
+    for name, res in report["families"].items():
+        lines.append(row(name, res["half"], res["language"] or "", res["summary"]))
+    for half in ("tune", "report"):
+        if half + "_pooled" in report:
+            lines.append(row("**pooled**", half.upper(), "", report[half + "_pooled"]))
+    return "\n".join(lines)
+
+
 def _families(arg):
     names = [f.strip() for f in (arg or ",".join(FAMILIES)).split(",") if f.strip()]
     for f in names:
@@ -755,6 +784,7 @@ def main(argv=None):
     r.add_argument("--wctx", help="a checkout of wctx whose wctx.py is scored (default: this one)")
     r.add_argument("--symptoms", help="jsonl of {id, symptom} lines captured with the items")
     r.add_argument("--json", action="store_true")
+    r.add_argument("--markdown", action="store_true", help="also print the tables as Markdown")
     r.add_argument("--save", help="also write every query's scores here (json)")
     args = parser.parse_args(argv)
     families = _families(args.families)
@@ -813,6 +843,8 @@ def main(argv=None):
             ]  # fmt: skip
             json.dump(dict(report, queries=per_query), fh, indent=1)
     print(json.dumps(report, indent=1) if args.json else "\n".join(out))
+    if args.markdown:
+        print("\n" + markdown(report))
     return 0
 
 
