@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import bisect
 import json
 import os
 import re
@@ -60,7 +61,6 @@ FAMILY = (
 WORKSPACE = "pallets"
 # What of an evidence line is recorded through wctx.capture; ``symptom`` (how the problem shows
 # itself, written blind from the item alone) is optional, absent in the corpora built here.
-EVIDENCE_FIELDS = ("kind", "claim", "detail", "symptom", "repo", "files")
 # flask builds on the four libraries; jinja and werkzeug on markupsafe.
 RELATIONS = (
     ("flask", "depends_on", "werkzeug"),
@@ -183,6 +183,8 @@ def commits_of(repo):
 
 
 def _is_source(path, package):
+    if callable(package):  # a family's own rule (eval/families.py)
+        return package(path)
     if (
         not path.endswith(".py")
         or "/tests/" in "/" + path
@@ -228,19 +230,101 @@ def _definitions(source):
     return out
 
 
+_DEFINING = re.compile(
+    r"\b(?:fn|func|function\s*\*?|class|struct|enum|trait|interface|type|mod|union)\s+([A-Za-z_$][\w$]*)"
+    r"|\bfunc\s*\(\s*\w*\s*\*?\s*([A-Za-z_]\w*)(?:\[[^\]\n]*\])?\s*\)\s*([A-Za-z_]\w*)"
+    r"|\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=;\n]+)?=\s*(?:async\b\s*)?(?:function\b|\(|[\w$]+\s*=>)"
+    r"|^[ \t]+(?:(?:static|async|public|private|protected|readonly|override|get|set)\s+)*"
+    r"([A-Za-z_$][\w$]*)\s*(?:<[^>\n]*>)?\s*\([^)\n]*\)[^;{}\n]*\{",
+    re.M,
+)
+_NOT_NAMES = frozenset(
+    "if for while switch catch return function else do with new typeof await pub fn func impl unsafe "
+    "extern const where match loop select defer go case super this".split()
+)
+_TYPES = re.compile(r"\b(?:class|struct|enum|trait|interface|type|mod|union|impl)\b")
+BACK = 40  # definitions looked at above a changed line
+
+
+def located_definitions(source, path, lines):
+    """[(first line, last line, qualified name)] of the definitions holding ``lines`` in a
+    non-Python source, as wctx's own symbol locator finds them: every name a definition keyword
+    introduces (a Go receiver, the enclosing Rust impl or class qualifies it), kept where the
+    locator puts its extent at that place. Walking up from each changed line, the definitions
+    holding it are collected up to the first one at the top level."""
+    import wctx
+
+    index = wctx._source_index(source, wctx.language_of(path))
+    impls = index.impl_blocks()
+    defs = []  # (line, position, [names], top level)
+    for m in _DEFINING.finditer(index.masked):
+        if m.group(2):
+            names, at = ["%s.%s" % (m.group(2), m.group(3))], m.start(3)
+        else:
+            name = m.group(1) or m.group(4) or m.group(5)
+            if name in _NOT_NAMES:
+                continue
+            at = m.start(1) if m.group(1) else m.start(4) if m.group(4) else m.start(5)
+            outer = [c for c in impls if c[1] <= at <= c[2]]
+            names = ["%s.%s" % (max(outer, key=lambda c: c[1])[0], name)] if outer else []
+            names.append(name)
+        kind = "type" if _TYPES.search(index.masked[_line_start_of(index, at) : at]) else "func"
+        defs.append((index.line_of(at) + 1, at, names, kind))
+    located = {}
+
+    def extent(d):
+        if d[1] not in located:
+            located[d[1]] = None
+            for name in d[2]:
+                found = wctx.locate_symbol_lines(source, path, name)
+                hit = next((e for e in (found[1] if found else ()) if e[0] <= d[0] <= e[1]), None)
+                if hit:
+                    located[d[1]] = (hit[0], hit[1], name, d[3])
+                    break
+        return located[d[1]]
+
+    starts = [d[0] for d in defs]
+    holders = {}
+    for line in sorted(lines):
+        held = []
+        i = bisect.bisect_right(starts, line) - 1
+        for d in defs[max(0, i - BACK + 1) : i + 1][::-1]:
+            e = extent(d)
+            if e and e[0] <= line <= e[1]:
+                held.append(e)
+            if index.depth_at(d[1]) == 0:  # top-level definitions do not nest: none above holds it
+                break
+        # the outermost function holding the line, else the innermost type
+        funcs = [e for e in held if e[3] == "func"]
+        if funcs:
+            holders[line] = min(funcs, key=lambda e: e[0])
+        elif held:
+            holders[line] = max(held, key=lambda e: e[0])
+    return [e[:3] for e in dict.fromkeys(holders.values())]
+
+
+def _line_start_of(index, pos):
+    return index.starts[index.line_of(pos)]
+
+
 def cited_symbols(repo, base, head, package):
     """["path#Qualified.name"] of the definitions the diff base..head changed in source files
     (the innermost class member holding a changed line), else ["path"] for a source file it
-    changed outside any definition; at most MAX_CITED, in path order."""
-    files = [p for p in git(repo, "diff", "--name-only", "--diff-filter=AM", base, head).split("\n") if p]
+    changed outside any definition; at most MAX_CITED, in path order. A clone without some
+    blobs (a snapshot leaves out its largest files) cites what it can read."""
+    try:
+        names = git(repo, "diff", "--no-renames", "--name-only", "--diff-filter=AM", base, head)
+    except subprocess.CalledProcessError:
+        return []
+    files = [p for p in names.split("\n") if p]
     cited = []
     for path in sorted(p for p in files if _is_source(p, package)):
-        changed = _changed_lines(repo, base, head, path)
         try:
+            changed = _changed_lines(repo, base, head, path)
             source = git(repo, "show", "%s:%s" % (head, path))
         except subprocess.CalledProcessError:
             continue
-        defs = _definitions(source)
+        defs = _definitions(source) if path.endswith(".py") else located_definitions(source, path, changed)
         names = []
         if defs is not None:
             for line in sorted(changed):
@@ -366,9 +450,10 @@ class History:
         before = self.tag(previous)
         return before is None or not self._ancestor(sha, before)
 
-    def resolve(self, kind, number, version=None, previous=None):
+    def resolve(self, kind, number, version=None, previous=None, window=True):
         """The change an (issue or pr, number) reference of a changelog entry of ``version``
-        names, as History.change, or None."""
+        names, as History.change, or None. Without ``window`` the first change found is taken
+        (every commit of the history is HEAD's ancestor)."""
         found = []
         if kind in ("pr", None) and number in self.prs:
             found.append(self.prs[number][1])
@@ -376,7 +461,7 @@ class History:
             found.extend(self.mentions.get(number, ()))
         for c in found:
             change = self.change(c)
-            if change and self.in_window(change[1], version, previous):
+            if change and (not window or self.in_window(change[1], version, previous)):
                 return change
         return None
 
@@ -553,9 +638,19 @@ def load(corpus_dir):
     return corpus
 
 
-def build_world(wctx, corpus, repos_dir, root, say=lambda text: None):
+def build_world(
+    wctx,
+    corpus,
+    repos_dir,
+    root,
+    say=lambda text: None,
+    keys=("kind", "claim", "detail", "repo", "files"),
+    sparse=False,
+):
     """(store, {wctx id: corpus id}) for the corpus under ``root``: a local clone per repository,
-    every item recorded at its commit, oldest first, then every clone at the commit read."""
+    every item recorded at its commit, oldest first, then every clone at the commit read. With
+    ``sparse`` a clone's working tree holds only the files the items cite (checking out a big
+    repository's tree at every item's commit costs more than the capture)."""
     paths = {}
     for repo in corpus["repos"]:
         path = os.path.join(root, "repos", repo["name"])
@@ -564,6 +659,30 @@ def build_world(wctx, corpus, repos_dir, root, say=lambda text: None):
             check=True,
         )
         paths[repo["name"]] = path
+        if sparse:
+            cited = sorted(
+                {
+                    f.split("#", 1)[0]
+                    for e in corpus["evidence"]
+                    if e["repo"] == repo["name"]
+                    for f in e["files"]
+                }
+            )
+            subprocess.run(
+                [
+                    "git",
+                    "-C",
+                    path,
+                    "-c",
+                    "core.hooksPath=/dev/null",
+                    "sparse-checkout",
+                    "set",
+                    "--no-cone",
+                    "--stdin",
+                ],
+                input=("\n".join("/" + c for c in cited) + "\n").encode(),
+                check=True,
+            )
     store = wctx.open_store(home=os.path.join(root, "home"))
     for repo in corpus["repos"]:
         git(paths[repo["name"]], "checkout", "-q", "--detach", repo["commit"])
@@ -585,7 +704,7 @@ def build_world(wctx, corpus, repos_dir, root, say=lambda text: None):
         git(path, "checkout", "-q", "--detach", "--force", ev["commit"])
         out = wctx.capture(
             store,
-            [{k: ev.get(k) for k in EVIDENCE_FIELDS}],
+            [dict({k: ev.get(k) for k in keys}, **({"symptom": ev["symptom"]} if ev.get("symptom") else {}))],
             cwd=path,
             agent="history",
             external_id="history-" + ev["id"],
