@@ -432,9 +432,6 @@ CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through befor
 # FTS5 ranks its best CANDIDATE_WINDOW x (candidate count) matches on its own before the scope
 # filter joins them; see _ranked_matches.
 CANDIDATE_WINDOW = 4
-# When too few rows hold every query term, rows holding the rarest terms fill the candidates; the
-# terms taken together may match at most this many rows (the rarest term is always taken).
-CANDIDATE_FILL_POSTINGS = 1000
 MATCH_COUNT_EXACT = 1000  # rows the query words may hold for search to count its matches exactly
 
 STOP_WORDS = frozenset(
@@ -12538,63 +12535,6 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
     return out, len(found) > limit
 
 
-BM25_K1 = 1.2  # FTS5's bm25 k1: one phrase adds at most its idf x (k1 + 1) to a row's score
-
-
-def _phrase_bound(store, term):
-    """The most one query term can add to a row's bm25 (FTS5's: each form a phrase, each at most
-    its idf x (k1 + 1)), from the vocabulary; a phrase of several words (an identifier's) is
-    bounded as if no row held it."""
-    import math
-
-    total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
-    bound = 0.0
-    for form in match_forms(term):
-        docs = (_form_docs(store, form) or 0) if " " not in form else 0
-        idf = math.log((total - docs + 0.5) / (docs + 0.5))
-        bound += max(idf, 1e-6) * (BM25_K1 + 1.0)
-    return bound
-
-
-def _plain_matches(store, terms, words, where, params, limit, admits):
-    """(plain bm25's ``limit`` best rows for ``terms`` ORed, as _ranked_matches gives them; whether
-    more in scope are known to match), rows matching one of ``words`` only, at a cost that does not
-    grow with the rows holding a common term.
-
-    The rarest words whose rows together stay under CANDIDATE_FILL_POSTINGS select rows; each is
-    scored as bm25 over every term (FTS5 scores ``rare AND every`` as the rare terms twice and the
-    others once; the rare terms' own score is taken off again, bm25 being a sum over phrases). A
-    row holding none of them scores at most the other terms' bounds (_phrase_bound): when the
-    ``limit``-th row found scores above that, the list is plain bm25's, exactly. Otherwise, or
-    when every word is common, FTS5 ranks every match (_ranked_matches)."""
-    df = _doc_freqs(store, words)
-    rare, postings = [], 0
-    for t in sorted(words, key=lambda t: df[t]):
-        if postings + df[t] > CANDIDATE_FILL_POSTINGS:
-            break
-        rare.append(t)
-        postings += df[t]
-    others = [t for t in terms if t not in rare]
-    if rare and others:
-        bm25 = "SELECT rowid, %s FROM evidence_fts WHERE evidence_fts MATCH ?" % _bm25()
-        own = dict(_plain_rows(store, bm25, (fts_query(rare),)))
-        both = "(%s) AND (%s)" % (fts_query(rare), fts_query(terms))
-        scored = sorted((score - own.get(rid, 0.0), -rid) for rid, score in _plain_rows(store, bm25, (both,)))
-        found = []
-        for start in range(0, len(scored), 4 * limit):
-            chunk = scored[start : start + 4 * limit]
-            held = _rank_rows(store, [-r for _, r in chunk])
-            found += [(score, held[-r]) for score, r in chunk if -r in held and admits(held[-r])]
-            if len(found) > limit:
-                break
-        if len(found) >= limit and -found[limit - 1][0] > sum(_phrase_bound(store, t) for t in others):
-            return [
-                Candidate(r[0], r[1], r[2], r[3], r[4], -score, "any") for score, r in found[:limit]
-            ], True
-    require = fts_query(words) if len(words) < len(terms) else None  # a short number alone selects nothing
-    return _ranked_matches(store, fts_query(terms), where, params, limit, "any", admits, require=require)
-
-
 def _summary_matches(store, terms, where, params, limit, exclude):
     """Items whose session summary matches (a summary is indexed once per session), as weak
     Candidates: a summary is context for the items, not their content."""
@@ -12630,7 +12570,10 @@ def _text_candidates(store, terms, words, where, params, pool, rank, admits):
     is in the second band (Candidate.band): it ranks after them, so a larger limit adds results
     after the first ones and never changes them. A row must match one of ``words`` (the terms that
     select: selecting_terms); the others only score."""
-    plain, beyond = _plain_matches(store, terms, words, where, params, pool, admits)
+    require = fts_query(words) if len(words) < len(terms) else None  # a short number alone selects nothing
+    plain, beyond = _ranked_matches(
+        store, fts_query(terms), where, params, pool, "any", admits, require=require
+    )
     if rank == "fts":
         return plain, beyond
     every, beyond_all = (

@@ -189,11 +189,9 @@ def test_the_mcp_reply_counts_what_it_held_back(servers):
     assert len(every["results"]) == 10 and "held_back" not in every
 
 
-@pytest.mark.parametrize("fill", [1000, 150])
-def test_rank_fts_is_plain_bm25_however_its_rows_are_found(product, monkeypatch, fill):
-    # With few rows per word FTS5 ranks every match; with many, the rarer words select the rows
-    # and a bound on the common words proves the list complete. Either way it is bm25's own list.
-    monkeypatch.setattr(wctx, "CANDIDATE_FILL_POSTINGS", fill)
+def test_rank_fts_is_plain_bm25(product):
+    # --rank fts is the reference the default never falls below: bm25's own list, whatever
+    # mixture of common and middling words the query holds.
     _generated_store(product)
     df = wctx._doc_freqs(product.store, VOCABULARY)
     common = sorted(VOCABULARY, key=lambda w: -df[w])[:3]

@@ -95,9 +95,6 @@ CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through befor
 # FTS5 ranks its best CANDIDATE_WINDOW x (candidate count) matches on its own before the scope
 # filter joins them; see _ranked_matches.
 CANDIDATE_WINDOW = 4
-# When too few rows hold every query term, rows holding the rarest terms fill the candidates; the
-# terms taken together may match at most this many rows (the rarest term is always taken).
-CANDIDATE_FILL_POSTINGS = 1000
 MATCH_COUNT_EXACT = 1000  # rows the query words may hold for search to count its matches exactly
 
 STOP_WORDS = frozenset(
