@@ -45,7 +45,7 @@ def test_a_symptom_captured_on_the_cli_finds_the_item_by_the_askers_words(produc
 
     for rank in ("topology", "fts"):  # plain BM25 over the same fields sees it too
         found = wctx.search(product.store, ASKED, repo="docs-ui", rank=rank)
-        assert _ids(found)[:1] == [eid], (rank, found)
+        assert found["mode"] == "text" and _ids(found) == [eid], (rank, found)
     hit = wctx.search(product.store, ASKED, repo="docs-ui")["results"][0]
     said = [r for r in hit["reasons"] if r.startswith("matches how it shows itself")]
     assert said and "attachments" in said[0] and "bounce" in said[0], hit["reasons"]
@@ -89,7 +89,7 @@ def test_a_symptom_recorded_through_mcp_is_searched_and_served(servers):
     recorded = ui.call_ok("record_evidence", {"items": [item]})
     eid = recorded["recorded"][0]["id"]
     found = ui.call_ok("search_evidence", {"query": ASKED})
-    assert [r["id"] for r in found["results"]][:1] == [eid]
+    assert [r["id"] for r in found["results"]] == [eid]
     detailed = ui.call_ok("search_evidence", {"query": ASKED, "detail": True})["results"][0]
     assert detailed["symptom"] == SYMPTOM
     assert any(r.startswith("matches how it shows itself") for r in detailed["reasons"])
@@ -129,7 +129,8 @@ def test_an_older_store_keeps_every_item_searchable_after_the_upgrade(git_repo, 
         for query, want in [("retrying token", ids[0]), ("document", ids[0]), ("signature", ids[0]),
                             ("flickering", ids[1])]:  # fmt: skip
             for rank in ("topology", "fts"):
-                assert want in _ids(wctx.search(store, query, repo="upload-sdk", rank=rank)), (query, rank)
+                found = wctx.search(store, query, repo="upload-sdk", rank=rank)
+                assert found["mode"] == "text" and _ids(found)[:1] == [want], (query, rank, found)
         assert wctx.get_evidence(store, ids[0])["symptom"] is None
         # An item recorded after the upgrade carries its symptom and is found by it.
         new = wctx.capture(
@@ -137,7 +138,8 @@ def test_an_older_store_keeps_every_item_searchable_after_the_upgrade(git_repo, 
             [dict(items[1], claim="the bar redraws", symptom="screen jitters when resizing")],
             cwd=repo.path,
         )["evidence"][0]["id"]
-        assert _ids(wctx.search(store, "jitter", repo="upload-sdk"))[:1] == [new]
+        found = wctx.search(store, "jitter", repo="upload-sdk")
+        assert found["mode"] == "text" and _ids(found) == [new]
     finally:
         store.close()
 
@@ -168,7 +170,8 @@ def test_export_and_import_keep_the_symptom_and_read_exports_without_it(product,
         assert wctx.import_evidence(other, [str(out)])["evidence"] == 2
         assert wctx.get_evidence(other, with_it)["symptom"] == SYMPTOM
         assert wctx.get_evidence(other, without)["symptom"] is None
-        assert _ids(wctx.search(other, ASKED, repo="ui"))[:1] == [with_it]
+        found = wctx.search(other, ASKED, repo="ui")
+        assert found["mode"] == "text" and _ids(found) == [with_it]
     finally:
         other.close()
 
