@@ -3854,7 +3854,8 @@ GIT_SECONDS_VARIABLE = "WCTX_GIT_TIMEOUT"  # seconds: lowers every bound (never 
 
 
 class GitStopped(GitError):
-    """A git call that wctx stopped: it ran past its time bound or wrote past its output bound."""
+    """A git call that wctx stopped: it ran past its time bound or wrote past its output bound, or
+    was never started because a file git opens on every call is a FIFO or a device."""
 
 
 def git_seconds(limit=GIT_SECONDS):
@@ -3939,6 +3940,28 @@ def _bounded_exchange(proc, input_bytes, deadline, max_output):
     return b"".join(out), b"".join(err)[:GIT_ERRORS_KEPT], None
 
 
+# Files git opens in every call on a repository: one that is a FIFO would block each call until
+# its bound, so it is refused at once (three lstat calls). A FIFO elsewhere (a file include.path
+# names, a .gitignore) is left to the bound.
+_GIT_OWN_FILES = ("config", "packed-refs", "HEAD")
+
+
+def _refuse_blocking_git_files(repo_path):
+    import stat
+
+    gitdir = git_dir_of(repo_path) if os.path.lexists(os.path.join(repo_path, ".git")) else None
+    for name in _GIT_OWN_FILES if gitdir else ():
+        try:
+            mode = os.lstat(os.path.join(gitdir, name)).st_mode
+        except OSError:
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            raise GitStopped(
+                "%s: its git file %s is %s, not a file; wctx runs no git there (git would wait on it)"
+                % (printable_path(repo_path), name, _file_kind(mode))
+            )
+
+
 def run_git(
     repo_path,
     args,
@@ -3968,6 +3991,7 @@ def run_git(
         argv += ["--end-of-options", *(git_revision(r) for r in revs)]
     if paths is not None:
         argv += ["--", *(git_path(p) for p in paths)]
+    _refuse_blocking_git_files(repo_path)
     seconds = git_seconds(seconds)
     own_group = not network and hasattr(os, "killpg")
     try:
@@ -4678,6 +4702,7 @@ def _user_excludes_file():
             os.path.abspath(os.sep),
             ["config", "--global", "--path", "--get", "core.excludesFile"],
             ok_codes=(0, 1),
+            seconds=WORKTREE_SCAN_SECONDS,  # on the walk's path: no longer than the walk
         )
     except GitError:
         return None
@@ -10286,7 +10311,9 @@ class FreshnessChecker:
                 g.info()
                 result = (g, None)
             except GitError as e:
-                refused = "core.worktree" in str(e) or "dubious ownership" in str(e)
+                refused = (
+                    isinstance(e, GitStopped) or "core.worktree" in str(e) or "dubious ownership" in str(e)
+                )
                 result = (None, str(e) if refused else "%s is no longer a git repository" % path)
                 self.git_failed.add(repo.id)
             except WctxError as e:

@@ -177,3 +177,15 @@ def test_git_output_past_its_bound_is_stopped_with_one_line(git_repo):
     assert "\n" not in message and repo.path in message and "50000 bytes" in message
     _, out = wctx.run_git(repo.path, ["cat-file", "--batch"], input_bytes=b"HEAD:blob.bin\n")
     assert out.endswith(b"z" * 200_000 + b"\n")  # within the bound: all of it
+
+
+@pytest.mark.parametrize("trap", [".git/packed-refs", ".git/config"])
+def test_search_answers_when_a_file_git_opens_on_every_call_is_a_fifo(shop, trap):
+    repo, home = shop
+    fifo = _fifo_in_place(repo, trap)
+    found = _run(["search", "discount", "--json"], home, repo.path)
+    assert found.returncode == 0, found.stderr
+    assert [r["claim"] for r in json.loads(found.stdout)["results"]] == ["cart totals ignore the discount"]
+    verify = _run(["verify"], home, repo.path)
+    assert verify.returncode in (0, 1) and "unknown" in verify.stdout and "is a FIFO" in verify.stdout, verify
+    assert _nobody_reads(fifo)

@@ -10,6 +10,7 @@ from .git import (
     HEAD_RACY_SECONDS,
     GitError,
     GitRepo,
+    GitStopped,
     UnreadableFile,
     blob_id,
     git_dir_of,
@@ -359,7 +360,9 @@ class FreshnessChecker:
                 g.info()
                 result = (g, None)
             except GitError as e:
-                refused = "core.worktree" in str(e) or "dubious ownership" in str(e)
+                refused = (
+                    isinstance(e, GitStopped) or "core.worktree" in str(e) or "dubious ownership" in str(e)
+                )
                 result = (None, str(e) if refused else "%s is no longer a git repository" % path)
                 self.git_failed.add(repo.id)
             except WctxError as e:
