@@ -1001,6 +1001,14 @@ def cmd_export(args, store):
     return 0
 
 
+def _refused_lines(refusals):
+    """One line per reason an import refused records for (import-evidence, sync): nothing of
+    another machine's items changes here, and the user hears what was asked."""
+    return [
+        "refused %d: %s" % (n, why) for why, n in sorted(refusals.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
 def cmd_import_evidence(args, store):
     """Import evidence exported by wctx export (files or directories of .jsonl), idempotently: ids
     already present are skipped; a newer status (superseded, retracted) is taken over.
@@ -1026,6 +1034,7 @@ def cmd_import_evidence(args, store):
         text += (
             "; %d wait for repositories not registered here (restored by wctx repo add)" % counts["waiting"]
         )
+    text = "\n".join([text] + _refused_lines(counts["refusals"]))
     emit(args, counts, text)
     return 0
 
@@ -1081,6 +1090,7 @@ def cmd_sync(args, store):
             "not pulled: the workspaces %s (none of your repositories is in them; wctx workspace add WS REPO "
             "joins one)" % ", ".join(report.elsewhere)
         )
+    lines += _refused_lines(report.refused)
     lines += ["skipped %s" % reason for reason in report.skipped]
     emit(args, report.as_dict(), "\n".join(lines))
     return 0
