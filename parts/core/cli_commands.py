@@ -942,7 +942,8 @@ def cmd_confirm(args, store):
 def cmd_forget(args, store):
     """Delete items, or a whole session (--session), for good: their text leaves every byte of the
     store, and export carries a tombstone (the id and the reason, never the content) that deletes
-    them on a teammate's machine too. Asks on a terminal; elsewhere needs --yes.
+    your own items on a teammate's machine too (a teammate's item is forgotten here only, and their
+    machine is asked to). Asks on a terminal; elsewhere needs --yes.
 
     Example: wctx forget ev-3f9a1c2b7d --reason "held a customer's API key" --yes
     """
