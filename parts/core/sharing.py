@@ -1253,10 +1253,14 @@ def _refuse(counts, what, item_machine, source, own, asked=None):
     reason = _REFUSED_WHAT[what] % owner
     if asked is not None:
         kind, eid = asked
-        reason = "a request to forget %s, recorded here; to forget it for everyone: wctx forget %s%s" % (
-            eid if kind == "evidence" else "session " + eid,
-            "" if kind == "evidence" else "--session ",
-            eid,
+        reason = (
+            'a request to forget %s, recorded here; to forget it for everyone: wctx forget %s%s --reason "%s"'
+            % (
+                eid if kind == "evidence" else "session " + eid,
+                "" if kind == "evidence" else "--session ",
+                eid,
+                "asked by machine %s" % source[:8],
+            )
         )
     if source is not None:
         reason = "from machine %s: %s" % (source[:8], reason)
