@@ -13886,6 +13886,29 @@ def _scrub_store(store):
     return None
 
 
+def _recorded_elsewhere(store, rids):
+    """{evidence id: who recorded it} of the items among ``rids`` that another machine recorded.
+    Only the machine that recorded an item changes it for others (an import decides so,
+    _may_change): a retract, supersede or forget of one applies on this machine only, and the
+    command says so at once."""
+    rows = _select_in(
+        store,
+        "SELECT e.id, " + SESSION_WHO_COLUMNS + " FROM evidence e JOIN sessions s ON s.id = e.session_id "
+        "WHERE e.rid IN (%s)",
+        set(rids),
+    )
+    return {r["id"]: row_recorded_by(r) for r in rows if r["session_machine"] and not r["session_mine"]}
+
+
+def _local_only(elsewhere, then):
+    """The sentence a change of teammates' items ends with (``then``: what the user can do)."""
+    return "; ".join(
+        "%s was recorded by %s: this applies on this machine only (only the machine that recorded an "
+        "item changes it for others); %s" % (eid, who, then % {"id": eid})
+        for eid, who in sorted(elsewhere.items())
+    )
+
+
 def forget(store, ids=(), session=None, reason=None):
     """Delete items (or a whole session with its items and imported activity) for good: their text
     leaves every byte of the store, and a tombstone (the id and the reason, never the content)
@@ -13896,6 +13919,7 @@ def forget(store, ids=(), session=None, reason=None):
     pairs = _resolve_ids(store, list(ids)) if ids else []
     sessions = [_resolve_session_id(store, session)] if session else []
     now = utc_now()
+    elsewhere = _recorded_elsewhere(store, [rid for rid, _ in pairs])
     with store.atomic():
         count = store.one(
             "SELECT count(*) FROM evidence WHERE session_id IN (%s)" % ",".join("?" * len(sessions)), sessions
@@ -13906,12 +13930,18 @@ def forget(store, ids=(), session=None, reason=None):
     what = ", ".join(forgotten)
     if sessions:
         what = (what + "; " if what else "") + "session %s and its %s" % (sessions[0], _plural(count, "item"))
+    message = "forgot %s (a tombstone with the reason stays for export)" % what
+    if elsewhere:
+        message += ". " + _local_only(
+            elsewhere, "your next sync asks its author's machine to forget %(id)s, which it then shows them"
+        )
     return {
         "forgotten": forgotten,
         "sessions": sessions,
         "reason": reason,
         "warnings": [warning] if warning else [],
-        "message": "forgot %s (a tombstone with the reason stays for export)" % what,
+        "local_only": elsewhere,
+        "message": message,
     }
 
 
@@ -13927,11 +13957,14 @@ def retract(store, evidence_id, reason=None):
             (utc_now(), rid),
         )
     was = " (it was superseded by %s)" % row["superseded_by"] if row["superseded_by"] else ""
-    return {
-        "id": eid,
-        "status": "retracted",
-        "message": "retracted %s%s (kept; visible with --all-status)" % (eid, was),
-    }
+    message = "retracted %s%s (kept; visible with --all-status)" % (eid, was)
+    elsewhere = _recorded_elsewhere(store, [rid])
+    if elsewhere:
+        message += ". " + _local_only(
+            elsewhere,
+            "it stays active for the team; wctx hide %(id)s keeps a teammate's item out of your view",
+        )
+    return {"id": eid, "status": "retracted", "local_only": elsewhere, "message": message}
 
 
 def supersede(store, old_id, new_id):
@@ -13950,11 +13983,19 @@ def supersede(store, old_id, new_id):
             "UPDATE evidence SET status = 'superseded', superseded_by = ?, updated_at = ? WHERE rid = ?",
             (new, utc_now(), old_rid),
         )
+    message = "%s is superseded by %s" % (old, new)
+    elsewhere = _recorded_elsewhere(store, [old_rid])
+    if elsewhere:
+        message += ". " + _local_only(
+            elsewhere,
+            "it stays active for the team; wctx hide %(id)s keeps a teammate's item out of your view",
+        )
     return {
         "id": old,
         "status": "superseded",
         "superseded_by": new,
-        "message": "%s is superseded by %s" % (old, new),
+        "local_only": elsewhere,
+        "message": message,
     }
 
 
@@ -15556,6 +15597,39 @@ def _may_change(item_machine, source, own):
     return source is None or item_machine is None or item_machine == source
 
 
+_REFUSED_WHAT = {
+    "forget": "a forget of an item recorded on %s (only the machine that recorded an item forgets it for others)",
+    "change": "a status change or confirmation of an item recorded on %s (only the machine that recorded "
+    "an item changes it for others)",
+    "item": "a new item claiming a session recorded on %s (an item joins only a session of the machine "
+    "it came from)",
+}
+
+
+def _refuse(counts, what, item_machine, source, own, asked=None):
+    """Count one record _may_change refused, under its one-line reason (counts["refusals"]:
+    {reason: how many}), so that the command that imported it says so. ``asked``: (kind, id
+    here) of this machine's own item or session that a teammate forgot, said as a request with
+    the command that honours it for everyone."""
+    owner = "this machine" if item_machine == own else "machine %s" % item_machine[:8]
+    reason = _REFUSED_WHAT[what] % owner
+    if asked is not None:
+        kind, eid = asked
+        reason = (
+            'a request to forget %s, recorded here; to forget it for everyone: wctx forget %s%s --reason "%s"'
+            % (
+                eid if kind == "evidence" else "session " + eid,
+                "" if kind == "evidence" else "--session ",
+                eid,
+                "asked by machine %s" % source[:8],
+            )
+        )
+    if source is not None:
+        reason = "from machine %s: %s" % (source[:8], reason)
+    counts["refused"] += 1
+    counts["refusals"][reason] = counts["refusals"].get(reason, 0) + 1
+
+
 def _local_id(store, eid):
     """The id here of an item another machine calls ``eid`` (its twin's, for an alias)."""
     if not eid:
@@ -15602,14 +15676,19 @@ class _ImportBatch:
         _INDEXED_TEXTS.clear()
 
 
-def _import_sessions(store, records, forgotten, by_name, session_map):
+def _import_sessions(store, records, forgotten, by_name, session_map, held):
     """Write the import's new sessions (one executemany); fill ``session_map`` (import id -> id
-    here, which differs when the agent's own session id is already known). Returns how many."""
+    here, which differs when the agent's own session id is already known) and ``held`` ({id here:
+    its machine} of the sessions that were here before, which an item may join only when
+    _may_change allows). Returns how many."""
     recs = [r for r in records if r["type"] == "session" and r["id"] not in forgotten]
     present = {
-        r["id"]
-        for r in _select_in(store, "SELECT id FROM sessions WHERE id IN (%s)", {r["id"] for r in recs})
+        r["id"]: r["machine"]
+        for r in _select_in(
+            store, "SELECT id, machine FROM sessions WHERE id IN (%s)", {r["id"] for r in recs}
+        )
     }
+    held.update(present)
     external = {}  # (agent, external id) -> session id, for sessions this import writes
     rows = []
     own = _store_machine_id(store)
@@ -15622,9 +15701,11 @@ def _import_sessions(store, records, forgotten, by_name, session_map):
         external_id = stored_key(rec.get("external_id"))
         if external_id:
             key = (agent, external_id)
-            row = store.one("SELECT id FROM sessions WHERE agent = ? AND external_id = ?", key)
+            row = store.one("SELECT id, machine FROM sessions WHERE agent = ? AND external_id = ?", key)
             if row is not None or key in external:
                 session_map[sid] = row["id"] if row is not None else external[key]
+                if row is not None:
+                    held[row["id"]] = row["machine"]
                 continue
             external[key] = sid
         repo = by_name.get(rec.get("repo"))
@@ -15633,7 +15714,7 @@ def _import_sessions(store, records, forgotten, by_name, session_map):
                      stored_text(rec.get("summary")), utc_now(), rec.get("author"),
                      # another store's record never makes an item this machine's ("you")
                      None if rec.get("machine") == own else rec.get("machine")))  # fmt: skip
-        present.add(sid)
+        present[sid] = None
         session_map[sid] = sid
     store.db.executemany(
         "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, "
@@ -15809,7 +15890,7 @@ def _import_records_in(store, others, items, count):
         return out
 
     counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0, "duplicates": 0, "forgotten": 0,
-              "refused": 0}  # fmt: skip
+              "refused": 0, "refusals": {}}  # fmt: skip
     own = _store_machine_id(store)
     tombstones = [r for r in others if r["type"] == "tombstone"]
     session_map = {}
@@ -15821,18 +15902,21 @@ def _import_records_in(store, others, items, count):
         for t in tombstones:
             source = t.get("_from")
             if t["kind"] == "session":
-                row = store.one("SELECT id AS rid, machine FROM sessions WHERE id = ?", (t["id"],))
+                row = store.one("SELECT id AS rid, id, machine FROM sessions WHERE id = ?", (t["id"],))
             else:
                 row = store.one(
-                    "SELECT e.rid, s.machine FROM evidence e JOIN sessions s ON s.id = e.session_id WHERE e.id = ?",
+                    "SELECT e.rid, e.id, s.machine FROM evidence e JOIN sessions s ON s.id = e.session_id "
+                    "WHERE e.id = ?",
                     (t["id"],),
                 ) or store.one(
-                    "SELECT a.evidence_rid AS rid, s.machine FROM evidence_aliases a JOIN evidence e "
+                    "SELECT a.evidence_rid AS rid, e.id, s.machine FROM evidence_aliases a JOIN evidence e "
                     "ON e.rid = a.evidence_rid JOIN sessions s ON s.id = e.session_id WHERE a.id = ?",
                     (t["id"],),
                 )
             if row is not None and not _may_change(row["machine"], source, own):
-                counts["refused"] += 1
+                # Asked of this machine's own item: a request that its owner sees and may honour.
+                asked = (t["kind"], row["id"]) if row["machine"] == own and source is not None else None
+                _refuse(counts, "forget", row["machine"], source, own, asked)
                 continue
             if row is not None:
                 if t["kind"] == "session":
@@ -15860,9 +15944,10 @@ def _import_records_in(store, others, items, count):
         for rec in others:
             if rec["type"] == "session" and _kept_out(forgotten, rec["id"], rec.get("machine")) is False:
                 forgotten.pop(rec["id"], None)
-        counts["sessions"] = _import_sessions(store, others, forgotten, by_name, session_map)
+        held = {}
+        counts["sessions"] = _import_sessions(store, others, forgotten, by_name, session_map, held)
         run = _ItemRun(store, count, forgotten, session_map, local_repo, repo_here, counts, now)
-        run.own, run.claimed = own, claimed
+        run.own, run.claimed, run.held = own, claimed, held
         for chunk in _chunked(items, _IMPORT_CHUNK):
             _import_chunk(run, chunk)
         run.batch.flush()
@@ -15894,7 +15979,8 @@ class _ItemRun:
     reads from the store, where the chunks before it have been written."""
 
     __slots__ = ("store", "count", "done", "forgotten", "session_map", "local_repo", "repo_here", "counts",
-                 "now", "batch", "next_rid", "deferred", "decided", "symbol_words", "own", "claimed")  # fmt: skip
+                 "now", "batch", "next_rid", "deferred", "decided", "symbol_words", "own", "claimed",
+                 "held")  # fmt: skip
 
     def __init__(self, store, count, forgotten, session_map, local_repo, repo_here, counts, now):
         self.store, self.count, self.done = store, count, 0
@@ -15906,6 +15992,7 @@ class _ItemRun:
         self.symbol_words = {}  # {symbols text: index_text of it}, a few thousand at most
         self.own = None  # this store's machine id (_may_change)
         self.claimed = {}  # {session id: the machine its record names}, the import's sessions only
+        self.held = {}  # {session id here: its machine}, of those that were here before the import
 
 
 _SYMBOL_WORDS_KEPT = 4096
@@ -15979,7 +16066,10 @@ def _import_chunk(run, chunk):
         row = existing.get(rec["id"])
         if row is not None:  # here already, or earlier in this import
             if not _may_change(row["machine"], rec.get("_from"), own):
-                counts["refused" if _differs(rec, row) else "unchanged"] += 1
+                if _differs(rec, row):
+                    _refuse(counts, "change", row["machine"], rec.get("_from"), own)
+                else:
+                    counts["unchanged"] += 1
                 continue
             if batch.evidence or batch.events or batch.confidence:
                 batch.flush()
@@ -15988,6 +16078,10 @@ def _import_chunk(run, chunk):
                 dups.refresh(row["repo_name"], row["claim_key"], row["rid"])
                 existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (row["rid"],))
             counts["updated" if changed else "unchanged"] += 1
+            continue
+        if sid in run.held and not _may_change(run.held[sid], rec.get("_from"), own):
+            # A new item belongs to the machine it came from, never to the session it names.
+            _refuse(counts, "item", run.held[sid], rec.get("_from"), own)
             continue
         repo, repo_name, claim, key, indexed = prepared
         anchor_rows, cited, symbols, paths = _bulk_anchors(rec, repo_here)
@@ -16163,6 +16257,7 @@ class SyncReport:
         "from_whom",
         "workspaces",
         "elsewhere",
+        "refused",
     )
 
     def __init__(self, remote, branch):
@@ -16177,6 +16272,7 @@ class SyncReport:
         self.from_whom = {}  # who recorded the items new here: recorded_by text -> how many
         self.workspaces = []  # the workspaces whose branches this sync fetched and wrote
         self.elsewhere = []  # workspaces on the remote this machine is not in: not fetched
+        self.refused = {}  # what a teammate's files asked that was not theirs to do: reason -> how many
 
     def as_dict(self):
         return {name: getattr(self, name) for name in self.__slots__}
@@ -16553,6 +16649,8 @@ def _sync_import_batches(store, workspace, files, todo, sizes, report, tip):
                 report.imported[key] += counts.get(key, 0)
             for who, n in counts.get("from_whom", {}).items():
                 report.from_whom[who] = report.from_whom.get(who, 0) + n
+            for why, n in counts.get("refusals", {}).items():
+                report.refused[why] = report.refused.get(why, 0) + n
 
 
 _SYNC_BATCH_BYTES = 1 << 20  # a teammate's files imported per transaction: about 2,000 lines
@@ -16613,11 +16711,12 @@ def _sync_import_group(store, workspace, files, group):
         )
         store.db.executemany("INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", foreign)
         # A session's own machine has the last word on who recorded it: another machine that
-        # shared it back (or claimed it first) never decides that for good.
+        # shared it back (or claimed it first) never decides that for good. A session already
+        # known as one machine's never becomes another's (whose items it could then take).
         store.db.executemany(
             "UPDATE sessions SET author = ?, machine = ? WHERE id = ? AND (author IS NOT ? OR machine IS NOT ?) "
-            "AND id IN (SELECT session_id FROM sync_foreign)",
-            [(a, m, sid, a, m) for sid, (a, m) in owners.items()],
+            "AND (machine IS NULL OR machine = ?) AND id IN (SELECT session_id FROM sync_foreign)",
+            [(a, m, sid, a, m, m) for sid, (a, m) in owners.items()],
         )
         counts["from_whom"] = _sync_from_whom(store, [sid for eid, sid in items.items() if eid not in known])
         store.db.executemany(
@@ -23160,7 +23259,8 @@ def cmd_confirm(args, store):
 def cmd_forget(args, store):
     """Delete items, or a whole session (--session), for good: their text leaves every byte of the
     store, and export carries a tombstone (the id and the reason, never the content) that deletes
-    them on a teammate's machine too. Asks on a terminal; elsewhere needs --yes.
+    your own items on a teammate's machine too (a teammate's item is forgotten here only, and their
+    machine is asked to). Asks on a terminal; elsewhere needs --yes.
 
     Example: wctx forget ev-3f9a1c2b7d --reason "held a customer's API key" --yes
     """
@@ -23219,6 +23319,14 @@ def cmd_export(args, store):
     return 0
 
 
+def _refused_lines(refusals):
+    """One line per reason an import refused records for (import-evidence, sync): nothing of
+    another machine's items changes here, and the user hears what was asked."""
+    return [
+        "refused %d: %s" % (n, why) for why, n in sorted(refusals.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
 def cmd_import_evidence(args, store):
     """Import evidence exported by wctx export (files or directories of .jsonl), idempotently: ids
     already present are skipped; a newer status (superseded, retracted) is taken over.
@@ -23244,6 +23352,7 @@ def cmd_import_evidence(args, store):
         text += (
             "; %d wait for repositories not registered here (restored by wctx repo add)" % counts["waiting"]
         )
+    text = "\n".join([text] + _refused_lines(counts["refusals"]))
     emit(args, counts, text)
     return 0
 
@@ -23299,6 +23408,7 @@ def cmd_sync(args, store):
             "not pulled: the workspaces %s (none of your repositories is in them; wctx workspace add WS REPO "
             "joins one)" % ", ".join(report.elsewhere)
         )
+    lines += _refused_lines(report.refused)
     lines += ["skipped %s" % reason for reason in report.skipped]
     emit(args, report.as_dict(), "\n".join(lines))
     return 0

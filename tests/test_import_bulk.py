@@ -132,7 +132,7 @@ def two_stores(git_repo, tmp_path):
 def one_at_a_time(store, records, keys):
     """Import ``records`` into ``store`` as separate files: the tombstones first, then each
     evidence line with its session line. The summed counts, under ``keys``."""
-    single = dict.fromkeys(keys, 0)
+    single = {key: {} if key == "refusals" else 0 for key in keys}
     sessions = {r["id"]: r for r in records if r["type"] == "session"}
     sessions[SID % 0] = session(0)
     parts = [[r for r in records if r["type"] == "tombstone"]]
@@ -141,7 +141,11 @@ def one_at_a_time(store, records, keys):
         data = "".join(json.dumps(r) + "\n" for r in part).encode()
         counts, _ = wctx.import_evidence_data(store, "part-%d.jsonl" % i, data)
         for key, value in counts.items():
-            single[key] += value
+            if key == "refusals":  # {reason: how many}
+                for why, n in value.items():
+                    single[key][why] = single[key].get(why, 0) + n
+            else:
+                single[key] += value
     return single
 
 

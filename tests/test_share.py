@@ -65,6 +65,7 @@ def test_import_into_another_store_is_idempotent_and_searchable(product, tmp_pat
             "duplicates": 0,
             "forgotten": 0,
             "refused": 0,  # changes to an item that are not this file's to make
+            "refusals": {},  # and why, one line each
             # The topology travels too: ui uses sdk here; api-gateway and other are not registered, so
             # their relation and memberships wait for them.
             "relations": 1,

@@ -979,7 +979,8 @@ def cmd_confirm(args, store):
 def cmd_forget(args, store):
     """Delete items, or a whole session (--session), for good: their text leaves every byte of the
     store, and export carries a tombstone (the id and the reason, never the content) that deletes
-    them on a teammate's machine too. Asks on a terminal; elsewhere needs --yes.
+    your own items on a teammate's machine too (a teammate's item is forgotten here only, and their
+    machine is asked to). Asks on a terminal; elsewhere needs --yes.
 
     Example: wctx forget ev-3f9a1c2b7d --reason "held a customer's API key" --yes
     """
@@ -1038,6 +1039,14 @@ def cmd_export(args, store):
     return 0
 
 
+def _refused_lines(refusals):
+    """One line per reason an import refused records for (import-evidence, sync): nothing of
+    another machine's items changes here, and the user hears what was asked."""
+    return [
+        "refused %d: %s" % (n, why) for why, n in sorted(refusals.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
 def cmd_import_evidence(args, store):
     """Import evidence exported by wctx export (files or directories of .jsonl), idempotently: ids
     already present are skipped; a newer status (superseded, retracted) is taken over.
@@ -1063,6 +1072,7 @@ def cmd_import_evidence(args, store):
         text += (
             "; %d wait for repositories not registered here (restored by wctx repo add)" % counts["waiting"]
         )
+    text = "\n".join([text] + _refused_lines(counts["refusals"]))
     emit(args, counts, text)
     return 0
 
@@ -1118,6 +1128,7 @@ def cmd_sync(args, store):
             "not pulled: the workspaces %s (none of your repositories is in them; wctx workspace add WS REPO "
             "joins one)" % ", ".join(report.elsewhere)
         )
+    lines += _refused_lines(report.refused)
     lines += ["skipped %s" % reason for reason in report.skipped]
     emit(args, report.as_dict(), "\n".join(lines))
     return 0

@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 import os
 
-from .authors import hidden_reason
+from .authors import SESSION_WHO_COLUMNS, hidden_reason, row_recorded_by
 from .capture import _restamp
 from .constants import MAX_CLAIM_CHARS, MAX_SUMMARY_CHARS, VERDICTS
 from .dependencies import DependencyReader, dependency_gits, read_dependencies, stamp_dependencies
@@ -458,6 +458,29 @@ def _scrub_store(store):
     return None
 
 
+def _recorded_elsewhere(store, rids):
+    """{evidence id: who recorded it} of the items among ``rids`` that another machine recorded.
+    Only the machine that recorded an item changes it for others (an import decides so,
+    _may_change): a retract, supersede or forget of one applies on this machine only, and the
+    command says so at once."""
+    rows = _select_in(
+        store,
+        "SELECT e.id, " + SESSION_WHO_COLUMNS + " FROM evidence e JOIN sessions s ON s.id = e.session_id "
+        "WHERE e.rid IN (%s)",
+        set(rids),
+    )
+    return {r["id"]: row_recorded_by(r) for r in rows if r["session_machine"] and not r["session_mine"]}
+
+
+def _local_only(elsewhere, then):
+    """The sentence a change of teammates' items ends with (``then``: what the user can do)."""
+    return "; ".join(
+        "%s was recorded by %s: this applies on this machine only (only the machine that recorded an "
+        "item changes it for others); %s" % (eid, who, then % {"id": eid})
+        for eid, who in sorted(elsewhere.items())
+    )
+
+
 def forget(store, ids=(), session=None, reason=None):
     """Delete items (or a whole session with its items and imported activity) for good: their text
     leaves every byte of the store, and a tombstone (the id and the reason, never the content)
@@ -468,6 +491,7 @@ def forget(store, ids=(), session=None, reason=None):
     pairs = _resolve_ids(store, list(ids)) if ids else []
     sessions = [_resolve_session_id(store, session)] if session else []
     now = utc_now()
+    elsewhere = _recorded_elsewhere(store, [rid for rid, _ in pairs])
     with store.atomic():
         count = store.one(
             "SELECT count(*) FROM evidence WHERE session_id IN (%s)" % ",".join("?" * len(sessions)), sessions
@@ -478,12 +502,18 @@ def forget(store, ids=(), session=None, reason=None):
     what = ", ".join(forgotten)
     if sessions:
         what = (what + "; " if what else "") + "session %s and its %s" % (sessions[0], _plural(count, "item"))
+    message = "forgot %s (a tombstone with the reason stays for export)" % what
+    if elsewhere:
+        message += ". " + _local_only(
+            elsewhere, "your next sync asks its author's machine to forget %(id)s, which it then shows them"
+        )
     return {
         "forgotten": forgotten,
         "sessions": sessions,
         "reason": reason,
         "warnings": [warning] if warning else [],
-        "message": "forgot %s (a tombstone with the reason stays for export)" % what,
+        "local_only": elsewhere,
+        "message": message,
     }
 
 
@@ -499,11 +529,14 @@ def retract(store, evidence_id, reason=None):
             (utc_now(), rid),
         )
     was = " (it was superseded by %s)" % row["superseded_by"] if row["superseded_by"] else ""
-    return {
-        "id": eid,
-        "status": "retracted",
-        "message": "retracted %s%s (kept; visible with --all-status)" % (eid, was),
-    }
+    message = "retracted %s%s (kept; visible with --all-status)" % (eid, was)
+    elsewhere = _recorded_elsewhere(store, [rid])
+    if elsewhere:
+        message += ". " + _local_only(
+            elsewhere,
+            "it stays active for the team; wctx hide %(id)s keeps a teammate's item out of your view",
+        )
+    return {"id": eid, "status": "retracted", "local_only": elsewhere, "message": message}
 
 
 def supersede(store, old_id, new_id):
@@ -522,11 +555,19 @@ def supersede(store, old_id, new_id):
             "UPDATE evidence SET status = 'superseded', superseded_by = ?, updated_at = ? WHERE rid = ?",
             (new, utc_now(), old_rid),
         )
+    message = "%s is superseded by %s" % (old, new)
+    elsewhere = _recorded_elsewhere(store, [old_rid])
+    if elsewhere:
+        message += ". " + _local_only(
+            elsewhere,
+            "it stays active for the team; wctx hide %(id)s keeps a teammate's item out of your view",
+        )
     return {
         "id": old,
         "status": "superseded",
         "superseded_by": new,
-        "message": "%s is superseded by %s" % (old, new),
+        "local_only": elsewhere,
+        "message": message,
     }
 
 

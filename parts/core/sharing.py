@@ -1246,6 +1246,39 @@ def _may_change(item_machine, source, own):
     return source is None or item_machine is None or item_machine == source
 
 
+_REFUSED_WHAT = {
+    "forget": "a forget of an item recorded on %s (only the machine that recorded an item forgets it for others)",
+    "change": "a status change or confirmation of an item recorded on %s (only the machine that recorded "
+    "an item changes it for others)",
+    "item": "a new item claiming a session recorded on %s (an item joins only a session of the machine "
+    "it came from)",
+}
+
+
+def _refuse(counts, what, item_machine, source, own, asked=None):
+    """Count one record _may_change refused, under its one-line reason (counts["refusals"]:
+    {reason: how many}), so that the command that imported it says so. ``asked``: (kind, id
+    here) of this machine's own item or session that a teammate forgot, said as a request with
+    the command that honours it for everyone."""
+    owner = "this machine" if item_machine == own else "machine %s" % item_machine[:8]
+    reason = _REFUSED_WHAT[what] % owner
+    if asked is not None:
+        kind, eid = asked
+        reason = (
+            'a request to forget %s, recorded here; to forget it for everyone: wctx forget %s%s --reason "%s"'
+            % (
+                eid if kind == "evidence" else "session " + eid,
+                "" if kind == "evidence" else "--session ",
+                eid,
+                "asked by machine %s" % source[:8],
+            )
+        )
+    if source is not None:
+        reason = "from machine %s: %s" % (source[:8], reason)
+    counts["refused"] += 1
+    counts["refusals"][reason] = counts["refusals"].get(reason, 0) + 1
+
+
 def _local_id(store, eid):
     """The id here of an item another machine calls ``eid`` (its twin's, for an alias)."""
     if not eid:
@@ -1292,14 +1325,19 @@ class _ImportBatch:
         _INDEXED_TEXTS.clear()
 
 
-def _import_sessions(store, records, forgotten, by_name, session_map):
+def _import_sessions(store, records, forgotten, by_name, session_map, held):
     """Write the import's new sessions (one executemany); fill ``session_map`` (import id -> id
-    here, which differs when the agent's own session id is already known). Returns how many."""
+    here, which differs when the agent's own session id is already known) and ``held`` ({id here:
+    its machine} of the sessions that were here before, which an item may join only when
+    _may_change allows). Returns how many."""
     recs = [r for r in records if r["type"] == "session" and r["id"] not in forgotten]
     present = {
-        r["id"]
-        for r in _select_in(store, "SELECT id FROM sessions WHERE id IN (%s)", {r["id"] for r in recs})
+        r["id"]: r["machine"]
+        for r in _select_in(
+            store, "SELECT id, machine FROM sessions WHERE id IN (%s)", {r["id"] for r in recs}
+        )
     }
+    held.update(present)
     external = {}  # (agent, external id) -> session id, for sessions this import writes
     rows = []
     own = _store_machine_id(store)
@@ -1312,9 +1350,11 @@ def _import_sessions(store, records, forgotten, by_name, session_map):
         external_id = stored_key(rec.get("external_id"))
         if external_id:
             key = (agent, external_id)
-            row = store.one("SELECT id FROM sessions WHERE agent = ? AND external_id = ?", key)
+            row = store.one("SELECT id, machine FROM sessions WHERE agent = ? AND external_id = ?", key)
             if row is not None or key in external:
                 session_map[sid] = row["id"] if row is not None else external[key]
+                if row is not None:
+                    held[row["id"]] = row["machine"]
                 continue
             external[key] = sid
         repo = by_name.get(rec.get("repo"))
@@ -1323,7 +1363,7 @@ def _import_sessions(store, records, forgotten, by_name, session_map):
                      stored_text(rec.get("summary")), utc_now(), rec.get("author"),
                      # another store's record never makes an item this machine's ("you")
                      None if rec.get("machine") == own else rec.get("machine")))  # fmt: skip
-        present.add(sid)
+        present[sid] = None
         session_map[sid] = sid
     store.db.executemany(
         "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, "
@@ -1499,7 +1539,7 @@ def _import_records_in(store, others, items, count):
         return out
 
     counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0, "duplicates": 0, "forgotten": 0,
-              "refused": 0}  # fmt: skip
+              "refused": 0, "refusals": {}}  # fmt: skip
     own = _store_machine_id(store)
     tombstones = [r for r in others if r["type"] == "tombstone"]
     session_map = {}
@@ -1511,18 +1551,21 @@ def _import_records_in(store, others, items, count):
         for t in tombstones:
             source = t.get("_from")
             if t["kind"] == "session":
-                row = store.one("SELECT id AS rid, machine FROM sessions WHERE id = ?", (t["id"],))
+                row = store.one("SELECT id AS rid, id, machine FROM sessions WHERE id = ?", (t["id"],))
             else:
                 row = store.one(
-                    "SELECT e.rid, s.machine FROM evidence e JOIN sessions s ON s.id = e.session_id WHERE e.id = ?",
+                    "SELECT e.rid, e.id, s.machine FROM evidence e JOIN sessions s ON s.id = e.session_id "
+                    "WHERE e.id = ?",
                     (t["id"],),
                 ) or store.one(
-                    "SELECT a.evidence_rid AS rid, s.machine FROM evidence_aliases a JOIN evidence e "
+                    "SELECT a.evidence_rid AS rid, e.id, s.machine FROM evidence_aliases a JOIN evidence e "
                     "ON e.rid = a.evidence_rid JOIN sessions s ON s.id = e.session_id WHERE a.id = ?",
                     (t["id"],),
                 )
             if row is not None and not _may_change(row["machine"], source, own):
-                counts["refused"] += 1
+                # Asked of this machine's own item: a request that its owner sees and may honour.
+                asked = (t["kind"], row["id"]) if row["machine"] == own and source is not None else None
+                _refuse(counts, "forget", row["machine"], source, own, asked)
                 continue
             if row is not None:
                 if t["kind"] == "session":
@@ -1550,9 +1593,10 @@ def _import_records_in(store, others, items, count):
         for rec in others:
             if rec["type"] == "session" and _kept_out(forgotten, rec["id"], rec.get("machine")) is False:
                 forgotten.pop(rec["id"], None)
-        counts["sessions"] = _import_sessions(store, others, forgotten, by_name, session_map)
+        held = {}
+        counts["sessions"] = _import_sessions(store, others, forgotten, by_name, session_map, held)
         run = _ItemRun(store, count, forgotten, session_map, local_repo, repo_here, counts, now)
-        run.own, run.claimed = own, claimed
+        run.own, run.claimed, run.held = own, claimed, held
         for chunk in _chunked(items, _IMPORT_CHUNK):
             _import_chunk(run, chunk)
         run.batch.flush()
@@ -1584,7 +1628,8 @@ class _ItemRun:
     reads from the store, where the chunks before it have been written."""
 
     __slots__ = ("store", "count", "done", "forgotten", "session_map", "local_repo", "repo_here", "counts",
-                 "now", "batch", "next_rid", "deferred", "decided", "symbol_words", "own", "claimed")  # fmt: skip
+                 "now", "batch", "next_rid", "deferred", "decided", "symbol_words", "own", "claimed",
+                 "held")  # fmt: skip
 
     def __init__(self, store, count, forgotten, session_map, local_repo, repo_here, counts, now):
         self.store, self.count, self.done = store, count, 0
@@ -1596,6 +1641,7 @@ class _ItemRun:
         self.symbol_words = {}  # {symbols text: index_text of it}, a few thousand at most
         self.own = None  # this store's machine id (_may_change)
         self.claimed = {}  # {session id: the machine its record names}, the import's sessions only
+        self.held = {}  # {session id here: its machine}, of those that were here before the import
 
 
 _SYMBOL_WORDS_KEPT = 4096
@@ -1669,7 +1715,10 @@ def _import_chunk(run, chunk):
         row = existing.get(rec["id"])
         if row is not None:  # here already, or earlier in this import
             if not _may_change(row["machine"], rec.get("_from"), own):
-                counts["refused" if _differs(rec, row) else "unchanged"] += 1
+                if _differs(rec, row):
+                    _refuse(counts, "change", row["machine"], rec.get("_from"), own)
+                else:
+                    counts["unchanged"] += 1
                 continue
             if batch.evidence or batch.events or batch.confidence:
                 batch.flush()
@@ -1678,6 +1727,10 @@ def _import_chunk(run, chunk):
                 dups.refresh(row["repo_name"], row["claim_key"], row["rid"])
                 existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (row["rid"],))
             counts["updated" if changed else "unchanged"] += 1
+            continue
+        if sid in run.held and not _may_change(run.held[sid], rec.get("_from"), own):
+            # A new item belongs to the machine it came from, never to the session it names.
+            _refuse(counts, "item", run.held[sid], rec.get("_from"), own)
             continue
         repo, repo_name, claim, key, indexed = prepared
         anchor_rows, cited, symbols, paths = _bulk_anchors(rec, repo_here)

@@ -90,6 +90,7 @@ class SyncReport:
         "from_whom",
         "workspaces",
         "elsewhere",
+        "refused",
     )
 
     def __init__(self, remote, branch):
@@ -104,6 +105,7 @@ class SyncReport:
         self.from_whom = {}  # who recorded the items new here: recorded_by text -> how many
         self.workspaces = []  # the workspaces whose branches this sync fetched and wrote
         self.elsewhere = []  # workspaces on the remote this machine is not in: not fetched
+        self.refused = {}  # what a teammate's files asked that was not theirs to do: reason -> how many
 
     def as_dict(self):
         return {name: getattr(self, name) for name in self.__slots__}
@@ -480,6 +482,8 @@ def _sync_import_batches(store, workspace, files, todo, sizes, report, tip):
                 report.imported[key] += counts.get(key, 0)
             for who, n in counts.get("from_whom", {}).items():
                 report.from_whom[who] = report.from_whom.get(who, 0) + n
+            for why, n in counts.get("refusals", {}).items():
+                report.refused[why] = report.refused.get(why, 0) + n
 
 
 _SYNC_BATCH_BYTES = 1 << 20  # a teammate's files imported per transaction: about 2,000 lines
@@ -540,11 +544,12 @@ def _sync_import_group(store, workspace, files, group):
         )
         store.db.executemany("INSERT OR IGNORE INTO sync_foreign(session_id) VALUES (?)", foreign)
         # A session's own machine has the last word on who recorded it: another machine that
-        # shared it back (or claimed it first) never decides that for good.
+        # shared it back (or claimed it first) never decides that for good. A session already
+        # known as one machine's never becomes another's (whose items it could then take).
         store.db.executemany(
             "UPDATE sessions SET author = ?, machine = ? WHERE id = ? AND (author IS NOT ? OR machine IS NOT ?) "
-            "AND id IN (SELECT session_id FROM sync_foreign)",
-            [(a, m, sid, a, m) for sid, (a, m) in owners.items()],
+            "AND (machine IS NULL OR machine = ?) AND id IN (SELECT session_id FROM sync_foreign)",
+            [(a, m, sid, a, m, m) for sid, (a, m) in owners.items()],
         )
         counts["from_whom"] = _sync_from_whom(store, [sid for eid, sid in items.items() if eid not in known])
         store.db.executemany(
