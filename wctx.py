@@ -18671,7 +18671,15 @@ def gemini_mcp_access(env=None):
         % "; ".join("server %s is %s in %s" % (r["name"], r["why"], path) for r in bad)
         if bad
         else None,
-        "fix": "; ".join('add "trust": true to mcpServers.%s in %s' % (r["name"], path) for r in bad)
+        "fix": "; ".join(
+            (
+                'remove "%s" from mcp.excluded in %s'
+                if r["why"].startswith("excluded")
+                else 'add "trust": true to mcpServers.%s in %s'
+            )
+            % (r["name"], path)
+            for r in bad
+        )
         if bad
         else None,
     }

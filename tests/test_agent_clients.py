@@ -337,3 +337,15 @@ def test_a_codex_mcp_call_made_before_the_server_was_up_is_a_failed_call(pool_re
     errors = wctx.session_activity(store, res["session"])["errors"]
     assert [e["tool"] for e in errors] == ["mcp__wctx__record_evidence", "mcp__wctx__record_evidence"]
     assert errors[0]["error"].startswith("unsupported call")
+
+
+def test_a_gemini_server_excluded_by_name_gets_the_fix_that_lifts_the_exclusion(
+    run_cli, tmp_path, monkeypatch
+):
+    home = tmp_path / "gemini-home"
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+    server = dict(_gemini_server(run_cli), trust=True)  # trust does not outrank an exclusion
+    settings = _gemini_settings(home, {"mcpServers": {"wctx": server}, "mcp": {"excluded": ["wctx"]}})
+    out = run_cli(["hooks", "status"]).out
+    assert "gemini -p gets no wctx tools (excluded by mcp.excluded)" in out
+    assert 'fix: remove "wctx" from mcp.excluded in %s' % settings in out.splitlines()
