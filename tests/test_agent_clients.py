@@ -283,6 +283,12 @@ def test_hooks_install_claude_code_allows_the_read_only_tools_only_when_asked(ru
     before = settings.read_text()
     assert run_cli(["hooks", "install", "claude-code", "--allow-read-tools"]).code == 0
     assert settings.read_text() == before
+    # Uninstalling takes out what install added, and leaves the user's own entries.
+    r = run_cli(["hooks", "uninstall", "claude-code"])
+    assert r.code == 0 and "mcp__wctx__search_evidence" in r.out
+    assert json.loads(settings.read_text()) == {
+        "permissions": {"allow": ["Bash(git status)"], "deny": ["Read(.env)"]}
+    }
     # Only Claude Code has such a list.
     r = run_cli(["hooks", "install", "gemini-cli", "--allow-read-tools"])
     assert r.code == 2 and "claude-code" in r.err

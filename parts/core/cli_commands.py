@@ -883,6 +883,11 @@ def cmd_hooks(args, store):
             if res["removed"]
             else "no wctx hook in %s; nothing changed" % res["settings"]
         )
+        if res.get("permissions_removed"):
+            head += "\n%s from permissions.allow: %s" % (
+                "would remove" if args.dry_run else "removed",
+                ", ".join(res["permissions_removed"]),
+            )
     parts = [head]
     if res.get("backup"):
         parts.append("previous file kept as " + res["backup"])
