@@ -5,7 +5,8 @@ driven for a turn against a loopback stand-in for its model API.
 
 Nothing leaves the machine: each stand-in answers the model requests itself, with the tool calls
 a check needs (a wctx MCP tool, a shell command), then "ok", and records every request body. Each
-check builds its own throw-away HOME, agent settings, wctx store and git repository.
+check builds its own throw-away HOME, agent settings, wctx store and git repository, and
+removes them when it is done.
 
 - codex: an MCP record_evidence call, one the server refuses, a search, a shell command; then
   `wctx import` of the rollout links the item recorded live and lists the refusal. A turn with no
@@ -26,6 +27,7 @@ import argparse
 import http.server
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -293,6 +295,7 @@ def codex_checks(codex):
         )
         print("codex capture from %s: %s" % (label, verdict))
     server.shutdown()
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _codex_server(wctx, env):
@@ -352,6 +355,7 @@ def gemini_checks(gemini):
             % (label, done.returncode, len([t for t in tools if t and t.startswith("mcp_wctx_")]), status)
         )
     server.shutdown()
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def claude_checks(claude):
@@ -413,6 +417,7 @@ def claude_checks(claude):
         % (len(lines), sum(" error " in line for line in lines))
     )
     server.shutdown()
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main(argv=None):

@@ -283,6 +283,12 @@ def test_hooks_install_claude_code_allows_the_read_only_tools_only_when_asked(ru
     before = settings.read_text()
     assert run_cli(["hooks", "install", "claude-code", "--allow-read-tools"]).code == 0
     assert settings.read_text() == before
+    # Uninstalling takes out what install added, and leaves the user's own entries.
+    r = run_cli(["hooks", "uninstall", "claude-code"])
+    assert r.code == 0 and "mcp__wctx__search_evidence" in r.out
+    assert json.loads(settings.read_text()) == {
+        "permissions": {"allow": ["Bash(git status)"], "deny": ["Read(.env)"]}
+    }
     # Only Claude Code has such a list.
     r = run_cli(["hooks", "install", "gemini-cli", "--allow-read-tools"])
     assert r.code == 2 and "claude-code" in r.err
@@ -337,3 +343,15 @@ def test_a_codex_mcp_call_made_before_the_server_was_up_is_a_failed_call(pool_re
     errors = wctx.session_activity(store, res["session"])["errors"]
     assert [e["tool"] for e in errors] == ["mcp__wctx__record_evidence", "mcp__wctx__record_evidence"]
     assert errors[0]["error"].startswith("unsupported call")
+
+
+def test_a_gemini_server_excluded_by_name_gets_the_fix_that_lifts_the_exclusion(
+    run_cli, tmp_path, monkeypatch
+):
+    home = tmp_path / "gemini-home"
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+    server = dict(_gemini_server(run_cli), trust=True)  # trust does not outrank an exclusion
+    settings = _gemini_settings(home, {"mcpServers": {"wctx": server}, "mcp": {"excluded": ["wctx"]}})
+    out = run_cli(["hooks", "status"]).out
+    assert "gemini -p gets no wctx tools (excluded by mcp.excluded)" in out
+    assert 'fix: remove "wctx" from mcp.excluded in %s' % settings in out.splitlines()

@@ -909,6 +909,11 @@ def cmd_hooks(args, store):
             if res["removed"]
             else "no wctx hook in %s; nothing changed" % res["settings"]
         )
+        if res.get("permissions_removed"):
+            head += "\n%s from permissions.allow: %s" % (
+                "would remove" if args.dry_run else "removed",
+                ", ".join(res["permissions_removed"]),
+            )
     parts = [head]
     if args.action == "install":
         # Said where the hook is set up, as doctor says it: the sessions it imports carry no author.

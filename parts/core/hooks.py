@@ -347,7 +347,15 @@ def gemini_mcp_access(env=None):
         % "; ".join("server %s is %s in %s" % (r["name"], r["why"], path) for r in bad)
         if bad
         else None,
-        "fix": "; ".join('add "trust": true to mcpServers.%s in %s' % (r["name"], path) for r in bad)
+        "fix": "; ".join(
+            (
+                'remove "%s" from mcp.excluded in %s'
+                if r["why"].startswith("excluded")
+                else 'add "trust": true to mcpServers.%s in %s'
+            )
+            % (r["name"], path)
+            for r in bad
+        )
         if bad
         else None,
     }
@@ -606,6 +614,22 @@ def _allow_tools(path, data, tools):
     permissions["allow"].extend(t for t in tools if t not in permissions["allow"])
 
 
+def _disallow_tools(data, tools):
+    """Take ``tools`` (what --allow-read-tools added) out of data's permissions.allow, and the
+    containers left empty by that; returns those taken out."""
+    permissions = data.get("permissions")
+    allow = permissions.get("allow") if isinstance(permissions, dict) else None
+    if not isinstance(allow, list):
+        return []
+    taken = [t for t in allow if t in tools]
+    permissions["allow"] = [t for t in allow if t not in tools]
+    if not permissions["allow"]:
+        del permissions["allow"]
+    if not permissions:
+        del data["permissions"]
+    return taken
+
+
 def probe_hook_command(command, event, home=None):
     """Run one hook command as its agent would, from a clean shell (PATH=/usr/bin:/bin, no
     PYTHONPATH, no WCTX_HOME, not this directory), with a probe payload it answers without acting.
@@ -662,18 +686,20 @@ def uninstall_hook(agent, settings=None, env=None, dry_run=False):
         removed = _remove_wctx_hooks(hooks, HOOK_ALL_EVENTS)
         if not hooks:
             del new["hooks"]
+    allowed = _disallow_tools(new, CLAUDE_READ_ONLY_TOOLS) if agent == AGENT_CLAUDE_CODE else []
     result = {
         "agent": agent,
         "settings": path,
         "event": HOOK_EVENTS[agent],
         "removed": removed,
-        "changed": removed > 0,
+        "permissions_removed": allowed,
+        "changed": new != data,
         "diff": "",
         "backup": None,
     }
-    if removed and not dry_run:
+    if result["changed"] and not dry_run:
         result["diff"], result["backup"] = _write_settings(path, old_text, new)
-    elif removed:
+    elif result["changed"]:
         result["diff"] = _settings_diff(path, old_text, new)
     return result
 
