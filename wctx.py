@@ -6714,11 +6714,9 @@ def _repo_containing(repos, path):
 
 def _unknown_repo_message(store, name):
     names = [r.name for r in _repos(store)]
-    known = ", ".join(names[:12]) + (" …" if len(names) > 12 else "")
-    return "unknown repository '%s' (registered: %s)" % (
-        name,
-        known or "none; add one with: wctx repo add PATH",
-    )
+    if not names:
+        return "unknown repository '%s' (registered: none; add one with: wctx repo add PATH)" % name
+    return unknown_name("repository", name, names)
 
 
 def resolve_repo(store, name_or_path=None, cwd=None):
@@ -19106,6 +19104,8 @@ def _import_evidence_calls(store, sid, rec, warnings, head):
                 session_id=sid,
                 cwd=call.get("cwd") or rec.cwd,
                 agent=rec.agent,
+                # A call that did not fail was accepted once: the code may have moved on since.
+                allow_missing_symbol=True,
             )
         except WctxError as e:
             warnings.append("record_evidence call %s not imported: %s" % (call.get("call_id") or "?", e))
@@ -20472,6 +20472,7 @@ def build_eval_world(corpus, root, progress=None):
                 cwd=paths[session["repo"]],
                 agent=session.get("agent", "eval"),
                 external_id=session["id"],
+                allow_missing_symbol=True,  # the corpus replays history: a symbol may be gone since
             )
             for ev, made in zip(items, out["evidence"]):
                 ids[made["id"]] = ev["id"]
@@ -23149,6 +23150,7 @@ def cmd_hooks(args, store):
       wctx hooks install claude-code --allow-read-tools  (also lets claude -p use wctx's read-only MCP tools)
       wctx hooks install codex         (SessionStart + SessionEnd, or Stop before Codex 0.145, in ~/.codex/hooks.json)
       wctx hooks install gemini-cli    (SessionStart + SessionEnd in ~/.gemini/settings.json)
+      wctx hooks install gemini        (an agent may be named as its program is: claude, codex, gemini)
       wctx hooks uninstall claude-code (removes exactly what install added)
       wctx hooks status                (--probe runs each installed command once, as doctor does)
     Installing is idempotent, prints the diff of the settings file, keeps the previous file as

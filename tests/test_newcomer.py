@@ -425,3 +425,9 @@ def test_report_graph_routes_edges_around_boxes_and_keeps_labels_clear(git_repo,
         browser.open("file://" + str(out))
         assert browser.eval("document.querySelectorAll('#graph .edge').length") == 6
         assert browser.eval(GEOMETRY) == []
+
+
+def test_a_mistyped_repository_name_offers_the_nearest(family, run_cli):
+    lib, app = family
+    res = run_cli(["search", "routes", "--repo", "webap"], cwd=lib.path)
+    assert res.code == 1 and "unknown repository 'webap' (did you mean webapp?" in res.err, res

@@ -20,9 +20,11 @@ def test_record_evidence_citing_many_missing_symbols_stays_within_the_budget(
 ):
     repo = git_repo("inventory", {"stock.py": "def count(items):\n    return len(items)\n"})
     assert run_cli(["repo", "add", repo.path]).code == 0
+    # A cited symbol its file does not define is refused; a named dependency that is not found
+    # is stored with a warning: 40 of them per item make the warnings.
     items = [
-        {"kind": "finding", "claim": "stock counting case %d" % i,
-         "files": ["stock.py#%s_%02d_%02d" % ("gone" * (name_length // 4), i, j) for j in range(40)]}
+        {"kind": "finding", "claim": "stock counting case %d" % i, "files": ["stock.py#count"],
+         "depends_on": ["inventory:stock.py#%s_%02d_%02d" % ("gone" * (name_length // 4), i, j) for j in range(40)]}
         for i in range(24)
     ]  # fmt: skip
     server = WireServer(wctx_home, repo.path)

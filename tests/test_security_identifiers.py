@@ -113,7 +113,8 @@ def test_errors_and_warnings_echo_no_secret_in_the_cli(app, run_cli):
         ["capture", "--finding", "charge caps", "--file", "src/charge.py#" + GITHUB_LIKE, "--json"],
         cwd=app.path,
     )
-    assert warned.code == 0 and "was not found" in warned.out + warned.err  # the warning is there, redacted
+    # Refused (a symbol its file does not define), and the refusal is there, redacted.
+    assert warned.code == 2 and "was not found" in warned.out + warned.err
 
 
 def test_mcp_errors_and_warnings_echo_no_secret(app, wctx_home):

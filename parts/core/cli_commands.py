@@ -843,6 +843,7 @@ def cmd_hooks(args, store):
       wctx hooks install claude-code --allow-read-tools  (also lets claude -p use wctx's read-only MCP tools)
       wctx hooks install codex         (SessionStart + SessionEnd, or Stop before Codex 0.145, in ~/.codex/hooks.json)
       wctx hooks install gemini-cli    (SessionStart + SessionEnd in ~/.gemini/settings.json)
+      wctx hooks install gemini        (an agent may be named as its program is: claude, codex, gemini)
       wctx hooks uninstall claude-code (removes exactly what install added)
       wctx hooks status                (--probe runs each installed command once, as doctor does)
     Installing is idempotent, prints the diff of the settings file, keeps the previous file as

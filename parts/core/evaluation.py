@@ -259,6 +259,7 @@ def build_eval_world(corpus, root, progress=None):
                 cwd=paths[session["repo"]],
                 agent=session.get("agent", "eval"),
                 external_id=session["id"],
+                allow_missing_symbol=True,  # the corpus replays history: a symbol may be gone since
             )
             for ev, made in zip(items, out["evidence"]):
                 ids[made["id"]] = ev["id"]

@@ -4,7 +4,7 @@ import os
 
 from .errors import NotFoundError, UsageError
 from .git import common_git_dir, linked_worktrees, nested_checkout
-from .helpers import is_utf8, printable_path
+from .helpers import is_utf8, printable_path, unknown_name
 
 # ----------------------------------------------------------------------------------------------
 # Records and lookups
@@ -103,11 +103,9 @@ def _repo_containing(repos, path):
 
 def _unknown_repo_message(store, name):
     names = [r.name for r in _repos(store)]
-    known = ", ".join(names[:12]) + (" …" if len(names) > 12 else "")
-    return "unknown repository '%s' (registered: %s)" % (
-        name,
-        known or "none; add one with: wctx repo add PATH",
-    )
+    if not names:
+        return "unknown repository '%s' (registered: none; add one with: wctx repo add PATH)" % name
+    return unknown_name("repository", name, names)
 
 
 def resolve_repo(store, name_or_path=None, cwd=None):
