@@ -346,9 +346,7 @@ def client_claude(tmp, npm, port, checkout, python, store, with_wctx, app):
     })  # fmt: skip
     os.makedirs(env["CLAUDE_CONFIG_DIR"], exist_ok=True)
     if with_wctx:
-        # User scope, as `claude mcp add --scope user` writes it (what the README says to run):
-        # Claude Code waits for these servers before the first request; --mcp-config servers it
-        # connects without waiting, so on a busy machine the first request could go without them.
+        # User scope, as `claude mcp add --scope user` writes it (what the README says to run).
         server = mcp_server(checkout, python, store)
         add = [binary, "mcp", "add", "wctx", "--scope", "user", "-e", "WCTX_HOME=" + store, "--",
                server["command"], *server["args"]]  # fmt: skip
@@ -434,6 +432,13 @@ def one_run(name, npm, checkout, python, with_wctx, keep):
                 sys.exit("hooks install %s failed: %s" % (agent, installed.stderr or installed.stdout))
             if name == "codex":
                 codex_hooks.trust_like_codex(binary, env, app)
+        elif name == "codex":
+            # The run without wctx starts Codex's app-server too (it lays out Codex's own skills,
+            # which then reach the request), so that the two runs differ by wctx alone.
+            try:
+                codex_hooks.trust_like_codex(binary, env, app)
+            except (IndexError, KeyError, ValueError):
+                pass  # no hooks to trust
         version = version_of(binary, env)
         done = run(argv, env, cwd=app, stdin="", timeout=600)
         time.sleep(1)
@@ -527,8 +532,8 @@ def tool_results(body):
 
 
 def measure(name, npm, checkout, python, keep):
-    # Codex 0.171 sometimes starts its first turn before an MCP server's tools are listed (the
-    # server had answered initialize): such a run offers the model no wctx tool, and is run again.
+    # Claude Code 2.1.197 and Codex 0.171 do not wait for MCP servers before the first request;
+    # on a busy machine that request can go without wctx's tools. Such a run is run again.
     attempt = 0
     while attempt < 3:
         attempt += 1

@@ -19,9 +19,9 @@ from .service import CORE
 # ----------------------------------------------------------------------------------------------
 
 # Input schemas say what a name does not: a description only where the name leaves a doubt, no
-# enum or default repeated in prose. Length bounds (minLength, maxLength, minItems) are checked
-# here and left out of what clients are shown (advertised_schema): every client puts the schemas
-# before the model on every request, and no agent needs them to call a tool well.
+# enum or default repeated in prose. Bounds that only this server needs are checked here and left
+# out of what clients are shown (advertised_schema): every client puts the schemas before the
+# model on every request, and no agent needs them to call a tool well.
 _REPO_ARG = {"type": "string", "minLength": 1, "maxLength": 200}
 _ID_ARG = {"type": "string", "minLength": 3, "maxLength": 64}
 _CURSOR_ARG = {"type": "string", "maxLength": 100}
