@@ -22698,7 +22698,8 @@ def cmd_capture(args, store):
         ("session", args.session),
         ("agent", args.agent),
     ]:
-        if value is not None and not value.strip():  # given, so it must say something
+        # Given, so it must say something (an item flag's empty claim is refused as such, below).
+        if value is not None and not value.strip() and dest not in ITEM_FLAGS:
             raise UsageError("--%s is empty: give it a value, or leave it out" % dest.replace("_", "-"))
     items = items_from_flags(ordered)
     agent, external_id, found = args.agent, None, None
