@@ -94,9 +94,16 @@ def test_an_interrupted_import_says_how_far_it_got(git_repo, store, run_cli, tmp
     folder.mkdir()
     for n in range(5):
         sid = "33333333-cccc-4ddd-8eee-00000000000%d" % n
+        read = [
+            {"type": "tool_use", "id": "t%d" % n, "name": "Read", "input": {"file_path": repo.path + "/a.py"}}
+        ]
+        lines = [
+            _claude_line(repo.path, sid, 0, "look at a.py number %d" % n, role="user"),
+            _claude_line(repo.path, sid, 1, read),
+        ]
         (folder / ("%s.jsonl" % sid)).write_text(
-            _claude_line(repo.path, sid, 0, "look at a.py number %d" % n, role="user") + "\n"
-        )
+            "\n".join(lines) + "\n"
+        )  # a read: a transcript with activity
     real = wctx.import_transcript
     calls = []
 
