@@ -786,15 +786,19 @@ def test_what_is_written_while_a_sync_pushes_goes_out_with_the_next_sync(team, m
 def test_an_item_imported_into_a_session_already_here_goes_out_with_the_next_sync(team, tmp_path):
     remote, a, b = team
     a.wctx("capture", "--summary", "the upload path", "--finding", "the upload retries on 503", cwd=a.repo)
-    a.wctx("sync", "--remote", remote)
     lines = [json.loads(line) for line in a.wctx("export").stdout.splitlines()]
-    session = next(r for r in lines if r["type"] == "session")
-    item = dict(
-        next(r for r in lines if r["type"] == "evidence"),
-        id="ev-00000000ab",
-        claim="the upload gives up after 5 tries",
+    # A session that came by hand, in an export that names no machine (never one of this
+    # machine's own sessions, which an import adds nothing to), and is synced once.
+    session = dict(
+        next(r for r in lines if r["type"] == "session"), id="ses-00000000cd", author="Carol <c@x.org>"
     )
+    session.pop("machine", None)
+    first = dict(next(r for r in lines if r["type"] == "evidence"), id="ev-00000000aa", session=session["id"])
     path = tmp_path / "more.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in (session, first)) + "\n")
+    a.wctx("import-evidence", str(path))
+    a.wctx("sync", "--remote", remote)
+    item = dict(first, id="ev-00000000ab", claim="the upload gives up after 5 tries")
     path.write_text("\n".join(json.dumps(r) for r in (session, item)) + "\n")
     a.wctx("import-evidence", str(path))
     assert a.json("sync")["pushed"]
