@@ -85,10 +85,6 @@ RANK_CODE_SHARE = 0.25  # a term only the words of the cited code hold counts th
 # A candidate holding less than this share of the query's words, weighed by their idf, matches only
 # the query's common words: it ranks after every candidate holding a distinctive one, and says so.
 RANK_WEAK_SHARE = 0.25
-# The rerank may move a candidate at most RANK_MAX_DEMOTION places below its plain-BM25 rank:
-# whatever plain BM25 ranks in a page's first (size - RANK_MAX_DEMOTION) stays on that page, so
-# topology and the other priors reorder and promote but cannot bury a strong text match.
-RANK_MAX_DEMOTION = 3
 CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
 # FTS5 ranks its best CANDIDATE_WINDOW x (candidate count) matches on its own before the scope
 # filter joins them; see _ranked_matches.

@@ -25,7 +25,6 @@ from .constants import (
     RANK_COVERAGE_POWER,
     RANK_FRESHNESS_PENALTY,
     RANK_KIND_BONUS,
-    RANK_MAX_DEMOTION,
     RANK_NAMED_BONUS,
     RANK_RECENCY_BONUS,
     RANK_RECENCY_HALF_LIFE_DAYS,
@@ -222,7 +221,7 @@ class Candidate:
 
     __slots__ = (
         "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
-        "text_hits", "weak", "band", "plain_rank",
+        "text_hits", "weak", "band",
     )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
@@ -239,7 +238,6 @@ class Candidate:
         self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
         self.weak = False  # it holds only the query's common words (_query_coverage): ranked after the rest
         self.band = 1 if tier in ("all", "any") else 0  # 1: past the first CANDIDATE_FLOOR of its list
-        self.plain_rank = None  # its place in plain bm25's order (0 first), when that list holds it
 
 
 class Fallback:
@@ -697,8 +695,6 @@ def _text_candidates(store, terms, words, where, params, pool, rank, admits):
         if len(terms) > 1 and not any(_matches_nothing(store, t) for t in terms)
         else ([], False)
     )
-    for n, c in enumerate(plain):
-        c.plain_rank = n
     found = {}
     for ranked in (every, plain):
         for n, c in enumerate(ranked):
@@ -706,7 +702,6 @@ def _text_candidates(store, terms, words, where, params, pool, rank, admits):
                 found[c.rid] = c
             else:  # plain bm25 scores every term, an identifier's parts too: one scale for all
                 found[c.rid].strength = found[c.rid].score = c.strength
-                found[c.rid].plain_rank = c.plain_rank
             if n < CANDIDATE_FLOOR:
                 found[c.rid].band = 0
     found = list(found.values())
@@ -1133,33 +1128,6 @@ def _rerank(cands, scope, now):
         c.score = score
 
 
-def _bounded_demotion(ordered):
-    """``ordered`` (the rerank's order) with no candidate more than RANK_MAX_DEMOTION places below
-    its plain-bm25 rank: place by place, the candidate whose latest allowed place this is goes
-    there (earliest deadline first; deadlines are distinct, so one always fits), else the rerank's
-    best. A held-back or second-band candidate keeps the rerank's verdict (its deadline is dropped)."""
-    due = sorted(
-        (c.plain_rank + RANK_MAX_DEMOTION, n)
-        for n, c in enumerate(ordered)
-        if c.plain_rank is not None and not c.weak and c.band == 0
-    )
-    if not due:
-        return ordered
-    out, placed, d, nxt = [], set(), 0, 0
-    for place in range(len(ordered)):
-        while d < len(due) and due[d][1] in placed:
-            d += 1
-        if d < len(due) and due[d][0] <= place:
-            n = due[d][1]
-        else:
-            while nxt in placed:
-                nxt += 1
-            n = nxt
-        placed.add(n)
-        out.append(ordered[n])
-    return out
-
-
 # -- the search service --------------------------------------------------------------------------
 
 SEARCH_PAGE_RE = _lazy_pattern(r"^(?:o([0-9]{1,6})|r([0-9]{1,12}))$")
@@ -1275,8 +1243,6 @@ def search(
     first = True  # the page first; when freshness reorders it, as many again past it at once
     while True:
         ordered = sorted(cands, key=order)
-        if rank != "fts":
-            ordered = _bounded_demotion(ordered)
         top = ordered[:want]
         missing = [c.rid for c in top if c.rid not in fresh]
         if not missing:
