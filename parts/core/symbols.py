@@ -991,33 +991,83 @@ def _python_tree_definitions(source):
     """_python_definitions by one parse of ``source``."""
     import ast
 
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):  # deep nesting: not SyntaxError
+    tree = _python_parse(source)
+    if tree is None:
         return None
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     by_path, by_name = {}, {}
 
-    def visit(statements, path):
+    def add(name, path, extent):
+        by_path.setdefault(path + (name,), []).append(extent)
+        by_name.setdefault(name, []).append(extent)
+
+    def visit(statements, path, in_function):
         # A definition is a statement, so only statement lists are walked (not every node: the
         # expressions are most of a tree, and walking them cost more than the parse).
         for child in statements:
             if isinstance(child, defs):
                 extent = (min([child.lineno] + [d.lineno for d in child.decorator_list]), child.end_lineno)
-                here = path + (child.name,)
-                by_path.setdefault(here, []).append(extent)
-                by_name.setdefault(child.name, []).append(extent)
-                visit(child.body, here)
+                add(child.name, path, extent)
+                visit(child.body, path + (child.name,), isinstance(child, functions))
                 continue
+            if not in_function:  # a module's or a class's names, never a function's locals
+                for name in _python_assigned_names(child):
+                    add(name, path, (child.lineno, child.end_lineno))
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(child, field, None)
                 if isinstance(inner, list):
-                    visit(inner, path)
+                    visit(inner, path, in_function)
             for clause in getattr(child, "handlers", None) or getattr(child, "cases", None) or ():
-                visit(clause.body, path)
+                visit(clause.body, path, in_function)
 
-    visit(tree.body, ())
+    visit(tree.body, (), False)
     return by_path, by_name, tree.body[-1].end_lineno if tree.body else 0
+
+
+# ``type X[T] = ...`` (Python 3.12) read by an older ``ast`` as ``X = ...`` on the same lines.
+_PY_TYPE_STATEMENT = _lazy_pattern(r"^([ \t]*)type[ \t]+([A-Za-z_]\w*)[ \t]*(?:\[[^\]\n]*\])?[ \t]*=", re.M)
+
+
+def _python_parse(source):
+    """The ``ast`` of ``source``, or None when it does not parse."""
+    import ast
+
+    for attempt in (source, None):
+        if attempt is None:
+            if not _PY_TYPE_STATEMENT.search(source):
+                return None
+            attempt = _PY_TYPE_STATEMENT.sub(r"\1\2 =", source)
+        try:
+            return ast.parse(attempt)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):  # deep nesting: not SyntaxError
+            continue
+    return None
+
+
+def _python_assigned_names(statement):
+    """The names a module- or class-level statement defines by assignment: ``X = ...``,
+    ``X: T = ...``, ``X: T``, ``A, B = ...`` (each name), ``type X = ...``."""
+    import ast
+
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, ast.AnnAssign):
+        targets = [statement.target]
+    elif type(statement).__name__ == "TypeAlias":
+        targets = [statement.name]
+    else:
+        return []
+    names = []
+    while targets:
+        target = targets.pop(0)
+        if isinstance(target, ast.Name):
+            names.append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            targets[:0] = target.elts
+        elif isinstance(target, ast.Starred):
+            targets.insert(0, target.value)
+    return names
 
 
 @SOURCE_LINES
