@@ -136,6 +136,330 @@ CASES = [
         ("return p[0]", "return p[1]"),
         ("    T,\n]", "    int,\n]"),
     ),
+    # ------------------------------------------------------------------ TypeScript / JavaScript
+    (
+        "src/limits.ts",
+        src("""
+            export const MAX_BATCH: number =
+              512 * 1024;
+            const RETRIES = 3
+            function send() {
+              const MAX_BATCH = 1;
+              return MAX_BATCH;
+            }
+            """),
+        "MAX_BATCH",
+        "export const MAX_BATCH: number =",
+        "  512 * 1024;",
+        ("const RETRIES = 3", "const RETRIES = 4"),
+        ("512 * 1024", "256 * 1024"),
+    ),
+    (
+        "src/settings.js",
+        src("""
+            let mode = "auto";
+            var defaults = {
+              timeout: 5,
+              retries: 2,
+            };
+            function apply(o) { return Object.assign({}, defaults, o); }
+            """),
+        "defaults",
+        "var defaults = {",
+        "};",
+        ("{}, defaults, o", "{ mode }, defaults, o"),
+        ("retries: 2", "retries: 3"),
+    ),
+    (
+        "src/types.ts",
+        src("""
+            export type Handler<T> = (event: T) =>
+              Promise<void>;
+            export type Id = string;
+            """),
+        "Handler",
+        "export type Handler<T> = (event: T) =>",
+        "  Promise<void>;",
+        ("Id = string", "Id = number"),
+        ("Promise<void>", "Promise<boolean>"),
+    ),
+    (
+        "src/shapes.ts",
+        src("""
+            export interface Shape {
+              area(): number;
+              name?: string;
+            }
+            export enum Color {
+              Red = "red",
+              Green = "green",
+            }
+            """),
+        "Shape.name",
+        "  name?: string;",
+        "  name?: string;",
+        ('Red = "red"', 'Red = "crimson"'),
+        ("name?: string", "name?: String"),
+    ),
+    (
+        "src/colors.ts",
+        src("""
+            export enum Color {
+              Red = "red",
+              Green = "green",
+            }
+            """),
+        "Color.Green",
+        '  Green = "green",',
+        '  Green = "green",',
+        ('Red = "red"', 'Red = "crimson"'),
+        ('Green = "green"', 'Green = "lime"'),
+    ),
+    (
+        "src/space.ts",
+        src("""
+            export namespace Limits {
+              export const upload = 10;
+              export const download = 20;
+            }
+            """),
+        "Limits.download",
+        "  export const download = 20;",
+        "  export const download = 20;",
+        ("upload = 10", "upload = 11"),
+        ("download = 20", "download = 21"),
+    ),
+    (
+        "src/pool.ts",
+        src("""
+            export class Pool {
+              private readonly size: number = 8;
+              @observable
+              idle = [
+                1,
+              ];
+              grow() {
+                const idle = 2;
+                return this.size * idle;
+              }
+            }
+            """),
+        "Pool.idle",
+        "  @observable",
+        "  ];",
+        ("this.size * idle", "this.size + idle"),
+        ("    1,", "    2,"),
+    ),
+    # --------------------------------------------------------------------------------------- Go
+    (
+        "pkg/limits.go",
+        src("""
+            package pkg
+
+            const MaxBatch = 512 << 10
+
+            var DefaultConfig = Config{
+            \tTimeout: 5,
+            }
+
+            func Use() int { return MaxBatch }
+            """),
+        "DefaultConfig",
+        "var DefaultConfig = Config{",
+        "}",
+        ("return MaxBatch", "return MaxBatch + 1"),
+        ("Timeout: 5", "Timeout: 6"),
+    ),
+    (
+        "pkg/level.go",
+        src("""
+            package pkg
+
+            const (
+            \tDebug Level = iota
+            \tInfo
+            \tWarn, Error = 7, 8
+            )
+
+            func (l Level) String() string { return "level" }
+            """),
+        "Error",
+        "\tWarn, Error = 7, 8",
+        "\tWarn, Error = 7, 8",
+        ('return "level"', 'return "lvl"'),
+        ("7, 8", "7, 9"),
+    ),
+    (
+        "pkg/vars.go",
+        src("""
+            package pkg
+
+            var (
+            \tretries int = 3
+            \tnames = map[string]int{
+            \t\t"a": 1,
+            \t}
+            )
+
+            type ID int64
+            """),
+        "names",
+        "\tnames = map[string]int{",
+        "\t}",
+        ("ID int64", "ID int32"),
+        ('"a": 1', '"a": 2'),
+    ),
+    (
+        "pkg/config.go",
+        src("""
+            package pkg
+
+            type Config struct {
+            \tName    string `json:"name"`
+            \tTimeout int    `json:"timeout"`
+            }
+
+            type Mode string
+            """),
+        "Config.Timeout",
+        '\tTimeout int    `json:"timeout"`',
+        '\tTimeout int    `json:"timeout"`',
+        ("Mode string", "Mode int"),
+        ('json:"timeout"', 'json:"timeout,omitempty"'),
+    ),
+    # ------------------------------------------------------------------------------------- Rust
+    (
+        "src/limits.rs",
+        src("""
+            pub const MAX_BATCH: usize =
+                512 * 1024;
+            static mut COUNT: u32 = 0;
+            pub type Res<T> = Result<T, Error>;
+            """),
+        "MAX_BATCH",
+        "pub const MAX_BATCH: usize =",
+        "    512 * 1024;",
+        ("COUNT: u32 = 0", "COUNT: u32 = 1"),
+        ("512 * 1024", "256 * 1024"),
+    ),
+    (
+        "src/count.rs",
+        src("""
+            static mut COUNT: u32 = 0;
+            pub type Res<T> = Result<T, Error>;
+            """),
+        "Res",
+        "pub type Res<T> = Result<T, Error>;",
+        "pub type Res<T> = Result<T, Error>;",
+        ("COUNT: u32 = 0", "COUNT: u32 = 1"),
+        ("Result<T, Error>", "Result<T, Box<Error>>"),
+    ),
+    (
+        "src/pool.rs",
+        src("""
+            pub struct Pool {
+                pub size: usize,
+                idle: Vec<u32>,
+            }
+
+            impl Pool {
+                pub const DEFAULT: usize = 8;
+
+                pub fn new() -> Self {
+                    Pool { size: 1, idle: Vec::new() }
+                }
+            }
+            """),
+        "Pool::new",
+        "    pub fn new() -> Self {",
+        "    }",
+        ("DEFAULT: usize = 8", "DEFAULT: usize = 9"),
+        ("size: 1,", "size: 2,"),
+    ),
+    (
+        "src/fields.rs",
+        src("""
+            pub struct Pool {
+                pub size: usize,
+                idle: Vec<u32>,
+            }
+
+            impl Pool {
+                pub const DEFAULT: usize = 8;
+            }
+            """),
+        "Pool::DEFAULT",
+        "    pub const DEFAULT: usize = 8;",
+        "    pub const DEFAULT: usize = 8;",
+        ("pub size: usize", "pub size: u64"),
+        ("DEFAULT: usize = 8", "DEFAULT: usize = 9"),
+    ),
+    (
+        "src/size.rs",
+        src("""
+            pub struct Pool {
+                pub size: usize,
+                idle: Vec<u32>,
+            }
+            """),
+        "Pool.idle",
+        "    idle: Vec<u32>,",
+        "    idle: Vec<u32>,",
+        ("pub size: usize", "pub size: u64"),
+        ("Vec<u32>", "Vec<u64>"),
+    ),
+    (
+        "src/kinds.rs",
+        src("""
+            pub enum Kind {
+                Plain,
+                Sized(u32),
+            }
+
+            pub trait Store {
+                fn get(&self) -> u32;
+            }
+            """),
+        "Kind.Sized",
+        "    Sized(u32),",
+        "    Sized(u32),",
+        ("-> u32;", "-> u64;"),
+        ("Sized(u32)", "Sized(u64)"),
+    ),
+    (
+        "src/store.rs",
+        src("""
+            pub enum Kind {
+                Plain,
+            }
+
+            pub trait Store {
+                fn get(&self) -> u32;
+            }
+            """),
+        "Store",
+        "pub trait Store {",
+        "}",
+        ("Plain,", "Plain, Other,"),
+        ("-> u32;", "-> u64;"),
+    ),
+    (
+        "src/macros.rs",
+        src("""
+            macro_rules! square {
+                ($x:expr) => {
+                    $x * $x
+                };
+            }
+
+            fn four() -> u32 { square!(2) }
+            """),
+        "square",
+        "macro_rules! square {",
+        "}",
+        ("square!(2)", "square!(3)"),
+        ("$x * $x", "($x) * ($x)"),
+    ),
 ]
 
 

@@ -18,6 +18,15 @@ from .caches import (
     SOURCE_LINES,
 )
 from .constants import _lazy_pattern
+from .symbol_kinds import (
+    _COMMA_MEMBERS,
+    _python_assigned_names,
+    _python_parse,
+    kind_accepts,
+    kind_patterns,
+    macro_end,
+    name_position,
+)
 
 # ----------------------------------------------------------------------------------------------
 # Symbols: find the text of ``path#symbol`` in a file's source
@@ -342,6 +351,9 @@ _TYPE_KEYWORDS = (
 )
 
 
+_OTHER_KINDS = frozenset({"value", "field", "macro"})
+
+
 @DEFINITION_PATTERNS  # compiling them costs ~1 ms a name; verify meets a name many times
 def _patterns(name, language):
     """(kind, regex) definition patterns for ``name``; kind is "func", "type" or "value".
@@ -398,6 +410,7 @@ def _patterns(name, language):
             ),
         ),
     ]
+    found.extend(kind_patterns(name, language))
     if language == "go":
         # inside a ``type ( ... )`` group
         found.append(
@@ -471,6 +484,8 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
                     i = _match_brace(masked, i)  # an object type: f(): { a: number } {
                     continue
                 return _match_brace(masked, i)
+            if c == "," and kind == "field" and language in _COMMA_MEMBERS:
+                return i + 1  # an enum member or a Rust field: up to its comma
             if c == ";":
                 return i + 1 if (assigned or bodiless or kind != "func") else None
             if c == "}":
@@ -713,7 +728,12 @@ def _find_pass(index, name, lo, hi, containers_only, bodiless):
         for line_lo, line_hi in lines:
             for m in pattern.finditer(masked, line_lo, line_hi):
                 start = _line_start(masked, m.start())
-                name_at = masked.rfind(name, m.start(), m.end())
+                if kind in _OTHER_KINDS:
+                    name_at = name_position(masked, name, m.start(), m.end())
+                    if not kind_accepts(masked, language, kind, start, name_at):
+                        continue
+                else:
+                    name_at = masked.rfind(name, m.start(), m.end())
                 before = masked[start:name_at]
                 if kind == "func" and pattern.pattern.startswith("^") and language != "ruby":  # C-style
                     if "=" in before or _CALL_LIKE.search(before) or before.rstrip().endswith((".", "->")):
@@ -724,7 +744,9 @@ def _find_pass(index, name, lo, hi, containers_only, bodiless):
                     if re.search(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)", outside):
                         continue  # class A : Base(), a supertype call, not a definition of Base
                 name_end = name_at + len(name)
-                if language == "ruby":
+                if kind == "macro":
+                    end = macro_end(masked, name_end)
+                elif language == "ruby":
                     end = _ruby_end(masked, start, name_end)
                 elif language == "python":  # a file ast cannot parse: indentation
                     end = _indent_end(masked, start, name_end)
@@ -1023,51 +1045,6 @@ def _python_tree_definitions(source):
 
     visit(tree.body, (), False)
     return by_path, by_name, tree.body[-1].end_lineno if tree.body else 0
-
-
-# ``type X[T] = ...`` (Python 3.12) read by an older ``ast`` as ``X = ...`` on the same lines.
-_PY_TYPE_STATEMENT = _lazy_pattern(r"^([ \t]*)type[ \t]+([A-Za-z_]\w*)[ \t]*(?:\[[^\]\n]*\])?[ \t]*=", re.M)
-
-
-def _python_parse(source):
-    """The ``ast`` of ``source``, or None when it does not parse."""
-    import ast
-
-    for attempt in (source, None):
-        if attempt is None:
-            if not _PY_TYPE_STATEMENT.search(source):
-                return None
-            attempt = _PY_TYPE_STATEMENT.sub(r"\1\2 =", source)
-        try:
-            return ast.parse(attempt)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):  # deep nesting: not SyntaxError
-            continue
-    return None
-
-
-def _python_assigned_names(statement):
-    """The names a module- or class-level statement defines by assignment: ``X = ...``,
-    ``X: T = ...``, ``X: T``, ``A, B = ...`` (each name), ``type X = ...``."""
-    import ast
-
-    if isinstance(statement, ast.Assign):
-        targets = statement.targets
-    elif isinstance(statement, ast.AnnAssign):
-        targets = [statement.target]
-    elif type(statement).__name__ == "TypeAlias":
-        targets = [statement.name]
-    else:
-        return []
-    names = []
-    while targets:
-        target = targets.pop(0)
-        if isinstance(target, ast.Name):
-            names.append(target.id)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            targets[:0] = target.elts
-        elif isinstance(target, ast.Starred):
-            targets.insert(0, target.value)
-    return names
 
 
 @SOURCE_LINES
