@@ -4663,6 +4663,17 @@ def kind_patterns(name, language):
         )
     elif language == "c" or language == "cpp":
         found.append(("macro", re.compile(r"^[ \t]*#[ \t]*define[ \t]+" + n + end, re.M)))
+    elif language == "php":
+        found.append(
+            (
+                "value",
+                re.compile(
+                    r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:\??[\w\\]+[ \t]+)?\$" + n + r"[ \t]*[=;]", re.M
+                ),
+            )
+        )
+    elif language == "ruby":  # a constant or a class-level variable
+        found.append(("value", re.compile(r"^[ \t]*(?:self\.)?" + n + r"[ \t]*(?:=(?![=~>])|\|\|=)", re.M)))
     if language in _TYPED_FIELDS:
         found.append(
             (
@@ -4672,13 +4683,24 @@ def kind_patterns(name, language):
                     + _FIELD_MODIFIERS
                     + r"(?:[\w$<>\[\],.?:]+[ \t]+[*&]*)+"
                     + n
-                    + r"[ \t]*(?:=[^=]|;|\[)",
+                    + r"[ \t]*(?:=(?!=)|;|\[)",
                     re.M,
                 ),
             )
         )
     if language in _COMMA_MEMBERS and language not in ("javascript", "typescript", "rust"):
         found.append(("field", re.compile(r"^[ \t]*(?:case[ \t]+)?" + n + r"[ \t]*(?:[=,;(]|$)", re.M)))
+        # a member of an enum written on one line: enum color { RED, GREEN };
+        found.append(("field", re.compile(r"(?<=[{,])[ \t]*" + n + r"[ \t]*(?:=[^=]|[,}])")))
+    if language == "csharp":  # a property: public int Size { get; set; }
+        found.append(
+            (
+                "value",
+                re.compile(
+                    r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:[\w<>\[\],.?]+[ \t]+)+" + n + r"[ \t]*\{", re.M
+                ),
+            )
+        )
     return found
 
 
@@ -4688,7 +4710,7 @@ def kind_accepts(masked, language, kind, start, name_at):
     declaration not a statement (``return x;``)."""
     before = masked[start:name_at]
     if kind == "field":
-        opening = _enclosing_brace(masked, start)
+        opening = _enclosing_brace(masked, name_at)
         if opening < 0:
             return False
         bound = max(masked.rfind(c, 0, opening) for c in ";{}")
@@ -5129,7 +5151,7 @@ def _patterns(name, language):
                 ),
             ),
             ("type", re.compile(r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?" + n + end, re.M)),
-        ]
+        ] + kind_patterns(name, language)
     found = [
         ("func", re.compile(r"\b(?:function\s*\*?|fn|func|def|sub|proc)\s+" + n + end)),
         ("func", re.compile(r"\bfun\s+(?:<[^>\n]*>\s*)?(?:[\w.<>?, ]+\.)?" + n + r"\s*[(<]")),
@@ -5504,7 +5526,7 @@ def _find_pass(index, name, lo, hi, containers_only, bodiless):
                 name_end = name_at + len(name)
                 if kind == "macro":
                     end = macro_end(masked, name_end)
-                elif language == "ruby":
+                elif language == "ruby" and kind != "value":
                     end = _ruby_end(masked, start, name_end)
                 elif language == "python":  # a file ast cannot parse: indentation
                     end = _indent_end(masked, start, name_end)

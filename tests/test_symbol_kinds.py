@@ -460,6 +460,168 @@ CASES = [
         ("square!(2)", "square!(3)"),
         ("$x * $x", "($x) * ($x)"),
     ),
+    # ---------------------------------------------------------------------------- other languages
+    (
+        "src/Limits.java",
+        src("""
+            public class Limits {
+                public static final int MAX_BATCH =
+                    512 * 1024;
+                private String name;
+
+                int twice() {
+                    int local = 2;
+                    return MAX_BATCH * local;
+                }
+            }
+            """),
+        "Limits.MAX_BATCH",
+        "    public static final int MAX_BATCH =",
+        "        512 * 1024;",
+        ("MAX_BATCH * local", "MAX_BATCH + local"),
+        ("512 * 1024", "256 * 1024"),
+    ),
+    (
+        "src/Color.java",
+        src("""
+            public enum Color {
+                RED("r"),
+                GREEN("g");
+
+                private final String code;
+            }
+            """),
+        "Color.GREEN",
+        '    GREEN("g");',
+        '    GREEN("g");',
+        ('RED("r")', 'RED("R")'),
+        ('GREEN("g")', 'GREEN("G")'),
+    ),
+    (
+        "src/limits.h",
+        src("""
+            #define SQUARE(x) \\
+                ((x) * (x))
+            #define MAX_BATCH 512
+            static const int RETRIES = 3;
+            """),
+        "SQUARE",
+        "#define SQUARE(x) \\",
+        "    ((x) * (x))",
+        ("MAX_BATCH 512", "MAX_BATCH 256"),
+        ("((x) * (x))", "((x) * (x) * 1)"),
+    ),
+    (
+        "src/point.c",
+        src("""
+            static const int RETRIES = 3;
+            struct point {
+                int x;
+                long y;
+            };
+            enum color { RED, GREEN };
+            """),
+        "point.y",
+        "    long y;",
+        "    long y;",
+        ("RETRIES = 3", "RETRIES = 4"),
+        ("long y;", "double y;"),
+    ),
+    (
+        "src/Limits.kt",
+        src("""
+            const val MAX_BATCH = 512
+            class Pool {
+                val size: Int = 8
+                var names = listOf(
+                    "a",
+                )
+            }
+            """),
+        "Pool.names",
+        "    var names = listOf(",
+        "    )",
+        ("MAX_BATCH = 512", "MAX_BATCH = 256"),
+        ('"a",', '"b",'),
+    ),
+    (
+        "src/Limits.cs",
+        src("""
+            public class Limits
+            {
+                public const int MaxBatch = 512;
+                public int Size { get; set; }
+            }
+            """),
+        "Limits.Size",
+        "    public int Size { get; set; }",
+        "    public int Size { get; set; }",
+        ("MaxBatch = 512", "MaxBatch = 256"),
+        ("int Size", "long Size"),
+    ),
+    (
+        "src/Limits.swift",
+        src("""
+            let maxBatch = 512
+            struct Pool {
+                var size: Int = 8
+                let name: String
+            }
+            """),
+        "Pool.size",
+        "    var size: Int = 8",
+        "    var size: Int = 8",
+        ("maxBatch = 512", "maxBatch = 256"),
+        ("size: Int = 8", "size: Int = 9"),
+    ),
+    (
+        "src/Limits.scala",
+        src("""
+            object Limits {
+              val MaxBatch = 512
+              lazy val names = Seq(
+                "a"
+              )
+            }
+            """),
+        "Limits.names",
+        "  lazy val names = Seq(",
+        "  )",
+        ("MaxBatch = 512", "MaxBatch = 256"),
+        ('"a"', '"b"'),
+    ),
+    (
+        "src/Limits.php",
+        src("""
+            <?php
+            const MAX_BATCH = 512;
+            class Pool {
+                const SIZE = 8;
+                private static int $count = 0;
+            }
+            """),
+        "Pool.count",
+        "    private static int $count = 0;",
+        "    private static int $count = 0;",
+        ("SIZE = 8", "SIZE = 9"),
+        ("$count = 0", "$count = 1"),
+    ),
+    (
+        "lib/limits.rb",
+        src("""
+            module Limits
+              MAX_BATCH = 512
+              NAMES = [
+                'a',
+              ].freeze
+            end
+            """),
+        "Limits.NAMES",
+        "  NAMES = [",
+        "  ].freeze",
+        ("MAX_BATCH = 512", "MAX_BATCH = 256"),
+        ("'a',", "'b',"),
+    ),
 ]
 
 

@@ -371,7 +371,7 @@ def _patterns(name, language):
                 ),
             ),
             ("type", re.compile(r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?" + n + end, re.M)),
-        ]
+        ] + kind_patterns(name, language)
     found = [
         ("func", re.compile(r"\b(?:function\s*\*?|fn|func|def|sub|proc)\s+" + n + end)),
         ("func", re.compile(r"\bfun\s+(?:<[^>\n]*>\s*)?(?:[\w.<>?, ]+\.)?" + n + r"\s*[(<]")),
@@ -746,7 +746,7 @@ def _find_pass(index, name, lo, hi, containers_only, bodiless):
                 name_end = name_at + len(name)
                 if kind == "macro":
                     end = macro_end(masked, name_end)
-                elif language == "ruby":
+                elif language == "ruby" and kind != "value":
                     end = _ruby_end(masked, start, name_end)
                 elif language == "python":  # a file ast cannot parse: indentation
                     end = _indent_end(masked, start, name_end)
