@@ -666,3 +666,25 @@ def test_an_edit_beside_is_current_and_an_edit_inside_is_stale(case, git_repo, r
     assert reason.startswith("%s#%s changed in 1 commit" % (path, symbol)), reason
     assert changed[:7] in reason and '"edit inside it"' in reason
     assert '"edit beside it"' not in reason
+
+
+# Names that only look like declarations of the new kinds: a function's local in Python, a
+# property of an object literal, a struct literal's field, a Go assignment outside any group.
+NOT_DEFINITIONS = [
+    ("pkg/run.py", "def run():\n    limit = 5\n    return limit\n", "limit"),
+    ("pkg/run.py", "class A:\n    def m(self):\n        size = 2\n        return size\n", "A.size"),
+    (
+        "src/opts.ts",
+        "export function make() {\n  return new Pool();\n}\nconst o = {\n  size: 1,\n};\n",
+        "Pool.size",
+    ),
+    ("src/make.rs", "fn make() -> Pool {\n    Pool {\n        size: 1,\n    }\n}\n", "Pool.size"),
+    ("pkg/run.go", "package pkg\n\nfunc run() {\n\tlimit = 5\n}\n", "limit"),
+]
+
+
+@pytest.mark.parametrize(
+    "path, source, symbol", NOT_DEFINITIONS, ids=[c[0] + "#" + c[2] for c in NOT_DEFINITIONS]
+)
+def test_a_name_that_only_looks_declared_is_not_found(path, source, symbol):
+    assert wctx.locate_symbol(source, path, symbol) is None
