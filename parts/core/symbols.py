@@ -20,6 +20,16 @@ from .caches import (
 from .constants import _lazy_pattern
 from .helpers import nearest_names
 
+from .symbol_kinds import (
+    _COMMA_MEMBERS,
+    _python_assigned_names,
+    _python_parse,
+    kind_accepts,
+    kind_patterns,
+    macro_end,
+    name_position,
+)
+
 # ----------------------------------------------------------------------------------------------
 # Symbols: find the text of ``path#symbol`` in a file's source
 # ----------------------------------------------------------------------------------------------
@@ -343,6 +353,9 @@ _TYPE_KEYWORDS = (
 )
 
 
+_OTHER_KINDS = frozenset({"value", "field", "macro"})
+
+
 @DEFINITION_PATTERNS  # compiling them costs ~1 ms a name; verify meets a name many times
 def _patterns(name, language):
     """(kind, regex) definition patterns for ``name``; kind is "func", "type" or "value".
@@ -360,7 +373,7 @@ def _patterns(name, language):
                 ),
             ),
             ("type", re.compile(r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?" + n + end, re.M)),
-        ]
+        ] + kind_patterns(name, language)
     found = [
         ("func", re.compile(r"\b(?:function\s*\*?|fn|func|def|sub|proc)\s+" + n + end)),
         ("func", re.compile(r"\bfun\s+(?:<[^>\n]*>\s*)?(?:[\w.<>?, ]+\.)?" + n + r"\s*[(<]")),
@@ -399,6 +412,7 @@ def _patterns(name, language):
             ),
         ),
     ]
+    found.extend(kind_patterns(name, language))
     if language == "go":
         # inside a ``type ( ... )`` group
         found.append(
@@ -472,6 +486,8 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
                     i = _match_brace(masked, i)  # an object type: f(): { a: number } {
                     continue
                 return _match_brace(masked, i)
+            if c == "," and kind == "field" and language in _COMMA_MEMBERS:
+                return i + 1  # an enum member or a Rust field: up to its comma
             if c == ";":
                 return i + 1 if (assigned or bodiless or kind != "func") else None
             if c == "}":
@@ -714,7 +730,12 @@ def _find_pass(index, name, lo, hi, containers_only, bodiless):
         for line_lo, line_hi in lines:
             for m in pattern.finditer(masked, line_lo, line_hi):
                 start = _line_start(masked, m.start())
-                name_at = masked.rfind(name, m.start(), m.end())
+                if kind in _OTHER_KINDS:
+                    name_at = name_position(masked, name, m.start(), m.end())
+                    if not kind_accepts(masked, language, kind, start, name_at):
+                        continue
+                else:
+                    name_at = masked.rfind(name, m.start(), m.end())
                 before = masked[start:name_at]
                 if kind == "func" and pattern.pattern.startswith("^") and language != "ruby":  # C-style
                     if "=" in before or _CALL_LIKE.search(before) or before.rstrip().endswith((".", "->")):
@@ -725,7 +746,9 @@ def _find_pass(index, name, lo, hi, containers_only, bodiless):
                     if re.search(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)", outside):
                         continue  # class A : Base(), a supertype call, not a definition of Base
                 name_end = name_at + len(name)
-                if language == "ruby":
+                if kind == "macro":
+                    end = macro_end(masked, name_end)
+                elif language == "ruby" and kind != "value":
                     end = _ruby_end(masked, start, name_end)
                 elif language == "python":  # a file ast cannot parse: indentation
                     end = _indent_end(masked, start, name_end)
@@ -992,32 +1015,37 @@ def _python_tree_definitions(source):
     """_python_definitions by one parse of ``source``."""
     import ast
 
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):  # deep nesting: not SyntaxError
+    tree = _python_parse(source)
+    if tree is None:
         return None
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     by_path, by_name = {}, {}
 
-    def visit(statements, path):
+    def add(name, path, extent):
+        by_path.setdefault(path + (name,), []).append(extent)
+        by_name.setdefault(name, []).append(extent)
+
+    def visit(statements, path, in_function):
         # A definition is a statement, so only statement lists are walked (not every node: the
         # expressions are most of a tree, and walking them cost more than the parse).
         for child in statements:
             if isinstance(child, defs):
                 extent = (min([child.lineno] + [d.lineno for d in child.decorator_list]), child.end_lineno)
-                here = path + (child.name,)
-                by_path.setdefault(here, []).append(extent)
-                by_name.setdefault(child.name, []).append(extent)
-                visit(child.body, here)
+                add(child.name, path, extent)
+                visit(child.body, path + (child.name,), isinstance(child, functions))
                 continue
+            if not in_function:  # a module's or a class's names, never a function's locals
+                for name in _python_assigned_names(child):
+                    add(name, path, (child.lineno, child.end_lineno))
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(child, field, None)
                 if isinstance(inner, list):
-                    visit(inner, path)
+                    visit(inner, path, in_function)
             for clause in getattr(child, "handlers", None) or getattr(child, "cases", None) or ():
-                visit(clause.body, path)
+                visit(clause.body, path, in_function)
 
-    visit(tree.body, ())
+    visit(tree.body, (), False)
     return by_path, by_name, tree.body[-1].end_lineno if tree.body else 0
 
 

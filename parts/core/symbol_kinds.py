@@ -1,0 +1,243 @@
+from __future__ import annotations
+
+import re
+
+from .constants import _lazy_pattern
+
+# ----------------------------------------------------------------------------------------------
+# Symbol kinds: the definitions beside functions and types that a user cites
+# ----------------------------------------------------------------------------------------------
+#
+# Constants, variables, type aliases, fields, enum members and macros are symbols too, located by
+# their whole statement. Python reads them from ``ast`` (module- and class-level assignments);
+# the other languages add patterns to the locator's (symbols._patterns), of three kinds:
+#
+# - "value": a declaration by keyword (``const``, ``let``, ``var``, ``static``, ``val``), a Go
+#   entry of a ``const ( ... )`` or ``var ( ... )`` group, a typed field or global of a C-like
+#   language (``static final int MAX = 5;``). Its extent runs to its ``;`` or the end of its
+#   statement, across a multi-line value.
+# - "field": a member written by its name alone (``size = 5;``, ``name: string``, ``A,``, ``B(u32),``,
+#   a Go ``Name string``), which counts only directly inside a class, interface, struct, enum or
+#   trait body (never in an object literal or a function). Cited as ``Type.field``.
+# - "macro": a C ``#define``, to the end of its line and the lines its backslashes continue.
+
+# Declaration keywords per language: a name after one of them is declared there.
+_DECLARATION_KEYWORDS = {
+    "javascript": r"(?:const|let|var)",
+    "typescript": r"(?:const|let|var)",
+    "go": r"(?:const|var)",
+    "rust": r"(?:const|static(?:\s+mut)?|macro_rules!)",
+    "kotlin": r"(?:val|var)",
+    "scala": r"(?:val|var)",
+    "swift": r"(?:let|var)",
+    "php": r"(?:const)",
+    "csharp": r"(?:const|event)",
+}
+# Languages whose members are separated by commas (enum members, Rust struct fields).
+_COMMA_MEMBERS = frozenset(
+    {"javascript", "typescript", "rust", "java", "csharp", "c", "cpp", "kotlin", "scala", "php", "swift"}
+)
+# Languages whose fields and globals are written "Type name = value;".
+_TYPED_FIELDS = frozenset({"java", "csharp", "c", "cpp", "kotlin", "scala", "swift", "php"})
+_FIELD_MODIFIERS = (
+    r"(?:(?:public|private|protected|internal|static|readonly|declare|override|abstract|accessor|final|"
+    r"const|volatile|transient|extern|inline|constexpr|mutable|unsafe|new|required|pub(?:\([^)\n]*\))?)\s+)*"
+)
+_CONTAINER_HEADER = _lazy_pattern(r"\b(?:class|interface|enum|struct|union|trait|object|record)\b")
+_GO_GROUP_OPEN = _lazy_pattern(r"^(?:const|var)[ \t]*\(", re.M)
+_GO_DECLARATION = _lazy_pattern(r"\s*(?:const|var)\s")
+_WORD_BEFORE_CALL = _lazy_pattern(
+    r"(?:^|[^\w$])(?:return|else|if|while|for|switch|case|new|throw|await|yield|echo|print|delete|"
+    r"goto|assert|do|in|of|not|and|or|using|import|package|typedef|sizeof)\s*$"
+)
+
+
+def kind_patterns(name, language):
+    """[(kind, regex)] of the declarations of ``name`` in ``language`` beside functions and
+    types: kinds "value", "field" and "macro" (see above)."""
+    n = re.escape(name)
+    end = r"(?![\w$])"
+    found = []
+    keywords = _DECLARATION_KEYWORDS.get(language)
+    if keywords:
+        found.append(("value", re.compile(r"\b" + keywords + r"(?:\s+|(?<=!)\s*)" + n + end)))
+    if language in ("javascript", "typescript"):
+        found.append(
+            (
+                "field",
+                re.compile(
+                    r"^[ \t]*" + _FIELD_MODIFIERS + r"#?" + n + r"[ \t]*[?!]?[ \t]*(?:[:=;,]|$)", re.M
+                ),
+            )
+        )
+    elif language == "go":
+        found.append(
+            (
+                "value",  # an entry of a const ( ... ) or var ( ... ) group
+                re.compile(
+                    r"^[ \t]+(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*" + n + end + r"(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*"
+                    r"(?:[ \t]*=|[ \t]+[^\s=:,][^=\n]*=|[ \t]+[^\s=:,][^=\n]*$|[ \t]*$)",
+                    re.M,
+                ),
+            )
+        )
+        found.append(
+            (
+                "field",  # Name Type, A, B Type, with or without a tag
+                re.compile(
+                    r"^[ \t]+(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*"
+                    + n
+                    + end
+                    + r"(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*[ \t]+[^\s=:,(]",
+                    re.M,
+                ),
+            )
+        )
+    elif language == "rust":
+        found.append(
+            ("field", re.compile(r"^[ \t]*" + _FIELD_MODIFIERS + n + r"[ \t]*(?::(?!:)|[,({=]|$)", re.M))
+        )
+    elif language == "c" or language == "cpp":
+        found.append(("macro", re.compile(r"^[ \t]*#[ \t]*define[ \t]+" + n + end, re.M)))
+    elif language == "php":
+        found.append(
+            (
+                "value",
+                re.compile(
+                    r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:\??[\w\\]+[ \t]+)?\$" + n + r"[ \t]*[=;]", re.M
+                ),
+            )
+        )
+    elif language == "ruby":  # a constant or a class-level variable
+        found.append(("value", re.compile(r"^[ \t]*(?:self\.)?" + n + r"[ \t]*(?:=(?![=~>])|\|\|=)", re.M)))
+    if language in _TYPED_FIELDS:
+        found.append(
+            (
+                "value",
+                re.compile(
+                    r"^[ \t]*"
+                    + _FIELD_MODIFIERS
+                    + r"(?:[\w$<>\[\],.?:]+[ \t]+[*&]*)+"
+                    + n
+                    + r"[ \t]*(?:=(?!=)|;|\[)",
+                    re.M,
+                ),
+            )
+        )
+    if language in _COMMA_MEMBERS and language not in ("javascript", "typescript", "rust"):
+        found.append(("field", re.compile(r"^[ \t]*(?:case[ \t]+)?" + n + r"[ \t]*(?:[=,;(]|$)", re.M)))
+        # a member of an enum written on one line: enum color { RED, GREEN };
+        found.append(("field", re.compile(r"(?<=[{,])[ \t]*" + n + r"[ \t]*(?:=[^=]|[,}])")))
+    if language == "csharp":  # a property: public int Size { get; set; }
+        found.append(
+            (
+                "value",
+                re.compile(
+                    r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:[\w<>\[\],.?]+[ \t]+)+" + n + r"[ \t]*\{", re.M
+                ),
+            )
+        )
+    return found
+
+
+def kind_accepts(masked, language, kind, start, name_at):
+    """Whether a match of ``kind_patterns`` at line ``start`` (the name at ``name_at``) is a
+    declaration: a field directly in a class-like body, a Go group entry inside its group, a typed
+    declaration not a statement (``return x;``)."""
+    before = masked[start:name_at]
+    if kind == "field":
+        opening = _enclosing_brace(masked, name_at)
+        if opening < 0:
+            return False
+        bound = max(masked.rfind(c, 0, opening) for c in ";{}")
+        return _CONTAINER_HEADER.search(masked, bound + 1, opening) is not None
+    if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
+        closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
+        return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
+    if kind == "value" and language in _TYPED_FIELDS:
+        return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
+    return True
+
+
+def name_position(masked, name, lo, hi):
+    """Where ``name`` stands as a whole word in masked[lo:hi] first (lo when it does not)."""
+    at = masked.find(name, lo, hi)
+    while at >= 0:
+        after = at + len(name)
+        if (at == 0 or not _is_word(masked[at - 1])) and (
+            after >= len(masked) or not _is_word(masked[after])
+        ):
+            return at
+        at = masked.find(name, at + 1, hi)
+    return lo
+
+
+def _is_word(c):
+    return c.isalnum() or c in "_$"
+
+
+def macro_end(masked, name_end):
+    """End of a C ``#define`` whose name ends at ``name_end``: its line and those it continues."""
+    end = masked.find("\n", name_end)
+    while end >= 0 and masked[:end].rstrip(" \t\r").endswith("\\"):
+        end = masked.find("\n", end + 1)
+    return len(masked) if end < 0 else end
+
+
+def _enclosing_brace(masked, pos):
+    """Index of the '{' whose block holds ``pos``, or -1 at the top level."""
+    depth = 0
+    for i in range(pos - 1, -1, -1):
+        c = masked[i]
+        if c == "}":
+            depth += 1
+        elif c == "{":
+            if depth == 0:
+                return i
+            depth -= 1
+    return -1
+
+
+# ``type X[T] = ...`` (Python 3.12) read by an older ``ast`` as ``X = ...`` on the same lines.
+_PY_TYPE_STATEMENT = _lazy_pattern(r"^([ \t]*)type[ \t]+([A-Za-z_]\w*)[ \t]*(?:\[[^\]\n]*\])?[ \t]*=", re.M)
+
+
+def _python_parse(source):
+    """The ``ast`` of ``source``, or None when it does not parse."""
+    import ast
+
+    for attempt in (source, None):
+        if attempt is None:
+            if not _PY_TYPE_STATEMENT.search(source):
+                return None
+            attempt = _PY_TYPE_STATEMENT.sub(r"\1\2 =", source)
+        try:
+            return ast.parse(attempt)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):  # deep nesting: not SyntaxError
+            continue
+    return None
+
+
+def _python_assigned_names(statement):
+    """The names a module- or class-level statement defines by assignment: ``X = ...``,
+    ``X: T = ...``, ``X: T``, ``A, B = ...`` (each name), ``type X = ...``."""
+    import ast
+
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, ast.AnnAssign):
+        targets = [statement.target]
+    elif type(statement).__name__ == "TypeAlias":
+        targets = [statement.name]
+    else:
+        return []
+    names = []
+    while targets:
+        target = targets.pop(0)
+        if isinstance(target, ast.Name):
+            names.append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            targets[:0] = target.elts
+        elif isinstance(target, ast.Starred):
+            targets.insert(0, target.value)
+    return names

@@ -1,0 +1,690 @@
+"""Every kind of definition a user cites (constants, assignments, type aliases, fields, grouped
+declarations, impl items) is a symbol: located with its whole statement, and judged through the
+CLI like a function (an edit inside it is stale and names the commit, an edit beside it leaves it
+current)."""
+
+import textwrap
+
+import pytest
+
+import wctx
+
+
+def src(text):
+    return textwrap.dedent(text).lstrip("\n")
+
+
+# Each case: (path, source, symbol, first line, last line, edit beside, edit inside). The first
+# and last lines are the located text's; an edit is (old, new), applied once to the source.
+CASES = [
+    # ------------------------------------------------------------------------------- Python
+    (
+        "pkg/config.py",
+        src("""
+            import enum
+
+            DEFAULT_TIMEOUT = 5
+            RETRIES: int = 3
+            LIFESPAN: dict[str, str] = {
+                "auto": "auto",
+                "on": "on",
+            }
+            MAX_BATCH = 512 * 1024
+
+
+            def load():
+                return DEFAULT_TIMEOUT
+            """),
+        "LIFESPAN",
+        "LIFESPAN: dict[str, str] = {",
+        "}",
+        ("MAX_BATCH = 512 * 1024", "MAX_BATCH = 256 * 1024"),
+        ('"auto": "auto"', '"auto": "off"'),
+    ),
+    (
+        "pkg/limits.py",
+        src("""
+            LOW, HIGH = (
+                1,
+                10,
+            )
+            STEP = 2
+            """),
+        "HIGH",
+        "LOW, HIGH = (",
+        ")",
+        ("STEP = 2", "STEP = 3"),
+        ("    10,", "    20,"),
+    ),
+    (
+        "pkg/model.py",
+        src("""
+            class Config:
+                host = "localhost"
+                port: int = 8000
+                workers: int
+
+                class Meta:
+                    ordering = ["name"]
+
+                def url(self):
+                    return "%s:%d" % (self.host, self.port)
+            """),
+        "Config.port",
+        "    port: int = 8000",
+        "    port: int = 8000",
+        ('host = "localhost"', 'host = "0.0.0.0"'),
+        ("port: int = 8000", "port: int = 8080"),
+    ),
+    (
+        "pkg/meta.py",
+        src("""
+            class Config:
+                host = "localhost"
+
+                class Meta:
+                    ordering = [
+                        "name",
+                    ]
+
+                def url(self):
+                    return self.host
+            """),
+        "Config.Meta.ordering",
+        "        ordering = [",
+        "        ]",
+        ("return self.host", "return self.host.lower()"),
+        ('"name",', '"-name",'),
+    ),
+    (
+        "pkg/types.py",
+        src("""
+            from typing import TypeAlias, Union
+
+            Number: TypeAlias = Union[
+                int,
+                float,
+            ]
+            Text = str
+
+
+            def f(x: Number) -> Text:
+                return str(x)
+            """),
+        "Number",
+        "Number: TypeAlias = Union[",
+        "]",
+        ("return str(x)", "return repr(x)"),
+        ("    float,", "    complex,"),
+    ),
+    (
+        "pkg/aliases.py",
+        src("""
+            type Pair[T] = tuple[
+                T,
+                T,
+            ]
+            type Name = str
+
+
+            def first(p):
+                return p[0]
+            """),
+        "Pair",
+        "type Pair[T] = tuple[",
+        "]",
+        ("return p[0]", "return p[1]"),
+        ("    T,\n]", "    int,\n]"),
+    ),
+    # ------------------------------------------------------------------ TypeScript / JavaScript
+    (
+        "src/limits.ts",
+        src("""
+            export const MAX_BATCH: number =
+              512 * 1024;
+            const RETRIES = 3
+            function send() {
+              const MAX_BATCH = 1;
+              return MAX_BATCH;
+            }
+            """),
+        "MAX_BATCH",
+        "export const MAX_BATCH: number =",
+        "  512 * 1024;",
+        ("const RETRIES = 3", "const RETRIES = 4"),
+        ("512 * 1024", "256 * 1024"),
+    ),
+    (
+        "src/settings.js",
+        src("""
+            let mode = "auto";
+            var defaults = {
+              timeout: 5,
+              retries: 2,
+            };
+            function apply(o) { return Object.assign({}, defaults, o); }
+            """),
+        "defaults",
+        "var defaults = {",
+        "};",
+        ("{}, defaults, o", "{ mode }, defaults, o"),
+        ("retries: 2", "retries: 3"),
+    ),
+    (
+        "src/types.ts",
+        src("""
+            export type Handler<T> = (event: T) =>
+              Promise<void>;
+            export type Id = string;
+            """),
+        "Handler",
+        "export type Handler<T> = (event: T) =>",
+        "  Promise<void>;",
+        ("Id = string", "Id = number"),
+        ("Promise<void>", "Promise<boolean>"),
+    ),
+    (
+        "src/shapes.ts",
+        src("""
+            export interface Shape {
+              area(): number;
+              name?: string;
+            }
+            export enum Color {
+              Red = "red",
+              Green = "green",
+            }
+            """),
+        "Shape.name",
+        "  name?: string;",
+        "  name?: string;",
+        ('Red = "red"', 'Red = "crimson"'),
+        ("name?: string", "name?: String"),
+    ),
+    (
+        "src/colors.ts",
+        src("""
+            export enum Color {
+              Red = "red",
+              Green = "green",
+            }
+            """),
+        "Color.Green",
+        '  Green = "green",',
+        '  Green = "green",',
+        ('Red = "red"', 'Red = "crimson"'),
+        ('Green = "green"', 'Green = "lime"'),
+    ),
+    (
+        "src/space.ts",
+        src("""
+            export namespace Limits {
+              export const upload = 10;
+              export const download = 20;
+            }
+            """),
+        "Limits.download",
+        "  export const download = 20;",
+        "  export const download = 20;",
+        ("upload = 10", "upload = 11"),
+        ("download = 20", "download = 21"),
+    ),
+    (
+        "src/pool.ts",
+        src("""
+            export class Pool {
+              private readonly size: number = 8;
+              @observable
+              idle = [
+                1,
+              ];
+              grow() {
+                const idle = 2;
+                return this.size * idle;
+              }
+            }
+            """),
+        "Pool.idle",
+        "  @observable",
+        "  ];",
+        ("this.size * idle", "this.size + idle"),
+        ("    1,", "    2,"),
+    ),
+    # --------------------------------------------------------------------------------------- Go
+    (
+        "pkg/limits.go",
+        src("""
+            package pkg
+
+            const MaxBatch = 512 << 10
+
+            var DefaultConfig = Config{
+            \tTimeout: 5,
+            }
+
+            func Use() int { return MaxBatch }
+            """),
+        "DefaultConfig",
+        "var DefaultConfig = Config{",
+        "}",
+        ("return MaxBatch", "return MaxBatch + 1"),
+        ("Timeout: 5", "Timeout: 6"),
+    ),
+    (
+        "pkg/level.go",
+        src("""
+            package pkg
+
+            const (
+            \tDebug Level = iota
+            \tInfo
+            \tWarn, Error = 7, 8
+            )
+
+            func (l Level) String() string { return "level" }
+            """),
+        "Error",
+        "\tWarn, Error = 7, 8",
+        "\tWarn, Error = 7, 8",
+        ('return "level"', 'return "lvl"'),
+        ("7, 8", "7, 9"),
+    ),
+    (
+        "pkg/vars.go",
+        src("""
+            package pkg
+
+            var (
+            \tretries int = 3
+            \tnames = map[string]int{
+            \t\t"a": 1,
+            \t}
+            )
+
+            type ID int64
+            """),
+        "names",
+        "\tnames = map[string]int{",
+        "\t}",
+        ("ID int64", "ID int32"),
+        ('"a": 1', '"a": 2'),
+    ),
+    (
+        "pkg/config.go",
+        src("""
+            package pkg
+
+            type Config struct {
+            \tName    string `json:"name"`
+            \tTimeout int    `json:"timeout"`
+            }
+
+            type Mode string
+            """),
+        "Config.Timeout",
+        '\tTimeout int    `json:"timeout"`',
+        '\tTimeout int    `json:"timeout"`',
+        ("Mode string", "Mode int"),
+        ('json:"timeout"', 'json:"timeout,omitempty"'),
+    ),
+    # ------------------------------------------------------------------------------------- Rust
+    (
+        "src/limits.rs",
+        src("""
+            pub const MAX_BATCH: usize =
+                512 * 1024;
+            static mut COUNT: u32 = 0;
+            pub type Res<T> = Result<T, Error>;
+            """),
+        "MAX_BATCH",
+        "pub const MAX_BATCH: usize =",
+        "    512 * 1024;",
+        ("COUNT: u32 = 0", "COUNT: u32 = 1"),
+        ("512 * 1024", "256 * 1024"),
+    ),
+    (
+        "src/count.rs",
+        src("""
+            static mut COUNT: u32 = 0;
+            pub type Res<T> = Result<T, Error>;
+            """),
+        "Res",
+        "pub type Res<T> = Result<T, Error>;",
+        "pub type Res<T> = Result<T, Error>;",
+        ("COUNT: u32 = 0", "COUNT: u32 = 1"),
+        ("Result<T, Error>", "Result<T, Box<Error>>"),
+    ),
+    (
+        "src/pool.rs",
+        src("""
+            pub struct Pool {
+                pub size: usize,
+                idle: Vec<u32>,
+            }
+
+            impl Pool {
+                pub const DEFAULT: usize = 8;
+
+                pub fn new() -> Self {
+                    Pool { size: 1, idle: Vec::new() }
+                }
+            }
+            """),
+        "Pool::new",
+        "    pub fn new() -> Self {",
+        "    }",
+        ("DEFAULT: usize = 8", "DEFAULT: usize = 9"),
+        ("size: 1,", "size: 2,"),
+    ),
+    (
+        "src/fields.rs",
+        src("""
+            pub struct Pool {
+                pub size: usize,
+                idle: Vec<u32>,
+            }
+
+            impl Pool {
+                pub const DEFAULT: usize = 8;
+            }
+            """),
+        "Pool::DEFAULT",
+        "    pub const DEFAULT: usize = 8;",
+        "    pub const DEFAULT: usize = 8;",
+        ("pub size: usize", "pub size: u64"),
+        ("DEFAULT: usize = 8", "DEFAULT: usize = 9"),
+    ),
+    (
+        "src/size.rs",
+        src("""
+            pub struct Pool {
+                pub size: usize,
+                idle: Vec<u32>,
+            }
+            """),
+        "Pool.idle",
+        "    idle: Vec<u32>,",
+        "    idle: Vec<u32>,",
+        ("pub size: usize", "pub size: u64"),
+        ("Vec<u32>", "Vec<u64>"),
+    ),
+    (
+        "src/kinds.rs",
+        src("""
+            pub enum Kind {
+                Plain,
+                Sized(u32),
+            }
+
+            pub trait Store {
+                fn get(&self) -> u32;
+            }
+            """),
+        "Kind.Sized",
+        "    Sized(u32),",
+        "    Sized(u32),",
+        ("-> u32;", "-> u64;"),
+        ("Sized(u32)", "Sized(u64)"),
+    ),
+    (
+        "src/store.rs",
+        src("""
+            pub enum Kind {
+                Plain,
+            }
+
+            pub trait Store {
+                fn get(&self) -> u32;
+            }
+            """),
+        "Store",
+        "pub trait Store {",
+        "}",
+        ("Plain,", "Plain, Other,"),
+        ("-> u32;", "-> u64;"),
+    ),
+    (
+        "src/macros.rs",
+        src("""
+            macro_rules! square {
+                ($x:expr) => {
+                    $x * $x
+                };
+            }
+
+            fn four() -> u32 { square!(2) }
+            """),
+        "square",
+        "macro_rules! square {",
+        "}",
+        ("square!(2)", "square!(3)"),
+        ("$x * $x", "($x) * ($x)"),
+    ),
+    # ---------------------------------------------------------------------------- other languages
+    (
+        "src/Limits.java",
+        src("""
+            public class Limits {
+                public static final int MAX_BATCH =
+                    512 * 1024;
+                private String name;
+
+                int twice() {
+                    int local = 2;
+                    return MAX_BATCH * local;
+                }
+            }
+            """),
+        "Limits.MAX_BATCH",
+        "    public static final int MAX_BATCH =",
+        "        512 * 1024;",
+        ("MAX_BATCH * local", "MAX_BATCH + local"),
+        ("512 * 1024", "256 * 1024"),
+    ),
+    (
+        "src/Color.java",
+        src("""
+            public enum Color {
+                RED("r"),
+                GREEN("g");
+
+                private final String code;
+            }
+            """),
+        "Color.GREEN",
+        '    GREEN("g");',
+        '    GREEN("g");',
+        ('RED("r")', 'RED("R")'),
+        ('GREEN("g")', 'GREEN("G")'),
+    ),
+    (
+        "src/limits.h",
+        src("""
+            #define SQUARE(x) \\
+                ((x) * (x))
+            #define MAX_BATCH 512
+            static const int RETRIES = 3;
+            """),
+        "SQUARE",
+        "#define SQUARE(x) \\",
+        "    ((x) * (x))",
+        ("MAX_BATCH 512", "MAX_BATCH 256"),
+        ("((x) * (x))", "((x) * (x) * 1)"),
+    ),
+    (
+        "src/point.c",
+        src("""
+            static const int RETRIES = 3;
+            struct point {
+                int x;
+                long y;
+            };
+            enum color { RED, GREEN };
+            """),
+        "point.y",
+        "    long y;",
+        "    long y;",
+        ("RETRIES = 3", "RETRIES = 4"),
+        ("long y;", "double y;"),
+    ),
+    (
+        "src/Limits.kt",
+        src("""
+            const val MAX_BATCH = 512
+            class Pool {
+                val size: Int = 8
+                var names = listOf(
+                    "a",
+                )
+            }
+            """),
+        "Pool.names",
+        "    var names = listOf(",
+        "    )",
+        ("MAX_BATCH = 512", "MAX_BATCH = 256"),
+        ('"a",', '"b",'),
+    ),
+    (
+        "src/Limits.cs",
+        src("""
+            public class Limits
+            {
+                public const int MaxBatch = 512;
+                public int Size { get; set; }
+            }
+            """),
+        "Limits.Size",
+        "    public int Size { get; set; }",
+        "    public int Size { get; set; }",
+        ("MaxBatch = 512", "MaxBatch = 256"),
+        ("int Size", "long Size"),
+    ),
+    (
+        "src/Limits.swift",
+        src("""
+            let maxBatch = 512
+            struct Pool {
+                var size: Int = 8
+                let name: String
+            }
+            """),
+        "Pool.size",
+        "    var size: Int = 8",
+        "    var size: Int = 8",
+        ("maxBatch = 512", "maxBatch = 256"),
+        ("size: Int = 8", "size: Int = 9"),
+    ),
+    (
+        "src/Limits.scala",
+        src("""
+            object Limits {
+              val MaxBatch = 512
+              lazy val names = Seq(
+                "a"
+              )
+            }
+            """),
+        "Limits.names",
+        "  lazy val names = Seq(",
+        "  )",
+        ("MaxBatch = 512", "MaxBatch = 256"),
+        ('"a"', '"b"'),
+    ),
+    (
+        "src/Limits.php",
+        src("""
+            <?php
+            const MAX_BATCH = 512;
+            class Pool {
+                const SIZE = 8;
+                private static int $count = 0;
+            }
+            """),
+        "Pool.count",
+        "    private static int $count = 0;",
+        "    private static int $count = 0;",
+        ("SIZE = 8", "SIZE = 9"),
+        ("$count = 0", "$count = 1"),
+    ),
+    (
+        "lib/limits.rb",
+        src("""
+            module Limits
+              MAX_BATCH = 512
+              NAMES = [
+                'a',
+              ].freeze
+            end
+            """),
+        "Limits.NAMES",
+        "  NAMES = [",
+        "  ].freeze",
+        ("MAX_BATCH = 512", "MAX_BATCH = 256"),
+        ("'a',", "'b',"),
+    ),
+]
+
+
+def _id(case):
+    return "%s#%s" % (case[0], case[2])
+
+
+@pytest.mark.parametrize("case", CASES, ids=_id)
+def test_the_definition_is_located_with_its_whole_statement(case):
+    path, source, symbol, first, last = case[:5]
+    found = wctx.locate_symbol(source, path, symbol)
+    assert found is not None, "%s not found in %s" % (symbol, path)
+    lines = found.split("\n")
+    assert (lines[0], lines[-1]) == (first, last)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_id)
+def test_an_edit_beside_is_current_and_an_edit_inside_is_stale(case, git_repo, run_cli):
+    path, source, symbol, _, _, beside, inside = case
+    assert source.count(beside[0]) == 1 and source.count(inside[0]) == 1
+    repo = git_repo("kinds", {path: source})
+    assert run_cli(["repo", "add", repo.path]).code == 0
+    res = run_cli(
+        ["capture", "--finding", "what it holds", "--file", path + "#" + symbol, "--json"], cwd=repo.path
+    )
+    assert res.code == 0, res
+    assert res.json["warnings"] == [], res.json
+    eid = res.json["evidence"][0]["id"]
+
+    repo.write(path, repo.read(path).replace(*beside))
+    repo.commit("edit beside it")
+    res = run_cli(["verify", eid, "--json"])
+    item = res.json["items"][0]
+    assert (res.code, item["verdict"]) == (0, "current"), item["reasons"]
+
+    repo.write(path, repo.read(path).replace(*inside))
+    changed = repo.commit("edit inside it")
+    res = run_cli(["verify", eid, "--json"])
+    item = res.json["items"][0]
+    assert (res.code, item["verdict"]) == (1, "stale"), item["reasons"]
+    reason = item["reasons"][0]
+    assert reason.startswith("%s#%s changed in 1 commit" % (path, symbol)), reason
+    assert changed[:7] in reason and '"edit inside it"' in reason
+    assert '"edit beside it"' not in reason
+
+
+# Names that only look like declarations of the new kinds: a function's local in Python, a
+# property of an object literal, a struct literal's field, a Go assignment outside any group.
+NOT_DEFINITIONS = [
+    ("pkg/run.py", "def run():\n    limit = 5\n    return limit\n", "limit"),
+    ("pkg/run.py", "class A:\n    def m(self):\n        size = 2\n        return size\n", "A.size"),
+    (
+        "src/opts.ts",
+        "export function make() {\n  return new Pool();\n}\nconst o = {\n  size: 1,\n};\n",
+        "Pool.size",
+    ),
+    ("src/make.rs", "fn make() -> Pool {\n    Pool {\n        size: 1,\n    }\n}\n", "Pool.size"),
+    ("pkg/run.go", "package pkg\n\nfunc run() {\n\tlimit = 5\n}\n", "limit"),
+]
+
+
+@pytest.mark.parametrize(
+    "path, source, symbol", NOT_DEFINITIONS, ids=[c[0] + "#" + c[2] for c in NOT_DEFINITIONS]
+)
+def test_a_name_that_only_looks_declared_is_not_found(path, source, symbol):
+    assert wctx.locate_symbol(source, path, symbol) is None
