@@ -19,7 +19,6 @@ from .caches import (
 )
 from .constants import _lazy_pattern
 from .helpers import nearest_names
-
 from .symbol_kinds import (
     _COMMA_MEMBERS,
     _python_assigned_names,
