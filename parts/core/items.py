@@ -481,6 +481,18 @@ def _local_only(elsewhere, then):
     )
 
 
+def _changed_here_only(store, rids, message):
+    """(``message``, who recorded each teammate's item among ``rids``): the message ends with the
+    sentence that a retract or supersede of a teammate's item leaves it active for the team."""
+    elsewhere = _recorded_elsewhere(store, rids)
+    if elsewhere:
+        message += ". " + _local_only(
+            elsewhere,
+            "it stays active for the team; wctx hide %(id)s keeps a teammate's item out of your view",
+        )
+    return message, elsewhere
+
+
 def forget(store, ids=(), session=None, reason=None):
     """Delete items (or a whole session with its items and imported activity) for good: their text
     leaves every byte of the store, and a tombstone (the id and the reason, never the content)
@@ -529,13 +541,9 @@ def retract(store, evidence_id, reason=None):
             (utc_now(), rid),
         )
     was = " (it was superseded by %s)" % row["superseded_by"] if row["superseded_by"] else ""
-    message = "retracted %s%s (kept; visible with --all-status)" % (eid, was)
-    elsewhere = _recorded_elsewhere(store, [rid])
-    if elsewhere:
-        message += ". " + _local_only(
-            elsewhere,
-            "it stays active for the team; wctx hide %(id)s keeps a teammate's item out of your view",
-        )
+    message, elsewhere = _changed_here_only(
+        store, [rid], "retracted %s%s (kept; visible with --all-status)" % (eid, was)
+    )
     return {"id": eid, "status": "retracted", "local_only": elsewhere, "message": message}
 
 
@@ -555,13 +563,7 @@ def supersede(store, old_id, new_id):
             "UPDATE evidence SET status = 'superseded', superseded_by = ?, updated_at = ? WHERE rid = ?",
             (new, utc_now(), old_rid),
         )
-    message = "%s is superseded by %s" % (old, new)
-    elsewhere = _recorded_elsewhere(store, [old_rid])
-    if elsewhere:
-        message += ". " + _local_only(
-            elsewhere,
-            "it stays active for the team; wctx hide %(id)s keeps a teammate's item out of your view",
-        )
+    message, elsewhere = _changed_here_only(store, [old_rid], "%s is superseded by %s" % (old, new))
     return {
         "id": old,
         "status": "superseded",
