@@ -5,7 +5,7 @@ import os
 import re
 
 from .constants import _lazy_pattern
-from .errors import UsageError
+from .errors import NotFoundError, UsageError
 from .git import GitError, GitRepo, UnreadableFile, read_repo_file
 from .helpers import is_utf8
 from .manifests import repo_declarations
@@ -261,6 +261,8 @@ def explicit_dependencies(specs, repos, cwd, number):
             out.append(_parse_file_spec(spec, repos, None, cwd))
         except UsageError as e:
             raise UsageError("item %d depends on %s: %s" % (number, spec[:200], e)) from None
+        except NotFoundError as e:  # an unknown repository: the message starts with the spec
+            raise UsageError("item %d depends on %s" % (number, e)) from None
     return out
 
 

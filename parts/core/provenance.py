@@ -49,7 +49,7 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
             repo, path, base = named[0], rest, None  # repo:path is relative to that repo's root
         elif colon and _names_a_repository(prefix, path, repo, cwd):
             raise NotFoundError(
-                "--file %s: %s" % (spec, unknown_name("repository", prefix, [r.name for r in repos]))
+                "%s: %s" % (spec, unknown_name("repository", prefix, [r.name for r in repos]))
             )
         elif cwd:
             # A relative path from the cwd that lands in another registered repo (../sdk/x.ts)
