@@ -41,6 +41,25 @@ CASES = [
         ("MAX_BATCH = 512 * 1024", "MAX_BATCH = 256 * 1024"),
         ('"auto": "auto"', '"auto": "off"'),
     ),
+    (  # a def and a later assignment of its name: the def is the symbol, as before assignments were
+        "pkg/wrapped.py",
+        src("""
+            def traced(f):
+                return f
+
+
+            def handler():
+                return 1
+
+
+            handler = traced(handler)
+            """),
+        "handler",
+        "def handler():",
+        "    return 1",
+        ("handler = traced(handler)", "handler = traced(traced(handler))"),
+        ("    return 1", "    return 2"),
+    ),
     (
         "pkg/limits.py",
         src("""

@@ -992,6 +992,31 @@ def _python_definitions(source):
     """({("A", "m"): extents}, {"m": extents}) for a Python source, or None when ``ast`` cannot
     parse it. An extent is (first line, last line), decorators included. Cached: verify and
     capture look up many symbols in one file, and parsing is the expensive part."""
+    found = _python_all_definitions(source)
+    return _definitions_first(source, *found) if found is not None else None
+
+
+def _definitions_first(source, by_path, by_name):
+    """The index with a name's assignments left out where a ``def`` or ``class`` of that name
+    stands in the same place (``f = wrap(f)`` after ``def f``): a cited function stays its
+    ``def``, as it was before assignments were symbols, so an item recorded then keeps its hash."""
+    lines = source.split("\n")
+
+    def is_definition(extent):
+        head = lines[extent[0] - 1].lstrip() if 0 < extent[0] <= len(lines) else ""
+        return head.startswith(("def ", "async def ", "class ", "@"))
+
+    def keep(index):
+        for key, extents in index.items():
+            if len(extents) > 1 and any(map(is_definition, extents)):
+                index[key] = [e for e in extents if is_definition(e)]
+        return index
+
+    return keep(by_path), keep(by_name)
+
+
+def _python_all_definitions(source):
+    """_python_definitions with every assignment of a name kept."""
     pieces = _python_pieces(source) if source.count("\r") == source.count("\r\n") else None
     if pieces is None or any("__future__" in text for _, text in pieces[1:]):
         found = _python_tree_definitions(source)
