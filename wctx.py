@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 
-# part: parts/core/caches.py
+# part: parts/core/base/caches.py
 # ----------------------------------------------------------------------------------------------
 # Caches: every memo a wctx process keeps beyond one call, declared here with its key, what
 # makes an entry wrong and its bound; clear_caches() empties them all
@@ -338,7 +338,7 @@ MCP_SERVED_TEXTS = CacheTable(
 ).value
 
 
-# part: parts/core/constants.py
+# part: parts/core/base/constants.py
 # ----------------------------------------------------------------------------------------------
 # Constants
 # ----------------------------------------------------------------------------------------------
@@ -447,7 +447,7 @@ STOP_WORDS = frozenset(
 SCHEMA_APP_ID = 0x77637478  # "wctx", in PRAGMA application_id
 
 
-# part: parts/core/errors.py
+# part: parts/core/base/errors.py
 # ----------------------------------------------------------------------------------------------
 # Errors
 # ----------------------------------------------------------------------------------------------
@@ -475,7 +475,7 @@ class MissingSymbolError(UsageError):
     """A cited symbol its file does not define (a typo, most often); the CLI adds how to insist."""
 
 
-# part: parts/core/helpers.py
+# part: parts/core/base/helpers.py
 # ----------------------------------------------------------------------------------------------
 # Small helpers
 # ----------------------------------------------------------------------------------------------
@@ -802,7 +802,7 @@ def unknown_name(what, word, names, limit=12):
     return "unknown %s '%s' (%s)" % (what, word, "; ".join(said))
 
 
-# part: parts/core/redaction.py
+# part: parts/core/base/redaction.py
 # ----------------------------------------------------------------------------------------------
 # Secret redaction (best effort, applied to everything stored or served)
 # ----------------------------------------------------------------------------------------------
@@ -1843,7 +1843,7 @@ def _stored_claim(text):
     return text, key, words
 
 
-# part: parts/core/untrusted.py
+# part: parts/core/base/untrusted.py
 # ----------------------------------------------------------------------------------------------
 # Untrusted text: neutralise instruction-like lines before an agent or a terminal reads them
 # ----------------------------------------------------------------------------------------------
@@ -2182,7 +2182,7 @@ def terminal_text(text):
     return neutralise(text)[0]
 
 
-# part: parts/core/words.py
+# part: parts/core/base/words.py
 # ----------------------------------------------------------------------------------------------
 # Words: how claims, cited code and queries become FTS5 index words, by one rule for both sides
 # ----------------------------------------------------------------------------------------------
@@ -2556,7 +2556,7 @@ def identifier_words(name):
     return frozenset(parts + [w for w in (whole, joined) if w])
 
 
-# part: parts/core/schema.py
+# part: parts/core/store/schema.py
 # ----------------------------------------------------------------------------------------------
 # Schema and migrations (append-only: never edit a migration that has shipped; add a new one)
 # ----------------------------------------------------------------------------------------------
@@ -3234,7 +3234,7 @@ def m022_symptom(db):
     db.execute("ALTER TABLE evidence_words RENAME TO evidence_fts")
 
 
-# part: parts/core/store.py
+# part: parts/core/store/store.py
 # ----------------------------------------------------------------------------------------------
 # Store
 # ----------------------------------------------------------------------------------------------
@@ -3732,7 +3732,7 @@ def _select_in(store, sql, values):
     return rows
 
 
-# part: parts/core/git.py
+# part: parts/core/code/git.py
 # ----------------------------------------------------------------------------------------------
 # Git: the one place that runs a subprocess
 # ----------------------------------------------------------------------------------------------
@@ -5128,7 +5128,7 @@ def read_repo_file(repo_root, rel, limit=WORKTREE_READ_MAX):
     return data
 
 
-# part: parts/core/symbol_kinds.py
+# part: parts/core/code/symbol_kinds.py
 # ----------------------------------------------------------------------------------------------
 # Symbol kinds: the definitions beside functions and types that a user cites
 # ----------------------------------------------------------------------------------------------
@@ -5368,7 +5368,7 @@ def _python_assigned_names(statement):
     return names
 
 
-# part: parts/core/symbols.py
+# part: parts/core/code/symbols.py
 # ----------------------------------------------------------------------------------------------
 # Symbols: find the text of ``path#symbol`` in a file's source
 # ----------------------------------------------------------------------------------------------
@@ -6835,7 +6835,7 @@ def _go_imports(source):
     return Imports(bindings)
 
 
-# part: parts/core/vocabulary.py
+# part: parts/core/search/vocabulary.py
 # ----------------------------------------------------------------------------------------------
 # Vocabulary of cited code: the words developers wrote in and about the code an item cites
 # ----------------------------------------------------------------------------------------------
@@ -6899,7 +6899,7 @@ def _fts_code(anchors):
     return " ".join(list(words)[:CODE_VOCABULARY_MAX_WORDS])
 
 
-# part: parts/core/records.py
+# part: parts/core/store/records.py
 # ----------------------------------------------------------------------------------------------
 # Records and lookups
 # ----------------------------------------------------------------------------------------------
@@ -7075,7 +7075,7 @@ def _resolve_session_id(store, text):
     return rows[0]["id"]
 
 
-# part: parts/core/authors.py
+# part: parts/core/store/authors.py
 # ----------------------------------------------------------------------------------------------
 # Authorship: who recorded an item, and what this person keeps out of their own view
 # ----------------------------------------------------------------------------------------------
@@ -7407,7 +7407,7 @@ def hidden_list(store):
     return out
 
 
-# part: parts/core/repos.py
+# part: parts/core/workspace/repos.py
 # ----------------------------------------------------------------------------------------------
 # Service: workspaces, repositories, relations
 # ----------------------------------------------------------------------------------------------
@@ -8058,7 +8058,7 @@ def remove_from_workspace(store, workspace, repo):
     return {"message": "removed %s from workspace %s" % (r.name, workspace)}
 
 
-# part: parts/core/manifests.py
+# part: parts/core/workspace/manifests.py
 # ----------------------------------------------------------------------------------------------
 # Manifests: relations suggested from what repositories declare they publish and require
 # ----------------------------------------------------------------------------------------------
@@ -8773,7 +8773,7 @@ def decline_suggestion(store, suggestion):
     return {"message": "declined %s %s %s (not suggested again)" % (a.name, suggestion.kind, b.name)}
 
 
-# part: parts/core/topology.py
+# part: parts/core/workspace/topology.py
 # ----------------------------------------------------------------------------------------------
 # Topology: which repositories a caller can see, and how each relates to it
 # ----------------------------------------------------------------------------------------------
@@ -8907,7 +8907,7 @@ def reach_text(fact):
     return text + ("; " + reach_text(fact.also) if fact.also is not None else "")
 
 
-# part: parts/core/provenance.py
+# part: parts/core/freshness/provenance.py
 # ----------------------------------------------------------------------------------------------
 # Provenance: what capture records about each repository an item touches
 # ----------------------------------------------------------------------------------------------
@@ -9093,7 +9093,7 @@ def _stamp_file(repo, rel, real, symbol, g, head_blob, warnings, what="symbol", 
     return anchor
 
 
-# part: parts/core/dependencies.py
+# part: parts/core/workspace/dependencies.py
 # ----------------------------------------------------------------------------------------------
 # Dependencies: the symbols of related repositories that a cited symbol refers to
 # ----------------------------------------------------------------------------------------------
@@ -9877,7 +9877,7 @@ def _insert_dependencies(store, rid, dependencies):
     )  # fmt: skip
 
 
-# part: parts/core/history.py
+# part: parts/core/code/history.py
 # ----------------------------------------------------------------------------------------------
 # History: which commits changed a cited symbol
 # ----------------------------------------------------------------------------------------------
@@ -10257,7 +10257,7 @@ def symbol_histories(g, base, tip, targets, known=None):
     return out
 
 
-# part: parts/core/freshness.py
+# part: parts/core/freshness/freshness.py
 # ----------------------------------------------------------------------------------------------
 # Freshness: did what an item cites change since it was captured?
 # ----------------------------------------------------------------------------------------------
@@ -11490,7 +11490,7 @@ def _write_freshness_cache(store, rows):
         store.notice("freshness was computed but not cached (%s)" % e)
 
 
-# part: parts/core/capture.py
+# part: parts/core/capture/capture.py
 # ----------------------------------------------------------------------------------------------
 # Service: capture
 # ----------------------------------------------------------------------------------------------
@@ -12048,7 +12048,7 @@ def capture(
     return {"session": session_id, "evidence": results, "warnings": warnings}
 
 
-# part: parts/core/code_refs.py
+# part: parts/core/search/code_refs.py
 # ----------------------------------------------------------------------------------------------
 # Code references: what evidence of related repositories cites of the code this session changes
 # ----------------------------------------------------------------------------------------------
@@ -12239,7 +12239,7 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     return found
 
 
-# part: parts/core/search.py
+# part: parts/core/search/search.py
 # ----------------------------------------------------------------------------------------------
 # Search: scope -> candidates -> rerank -> explain
 # ----------------------------------------------------------------------------------------------
@@ -13738,7 +13738,7 @@ def _session_edits(store, anchors_by_rid):
     return out
 
 
-# part: parts/core/items.py
+# part: parts/core/capture/items.py
 # ----------------------------------------------------------------------------------------------
 # Service: verify, show, sessions, status changes, orientation
 # ----------------------------------------------------------------------------------------------
@@ -14366,7 +14366,7 @@ def workspace_overview(store, repo=None, cwd=None, limit=5):
     }
 
 
-# part: parts/core/brief.py
+# part: parts/core/faces/brief.py
 # ----------------------------------------------------------------------------------------------
 # Service: the session briefing (what an agent gets at session start without asking)
 # ----------------------------------------------------------------------------------------------
@@ -14665,7 +14665,7 @@ def _fit_briefing(res, max_bytes):
     return text, omitted
 
 
-# part: parts/core/sharing.py
+# part: parts/core/sharing/sharing.py
 # ----------------------------------------------------------------------------------------------
 # Sharing: evidence as append-only JSONL with stable ids, imported idempotently
 # ----------------------------------------------------------------------------------------------
@@ -16487,7 +16487,7 @@ def _import_topology(store, records):
     return counts
 
 
-# part: parts/core/sync.py
+# part: parts/core/sharing/sync.py
 # ----------------------------------------------------------------------------------------------
 # Sync: team memory through a shared git repository, with no server of our own
 # ----------------------------------------------------------------------------------------------
@@ -17708,7 +17708,7 @@ def _sync_remember(store, remote, branch, wanted, tips, state, exported, skipped
         )
 
 
-# part: parts/core/adapters.py
+# part: parts/core/transcripts/adapters.py
 # ----------------------------------------------------------------------------------------------
 # Session adapters: the only code that knows a vendor's transcript format
 # ----------------------------------------------------------------------------------------------
@@ -18937,7 +18937,7 @@ def find_running_session(cwd=None, env=None):
     return None
 
 
-# part: parts/core/sessions.py
+# part: parts/core/transcripts/sessions.py
 # ----------------------------------------------------------------------------------------------
 # Service: session import (what a transcript says a session did, per repository)
 # ----------------------------------------------------------------------------------------------
@@ -19576,7 +19576,7 @@ def session_activity(store, session_id):
     }
 
 
-# part: parts/core/hooks.py
+# part: parts/core/transcripts/hooks.py
 # ----------------------------------------------------------------------------------------------
 # Service: agent hooks (import at session end, briefing at session start)
 # ----------------------------------------------------------------------------------------------
@@ -20511,7 +20511,7 @@ def _hook_log(home, line):
         pass
 
 
-# part: parts/core/evaluation.py
+# part: parts/core/search/evaluation.py
 # ----------------------------------------------------------------------------------------------
 # Evaluation: retrieval quality of --rank fts and --rank topology on a judged corpus
 # ----------------------------------------------------------------------------------------------
@@ -20929,7 +20929,7 @@ def format_eval_report(report):
     return "\n".join(lines)
 
 
-# part: parts/core/report.py
+# part: parts/core/faces/report.py
 # ----------------------------------------------------------------------------------------------
 # Report: the workspace as one self-contained HTML page (wctx report --html, wctx serve)
 # ----------------------------------------------------------------------------------------------
@@ -21953,7 +21953,7 @@ class ReportServer:
         self.httpd.server_close()
 
 
-# part: parts/core/cli_format.py
+# part: parts/core/faces/cli_format.py
 # ----------------------------------------------------------------------------------------------
 # CLI: text formatting
 # ----------------------------------------------------------------------------------------------
@@ -22167,7 +22167,7 @@ def format_item(item):
     return "\n".join(lines)
 
 
-# part: parts/core/demo.py
+# part: parts/core/faces/demo.py
 # ----------------------------------------------------------------------------------------------
 # Demo: a throwaway workspace that shows the whole loop
 # ----------------------------------------------------------------------------------------------
@@ -22307,7 +22307,7 @@ def _indent(text, prefix):
     return "\n".join(prefix + line if line else line for line in text.splitlines())
 
 
-# part: parts/core/doctor.py
+# part: parts/core/faces/doctor.py
 # ----------------------------------------------------------------------------------------------
 # Doctor: can this installation work here, and what to do when it cannot
 # ----------------------------------------------------------------------------------------------
@@ -22661,7 +22661,7 @@ def format_doctor(report):
     return "\n".join(lines)
 
 
-# part: parts/core/cli_commands.py
+# part: parts/core/faces/cli_commands.py
 # ----------------------------------------------------------------------------------------------
 # CLI: commands (each cmd_x(args, store) -> exit code; its docstring is its help)
 # ----------------------------------------------------------------------------------------------
@@ -23922,7 +23922,7 @@ def cmd_eval_retrieval(args, store):
     return 0
 
 
-# part: parts/core/cli_main.py
+# part: parts/core/faces/cli_main.py
 # ----------------------------------------------------------------------------------------------
 # CLI: parser and main()
 # ----------------------------------------------------------------------------------------------

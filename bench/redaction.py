@@ -4,7 +4,7 @@
     python3 bench/redaction.py                          # this checkout's parts/ and wctx.py, vs main
     python3 bench/redaction.py --baseline REV --runs 5 FILE ...
 
-The text is the FILEs given (default: this checkout's parts/core/*.py, source code being the
+The text is the FILEs given (default: this checkout's parts/core/**/*.py, source code being the
 worst case: it is full of "key", "token", "config" and "password"), cut into chunks of five lines,
 three times over, as an import would see commands and summaries. Each run starts with the
 fragment memos empty (the rules compiled once before). The two modules are timed in turn, run by run, in this one process; the
@@ -58,7 +58,7 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    files = args.files or sorted(glob.glob(os.path.join(ROOT, "parts", "core", "*.py")))
+    files = args.files or sorted(glob.glob(os.path.join(ROOT, "parts", "core", "**", "*.py"), recursive=True))
     lines = []
     for path in files:
         with open(path, encoding="utf-8", errors="replace") as fh:

@@ -626,9 +626,10 @@ def test_every_process_cache_is_declared_in_the_caches_part():
 
     parts = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "parts")
     found = []
-    for folder in ("core", "mcp"):
-        for name in sorted(os.listdir(os.path.join(parts, folder))):
-            if name == "caches.py" or not name.endswith(".py"):
+    for folder, _, names in sorted(os.walk(parts)):
+        folder = os.path.relpath(folder, parts)
+        for name in sorted(names):
+            if name in ("caches.py", "build.py") or not name.endswith(".py"):
                 continue
             with open(os.path.join(parts, folder, name), encoding="utf-8") as handle:
                 for number, line in enumerate(handle, 1):
