@@ -45,8 +45,9 @@ SHARED = os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "data", 
 
 
 class Norm:
-    def __init__(self, root):
+    def __init__(self, root, checkout=None):
         self.root = root
+        self.checkout = checkout
         self.map = {}
         self.secrets = {}
 
@@ -58,6 +59,9 @@ class Norm:
 
     def __call__(self, text):
         text = text.replace(os.path.realpath(self.root), "<ROOT>").replace(self.root, "<ROOT>")
+        if self.checkout:  # the build measured, wherever it is checked out
+            text = text.replace(self.checkout, "<CHECKOUT>")
+            text = re.sub(r'"(bytes|tokens)": \d+', r'"\1": <N>', text)
         text = re.sub(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?", "<TS>", text)
         text = re.sub(r"\b\d+(\.\d+)? ?(ms|s|µs)\b", "<DUR>", text)
         text = re.sub(r'"(ms|elapsed_ms|took_ms|seconds)": [0-9.]+', r'"\1": <N>', text)
@@ -300,7 +304,7 @@ def mcp_session(wctx_py, env, cwd, ids):
 def run(checkout, outdir):
     wctx_py = os.path.join(checkout, "wctx.py")
     root = tempfile.mkdtemp(prefix="golden-")
-    norm = Norm(root)
+    norm = Norm(root, checkout)
     try:
         cites = plan(root)
         os.makedirs(os.path.join(root, "transcripts"))
