@@ -22627,9 +22627,7 @@ def _doctor_hooks(home):
         status = hook_status(probe=True, home=home)
     except WctxError as e:
         return _doctor_check("hooks", DOCTOR_WARN, str(e))
-    probes = [(h["agent"], p) for h in status for p in h.get("probes") or ()]
-    problems = [h for h in status if h.get("problem") and not h.get("failed")]
-    failed = [(h["agent"], f) for h in status for f in h.get("failed") or ()]
+    probes, problems, failed = _hook_outcomes(status)
     if not probes and not problems and not failed:
         return _doctor_check(
             "hooks",
@@ -22651,6 +22649,14 @@ def _doctor_hooks(home):
         "%d hook commands of %s ran from a clean shell"
         % (len(probes), ", ".join(sorted({agent for agent, _ in probes}))),
     )
+
+
+def _hook_outcomes(status):
+    """([(agent, probe)] run, [hook status] with a problem but no failure, [(agent, failure)])."""
+    probes = [(h["agent"], p) for h in status for p in h.get("probes") or ()]
+    problems = [h for h in status if h.get("problem") and not h.get("failed")]
+    failed = [(h["agent"], f) for h in status for f in h.get("failed") or ()]
+    return probes, problems, failed
 
 
 def _wctx_for(home):
