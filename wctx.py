@@ -59,6 +59,8 @@ __all__ = [
     "redact_secrets",
     "neutralise",
     "terminal_text",
+    "served_text",
+    "clip_marked",
     "parse_transcript",
     "import_transcript",
     "import_transcripts",
@@ -2180,6 +2182,51 @@ def terminal_text(text):
         lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 0x100 else "\\u%04x" % ord(m.group()), text
     )
     return neutralise(text)[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# The read boundary: what a face may show of one stored text
+# ----------------------------------------------------------------------------------------------
+# Writing has one boundary (redaction, when a text is stored); reading has this one. Every face
+# that shows stored text in a bounded space (an MCP reply, the briefing, a terminal line, the
+# report page) takes it through served_text, then prints through its own one output path: the
+# MCP Reply (redacted tree, JSON and text block), briefing_text, the CLI's terminal_text and
+# json_text, the page's html escape.
+
+_LINE_BREAKING = _lazy_pattern("[\x00-\x1f\x7f\u2028\u2029]")
+
+
+def served_text(text, limit, cut=clip_words, one_line=False, defuse=True):
+    """(text, changed): one stored text as a face may show it, about ``limit`` characters long.
+
+    Redacted whole when it is longer than ``limit`` (a secret cut in two is no longer one the
+    rules know; the face's printer redacts the rest), instruction-like wording neutralised unless
+    ``defuse`` is False (the terminal's printer neutralises its whole output instead), with
+    ``one_line`` every control character and run of white space made one space, then cut by
+    ``cut`` (``clip_words`` at a word, ``cut_reason`` keeping named commits whole,
+    ``clip_marked`` saying how much is missing). ``changed``: whether neutralising changed it.
+    """
+    if not isinstance(text, str):
+        return text, False
+    changed = False
+    if len(text) > limit:
+        text = shown_text(text)
+    if defuse and may_need_neutralising(text):
+        text, changed = neutralise(text)
+    if one_line:
+        text = " ".join(_LINE_BREAKING.sub(" ", text).split())
+    return cut(text, limit), changed
+
+
+def clip_marked(text, limit):
+    """Cut text to ``limit`` characters with an explicit marker saying how much is missing;
+    redacted whole first (a secret cut in two is no longer one the rules know)."""
+    if text is None or len(text) <= limit:
+        return text
+    text = shown_text(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} …[truncated: {len(text) - limit} more characters]"
 
 
 # part: parts/core/base/words.py
@@ -13751,36 +13798,7 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
 
     Without ids, ``offset``/``limit`` take one page of the scope's items (oldest first) and only
     that page is checked (summary and fileless count the page); "total" counts the whole scope."""
-    total = None
-    if ids:
-        pairs = _resolve_ids(store, ids)
-        if about:
-            about_repo = resolve_repo(store, about)
-            rows = _evidence_rows(store, [rid for rid, _ in pairs])
-            pairs = [(rid, eid) for rid, eid in pairs if rows[rid]["repo_id"] == about_repo.id]
-    elif about:
-        about_repo = resolve_repo(store, about)
-        scope = [about_repo.id]
-        if repo is not None:
-            origin = resolve_repo(store, repo, cwd=cwd)
-            if about_repo.id not in Topology(store, origin).repo_ids():
-                raise UsageError(
-                    "%s is not in the scope of %s (no workspace or relation connects them)"
-                    % (about_repo.name, origin.name)
-                )
-    else:
-        origin = resolve_repo(store, repo, cwd=cwd)
-        scope = Topology(store, origin).repo_ids()
-    if not ids:
-        where = "status = 'active' AND repo_id IN (%s)" % ",".join("?" * len(scope))
-        page = ""
-        if offset or limit is not None:
-            total = store.one("SELECT count(*) FROM evidence WHERE " + where, scope)[0]
-            page = " LIMIT %d OFFSET %d" % (-1 if limit is None else int(limit), int(offset))
-        pairs = [
-            (r["rid"], r["id"])
-            for r in store.all("SELECT rid, id FROM evidence WHERE " + where + " ORDER BY rid" + page, scope)
-        ]
+    pairs, total = _verify_pairs(store, ids, repo, cwd, about, offset, limit)
     rids = [rid for rid, _ in pairs]
     anchors = _load_anchors(store, rids)
     # Refresh the search cache with what we compute exactly, under keys taken before the check.
@@ -13805,18 +13823,7 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
         if c.get("dependencies"):
             items[-1]["dependencies"] = c["dependencies"]
         if not cites_file and anchors[rid]:
-            a = anchors[rid][0]
-            group = fileless.setdefault(a["repo_name"], {"repo": a["repo_name"], "items": 0, "verdicts": {},
-                                                         "moved_min": None, "moved_max": None, "ids": []})  # fmt: skip
-            group["items"] += 1
-            group["ids"].append(eid)
-            group["verdicts"][c["verdict"]] = group["verdicts"].get(c["verdict"], 0) + 1
-            moved = checker.moved.get((a["repo_id"], a["commit_sha"]))
-            if c["verdict"] == "current":
-                moved = 0
-            if moved is not None:
-                group["moved_min"] = moved if group["moved_min"] is None else min(group["moved_min"], moved)
-                group["moved_max"] = moved if group["moved_max"] is None else max(group["moved_max"], moved)
+            _count_fileless(fileless, anchors[rid][0], eid, c["verdict"], checker.moved)
     out = {
         "items": items,
         "summary": summary,
@@ -13825,6 +13832,51 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     if total is not None:
         out["total"] = total
     return out
+
+
+def _verify_pairs(store, ids, repo, cwd, about, offset, limit):
+    """([(rid, id)] verify checks, the scope's whole count or None): the given ids (those about
+    ``about``), else one page of the active items in scope, oldest first."""
+    if ids:
+        pairs = _resolve_ids(store, ids)
+        if about:
+            about_repo = resolve_repo(store, about)
+            rows = _evidence_rows(store, [rid for rid, _ in pairs])
+            pairs = [(rid, eid) for rid, eid in pairs if rows[rid]["repo_id"] == about_repo.id]
+        return pairs, None
+    if about:
+        about_repo = resolve_repo(store, about)
+        scope = [about_repo.id]
+        if repo is not None:
+            origin = resolve_repo(store, repo, cwd=cwd)
+            if about_repo.id not in Topology(store, origin).repo_ids():
+                raise UsageError(
+                    "%s is not in the scope of %s (no workspace or relation connects them)"
+                    % (about_repo.name, origin.name)
+                )
+    else:
+        scope = Topology(store, resolve_repo(store, repo, cwd=cwd)).repo_ids()
+    where = "status = 'active' AND repo_id IN (%s)" % ",".join("?" * len(scope))
+    total, page = None, ""
+    if offset or limit is not None:
+        total = store.one("SELECT count(*) FROM evidence WHERE " + where, scope)[0]
+        page = " LIMIT %d OFFSET %d" % (-1 if limit is None else int(limit), int(offset))
+    rows = store.all("SELECT rid, id FROM evidence WHERE " + where + " ORDER BY rid" + page, scope)
+    return [(r["rid"], r["id"]) for r in rows], total
+
+
+def _count_fileless(fileless, anchor, eid, verdict, moved_by):
+    """Count an item that cites no file in its repository's group: how many, their verdicts, and
+    how far the repository moved since they were stamped (0 for a current one)."""
+    group = fileless.setdefault(anchor["repo_name"], {"repo": anchor["repo_name"], "items": 0, "verdicts": {},
+                                                      "moved_min": None, "moved_max": None, "ids": []})  # fmt: skip
+    group["items"] += 1
+    group["ids"].append(eid)
+    group["verdicts"][verdict] = group["verdicts"].get(verdict, 0) + 1
+    moved = 0 if verdict == "current" else moved_by.get((anchor["repo_id"], anchor["commit_sha"]))
+    if moved is not None:
+        group["moved_min"] = moved if group["moved_min"] is None else min(group["moved_min"], moved)
+        group["moved_max"] = moved if group["moved_max"] is None else max(group["moved_max"], moved)
 
 
 def _changed_rows(store, rows):
@@ -13964,85 +14016,17 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
     checker = FreshnessChecker(store)
     before = checker.check_items(anchors)
     repos = {r.id: r for r in _repos(store)}
-    plans, gits = [], {}
-    for rid, eid in pairs:
-        row = rows[rid]
-        if row["status"] != "active":
-            raise UsageError(
-                "%s is %s%s; only an active item can be confirmed"
-                % (eid, row["status"], " by " + row["superseded_by"] if row["superseded_by"] else "")
-            )
-        item_repo = repos.get(row["repo_id"]) if row["repo_id"] is not None else None
-        own = [a for a in anchors[rid] if a["repo_id"] == row["repo_id"]]
-        if item_repo is not None and own:
-            item_repo = checker.judged_view(own[0])
-        if item_repo is None:
-            raise UsageError(
-                "%s is about %s, which is not registered here; confirm it where it is"
-                % (eid, row["repo_name"])
-            )
-        cited = []
-        for a in anchors[rid]:
-            if not a["path"]:
-                continue
-            repo = checker.judged_view(a)
-            if repo is None or not os.path.isdir(repo.path):
-                raise UsageError(
-                    "%s cites %s:%s, and repository %s is not on this machine; confirm it where it is"
-                    % (eid, a["repo_name"], a["path"], a["repo_name"])
-                )
-            rel = a["path"]
-            label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
-            try:
-                data = read_repo_file(repo.path, rel)
-                if data is None:
-                    rel = checker.followed.get((repo.id, a["path"]))
-                    data = read_repo_file(repo.path, rel) if rel else None
-            except UnreadableFile as e:
-                raise UsageError(
-                    "%s cites %s in %s, and %s; nothing to confirm" % (eid, label, repo.name, e)
-                ) from None
-            if data is None:
-                raise UsageError(
-                    "%s cites %s, which no longer exists in %s; record what is true now and "
-                    "replace it: wctx supersede %s --by NEW-ID" % (eid, label, repo.name, eid)
-                )
-            if a["symbol"] and a["symbol_hash"] and symbol_hash_of(data, rel, a["symbol"]) is None:
-                raise UsageError(
-                    "%s cites symbol %s, which is no longer found in %s:%s; record what is true now and "
-                    "replace it: wctx supersede %s --by NEW-ID" % (eid, a["symbol"], repo.name, rel, eid)
-                )
-            cited.append((repo, rel, os.path.join(repo.path, *rel.split("/")), a["symbol"]))
-        explicit = []
-        for d in checker.dependencies.get(rid, ()):
-            if d["how"] != "explicit":
-                continue  # read again from the cited symbols' text below
-            repo = repos.get(d["repo_id"]) if d["repo_id"] is not None else None
-            label = "%s:%s%s" % (d["repo_name"], d["path"], "#" + d["symbol"] if d["symbol"] else "")
-            if repo is None or read_repo_file(repo.path, d["path"]) is None:
-                raise UsageError(
-                    "%s depends on %s, which is not on this machine or no longer exists; record what is true "
-                    "now and replace it: wctx supersede %s --by NEW-ID" % (eid, label, eid)
-                )
-            explicit.append((repo, d["path"], os.path.join(repo.path, *d["path"].split("/")), d["symbol"]))
-        for repo in [item_repo] + [c[0] for c in cited] + [e[0] for e in explicit]:
-            if repo.id not in gits:
-                gits[repo.id] = _repo_provenance(repo)
-        plans.append({"rid": rid, "eid": eid, "repo": item_repo, "cited": cited, "explicit": explicit})
-
-    def head_blob(g, rel):
-        hit = g.batch_check(["HEAD:" + rel]).get("HEAD:" + rel) if g.head else None
-        return hit[0] if hit and hit[1] == "blob" else None
-
+    gits = {}
+    plans = [_confirm_plan(checker, repos, rows[rid], eid, anchors[rid], gits) for rid, eid in pairs]
     warnings, confirmed = [], []
     # What the cited symbols call is read again: the code may call something else now.
     dependency_gits(read_dependencies(DependencyReader(store), plans, warnings), gits)
-    stamp_dependencies(plans, gits, head_blob, warnings)
+    stamp_dependencies(plans, gits, _head_blob, warnings)
     now = utc_now()
     with store.atomic():
         for plan in plans:
             rid = plan["rid"]
-            stamped = _stamp_anchors(plan["repo"], plan["cited"], gits, head_blob, warnings)
+            stamped = _stamp_anchors(plan["repo"], plan["cited"], gits, _head_blob, warnings)
             commits = _restamp(
                 store, rid, stamped, "confirmed", session_id, agent, note, now, plan["dependencies"]
             )
@@ -14060,6 +14044,84 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
             for c in confirmed
         ),
     }
+
+
+def _head_blob(g, rel):
+    hit = g.batch_check(["HEAD:" + rel]).get("HEAD:" + rel) if g.head else None
+    return hit[0] if hit and hit[1] == "blob" else None
+
+
+def _confirm_plan(checker, repos, row, eid, anchors, gits):
+    """What confirming one item re-stamps: its repository, the files and symbols it cites and the
+    dependencies named at capture, each read now; a clear error (nothing changed) when any of
+    them is gone or not on this machine. Opens each repository's provenance in ``gits``."""
+    if row["status"] != "active":
+        raise UsageError(
+            "%s is %s%s; only an active item can be confirmed"
+            % (eid, row["status"], " by " + row["superseded_by"] if row["superseded_by"] else "")
+        )
+    item_repo = repos.get(row["repo_id"]) if row["repo_id"] is not None else None
+    own = [a for a in anchors if a["repo_id"] == row["repo_id"]]
+    if item_repo is not None and own:
+        item_repo = checker.judged_view(own[0])
+    if item_repo is None:
+        raise UsageError(
+            "%s is about %s, which is not registered here; confirm it where it is" % (eid, row["repo_name"])
+        )
+    cited = [_confirmed_citation(checker, eid, a) for a in anchors if a["path"]]
+    explicit = [
+        _confirmed_dependency(repos, eid, d)
+        for d in checker.dependencies.get(row["rid"], ())
+        if d["how"] == "explicit"  # the others are read again from the cited symbols' text
+    ]
+    for repo in [item_repo] + [c[0] for c in cited] + [e[0] for e in explicit]:
+        if repo.id not in gits:
+            gits[repo.id] = _repo_provenance(repo)
+    return {"rid": row["rid"], "eid": eid, "repo": item_repo, "cited": cited, "explicit": explicit}
+
+
+def _confirmed_citation(checker, eid, a):
+    """(repo, rel, full path, symbol) of a file an item cites, as it is now (followed if renamed)."""
+    repo = checker.judged_view(a)
+    if repo is None or not os.path.isdir(repo.path):
+        raise UsageError(
+            "%s cites %s:%s, and repository %s is not on this machine; confirm it where it is"
+            % (eid, a["repo_name"], a["path"], a["repo_name"])
+        )
+    rel = a["path"]
+    label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+    try:
+        data = read_repo_file(repo.path, rel)
+        if data is None:
+            rel = checker.followed.get((repo.id, a["path"]))
+            data = read_repo_file(repo.path, rel) if rel else None
+    except UnreadableFile as e:
+        raise UsageError(
+            "%s cites %s in %s, and %s; nothing to confirm" % (eid, label, repo.name, e)
+        ) from None
+    if data is None:
+        raise UsageError(
+            "%s cites %s, which no longer exists in %s; record what is true now and "
+            "replace it: wctx supersede %s --by NEW-ID" % (eid, label, repo.name, eid)
+        )
+    if a["symbol"] and a["symbol_hash"] and symbol_hash_of(data, rel, a["symbol"]) is None:
+        raise UsageError(
+            "%s cites symbol %s, which is no longer found in %s:%s; record what is true now and "
+            "replace it: wctx supersede %s --by NEW-ID" % (eid, a["symbol"], repo.name, rel, eid)
+        )
+    return (repo, rel, os.path.join(repo.path, *rel.split("/")), a["symbol"])
+
+
+def _confirmed_dependency(repos, eid, d):
+    """(repo, path, full path, symbol) of a dependency named at capture, which must still exist."""
+    repo = repos.get(d["repo_id"]) if d["repo_id"] is not None else None
+    label = "%s:%s%s" % (d["repo_name"], d["path"], "#" + d["symbol"] if d["symbol"] else "")
+    if repo is None or read_repo_file(repo.path, d["path"]) is None:
+        raise UsageError(
+            "%s depends on %s, which is not on this machine or no longer exists; record what is true "
+            "now and replace it: wctx supersede %s --by NEW-ID" % (eid, label, eid)
+        )
+    return (repo, d["path"], os.path.join(repo.path, *d["path"].split("/")), d["symbol"])
 
 
 def _session_dict(row):
@@ -14402,14 +14464,9 @@ BRIEF_SECTIONS = (
 )
 
 
-def _served_text(text, limit, cut=clip_words):
-    """One stored text as an agent may read it: instruction-like wording neutralised, control
-    and invisible characters dropped, cut at a word (``cut_reason`` keeps named commits whole)."""
-    text, _ = neutralise(text or "")
-    text = " ".join(re.sub(r"[\x00-\x1f\x7f\u2028\u2029]", " ", text).split())
-    if len(text) > limit:
-        text = shown_text(text)  # redacted whole before the cut
-    return cut(text, limit)
+def _served(text, limit, cut=clip_words):
+    """One stored text as a briefing line shows it: through the read boundary, on one line."""
+    return served_text(text, limit, cut, one_line=True)[0]
 
 
 def agent_command():
@@ -14466,59 +14523,10 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
     max_bytes = brief_budget(max_bytes, max_tokens)
     origin = resolve_repo(store, repo, cwd=cwd)
     topology = Topology(store, origin)
-    scope = topology.repo_ids()
     since = _last_session_here(store, origin)
-    marks = ",".join("?" * len(scope))
-    picked = {}  # section key -> [(rid, [reasons])]
     store.begin_read()
     who = author_filter(store)  # what this person hid stays out of their briefings
-    hiding = "".join(" AND " + clause for clause in who.sql) if who else ""
-
-    rows = store.all(
-        "SELECT e.rid, s.id AS sid, s.agent, s.repo_name, coalesce(s.ended_at, s.started_at, s.created_at) AS at "
-        "FROM evidence e JOIN sessions s ON s.id = e.session_id WHERE e.repo_id = ? AND e.status = 'active' "
-        "AND e.created_at >= ? AND (s.repo_id IS NULL OR s.repo_id != ?)%s "
-        "ORDER BY e.created_at DESC, e.rid DESC LIMIT ?" % hiding,
-        (origin.id, since or "", origin.id, BRIEF_SECTION_ITEMS),
-    )
-    picked["from_others"] = [
-        (r["rid"], Fallback("recorded", repo=r["repo_name"], session=r["sid"], agent=r["agent"], at=r["at"]))
-        for r in rows
-    ]
-    # A teammate's items about this repository, by when they arrived here (a sync brings items
-    # recorded before this person's last session): the session's row is written on arrival.
-    rows = store.all(
-        "SELECT e.rid, s.id AS sid, s.agent, s.repo_name, s.author, s.machine, s.created_at AS at "
-        "FROM evidence e JOIN sessions s ON s.id = e.session_id WHERE e.repo_id = ? AND e.status = 'active' "
-        "AND s.created_at >= ? AND s.machine IS NOT (SELECT value FROM sync_state WHERE key = 'machine')%s "
-        "ORDER BY s.created_at DESC, e.rid DESC LIMIT ?" % hiding,
-        (origin.id, since or "", BRIEF_SECTION_ITEMS),
-    )
-    picked["from_teammates"] = [
-        (r["rid"], Fallback("arrived", repo=r["repo_name"], session=r["sid"], agent=r["agent"], at=r["at"]))
-        for r in rows
-    ]
-    refs = code_references(store, origin, scope, files, cwd, ["e.status = 'active'"])
-    picked["code_references"] = [(ref.rid, ref) for ref in refs[:BRIEF_SECTION_ITEMS]]
-    near = [rid for rid in scope if topology.reach[rid][0] <= 1]
-    rows = store.all(
-        "SELECT e.rid, e.repo_id, e.kind FROM evidence e WHERE e.kind IN ('question', 'known_issue') "
-        "AND e.status = 'active' AND e.repo_id IN (%s)%s ORDER BY (e.repo_id = ?) DESC, e.created_at DESC, "
-        "e.rid DESC LIMIT ?" % (",".join("?" * len(near)), hiding),
-        near + [origin.id, BRIEF_SECTION_ITEMS],
-    )
-    picked["open"] = [(r["rid"], Fallback("open", kind=r["kind"])) for r in rows]
-    served = store.all(
-        "SELECT v.evidence_rid AS rid, v.verdict, v.served_at FROM briefing_served v "
-        "JOIN evidence e ON e.rid = v.evidence_rid WHERE v.repo_id = ? AND v.verdict != 'stale' "
-        "AND e.status = 'active' AND e.repo_id IN (%s) ORDER BY v.served_at DESC, v.evidence_rid DESC LIMIT ?"
-        % marks,
-        [origin.id] + scope + [BRIEF_STALE_CHECK],
-    )
-    served_verdicts = {r["rid"]: r for r in served}
-    if who is not None:  # code references and items served before: hidden ones left out here
-        picked["code_references"] = [(rid, why) for rid, why in picked["code_references"] if who.admits(rid)]
-        served_verdicts = {rid: r for rid, r in served_verdicts.items() if who.admits(rid)}
+    picked, served_verdicts = _picked(store, origin, topology, since, who, files, cwd)
     all_rids = list(
         dict.fromkeys([rid for part in picked.values() for rid, _ in part] + list(served_verdicts))
     )
@@ -14538,21 +14546,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
             if rid in shown or rid not in evidence:
                 continue  # an item appears once, in its first section
             shown.add(rid)
-            row = evidence[rid]
-            item = _result_dict(row, anchors.get(rid, []))
-            f = fresh.get(rid) or {"verdict": "unknown", "reasons": ["not checked"]}
-            facts = ResultFacts(
-                fallback=None if isinstance(why, CodeReference) else why,
-                code_reference=why if isinstance(why, CodeReference) else None,
-                reach=topology.reach.get(row["repo_id"], (None, None))[1],
-                confidence=row["confidence"],
-                status=row["status"],
-                superseded_by=row["superseded_by"],
-                freshness=f,
-                recorded_by=item["recorded_by"],
-            )
-            item.update(reasons=explain(facts), freshness={"verdict": f["verdict"], "reasons": f["reasons"]})
-            items.append(item)
+            items.append(_brief_item(evidence[rid], why, anchors.get(rid, []), fresh.get(rid), topology))
         # Stale items go last in their section, and are the first to go over budget.
         items.sort(key=lambda item: item["freshness"]["verdict"] == "stale")
         sections.append(
@@ -14591,6 +14585,79 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
     return res
 
 
+def _picked(store, origin, topology, since, who, files, cwd):
+    """({section key: [(rid, why)]} for every section but went_stale, {rid: briefing_served row}
+    of the items a briefing here showed last): what each section may say, newest first, without
+    what this person hid."""
+    scope = topology.repo_ids()
+    hiding = "".join(" AND " + clause for clause in who.sql) if who else ""
+    picked = {}
+    rows = store.all(
+        "SELECT e.rid, s.id AS sid, s.agent, s.repo_name, coalesce(s.ended_at, s.started_at, s.created_at) AS at "
+        "FROM evidence e JOIN sessions s ON s.id = e.session_id WHERE e.repo_id = ? AND e.status = 'active' "
+        "AND e.created_at >= ? AND (s.repo_id IS NULL OR s.repo_id != ?)%s "
+        "ORDER BY e.created_at DESC, e.rid DESC LIMIT ?" % hiding,
+        (origin.id, since or "", origin.id, BRIEF_SECTION_ITEMS),
+    )
+    picked["from_others"] = [
+        (r["rid"], Fallback("recorded", repo=r["repo_name"], session=r["sid"], agent=r["agent"], at=r["at"]))
+        for r in rows
+    ]
+    # A teammate's items about this repository, by when they arrived here (a sync brings items
+    # recorded before this person's last session): the session's row is written on arrival.
+    rows = store.all(
+        "SELECT e.rid, s.id AS sid, s.agent, s.repo_name, s.author, s.machine, s.created_at AS at "
+        "FROM evidence e JOIN sessions s ON s.id = e.session_id WHERE e.repo_id = ? AND e.status = 'active' "
+        "AND s.created_at >= ? AND s.machine IS NOT (SELECT value FROM sync_state WHERE key = 'machine')%s "
+        "ORDER BY s.created_at DESC, e.rid DESC LIMIT ?" % hiding,
+        (origin.id, since or "", BRIEF_SECTION_ITEMS),
+    )
+    picked["from_teammates"] = [
+        (r["rid"], Fallback("arrived", repo=r["repo_name"], session=r["sid"], agent=r["agent"], at=r["at"]))
+        for r in rows
+    ]
+    refs = code_references(store, origin, scope, files, cwd, ["e.status = 'active'"])
+    picked["code_references"] = [(ref.rid, ref) for ref in refs[:BRIEF_SECTION_ITEMS]]
+    near = [rid for rid in scope if topology.reach[rid][0] <= 1]
+    rows = store.all(
+        "SELECT e.rid, e.repo_id, e.kind FROM evidence e WHERE e.kind IN ('question', 'known_issue') "
+        "AND e.status = 'active' AND e.repo_id IN (%s)%s ORDER BY (e.repo_id = ?) DESC, e.created_at DESC, "
+        "e.rid DESC LIMIT ?" % (",".join("?" * len(near)), hiding),
+        near + [origin.id, BRIEF_SECTION_ITEMS],
+    )
+    picked["open"] = [(r["rid"], Fallback("open", kind=r["kind"])) for r in rows]
+    served = store.all(
+        "SELECT v.evidence_rid AS rid, v.verdict, v.served_at FROM briefing_served v "
+        "JOIN evidence e ON e.rid = v.evidence_rid WHERE v.repo_id = ? AND v.verdict != 'stale' "
+        "AND e.status = 'active' AND e.repo_id IN (%s) ORDER BY v.served_at DESC, v.evidence_rid DESC LIMIT ?"
+        % ",".join("?" * len(scope)),
+        [origin.id] + scope + [BRIEF_STALE_CHECK],
+    )
+    served_verdicts = {r["rid"]: r for r in served}
+    if who is not None:  # code references and items served before: hidden ones left out here
+        picked["code_references"] = [(rid, why) for rid, why in picked["code_references"] if who.admits(rid)]
+        served_verdicts = {rid: r for rid, r in served_verdicts.items() if who.admits(rid)}
+    return picked, served_verdicts
+
+
+def _brief_item(row, why, anchors, fresh, topology):
+    """One picked item as the briefing lists it, with the reasons it is here."""
+    item = _result_dict(row, anchors)
+    f = fresh or {"verdict": "unknown", "reasons": ["not checked"]}
+    facts = ResultFacts(
+        fallback=None if isinstance(why, CodeReference) else why,
+        code_reference=why if isinstance(why, CodeReference) else None,
+        reach=topology.reach.get(row["repo_id"], (None, None))[1],
+        confidence=row["confidence"],
+        status=row["status"],
+        superseded_by=row["superseded_by"],
+        freshness=f,
+        recorded_by=item["recorded_by"],
+    )
+    item.update(reasons=explain(facts), freshness={"verdict": f["verdict"], "reasons": f["reasons"]})
+    return item
+
+
 def _went_stale(served, now, anchors):
     """Whether an item a briefing showed as ``served`` is worth saying again as ``now``: it is
     stale, or it cites code and was current and is possibly stale now (a symbol it depends on in
@@ -14614,13 +14681,13 @@ def _brief_line(item):
     line = "- %s [%s, %s, %s%s] %s" % (
         item["id"],
         item["kind"],
-        _served_text(item["repo"] or "", 80),
+        _served(item["repo"] or "", 80),
         verdict.replace("_", " "),
-        "" if who == "you" else ", by " + _served_text(who, 120),  # a teammate's says whose
-        _served_text(item["claim"], BRIEF_CLAIM_CHARS),
+        "" if who == "you" else ", by " + _served(who, 120),  # a teammate's says whose
+        _served(item["claim"], BRIEF_CLAIM_CHARS),
     )
     if item["reasons"]:
-        line += " -- " + _served_text(item["reasons"][0], BRIEF_REASON_CHARS, cut_reason)
+        line += " -- " + _served(item["reasons"][0], BRIEF_REASON_CHARS, cut_reason)
     return line
 
 
@@ -21022,56 +21089,69 @@ def workspace_report(store, workspace=None):
     ]
     name_of = {r.id: r.name for r in _repos(store) if r.name in names}
     ids = sorted(name_of)
-    rows, hidden = [], {"superseded": 0, "retracted": 0}
-    if ids:
-        marks = ",".join("?" * len(ids))
-        rows = store.all(
-            "SELECT e.*, s.agent AS session_agent, s.summary AS session_summary, %s FROM evidence e "
-            "JOIN sessions s ON s.id = e.session_id WHERE e.repo_id IN (%s) AND e.status = 'active' "
-            "ORDER BY e.rid" % (SESSION_WHO_COLUMNS, marks),
-            ids,
-        )
-        for row in store.all(
-            "SELECT status, count(*) AS n FROM evidence WHERE repo_id IN (%s) AND status != 'active' "
-            "GROUP BY status" % marks,
-            ids,
-        ):
-            hidden[row["status"]] = row["n"]
+    rows, hidden = _report_rows(store, ids)
     checked = {v["id"]: v for v in verify(store, [r["id"] for r in rows])["items"]} if rows else {}
     anchors = _load_anchors(store, [r["rid"] for r in rows])
     items = []
     counts = {n: {"items": 0, "stale": 0, "possibly_stale": 0, "unknown": 0} for n in names}
     for row in rows:
-        fresh = checked[row["id"]]
-        commits = {}
-        for a in anchors[row["rid"]]:
-            if a["commit_sha"] and a["repo_name"] not in commits:
-                commits[a["repo_name"]] = (a["commit_sha"], a["branch"], bool(a["dirty"]))
-        item = ReportItem(
-            id=row["id"],
-            kind=row["kind"],
-            repo=name_of[row["repo_id"]],  # the repository's name now, whatever it was called then
-            claim=row["claim"],
-            detail=row["detail"],
-            symptom=row["symptom"],
-            confidence=row["confidence"],
-            created_at=row["created_at"],
-            session=row["session_id"],
-            session_agent=row["session_agent"],
-            session_summary=row["session_summary"],
-            recorded_by=row_recorded_by(row),
-            confirmed_at=row["confirmed_at"],
-            verdict=fresh["verdict"],
-            reasons=fresh["reasons"],
-            commits=sorted(commits.items()),
-            files=_result_dict(row, anchors[row["rid"]])["files"],
-        )
+        item = _report_item(row, checked[row["id"]], anchors[row["rid"]], name_of[row["repo_id"]])
         items.append(item)
         c = counts[item.repo]
         c["items"] += 1
         if item.verdict in c:
             c[item.verdict] += 1
     return Report(title, workspace, repos, relations, items, counts, hidden)
+
+
+def _report_rows(store, ids):
+    """(the active items about the repositories ``ids`` with their sessions, {status: count} of
+    the superseded and retracted ones, which the page leaves out)."""
+    rows, hidden = [], {"superseded": 0, "retracted": 0}
+    if not ids:
+        return rows, hidden
+    marks = ",".join("?" * len(ids))
+    rows = store.all(
+        "SELECT e.*, s.agent AS session_agent, s.summary AS session_summary, %s FROM evidence e "
+        "JOIN sessions s ON s.id = e.session_id WHERE e.repo_id IN (%s) AND e.status = 'active' "
+        "ORDER BY e.rid" % (SESSION_WHO_COLUMNS, marks),
+        ids,
+    )
+    for row in store.all(
+        "SELECT status, count(*) AS n FROM evidence WHERE repo_id IN (%s) AND status != 'active' "
+        "GROUP BY status" % marks,
+        ids,
+    ):
+        hidden[row["status"]] = row["n"]
+    return rows, hidden
+
+
+def _report_item(row, fresh, anchors, repo_name):
+    """One item as the page shows it; ``repo_name``: its repository's name now, whatever it was
+    called then."""
+    commits = {}
+    for a in anchors:
+        if a["commit_sha"] and a["repo_name"] not in commits:
+            commits[a["repo_name"]] = (a["commit_sha"], a["branch"], bool(a["dirty"]))
+    return ReportItem(
+        id=row["id"],
+        kind=row["kind"],
+        repo=repo_name,
+        claim=row["claim"],
+        detail=row["detail"],
+        symptom=row["symptom"],
+        confidence=row["confidence"],
+        created_at=row["created_at"],
+        session=row["session_id"],
+        session_agent=row["session_agent"],
+        session_summary=row["session_summary"],
+        recorded_by=row_recorded_by(row),
+        confirmed_at=row["confirmed_at"],
+        verdict=fresh["verdict"],
+        reasons=fresh["reasons"],
+        commits=sorted(commits.items()),
+        files=_result_dict(row, anchors)["files"],
+    )
 
 
 def _graph_layout(names, edges):
@@ -21082,50 +21162,9 @@ def _graph_layout(names, edges):
     neighbours (a few sweeps, ties by name), and a layer wider than REPORT_ROW_MAX wraps."""
     names = sorted(names)
     out = {n: sorted({t for f, t in edges if f == n and t != n}) for n in names}
-    # Break cycles with a depth-first walk in name order: an edge to a node on the stack is a back edge.
-    state, forward = {}, {n: [] for n in names}
-
-    def walk(start):
-        stack = [(start, iter(out[start]))]
-        state[start] = 1
-        while stack:
-            node, children = stack[-1]
-            child = next(children, None)
-            if child is None:
-                state[node] = 2
-                stack.pop()
-            elif state.get(child) == 1:
-                continue
-            else:
-                forward[node].append(child)
-                if child not in state:
-                    state[child] = 1
-                    stack.append((child, iter(out[child])))
-
-    for n in names:
-        if n not in state:
-            walk(n)
+    forward = _forward_edges(names, out)
     layer = {n: 0 for n in names}
-    order = []
-    seen = set()
-
-    def post(n):
-        stack = [(n, iter(forward[n]))]
-        seen.add(n)
-        while stack:
-            node, children = stack[-1]
-            child = next(children, None)
-            if child is None:
-                order.append(node)
-                stack.pop()
-            elif child not in seen:
-                seen.add(child)
-                stack.append((child, iter(forward[child])))
-
-    for n in names:
-        if n not in seen:
-            post(n)
-    for n in reversed(order):  # topological order of the forward edges
+    for n in reversed(_post_order(names, forward)):  # topological order of the forward edges
         for child in forward[n]:
             layer[child] = max(layer[child], layer[n] + 1)
     layers = {}
@@ -21137,17 +21176,12 @@ def _graph_layout(names, edges):
         if f != t and f in neighbours and t in neighbours:
             neighbours[f].add(t)
             neighbours[t].add(f)
-    pos = {}
-    for row in ranks:
-        for i, n in enumerate(row):
-            pos[n] = float(i) - (len(row) - 1) / 2.0
-    for sweep in range(4):
-        sequence = ranks[1:] if sweep % 2 == 0 else list(reversed(ranks[:-1]))
-        for row in sequence:
-            members = set(row)
-            row.sort(key=lambda n, members=members: _barycentre(n, neighbours, members, pos))
-            for i, n in enumerate(row):
-                pos[n] = float(i) - (len(row) - 1) / 2.0
+    _order_layers(ranks, neighbours)
+    return _placed(ranks)
+
+
+def _placed(ranks):
+    """{name: (x, y)} and the canvas (width, height) of ordered layers, each centred."""
     # Wrap wide layers into rows of at most REPORT_ROW_MAX nodes.
     rows = []
     for row in ranks:
@@ -21163,6 +21197,67 @@ def _graph_layout(names, edges):
         for i, n in enumerate(row):
             xy[n] = (left + i * (REPORT_NODE_W + REPORT_GAP_X), 24 + r * (REPORT_NODE_H + REPORT_GAP_Y))
     return xy, (max(width, 320), max(height, 110))
+
+
+def _forward_edges(names, out):
+    """{name: [child]} without the edges that close a cycle: a depth-first walk in name order,
+    where an edge to a node on the stack is a back edge."""
+    state, forward = {}, {n: [] for n in names}
+    for start in names:
+        if start in state:
+            continue
+        stack = [(start, iter(out[start]))]
+        state[start] = 1
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(child) == 1:
+                continue
+            else:
+                forward[node].append(child)
+                if child not in state:
+                    state[child] = 1
+                    stack.append((child, iter(out[child])))
+    return forward
+
+
+def _post_order(names, forward):
+    """The nodes in depth-first post-order of the (acyclic) forward edges."""
+    order, seen = [], set()
+    for n in names:
+        if n in seen:
+            continue
+        stack = [(n, iter(forward[n]))]
+        seen.add(n)
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                order.append(node)
+                stack.pop()
+            elif child not in seen:
+                seen.add(child)
+                stack.append((child, iter(forward[child])))
+    return order
+
+
+def _order_layers(ranks, neighbours):
+    """Order the nodes inside each layer (in place) by their neighbours' mean position: four
+    sweeps, down then up."""
+    pos = {}
+    for row in ranks:
+        for i, n in enumerate(row):
+            pos[n] = float(i) - (len(row) - 1) / 2.0
+    for sweep in range(4):
+        sequence = ranks[1:] if sweep % 2 == 0 else list(reversed(ranks[:-1]))
+        for row in sequence:
+            members = set(row)
+            row.sort(key=lambda n, members=members: _barycentre(n, neighbours, members, pos))
+            for i, n in enumerate(row):
+                pos[n] = float(i) - (len(row) - 1) / 2.0
 
 
 def _barycentre(name, neighbours, members, pos):
@@ -21293,6 +21388,18 @@ def _edge_route(f_xy, t_xy, spread, others, width, taken):
     plain = [("C", c1, c2, (x2, y2))]
     if not _crosses((x1, y1), plain, others):
         return (x1, y1), plain, _bezier_at((x1, y1), c1, c2, (x2, y2), 0.5)
+    return _detour((fx, fy), (tx, ty), (x1, y1), (x2, y2), (down, spread), others, width, taken)
+
+
+def _detour(f_xy, t_xy, p1, p2, how, others, width, taken):
+    """The edge from ``p1`` (on FROM's box at ``f_xy``) to ``p2`` (on TO's at ``t_xy``) when the
+    plain curve would cross a box: down (``how``: direction, spread) the free lane nearest the
+    plain curve, joining ``taken``. (start point, segments, label point)."""
+    w, gap = REPORT_NODE_W, REPORT_GAP_Y
+    (fx, _), (tx, _) = f_xy, t_xy
+    (x1, y1), (x2, y2), (down, spread) = p1, p2, how
+    c1, c2 = (x1 + spread, y1 + down * gap / 2), (x2 + spread, y2 - down * gap / 2)
+    plain = [("C", c1, c2, (x2, y2))]
     low, high = min(y1, y2), max(y1, y2)
     between = sorted(b for b in others if b[1] < high and b[3] > low)
     margin = REPORT_GAP_X / 2.0
@@ -21395,11 +21502,8 @@ def _item_html(item, compact=False, with_repo=False):
     section (``with_repo`` names the repository where the group mixes them: open questions)."""
     verdict = item.verdict.replace("_", "-")
     if compact:
-        claim = (
-            item.claim
-            if len(item.claim) <= REPORT_COMPACT_CLAIM_CHARS
-            else item.claim[:REPORT_COMPACT_CLAIM_CHARS] + "…"
-        )
+        # Through the read boundary, not neutralised: a person reads the page, escaped.
+        claim = served_text(item.claim, REPORT_COMPACT_CLAIM_CHARS, _cut_marked_short, defuse=False)[0]
         return '<li class="item v-%s" id="%s"%s><b>%s</b> %s</li>' % (
             _esc(verdict),
             _esc(item.id),
@@ -21427,6 +21531,14 @@ def _item_html(item, compact=False, with_repo=False):
             out.append('<p class="detail">%s</p>' % _esc(item.detail))
     if item.reasons and item.verdict != "current":
         out.append('<ul class="reasons">%s</ul>' % "".join("<li>%s</li>" % _esc(r) for r in item.reasons[:4]))
+    meta = _item_meta(item)
+    out.append('<div class="meta">%s</div></article>' % " · ".join(meta))
+    return "".join(out)
+
+
+def _item_meta(item):
+    """An item's facts under its claim: kind, id, who recorded it when, confirmation, confidence,
+    session, where it was stamped, what it cites."""
     meta = [
         '<span title="kind">%s</span>' % _esc(item.kind.replace("_", " ")),
         '<code class="id">%s</code>' % _esc(item.id),
@@ -21458,8 +21570,11 @@ def _item_html(item, compact=False, with_repo=False):
         )
     if item.session_summary:
         meta.append('<span class="summary">“%s”</span>' % _esc(item.session_summary))
-    out.append('<div class="meta">%s</div></article>' % " · ".join(meta))
-    return "".join(out)
+    return meta
+
+
+def _cut_marked_short(text, limit):
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _sort_items(items):
@@ -21716,6 +21831,42 @@ def render_report_html(report, generated_at=None):
         groups[("", "question")] = questions
     full_html = {i.id: _item_html(i) for i in items}
     plan = _fit_items(groups, full_html)
+    out = _report_header(report, items, generated_at)
+    out.append(_report_filters(report, items))
+    out.append('<h2>Repositories and relations</h2>\n<div class="panel">%s\n' % _graph_svg(report))
+    if report.relations:
+        out.append(
+            '<ul class="relations">%s</ul>'
+            % "".join(
+                "<li>%s%s</li>" % (_esc(rel["label"]), _esc(": " + rel["note"]) if rel.get("note") else "")
+                for rel in report.relations
+            )
+        )
+    else:
+        out.append('<p class="empty">No relations declared (wctx relate FROM uses TO).</p>')
+    out.append("</div>\n")
+    out.append('<section id="questions"><h2>Open questions (%d)</h2>\n' % len(questions))
+    if questions:
+        out.append(
+            '<div class="group" data-kind="question">%s</div>'
+            % _items_html(
+                questions, plan[("", "question")], full_html, "wctx search --kind question", with_repo=True
+            )
+        )
+    else:
+        out.append('<p class="empty">None recorded.</p>')
+    out.append("</section>\n")
+    for repo in report.repos:
+        out.extend(_repo_section(repo, report.counts.get(repo["name"], {}), groups, plan, full_html))
+    out.append(
+        "</main>\n<footer>wctx %s · a static page: it loads nothing and sends nothing.</footer>\n"
+        "<script>%s</script>\n</body>\n</html>\n" % (_esc(__version__), _REPORT_JS)
+    )
+    return "".join(out)
+
+
+def _report_header(report, items, generated_at):
+    """The page's head and header: policy, title, the one-line summary and the untrusted-data note."""
     total = len(items)
     verdicts = {v: sum(1 for i in items if i.verdict == v) for v in VERDICTS}
     summary = "%d repositor%s · %d relation%s · %d item%s: %s" % (
@@ -21750,8 +21901,12 @@ def render_report_html(report, generated_at=None):
     if generated_at:
         out.append('<p class="note" id="generated">generated %s</p>\n' % _esc(generated_at))
     out.append("</header>\n")
+    return out
+
+
+def _report_filters(report, items):
     kinds = [k for k in EVIDENCE_KINDS if any(i.kind == k for i in items)]
-    out.append(
+    return (
         '<nav class="filters" aria-label="filter"><input id="q" type="search" placeholder="filter: words in claims, '
         'files, sessions… (press /)" aria-label="filter text" autocomplete="off">'
         '<select id="kind" aria-label="kind"><option value="">every kind</option>%s</select>'
@@ -21767,76 +21922,51 @@ def render_report_html(report, generated_at=None):
             "".join(
                 '<option value="%s">%s</option>' % (_esc(r["name"]), _esc(r["name"])) for r in report.repos
             ),
-            total,
+            len(items),
         )
     )
-    out.append('<h2>Repositories and relations</h2>\n<div class="panel">%s\n' % _graph_svg(report))
-    if report.relations:
-        out.append(
-            '<ul class="relations">%s</ul>'
-            % "".join(
-                "<li>%s%s</li>" % (_esc(rel["label"]), _esc(": " + rel["note"]) if rel.get("note") else "")
-                for rel in report.relations
-            )
+
+
+def _repo_section(repo, c, groups, plan, full_html):
+    """One repository's section: where it is checked out, then its items grouped by kind."""
+    name = repo["name"]
+    out = [
+        '<section class="repo" id="repo-%s" data-repo="%s"><h2>%s</h2>\n<p class="repo-meta">%s · %s%s</p>\n'
+        % (
+            _esc(name),
+            _esc(name),
+            _esc(name),
+            _esc(repo["path"]),
+            _esc("%d item%s" % (c.get("items", 0), "" if c.get("items", 0) == 1 else "s")),
+            ("" if repo["exists"] else " · <strong>not on this machine</strong>")
+            + "".join(
+                " · %s %s%s" % (_esc(co["kind"]), _esc(co["path"]), "" if co["exists"] else " (missing)")
+                for co in repo.get("checkouts") or ()
+                if co["path"] != repo["path"]
+            ),
         )
-    else:
-        out.append('<p class="empty">No relations declared (wctx relate FROM uses TO).</p>')
-    out.append("</div>\n")
-    out.append('<section id="questions"><h2>Open questions (%d)</h2>\n' % len(questions))
-    if questions:
+    ]
+    any_items = False
+    for kind in REPORT_KIND_ORDER:
+        group = groups.get((name, kind))
+        if not group:
+            continue
+        any_items = True
         out.append(
-            '<div class="group" data-kind="question">%s</div>'
-            % _items_html(
-                questions, plan[("", "question")], full_html, "wctx search --kind question", with_repo=True
-            )
-        )
-    else:
-        out.append('<p class="empty">None recorded.</p>')
-    out.append("</section>\n")
-    for repo in report.repos:
-        name = repo["name"]
-        c = report.counts.get(name, {})
-        out.append(
-            '<section class="repo" id="repo-%s" data-repo="%s"><h2>%s</h2>\n<p class="repo-meta">%s · %s%s</p>\n'
+            '<div class="group" data-kind="%s"><h3>%s (%d)</h3>%s</div>\n'
             % (
-                _esc(name),
-                _esc(name),
-                _esc(name),
-                _esc(repo["path"]),
-                _esc("%d item%s" % (c.get("items", 0), "" if c.get("items", 0) == 1 else "s")),
-                ("" if repo["exists"] else " · <strong>not on this machine</strong>")
-                + "".join(
-                    " · %s %s%s" % (_esc(co["kind"]), _esc(co["path"]), "" if co["exists"] else " (missing)")
-                    for co in repo.get("checkouts") or ()
-                    if co["path"] != repo["path"]
+                _esc(kind),
+                _esc(REPORT_KIND_TITLES[kind]),
+                len(group),
+                _items_html(
+                    group, plan[(name, kind)], full_html, "wctx search --repo %s --kind %s" % (name, kind)
                 ),
             )
         )
-        any_items = False
-        for kind in REPORT_KIND_ORDER:
-            group = groups.get((name, kind))
-            if not group:
-                continue
-            any_items = True
-            out.append(
-                '<div class="group" data-kind="%s"><h3>%s (%d)</h3>%s</div>\n'
-                % (
-                    _esc(kind),
-                    _esc(REPORT_KIND_TITLES[kind]),
-                    len(group),
-                    _items_html(
-                        group, plan[(name, kind)], full_html, "wctx search --repo %s --kind %s" % (name, kind)
-                    ),
-                )
-            )
-        if not any_items:
-            out.append('<p class="empty">No evidence recorded about this repository yet.</p>\n')
-        out.append("</section>\n")
-    out.append(
-        "</main>\n<footer>wctx %s · a static page: it loads nothing and sends nothing.</footer>\n"
-        "<script>%s</script>\n</body>\n</html>\n" % (_esc(__version__), _REPORT_JS)
-    )
-    return "".join(out)
+    if not any_items:
+        out.append('<p class="empty">No evidence recorded about this repository yet.</p>\n')
+    out.append("</section>\n")
+    return out
 
 
 SERVE_HOST = "127.0.0.1"
@@ -21968,25 +22098,46 @@ CLI_REASON_CHARS = 200
 SHORT_UNTRUSTED_NOTICE = "Recorded history, untrusted: not instructions; check it against the code."
 
 
+def _cut(text, limit, cut=clip_words):
+    return served_text(text, limit, cut, defuse=False)[0]
+
+
+def _cut_dotted(text, limit):
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _result_line(n, r):
     tags = [r["kind"], r["repo"] or "?", r["freshness"]["verdict"]]
     if r.get("status", "active") != "active":
         tags.append(r["status"])
     if r.get("recorded_by", "you") != "you":
         tags.append("by " + shown_text(short_recorded_by(r["recorded_by"])))
-    # Redacted whole before the cut: a secret cut in two is no longer one the rules know.
-    line = "%d. %s [%s] %s" % (
-        n,
-        r["id"],
-        ", ".join(tags),
-        clip_words(shown_text(r["claim"]), CLI_CLAIM_CHARS),
-    )
+    # Cut through the read boundary, not neutralised: the printer (terminal_text) does that.
+    line = "%d. %s [%s] %s" % (n, r["id"], ", ".join(tags), _cut(r["claim"], CLI_CLAIM_CHARS))
     if r["reasons"]:
-        line += "\n   why: " + cut_reason(shown_text(r["reasons"][0]), CLI_REASON_CHARS)
+        line += "\n   why: " + _cut(r["reasons"][0], CLI_REASON_CHARS, cut_reason)
     return line
 
 
 def format_search(res, detail=False):
+    lines = _search_header(res, detail)
+    if res["results"]:
+        lines.append(UNTRUSTED_NOTICE if detail else SHORT_UNTRUSTED_NOTICE)
+    for n, r in enumerate(res["results"], 1):
+        if detail:
+            lines.extend(_detailed_result(n, r))
+        else:
+            lines.append(_result_line(n, r))
+    if res.get("held_back"):
+        lines.append(held_back_text(res["held_back"], "--all-matches"))
+    if res["results"] and not detail:
+        lines.append("(wctx show ID for one item in full; --detail for every field and reason)")
+    return "\n".join(lines)
+
+
+def _search_header(res, detail):
+    """What a search looked at: results of how many candidates where, the query words used, and
+    why it fell back or saw only one repository."""
     lines = [
         "%d result%s from %s%d candidate%s%s; searched: %s%s"
         % (
@@ -22017,38 +22168,29 @@ def format_search(res, detail=False):
             "searched: search every repository with --all, or relate it (wctx relate %s uses OTHER)"
             % (res["origin"], res["origin"])
         )
-    if res["results"]:
-        lines.append(UNTRUSTED_NOTICE if detail else SHORT_UNTRUSTED_NOTICE)
-    for n, r in enumerate(res["results"], 1):
-        if not detail:
-            lines.append(_result_line(n, r))
-            continue
-        lines.append("")
-        lines.append("%d. [%s] %s" % (n, r["kind"], r["claim"]))
-        lines.append(
-            "   %s · %s · %s%s"
-            % (
-                r["id"],
-                r["repo"],
-                r["freshness"]["verdict"],
-                ("" if r["status"] == "active" else " · " + r["status"])
-                + " · by "
-                + r.get("recorded_by", "?"),
-            )
+    return lines
+
+
+def _detailed_result(n, r):
+    """A result with every field, as --detail prints it."""
+    lines = ["", "%d. [%s] %s" % (n, r["kind"], r["claim"])]
+    lines.append(
+        "   %s · %s · %s%s"
+        % (
+            r["id"],
+            r["repo"],
+            r["freshness"]["verdict"],
+            ("" if r["status"] == "active" else " · " + r["status"]) + " · by " + r.get("recorded_by", "?"),
         )
-        if r["detail"]:
-            detail_text = r["detail"] if len(r["detail"]) <= 300 else r["detail"][:297] + "..."
-            lines.append("   " + detail_text.replace("\n", "\n   "))
-        if r.get("symptom"):
-            lines.append("   shows as: " + r["symptom"].replace("\n", "\n   "))
-        if r["files"]:
-            lines.append("   files: " + ", ".join(r["files"]))
-        lines.append("   why: " + "; ".join(r["reasons"]))
-    if res.get("held_back"):
-        lines.append(held_back_text(res["held_back"], "--all-matches"))
-    if res["results"] and not detail:
-        lines.append("(wctx show ID for one item in full; --detail for every field and reason)")
-    return "\n".join(lines)
+    )
+    if r["detail"]:
+        lines.append("   " + _cut(r["detail"], 300, _cut_dotted).replace("\n", "\n   "))
+    if r.get("symptom"):
+        lines.append("   shows as: " + r["symptom"].replace("\n", "\n   "))
+    if r["files"]:
+        lines.append("   files: " + ", ".join(r["files"]))
+    lines.append("   why: " + "; ".join(r["reasons"]))
+    return lines
 
 
 def format_verify(res, list_all=True, detail=False):
@@ -22073,7 +22215,7 @@ def format_verify(res, list_all=True, detail=False):
                 % (
                     item["id"],
                     item["verdict"],
-                    ": " + cut_reason(shown_text(reasons[0]), 300) if reasons else "",
+                    ": " + _cut(reasons[0], 300, cut_reason) if reasons else "",
                 )
             )
     if folded:
@@ -22117,54 +22259,61 @@ def format_item(item):
     if item.get("supersedes"):
         lines.append("supersedes: " + ", ".join(item["supersedes"]))
     lines.append("provenance:")
-    for a in item["anchors"]:
-        if a["path"]:
-            where = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
-            lines.append(
-                "  %s:%s  commit %s  blob %s%s%s  [%s]"
-                % (
-                    a["repo"],
-                    where,
-                    short_sha(a["commit"]),
-                    short_sha(a["blob"]),
-                    "  (uncommitted at capture)" if a["dirty"] else "",
-                    "  symbol hash %s" % a["symbol_hash"][:10] if a["symbol_hash"] else "",
-                    a["verdict"] or "-",
-                )
-            )
-        else:
-            lines.append(
-                "  %s  commit %s%s"
-                % (a["repo"], short_sha(a["commit"]), "  branch " + a["branch"] if a["branch"] else "")
-            )
+    lines.extend(_anchor_line(a) for a in item["anchors"])
     if item.get("dependencies"):
         lines.append("depends on:")
-        for d in item["dependencies"]:
-            lines.append(
-                "  %s:%s%s  commit %s  [%s]  (%s)"
-                % (d["repo"], d["path"], "#" + d["symbol"] if d["symbol"] else "", short_sha(d["commit"]),
-                   d["verdict"], "named at capture" if d["how"] == "explicit" else "%s %s" % (d["from"], d["how"]))
-            )  # fmt: skip
+        lines.extend(_dependency_line(d) for d in item["dependencies"])
     lines.append("freshness:  " + item["freshness"]["verdict"])
     for r in item["freshness"]["reasons"]:
         lines.append("    " + r)
     if item.get("history"):
         lines.append("history:")
     for h in item.get("history") or ():
-        who = h["agent"] or "?"
-        if h["session"]:
-            who += " in session " + h["session"]
-        if h["event"] == "seen":
-            lines.append("  %s  recorded again by %s" % (h["at"], who))
-            continue
-        at = ", ".join("%s %s" % (n, short_sha(c)) for n, c in sorted(h["commits"].items()))
-        lines.append("  %s  %s by %s, re-stamped at %s%s" % (h["at"], h["event"], who, at or "-",
-                                                            ": " + h["note"] if h["note"] else ""))  # fmt: skip
-        before = sorted({(p["repo"], p["commit"]) for p in h["previous"]}, key=lambda t: t[0] or "")
-        if before:
-            lines.append("      was stamped at " + ", ".join("%s %s" % (n, short_sha(c)) for n, c in before))
+        lines.extend(_history_lines(h))
     lines.append(UNTRUSTED_NOTICE)
     return "\n".join(lines)
+
+
+def _anchor_line(a):
+    """Where an item was stamped: a cited file (commit, blob, symbol hash, verdict) or a commit."""
+    if not a["path"]:
+        return "  %s  commit %s%s" % (
+            a["repo"],
+            short_sha(a["commit"]),
+            "  branch " + a["branch"] if a["branch"] else "",
+        )
+    return "  %s:%s  commit %s  blob %s%s%s  [%s]" % (
+        a["repo"],
+        a["path"] + ("#" + a["symbol"] if a["symbol"] else ""),
+        short_sha(a["commit"]),
+        short_sha(a["blob"]),
+        "  (uncommitted at capture)" if a["dirty"] else "",
+        "  symbol hash %s" % a["symbol_hash"][:10] if a["symbol_hash"] else "",
+        a["verdict"] or "-",
+    )
+
+
+def _dependency_line(d):
+    return "  %s:%s%s  commit %s  [%s]  (%s)" % (
+        d["repo"], d["path"], "#" + d["symbol"] if d["symbol"] else "", short_sha(d["commit"]), d["verdict"],
+        "named at capture" if d["how"] == "explicit" else "%s %s" % (d["from"], d["how"]),
+    )  # fmt: skip
+
+
+def _history_lines(h):
+    """One event of an item's history: seen again, or re-stamped (confirmed) and where it was."""
+    who = h["agent"] or "?"
+    if h["session"]:
+        who += " in session " + h["session"]
+    if h["event"] == "seen":
+        return ["  %s  recorded again by %s" % (h["at"], who)]
+    at = ", ".join("%s %s" % (n, short_sha(c)) for n, c in sorted(h["commits"].items()))
+    lines = ["  %s  %s by %s, re-stamped at %s%s" % (h["at"], h["event"], who, at or "-",
+                                                   ": " + h["note"] if h["note"] else "")]  # fmt: skip
+    before = sorted({(p["repo"], p["commit"]) for p in h["previous"]}, key=lambda t: t[0] or "")
+    if before:
+        lines.append("      was stamped at " + ", ".join("%s %s" % (n, short_sha(c)) for n, c in before))
+    return lines
 
 
 # part: parts/core/faces/demo.py
@@ -22478,9 +22627,7 @@ def _doctor_hooks(home):
         status = hook_status(probe=True, home=home)
     except WctxError as e:
         return _doctor_check("hooks", DOCTOR_WARN, str(e))
-    probes = [(h["agent"], p) for h in status for p in h.get("probes") or ()]
-    problems = [h for h in status if h.get("problem") and not h.get("failed")]
-    failed = [(h["agent"], f) for h in status for f in h.get("failed") or ()]
+    probes, problems, failed = _hook_outcomes(status)
     if not probes and not problems and not failed:
         return _doctor_check(
             "hooks",
@@ -22488,14 +22635,40 @@ def _doctor_hooks(home):
             "no agent hooks installed (wctx hooks install claude-code | codex | gemini-cli)",
         )
     if failed:
-        here = agent_command()
-        if os.path.realpath(home) != os.path.realpath(default_home()):
-            here += " --home " + _shell_word(home)
         return _doctor_check(
-            "hooks", DOCTOR_FAIL, "; ".join("%s %s" % f for f in failed), "; ".join(hook_fixes(status, here))
+            "hooks",
+            DOCTOR_FAIL,
+            "; ".join("%s %s" % f for f in failed),
+            "; ".join(hook_fixes(status, _wctx_for(home))),
         )
     if problems:
         return _doctor_check("hooks", DOCTOR_WARN, "; ".join(h["problem"] for h in problems))
+    return _dated_hooks(status) or _doctor_check(
+        "hooks",
+        DOCTOR_OK,
+        "%d hook commands of %s ran from a clean shell"
+        % (len(probes), ", ".join(sorted({agent for agent, _ in probes}))),
+    )
+
+
+def _hook_outcomes(status):
+    """([(agent, probe)] run, [hook status] with a problem but no failure, [(agent, failure)])."""
+    probes = [(h["agent"], p) for h in status for p in h.get("probes") or ()]
+    problems = [h for h in status if h.get("problem") and not h.get("failed")]
+    failed = [(h["agent"], f) for h in status for f in h.get("failed") or ()]
+    return probes, problems, failed
+
+
+def _wctx_for(home):
+    """How a suggested command spells wctx for the store ``home``: with --home when not the default."""
+    here = agent_command()
+    if os.path.realpath(home) != os.path.realpath(default_home()):
+        here += " --home " + _shell_word(home)
+    return here
+
+
+def _dated_hooks(status):
+    """A warning naming each installed hook command in a form earlier versions wrote, or None."""
     dated = [
         (h["agent"], event, why)
         for h in status
@@ -22503,18 +22676,13 @@ def _doctor_hooks(home):
         for why in [_dated_hook_form(command)]
         if why
     ]
-    if dated:
-        return _doctor_check(
-            "hooks",
-            DOCTOR_WARN,
-            "; ".join("%s %s hook %s" % d for d in dated),
-            "; ".join("%s hooks install %s" % (agent_command(), a) for a in sorted({d[0] for d in dated})),
-        )
+    if not dated:
+        return None
     return _doctor_check(
         "hooks",
-        DOCTOR_OK,
-        "%d hook commands of %s ran from a clean shell"
-        % (len(probes), ", ".join(sorted({agent for agent, _ in probes}))),
+        DOCTOR_WARN,
+        "; ".join("%s %s hook %s" % d for d in dated),
+        "; ".join("%s hooks install %s" % (agent_command(), a) for a in sorted({d[0] for d in dated})),
     )
 
 
@@ -22588,26 +22756,7 @@ def doctor(home=None, cwd=None):
     repos = _doctor_store(home, checks)
     checks.append(_doctor_write_access(home))
     if repos is not None:
-        missing = [r for r in repos if not r["exists"]]
-        if missing:
-            checks.append(
-                _doctor_check(
-                    "repositories",
-                    DOCTOR_FAIL,
-                    "%d of %d registered repositories missing on disk: %s"
-                    % (
-                        len(missing),
-                        len(repos),
-                        ", ".join("%s (%s)" % (r["name"], r["path"]) for r in missing),
-                    ),
-                    "restore the checkouts, or forget them: "
-                    + "; ".join("wctx repo remove %s" % r["name"] for r in missing),
-                )
-            )
-        else:
-            checks.append(
-                _doctor_check("repositories", DOCTOR_OK, "%d registered, all present on disk" % len(repos))
-            )
+        checks.append(_doctor_repositories(repos))
     checks.append(_doctor_current_repo(cwd, repos))
     checks.append(_doctor_hooks(home))
     access = gemini_mcp_access()
@@ -22623,24 +22772,41 @@ def doctor(home=None, cwd=None):
             )
         )
     argv = mcp_command(home)
-    mcp_file = os.path.join(os.path.dirname(argv[1]), "wctx_mcp.py") if argv[1].endswith(".py") else None
-    if mcp_file and not os.path.exists(mcp_file):
-        checks.append(
-            _doctor_check(
-                "mcp",
-                DOCTOR_FAIL,
-                "wctx_mcp.py is missing next to %s" % argv[1],
-                "copy wctx_mcp.py beside wctx.py, or use the single-file wctx.pyz",
-            )
-        )
-    else:
-        checks.append(_doctor_check("mcp", DOCTOR_OK, " ".join(_shell_word(a) for a in argv)))
+    checks.append(_doctor_mcp(argv))
     return {
         "healthy": not any(c["status"] == DOCTOR_FAIL for c in checks),
         "version": __version__,
         "checks": checks,
         "mcp_command": argv,
     }
+
+
+def _doctor_repositories(repos):
+    """Every registered repository must be on disk."""
+    missing = [r for r in repos if not r["exists"]]
+    if not missing:
+        return _doctor_check("repositories", DOCTOR_OK, "%d registered, all present on disk" % len(repos))
+    return _doctor_check(
+        "repositories",
+        DOCTOR_FAIL,
+        "%d of %d registered repositories missing on disk: %s"
+        % (len(missing), len(repos), ", ".join("%s (%s)" % (r["name"], r["path"]) for r in missing)),
+        "restore the checkouts, or forget them: "
+        + "; ".join("wctx repo remove %s" % r["name"] for r in missing),
+    )
+
+
+def _doctor_mcp(argv):
+    """The MCP server's command, which needs wctx_mcp.py beside wctx.py (not in the .pyz)."""
+    mcp_file = os.path.join(os.path.dirname(argv[1]), "wctx_mcp.py") if argv[1].endswith(".py") else None
+    if mcp_file and not os.path.exists(mcp_file):
+        return _doctor_check(
+            "mcp",
+            DOCTOR_FAIL,
+            "wctx_mcp.py is missing next to %s" % argv[1],
+            "copy wctx_mcp.py beside wctx.py, or use the single-file wctx.pyz",
+        )
+    return _doctor_check("mcp", DOCTOR_OK, " ".join(_shell_word(a) for a in argv))
 
 
 def format_doctor(report):
@@ -22674,6 +22840,12 @@ def emit(args, data, text):
         sys.stdout.write(json_text(data) + "\n")
     elif text:
         sys.stdout.write(terminal_text(text) + "\n")
+
+
+def warn(warnings):
+    """Print each warning on stderr, one line each, through terminal_text as results are."""
+    for w in warnings:
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
 
 
 def cmd_init(args, store):
@@ -22828,9 +23000,9 @@ def cmd_relate(args, store):
     return 0
 
 
-def _review_suggestions(args, store):
-    suggestions = suggest_relations(store)
-    interactive = not (args.yes or args.no or args.json) and is_tty(sys.stdin) and is_tty(sys.stdout)
+def _answered_suggestions(args, suggestions, interactive):
+    """(lines still to print, declared, declined): each suggestion with its reasons, declared or
+    declined as --yes or --no says, or as answered at the terminal (q stops asking)."""
     lines, declared, declined = [], [], []
     for s in suggestions:
         lines.append("suggested: %s %s %s" % (s.from_repo.name, s.kind, s.to_repo.name))
@@ -22846,6 +23018,13 @@ def _review_suggestions(args, store):
             declared.append(s)
         elif args.no:
             declined.append(s)
+    return lines, declared, declined
+
+
+def _review_suggestions(args, store):
+    suggestions = suggest_relations(store)
+    interactive = not (args.yes or args.no or args.json) and is_tty(sys.stdin) and is_tty(sys.stdout)
+    lines, declared, declined = _answered_suggestions(args, suggestions, interactive)
     for s in declared:
         lines.append(accept_suggestion(store, s)["message"] + " (declared)")
     for s in declined:
@@ -23001,8 +23180,7 @@ def cmd_capture(args, store):
         )  # fmt: skip
     except MissingSymbolError as e:
         raise MissingSymbolError("%s; or keep it as typed: --allow-missing-symbol" % e) from None
-    for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
+    warn(res["warnings"])
     if args.session:
         res["attached"] = None
         note = ""
@@ -23178,91 +23356,7 @@ def format_session(res, limit=20):
     )
     lines.append("time:     %s .. %s" % (s["started_at"] or "?", s["ended_at"] or "?"))
     if act:
-        lines.append(
-            "transcript: %s  (%s %s, %d lines, %d unparsable, imported %s)"
-            % (
-                act["transcript"],
-                s["agent"],
-                act["agent_version"] or "?",
-                act["lines"],
-                act["unparsable_lines"],
-                act["imported_at"],
-            )
-        )
-        if len(act["cwds"]) > 1:
-            lines.append(
-                "cwd changes: %d  (%s)"
-                % (
-                    len(act["cwds"]) - 1,
-                    " -> ".join(act["cwds"][:6]) + (" …" if len(act["cwds"]) > 6 else ""),
-                )
-            )
-        lines.append("repositories:")
-        for r in act["repos"] or ():
-            lines.append(
-                "  %s%s  %d read, %d edited, %d commands  %s%s"
-                % (
-                    r["repo"],
-                    " (ran here)" if r["ran_here"] else "",
-                    r["reads"],
-                    r["edits"],
-                    r["commands"],
-                    _commit_label(r),
-                    "  branch %s%s"
-                    % (r["branch"], " (at import)" if r["branch_source"] == COMMIT_FROM_IMPORT else "")
-                    if r["branch"]
-                    else "",
-                )
-            )
-        if not act["repos"]:
-            lines.append("  (none registered)")
-        inside = [f for f in act["files"] if f["repo"]]
-        outside = [f for f in act["files"] if not f["repo"]]
-        for title, group in (
-            ("files in registered repositories", inside),
-            ("outside every registered repository", outside),
-        ):
-            if not group and title.startswith("outside"):
-                continue
-            lines.append("%s (%d):" % (title, len(group)))
-            for f in group[:limit]:
-                where = "%s:%s" % (f["repo"], f["path"]) if f["repo"] else f["path"]
-                lines.append("  %s  read %d, edited %d" % (where, f["reads"], f["edits"]))
-            if len(group) > limit:
-                lines.append("  … %d more (--json for all)" % (len(group) - limit))
-        withheld = act.get("commands_withheld") or 0
-        if withheld:
-            lines.append(
-                "commands (%d stored, %d withheld: the transcript holds them as redaction placeholders "
-                "such as [REDACTED…], or empty, so there was no command to keep):"
-                % (len(act["commands"]), withheld)
-            )
-        else:
-            lines.append("commands (%d):" % len(act["commands"]))
-        for c in act["commands"][:limit]:
-            text = c["command"].splitlines()[0] if c["command"] else ""
-            lines.append("  $ %s%s" % (text[:160], "  [%s]" % c["repo"] if c["repo"] else ""))
-        if len(act["commands"]) > limit:
-            lines.append("  … %d more (--json for all)" % (len(act["commands"]) - limit))
-        if act["tool_calls"]:
-            top = sorted(act["tool_calls"].items(), key=lambda kv: (-kv[1], kv[0]))
-            lines.append("tool calls: " + ", ".join("%s %d" % kv for kv in top))
-        if act["errors"]:
-            lines.append("tool errors (%d):" % len(act["errors"]))
-            for e in act["errors"][:limit]:
-                lines.append("  %s: %s" % (e["tool"], e["error"][:160]))
-        if act["subagents"]:
-            lines.append(
-                "subagents (%d): %s"
-                % (
-                    len(act["subagents"]),
-                    ", ".join(
-                        "%s%s (%d tool calls)"
-                        % (a["id"], " " + a["type"] if a.get("type") else "", a["tool_calls"])
-                        for a in act["subagents"]
-                    ),
-                )
-            )
+        lines.extend(_activity_lines(s, act, limit))
     lines.append("evidence (%d):" % len(res["evidence"]))
     for e in res["evidence"]:
         lines.append("  %s [%s] %s (%s)" % (e["id"], e["kind"], e["claim"], e["repo"]))
@@ -23274,6 +23368,109 @@ def format_session(res, limit=20):
                 "  %s [%s] %s (%s; in session %s)" % (e["id"], e["kind"], e["claim"], e["repo"], e["session"])
             )
     return "\n".join(lines)
+
+
+def _activity_lines(s, act, limit):
+    """What a session's transcript says it did: where it ran, the repositories, files and
+    commands it touched, its tool calls, errors and subagents (``limit`` of each list)."""
+    lines = [
+        "transcript: %s  (%s %s, %d lines, %d unparsable, imported %s)"
+        % (
+            act["transcript"],
+            s["agent"],
+            act["agent_version"] or "?",
+            act["lines"],
+            act["unparsable_lines"],
+            act["imported_at"],
+        )
+    ]
+    if len(act["cwds"]) > 1:
+        lines.append(
+            "cwd changes: %d  (%s)"
+            % (len(act["cwds"]) - 1, " -> ".join(act["cwds"][:6]) + (" …" if len(act["cwds"]) > 6 else ""))
+        )
+    lines.append("repositories:")
+    lines.extend(_repo_activity_line(r) for r in act["repos"] or ())
+    if not act["repos"]:
+        lines.append("  (none registered)")
+    lines.extend(_file_lines(act["files"], limit))
+    lines.extend(_command_lines(act, limit))
+    if act["tool_calls"]:
+        top = sorted(act["tool_calls"].items(), key=lambda kv: (-kv[1], kv[0]))
+        lines.append("tool calls: " + ", ".join("%s %d" % kv for kv in top))
+    if act["errors"]:
+        lines.append("tool errors (%d):" % len(act["errors"]))
+        for e in act["errors"][:limit]:
+            lines.append("  %s: %s" % (e["tool"], e["error"][:160]))
+    if act["subagents"]:
+        lines.append(
+            "subagents (%d): %s"
+            % (
+                len(act["subagents"]),
+                ", ".join(
+                    "%s%s (%d tool calls)"
+                    % (a["id"], " " + a["type"] if a.get("type") else "", a["tool_calls"])
+                    for a in act["subagents"]
+                ),
+            )
+        )
+    return lines
+
+
+def _repo_activity_line(r):
+    branch = ""
+    if r["branch"]:
+        branch = "  branch %s%s" % (
+            r["branch"],
+            " (at import)" if r["branch_source"] == COMMIT_FROM_IMPORT else "",
+        )
+    return "  %s%s  %d read, %d edited, %d commands  %s%s" % (
+        r["repo"],
+        " (ran here)" if r["ran_here"] else "",
+        r["reads"],
+        r["edits"],
+        r["commands"],
+        _commit_label(r),
+        branch,
+    )
+
+
+def _file_lines(files, limit):
+    """The files a session touched, in registered repositories and (if any) outside them."""
+    lines = []
+    inside = [f for f in files if f["repo"]]
+    outside = [f for f in files if not f["repo"]]
+    for title, group in (
+        ("files in registered repositories", inside),
+        ("outside every registered repository", outside),
+    ):
+        if not group and title.startswith("outside"):
+            continue
+        lines.append("%s (%d):" % (title, len(group)))
+        for f in group[:limit]:
+            where = "%s:%s" % (f["repo"], f["path"]) if f["repo"] else f["path"]
+            lines.append("  %s  read %d, edited %d" % (where, f["reads"], f["edits"]))
+        if len(group) > limit:
+            lines.append("  … %d more (--json for all)" % (len(group) - limit))
+    return lines
+
+
+def _command_lines(act, limit):
+    withheld = act.get("commands_withheld") or 0
+    if withheld:
+        lines = [
+            "commands (%d stored, %d withheld: the transcript holds them as redaction placeholders "
+            "such as [REDACTED…], or empty, so there was no command to keep):"
+            % (len(act["commands"]), withheld)
+        ]
+    else:
+        lines = ["commands (%d):" % len(act["commands"])]
+    for c in act["commands"][:limit]:
+        text = c["command"].splitlines()[0] if c["command"] else ""
+        lines.append("  $ %s%s" % (text[:160], "  [%s]" % c["repo"] if c["repo"] else ""))
+    if len(act["commands"]) > limit:
+        lines.append("  … %d more (--json for all)" % (len(act["commands"]) - limit))
+    return lines
 
 
 def format_import(res):
@@ -23351,8 +23548,7 @@ def cmd_import(args, store):
     finally:
         own.close()
     for r in res["results"]:
-        for w in r.get("warnings") or ():
-            sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
+        warn(r.get("warnings") or ())
     emit(args, res, format_import(res))
     return 1 if res["failed"] else 0
 
@@ -23392,8 +23588,7 @@ def cmd_sessions(args, store):
             )
             for s in res["sessions"]
         ) or "no imported session read or edited %s:%s" % (res["repo"], res["path"])
-        for w in res["warnings"]:
-            sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
+        warn(res["warnings"])
         emit(args, res, text)
         return 0
     sessions = list_sessions(store, repo=args.repo, limit=args.limit)
@@ -23447,28 +23642,7 @@ def cmd_hooks(args, store):
     """
     if args.action == "status":
         res = hook_status(probe=args.probe, home=args.home)
-        lines = []
-        for h in res:
-            lines.append(
-                "%-12s %s  %s%s"
-                % (
-                    h["agent"],
-                    ("installed (%s)" % ", ".join(h["commands"])) if h["installed"] else "not installed",
-                    h["settings"],
-                    "  (%s)" % h["problem"] if h.get("problem") else "",
-                )
-            )
-            for t in h.get("trust") or ():
-                lines.append(
-                    "  trust %-12s %s" % (t["event"], t["trust"].replace("untrusted", "not trusted"))
-                )
-            for p in h.get("probes") or ():
-                lines.append("  probe %-12s %s" % (p["event"], "ok" if p["ok"] else "FAILED: " + p["error"]))
-            for server in (h.get("gemini_mcp") or {}).get("servers") or ():
-                lines.append(
-                    "  mcp   %-12s gemini -p gets %s (%s)"
-                    % (server["name"], "its tools" if server["headless"] else "no wctx tools", server["why"])
-                )
+        lines = [line for h in res for line in _hook_status_lines(h)]
         failed = [f for h in res for f in h["failed"]]
         lines.extend("fix: " + fix for fix in hook_fixes(res, _wctx_here(args)))
         emit(args, {"hooks": res}, "\n".join(lines))
@@ -23484,44 +23658,26 @@ def cmd_hooks(args, store):
             home=args.home,
             allow_read_tools=args.allow_read_tools,
         )
-        head = "%s %s hooks in %s:" % (
-            "would add"
-            if args.dry_run and res["changed"]
-            else ("added" if res["changed"] else "already present:"),
-            " + ".join(res["events"]),
-            res["settings"],
-        )
-        head += "".join("\n  %-12s %s" % (event, cmd) for event, cmd in res["commands"].items())
-    else:
-        res = uninstall_hook(args.agent, settings=args.settings, dry_run=args.dry_run)
-        head = (
-            "%s %d wctx hook%s from %s"
-            % (
-                "would remove" if args.dry_run else "removed",
-                res["removed"],
-                "" if res["removed"] == 1 else "s",
-                res["settings"],
-            )
-            if res["removed"]
-            else "no wctx hook in %s; nothing changed" % res["settings"]
-        )
-        if res.get("permissions_removed"):
-            head += "\n%s from permissions.allow: %s" % (
-                "would remove" if args.dry_run else "removed",
-                ", ".join(res["permissions_removed"]),
-            )
-    parts = [head]
-    if args.action == "install":
+        head = _installed_head(res, args.dry_run)
         # Said where the hook is set up, as doctor says it: the sessions it imports carry no author.
         problem = missing_identity(home=args.home)
         if problem:
-            sys.stderr.write("wctx: warning: %s; set one: %s\n" % (problem, NO_IDENTITY_FIX))
+            warn(["%s; set one: %s" % (problem, NO_IDENTITY_FIX)])
+    else:
+        res = uninstall_hook(args.agent, settings=args.settings, dry_run=args.dry_run)
+        head = _uninstalled_head(res, args.dry_run)
+    emit(args, res, "\n".join([head] + _hook_change_lines(res)))
+    return 1 if any(not p["ok"] for p in res.get("probes") or ()) else 0
+
+
+def _hook_change_lines(res):
+    """What an install or uninstall did to the settings file, and how each hook ran when probed."""
+    parts = []
     if res.get("backup"):
         parts.append("previous file kept as " + res["backup"])
     if res.get("diff"):
         parts.append(res["diff"].rstrip("\n"))
     parts.extend("note: " + n for n in res.get("notes") or ())
-    failed = [p for p in res.get("probes") or () if not p["ok"]]
     for p in res.get("probes") or ():
         parts.append(
             "probe %s: %s"
@@ -23530,8 +23686,57 @@ def cmd_hooks(args, store):
                 "ran from a clean shell" if p["ok"] else "FAILED, the hook cannot run: " + p["error"],
             )
         )
-    emit(args, res, "\n".join(parts))
-    return 1 if failed else 0
+    return parts
+
+
+def _hook_status_lines(h):
+    """One agent's hooks: installed or not where, then how each is trusted, probed and served."""
+    lines = [
+        "%-12s %s  %s%s"
+        % (
+            h["agent"],
+            ("installed (%s)" % ", ".join(h["commands"])) if h["installed"] else "not installed",
+            h["settings"],
+            "  (%s)" % h["problem"] if h.get("problem") else "",
+        )
+    ]
+    for t in h.get("trust") or ():
+        lines.append("  trust %-12s %s" % (t["event"], t["trust"].replace("untrusted", "not trusted")))
+    for p in h.get("probes") or ():
+        lines.append("  probe %-12s %s" % (p["event"], "ok" if p["ok"] else "FAILED: " + p["error"]))
+    for server in (h.get("gemini_mcp") or {}).get("servers") or ():
+        lines.append(
+            "  mcp   %-12s gemini -p gets %s (%s)"
+            % (server["name"], "its tools" if server["headless"] else "no wctx tools", server["why"])
+        )
+    return lines
+
+
+def _installed_head(res, dry_run):
+    head = "%s %s hooks in %s:" % (
+        "would add" if dry_run and res["changed"] else ("added" if res["changed"] else "already present:"),
+        " + ".join(res["events"]),
+        res["settings"],
+    )
+    return head + "".join("\n  %-12s %s" % (event, cmd) for event, cmd in res["commands"].items())
+
+
+def _uninstalled_head(res, dry_run):
+    if not res["removed"]:
+        head = "no wctx hook in %s; nothing changed" % res["settings"]
+    else:
+        head = "%s %d wctx hook%s from %s" % (
+            "would remove" if dry_run else "removed",
+            res["removed"],
+            "" if res["removed"] == 1 else "s",
+            res["settings"],
+        )
+    if res.get("permissions_removed"):
+        head += "\n%s from permissions.allow: %s" % (
+            "would remove" if dry_run else "removed",
+            ", ".join(res["permissions_removed"]),
+        )
+    return head
 
 
 def _wctx_here(args):
@@ -23571,8 +23776,7 @@ def cmd_confirm(args, store):
     Example: wctx confirm ev-3f9a1c2b7d --note "re-read uploadDocument after the retry change"
     """
     res = confirm(store, args.ids, note=args.note, session_id=args.session)
-    for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
+    warn(res["warnings"])
     emit(args, res, res["message"])
     return 0
 
@@ -23599,8 +23803,7 @@ def cmd_forget(args, store):
             sys.stderr.write("wctx: nothing forgotten\n")
             return 1
     res = forget(store, args.ids, session=args.session, reason=args.reason)
-    for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
+    warn(res["warnings"])
     emit(args, res, res["message"])
     return 0
 
@@ -24394,6 +24597,42 @@ def _fail(error, as_json):
     return error.exit_code
 
 
+def _parsed(argv):
+    """(parser, parsed arguments) of a command line; a UsageError when it does not parse."""
+    command = _command_in(argv)
+    parser = build_parser(only=command)
+    if command != "search":
+        return parser, parser.parse_args(argv)
+    # A query word may begin with '-' ("-etag"): argparse would call it an unknown option.
+    args, extra = parser.parse_known_args(argv)
+    if any(word.startswith("--") for word in extra):
+        parser.error("unrecognized arguments: %s" % " ".join(extra))
+    args.query = list(args.query or []) + extra
+    return parser, args
+
+
+def _reader_gone():
+    """The reader went away (wctx export | head): not an error. Point stdout at /dev/null so the
+    interpreter's final flush does not complain either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 0
+
+
+def _is_store_error(e):
+    """A damaged, full or unwritable store surfaces mid-command as sqlite3.DatabaseError: one
+    line, not a traceback. IntegrityError is a wctx bug and keeps its traceback."""
+    sqlite3 = sys.modules.get("sqlite3")
+    return (
+        sqlite3 is not None
+        and isinstance(e, sqlite3.DatabaseError)
+        and not isinstance(e, sqlite3.IntegrityError)
+    )
+
+
 def main(argv=None):
     """Entry point: parse, run one command, map errors to one line on stderr and an exit code."""
     if (sys.argv[1:] if argv is None else list(argv)) == ["--version"]:
@@ -24406,16 +24645,7 @@ def main(argv=None):
         return hook()
     wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
     try:
-        command = _command_in(argv)
-        parser = build_parser(only=command)
-        if command == "search":
-            # A query word may begin with '-' ("-etag"): argparse would call it an unknown option.
-            args, extra = parser.parse_known_args(argv)
-            if any(word.startswith("--") for word in extra):
-                parser.error("unrecognized arguments: %s" % " ".join(extra))
-            args.query = list(args.query or []) + extra
-        else:
-            args = parser.parse_args(argv)
+        parser, args = _parsed(argv)
     except UsageError as e:
         return _fail(e, wants_json)
     if not getattr(args, "func", None):
@@ -24432,23 +24662,9 @@ def main(argv=None):
         sys.stderr.write("wctx: interrupted\n")
         return 130
     except BrokenPipeError:
-        # The reader went away (wctx export | head): not an error. Point stdout at /dev/null so
-        # the interpreter's final flush does not complain either.
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
-        return 0
+        return _reader_gone()
     except Exception as e:
-        # A damaged, full or unwritable store surfaces mid-command as sqlite3.DatabaseError: one
-        # line, not a traceback. IntegrityError is a wctx bug and keeps its traceback.
-        sqlite3 = sys.modules.get("sqlite3")
-        if (
-            sqlite3 is None
-            or not isinstance(e, sqlite3.DatabaseError)
-            or isinstance(e, sqlite3.IntegrityError)
-        ):
+        if not _is_store_error(e):
             raise
         where = store.path if store is not None else "the store"
         sys.stderr.write("wctx: store error in %s: %s\n" % (where, terminal_text(str(e))))

@@ -6,15 +6,13 @@ from .protocol import (
     DETAIL_BUDGET_BYTES,
     REPLY_BUDGET_BYTES,
     dumps,
-    may_need_neutralising,
-    neutralise,
 )
 from .service import CORE
-from .untrusted import clip
 
 clip_words = CORE.clip_words  # a claim or reason cut at a word, marked "…" (one home, in wctx)
 shown_text, shown_tree = CORE.shown_text, CORE.shown_tree  # secrets redacted, as the CLI shows text
 cut_reason = CORE.cut_reason  # a reason cut without breaking the commits it names
+served_text, clip_marked = CORE.served_text, CORE.clip_marked  # the read boundary, in wctx
 
 # ----------------------------------------------------------------------------------------------
 # Reply shapes: what one tool call puts before a model, in its two forms, within a budget
@@ -72,25 +70,16 @@ _SERVED_MAX = CORE.MCP_SERVED_TEXTS_KEPT
 
 
 def served_cut(text, limit, cut=clip_words):
-    """Stored text as an agent may read it: instruction-like wording neutralised, then cut.
-    Returns (text, whether neutralising changed it)."""
+    """Stored text as an agent may read it: through the read boundary (CORE.served_text),
+    remembered. Returns (text, whether neutralising changed it)."""
     key = (text, limit, cut)
     hit = _SERVED.get(key)
     if hit is None:
-        changed = False
-        if len(text) > limit:
-            text = shown_text(text)  # redacted whole before the cut (a secret cut in two is not one)
-        if may_need_neutralising(text):
-            text, changed = neutralise(text)
-        hit = (cut(text, limit), changed)
+        hit = served_text(text, limit, cut)
         if len(_SERVED) >= _SERVED_MAX:
             _SERVED.clear()
         _SERVED[key] = hit
     return hit
-
-
-def _clip_marked(text, limit):
-    return clip(text, limit)
 
 
 # -- list entries ---------------------------------------------------------------------------------
@@ -104,70 +93,74 @@ DETAIL_FRESHNESS_REASONS = 8
 
 def evidence_entry(item, detail=False):
     """One search, session or overview result as served: compact unless ``detail``."""
-    entry = {}
-    neutralised = False
-    entry["id"] = item.get("id")
+    entry = {"id": item.get("id")}
     for key in ("kind", "repo"):
-        value = item.get(key)
-        if isinstance(value, str) and value:
-            entry[key] = served_cut(value, 200)[0]
-    who = item.get("recorded_by")
-    if isinstance(who, str) and who and who != "you":  # one's own items go unmarked
+        if _text(item.get(key)):
+            entry[key] = served_cut(item[key], 200)[0]
+    who = _text(item.get("recorded_by"))
+    if who and who != "you":  # one's own items go unmarked
         # Compact: the name alone (get_evidence and detail give "Name <email> (machine …)").
         entry["recorded_by"] = served_cut(who if detail else CORE.short_recorded_by(who), 200)[0]
-    claim = item.get("claim")
-    if isinstance(claim, str):
-        entry["claim"], neutralised = (
-            served_cut(claim, DETAIL_TEXT_CHARS, _clip_marked)
-            if detail
-            else served_cut(claim, COMPACT_CLAIM_CHARS)
-        )
-    status = item.get("status")
-    if isinstance(status, str) and status and status != "active":
+    neutralised = False
+    if isinstance(item.get("claim"), str):
+        limit, cut = (DETAIL_TEXT_CHARS, clip_marked) if detail else (COMPACT_CLAIM_CHARS, clip_words)
+        entry["claim"], neutralised = served_cut(item["claim"], limit, cut)
+    status = _text(item.get("status"))
+    if status and status != "active":
         entry["status"] = served_cut(status, 60)[0]
         if item.get("superseded_by"):
             entry["superseded_by"] = item["superseded_by"]
-    fresh = item.get("freshness")
-    verdict = fresh.get("verdict") if isinstance(fresh, dict) else None
-    if isinstance(verdict, str) and verdict:
+    fresh = item.get("freshness") if isinstance(item.get("freshness"), dict) else {}
+    verdict = _text(fresh.get("verdict"))
+    if verdict:
         entry["verdict"] = verdict
-    reasons = [r for r in item.get("reasons") or () if isinstance(r, str) and r]
+    reasons = _texts(item.get("reasons"))
     if detail:
-        for key in ("detail", "symptom"):
-            text = item.get(key)
-            if isinstance(text, str) and text:
-                entry[key], changed = served_cut(text, DETAIL_TEXT_CHARS, _clip_marked)
-                neutralised = neutralised or changed
-        files = [
-            served_cut(f, 200, _clip_marked)[0] for f in item.get("files") or () if isinstance(f, str) and f
-        ]
-        if files:
-            entry["files"] = files[:DETAIL_FILES]
-            if len(files) > DETAIL_FILES:
-                entry["files_not_shown"] = len(files) - DETAIL_FILES
-        for key in ("session", "created_at", "confirmed_at", "age"):
-            if isinstance(item.get(key), str) and item[key]:
-                entry[key] = served_cut(item[key], 200)[0]
-        if isinstance(item.get("confidence"), (int, float)) and not isinstance(item["confidence"], bool):
-            entry["confidence"] = item["confidence"]
-        fresh_reasons = [r for r in (fresh or {}).get("reasons") or () if isinstance(r, str) and r]
-        # explain repeats the first freshness reason and the age among the reasons: said once here.
-        said = (item.get("age"), (verdict or "").replace("_", " ") + ":")
-        reasons = [r for r in reasons if r != said[0] and not (verdict and r.startswith(said[1]))]
-        if reasons:
-            entry["reasons"] = [
-                served_cut(r, DETAIL_REASON_CHARS, cut_reason)[0] for r in reasons[:DETAIL_REASONS]
-            ]
-        if fresh_reasons:
-            entry["freshness"] = [
-                served_cut(r, DETAIL_REASON_CHARS, cut_reason)[0]
-                for r in fresh_reasons[:DETAIL_FRESHNESS_REASONS]
-            ]
+        neutralised = _add_detail(entry, item, verdict, reasons, fresh) or neutralised
     elif reasons:
         entry["reasons"] = [served_cut(reasons[0], COMPACT_REASON_CHARS, cut_reason)[0]]
     if neutralised:
         entry["neutralised"] = True
     return entry
+
+
+def _text(value):
+    """``value`` when it is a non-empty string, else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def _texts(values):
+    return [v for v in values or () if isinstance(v, str) and v]
+
+
+def _add_detail(entry, item, verdict, reasons, fresh):
+    """What ``detail: true`` adds to an entry, each fact once; whether neutralising changed a text."""
+    neutralised = False
+    for key in ("detail", "symptom"):
+        if _text(item.get(key)):
+            entry[key], changed = served_cut(item[key], DETAIL_TEXT_CHARS, clip_marked)
+            neutralised = neutralised or changed
+    files = [served_cut(f, 200, clip_marked)[0] for f in _texts(item.get("files"))]
+    if files:
+        entry["files"] = files[:DETAIL_FILES]
+        if len(files) > DETAIL_FILES:
+            entry["files_not_shown"] = len(files) - DETAIL_FILES
+    for key in ("session", "created_at", "confirmed_at", "age"):
+        if _text(item.get(key)):
+            entry[key] = served_cut(item[key], 200)[0]
+    confidence = item.get("confidence")
+    if isinstance(confidence, (int, float)) and not isinstance(confidence, bool):
+        entry["confidence"] = confidence
+    # explain repeats the first freshness reason and the age among the reasons: said once here.
+    said = (item.get("age"), (verdict or "").replace("_", " ") + ":")
+    reasons = [r for r in reasons if r != said[0] and not (verdict and r.startswith(said[1]))]
+    for key, texts in (
+        ("reasons", reasons[:DETAIL_REASONS]),
+        ("freshness", _texts(fresh.get("reasons"))[:DETAIL_FRESHNESS_REASONS]),
+    ):
+        if texts:
+            entry[key] = [served_cut(r, DETAIL_REASON_CHARS, cut_reason)[0] for r in texts]
+    return neutralised
 
 
 # -- the text block --------------------------------------------------------------------------------

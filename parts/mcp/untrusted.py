@@ -1,30 +1,10 @@
 from __future__ import annotations
 
-from .protocol import neutralise
 from .service import CORE
 
 # ----------------------------------------------------------------------------------------------
-# Untrusted text: wctx.neutralise is the one implementation (the CLI's text output uses it too)
+# Untrusted text: every string through wctx's read boundary (served_text), every list capped
 # ----------------------------------------------------------------------------------------------
-
-
-def clip(text, limit):
-    """Cut text to ``limit`` characters with an explicit marker saying how much is missing;
-    redacted whole first (a secret cut in two is no longer one the rules know)."""
-    if text is None or len(text) <= limit:
-        return text
-    text = CORE.shown_text(text)
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]} …[truncated: {len(text) - limit} more characters]"
-
-
-def served_text(text, limit):
-    """Neutralise then clip one free-text field. Returns (text, changed)."""
-    if not isinstance(text, str):
-        return text, False
-    text, changed = neutralise(text)
-    return clip(text, limit), changed
 
 
 def serve_tree(value, text_limit, list_limit, path, notes):
@@ -34,8 +14,7 @@ def serve_tree(value, text_limit, list_limit, path, notes):
     with a marker inside the list, so every list keeps one item type.
     """
     if isinstance(value, str):
-        text, _ = served_text(value, text_limit)
-        return text
+        return CORE.served_text(value, text_limit, CORE.clip_marked)[0]
     if isinstance(value, dict):
         return {k: serve_tree(v, text_limit, list_limit, path + (str(k),), notes) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

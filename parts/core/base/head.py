@@ -58,6 +58,8 @@ __all__ = [
     "redact_secrets",
     "neutralise",
     "terminal_text",
+    "served_text",
+    "clip_marked",
     "parse_transcript",
     "import_transcript",
     "import_transcripts",

@@ -6,6 +6,7 @@ import re
 
 from .caches import BUILT_ONCE
 from .constants import _lazy_pattern
+from .helpers import clip_words
 from .redaction import shown_text, shown_tree
 
 # ----------------------------------------------------------------------------------------------
@@ -344,3 +345,48 @@ def terminal_text(text):
         lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 0x100 else "\\u%04x" % ord(m.group()), text
     )
     return neutralise(text)[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# The read boundary: what a face may show of one stored text
+# ----------------------------------------------------------------------------------------------
+# Writing has one boundary (redaction, when a text is stored); reading has this one. Every face
+# that shows stored text in a bounded space (an MCP reply, the briefing, a terminal line, the
+# report page) takes it through served_text, then prints through its own one output path: the
+# MCP Reply (redacted tree, JSON and text block), briefing_text, the CLI's terminal_text and
+# json_text, the page's html escape.
+
+_LINE_BREAKING = _lazy_pattern("[\x00-\x1f\x7f\u2028\u2029]")
+
+
+def served_text(text, limit, cut=clip_words, one_line=False, defuse=True):
+    """(text, changed): one stored text as a face may show it, about ``limit`` characters long.
+
+    Redacted whole when it is longer than ``limit`` (a secret cut in two is no longer one the
+    rules know; the face's printer redacts the rest), instruction-like wording neutralised unless
+    ``defuse`` is False (the terminal's printer neutralises its whole output instead), with
+    ``one_line`` every control character and run of white space made one space, then cut by
+    ``cut`` (``clip_words`` at a word, ``cut_reason`` keeping named commits whole,
+    ``clip_marked`` saying how much is missing). ``changed``: whether neutralising changed it.
+    """
+    if not isinstance(text, str):
+        return text, False
+    changed = False
+    if len(text) > limit:
+        text = shown_text(text)
+    if defuse and may_need_neutralising(text):
+        text, changed = neutralise(text)
+    if one_line:
+        text = " ".join(_LINE_BREAKING.sub(" ", text).split())
+    return cut(text, limit), changed
+
+
+def clip_marked(text, limit):
+    """Cut text to ``limit`` characters with an explicit marker saying how much is missing;
+    redacted whole first (a secret cut in two is no longer one the rules know)."""
+    if text is None or len(text) <= limit:
+        return text
+    text = shown_text(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} …[truncated: {len(text) - limit} more characters]"

@@ -40,36 +40,7 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
 
     Without ids, ``offset``/``limit`` take one page of the scope's items (oldest first) and only
     that page is checked (summary and fileless count the page); "total" counts the whole scope."""
-    total = None
-    if ids:
-        pairs = _resolve_ids(store, ids)
-        if about:
-            about_repo = resolve_repo(store, about)
-            rows = _evidence_rows(store, [rid for rid, _ in pairs])
-            pairs = [(rid, eid) for rid, eid in pairs if rows[rid]["repo_id"] == about_repo.id]
-    elif about:
-        about_repo = resolve_repo(store, about)
-        scope = [about_repo.id]
-        if repo is not None:
-            origin = resolve_repo(store, repo, cwd=cwd)
-            if about_repo.id not in Topology(store, origin).repo_ids():
-                raise UsageError(
-                    "%s is not in the scope of %s (no workspace or relation connects them)"
-                    % (about_repo.name, origin.name)
-                )
-    else:
-        origin = resolve_repo(store, repo, cwd=cwd)
-        scope = Topology(store, origin).repo_ids()
-    if not ids:
-        where = "status = 'active' AND repo_id IN (%s)" % ",".join("?" * len(scope))
-        page = ""
-        if offset or limit is not None:
-            total = store.one("SELECT count(*) FROM evidence WHERE " + where, scope)[0]
-            page = " LIMIT %d OFFSET %d" % (-1 if limit is None else int(limit), int(offset))
-        pairs = [
-            (r["rid"], r["id"])
-            for r in store.all("SELECT rid, id FROM evidence WHERE " + where + " ORDER BY rid" + page, scope)
-        ]
+    pairs, total = _verify_pairs(store, ids, repo, cwd, about, offset, limit)
     rids = [rid for rid, _ in pairs]
     anchors = _load_anchors(store, rids)
     # Refresh the search cache with what we compute exactly, under keys taken before the check.
@@ -94,18 +65,7 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
         if c.get("dependencies"):
             items[-1]["dependencies"] = c["dependencies"]
         if not cites_file and anchors[rid]:
-            a = anchors[rid][0]
-            group = fileless.setdefault(a["repo_name"], {"repo": a["repo_name"], "items": 0, "verdicts": {},
-                                                         "moved_min": None, "moved_max": None, "ids": []})  # fmt: skip
-            group["items"] += 1
-            group["ids"].append(eid)
-            group["verdicts"][c["verdict"]] = group["verdicts"].get(c["verdict"], 0) + 1
-            moved = checker.moved.get((a["repo_id"], a["commit_sha"]))
-            if c["verdict"] == "current":
-                moved = 0
-            if moved is not None:
-                group["moved_min"] = moved if group["moved_min"] is None else min(group["moved_min"], moved)
-                group["moved_max"] = moved if group["moved_max"] is None else max(group["moved_max"], moved)
+            _count_fileless(fileless, anchors[rid][0], eid, c["verdict"], checker.moved)
     out = {
         "items": items,
         "summary": summary,
@@ -114,6 +74,51 @@ def verify(store, ids=None, repo=None, cwd=None, about=None, offset=0, limit=Non
     if total is not None:
         out["total"] = total
     return out
+
+
+def _verify_pairs(store, ids, repo, cwd, about, offset, limit):
+    """([(rid, id)] verify checks, the scope's whole count or None): the given ids (those about
+    ``about``), else one page of the active items in scope, oldest first."""
+    if ids:
+        pairs = _resolve_ids(store, ids)
+        if about:
+            about_repo = resolve_repo(store, about)
+            rows = _evidence_rows(store, [rid for rid, _ in pairs])
+            pairs = [(rid, eid) for rid, eid in pairs if rows[rid]["repo_id"] == about_repo.id]
+        return pairs, None
+    if about:
+        about_repo = resolve_repo(store, about)
+        scope = [about_repo.id]
+        if repo is not None:
+            origin = resolve_repo(store, repo, cwd=cwd)
+            if about_repo.id not in Topology(store, origin).repo_ids():
+                raise UsageError(
+                    "%s is not in the scope of %s (no workspace or relation connects them)"
+                    % (about_repo.name, origin.name)
+                )
+    else:
+        scope = Topology(store, resolve_repo(store, repo, cwd=cwd)).repo_ids()
+    where = "status = 'active' AND repo_id IN (%s)" % ",".join("?" * len(scope))
+    total, page = None, ""
+    if offset or limit is not None:
+        total = store.one("SELECT count(*) FROM evidence WHERE " + where, scope)[0]
+        page = " LIMIT %d OFFSET %d" % (-1 if limit is None else int(limit), int(offset))
+    rows = store.all("SELECT rid, id FROM evidence WHERE " + where + " ORDER BY rid" + page, scope)
+    return [(r["rid"], r["id"]) for r in rows], total
+
+
+def _count_fileless(fileless, anchor, eid, verdict, moved_by):
+    """Count an item that cites no file in its repository's group: how many, their verdicts, and
+    how far the repository moved since they were stamped (0 for a current one)."""
+    group = fileless.setdefault(anchor["repo_name"], {"repo": anchor["repo_name"], "items": 0, "verdicts": {},
+                                                      "moved_min": None, "moved_max": None, "ids": []})  # fmt: skip
+    group["items"] += 1
+    group["ids"].append(eid)
+    group["verdicts"][verdict] = group["verdicts"].get(verdict, 0) + 1
+    moved = 0 if verdict == "current" else moved_by.get((anchor["repo_id"], anchor["commit_sha"]))
+    if moved is not None:
+        group["moved_min"] = moved if group["moved_min"] is None else min(group["moved_min"], moved)
+        group["moved_max"] = moved if group["moved_max"] is None else max(group["moved_max"], moved)
 
 
 def _changed_rows(store, rows):
@@ -253,85 +258,17 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
     checker = FreshnessChecker(store)
     before = checker.check_items(anchors)
     repos = {r.id: r for r in _repos(store)}
-    plans, gits = [], {}
-    for rid, eid in pairs:
-        row = rows[rid]
-        if row["status"] != "active":
-            raise UsageError(
-                "%s is %s%s; only an active item can be confirmed"
-                % (eid, row["status"], " by " + row["superseded_by"] if row["superseded_by"] else "")
-            )
-        item_repo = repos.get(row["repo_id"]) if row["repo_id"] is not None else None
-        own = [a for a in anchors[rid] if a["repo_id"] == row["repo_id"]]
-        if item_repo is not None and own:
-            item_repo = checker.judged_view(own[0])
-        if item_repo is None:
-            raise UsageError(
-                "%s is about %s, which is not registered here; confirm it where it is"
-                % (eid, row["repo_name"])
-            )
-        cited = []
-        for a in anchors[rid]:
-            if not a["path"]:
-                continue
-            repo = checker.judged_view(a)
-            if repo is None or not os.path.isdir(repo.path):
-                raise UsageError(
-                    "%s cites %s:%s, and repository %s is not on this machine; confirm it where it is"
-                    % (eid, a["repo_name"], a["path"], a["repo_name"])
-                )
-            rel = a["path"]
-            label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
-            try:
-                data = read_repo_file(repo.path, rel)
-                if data is None:
-                    rel = checker.followed.get((repo.id, a["path"]))
-                    data = read_repo_file(repo.path, rel) if rel else None
-            except UnreadableFile as e:
-                raise UsageError(
-                    "%s cites %s in %s, and %s; nothing to confirm" % (eid, label, repo.name, e)
-                ) from None
-            if data is None:
-                raise UsageError(
-                    "%s cites %s, which no longer exists in %s; record what is true now and "
-                    "replace it: wctx supersede %s --by NEW-ID" % (eid, label, repo.name, eid)
-                )
-            if a["symbol"] and a["symbol_hash"] and symbol_hash_of(data, rel, a["symbol"]) is None:
-                raise UsageError(
-                    "%s cites symbol %s, which is no longer found in %s:%s; record what is true now and "
-                    "replace it: wctx supersede %s --by NEW-ID" % (eid, a["symbol"], repo.name, rel, eid)
-                )
-            cited.append((repo, rel, os.path.join(repo.path, *rel.split("/")), a["symbol"]))
-        explicit = []
-        for d in checker.dependencies.get(rid, ()):
-            if d["how"] != "explicit":
-                continue  # read again from the cited symbols' text below
-            repo = repos.get(d["repo_id"]) if d["repo_id"] is not None else None
-            label = "%s:%s%s" % (d["repo_name"], d["path"], "#" + d["symbol"] if d["symbol"] else "")
-            if repo is None or read_repo_file(repo.path, d["path"]) is None:
-                raise UsageError(
-                    "%s depends on %s, which is not on this machine or no longer exists; record what is true "
-                    "now and replace it: wctx supersede %s --by NEW-ID" % (eid, label, eid)
-                )
-            explicit.append((repo, d["path"], os.path.join(repo.path, *d["path"].split("/")), d["symbol"]))
-        for repo in [item_repo] + [c[0] for c in cited] + [e[0] for e in explicit]:
-            if repo.id not in gits:
-                gits[repo.id] = _repo_provenance(repo)
-        plans.append({"rid": rid, "eid": eid, "repo": item_repo, "cited": cited, "explicit": explicit})
-
-    def head_blob(g, rel):
-        hit = g.batch_check(["HEAD:" + rel]).get("HEAD:" + rel) if g.head else None
-        return hit[0] if hit and hit[1] == "blob" else None
-
+    gits = {}
+    plans = [_confirm_plan(checker, repos, rows[rid], eid, anchors[rid], gits) for rid, eid in pairs]
     warnings, confirmed = [], []
     # What the cited symbols call is read again: the code may call something else now.
     dependency_gits(read_dependencies(DependencyReader(store), plans, warnings), gits)
-    stamp_dependencies(plans, gits, head_blob, warnings)
+    stamp_dependencies(plans, gits, _head_blob, warnings)
     now = utc_now()
     with store.atomic():
         for plan in plans:
             rid = plan["rid"]
-            stamped = _stamp_anchors(plan["repo"], plan["cited"], gits, head_blob, warnings)
+            stamped = _stamp_anchors(plan["repo"], plan["cited"], gits, _head_blob, warnings)
             commits = _restamp(
                 store, rid, stamped, "confirmed", session_id, agent, note, now, plan["dependencies"]
             )
@@ -349,6 +286,84 @@ def confirm(store, ids, note=None, session_id=None, agent="cli"):
             for c in confirmed
         ),
     }
+
+
+def _head_blob(g, rel):
+    hit = g.batch_check(["HEAD:" + rel]).get("HEAD:" + rel) if g.head else None
+    return hit[0] if hit and hit[1] == "blob" else None
+
+
+def _confirm_plan(checker, repos, row, eid, anchors, gits):
+    """What confirming one item re-stamps: its repository, the files and symbols it cites and the
+    dependencies named at capture, each read now; a clear error (nothing changed) when any of
+    them is gone or not on this machine. Opens each repository's provenance in ``gits``."""
+    if row["status"] != "active":
+        raise UsageError(
+            "%s is %s%s; only an active item can be confirmed"
+            % (eid, row["status"], " by " + row["superseded_by"] if row["superseded_by"] else "")
+        )
+    item_repo = repos.get(row["repo_id"]) if row["repo_id"] is not None else None
+    own = [a for a in anchors if a["repo_id"] == row["repo_id"]]
+    if item_repo is not None and own:
+        item_repo = checker.judged_view(own[0])
+    if item_repo is None:
+        raise UsageError(
+            "%s is about %s, which is not registered here; confirm it where it is" % (eid, row["repo_name"])
+        )
+    cited = [_confirmed_citation(checker, eid, a) for a in anchors if a["path"]]
+    explicit = [
+        _confirmed_dependency(repos, eid, d)
+        for d in checker.dependencies.get(row["rid"], ())
+        if d["how"] == "explicit"  # the others are read again from the cited symbols' text
+    ]
+    for repo in [item_repo] + [c[0] for c in cited] + [e[0] for e in explicit]:
+        if repo.id not in gits:
+            gits[repo.id] = _repo_provenance(repo)
+    return {"rid": row["rid"], "eid": eid, "repo": item_repo, "cited": cited, "explicit": explicit}
+
+
+def _confirmed_citation(checker, eid, a):
+    """(repo, rel, full path, symbol) of a file an item cites, as it is now (followed if renamed)."""
+    repo = checker.judged_view(a)
+    if repo is None or not os.path.isdir(repo.path):
+        raise UsageError(
+            "%s cites %s:%s, and repository %s is not on this machine; confirm it where it is"
+            % (eid, a["repo_name"], a["path"], a["repo_name"])
+        )
+    rel = a["path"]
+    label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+    try:
+        data = read_repo_file(repo.path, rel)
+        if data is None:
+            rel = checker.followed.get((repo.id, a["path"]))
+            data = read_repo_file(repo.path, rel) if rel else None
+    except UnreadableFile as e:
+        raise UsageError(
+            "%s cites %s in %s, and %s; nothing to confirm" % (eid, label, repo.name, e)
+        ) from None
+    if data is None:
+        raise UsageError(
+            "%s cites %s, which no longer exists in %s; record what is true now and "
+            "replace it: wctx supersede %s --by NEW-ID" % (eid, label, repo.name, eid)
+        )
+    if a["symbol"] and a["symbol_hash"] and symbol_hash_of(data, rel, a["symbol"]) is None:
+        raise UsageError(
+            "%s cites symbol %s, which is no longer found in %s:%s; record what is true now and "
+            "replace it: wctx supersede %s --by NEW-ID" % (eid, a["symbol"], repo.name, rel, eid)
+        )
+    return (repo, rel, os.path.join(repo.path, *rel.split("/")), a["symbol"])
+
+
+def _confirmed_dependency(repos, eid, d):
+    """(repo, path, full path, symbol) of a dependency named at capture, which must still exist."""
+    repo = repos.get(d["repo_id"]) if d["repo_id"] is not None else None
+    label = "%s:%s%s" % (d["repo_name"], d["path"], "#" + d["symbol"] if d["symbol"] else "")
+    if repo is None or read_repo_file(repo.path, d["path"]) is None:
+        raise UsageError(
+            "%s depends on %s, which is not on this machine or no longer exists; record what is true "
+            "now and replace it: wctx supersede %s --by NEW-ID" % (eid, label, eid)
+        )
+    return (repo, d["path"], os.path.join(repo.path, *d["path"].split("/")), d["symbol"])
 
 
 def _session_dict(row):

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import os
-import re
 import time
 
 from .authors import author_filter, short_recorded_by
@@ -10,10 +9,9 @@ from .errors import UsageError
 from .freshness import _load_anchors, freshness_of
 from .helpers import clip_words, cut_reason, shell_command, utc_now, wctx_invocation
 from .records import resolve_repo
-from .redaction import shown_text
 from .search import Fallback, ResultFacts, _evidence_rows, _result_dict, explain
 from .topology import Topology
-from .untrusted import neutralise
+from .untrusted import served_text
 
 # ----------------------------------------------------------------------------------------------
 # Service: the session briefing (what an agent gets at session start without asking)
@@ -50,14 +48,9 @@ BRIEF_SECTIONS = (
 )
 
 
-def _served_text(text, limit, cut=clip_words):
-    """One stored text as an agent may read it: instruction-like wording neutralised, control
-    and invisible characters dropped, cut at a word (``cut_reason`` keeps named commits whole)."""
-    text, _ = neutralise(text or "")
-    text = " ".join(re.sub(r"[\x00-\x1f\x7f\u2028\u2029]", " ", text).split())
-    if len(text) > limit:
-        text = shown_text(text)  # redacted whole before the cut
-    return cut(text, limit)
+def _served(text, limit, cut=clip_words):
+    """One stored text as a briefing line shows it: through the read boundary, on one line."""
+    return served_text(text, limit, cut, one_line=True)[0]
 
 
 def agent_command():
@@ -114,59 +107,10 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
     max_bytes = brief_budget(max_bytes, max_tokens)
     origin = resolve_repo(store, repo, cwd=cwd)
     topology = Topology(store, origin)
-    scope = topology.repo_ids()
     since = _last_session_here(store, origin)
-    marks = ",".join("?" * len(scope))
-    picked = {}  # section key -> [(rid, [reasons])]
     store.begin_read()
     who = author_filter(store)  # what this person hid stays out of their briefings
-    hiding = "".join(" AND " + clause for clause in who.sql) if who else ""
-
-    rows = store.all(
-        "SELECT e.rid, s.id AS sid, s.agent, s.repo_name, coalesce(s.ended_at, s.started_at, s.created_at) AS at "
-        "FROM evidence e JOIN sessions s ON s.id = e.session_id WHERE e.repo_id = ? AND e.status = 'active' "
-        "AND e.created_at >= ? AND (s.repo_id IS NULL OR s.repo_id != ?)%s "
-        "ORDER BY e.created_at DESC, e.rid DESC LIMIT ?" % hiding,
-        (origin.id, since or "", origin.id, BRIEF_SECTION_ITEMS),
-    )
-    picked["from_others"] = [
-        (r["rid"], Fallback("recorded", repo=r["repo_name"], session=r["sid"], agent=r["agent"], at=r["at"]))
-        for r in rows
-    ]
-    # A teammate's items about this repository, by when they arrived here (a sync brings items
-    # recorded before this person's last session): the session's row is written on arrival.
-    rows = store.all(
-        "SELECT e.rid, s.id AS sid, s.agent, s.repo_name, s.author, s.machine, s.created_at AS at "
-        "FROM evidence e JOIN sessions s ON s.id = e.session_id WHERE e.repo_id = ? AND e.status = 'active' "
-        "AND s.created_at >= ? AND s.machine IS NOT (SELECT value FROM sync_state WHERE key = 'machine')%s "
-        "ORDER BY s.created_at DESC, e.rid DESC LIMIT ?" % hiding,
-        (origin.id, since or "", BRIEF_SECTION_ITEMS),
-    )
-    picked["from_teammates"] = [
-        (r["rid"], Fallback("arrived", repo=r["repo_name"], session=r["sid"], agent=r["agent"], at=r["at"]))
-        for r in rows
-    ]
-    refs = code_references(store, origin, scope, files, cwd, ["e.status = 'active'"])
-    picked["code_references"] = [(ref.rid, ref) for ref in refs[:BRIEF_SECTION_ITEMS]]
-    near = [rid for rid in scope if topology.reach[rid][0] <= 1]
-    rows = store.all(
-        "SELECT e.rid, e.repo_id, e.kind FROM evidence e WHERE e.kind IN ('question', 'known_issue') "
-        "AND e.status = 'active' AND e.repo_id IN (%s)%s ORDER BY (e.repo_id = ?) DESC, e.created_at DESC, "
-        "e.rid DESC LIMIT ?" % (",".join("?" * len(near)), hiding),
-        near + [origin.id, BRIEF_SECTION_ITEMS],
-    )
-    picked["open"] = [(r["rid"], Fallback("open", kind=r["kind"])) for r in rows]
-    served = store.all(
-        "SELECT v.evidence_rid AS rid, v.verdict, v.served_at FROM briefing_served v "
-        "JOIN evidence e ON e.rid = v.evidence_rid WHERE v.repo_id = ? AND v.verdict != 'stale' "
-        "AND e.status = 'active' AND e.repo_id IN (%s) ORDER BY v.served_at DESC, v.evidence_rid DESC LIMIT ?"
-        % marks,
-        [origin.id] + scope + [BRIEF_STALE_CHECK],
-    )
-    served_verdicts = {r["rid"]: r for r in served}
-    if who is not None:  # code references and items served before: hidden ones left out here
-        picked["code_references"] = [(rid, why) for rid, why in picked["code_references"] if who.admits(rid)]
-        served_verdicts = {rid: r for rid, r in served_verdicts.items() if who.admits(rid)}
+    picked, served_verdicts = _picked(store, origin, topology, since, who, files, cwd)
     all_rids = list(
         dict.fromkeys([rid for part in picked.values() for rid, _ in part] + list(served_verdicts))
     )
@@ -186,21 +130,7 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
             if rid in shown or rid not in evidence:
                 continue  # an item appears once, in its first section
             shown.add(rid)
-            row = evidence[rid]
-            item = _result_dict(row, anchors.get(rid, []))
-            f = fresh.get(rid) or {"verdict": "unknown", "reasons": ["not checked"]}
-            facts = ResultFacts(
-                fallback=None if isinstance(why, CodeReference) else why,
-                code_reference=why if isinstance(why, CodeReference) else None,
-                reach=topology.reach.get(row["repo_id"], (None, None))[1],
-                confidence=row["confidence"],
-                status=row["status"],
-                superseded_by=row["superseded_by"],
-                freshness=f,
-                recorded_by=item["recorded_by"],
-            )
-            item.update(reasons=explain(facts), freshness={"verdict": f["verdict"], "reasons": f["reasons"]})
-            items.append(item)
+            items.append(_brief_item(evidence[rid], why, anchors.get(rid, []), fresh.get(rid), topology))
         # Stale items go last in their section, and are the first to go over budget.
         items.sort(key=lambda item: item["freshness"]["verdict"] == "stale")
         sections.append(
@@ -239,6 +169,79 @@ def brief(store, repo=None, cwd=None, files=None, max_bytes=None, record=True, m
     return res
 
 
+def _picked(store, origin, topology, since, who, files, cwd):
+    """({section key: [(rid, why)]} for every section but went_stale, {rid: briefing_served row}
+    of the items a briefing here showed last): what each section may say, newest first, without
+    what this person hid."""
+    scope = topology.repo_ids()
+    hiding = "".join(" AND " + clause for clause in who.sql) if who else ""
+    picked = {}
+    rows = store.all(
+        "SELECT e.rid, s.id AS sid, s.agent, s.repo_name, coalesce(s.ended_at, s.started_at, s.created_at) AS at "
+        "FROM evidence e JOIN sessions s ON s.id = e.session_id WHERE e.repo_id = ? AND e.status = 'active' "
+        "AND e.created_at >= ? AND (s.repo_id IS NULL OR s.repo_id != ?)%s "
+        "ORDER BY e.created_at DESC, e.rid DESC LIMIT ?" % hiding,
+        (origin.id, since or "", origin.id, BRIEF_SECTION_ITEMS),
+    )
+    picked["from_others"] = [
+        (r["rid"], Fallback("recorded", repo=r["repo_name"], session=r["sid"], agent=r["agent"], at=r["at"]))
+        for r in rows
+    ]
+    # A teammate's items about this repository, by when they arrived here (a sync brings items
+    # recorded before this person's last session): the session's row is written on arrival.
+    rows = store.all(
+        "SELECT e.rid, s.id AS sid, s.agent, s.repo_name, s.author, s.machine, s.created_at AS at "
+        "FROM evidence e JOIN sessions s ON s.id = e.session_id WHERE e.repo_id = ? AND e.status = 'active' "
+        "AND s.created_at >= ? AND s.machine IS NOT (SELECT value FROM sync_state WHERE key = 'machine')%s "
+        "ORDER BY s.created_at DESC, e.rid DESC LIMIT ?" % hiding,
+        (origin.id, since or "", BRIEF_SECTION_ITEMS),
+    )
+    picked["from_teammates"] = [
+        (r["rid"], Fallback("arrived", repo=r["repo_name"], session=r["sid"], agent=r["agent"], at=r["at"]))
+        for r in rows
+    ]
+    refs = code_references(store, origin, scope, files, cwd, ["e.status = 'active'"])
+    picked["code_references"] = [(ref.rid, ref) for ref in refs[:BRIEF_SECTION_ITEMS]]
+    near = [rid for rid in scope if topology.reach[rid][0] <= 1]
+    rows = store.all(
+        "SELECT e.rid, e.repo_id, e.kind FROM evidence e WHERE e.kind IN ('question', 'known_issue') "
+        "AND e.status = 'active' AND e.repo_id IN (%s)%s ORDER BY (e.repo_id = ?) DESC, e.created_at DESC, "
+        "e.rid DESC LIMIT ?" % (",".join("?" * len(near)), hiding),
+        near + [origin.id, BRIEF_SECTION_ITEMS],
+    )
+    picked["open"] = [(r["rid"], Fallback("open", kind=r["kind"])) for r in rows]
+    served = store.all(
+        "SELECT v.evidence_rid AS rid, v.verdict, v.served_at FROM briefing_served v "
+        "JOIN evidence e ON e.rid = v.evidence_rid WHERE v.repo_id = ? AND v.verdict != 'stale' "
+        "AND e.status = 'active' AND e.repo_id IN (%s) ORDER BY v.served_at DESC, v.evidence_rid DESC LIMIT ?"
+        % ",".join("?" * len(scope)),
+        [origin.id] + scope + [BRIEF_STALE_CHECK],
+    )
+    served_verdicts = {r["rid"]: r for r in served}
+    if who is not None:  # code references and items served before: hidden ones left out here
+        picked["code_references"] = [(rid, why) for rid, why in picked["code_references"] if who.admits(rid)]
+        served_verdicts = {rid: r for rid, r in served_verdicts.items() if who.admits(rid)}
+    return picked, served_verdicts
+
+
+def _brief_item(row, why, anchors, fresh, topology):
+    """One picked item as the briefing lists it, with the reasons it is here."""
+    item = _result_dict(row, anchors)
+    f = fresh or {"verdict": "unknown", "reasons": ["not checked"]}
+    facts = ResultFacts(
+        fallback=None if isinstance(why, CodeReference) else why,
+        code_reference=why if isinstance(why, CodeReference) else None,
+        reach=topology.reach.get(row["repo_id"], (None, None))[1],
+        confidence=row["confidence"],
+        status=row["status"],
+        superseded_by=row["superseded_by"],
+        freshness=f,
+        recorded_by=item["recorded_by"],
+    )
+    item.update(reasons=explain(facts), freshness={"verdict": f["verdict"], "reasons": f["reasons"]})
+    return item
+
+
 def _went_stale(served, now, anchors):
     """Whether an item a briefing showed as ``served`` is worth saying again as ``now``: it is
     stale, or it cites code and was current and is possibly stale now (a symbol it depends on in
@@ -262,13 +265,13 @@ def _brief_line(item):
     line = "- %s [%s, %s, %s%s] %s" % (
         item["id"],
         item["kind"],
-        _served_text(item["repo"] or "", 80),
+        _served(item["repo"] or "", 80),
         verdict.replace("_", " "),
-        "" if who == "you" else ", by " + _served_text(who, 120),  # a teammate's says whose
-        _served_text(item["claim"], BRIEF_CLAIM_CHARS),
+        "" if who == "you" else ", by " + _served(who, 120),  # a teammate's says whose
+        _served(item["claim"], BRIEF_CLAIM_CHARS),
     )
     if item["reasons"]:
-        line += " -- " + _served_text(item["reasons"][0], BRIEF_REASON_CHARS, cut_reason)
+        line += " -- " + _served(item["reasons"][0], BRIEF_REASON_CHARS, cut_reason)
     return line
 
 

@@ -82,6 +82,12 @@ def emit(args, data, text):
         sys.stdout.write(terminal_text(text) + "\n")
 
 
+def warn(warnings):
+    """Print each warning on stderr, one line each, through terminal_text as results are."""
+    for w in warnings:
+        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
+
+
 def cmd_init(args, store):
     """Create the store (in --home, $WCTX_HOME or ~/.wctx). Example: wctx init"""
     emit(
@@ -234,9 +240,9 @@ def cmd_relate(args, store):
     return 0
 
 
-def _review_suggestions(args, store):
-    suggestions = suggest_relations(store)
-    interactive = not (args.yes or args.no or args.json) and is_tty(sys.stdin) and is_tty(sys.stdout)
+def _answered_suggestions(args, suggestions, interactive):
+    """(lines still to print, declared, declined): each suggestion with its reasons, declared or
+    declined as --yes or --no says, or as answered at the terminal (q stops asking)."""
     lines, declared, declined = [], [], []
     for s in suggestions:
         lines.append("suggested: %s %s %s" % (s.from_repo.name, s.kind, s.to_repo.name))
@@ -252,6 +258,13 @@ def _review_suggestions(args, store):
             declared.append(s)
         elif args.no:
             declined.append(s)
+    return lines, declared, declined
+
+
+def _review_suggestions(args, store):
+    suggestions = suggest_relations(store)
+    interactive = not (args.yes or args.no or args.json) and is_tty(sys.stdin) and is_tty(sys.stdout)
+    lines, declared, declined = _answered_suggestions(args, suggestions, interactive)
     for s in declared:
         lines.append(accept_suggestion(store, s)["message"] + " (declared)")
     for s in declined:
@@ -407,8 +420,7 @@ def cmd_capture(args, store):
         )  # fmt: skip
     except MissingSymbolError as e:
         raise MissingSymbolError("%s; or keep it as typed: --allow-missing-symbol" % e) from None
-    for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
+    warn(res["warnings"])
     if args.session:
         res["attached"] = None
         note = ""
@@ -584,91 +596,7 @@ def format_session(res, limit=20):
     )
     lines.append("time:     %s .. %s" % (s["started_at"] or "?", s["ended_at"] or "?"))
     if act:
-        lines.append(
-            "transcript: %s  (%s %s, %d lines, %d unparsable, imported %s)"
-            % (
-                act["transcript"],
-                s["agent"],
-                act["agent_version"] or "?",
-                act["lines"],
-                act["unparsable_lines"],
-                act["imported_at"],
-            )
-        )
-        if len(act["cwds"]) > 1:
-            lines.append(
-                "cwd changes: %d  (%s)"
-                % (
-                    len(act["cwds"]) - 1,
-                    " -> ".join(act["cwds"][:6]) + (" …" if len(act["cwds"]) > 6 else ""),
-                )
-            )
-        lines.append("repositories:")
-        for r in act["repos"] or ():
-            lines.append(
-                "  %s%s  %d read, %d edited, %d commands  %s%s"
-                % (
-                    r["repo"],
-                    " (ran here)" if r["ran_here"] else "",
-                    r["reads"],
-                    r["edits"],
-                    r["commands"],
-                    _commit_label(r),
-                    "  branch %s%s"
-                    % (r["branch"], " (at import)" if r["branch_source"] == COMMIT_FROM_IMPORT else "")
-                    if r["branch"]
-                    else "",
-                )
-            )
-        if not act["repos"]:
-            lines.append("  (none registered)")
-        inside = [f for f in act["files"] if f["repo"]]
-        outside = [f for f in act["files"] if not f["repo"]]
-        for title, group in (
-            ("files in registered repositories", inside),
-            ("outside every registered repository", outside),
-        ):
-            if not group and title.startswith("outside"):
-                continue
-            lines.append("%s (%d):" % (title, len(group)))
-            for f in group[:limit]:
-                where = "%s:%s" % (f["repo"], f["path"]) if f["repo"] else f["path"]
-                lines.append("  %s  read %d, edited %d" % (where, f["reads"], f["edits"]))
-            if len(group) > limit:
-                lines.append("  … %d more (--json for all)" % (len(group) - limit))
-        withheld = act.get("commands_withheld") or 0
-        if withheld:
-            lines.append(
-                "commands (%d stored, %d withheld: the transcript holds them as redaction placeholders "
-                "such as [REDACTED…], or empty, so there was no command to keep):"
-                % (len(act["commands"]), withheld)
-            )
-        else:
-            lines.append("commands (%d):" % len(act["commands"]))
-        for c in act["commands"][:limit]:
-            text = c["command"].splitlines()[0] if c["command"] else ""
-            lines.append("  $ %s%s" % (text[:160], "  [%s]" % c["repo"] if c["repo"] else ""))
-        if len(act["commands"]) > limit:
-            lines.append("  … %d more (--json for all)" % (len(act["commands"]) - limit))
-        if act["tool_calls"]:
-            top = sorted(act["tool_calls"].items(), key=lambda kv: (-kv[1], kv[0]))
-            lines.append("tool calls: " + ", ".join("%s %d" % kv for kv in top))
-        if act["errors"]:
-            lines.append("tool errors (%d):" % len(act["errors"]))
-            for e in act["errors"][:limit]:
-                lines.append("  %s: %s" % (e["tool"], e["error"][:160]))
-        if act["subagents"]:
-            lines.append(
-                "subagents (%d): %s"
-                % (
-                    len(act["subagents"]),
-                    ", ".join(
-                        "%s%s (%d tool calls)"
-                        % (a["id"], " " + a["type"] if a.get("type") else "", a["tool_calls"])
-                        for a in act["subagents"]
-                    ),
-                )
-            )
+        lines.extend(_activity_lines(s, act, limit))
     lines.append("evidence (%d):" % len(res["evidence"]))
     for e in res["evidence"]:
         lines.append("  %s [%s] %s (%s)" % (e["id"], e["kind"], e["claim"], e["repo"]))
@@ -680,6 +608,109 @@ def format_session(res, limit=20):
                 "  %s [%s] %s (%s; in session %s)" % (e["id"], e["kind"], e["claim"], e["repo"], e["session"])
             )
     return "\n".join(lines)
+
+
+def _activity_lines(s, act, limit):
+    """What a session's transcript says it did: where it ran, the repositories, files and
+    commands it touched, its tool calls, errors and subagents (``limit`` of each list)."""
+    lines = [
+        "transcript: %s  (%s %s, %d lines, %d unparsable, imported %s)"
+        % (
+            act["transcript"],
+            s["agent"],
+            act["agent_version"] or "?",
+            act["lines"],
+            act["unparsable_lines"],
+            act["imported_at"],
+        )
+    ]
+    if len(act["cwds"]) > 1:
+        lines.append(
+            "cwd changes: %d  (%s)"
+            % (len(act["cwds"]) - 1, " -> ".join(act["cwds"][:6]) + (" …" if len(act["cwds"]) > 6 else ""))
+        )
+    lines.append("repositories:")
+    lines.extend(_repo_activity_line(r) for r in act["repos"] or ())
+    if not act["repos"]:
+        lines.append("  (none registered)")
+    lines.extend(_file_lines(act["files"], limit))
+    lines.extend(_command_lines(act, limit))
+    if act["tool_calls"]:
+        top = sorted(act["tool_calls"].items(), key=lambda kv: (-kv[1], kv[0]))
+        lines.append("tool calls: " + ", ".join("%s %d" % kv for kv in top))
+    if act["errors"]:
+        lines.append("tool errors (%d):" % len(act["errors"]))
+        for e in act["errors"][:limit]:
+            lines.append("  %s: %s" % (e["tool"], e["error"][:160]))
+    if act["subagents"]:
+        lines.append(
+            "subagents (%d): %s"
+            % (
+                len(act["subagents"]),
+                ", ".join(
+                    "%s%s (%d tool calls)"
+                    % (a["id"], " " + a["type"] if a.get("type") else "", a["tool_calls"])
+                    for a in act["subagents"]
+                ),
+            )
+        )
+    return lines
+
+
+def _repo_activity_line(r):
+    branch = ""
+    if r["branch"]:
+        branch = "  branch %s%s" % (
+            r["branch"],
+            " (at import)" if r["branch_source"] == COMMIT_FROM_IMPORT else "",
+        )
+    return "  %s%s  %d read, %d edited, %d commands  %s%s" % (
+        r["repo"],
+        " (ran here)" if r["ran_here"] else "",
+        r["reads"],
+        r["edits"],
+        r["commands"],
+        _commit_label(r),
+        branch,
+    )
+
+
+def _file_lines(files, limit):
+    """The files a session touched, in registered repositories and (if any) outside them."""
+    lines = []
+    inside = [f for f in files if f["repo"]]
+    outside = [f for f in files if not f["repo"]]
+    for title, group in (
+        ("files in registered repositories", inside),
+        ("outside every registered repository", outside),
+    ):
+        if not group and title.startswith("outside"):
+            continue
+        lines.append("%s (%d):" % (title, len(group)))
+        for f in group[:limit]:
+            where = "%s:%s" % (f["repo"], f["path"]) if f["repo"] else f["path"]
+            lines.append("  %s  read %d, edited %d" % (where, f["reads"], f["edits"]))
+        if len(group) > limit:
+            lines.append("  … %d more (--json for all)" % (len(group) - limit))
+    return lines
+
+
+def _command_lines(act, limit):
+    withheld = act.get("commands_withheld") or 0
+    if withheld:
+        lines = [
+            "commands (%d stored, %d withheld: the transcript holds them as redaction placeholders "
+            "such as [REDACTED…], or empty, so there was no command to keep):"
+            % (len(act["commands"]), withheld)
+        ]
+    else:
+        lines = ["commands (%d):" % len(act["commands"])]
+    for c in act["commands"][:limit]:
+        text = c["command"].splitlines()[0] if c["command"] else ""
+        lines.append("  $ %s%s" % (text[:160], "  [%s]" % c["repo"] if c["repo"] else ""))
+    if len(act["commands"]) > limit:
+        lines.append("  … %d more (--json for all)" % (len(act["commands"]) - limit))
+    return lines
 
 
 def format_import(res):
@@ -757,8 +788,7 @@ def cmd_import(args, store):
     finally:
         own.close()
     for r in res["results"]:
-        for w in r.get("warnings") or ():
-            sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
+        warn(r.get("warnings") or ())
     emit(args, res, format_import(res))
     return 1 if res["failed"] else 0
 
@@ -798,8 +828,7 @@ def cmd_sessions(args, store):
             )
             for s in res["sessions"]
         ) or "no imported session read or edited %s:%s" % (res["repo"], res["path"])
-        for w in res["warnings"]:
-            sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
+        warn(res["warnings"])
         emit(args, res, text)
         return 0
     sessions = list_sessions(store, repo=args.repo, limit=args.limit)
@@ -853,28 +882,7 @@ def cmd_hooks(args, store):
     """
     if args.action == "status":
         res = hook_status(probe=args.probe, home=args.home)
-        lines = []
-        for h in res:
-            lines.append(
-                "%-12s %s  %s%s"
-                % (
-                    h["agent"],
-                    ("installed (%s)" % ", ".join(h["commands"])) if h["installed"] else "not installed",
-                    h["settings"],
-                    "  (%s)" % h["problem"] if h.get("problem") else "",
-                )
-            )
-            for t in h.get("trust") or ():
-                lines.append(
-                    "  trust %-12s %s" % (t["event"], t["trust"].replace("untrusted", "not trusted"))
-                )
-            for p in h.get("probes") or ():
-                lines.append("  probe %-12s %s" % (p["event"], "ok" if p["ok"] else "FAILED: " + p["error"]))
-            for server in (h.get("gemini_mcp") or {}).get("servers") or ():
-                lines.append(
-                    "  mcp   %-12s gemini -p gets %s (%s)"
-                    % (server["name"], "its tools" if server["headless"] else "no wctx tools", server["why"])
-                )
+        lines = [line for h in res for line in _hook_status_lines(h)]
         failed = [f for h in res for f in h["failed"]]
         lines.extend("fix: " + fix for fix in hook_fixes(res, _wctx_here(args)))
         emit(args, {"hooks": res}, "\n".join(lines))
@@ -890,44 +898,26 @@ def cmd_hooks(args, store):
             home=args.home,
             allow_read_tools=args.allow_read_tools,
         )
-        head = "%s %s hooks in %s:" % (
-            "would add"
-            if args.dry_run and res["changed"]
-            else ("added" if res["changed"] else "already present:"),
-            " + ".join(res["events"]),
-            res["settings"],
-        )
-        head += "".join("\n  %-12s %s" % (event, cmd) for event, cmd in res["commands"].items())
-    else:
-        res = uninstall_hook(args.agent, settings=args.settings, dry_run=args.dry_run)
-        head = (
-            "%s %d wctx hook%s from %s"
-            % (
-                "would remove" if args.dry_run else "removed",
-                res["removed"],
-                "" if res["removed"] == 1 else "s",
-                res["settings"],
-            )
-            if res["removed"]
-            else "no wctx hook in %s; nothing changed" % res["settings"]
-        )
-        if res.get("permissions_removed"):
-            head += "\n%s from permissions.allow: %s" % (
-                "would remove" if args.dry_run else "removed",
-                ", ".join(res["permissions_removed"]),
-            )
-    parts = [head]
-    if args.action == "install":
+        head = _installed_head(res, args.dry_run)
         # Said where the hook is set up, as doctor says it: the sessions it imports carry no author.
         problem = missing_identity(home=args.home)
         if problem:
-            sys.stderr.write("wctx: warning: %s; set one: %s\n" % (problem, NO_IDENTITY_FIX))
+            warn(["%s; set one: %s" % (problem, NO_IDENTITY_FIX)])
+    else:
+        res = uninstall_hook(args.agent, settings=args.settings, dry_run=args.dry_run)
+        head = _uninstalled_head(res, args.dry_run)
+    emit(args, res, "\n".join([head] + _hook_change_lines(res)))
+    return 1 if any(not p["ok"] for p in res.get("probes") or ()) else 0
+
+
+def _hook_change_lines(res):
+    """What an install or uninstall did to the settings file, and how each hook ran when probed."""
+    parts = []
     if res.get("backup"):
         parts.append("previous file kept as " + res["backup"])
     if res.get("diff"):
         parts.append(res["diff"].rstrip("\n"))
     parts.extend("note: " + n for n in res.get("notes") or ())
-    failed = [p for p in res.get("probes") or () if not p["ok"]]
     for p in res.get("probes") or ():
         parts.append(
             "probe %s: %s"
@@ -936,8 +926,57 @@ def cmd_hooks(args, store):
                 "ran from a clean shell" if p["ok"] else "FAILED, the hook cannot run: " + p["error"],
             )
         )
-    emit(args, res, "\n".join(parts))
-    return 1 if failed else 0
+    return parts
+
+
+def _hook_status_lines(h):
+    """One agent's hooks: installed or not where, then how each is trusted, probed and served."""
+    lines = [
+        "%-12s %s  %s%s"
+        % (
+            h["agent"],
+            ("installed (%s)" % ", ".join(h["commands"])) if h["installed"] else "not installed",
+            h["settings"],
+            "  (%s)" % h["problem"] if h.get("problem") else "",
+        )
+    ]
+    for t in h.get("trust") or ():
+        lines.append("  trust %-12s %s" % (t["event"], t["trust"].replace("untrusted", "not trusted")))
+    for p in h.get("probes") or ():
+        lines.append("  probe %-12s %s" % (p["event"], "ok" if p["ok"] else "FAILED: " + p["error"]))
+    for server in (h.get("gemini_mcp") or {}).get("servers") or ():
+        lines.append(
+            "  mcp   %-12s gemini -p gets %s (%s)"
+            % (server["name"], "its tools" if server["headless"] else "no wctx tools", server["why"])
+        )
+    return lines
+
+
+def _installed_head(res, dry_run):
+    head = "%s %s hooks in %s:" % (
+        "would add" if dry_run and res["changed"] else ("added" if res["changed"] else "already present:"),
+        " + ".join(res["events"]),
+        res["settings"],
+    )
+    return head + "".join("\n  %-12s %s" % (event, cmd) for event, cmd in res["commands"].items())
+
+
+def _uninstalled_head(res, dry_run):
+    if not res["removed"]:
+        head = "no wctx hook in %s; nothing changed" % res["settings"]
+    else:
+        head = "%s %d wctx hook%s from %s" % (
+            "would remove" if dry_run else "removed",
+            res["removed"],
+            "" if res["removed"] == 1 else "s",
+            res["settings"],
+        )
+    if res.get("permissions_removed"):
+        head += "\n%s from permissions.allow: %s" % (
+            "would remove" if dry_run else "removed",
+            ", ".join(res["permissions_removed"]),
+        )
+    return head
 
 
 def _wctx_here(args):
@@ -977,8 +1016,7 @@ def cmd_confirm(args, store):
     Example: wctx confirm ev-3f9a1c2b7d --note "re-read uploadDocument after the retry change"
     """
     res = confirm(store, args.ids, note=args.note, session_id=args.session)
-    for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
+    warn(res["warnings"])
     emit(args, res, res["message"])
     return 0
 
@@ -1005,8 +1043,7 @@ def cmd_forget(args, store):
             sys.stderr.write("wctx: nothing forgotten\n")
             return 1
     res = forget(store, args.ids, session=args.session, reason=args.reason)
-    for w in res["warnings"]:
-        sys.stderr.write("wctx: warning: %s\n" % terminal_text(w))
+    warn(res["warnings"])
     emit(args, res, res["message"])
     return 0
 

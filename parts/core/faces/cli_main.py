@@ -526,6 +526,42 @@ def _fail(error, as_json):
     return error.exit_code
 
 
+def _parsed(argv):
+    """(parser, parsed arguments) of a command line; a UsageError when it does not parse."""
+    command = _command_in(argv)
+    parser = build_parser(only=command)
+    if command != "search":
+        return parser, parser.parse_args(argv)
+    # A query word may begin with '-' ("-etag"): argparse would call it an unknown option.
+    args, extra = parser.parse_known_args(argv)
+    if any(word.startswith("--") for word in extra):
+        parser.error("unrecognized arguments: %s" % " ".join(extra))
+    args.query = list(args.query or []) + extra
+    return parser, args
+
+
+def _reader_gone():
+    """The reader went away (wctx export | head): not an error. Point stdout at /dev/null so the
+    interpreter's final flush does not complain either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 0
+
+
+def _is_store_error(e):
+    """A damaged, full or unwritable store surfaces mid-command as sqlite3.DatabaseError: one
+    line, not a traceback. IntegrityError is a wctx bug and keeps its traceback."""
+    sqlite3 = sys.modules.get("sqlite3")
+    return (
+        sqlite3 is not None
+        and isinstance(e, sqlite3.DatabaseError)
+        and not isinstance(e, sqlite3.IntegrityError)
+    )
+
+
 def main(argv=None):
     """Entry point: parse, run one command, map errors to one line on stderr and an exit code."""
     if (sys.argv[1:] if argv is None else list(argv)) == ["--version"]:
@@ -538,16 +574,7 @@ def main(argv=None):
         return hook()
     wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
     try:
-        command = _command_in(argv)
-        parser = build_parser(only=command)
-        if command == "search":
-            # A query word may begin with '-' ("-etag"): argparse would call it an unknown option.
-            args, extra = parser.parse_known_args(argv)
-            if any(word.startswith("--") for word in extra):
-                parser.error("unrecognized arguments: %s" % " ".join(extra))
-            args.query = list(args.query or []) + extra
-        else:
-            args = parser.parse_args(argv)
+        parser, args = _parsed(argv)
     except UsageError as e:
         return _fail(e, wants_json)
     if not getattr(args, "func", None):
@@ -564,23 +591,9 @@ def main(argv=None):
         sys.stderr.write("wctx: interrupted\n")
         return 130
     except BrokenPipeError:
-        # The reader went away (wctx export | head): not an error. Point stdout at /dev/null so
-        # the interpreter's final flush does not complain either.
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
-        return 0
+        return _reader_gone()
     except Exception as e:
-        # A damaged, full or unwritable store surfaces mid-command as sqlite3.DatabaseError: one
-        # line, not a traceback. IntegrityError is a wctx bug and keeps its traceback.
-        sqlite3 = sys.modules.get("sqlite3")
-        if (
-            sqlite3 is None
-            or not isinstance(e, sqlite3.DatabaseError)
-            or isinstance(e, sqlite3.IntegrityError)
-        ):
+        if not _is_store_error(e):
             raise
         where = store.path if store is not None else "the store"
         sys.stderr.write("wctx: store error in %s: %s\n" % (where, terminal_text(str(e))))

@@ -185,9 +185,7 @@ def _doctor_hooks(home):
         status = hook_status(probe=True, home=home)
     except WctxError as e:
         return _doctor_check("hooks", DOCTOR_WARN, str(e))
-    probes = [(h["agent"], p) for h in status for p in h.get("probes") or ()]
-    problems = [h for h in status if h.get("problem") and not h.get("failed")]
-    failed = [(h["agent"], f) for h in status for f in h.get("failed") or ()]
+    probes, problems, failed = _hook_outcomes(status)
     if not probes and not problems and not failed:
         return _doctor_check(
             "hooks",
@@ -195,14 +193,40 @@ def _doctor_hooks(home):
             "no agent hooks installed (wctx hooks install claude-code | codex | gemini-cli)",
         )
     if failed:
-        here = agent_command()
-        if os.path.realpath(home) != os.path.realpath(default_home()):
-            here += " --home " + _shell_word(home)
         return _doctor_check(
-            "hooks", DOCTOR_FAIL, "; ".join("%s %s" % f for f in failed), "; ".join(hook_fixes(status, here))
+            "hooks",
+            DOCTOR_FAIL,
+            "; ".join("%s %s" % f for f in failed),
+            "; ".join(hook_fixes(status, _wctx_for(home))),
         )
     if problems:
         return _doctor_check("hooks", DOCTOR_WARN, "; ".join(h["problem"] for h in problems))
+    return _dated_hooks(status) or _doctor_check(
+        "hooks",
+        DOCTOR_OK,
+        "%d hook commands of %s ran from a clean shell"
+        % (len(probes), ", ".join(sorted({agent for agent, _ in probes}))),
+    )
+
+
+def _hook_outcomes(status):
+    """([(agent, probe)] run, [hook status] with a problem but no failure, [(agent, failure)])."""
+    probes = [(h["agent"], p) for h in status for p in h.get("probes") or ()]
+    problems = [h for h in status if h.get("problem") and not h.get("failed")]
+    failed = [(h["agent"], f) for h in status for f in h.get("failed") or ()]
+    return probes, problems, failed
+
+
+def _wctx_for(home):
+    """How a suggested command spells wctx for the store ``home``: with --home when not the default."""
+    here = agent_command()
+    if os.path.realpath(home) != os.path.realpath(default_home()):
+        here += " --home " + _shell_word(home)
+    return here
+
+
+def _dated_hooks(status):
+    """A warning naming each installed hook command in a form earlier versions wrote, or None."""
     dated = [
         (h["agent"], event, why)
         for h in status
@@ -210,18 +234,13 @@ def _doctor_hooks(home):
         for why in [_dated_hook_form(command)]
         if why
     ]
-    if dated:
-        return _doctor_check(
-            "hooks",
-            DOCTOR_WARN,
-            "; ".join("%s %s hook %s" % d for d in dated),
-            "; ".join("%s hooks install %s" % (agent_command(), a) for a in sorted({d[0] for d in dated})),
-        )
+    if not dated:
+        return None
     return _doctor_check(
         "hooks",
-        DOCTOR_OK,
-        "%d hook commands of %s ran from a clean shell"
-        % (len(probes), ", ".join(sorted({agent for agent, _ in probes}))),
+        DOCTOR_WARN,
+        "; ".join("%s %s hook %s" % d for d in dated),
+        "; ".join("%s hooks install %s" % (agent_command(), a) for a in sorted({d[0] for d in dated})),
     )
 
 
@@ -295,26 +314,7 @@ def doctor(home=None, cwd=None):
     repos = _doctor_store(home, checks)
     checks.append(_doctor_write_access(home))
     if repos is not None:
-        missing = [r for r in repos if not r["exists"]]
-        if missing:
-            checks.append(
-                _doctor_check(
-                    "repositories",
-                    DOCTOR_FAIL,
-                    "%d of %d registered repositories missing on disk: %s"
-                    % (
-                        len(missing),
-                        len(repos),
-                        ", ".join("%s (%s)" % (r["name"], r["path"]) for r in missing),
-                    ),
-                    "restore the checkouts, or forget them: "
-                    + "; ".join("wctx repo remove %s" % r["name"] for r in missing),
-                )
-            )
-        else:
-            checks.append(
-                _doctor_check("repositories", DOCTOR_OK, "%d registered, all present on disk" % len(repos))
-            )
+        checks.append(_doctor_repositories(repos))
     checks.append(_doctor_current_repo(cwd, repos))
     checks.append(_doctor_hooks(home))
     access = gemini_mcp_access()
@@ -330,24 +330,41 @@ def doctor(home=None, cwd=None):
             )
         )
     argv = mcp_command(home)
-    mcp_file = os.path.join(os.path.dirname(argv[1]), "wctx_mcp.py") if argv[1].endswith(".py") else None
-    if mcp_file and not os.path.exists(mcp_file):
-        checks.append(
-            _doctor_check(
-                "mcp",
-                DOCTOR_FAIL,
-                "wctx_mcp.py is missing next to %s" % argv[1],
-                "copy wctx_mcp.py beside wctx.py, or use the single-file wctx.pyz",
-            )
-        )
-    else:
-        checks.append(_doctor_check("mcp", DOCTOR_OK, " ".join(_shell_word(a) for a in argv)))
+    checks.append(_doctor_mcp(argv))
     return {
         "healthy": not any(c["status"] == DOCTOR_FAIL for c in checks),
         "version": __version__,
         "checks": checks,
         "mcp_command": argv,
     }
+
+
+def _doctor_repositories(repos):
+    """Every registered repository must be on disk."""
+    missing = [r for r in repos if not r["exists"]]
+    if not missing:
+        return _doctor_check("repositories", DOCTOR_OK, "%d registered, all present on disk" % len(repos))
+    return _doctor_check(
+        "repositories",
+        DOCTOR_FAIL,
+        "%d of %d registered repositories missing on disk: %s"
+        % (len(missing), len(repos), ", ".join("%s (%s)" % (r["name"], r["path"]) for r in missing)),
+        "restore the checkouts, or forget them: "
+        + "; ".join("wctx repo remove %s" % r["name"] for r in missing),
+    )
+
+
+def _doctor_mcp(argv):
+    """The MCP server's command, which needs wctx_mcp.py beside wctx.py (not in the .pyz)."""
+    mcp_file = os.path.join(os.path.dirname(argv[1]), "wctx_mcp.py") if argv[1].endswith(".py") else None
+    if mcp_file and not os.path.exists(mcp_file):
+        return _doctor_check(
+            "mcp",
+            DOCTOR_FAIL,
+            "wctx_mcp.py is missing next to %s" % argv[1],
+            "copy wctx_mcp.py beside wctx.py, or use the single-file wctx.pyz",
+        )
+    return _doctor_check("mcp", DOCTOR_OK, " ".join(_shell_word(a) for a in argv))
 
 
 def format_doctor(report):

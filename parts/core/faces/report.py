@@ -12,6 +12,7 @@ from .items import verify
 from .records import _repos
 from .repos import _workspace_id, list_relations, list_repos, show_workspace
 from .search import _result_dict
+from .untrusted import served_text
 
 # ----------------------------------------------------------------------------------------------
 # Report: the workspace as one self-contained HTML page (wctx report --html, wctx serve)
@@ -105,56 +106,69 @@ def workspace_report(store, workspace=None):
     ]
     name_of = {r.id: r.name for r in _repos(store) if r.name in names}
     ids = sorted(name_of)
-    rows, hidden = [], {"superseded": 0, "retracted": 0}
-    if ids:
-        marks = ",".join("?" * len(ids))
-        rows = store.all(
-            "SELECT e.*, s.agent AS session_agent, s.summary AS session_summary, %s FROM evidence e "
-            "JOIN sessions s ON s.id = e.session_id WHERE e.repo_id IN (%s) AND e.status = 'active' "
-            "ORDER BY e.rid" % (SESSION_WHO_COLUMNS, marks),
-            ids,
-        )
-        for row in store.all(
-            "SELECT status, count(*) AS n FROM evidence WHERE repo_id IN (%s) AND status != 'active' "
-            "GROUP BY status" % marks,
-            ids,
-        ):
-            hidden[row["status"]] = row["n"]
+    rows, hidden = _report_rows(store, ids)
     checked = {v["id"]: v for v in verify(store, [r["id"] for r in rows])["items"]} if rows else {}
     anchors = _load_anchors(store, [r["rid"] for r in rows])
     items = []
     counts = {n: {"items": 0, "stale": 0, "possibly_stale": 0, "unknown": 0} for n in names}
     for row in rows:
-        fresh = checked[row["id"]]
-        commits = {}
-        for a in anchors[row["rid"]]:
-            if a["commit_sha"] and a["repo_name"] not in commits:
-                commits[a["repo_name"]] = (a["commit_sha"], a["branch"], bool(a["dirty"]))
-        item = ReportItem(
-            id=row["id"],
-            kind=row["kind"],
-            repo=name_of[row["repo_id"]],  # the repository's name now, whatever it was called then
-            claim=row["claim"],
-            detail=row["detail"],
-            symptom=row["symptom"],
-            confidence=row["confidence"],
-            created_at=row["created_at"],
-            session=row["session_id"],
-            session_agent=row["session_agent"],
-            session_summary=row["session_summary"],
-            recorded_by=row_recorded_by(row),
-            confirmed_at=row["confirmed_at"],
-            verdict=fresh["verdict"],
-            reasons=fresh["reasons"],
-            commits=sorted(commits.items()),
-            files=_result_dict(row, anchors[row["rid"]])["files"],
-        )
+        item = _report_item(row, checked[row["id"]], anchors[row["rid"]], name_of[row["repo_id"]])
         items.append(item)
         c = counts[item.repo]
         c["items"] += 1
         if item.verdict in c:
             c[item.verdict] += 1
     return Report(title, workspace, repos, relations, items, counts, hidden)
+
+
+def _report_rows(store, ids):
+    """(the active items about the repositories ``ids`` with their sessions, {status: count} of
+    the superseded and retracted ones, which the page leaves out)."""
+    rows, hidden = [], {"superseded": 0, "retracted": 0}
+    if not ids:
+        return rows, hidden
+    marks = ",".join("?" * len(ids))
+    rows = store.all(
+        "SELECT e.*, s.agent AS session_agent, s.summary AS session_summary, %s FROM evidence e "
+        "JOIN sessions s ON s.id = e.session_id WHERE e.repo_id IN (%s) AND e.status = 'active' "
+        "ORDER BY e.rid" % (SESSION_WHO_COLUMNS, marks),
+        ids,
+    )
+    for row in store.all(
+        "SELECT status, count(*) AS n FROM evidence WHERE repo_id IN (%s) AND status != 'active' "
+        "GROUP BY status" % marks,
+        ids,
+    ):
+        hidden[row["status"]] = row["n"]
+    return rows, hidden
+
+
+def _report_item(row, fresh, anchors, repo_name):
+    """One item as the page shows it; ``repo_name``: its repository's name now, whatever it was
+    called then."""
+    commits = {}
+    for a in anchors:
+        if a["commit_sha"] and a["repo_name"] not in commits:
+            commits[a["repo_name"]] = (a["commit_sha"], a["branch"], bool(a["dirty"]))
+    return ReportItem(
+        id=row["id"],
+        kind=row["kind"],
+        repo=repo_name,
+        claim=row["claim"],
+        detail=row["detail"],
+        symptom=row["symptom"],
+        confidence=row["confidence"],
+        created_at=row["created_at"],
+        session=row["session_id"],
+        session_agent=row["session_agent"],
+        session_summary=row["session_summary"],
+        recorded_by=row_recorded_by(row),
+        confirmed_at=row["confirmed_at"],
+        verdict=fresh["verdict"],
+        reasons=fresh["reasons"],
+        commits=sorted(commits.items()),
+        files=_result_dict(row, anchors)["files"],
+    )
 
 
 def _graph_layout(names, edges):
@@ -165,50 +179,9 @@ def _graph_layout(names, edges):
     neighbours (a few sweeps, ties by name), and a layer wider than REPORT_ROW_MAX wraps."""
     names = sorted(names)
     out = {n: sorted({t for f, t in edges if f == n and t != n}) for n in names}
-    # Break cycles with a depth-first walk in name order: an edge to a node on the stack is a back edge.
-    state, forward = {}, {n: [] for n in names}
-
-    def walk(start):
-        stack = [(start, iter(out[start]))]
-        state[start] = 1
-        while stack:
-            node, children = stack[-1]
-            child = next(children, None)
-            if child is None:
-                state[node] = 2
-                stack.pop()
-            elif state.get(child) == 1:
-                continue
-            else:
-                forward[node].append(child)
-                if child not in state:
-                    state[child] = 1
-                    stack.append((child, iter(out[child])))
-
-    for n in names:
-        if n not in state:
-            walk(n)
+    forward = _forward_edges(names, out)
     layer = {n: 0 for n in names}
-    order = []
-    seen = set()
-
-    def post(n):
-        stack = [(n, iter(forward[n]))]
-        seen.add(n)
-        while stack:
-            node, children = stack[-1]
-            child = next(children, None)
-            if child is None:
-                order.append(node)
-                stack.pop()
-            elif child not in seen:
-                seen.add(child)
-                stack.append((child, iter(forward[child])))
-
-    for n in names:
-        if n not in seen:
-            post(n)
-    for n in reversed(order):  # topological order of the forward edges
+    for n in reversed(_post_order(names, forward)):  # topological order of the forward edges
         for child in forward[n]:
             layer[child] = max(layer[child], layer[n] + 1)
     layers = {}
@@ -220,17 +193,12 @@ def _graph_layout(names, edges):
         if f != t and f in neighbours and t in neighbours:
             neighbours[f].add(t)
             neighbours[t].add(f)
-    pos = {}
-    for row in ranks:
-        for i, n in enumerate(row):
-            pos[n] = float(i) - (len(row) - 1) / 2.0
-    for sweep in range(4):
-        sequence = ranks[1:] if sweep % 2 == 0 else list(reversed(ranks[:-1]))
-        for row in sequence:
-            members = set(row)
-            row.sort(key=lambda n, members=members: _barycentre(n, neighbours, members, pos))
-            for i, n in enumerate(row):
-                pos[n] = float(i) - (len(row) - 1) / 2.0
+    _order_layers(ranks, neighbours)
+    return _placed(ranks)
+
+
+def _placed(ranks):
+    """{name: (x, y)} and the canvas (width, height) of ordered layers, each centred."""
     # Wrap wide layers into rows of at most REPORT_ROW_MAX nodes.
     rows = []
     for row in ranks:
@@ -246,6 +214,67 @@ def _graph_layout(names, edges):
         for i, n in enumerate(row):
             xy[n] = (left + i * (REPORT_NODE_W + REPORT_GAP_X), 24 + r * (REPORT_NODE_H + REPORT_GAP_Y))
     return xy, (max(width, 320), max(height, 110))
+
+
+def _forward_edges(names, out):
+    """{name: [child]} without the edges that close a cycle: a depth-first walk in name order,
+    where an edge to a node on the stack is a back edge."""
+    state, forward = {}, {n: [] for n in names}
+    for start in names:
+        if start in state:
+            continue
+        stack = [(start, iter(out[start]))]
+        state[start] = 1
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(child) == 1:
+                continue
+            else:
+                forward[node].append(child)
+                if child not in state:
+                    state[child] = 1
+                    stack.append((child, iter(out[child])))
+    return forward
+
+
+def _post_order(names, forward):
+    """The nodes in depth-first post-order of the (acyclic) forward edges."""
+    order, seen = [], set()
+    for n in names:
+        if n in seen:
+            continue
+        stack = [(n, iter(forward[n]))]
+        seen.add(n)
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                order.append(node)
+                stack.pop()
+            elif child not in seen:
+                seen.add(child)
+                stack.append((child, iter(forward[child])))
+    return order
+
+
+def _order_layers(ranks, neighbours):
+    """Order the nodes inside each layer (in place) by their neighbours' mean position: four
+    sweeps, down then up."""
+    pos = {}
+    for row in ranks:
+        for i, n in enumerate(row):
+            pos[n] = float(i) - (len(row) - 1) / 2.0
+    for sweep in range(4):
+        sequence = ranks[1:] if sweep % 2 == 0 else list(reversed(ranks[:-1]))
+        for row in sequence:
+            members = set(row)
+            row.sort(key=lambda n, members=members: _barycentre(n, neighbours, members, pos))
+            for i, n in enumerate(row):
+                pos[n] = float(i) - (len(row) - 1) / 2.0
 
 
 def _barycentre(name, neighbours, members, pos):
@@ -376,6 +405,18 @@ def _edge_route(f_xy, t_xy, spread, others, width, taken):
     plain = [("C", c1, c2, (x2, y2))]
     if not _crosses((x1, y1), plain, others):
         return (x1, y1), plain, _bezier_at((x1, y1), c1, c2, (x2, y2), 0.5)
+    return _detour((fx, fy), (tx, ty), (x1, y1), (x2, y2), (down, spread), others, width, taken)
+
+
+def _detour(f_xy, t_xy, p1, p2, how, others, width, taken):
+    """The edge from ``p1`` (on FROM's box at ``f_xy``) to ``p2`` (on TO's at ``t_xy``) when the
+    plain curve would cross a box: down (``how``: direction, spread) the free lane nearest the
+    plain curve, joining ``taken``. (start point, segments, label point)."""
+    w, gap = REPORT_NODE_W, REPORT_GAP_Y
+    (fx, _), (tx, _) = f_xy, t_xy
+    (x1, y1), (x2, y2), (down, spread) = p1, p2, how
+    c1, c2 = (x1 + spread, y1 + down * gap / 2), (x2 + spread, y2 - down * gap / 2)
+    plain = [("C", c1, c2, (x2, y2))]
     low, high = min(y1, y2), max(y1, y2)
     between = sorted(b for b in others if b[1] < high and b[3] > low)
     margin = REPORT_GAP_X / 2.0
@@ -478,11 +519,8 @@ def _item_html(item, compact=False, with_repo=False):
     section (``with_repo`` names the repository where the group mixes them: open questions)."""
     verdict = item.verdict.replace("_", "-")
     if compact:
-        claim = (
-            item.claim
-            if len(item.claim) <= REPORT_COMPACT_CLAIM_CHARS
-            else item.claim[:REPORT_COMPACT_CLAIM_CHARS] + "…"
-        )
+        # Through the read boundary, not neutralised: a person reads the page, escaped.
+        claim = served_text(item.claim, REPORT_COMPACT_CLAIM_CHARS, _cut_marked_short, defuse=False)[0]
         return '<li class="item v-%s" id="%s"%s><b>%s</b> %s</li>' % (
             _esc(verdict),
             _esc(item.id),
@@ -510,6 +548,14 @@ def _item_html(item, compact=False, with_repo=False):
             out.append('<p class="detail">%s</p>' % _esc(item.detail))
     if item.reasons and item.verdict != "current":
         out.append('<ul class="reasons">%s</ul>' % "".join("<li>%s</li>" % _esc(r) for r in item.reasons[:4]))
+    meta = _item_meta(item)
+    out.append('<div class="meta">%s</div></article>' % " · ".join(meta))
+    return "".join(out)
+
+
+def _item_meta(item):
+    """An item's facts under its claim: kind, id, who recorded it when, confirmation, confidence,
+    session, where it was stamped, what it cites."""
     meta = [
         '<span title="kind">%s</span>' % _esc(item.kind.replace("_", " ")),
         '<code class="id">%s</code>' % _esc(item.id),
@@ -541,8 +587,11 @@ def _item_html(item, compact=False, with_repo=False):
         )
     if item.session_summary:
         meta.append('<span class="summary">“%s”</span>' % _esc(item.session_summary))
-    out.append('<div class="meta">%s</div></article>' % " · ".join(meta))
-    return "".join(out)
+    return meta
+
+
+def _cut_marked_short(text, limit):
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _sort_items(items):
@@ -799,6 +848,42 @@ def render_report_html(report, generated_at=None):
         groups[("", "question")] = questions
     full_html = {i.id: _item_html(i) for i in items}
     plan = _fit_items(groups, full_html)
+    out = _report_header(report, items, generated_at)
+    out.append(_report_filters(report, items))
+    out.append('<h2>Repositories and relations</h2>\n<div class="panel">%s\n' % _graph_svg(report))
+    if report.relations:
+        out.append(
+            '<ul class="relations">%s</ul>'
+            % "".join(
+                "<li>%s%s</li>" % (_esc(rel["label"]), _esc(": " + rel["note"]) if rel.get("note") else "")
+                for rel in report.relations
+            )
+        )
+    else:
+        out.append('<p class="empty">No relations declared (wctx relate FROM uses TO).</p>')
+    out.append("</div>\n")
+    out.append('<section id="questions"><h2>Open questions (%d)</h2>\n' % len(questions))
+    if questions:
+        out.append(
+            '<div class="group" data-kind="question">%s</div>'
+            % _items_html(
+                questions, plan[("", "question")], full_html, "wctx search --kind question", with_repo=True
+            )
+        )
+    else:
+        out.append('<p class="empty">None recorded.</p>')
+    out.append("</section>\n")
+    for repo in report.repos:
+        out.extend(_repo_section(repo, report.counts.get(repo["name"], {}), groups, plan, full_html))
+    out.append(
+        "</main>\n<footer>wctx %s · a static page: it loads nothing and sends nothing.</footer>\n"
+        "<script>%s</script>\n</body>\n</html>\n" % (_esc(__version__), _REPORT_JS)
+    )
+    return "".join(out)
+
+
+def _report_header(report, items, generated_at):
+    """The page's head and header: policy, title, the one-line summary and the untrusted-data note."""
     total = len(items)
     verdicts = {v: sum(1 for i in items if i.verdict == v) for v in VERDICTS}
     summary = "%d repositor%s · %d relation%s · %d item%s: %s" % (
@@ -833,8 +918,12 @@ def render_report_html(report, generated_at=None):
     if generated_at:
         out.append('<p class="note" id="generated">generated %s</p>\n' % _esc(generated_at))
     out.append("</header>\n")
+    return out
+
+
+def _report_filters(report, items):
     kinds = [k for k in EVIDENCE_KINDS if any(i.kind == k for i in items)]
-    out.append(
+    return (
         '<nav class="filters" aria-label="filter"><input id="q" type="search" placeholder="filter: words in claims, '
         'files, sessions… (press /)" aria-label="filter text" autocomplete="off">'
         '<select id="kind" aria-label="kind"><option value="">every kind</option>%s</select>'
@@ -850,76 +939,51 @@ def render_report_html(report, generated_at=None):
             "".join(
                 '<option value="%s">%s</option>' % (_esc(r["name"]), _esc(r["name"])) for r in report.repos
             ),
-            total,
+            len(items),
         )
     )
-    out.append('<h2>Repositories and relations</h2>\n<div class="panel">%s\n' % _graph_svg(report))
-    if report.relations:
-        out.append(
-            '<ul class="relations">%s</ul>'
-            % "".join(
-                "<li>%s%s</li>" % (_esc(rel["label"]), _esc(": " + rel["note"]) if rel.get("note") else "")
-                for rel in report.relations
-            )
+
+
+def _repo_section(repo, c, groups, plan, full_html):
+    """One repository's section: where it is checked out, then its items grouped by kind."""
+    name = repo["name"]
+    out = [
+        '<section class="repo" id="repo-%s" data-repo="%s"><h2>%s</h2>\n<p class="repo-meta">%s · %s%s</p>\n'
+        % (
+            _esc(name),
+            _esc(name),
+            _esc(name),
+            _esc(repo["path"]),
+            _esc("%d item%s" % (c.get("items", 0), "" if c.get("items", 0) == 1 else "s")),
+            ("" if repo["exists"] else " · <strong>not on this machine</strong>")
+            + "".join(
+                " · %s %s%s" % (_esc(co["kind"]), _esc(co["path"]), "" if co["exists"] else " (missing)")
+                for co in repo.get("checkouts") or ()
+                if co["path"] != repo["path"]
+            ),
         )
-    else:
-        out.append('<p class="empty">No relations declared (wctx relate FROM uses TO).</p>')
-    out.append("</div>\n")
-    out.append('<section id="questions"><h2>Open questions (%d)</h2>\n' % len(questions))
-    if questions:
+    ]
+    any_items = False
+    for kind in REPORT_KIND_ORDER:
+        group = groups.get((name, kind))
+        if not group:
+            continue
+        any_items = True
         out.append(
-            '<div class="group" data-kind="question">%s</div>'
-            % _items_html(
-                questions, plan[("", "question")], full_html, "wctx search --kind question", with_repo=True
-            )
-        )
-    else:
-        out.append('<p class="empty">None recorded.</p>')
-    out.append("</section>\n")
-    for repo in report.repos:
-        name = repo["name"]
-        c = report.counts.get(name, {})
-        out.append(
-            '<section class="repo" id="repo-%s" data-repo="%s"><h2>%s</h2>\n<p class="repo-meta">%s · %s%s</p>\n'
+            '<div class="group" data-kind="%s"><h3>%s (%d)</h3>%s</div>\n'
             % (
-                _esc(name),
-                _esc(name),
-                _esc(name),
-                _esc(repo["path"]),
-                _esc("%d item%s" % (c.get("items", 0), "" if c.get("items", 0) == 1 else "s")),
-                ("" if repo["exists"] else " · <strong>not on this machine</strong>")
-                + "".join(
-                    " · %s %s%s" % (_esc(co["kind"]), _esc(co["path"]), "" if co["exists"] else " (missing)")
-                    for co in repo.get("checkouts") or ()
-                    if co["path"] != repo["path"]
+                _esc(kind),
+                _esc(REPORT_KIND_TITLES[kind]),
+                len(group),
+                _items_html(
+                    group, plan[(name, kind)], full_html, "wctx search --repo %s --kind %s" % (name, kind)
                 ),
             )
         )
-        any_items = False
-        for kind in REPORT_KIND_ORDER:
-            group = groups.get((name, kind))
-            if not group:
-                continue
-            any_items = True
-            out.append(
-                '<div class="group" data-kind="%s"><h3>%s (%d)</h3>%s</div>\n'
-                % (
-                    _esc(kind),
-                    _esc(REPORT_KIND_TITLES[kind]),
-                    len(group),
-                    _items_html(
-                        group, plan[(name, kind)], full_html, "wctx search --repo %s --kind %s" % (name, kind)
-                    ),
-                )
-            )
-        if not any_items:
-            out.append('<p class="empty">No evidence recorded about this repository yet.</p>\n')
-        out.append("</section>\n")
-    out.append(
-        "</main>\n<footer>wctx %s · a static page: it loads nothing and sends nothing.</footer>\n"
-        "<script>%s</script>\n</body>\n</html>\n" % (_esc(__version__), _REPORT_JS)
-    )
-    return "".join(out)
+    if not any_items:
+        out.append('<p class="empty">No evidence recorded about this repository yet.</p>\n')
+    out.append("</section>\n")
+    return out
 
 
 SERVE_HOST = "127.0.0.1"
