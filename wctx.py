@@ -17779,17 +17779,18 @@ def _sync_remember(store, remote, branch, wanted, tips, state, exported, skipped
 # ----------------------------------------------------------------------------------------------
 # Session adapters: the only code that knows a vendor's transcript format
 # ----------------------------------------------------------------------------------------------
-# Each adapter streams a JSONL transcript line by line into one vendor-neutral TranscriptRecord:
-# where the session ran (cwd per line), branch, version, time span, the transcript's own summary
-# lines, tool calls with the files they read and edited, commands, tool errors, subagents, and
-# explicit record_evidence calls to wctx's own MCP server. Message text is never looked at: no
-# finding is ever inferred from prose.
+# One mapper per agent (Claude Code, Codex, Gemini CLI) streams that agent's JSONL transcript line
+# by line into one vendor-neutral TranscriptRecord: where the session ran (cwd per line), branch,
+# version, time span, the transcript's own summary lines, tool calls with the files they read and
+# edited, commands, tool errors, subagents, and explicit record_evidence calls to wctx's own MCP
+# server. The store step (sessions.py) reads only that record and knows no vendor. Message text
+# is never looked at: no finding is ever inferred from prose.
 
 AGENT_CLAUDE_CODE = "claude-code"
 AGENT_CODEX = "codex"
 AGENT_GEMINI = "gemini-cli"
 # Every agent whose transcripts import; TRANSCRIPT_ADAPTERS (below the adapters) maps each to its
-# parser, parse(path, rec).
+# parser, parse(path, rec, cwd_hint).
 TRANSCRIPT_AGENTS = (AGENT_CLAUDE_CODE, AGENT_CODEX, AGENT_GEMINI)
 # What a user may type for an agent wherever one is named (hooks, brief --hook, import --agent):
 # the program's name as typed in a shell, or the name wctx gives it.
@@ -17889,7 +17890,8 @@ def _is_abs(path):
 
 
 class TranscriptRecord:
-    """What one transcript says a session did; an adapter fills it line by line."""
+    """What one transcript says a session did, whatever agent wrote it: a mapper fills it line by
+    line, the store step reads it."""
 
     def __init__(self, agent, path):
         self.agent = agent
@@ -17902,7 +17904,6 @@ class TranscriptRecord:
         self.branch = None  # last branch recorded
         self.branch_by_cwd = {}  # cwd -> branch the agent recorded there
         self.commit = None  # Codex session_meta: HEAD of the cwd's repository at session start
-        self.repository_url = None
         self.started_at = None
         self.ended_at = None
         self.title = None
@@ -17914,6 +17915,9 @@ class TranscriptRecord:
         self.subagents = []
         self.evidence_calls = []  # {"call_id", "arguments", "at", "cwd", "ok", "result"}
         self.parent_external_id = None
+        # Whether the format records the commit at session start (Codex): if so, the transcript
+        # is the authority on it, and a transcript without one says the session has none.
+        self.records_commit = False
         self.lines = 0
         self.bad_lines = 0
         self.redacted_values = 0
@@ -18190,18 +18194,10 @@ def parse_transcript(path, agent="auto", cwd_hint=None):
         if agent not in TRANSCRIPT_ADAPTERS:
             raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(TRANSCRIPT_AGENTS)))
         raise UsageError("%s looks like a %s transcript, not %s" % (path, detected, agent))
-    if detected == AGENT_GEMINI:
-        parse = functools.partial(_parse_gemini_all, cwd_hint=cwd_hint)
-    else:
-        parse = TRANSCRIPT_ADAPTERS[detected]
+    parse = functools.partial(TRANSCRIPT_ADAPTERS[detected], cwd_hint=cwd_hint)
     rec = _run_adapter(parse, path, lambda: TranscriptRecord(detected, path))
-    stem = os.path.splitext(os.path.basename(path))[0]
-    if detected == AGENT_CLAUDE_CODE and _UUID.match(stem):
-        # Claude Code names each transcript after its session (what hooks and
-        # CLAUDE_CODE_SESSION_ID call it); a resumed session's file may start with older ids.
-        rec.external_id = stem
     if rec.external_id is None:
-        rec.external_id = stem
+        rec.external_id = os.path.splitext(os.path.basename(path))[0]
     return rec
 
 
@@ -18277,6 +18273,11 @@ def session_transcript_path(path):
     return path
 
 
+def _by_type(handlers, kind):
+    """A mapper's handler for a line's "type"; None for any other value (a list, a number)."""
+    return handlers.get(kind) if isinstance(kind, str) else None
+
+
 def _is_record_evidence(name):
     """mcp__<server>__record_evidence, where the server is wctx's own (its name contains "wctx")."""
     if not isinstance(name, str) or not name.endswith("__" + RECORD_EVIDENCE_TOOL):
@@ -18288,11 +18289,29 @@ def _is_record_evidence(name):
 # -- Claude Code: ~/.claude/projects/<encoded-cwd>/<session>.jsonl --------------------------------
 
 
-def _parse_claude_code(path, rec):
-    pending = {}  # tool_use id -> (tool name, evidence call or None)
-    seen = set()  # a tool_use is logged again when its message is re-sent
-    for obj in _json_lines(path, rec):
-        kind = obj.get("type")
+class _ClaudeCodeMapper:
+    """One Claude Code transcript file into the record, line by line. A tool_use block is logged
+    again when its message is re-sent: the mapper keeps its id so that it is counted once, and
+    so that its tool_result (a later line) settles it."""
+
+    def __init__(self, path, rec):
+        self.path, self.rec = path, rec
+        self.pending = {}  # tool_use id -> (tool name, evidence call or None)
+        self.seen = set()
+
+    def run(self):
+        for obj in _json_lines(self.path, self.rec):
+            cwd = self.header(obj)
+            kind = obj.get("type")
+            line = _by_type(self.LINES, kind)
+            if line is not None:
+                line(self, obj, kind)
+            elif kind in ("assistant", "user"):
+                self.message(obj, cwd)
+
+    def header(self, obj):
+        """What every line may say (time, cwd, session id, version, branch); returns its cwd."""
+        rec = self.rec
         rec.see_time(obj.get("timestamp"))
         cwd = rec.see_cwd(obj.get("cwd")) or (rec.cwds[-1] if rec.cwds else None)
         if rec.external_id is None:
@@ -18301,68 +18320,78 @@ def _parse_claude_code(path, rec):
                 rec.external_id = sid
         version = obj.get("version")
         if isinstance(version, str) and not is_redacted_value(version) and version != rec.version:
-            _check_version(AGENT_CLAUDE_CODE, version, path)
+            _check_version(AGENT_CLAUDE_CODE, version, self.path)
             rec.version = version
         rec.see_branch(obj.get("gitBranch"), cwd)
-        if kind == "summary":
-            text = obj.get("summary")
-            if isinstance(text, str) and text.strip() and text.strip() not in rec.summaries:
-                rec.summaries.append(text.strip())
-            continue
-        if kind in ("custom-title", "ai-title"):
-            title = obj.get("customTitle") or obj.get("aiTitle")
-            if isinstance(title, str) and title.strip() and (kind == "custom-title" or not rec.title):
-                rec.title = title.strip()
-            continue
-        if kind == "system" and obj.get("subtype") == "compact_boundary":
-            rec.compactions += 1
-        if kind not in ("assistant", "user"):
-            continue
+        return cwd
+
+    def summary(self, obj, kind):
+        text = obj.get("summary")
+        if isinstance(text, str) and text.strip() and text.strip() not in self.rec.summaries:
+            self.rec.summaries.append(text.strip())
+
+    def title(self, obj, kind):
+        title = obj.get("customTitle") or obj.get("aiTitle")
+        if isinstance(title, str) and title.strip() and (kind == "custom-title" or not self.rec.title):
+            self.rec.title = title.strip()
+
+    def system(self, obj, kind):
+        if obj.get("subtype") == "compact_boundary":
+            self.rec.compactions += 1
+
+    def message(self, obj, cwd):
         message = obj.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, list):
-            continue
+            return
         ts = obj.get("timestamp")
         for block in content:
             if not isinstance(block, dict):
                 continue
             btype = block.get("type")
             if btype == "tool_use":
-                tid = block.get("id")
-                if tid:
-                    if tid in seen:
-                        continue
-                    seen.add(tid)
-                name = block.get("name")
-                args = block.get("input") if isinstance(block.get("input"), dict) else {}
-                rec.count_tool(name)
-                evidence = None
-                if name in CLAUDE_READ_TOOLS:
-                    rec.touch(args.get(CLAUDE_READ_TOOLS[name]), cwd, edit=False)
-                elif name in CLAUDE_EDIT_TOOLS:
-                    rec.touch(args.get(CLAUDE_EDIT_TOOLS[name]), cwd, edit=True)
-                elif name in CLAUDE_COMMAND_TOOLS:
-                    rec.add_command(name, args.get("command"), cwd, ts)
-                elif _is_record_evidence(name):
-                    evidence = {
-                        "call_id": tid,
-                        "arguments": args,
-                        "at": ts,
-                        "cwd": cwd,
-                        "ok": None,
-                        "result": None,
-                    }
-                    rec.evidence_calls.append(evidence)
-                if tid:
-                    pending[tid] = (name, evidence)
+                self.tool_use(block, cwd, ts)
             elif btype == "tool_result":
-                name, evidence = pending.get(block.get("tool_use_id"), (None, None))
-                failed = bool(block.get("is_error"))
-                if evidence is not None:
-                    evidence["ok"] = not failed
-                    evidence["result"] = block.get("content")
-                if failed:
-                    rec.add_error(name or "(unknown tool)", block.get("content", block.get("text")), ts)
+                self.tool_result(block, ts)
+
+    def tool_use(self, block, cwd, ts):
+        rec = self.rec
+        tid = block.get("id")
+        if tid:
+            if tid in self.seen:
+                return
+            self.seen.add(tid)
+        name = block.get("name")
+        args = block.get("input") if isinstance(block.get("input"), dict) else {}
+        rec.count_tool(name)
+        evidence = None
+        if name in CLAUDE_READ_TOOLS:
+            rec.touch(args.get(CLAUDE_READ_TOOLS[name]), cwd, edit=False)
+        elif name in CLAUDE_EDIT_TOOLS:
+            rec.touch(args.get(CLAUDE_EDIT_TOOLS[name]), cwd, edit=True)
+        elif name in CLAUDE_COMMAND_TOOLS:
+            rec.add_command(name, args.get("command"), cwd, ts)
+        elif _is_record_evidence(name):
+            evidence = {"call_id": tid, "arguments": args, "at": ts, "cwd": cwd, "ok": None, "result": None}
+            rec.evidence_calls.append(evidence)
+        if tid:
+            self.pending[tid] = (name, evidence)
+
+    def tool_result(self, block, ts):
+        name, evidence = self.pending.get(block.get("tool_use_id"), (None, None))
+        failed = bool(block.get("is_error"))
+        if evidence is not None:
+            evidence["ok"] = not failed
+            evidence["result"] = block.get("content")
+        if failed:
+            self.rec.add_error(name or "(unknown tool)", block.get("content", block.get("text")), ts)
+
+    # Lines that are not messages, by their "type"; user and assistant lines hold the tool calls.
+    LINES = {"summary": summary, "custom-title": title, "ai-title": title, "system": system}
+
+
+def _parse_claude_code(path, rec):
+    _ClaudeCodeMapper(path, rec).run()
 
 
 def _parse_claude_subagents(path, rec):
@@ -18466,152 +18495,238 @@ def _command_text(args):
     return cmd if isinstance(cmd, str) else None
 
 
-def _parse_codex(path, rec):
-    cwd = None
-    meta_seen = False
-    names = {}  # call_id -> tool name
-    patched = {}  # call_id -> paths counted (apply_patch input and patch_apply_end name the same edit)
-    read_once = set()
-    failed_calls = set()
-    for obj in _json_lines(path, rec):
-        kind = obj.get("type")
-        ts = obj.get("timestamp")
-        rec.see_time(ts)
-        payload = obj.get("payload")
-        if not isinstance(payload, dict):
-            continue
-        if kind == "session_meta":
-            if meta_seen:
-                continue  # a forked or resumed rollout repeats earlier meta; the first one is this file's
-            meta_seen = True
-            sid = payload.get("id") or payload.get("session_id")
-            if isinstance(sid, str) and sid and not is_redacted_value(sid):
-                rec.external_id = sid
-            version = payload.get("cli_version")
-            if isinstance(version, str) and not is_redacted_value(version):
-                _check_version(AGENT_CODEX, version, path)
-                rec.version = version
-            cwd = rec.see_cwd(payload.get("cwd")) or cwd
-            git = payload.get("git") if isinstance(payload.get("git"), dict) else {}
-            commit = git.get("commit_hash")
-            if isinstance(commit, str) and re.match(r"^[0-9a-f]{7,64}$", commit):
-                rec.commit = commit
-            rec.see_branch(git.get("branch"), cwd)
-            url = git.get("repository_url")
-            if isinstance(url, str) and url and not is_redacted_value(url):
-                rec.repository_url = url
-            source = payload.get("source")
-            if isinstance(source, dict) and isinstance(source.get("subagent"), dict):
-                spawn = source["subagent"].get("thread_spawn")
-                parent = payload.get("parent_thread_id") or (
-                    spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
-                )
-                if isinstance(parent, str) and not is_redacted_value(parent):
-                    rec.parent_external_id = parent
-            continue
-        if kind == "turn_context":
-            cwd = rec.see_cwd(payload.get("cwd")) or cwd
-            continue
-        if kind == "compacted":
-            rec.compactions += 1
-            continue
+class _CodexMapper:
+    """One Codex rollout into the record, line by line. A rollout names each call once when it is
+    made (response_item) and again when it ends (event_msg): the mapper remembers call ids so that
+    one edit, read or failure is counted once."""
+
+    def __init__(self, path, rec):
+        self.path, self.rec = path, rec
+        self.cwd = None
+        self.meta_seen = False
+        self.names = {}  # call_id -> tool name
+        self.patched = {}  # call_id -> paths counted (apply_patch input and patch_apply_end name the same edit)
+        self.read_once = set()
+        self.failed_calls = set()
+        rec.records_commit = True
+
+    def run(self):
+        for obj in _json_lines(self.path, self.rec):
+            ts = obj.get("timestamp")
+            self.rec.see_time(ts)
+            payload = obj.get("payload")
+            line = _by_type(self.LINES, obj.get("type"))
+            if isinstance(payload, dict) and line is not None:
+                line(self, payload, ts)
+
+    def session_meta(self, payload, ts):
+        if self.meta_seen:
+            return  # a forked or resumed rollout repeats earlier meta; the first one is this file's
+        self.meta_seen = True
+        rec = self.rec
+        sid = payload.get("id") or payload.get("session_id")
+        if isinstance(sid, str) and sid and not is_redacted_value(sid):
+            rec.external_id = sid
+        version = payload.get("cli_version")
+        if isinstance(version, str) and not is_redacted_value(version):
+            _check_version(AGENT_CODEX, version, self.path)
+            rec.version = version
+        self.cwd = rec.see_cwd(payload.get("cwd")) or self.cwd
+        git = payload.get("git") if isinstance(payload.get("git"), dict) else {}
+        commit = git.get("commit_hash")
+        if isinstance(commit, str) and re.match(r"^[0-9a-f]{7,64}$", commit):
+            rec.commit = commit
+        rec.see_branch(git.get("branch"), self.cwd)
+        parent = _codex_parent(payload)
+        if parent is not None:
+            rec.parent_external_id = parent
+
+    def turn_context(self, payload, ts):
+        self.cwd = self.rec.see_cwd(payload.get("cwd")) or self.cwd
+
+    def compacted(self, payload, ts):
+        self.rec.compactions += 1
+
+    def response_item(self, payload, ts):
         ptype = payload.get("type")
-        if kind == "response_item":
-            if ptype in ("function_call", "custom_tool_call"):
-                name = _codex_tool_name(payload)
-                call_id = payload.get("call_id")
-                rec.count_tool(name)
-                names[call_id] = name
-                raw = payload.get("arguments") if ptype == "function_call" else payload.get("input")
-                if is_redacted_value(raw):
-                    rec.redacted_values += 1
-                    continue  # redacted arguments: the tool is counted, nothing else is read
-                if name == "apply_patch":
-                    body = raw if ptype == "custom_tool_call" else (_codex_arguments(raw) or {}).get("input")
-                    _codex_patch(rec, call_id, _patch_paths(body), cwd, patched)
-                    continue
-                args = _codex_arguments(raw)
-                if args is None:
-                    continue
-                if name in CODEX_COMMAND_TOOLS:
-                    where = args.get("workdir")
-                    where = (
-                        where
-                        if isinstance(where, str) and _is_abs(where) and not is_redacted_value(where)
-                        else cwd
-                    )
-                    text = _command_text(args)
-                    if text and "*** Begin Patch" in text:  # apply_patch run through the shell
-                        _codex_patch(rec, call_id, _patch_paths(text), where, patched)
-                    else:
-                        rec.add_command(name, text, where, ts)
-                elif _is_record_evidence(name):
-                    rec.evidence_calls.append(
-                        {
-                            "call_id": call_id,
-                            "arguments": args,
-                            "at": ts,
-                            "cwd": cwd,
-                            "ok": None,
-                            "result": None,
-                        }
-                    )
-            elif ptype == "local_shell_call":
-                rec.count_tool("local_shell")
-                action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
-                where = action.get("working_directory")
-                where = where if isinstance(where, str) and _is_abs(where) else cwd
-                rec.add_command("local_shell", _command_text(action), where, ts)
-            elif ptype in ("function_call_output", "custom_tool_call_output"):
-                _codex_output(rec, payload, names, failed_calls, ts)
-            continue
-        if kind != "event_msg":
-            continue
-        if ptype == "item_completed" and isinstance(payload.get("item"), dict):
-            # Newer rollouts report finished items; the same facts as the two events below.
-            item = payload["item"]
-            if item.get("type") == "FileChange":
-                ptype, payload = (
-                    "patch_apply_end",
-                    dict(item, call_id=item.get("id"), success=item.get("status") != "failed"),
-                )
-            elif item.get("type") == "CommandExecution":
-                ptype, payload = "exec_command_end", dict(item, call_id=item.get("id"))
-            elif item.get("type") == "McpToolCall":
-                ptype, payload = "mcp_tool_call_end", _codex_mcp_item_as_end(item)
-        if ptype == "patch_apply_end":
-            changes = payload.get("changes") if isinstance(payload.get("changes"), dict) else {}
-            paths = list(changes)
-            for change in changes.values():
-                if isinstance(change, dict) and isinstance(change.get("move_path"), str):
-                    paths.append(change["move_path"])
-            _codex_patch(rec, payload.get("call_id"), paths, cwd, patched)
-            if payload.get("success") is False and payload.get("call_id") not in failed_calls:
-                failed_calls.add(payload.get("call_id"))
-                rec.add_error("apply_patch", payload.get("stderr") or "patch failed", ts)
-        elif ptype == "exec_command_end":
-            call_id = payload.get("call_id")
-            where = (
-                payload.get("cwd") if isinstance(payload.get("cwd"), str) and _is_abs(payload["cwd"]) else cwd
+        if ptype in ("function_call", "custom_tool_call"):
+            self.tool_call(payload, ptype, ts)
+        elif ptype == "local_shell_call":
+            self.rec.count_tool("local_shell")
+            action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
+            where = action.get("working_directory")
+            where = where if isinstance(where, str) and _is_abs(where) else self.cwd
+            self.rec.add_command("local_shell", _command_text(action), where, ts)
+        elif ptype in ("function_call_output", "custom_tool_call_output"):
+            self.tool_output(payload, ts)
+
+    def tool_call(self, payload, ptype, ts):
+        rec = self.rec
+        name = _codex_tool_name(payload)
+        call_id = payload.get("call_id")
+        rec.count_tool(name)
+        self.names[call_id] = name
+        raw = payload.get("arguments") if ptype == "function_call" else payload.get("input")
+        if is_redacted_value(raw):
+            rec.redacted_values += 1
+            return  # redacted arguments: the tool is counted, nothing else is read
+        if name == "apply_patch":
+            body = raw if ptype == "custom_tool_call" else (_codex_arguments(raw) or {}).get("input")
+            self.patch(call_id, _patch_paths(body), self.cwd)
+            return
+        args = _codex_arguments(raw)
+        if args is None:
+            return
+        if name in CODEX_COMMAND_TOOLS:
+            self.command(name, call_id, args, ts)
+        elif _is_record_evidence(name):
+            rec.evidence_calls.append(
+                {"call_id": call_id, "arguments": args, "at": ts, "cwd": self.cwd, "ok": None, "result": None}
             )
-            for parsed in payload.get("parsed_cmd") or ():
-                if (
-                    isinstance(parsed, dict)
-                    and parsed.get("type") == "read"
-                    and (call_id, parsed.get("path")) not in read_once
-                ):
-                    read_once.add((call_id, parsed.get("path")))
-                    rec.touch(parsed.get("path"), where, edit=False)
-            code = payload.get("exit_code")
-            if isinstance(code, int) and code != 0 and call_id not in failed_calls:
-                failed_calls.add(call_id)
-                rec.add_error(
-                    names.get(call_id) or "exec_command",
-                    "exit code %d: %s" % (code, payload.get("stderr") or ""),
-                    ts,
-                )
-        elif ptype == "mcp_tool_call_end":
-            _codex_mcp_end(rec, payload, failed_calls, ts)
+
+    def command(self, name, call_id, args, ts):
+        where = args.get("workdir")
+        if not (isinstance(where, str) and _is_abs(where) and not is_redacted_value(where)):
+            where = self.cwd
+        text = _command_text(args)
+        if text and "*** Begin Patch" in text:  # apply_patch run through the shell
+            self.patch(call_id, _patch_paths(text), where)
+        else:
+            self.rec.add_command(name, text, where, ts)
+
+    def patch(self, call_id, paths, cwd):
+        done = self.patched.setdefault(call_id, set()) if call_id else set()
+        for p in paths:
+            if not isinstance(p, str):
+                continue
+            key = os.path.normpath(p if _is_abs(p) else os.path.join(cwd or "", p))
+            if key not in done:
+                done.add(key)
+                self.rec.touch(p, cwd, edit=True)
+
+    def fail(self, call_id, tool, text, ts):
+        """Keep a call's failure once, however many lines report it."""
+        if call_id not in self.failed_calls:
+            self.failed_calls.add(call_id)
+            self.rec.add_error(tool, text, ts)
+
+    def tool_output(self, payload, ts):
+        call_id = payload.get("call_id")
+        out = payload.get("output")
+        # Codex's answer to a call of a tool it does not have (an MCP server not connected yet):
+        # the call never ran.
+        unsupported = isinstance(out, str) and out.startswith("unsupported call:")
+        for call in self.rec.evidence_calls:
+            if call["call_id"] == call_id and call["ok"] is None:
+                call["ok"], call["result"] = not unsupported, out
+        if not isinstance(out, str) or is_redacted_value(out) or call_id in self.failed_calls:
+            return
+        code = _codex_exit_code(out)
+        if unsupported or (isinstance(code, int) and code != 0):
+            self.fail(call_id, self.names.get(call_id) or "(tool)", out, ts)
+
+    def event_msg(self, payload, ts):
+        ptype = payload.get("type")
+        if ptype == "item_completed" and isinstance(payload.get("item"), dict):
+            # Newer rollouts report finished items; the same facts as the events below.
+            ptype, payload = _codex_item_as_event(payload["item"], ptype, payload)
+        end = _by_type(self.ENDS, ptype)
+        if end is not None:
+            end(self, payload, ts)
+
+    def patch_end(self, payload, ts):
+        changes = payload.get("changes") if isinstance(payload.get("changes"), dict) else {}
+        paths = list(changes)
+        for change in changes.values():
+            if isinstance(change, dict) and isinstance(change.get("move_path"), str):
+                paths.append(change["move_path"])
+        self.patch(payload.get("call_id"), paths, self.cwd)
+        if payload.get("success") is False:
+            self.fail(payload.get("call_id"), "apply_patch", payload.get("stderr") or "patch failed", ts)
+
+    def exec_end(self, payload, ts):
+        call_id = payload.get("call_id")
+        where = payload.get("cwd")
+        if not (isinstance(where, str) and _is_abs(where)):
+            where = self.cwd
+        for parsed in payload.get("parsed_cmd") or ():
+            if isinstance(parsed, dict) and parsed.get("type") == "read":
+                if (call_id, parsed.get("path")) not in self.read_once:
+                    self.read_once.add((call_id, parsed.get("path")))
+                    self.rec.touch(parsed.get("path"), where, edit=False)
+        code = payload.get("exit_code")
+        if isinstance(code, int) and code != 0:
+            text = "exit code %d: %s" % (code, payload.get("stderr") or "")
+            self.fail(call_id, self.names.get(call_id) or "exec_command", text, ts)
+
+    def mcp_end(self, payload, ts):
+        """An MCP call ended: settle its record_evidence call, if it was one, and keep its failure."""
+        inv = payload.get("invocation") if isinstance(payload.get("invocation"), dict) else {}
+        result = payload.get("result")
+        ok = result.get("Ok") if isinstance(result, dict) else None
+        failed = isinstance(result, dict) and (
+            "Err" in result or (isinstance(ok, dict) and bool(ok.get("isError")))
+        )
+        for call in self.rec.evidence_calls:
+            if call["call_id"] == payload.get("call_id"):
+                call["ok"], call["result"] = not failed, result
+        if failed:
+            detail = result.get("Err", ok)
+            if isinstance(detail, dict) and isinstance(detail.get("content"), list):
+                detail = detail["content"]  # the tool's own words, its text blocks
+            elif not isinstance(detail, str):
+                detail = json.dumps(detail, default=str)
+            tool = "mcp__%s__%s" % (inv.get("server"), inv.get("tool"))
+            self.fail(payload.get("call_id"), tool, detail, ts)
+
+    # What each line of a rollout (its "type") and each event_msg that ends a call says.
+    LINES = {
+        "session_meta": session_meta,
+        "turn_context": turn_context,
+        "compacted": compacted,
+        "response_item": response_item,
+        "event_msg": event_msg,
+    }
+    ENDS = {"patch_apply_end": patch_end, "exec_command_end": exec_end, "mcp_tool_call_end": mcp_end}
+
+
+def _parse_codex(path, rec, cwd_hint=None):
+    _CodexMapper(path, rec).run()
+
+
+def _codex_parent(payload):
+    """The parent thread of a subagent's rollout, from its session_meta, or None."""
+    source = payload.get("source")
+    if not (isinstance(source, dict) and isinstance(source.get("subagent"), dict)):
+        return None
+    spawn = source["subagent"].get("thread_spawn")
+    parent = payload.get("parent_thread_id") or (
+        spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+    )
+    return parent if isinstance(parent, str) and not is_redacted_value(parent) else None
+
+
+def _codex_exit_code(out):
+    """A shell call's exit code from its output: {"output": ..., "metadata": {"exit_code": n}} in
+    older rollouts, "Exit code: n" first in newer ones; None for anything else."""
+    if out.startswith("{"):
+        try:
+            return (json.loads(out).get("metadata") or {}).get("exit_code")
+        except (ValueError, AttributeError):
+            return None
+    m = re.match(r"^Exit code: (\d+)", out)
+    return int(m.group(1)) if m else None
+
+
+def _codex_item_as_event(item, ptype, payload):
+    """A newer rollout's finished item as the (type, payload) of the event it replaced."""
+    if item.get("type") == "FileChange":
+        return "patch_apply_end", dict(item, call_id=item.get("id"), success=item.get("status") != "failed")
+    if item.get("type") == "CommandExecution":
+        return "exec_command_end", dict(item, call_id=item.get("id"))
+    if item.get("type") == "McpToolCall":
+        return "mcp_tool_call_end", _codex_mcp_item_as_end(item)
+    return ptype, payload
 
 
 def _codex_tool_name(payload):
@@ -18637,70 +18752,6 @@ def _codex_mcp_item_as_end(item):
         "invocation": {"server": item.get("server"), "tool": item.get("tool")},
         "result": result,
     }
-
-
-def _codex_mcp_end(rec, payload, failed_calls, ts):
-    """An MCP call ended: settle its record_evidence call, if it was one, and keep its failure."""
-    inv = payload.get("invocation") if isinstance(payload.get("invocation"), dict) else {}
-    result = payload.get("result")
-    ok = result.get("Ok") if isinstance(result, dict) else None
-    failed = isinstance(result, dict) and (
-        "Err" in result or (isinstance(ok, dict) and bool(ok.get("isError")))
-    )
-    for call in rec.evidence_calls:
-        if call["call_id"] == payload.get("call_id"):
-            call["ok"], call["result"] = not failed, result
-    if failed and payload.get("call_id") not in failed_calls:
-        failed_calls.add(payload.get("call_id"))
-        detail = result.get("Err", ok) if isinstance(result, dict) else result
-        if isinstance(detail, dict) and isinstance(detail.get("content"), list):
-            detail = detail["content"]  # the tool's own words, its text blocks
-        elif not isinstance(detail, str):
-            detail = json.dumps(detail, default=str)
-        rec.add_error("mcp__%s__%s" % (inv.get("server"), inv.get("tool")), detail, ts)
-
-
-def _codex_patch(rec, call_id, paths, cwd, patched):
-    done = patched.setdefault(call_id, set()) if call_id else set()
-    for p in paths:
-        if not isinstance(p, str):
-            continue
-        key = os.path.normpath(p if _is_abs(p) else os.path.join(cwd or "", p))
-        if key not in done:
-            done.add(key)
-            rec.touch(p, cwd, edit=True)
-
-
-def _codex_output(rec, payload, names, failed_calls, ts):
-    call_id = payload.get("call_id")
-    out = payload.get("output")
-    # Codex's answer to a call of a tool it does not have (an MCP server not connected yet): the
-    # call never ran.
-    unsupported = isinstance(out, str) and out.startswith("unsupported call:")
-    for call in rec.evidence_calls:
-        if call["call_id"] == call_id and call["ok"] is None:
-            call["ok"], call["result"] = not unsupported, out
-    if not isinstance(out, str) or is_redacted_value(out) or call_id in failed_calls:
-        return
-    if unsupported:
-        failed_calls.add(call_id)
-        rec.add_error(names.get(call_id) or "(tool)", out, ts)
-        return
-    # Shell output is {"output": ..., "metadata": {"exit_code": n}} in older rollouts and starts
-    # with "Exit code: n" in newer ones; anything else is not an error that can be named.
-    code = None
-    if out.startswith("{"):
-        try:
-            meta = json.loads(out).get("metadata") or {}
-            code = meta.get("exit_code")
-        except (ValueError, AttributeError):
-            code = None
-    else:
-        m = re.match(r"^Exit code: (\d+)", out)
-        code = int(m.group(1)) if m else None
-    if isinstance(code, int) and code != 0:
-        failed_calls.add(call_id)
-        rec.add_error(names.get(call_id) or "(tool)", out, ts)
 
 
 # -- Gemini CLI: ~/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl --------------------------
@@ -18768,40 +18819,48 @@ def _parse_gemini(path, rec, cwd_hint=None):
     project_hash = None
     for obj in _json_lines(path, rec):
         if "$rewindTo" in obj:
-            target = obj.get("$rewindTo")
-            cut = order.index(target) if target in order else 0
-            for mid in order[cut:]:
-                messages.pop(mid, None)
-            del order[cut:]
+            _gemini_rewind(obj.get("$rewindTo"), messages, order)
             continue
         meta = obj.get("$set") if isinstance(obj.get("$set"), dict) else None
         if meta is None and "sessionId" in obj and "projectHash" in obj:
             meta = obj
         if meta is not None:
-            sid = meta.get("sessionId")
-            if isinstance(sid, str) and sid and not is_redacted_value(sid) and rec.external_id is None:
-                rec.external_id = sid
-            if isinstance(meta.get("projectHash"), str):
-                project_hash = meta["projectHash"]
-            rec.see_time(meta.get("startTime"))
-            rec.see_time(meta.get("lastUpdated"))
-            summary = meta.get("summary")
-            if isinstance(summary, str) and summary.strip() and summary.strip() not in rec.summaries:
-                rec.summaries.append(summary.strip())
-            if isinstance(meta.get("messages"), list):  # a checkpoint: the history is exactly these
-                messages.clear()
-                del order[:]
-                for msg in meta["messages"]:
-                    if isinstance(msg, dict) and isinstance(msg.get("id"), str):
-                        _gemini_message(msg, messages, order, rec)
-            continue
-        if isinstance(obj.get("id"), str) and obj.get("type") in GEMINI_MESSAGE_TYPES:
+            named = _gemini_meta(meta, rec, messages, order)
+            project_hash = project_hash if named is None else named
+        elif isinstance(obj.get("id"), str) and obj.get("type") in GEMINI_MESSAGE_TYPES:
             _gemini_message(obj, messages, order, rec)
     root = _gemini_project_root(path, project_hash, cwd_hint)
     rec.see_cwd(root)
     for mid in order:
         for call in messages.get(mid, ()):
             _gemini_tool_call(call, root, rec)
+
+
+def _gemini_rewind(target, messages, order):
+    """{"$rewindTo": id}: that message and every later one are no longer the history."""
+    cut = order.index(target) if target in order else 0
+    for mid in order[cut:]:
+        messages.pop(mid, None)
+    del order[cut:]
+
+
+def _gemini_meta(meta, rec, messages, order):
+    """A session's first record or a {"$set": ...} update; returns the projectHash it names."""
+    sid = meta.get("sessionId")
+    if isinstance(sid, str) and sid and not is_redacted_value(sid) and rec.external_id is None:
+        rec.external_id = sid
+    rec.see_time(meta.get("startTime"))
+    rec.see_time(meta.get("lastUpdated"))
+    summary = meta.get("summary")
+    if isinstance(summary, str) and summary.strip() and summary.strip() not in rec.summaries:
+        rec.summaries.append(summary.strip())
+    if isinstance(meta.get("messages"), list):  # a checkpoint: the history is exactly these
+        messages.clear()
+        del order[:]
+        for msg in meta["messages"]:
+            if isinstance(msg, dict) and isinstance(msg.get("id"), str):
+                _gemini_message(msg, messages, order, rec)
+    return meta["projectHash"] if isinstance(meta.get("projectHash"), str) else None
 
 
 def _gemini_message(msg, messages, order, rec):
@@ -18820,10 +18879,7 @@ def _gemini_tool_call(call, root, rec):
     rec.count_tool(name)
     rec.see_time(ts)
     if name in GEMINI_COMMAND_TOOLS:
-        where = args.get("dir_path")
-        cwd = root
-        if isinstance(where, str) and where.strip() and not is_redacted_value(where):
-            cwd = where if _is_abs(where) else (os.path.join(root, where) if root else None)
+        cwd = _gemini_command_cwd(args.get("dir_path"), root)
         rec.add_command(name, args.get("command"), cwd and os.path.normpath(cwd), ts)
     elif _is_record_evidence(name) or _is_gemini_record_evidence(name):
         rec.evidence_calls.append(
@@ -18837,18 +18893,30 @@ def _gemini_tool_call(call, root, rec):
             }
         )
     elif status == "success":  # a cancelled or failed call read or wrote nothing
-        if name in GEMINI_READ_TOOLS:
-            rec.touch(args.get(GEMINI_READ_TOOLS[name]), root, edit=False)
-        elif name in GEMINI_EDIT_TOOLS:
-            rec.touch(args.get(GEMINI_EDIT_TOOLS[name]), root, edit=True)
-        elif name == "read_many_files" and isinstance(args.get("include"), list):
-            for entry in args["include"]:
-                if isinstance(entry, str) and not _GLOB_CHARS.search(entry):
-                    rec.touch(entry, root, edit=False)
+        _gemini_touch(name, args, root, rec)
     if status == "error":
         rec.add_error(
             name or "(unknown tool)", _gemini_text(call.get("resultDisplay") or call.get("result")), ts
         )
+
+
+def _gemini_command_cwd(where, root):
+    """Where run_shell_command ran: its dir_path (relative to the project root), else the root."""
+    if isinstance(where, str) and where.strip() and not is_redacted_value(where):
+        return where if _is_abs(where) else (os.path.join(root, where) if root else None)
+    return root
+
+
+def _gemini_touch(name, args, root, rec):
+    """The files a successful call read or wrote."""
+    if name in GEMINI_READ_TOOLS:
+        rec.touch(args.get(GEMINI_READ_TOOLS[name]), root, edit=False)
+    elif name in GEMINI_EDIT_TOOLS:
+        rec.touch(args.get(GEMINI_EDIT_TOOLS[name]), root, edit=True)
+    elif name == "read_many_files" and isinstance(args.get("include"), list):
+        for entry in args["include"]:
+            if isinstance(entry, str) and not _GLOB_CHARS.search(entry):
+                rec.touch(entry, root, edit=False)
 
 
 def _is_gemini_record_evidence(name):
@@ -18898,12 +18966,28 @@ def _parse_gemini_all(path, rec, cwd_hint=None):
         rec.merge_subagent(sub, agent_id)
 
 
-def _parse_claude_all(path, rec):
+def _parse_claude_all(path, rec, cwd_hint=None):
     _parse_claude_code(path, rec)
     _parse_claude_subagents(path, rec)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if _UUID.match(stem):
+        # Claude Code names each transcript after its session (what hooks and
+        # CLAUDE_CODE_SESSION_ID call it); a resumed session's file may start with older ids.
+        rec.external_id = stem
 
 
-# The adapters, by agent: each streams one transcript file (and its subagents' files) into rec.
+# Tools whose calls run a shell command, whatever the agent.
+COMMAND_TOOLS = CLAUDE_COMMAND_TOOLS + CODEX_COMMAND_TOOLS + GEMINI_COMMAND_TOOLS
+
+
+def fingerprint_files(path):
+    """The files whose sizes make an import's fingerprint: ``path`` and the Claude Code subagent
+    files beside it."""
+    return [path] + claude_subagent_files(path)
+
+
+# The adapters, by agent: each streams one transcript file (and its subagents' files) into rec,
+# parse(path, rec, cwd_hint); cwd_hint (an agent hook's cwd) is for a format that may not name it.
 TRANSCRIPT_ADAPTERS = {
     AGENT_CLAUDE_CODE: _parse_claude_all,
     AGENT_CODEX: _parse_codex,
@@ -19024,8 +19108,7 @@ def _transcript_fingerprint(path):
     import hashlib
 
     size = 0
-    files = [path] + claude_subagent_files(path)
-    for p in files:
+    for p in fingerprint_files(path):
         try:
             size += os.stat(p).st_size
         except OSError:
@@ -19175,56 +19258,61 @@ def _transcript_external_id(store, rec):
     return "%s@%s" % (eid, hashlib.sha1(rec.path.encode("utf-8", "surrogateescape")).hexdigest()[:10])
 
 
-def _store_transcript(store, rec, repos, size, head, key):
-    rec.external_id = _transcript_external_id(store, rec)
-    # Stored and looked up by its stored_key: two ids that differ only in what the boundary
-    # strips or redacts stay two sessions.
-    _adopt_legacy_session(store, rec)
-    mapper = _RepoMapper(repos)
-    warnings = []
-    # Files: per repository (repo-relative) or outside (absolute, never attributed to a repo).
-    files = {}  # (repo_name, path) -> [repo, reads, edits]
-    per_repo = {}  # repo id -> {"repo", "reads", "edits", "commands"}
+class _Placed:
+    """A transcript's activity placed in repositories: what the store step writes."""
 
-    def repo_entry(repo):
-        return per_repo.setdefault(repo.id, {"repo": repo, "reads": 0, "edits": 0, "commands": 0})
+    __slots__ = ("files", "per_repo", "commands", "cwd_repo", "branches")
 
-    for abs_path, (reads, edits) in rec.files.items():
-        repo, rel = mapper.place(abs_path)
-        slot = files.setdefault((repo.name if repo else OUTSIDE, rel), [repo, 0, 0])
-        slot[1] += reads
-        slot[2] += edits
-        if repo is not None:
-            entry = repo_entry(repo)
-            entry["reads"] += reads
-            entry["edits"] += edits
-    commands = []
-    for n, c in enumerate(rec.commands):
-        repo = mapper.place(os.path.join(c["cwd"], "_"))[0] if c.get("cwd") else None
-        if repo is not None:
-            repo_entry(repo)["commands"] += 1
-        commands.append(
-            (
-                n,
-                c.get("tool"),
-                c["command"],  # stored_cut already (add_command)
-                c.get("cwd"),
-                repo.name if repo else None,
-                c.get("at"),
-                c.get("subagent"),
+    def __init__(self, rec, mapper):
+        self.files = {}  # (repo_name, path) -> [repo, reads, edits]; outside: OUTSIDE, absolute path
+        self.per_repo = {}  # repo id -> {"repo", "reads", "edits", "commands"}
+        for abs_path, (reads, edits) in rec.files.items():
+            repo, rel = mapper.place(abs_path)
+            slot = self.files.setdefault((repo.name if repo else OUTSIDE, rel), [repo, 0, 0])
+            slot[1] += reads
+            slot[2] += edits
+            if repo is not None:
+                entry = self.repo_entry(repo)
+                entry["reads"] += reads
+                entry["edits"] += edits
+        self.commands = []
+        for n, c in enumerate(rec.commands):
+            repo = mapper.place(os.path.join(c["cwd"], "_"))[0] if c.get("cwd") else None
+            if repo is not None:
+                self.repo_entry(repo)["commands"] += 1
+            at = repo.name if repo else None
+            # c["command"] is stored_cut already (add_command)
+            self.commands.append(
+                (n, c.get("tool"), c["command"], c.get("cwd"), at, c.get("at"), c.get("subagent"))
             )
-        )
-    cwd_repo = mapper.place(os.path.join(rec.cwd, "_"))[0] if rec.cwd else None
-    if cwd_repo is not None:
-        repo_entry(cwd_repo)
-    # The branch an agent records belongs to the repository of the cwd it recorded it in.
-    branches = {}
-    for where, branch in rec.branch_by_cwd.items():
-        repo = mapper.place(os.path.join(where, "_"))[0]
-        if repo is not None:
-            branches[repo.id] = branch
+        self.cwd_repo = mapper.place(os.path.join(rec.cwd, "_"))[0] if rec.cwd else None
+        if self.cwd_repo is not None:
+            self.repo_entry(self.cwd_repo)
+        # The branch an agent records belongs to the repository of the cwd it recorded it in.
+        self.branches = {}
+        for where, branch in rec.branch_by_cwd.items():
+            repo = mapper.place(os.path.join(where, "_"))[0]
+            if repo is not None:
+                self.branches[repo.id] = branch
 
-    # Provenance per repository, git once per repo, before the write transaction.
+    def repo_entry(self, repo):
+        return self.per_repo.setdefault(repo.id, {"repo": repo, "reads": 0, "edits": 0, "commands": 0})
+
+    def stored_files(self):
+        """Rows of session_files. Two paths that differ only in a secret are one path once
+        stored: counted together."""
+        stored = {}
+        for (name, p), (repo, r, e) in sorted(self.files.items()):
+            at = (name, stored_text(p))
+            _, r0, e0 = stored.get(at, (repo, 0, 0))
+            stored[at] = (repo, r0 + r, e0 + e)
+        return [(repo.id if repo else None, name, p, r, e) for (name, p), (repo, r, e) in stored.items()]
+
+
+def _session_repo_rows(store, rec, placed, warnings):
+    """Per repository the session touched: (repo, is_cwd, commit, commit source, branch, branch
+    source, counts), sorted by name, and the rows a previous import kept ({repo name: row}). Git
+    runs once per repository, before the write transaction."""
     session_row = store.one(
         "SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id)
     )
@@ -19234,171 +19322,60 @@ def _store_transcript(store, rec, repos, size, head, key):
             r["repo_name"]: r
             for r in store.all("SELECT * FROM session_repos WHERE session_id = ?", (session_row["id"],))
         }
-    now = utc_now()
-    repo_rows = []
-    for entry in sorted(per_repo.values(), key=lambda e: e["repo"].name):
+    rows = []
+    for entry in sorted(placed.per_repo.values(), key=lambda e: e["repo"].name):
         repo = entry["repo"]
-        is_cwd = cwd_repo is not None and repo.id == cwd_repo.id
-        old = kept.get(repo.name)
-        branch = branches.get(repo.id)
-        branch_source = "transcript" if branch else None
-        if is_cwd and rec.commit:
-            commit, source = rec.commit, COMMIT_FROM_SESSION
-        elif old is not None and old["commit_source"] != COMMIT_UNKNOWN:
-            commit, source = old["commit_sha"], old["commit_source"]  # keep the first import's HEAD
-            if not branch:
-                branch, branch_source = old["branch"], old["branch_source"]
-        else:
-            commit, source = None, COMMIT_UNKNOWN
-            if os.path.isdir(repo.path):
-                try:
-                    g = GitRepo(repo.path)
-                    commit, source = g.head, COMMIT_FROM_IMPORT
-                    if not branch:
-                        branch, branch_source = g.branch(), COMMIT_FROM_IMPORT
-                except GitError as e:
-                    warnings.append("%s: %s" % (repo.name, e))
-        repo_rows.append((repo, int(is_cwd), commit, source, branch, branch_source, entry))
+        is_cwd = placed.cwd_repo is not None and repo.id == placed.cwd_repo.id
+        commit, source, branch, branch_source = _repo_commit(
+            repo, rec.commit if is_cwd else None, kept.get(repo.name), placed.branches.get(repo.id), warnings
+        )
+        rows.append((repo, int(is_cwd), commit, source, branch, branch_source, entry))
+    return rows, kept
 
-    session_branch = rec.branch_by_cwd.get(rec.cwd) or rec.branch
+
+def _repo_commit(repo, session_commit, old, branch, warnings):
+    """(commit, its source, branch, its source) of one repository for a session. Facts: the
+    commit the agent recorded at session start (its cwd's repository only), the first import's,
+    the repository's HEAD now. Rule: the agent's record, else the first import's (an import does
+    not move it), else HEAD now when the repository is here, else unknown."""
+    branch_source = "transcript" if branch else None
+    if session_commit:
+        return session_commit, COMMIT_FROM_SESSION, branch, branch_source
+    if old is not None and old["commit_source"] != COMMIT_UNKNOWN:
+        if not branch:
+            branch, branch_source = old["branch"], old["branch_source"]
+        return old["commit_sha"], old["commit_source"], branch, branch_source
+    commit, source = None, COMMIT_UNKNOWN
+    if os.path.isdir(repo.path):
+        try:
+            g = GitRepo(repo.path)
+            commit, source = g.head, COMMIT_FROM_IMPORT
+            if not branch:
+                branch, branch_source = g.branch(), COMMIT_FROM_IMPORT
+        except GitError as e:
+            warnings.append("%s: %s" % (repo.name, e))
+    return commit, source, branch, branch_source
+
+
+def _store_transcript(store, rec, repos, size, head, key):
+    rec.external_id = _transcript_external_id(store, rec)
+    # Stored and looked up by its stored_key: two ids that differ only in what the boundary
+    # strips or redacts stay two sessions.
+    _adopt_legacy_session(store, rec)
+    warnings = []
+    placed = _Placed(rec, _RepoMapper(repos))
+    now = utc_now()
+    repo_rows, kept = _session_repo_rows(store, rec, placed, warnings)
     summary = stored_cut("; ".join(rec.summaries), MAX_SUMMARY_CHARS) or None
-    title = rec.title or None
-    errors = rec.errors  # each stored_cut already (_error_excerpt)
     author, machine = recorder(store)  # a transcript imported here is this person's session
     with store.atomic():
-        row = store.one(
-            "SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id)
-        )
-        status = "imported"
-        if row is None:
-            sid = new_id("ses")
-            store.db.execute(
-                "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, started_at, "
-                "ended_at, summary, created_at, title, agent_version, author, machine) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    sid,
-                    rec.agent,
-                    rec.external_id,
-                    rec.cwd,
-                    cwd_repo.id if cwd_repo else None,
-                    cwd_repo.name if cwd_repo else None,
-                    session_branch,
-                    rec.commit,
-                    rec.started_at,
-                    rec.ended_at,
-                    summary,
-                    now,
-                    title,
-                    rec.version,
-                    author,
-                    machine,
-                ),
-            )
-        else:
-            sid = row["id"]
-            prev = store.one("SELECT lines FROM session_imports WHERE session_id = ?", (sid,))
-            status = (
-                "imported" if prev is None else ("extended" if rec.lines > prev["lines"] else "reimported")
-            )
-            started = (
-                min(x for x in (row["started_at"], rec.started_at) if x)
-                if (row["started_at"] or rec.started_at)
-                else None
-            )
-            ended = (
-                max(x for x in (row["ended_at"], rec.ended_at) if x)
-                if (row["ended_at"] or rec.ended_at)
-                else None
-            )
-            store.db.execute(
-                "UPDATE sessions SET cwd = coalesce(?, cwd), repo_id = coalesce(?, repo_id), "
-                "repo_name = coalesce(?, repo_name), branch = coalesce(?, branch), commit_sha = ?, started_at = ?, "
-                "ended_at = ?, summary = coalesce(summary, ?), title = coalesce(?, title), "
-                "agent_version = coalesce(?, agent_version) WHERE id = ?",
-                (
-                    rec.cwd,
-                    cwd_repo.id if cwd_repo else None,
-                    cwd_repo.name if cwd_repo else None,
-                    session_branch,
-                    rec.commit or (row["commit_sha"] if rec.agent != AGENT_CODEX else None),
-                    started,
-                    ended,
-                    summary,
-                    title,
-                    rec.version,
-                    sid,
-                ),
-            )
+        sid, status = _write_session(store, rec, placed.cwd_repo, summary, (author, machine), now)
         for table in ("session_files", "session_commands", "session_repos", "session_imports"):
             store.db.execute("DELETE FROM %s WHERE session_id = ?" % table, (sid,))
-        # Two paths that differ only in a secret are one path once stored: count them together.
-        stored_files = {}
-        for (name, p), (repo, r, e) in sorted(files.items()):
-            at = (name, stored_text(p))
-            _, r0, e0 = stored_files.get(at, (repo, 0, 0))
-            stored_files[at] = (repo, r0 + r, e0 + e)
-        store.db.executemany(
-            "INSERT INTO session_files(session_id, repo_id, repo_name, path, reads, edits) VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (sid, repo.id if repo else None, name, p, r, e)
-                for (name, p), (repo, r, e) in stored_files.items()
-            ],
-        )
-        store.db.executemany(
-            "INSERT INTO session_commands(session_id, seq, tool, command, cwd, repo_name, at, subagent) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(sid,) + c for c in commands],
-        )
-        store.db.executemany(
-            "INSERT INTO session_repos(session_id, repo_id, repo_name, root_commit, is_cwd, commit_sha, commit_source, "
-            "branch, branch_source, reads, edits, commands, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    sid,
-                    repo.id,
-                    repo.name,
-                    repo.root_commit,
-                    is_cwd,
-                    commit,
-                    source,
-                    branch,
-                    bsource,
-                    e["reads"],
-                    e["edits"],
-                    e["commands"],
-                    (kept[repo.name]["recorded_at"] if repo.name in kept else now),
-                )
-                for repo, is_cwd, commit, source, branch, bsource, e in repo_rows
-            ],
-        )
-        store.db.execute(
-            "INSERT INTO session_imports(session_id, transcript, size, head_hash, repos_key, lines, bad_lines, "
-            "redacted_values, compactions, cwds, tool_calls, errors, subagents, summaries, parent_external_id, "
-            "imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                sid,
-                rec.path,
-                size,
-                # Not yet the fingerprint while record_evidence calls remain to be captured (each
-                # in its own transaction): a kill before they are all in makes the next import
-                # redo them (the duplicate rule keeps those already in) instead of "unchanged".
-                IMPORT_PENDING + head if rec.evidence_calls else head,
-                key,
-                rec.lines,
-                rec.bad_lines,
-                rec.redacted_values,
-                rec.compactions,
-                json.dumps(rec.cwds),
-                json.dumps(rec.tool_calls, sort_keys=True),
-                json.dumps(errors),
-                json.dumps(rec.subagents),
-                json.dumps(rec.summaries),  # redacted value by value at the store's boundary
-                rec.parent_external_id,
-                now,
-            ),
-        )
+        _write_activity(store, sid, placed, repo_rows, kept, now)
+        _write_import(store, sid, rec, (size, head, key), now)
     evidence = _import_evidence_calls(store, sid, rec, warnings, head)
+    files = placed.files
     return {
         "session": sid,
         "agent": rec.agent,
@@ -19406,7 +19383,7 @@ def _store_transcript(store, rec, repos, size, head, key):
         "transcript": rec.path,
         "status": status,
         "cwd": rec.cwd,
-        "repo": cwd_repo.name if cwd_repo else None,
+        "repo": placed.cwd_repo.name if placed.cwd_repo else None,
         "files": {
             "read": sum(1 for v in files.values() if v[1]),
             "edited": sum(1 for v in files.values() if v[2]),
@@ -19414,14 +19391,133 @@ def _store_transcript(store, rec, repos, size, head, key):
         },
         "repos": [r[0].name for r in repo_rows],
         "tool_calls": sum(rec.tool_calls.values()),
-        "commands": len(commands),
-        "errors": len(errors),
+        "commands": len(placed.commands),
+        "errors": len(rec.errors),
         "subagents": len(rec.subagents),
         "evidence": evidence,
         "lines": rec.lines,
         "bad_lines": rec.bad_lines,
         "warnings": warnings,
     }
+
+
+def _write_session(store, rec, cwd_repo, summary, recorded_by, now):
+    """Insert the session, or update the one an earlier import stored; returns (id, status)."""
+    session_branch = rec.branch_by_cwd.get(rec.cwd) or rec.branch
+    row = store.one(
+        "SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id)
+    )
+    if row is None:
+        sid = new_id("ses")
+        store.db.execute(
+            "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, started_at, "
+            "ended_at, summary, created_at, title, agent_version, author, machine) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                sid,
+                rec.agent,
+                rec.external_id,
+                rec.cwd,
+                cwd_repo.id if cwd_repo else None,
+                cwd_repo.name if cwd_repo else None,
+                session_branch,
+                rec.commit,
+                rec.started_at,
+                rec.ended_at,
+                summary,
+                now,
+                rec.title or None,
+                rec.version,
+            )
+            + tuple(recorded_by),
+        )
+        return sid, "imported"
+    sid = row["id"]
+    prev = store.one("SELECT lines FROM session_imports WHERE session_id = ?", (sid,))
+    status = "imported" if prev is None else ("extended" if rec.lines > prev["lines"] else "reimported")
+    started = [x for x in (row["started_at"], rec.started_at) if x]
+    ended = [x for x in (row["ended_at"], rec.ended_at) if x]
+    # A transcript that records the commit at session start is the authority on it: without one
+    # there, the session has none. Otherwise the commit stored before stays.
+    commit = rec.commit or (None if rec.records_commit else row["commit_sha"])
+    store.db.execute(
+        "UPDATE sessions SET cwd = coalesce(?, cwd), repo_id = coalesce(?, repo_id), "
+        "repo_name = coalesce(?, repo_name), branch = coalesce(?, branch), commit_sha = ?, started_at = ?, "
+        "ended_at = ?, summary = coalesce(summary, ?), title = coalesce(?, title), "
+        "agent_version = coalesce(?, agent_version) WHERE id = ?",
+        (
+            rec.cwd,
+            cwd_repo.id if cwd_repo else None,
+            cwd_repo.name if cwd_repo else None,
+            session_branch,
+            commit,
+            min(started) if started else None,
+            max(ended) if ended else None,
+            summary,
+            rec.title or None,
+            rec.version,
+            sid,
+        ),
+    )
+    return sid, status
+
+
+def _write_activity(store, sid, placed, repo_rows, kept, now):
+    """The session's files, commands and repositories with their provenance."""
+    store.db.executemany(
+        "INSERT INTO session_files(session_id, repo_id, repo_name, path, reads, edits) VALUES (?, ?, ?, ?, ?, ?)",
+        [(sid,) + f for f in placed.stored_files()],
+    )
+    store.db.executemany(
+        "INSERT INTO session_commands(session_id, seq, tool, command, cwd, repo_name, at, subagent) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(sid,) + c for c in placed.commands],
+    )
+    store.db.executemany(
+        "INSERT INTO session_repos(session_id, repo_id, repo_name, root_commit, is_cwd, commit_sha, commit_source, "
+        "branch, branch_source, reads, edits, commands, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (sid, repo.id, repo.name, repo.root_commit, is_cwd, commit, source, branch, bsource)
+            + (
+                e["reads"],
+                e["edits"],
+                e["commands"],
+                kept[repo.name]["recorded_at"] if repo.name in kept else now,
+            )
+            for repo, is_cwd, commit, source, branch, bsource, e in repo_rows
+        ],
+    )
+
+
+def _write_import(store, sid, rec, fingerprint, now):
+    """What the import read: the transcript, its fingerprint (size, head, repos key) and counts."""
+    size, head, key = fingerprint
+    store.db.execute(
+        "INSERT INTO session_imports(session_id, transcript, size, head_hash, repos_key, lines, bad_lines, "
+        "redacted_values, compactions, cwds, tool_calls, errors, subagents, summaries, parent_external_id, "
+        "imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            sid,
+            rec.path,
+            size,
+            # Not yet the fingerprint while record_evidence calls remain to be captured (each in
+            # its own transaction): a kill before they are all in makes the next import redo them
+            # (the duplicate rule keeps those already in) instead of "unchanged".
+            IMPORT_PENDING + head if rec.evidence_calls else head,
+            key,
+            rec.lines,
+            rec.bad_lines,
+            rec.redacted_values,
+            rec.compactions,
+            json.dumps(rec.cwds),
+            json.dumps(rec.tool_calls, sort_keys=True),
+            json.dumps(rec.errors),  # each stored_cut already (_error_excerpt)
+            json.dumps(rec.subagents),
+            json.dumps(rec.summaries),  # redacted value by value at the store's boundary
+            rec.parent_external_id,
+            now,
+        ),
+    )
 
 
 def _import_evidence_calls(store, sid, rec, warnings, head):
@@ -19567,9 +19663,6 @@ def _live_evidence(store, ids):
         }
         for r in sorted(rows, key=lambda r: ids.index(r["id"]))
     ]
-
-
-COMMAND_TOOLS = CLAUDE_COMMAND_TOOLS + CODEX_COMMAND_TOOLS + GEMINI_COMMAND_TOOLS
 
 
 def session_activity(store, session_id):
@@ -19936,26 +20029,14 @@ def gemini_mcp_access(env=None):
         return None  # hooks status reports an unreadable settings file already
     servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
     mcp = data.get("mcp") if isinstance(data.get("mcp"), dict) else {}
-    allowed = mcp.get("allowed") if isinstance(mcp.get("allowed"), list) else []
-    excluded = mcp.get("excluded") if isinstance(mcp.get("excluded"), list) else []
+    policies = os.path.join(os.path.dirname(path), "policies")
     rows = []
     for name, entry in sorted(servers.items()):
         entry = entry if isinstance(entry, dict) else {}
         words = [name, entry.get("command")] + list(entry.get("args") or [])
         if not any(isinstance(w, str) and "wctx" in w for w in words):
             continue
-        if name in excluded or "*" in excluded:
-            why = "excluded by mcp.excluded"
-        elif entry.get("trust") is True:
-            why = "trusted"
-        elif name in allowed or "*" in allowed:
-            why = "allowed by mcp.allowed"
-        elif mcp.get("autoAllowInHeadless") is True:
-            why = "allowed by mcp.autoAllowInHeadless"
-        elif _gemini_policy_allows(os.path.join(os.path.dirname(path), "policies"), name):
-            why = "allowed by a policy rule"
-        else:
-            why = "neither trusted nor allowed"
+        why = _gemini_headless_why(name, entry, mcp, policies)
         rows.append({"name": name, "headless": why.startswith(("trusted", "allowed")), "why": why})
     if not rows:
         return None
@@ -19979,6 +20060,24 @@ def gemini_mcp_access(env=None):
         if bad
         else None,
     }
+
+
+def _gemini_headless_why(name, entry, mcp, policies):
+    """Why Gemini CLI does or does not hand server ``name``'s tools to a headless model, in the
+    order it decides: excluded, trusted, allowed, allowed in headless mode, a policy rule."""
+    allowed = mcp.get("allowed") if isinstance(mcp.get("allowed"), list) else []
+    excluded = mcp.get("excluded") if isinstance(mcp.get("excluded"), list) else []
+    if name in excluded or "*" in excluded:
+        return "excluded by mcp.excluded"
+    if entry.get("trust") is True:
+        return "trusted"
+    if name in allowed or "*" in allowed:
+        return "allowed by mcp.allowed"
+    if mcp.get("autoAllowInHeadless") is True:
+        return "allowed by mcp.autoAllowInHeadless"
+    if _gemini_policy_allows(policies, name):
+        return "allowed by a policy rule"
+    return "neither trusted nor allowed"
 
 
 def hook_fixes(rows, wctx_here):
@@ -20163,35 +20262,10 @@ def install_hook(
     if allow_read_tools and agent != AGENT_CLAUDE_CODE:
         raise UsageError("--allow-read-tools is for claude-code, whose settings hold permissions.allow")
     path = os.path.abspath(settings) if settings else hook_settings_path(agent, env)
-    notes = []
-    end_event = HOOK_EVENTS[agent]
-    if agent == AGENT_CODEX:
-        end_event, why = codex_end_event(env)
-        notes.append("Codex session end: %s (%s)." % (end_event, why))
-    if agent == AGENT_GEMINI:
-        notes.append(
-            "Gemini CLI runs hooks from ~/.gemini/settings.json in every folder; it asks before running "
-            "hooks that changed since it last saw them, and /hooks panel lists them."
-        )
+    end_event, notes = _hook_end_event(agent, env)
     wanted = _hook_entries(agent, end_event, python, home)
     old_text, data = _load_settings(path)
-    new = json.loads(json.dumps(data))
-    hooks = new.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise UsageError('%s: "hooks" is not an object; wctx changed nothing' % path)
-    for event in HOOK_ALL_EVENTS:
-        if event in hooks and not isinstance(hooks[event], list):
-            raise UsageError("%s: hooks.%s is not a list; wctx changed nothing" % (path, event))
-    # A wctx hook in an event it no longer belongs to (Codex's Stop once SessionEnd exists) goes.
-    _remove_wctx_hooks(hooks, [e for e in HOOK_ALL_EVENTS if e not in wanted])
-    for event, entry in wanted.items():
-        groups = hooks.setdefault(event, [])
-        mine = [e for e in _wctx_entries_in(hooks, event) if _is_brief_hook(e) == (event == HOOK_START_EVENT)]
-        if mine:
-            for e in mine:
-                e.update(entry)  # follows wctx when it moved or was reinstalled another way
-        else:
-            groups.append({"hooks": [entry]})
+    new = _with_wctx_hooks(path, data, wanted)
     if allow_read_tools:
         _allow_tools(path, new, CLAUDE_READ_ONLY_TOOLS)
     result = {
@@ -20209,14 +20283,7 @@ def install_hook(
     }
     if agent == AGENT_CODEX:
         result["trust"] = codex_hook_trust(os.path.abspath(path), new, env)
-        _, feature_on, _ = read_codex_config(env)
-        if not feature_on:
-            notes.append(
-                "Codex's hooks feature is off in its config.toml ([features] hooks = false): no hook runs"
-            )
-        problem = codex_trust_problem(result["trust"])
-        if problem:
-            notes.append("%s; to trust them: %s" % (problem, CODEX_TRUST_HOW))
+        notes.extend(_codex_hook_notes(result["trust"], env))
     if result["changed"] and not dry_run:
         result["diff"], result["backup"] = _write_settings(path, old_text, new)
     elif result["changed"]:
@@ -20224,6 +20291,57 @@ def install_hook(
     if probe and not dry_run:
         result["probes"] = [probe_hook_command(cmd, event, home) for event, cmd in result["commands"].items()]
     return result
+
+
+def _hook_end_event(agent, env):
+    """(the event at which the agent's session ends, notes for the user about its hooks)."""
+    if agent == AGENT_CODEX:
+        end_event, why = codex_end_event(env)
+        return end_event, ["Codex session end: %s (%s)." % (end_event, why)]
+    if agent == AGENT_GEMINI:
+        return HOOK_EVENTS[agent], [
+            "Gemini CLI runs hooks from ~/.gemini/settings.json in every folder; it asks before running "
+            "hooks that changed since it last saw them, and /hooks panel lists them."
+        ]
+    return HOOK_EVENTS[agent], []
+
+
+def _with_wctx_hooks(path, data, wanted):
+    """A copy of the settings ``data`` with wctx's ``wanted`` hooks ({event: entry}) in place of
+    the ones it had; settings whose hooks are not objects and lists are refused, unchanged."""
+    new = json.loads(json.dumps(data))
+    hooks = new.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise UsageError('%s: "hooks" is not an object; wctx changed nothing' % path)
+    for event in HOOK_ALL_EVENTS:
+        if event in hooks and not isinstance(hooks[event], list):
+            raise UsageError("%s: hooks.%s is not a list; wctx changed nothing" % (path, event))
+    # A wctx hook in an event it no longer belongs to (Codex's Stop once SessionEnd exists) goes.
+    _remove_wctx_hooks(hooks, [e for e in HOOK_ALL_EVENTS if e not in wanted])
+    for event, entry in wanted.items():
+        groups = hooks.setdefault(event, [])
+        mine = [e for e in _wctx_entries_in(hooks, event) if _is_brief_hook(e) == (event == HOOK_START_EVENT)]
+        if mine:
+            for e in mine:
+                e.update(entry)  # follows wctx when it moved or was reinstalled another way
+        else:
+            groups.append({"hooks": [entry]})
+    return new
+
+
+def _codex_hook_notes(trust, env):
+    """What keeps Codex from running the hooks just installed: its hooks feature off, or a hook it
+    does not trust."""
+    notes = []
+    _, feature_on, _ = read_codex_config(env)
+    if not feature_on:
+        notes.append(
+            "Codex's hooks feature is off in its config.toml ([features] hooks = false): no hook runs"
+        )
+    problem = codex_trust_problem(trust)
+    if problem:
+        notes.append("%s; to trust them: %s" % (problem, CODEX_TRUST_HOW))
+    return notes
 
 
 def _allow_tools(path, data, tools):

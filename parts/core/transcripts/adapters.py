@@ -13,17 +13,18 @@ from .redaction import stored_cut
 # ----------------------------------------------------------------------------------------------
 # Session adapters: the only code that knows a vendor's transcript format
 # ----------------------------------------------------------------------------------------------
-# Each adapter streams a JSONL transcript line by line into one vendor-neutral TranscriptRecord:
-# where the session ran (cwd per line), branch, version, time span, the transcript's own summary
-# lines, tool calls with the files they read and edited, commands, tool errors, subagents, and
-# explicit record_evidence calls to wctx's own MCP server. Message text is never looked at: no
-# finding is ever inferred from prose.
+# One mapper per agent (Claude Code, Codex, Gemini CLI) streams that agent's JSONL transcript line
+# by line into one vendor-neutral TranscriptRecord: where the session ran (cwd per line), branch,
+# version, time span, the transcript's own summary lines, tool calls with the files they read and
+# edited, commands, tool errors, subagents, and explicit record_evidence calls to wctx's own MCP
+# server. The store step (sessions.py) reads only that record and knows no vendor. Message text
+# is never looked at: no finding is ever inferred from prose.
 
 AGENT_CLAUDE_CODE = "claude-code"
 AGENT_CODEX = "codex"
 AGENT_GEMINI = "gemini-cli"
 # Every agent whose transcripts import; TRANSCRIPT_ADAPTERS (below the adapters) maps each to its
-# parser, parse(path, rec).
+# parser, parse(path, rec, cwd_hint).
 TRANSCRIPT_AGENTS = (AGENT_CLAUDE_CODE, AGENT_CODEX, AGENT_GEMINI)
 # What a user may type for an agent wherever one is named (hooks, brief --hook, import --agent):
 # the program's name as typed in a shell, or the name wctx gives it.
@@ -123,7 +124,8 @@ def _is_abs(path):
 
 
 class TranscriptRecord:
-    """What one transcript says a session did; an adapter fills it line by line."""
+    """What one transcript says a session did, whatever agent wrote it: a mapper fills it line by
+    line, the store step reads it."""
 
     def __init__(self, agent, path):
         self.agent = agent
@@ -136,7 +138,6 @@ class TranscriptRecord:
         self.branch = None  # last branch recorded
         self.branch_by_cwd = {}  # cwd -> branch the agent recorded there
         self.commit = None  # Codex session_meta: HEAD of the cwd's repository at session start
-        self.repository_url = None
         self.started_at = None
         self.ended_at = None
         self.title = None
@@ -148,6 +149,9 @@ class TranscriptRecord:
         self.subagents = []
         self.evidence_calls = []  # {"call_id", "arguments", "at", "cwd", "ok", "result"}
         self.parent_external_id = None
+        # Whether the format records the commit at session start (Codex): if so, the transcript
+        # is the authority on it, and a transcript without one says the session has none.
+        self.records_commit = False
         self.lines = 0
         self.bad_lines = 0
         self.redacted_values = 0
@@ -424,18 +428,10 @@ def parse_transcript(path, agent="auto", cwd_hint=None):
         if agent not in TRANSCRIPT_ADAPTERS:
             raise UsageError("unknown agent %r (one of: %s)" % (agent, ", ".join(TRANSCRIPT_AGENTS)))
         raise UsageError("%s looks like a %s transcript, not %s" % (path, detected, agent))
-    if detected == AGENT_GEMINI:
-        parse = functools.partial(_parse_gemini_all, cwd_hint=cwd_hint)
-    else:
-        parse = TRANSCRIPT_ADAPTERS[detected]
+    parse = functools.partial(TRANSCRIPT_ADAPTERS[detected], cwd_hint=cwd_hint)
     rec = _run_adapter(parse, path, lambda: TranscriptRecord(detected, path))
-    stem = os.path.splitext(os.path.basename(path))[0]
-    if detected == AGENT_CLAUDE_CODE and _UUID.match(stem):
-        # Claude Code names each transcript after its session (what hooks and
-        # CLAUDE_CODE_SESSION_ID call it); a resumed session's file may start with older ids.
-        rec.external_id = stem
     if rec.external_id is None:
-        rec.external_id = stem
+        rec.external_id = os.path.splitext(os.path.basename(path))[0]
     return rec
 
 
@@ -511,6 +507,11 @@ def session_transcript_path(path):
     return path
 
 
+def _by_type(handlers, kind):
+    """A mapper's handler for a line's "type"; None for any other value (a list, a number)."""
+    return handlers.get(kind) if isinstance(kind, str) else None
+
+
 def _is_record_evidence(name):
     """mcp__<server>__record_evidence, where the server is wctx's own (its name contains "wctx")."""
     if not isinstance(name, str) or not name.endswith("__" + RECORD_EVIDENCE_TOOL):
@@ -522,11 +523,29 @@ def _is_record_evidence(name):
 # -- Claude Code: ~/.claude/projects/<encoded-cwd>/<session>.jsonl --------------------------------
 
 
-def _parse_claude_code(path, rec):
-    pending = {}  # tool_use id -> (tool name, evidence call or None)
-    seen = set()  # a tool_use is logged again when its message is re-sent
-    for obj in _json_lines(path, rec):
-        kind = obj.get("type")
+class _ClaudeCodeMapper:
+    """One Claude Code transcript file into the record, line by line. A tool_use block is logged
+    again when its message is re-sent: the mapper keeps its id so that it is counted once, and
+    so that its tool_result (a later line) settles it."""
+
+    def __init__(self, path, rec):
+        self.path, self.rec = path, rec
+        self.pending = {}  # tool_use id -> (tool name, evidence call or None)
+        self.seen = set()
+
+    def run(self):
+        for obj in _json_lines(self.path, self.rec):
+            cwd = self.header(obj)
+            kind = obj.get("type")
+            line = _by_type(self.LINES, kind)
+            if line is not None:
+                line(self, obj, kind)
+            elif kind in ("assistant", "user"):
+                self.message(obj, cwd)
+
+    def header(self, obj):
+        """What every line may say (time, cwd, session id, version, branch); returns its cwd."""
+        rec = self.rec
         rec.see_time(obj.get("timestamp"))
         cwd = rec.see_cwd(obj.get("cwd")) or (rec.cwds[-1] if rec.cwds else None)
         if rec.external_id is None:
@@ -535,68 +554,78 @@ def _parse_claude_code(path, rec):
                 rec.external_id = sid
         version = obj.get("version")
         if isinstance(version, str) and not is_redacted_value(version) and version != rec.version:
-            _check_version(AGENT_CLAUDE_CODE, version, path)
+            _check_version(AGENT_CLAUDE_CODE, version, self.path)
             rec.version = version
         rec.see_branch(obj.get("gitBranch"), cwd)
-        if kind == "summary":
-            text = obj.get("summary")
-            if isinstance(text, str) and text.strip() and text.strip() not in rec.summaries:
-                rec.summaries.append(text.strip())
-            continue
-        if kind in ("custom-title", "ai-title"):
-            title = obj.get("customTitle") or obj.get("aiTitle")
-            if isinstance(title, str) and title.strip() and (kind == "custom-title" or not rec.title):
-                rec.title = title.strip()
-            continue
-        if kind == "system" and obj.get("subtype") == "compact_boundary":
-            rec.compactions += 1
-        if kind not in ("assistant", "user"):
-            continue
+        return cwd
+
+    def summary(self, obj, kind):
+        text = obj.get("summary")
+        if isinstance(text, str) and text.strip() and text.strip() not in self.rec.summaries:
+            self.rec.summaries.append(text.strip())
+
+    def title(self, obj, kind):
+        title = obj.get("customTitle") or obj.get("aiTitle")
+        if isinstance(title, str) and title.strip() and (kind == "custom-title" or not self.rec.title):
+            self.rec.title = title.strip()
+
+    def system(self, obj, kind):
+        if obj.get("subtype") == "compact_boundary":
+            self.rec.compactions += 1
+
+    def message(self, obj, cwd):
         message = obj.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, list):
-            continue
+            return
         ts = obj.get("timestamp")
         for block in content:
             if not isinstance(block, dict):
                 continue
             btype = block.get("type")
             if btype == "tool_use":
-                tid = block.get("id")
-                if tid:
-                    if tid in seen:
-                        continue
-                    seen.add(tid)
-                name = block.get("name")
-                args = block.get("input") if isinstance(block.get("input"), dict) else {}
-                rec.count_tool(name)
-                evidence = None
-                if name in CLAUDE_READ_TOOLS:
-                    rec.touch(args.get(CLAUDE_READ_TOOLS[name]), cwd, edit=False)
-                elif name in CLAUDE_EDIT_TOOLS:
-                    rec.touch(args.get(CLAUDE_EDIT_TOOLS[name]), cwd, edit=True)
-                elif name in CLAUDE_COMMAND_TOOLS:
-                    rec.add_command(name, args.get("command"), cwd, ts)
-                elif _is_record_evidence(name):
-                    evidence = {
-                        "call_id": tid,
-                        "arguments": args,
-                        "at": ts,
-                        "cwd": cwd,
-                        "ok": None,
-                        "result": None,
-                    }
-                    rec.evidence_calls.append(evidence)
-                if tid:
-                    pending[tid] = (name, evidence)
+                self.tool_use(block, cwd, ts)
             elif btype == "tool_result":
-                name, evidence = pending.get(block.get("tool_use_id"), (None, None))
-                failed = bool(block.get("is_error"))
-                if evidence is not None:
-                    evidence["ok"] = not failed
-                    evidence["result"] = block.get("content")
-                if failed:
-                    rec.add_error(name or "(unknown tool)", block.get("content", block.get("text")), ts)
+                self.tool_result(block, ts)
+
+    def tool_use(self, block, cwd, ts):
+        rec = self.rec
+        tid = block.get("id")
+        if tid:
+            if tid in self.seen:
+                return
+            self.seen.add(tid)
+        name = block.get("name")
+        args = block.get("input") if isinstance(block.get("input"), dict) else {}
+        rec.count_tool(name)
+        evidence = None
+        if name in CLAUDE_READ_TOOLS:
+            rec.touch(args.get(CLAUDE_READ_TOOLS[name]), cwd, edit=False)
+        elif name in CLAUDE_EDIT_TOOLS:
+            rec.touch(args.get(CLAUDE_EDIT_TOOLS[name]), cwd, edit=True)
+        elif name in CLAUDE_COMMAND_TOOLS:
+            rec.add_command(name, args.get("command"), cwd, ts)
+        elif _is_record_evidence(name):
+            evidence = {"call_id": tid, "arguments": args, "at": ts, "cwd": cwd, "ok": None, "result": None}
+            rec.evidence_calls.append(evidence)
+        if tid:
+            self.pending[tid] = (name, evidence)
+
+    def tool_result(self, block, ts):
+        name, evidence = self.pending.get(block.get("tool_use_id"), (None, None))
+        failed = bool(block.get("is_error"))
+        if evidence is not None:
+            evidence["ok"] = not failed
+            evidence["result"] = block.get("content")
+        if failed:
+            self.rec.add_error(name or "(unknown tool)", block.get("content", block.get("text")), ts)
+
+    # Lines that are not messages, by their "type"; user and assistant lines hold the tool calls.
+    LINES = {"summary": summary, "custom-title": title, "ai-title": title, "system": system}
+
+
+def _parse_claude_code(path, rec):
+    _ClaudeCodeMapper(path, rec).run()
 
 
 def _parse_claude_subagents(path, rec):
@@ -700,152 +729,238 @@ def _command_text(args):
     return cmd if isinstance(cmd, str) else None
 
 
-def _parse_codex(path, rec):
-    cwd = None
-    meta_seen = False
-    names = {}  # call_id -> tool name
-    patched = {}  # call_id -> paths counted (apply_patch input and patch_apply_end name the same edit)
-    read_once = set()
-    failed_calls = set()
-    for obj in _json_lines(path, rec):
-        kind = obj.get("type")
-        ts = obj.get("timestamp")
-        rec.see_time(ts)
-        payload = obj.get("payload")
-        if not isinstance(payload, dict):
-            continue
-        if kind == "session_meta":
-            if meta_seen:
-                continue  # a forked or resumed rollout repeats earlier meta; the first one is this file's
-            meta_seen = True
-            sid = payload.get("id") or payload.get("session_id")
-            if isinstance(sid, str) and sid and not is_redacted_value(sid):
-                rec.external_id = sid
-            version = payload.get("cli_version")
-            if isinstance(version, str) and not is_redacted_value(version):
-                _check_version(AGENT_CODEX, version, path)
-                rec.version = version
-            cwd = rec.see_cwd(payload.get("cwd")) or cwd
-            git = payload.get("git") if isinstance(payload.get("git"), dict) else {}
-            commit = git.get("commit_hash")
-            if isinstance(commit, str) and re.match(r"^[0-9a-f]{7,64}$", commit):
-                rec.commit = commit
-            rec.see_branch(git.get("branch"), cwd)
-            url = git.get("repository_url")
-            if isinstance(url, str) and url and not is_redacted_value(url):
-                rec.repository_url = url
-            source = payload.get("source")
-            if isinstance(source, dict) and isinstance(source.get("subagent"), dict):
-                spawn = source["subagent"].get("thread_spawn")
-                parent = payload.get("parent_thread_id") or (
-                    spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
-                )
-                if isinstance(parent, str) and not is_redacted_value(parent):
-                    rec.parent_external_id = parent
-            continue
-        if kind == "turn_context":
-            cwd = rec.see_cwd(payload.get("cwd")) or cwd
-            continue
-        if kind == "compacted":
-            rec.compactions += 1
-            continue
+class _CodexMapper:
+    """One Codex rollout into the record, line by line. A rollout names each call once when it is
+    made (response_item) and again when it ends (event_msg): the mapper remembers call ids so that
+    one edit, read or failure is counted once."""
+
+    def __init__(self, path, rec):
+        self.path, self.rec = path, rec
+        self.cwd = None
+        self.meta_seen = False
+        self.names = {}  # call_id -> tool name
+        self.patched = {}  # call_id -> paths counted (apply_patch input and patch_apply_end name the same edit)
+        self.read_once = set()
+        self.failed_calls = set()
+        rec.records_commit = True
+
+    def run(self):
+        for obj in _json_lines(self.path, self.rec):
+            ts = obj.get("timestamp")
+            self.rec.see_time(ts)
+            payload = obj.get("payload")
+            line = _by_type(self.LINES, obj.get("type"))
+            if isinstance(payload, dict) and line is not None:
+                line(self, payload, ts)
+
+    def session_meta(self, payload, ts):
+        if self.meta_seen:
+            return  # a forked or resumed rollout repeats earlier meta; the first one is this file's
+        self.meta_seen = True
+        rec = self.rec
+        sid = payload.get("id") or payload.get("session_id")
+        if isinstance(sid, str) and sid and not is_redacted_value(sid):
+            rec.external_id = sid
+        version = payload.get("cli_version")
+        if isinstance(version, str) and not is_redacted_value(version):
+            _check_version(AGENT_CODEX, version, self.path)
+            rec.version = version
+        self.cwd = rec.see_cwd(payload.get("cwd")) or self.cwd
+        git = payload.get("git") if isinstance(payload.get("git"), dict) else {}
+        commit = git.get("commit_hash")
+        if isinstance(commit, str) and re.match(r"^[0-9a-f]{7,64}$", commit):
+            rec.commit = commit
+        rec.see_branch(git.get("branch"), self.cwd)
+        parent = _codex_parent(payload)
+        if parent is not None:
+            rec.parent_external_id = parent
+
+    def turn_context(self, payload, ts):
+        self.cwd = self.rec.see_cwd(payload.get("cwd")) or self.cwd
+
+    def compacted(self, payload, ts):
+        self.rec.compactions += 1
+
+    def response_item(self, payload, ts):
         ptype = payload.get("type")
-        if kind == "response_item":
-            if ptype in ("function_call", "custom_tool_call"):
-                name = _codex_tool_name(payload)
-                call_id = payload.get("call_id")
-                rec.count_tool(name)
-                names[call_id] = name
-                raw = payload.get("arguments") if ptype == "function_call" else payload.get("input")
-                if is_redacted_value(raw):
-                    rec.redacted_values += 1
-                    continue  # redacted arguments: the tool is counted, nothing else is read
-                if name == "apply_patch":
-                    body = raw if ptype == "custom_tool_call" else (_codex_arguments(raw) or {}).get("input")
-                    _codex_patch(rec, call_id, _patch_paths(body), cwd, patched)
-                    continue
-                args = _codex_arguments(raw)
-                if args is None:
-                    continue
-                if name in CODEX_COMMAND_TOOLS:
-                    where = args.get("workdir")
-                    where = (
-                        where
-                        if isinstance(where, str) and _is_abs(where) and not is_redacted_value(where)
-                        else cwd
-                    )
-                    text = _command_text(args)
-                    if text and "*** Begin Patch" in text:  # apply_patch run through the shell
-                        _codex_patch(rec, call_id, _patch_paths(text), where, patched)
-                    else:
-                        rec.add_command(name, text, where, ts)
-                elif _is_record_evidence(name):
-                    rec.evidence_calls.append(
-                        {
-                            "call_id": call_id,
-                            "arguments": args,
-                            "at": ts,
-                            "cwd": cwd,
-                            "ok": None,
-                            "result": None,
-                        }
-                    )
-            elif ptype == "local_shell_call":
-                rec.count_tool("local_shell")
-                action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
-                where = action.get("working_directory")
-                where = where if isinstance(where, str) and _is_abs(where) else cwd
-                rec.add_command("local_shell", _command_text(action), where, ts)
-            elif ptype in ("function_call_output", "custom_tool_call_output"):
-                _codex_output(rec, payload, names, failed_calls, ts)
-            continue
-        if kind != "event_msg":
-            continue
-        if ptype == "item_completed" and isinstance(payload.get("item"), dict):
-            # Newer rollouts report finished items; the same facts as the two events below.
-            item = payload["item"]
-            if item.get("type") == "FileChange":
-                ptype, payload = (
-                    "patch_apply_end",
-                    dict(item, call_id=item.get("id"), success=item.get("status") != "failed"),
-                )
-            elif item.get("type") == "CommandExecution":
-                ptype, payload = "exec_command_end", dict(item, call_id=item.get("id"))
-            elif item.get("type") == "McpToolCall":
-                ptype, payload = "mcp_tool_call_end", _codex_mcp_item_as_end(item)
-        if ptype == "patch_apply_end":
-            changes = payload.get("changes") if isinstance(payload.get("changes"), dict) else {}
-            paths = list(changes)
-            for change in changes.values():
-                if isinstance(change, dict) and isinstance(change.get("move_path"), str):
-                    paths.append(change["move_path"])
-            _codex_patch(rec, payload.get("call_id"), paths, cwd, patched)
-            if payload.get("success") is False and payload.get("call_id") not in failed_calls:
-                failed_calls.add(payload.get("call_id"))
-                rec.add_error("apply_patch", payload.get("stderr") or "patch failed", ts)
-        elif ptype == "exec_command_end":
-            call_id = payload.get("call_id")
-            where = (
-                payload.get("cwd") if isinstance(payload.get("cwd"), str) and _is_abs(payload["cwd"]) else cwd
+        if ptype in ("function_call", "custom_tool_call"):
+            self.tool_call(payload, ptype, ts)
+        elif ptype == "local_shell_call":
+            self.rec.count_tool("local_shell")
+            action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
+            where = action.get("working_directory")
+            where = where if isinstance(where, str) and _is_abs(where) else self.cwd
+            self.rec.add_command("local_shell", _command_text(action), where, ts)
+        elif ptype in ("function_call_output", "custom_tool_call_output"):
+            self.tool_output(payload, ts)
+
+    def tool_call(self, payload, ptype, ts):
+        rec = self.rec
+        name = _codex_tool_name(payload)
+        call_id = payload.get("call_id")
+        rec.count_tool(name)
+        self.names[call_id] = name
+        raw = payload.get("arguments") if ptype == "function_call" else payload.get("input")
+        if is_redacted_value(raw):
+            rec.redacted_values += 1
+            return  # redacted arguments: the tool is counted, nothing else is read
+        if name == "apply_patch":
+            body = raw if ptype == "custom_tool_call" else (_codex_arguments(raw) or {}).get("input")
+            self.patch(call_id, _patch_paths(body), self.cwd)
+            return
+        args = _codex_arguments(raw)
+        if args is None:
+            return
+        if name in CODEX_COMMAND_TOOLS:
+            self.command(name, call_id, args, ts)
+        elif _is_record_evidence(name):
+            rec.evidence_calls.append(
+                {"call_id": call_id, "arguments": args, "at": ts, "cwd": self.cwd, "ok": None, "result": None}
             )
-            for parsed in payload.get("parsed_cmd") or ():
-                if (
-                    isinstance(parsed, dict)
-                    and parsed.get("type") == "read"
-                    and (call_id, parsed.get("path")) not in read_once
-                ):
-                    read_once.add((call_id, parsed.get("path")))
-                    rec.touch(parsed.get("path"), where, edit=False)
-            code = payload.get("exit_code")
-            if isinstance(code, int) and code != 0 and call_id not in failed_calls:
-                failed_calls.add(call_id)
-                rec.add_error(
-                    names.get(call_id) or "exec_command",
-                    "exit code %d: %s" % (code, payload.get("stderr") or ""),
-                    ts,
-                )
-        elif ptype == "mcp_tool_call_end":
-            _codex_mcp_end(rec, payload, failed_calls, ts)
+
+    def command(self, name, call_id, args, ts):
+        where = args.get("workdir")
+        if not (isinstance(where, str) and _is_abs(where) and not is_redacted_value(where)):
+            where = self.cwd
+        text = _command_text(args)
+        if text and "*** Begin Patch" in text:  # apply_patch run through the shell
+            self.patch(call_id, _patch_paths(text), where)
+        else:
+            self.rec.add_command(name, text, where, ts)
+
+    def patch(self, call_id, paths, cwd):
+        done = self.patched.setdefault(call_id, set()) if call_id else set()
+        for p in paths:
+            if not isinstance(p, str):
+                continue
+            key = os.path.normpath(p if _is_abs(p) else os.path.join(cwd or "", p))
+            if key not in done:
+                done.add(key)
+                self.rec.touch(p, cwd, edit=True)
+
+    def fail(self, call_id, tool, text, ts):
+        """Keep a call's failure once, however many lines report it."""
+        if call_id not in self.failed_calls:
+            self.failed_calls.add(call_id)
+            self.rec.add_error(tool, text, ts)
+
+    def tool_output(self, payload, ts):
+        call_id = payload.get("call_id")
+        out = payload.get("output")
+        # Codex's answer to a call of a tool it does not have (an MCP server not connected yet):
+        # the call never ran.
+        unsupported = isinstance(out, str) and out.startswith("unsupported call:")
+        for call in self.rec.evidence_calls:
+            if call["call_id"] == call_id and call["ok"] is None:
+                call["ok"], call["result"] = not unsupported, out
+        if not isinstance(out, str) or is_redacted_value(out) or call_id in self.failed_calls:
+            return
+        code = _codex_exit_code(out)
+        if unsupported or (isinstance(code, int) and code != 0):
+            self.fail(call_id, self.names.get(call_id) or "(tool)", out, ts)
+
+    def event_msg(self, payload, ts):
+        ptype = payload.get("type")
+        if ptype == "item_completed" and isinstance(payload.get("item"), dict):
+            # Newer rollouts report finished items; the same facts as the events below.
+            ptype, payload = _codex_item_as_event(payload["item"], ptype, payload)
+        end = _by_type(self.ENDS, ptype)
+        if end is not None:
+            end(self, payload, ts)
+
+    def patch_end(self, payload, ts):
+        changes = payload.get("changes") if isinstance(payload.get("changes"), dict) else {}
+        paths = list(changes)
+        for change in changes.values():
+            if isinstance(change, dict) and isinstance(change.get("move_path"), str):
+                paths.append(change["move_path"])
+        self.patch(payload.get("call_id"), paths, self.cwd)
+        if payload.get("success") is False:
+            self.fail(payload.get("call_id"), "apply_patch", payload.get("stderr") or "patch failed", ts)
+
+    def exec_end(self, payload, ts):
+        call_id = payload.get("call_id")
+        where = payload.get("cwd")
+        if not (isinstance(where, str) and _is_abs(where)):
+            where = self.cwd
+        for parsed in payload.get("parsed_cmd") or ():
+            if isinstance(parsed, dict) and parsed.get("type") == "read":
+                if (call_id, parsed.get("path")) not in self.read_once:
+                    self.read_once.add((call_id, parsed.get("path")))
+                    self.rec.touch(parsed.get("path"), where, edit=False)
+        code = payload.get("exit_code")
+        if isinstance(code, int) and code != 0:
+            text = "exit code %d: %s" % (code, payload.get("stderr") or "")
+            self.fail(call_id, self.names.get(call_id) or "exec_command", text, ts)
+
+    def mcp_end(self, payload, ts):
+        """An MCP call ended: settle its record_evidence call, if it was one, and keep its failure."""
+        inv = payload.get("invocation") if isinstance(payload.get("invocation"), dict) else {}
+        result = payload.get("result")
+        ok = result.get("Ok") if isinstance(result, dict) else None
+        failed = isinstance(result, dict) and (
+            "Err" in result or (isinstance(ok, dict) and bool(ok.get("isError")))
+        )
+        for call in self.rec.evidence_calls:
+            if call["call_id"] == payload.get("call_id"):
+                call["ok"], call["result"] = not failed, result
+        if failed:
+            detail = result.get("Err", ok)
+            if isinstance(detail, dict) and isinstance(detail.get("content"), list):
+                detail = detail["content"]  # the tool's own words, its text blocks
+            elif not isinstance(detail, str):
+                detail = json.dumps(detail, default=str)
+            tool = "mcp__%s__%s" % (inv.get("server"), inv.get("tool"))
+            self.fail(payload.get("call_id"), tool, detail, ts)
+
+    # What each line of a rollout (its "type") and each event_msg that ends a call says.
+    LINES = {
+        "session_meta": session_meta,
+        "turn_context": turn_context,
+        "compacted": compacted,
+        "response_item": response_item,
+        "event_msg": event_msg,
+    }
+    ENDS = {"patch_apply_end": patch_end, "exec_command_end": exec_end, "mcp_tool_call_end": mcp_end}
+
+
+def _parse_codex(path, rec, cwd_hint=None):
+    _CodexMapper(path, rec).run()
+
+
+def _codex_parent(payload):
+    """The parent thread of a subagent's rollout, from its session_meta, or None."""
+    source = payload.get("source")
+    if not (isinstance(source, dict) and isinstance(source.get("subagent"), dict)):
+        return None
+    spawn = source["subagent"].get("thread_spawn")
+    parent = payload.get("parent_thread_id") or (
+        spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+    )
+    return parent if isinstance(parent, str) and not is_redacted_value(parent) else None
+
+
+def _codex_exit_code(out):
+    """A shell call's exit code from its output: {"output": ..., "metadata": {"exit_code": n}} in
+    older rollouts, "Exit code: n" first in newer ones; None for anything else."""
+    if out.startswith("{"):
+        try:
+            return (json.loads(out).get("metadata") or {}).get("exit_code")
+        except (ValueError, AttributeError):
+            return None
+    m = re.match(r"^Exit code: (\d+)", out)
+    return int(m.group(1)) if m else None
+
+
+def _codex_item_as_event(item, ptype, payload):
+    """A newer rollout's finished item as the (type, payload) of the event it replaced."""
+    if item.get("type") == "FileChange":
+        return "patch_apply_end", dict(item, call_id=item.get("id"), success=item.get("status") != "failed")
+    if item.get("type") == "CommandExecution":
+        return "exec_command_end", dict(item, call_id=item.get("id"))
+    if item.get("type") == "McpToolCall":
+        return "mcp_tool_call_end", _codex_mcp_item_as_end(item)
+    return ptype, payload
 
 
 def _codex_tool_name(payload):
@@ -871,70 +986,6 @@ def _codex_mcp_item_as_end(item):
         "invocation": {"server": item.get("server"), "tool": item.get("tool")},
         "result": result,
     }
-
-
-def _codex_mcp_end(rec, payload, failed_calls, ts):
-    """An MCP call ended: settle its record_evidence call, if it was one, and keep its failure."""
-    inv = payload.get("invocation") if isinstance(payload.get("invocation"), dict) else {}
-    result = payload.get("result")
-    ok = result.get("Ok") if isinstance(result, dict) else None
-    failed = isinstance(result, dict) and (
-        "Err" in result or (isinstance(ok, dict) and bool(ok.get("isError")))
-    )
-    for call in rec.evidence_calls:
-        if call["call_id"] == payload.get("call_id"):
-            call["ok"], call["result"] = not failed, result
-    if failed and payload.get("call_id") not in failed_calls:
-        failed_calls.add(payload.get("call_id"))
-        detail = result.get("Err", ok) if isinstance(result, dict) else result
-        if isinstance(detail, dict) and isinstance(detail.get("content"), list):
-            detail = detail["content"]  # the tool's own words, its text blocks
-        elif not isinstance(detail, str):
-            detail = json.dumps(detail, default=str)
-        rec.add_error("mcp__%s__%s" % (inv.get("server"), inv.get("tool")), detail, ts)
-
-
-def _codex_patch(rec, call_id, paths, cwd, patched):
-    done = patched.setdefault(call_id, set()) if call_id else set()
-    for p in paths:
-        if not isinstance(p, str):
-            continue
-        key = os.path.normpath(p if _is_abs(p) else os.path.join(cwd or "", p))
-        if key not in done:
-            done.add(key)
-            rec.touch(p, cwd, edit=True)
-
-
-def _codex_output(rec, payload, names, failed_calls, ts):
-    call_id = payload.get("call_id")
-    out = payload.get("output")
-    # Codex's answer to a call of a tool it does not have (an MCP server not connected yet): the
-    # call never ran.
-    unsupported = isinstance(out, str) and out.startswith("unsupported call:")
-    for call in rec.evidence_calls:
-        if call["call_id"] == call_id and call["ok"] is None:
-            call["ok"], call["result"] = not unsupported, out
-    if not isinstance(out, str) or is_redacted_value(out) or call_id in failed_calls:
-        return
-    if unsupported:
-        failed_calls.add(call_id)
-        rec.add_error(names.get(call_id) or "(tool)", out, ts)
-        return
-    # Shell output is {"output": ..., "metadata": {"exit_code": n}} in older rollouts and starts
-    # with "Exit code: n" in newer ones; anything else is not an error that can be named.
-    code = None
-    if out.startswith("{"):
-        try:
-            meta = json.loads(out).get("metadata") or {}
-            code = meta.get("exit_code")
-        except (ValueError, AttributeError):
-            code = None
-    else:
-        m = re.match(r"^Exit code: (\d+)", out)
-        code = int(m.group(1)) if m else None
-    if isinstance(code, int) and code != 0:
-        failed_calls.add(call_id)
-        rec.add_error(names.get(call_id) or "(tool)", out, ts)
 
 
 # -- Gemini CLI: ~/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl --------------------------
@@ -1002,40 +1053,48 @@ def _parse_gemini(path, rec, cwd_hint=None):
     project_hash = None
     for obj in _json_lines(path, rec):
         if "$rewindTo" in obj:
-            target = obj.get("$rewindTo")
-            cut = order.index(target) if target in order else 0
-            for mid in order[cut:]:
-                messages.pop(mid, None)
-            del order[cut:]
+            _gemini_rewind(obj.get("$rewindTo"), messages, order)
             continue
         meta = obj.get("$set") if isinstance(obj.get("$set"), dict) else None
         if meta is None and "sessionId" in obj and "projectHash" in obj:
             meta = obj
         if meta is not None:
-            sid = meta.get("sessionId")
-            if isinstance(sid, str) and sid and not is_redacted_value(sid) and rec.external_id is None:
-                rec.external_id = sid
-            if isinstance(meta.get("projectHash"), str):
-                project_hash = meta["projectHash"]
-            rec.see_time(meta.get("startTime"))
-            rec.see_time(meta.get("lastUpdated"))
-            summary = meta.get("summary")
-            if isinstance(summary, str) and summary.strip() and summary.strip() not in rec.summaries:
-                rec.summaries.append(summary.strip())
-            if isinstance(meta.get("messages"), list):  # a checkpoint: the history is exactly these
-                messages.clear()
-                del order[:]
-                for msg in meta["messages"]:
-                    if isinstance(msg, dict) and isinstance(msg.get("id"), str):
-                        _gemini_message(msg, messages, order, rec)
-            continue
-        if isinstance(obj.get("id"), str) and obj.get("type") in GEMINI_MESSAGE_TYPES:
+            named = _gemini_meta(meta, rec, messages, order)
+            project_hash = project_hash if named is None else named
+        elif isinstance(obj.get("id"), str) and obj.get("type") in GEMINI_MESSAGE_TYPES:
             _gemini_message(obj, messages, order, rec)
     root = _gemini_project_root(path, project_hash, cwd_hint)
     rec.see_cwd(root)
     for mid in order:
         for call in messages.get(mid, ()):
             _gemini_tool_call(call, root, rec)
+
+
+def _gemini_rewind(target, messages, order):
+    """{"$rewindTo": id}: that message and every later one are no longer the history."""
+    cut = order.index(target) if target in order else 0
+    for mid in order[cut:]:
+        messages.pop(mid, None)
+    del order[cut:]
+
+
+def _gemini_meta(meta, rec, messages, order):
+    """A session's first record or a {"$set": ...} update; returns the projectHash it names."""
+    sid = meta.get("sessionId")
+    if isinstance(sid, str) and sid and not is_redacted_value(sid) and rec.external_id is None:
+        rec.external_id = sid
+    rec.see_time(meta.get("startTime"))
+    rec.see_time(meta.get("lastUpdated"))
+    summary = meta.get("summary")
+    if isinstance(summary, str) and summary.strip() and summary.strip() not in rec.summaries:
+        rec.summaries.append(summary.strip())
+    if isinstance(meta.get("messages"), list):  # a checkpoint: the history is exactly these
+        messages.clear()
+        del order[:]
+        for msg in meta["messages"]:
+            if isinstance(msg, dict) and isinstance(msg.get("id"), str):
+                _gemini_message(msg, messages, order, rec)
+    return meta["projectHash"] if isinstance(meta.get("projectHash"), str) else None
 
 
 def _gemini_message(msg, messages, order, rec):
@@ -1054,10 +1113,7 @@ def _gemini_tool_call(call, root, rec):
     rec.count_tool(name)
     rec.see_time(ts)
     if name in GEMINI_COMMAND_TOOLS:
-        where = args.get("dir_path")
-        cwd = root
-        if isinstance(where, str) and where.strip() and not is_redacted_value(where):
-            cwd = where if _is_abs(where) else (os.path.join(root, where) if root else None)
+        cwd = _gemini_command_cwd(args.get("dir_path"), root)
         rec.add_command(name, args.get("command"), cwd and os.path.normpath(cwd), ts)
     elif _is_record_evidence(name) or _is_gemini_record_evidence(name):
         rec.evidence_calls.append(
@@ -1071,18 +1127,30 @@ def _gemini_tool_call(call, root, rec):
             }
         )
     elif status == "success":  # a cancelled or failed call read or wrote nothing
-        if name in GEMINI_READ_TOOLS:
-            rec.touch(args.get(GEMINI_READ_TOOLS[name]), root, edit=False)
-        elif name in GEMINI_EDIT_TOOLS:
-            rec.touch(args.get(GEMINI_EDIT_TOOLS[name]), root, edit=True)
-        elif name == "read_many_files" and isinstance(args.get("include"), list):
-            for entry in args["include"]:
-                if isinstance(entry, str) and not _GLOB_CHARS.search(entry):
-                    rec.touch(entry, root, edit=False)
+        _gemini_touch(name, args, root, rec)
     if status == "error":
         rec.add_error(
             name or "(unknown tool)", _gemini_text(call.get("resultDisplay") or call.get("result")), ts
         )
+
+
+def _gemini_command_cwd(where, root):
+    """Where run_shell_command ran: its dir_path (relative to the project root), else the root."""
+    if isinstance(where, str) and where.strip() and not is_redacted_value(where):
+        return where if _is_abs(where) else (os.path.join(root, where) if root else None)
+    return root
+
+
+def _gemini_touch(name, args, root, rec):
+    """The files a successful call read or wrote."""
+    if name in GEMINI_READ_TOOLS:
+        rec.touch(args.get(GEMINI_READ_TOOLS[name]), root, edit=False)
+    elif name in GEMINI_EDIT_TOOLS:
+        rec.touch(args.get(GEMINI_EDIT_TOOLS[name]), root, edit=True)
+    elif name == "read_many_files" and isinstance(args.get("include"), list):
+        for entry in args["include"]:
+            if isinstance(entry, str) and not _GLOB_CHARS.search(entry):
+                rec.touch(entry, root, edit=False)
 
 
 def _is_gemini_record_evidence(name):
@@ -1132,12 +1200,28 @@ def _parse_gemini_all(path, rec, cwd_hint=None):
         rec.merge_subagent(sub, agent_id)
 
 
-def _parse_claude_all(path, rec):
+def _parse_claude_all(path, rec, cwd_hint=None):
     _parse_claude_code(path, rec)
     _parse_claude_subagents(path, rec)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if _UUID.match(stem):
+        # Claude Code names each transcript after its session (what hooks and
+        # CLAUDE_CODE_SESSION_ID call it); a resumed session's file may start with older ids.
+        rec.external_id = stem
 
 
-# The adapters, by agent: each streams one transcript file (and its subagents' files) into rec.
+# Tools whose calls run a shell command, whatever the agent.
+COMMAND_TOOLS = CLAUDE_COMMAND_TOOLS + CODEX_COMMAND_TOOLS + GEMINI_COMMAND_TOOLS
+
+
+def fingerprint_files(path):
+    """The files whose sizes make an import's fingerprint: ``path`` and the Claude Code subagent
+    files beside it."""
+    return [path] + claude_subagent_files(path)
+
+
+# The adapters, by agent: each streams one transcript file (and its subagents' files) into rec,
+# parse(path, rec, cwd_hint); cwd_hint (an agent hook's cwd) is for a format that may not name it.
 TRANSCRIPT_ADAPTERS = {
     AGENT_CLAUDE_CODE: _parse_claude_all,
     AGENT_CODEX: _parse_codex,

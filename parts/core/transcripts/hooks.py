@@ -316,26 +316,14 @@ def gemini_mcp_access(env=None):
         return None  # hooks status reports an unreadable settings file already
     servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
     mcp = data.get("mcp") if isinstance(data.get("mcp"), dict) else {}
-    allowed = mcp.get("allowed") if isinstance(mcp.get("allowed"), list) else []
-    excluded = mcp.get("excluded") if isinstance(mcp.get("excluded"), list) else []
+    policies = os.path.join(os.path.dirname(path), "policies")
     rows = []
     for name, entry in sorted(servers.items()):
         entry = entry if isinstance(entry, dict) else {}
         words = [name, entry.get("command")] + list(entry.get("args") or [])
         if not any(isinstance(w, str) and "wctx" in w for w in words):
             continue
-        if name in excluded or "*" in excluded:
-            why = "excluded by mcp.excluded"
-        elif entry.get("trust") is True:
-            why = "trusted"
-        elif name in allowed or "*" in allowed:
-            why = "allowed by mcp.allowed"
-        elif mcp.get("autoAllowInHeadless") is True:
-            why = "allowed by mcp.autoAllowInHeadless"
-        elif _gemini_policy_allows(os.path.join(os.path.dirname(path), "policies"), name):
-            why = "allowed by a policy rule"
-        else:
-            why = "neither trusted nor allowed"
+        why = _gemini_headless_why(name, entry, mcp, policies)
         rows.append({"name": name, "headless": why.startswith(("trusted", "allowed")), "why": why})
     if not rows:
         return None
@@ -359,6 +347,24 @@ def gemini_mcp_access(env=None):
         if bad
         else None,
     }
+
+
+def _gemini_headless_why(name, entry, mcp, policies):
+    """Why Gemini CLI does or does not hand server ``name``'s tools to a headless model, in the
+    order it decides: excluded, trusted, allowed, allowed in headless mode, a policy rule."""
+    allowed = mcp.get("allowed") if isinstance(mcp.get("allowed"), list) else []
+    excluded = mcp.get("excluded") if isinstance(mcp.get("excluded"), list) else []
+    if name in excluded or "*" in excluded:
+        return "excluded by mcp.excluded"
+    if entry.get("trust") is True:
+        return "trusted"
+    if name in allowed or "*" in allowed:
+        return "allowed by mcp.allowed"
+    if mcp.get("autoAllowInHeadless") is True:
+        return "allowed by mcp.autoAllowInHeadless"
+    if _gemini_policy_allows(policies, name):
+        return "allowed by a policy rule"
+    return "neither trusted nor allowed"
 
 
 def hook_fixes(rows, wctx_here):
@@ -543,35 +549,10 @@ def install_hook(
     if allow_read_tools and agent != AGENT_CLAUDE_CODE:
         raise UsageError("--allow-read-tools is for claude-code, whose settings hold permissions.allow")
     path = os.path.abspath(settings) if settings else hook_settings_path(agent, env)
-    notes = []
-    end_event = HOOK_EVENTS[agent]
-    if agent == AGENT_CODEX:
-        end_event, why = codex_end_event(env)
-        notes.append("Codex session end: %s (%s)." % (end_event, why))
-    if agent == AGENT_GEMINI:
-        notes.append(
-            "Gemini CLI runs hooks from ~/.gemini/settings.json in every folder; it asks before running "
-            "hooks that changed since it last saw them, and /hooks panel lists them."
-        )
+    end_event, notes = _hook_end_event(agent, env)
     wanted = _hook_entries(agent, end_event, python, home)
     old_text, data = _load_settings(path)
-    new = json.loads(json.dumps(data))
-    hooks = new.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise UsageError('%s: "hooks" is not an object; wctx changed nothing' % path)
-    for event in HOOK_ALL_EVENTS:
-        if event in hooks and not isinstance(hooks[event], list):
-            raise UsageError("%s: hooks.%s is not a list; wctx changed nothing" % (path, event))
-    # A wctx hook in an event it no longer belongs to (Codex's Stop once SessionEnd exists) goes.
-    _remove_wctx_hooks(hooks, [e for e in HOOK_ALL_EVENTS if e not in wanted])
-    for event, entry in wanted.items():
-        groups = hooks.setdefault(event, [])
-        mine = [e for e in _wctx_entries_in(hooks, event) if _is_brief_hook(e) == (event == HOOK_START_EVENT)]
-        if mine:
-            for e in mine:
-                e.update(entry)  # follows wctx when it moved or was reinstalled another way
-        else:
-            groups.append({"hooks": [entry]})
+    new = _with_wctx_hooks(path, data, wanted)
     if allow_read_tools:
         _allow_tools(path, new, CLAUDE_READ_ONLY_TOOLS)
     result = {
@@ -589,14 +570,7 @@ def install_hook(
     }
     if agent == AGENT_CODEX:
         result["trust"] = codex_hook_trust(os.path.abspath(path), new, env)
-        _, feature_on, _ = read_codex_config(env)
-        if not feature_on:
-            notes.append(
-                "Codex's hooks feature is off in its config.toml ([features] hooks = false): no hook runs"
-            )
-        problem = codex_trust_problem(result["trust"])
-        if problem:
-            notes.append("%s; to trust them: %s" % (problem, CODEX_TRUST_HOW))
+        notes.extend(_codex_hook_notes(result["trust"], env))
     if result["changed"] and not dry_run:
         result["diff"], result["backup"] = _write_settings(path, old_text, new)
     elif result["changed"]:
@@ -604,6 +578,57 @@ def install_hook(
     if probe and not dry_run:
         result["probes"] = [probe_hook_command(cmd, event, home) for event, cmd in result["commands"].items()]
     return result
+
+
+def _hook_end_event(agent, env):
+    """(the event at which the agent's session ends, notes for the user about its hooks)."""
+    if agent == AGENT_CODEX:
+        end_event, why = codex_end_event(env)
+        return end_event, ["Codex session end: %s (%s)." % (end_event, why)]
+    if agent == AGENT_GEMINI:
+        return HOOK_EVENTS[agent], [
+            "Gemini CLI runs hooks from ~/.gemini/settings.json in every folder; it asks before running "
+            "hooks that changed since it last saw them, and /hooks panel lists them."
+        ]
+    return HOOK_EVENTS[agent], []
+
+
+def _with_wctx_hooks(path, data, wanted):
+    """A copy of the settings ``data`` with wctx's ``wanted`` hooks ({event: entry}) in place of
+    the ones it had; settings whose hooks are not objects and lists are refused, unchanged."""
+    new = json.loads(json.dumps(data))
+    hooks = new.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise UsageError('%s: "hooks" is not an object; wctx changed nothing' % path)
+    for event in HOOK_ALL_EVENTS:
+        if event in hooks and not isinstance(hooks[event], list):
+            raise UsageError("%s: hooks.%s is not a list; wctx changed nothing" % (path, event))
+    # A wctx hook in an event it no longer belongs to (Codex's Stop once SessionEnd exists) goes.
+    _remove_wctx_hooks(hooks, [e for e in HOOK_ALL_EVENTS if e not in wanted])
+    for event, entry in wanted.items():
+        groups = hooks.setdefault(event, [])
+        mine = [e for e in _wctx_entries_in(hooks, event) if _is_brief_hook(e) == (event == HOOK_START_EVENT)]
+        if mine:
+            for e in mine:
+                e.update(entry)  # follows wctx when it moved or was reinstalled another way
+        else:
+            groups.append({"hooks": [entry]})
+    return new
+
+
+def _codex_hook_notes(trust, env):
+    """What keeps Codex from running the hooks just installed: its hooks feature off, or a hook it
+    does not trust."""
+    notes = []
+    _, feature_on, _ = read_codex_config(env)
+    if not feature_on:
+        notes.append(
+            "Codex's hooks feature is off in its config.toml ([features] hooks = false): no hook runs"
+        )
+    problem = codex_trust_problem(trust)
+    if problem:
+        notes.append("%s; to trust them: %s" % (problem, CODEX_TRUST_HOW))
+    return notes
 
 
 def _allow_tools(path, data, tools):

@@ -5,13 +5,10 @@ import os
 import re
 
 from .adapters import (
-    AGENT_CODEX,
-    CLAUDE_COMMAND_TOOLS,
-    CODEX_COMMAND_TOOLS,
-    GEMINI_COMMAND_TOOLS,
+    COMMAND_TOOLS,
     TRANSCRIPT_ADAPTERS,
     TRANSCRIPT_AGENTS,
-    claude_subagent_files,
+    fingerprint_files,
     iter_transcript_files,
     parse_transcript,
     session_transcript_path,
@@ -45,8 +42,7 @@ def _transcript_fingerprint(path):
     import hashlib
 
     size = 0
-    files = [path] + claude_subagent_files(path)
-    for p in files:
+    for p in fingerprint_files(path):
         try:
             size += os.stat(p).st_size
         except OSError:
@@ -196,56 +192,61 @@ def _transcript_external_id(store, rec):
     return "%s@%s" % (eid, hashlib.sha1(rec.path.encode("utf-8", "surrogateescape")).hexdigest()[:10])
 
 
-def _store_transcript(store, rec, repos, size, head, key):
-    rec.external_id = _transcript_external_id(store, rec)
-    # Stored and looked up by its stored_key: two ids that differ only in what the boundary
-    # strips or redacts stay two sessions.
-    _adopt_legacy_session(store, rec)
-    mapper = _RepoMapper(repos)
-    warnings = []
-    # Files: per repository (repo-relative) or outside (absolute, never attributed to a repo).
-    files = {}  # (repo_name, path) -> [repo, reads, edits]
-    per_repo = {}  # repo id -> {"repo", "reads", "edits", "commands"}
+class _Placed:
+    """A transcript's activity placed in repositories: what the store step writes."""
 
-    def repo_entry(repo):
-        return per_repo.setdefault(repo.id, {"repo": repo, "reads": 0, "edits": 0, "commands": 0})
+    __slots__ = ("files", "per_repo", "commands", "cwd_repo", "branches")
 
-    for abs_path, (reads, edits) in rec.files.items():
-        repo, rel = mapper.place(abs_path)
-        slot = files.setdefault((repo.name if repo else OUTSIDE, rel), [repo, 0, 0])
-        slot[1] += reads
-        slot[2] += edits
-        if repo is not None:
-            entry = repo_entry(repo)
-            entry["reads"] += reads
-            entry["edits"] += edits
-    commands = []
-    for n, c in enumerate(rec.commands):
-        repo = mapper.place(os.path.join(c["cwd"], "_"))[0] if c.get("cwd") else None
-        if repo is not None:
-            repo_entry(repo)["commands"] += 1
-        commands.append(
-            (
-                n,
-                c.get("tool"),
-                c["command"],  # stored_cut already (add_command)
-                c.get("cwd"),
-                repo.name if repo else None,
-                c.get("at"),
-                c.get("subagent"),
+    def __init__(self, rec, mapper):
+        self.files = {}  # (repo_name, path) -> [repo, reads, edits]; outside: OUTSIDE, absolute path
+        self.per_repo = {}  # repo id -> {"repo", "reads", "edits", "commands"}
+        for abs_path, (reads, edits) in rec.files.items():
+            repo, rel = mapper.place(abs_path)
+            slot = self.files.setdefault((repo.name if repo else OUTSIDE, rel), [repo, 0, 0])
+            slot[1] += reads
+            slot[2] += edits
+            if repo is not None:
+                entry = self.repo_entry(repo)
+                entry["reads"] += reads
+                entry["edits"] += edits
+        self.commands = []
+        for n, c in enumerate(rec.commands):
+            repo = mapper.place(os.path.join(c["cwd"], "_"))[0] if c.get("cwd") else None
+            if repo is not None:
+                self.repo_entry(repo)["commands"] += 1
+            at = repo.name if repo else None
+            # c["command"] is stored_cut already (add_command)
+            self.commands.append(
+                (n, c.get("tool"), c["command"], c.get("cwd"), at, c.get("at"), c.get("subagent"))
             )
-        )
-    cwd_repo = mapper.place(os.path.join(rec.cwd, "_"))[0] if rec.cwd else None
-    if cwd_repo is not None:
-        repo_entry(cwd_repo)
-    # The branch an agent records belongs to the repository of the cwd it recorded it in.
-    branches = {}
-    for where, branch in rec.branch_by_cwd.items():
-        repo = mapper.place(os.path.join(where, "_"))[0]
-        if repo is not None:
-            branches[repo.id] = branch
+        self.cwd_repo = mapper.place(os.path.join(rec.cwd, "_"))[0] if rec.cwd else None
+        if self.cwd_repo is not None:
+            self.repo_entry(self.cwd_repo)
+        # The branch an agent records belongs to the repository of the cwd it recorded it in.
+        self.branches = {}
+        for where, branch in rec.branch_by_cwd.items():
+            repo = mapper.place(os.path.join(where, "_"))[0]
+            if repo is not None:
+                self.branches[repo.id] = branch
 
-    # Provenance per repository, git once per repo, before the write transaction.
+    def repo_entry(self, repo):
+        return self.per_repo.setdefault(repo.id, {"repo": repo, "reads": 0, "edits": 0, "commands": 0})
+
+    def stored_files(self):
+        """Rows of session_files. Two paths that differ only in a secret are one path once
+        stored: counted together."""
+        stored = {}
+        for (name, p), (repo, r, e) in sorted(self.files.items()):
+            at = (name, stored_text(p))
+            _, r0, e0 = stored.get(at, (repo, 0, 0))
+            stored[at] = (repo, r0 + r, e0 + e)
+        return [(repo.id if repo else None, name, p, r, e) for (name, p), (repo, r, e) in stored.items()]
+
+
+def _session_repo_rows(store, rec, placed, warnings):
+    """Per repository the session touched: (repo, is_cwd, commit, commit source, branch, branch
+    source, counts), sorted by name, and the rows a previous import kept ({repo name: row}). Git
+    runs once per repository, before the write transaction."""
     session_row = store.one(
         "SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id)
     )
@@ -255,171 +256,60 @@ def _store_transcript(store, rec, repos, size, head, key):
             r["repo_name"]: r
             for r in store.all("SELECT * FROM session_repos WHERE session_id = ?", (session_row["id"],))
         }
-    now = utc_now()
-    repo_rows = []
-    for entry in sorted(per_repo.values(), key=lambda e: e["repo"].name):
+    rows = []
+    for entry in sorted(placed.per_repo.values(), key=lambda e: e["repo"].name):
         repo = entry["repo"]
-        is_cwd = cwd_repo is not None and repo.id == cwd_repo.id
-        old = kept.get(repo.name)
-        branch = branches.get(repo.id)
-        branch_source = "transcript" if branch else None
-        if is_cwd and rec.commit:
-            commit, source = rec.commit, COMMIT_FROM_SESSION
-        elif old is not None and old["commit_source"] != COMMIT_UNKNOWN:
-            commit, source = old["commit_sha"], old["commit_source"]  # keep the first import's HEAD
-            if not branch:
-                branch, branch_source = old["branch"], old["branch_source"]
-        else:
-            commit, source = None, COMMIT_UNKNOWN
-            if os.path.isdir(repo.path):
-                try:
-                    g = GitRepo(repo.path)
-                    commit, source = g.head, COMMIT_FROM_IMPORT
-                    if not branch:
-                        branch, branch_source = g.branch(), COMMIT_FROM_IMPORT
-                except GitError as e:
-                    warnings.append("%s: %s" % (repo.name, e))
-        repo_rows.append((repo, int(is_cwd), commit, source, branch, branch_source, entry))
+        is_cwd = placed.cwd_repo is not None and repo.id == placed.cwd_repo.id
+        commit, source, branch, branch_source = _repo_commit(
+            repo, rec.commit if is_cwd else None, kept.get(repo.name), placed.branches.get(repo.id), warnings
+        )
+        rows.append((repo, int(is_cwd), commit, source, branch, branch_source, entry))
+    return rows, kept
 
-    session_branch = rec.branch_by_cwd.get(rec.cwd) or rec.branch
+
+def _repo_commit(repo, session_commit, old, branch, warnings):
+    """(commit, its source, branch, its source) of one repository for a session. Facts: the
+    commit the agent recorded at session start (its cwd's repository only), the first import's,
+    the repository's HEAD now. Rule: the agent's record, else the first import's (an import does
+    not move it), else HEAD now when the repository is here, else unknown."""
+    branch_source = "transcript" if branch else None
+    if session_commit:
+        return session_commit, COMMIT_FROM_SESSION, branch, branch_source
+    if old is not None and old["commit_source"] != COMMIT_UNKNOWN:
+        if not branch:
+            branch, branch_source = old["branch"], old["branch_source"]
+        return old["commit_sha"], old["commit_source"], branch, branch_source
+    commit, source = None, COMMIT_UNKNOWN
+    if os.path.isdir(repo.path):
+        try:
+            g = GitRepo(repo.path)
+            commit, source = g.head, COMMIT_FROM_IMPORT
+            if not branch:
+                branch, branch_source = g.branch(), COMMIT_FROM_IMPORT
+        except GitError as e:
+            warnings.append("%s: %s" % (repo.name, e))
+    return commit, source, branch, branch_source
+
+
+def _store_transcript(store, rec, repos, size, head, key):
+    rec.external_id = _transcript_external_id(store, rec)
+    # Stored and looked up by its stored_key: two ids that differ only in what the boundary
+    # strips or redacts stay two sessions.
+    _adopt_legacy_session(store, rec)
+    warnings = []
+    placed = _Placed(rec, _RepoMapper(repos))
+    now = utc_now()
+    repo_rows, kept = _session_repo_rows(store, rec, placed, warnings)
     summary = stored_cut("; ".join(rec.summaries), MAX_SUMMARY_CHARS) or None
-    title = rec.title or None
-    errors = rec.errors  # each stored_cut already (_error_excerpt)
     author, machine = recorder(store)  # a transcript imported here is this person's session
     with store.atomic():
-        row = store.one(
-            "SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id)
-        )
-        status = "imported"
-        if row is None:
-            sid = new_id("ses")
-            store.db.execute(
-                "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, started_at, "
-                "ended_at, summary, created_at, title, agent_version, author, machine) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    sid,
-                    rec.agent,
-                    rec.external_id,
-                    rec.cwd,
-                    cwd_repo.id if cwd_repo else None,
-                    cwd_repo.name if cwd_repo else None,
-                    session_branch,
-                    rec.commit,
-                    rec.started_at,
-                    rec.ended_at,
-                    summary,
-                    now,
-                    title,
-                    rec.version,
-                    author,
-                    machine,
-                ),
-            )
-        else:
-            sid = row["id"]
-            prev = store.one("SELECT lines FROM session_imports WHERE session_id = ?", (sid,))
-            status = (
-                "imported" if prev is None else ("extended" if rec.lines > prev["lines"] else "reimported")
-            )
-            started = (
-                min(x for x in (row["started_at"], rec.started_at) if x)
-                if (row["started_at"] or rec.started_at)
-                else None
-            )
-            ended = (
-                max(x for x in (row["ended_at"], rec.ended_at) if x)
-                if (row["ended_at"] or rec.ended_at)
-                else None
-            )
-            store.db.execute(
-                "UPDATE sessions SET cwd = coalesce(?, cwd), repo_id = coalesce(?, repo_id), "
-                "repo_name = coalesce(?, repo_name), branch = coalesce(?, branch), commit_sha = ?, started_at = ?, "
-                "ended_at = ?, summary = coalesce(summary, ?), title = coalesce(?, title), "
-                "agent_version = coalesce(?, agent_version) WHERE id = ?",
-                (
-                    rec.cwd,
-                    cwd_repo.id if cwd_repo else None,
-                    cwd_repo.name if cwd_repo else None,
-                    session_branch,
-                    rec.commit or (row["commit_sha"] if rec.agent != AGENT_CODEX else None),
-                    started,
-                    ended,
-                    summary,
-                    title,
-                    rec.version,
-                    sid,
-                ),
-            )
+        sid, status = _write_session(store, rec, placed.cwd_repo, summary, (author, machine), now)
         for table in ("session_files", "session_commands", "session_repos", "session_imports"):
             store.db.execute("DELETE FROM %s WHERE session_id = ?" % table, (sid,))
-        # Two paths that differ only in a secret are one path once stored: count them together.
-        stored_files = {}
-        for (name, p), (repo, r, e) in sorted(files.items()):
-            at = (name, stored_text(p))
-            _, r0, e0 = stored_files.get(at, (repo, 0, 0))
-            stored_files[at] = (repo, r0 + r, e0 + e)
-        store.db.executemany(
-            "INSERT INTO session_files(session_id, repo_id, repo_name, path, reads, edits) VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (sid, repo.id if repo else None, name, p, r, e)
-                for (name, p), (repo, r, e) in stored_files.items()
-            ],
-        )
-        store.db.executemany(
-            "INSERT INTO session_commands(session_id, seq, tool, command, cwd, repo_name, at, subagent) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(sid,) + c for c in commands],
-        )
-        store.db.executemany(
-            "INSERT INTO session_repos(session_id, repo_id, repo_name, root_commit, is_cwd, commit_sha, commit_source, "
-            "branch, branch_source, reads, edits, commands, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    sid,
-                    repo.id,
-                    repo.name,
-                    repo.root_commit,
-                    is_cwd,
-                    commit,
-                    source,
-                    branch,
-                    bsource,
-                    e["reads"],
-                    e["edits"],
-                    e["commands"],
-                    (kept[repo.name]["recorded_at"] if repo.name in kept else now),
-                )
-                for repo, is_cwd, commit, source, branch, bsource, e in repo_rows
-            ],
-        )
-        store.db.execute(
-            "INSERT INTO session_imports(session_id, transcript, size, head_hash, repos_key, lines, bad_lines, "
-            "redacted_values, compactions, cwds, tool_calls, errors, subagents, summaries, parent_external_id, "
-            "imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                sid,
-                rec.path,
-                size,
-                # Not yet the fingerprint while record_evidence calls remain to be captured (each
-                # in its own transaction): a kill before they are all in makes the next import
-                # redo them (the duplicate rule keeps those already in) instead of "unchanged".
-                IMPORT_PENDING + head if rec.evidence_calls else head,
-                key,
-                rec.lines,
-                rec.bad_lines,
-                rec.redacted_values,
-                rec.compactions,
-                json.dumps(rec.cwds),
-                json.dumps(rec.tool_calls, sort_keys=True),
-                json.dumps(errors),
-                json.dumps(rec.subagents),
-                json.dumps(rec.summaries),  # redacted value by value at the store's boundary
-                rec.parent_external_id,
-                now,
-            ),
-        )
+        _write_activity(store, sid, placed, repo_rows, kept, now)
+        _write_import(store, sid, rec, (size, head, key), now)
     evidence = _import_evidence_calls(store, sid, rec, warnings, head)
+    files = placed.files
     return {
         "session": sid,
         "agent": rec.agent,
@@ -427,7 +317,7 @@ def _store_transcript(store, rec, repos, size, head, key):
         "transcript": rec.path,
         "status": status,
         "cwd": rec.cwd,
-        "repo": cwd_repo.name if cwd_repo else None,
+        "repo": placed.cwd_repo.name if placed.cwd_repo else None,
         "files": {
             "read": sum(1 for v in files.values() if v[1]),
             "edited": sum(1 for v in files.values() if v[2]),
@@ -435,14 +325,133 @@ def _store_transcript(store, rec, repos, size, head, key):
         },
         "repos": [r[0].name for r in repo_rows],
         "tool_calls": sum(rec.tool_calls.values()),
-        "commands": len(commands),
-        "errors": len(errors),
+        "commands": len(placed.commands),
+        "errors": len(rec.errors),
         "subagents": len(rec.subagents),
         "evidence": evidence,
         "lines": rec.lines,
         "bad_lines": rec.bad_lines,
         "warnings": warnings,
     }
+
+
+def _write_session(store, rec, cwd_repo, summary, recorded_by, now):
+    """Insert the session, or update the one an earlier import stored; returns (id, status)."""
+    session_branch = rec.branch_by_cwd.get(rec.cwd) or rec.branch
+    row = store.one(
+        "SELECT * FROM sessions WHERE agent = ? AND external_id = ?", (rec.agent, rec.external_id)
+    )
+    if row is None:
+        sid = new_id("ses")
+        store.db.execute(
+            "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, started_at, "
+            "ended_at, summary, created_at, title, agent_version, author, machine) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                sid,
+                rec.agent,
+                rec.external_id,
+                rec.cwd,
+                cwd_repo.id if cwd_repo else None,
+                cwd_repo.name if cwd_repo else None,
+                session_branch,
+                rec.commit,
+                rec.started_at,
+                rec.ended_at,
+                summary,
+                now,
+                rec.title or None,
+                rec.version,
+            )
+            + tuple(recorded_by),
+        )
+        return sid, "imported"
+    sid = row["id"]
+    prev = store.one("SELECT lines FROM session_imports WHERE session_id = ?", (sid,))
+    status = "imported" if prev is None else ("extended" if rec.lines > prev["lines"] else "reimported")
+    started = [x for x in (row["started_at"], rec.started_at) if x]
+    ended = [x for x in (row["ended_at"], rec.ended_at) if x]
+    # A transcript that records the commit at session start is the authority on it: without one
+    # there, the session has none. Otherwise the commit stored before stays.
+    commit = rec.commit or (None if rec.records_commit else row["commit_sha"])
+    store.db.execute(
+        "UPDATE sessions SET cwd = coalesce(?, cwd), repo_id = coalesce(?, repo_id), "
+        "repo_name = coalesce(?, repo_name), branch = coalesce(?, branch), commit_sha = ?, started_at = ?, "
+        "ended_at = ?, summary = coalesce(summary, ?), title = coalesce(?, title), "
+        "agent_version = coalesce(?, agent_version) WHERE id = ?",
+        (
+            rec.cwd,
+            cwd_repo.id if cwd_repo else None,
+            cwd_repo.name if cwd_repo else None,
+            session_branch,
+            commit,
+            min(started) if started else None,
+            max(ended) if ended else None,
+            summary,
+            rec.title or None,
+            rec.version,
+            sid,
+        ),
+    )
+    return sid, status
+
+
+def _write_activity(store, sid, placed, repo_rows, kept, now):
+    """The session's files, commands and repositories with their provenance."""
+    store.db.executemany(
+        "INSERT INTO session_files(session_id, repo_id, repo_name, path, reads, edits) VALUES (?, ?, ?, ?, ?, ?)",
+        [(sid,) + f for f in placed.stored_files()],
+    )
+    store.db.executemany(
+        "INSERT INTO session_commands(session_id, seq, tool, command, cwd, repo_name, at, subagent) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(sid,) + c for c in placed.commands],
+    )
+    store.db.executemany(
+        "INSERT INTO session_repos(session_id, repo_id, repo_name, root_commit, is_cwd, commit_sha, commit_source, "
+        "branch, branch_source, reads, edits, commands, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (sid, repo.id, repo.name, repo.root_commit, is_cwd, commit, source, branch, bsource)
+            + (
+                e["reads"],
+                e["edits"],
+                e["commands"],
+                kept[repo.name]["recorded_at"] if repo.name in kept else now,
+            )
+            for repo, is_cwd, commit, source, branch, bsource, e in repo_rows
+        ],
+    )
+
+
+def _write_import(store, sid, rec, fingerprint, now):
+    """What the import read: the transcript, its fingerprint (size, head, repos key) and counts."""
+    size, head, key = fingerprint
+    store.db.execute(
+        "INSERT INTO session_imports(session_id, transcript, size, head_hash, repos_key, lines, bad_lines, "
+        "redacted_values, compactions, cwds, tool_calls, errors, subagents, summaries, parent_external_id, "
+        "imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            sid,
+            rec.path,
+            size,
+            # Not yet the fingerprint while record_evidence calls remain to be captured (each in
+            # its own transaction): a kill before they are all in makes the next import redo them
+            # (the duplicate rule keeps those already in) instead of "unchanged".
+            IMPORT_PENDING + head if rec.evidence_calls else head,
+            key,
+            rec.lines,
+            rec.bad_lines,
+            rec.redacted_values,
+            rec.compactions,
+            json.dumps(rec.cwds),
+            json.dumps(rec.tool_calls, sort_keys=True),
+            json.dumps(rec.errors),  # each stored_cut already (_error_excerpt)
+            json.dumps(rec.subagents),
+            json.dumps(rec.summaries),  # redacted value by value at the store's boundary
+            rec.parent_external_id,
+            now,
+        ),
+    )
 
 
 def _import_evidence_calls(store, sid, rec, warnings, head):
@@ -588,9 +597,6 @@ def _live_evidence(store, ids):
         }
         for r in sorted(rows, key=lambda r: ids.index(r["id"]))
     ]
-
-
-COMMAND_TOOLS = CLAUDE_COMMAND_TOOLS + CODEX_COMMAND_TOOLS + GEMINI_COMMAND_TOOLS
 
 
 def session_activity(store, session_id):
