@@ -335,6 +335,7 @@ def client_claude(tmp, npm, port, checkout, python, store, with_wctx, app):
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
         "MCP_TIMEOUT": "120000",  # a loaded machine: wait for the server rather than start without it
+        "MCP_CONNECTION_NONBLOCKING": "0",  # and connect it before the first request (2.1.197 does not)
     })  # fmt: skip
     os.makedirs(env["CLAUDE_CONFIG_DIR"], exist_ok=True)
     if with_wctx:
@@ -534,8 +535,9 @@ def measure(name, npm, checkout, python, keep):
         instructions, WCTX_TOOLS[:] = server_instructions(checkout, python, store_dir)
     finally:
         shutil.rmtree(store_dir, ignore_errors=True)
-    # Claude Code 2.1.197 and Codex 0.171 do not wait for MCP servers before the first request;
-    # on a busy machine that request can go without wctx's tools. Such a run is run again.
+    # Codex 0.171 does not wait for MCP servers before the first request (Claude Code 2.1.197 does
+    # only when told, MCP_CONNECTION_NONBLOCKING=0): on a busy machine that request can go without
+    # wctx's tools. Such a run is run again.
     attempt = 0
     while attempt < 3:
         attempt += 1
