@@ -65,7 +65,7 @@ TREE_LEVELS = ((None, None), (1500, 25), (600, 15), (300, 10), (150, 5), (80, 3)
 def _within_budget(build, text_limit, list_limit, budget, how, lead=None, text_only=False):
     """A Reply from ``build(text_limit, list_limit, notes)`` with tighter limits until it fits.
 
-    Used by the tools that serve one record or an overview (get_evidence, get_related_repositories,
+    Used by the tools that serve one record or an overview (get_evidence given an item's id,
     workspace_overview): text is clipped and lists are cut further rather than the reply growing
     past its budget. What was cut is said in the result's ``truncated``, with ``how`` to get it.
     """
