@@ -313,6 +313,18 @@ def test_started_for_a_workspace_outside_any_repo(servers, tmp_path):
     assert len(server.call_ok("search_evidence", {"query": "419"})["results"]) == 1
 
 
+def test_one_record_call_records_new_items_and_confirms_rechecked_ones(servers):
+    ui = servers.start()
+    ui.initialize()
+    first = record(ui, [FINDING])
+    eid = first["recorded"][0]["id"]
+    both = record(ui, [{"kind": "decision", "claim": "retry once in the SDK"}], confirm=[eid], note="re-read")
+    assert both["session"] == first["session"] and len(both["recorded"]) == 1
+    assert [c["id"] for c in both["confirmed"]] == [eid] and both["confirmed"][0]["was"] == "current"
+    history = ui.call_ok("get_evidence", {"id": eid})["evidence"]["history"]
+    assert history[0]["session"] == first["session"] and history[0]["note"] == "re-read"
+
+
 def test_a_retired_tool_name_is_answered_with_the_call_that_does_its_job_now(servers):
     sdk = servers.start(cwd=servers.env["sdk"])
     sdk.initialize()
@@ -346,6 +358,8 @@ def test_tool_failures_are_results_not_protocol_errors(servers):
         ("record_evidence", {"items": []}),
         ("record_evidence", {}),
         ("record_evidence", {"confirm": ["ev-nope"]}),
+        # Recording and confirming in one call is all or nothing.
+        ("record_evidence", {"items": [{"kind": "finding", "claim": "x"}], "confirm": ["ev-nope"]}),
     ):
         result = server.call(name, arguments)
         assert result["isError"] is True, (name, arguments, result)

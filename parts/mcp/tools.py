@@ -594,8 +594,21 @@ class Tools:
             raise ToolFailure("give items to record, or confirm: the ids of items you re-checked")
         session_id = args.get("session_id") or (None if stateless else self.session_id)
         payload, warnings = {}, []
+        if args.get("items") and args.get("confirm"):
+            # One call that records and confirms is all or nothing: a refused confirm stores no item.
+            with self.store.atomic():
+                session_id = self._write(args, session_id, payload, warnings)
+        else:
+            session_id = self._write(args, session_id, payload, warnings)
+        if args.get("items") and not stateless and not args.get("session_id"):
+            self.session_id = session_id  # later calls of this connection go on in it
+        return _write_reply(payload, warnings, "record_evidence", self.text_only)
+
+    def _write(self, args, session_id, payload, warnings):
+        """Record ``args["items"]``, then confirm ``args["confirm"]``, into ``payload`` and
+        ``warnings``; the session the items went to."""
         if args.get("items"):
-            session_id = self._record(args, session_id, stateless, payload, warnings)
+            session_id = self._record(args, session_id, payload, warnings)
         else:
             payload["recorded"] = []
         if args.get("confirm"):
@@ -605,9 +618,9 @@ class Tools:
             payload["confirmed"] = done.get("confirmed", [])
             payload["message"] = done.get("message", "")
             warnings.extend(done.get("warnings") or ())
-        return _write_reply(payload, warnings, "record_evidence", self.text_only)
+        return session_id
 
-    def _record(self, args, session_id, stateless, payload, warnings):
+    def _record(self, args, session_id, payload, warnings):
         """Capture ``args["items"]`` into ``payload`` and ``warnings``; the session they went to."""
         items = []
         for given in args["items"]:
@@ -619,8 +632,6 @@ class Tools:
             self.store, items, summary=args.get("summary"), session_id=session_id, cwd=self.cwd, agent="mcp"
         )
         session_id = captured["session"]
-        if not stateless and not args.get("session_id"):
-            self.session_id = session_id
         entries = captured.get("evidence", [])
         recorded = [
             {k: v for k, v in e.items() if k != "duplicate"} for e in entries if not e.get("duplicate")
