@@ -126,6 +126,8 @@ def test_instructions_say_when_to_search_and_what_to_record(server):
     assert "record_evidence" in text
     for what in ("root cause", "decision", "dead end", "open question", "surprise"):
         assert what in text, what
+    assert "symptom" in text and "path#symbol" in text  # how it first looked; what code it is about
+    assert "confirm" in text  # an item re-checked against the code is confirmed through record_evidence
 
 
 def test_oldest_revision_gets_the_fields_it_knows(server):
