@@ -19778,8 +19778,6 @@ CLAUDE_READ_ONLY_TOOLS = tuple(
         "workspace_overview",
         "search_evidence",
         "get_evidence",
-        "get_session_evidence",
-        "get_related_repositories",
         "verify_freshness",
     )
 )

@@ -51,16 +51,9 @@ sys.path.insert(0, HERE)
 import codex_hooks  # noqa: E402  (Codex's own way of recording hook trust)
 
 MARK = "ZQXbrief"
-WCTX_TOOLS = (
-    "workspace_overview",
-    "search_evidence",
-    "get_evidence",
-    "get_session_evidence",
-    "get_related_repositories",
-    "verify_freshness",
-    "record_evidence",
-    "confirm_evidence",
-)
+# The tools of the checkout being measured (its server's tools/list), set before each of its runs:
+# a checkout from before the catalogue was cut to five still lists eight.
+WCTX_TOOLS = []
 
 
 # -- the loopback model --------------------------------------------------------------------------
@@ -70,10 +63,10 @@ class Script:
     """The scripted model of one run: which wctx tool to call next, and what each call must return."""
 
     def __init__(self, calls):
-        self.calls = list(calls)  # (tool, arguments, text its result must hold)
+        self.calls = list(calls)  # (label, tool, arguments, text its result must hold)
         self.next = 0
         self.bodies = []  # (path, body text)
-        self.issued = []  # (tool, client's name for it, request index at which it was issued)
+        self.issued = []  # (call index, client's name for the tool, request index at which it was issued)
         self.lock = threading.Lock()
 
     def decide(self, body):
@@ -82,9 +75,9 @@ class Script:
         with self.lock:
             if not names or not all(t in names for t in WCTX_TOOLS) or self.next >= len(self.calls):
                 return ("say", "done")
-            tool, arguments, _ = self.calls[self.next]
+            _, tool, arguments, _ = self.calls[self.next]
+            self.issued.append((self.next, names[tool][0], len(self.bodies)))
             self.next += 1
-            self.issued.append((tool, names[tool][0], len(self.bodies)))
             return ("call", names[tool], arguments)
 
 
@@ -286,29 +279,28 @@ def make_world(tmp, checkout, python):
     )
     first = found["results"][0]
     brief = run(wctx + ["brief", "--repo", "app"], env, cwd=app).stdout
-    calls = [
-        ("workspace_overview", {}, "lib"),
-        ("search_evidence", {"query": "acquire leaks a connection", "limit": 3}, MARK),
-        ("get_evidence", {"id": first["id"]}, MARK),
-        ("get_session_evidence", {"session_id": first["session"], "limit": 2}, MARK),
-        ("get_related_repositories", {"repo": "lib"}, "app"),
-        ("verify_freshness", {"ids": [first["id"]]}, "current"),
-        (
-            "record_evidence",
-            {
-                "items": [
-                    {
-                        "kind": "finding",
-                        "claim": "release never closes the socket",
-                        "repo": "lib",
-                        "files": ["pool.py#release"],
-                    }
-                ]
-            },
-            "ses-",
-        ),  # fmt: skip
-        ("confirm_evidence", {"ids": [first["id"]], "note": "re-read acquire"}, first["id"]),
+    finding = {"kind": "finding", "claim": "release never closes the socket", "repo": "lib",
+               "files": ["pool.py#release"], "symptom": "connections pile up after a timeout"}  # fmt: skip
+    # Every job the tools do, each in the form of the catalogue that lists the tool (the retired
+    # tools of an older checkout, and the calls that do their jobs now).
+    every = [
+        ("overview", "workspace_overview", {}, "lib"),
+        ("search", "search_evidence", {"query": "acquire leaks a connection", "limit": 3}, MARK),
+        ("item", "get_evidence", {"id": first["id"]}, MARK),
+        ("session", "get_session_evidence", {"session_id": first["session"], "limit": 2}, MARK),
+        ("session", "get_evidence", {"id": first["session"], "limit": 2}, MARK),
+        ("relations", "get_related_repositories", {"repo": "lib"}, "app"),
+        ("relations", "workspace_overview", {"repo": "lib", "detail": True}, "incoming"),
+        ("verify", "verify_freshness", {"ids": [first["id"]]}, "current"),
+        ("record", "record_evidence", {"items": [finding]}, "ses-"),
+        ("confirm", "confirm_evidence", {"ids": [first["id"]], "note": "re-read acquire"}, first["id"]),
+        ("confirm", "record_evidence", {"confirm": [first["id"]], "note": "re-read acquire"}, "confirmed"),
     ]
+    calls, done = [], set()
+    for label, tool, arguments, expect in every:
+        if tool in WCTX_TOOLS and label not in done:
+            done.add(label)
+            calls.append((label + ": " + tool, tool, arguments, expect))
     return store, lib, app, brief, calls
 
 
@@ -343,6 +335,7 @@ def client_claude(tmp, npm, port, checkout, python, store, with_wctx, app):
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
         "MCP_TIMEOUT": "120000",  # a loaded machine: wait for the server rather than start without it
+        "MCP_CONNECTION_NONBLOCKING": "0",  # and connect it before the first request (2.1.197 does not)
     })  # fmt: skip
     os.makedirs(env["CLAUDE_CONFIG_DIR"], exist_ok=True)
     if with_wctx:
@@ -378,8 +371,9 @@ def client_codex(tmp, npm, port, checkout, python, store, with_wctx, app):
                 json.dumps(store),
             )
         )
-        config += '[mcp_servers.wctx.tools.record_evidence]\napproval_mode = "approve"\n'
-        config += '[mcp_servers.wctx.tools.confirm_evidence]\napproval_mode = "approve"\n'
+        for tool in ("record_evidence", "confirm_evidence"):  # the write tools (an older checkout's two)
+            if tool in WCTX_TOOLS:
+                config += '[mcp_servers.wctx.tools.%s]\napproval_mode = "approve"\n' % tool
     with open(os.path.join(home, "config.toml"), "w", encoding="utf-8") as fh:
         fh.write(config)
     argv = [binary, "exec", "--skip-git-repo-check", "say ok"]
@@ -487,33 +481,37 @@ def briefing_bytes(body, brief):
 
 
 def server_instructions(checkout, python, store):
-    """The instructions the checkout's server gives at initialize."""
+    """(the instructions the checkout's server gives at initialize, the names of its tools)."""
     request = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "b", "version": "0"}}}  # fmt: skip
-    done = subprocess.run([python, os.path.join(checkout, "wctx.py"), "mcp"], input=json.dumps(request) + "\n",
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    done = subprocess.run([python, os.path.join(checkout, "wctx.py"), "mcp"],
+                          input=json.dumps(request) + "\n" + json.dumps(listing) + "\n",
                           capture_output=True, text=True, env=dict(os.environ, WCTX_HOME=store), timeout=60)  # fmt: skip
-    return json.loads(done.stdout.splitlines()[0])["result"].get("instructions", "")
+    first, second = (json.loads(line) for line in done.stdout.splitlines()[:2])
+    tools = [t["name"] for t in second["result"]["tools"]]
+    return first["result"].get("instructions", ""), tools
 
 
 def call_outcomes(script):
-    """{wctx tool: "ok" | "error: …" | "not called"}: each call's result, as the client carried it
+    """{job: tool: "ok" | "error: …" | "not called"}: each call's result, as the client carried it
     in the request after the call, must hold the text the scripted call expects and no error."""
-    out = {tool: "not called" for tool in WCTX_TOOLS}
-    for tool, _name, at in script.issued:
-        expect = next(c[2] for c in script.calls if c[0] == tool)
+    out = {c[0]: "not called" for c in script.calls}
+    for index, _name, at in script.issued:
+        label, expect = script.calls[index][0], script.calls[index][3]
         results = []
         for _, body in script.bodies[at + 1 :]:
             results = tool_results(body)
             if results:
                 break
         if not results:
-            out[tool] = "no tool result in a later request"
+            out[label] = "no tool result in a later request"
             continue
         text = json.dumps(results[-1], ensure_ascii=False)
         if re.search(r'"is_?[eE]rror"\s*:\s*true', text) or expect not in text:
-            out[tool] = "failed: " + re.sub(r"\s+", " ", text[:400])
+            out[label] = "failed: " + re.sub(r"\s+", " ", text[:400])
         else:
-            out[tool] = "ok"
+            out[label] = "ok"
     return out
 
 
@@ -532,8 +530,14 @@ def tool_results(body):
 
 
 def measure(name, npm, checkout, python, keep):
-    # Claude Code 2.1.197 and Codex 0.171 do not wait for MCP servers before the first request;
-    # on a busy machine that request can go without wctx's tools. Such a run is run again.
+    store_dir = tempfile.mkdtemp(prefix="wctx-instr-")
+    try:
+        instructions, WCTX_TOOLS[:] = server_instructions(checkout, python, store_dir)
+    finally:
+        shutil.rmtree(store_dir, ignore_errors=True)
+    # Codex 0.171 does not wait for MCP servers before the first request (Claude Code 2.1.197 does
+    # only when told, MCP_CONNECTION_NONBLOCKING=0): on a busy machine that request can go without
+    # wctx's tools. Such a run is run again.
     attempt = 0
     while attempt < 3:
         attempt += 1
@@ -547,11 +551,6 @@ def measure(name, npm, checkout, python, keep):
         row["error"] = "no request offered wctx's tools: " + material["stderr"][-600:]
         return row
     defs = tool_definitions(body)
-    store_dir = tempfile.mkdtemp(prefix="wctx-instr-")
-    try:
-        instructions = server_instructions(checkout, python, store_dir)
-    finally:
-        shutil.rmtree(store_dir, ignore_errors=True)
     row["tools"] = sum(compact(d) for d in defs.values())
     row["per_tool"] = {t: compact(d) for t, d in defs.items()}
     row["instructions"] = instructions_bytes(body, instructions)

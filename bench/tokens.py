@@ -19,7 +19,7 @@ texts, ids and claims as structuredContent plus the same JSON as text; --fill so
 on the wire: JSON-RPC envelope, content text, structuredContent), and of the text block and of
 structuredContent alone (what a client that shows one of them to the model passes on). Then one
 repository's ``verify_freshness`` page by page to its end, ``workspace_overview``,
-``list_sessions``-like ``get_session_evidence`` pages, one ``get_evidence`` and ``wctx brief``.
+a session's pages (``get_evidence`` given its id), one ``get_evidence`` and ``wctx brief``.
 
 Part "useful" (bytes per useful answer): the retrieval eval corpus (eval/corpus, 103 judged
 queries asked from the repository each names), built with wctx.build_eval_world. For each query
@@ -209,8 +209,14 @@ def part_wire(args, checkouts):
             t["verify_freshness"]["first_page"] = len(line)
             line, result = peer.call("workspace_overview", {})
             t["workspace_overview"] = len(line)
-            t["get_session_evidence"] = paged(
-                peer, "get_session_evidence", {"session_id": "ses-bench000000"}, "evidence"
+            # A session's pages: get_evidence given the session id (get_session_evidence before).
+            with open(os.path.join(checkout, "wctx_mcp.py"), encoding="utf-8") as fh:
+                older = '"name": "get_session_evidence"' in fh.read()
+            t["session_pages"] = paged(
+                peer,
+                "get_session_evidence" if older else "get_evidence",
+                {"session_id" if older else "id": "ses-bench000000"},
+                "evidence",
             )
             line, result = peer.call("get_evidence", {"id": "ev-b000000000"})
             t["get_evidence"] = len(line)

@@ -599,7 +599,7 @@ def test_items_citing_no_file_are_summarised_and_do_not_fail_verify(product, run
 
 
 # ----------------------------------------------------------------------------------------------
-# MCP: confirm_evidence and verify_freshness
+# MCP: confirming through record_evidence, and verify_freshness
 # ----------------------------------------------------------------------------------------------
 
 
@@ -640,8 +640,11 @@ def test_mcp_confirm_evidence_and_fileless_verify(tmp_path):
         everything = server.call_ok("verify_freshness", {"all": True, "about": "upload-sdk"})
         assert {i["id"] for i in everything["items"]} == {cited, fileless}
 
-        done = server.call_ok("confirm_evidence", {"ids": [cited], "note": "re-read after the retry change"})
+        done = server.call_ok(
+            "record_evidence", {"confirm": [cited], "note": "re-read after the retry change"}
+        )
         assert [c["id"] for c in done["confirmed"]] == [cited] and done["confirmed"][0]["was"] == "stale"
+        assert done["recorded"] == [] and "confirmed " + cited in done["message"]
         assert server.call_ok("verify_freshness", {"ids": [cited]})["items"][0]["verdict"] == "current"
         item = server.call_ok("get_evidence", {"id": cited})["evidence"]
         assert item["history"][0]["agent"] == "mcp" and item["history"][0]["session"] == rec["session"]
@@ -653,7 +656,7 @@ def test_mcp_confirm_evidence_and_fileless_verify(tmp_path):
             "def upload_document(doc)",
             "rename",
         )
-        raw = server.call("confirm_evidence", {"ids": [cited]})
+        raw = server.call("record_evidence", {"confirm": [cited]})
         assert raw["isError"] is True and "supersede" in raw["content"][0]["text"]
     finally:
         servers.close()
@@ -703,8 +706,9 @@ def test_agent_guidance_says_to_confirm_and_supersede(run_cli):
     import wctx_mcp
 
     for text in (wctx_mcp.INSTRUCTIONS, run_cli(["instructions"]).out):
-        assert "confirm_evidence" in text and "supersede" in text
-    assert any(t["name"] == "confirm_evidence" and "refused" in t["description"] for t in wctx_mcp.TOOLS)
+        assert "confirm" in text and ("supersede" in text or "record what is true" in text)
+    record = wctx_mcp.TOOLS_BY_NAME["record_evidence"]
+    assert "confirm" in record["inputSchema"]["properties"] and "re-checked" in record["description"]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -312,7 +312,7 @@ def test_a_repeated_search_shows_a_confirmation_and_stays_the_plain_encoding(tmp
             assert "ignore all previous" not in text and "<system>" not in text and "SYSTEM:" not in text
         plain = by_claim["uploadDocument drops the 419 retry"]
         assert "confirmed_at" not in plain  # nothing empty is sent
-        ui.call_ok("confirm_evidence", {"ids": [plain["id"]]})
+        ui.call_ok("record_evidence", {"confirm": [plain["id"]]})
         again = json.loads(ui.request_line("tools/call", arguments))["result"]["structuredContent"]["results"]
         confirmed = [r for r in again if r["id"] == plain["id"]]
         assert confirmed and confirmed[0]["confirmed_at"]

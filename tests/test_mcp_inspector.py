@@ -105,8 +105,8 @@ def test_inspector_lists_the_tools(inspect):
     assert (
         names[0] == "workspace_overview"
         and "record_evidence" in names
-        and "confirm_evidence" in names
-        and len(names) == 8
+        and "verify_freshness" in names
+        and len(names) == 5
     )
     for tool in listed["tools"]:
         assert tool["inputSchema"]["type"] == "object" and "properties" in tool["inputSchema"]

@@ -125,7 +125,7 @@ def test_paging_reaches_the_end_within_each_budget(servers):
     # A session's 50 items: more than one budget holds, compact and in detail, each item once.
     for detail in (False, True):
         seen, last, cuts = _page_through(
-            sdk, "get_session_evidence", {"session_id": session, "limit": 100, "detail": detail}, "evidence"
+            sdk, "get_evidence", {"id": session, "limit": 100, "detail": detail}, "evidence"
         )
         assert sorted(seen) == sorted(ids) and last["total"] == 50 and cuts >= 1
     # A search for all of them, 50 at a time: the budget cuts the page and the cursor goes on.

@@ -25,11 +25,8 @@ TOOL_NAMES = [
     "workspace_overview",
     "search_evidence",
     "get_evidence",
-    "get_session_evidence",
-    "get_related_repositories",
     "verify_freshness",
     "record_evidence",
-    "confirm_evidence",
 ]
 FINDING = {
     "kind": "finding",
@@ -76,9 +73,9 @@ async def exercise_every_tool(call):
     assert [r["id"] for r in found["results"]] == [eid]
     evidence = structured(await call("get_evidence", {"id": eid}))["evidence"]
     assert evidence["anchors"] and evidence["freshness"]["verdict"] == "current"
-    session = structured(await call("get_session_evidence", {"session_id": recorded["session"]}))
+    session = structured(await call("get_evidence", {"id": recorded["session"]}))
     assert session["total"] == 1
-    related = structured(await call("get_related_repositories", {}))
+    related = structured(await call("workspace_overview", {"detail": True}))
     assert related["relations"][0]["repo"] == "upload-sdk"
     verified = structured(await call("verify_freshness", {"ids": [eid]}))
     assert verified["items"][0]["verdict"] == "current"

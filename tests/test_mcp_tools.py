@@ -84,10 +84,15 @@ def test_record_calls_in_one_connection_accumulate_into_one_session(servers):
     third = record(ui, [{"kind": "question", "claim": "does the server send Retry-After?"}])
     assert third["session"] == first["session"]
 
-    session = ui.call_ok("get_session_evidence", {"session_id": first["session"]})
+    session = ui.call_ok("get_evidence", {"id": first["session"]})
     assert session["total"] == 3
     assert sorted(e["kind"] for e in session["evidence"]) == ["dead_end", "finding", "question"]
     assert session["session"]["agent"] == "mcp"
+    # A page at a time, the cursor going on where the last page stopped.
+    page = ui.call_ok("get_evidence", {"id": first["session"], "limit": 2})
+    rest = ui.call_ok("get_evidence", {"id": first["session"], "cursor": page["next_cursor"]})
+    assert [e["id"] for e in page["evidence"] + rest["evidence"]] == [e["id"] for e in session["evidence"]]
+    assert "next_cursor" not in rest
 
 
 def test_a_new_connection_starts_a_new_session(servers):
@@ -136,13 +141,13 @@ def test_get_evidence_has_full_provenance_and_live_freshness(servers):
 def test_related_repositories_and_overview(servers):
     sdk = servers.start(cwd=servers.env["sdk"])
     sdk.initialize()
-    related = sdk.call_ok("get_related_repositories", {})
+    related = sdk.call_ok("workspace_overview", {"detail": True})
     assert related["repo"] == "upload-sdk"
     (rel,) = related["relations"]
     assert rel["repo"] == "docs-ui" and rel["kind"] == "uses" and rel["direction"] == "incoming"
     assert "docs-ui uses upload-sdk" in rel["label"]
     assert (
-        sdk.call_ok("get_related_repositories", {"repo": "docs-ui"})["relations"][0]["direction"]
+        sdk.call_ok("workspace_overview", {"repo": "docs-ui", "detail": True})["relations"][0]["direction"]
         == "outgoing"
     )
 
@@ -308,18 +313,53 @@ def test_started_for_a_workspace_outside_any_repo(servers, tmp_path):
     assert len(server.call_ok("search_evidence", {"query": "419"})["results"]) == 1
 
 
+def test_one_record_call_records_new_items_and_confirms_rechecked_ones(servers):
+    ui = servers.start()
+    ui.initialize()
+    first = record(ui, [FINDING])
+    eid = first["recorded"][0]["id"]
+    both = record(ui, [{"kind": "decision", "claim": "retry once in the SDK"}], confirm=[eid], note="re-read")
+    assert both["session"] == first["session"] and len(both["recorded"]) == 1
+    assert [c["id"] for c in both["confirmed"]] == [eid] and both["confirmed"][0]["was"] == "current"
+    history = ui.call_ok("get_evidence", {"id": eid})["evidence"]["history"]
+    assert history[0]["session"] == first["session"] and history[0]["note"] == "re-read"
+
+
+def test_a_retired_tool_name_is_answered_with_the_call_that_does_its_job_now(servers):
+    sdk = servers.start(cwd=servers.env["sdk"])
+    sdk.initialize()
+    session = record(sdk, [FINDING])["session"]
+    for old, args, now in (
+        ("get_related_repositories", {}, "workspace_overview"),
+        ("get_session_evidence", {"session_id": session}, "get_evidence"),
+        ("confirm_evidence", {"ids": ["ev-x"]}, "record_evidence"),
+    ):
+        result = sdk.call(old, args)
+        (block,) = result["content"]
+        assert result["isError"] is True and "\n" not in block["text"], old
+        assert block["text"].startswith(old + " is no longer a tool") and now in block["text"], old
+    # And the call it names does the job.
+    assert sdk.call_ok("get_evidence", {"id": session})["evidence"][0]["claim"] == FINDING["claim"]
+    # A name that never was a tool stays a protocol error.
+    assert sdk.request("tools/call", {"name": "no_such_tool", "arguments": {}})["error"]["code"] == -32602
+
+
 def test_tool_failures_are_results_not_protocol_errors(servers):
     server = servers.start()
     server.initialize()
     for name, arguments in (
         ("get_evidence", {"id": "ev-doesnotexist"}),
-        ("get_session_evidence", {"session_id": "ses-doesnotexist"}),
+        ("get_evidence", {"id": "ses-doesnotexist"}),
         ("verify_freshness", {"ids": ["ev-nope"]}),
         ("record_evidence", {"items": [{"kind": "rumour", "claim": "x"}]}),
         ("record_evidence", {"items": [{"kind": "finding", "claim": "x", "repo": "no-such-repo"}]}),
         ("record_evidence", {"items": [{"kind": "finding", "claim": "x", "files": ["../../etc/passwd"]}]}),
         ("record_evidence", {"items": [{"kind": "finding", "claim": "x", "confidence": 3}]}),
         ("record_evidence", {"items": []}),
+        ("record_evidence", {}),
+        ("record_evidence", {"confirm": ["ev-nope"]}),
+        # Recording and confirming in one call is all or nothing.
+        ("record_evidence", {"items": [{"kind": "finding", "claim": "x"}], "confirm": ["ev-nope"]}),
     ):
         result = server.call(name, arguments)
         assert result["isError"] is True, (name, arguments, result)
@@ -420,7 +460,6 @@ def test_single_record_and_overview_tools_stay_under_the_budget(servers, tmp_pat
 
     for name, args in (
         ("get_evidence", {"id": eid}),
-        ("get_related_repositories", {}),
         ("workspace_overview", {}),
     ):
         raw = sdk.call(name, args)
@@ -431,7 +470,7 @@ def test_single_record_and_overview_tools_stay_under_the_budget(servers, tmp_pat
         assert notes and all("wctx show" in n or "workspace_overview" in n or "search_evidence" in n
                              for n in notes), (name, notes)  # fmt: skip
     assert sdk.call_ok("get_evidence", {"id": eid})["evidence"]["id"] == eid
-    assert sdk.call_ok("get_related_repositories", {})["relations"]
+    assert sdk.call_ok("workspace_overview", {"detail": True})["relations"]
 
 
 def test_a_repeated_record_names_the_existing_id_and_changed_items_are_new(servers):

@@ -161,7 +161,7 @@ def test_mcp_enums_and_result_fields_come_from_the_service_layer():
     result = search_tool["outputSchema"]["properties"]["results"]["items"]["properties"]
     assert result["verdict"]["enum"] == list(wctx.VERDICTS)
     assert set(result) >= {name for name, _ in wctx.SEARCH_RESULT_FIELDS} - {"superseded_by"}
-    related = wctx_mcp.TOOLS_BY_NAME["get_related_repositories"]["outputSchema"]["properties"]["relations"]
+    related = wctx_mcp.TOOLS_BY_NAME["workspace_overview"]["outputSchema"]["properties"]["relations"]
     assert related["items"]["properties"]["kind"]["enum"] == list(wctx.RELATION_KINDS)
 
 

@@ -350,8 +350,8 @@ def test_mcp_wire(fuzz_world, tmp_path):
     wctx.register_repo(s, repo)
     s.close()
     server = WireServer(home, repo)
-    tools = ["search_evidence", "get_evidence", "get_session_evidence", "verify_freshness", "record_evidence",
-             "workspace_overview", "get_related_repositories", "no_such_tool"]  # fmt: skip
+    tools = ["search_evidence", "get_evidence", "verify_freshness", "record_evidence", "workspace_overview",
+             "get_related_repositories", "no_such_tool"]  # fmt: skip
     methods = [
         "tools/call",
         "tools/list",

@@ -127,7 +127,7 @@ def test_mcp_errors_and_warnings_echo_no_secret(app, wctx_home):
                 {"kind": "finding", "claim": "charge caps", "files": ["src/charge.py#" + GITHUB_LIKE]}]}),
             server.call("get_evidence", {"id": "ev-" + SLACK_LIKE[:10]}),
             server.call("search_evidence", {"query": "charge " + GITHUB_LIKE, "repo": GITHUB_LIKE}),
-            server.call("get_related_repositories", {"repo": SLACK_LIKE}),
+            server.call("workspace_overview", {"repo": SLACK_LIKE, "detail": True}),
         ]  # fmt: skip
     finally:
         server.kill()

@@ -271,9 +271,7 @@ def test_every_kind_in_every_field_is_redacted_everywhere(git_repo, store, run_c
         )
         outputs["mcp get"] = "".join(json.dumps(server.call("get_evidence", {"id": eid})) for eid in ids[:10])
         for s in sessions:
-            outputs["mcp session " + s["id"]] = json.dumps(
-                server.call("get_session_evidence", {"session_id": s["id"]})
-            )
+            outputs["mcp session " + s["id"]] = json.dumps(server.call("get_evidence", {"id": s["id"]}))
         outputs["mcp overview"] = json.dumps(server.call("workspace_overview", {}))
     finally:
         server.kill()

@@ -119,7 +119,7 @@ def test_every_mcp_result_fits_its_budget_at_20000_items_and_paging_reaches_the_
     try:
         server.initialize()
         _result(server, "workspace_overview", {})
-        _result(server, "get_related_repositories", {})
+        _result(server, "workspace_overview", {"detail": True})
         found = _result(server, "search_evidence", {"query": "upload handler retries", "limit": 50})
         assert found["results"]
         for detail in (False, True):
@@ -164,13 +164,13 @@ def test_every_mcp_result_fits_its_budget_at_20000_items_and_paging_reaches_the_
         )  # fmt: skip
         assert len(recorded["recorded"]) == 50
 
-        # get_session_evidence pages through all 3,000 items of the session, each exactly once.
+        # get_evidence with the session id pages through all 3,000 items of the session, each exactly once.
         seen, cursor, pages = [], None, 0
         while True:
-            args = {"session_id": big_store["session"], "limit": 100}
+            args = {"id": big_store["session"], "limit": 100}
             if cursor:
                 args["cursor"] = cursor
-            page = _result(server, "get_session_evidence", args)
+            page = _result(server, "get_evidence", args)
             assert page["total"] == BIG_SESSION
             seen.extend(e["id"] for e in page["evidence"])
             cursor, pages = page.get("next_cursor"), pages + 1

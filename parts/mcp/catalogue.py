@@ -5,9 +5,7 @@ from .protocol import (
     HANDSHAKE_VERSIONS,
     MODERN_VERSIONS,
     RECORD_MAX_ITEMS,
-    SEARCH_DEFAULT_LIMIT,
     SEARCH_MAX_LIMIT,
-    SESSION_DEFAULT_LIMIT,
     SESSION_MAX_LIMIT,
     STRUCTURED_SINCE,
     VERIFY_MAX_IDS,
@@ -18,6 +16,12 @@ from .service import CORE
 # Tool catalogue (fixed order: orient, search, drill down, check, write)
 # ----------------------------------------------------------------------------------------------
 
+# What a client puts before the model on every request because wctx is installed is the tools'
+# names, descriptions and input schemas, the instructions, and the SessionStart briefing (at most
+# 1,500 bytes): 5,000 bytes at most (bench/client_requests.py measures it in Claude Code, Codex and
+# Gemini CLI). Each tool costs its definition on every request, and 292 bytes more in Gemini CLI,
+# which adds a parameter of its own to each: so a job another tool's argument covers is not a tool.
+#
 # Input schemas say what a name does not: a description only where the name leaves a doubt, no
 # enum or default repeated in prose. Bounds that only this server needs are checked here and left
 # out of what clients are shown (advertised_schema): every client puts the schemas before the
@@ -69,8 +73,7 @@ TOOLS = [
     {
         "name": "workspace_overview",
         "title": "Workspace overview",
-        "description": "Where am I: workspaces, related repositories, recent sessions, open questions, "
-        "key findings.",
+        "description": "Where am I: related repositories, recent sessions, open questions, key findings.",
         "inputSchema": {
             "type": "object",
             "properties": {"repo": _REPO_ARG, "detail": _DETAIL_ARG},
@@ -87,7 +90,19 @@ TOOLS = [
                     "items": {"type": "string"},
                     "description": "Each related repository, how it relates and in which direction.",
                 },
-                "relations": {"type": "array", "items": {"type": "object"}},
+                "relations": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "repo": {"type": "string"},
+                            "kind": {"type": "string", "enum": list(CORE.RELATION_KINDS)},
+                            "direction": {"type": "string", "enum": ["outgoing", "incoming"]},
+                            "label": {"type": "string"},
+                            "note": {"type": "string"},
+                        },
+                    },
+                },
                 "reachable": {"type": "array", "items": {"type": "object"}},
                 "repos": {"type": "array", "items": {"type": ["object", "string"]}},
                 "evidence_counts": {"type": "object"},
@@ -114,26 +129,21 @@ TOOLS = [
                     "type": "array",
                     "items": {"type": "string", "minLength": 1, "maxLength": 2000},
                     "maxItems": CORE.MAX_PHRASINGS - 1,
-                    "description": "Up to 2 other wordings; results fused; no cursor",
+                    "description": "Other wordings",
                 },
                 "repo": _REPO_ARG,
                 "kinds": {"type": "array", "items": _KIND_SCHEMA, "maxItems": len(CORE.EVIDENCE_KINDS)},
-                "files": dict(_TEXTS_ARG, description="Files you work on: recall by what they call"),
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": SEARCH_MAX_LIMIT,
-                    "default": SEARCH_DEFAULT_LIMIT,
-                },
+                "files": dict(_TEXTS_ARG, description="Files you work on"),
+                "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX_LIMIT},
                 "cursor": _CURSOR_ARG,
                 "scope": {"type": "string", "enum": ["workspace", "all"]},
                 "include_inactive": {"type": "boolean"},
-                "all_matches": {"type": "boolean", "description": "Also the weak matches held back"},
+                "all_matches": {"type": "boolean"},
                 "author": {
                     "type": "string",
                     "minLength": 1,
                     "maxLength": 200,
-                    "description": "me, or a name or email",
+                    "description": "me, or a name",
                 },
                 "detail": _DETAIL_ARG,
             },
@@ -178,105 +188,49 @@ TOOLS = [
     },
     {
         "name": "get_evidence",
-        "title": "Get one evidence item",
-        "description": "One item in full, with provenance and live freshness.",
+        "title": "Get evidence by id",
+        "description": "One item (ev-…) in full with live freshness, or what a session (ses-…) recorded.",
         "inputSchema": {
             "type": "object",
             "properties": {
                 "id": _ID_ARG,
+                "limit": {"type": "integer", "minimum": 1, "maximum": SESSION_MAX_LIMIT},
+                "cursor": _CURSOR_ARG,
+                "detail": _DETAIL_ARG,
             },
             "required": ["id"],
             "additionalProperties": False,
         },
         "outputSchema": {
             "type": "object",
-            "properties": {"evidence": {"type": "object"}, "notice": _NOTICE, "truncated": _NOTES},
-            "required": ["evidence", "notice"],
-        },
-        "readOnly": True,
-    },
-    {
-        "name": "get_session_evidence",
-        "title": "Get a session's evidence",
-        "description": "Everything one session recorded (a result's session).",
-        "inputSchema": {
-            "type": "object",
             "properties": {
-                "session_id": _ID_ARG,
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": SESSION_MAX_LIMIT,
-                    "default": SESSION_DEFAULT_LIMIT,
+                "evidence": {
+                    "type": ["object", "array"],
+                    "items": _EVIDENCE_SUMMARY_SCHEMA,
+                    "description": "The item; for a session id, a page of its items.",
                 },
-                "cursor": _CURSOR_ARG,
-                "detail": _DETAIL_ARG,
-            },
-            "required": ["session_id"],
-            "additionalProperties": False,
-        },
-        "outputSchema": {
-            "type": "object",
-            "properties": {
                 "session": {"type": "object"},
-                "evidence": {"type": "array", "items": _EVIDENCE_SUMMARY_SCHEMA},
                 "total": {"type": "integer"},
                 "next_cursor": _CURSOR,
                 "notice": _NOTICE,
                 "truncated": _NOTES,
             },
-            "required": ["session", "evidence", "total", "notice"],
-        },
-        "readOnly": True,
-    },
-    {
-        "name": "get_related_repositories",
-        "title": "Related repositories",
-        "description": "A repository's typed relations, both ways.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {"repo": _REPO_ARG},
-            "additionalProperties": False,
-        },
-        "outputSchema": {
-            "type": "object",
-            "properties": {
-                "repo": {"type": "string"},
-                "path": {"type": "string"},
-                "workspaces": {"type": "array", "items": {"type": "string"}},
-                "relations": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "repo": {"type": "string"},
-                            "kind": {"type": "string", "enum": list(CORE.RELATION_KINDS)},
-                            "direction": {"type": "string", "enum": ["outgoing", "incoming"]},
-                            "label": {"type": "string"},
-                            "note": {"type": "string"},
-                        },
-                    },
-                },
-                "reachable": {"type": "array", "items": {"type": "object"}},
-                "truncated": _NOTES,
-            },
-            "required": ["repo", "relations"],
+            "required": ["evidence", "notice"],
         },
         "readOnly": True,
     },
     {
         "name": "verify_freshness",
         "title": "Verify freshness",
-        "description": "Whether the code items cite changed since recorded, with the commits; without "
-        "ids, the repository's items.",
+        "description": "Whether the code items cite changed since; without ids, the repository's items.",
         "inputSchema": {
             "type": "object",
             "properties": {
                 "ids": _IDS_ARG,
                 "repo": _REPO_ARG,
                 "cursor": _CURSOR_ARG,
-                "about": dict(_REPO_ARG, description="Only items about this repository"),
-                "all": {"type": "boolean", "description": "Also items citing no file, one by one"},
+                "about": dict(_REPO_ARG, description="Only items about this repo"),
+                "all": {"type": "boolean", "description": "Also items citing no file"},
                 "detail": _DETAIL_ARG,
             },
             "additionalProperties": False,
@@ -311,8 +265,7 @@ TOOLS = [
     {
         "name": "record_evidence",
         "title": "Record what this session learned",
-        "description": "Record what you learned, each item in the repository it is about, citing "
-        "path#symbol. Repeats are not stored twice.",
+        "description": "Record what you learned, in the repository it is about; confirm: ids you re-checked.",
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -324,41 +277,23 @@ TOOLS = [
                         "type": "object",
                         "properties": {
                             "kind": _KIND_SCHEMA,
-                            "claim": {
-                                "type": "string",
-                                "minLength": 1,
-                                "maxLength": CORE.MAX_CLAIM_CHARS,
-                                "description": "One sentence to act on",
-                            },
-                            "detail": {
-                                "type": "string",
-                                "maxLength": CORE.MAX_DETAIL_CHARS,
-                                "description": "Why: evidence, reproduction",
-                            },
-                            "symptom": {
-                                "type": "string",
-                                "maxLength": CORE.MAX_SYMPTOM_CHARS,
-                                "description": "How it looked before the cause was known",
-                            },
+                            "claim": {"type": "string", "minLength": 1, "maxLength": CORE.MAX_CLAIM_CHARS},
+                            "detail": {"type": "string", "maxLength": CORE.MAX_DETAIL_CHARS},
+                            "symptom": {"type": "string", "maxLength": CORE.MAX_SYMPTOM_CHARS},
                             "repo": _REPO_ARG,
                             "files": _TEXTS_ARG,
-                            "depends_on": dict(
-                                _TEXTS_ARG, description="repo:path#symbol relied on, not called"
-                            ),
+                            "depends_on": dict(_TEXTS_ARG, description="repo:path#symbol relied on"),
                             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                         },
                         "required": ["kind", "claim"],
                         "additionalProperties": False,
                     },
                 },
-                "summary": {
-                    "type": "string",
-                    "maxLength": CORE.MAX_SUMMARY_CHARS,
-                    "description": "What this session did",
-                },
-                "session_id": dict(_ID_ARG, description="From an earlier call"),
+                "summary": {"type": "string", "maxLength": CORE.MAX_SUMMARY_CHARS},
+                "session_id": _ID_ARG,
+                "confirm": _IDS_ARG,
+                "note": {"type": "string", "maxLength": CORE.MAX_SUMMARY_CHARS},
             },
-            "required": ["items"],
             "additionalProperties": False,
         },
         "outputSchema": {
@@ -373,31 +308,6 @@ TOOLS = [
                     "saying what happened.",
                 },
                 "duplicates_skipped": {"type": "integer"},
-                "warnings": {"type": "array", "items": {"type": "string"}},
-                "truncated": _NOTES,
-            },
-            "required": ["session", "recorded"],
-        },
-        "readOnly": False,
-    },
-    {
-        "name": "confirm_evidence",
-        "title": "Confirm items you re-checked",
-        "description": "Re-stamp items you checked against today's code; refused when a cited file or "
-        "symbol is gone.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "ids": _IDS_ARG,
-                "note": {"type": "string", "maxLength": 8000},
-                "session_id": _ID_ARG,
-            },
-            "required": ["ids"],
-            "additionalProperties": False,
-        },
-        "outputSchema": {
-            "type": "object",
-            "properties": {
                 "confirmed": {
                     "type": "array",
                     "items": {
@@ -412,16 +322,30 @@ TOOLS = [
                         },
                     },
                 },
-                "warnings": {"type": "array", "items": {"type": "string"}},
                 "message": {"type": "string"},
+                "warnings": {"type": "array", "items": {"type": "string"}},
                 "truncated": _NOTES,
             },
-            "required": ["confirmed", "message"],
+            "required": ["recorded"],
         },
         "readOnly": False,
     },
 ]
 TOOLS_BY_NAME = {tool["name"]: tool for tool in TOOLS}
+
+# Tools an older catalogue had, and the call that does their job now (every tool a client lists
+# costs bytes on each of its requests, so a job another tool's argument covers is not a tool).
+RETIRED_TOOLS = {
+    "get_related_repositories": "workspace_overview with detail: true (and repo)",
+    "get_session_evidence": "get_evidence with the session id as id",
+    "confirm_evidence": "record_evidence with the ids as confirm",
+}
+
+
+def retired_tool_message(name):
+    """The one-line answer to a call of a retired tool, naming the call that replaced it."""
+    return "%s is no longer a tool; call %s" % (name, RETIRED_TOOLS[name])
+
 
 # What the server checks but a model needs not read: length and count bounds, a least limit of 1,
 # and additionalProperties (an unknown argument is refused with the list of the allowed ones).

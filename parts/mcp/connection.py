@@ -1,7 +1,14 @@
 from __future__ import annotations
 
 from .arguments import ArgumentError, check_arguments
-from .catalogue import TOOLS_BY_NAME, _version_at_least, quick_arguments, tool_listing
+from .catalogue import (
+    RETIRED_TOOLS,
+    TOOLS_BY_NAME,
+    _version_at_least,
+    quick_arguments,
+    retired_tool_message,
+    tool_listing,
+)
 from .protocol import (
     BATCH_VERSIONS,
     HANDSHAKE_VERSIONS,
@@ -277,6 +284,8 @@ class Connection:
         if not isinstance(name, str):
             raise RpcError(INVALID_PARAMS, 'Invalid params: tools/call needs "name" (a string)')
         tool = TOOLS_BY_NAME.get(name)
+        if tool is None and name in RETIRED_TOOLS:  # an older client's list: the model reads this
+            return {"content": [{"type": "text", "text": retired_tool_message(name)}], "isError": True}
         if tool is None:
             raise RpcError(
                 INVALID_PARAMS,

@@ -65,7 +65,7 @@ TREE_LEVELS = ((None, None), (1500, 25), (600, 15), (300, 10), (150, 5), (80, 3)
 def _within_budget(build, text_limit, list_limit, budget, how, lead=None, text_only=False):
     """A Reply from ``build(text_limit, list_limit, notes)`` with tighter limits until it fits.
 
-    Used by the tools that serve one record or an overview (get_evidence, get_related_repositories,
+    Used by the tools that serve one record or an overview (get_evidence given an item's id,
     workspace_overview): text is clipped and lists are cut further rather than the reply growing
     past its budget. What was cut is said in the result's ``truncated``, with ``how`` to get it.
     """
@@ -353,7 +353,7 @@ class Tools:
             TEXT_LIMIT_IN_LISTS,
             LIST_ITEM_LIMIT,
             budget,
-            "search_evidence, get_related_repositories and get_session_evidence give each part whole",
+            "search_evidence, get_evidence with a session id, and detail: true give each part whole",
             text_only=self.text_only,
         )
 
@@ -435,6 +435,8 @@ class Tools:
         return fit_entries(build, len(entries), budget, self.text_only)[1]
 
     def tool_get_evidence(self, args, stateless):
+        if args["id"].strip().startswith("ses-"):  # ids say what they name: ev- an item, ses- a session
+            return self._session_evidence(args)
         item = self.core.get_evidence(self.store, args["id"])
         item.pop("dependencies", None)  # said in the reasons; the reply's shape is the MCP layer's (#31)
         neutralised = any(
@@ -463,11 +465,12 @@ class Tools:
             text_only=self.text_only,
         )
 
-    def tool_get_session_evidence(self, args, stateless):
+    def _session_evidence(self, args):
+        """get_evidence given a session id: a page of what that session recorded."""
         detail = bool(args.get("detail"))
         limit = args.get("limit", SESSION_DEFAULT_LIMIT)
         offset = _cursor_offset(args.get("cursor"))
-        found = self.core.get_session(self.store, args["session_id"], offset=offset, limit=limit)
+        found = self.core.get_session(self.store, args["id"], offset=offset, limit=limit)
         page = found.get("evidence", [])
         total = found.get("total", len(page))
         notes = []
@@ -481,7 +484,7 @@ class Tools:
             )
         )
         entries = [evidence_entry(e, detail) for e in page if isinstance(e, dict)]
-        budget = budget_of("get_session_evidence", detail)
+        budget = budget_of("get_evidence", detail)
 
         def build(k):
             payload = {"session": session, "evidence": entries[:k], "total": total}
@@ -498,24 +501,6 @@ class Tools:
             return Reply(payload, render_tree)
 
         return fit_entries(build, len(entries), budget, self.text_only)[1]
-
-    def tool_get_related_repositories(self, args, stateless):
-        found = self.core.related_repositories(self.store, self._repo(args), cwd=self.cwd)
-
-        def build(text_limit, list_limit, notes):
-            payload = drop_empty(serve_tree(found, text_limit, list_limit, (), notes))
-            payload.setdefault("repo", found.get("repo"))
-            payload.setdefault("relations", [])
-            return payload
-
-        return _within_budget(
-            build,
-            TEXT_LIMIT_IN_LISTS,
-            LIST_ITEM_LIMIT * 2,
-            budget_of("get_related_repositories"),
-            "workspace_overview lists the related repositories in one line each",
-            text_only=self.text_only,
-        )
 
     def tool_verify_freshness(self, args, stateless):
         detail = bool(args.get("detail"))
@@ -603,8 +588,40 @@ class Tools:
         """Record items through the service layer's one duplicate rule: an item that repeats an
         active one (same claim, repository and cited files, from any session) is answered under
         ``duplicates`` with the existing evidence id, so a later transcript import (which looks
-        for ev- ids in this result) does not store it again."""
+        for ev- ids in this result) does not store it again. ``confirm``: re-stamp items the agent
+        re-checked against today's code (the service's confirm), after the items are recorded."""
+        if not args.get("items") and not args.get("confirm"):
+            raise ToolFailure("give items to record, or confirm: the ids of items you re-checked")
         session_id = args.get("session_id") or (None if stateless else self.session_id)
+        payload, warnings = {}, []
+        if args.get("items") and args.get("confirm"):
+            # One call that records and confirms is all or nothing: a refused confirm stores no item.
+            with self.store.atomic():
+                session_id = self._write(args, session_id, payload, warnings)
+        else:
+            session_id = self._write(args, session_id, payload, warnings)
+        if args.get("items") and not stateless and not args.get("session_id"):
+            self.session_id = session_id  # later calls of this connection go on in it
+        return _write_reply(payload, warnings, "record_evidence", self.text_only)
+
+    def _write(self, args, session_id, payload, warnings):
+        """Record ``args["items"]``, then confirm ``args["confirm"]``, into ``payload`` and
+        ``warnings``; the session the items went to."""
+        if args.get("items"):
+            session_id = self._record(args, session_id, payload, warnings)
+        else:
+            payload["recorded"] = []
+        if args.get("confirm"):
+            done = self.core.confirm(
+                self.store, args["confirm"], note=args.get("note"), session_id=session_id, agent="mcp"
+            )
+            payload["confirmed"] = done.get("confirmed", [])
+            payload["message"] = done.get("message", "")
+            warnings.extend(done.get("warnings") or ())
+        return session_id
+
+    def _record(self, args, session_id, payload, warnings):
+        """Capture ``args["items"]`` into ``payload`` and ``warnings``; the session they went to."""
         items = []
         for given in args["items"]:
             item = dict(given)
@@ -615,8 +632,6 @@ class Tools:
             self.store, items, summary=args.get("summary"), session_id=session_id, cwd=self.cwd, agent="mcp"
         )
         session_id = captured["session"]
-        if not stateless and not args.get("session_id"):
-            self.session_id = session_id
         entries = captured.get("evidence", [])
         recorded = [
             {k: v for k, v in e.items() if k != "duplicate"} for e in entries if not e.get("duplicate")
@@ -627,23 +642,12 @@ class Tools:
         for d in duplicates:  # every id stays; a message can quote a long claim
             if isinstance(d.get("message"), str):
                 d["message"] = served_cut(d["message"], 300)[0]
-        warnings = list(captured.get("warnings", []))
-        payload = {"session": session_id, "recorded": recorded}
+        warnings.extend(captured.get("warnings", []))
+        payload.update(session=session_id, recorded=recorded)
         if duplicates:
             payload["duplicates"] = duplicates
             payload["duplicates_skipped"] = len(duplicates)
-        payload = drop_empty(payload)
-        payload.setdefault("recorded", [])
-        return _write_reply(payload, warnings, "record_evidence", self.text_only)
-
-    def tool_confirm_evidence(self, args, stateless):
-        """Re-stamp items the agent re-checked against today's code (the service's confirm)."""
-        session_id = args.get("session_id") or (None if stateless else self.session_id)
-        done = self.core.confirm(
-            self.store, args["ids"], note=args.get("note"), session_id=session_id, agent="mcp"
-        )
-        payload = {"confirmed": done.get("confirmed", []), "message": done.get("message", "")}
-        return _write_reply(payload, list(done.get("warnings") or ()), "confirm_evidence", self.text_only)
+        return session_id
 
 
 def _write_reply(payload, warnings, tool, text_only=False):
