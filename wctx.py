@@ -11593,12 +11593,12 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
 
 
 def _cached_verdicts(store, rids, use_cache, share, inputs, keyed, repos, heads, key_of):
-    """({rid: {"verdict", "reasons"}} of the items whose cached verdict still holds, the rows seen)
-    (none without ``use_cache``). The cache rows this process has read or written are kept for the store
-    generation (a write that may invalidate a verdict drops them): a search then reads no row
-    twice. Each is checked against the key computed now, as a row read from the table is.
-    ``matched`` keeps, per item, the unhashed inputs its row last matched (followed no rename):
-    the same inputs again are the same key, so the row holds without hashing them."""
+    """({rid: {"verdict", "reasons"}} of the items whose cached verdict still holds, the cache
+    rows seen), both empty without ``use_cache``. The cache rows this process has read or written
+    are kept for the store generation (a write that may invalidate a verdict drops them): a search
+    then reads no row twice. Each is checked against the key computed now, as a row read from the
+    table is. ``matched`` keeps, per item, the unhashed inputs its row last matched (followed no
+    rename): the same inputs again are the same key, so the row holds without hashing them."""
     result = {}
     if not use_cache:
         return result, {}
