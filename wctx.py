@@ -8966,51 +8966,77 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
     that name exists where it could also have meant, a sentence saying which was cited goes to
     ``notes``."""
     spec = clean_text(spec, "file", 4096, required=True)
-    path, symbol = spec, None
-    if "#" in spec:
-        path, _, symbol = spec.rpartition("#")
-        symbol = symbol.strip() or None
-        if not path:
-            raise UsageError("file %r names a symbol but no path" % spec)
-        if symbol and "" in re.split(r"\.|::", symbol):
-            # Context..invoke or .invoke would be read as some other name; say so instead.
-            raise UsageError(
-                "symbol %r has an empty part; qualify a name as Class.method or Class::method" % symbol
-            )
-    repo = item_repo
-    base = cwd  # what a relative path is relative to, first
+    path, symbol = _split_symbol(spec)
     passed_over = []
-    if os.path.isabs(path):
-        repo = _repo_containing(repos, path)
-        if repo is None:
-            raise UsageError("%s is not inside any registered repository" % path)
-    else:
-        prefix, colon, rest = path.partition(":")
-        named = [r for r in repos if colon and r.name == prefix]
-        if named:
-            repo, path, base = named[0], rest, None  # repo:path is relative to that repo's root
-        elif colon and _names_a_repository(prefix, path, repo, cwd):
-            raise NotFoundError(
-                "%s: %s" % (spec, unknown_name("repository", prefix, [r.name for r in repos]))
-            )
-        elif cwd:
-            # A relative path from the cwd that lands in another registered repo (../sdk/x.ts)
-            # belongs to that repo, unless the item's own repo has such a file.
-            here = os.path.normpath(os.path.join(cwd, path))
-            owner = _repo_containing(repos, here) if os.path.exists(here) else None
-            inside = os.path.normpath(os.path.join(repo.path, path)) if repo is not None else ""
-            in_item_repo = (
-                inside.startswith(repo.path + os.sep) and os.path.lexists(inside) if repo else False
-            )
-            if owner is not None and (repo is None or owner.id != repo.id) and not in_item_repo:
-                repo, path = owner, here
-            elif owner is not None and owner.id != repo.id and os.path.isfile(here):
-                twin = os.path.relpath(os.path.realpath(here), owner.path).replace(os.sep, "/")
-                passed_over.append("%s:%s" % (owner.name, twin))
+    repo, path, base = _spec_repository(spec, path, repos, item_repo, cwd, passed_over)
     if repo is None:
         raise UsageError("cannot tell which repository %s belongs to; pass --repo NAME" % spec)
     twins_in_repo = []
     rel, real = repo_relative_path(repo.path, path, cwd=base, passed_over=twins_in_repo)
+    _refuse_uncitable(repo, rel, real)
+    passed_over += ["%s:%s" % (repo.name, t) for t in twins_in_repo]
+    if notes is not None and passed_over:
+        notes.append(
+            "--file %s: cited %s:%s; %s exists too: cite it by that name to mean that one"
+            % (spec, repo.name, rel, " and ".join(passed_over))
+        )
+    return repo, rel, real, symbol
+
+
+def _split_symbol(spec):
+    """``path#symbol`` -> (path, symbol or None)."""
+    if "#" not in spec:
+        return spec, None
+    path, _, symbol = spec.rpartition("#")
+    symbol = symbol.strip() or None
+    if not path:
+        raise UsageError("file %r names a symbol but no path" % spec)
+    if symbol and "" in re.split(r"\.|::", symbol):
+        # Context..invoke or .invoke would be read as some other name; say so instead.
+        raise UsageError(
+            "symbol %r has an empty part; qualify a name as Class.method or Class::method" % symbol
+        )
+    return path, symbol
+
+
+def _spec_repository(spec, path, repos, repo, cwd, passed_over):
+    """(repository, path, what the path is relative to first) of a cited path, the item's
+    repository ``repo`` unless the path says otherwise: absolute, ``repo-name:path``, or relative
+    from the cwd into another registered repository. A file of that name that the path could also
+    have meant goes to ``passed_over``."""
+    if os.path.isabs(path):
+        owner = _repo_containing(repos, path)
+        if owner is None:
+            raise UsageError("%s is not inside any registered repository" % path)
+        return owner, path, cwd
+    prefix, colon, rest = path.partition(":")
+    named = [r for r in repos if colon and r.name == prefix]
+    if named:
+        return named[0], rest, None  # repo:path is relative to that repo's root
+    if colon and _names_a_repository(prefix, path, repo, cwd):
+        raise NotFoundError("%s: %s" % (spec, unknown_name("repository", prefix, [r.name for r in repos])))
+    if not cwd:
+        return repo, path, cwd
+    return _from_cwd(repos, repo, path, cwd, passed_over)
+
+
+def _from_cwd(repos, repo, path, cwd, passed_over):
+    """A relative path from the cwd that lands in another registered repo (../sdk/x.ts) belongs
+    to that repo, unless the item's own repository ``repo`` has such a file."""
+    here = os.path.normpath(os.path.join(cwd, path))
+    owner = _repo_containing(repos, here) if os.path.exists(here) else None
+    inside = os.path.normpath(os.path.join(repo.path, path)) if repo is not None else ""
+    in_item_repo = inside.startswith(repo.path + os.sep) and os.path.lexists(inside) if repo else False
+    if owner is not None and (repo is None or owner.id != repo.id) and not in_item_repo:
+        return owner, here, cwd
+    if owner is not None and owner.id != repo.id and os.path.isfile(here):
+        twin = os.path.relpath(os.path.realpath(here), owner.path).replace(os.sep, "/")
+        passed_over.append("%s:%s" % (owner.name, twin))
+    return repo, path, cwd
+
+
+def _refuse_uncitable(repo, rel, real):
+    """A usage error unless ``rel`` is a regular file of ``repo`` whose path can be stored as it is."""
     fault = identifier_fault(rel)
     if fault:  # stored cleaned or redacted, it would name no file, and verify would call it deleted
         raise UsageError(
@@ -9024,13 +9050,6 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
     if not os.path.isfile(real):
         kind = _file_kind(os.stat(real).st_mode)
         raise UsageError("%s in %s is %s, not a regular file; cite a file" % (rel, repo.name, kind))
-    passed_over += ["%s:%s" % (repo.name, t) for t in twins_in_repo]
-    if notes is not None and passed_over:
-        notes.append(
-            "--file %s: cited %s:%s; %s exists too: cite it by that name to mean that one"
-            % (spec, repo.name, rel, " and ".join(passed_over))
-        )
-    return repo, rel, real, symbol
 
 
 def _names_a_repository(prefix, path, item_repo, cwd):
@@ -9383,6 +9402,34 @@ def explicit_dependencies(specs, repos, cwd, number):
     return out
 
 
+def _one_module(spec, hits):
+    """The module ``spec`` names, from where it was found ([(view, path or a Go package's
+    files)]): None when nowhere, unsure when in several places."""
+    if not hits:
+        return None
+    if len(hits) > 1:
+        raise _Unsure(
+            "whose module %s is in several places (%s)"
+            % (
+                spec,
+                ", ".join("%s %s" % (v.repo.name, p if isinstance(p, str) else p[0]) for v, p in hits),
+            )
+        )
+    view, path = hits[0]
+    if isinstance(path, list):  # a Go package: a directory's files
+        return _Target(view, os.path.dirname(path[0]), None, "module", files=path)
+    return _Target(view, path, None, "module")
+
+
+def _js_default_name(source, path):
+    """The name a JavaScript or TypeScript module's ``export default NAME`` gives, if any."""
+    language = language_of(path)
+    if language not in ("javascript", "typescript"):
+        return None
+    m = _JS_DEFAULT.search(_mask_source(source, language))
+    return m.group(1) if m and m.group(1) != "default" else None
+
+
 class _Reading:
     """The reading of one cited symbol."""
 
@@ -9418,22 +9465,7 @@ class _Reading:
     def by_imports(self, imports):
         locals_ = {b.local for b in imports.bindings if not b.export}
         for local in sorted(self.names.named & locals_):
-            targets = []
-            try:
-                for b in imports.bound(local):
-                    targets.append(self.binding(b, self.repo, self.rel, 0, top=True))
-            except _Unsure as e:
-                self.unsure(local, str(e))
-                continue
-            resolved = [t for t in targets if t is not None]
-            if not resolved:
-                continue
-            if len({t.key() for t in resolved}) > 1 or len(resolved) < len(targets):
-                places = sorted({t.label() for t in resolved})
-                self.unsure(local, "which is imported from %s places (%s)" % (
-                    _count_word(len(targets)), ", ".join(places + ["elsewhere"] * (len(resolved) < len(targets)))))  # fmt: skip
-                continue
-            self.use(resolved[0], local)
+            self._by_binding(imports, local)
         for local, dotted in sorted(imports.aliases.items()):
             if local in locals_ or local not in self.names.named:
                 continue
@@ -9447,6 +9479,26 @@ class _Reading:
                 target = None
             if target is not None and target.kind != "module":
                 self.unsure(local, "an alias of %s assigned at module level" % target.label())
+
+    def _by_binding(self, imports, local):
+        """What the cited text reaches through the import-bound name ``local``: followed when it is
+        bound to one definition, said to be unsure when to several."""
+        targets = []
+        try:
+            for b in imports.bound(local):
+                targets.append(self.binding(b, self.repo, self.rel, 0, top=True))
+        except _Unsure as e:
+            self.unsure(local, str(e))
+            return
+        resolved = [t for t in targets if t is not None]
+        if not resolved:
+            return
+        if len({t.key() for t in resolved}) > 1 or len(resolved) < len(targets):
+            places = sorted({t.label() for t in resolved})
+            self.unsure(local, "which is imported from %s places (%s)" % (
+                _count_word(len(targets)), ", ".join(places + ["elsewhere"] * (len(resolved) < len(targets)))))  # fmt: skip
+            return
+        self.use(resolved[0], local)
 
     def use(self, target, local):
         """Record what the cited text reaches through ``local`` (bound to ``target``)."""
@@ -9607,20 +9659,7 @@ class _Reading:
                 files = view.go_package(spec)
                 if files:
                     hits.append((view, files))
-        if not hits:
-            return None
-        if len(hits) > 1:
-            raise _Unsure(
-                "whose module %s is in several places (%s)"
-                % (
-                    spec,
-                    ", ".join("%s %s" % (v.repo.name, p if isinstance(p, str) else p[0]) for v, p in hits),
-                )
-            )
-        view, path = hits[0]
-        if isinstance(path, list):  # a Go package: a directory's files
-            return _Target(view, os.path.dirname(path[0]), None, "module", files=path)
-        return _Target(view, path, None, "module")
+        return _one_module(spec, hits)
 
     def js_module(self, spec, repo, rel, views, top):
         if spec.startswith("."):
@@ -9655,10 +9694,7 @@ class _Reading:
             return None
         view = module.view
         if module.files is not None:  # a Go package
-            hits = [p for p in module.files if _located(view, p, name)]
-            if len(hits) > 1:
-                raise _Unsure("which %s defines in %s files" % (view.repo.name, len(hits)))
-            return self.defined(view, hits[0], name) if hits else None
+            return self._package_member(module, name)
         if _located(view, module.path, name):
             return self.defined(view, module.path, name)
         source = view.source(module.path)
@@ -9666,25 +9702,44 @@ class _Reading:
             return None
         imports = imports_of(source, module.path)
         if imports is not None:
-            language = language_of(module.path)
-            own = [b for b in imports.bindings if b.local == name and (b.export or language == "python")]
-            if language not in ("python",):
-                own += [b for b in imports.bindings if b.local == name and not b.export]
-            for b in own:
-                found = self.binding(b, view, module.path, depth + 1)
-                if found is not None:
-                    return found
-            if name == "default" and language in ("javascript", "typescript"):
-                m = _JS_DEFAULT.search(_mask_source(source, language))
-                if m and m.group(1) != "default":
-                    return self.member(module, m.group(1), depth + 1)
+            found = self._bound_member(module, name, depth, imports)
+            if found is not None:
+                return found
+            default = _js_default_name(source, module.path) if name == "default" else None
+            if default is not None:
+                return self.member(module, default, depth + 1)
         if module.path.endswith(("__init__.py", "__init__.pyi")):
             found = view.python_path(os.path.dirname(module.path).replace("/", ".") + "." + name)
             if found:
                 return _Target(view, found, None, "module")
+        return self._star_member(module, name, depth, imports)
+
+    def _package_member(self, module, name):
+        """``name`` in a Go package: the one file of it that defines it."""
+        view = module.view
+        hits = [p for p in module.files if _located(view, p, name)]
+        if len(hits) > 1:
+            raise _Unsure("which %s defines in %s files" % (view.repo.name, len(hits)))
+        return self.defined(view, hits[0], name) if hits else None
+
+    def _bound_member(self, module, name, depth, imports):
+        """``name`` as the module binds it by an import (Python) or exports it (other languages
+        first, then their plain imports)."""
+        language = language_of(module.path)
+        own = [b for b in imports.bindings if b.local == name and (b.export or language == "python")]
+        if language not in ("python",):
+            own += [b for b in imports.bindings if b.local == name and not b.export]
+        for b in own:
+            found = self.binding(b, module.view, module.path, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def _star_member(self, module, name, depth, imports):
+        """``name`` through the module's ``from m import *`` or ``export * from``."""
         for b in imports.bindings if imports is not None else ():
             if b.name == "*" and (b.export or language_of(module.path) == "python"):
-                inner = self.module(b.module, view, module.path, False)
+                inner = self.module(b.module, module.view, module.path, False)
                 found = self.member(inner, name, depth + 1) if inner is not None else None
                 if found is not None:
                     return found
@@ -10171,6 +10226,26 @@ class _FileWalk:
             if self.uses[blob] <= 0 and blob in self.versions:
                 self.versions[blob].lines = None  # its symbols stay known
 
+    def _carry_symbols(self, old, hunks):
+        """({symbol: (hash, extents)} carried through ``hunks`` from version ``old``, {symbols
+        whose text the hunks changed}, [symbols to locate again in the new version])."""
+        carried, changed, unsure = {}, set(), []
+        hunk_names = [_hunk_names(self.language, hunk) for hunk in hunks]
+        for s, (h, extents) in old.symbols.items():
+            if extents is None:  # absent before: only a hunk that names it can bring it
+                result = None if any(self.parts[s] & names for names in hunk_names) else (False, None)
+            elif extents == "unsafe":
+                result = None
+            else:
+                result = _carry(old.lines, extents, hunks, self.parts[s], hunk_names)
+            if result is None:
+                unsure.append(s)  # located again in the new version, alone
+                continue
+            carried[s] = (_UNKNOWN if result[0] else h, result[1])
+            if result[0]:
+                changed.add(s)
+        return carried, changed, unsure
+
     def step(self, sha, patch):
         """Judge one commit's patch of this file against its parent's version."""
         old = self.version(patch.old_blob)
@@ -10186,21 +10261,7 @@ class _FileWalk:
             new = self._absent()
         else:
             new = self.versions.get(patch.new_blob) or _apply(old, patch.hunks)
-        carried, changed, unsure = {}, set(), []
-        hunk_names = [_hunk_names(self.language, hunk) for hunk in patch.hunks]
-        for s, (h, extents) in old.symbols.items():
-            if extents is None:  # absent before: only a hunk that names it can bring it
-                result = None if any(self.parts[s] & names for names in hunk_names) else (False, None)
-            elif extents == "unsafe":
-                result = None
-            else:
-                result = _carry(old.lines, extents, patch.hunks, self.parts[s], hunk_names)
-            if result is None:
-                unsure.append(s)  # located again in the new version, alone
-                continue
-            carried[s] = (_UNKNOWN if result[0] else h, result[1])
-            if result[0]:
-                changed.add(s)
+        carried, changed, unsure = self._carry_symbols(old, patch.hunks)
         if patch.new_blob is None:  # deleted: every symbol it had changed
             changed = {s for s, (h, _) in old.symbols.items() if h is not None}
         else:
@@ -10230,24 +10291,53 @@ def symbol_histories(g, base, tip, targets, known=None):
     the files' history with patches, the merges that changed them, one read of the versions that
     no patch in the range rebuilds."""
     log = g.log_range(base, tip)
+    blobs = {}
+    walks, by_name = _file_walks(log, targets, known, g.object_format, blobs.get)
+    steps, merge_steps, wanted = _plan_walks(
+        g.file_patches(base, tip, sorted(by_name)), g.merge_changes(base, tip, sorted(by_name)), by_name
+    )
+    if wanted:
+        blobs.update(g.read_blobs(list(dict.fromkeys(wanted))))
+    for sha, walk, patch in steps:
+        if walk.complete:
+            walk.step(sha, patch)
+    merged = _judge_merges(merge_steps)
     records = {c["sha"]: c for c in log}
     order = {c["sha"]: i for i, c in enumerate(reversed(log))}  # oldest first
-    blobs = {}
+    out = {}
+    for path, walk in walks.items():
+        for s in walk.symbols:
+            own = [sha for sha, changed in walk.changed if s in changed]
+            named = own + [sha for sha, changed in merged.get(path, ()) if s in changed]
+            named = sorted(set(named), key=lambda sha: order.get(sha, -1))
+            history = SymbolHistory([records[sha] for sha in named if sha in records], walk.examined - len(own),
+                                    walk.steps - walk.examined)  # fmt: skip
+            out[(path, s)] = history
+    return out
+
+
+def _file_walks(log, targets, known, object_format, read):
+    """({path at base: _FileWalk}, {each name the file has in the range: its walk}), each file's
+    renames followed forward through ``log`` (newest first) from its name at base."""
     walks, by_name = {}, {}
     for path, symbols in targets.items():
         names = [path]
-        for commit in reversed(log):  # follow the file's renames forward from its name at base
+        for commit in reversed(log):
             for status, old, new in commit["changes"]:
                 if status == "R" and old == names[-1]:
                     names.append(new)
                     break
-        walk = _FileWalk(names, sorted(set(symbols)), g.object_format, blobs.get)
+        walk = _FileWalk(names, sorted(set(symbols)), object_format, read)
         walk.stamped = {s: known[(path, s)] for s in walk.symbols if known and (path, s) in known}
         walks[path] = walk
         for name in names:
             by_name.setdefault(name, walk)
-    patches = g.file_patches(base, tip, sorted(by_name))
-    merges = g.merge_changes(base, tip, sorted(by_name))
+    return walks, by_name
+
+
+def _plan_walks(patches, merges, by_name):
+    """([(sha, walk, patch)] in order, [(sha, walk, parents, result, path)] of the merges that
+    changed a walked file, [blobs no patch in the range rebuilds, to be read from git])."""
     produced, wanted, steps, merge_steps = set(), [], [], []
     for sha, files in patches:
         seen = set()
@@ -10274,12 +10364,13 @@ def symbol_histories(g, base, tip, targets, known=None):
                     walk.uses[blob] = walk.uses.get(blob, 0) + 1  # kept for the merge's judgement
                     if blob not in produced:
                         wanted.append(blob)
-    if wanted:
-        blobs.update(g.read_blobs(list(dict.fromkeys(wanted))))
-    for sha, walk, patch in steps:
-        if walk.complete:
-            walk.step(sha, patch)
-    merged = {}  # {path: [(sha, {symbols the merge itself changed})]}
+    return steps, merge_steps, wanted
+
+
+def _judge_merges(merge_steps):
+    """{path at base: [(merge sha, {symbols the merge itself changed})]}: a merge changed a symbol
+    when its result differs from what every parent had."""
+    merged = {}
     for sha, walk, parents, result, path in merge_steps:
         now = walk.hashes(walk.version(result), result, path) if result else {s: None for s in walk.symbols}
         before = []
@@ -10292,16 +10383,7 @@ def symbol_histories(g, base, tip, targets, known=None):
             continue
         changed = {s for s in walk.symbols if all(now[s] != b[s] for b in before)}
         merged.setdefault(walk.names[0], []).append((sha, changed))
-    out = {}
-    for path, walk in walks.items():
-        for s in walk.symbols:
-            own = [sha for sha, changed in walk.changed if s in changed]
-            named = own + [sha for sha, changed in merged.get(path, ()) if s in changed]
-            named = sorted(set(named), key=lambda sha: order.get(sha, -1))
-            history = SymbolHistory([records[sha] for sha in named if sha in records], walk.examined - len(own),
-                                    walk.steps - walk.examined)  # fmt: skip
-            out[(path, s)] = history
-    return out
+    return merged
 
 
 # part: parts/core/freshness/freshness.py
@@ -10441,6 +10523,126 @@ def _deletion_of(log, path):
                     name = new
                 break
     return None, name
+
+
+class AnchorFacts:
+    """What git and the disk say of one anchor (a cited file or ``path#symbol``), gathered once by
+    FreshnessChecker._anchor_facts for ANCHOR_RULE to decide on and _anchor_reason to word."""
+
+    __slots__ = (
+        "a",  # the anchor row: path, symbol, recorded commit, blob and symbol hash...
+        "g",  # the GitRepo of the checkout that judges it
+        "no_git",  # why git cannot be asked there (nothing else is then known)
+        "commit_ok",  # the recorded commit is in that checkout
+        "unreadable",  # why what is at the cited path is not read (a FIFO, a symlink out...)
+        "path",  # the cited path, or where a rename was followed to
+        "followed",  # where a rename was followed to
+        "missing",  # no file at the cited path, nor where it went
+        "gone_in",  # the commit since the recorded one that deleted it
+        "last_name",  # its name when it was deleted (renames followed forward)
+        "never_committed",  # missing, and neither the recorded commit nor HEAD has it
+        "checked_out",  # missing, the recorded commit has it, HEAD's line never did: "branch B"
+        "same_blob",  # the file holds the recorded blob
+        "uncommitted",  # the file differs from HEAD's
+        "known_change",  # a _SymbolChange whose commits an earlier check named for this range
+        "touching",  # the commits since the recorded one that touched the file, newest first
+        "behind",  # commits of the recorded one's history the checkout lacks (none touched it)
+        "ahead",  # and commits it has beyond it
+        "now",  # the cited symbol's hash in the file now (None: not found)
+        "symbol_uncommitted",  # the uncommitted edit is in the symbol (asked for a walk only)
+    )
+
+    def __init__(self, a):
+        self.a, self.path = a, a["path"]
+        self.g = self.no_git = self.unreadable = self.followed = None
+        self.gone_in = self.last_name = self.checked_out = self.known_change = self.now = None
+        self.commit_ok = self.missing = self.never_committed = self.same_blob = False
+        self.uncommitted = self.symbol_uncommitted = False
+        self.touching = ()
+        self.behind = self.ahead = 0
+
+    @property
+    def label(self):
+        return self.path + ("#" + self.a["symbol"] if self.a["symbol"] else "")
+
+    @property
+    def notes(self):
+        return ["followed rename %s -> %s" % (self.a["path"], self.followed)] if self.followed else []
+
+    @property
+    def walkable(self):
+        """The commits that changed the symbol can be walked: some touched the file since the
+        recorded commit, or the checkout lacks some of the recorded commit's history."""
+        return self.commit_ok and bool(self.touching or self.behind)
+
+
+# Facts -> verdict, as a table read top to bottom: the first row whose facts hold decides, and its
+# form names the sentence _anchor_reason gives.
+ANCHOR_RULE = (
+    # the facts                                            verdict           form
+    (lambda f: f.no_git is not None,                       "unknown",        "no_git"),
+    (lambda f: f.unreadable is not None,                   "unknown",        "unreadable"),
+    (lambda f: f.missing and f.checked_out is not None,    "stale",          "not_checked_out"),
+    (lambda f: f.missing and f.commit_ok,                  "stale",          "deleted"),
+    (lambda f: f.missing and not f.a["commit_sha"],        "stale",          "gone_no_commit"),
+    (lambda f: f.missing,                                  "stale",          "gone_history_gone"),
+    (lambda f: f.same_blob,                                "current",        "unchanged"),
+    (lambda f: f.known_change is not None,                 "stale",          "symbol_changed_known"),
+    (lambda f: not f.a["symbol"],                          "stale",          "changed"),
+    (lambda f: not f.a["symbol_hash"],                     "possibly_stale", "not_located"),
+    (lambda f: f.now == f.a["symbol_hash"],                "current",        "symbol_unchanged"),
+    (lambda f: f.walkable,                                 "stale",          "symbol_changed"),
+    (lambda f: f.now is None,                              "stale",          "symbol_gone"),
+    (lambda f: True,                                       "stale",          "changed"),
+)  # fmt: skip
+
+
+def anchor_verdict(facts):
+    """(verdict, reason form) of one anchor's facts: the first row of ANCHOR_RULE that holds."""
+    return next((verdict, form) for holds, verdict, form in ANCHOR_RULE if holds(facts))
+
+
+def _changed_where(f):
+    """How a file whose content differs from capture changed: the commits since the recorded one
+    that touched it, uncommitted changes, a checkout behind it, or a recorded commit gone."""
+    a = f.a
+    since = short_sha(a["commit_sha"])
+    if not f.commit_ok:
+        if a["commit_sha"]:
+            where = "changed, and the recorded commit %s is gone (history rewritten)" % since
+        else:
+            where = "changed (no commit was recorded: %s had no commits at capture)" % a["repo_name"]
+        return where + ("; uncommitted changes in the working tree" if f.uncommitted else "")
+    if f.behind and not f.touching:
+        where = "differs from capture: the checkout is %s behind the recorded commit %s" % (
+            _plural(f.behind, "commit"), since)  # fmt: skip
+        return where + (", and has uncommitted changes" if f.uncommitted else "")
+    parts = []
+    if f.touching:
+        parts.append(
+            "%s since %s: %s" % (_plural(len(f.touching), "commit"), since, _describe_commits(f.touching))
+        )
+    if f.uncommitted:
+        parts.append("uncommitted changes in the working tree")
+    if not parts:
+        parts.append(
+            "content differs from capture (it was %s then)" % ("uncommitted" if a["dirty"] else "committed")
+        )
+    return ("changed in " if f.touching else "changed: ") + ", and ".join(parts)
+
+
+def _deleted_where(f):
+    """When a file that is no longer there was deleted: in which commit, or not committed yet,
+    or never committed at all; and its name then, when a commit renamed it first."""
+    if f.gone_in is not None:
+        where = " in " + _describe_commits([f.gone_in], 1)
+    elif f.never_committed:
+        where = " (it was never committed)"
+    else:
+        where = " (not committed yet)"
+    if f.last_name != f.a["path"]:  # renamed in a commit first, then deleted
+        where = " (renamed to %s first)%s" % (f.last_name, where)
+    return where
 
 
 def _worst(verdicts):
@@ -10717,44 +10919,43 @@ class FreshnessChecker:
             if repo is None:
                 continue
             try:
-                self._warm(repo)
-                commits = [a["commit_sha"] for a in items if a["commit_sha"]]
-                if len(repo.all_checkouts()) > 1:  # which checkout holds which commit decides the judge
-                    for path in repo.all_checkouts():
-                        g, _ = self._git_at(repo, path)
-                        if g is not None:
-                            g.commits_exist(commits)
-                by_git = {}
-                for a in items:
-                    g, _ = self._git_for(a)
-                    if g is not None:
-                        by_git.setdefault(g.path, (g, []))[1].append(a)
-                for g, judged in by_git.values():
-                    commits = [a["commit_sha"] for a in judged if a["commit_sha"]]
-                    # The files whose content moved need their commit's log (log_since): all in one.
-                    g.log_candidates.update(a["commit_sha"] for a in judged if a["path"] and a["commit_sha"])
-                    paths = [
-                        a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs
-                    ]
-                    if g.head and paths:
-                        # With each cited path at its recorded commit, which check_file_anchor reads
-                        # of a path that is not at HEAD, and the recorded commits themselves: one
-                        # cat-file per checkout for all.
-                        found = g.batch_check(
-                            [c + "^{commit}" for c in dict.fromkeys(commits)]
-                            + ["HEAD:" + p for p in paths]
-                            + [
-                                "%s:%s" % (a["commit_sha"], a["path"])
-                                for a in judged
-                                if a["path"] and a["commit_sha"]
-                            ]
-                        )
-                        for p in paths:
-                            hit = found.get("HEAD:" + p)
-                            self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
-                    g.commits_exist(commits)
+                self._prefetch_repo(repo, items)
             except GitError as e:
                 self._git_broke(repo_id, e)
+
+    def _prefetch_repo(self, repo, items):
+        self._warm(repo)
+        commits = [a["commit_sha"] for a in items if a["commit_sha"]]
+        if len(repo.all_checkouts()) > 1:  # which checkout holds which commit decides the judge
+            for path in repo.all_checkouts():
+                g, _ = self._git_at(repo, path)
+                if g is not None:
+                    g.commits_exist(commits)
+        by_git = {}
+        for a in items:
+            g, _ = self._git_for(a)
+            if g is not None:
+                by_git.setdefault(g.path, (g, []))[1].append(a)
+        for g, judged in by_git.values():
+            self._prefetch_checkout(g, judged)
+
+    def _prefetch_checkout(self, g, judged):
+        commits = [a["commit_sha"] for a in judged if a["commit_sha"]]
+        # The files whose content moved need their commit's log (log_since): all in one.
+        g.log_candidates.update(a["commit_sha"] for a in judged if a["path"] and a["commit_sha"])
+        paths = [a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs]
+        if g.head and paths:
+            # With each cited path at its recorded commit, which _anchor_facts reads of a path that
+            # is not at HEAD, and the recorded commits themselves: one cat-file per checkout for all.
+            found = g.batch_check(
+                [c + "^{commit}" for c in dict.fromkeys(commits)]
+                + ["HEAD:" + p for p in paths]
+                + ["%s:%s" % (a["commit_sha"], a["path"]) for a in judged if a["path"] and a["commit_sha"]]
+            )
+            for p in paths:
+                hit = found.get("HEAD:" + p)
+                self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
+        g.commits_exist(commits)
 
     def _warm(self, repo):
         """The first time this process asks about a checkout in its present state (git_view):
@@ -10988,164 +11189,147 @@ class FreshnessChecker:
         )
 
     def check_file_anchor(self, a):
-        g, why = self._git_for(a)
-        label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+        """(verdict, reason) of one cited file or ``path#symbol``: its facts gathered once
+        (_anchor_facts), the verdict decided by ANCHOR_RULE, the reason worded by _anchor_reason."""
+        facts = self._anchor_facts(a)
+        verdict, form = anchor_verdict(facts)
+        return verdict, self._anchor_reason(facts, form)
+
+    def _anchor_facts(self, a):
+        """What git and the disk say of anchor ``a``, asked in the order ANCHOR_RULE reads it and
+        only as far as the verdict still depends on it (a file that holds its recorded blob needs
+        no history, a deleted one no symbol)."""
+        f = AnchorFacts(a)
+        g, f.no_git = self._git_for(a)
         if g is None:
-            return "unknown", why
+            return f
+        f.g = g
         commit = a["commit_sha"]
-        commit_ok = bool(commit) and g.commits_exist([commit]).get(commit, False)
-        path = a["path"]
-        repo = self.repos[a["repo_id"]].at(g.path)
-        data = self._read(repo.path, path)
-        notes = []
-        if data is None and (repo.path, path) in self.unreadable:
+        f.commit_ok = bool(commit) and g.commits_exist([commit]).get(commit, False)
+        root = self.repos[a["repo_id"]].at(g.path).path
+        data = self._read(root, a["path"])
+        if data is None and (root, a["path"]) in self.unreadable:
             # Something is there, but not a file wctx reads: what it was cannot be compared.
-            return "unknown", self.unreadable[(repo.path, path)]
+            f.unreadable = self.unreadable[(root, a["path"])]
+            return f
         if data is None:
-            new_path = None
-            if commit_ok:
-                new_path = g.renames_since(commit).get(path)
-                if new_path is None:
-                    # Edited as well as renamed, one diff over the whole range may no longer see a
-                    # rename that the commits, one by one, show.
-                    gone_in, last_name = _deletion_of(g.log_since(commit), path)
-                    if gone_in is None and last_name != path and self._read(repo.path, last_name) is not None:
-                        new_path = last_name
-            if new_path is None and a["blob"] and not commit_ok:
-                # History is gone, so git cannot say where the file went: follow identical
-                # content, but only when exactly one file holds it (empty __init__.py files and
-                # copies must not make a deleted file look current).
-                moved = g.head_tree_blobs().get(a["blob"], [])
-                if len(moved) == 1:
-                    new_path = moved[0]
-            if new_path is not None:
-                data = self._read(repo.path, new_path)
+            new_path = self._followed_path(g, a, f.commit_ok, root)
+            data = self._read(root, new_path) if new_path is not None else None
             if data is None:
-                if commit_ok:
-                    gone_in, last_name = _deletion_of(g.log_since(commit), path)
-                    where = " in " + _describe_commits([gone_in], 1) if gone_in else " (not committed yet)"
-                    if gone_in is None and self._head_blob(g, last_name) is None:
-                        # Not in HEAD and no commit since removed it: never committed, or HEAD is
-                        # on a line of history that never had it (another branch checked out).
-                        if not g.batch_check(["%s:%s" % (commit, path)]).get("%s:%s" % (commit, path)):
-                            where = " (it was never committed)"
-                        else:
-                            here = "branch " + g.branch() if g.branch() else "commit " + short_sha(g.head)
-                            return "stale", "%s is not in the checked-out %s (recorded at %s%s)" % (
-                                label,
-                                here,
-                                short_sha(commit),
-                                " on " + a["branch"] if a["branch"] else "",
-                            )
-                    if last_name != path:  # renamed in a commit first, then deleted
-                        where = " (renamed to %s first)%s" % (last_name, where)
-                    return "stale", "%s was deleted%s" % (label, where)
-                if not commit:
-                    return (
-                        "stale",
-                        "%s no longer exists (no commit was recorded: %s had no commits at capture)"
-                        % (
-                            label,
-                            a["repo_name"],
-                        ),
-                    )
-                return (
-                    "stale",
-                    "%s no longer exists, and the recorded commit %s is gone, so a rename could not be followed"
-                    % (
-                        label,
-                        short_sha(commit),
-                    ),
-                )
-            notes.append("followed rename %s -> %s" % (path, new_path))
-            self.followed[(a["repo_id"], path)] = new_path
-            path = new_path
-            label = path + ("#" + a["symbol"] if a["symbol"] else "")
-        current_blob = self._blob(repo.path, path, data, g.object_format)
-        head_blob = self._head_blob(g, path)
-        uncommitted = head_blob != current_blob
-        if current_blob == a["blob"]:
-            text = "%s unchanged since capture" % label
-            if a["symbol"] and not a["symbol_hash"]:
-                text = (
-                    "%s unchanged since capture; symbol %s was never located in it (judged by the file)"
-                    % (
-                        path,
-                        a["symbol"],
-                    )
-                )
-            if not commit_ok and commit:
-                text += " (the recorded commit %s is gone, but the content is identical)" % short_sha(commit)
-            return "current", "; ".join([text] + notes)
-        if a["symbol"] and a["symbol_hash"] and commit_ok and commit != g.head:
-            cached = self._cached_change(g, a, label, path, current_blob, data, uncommitted, notes)
-            if cached is not None:
-                return "stale", cached
-        # The content differs: say where the change came from.
-        behind = ahead = 0
+                f.missing = True
+                self._deletion_facts(f, g)
+                return f
+            self.followed[(a["repo_id"], a["path"])] = f.path = f.followed = new_path
+        self._content_facts(f, g, root, data)
+        return f
+
+    def _content_facts(self, f, g, root, data):
+        """For a file that is there (``data``): whether it holds the recorded blob and, when not,
+        the commits that touched it, and the cited symbol's hash now."""
+        a, commit = f.a, f.a["commit_sha"]
+        blob = self._blob(root, f.path, data, g.object_format)
+        f.uncommitted = self._head_blob(g, f.path) != blob
+        f.same_blob = blob == a["blob"]
+        if f.same_blob:
+            return
+        symbol, recorded = a["symbol"], a["symbol_hash"]
+        if symbol and recorded and f.commit_ok and commit != g.head:
+            f.known_change = self._cached_change(g, a, f.label, f.path, blob, data, f.uncommitted, f.notes)
+            if f.known_change is not None:
+                return
+        if f.commit_ok:
+            f.touching = self._touching(g, commit, f.path)
+            if not f.touching and commit != g.head:
+                f.behind, f.ahead = g.behind_ahead(commit)
+        if symbol and recorded:
+            f.now = self._symbol_hash(blob, data, f.path, symbol, a.get("id"))
+            if f.now != recorded and f.walkable and f.uncommitted:
+                # Whether the uncommitted edit is in the symbol or elsewhere in its file.
+                f.symbol_uncommitted = self._head_symbol_hash(g, f.path, symbol) != f.now
+
+    def _followed_path(self, g, a, commit_ok, root):
+        """Where the cited path went, when it is no longer there: a rename since the recorded
+        commit, or (that commit gone) the one file at HEAD with the recorded content; else None."""
+        path = a["path"]
         if commit_ok:
-            touching = self._touching(g, commit, path)
-            if not touching and commit != g.head:
-                behind, ahead = g.behind_ahead(commit)
-            parts = []
-            if touching:
-                parts.append(
-                    "%d commit%s since %s: %s"
-                    % (
-                        len(touching),
-                        "" if len(touching) == 1 else "s",
-                        short_sha(commit),
-                        _describe_commits(touching),
-                    )
-                )
-            if uncommitted:
-                parts.append("uncommitted changes in the working tree")
-            if behind and not touching:
-                where = "differs from capture: the checkout is %s behind the recorded commit %s" % (
-                    _plural(behind, "commit"), short_sha(commit))  # fmt: skip
-                if uncommitted:
-                    where += ", and has uncommitted changes"
+            new_path = g.renames_since(a["commit_sha"]).get(path)
+            if new_path is not None:
+                return new_path
+            # Edited as well as renamed, one diff over the whole range may no longer see a rename
+            # that the commits, one by one, show.
+            gone_in, last_name = _deletion_of(g.log_since(a["commit_sha"]), path)
+            if gone_in is None and last_name != path and self._read(root, last_name) is not None:
+                return last_name
+            return None
+        if a["blob"]:
+            # History is gone, so git cannot say where the file went: follow identical content,
+            # but only when exactly one file holds it (empty __init__.py files and copies must not
+            # make a deleted file look current).
+            moved = g.head_tree_blobs().get(a["blob"], [])
+            if len(moved) == 1:
+                return moved[0]
+        return None
+
+    def _deletion_facts(self, f, g):
+        """For a missing file whose recorded commit is here: the commit that deleted it, its name
+        then, and, when no commit since deleted it and HEAD lacks it, whether it was ever
+        committed or HEAD is on a line of history that never had it (another branch)."""
+        if not f.commit_ok:
+            return
+        commit, path = f.a["commit_sha"], f.a["path"]
+        f.gone_in, f.last_name = _deletion_of(g.log_since(commit), path)
+        if f.gone_in is None and self._head_blob(g, f.last_name) is None:
+            spec = "%s:%s" % (commit, path)
+            if not g.batch_check([spec]).get(spec):
+                f.never_committed = True
             else:
-                if not parts:
-                    parts.append(
-                        "content differs from capture (it was %s then)"
-                        % ("uncommitted" if a["dirty"] else "committed")
-                    )
-                where = ("changed in " if touching else "changed: ") + ", and ".join(parts)
-        else:
-            if commit:
-                where = "changed, and the recorded commit %s is gone (history rewritten)" % short_sha(commit)
-            else:
-                where = "changed (no commit was recorded: %s had no commits at capture)" % a["repo_name"]
-            if uncommitted:
-                where += "; uncommitted changes in the working tree"
-        if a["symbol"]:
-            if a["symbol_hash"]:
-                now = self._symbol_hash(current_blob, data, path, a["symbol"], a.get("id"))
-                if now == a["symbol_hash"]:
-                    text = "symbol %s unchanged; other parts of %s %s" % (a["symbol"], path, where)
-                    return "current", "; ".join([text] + notes)
-                if commit_ok and (touching or behind):
-                    # Name only the commits whose diff changed the symbol, not all that touched the file.
-                    in_symbol = uncommitted and self._head_symbol_hash(g, path, a["symbol"]) != now
-                    base_path = a["path"] if touching else path
-                    change = _SymbolChange(g, a.get("id"), label, a["symbol"], commit, base_path, now, in_symbol,
-                                           notes, behind, ahead)  # fmt: skip
-                    change.start = _stamped_start(a, change)
-                    self.symbol_changes.append(change)
-                    return "stale", change
-                if now is None:
-                    return "stale", "; ".join(
-                        ["symbol %s no longer found in %s (%s)" % (a["symbol"], path, where)] + notes
-                    )
-                return "stale", "; ".join(["%s %s" % (label, where)] + notes)
+                f.checked_out = "branch " + g.branch() if g.branch() else "commit " + short_sha(g.head)
+
+    def _anchor_reason(self, f, form):
+        """The reason ANCHOR_RULE's ``form`` gives for anchor facts ``f``: every sentence a cited
+        file or symbol gets is worded here. A symbol whose text changed gets a _SymbolChange, which
+        names the commits once the batch has walked them (check_items)."""
+        a, label, path, symbol = f.a, f.label, f.path, f.a["symbol"]
+        since = short_sha(a["commit_sha"])
+        if form == "symbol_changed":
+            # Name only the commits whose diff changed the symbol, not all that touched the file.
+            f.known_change = _SymbolChange(f.g, a.get("id"), label, symbol, a["commit_sha"],
+                                           a["path"] if f.touching else path, f.now, f.symbol_uncommitted,
+                                           f.notes, f.behind, f.ahead)  # fmt: skip
+            f.known_change.start = _stamped_start(a, f.known_change)
+        if form in ("symbol_changed", "symbol_changed_known"):
+            self.symbol_changes.append(f.known_change)  # finished in one batch per range
+            return f.known_change
+        if form in ("no_git", "unreadable"):
+            return f.no_git or f.unreadable
+        if form == "not_checked_out":
+            return "%s is not in the checked-out %s (recorded at %s%s)" % (
+                label, f.checked_out, since, " on " + a["branch"] if a["branch"] else "")  # fmt: skip
+        if form == "deleted":
+            return "%s was deleted%s" % (label, _deleted_where(f))
+        if form == "gone_no_commit":
+            return "%s no longer exists (no commit was recorded: %s had no commits at capture)" % (
+                label, a["repo_name"])  # fmt: skip
+        if form == "gone_history_gone":
+            return "%s no longer exists, and the recorded commit %s is gone, so a rename could not be followed" % (
+                label, since)  # fmt: skip
+        if form == "unchanged":
+            text = "%s unchanged since capture" % label
+            if symbol and not a["symbol_hash"]:
+                text = "%s unchanged since capture; symbol %s was never located in it (judged by the file)" % (
+                    path, symbol)  # fmt: skip
+            if not f.commit_ok and a["commit_sha"]:
+                text += " (the recorded commit %s is gone, but the content is identical)" % since
+        elif form == "symbol_unchanged":
+            text = "symbol %s unchanged; other parts of %s %s" % (symbol, path, _changed_where(f))
+        elif form == "not_located":
             text = "symbol %s could not be located at capture, so only file-level change is known: %s %s" % (
-                a["symbol"],
-                path,
-                where,
-            )
-            return "possibly_stale", "; ".join([text] + notes)
-        return "stale", "; ".join(["%s %s" % (label, where)] + notes)
+                symbol, path, _changed_where(f))  # fmt: skip
+        elif form == "symbol_gone":
+            text = "symbol %s no longer found in %s (%s)" % (symbol, path, _changed_where(f))
+        else:
+            text = "%s %s" % (label, _changed_where(f))
+        return "; ".join([text] + f.notes)
 
     def _cached_change(self, g, a, label, path, blob, data, uncommitted, notes):
         """A changed symbol whose commits an earlier check named for this very range: its reason
@@ -11161,8 +11345,7 @@ class FreshnessChecker:
             return None
         change.behind = json.loads(known[3])[3]
         change.uncommitted_file = uncommitted and self._head_symbol_hash(g, path, a["symbol"]) != now
-        self.symbol_changes.append(change)  # finished from what was learned, with the others
-        return change
+        return change  # finished from what was learned, with the others
 
     def _touching(self, g, commit, path):
         """_commits_touching, once per checkout, recorded commit and path in a call."""
@@ -11440,49 +11623,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
             keys[rid] = None if inputs[rid] is None else _hashed_key(inputs[rid])
         return keys[rid]
 
-    result = {}
-    # The cache rows this process has read or written, kept for the store generation (a write that
-    # may invalidate a verdict drops them): a search then reads no row twice. Each is checked
-    # against the key computed now, as a row read from the table is. ``matched`` keeps, per item,
-    # the unhashed inputs its row last matched (followed no rename): the same inputs again are
-    # the same key, so the row holds without hashing them.
-    if use_cache and share is None:  # a search began its read already (and shares ``heads``)
-        store.begin_read()
-    seen = store.memo(("freshness-rows",), dict) if use_cache else {}
-    matched = store.memo(("freshness-inputs",), dict) if use_cache else {}
-
-    def hit(rid, stored, verdict, reasons):
-        followed = _followed_in(stored)
-        # made after following a rename: check the same new files
-        key = _cache_key(repos, keyed[rid], heads, followed) if followed else key_of(rid)
-        if key is not None and stored == key:
-            result[rid] = {"verdict": verdict, "reasons": list(reasons)}
-            if not followed:
-                matched[rid] = (inputs[rid][0], stored)
-
-    if use_cache:
-        unread = []
-        for rid in rids:
-            if rid in seen:
-                text = inputs[rid]
-                known = matched.get(rid)
-                if text is not None and known is not None and known[0] == text[0] and not text[1]:
-                    stored, verdict, reasons = seen[rid]
-                    if stored == known[1]:
-                        result[rid] = {"verdict": verdict, "reasons": list(reasons)}
-                        continue
-                hit(rid, *seen[rid])
-            else:
-                unread.append(rid)
-        for i in range(0, len(unread), 500):
-            chunk = unread[i : i + 500]
-            for rid, stored, verdict, reasons in store.db.execute(
-                "SELECT evidence_rid, cache_key, verdict, reasons FROM freshness_cache WHERE evidence_rid IN (%s)"
-                % ",".join("?" * len(chunk)),
-                chunk,
-            ).fetchall():
-                seen[rid] = (stored, verdict, tuple(json.loads(reasons)))
-                hit(rid, *seen[rid])
+    result, seen = _cached_verdicts(store, rids, use_cache, share, inputs, keyed, repos, heads, key_of)
     missing = [rid for rid in rids if rid not in result]
     if missing:
         checker = FreshnessChecker(store, shared=use_cache, remember=True)
@@ -11496,6 +11637,54 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         _write_freshness_cache(store, rows)
         result.update(computed)
     return result
+
+
+def _cached_verdicts(store, rids, use_cache, share, inputs, keyed, repos, heads, key_of):
+    """({rid: {"verdict", "reasons"}} of the items whose cached verdict still holds, the cache
+    rows seen), both empty without ``use_cache``. The cache rows this process has read or written
+    are kept for the store generation (a write that may invalidate a verdict drops them): a search
+    then reads no row twice. Each is checked against the key computed now, as a row read from the
+    table is. ``matched`` keeps, per item, the unhashed inputs its row last matched (followed no
+    rename): the same inputs again are the same key, so the row holds without hashing them."""
+    result = {}
+    if not use_cache:
+        return result, {}
+    if share is None:  # a search began its read already (and shares ``heads``)
+        store.begin_read()
+    seen = store.memo(("freshness-rows",), dict)
+    matched = store.memo(("freshness-inputs",), dict)
+
+    def hit(rid, stored, verdict, reasons):
+        followed = _followed_in(stored)
+        # made after following a rename: check the same new files
+        key = _cache_key(repos, keyed[rid], heads, followed) if followed else key_of(rid)
+        if key is not None and stored == key:
+            result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+            if not followed:
+                matched[rid] = (inputs[rid][0], stored)
+
+    unread = []
+    for rid in rids:
+        if rid not in seen:
+            unread.append(rid)
+            continue
+        text, known = inputs[rid], matched.get(rid)
+        if text is not None and known is not None and known[0] == text[0] and not text[1]:
+            stored, verdict, reasons = seen[rid]
+            if stored == known[1]:
+                result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+                continue
+        hit(rid, *seen[rid])
+    for i in range(0, len(unread), 500):
+        chunk = unread[i : i + 500]
+        for rid, stored, verdict, reasons in store.db.execute(
+            "SELECT evidence_rid, cache_key, verdict, reasons FROM freshness_cache WHERE evidence_rid IN (%s)"
+            % ",".join("?" * len(chunk)),
+            chunk,
+        ).fetchall():
+            seen[rid] = (stored, verdict, tuple(json.loads(reasons)))
+            hit(rid, *seen[rid])
+    return result, seen
 
 
 def _cache_rows(checker, computed, anchors, repos, heads, key_of):
@@ -11596,17 +11785,7 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
             raise UsageError("item %d: the claim before '::' is empty" % number)
     symptom = clean_text(item.get("symptom"), "item %d symptom" % number, MAX_SYMPTOM_CHARS)
     confidence = _check_confidence(item.get("confidence"))
-    if item.get("repo") is not None and not isinstance(item["repo"], str):
-        raise UsageError("item %d: repo must be a repository name" % number)
-    if item.get("repo"):
-        repo = resolve_repo(store, item["repo"], cwd=cwd)
-    elif default_repo is not None:
-        repo = default_repo
-    else:
-        raise UsageError(
-            "item %d: no repository given and %s is not inside a registered repository (pass --repo NAME)"
-            % (number, cwd)
-        )
+    repo = _item_repo(store, item, number, default_repo, cwd)
     files = item.get("files") or []
     if isinstance(files, str):
         files = [files]
@@ -11638,6 +11817,20 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         "cited": cited,
         "explicit": explicit_dependencies(depends_on, repos, cwd, number),
     }
+
+
+def _item_repo(store, item, number, default_repo, cwd):
+    """The repository item ``number`` is about: the one it names, else the one the cwd is in."""
+    if item.get("repo") is not None and not isinstance(item["repo"], str):
+        raise UsageError("item %d: repo must be a repository name" % number)
+    if item.get("repo"):
+        return resolve_repo(store, item["repo"], cwd=cwd)
+    if default_repo is not None:
+        return default_repo
+    raise UsageError(
+        "item %d: no repository given and %s is not inside a registered repository (pass --repo NAME)"
+        % (number, cwd)
+    )
 
 
 def _summary_key(text):
@@ -11936,7 +12129,30 @@ def capture(
     if session_id is not None:  # given, so it must name a session: an empty one names none
         session_id = _resolve_session_id(store, session_id)
 
-    # Provenance: git once per repository touched, before the write transaction opens.
+    gits = _stamp_prepared(store, prepared, default_repo, warnings, allow_missing_symbol)
+    now = utc_now()
+    author, machine = recorder(store) if session_id is None else (None, None)
+    with store.atomic():
+        if session_id is None and external_id:
+            row = store.one(
+                "SELECT id FROM sessions WHERE agent = ? AND external_id = ?", (agent, external_id)
+            )
+            session_id = row["id"] if row else None
+        if session_id is None:
+            session_id = new_id("ses")
+            g = gits.get(default_repo.id) if default_repo else None
+            _insert_session(
+                store, session_id, agent, external_id, cwd, default_repo, g, summary, now, author, machine
+            )
+        else:
+            _extend_session(store, session_id, summary, now)
+        results = [_record_item(store, p, session_id, agent, now, warnings) for p in prepared]
+    return {"session": session_id, "evidence": results, "warnings": warnings}
+
+
+def _stamp_prepared(store, prepared, default_repo, warnings, allow_missing_symbol):
+    """Provenance of the prepared items, stamped into them (p["anchors"], p["dependencies"]): git
+    once per repository touched, before the write transaction opens. Returns {repo id: GitRepo}."""
     gits = {}
     touched = {p["repo"].id: p["repo"] for p in prepared}
     for p in prepared:
@@ -11984,115 +12200,115 @@ def capture(
     dependency_gits(deps, gits)
     prefetch({rid: paths for rid, (_, paths) in deps.items()})
     stamp_dependencies(prepared, gits, head_blob, warnings)
+    return gits
 
-    now = utc_now()
-    results = []
-    author, machine = recorder(store) if session_id is None else (None, None)
-    with store.atomic():
-        if session_id is None and external_id:
-            row = store.one(
-                "SELECT id FROM sessions WHERE agent = ? AND external_id = ?", (agent, external_id)
-            )
-            session_id = row["id"] if row else None
-        if session_id is None:
-            session_id = new_id("ses")
-            g = gits.get(default_repo.id) if default_repo else None
-            store.db.execute(
-                "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, started_at, "
-                "ended_at, summary, created_at, author, machine) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    session_id,
-                    agent,
-                    external_id,
-                    printable_path(cwd),
-                    default_repo.id if default_repo else None,
-                    default_repo.name if default_repo else None,
-                    g.branch() if g else None,
-                    g.head if g else None,
-                    now,
-                    now,
-                    summary,
-                    now,
-                    author,
-                    machine,
-                ),
-            )
-        else:
-            row = store.one("SELECT summary FROM sessions WHERE id = ?", (session_id,))
-            new_summary = row["summary"]
-            # Appended only when new: re-importing a transcript replays its record_evidence calls.
-            if summary and (not row["summary"] or _summary_key(summary) not in _summary_key(row["summary"])):
-                new_summary = summary if not row["summary"] else row["summary"] + "; " + summary
-                new_summary = new_summary[-MAX_SUMMARY_CHARS:]
-            store.db.execute(
-                "UPDATE sessions SET ended_at = ?, summary = ? WHERE id = ?", (now, new_summary, session_id)
-            )
-            summary = new_summary
-        for p in prepared:
-            cited = _cited_set(p["anchors"])
-            dup = find_duplicate(store, p["repo"].name, p["claim"], cited, stored_text(p["detail"]))
-            if dup is not None:
-                entry = repeat_item(
-                    store, dup, p["anchors"], p["confidence"], session_id, agent, now, p["symptom"]
-                )
-                # A dependency named this time is added to the item (what is read from code is
-                # read again by confirm, not here).
-                have = {(r["repo_id"], r["path"], r["symbol"]) for r in store.all(
-                    "SELECT repo_id, path, symbol FROM dependencies WHERE evidence_rid = ? AND how = 'explicit'",
-                    (dup["rid"],))}  # fmt: skip
-                named = [d for d in p["dependencies"] if d["how"] == "explicit"
-                         and (d["repo"].id, d["path"], d["symbol"]) not in have]  # fmt: skip
-                if named:
-                    _insert_dependencies(store, dup["rid"], named)
-                    store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (dup["rid"],))
-                    entry["message"] += "; %d dependency named" % len(named) if len(named) == 1 else (
-                        "; %d dependencies named" % len(named))  # fmt: skip
-                results.append(dict(entry, kind=p["kind"], repo=p["repo"].name))
-                continue
-            eid = new_id("ev")
-            rid = store.db.execute(
-                _EVIDENCE_INSERT,
-                (
-                    eid,
-                    session_id,
-                    p["repo"].id,
-                    p["repo"].name,
-                    p["kind"],
-                    p["claim"],
-                    claim_key(p["claim"]),
-                    p["detail"],
-                    p["confidence"],
-                    now,
-                    now,
-                    p["symptom"],
-                ),
-            ).lastrowid
-            store.note_written(sessions=[session_id])
-            _insert_anchors(store, rid, p["anchors"])
-            _insert_dependencies(store, rid, p["dependencies"])
-            code = _fts_code(p["anchors"])
-            store.db.execute(
-                _FTS_INSERT_CODE,
-                (
-                    rid,
-                    p["claim"],
-                    _fts_symbols(p["anchors"]),
-                    _fts_paths(p["anchors"]),
-                    p["detail"] or "",
-                    code,
-                    code,
-                    p["symptom"] or "",
-                ),
-            )
-            results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})
-            twin = find_duplicate(store, p["repo"].name, p["claim"], cited)
-            if twin is not None and twin["rid"] != rid:
-                warnings.append(
-                    "%s records the same claim about %s citing the same code, with another detail: yours "
-                    "is kept as %s; if it replaces that one: wctx supersede %s --by %s"
-                    % (twin["id"], p["repo"].name, eid, twin["id"], eid)
-                )
-    return {"session": session_id, "evidence": results, "warnings": warnings}
+
+def _insert_session(
+    store, session_id, agent, external_id, cwd, default_repo, g, summary, now, author, machine
+):
+    """A new session for a capture, in the repository the capture ran in (``g``: its GitRepo)."""
+    store.db.execute(
+        "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, started_at, "
+        "ended_at, summary, created_at, author, machine) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            session_id,
+            agent,
+            external_id,
+            printable_path(cwd),
+            default_repo.id if default_repo else None,
+            default_repo.name if default_repo else None,
+            g.branch() if g else None,
+            g.head if g else None,
+            now,
+            now,
+            summary,
+            now,
+            author,
+            machine,
+        ),
+    )
+
+
+def _extend_session(store, session_id, summary, now):
+    """An existing session a capture joins: it ends now, and the summary is appended only when
+    new (re-importing a transcript replays its record_evidence calls)."""
+    row = store.one("SELECT summary FROM sessions WHERE id = ?", (session_id,))
+    new_summary = row["summary"]
+    if summary and (not row["summary"] or _summary_key(summary) not in _summary_key(row["summary"])):
+        new_summary = summary if not row["summary"] else row["summary"] + "; " + summary
+        new_summary = new_summary[-MAX_SUMMARY_CHARS:]
+    store.db.execute(
+        "UPDATE sessions SET ended_at = ?, summary = ? WHERE id = ?", (now, new_summary, session_id)
+    )
+
+
+def _record_item(store, p, session_id, agent, now, warnings):
+    """Write one prepared item (or repeat the duplicate the one duplicate rule finds); its entry
+    in capture's answer."""
+    cited = _cited_set(p["anchors"])
+    dup = find_duplicate(store, p["repo"].name, p["claim"], cited, stored_text(p["detail"]))
+    if dup is not None:
+        return _repeat_captured(store, dup, p, session_id, agent, now)
+    eid = new_id("ev")
+    rid = store.db.execute(
+        _EVIDENCE_INSERT,
+        (
+            eid,
+            session_id,
+            p["repo"].id,
+            p["repo"].name,
+            p["kind"],
+            p["claim"],
+            claim_key(p["claim"]),
+            p["detail"],
+            p["confidence"],
+            now,
+            now,
+            p["symptom"],
+        ),
+    ).lastrowid
+    store.note_written(sessions=[session_id])
+    _insert_anchors(store, rid, p["anchors"])
+    _insert_dependencies(store, rid, p["dependencies"])
+    code = _fts_code(p["anchors"])
+    store.db.execute(
+        _FTS_INSERT_CODE,
+        (
+            rid,
+            p["claim"],
+            _fts_symbols(p["anchors"]),
+            _fts_paths(p["anchors"]),
+            p["detail"] or "",
+            code,
+            code,
+            p["symptom"] or "",
+        ),
+    )
+    twin = find_duplicate(store, p["repo"].name, p["claim"], cited)
+    if twin is not None and twin["rid"] != rid:
+        warnings.append(
+            "%s records the same claim about %s citing the same code, with another detail: yours "
+            "is kept as %s; if it replaces that one: wctx supersede %s --by %s"
+            % (twin["id"], p["repo"].name, eid, twin["id"], eid)
+        )
+    return {"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False}
+
+
+def _repeat_captured(store, dup, p, session_id, agent, now):
+    """A captured item that the duplicate rule finds already recorded: repeated on it, and a
+    dependency named this time added to it (what is read from code is read again by confirm)."""
+    entry = repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now, p["symptom"])
+    have = {(r["repo_id"], r["path"], r["symbol"]) for r in store.all(
+        "SELECT repo_id, path, symbol FROM dependencies WHERE evidence_rid = ? AND how = 'explicit'",
+        (dup["rid"],))}  # fmt: skip
+    named = [d for d in p["dependencies"] if d["how"] == "explicit"
+             and (d["repo"].id, d["path"], d["symbol"]) not in have]  # fmt: skip
+    if named:
+        _insert_dependencies(store, dup["rid"], named)
+        store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (dup["rid"],))
+        entry["message"] += "; %d dependency named" % len(named) if len(named) == 1 else (
+            "; %d dependencies named" % len(named))  # fmt: skip
+    return dict(entry, kind=p["kind"], repo=p["repo"].name)
 
 
 # part: parts/core/search/code_refs.py

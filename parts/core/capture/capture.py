@@ -89,17 +89,7 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
             raise UsageError("item %d: the claim before '::' is empty" % number)
     symptom = clean_text(item.get("symptom"), "item %d symptom" % number, MAX_SYMPTOM_CHARS)
     confidence = _check_confidence(item.get("confidence"))
-    if item.get("repo") is not None and not isinstance(item["repo"], str):
-        raise UsageError("item %d: repo must be a repository name" % number)
-    if item.get("repo"):
-        repo = resolve_repo(store, item["repo"], cwd=cwd)
-    elif default_repo is not None:
-        repo = default_repo
-    else:
-        raise UsageError(
-            "item %d: no repository given and %s is not inside a registered repository (pass --repo NAME)"
-            % (number, cwd)
-        )
+    repo = _item_repo(store, item, number, default_repo, cwd)
     files = item.get("files") or []
     if isinstance(files, str):
         files = [files]
@@ -131,6 +121,20 @@ def _prepare_item(store, repos, item, number, default_repo, cwd, notes=None):
         "cited": cited,
         "explicit": explicit_dependencies(depends_on, repos, cwd, number),
     }
+
+
+def _item_repo(store, item, number, default_repo, cwd):
+    """The repository item ``number`` is about: the one it names, else the one the cwd is in."""
+    if item.get("repo") is not None and not isinstance(item["repo"], str):
+        raise UsageError("item %d: repo must be a repository name" % number)
+    if item.get("repo"):
+        return resolve_repo(store, item["repo"], cwd=cwd)
+    if default_repo is not None:
+        return default_repo
+    raise UsageError(
+        "item %d: no repository given and %s is not inside a registered repository (pass --repo NAME)"
+        % (number, cwd)
+    )
 
 
 def _summary_key(text):
@@ -429,7 +433,30 @@ def capture(
     if session_id is not None:  # given, so it must name a session: an empty one names none
         session_id = _resolve_session_id(store, session_id)
 
-    # Provenance: git once per repository touched, before the write transaction opens.
+    gits = _stamp_prepared(store, prepared, default_repo, warnings, allow_missing_symbol)
+    now = utc_now()
+    author, machine = recorder(store) if session_id is None else (None, None)
+    with store.atomic():
+        if session_id is None and external_id:
+            row = store.one(
+                "SELECT id FROM sessions WHERE agent = ? AND external_id = ?", (agent, external_id)
+            )
+            session_id = row["id"] if row else None
+        if session_id is None:
+            session_id = new_id("ses")
+            g = gits.get(default_repo.id) if default_repo else None
+            _insert_session(
+                store, session_id, agent, external_id, cwd, default_repo, g, summary, now, author, machine
+            )
+        else:
+            _extend_session(store, session_id, summary, now)
+        results = [_record_item(store, p, session_id, agent, now, warnings) for p in prepared]
+    return {"session": session_id, "evidence": results, "warnings": warnings}
+
+
+def _stamp_prepared(store, prepared, default_repo, warnings, allow_missing_symbol):
+    """Provenance of the prepared items, stamped into them (p["anchors"], p["dependencies"]): git
+    once per repository touched, before the write transaction opens. Returns {repo id: GitRepo}."""
     gits = {}
     touched = {p["repo"].id: p["repo"] for p in prepared}
     for p in prepared:
@@ -477,112 +504,112 @@ def capture(
     dependency_gits(deps, gits)
     prefetch({rid: paths for rid, (_, paths) in deps.items()})
     stamp_dependencies(prepared, gits, head_blob, warnings)
+    return gits
 
-    now = utc_now()
-    results = []
-    author, machine = recorder(store) if session_id is None else (None, None)
-    with store.atomic():
-        if session_id is None and external_id:
-            row = store.one(
-                "SELECT id FROM sessions WHERE agent = ? AND external_id = ?", (agent, external_id)
-            )
-            session_id = row["id"] if row else None
-        if session_id is None:
-            session_id = new_id("ses")
-            g = gits.get(default_repo.id) if default_repo else None
-            store.db.execute(
-                "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, started_at, "
-                "ended_at, summary, created_at, author, machine) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    session_id,
-                    agent,
-                    external_id,
-                    printable_path(cwd),
-                    default_repo.id if default_repo else None,
-                    default_repo.name if default_repo else None,
-                    g.branch() if g else None,
-                    g.head if g else None,
-                    now,
-                    now,
-                    summary,
-                    now,
-                    author,
-                    machine,
-                ),
-            )
-        else:
-            row = store.one("SELECT summary FROM sessions WHERE id = ?", (session_id,))
-            new_summary = row["summary"]
-            # Appended only when new: re-importing a transcript replays its record_evidence calls.
-            if summary and (not row["summary"] or _summary_key(summary) not in _summary_key(row["summary"])):
-                new_summary = summary if not row["summary"] else row["summary"] + "; " + summary
-                new_summary = new_summary[-MAX_SUMMARY_CHARS:]
-            store.db.execute(
-                "UPDATE sessions SET ended_at = ?, summary = ? WHERE id = ?", (now, new_summary, session_id)
-            )
-            summary = new_summary
-        for p in prepared:
-            cited = _cited_set(p["anchors"])
-            dup = find_duplicate(store, p["repo"].name, p["claim"], cited, stored_text(p["detail"]))
-            if dup is not None:
-                entry = repeat_item(
-                    store, dup, p["anchors"], p["confidence"], session_id, agent, now, p["symptom"]
-                )
-                # A dependency named this time is added to the item (what is read from code is
-                # read again by confirm, not here).
-                have = {(r["repo_id"], r["path"], r["symbol"]) for r in store.all(
-                    "SELECT repo_id, path, symbol FROM dependencies WHERE evidence_rid = ? AND how = 'explicit'",
-                    (dup["rid"],))}  # fmt: skip
-                named = [d for d in p["dependencies"] if d["how"] == "explicit"
-                         and (d["repo"].id, d["path"], d["symbol"]) not in have]  # fmt: skip
-                if named:
-                    _insert_dependencies(store, dup["rid"], named)
-                    store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (dup["rid"],))
-                    entry["message"] += "; %d dependency named" % len(named) if len(named) == 1 else (
-                        "; %d dependencies named" % len(named))  # fmt: skip
-                results.append(dict(entry, kind=p["kind"], repo=p["repo"].name))
-                continue
-            eid = new_id("ev")
-            rid = store.db.execute(
-                _EVIDENCE_INSERT,
-                (
-                    eid,
-                    session_id,
-                    p["repo"].id,
-                    p["repo"].name,
-                    p["kind"],
-                    p["claim"],
-                    claim_key(p["claim"]),
-                    p["detail"],
-                    p["confidence"],
-                    now,
-                    now,
-                    p["symptom"],
-                ),
-            ).lastrowid
-            store.note_written(sessions=[session_id])
-            _insert_anchors(store, rid, p["anchors"])
-            _insert_dependencies(store, rid, p["dependencies"])
-            code = _fts_code(p["anchors"])
-            store.db.execute(
-                _FTS_INSERT_CODE,
-                (
-                    rid,
-                    p["claim"],
-                    _fts_symbols(p["anchors"]),
-                    _fts_paths(p["anchors"]),
-                    p["detail"] or "",
-                    code,
-                    code,
-                    p["symptom"] or "",
-                ),
-            )
-            results.append({"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False})
-            twin = find_duplicate(store, p["repo"].name, p["claim"], cited)
-            if twin is not None and twin["rid"] != rid:
-                warnings.append(
-                    "%s records the same claim about %s citing the same code, with another detail: yours "
-                    "is kept as %s; if it replaces that one: wctx supersede %s --by %s"
-                    % (twin["id"], p["repo"].name, eid, twin["id"], eid)
-                )
-    return {"session": session_id, "evidence": results, "warnings": warnings}
+
+def _insert_session(
+    store, session_id, agent, external_id, cwd, default_repo, g, summary, now, author, machine
+):
+    """A new session for a capture, in the repository the capture ran in (``g``: its GitRepo)."""
+    store.db.execute(
+        "INSERT INTO sessions(id, agent, external_id, cwd, repo_id, repo_name, branch, commit_sha, started_at, "
+        "ended_at, summary, created_at, author, machine) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            session_id,
+            agent,
+            external_id,
+            printable_path(cwd),
+            default_repo.id if default_repo else None,
+            default_repo.name if default_repo else None,
+            g.branch() if g else None,
+            g.head if g else None,
+            now,
+            now,
+            summary,
+            now,
+            author,
+            machine,
+        ),
+    )
+
+
+def _extend_session(store, session_id, summary, now):
+    """An existing session a capture joins: it ends now, and the summary is appended only when
+    new (re-importing a transcript replays its record_evidence calls)."""
+    row = store.one("SELECT summary FROM sessions WHERE id = ?", (session_id,))
+    new_summary = row["summary"]
+    if summary and (not row["summary"] or _summary_key(summary) not in _summary_key(row["summary"])):
+        new_summary = summary if not row["summary"] else row["summary"] + "; " + summary
+        new_summary = new_summary[-MAX_SUMMARY_CHARS:]
+    store.db.execute(
+        "UPDATE sessions SET ended_at = ?, summary = ? WHERE id = ?", (now, new_summary, session_id)
+    )
+
+
+def _record_item(store, p, session_id, agent, now, warnings):
+    """Write one prepared item (or repeat the duplicate the one duplicate rule finds); its entry
+    in capture's answer."""
+    cited = _cited_set(p["anchors"])
+    dup = find_duplicate(store, p["repo"].name, p["claim"], cited, stored_text(p["detail"]))
+    if dup is not None:
+        return _repeat_captured(store, dup, p, session_id, agent, now)
+    eid = new_id("ev")
+    rid = store.db.execute(
+        _EVIDENCE_INSERT,
+        (
+            eid,
+            session_id,
+            p["repo"].id,
+            p["repo"].name,
+            p["kind"],
+            p["claim"],
+            claim_key(p["claim"]),
+            p["detail"],
+            p["confidence"],
+            now,
+            now,
+            p["symptom"],
+        ),
+    ).lastrowid
+    store.note_written(sessions=[session_id])
+    _insert_anchors(store, rid, p["anchors"])
+    _insert_dependencies(store, rid, p["dependencies"])
+    code = _fts_code(p["anchors"])
+    store.db.execute(
+        _FTS_INSERT_CODE,
+        (
+            rid,
+            p["claim"],
+            _fts_symbols(p["anchors"]),
+            _fts_paths(p["anchors"]),
+            p["detail"] or "",
+            code,
+            code,
+            p["symptom"] or "",
+        ),
+    )
+    twin = find_duplicate(store, p["repo"].name, p["claim"], cited)
+    if twin is not None and twin["rid"] != rid:
+        warnings.append(
+            "%s records the same claim about %s citing the same code, with another detail: yours "
+            "is kept as %s; if it replaces that one: wctx supersede %s --by %s"
+            % (twin["id"], p["repo"].name, eid, twin["id"], eid)
+        )
+    return {"id": eid, "kind": p["kind"], "repo": p["repo"].name, "duplicate": False}
+
+
+def _repeat_captured(store, dup, p, session_id, agent, now):
+    """A captured item that the duplicate rule finds already recorded: repeated on it, and a
+    dependency named this time added to it (what is read from code is read again by confirm)."""
+    entry = repeat_item(store, dup, p["anchors"], p["confidence"], session_id, agent, now, p["symptom"])
+    have = {(r["repo_id"], r["path"], r["symbol"]) for r in store.all(
+        "SELECT repo_id, path, symbol FROM dependencies WHERE evidence_rid = ? AND how = 'explicit'",
+        (dup["rid"],))}  # fmt: skip
+    named = [d for d in p["dependencies"] if d["how"] == "explicit"
+             and (d["repo"].id, d["path"], d["symbol"]) not in have]  # fmt: skip
+    if named:
+        _insert_dependencies(store, dup["rid"], named)
+        store.db.execute("DELETE FROM freshness_cache WHERE evidence_rid = ?", (dup["rid"],))
+        entry["message"] += "; %d dependency named" % len(named) if len(named) == 1 else (
+            "; %d dependencies named" % len(named))  # fmt: skip
+    return dict(entry, kind=p["kind"], repo=p["repo"].name)

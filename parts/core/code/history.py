@@ -250,6 +250,26 @@ class _FileWalk:
             if self.uses[blob] <= 0 and blob in self.versions:
                 self.versions[blob].lines = None  # its symbols stay known
 
+    def _carry_symbols(self, old, hunks):
+        """({symbol: (hash, extents)} carried through ``hunks`` from version ``old``, {symbols
+        whose text the hunks changed}, [symbols to locate again in the new version])."""
+        carried, changed, unsure = {}, set(), []
+        hunk_names = [_hunk_names(self.language, hunk) for hunk in hunks]
+        for s, (h, extents) in old.symbols.items():
+            if extents is None:  # absent before: only a hunk that names it can bring it
+                result = None if any(self.parts[s] & names for names in hunk_names) else (False, None)
+            elif extents == "unsafe":
+                result = None
+            else:
+                result = _carry(old.lines, extents, hunks, self.parts[s], hunk_names)
+            if result is None:
+                unsure.append(s)  # located again in the new version, alone
+                continue
+            carried[s] = (_UNKNOWN if result[0] else h, result[1])
+            if result[0]:
+                changed.add(s)
+        return carried, changed, unsure
+
     def step(self, sha, patch):
         """Judge one commit's patch of this file against its parent's version."""
         old = self.version(patch.old_blob)
@@ -265,21 +285,7 @@ class _FileWalk:
             new = self._absent()
         else:
             new = self.versions.get(patch.new_blob) or _apply(old, patch.hunks)
-        carried, changed, unsure = {}, set(), []
-        hunk_names = [_hunk_names(self.language, hunk) for hunk in patch.hunks]
-        for s, (h, extents) in old.symbols.items():
-            if extents is None:  # absent before: only a hunk that names it can bring it
-                result = None if any(self.parts[s] & names for names in hunk_names) else (False, None)
-            elif extents == "unsafe":
-                result = None
-            else:
-                result = _carry(old.lines, extents, patch.hunks, self.parts[s], hunk_names)
-            if result is None:
-                unsure.append(s)  # located again in the new version, alone
-                continue
-            carried[s] = (_UNKNOWN if result[0] else h, result[1])
-            if result[0]:
-                changed.add(s)
+        carried, changed, unsure = self._carry_symbols(old, patch.hunks)
         if patch.new_blob is None:  # deleted: every symbol it had changed
             changed = {s for s, (h, _) in old.symbols.items() if h is not None}
         else:
@@ -309,24 +315,53 @@ def symbol_histories(g, base, tip, targets, known=None):
     the files' history with patches, the merges that changed them, one read of the versions that
     no patch in the range rebuilds."""
     log = g.log_range(base, tip)
+    blobs = {}
+    walks, by_name = _file_walks(log, targets, known, g.object_format, blobs.get)
+    steps, merge_steps, wanted = _plan_walks(
+        g.file_patches(base, tip, sorted(by_name)), g.merge_changes(base, tip, sorted(by_name)), by_name
+    )
+    if wanted:
+        blobs.update(g.read_blobs(list(dict.fromkeys(wanted))))
+    for sha, walk, patch in steps:
+        if walk.complete:
+            walk.step(sha, patch)
+    merged = _judge_merges(merge_steps)
     records = {c["sha"]: c for c in log}
     order = {c["sha"]: i for i, c in enumerate(reversed(log))}  # oldest first
-    blobs = {}
+    out = {}
+    for path, walk in walks.items():
+        for s in walk.symbols:
+            own = [sha for sha, changed in walk.changed if s in changed]
+            named = own + [sha for sha, changed in merged.get(path, ()) if s in changed]
+            named = sorted(set(named), key=lambda sha: order.get(sha, -1))
+            history = SymbolHistory([records[sha] for sha in named if sha in records], walk.examined - len(own),
+                                    walk.steps - walk.examined)  # fmt: skip
+            out[(path, s)] = history
+    return out
+
+
+def _file_walks(log, targets, known, object_format, read):
+    """({path at base: _FileWalk}, {each name the file has in the range: its walk}), each file's
+    renames followed forward through ``log`` (newest first) from its name at base."""
     walks, by_name = {}, {}
     for path, symbols in targets.items():
         names = [path]
-        for commit in reversed(log):  # follow the file's renames forward from its name at base
+        for commit in reversed(log):
             for status, old, new in commit["changes"]:
                 if status == "R" and old == names[-1]:
                     names.append(new)
                     break
-        walk = _FileWalk(names, sorted(set(symbols)), g.object_format, blobs.get)
+        walk = _FileWalk(names, sorted(set(symbols)), object_format, read)
         walk.stamped = {s: known[(path, s)] for s in walk.symbols if known and (path, s) in known}
         walks[path] = walk
         for name in names:
             by_name.setdefault(name, walk)
-    patches = g.file_patches(base, tip, sorted(by_name))
-    merges = g.merge_changes(base, tip, sorted(by_name))
+    return walks, by_name
+
+
+def _plan_walks(patches, merges, by_name):
+    """([(sha, walk, patch)] in order, [(sha, walk, parents, result, path)] of the merges that
+    changed a walked file, [blobs no patch in the range rebuilds, to be read from git])."""
     produced, wanted, steps, merge_steps = set(), [], [], []
     for sha, files in patches:
         seen = set()
@@ -353,12 +388,13 @@ def symbol_histories(g, base, tip, targets, known=None):
                     walk.uses[blob] = walk.uses.get(blob, 0) + 1  # kept for the merge's judgement
                     if blob not in produced:
                         wanted.append(blob)
-    if wanted:
-        blobs.update(g.read_blobs(list(dict.fromkeys(wanted))))
-    for sha, walk, patch in steps:
-        if walk.complete:
-            walk.step(sha, patch)
-    merged = {}  # {path: [(sha, {symbols the merge itself changed})]}
+    return steps, merge_steps, wanted
+
+
+def _judge_merges(merge_steps):
+    """{path at base: [(merge sha, {symbols the merge itself changed})]}: a merge changed a symbol
+    when its result differs from what every parent had."""
+    merged = {}
     for sha, walk, parents, result, path in merge_steps:
         now = walk.hashes(walk.version(result), result, path) if result else {s: None for s in walk.symbols}
         before = []
@@ -371,13 +407,4 @@ def symbol_histories(g, base, tip, targets, known=None):
             continue
         changed = {s for s in walk.symbols if all(now[s] != b[s] for b in before)}
         merged.setdefault(walk.names[0], []).append((sha, changed))
-    out = {}
-    for path, walk in walks.items():
-        for s in walk.symbols:
-            own = [sha for sha, changed in walk.changed if s in changed]
-            named = own + [sha for sha, changed in merged.get(path, ()) if s in changed]
-            named = sorted(set(named), key=lambda sha: order.get(sha, -1))
-            history = SymbolHistory([records[sha] for sha in named if sha in records], walk.examined - len(own),
-                                    walk.steps - walk.examined)  # fmt: skip
-            out[(path, s)] = history
-    return out
+    return merged

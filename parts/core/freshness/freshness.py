@@ -162,6 +162,126 @@ def _deletion_of(log, path):
     return None, name
 
 
+class AnchorFacts:
+    """What git and the disk say of one anchor (a cited file or ``path#symbol``), gathered once by
+    FreshnessChecker._anchor_facts for ANCHOR_RULE to decide on and _anchor_reason to word."""
+
+    __slots__ = (
+        "a",  # the anchor row: path, symbol, recorded commit, blob and symbol hash...
+        "g",  # the GitRepo of the checkout that judges it
+        "no_git",  # why git cannot be asked there (nothing else is then known)
+        "commit_ok",  # the recorded commit is in that checkout
+        "unreadable",  # why what is at the cited path is not read (a FIFO, a symlink out...)
+        "path",  # the cited path, or where a rename was followed to
+        "followed",  # where a rename was followed to
+        "missing",  # no file at the cited path, nor where it went
+        "gone_in",  # the commit since the recorded one that deleted it
+        "last_name",  # its name when it was deleted (renames followed forward)
+        "never_committed",  # missing, and neither the recorded commit nor HEAD has it
+        "checked_out",  # missing, the recorded commit has it, HEAD's line never did: "branch B"
+        "same_blob",  # the file holds the recorded blob
+        "uncommitted",  # the file differs from HEAD's
+        "known_change",  # a _SymbolChange whose commits an earlier check named for this range
+        "touching",  # the commits since the recorded one that touched the file, newest first
+        "behind",  # commits of the recorded one's history the checkout lacks (none touched it)
+        "ahead",  # and commits it has beyond it
+        "now",  # the cited symbol's hash in the file now (None: not found)
+        "symbol_uncommitted",  # the uncommitted edit is in the symbol (asked for a walk only)
+    )
+
+    def __init__(self, a):
+        self.a, self.path = a, a["path"]
+        self.g = self.no_git = self.unreadable = self.followed = None
+        self.gone_in = self.last_name = self.checked_out = self.known_change = self.now = None
+        self.commit_ok = self.missing = self.never_committed = self.same_blob = False
+        self.uncommitted = self.symbol_uncommitted = False
+        self.touching = ()
+        self.behind = self.ahead = 0
+
+    @property
+    def label(self):
+        return self.path + ("#" + self.a["symbol"] if self.a["symbol"] else "")
+
+    @property
+    def notes(self):
+        return ["followed rename %s -> %s" % (self.a["path"], self.followed)] if self.followed else []
+
+    @property
+    def walkable(self):
+        """The commits that changed the symbol can be walked: some touched the file since the
+        recorded commit, or the checkout lacks some of the recorded commit's history."""
+        return self.commit_ok and bool(self.touching or self.behind)
+
+
+# Facts -> verdict, as a table read top to bottom: the first row whose facts hold decides, and its
+# form names the sentence _anchor_reason gives.
+ANCHOR_RULE = (
+    # the facts                                            verdict           form
+    (lambda f: f.no_git is not None,                       "unknown",        "no_git"),
+    (lambda f: f.unreadable is not None,                   "unknown",        "unreadable"),
+    (lambda f: f.missing and f.checked_out is not None,    "stale",          "not_checked_out"),
+    (lambda f: f.missing and f.commit_ok,                  "stale",          "deleted"),
+    (lambda f: f.missing and not f.a["commit_sha"],        "stale",          "gone_no_commit"),
+    (lambda f: f.missing,                                  "stale",          "gone_history_gone"),
+    (lambda f: f.same_blob,                                "current",        "unchanged"),
+    (lambda f: f.known_change is not None,                 "stale",          "symbol_changed_known"),
+    (lambda f: not f.a["symbol"],                          "stale",          "changed"),
+    (lambda f: not f.a["symbol_hash"],                     "possibly_stale", "not_located"),
+    (lambda f: f.now == f.a["symbol_hash"],                "current",        "symbol_unchanged"),
+    (lambda f: f.walkable,                                 "stale",          "symbol_changed"),
+    (lambda f: f.now is None,                              "stale",          "symbol_gone"),
+    (lambda f: True,                                       "stale",          "changed"),
+)  # fmt: skip
+
+
+def anchor_verdict(facts):
+    """(verdict, reason form) of one anchor's facts: the first row of ANCHOR_RULE that holds."""
+    return next((verdict, form) for holds, verdict, form in ANCHOR_RULE if holds(facts))
+
+
+def _changed_where(f):
+    """How a file whose content differs from capture changed: the commits since the recorded one
+    that touched it, uncommitted changes, a checkout behind it, or a recorded commit gone."""
+    a = f.a
+    since = short_sha(a["commit_sha"])
+    if not f.commit_ok:
+        if a["commit_sha"]:
+            where = "changed, and the recorded commit %s is gone (history rewritten)" % since
+        else:
+            where = "changed (no commit was recorded: %s had no commits at capture)" % a["repo_name"]
+        return where + ("; uncommitted changes in the working tree" if f.uncommitted else "")
+    if f.behind and not f.touching:
+        where = "differs from capture: the checkout is %s behind the recorded commit %s" % (
+            _plural(f.behind, "commit"), since)  # fmt: skip
+        return where + (", and has uncommitted changes" if f.uncommitted else "")
+    parts = []
+    if f.touching:
+        parts.append(
+            "%s since %s: %s" % (_plural(len(f.touching), "commit"), since, _describe_commits(f.touching))
+        )
+    if f.uncommitted:
+        parts.append("uncommitted changes in the working tree")
+    if not parts:
+        parts.append(
+            "content differs from capture (it was %s then)" % ("uncommitted" if a["dirty"] else "committed")
+        )
+    return ("changed in " if f.touching else "changed: ") + ", and ".join(parts)
+
+
+def _deleted_where(f):
+    """When a file that is no longer there was deleted: in which commit, or not committed yet,
+    or never committed at all; and its name then, when a commit renamed it first."""
+    if f.gone_in is not None:
+        where = " in " + _describe_commits([f.gone_in], 1)
+    elif f.never_committed:
+        where = " (it was never committed)"
+    else:
+        where = " (not committed yet)"
+    if f.last_name != f.a["path"]:  # renamed in a commit first, then deleted
+        where = " (renamed to %s first)%s" % (f.last_name, where)
+    return where
+
+
 def _worst(verdicts):
     return max(verdicts, key=lambda v: VERDICT_SEVERITY[v]) if verdicts else "unknown"
 
@@ -436,44 +556,43 @@ class FreshnessChecker:
             if repo is None:
                 continue
             try:
-                self._warm(repo)
-                commits = [a["commit_sha"] for a in items if a["commit_sha"]]
-                if len(repo.all_checkouts()) > 1:  # which checkout holds which commit decides the judge
-                    for path in repo.all_checkouts():
-                        g, _ = self._git_at(repo, path)
-                        if g is not None:
-                            g.commits_exist(commits)
-                by_git = {}
-                for a in items:
-                    g, _ = self._git_for(a)
-                    if g is not None:
-                        by_git.setdefault(g.path, (g, []))[1].append(a)
-                for g, judged in by_git.values():
-                    commits = [a["commit_sha"] for a in judged if a["commit_sha"]]
-                    # The files whose content moved need their commit's log (log_since): all in one.
-                    g.log_candidates.update(a["commit_sha"] for a in judged if a["path"] and a["commit_sha"])
-                    paths = [
-                        a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs
-                    ]
-                    if g.head and paths:
-                        # With each cited path at its recorded commit, which check_file_anchor reads
-                        # of a path that is not at HEAD, and the recorded commits themselves: one
-                        # cat-file per checkout for all.
-                        found = g.batch_check(
-                            [c + "^{commit}" for c in dict.fromkeys(commits)]
-                            + ["HEAD:" + p for p in paths]
-                            + [
-                                "%s:%s" % (a["commit_sha"], a["path"])
-                                for a in judged
-                                if a["path"] and a["commit_sha"]
-                            ]
-                        )
-                        for p in paths:
-                            hit = found.get("HEAD:" + p)
-                            self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
-                    g.commits_exist(commits)
+                self._prefetch_repo(repo, items)
             except GitError as e:
                 self._git_broke(repo_id, e)
+
+    def _prefetch_repo(self, repo, items):
+        self._warm(repo)
+        commits = [a["commit_sha"] for a in items if a["commit_sha"]]
+        if len(repo.all_checkouts()) > 1:  # which checkout holds which commit decides the judge
+            for path in repo.all_checkouts():
+                g, _ = self._git_at(repo, path)
+                if g is not None:
+                    g.commits_exist(commits)
+        by_git = {}
+        for a in items:
+            g, _ = self._git_for(a)
+            if g is not None:
+                by_git.setdefault(g.path, (g, []))[1].append(a)
+        for g, judged in by_git.values():
+            self._prefetch_checkout(g, judged)
+
+    def _prefetch_checkout(self, g, judged):
+        commits = [a["commit_sha"] for a in judged if a["commit_sha"]]
+        # The files whose content moved need their commit's log (log_since): all in one.
+        g.log_candidates.update(a["commit_sha"] for a in judged if a["path"] and a["commit_sha"])
+        paths = [a["path"] for a in judged if a["path"] and (g.path, a["path"]) not in self.head_blobs]
+        if g.head and paths:
+            # With each cited path at its recorded commit, which _anchor_facts reads of a path that
+            # is not at HEAD, and the recorded commits themselves: one cat-file per checkout for all.
+            found = g.batch_check(
+                [c + "^{commit}" for c in dict.fromkeys(commits)]
+                + ["HEAD:" + p for p in paths]
+                + ["%s:%s" % (a["commit_sha"], a["path"]) for a in judged if a["path"] and a["commit_sha"]]
+            )
+            for p in paths:
+                hit = found.get("HEAD:" + p)
+                self.head_blobs[(g.path, p)] = hit[0] if hit and hit[1] == "blob" else None
+        g.commits_exist(commits)
 
     def _warm(self, repo):
         """The first time this process asks about a checkout in its present state (git_view):
@@ -707,164 +826,147 @@ class FreshnessChecker:
         )
 
     def check_file_anchor(self, a):
-        g, why = self._git_for(a)
-        label = a["path"] + ("#" + a["symbol"] if a["symbol"] else "")
+        """(verdict, reason) of one cited file or ``path#symbol``: its facts gathered once
+        (_anchor_facts), the verdict decided by ANCHOR_RULE, the reason worded by _anchor_reason."""
+        facts = self._anchor_facts(a)
+        verdict, form = anchor_verdict(facts)
+        return verdict, self._anchor_reason(facts, form)
+
+    def _anchor_facts(self, a):
+        """What git and the disk say of anchor ``a``, asked in the order ANCHOR_RULE reads it and
+        only as far as the verdict still depends on it (a file that holds its recorded blob needs
+        no history, a deleted one no symbol)."""
+        f = AnchorFacts(a)
+        g, f.no_git = self._git_for(a)
         if g is None:
-            return "unknown", why
+            return f
+        f.g = g
         commit = a["commit_sha"]
-        commit_ok = bool(commit) and g.commits_exist([commit]).get(commit, False)
-        path = a["path"]
-        repo = self.repos[a["repo_id"]].at(g.path)
-        data = self._read(repo.path, path)
-        notes = []
-        if data is None and (repo.path, path) in self.unreadable:
+        f.commit_ok = bool(commit) and g.commits_exist([commit]).get(commit, False)
+        root = self.repos[a["repo_id"]].at(g.path).path
+        data = self._read(root, a["path"])
+        if data is None and (root, a["path"]) in self.unreadable:
             # Something is there, but not a file wctx reads: what it was cannot be compared.
-            return "unknown", self.unreadable[(repo.path, path)]
+            f.unreadable = self.unreadable[(root, a["path"])]
+            return f
         if data is None:
-            new_path = None
-            if commit_ok:
-                new_path = g.renames_since(commit).get(path)
-                if new_path is None:
-                    # Edited as well as renamed, one diff over the whole range may no longer see a
-                    # rename that the commits, one by one, show.
-                    gone_in, last_name = _deletion_of(g.log_since(commit), path)
-                    if gone_in is None and last_name != path and self._read(repo.path, last_name) is not None:
-                        new_path = last_name
-            if new_path is None and a["blob"] and not commit_ok:
-                # History is gone, so git cannot say where the file went: follow identical
-                # content, but only when exactly one file holds it (empty __init__.py files and
-                # copies must not make a deleted file look current).
-                moved = g.head_tree_blobs().get(a["blob"], [])
-                if len(moved) == 1:
-                    new_path = moved[0]
-            if new_path is not None:
-                data = self._read(repo.path, new_path)
+            new_path = self._followed_path(g, a, f.commit_ok, root)
+            data = self._read(root, new_path) if new_path is not None else None
             if data is None:
-                if commit_ok:
-                    gone_in, last_name = _deletion_of(g.log_since(commit), path)
-                    where = " in " + _describe_commits([gone_in], 1) if gone_in else " (not committed yet)"
-                    if gone_in is None and self._head_blob(g, last_name) is None:
-                        # Not in HEAD and no commit since removed it: never committed, or HEAD is
-                        # on a line of history that never had it (another branch checked out).
-                        if not g.batch_check(["%s:%s" % (commit, path)]).get("%s:%s" % (commit, path)):
-                            where = " (it was never committed)"
-                        else:
-                            here = "branch " + g.branch() if g.branch() else "commit " + short_sha(g.head)
-                            return "stale", "%s is not in the checked-out %s (recorded at %s%s)" % (
-                                label,
-                                here,
-                                short_sha(commit),
-                                " on " + a["branch"] if a["branch"] else "",
-                            )
-                    if last_name != path:  # renamed in a commit first, then deleted
-                        where = " (renamed to %s first)%s" % (last_name, where)
-                    return "stale", "%s was deleted%s" % (label, where)
-                if not commit:
-                    return (
-                        "stale",
-                        "%s no longer exists (no commit was recorded: %s had no commits at capture)"
-                        % (
-                            label,
-                            a["repo_name"],
-                        ),
-                    )
-                return (
-                    "stale",
-                    "%s no longer exists, and the recorded commit %s is gone, so a rename could not be followed"
-                    % (
-                        label,
-                        short_sha(commit),
-                    ),
-                )
-            notes.append("followed rename %s -> %s" % (path, new_path))
-            self.followed[(a["repo_id"], path)] = new_path
-            path = new_path
-            label = path + ("#" + a["symbol"] if a["symbol"] else "")
-        current_blob = self._blob(repo.path, path, data, g.object_format)
-        head_blob = self._head_blob(g, path)
-        uncommitted = head_blob != current_blob
-        if current_blob == a["blob"]:
-            text = "%s unchanged since capture" % label
-            if a["symbol"] and not a["symbol_hash"]:
-                text = (
-                    "%s unchanged since capture; symbol %s was never located in it (judged by the file)"
-                    % (
-                        path,
-                        a["symbol"],
-                    )
-                )
-            if not commit_ok and commit:
-                text += " (the recorded commit %s is gone, but the content is identical)" % short_sha(commit)
-            return "current", "; ".join([text] + notes)
-        if a["symbol"] and a["symbol_hash"] and commit_ok and commit != g.head:
-            cached = self._cached_change(g, a, label, path, current_blob, data, uncommitted, notes)
-            if cached is not None:
-                return "stale", cached
-        # The content differs: say where the change came from.
-        behind = ahead = 0
+                f.missing = True
+                self._deletion_facts(f, g)
+                return f
+            self.followed[(a["repo_id"], a["path"])] = f.path = f.followed = new_path
+        self._content_facts(f, g, root, data)
+        return f
+
+    def _content_facts(self, f, g, root, data):
+        """For a file that is there (``data``): whether it holds the recorded blob and, when not,
+        the commits that touched it, and the cited symbol's hash now."""
+        a, commit = f.a, f.a["commit_sha"]
+        blob = self._blob(root, f.path, data, g.object_format)
+        f.uncommitted = self._head_blob(g, f.path) != blob
+        f.same_blob = blob == a["blob"]
+        if f.same_blob:
+            return
+        symbol, recorded = a["symbol"], a["symbol_hash"]
+        if symbol and recorded and f.commit_ok and commit != g.head:
+            f.known_change = self._cached_change(g, a, f.label, f.path, blob, data, f.uncommitted, f.notes)
+            if f.known_change is not None:
+                return
+        if f.commit_ok:
+            f.touching = self._touching(g, commit, f.path)
+            if not f.touching and commit != g.head:
+                f.behind, f.ahead = g.behind_ahead(commit)
+        if symbol and recorded:
+            f.now = self._symbol_hash(blob, data, f.path, symbol, a.get("id"))
+            if f.now != recorded and f.walkable and f.uncommitted:
+                # Whether the uncommitted edit is in the symbol or elsewhere in its file.
+                f.symbol_uncommitted = self._head_symbol_hash(g, f.path, symbol) != f.now
+
+    def _followed_path(self, g, a, commit_ok, root):
+        """Where the cited path went, when it is no longer there: a rename since the recorded
+        commit, or (that commit gone) the one file at HEAD with the recorded content; else None."""
+        path = a["path"]
         if commit_ok:
-            touching = self._touching(g, commit, path)
-            if not touching and commit != g.head:
-                behind, ahead = g.behind_ahead(commit)
-            parts = []
-            if touching:
-                parts.append(
-                    "%d commit%s since %s: %s"
-                    % (
-                        len(touching),
-                        "" if len(touching) == 1 else "s",
-                        short_sha(commit),
-                        _describe_commits(touching),
-                    )
-                )
-            if uncommitted:
-                parts.append("uncommitted changes in the working tree")
-            if behind and not touching:
-                where = "differs from capture: the checkout is %s behind the recorded commit %s" % (
-                    _plural(behind, "commit"), short_sha(commit))  # fmt: skip
-                if uncommitted:
-                    where += ", and has uncommitted changes"
+            new_path = g.renames_since(a["commit_sha"]).get(path)
+            if new_path is not None:
+                return new_path
+            # Edited as well as renamed, one diff over the whole range may no longer see a rename
+            # that the commits, one by one, show.
+            gone_in, last_name = _deletion_of(g.log_since(a["commit_sha"]), path)
+            if gone_in is None and last_name != path and self._read(root, last_name) is not None:
+                return last_name
+            return None
+        if a["blob"]:
+            # History is gone, so git cannot say where the file went: follow identical content,
+            # but only when exactly one file holds it (empty __init__.py files and copies must not
+            # make a deleted file look current).
+            moved = g.head_tree_blobs().get(a["blob"], [])
+            if len(moved) == 1:
+                return moved[0]
+        return None
+
+    def _deletion_facts(self, f, g):
+        """For a missing file whose recorded commit is here: the commit that deleted it, its name
+        then, and, when no commit since deleted it and HEAD lacks it, whether it was ever
+        committed or HEAD is on a line of history that never had it (another branch)."""
+        if not f.commit_ok:
+            return
+        commit, path = f.a["commit_sha"], f.a["path"]
+        f.gone_in, f.last_name = _deletion_of(g.log_since(commit), path)
+        if f.gone_in is None and self._head_blob(g, f.last_name) is None:
+            spec = "%s:%s" % (commit, path)
+            if not g.batch_check([spec]).get(spec):
+                f.never_committed = True
             else:
-                if not parts:
-                    parts.append(
-                        "content differs from capture (it was %s then)"
-                        % ("uncommitted" if a["dirty"] else "committed")
-                    )
-                where = ("changed in " if touching else "changed: ") + ", and ".join(parts)
-        else:
-            if commit:
-                where = "changed, and the recorded commit %s is gone (history rewritten)" % short_sha(commit)
-            else:
-                where = "changed (no commit was recorded: %s had no commits at capture)" % a["repo_name"]
-            if uncommitted:
-                where += "; uncommitted changes in the working tree"
-        if a["symbol"]:
-            if a["symbol_hash"]:
-                now = self._symbol_hash(current_blob, data, path, a["symbol"], a.get("id"))
-                if now == a["symbol_hash"]:
-                    text = "symbol %s unchanged; other parts of %s %s" % (a["symbol"], path, where)
-                    return "current", "; ".join([text] + notes)
-                if commit_ok and (touching or behind):
-                    # Name only the commits whose diff changed the symbol, not all that touched the file.
-                    in_symbol = uncommitted and self._head_symbol_hash(g, path, a["symbol"]) != now
-                    base_path = a["path"] if touching else path
-                    change = _SymbolChange(g, a.get("id"), label, a["symbol"], commit, base_path, now, in_symbol,
-                                           notes, behind, ahead)  # fmt: skip
-                    change.start = _stamped_start(a, change)
-                    self.symbol_changes.append(change)
-                    return "stale", change
-                if now is None:
-                    return "stale", "; ".join(
-                        ["symbol %s no longer found in %s (%s)" % (a["symbol"], path, where)] + notes
-                    )
-                return "stale", "; ".join(["%s %s" % (label, where)] + notes)
+                f.checked_out = "branch " + g.branch() if g.branch() else "commit " + short_sha(g.head)
+
+    def _anchor_reason(self, f, form):
+        """The reason ANCHOR_RULE's ``form`` gives for anchor facts ``f``: every sentence a cited
+        file or symbol gets is worded here. A symbol whose text changed gets a _SymbolChange, which
+        names the commits once the batch has walked them (check_items)."""
+        a, label, path, symbol = f.a, f.label, f.path, f.a["symbol"]
+        since = short_sha(a["commit_sha"])
+        if form == "symbol_changed":
+            # Name only the commits whose diff changed the symbol, not all that touched the file.
+            f.known_change = _SymbolChange(f.g, a.get("id"), label, symbol, a["commit_sha"],
+                                           a["path"] if f.touching else path, f.now, f.symbol_uncommitted,
+                                           f.notes, f.behind, f.ahead)  # fmt: skip
+            f.known_change.start = _stamped_start(a, f.known_change)
+        if form in ("symbol_changed", "symbol_changed_known"):
+            self.symbol_changes.append(f.known_change)  # finished in one batch per range
+            return f.known_change
+        if form in ("no_git", "unreadable"):
+            return f.no_git or f.unreadable
+        if form == "not_checked_out":
+            return "%s is not in the checked-out %s (recorded at %s%s)" % (
+                label, f.checked_out, since, " on " + a["branch"] if a["branch"] else "")  # fmt: skip
+        if form == "deleted":
+            return "%s was deleted%s" % (label, _deleted_where(f))
+        if form == "gone_no_commit":
+            return "%s no longer exists (no commit was recorded: %s had no commits at capture)" % (
+                label, a["repo_name"])  # fmt: skip
+        if form == "gone_history_gone":
+            return "%s no longer exists, and the recorded commit %s is gone, so a rename could not be followed" % (
+                label, since)  # fmt: skip
+        if form == "unchanged":
+            text = "%s unchanged since capture" % label
+            if symbol and not a["symbol_hash"]:
+                text = "%s unchanged since capture; symbol %s was never located in it (judged by the file)" % (
+                    path, symbol)  # fmt: skip
+            if not f.commit_ok and a["commit_sha"]:
+                text += " (the recorded commit %s is gone, but the content is identical)" % since
+        elif form == "symbol_unchanged":
+            text = "symbol %s unchanged; other parts of %s %s" % (symbol, path, _changed_where(f))
+        elif form == "not_located":
             text = "symbol %s could not be located at capture, so only file-level change is known: %s %s" % (
-                a["symbol"],
-                path,
-                where,
-            )
-            return "possibly_stale", "; ".join([text] + notes)
-        return "stale", "; ".join(["%s %s" % (label, where)] + notes)
+                symbol, path, _changed_where(f))  # fmt: skip
+        elif form == "symbol_gone":
+            text = "symbol %s no longer found in %s (%s)" % (symbol, path, _changed_where(f))
+        else:
+            text = "%s %s" % (label, _changed_where(f))
+        return "; ".join([text] + f.notes)
 
     def _cached_change(self, g, a, label, path, blob, data, uncommitted, notes):
         """A changed symbol whose commits an earlier check named for this very range: its reason
@@ -880,8 +982,7 @@ class FreshnessChecker:
             return None
         change.behind = json.loads(known[3])[3]
         change.uncommitted_file = uncommitted and self._head_symbol_hash(g, path, a["symbol"]) != now
-        self.symbol_changes.append(change)  # finished from what was learned, with the others
-        return change
+        return change  # finished from what was learned, with the others
 
     def _touching(self, g, commit, path):
         """_commits_touching, once per checkout, recorded commit and path in a call."""
@@ -1159,49 +1260,7 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
             keys[rid] = None if inputs[rid] is None else _hashed_key(inputs[rid])
         return keys[rid]
 
-    result = {}
-    # The cache rows this process has read or written, kept for the store generation (a write that
-    # may invalidate a verdict drops them): a search then reads no row twice. Each is checked
-    # against the key computed now, as a row read from the table is. ``matched`` keeps, per item,
-    # the unhashed inputs its row last matched (followed no rename): the same inputs again are
-    # the same key, so the row holds without hashing them.
-    if use_cache and share is None:  # a search began its read already (and shares ``heads``)
-        store.begin_read()
-    seen = store.memo(("freshness-rows",), dict) if use_cache else {}
-    matched = store.memo(("freshness-inputs",), dict) if use_cache else {}
-
-    def hit(rid, stored, verdict, reasons):
-        followed = _followed_in(stored)
-        # made after following a rename: check the same new files
-        key = _cache_key(repos, keyed[rid], heads, followed) if followed else key_of(rid)
-        if key is not None and stored == key:
-            result[rid] = {"verdict": verdict, "reasons": list(reasons)}
-            if not followed:
-                matched[rid] = (inputs[rid][0], stored)
-
-    if use_cache:
-        unread = []
-        for rid in rids:
-            if rid in seen:
-                text = inputs[rid]
-                known = matched.get(rid)
-                if text is not None and known is not None and known[0] == text[0] and not text[1]:
-                    stored, verdict, reasons = seen[rid]
-                    if stored == known[1]:
-                        result[rid] = {"verdict": verdict, "reasons": list(reasons)}
-                        continue
-                hit(rid, *seen[rid])
-            else:
-                unread.append(rid)
-        for i in range(0, len(unread), 500):
-            chunk = unread[i : i + 500]
-            for rid, stored, verdict, reasons in store.db.execute(
-                "SELECT evidence_rid, cache_key, verdict, reasons FROM freshness_cache WHERE evidence_rid IN (%s)"
-                % ",".join("?" * len(chunk)),
-                chunk,
-            ).fetchall():
-                seen[rid] = (stored, verdict, tuple(json.loads(reasons)))
-                hit(rid, *seen[rid])
+    result, seen = _cached_verdicts(store, rids, use_cache, share, inputs, keyed, repos, heads, key_of)
     missing = [rid for rid in rids if rid not in result]
     if missing:
         checker = FreshnessChecker(store, shared=use_cache, remember=True)
@@ -1215,6 +1274,54 @@ def freshness_of(store, rids, use_cache=True, anchors=None, heads=None, repos=No
         _write_freshness_cache(store, rows)
         result.update(computed)
     return result
+
+
+def _cached_verdicts(store, rids, use_cache, share, inputs, keyed, repos, heads, key_of):
+    """({rid: {"verdict", "reasons"}} of the items whose cached verdict still holds, the cache
+    rows seen), both empty without ``use_cache``. The cache rows this process has read or written
+    are kept for the store generation (a write that may invalidate a verdict drops them): a search
+    then reads no row twice. Each is checked against the key computed now, as a row read from the
+    table is. ``matched`` keeps, per item, the unhashed inputs its row last matched (followed no
+    rename): the same inputs again are the same key, so the row holds without hashing them."""
+    result = {}
+    if not use_cache:
+        return result, {}
+    if share is None:  # a search began its read already (and shares ``heads``)
+        store.begin_read()
+    seen = store.memo(("freshness-rows",), dict)
+    matched = store.memo(("freshness-inputs",), dict)
+
+    def hit(rid, stored, verdict, reasons):
+        followed = _followed_in(stored)
+        # made after following a rename: check the same new files
+        key = _cache_key(repos, keyed[rid], heads, followed) if followed else key_of(rid)
+        if key is not None and stored == key:
+            result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+            if not followed:
+                matched[rid] = (inputs[rid][0], stored)
+
+    unread = []
+    for rid in rids:
+        if rid not in seen:
+            unread.append(rid)
+            continue
+        text, known = inputs[rid], matched.get(rid)
+        if text is not None and known is not None and known[0] == text[0] and not text[1]:
+            stored, verdict, reasons = seen[rid]
+            if stored == known[1]:
+                result[rid] = {"verdict": verdict, "reasons": list(reasons)}
+                continue
+        hit(rid, *seen[rid])
+    for i in range(0, len(unread), 500):
+        chunk = unread[i : i + 500]
+        for rid, stored, verdict, reasons in store.db.execute(
+            "SELECT evidence_rid, cache_key, verdict, reasons FROM freshness_cache WHERE evidence_rid IN (%s)"
+            % ",".join("?" * len(chunk)),
+            chunk,
+        ).fetchall():
+            seen[rid] = (stored, verdict, tuple(json.loads(reasons)))
+            hit(rid, *seen[rid])
+    return result, seen
 
 
 def _cache_rows(checker, computed, anchors, repos, heads, key_of):

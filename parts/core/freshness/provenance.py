@@ -24,51 +24,77 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
     that name exists where it could also have meant, a sentence saying which was cited goes to
     ``notes``."""
     spec = clean_text(spec, "file", 4096, required=True)
-    path, symbol = spec, None
-    if "#" in spec:
-        path, _, symbol = spec.rpartition("#")
-        symbol = symbol.strip() or None
-        if not path:
-            raise UsageError("file %r names a symbol but no path" % spec)
-        if symbol and "" in re.split(r"\.|::", symbol):
-            # Context..invoke or .invoke would be read as some other name; say so instead.
-            raise UsageError(
-                "symbol %r has an empty part; qualify a name as Class.method or Class::method" % symbol
-            )
-    repo = item_repo
-    base = cwd  # what a relative path is relative to, first
+    path, symbol = _split_symbol(spec)
     passed_over = []
-    if os.path.isabs(path):
-        repo = _repo_containing(repos, path)
-        if repo is None:
-            raise UsageError("%s is not inside any registered repository" % path)
-    else:
-        prefix, colon, rest = path.partition(":")
-        named = [r for r in repos if colon and r.name == prefix]
-        if named:
-            repo, path, base = named[0], rest, None  # repo:path is relative to that repo's root
-        elif colon and _names_a_repository(prefix, path, repo, cwd):
-            raise NotFoundError(
-                "%s: %s" % (spec, unknown_name("repository", prefix, [r.name for r in repos]))
-            )
-        elif cwd:
-            # A relative path from the cwd that lands in another registered repo (../sdk/x.ts)
-            # belongs to that repo, unless the item's own repo has such a file.
-            here = os.path.normpath(os.path.join(cwd, path))
-            owner = _repo_containing(repos, here) if os.path.exists(here) else None
-            inside = os.path.normpath(os.path.join(repo.path, path)) if repo is not None else ""
-            in_item_repo = (
-                inside.startswith(repo.path + os.sep) and os.path.lexists(inside) if repo else False
-            )
-            if owner is not None and (repo is None or owner.id != repo.id) and not in_item_repo:
-                repo, path = owner, here
-            elif owner is not None and owner.id != repo.id and os.path.isfile(here):
-                twin = os.path.relpath(os.path.realpath(here), owner.path).replace(os.sep, "/")
-                passed_over.append("%s:%s" % (owner.name, twin))
+    repo, path, base = _spec_repository(spec, path, repos, item_repo, cwd, passed_over)
     if repo is None:
         raise UsageError("cannot tell which repository %s belongs to; pass --repo NAME" % spec)
     twins_in_repo = []
     rel, real = repo_relative_path(repo.path, path, cwd=base, passed_over=twins_in_repo)
+    _refuse_uncitable(repo, rel, real)
+    passed_over += ["%s:%s" % (repo.name, t) for t in twins_in_repo]
+    if notes is not None and passed_over:
+        notes.append(
+            "--file %s: cited %s:%s; %s exists too: cite it by that name to mean that one"
+            % (spec, repo.name, rel, " and ".join(passed_over))
+        )
+    return repo, rel, real, symbol
+
+
+def _split_symbol(spec):
+    """``path#symbol`` -> (path, symbol or None)."""
+    if "#" not in spec:
+        return spec, None
+    path, _, symbol = spec.rpartition("#")
+    symbol = symbol.strip() or None
+    if not path:
+        raise UsageError("file %r names a symbol but no path" % spec)
+    if symbol and "" in re.split(r"\.|::", symbol):
+        # Context..invoke or .invoke would be read as some other name; say so instead.
+        raise UsageError(
+            "symbol %r has an empty part; qualify a name as Class.method or Class::method" % symbol
+        )
+    return path, symbol
+
+
+def _spec_repository(spec, path, repos, repo, cwd, passed_over):
+    """(repository, path, what the path is relative to first) of a cited path, the item's
+    repository ``repo`` unless the path says otherwise: absolute, ``repo-name:path``, or relative
+    from the cwd into another registered repository. A file of that name that the path could also
+    have meant goes to ``passed_over``."""
+    if os.path.isabs(path):
+        owner = _repo_containing(repos, path)
+        if owner is None:
+            raise UsageError("%s is not inside any registered repository" % path)
+        return owner, path, cwd
+    prefix, colon, rest = path.partition(":")
+    named = [r for r in repos if colon and r.name == prefix]
+    if named:
+        return named[0], rest, None  # repo:path is relative to that repo's root
+    if colon and _names_a_repository(prefix, path, repo, cwd):
+        raise NotFoundError("%s: %s" % (spec, unknown_name("repository", prefix, [r.name for r in repos])))
+    if not cwd:
+        return repo, path, cwd
+    return _from_cwd(repos, repo, path, cwd, passed_over)
+
+
+def _from_cwd(repos, repo, path, cwd, passed_over):
+    """A relative path from the cwd that lands in another registered repo (../sdk/x.ts) belongs
+    to that repo, unless the item's own repository ``repo`` has such a file."""
+    here = os.path.normpath(os.path.join(cwd, path))
+    owner = _repo_containing(repos, here) if os.path.exists(here) else None
+    inside = os.path.normpath(os.path.join(repo.path, path)) if repo is not None else ""
+    in_item_repo = inside.startswith(repo.path + os.sep) and os.path.lexists(inside) if repo else False
+    if owner is not None and (repo is None or owner.id != repo.id) and not in_item_repo:
+        return owner, here, cwd
+    if owner is not None and owner.id != repo.id and os.path.isfile(here):
+        twin = os.path.relpath(os.path.realpath(here), owner.path).replace(os.sep, "/")
+        passed_over.append("%s:%s" % (owner.name, twin))
+    return repo, path, cwd
+
+
+def _refuse_uncitable(repo, rel, real):
+    """A usage error unless ``rel`` is a regular file of ``repo`` whose path can be stored as it is."""
     fault = identifier_fault(rel)
     if fault:  # stored cleaned or redacted, it would name no file, and verify would call it deleted
         raise UsageError(
@@ -82,13 +108,6 @@ def _parse_file_spec(spec, repos, item_repo, cwd, notes=None):
     if not os.path.isfile(real):
         kind = _file_kind(os.stat(real).st_mode)
         raise UsageError("%s in %s is %s, not a regular file; cite a file" % (rel, repo.name, kind))
-    passed_over += ["%s:%s" % (repo.name, t) for t in twins_in_repo]
-    if notes is not None and passed_over:
-        notes.append(
-            "--file %s: cited %s:%s; %s exists too: cite it by that name to mean that one"
-            % (spec, repo.name, rel, " and ".join(passed_over))
-        )
-    return repo, rel, real, symbol
 
 
 def _names_a_repository(prefix, path, item_repo, cwd):

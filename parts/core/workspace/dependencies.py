@@ -266,6 +266,34 @@ def explicit_dependencies(specs, repos, cwd, number):
     return out
 
 
+def _one_module(spec, hits):
+    """The module ``spec`` names, from where it was found ([(view, path or a Go package's
+    files)]): None when nowhere, unsure when in several places."""
+    if not hits:
+        return None
+    if len(hits) > 1:
+        raise _Unsure(
+            "whose module %s is in several places (%s)"
+            % (
+                spec,
+                ", ".join("%s %s" % (v.repo.name, p if isinstance(p, str) else p[0]) for v, p in hits),
+            )
+        )
+    view, path = hits[0]
+    if isinstance(path, list):  # a Go package: a directory's files
+        return _Target(view, os.path.dirname(path[0]), None, "module", files=path)
+    return _Target(view, path, None, "module")
+
+
+def _js_default_name(source, path):
+    """The name a JavaScript or TypeScript module's ``export default NAME`` gives, if any."""
+    language = language_of(path)
+    if language not in ("javascript", "typescript"):
+        return None
+    m = _JS_DEFAULT.search(_mask_source(source, language))
+    return m.group(1) if m and m.group(1) != "default" else None
+
+
 class _Reading:
     """The reading of one cited symbol."""
 
@@ -301,22 +329,7 @@ class _Reading:
     def by_imports(self, imports):
         locals_ = {b.local for b in imports.bindings if not b.export}
         for local in sorted(self.names.named & locals_):
-            targets = []
-            try:
-                for b in imports.bound(local):
-                    targets.append(self.binding(b, self.repo, self.rel, 0, top=True))
-            except _Unsure as e:
-                self.unsure(local, str(e))
-                continue
-            resolved = [t for t in targets if t is not None]
-            if not resolved:
-                continue
-            if len({t.key() for t in resolved}) > 1 or len(resolved) < len(targets):
-                places = sorted({t.label() for t in resolved})
-                self.unsure(local, "which is imported from %s places (%s)" % (
-                    _count_word(len(targets)), ", ".join(places + ["elsewhere"] * (len(resolved) < len(targets)))))  # fmt: skip
-                continue
-            self.use(resolved[0], local)
+            self._by_binding(imports, local)
         for local, dotted in sorted(imports.aliases.items()):
             if local in locals_ or local not in self.names.named:
                 continue
@@ -330,6 +343,26 @@ class _Reading:
                 target = None
             if target is not None and target.kind != "module":
                 self.unsure(local, "an alias of %s assigned at module level" % target.label())
+
+    def _by_binding(self, imports, local):
+        """What the cited text reaches through the import-bound name ``local``: followed when it is
+        bound to one definition, said to be unsure when to several."""
+        targets = []
+        try:
+            for b in imports.bound(local):
+                targets.append(self.binding(b, self.repo, self.rel, 0, top=True))
+        except _Unsure as e:
+            self.unsure(local, str(e))
+            return
+        resolved = [t for t in targets if t is not None]
+        if not resolved:
+            return
+        if len({t.key() for t in resolved}) > 1 or len(resolved) < len(targets):
+            places = sorted({t.label() for t in resolved})
+            self.unsure(local, "which is imported from %s places (%s)" % (
+                _count_word(len(targets)), ", ".join(places + ["elsewhere"] * (len(resolved) < len(targets)))))  # fmt: skip
+            return
+        self.use(resolved[0], local)
 
     def use(self, target, local):
         """Record what the cited text reaches through ``local`` (bound to ``target``)."""
@@ -490,20 +523,7 @@ class _Reading:
                 files = view.go_package(spec)
                 if files:
                     hits.append((view, files))
-        if not hits:
-            return None
-        if len(hits) > 1:
-            raise _Unsure(
-                "whose module %s is in several places (%s)"
-                % (
-                    spec,
-                    ", ".join("%s %s" % (v.repo.name, p if isinstance(p, str) else p[0]) for v, p in hits),
-                )
-            )
-        view, path = hits[0]
-        if isinstance(path, list):  # a Go package: a directory's files
-            return _Target(view, os.path.dirname(path[0]), None, "module", files=path)
-        return _Target(view, path, None, "module")
+        return _one_module(spec, hits)
 
     def js_module(self, spec, repo, rel, views, top):
         if spec.startswith("."):
@@ -538,10 +558,7 @@ class _Reading:
             return None
         view = module.view
         if module.files is not None:  # a Go package
-            hits = [p for p in module.files if _located(view, p, name)]
-            if len(hits) > 1:
-                raise _Unsure("which %s defines in %s files" % (view.repo.name, len(hits)))
-            return self.defined(view, hits[0], name) if hits else None
+            return self._package_member(module, name)
         if _located(view, module.path, name):
             return self.defined(view, module.path, name)
         source = view.source(module.path)
@@ -549,25 +566,44 @@ class _Reading:
             return None
         imports = imports_of(source, module.path)
         if imports is not None:
-            language = language_of(module.path)
-            own = [b for b in imports.bindings if b.local == name and (b.export or language == "python")]
-            if language not in ("python",):
-                own += [b for b in imports.bindings if b.local == name and not b.export]
-            for b in own:
-                found = self.binding(b, view, module.path, depth + 1)
-                if found is not None:
-                    return found
-            if name == "default" and language in ("javascript", "typescript"):
-                m = _JS_DEFAULT.search(_mask_source(source, language))
-                if m and m.group(1) != "default":
-                    return self.member(module, m.group(1), depth + 1)
+            found = self._bound_member(module, name, depth, imports)
+            if found is not None:
+                return found
+            default = _js_default_name(source, module.path) if name == "default" else None
+            if default is not None:
+                return self.member(module, default, depth + 1)
         if module.path.endswith(("__init__.py", "__init__.pyi")):
             found = view.python_path(os.path.dirname(module.path).replace("/", ".") + "." + name)
             if found:
                 return _Target(view, found, None, "module")
+        return self._star_member(module, name, depth, imports)
+
+    def _package_member(self, module, name):
+        """``name`` in a Go package: the one file of it that defines it."""
+        view = module.view
+        hits = [p for p in module.files if _located(view, p, name)]
+        if len(hits) > 1:
+            raise _Unsure("which %s defines in %s files" % (view.repo.name, len(hits)))
+        return self.defined(view, hits[0], name) if hits else None
+
+    def _bound_member(self, module, name, depth, imports):
+        """``name`` as the module binds it by an import (Python) or exports it (other languages
+        first, then their plain imports)."""
+        language = language_of(module.path)
+        own = [b for b in imports.bindings if b.local == name and (b.export or language == "python")]
+        if language not in ("python",):
+            own += [b for b in imports.bindings if b.local == name and not b.export]
+        for b in own:
+            found = self.binding(b, module.view, module.path, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def _star_member(self, module, name, depth, imports):
+        """``name`` through the module's ``from m import *`` or ``export * from``."""
         for b in imports.bindings if imports is not None else ():
             if b.name == "*" and (b.export or language_of(module.path) == "python"):
-                inner = self.module(b.module, view, module.path, False)
+                inner = self.module(b.module, module.view, module.path, False)
                 found = self.member(inner, name, depth + 1) if inner is not None else None
                 if found is not None:
                     return found
