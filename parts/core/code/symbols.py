@@ -19,6 +19,7 @@ from .caches import (
 )
 from .constants import _lazy_pattern
 from .helpers import nearest_names
+from .lexicon import lexicon_of, mask
 from .symbol_kinds import (
     _COMMA_MEMBERS,
     _python_assigned_names,
@@ -62,22 +63,6 @@ LANGUAGE_BY_EXTENSION = {
     ".hh": "cpp", ".hxx": "cpp", ".swift": "swift", ".php": "php", ".scala": "scala",
 }  # fmt: skip
 
-# Languages where a statement may end at a newline (no ';'), so a bodiless definition does too.
-_NEWLINE_ENDS = frozenset({"go", "kotlin", "swift", "scala", "javascript", "typescript", "python", "ruby"})
-# Languages whose headers use <...> for generics (tracked so that a '{' inside is not the body).
-_ANGLE_GENERICS = frozenset({"typescript", "java", "csharp", "kotlin", "rust", "cpp", "swift", "scala"})
-_NESTED_BLOCK_COMMENTS = frozenset({"rust", "kotlin", "swift", "scala"})
-_HASH_COMMENTS = frozenset({"ruby", "python", "php"})
-_SLASH_COMMENTS_OFF = frozenset({"ruby", "python"})
-# Languages where '...' is a character literal (or a Rust lifetime), not a string.
-_CHAR_QUOTE = frozenset({"c", "cpp", "java", "csharp", "go", "kotlin", "rust", "scala"})
-_MULTILINE_STRINGS = frozenset({"rust", "ruby", "php", "python", "swift"})
-_TRIPLE_QUOTES = frozenset({"python", "kotlin", "java", "swift", "scala", "csharp"})
-# Keywords after which '/' starts a JavaScript regular expression rather than a division.
-_JS_REGEX_KEYWORDS = frozenset({"return", "typeof", "case", "do", "else", "in", "of", "new", "delete",
-                                "void", "throw", "yield", "await", "instanceof", "if", "unless", "when",
-                                "and", "or", "not", "then", "elsif", "while", "until"})  # fmt: skip
-
 
 def language_of(path):
     return LANGUAGE_BY_EXTENSION.get(os.path.splitext(path)[1].lower())
@@ -86,253 +71,7 @@ def language_of(path):
 @MASKED_SOURCE
 def _mask_source(source, language):
     """``source`` with comments and string literals blanked to spaces (newlines kept)."""
-    out = list(source)
-    n = len(source)
-
-    def blank(a, b):
-        for k in range(a, min(b, n)):
-            if out[k] != "\n":
-                out[k] = " "
-
-    def skip_string(i, quote, multiline, escapes=True):
-        """Index just past the string that opens at i with ``quote``."""
-        j = i + len(quote)
-        while j < n:
-            ch = source[j]
-            if escapes and ch == "\\":
-                j += 2
-                continue
-            if source.startswith(quote, j):
-                return j + len(quote)
-            if ch == "\n" and not multiline:
-                return j
-            j += 1
-        return n
-
-    def skip_interpolated(i):
-        """Index just past a Ruby "string" whose #{...} may hold quotes and strings of its own."""
-        j = i + 1
-        while j < n:
-            ch = source[j]
-            if ch == "\\":
-                j += 2
-                continue
-            if ch == '"':
-                return j + 1
-            if ch == "#" and source.startswith("#{", j):
-                depth, j = 1, j + 2
-                while j < n and depth:
-                    inner = source[j]
-                    if inner == "{":
-                        depth += 1
-                    elif inner == "}":
-                        depth -= 1
-                    elif inner == '"':
-                        j = skip_interpolated(j) - 1
-                    elif inner == "'":
-                        close = source.find("'", j + 1)
-                        j = n if close < 0 else close
-                    j += 1
-                continue
-            j += 1
-        return n
-
-    slash = language not in _SLASH_COMMENTS_OFF
-    hashes = language in _HASH_COMMENTS
-    last_code = ""  # previous significant character (JS regex detection)
-    last_word = ""
-    i = 0
-    line_start = True
-    heredoc_end = None  # a Ruby heredoc opened on this line: its body ends there
-    while i < n:
-        c = source[i]
-        if c == "\n":
-            line_start = True
-            if heredoc_end is not None:  # the rest of the opener's line is done: skip the body
-                i, heredoc_end = heredoc_end, None
-                continue
-            i += 1
-            continue
-        if line_start and language == "ruby" and re.match(r"__END__[ \t\r]*$", source[i : i + 10]):
-            blank(i, n)  # what follows __END__ is data, not code
-            break
-        if line_start and language == "ruby" and source.startswith("=begin", i):
-            j = source.find("\n=end", i)
-            j = n if j < 0 else j + 5
-            blank(i, j)
-            i = j
-            continue
-        if c not in " \t\r":
-            line_start = False
-        if language == "ruby" and c == "$" and source[i + 1 : i + 2] in tuple("`'\"/\\;,.<>!@&~=*$?:"):
-            i += 2  # a special global ($` $' $/ ...), not the start of a string or a regex
-            last_code, last_word = "a", ""
-            continue
-        if slash and c == "/" and i + 1 < n and source[i + 1] == "/":
-            j = source.find("\n", i)
-            j = n if j < 0 else j
-            blank(i, j)
-            i = j
-            continue
-        if slash and c == "/" and i + 1 < n and source[i + 1] == "*":
-            if language in _NESTED_BLOCK_COMMENTS:
-                depth, j = 1, i + 2
-                while j < n and depth:
-                    if source.startswith("/*", j):
-                        depth, j = depth + 1, j + 2
-                    elif source.startswith("*/", j):
-                        depth, j = depth - 1, j + 2
-                    else:
-                        j += 1
-            else:
-                j = source.find("*/", i + 2)
-                j = n if j < 0 else j + 2
-            blank(i, j)
-            i = j
-            continue
-        if hashes and c == "#" and not (language == "php" and source.startswith("#[", i)):
-            j = source.find("\n", i)
-            j = n if j < 0 else j
-            blank(i, j)
-            i = j
-            continue
-        if (
-            language in ("javascript", "typescript", "ruby")
-            and c == "/"
-            and (
-                last_code in "(,=:[!&|?{};+-*%<>~^"
-                or last_word in _JS_REGEX_KEYWORDS
-                # Ruby: `split /,/` is a call with a regex argument, `a / b` a division
-                or (
-                    language == "ruby"
-                    and source[i - 1 : i] == " "
-                    and source[i + 1 : i + 2] not in (" ", "=")
-                )
-            )
-        ):
-            j, in_class = i + 1, False
-            while j < n and source[j] != "\n":
-                ch = source[j]
-                if ch == "\\":
-                    j += 2
-                    continue
-                if ch == "[":
-                    in_class = True
-                elif ch == "]":
-                    in_class = False
-                elif ch == "/" and not in_class:
-                    break
-                j += 1
-            if j < n and source[j] == "/":
-                blank(i + 1, j)
-                i = j + 1
-                last_code, last_word = "/", ""
-                continue
-        if c in "\"'`":
-            start = i
-            if language in _TRIPLE_QUOTES and source.startswith(c * 3, i) and c != "`":
-                end = skip_string(i, c * 3, True, escapes=language != "csharp")
-            elif c == "`":
-                # JS/TS template literals and Go raw strings span lines; Kotlin/Scala quote names.
-                end = skip_string(i, "`", True, escapes=language in ("javascript", "typescript"))
-            elif c == "'" and language in _CHAR_QUOTE:
-                close = source.find("'", i + 1, i + 12)
-                is_char = close > 0 and (
-                    source[i + 1] == "\\"
-                    or close == i + 2
-                    or (close <= i + 5 and not source[i + 1].isalnum())
-                )
-                if language == "cpp" and i and source[i - 1].isalnum():
-                    is_char = False  # digit separator: 1'000'000
-                if language == "rust" and not is_char:
-                    is_char = close == i + 2 or (close > 0 and source[i + 1] == "\\")
-                if not is_char:
-                    i += 1  # a Rust lifetime ('a) or a stray quote
-                    continue
-                end = close + 1
-            elif language == "csharp" and i and source[i - 1] == "@" and c == '"':
-                j = i + 1
-                while j < n:
-                    if source[j] == '"':
-                        if source.startswith('""', j):
-                            j += 2
-                            continue
-                        break
-                    j += 1
-                end = min(j + 1, n)
-            elif language == "rust" and c == '"' and re.search(r"(?<![\w])b?r#*$", source[max(0, i - 8) : i]):
-                hashes_ = len(source[max(0, i - 8) : i]) - len(source[max(0, i - 8) : i].rstrip("#"))
-                close = source.find('"' + "#" * hashes_, i + 1)
-                end = n if close < 0 else close + 1 + hashes_
-            elif language == "cpp" and c == '"' and i and source[i - 1] == "R":
-                m = re.match(r'"([^()\\\s]{0,16})\(', source[i : i + 20])
-                if m:
-                    close = source.find(")" + m.group(1) + '"', i)
-                    end = n if close < 0 else close + len(m.group(1)) + 2
-                else:
-                    end = skip_string(i, '"', False)
-            else:
-                end = (
-                    skip_interpolated(i)
-                    if language == "ruby" and c == '"'
-                    else skip_string(i, c, language in _MULTILINE_STRINGS)
-                )
-            blank(start + 1, end - 1)
-            i = end
-            last_code, last_word = c, ""
-            continue
-        if language == "ruby" and c == "%":
-            m = re.match(r"%([qQwWiIrsx]?)([^\w\s])", source[i : i + 3])
-            if m and (
-                m.group(1)
-                or last_code in "(,=:[!&|?{};"
-                or last_word in _JS_REGEX_KEYWORDS
-                or (source[i - 1 : i] == " " and m.group(2) in "([{<")
-            ):
-                opener = m.group(2)
-                closer = {"(": ")", "[": "]", "{": "}", "<": ">"}.get(opener, opener)
-                depth, j = 1, i + len(m.group(0))
-                while j < n:
-                    ch = source[j]
-                    if ch == "\\":
-                        j += 2
-                        continue
-                    if ch == closer:
-                        depth -= 1
-                        if depth == 0:
-                            break
-                    elif ch == opener and closer != opener:
-                        depth += 1
-                    j += 1
-                blank(i + len(m.group(0)), j)  # %w[...] %Q{...} %r(...) percent literals
-                i = j + 1
-                last_code, last_word = ")", ""
-                continue
-        if language == "ruby" and c == "<" and source.startswith("<<", i):
-            m = re.match(r"<<([~-]?)(['\"`]?)([A-Za-z_]\w*)\2", source[i : i + 80])
-            if m and (i == 0 or not source[i - 1].isalnum()):
-                body = source.find("\n", i)
-                if body > 0:
-                    term = re.compile(r"^[ \t]*" + re.escape(m.group(3)) + r"[ \t]*$", re.M)
-                    first = body + 1 if heredoc_end is None else heredoc_end + 1
-                    found = term.search(source, first)
-                    end = n if found is None else found.end()
-                    blank(i, i + len(m.group(0)))  # the opener may stand alone at column 0
-                    blank(first, end)
-                    heredoc_end = end
-                    i += len(m.group(0))
-                    continue
-        if c.isalnum() or c == "_" or c == "$":
-            j = i
-            while j < n and (source[j].isalnum() or source[j] in "_$"):
-                j += 1
-            last_word, last_code = source[i:j], "a"
-            i = j
-            continue
-        if c not in " \t\r":
-            last_code, last_word = c, ""
-        i += 1
-    return "".join(out)
+    return mask(source, language)
 
 
 _CALL_LIKE = _lazy_pattern(
@@ -449,6 +188,7 @@ def _next_code_char(masked, i):
 def _body_end(masked, language, pos, kind, limit, bodiless=False):
     """End (exclusive) of the definition whose name ends at ``pos``, or None for a declaration
     without a body (unless ``bodiless``: then the declaration itself, up to its ';')."""
+    lexicon = lexicon_of(language)
     depth = 0
     angle = 0  # inside <...> of a header: Promise<{ a: T }> is a type, not the body
     assigned = False
@@ -468,12 +208,12 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
             depth == 0
             and c == "<"
             and (kind == "type" or not assigned)  # type X = Omit<...>: generics after '=' too
-            and language in _ANGLE_GENERICS
+            and lexicon.angle_generics
             and masked[i + 1 : i + 2] != "<"
         ):
             angle += 1
         elif depth == 0 and not angle:
-            if c == "{" and assigned and language in _NEWLINE_ENDS:
+            if c == "{" and assigned and lexicon.newline_ends:
                 i = _match_brace(masked, i)  # a lambda or object in an expression body: read on
                 continue
             if c == "{":
@@ -495,7 +235,7 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
                 assigned = True
             if c == ":" and language == "cpp" and masked[pos:i].rstrip().endswith(")"):
                 init_list = True
-            if c == "\n" and language in _NEWLINE_ENDS:
+            if c == "\n" and lexicon.newline_ends:
                 line = masked[masked.rfind("\n", 0, i) + 1 : i].rstrip()
                 following = _next_code_char(masked, i)
                 continued = (
