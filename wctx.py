@@ -6679,6 +6679,13 @@ def locate_symbol_lines(source, path, symbol):
     return text, lines
 
 
+# Statement keywords: a line that starts with one (``\treturn n``) can look like a declaration
+# to a pattern, but it is never what a user meant to cite.
+_STATEMENT_KEYWORDS = frozenset({"return", "if", "else", "for", "while", "do", "switch", "case", "default",
+                                 "break", "continue", "goto", "go", "defer", "throw", "raise", "yield",
+                                 "await", "new", "delete", "import", "package", "using", "select"})  # fmt: skip
+
+
 def nearest_symbols(source, path, symbol, n=3):
     """The symbols defined in ``source`` (the file at ``path``) whose names are nearest to
     ``symbol``, a name the locator did not find there: what the user probably meant, nearest first.
@@ -6696,6 +6703,7 @@ def nearest_symbols(source, path, symbol, n=3):
         # A method offered as Class.method is not offered again as method.
         return [m for m in near if not any(o.endswith("." + m) for o in near)][:n]
     words = set(re.findall(r"[A-Za-z_$][\w$]*", _source_index(source, language or "").masked))
+    words -= _STATEMENT_KEYWORDS
     found = []
     for word in nearest_names(parts[-1], words - {parts[-1]}, 4 * n):
         for qualified in (parts[:-1] + [word], [word]) if len(parts) > 1 else ([word],):
@@ -22656,6 +22664,58 @@ def _doctor_write_access(home):
     return _doctor_check("write access", DOCTOR_OK, "can create %s inside %s" % (home, probe))
 
 
+_CITED_SYMBOLS = (
+    "SELECT e.id, a.path, a.symbol, a.checkout, r.path FROM anchors a"
+    " JOIN evidence e ON e.rid = a.evidence_rid JOIN repos r ON r.id = a.repo_id"
+    " WHERE e.status = 'active' AND a.symbol IS NOT NULL AND a.symbol_hash IS NOT NULL ORDER BY e.rid, a.id"
+)
+
+
+def _doctor_cited_symbols(home, shown=10):
+    """Each symbol an active item cites (located when it was recorded), looked up in its file as
+    the working tree holds it now: one no longer found, most often renamed, is named with the
+    nearest names its file defines. None when no item cites a symbol (a file gone is verify's)."""
+    import sqlite3
+
+    try:
+        con = _connect_readonly(os.path.join(home, "wctx.db"))
+        try:
+            rows = con.execute(_CITED_SYMBOLS).fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return None
+    checked, missing = 0, []
+    for item, rel, symbol, checkout, root in rows:
+        try:
+            data = read_repo_file(checkout if checkout and os.path.isdir(checkout) else root, rel)
+        except UnreadableFile:
+            data = None
+        if data is None:
+            continue
+        checked += 1
+        if symbol_hash_of(data, rel, symbol) is None:
+            near = nearest_symbols(data.decode("utf-8", "surrogateescape"), rel, symbol)
+            said = " (did you mean %s?)" % " or ".join(near) if near else ""
+            missing.append((item, "%s %s#%s%s" % (item, rel, symbol, said)))
+    if not checked:
+        return None
+    if not missing:
+        return _doctor_check(
+            "cited symbols", DOCTOR_OK, "%d cited symbols, all found in their files" % checked
+        )
+    listed = "; ".join(said for _, said in missing[:shown])
+    if len(missing) > shown:
+        listed += "; and %d more" % (len(missing) - shown)
+    return _doctor_check(
+        "cited symbols",
+        DOCTOR_WARN,
+        "%d of %d cited symbols are no longer found in their files: %s" % (len(missing), checked, listed),
+        "where a claim still holds, record it again citing the name its code has now, then retire the old "
+        "item: %s" % "; ".join("wctx supersede %s --by NEW-ID" % item for item, _ in missing[:shown]),
+    )
+
+
 def _doctor_current_repo(cwd, repos):
     try:
         top = git_toplevel(cwd)
@@ -22828,6 +22888,8 @@ def doctor(home=None, cwd=None):
             checks.append(
                 _doctor_check("repositories", DOCTOR_OK, "%d registered, all present on disk" % len(repos))
             )
+    if repos is not None:
+        checks.extend(filter(None, [_doctor_cited_symbols(home)]))
     checks.append(_doctor_current_repo(cwd, repos))
     checks.append(_doctor_hooks(home))
     access = gemini_mcp_access()

@@ -859,6 +859,13 @@ def locate_symbol_lines(source, path, symbol):
     return text, lines
 
 
+# Statement keywords: a line that starts with one (``\treturn n``) can look like a declaration
+# to a pattern, but it is never what a user meant to cite.
+_STATEMENT_KEYWORDS = frozenset({"return", "if", "else", "for", "while", "do", "switch", "case", "default",
+                                 "break", "continue", "goto", "go", "defer", "throw", "raise", "yield",
+                                 "await", "new", "delete", "import", "package", "using", "select"})  # fmt: skip
+
+
 def nearest_symbols(source, path, symbol, n=3):
     """The symbols defined in ``source`` (the file at ``path``) whose names are nearest to
     ``symbol``, a name the locator did not find there: what the user probably meant, nearest first.
@@ -876,6 +883,7 @@ def nearest_symbols(source, path, symbol, n=3):
         # A method offered as Class.method is not offered again as method.
         return [m for m in near if not any(o.endswith("." + m) for o in near)][:n]
     words = set(re.findall(r"[A-Za-z_$][\w$]*", _source_index(source, language or "").masked))
+    words -= _STATEMENT_KEYWORDS
     found = []
     for word in nearest_names(parts[-1], words - {parts[-1]}, 4 * n):
         for qualified in (parts[:-1] + [word], [word]) if len(parts) > 1 else ([word],):
