@@ -1,7 +1,14 @@
 """`wctx doctor` re-checks the symbols stored items cite: one that its file no longer defines
-(renamed, most often) is named with the item and the nearest names that file defines now."""
+(renamed, most often) is named with the item and the nearest names that file defines now; the
+MCP ``record_evidence`` result names them too."""
+
+import os
+import sys
 
 from conftest import db_snapshot
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcp_helpers.fixtures import running  # noqa: E402
 
 UPLOAD = "def upload_document(doc):\n    return 419\n\n\ndef retry_after(seconds):\n    return seconds\n"
 CLIENT = "package client\n\nconst MaxBatch = 512\n\nfunc Retry(n int) int {\n\treturn n\n}\n"
@@ -67,3 +74,17 @@ def test_doctor_leaves_out_retracted_items_and_symbols_never_located(git_repo, r
     check = checks_by_name(run_cli(["doctor", "--json"], cwd=sdk).json)["cited symbols"]
     assert check["status"] == "ok", check
     assert "2 cited symbols" in check["detail"]
+
+
+def test_record_evidence_names_the_nearest_go_names_and_never_a_keyword(git_repo, run_cli, wctx_home):
+    sdk = git_repo("upload-sdk", {"client/client.go": CLIENT.replace("func Retry(", "func RetryAll(")})
+    assert run_cli(["repo", "add", str(sdk), "--workspace", "uploads"]).code == 0
+    before = db_snapshot(wctx_home)
+    with running(wctx_home, sdk.path) as server:
+        server.initialize()
+        item = {"kind": "finding", "claim": "retries are unbounded", "files": ["client/client.go#Retry"]}
+        result = server.call("record_evidence", {"items": [item]})
+        assert result["isError"] is True, result
+        text = result["content"][0]["text"]
+        assert "symbol Retry was not found in upload-sdk:client/client.go (did you mean RetryAll?)" in text
+        assert db_snapshot(wctx_home) == before
