@@ -12,8 +12,9 @@ from .constants import _lazy_pattern
 # The symbol locator reads code with its comments and string literals blanked to spaces (newlines
 # kept, so offsets and line numbers stay), so that a brace in a string or a name in a comment is
 # never taken for code. What a language's comments and strings look like is a row of LEXICONS;
-# one engine (mask) reads every row. Adding a language is a row here, its definition patterns in
-# symbols._patterns / symbol_kinds.kind_patterns, and a fixture in tests/test_symbols.py.
+# one engine (mask) reads every row. Adding a language is a row here, its extensions in
+# symbols.LANGUAGE_BY_EXTENSION, its definition rows in symbols._DEFINITIONS (or the common ones)
+# and symbol_kinds.KIND_ROWS, and a fixture in tests/test_lexicon.py and tests/test_symbols.py.
 
 
 class Lexicon:
