@@ -6738,10 +6738,10 @@ def locate_symbol_lines(source, path, symbol):
 
 
 # Statement keywords: a line that starts with one (``\treturn n``) can look like a declaration
-# to a pattern, but it is never what a user meant to cite.
-_STATEMENT_KEYWORDS = frozenset({"return", "if", "else", "for", "while", "do", "switch", "case", "default",
-                                 "break", "continue", "goto", "go", "defer", "throw", "raise", "yield",
-                                 "await", "new", "delete", "import", "package", "using", "select"})  # fmt: skip
+# to a pattern, but it is never what a user meant to cite (``new`` and ``delete`` are, as method
+# names, so they are not here).
+_STATEMENT_KEYWORDS = frozenset({"return", "if", "else", "for", "while", "do", "switch", "case", "break",
+                                 "continue", "goto", "go", "defer", "throw", "raise", "yield", "await"})  # fmt: skip
 
 
 def nearest_symbols(source, path, symbol, n=3):

@@ -20,6 +20,9 @@ the same hash, so an item recorded before keeps its hash; each difference is lis
 status is 1 when there is one:
 
     python3 bench/symbol_kinds.py --same --base OLD/wctx.py --repo DIR ...
+
+With ``--same-masks``, it compares the text the locator reads (comments and strings blanked) of
+every source file under the directories, whatever ``--files`` says, and lists the files that differ.
 """
 
 from __future__ import annotations
@@ -118,6 +121,27 @@ def same_stamps(base, new, by_language):
     return not differences
 
 
+def same_masks(base, new, repos):
+    """Print the files whose masked text differs between the builds; True when none does."""
+    files = differ = 0
+    for repo in repos:
+        for top, dirs, names in os.walk(repo):
+            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+            for name in sorted(names):
+                path = os.path.join(top, name)
+                language = new.language_of(path)
+                if language is None or os.path.getsize(path) > 400_000:
+                    continue
+                with open(path, "rb") as fh:
+                    source = fh.read().decode("utf-8", "surrogateescape")
+                files += 1
+                if base._mask_source(source, language) != new._mask_source(source, language):
+                    differ += 1
+                    print("differs: %s (%s)" % (path, language))
+    print("%d files, %d differ" % (files, differ))
+    return not differ
+
+
 def run(module, files):
     module.clear_caches()
     found = 0
@@ -135,8 +159,11 @@ def main():
     parser.add_argument("--files", type=int, default=150, help="files per language (default 150)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--same", action="store_true", help="check hashes and lines, not speed")
+    parser.add_argument("--same-masks", action="store_true", help="check the masked text of every file")
     args = parser.parse_args()
     base, new = load(args.base, "wctx_base"), load(args.wctx, "wctx_new")
+    if args.same_masks:
+        return 0 if same_masks(base, new, args.repo) else 1
     by_language = material(args.repo, new.language_of, args.files)
     if args.same:
         return 0 if same_stamps(base, new, by_language) else 1
