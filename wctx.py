@@ -5948,15 +5948,17 @@ def _patterns(name, language):
 def _match_brace(masked, i):
     """Index just past the '}' matching the '{' at i (or the end of the text)."""
     depth = 0
-    for j in range(i, len(masked)):
-        ch = masked[j]
-        if ch == "{":
+    for m in _BRACES.finditer(masked, i):
+        if m.group() == "{":
             depth += 1
-        elif ch == "}":
+        else:
             depth -= 1
             if depth == 0:
-                return j + 1
+                return m.end()
     return len(masked)
+
+
+_BRACES = _lazy_pattern(r"[{}]")
 
 
 def _next_code_char(masked, i):
@@ -6061,12 +6063,20 @@ def _line_continues(masked, i):
 _CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
 
 
+_HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n]")  # what _Header reads
+
+
 def _body_end(masked, language, pos, kind, limit, bodiless=False):
     """End (exclusive) of the definition whose name ends at ``pos``, or None for a declaration
     without a body (unless ``bodiless``: then the declaration itself, up to its ';')."""
     header = _Header(masked, language, pos, kind, bodiless)
+    find = _HEADER_CHARS.search
     i = pos
     while i < limit:
+        m = find(masked, i, limit)  # every other character leaves the header as it is
+        if m is None:
+            return None
+        i = m.start()
         c = masked[i]
         if header.nests(c, i):
             if header.depth < 0:
