@@ -13,6 +13,16 @@ same files and names, in alternating rounds (the machine is shared: only the rat
 Reports, per language: files, names, the share each build locates, and the time of the new build
 over the base (median over the rounds), over all the names and over the names the base build
 locates (the same work for both: what existing citations cost).
+
+With ``--same``, it checks instead that every name the base build locates (and ``Owner.name``
+for each name declared inside a type's body) is located by the new build with the same lines and
+the same hash, so an item recorded before keeps its hash; each difference is listed and the exit
+status is 1 when there is one:
+
+    python3 bench/symbol_kinds.py --same --base OLD/wctx.py --repo DIR ...
+
+With ``--same-masks``, it compares the text the locator reads (comments and strings blanked) of
+every source file under the directories, whatever ``--files`` says, and lists the files that differ.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ _DECLARED = re.compile(
     re.M,
 )
 _ASSIGNED = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=[^=]", re.M)
+_OWNER = re.compile(r"\b(?:class|struct|interface|enum|trait|impl|module|object|record)[ \t]+([A-Za-z_]\w*)")
 _SKIP_DIRS = {".git", "node_modules", "vendor", "target", "build", "dist", "__pycache__"}
 
 
@@ -67,6 +78,70 @@ def material(repos, language_of, per_language):
     return out
 
 
+def qualified(text, names):
+    """``Owner.name`` for the names declared in the 3,000 characters after each type's header."""
+    out = []
+    for owner in _OWNER.finditer(text):
+        inner = set(_DECLARED.findall(text, owner.end(), owner.end() + 3000)) & set(names)
+        out.extend("%s.%s" % (owner.group(1), name) for name in sorted(inner) if name != owner.group(1))
+    return sorted(set(out))[:200]
+
+
+def stamps(module, path, data, names):
+    """{name: (hash, lines)} of the names ``module`` locates in one file."""
+    module.clear_caches()
+    out = {}
+    for name in names:
+        found = module.symbol_stamp_of(data, path, name)
+        if found[0] is not None:
+            out[name] = found
+    return out
+
+
+def same_stamps(base, new, by_language):
+    """Print, per language, the names the base build locates and those the new one stamps
+    differently; list each difference. True when there is none."""
+    print("| language | files | names located by the base | same hash and lines in the new |")
+    print("| --- | ---: | ---: | ---: |")
+    differences = []
+    for language in sorted(by_language):
+        located = kept = 0
+        for path, data, names in by_language[language]:
+            cited = names + qualified(data.decode("utf-8", "replace"), names)
+            before, after = stamps(base, path, data, cited), stamps(new, path, data, cited)
+            located += len(before)
+            for name, stamp in sorted(before.items()):
+                if after.get(name) == stamp:
+                    kept += 1
+                else:
+                    differences.append((path, name, stamp, after.get(name)))
+        print("| %s | %d | %d | %d |" % (language, len(by_language[language]), located, kept))
+    for path, name, before, after in differences:
+        print("differs: %s#%s %s -> %s" % (path, name, before, after))
+    return not differences
+
+
+def same_masks(base, new, repos):
+    """Print the files whose masked text differs between the builds; True when none does."""
+    files = differ = 0
+    for repo in repos:
+        for top, dirs, names in os.walk(repo):
+            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+            for name in sorted(names):
+                path = os.path.join(top, name)
+                language = new.language_of(path)
+                if language is None or os.path.getsize(path) > 400_000:
+                    continue
+                with open(path, "rb") as fh:
+                    source = fh.read().decode("utf-8", "surrogateescape")
+                files += 1
+                if base._mask_source(source, language) != new._mask_source(source, language):
+                    differ += 1
+                    print("differs: %s (%s)" % (path, language))
+    print("%d files, %d differ" % (files, differ))
+    return not differ
+
+
 def run(module, files):
     module.clear_caches()
     found = 0
@@ -83,9 +158,15 @@ def main():
     parser.add_argument("--repo", action="append", required=True)
     parser.add_argument("--files", type=int, default=150, help="files per language (default 150)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--same", action="store_true", help="check hashes and lines, not speed")
+    parser.add_argument("--same-masks", action="store_true", help="check the masked text of every file")
     args = parser.parse_args()
     base, new = load(args.base, "wctx_base"), load(args.wctx, "wctx_new")
+    if args.same_masks:
+        return 0 if same_masks(base, new, args.repo) else 1
     by_language = material(args.repo, new.language_of, args.files)
+    if args.same:
+        return 0 if same_stamps(base, new, by_language) else 1
     print("| language | files | names | located, base | located, new | time new / base | same names |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for language in sorted(by_language):
@@ -112,4 +193,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

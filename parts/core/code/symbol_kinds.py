@@ -21,18 +21,6 @@ from .constants import _lazy_pattern
 #   trait body (never in an object literal or a function). Cited as ``Type.field``.
 # - "macro": a C ``#define``, to the end of its line and the lines its backslashes continue.
 
-# Declaration keywords per language: a name after one of them is declared there.
-_DECLARATION_KEYWORDS = {
-    "javascript": r"(?:const|let|var)",
-    "typescript": r"(?:const|let|var)",
-    "go": r"(?:const|var)",
-    "rust": r"(?:const|static(?:\s+mut)?|macro_rules!)",
-    "kotlin": r"(?:val|var)",
-    "scala": r"(?:val|var)",
-    "swift": r"(?:let|var)",
-    "php": r"(?:const)",
-    "csharp": r"(?:const|event)",
-}
 # Languages whose members are separated by commas (enum members, Rust struct fields).
 _COMMA_MEMBERS = frozenset(
     {"javascript", "typescript", "rust", "java", "csharp", "c", "cpp", "kotlin", "scala", "php", "swift"}
@@ -52,92 +40,76 @@ _WORD_BEFORE_CALL = _lazy_pattern(
 )
 
 
+# Rows of the table: (kind, pattern, flags). In a pattern, {NAME} stands for the name (escaped)
+# and {END} for what may not follow it (another identifier character).
+_MEMBER_LINE = ("field", r"^[ \t]*(?:case[ \t]+)?{NAME}[ \t]*(?:[=,;(]|$)", re.M)
+_MEMBER_INLINE = ("field", r"(?<=[{,])[ \t]*{NAME}[ \t]*(?:=[^=]|[,}])", 0)  # enum color { RED, GREEN };
+_TYPED_FIELD = (
+    "value",
+    r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:[\w$<>\[\],.?:]+[ \t]+[*&]*)+{NAME}[ \t]*(?:=(?!=)|;|\[)",
+    re.M,
+)
+_TYPED = (_TYPED_FIELD, _MEMBER_LINE, _MEMBER_INLINE)  # C-like: "Type name = value;", members
+_JS_FIELD = ("field", r"^[ \t]*" + _FIELD_MODIFIERS + r"#?{NAME}[ \t]*[?!]?[ \t]*(?:[:=;,]|$)", re.M)
+_GO_GROUP_ENTRY = (  # an entry of a const ( ... ) or var ( ... ) group
+    "value",
+    r"^[ \t]+(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*{NAME}{END}(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*"
+    r"(?:[ \t]*=|[ \t]+[^\s=:,][^=\n]*=|[ \t]+[^\s=:,][^=\n]*$|[ \t]*$)",
+    re.M,
+)
+_GO_FIELD = (  # Name Type, A, B Type, with or without a tag
+    "field",
+    r"^[ \t]+(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*{NAME}{END}(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*[ \t]+[^\s=:,(]",
+    re.M,
+)
+_RUST_FIELD = ("field", r"^[ \t]*" + _FIELD_MODIFIERS + r"{NAME}[ \t]*(?::(?!:)|[,({=]|$)", re.M)
+_C_MACRO = ("macro", r"^[ \t]*#[ \t]*define[ \t]+{NAME}{END}", re.M)
+_PHP_PROPERTY = ("value", r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:\??[\w\\]+[ \t]+)?\${NAME}[ \t]*[=;]", re.M)
+_RUBY_ASSIGNMENT = ("value", r"^[ \t]*(?:self\.)?{NAME}[ \t]*(?:=(?![=~>])|\|\|=)", re.M)  # a constant
+_CS_PROPERTY = (  # public int Size { get; set; }
+    "value",
+    r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:[\w<>\[\],.?]+[ \t]+)+{NAME}[ \t]*\{",
+    re.M,
+)
+
+
+def _declared(keywords):
+    """The row of a declaration by keyword: ``const NAME``, ``static mut NAME``, ``val NAME``."""
+    return ("value", r"\b" + keywords + r"(?:\s+|(?<=!)\s*){NAME}{END}", 0)
+
+
+# The declarations of each language beside functions and types (its functions and types are in
+# symbols._DEFINITIONS).
+KIND_ROWS = {
+    "javascript": (_declared(r"(?:const|let|var)"), _JS_FIELD),
+    "typescript": (_declared(r"(?:const|let|var)"), _JS_FIELD),
+    "go": (_declared(r"(?:const|var)"), _GO_GROUP_ENTRY, _GO_FIELD),
+    "rust": (_declared(r"(?:const|static(?:\s+mut)?|macro_rules!)"), _RUST_FIELD),
+    "c": (_C_MACRO,) + _TYPED,
+    "cpp": (_C_MACRO,) + _TYPED,
+    "java": _TYPED,
+    "csharp": (_declared(r"(?:const|event)"),) + _TYPED + (_CS_PROPERTY,),
+    "kotlin": (_declared(r"(?:val|var)"),) + _TYPED,
+    "scala": (_declared(r"(?:val|var)"),) + _TYPED,
+    "swift": (_declared(r"(?:let|var)"),) + _TYPED,
+    "php": (_declared(r"(?:const)"), _PHP_PROPERTY) + _TYPED,
+    "ruby": (_RUBY_ASSIGNMENT,),
+}
+
+
+def compile_rows(rows, name, end=r"(?![\w$])"):
+    """[(kind, regex)] of table rows for ``name``."""
+    n = re.escape(name)
+    return [
+        (kind, re.compile(pattern.replace("{NAME}", n).replace("{END}", end), flags))
+        for kind, pattern, flags in rows
+    ]
+
+
 def kind_patterns(name, language):
     """[(kind, regex)] of the declarations of ``name`` in ``language`` beside functions and
     types: kinds "value", "field" and "macro" (see above)."""
-    n = re.escape(name)
-    end = r"(?![\w$])"
-    found = []
-    keywords = _DECLARATION_KEYWORDS.get(language)
-    if keywords:
-        found.append(("value", re.compile(r"\b" + keywords + r"(?:\s+|(?<=!)\s*)" + n + end)))
-    if language in ("javascript", "typescript"):
-        found.append(
-            (
-                "field",
-                re.compile(
-                    r"^[ \t]*" + _FIELD_MODIFIERS + r"#?" + n + r"[ \t]*[?!]?[ \t]*(?:[:=;,]|$)", re.M
-                ),
-            )
-        )
-    elif language == "go":
-        found.append(
-            (
-                "value",  # an entry of a const ( ... ) or var ( ... ) group
-                re.compile(
-                    r"^[ \t]+(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*" + n + end + r"(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*"
-                    r"(?:[ \t]*=|[ \t]+[^\s=:,][^=\n]*=|[ \t]+[^\s=:,][^=\n]*$|[ \t]*$)",
-                    re.M,
-                ),
-            )
-        )
-        found.append(
-            (
-                "field",  # Name Type, A, B Type, with or without a tag
-                re.compile(
-                    r"^[ \t]+(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*"
-                    + n
-                    + end
-                    + r"(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*[ \t]+[^\s=:,(]",
-                    re.M,
-                ),
-            )
-        )
-    elif language == "rust":
-        found.append(
-            ("field", re.compile(r"^[ \t]*" + _FIELD_MODIFIERS + n + r"[ \t]*(?::(?!:)|[,({=]|$)", re.M))
-        )
-    elif language == "c" or language == "cpp":
-        found.append(("macro", re.compile(r"^[ \t]*#[ \t]*define[ \t]+" + n + end, re.M)))
-    elif language == "php":
-        found.append(
-            (
-                "value",
-                re.compile(
-                    r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:\??[\w\\]+[ \t]+)?\$" + n + r"[ \t]*[=;]", re.M
-                ),
-            )
-        )
-    elif language == "ruby":  # a constant or a class-level variable
-        found.append(("value", re.compile(r"^[ \t]*(?:self\.)?" + n + r"[ \t]*(?:=(?![=~>])|\|\|=)", re.M)))
-    if language in _TYPED_FIELDS:
-        found.append(
-            (
-                "value",
-                re.compile(
-                    r"^[ \t]*"
-                    + _FIELD_MODIFIERS
-                    + r"(?:[\w$<>\[\],.?:]+[ \t]+[*&]*)+"
-                    + n
-                    + r"[ \t]*(?:=(?!=)|;|\[)",
-                    re.M,
-                ),
-            )
-        )
-    if language in _COMMA_MEMBERS and language not in ("javascript", "typescript", "rust"):
-        found.append(("field", re.compile(r"^[ \t]*(?:case[ \t]+)?" + n + r"[ \t]*(?:[=,;(]|$)", re.M)))
-        # a member of an enum written on one line: enum color { RED, GREEN };
-        found.append(("field", re.compile(r"(?<=[{,])[ \t]*" + n + r"[ \t]*(?:=[^=]|[,}])")))
-    if language == "csharp":  # a property: public int Size { get; set; }
-        found.append(
-            (
-                "value",
-                re.compile(
-                    r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:[\w<>\[\],.?]+[ \t]+)+" + n + r"[ \t]*\{", re.M
-                ),
-            )
-        )
-    return found
+    return compile_rows(KIND_ROWS.get(language, ()), name)
 
 
 def kind_accepts(masked, language, kind, start, name_at):

@@ -19,10 +19,12 @@ from .caches import (
 )
 from .constants import _lazy_pattern
 from .helpers import nearest_names
+from .lexicon import lexicon_of, mask
 from .symbol_kinds import (
     _COMMA_MEMBERS,
     _python_assigned_names,
     _python_parse,
+    compile_rows,
     kind_accepts,
     kind_patterns,
     macro_end,
@@ -62,22 +64,6 @@ LANGUAGE_BY_EXTENSION = {
     ".hh": "cpp", ".hxx": "cpp", ".swift": "swift", ".php": "php", ".scala": "scala",
 }  # fmt: skip
 
-# Languages where a statement may end at a newline (no ';'), so a bodiless definition does too.
-_NEWLINE_ENDS = frozenset({"go", "kotlin", "swift", "scala", "javascript", "typescript", "python", "ruby"})
-# Languages whose headers use <...> for generics (tracked so that a '{' inside is not the body).
-_ANGLE_GENERICS = frozenset({"typescript", "java", "csharp", "kotlin", "rust", "cpp", "swift", "scala"})
-_NESTED_BLOCK_COMMENTS = frozenset({"rust", "kotlin", "swift", "scala"})
-_HASH_COMMENTS = frozenset({"ruby", "python", "php"})
-_SLASH_COMMENTS_OFF = frozenset({"ruby", "python"})
-# Languages where '...' is a character literal (or a Rust lifetime), not a string.
-_CHAR_QUOTE = frozenset({"c", "cpp", "java", "csharp", "go", "kotlin", "rust", "scala"})
-_MULTILINE_STRINGS = frozenset({"rust", "ruby", "php", "python", "swift"})
-_TRIPLE_QUOTES = frozenset({"python", "kotlin", "java", "swift", "scala", "csharp"})
-# Keywords after which '/' starts a JavaScript regular expression rather than a division.
-_JS_REGEX_KEYWORDS = frozenset({"return", "typeof", "case", "do", "else", "in", "of", "new", "delete",
-                                "void", "throw", "yield", "await", "instanceof", "if", "unless", "when",
-                                "and", "or", "not", "then", "elsif", "while", "until"})  # fmt: skip
-
 
 def language_of(path):
     return LANGUAGE_BY_EXTENSION.get(os.path.splitext(path)[1].lower())
@@ -86,253 +72,7 @@ def language_of(path):
 @MASKED_SOURCE
 def _mask_source(source, language):
     """``source`` with comments and string literals blanked to spaces (newlines kept)."""
-    out = list(source)
-    n = len(source)
-
-    def blank(a, b):
-        for k in range(a, min(b, n)):
-            if out[k] != "\n":
-                out[k] = " "
-
-    def skip_string(i, quote, multiline, escapes=True):
-        """Index just past the string that opens at i with ``quote``."""
-        j = i + len(quote)
-        while j < n:
-            ch = source[j]
-            if escapes and ch == "\\":
-                j += 2
-                continue
-            if source.startswith(quote, j):
-                return j + len(quote)
-            if ch == "\n" and not multiline:
-                return j
-            j += 1
-        return n
-
-    def skip_interpolated(i):
-        """Index just past a Ruby "string" whose #{...} may hold quotes and strings of its own."""
-        j = i + 1
-        while j < n:
-            ch = source[j]
-            if ch == "\\":
-                j += 2
-                continue
-            if ch == '"':
-                return j + 1
-            if ch == "#" and source.startswith("#{", j):
-                depth, j = 1, j + 2
-                while j < n and depth:
-                    inner = source[j]
-                    if inner == "{":
-                        depth += 1
-                    elif inner == "}":
-                        depth -= 1
-                    elif inner == '"':
-                        j = skip_interpolated(j) - 1
-                    elif inner == "'":
-                        close = source.find("'", j + 1)
-                        j = n if close < 0 else close
-                    j += 1
-                continue
-            j += 1
-        return n
-
-    slash = language not in _SLASH_COMMENTS_OFF
-    hashes = language in _HASH_COMMENTS
-    last_code = ""  # previous significant character (JS regex detection)
-    last_word = ""
-    i = 0
-    line_start = True
-    heredoc_end = None  # a Ruby heredoc opened on this line: its body ends there
-    while i < n:
-        c = source[i]
-        if c == "\n":
-            line_start = True
-            if heredoc_end is not None:  # the rest of the opener's line is done: skip the body
-                i, heredoc_end = heredoc_end, None
-                continue
-            i += 1
-            continue
-        if line_start and language == "ruby" and re.match(r"__END__[ \t\r]*$", source[i : i + 10]):
-            blank(i, n)  # what follows __END__ is data, not code
-            break
-        if line_start and language == "ruby" and source.startswith("=begin", i):
-            j = source.find("\n=end", i)
-            j = n if j < 0 else j + 5
-            blank(i, j)
-            i = j
-            continue
-        if c not in " \t\r":
-            line_start = False
-        if language == "ruby" and c == "$" and source[i + 1 : i + 2] in tuple("`'\"/\\;,.<>!@&~=*$?:"):
-            i += 2  # a special global ($` $' $/ ...), not the start of a string or a regex
-            last_code, last_word = "a", ""
-            continue
-        if slash and c == "/" and i + 1 < n and source[i + 1] == "/":
-            j = source.find("\n", i)
-            j = n if j < 0 else j
-            blank(i, j)
-            i = j
-            continue
-        if slash and c == "/" and i + 1 < n and source[i + 1] == "*":
-            if language in _NESTED_BLOCK_COMMENTS:
-                depth, j = 1, i + 2
-                while j < n and depth:
-                    if source.startswith("/*", j):
-                        depth, j = depth + 1, j + 2
-                    elif source.startswith("*/", j):
-                        depth, j = depth - 1, j + 2
-                    else:
-                        j += 1
-            else:
-                j = source.find("*/", i + 2)
-                j = n if j < 0 else j + 2
-            blank(i, j)
-            i = j
-            continue
-        if hashes and c == "#" and not (language == "php" and source.startswith("#[", i)):
-            j = source.find("\n", i)
-            j = n if j < 0 else j
-            blank(i, j)
-            i = j
-            continue
-        if (
-            language in ("javascript", "typescript", "ruby")
-            and c == "/"
-            and (
-                last_code in "(,=:[!&|?{};+-*%<>~^"
-                or last_word in _JS_REGEX_KEYWORDS
-                # Ruby: `split /,/` is a call with a regex argument, `a / b` a division
-                or (
-                    language == "ruby"
-                    and source[i - 1 : i] == " "
-                    and source[i + 1 : i + 2] not in (" ", "=")
-                )
-            )
-        ):
-            j, in_class = i + 1, False
-            while j < n and source[j] != "\n":
-                ch = source[j]
-                if ch == "\\":
-                    j += 2
-                    continue
-                if ch == "[":
-                    in_class = True
-                elif ch == "]":
-                    in_class = False
-                elif ch == "/" and not in_class:
-                    break
-                j += 1
-            if j < n and source[j] == "/":
-                blank(i + 1, j)
-                i = j + 1
-                last_code, last_word = "/", ""
-                continue
-        if c in "\"'`":
-            start = i
-            if language in _TRIPLE_QUOTES and source.startswith(c * 3, i) and c != "`":
-                end = skip_string(i, c * 3, True, escapes=language != "csharp")
-            elif c == "`":
-                # JS/TS template literals and Go raw strings span lines; Kotlin/Scala quote names.
-                end = skip_string(i, "`", True, escapes=language in ("javascript", "typescript"))
-            elif c == "'" and language in _CHAR_QUOTE:
-                close = source.find("'", i + 1, i + 12)
-                is_char = close > 0 and (
-                    source[i + 1] == "\\"
-                    or close == i + 2
-                    or (close <= i + 5 and not source[i + 1].isalnum())
-                )
-                if language == "cpp" and i and source[i - 1].isalnum():
-                    is_char = False  # digit separator: 1'000'000
-                if language == "rust" and not is_char:
-                    is_char = close == i + 2 or (close > 0 and source[i + 1] == "\\")
-                if not is_char:
-                    i += 1  # a Rust lifetime ('a) or a stray quote
-                    continue
-                end = close + 1
-            elif language == "csharp" and i and source[i - 1] == "@" and c == '"':
-                j = i + 1
-                while j < n:
-                    if source[j] == '"':
-                        if source.startswith('""', j):
-                            j += 2
-                            continue
-                        break
-                    j += 1
-                end = min(j + 1, n)
-            elif language == "rust" and c == '"' and re.search(r"(?<![\w])b?r#*$", source[max(0, i - 8) : i]):
-                hashes_ = len(source[max(0, i - 8) : i]) - len(source[max(0, i - 8) : i].rstrip("#"))
-                close = source.find('"' + "#" * hashes_, i + 1)
-                end = n if close < 0 else close + 1 + hashes_
-            elif language == "cpp" and c == '"' and i and source[i - 1] == "R":
-                m = re.match(r'"([^()\\\s]{0,16})\(', source[i : i + 20])
-                if m:
-                    close = source.find(")" + m.group(1) + '"', i)
-                    end = n if close < 0 else close + len(m.group(1)) + 2
-                else:
-                    end = skip_string(i, '"', False)
-            else:
-                end = (
-                    skip_interpolated(i)
-                    if language == "ruby" and c == '"'
-                    else skip_string(i, c, language in _MULTILINE_STRINGS)
-                )
-            blank(start + 1, end - 1)
-            i = end
-            last_code, last_word = c, ""
-            continue
-        if language == "ruby" and c == "%":
-            m = re.match(r"%([qQwWiIrsx]?)([^\w\s])", source[i : i + 3])
-            if m and (
-                m.group(1)
-                or last_code in "(,=:[!&|?{};"
-                or last_word in _JS_REGEX_KEYWORDS
-                or (source[i - 1 : i] == " " and m.group(2) in "([{<")
-            ):
-                opener = m.group(2)
-                closer = {"(": ")", "[": "]", "{": "}", "<": ">"}.get(opener, opener)
-                depth, j = 1, i + len(m.group(0))
-                while j < n:
-                    ch = source[j]
-                    if ch == "\\":
-                        j += 2
-                        continue
-                    if ch == closer:
-                        depth -= 1
-                        if depth == 0:
-                            break
-                    elif ch == opener and closer != opener:
-                        depth += 1
-                    j += 1
-                blank(i + len(m.group(0)), j)  # %w[...] %Q{...} %r(...) percent literals
-                i = j + 1
-                last_code, last_word = ")", ""
-                continue
-        if language == "ruby" and c == "<" and source.startswith("<<", i):
-            m = re.match(r"<<([~-]?)(['\"`]?)([A-Za-z_]\w*)\2", source[i : i + 80])
-            if m and (i == 0 or not source[i - 1].isalnum()):
-                body = source.find("\n", i)
-                if body > 0:
-                    term = re.compile(r"^[ \t]*" + re.escape(m.group(3)) + r"[ \t]*$", re.M)
-                    first = body + 1 if heredoc_end is None else heredoc_end + 1
-                    found = term.search(source, first)
-                    end = n if found is None else found.end()
-                    blank(i, i + len(m.group(0)))  # the opener may stand alone at column 0
-                    blank(first, end)
-                    heredoc_end = end
-                    i += len(m.group(0))
-                    continue
-        if c.isalnum() or c == "_" or c == "$":
-            j = i
-            while j < n and (source[j].isalnum() or source[j] in "_$"):
-                j += 1
-            last_word, last_code = source[i:j], "a"
-            i = j
-            continue
-        if c not in " \t\r":
-            last_code, last_word = c, ""
-        i += 1
-    return "".join(out)
+    return mask(source, language)
 
 
 _CALL_LIKE = _lazy_pattern(
@@ -354,91 +94,79 @@ _TYPE_KEYWORDS = (
 
 _OTHER_KINDS = frozenset({"value", "field", "macro"})
 
+# Function and type definitions, rows as in symbol_kinds.KIND_ROWS: (kind, pattern, flags), with
+# {NAME} for the name and {END} for what may not follow it. A language without a row of its own
+# takes the common rows; every language adds its KIND_ROWS.
+_COMMON_DEFINITIONS = (
+    ("func", r"\b(?:function\s*\*?|fn|func|def|sub|proc)\s+{NAME}{END}", 0),
+    ("func", r"\bfun\s+(?:<[^>\n]*>\s*)?(?:[\w.<>?, ]+\.)?{NAME}\s*[(<]", 0),
+    ("func", r"\bfunc\s*\([^)\n]*\)\s*{NAME}\s*[\[(]", 0),
+    ("type", r"\b" + _TYPE_KEYWORDS + r"\s+{NAME}{END}", 0),
+    (
+        "value",
+        r"\b(?:const|let|var)\s+{NAME}\s*(?::[^=;\n]+)?=\s*(?:async\b\s*)?(?:function\b|\(|<|[A-Za-z_$][\w$]*\s*=>|class\b)",
+        0,
+    ),
+    (
+        "value",
+        r"^[ \t]*(?:(?:static|public|private|protected|readonly|async|override)\s+)*{NAME}\s*[:=]\s*(?:async\b\s*)?"
+        r"(?:function\b|\([^)\n]*\)\s*(?::[^=\n]+)?=>|[A-Za-z_$][\w$]*\s*=>)",
+        re.M,
+    ),
+    ("value", r"^[ \t]*(?:[\w$]+\.)+{NAME}\s*=\s*(?:async\s+)?(?:function\b|\([^)\n]*\)\s*=>)", re.M),
+    # Methods and C-style functions: modifiers, an optional return type, then name( .
+    (
+        "func",
+        r"^[ \t]*" + _MODIFIERS + r"(?:[\w$<>\[\],.*&:~?]+(?:[ \t]+|[ \t]*[*&]+[ \t]*))*?"
+        r"(?:[\w$]+(?:<[^>\n]*>)?::)*{NAME}[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+        re.M,
+    ),
+)
+_DEFINITIONS = {
+    "ruby": (
+        (
+            "func",
+            r"^[ \t]*(?:(?:private|protected|public|module_function)\s+)?def\s+(?:self\.|self::|[\w:]+\.)?{NAME}{END}",
+            re.M,
+        ),
+        ("type", r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?{NAME}{END}", re.M),
+    ),
+}
+_AFTER_KINDS = {  # rows tried after the KIND_ROWS
+    "go": (  # inside a ``type ( ... )`` group
+        (
+            "type",
+            r"^[ \t]+{NAME}(?:\[[^\]\n]*\])?[ \t]+(?:struct|interface|func|map|chan|\*|\[|[\w.]+[ \t]*$)",
+            re.M,
+        ),
+    ),
+}
+_NAME_ENDS = {"ruby": r"(?![\w$?!=])"}  # Ruby: x is not x= nor x?
+
 
 @DEFINITION_PATTERNS  # compiling them costs ~1 ms a name; verify meets a name many times
 def _patterns(name, language):
     """(kind, regex) definition patterns for ``name``; kind is "func", "type" or "value".
     Cached: callers only iterate over the list."""
-    n = re.escape(name)
-    end = r"(?![\w$?!=])" if language == "ruby" else r"(?![\w$])"  # Ruby: x is not x= nor x?
-    if language == "ruby":
-        return [
-            (
-                "func",
-                re.compile(
-                    r"^[ \t]*(?:(?:private|protected|public|module_function)\s+)?def\s+"
-                    r"(?:self\.|self::|[\w:]+\.)?" + n + end,
-                    re.M,
-                ),
-            ),
-            ("type", re.compile(r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?" + n + end, re.M)),
-        ] + kind_patterns(name, language)
-    found = [
-        ("func", re.compile(r"\b(?:function\s*\*?|fn|func|def|sub|proc)\s+" + n + end)),
-        ("func", re.compile(r"\bfun\s+(?:<[^>\n]*>\s*)?(?:[\w.<>?, ]+\.)?" + n + r"\s*[(<]")),
-        ("func", re.compile(r"\bfunc\s*\([^)\n]*\)\s*" + n + r"\s*[\[(]")),
-        ("type", re.compile(r"\b" + _TYPE_KEYWORDS + r"\s+" + n + end)),
-        (
-            "value",
-            re.compile(
-                r"\b(?:const|let|var)\s+" + n + r"\s*(?::[^=;\n]+)?=\s*(?:async\b\s*)?"
-                r"(?:function\b|\(|<|[A-Za-z_$][\w$]*\s*=>|class\b)"
-            ),
-        ),
-        (
-            "value",
-            re.compile(
-                r"^[ \t]*(?:(?:static|public|private|protected|readonly|async|override)\s+)*"
-                + n
-                + r"\s*[:=]\s*(?:async\b\s*)?(?:function\b|\([^)\n]*\)\s*(?::[^=\n]+)?=>|"
-                r"[A-Za-z_$][\w$]*\s*=>)",
-                re.M,
-            ),
-        ),
-        (
-            "value",
-            re.compile(
-                r"^[ \t]*(?:[\w$]+\.)+" + n + r"\s*=\s*(?:async\s+)?(?:function\b|\([^)\n]*\)\s*=>)", re.M
-            ),
-        ),
-        # Methods and C-style functions: modifiers, an optional return type, then name( .
-        (
-            "func",
-            re.compile(
-                r"^[ \t]*" + _MODIFIERS + r"(?:[\w$<>\[\],.*&:~?]+(?:[ \t]+|[ \t]*[*&]+[ \t]*))*?"
-                r"(?:[\w$]+(?:<[^>\n]*>)?::)*" + n + r"[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
-                re.M,
-            ),
-        ),
-    ]
-    found.extend(kind_patterns(name, language))
-    if language == "go":
-        # inside a ``type ( ... )`` group
-        found.append(
-            (
-                "type",
-                re.compile(
-                    r"^[ \t]+" + n + r"(?:\[[^\]\n]*\])?[ \t]+(?:struct|interface|func|"
-                    r"map|chan|\*|\[|[\w.]+[ \t]*$)",
-                    re.M,
-                ),
-            )
-        )
-    return found
+    end = _NAME_ENDS.get(language, r"(?![\w$])")
+    found = compile_rows(_DEFINITIONS.get(language, _COMMON_DEFINITIONS), name, end)
+    return found + kind_patterns(name, language) + compile_rows(_AFTER_KINDS.get(language, ()), name, end)
 
 
 def _match_brace(masked, i):
     """Index just past the '}' matching the '{' at i (or the end of the text)."""
     depth = 0
-    for j in range(i, len(masked)):
-        ch = masked[j]
-        if ch == "{":
+    for m in _BRACES.finditer(masked, i):
+        if m.group() == "{":
             depth += 1
-        elif ch == "}":
+        else:
             depth -= 1
             if depth == 0:
-                return j + 1
+                return m.end()
     return len(masked)
+
+
+_BRACES = _lazy_pattern(r"[{}]")
 
 
 def _next_code_char(masked, i):
@@ -446,70 +174,128 @@ def _next_code_char(masked, i):
     return masked[m.start()] if m else ""
 
 
+class _Header:
+    """Reading a definition's header from the end of its name toward its body: the brackets and
+    generic angles open, whether a '=' was seen (a value, or a function with an expression body),
+    and whether a C++ constructor's member initialiser list started."""
+
+    __slots__ = ("masked", "language", "lexicon", "pos", "kind", "bodiless", "depth", "angle", "assigned",
+                 "init_list")  # fmt: skip
+
+    def __init__(self, masked, language, pos, kind, bodiless):
+        self.masked, self.language, self.lexicon = masked, language, lexicon_of(language)
+        self.pos, self.kind, self.bodiless = pos, kind, bodiless
+        self.depth = self.angle = 0  # angle: inside <...>: Promise<{ a: T }> is a type, not the body
+        self.assigned = self.init_list = False
+
+    def nests(self, c, i):
+        """Whether ``c`` opens or closes a bracket or a generic argument list (then it is counted)."""
+        masked = self.masked
+        if c in "([":
+            self.depth += 1
+        elif c in ")]":
+            self.depth -= 1
+        elif self.depth == 0 and self.angle and c == ">" and masked[i - 1 : i] not in ("=", "-"):
+            self.angle -= 1
+        elif (
+            self.depth == 0
+            and c == "<"
+            and (self.kind == "type" or not self.assigned)  # type X = Omit<...>: generics after '=' too
+            and self.lexicon.angle_generics
+            and masked[i + 1 : i + 2] != "<"
+        ):
+            self.angle += 1
+        else:
+            return False
+        return True
+
+    def ends_without_body(self):
+        return self.assigned or self.bodiless or self.kind != "func"
+
+    def at_top(self, c, i):
+        """(True, end or None) where the definition ends at ``c`` (None: a declaration without a
+        body); (False, index to read on from) past a nested brace; (False, None) to read on."""
+        if c == "{":
+            return self.brace(i)
+        if c == "," and self.kind == "field" and self.language in _COMMA_MEMBERS:
+            return True, i + 1  # an enum member or a Rust field: up to its comma
+        if c == ";":
+            return True, (i + 1 if self.ends_without_body() else None)
+        if c == "}":
+            return True, (i if self.ends_without_body() else None)
+        masked = self.masked
+        if c == "=" and masked[i + 1 : i + 2] != "=" and masked[i - 1 : i] not in ("=", "!", "<", ">"):
+            self.assigned = True
+        elif c == ":" and self.language == "cpp" and masked[self.pos : i].rstrip().endswith(")"):
+            self.init_list = True
+        elif c == "\n" and self.lexicon.newline_ends and not self.continues(i):
+            return True, i
+        return False, None
+
+    def brace(self, i):
+        masked = self.masked
+        if self.assigned and self.lexicon.newline_ends:
+            return False, _match_brace(masked, i)  # a lambda or object in an expression body: read on
+        before = masked[self.pos : i].rstrip()
+        if self.init_list and before and (before[-1].isalnum() or before[-1] in "_>"):
+            return False, _match_brace(masked, i)  # C++ member initialiser x{1}
+        if self.language == "typescript" and not self.assigned and before.endswith(":"):
+            return False, _match_brace(masked, i)  # an object type: f(): { a: number } {
+        return True, _match_brace(masked, i)
+
+    def continues(self, i):
+        """Whether the statement goes on past the newline at ``i``."""
+        if (
+            self.language in ("javascript", "typescript")
+            and self.kind == "func"
+            and not (self.assigned or self.bodiless)
+        ):
+            return True  # a function header must reach its body or ';'
+        return _line_continues(self.masked, i)
+
+
+def _line_continues(masked, i):
+    """Whether the line ending at the newline ``i`` continues on the next (an operator, an open
+    arrow or a comma ends it, or the next line starts with one, ``else`` or ``extends``)."""
+    line = masked[masked.rfind("\n", 0, i) + 1 : i].rstrip()
+    following = _next_code_char(masked, i)
+    return (
+        not line.strip()
+        or line.endswith(("=>", "->"))
+        or line[-1] in ",(=+-*/|&.:?<"
+        or following in ("{", ".", "?", ":", "=", "|", "&", ">")
+        or _CONTINUING_WORD.match(masked[i + 1 : i + 40]) is not None
+    )
+
+
+_CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
+
+
+_HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n]")  # what _Header reads
+
+
 def _body_end(masked, language, pos, kind, limit, bodiless=False):
     """End (exclusive) of the definition whose name ends at ``pos``, or None for a declaration
     without a body (unless ``bodiless``: then the declaration itself, up to its ';')."""
-    depth = 0
-    angle = 0  # inside <...> of a header: Promise<{ a: T }> is a type, not the body
-    assigned = False
-    init_list = False
+    header = _Header(masked, language, pos, kind, bodiless)
+    find = _HEADER_CHARS.search
     i = pos
     while i < limit:
+        m = find(masked, i, limit)  # every other character leaves the header as it is
+        if m is None:
+            return None
+        i = m.start()
         c = masked[i]
-        if c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-            if depth < 0:
+        if header.nests(c, i):
+            if header.depth < 0:
                 return None
-        elif depth == 0 and angle and c == ">" and masked[i - 1 : i] not in ("=", "-"):
-            angle -= 1
-        elif (
-            depth == 0
-            and c == "<"
-            and (kind == "type" or not assigned)  # type X = Omit<...>: generics after '=' too
-            and language in _ANGLE_GENERICS
-            and masked[i + 1 : i + 2] != "<"
-        ):
-            angle += 1
-        elif depth == 0 and not angle:
-            if c == "{" and assigned and language in _NEWLINE_ENDS:
-                i = _match_brace(masked, i)  # a lambda or object in an expression body: read on
+        elif header.depth == 0 and not header.angle:
+            done, at = header.at_top(c, i)
+            if done:
+                return at
+            if at is not None:
+                i = at
                 continue
-            if c == "{":
-                before = masked[pos:i].rstrip()
-                if init_list and before and (before[-1].isalnum() or before[-1] in "_>"):
-                    i = _match_brace(masked, i)  # C++ member initialiser x{1}
-                    continue
-                if language == "typescript" and not assigned and before.endswith(":"):
-                    i = _match_brace(masked, i)  # an object type: f(): { a: number } {
-                    continue
-                return _match_brace(masked, i)
-            if c == "," and kind == "field" and language in _COMMA_MEMBERS:
-                return i + 1  # an enum member or a Rust field: up to its comma
-            if c == ";":
-                return i + 1 if (assigned or bodiless or kind != "func") else None
-            if c == "}":
-                return i if (assigned or bodiless or kind != "func") else None
-            if c == "=" and masked[i + 1 : i + 2] != "=" and masked[i - 1 : i] not in ("=", "!", "<", ">"):
-                assigned = True
-            if c == ":" and language == "cpp" and masked[pos:i].rstrip().endswith(")"):
-                init_list = True
-            if c == "\n" and language in _NEWLINE_ENDS:
-                line = masked[masked.rfind("\n", 0, i) + 1 : i].rstrip()
-                following = _next_code_char(masked, i)
-                continued = (
-                    not line.strip()
-                    or line.endswith(("=>", "->"))
-                    or line[-1] in ",(=+-*/|&.:?<"
-                    or following in ("{", ".", "?", ":", "=", "|", "&", ">")
-                    or re.match(r"\s*(?:else|catch|finally|extends|implements)\b", masked[i + 1 : i + 40])
-                    is not None
-                )
-                if language in ("javascript", "typescript") and kind == "func" and not (assigned or bodiless):
-                    continued = True  # a function header must reach its body or ';'
-                if not continued:
-                    return i
         i += 1
     return None
 
@@ -720,54 +506,85 @@ def _find(index, name, lo, hi, containers_only=False):
 
 
 def _find_pass(index, name, lo, hi, containers_only, bodiless):
-    masked, language = index.masked, index.language
     candidates = []
     lines = index.lines_with(name, lo, hi)
-    for kind, pattern in _patterns(name, language):
-        if containers_only and kind != "type" and language != "ruby":
+    for kind, pattern in _patterns(name, index.language):
+        if containers_only and kind != "type" and index.language != "ruby":
             continue
         for line_lo, line_hi in lines:
-            for m in pattern.finditer(masked, line_lo, line_hi):
-                start = _line_start(masked, m.start())
-                if kind in _OTHER_KINDS:
-                    name_at = name_position(masked, name, m.start(), m.end())
-                    if not kind_accepts(masked, language, kind, start, name_at):
-                        continue
-                else:
-                    name_at = masked.rfind(name, m.start(), m.end())
-                before = masked[start:name_at]
-                if kind == "func" and pattern.pattern.startswith("^") and language != "ruby":  # C-style
-                    if "=" in before or _CALL_LIKE.search(before) or before.rstrip().endswith((".", "->")):
-                        continue
-                    if re.search(r"[^\w\s$<>\[\],.*&:~?()@]", before.strip()):
-                        continue
-                    outside = re.sub(r"<[^<>]*>", "", before)  # template <class T> is fine
-                    if re.search(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)", outside):
-                        continue  # class A : Base(), a supertype call, not a definition of Base
-                name_end = name_at + len(name)
-                if kind == "macro":
-                    end = macro_end(masked, name_end)
-                elif language == "ruby" and kind != "value":
-                    end = _ruby_end(masked, start, name_end)
-                elif language == "python":  # a file ast cannot parse: indentation
-                    end = _indent_end(masked, start, name_end)
-                else:
-                    if kind == "type" and language in ("c", "cpp"):
-                        brace = masked.find("{", name_end, hi)
-                        tail = masked[name_end : brace if brace >= 0 else hi]
-                        if not re.match(r"^\s*(?:final\s*)?(?::[^;{()=]*)?$", tail):
-                            continue  # a use of the type (struct S *p), not its definition
-                    end = _body_end(masked, language, name_end, kind, hi, bodiless)
-                    if end is None:
-                        continue
-                start = _extend_start(masked, language, start)
-                candidates.append((start, _line_end(masked, max(end - 1, start)), kind))
+            for m in pattern.finditer(index.masked, line_lo, line_hi):
+                found = _candidate(index, name, kind, pattern, m, hi, bodiless)
+                if found is not None:
+                    candidates.append(found)
+    return _shallowest(index, candidates, containers_only)
+
+
+def _candidate(index, name, kind, pattern, m, hi, bodiless):
+    """(start, end, kind) of the definition a pattern's match ``m`` found, or None where the
+    match is no definition (a call, a use of a type, a declaration without a body)."""
+    masked, language = index.masked, index.language
+    start = _line_start(masked, m.start())
+    if kind in _OTHER_KINDS:
+        name_at = name_position(masked, name, m.start(), m.end())
+        if not kind_accepts(masked, language, kind, start, name_at):
+            return None
+    else:
+        name_at = masked.rfind(name, m.start(), m.end())
+    c_style = kind == "func" and pattern.pattern.startswith("^") and language != "ruby"
+    if c_style and not _c_style_definition(masked[start:name_at]):
+        return None
+    end = _candidate_end(index, start, name_at + len(name), kind, hi, bodiless)
+    if end is None:
+        return None
+    start = _extend_start(masked, language, start)
+    return start, _line_end(masked, max(end - 1, start)), kind
+
+
+_C_STYLE_FOREIGN = _lazy_pattern(r"[^\w\s$<>\[\],.*&:~?()@]")
+_C_STYLE_SUPERTYPE = _lazy_pattern(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)")
+
+
+def _c_style_definition(before):
+    """Whether what stands before a name on its line (``static int``) makes ``name(`` a
+    definition, not a call (``x = f(``, ``return f(``, ``a.f(``) or a supertype (``class A : B()``)."""
+    if "=" in before or _CALL_LIKE.search(before) or before.rstrip().endswith((".", "->")):
+        return False
+    if _C_STYLE_FOREIGN.search(before.strip()):
+        return False
+    outside = re.sub(r"<[^<>]*>", "", before)  # template <class T> is fine
+    return not _C_STYLE_SUPERTYPE.search(outside)
+
+
+def _candidate_end(index, start, name_end, kind, hi, bodiless):
+    """End of a definition whose line starts at ``start``, by how its language ends a block."""
+    masked, language = index.masked, index.language
+    blocks = lexicon_of(language).blocks
+    if kind == "macro":
+        return macro_end(masked, name_end)
+    if blocks == "end" and kind != "value":
+        return _ruby_end(masked, start, name_end)
+    if blocks == "indent":  # a Python file ast cannot parse
+        return _indent_end(masked, start, name_end)
+    if kind == "type" and language in ("c", "cpp"):
+        brace = masked.find("{", name_end, hi)
+        tail = masked[name_end : brace if brace >= 0 else hi]
+        if not _C_TYPE_HEAD.match(tail):
+            return None  # a use of the type (struct S *p), not its definition
+    return _body_end(masked, language, name_end, kind, hi, bodiless)
+
+
+_C_TYPE_HEAD = _lazy_pattern(r"^\s*(?:final\s*)?(?::[^;{()=]*)?$")
+
+
+def _shallowest(index, candidates, containers_only):
+    """The candidates at the shallowest nesting, each once (overloads are several)."""
     if not candidates:
         return []
+    masked, language = index.masked, index.language
     if containers_only and language != "ruby":
         candidates = [c for c in candidates if c[2] == "type"] or candidates
     if language == "go":  # plain F is the package-level func or type; T.F names a method
-        plain = [c for c in candidates if not re.match(r"\s*func\s*\(", masked[c[0] : c[0] + 80])]
+        plain = [c for c in candidates if not _GO_METHOD.match(masked[c[0] : c[0] + 80])]
         candidates = plain or candidates
     depths = {c[0]: index.depth_at(c[0]) for c in candidates}
     shallowest = min(depths.values())
@@ -776,6 +593,9 @@ def _find_pass(index, name, lo, hi, containers_only, bodiless):
         if depths[start] == shallowest and not any(s <= start < e for s, e in chosen):
             chosen.append((start, end))
     return chosen
+
+
+_GO_METHOD = _lazy_pattern(r"\s*func\s*\(")
 
 
 def _qualified_special(index, owner, name):
@@ -911,6 +731,34 @@ def _python_class_definitions(text):
     body's indentation, with the statements up to the next) dedented and parsed on its own. None
     where the piece has another shape or a part does not parse: the piece is parsed whole."""
     lines = text.split("\n")
+    shape = _python_class_shape(lines)
+    if shape is None:
+        return None
+    name, members, indent, end = shape
+    header = "\n".join(lines[: members[0]] + [indent + "pass", ""])
+    found = _python_piece_definitions(header)
+    if found is None or (name,) not in found[0]:
+        return None
+    by_path = {k: list(v) for k, v in found[0].items()}
+    by_name = {k: list(v) for k, v in found[1].items()}
+    last = _python_members_into(lines, name, members + [end], indent, by_path, by_name)
+    if last is None:
+        return None
+    start = by_path[(name,)][0][0]  # the class as the header's parse placed it, decorators included
+    for table, key in ((by_path, (name,)), (by_name, name)):
+        table[key] = [(start, last) if a == start else (a, b) for a, b in table[key]]
+    if end < len(lines):  # module statements after the class: a piece of their own
+        rest = _python_piece_definitions("\n".join(lines[end:]))
+        if rest is None:
+            return None
+        _shift_into(by_path, by_name, rest, end)
+        last = (rest[2] + end) if rest[2] else last
+    return by_path, by_name, last
+
+
+def _python_class_shape(lines):
+    """(class name, first line of each member, body indentation, first line after the class) of
+    a piece that is one class after one-line decorators, or None."""
     head = 0
     while head < len(lines) and lines[head].startswith("@"):
         head += 1  # one-line decorators only; anything else is parsed whole
@@ -930,55 +778,47 @@ def _python_class_definitions(text):
         if indent is None:
             indent = line[: len(line) - len(line.lstrip())]
         m = _PY_MEMBER.match(line)
-        if m and m.group(1) == indent:
-            # Back to the statement above at the body's indentation (past blank, comment and
-            # deeper lines, and the closing bracket of a decorator written over several lines):
-            # a decorator there makes this definition part of its member.
-            back = i - 1
-            while back > head and _py_member_continues(lines[back], indent):
-                back -= 1
-            if not (members and lines[back].startswith(indent + "@")):
-                members.append(i)
+        if m and m.group(1) == indent and not (members and _py_decorated(lines, head, i, indent)):
+            members.append(i)
     if not members or indent is None:
         return None
-    header = "\n".join(lines[: members[0]] + [indent + "pass", ""])
-    found = _python_piece_definitions(header)
-    if found is None or (match.group(1),) not in found[0]:
-        return None
-    by_path = {k: list(v) for k, v in found[0].items()}
-    by_name = {k: list(v) for k, v in found[1].items()}
-    name = match.group(1)
+    return match.group(1), members, indent, end
+
+
+def _py_decorated(lines, head, i, indent):
+    """Whether the statement above line ``i`` at the body's indentation (past blank, comment and
+    deeper lines, and the closing bracket of a decorator written over several lines) is a
+    decorator, which makes the definition at ``i`` part of its member."""
+    back = i - 1
+    while back > head and _py_member_continues(lines[back], indent):
+        back -= 1
+    return lines[back].startswith(indent + "@")
+
+
+def _python_members_into(lines, name, bounds, indent, by_path, by_name):
+    """Parse each member (lines bounds[k] to bounds[k + 1]) dedented, into the class's index;
+    returns the last line of the last member's statements, or None where one does not parse."""
     last = None
-    bounds = members + [end]
-    for k in range(len(members)):
+    for k in range(len(bounds) - 1):
         block = lines[bounds[k] : bounds[k + 1]]
         if any(line.strip() and not line.startswith(indent) for line in block):
             return None
         inner = _python_piece_definitions("\n".join(line[len(indent) :] for line in block) + "\n")
         if inner is None:
             return None
-        shift = bounds[k]
-        for key, extents in inner[0].items():
-            by_path.setdefault((name,) + key, []).extend((a + shift, b + shift) for a, b in extents)
-        for key, extents in inner[1].items():
-            by_name.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+        _shift_into(by_path, by_name, inner, bounds[k], (name,))
         if inner[2]:
-            last = inner[2] + shift
-    if last is None:
-        return None
-    start = by_path[(name,)][0][0]  # the class as the header's parse placed it, decorators included
-    for table, key in ((by_path, (name,)), (by_name, name)):
-        table[key] = [(start, last) if a == start else (a, b) for a, b in table[key]]
-    if end < len(lines):  # module statements after the class: a piece of their own
-        rest = _python_piece_definitions("\n".join(lines[end:]))
-        if rest is None:
-            return None
-        for key, extents in rest[0].items():
-            by_path.setdefault(key, []).extend((a + end, b + end) for a, b in extents)
-        for key, extents in rest[1].items():
-            by_name.setdefault(key, []).extend((a + end, b + end) for a, b in extents)
-        last = (rest[2] + end) if rest[2] else last
-    return by_path, by_name, last
+            last = inner[2] + bounds[k]
+    return last
+
+
+def _shift_into(by_path, by_name, found, shift, prefix=()):
+    """Add a piece's index ``found``, its lines moved down by ``shift`` and its paths under
+    ``prefix``, to the index of the whole."""
+    for key, extents in found[0].items():
+        by_path.setdefault(prefix + key, []).extend((a + shift, b + shift) for a, b in extents)
+    for key, extents in found[1].items():
+        by_name.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
 
 
 def _py_member_continues(line, indent):
@@ -1027,11 +867,7 @@ def _python_all_definitions(source):
         if found is None:
             found = _python_tree_definitions(source)
             return found[:2] if found is not None else None
-        shift = first - 1
-        for key, extents in found[0].items():
-            by_path.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
-        for key, extents in found[1].items():
-            by_name.setdefault(key, []).extend((a + shift, b + shift) for a, b in extents)
+        _shift_into(by_path, by_name, found, first - 1)
     return by_path, by_name
 
 
@@ -1119,6 +955,13 @@ def locate_symbol_lines(source, path, symbol):
     return text, lines
 
 
+# Statement keywords: a line that starts with one (``\treturn n``) can look like a declaration
+# to a pattern, but it is never what a user meant to cite (``new`` and ``delete`` are, as method
+# names, so they are not here).
+_STATEMENT_KEYWORDS = frozenset({"return", "if", "else", "for", "while", "do", "switch", "case", "break",
+                                 "continue", "goto", "go", "defer", "throw", "raise", "yield", "await"})  # fmt: skip
+
+
 def nearest_symbols(source, path, symbol, n=3):
     """The symbols defined in ``source`` (the file at ``path``) whose names are nearest to
     ``symbol``, a name the locator did not find there: what the user probably meant, nearest first.
@@ -1136,6 +979,7 @@ def nearest_symbols(source, path, symbol, n=3):
         # A method offered as Class.method is not offered again as method.
         return [m for m in near if not any(o.endswith("." + m) for o in near)][:n]
     words = set(re.findall(r"[A-Za-z_$][\w$]*", _source_index(source, language or "").masked))
+    words -= _STATEMENT_KEYWORDS
     found = []
     for word in nearest_names(parts[-1], words - {parts[-1]}, 4 * n):
         for qualified in (parts[:-1] + [word], [word]) if len(parts) > 1 else ([word],):
@@ -1427,40 +1271,24 @@ def _js_names(listed, separator):
 
 def _js_imports(source, language):
     masked = _mask_source(source, language)
+
+    def in_code(pattern):  # the statements that start in code, not in a comment or a string
+        return [m for m in pattern.finditer(source) if masked[m.start()] != " "]
+
     bindings = []
-
-    def code_at(m):  # the statement starts in code, not in a comment or a string
-        return masked[m.start()] != " "
-
-    for m in _JS_IMPORT.finditer(source):
-        if not code_at(m):
-            continue
+    for m in in_code(_JS_IMPORT):
         default, named, namespace, module = m.group(1), m.group(2), m.group(3), m.group(5)
         if default:
             bindings.append(Binding(default, module, "default"))
         if namespace:
             bindings.append(Binding(namespace, module, None))
-        for name, local in _js_names(named or "", "as"):
-            bindings.append(Binding(local, module, name))
-    for m in _JS_REQUIRE.finditer(source):
-        if not code_at(m):
-            continue
+        bindings.extend(Binding(local, module, name) for name, local in _js_names(named or "", "as"))
+    for m in in_code(_JS_REQUIRE):
         whole, named, module = m.group(1), m.group(2), m.group(4)
         if whole:
             bindings.append(Binding(whole, module, None))
-        for name, local in _js_names(named or "", ":"):
-            bindings.append(Binding(local, module, name))
-    for m in _JS_EXPORT_FROM.finditer(source):
-        if not code_at(m):
-            continue
-        named, namespace, module = m.group(1), m.group(2), m.group(4)
-        if named is not None:
-            for name, exported in _js_names(named, "as"):
-                bindings.append(Binding(exported, module, name, export=True))
-        elif namespace:
-            bindings.append(Binding(namespace, module, None, export=True))
-        else:
-            bindings.append(Binding("*", module, "*", export=True))
+        bindings.extend(Binding(local, module, name) for name, local in _js_names(named or "", ":"))
+    bindings.extend(_js_reexports(in_code(_JS_EXPORT_FROM)))
     # export { a as b } of names imported above: a re-export too.
     imported = {b.local: b for b in bindings if not b.export}
     for m in _JS_EXPORT_LIST.finditer(masked):
@@ -1469,6 +1297,21 @@ def _js_imports(source, language):
             if b is not None:
                 bindings.append(Binding(exported, b.module, b.name, export=True))
     return Imports(bindings)
+
+
+def _js_reexports(matches):
+    """The bindings of ``export … from`` statements."""
+    bindings = []
+    for m in matches:
+        named, namespace, module = m.group(1), m.group(2), m.group(4)
+        if named is not None:
+            for name, exported in _js_names(named, "as"):
+                bindings.append(Binding(exported, module, name, export=True))
+        elif namespace:
+            bindings.append(Binding(namespace, module, None, export=True))
+        else:
+            bindings.append(Binding("*", module, "*", export=True))
+    return bindings
 
 
 _GO_IMPORT_LINE = _lazy_pattern(r'^\s*import\s+(?:([A-Za-z_]\w*|\.|_)\s+)?"([^"\n]{1,500})"', re.M)

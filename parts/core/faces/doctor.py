@@ -7,13 +7,14 @@ from .authors import NO_IDENTITY_FIX, missing_identity, recorder_identity
 from .brief import agent_command
 from .constants import SCHEMA_APP_ID
 from .errors import WctxError
-from .git import git_toplevel, run_git
+from .git import UnreadableFile, git_toplevel, read_repo_file, run_git
 from .head import __version__
 from .helpers import wctx_command_path
 from .hooks import gemini_mcp_access, hook_fixes, hook_status
 from .repos import list_repos
 from .schema import MIGRATIONS
 from .store import Store, _connect_readonly, _writable, default_home, fts5_available, store_open_problem
+from .symbols import nearest_symbols, symbol_hash_of
 
 # ----------------------------------------------------------------------------------------------
 # Doctor: can this installation work here, and what to do when it cannot
@@ -141,6 +142,58 @@ def _doctor_write_access(home):
     if probe == home:
         return _doctor_check("write access", DOCTOR_OK, "can write to %s" % home)
     return _doctor_check("write access", DOCTOR_OK, "can create %s inside %s" % (home, probe))
+
+
+_CITED_SYMBOLS = (
+    "SELECT e.id, a.path, a.symbol, a.checkout, r.path FROM anchors a"
+    " JOIN evidence e ON e.rid = a.evidence_rid JOIN repos r ON r.id = a.repo_id"
+    " WHERE e.status = 'active' AND a.symbol IS NOT NULL AND a.symbol_hash IS NOT NULL ORDER BY e.rid, a.id"
+)
+
+
+def _doctor_cited_symbols(home, shown=10):
+    """Each symbol an active item cites (located when it was recorded), looked up in its file as
+    the working tree holds it now: one no longer found, most often renamed, is named with the
+    nearest names its file defines. None when no item cites a symbol (a file gone is verify's)."""
+    import sqlite3
+
+    try:
+        con = _connect_readonly(os.path.join(home, "wctx.db"))
+        try:
+            rows = con.execute(_CITED_SYMBOLS).fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return None
+    checked, missing = 0, []
+    for item, rel, symbol, checkout, root in rows:
+        try:
+            data = read_repo_file(checkout if checkout and os.path.isdir(checkout) else root, rel)
+        except UnreadableFile:
+            data = None
+        if data is None:
+            continue
+        checked += 1
+        if symbol_hash_of(data, rel, symbol) is None:
+            near = nearest_symbols(data.decode("utf-8", "surrogateescape"), rel, symbol)
+            said = " (did you mean %s?)" % " or ".join(near) if near else ""
+            missing.append((item, "%s %s#%s%s" % (item, rel, symbol, said)))
+    if not checked:
+        return None
+    if not missing:
+        return _doctor_check(
+            "cited symbols", DOCTOR_OK, "%d cited symbols, all found in their files" % checked
+        )
+    listed = "; ".join(said for _, said in missing[:shown])
+    if len(missing) > shown:
+        listed += "; and %d more" % (len(missing) - shown)
+    return _doctor_check(
+        "cited symbols",
+        DOCTOR_WARN,
+        "%d of %d cited symbols are no longer found in their files: %s" % (len(missing), checked, listed),
+        "where a claim still holds, record it again citing the name its code has now, then retire the old "
+        "item: %s" % "; ".join("wctx supersede %s --by NEW-ID" % item for item, _ in missing[:shown]),
+    )
 
 
 def _doctor_current_repo(cwd, repos):
@@ -315,6 +368,7 @@ def doctor(home=None, cwd=None):
     checks.append(_doctor_write_access(home))
     if repos is not None:
         checks.append(_doctor_repositories(repos))
+        checks.extend(filter(None, [_doctor_cited_symbols(home)]))
     checks.append(_doctor_current_repo(cwd, repos))
     checks.append(_doctor_hooks(home))
     access = gemini_mcp_access()
