@@ -641,6 +641,57 @@ CASES = [
         ("MAX_BATCH = 512", "MAX_BATCH = 256"),
         ("'a',", "'b',"),
     ),
+    (  # a field with its annotation on the same line
+        "src/Retry.java",
+        src("""
+            public class Retry {
+              @SerializedName("wait") final long waitMillis = 500;
+              @Deprecated private int attempts = 3;
+            }
+            """),
+        "Retry.waitMillis",
+        '  @SerializedName("wait") final long waitMillis = 500;',
+        '  @SerializedName("wait") final long waitMillis = 500;',
+        ("attempts = 3", "attempts = 4"),
+        ("waitMillis = 500", "waitMillis = 250"),
+    ),
+    (  # an enum constant with a body of its own
+        "src/Policy.java",
+        src("""
+            public enum Policy {
+              DOUBLE {
+                @Override public Object read() {
+                  return 1.0;
+                }
+              },
+              LONG {
+                @Override public Object read() {
+                  return 1L;
+                }
+              };
+            }
+            """),
+        "Policy.DOUBLE",
+        "  DOUBLE {",
+        "  },",
+        ("return 1L;", "return 2L;"),
+        ("return 1.0;", "return 2.0;"),
+    ),
+    (  # a constant passed as an argument later in the class is not a second definition of it
+        "src/Builder.java",
+        src("""
+            public class Builder {
+              static final boolean UNSAFE = true;
+              static final Maker MAKER =
+                  new Maker(Collections.emptyMap(), UNSAFE, Collections.emptyList());
+            }
+            """),
+        "Builder.UNSAFE",
+        "  static final boolean UNSAFE = true;",
+        "  static final boolean UNSAFE = true;",
+        ("emptyMap()", "emptyMap(1)"),
+        ("UNSAFE = true", "UNSAFE = false"),
+    ),
 ]
 
 

@@ -39,11 +39,14 @@ _COMMA_MEMBERS = frozenset(
 )
 # Languages whose fields and globals are written "Type name = value;".
 _TYPED_FIELDS = frozenset({"java", "csharp", "c", "cpp", "kotlin", "scala", "swift", "php"})
+_ANNOTATION = r"@[\w.]+(?:\([^)\n]*\))?"  # on the field's own line: @Expose private int a;
 _FIELD_MODIFIERS = (
-    r"(?:(?:public|private|protected|internal|static|readonly|declare|override|abstract|accessor|final|"
+    r"(?:(?:" + _ANNOTATION + r"|public|private|protected|internal|static|readonly|declare|override|"
+    r"abstract|accessor|final|"
     r"const|volatile|transient|extern|inline|constexpr|mutable|unsafe|new|required|pub(?:\([^)\n]*\))?)\s+)*"
 )
 _CONTAINER_HEADER = _lazy_pattern(r"\b(?:class|interface|enum|struct|union|trait|object|record)\b")
+_ANNOTATIONS = _lazy_pattern(_ANNOTATION)
 _GO_GROUP_OPEN = _lazy_pattern(r"^(?:const|var)[ \t]*\(", re.M)
 _GO_DECLARATION = _lazy_pattern(r"\s*(?:const|var)\s")
 _WORD_BEFORE_CALL = _lazy_pattern(
@@ -125,7 +128,8 @@ def kind_patterns(name, language):
             )
         )
     if language in _COMMA_MEMBERS and language not in ("javascript", "typescript", "rust"):
-        found.append(("field", re.compile(r"^[ \t]*(?:case[ \t]+)?" + n + r"[ \t]*(?:[=,;(]|$)", re.M)))
+        # an enum member, a field, a Java enum constant with a body of its own: DOUBLE { ... },
+        found.append(("field", re.compile(r"^[ \t]*(?:case[ \t]+)?" + n + r"[ \t]*(?:[=,;({]|$)", re.M)))
         # a member of an enum written on one line: enum color { RED, GREEN };
         found.append(("field", re.compile(r"(?<=[{,])[ \t]*" + n + r"[ \t]*(?:=[^=]|[,}])")))
     if language == "csharp":  # a property: public int Size { get; set; }
@@ -149,12 +153,15 @@ def kind_accepts(masked, language, kind, start, name_at):
         opening = _enclosing_brace(masked, name_at)
         if opening < 0:
             return False
+        if masked.count("(", opening, name_at) > masked.count(")", opening, name_at):
+            return False  # an argument in an initialiser (new Maker(a, UNSAFE, b)), not a member
         bound = max(masked.rfind(c, 0, opening) for c in ";{}")
         return _CONTAINER_HEADER.search(masked, bound + 1, opening) is not None
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
     if kind == "value" and language in _TYPED_FIELDS:
+        before = _ANNOTATIONS.sub("", before)
         return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
     return True
 
