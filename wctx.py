@@ -5157,6 +5157,7 @@ _DECLARATION_KEYWORDS = {
     "swift": r"(?:let|var)",
     "php": r"(?:const)",
     "csharp": r"(?:const|event)",
+    "cpp": r"(?:using)",  # an alias: using Handle = int;
 }
 # Languages whose members are separated by commas (enum members, Rust struct fields).
 _COMMA_MEMBERS = frozenset(
@@ -5245,7 +5246,7 @@ def kind_patterns(name, language):
                 re.compile(
                     r"^[ \t]*"
                     + _FIELD_MODIFIERS
-                    + r"(?:[\w$<>\[\],.?:]+[ \t]+[*&]*)+"
+                    + r"(?:[\w$<>\[\],.?:]+(?:[ \t]+[*&]*|[ \t]*[*&]+[ \t]*))+"  # int x, void** p, T& r
                     + n
                     + r"[ \t]*(?:=(?!=)|;|\[)",
                     re.M,
@@ -5287,6 +5288,9 @@ def kind_accepts(masked, language, kind, start, name_at):
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
     if kind == "value" and language in _TYPED_FIELDS:
         before = _ANNOTATIONS.sub("", before)
+        keywords = _DECLARATION_KEYWORDS.get(language)
+        if keywords and re.search(r"\b" + keywords + r"\s*$", before):
+            return True  # declared by its keyword: using Handle = int; (not the statement using x;)
         return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
     return True
 

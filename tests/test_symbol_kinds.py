@@ -641,6 +641,34 @@ CASES = [
         ("MAX_BATCH = 512", "MAX_BATCH = 256"),
         ("'a',", "'b',"),
     ),
+    (  # a field whose type's '*' stands against the type: void** pointer;
+        "src/pair.c",
+        src("""
+            struct pair {
+                void** pointer;
+                void* old_value;
+            };
+            """),
+        "pair.pointer",
+        "    void** pointer;",
+        "    void** pointer;",
+        ("void* old_value;", "char* old_value;"),
+        ("void** pointer;", "char** pointer;"),
+    ),
+    (  # a C++ alias declaration
+        "src/io.cc",
+        src("""
+            namespace io {
+            using rwresult = int;
+            using mode_t = unsigned;
+            }
+            """),
+        "rwresult",
+        "using rwresult = int;",
+        "using rwresult = int;",
+        ("mode_t = unsigned", "mode_t = int"),
+        ("rwresult = int", "rwresult = long"),
+    ),
     (  # a field with its annotation on the same line
         "src/Retry.java",
         src("""
