@@ -168,7 +168,6 @@ _ENCLOSING = {
         "preproc_else",
         "preproc_elif",
         "body_statement",
-        "compound_statement",
         "const_spec_list",
         "var_spec_list",
         "protocol_body",
@@ -471,6 +470,8 @@ class Walker:
             body = node.child_by_field_name("body")
             if body is not None:
                 self.walk(body, scope)
+        elif t == "compound_statement":  # a namespace's braces
+            self.walk(node, scope)
         else:
             return False
         return True
