@@ -669,6 +669,23 @@ CASES = [
         ("mode_t = unsigned", "mode_t = int"),
         ("rwresult = int", "rwresult = long"),
     ),
+    (  # a field assigned in an expression-bodied method is defined once, where it is declared
+        "src/Bench.cs",
+        src("""
+            public class Bench
+            {
+                private Provider? _provider;
+
+                public void Setup() =>
+                    _provider = new Provider();
+            }
+            """),
+        "Bench._provider",
+        "    private Provider? _provider;",
+        "    private Provider? _provider;",
+        ("new Provider();", "new Provider(1);"),
+        ("Provider? _provider", "Provider _provider"),
+    ),
     (  # a field with its annotation on the same line
         "src/Retry.java",
         src("""

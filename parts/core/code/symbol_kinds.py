@@ -48,6 +48,7 @@ _FIELD_MODIFIERS = (
 )
 _CONTAINER_HEADER = _lazy_pattern(r"\b(?:class|interface|enum|struct|union|trait|object|record)\b")
 _ANNOTATIONS = _lazy_pattern(_ANNOTATION)
+_ASSIGNED_NAME = _lazy_pattern(r"[\w$]+[ \t]*=(?![=>])")
 _GO_GROUP_OPEN = _lazy_pattern(r"^(?:const|var)[ \t]*\(", re.M)
 _GO_DECLARATION = _lazy_pattern(r"\s*(?:const|var)\s")
 _WORD_BEFORE_CALL = _lazy_pattern(
@@ -156,6 +157,10 @@ def kind_accepts(masked, language, kind, start, name_at):
             return False
         if masked.count("(", opening, name_at) > masked.count(")", opening, name_at):
             return False  # an argument in an initialiser (new Maker(a, UNSAFE, b)), not a member
+        # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member
+        assigned = _ASSIGNED_NAME.match(masked, name_at)
+        if language in _TYPED_FIELDS and assigned and not _member_start(masked, start):
+            return False
         bound = max(masked.rfind(c, 0, opening) for c in ";{}")
         return _CONTAINER_HEADER.search(masked, bound + 1, opening) is not None
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
@@ -168,6 +173,19 @@ def kind_accepts(masked, language, kind, start, name_at):
             return True  # declared by its keyword: using Handle = int; (not the statement using x;)
         return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
     return True
+
+
+def _member_start(masked, start):
+    """Whether the line at ``start`` begins a member: after a '{', ';', ',' or '}', or after an
+    annotation or attribute line."""
+    before = masked[:start].rstrip()
+    if not before or before[-1] in "{;,}":
+        return True
+    return masked[_line_start_of(before, len(before)) : len(before)].lstrip().startswith(("@", "["))
+
+
+def _line_start_of(text, pos):
+    return text.rfind("\n", 0, pos) + 1
 
 
 def name_position(masked, name, lo, hi):
