@@ -285,6 +285,8 @@ def declaration_symbols(oracle: Oracle, language: str, source: bytes) -> Tuple[D
     """The definitions beside functions and classes (constants, variables, fields, type aliases,
     enum members, macros, impl and trait items, nested classes), as bench/symbol_coverage.py's
     parser lists them, each cited as a user would (``Type::item`` in Rust)."""
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
     import symbol_coverage
 
     if language == "python":
