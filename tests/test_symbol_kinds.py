@@ -795,6 +795,9 @@ NOT_DEFINITIONS = [
     ),
     ("src/make.rs", "fn make() -> Pool {\n    Pool {\n        size: 1,\n    }\n}\n", "Pool.size"),
     ("pkg/run.go", "package pkg\n\nfunc run() {\n\tlimit = 5\n}\n", "limit"),
+    # a module's constant moved into a function is a local there, no longer the module's
+    ("scripts/check.mjs", "function main() {\n  const data = read();\n  return data;\n}\n", "data"),
+    ("src/run.ts", "export function run(): number {\n  let count = 0;\n  return count;\n}\n", "count"),
 ]
 
 

@@ -48,6 +48,9 @@ _FIELD_MODIFIERS = (
 )
 _CONTAINER_HEADER = _lazy_pattern(r"\b(?:class|interface|enum|struct|union|trait|object|record)\b")
 _ANNOTATIONS = _lazy_pattern(_ANNOTATION)
+_FUNCTION_VALUE = _lazy_pattern(
+    r"[\w$]+\s*(?::[^=;\n]+)?=\s*(?:async\b\s*)?(?:function\b|\(|<|[A-Za-z_$][\w$]*\s*=>|class\b)"
+)
 _ASSIGNED_NAME = _lazy_pattern(r"[\w$]+[ \t]*=(?![=>])")
 _GO_GROUP_OPEN = _lazy_pattern(r"^(?:const|var)[ \t]*\(", re.M)
 _GO_DECLARATION = _lazy_pattern(r"\s*(?:const|var)\s")
@@ -163,6 +166,8 @@ def kind_accepts(masked, language, kind, start, name_at):
             return False
         bound = max(masked.rfind(c, 0, opening) for c in ";{}")
         return _CONTAINER_HEADER.search(masked, bound + 1, opening) is not None
+    if kind == "value" and language in ("javascript", "typescript"):
+        return not _local_value(masked, name_at)
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
@@ -173,6 +178,18 @@ def kind_accepts(masked, language, kind, start, name_at):
             return True  # declared by its keyword: using Handle = int; (not the statement using x;)
         return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
     return True
+
+
+def _local_value(masked, name_at):
+    """Whether the JavaScript or TypeScript declaration at ``name_at`` is a plain value local to a
+    function or block body (its header has a ')' or '=>'), not a module's, a namespace's or a
+    function value (const f = () => ..., which stays a symbol wherever it stands)."""
+    opening = _enclosing_brace(masked, name_at)
+    if opening < 0 or _FUNCTION_VALUE.match(masked, name_at):
+        return False
+    bound = max(masked.rfind(c, 0, opening) for c in ";{}")
+    header = masked[bound + 1 : opening]
+    return ")" in header or "=>" in header
 
 
 def _member_start(masked, start):
