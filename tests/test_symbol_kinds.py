@@ -686,6 +686,20 @@ CASES = [
         ("new Provider();", "new Provider(1);"),
         ("Provider? _provider", "Provider _provider"),
     ),
+    (  # enum cases with raw values, one a line
+        "src/Kind.swift",
+        src("""
+            enum Kind: String {
+                case json = "application/json"
+                case xml = "application/xml"
+            }
+            """),
+        "Kind.xml",
+        '    case xml = "application/xml"',
+        '    case xml = "application/xml"',
+        ('"application/json"', '"text/json"'),
+        ('"application/xml"', '"text/xml"'),
+    ),
     (  # a field with its annotation on the same line
         "src/Retry.java",
         src("""

@@ -162,7 +162,7 @@ def kind_accepts(masked, language, kind, start, name_at):
             return False  # an argument in an initialiser (new Maker(a, UNSAFE, b)), not a member
         # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member
         assigned = _ASSIGNED_NAME.match(masked, name_at)
-        if language in _TYPED_FIELDS and assigned and not _member_start(masked, start):
+        if language in _TYPED_FIELDS and assigned and not before.strip() and not _member_start(masked, start):
             return False
         bound = max(masked.rfind(c, 0, opening) for c in ";{}")
         return _CONTAINER_HEADER.search(masked, bound + 1, opening) is not None
