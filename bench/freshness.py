@@ -15,9 +15,13 @@ text really changed between T0 and T1:
 The same comparison is made for a file-level baseline that flags a finding whenever its file
 changed (following renames as wctx does), which is what peers without symbol anchors do.
 
+``--kinds declarations`` cites, instead of functions, classes and methods, the other definitions a
+user cites (constants, variables, fields, type aliases, enum members, macros, ``impl`` items), as
+``bench/symbol_coverage.py``'s parser lists them.
+
 Usage::
 
-    python3 bench/freshness.py --repo PATH --t0 REV --t1 REV [--json] [--max-symbols N]
+    python3 bench/freshness.py --repo PATH --t0 REV --t1 REV [--json] [--max-symbols N] [--kinds declarations]
 
 Metrics, overall and per language: flagged share, precision, recall, alerts per real catch
 (flagged / true catches), count of ``unknown``, and run time. ``stale`` and ``possibly_stale``
@@ -233,9 +237,10 @@ class OracleUnavailable(Exception):
 class Oracle:
     """Independent ground truth: the exact source text of each named definition in a file."""
 
-    def __init__(self) -> None:
+    def __init__(self, kinds: str = "functions") -> None:
         self._parsers: Dict[str, object] = {}
         self.missing: Dict[str, str] = {}
+        self.kinds = kinds
 
     def available(self, language: str) -> bool:
         if language == "python":
@@ -264,6 +269,8 @@ class Oracle:
 
     def symbols(self, language: str, source: bytes) -> Tuple[Dict[str, bytes], set]:
         """Return ({qualified name: definition text}, {names defined more than once})."""
+        if self.kinds == "declarations":
+            return declaration_symbols(self, language, source)
         if language == "python":
             return python_symbols(source)
         tree = self._parser(language).parse(source)
@@ -272,6 +279,31 @@ class Oracle:
         _walk(language, tree.root_node, [], found, broken, source)
         duplicates = {name for name, texts in found.items() if len(texts) > 1} | broken
         return {name: texts[0] for name, texts in found.items()}, duplicates
+
+
+def declaration_symbols(oracle: Oracle, language: str, source: bytes) -> Tuple[Dict[str, bytes], set]:
+    """The definitions beside functions and classes (constants, variables, fields, type aliases,
+    enum members, macros, impl and trait items, nested classes), as bench/symbol_coverage.py's
+    parser lists them, each cited as a user would (``Type::item`` in Rust)."""
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
+    import symbol_coverage
+
+    if language == "python":
+        definitions = symbol_coverage.python_definitions(source) or []
+    else:
+        oracle._parser(language)  # OracleUnavailable when the grammar is not installed
+        definitions = symbol_coverage.TreeSitter().definitions(language, "", source)
+    lines = source.split(b"\n")
+    found: Dict[str, List[bytes]] = defaultdict(list)
+    extents = defaultdict(set)
+    for parts, kind, first, last in definitions:
+        name = symbol_coverage.citation(language, parts)
+        extents[name].add((first, last))
+        if kind not in symbol_coverage.CALLABLE_KINDS:
+            found[name].append(b"\n".join(lines[first - 1 : last]))
+    duplicates = {name for name in found if len(extents[name]) > 1}
+    return {name: texts[0] for name, texts in found.items()}, duplicates
 
 
 def python_symbols(source: bytes) -> Tuple[Dict[str, bytes], set]:
@@ -555,6 +587,7 @@ def run_benchmark(
     languages: Optional[List[str]] = None,
     progress=None,
     changed_files_only: bool = False,
+    kinds: str = "functions",
 ) -> dict:
     """Run the benchmark and return a JSON-able report (see the module docstring).
 
@@ -566,7 +599,7 @@ def run_benchmark(
     repo = os.path.realpath(repo)
     c0 = git(repo, "rev-parse", "--verify", t0 + "^{commit}").decode().strip()
     c1 = git(repo, "rev-parse", "--verify", t1 + "^{commit}").decode().strip()
-    oracle = Oracle()
+    oracle = Oracle(kinds)
     timings = {}
 
     # -- the oracle at T0: which symbols exist, with which text -----------------------------------
@@ -727,7 +760,8 @@ def run_benchmark(
         "repo": repo,
         "t0": c0,
         "t1": c1,
-        "scope": "symbols in changed files only" if changed_files_only else "all symbols",
+        "scope": ("symbols in changed files only" if changed_files_only else "all symbols")
+        + ("" if kinds == "functions" else ", kinds: " + kinds),
         "symbols_available": {lang: len(v) for lang, v in sorted(candidates.items())},
         "symbols_cited": len(chosen),
         "ambiguous_names_skipped": dict(sorted(ambiguous.items())),
@@ -960,6 +994,12 @@ def main(argv=None) -> int:
     parser.add_argument("--max-symbols", type=int, default=2000, help="cite at most N symbols (default 2000)")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     parser.add_argument("--language", action="append", help="only this language (repeatable)")
+    parser.add_argument(
+        "--kinds",
+        choices=("functions", "declarations"),
+        default="functions",
+        help="cite functions, classes and methods (default), or the other declarations",
+    )
     args = parser.parse_args(argv)
     if (args.t1 is None) == (args.mutate is None):
         parser.error("give exactly one of --t1 REV and --mutate N")
@@ -978,6 +1018,7 @@ def main(argv=None) -> int:
             languages=args.language,
             progress=progress,
             changed_files_only=args.changed_files_only,
+            kinds=args.kinds,
         )
     finally:
         if scratch is not None:

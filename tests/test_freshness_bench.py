@@ -282,3 +282,27 @@ def test_t1_or_mutate_is_required(history):
         freshness.main(["--repo", repo.path, "--t0", t0])
     with pytest.raises(SystemExit):
         freshness.main(["--repo", repo.path, "--t0", t0, "--t1", t1, "--mutate", "3"])
+
+
+DECLARATIONS_T0 = {
+    "app/limits.py": 'LIMIT = 5\nNAMES: list[str] = ["a"]\n\n\nclass Pool:\n    size = 8\n    mode = "x"\n\n\n'
+    "def helper():\n    return LIMIT\n",
+    "svc/pool.go": 'package main\n\nconst Limit = 5\n\nvar names = []string{"a"}\n\ntype Pool struct {\n'
+    "\tSize int\n\tMode string\n}\n\nfunc Use() int {\n\treturn Limit\n}\n",
+}
+
+
+def test_declarations_are_cited_instead_of_functions(git_repo):
+    repo = git_repo("bench-declarations", DECLARATIONS_T0)
+    t0 = repo.head
+    repo.write("app/limits.py", DECLARATIONS_T0["app/limits.py"].replace("LIMIT = 5", "LIMIT = 6"))
+    repo.write("svc/pool.go", DECLARATIONS_T0["svc/pool.go"].replace("Size int", "Size int64"))
+    t1 = repo.commit("edit a constant and a field")
+    report = freshness.run_benchmark(repo.path, t0, t1, kinds="declarations")
+    # python: LIMIT, NAMES, Pool.size, Pool.mode (not Pool, not helper); go: Limit, names, Pool,
+    # Pool.Size, Pool.Mode (not Use). Really changed: LIMIT, Pool (its text holds Size), Pool.Size.
+    assert report["symbols_available"] == {"go": 5, "python": 4}
+    m = report["overall"]["wctx"]
+    assert m["really_changed"] == 3 and m["flagged"] == 3 and m["true_alerts"] == 3
+    assert m["recall"] == 1.0 and m["not_located_at_capture"] == 0
+    assert report["overall"]["file_baseline"]["flagged"] == 9

@@ -641,6 +641,116 @@ CASES = [
         ("MAX_BATCH = 512", "MAX_BATCH = 256"),
         ("'a',", "'b',"),
     ),
+    (  # a field whose type's '*' stands against the type: void** pointer;
+        "src/pair.c",
+        src("""
+            struct pair {
+                void** pointer;
+                void* old_value;
+            };
+            """),
+        "pair.pointer",
+        "    void** pointer;",
+        "    void** pointer;",
+        ("void* old_value;", "char* old_value;"),
+        ("void** pointer;", "char** pointer;"),
+    ),
+    (  # a C++ alias declaration
+        "src/io.cc",
+        src("""
+            namespace io {
+            using rwresult = int;
+            using mode_t = unsigned;
+            }
+            """),
+        "rwresult",
+        "using rwresult = int;",
+        "using rwresult = int;",
+        ("mode_t = unsigned", "mode_t = int"),
+        ("rwresult = int", "rwresult = long"),
+    ),
+    (  # a field assigned in an expression-bodied method is defined once, where it is declared
+        "src/Bench.cs",
+        src("""
+            public class Bench
+            {
+                private Provider? _provider;
+
+                public void Setup() =>
+                    _provider = new Provider();
+            }
+            """),
+        "Bench._provider",
+        "    private Provider? _provider;",
+        "    private Provider? _provider;",
+        ("new Provider();", "new Provider(1);"),
+        ("Provider? _provider", "Provider _provider"),
+    ),
+    (  # enum cases with raw values, one a line
+        "src/Kind.swift",
+        src("""
+            enum Kind: String {
+                case json = "application/json"
+                case xml = "application/xml"
+            }
+            """),
+        "Kind.xml",
+        '    case xml = "application/xml"',
+        '    case xml = "application/xml"',
+        ('"application/json"', '"text/json"'),
+        ('"application/xml"', '"text/xml"'),
+    ),
+    (  # a field with its annotation on the same line
+        "src/Retry.java",
+        src("""
+            public class Retry {
+              @SerializedName("wait") final long waitMillis = 500;
+              @Deprecated private int attempts = 3;
+            }
+            """),
+        "Retry.waitMillis",
+        '  @SerializedName("wait") final long waitMillis = 500;',
+        '  @SerializedName("wait") final long waitMillis = 500;',
+        ("attempts = 3", "attempts = 4"),
+        ("waitMillis = 500", "waitMillis = 250"),
+    ),
+    (  # an enum constant with a body of its own
+        "src/Policy.java",
+        src("""
+            public enum Policy {
+              DOUBLE {
+                @Override public Object read() {
+                  return 1.0;
+                }
+              },
+              LONG {
+                @Override public Object read() {
+                  return 1L;
+                }
+              };
+            }
+            """),
+        "Policy.DOUBLE",
+        "  DOUBLE {",
+        "  },",
+        ("return 1L;", "return 2L;"),
+        ("return 1.0;", "return 2.0;"),
+    ),
+    (  # a constant passed as an argument later in the class is not a second definition of it
+        "src/Builder.java",
+        src("""
+            public class Builder {
+              static final boolean UNSAFE = true;
+              static final Maker MAKER =
+                  new Maker(Collections.emptyMap(), UNSAFE, Collections.emptyList());
+            }
+            """),
+        "Builder.UNSAFE",
+        "  static final boolean UNSAFE = true;",
+        "  static final boolean UNSAFE = true;",
+        ("emptyMap()", "emptyMap(1)"),
+        ("UNSAFE = true", "UNSAFE = false"),
+    ),
 ]
 
 
@@ -699,6 +809,9 @@ NOT_DEFINITIONS = [
     ),
     ("src/make.rs", "fn make() -> Pool {\n    Pool {\n        size: 1,\n    }\n}\n", "Pool.size"),
     ("pkg/run.go", "package pkg\n\nfunc run() {\n\tlimit = 5\n}\n", "limit"),
+    # a module's constant moved into a function is a local there, no longer the module's
+    ("scripts/check.mjs", "function main() {\n  const data = read();\n  return data;\n}\n", "data"),
+    ("src/run.ts", "export function run(): number {\n  let count = 0;\n  return count;\n}\n", "count"),
 ]
 
 

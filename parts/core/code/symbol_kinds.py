@@ -27,11 +27,31 @@ _COMMA_MEMBERS = frozenset(
 )
 # Languages whose fields and globals are written "Type name = value;".
 _TYPED_FIELDS = frozenset({"java", "csharp", "c", "cpp", "kotlin", "scala", "swift", "php"})
+# Declaration keywords per language: a name after one of them is declared there.
+_DECLARATION_KEYWORDS = {
+    "javascript": r"(?:const|let|var)",
+    "typescript": r"(?:const|let|var)",
+    "go": r"(?:const|var)",
+    "rust": r"(?:const|static(?:\s+mut)?|macro_rules!)",
+    "kotlin": r"(?:val|var)",
+    "scala": r"(?:val|var)",
+    "swift": r"(?:let|var)",
+    "php": r"(?:const)",
+    "csharp": r"(?:const|event)",
+    "cpp": r"(?:using)",  # an alias: using Handle = int;
+}
+_ANNOTATION = r"@[\w.]+(?:\([^)\n]*\))?"  # on the field's own line: @Expose private int a;
 _FIELD_MODIFIERS = (
-    r"(?:(?:public|private|protected|internal|static|readonly|declare|override|abstract|accessor|final|"
+    r"(?:(?:" + _ANNOTATION + r"|public|private|protected|internal|static|readonly|declare|override|"
+    r"abstract|accessor|final|"
     r"const|volatile|transient|extern|inline|constexpr|mutable|unsafe|new|required|pub(?:\([^)\n]*\))?)\s+)*"
 )
 _CONTAINER_HEADER = _lazy_pattern(r"\b(?:class|interface|enum|struct|union|trait|object|record)\b")
+_ANNOTATIONS = _lazy_pattern(_ANNOTATION)
+_FUNCTION_VALUE = _lazy_pattern(
+    r"[\w$]+\s*(?::[^=;\n]+)?=\s*(?:async\b\s*)?(?:function\b|\(|<|[A-Za-z_$][\w$]*\s*=>|class\b)"
+)
+_ASSIGNED_NAME = _lazy_pattern(r"[\w$]+[ \t]*=(?![=>])")
 _GO_GROUP_OPEN = _lazy_pattern(r"^(?:const|var)[ \t]*\(", re.M)
 _GO_DECLARATION = _lazy_pattern(r"\s*(?:const|var)\s")
 _WORD_BEFORE_CALL = _lazy_pattern(
@@ -42,11 +62,15 @@ _WORD_BEFORE_CALL = _lazy_pattern(
 
 # Rows of the table: (kind, pattern, flags). In a pattern, {NAME} stands for the name (escaped)
 # and {END} for what may not follow it (another identifier character).
-_MEMBER_LINE = ("field", r"^[ \t]*(?:case[ \t]+)?{NAME}[ \t]*(?:[=,;(]|$)", re.M)
+# an enum member, a field, a Java enum constant with a body of its own: DOUBLE { ... },
+_MEMBER_LINE = ("field", r"^[ \t]*(?:case[ \t]+)?{NAME}[ \t]*(?:[=,;({]|$)", re.M)
 _MEMBER_INLINE = ("field", r"(?<=[{,])[ \t]*{NAME}[ \t]*(?:=[^=]|[,}])", 0)  # enum color { RED, GREEN };
 _TYPED_FIELD = (
     "value",
-    r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:[\w$<>\[\],.?:]+[ \t]+[*&]*)+{NAME}[ \t]*(?:=(?!=)|;|\[)",
+    r"^[ \t]*"
+    + _FIELD_MODIFIERS
+    + r"(?:[\w$<>\[\],.?:]+(?:[ \t]+[*&]*|[ \t]*[*&]+[ \t]*))+"  # int x, void** p, T& r
+    + r"{NAME}[ \t]*(?:=(?!=)|;|\[)",
     re.M,
 )
 _TYPED = (_TYPED_FIELD, _MEMBER_LINE, _MEMBER_INLINE)  # C-like: "Type name = value;", members
@@ -81,18 +105,18 @@ def _declared(keywords):
 # The declarations of each language beside functions and types (its functions and types are in
 # symbols._DEFINITIONS).
 KIND_ROWS = {
-    "javascript": (_declared(r"(?:const|let|var)"), _JS_FIELD),
-    "typescript": (_declared(r"(?:const|let|var)"), _JS_FIELD),
-    "go": (_declared(r"(?:const|var)"), _GO_GROUP_ENTRY, _GO_FIELD),
-    "rust": (_declared(r"(?:const|static(?:\s+mut)?|macro_rules!)"), _RUST_FIELD),
+    "javascript": (_declared(_DECLARATION_KEYWORDS["javascript"]), _JS_FIELD),
+    "typescript": (_declared(_DECLARATION_KEYWORDS["typescript"]), _JS_FIELD),
+    "go": (_declared(_DECLARATION_KEYWORDS["go"]), _GO_GROUP_ENTRY, _GO_FIELD),
+    "rust": (_declared(_DECLARATION_KEYWORDS["rust"]), _RUST_FIELD),
     "c": (_C_MACRO,) + _TYPED,
-    "cpp": (_C_MACRO,) + _TYPED,
+    "cpp": (_declared(_DECLARATION_KEYWORDS["cpp"]), _C_MACRO) + _TYPED,
     "java": _TYPED,
-    "csharp": (_declared(r"(?:const|event)"),) + _TYPED + (_CS_PROPERTY,),
-    "kotlin": (_declared(r"(?:val|var)"),) + _TYPED,
-    "scala": (_declared(r"(?:val|var)"),) + _TYPED,
-    "swift": (_declared(r"(?:let|var)"),) + _TYPED,
-    "php": (_declared(r"(?:const)"), _PHP_PROPERTY) + _TYPED,
+    "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
+    "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]),) + _TYPED,
+    "scala": (_declared(_DECLARATION_KEYWORDS["scala"]),) + _TYPED,
+    "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _TYPED,
+    "php": (_declared(_DECLARATION_KEYWORDS["php"]), _PHP_PROPERTY) + _TYPED,
     "ruby": (_RUBY_ASSIGNMENT,),
 }
 
@@ -121,14 +145,51 @@ def kind_accepts(masked, language, kind, start, name_at):
         opening = _enclosing_brace(masked, name_at)
         if opening < 0:
             return False
+        if masked.count("(", opening, name_at) > masked.count(")", opening, name_at):
+            return False  # an argument in an initialiser (new Maker(a, UNSAFE, b)), not a member
+        # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member
+        assigned = _ASSIGNED_NAME.match(masked, name_at)
+        if language in _TYPED_FIELDS and assigned and not before.strip() and not _member_start(masked, start):
+            return False
         bound = max(masked.rfind(c, 0, opening) for c in ";{}")
         return _CONTAINER_HEADER.search(masked, bound + 1, opening) is not None
+    if kind == "value" and language in ("javascript", "typescript"):
+        return not _local_value(masked, name_at)
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
     if kind == "value" and language in _TYPED_FIELDS:
+        before = _ANNOTATIONS.sub("", before)
+        keywords = _DECLARATION_KEYWORDS.get(language)
+        if keywords and re.search(r"\b" + keywords + r"\s*$", before):
+            return True  # declared by its keyword: using Handle = int; (not the statement using x;)
         return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
     return True
+
+
+def _local_value(masked, name_at):
+    """Whether the JavaScript or TypeScript declaration at ``name_at`` is a plain value local to a
+    function or block body (its header has a ')' or '=>'), not a module's, a namespace's or a
+    function value (const f = () => ..., which stays a symbol wherever it stands)."""
+    opening = _enclosing_brace(masked, name_at)
+    if opening < 0 or _FUNCTION_VALUE.match(masked, name_at):
+        return False
+    bound = max(masked.rfind(c, 0, opening) for c in ";{}")
+    header = masked[bound + 1 : opening]
+    return ")" in header or "=>" in header
+
+
+def _member_start(masked, start):
+    """Whether the line at ``start`` begins a member: after a '{', ';', ',' or '}', or after an
+    annotation or attribute line."""
+    before = masked[:start].rstrip()
+    if not before or before[-1] in "{;,}":
+        return True
+    return masked[_line_start_of(before, len(before)) : len(before)].lstrip().startswith(("@", "["))
+
+
+def _line_start_of(text, pos):
+    return text.rfind("\n", 0, pos) + 1
 
 
 def name_position(masked, name, lo, hi):
