@@ -12239,7 +12239,7 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     return found
 
 
-# part: parts/core/search/search.py
+# part: parts/core/search/results.py
 # ----------------------------------------------------------------------------------------------
 # Search: scope -> candidates -> rerank -> explain
 # ----------------------------------------------------------------------------------------------
@@ -12388,45 +12388,6 @@ def _anchor_files(row, anchors):
                 spec = a["repo_name"] + ":" + spec
             files.append(spec)
     return files
-
-
-class SearchScope:
-    """Who is asking and what they see: the origin repository (or None), its Topology, the
-    repository ids in scope (None: every repository) and the names searched, in order."""
-
-    __slots__ = ("origin", "topology", "repo_ids", "searched", "all_scope")
-
-    def __init__(self, origin, topology, repo_ids, searched, all_scope):
-        self.origin = origin
-        self.topology = topology
-        self.repo_ids = repo_ids
-        self.searched = searched
-        self.all_scope = all_scope
-
-
-class Candidate:
-    """One evidence item while search ranks it: the columns the rerank reads, the text strength
-    of its match (bm25, positive, larger is better), the tier that found it and the score."""
-
-    __slots__ = (
-        "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
-        "text_hits", "weak", "band",
-    )  # fmt: skip
-
-    def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
-        self.rid = rid
-        self.repo_id = repo_id
-        self.kind = kind
-        self.confidence = confidence
-        self.created_at = created_at
-        self.strength = strength
-        self.tier = tier  # "all" terms, "any" term, "summary", "tail" (paging), or a fallback kind
-        self.score = strength
-        self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
-        self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
-        self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
-        self.weak = False  # it holds only the query's common words (_query_coverage): ranked after the rest
-        self.band = 1 if tier in ("all", "any") else 0  # 1: past the first CANDIDATE_FLOOR of its list
 
 
 class Fallback:
@@ -12604,7 +12565,22 @@ def explain(facts):
     return reasons
 
 
+# part: parts/core/search/candidates.py
 # -- scope ---------------------------------------------------------------------------------------
+
+
+class SearchScope:
+    """Who is asking and what they see: the origin repository (or None), its Topology, the
+    repository ids in scope (None: every repository) and the names searched, in order."""
+
+    __slots__ = ("origin", "topology", "repo_ids", "searched", "all_scope")
+
+    def __init__(self, origin, topology, repo_ids, searched, all_scope):
+        self.origin = origin
+        self.topology = topology
+        self.repo_ids = repo_ids
+        self.searched = searched
+        self.all_scope = all_scope
 
 
 def _search_origin(store, repo, cwd):
@@ -12656,6 +12632,31 @@ def _search_scope(store, repo, cwd, all_scope, workspace):
 
 
 # -- candidates ----------------------------------------------------------------------------------
+
+
+class Candidate:
+    """One evidence item while search ranks it: the columns the rerank reads, the text strength
+    of its match (bm25, positive, larger is better), the tier that found it and the score."""
+
+    __slots__ = (
+        "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
+        "text_hits", "weak", "band",
+    )  # fmt: skip
+
+    def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
+        self.rid = rid
+        self.repo_id = repo_id
+        self.kind = kind
+        self.confidence = confidence
+        self.created_at = created_at
+        self.strength = strength
+        self.tier = tier  # "all" terms, "any" term, "summary", "tail" (paging), or a fallback kind
+        self.score = strength
+        self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
+        self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
+        self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
+        self.weak = False  # it holds only the query's common words (_query_coverage): ranked after the rest
+        self.band = 1 if tier in ("all", "any") else 0  # 1: past the first CANDIDATE_FLOOR of its list
 
 
 def _form_docs(store, form):
@@ -13066,6 +13067,7 @@ def _count_matches(store, terms, where, params):
     return n, True
 
 
+# part: parts/core/search/rerank.py
 # -- rerank --------------------------------------------------------------------------------------
 
 
@@ -13160,6 +13162,41 @@ class ItemView:
 
 
 ITEM_VIEWS_KEPT = 5000  # item views (~3 kB each) a process keeps for a store generation before starting over
+
+
+def _session_edits(store, anchors_by_rid):
+    """{rid: (session id, agent, when, path, repo name)} for results whose cited files an imported
+    session edited: the most recent such session. One query."""
+    pairs = {
+        (a["repo_id"], a["path"])
+        for anchors in anchors_by_rid.values()
+        for a in anchors
+        if a["path"] and a["repo_id"]
+    }
+    if not pairs:
+        return {}
+    pairs = sorted(pairs)[:400]
+    latest = {}
+    for row in store.all(
+        "SELECT f.repo_id, f.path, f.repo_name, s.id, s.agent, coalesce(s.ended_at, s.started_at, s.created_at) AS at "
+        "FROM session_files f JOIN sessions s ON s.id = f.session_id WHERE f.edits > 0 AND (f.repo_id, f.path) IN (%s)"
+        % ",".join("(?, ?)" for _ in pairs),
+        [v for pair in pairs for v in pair],
+    ):
+        key = (row["repo_id"], row["path"])
+        if key not in latest or (row["at"] or "") > (latest[key]["at"] or ""):
+            latest[key] = row
+    out = {}
+    for rid, anchors in anchors_by_rid.items():
+        hits = [
+            latest[(a["repo_id"], a["path"])]
+            for a in anchors
+            if a["path"] and (a["repo_id"], a["path"]) in latest
+        ]
+        if hits:
+            h = max(hits, key=lambda r: r["at"] or "")
+            out[rid] = (h["id"], h["agent"], h["at"], h["path"], h["repo_name"])
+    return out
 
 
 def _item_views(store, rids):
@@ -13346,6 +13383,7 @@ def _rerank(cands, scope, now):
         c.score = score
 
 
+# part: parts/core/search/search.py
 # -- the search service --------------------------------------------------------------------------
 
 SEARCH_PAGE_RE = _lazy_pattern(r"^(?:o([0-9]{1,6})|r([0-9]{1,12}))$")
@@ -13701,41 +13739,6 @@ def _cited_hits(terms, cited):
 def _pairs(terms, text):
     """[(query term, the word of ``text`` as written it matched)] (matched_word), in term order."""
     return [(t, matched_word(t, text)) for t in terms]
-
-
-def _session_edits(store, anchors_by_rid):
-    """{rid: (session id, agent, when, path, repo name)} for results whose cited files an imported
-    session edited: the most recent such session. One query."""
-    pairs = {
-        (a["repo_id"], a["path"])
-        for anchors in anchors_by_rid.values()
-        for a in anchors
-        if a["path"] and a["repo_id"]
-    }
-    if not pairs:
-        return {}
-    pairs = sorted(pairs)[:400]
-    latest = {}
-    for row in store.all(
-        "SELECT f.repo_id, f.path, f.repo_name, s.id, s.agent, coalesce(s.ended_at, s.started_at, s.created_at) AS at "
-        "FROM session_files f JOIN sessions s ON s.id = f.session_id WHERE f.edits > 0 AND (f.repo_id, f.path) IN (%s)"
-        % ",".join("(?, ?)" for _ in pairs),
-        [v for pair in pairs for v in pair],
-    ):
-        key = (row["repo_id"], row["path"])
-        if key not in latest or (row["at"] or "") > (latest[key]["at"] or ""):
-            latest[key] = row
-    out = {}
-    for rid, anchors in anchors_by_rid.items():
-        hits = [
-            latest[(a["repo_id"], a["path"])]
-            for a in anchors
-            if a["path"] and (a["repo_id"], a["path"]) in latest
-        ]
-        if hits:
-            h = max(hits, key=lambda r: r["at"] or "")
-            out[rid] = (h["id"], h["agent"], h["at"], h["path"], h["repo_name"])
-    return out
 
 
 # part: parts/core/capture/items.py

@@ -11,7 +11,7 @@ from .freshness import _load_anchors, freshness_of
 from .helpers import clip_words, cut_reason, shell_command, utc_now, wctx_invocation
 from .records import resolve_repo
 from .redaction import shown_text
-from .search import Fallback, ResultFacts, _evidence_rows, _result_dict, explain
+from .results import Fallback, ResultFacts, _evidence_rows, _result_dict, explain
 from .topology import Topology
 from .untrusted import neutralise
 
