@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 import os
 
 from .code_refs import code_references
@@ -246,7 +247,7 @@ def _plain_rows(store, sql, params):
     return cursor.execute(sql, params).fetchall()
 
 
-def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=(), require=None):
+def _ranked_matches(store, match, where, params, limit, tier, admits, require=None, terms=None):
     """(the ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first;
     whether more in scope are known to match).
 
@@ -254,8 +255,22 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
     scope), every match is joined: the result is always the joined query's. ``admits``
     (_scope_test of the scope ``where`` states) filters the window's rows in memory (_rank_rows).
-    ``require``: a second MATCH expression a row must match too (scored by ``match`` alone)."""
-    window = limit * CANDIDATE_WINDOW + len(exclude)
+    ``require``: a second MATCH expression a row must match too (scored by ``match`` alone).
+    ``terms``, when ``match`` is fts_query(terms): the rows of the rarer terms are ranked first, and
+    when no row without them could reach the head found there, that head is the answer
+    (_pruned_head)."""
+    window = limit * CANDIDATE_WINDOW
+    found = _pruned_head(store, terms, match, limit, window, admits) if terms and require is None else None
+    if found is None:
+        found = _full_head(store, match, where, params, limit, window, admits, require)
+    found.sort()
+    out = [Candidate(r[0], r[1], r[2], r[3], r[4], -score, tier) for score, _, r in found[:limit]]
+    return out, len(found) > limit
+
+
+def _full_head(store, match, where, params, limit, window, admits, require):
+    """The matches _ranked_matches keeps, (bm25 score, -rid, rank row) each, from every row of
+    ``match``."""
     bound, required = "", []
     if require is not None:
         bound = " AND rowid IN (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ?)"
@@ -266,19 +281,33 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
         % (_bm25(), bound),
         [match] + required + [window],
     )
-    window_full = len(ranked) >= window
-    if exclude:
-        skip = set(exclude)
-        ranked = [r for r in ranked if r[0] not in skip]
-    if not ranked:
-        return [], False
-    # Looked up best first, a little more than ``limit`` at a time, until ``limit`` pass the
-    # filter: an unfiltered search reads ~limit rows, not the window. A step ends after every row
-    # tied with its last score, so the sort below sees what it would over the whole window.
-    # Each match is kept as (bm25 score, -rid, rank row): sorted, best first, newest on a tie.
-    found, start, n = [], 0, len(ranked)
+    found, _, _ = _admitted_head(store, ranked, limit, admits)
+    if len(found) < limit and len(ranked) >= window:
+        rows = _plain_rows(
+            store,
+            "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
+            "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
+            % (_RANK_COLUMNS, _bm25(), bound.replace(" rowid IN", " evidence_fts.rowid IN"),
+               "".join(" AND " + w for w in where)),
+            [match] + required + list(params) + [limit],
+        )  # fmt: skip
+        found = [(r[5], -r[0], r) for r in rows]
+    return found
+
+
+def _admitted_head(store, ranked, limit, admits):
+    """(the rows of ``ranked`` [(rid, bm25 score)], best first, that ``admits``, as (score, -rid,
+    rank row), read until ``limit`` pass; whether a step stopped short at the end of ``ranked``; how
+    many rows were read).
+
+    Looked up best first, a little more than ``limit`` at a time, until ``limit`` pass the filter:
+    an unfiltered search reads ~limit rows, not the window. A step ends after every row tied with
+    its last score, so a sort of what was kept sees what it would over the whole window."""
+    found, start, n, short = [], 0, len(ranked), False
     while start < n and len(found) < limit:
-        end = min(n, start + max(limit - len(found) + 8, start))  # a narrow scope: doubling steps
+        step = start + max(limit - len(found) + 8, start)  # a narrow scope: doubling steps
+        end = min(n, step)
+        short = short or end < step
         while end < n and ranked[end][1] == ranked[end - 1][1]:
             end += 1
         chunk = ranked[start:end]
@@ -288,21 +317,76 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
             if row is not None and admits(row):
                 found.append((score, -rid, row))
         start = end
-    if len(found) < limit and window_full:
-        clause = "".join(" AND " + w for w in where)
-        if exclude:
-            clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
-        rows = _plain_rows(
+    return found, short, start
+
+
+# FTS5's bm25 (fts5_aux.c) adds, for each phrase of the query, idf x f (k1 + 1) / (f + k1 (1 - b +
+# b x row length / mean length)), f the phrase's weighted count in the row, idf log((N - n + 0.5) /
+# (n + 0.5)) but at least 1e-6 (N rows, n of them holding the phrase): less than idf x (k1 + 1)
+# whatever the row holds.
+FTS5_BM25_K1 = 1.2
+PRUNE_MARGIN = 1e-9  # relative: floating-point sums in C and here differ by far less
+PRUNE_TRIES = 2  # rarer-term heads tried before the whole query is ranked (each walks every posting list)
+
+
+def _term_ceilings(store, terms):
+    """[(term, the most its phrases add to any row's plain bm25 score, or None when not known)],
+    one per distinct term of fts_query(terms), rarest first (unknown ones first of all)."""
+    total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+    out = {}
+    for t in terms:
+        ceiling = 0.0
+        for form in match_forms(t):
+            n = _form_docs(store, form) if " " not in form else None  # a phrase's count is a guess
+            if n is None:
+                ceiling = None
+                break
+            if n:  # a phrase no row holds adds nothing to any row
+                ceiling += max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6) * (FTS5_BM25_K1 + 1.0)
+        out.setdefault(fts_query([t]), (t, ceiling))
+    return sorted(out.values(), key=lambda tc: -math.inf if tc[1] is None else -tc[1])
+
+
+def _pruned_head(store, terms, match, limit, window, admits):
+    """What _full_head keeps for ``match`` (fts_query(terms)), found among the rows of its rarer
+    terms only, or None when that cannot be shown the same.
+
+    The commonest terms, together, add at most ``rest`` to any row's score (_term_ceilings); the
+    rarer ones are first the fewest, rarest first, whose items could fill the head. Every row
+    holding a rarer term is scored as the whole query scores it (the common terms' posting lists are
+    walked, never scored); when the last row read for the head scores above ``rest``, no row of the
+    common terms alone could have been read before it, so the head is the one the whole query
+    gives. When it scores lower, the next try takes as rarer terms the fewest whose ``rest`` is
+    below that score (the head only gains rows); PRUNE_TRIES in all."""
+    ceilings = _term_ceilings(store, terms)
+    df = _doc_freqs(store, [t for t, _ in ceilings])
+    held = [sum(df[t] for t, _ in ceilings[:k]) for k in range(len(ceilings) + 1)]
+    rests = {}  # {k: what the terms from the k-th on add at most} where known
+    for k in range(len(ceilings) - 1, 0, -1):
+        if ceilings[k][1] is None:
+            break
+        rests[k] = ceilings[k][1] + rests.get(k + 1, 0.0)
+    # Worth a try where the rarer terms could fill the head and the common ones hold more rows.
+    worth = [k for k in sorted(rests) if limit + 8 <= held[k] < held[-1] - held[k]]
+    k = worth[0] if worth else None
+    for _ in range(PRUNE_TRIES):
+        if k is None:
+            return None
+        ranked = _plain_rows(
             store,
-            "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
-            "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
-            % (_RANK_COLUMNS, _bm25(), bound.replace(" rowid IN", " evidence_fts.rowid IN"), clause),
-            [match] + required + list(params) + list(exclude) + [limit],
+            "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ? "
+            "AND +rowid IN (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ?) ORDER BY score LIMIT ?"
+            % _bm25(),
+            [match, fts_query([t for t, _ in ceilings[:k]]), window],
         )
-        found = [(r[5], -r[0], r) for r in rows]
-    found.sort()
-    out = [Candidate(r[0], r[1], r[2], r[3], r[4], -score, tier) for score, _, r in found[:limit]]
-    return out, len(found) > limit
+        found, short, read = _admitted_head(store, ranked, limit, admits)
+        if len(found) < limit or short:
+            return None
+        last = -ranked[read - 1][1]
+        if last > rests[k] * (1.0 + PRUNE_MARGIN) + PRUNE_MARGIN:
+            return found
+        k = next((j for j in worth if j > k and rests[j] * (1.0 + PRUNE_MARGIN) + PRUNE_MARGIN < last), None)
+    return None
 
 
 def _summary_matches(store, terms, where, params, limit, exclude):
@@ -342,7 +426,7 @@ def _text_candidates(store, terms, words, where, params, pool, rank, admits):
     select: selecting_terms); the others only score."""
     require = fts_query(words) if len(words) < len(terms) else None  # a short number alone selects nothing
     plain, beyond = _ranked_matches(
-        store, fts_query(terms), where, params, pool, "any", admits, require=require
+        store, fts_query(terms), where, params, pool, "any", admits, require=require, terms=terms
     )
     if rank == "fts":
         return plain, beyond
