@@ -13473,163 +13473,126 @@ def _rerank(cands, scope, now):
 SEARCH_PAGE_RE = _lazy_pattern(r"^(?:o([0-9]{1,6})|r([0-9]{1,12}))$")
 
 
-def search(
-    store,
-    query,
-    repo=None,
-    cwd=None,
-    limit=10,
-    kinds=None,
-    all_scope=False,
-    rank="topology",
-    include_inactive=False,
-    workspace=None,
-    files=None,
-    page=None,
-    facts=None,
-    author=None,
-    include_hidden=False,
-    all_matches=False,
-):
-    """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
+class SearchRequest:
+    """One search as asked, checked once: a bad value is a UsageError before the store is read.
 
     ``workspace`` scopes a caller that stands in no registered repository (an MCP server started
     for a workspace, a shell outside every checkout) to that workspace's repositories; a caller
     inside a repository keeps its own scope. ``page`` is a ``next_page`` token from an earlier
     call with the same arguments: the ranked results continue, then every other match, newest
-    first, so paging reaches the last match at a constant cost per page. ``files`` (paths in the
+    first, so paging reaches the last match at a constant cost per page (``offset`` into the
+    ranked head, or ``before``, the rid the tail continues below). ``files`` (paths in the
     caller's repository) join the working tree's changed files for recall by code reference
-    when the query finds nothing. ``facts``, a dict, receives each result's ResultFacts by its id
-    (search_phrasings explains a fused result again from them). ``author`` (``me``, or an author
-    as typed: the whole "Name <email>", the name or the address) keeps only that person's items;
-    what this person hid (wctx hide) stays out unless ``include_hidden``. A weak match (it holds
-    only the query's common words) is held back when a stronger one exists, unless
-    ``all_matches``: ``held_back`` counts those this page would have shown, and paging on reaches
-    them among every other match."""
-    started = time.perf_counter()
-    if rank not in ("topology", "fts"):
-        raise UsageError("unknown rank %r (topology or fts)" % rank)
-    try:
-        limit = int(limit)
-    except (TypeError, ValueError):
-        raise UsageError("limit must be a whole number") from None
-    if not (1 <= limit <= MAX_LIMIT):
-        raise UsageError("limit must be from 1 to %d" % MAX_LIMIT)
-    kinds = list(kinds or [])
-    for k in kinds:
-        if k not in EVIDENCE_KINDS:
-            raise UsageError("unknown kind %r (one of: %s)" % (k, ", ".join(EVIDENCE_KINDS)))
-    offset, before = 0, None
-    if page is not None:
-        m = SEARCH_PAGE_RE.match(page) if isinstance(page, str) else None
-        if m is None:
-            raise UsageError("page %r is not one search issued; omit it to start from the top" % (page,))
-        offset, before = (int(m.group(1)), None) if m.group(1) is not None else (None, int(m.group(2)))
+    when the query finds nothing. ``author`` (``me``, or an author as typed: the whole "Name
+    <email>", the name or the address) keeps only that person's items; what this person hid
+    (wctx hide) stays out unless ``include_hidden``. A weak match (it holds only the query's
+    common words) is held back when a stronger one exists, unless ``all_matches``."""
 
+    __slots__ = (
+        "query", "repo", "cwd", "workspace", "all_scope", "limit", "offset", "before", "kinds", "rank",
+        "include_inactive", "files", "author", "include_hidden", "all_matches",
+    )  # fmt: skip
+
+    def __init__(
+        self, query, repo=None, cwd=None, limit=10, kinds=None, all_scope=False, rank="topology",
+        include_inactive=False, workspace=None, files=None, page=None, author=None, include_hidden=False,
+        all_matches=False,
+    ):  # fmt: skip
+        if rank not in ("topology", "fts"):
+            raise UsageError("unknown rank %r (topology or fts)" % rank)
+        try:
+            limit = int(limit)
+        except (TypeError, ValueError):
+            raise UsageError("limit must be a whole number") from None
+        if not (1 <= limit <= MAX_LIMIT):
+            raise UsageError("limit must be from 1 to %d" % MAX_LIMIT)
+        kinds = list(kinds or [])
+        for k in kinds:
+            if k not in EVIDENCE_KINDS:
+                raise UsageError("unknown kind %r (one of: %s)" % (k, ", ".join(EVIDENCE_KINDS)))
+        self.offset, self.before = 0, None
+        if page is not None:
+            m = SEARCH_PAGE_RE.match(page) if isinstance(page, str) else None
+            if m is None:
+                raise UsageError("page %r is not one search issued; omit it to start from the top" % (page,))
+            self.offset, self.before = (
+                (int(m.group(1)), None) if m.group(1) is not None else (None, int(m.group(2)))
+            )
+        self.query, self.repo, self.cwd, self.workspace, self.all_scope = (
+            query,
+            repo,
+            cwd,
+            workspace,
+            all_scope,
+        )
+        self.limit, self.kinds, self.rank, self.include_inactive, self.files = (
+            limit,
+            kinds,
+            rank,
+            include_inactive,
+            files,
+        )
+        self.author, self.include_hidden, self.all_matches = author, include_hidden, all_matches
+
+
+def search(store, query, *, facts=None, **asked):
+    """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
+
+    ``asked``: SearchRequest's keywords (repo, cwd, limit, kinds, all_scope, rank,
+    include_inactive, workspace, files, page, author, include_hidden, all_matches), which says what
+    each does. ``facts``, a dict, receives each result's ResultFacts by its id (search_phrasings
+    explains a fused result again from them). ``held_back`` counts the weak matches this page would
+    have shown, and paging on reaches them among every other match."""
+    started = time.perf_counter()
+    ask = SearchRequest(query, **asked)
     store.begin_read()
-    scope = _search_scope(store, repo, cwd, all_scope, workspace)
+    scope = _search_scope(store, ask.repo, ask.cwd, ask.all_scope, ask.workspace)
     all_terms = query_terms(query)
     terms = select_terms(store, all_terms)
     words = selecting_terms(terms)  # what selects candidates; the rerank's coverage reads every term
-    who = author_filter(store, author, include_hidden)
-    where, params = _scope_clause(scope, kinds, include_inactive, who)
+    who = author_filter(store, ask.author, ask.include_hidden)
+    where, params = _scope_clause(scope, ask.kinds, ask.include_inactive, who)
+    head_size = max(CANDIDATE_FLOOR, ask.limit)
 
     # candidates
-    head_size = max(CANDIDATE_FLOOR, limit)
     mode = "text"
-    admits = _scope_test(scope, kinds, include_inactive, who)
+    admits = _scope_test(scope, ask.kinds, ask.include_inactive, who)
     cands, beyond = (
-        _text_candidates(store, terms, words, where, params, head_size, rank, admits)
+        _text_candidates(store, terms, words, where, params, head_size, ask.rank, admits)
         if terms
         else ([], False)
     )
     if not cands:
         mode = "fallback"  # no searchable words, or nothing matched them: still help
-        cands = _fallback_candidates(store, scope, where, params, limit, files=files, cwd=cwd)
+        cands = _fallback_candidates(store, scope, where, params, ask.limit, files=ask.files, cwd=ask.cwd)
 
     # rerank
     views = {}
-    anchors = {}
-    if mode == "text" and rank != "fts":
+    if mode == "text" and ask.rank != "fts":
         views = _item_views(store, [c.rid for c in cands])
-        anchors = {rid: v.anchors for rid, v in views.items()}
         _query_names(store, scope, query, words, cands, views)
         _query_coverage(terms, cands, views, _idf(store, terms))
         _rerank(cands, scope, time.time())
-    weak = [c for c in cands if c.weak]
-    if weak and not all_matches and len(weak) < len(cands):
-        cands = [c for c in cands if not c.weak]  # held back: stronger matches exist
-    else:
-        weak = []
-    fresh = {}
-    final = {}  # {rid: score with its freshness}, once known; the score alone until then
-    below = _replacements(cands, views) if include_inactive else {}
-
-    def order(c):
-        # The first band before the second, weak matches after the rest; a superseded item never
-        # above its replacement.
-        score, is_weak = final.get(c.rid, c.score), c.weak
-        replacement = below.get(c.rid)
-        if replacement is not None:
-            score = min(score, final.get(replacement.rid, replacement.score) * 0.999)
-            is_weak = is_weak or replacement.weak
-        return (c.band, is_weak, -score, -c.rid)
-
-    # Freshness only lowers a score, so fetching it for the current top until the top is stable
-    # gives the same order as fetching it for every candidate.
-    want = min((offset or 0) + limit, head_size)
-    heads = {}  # each checkout read once per search
-    repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
-    first = True  # the page first; when freshness reorders it, as many again past it at once
-    while True:
-        ordered = sorted(cands, key=order)
-        top = ordered[:want]
-        missing = [c.rid for c in top if c.rid not in fresh]
-        if not missing:
-            break
-        if not first:
-            missing += [c.rid for c in ordered[want:] if c.rid not in fresh][: len(missing)]
-        first = False
-        more = [r for r in missing if r not in views]
-        if more:
-            views.update(_item_views(store, more))
-            anchors.update((rid, views[rid].anchors) for rid in more if rid in views)
-        fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
-        if rank == "fts":
-            break
-        for c in cands:
-            if c.rid in fresh and c.rid not in final:
-                final[c.rid] = c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
+    cands, weak = _held_back(cands, ask.all_matches)
+    ranked = _RankedHead(store, cands, views, ask, head_size)
 
     if mode == "text":
         matches, exact = _count_matches(store, words, where, params)
     else:
         matches, exact = len(cands), True
     held_back = 0
-    if before is None:
-        page_cands = top[offset:]
-        # The weak matches this page would have shown after the stronger ones (they sort last).
-        end = min(offset + limit, len(cands) + len(weak))
-        held_back = max(0, end - max(offset, len(cands)))
-        after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
-        if want < len(ordered):
-            next_page = "o%d" % want
-        elif mode == "text" and (beyond or _more_matches(store, words, where, params, cands, matches, exact)):
-            next_page = "r0"  # the ranked head is done; every other match follows, newest first
-        else:
-            next_page = None
+    if ask.before is None:
+        page_cands, after, next_page, held_back = ranked.page(len(weak))
+        if next_page is None and mode == "text":
+            if beyond or _more_matches(store, words, where, params, cands, matches, exact):
+                next_page = "r0"  # the ranked head is done; every other match follows, newest first
     else:
         exclude = [c.rid for c in cands]
-        page_cands = _tail_candidates(store, words, where, params, before or None, exclude, limit + 1)
-        next_page = "r%d" % page_cands[limit - 1].rid if len(page_cands) > limit else None
-        page_cands = page_cands[:limit]
+        page_cands = _tail_candidates(store, words, where, params, ask.before or None, exclude, ask.limit + 1)
+        next_page = "r%d" % page_cands[ask.limit - 1].rid if len(page_cands) > ask.limit else None
+        page_cands = page_cands[: ask.limit]
         after = ["r%d" % c.rid for c in page_cands]
-        more = [c.rid for c in page_cands if c.rid not in views]
-        if more:
-            views.update(_item_views(store, more))
-            anchors.update((rid, views[rid].anchors) for rid in more if rid in views)
-        missing = [c.rid for c in page_cands if c.rid not in fresh]
-        fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
+        ranked.check([c.rid for c in page_cands])
 
     # explain
     results = []
@@ -13637,7 +13600,7 @@ def search(
     for c in page_cands:
         view = views[c.rid]
         item = view.result_dict(now)
-        f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
+        f = ranked.fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
         said = _result_facts(terms, view, c, scope, f, mode, item["age"])
         item["reasons"] = explain(said)
         if facts is not None:
@@ -13663,8 +13626,83 @@ def search(
         "query_terms": terms,
         "query_terms_total": len(all_terms),
         "mode": mode,
-        "rank": rank,
+        "rank": ask.rank,
     }
+
+
+def _held_back(cands, all_matches):
+    """(the candidates ranked, the weak ones held back): a weak match is held back when a stronger
+    one exists, unless ``all_matches``."""
+    weak = [c for c in cands if c.weak]
+    if weak and not all_matches and len(weak) < len(cands):
+        return [c for c in cands if not c.weak], weak  # held back: stronger matches exist
+    return cands, []
+
+
+class _RankedHead:
+    """The ranked candidates of one search in their final order: freshness only lowers a score, so
+    fetching it for the current top until the top is stable gives the same order as fetching it
+    for every candidate. ``views`` and ``fresh`` fill as rows are looked at; each checkout is read
+    once per search."""
+
+    def __init__(self, store, cands, views, ask, head_size):
+        self.store, self.cands, self.views, self.ask = store, cands, views, ask
+        self.fresh = {}
+        self.final = {}  # {rid: score with its freshness}, once known; the score alone until then
+        self.below = _replacements(cands, views) if ask.include_inactive else {}
+        self.heads = {}
+        self.repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
+        self.want = min((ask.offset or 0) + ask.limit, head_size)
+        self.ordered = self._settle()
+
+    def _order(self, c):
+        # The first band before the second, weak matches after the rest; a superseded item never
+        # above its replacement.
+        score, is_weak = self.final.get(c.rid, c.score), c.weak
+        replacement = self.below.get(c.rid)
+        if replacement is not None:
+            score = min(score, self.final.get(replacement.rid, replacement.score) * 0.999)
+            is_weak = is_weak or replacement.weak
+        return (c.band, is_weak, -score, -c.rid)
+
+    def _settle(self):
+        first = True  # the page first; when freshness reorders it, as many again past it at once
+        while True:
+            ordered = sorted(self.cands, key=self._order)
+            missing = [c.rid for c in ordered[: self.want] if c.rid not in self.fresh]
+            if not missing:
+                return ordered
+            if not first:
+                missing += [c.rid for c in ordered[self.want :] if c.rid not in self.fresh][: len(missing)]
+            first = False
+            self.check(missing)
+            if self.ask.rank == "fts":
+                return ordered
+            for c in self.cands:
+                if c.rid in self.fresh and c.rid not in self.final:
+                    verdict = self.fresh[c.rid]["verdict"]
+                    self.final[c.rid] = c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(verdict, 0.0))
+
+    def check(self, rids):
+        """Freshness (and the item views it reads) for these candidates, once each."""
+        more = [r for r in rids if r not in self.views]
+        if more:
+            self.views.update(_item_views(self.store, more))
+        missing = [r for r in rids if r not in self.fresh]
+        anchors = {rid: v.anchors for rid, v in self.views.items()}
+        self.fresh.update(
+            freshness_of(self.store, missing, anchors=anchors, heads=self.heads, repos=self.repos)
+        )
+
+    def page(self, weak):
+        """(the candidates of this page, their cursors, the next page's cursor within the head or
+        None, how many of the ``weak`` held back this page would have shown after them)."""
+        offset, limit = self.ask.offset, self.ask.limit
+        page_cands = self.ordered[: self.want][offset:]
+        end = min(offset + limit, len(self.cands) + weak)
+        held_back = max(0, end - max(offset, len(self.cands)))
+        after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
+        return page_cands, after, ("o%d" % self.want if self.want < len(self.ordered) else None), held_back
 
 
 def held_back_text(n, option):
