@@ -13587,26 +13587,8 @@ def search(store, query, *, facts=None, **asked):
             if beyond or _more_matches(store, words, where, params, cands, matches, exact):
                 next_page = "r0"  # the ranked head is done; every other match follows, newest first
     else:
-        exclude = [c.rid for c in cands]
-        page_cands = _tail_candidates(store, words, where, params, ask.before or None, exclude, ask.limit + 1)
-        next_page = "r%d" % page_cands[ask.limit - 1].rid if len(page_cands) > ask.limit else None
-        page_cands = page_cands[: ask.limit]
-        after = ["r%d" % c.rid for c in page_cands]
-        ranked.check([c.rid for c in page_cands])
-
-    # explain
-    results = []
-    now = time.time()
-    for c in page_cands:
-        view = views[c.rid]
-        item = view.result_dict(now)
-        f = ranked.fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
-        said = _result_facts(terms, view, c, scope, f, mode, item["age"])
-        item["reasons"] = explain(said)
-        if facts is not None:
-            facts[item["id"]] = said
-        item["freshness"] = {"verdict": f["verdict"], "reasons": f["reasons"]}
-        results.append(item)
+        page_cands, after, next_page = _tail_page(store, words, where, params, ask, ranked)
+    results = _explained(page_cands, ranked, terms, scope, mode, facts)
     if mode == "text":
         matches = max(matches, len(cands))
     return {
@@ -13628,6 +13610,35 @@ def search(store, query, *, facts=None, **asked):
         "mode": mode,
         "rank": ask.rank,
     }
+
+
+def _tail_page(store, words, where, params, ask, ranked):
+    """(the candidates of a page past the ranked head: every other match, newest first; their
+    cursors; the next page's cursor or None)."""
+    exclude = [c.rid for c in ranked.cands]
+    page_cands = _tail_candidates(store, words, where, params, ask.before or None, exclude, ask.limit + 1)
+    next_page = "r%d" % page_cands[ask.limit - 1].rid if len(page_cands) > ask.limit else None
+    page_cands = page_cands[: ask.limit]
+    ranked.check([c.rid for c in page_cands])
+    return page_cands, ["r%d" % c.rid for c in page_cands], next_page
+
+
+def _explained(page_cands, ranked, terms, scope, mode, facts):
+    """The results of one page, each with its reasons and freshness (_RankedHead ``ranked`` holds
+    their views and verdicts); ``facts``, when a dict, receives each one's ResultFacts."""
+    results = []
+    now = time.time()
+    for c in page_cands:
+        view = ranked.views[c.rid]
+        item = view.result_dict(now)
+        f = ranked.fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
+        said = _result_facts(terms, view, c, scope, f, mode, item["age"])
+        item["reasons"] = explain(said)
+        if facts is not None:
+            facts[item["id"]] = said
+        item["freshness"] = {"verdict": f["verdict"], "reasons": f["reasons"]}
+        results.append(item)
+    return results
 
 
 def _held_back(cands, all_matches):
@@ -13724,16 +13735,7 @@ def search_phrasings(store, phrasings, limit=10, **kwargs):
     is left out while another matched. Takes ``search``'s arguments but ``page`` (a fused list is
     one page) and returns its shape; each result's reasons start with the phrasings that found it
     and its rank in each, and ``phrasings`` gives each one's query words and mode."""
-    if isinstance(phrasings, str):
-        phrasings = [phrasings]
-    if not isinstance(phrasings, (list, tuple)) or not phrasings:
-        raise UsageError("phrasings must be a list of 1 to %d questions" % MAX_PHRASINGS)
-    if len(phrasings) > MAX_PHRASINGS:
-        raise UsageError("at most %d phrasings of one question (got %d)" % (MAX_PHRASINGS, len(phrasings)))
-    if not all(isinstance(p, str) for p in phrasings):
-        raise UsageError("each phrasing must be text")
-    if kwargs.get("page") is not None:
-        raise UsageError("a search of several phrasings is one page: ask with a larger limit instead")
+    phrasings = _phrasings(phrasings, kwargs)
     if len(phrasings) == 1:
         return search(store, phrasings[0], limit=limit, **kwargs)
     started = time.perf_counter()
@@ -13742,20 +13744,7 @@ def search_phrasings(store, phrasings, limit=10, **kwargs):
         facts.append({})
         runs.append(search(store, text, limit=limit, facts=facts[-1], **kwargs))
     fused = [n for n, run in enumerate(runs) if run["mode"] == "text"] or list(range(len(runs)))
-    score, ranks = {}, {}
-    for n in fused:
-        for rank, item in enumerate(runs[n]["results"], 1):
-            score[item["id"]] = score.get(item["id"], 0.0) + 1.0 / (FUSION_RANK_OFFSET + rank)
-            ranks.setdefault(item["id"], []).append((n + 1, rank))
-    results = []
-    # Equal scores: the better rank first, then the earlier phrasing (the asker's first words).
-    for item_id in sorted(score, key=lambda i: (-score[i], min((r, n) for n, r in ranks[i])))[:limit]:
-        n, rank = min(ranks[item_id], key=lambda pair: pair[1])  # explained as its best list found it
-        item = dict(runs[n - 1]["results"][rank - 1])
-        said = facts[n - 1][item_id]
-        said.found_by = tuple(ranks[item_id])
-        item["reasons"] = explain(said)
-        results.append(item)
+    results = _fused(runs, facts, fused, limit)
     text_runs = [runs[n] for n in fused if runs[n]["mode"] == "text"]
     out = dict(runs[fused[0]])
     out.update(
@@ -13777,6 +13766,42 @@ def search_phrasings(store, phrasings, limit=10, **kwargs):
         ],  # fmt: skip
     )
     return out
+
+
+def _fused(runs, facts, fused, limit):
+    """The ``limit`` best results of the runs numbered ``fused`` by reciprocal rank fusion, each
+    explained again as its best list found it, with every list that did (``facts``: each run's
+    ResultFacts by id)."""
+    score, ranks = {}, {}
+    for n in fused:
+        for rank, item in enumerate(runs[n]["results"], 1):
+            score[item["id"]] = score.get(item["id"], 0.0) + 1.0 / (FUSION_RANK_OFFSET + rank)
+            ranks.setdefault(item["id"], []).append((n + 1, rank))
+    results = []
+    # Equal scores: the better rank first, then the earlier phrasing (the asker's first words).
+    for item_id in sorted(score, key=lambda i: (-score[i], min((r, n) for n, r in ranks[i])))[:limit]:
+        n, rank = min(ranks[item_id], key=lambda pair: pair[1])  # explained as its best list found it
+        item = dict(runs[n - 1]["results"][rank - 1])
+        said = facts[n - 1][item_id]
+        said.found_by = tuple(ranks[item_id])
+        item["reasons"] = explain(said)
+        results.append(item)
+    return results
+
+
+def _phrasings(phrasings, kwargs):
+    """The phrasings of one question as a list, checked (search_phrasings' arguments)."""
+    if isinstance(phrasings, str):
+        phrasings = [phrasings]
+    if not isinstance(phrasings, (list, tuple)) or not phrasings:
+        raise UsageError("phrasings must be a list of 1 to %d questions" % MAX_PHRASINGS)
+    if len(phrasings) > MAX_PHRASINGS:
+        raise UsageError("at most %d phrasings of one question (got %d)" % (MAX_PHRASINGS, len(phrasings)))
+    if not all(isinstance(p, str) for p in phrasings):
+        raise UsageError("each phrasing must be text")
+    if kwargs.get("page") is not None:
+        raise UsageError("a search of several phrasings is one page: ask with a larger limit instead")
+    return phrasings
 
 
 def _replacements(cands, views):
@@ -13801,21 +13826,7 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
     elif mode == "fallback":
         fallback = cand.tier
     else:
-        hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
-        text = _pairs(hits, _claim_text(row))
-        # A cited symbol or path matches a query word that is one of its whole words; one that only
-        # shares a stem with a word of it is said to, with both words (never as a match).
-        # A short number names no symbol or path (selecting_terms).
-        named = selecting_terms(terms)
-        symbols, stems = _cited_hits(named, [(sym, words) for sym, words, _, _ in view.anchor_words])
-        paths, path_stems = _cited_hits(named, [(p, words) for _, _, p, words in view.anchor_words])
-        paths = list(dict.fromkeys(paths))
-        stems += [hit for hit in path_stems if hit not in stems]
-        if view.code_words:
-            code = _pairs([t for t in _term_hits(terms, view.code_words) if t not in hits], view.code_text)
-        symptom = _pairs([t for t in _term_hits(terms, view.symptom_words) if t not in hits], row["symptom"])
-        if not (text or symptom or symbols or paths or code):
-            summary = _pairs(_term_hits(terms, view.summary_words), row["session_summary"])
+        text, symptom, symbols, paths, stems, code, summary = _text_facts(terms, view, cand)
     reach = scope.topology.reach.get(row["repo_id"])
     return ResultFacts(
         text_hits=text,
@@ -13839,6 +13850,28 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
         recorded_by=row_recorded_by(row),
         symptom_hits=symptom,
     )
+
+
+def _text_facts(terms, view, cand):
+    """(text, symptom, symbol, path, stem, code and summary hits) of a text match, for ResultFacts."""
+    row = view.row
+    code = summary = ()
+    hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
+    text = _pairs(hits, _claim_text(row))
+    # A cited symbol or path matches a query word that is one of its whole words; one that only
+    # shares a stem with a word of it is said to, with both words (never as a match).
+    # A short number names no symbol or path (selecting_terms).
+    named = selecting_terms(terms)
+    symbols, stems = _cited_hits(named, [(sym, words) for sym, words, _, _ in view.anchor_words])
+    paths, path_stems = _cited_hits(named, [(p, words) for _, _, p, words in view.anchor_words])
+    paths = list(dict.fromkeys(paths))
+    stems += [hit for hit in path_stems if hit not in stems]
+    if view.code_words:
+        code = _pairs([t for t in _term_hits(terms, view.code_words) if t not in hits], view.code_text)
+    symptom = _pairs([t for t in _term_hits(terms, view.symptom_words) if t not in hits], row["symptom"])
+    if not (text or symptom or symbols or paths or code):
+        summary = _pairs(_term_hits(terms, view.summary_words), row["session_summary"])
+    return text, symptom, symbols, paths, stems, code, summary
 
 
 def _cited_hits(terms, cited):
