@@ -211,18 +211,26 @@ def _query_names(store, scope, raw_query, terms, cands, views):
         if rid != own and low in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(low), text)
     }
     for c in cands:
-        named = []
-        if c.repo_id in named_repos:
-            named.append(("repository", names[c.repo_id]))
+        named = [("repository", names[c.repo_id])] if c.repo_id in named_repos else []
         view = views.get(c.rid)
-        for repo_id, sym, needed, path, low, base in view.names if view is not None else ():
-            if repo_id in named_repos and repo_id != c.repo_id:
-                named.append(("repository", names[repo_id]))  # it cites that repository's code
-            if needed is not None and term_set.issuperset(needed):
-                named.append(("symbol", sym))
-            if low and (low in text or (base and base in text)):
-                named.append(("file", path))
+        if view is not None:
+            named += _cited_names(view, c.repo_id, named_repos, names, term_set, text)
         c.named = tuple(dict.fromkeys(named)) if named else ()
+
+
+def _cited_names(view, repo_id_of_item, named_repos, names, term_set, text):
+    """What of an item's citations the query names (_query_names): another repository among
+    ``named_repos`` whose code it cites, a symbol every part of which is among ``term_set``, a file
+    whose path or name is in the query's ``text``."""
+    named = []
+    for repo_id, sym, needed, path, low, base in view.names:
+        if repo_id in named_repos and repo_id != repo_id_of_item:
+            named.append(("repository", names[repo_id]))  # it cites that repository's code
+        if needed is not None and term_set.issuperset(needed):
+            named.append(("symbol", sym))
+        if low and (low in text or (base and base in text)):
+            named.append(("file", path))
+    return named
 
 
 def _name_parts(anchor):
@@ -280,31 +288,47 @@ def _query_coverage(terms, cands, views, idf):
         view = views.get(c.rid)
         if view is None:
             continue
-        name_words = {t for what, n in c.named if what == "repository" for t in query_terms(n)}
-        weight = {t: 0.0 if t in name_words else 1.0 for t in terms} if name_words else plain
+        name_words, weight = _name_weights(terms, c.named, plain)
         whole = sum(weight.values())
-        # The claim and detail apart from what it cites: the result's reasons name these hits.
-        c.text_hits = _term_hits(terms, view.text_words)
-        own = set(c.text_hits)
-        if len(own) < len(terms) and view.symptom_words:  # the item's own words, the asker's kind
-            own.update(_term_hits([t for t in terms if t not in own], view.symptom_words))
-        if len(own) < len(terms):
-            own.update(_term_hits([t for t in terms if t not in own], view.cited_words))
-        share = sum(weight[t] for t in own)
-        if len(own) < len(terms) and view.code_words:
-            coded = [t for t in _term_hits(terms, view.code_words) if t not in own]
-            share += RANK_CODE_SHARE * sum(weight[t] for t in coded)
-            own.update(coded)
-        own.update(name_words)  # the item is about the repository the query names
-        held = sum(idf.get(t, 0.0) for t in own)
+        c.text_hits, own, share, summary = _held_terms(terms, view, weight, name_words)
+        held = sum(idf.get(t, 0.0) for t in own) + RANK_SUMMARY_SHARE * sum(idf.get(t, 0.0) for t in summary)
         best = max([idf.get(t, 0.0) for t in own] or [0.0])
-        if len(own) < len(terms) and view.summary_words:
-            summary = [t for t in _term_hits(terms, view.summary_words) if t not in own]
-            share += RANK_SUMMARY_SHARE * sum(weight[t] for t in summary)
-            held += RANK_SUMMARY_SHARE * sum(idf.get(t, 0.0) for t in summary)
         c.weak = whole_idf > 0 and held < RANK_WEAK_SHARE * whole_idf and best < RANK_WEAK_SHARE * top_idf
         if len(terms) > 1 and whole:
             c.coverage = max(floor, share / whole)
+
+
+def _name_weights(terms, named, plain):
+    """(the words of the repositories the query names that an item is about (``named``), each
+    term's weight in its share: none for those words, 1 for the others; ``plain`` when none)."""
+    name_words = {t for what, n in named if what == "repository" for t in query_terms(n)}
+    return name_words, ({t: 0.0 if t in name_words else 1.0 for t in terms} if name_words else plain)
+
+
+def _held_terms(terms, view, weight, name_words):
+    """(the query terms an item's claim and detail hold, apart from what it cites: the result's
+    reasons name these; every term it holds in its own words, how the problem shows itself, its
+    cited names or the words of its cited code, and ``name_words``, those of a repository the query
+    names that it is about; their share of the query, ``weight`` each, a code word's
+    RANK_CODE_SHARE of it, a word only its session summary holds RANK_SUMMARY_SHARE; those
+    summary-only words)."""
+    text_hits = _term_hits(terms, view.text_words)
+    own = set(text_hits)
+    if len(own) < len(terms) and view.symptom_words:  # the item's own words, the asker's kind
+        own.update(_term_hits([t for t in terms if t not in own], view.symptom_words))
+    if len(own) < len(terms):
+        own.update(_term_hits([t for t in terms if t not in own], view.cited_words))
+    share = sum(weight[t] for t in own)
+    if len(own) < len(terms) and view.code_words:
+        coded = [t for t in _term_hits(terms, view.code_words) if t not in own]
+        share += RANK_CODE_SHARE * sum(weight[t] for t in coded)
+        own.update(coded)
+    own.update(name_words)  # the item is about the repository the query names
+    summary = []
+    if len(own) < len(terms) and view.summary_words:
+        summary = [t for t in _term_hits(terms, view.summary_words) if t not in own]
+        share += RANK_SUMMARY_SHARE * sum(weight[t] for t in summary)
+    return text_hits, own, share, summary
 
 
 def _idf(store, terms):
