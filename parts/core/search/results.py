@@ -265,11 +265,8 @@ def _found_by_text(found_by):
     return "found by phrasing%s %s" % ("s" if len(found_by) > 1 else "", " and ".join(said))
 
 
-def explain(facts):
-    """The reasons of one search result (or briefing entry), in a fixed order: why it matched (or
-    why it is shown without a match), which phrasings found it, what of the query it is about,
-    where it lives relative to the caller, who edited what it cites, its stated confidence, its
-    status, its freshness and its age. The one function that turns facts into words."""
+def _match_reasons(facts):
+    """Why a result matched, or why it is shown without a match (explain's first reasons)."""
     reasons = []
     if facts.code_reference is not None:
         ref = (
@@ -306,6 +303,15 @@ def explain(facts):
             reasons.append("matches words of the cited code (%s)" % _pairs_text(facts.code_hits))
         if not reasons and facts.summary_hits:
             reasons.append("matches the session summary (%s)" % _pairs_text(facts.summary_hits))
+    return reasons
+
+
+def explain(facts):
+    """The reasons of one search result (or briefing entry), in a fixed order: why it matched (or
+    why it is shown without a match), which phrasings found it, what of the query it is about,
+    where it lives relative to the caller, who edited what it cites, its stated confidence, its
+    status, its freshness and its age. The one function that turns facts into words."""
+    reasons = _match_reasons(facts)
     if facts.found_by:
         reasons.append(_found_by_text(facts.found_by))
     for what, name in facts.named or ():
