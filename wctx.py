@@ -12919,7 +12919,8 @@ def _term_ceilings(store, terms):
                 ceiling = None
                 break
             if n:  # a phrase no row holds adds nothing to any row
-                ceiling += max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6) * (FTS5_BM25_K1 + 1.0)
+                ratio = (total - n + 0.5) / (n + 0.5)  # at most 1 where half the rows or more hold it
+                ceiling += max(math.log(ratio) if ratio > 1.0 else 0.0, 1e-6) * (FTS5_BM25_K1 + 1.0)
         out.setdefault(fts_query([t]), (t, ceiling))
     return sorted(out.values(), key=lambda tc: -math.inf if tc[1] is None else -tc[1])
 
