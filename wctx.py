@@ -19,6 +19,7 @@ import bisect
 import collections
 import functools
 import json
+import math
 import os
 import re
 import sys
@@ -12760,6 +12761,22 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     others = [rid for rid in scope_ids if rid != origin.id]
     if not work or not others:
         return []
+    texts = _working_texts(origin, work)
+    if not texts:
+        return []
+    idents = sorted(
+        {w for _, _, _, code in texts for w in _IDENT_RE.findall(code) if len(w) >= CODE_REF_MIN_NAME}
+    )
+    by_name, by_form = _cited_anchors(store, others, idents)
+    if not by_name and not by_form:
+        return []
+    hits = _reference_hits(texts, by_name, by_form)
+    return _first_references(texts, hits, _hit_evidence(store, hits, scope_ids, where, params))
+
+
+def _working_texts(origin, work):
+    """[(rel, status, raw text, code with comments and strings masked)] of the working files
+    ``work`` that are readable source."""
     texts = []  # (rel, status, raw text, code with comments and strings masked)
     for rel, status in work:
         try:
@@ -12771,11 +12788,12 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         text = data.decode("utf-8", "replace")
         language = language_of(rel)
         texts.append((rel, status, text, _mask_source(text, language) if language else text))
-    if not texts:
-        return []
-    idents = sorted(
-        {w for _, _, _, code in texts for w in _IDENT_RE.findall(code) if len(w) >= CODE_REF_MIN_NAME}
-    )
+    return texts
+
+
+def _cited_anchors(store, others, idents):
+    """({symbol name: [anchor row]}, {module form: [anchor row]}) of the repositories ``others``:
+    the cited symbols named among ``idents``, and the files cited without a symbol."""
     # The cited symbols the working files name, read in SQL (plain names by equality, qualified
     # ones filtered here), and the files cited without a symbol: plain tuples, no join, no sort
     # (at 10,000 items a join and sort over every anchor cost more than the rest of the briefing).
@@ -12812,8 +12830,11 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
                 cited = [(None, path, repo_name, int(rid)) for rid in rids.split(",")]
                 for form in forms:
                     by_form.setdefault(form, []).extend(cited)
-    if not by_name and not by_form:
-        return []
+    return by_name, by_form
+
+
+def _reference_hits(texts, by_name, by_form):
+    """[(rel, status, anchor, how, name)]: where the working files call, use or import what is cited."""
     hits = []  # (rel, status, anchor, how, name)
     for rel, status, text, code in texts:
         names = code_names(code)
@@ -12825,6 +12846,11 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         for form, cited in sorted(by_form.items()):
             if _contains_word(text, form):
                 hits.extend((rel, status, a, "imports", form) for a in cited)
+    return hits
+
+
+def _hit_evidence(store, hits, scope_ids, where, params):
+    """{rid: evidence row} of the items ``hits`` cite, in scope and passing ``where``."""
     rids = sorted({h[2][3] for h in hits})
     evidence = {}
     clause = (" AND " + " AND ".join(where)) if where else ""
@@ -12836,6 +12862,11 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
             chunk + list(scope_ids) + list(params),
         ):
             evidence[row["rid"]] = row
+    return evidence
+
+
+def _first_references(texts, hits, evidence):
+    """One CodeReference per item (its first match), in working-file order."""
     found, taken = [], set()
     for rel, status, _, _ in texts:
         # Symbol matches before import matches, newest evidence first within each.
@@ -12858,7 +12889,7 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     return found
 
 
-# part: parts/core/search/search.py
+# part: parts/core/search/results.py
 # ----------------------------------------------------------------------------------------------
 # Search: scope -> candidates -> rerank -> explain
 # ----------------------------------------------------------------------------------------------
@@ -13009,45 +13040,6 @@ def _anchor_files(row, anchors):
     return files
 
 
-class SearchScope:
-    """Who is asking and what they see: the origin repository (or None), its Topology, the
-    repository ids in scope (None: every repository) and the names searched, in order."""
-
-    __slots__ = ("origin", "topology", "repo_ids", "searched", "all_scope")
-
-    def __init__(self, origin, topology, repo_ids, searched, all_scope):
-        self.origin = origin
-        self.topology = topology
-        self.repo_ids = repo_ids
-        self.searched = searched
-        self.all_scope = all_scope
-
-
-class Candidate:
-    """One evidence item while search ranks it: the columns the rerank reads, the text strength
-    of its match (bm25, positive, larger is better), the tier that found it and the score."""
-
-    __slots__ = (
-        "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
-        "text_hits", "weak", "band",
-    )  # fmt: skip
-
-    def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
-        self.rid = rid
-        self.repo_id = repo_id
-        self.kind = kind
-        self.confidence = confidence
-        self.created_at = created_at
-        self.strength = strength
-        self.tier = tier  # "all" terms, "any" term, "summary", "tail" (paging), or a fallback kind
-        self.score = strength
-        self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
-        self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
-        self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
-        self.weak = False  # it holds only the query's common words (_query_coverage): ranked after the rest
-        self.band = 1 if tier in ("all", "any") else 0  # 1: past the first CANDIDATE_FLOOR of its list
-
-
 class Fallback:
     """Why an item is shown although the query matched nothing (or was not asked), as facts:
     ``how`` is "edited" (it cites ``path``, which the caller's working tree changed), "question"
@@ -13156,11 +13148,8 @@ def _found_by_text(found_by):
     return "found by phrasing%s %s" % ("s" if len(found_by) > 1 else "", " and ".join(said))
 
 
-def explain(facts):
-    """The reasons of one search result (or briefing entry), in a fixed order: why it matched (or
-    why it is shown without a match), which phrasings found it, what of the query it is about,
-    where it lives relative to the caller, who edited what it cites, its stated confidence, its
-    status, its freshness and its age. The one function that turns facts into words."""
+def _match_reasons(facts):
+    """Why a result matched, or why it is shown without a match (explain's first reasons)."""
     reasons = []
     if facts.code_reference is not None:
         ref = (
@@ -13197,6 +13186,15 @@ def explain(facts):
             reasons.append("matches words of the cited code (%s)" % _pairs_text(facts.code_hits))
         if not reasons and facts.summary_hits:
             reasons.append("matches the session summary (%s)" % _pairs_text(facts.summary_hits))
+    return reasons
+
+
+def explain(facts):
+    """The reasons of one search result (or briefing entry), in a fixed order: why it matched (or
+    why it is shown without a match), which phrasings found it, what of the query it is about,
+    where it lives relative to the caller, who edited what it cites, its stated confidence, its
+    status, its freshness and its age. The one function that turns facts into words."""
+    reasons = _match_reasons(facts)
     if facts.found_by:
         reasons.append(_found_by_text(facts.found_by))
     for what, name in facts.named or ():
@@ -13223,7 +13221,22 @@ def explain(facts):
     return reasons
 
 
+# part: parts/core/search/candidates.py
 # -- scope ---------------------------------------------------------------------------------------
+
+
+class SearchScope:
+    """Who is asking and what they see: the origin repository (or None), its Topology, the
+    repository ids in scope (None: every repository) and the names searched, in order."""
+
+    __slots__ = ("origin", "topology", "repo_ids", "searched", "all_scope")
+
+    def __init__(self, origin, topology, repo_ids, searched, all_scope):
+        self.origin = origin
+        self.topology = topology
+        self.repo_ids = repo_ids
+        self.searched = searched
+        self.all_scope = all_scope
 
 
 def _search_origin(store, repo, cwd):
@@ -13275,6 +13288,31 @@ def _search_scope(store, repo, cwd, all_scope, workspace):
 
 
 # -- candidates ----------------------------------------------------------------------------------
+
+
+class Candidate:
+    """One evidence item while search ranks it: the columns the rerank reads, the text strength
+    of its match (bm25, positive, larger is better), the tier that found it and the score."""
+
+    __slots__ = (
+        "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
+        "text_hits", "weak", "band",
+    )  # fmt: skip
+
+    def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
+        self.rid = rid
+        self.repo_id = repo_id
+        self.kind = kind
+        self.confidence = confidence
+        self.created_at = created_at
+        self.strength = strength
+        self.tier = tier  # "all" terms, "any" term, "summary", "tail" (paging), or a fallback kind
+        self.score = strength
+        self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
+        self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
+        self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
+        self.weak = False  # it holds only the query's common words (_query_coverage): ranked after the rest
+        self.band = 1 if tier in ("all", "any") else 0  # 1: past the first CANDIDATE_FLOOR of its list
 
 
 def _form_docs(store, form):
@@ -13405,7 +13443,7 @@ def _plain_rows(store, sql, params):
     return cursor.execute(sql, params).fetchall()
 
 
-def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=(), require=None):
+def _ranked_matches(store, match, where, params, limit, tier, admits, require=None, terms=None):
     """(the ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first;
     whether more in scope are known to match).
 
@@ -13413,8 +13451,22 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
     scope), every match is joined: the result is always the joined query's. ``admits``
     (_scope_test of the scope ``where`` states) filters the window's rows in memory (_rank_rows).
-    ``require``: a second MATCH expression a row must match too (scored by ``match`` alone)."""
-    window = limit * CANDIDATE_WINDOW + len(exclude)
+    ``require``: a second MATCH expression a row must match too (scored by ``match`` alone).
+    ``terms``, when ``match`` is fts_query(terms): the rows of the rarer terms are ranked first, and
+    when no row without them could reach the head found there, that head is the answer
+    (_pruned_head)."""
+    window = limit * CANDIDATE_WINDOW
+    found = _pruned_head(store, terms, match, limit, window, admits) if terms and require is None else None
+    if found is None:
+        found = _full_head(store, match, where, params, limit, window, admits, require)
+    found.sort()
+    out = [Candidate(r[0], r[1], r[2], r[3], r[4], -score, tier) for score, _, r in found[:limit]]
+    return out, len(found) > limit
+
+
+def _full_head(store, match, where, params, limit, window, admits, require):
+    """The matches _ranked_matches keeps, (bm25 score, -rid, rank row) each, from every row of
+    ``match``."""
     bound, required = "", []
     if require is not None:
         bound = " AND rowid IN (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ?)"
@@ -13425,19 +13477,33 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
         % (_bm25(), bound),
         [match] + required + [window],
     )
-    window_full = len(ranked) >= window
-    if exclude:
-        skip = set(exclude)
-        ranked = [r for r in ranked if r[0] not in skip]
-    if not ranked:
-        return [], False
-    # Looked up best first, a little more than ``limit`` at a time, until ``limit`` pass the
-    # filter: an unfiltered search reads ~limit rows, not the window. A step ends after every row
-    # tied with its last score, so the sort below sees what it would over the whole window.
-    # Each match is kept as (bm25 score, -rid, rank row): sorted, best first, newest on a tie.
-    found, start, n = [], 0, len(ranked)
+    found, _, _ = _admitted_head(store, ranked, limit, admits)
+    if len(found) < limit and len(ranked) >= window:
+        rows = _plain_rows(
+            store,
+            "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
+            "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
+            % (_RANK_COLUMNS, _bm25(), bound.replace(" rowid IN", " evidence_fts.rowid IN"),
+               "".join(" AND " + w for w in where)),
+            [match] + required + list(params) + [limit],
+        )  # fmt: skip
+        found = [(r[5], -r[0], r) for r in rows]
+    return found
+
+
+def _admitted_head(store, ranked, limit, admits):
+    """(the rows of ``ranked`` [(rid, bm25 score)], best first, that ``admits``, as (score, -rid,
+    rank row), read until ``limit`` pass; whether a step stopped short at the end of ``ranked``; how
+    many rows were read).
+
+    Looked up best first, a little more than ``limit`` at a time, until ``limit`` pass the filter:
+    an unfiltered search reads ~limit rows, not the window. A step ends after every row tied with
+    its last score, so a sort of what was kept sees what it would over the whole window."""
+    found, start, n, short = [], 0, len(ranked), False
     while start < n and len(found) < limit:
-        end = min(n, start + max(limit - len(found) + 8, start))  # a narrow scope: doubling steps
+        step = start + max(limit - len(found) + 8, start)  # a narrow scope: doubling steps
+        end = min(n, step)
+        short = short or end < step
         while end < n and ranked[end][1] == ranked[end - 1][1]:
             end += 1
         chunk = ranked[start:end]
@@ -13447,21 +13513,77 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, exclude=()
             if row is not None and admits(row):
                 found.append((score, -rid, row))
         start = end
-    if len(found) < limit and window_full:
-        clause = "".join(" AND " + w for w in where)
-        if exclude:
-            clause += " AND e.rid NOT IN (%s)" % ",".join("?" * len(exclude))
-        rows = _plain_rows(
+    return found, short, start
+
+
+# FTS5's bm25 (fts5_aux.c) adds, for each phrase of the query, idf x f (k1 + 1) / (f + k1 (1 - b +
+# b x row length / mean length)), f the phrase's weighted count in the row, idf log((N - n + 0.5) /
+# (n + 0.5)) but at least 1e-6 (N rows, n of them holding the phrase): less than idf x (k1 + 1)
+# whatever the row holds.
+FTS5_BM25_K1 = 1.2
+PRUNE_MARGIN = 1e-9  # relative: floating-point sums in C and here differ by far less
+PRUNE_TRIES = 2  # rarer-term heads tried before the whole query is ranked (each walks every posting list)
+
+
+def _term_ceilings(store, terms):
+    """[(term, the most its phrases add to any row's plain bm25 score, or None when not known)],
+    one per distinct term of fts_query(terms), rarest first (unknown ones first of all)."""
+    total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
+    out = {}
+    for t in terms:
+        ceiling = 0.0
+        for form in match_forms(t):
+            n = _form_docs(store, form) if " " not in form else None  # a phrase's count is a guess
+            if n is None:
+                ceiling = None
+                break
+            if n:  # a phrase no row holds adds nothing to any row
+                ratio = (total - n + 0.5) / (n + 0.5)  # at most 1 where half the rows or more hold it
+                ceiling += max(math.log(ratio) if ratio > 1.0 else 0.0, 1e-6) * (FTS5_BM25_K1 + 1.0)
+        out.setdefault(fts_query([t]), (t, ceiling))
+    return sorted(out.values(), key=lambda tc: -math.inf if tc[1] is None else -tc[1])
+
+
+def _pruned_head(store, terms, match, limit, window, admits):
+    """What _full_head keeps for ``match`` (fts_query(terms)), found among the rows of its rarer
+    terms only, or None when that cannot be shown the same.
+
+    The commonest terms, together, add at most ``rest`` to any row's score (_term_ceilings); the
+    rarer ones are first the fewest, rarest first, whose items could fill the head. Every row
+    holding a rarer term is scored as the whole query scores it (the common terms' posting lists are
+    walked, never scored); when the last row read for the head scores above ``rest``, no row of the
+    common terms alone could have been read before it, so the head is the one the whole query
+    gives. When it scores lower, the next try takes as rarer terms the fewest whose ``rest`` is
+    below that score (the head only gains rows); PRUNE_TRIES in all."""
+    ceilings = _term_ceilings(store, terms)
+    df = _doc_freqs(store, [t for t, _ in ceilings])
+    held = [sum(df[t] for t, _ in ceilings[:k]) for k in range(len(ceilings) + 1)]
+    rests = {}  # {k: what the terms from the k-th on add at most} where known
+    for k in range(len(ceilings) - 1, 0, -1):
+        if ceilings[k][1] is None:
+            break
+        rests[k] = ceilings[k][1] + rests.get(k + 1, 0.0)
+    # Worth a try where the rarer terms could fill the head and the common ones hold more rows.
+    worth = [k for k in sorted(rests) if limit + 8 <= held[k] < held[-1] - held[k]]
+    k = worth[0] if worth else None
+    for _ in range(PRUNE_TRIES):
+        if k is None:
+            return None
+        ranked = _plain_rows(
             store,
-            "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
-            "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
-            % (_RANK_COLUMNS, _bm25(), bound.replace(" rowid IN", " evidence_fts.rowid IN"), clause),
-            [match] + required + list(params) + list(exclude) + [limit],
+            "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ? "
+            "AND +rowid IN (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ?) ORDER BY score LIMIT ?"
+            % _bm25(),
+            [match, fts_query([t for t, _ in ceilings[:k]]), window],
         )
-        found = [(r[5], -r[0], r) for r in rows]
-    found.sort()
-    out = [Candidate(r[0], r[1], r[2], r[3], r[4], -score, tier) for score, _, r in found[:limit]]
-    return out, len(found) > limit
+        found, short, read = _admitted_head(store, ranked, limit, admits)
+        if len(found) < limit or short:
+            return None
+        last = -ranked[read - 1][1]
+        if last > rests[k] * (1.0 + PRUNE_MARGIN) + PRUNE_MARGIN:
+            return found
+        k = next((j for j in worth if j > k and rests[j] * (1.0 + PRUNE_MARGIN) + PRUNE_MARGIN < last), None)
+    return None
 
 
 def _summary_matches(store, terms, where, params, limit, exclude):
@@ -13501,7 +13623,7 @@ def _text_candidates(store, terms, words, where, params, pool, rank, admits):
     select: selecting_terms); the others only score."""
     require = fts_query(words) if len(words) < len(terms) else None  # a short number alone selects nothing
     plain, beyond = _ranked_matches(
-        store, fts_query(terms), where, params, pool, "any", admits, require=require
+        store, fts_query(terms), where, params, pool, "any", admits, require=require, terms=terms
     )
     if rank == "fts":
         return plain, beyond
@@ -13685,6 +13807,7 @@ def _count_matches(store, terms, where, params):
     return n, True
 
 
+# part: parts/core/search/rerank.py
 # -- rerank --------------------------------------------------------------------------------------
 
 
@@ -13781,6 +13904,41 @@ class ItemView:
 ITEM_VIEWS_KEPT = 5000  # item views (~3 kB each) a process keeps for a store generation before starting over
 
 
+def _session_edits(store, anchors_by_rid):
+    """{rid: (session id, agent, when, path, repo name)} for results whose cited files an imported
+    session edited: the most recent such session. One query."""
+    pairs = {
+        (a["repo_id"], a["path"])
+        for anchors in anchors_by_rid.values()
+        for a in anchors
+        if a["path"] and a["repo_id"]
+    }
+    if not pairs:
+        return {}
+    pairs = sorted(pairs)[:400]
+    latest = {}
+    for row in store.all(
+        "SELECT f.repo_id, f.path, f.repo_name, s.id, s.agent, coalesce(s.ended_at, s.started_at, s.created_at) AS at "
+        "FROM session_files f JOIN sessions s ON s.id = f.session_id WHERE f.edits > 0 AND (f.repo_id, f.path) IN (%s)"
+        % ",".join("(?, ?)" for _ in pairs),
+        [v for pair in pairs for v in pair],
+    ):
+        key = (row["repo_id"], row["path"])
+        if key not in latest or (row["at"] or "") > (latest[key]["at"] or ""):
+            latest[key] = row
+    out = {}
+    for rid, anchors in anchors_by_rid.items():
+        hits = [
+            latest[(a["repo_id"], a["path"])]
+            for a in anchors
+            if a["path"] and (a["repo_id"], a["path"]) in latest
+        ]
+        if hits:
+            h = max(hits, key=lambda r: r["at"] or "")
+            out[rid] = (h["id"], h["agent"], h["at"], h["path"], h["repo_name"])
+    return out
+
+
 def _item_views(store, rids):
     """{rid: ItemView} for these evidence rows, read once per store generation: a later search
     over the same items (the usual case: a session asks about the same code again) reads no row,
@@ -13839,18 +13997,26 @@ def _query_names(store, scope, raw_query, terms, cands, views):
         if rid != own and low in text and re.search(r"(?<![\w.-])%s(?![\w-])" % re.escape(low), text)
     }
     for c in cands:
-        named = []
-        if c.repo_id in named_repos:
-            named.append(("repository", names[c.repo_id]))
+        named = [("repository", names[c.repo_id])] if c.repo_id in named_repos else []
         view = views.get(c.rid)
-        for repo_id, sym, needed, path, low, base in view.names if view is not None else ():
-            if repo_id in named_repos and repo_id != c.repo_id:
-                named.append(("repository", names[repo_id]))  # it cites that repository's code
-            if needed is not None and term_set.issuperset(needed):
-                named.append(("symbol", sym))
-            if low and (low in text or (base and base in text)):
-                named.append(("file", path))
+        if view is not None:
+            named += _cited_names(view, c.repo_id, named_repos, names, term_set, text)
         c.named = tuple(dict.fromkeys(named)) if named else ()
+
+
+def _cited_names(view, repo_id_of_item, named_repos, names, term_set, text):
+    """What of an item's citations the query names (_query_names): another repository among
+    ``named_repos`` whose code it cites, a symbol every part of which is among ``term_set``, a file
+    whose path or name is in the query's ``text``."""
+    named = []
+    for repo_id, sym, needed, path, low, base in view.names:
+        if repo_id in named_repos and repo_id != repo_id_of_item:
+            named.append(("repository", names[repo_id]))  # it cites that repository's code
+        if needed is not None and term_set.issuperset(needed):
+            named.append(("symbol", sym))
+        if low and (low in text or (base and base in text)):
+            named.append(("file", path))
+    return named
 
 
 def _name_parts(anchor):
@@ -13908,31 +14074,47 @@ def _query_coverage(terms, cands, views, idf):
         view = views.get(c.rid)
         if view is None:
             continue
-        name_words = {t for what, n in c.named if what == "repository" for t in query_terms(n)}
-        weight = {t: 0.0 if t in name_words else 1.0 for t in terms} if name_words else plain
+        name_words, weight = _name_weights(terms, c.named, plain)
         whole = sum(weight.values())
-        # The claim and detail apart from what it cites: the result's reasons name these hits.
-        c.text_hits = _term_hits(terms, view.text_words)
-        own = set(c.text_hits)
-        if len(own) < len(terms) and view.symptom_words:  # the item's own words, the asker's kind
-            own.update(_term_hits([t for t in terms if t not in own], view.symptom_words))
-        if len(own) < len(terms):
-            own.update(_term_hits([t for t in terms if t not in own], view.cited_words))
-        share = sum(weight[t] for t in own)
-        if len(own) < len(terms) and view.code_words:
-            coded = [t for t in _term_hits(terms, view.code_words) if t not in own]
-            share += RANK_CODE_SHARE * sum(weight[t] for t in coded)
-            own.update(coded)
-        own.update(name_words)  # the item is about the repository the query names
-        held = sum(idf.get(t, 0.0) for t in own)
+        c.text_hits, own, share, summary = _held_terms(terms, view, weight, name_words)
+        held = sum(idf.get(t, 0.0) for t in own) + RANK_SUMMARY_SHARE * sum(idf.get(t, 0.0) for t in summary)
         best = max([idf.get(t, 0.0) for t in own] or [0.0])
-        if len(own) < len(terms) and view.summary_words:
-            summary = [t for t in _term_hits(terms, view.summary_words) if t not in own]
-            share += RANK_SUMMARY_SHARE * sum(weight[t] for t in summary)
-            held += RANK_SUMMARY_SHARE * sum(idf.get(t, 0.0) for t in summary)
         c.weak = whole_idf > 0 and held < RANK_WEAK_SHARE * whole_idf and best < RANK_WEAK_SHARE * top_idf
         if len(terms) > 1 and whole:
             c.coverage = max(floor, share / whole)
+
+
+def _name_weights(terms, named, plain):
+    """(the words of the repositories the query names that an item is about (``named``), each
+    term's weight in its share: none for those words, 1 for the others; ``plain`` when none)."""
+    name_words = {t for what, n in named if what == "repository" for t in query_terms(n)}
+    return name_words, ({t: 0.0 if t in name_words else 1.0 for t in terms} if name_words else plain)
+
+
+def _held_terms(terms, view, weight, name_words):
+    """(the query terms an item's claim and detail hold, apart from what it cites: the result's
+    reasons name these; every term it holds in its own words, how the problem shows itself, its
+    cited names or the words of its cited code, and ``name_words``, those of a repository the query
+    names that it is about; their share of the query, ``weight`` each, a code word's
+    RANK_CODE_SHARE of it, a word only its session summary holds RANK_SUMMARY_SHARE; those
+    summary-only words)."""
+    text_hits = _term_hits(terms, view.text_words)
+    own = set(text_hits)
+    if len(own) < len(terms) and view.symptom_words:  # the item's own words, the asker's kind
+        own.update(_term_hits([t for t in terms if t not in own], view.symptom_words))
+    if len(own) < len(terms):
+        own.update(_term_hits([t for t in terms if t not in own], view.cited_words))
+    share = sum(weight[t] for t in own)
+    if len(own) < len(terms) and view.code_words:
+        coded = [t for t in _term_hits(terms, view.code_words) if t not in own]
+        share += RANK_CODE_SHARE * sum(weight[t] for t in coded)
+        own.update(coded)
+    own.update(name_words)  # the item is about the repository the query names
+    summary = []
+    if len(own) < len(terms) and view.summary_words:
+        summary = [t for t in _term_hits(terms, view.summary_words) if t not in own]
+        share += RANK_SUMMARY_SHARE * sum(weight[t] for t in summary)
+    return text_hits, own, share, summary
 
 
 def _idf(store, terms):
@@ -13965,182 +14147,128 @@ def _rerank(cands, scope, now):
         c.score = score
 
 
+# part: parts/core/search/search.py
 # -- the search service --------------------------------------------------------------------------
 
 SEARCH_PAGE_RE = _lazy_pattern(r"^(?:o([0-9]{1,6})|r([0-9]{1,12}))$")
 
 
-def search(
-    store,
-    query,
-    repo=None,
-    cwd=None,
-    limit=10,
-    kinds=None,
-    all_scope=False,
-    rank="topology",
-    include_inactive=False,
-    workspace=None,
-    files=None,
-    page=None,
-    facts=None,
-    author=None,
-    include_hidden=False,
-    all_matches=False,
-):
-    """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
+class SearchRequest:
+    """One search as asked, checked once: a bad value is a UsageError before the store is read.
 
     ``workspace`` scopes a caller that stands in no registered repository (an MCP server started
     for a workspace, a shell outside every checkout) to that workspace's repositories; a caller
     inside a repository keeps its own scope. ``page`` is a ``next_page`` token from an earlier
     call with the same arguments: the ranked results continue, then every other match, newest
-    first, so paging reaches the last match at a constant cost per page. ``files`` (paths in the
+    first, so paging reaches the last match at a constant cost per page (``offset`` into the
+    ranked head, or ``before``, the rid the tail continues below). ``files`` (paths in the
     caller's repository) join the working tree's changed files for recall by code reference
-    when the query finds nothing. ``facts``, a dict, receives each result's ResultFacts by its id
-    (search_phrasings explains a fused result again from them). ``author`` (``me``, or an author
-    as typed: the whole "Name <email>", the name or the address) keeps only that person's items;
-    what this person hid (wctx hide) stays out unless ``include_hidden``. A weak match (it holds
-    only the query's common words) is held back when a stronger one exists, unless
-    ``all_matches``: ``held_back`` counts those this page would have shown, and paging on reaches
-    them among every other match."""
-    started = time.perf_counter()
-    if rank not in ("topology", "fts"):
-        raise UsageError("unknown rank %r (topology or fts)" % rank)
-    try:
-        limit = int(limit)
-    except (TypeError, ValueError):
-        raise UsageError("limit must be a whole number") from None
-    if not (1 <= limit <= MAX_LIMIT):
-        raise UsageError("limit must be from 1 to %d" % MAX_LIMIT)
-    kinds = list(kinds or [])
-    for k in kinds:
-        if k not in EVIDENCE_KINDS:
-            raise UsageError("unknown kind %r (one of: %s)" % (k, ", ".join(EVIDENCE_KINDS)))
-    offset, before = 0, None
-    if page is not None:
-        m = SEARCH_PAGE_RE.match(page) if isinstance(page, str) else None
-        if m is None:
-            raise UsageError("page %r is not one search issued; omit it to start from the top" % (page,))
-        offset, before = (int(m.group(1)), None) if m.group(1) is not None else (None, int(m.group(2)))
+    when the query finds nothing. ``author`` (``me``, or an author as typed: the whole "Name
+    <email>", the name or the address) keeps only that person's items; what this person hid
+    (wctx hide) stays out unless ``include_hidden``. A weak match (it holds only the query's
+    common words) is held back when a stronger one exists, unless ``all_matches``."""
 
+    __slots__ = (
+        "query", "repo", "cwd", "workspace", "all_scope", "limit", "offset", "before", "kinds", "rank",
+        "include_inactive", "files", "author", "include_hidden", "all_matches",
+    )  # fmt: skip
+
+    def __init__(
+        self, query, repo=None, cwd=None, limit=10, kinds=None, all_scope=False, rank="topology",
+        include_inactive=False, workspace=None, files=None, page=None, author=None, include_hidden=False,
+        all_matches=False,
+    ):  # fmt: skip
+        if rank not in ("topology", "fts"):
+            raise UsageError("unknown rank %r (topology or fts)" % rank)
+        try:
+            limit = int(limit)
+        except (TypeError, ValueError):
+            raise UsageError("limit must be a whole number") from None
+        if not (1 <= limit <= MAX_LIMIT):
+            raise UsageError("limit must be from 1 to %d" % MAX_LIMIT)
+        kinds = list(kinds or [])
+        for k in kinds:
+            if k not in EVIDENCE_KINDS:
+                raise UsageError("unknown kind %r (one of: %s)" % (k, ", ".join(EVIDENCE_KINDS)))
+        self.offset, self.before = 0, None
+        if page is not None:
+            m = SEARCH_PAGE_RE.match(page) if isinstance(page, str) else None
+            if m is None:
+                raise UsageError("page %r is not one search issued; omit it to start from the top" % (page,))
+            self.offset, self.before = (
+                (int(m.group(1)), None) if m.group(1) is not None else (None, int(m.group(2)))
+            )
+        self.query, self.repo, self.cwd, self.workspace, self.all_scope = (
+            query,
+            repo,
+            cwd,
+            workspace,
+            all_scope,
+        )
+        self.limit, self.kinds, self.rank, self.include_inactive, self.files = (
+            limit,
+            kinds,
+            rank,
+            include_inactive,
+            files,
+        )
+        self.author, self.include_hidden, self.all_matches = author, include_hidden, all_matches
+
+
+def search(store, query, *, facts=None, **asked):
+    """Search evidence from the caller's repository outward (docs/commands.md describes the shape).
+
+    ``asked``: SearchRequest's keywords (repo, cwd, limit, kinds, all_scope, rank,
+    include_inactive, workspace, files, page, author, include_hidden, all_matches), which says what
+    each does. ``facts``, a dict, receives each result's ResultFacts by its id (search_phrasings
+    explains a fused result again from them). ``held_back`` counts the weak matches this page would
+    have shown, and paging on reaches them among every other match."""
+    started = time.perf_counter()
+    ask = SearchRequest(query, **asked)
     store.begin_read()
-    scope = _search_scope(store, repo, cwd, all_scope, workspace)
+    scope = _search_scope(store, ask.repo, ask.cwd, ask.all_scope, ask.workspace)
     all_terms = query_terms(query)
     terms = select_terms(store, all_terms)
     words = selecting_terms(terms)  # what selects candidates; the rerank's coverage reads every term
-    who = author_filter(store, author, include_hidden)
-    where, params = _scope_clause(scope, kinds, include_inactive, who)
+    who = author_filter(store, ask.author, ask.include_hidden)
+    where, params = _scope_clause(scope, ask.kinds, ask.include_inactive, who)
+    head_size = max(CANDIDATE_FLOOR, ask.limit)
 
     # candidates
-    head_size = max(CANDIDATE_FLOOR, limit)
     mode = "text"
-    admits = _scope_test(scope, kinds, include_inactive, who)
+    admits = _scope_test(scope, ask.kinds, ask.include_inactive, who)
     cands, beyond = (
-        _text_candidates(store, terms, words, where, params, head_size, rank, admits)
+        _text_candidates(store, terms, words, where, params, head_size, ask.rank, admits)
         if terms
         else ([], False)
     )
     if not cands:
         mode = "fallback"  # no searchable words, or nothing matched them: still help
-        cands = _fallback_candidates(store, scope, where, params, limit, files=files, cwd=cwd)
+        cands = _fallback_candidates(store, scope, where, params, ask.limit, files=ask.files, cwd=ask.cwd)
 
     # rerank
     views = {}
-    anchors = {}
-    if mode == "text" and rank != "fts":
+    if mode == "text" and ask.rank != "fts":
         views = _item_views(store, [c.rid for c in cands])
-        anchors = {rid: v.anchors for rid, v in views.items()}
         _query_names(store, scope, query, words, cands, views)
         _query_coverage(terms, cands, views, _idf(store, terms))
         _rerank(cands, scope, time.time())
-    weak = [c for c in cands if c.weak]
-    if weak and not all_matches and len(weak) < len(cands):
-        cands = [c for c in cands if not c.weak]  # held back: stronger matches exist
-    else:
-        weak = []
-    fresh = {}
-    final = {}  # {rid: score with its freshness}, once known; the score alone until then
-    below = _replacements(cands, views) if include_inactive else {}
-
-    def order(c):
-        # The first band before the second, weak matches after the rest; a superseded item never
-        # above its replacement.
-        score, is_weak = final.get(c.rid, c.score), c.weak
-        replacement = below.get(c.rid)
-        if replacement is not None:
-            score = min(score, final.get(replacement.rid, replacement.score) * 0.999)
-            is_weak = is_weak or replacement.weak
-        return (c.band, is_weak, -score, -c.rid)
-
-    # Freshness only lowers a score, so fetching it for the current top until the top is stable
-    # gives the same order as fetching it for every candidate.
-    want = min((offset or 0) + limit, head_size)
-    heads = {}  # each checkout read once per search
-    repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
-    first = True  # the page first; when freshness reorders it, as many again past it at once
-    while True:
-        ordered = sorted(cands, key=order)
-        top = ordered[:want]
-        missing = [c.rid for c in top if c.rid not in fresh]
-        if not missing:
-            break
-        if not first:
-            missing += [c.rid for c in ordered[want:] if c.rid not in fresh][: len(missing)]
-        first = False
-        more = [r for r in missing if r not in views]
-        if more:
-            views.update(_item_views(store, more))
-            anchors.update((rid, views[rid].anchors) for rid in more if rid in views)
-        fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
-        if rank == "fts":
-            break
-        for c in cands:
-            if c.rid in fresh and c.rid not in final:
-                final[c.rid] = c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(fresh[c.rid]["verdict"], 0.0))
+    cands, weak = _held_back(cands, ask.all_matches)
+    ranked = _RankedHead(store, cands, views, ask, head_size)
 
     if mode == "text":
         matches, exact = _count_matches(store, words, where, params)
     else:
         matches, exact = len(cands), True
     held_back = 0
-    if before is None:
-        page_cands = top[offset:]
-        # The weak matches this page would have shown after the stronger ones (they sort last).
-        end = min(offset + limit, len(cands) + len(weak))
-        held_back = max(0, end - max(offset, len(cands)))
-        after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
-        if want < len(ordered):
-            next_page = "o%d" % want
-        elif mode == "text" and (beyond or _more_matches(store, words, where, params, cands, matches, exact)):
-            next_page = "r0"  # the ranked head is done; every other match follows, newest first
-        else:
-            next_page = None
+    if ask.before is None:
+        page_cands, after, next_page, held_back = ranked.page(len(weak))
+        if next_page is None and mode == "text":
+            if beyond or _more_matches(store, words, where, params, cands, matches, exact):
+                next_page = "r0"  # the ranked head is done; every other match follows, newest first
     else:
-        exclude = [c.rid for c in cands]
-        page_cands = _tail_candidates(store, words, where, params, before or None, exclude, limit + 1)
-        next_page = "r%d" % page_cands[limit - 1].rid if len(page_cands) > limit else None
-        page_cands = page_cands[:limit]
-        after = ["r%d" % c.rid for c in page_cands]
-        more = [c.rid for c in page_cands if c.rid not in views]
-        if more:
-            views.update(_item_views(store, more))
-            anchors.update((rid, views[rid].anchors) for rid in more if rid in views)
-        missing = [c.rid for c in page_cands if c.rid not in fresh]
-        fresh.update(freshness_of(store, missing, anchors=anchors, heads=heads, repos=repos))
-
-    # explain
-    results = []
-    now = time.time()
-    for c in page_cands:
-        view = views[c.rid]
-        item = view.result_dict(now)
-        f = fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
-        said = _result_facts(terms, view, c, scope, f, mode, item["age"])
-        item["reasons"] = explain(said)
-        if facts is not None:
-            facts[item["id"]] = said
-        item["freshness"] = {"verdict": f["verdict"], "reasons": f["reasons"]}
-        results.append(item)
+        page_cands, after, next_page = _tail_page(store, words, where, params, ask, ranked)
+    results = _explained(page_cands, ranked, terms, scope, mode, facts)
     if mode == "text":
         matches = max(matches, len(cands))
     return {
@@ -14160,8 +14288,112 @@ def search(
         "query_terms": terms,
         "query_terms_total": len(all_terms),
         "mode": mode,
-        "rank": rank,
+        "rank": ask.rank,
     }
+
+
+def _tail_page(store, words, where, params, ask, ranked):
+    """(the candidates of a page past the ranked head: every other match, newest first; their
+    cursors; the next page's cursor or None)."""
+    exclude = [c.rid for c in ranked.cands]
+    page_cands = _tail_candidates(store, words, where, params, ask.before or None, exclude, ask.limit + 1)
+    next_page = "r%d" % page_cands[ask.limit - 1].rid if len(page_cands) > ask.limit else None
+    page_cands = page_cands[: ask.limit]
+    ranked.check([c.rid for c in page_cands])
+    return page_cands, ["r%d" % c.rid for c in page_cands], next_page
+
+
+def _explained(page_cands, ranked, terms, scope, mode, facts):
+    """The results of one page, each with its reasons and freshness (_RankedHead ``ranked`` holds
+    their views and verdicts); ``facts``, when a dict, receives each one's ResultFacts."""
+    results = []
+    now = time.time()
+    for c in page_cands:
+        view = ranked.views[c.rid]
+        item = view.result_dict(now)
+        f = ranked.fresh.get(c.rid) or {"verdict": "unknown", "reasons": ["not checked"]}
+        said = _result_facts(terms, view, c, scope, f, mode, item["age"])
+        item["reasons"] = explain(said)
+        if facts is not None:
+            facts[item["id"]] = said
+        item["freshness"] = {"verdict": f["verdict"], "reasons": f["reasons"]}
+        results.append(item)
+    return results
+
+
+def _held_back(cands, all_matches):
+    """(the candidates ranked, the weak ones held back): a weak match is held back when a stronger
+    one exists, unless ``all_matches``."""
+    weak = [c for c in cands if c.weak]
+    if weak and not all_matches and len(weak) < len(cands):
+        return [c for c in cands if not c.weak], weak  # held back: stronger matches exist
+    return cands, []
+
+
+class _RankedHead:
+    """The ranked candidates of one search in their final order: freshness only lowers a score, so
+    fetching it for the current top until the top is stable gives the same order as fetching it
+    for every candidate. ``views`` and ``fresh`` fill as rows are looked at; each checkout is read
+    once per search."""
+
+    def __init__(self, store, cands, views, ask, head_size):
+        self.store, self.cands, self.views, self.ask = store, cands, views, ask
+        self.fresh = {}
+        self.final = {}  # {rid: score with its freshness}, once known; the score alone until then
+        self.below = _replacements(cands, views) if ask.include_inactive else {}
+        self.heads = {}
+        self.repos = store.memo(("repo-map",), lambda: {r.id: r for r in _repos(store)})
+        self.want = min((ask.offset or 0) + ask.limit, head_size)
+        self.ordered = self._settle()
+
+    def _order(self, c):
+        # The first band before the second, weak matches after the rest; a superseded item never
+        # above its replacement.
+        score, is_weak = self.final.get(c.rid, c.score), c.weak
+        replacement = self.below.get(c.rid)
+        if replacement is not None:
+            score = min(score, self.final.get(replacement.rid, replacement.score) * 0.999)
+            is_weak = is_weak or replacement.weak
+        return (c.band, is_weak, -score, -c.rid)
+
+    def _settle(self):
+        first = True  # the page first; when freshness reorders it, as many again past it at once
+        while True:
+            ordered = sorted(self.cands, key=self._order)
+            missing = [c.rid for c in ordered[: self.want] if c.rid not in self.fresh]
+            if not missing:
+                return ordered
+            if not first:
+                missing += [c.rid for c in ordered[self.want :] if c.rid not in self.fresh][: len(missing)]
+            first = False
+            self.check(missing)
+            if self.ask.rank == "fts":
+                return ordered
+            for c in self.cands:
+                if c.rid in self.fresh and c.rid not in self.final:
+                    verdict = self.fresh[c.rid]["verdict"]
+                    self.final[c.rid] = c.score * (1.0 + RANK_FRESHNESS_PENALTY.get(verdict, 0.0))
+
+    def check(self, rids):
+        """Freshness (and the item views it reads) for these candidates, once each."""
+        more = [r for r in rids if r not in self.views]
+        if more:
+            self.views.update(_item_views(self.store, more))
+        missing = [r for r in rids if r not in self.fresh]
+        anchors = {rid: v.anchors for rid, v in self.views.items()}
+        self.fresh.update(
+            freshness_of(self.store, missing, anchors=anchors, heads=self.heads, repos=self.repos)
+        )
+
+    def page(self, weak):
+        """(the candidates of this page, their cursors, the next page's cursor within the head or
+        None, how many of the ``weak`` held back this page would have shown after them)."""
+        offset, limit = self.ask.offset, self.ask.limit
+        page_cands = self.ordered[: self.want][offset:]
+        end = min(offset + limit, len(self.cands) + weak)
+        held_back = max(0, end - max(offset, len(self.cands)))
+        after = ["o%d" % (offset + i + 1) for i in range(len(page_cands))]
+        return page_cands, after, ("o%d" % self.want if self.want < len(self.ordered) else None), held_back
 
 
 def held_back_text(n, option):
@@ -14183,16 +14415,7 @@ def search_phrasings(store, phrasings, limit=10, **kwargs):
     is left out while another matched. Takes ``search``'s arguments but ``page`` (a fused list is
     one page) and returns its shape; each result's reasons start with the phrasings that found it
     and its rank in each, and ``phrasings`` gives each one's query words and mode."""
-    if isinstance(phrasings, str):
-        phrasings = [phrasings]
-    if not isinstance(phrasings, (list, tuple)) or not phrasings:
-        raise UsageError("phrasings must be a list of 1 to %d questions" % MAX_PHRASINGS)
-    if len(phrasings) > MAX_PHRASINGS:
-        raise UsageError("at most %d phrasings of one question (got %d)" % (MAX_PHRASINGS, len(phrasings)))
-    if not all(isinstance(p, str) for p in phrasings):
-        raise UsageError("each phrasing must be text")
-    if kwargs.get("page") is not None:
-        raise UsageError("a search of several phrasings is one page: ask with a larger limit instead")
+    phrasings = _phrasings(phrasings, kwargs)
     if len(phrasings) == 1:
         return search(store, phrasings[0], limit=limit, **kwargs)
     started = time.perf_counter()
@@ -14201,20 +14424,7 @@ def search_phrasings(store, phrasings, limit=10, **kwargs):
         facts.append({})
         runs.append(search(store, text, limit=limit, facts=facts[-1], **kwargs))
     fused = [n for n, run in enumerate(runs) if run["mode"] == "text"] or list(range(len(runs)))
-    score, ranks = {}, {}
-    for n in fused:
-        for rank, item in enumerate(runs[n]["results"], 1):
-            score[item["id"]] = score.get(item["id"], 0.0) + 1.0 / (FUSION_RANK_OFFSET + rank)
-            ranks.setdefault(item["id"], []).append((n + 1, rank))
-    results = []
-    # Equal scores: the better rank first, then the earlier phrasing (the asker's first words).
-    for item_id in sorted(score, key=lambda i: (-score[i], min((r, n) for n, r in ranks[i])))[:limit]:
-        n, rank = min(ranks[item_id], key=lambda pair: pair[1])  # explained as its best list found it
-        item = dict(runs[n - 1]["results"][rank - 1])
-        said = facts[n - 1][item_id]
-        said.found_by = tuple(ranks[item_id])
-        item["reasons"] = explain(said)
-        results.append(item)
+    results = _fused(runs, facts, fused, limit)
     text_runs = [runs[n] for n in fused if runs[n]["mode"] == "text"]
     out = dict(runs[fused[0]])
     out.update(
@@ -14236,6 +14446,42 @@ def search_phrasings(store, phrasings, limit=10, **kwargs):
         ],  # fmt: skip
     )
     return out
+
+
+def _fused(runs, facts, fused, limit):
+    """The ``limit`` best results of the runs numbered ``fused`` by reciprocal rank fusion, each
+    explained again as its best list found it, with every list that did (``facts``: each run's
+    ResultFacts by id)."""
+    score, ranks = {}, {}
+    for n in fused:
+        for rank, item in enumerate(runs[n]["results"], 1):
+            score[item["id"]] = score.get(item["id"], 0.0) + 1.0 / (FUSION_RANK_OFFSET + rank)
+            ranks.setdefault(item["id"], []).append((n + 1, rank))
+    results = []
+    # Equal scores: the better rank first, then the earlier phrasing (the asker's first words).
+    for item_id in sorted(score, key=lambda i: (-score[i], min((r, n) for n, r in ranks[i])))[:limit]:
+        n, rank = min(ranks[item_id], key=lambda pair: pair[1])  # explained as its best list found it
+        item = dict(runs[n - 1]["results"][rank - 1])
+        said = facts[n - 1][item_id]
+        said.found_by = tuple(ranks[item_id])
+        item["reasons"] = explain(said)
+        results.append(item)
+    return results
+
+
+def _phrasings(phrasings, kwargs):
+    """The phrasings of one question as a list, checked (search_phrasings' arguments)."""
+    if isinstance(phrasings, str):
+        phrasings = [phrasings]
+    if not isinstance(phrasings, (list, tuple)) or not phrasings:
+        raise UsageError("phrasings must be a list of 1 to %d questions" % MAX_PHRASINGS)
+    if len(phrasings) > MAX_PHRASINGS:
+        raise UsageError("at most %d phrasings of one question (got %d)" % (MAX_PHRASINGS, len(phrasings)))
+    if not all(isinstance(p, str) for p in phrasings):
+        raise UsageError("each phrasing must be text")
+    if kwargs.get("page") is not None:
+        raise UsageError("a search of several phrasings is one page: ask with a larger limit instead")
+    return phrasings
 
 
 def _replacements(cands, views):
@@ -14260,21 +14506,7 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
     elif mode == "fallback":
         fallback = cand.tier
     else:
-        hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
-        text = _pairs(hits, _claim_text(row))
-        # A cited symbol or path matches a query word that is one of its whole words; one that only
-        # shares a stem with a word of it is said to, with both words (never as a match).
-        # A short number names no symbol or path (selecting_terms).
-        named = selecting_terms(terms)
-        symbols, stems = _cited_hits(named, [(sym, words) for sym, words, _, _ in view.anchor_words])
-        paths, path_stems = _cited_hits(named, [(p, words) for _, _, p, words in view.anchor_words])
-        paths = list(dict.fromkeys(paths))
-        stems += [hit for hit in path_stems if hit not in stems]
-        if view.code_words:
-            code = _pairs([t for t in _term_hits(terms, view.code_words) if t not in hits], view.code_text)
-        symptom = _pairs([t for t in _term_hits(terms, view.symptom_words) if t not in hits], row["symptom"])
-        if not (text or symptom or symbols or paths or code):
-            summary = _pairs(_term_hits(terms, view.summary_words), row["session_summary"])
+        text, symptom, symbols, paths, stems, code, summary = _text_facts(terms, view, cand)
     reach = scope.topology.reach.get(row["repo_id"])
     return ResultFacts(
         text_hits=text,
@@ -14300,6 +14532,28 @@ def _result_facts(terms, view, cand, scope, fresh, mode, age):
     )
 
 
+def _text_facts(terms, view, cand):
+    """(text, symptom, symbol, path, stem, code and summary hits) of a text match, for ResultFacts."""
+    row = view.row
+    code = summary = ()
+    hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
+    text = _pairs(hits, _claim_text(row))
+    # A cited symbol or path matches a query word that is one of its whole words; one that only
+    # shares a stem with a word of it is said to, with both words (never as a match).
+    # A short number names no symbol or path (selecting_terms).
+    named = selecting_terms(terms)
+    symbols, stems = _cited_hits(named, [(sym, words) for sym, words, _, _ in view.anchor_words])
+    paths, path_stems = _cited_hits(named, [(p, words) for _, _, p, words in view.anchor_words])
+    paths = list(dict.fromkeys(paths))
+    stems += [hit for hit in path_stems if hit not in stems]
+    if view.code_words:
+        code = _pairs([t for t in _term_hits(terms, view.code_words) if t not in hits], view.code_text)
+    symptom = _pairs([t for t in _term_hits(terms, view.symptom_words) if t not in hits], row["symptom"])
+    if not (text or symptom or symbols or paths or code):
+        summary = _pairs(_term_hits(terms, view.summary_words), row["session_summary"])
+    return text, symptom, symbols, paths, stems, code, summary
+
+
 def _cited_hits(terms, cited):
     """(the names among ``cited`` [(symbol or path, its index words)] a query term is a whole word
     of (identifier_words), [(name, (term, word) pairs)] for the others a term matches by stem)."""
@@ -14320,41 +14574,6 @@ def _cited_hits(terms, cited):
 def _pairs(terms, text):
     """[(query term, the word of ``text`` as written it matched)] (matched_word), in term order."""
     return [(t, matched_word(t, text)) for t in terms]
-
-
-def _session_edits(store, anchors_by_rid):
-    """{rid: (session id, agent, when, path, repo name)} for results whose cited files an imported
-    session edited: the most recent such session. One query."""
-    pairs = {
-        (a["repo_id"], a["path"])
-        for anchors in anchors_by_rid.values()
-        for a in anchors
-        if a["path"] and a["repo_id"]
-    }
-    if not pairs:
-        return {}
-    pairs = sorted(pairs)[:400]
-    latest = {}
-    for row in store.all(
-        "SELECT f.repo_id, f.path, f.repo_name, s.id, s.agent, coalesce(s.ended_at, s.started_at, s.created_at) AS at "
-        "FROM session_files f JOIN sessions s ON s.id = f.session_id WHERE f.edits > 0 AND (f.repo_id, f.path) IN (%s)"
-        % ",".join("(?, ?)" for _ in pairs),
-        [v for pair in pairs for v in pair],
-    ):
-        key = (row["repo_id"], row["path"])
-        if key not in latest or (row["at"] or "") > (latest[key]["at"] or ""):
-            latest[key] = row
-    out = {}
-    for rid, anchors in anchors_by_rid.items():
-        hits = [
-            latest[(a["repo_id"], a["path"])]
-            for a in anchors
-            if a["path"] and (a["repo_id"], a["path"]) in latest
-        ]
-        if hits:
-            h = max(hits, key=lambda r: r["at"] or "")
-            out[rid] = (h["id"], h["agent"], h["at"], h["path"], h["repo_name"])
-    return out
 
 
 # part: parts/core/capture/items.py
@@ -21470,21 +21689,7 @@ def build_eval_world(corpus, root, progress=None):
     dirty edits written to the working trees.
     """
     say = progress or (lambda text: None)
-    paths = {}
-    for repo in corpus["repos"]:
-        path = os.path.join(root, "repos", repo["name"])
-        os.makedirs(path)
-        run_git(path, ["init", "-q"], extra_options=("-c", "init.defaultBranch=main"))
-        _eval_commit(path, repo.get("files", {}), "Initial import of %s" % repo["name"])
-        paths[repo["name"]] = path
-    store = open_store(home=os.path.join(root, "home"))
-    for repo in corpus["repos"]:
-        workspaces = repo.get("workspaces") or [None]
-        register_repo(store, paths[repo["name"]], name=repo["name"], workspace=workspaces[0])
-        for ws in workspaces[1:]:
-            add_to_workspace(store, ws, repo["name"], create=True)
-    for rel in corpus.get("relations", ()):
-        relate(store, rel["from"], rel["kind"], rel["to"], note=rel.get("note"))
+    store, paths = _eval_repos(corpus, root)
     by_session = {}
     for ev in corpus["evidence"]:
         by_session.setdefault(ev["session"], []).append(ev)
@@ -21492,11 +21697,7 @@ def build_eval_world(corpus, root, progress=None):
     sessions = corpus.get("sessions", ())
     for phase in (0, 1):
         if phase == 1:
-            for repo in corpus["repos"]:
-                for commit in repo.get("history", ()):
-                    kept = {p: t for p, t in commit["files"].items() if t is not None}
-                    gone = [p for p, t in commit["files"].items() if t is None]
-                    _eval_commit(paths[repo["name"]], kept, commit["message"], delete=gone)
+            _eval_history(corpus, paths)
         todo = [s for s in sessions if s.get("phase", 0) == phase]
         for n, session in enumerate(todo, 1):
             say("capturing phase %d: session %d/%d" % (phase, n, len(todo)))
@@ -21518,19 +21719,59 @@ def build_eval_world(corpus, root, progress=None):
             )
             for ev, made in zip(items, out["evidence"]):
                 ids[made["id"]] = ev["id"]
+    _eval_statuses(store, corpus, ids)
+    _eval_dirty(corpus, paths)
+    return store, ids
+
+
+def _eval_repos(corpus, root):
+    """(the store, {repo name: path}): the corpus's repositories made, committed, registered in
+    their workspaces and related."""
+    paths = {}
+    for repo in corpus["repos"]:
+        path = os.path.join(root, "repos", repo["name"])
+        os.makedirs(path)
+        run_git(path, ["init", "-q"], extra_options=("-c", "init.defaultBranch=main"))
+        _eval_commit(path, repo.get("files", {}), "Initial import of %s" % repo["name"])
+        paths[repo["name"]] = path
+    store = open_store(home=os.path.join(root, "home"))
+    for repo in corpus["repos"]:
+        workspaces = repo.get("workspaces") or [None]
+        register_repo(store, paths[repo["name"]], name=repo["name"], workspace=workspaces[0])
+        for ws in workspaces[1:]:
+            add_to_workspace(store, ws, repo["name"], create=True)
+    for rel in corpus.get("relations", ()):
+        relate(store, rel["from"], rel["kind"], rel["to"], note=rel.get("note"))
+    return store, paths
+
+
+def _eval_history(corpus, paths):
+    """Each repository's history committed, so that cited code really changes."""
+    for repo in corpus["repos"]:
+        for commit in repo.get("history", ()):
+            kept = {p: t for p, t in commit["files"].items() if t is not None}
+            gone = [p for p, t in commit["files"].items() if t is None]
+            _eval_commit(paths[repo["name"]], kept, commit["message"], delete=gone)
+
+
+def _eval_statuses(store, corpus, ids):
+    """The corpus's superseded and retracted items made so."""
     real = {cid: wid for wid, cid in ids.items()}
     for ev in corpus["evidence"]:
         if ev.get("superseded_by"):
             supersede(store, real[ev["id"]], real[ev["superseded_by"]])
         elif ev.get("status") == "retracted":
             retract(store, real[ev["id"]])
+
+
+def _eval_dirty(corpus, paths):
+    """The corpus's uncommitted edits written to the working trees."""
     for repo in corpus["repos"]:
         for rel, text in repo.get("dirty", {}).items():
             with open(
                 os.path.join(paths[repo["name"]], *rel.split("/")), "w", encoding="utf-8", newline="\n"
             ) as fh:
                 fh.write(text)
-    return store, ids
 
 
 def run_retrieval_eval(corpus_dir=None, progress=None, limit=EVAL_LIMIT):

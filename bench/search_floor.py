@@ -94,7 +94,7 @@ def write_export(corpus, path, anchored, roots, heads):
     kinds = ("finding", "known_issue", "decision", "note")
     with open(path, "w", encoding="utf-8") as fh:
         for i, f in enumerate(corpus):
-            sid = "ses-bench%06d" % (i // ITEMS_PER_SESSION)
+            sid = "ses-%010x" % (i // ITEMS_PER_SESSION)  # the id shape import-evidence accepts
             stamp = "2026-%02d-%02dT10:00:00Z" % (1 + (i // 3000) % 11, 1 + i % 28)
             if i % ITEMS_PER_SESSION == 0:
                 fh.write(json.dumps({"type": "session", "format": 1, "id": sid, "agent": "bench",

@@ -18,6 +18,7 @@ import bisect
 import collections
 import functools
 import json
+import math
 import os
 import re
 import sys

@@ -23,7 +23,7 @@ from .provenance import _repo_provenance, _stamp_anchors
 from .records import _repos, _resolve_ids, _resolve_session_id, resolve_repo
 from .redaction import stored_text
 from .repos import _repo_dict
-from .search import _evidence_rows, _result_dict
+from .results import _evidence_rows, _result_dict
 from .store import _select_in
 from .symbols import symbol_hash_of
 from .topology import Topology, _relation_label, reach_text

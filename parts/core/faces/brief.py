@@ -9,7 +9,7 @@ from .errors import UsageError
 from .freshness import _load_anchors, freshness_of
 from .helpers import clip_words, cut_reason, shell_command, utc_now, wctx_invocation
 from .records import resolve_repo
-from .search import Fallback, ResultFacts, _evidence_rows, _result_dict, explain
+from .results import Fallback, ResultFacts, _evidence_rows, _result_dict, explain
 from .topology import Topology
 from .untrusted import served_text
 

@@ -11,7 +11,7 @@ from .helpers import short_sha, utc_now
 from .items import verify
 from .records import _repos
 from .repos import _workspace_id, list_relations, list_repos, show_workspace
-from .search import _result_dict
+from .results import _result_dict
 from .untrusted import served_text
 
 # ----------------------------------------------------------------------------------------------

@@ -112,6 +112,22 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
     others = [rid for rid in scope_ids if rid != origin.id]
     if not work or not others:
         return []
+    texts = _working_texts(origin, work)
+    if not texts:
+        return []
+    idents = sorted(
+        {w for _, _, _, code in texts for w in _IDENT_RE.findall(code) if len(w) >= CODE_REF_MIN_NAME}
+    )
+    by_name, by_form = _cited_anchors(store, others, idents)
+    if not by_name and not by_form:
+        return []
+    hits = _reference_hits(texts, by_name, by_form)
+    return _first_references(texts, hits, _hit_evidence(store, hits, scope_ids, where, params))
+
+
+def _working_texts(origin, work):
+    """[(rel, status, raw text, code with comments and strings masked)] of the working files
+    ``work`` that are readable source."""
     texts = []  # (rel, status, raw text, code with comments and strings masked)
     for rel, status in work:
         try:
@@ -123,11 +139,12 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         text = data.decode("utf-8", "replace")
         language = language_of(rel)
         texts.append((rel, status, text, _mask_source(text, language) if language else text))
-    if not texts:
-        return []
-    idents = sorted(
-        {w for _, _, _, code in texts for w in _IDENT_RE.findall(code) if len(w) >= CODE_REF_MIN_NAME}
-    )
+    return texts
+
+
+def _cited_anchors(store, others, idents):
+    """({symbol name: [anchor row]}, {module form: [anchor row]}) of the repositories ``others``:
+    the cited symbols named among ``idents``, and the files cited without a symbol."""
     # The cited symbols the working files name, read in SQL (plain names by equality, qualified
     # ones filtered here), and the files cited without a symbol: plain tuples, no join, no sort
     # (at 10,000 items a join and sort over every anchor cost more than the rest of the briefing).
@@ -164,8 +181,11 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
                 cited = [(None, path, repo_name, int(rid)) for rid in rids.split(",")]
                 for form in forms:
                     by_form.setdefault(form, []).extend(cited)
-    if not by_name and not by_form:
-        return []
+    return by_name, by_form
+
+
+def _reference_hits(texts, by_name, by_form):
+    """[(rel, status, anchor, how, name)]: where the working files call, use or import what is cited."""
     hits = []  # (rel, status, anchor, how, name)
     for rel, status, text, code in texts:
         names = code_names(code)
@@ -177,6 +197,11 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
         for form, cited in sorted(by_form.items()):
             if _contains_word(text, form):
                 hits.extend((rel, status, a, "imports", form) for a in cited)
+    return hits
+
+
+def _hit_evidence(store, hits, scope_ids, where, params):
+    """{rid: evidence row} of the items ``hits`` cite, in scope and passing ``where``."""
     rids = sorted({h[2][3] for h in hits})
     evidence = {}
     clause = (" AND " + " AND ".join(where)) if where else ""
@@ -188,6 +213,11 @@ def code_references(store, origin, scope_ids, files=(), cwd=None, where=(), para
             chunk + list(scope_ids) + list(params),
         ):
             evidence[row["rid"]] = row
+    return evidence
+
+
+def _first_references(texts, hits, evidence):
+    """One CodeReference per item (its first match), in working-file order."""
     found, taken = [], set()
     for rel, status, _, _ in texts:
         # Symbol matches before import matches, newest evidence first within each.

@@ -215,21 +215,7 @@ def build_eval_world(corpus, root, progress=None):
     dirty edits written to the working trees.
     """
     say = progress or (lambda text: None)
-    paths = {}
-    for repo in corpus["repos"]:
-        path = os.path.join(root, "repos", repo["name"])
-        os.makedirs(path)
-        run_git(path, ["init", "-q"], extra_options=("-c", "init.defaultBranch=main"))
-        _eval_commit(path, repo.get("files", {}), "Initial import of %s" % repo["name"])
-        paths[repo["name"]] = path
-    store = open_store(home=os.path.join(root, "home"))
-    for repo in corpus["repos"]:
-        workspaces = repo.get("workspaces") or [None]
-        register_repo(store, paths[repo["name"]], name=repo["name"], workspace=workspaces[0])
-        for ws in workspaces[1:]:
-            add_to_workspace(store, ws, repo["name"], create=True)
-    for rel in corpus.get("relations", ()):
-        relate(store, rel["from"], rel["kind"], rel["to"], note=rel.get("note"))
+    store, paths = _eval_repos(corpus, root)
     by_session = {}
     for ev in corpus["evidence"]:
         by_session.setdefault(ev["session"], []).append(ev)
@@ -237,11 +223,7 @@ def build_eval_world(corpus, root, progress=None):
     sessions = corpus.get("sessions", ())
     for phase in (0, 1):
         if phase == 1:
-            for repo in corpus["repos"]:
-                for commit in repo.get("history", ()):
-                    kept = {p: t for p, t in commit["files"].items() if t is not None}
-                    gone = [p for p, t in commit["files"].items() if t is None]
-                    _eval_commit(paths[repo["name"]], kept, commit["message"], delete=gone)
+            _eval_history(corpus, paths)
         todo = [s for s in sessions if s.get("phase", 0) == phase]
         for n, session in enumerate(todo, 1):
             say("capturing phase %d: session %d/%d" % (phase, n, len(todo)))
@@ -263,19 +245,59 @@ def build_eval_world(corpus, root, progress=None):
             )
             for ev, made in zip(items, out["evidence"]):
                 ids[made["id"]] = ev["id"]
+    _eval_statuses(store, corpus, ids)
+    _eval_dirty(corpus, paths)
+    return store, ids
+
+
+def _eval_repos(corpus, root):
+    """(the store, {repo name: path}): the corpus's repositories made, committed, registered in
+    their workspaces and related."""
+    paths = {}
+    for repo in corpus["repos"]:
+        path = os.path.join(root, "repos", repo["name"])
+        os.makedirs(path)
+        run_git(path, ["init", "-q"], extra_options=("-c", "init.defaultBranch=main"))
+        _eval_commit(path, repo.get("files", {}), "Initial import of %s" % repo["name"])
+        paths[repo["name"]] = path
+    store = open_store(home=os.path.join(root, "home"))
+    for repo in corpus["repos"]:
+        workspaces = repo.get("workspaces") or [None]
+        register_repo(store, paths[repo["name"]], name=repo["name"], workspace=workspaces[0])
+        for ws in workspaces[1:]:
+            add_to_workspace(store, ws, repo["name"], create=True)
+    for rel in corpus.get("relations", ()):
+        relate(store, rel["from"], rel["kind"], rel["to"], note=rel.get("note"))
+    return store, paths
+
+
+def _eval_history(corpus, paths):
+    """Each repository's history committed, so that cited code really changes."""
+    for repo in corpus["repos"]:
+        for commit in repo.get("history", ()):
+            kept = {p: t for p, t in commit["files"].items() if t is not None}
+            gone = [p for p, t in commit["files"].items() if t is None]
+            _eval_commit(paths[repo["name"]], kept, commit["message"], delete=gone)
+
+
+def _eval_statuses(store, corpus, ids):
+    """The corpus's superseded and retracted items made so."""
     real = {cid: wid for wid, cid in ids.items()}
     for ev in corpus["evidence"]:
         if ev.get("superseded_by"):
             supersede(store, real[ev["id"]], real[ev["superseded_by"]])
         elif ev.get("status") == "retracted":
             retract(store, real[ev["id"]])
+
+
+def _eval_dirty(corpus, paths):
+    """The corpus's uncommitted edits written to the working trees."""
     for repo in corpus["repos"]:
         for rel, text in repo.get("dirty", {}).items():
             with open(
                 os.path.join(paths[repo["name"]], *rel.split("/")), "w", encoding="utf-8", newline="\n"
             ) as fh:
                 fh.write(text)
-    return store, ids
 
 
 def run_retrieval_eval(corpus_dir=None, progress=None, limit=EVAL_LIMIT):

@@ -26,7 +26,7 @@ from .items import _forget_rows, _load_histories, _scrub_store, _session_dict
 from .records import _repos, resolve_repo
 from .redaction import _stored_claim, _stored_noting, identifier_fault, shown_text, stored_key, stored_text
 from .repos import _identity_of, _workspace_id
-from .search import _stamp_seconds
+from .results import _stamp_seconds
 from .store import _select_in
 from .words import index_text
 
