@@ -615,3 +615,17 @@ def test_phrasings_of_one_question_are_fused_in_one_call(servers):
     assert too_many["isError"] is True and "phrasings" in too_many["content"][0]["text"]
     paged = ui.call("search_evidence", {"query": "proxy", "phrasings": ["uploads"], "cursor": "o10"})
     assert paged["isError"] is True and "one page" in paged["content"][0]["text"]
+
+
+def test_a_query_of_only_common_words_pages_past_the_head_without_an_error(servers):
+    """A query with no searchable word (only stop words) has no matches past its ranked head: a
+    cursor into that tail, handed out or typed by the agent, is an empty page, not an FTS5 error."""
+    ui = servers.start(cwd=servers.env["ui"])
+    ui.initialize()
+    record(ui, [dict(FINDING, claim="upload quirk number %d" % i) for i in range(3)])
+    first = ui.call("search_evidence", {"query": "the of", "limit": 2})
+    assert first["isError"] is False
+    for cursor in filter(None, ["r0", first["structuredContent"].get("next_cursor")]):
+        page = ui.call("search_evidence", {"query": "the of", "limit": 2, "cursor": cursor})
+        assert page["isError"] is False, page["content"][0]["text"]
+        assert "next_cursor" not in page["structuredContent"]

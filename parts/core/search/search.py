@@ -169,7 +169,10 @@ def search(store, query, *, facts=None, **asked):
 
 def _tail_page(store, words, where, params, ask, ranked):
     """(the candidates of a page past the ranked head: every other match, newest first; their
-    cursors; the next page's cursor or None)."""
+    cursors; the next page's cursor or None). A query of no searchable word matches nothing past
+    its head."""
+    if not words:
+        return [], [], None
     exclude = [c.rid for c in ranked.cands]
     page_cands = _tail_candidates(store, words, where, params, ask.before or None, exclude, ask.limit + 1)
     next_page = "r%d" % page_cands[ask.limit - 1].rid if len(page_cands) > ask.limit else None
