@@ -14665,9 +14665,10 @@ def _fit_briefing(res, max_bytes):
     return text, omitted
 
 
-# part: parts/core/sharing/sharing.py
+# part: parts/core/sharing/shared_records.py
 # ----------------------------------------------------------------------------------------------
-# Sharing: evidence as append-only JSONL with stable ids, imported idempotently
+# Shared records: the format evidence travels in between stores, and the one validator every
+# record from outside passes
 # ----------------------------------------------------------------------------------------------
 #
 # A team shares memory through a git repository it already has: ``wctx export --dir DIR`` writes
@@ -14689,369 +14690,6 @@ _ANCHOR_FIELDS = (
     "symbol_hash",
     "symbol_lang",
 )
-
-
-_SHARED_MEMO_CHARS = 200  # values up to this long are cleaned once per export (LocalPaths.shared)
-_SHARED_MEMO = 50_000  # values and anchors an export keeps cleaned at most
-
-
-class LocalPaths:
-    """This machine's absolute paths, to keep them out of what leaves it: in free text a registered
-    checkout's path becomes the repository's name and the home directory ``~``."""
-
-    __slots__ = ("prefixes", "_names", "_pattern", "_shared", "_anchors")
-
-    def __init__(self, store):
-        prefixes = [(r.path, r.name) for r in _repos(store) if r.path]
-        home = os.path.expanduser("~")
-        if home and home != "/":
-            prefixes.append((home, "~"))
-        self.prefixes = sorted(prefixes, key=lambda p: -len(p[0]))  # longest first: the innermost
-        self._names = dict(self.prefixes)
-        alternatives = "|".join(re.escape(p) for p, _ in self.prefixes)
-        self._pattern = re.compile(r"(%s)(?=$|[/\s\"'`),;:\]])" % alternatives) if alternatives else None
-        self._shared = {}
-        self._anchors = {}
-
-    def shared(self, text):
-        """``text`` as it may leave this machine: local paths stripped, then redacted. One export
-        passes the same short values again and again (repository names, paths, symbols,
-        branches), so each distinct one is cleaned once; free text (a claim, a detail) is seldom
-        seen twice and is not kept, and the memo starts again past _SHARED_MEMO entries, so that
-        what an export holds does not grow with the store."""
-        if len(text) > _SHARED_MEMO_CHARS:
-            return stored_text(self.strip(text))
-        out = self._shared.get(text)
-        if out is None:
-            if len(self._shared) >= _SHARED_MEMO:
-                self._shared.clear()
-            out = self._shared[text] = stored_text(self.strip(text))
-        return out
-
-    def shared_anchor(self, anchor):
-        """shareable_record of one anchor (flat: ids, names, paths), made once per distinct
-        anchor: many items cite the same file at the same commit. The result is shared between
-        the records that cite it, which nothing modifies."""
-        try:
-            key = tuple(anchor.items())
-            out = self._anchors.get(key)
-        except TypeError:  # a value that is not flat: nothing to share
-            return shareable_record(anchor, self)
-        if out is None:
-            if len(self._anchors) >= _SHARED_MEMO:
-                self._anchors.clear()
-            out = self._anchors[key] = shareable_record(anchor, self)
-        return out
-
-    def strip(self, value):
-        if self._pattern is None or not isinstance(value, str):
-            return value
-        return self._pattern.sub(lambda m: self._names[m.group(1)], value)
-
-    def cwd_in_repo(self, cwd, repo):
-        """``cwd`` relative to the checkout of ``repo`` (``.`` at its top), or None."""
-        for prefix, name in self.prefixes:
-            if name == repo and name != "~" and (cwd == prefix or cwd.startswith(prefix + "/")):
-                return os.path.relpath(cwd, prefix)
-        return None
-
-
-# Export fields whose values are ids, hashes, timestamps or enumerations (validated on import):
-# nothing free-form to redact or to strip of local paths.
-_STRUCTURAL_FIELDS = frozenset(
-    ("type", "id", "session", "kind", "status", "commit", "blob", "root_commit", "symbol_hash",
-     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by", "confirmed_at", "event", "at", "forgotten_at")
-)  # fmt: skip
-
-
-def shareable_record(record, local):
-    """One export record made safe to leave this machine (``local``: its LocalPaths): redacted
-    again, no absolute path (a session's cwd becomes relative to its repository, free text loses
-    this machine's paths)."""
-    out = dict(record)
-    shared = local.shared
-    for key, value in record.items():
-        if value.__class__ is str:
-            if key not in _STRUCTURAL_FIELDS:
-                out[key] = shared(value)
-        elif value.__class__ is list and value:  # anchors, history events: objects with text of their own
-            if key == "anchors":
-                out[key] = [local.shared_anchor(v) if v.__class__ is dict else v for v in value]
-            else:
-                out[key] = [shareable_record(v, local) if v.__class__ is dict else v for v in value]
-    cwd = record.get("cwd") if record.get("type") == "session" else None
-    if isinstance(cwd, str):
-        out["cwd"] = local.cwd_in_repo(cwd, record.get("repo"))
-    return out
-
-
-_EXPORT_PART = 5000  # items export_records reads at a time
-
-
-def export_records(store, repo=None, sessions=None):
-    """Yield (session id, record) pairs: each session followed by its evidence, oldest first;
-    with ``sessions`` (a set of ids), only those sessions'. The sessions are read in order, a part
-    of about _EXPORT_PART items at a time (a session never split), each part by the tables'
-    indexes: what an export holds does not grow with the store."""
-    params = []
-    where = []
-    if repo:
-        r = resolve_repo(store, repo)
-        where = ["e.repo_id = ?"]
-        params = [r.id]
-    cursor = store.db.cursor()
-    cursor.row_factory = None  # plain tuples: no sqlite3.Row per item, read by column index below
-    count = "SELECT e.session_id, count(*) FROM evidence e WHERE %s GROUP BY e.session_id"
-    if sessions is None:
-        sizes = cursor.execute(count % " AND ".join(where or ["1"]), params).fetchall()
-    else:
-        sizes, wanted = [], sorted(sessions)
-        for i in range(0, len(wanted), 500):
-            chunk = wanted[i : i + 500]
-            clause = " AND ".join(where + ["e.session_id IN (%s)" % ",".join("?" * len(chunk))])
-            sizes += cursor.execute(count % clause, params + chunk).fetchall()
-    sizes.sort()
-    part, held = [], 0
-    for sid, n in sizes:
-        part.append(sid)
-        held += n
-        if held >= _EXPORT_PART:
-            yield from _export_part(store, cursor, part, where, params)
-            part, held = [], 0
-    if part:
-        yield from _export_part(store, cursor, part, where, params)
-
-
-def _export_part(store, cursor, sessions, where, params):
-    """export_records of ``sessions`` (ids, in order), read by the tables' indexes."""
-    select = (
-        "SELECT e.rid, e.id, e.session_id, e.repo_name, r.root_commit, e.kind, e.claim, e.detail, "
-        "e.confidence, e.status, e.superseded_by, e.created_at, e.updated_at, e.confirmed_at, e.symptom "
-        "FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s ORDER BY e.session_id, e.created_at, e.id"
-    )
-    rows = []
-    for i in range(0, len(sessions), 500):  # in session order, as one query would give them
-        chunk = sessions[i : i + 500]
-        clause = " WHERE " + " AND ".join(where + ["e.session_id IN (%s)" % ",".join("?" * len(chunk))])
-        rows += cursor.execute(select % clause, params + chunk).fetchall()
-    if not rows:
-        return
-    # Anchors by item, each read straight into its export form.
-    anchors = {r[0]: [] for r in rows}
-    anchor_select = (
-        "SELECT evidence_rid, repo_name, root_commit, path, symbol, commit_sha, branch, blob, dirty, "
-        "symbol_hash, symbol_lang FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
-    )
-    rids = list(anchors)
-    for i in range(0, len(rids), 500):
-        chunk = rids[i : i + 500]
-        for a in cursor.execute(anchor_select % ",".join("?" * len(chunk)), chunk):
-            anchors[a[0]].append(dict(zip(_ANCHOR_FIELDS, a[1:])))
-    histories = _load_histories(store, rids)
-    session_rows = {
-        s["id"]: s for s in _select_in(store, "SELECT * FROM sessions WHERE id IN (%s)", {r[2] for r in rows})
-    }
-    history_fields = ("id", "event", "at", "agent", "session", "note", "commits", "previous")
-    current = None
-    for row in rows:
-        rid, eid, sid, repo_name, repo_root, kind, claim, detail = row[:8]
-        confidence, status, superseded_by, created_at, updated_at, confirmed_at, symptom = row[8:]
-        if sid != current:  # rows come ordered by session: each session once, before its items
-            current = sid
-            yield sid, dict(_session_dict(session_rows[sid]), type="session", format=EXPORT_FORMAT)
-        cited = anchors[rid]
-        record = {
-                "type": "evidence",
-                "format": EXPORT_FORMAT,
-                "id": eid,
-                "session": sid,
-                "repo": repo_name,
-                "root_commit": repo_root
-                or next((a["root_commit"] for a in cited if a["repo"] == repo_name), None),
-                "kind": kind,
-                "claim": claim,
-                "detail": detail,
-                "confidence": confidence,
-                "status": status,
-                "superseded_by": superseded_by,
-                "created_at": created_at,
-                "updated_at": updated_at,
-                "confirmed_at": confirmed_at,
-                "history": [{k: h[k] for k in history_fields} for h in histories.get(rid, ())],
-                "anchors": cited,
-            }  # fmt: skip
-        if symptom:  # only then: the records of items without one stay what they were
-            record["symptom"] = symptom
-        yield sid, record
-
-
-def tombstone_records(store):
-    """(session id, record) for each thing forgotten here: its id and the reason, never content."""
-    for r in store.all("SELECT * FROM tombstones ORDER BY forgotten_at, id"):
-        yield (
-            r["session_id"],
-            {
-                "type": "tombstone",
-                "format": EXPORT_FORMAT,
-                "id": r["id"],
-                "kind": r["kind"],
-                "session": r["session_id"],
-                "reason": r["reason"],
-                "forgotten_at": r["forgotten_at"],
-            },
-        )
-
-
-def _merge_export(old_text, records):
-    """Merge this store's records of one session with what its shared file already holds, so that
-    an export never drops a line someone else wrote: per id the newer record wins (updated_at for
-    evidence, ended_at for the session), and records only the file knows are kept."""
-    merged = {}
-    for line in (old_text or "").splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue  # a damaged line is not ours to repair; import-evidence reports it
-        if (
-            isinstance(rec, dict)
-            and rec.get("type") in ("session", "evidence", "tombstone")
-            and isinstance(rec.get("id"), str)
-        ):
-            merged[(rec["type"], rec["id"])] = rec
-    for rec in records:
-        key = (rec["type"], rec["id"])
-        field = {"evidence": "updated_at", "tombstone": "forgotten_at"}.get(rec["type"], "ended_at")
-        theirs = merged.get(key)
-        if theirs is None or str(rec.get(field) or "") >= str(theirs.get(field) or ""):
-            merged[key] = rec
-    # A tombstone removes what it names from the shared file too: the content never travels on.
-    for key in [k for k in merged if k[0] == "tombstone"]:
-        merged.pop(("evidence", key[1]), None)
-        if merged[key].get("kind") == "session":
-            merged.pop(("session", key[1]), None)
-    ordered = [r for k, r in merged.items() if k[0] == "session"]
-    ordered += sorted((r for k, r in merged.items() if k[0] == "evidence"),
-                      key=lambda r: (str(r.get("created_at") or ""), r["id"]))  # fmt: skip
-    ordered += sorted((r for k, r in merged.items() if k[0] == "tombstone"), key=lambda r: r["id"])
-    return ordered
-
-
-def topology_records(store, repo=None):
-    """The store's topology as export records: every repository (name and root commit), every
-    relation and every workspace with its members, by identity; with ``repo``, what involves it."""
-    repos = _repos(store)
-    only = resolve_repo(store, repo) if repo else None
-    names = {r.id: r for r in repos}
-    out = []
-    for r in repos:
-        if only is None or r.id == only.id:
-            out.append({"type": "repository", "format": EXPORT_FORMAT, "id": "repo:" + r.name,
-                        "name": r.name, "root_commit": r.root_commit})  # fmt: skip
-    for row in store.all("SELECT * FROM relations ORDER BY id"):
-        a, b = names.get(row["from_repo"]), names.get(row["to_repo"])
-        if a is None or b is None or (only is not None and only.id not in (a.id, b.id)):
-            continue
-        out.append({"type": "relation", "format": EXPORT_FORMAT, "id": "rel:%s:%s:%s" % (a.name, row["kind"], b.name),
-                    "from": a.name, "from_root": a.root_commit, "kind": row["kind"], "to": b.name,
-                    "to_root": b.root_commit, "note": row["note"], "created_at": row["created_at"]})  # fmt: skip
-    for ws in store.all("SELECT * FROM workspaces ORDER BY name"):
-        members = [names[r["repo_id"]] for r in store.all(
-            "SELECT repo_id FROM workspace_repos WHERE workspace_id = ?", (ws["id"],)) if r["repo_id"] in names]  # fmt: skip
-        if only is not None and only.id not in {m.id for m in members}:
-            continue
-        out.append({"type": "workspace", "format": EXPORT_FORMAT, "id": "ws:" + ws["name"], "name": ws["name"],
-                    "repos": [{"repo": m.name, "root_commit": m.root_commit}
-                              for m in sorted(members, key=lambda m: m.name)]})  # fmt: skip
-    return out
-
-
-# One encoder for every exported line (json.dumps with options builds a new one per call): keys
-# sorted, so that the same record is always the same bytes and an unchanged file is not rewritten.
-_export_line = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
-
-
-def _export_text(records):
-    return "".join([_export_line(r) + "\n" for r in records])
-
-
-def _write_shared_file(path, text):
-    """Replace ``path`` with ``text`` through a rename, so a reader (a teammate's import, a git
-    add) sees the old file or the new one, never half of one. No fsync per file: after a crash
-    the next export rewrites any file that is not what the store says, and the shared copy's
-    durability is the commit that follows, not this directory."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
-def _read_shared_file(path):
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return None
-
-
-def export_evidence(store, out_dir=None, stream=None, repo=None):
-    """Write the export: one JSONL file per session into ``out_dir`` plus this store's topology
-    in ``topology-<store id>.jsonl``, or everything to ``stream``. Each session is written as soon
-    as its records are read (export_records reads them a part at a time): what an export holds is
-    one session, whatever the store's size."""
-    counts = {"sessions": 0, "evidence": 0, "files": 0, "topology": 0, "tombstones": 0}
-    with store.snapshot():  # one moment of the store, whatever a capture commits meanwhile
-        local = LocalPaths(store)
-        tombstones = {}
-        for sid, record in tombstone_records(store):
-            tombstones.setdefault(sid, []).append(record)
-            counts["tombstones"] += 1
-        topology = [shareable_record(r, local) for r in topology_records(store, repo=repo)]
-        counts["topology"] = len(topology)
-        if out_dir is not None:
-            os.makedirs(out_dir, exist_ok=True)
-            # The topology file is this store's alone (named by its id), so it is rewritten whole.
-            if topology:
-                path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
-                text = _export_text(topology)
-                if _read_shared_file(path) != text:
-                    _write_shared_file(path, text)
-                    counts["files"] += 1
-        current, records = None, []
-        for sid, record in export_records(store, repo=repo):
-            if sid != current:
-                if records:
-                    _export_session(
-                        out_dir, stream, current, records + tombstones.pop(current, []), local, counts
-                    )
-                current, records = sid, []
-            records.append(record)
-            counts["sessions" if record["type"] == "session" else "evidence"] += 1
-        if records:
-            _export_session(out_dir, stream, current, records + tombstones.pop(current, []), local, counts)
-        for sid, records in tombstones.items():
-            _export_session(out_dir, stream, sid, records, local, counts)
-    if out_dir is None:
-        stream.write(_export_text(topology))
-    return counts
-
-
-def _export_session(out_dir, stream, sid, records, local, counts):
-    """export_evidence's output for one session's records: to ``stream``, or its file in
-    ``out_dir`` (merged with what the file already holds, left alone when it says the same)."""
-    if out_dir is None:
-        stream.write(_export_text(shareable_record(r, local) for r in records))
-        return
-    path = os.path.join(out_dir, sid + ".jsonl")
-    old = _read_shared_file(path)
-    ours = _merge_export(None, [shareable_record(r, local) for r in records])
-    text = _export_text(ours)
-    if old is not None and old != text:
-        # The file holds something else (an older state, a teammate's lines): merge per id.
-        # A file that already says exactly what the store says is left alone unparsed.
-        text = _export_text(_merge_export(old, ours))
-    if old != text:
-        _write_shared_file(path, text)
-        counts["files"] += 1
 
 
 # -- Records from outside: one validator, field by field ------------------------------------------
@@ -15466,35 +15104,46 @@ def _field_plan(record_type):
 def _validate_fields(record_type, record, prefix=""):
     if not isinstance(record, dict):
         raise _FieldError("%s must be an object" % prefix.rstrip("."))
-    # The quick pass: the record's own fields over the absent values, in declared order. Should
-    # any field fail (or a required one be missing), the full pass below names the first one in
-    # declared order, as it always did.
+    clean = _quick_fields(record_type, record)
+    return clean if clean is not None else _checked_fields(record_type, record, prefix)
+
+
+def _note_passed(passed, value, out):
+    """Remember a short text its check returned unchanged, so that it passes again without one."""
+    if out is value and value.__class__ is str and len(value) <= _PASSED_CHARS:
+        if len(passed) >= _PASSED_MAX:
+            passed.clear()
+        passed.add(value)
+
+
+def _quick_fields(record_type, record):
+    """The quick pass: the record's own fields over the absent values, in declared order; None
+    when any field fails or a required one is missing, for the full pass to name the first one in
+    declared order."""
     defaults, checks, required, containers = _field_plan(record_type)
     clean = defaults.copy()
     try:
         for field, value in record.items():
-            if value is None:
-                continue
-            entry = checks.get(field)
+            entry = None if value is None else checks.get(field)
             if entry is None:
-                continue  # not a declared field: ignored
+                continue  # absent, or not a declared field: ignored
             if value.__class__ is str and value in entry[1]:
                 clean[field] = value
                 continue
             out = clean[field] = entry[0](value)
-            if out is value and value.__class__ is str and len(value) <= _PASSED_CHARS:
-                passed = entry[1]
-                if len(passed) >= _PASSED_MAX:
-                    passed.clear()
-                passed.add(value)
+            _note_passed(entry[1], value, out)
     except ValueError:
-        pass
-    else:
-        if None not in map(record.get, required):
-            for field, kind in containers:
-                if record.get(field) is None:
-                    clean[field] = kind()  # each record its own list
-            return clean
+        return None
+    if None in map(record.get, required):
+        return None
+    for field, kind in containers:
+        if record.get(field) is None:
+            clean[field] = kind()  # each record its own list
+    return clean
+
+
+def _checked_fields(record_type, record, prefix):
+    """The full pass: every declared field in order, the first that fails named with its error."""
     clean = {}
     for field, check, absent, passed in _field_checks(record_type):
         value = record.get(field)
@@ -15510,10 +15159,7 @@ def _validate_fields(record_type, record, prefix=""):
             raise _FieldError("%s%s%s" % (prefix, field, e)) from None
         except ValueError as e:
             raise _FieldError("%s%s: %s" % (prefix, field, e)) from None
-        if out is value and value.__class__ is str and len(value) <= _PASSED_CHARS:
-            if len(passed) >= _PASSED_MAX:
-                passed.clear()
-            passed.add(value)
+        _note_passed(passed, value, out)
     return clean
 
 
@@ -15708,6 +15354,394 @@ def _reread_items(paths, seen):
 def _file_signature(fh):
     st = os.fstat(fh.fileno())
     return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+# part: parts/core/sharing/exporting.py
+# ----------------------------------------------------------------------------------------------
+# Export: this machine's evidence as shared records, made safe to leave it
+# ----------------------------------------------------------------------------------------------
+#
+# What leaves this machine is decided here: shareable_record redacts every free-text field again
+# and strips this machine's paths (LocalPaths); export_evidence writes one file per session and
+# rewrites a file only when its records changed.
+
+_SHARED_MEMO_CHARS = 200  # values up to this long are cleaned once per export (LocalPaths.shared)
+_SHARED_MEMO = 50_000  # values and anchors an export keeps cleaned at most
+
+
+class LocalPaths:
+    """This machine's absolute paths, to keep them out of what leaves it: in free text a registered
+    checkout's path becomes the repository's name and the home directory ``~``."""
+
+    __slots__ = ("prefixes", "_names", "_pattern", "_shared", "_anchors")
+
+    def __init__(self, store):
+        prefixes = [(r.path, r.name) for r in _repos(store) if r.path]
+        home = os.path.expanduser("~")
+        if home and home != "/":
+            prefixes.append((home, "~"))
+        self.prefixes = sorted(prefixes, key=lambda p: -len(p[0]))  # longest first: the innermost
+        self._names = dict(self.prefixes)
+        alternatives = "|".join(re.escape(p) for p, _ in self.prefixes)
+        self._pattern = re.compile(r"(%s)(?=$|[/\s\"'`),;:\]])" % alternatives) if alternatives else None
+        self._shared = {}
+        self._anchors = {}
+
+    def shared(self, text):
+        """``text`` as it may leave this machine: local paths stripped, then redacted. One export
+        passes the same short values again and again (repository names, paths, symbols,
+        branches), so each distinct one is cleaned once; free text (a claim, a detail) is seldom
+        seen twice and is not kept, and the memo starts again past _SHARED_MEMO entries, so that
+        what an export holds does not grow with the store."""
+        if len(text) > _SHARED_MEMO_CHARS:
+            return stored_text(self.strip(text))
+        out = self._shared.get(text)
+        if out is None:
+            if len(self._shared) >= _SHARED_MEMO:
+                self._shared.clear()
+            out = self._shared[text] = stored_text(self.strip(text))
+        return out
+
+    def shared_anchor(self, anchor):
+        """shareable_record of one anchor (flat: ids, names, paths), made once per distinct
+        anchor: many items cite the same file at the same commit. The result is shared between
+        the records that cite it, which nothing modifies."""
+        try:
+            key = tuple(anchor.items())
+            out = self._anchors.get(key)
+        except TypeError:  # a value that is not flat: nothing to share
+            return shareable_record(anchor, self)
+        if out is None:
+            if len(self._anchors) >= _SHARED_MEMO:
+                self._anchors.clear()
+            out = self._anchors[key] = shareable_record(anchor, self)
+        return out
+
+    def strip(self, value):
+        if self._pattern is None or not isinstance(value, str):
+            return value
+        return self._pattern.sub(lambda m: self._names[m.group(1)], value)
+
+    def cwd_in_repo(self, cwd, repo):
+        """``cwd`` relative to the checkout of ``repo`` (``.`` at its top), or None."""
+        for prefix, name in self.prefixes:
+            if name == repo and name != "~" and (cwd == prefix or cwd.startswith(prefix + "/")):
+                return os.path.relpath(cwd, prefix)
+        return None
+
+
+# Export fields whose values are ids, hashes, timestamps or enumerations (validated on import):
+# nothing free-form to redact or to strip of local paths.
+_STRUCTURAL_FIELDS = frozenset(
+    ("type", "id", "session", "kind", "status", "commit", "blob", "root_commit", "symbol_hash",
+     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by", "confirmed_at", "event", "at", "forgotten_at")
+)  # fmt: skip
+
+
+def shareable_record(record, local):
+    """One export record made safe to leave this machine (``local``: its LocalPaths): redacted
+    again, no absolute path (a session's cwd becomes relative to its repository, free text loses
+    this machine's paths)."""
+    out = dict(record)
+    shared = local.shared
+    for key, value in record.items():
+        if value.__class__ is str:
+            if key not in _STRUCTURAL_FIELDS:
+                out[key] = shared(value)
+        elif value.__class__ is list and value:  # anchors, history events: objects with text of their own
+            if key == "anchors":
+                out[key] = [local.shared_anchor(v) if v.__class__ is dict else v for v in value]
+            else:
+                out[key] = [shareable_record(v, local) if v.__class__ is dict else v for v in value]
+    cwd = record.get("cwd") if record.get("type") == "session" else None
+    if isinstance(cwd, str):
+        out["cwd"] = local.cwd_in_repo(cwd, record.get("repo"))
+    return out
+
+
+_EXPORT_PART = 5000  # items export_records reads at a time
+
+
+def export_records(store, repo=None, sessions=None):
+    """Yield (session id, record) pairs: each session followed by its evidence, oldest first;
+    with ``sessions`` (a set of ids), only those sessions'. The sessions are read in order, a part
+    of about _EXPORT_PART items at a time (a session never split), each part by the tables'
+    indexes: what an export holds does not grow with the store."""
+    params = []
+    where = []
+    if repo:
+        r = resolve_repo(store, repo)
+        where = ["e.repo_id = ?"]
+        params = [r.id]
+    cursor = store.db.cursor()
+    cursor.row_factory = None  # plain tuples: no sqlite3.Row per item, read by column index below
+    count = "SELECT e.session_id, count(*) FROM evidence e WHERE %s GROUP BY e.session_id"
+    if sessions is None:
+        sizes = cursor.execute(count % " AND ".join(where or ["1"]), params).fetchall()
+    else:
+        sizes, wanted = [], sorted(sessions)
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            clause = " AND ".join(where + ["e.session_id IN (%s)" % ",".join("?" * len(chunk))])
+            sizes += cursor.execute(count % clause, params + chunk).fetchall()
+    sizes.sort()
+    part, held = [], 0
+    for sid, n in sizes:
+        part.append(sid)
+        held += n
+        if held >= _EXPORT_PART:
+            yield from _export_part(store, cursor, part, where, params)
+            part, held = [], 0
+    if part:
+        yield from _export_part(store, cursor, part, where, params)
+
+
+def _export_part(store, cursor, sessions, where, params):
+    """export_records of ``sessions`` (ids, in order), read by the tables' indexes."""
+    select = (
+        "SELECT e.rid, e.id, e.session_id, e.repo_name, r.root_commit, e.kind, e.claim, e.detail, "
+        "e.confidence, e.status, e.superseded_by, e.created_at, e.updated_at, e.confirmed_at, e.symptom "
+        "FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s ORDER BY e.session_id, e.created_at, e.id"
+    )
+    rows = []
+    for i in range(0, len(sessions), 500):  # in session order, as one query would give them
+        chunk = sessions[i : i + 500]
+        clause = " WHERE " + " AND ".join(where + ["e.session_id IN (%s)" % ",".join("?" * len(chunk))])
+        rows += cursor.execute(select % clause, params + chunk).fetchall()
+    if not rows:
+        return
+    # Anchors by item, each read straight into its export form.
+    anchors = {r[0]: [] for r in rows}
+    anchor_select = (
+        "SELECT evidence_rid, repo_name, root_commit, path, symbol, commit_sha, branch, blob, dirty, "
+        "symbol_hash, symbol_lang FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
+    )
+    rids = list(anchors)
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for a in cursor.execute(anchor_select % ",".join("?" * len(chunk)), chunk):
+            anchors[a[0]].append(dict(zip(_ANCHOR_FIELDS, a[1:])))
+    histories = _load_histories(store, rids)
+    session_rows = {
+        s["id"]: s for s in _select_in(store, "SELECT * FROM sessions WHERE id IN (%s)", {r[2] for r in rows})
+    }
+    history_fields = ("id", "event", "at", "agent", "session", "note", "commits", "previous")
+    current = None
+    for row in rows:
+        rid, eid, sid, repo_name, repo_root, kind, claim, detail = row[:8]
+        confidence, status, superseded_by, created_at, updated_at, confirmed_at, symptom = row[8:]
+        if sid != current:  # rows come ordered by session: each session once, before its items
+            current = sid
+            yield sid, dict(_session_dict(session_rows[sid]), type="session", format=EXPORT_FORMAT)
+        cited = anchors[rid]
+        record = {
+                "type": "evidence",
+                "format": EXPORT_FORMAT,
+                "id": eid,
+                "session": sid,
+                "repo": repo_name,
+                "root_commit": repo_root
+                or next((a["root_commit"] for a in cited if a["repo"] == repo_name), None),
+                "kind": kind,
+                "claim": claim,
+                "detail": detail,
+                "confidence": confidence,
+                "status": status,
+                "superseded_by": superseded_by,
+                "created_at": created_at,
+                "updated_at": updated_at,
+                "confirmed_at": confirmed_at,
+                "history": [{k: h[k] for k in history_fields} for h in histories.get(rid, ())],
+                "anchors": cited,
+            }  # fmt: skip
+        if symptom:  # only then: the records of items without one stay what they were
+            record["symptom"] = symptom
+        yield sid, record
+
+
+def tombstone_records(store):
+    """(session id, record) for each thing forgotten here: its id and the reason, never content."""
+    for r in store.all("SELECT * FROM tombstones ORDER BY forgotten_at, id"):
+        yield (
+            r["session_id"],
+            {
+                "type": "tombstone",
+                "format": EXPORT_FORMAT,
+                "id": r["id"],
+                "kind": r["kind"],
+                "session": r["session_id"],
+                "reason": r["reason"],
+                "forgotten_at": r["forgotten_at"],
+            },
+        )
+
+
+def _merge_export(old_text, records):
+    """Merge this store's records of one session with what its shared file already holds, so that
+    an export never drops a line someone else wrote: per id the newer record wins (updated_at for
+    evidence, ended_at for the session), and records only the file knows are kept."""
+    merged = _shared_file_records(old_text)
+    for rec in records:
+        key = (rec["type"], rec["id"])
+        field = {"evidence": "updated_at", "tombstone": "forgotten_at"}.get(rec["type"], "ended_at")
+        theirs = merged.get(key)
+        if theirs is None or str(rec.get(field) or "") >= str(theirs.get(field) or ""):
+            merged[key] = rec
+    # A tombstone removes what it names from the shared file too: the content never travels on.
+    for key in [k for k in merged if k[0] == "tombstone"]:
+        merged.pop(("evidence", key[1]), None)
+        if merged[key].get("kind") == "session":
+            merged.pop(("session", key[1]), None)
+    ordered = [r for k, r in merged.items() if k[0] == "session"]
+    ordered += sorted((r for k, r in merged.items() if k[0] == "evidence"),
+                      key=lambda r: (str(r.get("created_at") or ""), r["id"]))  # fmt: skip
+    ordered += sorted((r for k, r in merged.items() if k[0] == "tombstone"), key=lambda r: r["id"])
+    return ordered
+
+
+def _shared_file_records(old_text):
+    """{(type, id): record} of the sessions, items and tombstones a shared file already holds."""
+    merged = {}
+    for line in (old_text or "").splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue  # a damaged line is not ours to repair; import-evidence reports it
+        if (
+            isinstance(rec, dict)
+            and rec.get("type") in ("session", "evidence", "tombstone")
+            and isinstance(rec.get("id"), str)
+        ):
+            merged[(rec["type"], rec["id"])] = rec
+    return merged
+
+
+def topology_records(store, repo=None):
+    """The store's topology as export records: every repository (name and root commit), every
+    relation and every workspace with its members, by identity; with ``repo``, what involves it."""
+    repos = _repos(store)
+    only = resolve_repo(store, repo) if repo else None
+    names = {r.id: r for r in repos}
+    out = []
+    for r in repos:
+        if only is None or r.id == only.id:
+            out.append({"type": "repository", "format": EXPORT_FORMAT, "id": "repo:" + r.name,
+                        "name": r.name, "root_commit": r.root_commit})  # fmt: skip
+    for row in store.all("SELECT * FROM relations ORDER BY id"):
+        a, b = names.get(row["from_repo"]), names.get(row["to_repo"])
+        if a is None or b is None or (only is not None and only.id not in (a.id, b.id)):
+            continue
+        out.append({"type": "relation", "format": EXPORT_FORMAT, "id": "rel:%s:%s:%s" % (a.name, row["kind"], b.name),
+                    "from": a.name, "from_root": a.root_commit, "kind": row["kind"], "to": b.name,
+                    "to_root": b.root_commit, "note": row["note"], "created_at": row["created_at"]})  # fmt: skip
+    for ws in store.all("SELECT * FROM workspaces ORDER BY name"):
+        members = [names[r["repo_id"]] for r in store.all(
+            "SELECT repo_id FROM workspace_repos WHERE workspace_id = ?", (ws["id"],)) if r["repo_id"] in names]  # fmt: skip
+        if only is not None and only.id not in {m.id for m in members}:
+            continue
+        out.append({"type": "workspace", "format": EXPORT_FORMAT, "id": "ws:" + ws["name"], "name": ws["name"],
+                    "repos": [{"repo": m.name, "root_commit": m.root_commit}
+                              for m in sorted(members, key=lambda m: m.name)]})  # fmt: skip
+    return out
+
+
+# One encoder for every exported line (json.dumps with options builds a new one per call): keys
+# sorted, so that the same record is always the same bytes and an unchanged file is not rewritten.
+_export_line = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
+
+def _export_text(records):
+    return "".join([_export_line(r) + "\n" for r in records])
+
+
+def _write_shared_file(path, text):
+    """Replace ``path`` with ``text`` through a rename, so a reader (a teammate's import, a git
+    add) sees the old file or the new one, never half of one. No fsync per file: after a crash
+    the next export rewrites any file that is not what the store says, and the shared copy's
+    durability is the commit that follows, not this directory."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _read_shared_file(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+
+
+def export_evidence(store, out_dir=None, stream=None, repo=None):
+    """Write the export: one JSONL file per session into ``out_dir`` plus this store's topology
+    in ``topology-<store id>.jsonl``, or everything to ``stream``. Each session is written as soon
+    as its records are read (export_records reads them a part at a time): what an export holds is
+    one session, whatever the store's size."""
+    counts = {"sessions": 0, "evidence": 0, "files": 0, "topology": 0, "tombstones": 0}
+    with store.snapshot():  # one moment of the store, whatever a capture commits meanwhile
+        local = LocalPaths(store)
+        tombstones = {}
+        for sid, record in tombstone_records(store):
+            tombstones.setdefault(sid, []).append(record)
+            counts["tombstones"] += 1
+        topology = [shareable_record(r, local) for r in topology_records(store, repo=repo)]
+        counts["topology"] = len(topology)
+        if out_dir is not None:
+            os.makedirs(out_dir, exist_ok=True)
+            # The topology file is this store's alone (named by its id), so it is rewritten whole.
+            if topology:
+                path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
+                text = _export_text(topology)
+                if _read_shared_file(path) != text:
+                    _write_shared_file(path, text)
+                    counts["files"] += 1
+        current, records = None, []
+        for sid, record in export_records(store, repo=repo):
+            if sid != current:
+                if records:
+                    _export_session(
+                        out_dir, stream, current, records + tombstones.pop(current, []), local, counts
+                    )
+                current, records = sid, []
+            records.append(record)
+            counts["sessions" if record["type"] == "session" else "evidence"] += 1
+        if records:
+            _export_session(out_dir, stream, current, records + tombstones.pop(current, []), local, counts)
+        for sid, records in tombstones.items():
+            _export_session(out_dir, stream, sid, records, local, counts)
+    if out_dir is None:
+        stream.write(_export_text(topology))
+    return counts
+
+
+def _export_session(out_dir, stream, sid, records, local, counts):
+    """export_evidence's output for one session's records: to ``stream``, or its file in
+    ``out_dir`` (merged with what the file already holds, left alone when it says the same)."""
+    if out_dir is None:
+        stream.write(_export_text(shareable_record(r, local) for r in records))
+        return
+    path = os.path.join(out_dir, sid + ".jsonl")
+    old = _read_shared_file(path)
+    ours = _merge_export(None, [shareable_record(r, local) for r in records])
+    text = _export_text(ours)
+    if old is not None and old != text:
+        # The file holds something else (an older state, a teammate's lines): merge per id.
+        # A file that already says exactly what the store says is left alone unparsed.
+        text = _export_text(_merge_export(old, ours))
+    if old != text:
+        _write_shared_file(path, text)
+        counts["files"] += 1
+
+
+# part: parts/core/sharing/importing.py
+# ----------------------------------------------------------------------------------------------
+# Import: shared records into this store, idempotently and in one transaction
+# ----------------------------------------------------------------------------------------------
+#
+# What joins this store from outside is decided here: each record has passed validate_record;
+# an item keeps its global id, so importing twice changes nothing; an item another machine owns
+# changes only by the rules of _may_change; what was forgotten here stays forgotten.
 
 
 def _leaves_repository(path):
@@ -16152,76 +16186,15 @@ def _import_stream(store, others, items, count):
 
 
 def _import_records_in(store, others, items, count):
-    repos = _repos(store)
-    by_root = {r.root_commit: r for r in repos if r.root_commit}
-    by_name = {r.name: r for r in repos}
-
-    def local_repo(name, root):
-        # Same name and no conflicting root commit wins (a fork shares its upstream's root
-        # commit); otherwise the root commit finds the project registered under another name.
-        named = by_name.get(name)
-        if named is not None and (not root or not named.root_commit or named.root_commit == root):
-            return named
-        return by_root.get(root) or named
-
-    here = {}
-
-    def repo_here(name, root):
-        # local_repo's answer as (id here or None, name here), once per (name, root commit)
-        out = here.get((name, root))
-        if out is None:
-            repo = local_repo(name, root)
-            out = here[(name, root)] = (repo.id, repo.name) if repo else (None, name)
-        return out
-
+    by_name, local_repo, repo_here = _repo_matchers(store)
     counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0, "duplicates": 0, "forgotten": 0,
               "refused": 0, "refusals": {}}  # fmt: skip
     own = _store_machine_id(store)
-    tombstones = [r for r in others if r["type"] == "tombstone"]
     session_map = {}
-    scrub = False
     with store.atomic():
-        # Forgotten elsewhere: forget it here too, whatever else the import holds about it, when
-        # the machine that forgot it may (_may_change); another's tombstone changes nothing.
         now = utc_now()
-        for t in tombstones:
-            source = t.get("_from")
-            if t["kind"] == "session":
-                row = store.one("SELECT id AS rid, id, machine FROM sessions WHERE id = ?", (t["id"],))
-            else:
-                row = store.one(
-                    "SELECT e.rid, e.id, s.machine FROM evidence e JOIN sessions s ON s.id = e.session_id "
-                    "WHERE e.id = ?",
-                    (t["id"],),
-                ) or store.one(
-                    "SELECT a.evidence_rid AS rid, e.id, s.machine FROM evidence_aliases a JOIN evidence e "
-                    "ON e.rid = a.evidence_rid JOIN sessions s ON s.id = e.session_id WHERE a.id = ?",
-                    (t["id"],),
-                )
-            if row is not None and not _may_change(row["machine"], source, own):
-                # Asked of this machine's own item: a request that its owner sees and may honour.
-                asked = (t["kind"], row["id"]) if row["machine"] == own and source is not None else None
-                _refuse(counts, "forget", row["machine"], source, own, asked)
-                continue
-            if row is not None:
-                if t["kind"] == "session":
-                    _forget_rows(store, [], [t["id"]], t["reason"], t.get("forgotten_at") or now)
-                else:
-                    _forget_rows(store, [row["rid"]], [], t["reason"], t.get("forgotten_at") or now)
-                counts["forgotten"] += 1
-                scrub = True
-            store.db.execute(
-                "INSERT OR IGNORE INTO tombstones(id, kind, session_id, reason, forgotten_at, machine) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    t["id"],
-                    t["kind"],
-                    t["session"],
-                    stored_text(t["reason"]),
-                    t.get("forgotten_at") or now,
-                    source,
-                ),
-            )
+        tombstones = [r for r in others if r["type"] == "tombstone"]
+        scrub = _import_tombstones(store, tombstones, counts, own, now)
         # What stays forgotten, and by whom: a tombstone from one machine's directory keeps out only
         # that machine's items (checked against each record's session below).
         forgotten = {r["id"]: r["machine"] for r in store.all("SELECT id, machine FROM tombstones")}
@@ -16243,6 +16216,83 @@ def _import_records_in(store, others, items, count):
     elif scrub:
         store.scrub_due = True  # for the caller, once its transaction is committed
     return counts
+
+
+def _repo_matchers(store):
+    """(this store's repositories by name; local_repo, repo_here: the repository here an imported
+    record's (name, root commit) names, as a record and as (id here or None, name here), the
+    second once per pair)."""
+    repos = _repos(store)
+    by_root = {r.root_commit: r for r in repos if r.root_commit}
+    by_name = {r.name: r for r in repos}
+
+    def local_repo(name, root):
+        # Same name and no conflicting root commit wins (a fork shares its upstream's root
+        # commit); otherwise the root commit finds the project registered under another name.
+        named = by_name.get(name)
+        if named is not None and (not root or not named.root_commit or named.root_commit == root):
+            return named
+        return by_root.get(root) or named
+
+    here = {}
+
+    def repo_here(name, root):
+        out = here.get((name, root))
+        if out is None:
+            repo = local_repo(name, root)
+            out = here[(name, root)] = (repo.id, repo.name) if repo else (None, name)
+        return out
+
+    return by_name, local_repo, repo_here
+
+
+def _tombstone_target(store, t):
+    """The row (rid, id, machine) here of what a tombstone names, or None."""
+    if t["kind"] == "session":
+        return store.one("SELECT id AS rid, id, machine FROM sessions WHERE id = ?", (t["id"],))
+    return store.one(
+        "SELECT e.rid, e.id, s.machine FROM evidence e JOIN sessions s ON s.id = e.session_id WHERE e.id = ?",
+        (t["id"],),
+    ) or store.one(
+        "SELECT a.evidence_rid AS rid, e.id, s.machine FROM evidence_aliases a JOIN evidence e "
+        "ON e.rid = a.evidence_rid JOIN sessions s ON s.id = e.session_id WHERE a.id = ?",
+        (t["id"],),
+    )
+
+
+def _import_tombstones(store, tombstones, counts, own, now):
+    """Forgotten elsewhere: forget it here too, whatever else the import holds about it, when the
+    machine that forgot it may (_may_change); another's tombstone changes nothing. Whether
+    anything was forgotten (the store is then scrubbed)."""
+    scrub = False
+    for t in tombstones:
+        source = t.get("_from")
+        row = _tombstone_target(store, t)
+        if row is not None and not _may_change(row["machine"], source, own):
+            # Asked of this machine's own item: a request that its owner sees and may honour.
+            asked = (t["kind"], row["id"]) if row["machine"] == own and source is not None else None
+            _refuse(counts, "forget", row["machine"], source, own, asked)
+            continue
+        if row is not None:
+            if t["kind"] == "session":
+                _forget_rows(store, [], [t["id"]], t["reason"], t.get("forgotten_at") or now)
+            else:
+                _forget_rows(store, [row["rid"]], [], t["reason"], t.get("forgotten_at") or now)
+            counts["forgotten"] += 1
+            scrub = True
+        store.db.execute(
+            "INSERT OR IGNORE INTO tombstones(id, kind, session_id, reason, forgotten_at, machine) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                t["id"],
+                t["kind"],
+                t["session"],
+                stored_text(t["reason"]),
+                t.get("forgotten_at") or now,
+                source,
+            ),
+        )
+    return scrub
 
 
 def _chunked(items, size):
@@ -16295,41 +16345,16 @@ def _import_chunk(run, chunk):
     the items their claims could repeat, history event ids) is read first in a few queries,
     each record is decided in memory, and the chunk's rows are written with one executemany per
     table."""
-    store, batch, counts, local_repo, forgotten = (
-        run.store,
-        run.batch,
-        run.counts,
-        run.local_repo,
-        run.forgotten,
-    )
+    store, batch = run.store, run.batch
     batch.flush()  # the chunks before this one, in the store for the queries below
-    plan = []
-    own, claimed = run.own, run.claimed
-    for rec in chunk:
-        if _kept_out(forgotten, rec["id"], claimed.get(rec["session"])) or rec["session"] in forgotten:
-            plan.append((rec, None, None))  # forgotten: an older copy elsewhere never brings it back
-            continue
-        sid = run.session_map.get(rec["session"])
-        if sid is None:
-            raise _RecordError(
-                "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"]), rec
-            )
-        plan.append((rec, sid, None))
+    plan = _chunk_plan(run, chunk)
     stored = run.next_rid > 1  # a store with no item yet holds none of these ids, no twin of a claim
     existing = _known_items(store, {r["id"] for r, sid, _ in plan if sid is not None}) if stored else {}
     history_ids = {h["id"] for rec in chunk for h in rec.get("history") or ()}
     known_events = {
         r["id"] for r in _select_in(store, "SELECT id FROM evidence_events WHERE id IN (%s)", history_ids)
     }
-    for i, (rec, sid, _) in enumerate(plan):
-        if sid is None or rec["id"] in existing:
-            continue
-        repo = local_repo(rec["repo"], rec.get("root_commit"))
-        claim, key, words = _stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
-        # the claim's index words now, from the words its key was made of, rather than the
-        # words kept until its chunk is written
-        indexed = None if words is None else index_text(claim, words)
-        plan[i] = (rec, sid, (repo, repo.name if repo else rec["repo"], claim, key, indexed))
+    _prepare_new_items(run, plan, existing)
     new = [(p[1], p[3]) for _, _, p in plan if p is not None]
     dups = DuplicateIndex(store, before_load=batch.flush)
     dups.load(new, stored)  # every claim of the chunk the duplicate rule will ask about
@@ -16341,100 +16366,158 @@ def _import_chunk(run, chunk):
             store, (run.count - run.done) * len(new) // len(chunk), run.next_rid - 1
         )
     run.done += len(chunk)
-    symbol_words, repo_here, now = run.symbol_words, run.repo_here, run.now
-    if len(symbol_words) > _SYMBOL_WORDS_KEPT:
-        symbol_words.clear()
+    if len(run.symbol_words) > _SYMBOL_WORDS_KEPT:
+        run.symbol_words.clear()
     for rec, sid, prepared in plan:
-        if sid is None:
-            counts["forgotten"] += 1
-            continue
-        row = existing.get(rec["id"])
-        if row is not None:  # here already, or earlier in this import
-            if not _may_change(row["machine"], rec.get("_from"), own):
-                if _differs(rec, row):
-                    _refuse(counts, "change", row["machine"], rec.get("_from"), own)
-                else:
-                    counts["unchanged"] += 1
-                continue
-            if batch.evidence or batch.events or batch.confidence:
-                batch.flush()
-            changed, moved = _import_update(store, rec, row, local_repo, known_events)
-            if moved:
-                dups.refresh(row["repo_name"], row["claim_key"], row["rid"])
-                existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (row["rid"],))
-            counts["updated" if changed else "unchanged"] += 1
-            continue
-        if sid in run.held and not _may_change(run.held[sid], rec.get("_from"), own):
-            # A new item belongs to the machine it came from, never to the session it names.
-            _refuse(counts, "item", run.held[sid], rec.get("_from"), own)
-            continue
-        repo, repo_name, claim, key, indexed = prepared
-        anchor_rows, cited, symbols, paths = _bulk_anchors(rec, repo_here)
-        confidence = _check_confidence(rec.get("confidence"))
-        status = rec.get("status", "active")
-        # Only an active record is one item with an active twin (as the duplicate rule only ever
-        # matches active items here): a retracted one stays its own item, on both machines alike.
-        dup = dups.find(repo_name, key, cited) if status == "active" else None
-        if dup is not None:
-            # The same item recorded independently elsewhere: one item, seen by that session too.
-            if confidence is not None and (dup["confidence"] is None or confidence > dup["confidence"]):
-                dup["confidence"] = confidence
-                batch.confidence.append((confidence, dup["rid"]))
-            if dup["session_id"] != sid:
-                batch.events.append(_event_row(dup["rid"], "seen", sid, "import", None, rec.get("created_at") or now,
-                                               event_id="evt-seen-" + rec["id"]))  # fmt: skip
-            # Its id there names the twin here: what that machine later does to it (a status
-            # change, a confirmation, a forget) reaches this item.
-            batch.flush()
-            store.db.execute(
-                "INSERT OR IGNORE INTO evidence_aliases(id, evidence_rid) VALUES (?, ?)",
-                (rec["id"], dup["rid"]),
-            )
-            twin = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
-            if _may_change(twin["machine"], rec.get("_from"), own):
-                _, moved = _import_update(store, rec, twin, local_repo, known_events)
-                if moved:
-                    dups.refresh(repo_name, key, dup["rid"])
-            existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
-            counts["duplicates"] += 1
-            continue
-        rid = run.next_rid
-        run.next_rid += 1
-        stamp = now  # the import's one moment, for a record without its own times
-        detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
-        detail = detail and _stored_noting(detail)
-        symptom = clean_text(rec.get("symptom"), "symptom", MAX_SYMPTOM_CHARS)
-        symptom = symptom and _stored_noting(symptom)
-        batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim, key,
-                               detail, confidence, status, _local_id(store, rec.get("superseded_by")),
-                               rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
-                               rec.get("confirmed_at"), symptom))  # fmt: skip
-        batch.anchors += [(rid,) + row for row in anchor_rows]
-        batch.events += _history_rows(rid, rec, known_events)
-        if indexed is not None:  # split once, for the claim key and the search words
-            _INDEXED_TEXTS[claim] = indexed
-        if symbols:  # few distinct symbol lists: their index words made once per import
-            hit = symbol_words.get(symbols)
-            if hit is None:
-                hit = symbol_words[symbols] = index_text(symbols)
-            _INDEXED_TEXTS[symbols] = hit
-        batch.fts.append((rid, claim, symbols, paths, detail or "", symptom or ""))
-        existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
-                               "updated_at": rec.get("updated_at") or stamp, "status": status,
-                               "confirmed_at": rec.get("confirmed_at"),
-                               "machine": claimed.get(rec["session"])}  # fmt: skip
-        if status == "active":
-            dups.add(
-                repo_name,
-                key,
-                {"rid": rid, "id": rec["id"], "session_id": sid, "confidence": confidence},
-                cited,
-            )
-        counts["evidence"] += 1
+        _import_item(run, rec, sid, prepared, existing, dups, known_events)
     batch.flush()
     # The texts this chunk found clean were kept for the writes just done; the next chunk
     # brings its own (a set of every claim of the import would hold them all).
     _CLEAN_TEXTS.clear()
+
+
+def _chunk_plan(run, chunk):
+    """[(record, its session here or None when it stays forgotten, None)] of one chunk; an item
+    of a session the import does not hold is refused."""
+    plan = []
+    forgotten, claimed = run.forgotten, run.claimed
+    for rec in chunk:
+        if _kept_out(forgotten, rec["id"], claimed.get(rec["session"])) or rec["session"] in forgotten:
+            plan.append((rec, None, None))  # forgotten: an older copy elsewhere never brings it back
+            continue
+        sid = run.session_map.get(rec["session"])
+        if sid is None:
+            raise _RecordError(
+                "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"]), rec
+            )
+        plan.append((rec, sid, None))
+    return plan
+
+
+def _prepare_new_items(run, plan, existing):
+    """Fill in, for each item not here yet, (repository here, its name, stored claim, claim key,
+    the claim's index words), in place."""
+    for i, (rec, sid, _) in enumerate(plan):
+        if sid is None or rec["id"] in existing:
+            continue
+        repo = run.local_repo(rec["repo"], rec.get("root_commit"))
+        claim, key, words = _stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+        # the claim's index words now, from the words its key was made of, rather than the
+        # words kept until its chunk is written
+        indexed = None if words is None else index_text(claim, words)
+        plan[i] = (rec, sid, (repo, repo.name if repo else rec["repo"], claim, key, indexed))
+
+
+def _import_item(run, rec, sid, prepared, existing, dups, known_events):
+    """Decide one item of a chunk: forgotten, an update of one here, refused, a twin of one here,
+    or a new item."""
+    counts, own = run.counts, run.own
+    if sid is None:
+        counts["forgotten"] += 1
+        return
+    row = existing.get(rec["id"])
+    if row is not None:  # here already, or earlier in this import
+        _import_known_item(run, rec, row, existing, dups, known_events)
+        return
+    if sid in run.held and not _may_change(run.held[sid], rec.get("_from"), own):
+        # A new item belongs to the machine it came from, never to the session it names.
+        _refuse(counts, "item", run.held[sid], rec.get("_from"), own)
+        return
+    repo, repo_name, claim, key, indexed = prepared
+    anchor_rows, cited, symbols, paths = _bulk_anchors(rec, run.repo_here)
+    confidence = _check_confidence(rec.get("confidence"))
+    status = rec.get("status", "active")
+    # Only an active record is one item with an active twin (as the duplicate rule only ever
+    # matches active items here): a retracted one stays its own item, on both machines alike.
+    dup = dups.find(repo_name, key, cited) if status == "active" else None
+    if dup is not None:
+        _import_twin(run, rec, sid, dup, confidence, (repo_name, key), existing, dups, known_events)
+        return
+    rid = _add_new_item(
+        run, rec, sid, prepared, confidence, status, (anchor_rows, symbols, paths), known_events
+    )
+    existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
+                           "updated_at": rec.get("updated_at") or run.now, "status": status,
+                           "confirmed_at": rec.get("confirmed_at"),
+                           "machine": run.claimed.get(rec["session"])}  # fmt: skip
+    if status == "active":
+        dups.add(
+            repo_name, key, {"rid": rid, "id": rec["id"], "session_id": sid, "confidence": confidence}, cited
+        )
+    counts["evidence"] += 1
+
+
+def _import_known_item(run, rec, row, existing, dups, known_events):
+    """An item here already (or earlier in this import): updated when its machine may change it."""
+    counts, own, batch = run.counts, run.own, run.batch
+    if not _may_change(row["machine"], rec.get("_from"), own):
+        if _differs(rec, row):
+            _refuse(counts, "change", row["machine"], rec.get("_from"), own)
+        else:
+            counts["unchanged"] += 1
+        return
+    if batch.evidence or batch.events or batch.confidence:
+        batch.flush()
+    changed, moved = _import_update(run.store, rec, row, run.local_repo, known_events)
+    if moved:
+        dups.refresh(row["repo_name"], row["claim_key"], row["rid"])
+        existing[rec["id"]] = run.store.one(_IMPORTED_RID_ROW, (row["rid"],))
+    counts["updated" if changed else "unchanged"] += 1
+
+
+def _import_twin(run, rec, sid, dup, confidence, claim_of, existing, dups, known_events):
+    """The same item recorded independently elsewhere: one item, seen by that session too."""
+    store, batch = run.store, run.batch
+    if confidence is not None and (dup["confidence"] is None or confidence > dup["confidence"]):
+        dup["confidence"] = confidence
+        batch.confidence.append((confidence, dup["rid"]))
+    if dup["session_id"] != sid:
+        batch.events.append(_event_row(dup["rid"], "seen", sid, "import", None, rec.get("created_at") or run.now,
+                                       event_id="evt-seen-" + rec["id"]))  # fmt: skip
+    # Its id there names the twin here: what that machine later does to it (a status
+    # change, a confirmation, a forget) reaches this item.
+    batch.flush()
+    store.db.execute(
+        "INSERT OR IGNORE INTO evidence_aliases(id, evidence_rid) VALUES (?, ?)",
+        (rec["id"], dup["rid"]),
+    )
+    twin = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
+    if _may_change(twin["machine"], rec.get("_from"), run.own):
+        _, moved = _import_update(store, rec, twin, run.local_repo, known_events)
+        if moved:
+            dups.refresh(claim_of[0], claim_of[1], dup["rid"])
+    existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
+    run.counts["duplicates"] += 1
+
+
+def _add_new_item(run, rec, sid, prepared, confidence, status, cites, known_events):
+    """Queue a new item's rows (item, anchors, history, search row); its rid here."""
+    store, batch, now = run.store, run.batch, run.now
+    repo, repo_name, claim, key, indexed = prepared
+    anchor_rows, symbols, paths = cites
+    rid = run.next_rid
+    run.next_rid += 1
+    stamp = now  # the import's one moment, for a record without its own times
+    detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
+    detail = detail and _stored_noting(detail)
+    symptom = clean_text(rec.get("symptom"), "symptom", MAX_SYMPTOM_CHARS)
+    symptom = symptom and _stored_noting(symptom)
+    batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim, key,
+                           detail, confidence, status, _local_id(store, rec.get("superseded_by")),
+                           rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
+                           rec.get("confirmed_at"), symptom))  # fmt: skip
+    batch.anchors += [(rid,) + row for row in anchor_rows]
+    batch.events += _history_rows(rid, rec, known_events)
+    if indexed is not None:  # split once, for the claim key and the search words
+        _INDEXED_TEXTS[claim] = indexed
+    if symbols:  # few distinct symbol lists: their index words made once per import
+        symbol_words = run.symbol_words
+        hit = symbol_words.get(symbols)
+        if hit is None:
+            hit = symbol_words[symbols] = index_text(symbols)
+        _INDEXED_TEXTS[symbols] = hit
+    batch.fts.append((rid, claim, symbols, paths, detail or "", symptom or ""))
+    return rid
 
 
 def _import_topology(store, records):
@@ -16561,6 +16644,11 @@ class SyncReport:
 
     def as_dict(self):
         return {name: getattr(self, name) for name in self.__slots__}
+
+    def branches(self, wanted, listed):
+        """The workspaces this sync fetches and writes (``wanted``), and those it leaves alone."""
+        self.workspaces = [ws for ws in wanted if ws]
+        self.elsewhere = sorted(ws for ws in listed if ws and ws not in wanted)
 
 
 def _sync_get(store, key):
@@ -17201,10 +17289,27 @@ def _sync_payload(store, machine, trees, routes, since, local, blobs):
     session was written since (and its digest moved), or a branch no longer holds the file we
     pushed; the result is byte for byte what building every file would give. Nothing here reads
     the whole store unless ``since.everything``."""
+    base = "machines/%s/" % machine
+    digests, build, kept, exported = _sync_plan(store, since, trees, base)
+    changed_foreign = _sync_foreign_changed(store, since)
+    out = _SyncFiles(trees, blobs, local)
+    events = _sync_build_sessions(store, out, routes, base, (build, changed_foreign), digests, exported)
+    events.setdefault("", []).extend(record for _, record in tombstone_records(store))
+    for ws, records in events.items():
+        if records:
+            out.add(ws, base + "events.jsonl", out.encode(records))
+    topology = topology_records(store)
+    if topology:
+        out.add("", base + "topology.jsonl", out.encode(topology))
+    return out.files, kept, exported, changed_foreign
+
+
+def _sync_plan(store, since, trees, base):
+    """(digest of each session of ours, the sessions whose files are built again, {workspace:
+    {paths kept as they are}}, {(workspace, session id): (digest, blob id)} of the files kept)."""
     marks = {}
     for r in store.all("SELECT * FROM sync_exported"):
         marks.setdefault(r["session_id"], {})[r["workspace"]] = (r["digest"], r["blob"])
-    base = "machines/%s/" % machine
 
     def held(sid):  # every branch still holds the file of this session we pushed last
         path = base + "sessions/%s.jsonl" % sid
@@ -17229,18 +17334,38 @@ def _sync_payload(store, machine, trees, routes, since, local, blobs):
         for ws, mark in mine.items():
             kept.setdefault(ws, set()).add(base + "sessions/%s.jsonl" % sid)
             exported[ws, sid] = mark
-    changed_foreign = _sync_foreign_changed(store, since)
-    events, session_records, told, files = {}, {}, set(), {}
+    return digests, build, kept, exported
 
-    def encode(records):
-        return _export_text(shareable_record(r, local) for r in records).encode("utf-8")
 
-    def add(ws, path, data):  # written as a blob now: files holds its id, not its bytes
+class _SyncFiles:
+    """The files a sync builds: {workspace: {path: blob id}}, each file's bytes written as a blob
+    (by ``blobs``, _SyncBlobs) unless the branch already holds them."""
+
+    __slots__ = ("trees", "blobs", "local", "files")
+
+    def __init__(self, trees, blobs, local):
+        self.trees, self.blobs, self.local, self.files = trees, blobs, local, {}
+
+    def encode(self, records):
+        return _export_text(shareable_record(r, self.local) for r in records).encode("utf-8")
+
+    def add(self, ws, path, data):
         sha = blob_id(data)
-        if trees.get(ws, {}).get(path) != sha:
-            blobs.write(sha, data)
-        files.setdefault(ws, {})[path] = sha
+        if self.trees.get(ws, {}).get(path) != sha:
+            self.blobs.write(sha, data)
+        self.files.setdefault(ws, {})[path] = sha
         return sha
+
+
+def _sync_build_sessions(store, out, routes, base, wanted, digests, exported):
+    """Build the session files of ``wanted`` (the sessions to build again; teammates' sessions
+    whose items changed here) and return {workspace: [records]} of the events to tell.
+
+    Records come a session at a time (export_records): each session's files are built and
+    written as soon as its last record is read, so that what a sync holds is one session, not
+    every file it builds (a first sync builds them all)."""
+    build, changed_foreign = wanted
+    events, session_records, told = {}, {}, set()
 
     def build_file(sid, records):  # one session's files, one per branch its items go to
         by_branch = {}
@@ -17250,12 +17375,16 @@ def _sync_payload(store, machine, trees, routes, since, local, blobs):
                     by_branch.setdefault(ws, [records[0]] if records[0].get("type") == "session" else [])
                     by_branch[ws].append(r)
         for ws, held_records in by_branch.items():
-            sha = add(ws, base + "sessions/%s.jsonl" % sid, encode(held_records))
+            sha = out.add(ws, base + "sessions/%s.jsonl" % sid, out.encode(held_records))
             exported[ws, sid] = (digests[sid], sha)
 
-    # Records come a session at a time (export_records): each session's files are built and
-    # written as soon as its last record is read, so that what a sync holds is one session, not
-    # every file it builds (a first sync builds them all).
+    def tell(sid, record):  # a teammate's item changed here, on every branch its repository goes to
+        for ws in routes.get(record["repo"], ("",)):
+            if (ws, sid) not in told and session_records.get(sid) is not None:
+                told.add((ws, sid))
+                events.setdefault(ws, []).append(session_records[sid])
+            events.setdefault(ws, []).append(record)
+
     wanted = build | changed_foreign
     seen = _sync_seen_versions(store, changed_foreign)
     current, records = None, []
@@ -17270,25 +17399,13 @@ def _sync_payload(store, machine, trees, routes, since, local, blobs):
                 records.append(record)
         elif kind == "session":
             session_records[sid] = record
-        elif kind == "evidence":
-            if _sync_version(record) != seen.get(record["id"]):
-                for ws in routes.get(record["repo"], ("",)):
-                    if (ws, sid) not in told and session_records.get(sid) is not None:
-                        told.add((ws, sid))
-                        events.setdefault(ws, []).append(session_records[sid])
-                    events.setdefault(ws, []).append(record)
-        else:
+        elif kind != "evidence":
             events.setdefault("", []).append(record)
+        elif _sync_version(record) != seen.get(record["id"]):
+            tell(sid, record)
     if records:
         build_file(current, records)
-    events.setdefault("", []).extend(record for _, record in tombstone_records(store))
-    for ws, records in events.items():
-        if records:
-            add(ws, base + "events.jsonl", encode(records))
-    topology = topology_records(store)
-    if topology:
-        add("", base + "topology.jsonl", encode(topology))
-    return files, kept, exported, changed_foreign
+    return events
 
 
 class _SyncBlobs:
@@ -17534,70 +17651,13 @@ def sync_memory(store, remote=None, branch=None):
     same = remote == synced_with and branch == _sync_get(store, "branch")
     last = _sync_remembered_tips(store) if same else {}
     unread = _sync_remembered_unread(store) if same else {}
+    refused = {}
     for attempt in range(1, SYNC_PUSH_TRIES + 1):
         if attempt > 1:
             time.sleep(_sync_backoff(attempt))
         report.tries = attempt
-        listed = _sync_list(store, remote, branch)
-        if attempt == 1:  # reachable: remembered now, so that a sync interrupted later needs no arguments
-            _sync_set(store, "remote", remote)
-            _sync_set(store, "branch", branch)
-        routes = sync_routes(store)
-        wanted = _sync_wanted(store, routes)
-        report.workspaces = [ws for ws in wanted if ws]
-        report.elsewhere = sorted(ws for ws in listed if ws and ws not in wanted)
-        if (
-            attempt == 1
-            and json.dumps(wanted) == _sync_get(store, "workspaces")
-            and all(listed.get(ws) == last.get(ws) for ws in wanted)
-            and _sync_quiet(store, routes)
-        ):  # nobody pushed to our branches and nothing changed here: nothing to fetch, build or push
-            report.noop = True
-            report.skipped = _sync_remembered_skips(store)
-            break
-        tips, trees, left = {}, {}, {}
-        while [ws for ws in wanted if ws not in trees]:
-            todo = [ws for ws in wanted if ws not in trees]
-            tips.update(_sync_fetch(store, remote, branch, listed, todo))
-            for ws in todo:  # the team's branch first: its topology says which workspaces hold what
-                # Compared with the tip the last sync left only where that sync also said what it
-                # could not import (a sync of an earlier wctx did not): else every file is read.
-                since = last.get(ws) if ws in unread else None
-                trees[ws], left[ws] = _sync_read_branch(
-                    store, machine, ws, tips.get(ws), since, unread.get(ws, {}), report
-                )
-            routes = sync_routes(store)
-            wanted = _sync_wanted(store, routes)
-        report.workspaces = [ws for ws in wanted if ws]
-        report.elsewhere = sorted(ws for ws in listed if ws and ws not in wanted)
-        fingerprint, local = _store_fingerprint(store), LocalPaths(store)
-        since = _SyncSince(store, local, routes)
-        with store.snapshot(), _SyncBlobs(store) as blobs:  # the files, from one moment of the store
-            payload, kept, exported, events = _sync_payload(
-                store, machine, trees, routes, since, local, blobs
-            )
-        commits, written, removed = {}, 0, 0
-        for ws in wanted:
-            commit, n_written, n_removed = _sync_commit(
-                store, machine, tips.get(ws), trees.get(ws, {}), payload.get(ws, {}), kept.get(ws, set())
-            )
-            if commit is not None:
-                commits[ws] = commit
-                written += n_written
-                removed += n_removed
-        pushed = {ws: tips[ws] for ws in wanted if ws in tips and ws not in commits}
-        refused = {}
-        if commits:
-            refused = _sync_push(
-                store, remote, [(c, workspace_branch(branch, ws)) for ws, c in sorted(commits.items())]
-            )
-            if not refused:
-                report.exported = {"files": written, "removed": removed}
-                report.pushed = short_sha(commits.get("") or next(iter(commits.values())))
-                pushed.update(commits)
-        if not refused:  # nothing to push, or pushed: what this sync leaves for the next
-            state = (fingerprint, since, events, left)
-            _sync_remember(store, remote, branch, wanted, pushed, state, exported, report.skipped)
+        refused = _sync_attempt(store, (remote, branch), machine, report, (last, unread), attempt)
+        if not refused:
             break
     else:
         raise WctxError(
@@ -17605,6 +17665,97 @@ def sync_memory(store, remote=None, branch=None):
             % (SYNC_PUSH_TRIES, remote, "; ".join("%s %s" % kv for kv in sorted(refused.items())))
         )
     return report
+
+
+def _sync_attempt(store, where, machine, report, remembered, attempt):
+    """One try of a sync: fetch and import, build this machine's files, commit and push them.
+    Returns {ref: why} of the pushes refused (empty when done: pushed, or nothing to push)."""
+    remote, branch = where
+    listed = _sync_list(store, remote, branch)
+    if attempt == 1:  # reachable: remembered now, so that a sync interrupted later needs no arguments
+        _sync_set(store, "remote", remote)
+        _sync_set(store, "branch", branch)
+    routes = sync_routes(store)
+    wanted = _sync_wanted(store, routes)
+    report.branches(wanted, listed)
+    if attempt == 1 and _sync_nothing_new(store, listed, wanted, remembered[0], routes):
+        report.noop = True
+        report.skipped = _sync_remembered_skips(store)
+        return {}
+    tips, trees, left, routes, wanted = _sync_read_all(
+        store, where, machine, listed, (routes, wanted), remembered, report
+    )
+    report.branches(wanted, listed)
+    fingerprint, local = _store_fingerprint(store), LocalPaths(store)
+    since = _SyncSince(store, local, routes)
+    with store.snapshot(), _SyncBlobs(store) as blobs:  # the files, from one moment of the store
+        payload, kept, exported, events = _sync_payload(store, machine, trees, routes, since, local, blobs)
+    commits, written, removed = _sync_commit_all(store, machine, wanted, tips, trees, (payload, kept))
+    pushed = {ws: tips[ws] for ws in wanted if ws in tips and ws not in commits}
+    refused = _sync_push_commits(store, where, commits, (written, removed), report) if commits else {}
+    if not refused:  # nothing to push, or pushed: what this sync leaves for the next
+        pushed.update(commits)
+        state = (fingerprint, since, events, left)
+        _sync_remember(store, remote, branch, wanted, pushed, state, exported, report.skipped)
+    return refused
+
+
+def _sync_push_commits(store, where, commits, counts, report):
+    """Push each branch's new commit; {ref: why} of those refused (none: the report says what)."""
+    remote, branch = where
+    refused = _sync_push(
+        store, remote, [(c, workspace_branch(branch, ws)) for ws, c in sorted(commits.items())]
+    )
+    if not refused:
+        report.exported = {"files": counts[0], "removed": counts[1]}
+        report.pushed = short_sha(commits.get("") or next(iter(commits.values())))
+    return refused
+
+
+def _sync_nothing_new(store, listed, wanted, last, routes):
+    """Nobody pushed to our branches and nothing changed here: nothing to fetch, build or push."""
+    return (
+        json.dumps(wanted) == _sync_get(store, "workspaces")
+        and all(listed.get(ws) == last.get(ws) for ws in wanted)
+        and _sync_quiet(store, routes)
+    )
+
+
+def _sync_commit_all(store, machine, wanted, tips, trees, built):
+    """({workspace: commit} of the branches whose files changed, files written, files removed)."""
+    payload, kept = built
+    commits, written, removed = {}, 0, 0
+    for ws in wanted:
+        commit, n_written, n_removed = _sync_commit(
+            store, machine, tips.get(ws), trees.get(ws, {}), payload.get(ws, {}), kept.get(ws, set())
+        )
+        if commit is not None:
+            commits[ws] = commit
+            written += n_written
+            removed += n_removed
+    return commits, written, removed
+
+
+def _sync_read_all(store, where, machine, listed, routed, remembered, report):
+    """Fetch and import the branches of ``wanted``, and of the workspaces what they bring puts
+    this machine in: (tips, {workspace: its tree of our files}, {workspace: files not imported},
+    the routes and workspaces after)."""
+    last, unread = remembered
+    routes, wanted = routed
+    tips, trees, left = {}, {}, {}
+    while [ws for ws in wanted if ws not in trees]:
+        todo = [ws for ws in wanted if ws not in trees]
+        tips.update(_sync_fetch(store, where[0], where[1], listed, todo))
+        for ws in todo:  # the team's branch first: its topology says which workspaces hold what
+            # Compared with the tip the last sync left only where that sync also said what it
+            # could not import (a sync of an earlier wctx did not): else every file is read.
+            since = last.get(ws) if ws in unread else None
+            trees[ws], left[ws] = _sync_read_branch(
+                store, machine, ws, tips.get(ws), since, unread.get(ws, {}), report
+            )
+        routes = sync_routes(store)
+        wanted = _sync_wanted(store, routes)
+    return tips, trees, left, routes, wanted
 
 
 def _sync_read_branch(store, machine, workspace, tip, since, unread, report):
