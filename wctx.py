@@ -204,8 +204,8 @@ _PURE = "none: a pure function of its key"
 # -- built once: tables and classes made on first use, to keep start-up short ----------------
 BUILT_ONCE = FunctionMemo(
     "built once",
-    "nothing, a record type or a pattern name (_secret_patterns, _untrusted_re, _field_checks, "
-    "_field_plan, _store_connection_class, _ordered_action, _parser_class)",
+    "nothing, a record type or a pattern name (_secret_patterns, _untrusted_re, field_checks, "
+    "field_plan, _store_connection_class, _ordered_action, _parser_class)",
     "none: each is a function of wctx's own tables",
     None,
 )
@@ -14678,7 +14678,7 @@ def _fit_briefing(res, max_bytes):
 # else by root commit (the same project registered under another name or path).
 
 EXPORT_FORMAT = 1
-_ANCHOR_FIELDS = (
+ANCHOR_FIELDS = (
     "repo",
     "root_commit",
     "path",
@@ -15068,7 +15068,7 @@ _ABSENT = object()
 
 
 @BUILT_ONCE
-def _field_checks(record_type):
+def field_checks(record_type):
     """(field, check, what check gives an absent field, or _ABSENT when it refuses one, the texts
     check has passed unchanged): most fields of most records are absent or null, and need no
     call; many others repeat a value already checked (a commit, a repository, a path)."""
@@ -15088,11 +15088,11 @@ _PASSED_CHARS, _PASSED_MAX = 200, 8192
 
 
 @BUILT_ONCE
-def _field_plan(record_type):
+def field_plan(record_type):
     """(what an absent field of each kind gives, in declared order; {field: (check, passed)} of the
     fields a value needs checking for; the fields that refuse to be absent; those whose absent
     value is a fresh container), for the quick pass of _validate_fields."""
-    entries = _field_checks(record_type)
+    entries = field_checks(record_type)
     defaults = {f: None if absent is _ABSENT else absent for f, _, absent, _ in entries}  # declared order
     required = tuple(f for f, _, absent, _ in entries if absent is _ABSENT)
     containers = tuple(
@@ -15120,7 +15120,7 @@ def _quick_fields(record_type, record):
     """The quick pass: the record's own fields over the absent values, in declared order; None
     when any field fails or a required one is missing, for the full pass to name the first one in
     declared order."""
-    defaults, checks, required, containers = _field_plan(record_type)
+    defaults, checks, required, containers = field_plan(record_type)
     clean = defaults.copy()
     try:
         for field, value in record.items():
@@ -15145,7 +15145,7 @@ def _quick_fields(record_type, record):
 def _checked_fields(record_type, record, prefix):
     """The full pass: every declared field in order, the first that fails named with its error."""
     clean = {}
-    for field, check, absent, passed in _field_checks(record_type):
+    for field, check, absent, passed in field_checks(record_type):
         value = record.get(field)
         if value is None and absent is not _ABSENT:
             clean[field] = absent if absent.__class__ not in (list, dict) else absent.__class__()
@@ -15189,7 +15189,7 @@ def _export_files(paths):
     return files
 
 
-class _RecordError(UsageError):
+class RecordError(UsageError):
     """A valid record the import cannot take beside the others (an item of a session the import
     does not hold): ``record`` says which, for the file and line its message is given."""
 
@@ -15198,14 +15198,14 @@ class _RecordError(UsageError):
         self.record = record
 
 
-def _export_sources(paths):
+def export_sources(paths):
     """(file, its open file) for each file of an import of ``paths``, in order, each closed after."""
     for path, named in _export_files(paths):
         with _open_export(path, named) as fh:
             yield path, fh
 
 
-def _record_line(sources, record):
+def record_line(sources, record):
     """ "file:line" of the first line of ``sources`` ([(label, raw lines)], an import's files read
     again for an error's message) that holds ``record`` as validated, or None."""
     needle = record["id"].encode()
@@ -15241,13 +15241,13 @@ def _open_export(path, named):
     return os.fdopen(fd, "rb")
 
 
-def _export_lines(data):
+def export_lines(data):
     """An export file's raw lines as reading the file gives them: ended by LF (CRLF keeps its CR,
     which JSON takes as space), never by a lone CR, which JSONL does not end a line with."""
     return data.split(b"\n")
 
 
-def _parse_export(label, lines):
+def parse_export(label, lines):
     """Validated records of one export file (``lines``: its raw lines); errors name label:line."""
     return list(_export_records(label, lines))
 
@@ -15296,7 +15296,7 @@ def _plainly_an_item(raw):
     return b'"type": "evidence"' in raw and raw.count(b'"type"') == 1 and b"\\u" not in raw
 
 
-def _scan_export(paths):
+def scan_export(paths):
     """The first pass over an import's files: (its records other than items, in file order; how
     many items; the items when at most _STREAM_AFTER in at most _STREAM_AFTER_BYTES of files, else
     None; each file's stat signature)."""
@@ -15305,7 +15305,7 @@ def _scan_export(paths):
     except UsageError:
         # The first pass leaves the items unchecked: one before the line refused may be the
         # first invalid line. Checking every record in order names the first (rarely needed).
-        for path, fh in _export_sources(paths):
+        for path, fh in export_sources(paths):
             for _ in _export_records(path, fh):
                 pass
         raise
@@ -15313,7 +15313,7 @@ def _scan_export(paths):
 
 def _scan_export_files(paths):
     others, kept, count, size, seen = [], [], 0, 0, {}
-    for path, fh in _export_sources(paths):
+    for path, fh in export_sources(paths):
         seen[path] = _file_signature(fh)
         size += seen[path][1]
         if size > _STREAM_AFTER_BYTES:
@@ -15339,11 +15339,11 @@ def _scan_export_files(paths):
     return others, count, kept, seen
 
 
-def _reread_items(paths, seen):
+def reread_items(paths, seen):
     """The second pass: the items of an import's files, read and checked in file order (every
     record the first pass did not check and keep). A file that changed since the first pass is
     refused (the import is then rolled back)."""
-    for path, fh in _export_sources(paths):
+    for path, fh in export_sources(paths):
         if seen.get(path) != _file_signature(fh):
             raise UsageError("%s: changed while it was being imported; nothing was imported" % path)
         for n, record in _export_json(path, fh):
@@ -15520,7 +15520,7 @@ def _export_part(store, cursor, sessions, where, params):
     for i in range(0, len(rids), 500):
         chunk = rids[i : i + 500]
         for a in cursor.execute(anchor_select % ",".join("?" * len(chunk)), chunk):
-            anchors[a[0]].append(dict(zip(_ANCHOR_FIELDS, a[1:])))
+            anchors[a[0]].append(dict(zip(ANCHOR_FIELDS, a[1:])))
     histories = _load_histories(store, rids)
     session_rows = {
         s["id"]: s for s in _select_in(store, "SELECT * FROM sessions WHERE id IN (%s)", {r[2] for r in rows})
@@ -15650,7 +15650,7 @@ def topology_records(store, repo=None):
 _export_line = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 
 
-def _export_text(records):
+def export_text(records):
     return "".join([_export_line(r) + "\n" for r in records])
 
 
@@ -15692,7 +15692,7 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
             # The topology file is this store's alone (named by its id), so it is rewritten whole.
             if topology:
                 path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
-                text = _export_text(topology)
+                text = export_text(topology)
                 if _read_shared_file(path) != text:
                     _write_shared_file(path, text)
                     counts["files"] += 1
@@ -15711,7 +15711,7 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
         for sid, records in tombstones.items():
             _export_session(out_dir, stream, sid, records, local, counts)
     if out_dir is None:
-        stream.write(_export_text(topology))
+        stream.write(export_text(topology))
     return counts
 
 
@@ -15719,16 +15719,16 @@ def _export_session(out_dir, stream, sid, records, local, counts):
     """export_evidence's output for one session's records: to ``stream``, or its file in
     ``out_dir`` (merged with what the file already holds, left alone when it says the same)."""
     if out_dir is None:
-        stream.write(_export_text(shareable_record(r, local) for r in records))
+        stream.write(export_text(shareable_record(r, local) for r in records))
         return
     path = os.path.join(out_dir, sid + ".jsonl")
     old = _read_shared_file(path)
     ours = _merge_export(None, [shareable_record(r, local) for r in records])
-    text = _export_text(ours)
+    text = export_text(ours)
     if old is not None and old != text:
         # The file holds something else (an older state, a teammate's lines): merge per id.
         # A file that already says exactly what the store says is left alone unparsed.
-        text = _export_text(_merge_export(old, ours))
+        text = export_text(_merge_export(old, ours))
     if old != text:
         _write_shared_file(path, text)
         counts["files"] += 1
@@ -15760,7 +15760,7 @@ def _record_anchors(rec, local_repo):
         if path is not None and (not isinstance(path, str) or _leaves_repository(path)):
             raise UsageError("evidence %s cites a path outside its repository: %r" % (rec["id"], path))
         arepo = local_repo(a["repo"], a.get("root_commit"))
-        anchors.append({k: a.get(k) for k in _ANCHOR_FIELDS})
+        anchors.append({k: a.get(k) for k in ANCHOR_FIELDS})
         anchors[-1]["repo_id"] = arepo.id if arepo else None
         anchors[-1]["repo"] = arepo.name if arepo else a["repo"]
     return anchors
@@ -15818,7 +15818,7 @@ def _history_rows(rid, rec, known):
     return rows
 
 
-class _GcPaused:
+class GcPaused:
     """Cyclic garbage collection paused: an import builds hundreds of thousands of small dicts
     and lists, none in a cycle, and each collection would walk all of them again."""
 
@@ -15839,26 +15839,26 @@ class _GcPaused:
 
 def import_evidence(store, paths):
     """Import exported JSONL (files or directories) idempotently, in one transaction, holding
-    at no time more than a chunk of its items (see _scan_export)."""
+    at no time more than a chunk of its items (see scan_export)."""
     try:
-        with _GcPaused():
-            others, count, kept, seen = _scan_export(paths)
-            items = kept if kept is not None else _reread_items(paths, seen)
+        with GcPaused():
+            others, count, kept, seen = scan_export(paths)
+            items = kept if kept is not None else reread_items(paths, seen)
             return _import_stream(store, others, items, count)
-    except _RecordError as e:
-        where = _record_line(_export_sources(paths), e.record)
+    except RecordError as e:
+        where = record_line(export_sources(paths), e.record)
         raise UsageError("%s: %s" % (where, e) if where else str(e)) from None
 
 
 def import_evidence_data(store, label, data):
     """Import one export file's bytes (named ``label`` in errors), all or nothing; returns
     (counts, records)."""
-    with _GcPaused():
-        records = _parse_export(label, _export_lines(data))
+    with GcPaused():
+        records = parse_export(label, export_lines(data))
         try:
-            return _import_records(store, records), records
-        except _RecordError as e:
-            where = _record_line([(label, _export_lines(data))], e.record)
+            return import_records(store, records), records
+        except RecordError as e:
+            where = record_line([(label, export_lines(data))], e.record)
             raise UsageError("%s: %s" % (where, e) if where else str(e)) from None
 
 
@@ -16092,7 +16092,7 @@ def _bulk_cache_kib(items):
     return max(_BULK_CACHE_KIB, min(_BULK_CACHE_MAX_KIB, items * _BULK_CACHE_KIB_PER_ITEM))
 
 
-class _BulkCache:
+class BulkCache:
     """The connection's page cache made large enough for an import of ``items`` records (never
     smaller than it is) for the length of a with block, then as it was."""
 
@@ -16166,7 +16166,7 @@ def _restore_indexes(store, statements):
         db.execute("PRAGMA cache_size = %d" % before)
 
 
-def _import_records(store, records):
+def import_records(store, records):
     """Import validated ``records`` (a list of any types) in one transaction."""
     items = [r for r in records if r["type"] == "evidence"]
     return _import_stream(store, [r for r in records if r["type"] != "evidence"], items, len(items))
@@ -16176,13 +16176,13 @@ def _import_stream(store, others, items, count):
     """Import ``others`` (validated sessions, tombstones and topology) and ``items`` (``count``
     validated evidence records, an iterable read once, in chunks) in one transaction."""
     try:
-        with _BulkCache(store, count + len(others)):
+        with BulkCache(store, count + len(others)):
             return _import_records_in(store, others, items, count)
     finally:
         _CLEAN_TEXTS.clear()
         _INDEXED_TEXTS.clear()
-        _field_checks.cache_clear()
-        _field_plan.cache_clear()
+        field_checks.cache_clear()
+        field_plan.cache_clear()
 
 
 def _import_records_in(store, others, items, count):
@@ -16387,7 +16387,7 @@ def _chunk_plan(run, chunk):
             continue
         sid = run.session_map.get(rec["session"])
         if sid is None:
-            raise _RecordError(
+            raise RecordError(
                 "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"]), rec
             )
         plan.append((rec, sid, None))
@@ -16966,7 +16966,7 @@ def _sync_import(store, machine, workspace, files, report, tip):
         todo.remove(path)
     # One page cache for all the batches, sized to all they bring (about 400 bytes a line): each
     # batch's pages (and the indexes it updates) are still there for the next one.
-    with _BulkCache(store, sum(sizes.get(files[p], 0) for p in todo) // 400):
+    with BulkCache(store, sum(sizes.get(files[p], 0) for p in todo) // 400):
         _sync_import_batches(store, workspace, files, todo, sizes, report, tip)
     if store.scrub_due:  # something was forgotten: its text leaves the store's bytes, once
         store.scrub_due = False
@@ -16994,7 +16994,7 @@ def _sync_import_batches(store, workspace, files, todo, sizes, report, tip):
         checked = []
         for path in batch:
             try:
-                records = _parse_export(path, _blob_lines(data.pop(files[path], b"")))
+                records = parse_export(path, _blob_lines(data.pop(files[path], b"")))
                 if forgotten is None:
                     forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
                 _sync_check_sessions(path, records, forgotten)
@@ -17047,7 +17047,7 @@ def _sync_batches(todo, files, sizes):
 
 
 def _blob_lines(data):
-    """A file's lines one at a time, as ``_export_lines`` cuts them (at LF only), without a list
+    """A file's lines one at a time, as ``export_lines`` cuts them (at LF only), without a list
     of them all: a file of nothing but newlines costs its bytes, not a string per line."""
     start = 0
     while True:
@@ -17072,7 +17072,7 @@ def _sync_import_group(store, workspace, files, group):
     with store.atomic():
         held = {r["id"] for r in _select_in(store, "SELECT id FROM sessions WHERE id IN (%s)", brought)}
         known = {r["id"] for r in _select_in(store, "SELECT id FROM evidence WHERE id IN (%s)", set(items))}
-        counts = _import_records(store, [r for _, records in group for r in records])
+        counts = import_records(store, [r for _, records in group for r in records])
         foreign = [(i,) for i in sorted(brought - held)]
         versions = [
             (r["id"], _sync_version(r)) for _, records in group for r in records if r["type"] == "evidence"
@@ -17347,7 +17347,7 @@ class _SyncFiles:
         self.trees, self.blobs, self.local, self.files = trees, blobs, local, {}
 
     def encode(self, records):
-        return _export_text(shareable_record(r, self.local) for r in records).encode("utf-8")
+        return export_text(shareable_record(r, self.local) for r in records).encode("utf-8")
 
     def add(self, ws, path, data):
         sha = blob_id(data)
@@ -17776,7 +17776,7 @@ def _sync_read_branch(store, machine, workspace, tip, since, unread, report):
         why = "%s: a symbolic link, not a file" % path
         if why not in report.skipped:  # once, however many times a rejected push fetches again
             report.skipped.append(why)
-    with _GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
+    with GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
         _sync_import(store, machine, workspace, files, report, tip)
     others = [p for p in files if not p.startswith(base)]
     read = _sync_files_read(store, workspace, others)

@@ -133,8 +133,8 @@ _PURE = "none: a pure function of its key"
 # -- built once: tables and classes made on first use, to keep start-up short ----------------
 BUILT_ONCE = FunctionMemo(
     "built once",
-    "nothing, a record type or a pattern name (_secret_patterns, _untrusted_re, _field_checks, "
-    "_field_plan, _store_connection_class, _ordered_action, _parser_class)",
+    "nothing, a record type or a pattern name (_secret_patterns, _untrusted_re, field_checks, "
+    "field_plan, _store_connection_class, _ordered_action, _parser_class)",
     "none: each is a function of wctx's own tables",
     None,
 )

@@ -8,7 +8,7 @@ from .authors import _store_machine_id
 from .items import _load_histories, _session_dict
 from .records import _repos, resolve_repo
 from .redaction import stored_text
-from .shared_records import _ANCHOR_FIELDS, EXPORT_FORMAT
+from .shared_records import ANCHOR_FIELDS, EXPORT_FORMAT
 from .store import _select_in
 
 # ----------------------------------------------------------------------------------------------
@@ -174,7 +174,7 @@ def _export_part(store, cursor, sessions, where, params):
     for i in range(0, len(rids), 500):
         chunk = rids[i : i + 500]
         for a in cursor.execute(anchor_select % ",".join("?" * len(chunk)), chunk):
-            anchors[a[0]].append(dict(zip(_ANCHOR_FIELDS, a[1:])))
+            anchors[a[0]].append(dict(zip(ANCHOR_FIELDS, a[1:])))
     histories = _load_histories(store, rids)
     session_rows = {
         s["id"]: s for s in _select_in(store, "SELECT * FROM sessions WHERE id IN (%s)", {r[2] for r in rows})
@@ -304,7 +304,7 @@ def topology_records(store, repo=None):
 _export_line = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 
 
-def _export_text(records):
+def export_text(records):
     return "".join([_export_line(r) + "\n" for r in records])
 
 
@@ -346,7 +346,7 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
             # The topology file is this store's alone (named by its id), so it is rewritten whole.
             if topology:
                 path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
-                text = _export_text(topology)
+                text = export_text(topology)
                 if _read_shared_file(path) != text:
                     _write_shared_file(path, text)
                     counts["files"] += 1
@@ -365,7 +365,7 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
         for sid, records in tombstones.items():
             _export_session(out_dir, stream, sid, records, local, counts)
     if out_dir is None:
-        stream.write(_export_text(topology))
+        stream.write(export_text(topology))
     return counts
 
 
@@ -373,16 +373,16 @@ def _export_session(out_dir, stream, sid, records, local, counts):
     """export_evidence's output for one session's records: to ``stream``, or its file in
     ``out_dir`` (merged with what the file already holds, left alone when it says the same)."""
     if out_dir is None:
-        stream.write(_export_text(shareable_record(r, local) for r in records))
+        stream.write(export_text(shareable_record(r, local) for r in records))
         return
     path = os.path.join(out_dir, sid + ".jsonl")
     old = _read_shared_file(path)
     ours = _merge_export(None, [shareable_record(r, local) for r in records])
-    text = _export_text(ours)
+    text = export_text(ours)
     if old is not None and old != text:
         # The file holds something else (an older state, a teammate's lines): merge per id.
         # A file that already says exactly what the store says is left alone unparsed.
-        text = _export_text(_merge_export(old, ours))
+        text = export_text(_merge_export(old, ours))
     if old != text:
         _write_shared_file(path, text)
         counts["files"] += 1

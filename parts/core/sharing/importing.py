@@ -11,17 +11,17 @@ from .records import _repos
 from .redaction import _stored_claim, _stored_noting, stored_key, stored_text
 from .repos import _identity_of, _workspace_id
 from .shared_records import (
-    _ANCHOR_FIELDS,
+    ANCHOR_FIELDS,
     TOPOLOGY_TYPES,
-    _export_lines,
-    _export_sources,
-    _field_checks,
-    _field_plan,
-    _parse_export,
-    _record_line,
-    _RecordError,
-    _reread_items,
-    _scan_export,
+    RecordError,
+    export_lines,
+    export_sources,
+    field_checks,
+    field_plan,
+    parse_export,
+    record_line,
+    reread_items,
+    scan_export,
 )
 from .store import _select_in
 from .words import index_text
@@ -51,7 +51,7 @@ def _record_anchors(rec, local_repo):
         if path is not None and (not isinstance(path, str) or _leaves_repository(path)):
             raise UsageError("evidence %s cites a path outside its repository: %r" % (rec["id"], path))
         arepo = local_repo(a["repo"], a.get("root_commit"))
-        anchors.append({k: a.get(k) for k in _ANCHOR_FIELDS})
+        anchors.append({k: a.get(k) for k in ANCHOR_FIELDS})
         anchors[-1]["repo_id"] = arepo.id if arepo else None
         anchors[-1]["repo"] = arepo.name if arepo else a["repo"]
     return anchors
@@ -109,7 +109,7 @@ def _history_rows(rid, rec, known):
     return rows
 
 
-class _GcPaused:
+class GcPaused:
     """Cyclic garbage collection paused: an import builds hundreds of thousands of small dicts
     and lists, none in a cycle, and each collection would walk all of them again."""
 
@@ -130,26 +130,26 @@ class _GcPaused:
 
 def import_evidence(store, paths):
     """Import exported JSONL (files or directories) idempotently, in one transaction, holding
-    at no time more than a chunk of its items (see _scan_export)."""
+    at no time more than a chunk of its items (see scan_export)."""
     try:
-        with _GcPaused():
-            others, count, kept, seen = _scan_export(paths)
-            items = kept if kept is not None else _reread_items(paths, seen)
+        with GcPaused():
+            others, count, kept, seen = scan_export(paths)
+            items = kept if kept is not None else reread_items(paths, seen)
             return _import_stream(store, others, items, count)
-    except _RecordError as e:
-        where = _record_line(_export_sources(paths), e.record)
+    except RecordError as e:
+        where = record_line(export_sources(paths), e.record)
         raise UsageError("%s: %s" % (where, e) if where else str(e)) from None
 
 
 def import_evidence_data(store, label, data):
     """Import one export file's bytes (named ``label`` in errors), all or nothing; returns
     (counts, records)."""
-    with _GcPaused():
-        records = _parse_export(label, _export_lines(data))
+    with GcPaused():
+        records = parse_export(label, export_lines(data))
         try:
-            return _import_records(store, records), records
-        except _RecordError as e:
-            where = _record_line([(label, _export_lines(data))], e.record)
+            return import_records(store, records), records
+        except RecordError as e:
+            where = record_line([(label, export_lines(data))], e.record)
             raise UsageError("%s: %s" % (where, e) if where else str(e)) from None
 
 
@@ -383,7 +383,7 @@ def _bulk_cache_kib(items):
     return max(_BULK_CACHE_KIB, min(_BULK_CACHE_MAX_KIB, items * _BULK_CACHE_KIB_PER_ITEM))
 
 
-class _BulkCache:
+class BulkCache:
     """The connection's page cache made large enough for an import of ``items`` records (never
     smaller than it is) for the length of a with block, then as it was."""
 
@@ -457,7 +457,7 @@ def _restore_indexes(store, statements):
         db.execute("PRAGMA cache_size = %d" % before)
 
 
-def _import_records(store, records):
+def import_records(store, records):
     """Import validated ``records`` (a list of any types) in one transaction."""
     items = [r for r in records if r["type"] == "evidence"]
     return _import_stream(store, [r for r in records if r["type"] != "evidence"], items, len(items))
@@ -467,13 +467,13 @@ def _import_stream(store, others, items, count):
     """Import ``others`` (validated sessions, tombstones and topology) and ``items`` (``count``
     validated evidence records, an iterable read once, in chunks) in one transaction."""
     try:
-        with _BulkCache(store, count + len(others)):
+        with BulkCache(store, count + len(others)):
             return _import_records_in(store, others, items, count)
     finally:
         _CLEAN_TEXTS.clear()
         _INDEXED_TEXTS.clear()
-        _field_checks.cache_clear()
-        _field_plan.cache_clear()
+        field_checks.cache_clear()
+        field_plan.cache_clear()
 
 
 def _import_records_in(store, others, items, count):
@@ -678,7 +678,7 @@ def _chunk_plan(run, chunk):
             continue
         sid = run.session_map.get(rec["session"])
         if sid is None:
-            raise _RecordError(
+            raise RecordError(
                 "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"]), rec
             )
         plan.append((rec, sid, None))

@@ -36,7 +36,7 @@ from .search import _stamp_seconds
 # else by root commit (the same project registered under another name or path).
 
 EXPORT_FORMAT = 1
-_ANCHOR_FIELDS = (
+ANCHOR_FIELDS = (
     "repo",
     "root_commit",
     "path",
@@ -426,7 +426,7 @@ _ABSENT = object()
 
 
 @BUILT_ONCE
-def _field_checks(record_type):
+def field_checks(record_type):
     """(field, check, what check gives an absent field, or _ABSENT when it refuses one, the texts
     check has passed unchanged): most fields of most records are absent or null, and need no
     call; many others repeat a value already checked (a commit, a repository, a path)."""
@@ -446,11 +446,11 @@ _PASSED_CHARS, _PASSED_MAX = 200, 8192
 
 
 @BUILT_ONCE
-def _field_plan(record_type):
+def field_plan(record_type):
     """(what an absent field of each kind gives, in declared order; {field: (check, passed)} of the
     fields a value needs checking for; the fields that refuse to be absent; those whose absent
     value is a fresh container), for the quick pass of _validate_fields."""
-    entries = _field_checks(record_type)
+    entries = field_checks(record_type)
     defaults = {f: None if absent is _ABSENT else absent for f, _, absent, _ in entries}  # declared order
     required = tuple(f for f, _, absent, _ in entries if absent is _ABSENT)
     containers = tuple(
@@ -478,7 +478,7 @@ def _quick_fields(record_type, record):
     """The quick pass: the record's own fields over the absent values, in declared order; None
     when any field fails or a required one is missing, for the full pass to name the first one in
     declared order."""
-    defaults, checks, required, containers = _field_plan(record_type)
+    defaults, checks, required, containers = field_plan(record_type)
     clean = defaults.copy()
     try:
         for field, value in record.items():
@@ -503,7 +503,7 @@ def _quick_fields(record_type, record):
 def _checked_fields(record_type, record, prefix):
     """The full pass: every declared field in order, the first that fails named with its error."""
     clean = {}
-    for field, check, absent, passed in _field_checks(record_type):
+    for field, check, absent, passed in field_checks(record_type):
         value = record.get(field)
         if value is None and absent is not _ABSENT:
             clean[field] = absent if absent.__class__ not in (list, dict) else absent.__class__()
@@ -547,7 +547,7 @@ def _export_files(paths):
     return files
 
 
-class _RecordError(UsageError):
+class RecordError(UsageError):
     """A valid record the import cannot take beside the others (an item of a session the import
     does not hold): ``record`` says which, for the file and line its message is given."""
 
@@ -556,14 +556,14 @@ class _RecordError(UsageError):
         self.record = record
 
 
-def _export_sources(paths):
+def export_sources(paths):
     """(file, its open file) for each file of an import of ``paths``, in order, each closed after."""
     for path, named in _export_files(paths):
         with _open_export(path, named) as fh:
             yield path, fh
 
 
-def _record_line(sources, record):
+def record_line(sources, record):
     """ "file:line" of the first line of ``sources`` ([(label, raw lines)], an import's files read
     again for an error's message) that holds ``record`` as validated, or None."""
     needle = record["id"].encode()
@@ -599,13 +599,13 @@ def _open_export(path, named):
     return os.fdopen(fd, "rb")
 
 
-def _export_lines(data):
+def export_lines(data):
     """An export file's raw lines as reading the file gives them: ended by LF (CRLF keeps its CR,
     which JSON takes as space), never by a lone CR, which JSONL does not end a line with."""
     return data.split(b"\n")
 
 
-def _parse_export(label, lines):
+def parse_export(label, lines):
     """Validated records of one export file (``lines``: its raw lines); errors name label:line."""
     return list(_export_records(label, lines))
 
@@ -654,7 +654,7 @@ def _plainly_an_item(raw):
     return b'"type": "evidence"' in raw and raw.count(b'"type"') == 1 and b"\\u" not in raw
 
 
-def _scan_export(paths):
+def scan_export(paths):
     """The first pass over an import's files: (its records other than items, in file order; how
     many items; the items when at most _STREAM_AFTER in at most _STREAM_AFTER_BYTES of files, else
     None; each file's stat signature)."""
@@ -663,7 +663,7 @@ def _scan_export(paths):
     except UsageError:
         # The first pass leaves the items unchecked: one before the line refused may be the
         # first invalid line. Checking every record in order names the first (rarely needed).
-        for path, fh in _export_sources(paths):
+        for path, fh in export_sources(paths):
             for _ in _export_records(path, fh):
                 pass
         raise
@@ -671,7 +671,7 @@ def _scan_export(paths):
 
 def _scan_export_files(paths):
     others, kept, count, size, seen = [], [], 0, 0, {}
-    for path, fh in _export_sources(paths):
+    for path, fh in export_sources(paths):
         seen[path] = _file_signature(fh)
         size += seen[path][1]
         if size > _STREAM_AFTER_BYTES:
@@ -697,11 +697,11 @@ def _scan_export_files(paths):
     return others, count, kept, seen
 
 
-def _reread_items(paths, seen):
+def reread_items(paths, seen):
     """The second pass: the items of an import's files, read and checked in file order (every
     record the first pass did not check and keep). A file that changed since the first pass is
     refused (the import is then rolled back)."""
-    for path, fh in _export_sources(paths):
+    for path, fh in export_sources(paths):
         if seen.get(path) != _file_signature(fh):
             raise UsageError("%s: changed while it was being imported; nothing was imported" % path)
         for n, record in _export_json(path, fh):

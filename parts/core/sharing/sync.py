@@ -10,8 +10,8 @@ from .constants import REPO_NAME_RE, _lazy_pattern
 from .errors import UsageError, WctxError
 from .exporting import (
     LocalPaths,
-    _export_text,
     export_records,
+    export_text,
     shareable_record,
     tombstone_records,
     topology_records,
@@ -28,9 +28,9 @@ from .git import (
 )
 from .head import __version__
 from .helpers import clean_text, short_sha
-from .importing import _BulkCache, _GcPaused, _import_records
+from .importing import BulkCache, GcPaused, import_records
 from .items import _scrub_store
-from .shared_records import EXPORT_FORMAT, _parse_export
+from .shared_records import EXPORT_FORMAT, parse_export
 from .store import _select_in
 
 # ----------------------------------------------------------------------------------------------
@@ -428,7 +428,7 @@ def _sync_import(store, machine, workspace, files, report, tip):
         todo.remove(path)
     # One page cache for all the batches, sized to all they bring (about 400 bytes a line): each
     # batch's pages (and the indexes it updates) are still there for the next one.
-    with _BulkCache(store, sum(sizes.get(files[p], 0) for p in todo) // 400):
+    with BulkCache(store, sum(sizes.get(files[p], 0) for p in todo) // 400):
         _sync_import_batches(store, workspace, files, todo, sizes, report, tip)
     if store.scrub_due:  # something was forgotten: its text leaves the store's bytes, once
         store.scrub_due = False
@@ -456,7 +456,7 @@ def _sync_import_batches(store, workspace, files, todo, sizes, report, tip):
         checked = []
         for path in batch:
             try:
-                records = _parse_export(path, _blob_lines(data.pop(files[path], b"")))
+                records = parse_export(path, _blob_lines(data.pop(files[path], b"")))
                 if forgotten is None:
                     forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
                 _sync_check_sessions(path, records, forgotten)
@@ -509,7 +509,7 @@ def _sync_batches(todo, files, sizes):
 
 
 def _blob_lines(data):
-    """A file's lines one at a time, as ``_export_lines`` cuts them (at LF only), without a list
+    """A file's lines one at a time, as ``export_lines`` cuts them (at LF only), without a list
     of them all: a file of nothing but newlines costs its bytes, not a string per line."""
     start = 0
     while True:
@@ -534,7 +534,7 @@ def _sync_import_group(store, workspace, files, group):
     with store.atomic():
         held = {r["id"] for r in _select_in(store, "SELECT id FROM sessions WHERE id IN (%s)", brought)}
         known = {r["id"] for r in _select_in(store, "SELECT id FROM evidence WHERE id IN (%s)", set(items))}
-        counts = _import_records(store, [r for _, records in group for r in records])
+        counts = import_records(store, [r for _, records in group for r in records])
         foreign = [(i,) for i in sorted(brought - held)]
         versions = [
             (r["id"], _sync_version(r)) for _, records in group for r in records if r["type"] == "evidence"
@@ -809,7 +809,7 @@ class _SyncFiles:
         self.trees, self.blobs, self.local, self.files = trees, blobs, local, {}
 
     def encode(self, records):
-        return _export_text(shareable_record(r, self.local) for r in records).encode("utf-8")
+        return export_text(shareable_record(r, self.local) for r in records).encode("utf-8")
 
     def add(self, ws, path, data):
         sha = blob_id(data)
@@ -1238,7 +1238,7 @@ def _sync_read_branch(store, machine, workspace, tip, since, unread, report):
         why = "%s: a symbolic link, not a file" % path
         if why not in report.skipped:  # once, however many times a rejected push fetches again
             report.skipped.append(why)
-    with _GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
+    with GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
         _sync_import(store, machine, workspace, files, report, tip)
     others = [p for p in files if not p.startswith(base)]
     read = _sync_files_read(store, workspace, others)
