@@ -266,7 +266,7 @@ _CLEAN_TEXTS = CacheTable(
     "none (fixed points of stored_text); a bulk import empties it when done",
     "one import",
     set(),
-).value  # filled by _stored_noting and the bulk writers
+).value  # filled by stored_noting and the bulk writers
 
 # -- git (parts/core/git.py) ----------------------------------------------------------------------
 GIT_VIEWS_KEPT = 64
@@ -1817,7 +1817,7 @@ def shown_tree(value):
 _TREE = (str, dict, list, tuple)  # what shown_tree looks into
 
 
-def _stored_noting(text):
+def stored_noting(text):
     """stored_text(text), noted in _CLEAN_TEXTS when that is ``text`` itself."""
     out = stored_text(text)
     if out.__class__ is str and out == text:
@@ -1825,16 +1825,16 @@ def _stored_noting(text):
     return out
 
 
-def _stored_claim(text):
+def stored_claim(text):
     """(stored_text(text), its claim_key, the claim's ascii_words or None), the claim noted in
     _CLEAN_TEXTS when it is its own stored form, with one scan of the claim for rule fragments.
     The key (hex digits) is its own stored form: no rule matches hex digits alone."""
     if text.__class__ is not str or not text.isascii() or len(text) > _STORED_MEMO_CHARS:
-        claim = _stored_noting(text)
+        claim = stored_noting(text)
         return claim, claim_key(claim), None
     found = _secret_fragments(text.lower())  # _secret_fold of ASCII text
     if not _as_stored(text, found) and _stored_text(text, found) != text:
-        claim = _stored_noting(text)
+        claim = stored_noting(text)
         return claim, claim_key(claim), None
     _CLEAN_TEXTS.add(text)
     words = ascii_words(text)
@@ -16401,7 +16401,7 @@ def _prepare_new_items(run, plan, existing):
         if sid is None or rec["id"] in existing:
             continue
         repo = run.local_repo(rec["repo"], rec.get("root_commit"))
-        claim, key, words = _stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+        claim, key, words = stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
         # the claim's index words now, from the words its key was made of, rather than the
         # words kept until its chunk is written
         indexed = None if words is None else index_text(claim, words)
@@ -16499,9 +16499,9 @@ def _add_new_item(run, rec, sid, prepared, confidence, status, cites, known_even
     run.next_rid += 1
     stamp = now  # the import's one moment, for a record without its own times
     detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
-    detail = detail and _stored_noting(detail)
+    detail = detail and stored_noting(detail)
     symptom = clean_text(rec.get("symptom"), "symptom", MAX_SYMPTOM_CHARS)
-    symptom = symptom and _stored_noting(symptom)
+    symptom = symptom and stored_noting(symptom)
     batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim, key,
                            detail, confidence, status, _local_id(store, rec.get("superseded_by")),
                            rec.get("created_at") or stamp, rec.get("updated_at") or stamp,

@@ -195,7 +195,7 @@ _CLEAN_TEXTS = CacheTable(
     "none (fixed points of stored_text); a bulk import empties it when done",
     "one import",
     set(),
-).value  # filled by _stored_noting and the bulk writers
+).value  # filled by stored_noting and the bulk writers
 
 # -- git (parts/core/git.py) ----------------------------------------------------------------------
 GIT_VIEWS_KEPT = 64

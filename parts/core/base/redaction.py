@@ -1031,7 +1031,7 @@ def shown_tree(value):
 _TREE = (str, dict, list, tuple)  # what shown_tree looks into
 
 
-def _stored_noting(text):
+def stored_noting(text):
     """stored_text(text), noted in _CLEAN_TEXTS when that is ``text`` itself."""
     out = stored_text(text)
     if out.__class__ is str and out == text:
@@ -1039,16 +1039,16 @@ def _stored_noting(text):
     return out
 
 
-def _stored_claim(text):
+def stored_claim(text):
     """(stored_text(text), its claim_key, the claim's ascii_words or None), the claim noted in
     _CLEAN_TEXTS when it is its own stored form, with one scan of the claim for rule fragments.
     The key (hex digits) is its own stored form: no rule matches hex digits alone."""
     if text.__class__ is not str or not text.isascii() or len(text) > _STORED_MEMO_CHARS:
-        claim = _stored_noting(text)
+        claim = stored_noting(text)
         return claim, claim_key(claim), None
     found = _secret_fragments(text.lower())  # _secret_fold of ASCII text
     if not _as_stored(text, found) and _stored_text(text, found) != text:
-        claim = _stored_noting(text)
+        claim = stored_noting(text)
         return claim, claim_key(claim), None
     _CLEAN_TEXTS.add(text)
     words = ascii_words(text)

@@ -8,7 +8,7 @@ from .errors import UsageError
 from .helpers import clean_text, utc_now
 from .items import _forget_rows, _scrub_store
 from .records import _repos
-from .redaction import _stored_claim, _stored_noting, stored_key, stored_text
+from .redaction import stored_claim, stored_key, stored_noting, stored_text
 from .repos import _identity_of, _workspace_id
 from .shared_records import (
     ANCHOR_FIELDS,
@@ -692,7 +692,7 @@ def _prepare_new_items(run, plan, existing):
         if sid is None or rec["id"] in existing:
             continue
         repo = run.local_repo(rec["repo"], rec.get("root_commit"))
-        claim, key, words = _stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+        claim, key, words = stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
         # the claim's index words now, from the words its key was made of, rather than the
         # words kept until its chunk is written
         indexed = None if words is None else index_text(claim, words)
@@ -790,9 +790,9 @@ def _add_new_item(run, rec, sid, prepared, confidence, status, cites, known_even
     run.next_rid += 1
     stamp = now  # the import's one moment, for a record without its own times
     detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
-    detail = detail and _stored_noting(detail)
+    detail = detail and stored_noting(detail)
     symptom = clean_text(rec.get("symptom"), "symptom", MAX_SYMPTOM_CHARS)
-    symptom = symptom and _stored_noting(symptom)
+    symptom = symptom and stored_noting(symptom)
     batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim, key,
                            detail, confidence, status, _local_id(store, rec.get("superseded_by")),
                            rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
