@@ -7089,7 +7089,7 @@ def _resolve_session_id(store, text):
 MAX_AUTHOR_CHARS = 200  # a name and an address; a longer one is refused, never cut
 
 
-def _store_machine_id(store):
+def store_machine_id(store):
     """This store's random id (made by migration 19, or by sync before it): the machine of every
     session recorded here, and the name of the store's own directory on a team branch."""
     row = store.one("SELECT value FROM sync_state WHERE key = 'machine'")
@@ -7197,7 +7197,7 @@ def _unstored_identity():
 
 def recorder(store):
     """(author, machine) stamped on a session recorded here now."""
-    return recorder_identity(store), _store_machine_id(store)
+    return recorder_identity(store), store_machine_id(store)
 
 
 def set_identity(store, author):
@@ -7223,7 +7223,7 @@ def whoami(store):
     else:
         source = "git config user.name / user.email"
     author = recorder_identity(store)
-    return {"author": author, "source": source if author else None, "machine": _store_machine_id(store)}
+    return {"author": author, "source": source if author else None, "machine": store_machine_id(store)}
 
 
 def recorded_by(author, machine, mine):
@@ -7332,7 +7332,7 @@ def author_filter(store, only=None, include_hidden=False):
         )
     if only is not None:
         if only == "me":
-            clause, value = "machine = ?", _store_machine_id(store)
+            clause, value = "machine = ?", store_machine_id(store)
         else:
             clause, value = "author = ?", resolve_author(store, only)
         sql.append("e.session_id IN (SELECT id FROM sessions WHERE %s)" % clause)
@@ -15691,7 +15691,7 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
             os.makedirs(out_dir, exist_ok=True)
             # The topology file is this store's alone (named by its id), so it is rewritten whole.
             if topology:
-                path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
+                path = os.path.join(out_dir, "topology-%s.jsonl" % store_machine_id(store))
                 text = export_text(topology)
                 if _read_shared_file(path) != text:
                     _write_shared_file(path, text)
@@ -16010,7 +16010,7 @@ def _import_sessions(store, records, forgotten, by_name, session_map, held):
     held.update(present)
     external = {}  # (agent, external id) -> session id, for sessions this import writes
     rows = []
-    own = _store_machine_id(store)
+    own = store_machine_id(store)
     for rec in recs:
         sid = rec["id"]
         if sid in present:
@@ -16189,7 +16189,7 @@ def _import_records_in(store, others, items, count):
     by_name, local_repo, repo_here = _repo_matchers(store)
     counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0, "duplicates": 0, "forgotten": 0,
               "refused": 0, "refusals": {}}  # fmt: skip
-    own = _store_machine_id(store)
+    own = store_machine_id(store)
     session_map = {}
     with store.atomic():
         now = utc_now()
@@ -16728,7 +16728,7 @@ def _sync_init(store):
     if not os.path.isfile(os.path.join(path, "HEAD")):
         os.makedirs(path, exist_ok=True)
         run_git(path, ["init", "--quiet", "--bare"])
-    return _store_machine_id(store)
+    return store_machine_id(store)
 
 
 def workspace_branch(branch, workspace):

@@ -4,7 +4,7 @@ import json
 import os
 import re
 
-from .authors import _store_machine_id
+from .authors import store_machine_id
 from .items import _load_histories, _session_dict
 from .records import _repos, resolve_repo
 from .redaction import stored_text
@@ -345,7 +345,7 @@ def export_evidence(store, out_dir=None, stream=None, repo=None):
             os.makedirs(out_dir, exist_ok=True)
             # The topology file is this store's alone (named by its id), so it is rewritten whole.
             if topology:
-                path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
+                path = os.path.join(out_dir, "topology-%s.jsonl" % store_machine_id(store))
                 text = export_text(topology)
                 if _read_shared_file(path) != text:
                     _write_shared_file(path, text)

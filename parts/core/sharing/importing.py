@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from .authors import _store_machine_id
+from .authors import store_machine_id
 from .caches import _CLEAN_TEXTS, _INDEXED_TEXTS
 from .capture import _EVENT_INSERT, _FTS_INSERT, DuplicateIndex, _check_confidence, _event_row
 from .constants import MAX_CLAIM_CHARS, MAX_DETAIL_CHARS, MAX_SYMPTOM_CHARS
@@ -301,7 +301,7 @@ def _import_sessions(store, records, forgotten, by_name, session_map, held):
     held.update(present)
     external = {}  # (agent, external id) -> session id, for sessions this import writes
     rows = []
-    own = _store_machine_id(store)
+    own = store_machine_id(store)
     for rec in recs:
         sid = rec["id"]
         if sid in present:
@@ -480,7 +480,7 @@ def _import_records_in(store, others, items, count):
     by_name, local_repo, repo_here = _repo_matchers(store)
     counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0, "duplicates": 0, "forgotten": 0,
               "refused": 0, "refusals": {}}  # fmt: skip
-    own = _store_machine_id(store)
+    own = store_machine_id(store)
     session_map = {}
     with store.atomic():
         now = utc_now()

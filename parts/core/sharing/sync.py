@@ -5,7 +5,7 @@ import os
 import re
 import time
 
-from .authors import _store_machine_id, recorded_by
+from .authors import recorded_by, store_machine_id
 from .constants import REPO_NAME_RE, _lazy_pattern
 from .errors import UsageError, WctxError
 from .exporting import (
@@ -190,7 +190,7 @@ def _sync_init(store):
     if not os.path.isfile(os.path.join(path, "HEAD")):
         os.makedirs(path, exist_ok=True)
         run_git(path, ["init", "--quiet", "--bare"])
-    return _store_machine_id(store)
+    return store_machine_id(store)
 
 
 def workspace_branch(branch, workspace):
