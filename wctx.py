@@ -7494,7 +7494,7 @@ def _same_remote(top, other):
     return bool(mine & theirs) or os.path.realpath(other) in mine or os.path.realpath(top) in theirs
 
 
-def _identity_of(repos, name, root):
+def identity_of(repos, name, root):
     """The registered repository a (name, root commit) identity names, or None: the root commit
     decides when both sides have one (preferring the same name among forks), else the name."""
     if root:
@@ -7580,12 +7580,12 @@ def _attach_waiting(store, repo_id, repo_name, root_commit, aliases):
         a = (
             me
             if is_me(row["from_name"], row["from_root"])
-            else _identity_of(repos, row["from_name"], row["from_root"])
+            else identity_of(repos, row["from_name"], row["from_root"])
         )
         b = (
             me
             if is_me(row["to_name"], row["to_root"])
-            else _identity_of(repos, row["to_name"], row["to_root"])
+            else identity_of(repos, row["to_name"], row["to_root"])
         )
         if a is None or b is None or me not in (a, b) or a is b:
             continue
@@ -16529,8 +16529,8 @@ def _import_topology(store, records):
     counts = {"relations": 0, "memberships": 0, "waiting": 0}
     for rec in records:
         if rec["type"] == "relation":
-            a = _identity_of(repos, rec["from"], rec["from_root"])
-            b = _identity_of(repos, rec["to"], rec["to_root"])
+            a = identity_of(repos, rec["from"], rec["from_root"])
+            b = identity_of(repos, rec["to"], rec["to_root"])
             note = stored_text(rec.get("note"))
             if a is not None and b is not None:
                 if a.id != b.id:
@@ -16552,7 +16552,7 @@ def _import_topology(store, records):
         elif rec["type"] == "workspace":
             ws = _workspace_id(store, rec["name"], create=True)
             for m in rec["repos"]:
-                r = _identity_of(repos, m["repo"], m["root_commit"])
+                r = identity_of(repos, m["repo"], m["root_commit"])
                 if r is not None:
                     counts["memberships"] += db.execute(
                         "INSERT OR IGNORE INTO workspace_repos(workspace_id, repo_id) VALUES (?, ?)",

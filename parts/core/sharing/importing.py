@@ -9,7 +9,7 @@ from .helpers import clean_text, utc_now
 from .items import _forget_rows, _scrub_store
 from .records import _repos
 from .redaction import stored_claim, stored_key, stored_noting, stored_text
-from .repos import _identity_of, _workspace_id
+from .repos import _workspace_id, identity_of
 from .shared_records import (
     ANCHOR_FIELDS,
     TOPOLOGY_TYPES,
@@ -820,8 +820,8 @@ def _import_topology(store, records):
     counts = {"relations": 0, "memberships": 0, "waiting": 0}
     for rec in records:
         if rec["type"] == "relation":
-            a = _identity_of(repos, rec["from"], rec["from_root"])
-            b = _identity_of(repos, rec["to"], rec["to_root"])
+            a = identity_of(repos, rec["from"], rec["from_root"])
+            b = identity_of(repos, rec["to"], rec["to_root"])
             note = stored_text(rec.get("note"))
             if a is not None and b is not None:
                 if a.id != b.id:
@@ -843,7 +843,7 @@ def _import_topology(store, records):
         elif rec["type"] == "workspace":
             ws = _workspace_id(store, rec["name"], create=True)
             for m in rec["repos"]:
-                r = _identity_of(repos, m["repo"], m["root_commit"])
+                r = identity_of(repos, m["repo"], m["root_commit"])
                 if r is not None:
                     counts["memberships"] += db.execute(
                         "INSERT OR IGNORE INTO workspace_repos(workspace_id, repo_id) VALUES (?, ?)",
