@@ -4954,7 +4954,7 @@ def git_toplevel(path):
     return os.path.realpath(top) if top else None
 
 
-def _check_checkout(path, top):
+def check_checkout(path, top):
     """Refuse a checkout whose git configuration points outside it: ``core.worktree`` naming
     another directory, or a ``.git`` file that borrows another checkout's git directory (a linked
     worktree or a submodule points back at itself; anything else reads someone else's history)."""
@@ -7622,7 +7622,7 @@ def register_repo(store, path, name=None, workspace=None, same_as=None):
     top = git_toplevel(path)
     if top is None:
         raise UsageError(_git_refusal(path) or "%s is not inside a git checkout" % path)
-    _check_checkout(path, top)
+    check_checkout(path, top)
     if not is_utf8(top):
         raise UsageError("%s: wctx needs repository paths that are valid UTF-8" % printable_path(top))
     fault = identifier_fault(top)

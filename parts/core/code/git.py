@@ -1237,7 +1237,7 @@ def git_toplevel(path):
     return os.path.realpath(top) if top else None
 
 
-def _check_checkout(path, top):
+def check_checkout(path, top):
     """Refuse a checkout whose git configuration points outside it: ``core.worktree`` naming
     another directory, or a ``.git`` file that borrows another checkout's git directory (a linked
     worktree or a submodule points back at itself; anything else reads someone else's history)."""

@@ -7,7 +7,7 @@ from .constants import MAX_CLAIM_CHARS, RELATION_KINDS, REPO_NAME_RE
 from .errors import NotFoundError, UsageError, WctxError
 from .git import (
     GitError,
-    _check_checkout,
+    check_checkout,
     common_git_dir,
     dubious_ownership_message,
     git_toplevel,
@@ -232,7 +232,7 @@ def register_repo(store, path, name=None, workspace=None, same_as=None):
     top = git_toplevel(path)
     if top is None:
         raise UsageError(_git_refusal(path) or "%s is not inside a git checkout" % path)
-    _check_checkout(path, top)
+    check_checkout(path, top)
     if not is_utf8(top):
         raise UsageError("%s: wctx needs repository paths that are valid UTF-8" % printable_path(top))
     fault = identifier_fault(top)
