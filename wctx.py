@@ -132,50 +132,6 @@ class FunctionMemo(Cache):
         return [lambda f=f: f.cache_info().currsize for f in self.functions]
 
 
-class TextMemo(Cache):
-    """A memo of a function of texts bounded by the characters of the texts it holds, least
-    recently used out: an entry for a 7.5 kB claim and detail weighs hundreds of times one for a
-    word, so a bound in entries alone lets a long-lived process grow with every distinct text.
-    ``@MEMO`` applies it to the function it remembers (its ``__wrapped__`` is the function)."""
-
-    __slots__ = ("max_chars", "tables")
-
-    def __init__(self, name, key, invalidation, max_chars):
-        bound = "%s characters of text, least recent out" % format(max_chars, ",")
-        Cache.__init__(self, name, key, invalidation, bound)
-        self.max_chars = max_chars
-        self.tables = []
-
-    def __call__(self, function):
-        table = {}  # key -> (value, characters); insertion order is recency
-        held = [0]
-        limit = self.max_chars
-        missing = object()
-
-        def remembered(*args):
-            hit = table.pop(args, missing)  # popped and put back: the most recent goes last
-            if hit is missing:
-                weight = sum(len(a) for a in args if a.__class__ is str)
-                hit = (function(*args), weight)
-                held[0] += weight
-                while held[0] > limit and table:
-                    held[0] -= table.pop(next(iter(table)))[1]
-            table[args] = hit
-            return hit[0]
-
-        def clear():
-            table.clear()
-            held[0] = 0
-
-        functools.update_wrapper(remembered, function)
-        self.tables.append(table)
-        self._clears.append(clear)
-        return remembered
-
-    def _sizes(self):
-        return [lambda t=t: len(t) for t in self.tables]
-
-
 class CacheTable(Cache):
     """A dict or set declared here; ``.value`` is the container its owner fills."""
 
@@ -201,66 +157,50 @@ def clear_caches():
 
 _PURE = "none: a pure function of its key"
 
+# A cache stays only where a benchmark shows it: bench/caches.py times each workload that uses it
+# with it and without it, interleaved, in CPU seconds (bench/RESULTS.md, "#43: caches"). The
+# figure after each is its best (time without / time with) there; under 1.05 on every workload
+# that uses it, it goes. "Not reached" marks one no workload there exercises: kept until one does.
+
 # -- built once: tables and classes made on first use, to keep start-up short ----------------
-BUILT_ONCE = FunctionMemo(
+BUILT_ONCE = FunctionMemo(  # import x1.06 (field_checks and field_plan are emptied by the import)
     "built once",
     "nothing, a record type or a pattern name (_secret_patterns, _untrusted_re, field_checks, "
     "field_plan, _store_connection_class, _ordered_action, _parser_class)",
     "none: each is a function of wctx's own tables",
     None,
 )
-_ABBREVIATIONS_OF = CacheTable(
+_ABBREVIATIONS_OF = CacheTable(  # search x1.72
     "abbreviations of a word", "stem of a full word", _PURE, "the size of CODE_ABBREVIATIONS", {}
 ).value  # filled once by _abbreviation_tables, with _EXPANSIONS_OF
-_EXPANSIONS_OF = CacheTable(
+_EXPANSIONS_OF = CacheTable(  # search x1.74
     "expansions of an abbreviation", "abbreviation or its plural", _PURE, "the size of CODE_ABBREVIATIONS", {}
 ).value
-_FRAGMENT_SCAN = CacheTable(
+FRAGMENT_SCAN = CacheTable(  # import x15.0, cli x6.8
     "secret fragment scanner", '"scan"', "none: built from _SECRET_RULES", "one entry", {}
 ).value  # filled once by _fragment_tables
 
 # -- words: what a text and a query become in the index (parts/core/words.py) ---------------------
-QUERY_TERMS = FunctionMemo("query terms", "(query text of at most 2,000 characters, limit)", _PURE, 1024)
-TERM_FORMS = FunctionMemo("match forms of a term", "term", _PURE, 4096)
-IMPLIED_PARTS = FunctionMemo("identifier parts a query implies", "tuple of query terms", _PURE, 1024)
-FORMS = FunctionMemo("match forms and their probes", "term", _PURE, 8192)
-# Keyed by a whole claim and detail: bounded by the characters they hold (TextMemo). A text's
-# written words weigh about 30 bytes a character, so 500,000 characters hold about 15 MB.
-MATCHED_WORD = TextMemo("word of a text a query term matched", "(term, text)", _PURE, 2000000)
-WRITTEN_WORDS = TextMemo("words of a text with their index words", "text", _PURE, 500000)
-IDENTIFIER_WORDS = FunctionMemo("whole words of an identifier", "identifier", _PURE, 8192)
+TERM_FORMS = FunctionMemo("match forms of a term", "term", _PURE, 4096)  # mcp x1.06
+FORMS = FunctionMemo("match forms and their probes", "term", _PURE, 8192)  # not reached
 INDEX_TOKENS_KEPT = 100000
-_INDEX_TOKENS = CacheTable(
+_INDEX_TOKENS = CacheTable(  # search x1.22
     "index words of a word", "word as written", _PURE, "%d entries, then emptied" % INDEX_TOKENS_KEPT, {}
 ).value  # filled by _index_tokens
-# {text: index_text(text)} computed by a bulk writer from the words it had already split for the
-# claim keys of the texts it is about to write.
-_INDEXED_TEXTS = CacheTable(
-    "index text of a batch's texts",
-    "text a bulk import is about to write",
-    "emptied by the import after each batch (_import_records_in)",
-    "one batch",
-    {},
-).value
 
 # -- redaction (parts/core/redaction.py) ----------------------------------------------------------
-RULES_OF = FunctionMemo("secret rules that can match", "frozenset of rule fragments found", _PURE, 4096)
-STORED_TEXT = FunctionMemo("stored form of a text", "text", _PURE, 8192)
-SHOWN_TEXT = FunctionMemo("shown form of a text (secrets redacted)", "text", _PURE, 8192)
+SHOWN_TEXT = FunctionMemo("shown form of a text (secrets redacted)", "text", _PURE, 8192)  # mcp x1.05
 RUN_MEMO_MAX = 200000
-_FRAGMENT_FREE_RUNS = CacheTable(
+FRAGMENT_FREE_RUNS = CacheTable(  # import x1.11
     "text runs without a secret fragment",
     "run of text",
     _PURE,
     "%d entries, then emptied" % RUN_MEMO_MAX,
     set(),
-).value  # filled by _secret_fragments, with _RUN_FRAGMENTS
-_RUN_FRAGMENTS = CacheTable(
-    "secret fragments of a text run", "run of text", _PURE, "%d entries, then emptied" % RUN_MEMO_MAX, {}
-).value
+).value  # filled by _secret_fragments
 # Texts a bulk writer has just passed through stored_text and found unchanged, so that the boundary
 # keeps them without a second pass however many other values went by meanwhile.
-_CLEAN_TEXTS = CacheTable(
+CLEAN_TEXTS = CacheTable(  # verify x1.09, import x1.05
     "texts that are their own stored form",
     "text",
     "none (fixed points of stored_text); a bulk import empties it when done",
@@ -269,8 +209,11 @@ _CLEAN_TEXTS = CacheTable(
 ).value  # filled by stored_noting and the bulk writers
 
 # -- git (parts/core/git.py) ----------------------------------------------------------------------
+# GIT_VIEWS: mcp x1.01 in CPU (git's included) with the server's WARM_GIT_VIEWS; the workload's
+# freshness cache is warm, so few calls reach git there. Not decided: going takes WARM_GIT_VIEWS
+# out of the freshness part with it.
 GIT_VIEWS_KEPT = 64
-_GIT_VIEWS = CacheTable(
+GIT_VIEWS = CacheTable(
     "git answers about a checkout",
     "checkout path",
     "its HEAD token or index stat changed, a commit it missed, or a change within HEAD_RACY_SECONDS",
@@ -278,7 +221,7 @@ _GIT_VIEWS = CacheTable(
     {},
 ).value  # filled by git_view
 HEAD_TOKENS_KEPT = 4096
-_HEAD_TOKENS = CacheTable(
+HEAD_TOKENS = CacheTable(  # search x1.13
     "HEAD token of a checkout",
     "checkout path",
     "the stat of a ref file it read changed, or changed within HEAD_RACY_SECONDS",
@@ -286,7 +229,9 @@ _HEAD_TOKENS = CacheTable(
     {},
 ).value  # filled by recent_head_token
 STOPPED_SCANS_KEPT = 256
-_STOPPED_SCANS = CacheTable(
+# Not a speed-up but a bound on waiting: a checkout whose untracked-file scan git did not finish
+# is not scanned again for WORKTREE_SCAN_RETRY_SECONDS, and what verify says names why.
+STOPPED_SCANS = CacheTable(
     "working-tree scans git did not finish in time",
     "checkout path",
     "WORKTREE_SCAN_RETRY_SECONDS after the scan was stopped",
@@ -295,14 +240,19 @@ _STOPPED_SCANS = CacheTable(
 ).value  # filled by GitRepo.untracked_paths
 
 # -- symbols: where a cited symbol is in a source text (parts/core/symbols.py) --------------------
+# MASKED_SOURCE, DEFINITION_PATTERNS, PYTHON_DEFINITIONS, SOURCE_LINES and _PY_PIECES show
+# x0.95-1.00 on capture, the one workload of bench/caches.py that reaches them; verify over real
+# histories (bench/freshness_verify.py), which they were made for, was not measured: not decided.
 MASKED_SOURCE = FunctionMemo("source with comments and strings blanked", "(source, language)", _PURE, 16)
 DEFINITION_PATTERNS = FunctionMemo("definition patterns of a name", "(name, language)", _PURE, 1024)
-RUBY_ENDS = FunctionMemo("end of a Ruby definition", "(masked source, start, name end)", _PURE, 4096)
-SOURCE_INDEX = FunctionMemo("definitions index of a source", "(source, language)", _PURE, 16)
-COMPILED_PATTERNS = FunctionMemo("compiled definition patterns", "pattern text", _PURE, 512)
+RUBY_ENDS = FunctionMemo(
+    "end of a Ruby definition", "(masked source, start, name end)", _PURE, 4096
+)  # not reached
+SOURCE_INDEX = FunctionMemo("definitions index of a source", "(source, language)", _PURE, 16)  # capture x1.06
+COMPILED_PATTERNS = FunctionMemo("compiled definition patterns", "pattern text", _PURE, 512)  # not reached
 PYTHON_DEFINITIONS = FunctionMemo("definitions of a Python source", "source text", _PURE, 8)
 SOURCE_LINES = FunctionMemo("lines of a Python source", "source text", _PURE, 8)
-IMPORTS = FunctionMemo("import bindings of a source", "(source, language)", _PURE, 32)
+IMPORTS = FunctionMemo("import bindings of a source", "(source, language)", _PURE, 32)  # not reached
 PY_PIECES_BYTES = 32 * 1024 * 1024
 _PY_PIECES = CacheTable(
     "definitions of a piece of Python",
@@ -313,21 +263,13 @@ _PY_PIECES = CacheTable(
 ).value  # filled by _python_piece_definitions
 
 # -- search (parts/core/search.py) ----------------------------------------------------------------
-DAY_SECONDS_KEPT = 100000
-_DAY_SECONDS = CacheTable(
-    "seconds of a calendar day",
-    "(year, month, day)",
-    _PURE,
-    "%d days, then no more kept" % DAY_SECONDS_KEPT,
-    {},
-).value  # filled by _utc_day_seconds
-STAMP_SECONDS = FunctionMemo("seconds of a timestamp", "timestamp text", _PURE, 16384)
-SYMBOL_NAMES = FunctionMemo("the name code calls a symbol by", "cited symbol", _PURE, 4096)
-MODULE_FORMS = FunctionMemo("how code names a cited file", "cited path", _PURE, 4096)
-SYMBOL_WORDS = FunctionMemo("words of a cited symbol", "cited symbol", _PURE, 8192)
-SPACED_FORMS = FunctionMemo("match forms between spaces", "term", _PURE, 8192)
+STAMP_SECONDS = FunctionMemo("seconds of a timestamp", "timestamp text", _PURE, 16384)  # search x1.07
+SYMBOL_NAMES = FunctionMemo("the name code calls a symbol by", "cited symbol", _PURE, 4096)  # not reached
+MODULE_FORMS = FunctionMemo("how code names a cited file", "cited path", _PURE, 4096)  # not reached
+SPACED_FORMS = FunctionMemo("match forms between spaces", "term", _PURE, 8192)  # search x1.15
 
 # -- the MCP server's replies (parts/mcp/replies.py) ----------------------------------------------
+# mcp x1.05 (1.048): at the line; kept while the server's output path is being made one.
 MCP_SERVED_TEXTS_KEPT = 16384
 MCP_SERVED_TEXTS = CacheTable(
     "stored text as a reply serves it (neutralised and cut)",
@@ -1362,22 +1304,22 @@ def _trie_pattern(words):
     return emit(tree)
 
 
-# Runs of text (see _secret_fragments) known to hold no rule fragment, and those that hold some
-# with their fragments: the words of prose, paths and identifiers repeat from text to text.
+# Runs of text (see _secret_fragments) known to hold no rule fragment are remembered: the words of
+# prose, paths and identifiers repeat from text to text, and almost none holds a fragment.
 _RUN_SCAN_MIN = 48  # shorter texts (ids, names, most paths) are scanned whole, one regex call
 
 
 def _fragment_tables():
     """(the trie's search, {fragment: fragments inside it}, the bytes table that turns every
     character no space-free fragment holds into a space, the fragments holding a space)."""
-    scan = _FRAGMENT_SCAN.get("scan")
+    scan = FRAGMENT_SCAN.get("scan")
     if scan is None:
         frags = {f for rule in _SECRET_RULES for f in rule[0]}
         inside = {f: frozenset(g for g in frags if g in f) for f in frags}
         kept = {ord(c) for f in frags if " " not in f for c in f}
         table = bytes(b if b in kept or chr(b).isalnum() else 32 for b in range(128)) + b" " * 128
         spaced = tuple(f for f in frags if " " in f)
-        scan = _FRAGMENT_SCAN["scan"] = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
+        scan = FRAGMENT_SCAN["scan"] = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
     return scan
 
 
@@ -1398,28 +1340,23 @@ def _secret_fragments(folded):
     for itself and every fragment inside it.
 
     A longer ASCII text is cut into runs of the characters fragments are made of (letters,
-    digits, ``_-./:=``), each run scanned once and remembered: a fragment without a space lies
+    digits, ``_-./:=``), each run scanned once and remembered when it holds none: a fragment without a space lies
     inside one run, so the text holds exactly the fragments of its runs, and those with a space
     (two) are looked for in the whole text. The same set as one scan of the text, for a fraction
     of the regex work: its words repeat."""
     search, inside, table, spaced = _fragment_tables()
     if len(folded) < _RUN_SCAN_MIN or not folded.isascii():
         return _scan_fragments(search, inside, folded)
-    runs = set(folded.encode("ascii").translate(table).decode("ascii").split()) - _FRAGMENT_FREE_RUNS
+    runs = set(folded.encode("ascii").translate(table).decode("ascii").split()) - FRAGMENT_FREE_RUNS
     found = set()
     for run in runs:
-        hit = _RUN_FRAGMENTS.get(run)
-        if hit is None:
-            hit = _scan_fragments(search, inside, run)
-            memo = _RUN_FRAGMENTS if hit else _FRAGMENT_FREE_RUNS
-            if len(memo) >= RUN_MEMO_MAX:
-                memo.clear()
-            if hit:
-                _RUN_FRAGMENTS[run] = hit
-            else:
-                _FRAGMENT_FREE_RUNS.add(run)
-                continue
-        found |= hit
+        hit = _scan_fragments(search, inside, run)
+        if hit:
+            found |= hit
+            continue
+        if len(FRAGMENT_FREE_RUNS) >= RUN_MEMO_MAX:
+            FRAGMENT_FREE_RUNS.clear()
+        FRAGMENT_FREE_RUNS.add(run)
     for fragment in spaced:
         if fragment in folded:
             found |= inside[fragment]
@@ -1596,7 +1533,6 @@ def _redact_found(text, found):
     return text
 
 
-@RULES_OF
 def _rules_of(found):
     """The positions in _SECRET_RULES, in order, of the rules one of whose fragments is in
     ``found``: the only ones that can match (a text holds few fragments; most rules have none of
@@ -1641,14 +1577,11 @@ def stored_text(text):
     json.dumps had escaped."""
     if not isinstance(text, str) or not text:
         return text
-    if len(text) > _STORED_MEMO_CHARS:
-        return _stored_text(text)
-    return _stored_text_memo(text)
+    return _stored_text(text)
 
 
-# A bulk write passes the same values through the boundary again and again (a session id, a
-# repository, a commit on every row; a claim in its row and again in its search row); results of
-# this pure function are remembered for the values seen last.
+# Texts up to this long are shown through a memo (shown_text), and a claim up to it is checked
+# with one scan for rule fragments (stored_claim).
 _STORED_MEMO_CHARS = 4096
 
 
@@ -1688,17 +1621,11 @@ def _stored_text(text, found=None):
     return _redact_found(text, found) if stripped is text else redact_secrets(stripped)
 
 
-_stored_text_memo = STORED_TEXT(_stored_text)
-
-
 def stored_list(params):
-    """[stored_text(v) for v in params] (text values; others as they are), through stored_text's
-    memo without a frame per value: the boundary of every single-row write."""
-    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
-    return [
-        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
-        for v in params
-    ]
+    """[stored_text(v) for v in params] (text values; others as they are), those a bulk writer
+    found clean without a call: the boundary of every single-row write."""
+    clean = CLEAN_TEXTS
+    return [v if v in clean else stored_text(v) for v in params]
 
 
 def stored_values(values):
@@ -1709,9 +1636,9 @@ def stored_values(values):
     search, changed = _fragment_tables()[0], {}
     for v in values:
         if v.__class__ is not str:
-            if not isinstance(v, str) or v in _CLEAN_TEXTS:
+            if not isinstance(v, str) or v in CLEAN_TEXTS:
                 continue
-        elif v in _CLEAN_TEXTS:
+        elif v in CLEAN_TEXTS:
             continue
         elif len(v) < _RUN_SCAN_MIN and v.isascii() and v.isprintable() and "\\u" not in v:
             if search(v.lower()) is None:
@@ -1818,16 +1745,16 @@ _TREE = (str, dict, list, tuple)  # what shown_tree looks into
 
 
 def stored_noting(text):
-    """stored_text(text), noted in _CLEAN_TEXTS when that is ``text`` itself."""
+    """stored_text(text), noted in CLEAN_TEXTS when that is ``text`` itself."""
     out = stored_text(text)
     if out.__class__ is str and out == text:
-        _CLEAN_TEXTS.add(out)
+        CLEAN_TEXTS.add(out)
     return out
 
 
 def stored_claim(text):
     """(stored_text(text), its claim_key, the claim's ascii_words or None), the claim noted in
-    _CLEAN_TEXTS when it is its own stored form, with one scan of the claim for rule fragments.
+    CLEAN_TEXTS when it is its own stored form, with one scan of the claim for rule fragments.
     The key (hex digits) is its own stored form: no rule matches hex digits alone."""
     if text.__class__ is not str or not text.isascii() or len(text) > _STORED_MEMO_CHARS:
         claim = stored_noting(text)
@@ -1836,10 +1763,10 @@ def stored_claim(text):
     if not _as_stored(text, found) and _stored_text(text, found) != text:
         claim = stored_noting(text)
         return claim, claim_key(claim), None
-    _CLEAN_TEXTS.add(text)
+    CLEAN_TEXTS.add(text)
     words = ascii_words(text)
     key = claim_key(text, words)
-    _CLEAN_TEXTS.add(key)
+    CLEAN_TEXTS.add(key)
     return text, key, words
 
 
@@ -2208,9 +2135,8 @@ _CHUNK_RE = _lazy_pattern(r"\d+(?:\.\d+)+|\w+", re.UNICODE)  # a version (2.2.1)
 SHORT_NUMBER_DIGITS = 3  # a bare number of fewer digits ("1", "42") selects no candidate (selecting_terms)
 
 
-@QUERY_TERMS
 def _query_terms(text, limit):
-    """query_terms as a tuple, remembered: an agent asks the same questions again.
+    """query_terms as a tuple.
 
     An identifier joined by underscores (NO_PROXY, raise_app_exceptions) is a term of its own,
     its parts with "_" between them (matched as the phrase of its parts: _term_forms), stop-word
@@ -2394,9 +2320,6 @@ def index_text(text, words=None):
     if not text:
         return ""
     if words is None:
-        hit = _INDEXED_TEXTS.get(text) if _INDEXED_TEXTS else None
-        if hit is not None:
-            return hit
         words = ascii_words(text) if text.isascii() else _TERM_RE.findall(text)
     forms = list(map(_INDEX_TOKENS.get, words))
     if None in forms:
@@ -2447,7 +2370,6 @@ def fts_query(terms, all_terms=False):
     return " OR ".join(dict.fromkeys(_fts_term(t) for t in terms))
 
 
-@IMPLIED_PARTS
 def _implied_parts(terms):
     """{term: the identifier among ``terms`` it is a camelCase part of} (query_terms puts an
     identifier's parts right after it: retryreceipt, retry, receipt). The index holds an
@@ -2517,7 +2439,6 @@ def _fts_paths(anchors):
     return " ".join(dict.fromkeys(a["path"] for a in anchors if a.get("path")))
 
 
-@MATCHED_WORD
 def matched_word(term, text):
     """The word of ``text`` as written that ``term`` matched (one of its index words is a match
     form of the term: _word_hits' rule): the term itself if the text has it, else the first word
@@ -2537,14 +2458,11 @@ def matched_word(term, text):
     return None
 
 
-@WRITTEN_WORDS
 def _written_words(text):
-    """((word as written, lower-cased, its index words), ...) of a text, once: search names the
-    words of the same items' texts query after query."""
+    """((word as written, lower-cased, its index words), ...) of a text."""
     return tuple((raw, raw.lower(), frozenset(_index_tokens(raw).split())) for raw in _TERM_RE.findall(text))
 
 
-@IDENTIFIER_WORDS
 def identifier_words(name):
     """The whole words an identifier is made of, lower-cased, and the identifier itself without
     separators (Payload.read_json -> payload, read, json, readjson): what a query word must equal
@@ -4663,9 +4581,9 @@ class GitRepo:
         try:
             _, out = self.git(*args, seconds=WORKTREE_SCAN_SECONDS)
         except GitStopped as e:
-            if len(_STOPPED_SCANS) >= STOPPED_SCANS_KEPT:
-                _STOPPED_SCANS.clear()
-            _STOPPED_SCANS[self.path] = (time.monotonic(), str(e))
+            if len(STOPPED_SCANS) >= STOPPED_SCANS_KEPT:
+                STOPPED_SCANS.clear()
+            STOPPED_SCANS[self.path] = (time.monotonic(), str(e))
             return []
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
@@ -4679,7 +4597,7 @@ WORKTREE_SCAN_RETRY_SECONDS = 300.0
 def scan_stopped(path):
     """Why the untracked-files walk of the checkout at ``path`` was stopped in the last
     WORKTREE_SCAN_RETRY_SECONDS (its untracked files are left out meanwhile), or None."""
-    stopped = _STOPPED_SCANS.get(path)
+    stopped = STOPPED_SCANS.get(path)
     if stopped is None or time.monotonic() - stopped[0] > WORKTREE_SCAN_RETRY_SECONDS:
         return None
     return stopped[1]
@@ -4727,7 +4645,7 @@ def git_view(path):
     except OSError:
         st = None
     state = (recent_head_token(path), "%d:%d" % (st.st_size, st.st_mtime_ns) if st else None)
-    seen = _GIT_VIEWS.get(path)
+    seen = GIT_VIEWS.get(path)
     if seen is not None and seen[0] == state and not seen[1].absent:
         return seen[1]
     view = GitRepo(path)
@@ -4735,11 +4653,11 @@ def git_view(path):
         HEAD_RACY_SECONDS * 1e9
     )
     if state[0] is not None and settled:
-        if len(_GIT_VIEWS) >= GIT_VIEWS_KEPT:
-            _GIT_VIEWS.clear()
-        _GIT_VIEWS[path] = (state, view)
+        if len(GIT_VIEWS) >= GIT_VIEWS_KEPT:
+            GIT_VIEWS.clear()
+        GIT_VIEWS[path] = (state, view)
     else:
-        _GIT_VIEWS.pop(path, None)
+        GIT_VIEWS.pop(path, None)
     return view
 
 
@@ -4899,7 +4817,7 @@ def recent_head_token(repo_path):
     files. A path modified within HEAD_RACY_SECONDS of the read is not trusted to show its next
     change in its stat (timestamps have a coarse grain; an inode may be reused), so such an
     answer is read again next time, as git treats a racily clean index entry."""
-    seen = _HEAD_TOKENS.get(repo_path)
+    seen = HEAD_TOKENS.get(repo_path)
     if seen is not None:
         for path, sig in seen[1]:
             if _stat_signature(path) != sig:
@@ -4911,11 +4829,11 @@ def recent_head_token(repo_path):
     signatures = tuple((path, _stat_signature(path)) for path in dict.fromkeys(probed))
     settled = time.time_ns() - int(HEAD_RACY_SECONDS * 1e9)
     if token is not None and all(sig is None or max(sig[2], sig[3]) < settled for _, sig in signatures):
-        if len(_HEAD_TOKENS) > HEAD_TOKENS_KEPT:
-            _HEAD_TOKENS.clear()
-        _HEAD_TOKENS[repo_path] = (token, signatures)
+        if len(HEAD_TOKENS) > HEAD_TOKENS_KEPT:
+            HEAD_TOKENS.clear()
+        HEAD_TOKENS[repo_path] = (token, signatures)
     else:
-        _HEAD_TOKENS.pop(repo_path, None)
+        HEAD_TOKENS.pop(repo_path, None)
     return token
 
 
@@ -12257,17 +12175,12 @@ _STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{
 
 def _utc_day_seconds(y, mo, d):
     """Seconds since 1970-01-01 of 00:00 UTC on a proleptic Gregorian date (days-from-civil)."""
-    key = (y, mo, d)
-    if key not in _DAY_SECONDS:
-        yy = y - (mo <= 2)
-        era = yy // 400
-        yoe = yy - era * 400
-        doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
-        days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-        if len(_DAY_SECONDS) < DAY_SECONDS_KEPT:
-            _DAY_SECONDS[key] = days * 86400
-        return days * 86400
-    return _DAY_SECONDS[key]
+    yy = y - (mo <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    return days * 86400
 
 
 def _stamp_seconds(stamp):
@@ -13069,7 +12982,6 @@ def _count_matches(store, terms, where, params):
 # -- rerank --------------------------------------------------------------------------------------
 
 
-@SYMBOL_WORDS
 def _symbol_words(symbol):
     """The lower-cased words of a cited symbol, as _query_names compares them with the query's
     terms (Client.uploadDocument -> client, upload, document); once per symbol."""
@@ -15992,7 +15904,6 @@ class _ImportBatch:
         if self.confidence:
             db.executemany("UPDATE evidence SET confidence = ? WHERE rid = ?", self.confidence)
         self.evidence, self.anchors, self.fts, self.events, self.confidence = [], [], [], [], []
-        _INDEXED_TEXTS.clear()
 
 
 def _import_sessions(store, records, forgotten, by_name, session_map, held):
@@ -16179,8 +16090,7 @@ def _import_stream(store, others, items, count):
         with BulkCache(store, count + len(others)):
             return _import_records_in(store, others, items, count)
     finally:
-        _CLEAN_TEXTS.clear()
-        _INDEXED_TEXTS.clear()
+        CLEAN_TEXTS.clear()
         field_checks.cache_clear()
         field_plan.cache_clear()
 
@@ -16314,7 +16224,7 @@ class _ItemRun:
     reads from the store, where the chunks before it have been written."""
 
     __slots__ = ("store", "count", "done", "forgotten", "session_map", "local_repo", "repo_here", "counts",
-                 "now", "batch", "next_rid", "deferred", "decided", "symbol_words", "own", "claimed",
+                 "now", "batch", "next_rid", "deferred", "decided", "own", "claimed",
                  "held")  # fmt: skip
 
     def __init__(self, store, count, forgotten, session_map, local_repo, repo_here, counts, now):
@@ -16324,13 +16234,9 @@ class _ItemRun:
         self.batch = _ImportBatch(store)
         self.next_rid = (store.one("SELECT max(rid) AS m FROM evidence")["m"] or 0) + 1
         self.deferred, self.decided = [], False
-        self.symbol_words = {}  # {symbols text: index_text of it}, a few thousand at most
         self.own = None  # this store's machine id (_may_change)
         self.claimed = {}  # {session id: the machine its record names}, the import's sessions only
         self.held = {}  # {session id here: its machine}, of those that were here before the import
-
-
-_SYMBOL_WORDS_KEPT = 4096
 
 
 def _known_items(store, ids):
@@ -16366,14 +16272,12 @@ def _import_chunk(run, chunk):
             store, (run.count - run.done) * len(new) // len(chunk), run.next_rid - 1
         )
     run.done += len(chunk)
-    if len(run.symbol_words) > _SYMBOL_WORDS_KEPT:
-        run.symbol_words.clear()
     for rec, sid, prepared in plan:
         _import_item(run, rec, sid, prepared, existing, dups, known_events)
     batch.flush()
     # The texts this chunk found clean were kept for the writes just done; the next chunk
     # brings its own (a set of every claim of the import would hold them all).
-    _CLEAN_TEXTS.clear()
+    CLEAN_TEXTS.clear()
 
 
 def _chunk_plan(run, chunk):
@@ -16401,11 +16305,8 @@ def _prepare_new_items(run, plan, existing):
         if sid is None or rec["id"] in existing:
             continue
         repo = run.local_repo(rec["repo"], rec.get("root_commit"))
-        claim, key, words = stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
-        # the claim's index words now, from the words its key was made of, rather than the
-        # words kept until its chunk is written
-        indexed = None if words is None else index_text(claim, words)
-        plan[i] = (rec, sid, (repo, repo.name if repo else rec["repo"], claim, key, indexed))
+        claim, key, _ = stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+        plan[i] = (rec, sid, (repo, repo.name if repo else rec["repo"], claim, key))
 
 
 def _import_item(run, rec, sid, prepared, existing, dups, known_events):
@@ -16423,7 +16324,7 @@ def _import_item(run, rec, sid, prepared, existing, dups, known_events):
         # A new item belongs to the machine it came from, never to the session it names.
         _refuse(counts, "item", run.held[sid], rec.get("_from"), own)
         return
-    repo, repo_name, claim, key, indexed = prepared
+    repo, repo_name, claim, key = prepared
     anchor_rows, cited, symbols, paths = _bulk_anchors(rec, run.repo_here)
     confidence = _check_confidence(rec.get("confidence"))
     status = rec.get("status", "active")
@@ -16493,7 +16394,7 @@ def _import_twin(run, rec, sid, dup, confidence, claim_of, existing, dups, known
 def _add_new_item(run, rec, sid, prepared, confidence, status, cites, known_events):
     """Queue a new item's rows (item, anchors, history, search row); its rid here."""
     store, batch, now = run.store, run.batch, run.now
-    repo, repo_name, claim, key, indexed = prepared
+    repo, repo_name, claim, key = prepared
     anchor_rows, symbols, paths = cites
     rid = run.next_rid
     run.next_rid += 1
@@ -16508,14 +16409,6 @@ def _add_new_item(run, rec, sid, prepared, confidence, status, cites, known_even
                            rec.get("confirmed_at"), symptom))  # fmt: skip
     batch.anchors += [(rid,) + row for row in anchor_rows]
     batch.events += _history_rows(rid, rec, known_events)
-    if indexed is not None:  # split once, for the claim key and the search words
-        _INDEXED_TEXTS[claim] = indexed
-    if symbols:  # few distinct symbol lists: their index words made once per import
-        symbol_words = run.symbol_words
-        hit = symbol_words.get(symbols)
-        if hit is None:
-            hit = symbol_words[symbols] = index_text(symbols)
-        _INDEXED_TEXTS[symbols] = hit
     batch.fts.append((rid, claim, symbols, paths, detail or "", symptom or ""))
     return rid
 

@@ -5,7 +5,7 @@ import re
 import time
 
 from .authors import SESSION_WHO_COLUMNS, author_filter, row_recorded_by
-from .caches import _DAY_SECONDS, DAY_SECONDS_KEPT, SPACED_FORMS, STAMP_SECONDS, SYMBOL_WORDS
+from .caches import SPACED_FORMS, STAMP_SECONDS
 from .code_refs import CodeReference, code_references
 from .constants import (
     BM25_WEIGHT_CLAIM,
@@ -71,17 +71,12 @@ _STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{
 
 def _utc_day_seconds(y, mo, d):
     """Seconds since 1970-01-01 of 00:00 UTC on a proleptic Gregorian date (days-from-civil)."""
-    key = (y, mo, d)
-    if key not in _DAY_SECONDS:
-        yy = y - (mo <= 2)
-        era = yy // 400
-        yoe = yy - era * 400
-        doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
-        days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-        if len(_DAY_SECONDS) < DAY_SECONDS_KEPT:
-            _DAY_SECONDS[key] = days * 86400
-        return days * 86400
-    return _DAY_SECONDS[key]
+    yy = y - (mo <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    return days * 86400
 
 
 def _stamp_seconds(stamp):
@@ -883,7 +878,6 @@ def _count_matches(store, terms, where, params):
 # -- rerank --------------------------------------------------------------------------------------
 
 
-@SYMBOL_WORDS
 def _symbol_words(symbol):
     """The lower-cased words of a cited symbol, as _query_names compares them with the query's
     terms (Client.uploadDocument -> client, upload, document); once per symbol."""

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from .authors import store_machine_id
-from .caches import _CLEAN_TEXTS, _INDEXED_TEXTS
+from .caches import CLEAN_TEXTS
 from .capture import _EVENT_INSERT, _FTS_INSERT, DuplicateIndex, _check_confidence, _event_row
 from .constants import MAX_CLAIM_CHARS, MAX_DETAIL_CHARS, MAX_SYMPTOM_CHARS
 from .errors import UsageError
@@ -24,7 +24,6 @@ from .shared_records import (
     scan_export,
 )
 from .store import _select_in
-from .words import index_text
 
 # ----------------------------------------------------------------------------------------------
 # Import: shared records into this store, idempotently and in one transaction
@@ -283,7 +282,6 @@ class _ImportBatch:
         if self.confidence:
             db.executemany("UPDATE evidence SET confidence = ? WHERE rid = ?", self.confidence)
         self.evidence, self.anchors, self.fts, self.events, self.confidence = [], [], [], [], []
-        _INDEXED_TEXTS.clear()
 
 
 def _import_sessions(store, records, forgotten, by_name, session_map, held):
@@ -470,8 +468,7 @@ def _import_stream(store, others, items, count):
         with BulkCache(store, count + len(others)):
             return _import_records_in(store, others, items, count)
     finally:
-        _CLEAN_TEXTS.clear()
-        _INDEXED_TEXTS.clear()
+        CLEAN_TEXTS.clear()
         field_checks.cache_clear()
         field_plan.cache_clear()
 
@@ -605,7 +602,7 @@ class _ItemRun:
     reads from the store, where the chunks before it have been written."""
 
     __slots__ = ("store", "count", "done", "forgotten", "session_map", "local_repo", "repo_here", "counts",
-                 "now", "batch", "next_rid", "deferred", "decided", "symbol_words", "own", "claimed",
+                 "now", "batch", "next_rid", "deferred", "decided", "own", "claimed",
                  "held")  # fmt: skip
 
     def __init__(self, store, count, forgotten, session_map, local_repo, repo_here, counts, now):
@@ -615,13 +612,9 @@ class _ItemRun:
         self.batch = _ImportBatch(store)
         self.next_rid = (store.one("SELECT max(rid) AS m FROM evidence")["m"] or 0) + 1
         self.deferred, self.decided = [], False
-        self.symbol_words = {}  # {symbols text: index_text of it}, a few thousand at most
         self.own = None  # this store's machine id (_may_change)
         self.claimed = {}  # {session id: the machine its record names}, the import's sessions only
         self.held = {}  # {session id here: its machine}, of those that were here before the import
-
-
-_SYMBOL_WORDS_KEPT = 4096
 
 
 def _known_items(store, ids):
@@ -657,14 +650,12 @@ def _import_chunk(run, chunk):
             store, (run.count - run.done) * len(new) // len(chunk), run.next_rid - 1
         )
     run.done += len(chunk)
-    if len(run.symbol_words) > _SYMBOL_WORDS_KEPT:
-        run.symbol_words.clear()
     for rec, sid, prepared in plan:
         _import_item(run, rec, sid, prepared, existing, dups, known_events)
     batch.flush()
     # The texts this chunk found clean were kept for the writes just done; the next chunk
     # brings its own (a set of every claim of the import would hold them all).
-    _CLEAN_TEXTS.clear()
+    CLEAN_TEXTS.clear()
 
 
 def _chunk_plan(run, chunk):
@@ -692,11 +683,8 @@ def _prepare_new_items(run, plan, existing):
         if sid is None or rec["id"] in existing:
             continue
         repo = run.local_repo(rec["repo"], rec.get("root_commit"))
-        claim, key, words = stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
-        # the claim's index words now, from the words its key was made of, rather than the
-        # words kept until its chunk is written
-        indexed = None if words is None else index_text(claim, words)
-        plan[i] = (rec, sid, (repo, repo.name if repo else rec["repo"], claim, key, indexed))
+        claim, key, _ = stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+        plan[i] = (rec, sid, (repo, repo.name if repo else rec["repo"], claim, key))
 
 
 def _import_item(run, rec, sid, prepared, existing, dups, known_events):
@@ -714,7 +702,7 @@ def _import_item(run, rec, sid, prepared, existing, dups, known_events):
         # A new item belongs to the machine it came from, never to the session it names.
         _refuse(counts, "item", run.held[sid], rec.get("_from"), own)
         return
-    repo, repo_name, claim, key, indexed = prepared
+    repo, repo_name, claim, key = prepared
     anchor_rows, cited, symbols, paths = _bulk_anchors(rec, run.repo_here)
     confidence = _check_confidence(rec.get("confidence"))
     status = rec.get("status", "active")
@@ -784,7 +772,7 @@ def _import_twin(run, rec, sid, dup, confidence, claim_of, existing, dups, known
 def _add_new_item(run, rec, sid, prepared, confidence, status, cites, known_events):
     """Queue a new item's rows (item, anchors, history, search row); its rid here."""
     store, batch, now = run.store, run.batch, run.now
-    repo, repo_name, claim, key, indexed = prepared
+    repo, repo_name, claim, key = prepared
     anchor_rows, symbols, paths = cites
     rid = run.next_rid
     run.next_rid += 1
@@ -799,14 +787,6 @@ def _add_new_item(run, rec, sid, prepared, confidence, status, cites, known_even
                            rec.get("confirmed_at"), symptom))  # fmt: skip
     batch.anchors += [(rid,) + row for row in anchor_rows]
     batch.events += _history_rows(rid, rec, known_events)
-    if indexed is not None:  # split once, for the claim key and the search words
-        _INDEXED_TEXTS[claim] = indexed
-    if symbols:  # few distinct symbol lists: their index words made once per import
-        symbol_words = run.symbol_words
-        hit = symbol_words.get(symbols)
-        if hit is None:
-            hit = symbol_words[symbols] = index_text(symbols)
-        _INDEXED_TEXTS[symbols] = hit
     batch.fts.append((rid, claim, symbols, paths, detail or "", symptom or ""))
     return rid
 
