@@ -72,6 +72,35 @@ __all__ = [
     "locate_symbol",
     "run_retrieval_eval",
     "main",
+    # What the MCP server (wctx_mcp.py) takes besides: the limits and enumerations its tool schemas
+    # state, the text shaping its replies share with the terminal, the client installers' helpers.
+    "EVIDENCE_KINDS",
+    "RELATION_KINDS",
+    "STATUSES",
+    "VERDICTS",
+    "SEARCH_RESULT_FIELDS",
+    "MAX_CLAIM_CHARS",
+    "MAX_DETAIL_CHARS",
+    "MAX_SUMMARY_CHARS",
+    "MAX_SYMPTOM_CHARS",
+    "MAX_QUERY_TERMS",
+    "MAX_PHRASINGS",
+    "UNTRUSTED_NOTICE",
+    "shown_text",
+    "shown_tree",
+    "may_need_neutralising",
+    "clip_words",
+    "cut_reason",
+    "short_recorded_by",
+    "fileless_summary",
+    "held_back_text",
+    "search_phrasings",
+    "WARM_GIT_VIEWS",
+    "MCP_SERVED_TEXTS",
+    "MCP_SERVED_TEXTS_KEPT",
+    "UnreadableFile",
+    "read_repo_file",
+    "wctx_command_path",
 ]
 
 
@@ -135,50 +164,6 @@ class FunctionMemo(Cache):
         return [lambda f=f: f.cache_info().currsize for f in self.functions]
 
 
-class TextMemo(Cache):
-    """A memo of a function of texts bounded by the characters of the texts it holds, least
-    recently used out: an entry for a 7.5 kB claim and detail weighs hundreds of times one for a
-    word, so a bound in entries alone lets a long-lived process grow with every distinct text.
-    ``@MEMO`` applies it to the function it remembers (its ``__wrapped__`` is the function)."""
-
-    __slots__ = ("max_chars", "tables")
-
-    def __init__(self, name, key, invalidation, max_chars):
-        bound = "%s characters of text, least recent out" % format(max_chars, ",")
-        Cache.__init__(self, name, key, invalidation, bound)
-        self.max_chars = max_chars
-        self.tables = []
-
-    def __call__(self, function):
-        table = {}  # key -> (value, characters); insertion order is recency
-        held = [0]
-        limit = self.max_chars
-        missing = object()
-
-        def remembered(*args):
-            hit = table.pop(args, missing)  # popped and put back: the most recent goes last
-            if hit is missing:
-                weight = sum(len(a) for a in args if a.__class__ is str)
-                hit = (function(*args), weight)
-                held[0] += weight
-                while held[0] > limit and table:
-                    held[0] -= table.pop(next(iter(table)))[1]
-            table[args] = hit
-            return hit[0]
-
-        def clear():
-            table.clear()
-            held[0] = 0
-
-        functools.update_wrapper(remembered, function)
-        self.tables.append(table)
-        self._clears.append(clear)
-        return remembered
-
-    def _sizes(self):
-        return [lambda t=t: len(t) for t in self.tables]
-
-
 class CacheTable(Cache):
     """A dict or set declared here; ``.value`` is the container its owner fills."""
 
@@ -204,76 +189,63 @@ def clear_caches():
 
 _PURE = "none: a pure function of its key"
 
+# A cache stays only where a benchmark shows it: bench/caches.py times each workload that uses it
+# with it and without it, interleaved, in CPU seconds (bench/RESULTS.md, "#43: caches"). The
+# figure after each is its best (time without / time with) there; under 1.05 on every workload
+# that uses it, it goes. "Not reached" marks one no workload there exercises: kept until one does.
+
 # -- built once: tables and classes made on first use, to keep start-up short ----------------
-BUILT_ONCE = FunctionMemo(
+BUILT_ONCE = FunctionMemo(  # import x1.06 (field_checks and field_plan are emptied by the import)
     "built once",
-    "nothing, a record type or a pattern name (_secret_patterns, _untrusted_re, _field_checks, "
-    "_field_plan, _store_connection_class, _ordered_action, _parser_class)",
+    "nothing, a record type or a pattern name (_secret_patterns, _untrusted_re, field_checks, "
+    "field_plan, _store_connection_class, _ordered_action, _parser_class)",
     "none: each is a function of wctx's own tables",
     None,
 )
-_ABBREVIATIONS_OF = CacheTable(
+_ABBREVIATIONS_OF = CacheTable(  # search x1.72
     "abbreviations of a word", "stem of a full word", _PURE, "the size of CODE_ABBREVIATIONS", {}
 ).value  # filled once by _abbreviation_tables, with _EXPANSIONS_OF
-_EXPANSIONS_OF = CacheTable(
+_EXPANSIONS_OF = CacheTable(  # search x1.74
     "expansions of an abbreviation", "abbreviation or its plural", _PURE, "the size of CODE_ABBREVIATIONS", {}
 ).value
-_FRAGMENT_SCAN = CacheTable(
+FRAGMENT_SCAN = CacheTable(  # import x15.0, cli x6.8
     "secret fragment scanner", '"scan"', "none: built from _SECRET_RULES", "one entry", {}
 ).value  # filled once by _fragment_tables
 
 # -- words: what a text and a query become in the index (parts/core/words.py) ---------------------
-QUERY_TERMS = FunctionMemo("query terms", "(query text of at most 2,000 characters, limit)", _PURE, 1024)
-TERM_FORMS = FunctionMemo("match forms of a term", "term", _PURE, 4096)
-IMPLIED_PARTS = FunctionMemo("identifier parts a query implies", "tuple of query terms", _PURE, 1024)
-FORMS = FunctionMemo("match forms and their probes", "term", _PURE, 8192)
-# Keyed by a whole claim and detail: bounded by the characters they hold (TextMemo). A text's
-# written words weigh about 30 bytes a character, so 500,000 characters hold about 15 MB.
-MATCHED_WORD = TextMemo("word of a text a query term matched", "(term, text)", _PURE, 2000000)
-WRITTEN_WORDS = TextMemo("words of a text with their index words", "text", _PURE, 500000)
-IDENTIFIER_WORDS = FunctionMemo("whole words of an identifier", "identifier", _PURE, 8192)
+TERM_FORMS = FunctionMemo("match forms of a term", "term", _PURE, 4096)  # mcp x1.06
+FORMS = FunctionMemo("match forms and their probes", "term", _PURE, 8192)  # not reached
 INDEX_TOKENS_KEPT = 100000
-_INDEX_TOKENS = CacheTable(
+_INDEX_TOKENS = CacheTable(  # search x1.22
     "index words of a word", "word as written", _PURE, "%d entries, then emptied" % INDEX_TOKENS_KEPT, {}
 ).value  # filled by _index_tokens
-# {text: index_text(text)} computed by a bulk writer from the words it had already split for the
-# claim keys of the texts it is about to write.
-_INDEXED_TEXTS = CacheTable(
-    "index text of a batch's texts",
-    "text a bulk import is about to write",
-    "emptied by the import after each batch (_import_records_in)",
-    "one batch",
-    {},
-).value
 
 # -- redaction (parts/core/redaction.py) ----------------------------------------------------------
-RULES_OF = FunctionMemo("secret rules that can match", "frozenset of rule fragments found", _PURE, 4096)
-STORED_TEXT = FunctionMemo("stored form of a text", "text", _PURE, 8192)
-SHOWN_TEXT = FunctionMemo("shown form of a text (secrets redacted)", "text", _PURE, 8192)
+SHOWN_TEXT = FunctionMemo("shown form of a text (secrets redacted)", "text", _PURE, 8192)  # mcp x1.05
 RUN_MEMO_MAX = 200000
-_FRAGMENT_FREE_RUNS = CacheTable(
+FRAGMENT_FREE_RUNS = CacheTable(  # import x1.11
     "text runs without a secret fragment",
     "run of text",
     _PURE,
     "%d entries, then emptied" % RUN_MEMO_MAX,
     set(),
-).value  # filled by _secret_fragments, with _RUN_FRAGMENTS
-_RUN_FRAGMENTS = CacheTable(
-    "secret fragments of a text run", "run of text", _PURE, "%d entries, then emptied" % RUN_MEMO_MAX, {}
-).value
+).value  # filled by _secret_fragments
 # Texts a bulk writer has just passed through stored_text and found unchanged, so that the boundary
 # keeps them without a second pass however many other values went by meanwhile.
-_CLEAN_TEXTS = CacheTable(
+CLEAN_TEXTS = CacheTable(  # verify x1.09, import x1.05
     "texts that are their own stored form",
     "text",
     "none (fixed points of stored_text); a bulk import empties it when done",
     "one import",
     set(),
-).value  # filled by _stored_noting and the bulk writers
+).value  # filled by stored_noting and the bulk writers
 
 # -- git (parts/core/git.py) ----------------------------------------------------------------------
+# GIT_VIEWS: mcp x1.01 in CPU (git's included) with the server's WARM_GIT_VIEWS; the workload's
+# freshness cache is warm, so few calls reach git there. Not decided: going takes WARM_GIT_VIEWS
+# out of the freshness part with it.
 GIT_VIEWS_KEPT = 64
-_GIT_VIEWS = CacheTable(
+GIT_VIEWS = CacheTable(
     "git answers about a checkout",
     "checkout path",
     "its HEAD token or index stat changed, a commit it missed, or a change within HEAD_RACY_SECONDS",
@@ -281,7 +253,7 @@ _GIT_VIEWS = CacheTable(
     {},
 ).value  # filled by git_view
 HEAD_TOKENS_KEPT = 4096
-_HEAD_TOKENS = CacheTable(
+HEAD_TOKENS = CacheTable(  # search x1.13
     "HEAD token of a checkout",
     "checkout path",
     "the stat of a ref file it read changed, or changed within HEAD_RACY_SECONDS",
@@ -289,7 +261,9 @@ _HEAD_TOKENS = CacheTable(
     {},
 ).value  # filled by recent_head_token
 STOPPED_SCANS_KEPT = 256
-_STOPPED_SCANS = CacheTable(
+# Not a speed-up but a bound on waiting: a checkout whose untracked-file scan git did not finish
+# is not scanned again for WORKTREE_SCAN_RETRY_SECONDS, and what verify says names why.
+STOPPED_SCANS = CacheTable(
     "working-tree scans git did not finish in time",
     "checkout path",
     "WORKTREE_SCAN_RETRY_SECONDS after the scan was stopped",
@@ -298,14 +272,19 @@ _STOPPED_SCANS = CacheTable(
 ).value  # filled by GitRepo.untracked_paths
 
 # -- symbols: where a cited symbol is in a source text (parts/core/symbols.py) --------------------
+# MASKED_SOURCE, DEFINITION_PATTERNS, PYTHON_DEFINITIONS, SOURCE_LINES and _PY_PIECES show
+# x0.95-1.00 on capture, the one workload of bench/caches.py that reaches them; verify over real
+# histories (bench/freshness_verify.py), which they were made for, was not measured: not decided.
 MASKED_SOURCE = FunctionMemo("source with comments and strings blanked", "(source, language)", _PURE, 16)
 DEFINITION_PATTERNS = FunctionMemo("definition patterns of a name", "(name, language)", _PURE, 1024)
-RUBY_ENDS = FunctionMemo("end of a Ruby definition", "(masked source, start, name end)", _PURE, 4096)
-SOURCE_INDEX = FunctionMemo("definitions index of a source", "(source, language)", _PURE, 16)
-COMPILED_PATTERNS = FunctionMemo("compiled definition patterns", "pattern text", _PURE, 512)
+RUBY_ENDS = FunctionMemo(
+    "end of a Ruby definition", "(masked source, start, name end)", _PURE, 4096
+)  # not reached
+SOURCE_INDEX = FunctionMemo("definitions index of a source", "(source, language)", _PURE, 16)  # capture x1.06
+COMPILED_PATTERNS = FunctionMemo("compiled definition patterns", "pattern text", _PURE, 512)  # not reached
 PYTHON_DEFINITIONS = FunctionMemo("definitions of a Python source", "source text", _PURE, 8)
 SOURCE_LINES = FunctionMemo("lines of a Python source", "source text", _PURE, 8)
-IMPORTS = FunctionMemo("import bindings of a source", "(source, language)", _PURE, 32)
+IMPORTS = FunctionMemo("import bindings of a source", "(source, language)", _PURE, 32)  # not reached
 PY_PIECES_BYTES = 32 * 1024 * 1024
 _PY_PIECES = CacheTable(
     "definitions of a piece of Python",
@@ -316,21 +295,13 @@ _PY_PIECES = CacheTable(
 ).value  # filled by _python_piece_definitions
 
 # -- search (parts/core/search.py) ----------------------------------------------------------------
-DAY_SECONDS_KEPT = 100000
-_DAY_SECONDS = CacheTable(
-    "seconds of a calendar day",
-    "(year, month, day)",
-    _PURE,
-    "%d days, then no more kept" % DAY_SECONDS_KEPT,
-    {},
-).value  # filled by _utc_day_seconds
-STAMP_SECONDS = FunctionMemo("seconds of a timestamp", "timestamp text", _PURE, 16384)
-SYMBOL_NAMES = FunctionMemo("the name code calls a symbol by", "cited symbol", _PURE, 4096)
-MODULE_FORMS = FunctionMemo("how code names a cited file", "cited path", _PURE, 4096)
-SYMBOL_WORDS = FunctionMemo("words of a cited symbol", "cited symbol", _PURE, 8192)
-SPACED_FORMS = FunctionMemo("match forms between spaces", "term", _PURE, 8192)
+STAMP_SECONDS = FunctionMemo("seconds of a timestamp", "timestamp text", _PURE, 16384)  # search x1.07
+SYMBOL_NAMES = FunctionMemo("the name code calls a symbol by", "cited symbol", _PURE, 4096)  # not reached
+MODULE_FORMS = FunctionMemo("how code names a cited file", "cited path", _PURE, 4096)  # not reached
+SPACED_FORMS = FunctionMemo("match forms between spaces", "term", _PURE, 8192)  # search x1.15
 
 # -- the MCP server's replies (parts/mcp/replies.py) ----------------------------------------------
+# mcp x1.05 (1.048): at the line; kept while the server's output path is being made one.
 MCP_SERVED_TEXTS_KEPT = 16384
 MCP_SERVED_TEXTS = CacheTable(
     "stored text as a reply serves it (neutralised and cut)",
@@ -1365,22 +1336,22 @@ def _trie_pattern(words):
     return emit(tree)
 
 
-# Runs of text (see _secret_fragments) known to hold no rule fragment, and those that hold some
-# with their fragments: the words of prose, paths and identifiers repeat from text to text.
+# Runs of text (see _secret_fragments) known to hold no rule fragment are remembered: the words of
+# prose, paths and identifiers repeat from text to text, and almost none holds a fragment.
 _RUN_SCAN_MIN = 48  # shorter texts (ids, names, most paths) are scanned whole, one regex call
 
 
 def _fragment_tables():
     """(the trie's search, {fragment: fragments inside it}, the bytes table that turns every
     character no space-free fragment holds into a space, the fragments holding a space)."""
-    scan = _FRAGMENT_SCAN.get("scan")
+    scan = FRAGMENT_SCAN.get("scan")
     if scan is None:
         frags = {f for rule in _SECRET_RULES for f in rule[0]}
         inside = {f: frozenset(g for g in frags if g in f) for f in frags}
         kept = {ord(c) for f in frags if " " not in f for c in f}
         table = bytes(b if b in kept or chr(b).isalnum() else 32 for b in range(128)) + b" " * 128
         spaced = tuple(f for f in frags if " " in f)
-        scan = _FRAGMENT_SCAN["scan"] = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
+        scan = FRAGMENT_SCAN["scan"] = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
     return scan
 
 
@@ -1401,28 +1372,23 @@ def _secret_fragments(folded):
     for itself and every fragment inside it.
 
     A longer ASCII text is cut into runs of the characters fragments are made of (letters,
-    digits, ``_-./:=``), each run scanned once and remembered: a fragment without a space lies
+    digits, ``_-./:=``), each run scanned once and remembered when it holds none: a fragment without a space lies
     inside one run, so the text holds exactly the fragments of its runs, and those with a space
     (two) are looked for in the whole text. The same set as one scan of the text, for a fraction
     of the regex work: its words repeat."""
     search, inside, table, spaced = _fragment_tables()
     if len(folded) < _RUN_SCAN_MIN or not folded.isascii():
         return _scan_fragments(search, inside, folded)
-    runs = set(folded.encode("ascii").translate(table).decode("ascii").split()) - _FRAGMENT_FREE_RUNS
+    runs = set(folded.encode("ascii").translate(table).decode("ascii").split()) - FRAGMENT_FREE_RUNS
     found = set()
     for run in runs:
-        hit = _RUN_FRAGMENTS.get(run)
-        if hit is None:
-            hit = _scan_fragments(search, inside, run)
-            memo = _RUN_FRAGMENTS if hit else _FRAGMENT_FREE_RUNS
-            if len(memo) >= RUN_MEMO_MAX:
-                memo.clear()
-            if hit:
-                _RUN_FRAGMENTS[run] = hit
-            else:
-                _FRAGMENT_FREE_RUNS.add(run)
-                continue
-        found |= hit
+        hit = _scan_fragments(search, inside, run)
+        if hit:
+            found |= hit
+            continue
+        if len(FRAGMENT_FREE_RUNS) >= RUN_MEMO_MAX:
+            FRAGMENT_FREE_RUNS.clear()
+        FRAGMENT_FREE_RUNS.add(run)
     for fragment in spaced:
         if fragment in folded:
             found |= inside[fragment]
@@ -1599,7 +1565,6 @@ def _redact_found(text, found):
     return text
 
 
-@RULES_OF
 def _rules_of(found):
     """The positions in _SECRET_RULES, in order, of the rules one of whose fragments is in
     ``found``: the only ones that can match (a text holds few fragments; most rules have none of
@@ -1644,14 +1609,11 @@ def stored_text(text):
     json.dumps had escaped."""
     if not isinstance(text, str) or not text:
         return text
-    if len(text) > _STORED_MEMO_CHARS:
-        return _stored_text(text)
-    return _stored_text_memo(text)
+    return _stored_text(text)
 
 
-# A bulk write passes the same values through the boundary again and again (a session id, a
-# repository, a commit on every row; a claim in its row and again in its search row); results of
-# this pure function are remembered for the values seen last.
+# Texts up to this long are shown through a memo (shown_text), and a claim up to it is checked
+# with one scan for rule fragments (stored_claim).
 _STORED_MEMO_CHARS = 4096
 
 
@@ -1691,17 +1653,11 @@ def _stored_text(text, found=None):
     return _redact_found(text, found) if stripped is text else redact_secrets(stripped)
 
 
-_stored_text_memo = STORED_TEXT(_stored_text)
-
-
 def stored_list(params):
-    """[stored_text(v) for v in params] (text values; others as they are), through stored_text's
-    memo without a frame per value: the boundary of every single-row write."""
-    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
-    return [
-        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
-        for v in params
-    ]
+    """[stored_text(v) for v in params] (text values; others as they are), those a bulk writer
+    found clean without a call: the boundary of every single-row write."""
+    clean = CLEAN_TEXTS
+    return [v if v in clean else stored_text(v) for v in params]
 
 
 def stored_values(values):
@@ -1712,9 +1668,9 @@ def stored_values(values):
     search, changed = _fragment_tables()[0], {}
     for v in values:
         if v.__class__ is not str:
-            if not isinstance(v, str) or v in _CLEAN_TEXTS:
+            if not isinstance(v, str) or v in CLEAN_TEXTS:
                 continue
-        elif v in _CLEAN_TEXTS:
+        elif v in CLEAN_TEXTS:
             continue
         elif len(v) < _RUN_SCAN_MIN and v.isascii() and v.isprintable() and "\\u" not in v:
             if search(v.lower()) is None:
@@ -1820,29 +1776,29 @@ def shown_tree(value):
 _TREE = (str, dict, list, tuple)  # what shown_tree looks into
 
 
-def _stored_noting(text):
-    """stored_text(text), noted in _CLEAN_TEXTS when that is ``text`` itself."""
+def stored_noting(text):
+    """stored_text(text), noted in CLEAN_TEXTS when that is ``text`` itself."""
     out = stored_text(text)
     if out.__class__ is str and out == text:
-        _CLEAN_TEXTS.add(out)
+        CLEAN_TEXTS.add(out)
     return out
 
 
-def _stored_claim(text):
+def stored_claim(text):
     """(stored_text(text), its claim_key, the claim's ascii_words or None), the claim noted in
-    _CLEAN_TEXTS when it is its own stored form, with one scan of the claim for rule fragments.
+    CLEAN_TEXTS when it is its own stored form, with one scan of the claim for rule fragments.
     The key (hex digits) is its own stored form: no rule matches hex digits alone."""
     if text.__class__ is not str or not text.isascii() or len(text) > _STORED_MEMO_CHARS:
-        claim = _stored_noting(text)
+        claim = stored_noting(text)
         return claim, claim_key(claim), None
     found = _secret_fragments(text.lower())  # _secret_fold of ASCII text
     if not _as_stored(text, found) and _stored_text(text, found) != text:
-        claim = _stored_noting(text)
+        claim = stored_noting(text)
         return claim, claim_key(claim), None
-    _CLEAN_TEXTS.add(text)
+    CLEAN_TEXTS.add(text)
     words = ascii_words(text)
     key = claim_key(text, words)
-    _CLEAN_TEXTS.add(key)
+    CLEAN_TEXTS.add(key)
     return text, key, words
 
 
@@ -2256,9 +2212,8 @@ _CHUNK_RE = _lazy_pattern(r"\d+(?:\.\d+)+|\w+", re.UNICODE)  # a version (2.2.1)
 SHORT_NUMBER_DIGITS = 3  # a bare number of fewer digits ("1", "42") selects no candidate (selecting_terms)
 
 
-@QUERY_TERMS
 def _query_terms(text, limit):
-    """query_terms as a tuple, remembered: an agent asks the same questions again.
+    """query_terms as a tuple.
 
     An identifier joined by underscores (NO_PROXY, raise_app_exceptions) is a term of its own,
     its parts with "_" between them (matched as the phrase of its parts: _term_forms), stop-word
@@ -2442,9 +2397,6 @@ def index_text(text, words=None):
     if not text:
         return ""
     if words is None:
-        hit = _INDEXED_TEXTS.get(text) if _INDEXED_TEXTS else None
-        if hit is not None:
-            return hit
         words = ascii_words(text) if text.isascii() else _TERM_RE.findall(text)
     forms = list(map(_INDEX_TOKENS.get, words))
     if None in forms:
@@ -2495,7 +2447,6 @@ def fts_query(terms, all_terms=False):
     return " OR ".join(dict.fromkeys(_fts_term(t) for t in terms))
 
 
-@IMPLIED_PARTS
 def _implied_parts(terms):
     """{term: the identifier among ``terms`` it is a camelCase part of} (query_terms puts an
     identifier's parts right after it: retryreceipt, retry, receipt). The index holds an
@@ -2565,7 +2516,6 @@ def _fts_paths(anchors):
     return " ".join(dict.fromkeys(a["path"] for a in anchors if a.get("path")))
 
 
-@MATCHED_WORD
 def matched_word(term, text):
     """The word of ``text`` as written that ``term`` matched (one of its index words is a match
     form of the term: _word_hits' rule): the term itself if the text has it, else the first word
@@ -2585,14 +2535,11 @@ def matched_word(term, text):
     return None
 
 
-@WRITTEN_WORDS
 def _written_words(text):
-    """((word as written, lower-cased, its index words), ...) of a text, once: search names the
-    words of the same items' texts query after query."""
+    """((word as written, lower-cased, its index words), ...) of a text."""
     return tuple((raw, raw.lower(), frozenset(_index_tokens(raw).split())) for raw in _TERM_RE.findall(text))
 
 
-@IDENTIFIER_WORDS
 def identifier_words(name):
     """The whole words an identifier is made of, lower-cased, and the identifier itself without
     separators (Payload.read_json -> payload, read, json, readjson): what a query word must equal
@@ -4711,9 +4658,9 @@ class GitRepo:
         try:
             _, out = self.git(*args, seconds=WORKTREE_SCAN_SECONDS)
         except GitStopped as e:
-            if len(_STOPPED_SCANS) >= STOPPED_SCANS_KEPT:
-                _STOPPED_SCANS.clear()
-            _STOPPED_SCANS[self.path] = (time.monotonic(), str(e))
+            if len(STOPPED_SCANS) >= STOPPED_SCANS_KEPT:
+                STOPPED_SCANS.clear()
+            STOPPED_SCANS[self.path] = (time.monotonic(), str(e))
             return []
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
@@ -4727,7 +4674,7 @@ WORKTREE_SCAN_RETRY_SECONDS = 300.0
 def scan_stopped(path):
     """Why the untracked-files walk of the checkout at ``path`` was stopped in the last
     WORKTREE_SCAN_RETRY_SECONDS (its untracked files are left out meanwhile), or None."""
-    stopped = _STOPPED_SCANS.get(path)
+    stopped = STOPPED_SCANS.get(path)
     if stopped is None or time.monotonic() - stopped[0] > WORKTREE_SCAN_RETRY_SECONDS:
         return None
     return stopped[1]
@@ -4775,7 +4722,7 @@ def git_view(path):
     except OSError:
         st = None
     state = (recent_head_token(path), "%d:%d" % (st.st_size, st.st_mtime_ns) if st else None)
-    seen = _GIT_VIEWS.get(path)
+    seen = GIT_VIEWS.get(path)
     if seen is not None and seen[0] == state and not seen[1].absent:
         return seen[1]
     view = GitRepo(path)
@@ -4783,11 +4730,11 @@ def git_view(path):
         HEAD_RACY_SECONDS * 1e9
     )
     if state[0] is not None and settled:
-        if len(_GIT_VIEWS) >= GIT_VIEWS_KEPT:
-            _GIT_VIEWS.clear()
-        _GIT_VIEWS[path] = (state, view)
+        if len(GIT_VIEWS) >= GIT_VIEWS_KEPT:
+            GIT_VIEWS.clear()
+        GIT_VIEWS[path] = (state, view)
     else:
-        _GIT_VIEWS.pop(path, None)
+        GIT_VIEWS.pop(path, None)
     return view
 
 
@@ -4947,7 +4894,7 @@ def recent_head_token(repo_path):
     files. A path modified within HEAD_RACY_SECONDS of the read is not trusted to show its next
     change in its stat (timestamps have a coarse grain; an inode may be reused), so such an
     answer is read again next time, as git treats a racily clean index entry."""
-    seen = _HEAD_TOKENS.get(repo_path)
+    seen = HEAD_TOKENS.get(repo_path)
     if seen is not None:
         for path, sig in seen[1]:
             if _stat_signature(path) != sig:
@@ -4959,11 +4906,11 @@ def recent_head_token(repo_path):
     signatures = tuple((path, _stat_signature(path)) for path in dict.fromkeys(probed))
     settled = time.time_ns() - int(HEAD_RACY_SECONDS * 1e9)
     if token is not None and all(sig is None or max(sig[2], sig[3]) < settled for _, sig in signatures):
-        if len(_HEAD_TOKENS) > HEAD_TOKENS_KEPT:
-            _HEAD_TOKENS.clear()
-        _HEAD_TOKENS[repo_path] = (token, signatures)
+        if len(HEAD_TOKENS) > HEAD_TOKENS_KEPT:
+            HEAD_TOKENS.clear()
+        HEAD_TOKENS[repo_path] = (token, signatures)
     else:
-        _HEAD_TOKENS.pop(repo_path, None)
+        HEAD_TOKENS.pop(repo_path, None)
     return token
 
 
@@ -5002,7 +4949,7 @@ def git_toplevel(path):
     return os.path.realpath(top) if top else None
 
 
-def _check_checkout(path, top):
+def check_checkout(path, top):
     """Refuse a checkout whose git configuration points outside it: ``core.worktree`` naming
     another directory, or a ``.git`` file that borrows another checkout's git directory (a linked
     worktree or a submodule points back at itself; anything else reads someone else's history)."""
@@ -7493,7 +7440,7 @@ def _resolve_session_id(store, text):
 MAX_AUTHOR_CHARS = 200  # a name and an address; a longer one is refused, never cut
 
 
-def _store_machine_id(store):
+def store_machine_id(store):
     """This store's random id (made by migration 19, or by sync before it): the machine of every
     session recorded here, and the name of the store's own directory on a team branch."""
     row = store.one("SELECT value FROM sync_state WHERE key = 'machine'")
@@ -7601,7 +7548,7 @@ def _unstored_identity():
 
 def recorder(store):
     """(author, machine) stamped on a session recorded here now."""
-    return recorder_identity(store), _store_machine_id(store)
+    return recorder_identity(store), store_machine_id(store)
 
 
 def set_identity(store, author):
@@ -7627,7 +7574,7 @@ def whoami(store):
     else:
         source = "git config user.name / user.email"
     author = recorder_identity(store)
-    return {"author": author, "source": source if author else None, "machine": _store_machine_id(store)}
+    return {"author": author, "source": source if author else None, "machine": store_machine_id(store)}
 
 
 def recorded_by(author, machine, mine):
@@ -7736,7 +7683,7 @@ def author_filter(store, only=None, include_hidden=False):
         )
     if only is not None:
         if only == "me":
-            clause, value = "machine = ?", _store_machine_id(store)
+            clause, value = "machine = ?", store_machine_id(store)
         else:
             clause, value = "author = ?", resolve_author(store, only)
         sql.append("e.session_id IN (SELECT id FROM sessions WHERE %s)" % clause)
@@ -7898,7 +7845,7 @@ def _same_remote(top, other):
     return bool(mine & theirs) or os.path.realpath(other) in mine or os.path.realpath(top) in theirs
 
 
-def _identity_of(repos, name, root):
+def identity_of(repos, name, root):
     """The registered repository a (name, root commit) identity names, or None: the root commit
     decides when both sides have one (preferring the same name among forks), else the name."""
     if root:
@@ -7984,12 +7931,12 @@ def _attach_waiting(store, repo_id, repo_name, root_commit, aliases):
         a = (
             me
             if is_me(row["from_name"], row["from_root"])
-            else _identity_of(repos, row["from_name"], row["from_root"])
+            else identity_of(repos, row["from_name"], row["from_root"])
         )
         b = (
             me
             if is_me(row["to_name"], row["to_root"])
-            else _identity_of(repos, row["to_name"], row["to_root"])
+            else identity_of(repos, row["to_name"], row["to_root"])
         )
         if a is None or b is None or me not in (a, b) or a is b:
             continue
@@ -8026,7 +7973,7 @@ def register_repo(store, path, name=None, workspace=None, same_as=None):
     top = git_toplevel(path)
     if top is None:
         raise UsageError(_git_refusal(path) or "%s is not inside a git checkout" % path)
-    _check_checkout(path, top)
+    check_checkout(path, top)
     if not is_utf8(top):
         raise UsageError("%s: wctx needs repository paths that are valid UTF-8" % printable_path(top))
     fault = identifier_fault(top)
@@ -12907,17 +12854,12 @@ _STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{
 
 def _utc_day_seconds(y, mo, d):
     """Seconds since 1970-01-01 of 00:00 UTC on a proleptic Gregorian date (days-from-civil)."""
-    key = (y, mo, d)
-    if key not in _DAY_SECONDS:
-        yy = y - (mo <= 2)
-        era = yy // 400
-        yoe = yy - era * 400
-        doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
-        days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-        if len(_DAY_SECONDS) < DAY_SECONDS_KEPT:
-            _DAY_SECONDS[key] = days * 86400
-        return days * 86400
-    return _DAY_SECONDS[key]
+    yy = y - (mo <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    return days * 86400
 
 
 def _stamp_seconds(stamp):
@@ -12940,7 +12882,7 @@ def _text_stamp_seconds(stamp):
     return _utc_day_seconds(y, mo, d) + hh * 3600 + mi * 60 + ss
 
 
-def _recency_bonus(created_at, now):
+def recency_bonus(created_at, now):
     ts = _stamp_seconds(created_at)
     if ts is None:
         return 0.0
@@ -13007,7 +12949,7 @@ def _result_dict(row, anchors, files=None, now=None):
     """One item as search, show, sessions and the overview return it (RESULT_FIELDS); ``files``
     when the caller has them from ``anchors`` already."""
     if files is None:
-        files = _anchor_files(row, anchors)
+        files = anchor_files(row, anchors)
     return {
         "id": row["id"],
         "kind": row["kind"],
@@ -13027,7 +12969,7 @@ def _result_dict(row, anchors, files=None, now=None):
     }
 
 
-def _anchor_files(row, anchors):
+def anchor_files(row, anchors):
     """An item's cited files as results list them: path#symbol, prefixed with the repository's
     name where it is not the item's own."""
     files = []
@@ -13254,7 +13196,7 @@ def _search_origin(store, repo, cwd):
     return resolve_repo(store, repo, cwd=cwd)
 
 
-def _search_scope(store, repo, cwd, all_scope, workspace):
+def search_scope(store, repo, cwd, all_scope, workspace):
     """The scope of one search; the Topology behind it is built once per store generation."""
     if workspace:
         _workspace_id(store, workspace, create=False)  # a misspelt workspace is an error, wherever
@@ -13308,10 +13250,10 @@ class Candidate:
         self.strength = strength
         self.tier = tier  # "all" terms, "any" term, "summary", "tail" (paging), or a fallback kind
         self.score = strength
-        self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
+        self.coverage = 1.0  # share of the query's term weight the item holds (query_coverage)
         self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
-        self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
-        self.weak = False  # it holds only the query's common words (_query_coverage): ranked after the rest
+        self.text_hits = None  # the query terms its claim and detail hold, once known (query_coverage)
+        self.weak = False  # it holds only the query's common words (query_coverage): ranked after the rest
         self.band = 1 if tier in ("all", "any") else 0  # 1: past the first CANDIDATE_FLOOR of its list
 
 
@@ -13335,7 +13277,7 @@ def _form_docs(store, form):
     return store.memo(("form", form), build)
 
 
-def _doc_freqs(store, terms):
+def doc_freqs(store, terms):
     """{term: number of items whose text holds a word the term matches}, from the FTS5 vocabulary
     (an upper estimate for a term of several forms: a row holding two of them counts twice),
     cached per store generation."""
@@ -13357,7 +13299,7 @@ def select_terms(store, terms, limit=MAX_QUERY_TERMS):
     query order. A pasted traceback keeps its decisive frame, not its first words."""
     if len(terms) <= limit:
         return list(terms)
-    df = _doc_freqs(store, terms)
+    df = doc_freqs(store, terms)
     # A term no item holds finds nothing; among the rest the rarest. A stable sort: earlier on a tie.
     keep = set(sorted(terms, key=lambda t: (df[t] == 0, df[t]))[:limit])
     return [t for t in terms if t in keep]
@@ -13376,7 +13318,7 @@ def _bm25():
 _RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, max(e.created_at, coalesce(e.confirmed_at, ''))"
 
 
-def _scope_clause(scope, kinds, include_inactive, who=None):
+def scope_clause(scope, kinds, include_inactive, who=None):
     """(SQL conditions on evidence ``e``, parameters) for the scope and filters of a search;
     ``who``, an AuthorFilter (hidden items and authors, an author asked for)."""
     where, params = [], []
@@ -13394,8 +13336,8 @@ def _scope_clause(scope, kinds, include_inactive, who=None):
     return where, params
 
 
-def _scope_test(scope, kinds, include_inactive, who=None):
-    """The conditions of _scope_clause as a test of a row of _rank_rows: True when the item is in
+def scope_test(scope, kinds, include_inactive, who=None):
+    """The conditions of scope_clause as a test of a row of _rank_rows: True when the item is in
     scope and passes the filters."""
     kinds = frozenset(kinds or ())
     repo_ids = None if scope.repo_ids is None else frozenset(scope.repo_ids)
@@ -13425,7 +13367,7 @@ def _rank_rows(store, rids):
             missing = list(dict.fromkeys(rids))
         for i in range(0, len(missing), 500):
             chunk = missing[i : i + 500]
-            for row in _plain_rows(
+            for row in plain_rows(
                 store,
                 "SELECT %s, e.status FROM evidence e WHERE e.rid IN (%s)"
                 % (_RANK_COLUMNS, ",".join("?" * len(chunk))),
@@ -13435,7 +13377,7 @@ def _rank_rows(store, rids):
     return memo
 
 
-def _plain_rows(store, sql, params):
+def plain_rows(store, sql, params):
     """``store.all`` as plain tuples: search reads these rows by position, and a sqlite3.Row
     for each of them costs about as much again as the lookup."""
     cursor = store.db.cursor()
@@ -13450,7 +13392,7 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, require=No
     FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are looked
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
     scope), every match is joined: the result is always the joined query's. ``admits``
-    (_scope_test of the scope ``where`` states) filters the window's rows in memory (_rank_rows).
+    (scope_test of the scope ``where`` states) filters the window's rows in memory (_rank_rows).
     ``require``: a second MATCH expression a row must match too (scored by ``match`` alone).
     ``terms``, when ``match`` is fts_query(terms): the rows of the rarer terms are ranked first, and
     when no row without them could reach the head found there, that head is the answer
@@ -13471,7 +13413,7 @@ def _full_head(store, match, where, params, limit, window, admits, require):
     if require is not None:
         bound = " AND rowid IN (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ?)"
         required = [require]
-    ranked = _plain_rows(
+    ranked = plain_rows(
         store,
         "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?"
         % (_bm25(), bound),
@@ -13479,7 +13421,7 @@ def _full_head(store, match, where, params, limit, window, admits, require):
     )
     found, _, _ = _admitted_head(store, ranked, limit, admits)
     if len(found) < limit and len(ranked) >= window:
-        rows = _plain_rows(
+        rows = plain_rows(
             store,
             "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
             "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
@@ -13556,7 +13498,7 @@ def _pruned_head(store, terms, match, limit, window, admits):
     gives. When it scores lower, the next try takes as rarer terms the fewest whose ``rest`` is
     below that score (the head only gains rows); PRUNE_TRIES in all."""
     ceilings = _term_ceilings(store, terms)
-    df = _doc_freqs(store, [t for t, _ in ceilings])
+    df = doc_freqs(store, [t for t, _ in ceilings])
     held = [sum(df[t] for t, _ in ceilings[:k]) for k in range(len(ceilings) + 1)]
     rests = {}  # {k: what the terms from the k-th on add at most} where known
     for k in range(len(ceilings) - 1, 0, -1):
@@ -13569,7 +13511,7 @@ def _pruned_head(store, terms, match, limit, window, admits):
     for _ in range(PRUNE_TRIES):
         if k is None:
             return None
-        ranked = _plain_rows(
+        ranked = plain_rows(
             store,
             "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ? "
             "AND +rowid IN (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ?) ORDER BY score LIMIT ?"
@@ -13609,7 +13551,7 @@ def _summary_matches(store, terms, where, params, limit, exclude):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], strength[r[5]], "summary") for r in rows]
 
 
-def _text_candidates(store, terms, words, where, params, pool, rank, admits):
+def text_candidates(store, terms, words, where, params, pool, rank, admits):
     """(candidates for query ``terms``, best text match first, at most ``pool`` of each kind; whether
     more items in scope are known to match a term).
 
@@ -13669,7 +13611,7 @@ def _rows_by_rid(store, rids):
     return rows
 
 
-def _fallback_candidates(store, scope, where, params, limit, files=None, cwd=None):
+def fallback_candidates(store, scope, where, params, limit, files=None, cwd=None):
     """No usable query terms: evidence that the code being changed references (recall by code
     reference), evidence on files the caller is editing, then open questions of the caller's repo,
     then recent items nearest first. Scores keep that order; the tier carries why each is shown
@@ -13721,7 +13663,7 @@ def _fallback_candidates(store, scope, where, params, limit, files=None, cwd=Non
     return list(out.values())
 
 
-def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
+def tail_candidates(store, terms, where, params, before_rid, exclude, limit):
     """The pages after the ranked head: items matching any term, newest first, below ``before_rid``
     (None: from the newest), ``exclude`` (the head) left out. FTS5 walks its rowids in order, so a
     page costs the same however deep it is."""
@@ -13731,7 +13673,7 @@ def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
     if before_rid is not None:
         clause = " AND f.rowid < ?" + clause
         params = [before_rid] + list(params)
-    rows = _plain_rows(
+    rows = plain_rows(
         store,
         "SELECT %s FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s "
         "ORDER BY f.rowid DESC LIMIT ?" % (_RANK_COLUMNS, clause),
@@ -13740,9 +13682,9 @@ def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], 0.0, "tail") for r in rows]
 
 
-def _more_matches(store, terms, where, params, cands, matches, exact):
+def more_matches(store, terms, where, params, cands, matches, exact):
     """True when some item in scope matches a term of the query besides the ranked ``cands``:
-    known from an exact count of the matches (_count_matches) when it exceeds the candidates, or
+    known from an exact count of the matches (count_matches) when it exceeds the candidates, or
     when every candidate is a text match (so the count holds them all); else looked up."""
     if exact and matches > len(cands):
         return True
@@ -13750,25 +13692,24 @@ def _more_matches(store, terms, where, params, cands, matches, exact):
         return False
     # One term at a time, the commonest first: its newest rows almost always hold one past the
     # candidates, and one posting list is walked instead of every term's merged.
-    df = _doc_freqs(store, terms)
+    df = doc_freqs(store, terms)
     seen = [c.rid for c in cands]
     return any(
-        _tail_candidates(store, [t], where, params, None, seen, 1)
-        for t in sorted(terms, key=lambda t: -df[t])
+        tail_candidates(store, [t], where, params, None, seen, 1) for t in sorted(terms, key=lambda t: -df[t])
     )
 
 
 MATCH_COUNT_WALK = 2 * MATCH_COUNT_EXACT  # matching rows a filtered count walks before it estimates
 
 
-def _count_matches(store, terms, where, params):
+def count_matches(store, terms, where, params):
     """(number of items in scope whose text matches any term, exact?). Counted when the terms'
     posting lists together hold at most MATCH_COUNT_EXACT rows, or, under a kind or a narrower
     scope, when at most MATCH_COUNT_WALK rows match; beyond that it is an estimate:
     the commonest term's rows over the whole store, scaled by the share of the store that the
     scope and filters admit (counted once per store generation), never a count that costs as much
     as ranking every row of a common word."""
-    df = _doc_freqs(store, terms)
+    df = doc_freqs(store, terms)
     clause = "".join(" AND " + w for w in where)
     match = fts_query(terms)
     if sum(df.values()) > MATCH_COUNT_EXACT:
@@ -13811,22 +13752,21 @@ def _count_matches(store, terms, where, params):
 # -- rerank --------------------------------------------------------------------------------------
 
 
-@SYMBOL_WORDS
 def _symbol_words(symbol):
-    """The lower-cased words of a cited symbol, as _query_names compares them with the query's
+    """The lower-cased words of a cited symbol, as query_names compares them with the query's
     terms (Client.uploadDocument -> client, upload, document); once per symbol."""
     parts = [p.lower() for p in re.split(r"[^\w]+|_", symbol) if p]
     return tuple(q.lower() for p in parts for q in (split_identifier(p) or [p]))
 
 
-def _claim_text(row):
+def claim_text(row):
     """What of an item's own text search matches words in besides what it cites."""
     return (row["claim"] or "") + "\n" + (row["detail"] or "")
 
 
 def _words_of(text):
     """The index words of ``text`` (index_text) between spaces, one space before and after: what
-    _term_hits finds terms in, as compact as the text itself (a set of the words costs ten times
+    term_hits finds terms in, as compact as the text itself (a set of the words costs ten times
     the memory, for a process that keeps thousands of items' words)."""
     return " %s " % index_text(text) if text else ""
 
@@ -13837,7 +13777,7 @@ def _spaced_forms(term):
     return tuple(" %s " % form for form in _term_forms(term))
 
 
-def _term_hits(terms, words):
+def term_hits(terms, words):
     """The query terms matching an index word in ``words`` (_words_of): _word_hits on a text
     whose words are already known."""
     hits = []
@@ -13850,7 +13790,7 @@ def _term_hits(terms, words):
 
 
 class ItemView:
-    """What search reads of one evidence item, kept per store generation (_item_views): its row
+    """What search reads of one evidence item, kept per store generation (item_views): its row
     (with the session summary), its anchors (SEARCH_ANCHOR_COLUMNS), the index words of its
     claim and detail, of its symptom, of what it cites, of each cited symbol and path and of its
     session's summary, its result's file list, the latest imported session that edited a cited
@@ -13878,14 +13818,14 @@ class ItemView:
         # The vocabulary of the cited code: its index words (as _words_of holds words) and as written.
         self.code_words = " %s " % code[0] if code and code[0] else ""
         self.code_text = code[1] if code and code[1] else ""
-        self.text_words = _words_of(_claim_text(row))
+        self.text_words = _words_of(claim_text(row))
         self.symptom_words = _words_of(row["symptom"])
         self.anchor_words = tuple(
             (a["symbol"], _words_of(a["symbol"]), a["path"], _words_of(a["path"])) for a in anchors
         )
         self.cited_words = " ".join(w for _, sw, _, pw in self.anchor_words for w in (sw, pw) if w)
         self.summary_words = summary_words
-        self.files = _anchor_files(row, anchors)
+        self.files = anchor_files(row, anchors)
         self.edited = edited
         self.names = tuple(map(_name_parts, anchors))
         self.result = None  # _result_dict of the item without its age, once a search shows it
@@ -13939,7 +13879,7 @@ def _session_edits(store, anchors_by_rid):
     return out
 
 
-def _item_views(store, rids):
+def item_views(store, rids):
     """{rid: ItemView} for these evidence rows, read once per store generation: a later search
     over the same items (the usual case: a session asks about the same code again) reads no row,
     anchor or session of them again and splits none of their texts."""
@@ -13968,7 +13908,7 @@ def _code_words(store, rids):
     out = {}
     for i in range(0, len(rids), 500):
         chunk = rids[i : i + 500]
-        for rid, code, written in _plain_rows(
+        for rid, code, written in plain_rows(
             store,
             "SELECT rowid, code, code_words FROM evidence_fts WHERE rowid IN (%s) AND code != ''"
             % ",".join("?" * len(chunk)),
@@ -13978,7 +13918,7 @@ def _code_words(store, rids):
     return out
 
 
-def _query_names(store, scope, raw_query, terms, cands, views):
+def query_names(store, scope, raw_query, terms, cands, views):
     """Mark each candidate with what of it the query names: its repository or one whose code it
     cites (the name as a word of the query), a symbol it cites (every part of the symbol among the
     query's terms), a file it cites (its path or file name in the query)."""
@@ -14005,7 +13945,7 @@ def _query_names(store, scope, raw_query, terms, cands, views):
 
 
 def _cited_names(view, repo_id_of_item, named_repos, names, term_set, text):
-    """What of an item's citations the query names (_query_names): another repository among
+    """What of an item's citations the query names (query_names): another repository among
     ``named_repos`` whose code it cites, a symbol every part of which is among ``term_set``, a file
     whose path or name is in the query's ``text``."""
     named = []
@@ -14022,7 +13962,7 @@ def _cited_names(view, repo_id_of_item, named_repos, names, term_set, text):
 def _name_parts(anchor):
     """(repository id, symbol, the parts of the symbol a query must hold to name it or None, path,
     path lower-cased, file name lower-cased when it is distinctive enough to name alone or None):
-    what _query_names compares a query with, once per cited anchor. A symbol with no part left
+    what query_names compares a query with, once per cited anchor. A symbol with no part left
     once stop words are set aside (jinja's ``nodes.If``) is named by no query: every query holds
     all of nothing."""
     sym, path = anchor["symbol"], anchor["path"]
@@ -14041,7 +13981,7 @@ def _name_parts(anchor):
     return (anchor["repo_id"], sym, needed, path, low, base)
 
 
-def _query_coverage(terms, cands, views, idf):
+def query_coverage(terms, cands, views, idf):
     """Mark each candidate with the share of the query it answers and whether it is weak.
 
     The share: the number of the query's terms its claim, detail, symptom, cited symbols or cited
@@ -14052,7 +13992,7 @@ def _query_coverage(terms, cands, views, idf):
     fuller one. The share counts terms, not their idf: bm25 has weighed each by its rarity already,
     and weighing it again let one rare word matched anywhere outrank several of the query's words
     in a claim. The words of a repository the query names are its name, not content, for an item
-    about that repository: the named factor counts them once for it (_query_names), so they weigh
+    about that repository: the named factor counts them once for it (query_names), so they weigh
     nothing in its share. Any other item holding them (an application's "require werkzeug >= 2.2")
     holds words of the question like any other, and they count as such: the name is counted
     once for every item, never for none.
@@ -14098,36 +14038,36 @@ def _held_terms(terms, view, weight, name_words):
     names that it is about; their share of the query, ``weight`` each, a code word's
     RANK_CODE_SHARE of it, a word only its session summary holds RANK_SUMMARY_SHARE; those
     summary-only words)."""
-    text_hits = _term_hits(terms, view.text_words)
+    text_hits = term_hits(terms, view.text_words)
     own = set(text_hits)
     if len(own) < len(terms) and view.symptom_words:  # the item's own words, the asker's kind
-        own.update(_term_hits([t for t in terms if t not in own], view.symptom_words))
+        own.update(term_hits([t for t in terms if t not in own], view.symptom_words))
     if len(own) < len(terms):
-        own.update(_term_hits([t for t in terms if t not in own], view.cited_words))
+        own.update(term_hits([t for t in terms if t not in own], view.cited_words))
     share = sum(weight[t] for t in own)
     if len(own) < len(terms) and view.code_words:
-        coded = [t for t in _term_hits(terms, view.code_words) if t not in own]
+        coded = [t for t in term_hits(terms, view.code_words) if t not in own]
         share += RANK_CODE_SHARE * sum(weight[t] for t in coded)
         own.update(coded)
     own.update(name_words)  # the item is about the repository the query names
     summary = []
     if len(own) < len(terms) and view.summary_words:
-        summary = [t for t in _term_hits(terms, view.summary_words) if t not in own]
+        summary = [t for t in term_hits(terms, view.summary_words) if t not in own]
         share += RANK_SUMMARY_SHARE * sum(weight[t] for t in summary)
     return text_hits, own, share, summary
 
 
-def _idf(store, terms):
+def idf(store, terms):
     """{term: log((items + 1) / (items holding it + 0.5))}: how distinctive each query term is
     (0 for a term no item holds: it distinguishes nothing that is found)."""
     import math
 
-    df = _doc_freqs(store, terms)
+    df = doc_freqs(store, terms)
     total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
     return {t: math.log((total + 1.0) / (df[t] + 0.5)) if df.get(t) else 0.0 for t in terms}
 
 
-def _rerank(cands, scope, now):
+def rerank(cands, scope, now):
     """Score = text strength x query coverage x what the query names (once for each kind of fact:
     an item citing two symbols the query names is no likelier the answer than one citing one of
     them, and a product of their bonuses overrode the text) x (mildly) topology,
@@ -14143,7 +14083,7 @@ def _rerank(cands, scope, now):
         score *= 1.0 + RANK_TOPOLOGY_BONUS.get(distance, 0.0)
         if c.confidence is not None:
             score *= 1.0 + RANK_CONFIDENCE_WEIGHT * (c.confidence - 0.5)
-        score *= 1.0 + RANK_KIND_BONUS.get(c.kind, 0.0) + _recency_bonus(c.created_at, now)
+        score *= 1.0 + RANK_KIND_BONUS.get(c.kind, 0.0) + recency_bonus(c.created_at, now)
         c.score = score
 
 
@@ -14226,45 +14166,45 @@ def search(store, query, *, facts=None, **asked):
     started = time.perf_counter()
     ask = SearchRequest(query, **asked)
     store.begin_read()
-    scope = _search_scope(store, ask.repo, ask.cwd, ask.all_scope, ask.workspace)
+    scope = search_scope(store, ask.repo, ask.cwd, ask.all_scope, ask.workspace)
     all_terms = query_terms(query)
     terms = select_terms(store, all_terms)
     words = selecting_terms(terms)  # what selects candidates; the rerank's coverage reads every term
     who = author_filter(store, ask.author, ask.include_hidden)
-    where, params = _scope_clause(scope, ask.kinds, ask.include_inactive, who)
+    where, params = scope_clause(scope, ask.kinds, ask.include_inactive, who)
     head_size = max(CANDIDATE_FLOOR, ask.limit)
 
     # candidates
     mode = "text"
-    admits = _scope_test(scope, ask.kinds, ask.include_inactive, who)
+    admits = scope_test(scope, ask.kinds, ask.include_inactive, who)
     cands, beyond = (
-        _text_candidates(store, terms, words, where, params, head_size, ask.rank, admits)
+        text_candidates(store, terms, words, where, params, head_size, ask.rank, admits)
         if terms
         else ([], False)
     )
     if not cands:
         mode = "fallback"  # no searchable words, or nothing matched them: still help
-        cands = _fallback_candidates(store, scope, where, params, ask.limit, files=ask.files, cwd=ask.cwd)
+        cands = fallback_candidates(store, scope, where, params, ask.limit, files=ask.files, cwd=ask.cwd)
 
     # rerank
     views = {}
     if mode == "text" and ask.rank != "fts":
-        views = _item_views(store, [c.rid for c in cands])
-        _query_names(store, scope, query, words, cands, views)
-        _query_coverage(terms, cands, views, _idf(store, terms))
-        _rerank(cands, scope, time.time())
+        views = item_views(store, [c.rid for c in cands])
+        query_names(store, scope, query, words, cands, views)
+        query_coverage(terms, cands, views, idf(store, terms))
+        rerank(cands, scope, time.time())
     cands, weak = _held_back(cands, ask.all_matches)
     ranked = _RankedHead(store, cands, views, ask, head_size)
 
     if mode == "text":
-        matches, exact = _count_matches(store, words, where, params)
+        matches, exact = count_matches(store, words, where, params)
     else:
         matches, exact = len(cands), True
     held_back = 0
     if ask.before is None:
         page_cands, after, next_page, held_back = ranked.page(len(weak))
         if next_page is None and mode == "text":
-            if beyond or _more_matches(store, words, where, params, cands, matches, exact):
+            if beyond or more_matches(store, words, where, params, cands, matches, exact):
                 next_page = "r0"  # the ranked head is done; every other match follows, newest first
     else:
         page_cands, after, next_page = _tail_page(store, words, where, params, ask, ranked)
@@ -14299,7 +14239,7 @@ def _tail_page(store, words, where, params, ask, ranked):
     if not words:
         return [], [], None
     exclude = [c.rid for c in ranked.cands]
-    page_cands = _tail_candidates(store, words, where, params, ask.before or None, exclude, ask.limit + 1)
+    page_cands = tail_candidates(store, words, where, params, ask.before or None, exclude, ask.limit + 1)
     next_page = "r%d" % page_cands[ask.limit - 1].rid if len(page_cands) > ask.limit else None
     page_cands = page_cands[: ask.limit]
     ranked.check([c.rid for c in page_cands])
@@ -14381,7 +14321,7 @@ class _RankedHead:
         """Freshness (and the item views it reads) for these candidates, once each."""
         more = [r for r in rids if r not in self.views]
         if more:
-            self.views.update(_item_views(self.store, more))
+            self.views.update(item_views(self.store, more))
         missing = [r for r in rids if r not in self.fresh]
         anchors = {rid: v.anchors for rid, v in self.views.items()}
         self.fresh.update(
@@ -14539,8 +14479,8 @@ def _text_facts(terms, view, cand):
     """(text, symptom, symbol, path, stem, code and summary hits) of a text match, for ResultFacts."""
     row = view.row
     code = summary = ()
-    hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
-    text = _pairs(hits, _claim_text(row))
+    hits = cand.text_hits if cand.text_hits is not None else term_hits(terms, view.text_words)
+    text = _pairs(hits, claim_text(row))
     # A cited symbol or path matches a query word that is one of its whole words; one that only
     # shares a stem with a word of it is said to, with both words (never as a match).
     # A short number names no symbol or path (selecting_terms).
@@ -14550,10 +14490,10 @@ def _text_facts(terms, view, cand):
     paths = list(dict.fromkeys(paths))
     stems += [hit for hit in path_stems if hit not in stems]
     if view.code_words:
-        code = _pairs([t for t in _term_hits(terms, view.code_words) if t not in hits], view.code_text)
-    symptom = _pairs([t for t in _term_hits(terms, view.symptom_words) if t not in hits], row["symptom"])
+        code = _pairs([t for t in term_hits(terms, view.code_words) if t not in hits], view.code_text)
+    symptom = _pairs([t for t in term_hits(terms, view.symptom_words) if t not in hits], row["symptom"])
     if not (text or symptom or symbols or paths or code):
-        summary = _pairs(_term_hits(terms, view.summary_words), row["session_summary"])
+        summary = _pairs(term_hits(terms, view.summary_words), row["session_summary"])
     return text, symptom, symbols, paths, stems, code, summary
 
 
@@ -14568,7 +14508,7 @@ def _cited_hits(terms, cited):
         if wanted & identifier_words(name):
             whole.append(name)
             continue
-        hits = _term_hits(terms, words)
+        hits = term_hits(terms, words)
         if hits:
             stems.append((name, tuple(_pairs(hits, name))))
     return whole, stems
@@ -15526,9 +15466,10 @@ def _fit_briefing(res, max_bytes):
     return text, omitted
 
 
-# part: parts/core/sharing/sharing.py
+# part: parts/core/sharing/shared_records.py
 # ----------------------------------------------------------------------------------------------
-# Sharing: evidence as append-only JSONL with stable ids, imported idempotently
+# Shared records: the format evidence travels in between stores, and the one validator every
+# record from outside passes
 # ----------------------------------------------------------------------------------------------
 #
 # A team shares memory through a git repository it already has: ``wctx export --dir DIR`` writes
@@ -15538,7 +15479,7 @@ def _fit_briefing(res, max_bytes):
 # else by root commit (the same project registered under another name or path).
 
 EXPORT_FORMAT = 1
-_ANCHOR_FIELDS = (
+ANCHOR_FIELDS = (
     "repo",
     "root_commit",
     "path",
@@ -15550,369 +15491,6 @@ _ANCHOR_FIELDS = (
     "symbol_hash",
     "symbol_lang",
 )
-
-
-_SHARED_MEMO_CHARS = 200  # values up to this long are cleaned once per export (LocalPaths.shared)
-_SHARED_MEMO = 50_000  # values and anchors an export keeps cleaned at most
-
-
-class LocalPaths:
-    """This machine's absolute paths, to keep them out of what leaves it: in free text a registered
-    checkout's path becomes the repository's name and the home directory ``~``."""
-
-    __slots__ = ("prefixes", "_names", "_pattern", "_shared", "_anchors")
-
-    def __init__(self, store):
-        prefixes = [(r.path, r.name) for r in _repos(store) if r.path]
-        home = os.path.expanduser("~")
-        if home and home != "/":
-            prefixes.append((home, "~"))
-        self.prefixes = sorted(prefixes, key=lambda p: -len(p[0]))  # longest first: the innermost
-        self._names = dict(self.prefixes)
-        alternatives = "|".join(re.escape(p) for p, _ in self.prefixes)
-        self._pattern = re.compile(r"(%s)(?=$|[/\s\"'`),;:\]])" % alternatives) if alternatives else None
-        self._shared = {}
-        self._anchors = {}
-
-    def shared(self, text):
-        """``text`` as it may leave this machine: local paths stripped, then redacted. One export
-        passes the same short values again and again (repository names, paths, symbols,
-        branches), so each distinct one is cleaned once; free text (a claim, a detail) is seldom
-        seen twice and is not kept, and the memo starts again past _SHARED_MEMO entries, so that
-        what an export holds does not grow with the store."""
-        if len(text) > _SHARED_MEMO_CHARS:
-            return stored_text(self.strip(text))
-        out = self._shared.get(text)
-        if out is None:
-            if len(self._shared) >= _SHARED_MEMO:
-                self._shared.clear()
-            out = self._shared[text] = stored_text(self.strip(text))
-        return out
-
-    def shared_anchor(self, anchor):
-        """shareable_record of one anchor (flat: ids, names, paths), made once per distinct
-        anchor: many items cite the same file at the same commit. The result is shared between
-        the records that cite it, which nothing modifies."""
-        try:
-            key = tuple(anchor.items())
-            out = self._anchors.get(key)
-        except TypeError:  # a value that is not flat: nothing to share
-            return shareable_record(anchor, self)
-        if out is None:
-            if len(self._anchors) >= _SHARED_MEMO:
-                self._anchors.clear()
-            out = self._anchors[key] = shareable_record(anchor, self)
-        return out
-
-    def strip(self, value):
-        if self._pattern is None or not isinstance(value, str):
-            return value
-        return self._pattern.sub(lambda m: self._names[m.group(1)], value)
-
-    def cwd_in_repo(self, cwd, repo):
-        """``cwd`` relative to the checkout of ``repo`` (``.`` at its top), or None."""
-        for prefix, name in self.prefixes:
-            if name == repo and name != "~" and (cwd == prefix or cwd.startswith(prefix + "/")):
-                return os.path.relpath(cwd, prefix)
-        return None
-
-
-# Export fields whose values are ids, hashes, timestamps or enumerations (validated on import):
-# nothing free-form to redact or to strip of local paths.
-_STRUCTURAL_FIELDS = frozenset(
-    ("type", "id", "session", "kind", "status", "commit", "blob", "root_commit", "symbol_hash",
-     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by", "confirmed_at", "event", "at", "forgotten_at")
-)  # fmt: skip
-
-
-def shareable_record(record, local):
-    """One export record made safe to leave this machine (``local``: its LocalPaths): redacted
-    again, no absolute path (a session's cwd becomes relative to its repository, free text loses
-    this machine's paths)."""
-    out = dict(record)
-    shared = local.shared
-    for key, value in record.items():
-        if value.__class__ is str:
-            if key not in _STRUCTURAL_FIELDS:
-                out[key] = shared(value)
-        elif value.__class__ is list and value:  # anchors, history events: objects with text of their own
-            if key == "anchors":
-                out[key] = [local.shared_anchor(v) if v.__class__ is dict else v for v in value]
-            else:
-                out[key] = [shareable_record(v, local) if v.__class__ is dict else v for v in value]
-    cwd = record.get("cwd") if record.get("type") == "session" else None
-    if isinstance(cwd, str):
-        out["cwd"] = local.cwd_in_repo(cwd, record.get("repo"))
-    return out
-
-
-_EXPORT_PART = 5000  # items export_records reads at a time
-
-
-def export_records(store, repo=None, sessions=None):
-    """Yield (session id, record) pairs: each session followed by its evidence, oldest first;
-    with ``sessions`` (a set of ids), only those sessions'. The sessions are read in order, a part
-    of about _EXPORT_PART items at a time (a session never split), each part by the tables'
-    indexes: what an export holds does not grow with the store."""
-    params = []
-    where = []
-    if repo:
-        r = resolve_repo(store, repo)
-        where = ["e.repo_id = ?"]
-        params = [r.id]
-    cursor = store.db.cursor()
-    cursor.row_factory = None  # plain tuples: no sqlite3.Row per item, read by column index below
-    count = "SELECT e.session_id, count(*) FROM evidence e WHERE %s GROUP BY e.session_id"
-    if sessions is None:
-        sizes = cursor.execute(count % " AND ".join(where or ["1"]), params).fetchall()
-    else:
-        sizes, wanted = [], sorted(sessions)
-        for i in range(0, len(wanted), 500):
-            chunk = wanted[i : i + 500]
-            clause = " AND ".join(where + ["e.session_id IN (%s)" % ",".join("?" * len(chunk))])
-            sizes += cursor.execute(count % clause, params + chunk).fetchall()
-    sizes.sort()
-    part, held = [], 0
-    for sid, n in sizes:
-        part.append(sid)
-        held += n
-        if held >= _EXPORT_PART:
-            yield from _export_part(store, cursor, part, where, params)
-            part, held = [], 0
-    if part:
-        yield from _export_part(store, cursor, part, where, params)
-
-
-def _export_part(store, cursor, sessions, where, params):
-    """export_records of ``sessions`` (ids, in order), read by the tables' indexes."""
-    select = (
-        "SELECT e.rid, e.id, e.session_id, e.repo_name, r.root_commit, e.kind, e.claim, e.detail, "
-        "e.confidence, e.status, e.superseded_by, e.created_at, e.updated_at, e.confirmed_at, e.symptom "
-        "FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s ORDER BY e.session_id, e.created_at, e.id"
-    )
-    rows = []
-    for i in range(0, len(sessions), 500):  # in session order, as one query would give them
-        chunk = sessions[i : i + 500]
-        clause = " WHERE " + " AND ".join(where + ["e.session_id IN (%s)" % ",".join("?" * len(chunk))])
-        rows += cursor.execute(select % clause, params + chunk).fetchall()
-    if not rows:
-        return
-    # Anchors by item, each read straight into its export form.
-    anchors = {r[0]: [] for r in rows}
-    anchor_select = (
-        "SELECT evidence_rid, repo_name, root_commit, path, symbol, commit_sha, branch, blob, dirty, "
-        "symbol_hash, symbol_lang FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
-    )
-    rids = list(anchors)
-    for i in range(0, len(rids), 500):
-        chunk = rids[i : i + 500]
-        for a in cursor.execute(anchor_select % ",".join("?" * len(chunk)), chunk):
-            anchors[a[0]].append(dict(zip(_ANCHOR_FIELDS, a[1:])))
-    histories = _load_histories(store, rids)
-    session_rows = {
-        s["id"]: s for s in _select_in(store, "SELECT * FROM sessions WHERE id IN (%s)", {r[2] for r in rows})
-    }
-    history_fields = ("id", "event", "at", "agent", "session", "note", "commits", "previous")
-    current = None
-    for row in rows:
-        rid, eid, sid, repo_name, repo_root, kind, claim, detail = row[:8]
-        confidence, status, superseded_by, created_at, updated_at, confirmed_at, symptom = row[8:]
-        if sid != current:  # rows come ordered by session: each session once, before its items
-            current = sid
-            yield sid, dict(_session_dict(session_rows[sid]), type="session", format=EXPORT_FORMAT)
-        cited = anchors[rid]
-        record = {
-                "type": "evidence",
-                "format": EXPORT_FORMAT,
-                "id": eid,
-                "session": sid,
-                "repo": repo_name,
-                "root_commit": repo_root
-                or next((a["root_commit"] for a in cited if a["repo"] == repo_name), None),
-                "kind": kind,
-                "claim": claim,
-                "detail": detail,
-                "confidence": confidence,
-                "status": status,
-                "superseded_by": superseded_by,
-                "created_at": created_at,
-                "updated_at": updated_at,
-                "confirmed_at": confirmed_at,
-                "history": [{k: h[k] for k in history_fields} for h in histories.get(rid, ())],
-                "anchors": cited,
-            }  # fmt: skip
-        if symptom:  # only then: the records of items without one stay what they were
-            record["symptom"] = symptom
-        yield sid, record
-
-
-def tombstone_records(store):
-    """(session id, record) for each thing forgotten here: its id and the reason, never content."""
-    for r in store.all("SELECT * FROM tombstones ORDER BY forgotten_at, id"):
-        yield (
-            r["session_id"],
-            {
-                "type": "tombstone",
-                "format": EXPORT_FORMAT,
-                "id": r["id"],
-                "kind": r["kind"],
-                "session": r["session_id"],
-                "reason": r["reason"],
-                "forgotten_at": r["forgotten_at"],
-            },
-        )
-
-
-def _merge_export(old_text, records):
-    """Merge this store's records of one session with what its shared file already holds, so that
-    an export never drops a line someone else wrote: per id the newer record wins (updated_at for
-    evidence, ended_at for the session), and records only the file knows are kept."""
-    merged = {}
-    for line in (old_text or "").splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue  # a damaged line is not ours to repair; import-evidence reports it
-        if (
-            isinstance(rec, dict)
-            and rec.get("type") in ("session", "evidence", "tombstone")
-            and isinstance(rec.get("id"), str)
-        ):
-            merged[(rec["type"], rec["id"])] = rec
-    for rec in records:
-        key = (rec["type"], rec["id"])
-        field = {"evidence": "updated_at", "tombstone": "forgotten_at"}.get(rec["type"], "ended_at")
-        theirs = merged.get(key)
-        if theirs is None or str(rec.get(field) or "") >= str(theirs.get(field) or ""):
-            merged[key] = rec
-    # A tombstone removes what it names from the shared file too: the content never travels on.
-    for key in [k for k in merged if k[0] == "tombstone"]:
-        merged.pop(("evidence", key[1]), None)
-        if merged[key].get("kind") == "session":
-            merged.pop(("session", key[1]), None)
-    ordered = [r for k, r in merged.items() if k[0] == "session"]
-    ordered += sorted((r for k, r in merged.items() if k[0] == "evidence"),
-                      key=lambda r: (str(r.get("created_at") or ""), r["id"]))  # fmt: skip
-    ordered += sorted((r for k, r in merged.items() if k[0] == "tombstone"), key=lambda r: r["id"])
-    return ordered
-
-
-def topology_records(store, repo=None):
-    """The store's topology as export records: every repository (name and root commit), every
-    relation and every workspace with its members, by identity; with ``repo``, what involves it."""
-    repos = _repos(store)
-    only = resolve_repo(store, repo) if repo else None
-    names = {r.id: r for r in repos}
-    out = []
-    for r in repos:
-        if only is None or r.id == only.id:
-            out.append({"type": "repository", "format": EXPORT_FORMAT, "id": "repo:" + r.name,
-                        "name": r.name, "root_commit": r.root_commit})  # fmt: skip
-    for row in store.all("SELECT * FROM relations ORDER BY id"):
-        a, b = names.get(row["from_repo"]), names.get(row["to_repo"])
-        if a is None or b is None or (only is not None and only.id not in (a.id, b.id)):
-            continue
-        out.append({"type": "relation", "format": EXPORT_FORMAT, "id": "rel:%s:%s:%s" % (a.name, row["kind"], b.name),
-                    "from": a.name, "from_root": a.root_commit, "kind": row["kind"], "to": b.name,
-                    "to_root": b.root_commit, "note": row["note"], "created_at": row["created_at"]})  # fmt: skip
-    for ws in store.all("SELECT * FROM workspaces ORDER BY name"):
-        members = [names[r["repo_id"]] for r in store.all(
-            "SELECT repo_id FROM workspace_repos WHERE workspace_id = ?", (ws["id"],)) if r["repo_id"] in names]  # fmt: skip
-        if only is not None and only.id not in {m.id for m in members}:
-            continue
-        out.append({"type": "workspace", "format": EXPORT_FORMAT, "id": "ws:" + ws["name"], "name": ws["name"],
-                    "repos": [{"repo": m.name, "root_commit": m.root_commit}
-                              for m in sorted(members, key=lambda m: m.name)]})  # fmt: skip
-    return out
-
-
-# One encoder for every exported line (json.dumps with options builds a new one per call): keys
-# sorted, so that the same record is always the same bytes and an unchanged file is not rewritten.
-_export_line = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
-
-
-def _export_text(records):
-    return "".join([_export_line(r) + "\n" for r in records])
-
-
-def _write_shared_file(path, text):
-    """Replace ``path`` with ``text`` through a rename, so a reader (a teammate's import, a git
-    add) sees the old file or the new one, never half of one. No fsync per file: after a crash
-    the next export rewrites any file that is not what the store says, and the shared copy's
-    durability is the commit that follows, not this directory."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
-def _read_shared_file(path):
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return None
-
-
-def export_evidence(store, out_dir=None, stream=None, repo=None):
-    """Write the export: one JSONL file per session into ``out_dir`` plus this store's topology
-    in ``topology-<store id>.jsonl``, or everything to ``stream``. Each session is written as soon
-    as its records are read (export_records reads them a part at a time): what an export holds is
-    one session, whatever the store's size."""
-    counts = {"sessions": 0, "evidence": 0, "files": 0, "topology": 0, "tombstones": 0}
-    with store.snapshot():  # one moment of the store, whatever a capture commits meanwhile
-        local = LocalPaths(store)
-        tombstones = {}
-        for sid, record in tombstone_records(store):
-            tombstones.setdefault(sid, []).append(record)
-            counts["tombstones"] += 1
-        topology = [shareable_record(r, local) for r in topology_records(store, repo=repo)]
-        counts["topology"] = len(topology)
-        if out_dir is not None:
-            os.makedirs(out_dir, exist_ok=True)
-            # The topology file is this store's alone (named by its id), so it is rewritten whole.
-            if topology:
-                path = os.path.join(out_dir, "topology-%s.jsonl" % _store_machine_id(store))
-                text = _export_text(topology)
-                if _read_shared_file(path) != text:
-                    _write_shared_file(path, text)
-                    counts["files"] += 1
-        current, records = None, []
-        for sid, record in export_records(store, repo=repo):
-            if sid != current:
-                if records:
-                    _export_session(
-                        out_dir, stream, current, records + tombstones.pop(current, []), local, counts
-                    )
-                current, records = sid, []
-            records.append(record)
-            counts["sessions" if record["type"] == "session" else "evidence"] += 1
-        if records:
-            _export_session(out_dir, stream, current, records + tombstones.pop(current, []), local, counts)
-        for sid, records in tombstones.items():
-            _export_session(out_dir, stream, sid, records, local, counts)
-    if out_dir is None:
-        stream.write(_export_text(topology))
-    return counts
-
-
-def _export_session(out_dir, stream, sid, records, local, counts):
-    """export_evidence's output for one session's records: to ``stream``, or its file in
-    ``out_dir`` (merged with what the file already holds, left alone when it says the same)."""
-    if out_dir is None:
-        stream.write(_export_text(shareable_record(r, local) for r in records))
-        return
-    path = os.path.join(out_dir, sid + ".jsonl")
-    old = _read_shared_file(path)
-    ours = _merge_export(None, [shareable_record(r, local) for r in records])
-    text = _export_text(ours)
-    if old is not None and old != text:
-        # The file holds something else (an older state, a teammate's lines): merge per id.
-        # A file that already says exactly what the store says is left alone unparsed.
-        text = _export_text(_merge_export(old, ours))
-    if old != text:
-        _write_shared_file(path, text)
-        counts["files"] += 1
 
 
 # -- Records from outside: one validator, field by field ------------------------------------------
@@ -16291,7 +15869,7 @@ _ABSENT = object()
 
 
 @BUILT_ONCE
-def _field_checks(record_type):
+def field_checks(record_type):
     """(field, check, what check gives an absent field, or _ABSENT when it refuses one, the texts
     check has passed unchanged): most fields of most records are absent or null, and need no
     call; many others repeat a value already checked (a commit, a repository, a path)."""
@@ -16311,11 +15889,11 @@ _PASSED_CHARS, _PASSED_MAX = 200, 8192
 
 
 @BUILT_ONCE
-def _field_plan(record_type):
+def field_plan(record_type):
     """(what an absent field of each kind gives, in declared order; {field: (check, passed)} of the
     fields a value needs checking for; the fields that refuse to be absent; those whose absent
     value is a fresh container), for the quick pass of _validate_fields."""
-    entries = _field_checks(record_type)
+    entries = field_checks(record_type)
     defaults = {f: None if absent is _ABSENT else absent for f, _, absent, _ in entries}  # declared order
     required = tuple(f for f, _, absent, _ in entries if absent is _ABSENT)
     containers = tuple(
@@ -16327,37 +15905,48 @@ def _field_plan(record_type):
 def _validate_fields(record_type, record, prefix=""):
     if not isinstance(record, dict):
         raise _FieldError("%s must be an object" % prefix.rstrip("."))
-    # The quick pass: the record's own fields over the absent values, in declared order. Should
-    # any field fail (or a required one be missing), the full pass below names the first one in
-    # declared order, as it always did.
-    defaults, checks, required, containers = _field_plan(record_type)
+    clean = _quick_fields(record_type, record)
+    return clean if clean is not None else _checked_fields(record_type, record, prefix)
+
+
+def _note_passed(passed, value, out):
+    """Remember a short text its check returned unchanged, so that it passes again without one."""
+    if out is value and value.__class__ is str and len(value) <= _PASSED_CHARS:
+        if len(passed) >= _PASSED_MAX:
+            passed.clear()
+        passed.add(value)
+
+
+def _quick_fields(record_type, record):
+    """The quick pass: the record's own fields over the absent values, in declared order; None
+    when any field fails or a required one is missing, for the full pass to name the first one in
+    declared order."""
+    defaults, checks, required, containers = field_plan(record_type)
     clean = defaults.copy()
     try:
         for field, value in record.items():
-            if value is None:
-                continue
-            entry = checks.get(field)
+            entry = None if value is None else checks.get(field)
             if entry is None:
-                continue  # not a declared field: ignored
+                continue  # absent, or not a declared field: ignored
             if value.__class__ is str and value in entry[1]:
                 clean[field] = value
                 continue
             out = clean[field] = entry[0](value)
-            if out is value and value.__class__ is str and len(value) <= _PASSED_CHARS:
-                passed = entry[1]
-                if len(passed) >= _PASSED_MAX:
-                    passed.clear()
-                passed.add(value)
+            _note_passed(entry[1], value, out)
     except ValueError:
-        pass
-    else:
-        if None not in map(record.get, required):
-            for field, kind in containers:
-                if record.get(field) is None:
-                    clean[field] = kind()  # each record its own list
-            return clean
+        return None
+    if None in map(record.get, required):
+        return None
+    for field, kind in containers:
+        if record.get(field) is None:
+            clean[field] = kind()  # each record its own list
+    return clean
+
+
+def _checked_fields(record_type, record, prefix):
+    """The full pass: every declared field in order, the first that fails named with its error."""
     clean = {}
-    for field, check, absent, passed in _field_checks(record_type):
+    for field, check, absent, passed in field_checks(record_type):
         value = record.get(field)
         if value is None and absent is not _ABSENT:
             clean[field] = absent if absent.__class__ not in (list, dict) else absent.__class__()
@@ -16371,10 +15960,7 @@ def _validate_fields(record_type, record, prefix=""):
             raise _FieldError("%s%s%s" % (prefix, field, e)) from None
         except ValueError as e:
             raise _FieldError("%s%s: %s" % (prefix, field, e)) from None
-        if out is value and value.__class__ is str and len(value) <= _PASSED_CHARS:
-            if len(passed) >= _PASSED_MAX:
-                passed.clear()
-            passed.add(value)
+        _note_passed(passed, value, out)
     return clean
 
 
@@ -16404,7 +15990,7 @@ def _export_files(paths):
     return files
 
 
-class _RecordError(UsageError):
+class RecordError(UsageError):
     """A valid record the import cannot take beside the others (an item of a session the import
     does not hold): ``record`` says which, for the file and line its message is given."""
 
@@ -16413,14 +15999,14 @@ class _RecordError(UsageError):
         self.record = record
 
 
-def _export_sources(paths):
+def export_sources(paths):
     """(file, its open file) for each file of an import of ``paths``, in order, each closed after."""
     for path, named in _export_files(paths):
         with _open_export(path, named) as fh:
             yield path, fh
 
 
-def _record_line(sources, record):
+def record_line(sources, record):
     """ "file:line" of the first line of ``sources`` ([(label, raw lines)], an import's files read
     again for an error's message) that holds ``record`` as validated, or None."""
     needle = record["id"].encode()
@@ -16456,13 +16042,13 @@ def _open_export(path, named):
     return os.fdopen(fd, "rb")
 
 
-def _export_lines(data):
+def export_lines(data):
     """An export file's raw lines as reading the file gives them: ended by LF (CRLF keeps its CR,
     which JSON takes as space), never by a lone CR, which JSONL does not end a line with."""
     return data.split(b"\n")
 
 
-def _parse_export(label, lines):
+def parse_export(label, lines):
     """Validated records of one export file (``lines``: its raw lines); errors name label:line."""
     return list(_export_records(label, lines))
 
@@ -16511,7 +16097,7 @@ def _plainly_an_item(raw):
     return b'"type": "evidence"' in raw and raw.count(b'"type"') == 1 and b"\\u" not in raw
 
 
-def _scan_export(paths):
+def scan_export(paths):
     """The first pass over an import's files: (its records other than items, in file order; how
     many items; the items when at most _STREAM_AFTER in at most _STREAM_AFTER_BYTES of files, else
     None; each file's stat signature)."""
@@ -16520,7 +16106,7 @@ def _scan_export(paths):
     except UsageError:
         # The first pass leaves the items unchecked: one before the line refused may be the
         # first invalid line. Checking every record in order names the first (rarely needed).
-        for path, fh in _export_sources(paths):
+        for path, fh in export_sources(paths):
             for _ in _export_records(path, fh):
                 pass
         raise
@@ -16528,7 +16114,7 @@ def _scan_export(paths):
 
 def _scan_export_files(paths):
     others, kept, count, size, seen = [], [], 0, 0, {}
-    for path, fh in _export_sources(paths):
+    for path, fh in export_sources(paths):
         seen[path] = _file_signature(fh)
         size += seen[path][1]
         if size > _STREAM_AFTER_BYTES:
@@ -16554,11 +16140,11 @@ def _scan_export_files(paths):
     return others, count, kept, seen
 
 
-def _reread_items(paths, seen):
+def reread_items(paths, seen):
     """The second pass: the items of an import's files, read and checked in file order (every
     record the first pass did not check and keep). A file that changed since the first pass is
     refused (the import is then rolled back)."""
-    for path, fh in _export_sources(paths):
+    for path, fh in export_sources(paths):
         if seen.get(path) != _file_signature(fh):
             raise UsageError("%s: changed while it was being imported; nothing was imported" % path)
         for n, record in _export_json(path, fh):
@@ -16569,6 +16155,394 @@ def _reread_items(paths, seen):
 def _file_signature(fh):
     st = os.fstat(fh.fileno())
     return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+# part: parts/core/sharing/exporting.py
+# ----------------------------------------------------------------------------------------------
+# Export: this machine's evidence as shared records, made safe to leave it
+# ----------------------------------------------------------------------------------------------
+#
+# What leaves this machine is decided here: shareable_record redacts every free-text field again
+# and strips this machine's paths (LocalPaths); export_evidence writes one file per session and
+# rewrites a file only when its records changed.
+
+_SHARED_MEMO_CHARS = 200  # values up to this long are cleaned once per export (LocalPaths.shared)
+_SHARED_MEMO = 50_000  # values and anchors an export keeps cleaned at most
+
+
+class LocalPaths:
+    """This machine's absolute paths, to keep them out of what leaves it: in free text a registered
+    checkout's path becomes the repository's name and the home directory ``~``."""
+
+    __slots__ = ("prefixes", "_names", "_pattern", "_shared", "_anchors")
+
+    def __init__(self, store):
+        prefixes = [(r.path, r.name) for r in _repos(store) if r.path]
+        home = os.path.expanduser("~")
+        if home and home != "/":
+            prefixes.append((home, "~"))
+        self.prefixes = sorted(prefixes, key=lambda p: -len(p[0]))  # longest first: the innermost
+        self._names = dict(self.prefixes)
+        alternatives = "|".join(re.escape(p) for p, _ in self.prefixes)
+        self._pattern = re.compile(r"(%s)(?=$|[/\s\"'`),;:\]])" % alternatives) if alternatives else None
+        self._shared = {}
+        self._anchors = {}
+
+    def shared(self, text):
+        """``text`` as it may leave this machine: local paths stripped, then redacted. One export
+        passes the same short values again and again (repository names, paths, symbols,
+        branches), so each distinct one is cleaned once; free text (a claim, a detail) is seldom
+        seen twice and is not kept, and the memo starts again past _SHARED_MEMO entries, so that
+        what an export holds does not grow with the store."""
+        if len(text) > _SHARED_MEMO_CHARS:
+            return stored_text(self.strip(text))
+        out = self._shared.get(text)
+        if out is None:
+            if len(self._shared) >= _SHARED_MEMO:
+                self._shared.clear()
+            out = self._shared[text] = stored_text(self.strip(text))
+        return out
+
+    def shared_anchor(self, anchor):
+        """shareable_record of one anchor (flat: ids, names, paths), made once per distinct
+        anchor: many items cite the same file at the same commit. The result is shared between
+        the records that cite it, which nothing modifies."""
+        try:
+            key = tuple(anchor.items())
+            out = self._anchors.get(key)
+        except TypeError:  # a value that is not flat: nothing to share
+            return shareable_record(anchor, self)
+        if out is None:
+            if len(self._anchors) >= _SHARED_MEMO:
+                self._anchors.clear()
+            out = self._anchors[key] = shareable_record(anchor, self)
+        return out
+
+    def strip(self, value):
+        if self._pattern is None or not isinstance(value, str):
+            return value
+        return self._pattern.sub(lambda m: self._names[m.group(1)], value)
+
+    def cwd_in_repo(self, cwd, repo):
+        """``cwd`` relative to the checkout of ``repo`` (``.`` at its top), or None."""
+        for prefix, name in self.prefixes:
+            if name == repo and name != "~" and (cwd == prefix or cwd.startswith(prefix + "/")):
+                return os.path.relpath(cwd, prefix)
+        return None
+
+
+# Export fields whose values are ids, hashes, timestamps or enumerations (validated on import):
+# nothing free-form to redact or to strip of local paths.
+_STRUCTURAL_FIELDS = frozenset(
+    ("type", "id", "session", "kind", "status", "commit", "blob", "root_commit", "symbol_hash",
+     "symbol_lang", "created_at", "updated_at", "started_at", "ended_at", "superseded_by", "confirmed_at", "event", "at", "forgotten_at")
+)  # fmt: skip
+
+
+def shareable_record(record, local):
+    """One export record made safe to leave this machine (``local``: its LocalPaths): redacted
+    again, no absolute path (a session's cwd becomes relative to its repository, free text loses
+    this machine's paths)."""
+    out = dict(record)
+    shared = local.shared
+    for key, value in record.items():
+        if value.__class__ is str:
+            if key not in _STRUCTURAL_FIELDS:
+                out[key] = shared(value)
+        elif value.__class__ is list and value:  # anchors, history events: objects with text of their own
+            if key == "anchors":
+                out[key] = [local.shared_anchor(v) if v.__class__ is dict else v for v in value]
+            else:
+                out[key] = [shareable_record(v, local) if v.__class__ is dict else v for v in value]
+    cwd = record.get("cwd") if record.get("type") == "session" else None
+    if isinstance(cwd, str):
+        out["cwd"] = local.cwd_in_repo(cwd, record.get("repo"))
+    return out
+
+
+_EXPORT_PART = 5000  # items export_records reads at a time
+
+
+def export_records(store, repo=None, sessions=None):
+    """Yield (session id, record) pairs: each session followed by its evidence, oldest first;
+    with ``sessions`` (a set of ids), only those sessions'. The sessions are read in order, a part
+    of about _EXPORT_PART items at a time (a session never split), each part by the tables'
+    indexes: what an export holds does not grow with the store."""
+    params = []
+    where = []
+    if repo:
+        r = resolve_repo(store, repo)
+        where = ["e.repo_id = ?"]
+        params = [r.id]
+    cursor = store.db.cursor()
+    cursor.row_factory = None  # plain tuples: no sqlite3.Row per item, read by column index below
+    count = "SELECT e.session_id, count(*) FROM evidence e WHERE %s GROUP BY e.session_id"
+    if sessions is None:
+        sizes = cursor.execute(count % " AND ".join(where or ["1"]), params).fetchall()
+    else:
+        sizes, wanted = [], sorted(sessions)
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            clause = " AND ".join(where + ["e.session_id IN (%s)" % ",".join("?" * len(chunk))])
+            sizes += cursor.execute(count % clause, params + chunk).fetchall()
+    sizes.sort()
+    part, held = [], 0
+    for sid, n in sizes:
+        part.append(sid)
+        held += n
+        if held >= _EXPORT_PART:
+            yield from _export_part(store, cursor, part, where, params)
+            part, held = [], 0
+    if part:
+        yield from _export_part(store, cursor, part, where, params)
+
+
+def _export_part(store, cursor, sessions, where, params):
+    """export_records of ``sessions`` (ids, in order), read by the tables' indexes."""
+    select = (
+        "SELECT e.rid, e.id, e.session_id, e.repo_name, r.root_commit, e.kind, e.claim, e.detail, "
+        "e.confidence, e.status, e.superseded_by, e.created_at, e.updated_at, e.confirmed_at, e.symptom "
+        "FROM evidence e LEFT JOIN repos r ON r.id = e.repo_id%s ORDER BY e.session_id, e.created_at, e.id"
+    )
+    rows = []
+    for i in range(0, len(sessions), 500):  # in session order, as one query would give them
+        chunk = sessions[i : i + 500]
+        clause = " WHERE " + " AND ".join(where + ["e.session_id IN (%s)" % ",".join("?" * len(chunk))])
+        rows += cursor.execute(select % clause, params + chunk).fetchall()
+    if not rows:
+        return
+    # Anchors by item, each read straight into its export form.
+    anchors = {r[0]: [] for r in rows}
+    anchor_select = (
+        "SELECT evidence_rid, repo_name, root_commit, path, symbol, commit_sha, branch, blob, dirty, "
+        "symbol_hash, symbol_lang FROM anchors WHERE evidence_rid IN (%s) ORDER BY evidence_rid, id"
+    )
+    rids = list(anchors)
+    for i in range(0, len(rids), 500):
+        chunk = rids[i : i + 500]
+        for a in cursor.execute(anchor_select % ",".join("?" * len(chunk)), chunk):
+            anchors[a[0]].append(dict(zip(ANCHOR_FIELDS, a[1:])))
+    histories = _load_histories(store, rids)
+    session_rows = {
+        s["id"]: s for s in _select_in(store, "SELECT * FROM sessions WHERE id IN (%s)", {r[2] for r in rows})
+    }
+    history_fields = ("id", "event", "at", "agent", "session", "note", "commits", "previous")
+    current = None
+    for row in rows:
+        rid, eid, sid, repo_name, repo_root, kind, claim, detail = row[:8]
+        confidence, status, superseded_by, created_at, updated_at, confirmed_at, symptom = row[8:]
+        if sid != current:  # rows come ordered by session: each session once, before its items
+            current = sid
+            yield sid, dict(_session_dict(session_rows[sid]), type="session", format=EXPORT_FORMAT)
+        cited = anchors[rid]
+        record = {
+                "type": "evidence",
+                "format": EXPORT_FORMAT,
+                "id": eid,
+                "session": sid,
+                "repo": repo_name,
+                "root_commit": repo_root
+                or next((a["root_commit"] for a in cited if a["repo"] == repo_name), None),
+                "kind": kind,
+                "claim": claim,
+                "detail": detail,
+                "confidence": confidence,
+                "status": status,
+                "superseded_by": superseded_by,
+                "created_at": created_at,
+                "updated_at": updated_at,
+                "confirmed_at": confirmed_at,
+                "history": [{k: h[k] for k in history_fields} for h in histories.get(rid, ())],
+                "anchors": cited,
+            }  # fmt: skip
+        if symptom:  # only then: the records of items without one stay what they were
+            record["symptom"] = symptom
+        yield sid, record
+
+
+def tombstone_records(store):
+    """(session id, record) for each thing forgotten here: its id and the reason, never content."""
+    for r in store.all("SELECT * FROM tombstones ORDER BY forgotten_at, id"):
+        yield (
+            r["session_id"],
+            {
+                "type": "tombstone",
+                "format": EXPORT_FORMAT,
+                "id": r["id"],
+                "kind": r["kind"],
+                "session": r["session_id"],
+                "reason": r["reason"],
+                "forgotten_at": r["forgotten_at"],
+            },
+        )
+
+
+def _merge_export(old_text, records):
+    """Merge this store's records of one session with what its shared file already holds, so that
+    an export never drops a line someone else wrote: per id the newer record wins (updated_at for
+    evidence, ended_at for the session), and records only the file knows are kept."""
+    merged = _shared_file_records(old_text)
+    for rec in records:
+        key = (rec["type"], rec["id"])
+        field = {"evidence": "updated_at", "tombstone": "forgotten_at"}.get(rec["type"], "ended_at")
+        theirs = merged.get(key)
+        if theirs is None or str(rec.get(field) or "") >= str(theirs.get(field) or ""):
+            merged[key] = rec
+    # A tombstone removes what it names from the shared file too: the content never travels on.
+    for key in [k for k in merged if k[0] == "tombstone"]:
+        merged.pop(("evidence", key[1]), None)
+        if merged[key].get("kind") == "session":
+            merged.pop(("session", key[1]), None)
+    ordered = [r for k, r in merged.items() if k[0] == "session"]
+    ordered += sorted((r for k, r in merged.items() if k[0] == "evidence"),
+                      key=lambda r: (str(r.get("created_at") or ""), r["id"]))  # fmt: skip
+    ordered += sorted((r for k, r in merged.items() if k[0] == "tombstone"), key=lambda r: r["id"])
+    return ordered
+
+
+def _shared_file_records(old_text):
+    """{(type, id): record} of the sessions, items and tombstones a shared file already holds."""
+    merged = {}
+    for line in (old_text or "").splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue  # a damaged line is not ours to repair; import-evidence reports it
+        if (
+            isinstance(rec, dict)
+            and rec.get("type") in ("session", "evidence", "tombstone")
+            and isinstance(rec.get("id"), str)
+        ):
+            merged[(rec["type"], rec["id"])] = rec
+    return merged
+
+
+def topology_records(store, repo=None):
+    """The store's topology as export records: every repository (name and root commit), every
+    relation and every workspace with its members, by identity; with ``repo``, what involves it."""
+    repos = _repos(store)
+    only = resolve_repo(store, repo) if repo else None
+    names = {r.id: r for r in repos}
+    out = []
+    for r in repos:
+        if only is None or r.id == only.id:
+            out.append({"type": "repository", "format": EXPORT_FORMAT, "id": "repo:" + r.name,
+                        "name": r.name, "root_commit": r.root_commit})  # fmt: skip
+    for row in store.all("SELECT * FROM relations ORDER BY id"):
+        a, b = names.get(row["from_repo"]), names.get(row["to_repo"])
+        if a is None or b is None or (only is not None and only.id not in (a.id, b.id)):
+            continue
+        out.append({"type": "relation", "format": EXPORT_FORMAT, "id": "rel:%s:%s:%s" % (a.name, row["kind"], b.name),
+                    "from": a.name, "from_root": a.root_commit, "kind": row["kind"], "to": b.name,
+                    "to_root": b.root_commit, "note": row["note"], "created_at": row["created_at"]})  # fmt: skip
+    for ws in store.all("SELECT * FROM workspaces ORDER BY name"):
+        members = [names[r["repo_id"]] for r in store.all(
+            "SELECT repo_id FROM workspace_repos WHERE workspace_id = ?", (ws["id"],)) if r["repo_id"] in names]  # fmt: skip
+        if only is not None and only.id not in {m.id for m in members}:
+            continue
+        out.append({"type": "workspace", "format": EXPORT_FORMAT, "id": "ws:" + ws["name"], "name": ws["name"],
+                    "repos": [{"repo": m.name, "root_commit": m.root_commit}
+                              for m in sorted(members, key=lambda m: m.name)]})  # fmt: skip
+    return out
+
+
+# One encoder for every exported line (json.dumps with options builds a new one per call): keys
+# sorted, so that the same record is always the same bytes and an unchanged file is not rewritten.
+_export_line = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
+
+def export_text(records):
+    return "".join([_export_line(r) + "\n" for r in records])
+
+
+def _write_shared_file(path, text):
+    """Replace ``path`` with ``text`` through a rename, so a reader (a teammate's import, a git
+    add) sees the old file or the new one, never half of one. No fsync per file: after a crash
+    the next export rewrites any file that is not what the store says, and the shared copy's
+    durability is the commit that follows, not this directory."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _read_shared_file(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+
+
+def export_evidence(store, out_dir=None, stream=None, repo=None):
+    """Write the export: one JSONL file per session into ``out_dir`` plus this store's topology
+    in ``topology-<store id>.jsonl``, or everything to ``stream``. Each session is written as soon
+    as its records are read (export_records reads them a part at a time): what an export holds is
+    one session, whatever the store's size."""
+    counts = {"sessions": 0, "evidence": 0, "files": 0, "topology": 0, "tombstones": 0}
+    with store.snapshot():  # one moment of the store, whatever a capture commits meanwhile
+        local = LocalPaths(store)
+        tombstones = {}
+        for sid, record in tombstone_records(store):
+            tombstones.setdefault(sid, []).append(record)
+            counts["tombstones"] += 1
+        topology = [shareable_record(r, local) for r in topology_records(store, repo=repo)]
+        counts["topology"] = len(topology)
+        if out_dir is not None:
+            os.makedirs(out_dir, exist_ok=True)
+            # The topology file is this store's alone (named by its id), so it is rewritten whole.
+            if topology:
+                path = os.path.join(out_dir, "topology-%s.jsonl" % store_machine_id(store))
+                text = export_text(topology)
+                if _read_shared_file(path) != text:
+                    _write_shared_file(path, text)
+                    counts["files"] += 1
+        current, records = None, []
+        for sid, record in export_records(store, repo=repo):
+            if sid != current:
+                if records:
+                    _export_session(
+                        out_dir, stream, current, records + tombstones.pop(current, []), local, counts
+                    )
+                current, records = sid, []
+            records.append(record)
+            counts["sessions" if record["type"] == "session" else "evidence"] += 1
+        if records:
+            _export_session(out_dir, stream, current, records + tombstones.pop(current, []), local, counts)
+        for sid, records in tombstones.items():
+            _export_session(out_dir, stream, sid, records, local, counts)
+    if out_dir is None:
+        stream.write(export_text(topology))
+    return counts
+
+
+def _export_session(out_dir, stream, sid, records, local, counts):
+    """export_evidence's output for one session's records: to ``stream``, or its file in
+    ``out_dir`` (merged with what the file already holds, left alone when it says the same)."""
+    if out_dir is None:
+        stream.write(export_text(shareable_record(r, local) for r in records))
+        return
+    path = os.path.join(out_dir, sid + ".jsonl")
+    old = _read_shared_file(path)
+    ours = _merge_export(None, [shareable_record(r, local) for r in records])
+    text = export_text(ours)
+    if old is not None and old != text:
+        # The file holds something else (an older state, a teammate's lines): merge per id.
+        # A file that already says exactly what the store says is left alone unparsed.
+        text = export_text(_merge_export(old, ours))
+    if old != text:
+        _write_shared_file(path, text)
+        counts["files"] += 1
+
+
+# part: parts/core/sharing/importing.py
+# ----------------------------------------------------------------------------------------------
+# Import: shared records into this store, idempotently and in one transaction
+# ----------------------------------------------------------------------------------------------
+#
+# What joins this store from outside is decided here: each record has passed validate_record;
+# an item keeps its global id, so importing twice changes nothing; an item another machine owns
+# changes only by the rules of _may_change; what was forgotten here stays forgotten.
 
 
 def _leaves_repository(path):
@@ -16587,7 +16561,7 @@ def _record_anchors(rec, local_repo):
         if path is not None and (not isinstance(path, str) or _leaves_repository(path)):
             raise UsageError("evidence %s cites a path outside its repository: %r" % (rec["id"], path))
         arepo = local_repo(a["repo"], a.get("root_commit"))
-        anchors.append({k: a.get(k) for k in _ANCHOR_FIELDS})
+        anchors.append({k: a.get(k) for k in ANCHOR_FIELDS})
         anchors[-1]["repo_id"] = arepo.id if arepo else None
         anchors[-1]["repo"] = arepo.name if arepo else a["repo"]
     return anchors
@@ -16645,7 +16619,7 @@ def _history_rows(rid, rec, known):
     return rows
 
 
-class _GcPaused:
+class GcPaused:
     """Cyclic garbage collection paused: an import builds hundreds of thousands of small dicts
     and lists, none in a cycle, and each collection would walk all of them again."""
 
@@ -16666,26 +16640,26 @@ class _GcPaused:
 
 def import_evidence(store, paths):
     """Import exported JSONL (files or directories) idempotently, in one transaction, holding
-    at no time more than a chunk of its items (see _scan_export)."""
+    at no time more than a chunk of its items (see scan_export)."""
     try:
-        with _GcPaused():
-            others, count, kept, seen = _scan_export(paths)
-            items = kept if kept is not None else _reread_items(paths, seen)
+        with GcPaused():
+            others, count, kept, seen = scan_export(paths)
+            items = kept if kept is not None else reread_items(paths, seen)
             return _import_stream(store, others, items, count)
-    except _RecordError as e:
-        where = _record_line(_export_sources(paths), e.record)
+    except RecordError as e:
+        where = record_line(export_sources(paths), e.record)
         raise UsageError("%s: %s" % (where, e) if where else str(e)) from None
 
 
 def import_evidence_data(store, label, data):
     """Import one export file's bytes (named ``label`` in errors), all or nothing; returns
     (counts, records)."""
-    with _GcPaused():
-        records = _parse_export(label, _export_lines(data))
+    with GcPaused():
+        records = parse_export(label, export_lines(data))
         try:
-            return _import_records(store, records), records
-        except _RecordError as e:
-            where = _record_line([(label, _export_lines(data))], e.record)
+            return import_records(store, records), records
+        except RecordError as e:
+            where = record_line([(label, export_lines(data))], e.record)
             raise UsageError("%s: %s" % (where, e) if where else str(e)) from None
 
 
@@ -16819,7 +16793,6 @@ class _ImportBatch:
         if self.confidence:
             db.executemany("UPDATE evidence SET confidence = ? WHERE rid = ?", self.confidence)
         self.evidence, self.anchors, self.fts, self.events, self.confidence = [], [], [], [], []
-        _INDEXED_TEXTS.clear()
 
 
 def _import_sessions(store, records, forgotten, by_name, session_map, held):
@@ -16837,7 +16810,7 @@ def _import_sessions(store, records, forgotten, by_name, session_map, held):
     held.update(present)
     external = {}  # (agent, external id) -> session id, for sessions this import writes
     rows = []
-    own = _store_machine_id(store)
+    own = store_machine_id(store)
     for rec in recs:
         sid = rec["id"]
         if sid in present:
@@ -16919,7 +16892,7 @@ def _bulk_cache_kib(items):
     return max(_BULK_CACHE_KIB, min(_BULK_CACHE_MAX_KIB, items * _BULK_CACHE_KIB_PER_ITEM))
 
 
-class _BulkCache:
+class BulkCache:
     """The connection's page cache made large enough for an import of ``items`` records (never
     smaller than it is) for the length of a with block, then as it was."""
 
@@ -16993,7 +16966,7 @@ def _restore_indexes(store, statements):
         db.execute("PRAGMA cache_size = %d" % before)
 
 
-def _import_records(store, records):
+def import_records(store, records):
     """Import validated ``records`` (a list of any types) in one transaction."""
     items = [r for r in records if r["type"] == "evidence"]
     return _import_stream(store, [r for r in records if r["type"] != "evidence"], items, len(items))
@@ -17003,86 +16976,24 @@ def _import_stream(store, others, items, count):
     """Import ``others`` (validated sessions, tombstones and topology) and ``items`` (``count``
     validated evidence records, an iterable read once, in chunks) in one transaction."""
     try:
-        with _BulkCache(store, count + len(others)):
+        with BulkCache(store, count + len(others)):
             return _import_records_in(store, others, items, count)
     finally:
-        _CLEAN_TEXTS.clear()
-        _INDEXED_TEXTS.clear()
-        _field_checks.cache_clear()
-        _field_plan.cache_clear()
+        CLEAN_TEXTS.clear()
+        field_checks.cache_clear()
+        field_plan.cache_clear()
 
 
 def _import_records_in(store, others, items, count):
-    repos = _repos(store)
-    by_root = {r.root_commit: r for r in repos if r.root_commit}
-    by_name = {r.name: r for r in repos}
-
-    def local_repo(name, root):
-        # Same name and no conflicting root commit wins (a fork shares its upstream's root
-        # commit); otherwise the root commit finds the project registered under another name.
-        named = by_name.get(name)
-        if named is not None and (not root or not named.root_commit or named.root_commit == root):
-            return named
-        return by_root.get(root) or named
-
-    here = {}
-
-    def repo_here(name, root):
-        # local_repo's answer as (id here or None, name here), once per (name, root commit)
-        out = here.get((name, root))
-        if out is None:
-            repo = local_repo(name, root)
-            out = here[(name, root)] = (repo.id, repo.name) if repo else (None, name)
-        return out
-
+    by_name, local_repo, repo_here = _repo_matchers(store)
     counts = {"sessions": 0, "evidence": 0, "updated": 0, "unchanged": 0, "duplicates": 0, "forgotten": 0,
               "refused": 0, "refusals": {}}  # fmt: skip
-    own = _store_machine_id(store)
-    tombstones = [r for r in others if r["type"] == "tombstone"]
+    own = store_machine_id(store)
     session_map = {}
-    scrub = False
     with store.atomic():
-        # Forgotten elsewhere: forget it here too, whatever else the import holds about it, when
-        # the machine that forgot it may (_may_change); another's tombstone changes nothing.
         now = utc_now()
-        for t in tombstones:
-            source = t.get("_from")
-            if t["kind"] == "session":
-                row = store.one("SELECT id AS rid, id, machine FROM sessions WHERE id = ?", (t["id"],))
-            else:
-                row = store.one(
-                    "SELECT e.rid, e.id, s.machine FROM evidence e JOIN sessions s ON s.id = e.session_id "
-                    "WHERE e.id = ?",
-                    (t["id"],),
-                ) or store.one(
-                    "SELECT a.evidence_rid AS rid, e.id, s.machine FROM evidence_aliases a JOIN evidence e "
-                    "ON e.rid = a.evidence_rid JOIN sessions s ON s.id = e.session_id WHERE a.id = ?",
-                    (t["id"],),
-                )
-            if row is not None and not _may_change(row["machine"], source, own):
-                # Asked of this machine's own item: a request that its owner sees and may honour.
-                asked = (t["kind"], row["id"]) if row["machine"] == own and source is not None else None
-                _refuse(counts, "forget", row["machine"], source, own, asked)
-                continue
-            if row is not None:
-                if t["kind"] == "session":
-                    _forget_rows(store, [], [t["id"]], t["reason"], t.get("forgotten_at") or now)
-                else:
-                    _forget_rows(store, [row["rid"]], [], t["reason"], t.get("forgotten_at") or now)
-                counts["forgotten"] += 1
-                scrub = True
-            store.db.execute(
-                "INSERT OR IGNORE INTO tombstones(id, kind, session_id, reason, forgotten_at, machine) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    t["id"],
-                    t["kind"],
-                    t["session"],
-                    stored_text(t["reason"]),
-                    t.get("forgotten_at") or now,
-                    source,
-                ),
-            )
+        tombstones = [r for r in others if r["type"] == "tombstone"]
+        scrub = _import_tombstones(store, tombstones, counts, own, now)
         # What stays forgotten, and by whom: a tombstone from one machine's directory keeps out only
         # that machine's items (checked against each record's session below).
         forgotten = {r["id"]: r["machine"] for r in store.all("SELECT id, machine FROM tombstones")}
@@ -17106,6 +17017,83 @@ def _import_records_in(store, others, items, count):
     return counts
 
 
+def _repo_matchers(store):
+    """(this store's repositories by name; local_repo, repo_here: the repository here an imported
+    record's (name, root commit) names, as a record and as (id here or None, name here), the
+    second once per pair)."""
+    repos = _repos(store)
+    by_root = {r.root_commit: r for r in repos if r.root_commit}
+    by_name = {r.name: r for r in repos}
+
+    def local_repo(name, root):
+        # Same name and no conflicting root commit wins (a fork shares its upstream's root
+        # commit); otherwise the root commit finds the project registered under another name.
+        named = by_name.get(name)
+        if named is not None and (not root or not named.root_commit or named.root_commit == root):
+            return named
+        return by_root.get(root) or named
+
+    here = {}
+
+    def repo_here(name, root):
+        out = here.get((name, root))
+        if out is None:
+            repo = local_repo(name, root)
+            out = here[(name, root)] = (repo.id, repo.name) if repo else (None, name)
+        return out
+
+    return by_name, local_repo, repo_here
+
+
+def _tombstone_target(store, t):
+    """The row (rid, id, machine) here of what a tombstone names, or None."""
+    if t["kind"] == "session":
+        return store.one("SELECT id AS rid, id, machine FROM sessions WHERE id = ?", (t["id"],))
+    return store.one(
+        "SELECT e.rid, e.id, s.machine FROM evidence e JOIN sessions s ON s.id = e.session_id WHERE e.id = ?",
+        (t["id"],),
+    ) or store.one(
+        "SELECT a.evidence_rid AS rid, e.id, s.machine FROM evidence_aliases a JOIN evidence e "
+        "ON e.rid = a.evidence_rid JOIN sessions s ON s.id = e.session_id WHERE a.id = ?",
+        (t["id"],),
+    )
+
+
+def _import_tombstones(store, tombstones, counts, own, now):
+    """Forgotten elsewhere: forget it here too, whatever else the import holds about it, when the
+    machine that forgot it may (_may_change); another's tombstone changes nothing. Whether
+    anything was forgotten (the store is then scrubbed)."""
+    scrub = False
+    for t in tombstones:
+        source = t.get("_from")
+        row = _tombstone_target(store, t)
+        if row is not None and not _may_change(row["machine"], source, own):
+            # Asked of this machine's own item: a request that its owner sees and may honour.
+            asked = (t["kind"], row["id"]) if row["machine"] == own and source is not None else None
+            _refuse(counts, "forget", row["machine"], source, own, asked)
+            continue
+        if row is not None:
+            if t["kind"] == "session":
+                _forget_rows(store, [], [t["id"]], t["reason"], t.get("forgotten_at") or now)
+            else:
+                _forget_rows(store, [row["rid"]], [], t["reason"], t.get("forgotten_at") or now)
+            counts["forgotten"] += 1
+            scrub = True
+        store.db.execute(
+            "INSERT OR IGNORE INTO tombstones(id, kind, session_id, reason, forgotten_at, machine) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                t["id"],
+                t["kind"],
+                t["session"],
+                stored_text(t["reason"]),
+                t.get("forgotten_at") or now,
+                source,
+            ),
+        )
+    return scrub
+
+
 def _chunked(items, size):
     """Lists of ``size`` of ``items`` (any iterable, read once), the last one shorter."""
     chunk = []
@@ -17125,7 +17113,7 @@ class _ItemRun:
     reads from the store, where the chunks before it have been written."""
 
     __slots__ = ("store", "count", "done", "forgotten", "session_map", "local_repo", "repo_here", "counts",
-                 "now", "batch", "next_rid", "deferred", "decided", "symbol_words", "own", "claimed",
+                 "now", "batch", "next_rid", "deferred", "decided", "own", "claimed",
                  "held")  # fmt: skip
 
     def __init__(self, store, count, forgotten, session_map, local_repo, repo_here, counts, now):
@@ -17135,13 +17123,9 @@ class _ItemRun:
         self.batch = _ImportBatch(store)
         self.next_rid = (store.one("SELECT max(rid) AS m FROM evidence")["m"] or 0) + 1
         self.deferred, self.decided = [], False
-        self.symbol_words = {}  # {symbols text: index_text of it}, a few thousand at most
         self.own = None  # this store's machine id (_may_change)
         self.claimed = {}  # {session id: the machine its record names}, the import's sessions only
         self.held = {}  # {session id here: its machine}, of those that were here before the import
-
-
-_SYMBOL_WORDS_KEPT = 4096
 
 
 def _known_items(store, ids):
@@ -17156,41 +17140,16 @@ def _import_chunk(run, chunk):
     the items their claims could repeat, history event ids) is read first in a few queries,
     each record is decided in memory, and the chunk's rows are written with one executemany per
     table."""
-    store, batch, counts, local_repo, forgotten = (
-        run.store,
-        run.batch,
-        run.counts,
-        run.local_repo,
-        run.forgotten,
-    )
+    store, batch = run.store, run.batch
     batch.flush()  # the chunks before this one, in the store for the queries below
-    plan = []
-    own, claimed = run.own, run.claimed
-    for rec in chunk:
-        if _kept_out(forgotten, rec["id"], claimed.get(rec["session"])) or rec["session"] in forgotten:
-            plan.append((rec, None, None))  # forgotten: an older copy elsewhere never brings it back
-            continue
-        sid = run.session_map.get(rec["session"])
-        if sid is None:
-            raise _RecordError(
-                "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"]), rec
-            )
-        plan.append((rec, sid, None))
+    plan = _chunk_plan(run, chunk)
     stored = run.next_rid > 1  # a store with no item yet holds none of these ids, no twin of a claim
     existing = _known_items(store, {r["id"] for r, sid, _ in plan if sid is not None}) if stored else {}
     history_ids = {h["id"] for rec in chunk for h in rec.get("history") or ()}
     known_events = {
         r["id"] for r in _select_in(store, "SELECT id FROM evidence_events WHERE id IN (%s)", history_ids)
     }
-    for i, (rec, sid, _) in enumerate(plan):
-        if sid is None or rec["id"] in existing:
-            continue
-        repo = local_repo(rec["repo"], rec.get("root_commit"))
-        claim, key, words = _stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
-        # the claim's index words now, from the words its key was made of, rather than the
-        # words kept until its chunk is written
-        indexed = None if words is None else index_text(claim, words)
-        plan[i] = (rec, sid, (repo, repo.name if repo else rec["repo"], claim, key, indexed))
+    _prepare_new_items(run, plan, existing)
     new = [(p[1], p[3]) for _, _, p in plan if p is not None]
     dups = DuplicateIndex(store, before_load=batch.flush)
     dups.load(new, stored)  # every claim of the chunk the duplicate rule will ask about
@@ -17202,100 +17161,145 @@ def _import_chunk(run, chunk):
             store, (run.count - run.done) * len(new) // len(chunk), run.next_rid - 1
         )
     run.done += len(chunk)
-    symbol_words, repo_here, now = run.symbol_words, run.repo_here, run.now
-    if len(symbol_words) > _SYMBOL_WORDS_KEPT:
-        symbol_words.clear()
     for rec, sid, prepared in plan:
-        if sid is None:
-            counts["forgotten"] += 1
-            continue
-        row = existing.get(rec["id"])
-        if row is not None:  # here already, or earlier in this import
-            if not _may_change(row["machine"], rec.get("_from"), own):
-                if _differs(rec, row):
-                    _refuse(counts, "change", row["machine"], rec.get("_from"), own)
-                else:
-                    counts["unchanged"] += 1
-                continue
-            if batch.evidence or batch.events or batch.confidence:
-                batch.flush()
-            changed, moved = _import_update(store, rec, row, local_repo, known_events)
-            if moved:
-                dups.refresh(row["repo_name"], row["claim_key"], row["rid"])
-                existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (row["rid"],))
-            counts["updated" if changed else "unchanged"] += 1
-            continue
-        if sid in run.held and not _may_change(run.held[sid], rec.get("_from"), own):
-            # A new item belongs to the machine it came from, never to the session it names.
-            _refuse(counts, "item", run.held[sid], rec.get("_from"), own)
-            continue
-        repo, repo_name, claim, key, indexed = prepared
-        anchor_rows, cited, symbols, paths = _bulk_anchors(rec, repo_here)
-        confidence = _check_confidence(rec.get("confidence"))
-        status = rec.get("status", "active")
-        # Only an active record is one item with an active twin (as the duplicate rule only ever
-        # matches active items here): a retracted one stays its own item, on both machines alike.
-        dup = dups.find(repo_name, key, cited) if status == "active" else None
-        if dup is not None:
-            # The same item recorded independently elsewhere: one item, seen by that session too.
-            if confidence is not None and (dup["confidence"] is None or confidence > dup["confidence"]):
-                dup["confidence"] = confidence
-                batch.confidence.append((confidence, dup["rid"]))
-            if dup["session_id"] != sid:
-                batch.events.append(_event_row(dup["rid"], "seen", sid, "import", None, rec.get("created_at") or now,
-                                               event_id="evt-seen-" + rec["id"]))  # fmt: skip
-            # Its id there names the twin here: what that machine later does to it (a status
-            # change, a confirmation, a forget) reaches this item.
-            batch.flush()
-            store.db.execute(
-                "INSERT OR IGNORE INTO evidence_aliases(id, evidence_rid) VALUES (?, ?)",
-                (rec["id"], dup["rid"]),
-            )
-            twin = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
-            if _may_change(twin["machine"], rec.get("_from"), own):
-                _, moved = _import_update(store, rec, twin, local_repo, known_events)
-                if moved:
-                    dups.refresh(repo_name, key, dup["rid"])
-            existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
-            counts["duplicates"] += 1
-            continue
-        rid = run.next_rid
-        run.next_rid += 1
-        stamp = now  # the import's one moment, for a record without its own times
-        detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
-        detail = detail and _stored_noting(detail)
-        symptom = clean_text(rec.get("symptom"), "symptom", MAX_SYMPTOM_CHARS)
-        symptom = symptom and _stored_noting(symptom)
-        batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim, key,
-                               detail, confidence, status, _local_id(store, rec.get("superseded_by")),
-                               rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
-                               rec.get("confirmed_at"), symptom))  # fmt: skip
-        batch.anchors += [(rid,) + row for row in anchor_rows]
-        batch.events += _history_rows(rid, rec, known_events)
-        if indexed is not None:  # split once, for the claim key and the search words
-            _INDEXED_TEXTS[claim] = indexed
-        if symbols:  # few distinct symbol lists: their index words made once per import
-            hit = symbol_words.get(symbols)
-            if hit is None:
-                hit = symbol_words[symbols] = index_text(symbols)
-            _INDEXED_TEXTS[symbols] = hit
-        batch.fts.append((rid, claim, symbols, paths, detail or "", symptom or ""))
-        existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
-                               "updated_at": rec.get("updated_at") or stamp, "status": status,
-                               "confirmed_at": rec.get("confirmed_at"),
-                               "machine": claimed.get(rec["session"])}  # fmt: skip
-        if status == "active":
-            dups.add(
-                repo_name,
-                key,
-                {"rid": rid, "id": rec["id"], "session_id": sid, "confidence": confidence},
-                cited,
-            )
-        counts["evidence"] += 1
+        _import_item(run, rec, sid, prepared, existing, dups, known_events)
     batch.flush()
     # The texts this chunk found clean were kept for the writes just done; the next chunk
     # brings its own (a set of every claim of the import would hold them all).
-    _CLEAN_TEXTS.clear()
+    CLEAN_TEXTS.clear()
+
+
+def _chunk_plan(run, chunk):
+    """[(record, its session here or None when it stays forgotten, None)] of one chunk; an item
+    of a session the import does not hold is refused."""
+    plan = []
+    forgotten, claimed = run.forgotten, run.claimed
+    for rec in chunk:
+        if _kept_out(forgotten, rec["id"], claimed.get(rec["session"])) or rec["session"] in forgotten:
+            plan.append((rec, None, None))  # forgotten: an older copy elsewhere never brings it back
+            continue
+        sid = run.session_map.get(rec["session"])
+        if sid is None:
+            raise RecordError(
+                "evidence %s names session %s, which is not in the import" % (rec["id"], rec["session"]), rec
+            )
+        plan.append((rec, sid, None))
+    return plan
+
+
+def _prepare_new_items(run, plan, existing):
+    """Fill in, for each item not here yet, (repository here, its name, stored claim, claim key,
+    the claim's index words), in place."""
+    for i, (rec, sid, _) in enumerate(plan):
+        if sid is None or rec["id"] in existing:
+            continue
+        repo = run.local_repo(rec["repo"], rec.get("root_commit"))
+        claim, key, _ = stored_claim(clean_text(rec["claim"], "claim", MAX_CLAIM_CHARS, required=True))
+        plan[i] = (rec, sid, (repo, repo.name if repo else rec["repo"], claim, key))
+
+
+def _import_item(run, rec, sid, prepared, existing, dups, known_events):
+    """Decide one item of a chunk: forgotten, an update of one here, refused, a twin of one here,
+    or a new item."""
+    counts, own = run.counts, run.own
+    if sid is None:
+        counts["forgotten"] += 1
+        return
+    row = existing.get(rec["id"])
+    if row is not None:  # here already, or earlier in this import
+        _import_known_item(run, rec, row, existing, dups, known_events)
+        return
+    if sid in run.held and not _may_change(run.held[sid], rec.get("_from"), own):
+        # A new item belongs to the machine it came from, never to the session it names.
+        _refuse(counts, "item", run.held[sid], rec.get("_from"), own)
+        return
+    repo, repo_name, claim, key = prepared
+    anchor_rows, cited, symbols, paths = _bulk_anchors(rec, run.repo_here)
+    confidence = _check_confidence(rec.get("confidence"))
+    status = rec.get("status", "active")
+    # Only an active record is one item with an active twin (as the duplicate rule only ever
+    # matches active items here): a retracted one stays its own item, on both machines alike.
+    dup = dups.find(repo_name, key, cited) if status == "active" else None
+    if dup is not None:
+        _import_twin(run, rec, sid, dup, confidence, (repo_name, key), existing, dups, known_events)
+        return
+    rid = _add_new_item(
+        run, rec, sid, prepared, confidence, status, (anchor_rows, symbols, paths), known_events
+    )
+    existing[rec["id"]] = {"rid": rid, "id": rec["id"], "repo_name": repo_name, "claim_key": key,
+                           "updated_at": rec.get("updated_at") or run.now, "status": status,
+                           "confirmed_at": rec.get("confirmed_at"),
+                           "machine": run.claimed.get(rec["session"])}  # fmt: skip
+    if status == "active":
+        dups.add(
+            repo_name, key, {"rid": rid, "id": rec["id"], "session_id": sid, "confidence": confidence}, cited
+        )
+    counts["evidence"] += 1
+
+
+def _import_known_item(run, rec, row, existing, dups, known_events):
+    """An item here already (or earlier in this import): updated when its machine may change it."""
+    counts, own, batch = run.counts, run.own, run.batch
+    if not _may_change(row["machine"], rec.get("_from"), own):
+        if _differs(rec, row):
+            _refuse(counts, "change", row["machine"], rec.get("_from"), own)
+        else:
+            counts["unchanged"] += 1
+        return
+    if batch.evidence or batch.events or batch.confidence:
+        batch.flush()
+    changed, moved = _import_update(run.store, rec, row, run.local_repo, known_events)
+    if moved:
+        dups.refresh(row["repo_name"], row["claim_key"], row["rid"])
+        existing[rec["id"]] = run.store.one(_IMPORTED_RID_ROW, (row["rid"],))
+    counts["updated" if changed else "unchanged"] += 1
+
+
+def _import_twin(run, rec, sid, dup, confidence, claim_of, existing, dups, known_events):
+    """The same item recorded independently elsewhere: one item, seen by that session too."""
+    store, batch = run.store, run.batch
+    if confidence is not None and (dup["confidence"] is None or confidence > dup["confidence"]):
+        dup["confidence"] = confidence
+        batch.confidence.append((confidence, dup["rid"]))
+    if dup["session_id"] != sid:
+        batch.events.append(_event_row(dup["rid"], "seen", sid, "import", None, rec.get("created_at") or run.now,
+                                       event_id="evt-seen-" + rec["id"]))  # fmt: skip
+    # Its id there names the twin here: what that machine later does to it (a status
+    # change, a confirmation, a forget) reaches this item.
+    batch.flush()
+    store.db.execute(
+        "INSERT OR IGNORE INTO evidence_aliases(id, evidence_rid) VALUES (?, ?)",
+        (rec["id"], dup["rid"]),
+    )
+    twin = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
+    if _may_change(twin["machine"], rec.get("_from"), run.own):
+        _, moved = _import_update(store, rec, twin, run.local_repo, known_events)
+        if moved:
+            dups.refresh(claim_of[0], claim_of[1], dup["rid"])
+    existing[rec["id"]] = store.one(_IMPORTED_RID_ROW, (dup["rid"],))
+    run.counts["duplicates"] += 1
+
+
+def _add_new_item(run, rec, sid, prepared, confidence, status, cites, known_events):
+    """Queue a new item's rows (item, anchors, history, search row); its rid here."""
+    store, batch, now = run.store, run.batch, run.now
+    repo, repo_name, claim, key = prepared
+    anchor_rows, symbols, paths = cites
+    rid = run.next_rid
+    run.next_rid += 1
+    stamp = now  # the import's one moment, for a record without its own times
+    detail = clean_text(rec.get("detail"), "detail", MAX_DETAIL_CHARS)
+    detail = detail and stored_noting(detail)
+    symptom = clean_text(rec.get("symptom"), "symptom", MAX_SYMPTOM_CHARS)
+    symptom = symptom and stored_noting(symptom)
+    batch.evidence.append((rid, rec["id"], sid, repo.id if repo else None, repo_name, rec["kind"], claim, key,
+                           detail, confidence, status, _local_id(store, rec.get("superseded_by")),
+                           rec.get("created_at") or stamp, rec.get("updated_at") or stamp,
+                           rec.get("confirmed_at"), symptom))  # fmt: skip
+    batch.anchors += [(rid,) + row for row in anchor_rows]
+    batch.events += _history_rows(rid, rec, known_events)
+    batch.fts.append((rid, claim, symbols, paths, detail or "", symptom or ""))
+    return rid
 
 
 def _import_topology(store, records):
@@ -17307,8 +17311,8 @@ def _import_topology(store, records):
     counts = {"relations": 0, "memberships": 0, "waiting": 0}
     for rec in records:
         if rec["type"] == "relation":
-            a = _identity_of(repos, rec["from"], rec["from_root"])
-            b = _identity_of(repos, rec["to"], rec["to_root"])
+            a = identity_of(repos, rec["from"], rec["from_root"])
+            b = identity_of(repos, rec["to"], rec["to_root"])
             note = stored_text(rec.get("note"))
             if a is not None and b is not None:
                 if a.id != b.id:
@@ -17330,7 +17334,7 @@ def _import_topology(store, records):
         elif rec["type"] == "workspace":
             ws = _workspace_id(store, rec["name"], create=True)
             for m in rec["repos"]:
-                r = _identity_of(repos, m["repo"], m["root_commit"])
+                r = identity_of(repos, m["repo"], m["root_commit"])
                 if r is not None:
                     counts["memberships"] += db.execute(
                         "INSERT OR IGNORE INTO workspace_repos(workspace_id, repo_id) VALUES (?, ?)",
@@ -17423,6 +17427,11 @@ class SyncReport:
     def as_dict(self):
         return {name: getattr(self, name) for name in self.__slots__}
 
+    def branches(self, wanted, listed):
+        """The workspaces this sync fetches and writes (``wanted``), and those it leaves alone."""
+        self.workspaces = [ws for ws in wanted if ws]
+        self.elsewhere = sorted(ws for ws in listed if ws and ws not in wanted)
+
 
 def _sync_get(store, key):
     row = store.one("SELECT value FROM sync_state WHERE key = ?", (key,))
@@ -17501,7 +17510,7 @@ def _sync_init(store):
     if not os.path.isfile(os.path.join(path, "HEAD")):
         os.makedirs(path, exist_ok=True)
         run_git(path, ["init", "--quiet", "--bare"])
-    return _store_machine_id(store)
+    return store_machine_id(store)
 
 
 def workspace_branch(branch, workspace):
@@ -17739,7 +17748,7 @@ def _sync_import(store, machine, workspace, files, report, tip):
         todo.remove(path)
     # One page cache for all the batches, sized to all they bring (about 400 bytes a line): each
     # batch's pages (and the indexes it updates) are still there for the next one.
-    with _BulkCache(store, sum(sizes.get(files[p], 0) for p in todo) // 400):
+    with BulkCache(store, sum(sizes.get(files[p], 0) for p in todo) // 400):
         _sync_import_batches(store, workspace, files, todo, sizes, report, tip)
     if store.scrub_due:  # something was forgotten: its text leaves the store's bytes, once
         store.scrub_due = False
@@ -17767,7 +17776,7 @@ def _sync_import_batches(store, workspace, files, todo, sizes, report, tip):
         checked = []
         for path in batch:
             try:
-                records = _parse_export(path, _blob_lines(data.pop(files[path], b"")))
+                records = parse_export(path, _blob_lines(data.pop(files[path], b"")))
                 if forgotten is None:
                     forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
                 _sync_check_sessions(path, records, forgotten)
@@ -17820,7 +17829,7 @@ def _sync_batches(todo, files, sizes):
 
 
 def _blob_lines(data):
-    """A file's lines one at a time, as ``_export_lines`` cuts them (at LF only), without a list
+    """A file's lines one at a time, as ``export_lines`` cuts them (at LF only), without a list
     of them all: a file of nothing but newlines costs its bytes, not a string per line."""
     start = 0
     while True:
@@ -17845,7 +17854,7 @@ def _sync_import_group(store, workspace, files, group):
     with store.atomic():
         held = {r["id"] for r in _select_in(store, "SELECT id FROM sessions WHERE id IN (%s)", brought)}
         known = {r["id"] for r in _select_in(store, "SELECT id FROM evidence WHERE id IN (%s)", set(items))}
-        counts = _import_records(store, [r for _, records in group for r in records])
+        counts = import_records(store, [r for _, records in group for r in records])
         foreign = [(i,) for i in sorted(brought - held)]
         versions = [
             (r["id"], _sync_version(r)) for _, records in group for r in records if r["type"] == "evidence"
@@ -18062,10 +18071,27 @@ def _sync_payload(store, machine, trees, routes, since, local, blobs):
     session was written since (and its digest moved), or a branch no longer holds the file we
     pushed; the result is byte for byte what building every file would give. Nothing here reads
     the whole store unless ``since.everything``."""
+    base = "machines/%s/" % machine
+    digests, build, kept, exported = _sync_plan(store, since, trees, base)
+    changed_foreign = _sync_foreign_changed(store, since)
+    out = _SyncFiles(trees, blobs, local)
+    events = _sync_build_sessions(store, out, routes, base, (build, changed_foreign), digests, exported)
+    events.setdefault("", []).extend(record for _, record in tombstone_records(store))
+    for ws, records in events.items():
+        if records:
+            out.add(ws, base + "events.jsonl", out.encode(records))
+    topology = topology_records(store)
+    if topology:
+        out.add("", base + "topology.jsonl", out.encode(topology))
+    return out.files, kept, exported, changed_foreign
+
+
+def _sync_plan(store, since, trees, base):
+    """(digest of each session of ours, the sessions whose files are built again, {workspace:
+    {paths kept as they are}}, {(workspace, session id): (digest, blob id)} of the files kept)."""
     marks = {}
     for r in store.all("SELECT * FROM sync_exported"):
         marks.setdefault(r["session_id"], {})[r["workspace"]] = (r["digest"], r["blob"])
-    base = "machines/%s/" % machine
 
     def held(sid):  # every branch still holds the file of this session we pushed last
         path = base + "sessions/%s.jsonl" % sid
@@ -18090,18 +18116,38 @@ def _sync_payload(store, machine, trees, routes, since, local, blobs):
         for ws, mark in mine.items():
             kept.setdefault(ws, set()).add(base + "sessions/%s.jsonl" % sid)
             exported[ws, sid] = mark
-    changed_foreign = _sync_foreign_changed(store, since)
-    events, session_records, told, files = {}, {}, set(), {}
+    return digests, build, kept, exported
 
-    def encode(records):
-        return _export_text(shareable_record(r, local) for r in records).encode("utf-8")
 
-    def add(ws, path, data):  # written as a blob now: files holds its id, not its bytes
+class _SyncFiles:
+    """The files a sync builds: {workspace: {path: blob id}}, each file's bytes written as a blob
+    (by ``blobs``, _SyncBlobs) unless the branch already holds them."""
+
+    __slots__ = ("trees", "blobs", "local", "files")
+
+    def __init__(self, trees, blobs, local):
+        self.trees, self.blobs, self.local, self.files = trees, blobs, local, {}
+
+    def encode(self, records):
+        return export_text(shareable_record(r, self.local) for r in records).encode("utf-8")
+
+    def add(self, ws, path, data):
         sha = blob_id(data)
-        if trees.get(ws, {}).get(path) != sha:
-            blobs.write(sha, data)
-        files.setdefault(ws, {})[path] = sha
+        if self.trees.get(ws, {}).get(path) != sha:
+            self.blobs.write(sha, data)
+        self.files.setdefault(ws, {})[path] = sha
         return sha
+
+
+def _sync_build_sessions(store, out, routes, base, wanted, digests, exported):
+    """Build the session files of ``wanted`` (the sessions to build again; teammates' sessions
+    whose items changed here) and return {workspace: [records]} of the events to tell.
+
+    Records come a session at a time (export_records): each session's files are built and
+    written as soon as its last record is read, so that what a sync holds is one session, not
+    every file it builds (a first sync builds them all)."""
+    build, changed_foreign = wanted
+    events, session_records, told = {}, {}, set()
 
     def build_file(sid, records):  # one session's files, one per branch its items go to
         by_branch = {}
@@ -18111,12 +18157,16 @@ def _sync_payload(store, machine, trees, routes, since, local, blobs):
                     by_branch.setdefault(ws, [records[0]] if records[0].get("type") == "session" else [])
                     by_branch[ws].append(r)
         for ws, held_records in by_branch.items():
-            sha = add(ws, base + "sessions/%s.jsonl" % sid, encode(held_records))
+            sha = out.add(ws, base + "sessions/%s.jsonl" % sid, out.encode(held_records))
             exported[ws, sid] = (digests[sid], sha)
 
-    # Records come a session at a time (export_records): each session's files are built and
-    # written as soon as its last record is read, so that what a sync holds is one session, not
-    # every file it builds (a first sync builds them all).
+    def tell(sid, record):  # a teammate's item changed here, on every branch its repository goes to
+        for ws in routes.get(record["repo"], ("",)):
+            if (ws, sid) not in told and session_records.get(sid) is not None:
+                told.add((ws, sid))
+                events.setdefault(ws, []).append(session_records[sid])
+            events.setdefault(ws, []).append(record)
+
     wanted = build | changed_foreign
     seen = _sync_seen_versions(store, changed_foreign)
     current, records = None, []
@@ -18131,25 +18181,13 @@ def _sync_payload(store, machine, trees, routes, since, local, blobs):
                 records.append(record)
         elif kind == "session":
             session_records[sid] = record
-        elif kind == "evidence":
-            if _sync_version(record) != seen.get(record["id"]):
-                for ws in routes.get(record["repo"], ("",)):
-                    if (ws, sid) not in told and session_records.get(sid) is not None:
-                        told.add((ws, sid))
-                        events.setdefault(ws, []).append(session_records[sid])
-                    events.setdefault(ws, []).append(record)
-        else:
+        elif kind != "evidence":
             events.setdefault("", []).append(record)
+        elif _sync_version(record) != seen.get(record["id"]):
+            tell(sid, record)
     if records:
         build_file(current, records)
-    events.setdefault("", []).extend(record for _, record in tombstone_records(store))
-    for ws, records in events.items():
-        if records:
-            add(ws, base + "events.jsonl", encode(records))
-    topology = topology_records(store)
-    if topology:
-        add("", base + "topology.jsonl", encode(topology))
-    return files, kept, exported, changed_foreign
+    return events
 
 
 class _SyncBlobs:
@@ -18395,70 +18433,13 @@ def sync_memory(store, remote=None, branch=None):
     same = remote == synced_with and branch == _sync_get(store, "branch")
     last = _sync_remembered_tips(store) if same else {}
     unread = _sync_remembered_unread(store) if same else {}
+    refused = {}
     for attempt in range(1, SYNC_PUSH_TRIES + 1):
         if attempt > 1:
             time.sleep(_sync_backoff(attempt))
         report.tries = attempt
-        listed = _sync_list(store, remote, branch)
-        if attempt == 1:  # reachable: remembered now, so that a sync interrupted later needs no arguments
-            _sync_set(store, "remote", remote)
-            _sync_set(store, "branch", branch)
-        routes = sync_routes(store)
-        wanted = _sync_wanted(store, routes)
-        report.workspaces = [ws for ws in wanted if ws]
-        report.elsewhere = sorted(ws for ws in listed if ws and ws not in wanted)
-        if (
-            attempt == 1
-            and json.dumps(wanted) == _sync_get(store, "workspaces")
-            and all(listed.get(ws) == last.get(ws) for ws in wanted)
-            and _sync_quiet(store, routes)
-        ):  # nobody pushed to our branches and nothing changed here: nothing to fetch, build or push
-            report.noop = True
-            report.skipped = _sync_remembered_skips(store)
-            break
-        tips, trees, left = {}, {}, {}
-        while [ws for ws in wanted if ws not in trees]:
-            todo = [ws for ws in wanted if ws not in trees]
-            tips.update(_sync_fetch(store, remote, branch, listed, todo))
-            for ws in todo:  # the team's branch first: its topology says which workspaces hold what
-                # Compared with the tip the last sync left only where that sync also said what it
-                # could not import (a sync of an earlier wctx did not): else every file is read.
-                since = last.get(ws) if ws in unread else None
-                trees[ws], left[ws] = _sync_read_branch(
-                    store, machine, ws, tips.get(ws), since, unread.get(ws, {}), report
-                )
-            routes = sync_routes(store)
-            wanted = _sync_wanted(store, routes)
-        report.workspaces = [ws for ws in wanted if ws]
-        report.elsewhere = sorted(ws for ws in listed if ws and ws not in wanted)
-        fingerprint, local = _store_fingerprint(store), LocalPaths(store)
-        since = _SyncSince(store, local, routes)
-        with store.snapshot(), _SyncBlobs(store) as blobs:  # the files, from one moment of the store
-            payload, kept, exported, events = _sync_payload(
-                store, machine, trees, routes, since, local, blobs
-            )
-        commits, written, removed = {}, 0, 0
-        for ws in wanted:
-            commit, n_written, n_removed = _sync_commit(
-                store, machine, tips.get(ws), trees.get(ws, {}), payload.get(ws, {}), kept.get(ws, set())
-            )
-            if commit is not None:
-                commits[ws] = commit
-                written += n_written
-                removed += n_removed
-        pushed = {ws: tips[ws] for ws in wanted if ws in tips and ws not in commits}
-        refused = {}
-        if commits:
-            refused = _sync_push(
-                store, remote, [(c, workspace_branch(branch, ws)) for ws, c in sorted(commits.items())]
-            )
-            if not refused:
-                report.exported = {"files": written, "removed": removed}
-                report.pushed = short_sha(commits.get("") or next(iter(commits.values())))
-                pushed.update(commits)
-        if not refused:  # nothing to push, or pushed: what this sync leaves for the next
-            state = (fingerprint, since, events, left)
-            _sync_remember(store, remote, branch, wanted, pushed, state, exported, report.skipped)
+        refused = _sync_attempt(store, (remote, branch), machine, report, (last, unread), attempt)
+        if not refused:
             break
     else:
         raise WctxError(
@@ -18466,6 +18447,97 @@ def sync_memory(store, remote=None, branch=None):
             % (SYNC_PUSH_TRIES, remote, "; ".join("%s %s" % kv for kv in sorted(refused.items())))
         )
     return report
+
+
+def _sync_attempt(store, where, machine, report, remembered, attempt):
+    """One try of a sync: fetch and import, build this machine's files, commit and push them.
+    Returns {ref: why} of the pushes refused (empty when done: pushed, or nothing to push)."""
+    remote, branch = where
+    listed = _sync_list(store, remote, branch)
+    if attempt == 1:  # reachable: remembered now, so that a sync interrupted later needs no arguments
+        _sync_set(store, "remote", remote)
+        _sync_set(store, "branch", branch)
+    routes = sync_routes(store)
+    wanted = _sync_wanted(store, routes)
+    report.branches(wanted, listed)
+    if attempt == 1 and _sync_nothing_new(store, listed, wanted, remembered[0], routes):
+        report.noop = True
+        report.skipped = _sync_remembered_skips(store)
+        return {}
+    tips, trees, left, routes, wanted = _sync_read_all(
+        store, where, machine, listed, (routes, wanted), remembered, report
+    )
+    report.branches(wanted, listed)
+    fingerprint, local = _store_fingerprint(store), LocalPaths(store)
+    since = _SyncSince(store, local, routes)
+    with store.snapshot(), _SyncBlobs(store) as blobs:  # the files, from one moment of the store
+        payload, kept, exported, events = _sync_payload(store, machine, trees, routes, since, local, blobs)
+    commits, written, removed = _sync_commit_all(store, machine, wanted, tips, trees, (payload, kept))
+    pushed = {ws: tips[ws] for ws in wanted if ws in tips and ws not in commits}
+    refused = _sync_push_commits(store, where, commits, (written, removed), report) if commits else {}
+    if not refused:  # nothing to push, or pushed: what this sync leaves for the next
+        pushed.update(commits)
+        state = (fingerprint, since, events, left)
+        _sync_remember(store, remote, branch, wanted, pushed, state, exported, report.skipped)
+    return refused
+
+
+def _sync_push_commits(store, where, commits, counts, report):
+    """Push each branch's new commit; {ref: why} of those refused (none: the report says what)."""
+    remote, branch = where
+    refused = _sync_push(
+        store, remote, [(c, workspace_branch(branch, ws)) for ws, c in sorted(commits.items())]
+    )
+    if not refused:
+        report.exported = {"files": counts[0], "removed": counts[1]}
+        report.pushed = short_sha(commits.get("") or next(iter(commits.values())))
+    return refused
+
+
+def _sync_nothing_new(store, listed, wanted, last, routes):
+    """Nobody pushed to our branches and nothing changed here: nothing to fetch, build or push."""
+    return (
+        json.dumps(wanted) == _sync_get(store, "workspaces")
+        and all(listed.get(ws) == last.get(ws) for ws in wanted)
+        and _sync_quiet(store, routes)
+    )
+
+
+def _sync_commit_all(store, machine, wanted, tips, trees, built):
+    """({workspace: commit} of the branches whose files changed, files written, files removed)."""
+    payload, kept = built
+    commits, written, removed = {}, 0, 0
+    for ws in wanted:
+        commit, n_written, n_removed = _sync_commit(
+            store, machine, tips.get(ws), trees.get(ws, {}), payload.get(ws, {}), kept.get(ws, set())
+        )
+        if commit is not None:
+            commits[ws] = commit
+            written += n_written
+            removed += n_removed
+    return commits, written, removed
+
+
+def _sync_read_all(store, where, machine, listed, routed, remembered, report):
+    """Fetch and import the branches of ``wanted``, and of the workspaces what they bring puts
+    this machine in: (tips, {workspace: its tree of our files}, {workspace: files not imported},
+    the routes and workspaces after)."""
+    last, unread = remembered
+    routes, wanted = routed
+    tips, trees, left = {}, {}, {}
+    while [ws for ws in wanted if ws not in trees]:
+        todo = [ws for ws in wanted if ws not in trees]
+        tips.update(_sync_fetch(store, where[0], where[1], listed, todo))
+        for ws in todo:  # the team's branch first: its topology says which workspaces hold what
+            # Compared with the tip the last sync left only where that sync also said what it
+            # could not import (a sync of an earlier wctx did not): else every file is read.
+            since = last.get(ws) if ws in unread else None
+            trees[ws], left[ws] = _sync_read_branch(
+                store, machine, ws, tips.get(ws), since, unread.get(ws, {}), report
+            )
+        routes = sync_routes(store)
+        wanted = _sync_wanted(store, routes)
+    return tips, trees, left, routes, wanted
 
 
 def _sync_read_branch(store, machine, workspace, tip, since, unread, report):
@@ -18486,7 +18558,7 @@ def _sync_read_branch(store, machine, workspace, tip, since, unread, report):
         why = "%s: a symbolic link, not a file" % path
         if why not in report.skipped:  # once, however many times a rejected push fetches again
             report.skipped.append(why)
-    with _GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
+    with GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
         _sync_import(store, machine, workspace, files, report, tip)
     others = [p for p in files if not p.startswith(base)]
     read = _sync_files_read(store, workspace, others)

@@ -35,7 +35,7 @@ import threading
 # ----------------------------------------------------------------------------------------------
 
 
-def _core_module():
+def core_module():
     """The wctx module this server serves: the one already loaded, else an import."""
     module = sys.modules.get("wctx")
     if module is None:
@@ -47,7 +47,7 @@ def _core_module():
     return module
 
 
-CORE = _core_module()
+CORE = core_module()
 
 
 # part: parts/mcp/protocol.py
@@ -158,12 +158,12 @@ facts.
 """
 
 # A payload is a tree this module built (no cycles), so the encoder skips its cycle bookkeeping.
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, check_circular=False)
+COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, check_circular=False)
 
 
 def dumps(message):
     """Compact JSON on one line (JSON escapes every newline inside strings)."""
-    return _COMPACT.encode(message)
+    return COMPACT.encode(message)
 
 
 class ToolResult(dict):
@@ -1656,7 +1656,7 @@ class RpcError(Exception):
         self.data = data
 
 
-def _valid_id(value):
+def valid_id(value):
     return (isinstance(value, str) or isinstance(value, int)) and not isinstance(value, bool)
 
 
@@ -1723,7 +1723,7 @@ class Connection:
         if not isinstance(message, dict):
             return error_response(None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
         has_id = "id" in message
-        request_id = message.get("id") if has_id and _valid_id(message.get("id")) else None
+        request_id = message.get("id") if has_id and valid_id(message.get("id")) else None
         if message.get("jsonrpc") != "2.0":
             return error_response(request_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
         method = message.get("method")
@@ -1733,7 +1733,7 @@ class Connection:
             return error_response(request_id, INVALID_REQUEST, 'Invalid Request: "method" is missing')
         if not isinstance(method, str):
             return error_response(request_id, INVALID_REQUEST, 'Invalid Request: "method" must be a string')
-        if has_id and not _valid_id(message["id"]):
+        if has_id and not valid_id(message["id"]):
             return error_response(
                 None,
                 INVALID_REQUEST,
@@ -1947,7 +1947,7 @@ _json_string = json.encoder.encode_basestring  # what the encoder writes for a s
 
 
 def _json_bytes(value):
-    return _COMPACT.encode(value).encode("utf-8")
+    return COMPACT.encode(value).encode("utf-8")
 
 
 _SCALAR_JSON = {None: b"null", True: b"true", False: b"false"}
@@ -2017,10 +2017,10 @@ def _request_keys(message):
     stay apart."""
     if type(message) is dict:
         request_id = message.get("id")
-        return [request_id] if "method" in message and "id" in message and _valid_id(request_id) else []
+        return [request_id] if "method" in message and "id" in message and valid_id(request_id) else []
     items = message if isinstance(message, list) else [message]
     return [
-        m["id"] for m in items if isinstance(m, dict) and "method" in m and "id" in m and _valid_id(m["id"])
+        m["id"] for m in items if isinstance(m, dict) and "method" in m and "id" in m and valid_id(m["id"])
     ]
 
 
@@ -2155,7 +2155,7 @@ class Transport:
                     and isinstance(m.get("params"), dict)
                 ):
                     target = m["params"].get("requestId")
-                    if _valid_id(target) and target in self.pending:
+                    if valid_id(target) and target in self.pending:
                         self.cancelled.add(target)
         return message
 
@@ -2485,7 +2485,7 @@ def main(argv=None, core=None, home=None, stdin=None, stdout=None):
         help="answer with the text block alone (no outputSchema, no structuredContent)",
     )
     options = parser.parse_args(argv)
-    core = core or _core_module()
+    core = core or core_module()
 
     if stdout is None:
         # The protocol owns the real stdout. Keep a private handle on it, then point file

@@ -46,8 +46,8 @@ sys.path.insert(0, ROOT)
 import search_floor  # noqa: E402  (the corpus, the repositories and the export it loads)
 
 STEPS = (
-    "_search_scope", "_text_candidates", "_rank_rows", "_item_views", "_query_names", "_query_coverage",
-    "_rerank", "freshness_of", "_result_dict", "_result_facts", "explain", "_count_matches", "_tail_candidates",
+    "search_scope", "text_candidates", "_rank_rows", "item_views", "query_names", "query_coverage",
+    "rerank", "freshness_of", "_result_dict", "_result_facts", "explain", "count_matches", "tail_candidates",
 )  # fmt: skip
 
 

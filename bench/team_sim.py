@@ -224,7 +224,7 @@ class Machine:
         r = self.sync(remote=self.private if first else None, tmp=tmp)
         if first:
             store = wctx.open_store(self.home)
-            self.machine_id = wctx._store_machine_id(store)
+            self.machine_id = wctx.store_machine_id(store)
             store.close()
         r["replay_s"] = replayer.replay(self)
         return r

@@ -16,7 +16,11 @@ The build refuses (one line each, nothing written):
 - a name imported from a part that does not define it at its top level;
 - a standard-library import in a part that the file's head part does not make;
 - a top-level name defined twice in one output file;
-- a name in ``__all__`` that the file does not define.
+- a name in ``__all__`` that the file does not define;
+- a private name (a leading underscore) that a part takes from another part: what crosses parts
+  is public (PRIVATE_IMPORTS_LEFT lists those not renamed yet);
+- a name of wctx.py outside its ``__all__`` that the MCP server's parts read from the core module
+  (``CORE.name``, ``core.name``, ``self.core.name``): the server takes only the library surface.
 
 In the joined file, a part's import header is left out (the names are module globals there) and a
 ``# part: parts/...`` line marks where each part starts.
@@ -36,6 +40,25 @@ PART_MARK = "# part: "
 
 class BuildError(Exception):
     pass
+
+
+# Private names parts still take from other parts, until each is renamed at its definition and
+# uses (no other private import is built). Shrink it; never add to it.
+PRIVATE_IMPORTS_LEFT = frozenset(
+    """
+    _ABBREVIATIONS_OF _COMMA_MEMBERS _EVENT_INSERT _EXPANSIONS_OF _FTS_INSERT _IDENT_RE
+    _INDEX_TOKENS _PY_PIECES _RECEIVER_RE _cache_key _cache_rows _check_confidence
+    _connect_readonly _contains_word _evidence_rows _event_row _file_kind _forget_rows _fts_code
+    _fts_paths _fts_symbols _git_refusal _insert_dependencies _lazy_pattern _load_anchors
+    _load_histories _log _mask_source _module_forms _ordered_action _parse_file_spec _plain _plural
+    _python_assigned_names _python_parse _relation_label _repo_containing _repo_dict
+    _repo_provenance _repos _resolve_ids _resolve_session_id _restamp _result_dict _scrub_store
+    _select_in _session_dict _stamp_anchors _stamp_file _stamp_seconds _sync_get _sync_set
+    _term_forms _version_at_least _with_dependencies _workspace_id _writable _write_freshness_cache
+    """.split()
+)
+# Names of wctx.py outside __all__ the MCP server's parts still read, until each is made public.
+CORE_NAMES_LEFT = frozenset(("_resolve_ids",))
 
 
 def read_manifest(path=MANIFEST):
@@ -155,6 +178,11 @@ def join(base, out_name, relpaths):
                         raise BuildError(f"{where}: {alias.name} is imported under another name")
                     if alias.name not in source.defines:
                         raise BuildError(f"{where}: {source.shown} does not define {alias.name}")
+                    if _private(alias.name) and alias.name not in PRIVATE_IMPORTS_LEFT:
+                        raise BuildError(
+                            f"{where}: {alias.name} is private to {source.shown}; a name another part "
+                            "takes is public: rename it there (no leading underscore)"
+                        )
             elif _import_key(node) not in head_imports:
                 raise BuildError(
                     f"{where}: {ast.unparse(node) if hasattr(ast, 'unparse') else 'an import'} is not "
@@ -237,13 +265,64 @@ def check_names(out_name, parts):
                     )
 
 
+def _private(name):
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _exported(head):
+    """The names a head part's ``__all__`` lists."""
+    for node in head.tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return {getattr(e, "value", None) for e in getattr(node.value, "elts", ())}
+    return set()
+
+
+def _core_reads(part):
+    """(name, line) of each ``CORE.name``, ``core.name`` or ``self.core.name`` a part reads."""
+    for node in ast.walk(part.tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        value = node.value
+        if (isinstance(value, ast.Name) and value.id in ("CORE", "core")) or (
+            isinstance(value, ast.Attribute) and value.attr == "core"
+        ):
+            yield node.attr, node.lineno
+
+
+def check_core_surface(base, outputs):
+    """Refuse a name of wctx.py outside its __all__ that the MCP server's parts read from the
+    core module (the server takes only the library surface)."""
+    lists = dict(outputs)
+    core, server = lists.get("wctx.py"), lists.get("wctx_mcp.py")
+    if not core or not server:
+        return
+    core_parts = [Part(base, rel) for rel in core]
+    defined = set().union(*(p.defines for p in core_parts))
+    exported = _exported(core_parts[0])
+    for rel in server:
+        part = Part(base, rel)
+        for name, line in _core_reads(part):
+            if (
+                name in defined
+                and name not in exported
+                and name not in CORE_NAMES_LEFT
+                and name != "__version__"
+            ):
+                raise BuildError(
+                    f"{part.shown}:{line}: reads {name} from wctx.py, which its __all__ does not list "
+                    "(the MCP server takes only the library surface)"
+                )
+
+
 def build_all(manifest=MANIFEST, root=ROOT):
     """{output path: (joined source, segments)} for every output the manifest names."""
     base = os.path.dirname(os.path.abspath(manifest))
-    return {
-        os.path.join(root, out_name): join(base, out_name, relpaths)
-        for out_name, relpaths in read_manifest(manifest)
-    }
+    outputs = read_manifest(manifest)
+    built = {os.path.join(root, out_name): join(base, out_name, relpaths) for out_name, relpaths in outputs}
+    check_core_surface(base, outputs)
+    return built
 
 
 def _current(path):

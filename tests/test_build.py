@@ -173,6 +173,52 @@ def test_an_all_entry_no_part_defines_is_refused(tmp_path):
     assert_refused(root, "__all__ names whisper")
 
 
+def test_a_private_name_taken_from_another_part_is_refused(tmp_path):
+    parts = dict(GOOD)
+    parts["words"] = GOOD["words"] + "\n\ndef _quiet(name):\n    return name.lower()\n"
+    parts["loud"] = GOOD["loud"].replace("from .words import greet", "from .words import _quiet, greet")
+    root = make_tree(tmp_path, parts)
+    assert_refused(root, "parts/core/loud.py:3", "_quiet is private to", "words.py")
+
+
+def server_tree(tmp_path, reads):
+    """A root whose MANIFEST joins a core module (wctx.py, __all__ = ["greet"], also defining
+    helper) and a server (wctx_mcp.py) whose one part runs ``reads``."""
+    core = tmp_path / "parts" / "core"
+    server = tmp_path / "parts" / "mcp"
+    core.mkdir(parents=True)
+    server.mkdir(parents=True)
+    (core / "head.py").write_text(
+        '"""core."""\n\nfrom __future__ import annotations\n\n__all__ = ["greet"]\n'
+    )
+    (core / "words.py").write_text(
+        "from __future__ import annotations\n\n\ndef greet():\n    return 1\n\n\ndef helper():\n    return 2\n"
+    )
+    (server / "head.py").write_text(
+        '"""server."""\n\nfrom __future__ import annotations\n\nimport wctx as CORE\n'
+    )
+    (server / "tools.py").write_text(
+        "from __future__ import annotations\n\n\ndef answer(core):\n    return %s\n" % reads
+    )
+    (tmp_path / "parts" / "MANIFEST").write_text(
+        "[wctx.py]\ncore/head.py\ncore/words.py\n\n[wctx_mcp.py]\nmcp/head.py\nmcp/tools.py\n"
+    )
+    return tmp_path
+
+
+def test_the_server_reading_a_core_name_outside_all_is_refused(tmp_path):
+    for reads in ("core.helper()", "CORE.helper()"):
+        root = server_tree(tmp_path / reads.split(".")[0], reads)
+        proc = run_build(root)
+        assert proc.returncode == 1
+        message = proc.stderr.strip()
+        assert message.startswith("build failed: parts/mcp/tools.py:5: reads helper from wctx.py"), message
+        assert "\n" not in message and not (root / "wctx_mcp.py").exists()
+    root = server_tree(tmp_path / "public", "core.greet() + CORE.greet()")
+    proc = run_build(root)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_same_code_as_names_what_a_refactor_moved(tmp_path):
     root = make_tree(tmp_path, GOOD)
     assert run_build(root).returncode == 0

@@ -765,9 +765,9 @@ def test_a_one_shot_verify_or_search_asks_git_about_the_items_it_shows_only(prod
         return real(self, specs)
 
     monkeypatch.setattr(wctx.GitRepo, "batch_check", spy)
-    wctx._GIT_VIEWS.clear()
+    wctx.GIT_VIEWS.clear()
     assert wctx.verify(product.store, ids=[eid])["items"][0]["verdict"] == "current"
-    wctx._GIT_VIEWS.clear()
+    wctx.GIT_VIEWS.clear()
     hits = wctx.search(product.store, "the one item asked about", cwd=product.ui.path, limit=1)["results"]
     assert [h["id"] for h in hits] == [eid]
     assert asked and not any("upload.ts" in s for s in asked)  # nothing about the other items' file

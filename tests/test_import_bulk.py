@@ -387,7 +387,7 @@ def test_imported_claims_and_keys_are_stored_as_the_redaction_boundary_makes_the
             assert row["claim"] == claim, text
             assert row["claim_key"] == wctx.claim_key(claim), text
             assert row["detail"] == wctx.stored_text(text.strip()), text
-        assert not wctx._CLEAN_TEXTS and not wctx._INDEXED_TEXTS  # nothing stays behind in memory
+        assert not wctx.CLEAN_TEXTS  # nothing stays behind in memory
         # The search row holds the index words of the texts as stored, however the import split them.
         for row in s.all("SELECT e.claim, e.detail, f.claim AS words, f.detail AS detail_words FROM evidence e "
                          "JOIN evidence_fts f ON f.rowid = e.rid"):  # fmt: skip

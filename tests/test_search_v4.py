@@ -193,7 +193,7 @@ def test_rank_fts_is_plain_bm25(product):
     # --rank fts is the reference the default never falls below: bm25's own list, whatever
     # mixture of common and middling words the query holds.
     _generated_store(product)
-    df = wctx._doc_freqs(product.store, VOCABULARY)
+    df = wctx.doc_freqs(product.store, VOCABULARY)
     common = sorted(VOCABULARY, key=lambda w: -df[w])[:3]
     middling = [w for w in VOCABULARY if 50 <= df[w] <= 120][:6]
     assert len(middling) >= 3

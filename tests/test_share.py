@@ -28,7 +28,7 @@ def test_export_writes_one_file_per_session_and_is_stable(product, tmp_path):
     out = tmp_path / "team" / "wctx"
     counts = wctx.export_evidence(product.store, out_dir=str(out))
     assert counts["evidence"] == 2 and counts["sessions"] == 2
-    machine = wctx._store_machine_id(product.store)
+    machine = wctx.store_machine_id(product.store)
     assert sorted(os.listdir(out)) == sorted(
         [first["session"] + ".jsonl", second["session"] + ".jsonl", "topology-%s.jsonl" % machine]
     )

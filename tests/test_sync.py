@@ -1138,7 +1138,7 @@ def test_an_incremental_sync_reads_only_the_files_that_changed(team, tmp_path, m
     store = wctx.open_store(b.store_dir)
     try:
         report = wctx.sync_memory(store)
-        machine = wctx._store_machine_id(store)
+        machine = wctx.store_machine_id(store)
     finally:
         store.close()
     # The branch holds 13 session files of others; the sync read the one that is new, and listed

@@ -45,7 +45,7 @@ class RpcError(Exception):
         self.data = data
 
 
-def _valid_id(value):
+def valid_id(value):
     return (isinstance(value, str) or isinstance(value, int)) and not isinstance(value, bool)
 
 
@@ -112,7 +112,7 @@ class Connection:
         if not isinstance(message, dict):
             return error_response(None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
         has_id = "id" in message
-        request_id = message.get("id") if has_id and _valid_id(message.get("id")) else None
+        request_id = message.get("id") if has_id and valid_id(message.get("id")) else None
         if message.get("jsonrpc") != "2.0":
             return error_response(request_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
         method = message.get("method")
@@ -122,7 +122,7 @@ class Connection:
             return error_response(request_id, INVALID_REQUEST, 'Invalid Request: "method" is missing')
         if not isinstance(method, str):
             return error_response(request_id, INVALID_REQUEST, 'Invalid Request: "method" must be a string')
-        if has_id and not _valid_id(message["id"]):
+        if has_id and not valid_id(message["id"]):
             return error_response(
                 None,
                 INVALID_REQUEST,

@@ -5,7 +5,7 @@ import sys
 
 from .connection import Connection
 from .protocol import _log
-from .service import _core_module
+from .service import core_module
 from .stdio import serve
 from .tools import Tools
 
@@ -31,7 +31,7 @@ def main(argv=None, core=None, home=None, stdin=None, stdout=None):
         help="answer with the text block alone (no outputSchema, no structuredContent)",
     )
     options = parser.parse_args(argv)
-    core = core or _core_module()
+    core = core or core_module()
 
     if stdout is None:
         # The protocol owns the real stdout. Keep a private handle on it, then point file

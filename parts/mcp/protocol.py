@@ -112,12 +112,12 @@ facts.
 """
 
 # A payload is a tree this module built (no cycles), so the encoder skips its cycle bookkeeping.
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, check_circular=False)
+COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, check_circular=False)
 
 
 def dumps(message):
     """Compact JSON on one line (JSON escapes every newline inside strings)."""
-    return _COMPACT.encode(message)
+    return COMPACT.encode(message)
 
 
 class ToolResult(dict):

@@ -7,7 +7,7 @@ import sys
 # ----------------------------------------------------------------------------------------------
 
 
-def _core_module():
+def core_module():
     """The wctx module this server serves: the one already loaded, else an import."""
     module = sys.modules.get("wctx")
     if module is None:
@@ -19,4 +19,4 @@ def _core_module():
     return module
 
 
-CORE = _core_module()
+CORE = core_module()

@@ -8,9 +8,9 @@ import select
 import sys
 import threading
 
-from .connection import _valid_id, error_response
+from .connection import error_response, valid_id
 from .protocol import (
-    _COMPACT,
+    COMPACT,
     INTERNAL_ERROR,
     INVALID_REQUEST,
     MAX_MESSAGE_BYTES,
@@ -27,7 +27,7 @@ _json_string = json.encoder.encode_basestring  # what the encoder writes for a s
 
 
 def _json_bytes(value):
-    return _COMPACT.encode(value).encode("utf-8")
+    return COMPACT.encode(value).encode("utf-8")
 
 
 _SCALAR_JSON = {None: b"null", True: b"true", False: b"false"}
@@ -97,10 +97,10 @@ def _request_keys(message):
     stay apart."""
     if type(message) is dict:
         request_id = message.get("id")
-        return [request_id] if "method" in message and "id" in message and _valid_id(request_id) else []
+        return [request_id] if "method" in message and "id" in message and valid_id(request_id) else []
     items = message if isinstance(message, list) else [message]
     return [
-        m["id"] for m in items if isinstance(m, dict) and "method" in m and "id" in m and _valid_id(m["id"])
+        m["id"] for m in items if isinstance(m, dict) and "method" in m and "id" in m and valid_id(m["id"])
     ]
 
 
@@ -235,7 +235,7 @@ class Transport:
                     and isinstance(m.get("params"), dict)
                 ):
                     target = m["params"].get("requestId")
-                    if _valid_id(target) and target in self.pending:
+                    if valid_id(target) and target in self.pending:
                         self.cancelled.add(target)
         return message
 

@@ -61,50 +61,6 @@ class FunctionMemo(Cache):
         return [lambda f=f: f.cache_info().currsize for f in self.functions]
 
 
-class TextMemo(Cache):
-    """A memo of a function of texts bounded by the characters of the texts it holds, least
-    recently used out: an entry for a 7.5 kB claim and detail weighs hundreds of times one for a
-    word, so a bound in entries alone lets a long-lived process grow with every distinct text.
-    ``@MEMO`` applies it to the function it remembers (its ``__wrapped__`` is the function)."""
-
-    __slots__ = ("max_chars", "tables")
-
-    def __init__(self, name, key, invalidation, max_chars):
-        bound = "%s characters of text, least recent out" % format(max_chars, ",")
-        Cache.__init__(self, name, key, invalidation, bound)
-        self.max_chars = max_chars
-        self.tables = []
-
-    def __call__(self, function):
-        table = {}  # key -> (value, characters); insertion order is recency
-        held = [0]
-        limit = self.max_chars
-        missing = object()
-
-        def remembered(*args):
-            hit = table.pop(args, missing)  # popped and put back: the most recent goes last
-            if hit is missing:
-                weight = sum(len(a) for a in args if a.__class__ is str)
-                hit = (function(*args), weight)
-                held[0] += weight
-                while held[0] > limit and table:
-                    held[0] -= table.pop(next(iter(table)))[1]
-            table[args] = hit
-            return hit[0]
-
-        def clear():
-            table.clear()
-            held[0] = 0
-
-        functools.update_wrapper(remembered, function)
-        self.tables.append(table)
-        self._clears.append(clear)
-        return remembered
-
-    def _sizes(self):
-        return [lambda t=t: len(t) for t in self.tables]
-
-
 class CacheTable(Cache):
     """A dict or set declared here; ``.value`` is the container its owner fills."""
 
@@ -130,76 +86,63 @@ def clear_caches():
 
 _PURE = "none: a pure function of its key"
 
+# A cache stays only where a benchmark shows it: bench/caches.py times each workload that uses it
+# with it and without it, interleaved, in CPU seconds (bench/RESULTS.md, "#43: caches"). The
+# figure after each is its best (time without / time with) there; under 1.05 on every workload
+# that uses it, it goes. "Not reached" marks one no workload there exercises: kept until one does.
+
 # -- built once: tables and classes made on first use, to keep start-up short ----------------
-BUILT_ONCE = FunctionMemo(
+BUILT_ONCE = FunctionMemo(  # import x1.06 (field_checks and field_plan are emptied by the import)
     "built once",
-    "nothing, a record type or a pattern name (_secret_patterns, _untrusted_re, _field_checks, "
-    "_field_plan, _store_connection_class, _ordered_action, _parser_class)",
+    "nothing, a record type or a pattern name (_secret_patterns, _untrusted_re, field_checks, "
+    "field_plan, _store_connection_class, _ordered_action, _parser_class)",
     "none: each is a function of wctx's own tables",
     None,
 )
-_ABBREVIATIONS_OF = CacheTable(
+_ABBREVIATIONS_OF = CacheTable(  # search x1.72
     "abbreviations of a word", "stem of a full word", _PURE, "the size of CODE_ABBREVIATIONS", {}
 ).value  # filled once by _abbreviation_tables, with _EXPANSIONS_OF
-_EXPANSIONS_OF = CacheTable(
+_EXPANSIONS_OF = CacheTable(  # search x1.74
     "expansions of an abbreviation", "abbreviation or its plural", _PURE, "the size of CODE_ABBREVIATIONS", {}
 ).value
-_FRAGMENT_SCAN = CacheTable(
+FRAGMENT_SCAN = CacheTable(  # import x15.0, cli x6.8
     "secret fragment scanner", '"scan"', "none: built from _SECRET_RULES", "one entry", {}
 ).value  # filled once by _fragment_tables
 
 # -- words: what a text and a query become in the index (parts/core/words.py) ---------------------
-QUERY_TERMS = FunctionMemo("query terms", "(query text of at most 2,000 characters, limit)", _PURE, 1024)
-TERM_FORMS = FunctionMemo("match forms of a term", "term", _PURE, 4096)
-IMPLIED_PARTS = FunctionMemo("identifier parts a query implies", "tuple of query terms", _PURE, 1024)
-FORMS = FunctionMemo("match forms and their probes", "term", _PURE, 8192)
-# Keyed by a whole claim and detail: bounded by the characters they hold (TextMemo). A text's
-# written words weigh about 30 bytes a character, so 500,000 characters hold about 15 MB.
-MATCHED_WORD = TextMemo("word of a text a query term matched", "(term, text)", _PURE, 2000000)
-WRITTEN_WORDS = TextMemo("words of a text with their index words", "text", _PURE, 500000)
-IDENTIFIER_WORDS = FunctionMemo("whole words of an identifier", "identifier", _PURE, 8192)
+TERM_FORMS = FunctionMemo("match forms of a term", "term", _PURE, 4096)  # mcp x1.06
+FORMS = FunctionMemo("match forms and their probes", "term", _PURE, 8192)  # not reached
 INDEX_TOKENS_KEPT = 100000
-_INDEX_TOKENS = CacheTable(
+_INDEX_TOKENS = CacheTable(  # search x1.22
     "index words of a word", "word as written", _PURE, "%d entries, then emptied" % INDEX_TOKENS_KEPT, {}
 ).value  # filled by _index_tokens
-# {text: index_text(text)} computed by a bulk writer from the words it had already split for the
-# claim keys of the texts it is about to write.
-_INDEXED_TEXTS = CacheTable(
-    "index text of a batch's texts",
-    "text a bulk import is about to write",
-    "emptied by the import after each batch (_import_records_in)",
-    "one batch",
-    {},
-).value
 
 # -- redaction (parts/core/redaction.py) ----------------------------------------------------------
-RULES_OF = FunctionMemo("secret rules that can match", "frozenset of rule fragments found", _PURE, 4096)
-STORED_TEXT = FunctionMemo("stored form of a text", "text", _PURE, 8192)
-SHOWN_TEXT = FunctionMemo("shown form of a text (secrets redacted)", "text", _PURE, 8192)
+SHOWN_TEXT = FunctionMemo("shown form of a text (secrets redacted)", "text", _PURE, 8192)  # mcp x1.05
 RUN_MEMO_MAX = 200000
-_FRAGMENT_FREE_RUNS = CacheTable(
+FRAGMENT_FREE_RUNS = CacheTable(  # import x1.11
     "text runs without a secret fragment",
     "run of text",
     _PURE,
     "%d entries, then emptied" % RUN_MEMO_MAX,
     set(),
-).value  # filled by _secret_fragments, with _RUN_FRAGMENTS
-_RUN_FRAGMENTS = CacheTable(
-    "secret fragments of a text run", "run of text", _PURE, "%d entries, then emptied" % RUN_MEMO_MAX, {}
-).value
+).value  # filled by _secret_fragments
 # Texts a bulk writer has just passed through stored_text and found unchanged, so that the boundary
 # keeps them without a second pass however many other values went by meanwhile.
-_CLEAN_TEXTS = CacheTable(
+CLEAN_TEXTS = CacheTable(  # verify x1.09, import x1.05
     "texts that are their own stored form",
     "text",
     "none (fixed points of stored_text); a bulk import empties it when done",
     "one import",
     set(),
-).value  # filled by _stored_noting and the bulk writers
+).value  # filled by stored_noting and the bulk writers
 
 # -- git (parts/core/git.py) ----------------------------------------------------------------------
+# GIT_VIEWS: mcp x1.01 in CPU (git's included) with the server's WARM_GIT_VIEWS; the workload's
+# freshness cache is warm, so few calls reach git there. Not decided: going takes WARM_GIT_VIEWS
+# out of the freshness part with it.
 GIT_VIEWS_KEPT = 64
-_GIT_VIEWS = CacheTable(
+GIT_VIEWS = CacheTable(
     "git answers about a checkout",
     "checkout path",
     "its HEAD token or index stat changed, a commit it missed, or a change within HEAD_RACY_SECONDS",
@@ -207,7 +150,7 @@ _GIT_VIEWS = CacheTable(
     {},
 ).value  # filled by git_view
 HEAD_TOKENS_KEPT = 4096
-_HEAD_TOKENS = CacheTable(
+HEAD_TOKENS = CacheTable(  # search x1.13
     "HEAD token of a checkout",
     "checkout path",
     "the stat of a ref file it read changed, or changed within HEAD_RACY_SECONDS",
@@ -215,7 +158,9 @@ _HEAD_TOKENS = CacheTable(
     {},
 ).value  # filled by recent_head_token
 STOPPED_SCANS_KEPT = 256
-_STOPPED_SCANS = CacheTable(
+# Not a speed-up but a bound on waiting: a checkout whose untracked-file scan git did not finish
+# is not scanned again for WORKTREE_SCAN_RETRY_SECONDS, and what verify says names why.
+STOPPED_SCANS = CacheTable(
     "working-tree scans git did not finish in time",
     "checkout path",
     "WORKTREE_SCAN_RETRY_SECONDS after the scan was stopped",
@@ -224,14 +169,19 @@ _STOPPED_SCANS = CacheTable(
 ).value  # filled by GitRepo.untracked_paths
 
 # -- symbols: where a cited symbol is in a source text (parts/core/symbols.py) --------------------
+# MASKED_SOURCE, DEFINITION_PATTERNS, PYTHON_DEFINITIONS, SOURCE_LINES and _PY_PIECES show
+# x0.95-1.00 on capture, the one workload of bench/caches.py that reaches them; verify over real
+# histories (bench/freshness_verify.py), which they were made for, was not measured: not decided.
 MASKED_SOURCE = FunctionMemo("source with comments and strings blanked", "(source, language)", _PURE, 16)
 DEFINITION_PATTERNS = FunctionMemo("definition patterns of a name", "(name, language)", _PURE, 1024)
-RUBY_ENDS = FunctionMemo("end of a Ruby definition", "(masked source, start, name end)", _PURE, 4096)
-SOURCE_INDEX = FunctionMemo("definitions index of a source", "(source, language)", _PURE, 16)
-COMPILED_PATTERNS = FunctionMemo("compiled definition patterns", "pattern text", _PURE, 512)
+RUBY_ENDS = FunctionMemo(
+    "end of a Ruby definition", "(masked source, start, name end)", _PURE, 4096
+)  # not reached
+SOURCE_INDEX = FunctionMemo("definitions index of a source", "(source, language)", _PURE, 16)  # capture x1.06
+COMPILED_PATTERNS = FunctionMemo("compiled definition patterns", "pattern text", _PURE, 512)  # not reached
 PYTHON_DEFINITIONS = FunctionMemo("definitions of a Python source", "source text", _PURE, 8)
 SOURCE_LINES = FunctionMemo("lines of a Python source", "source text", _PURE, 8)
-IMPORTS = FunctionMemo("import bindings of a source", "(source, language)", _PURE, 32)
+IMPORTS = FunctionMemo("import bindings of a source", "(source, language)", _PURE, 32)  # not reached
 PY_PIECES_BYTES = 32 * 1024 * 1024
 _PY_PIECES = CacheTable(
     "definitions of a piece of Python",
@@ -242,21 +192,13 @@ _PY_PIECES = CacheTable(
 ).value  # filled by _python_piece_definitions
 
 # -- search (parts/core/search.py) ----------------------------------------------------------------
-DAY_SECONDS_KEPT = 100000
-_DAY_SECONDS = CacheTable(
-    "seconds of a calendar day",
-    "(year, month, day)",
-    _PURE,
-    "%d days, then no more kept" % DAY_SECONDS_KEPT,
-    {},
-).value  # filled by _utc_day_seconds
-STAMP_SECONDS = FunctionMemo("seconds of a timestamp", "timestamp text", _PURE, 16384)
-SYMBOL_NAMES = FunctionMemo("the name code calls a symbol by", "cited symbol", _PURE, 4096)
-MODULE_FORMS = FunctionMemo("how code names a cited file", "cited path", _PURE, 4096)
-SYMBOL_WORDS = FunctionMemo("words of a cited symbol", "cited symbol", _PURE, 8192)
-SPACED_FORMS = FunctionMemo("match forms between spaces", "term", _PURE, 8192)
+STAMP_SECONDS = FunctionMemo("seconds of a timestamp", "timestamp text", _PURE, 16384)  # search x1.07
+SYMBOL_NAMES = FunctionMemo("the name code calls a symbol by", "cited symbol", _PURE, 4096)  # not reached
+MODULE_FORMS = FunctionMemo("how code names a cited file", "cited path", _PURE, 4096)  # not reached
+SPACED_FORMS = FunctionMemo("match forms between spaces", "term", _PURE, 8192)  # search x1.15
 
 # -- the MCP server's replies (parts/mcp/replies.py) ----------------------------------------------
+# mcp x1.05 (1.048): at the line; kept while the server's output path is being made one.
 MCP_SERVED_TEXTS_KEPT = 16384
 MCP_SERVED_TEXTS = CacheTable(
     "stored text as a reply serves it (neutralised and cut)",

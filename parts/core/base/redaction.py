@@ -4,15 +4,12 @@ import json
 import re
 
 from .caches import (
-    _CLEAN_TEXTS,
-    _FRAGMENT_FREE_RUNS,
-    _FRAGMENT_SCAN,
-    _RUN_FRAGMENTS,
     BUILT_ONCE,
-    RULES_OF,
+    CLEAN_TEXTS,
+    FRAGMENT_FREE_RUNS,
+    FRAGMENT_SCAN,
     RUN_MEMO_MAX,
     SHOWN_TEXT,
-    STORED_TEXT,
 )
 from .constants import _lazy_pattern
 from .helpers import ascii_words, claim_key
@@ -576,22 +573,22 @@ def _trie_pattern(words):
     return emit(tree)
 
 
-# Runs of text (see _secret_fragments) known to hold no rule fragment, and those that hold some
-# with their fragments: the words of prose, paths and identifiers repeat from text to text.
+# Runs of text (see _secret_fragments) known to hold no rule fragment are remembered: the words of
+# prose, paths and identifiers repeat from text to text, and almost none holds a fragment.
 _RUN_SCAN_MIN = 48  # shorter texts (ids, names, most paths) are scanned whole, one regex call
 
 
 def _fragment_tables():
     """(the trie's search, {fragment: fragments inside it}, the bytes table that turns every
     character no space-free fragment holds into a space, the fragments holding a space)."""
-    scan = _FRAGMENT_SCAN.get("scan")
+    scan = FRAGMENT_SCAN.get("scan")
     if scan is None:
         frags = {f for rule in _SECRET_RULES for f in rule[0]}
         inside = {f: frozenset(g for g in frags if g in f) for f in frags}
         kept = {ord(c) for f in frags if " " not in f for c in f}
         table = bytes(b if b in kept or chr(b).isalnum() else 32 for b in range(128)) + b" " * 128
         spaced = tuple(f for f in frags if " " in f)
-        scan = _FRAGMENT_SCAN["scan"] = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
+        scan = FRAGMENT_SCAN["scan"] = (re.compile(_trie_pattern(frags)).search, inside, table, spaced)
     return scan
 
 
@@ -612,28 +609,23 @@ def _secret_fragments(folded):
     for itself and every fragment inside it.
 
     A longer ASCII text is cut into runs of the characters fragments are made of (letters,
-    digits, ``_-./:=``), each run scanned once and remembered: a fragment without a space lies
+    digits, ``_-./:=``), each run scanned once and remembered when it holds none: a fragment without a space lies
     inside one run, so the text holds exactly the fragments of its runs, and those with a space
     (two) are looked for in the whole text. The same set as one scan of the text, for a fraction
     of the regex work: its words repeat."""
     search, inside, table, spaced = _fragment_tables()
     if len(folded) < _RUN_SCAN_MIN or not folded.isascii():
         return _scan_fragments(search, inside, folded)
-    runs = set(folded.encode("ascii").translate(table).decode("ascii").split()) - _FRAGMENT_FREE_RUNS
+    runs = set(folded.encode("ascii").translate(table).decode("ascii").split()) - FRAGMENT_FREE_RUNS
     found = set()
     for run in runs:
-        hit = _RUN_FRAGMENTS.get(run)
-        if hit is None:
-            hit = _scan_fragments(search, inside, run)
-            memo = _RUN_FRAGMENTS if hit else _FRAGMENT_FREE_RUNS
-            if len(memo) >= RUN_MEMO_MAX:
-                memo.clear()
-            if hit:
-                _RUN_FRAGMENTS[run] = hit
-            else:
-                _FRAGMENT_FREE_RUNS.add(run)
-                continue
-        found |= hit
+        hit = _scan_fragments(search, inside, run)
+        if hit:
+            found |= hit
+            continue
+        if len(FRAGMENT_FREE_RUNS) >= RUN_MEMO_MAX:
+            FRAGMENT_FREE_RUNS.clear()
+        FRAGMENT_FREE_RUNS.add(run)
     for fragment in spaced:
         if fragment in folded:
             found |= inside[fragment]
@@ -810,7 +802,6 @@ def _redact_found(text, found):
     return text
 
 
-@RULES_OF
 def _rules_of(found):
     """The positions in _SECRET_RULES, in order, of the rules one of whose fragments is in
     ``found``: the only ones that can match (a text holds few fragments; most rules have none of
@@ -855,14 +846,11 @@ def stored_text(text):
     json.dumps had escaped."""
     if not isinstance(text, str) or not text:
         return text
-    if len(text) > _STORED_MEMO_CHARS:
-        return _stored_text(text)
-    return _stored_text_memo(text)
+    return _stored_text(text)
 
 
-# A bulk write passes the same values through the boundary again and again (a session id, a
-# repository, a commit on every row; a claim in its row and again in its search row); results of
-# this pure function are remembered for the values seen last.
+# Texts up to this long are shown through a memo (shown_text), and a claim up to it is checked
+# with one scan for rule fragments (stored_claim).
 _STORED_MEMO_CHARS = 4096
 
 
@@ -902,17 +890,11 @@ def _stored_text(text, found=None):
     return _redact_found(text, found) if stripped is text else redact_secrets(stripped)
 
 
-_stored_text_memo = STORED_TEXT(_stored_text)
-
-
 def stored_list(params):
-    """[stored_text(v) for v in params] (text values; others as they are), through stored_text's
-    memo without a frame per value: the boundary of every single-row write."""
-    memo, limit, clean = _stored_text_memo, _STORED_MEMO_CHARS, _CLEAN_TEXTS
-    return [
-        v if v in clean else memo(v) if v.__class__ is str and len(v) <= limit else stored_text(v)
-        for v in params
-    ]
+    """[stored_text(v) for v in params] (text values; others as they are), those a bulk writer
+    found clean without a call: the boundary of every single-row write."""
+    clean = CLEAN_TEXTS
+    return [v if v in clean else stored_text(v) for v in params]
 
 
 def stored_values(values):
@@ -923,9 +905,9 @@ def stored_values(values):
     search, changed = _fragment_tables()[0], {}
     for v in values:
         if v.__class__ is not str:
-            if not isinstance(v, str) or v in _CLEAN_TEXTS:
+            if not isinstance(v, str) or v in CLEAN_TEXTS:
                 continue
-        elif v in _CLEAN_TEXTS:
+        elif v in CLEAN_TEXTS:
             continue
         elif len(v) < _RUN_SCAN_MIN and v.isascii() and v.isprintable() and "\\u" not in v:
             if search(v.lower()) is None:
@@ -1031,27 +1013,27 @@ def shown_tree(value):
 _TREE = (str, dict, list, tuple)  # what shown_tree looks into
 
 
-def _stored_noting(text):
-    """stored_text(text), noted in _CLEAN_TEXTS when that is ``text`` itself."""
+def stored_noting(text):
+    """stored_text(text), noted in CLEAN_TEXTS when that is ``text`` itself."""
     out = stored_text(text)
     if out.__class__ is str and out == text:
-        _CLEAN_TEXTS.add(out)
+        CLEAN_TEXTS.add(out)
     return out
 
 
-def _stored_claim(text):
+def stored_claim(text):
     """(stored_text(text), its claim_key, the claim's ascii_words or None), the claim noted in
-    _CLEAN_TEXTS when it is its own stored form, with one scan of the claim for rule fragments.
+    CLEAN_TEXTS when it is its own stored form, with one scan of the claim for rule fragments.
     The key (hex digits) is its own stored form: no rule matches hex digits alone."""
     if text.__class__ is not str or not text.isascii() or len(text) > _STORED_MEMO_CHARS:
-        claim = _stored_noting(text)
+        claim = stored_noting(text)
         return claim, claim_key(claim), None
     found = _secret_fragments(text.lower())  # _secret_fold of ASCII text
     if not _as_stored(text, found) and _stored_text(text, found) != text:
-        claim = _stored_noting(text)
+        claim = stored_noting(text)
         return claim, claim_key(claim), None
-    _CLEAN_TEXTS.add(text)
+    CLEAN_TEXTS.add(text)
     words = ascii_words(text)
     key = claim_key(text, words)
-    _CLEAN_TEXTS.add(key)
+    CLEAN_TEXTS.add(key)
     return text, key, words

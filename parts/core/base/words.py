@@ -6,15 +6,9 @@ from .caches import (
     _ABBREVIATIONS_OF,
     _EXPANSIONS_OF,
     _INDEX_TOKENS,
-    _INDEXED_TEXTS,
     FORMS,
-    IDENTIFIER_WORDS,
-    IMPLIED_PARTS,
     INDEX_TOKENS_KEPT,
-    MATCHED_WORD,
-    QUERY_TERMS,
     TERM_FORMS,
-    WRITTEN_WORDS,
 )
 from .constants import MAX_TERM_CHARS, STOP_WORDS, _lazy_pattern
 from .helpers import ascii_words, split_identifier
@@ -44,9 +38,8 @@ _CHUNK_RE = _lazy_pattern(r"\d+(?:\.\d+)+|\w+", re.UNICODE)  # a version (2.2.1)
 SHORT_NUMBER_DIGITS = 3  # a bare number of fewer digits ("1", "42") selects no candidate (selecting_terms)
 
 
-@QUERY_TERMS
 def _query_terms(text, limit):
-    """query_terms as a tuple, remembered: an agent asks the same questions again.
+    """query_terms as a tuple.
 
     An identifier joined by underscores (NO_PROXY, raise_app_exceptions) is a term of its own,
     its parts with "_" between them (matched as the phrase of its parts: _term_forms), stop-word
@@ -230,9 +223,6 @@ def index_text(text, words=None):
     if not text:
         return ""
     if words is None:
-        hit = _INDEXED_TEXTS.get(text) if _INDEXED_TEXTS else None
-        if hit is not None:
-            return hit
         words = ascii_words(text) if text.isascii() else _TERM_RE.findall(text)
     forms = list(map(_INDEX_TOKENS.get, words))
     if None in forms:
@@ -283,7 +273,6 @@ def fts_query(terms, all_terms=False):
     return " OR ".join(dict.fromkeys(_fts_term(t) for t in terms))
 
 
-@IMPLIED_PARTS
 def _implied_parts(terms):
     """{term: the identifier among ``terms`` it is a camelCase part of} (query_terms puts an
     identifier's parts right after it: retryreceipt, retry, receipt). The index holds an
@@ -353,7 +342,6 @@ def _fts_paths(anchors):
     return " ".join(dict.fromkeys(a["path"] for a in anchors if a.get("path")))
 
 
-@MATCHED_WORD
 def matched_word(term, text):
     """The word of ``text`` as written that ``term`` matched (one of its index words is a match
     form of the term: _word_hits' rule): the term itself if the text has it, else the first word
@@ -373,14 +361,11 @@ def matched_word(term, text):
     return None
 
 
-@WRITTEN_WORDS
 def _written_words(text):
-    """((word as written, lower-cased, its index words), ...) of a text, once: search names the
-    words of the same items' texts query after query."""
+    """((word as written, lower-cased, its index words), ...) of a text."""
     return tuple((raw, raw.lower(), frozenset(_index_tokens(raw).split())) for raw in _TERM_RE.findall(text))
 
 
-@IDENTIFIER_WORDS
 def identifier_words(name):
     """The whole words an identifier is made of, lower-cased, and the identifier itself without
     separators (Payload.read_json -> payload, read, json, readjson): what a query word must equal

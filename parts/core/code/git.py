@@ -5,11 +5,11 @@ import re
 import time
 
 from .caches import (
-    _GIT_VIEWS,
-    _HEAD_TOKENS,
-    _STOPPED_SCANS,
+    GIT_VIEWS,
     GIT_VIEWS_KEPT,
+    HEAD_TOKENS,
     HEAD_TOKENS_KEPT,
+    STOPPED_SCANS,
     STOPPED_SCANS_KEPT,
 )
 from .constants import _lazy_pattern
@@ -946,9 +946,9 @@ class GitRepo:
         try:
             _, out = self.git(*args, seconds=WORKTREE_SCAN_SECONDS)
         except GitStopped as e:
-            if len(_STOPPED_SCANS) >= STOPPED_SCANS_KEPT:
-                _STOPPED_SCANS.clear()
-            _STOPPED_SCANS[self.path] = (time.monotonic(), str(e))
+            if len(STOPPED_SCANS) >= STOPPED_SCANS_KEPT:
+                STOPPED_SCANS.clear()
+            STOPPED_SCANS[self.path] = (time.monotonic(), str(e))
             return []
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
@@ -962,7 +962,7 @@ WORKTREE_SCAN_RETRY_SECONDS = 300.0
 def scan_stopped(path):
     """Why the untracked-files walk of the checkout at ``path`` was stopped in the last
     WORKTREE_SCAN_RETRY_SECONDS (its untracked files are left out meanwhile), or None."""
-    stopped = _STOPPED_SCANS.get(path)
+    stopped = STOPPED_SCANS.get(path)
     if stopped is None or time.monotonic() - stopped[0] > WORKTREE_SCAN_RETRY_SECONDS:
         return None
     return stopped[1]
@@ -1010,7 +1010,7 @@ def git_view(path):
     except OSError:
         st = None
     state = (recent_head_token(path), "%d:%d" % (st.st_size, st.st_mtime_ns) if st else None)
-    seen = _GIT_VIEWS.get(path)
+    seen = GIT_VIEWS.get(path)
     if seen is not None and seen[0] == state and not seen[1].absent:
         return seen[1]
     view = GitRepo(path)
@@ -1018,11 +1018,11 @@ def git_view(path):
         HEAD_RACY_SECONDS * 1e9
     )
     if state[0] is not None and settled:
-        if len(_GIT_VIEWS) >= GIT_VIEWS_KEPT:
-            _GIT_VIEWS.clear()
-        _GIT_VIEWS[path] = (state, view)
+        if len(GIT_VIEWS) >= GIT_VIEWS_KEPT:
+            GIT_VIEWS.clear()
+        GIT_VIEWS[path] = (state, view)
     else:
-        _GIT_VIEWS.pop(path, None)
+        GIT_VIEWS.pop(path, None)
     return view
 
 
@@ -1182,7 +1182,7 @@ def recent_head_token(repo_path):
     files. A path modified within HEAD_RACY_SECONDS of the read is not trusted to show its next
     change in its stat (timestamps have a coarse grain; an inode may be reused), so such an
     answer is read again next time, as git treats a racily clean index entry."""
-    seen = _HEAD_TOKENS.get(repo_path)
+    seen = HEAD_TOKENS.get(repo_path)
     if seen is not None:
         for path, sig in seen[1]:
             if _stat_signature(path) != sig:
@@ -1194,11 +1194,11 @@ def recent_head_token(repo_path):
     signatures = tuple((path, _stat_signature(path)) for path in dict.fromkeys(probed))
     settled = time.time_ns() - int(HEAD_RACY_SECONDS * 1e9)
     if token is not None and all(sig is None or max(sig[2], sig[3]) < settled for _, sig in signatures):
-        if len(_HEAD_TOKENS) > HEAD_TOKENS_KEPT:
-            _HEAD_TOKENS.clear()
-        _HEAD_TOKENS[repo_path] = (token, signatures)
+        if len(HEAD_TOKENS) > HEAD_TOKENS_KEPT:
+            HEAD_TOKENS.clear()
+        HEAD_TOKENS[repo_path] = (token, signatures)
     else:
-        _HEAD_TOKENS.pop(repo_path, None)
+        HEAD_TOKENS.pop(repo_path, None)
     return token
 
 
@@ -1237,7 +1237,7 @@ def git_toplevel(path):
     return os.path.realpath(top) if top else None
 
 
-def _check_checkout(path, top):
+def check_checkout(path, top):
     """Refuse a checkout whose git configuration points outside it: ``core.worktree`` naming
     another directory, or a ``.git`` file that borrows another checkout's git directory (a linked
     worktree or a submodule points back at itself; anything else reads someone else's history)."""

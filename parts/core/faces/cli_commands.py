@@ -13,6 +13,7 @@ from .demo import run_demo
 from .doctor import doctor, format_doctor
 from .errors import MissingSymbolError, UsageError
 from .evaluation import format_eval_report, run_retrieval_eval
+from .exporting import export_evidence
 from .freshness import _plural
 from .git import git_toplevel
 from .helpers import is_tty, printable_path, shell_command, short_sha, split_claim, utc_now
@@ -25,6 +26,7 @@ from .hooks import (
     run_import_hook,
     uninstall_hook,
 )
+from .importing import import_evidence
 from .items import (
     confirm,
     forget,
@@ -63,7 +65,6 @@ from .sessions import (
     session_activity,
     sessions_touching,
 )
-from .sharing import export_evidence, import_evidence
 from .store import open_store, schema_version
 from .sync import _sync_get, _sync_set, check_sync_remote, sync_memory
 from .untrusted import UNTRUSTED_NOTICE, json_text, terminal_text

@@ -58,7 +58,7 @@ def _search_origin(store, repo, cwd):
     return resolve_repo(store, repo, cwd=cwd)
 
 
-def _search_scope(store, repo, cwd, all_scope, workspace):
+def search_scope(store, repo, cwd, all_scope, workspace):
     """The scope of one search; the Topology behind it is built once per store generation."""
     if workspace:
         _workspace_id(store, workspace, create=False)  # a misspelt workspace is an error, wherever
@@ -112,10 +112,10 @@ class Candidate:
         self.strength = strength
         self.tier = tier  # "all" terms, "any" term, "summary", "tail" (paging), or a fallback kind
         self.score = strength
-        self.coverage = 1.0  # share of the query's term weight the item holds (_query_coverage)
+        self.coverage = 1.0  # share of the query's term weight the item holds (query_coverage)
         self.named = ()  # what of the query this item is about: ("repository", name), ("symbol", s), ("file", p)
-        self.text_hits = None  # the query terms its claim and detail hold, once known (_query_coverage)
-        self.weak = False  # it holds only the query's common words (_query_coverage): ranked after the rest
+        self.text_hits = None  # the query terms its claim and detail hold, once known (query_coverage)
+        self.weak = False  # it holds only the query's common words (query_coverage): ranked after the rest
         self.band = 1 if tier in ("all", "any") else 0  # 1: past the first CANDIDATE_FLOOR of its list
 
 
@@ -139,7 +139,7 @@ def _form_docs(store, form):
     return store.memo(("form", form), build)
 
 
-def _doc_freqs(store, terms):
+def doc_freqs(store, terms):
     """{term: number of items whose text holds a word the term matches}, from the FTS5 vocabulary
     (an upper estimate for a term of several forms: a row holding two of them counts twice),
     cached per store generation."""
@@ -161,7 +161,7 @@ def select_terms(store, terms, limit=MAX_QUERY_TERMS):
     query order. A pasted traceback keeps its decisive frame, not its first words."""
     if len(terms) <= limit:
         return list(terms)
-    df = _doc_freqs(store, terms)
+    df = doc_freqs(store, terms)
     # A term no item holds finds nothing; among the rest the rarest. A stable sort: earlier on a tie.
     keep = set(sorted(terms, key=lambda t: (df[t] == 0, df[t]))[:limit])
     return [t for t in terms if t in keep]
@@ -180,7 +180,7 @@ def _bm25():
 _RANK_COLUMNS = "e.rid, e.repo_id, e.kind, e.confidence, max(e.created_at, coalesce(e.confirmed_at, ''))"
 
 
-def _scope_clause(scope, kinds, include_inactive, who=None):
+def scope_clause(scope, kinds, include_inactive, who=None):
     """(SQL conditions on evidence ``e``, parameters) for the scope and filters of a search;
     ``who``, an AuthorFilter (hidden items and authors, an author asked for)."""
     where, params = [], []
@@ -198,8 +198,8 @@ def _scope_clause(scope, kinds, include_inactive, who=None):
     return where, params
 
 
-def _scope_test(scope, kinds, include_inactive, who=None):
-    """The conditions of _scope_clause as a test of a row of _rank_rows: True when the item is in
+def scope_test(scope, kinds, include_inactive, who=None):
+    """The conditions of scope_clause as a test of a row of _rank_rows: True when the item is in
     scope and passes the filters."""
     kinds = frozenset(kinds or ())
     repo_ids = None if scope.repo_ids is None else frozenset(scope.repo_ids)
@@ -229,7 +229,7 @@ def _rank_rows(store, rids):
             missing = list(dict.fromkeys(rids))
         for i in range(0, len(missing), 500):
             chunk = missing[i : i + 500]
-            for row in _plain_rows(
+            for row in plain_rows(
                 store,
                 "SELECT %s, e.status FROM evidence e WHERE e.rid IN (%s)"
                 % (_RANK_COLUMNS, ",".join("?" * len(chunk))),
@@ -239,7 +239,7 @@ def _rank_rows(store, rids):
     return memo
 
 
-def _plain_rows(store, sql, params):
+def plain_rows(store, sql, params):
     """``store.all`` as plain tuples: search reads these rows by position, and a sqlite3.Row
     for each of them costs about as much again as the lookup."""
     cursor = store.db.cursor()
@@ -254,7 +254,7 @@ def _ranked_matches(store, match, where, params, limit, tier, admits, require=No
     FTS5 ranks its best CANDIDATE_WINDOW x ``limit`` matches on its own and only those are looked
     up and filtered; when that leaves fewer than ``limit`` although the window was full (a narrow
     scope), every match is joined: the result is always the joined query's. ``admits``
-    (_scope_test of the scope ``where`` states) filters the window's rows in memory (_rank_rows).
+    (scope_test of the scope ``where`` states) filters the window's rows in memory (_rank_rows).
     ``require``: a second MATCH expression a row must match too (scored by ``match`` alone).
     ``terms``, when ``match`` is fts_query(terms): the rows of the rarer terms are ranked first, and
     when no row without them could reach the head found there, that head is the answer
@@ -275,7 +275,7 @@ def _full_head(store, match, where, params, limit, window, admits, require):
     if require is not None:
         bound = " AND rowid IN (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ?)"
         required = [require]
-    ranked = _plain_rows(
+    ranked = plain_rows(
         store,
         "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?"
         % (_bm25(), bound),
@@ -283,7 +283,7 @@ def _full_head(store, match, where, params, limit, window, admits, require):
     )
     found, _, _ = _admitted_head(store, ranked, limit, admits)
     if len(found) < limit and len(ranked) >= window:
-        rows = _plain_rows(
+        rows = plain_rows(
             store,
             "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
             "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
@@ -360,7 +360,7 @@ def _pruned_head(store, terms, match, limit, window, admits):
     gives. When it scores lower, the next try takes as rarer terms the fewest whose ``rest`` is
     below that score (the head only gains rows); PRUNE_TRIES in all."""
     ceilings = _term_ceilings(store, terms)
-    df = _doc_freqs(store, [t for t, _ in ceilings])
+    df = doc_freqs(store, [t for t, _ in ceilings])
     held = [sum(df[t] for t, _ in ceilings[:k]) for k in range(len(ceilings) + 1)]
     rests = {}  # {k: what the terms from the k-th on add at most} where known
     for k in range(len(ceilings) - 1, 0, -1):
@@ -373,7 +373,7 @@ def _pruned_head(store, terms, match, limit, window, admits):
     for _ in range(PRUNE_TRIES):
         if k is None:
             return None
-        ranked = _plain_rows(
+        ranked = plain_rows(
             store,
             "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ? "
             "AND +rowid IN (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ?) ORDER BY score LIMIT ?"
@@ -413,7 +413,7 @@ def _summary_matches(store, terms, where, params, limit, exclude):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], strength[r[5]], "summary") for r in rows]
 
 
-def _text_candidates(store, terms, words, where, params, pool, rank, admits):
+def text_candidates(store, terms, words, where, params, pool, rank, admits):
     """(candidates for query ``terms``, best text match first, at most ``pool`` of each kind; whether
     more items in scope are known to match a term).
 
@@ -473,7 +473,7 @@ def _rows_by_rid(store, rids):
     return rows
 
 
-def _fallback_candidates(store, scope, where, params, limit, files=None, cwd=None):
+def fallback_candidates(store, scope, where, params, limit, files=None, cwd=None):
     """No usable query terms: evidence that the code being changed references (recall by code
     reference), evidence on files the caller is editing, then open questions of the caller's repo,
     then recent items nearest first. Scores keep that order; the tier carries why each is shown
@@ -525,7 +525,7 @@ def _fallback_candidates(store, scope, where, params, limit, files=None, cwd=Non
     return list(out.values())
 
 
-def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
+def tail_candidates(store, terms, where, params, before_rid, exclude, limit):
     """The pages after the ranked head: items matching any term, newest first, below ``before_rid``
     (None: from the newest), ``exclude`` (the head) left out. FTS5 walks its rowids in order, so a
     page costs the same however deep it is."""
@@ -535,7 +535,7 @@ def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
     if before_rid is not None:
         clause = " AND f.rowid < ?" + clause
         params = [before_rid] + list(params)
-    rows = _plain_rows(
+    rows = plain_rows(
         store,
         "SELECT %s FROM evidence_fts f JOIN evidence e ON e.rid = f.rowid WHERE f.evidence_fts MATCH ?%s "
         "ORDER BY f.rowid DESC LIMIT ?" % (_RANK_COLUMNS, clause),
@@ -544,9 +544,9 @@ def _tail_candidates(store, terms, where, params, before_rid, exclude, limit):
     return [Candidate(r[0], r[1], r[2], r[3], r[4], 0.0, "tail") for r in rows]
 
 
-def _more_matches(store, terms, where, params, cands, matches, exact):
+def more_matches(store, terms, where, params, cands, matches, exact):
     """True when some item in scope matches a term of the query besides the ranked ``cands``:
-    known from an exact count of the matches (_count_matches) when it exceeds the candidates, or
+    known from an exact count of the matches (count_matches) when it exceeds the candidates, or
     when every candidate is a text match (so the count holds them all); else looked up."""
     if exact and matches > len(cands):
         return True
@@ -554,25 +554,24 @@ def _more_matches(store, terms, where, params, cands, matches, exact):
         return False
     # One term at a time, the commonest first: its newest rows almost always hold one past the
     # candidates, and one posting list is walked instead of every term's merged.
-    df = _doc_freqs(store, terms)
+    df = doc_freqs(store, terms)
     seen = [c.rid for c in cands]
     return any(
-        _tail_candidates(store, [t], where, params, None, seen, 1)
-        for t in sorted(terms, key=lambda t: -df[t])
+        tail_candidates(store, [t], where, params, None, seen, 1) for t in sorted(terms, key=lambda t: -df[t])
     )
 
 
 MATCH_COUNT_WALK = 2 * MATCH_COUNT_EXACT  # matching rows a filtered count walks before it estimates
 
 
-def _count_matches(store, terms, where, params):
+def count_matches(store, terms, where, params):
     """(number of items in scope whose text matches any term, exact?). Counted when the terms'
     posting lists together hold at most MATCH_COUNT_EXACT rows, or, under a kind or a narrower
     scope, when at most MATCH_COUNT_WALK rows match; beyond that it is an estimate:
     the commonest term's rows over the whole store, scaled by the share of the store that the
     scope and filters admit (counted once per store generation), never a count that costs as much
     as ranking every row of a common word."""
-    df = _doc_freqs(store, terms)
+    df = doc_freqs(store, terms)
     clause = "".join(" AND " + w for w in where)
     match = fts_query(terms)
     if sum(df.values()) > MATCH_COUNT_EXACT:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import re
 
-from .caches import SPACED_FORMS, SYMBOL_WORDS
-from .candidates import _doc_freqs, _plain_rows
+from .caches import SPACED_FORMS
+from .candidates import doc_freqs, plain_rows
 from .constants import (
     RANK_CODE_SHARE,
     RANK_CONFIDENCE_WEIGHT,
@@ -19,28 +19,27 @@ from .constants import (
 from .freshness import SEARCH_ANCHOR_COLUMNS, _load_anchors
 from .helpers import split_identifier
 from .records import _repos
-from .results import _anchor_files, _evidence_rows, _recency_bonus, _result_dict, age_text
+from .results import _evidence_rows, _result_dict, age_text, anchor_files, recency_bonus
 from .words import _term_forms, index_text, query_terms, selecting_terms
 
 # -- rerank --------------------------------------------------------------------------------------
 
 
-@SYMBOL_WORDS
 def _symbol_words(symbol):
-    """The lower-cased words of a cited symbol, as _query_names compares them with the query's
+    """The lower-cased words of a cited symbol, as query_names compares them with the query's
     terms (Client.uploadDocument -> client, upload, document); once per symbol."""
     parts = [p.lower() for p in re.split(r"[^\w]+|_", symbol) if p]
     return tuple(q.lower() for p in parts for q in (split_identifier(p) or [p]))
 
 
-def _claim_text(row):
+def claim_text(row):
     """What of an item's own text search matches words in besides what it cites."""
     return (row["claim"] or "") + "\n" + (row["detail"] or "")
 
 
 def _words_of(text):
     """The index words of ``text`` (index_text) between spaces, one space before and after: what
-    _term_hits finds terms in, as compact as the text itself (a set of the words costs ten times
+    term_hits finds terms in, as compact as the text itself (a set of the words costs ten times
     the memory, for a process that keeps thousands of items' words)."""
     return " %s " % index_text(text) if text else ""
 
@@ -51,7 +50,7 @@ def _spaced_forms(term):
     return tuple(" %s " % form for form in _term_forms(term))
 
 
-def _term_hits(terms, words):
+def term_hits(terms, words):
     """The query terms matching an index word in ``words`` (_words_of): _word_hits on a text
     whose words are already known."""
     hits = []
@@ -64,7 +63,7 @@ def _term_hits(terms, words):
 
 
 class ItemView:
-    """What search reads of one evidence item, kept per store generation (_item_views): its row
+    """What search reads of one evidence item, kept per store generation (item_views): its row
     (with the session summary), its anchors (SEARCH_ANCHOR_COLUMNS), the index words of its
     claim and detail, of its symptom, of what it cites, of each cited symbol and path and of its
     session's summary, its result's file list, the latest imported session that edited a cited
@@ -92,14 +91,14 @@ class ItemView:
         # The vocabulary of the cited code: its index words (as _words_of holds words) and as written.
         self.code_words = " %s " % code[0] if code and code[0] else ""
         self.code_text = code[1] if code and code[1] else ""
-        self.text_words = _words_of(_claim_text(row))
+        self.text_words = _words_of(claim_text(row))
         self.symptom_words = _words_of(row["symptom"])
         self.anchor_words = tuple(
             (a["symbol"], _words_of(a["symbol"]), a["path"], _words_of(a["path"])) for a in anchors
         )
         self.cited_words = " ".join(w for _, sw, _, pw in self.anchor_words for w in (sw, pw) if w)
         self.summary_words = summary_words
-        self.files = _anchor_files(row, anchors)
+        self.files = anchor_files(row, anchors)
         self.edited = edited
         self.names = tuple(map(_name_parts, anchors))
         self.result = None  # _result_dict of the item without its age, once a search shows it
@@ -153,7 +152,7 @@ def _session_edits(store, anchors_by_rid):
     return out
 
 
-def _item_views(store, rids):
+def item_views(store, rids):
     """{rid: ItemView} for these evidence rows, read once per store generation: a later search
     over the same items (the usual case: a session asks about the same code again) reads no row,
     anchor or session of them again and splits none of their texts."""
@@ -182,7 +181,7 @@ def _code_words(store, rids):
     out = {}
     for i in range(0, len(rids), 500):
         chunk = rids[i : i + 500]
-        for rid, code, written in _plain_rows(
+        for rid, code, written in plain_rows(
             store,
             "SELECT rowid, code, code_words FROM evidence_fts WHERE rowid IN (%s) AND code != ''"
             % ",".join("?" * len(chunk)),
@@ -192,7 +191,7 @@ def _code_words(store, rids):
     return out
 
 
-def _query_names(store, scope, raw_query, terms, cands, views):
+def query_names(store, scope, raw_query, terms, cands, views):
     """Mark each candidate with what of it the query names: its repository or one whose code it
     cites (the name as a word of the query), a symbol it cites (every part of the symbol among the
     query's terms), a file it cites (its path or file name in the query)."""
@@ -219,7 +218,7 @@ def _query_names(store, scope, raw_query, terms, cands, views):
 
 
 def _cited_names(view, repo_id_of_item, named_repos, names, term_set, text):
-    """What of an item's citations the query names (_query_names): another repository among
+    """What of an item's citations the query names (query_names): another repository among
     ``named_repos`` whose code it cites, a symbol every part of which is among ``term_set``, a file
     whose path or name is in the query's ``text``."""
     named = []
@@ -236,7 +235,7 @@ def _cited_names(view, repo_id_of_item, named_repos, names, term_set, text):
 def _name_parts(anchor):
     """(repository id, symbol, the parts of the symbol a query must hold to name it or None, path,
     path lower-cased, file name lower-cased when it is distinctive enough to name alone or None):
-    what _query_names compares a query with, once per cited anchor. A symbol with no part left
+    what query_names compares a query with, once per cited anchor. A symbol with no part left
     once stop words are set aside (jinja's ``nodes.If``) is named by no query: every query holds
     all of nothing."""
     sym, path = anchor["symbol"], anchor["path"]
@@ -255,7 +254,7 @@ def _name_parts(anchor):
     return (anchor["repo_id"], sym, needed, path, low, base)
 
 
-def _query_coverage(terms, cands, views, idf):
+def query_coverage(terms, cands, views, idf):
     """Mark each candidate with the share of the query it answers and whether it is weak.
 
     The share: the number of the query's terms its claim, detail, symptom, cited symbols or cited
@@ -266,7 +265,7 @@ def _query_coverage(terms, cands, views, idf):
     fuller one. The share counts terms, not their idf: bm25 has weighed each by its rarity already,
     and weighing it again let one rare word matched anywhere outrank several of the query's words
     in a claim. The words of a repository the query names are its name, not content, for an item
-    about that repository: the named factor counts them once for it (_query_names), so they weigh
+    about that repository: the named factor counts them once for it (query_names), so they weigh
     nothing in its share. Any other item holding them (an application's "require werkzeug >= 2.2")
     holds words of the question like any other, and they count as such: the name is counted
     once for every item, never for none.
@@ -312,36 +311,36 @@ def _held_terms(terms, view, weight, name_words):
     names that it is about; their share of the query, ``weight`` each, a code word's
     RANK_CODE_SHARE of it, a word only its session summary holds RANK_SUMMARY_SHARE; those
     summary-only words)."""
-    text_hits = _term_hits(terms, view.text_words)
+    text_hits = term_hits(terms, view.text_words)
     own = set(text_hits)
     if len(own) < len(terms) and view.symptom_words:  # the item's own words, the asker's kind
-        own.update(_term_hits([t for t in terms if t not in own], view.symptom_words))
+        own.update(term_hits([t for t in terms if t not in own], view.symptom_words))
     if len(own) < len(terms):
-        own.update(_term_hits([t for t in terms if t not in own], view.cited_words))
+        own.update(term_hits([t for t in terms if t not in own], view.cited_words))
     share = sum(weight[t] for t in own)
     if len(own) < len(terms) and view.code_words:
-        coded = [t for t in _term_hits(terms, view.code_words) if t not in own]
+        coded = [t for t in term_hits(terms, view.code_words) if t not in own]
         share += RANK_CODE_SHARE * sum(weight[t] for t in coded)
         own.update(coded)
     own.update(name_words)  # the item is about the repository the query names
     summary = []
     if len(own) < len(terms) and view.summary_words:
-        summary = [t for t in _term_hits(terms, view.summary_words) if t not in own]
+        summary = [t for t in term_hits(terms, view.summary_words) if t not in own]
         share += RANK_SUMMARY_SHARE * sum(weight[t] for t in summary)
     return text_hits, own, share, summary
 
 
-def _idf(store, terms):
+def idf(store, terms):
     """{term: log((items + 1) / (items holding it + 0.5))}: how distinctive each query term is
     (0 for a term no item holds: it distinguishes nothing that is found)."""
     import math
 
-    df = _doc_freqs(store, terms)
+    df = doc_freqs(store, terms)
     total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
     return {t: math.log((total + 1.0) / (df[t] + 0.5)) if df.get(t) else 0.0 for t in terms}
 
 
-def _rerank(cands, scope, now):
+def rerank(cands, scope, now):
     """Score = text strength x query coverage x what the query names (once for each kind of fact:
     an item citing two symbols the query names is no likelier the answer than one citing one of
     them, and a product of their bonuses overrode the text) x (mildly) topology,
@@ -357,5 +356,5 @@ def _rerank(cands, scope, now):
         score *= 1.0 + RANK_TOPOLOGY_BONUS.get(distance, 0.0)
         if c.confidence is not None:
             score *= 1.0 + RANK_CONFIDENCE_WEIGHT * (c.confidence - 0.5)
-        score *= 1.0 + RANK_KIND_BONUS.get(c.kind, 0.0) + _recency_bonus(c.created_at, now)
+        score *= 1.0 + RANK_KIND_BONUS.get(c.kind, 0.0) + recency_bonus(c.created_at, now)
         c.score = score

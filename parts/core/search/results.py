@@ -3,7 +3,7 @@ from __future__ import annotations
 import time
 
 from .authors import SESSION_WHO_COLUMNS, row_recorded_by
-from .caches import _DAY_SECONDS, DAY_SECONDS_KEPT, STAMP_SECONDS
+from .caches import STAMP_SECONDS
 from .constants import RANK_RECENCY_BONUS, RANK_RECENCY_HALF_LIFE_DAYS, _lazy_pattern
 from .topology import reach_text
 
@@ -24,17 +24,12 @@ _STAMP_RE = _lazy_pattern(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{
 
 def _utc_day_seconds(y, mo, d):
     """Seconds since 1970-01-01 of 00:00 UTC on a proleptic Gregorian date (days-from-civil)."""
-    key = (y, mo, d)
-    if key not in _DAY_SECONDS:
-        yy = y - (mo <= 2)
-        era = yy // 400
-        yoe = yy - era * 400
-        doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
-        days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-        if len(_DAY_SECONDS) < DAY_SECONDS_KEPT:
-            _DAY_SECONDS[key] = days * 86400
-        return days * 86400
-    return _DAY_SECONDS[key]
+    yy = y - (mo <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    return days * 86400
 
 
 def _stamp_seconds(stamp):
@@ -57,7 +52,7 @@ def _text_stamp_seconds(stamp):
     return _utc_day_seconds(y, mo, d) + hh * 3600 + mi * 60 + ss
 
 
-def _recency_bonus(created_at, now):
+def recency_bonus(created_at, now):
     ts = _stamp_seconds(created_at)
     if ts is None:
         return 0.0
@@ -124,7 +119,7 @@ def _result_dict(row, anchors, files=None, now=None):
     """One item as search, show, sessions and the overview return it (RESULT_FIELDS); ``files``
     when the caller has them from ``anchors`` already."""
     if files is None:
-        files = _anchor_files(row, anchors)
+        files = anchor_files(row, anchors)
     return {
         "id": row["id"],
         "kind": row["kind"],
@@ -144,7 +139,7 @@ def _result_dict(row, anchors, files=None, now=None):
     }
 
 
-def _anchor_files(row, anchors):
+def anchor_files(row, anchors):
     """An item's cited files as results list them: path#symbol, prefixed with the repository's
     name where it is not the item's own."""
     files = []

@@ -4,22 +4,22 @@ import time
 
 from .authors import author_filter, row_recorded_by
 from .candidates import (
-    _count_matches,
-    _fallback_candidates,
-    _more_matches,
-    _scope_clause,
-    _scope_test,
-    _search_scope,
-    _tail_candidates,
-    _text_candidates,
+    count_matches,
+    fallback_candidates,
+    more_matches,
+    scope_clause,
+    scope_test,
+    search_scope,
     select_terms,
+    tail_candidates,
+    text_candidates,
 )
 from .code_refs import CodeReference
 from .constants import CANDIDATE_FLOOR, EVIDENCE_KINDS, MAX_LIMIT, RANK_FRESHNESS_PENALTY, _lazy_pattern
 from .errors import UsageError
 from .freshness import freshness_of
 from .records import _repos
-from .rerank import _claim_text, _idf, _item_views, _query_coverage, _query_names, _rerank, _term_hits
+from .rerank import claim_text, idf, item_views, query_coverage, query_names, rerank, term_hits
 from .results import ResultFacts, explain
 from .words import identifier_words, matched_word, query_terms, selecting_terms
 
@@ -101,45 +101,45 @@ def search(store, query, *, facts=None, **asked):
     started = time.perf_counter()
     ask = SearchRequest(query, **asked)
     store.begin_read()
-    scope = _search_scope(store, ask.repo, ask.cwd, ask.all_scope, ask.workspace)
+    scope = search_scope(store, ask.repo, ask.cwd, ask.all_scope, ask.workspace)
     all_terms = query_terms(query)
     terms = select_terms(store, all_terms)
     words = selecting_terms(terms)  # what selects candidates; the rerank's coverage reads every term
     who = author_filter(store, ask.author, ask.include_hidden)
-    where, params = _scope_clause(scope, ask.kinds, ask.include_inactive, who)
+    where, params = scope_clause(scope, ask.kinds, ask.include_inactive, who)
     head_size = max(CANDIDATE_FLOOR, ask.limit)
 
     # candidates
     mode = "text"
-    admits = _scope_test(scope, ask.kinds, ask.include_inactive, who)
+    admits = scope_test(scope, ask.kinds, ask.include_inactive, who)
     cands, beyond = (
-        _text_candidates(store, terms, words, where, params, head_size, ask.rank, admits)
+        text_candidates(store, terms, words, where, params, head_size, ask.rank, admits)
         if terms
         else ([], False)
     )
     if not cands:
         mode = "fallback"  # no searchable words, or nothing matched them: still help
-        cands = _fallback_candidates(store, scope, where, params, ask.limit, files=ask.files, cwd=ask.cwd)
+        cands = fallback_candidates(store, scope, where, params, ask.limit, files=ask.files, cwd=ask.cwd)
 
     # rerank
     views = {}
     if mode == "text" and ask.rank != "fts":
-        views = _item_views(store, [c.rid for c in cands])
-        _query_names(store, scope, query, words, cands, views)
-        _query_coverage(terms, cands, views, _idf(store, terms))
-        _rerank(cands, scope, time.time())
+        views = item_views(store, [c.rid for c in cands])
+        query_names(store, scope, query, words, cands, views)
+        query_coverage(terms, cands, views, idf(store, terms))
+        rerank(cands, scope, time.time())
     cands, weak = _held_back(cands, ask.all_matches)
     ranked = _RankedHead(store, cands, views, ask, head_size)
 
     if mode == "text":
-        matches, exact = _count_matches(store, words, where, params)
+        matches, exact = count_matches(store, words, where, params)
     else:
         matches, exact = len(cands), True
     held_back = 0
     if ask.before is None:
         page_cands, after, next_page, held_back = ranked.page(len(weak))
         if next_page is None and mode == "text":
-            if beyond or _more_matches(store, words, where, params, cands, matches, exact):
+            if beyond or more_matches(store, words, where, params, cands, matches, exact):
                 next_page = "r0"  # the ranked head is done; every other match follows, newest first
     else:
         page_cands, after, next_page = _tail_page(store, words, where, params, ask, ranked)
@@ -174,7 +174,7 @@ def _tail_page(store, words, where, params, ask, ranked):
     if not words:
         return [], [], None
     exclude = [c.rid for c in ranked.cands]
-    page_cands = _tail_candidates(store, words, where, params, ask.before or None, exclude, ask.limit + 1)
+    page_cands = tail_candidates(store, words, where, params, ask.before or None, exclude, ask.limit + 1)
     next_page = "r%d" % page_cands[ask.limit - 1].rid if len(page_cands) > ask.limit else None
     page_cands = page_cands[: ask.limit]
     ranked.check([c.rid for c in page_cands])
@@ -256,7 +256,7 @@ class _RankedHead:
         """Freshness (and the item views it reads) for these candidates, once each."""
         more = [r for r in rids if r not in self.views]
         if more:
-            self.views.update(_item_views(self.store, more))
+            self.views.update(item_views(self.store, more))
         missing = [r for r in rids if r not in self.fresh]
         anchors = {rid: v.anchors for rid, v in self.views.items()}
         self.fresh.update(
@@ -414,8 +414,8 @@ def _text_facts(terms, view, cand):
     """(text, symptom, symbol, path, stem, code and summary hits) of a text match, for ResultFacts."""
     row = view.row
     code = summary = ()
-    hits = cand.text_hits if cand.text_hits is not None else _term_hits(terms, view.text_words)
-    text = _pairs(hits, _claim_text(row))
+    hits = cand.text_hits if cand.text_hits is not None else term_hits(terms, view.text_words)
+    text = _pairs(hits, claim_text(row))
     # A cited symbol or path matches a query word that is one of its whole words; one that only
     # shares a stem with a word of it is said to, with both words (never as a match).
     # A short number names no symbol or path (selecting_terms).
@@ -425,10 +425,10 @@ def _text_facts(terms, view, cand):
     paths = list(dict.fromkeys(paths))
     stems += [hit for hit in path_stems if hit not in stems]
     if view.code_words:
-        code = _pairs([t for t in _term_hits(terms, view.code_words) if t not in hits], view.code_text)
-    symptom = _pairs([t for t in _term_hits(terms, view.symptom_words) if t not in hits], row["symptom"])
+        code = _pairs([t for t in term_hits(terms, view.code_words) if t not in hits], view.code_text)
+    symptom = _pairs([t for t in term_hits(terms, view.symptom_words) if t not in hits], row["symptom"])
     if not (text or symptom or symbols or paths or code):
-        summary = _pairs(_term_hits(terms, view.summary_words), row["session_summary"])
+        summary = _pairs(term_hits(terms, view.summary_words), row["session_summary"])
     return text, symptom, symbols, paths, stems, code, summary
 
 
@@ -443,7 +443,7 @@ def _cited_hits(terms, cited):
         if wanted & identifier_words(name):
             whole.append(name)
             continue
-        hits = _term_hits(terms, words)
+        hits = term_hits(terms, words)
         if hits:
             stems.append((name, tuple(_pairs(hits, name))))
     return whole, stems

@@ -5,9 +5,17 @@ import os
 import re
 import time
 
-from .authors import _store_machine_id, recorded_by
+from .authors import recorded_by, store_machine_id
 from .constants import REPO_NAME_RE, _lazy_pattern
 from .errors import UsageError, WctxError
+from .exporting import (
+    LocalPaths,
+    export_records,
+    export_text,
+    shareable_record,
+    tombstone_records,
+    topology_records,
+)
 from .git import (
     GIT_NETWORK_SECONDS,
     GIT_SECONDS,
@@ -20,20 +28,9 @@ from .git import (
 )
 from .head import __version__
 from .helpers import clean_text, short_sha
+from .importing import BulkCache, GcPaused, import_records
 from .items import _scrub_store
-from .sharing import (
-    EXPORT_FORMAT,
-    LocalPaths,
-    _BulkCache,
-    _export_text,
-    _GcPaused,
-    _import_records,
-    _parse_export,
-    export_records,
-    shareable_record,
-    tombstone_records,
-    topology_records,
-)
+from .shared_records import EXPORT_FORMAT, parse_export
 from .store import _select_in
 
 # ----------------------------------------------------------------------------------------------
@@ -109,6 +106,11 @@ class SyncReport:
 
     def as_dict(self):
         return {name: getattr(self, name) for name in self.__slots__}
+
+    def branches(self, wanted, listed):
+        """The workspaces this sync fetches and writes (``wanted``), and those it leaves alone."""
+        self.workspaces = [ws for ws in wanted if ws]
+        self.elsewhere = sorted(ws for ws in listed if ws and ws not in wanted)
 
 
 def _sync_get(store, key):
@@ -188,7 +190,7 @@ def _sync_init(store):
     if not os.path.isfile(os.path.join(path, "HEAD")):
         os.makedirs(path, exist_ok=True)
         run_git(path, ["init", "--quiet", "--bare"])
-    return _store_machine_id(store)
+    return store_machine_id(store)
 
 
 def workspace_branch(branch, workspace):
@@ -426,7 +428,7 @@ def _sync_import(store, machine, workspace, files, report, tip):
         todo.remove(path)
     # One page cache for all the batches, sized to all they bring (about 400 bytes a line): each
     # batch's pages (and the indexes it updates) are still there for the next one.
-    with _BulkCache(store, sum(sizes.get(files[p], 0) for p in todo) // 400):
+    with BulkCache(store, sum(sizes.get(files[p], 0) for p in todo) // 400):
         _sync_import_batches(store, workspace, files, todo, sizes, report, tip)
     if store.scrub_due:  # something was forgotten: its text leaves the store's bytes, once
         store.scrub_due = False
@@ -454,7 +456,7 @@ def _sync_import_batches(store, workspace, files, todo, sizes, report, tip):
         checked = []
         for path in batch:
             try:
-                records = _parse_export(path, _blob_lines(data.pop(files[path], b"")))
+                records = parse_export(path, _blob_lines(data.pop(files[path], b"")))
                 if forgotten is None:
                     forgotten = {r["id"] for r in store.all("SELECT id FROM tombstones")}
                 _sync_check_sessions(path, records, forgotten)
@@ -507,7 +509,7 @@ def _sync_batches(todo, files, sizes):
 
 
 def _blob_lines(data):
-    """A file's lines one at a time, as ``_export_lines`` cuts them (at LF only), without a list
+    """A file's lines one at a time, as ``export_lines`` cuts them (at LF only), without a list
     of them all: a file of nothing but newlines costs its bytes, not a string per line."""
     start = 0
     while True:
@@ -532,7 +534,7 @@ def _sync_import_group(store, workspace, files, group):
     with store.atomic():
         held = {r["id"] for r in _select_in(store, "SELECT id FROM sessions WHERE id IN (%s)", brought)}
         known = {r["id"] for r in _select_in(store, "SELECT id FROM evidence WHERE id IN (%s)", set(items))}
-        counts = _import_records(store, [r for _, records in group for r in records])
+        counts = import_records(store, [r for _, records in group for r in records])
         foreign = [(i,) for i in sorted(brought - held)]
         versions = [
             (r["id"], _sync_version(r)) for _, records in group for r in records if r["type"] == "evidence"
@@ -749,10 +751,27 @@ def _sync_payload(store, machine, trees, routes, since, local, blobs):
     session was written since (and its digest moved), or a branch no longer holds the file we
     pushed; the result is byte for byte what building every file would give. Nothing here reads
     the whole store unless ``since.everything``."""
+    base = "machines/%s/" % machine
+    digests, build, kept, exported = _sync_plan(store, since, trees, base)
+    changed_foreign = _sync_foreign_changed(store, since)
+    out = _SyncFiles(trees, blobs, local)
+    events = _sync_build_sessions(store, out, routes, base, (build, changed_foreign), digests, exported)
+    events.setdefault("", []).extend(record for _, record in tombstone_records(store))
+    for ws, records in events.items():
+        if records:
+            out.add(ws, base + "events.jsonl", out.encode(records))
+    topology = topology_records(store)
+    if topology:
+        out.add("", base + "topology.jsonl", out.encode(topology))
+    return out.files, kept, exported, changed_foreign
+
+
+def _sync_plan(store, since, trees, base):
+    """(digest of each session of ours, the sessions whose files are built again, {workspace:
+    {paths kept as they are}}, {(workspace, session id): (digest, blob id)} of the files kept)."""
     marks = {}
     for r in store.all("SELECT * FROM sync_exported"):
         marks.setdefault(r["session_id"], {})[r["workspace"]] = (r["digest"], r["blob"])
-    base = "machines/%s/" % machine
 
     def held(sid):  # every branch still holds the file of this session we pushed last
         path = base + "sessions/%s.jsonl" % sid
@@ -777,18 +796,38 @@ def _sync_payload(store, machine, trees, routes, since, local, blobs):
         for ws, mark in mine.items():
             kept.setdefault(ws, set()).add(base + "sessions/%s.jsonl" % sid)
             exported[ws, sid] = mark
-    changed_foreign = _sync_foreign_changed(store, since)
-    events, session_records, told, files = {}, {}, set(), {}
+    return digests, build, kept, exported
 
-    def encode(records):
-        return _export_text(shareable_record(r, local) for r in records).encode("utf-8")
 
-    def add(ws, path, data):  # written as a blob now: files holds its id, not its bytes
+class _SyncFiles:
+    """The files a sync builds: {workspace: {path: blob id}}, each file's bytes written as a blob
+    (by ``blobs``, _SyncBlobs) unless the branch already holds them."""
+
+    __slots__ = ("trees", "blobs", "local", "files")
+
+    def __init__(self, trees, blobs, local):
+        self.trees, self.blobs, self.local, self.files = trees, blobs, local, {}
+
+    def encode(self, records):
+        return export_text(shareable_record(r, self.local) for r in records).encode("utf-8")
+
+    def add(self, ws, path, data):
         sha = blob_id(data)
-        if trees.get(ws, {}).get(path) != sha:
-            blobs.write(sha, data)
-        files.setdefault(ws, {})[path] = sha
+        if self.trees.get(ws, {}).get(path) != sha:
+            self.blobs.write(sha, data)
+        self.files.setdefault(ws, {})[path] = sha
         return sha
+
+
+def _sync_build_sessions(store, out, routes, base, wanted, digests, exported):
+    """Build the session files of ``wanted`` (the sessions to build again; teammates' sessions
+    whose items changed here) and return {workspace: [records]} of the events to tell.
+
+    Records come a session at a time (export_records): each session's files are built and
+    written as soon as its last record is read, so that what a sync holds is one session, not
+    every file it builds (a first sync builds them all)."""
+    build, changed_foreign = wanted
+    events, session_records, told = {}, {}, set()
 
     def build_file(sid, records):  # one session's files, one per branch its items go to
         by_branch = {}
@@ -798,12 +837,16 @@ def _sync_payload(store, machine, trees, routes, since, local, blobs):
                     by_branch.setdefault(ws, [records[0]] if records[0].get("type") == "session" else [])
                     by_branch[ws].append(r)
         for ws, held_records in by_branch.items():
-            sha = add(ws, base + "sessions/%s.jsonl" % sid, encode(held_records))
+            sha = out.add(ws, base + "sessions/%s.jsonl" % sid, out.encode(held_records))
             exported[ws, sid] = (digests[sid], sha)
 
-    # Records come a session at a time (export_records): each session's files are built and
-    # written as soon as its last record is read, so that what a sync holds is one session, not
-    # every file it builds (a first sync builds them all).
+    def tell(sid, record):  # a teammate's item changed here, on every branch its repository goes to
+        for ws in routes.get(record["repo"], ("",)):
+            if (ws, sid) not in told and session_records.get(sid) is not None:
+                told.add((ws, sid))
+                events.setdefault(ws, []).append(session_records[sid])
+            events.setdefault(ws, []).append(record)
+
     wanted = build | changed_foreign
     seen = _sync_seen_versions(store, changed_foreign)
     current, records = None, []
@@ -818,25 +861,13 @@ def _sync_payload(store, machine, trees, routes, since, local, blobs):
                 records.append(record)
         elif kind == "session":
             session_records[sid] = record
-        elif kind == "evidence":
-            if _sync_version(record) != seen.get(record["id"]):
-                for ws in routes.get(record["repo"], ("",)):
-                    if (ws, sid) not in told and session_records.get(sid) is not None:
-                        told.add((ws, sid))
-                        events.setdefault(ws, []).append(session_records[sid])
-                    events.setdefault(ws, []).append(record)
-        else:
+        elif kind != "evidence":
             events.setdefault("", []).append(record)
+        elif _sync_version(record) != seen.get(record["id"]):
+            tell(sid, record)
     if records:
         build_file(current, records)
-    events.setdefault("", []).extend(record for _, record in tombstone_records(store))
-    for ws, records in events.items():
-        if records:
-            add(ws, base + "events.jsonl", encode(records))
-    topology = topology_records(store)
-    if topology:
-        add("", base + "topology.jsonl", encode(topology))
-    return files, kept, exported, changed_foreign
+    return events
 
 
 class _SyncBlobs:
@@ -1082,70 +1113,13 @@ def sync_memory(store, remote=None, branch=None):
     same = remote == synced_with and branch == _sync_get(store, "branch")
     last = _sync_remembered_tips(store) if same else {}
     unread = _sync_remembered_unread(store) if same else {}
+    refused = {}
     for attempt in range(1, SYNC_PUSH_TRIES + 1):
         if attempt > 1:
             time.sleep(_sync_backoff(attempt))
         report.tries = attempt
-        listed = _sync_list(store, remote, branch)
-        if attempt == 1:  # reachable: remembered now, so that a sync interrupted later needs no arguments
-            _sync_set(store, "remote", remote)
-            _sync_set(store, "branch", branch)
-        routes = sync_routes(store)
-        wanted = _sync_wanted(store, routes)
-        report.workspaces = [ws for ws in wanted if ws]
-        report.elsewhere = sorted(ws for ws in listed if ws and ws not in wanted)
-        if (
-            attempt == 1
-            and json.dumps(wanted) == _sync_get(store, "workspaces")
-            and all(listed.get(ws) == last.get(ws) for ws in wanted)
-            and _sync_quiet(store, routes)
-        ):  # nobody pushed to our branches and nothing changed here: nothing to fetch, build or push
-            report.noop = True
-            report.skipped = _sync_remembered_skips(store)
-            break
-        tips, trees, left = {}, {}, {}
-        while [ws for ws in wanted if ws not in trees]:
-            todo = [ws for ws in wanted if ws not in trees]
-            tips.update(_sync_fetch(store, remote, branch, listed, todo))
-            for ws in todo:  # the team's branch first: its topology says which workspaces hold what
-                # Compared with the tip the last sync left only where that sync also said what it
-                # could not import (a sync of an earlier wctx did not): else every file is read.
-                since = last.get(ws) if ws in unread else None
-                trees[ws], left[ws] = _sync_read_branch(
-                    store, machine, ws, tips.get(ws), since, unread.get(ws, {}), report
-                )
-            routes = sync_routes(store)
-            wanted = _sync_wanted(store, routes)
-        report.workspaces = [ws for ws in wanted if ws]
-        report.elsewhere = sorted(ws for ws in listed if ws and ws not in wanted)
-        fingerprint, local = _store_fingerprint(store), LocalPaths(store)
-        since = _SyncSince(store, local, routes)
-        with store.snapshot(), _SyncBlobs(store) as blobs:  # the files, from one moment of the store
-            payload, kept, exported, events = _sync_payload(
-                store, machine, trees, routes, since, local, blobs
-            )
-        commits, written, removed = {}, 0, 0
-        for ws in wanted:
-            commit, n_written, n_removed = _sync_commit(
-                store, machine, tips.get(ws), trees.get(ws, {}), payload.get(ws, {}), kept.get(ws, set())
-            )
-            if commit is not None:
-                commits[ws] = commit
-                written += n_written
-                removed += n_removed
-        pushed = {ws: tips[ws] for ws in wanted if ws in tips and ws not in commits}
-        refused = {}
-        if commits:
-            refused = _sync_push(
-                store, remote, [(c, workspace_branch(branch, ws)) for ws, c in sorted(commits.items())]
-            )
-            if not refused:
-                report.exported = {"files": written, "removed": removed}
-                report.pushed = short_sha(commits.get("") or next(iter(commits.values())))
-                pushed.update(commits)
-        if not refused:  # nothing to push, or pushed: what this sync leaves for the next
-            state = (fingerprint, since, events, left)
-            _sync_remember(store, remote, branch, wanted, pushed, state, exported, report.skipped)
+        refused = _sync_attempt(store, (remote, branch), machine, report, (last, unread), attempt)
+        if not refused:
             break
     else:
         raise WctxError(
@@ -1153,6 +1127,97 @@ def sync_memory(store, remote=None, branch=None):
             % (SYNC_PUSH_TRIES, remote, "; ".join("%s %s" % kv for kv in sorted(refused.items())))
         )
     return report
+
+
+def _sync_attempt(store, where, machine, report, remembered, attempt):
+    """One try of a sync: fetch and import, build this machine's files, commit and push them.
+    Returns {ref: why} of the pushes refused (empty when done: pushed, or nothing to push)."""
+    remote, branch = where
+    listed = _sync_list(store, remote, branch)
+    if attempt == 1:  # reachable: remembered now, so that a sync interrupted later needs no arguments
+        _sync_set(store, "remote", remote)
+        _sync_set(store, "branch", branch)
+    routes = sync_routes(store)
+    wanted = _sync_wanted(store, routes)
+    report.branches(wanted, listed)
+    if attempt == 1 and _sync_nothing_new(store, listed, wanted, remembered[0], routes):
+        report.noop = True
+        report.skipped = _sync_remembered_skips(store)
+        return {}
+    tips, trees, left, routes, wanted = _sync_read_all(
+        store, where, machine, listed, (routes, wanted), remembered, report
+    )
+    report.branches(wanted, listed)
+    fingerprint, local = _store_fingerprint(store), LocalPaths(store)
+    since = _SyncSince(store, local, routes)
+    with store.snapshot(), _SyncBlobs(store) as blobs:  # the files, from one moment of the store
+        payload, kept, exported, events = _sync_payload(store, machine, trees, routes, since, local, blobs)
+    commits, written, removed = _sync_commit_all(store, machine, wanted, tips, trees, (payload, kept))
+    pushed = {ws: tips[ws] for ws in wanted if ws in tips and ws not in commits}
+    refused = _sync_push_commits(store, where, commits, (written, removed), report) if commits else {}
+    if not refused:  # nothing to push, or pushed: what this sync leaves for the next
+        pushed.update(commits)
+        state = (fingerprint, since, events, left)
+        _sync_remember(store, remote, branch, wanted, pushed, state, exported, report.skipped)
+    return refused
+
+
+def _sync_push_commits(store, where, commits, counts, report):
+    """Push each branch's new commit; {ref: why} of those refused (none: the report says what)."""
+    remote, branch = where
+    refused = _sync_push(
+        store, remote, [(c, workspace_branch(branch, ws)) for ws, c in sorted(commits.items())]
+    )
+    if not refused:
+        report.exported = {"files": counts[0], "removed": counts[1]}
+        report.pushed = short_sha(commits.get("") or next(iter(commits.values())))
+    return refused
+
+
+def _sync_nothing_new(store, listed, wanted, last, routes):
+    """Nobody pushed to our branches and nothing changed here: nothing to fetch, build or push."""
+    return (
+        json.dumps(wanted) == _sync_get(store, "workspaces")
+        and all(listed.get(ws) == last.get(ws) for ws in wanted)
+        and _sync_quiet(store, routes)
+    )
+
+
+def _sync_commit_all(store, machine, wanted, tips, trees, built):
+    """({workspace: commit} of the branches whose files changed, files written, files removed)."""
+    payload, kept = built
+    commits, written, removed = {}, 0, 0
+    for ws in wanted:
+        commit, n_written, n_removed = _sync_commit(
+            store, machine, tips.get(ws), trees.get(ws, {}), payload.get(ws, {}), kept.get(ws, set())
+        )
+        if commit is not None:
+            commits[ws] = commit
+            written += n_written
+            removed += n_removed
+    return commits, written, removed
+
+
+def _sync_read_all(store, where, machine, listed, routed, remembered, report):
+    """Fetch and import the branches of ``wanted``, and of the workspaces what they bring puts
+    this machine in: (tips, {workspace: its tree of our files}, {workspace: files not imported},
+    the routes and workspaces after)."""
+    last, unread = remembered
+    routes, wanted = routed
+    tips, trees, left = {}, {}, {}
+    while [ws for ws in wanted if ws not in trees]:
+        todo = [ws for ws in wanted if ws not in trees]
+        tips.update(_sync_fetch(store, where[0], where[1], listed, todo))
+        for ws in todo:  # the team's branch first: its topology says which workspaces hold what
+            # Compared with the tip the last sync left only where that sync also said what it
+            # could not import (a sync of an earlier wctx did not): else every file is read.
+            since = last.get(ws) if ws in unread else None
+            trees[ws], left[ws] = _sync_read_branch(
+                store, machine, ws, tips.get(ws), since, unread.get(ws, {}), report
+            )
+        routes = sync_routes(store)
+        wanted = _sync_wanted(store, routes)
+    return tips, trees, left, routes, wanted
 
 
 def _sync_read_branch(store, machine, workspace, tip, since, unread, report):
@@ -1173,7 +1238,7 @@ def _sync_read_branch(store, machine, workspace, tip, since, unread, report):
         why = "%s: a symbolic link, not a file" % path
         if why not in report.skipped:  # once, however many times a rejected push fetches again
             report.skipped.append(why)
-    with _GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
+    with GcPaused():  # as import_evidence: thousands of parsed records, none in a cycle
         _sync_import(store, machine, workspace, files, report, tip)
     others = [p for p in files if not p.startswith(base)]
     read = _sync_files_read(store, workspace, others)

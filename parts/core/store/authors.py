@@ -22,7 +22,7 @@ from .store import Store, _connect_readonly, default_home
 MAX_AUTHOR_CHARS = 200  # a name and an address; a longer one is refused, never cut
 
 
-def _store_machine_id(store):
+def store_machine_id(store):
     """This store's random id (made by migration 19, or by sync before it): the machine of every
     session recorded here, and the name of the store's own directory on a team branch."""
     row = store.one("SELECT value FROM sync_state WHERE key = 'machine'")
@@ -130,7 +130,7 @@ def _unstored_identity():
 
 def recorder(store):
     """(author, machine) stamped on a session recorded here now."""
-    return recorder_identity(store), _store_machine_id(store)
+    return recorder_identity(store), store_machine_id(store)
 
 
 def set_identity(store, author):
@@ -156,7 +156,7 @@ def whoami(store):
     else:
         source = "git config user.name / user.email"
     author = recorder_identity(store)
-    return {"author": author, "source": source if author else None, "machine": _store_machine_id(store)}
+    return {"author": author, "source": source if author else None, "machine": store_machine_id(store)}
 
 
 def recorded_by(author, machine, mine):
@@ -265,7 +265,7 @@ def author_filter(store, only=None, include_hidden=False):
         )
     if only is not None:
         if only == "me":
-            clause, value = "machine = ?", _store_machine_id(store)
+            clause, value = "machine = ?", store_machine_id(store)
         else:
             clause, value = "author = ?", resolve_author(store, only)
         sql.append("e.session_id IN (SELECT id FROM sessions WHERE %s)" % clause)

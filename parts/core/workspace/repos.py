@@ -7,7 +7,7 @@ from .constants import MAX_CLAIM_CHARS, RELATION_KINDS, REPO_NAME_RE
 from .errors import NotFoundError, UsageError, WctxError
 from .git import (
     GitError,
-    _check_checkout,
+    check_checkout,
     common_git_dir,
     dubious_ownership_message,
     git_toplevel,
@@ -104,7 +104,7 @@ def _same_remote(top, other):
     return bool(mine & theirs) or os.path.realpath(other) in mine or os.path.realpath(top) in theirs
 
 
-def _identity_of(repos, name, root):
+def identity_of(repos, name, root):
     """The registered repository a (name, root commit) identity names, or None: the root commit
     decides when both sides have one (preferring the same name among forks), else the name."""
     if root:
@@ -190,12 +190,12 @@ def _attach_waiting(store, repo_id, repo_name, root_commit, aliases):
         a = (
             me
             if is_me(row["from_name"], row["from_root"])
-            else _identity_of(repos, row["from_name"], row["from_root"])
+            else identity_of(repos, row["from_name"], row["from_root"])
         )
         b = (
             me
             if is_me(row["to_name"], row["to_root"])
-            else _identity_of(repos, row["to_name"], row["to_root"])
+            else identity_of(repos, row["to_name"], row["to_root"])
         )
         if a is None or b is None or me not in (a, b) or a is b:
             continue
@@ -232,7 +232,7 @@ def register_repo(store, path, name=None, workspace=None, same_as=None):
     top = git_toplevel(path)
     if top is None:
         raise UsageError(_git_refusal(path) or "%s is not inside a git checkout" % path)
-    _check_checkout(path, top)
+    check_checkout(path, top)
     if not is_utf8(top):
         raise UsageError("%s: wctx needs repository paths that are valid UTF-8" % printable_path(top))
     fault = identifier_fault(top)
