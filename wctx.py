@@ -212,15 +212,14 @@ FRAGMENT_SCAN = CacheTable(  # import x15.0, cli x6.8
     "secret fragment scanner", '"scan"', "none: built from _SECRET_RULES", "one entry", {}
 ).value  # filled once by _fragment_tables
 
-# -- words: what a text and a query become in the index (parts/core/words.py) ---------------------
+# -- words: what a text and a query become in the index (parts/core/base/words.py) ---------------------
 TERM_FORMS = FunctionMemo("match forms of a term", "term", _PURE, 4096)  # mcp x1.06
-FORMS = FunctionMemo("match forms and their probes", "term", _PURE, 8192)  # not reached
 INDEX_TOKENS_KEPT = 100000
 _INDEX_TOKENS = CacheTable(  # search x1.22
     "index words of a word", "word as written", _PURE, "%d entries, then emptied" % INDEX_TOKENS_KEPT, {}
 ).value  # filled by _index_tokens
 
-# -- redaction (parts/core/redaction.py) ----------------------------------------------------------
+# -- redaction (parts/core/base/redaction.py) ----------------------------------------------------------
 SHOWN_TEXT = FunctionMemo("shown form of a text (secrets redacted)", "text", _PURE, 8192)  # mcp x1.05
 RUN_MEMO_MAX = 200000
 FRAGMENT_FREE_RUNS = CacheTable(  # import x1.11
@@ -240,7 +239,7 @@ CLEAN_TEXTS = CacheTable(  # verify x1.09, import x1.05
     set(),
 ).value  # filled by stored_noting and the bulk writers
 
-# -- git (parts/core/git.py) ----------------------------------------------------------------------
+# -- git (parts/core/code/git.py) ----------------------------------------------------------------------
 # GIT_VIEWS: mcp x1.01 in CPU (git's included) with the server's WARM_GIT_VIEWS; the workload's
 # freshness cache is warm, so few calls reach git there. Not decided: going takes WARM_GIT_VIEWS
 # out of the freshness part with it.
@@ -271,7 +270,7 @@ STOPPED_SCANS = CacheTable(
     {},
 ).value  # filled by GitRepo.untracked_paths
 
-# -- symbols: where a cited symbol is in a source text (parts/core/symbols.py) --------------------
+# -- symbols: where a cited symbol is in a source text (parts/core/code/symbols.py) --------------------
 # MASKED_SOURCE, DEFINITION_PATTERNS, PYTHON_DEFINITIONS, SOURCE_LINES and _PY_PIECES show
 # x0.95-1.00 on capture, the one workload of bench/caches.py that reaches them; verify over real
 # histories (bench/freshness_verify.py), which they were made for, was not measured: not decided.
@@ -294,7 +293,7 @@ _PY_PIECES = CacheTable(
     {},
 ).value  # filled by _python_piece_definitions
 
-# -- search (parts/core/search.py) ----------------------------------------------------------------
+# -- search (parts/core/search/search.py) ----------------------------------------------------------------
 STAMP_SECONDS = FunctionMemo("seconds of a timestamp", "timestamp text", _PURE, 16384)  # search x1.07
 SYMBOL_NAMES = FunctionMemo("the name code calls a symbol by", "cited symbol", _PURE, 4096)  # not reached
 MODULE_FORMS = FunctionMemo("how code names a cited file", "cited path", _PURE, 4096)  # not reached
@@ -2011,13 +2010,6 @@ def _folded(text, strip_emphasis):
     return "".join(out), origin
 
 
-def _without_emphasis(text):
-    for mark in _EMPHASIS:  # str.replace: far faster than str.translate with a table
-        if mark in text:
-            text = text.replace(mark, "")
-    return text
-
-
 def _role_span(match):
     if match.group(2):
         return match.start(2), match.end(), f"[role label removed: {match.group(2)}]"
@@ -2465,45 +2457,6 @@ def _implied_parts(terms):
                 implied.update(dict.fromkeys(terms[i + 1 : j + 1], terms[i]))
                 break
     return implied
-
-
-def _form_probe(form):
-    """A substring of the lower-cased text of every word whose index word ``form`` is: the form,
-    less a final "i" made of a "y" ("retri") or a verb ending that a -sion noun lacks ("convert"
-    of "conversion")."""
-    if " " in form:  # a phrase: the probe of its longest word
-        return _form_probe(max(form.split(), key=len))
-    if form.endswith(tuple(verb for _, verb in _SION_VERBS if verb != "ss")):
-        return form[:-3]
-    return form[:-1] if form.endswith("i") else form
-
-
-@FORMS
-def _forms(term):
-    """(match forms, the substrings of a lower-cased text one of them needs), once per term."""
-    forms = _term_forms(term)
-    return forms, tuple(_form_probe(f) for f in forms)
-
-
-def _word_hits(terms, text):
-    """The query terms that match an index word of ``text`` (index_text): the rule FTS5 matched by."""
-    if not text:
-        return []
-    if text.isascii():
-        # Every index word of an ASCII text holds its probe (_form_probe) in the lower-cased text:
-        # a term none of whose probes occurs in it matches nothing, and the text need not be split.
-        low = text.lower()
-        terms = [t for t in terms if any(p in low for p in _forms(t)[1])]
-        if not terms:
-            return []
-    indexed = index_text(text)
-    words = set(indexed.split())
-    spaced = " %s " % indexed
-    return [
-        t
-        for t in terms
-        if any((" %s " % form in spaced) if " " in form else (form in words) for form in _forms(t)[0])
-    ]
 
 
 def _fts_symbols(anchors):

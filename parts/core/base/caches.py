@@ -109,15 +109,14 @@ FRAGMENT_SCAN = CacheTable(  # import x15.0, cli x6.8
     "secret fragment scanner", '"scan"', "none: built from _SECRET_RULES", "one entry", {}
 ).value  # filled once by _fragment_tables
 
-# -- words: what a text and a query become in the index (parts/core/words.py) ---------------------
+# -- words: what a text and a query become in the index (parts/core/base/words.py) ---------------------
 TERM_FORMS = FunctionMemo("match forms of a term", "term", _PURE, 4096)  # mcp x1.06
-FORMS = FunctionMemo("match forms and their probes", "term", _PURE, 8192)  # not reached
 INDEX_TOKENS_KEPT = 100000
 _INDEX_TOKENS = CacheTable(  # search x1.22
     "index words of a word", "word as written", _PURE, "%d entries, then emptied" % INDEX_TOKENS_KEPT, {}
 ).value  # filled by _index_tokens
 
-# -- redaction (parts/core/redaction.py) ----------------------------------------------------------
+# -- redaction (parts/core/base/redaction.py) ----------------------------------------------------------
 SHOWN_TEXT = FunctionMemo("shown form of a text (secrets redacted)", "text", _PURE, 8192)  # mcp x1.05
 RUN_MEMO_MAX = 200000
 FRAGMENT_FREE_RUNS = CacheTable(  # import x1.11
@@ -137,7 +136,7 @@ CLEAN_TEXTS = CacheTable(  # verify x1.09, import x1.05
     set(),
 ).value  # filled by stored_noting and the bulk writers
 
-# -- git (parts/core/git.py) ----------------------------------------------------------------------
+# -- git (parts/core/code/git.py) ----------------------------------------------------------------------
 # GIT_VIEWS: mcp x1.01 in CPU (git's included) with the server's WARM_GIT_VIEWS; the workload's
 # freshness cache is warm, so few calls reach git there. Not decided: going takes WARM_GIT_VIEWS
 # out of the freshness part with it.
@@ -168,7 +167,7 @@ STOPPED_SCANS = CacheTable(
     {},
 ).value  # filled by GitRepo.untracked_paths
 
-# -- symbols: where a cited symbol is in a source text (parts/core/symbols.py) --------------------
+# -- symbols: where a cited symbol is in a source text (parts/core/code/symbols.py) --------------------
 # MASKED_SOURCE, DEFINITION_PATTERNS, PYTHON_DEFINITIONS, SOURCE_LINES and _PY_PIECES show
 # x0.95-1.00 on capture, the one workload of bench/caches.py that reaches them; verify over real
 # histories (bench/freshness_verify.py), which they were made for, was not measured: not decided.
@@ -191,7 +190,7 @@ _PY_PIECES = CacheTable(
     {},
 ).value  # filled by _python_piece_definitions
 
-# -- search (parts/core/search.py) ----------------------------------------------------------------
+# -- search (parts/core/search/search.py) ----------------------------------------------------------------
 STAMP_SECONDS = FunctionMemo("seconds of a timestamp", "timestamp text", _PURE, 16384)  # search x1.07
 SYMBOL_NAMES = FunctionMemo("the name code calls a symbol by", "cited symbol", _PURE, 4096)  # not reached
 MODULE_FORMS = FunctionMemo("how code names a cited file", "cited path", _PURE, 4096)  # not reached

@@ -6,7 +6,6 @@ from .caches import (
     _ABBREVIATIONS_OF,
     _EXPANSIONS_OF,
     _INDEX_TOKENS,
-    FORMS,
     INDEX_TOKENS_KEPT,
     TERM_FORMS,
 )
@@ -291,45 +290,6 @@ def _implied_parts(terms):
                 implied.update(dict.fromkeys(terms[i + 1 : j + 1], terms[i]))
                 break
     return implied
-
-
-def _form_probe(form):
-    """A substring of the lower-cased text of every word whose index word ``form`` is: the form,
-    less a final "i" made of a "y" ("retri") or a verb ending that a -sion noun lacks ("convert"
-    of "conversion")."""
-    if " " in form:  # a phrase: the probe of its longest word
-        return _form_probe(max(form.split(), key=len))
-    if form.endswith(tuple(verb for _, verb in _SION_VERBS if verb != "ss")):
-        return form[:-3]
-    return form[:-1] if form.endswith("i") else form
-
-
-@FORMS
-def _forms(term):
-    """(match forms, the substrings of a lower-cased text one of them needs), once per term."""
-    forms = _term_forms(term)
-    return forms, tuple(_form_probe(f) for f in forms)
-
-
-def _word_hits(terms, text):
-    """The query terms that match an index word of ``text`` (index_text): the rule FTS5 matched by."""
-    if not text:
-        return []
-    if text.isascii():
-        # Every index word of an ASCII text holds its probe (_form_probe) in the lower-cased text:
-        # a term none of whose probes occurs in it matches nothing, and the text need not be split.
-        low = text.lower()
-        terms = [t for t in terms if any(p in low for p in _forms(t)[1])]
-        if not terms:
-            return []
-    indexed = index_text(text)
-    words = set(indexed.split())
-    spaced = " %s " % indexed
-    return [
-        t
-        for t in terms
-        if any((" %s " % form in spaced) if " " in form else (form in words) for form in _forms(t)[0])
-    ]
 
 
 def _fts_symbols(anchors):
