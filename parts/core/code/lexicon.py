@@ -37,13 +37,14 @@ class Lexicon:
       ``<<~EOS`` heredocs, ``=begin``/``=end``, ``__END__``, special globals (``$'``);
     - blocks: how a body ends, "braces", "indent" (Python) or "end" (Ruby); newline_ends:
       whether a statement may end at a newline; angle_generics: whether ``<…>`` in a header is a
-      generic argument list.
+      generic argument list; optional_types: whether a ``?`` that ends a line closes an optional
+      type (``var x: Int?``) rather than leaving a ``? :`` expression open.
     """
 
     __slots__ = (
         "line_comments", "not_comments", "block_comments", "nested_comments", "multiline_strings",
         "triple_quotes", "triple_escapes", "template_escapes", "char_literals", "raw_strings",
-        "regex_literals", "ruby", "blocks", "newline_ends", "angle_generics",
+        "regex_literals", "ruby", "blocks", "newline_ends", "angle_generics", "optional_types",
     )  # fmt: skip
 
     def __init__(self, line_comments=("//",), block_comments=("/*", "*/"), **facts):
@@ -61,6 +62,7 @@ class Lexicon:
         self.blocks = facts.pop("blocks", "braces")
         self.newline_ends = facts.pop("newline_ends", False)
         self.angle_generics = facts.pop("angle_generics", False)
+        self.optional_types = facts.pop("optional_types", False)
         if facts:
             raise TypeError("unknown lexicon facts: %s" % ", ".join(sorted(facts)))
 
@@ -79,7 +81,9 @@ LEXICONS = {
     "rust": Lexicon(multiline_strings=True, raw_strings="rust", **_NESTED, **_CHARS, **_GENERIC),
     "kotlin": Lexicon(**_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE),
     "scala": Lexicon(**_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE),
-    "swift": Lexicon(multiline_strings=True, **_NESTED, **_TRIPLE, **_GENERIC, **_NEWLINE),
+    "swift": Lexicon(
+        multiline_strings=True, optional_types=True, **_NESTED, **_TRIPLE, **_GENERIC, **_NEWLINE
+    ),
     "javascript": Lexicon(template_escapes=True, regex_literals="slash", **_NEWLINE),
     "typescript": Lexicon(template_escapes=True, regex_literals="slash", **_GENERIC, **_NEWLINE),
     "php": Lexicon(line_comments=("//", "#"), not_comments=("#[",), multiline_strings=True),
