@@ -5251,7 +5251,7 @@ LEXICONS = {
     "java": Lexicon(**_TRIPLE, **_CHARS, **_GENERIC),
     "go": Lexicon(**_CHARS, **_NEWLINE),
     "rust": Lexicon(multiline_strings=True, raw_strings="rust", **_NESTED, **_CHARS, **_GENERIC),
-    "kotlin": Lexicon(**_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE),
+    "kotlin": Lexicon(optional_types=True, **_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE),
     "scala": Lexicon(**_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE),
     "swift": Lexicon(
         multiline_strings=True, optional_types=True, **_NESTED, **_TRIPLE, **_GENERIC, **_NEWLINE
@@ -6242,7 +6242,7 @@ def _extend_start(masked, language, start):
         if not prev:
             break
         if prev.startswith("@") and language not in ("c", "cpp", "python", "ruby"):
-            if not _ONLY_ANNOTATIONS.match(prev):
+            if not _only_annotations(prev):
                 break  # a whole member that starts with one: @Expose private int a;
             start = prev_start
         elif language == "csharp" and prev.startswith("[") and prev.endswith("]"):
@@ -6268,10 +6268,19 @@ def _extend_start(masked, language, start):
 
 
 # Annotations and nothing else on a line, the last one possibly opening arguments that go on
-# over the next lines (@Deprecated( ), @available(iOS 13, *), @get:JvmName( ) ).
-_ONLY_ANNOTATIONS = _lazy_pattern(
-    r"(?:@[\w.:]+(?:\s*<[^>\n]*>)?(?:\s*\([^)\n]*\))?\s*)*(?:@[\w.:]+\s*\([^)\n]*)?$"
-)
+# over the next lines (@Deprecated( ), @Option(help: Help( )), @get:JvmName( ) ), read once the
+# line's balanced parentheses are taken out.
+_ONLY_ANNOTATIONS = _lazy_pattern(r"(?:@[\w.:]+(?:\s*<[^>\n]*>)?\s*)*(?:@[\w.:]+\s*\(.*)?$")
+_INNER_PARENS = _lazy_pattern(r"\([^()]*\)")
+
+
+def _only_annotations(line):
+    """Whether ``line`` (masked, stripped) holds annotations and nothing else."""
+    while "(" in line:
+        line, n = _INNER_PARENS.subn("", line)
+        if not n:
+            break
+    return _ONLY_ANNOTATIONS.match(line) is not None
 
 
 _RUBY_OPENER = _lazy_pattern(

@@ -942,6 +942,30 @@ EXTENTS = [
             """),
         {"Request.retries": [(3, 3)], "Request.task": [(4, 4)], "Request.error": [(6, 8)]},
     ),
+    (  # an annotation whose arguments nest parentheses is still an annotation alone on its line
+        "Sources/Roll.swift",
+        src("""
+            struct RollOptions: ParsableArguments {
+              @Option(help: ArgumentHelp("Rolls the dice <n> times.", valueName: "n"))
+              var times = 1
+              @Flag var verbose = false
+              var sides: Int?
+            }
+            """),
+        {"RollOptions.times": [(2, 3)], "RollOptions.verbose": [(4, 4)], "RollOptions.sides": [(5, 5)]},
+    ),
+    (
+        "src/Buffer.kt",
+        src("""
+            class Buffer {
+              internal var head: Segment?
+
+              var size: Long = 0L
+              val root: Path?
+            }
+            """),
+        {"Buffer.head": [(2, 2)], "Buffer.size": [(4, 4)], "Buffer.root": [(5, 5)]},
+    ),
 ]
 
 

@@ -79,7 +79,7 @@ LEXICONS = {
     "java": Lexicon(**_TRIPLE, **_CHARS, **_GENERIC),
     "go": Lexicon(**_CHARS, **_NEWLINE),
     "rust": Lexicon(multiline_strings=True, raw_strings="rust", **_NESTED, **_CHARS, **_GENERIC),
-    "kotlin": Lexicon(**_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE),
+    "kotlin": Lexicon(optional_types=True, **_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE),
     "scala": Lexicon(**_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE),
     "swift": Lexicon(
         multiline_strings=True, optional_types=True, **_NESTED, **_TRIPLE, **_GENERIC, **_NEWLINE
