@@ -5210,13 +5210,15 @@ class Lexicon:
     - blocks: how a body ends, "braces", "indent" (Python) or "end" (Ruby); newline_ends:
       whether a statement may end at a newline; angle_generics: whether ``<…>`` in a header is a
       generic argument list; optional_types: whether a ``?`` that ends a line closes an optional
-      type (``var x: Int?``) rather than leaving a ``? :`` expression open.
+      type (``var x: Int?``) rather than leaving a ``? :`` expression open; accessor_lines:
+      whether a property's ``get()`` and ``set(v)`` may stand on the lines after it (Kotlin).
     """
 
     __slots__ = (
         "line_comments", "not_comments", "block_comments", "nested_comments", "multiline_strings",
         "triple_quotes", "triple_escapes", "template_escapes", "char_literals", "raw_strings",
         "regex_literals", "ruby", "blocks", "newline_ends", "angle_generics", "optional_types",
+        "accessor_lines",
     )  # fmt: skip
 
     def __init__(self, line_comments=("//",), block_comments=("/*", "*/"), **facts):
@@ -5235,6 +5237,7 @@ class Lexicon:
         self.newline_ends = facts.pop("newline_ends", False)
         self.angle_generics = facts.pop("angle_generics", False)
         self.optional_types = facts.pop("optional_types", False)
+        self.accessor_lines = facts.pop("accessor_lines", False)
         if facts:
             raise TypeError("unknown lexicon facts: %s" % ", ".join(sorted(facts)))
 
@@ -5251,7 +5254,9 @@ LEXICONS = {
     "java": Lexicon(**_TRIPLE, **_CHARS, **_GENERIC),
     "go": Lexicon(**_CHARS, **_NEWLINE),
     "rust": Lexicon(multiline_strings=True, raw_strings="rust", **_NESTED, **_CHARS, **_GENERIC),
-    "kotlin": Lexicon(optional_types=True, **_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE),
+    "kotlin": Lexicon(
+        optional_types=True, accessor_lines=True, **_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE
+    ),
     "scala": Lexicon(**_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE),
     "swift": Lexicon(
         multiline_strings=True, optional_types=True, **_NESTED, **_TRIPLE, **_GENERIC, **_NEWLINE
@@ -6161,26 +6166,30 @@ class _Header:
             and not (self.assigned or self.bodiless)
         ):
             return True  # a function header must reach its body or ';'
-        return _line_continues(self.masked, i, self.lexicon.optional_types)
+        return _line_continues(self.masked, i, self.lexicon)
 
 
-def _line_continues(masked, i, optional_types=False):
+def _line_continues(masked, i, lexicon):
     """Whether the line ending at the newline ``i`` continues on the next (an operator, an open
-    arrow or a comma ends it, or the next line starts with one, ``else`` or ``extends``); a ``?``
-    that ends an optional type ends nothing."""
+    arrow or a comma ends it, or the next line starts with one, ``else`` or ``extends``, or with
+    a property's accessor); a ``?`` that ends an optional type ends nothing."""
     line = masked[masked.rfind("\n", 0, i) + 1 : i].rstrip()
     following = _next_code_char(masked, i)
     return (
         not line.strip()
         or line.endswith(("=>", "->"))
         or line[-1] in ",(=+-*/|&.:<"
-        or (line[-1] == "?" and not optional_types)
+        or (line[-1] == "?" and not lexicon.optional_types)
         or following in ("{", ".", "?", ":", "=", "|", "&", ">")
         or _CONTINUING_WORD.match(masked[i + 1 : i + 40]) is not None
+        or (lexicon.accessor_lines and _ACCESSOR.match(masked[i + 1 : i + 60]) is not None)
     )
 
 
 _CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
+_ACCESSOR = _lazy_pattern(
+    r"\s*(?:(?:@[\w.:]+\s+)*(?:private|protected|internal|public|inline)\s+)*[gs]et\b(?!\s*[=:.])"
+)
 
 
 _HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n]")  # what _Header reads

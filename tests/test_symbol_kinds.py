@@ -962,9 +962,19 @@ EXTENTS = [
 
               var size: Long = 0L
               val root: Path?
+              val name: String?
+                get() = root?.name
+              var limit: Int = 0
+                private set
             }
             """),
-        {"Buffer.head": [(2, 2)], "Buffer.size": [(4, 4)], "Buffer.root": [(5, 5)]},
+        {
+            "Buffer.head": [(2, 2)],
+            "Buffer.size": [(4, 4)],
+            "Buffer.root": [(5, 5)],
+            "Buffer.name": [(6, 7)],
+            "Buffer.limit": [(8, 9)],
+        },
     ),
 ]
 

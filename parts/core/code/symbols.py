@@ -257,26 +257,30 @@ class _Header:
             and not (self.assigned or self.bodiless)
         ):
             return True  # a function header must reach its body or ';'
-        return _line_continues(self.masked, i, self.lexicon.optional_types)
+        return _line_continues(self.masked, i, self.lexicon)
 
 
-def _line_continues(masked, i, optional_types=False):
+def _line_continues(masked, i, lexicon):
     """Whether the line ending at the newline ``i`` continues on the next (an operator, an open
-    arrow or a comma ends it, or the next line starts with one, ``else`` or ``extends``); a ``?``
-    that ends an optional type ends nothing."""
+    arrow or a comma ends it, or the next line starts with one, ``else`` or ``extends``, or with
+    a property's accessor); a ``?`` that ends an optional type ends nothing."""
     line = masked[masked.rfind("\n", 0, i) + 1 : i].rstrip()
     following = _next_code_char(masked, i)
     return (
         not line.strip()
         or line.endswith(("=>", "->"))
         or line[-1] in ",(=+-*/|&.:<"
-        or (line[-1] == "?" and not optional_types)
+        or (line[-1] == "?" and not lexicon.optional_types)
         or following in ("{", ".", "?", ":", "=", "|", "&", ">")
         or _CONTINUING_WORD.match(masked[i + 1 : i + 40]) is not None
+        or (lexicon.accessor_lines and _ACCESSOR.match(masked[i + 1 : i + 60]) is not None)
     )
 
 
 _CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
+_ACCESSOR = _lazy_pattern(
+    r"\s*(?:(?:@[\w.:]+\s+)*(?:private|protected|internal|public|inline)\s+)*[gs]et\b(?!\s*[=:.])"
+)
 
 
 _HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n]")  # what _Header reads
