@@ -751,6 +751,46 @@ CASES = [
         ("emptyMap()", "emptyMap(1)"),
         ("UNSAFE = true", "UNSAFE = false"),
     ),
+    (  # a match arm naming a variant is no definition of it
+        "src/handle.rs",
+        src("""
+            pub enum Handle {
+                Current(u8),
+                Multi(u16),
+            }
+
+            impl Handle {
+                pub fn size(&self) -> usize {
+                    match self {
+                        Handle::Current(n) => *n as usize,
+                        Handle::Multi(n) => *n as usize,
+                    }
+                }
+            }
+            """),
+        "Handle::Current",
+        "    Current(u8),",
+        "    Current(u8),",
+        ("Handle::Current(n) => *n as usize", "Handle::Current(n) => *n as usize + 1"),
+        ("Current(u8),", "Current(u32),"),
+    ),
+    (  # an annotation on the method's own line
+        "src/Task.java",
+        src("""
+            public class Task implements Runnable {
+              private int runs;
+
+              @Override public void run() {
+                runs++;
+              }
+            }
+            """),
+        "Task.run",
+        "  @Override public void run() {",
+        "  }",
+        ("private int runs;", "private int runs = 0;"),
+        ("runs++;", "runs += 2;"),
+    ),
 ]
 
 
@@ -820,3 +860,133 @@ NOT_DEFINITIONS = [
 )
 def test_a_name_that_only_looks_declared_is_not_found(path, source, symbol):
     assert wctx.locate_symbol(source, path, symbol) is None
+
+
+# Each case: (path, source, {symbol: the lines of every definition of it}). Names whose pattern
+# once matched something else: a Rust call or match arm at a line's start, a Rust field beside an
+# impl item of its name, a Java annotation on a method's own line, a member before the cited one
+# that starts with an annotation, a Swift optional type at the end of a line.
+EXTENTS = [
+    (
+        "src/handle.rs",
+        src("""
+            pub enum Handle {
+                Current(u8),
+                Multi(u16),
+            }
+
+            impl Handle {
+                pub fn size(&self) -> usize {
+                    match self {
+                        Handle::Current(n) => *n as usize,
+                        Self::Multi(n) => *n as usize,
+                    }
+                }
+            }
+            """),
+        {"Handle::Current": [(2, 2)], "Handle::Multi": [(3, 3)], "Handle.Multi": [(3, 3)]},
+    ),
+    (
+        "src/poll.rs",
+        src("""
+            pub struct Poll {
+                registry: Registry,
+                size: usize,
+            }
+
+            impl Poll {
+                pub fn registry(&self) -> &Registry {
+                    &self.registry
+                }
+            }
+            """),
+        {"Poll::registry": [(2, 2), (7, 9)], "Poll.size": [(3, 3)]},
+    ),
+    (
+        "src/Task.java",
+        src("""
+            public class Task implements Runnable {
+              private int runs;
+
+              @Override public void run() {
+                runs++;
+              }
+            }
+            """),
+        {"Task.run": [(4, 6)]},
+    ),
+    (
+        "src/Retry.java",
+        src("""
+            public class Retry {
+              @Expose private int attempts = 3;
+              private long waitMillis = 500;
+              @Deprecated
+              private long limit = 9;
+            }
+            """),
+        {"Retry.waitMillis": [(3, 3)], "Retry.limit": [(4, 5)], "Retry.attempts": [(2, 2)]},
+    ),
+    (
+        "Sources/Request.swift",
+        src("""
+            final class Request {
+                @Published var state: State = .idle
+                var retries: Int = 0
+                var task: URLSessionTask?
+                var delegate: Delegate?
+                var error: Error? {
+                    didSet { notify() }
+                }
+            }
+            """),
+        {"Request.retries": [(3, 3)], "Request.task": [(4, 4)], "Request.error": [(6, 8)]},
+    ),
+    (  # an annotation whose arguments nest parentheses is still an annotation alone on its line
+        "Sources/Roll.swift",
+        src("""
+            struct RollOptions: ParsableArguments {
+              @Option(help: ArgumentHelp("Rolls the dice <n> times.", valueName: "n"))
+              var times = 1
+              @Flag var verbose = false
+              var sides: Int?
+            }
+            """),
+        {"RollOptions.times": [(2, 3)], "RollOptions.verbose": [(4, 4)], "RollOptions.sides": [(5, 5)]},
+    ),
+    (
+        "src/Buffer.kt",
+        src("""
+            class Buffer {
+              internal var head: Segment?
+
+              var size: Long = 0L
+              val root: Path?
+              val name: String?
+                get() = root?.name
+              var limit: Int = 0
+                private set
+            }
+            """),
+        {
+            "Buffer.head": [(2, 2)],
+            "Buffer.size": [(4, 4)],
+            "Buffer.root": [(5, 5)],
+            "Buffer.name": [(6, 7)],
+            "Buffer.limit": [(8, 9)],
+        },
+    ),
+]
+
+
+def _extent_cases():
+    for path, source, expected in EXTENTS:
+        for symbol, lines in expected.items():
+            yield pytest.param(path, source, symbol, lines, id=path + "#" + symbol)
+
+
+@pytest.mark.parametrize("path, source, symbol, lines", _extent_cases())
+def test_only_the_definitions_of_the_name_are_located(path, source, symbol, lines):
+    found = wctx.locate_symbol_lines(source, path, symbol)
+    assert found is not None, "%s not found in %s" % (symbol, path)
+    assert found[1] == lines

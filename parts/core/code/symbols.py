@@ -21,6 +21,7 @@ from .constants import _lazy_pattern
 from .helpers import nearest_names
 from .lexicon import lexicon_of, mask
 from .symbol_kinds import (
+    _ANNOTATION,
     _COMMA_MEMBERS,
     _python_assigned_names,
     _python_parse,
@@ -79,8 +80,10 @@ _CALL_LIKE = _lazy_pattern(
     r"(?:^|[^\w$])(?:return|else|if|while|for|switch|case|new|throw|await|yield|echo|print|"
     r"delete|sizeof|typeof|goto|assert|raise|do|in|of|not|and|or)\s*$"
 )
-_MODIFIERS = (
-    r"(?:(?:public|private|protected|internal|static|final|abstract|async|virtual|override|inline|"
+_MODIFIERS = (  # an annotation may stand on the definition's own line: @Override public void f()
+    r"(?:(?:"
+    + _ANNOTATION
+    + r"|public|private|protected|internal|static|final|abstract|async|virtual|override|inline|"
     r"extern|const|constexpr|consteval|unsafe|export|default|synchronized|native|sealed|open|suspend|"
     r"operator|explicit|friend|partial|readonly|pub(?:\([^)\n]*\))?|declare|new|fileprivate|mutating|"
     r"static_cast|tailrec|infix|external|actual|expect|data|inner|lateinit|get|set|strictfp|"
@@ -123,6 +126,9 @@ _COMMON_DEFINITIONS = (
     ),
 )
 _DEFINITIONS = {
+    # Rust functions always say ``fn``: the C-style row would take a call or a match arm at a
+    # line's start (``Self::Read(n) =>``) for a definition.
+    "rust": _COMMON_DEFINITIONS[:-1],
     "ruby": (
         (
             "func",
@@ -251,24 +257,30 @@ class _Header:
             and not (self.assigned or self.bodiless)
         ):
             return True  # a function header must reach its body or ';'
-        return _line_continues(self.masked, i)
+        return _line_continues(self.masked, i, self.lexicon)
 
 
-def _line_continues(masked, i):
+def _line_continues(masked, i, lexicon):
     """Whether the line ending at the newline ``i`` continues on the next (an operator, an open
-    arrow or a comma ends it, or the next line starts with one, ``else`` or ``extends``)."""
+    arrow or a comma ends it, or the next line starts with one, ``else`` or ``extends``, or with
+    a property's accessor); a ``?`` that ends an optional type ends nothing."""
     line = masked[masked.rfind("\n", 0, i) + 1 : i].rstrip()
     following = _next_code_char(masked, i)
     return (
         not line.strip()
         or line.endswith(("=>", "->"))
-        or line[-1] in ",(=+-*/|&.:?<"
+        or line[-1] in ",(=+-*/|&.:<"
+        or (line[-1] == "?" and not lexicon.optional_types)
         or following in ("{", ".", "?", ":", "=", "|", "&", ">")
         or _CONTINUING_WORD.match(masked[i + 1 : i + 40]) is not None
+        or (lexicon.accessor_lines and _ACCESSOR.match(masked[i + 1 : i + 60]) is not None)
     )
 
 
 _CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
+_ACCESSOR = _lazy_pattern(
+    r"\s*(?:(?:@[\w.:]+\s+)*(?:private|protected|internal|public|inline)\s+)*[gs]et\b(?!\s*[=:.])"
+)
 
 
 _HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n]")  # what _Header reads
@@ -330,6 +342,8 @@ def _extend_start(masked, language, start):
         if not prev:
             break
         if prev.startswith("@") and language not in ("c", "cpp", "python", "ruby"):
+            if not _only_annotations(prev):
+                break  # a whole member that starts with one: @Expose private int a;
             start = prev_start
         elif language == "csharp" and prev.startswith("[") and prev.endswith("]"):
             start = prev_start
@@ -351,6 +365,22 @@ def _extend_start(masked, language, start):
         else:
             break
     return start
+
+
+# Annotations and nothing else on a line, the last one possibly opening arguments that go on
+# over the next lines (@Deprecated( ), @Option(help: Help( )), @get:JvmName( ) ), read once the
+# line's balanced parentheses are taken out.
+_ONLY_ANNOTATIONS = _lazy_pattern(r"(?:@[\w.:]+(?:\s*<[^>\n]*>)?\s*)*(?:@[\w.:]+\s*\(.*)?$")
+_INNER_PARENS = _lazy_pattern(r"\([^()]*\)")
+
+
+def _only_annotations(line):
+    """Whether ``line`` (masked, stripped) holds annotations and nothing else."""
+    while "(" in line:
+        line, n = _INNER_PARENS.subn("", line)
+        if not n:
+            break
+    return _ONLY_ANNOTATIONS.match(line) is not None
 
 
 _RUBY_OPENER = _lazy_pattern(
@@ -641,26 +671,30 @@ def _compiled(pattern):
 def _heuristic_extents(source, language, parts):
     """Sorted (start, end) character extents of the definitions ``parts`` names, or None."""
     index = _source_index(source, language or "")
+    extents = _qualified_special(index, parts[-2], parts[-1]) if len(parts) >= 2 else []
+    if not extents or index.language == "rust":  # a Rust field may share its name with an impl item
+        extents += _nested_extents(index, parts) or []
+    return sorted(set(extents)) if extents else None
+
+
+def _nested_extents(index, parts):
+    """(start, end) extents of the last of ``parts`` within the bodies of the ones before, or None."""
     masked = index.masked
-    extents = []
-    if len(parts) >= 2:
-        extents = _qualified_special(index, parts[-2], parts[-1])
-    if not extents:
-        regions = [(0, len(masked))]
-        for position, part in enumerate(parts):
-            last = position == len(parts) - 1
-            found = []
-            for lo, hi in regions:
-                found.extend(_find(index, part, lo, hi, containers_only=not last))
-            if not found:
-                return None
-            if last:
-                extents = found
-            elif index.language == "ruby":
-                regions = [(_line_end(masked, s) + 1, e) for s, e in found]
-            else:  # the body only: from its opening brace to the end
-                regions = [((masked.find("{", s, e) + 1) or s, e) for s, e in found]
-    return sorted(set(extents))
+    regions = [(0, len(masked))]
+    for position, part in enumerate(parts):
+        last = position == len(parts) - 1
+        found = []
+        for lo, hi in regions:
+            found.extend(_find(index, part, lo, hi, containers_only=not last))
+        if not found:
+            return None
+        if last:
+            return found
+        if index.language == "ruby":
+            regions = [(_line_end(masked, s) + 1, e) for s, e in found]
+        else:  # the body only: from its opening brace to the end
+            regions = [((masked.find("{", s, e) + 1) or s, e) for s, e in found]
+    return None
 
 
 # A Python file is parsed in pieces, each top-level definition (with its decorators) and the
