@@ -20569,7 +20569,6 @@ CLAUDE_READ_ONLY_TOOLS = tuple(
         "workspace_overview",
         "search_evidence",
         "get_evidence",
-        "verify_freshness",
     )
 )
 

@@ -79,7 +79,6 @@ def test_tool_list_is_fixed_order_with_schemas_and_annotations(server):
         "workspace_overview",
         "search_evidence",
         "get_evidence",
-        "verify_freshness",
         "record_evidence",
     ]
     for tool in tools:
@@ -107,6 +106,37 @@ def test_what_every_model_request_pays_for_wctx_stays_within_its_budget(server):
         for t in tools
     )  # fmt: skip
     fixed = definitions + len(instructions.encode()) + wctx.BRIEF_DEFAULT_BYTES
+    assert fixed <= FIXED_COST_GOAL_BYTES, (definitions, len(instructions.encode()))
+
+
+# Gemini CLI 0.61 adds this parameter to every tool it is given (addWaitForPreviousParameter in its
+# bundle) and names an MCP tool mcp_<server>_<tool>.
+GEMINI_WAIT_FOR_PREVIOUS = {
+    "type": "boolean",
+    "description": "Set to true to wait for all previously requested tools in this turn to complete before "
+    "starting. Set to false (or omit) to run in parallel. Use true when this tool depends on the output of "
+    "previous tools.",
+}
+# The briefing of bench/client_requests.py's world (18 items over two repositories: 1,194-1,206 bytes).
+BENCH_BRIEFING_BYTES = 1206
+
+
+def test_what_gemini_cli_pays_per_request_for_wctx_stays_within_the_goal(server):
+    """Gemini CLI pays a parameter of its own on each tool, so the number of tools counts: the
+    definitions as it sends them, the instructions and the briefing of the benchmark's world."""
+    instructions = server.initialize("2025-11-25")["instructions"]
+    tools = server.request("tools/list")["result"]["tools"]
+    definitions = 0
+    for t in tools:
+        schema = dict(t["inputSchema"])
+        schema["properties"] = dict(schema["properties"], wait_for_previous=GEMINI_WAIT_FOR_PREVIOUS)
+        sent = {
+            "name": "mcp_wctx_" + t["name"],
+            "description": t["description"],
+            "parametersJsonSchema": schema,
+        }
+        definitions += len(json.dumps(sent, ensure_ascii=False, separators=(",", ":")).encode())
+    fixed = definitions + len(instructions.encode()) + BENCH_BRIEFING_BYTES
     assert fixed <= FIXED_COST_GOAL_BYTES, (definitions, len(instructions.encode()))
 
 

@@ -350,7 +350,7 @@ def test_mcp_wire(fuzz_world, tmp_path):
     wctx.register_repo(s, repo)
     s.close()
     server = WireServer(home, repo)
-    tools = ["search_evidence", "get_evidence", "verify_freshness", "record_evidence", "workspace_overview",
+    tools = ["search_evidence", "get_evidence", "record_evidence", "workspace_overview", "verify_freshness",
              "get_related_repositories", "no_such_tool"]  # fmt: skip
     methods = [
         "tools/call",
