@@ -494,7 +494,7 @@ def test_batch_on_2025_03_26(server):
     by_id = {r["id"]: r for r in replies}
     assert set(by_id) == {"a", "b", "c", "d", None}
     assert by_id["a"]["result"] == {}
-    assert len(by_id["b"]["result"]["tools"]) == len(wctx_mcp.TOOLS) == 5
+    assert len(by_id["b"]["result"]["tools"]) == len(wctx_mcp.TOOLS) == 4
     assert by_id["c"]["error"]["code"] == -32601
     assert by_id["d"]["result"]["isError"] is False
     assert by_id[None]["error"]["code"] == -32600
@@ -550,7 +550,7 @@ def test_server_discover(server):
 
 def test_modern_requests_without_a_handshake(server):
     listing = server.request("tools/list", {"_meta": envelope()})["result"]
-    assert listing["resultType"] == "complete" and len(listing["tools"]) == 5
+    assert listing["resultType"] == "complete" and len(listing["tools"]) == 4
     assert isinstance(listing["ttlMs"], int) and listing["cacheScope"]
     result = server.call("search_evidence", {"query": "upload"}, modern=True)
     assert result["resultType"] == "complete" and result["isError"] is False
@@ -601,7 +601,7 @@ def test_initialize_is_answered_before_the_store_is_opened(servers, tmp_path):
     env = dict(os.environ, WCTX_HOME=str(blocker))
     server = servers.start(env=env)
     assert server.initialize()["serverInfo"]["name"] == "wctx"
-    assert len(server.request("tools/list")["result"]["tools"]) == 5
+    assert len(server.request("tools/list")["result"]["tools"]) == 4
     result = server.call("search_evidence", {"query": "upload"})
     assert result["isError"] is True and str(blocker) in result["content"][0]["text"]
     assert server.request("ping")["result"] == {}

@@ -394,7 +394,7 @@ def test_mcp_wire(fuzz_world, tmp_path):
 
         check()
         listed = server.request("tools/list")
-        assert len(listed["result"]["tools"]) >= 5
+        assert len(listed["result"]["tools"]) >= 4
         found = server.call("search_evidence", {"query": "handler"})
         assert found.get("isError") is False, found
         assert "Traceback" not in server.stderr_text()
