@@ -580,7 +580,7 @@ def check_arguments(schema, value, where="arguments"):
 
 # part: parts/mcp/catalogue.py
 # ----------------------------------------------------------------------------------------------
-# Tool catalogue (fixed order: orient, search, drill down, check, write)
+# Tool catalogue (fixed order: orient and check, search, drill down, write)
 # ----------------------------------------------------------------------------------------------
 
 # What a client puts before the model on every request because wctx is installed is the tools'

@@ -107,7 +107,8 @@ def _result(server, name, args):
     """The structured result of a call; each form of the reply within the tool's byte budget."""
     result = server.call(name, args)
     assert result.get("isError") is False, result
-    budget = wctx_mcp.DETAIL_BUDGET_BYTES if args.get("detail") else BUDGETS[name]
+    audit = name == "workspace_overview" and (args.get("ids") or args.get("verify"))
+    budget = wctx_mcp.DETAIL_BUDGET_BYTES if args.get("detail") else BUDGETS["verify" if audit else name]
     size = len(json.dumps(result["structuredContent"], ensure_ascii=False, separators=(",", ":")).encode())
     assert size <= budget, (name, args, size)
     assert len(result["content"][0]["text"].encode()) <= budget, (name, args)

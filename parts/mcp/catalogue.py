@@ -13,7 +13,7 @@ from .protocol import (
 from .service import CORE
 
 # ----------------------------------------------------------------------------------------------
-# Tool catalogue (fixed order: orient, search, drill down, check, write)
+# Tool catalogue (fixed order: orient and check, search, drill down, write)
 # ----------------------------------------------------------------------------------------------
 
 # What a client puts before the model on every request because wctx is installed is the tools'
