@@ -96,7 +96,7 @@ REPLY_BUDGET_BYTES = {
     "workspace_overview": 4000,
     "search_evidence": 6000,  # 10 compact results take about 3,000 on real claims
     "get_evidence": 8000,
-    "verify_freshness": 8000,
+    "verify": 8000,  # workspace_overview given ids or verify: the freshness audit
     "record_evidence": 8000,
 }
 DETAIL_BUDGET_BYTES = 16000  # any tool called with detail: true
@@ -580,7 +580,7 @@ def check_arguments(schema, value, where="arguments"):
 
 # part: parts/mcp/catalogue.py
 # ----------------------------------------------------------------------------------------------
-# Tool catalogue (fixed order: orient, search, drill down, check, write)
+# Tool catalogue (fixed order: orient and check, search, drill down, write)
 # ----------------------------------------------------------------------------------------------
 
 # What a client puts before the model on every request because wctx is installed is the tools'
@@ -640,10 +640,19 @@ TOOLS = [
     {
         "name": "workspace_overview",
         "title": "Workspace overview",
-        "description": "Where am I: related repositories, recent sessions, open questions, key findings.",
+        "description": "Where am I: related repos, sessions, open questions, key findings; with verify: "
+        "true or ids, whether cited code changed since.",
         "inputSchema": {
             "type": "object",
-            "properties": {"repo": _REPO_ARG, "detail": _DETAIL_ARG},
+            "properties": {
+                "repo": _REPO_ARG,
+                "detail": _DETAIL_ARG,
+                "verify": {"type": "boolean"},
+                "ids": _IDS_ARG,
+                "cursor": _CURSOR_ARG,
+                "about": dict(_REPO_ARG, description="Only items about this repo"),
+                "all": {"type": "boolean", "description": "Also items citing no file"},
+            },
             "additionalProperties": False,
         },
         "outputSchema": {
@@ -677,17 +686,35 @@ TOOLS = [
                 "open_questions": {"type": "array", "items": _EVIDENCE_SUMMARY_SCHEMA},
                 "key_findings": {"type": "array", "items": _EVIDENCE_SUMMARY_SCHEMA},
                 "hint": {"type": "string"},
+                # With verify or ids, the freshness audit instead of the overview:
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "id": {"type": "string"},
+                            "verdict": {"type": "string", "enum": list(CORE.VERDICTS)},
+                            "reasons": {"type": "array", "items": {"type": "string"}},
+                            "anchors": {"type": "array", "items": {"type": "object"}},
+                        },
+                        "required": ["id", "verdict"],
+                    },
+                },
+                "summary": {"type": "object"},
+                "total": {"type": "integer"},
+                "next_cursor": _CURSOR,
+                "fileless": {"type": "array", "items": {"type": "string"}},
                 "notice": _NOTICE,
                 "truncated": _NOTES,
             },
-            "required": ["repo", "notice"],
+            "required": ["notice"],
         },
         "readOnly": True,
     },
     {
         "name": "search_evidence",
         "title": "Search recorded evidence",
-        "description": "Search what earlier sessions recorded here and in related repositories.",
+        "description": "Search what earlier sessions recorded, here and in related repos.",
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -756,7 +783,7 @@ TOOLS = [
     {
         "name": "get_evidence",
         "title": "Get evidence by id",
-        "description": "One item (ev-…) in full with live freshness, or what a session (ses-…) recorded.",
+        "description": "An item (ev-) in full, or what a session (ses-) recorded.",
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -787,52 +814,9 @@ TOOLS = [
         "readOnly": True,
     },
     {
-        "name": "verify_freshness",
-        "title": "Verify freshness",
-        "description": "Whether the code items cite changed since; without ids, the repository's items.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "ids": _IDS_ARG,
-                "repo": _REPO_ARG,
-                "cursor": _CURSOR_ARG,
-                "about": dict(_REPO_ARG, description="Only items about this repo"),
-                "all": {"type": "boolean", "description": "Also items citing no file"},
-                "detail": _DETAIL_ARG,
-            },
-            "additionalProperties": False,
-        },
-        "outputSchema": {
-            "type": "object",
-            "properties": {
-                "items": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "id": {"type": "string"},
-                            "verdict": {"type": "string", "enum": list(CORE.VERDICTS)},
-                            "reasons": {"type": "array", "items": {"type": "string"}},
-                            "anchors": {"type": "array", "items": {"type": "object"}},
-                        },
-                        "required": ["id", "verdict"],
-                    },
-                },
-                "summary": {"type": "object"},
-                "total": {"type": "integer"},
-                "next_cursor": _CURSOR,
-                "fileless": {"type": "array", "items": {"type": "string"}},
-                "notice": _NOTICE,
-                "truncated": _NOTES,
-            },
-            "required": ["items", "summary", "total", "notice"],
-        },
-        "readOnly": True,
-    },
-    {
         "name": "record_evidence",
         "title": "Record what this session learned",
-        "description": "Record what you learned, in the repository it is about; confirm: ids you re-checked.",
+        "description": "Record what you learned, in the repo it is about; confirm: ids you re-checked.",
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -906,6 +890,7 @@ RETIRED_TOOLS = {
     "get_related_repositories": "workspace_overview with detail: true (and repo)",
     "get_session_evidence": "get_evidence with the session id as id",
     "confirm_evidence": "record_evidence with the ids as confirm",
+    "verify_freshness": "workspace_overview with ids (or verify: true for the repository's items)",
 }
 
 
@@ -919,12 +904,19 @@ def retired_tool_message(name):
 _SERVER_ONLY = frozenset(("minLength", "maxLength", "minItems", "maxItems", "additionalProperties"))
 
 
+# Arguments a model learns from the replies that need them, not from the catalogue: `cursor` (a
+# reply with more says next_cursor), and the audit's narrowing (`about`, `all`: docs/mcp.md).
+_UNLISTED_ARGUMENTS = frozenset(("cursor", "about", "all"))
+
+
 def advertised_schema(schema):
     """An input schema as clients are shown it, without what only this server needs (it checks
     every call against the whole schema and says which rule a value broke)."""
     if isinstance(schema, dict):
         return {
-            k: advertised_schema(v)
+            k: advertised_schema(
+                {n: p for n, p in v.items() if n not in _UNLISTED_ARGUMENTS} if k == "properties" else v
+            )
             for k, v in schema.items()
             if k not in _SERVER_ONLY and not (k == "minimum" and v == 1 and schema.get("type") == "integer")
         }
@@ -934,6 +926,8 @@ def advertised_schema(schema):
 
 
 _ADVERTISED_INPUT = {tool["name"]: advertised_schema(tool["inputSchema"]) for tool in TOOLS}
+# The kinds are listed once, in record_evidence's `kind`; search_evidence's `kinds` names them.
+_ADVERTISED_INPUT["search_evidence"]["properties"]["kinds"]["items"] = {"type": "string"}
 
 
 def _plain_properties(schema):
@@ -1084,7 +1078,7 @@ VERIFY_DETAIL_LEVELS = ((20, 600), (5, 200), (1, 80))
 
 
 def _verify_entry(item, detail, level=VERIFY_DETAIL_LEVELS[0]):
-    """One verify_freshness item: its verdict and first reason (commits whole); with ``detail``
+    """One item of the freshness audit: its verdict and first reason (commits whole); with ``detail``
     every reason and anchor (``level``: how many of each and how long)."""
     if not isinstance(item, dict):
         return item
@@ -1273,6 +1267,12 @@ class Tools:
         return True
 
     def tool_workspace_overview(self, args, stateless):
+        if args.get("verify") or args.get("ids"):  # the workspace's freshness audit, at a glance
+            return self._verify(args)
+        if any(k in args for k in ("cursor", "about", "all")):
+            raise ToolFailure(
+                "cursor, about and all page or narrow the freshness audit: give ids or verify: true"
+            )
         detail = bool(args.get("detail"))
         repo = self._repo(args)
         if repo is None and self.workspace and not self._cwd_in_repo():
@@ -1435,7 +1435,7 @@ class Tools:
             TEXT_LIMIT_IN_ITEM,
             LIST_ITEM_LIMIT,
             budget_of("get_evidence"),
-            "`wctx show ID` prints the item whole, verify_freshness with this id and detail every anchor",
+            "`wctx show ID` prints the item whole, workspace_overview with this id in ids and detail every anchor",
             text_only=self.text_only,
         )
 
@@ -1476,7 +1476,9 @@ class Tools:
 
         return fit_entries(build, len(entries), budget, self.text_only)[1]
 
-    def tool_verify_freshness(self, args, stateless):
+    def _verify(self, args):
+        """workspace_overview given ids or verify: whether the code items cite changed since
+        they were recorded; without ids, a page of the repository's items."""
         detail = bool(args.get("detail"))
         ids = args.get("ids")
         offset = _cursor_offset(args.get("cursor"))
@@ -1508,7 +1510,7 @@ class Tools:
                 fileless = [self.core.fileless_summary(g) for g in found.get("fileless", [])]
                 kept = listed
         total = len(ids) if ids else found.get("total", served)
-        budget = budget_of("verify_freshness", detail)
+        budget = budget_of("verify", detail)
 
         def consumed(k):
             """(items of the service's page, ids or scope items from the cursor) that the first k

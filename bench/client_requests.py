@@ -292,6 +292,7 @@ def make_world(tmp, checkout, python):
         ("relations", "get_related_repositories", {"repo": "lib"}, "app"),
         ("relations", "workspace_overview", {"repo": "lib", "detail": True}, "incoming"),
         ("verify", "verify_freshness", {"ids": [first["id"]]}, "current"),
+        ("verify", "workspace_overview", {"ids": [first["id"]]}, "current"),
         ("record", "record_evidence", {"items": [finding]}, "ses-"),
         ("confirm", "confirm_evidence", {"ids": [first["id"]], "note": "re-read acquire"}, first["id"]),
         ("confirm", "record_evidence", {"confirm": [first["id"]], "note": "re-read acquire"}, "confirmed"),

@@ -19,7 +19,7 @@ For each history span (``--span DAYS``, repeatable: the cost curve), in each rep
      dropped from the environment, and one ``--version`` run compiles it first);
    - floor, warm;
    - ``wctx verify ID`` of one item, warm (median of 5);
-   - MCP ``verify_freshness`` of 10 ids through ``wctx_mcp.py`` (median of 5, after one call).
+   - MCP freshness audit of 10 ids (``workspace_overview`` with ``ids``; ``verify_freshness`` before) through ``wctx_mcp.py`` (median of 5, after one call).
    A verify that passes ``--timeout`` is stopped and reported as unfinished.
 
 Usage::
@@ -332,9 +332,13 @@ def run_span(repos, days, args, wctx, say):
             ten = (stale + ids)[:10]
             mcp_path = os.path.join(os.path.dirname(args.wctx), "wctx_mcp.py")
             client = McpClient([python, mcp_path, "--home", home, "--repo", first], env)
+            with open(mcp_path, encoding="utf-8") as fh:  # verify_freshness before it joined the overview
+                tool = (
+                    "verify_freshness" if '"name": "verify_freshness"' in fh.read() else "workspace_overview"
+                )
             try:
-                client.call("tools/call", {"name": "verify_freshness", "arguments": {"ids": ten}})
-                calls = [client.call("tools/call", {"name": "verify_freshness", "arguments": {"ids": ten}})[0]
+                client.call("tools/call", {"name": tool, "arguments": {"ids": ten}})
+                calls = [client.call("tools/call", {"name": tool, "arguments": {"ids": ten}})[0]
                          for _ in range(5)]  # fmt: skip
             finally:
                 client.close()
@@ -406,7 +410,7 @@ def format_report(reports):
                 c["report"], c["same_verdict"], c["items"], c["same_reasons"]))  # fmt: skip
         if "verify_one_warm_ms" in t:
             lines.append(
-                "  verify of one item warm %s (CPU %s); MCP verify_freshness of 10 ids warm %s"
+                "  verify of one item warm %s (CPU %s); MCP verify of 10 ids warm %s"
                 % (
                     s("verify_one_warm_ms", "ms"),
                     s("verify_one_warm_cpu_ms", "ms"),

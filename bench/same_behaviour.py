@@ -248,13 +248,16 @@ def script(cites, root):
 
 
 def mcp_session(wctx_py, env, cwd, ids):
+    with open(os.path.join(os.path.dirname(wctx_py), "wctx_mcp.py"), encoding="utf-8") as fh:
+        older = '"name": "verify_freshness"' in fh.read()  # before the audit joined the overview
+    audit = ("verify_freshness", {}) if older else ("workspace_overview", {"verify": True})
     calls = [
         ("tools/list", {}),
         ("tools/call", {"name": "workspace_overview", "arguments": {}}),
         ("tools/call", {"name": "search_evidence", "arguments": {"query": "connection pool timeout"}}),
         ("tools/call", {"name": "search_evidence", "arguments": {"query": "requests hang", "limit": 5}}),
         ("tools/call", {"name": "get_evidence", "arguments": {"id": ids[0]}}),
-        ("tools/call", {"name": "verify_freshness", "arguments": {}}),
+        ("tools/call", {"name": audit[0], "arguments": audit[1]}),
         (
             "tools/call",
             {

@@ -18,7 +18,7 @@ texts, ids and claims as structuredContent plus the same JSON as text; --fill so
 10 results as wctx does). Counted: the bytes of each reply line as written to stdout (everything
 on the wire: JSON-RPC envelope, content text, structuredContent), and of the text block and of
 structuredContent alone (what a client that shows one of them to the model passes on). Then one
-repository's ``verify_freshness`` page by page to its end, ``workspace_overview``,
+repository's freshness audit page by page to its end, ``workspace_overview``,
 a session's pages (``get_evidence`` given its id), one ``get_evidence`` and ``wctx brief``.
 
 Part "useful" (bytes per useful answer): the retrieval eval corpus (eval/corpus, 103 judged
@@ -204,8 +204,13 @@ def part_wire(args, checkouts):
         for label, checkout in checkouts:
             peer = RawPeer(wctx_argv(checkout, "mcp", "--repo", origin), env, tmp, "2025-11-25")
             t = {}
-            t["verify_freshness"] = paged(peer, "verify_freshness", {}, "items")
-            line, result = peer.call("verify_freshness", {})
+            with open(os.path.join(checkout, "wctx_mcp.py"), encoding="utf-8") as fh:
+                listed = fh.read()
+            # The freshness audit: verify_freshness before it joined workspace_overview.
+            audit = ("verify_freshness", {}) if '"name": "verify_freshness"' in listed else (
+                "workspace_overview", {"verify": True})  # fmt: skip
+            t["verify_freshness"] = paged(peer, audit[0], audit[1], "items")
+            line, result = peer.call(audit[0], audit[1])
             t["verify_freshness"]["first_page"] = len(line)
             line, result = peer.call("workspace_overview", {})
             t["workspace_overview"] = len(line)

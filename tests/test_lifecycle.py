@@ -599,7 +599,7 @@ def test_items_citing_no_file_are_summarised_and_do_not_fail_verify(product, run
 
 
 # ----------------------------------------------------------------------------------------------
-# MCP: confirming through record_evidence, and verify_freshness
+# MCP: confirming through record_evidence, and the freshness audit of workspace_overview
 # ----------------------------------------------------------------------------------------------
 
 
@@ -630,14 +630,16 @@ def test_mcp_confirm_evidence_and_fileless_verify(tmp_path):
         _sdk_commit(
             servers.env["sdk"], "src/upload.py", "return send(doc)", "return send(doc, retry=True)", "retry"
         )
-        checked = server.call_ok("verify_freshness", {})
+        checked = server.call_ok("workspace_overview", {"verify": True})
         assert [i["id"] for i in checked["items"]] == [cited]
         assert checked["items"][0]["verdict"] == "stale"
         assert checked["fileless"] == [
             "upload-sdk moved 1 commit since; this item cites no file: " + fileless
         ]
         assert checked["summary"]["possibly_stale"] == 1
-        everything = server.call_ok("verify_freshness", {"all": True, "about": "upload-sdk"})
+        everything = server.call_ok(
+            "workspace_overview", {"verify": True, "all": True, "about": "upload-sdk"}
+        )
         assert {i["id"] for i in everything["items"]} == {cited, fileless}
 
         done = server.call_ok(
@@ -645,7 +647,7 @@ def test_mcp_confirm_evidence_and_fileless_verify(tmp_path):
         )
         assert [c["id"] for c in done["confirmed"]] == [cited] and done["confirmed"][0]["was"] == "stale"
         assert done["recorded"] == [] and "confirmed " + cited in done["message"]
-        assert server.call_ok("verify_freshness", {"ids": [cited]})["items"][0]["verdict"] == "current"
+        assert server.call_ok("workspace_overview", {"ids": [cited]})["items"][0]["verdict"] == "current"
         item = server.call_ok("get_evidence", {"id": cited})["evidence"]
         assert item["history"][0]["agent"] == "mcp" and item["history"][0]["session"] == rec["session"]
         # A vanished symbol is refused, pointing to supersede; it is a tool error, not a crash.

@@ -105,8 +105,8 @@ def test_inspector_lists_the_tools(inspect):
     assert (
         names[0] == "workspace_overview"
         and "record_evidence" in names
-        and "verify_freshness" in names
-        and len(names) == 5
+        and "search_evidence" in names
+        and len(names) == 4
     )
     for tool in listed["tools"]:
         assert tool["inputSchema"]["type"] == "object" and "properties" in tool["inputSchema"]

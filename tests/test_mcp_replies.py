@@ -85,8 +85,13 @@ def test_a_ten_result_reply_is_no_larger_than_a_bare_fts5_servers_reply_for_the_
 def _page_through(server, name, args, key):
     """Every page of a paged tool: each reply within budget; the entries, in order."""
     seen, cursor, cuts = [], None, 0
-    counted = 0  # verify_freshness: the verdicts its summaries count, page after page
-    budget = wctx_mcp.DETAIL_BUDGET_BYTES if args.get("detail") else wctx_mcp.REPLY_BUDGET_BYTES[name]
+    counted = 0  # the freshness audit: the verdicts its summaries count, page after page
+    audit = name == "workspace_overview"  # paged only as the audit (ids or verify)
+    budget = (
+        wctx_mcp.DETAIL_BUDGET_BYTES
+        if args.get("detail")
+        else wctx_mcp.REPLY_BUDGET_BYTES["verify" if audit else name]
+    )
     for _ in range(500):
         call = dict(args, cursor=cursor) if cursor else dict(args)
         result = server.call(name, call)
@@ -104,7 +109,7 @@ def _page_through(server, name, args, key):
             assert "cursor" in result["content"][0]["text"]
         cursor = page.get("next_cursor")
         if not cursor:
-            if name == "verify_freshness":  # each item counted once, on the page that shows it
+            if audit:  # each item counted once, on the page that shows it
                 assert counted == len(seen), (counted, len(seen))
             return seen, page, cuts
     raise AssertionError("paging did not end")
@@ -133,16 +138,16 @@ def test_paging_reaches_the_end_within_each_budget(servers):
         sdk, "search_evidence", {"query": "manifest leaks", "limit": 50, "detail": True}, "results"
     )
     assert sorted(seen) == sorted(ids) and cuts >= 1
-    # verify_freshness: the repository's items, and the same 50 ids again, to the last one.
+    # The freshness audit: the repository's items, and the same 50 ids again, to the last one.
     for args in (
-        {"detail": True},
+        {"verify": True, "detail": True},
         {"ids": ids, "detail": True},
         {"ids": ids},
         {"ids": ids, "about": "upload-sdk", "detail": True},
     ):
-        seen, last, _ = _page_through(sdk, "verify_freshness", args, "items")
+        seen, last, _ = _page_through(sdk, "workspace_overview", args, "items")
         assert sorted(seen) == sorted(ids) and last["total"] == 50
-    past = sdk.call("verify_freshness", {"ids": ids[:2], "cursor": "o9"})
+    past = sdk.call("workspace_overview", {"ids": ids[:2], "cursor": "o9"})
     assert past["isError"] is True and "past the end" in past["content"][0]["text"]
 
 
@@ -169,7 +174,7 @@ def test_verify_reasons_keep_the_commits_they_name_whole(servers, run_cli):
                 "def uploadDocument(doc):\n    return send(doc)\n\n\ndef send(doc):\n    return %d\n" % (420 + n), subject)  # fmt: skip
         subjects.append(wctx.clip_words(subject, 60))  # up to 60 characters, cut at a word
     for args in ({"ids": [eid]}, {"ids": [eid], "detail": True}):
-        (item,) = ui.call_ok("verify_freshness", args)["items"]
+        (item,) = ui.call_ok("workspace_overview", args)["items"]
         reason = item["reasons"][0]
         named = COMMIT.findall(reason)
         assert named, reason

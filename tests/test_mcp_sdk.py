@@ -25,7 +25,6 @@ TOOL_NAMES = [
     "workspace_overview",
     "search_evidence",
     "get_evidence",
-    "verify_freshness",
     "record_evidence",
 ]
 FINDING = {
@@ -77,7 +76,7 @@ async def exercise_every_tool(call):
     assert session["total"] == 1
     related = structured(await call("workspace_overview", {"detail": True}))
     assert related["relations"][0]["repo"] == "upload-sdk"
-    verified = structured(await call("verify_freshness", {"ids": [eid]}))
+    verified = structured(await call("workspace_overview", {"ids": [eid]}))
     assert verified["items"][0]["verdict"] == "current"
     failed = await call("get_evidence", {"id": "ev-doesnotexist"})
     assert field(failed, "is_error") is True

@@ -133,7 +133,7 @@ def test_get_evidence_has_full_provenance_and_live_freshness(servers):
     with open(os.path.join(str(servers.env["sdk"]), "src/upload.py"), "a", encoding="utf-8") as f:
         f.write("\n\ndef uploadDocument(doc):\n    return retry(doc)\n")
     assert ui.call_ok("get_evidence", {"id": eid})["evidence"]["freshness"]["verdict"] != "current"
-    verified = ui.call_ok("verify_freshness", {"ids": [eid]})
+    verified = ui.call_ok("workspace_overview", {"ids": [eid]})
     assert verified["items"][0]["id"] == eid and verified["items"][0]["verdict"] != "current"
     assert sum(verified["summary"].values()) == 1
 
@@ -333,6 +333,7 @@ def test_a_retired_tool_name_is_answered_with_the_call_that_does_its_job_now(ser
         ("get_related_repositories", {}, "workspace_overview"),
         ("get_session_evidence", {"session_id": session}, "get_evidence"),
         ("confirm_evidence", {"ids": ["ev-x"]}, "record_evidence"),
+        ("verify_freshness", {"ids": ["ev-x"]}, "workspace_overview with ids"),
     ):
         result = sdk.call(old, args)
         (block,) = result["content"]
@@ -344,13 +345,36 @@ def test_a_retired_tool_name_is_answered_with_the_call_that_does_its_job_now(ser
     assert sdk.request("tools/call", {"name": "no_such_tool", "arguments": {}})["error"]["code"] == -32602
 
 
+def test_the_overview_checks_freshness_of_the_ids_given_or_of_the_repositorys_items(servers):
+    sdk = servers.start(cwd=servers.env["sdk"])
+    sdk.initialize()
+    cited = record(sdk, [FINDING])["recorded"][0]["id"]
+    plain = record(sdk, [{"kind": "decision", "claim": "uploads stay single-part"}])["recorded"][0]["id"]
+    with open(os.path.join(str(servers.env["sdk"]), "src/upload.py"), "a", encoding="utf-8") as f:
+        f.write("\n\ndef uploadDocument(doc):\n    return retry(doc)\n")
+    (item,) = sdk.call_ok("workspace_overview", {"ids": [cited]})["items"]
+    assert item["id"] == cited and item["verdict"] not in ("current", "unknown") and item["reasons"]
+    # verify: true audits the repository's items: the one citing a file listed, the other folded
+    # into one line for its repository unless all: true.
+    audit = sdk.call_ok("workspace_overview", {"verify": True})
+    assert [i["id"] for i in audit["items"]] == [cited] and plain in audit["fileless"][0]
+    assert audit["total"] == 2 and "repo" not in audit
+    every = sdk.call_ok("workspace_overview", {"verify": True, "all": True})
+    assert sorted(i["id"] for i in every["items"]) == sorted([cited, plain])
+    # Paging and narrowing belong to the audit: without it they are refused, not ignored.
+    refused = sdk.call("workspace_overview", {"cursor": "o1"})
+    assert refused["isError"] is True and "verify" in refused["content"][0]["text"]
+    # Without either, the overview is as it was.
+    assert sdk.call_ok("workspace_overview", {})["repo"] == "upload-sdk"
+
+
 def test_tool_failures_are_results_not_protocol_errors(servers):
     server = servers.start()
     server.initialize()
     for name, arguments in (
         ("get_evidence", {"id": "ev-doesnotexist"}),
         ("get_evidence", {"id": "ses-doesnotexist"}),
-        ("verify_freshness", {"ids": ["ev-nope"]}),
+        ("workspace_overview", {"ids": ["ev-nope"]}),
         ("record_evidence", {"items": [{"kind": "rumour", "claim": "x"}]}),
         ("record_evidence", {"items": [{"kind": "finding", "claim": "x", "repo": "no-such-repo"}]}),
         ("record_evidence", {"items": [{"kind": "finding", "claim": "x", "files": ["../../etc/passwd"]}]}),
@@ -427,10 +451,10 @@ def test_one_large_result_is_returned_cut_down_and_paging_moves_forward(servers)
         cursor = page["next_cursor"]
     assert len(seen) == 5
 
-    # verify_freshness answers the item asked for, its anchors cut down rather than the item dropped.
-    raw = ui.call("verify_freshness", {"ids": [eid], "detail": True})
+    # The freshness audit answers the item asked for, its anchors cut down rather than the item dropped.
+    raw = ui.call("workspace_overview", {"ids": [eid], "detail": True})
     assert len(raw["content"][0]["text"].encode()) <= wctx_mcp.DETAIL_BUDGET_BYTES
-    verified = ui.call_ok("verify_freshness", {"ids": [eid]})
+    verified = ui.call_ok("workspace_overview", {"ids": [eid]})
     assert [i["id"] for i in verified["items"]] == [eid]
 
 

@@ -79,7 +79,6 @@ def test_tool_list_is_fixed_order_with_schemas_and_annotations(server):
         "workspace_overview",
         "search_evidence",
         "get_evidence",
-        "verify_freshness",
         "record_evidence",
     ]
     for tool in tools:
@@ -107,6 +106,37 @@ def test_what_every_model_request_pays_for_wctx_stays_within_its_budget(server):
         for t in tools
     )  # fmt: skip
     fixed = definitions + len(instructions.encode()) + wctx.BRIEF_DEFAULT_BYTES
+    assert fixed <= FIXED_COST_GOAL_BYTES, (definitions, len(instructions.encode()))
+
+
+# Gemini CLI 0.61 adds this parameter to every tool it is given (addWaitForPreviousParameter in its
+# bundle) and names an MCP tool mcp_<server>_<tool>.
+GEMINI_WAIT_FOR_PREVIOUS = {
+    "type": "boolean",
+    "description": "Set to true to wait for all previously requested tools in this turn to complete before "
+    "starting. Set to false (or omit) to run in parallel. Use true when this tool depends on the output of "
+    "previous tools.",
+}
+# The briefing of bench/client_requests.py's world (18 items over two repositories: 1,194-1,206 bytes).
+BENCH_BRIEFING_BYTES = 1206
+
+
+def test_what_gemini_cli_pays_per_request_for_wctx_stays_within_the_goal(server):
+    """Gemini CLI pays a parameter of its own on each tool, so the number of tools counts: the
+    definitions as it sends them, the instructions and the briefing of the benchmark's world."""
+    instructions = server.initialize("2025-11-25")["instructions"]
+    tools = server.request("tools/list")["result"]["tools"]
+    definitions = 0
+    for t in tools:
+        schema = dict(t["inputSchema"])
+        schema["properties"] = dict(schema["properties"], wait_for_previous=GEMINI_WAIT_FOR_PREVIOUS)
+        sent = {
+            "name": "mcp_wctx_" + t["name"],
+            "description": t["description"],
+            "parametersJsonSchema": schema,
+        }
+        definitions += len(json.dumps(sent, ensure_ascii=False, separators=(",", ":")).encode())
+    fixed = definitions + len(instructions.encode()) + BENCH_BRIEFING_BYTES
     assert fixed <= FIXED_COST_GOAL_BYTES, (definitions, len(instructions.encode()))
 
 
@@ -464,7 +494,7 @@ def test_batch_on_2025_03_26(server):
     by_id = {r["id"]: r for r in replies}
     assert set(by_id) == {"a", "b", "c", "d", None}
     assert by_id["a"]["result"] == {}
-    assert len(by_id["b"]["result"]["tools"]) == len(wctx_mcp.TOOLS) == 5
+    assert len(by_id["b"]["result"]["tools"]) == len(wctx_mcp.TOOLS) == 4
     assert by_id["c"]["error"]["code"] == -32601
     assert by_id["d"]["result"]["isError"] is False
     assert by_id[None]["error"]["code"] == -32600
@@ -520,7 +550,7 @@ def test_server_discover(server):
 
 def test_modern_requests_without_a_handshake(server):
     listing = server.request("tools/list", {"_meta": envelope()})["result"]
-    assert listing["resultType"] == "complete" and len(listing["tools"]) == 5
+    assert listing["resultType"] == "complete" and len(listing["tools"]) == 4
     assert isinstance(listing["ttlMs"], int) and listing["cacheScope"]
     result = server.call("search_evidence", {"query": "upload"}, modern=True)
     assert result["resultType"] == "complete" and result["isError"] is False
@@ -571,7 +601,7 @@ def test_initialize_is_answered_before_the_store_is_opened(servers, tmp_path):
     env = dict(os.environ, WCTX_HOME=str(blocker))
     server = servers.start(env=env)
     assert server.initialize()["serverInfo"]["name"] == "wctx"
-    assert len(server.request("tools/list")["result"]["tools"]) == 5
+    assert len(server.request("tools/list")["result"]["tools"]) == 4
     result = server.call("search_evidence", {"query": "upload"})
     assert result["isError"] is True and str(blocker) in result["content"][0]["text"]
     assert server.request("ping")["result"] == {}

@@ -160,12 +160,12 @@ def test_verify_names_the_item_that_cites_no_file(family, run_cli):
     assert "3 checked" in res.out
 
 
-def test_verify_freshness_counts_and_names_every_item(family, run_cli, wctx_home):
+def test_the_freshness_audit_counts_and_names_every_item(family, run_cli, wctx_home):
     lib, app = family
     ids = _two_cited_one_not(lib, run_cli)
     with running(wctx_home, lib.path) as server:
         server.initialize()
-        result = server.call("verify_freshness", {})
+        result = server.call("workspace_overview", {"verify": True})
         assert result["isError"] is False, result
         text = result["content"][0]["text"]
         checked = int(text.split(" checked")[0])

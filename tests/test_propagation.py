@@ -488,7 +488,7 @@ def test_the_mcp_record_tool_takes_explicit_dependencies(tmp_path):
             text = fh.read()
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text.replace("return 419", "return 200"))
-        checked = server.call_ok("verify_freshness", {"ids": [eid]})
+        checked = server.call_ok("workspace_overview", {"ids": [eid]})
         assert checked["items"][0]["verdict"] == "possibly_stale"
         assert any("depends on upload-sdk src/upload.py#send" in r for r in checked["items"][0]["reasons"])
         bad = server.call(

@@ -350,7 +350,7 @@ def test_mcp_wire(fuzz_world, tmp_path):
     wctx.register_repo(s, repo)
     s.close()
     server = WireServer(home, repo)
-    tools = ["search_evidence", "get_evidence", "verify_freshness", "record_evidence", "workspace_overview",
+    tools = ["search_evidence", "get_evidence", "record_evidence", "workspace_overview", "verify_freshness",
              "get_related_repositories", "no_such_tool"]  # fmt: skip
     methods = [
         "tools/call",
@@ -394,7 +394,7 @@ def test_mcp_wire(fuzz_world, tmp_path):
 
         check()
         listed = server.request("tools/list")
-        assert len(listed["result"]["tools"]) >= 5
+        assert len(listed["result"]["tools"]) >= 4
         found = server.call("search_evidence", {"query": "handler"})
         assert found.get("isError") is False, found
         assert "Traceback" not in server.stderr_text()

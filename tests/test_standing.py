@@ -107,7 +107,8 @@ def _result(server, name, args):
     """The structured result of a call; each form of the reply within the tool's byte budget."""
     result = server.call(name, args)
     assert result.get("isError") is False, result
-    budget = wctx_mcp.DETAIL_BUDGET_BYTES if args.get("detail") else BUDGETS[name]
+    audit = name == "workspace_overview" and (args.get("ids") or args.get("verify"))
+    budget = wctx_mcp.DETAIL_BUDGET_BYTES if args.get("detail") else BUDGETS["verify" if audit else name]
     size = len(json.dumps(result["structuredContent"], ensure_ascii=False, separators=(",", ":")).encode())
     assert size <= budget, (name, args, size)
     assert len(result["content"][0]["text"].encode()) <= budget, (name, args)
@@ -144,7 +145,7 @@ def test_every_mcp_result_fits_its_budget_at_20000_items_and_paging_reaches_the_
                 break
         assert len(ids) == len(set(ids)) >= 400
 
-        # verify_freshness answers every id asked for, over as many replies as the budget needs.
+        # The freshness audit answers every id asked for, over as many replies as the budget needs.
         asked = ids[:50]
         for detail in (False, True):
             answered, cursor = [], None
@@ -152,7 +153,7 @@ def test_every_mcp_result_fits_its_budget_at_20000_items_and_paging_reaches_the_
                 args = {"ids": asked, "detail": detail}
                 if cursor:
                     args["cursor"] = cursor
-                checked = _result(server, "verify_freshness", args)
+                checked = _result(server, "workspace_overview", args)
                 answered.extend(i["id"] for i in checked["items"])
                 cursor = checked.get("next_cursor")
                 if cursor is None:
@@ -179,13 +180,13 @@ def test_every_mcp_result_fits_its_budget_at_20000_items_and_paging_reaches_the_
             assert page["evidence"] and pages < BIG_SESSION
         assert len(seen) == len(set(seen)) == BIG_SESSION
 
-        # verify_freshness without ids pages through every active item in scope, to the end.
+        # The freshness audit without ids (verify: true) pages through every active item in scope, to the end.
         seen, cursor = [], None
         while True:
-            args = {"all": True}  # the notes cite no file: listed one by one, not summarised
+            args = {"verify": True, "all": True}  # the notes cite no file: listed one by one, not summarised
             if cursor:
                 args["cursor"] = cursor
-            page = _result(server, "verify_freshness", args)
+            page = _result(server, "workspace_overview", args)
             seen.extend(i["id"] for i in page["items"])
             assert all(i["verdict"] == "current" for i in page["items"])
             cursor = page.get("next_cursor")

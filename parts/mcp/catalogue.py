@@ -13,7 +13,7 @@ from .protocol import (
 from .service import CORE
 
 # ----------------------------------------------------------------------------------------------
-# Tool catalogue (fixed order: orient, search, drill down, check, write)
+# Tool catalogue (fixed order: orient and check, search, drill down, write)
 # ----------------------------------------------------------------------------------------------
 
 # What a client puts before the model on every request because wctx is installed is the tools'
@@ -73,10 +73,19 @@ TOOLS = [
     {
         "name": "workspace_overview",
         "title": "Workspace overview",
-        "description": "Where am I: related repositories, recent sessions, open questions, key findings.",
+        "description": "Where am I: related repos, sessions, open questions, key findings; with verify: "
+        "true or ids, whether cited code changed since.",
         "inputSchema": {
             "type": "object",
-            "properties": {"repo": _REPO_ARG, "detail": _DETAIL_ARG},
+            "properties": {
+                "repo": _REPO_ARG,
+                "detail": _DETAIL_ARG,
+                "verify": {"type": "boolean"},
+                "ids": _IDS_ARG,
+                "cursor": _CURSOR_ARG,
+                "about": dict(_REPO_ARG, description="Only items about this repo"),
+                "all": {"type": "boolean", "description": "Also items citing no file"},
+            },
             "additionalProperties": False,
         },
         "outputSchema": {
@@ -110,17 +119,35 @@ TOOLS = [
                 "open_questions": {"type": "array", "items": _EVIDENCE_SUMMARY_SCHEMA},
                 "key_findings": {"type": "array", "items": _EVIDENCE_SUMMARY_SCHEMA},
                 "hint": {"type": "string"},
+                # With verify or ids, the freshness audit instead of the overview:
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "id": {"type": "string"},
+                            "verdict": {"type": "string", "enum": list(CORE.VERDICTS)},
+                            "reasons": {"type": "array", "items": {"type": "string"}},
+                            "anchors": {"type": "array", "items": {"type": "object"}},
+                        },
+                        "required": ["id", "verdict"],
+                    },
+                },
+                "summary": {"type": "object"},
+                "total": {"type": "integer"},
+                "next_cursor": _CURSOR,
+                "fileless": {"type": "array", "items": {"type": "string"}},
                 "notice": _NOTICE,
                 "truncated": _NOTES,
             },
-            "required": ["repo", "notice"],
+            "required": ["notice"],
         },
         "readOnly": True,
     },
     {
         "name": "search_evidence",
         "title": "Search recorded evidence",
-        "description": "Search what earlier sessions recorded here and in related repositories.",
+        "description": "Search what earlier sessions recorded, here and in related repos.",
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -189,7 +216,7 @@ TOOLS = [
     {
         "name": "get_evidence",
         "title": "Get evidence by id",
-        "description": "One item (ev-…) in full with live freshness, or what a session (ses-…) recorded.",
+        "description": "An item (ev-) in full, or what a session (ses-) recorded.",
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -220,52 +247,9 @@ TOOLS = [
         "readOnly": True,
     },
     {
-        "name": "verify_freshness",
-        "title": "Verify freshness",
-        "description": "Whether the code items cite changed since; without ids, the repository's items.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "ids": _IDS_ARG,
-                "repo": _REPO_ARG,
-                "cursor": _CURSOR_ARG,
-                "about": dict(_REPO_ARG, description="Only items about this repo"),
-                "all": {"type": "boolean", "description": "Also items citing no file"},
-                "detail": _DETAIL_ARG,
-            },
-            "additionalProperties": False,
-        },
-        "outputSchema": {
-            "type": "object",
-            "properties": {
-                "items": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "id": {"type": "string"},
-                            "verdict": {"type": "string", "enum": list(CORE.VERDICTS)},
-                            "reasons": {"type": "array", "items": {"type": "string"}},
-                            "anchors": {"type": "array", "items": {"type": "object"}},
-                        },
-                        "required": ["id", "verdict"],
-                    },
-                },
-                "summary": {"type": "object"},
-                "total": {"type": "integer"},
-                "next_cursor": _CURSOR,
-                "fileless": {"type": "array", "items": {"type": "string"}},
-                "notice": _NOTICE,
-                "truncated": _NOTES,
-            },
-            "required": ["items", "summary", "total", "notice"],
-        },
-        "readOnly": True,
-    },
-    {
         "name": "record_evidence",
         "title": "Record what this session learned",
-        "description": "Record what you learned, in the repository it is about; confirm: ids you re-checked.",
+        "description": "Record what you learned, in the repo it is about; confirm: ids you re-checked.",
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -339,6 +323,7 @@ RETIRED_TOOLS = {
     "get_related_repositories": "workspace_overview with detail: true (and repo)",
     "get_session_evidence": "get_evidence with the session id as id",
     "confirm_evidence": "record_evidence with the ids as confirm",
+    "verify_freshness": "workspace_overview with ids (or verify: true for the repository's items)",
 }
 
 
@@ -352,12 +337,19 @@ def retired_tool_message(name):
 _SERVER_ONLY = frozenset(("minLength", "maxLength", "minItems", "maxItems", "additionalProperties"))
 
 
+# Arguments a model learns from the replies that need them, not from the catalogue: `cursor` (a
+# reply with more says next_cursor), and the audit's narrowing (`about`, `all`: docs/mcp.md).
+_UNLISTED_ARGUMENTS = frozenset(("cursor", "about", "all"))
+
+
 def advertised_schema(schema):
     """An input schema as clients are shown it, without what only this server needs (it checks
     every call against the whole schema and says which rule a value broke)."""
     if isinstance(schema, dict):
         return {
-            k: advertised_schema(v)
+            k: advertised_schema(
+                {n: p for n, p in v.items() if n not in _UNLISTED_ARGUMENTS} if k == "properties" else v
+            )
             for k, v in schema.items()
             if k not in _SERVER_ONLY and not (k == "minimum" and v == 1 and schema.get("type") == "integer")
         }
@@ -367,6 +359,8 @@ def advertised_schema(schema):
 
 
 _ADVERTISED_INPUT = {tool["name"]: advertised_schema(tool["inputSchema"]) for tool in TOOLS}
+# The kinds are listed once, in record_evidence's `kind`; search_evidence's `kinds` names them.
+_ADVERTISED_INPUT["search_evidence"]["properties"]["kinds"]["items"] = {"type": "string"}
 
 
 def _plain_properties(schema):

@@ -50,7 +50,7 @@ REPLY_BUDGET_BYTES = {
     "workspace_overview": 4000,
     "search_evidence": 6000,  # 10 compact results take about 3,000 on real claims
     "get_evidence": 8000,
-    "verify_freshness": 8000,
+    "verify": 8000,  # workspace_overview given ids or verify: the freshness audit
     "record_evidence": 8000,
 }
 DETAIL_BUDGET_BYTES = 16000  # any tool called with detail: true

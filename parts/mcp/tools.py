@@ -110,7 +110,7 @@ VERIFY_DETAIL_LEVELS = ((20, 600), (5, 200), (1, 80))
 
 
 def _verify_entry(item, detail, level=VERIFY_DETAIL_LEVELS[0]):
-    """One verify_freshness item: its verdict and first reason (commits whole); with ``detail``
+    """One item of the freshness audit: its verdict and first reason (commits whole); with ``detail``
     every reason and anchor (``level``: how many of each and how long)."""
     if not isinstance(item, dict):
         return item
@@ -299,6 +299,12 @@ class Tools:
         return True
 
     def tool_workspace_overview(self, args, stateless):
+        if args.get("verify") or args.get("ids"):  # the workspace's freshness audit, at a glance
+            return self._verify(args)
+        if any(k in args for k in ("cursor", "about", "all")):
+            raise ToolFailure(
+                "cursor, about and all page or narrow the freshness audit: give ids or verify: true"
+            )
         detail = bool(args.get("detail"))
         repo = self._repo(args)
         if repo is None and self.workspace and not self._cwd_in_repo():
@@ -461,7 +467,7 @@ class Tools:
             TEXT_LIMIT_IN_ITEM,
             LIST_ITEM_LIMIT,
             budget_of("get_evidence"),
-            "`wctx show ID` prints the item whole, verify_freshness with this id and detail every anchor",
+            "`wctx show ID` prints the item whole, workspace_overview with this id in ids and detail every anchor",
             text_only=self.text_only,
         )
 
@@ -502,7 +508,9 @@ class Tools:
 
         return fit_entries(build, len(entries), budget, self.text_only)[1]
 
-    def tool_verify_freshness(self, args, stateless):
+    def _verify(self, args):
+        """workspace_overview given ids or verify: whether the code items cite changed since
+        they were recorded; without ids, a page of the repository's items."""
         detail = bool(args.get("detail"))
         ids = args.get("ids")
         offset = _cursor_offset(args.get("cursor"))
@@ -534,7 +542,7 @@ class Tools:
                 fileless = [self.core.fileless_summary(g) for g in found.get("fileless", [])]
                 kept = listed
         total = len(ids) if ids else found.get("total", served)
-        budget = budget_of("verify_freshness", detail)
+        budget = budget_of("verify", detail)
 
         def consumed(k):
             """(items of the service's page, ids or scope items from the cursor) that the first k

@@ -40,14 +40,14 @@ _DECLARATION_KEYWORDS = {
     "csharp": r"(?:const|event)",
     "cpp": r"(?:using)",  # an alias: using Handle = int;
 }
-_ANNOTATION = r"@[\w.]+(?:\([^)\n]*\))?"  # on the field's own line: @Expose private int a;
+ANNOTATION = r"@[\w.]+(?:\([^)\n]*\))?"  # on the field's own line: @Expose private int a;
 _FIELD_MODIFIERS = (
-    r"(?:(?:" + _ANNOTATION + r"|public|private|protected|internal|static|readonly|declare|override|"
+    r"(?:(?:" + ANNOTATION + r"|public|private|protected|internal|static|readonly|declare|override|"
     r"abstract|accessor|final|"
     r"const|volatile|transient|extern|inline|constexpr|mutable|unsafe|new|required|pub(?:\([^)\n]*\))?)\s+)*"
 )
 _CONTAINER_HEADER = _lazy_pattern(r"\b(?:class|interface|enum|struct|union|trait|object|record)\b")
-_ANNOTATIONS = _lazy_pattern(_ANNOTATION)
+_ANNOTATIONS = _lazy_pattern(ANNOTATION)
 _FUNCTION_VALUE = _lazy_pattern(
     r"[\w$]+\s*(?::[^=;\n]+)?=\s*(?:async\b\s*)?(?:function\b|\(|<|[A-Za-z_$][\w$]*\s*=>|class\b)"
 )

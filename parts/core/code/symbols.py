@@ -21,8 +21,8 @@ from .constants import _lazy_pattern
 from .helpers import nearest_names
 from .lexicon import lexicon_of, mask
 from .symbol_kinds import (
-    _ANNOTATION,
     _COMMA_MEMBERS,
+    ANNOTATION,
     _python_assigned_names,
     _python_parse,
     compile_rows,
@@ -82,7 +82,7 @@ _CALL_LIKE = _lazy_pattern(
 )
 _MODIFIERS = (  # an annotation may stand on the definition's own line: @Override public void f()
     r"(?:(?:"
-    + _ANNOTATION
+    + ANNOTATION
     + r"|public|private|protected|internal|static|final|abstract|async|virtual|override|inline|"
     r"extern|const|constexpr|consteval|unsafe|export|default|synchronized|native|sealed|open|suspend|"
     r"operator|explicit|friend|partial|readonly|pub(?:\([^)\n]*\))?|declare|new|fileprivate|mutating|"

@@ -65,7 +65,6 @@ CLAUDE_READ_ONLY_TOOLS = tuple(
         "workspace_overview",
         "search_evidence",
         "get_evidence",
-        "verify_freshness",
     )
 )
 
