@@ -28,9 +28,7 @@ def query_terms(text, limit=MAX_QUERY_CANDIDATE_TERMS):
     them in the store (select_terms), so a long query keeps its most informative words."""
     if not isinstance(text, str):
         return []
-    # Remembered for queries of a usual length; a pasted log is neither repeated nor kept.
-    terms = _query_terms(text, limit) if len(text) <= 2000 else _query_terms.__wrapped__(text, limit)
-    return list(terms)
+    return list(_query_terms(text, limit))
 
 
 _CHUNK_RE = _lazy_pattern(r"\d+(?:\.\d+)+|\w+", re.UNICODE)  # a version (2.2.1) or a word
