@@ -41,7 +41,17 @@ REPOS = None  # set from --repos
 NAMES = ["httpx", "httpcore", "starlette", "uvicorn"]
 BACK = 25
 FIXTURES = os.path.join(os.path.dirname(HERE), "tests", "fixtures", "transcripts")
-SHARED = os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "data", "transcripts")
+SHARED = next(  # the real agent transcripts in shared/data beside the checkout (or a worktree's parents)
+    (
+        os.path.join(up, "shared", "data", "transcripts")
+        for up in [
+            os.path.dirname(os.path.dirname(HERE)),
+            os.path.dirname(os.path.dirname(os.path.dirname(HERE))),
+        ]
+        if os.path.isdir(os.path.join(up, "shared", "data", "transcripts"))
+    ),
+    os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "data", "transcripts"),
+)
 
 
 class Norm:
