@@ -641,7 +641,7 @@ TOOLS = [
         "name": "workspace_overview",
         "title": "Workspace overview",
         "description": "Where am I: related repos, sessions, open questions, key findings; with verify: "
-        "true or ids, whether cited code changed since.",
+        "true or ids, whether cited code changed.",
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -816,7 +816,8 @@ TOOLS = [
     {
         "name": "record_evidence",
         "title": "Record what this session learned",
-        "description": "Record what you learned, in the repo it is about; confirm: ids you re-checked.",
+        "description": "Record what you learned and its symptom, in the repo it is about; confirm: ids you "
+        "re-checked.",
         "inputSchema": {
             "type": "object",
             "properties": {
