@@ -29,7 +29,7 @@ is: ``--wctx DIR`` imports the wctx.py of another checkout, which opens a copy o
 (its own migrations run on the copy; the cache is never changed), so scoring a branch costs only
 the queries. ``--symptoms FILE`` (jsonl: id, symptom) captures each line as the item's
 ``symptom`` field when the wctx in use has one, else appends it to the item's detail; such a world
-is cached apart, under a name holding the file's digest.
+is cached apart, under a name holding the digest of that family's own lines.
 """
 
 from __future__ import annotations
@@ -591,11 +591,15 @@ def build_world(wctx, corpus, repos_dir, root, symptoms=None, say=lambda text: N
     return store, ids, mode
 
 
-def world_dir(cache, family, symptoms_path):
+def world_dir(cache, family, symptoms_path, corpus):
+    """Where a family's world is cached: by the family alone, or with the symptom lines of its
+    own items (one file may hold the lines of every family: each family's world depends only on
+    its own lines, so adding another family's lines rebuilds nothing)."""
     if not symptoms_path:
         return os.path.join(cache, family)
-    with open(symptoms_path, "rb") as fh:
-        digest = hashlib.sha256(fh.read()).hexdigest()[:12]
+    own = {ev["id"] for ev in corpus["evidence"]}
+    lines = sorted((i, line) for i, line in read_symptoms(symptoms_path).items() if i in own)
+    digest = hashlib.sha256(json.dumps(lines).encode("utf-8")).hexdigest()[:12]
     return os.path.join(cache, "%s+symptoms-%s" % (family, digest))
 
 
@@ -657,7 +661,7 @@ def run_family(family, repos_dir, corpus_dir, cache, reuse, symptoms_path, say):
 
     corpus = load(os.path.join(corpus_dir, family))
     corpus["family"] = family
-    world = world_dir(cache, family, symptoms_path)
+    world = world_dir(cache, family, symptoms_path, corpus)
     with open(os.path.join(corpus_dir, family, "evidence.jsonl"), "rb") as fh:
         digest = hashlib.sha256(fh.read()).hexdigest()
     ready = os.path.exists(os.path.join(world, "ids.json"))

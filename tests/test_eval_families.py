@@ -205,3 +205,30 @@ def test_symptoms_are_captured_with_the_items_in_a_world_of_their_own(tiny_famil
     # The paraphrased question now finds its answer first with either ranking.
     assert report["summary"]["paraphrase"]["fts"]["hit@1"] == 1.0
     assert report["summary"]["paraphrase"]["topology"]["hit@1"] == 1.0
+
+
+def test_one_symptoms_file_serves_every_family_without_rebuilding_the_others_worlds(
+    tiny_family, tmp_path, capsys
+):
+    out, cache = str(tmp_path / "out"), str(tmp_path / "cache")
+    families.main(["build", tiny_family["repos"], "--families", "tiny", "--out", out, "--cache", cache])
+    fix2 = "golib-" + tiny_family["fix2"][:10]
+    line = json.dumps({"id": fix2, "symptom": "deep documents exhaust the stack"}) + "\n"
+    own = tmp_path / "own.jsonl"
+    own.write_text(line)
+    capsys.readouterr()
+    run = ["run", tiny_family["repos"], "--families", "tiny", "--corpus", out, "--cache", cache, "--json"]
+    families.main(run + ["--symptoms", str(own)])
+    first = json.loads(capsys.readouterr().out)["families"]["tiny"]
+    # The same line among another family's lines: the same world, scored as cached (--reuse).
+    every = tmp_path / "every.jsonl"
+    every.write_text(json.dumps({"id": "otherlib-0123456789", "symptom": "the page is blank"}) + "\n" + line)
+    families.main(run + ["--symptoms", str(every), "--reuse"])
+    again = json.loads(capsys.readouterr().out)["families"]["tiny"]
+    assert again["world"] == first["world"]
+    assert again["summary"] == first["summary"]
+    # A different line for one of its own items is another world: --reuse finds none.
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"id": fix2, "symptom": "recursion error on nested input"}) + "\n")
+    with pytest.raises(SystemExit, match="no cached world"):
+        families.main(run + ["--symptoms", str(other), "--reuse"])
