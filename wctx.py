@@ -14036,18 +14036,20 @@ def query_proximity(terms, cands, views):
     words = _proximity_words(terms)
     if len(words) < 2:
         return
-    form_of = {}
+    form_of = {}  # a form two of the words share (retry, retries) counts for the first
     for n, t in enumerate(words):
-        for form in _term_forms(t):
+        for form in _spaced_forms(t):
             form_of.setdefault(form, n)
+    spaced = [(form, n) for form, n in form_of.items()]
     pairs = len(words) - 1
     for c in cands:
         view = views.get(c.rid)
-        if view is not None:
-            near = _near_pairs(form_of, view.text_words, len(words))
-            if view.symptom_words:
-                near |= _near_pairs(form_of, view.symptom_words, len(words))
-            c.proximity = len(near) / pairs
+        if view is None or (c.text_hits is not None and len(c.text_hits) < 2 and not view.symptom_words):
+            continue  # its claim and detail hold one query word at most (query_coverage): no pair
+        near = _near_pairs(spaced, view.text_words, len(words))
+        if view.symptom_words:
+            near |= _near_pairs(spaced, view.symptom_words, len(words))
+        c.proximity = len(near) / pairs
 
 
 def _proximity_words(terms):
@@ -14071,19 +14073,31 @@ def _joined(term, after):
     return False
 
 
-def _near_pairs(form_of, words, count):
+def _near_pairs(spaced, words, count):
     """{n: the query's words n and n + 1 occur within RANK_PROXIMITY_WINDOW words of each other in
-    ``words`` (_words_of)}, ``form_of`` mapping each index word to the query word n it matches."""
-    last = [None] * count  # where each query word was last seen
+    ``words`` (_words_of)}, ``spaced`` pairing each match form (between spaces) with the query word
+    n it matches. Found with str.find and measured by the spaces between two hits, never word by
+    word: search does this for every candidate."""
+    hits = []
+    for form, n in spaced:
+        at = words.find(form)
+        while at >= 0:
+            hits.append((at, n))
+            at = words.find(form, at + 1)
     near = set()
-    for i, w in enumerate(words.split()):
-        n = form_of.get(w)
-        if n is None:
-            continue
-        last[n] = i
-        if n > 0 and last[n - 1] is not None and i - last[n - 1] <= RANK_PROXIMITY_WINDOW:
+    if len(hits) < 2:
+        return near
+    hits.sort()
+    last = [None] * count  # where each query word was last seen
+    for at, n in hits:
+        last[n] = at
+        if n > 0 and last[n - 1] is not None and words.count(" ", last[n - 1], at) <= RANK_PROXIMITY_WINDOW:
             near.add(n - 1)
-        if n + 1 < count and last[n + 1] is not None and i - last[n + 1] <= RANK_PROXIMITY_WINDOW:
+        if (
+            n + 1 < count
+            and last[n + 1] is not None
+            and words.count(" ", last[n + 1], at) <= RANK_PROXIMITY_WINDOW
+        ):
             near.add(n)
     return near
 
