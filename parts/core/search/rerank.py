@@ -420,12 +420,12 @@ def idf(store, terms):
 
 
 def rerank(cands, scope, now):
-    """Score = text strength x query coverage x how much of it occurs together (proximity) x what the query names (once for each kind of fact:
-    an item citing two symbols the query names is no likelier the answer than one citing one of
-    them, and a product of their bonuses overrode the text) x (mildly) topology,
-    confidence, kind and recency. Every factor but coverage and the named ones is within a few
-    tens of percent, so a clearly stronger text match wins whatever repository it lives in; they
-    order near-equals."""
+    """Score = text strength x query coverage x how much of the query it says together
+    (query_proximity) x what the query names (once for each kind of fact: an item citing two
+    symbols the query names is no likelier the answer than one citing one of them, and a product
+    of their bonuses overrode the text) x (mildly) topology, confidence, kind and recency. Every
+    factor but coverage, proximity and the named ones is within a few tens of percent, so a
+    clearly stronger text match wins whatever repository it lives in; they order near-equals."""
     reach = scope.topology.reach
     for c in cands:
         score = RANK_WEIGHT_TEXT * c.strength * c.coverage**RANK_COVERAGE_POWER
