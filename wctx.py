@@ -401,6 +401,13 @@ RANK_CODE_SHARE = 0.25  # a term only the words of the cited code hold counts th
 # A candidate holding less than this share of the query's words, weighed by their idf, matches only
 # the query's common words: it ranks after every candidate holding a distinctive one, and says so.
 RANK_WEAK_SHARE = 0.25
+# Term proximity: text strength is scaled by 1 + RANK_PROXIMITY_BONUS x the share of the query's
+# adjacent word pairs that an item's claim, detail or symptom holds within RANK_PROXIMITY_WINDOW
+# words of each other (query_proximity). Both tuned on the TUNE families of eval/families.py
+# (bench/rank_sweep.py): MRR rises to a plateau from 0.8 to 1.6 (the smallest is kept, the least
+# a phrase can lift an item); a window of 2 or 3 words beats 1 (adjacent only), 5 and 8.
+RANK_PROXIMITY_BONUS = 0.8
+RANK_PROXIMITY_WINDOW = 3
 CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
 # FTS5 ranks its best CANDIDATE_WINDOW x (candidate count) matches on its own before the scope
 # filter joins them; see _ranked_matches.
@@ -13231,7 +13238,7 @@ class Candidate:
 
     __slots__ = (
         "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
-        "text_hits", "weak", "band",
+        "text_hits", "weak", "band", "proximity",
     )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
@@ -13248,6 +13255,7 @@ class Candidate:
         self.text_hits = None  # the query terms its claim and detail hold, once known (query_coverage)
         self.weak = False  # it holds only the query's common words (query_coverage): ranked after the rest
         self.band = 1 if tier in ("all", "any") else 0  # 1: past the first CANDIDATE_FLOOR of its list
+        self.proximity = 0.0  # share of the query's word pairs it holds together (query_proximity)
 
 
 def _form_docs(store, form):
@@ -14015,6 +14023,83 @@ def query_coverage(terms, cands, views, idf):
         c.weak = whole_idf > 0 and held < RANK_WEAK_SHARE * whole_idf and best < RANK_WEAK_SHARE * top_idf
         if len(terms) > 1 and whole:
             c.coverage = max(floor, share / whole)
+    query_proximity(terms, cands, views)
+
+
+def query_proximity(terms, cands, views):
+    """Mark each candidate with the share of the query's adjacent word pairs its own words (claim,
+    detail, how the problem shows itself) hold within RANK_PROXIMITY_WINDOW words of each other:
+    "closing the connection pool" asked, "connection pool closed" written. Words that merely occur
+    somewhere in an item are a bag; words that occur together are the phrase asked about. The
+    pairs are those of the query's words in order, an identifier counted by its parts (query_terms
+    lists both), so the share measures how much of the question an item says in one place."""
+    words = _proximity_words(terms)
+    if len(words) < 2:
+        return
+    form_of = {}  # a form two of the words share (retry, retries) counts for the first
+    for n, t in enumerate(words):
+        for form in _spaced_forms(t):
+            form_of.setdefault(form, n)
+    spaced = [(form, n) for form, n in form_of.items()]
+    pairs = len(words) - 1
+    for c in cands:
+        view = views.get(c.rid)
+        if view is None or (c.text_hits is not None and len(c.text_hits) < 2 and not view.symptom_words):
+            continue  # its claim and detail hold one query word at most (query_coverage): no pair
+        near = _near_pairs(spaced, view.text_words, len(words))
+        if view.symptom_words:
+            near |= _near_pairs(spaced, view.symptom_words, len(words))
+        c.proximity = len(near) / pairs
+
+
+def _proximity_words(terms):
+    """The query's words whose order proximity reads: an identifier or version by its parts (the
+    whole is matched as their phrase already), each word once."""
+    return [
+        t for n, t in enumerate(terms) if "_" not in t and "." not in t and not _joined(t, terms[n + 1 :])
+    ]
+
+
+def _joined(term, after):
+    """Whether the terms right ``after`` a term spell it (query_terms puts a camelCase identifier's
+    parts right after it: retryreceipt, retry, receipt)."""
+    joined = ""
+    for t in after:
+        joined += t
+        if not term.startswith(joined):
+            return False
+        if joined == term:
+            return True
+    return False
+
+
+def _near_pairs(spaced, words, count):
+    """{n: the query's words n and n + 1 occur within RANK_PROXIMITY_WINDOW words of each other in
+    ``words`` (_words_of)}, ``spaced`` pairing each match form (between spaces) with the query word
+    n it matches. Found with str.find and measured by the spaces between two hits, never word by
+    word: search does this for every candidate."""
+    hits = []
+    for form, n in spaced:
+        at = words.find(form)
+        while at >= 0:
+            hits.append((at, n))
+            at = words.find(form, at + 1)
+    near = set()
+    if len(hits) < 2:
+        return near
+    hits.sort()
+    last = [None] * count  # where each query word was last seen
+    for at, n in hits:
+        last[n] = at
+        if n > 0 and last[n - 1] is not None and words.count(" ", last[n - 1], at) <= RANK_PROXIMITY_WINDOW:
+            near.add(n - 1)
+        if (
+            n + 1 < count
+            and last[n + 1] is not None
+            and words.count(" ", last[n + 1], at) <= RANK_PROXIMITY_WINDOW
+        ):
+            near.add(n)
+    return near
 
 
 def _name_weights(terms, named, plain):
@@ -14061,15 +14146,16 @@ def idf(store, terms):
 
 
 def rerank(cands, scope, now):
-    """Score = text strength x query coverage x what the query names (once for each kind of fact:
-    an item citing two symbols the query names is no likelier the answer than one citing one of
-    them, and a product of their bonuses overrode the text) x (mildly) topology,
-    confidence, kind and recency. Every factor but coverage and the named ones is within a few
-    tens of percent, so a clearly stronger text match wins whatever repository it lives in; they
-    order near-equals."""
+    """Score = text strength x query coverage x how much of the query it says together
+    (query_proximity) x what the query names (once for each kind of fact: an item citing two
+    symbols the query names is no likelier the answer than one citing one of them, and a product
+    of their bonuses overrode the text) x (mildly) topology, confidence, kind and recency. Every
+    factor but coverage, proximity and the named ones is within a few tens of percent, so a
+    clearly stronger text match wins whatever repository it lives in; they order near-equals."""
     reach = scope.topology.reach
     for c in cands:
         score = RANK_WEIGHT_TEXT * c.strength * c.coverage**RANK_COVERAGE_POWER
+        score *= 1.0 + RANK_PROXIMITY_BONUS * c.proximity
         for what in dict.fromkeys(what for what, _ in c.named):  # each kind once: two symbols, one fact
             score *= 1.0 + RANK_NAMED_BONUS[what]
         distance = reach.get(c.repo_id, (None,))[0]

@@ -91,6 +91,13 @@ RANK_CODE_SHARE = 0.25  # a term only the words of the cited code hold counts th
 # A candidate holding less than this share of the query's words, weighed by their idf, matches only
 # the query's common words: it ranks after every candidate holding a distinctive one, and says so.
 RANK_WEAK_SHARE = 0.25
+# Term proximity: text strength is scaled by 1 + RANK_PROXIMITY_BONUS x the share of the query's
+# adjacent word pairs that an item's claim, detail or symptom holds within RANK_PROXIMITY_WINDOW
+# words of each other (query_proximity). Both tuned on the TUNE families of eval/families.py
+# (bench/rank_sweep.py): MRR rises to a plateau from 0.8 to 1.6 (the smallest is kept, the least
+# a phrase can lift an item); a window of 2 or 3 words beats 1 (adjacent only), 5 and 8.
+RANK_PROXIMITY_BONUS = 0.8
+RANK_PROXIMITY_WINDOW = 3
 CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
 # FTS5 ranks its best CANDIDATE_WINDOW x (candidate count) matches on its own before the scope
 # filter joins them; see _ranked_matches.

@@ -100,7 +100,7 @@ class Candidate:
 
     __slots__ = (
         "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
-        "text_hits", "weak", "band",
+        "text_hits", "weak", "band", "proximity",
     )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
@@ -117,6 +117,7 @@ class Candidate:
         self.text_hits = None  # the query terms its claim and detail hold, once known (query_coverage)
         self.weak = False  # it holds only the query's common words (query_coverage): ranked after the rest
         self.band = 1 if tier in ("all", "any") else 0  # 1: past the first CANDIDATE_FLOOR of its list
+        self.proximity = 0.0  # share of the query's word pairs it holds together (query_proximity)
 
 
 def _form_docs(store, form):
