@@ -403,19 +403,8 @@ RANK_CODE_SHARE = 0.25  # a term only the words of the cited code hold counts th
 RANK_WEAK_SHARE = 0.25
 CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
 # FTS5 ranks its best CANDIDATE_WINDOW x (candidate count) matches on its own before the scope
-# filter joins them; see ranked_matches.
+# filter joins them; see _ranked_matches.
 CANDIDATE_WINDOW = 4
-# Query expansion from the first results (expansion.py), tuned on the TUNE families only
-# (eval/families.py: pallets, prometheus, jest): the words at least EXPANSION_MIN_DOCS of the
-# EXPANSION_DOCS best first results hold, the EXPANSION_TERMS rarest of them, ranked in a second
-# pass whose EXPANSION_POOL best matches gain EXPANSION_WEIGHT x that pass's strength.
-EXPANSION_DOCS = 5
-EXPANSION_MIN_DOCS = 2
-EXPANSION_TERMS = 8
-EXPANSION_POOL = 50
-EXPANSION_WEIGHT = 0.2
-EXPANSION_GATE = 2.0
-EXPANSION_UNCOVERED = False
 MATCH_COUNT_EXACT = 1000  # rows the query words may hold for search to count its matches exactly
 
 STOP_WORDS = frozenset(
@@ -13242,7 +13231,7 @@ class Candidate:
 
     __slots__ = (
         "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
-        "text_hits", "weak", "band", "feedback",
+        "text_hits", "weak", "band",
     )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
@@ -13259,7 +13248,6 @@ class Candidate:
         self.text_hits = None  # the query terms its claim and detail hold, once known (query_coverage)
         self.weak = False  # it holds only the query's common words (query_coverage): ranked after the rest
         self.band = 1 if tier in ("all", "any") else 0  # 1: past the first CANDIDATE_FLOOR of its list
-        self.feedback = 0.0  # its strength in the pass over the first results' words (expansion.py)
 
 
 def _form_docs(store, form):
@@ -13310,7 +13298,7 @@ def select_terms(store, terms, limit=MAX_QUERY_TERMS):
     return [t for t in terms if t in keep]
 
 
-def bm25_call():
+def _bm25():
     """The bm25 call of every ranked FTS5 query, the column weights as the constants say now."""
     return "bm25(evidence_fts, %s, %s, %s, %s, %s, %s)" % (
         BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL, BM25_WEIGHT_CODE,
@@ -13390,7 +13378,7 @@ def plain_rows(store, sql, params):
     return cursor.execute(sql, params).fetchall()
 
 
-def ranked_matches(store, match, where, params, limit, tier, admits, require=None, terms=None):
+def _ranked_matches(store, match, where, params, limit, tier, admits, require=None, terms=None):
     """(the ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first;
     whether more in scope are known to match).
 
@@ -13412,7 +13400,7 @@ def ranked_matches(store, match, where, params, limit, tier, admits, require=Non
 
 
 def _full_head(store, match, where, params, limit, window, admits, require):
-    """The matches ranked_matches keeps, (bm25 score, -rid, rank row) each, from every row of
+    """The matches _ranked_matches keeps, (bm25 score, -rid, rank row) each, from every row of
     ``match``."""
     bound, required = "", []
     if require is not None:
@@ -13421,7 +13409,7 @@ def _full_head(store, match, where, params, limit, window, admits, require):
     ranked = plain_rows(
         store,
         "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?"
-        % (bm25_call(), bound),
+        % (_bm25(), bound),
         [match] + required + [window],
     )
     found, _, _ = _admitted_head(store, ranked, limit, admits)
@@ -13430,7 +13418,7 @@ def _full_head(store, match, where, params, limit, window, admits, require):
             store,
             "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
             "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
-            % (_RANK_COLUMNS, bm25_call(), bound.replace(" rowid IN", " evidence_fts.rowid IN"),
+            % (_RANK_COLUMNS, _bm25(), bound.replace(" rowid IN", " evidence_fts.rowid IN"),
                "".join(" AND " + w for w in where)),
             [match] + required + list(params) + [limit],
         )  # fmt: skip
@@ -13520,7 +13508,7 @@ def _pruned_head(store, terms, match, limit, window, admits):
             store,
             "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ? "
             "AND +rowid IN (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ?) ORDER BY score LIMIT ?"
-            % bm25_call(),
+            % _bm25(),
             [match, fts_query([t for t, _ in ceilings[:k]]), window],
         )
         found, short, read = _admitted_head(store, ranked, limit, admits)
@@ -13569,13 +13557,13 @@ def text_candidates(store, terms, words, where, params, pool, rank, admits):
     after the first ones and never changes them. A row must match one of ``words`` (the terms that
     select: selecting_terms); the others only score."""
     require = fts_query(words) if len(words) < len(terms) else None  # a short number alone selects nothing
-    plain, beyond = ranked_matches(
+    plain, beyond = _ranked_matches(
         store, fts_query(terms), where, params, pool, "any", admits, require=require, terms=terms
     )
     if rank == "fts":
         return plain, beyond
     every, beyond_all = (
-        ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all", admits)
+        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all", admits)
         if len(terms) > 1 and not any(_matches_nothing(store, t) for t in terms)
         else ([], False)
     )
@@ -14092,89 +14080,6 @@ def rerank(cands, scope, now):
         c.score = score
 
 
-# part: parts/core/search/expansion.py
-# -- query expansion from the first results (pseudo-relevance feedback) ---------------------------
-#
-# Askers describe what they see, items name the mechanism: a question can share one word with
-# its answer. The words the first results agree on, and that are rare in the store, are the
-# store's own vocabulary for what was asked; a second ranked pass over them finds the items that
-# use that vocabulary without the asker's words, and adds a small share of its strength.
-
-
-def expansion_terms(store, terms, cands, views):
-    """The words to expand ``terms`` with: from the own text (claim, detail, symptom; not cited
-    code) of the EXPANSION_DOCS best first-pass candidates (band 0, not weak, in rerank order),
-    those at least EXPANSION_MIN_DOCS of them hold that are no query term's form, scored by how
-    many of them hold the word times its rarity in the store; the EXPANSION_TERMS best, best
-    first. [] when fewer than EXPANSION_MIN_DOCS candidates qualify."""
-    top = sorted((c for c in cands if c.band == 0 and not c.weak), key=lambda c: (-c.score, -c.rid))
-    top = [c for c in top if c.rid in views][:EXPANSION_DOCS]
-    if len(top) < EXPANSION_MIN_DOCS or top[0].coverage >= EXPANSION_GATE:
-        return []
-    asked = {form for t in terms for form in match_forms(t)}
-    held = {}
-    for c in top:
-        row = views[c.rid].row
-        words = query_terms(claim_text(row) + "\n" + (row["symptom"] or ""))
-        for word in set(selecting_terms(words)):
-            if word.isalpha() and len(word) >= 3 and not asked.intersection(match_forms(word)):
-                held[word] = held.get(word, 0) + 1
-    shared = [w for w, n in held.items() if n >= EXPANSION_MIN_DOCS]
-    if not shared:
-        return []
-    df = doc_freqs(store, shared)
-    total = store.memo(("items",), lambda: store.one("SELECT count(*) FROM evidence_fts")[0])
-    weight = {w: held[w] * math.log((total + 1.0) / (df[w] + 0.5)) for w in shared}
-    best = sorted(weight, key=lambda w: (-weight[w], w))[:EXPANSION_TERMS]
-    return [w for w in best if weight[w] > 0]
-
-
-def expand(store, terms, cands, expansion, where, params, admits):
-    """Add what a ranked pass over the ``expansion`` words finds: each of its EXPANSION_POOL best
-    matches gains EXPANSION_WEIGHT x its strength there, on top of its strength for the query's
-    own words (looked up for one the first pass did not rank in its first band, so that it is the
-    same whatever the limit), and ranks in the first band. Returns the candidates, new ones last."""
-    found, _ = ranked_matches(store, fts_query(expansion), where, params, EXPANSION_POOL, "feedback", admits)
-    by_rid = {c.rid: c for c in cands}
-    own = _own_strengths(store, terms, [c.rid for c in found if c.rid not in by_rid or by_rid[c.rid].band])
-    out = list(cands)
-    for f in found:
-        c = by_rid.get(f.rid)
-        if c is None:
-            c = Candidate(f.rid, f.repo_id, f.kind, f.confidence, f.created_at, 0.0, "feedback")
-            out.append(c)
-        if f.rid in own or c.band:
-            c.strength = c.score = own.get(f.rid, 0.0)
-        c.feedback = f.strength
-        c.band = 0
-    return out
-
-
-def add_feedback(cands):
-    """Add each candidate's share of the expansion pass to its text strength, once its coverage of
-    the query is known: the less of the query it holds, the more of EXPANSION_WEIGHT it gets."""
-    for c in cands:
-        if c.feedback:
-            share = (1.0 - c.coverage) if EXPANSION_UNCOVERED else 1.0
-            c.strength += EXPANSION_WEIGHT * c.feedback * share
-            c.feedback = 0.0
-
-
-def _own_strengths(store, terms, rids):
-    """{rid: plain bm25 strength of the query's own words} for these items, those that match."""
-    out = {}
-    for i in range(0, len(rids), 500):
-        chunk = rids[i : i + 500]
-        for rid, score in plain_rows(
-            store,
-            "SELECT rowid, %s FROM evidence_fts WHERE evidence_fts MATCH ? AND rowid IN (%s)"
-            % (bm25_call(), ",".join("?" * len(chunk))),
-            [fts_query(terms)] + chunk,
-        ):
-            out[rid] = -score
-    return out
-
-
 # part: parts/core/search/search.py
 # -- the search service --------------------------------------------------------------------------
 
@@ -14278,12 +14183,9 @@ def search(store, query, *, facts=None, **asked):
     views = {}
     if mode == "text" and ask.rank != "fts":
         views = item_views(store, [c.rid for c in cands])
-        _reranked(store, scope, query, terms, words, cands, views)
-        expansion = expansion_terms(store, terms, cands, views)
-        if expansion:  # the first results' own words find what the asker's did not
-            cands = expand(store, terms, cands, expansion, where, params, admits)
-            views.update(item_views(store, [c.rid for c in cands if c.rid not in views]))
-            _reranked(store, scope, query, terms, words, cands, views, add_feedback)
+        query_names(store, scope, query, words, cands, views)
+        query_coverage(terms, cands, views, idf(store, terms))
+        rerank(cands, scope, time.time())
     cands, weak = _held_back(cands, ask.all_matches)
     ranked = _RankedHead(store, cands, views, ask, head_size)
 
@@ -14321,17 +14223,6 @@ def search(store, query, *, facts=None, **asked):
         "mode": mode,
         "rank": ask.rank,
     }
-
-
-def _reranked(store, scope, query, terms, words, cands, views, then=None):
-    """Score the text candidates: what the query names of each, its coverage, ``then`` (a function
-    of the candidates, when given), then the rerank."""
-    now = time.time()
-    query_names(store, scope, query, words, cands, views)
-    query_coverage(terms, cands, views, idf(store, terms))
-    if then is not None:
-        then(cands)
-    rerank(cands, scope, now)
 
 
 def _tail_page(store, words, where, params, ask, ranked):

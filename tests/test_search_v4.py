@@ -198,7 +198,7 @@ def test_rank_fts_is_plain_bm25(product):
     middling = [w for w in VOCABULARY if 50 <= df[w] <= 120][:6]
     assert len(middling) >= 3
     bm25 = "SELECT e.id FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
-    bm25 += "WHERE evidence_fts MATCH ? ORDER BY %s, evidence_fts.rowid DESC LIMIT 50" % wctx.bm25_call()
+    bm25 += "WHERE evidence_fts MATCH ? ORDER BY %s, evidence_fts.rowid DESC LIMIT 50" % wctx._bm25()
     for rare in middling:
         for query in (rare + " " + common[0], " ".join([rare] + common)):
             terms = wctx.query_terms(query)

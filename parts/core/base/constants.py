@@ -93,19 +93,8 @@ RANK_CODE_SHARE = 0.25  # a term only the words of the cited code hold counts th
 RANK_WEAK_SHARE = 0.25
 CANDIDATE_FLOOR = 50  # candidates ranked (the head a search pages through before the rest)
 # FTS5 ranks its best CANDIDATE_WINDOW x (candidate count) matches on its own before the scope
-# filter joins them; see ranked_matches.
+# filter joins them; see _ranked_matches.
 CANDIDATE_WINDOW = 4
-# Query expansion from the first results (expansion.py), tuned on the TUNE families only
-# (eval/families.py: pallets, prometheus, jest): the words at least EXPANSION_MIN_DOCS of the
-# EXPANSION_DOCS best first results hold, the EXPANSION_TERMS rarest of them, ranked in a second
-# pass whose EXPANSION_POOL best matches gain EXPANSION_WEIGHT x that pass's strength.
-EXPANSION_DOCS = 5
-EXPANSION_MIN_DOCS = 2
-EXPANSION_TERMS = 8
-EXPANSION_POOL = 50
-EXPANSION_WEIGHT = 0.2
-EXPANSION_GATE = 2.0
-EXPANSION_UNCOVERED = False
 MATCH_COUNT_EXACT = 1000  # rows the query words may hold for search to count its matches exactly
 
 STOP_WORDS = frozenset(

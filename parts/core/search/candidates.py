@@ -100,7 +100,7 @@ class Candidate:
 
     __slots__ = (
         "rid", "repo_id", "kind", "confidence", "created_at", "strength", "tier", "score", "named", "coverage",
-        "text_hits", "weak", "band", "feedback",
+        "text_hits", "weak", "band",
     )  # fmt: skip
 
     def __init__(self, rid, repo_id, kind, confidence, created_at, strength, tier):
@@ -117,7 +117,6 @@ class Candidate:
         self.text_hits = None  # the query terms its claim and detail hold, once known (query_coverage)
         self.weak = False  # it holds only the query's common words (query_coverage): ranked after the rest
         self.band = 1 if tier in ("all", "any") else 0  # 1: past the first CANDIDATE_FLOOR of its list
-        self.feedback = 0.0  # its strength in the pass over the first results' words (expansion.py)
 
 
 def _form_docs(store, form):
@@ -168,7 +167,7 @@ def select_terms(store, terms, limit=MAX_QUERY_TERMS):
     return [t for t in terms if t in keep]
 
 
-def bm25_call():
+def _bm25():
     """The bm25 call of every ranked FTS5 query, the column weights as the constants say now."""
     return "bm25(evidence_fts, %s, %s, %s, %s, %s, %s)" % (
         BM25_WEIGHT_CLAIM, BM25_WEIGHT_SYMBOLS, BM25_WEIGHT_PATHS, BM25_WEIGHT_DETAIL, BM25_WEIGHT_CODE,
@@ -248,7 +247,7 @@ def plain_rows(store, sql, params):
     return cursor.execute(sql, params).fetchall()
 
 
-def ranked_matches(store, match, where, params, limit, tier, admits, require=None, terms=None):
+def _ranked_matches(store, match, where, params, limit, tier, admits, require=None, terms=None):
     """(the ``limit`` best bm25 matches of ``match`` passing ``where``, as Candidates, best first;
     whether more in scope are known to match).
 
@@ -270,7 +269,7 @@ def ranked_matches(store, match, where, params, limit, tier, admits, require=Non
 
 
 def _full_head(store, match, where, params, limit, window, admits, require):
-    """The matches ranked_matches keeps, (bm25 score, -rid, rank row) each, from every row of
+    """The matches _ranked_matches keeps, (bm25 score, -rid, rank row) each, from every row of
     ``match``."""
     bound, required = "", []
     if require is not None:
@@ -279,7 +278,7 @@ def _full_head(store, match, where, params, limit, window, admits, require):
     ranked = plain_rows(
         store,
         "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ?%s ORDER BY score LIMIT ?"
-        % (bm25_call(), bound),
+        % (_bm25(), bound),
         [match] + required + [window],
     )
     found, _, _ = _admitted_head(store, ranked, limit, admits)
@@ -288,7 +287,7 @@ def _full_head(store, match, where, params, limit, window, admits, require):
             store,
             "SELECT %s, %s AS score FROM evidence_fts JOIN evidence e ON e.rid = evidence_fts.rowid "
             "WHERE evidence_fts MATCH ?%s%s ORDER BY score LIMIT ?"
-            % (_RANK_COLUMNS, bm25_call(), bound.replace(" rowid IN", " evidence_fts.rowid IN"),
+            % (_RANK_COLUMNS, _bm25(), bound.replace(" rowid IN", " evidence_fts.rowid IN"),
                "".join(" AND " + w for w in where)),
             [match] + required + list(params) + [limit],
         )  # fmt: skip
@@ -378,7 +377,7 @@ def _pruned_head(store, terms, match, limit, window, admits):
             store,
             "SELECT rowid, %s AS score FROM evidence_fts WHERE evidence_fts MATCH ? "
             "AND +rowid IN (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH ?) ORDER BY score LIMIT ?"
-            % bm25_call(),
+            % _bm25(),
             [match, fts_query([t for t, _ in ceilings[:k]]), window],
         )
         found, short, read = _admitted_head(store, ranked, limit, admits)
@@ -427,13 +426,13 @@ def text_candidates(store, terms, words, where, params, pool, rank, admits):
     after the first ones and never changes them. A row must match one of ``words`` (the terms that
     select: selecting_terms); the others only score."""
     require = fts_query(words) if len(words) < len(terms) else None  # a short number alone selects nothing
-    plain, beyond = ranked_matches(
+    plain, beyond = _ranked_matches(
         store, fts_query(terms), where, params, pool, "any", admits, require=require, terms=terms
     )
     if rank == "fts":
         return plain, beyond
     every, beyond_all = (
-        ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all", admits)
+        _ranked_matches(store, fts_query(terms, all_terms=True), where, params, pool, "all", admits)
         if len(terms) > 1 and not any(_matches_nothing(store, t) for t in terms)
         else ([], False)
     )

@@ -17,7 +17,6 @@ from .candidates import (
 from .code_refs import CodeReference
 from .constants import CANDIDATE_FLOOR, EVIDENCE_KINDS, MAX_LIMIT, RANK_FRESHNESS_PENALTY, _lazy_pattern
 from .errors import UsageError
-from .expansion import add_feedback, expand, expansion_terms
 from .freshness import freshness_of
 from .records import _repos
 from .rerank import claim_text, idf, item_views, query_coverage, query_names, rerank, term_hits
@@ -126,12 +125,9 @@ def search(store, query, *, facts=None, **asked):
     views = {}
     if mode == "text" and ask.rank != "fts":
         views = item_views(store, [c.rid for c in cands])
-        _reranked(store, scope, query, terms, words, cands, views)
-        expansion = expansion_terms(store, terms, cands, views)
-        if expansion:  # the first results' own words find what the asker's did not
-            cands = expand(store, terms, cands, expansion, where, params, admits)
-            views.update(item_views(store, [c.rid for c in cands if c.rid not in views]))
-            _reranked(store, scope, query, terms, words, cands, views, add_feedback)
+        query_names(store, scope, query, words, cands, views)
+        query_coverage(terms, cands, views, idf(store, terms))
+        rerank(cands, scope, time.time())
     cands, weak = _held_back(cands, ask.all_matches)
     ranked = _RankedHead(store, cands, views, ask, head_size)
 
@@ -169,17 +165,6 @@ def search(store, query, *, facts=None, **asked):
         "mode": mode,
         "rank": ask.rank,
     }
-
-
-def _reranked(store, scope, query, terms, words, cands, views, then=None):
-    """Score the text candidates: what the query names of each, its coverage, ``then`` (a function
-    of the candidates, when given), then the rerank."""
-    now = time.time()
-    query_names(store, scope, query, words, cands, views)
-    query_coverage(terms, cands, views, idf(store, terms))
-    if then is not None:
-        then(cands)
-    rerank(cands, scope, now)
 
 
 def _tail_page(store, words, where, params, ask, ranked):
