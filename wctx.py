@@ -14010,8 +14010,6 @@ def query_coverage(terms, cands, views, idf):
     plain = {t: 1.0 for t in terms}
     floor = 1.0 / len(terms) if terms else 1.0  # FTS5 matched it on something: at least one term
     for c in cands:
-        if c.tier == "all":  # FTS5 matched every term: coverage 1.0, never weak
-            continue
         view = views.get(c.rid)
         if view is None:
             continue
