@@ -2,7 +2,7 @@
 """The default ranking's constants moved one at a time, on the judged families' cached worlds.
 
     python3 bench/rank_sweep.py [--families pallets,prometheus,jest] [--set NAME=VALUE ...]
-        [--only PREFIX] [--scales 0,0.5,2] [--cache /work/eval-cache] [--json]
+        [--only PREFIX] [--scales 0,0.5,2] [--cache /work/eval-cache] [--symptoms FILE] [--json]
 
 Opens each family's cached world (eval/families.py builds it; this never builds one) once, scores
 plain BM25 (``fts``) once, then the default ranking for every configuration: the shipped values,
@@ -63,12 +63,13 @@ def configurations(base, only, factors):
     return [(n, c) for n, c in out if not only or n.startswith(only) or n == "as shipped"]
 
 
-def open_worlds(names, corpus_dir, cache, scratch):
-    """[(corpus, store, ids)] of each family's cached world, on a scratch copy."""
+def open_worlds(names, corpus_dir, cache, scratch, symptoms=None):
+    """[(corpus, store, ids)] of each family's cached world (the one captured with ``symptoms``,
+    a jsonl of symptom lines, when given), on a scratch copy."""
     worlds = []
     for family in names:
         corpus = families.load(os.path.join(corpus_dir, family))
-        world = families.world_dir(cache, family, None)
+        world = families.world_dir(cache, family, symptoms, corpus)
         if not os.path.exists(os.path.join(world, "ids.json")):
             raise SystemExit("no cached world at %s (eval/families.py run builds it)" % world)
         with open(os.path.join(world, "ids.json"), encoding="utf-8") as fh:
@@ -116,6 +117,9 @@ def main(argv=None):
     parser.add_argument("--set", action="append", default=[], help="NAME=JSON value, for every configuration")
     parser.add_argument("--only", help="only the configurations whose name starts with this")
     parser.add_argument("--scales", default="0,0.5,2", help="comma-separated factors (default: 0,0.5,2)")
+    parser.add_argument(
+        "--symptoms", help="the worlds captured with these symptom lines (eval/families.py --symptoms)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     for setting in args.set:
@@ -128,7 +132,7 @@ def main(argv=None):
     wctx.freshness_of = history.unchecked  # as eval/families.py scores: no git call per result
     report = {}
     try:
-        worlds = open_worlds(args.families.split(","), args.corpus, args.cache, scratch)
+        worlds = open_worlds(args.families.split(","), args.corpus, args.cache, scratch, args.symptoms)
         report["fts"] = pooled(scores(worlds, "fts"))
         print("%-38s %6s %6s %6s  %6s %6s" % ("configuration", "MRR", "hit@1", "hit@10", "para", "cross"))
         print(line("plain BM25 (fts)", report["fts"]), flush=True)
