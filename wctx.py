@@ -5659,6 +5659,39 @@ _CS_PROPERTY = (  # public int Size { get; set; }
 )
 
 
+# C and C++: a field or global among several declarators of one line (item *first, *last;).
+_C_DECLARATORS = (
+    "value",
+    r"^[ \t]*(?!(?:return|case|goto|delete|else)\b)" + _FIELD_MODIFIERS + r"(?:[\w$<>:]+[ \t]+)+[*&]*[ \t]*"
+    r"(?:[\w$]+[ \t]*(?:\[[^\]\n]*\])?[ \t]*,[ \t]*[*&]*[ \t]*)*{NAME}{END}[ \t]*(?:\[[^\]\n]*\][ \t]*)?[;,=]",
+    re.M,
+)
+# C and C++: a name after its body, typedef struct { ... } span; or a member union { ... } value;
+# (the "tail" kind: its extent runs from the body's header to the ';', see tail_extent).
+_C_TAIL = (
+    "tail",
+    r"\}[ \t]*(?:\**[ \t]*[\w$]+[ \t]*,[ \t]*)*\**[ \t]*{NAME}{END}[ \t]*(?:\[[^\]\n]*\][ \t]*)*[;,]",
+    0,
+)
+# C and C++ functions and types the common rows (symbols._COMMON_DEFINITIONS) miss: a return type
+# written through a macro, QUEUE_PUBLIC(const char *) name(...), and a type whose header holds an
+# attribute or an export macro, struct __attribute__((packed)) name {, class LOG_API name {.
+C_DEFINITIONS = (
+    (
+        "func",
+        r"^[ \t]*(?:(?:static|extern|inline|const)\s+)*[A-Z_][A-Z0-9_]*[ \t]*\([^()\n]*\)[ \t]*"
+        r"(?:[\w$*&]+[ \t]+|[*&]+[ \t]*)*?{NAME}[ \t]*\(",
+        re.M,
+    ),
+    (
+        "type",
+        r"\b(?:class|struct|union|enum)\s+(?:(?:__attribute__[ \t]*\(\([^\n]*?\)\)|__declspec\([^)\n]*\)|"
+        r"alignas\([^)\n]*\)|[A-Z_][A-Z0-9_]*)\s+)+{NAME}{END}",
+        0,
+    ),
+)
+
+
 def _declared(keywords):
     """The row of a declaration by keyword: ``const NAME``, ``static mut NAME``, ``val NAME``."""
     return ("value", r"\b" + keywords + r"(?:\s+|(?<=!)\s*){NAME}{END}", 0)
@@ -5671,8 +5704,8 @@ KIND_ROWS = {
     "typescript": (_declared(_DECLARATION_KEYWORDS["typescript"]), _JS_FIELD),
     "go": (_declared(_DECLARATION_KEYWORDS["go"]), _GO_GROUP_ENTRY, _GO_FIELD),
     "rust": (_declared(_DECLARATION_KEYWORDS["rust"]), _RUST_FIELD),
-    "c": (_C_MACRO,) + _TYPED,
-    "cpp": (_declared(_DECLARATION_KEYWORDS["cpp"]), _C_MACRO) + _TYPED,
+    "c": (_C_MACRO,) + _TYPED + (_C_DECLARATORS, _C_TAIL),
+    "cpp": (_declared(_DECLARATION_KEYWORDS["cpp"]), _C_MACRO) + _TYPED + (_C_DECLARATORS, _C_TAIL),
     "java": _TYPED,
     "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
     "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]),) + _TYPED,
@@ -5710,6 +5743,8 @@ def kind_accepts(masked, language, kind, start, name_at):
         if masked.count("(", opening, name_at) > masked.count(")", opening, name_at):
             return False  # an argument in an initialiser (new Maker(a, UNSAFE, b)), not a member
         # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member
+        if language in ("c", "cpp") and masked[max(0, start - 400) : start].rstrip()[-1:] in _C_OPERATORS:
+            return False  # a name in a value going on from the line above: A = B |\n    C,
         assigned = _ASSIGNED_NAME.match(masked, name_at)
         if language in _TYPED_FIELDS and assigned and not before.strip() and not _member_start(masked, start):
             return False
@@ -5720,6 +5755,9 @@ def kind_accepts(masked, language, kind, start, name_at):
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
+    if kind == "value" and language in ("c", "cpp") and _C_TAG_ONLY.fullmatch(before):
+        if _C_FORWARD.match(masked, name_at):
+            return False  # struct queue; declares the tag, the definition is elsewhere
     if kind == "value" and language in _TYPED_FIELDS:
         before = _ANNOTATIONS.sub("", before)
         keywords = _DECLARATION_KEYWORDS.get(language)
@@ -5727,6 +5765,44 @@ def kind_accepts(masked, language, kind, start, name_at):
             return True  # declared by its keyword: using Handle = int; (not the statement using x;)
         return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
     return True
+
+
+_C_TAG_ONLY = _lazy_pattern(r"\s*(?:typedef\s+)?(?:struct|union|enum|class)\s+")
+_C_OPERATORS = frozenset("|&+-*/%^<>=?:(")
+_C_FORWARD = _lazy_pattern(r"[\w$]+\s*;")
+_C_BODY_HEADER = _lazy_pattern(r"\b(?:struct|union|enum|class)\b")
+
+
+def tail_extent(masked, close, name_end):
+    """(start, end) of a C or C++ definition named after its body (``typedef struct { ... }
+    span;``, a member ``union { ... } value;``) whose '}' is at ``close`` and whose name ends at
+    ``name_end``: from the body's header to the ';'. None when the body is no type's (a function's
+    or an initialiser's)."""
+    depth = 0
+    opening = -1
+    for i in range(close, -1, -1):
+        c = masked[i]
+        if c == "}":
+            depth += 1
+        elif c == "{":
+            depth -= 1
+            if depth == 0:
+                opening = i
+                break
+    if opening < 0:
+        return None
+    bound = max(masked.rfind(c, 0, opening) for c in ";{}")
+    if not _C_BODY_HEADER.search(masked, bound + 1, opening):
+        return None
+    start = _line_start_of(masked, opening)
+    while start > bound + 1:  # a header over several lines: typedef struct\n{
+        above = _line_start_of(masked, start - 1)
+        line = masked[above : start - 1].strip()
+        if not line or line.startswith("#") or above <= bound:
+            break
+        start = above
+    end = masked.find(";", name_end)
+    return start, (len(masked) if end < 0 else end + 1)
 
 
 def _local_value(masked, name_at):
@@ -5936,6 +6012,8 @@ _DEFINITIONS = {
     # Rust functions always say ``fn``: the C-style row would take a call or a match arm at a
     # line's start (``Self::Read(n) =>``) for a definition.
     "rust": _COMMON_DEFINITIONS[:-1],
+    "c": _COMMON_DEFINITIONS + C_DEFINITIONS,
+    "cpp": _COMMON_DEFINITIONS + C_DEFINITIONS,
     "ruby": (
         (
             "func",
@@ -6346,7 +6424,7 @@ def _find_pass(index, name, lo, hi, containers_only, bodiless):
     candidates = []
     lines = index.lines_with(name, lo, hi)
     for kind, pattern in _patterns(name, index.language):
-        if containers_only and kind != "type" and index.language != "ruby":
+        if containers_only and kind not in ("type", "tail") and index.language != "ruby":
             continue
         for line_lo, line_hi in lines:
             for m in pattern.finditer(index.masked, line_lo, line_hi):
@@ -6360,6 +6438,9 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
     """(start, end, kind) of the definition a pattern's match ``m`` found, or None where the
     match is no definition (a call, a use of a type, a declaration without a body)."""
     masked, language = index.masked, index.language
+    if kind == "tail":  # C: typedef struct { ... } name;
+        found = tail_extent(masked, m.start(), m.end() - 1)
+        return found and (found[0], _line_end(masked, found[1] - 1), "type")
     start = _line_start(masked, m.start())
     if kind in _OTHER_KINDS:
         name_at = name_position(masked, name, m.start(), m.end())
@@ -6368,7 +6449,7 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
     else:
         name_at = masked.rfind(name, m.start(), m.end())
     c_style = kind == "func" and pattern.pattern.startswith("^") and language != "ruby"
-    if c_style and not _c_style_definition(masked[start:name_at]):
+    if c_style and not _c_style_definition(masked[start:name_at], language):
         return None
     end = _candidate_end(index, start, name_at + len(name), kind, hi, bodiless)
     if end is None:
@@ -6377,13 +6458,16 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
     return start, _line_end(masked, max(end - 1, start)), kind
 
 
+_C_TYPE_SPECIFIER = _lazy_pattern(r"\b(?:struct|enum|union)\s+[\w$]+")  # a return type: static enum op f(
 _C_STYLE_FOREIGN = _lazy_pattern(r"[^\w\s$<>\[\],.*&:~?()@]")
 _C_STYLE_SUPERTYPE = _lazy_pattern(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)")
 
 
-def _c_style_definition(before):
+def _c_style_definition(before, language):
     """Whether what stands before a name on its line (``static int``) makes ``name(`` a
     definition, not a call (``x = f(``, ``return f(``, ``a.f(``) or a supertype (``class A : B()``)."""
+    if language in ("c", "cpp"):
+        before = _C_TYPE_SPECIFIER.sub("", before)
     if "=" in before or _CALL_LIKE.search(before) or before.rstrip().endswith((".", "->")):
         return False
     if _C_STYLE_FOREIGN.search(before.strip()):

@@ -990,3 +990,111 @@ def test_only_the_definitions_of_the_name_are_located(path, source, symbol, line
     found = wctx.locate_symbol_lines(source, path, symbol)
     assert found is not None, "%s not found in %s" % (symbol, path)
     assert found[1] == lines
+
+
+# C and C++ written the way libraries write them: a return type through an export macro, a
+# field among several declarators of one line, a name after its body (typedef struct { ... } T;
+# and a struct or union member), a struct with an attribute or an export macro in its header,
+# and a forward declaration beside the definition.
+C_EXTENTS = [
+    (
+        "lib/queue.c",
+        src("""
+            #include "queue.h"
+
+            struct queue;
+
+            typedef struct {
+                const char *data;
+                size_t length;
+            } span;
+
+            struct __attribute__ ((__packed__)) header8 {
+                unsigned char flags;
+            };
+
+            typedef struct queue {
+                struct item *first, *last;
+                union {
+                    long integer;
+                    double real;
+                } value;
+                struct {
+                    int fd;
+                } io;
+            } queue;
+
+            QUEUE_PUBLIC(const char *) queue_name(const queue *q)
+            {
+                return q->name;
+            }
+
+            static QUEUE_PUBLIC(void) queue_drop(queue *q) {
+                free(q);
+            }
+            """),
+        {
+            "span": [(5, 8)],
+            "span.length": [(7, 7)],
+            "header8": [(10, 12)],
+            "queue": [(14, 23)],
+            "queue.first": [(15, 15)],
+            "queue.last": [(15, 15)],
+            "queue.value": [(16, 19)],
+            "queue.io": [(20, 22)],
+            "queue_name": [(25, 28)],
+            "queue_drop": [(30, 32)],
+        },
+    ),
+    (
+        "src/logger.hpp",
+        src("""
+            namespace log {
+            class LOG_API logger {
+            public:
+                int level() const;
+            };
+            }
+            """),
+        {"logger": [(2, 5)]},
+    ),
+    (
+        "lib/flags.h",
+        src("""
+            typedef struct context context;
+
+            enum flags {
+                FLAG_FIXED = 1 << 0,
+                FLAG_SCIENTIFIC = 1 << 1,
+                PRESET_GENERAL = FLAG_FIXED | FLAG_SCIENTIFIC,
+                PRESET_JSON = FLAG_SCIENTIFIC |
+                    PRESET_GENERAL,
+            };
+
+            static enum flags parse_flags(const char *text)
+            {
+                return PRESET_GENERAL;
+            }
+            """),
+        {
+            "context": [(1, 1)],
+            "flags.PRESET_GENERAL": [(6, 6)],
+            "flags.PRESET_JSON": [(7, 8)],
+            "parse_flags": [(11, 14)],
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "path, source, symbol, lines",
+    [
+        pytest.param(path, source, symbol, lines, id=path + "#" + symbol)
+        for path, source, expected in C_EXTENTS
+        for symbol, lines in expected.items()
+    ],
+)
+def test_c_definitions_written_through_macros_or_named_after_their_body(path, source, symbol, lines):
+    found = wctx.locate_symbol_lines(source, path, symbol)
+    assert found is not None, "%s not found in %s" % (symbol, path)
+    assert found[1] == lines

@@ -97,6 +97,39 @@ _CS_PROPERTY = (  # public int Size { get; set; }
 )
 
 
+# C and C++: a field or global among several declarators of one line (item *first, *last;).
+_C_DECLARATORS = (
+    "value",
+    r"^[ \t]*(?!(?:return|case|goto|delete|else)\b)" + _FIELD_MODIFIERS + r"(?:[\w$<>:]+[ \t]+)+[*&]*[ \t]*"
+    r"(?:[\w$]+[ \t]*(?:\[[^\]\n]*\])?[ \t]*,[ \t]*[*&]*[ \t]*)*{NAME}{END}[ \t]*(?:\[[^\]\n]*\][ \t]*)?[;,=]",
+    re.M,
+)
+# C and C++: a name after its body, typedef struct { ... } span; or a member union { ... } value;
+# (the "tail" kind: its extent runs from the body's header to the ';', see tail_extent).
+_C_TAIL = (
+    "tail",
+    r"\}[ \t]*(?:\**[ \t]*[\w$]+[ \t]*,[ \t]*)*\**[ \t]*{NAME}{END}[ \t]*(?:\[[^\]\n]*\][ \t]*)*[;,]",
+    0,
+)
+# C and C++ functions and types the common rows (symbols._COMMON_DEFINITIONS) miss: a return type
+# written through a macro, QUEUE_PUBLIC(const char *) name(...), and a type whose header holds an
+# attribute or an export macro, struct __attribute__((packed)) name {, class LOG_API name {.
+C_DEFINITIONS = (
+    (
+        "func",
+        r"^[ \t]*(?:(?:static|extern|inline|const)\s+)*[A-Z_][A-Z0-9_]*[ \t]*\([^()\n]*\)[ \t]*"
+        r"(?:[\w$*&]+[ \t]+|[*&]+[ \t]*)*?{NAME}[ \t]*\(",
+        re.M,
+    ),
+    (
+        "type",
+        r"\b(?:class|struct|union|enum)\s+(?:(?:__attribute__[ \t]*\(\([^\n]*?\)\)|__declspec\([^)\n]*\)|"
+        r"alignas\([^)\n]*\)|[A-Z_][A-Z0-9_]*)\s+)+{NAME}{END}",
+        0,
+    ),
+)
+
+
 def _declared(keywords):
     """The row of a declaration by keyword: ``const NAME``, ``static mut NAME``, ``val NAME``."""
     return ("value", r"\b" + keywords + r"(?:\s+|(?<=!)\s*){NAME}{END}", 0)
@@ -109,8 +142,8 @@ KIND_ROWS = {
     "typescript": (_declared(_DECLARATION_KEYWORDS["typescript"]), _JS_FIELD),
     "go": (_declared(_DECLARATION_KEYWORDS["go"]), _GO_GROUP_ENTRY, _GO_FIELD),
     "rust": (_declared(_DECLARATION_KEYWORDS["rust"]), _RUST_FIELD),
-    "c": (_C_MACRO,) + _TYPED,
-    "cpp": (_declared(_DECLARATION_KEYWORDS["cpp"]), _C_MACRO) + _TYPED,
+    "c": (_C_MACRO,) + _TYPED + (_C_DECLARATORS, _C_TAIL),
+    "cpp": (_declared(_DECLARATION_KEYWORDS["cpp"]), _C_MACRO) + _TYPED + (_C_DECLARATORS, _C_TAIL),
     "java": _TYPED,
     "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
     "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]),) + _TYPED,
@@ -148,6 +181,8 @@ def kind_accepts(masked, language, kind, start, name_at):
         if masked.count("(", opening, name_at) > masked.count(")", opening, name_at):
             return False  # an argument in an initialiser (new Maker(a, UNSAFE, b)), not a member
         # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member
+        if language in ("c", "cpp") and masked[max(0, start - 400) : start].rstrip()[-1:] in _C_OPERATORS:
+            return False  # a name in a value going on from the line above: A = B |\n    C,
         assigned = _ASSIGNED_NAME.match(masked, name_at)
         if language in _TYPED_FIELDS and assigned and not before.strip() and not _member_start(masked, start):
             return False
@@ -158,6 +193,9 @@ def kind_accepts(masked, language, kind, start, name_at):
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
+    if kind == "value" and language in ("c", "cpp") and _C_TAG_ONLY.fullmatch(before):
+        if _C_FORWARD.match(masked, name_at):
+            return False  # struct queue; declares the tag, the definition is elsewhere
     if kind == "value" and language in _TYPED_FIELDS:
         before = _ANNOTATIONS.sub("", before)
         keywords = _DECLARATION_KEYWORDS.get(language)
@@ -165,6 +203,44 @@ def kind_accepts(masked, language, kind, start, name_at):
             return True  # declared by its keyword: using Handle = int; (not the statement using x;)
         return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
     return True
+
+
+_C_TAG_ONLY = _lazy_pattern(r"\s*(?:typedef\s+)?(?:struct|union|enum|class)\s+")
+_C_OPERATORS = frozenset("|&+-*/%^<>=?:(")
+_C_FORWARD = _lazy_pattern(r"[\w$]+\s*;")
+_C_BODY_HEADER = _lazy_pattern(r"\b(?:struct|union|enum|class)\b")
+
+
+def tail_extent(masked, close, name_end):
+    """(start, end) of a C or C++ definition named after its body (``typedef struct { ... }
+    span;``, a member ``union { ... } value;``) whose '}' is at ``close`` and whose name ends at
+    ``name_end``: from the body's header to the ';'. None when the body is no type's (a function's
+    or an initialiser's)."""
+    depth = 0
+    opening = -1
+    for i in range(close, -1, -1):
+        c = masked[i]
+        if c == "}":
+            depth += 1
+        elif c == "{":
+            depth -= 1
+            if depth == 0:
+                opening = i
+                break
+    if opening < 0:
+        return None
+    bound = max(masked.rfind(c, 0, opening) for c in ";{}")
+    if not _C_BODY_HEADER.search(masked, bound + 1, opening):
+        return None
+    start = _line_start_of(masked, opening)
+    while start > bound + 1:  # a header over several lines: typedef struct\n{
+        above = _line_start_of(masked, start - 1)
+        line = masked[above : start - 1].strip()
+        if not line or line.startswith("#") or above <= bound:
+            break
+        start = above
+    end = masked.find(";", name_end)
+    return start, (len(masked) if end < 0 else end + 1)
 
 
 def _local_value(masked, name_at):

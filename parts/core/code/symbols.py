@@ -23,6 +23,7 @@ from .lexicon import lexicon_of, mask
 from .symbol_kinds import (
     _COMMA_MEMBERS,
     ANNOTATION,
+    C_DEFINITIONS,
     _python_assigned_names,
     _python_parse,
     compile_rows,
@@ -30,6 +31,7 @@ from .symbol_kinds import (
     kind_patterns,
     macro_end,
     name_position,
+    tail_extent,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -129,6 +131,8 @@ _DEFINITIONS = {
     # Rust functions always say ``fn``: the C-style row would take a call or a match arm at a
     # line's start (``Self::Read(n) =>``) for a definition.
     "rust": _COMMON_DEFINITIONS[:-1],
+    "c": _COMMON_DEFINITIONS + C_DEFINITIONS,
+    "cpp": _COMMON_DEFINITIONS + C_DEFINITIONS,
     "ruby": (
         (
             "func",
@@ -539,7 +543,7 @@ def _find_pass(index, name, lo, hi, containers_only, bodiless):
     candidates = []
     lines = index.lines_with(name, lo, hi)
     for kind, pattern in _patterns(name, index.language):
-        if containers_only and kind != "type" and index.language != "ruby":
+        if containers_only and kind not in ("type", "tail") and index.language != "ruby":
             continue
         for line_lo, line_hi in lines:
             for m in pattern.finditer(index.masked, line_lo, line_hi):
@@ -553,6 +557,9 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
     """(start, end, kind) of the definition a pattern's match ``m`` found, or None where the
     match is no definition (a call, a use of a type, a declaration without a body)."""
     masked, language = index.masked, index.language
+    if kind == "tail":  # C: typedef struct { ... } name;
+        found = tail_extent(masked, m.start(), m.end() - 1)
+        return found and (found[0], _line_end(masked, found[1] - 1), "type")
     start = _line_start(masked, m.start())
     if kind in _OTHER_KINDS:
         name_at = name_position(masked, name, m.start(), m.end())
@@ -561,7 +568,7 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
     else:
         name_at = masked.rfind(name, m.start(), m.end())
     c_style = kind == "func" and pattern.pattern.startswith("^") and language != "ruby"
-    if c_style and not _c_style_definition(masked[start:name_at]):
+    if c_style and not _c_style_definition(masked[start:name_at], language):
         return None
     end = _candidate_end(index, start, name_at + len(name), kind, hi, bodiless)
     if end is None:
@@ -570,13 +577,16 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
     return start, _line_end(masked, max(end - 1, start)), kind
 
 
+_C_TYPE_SPECIFIER = _lazy_pattern(r"\b(?:struct|enum|union)\s+[\w$]+")  # a return type: static enum op f(
 _C_STYLE_FOREIGN = _lazy_pattern(r"[^\w\s$<>\[\],.*&:~?()@]")
 _C_STYLE_SUPERTYPE = _lazy_pattern(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)")
 
 
-def _c_style_definition(before):
+def _c_style_definition(before, language):
     """Whether what stands before a name on its line (``static int``) makes ``name(`` a
     definition, not a call (``x = f(``, ``return f(``, ``a.f(``) or a supertype (``class A : B()``)."""
+    if language in ("c", "cpp"):
+        before = _C_TYPE_SPECIFIER.sub("", before)
     if "=" in before or _CALL_LIKE.search(before) or before.rstrip().endswith((".", "->")):
         return False
     if _C_STYLE_FOREIGN.search(before.strip()):
