@@ -5666,6 +5666,12 @@ _C_DECLARATORS = (
     r"(?:[\w$]+[ \t]*(?:\[[^\]\n]*\])?[ \t]*,[ \t]*[*&]*[ \t]*)*{NAME}{END}[ \t]*(?:\[[^\]\n]*\][ \t]*)?[;,=]",
     re.M,
 )
+# C and C++: a field of a struct written on one line, struct pair { int low; int high; };
+_C_INLINE_FIELD = (
+    "value",
+    r"(?<=[{;])[ \t]*(?:[\w$]+[ \t]+)+[*&]*[ \t]*{NAME}{END}[ \t]*(?:\[[^\]\n]*\][ \t]*)?;",
+    0,
+)
 # C and C++: a name after its body, typedef struct { ... } span; or a member union { ... } value;
 # (the "tail" kind: its extent runs from the body's header to the ';', see tail_extent).
 _C_TAIL = (
@@ -5704,8 +5710,10 @@ KIND_ROWS = {
     "typescript": (_declared(_DECLARATION_KEYWORDS["typescript"]), _JS_FIELD),
     "go": (_declared(_DECLARATION_KEYWORDS["go"]), _GO_GROUP_ENTRY, _GO_FIELD),
     "rust": (_declared(_DECLARATION_KEYWORDS["rust"]), _RUST_FIELD),
-    "c": (_C_MACRO,) + _TYPED + (_C_DECLARATORS, _C_TAIL),
-    "cpp": (_declared(_DECLARATION_KEYWORDS["cpp"]), _C_MACRO) + _TYPED + (_C_DECLARATORS, _C_TAIL),
+    "c": (_C_MACRO,) + _TYPED + (_C_DECLARATORS, _C_INLINE_FIELD, _C_TAIL),
+    "cpp": (_declared(_DECLARATION_KEYWORDS["cpp"]), _C_MACRO)
+    + _TYPED
+    + (_C_DECLARATORS, _C_INLINE_FIELD, _C_TAIL),
     "java": _TYPED,
     "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
     "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]),) + _TYPED,

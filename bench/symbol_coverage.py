@@ -592,11 +592,16 @@ class Walker:
     def c_artefact(self, node, scope):
         """Why the parser's ``node`` is no definition a user cites, or None."""
         t = node.type
-        if t == "function_definition" and node.child_by_field_name("type") is None and not scope:
+        if t == "function_definition" and not scope:
             declarator = node.child_by_field_name("declarator")
             inner = declarator.child_by_field_name("declarator") if declarator is not None else None
             name = self.text(inner) if inner is not None and inner.type == "identifier" else ""
-            if re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
+            parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+            bare = parameters is not None and all(  # TEST(suite, name): names, no types
+                p.type == "parameter_declaration" and p.child_by_field_name("declarator") is None
+                for p in parameters.named_children
+            )
+            if re.fullmatch(r"[A-Z][A-Z0-9_]*", name) and (node.child_by_field_name("type") is None or bare):
                 return self.MACRO_INVOCATION
         parent = node.parent
         if (

@@ -1062,6 +1062,7 @@ C_EXTENTS = [
         "lib/flags.h",
         src("""
             typedef struct context context;
+            typedef struct pair { unsigned low; unsigned high; } pair;
 
             enum flags {
                 FLAG_FIXED = 1 << 0,
@@ -1078,9 +1079,10 @@ C_EXTENTS = [
             """),
         {
             "context": [(1, 1)],
-            "flags.PRESET_GENERAL": [(6, 6)],
-            "flags.PRESET_JSON": [(7, 8)],
-            "parse_flags": [(11, 14)],
+            "pair.high": [(2, 2)],
+            "flags.PRESET_GENERAL": [(7, 7)],
+            "flags.PRESET_JSON": [(8, 9)],
+            "parse_flags": [(12, 15)],
         },
     ),
 ]
