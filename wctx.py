@@ -5582,6 +5582,7 @@ def mask(source, language):
 #   a Go ``Name string``), which counts only directly inside a class, interface, struct, enum or
 #   trait body (never in an object literal or a function). Cited as ``Type.field``.
 # - "macro": a C ``#define``, to the end of its line and the lines its backslashes continue.
+# - "tail": a C or C++ name after its body (``typedef struct { ... } span;``), see tail_extent.
 
 # Languages whose members are separated by commas (enum members, Rust struct fields).
 _COMMA_MEMBERS = frozenset(
@@ -5680,13 +5681,15 @@ _C_TAIL = (
     0,
 )
 # C and C++ functions and types the common rows (symbols._COMMON_DEFINITIONS) miss: a return type
-# written through a macro, QUEUE_PUBLIC(const char *) name(...), and a type whose header holds an
-# attribute or an export macro, struct __attribute__((packed)) name {, class LOG_API name {.
+# written through a macro, QUEUE_PUBLIC(const char *) name(...), after extern "C" or an attribute,
+# and a type whose header holds an attribute or an export macro, struct __attribute__((packed))
+# name {, class LOG_API name {.
 C_DEFINITIONS = (
     (
         "func",
-        r"^[ \t]*(?:(?:static|extern|inline|const)\s+)*[A-Z_][A-Z0-9_]*[ \t]*\([^()\n]*\)[ \t]*"
-        r"(?:[\w$*&]+[ \t]+|[*&]+[ \t]*)*?{NAME}[ \t]*\(",
+        r"^[ \t]*(?:(?:static|extern|inline|const)\s+)*(?:[A-Z_][A-Z0-9_]*[ \t]*\([^()\n]*\)|extern[ \t]*\"[^\"\n]*\"|"
+        r"__attribute__[ \t]*\(\((?:[^()\n]|\([^()\n]*\))*\)\))[ \t]*"
+        r"(?:[\w$*&:<>,]+[ \t]+|[*&]+[ \t]*)*?{NAME}[ \t]*\(",
         re.M,
     ),
     (
@@ -5739,10 +5742,11 @@ def kind_patterns(name, language):
     return compile_rows(KIND_ROWS.get(language, ()), name)
 
 
-def kind_accepts(masked, language, kind, start, name_at):
+def kind_accepts(masked, language, kind, start, name_at, bodiless=False):
     """Whether a match of ``kind_patterns`` at line ``start`` (the name at ``name_at``) is a
     declaration: a field directly in a class-like body, a Go group entry inside its group, a typed
-    declaration not a statement (``return x;``)."""
+    declaration not a statement (``return x;``), a C forward declaration (``struct S;``) only in
+    the pass for declarations without a body (``bodiless``: the file defines nothing of the name)."""
     before = masked[start:name_at]
     if kind == "field":
         opening = _enclosing_brace(masked, name_at)
@@ -5765,7 +5769,7 @@ def kind_accepts(masked, language, kind, start, name_at):
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
     if kind == "value" and language in ("c", "cpp") and _C_TAG_ONLY.fullmatch(before):
         if _C_FORWARD.match(masked, name_at):
-            return False  # struct queue; declares the tag, the definition is elsewhere
+            return bodiless  # struct queue; only where the file defines nothing of the name
     if kind == "value" and language in _TYPED_FIELDS:
         before = _ANNOTATIONS.sub("", before)
         keywords = _DECLARATION_KEYWORDS.get(language)
@@ -5779,6 +5783,52 @@ _C_TAG_ONLY = _lazy_pattern(r"\s*(?:typedef\s+)?(?:struct|union|enum|class)\s+")
 _C_OPERATORS = frozenset("|&+-*/%^<>=?:(")
 _C_FORWARD = _lazy_pattern(r"[\w$]+\s*;")
 _C_BODY_HEADER = _lazy_pattern(r"\b(?:struct|union|enum|class)\b")
+
+
+_NAMESPACE_OPEN = _lazy_pattern(r"\bnamespace(?:[ \t]+[\w:]+)?[ \t]*\{")
+_BRACE = _lazy_pattern(r"[{}]")
+
+
+def without_namespace_braces(masked):
+    """``masked`` with the braces of each C++ ``namespace x { ... }`` blanked, so that what a
+    namespace holds stands at the depth of what is outside it."""
+    chars = None
+    for m in _NAMESPACE_OPEN.finditer(masked):
+        depth = 0
+        for brace in _BRACE.finditer(masked, m.end() - 1):
+            depth += 1 if brace.group() == "{" else -1
+            if depth == 0:
+                chars = chars or list(masked)
+                chars[m.end() - 1] = chars[brace.start()] = " "
+                break
+    return "".join(chars) if chars else masked
+
+
+def template_start(masked, start):
+    """Where a C++ definition whose line starts at ``start`` begins, over the ``template <...>``
+    headers above it (over several lines: ``template <typename T,\n  enable_if_t<...> = 0>``)."""
+    while True:
+        head = masked[:start].rstrip()
+        if not head.endswith(">"):
+            return start
+        depth = 0
+        for i in range(len(head) - 1, max(-1, len(head) - 2000), -1):
+            c = head[i]
+            if c == ">":
+                depth += 1
+            elif c == "<":
+                depth -= 1
+                if depth == 0:
+                    break
+        else:
+            return start
+        if depth != 0 or not head[:i].rstrip().endswith("template"):
+            return start
+        keyword = head[:i].rstrip()
+        line = _line_start_of(masked, len(keyword))
+        if masked[line : len(keyword) - len("template")].strip():
+            return start  # template is not first on its line
+        start = line
 
 
 def tail_extent(masked, close, name_end):
@@ -6229,6 +6279,10 @@ def _matching_open_paren(masked, close):
 
 def _extend_start(masked, language, start):
     """Move the start up over annotation/attribute lines and a C return type line."""
+    if language in ("c", "cpp"):  # a C++ header is often a .h
+        above = template_start(masked, start)
+        if above != start:
+            return above
     while start > 0:
         prev_start = _line_start(masked, start - 1)
         prev = masked[prev_start : start - 1].strip()
@@ -6364,10 +6418,12 @@ class _SourceIndex:
     def __init__(self, source, language):
         self.language = language
         self.masked = masked = _mask_source(source, language)
+        # a C++ namespace nests nothing a reader cites: its braces do not count (nor in a .h)
+        self.nesting = nesting = without_namespace_braces(masked) if language in ("c", "cpp") else masked
         self.starts = [0]
         self.depth = [0]
         depth = 0
-        for line in masked.split("\n"):
+        for line in nesting.split("\n"):
             depth += line.count("{") - line.count("}")
             self.starts.append(self.starts[-1] + len(line) + 1)
             self.depth.append(depth)
@@ -6383,8 +6439,8 @@ class _SourceIndex:
         line = self.line_of(pos)
         return (
             self.depth[line]
-            + self.masked.count("{", self.starts[line], pos)
-            - self.masked.count("}", self.starts[line], pos)
+            + self.nesting.count("{", self.starts[line], pos)
+            - self.nesting.count("}", self.starts[line], pos)
         )
 
     def lines_with(self, name, lo, hi):
@@ -6452,7 +6508,7 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
     start = _line_start(masked, m.start())
     if kind in _OTHER_KINDS:
         name_at = name_position(masked, name, m.start(), m.end())
-        if not kind_accepts(masked, language, kind, start, name_at):
+        if not kind_accepts(masked, language, kind, start, name_at, bodiless):
             return None
     else:
         name_at = masked.rfind(name, m.start(), m.end())
@@ -6466,7 +6522,11 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
     return start, _line_end(masked, max(end - 1, start)), kind
 
 
-_C_TYPE_SPECIFIER = _lazy_pattern(r"\b(?:struct|enum|union)\s+[\w$]+")  # a return type: static enum op f(
+# what may stand before a C or C++ function's name beside its type: static enum op f(,
+# extern "C" int f(, __attribute__((visibility("default"))) int f(
+_C_TYPE_SPECIFIER = _lazy_pattern(
+    r"\b(?:struct|enum|union)\s+[\w$]+|\bextern\s*\"[^\"\n]*\"|\b__attribute__\s*\(\((?:[^()\n]|\([^()\n]*\))*\)\)"
+)
 _C_STYLE_FOREIGN = _lazy_pattern(r"[^\w\s$<>\[\],.*&:~?()@]")
 _C_STYLE_SUPERTYPE = _lazy_pattern(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)")
 

@@ -206,6 +206,9 @@ class Walker:
     def add(self, scope, name, kind, node, extent=None, first=None):
         if name and name.replace("$", "_").isidentifier():
             start, end = _lines(node, extent)
+            template = node.parent
+            if template is not None and template.type == "template_declaration":
+                first = template.start_point[0] + 1  # template <class T> is the definition's first line
             self.out.append((scope + [name], kind, min(start, first or start), end))
 
     def walk(self, node, scope):

@@ -1085,6 +1085,51 @@ C_EXTENTS = [
             "parse_flags": [(12, 15)],
         },
     ),
+    (  # a forward declaration is what a header holds of a type defined elsewhere
+        "lib/net.h",
+        src("""
+            struct timeval;
+            struct conn;
+
+            struct conn {
+                int fd;
+            };
+            """),
+        {"timeval": [(1, 1)], "conn": [(4, 6)]},
+    ),
+    (  # what a namespace holds stands beside what is outside it: overloads in both are joined
+        "src/format.cc",
+        src("""
+            enum class color { red, green };
+            auto format_as(color c) -> int { return 1; }
+
+            namespace detail {
+            enum class color { red, green };
+            auto format_as(long n) -> long { return n; }
+            }  // namespace detail
+
+            extern "C" int format_c(const char* text, int size) {
+                return size;
+            }
+
+            __attribute__((visibility("default"))) int version() {
+                return 11;
+            }
+
+            template <typename T,
+                      enable_if_t<is_integral<T>::value, int> = 0>
+            auto test_value() -> T {
+                return 42;
+            }
+            """),
+        {
+            "color": [(1, 1), (5, 5)],
+            "format_as": [(2, 2), (6, 6)],
+            "format_c": [(9, 11)],
+            "version": [(13, 15)],
+            "test_value": [(17, 21)],
+        },
+    ),
 ]
 
 

@@ -20,6 +20,7 @@ from .constants import _lazy_pattern
 #   a Go ``Name string``), which counts only directly inside a class, interface, struct, enum or
 #   trait body (never in an object literal or a function). Cited as ``Type.field``.
 # - "macro": a C ``#define``, to the end of its line and the lines its backslashes continue.
+# - "tail": a C or C++ name after its body (``typedef struct { ... } span;``), see tail_extent.
 
 # Languages whose members are separated by commas (enum members, Rust struct fields).
 _COMMA_MEMBERS = frozenset(
@@ -118,13 +119,15 @@ _C_TAIL = (
     0,
 )
 # C and C++ functions and types the common rows (symbols._COMMON_DEFINITIONS) miss: a return type
-# written through a macro, QUEUE_PUBLIC(const char *) name(...), and a type whose header holds an
-# attribute or an export macro, struct __attribute__((packed)) name {, class LOG_API name {.
+# written through a macro, QUEUE_PUBLIC(const char *) name(...), after extern "C" or an attribute,
+# and a type whose header holds an attribute or an export macro, struct __attribute__((packed))
+# name {, class LOG_API name {.
 C_DEFINITIONS = (
     (
         "func",
-        r"^[ \t]*(?:(?:static|extern|inline|const)\s+)*[A-Z_][A-Z0-9_]*[ \t]*\([^()\n]*\)[ \t]*"
-        r"(?:[\w$*&]+[ \t]+|[*&]+[ \t]*)*?{NAME}[ \t]*\(",
+        r"^[ \t]*(?:(?:static|extern|inline|const)\s+)*(?:[A-Z_][A-Z0-9_]*[ \t]*\([^()\n]*\)|extern[ \t]*\"[^\"\n]*\"|"
+        r"__attribute__[ \t]*\(\((?:[^()\n]|\([^()\n]*\))*\)\))[ \t]*"
+        r"(?:[\w$*&:<>,]+[ \t]+|[*&]+[ \t]*)*?{NAME}[ \t]*\(",
         re.M,
     ),
     (
@@ -177,10 +180,11 @@ def kind_patterns(name, language):
     return compile_rows(KIND_ROWS.get(language, ()), name)
 
 
-def kind_accepts(masked, language, kind, start, name_at):
+def kind_accepts(masked, language, kind, start, name_at, bodiless=False):
     """Whether a match of ``kind_patterns`` at line ``start`` (the name at ``name_at``) is a
     declaration: a field directly in a class-like body, a Go group entry inside its group, a typed
-    declaration not a statement (``return x;``)."""
+    declaration not a statement (``return x;``), a C forward declaration (``struct S;``) only in
+    the pass for declarations without a body (``bodiless``: the file defines nothing of the name)."""
     before = masked[start:name_at]
     if kind == "field":
         opening = _enclosing_brace(masked, name_at)
@@ -203,7 +207,7 @@ def kind_accepts(masked, language, kind, start, name_at):
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
     if kind == "value" and language in ("c", "cpp") and _C_TAG_ONLY.fullmatch(before):
         if _C_FORWARD.match(masked, name_at):
-            return False  # struct queue; declares the tag, the definition is elsewhere
+            return bodiless  # struct queue; only where the file defines nothing of the name
     if kind == "value" and language in _TYPED_FIELDS:
         before = _ANNOTATIONS.sub("", before)
         keywords = _DECLARATION_KEYWORDS.get(language)
@@ -217,6 +221,52 @@ _C_TAG_ONLY = _lazy_pattern(r"\s*(?:typedef\s+)?(?:struct|union|enum|class)\s+")
 _C_OPERATORS = frozenset("|&+-*/%^<>=?:(")
 _C_FORWARD = _lazy_pattern(r"[\w$]+\s*;")
 _C_BODY_HEADER = _lazy_pattern(r"\b(?:struct|union|enum|class)\b")
+
+
+_NAMESPACE_OPEN = _lazy_pattern(r"\bnamespace(?:[ \t]+[\w:]+)?[ \t]*\{")
+_BRACE = _lazy_pattern(r"[{}]")
+
+
+def without_namespace_braces(masked):
+    """``masked`` with the braces of each C++ ``namespace x { ... }`` blanked, so that what a
+    namespace holds stands at the depth of what is outside it."""
+    chars = None
+    for m in _NAMESPACE_OPEN.finditer(masked):
+        depth = 0
+        for brace in _BRACE.finditer(masked, m.end() - 1):
+            depth += 1 if brace.group() == "{" else -1
+            if depth == 0:
+                chars = chars or list(masked)
+                chars[m.end() - 1] = chars[brace.start()] = " "
+                break
+    return "".join(chars) if chars else masked
+
+
+def template_start(masked, start):
+    """Where a C++ definition whose line starts at ``start`` begins, over the ``template <...>``
+    headers above it (over several lines: ``template <typename T,\n  enable_if_t<...> = 0>``)."""
+    while True:
+        head = masked[:start].rstrip()
+        if not head.endswith(">"):
+            return start
+        depth = 0
+        for i in range(len(head) - 1, max(-1, len(head) - 2000), -1):
+            c = head[i]
+            if c == ">":
+                depth += 1
+            elif c == "<":
+                depth -= 1
+                if depth == 0:
+                    break
+        else:
+            return start
+        if depth != 0 or not head[:i].rstrip().endswith("template"):
+            return start
+        keyword = head[:i].rstrip()
+        line = _line_start_of(masked, len(keyword))
+        if masked[line : len(keyword) - len("template")].strip():
+            return start  # template is not first on its line
+        start = line
 
 
 def tail_extent(masked, close, name_end):

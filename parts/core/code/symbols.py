@@ -32,6 +32,8 @@ from .symbol_kinds import (
     macro_end,
     name_position,
     tail_extent,
+    template_start,
+    without_namespace_braces,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -340,6 +342,10 @@ def _matching_open_paren(masked, close):
 
 def _extend_start(masked, language, start):
     """Move the start up over annotation/attribute lines and a C return type line."""
+    if language in ("c", "cpp"):  # a C++ header is often a .h
+        above = template_start(masked, start)
+        if above != start:
+            return above
     while start > 0:
         prev_start = _line_start(masked, start - 1)
         prev = masked[prev_start : start - 1].strip()
@@ -475,10 +481,12 @@ class _SourceIndex:
     def __init__(self, source, language):
         self.language = language
         self.masked = masked = _mask_source(source, language)
+        # a C++ namespace nests nothing a reader cites: its braces do not count (nor in a .h)
+        self.nesting = nesting = without_namespace_braces(masked) if language in ("c", "cpp") else masked
         self.starts = [0]
         self.depth = [0]
         depth = 0
-        for line in masked.split("\n"):
+        for line in nesting.split("\n"):
             depth += line.count("{") - line.count("}")
             self.starts.append(self.starts[-1] + len(line) + 1)
             self.depth.append(depth)
@@ -494,8 +502,8 @@ class _SourceIndex:
         line = self.line_of(pos)
         return (
             self.depth[line]
-            + self.masked.count("{", self.starts[line], pos)
-            - self.masked.count("}", self.starts[line], pos)
+            + self.nesting.count("{", self.starts[line], pos)
+            - self.nesting.count("}", self.starts[line], pos)
         )
 
     def lines_with(self, name, lo, hi):
@@ -563,7 +571,7 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
     start = _line_start(masked, m.start())
     if kind in _OTHER_KINDS:
         name_at = name_position(masked, name, m.start(), m.end())
-        if not kind_accepts(masked, language, kind, start, name_at):
+        if not kind_accepts(masked, language, kind, start, name_at, bodiless):
             return None
     else:
         name_at = masked.rfind(name, m.start(), m.end())
@@ -577,7 +585,11 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
     return start, _line_end(masked, max(end - 1, start)), kind
 
 
-_C_TYPE_SPECIFIER = _lazy_pattern(r"\b(?:struct|enum|union)\s+[\w$]+")  # a return type: static enum op f(
+# what may stand before a C or C++ function's name beside its type: static enum op f(,
+# extern "C" int f(, __attribute__((visibility("default"))) int f(
+_C_TYPE_SPECIFIER = _lazy_pattern(
+    r"\b(?:struct|enum|union)\s+[\w$]+|\bextern\s*\"[^\"\n]*\"|\b__attribute__\s*\(\((?:[^()\n]|\([^()\n]*\))*\)\)"
+)
 _C_STYLE_FOREIGN = _lazy_pattern(r"[^\w\s$<>\[\],.*&:~?()@]")
 _C_STYLE_SUPERTYPE = _lazy_pattern(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)")
 
