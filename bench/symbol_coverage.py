@@ -591,6 +591,7 @@ class Walker:
     MACRO_INVOCATION = "a macro invocation (TEST(suite, name) { ... })"
     LOST_LOCAL = "a local the parser lost (a macro without ';' broke its function)"
     SPECIFIER_MACROS = "specifier macros on their own line, joined to the function below"
+    MACRO_LINE = "a macro line the parser read as a declaration without its ';' (FMT_END_NAMESPACE)"
 
     def c_artefact(self, node, scope):
         """Why the parser's ``node`` is no definition a user cites, or None."""
@@ -617,6 +618,8 @@ class Walker:
             return self.LOST_LOCAL
         if self.c_specifier_line(node) is not None:
             return self.SPECIFIER_MACROS
+        if t == "declaration" and node.children and node.children[-1].is_missing:
+            return self.MACRO_LINE
         return None
 
     def c_specifier_line(self, node):
@@ -795,6 +798,9 @@ def main(argv=None):
     parser.add_argument("--misses", type=int, default=0, help="examples printed per cause")
     parser.add_argument("--language", action="append", help="only these languages")
     parser.add_argument(
+        "--headers", choices=("c", "cpp"), default="c", help="the parser's language for .h files"
+    )
+    parser.add_argument(
         "--tests",
         choices=("with", "without", "only"),
         default="with",
@@ -802,6 +808,9 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
     wctx = load_wctx(args.wctx)
+    language_of = wctx.language_of
+    if args.headers == "cpp":  # a C++ library's .h files, parsed as C++ (wctx reads them as it does)
+        language_of = lambda path: "cpp" if path.endswith(".h") else wctx.language_of(path)  # noqa: E731
     ts = TreeSitter()
     tally = defaultdict(Counter)  # (language, kind) -> Counter(cause)
     examples = defaultdict(list)
@@ -809,7 +818,7 @@ def main(argv=None):
     counts = Counter()
     left_out = defaultdict(Counter)  # language -> (kind, reason) -> count
     for repo in args.repo:
-        for path, language in files_of(repo, wctx.language_of, args.files, counts):
+        for path, language in files_of(repo, language_of, args.files, counts):
             if args.language and language not in args.language:
                 continue
             if args.tests != "with" and is_test_path(os.path.relpath(path, repo)) != (args.tests == "only"):

@@ -1130,6 +1130,18 @@ C_EXTENTS = [
             "test_value": [(17, 21)],
         },
     ),
+    (  # a C++ header named .h
+        "include/box.h",
+        src("""
+            namespace box {
+            using handle = int;
+            template <typename T> struct holder {
+                T value;
+            };
+            }
+            """),
+        {"handle": [(2, 2)], "holder": [(3, 5)]},
+    ),
 ]
 
 

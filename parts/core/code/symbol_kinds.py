@@ -40,6 +40,7 @@ _DECLARATION_KEYWORDS = {
     "php": r"(?:const)",
     "csharp": r"(?:const|event)",
     "cpp": r"(?:using)",  # an alias: using Handle = int;
+    "c": r"(?:using)",  # C has none, but a C++ header is often a .h
 }
 ANNOTATION = r"@[\w.]+(?:\([^)\n]*\))?"  # on the field's own line: @Expose private int a;
 _FIELD_MODIFIERS = (
@@ -151,7 +152,9 @@ KIND_ROWS = {
     "typescript": (_declared(_DECLARATION_KEYWORDS["typescript"]), _JS_FIELD),
     "go": (_declared(_DECLARATION_KEYWORDS["go"]), _GO_GROUP_ENTRY, _GO_FIELD),
     "rust": (_declared(_DECLARATION_KEYWORDS["rust"]), _RUST_FIELD),
-    "c": (_C_MACRO,) + _TYPED + (_C_DECLARATORS, _C_INLINE_FIELD, _C_TAIL),
+    "c": (_declared(_DECLARATION_KEYWORDS["c"]), _C_MACRO)
+    + _TYPED
+    + (_C_DECLARATORS, _C_INLINE_FIELD, _C_TAIL),
     "cpp": (_declared(_DECLARATION_KEYWORDS["cpp"]), _C_MACRO)
     + _TYPED
     + (_C_DECLARATORS, _C_INLINE_FIELD, _C_TAIL),
