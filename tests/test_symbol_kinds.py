@@ -1142,6 +1142,20 @@ C_EXTENTS = [
             """),
         {"handle": [(2, 2)], "holder": [(3, 5)]},
     ),
+    (  # a template's parameters and a function's parameters are no declarations of their names
+        "include/parse.h",
+        src("""
+            const char* end = nullptr;
+            using Char = char;
+
+            template <typename Char, typename GetArg = int>
+            auto parse_header(const Char*& it, const Char* end,
+                              GetArg get_arg) -> int {
+                return 0;
+            }
+            """),
+        {"end": [(1, 1)], "Char": [(2, 2)], "GetArg": None, "parse_header": [(4, 8)]},
+    ),
 ]
 
 
@@ -1155,5 +1169,8 @@ C_EXTENTS = [
 )
 def test_c_definitions_written_through_macros_or_named_after_their_body(path, source, symbol, lines):
     found = wctx.locate_symbol_lines(source, path, symbol)
+    if lines is None:  # no definition of the name
+        assert found is None, found
+        return
     assert found is not None, "%s not found in %s" % (symbol, path)
     assert found[1] == lines

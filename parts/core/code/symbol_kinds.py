@@ -102,7 +102,7 @@ _CS_PROPERTY = (  # public int Size { get; set; }
 # C and C++: a field or global among several declarators of one line (item *first, *last;).
 _C_DECLARATORS = (
     "value",
-    r"^[ \t]*(?!(?:return|case|goto|delete|else)\b)" + _FIELD_MODIFIERS + r"(?:[\w$<>:]+[ \t]+)+[*&]*[ \t]*"
+    r"^[ \t]*(?!(?:return|case|goto|delete|else)\b)" + _FIELD_MODIFIERS + r"(?:[\w$:]+[ \t]+)+[*&]*[ \t]*"
     r"(?:[\w$]+[ \t]*(?:\[[^\]\n]*\])?[ \t]*,[ \t]*[*&]*[ \t]*)*{NAME}{END}[ \t]*(?:\[[^\]\n]*\][ \t]*)?[;,=]",
     re.M,
 )
@@ -208,6 +208,8 @@ def kind_accepts(masked, language, kind, start, name_at, bodiless=False):
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
+    if kind == "value" and language in ("c", "cpp") and _in_parameters(masked, name_at):
+        return False  # f(int a,\n  const char* end,  template <typename T, typename Char = char>
     if kind == "value" and language in ("c", "cpp") and _C_TAG_ONLY.fullmatch(before):
         if _C_FORWARD.match(masked, name_at):
             return bodiless  # struct queue; only where the file defines nothing of the name
@@ -222,6 +224,7 @@ def kind_accepts(masked, language, kind, start, name_at, bodiless=False):
 
 _C_TAG_ONLY = _lazy_pattern(r"\s*(?:typedef\s+)?(?:struct|union|enum|class)\s+")
 _C_OPERATORS = frozenset("|&+-*/%^<>=?:(")
+_TEMPLATE_OPEN = _lazy_pattern(r"\btemplate\s*<")
 _C_FORWARD = _lazy_pattern(r"[\w$]+\s*;")
 _C_BODY_HEADER = _lazy_pattern(r"\b(?:struct|union|enum|class)\b")
 
@@ -302,6 +305,18 @@ def tail_extent(masked, close, name_end):
         start = above
     end = masked.find(";", name_end)
     return start, (len(masked) if end < 0 else end + 1)
+
+
+def _in_parameters(masked, pos):
+    """Whether ``pos`` stands among a function's or a template's parameters: inside parentheses
+    or a ``template <`` opened since the last ';', '{' or '}'."""
+    bound = max(masked.rfind(c, 0, pos) for c in ";{}")
+    if masked.count("(", bound + 1, pos) > masked.count(")", bound + 1, pos):
+        return True
+    template = _TEMPLATE_OPEN.search(masked, bound + 1, pos)
+    return template is not None and masked.count("<", template.start(), pos) > masked.count(
+        ">", template.start(), pos
+    )
 
 
 def _local_value(masked, name_at):
