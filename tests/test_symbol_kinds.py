@@ -1156,6 +1156,19 @@ C_EXTENTS = [
             """),
         {"end": [(1, 1)], "Char": [(2, 2)], "GetArg": None, "parse_header": [(4, 8)]},
     ),
+    (  # a macro used where a function's name would stand is no definition of it
+        "include/enable.h",
+        src("""
+            #define ENABLE_IF(...) typename enable_if<(__VA_ARGS__), int>::type = 0
+
+            template <typename T,
+                      ENABLE_IF(is_integral<T>::value)>
+            void write(T value) {
+                put(value);
+            }
+            """),
+        {"ENABLE_IF": [(1, 1)], "write": [(3, 7)]},
+    ),
 ]
 
 

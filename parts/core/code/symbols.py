@@ -578,6 +578,8 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
     c_style = kind == "func" and pattern.pattern.startswith("^") and language != "ruby"
     if c_style and not _c_style_definition(masked[start:name_at], language):
         return None
+    if c_style and language in ("c", "cpp") and _C_MACRO_USE.fullmatch(masked, start, name_at + len(name)):
+        return None  # no type before an upper-case name: a macro's use, FMT_ENABLE_IF(...)
     end = _candidate_end(index, start, name_at + len(name), kind, hi, bodiless)
     if end is None:
         return None
@@ -590,6 +592,7 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
 _C_TYPE_SPECIFIER = _lazy_pattern(
     r"\b(?:struct|enum|union)\s+[\w$]+|\bextern\s*\"[^\"\n]*\"|\b__attribute__\s*\(\((?:[^()\n]|\([^()\n]*\))*\)\)"
 )
+_C_MACRO_USE = _lazy_pattern(r"[ \t]*[A-Z][A-Z0-9_]*")
 _C_STYLE_FOREIGN = _lazy_pattern(r"[^\w\s$<>\[\],.*&:~?()@]")
 _C_STYLE_SUPERTYPE = _lazy_pattern(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)")
 
