@@ -607,6 +607,14 @@ class Walker:
             )
             if re.fullmatch(r"[A-Z][A-Z0-9_]*", name) and (node.child_by_field_name("type") is None or bare):
                 return self.MACRO_INVOCATION
+            kind_of_type = node.child_by_field_name("type")
+            if (  # TEST_SETUP(group) { ... }: read as a type and a parenthesized name
+                declarator is not None
+                and declarator.type == "parenthesized_declarator"
+                and kind_of_type is not None
+                and re.fullmatch(r"[A-Z][A-Z0-9_]*", self.text(kind_of_type))
+            ):
+                return self.MACRO_INVOCATION
         parent = node.parent
         if (
             t in ("declaration", "function_definition")
