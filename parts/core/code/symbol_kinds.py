@@ -189,6 +189,8 @@ def kind_accepts(masked, language, kind, start, name_at, bodiless=False):
     declaration not a statement (``return x;``), a C forward declaration (``struct S;``) only in
     the pass for declarations without a body (``bodiless``: the file defines nothing of the name)."""
     before = masked[start:name_at]
+    if _REJECTS.get(language, _rejects_nothing)(masked, kind, start, name_at, before, bodiless):
+        return False
     if kind == "field":
         opening = _enclosing_brace(masked, name_at)
         if opening < 0:
@@ -196,8 +198,6 @@ def kind_accepts(masked, language, kind, start, name_at, bodiless=False):
         if masked.count("(", opening, name_at) > masked.count(")", opening, name_at):
             return False  # an argument in an initialiser (new Maker(a, UNSAFE, b)), not a member
         # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member
-        if language in ("c", "cpp") and masked[max(0, start - 400) : start].rstrip()[-1:] in _C_OPERATORS:
-            return False  # a name in a value going on from the line above: A = B |\n    C,
         assigned = _ASSIGNED_NAME.match(masked, name_at)
         if language in _TYPED_FIELDS and assigned and not before.strip() and not _member_start(masked, start):
             return False
@@ -208,11 +208,6 @@ def kind_accepts(masked, language, kind, start, name_at, bodiless=False):
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
-    if kind == "value" and language in ("c", "cpp") and _in_parameters(masked, name_at):
-        return False  # f(int a,\n  const char* end,  template <typename T, typename Char = char>
-    if kind == "value" and language in ("c", "cpp") and _C_TAG_ONLY.fullmatch(before):
-        if _C_FORWARD.match(masked, name_at):
-            return bodiless  # struct queue; only where the file defines nothing of the name
     if kind == "value" and language in _TYPED_FIELDS:
         before = _ANNOTATIONS.sub("", before)
         keywords = _DECLARATION_KEYWORDS.get(language)
@@ -220,6 +215,31 @@ def kind_accepts(masked, language, kind, start, name_at, bodiless=False):
             return True  # declared by its keyword: using Handle = int; (not the statement using x;)
         return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
     return True
+
+
+def _c_rejects(masked, kind, start, name_at, before, bodiless):
+    """Whether a C or C++ match is no declaration: a name in a value going on from the line above
+    (``A = B |\n    C,``), a function's or a template's parameter (``f(int a,\n  const char*
+    end,``, ``template <typename T, typename Char = char>``), a forward declaration (``struct
+    queue;``) outside the pass for declarations without a body (``bodiless``: it is the symbol only
+    where the file defines nothing of the name)."""
+    if kind == "field":
+        return masked[max(0, start - 400) : start].rstrip()[-1:] in _C_OPERATORS
+    return kind == "value" and (
+        _in_parameters(masked, name_at)
+        or (
+            not bodiless
+            and _C_TAG_ONLY.fullmatch(before) is not None
+            and _C_FORWARD.match(masked, name_at) is not None
+        )
+    )
+
+
+def _rejects_nothing(*_):
+    return False
+
+
+_REJECTS = {"c": _c_rejects, "cpp": _c_rejects}  # per language: matches that are no declaration
 
 
 _C_TAG_ONLY = _lazy_pattern(r"\s*(?:typedef\s+)?(?:struct|union|enum|class)\s+")
