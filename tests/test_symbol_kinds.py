@@ -1138,9 +1138,13 @@ C_EXTENTS = [
             template <typename T> struct holder {
                 T value;
             };
+            struct strings : holder<char> {
+                using base = holder<char>;
+                using base::base;
+            };
             }
             """),
-        {"handle": [(2, 2)], "holder": [(3, 5)]},
+        {"handle": [(2, 2)], "holder": [(3, 5)], "strings.base": [(7, 7)]},
     ),
     (  # a template's parameters and a function's parameters are no declarations of their names
         "include/parse.h",

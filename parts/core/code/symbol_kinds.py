@@ -145,6 +145,15 @@ def _declared(keywords):
     return ("value", r"\b" + keywords + r"(?:\s+|(?<=!)\s*){NAME}{END}", 0)
 
 
+# C and C++ (one table: a C++ header is often a .h): an alias by using, using Handle = int; (not
+# the declaration using Base::Base;), macros, typed fields and globals, members.
+_C_ROWS = (
+    (("value", r"\busing\s+{NAME}{END}\s*=", 0), _C_MACRO)
+    + _TYPED
+    + (_C_DECLARATORS, _C_INLINE_FIELD, _C_TAIL)
+)
+
+
 # The declarations of each language beside functions and types (its functions and types are in
 # symbols._DEFINITIONS).
 KIND_ROWS = {
@@ -152,12 +161,8 @@ KIND_ROWS = {
     "typescript": (_declared(_DECLARATION_KEYWORDS["typescript"]), _JS_FIELD),
     "go": (_declared(_DECLARATION_KEYWORDS["go"]), _GO_GROUP_ENTRY, _GO_FIELD),
     "rust": (_declared(_DECLARATION_KEYWORDS["rust"]), _RUST_FIELD),
-    "c": (_declared(_DECLARATION_KEYWORDS["c"]), _C_MACRO)
-    + _TYPED
-    + (_C_DECLARATORS, _C_INLINE_FIELD, _C_TAIL),
-    "cpp": (_declared(_DECLARATION_KEYWORDS["cpp"]), _C_MACRO)
-    + _TYPED
-    + (_C_DECLARATORS, _C_INLINE_FIELD, _C_TAIL),
+    "c": _C_ROWS,
+    "cpp": _C_ROWS,
     "java": _TYPED,
     "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
     "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]),) + _TYPED,
