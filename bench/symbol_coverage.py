@@ -27,6 +27,7 @@ import ast
 import importlib
 import importlib.util
 import os
+import re
 import sys
 from collections import Counter, defaultdict
 
@@ -37,6 +38,16 @@ sys.path.insert(0, HERE)
 from freshness import GRAMMARS, MAX_FILE_BYTES  # noqa: E402
 
 SKIP_DIRS = {".git", "node_modules", "vendor", "target", "build", "dist", "__pycache__", "third_party"}
+# A test file: under a folder of tests, or named as one (hiredis's test.c, fmt's format-test.cc).
+TEST_DIRS = {"test", "tests", "testing", "testdata", "__tests__", "spec"}
+TEST_NAME = re.compile(r"(?:^test|[_.-]tests?\.|^conftest\.)", re.I)
+
+
+def is_test_path(relative):
+    """Whether the file at ``relative`` (a path inside a repository) is a test."""
+    *folders, name = relative.replace(os.sep, "/").split("/")
+    return any(f.lower() in TEST_DIRS for f in folders) or TEST_NAME.search(name) is not None
+
 
 # ---------------------------------------------------------------------------------------------
 # The parser's definitions: (qualified name, kind, first line, last line)
@@ -118,11 +129,16 @@ class TreeSitter:
             self.parsers[language] = tree_sitter.Parser(tree_sitter.Language(grammar))
         return self.parsers[language]
 
-    def definitions(self, language, path, source):
+    def definitions(self, language, path, source, left_out=None):
+        """The parser's definitions; what it takes for a definition and a user would not cite
+        (see ``Walker.artefact``) is counted in ``left_out`` by (kind, reason) instead."""
         grammar = "tsx" if path.endswith(".tsx") else language
         tree = self.parser(grammar).parse(source)
         out = []
-        Walker(language, source, out).walk(tree.root_node, [])
+        walker = Walker(language, source, out)
+        walker.walk(tree.root_node, [])
+        if left_out is not None:
+            left_out.update(walker.left_out)
         return out
 
 
@@ -182,13 +198,18 @@ class Walker:
 
     def __init__(self, language, source, out):
         self.language, self.source, self.out = language, source, out
+        self.left_out = Counter()  # (kind, reason) of the parser's artefacts, not counted
 
     def text(self, node):
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
-    def add(self, scope, name, kind, node, extent=None):
+    def add(self, scope, name, kind, node, extent=None, first=None):
         if name and name.replace("$", "_").isidentifier():
-            self.out.append((scope + [name], kind, *_lines(node, extent)))
+            start, end = _lines(node, extent)
+            template = node.parent
+            if template is not None and template.type == "template_declaration":
+                first = template.start_point[0] + 1  # template <class T> is the definition's first line
+            self.out.append((scope + [name], kind, min(start, first or start), end))
 
     def walk(self, node, scope):
         handler = getattr(self, "on_" + self.language)
@@ -499,13 +520,33 @@ class Walker:
     # C and C++ -------------------------------------------------------------------------------
     def on_c(self, node, scope):
         t = node.type
+        reason = self.c_artefact(node, scope)
+        if reason:
+            kind = "function" if t == "function_definition" else "global"
+            self.left_out[(kind, reason)] += 1
+            return True
         if t == "function_definition":
             name = self.c_declarator_name(node.child_by_field_name("declarator"))
+            before = node.prev_named_sibling
+            while before is not None and before.type == "comment":
+                before = before.prev_named_sibling
+            specifiers = self.c_specifier_line(before)
+            first = specifiers.start_point[0] + 1 if specifiers is not None else None
+            kind_of_type = node.child_by_field_name("type")
+            declarator = node.child_by_field_name("declarator")
+            if (
+                specifiers is not None
+                and kind_of_type is not None
+                and kind_of_type.type == "type_identifier"
+                and declarator is not None
+                and declarator.type == "parenthesized_declarator"
+            ):  # int CJSON_CDECL main(void): the parser's "type" is the name
+                name = self.text(kind_of_type)
             if name and "::" in name:
                 parts = name.split("::")
-                self.add(scope + parts[:-1], parts[-1], "method", node)
+                self.add(scope + parts[:-1], parts[-1], "method", node, first=first)
             else:
-                self.add(scope, name, "method" if scope else "function", node)
+                self.add(scope, name, "method" if scope else "function", node, first=first)
         elif t in ("preproc_def", "preproc_function_def"):
             self.add(scope, self.name_of(node), "#define", node)
         elif t in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier"):
@@ -544,6 +585,73 @@ class Walker:
         return True
 
     on_cpp = on_c
+
+    # What the C and C++ grammars take for a definition where a macro stands (the preprocessor
+    # is not run), and a user would not cite; counted apart, by reason:
+    MACRO_INVOCATION = "a macro invocation (TEST(suite, name) { ... })"
+    LOST_LOCAL = "a local the parser lost (a macro without ';' broke its function)"
+    SPECIFIER_MACROS = "specifier macros on their own line, joined to the function below"
+    MACRO_LINE = "a macro line the parser read as a declaration without its ';' (FMT_END_NAMESPACE)"
+
+    def c_artefact(self, node, scope):
+        """Why the parser's ``node`` is no definition a user cites, or None."""
+        t = node.type
+        if t == "function_definition" and not scope:
+            declarator = node.child_by_field_name("declarator")
+            inner = declarator.child_by_field_name("declarator") if declarator is not None else None
+            name = self.text(inner) if inner is not None and inner.type == "identifier" else ""
+            parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+            bare = parameters is not None and all(  # TEST(suite, name): names, no types
+                p.type == "parameter_declaration" and p.child_by_field_name("declarator") is None
+                for p in parameters.named_children
+            )
+            if re.fullmatch(r"[A-Z][A-Z0-9_]*", name) and (node.child_by_field_name("type") is None or bare):
+                return self.MACRO_INVOCATION
+            kind_of_type = node.child_by_field_name("type")
+            if (  # TEST_SETUP(group) { ... }: read as a type and a parenthesized name
+                declarator is not None
+                and declarator.type == "parenthesized_declarator"
+                and kind_of_type is not None
+                and re.fullmatch(r"[A-Z][A-Z0-9_]*", self.text(kind_of_type))
+            ):
+                return self.MACRO_INVOCATION
+        parent = node.parent
+        if (
+            t in ("declaration", "function_definition")
+            and parent is not None
+            and parent.parent is None
+            and parent.has_error
+            and node.start_point[1] > 0
+        ):
+            return self.LOST_LOCAL
+        if self.c_specifier_line(node) is not None:
+            return self.SPECIFIER_MACROS
+        if t == "declaration" and node.children and node.children[-1].is_missing:
+            return self.MACRO_LINE
+        return None
+
+    def c_specifier_line(self, node):
+        """``node`` when it is a line of specifier macros the parser read as a declaration
+        without its ';' (``ffc_internal ffc_inline`` above a function, ``int CJSON_CDECL`` before
+        ``main``), right before a function definition; else None."""
+        if (
+            node is None
+            or node.type != "declaration"
+            or not node.children
+            or not node.children[-1].is_missing
+        ):
+            return None
+        if any(
+            c.type not in ("type_identifier", "identifier", "primitive_type", "comment", ";")
+            for c in node.children
+        ):
+            return None
+        following = node.next_named_sibling
+        while following is not None and following.type == "comment":
+            following = following.next_named_sibling
+        if following is None or following.type != "function_definition":
+            return None
+        return node
 
     def c_type(self, node, scope, extent):
         name = self.name_of(node)
@@ -697,23 +805,38 @@ def main(argv=None):
     parser.add_argument("--files", type=int, default=300, help="files per language and repository")
     parser.add_argument("--misses", type=int, default=0, help="examples printed per cause")
     parser.add_argument("--language", action="append", help="only these languages")
+    parser.add_argument(
+        "--headers", choices=("c", "cpp"), default="c", help="the parser's language for .h files"
+    )
+    parser.add_argument(
+        "--tests",
+        choices=("with", "without", "only"),
+        default="with",
+        help="count test files (with, the default), leave them out, or count them alone",
+    )
     args = parser.parse_args(argv)
     wctx = load_wctx(args.wctx)
+    language_of = wctx.language_of
+    if args.headers == "cpp":  # a C++ library's .h files, parsed as C++ (wctx reads them as it does)
+        language_of = lambda path: "cpp" if path.endswith(".h") else wctx.language_of(path)  # noqa: E731
     ts = TreeSitter()
     tally = defaultdict(Counter)  # (language, kind) -> Counter(cause)
     examples = defaultdict(list)
     files = Counter()
     counts = Counter()
+    left_out = defaultdict(Counter)  # language -> (kind, reason) -> count
     for repo in args.repo:
-        for path, language in files_of(repo, wctx.language_of, args.files, counts):
+        for path, language in files_of(repo, language_of, args.files, counts):
             if args.language and language not in args.language:
+                continue
+            if args.tests != "with" and is_test_path(os.path.relpath(path, repo)) != (args.tests == "only"):
                 continue
             with open(path, "rb") as fh:
                 data = fh.read()
             if language == "python":
                 definitions = python_definitions(data)
             else:
-                definitions = ts.definitions(language, path, data)
+                definitions = ts.definitions(language, path, data, left_out[language])
             if not definitions:
                 continue
             files[language] += 1
@@ -729,6 +852,10 @@ def main(argv=None):
         total = sum(causes.values())
         misses = ", ".join("%s %d" % (c, n) for c, n in causes.most_common() if c is not None)
         print("| %s | %s | %d | %.3f | %s |" % (language, kind, total, causes[None] / total, misses or "-"))
+    for language, reasons in sorted(left_out.items()):
+        for (kind, reason), n in sorted(reasons.items()):
+            print("\n%s: left out, %s %s: %d" % (language, kind, reason, n), end="")
+    print()
     print()
     print("files per language: " + ", ".join("%s %d" % kv for kv in sorted(files.items())))
     for key, lines in sorted(examples.items()):

@@ -990,3 +990,204 @@ def test_only_the_definitions_of_the_name_are_located(path, source, symbol, line
     found = wctx.locate_symbol_lines(source, path, symbol)
     assert found is not None, "%s not found in %s" % (symbol, path)
     assert found[1] == lines
+
+
+# C and C++ written the way libraries write them: a return type through an export macro, a
+# field among several declarators of one line, a name after its body (typedef struct { ... } T;
+# and a struct or union member), a struct with an attribute or an export macro in its header,
+# and a forward declaration beside the definition.
+C_EXTENTS = [
+    (
+        "lib/queue.c",
+        src("""
+            #include "queue.h"
+
+            struct queue;
+
+            typedef struct {
+                const char *data;
+                size_t length;
+            } span;
+
+            struct __attribute__ ((__packed__)) header8 {
+                unsigned char flags;
+            };
+
+            typedef struct queue {
+                struct item *first, *last;
+                union {
+                    long integer;
+                    double real;
+                } value;
+                struct {
+                    int fd;
+                } io;
+            } queue;
+
+            QUEUE_PUBLIC(const char *) queue_name(const queue *q)
+            {
+                return q->name;
+            }
+
+            static QUEUE_PUBLIC(void) queue_drop(queue *q) {
+                free(q);
+            }
+            """),
+        {
+            "span": [(5, 8)],
+            "span.length": [(7, 7)],
+            "header8": [(10, 12)],
+            "queue": [(14, 23)],
+            "queue.first": [(15, 15)],
+            "queue.last": [(15, 15)],
+            "queue.value": [(16, 19)],
+            "queue.io": [(20, 22)],
+            "queue_name": [(25, 28)],
+            "queue_drop": [(30, 32)],
+        },
+    ),
+    (
+        "src/logger.hpp",
+        src("""
+            namespace log {
+            class LOG_API logger {
+            public:
+                int level() const;
+            };
+            }
+            """),
+        {"logger": [(2, 5)]},
+    ),
+    (
+        "lib/flags.h",
+        src("""
+            typedef struct context context;
+            typedef struct pair { unsigned low; unsigned high; } pair;
+
+            enum flags {
+                FLAG_FIXED = 1 << 0,
+                FLAG_SCIENTIFIC = 1 << 1,
+                PRESET_GENERAL = FLAG_FIXED | FLAG_SCIENTIFIC,
+                PRESET_JSON = FLAG_SCIENTIFIC |
+                    PRESET_GENERAL,
+            };
+
+            static enum flags parse_flags(const char *text)
+            {
+                return PRESET_GENERAL;
+            }
+            """),
+        {
+            "context": [(1, 1)],
+            "pair.high": [(2, 2)],
+            "flags.PRESET_GENERAL": [(7, 7)],
+            "flags.PRESET_JSON": [(8, 9)],
+            "parse_flags": [(12, 15)],
+        },
+    ),
+    (  # a forward declaration is what a header holds of a type defined elsewhere
+        "lib/net.h",
+        src("""
+            struct timeval;
+            struct conn;
+
+            struct conn {
+                int fd;
+            };
+            """),
+        {"timeval": [(1, 1)], "conn": [(4, 6)]},
+    ),
+    (  # what a namespace holds stands beside what is outside it: overloads in both are joined
+        "src/format.cc",
+        src("""
+            enum class color { red, green };
+            auto format_as(color c) -> int { return 1; }
+
+            namespace detail {
+            enum class color { red, green };
+            auto format_as(long n) -> long { return n; }
+            }  // namespace detail
+
+            extern "C" int format_c(const char* text, int size) {
+                return size;
+            }
+
+            __attribute__((visibility("default"))) int version() {
+                return 11;
+            }
+
+            template <typename T,
+                      enable_if_t<is_integral<T>::value, int> = 0>
+            auto test_value() -> T {
+                return 42;
+            }
+            """),
+        {
+            "color": [(1, 1), (5, 5)],
+            "format_as": [(2, 2), (6, 6)],
+            "format_c": [(9, 11)],
+            "version": [(13, 15)],
+            "test_value": [(17, 21)],
+        },
+    ),
+    (  # a C++ header named .h
+        "include/box.h",
+        src("""
+            namespace box {
+            using handle = int;
+            template <typename T> struct holder {
+                T value;
+            };
+            struct strings : holder<char> {
+                using base = holder<char>;
+                using base::base;
+            };
+            }
+            """),
+        {"handle": [(2, 2)], "holder": [(3, 5)], "strings.base": [(7, 7)]},
+    ),
+    (  # a template's parameters and a function's parameters are no declarations of their names
+        "include/parse.h",
+        src("""
+            const char* end = nullptr;
+            using Char = char;
+
+            template <typename Char, typename GetArg = int>
+            auto parse_header(const Char*& it, const Char* end,
+                              GetArg get_arg) -> int {
+                return 0;
+            }
+            """),
+        {"end": [(1, 1)], "Char": [(2, 2)], "GetArg": None, "parse_header": [(4, 8)]},
+    ),
+    (  # a macro used where a function's name would stand is no definition of it
+        "include/enable.h",
+        src("""
+            #define ENABLE_IF(...) typename enable_if<(__VA_ARGS__), int>::type = 0
+
+            template <typename T,
+                      ENABLE_IF(is_integral<T>::value)>
+            void write(T value) {
+                put(value);
+            }
+            """),
+        {"ENABLE_IF": [(1, 1)], "write": [(3, 7)]},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "path, source, symbol, lines",
+    [
+        pytest.param(path, source, symbol, lines, id=path + "#" + symbol)
+        for path, source, expected in C_EXTENTS
+        for symbol, lines in expected.items()
+    ],
+)
+def test_c_definitions_written_through_macros_or_named_after_their_body(path, source, symbol, lines):
+    found = wctx.locate_symbol_lines(source, path, symbol)
+    if lines is None:  # no definition of the name
+        assert found is None, found
+        return
+    assert found is not None, "%s not found in %s" % (symbol, path)
+    assert found[1] == lines

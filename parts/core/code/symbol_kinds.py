@@ -20,6 +20,7 @@ from .constants import _lazy_pattern
 #   a Go ``Name string``), which counts only directly inside a class, interface, struct, enum or
 #   trait body (never in an object literal or a function). Cited as ``Type.field``.
 # - "macro": a C ``#define``, to the end of its line and the lines its backslashes continue.
+# - "tail": a C or C++ name after its body (``typedef struct { ... } span;``), see tail_extent.
 
 # Languages whose members are separated by commas (enum members, Rust struct fields).
 _COMMA_MEMBERS = frozenset(
@@ -39,6 +40,7 @@ _DECLARATION_KEYWORDS = {
     "php": r"(?:const)",
     "csharp": r"(?:const|event)",
     "cpp": r"(?:using)",  # an alias: using Handle = int;
+    "c": r"(?:using)",  # C has none, but a C++ header is often a .h
 }
 ANNOTATION = r"@[\w.]+(?:\([^)\n]*\))?"  # on the field's own line: @Expose private int a;
 _FIELD_MODIFIERS = (
@@ -97,9 +99,59 @@ _CS_PROPERTY = (  # public int Size { get; set; }
 )
 
 
+# C and C++: a field or global among several declarators of one line (item *first, *last;).
+_C_DECLARATORS = (
+    "value",
+    r"^[ \t]*(?!(?:return|case|goto|delete|else)\b)" + _FIELD_MODIFIERS + r"(?:[\w$:]+[ \t]+)+[*&]*[ \t]*"
+    r"(?:[\w$]+[ \t]*(?:\[[^\]\n]*\])?[ \t]*,[ \t]*[*&]*[ \t]*)*{NAME}{END}[ \t]*(?:\[[^\]\n]*\][ \t]*)?[;,=]",
+    re.M,
+)
+# C and C++: a field of a struct written on one line, struct pair { int low; int high; };
+_C_INLINE_FIELD = (
+    "value",
+    r"(?<=[{;])[ \t]*(?:[\w$]+[ \t]+)+[*&]*[ \t]*{NAME}{END}[ \t]*(?:\[[^\]\n]*\][ \t]*)?;",
+    0,
+)
+# C and C++: a name after its body, typedef struct { ... } span; or a member union { ... } value;
+# (the "tail" kind: its extent runs from the body's header to the ';', see tail_extent).
+_C_TAIL = (
+    "tail",
+    r"\}[ \t]*(?:\**[ \t]*[\w$]+[ \t]*,[ \t]*)*\**[ \t]*{NAME}{END}[ \t]*(?:\[[^\]\n]*\][ \t]*)*[;,]",
+    0,
+)
+# C and C++ functions and types the common rows (symbols._COMMON_DEFINITIONS) miss: a return type
+# written through a macro, QUEUE_PUBLIC(const char *) name(...), after extern "C" or an attribute,
+# and a type whose header holds an attribute or an export macro, struct __attribute__((packed))
+# name {, class LOG_API name {.
+C_DEFINITIONS = (
+    (
+        "func",
+        r"^[ \t]*(?:(?:static|extern|inline|const)\s+)*(?:[A-Z_][A-Z0-9_]*[ \t]*\([^()\n]*\)|extern[ \t]*\"[^\"\n]*\"|"
+        r"__attribute__[ \t]*\(\((?:[^()\n]|\([^()\n]*\))*\)\))[ \t]*"
+        r"(?:[\w$*&:<>,]+[ \t]+|[*&]+[ \t]*)*?{NAME}[ \t]*\(",
+        re.M,
+    ),
+    (
+        "type",
+        r"\b(?:class|struct|union|enum)\s+(?:(?:__attribute__[ \t]*\(\([^\n]*?\)\)|__declspec\([^)\n]*\)|"
+        r"alignas\([^)\n]*\)|[A-Z_][A-Z0-9_]*)\s+)+{NAME}{END}",
+        0,
+    ),
+)
+
+
 def _declared(keywords):
     """The row of a declaration by keyword: ``const NAME``, ``static mut NAME``, ``val NAME``."""
     return ("value", r"\b" + keywords + r"(?:\s+|(?<=!)\s*){NAME}{END}", 0)
+
+
+# C and C++ (one table: a C++ header is often a .h): an alias by using, using Handle = int; (not
+# the declaration using Base::Base;), macros, typed fields and globals, members.
+_C_ROWS = (
+    (("value", r"\busing\s+{NAME}{END}\s*=", 0), _C_MACRO)
+    + _TYPED
+    + (_C_DECLARATORS, _C_INLINE_FIELD, _C_TAIL)
+)
 
 
 # The declarations of each language beside functions and types (its functions and types are in
@@ -109,8 +161,8 @@ KIND_ROWS = {
     "typescript": (_declared(_DECLARATION_KEYWORDS["typescript"]), _JS_FIELD),
     "go": (_declared(_DECLARATION_KEYWORDS["go"]), _GO_GROUP_ENTRY, _GO_FIELD),
     "rust": (_declared(_DECLARATION_KEYWORDS["rust"]), _RUST_FIELD),
-    "c": (_C_MACRO,) + _TYPED,
-    "cpp": (_declared(_DECLARATION_KEYWORDS["cpp"]), _C_MACRO) + _TYPED,
+    "c": _C_ROWS,
+    "cpp": _C_ROWS,
     "java": _TYPED,
     "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
     "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]),) + _TYPED,
@@ -136,11 +188,14 @@ def kind_patterns(name, language):
     return compile_rows(KIND_ROWS.get(language, ()), name)
 
 
-def kind_accepts(masked, language, kind, start, name_at):
+def kind_accepts(masked, language, kind, start, name_at, bodiless=False):
     """Whether a match of ``kind_patterns`` at line ``start`` (the name at ``name_at``) is a
     declaration: a field directly in a class-like body, a Go group entry inside its group, a typed
-    declaration not a statement (``return x;``)."""
+    declaration not a statement (``return x;``), a C forward declaration (``struct S;``) only in
+    the pass for declarations without a body (``bodiless``: the file defines nothing of the name)."""
     before = masked[start:name_at]
+    if _REJECTS.get(language, _rejects_nothing)(masked, kind, start, name_at, before, bodiless):
+        return False
     if kind == "field":
         opening = _enclosing_brace(masked, name_at)
         if opening < 0:
@@ -165,6 +220,128 @@ def kind_accepts(masked, language, kind, start, name_at):
             return True  # declared by its keyword: using Handle = int; (not the statement using x;)
         return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
     return True
+
+
+def _c_rejects(masked, kind, start, name_at, before, bodiless):
+    """Whether a C or C++ match is no declaration: a name in a value going on from the line above
+    (``A = B |\n    C,``), a function's or a template's parameter (``f(int a,\n  const char*
+    end,``, ``template <typename T, typename Char = char>``), a forward declaration (``struct
+    queue;``) outside the pass for declarations without a body (``bodiless``: it is the symbol only
+    where the file defines nothing of the name)."""
+    if kind == "field":
+        return masked[max(0, start - 400) : start].rstrip()[-1:] in _C_OPERATORS
+    return kind == "value" and (
+        _in_parameters(masked, name_at)
+        or (
+            not bodiless
+            and _C_TAG_ONLY.fullmatch(before) is not None
+            and _C_FORWARD.match(masked, name_at) is not None
+        )
+    )
+
+
+def _rejects_nothing(*_):
+    return False
+
+
+_REJECTS = {"c": _c_rejects, "cpp": _c_rejects}  # per language: matches that are no declaration
+
+
+_C_TAG_ONLY = _lazy_pattern(r"\s*(?:typedef\s+)?(?:struct|union|enum|class)\s+")
+_C_OPERATORS = frozenset("|&+-*/%^<>=?:(")
+_TEMPLATE_OPEN = _lazy_pattern(r"\btemplate\s*<")
+_C_FORWARD = _lazy_pattern(r"[\w$]+\s*;")
+_C_BODY_HEADER = _lazy_pattern(r"\b(?:struct|union|enum|class)\b")
+
+
+_NAMESPACE_OPEN = _lazy_pattern(r"\bnamespace(?:[ \t]+[\w:]+)?[ \t]*\{")
+_BRACE = _lazy_pattern(r"[{}]")
+
+
+def without_namespace_braces(masked):
+    """``masked`` with the braces of each C++ ``namespace x { ... }`` blanked, so that what a
+    namespace holds stands at the depth of what is outside it."""
+    chars = None
+    for m in _NAMESPACE_OPEN.finditer(masked):
+        depth = 0
+        for brace in _BRACE.finditer(masked, m.end() - 1):
+            depth += 1 if brace.group() == "{" else -1
+            if depth == 0:
+                chars = chars or list(masked)
+                chars[m.end() - 1] = chars[brace.start()] = " "
+                break
+    return "".join(chars) if chars else masked
+
+
+def template_start(masked, start):
+    """Where a C++ definition whose line starts at ``start`` begins, over the ``template <...>``
+    headers above it (over several lines: ``template <typename T,\n  enable_if_t<...> = 0>``)."""
+    while True:
+        head = masked[:start].rstrip()
+        if not head.endswith(">"):
+            return start
+        depth = 0
+        for i in range(len(head) - 1, max(-1, len(head) - 2000), -1):
+            c = head[i]
+            if c == ">":
+                depth += 1
+            elif c == "<":
+                depth -= 1
+                if depth == 0:
+                    break
+        else:
+            return start
+        if depth != 0 or not head[:i].rstrip().endswith("template"):
+            return start
+        keyword = head[:i].rstrip()
+        line = _line_start_of(masked, len(keyword))
+        if masked[line : len(keyword) - len("template")].strip():
+            return start  # template is not first on its line
+        start = line
+
+
+def tail_extent(masked, close, name_end):
+    """(start, end) of a C or C++ definition named after its body (``typedef struct { ... }
+    span;``, a member ``union { ... } value;``) whose '}' is at ``close`` and whose name ends at
+    ``name_end``: from the body's header to the ';'. None when the body is no type's (a function's
+    or an initialiser's)."""
+    depth = 0
+    opening = -1
+    for i in range(close, -1, -1):
+        c = masked[i]
+        if c == "}":
+            depth += 1
+        elif c == "{":
+            depth -= 1
+            if depth == 0:
+                opening = i
+                break
+    if opening < 0:
+        return None
+    bound = max(masked.rfind(c, 0, opening) for c in ";{}")
+    if not _C_BODY_HEADER.search(masked, bound + 1, opening):
+        return None
+    start = _line_start_of(masked, opening)
+    while start > bound + 1:  # a header over several lines: typedef struct\n{
+        above = _line_start_of(masked, start - 1)
+        line = masked[above : start - 1].strip()
+        if not line or line.startswith("#") or above <= bound:
+            break
+        start = above
+    end = masked.find(";", name_end)
+    return start, (len(masked) if end < 0 else end + 1)
+
+
+def _in_parameters(masked, pos):
+    """Whether ``pos`` stands among a function's or a template's parameters: inside parentheses
+    or a ``template <`` opened since the last ';', '{' or '}'."""
+    bound = max(masked.rfind(c, 0, pos) for c in ";{}")
+    if masked.count("(", bound + 1, pos) > masked.count(")", bound + 1, pos):
+        return True
+    template = _TEMPLATE_OPEN.search(masked, bound + 1, pos)
+    return template is not None and masked.count("<", template.start(), pos) > masked.count(
+        ">", template.start(), pos
+    )
 
 
 def _local_value(masked, name_at):

@@ -23,6 +23,7 @@ from .lexicon import lexicon_of, mask
 from .symbol_kinds import (
     _COMMA_MEMBERS,
     ANNOTATION,
+    C_DEFINITIONS,
     _python_assigned_names,
     _python_parse,
     compile_rows,
@@ -30,6 +31,9 @@ from .symbol_kinds import (
     kind_patterns,
     macro_end,
     name_position,
+    tail_extent,
+    template_start,
+    without_namespace_braces,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -129,6 +133,8 @@ _DEFINITIONS = {
     # Rust functions always say ``fn``: the C-style row would take a call or a match arm at a
     # line's start (``Self::Read(n) =>``) for a definition.
     "rust": _COMMON_DEFINITIONS[:-1],
+    "c": _COMMON_DEFINITIONS + C_DEFINITIONS,
+    "cpp": _COMMON_DEFINITIONS + C_DEFINITIONS,
     "ruby": (
         (
             "func",
@@ -336,6 +342,10 @@ def _matching_open_paren(masked, close):
 
 def _extend_start(masked, language, start):
     """Move the start up over annotation/attribute lines and a C return type line."""
+    if language in ("c", "cpp"):  # a C++ header is often a .h
+        above = template_start(masked, start)
+        if above != start:
+            return above
     while start > 0:
         prev_start = _line_start(masked, start - 1)
         prev = masked[prev_start : start - 1].strip()
@@ -471,10 +481,12 @@ class _SourceIndex:
     def __init__(self, source, language):
         self.language = language
         self.masked = masked = _mask_source(source, language)
+        # a C++ namespace nests nothing a reader cites: its braces do not count (nor in a .h)
+        self.nesting = nesting = without_namespace_braces(masked) if language in ("c", "cpp") else masked
         self.starts = [0]
         self.depth = [0]
         depth = 0
-        for line in masked.split("\n"):
+        for line in nesting.split("\n"):
             depth += line.count("{") - line.count("}")
             self.starts.append(self.starts[-1] + len(line) + 1)
             self.depth.append(depth)
@@ -490,8 +502,8 @@ class _SourceIndex:
         line = self.line_of(pos)
         return (
             self.depth[line]
-            + self.masked.count("{", self.starts[line], pos)
-            - self.masked.count("}", self.starts[line], pos)
+            + self.nesting.count("{", self.starts[line], pos)
+            - self.nesting.count("}", self.starts[line], pos)
         )
 
     def lines_with(self, name, lo, hi):
@@ -539,7 +551,7 @@ def _find_pass(index, name, lo, hi, containers_only, bodiless):
     candidates = []
     lines = index.lines_with(name, lo, hi)
     for kind, pattern in _patterns(name, index.language):
-        if containers_only and kind != "type" and index.language != "ruby":
+        if containers_only and kind not in ("type", "tail") and index.language != "ruby":
             continue
         for line_lo, line_hi in lines:
             for m in pattern.finditer(index.masked, line_lo, line_hi):
@@ -553,16 +565,21 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
     """(start, end, kind) of the definition a pattern's match ``m`` found, or None where the
     match is no definition (a call, a use of a type, a declaration without a body)."""
     masked, language = index.masked, index.language
+    if kind == "tail":  # C: typedef struct { ... } name;
+        found = tail_extent(masked, m.start(), m.end() - 1)
+        return found and (found[0], _line_end(masked, found[1] - 1), "type")
     start = _line_start(masked, m.start())
     if kind in _OTHER_KINDS:
         name_at = name_position(masked, name, m.start(), m.end())
-        if not kind_accepts(masked, language, kind, start, name_at):
+        if not kind_accepts(masked, language, kind, start, name_at, bodiless):
             return None
     else:
         name_at = masked.rfind(name, m.start(), m.end())
     c_style = kind == "func" and pattern.pattern.startswith("^") and language != "ruby"
-    if c_style and not _c_style_definition(masked[start:name_at]):
+    if c_style and not _c_style_definition(masked[start:name_at], language):
         return None
+    if c_style and language in ("c", "cpp") and _C_MACRO_USE.fullmatch(masked, start, name_at + len(name)):
+        return None  # no type before an upper-case name: a macro's use, FMT_ENABLE_IF(...)
     end = _candidate_end(index, start, name_at + len(name), kind, hi, bodiless)
     if end is None:
         return None
@@ -570,13 +587,21 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
     return start, _line_end(masked, max(end - 1, start)), kind
 
 
+# what may stand before a C or C++ function's name beside its type: static enum op f(,
+# extern "C" int f(, __attribute__((visibility("default"))) int f(
+_C_TYPE_SPECIFIER = _lazy_pattern(
+    r"\b(?:struct|enum|union)\s+[\w$]+|\bextern\s*\"[^\"\n]*\"|\b__attribute__\s*\(\((?:[^()\n]|\([^()\n]*\))*\)\)"
+)
+_C_MACRO_USE = _lazy_pattern(r"[ \t]*[A-Z][A-Z0-9_]*")
 _C_STYLE_FOREIGN = _lazy_pattern(r"[^\w\s$<>\[\],.*&:~?()@]")
 _C_STYLE_SUPERTYPE = _lazy_pattern(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)")
 
 
-def _c_style_definition(before):
+def _c_style_definition(before, language):
     """Whether what stands before a name on its line (``static int``) makes ``name(`` a
     definition, not a call (``x = f(``, ``return f(``, ``a.f(``) or a supertype (``class A : B()``)."""
+    if language in ("c", "cpp"):
+        before = _C_TYPE_SPECIFIER.sub("", before)
     if "=" in before or _CALL_LIKE.search(before) or before.rstrip().endswith((".", "->")):
         return False
     if _C_STYLE_FOREIGN.search(before.strip()):
