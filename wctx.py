@@ -5200,6 +5200,7 @@ _CPP_RAW = _lazy_pattern(r'"([^()\\\s]{0,16})\(')
 _PERCENT = _lazy_pattern(r"%([qQwWiIrsx]?)([^\w\s])")
 _HEREDOC = _lazy_pattern(r"<<([~-]?)(['\"`]?)([A-Za-z_]\w*)\2")
 _END_MARKER = _lazy_pattern(r"__END__[ \t\r]*$")
+_RUBY_CHARACTER = _lazy_pattern(r"\?(?:\\.|[^\s\w\\])(?![\w])")  # ?" ?# ?\t: one character
 _CLOSERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 
 
@@ -5402,7 +5403,21 @@ def _interpolation_end(scan, j):
         elif inner == "'":
             close = source.find("'", j + 1)
             j = n if close < 0 else close
+        elif inner == "/" and source[max(0, j - 80) : j].rstrip()[-1:] in tuple("{[(,=~|&!"):
+            j = _inline_regex_end(source, j)  # "#{line[/`.*'/]}": the quotes are the regex's
         j += 1
+    return j
+
+
+def _inline_regex_end(source, j):
+    """Index of the '/' that closes the regex opening at j on its line (j where none does)."""
+    k = j + 1
+    while k < len(source) and source[k] != "\n":
+        if source[k] == "\\":
+            k += 1
+        elif source[k] == "/":
+            return k
+        k += 1
     return j
 
 
@@ -5458,6 +5473,15 @@ def _special_global(scan, i):
     return scan.token(i + 2, "a")  # $` $' $/ ...: not the start of a string or a regex
 
 
+def _character(scan, i):
+    """A Ruby character literal (``when ?"``), not after a name or a closing bracket (``a ?b : c``)."""
+    m = _RUBY_CHARACTER.match(scan.source, i)
+    if m is None or (i and (scan.source[i - 1].isalnum() or scan.source[i - 1] in "_)]}?!")):
+        return None
+    scan.blank(i + 1, m.end())
+    return scan.token(m.end(), "a")
+
+
 def _percent_literal(scan, i):
     source = scan.source
     m = _PERCENT.match(source[i : i + 3])
@@ -5506,6 +5530,21 @@ def _heredoc(scan, i):
     return scan.quiet(i, i + len(m.group(0)))
 
 
+def heredoc_end(source, lo, hi):
+    """End of the last Ruby heredoc body that the line source[lo:hi] opens (``X = <<~EOS``), or
+    None where it opens none."""
+    end, first = None, hi + 1
+    for m in _HEREDOC.finditer(source, lo, hi):
+        if m.start() and source[m.start() - 1].isalnum():
+            continue
+        term = re.compile(r"^[ \t]*" + re.escape(m.group(3)) + r"[ \t]*$", re.M)
+        found = term.search(source, first)
+        if found is None:
+            return None
+        end = first = found.end()
+    return end
+
+
 def _heredoc_body(scan, i):
     """At the end of a line that opened a heredoc: on past its body."""
     if scan.heredoc_end is None:
@@ -5539,6 +5578,7 @@ def _scanners(lexicon):
     if lexicon.ruby:
         add("%", "%", _percent_literal)
         add("<<", "<", _heredoc)
+        add(r"\?", "?", _character)
     for c, scanners in by_char.items():  # each character's scanners once, in the order above
         by_char[c] = list(dict.fromkeys(scanners))
     return re.compile("|".join(openers)), by_char
@@ -5939,7 +5979,7 @@ _DEFINITIONS = {
     "ruby": (
         (
             "func",
-            r"^[ \t]*(?:(?:private|protected|public|module_function)\s+)?def\s+(?:self\.|self::|[\w:]+\.)?{NAME}{END}",
+            r"(?:^|;)[ \t]*(?:(?:private|protected|public|module_function)\s+)?def\s+(?:self\.|self::|[@$]*[\w:]+\.)?{NAME}{END}",
             re.M,
         ),
         ("type", r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?{NAME}{END}", re.M),
@@ -6076,12 +6116,17 @@ def _line_continues(masked, i, lexicon):
     return (
         not line.strip()
         or line.endswith(("=>", "->"))
-        or line[-1] in ",(=+-*/|&.:<"
+        or (line[-1] in ",(=+-*/|&.:<" and not _closes_ruby_regex(line, lexicon))
         or (line[-1] == "?" and not lexicon.optional_types)
         or following in ("{", ".", "?", ":", "=", "|", "&", ">")
         or _CONTINUING_WORD.match(masked[i + 1 : i + 40]) is not None
         or (lexicon.accessor_lines and _ACCESSOR.match(masked[i + 1 : i + 60]) is not None)
     )
+
+
+def _closes_ruby_regex(line, lexicon):
+    """Whether the '/' that ends a Ruby line closes a regex (``X = /[;,]/``), not a division."""
+    return lexicon.ruby and line.endswith("/") and line.count("/") % 2 == 0
 
 
 _CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
@@ -6277,7 +6322,8 @@ class _SourceIndex:
 
     def __init__(self, source, language):
         self.language = language
-        self.masked = masked = _mask_source(source, language)
+        self.source, self.masked = source, _mask_source(source, language)
+        masked = self.masked
         self.starts = [0]
         self.depth = [0]
         depth = 0
@@ -6400,6 +6446,12 @@ def _candidate_end(index, start, name_end, kind, hi, bodiless):
         return macro_end(masked, name_end)
     if blocks == "end" and kind != "value":
         return _ruby_end(masked, start, name_end)
+    if blocks == "end":  # X = <<~EOS: to the end of the heredoc's body; X = proc do: to its end
+        first_end = _line_end(masked, start)
+        heredoc = heredoc_end(index.source, start, first_end)
+        counted = _ruby_keyword_end(masked, start) if heredoc is None else None
+        if heredoc is not None or (counted or 0) > first_end:
+            return heredoc or counted
     if blocks == "indent":  # a Python file ast cannot parse
         return _indent_end(masked, start, name_end)
     if kind == "type" and language in ("c", "cpp"):
@@ -6497,8 +6549,10 @@ def _nested_extents(index, parts):
             return None
         if last:
             return found
-        if index.language == "ruby":
-            regions = [(_line_end(masked, s) + 1, e) for s, e in found]
+        if index.language == "ruby":  # the body: the lines after the header, or the one line
+            regions = [
+                (_line_end(masked, s) + 1, e) if e > _line_end(masked, s) else (s, e) for s, e in found
+            ]
         else:  # the body only: from its opening brace to the end
             regions = [((masked.find("{", s, e) + 1) or s, e) for s, e in found]
     return None

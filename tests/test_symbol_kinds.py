@@ -990,3 +990,76 @@ def test_only_the_definitions_of_the_name_are_located(path, source, symbol, line
     found = wctx.locate_symbol_lines(source, path, symbol)
     assert found is not None, "%s not found in %s" % (symbol, path)
     assert found[1] == lines
+
+
+# Ruby, PHP and C#: definitions whose extent a literal or a one-line body used to hide.
+RUBY_PHP_CSHARP_EXTENTS = [
+    (
+        "lib/shop/order.rb",
+        src("""
+            module Shop
+              class Order
+                SPLIT = /[;,]/
+                LIMIT = 5
+
+                HEADER = <<-PAGE
+            <html>
+              PAGE
+                FOOTER = <<~PAGE.strip # closing tags
+                  </html>
+                PAGE
+
+                Builder = proc do |x|
+                  x * 2
+                end
+
+                @@log = Object.new
+                def @@log.write(*) end
+
+                def label(name = "#{name[/`.*'/]} x")
+                  name
+                end
+
+                def kind(c)
+                  case c
+                  when ?" then :quote
+                  when ?# then :hash
+                  end
+                end
+
+                def total
+                  LIMIT
+                end
+              end
+
+              module ::Helper; def help; 'h'; end; end
+            end
+            """),
+        {
+            "Shop.Order.SPLIT": [(3, 3)],
+            "Shop.Order.LIMIT": [(4, 4)],
+            "Shop.Order.HEADER": [(6, 8)],
+            "Shop.Order.FOOTER": [(9, 11)],
+            "Shop.Order.Builder": [(13, 15)],
+            "Shop.Order.write": [(18, 18)],
+            "Shop.Order.label": [(20, 22)],
+            "Shop.Order.kind": [(24, 29)],
+            "Shop.Order.total": [(31, 33)],
+            "Shop.Order": [(2, 34)],
+            "Shop.Helper.help": [(36, 36)],
+        },
+    ),
+]
+
+
+def _ruby_php_csharp_cases():
+    for path, source, expected in RUBY_PHP_CSHARP_EXTENTS:
+        for symbol, lines in expected.items():
+            yield pytest.param(path, source, symbol, lines, id=path + "#" + symbol)
+
+
+@pytest.mark.parametrize("path, source, symbol, lines", _ruby_php_csharp_cases())
+def test_ruby_php_and_csharp_definitions_are_located_with_their_extent(path, source, symbol, lines):
+    found = wctx.locate_symbol_lines(source, path, symbol)
+    assert found is not None, "%s not found in %s" % (symbol, path)
+    assert found[1] == lines

@@ -130,6 +130,7 @@ _CPP_RAW = _lazy_pattern(r'"([^()\\\s]{0,16})\(')
 _PERCENT = _lazy_pattern(r"%([qQwWiIrsx]?)([^\w\s])")
 _HEREDOC = _lazy_pattern(r"<<([~-]?)(['\"`]?)([A-Za-z_]\w*)\2")
 _END_MARKER = _lazy_pattern(r"__END__[ \t\r]*$")
+_RUBY_CHARACTER = _lazy_pattern(r"\?(?:\\.|[^\s\w\\])(?![\w])")  # ?" ?# ?\t: one character
 _CLOSERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 
 
@@ -332,7 +333,21 @@ def _interpolation_end(scan, j):
         elif inner == "'":
             close = source.find("'", j + 1)
             j = n if close < 0 else close
+        elif inner == "/" and source[max(0, j - 80) : j].rstrip()[-1:] in tuple("{[(,=~|&!"):
+            j = _inline_regex_end(source, j)  # "#{line[/`.*'/]}": the quotes are the regex's
         j += 1
+    return j
+
+
+def _inline_regex_end(source, j):
+    """Index of the '/' that closes the regex opening at j on its line (j where none does)."""
+    k = j + 1
+    while k < len(source) and source[k] != "\n":
+        if source[k] == "\\":
+            k += 1
+        elif source[k] == "/":
+            return k
+        k += 1
     return j
 
 
@@ -388,6 +403,15 @@ def _special_global(scan, i):
     return scan.token(i + 2, "a")  # $` $' $/ ...: not the start of a string or a regex
 
 
+def _character(scan, i):
+    """A Ruby character literal (``when ?"``), not after a name or a closing bracket (``a ?b : c``)."""
+    m = _RUBY_CHARACTER.match(scan.source, i)
+    if m is None or (i and (scan.source[i - 1].isalnum() or scan.source[i - 1] in "_)]}?!")):
+        return None
+    scan.blank(i + 1, m.end())
+    return scan.token(m.end(), "a")
+
+
 def _percent_literal(scan, i):
     source = scan.source
     m = _PERCENT.match(source[i : i + 3])
@@ -436,6 +460,21 @@ def _heredoc(scan, i):
     return scan.quiet(i, i + len(m.group(0)))
 
 
+def heredoc_end(source, lo, hi):
+    """End of the last Ruby heredoc body that the line source[lo:hi] opens (``X = <<~EOS``), or
+    None where it opens none."""
+    end, first = None, hi + 1
+    for m in _HEREDOC.finditer(source, lo, hi):
+        if m.start() and source[m.start() - 1].isalnum():
+            continue
+        term = re.compile(r"^[ \t]*" + re.escape(m.group(3)) + r"[ \t]*$", re.M)
+        found = term.search(source, first)
+        if found is None:
+            return None
+        end = first = found.end()
+    return end
+
+
 def _heredoc_body(scan, i):
     """At the end of a line that opened a heredoc: on past its body."""
     if scan.heredoc_end is None:
@@ -469,6 +508,7 @@ def _scanners(lexicon):
     if lexicon.ruby:
         add("%", "%", _percent_literal)
         add("<<", "<", _heredoc)
+        add(r"\?", "?", _character)
     for c, scanners in by_char.items():  # each character's scanners once, in the order above
         by_char[c] = list(dict.fromkeys(scanners))
     return re.compile("|".join(openers)), by_char

@@ -19,7 +19,7 @@ from .caches import (
 )
 from .constants import _lazy_pattern
 from .helpers import nearest_names
-from .lexicon import lexicon_of, mask
+from .lexicon import heredoc_end, lexicon_of, mask
 from .symbol_kinds import (
     _COMMA_MEMBERS,
     ANNOTATION,
@@ -132,7 +132,7 @@ _DEFINITIONS = {
     "ruby": (
         (
             "func",
-            r"^[ \t]*(?:(?:private|protected|public|module_function)\s+)?def\s+(?:self\.|self::|[\w:]+\.)?{NAME}{END}",
+            r"(?:^|;)[ \t]*(?:(?:private|protected|public|module_function)\s+)?def\s+(?:self\.|self::|[@$]*[\w:]+\.)?{NAME}{END}",
             re.M,
         ),
         ("type", r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?{NAME}{END}", re.M),
@@ -269,12 +269,17 @@ def _line_continues(masked, i, lexicon):
     return (
         not line.strip()
         or line.endswith(("=>", "->"))
-        or line[-1] in ",(=+-*/|&.:<"
+        or (line[-1] in ",(=+-*/|&.:<" and not _closes_ruby_regex(line, lexicon))
         or (line[-1] == "?" and not lexicon.optional_types)
         or following in ("{", ".", "?", ":", "=", "|", "&", ">")
         or _CONTINUING_WORD.match(masked[i + 1 : i + 40]) is not None
         or (lexicon.accessor_lines and _ACCESSOR.match(masked[i + 1 : i + 60]) is not None)
     )
+
+
+def _closes_ruby_regex(line, lexicon):
+    """Whether the '/' that ends a Ruby line closes a regex (``X = /[;,]/``), not a division."""
+    return lexicon.ruby and line.endswith("/") and line.count("/") % 2 == 0
 
 
 _CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
@@ -470,7 +475,8 @@ class _SourceIndex:
 
     def __init__(self, source, language):
         self.language = language
-        self.masked = masked = _mask_source(source, language)
+        self.source, self.masked = source, _mask_source(source, language)
+        masked = self.masked
         self.starts = [0]
         self.depth = [0]
         depth = 0
@@ -593,6 +599,12 @@ def _candidate_end(index, start, name_end, kind, hi, bodiless):
         return macro_end(masked, name_end)
     if blocks == "end" and kind != "value":
         return _ruby_end(masked, start, name_end)
+    if blocks == "end":  # X = <<~EOS: to the end of the heredoc's body; X = proc do: to its end
+        first_end = _line_end(masked, start)
+        heredoc = heredoc_end(index.source, start, first_end)
+        counted = _ruby_keyword_end(masked, start) if heredoc is None else None
+        if heredoc is not None or (counted or 0) > first_end:
+            return heredoc or counted
     if blocks == "indent":  # a Python file ast cannot parse
         return _indent_end(masked, start, name_end)
     if kind == "type" and language in ("c", "cpp"):
@@ -690,8 +702,10 @@ def _nested_extents(index, parts):
             return None
         if last:
             return found
-        if index.language == "ruby":
-            regions = [(_line_end(masked, s) + 1, e) for s, e in found]
+        if index.language == "ruby":  # the body: the lines after the header, or the one line
+            regions = [
+                (_line_end(masked, s) + 1, e) if e > _line_end(masked, s) else (s, e) for s, e in found
+            ]
         else:  # the body only: from its opening brace to the end
             regions = [((masked.find("{", s, e) + 1) or s, e) for s, e in found]
     return None
