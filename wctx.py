@@ -5105,6 +5105,7 @@ class Lexicon:
       after a space in a call: ``split /,/``);
     - ruby: Ruby's other literals: ``"…#{…}…"`` interpolation, ``%w[…]`` percent literals,
       ``<<~EOS`` heredocs, ``=begin``/``=end``, ``__END__``, special globals (``$'``);
+    - php_heredocs: PHP's ``<<<EOT`` heredocs and ``<<<'EOT'`` nowdocs;
     - blocks: how a body ends, "braces", "indent" (Python) or "end" (Ruby); newline_ends:
       whether a statement may end at a newline; angle_generics: whether ``<…>`` in a header is a
       generic argument list; optional_types: whether a ``?`` that ends a line closes an optional
@@ -5116,7 +5117,7 @@ class Lexicon:
         "line_comments", "not_comments", "block_comments", "nested_comments", "multiline_strings",
         "triple_quotes", "triple_escapes", "template_escapes", "char_literals", "raw_strings",
         "regex_literals", "ruby", "blocks", "newline_ends", "angle_generics", "optional_types",
-        "accessor_lines",
+        "accessor_lines", "php_heredocs",
     )  # fmt: skip
 
     def __init__(self, line_comments=("//",), block_comments=("/*", "*/"), **facts):
@@ -5136,6 +5137,7 @@ class Lexicon:
         self.angle_generics = facts.pop("angle_generics", False)
         self.optional_types = facts.pop("optional_types", False)
         self.accessor_lines = facts.pop("accessor_lines", False)
+        self.php_heredocs = facts.pop("php_heredocs", False)
         if facts:
             raise TypeError("unknown lexicon facts: %s" % ", ".join(sorted(facts)))
 
@@ -5161,7 +5163,9 @@ LEXICONS = {
     ),
     "javascript": Lexicon(template_escapes=True, regex_literals="slash", **_NEWLINE),
     "typescript": Lexicon(template_escapes=True, regex_literals="slash", **_GENERIC, **_NEWLINE),
-    "php": Lexicon(line_comments=("//", "#"), not_comments=("#[",), multiline_strings=True),
+    "php": Lexicon(
+        line_comments=("//", "#"), not_comments=("#[",), multiline_strings=True, php_heredocs=True
+    ),
     "python": Lexicon(
         line_comments=("#",),
         block_comments=None,
@@ -5199,6 +5203,7 @@ _RUST_RAW = _lazy_pattern(r"(?<![\w])b?r#*$")
 _CPP_RAW = _lazy_pattern(r'"([^()\\\s]{0,16})\(')
 _PERCENT = _lazy_pattern(r"%([qQwWiIrsx]?)([^\w\s])")
 _HEREDOC = _lazy_pattern(r"<<([~-]?)(['\"`]?)([A-Za-z_]\w*)\2")
+_PHP_HEREDOC = _lazy_pattern(r"<<<[ \t]*(['\"]?)([A-Za-z_]\w*)\1[ \t]*\r?\n")
 _END_MARKER = _lazy_pattern(r"__END__[ \t\r]*$")
 _RUBY_CHARACTER = _lazy_pattern(r"\?(?:\\.|[^\s\w\\])(?![\w])")  # ?" ?# ?\t: one character
 _CLOSERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
@@ -5545,6 +5550,18 @@ def heredoc_end(source, lo, hi):
     return end
 
 
+def _php_heredoc(scan, i):
+    """A PHP heredoc or nowdoc: its body up to the closing name, which may be indented."""
+    m = _PHP_HEREDOC.match(scan.source, i)
+    if m is None:
+        return None
+    term = re.compile(r"^[ \t]*" + re.escape(m.group(2)) + r"(?![\w])", re.M)
+    found = term.search(scan.source, m.end())
+    end = scan.n if found is None else found.end()
+    scan.blank(i, end)
+    return scan.token(end, '"')
+
+
 def _heredoc_body(scan, i):
     """At the end of a line that opened a heredoc: on past its body."""
     if scan.heredoc_end is None:
@@ -5575,6 +5592,8 @@ def _scanners(lexicon):
     if lexicon.regex_literals:
         add("/", "/", _regex)
     add("[\"'`]", "\"'`", _string)
+    if lexicon.php_heredocs:
+        add("<<<", "<", _php_heredoc)
     if lexicon.ruby:
         add("%", "%", _percent_literal)
         add("<<", "<", _heredoc)

@@ -1049,6 +1049,41 @@ RUBY_PHP_CSHARP_EXTENTS = [
             "Shop.Helper.help": [(36, 36)],
         },
     ),
+    (
+        "src/Bundle.php",
+        src("""
+            <?php
+            final class Bundle
+            {
+                public static function missing(): string
+                {
+                    throw new \\RuntimeException(
+                        <<< EOT
+            No CA bundle } found; it can't be verified.
+            EOT
+                    );
+                }
+
+                public static function template(): string
+                {
+                    return <<<'HTML'
+                        <p>it's { here</p>
+                        HTML;
+                }
+
+                public function path(): string
+                {
+                    return '/etc/ssl';
+                }
+            }
+            """),
+        {
+            "Bundle.missing": [(4, 11)],
+            "Bundle.template": [(13, 18)],
+            "Bundle.path": [(20, 23)],
+            "Bundle": [(2, 24)],
+        },
+    ),
 ]
 
 
