@@ -5668,6 +5668,7 @@ _FIELD_MODIFIERS = (
     r"const|volatile|transient|extern|inline|constexpr|mutable|unsafe|new|required|pub(?:\([^)\n]*\))?)\s+)*"
 )
 _CONTAINER_HEADER = _lazy_pattern(r"\b(?:class|interface|enum|struct|union|trait|object|record)\b")
+_OBJECT_KEYWORD = frozenset({"kotlin", "scala"})  # elsewhere ``object`` is a type: Dictionary<string, object>
 _ANNOTATIONS = _lazy_pattern(ANNOTATION)
 _FUNCTION_VALUE = _lazy_pattern(
     r"[\w$]+\s*(?::[^=;\n]+)?=\s*(?:async\b\s*)?(?:function\b|\(|<|[A-Za-z_$][\w$]*\s*=>|class\b)"
@@ -5711,11 +5712,12 @@ _RUST_FIELD = ("field", r"^[ \t]*" + _FIELD_MODIFIERS + r"{NAME}[ \t]*(?::(?!:)|
 _C_MACRO = ("macro", r"^[ \t]*#[ \t]*define[ \t]+{NAME}{END}", re.M)
 _PHP_PROPERTY = ("value", r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:\??[\w\\]+[ \t]+)?\${NAME}[ \t]*[=;]", re.M)
 _RUBY_ASSIGNMENT = ("value", r"^[ \t]*(?:self\.)?{NAME}[ \t]*(?:=(?![=~>])|\|\|=)", re.M)  # a constant
-_CS_PROPERTY = (  # public int Size { get; set; }
+_CS_PROPERTY = (  # public int Size { get; set; }, its accessors' brace on the same line or the next
     "value",
-    r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:[\w<>\[\],.?]+[ \t]+)+{NAME}[ \t]*\{",
+    r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:[\w<>\[\],.?]+[ \t]+)+{NAME}[ \t]*(?:\{|$)",
     re.M,
 )
+_CS_INITIALIZER = _lazy_pattern(r"\s*=(?![=>])")
 
 
 def _declared(keywords):
@@ -5768,12 +5770,19 @@ def kind_accepts(masked, language, kind, start, name_at):
             return False
         if masked.count("(", opening, name_at) > masked.count(")", opening, name_at):
             return False  # an argument in an initialiser (new Maker(a, UNSAFE, b)), not a member
-        # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member
-        assigned = _ASSIGNED_NAME.match(masked, name_at)
-        if language in _TYPED_FIELDS and assigned and not before.strip() and not _member_start(masked, start):
+        # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member,
+        # nor in C# a call there (void Reset() => OnReset(context);)
+        assigned = _ASSIGNED_NAME.match(masked, name_at) or language == "csharp"
+        if language in _TYPED_FIELDS and assigned and not before.strip() and not member_start(masked, start):
             return False
+        line = masked[start:name_at]
+        if language == "csharp" and line.count("<") > line.count(">"):
+            return False  # a type argument (Action<Context, CircuitState, TimeSpan> OnBreak;)
         bound = max(masked.rfind(c, 0, opening) for c in ";{}")
-        return _CONTAINER_HEADER.search(masked, bound + 1, opening) is not None
+        return any(
+            m.group() != "object" or language in _OBJECT_KEYWORD
+            for m in _CONTAINER_HEADER.finditer(masked, bound + 1, opening)
+        )
     if kind == "value" and language in ("javascript", "typescript"):
         return not _local_value(masked, name_at)
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
@@ -5788,6 +5797,13 @@ def kind_accepts(masked, language, kind, start, name_at):
     return True
 
 
+def property_initializer(masked, end):
+    """Where a C# property's accessors ending at ``end`` are followed by an initialiser
+    (``{ get; set; } = value;``): the index of its '=', else None."""
+    m = _CS_INITIALIZER.match(masked, end)
+    return m.end() - 1 if m else None
+
+
 def _local_value(masked, name_at):
     """Whether the JavaScript or TypeScript declaration at ``name_at`` is a plain value local to a
     function or block body (its header has a ')' or '=>'), not a module's, a namespace's or a
@@ -5800,13 +5816,13 @@ def _local_value(masked, name_at):
     return ")" in header or "=>" in header
 
 
-def _member_start(masked, start):
-    """Whether the line at ``start`` begins a member: after a '{', ';', ',' or '}', or after an
-    annotation or attribute line."""
+def member_start(masked, start):
+    """Whether the line at ``start`` begins a member: after a '{', ';', ',', '}' or ']', or after
+    an annotation, attribute or preprocessor line."""
     before = masked[:start].rstrip()
-    if not before or before[-1] in "{;,}":
+    if not before or before[-1] in "{;,}]":
         return True
-    return masked[_line_start_of(before, len(before)) : len(before)].lstrip().startswith(("@", "["))
+    return masked[_line_start_of(before, len(before)) : len(before)].lstrip().startswith(("@", "[", "#"))
 
 
 def _line_start_of(text, pos):
@@ -5991,6 +6007,11 @@ _COMMON_DEFINITIONS = (
         re.M,
     ),
 )
+_CS_TUPLE_RETURN = (  # (bool, object?) TryGet(, Task<(bool, T?)> TryGetAsync(
+    "func",
+    r"^[ \t]*" + _MODIFIERS + r"(?:[\w.]+<)?\([^()\n]*\)[>?\[\]]*[ \t]+{NAME}[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+    re.M,
+)
 _DEFINITIONS = {
     # Rust functions always say ``fn``: the C-style row would take a call or a match arm at a
     # line's start (``Self::Read(n) =>``) for a definition.
@@ -6003,6 +6024,7 @@ _DEFINITIONS = {
         ),
         ("type", r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?{NAME}{END}", re.M),
     ),
+    "csharp": _COMMON_DEFINITIONS + (_CS_TUPLE_RETURN,),
 }
 _AFTER_KINDS = {  # rows tried after the KIND_ROWS
     "go": (  # inside a ``type ( ... )`` group
@@ -6435,6 +6457,8 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
     c_style = kind == "func" and pattern.pattern.startswith("^") and language != "ruby"
     if c_style and not _c_style_definition(masked[start:name_at]):
         return None
+    if c_style and language == "csharp" and not member_start(masked, start):
+        return None  # a call continuing an expression body: void Reset() =>\n    OnReset(x);
     end = _candidate_end(index, start, name_at + len(name), kind, hi, bodiless)
     if end is None:
         return None
@@ -6443,7 +6467,9 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
 
 
 _C_STYLE_FOREIGN = _lazy_pattern(r"[^\w\s$<>\[\],.*&:~?()@]")
-_C_STYLE_SUPERTYPE = _lazy_pattern(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)")
+_C_STYLE_SUPERTYPE = _lazy_pattern(
+    r"\b(?:class|interface|struct|enum)\b|\bobject\b(?!\s*$|[\[?>,)])|(?<!:):(?!:)"  # object Get(): a type
+)
 
 
 def _c_style_definition(before):
@@ -6478,7 +6504,9 @@ def _candidate_end(index, start, name_end, kind, hi, bodiless):
         tail = masked[name_end : brace if brace >= 0 else hi]
         if not _C_TYPE_HEAD.match(tail):
             return None  # a use of the type (struct S *p), not its definition
-    return _body_end(masked, language, name_end, kind, hi, bodiless)
+    end = _body_end(masked, language, name_end, kind, hi, bodiless)
+    at = property_initializer(masked, end) if language == "csharp" and kind == "value" and end else None
+    return end if at is None else _body_end(masked, language, at, kind, hi) or end
 
 
 _C_TYPE_HEAD = _lazy_pattern(r"^\s*(?:final\s*)?(?::[^;{()=]*)?$")

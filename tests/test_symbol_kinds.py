@@ -1084,6 +1084,70 @@ RUBY_PHP_CSHARP_EXTENTS = [
             "Bundle": [(2, 24)],
         },
     ),
+    (
+        "src/Breaker.cs",
+        src("""
+            namespace Polly;
+
+            public abstract class Breaker
+            {
+                protected readonly Action<Context, State, TimeSpan> OnBreak;
+                private readonly Func<Context, object> _ttl;
+
+                public static object[] Data()
+                {
+                    return new object[] { 1 };
+                }
+
+                public (bool, object?) TryGet(string key)
+                {
+                    return (true, null);
+                }
+
+                public async Task<(bool, object?)> TryGetAsync(string key)
+                {
+                    return await Task.FromResult((true, (object?)null));
+                }
+
+                public State State
+                {
+                    get
+                    {
+                        return _state;
+                    }
+                }
+
+                public Func<Context, bool> ShouldHandle { get; set; } = args =>
+                {
+                    return true;
+                };
+
+                public Strategy Strategy { get; set; }
+                    = Strategy.Default;
+
+                public void Reset() =>
+                    OnReset(Context.None());
+
+                public object Ttl(Context context) =>
+                    _ttl(context);
+
+                public abstract void OnReset(Context context);
+            }
+            """),
+        {
+            "Breaker.OnBreak": [(5, 5)],
+            "Breaker._ttl": [(6, 6)],
+            "Breaker.Data": [(8, 11)],
+            "Breaker.TryGet": [(13, 16)],
+            "Breaker.TryGetAsync": [(18, 21)],
+            "Breaker.State": [(23, 29)],
+            "Breaker.ShouldHandle": [(31, 34)],
+            "Breaker.Strategy": [(36, 37)],
+            "Breaker.Reset": [(39, 40)],
+            "Breaker.Ttl": [(42, 43)],
+            "Breaker.OnReset": [(45, 45)],
+        },
+    ),
 ]
 
 

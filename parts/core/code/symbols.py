@@ -29,7 +29,9 @@ from .symbol_kinds import (
     kind_accepts,
     kind_patterns,
     macro_end,
+    member_start,
     name_position,
+    property_initializer,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -125,6 +127,11 @@ _COMMON_DEFINITIONS = (
         re.M,
     ),
 )
+_CS_TUPLE_RETURN = (  # (bool, object?) TryGet(, Task<(bool, T?)> TryGetAsync(
+    "func",
+    r"^[ \t]*" + _MODIFIERS + r"(?:[\w.]+<)?\([^()\n]*\)[>?\[\]]*[ \t]+{NAME}[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+    re.M,
+)
 _DEFINITIONS = {
     # Rust functions always say ``fn``: the C-style row would take a call or a match arm at a
     # line's start (``Self::Read(n) =>``) for a definition.
@@ -137,6 +144,7 @@ _DEFINITIONS = {
         ),
         ("type", r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?{NAME}{END}", re.M),
     ),
+    "csharp": _COMMON_DEFINITIONS + (_CS_TUPLE_RETURN,),
 }
 _AFTER_KINDS = {  # rows tried after the KIND_ROWS
     "go": (  # inside a ``type ( ... )`` group
@@ -569,6 +577,8 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
     c_style = kind == "func" and pattern.pattern.startswith("^") and language != "ruby"
     if c_style and not _c_style_definition(masked[start:name_at]):
         return None
+    if c_style and language == "csharp" and not member_start(masked, start):
+        return None  # a call continuing an expression body: void Reset() =>\n    OnReset(x);
     end = _candidate_end(index, start, name_at + len(name), kind, hi, bodiless)
     if end is None:
         return None
@@ -577,7 +587,9 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
 
 
 _C_STYLE_FOREIGN = _lazy_pattern(r"[^\w\s$<>\[\],.*&:~?()@]")
-_C_STYLE_SUPERTYPE = _lazy_pattern(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)")
+_C_STYLE_SUPERTYPE = _lazy_pattern(
+    r"\b(?:class|interface|struct|enum)\b|\bobject\b(?!\s*$|[\[?>,)])|(?<!:):(?!:)"  # object Get(): a type
+)
 
 
 def _c_style_definition(before):
@@ -612,7 +624,9 @@ def _candidate_end(index, start, name_end, kind, hi, bodiless):
         tail = masked[name_end : brace if brace >= 0 else hi]
         if not _C_TYPE_HEAD.match(tail):
             return None  # a use of the type (struct S *p), not its definition
-    return _body_end(masked, language, name_end, kind, hi, bodiless)
+    end = _body_end(masked, language, name_end, kind, hi, bodiless)
+    at = property_initializer(masked, end) if language == "csharp" and kind == "value" and end else None
+    return end if at is None else _body_end(masked, language, at, kind, hi) or end
 
 
 _C_TYPE_HEAD = _lazy_pattern(r"^\s*(?:final\s*)?(?::[^;{()=]*)?$")
