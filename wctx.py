@@ -5712,6 +5712,11 @@ _RUST_FIELD = ("field", r"^[ \t]*" + _FIELD_MODIFIERS + r"{NAME}[ \t]*(?::(?!:)|
 _C_MACRO = ("macro", r"^[ \t]*#[ \t]*define[ \t]+{NAME}{END}", re.M)
 _PHP_PROPERTY = ("value", r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:\??[\w\\]+[ \t]+)?\${NAME}[ \t]*[=;]", re.M)
 _RUBY_ASSIGNMENT = ("value", r"^[ \t]*(?:self\.)?{NAME}[ \t]*(?:=(?![=~>])|\|\|=)", re.M)  # a constant
+_RUBY_ATTRIBUTE = (  # attr_reader :kind, attr_accessor :name, :size (attr_writer defines name= only)
+    "value",
+    r"^[ \t]*attr_(?:accessor|reader)\b[^\n#]*:{NAME}{END}",
+    re.M,
+)
 _CS_PROPERTY = (  # public int Size { get; set; }, its accessors' brace on the same line or the next
     "value",
     r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:[\w<>\[\],.?]+[ \t]+)+{NAME}[ \t]*(?:\{|$)",
@@ -5740,7 +5745,7 @@ KIND_ROWS = {
     "scala": (_declared(_DECLARATION_KEYWORDS["scala"]),) + _TYPED,
     "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _TYPED,
     "php": (_declared(_DECLARATION_KEYWORDS["php"]), _PHP_PROPERTY) + _TYPED,
-    "ruby": (_RUBY_ASSIGNMENT,),
+    "ruby": (_RUBY_ASSIGNMENT, _RUBY_ATTRIBUTE),
 }
 
 
@@ -6285,7 +6290,9 @@ _RUBY_INLINE_OPENER = _lazy_pattern(
 )
 _RUBY_DO = _lazy_pattern(r"(?<![.:\w@$])do(?![\w?!:])")
 _RUBY_END = _lazy_pattern(r"(?<![.:\w@$])end(?![\w?!:])")
-_RUBY_ENDLESS_DEF = _lazy_pattern(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s")
+_RUBY_ENDLESS_DEF = _lazy_pattern(
+    r"^\s*(?:(?:private|protected|public|module_function)\s+)?def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s"
+)
 
 
 def _ruby_keyword_end(masked, start):

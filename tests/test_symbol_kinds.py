@@ -1050,6 +1050,28 @@ RUBY_PHP_CSHARP_EXTENTS = [
         },
     ),
     (
+        "lib/shop/item.rb",
+        src("""
+            class Item
+              attr_accessor :name, :size
+              attr_reader :kind
+
+              protected def weight = 2
+
+              def label
+                name
+              end
+            end
+            """),
+        {
+            "Item.name": [(2, 2)],
+            "Item.size": [(2, 2)],
+            "Item.kind": [(3, 3)],
+            "Item.weight": [(5, 5)],
+            "Item.label": [(7, 9)],
+        },
+    ),
+    (
         "src/Bundle.php",
         src("""
             <?php

@@ -405,7 +405,9 @@ _RUBY_INLINE_OPENER = _lazy_pattern(
 )
 _RUBY_DO = _lazy_pattern(r"(?<![.:\w@$])do(?![\w?!:])")
 _RUBY_END = _lazy_pattern(r"(?<![.:\w@$])end(?![\w?!:])")
-_RUBY_ENDLESS_DEF = _lazy_pattern(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s")
+_RUBY_ENDLESS_DEF = _lazy_pattern(
+    r"^\s*(?:(?:private|protected|public|module_function)\s+)?def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s"
+)
 
 
 def _ruby_keyword_end(masked, start):
