@@ -129,7 +129,7 @@ _COMMON_DEFINITIONS = (
 )
 _CS_TUPLE_RETURN = (  # (bool, object?) TryGet(, Task<(bool, T?)> TryGetAsync(
     "func",
-    r"^[ \t]*" + _MODIFIERS + r"(?:[\w.]+<)?\([^()\n]*\)[>?\[\]]*[ \t]+{NAME}[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+    r"^[ \t]*(?:\w+[ \t]+)*(?:[\w.]+<)?\([^()\n]*\)[>?\[\]]*[ \t]+{NAME}[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
     re.M,
 )
 _DEFINITIONS = {
