@@ -6232,6 +6232,9 @@ def _matching_open_paren(masked, close):
     return -1
 
 
+_ATTRIBUTE_OPENERS = {"csharp": "[", "php": "#["}  # an attribute's line: [Fact], #[Route('/')]
+
+
 def _extend_start(masked, language, start):
     """Move the start up over annotation/attribute lines and a C return type line."""
     while start > 0:
@@ -6243,7 +6246,7 @@ def _extend_start(masked, language, start):
             if not _only_annotations(prev):
                 break  # a whole member that starts with one: @Expose private int a;
             start = prev_start
-        elif language == "csharp" and prev.startswith("[") and prev.endswith("]"):
+        elif prev.endswith("]") and prev.startswith(_ATTRIBUTE_OPENERS.get(language, "\n")):
             start = prev_start
         elif prev.endswith((")", ")]")) and language not in ("c", "cpp", "python", "ruby"):
             # the last line of a multi-line annotation: @Deprecated(\n  "...",\n)

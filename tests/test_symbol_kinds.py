@@ -1097,13 +1097,20 @@ RUBY_PHP_CSHARP_EXTENTS = [
                 {
                     return '/etc/ssl';
                 }
+
+                #[Route('/home', methods: ['GET'])]
+                public function home(): string
+                {
+                    return '/';
+                }
             }
             """),
         {
             "Bundle.missing": [(4, 11)],
             "Bundle.template": [(13, 18)],
             "Bundle.path": [(20, 23)],
-            "Bundle": [(2, 24)],
+            "Bundle.home": [(25, 29)],
+            "Bundle": [(2, 30)],
         },
     ),
     (
