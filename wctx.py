@@ -5112,6 +5112,7 @@ class Lexicon:
       after a space in a call: ``split /,/``);
     - ruby: Ruby's other literals: ``"…#{…}…"`` interpolation, ``%w[…]`` percent literals,
       ``<<~EOS`` heredocs, ``=begin``/``=end``, ``__END__``, special globals (``$'``);
+    - php_heredocs: PHP's ``<<<EOT`` heredocs and ``<<<'EOT'`` nowdocs;
     - blocks: how a body ends, "braces", "indent" (Python) or "end" (Ruby); newline_ends:
       whether a statement may end at a newline; angle_generics: whether ``<…>`` in a header is a
       generic argument list; optional_types: whether a ``?`` that ends a line closes an optional
@@ -5123,7 +5124,7 @@ class Lexicon:
         "line_comments", "not_comments", "block_comments", "nested_comments", "multiline_strings",
         "triple_quotes", "triple_escapes", "template_escapes", "char_literals", "raw_strings",
         "regex_literals", "ruby", "blocks", "newline_ends", "angle_generics", "optional_types",
-        "accessor_lines",
+        "accessor_lines", "php_heredocs",
     )  # fmt: skip
 
     def __init__(self, line_comments=("//",), block_comments=("/*", "*/"), **facts):
@@ -5143,6 +5144,7 @@ class Lexicon:
         self.angle_generics = facts.pop("angle_generics", False)
         self.optional_types = facts.pop("optional_types", False)
         self.accessor_lines = facts.pop("accessor_lines", False)
+        self.php_heredocs = facts.pop("php_heredocs", False)
         if facts:
             raise TypeError("unknown lexicon facts: %s" % ", ".join(sorted(facts)))
 
@@ -5168,7 +5170,9 @@ LEXICONS = {
     ),
     "javascript": Lexicon(template_escapes=True, regex_literals="slash", **_NEWLINE),
     "typescript": Lexicon(template_escapes=True, regex_literals="slash", **_GENERIC, **_NEWLINE),
-    "php": Lexicon(line_comments=("//", "#"), not_comments=("#[",), multiline_strings=True),
+    "php": Lexicon(
+        line_comments=("//", "#"), not_comments=("#[",), multiline_strings=True, php_heredocs=True
+    ),
     "python": Lexicon(
         line_comments=("#",),
         block_comments=None,
@@ -5206,7 +5210,9 @@ _RUST_RAW = _lazy_pattern(r"(?<![\w])b?r#*$")
 _CPP_RAW = _lazy_pattern(r'"([^()\\\s]{0,16})\(')
 _PERCENT = _lazy_pattern(r"%([qQwWiIrsx]?)([^\w\s])")
 _HEREDOC = _lazy_pattern(r"<<([~-]?)(['\"`]?)([A-Za-z_]\w*)\2")
+_PHP_HEREDOC = _lazy_pattern(r"<<<[ \t]*(['\"]?)([A-Za-z_]\w*)\1[ \t]*\r?\n")
 _END_MARKER = _lazy_pattern(r"__END__[ \t\r]*$")
+_RUBY_CHARACTER = _lazy_pattern(r"\?(?:\\.|[^\s\w\\])(?![\w])")  # ?" ?# ?\t: one character
 _CLOSERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 
 
@@ -5409,7 +5415,21 @@ def _interpolation_end(scan, j):
         elif inner == "'":
             close = source.find("'", j + 1)
             j = n if close < 0 else close
+        elif inner == "/" and source[max(0, j - 80) : j].rstrip()[-1:] in tuple("{[(,=~|&!"):
+            j = _inline_regex_end(source, j)  # "#{line[/`.*'/]}": the quotes are the regex's
         j += 1
+    return j
+
+
+def _inline_regex_end(source, j):
+    """Index of the '/' that closes the regex opening at j on its line (j where none does)."""
+    k = j + 1
+    while k < len(source) and source[k] != "\n":
+        if source[k] == "\\":
+            k += 1
+        elif source[k] == "/":
+            return k
+        k += 1
     return j
 
 
@@ -5465,6 +5485,15 @@ def _special_global(scan, i):
     return scan.token(i + 2, "a")  # $` $' $/ ...: not the start of a string or a regex
 
 
+def _character(scan, i):
+    """A Ruby character literal (``when ?"``), not after a name or a closing bracket (``a ?b : c``)."""
+    m = _RUBY_CHARACTER.match(scan.source, i)
+    if m is None or (i and (scan.source[i - 1].isalnum() or scan.source[i - 1] in "_)]}?!")):
+        return None
+    scan.blank(i + 1, m.end())
+    return scan.token(m.end(), "a")
+
+
 def _percent_literal(scan, i):
     source = scan.source
     m = _PERCENT.match(source[i : i + 3])
@@ -5513,6 +5542,33 @@ def _heredoc(scan, i):
     return scan.quiet(i, i + len(m.group(0)))
 
 
+def heredoc_end(source, lo, hi):
+    """End of the last Ruby heredoc body that the line source[lo:hi] opens (``X = <<~EOS``), or
+    None where it opens none."""
+    end, first = None, hi + 1
+    for m in _HEREDOC.finditer(source, lo, hi):
+        if m.start() and source[m.start() - 1].isalnum():
+            continue
+        term = re.compile(r"^[ \t]*" + re.escape(m.group(3)) + r"[ \t]*$", re.M)
+        found = term.search(source, first)
+        if found is None:
+            return None
+        end = first = found.end()
+    return end
+
+
+def _php_heredoc(scan, i):
+    """A PHP heredoc or nowdoc: its body up to the closing name, which may be indented."""
+    m = _PHP_HEREDOC.match(scan.source, i)
+    if m is None:
+        return None
+    term = re.compile(r"^[ \t]*" + re.escape(m.group(2)) + r"(?![\w])", re.M)
+    found = term.search(scan.source, m.end())
+    end = scan.n if found is None else found.end()
+    scan.blank(i, end)
+    return scan.token(end, '"')
+
+
 def _heredoc_body(scan, i):
     """At the end of a line that opened a heredoc: on past its body."""
     if scan.heredoc_end is None:
@@ -5543,9 +5599,12 @@ def _scanners(lexicon):
     if lexicon.regex_literals:
         add("/", "/", _regex)
     add("[\"'`]", "\"'`", _string)
+    if lexicon.php_heredocs:
+        add("<<<", "<", _php_heredoc)
     if lexicon.ruby:
         add("%", "%", _percent_literal)
         add("<<", "<", _heredoc)
+        add(r"\?", "?", _character)
     for c, scanners in by_char.items():  # each character's scanners once, in the order above
         by_char[c] = list(dict.fromkeys(scanners))
     return re.compile("|".join(openers)), by_char
@@ -5618,6 +5677,7 @@ _FIELD_MODIFIERS = (
     r"const|volatile|transient|extern|inline|constexpr|mutable|unsafe|new|required|pub(?:\([^)\n]*\))?)\s+)*"
 )
 _CONTAINER_HEADER = _lazy_pattern(r"\b(?:class|interface|enum|struct|union|trait|object|record)\b")
+_OBJECT_KEYWORD = frozenset({"kotlin", "scala"})  # elsewhere ``object`` is a type: Dictionary<string, object>
 _ANNOTATIONS = _lazy_pattern(ANNOTATION)
 _FUNCTION_VALUE = _lazy_pattern(
     r"[\w$]+\s*(?::[^=;\n]+)?=\s*(?:async\b\s*)?(?:function\b|\(|<|[A-Za-z_$][\w$]*\s*=>|class\b)"
@@ -5661,11 +5721,17 @@ _RUST_FIELD = ("field", r"^[ \t]*" + _FIELD_MODIFIERS + r"{NAME}[ \t]*(?::(?!:)|
 _C_MACRO = ("macro", r"^[ \t]*#[ \t]*define[ \t]+{NAME}{END}", re.M)
 _PHP_PROPERTY = ("value", r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:\??[\w\\]+[ \t]+)?\${NAME}[ \t]*[=;]", re.M)
 _RUBY_ASSIGNMENT = ("value", r"^[ \t]*(?:self\.)?{NAME}[ \t]*(?:=(?![=~>])|\|\|=)", re.M)  # a constant
-_CS_PROPERTY = (  # public int Size { get; set; }
+_RUBY_ATTRIBUTE = (  # attr_reader :kind, attr_accessor :name, :size (attr_writer defines name= only)
     "value",
-    r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:[\w<>\[\],.?]+[ \t]+)+{NAME}[ \t]*\{",
+    r"^[ \t]*attr_(?:accessor|reader)\b[^\n#]*:{NAME}{END}",
     re.M,
 )
+_CS_PROPERTY = (  # public int Size { get; set; }, its accessors' brace on the same line or the next
+    "value",
+    r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:[\w<>\[\],.?]+[ \t]+)+{NAME}[ \t]*(?:\{|$)",
+    re.M,
+)
+_CS_INITIALIZER = _lazy_pattern(r"\s*=(?![=>])")
 
 
 # C and C++: a field or global among several declarators of one line (item *first, *last;).
@@ -5738,7 +5804,7 @@ KIND_ROWS = {
     "scala": (_declared(_DECLARATION_KEYWORDS["scala"]),) + _TYPED,
     "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _TYPED,
     "php": (_declared(_DECLARATION_KEYWORDS["php"]), _PHP_PROPERTY) + _TYPED,
-    "ruby": (_RUBY_ASSIGNMENT,),
+    "ruby": (_RUBY_ASSIGNMENT, _RUBY_ATTRIBUTE),
 }
 
 
@@ -5771,12 +5837,19 @@ def kind_accepts(masked, language, kind, start, name_at, bodiless=False):
             return False
         if masked.count("(", opening, name_at) > masked.count(")", opening, name_at):
             return False  # an argument in an initialiser (new Maker(a, UNSAFE, b)), not a member
-        # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member
-        assigned = _ASSIGNED_NAME.match(masked, name_at)
-        if language in _TYPED_FIELDS and assigned and not before.strip() and not _member_start(masked, start):
+        # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member,
+        # nor in C# a call there (void Reset() => OnReset(context);)
+        assigned = _ASSIGNED_NAME.match(masked, name_at) or language == "csharp"
+        if language in _TYPED_FIELDS and assigned and not before.strip() and not member_start(masked, start):
             return False
+        line = masked[start:name_at]
+        if language == "csharp" and line.count("<") > line.count(">"):
+            return False  # a type argument (Action<Context, CircuitState, TimeSpan> OnBreak;)
         bound = max(masked.rfind(c, 0, opening) for c in ";{}")
-        return _CONTAINER_HEADER.search(masked, bound + 1, opening) is not None
+        return any(
+            m.group() != "object" or language in _OBJECT_KEYWORD
+            for m in _CONTAINER_HEADER.finditer(masked, bound + 1, opening)
+        )
     if kind == "value" and language in ("javascript", "typescript"):
         return not _local_value(masked, name_at)
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
@@ -5913,6 +5986,13 @@ def _in_parameters(masked, pos):
     )
 
 
+def property_initializer(masked, end):
+    """Where a C# property's accessors ending at ``end`` are followed by an initialiser
+    (``{ get; set; } = value;``): the index of its '=', else None."""
+    m = _CS_INITIALIZER.match(masked, end)
+    return m.end() - 1 if m else None
+
+
 def _local_value(masked, name_at):
     """Whether the JavaScript or TypeScript declaration at ``name_at`` is a plain value local to a
     function or block body (its header has a ')' or '=>'), not a module's, a namespace's or a
@@ -5925,13 +6005,13 @@ def _local_value(masked, name_at):
     return ")" in header or "=>" in header
 
 
-def _member_start(masked, start):
-    """Whether the line at ``start`` begins a member: after a '{', ';', ',' or '}', or after an
-    annotation or attribute line."""
+def member_start(masked, start):
+    """Whether the line at ``start`` begins a member: after a '{', ';', ',', '}' or ']', or after
+    an annotation, attribute or preprocessor line."""
     before = masked[:start].rstrip()
-    if not before or before[-1] in "{;,}":
+    if not before or before[-1] in "{;,}]":
         return True
-    return masked[_line_start_of(before, len(before)) : len(before)].lstrip().startswith(("@", "["))
+    return masked[_line_start_of(before, len(before)) : len(before)].lstrip().startswith(("@", "[", "#"))
 
 
 def _line_start_of(text, pos):
@@ -6116,6 +6196,11 @@ _COMMON_DEFINITIONS = (
         re.M,
     ),
 )
+_CS_TUPLE_RETURN = (  # (bool, object?) TryGet(, Task<(bool, T?)> TryGetAsync(
+    "func",
+    r"^[ \t]*(?:\w+[ \t]+)*(?:[\w.]+<)?\([^()\n]*\)[>?\[\]]*[ \t]+{NAME}[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+    re.M,
+)
 _DEFINITIONS = {
     # Rust functions always say ``fn``: the C-style row would take a call or a match arm at a
     # line's start (``Self::Read(n) =>``) for a definition.
@@ -6125,11 +6210,12 @@ _DEFINITIONS = {
     "ruby": (
         (
             "func",
-            r"^[ \t]*(?:(?:private|protected|public|module_function)\s+)?def\s+(?:self\.|self::|[\w:]+\.)?{NAME}{END}",
+            r"(?:^|;)[ \t]*(?:(?:private|protected|public|module_function)\s+)?def\s+(?:self\.|self::|[@$]*[\w:]+\.)?{NAME}{END}",
             re.M,
         ),
         ("type", r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?{NAME}{END}", re.M),
     ),
+    "csharp": _COMMON_DEFINITIONS + (_CS_TUPLE_RETURN,),
 }
 _AFTER_KINDS = {  # rows tried after the KIND_ROWS
     "go": (  # inside a ``type ( ... )`` group
@@ -6262,12 +6348,17 @@ def _line_continues(masked, i, lexicon):
     return (
         not line.strip()
         or line.endswith(("=>", "->"))
-        or line[-1] in ",(=+-*/|&.:<"
+        or (line[-1] in ",(=+-*/|&.:<" and not _closes_ruby_regex(line, lexicon))
         or (line[-1] == "?" and not lexicon.optional_types)
         or following in ("{", ".", "?", ":", "=", "|", "&", ">")
         or _CONTINUING_WORD.match(masked[i + 1 : i + 40]) is not None
         or (lexicon.accessor_lines and _ACCESSOR.match(masked[i + 1 : i + 60]) is not None)
     )
+
+
+def _closes_ruby_regex(line, lexicon):
+    """Whether the '/' that ends a Ruby line closes a regex (``X = /[;,]/``), not a division."""
+    return lexicon.ruby and line.endswith("/") and line.count("/") % 2 == 0
 
 
 _CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
@@ -6327,6 +6418,9 @@ def _matching_open_paren(masked, close):
     return -1
 
 
+_ATTRIBUTE_OPENERS = {"csharp": "[", "php": "#["}  # an attribute's line: [Fact], #[Route('/')]
+
+
 def _extend_start(masked, language, start):
     """Move the start up over annotation/attribute lines and a C return type line."""
     if language in ("c", "cpp"):  # a C++ header is often a .h
@@ -6342,7 +6436,7 @@ def _extend_start(masked, language, start):
             if not _only_annotations(prev):
                 break  # a whole member that starts with one: @Expose private int a;
             start = prev_start
-        elif language == "csharp" and prev.startswith("[") and prev.endswith("]"):
+        elif prev.endswith("]") and prev.startswith(_ATTRIBUTE_OPENERS.get(language, "\n")):
             start = prev_start
         elif prev.endswith((")", ")]")) and language not in ("c", "cpp", "python", "ruby"):
             # the last line of a multi-line annotation: @Deprecated(\n  "...",\n)
@@ -6389,7 +6483,9 @@ _RUBY_INLINE_OPENER = _lazy_pattern(
 )
 _RUBY_DO = _lazy_pattern(r"(?<![.:\w@$])do(?![\w?!:])")
 _RUBY_END = _lazy_pattern(r"(?<![.:\w@$])end(?![\w?!:])")
-_RUBY_ENDLESS_DEF = _lazy_pattern(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s")
+_RUBY_ENDLESS_DEF = _lazy_pattern(
+    r"^\s*(?:(?:private|protected|public|module_function)\s+)?def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s"
+)
 
 
 def _ruby_keyword_end(masked, start):
@@ -6467,7 +6563,8 @@ class _SourceIndex:
 
     def __init__(self, source, language):
         self.language = language
-        self.masked = masked = _mask_source(source, language)
+        self.source, self.masked = source, _mask_source(source, language)
+        masked = self.masked
         # a C++ namespace nests nothing a reader cites: its braces do not count (nor in a .h)
         self.nesting = nesting = without_namespace_braces(masked) if language in ("c", "cpp") else masked
         self.starts = [0]
@@ -6567,6 +6664,8 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
         return None
     if c_style and language in ("c", "cpp") and _C_MACRO_USE.fullmatch(masked, start, name_at + len(name)):
         return None  # no type before an upper-case name: a macro's use, FMT_ENABLE_IF(...)
+    if c_style and language == "csharp" and not member_start(masked, start):
+        return None  # a call continuing an expression body: void Reset() =>\n    OnReset(x);
     end = _candidate_end(index, start, name_at + len(name), kind, hi, bodiless)
     if end is None:
         return None
@@ -6581,7 +6680,9 @@ _C_TYPE_SPECIFIER = _lazy_pattern(
 )
 _C_MACRO_USE = _lazy_pattern(r"[ \t]*[A-Z][A-Z0-9_]*")
 _C_STYLE_FOREIGN = _lazy_pattern(r"[^\w\s$<>\[\],.*&:~?()@]")
-_C_STYLE_SUPERTYPE = _lazy_pattern(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)")
+_C_STYLE_SUPERTYPE = _lazy_pattern(
+    r"\b(?:class|interface|struct|enum)\b|\bobject\b(?!\s*$|[\[?>,)])|(?<!:):(?!:)"  # object Get(): a type
+)
 
 
 def _c_style_definition(before, language):
@@ -6605,6 +6706,12 @@ def _candidate_end(index, start, name_end, kind, hi, bodiless):
         return macro_end(masked, name_end)
     if blocks == "end" and kind != "value":
         return _ruby_end(masked, start, name_end)
+    if blocks == "end":  # X = <<~EOS: to the end of the heredoc's body; X = proc do: to its end
+        first_end = _line_end(masked, start)
+        heredoc = heredoc_end(index.source, start, first_end)
+        counted = _ruby_keyword_end(masked, start) if heredoc is None else None
+        if heredoc is not None or (counted or 0) > first_end:
+            return heredoc or counted
     if blocks == "indent":  # a Python file ast cannot parse
         return _indent_end(masked, start, name_end)
     if kind == "type" and language in ("c", "cpp"):
@@ -6612,7 +6719,9 @@ def _candidate_end(index, start, name_end, kind, hi, bodiless):
         tail = masked[name_end : brace if brace >= 0 else hi]
         if not _C_TYPE_HEAD.match(tail):
             return None  # a use of the type (struct S *p), not its definition
-    return _body_end(masked, language, name_end, kind, hi, bodiless)
+    end = _body_end(masked, language, name_end, kind, hi, bodiless)
+    at = property_initializer(masked, end) if language == "csharp" and kind == "value" and end else None
+    return end if at is None else _body_end(masked, language, at, kind, hi) or end
 
 
 _C_TYPE_HEAD = _lazy_pattern(r"^\s*(?:final\s*)?(?::[^;{()=]*)?$")
@@ -6702,8 +6811,10 @@ def _nested_extents(index, parts):
             return None
         if last:
             return found
-        if index.language == "ruby":
-            regions = [(_line_end(masked, s) + 1, e) for s, e in found]
+        if index.language == "ruby":  # the body: the lines after the header, or the one line
+            regions = [
+                (_line_end(masked, s) + 1, e) if e > _line_end(masked, s) else (s, e) for s, e in found
+            ]
         else:  # the body only: from its opening brace to the end
             regions = [((masked.find("{", s, e) + 1) or s, e) for s, e in found]
     return None

@@ -701,10 +701,30 @@ class Walker:
         elif t == "assignment":
             left = node.child_by_field_name("left")
             if left is not None and left.type == "constant":
-                self.add(scope, self.text(left), "constant", node)
+                self.add(scope, self.text(left), "constant", node, _with_heredocs(node))
         else:
             return False
         return True
+
+
+class _Span:
+    """An extent from one node's start to another's end."""
+
+    def __init__(self, first, last):
+        self.start_point, self.end_point = first.start_point, last.end_point
+
+
+def _with_heredocs(node):
+    """A Ruby statement's extent with the heredoc bodies it opens (``X = <<~EOS``), which the
+    grammar puts beside the statement rather than in it."""
+    last, sibling = node, node.next_named_sibling
+    while sibling is not None and sibling.type in ("heredoc_body", "comment"):
+        if sibling.type == "comment" and sibling.start_point[0] != node.end_point[0]:
+            break  # a comment on a line of its own
+        if sibling.type == "heredoc_body":
+            last = sibling
+        sibling = sibling.next_named_sibling
+    return _Span(node, last)
 
 
 def _has_function_declarator(node):

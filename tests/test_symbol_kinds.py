@@ -1191,3 +1191,204 @@ def test_c_definitions_written_through_macros_or_named_after_their_body(path, so
         return
     assert found is not None, "%s not found in %s" % (symbol, path)
     assert found[1] == lines
+
+
+# Ruby, PHP and C#: definitions whose extent a literal or a one-line body used to hide.
+RUBY_PHP_CSHARP_EXTENTS = [
+    (
+        "lib/shop/order.rb",
+        src("""
+            module Shop
+              class Order
+                SPLIT = /[;,]/
+                LIMIT = 5
+
+                HEADER = <<-PAGE
+            <html>
+              PAGE
+                FOOTER = <<~PAGE.strip # closing tags
+                  </html>
+                PAGE
+
+                Builder = proc do |x|
+                  x * 2
+                end
+
+                @@log = Object.new
+                def @@log.write(*) end
+
+                def label(name = "#{name[/`.*'/]} x")
+                  name
+                end
+
+                def kind(c)
+                  case c
+                  when ?" then :quote
+                  when ?# then :hash
+                  end
+                end
+
+                def total
+                  LIMIT
+                end
+              end
+
+              module ::Helper; def help; 'h'; end; end
+            end
+            """),
+        {
+            "Shop.Order.SPLIT": [(3, 3)],
+            "Shop.Order.LIMIT": [(4, 4)],
+            "Shop.Order.HEADER": [(6, 8)],
+            "Shop.Order.FOOTER": [(9, 11)],
+            "Shop.Order.Builder": [(13, 15)],
+            "Shop.Order.write": [(18, 18)],
+            "Shop.Order.label": [(20, 22)],
+            "Shop.Order.kind": [(24, 29)],
+            "Shop.Order.total": [(31, 33)],
+            "Shop.Order": [(2, 34)],
+            "Shop.Helper.help": [(36, 36)],
+        },
+    ),
+    (
+        "lib/shop/item.rb",
+        src("""
+            class Item
+              attr_accessor :name, :size
+              attr_reader :kind
+
+              protected def weight = 2
+
+              def label
+                name
+              end
+            end
+            """),
+        {
+            "Item.name": [(2, 2)],
+            "Item.size": [(2, 2)],
+            "Item.kind": [(3, 3)],
+            "Item.weight": [(5, 5)],
+            "Item.label": [(7, 9)],
+        },
+    ),
+    (
+        "src/Bundle.php",
+        src("""
+            <?php
+            final class Bundle
+            {
+                public static function missing(): string
+                {
+                    throw new \\RuntimeException(
+                        <<< EOT
+            No CA bundle } found; it can't be verified.
+            EOT
+                    );
+                }
+
+                public static function template(): string
+                {
+                    return <<<'HTML'
+                        <p>it's { here</p>
+                        HTML;
+                }
+
+                public function path(): string
+                {
+                    return '/etc/ssl';
+                }
+
+                #[Route('/home', methods: ['GET'])]
+                public function home(): string
+                {
+                    return '/';
+                }
+            }
+            """),
+        {
+            "Bundle.missing": [(4, 11)],
+            "Bundle.template": [(13, 18)],
+            "Bundle.path": [(20, 23)],
+            "Bundle.home": [(25, 29)],
+            "Bundle": [(2, 30)],
+        },
+    ),
+    (
+        "src/Breaker.cs",
+        src("""
+            namespace Polly;
+
+            public abstract class Breaker
+            {
+                protected readonly Action<Context, State, TimeSpan> OnBreak;
+                private readonly Func<Context, object> _ttl;
+
+                public static object[] Data()
+                {
+                    return new object[] { 1 };
+                }
+
+                public (bool, object?) TryGet(string key)
+                {
+                    return (true, null);
+                }
+
+                public async Task<(bool, object?)> TryGetAsync(string key)
+                {
+                    return await Task.FromResult((true, (object?)null));
+                }
+
+                public State State
+                {
+                    get
+                    {
+                        return _state;
+                    }
+                }
+
+                public Func<Context, bool> ShouldHandle { get; set; } = args =>
+                {
+                    return true;
+                };
+
+                public Strategy Strategy { get; set; }
+                    = Strategy.Default;
+
+                public void Reset() =>
+                    OnReset(Context.None());
+
+                public object Ttl(Context context) =>
+                    _ttl(context);
+
+                public abstract void OnReset(Context context);
+            }
+            """),
+        {
+            "Breaker.OnBreak": [(5, 5)],
+            "Breaker._ttl": [(6, 6)],
+            "Breaker.Data": [(8, 11)],
+            "Breaker.TryGet": [(13, 16)],
+            "Breaker.TryGetAsync": [(18, 21)],
+            "Breaker.State": [(23, 29)],
+            "Breaker.ShouldHandle": [(31, 34)],
+            "Breaker.Strategy": [(36, 37)],
+            "Breaker.Reset": [(39, 40)],
+            "Breaker.Ttl": [(42, 43)],
+            "Breaker.OnReset": [(45, 45)],
+        },
+    ),
+]
+
+
+def _ruby_php_csharp_cases():
+    for path, source, expected in RUBY_PHP_CSHARP_EXTENTS:
+        for symbol, lines in expected.items():
+            yield pytest.param(path, source, symbol, lines, id=path + "#" + symbol)
+
+
+@pytest.mark.parametrize("path, source, symbol, lines", _ruby_php_csharp_cases())
+def test_ruby_php_and_csharp_definitions_are_located_with_their_extent(path, source, symbol, lines):
+    found = wctx.locate_symbol_lines(source, path, symbol)
+    assert found is not None, "%s not found in %s" % (symbol, path)
+    assert found[1] == lines

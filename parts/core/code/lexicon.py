@@ -35,6 +35,7 @@ class Lexicon:
       after a space in a call: ``split /,/``);
     - ruby: Ruby's other literals: ``"…#{…}…"`` interpolation, ``%w[…]`` percent literals,
       ``<<~EOS`` heredocs, ``=begin``/``=end``, ``__END__``, special globals (``$'``);
+    - php_heredocs: PHP's ``<<<EOT`` heredocs and ``<<<'EOT'`` nowdocs;
     - blocks: how a body ends, "braces", "indent" (Python) or "end" (Ruby); newline_ends:
       whether a statement may end at a newline; angle_generics: whether ``<…>`` in a header is a
       generic argument list; optional_types: whether a ``?`` that ends a line closes an optional
@@ -46,7 +47,7 @@ class Lexicon:
         "line_comments", "not_comments", "block_comments", "nested_comments", "multiline_strings",
         "triple_quotes", "triple_escapes", "template_escapes", "char_literals", "raw_strings",
         "regex_literals", "ruby", "blocks", "newline_ends", "angle_generics", "optional_types",
-        "accessor_lines",
+        "accessor_lines", "php_heredocs",
     )  # fmt: skip
 
     def __init__(self, line_comments=("//",), block_comments=("/*", "*/"), **facts):
@@ -66,6 +67,7 @@ class Lexicon:
         self.angle_generics = facts.pop("angle_generics", False)
         self.optional_types = facts.pop("optional_types", False)
         self.accessor_lines = facts.pop("accessor_lines", False)
+        self.php_heredocs = facts.pop("php_heredocs", False)
         if facts:
             raise TypeError("unknown lexicon facts: %s" % ", ".join(sorted(facts)))
 
@@ -91,7 +93,9 @@ LEXICONS = {
     ),
     "javascript": Lexicon(template_escapes=True, regex_literals="slash", **_NEWLINE),
     "typescript": Lexicon(template_escapes=True, regex_literals="slash", **_GENERIC, **_NEWLINE),
-    "php": Lexicon(line_comments=("//", "#"), not_comments=("#[",), multiline_strings=True),
+    "php": Lexicon(
+        line_comments=("//", "#"), not_comments=("#[",), multiline_strings=True, php_heredocs=True
+    ),
     "python": Lexicon(
         line_comments=("#",),
         block_comments=None,
@@ -129,7 +133,9 @@ _RUST_RAW = _lazy_pattern(r"(?<![\w])b?r#*$")
 _CPP_RAW = _lazy_pattern(r'"([^()\\\s]{0,16})\(')
 _PERCENT = _lazy_pattern(r"%([qQwWiIrsx]?)([^\w\s])")
 _HEREDOC = _lazy_pattern(r"<<([~-]?)(['\"`]?)([A-Za-z_]\w*)\2")
+_PHP_HEREDOC = _lazy_pattern(r"<<<[ \t]*(['\"]?)([A-Za-z_]\w*)\1[ \t]*\r?\n")
 _END_MARKER = _lazy_pattern(r"__END__[ \t\r]*$")
+_RUBY_CHARACTER = _lazy_pattern(r"\?(?:\\.|[^\s\w\\])(?![\w])")  # ?" ?# ?\t: one character
 _CLOSERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 
 
@@ -332,7 +338,21 @@ def _interpolation_end(scan, j):
         elif inner == "'":
             close = source.find("'", j + 1)
             j = n if close < 0 else close
+        elif inner == "/" and source[max(0, j - 80) : j].rstrip()[-1:] in tuple("{[(,=~|&!"):
+            j = _inline_regex_end(source, j)  # "#{line[/`.*'/]}": the quotes are the regex's
         j += 1
+    return j
+
+
+def _inline_regex_end(source, j):
+    """Index of the '/' that closes the regex opening at j on its line (j where none does)."""
+    k = j + 1
+    while k < len(source) and source[k] != "\n":
+        if source[k] == "\\":
+            k += 1
+        elif source[k] == "/":
+            return k
+        k += 1
     return j
 
 
@@ -388,6 +408,15 @@ def _special_global(scan, i):
     return scan.token(i + 2, "a")  # $` $' $/ ...: not the start of a string or a regex
 
 
+def _character(scan, i):
+    """A Ruby character literal (``when ?"``), not after a name or a closing bracket (``a ?b : c``)."""
+    m = _RUBY_CHARACTER.match(scan.source, i)
+    if m is None or (i and (scan.source[i - 1].isalnum() or scan.source[i - 1] in "_)]}?!")):
+        return None
+    scan.blank(i + 1, m.end())
+    return scan.token(m.end(), "a")
+
+
 def _percent_literal(scan, i):
     source = scan.source
     m = _PERCENT.match(source[i : i + 3])
@@ -436,6 +465,33 @@ def _heredoc(scan, i):
     return scan.quiet(i, i + len(m.group(0)))
 
 
+def heredoc_end(source, lo, hi):
+    """End of the last Ruby heredoc body that the line source[lo:hi] opens (``X = <<~EOS``), or
+    None where it opens none."""
+    end, first = None, hi + 1
+    for m in _HEREDOC.finditer(source, lo, hi):
+        if m.start() and source[m.start() - 1].isalnum():
+            continue
+        term = re.compile(r"^[ \t]*" + re.escape(m.group(3)) + r"[ \t]*$", re.M)
+        found = term.search(source, first)
+        if found is None:
+            return None
+        end = first = found.end()
+    return end
+
+
+def _php_heredoc(scan, i):
+    """A PHP heredoc or nowdoc: its body up to the closing name, which may be indented."""
+    m = _PHP_HEREDOC.match(scan.source, i)
+    if m is None:
+        return None
+    term = re.compile(r"^[ \t]*" + re.escape(m.group(2)) + r"(?![\w])", re.M)
+    found = term.search(scan.source, m.end())
+    end = scan.n if found is None else found.end()
+    scan.blank(i, end)
+    return scan.token(end, '"')
+
+
 def _heredoc_body(scan, i):
     """At the end of a line that opened a heredoc: on past its body."""
     if scan.heredoc_end is None:
@@ -466,9 +522,12 @@ def _scanners(lexicon):
     if lexicon.regex_literals:
         add("/", "/", _regex)
     add("[\"'`]", "\"'`", _string)
+    if lexicon.php_heredocs:
+        add("<<<", "<", _php_heredoc)
     if lexicon.ruby:
         add("%", "%", _percent_literal)
         add("<<", "<", _heredoc)
+        add(r"\?", "?", _character)
     for c, scanners in by_char.items():  # each character's scanners once, in the order above
         by_char[c] = list(dict.fromkeys(scanners))
     return re.compile("|".join(openers)), by_char

@@ -49,6 +49,7 @@ _FIELD_MODIFIERS = (
     r"const|volatile|transient|extern|inline|constexpr|mutable|unsafe|new|required|pub(?:\([^)\n]*\))?)\s+)*"
 )
 _CONTAINER_HEADER = _lazy_pattern(r"\b(?:class|interface|enum|struct|union|trait|object|record)\b")
+_OBJECT_KEYWORD = frozenset({"kotlin", "scala"})  # elsewhere ``object`` is a type: Dictionary<string, object>
 _ANNOTATIONS = _lazy_pattern(ANNOTATION)
 _FUNCTION_VALUE = _lazy_pattern(
     r"[\w$]+\s*(?::[^=;\n]+)?=\s*(?:async\b\s*)?(?:function\b|\(|<|[A-Za-z_$][\w$]*\s*=>|class\b)"
@@ -92,11 +93,17 @@ _RUST_FIELD = ("field", r"^[ \t]*" + _FIELD_MODIFIERS + r"{NAME}[ \t]*(?::(?!:)|
 _C_MACRO = ("macro", r"^[ \t]*#[ \t]*define[ \t]+{NAME}{END}", re.M)
 _PHP_PROPERTY = ("value", r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:\??[\w\\]+[ \t]+)?\${NAME}[ \t]*[=;]", re.M)
 _RUBY_ASSIGNMENT = ("value", r"^[ \t]*(?:self\.)?{NAME}[ \t]*(?:=(?![=~>])|\|\|=)", re.M)  # a constant
-_CS_PROPERTY = (  # public int Size { get; set; }
+_RUBY_ATTRIBUTE = (  # attr_reader :kind, attr_accessor :name, :size (attr_writer defines name= only)
     "value",
-    r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:[\w<>\[\],.?]+[ \t]+)+{NAME}[ \t]*\{",
+    r"^[ \t]*attr_(?:accessor|reader)\b[^\n#]*:{NAME}{END}",
     re.M,
 )
+_CS_PROPERTY = (  # public int Size { get; set; }, its accessors' brace on the same line or the next
+    "value",
+    r"^[ \t]*" + _FIELD_MODIFIERS + r"(?:[\w<>\[\],.?]+[ \t]+)+{NAME}[ \t]*(?:\{|$)",
+    re.M,
+)
+_CS_INITIALIZER = _lazy_pattern(r"\s*=(?![=>])")
 
 
 # C and C++: a field or global among several declarators of one line (item *first, *last;).
@@ -169,7 +176,7 @@ KIND_ROWS = {
     "scala": (_declared(_DECLARATION_KEYWORDS["scala"]),) + _TYPED,
     "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _TYPED,
     "php": (_declared(_DECLARATION_KEYWORDS["php"]), _PHP_PROPERTY) + _TYPED,
-    "ruby": (_RUBY_ASSIGNMENT,),
+    "ruby": (_RUBY_ASSIGNMENT, _RUBY_ATTRIBUTE),
 }
 
 
@@ -202,12 +209,19 @@ def kind_accepts(masked, language, kind, start, name_at, bodiless=False):
             return False
         if masked.count("(", opening, name_at) > masked.count(")", opening, name_at):
             return False  # an argument in an initialiser (new Maker(a, UNSAFE, b)), not a member
-        # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member
-        assigned = _ASSIGNED_NAME.match(masked, name_at)
-        if language in _TYPED_FIELDS and assigned and not before.strip() and not _member_start(masked, start):
+        # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member,
+        # nor in C# a call there (void Reset() => OnReset(context);)
+        assigned = _ASSIGNED_NAME.match(masked, name_at) or language == "csharp"
+        if language in _TYPED_FIELDS and assigned and not before.strip() and not member_start(masked, start):
             return False
+        line = masked[start:name_at]
+        if language == "csharp" and line.count("<") > line.count(">"):
+            return False  # a type argument (Action<Context, CircuitState, TimeSpan> OnBreak;)
         bound = max(masked.rfind(c, 0, opening) for c in ";{}")
-        return _CONTAINER_HEADER.search(masked, bound + 1, opening) is not None
+        return any(
+            m.group() != "object" or language in _OBJECT_KEYWORD
+            for m in _CONTAINER_HEADER.finditer(masked, bound + 1, opening)
+        )
     if kind == "value" and language in ("javascript", "typescript"):
         return not _local_value(masked, name_at)
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
@@ -344,6 +358,13 @@ def _in_parameters(masked, pos):
     )
 
 
+def property_initializer(masked, end):
+    """Where a C# property's accessors ending at ``end`` are followed by an initialiser
+    (``{ get; set; } = value;``): the index of its '=', else None."""
+    m = _CS_INITIALIZER.match(masked, end)
+    return m.end() - 1 if m else None
+
+
 def _local_value(masked, name_at):
     """Whether the JavaScript or TypeScript declaration at ``name_at`` is a plain value local to a
     function or block body (its header has a ')' or '=>'), not a module's, a namespace's or a
@@ -356,13 +377,13 @@ def _local_value(masked, name_at):
     return ")" in header or "=>" in header
 
 
-def _member_start(masked, start):
-    """Whether the line at ``start`` begins a member: after a '{', ';', ',' or '}', or after an
-    annotation or attribute line."""
+def member_start(masked, start):
+    """Whether the line at ``start`` begins a member: after a '{', ';', ',', '}' or ']', or after
+    an annotation, attribute or preprocessor line."""
     before = masked[:start].rstrip()
-    if not before or before[-1] in "{;,}":
+    if not before or before[-1] in "{;,}]":
         return True
-    return masked[_line_start_of(before, len(before)) : len(before)].lstrip().startswith(("@", "["))
+    return masked[_line_start_of(before, len(before)) : len(before)].lstrip().startswith(("@", "[", "#"))
 
 
 def _line_start_of(text, pos):

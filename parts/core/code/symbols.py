@@ -19,7 +19,7 @@ from .caches import (
 )
 from .constants import _lazy_pattern
 from .helpers import nearest_names
-from .lexicon import lexicon_of, mask
+from .lexicon import heredoc_end, lexicon_of, mask
 from .symbol_kinds import (
     _COMMA_MEMBERS,
     ANNOTATION,
@@ -30,7 +30,9 @@ from .symbol_kinds import (
     kind_accepts,
     kind_patterns,
     macro_end,
+    member_start,
     name_position,
+    property_initializer,
     tail_extent,
     template_start,
     without_namespace_braces,
@@ -129,6 +131,11 @@ _COMMON_DEFINITIONS = (
         re.M,
     ),
 )
+_CS_TUPLE_RETURN = (  # (bool, object?) TryGet(, Task<(bool, T?)> TryGetAsync(
+    "func",
+    r"^[ \t]*(?:\w+[ \t]+)*(?:[\w.]+<)?\([^()\n]*\)[>?\[\]]*[ \t]+{NAME}[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+    re.M,
+)
 _DEFINITIONS = {
     # Rust functions always say ``fn``: the C-style row would take a call or a match arm at a
     # line's start (``Self::Read(n) =>``) for a definition.
@@ -138,11 +145,12 @@ _DEFINITIONS = {
     "ruby": (
         (
             "func",
-            r"^[ \t]*(?:(?:private|protected|public|module_function)\s+)?def\s+(?:self\.|self::|[\w:]+\.)?{NAME}{END}",
+            r"(?:^|;)[ \t]*(?:(?:private|protected|public|module_function)\s+)?def\s+(?:self\.|self::|[@$]*[\w:]+\.)?{NAME}{END}",
             re.M,
         ),
         ("type", r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?{NAME}{END}", re.M),
     ),
+    "csharp": _COMMON_DEFINITIONS + (_CS_TUPLE_RETURN,),
 }
 _AFTER_KINDS = {  # rows tried after the KIND_ROWS
     "go": (  # inside a ``type ( ... )`` group
@@ -275,12 +283,17 @@ def _line_continues(masked, i, lexicon):
     return (
         not line.strip()
         or line.endswith(("=>", "->"))
-        or line[-1] in ",(=+-*/|&.:<"
+        or (line[-1] in ",(=+-*/|&.:<" and not _closes_ruby_regex(line, lexicon))
         or (line[-1] == "?" and not lexicon.optional_types)
         or following in ("{", ".", "?", ":", "=", "|", "&", ">")
         or _CONTINUING_WORD.match(masked[i + 1 : i + 40]) is not None
         or (lexicon.accessor_lines and _ACCESSOR.match(masked[i + 1 : i + 60]) is not None)
     )
+
+
+def _closes_ruby_regex(line, lexicon):
+    """Whether the '/' that ends a Ruby line closes a regex (``X = /[;,]/``), not a division."""
+    return lexicon.ruby and line.endswith("/") and line.count("/") % 2 == 0
 
 
 _CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
@@ -340,6 +353,9 @@ def _matching_open_paren(masked, close):
     return -1
 
 
+_ATTRIBUTE_OPENERS = {"csharp": "[", "php": "#["}  # an attribute's line: [Fact], #[Route('/')]
+
+
 def _extend_start(masked, language, start):
     """Move the start up over annotation/attribute lines and a C return type line."""
     if language in ("c", "cpp"):  # a C++ header is often a .h
@@ -355,7 +371,7 @@ def _extend_start(masked, language, start):
             if not _only_annotations(prev):
                 break  # a whole member that starts with one: @Expose private int a;
             start = prev_start
-        elif language == "csharp" and prev.startswith("[") and prev.endswith("]"):
+        elif prev.endswith("]") and prev.startswith(_ATTRIBUTE_OPENERS.get(language, "\n")):
             start = prev_start
         elif prev.endswith((")", ")]")) and language not in ("c", "cpp", "python", "ruby"):
             # the last line of a multi-line annotation: @Deprecated(\n  "...",\n)
@@ -402,7 +418,9 @@ _RUBY_INLINE_OPENER = _lazy_pattern(
 )
 _RUBY_DO = _lazy_pattern(r"(?<![.:\w@$])do(?![\w?!:])")
 _RUBY_END = _lazy_pattern(r"(?<![.:\w@$])end(?![\w?!:])")
-_RUBY_ENDLESS_DEF = _lazy_pattern(r"^\s*def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s")
+_RUBY_ENDLESS_DEF = _lazy_pattern(
+    r"^\s*(?:(?:private|protected|public|module_function)\s+)?def\s+[\w.?!]+(?:\([^)]*\))?\s+=\s"
+)
 
 
 def _ruby_keyword_end(masked, start):
@@ -480,7 +498,8 @@ class _SourceIndex:
 
     def __init__(self, source, language):
         self.language = language
-        self.masked = masked = _mask_source(source, language)
+        self.source, self.masked = source, _mask_source(source, language)
+        masked = self.masked
         # a C++ namespace nests nothing a reader cites: its braces do not count (nor in a .h)
         self.nesting = nesting = without_namespace_braces(masked) if language in ("c", "cpp") else masked
         self.starts = [0]
@@ -580,6 +599,8 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
         return None
     if c_style and language in ("c", "cpp") and _C_MACRO_USE.fullmatch(masked, start, name_at + len(name)):
         return None  # no type before an upper-case name: a macro's use, FMT_ENABLE_IF(...)
+    if c_style and language == "csharp" and not member_start(masked, start):
+        return None  # a call continuing an expression body: void Reset() =>\n    OnReset(x);
     end = _candidate_end(index, start, name_at + len(name), kind, hi, bodiless)
     if end is None:
         return None
@@ -594,7 +615,9 @@ _C_TYPE_SPECIFIER = _lazy_pattern(
 )
 _C_MACRO_USE = _lazy_pattern(r"[ \t]*[A-Z][A-Z0-9_]*")
 _C_STYLE_FOREIGN = _lazy_pattern(r"[^\w\s$<>\[\],.*&:~?()@]")
-_C_STYLE_SUPERTYPE = _lazy_pattern(r"\b(?:class|interface|object|struct|enum)\b|(?<!:):(?!:)")
+_C_STYLE_SUPERTYPE = _lazy_pattern(
+    r"\b(?:class|interface|struct|enum)\b|\bobject\b(?!\s*$|[\[?>,)])|(?<!:):(?!:)"  # object Get(): a type
+)
 
 
 def _c_style_definition(before, language):
@@ -618,6 +641,12 @@ def _candidate_end(index, start, name_end, kind, hi, bodiless):
         return macro_end(masked, name_end)
     if blocks == "end" and kind != "value":
         return _ruby_end(masked, start, name_end)
+    if blocks == "end":  # X = <<~EOS: to the end of the heredoc's body; X = proc do: to its end
+        first_end = _line_end(masked, start)
+        heredoc = heredoc_end(index.source, start, first_end)
+        counted = _ruby_keyword_end(masked, start) if heredoc is None else None
+        if heredoc is not None or (counted or 0) > first_end:
+            return heredoc or counted
     if blocks == "indent":  # a Python file ast cannot parse
         return _indent_end(masked, start, name_end)
     if kind == "type" and language in ("c", "cpp"):
@@ -625,7 +654,9 @@ def _candidate_end(index, start, name_end, kind, hi, bodiless):
         tail = masked[name_end : brace if brace >= 0 else hi]
         if not _C_TYPE_HEAD.match(tail):
             return None  # a use of the type (struct S *p), not its definition
-    return _body_end(masked, language, name_end, kind, hi, bodiless)
+    end = _body_end(masked, language, name_end, kind, hi, bodiless)
+    at = property_initializer(masked, end) if language == "csharp" and kind == "value" and end else None
+    return end if at is None else _body_end(masked, language, at, kind, hi) or end
 
 
 _C_TYPE_HEAD = _lazy_pattern(r"^\s*(?:final\s*)?(?::[^;{()=]*)?$")
@@ -715,8 +746,10 @@ def _nested_extents(index, parts):
             return None
         if last:
             return found
-        if index.language == "ruby":
-            regions = [(_line_end(masked, s) + 1, e) for s, e in found]
+        if index.language == "ruby":  # the body: the lines after the header, or the one line
+            regions = [
+                (_line_end(masked, s) + 1, e) if e > _line_end(masked, s) else (s, e) for s, e in found
+            ]
         else:  # the body only: from its opening brace to the end
             regions = [((masked.find("{", s, e) + 1) or s, e) for s, e in found]
     return None
