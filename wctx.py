@@ -5095,8 +5095,9 @@ class Lexicon:
     - block_comments: (open, close), and whether they nest (Rust, Kotlin, Swift, Scala);
     - strings: ``"`` and ``'`` strings escape with ``\\``; multiline_strings: whether an
       unclosed one runs on past its line; triple_quotes: ``\"\"\"``/``'''`` strings, escaped with ``\\`` or
-      not (triple_escapes); template_escapes: whether a backquoted string (a template literal, a
-      Go raw string, a quoted name) escapes with ``\\``;
+      not (triple_escapes); template_escapes: whether a backquoted string is a template literal,
+      which escapes with ``\\`` and whose ``${…}`` holds code with strings and templates of its
+      own (not a Go raw string or a quoted name);
     - char_literals: ``'x'`` is a character literal, not a string: "plain", or "digit_separators"
       where a quote after a digit is one (C++ ``1'000``); a quote that opens none is skipped (a
       Rust lifetime);
@@ -5406,13 +5407,50 @@ def _interpolation_end(scan, j):
     return j
 
 
+def _template_end(scan, i):
+    """Index just past the template literal opening at i, whose ``${...}`` may hold strings and
+    templates of their own (`a ${f(`b ${c}`)} d`)."""
+    source, n = scan.source, scan.n
+    j = i + 1
+    while j < n:
+        ch = source[j]
+        if ch == "\\":
+            j += 2
+        elif ch == "`":
+            return j + 1
+        elif source.startswith("${", j):
+            j = _substitution_end(scan, j + 2)
+        else:
+            j += 1
+    return n
+
+
+def _substitution_end(scan, j):
+    """Index just past the '}' that closes a template's ``${`` whose inside starts at j."""
+    source, n, depth = scan.source, scan.n, 1
+    while j < n and depth:
+        inner = source[j]
+        if inner == "{":
+            depth += 1
+        elif inner == "}":
+            depth -= 1
+        elif inner == "`":
+            j = _template_end(scan, j) - 1
+        elif inner in "'\"":
+            j = scan.skip_string(j, inner, False) - 1
+        j += 1
+    return j
+
+
 def _string_end(scan, i, quote):
     """End of the string literal opening at i, or None where the quote opens none."""
     lexicon = scan.lexicon
     if quote != "`" and lexicon.triple_quotes and scan.source.startswith(quote * 3, i):
         return scan.skip_string(i, quote * 3, True, escapes=lexicon.triple_escapes)
-    if quote == "`":  # JS/TS template literals and Go raw strings span lines; Kotlin/Scala quote names
-        return scan.skip_string(i, "`", True, escapes=lexicon.template_escapes)
+    if quote == "`" and lexicon.template_escapes:
+        return _template_end(scan, i)
+    if quote == "`":  # Go raw strings span lines; Kotlin/Scala quote names
+        return scan.skip_string(i, "`", True, escapes=False)
     if quote == "'" and lexicon.char_literals:
         return _char_literal_end(scan, i)
     raw = _RAW_STRINGS[lexicon.raw_strings](scan, i) if lexicon.raw_strings and quote == '"' else None
@@ -5421,6 +5459,18 @@ def _string_end(scan, i, quote):
     if quote == '"' and lexicon.ruby:
         return _interpolated_end(scan, i)
     return scan.skip_string(i, quote, lexicon.multiline_strings)
+
+
+def past_literal(masked, i, limit):
+    """In masked text, the index just past the string literal whose quote is at ``i``, where a
+    literal may span lines (a Go raw string or a template literal, a triple-quoted string): the
+    locator reads its newlines as part of it, not as the end of a statement. Its inside is masked,
+    so the next such quote closes it."""
+    quote = '"""' if masked.startswith('"""', i) else masked[i]
+    if quote == '"':
+        return i + 1  # a one-line string: nothing inside it is read anyway
+    close = masked.find(quote, i + len(quote), limit)
+    return limit if close < 0 else close + len(quote)
 
 
 def _string(scan, i):
@@ -5582,6 +5632,9 @@ def mask(source, language):
 #   a Go ``Name string``), which counts only directly inside a class, interface, struct, enum or
 #   trait body (never in an object literal or a function). Cited as ``Type.field``.
 # - "macro": a C ``#define``, to the end of its line and the lines its backslashes continue.
+# - "declarator": a JavaScript or TypeScript name declared after a comma of a ``var``, ``let`` or
+#   ``const`` statement (``var a = 1, b = 2``, or comma-first ``var a = x\n  , b = y``). Its
+#   extent is the whole statement, from its keyword's line, as a parser gives it.
 
 # Languages whose members are separated by commas (enum members, Rust struct fields).
 _COMMA_MEMBERS = frozenset(
@@ -5636,6 +5689,7 @@ _TYPED_FIELD = (
     re.M,
 )
 _TYPED = (_TYPED_FIELD, _MEMBER_LINE, _MEMBER_INLINE)  # C-like: "Type name = value;", members
+_JS_DECLARATOR = ("declarator", r"(?:^|,)[ \t]*{NAME}{END}[ \t]*(?:[=:](?![=>])|[,;]|$)", re.M)
 _JS_FIELD = ("field", r"^[ \t]*" + _FIELD_MODIFIERS + r"#?{NAME}[ \t]*[?!]?[ \t]*(?:[:=;,]|$)", re.M)
 _GO_GROUP_ENTRY = (  # an entry of a const ( ... ) or var ( ... ) group
     "value",
@@ -5659,6 +5713,45 @@ _CS_PROPERTY = (  # public int Size { get; set; }
 )
 
 
+# Function rows beside symbols._DEFINITIONS (symbols._AFTER_KINDS): a JavaScript or TypeScript
+# generator method (``*entries() {``, ``async *stream() {``); a C# explicit interface member, its
+# interface before its name (``bool IDictionary.IsReadOnly =>``, ``Task IStore<T>.PutAsync(``),
+# after a return type (a call ``store.PutAsync(`` has none; see without_interface).
+GENERATOR_METHOD = (
+    "func",
+    r"^[ \t]*(?:(?:static|public|private|protected|override|async)\s+)*\*[ \t]*{NAME}[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+    re.M,
+)
+_CS_INTERFACE = r"^[ \t]*(?:[\w$<>\[\],.?()]+[ \t]+)+(?:[\w$]+(?:<[^\n]*?>)?\.)+{NAME}[ \t]*"
+CS_EXPLICIT_MEMBERS = (
+    ("func", _CS_INTERFACE + r"(?:<[^>\n]*>)?[ \t]*\(", re.M),
+    ("value", _CS_INTERFACE + r"(?:=>|\{)", re.M),
+)
+_INTERFACE_QUALIFIER = _lazy_pattern(r"(?<=\s)(?:[\w$]+(?:<[^\n]*?>)?\.)+$")
+
+
+def without_interface(before, language):
+    """What stands before a C# explicit interface member's interface (``Task`` of ``Task
+    IStore<T>.PutAsync(``), where a return type does; otherwise ``before`` as it is."""
+    m = _INTERFACE_QUALIFIER.search(before) if language == "csharp" else None
+    return before[: m.start()] if m and before[: m.start()].strip() else before
+
+
+def conditional_attributes(masked, endif):
+    """Start of the ``#if`` line whose block, ending at the ``#endif`` line at ``endif``, holds C#
+    attribute lines and nothing else (a parser starts the definition below at the ``#if``), or -1."""
+    at, seen = endif, 0
+    while at > 0 and seen < 12:
+        start = _line_start_of(masked, at - 1)
+        line = masked[start : at - 1].strip()
+        if line.startswith("#if"):
+            return start if seen else -1
+        if not (line.startswith("[") and line.endswith("]")):
+            return -1
+        at, seen = start, seen + 1
+    return -1
+
+
 def _declared(keywords):
     """The row of a declaration by keyword: ``const NAME``, ``static mut NAME``, ``val NAME``."""
     return ("value", r"\b" + keywords + r"(?:\s+|(?<=!)\s*){NAME}{END}", 0)
@@ -5667,8 +5760,8 @@ def _declared(keywords):
 # The declarations of each language beside functions and types (its functions and types are in
 # symbols._DEFINITIONS).
 KIND_ROWS = {
-    "javascript": (_declared(_DECLARATION_KEYWORDS["javascript"]), _JS_FIELD),
-    "typescript": (_declared(_DECLARATION_KEYWORDS["typescript"]), _JS_FIELD),
+    "javascript": (_declared(_DECLARATION_KEYWORDS["javascript"]), _JS_FIELD, _JS_DECLARATOR),
+    "typescript": (_declared(_DECLARATION_KEYWORDS["typescript"]), _JS_FIELD, _JS_DECLARATOR),
     "go": (_declared(_DECLARATION_KEYWORDS["go"]), _GO_GROUP_ENTRY, _GO_FIELD),
     "rust": (_declared(_DECLARATION_KEYWORDS["rust"]), _RUST_FIELD),
     "c": (_C_MACRO,) + _TYPED,
@@ -5717,6 +5810,8 @@ def kind_accepts(masked, language, kind, start, name_at):
         return _CONTAINER_HEADER.search(masked, bound + 1, opening) is not None
     if kind == "value" and language in ("javascript", "typescript"):
         return not _local_value(masked, name_at)
+    if kind == "declarator":
+        return declaration_start(masked, name_at) >= 0 and not _local_value(masked, name_at)
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
@@ -5727,6 +5822,47 @@ def kind_accepts(masked, language, kind, start, name_at):
             return True  # declared by its keyword: using Handle = int; (not the statement using x;)
         return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
     return True
+
+
+_JS_DECLARATION = _lazy_pattern(r"(?<![\w$.])(?:var|let|const)\s")
+_JS_STATEMENT_END = _lazy_pattern(r"[;{}()\[\]]")
+_ANGLE_OPEN = _lazy_pattern(r"(?<![<=])<(?![<=])")
+_ANGLE_CLOSE = _lazy_pattern(r"(?<![=>-])>(?![>=])")
+
+
+def declaration_start(masked, name_at):
+    """Where the ``var``, ``let`` or ``const`` statement that declares the name at ``name_at``
+    after one of its commas starts, or -1 where that comma is not such a statement's (an argument,
+    an object literal's, a comma expression). The nearest keyword before the name whose statement
+    has not ended (no ';' and no bracket left open or closed between, once nested brackets are
+    skipped) is the one; a few are tried, each nearer one whose statement ended ruling it out. A
+    comma inside a type's generic arguments (``const f: Map<A,\n  B> = ...``) is none of its
+    commas."""
+    before = masked[:name_at].rstrip()
+    if not before.endswith(","):
+        return -1
+    keywords = [m.start() for m in _JS_DECLARATION.finditer(masked, max(0, name_at - 20000), name_at)]
+    for at in reversed(keywords[-8:]):
+        if _open_statement(masked, at, len(before) - 1):
+            head = masked[at : len(before) - 1]
+            return at if len(_ANGLE_OPEN.findall(head)) <= len(_ANGLE_CLOSE.findall(head)) else -1
+    return -1
+
+
+def _open_statement(masked, lo, hi):
+    """Whether masked[lo:hi] is one statement left open: its brackets balanced, no ';' outside them."""
+    depth = 0
+    for m in _JS_STATEMENT_END.finditer(masked, lo, hi):
+        c = m.group()
+        if c in "{([":
+            depth += 1
+        elif c in "})]":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif depth == 0:
+            return False
+    return depth == 0
 
 
 def _local_value(masked, name_at):
@@ -5902,7 +6038,7 @@ _TYPE_KEYWORDS = (
 )
 
 
-_OTHER_KINDS = frozenset({"value", "field", "macro"})
+_OTHER_KINDS = frozenset({"value", "field", "macro", "declarator"})
 
 # Function and type definitions, rows as in symbol_kinds.KIND_ROWS: (kind, pattern, flags), with
 # {NAME} for the name and {END} for what may not follow it. A language without a row of its own
@@ -5946,6 +6082,9 @@ _DEFINITIONS = {
     ),
 }
 _AFTER_KINDS = {  # rows tried after the KIND_ROWS
+    "csharp": CS_EXPLICIT_MEMBERS,
+    "javascript": (GENERATOR_METHOD,),
+    "typescript": (GENERATOR_METHOD,),
     "go": (  # inside a ``type ( ... )`` group
         (
             "type",
@@ -6034,8 +6173,10 @@ class _Header:
             return True, i + 1  # an enum member or a Rust field: up to its comma
         if c == ";":
             return True, (i + 1 if self.ends_without_body() else None)
-        if c == "}":
-            return True, (i if self.ends_without_body() else None)
+        if c == "}":  # the last member without a comma or ';' ends with its code, not the brace's line
+            return True, (
+                len(self.masked[self.pos : i].rstrip()) + self.pos if self.ends_without_body() else None
+            )
         masked = self.masked
         if c == "=" and masked[i + 1 : i + 2] != "=" and masked[i - 1 : i] not in ("=", "!", "<", ">"):
             self.assigned = True
@@ -6054,6 +6195,8 @@ class _Header:
             return False, _match_brace(masked, i)  # C++ member initialiser x{1}
         if self.language == "typescript" and not self.assigned and before.endswith(":"):
             return False, _match_brace(masked, i)  # an object type: f(): { a: number } {
+        if self.language == "go" and self.kind == "func" and _GO_BRACED_TYPE.search(before):
+            return False, _match_brace(masked, i)  # a result type: func f() map[K]struct{} {
         return True, _match_brace(masked, i)
 
     def continues(self, i):
@@ -6069,8 +6212,9 @@ class _Header:
 
 def _line_continues(masked, i, lexicon):
     """Whether the line ending at the newline ``i`` continues on the next (an operator, an open
-    arrow or a comma ends it, or the next line starts with one, ``else`` or ``extends``, or with
-    a property's accessor); a ``?`` that ends an optional type ends nothing."""
+    arrow or a comma ends it, or the next line starts with one (``, b = 2`` written comma-first),
+    ``else`` or ``extends``, or with a property's accessor); a ``?`` that ends an optional type
+    ends nothing."""
     line = masked[masked.rfind("\n", 0, i) + 1 : i].rstrip()
     following = _next_code_char(masked, i)
     return (
@@ -6078,19 +6222,20 @@ def _line_continues(masked, i, lexicon):
         or line.endswith(("=>", "->"))
         or line[-1] in ",(=+-*/|&.:<"
         or (line[-1] == "?" and not lexicon.optional_types)
-        or following in ("{", ".", "?", ":", "=", "|", "&", ">")
+        or following in ("{", ".", "?", ":", "=", "|", "&", ">", ",")
         or _CONTINUING_WORD.match(masked[i + 1 : i + 40]) is not None
         or (lexicon.accessor_lines and _ACCESSOR.match(masked[i + 1 : i + 60]) is not None)
     )
 
 
+_GO_BRACED_TYPE = _lazy_pattern(r"\b(?:struct|interface)$")
 _CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
 _ACCESSOR = _lazy_pattern(
     r"\s*(?:(?:@[\w.:]+\s+)*(?:private|protected|internal|public|inline)\s+)*[gs]et\b(?!\s*[=:.])"
 )
 
 
-_HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n]")  # what _Header reads
+_HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n`\"]")  # what _Header reads
 
 
 def _body_end(masked, language, pos, kind, limit, bodiless=False):
@@ -6105,6 +6250,9 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
             return None
         i = m.start()
         c = masked[i]
+        if c in '`"':
+            i = past_literal(masked, i, limit)
+            continue
         if header.nests(c, i):
             if header.depth < 0:
                 return None
@@ -6154,6 +6302,12 @@ def _extend_start(masked, language, start):
             start = prev_start
         elif language == "csharp" and prev.startswith("[") and prev.endswith("]"):
             start = prev_start
+        elif (
+            language == "csharp"
+            and prev.startswith("#endif")
+            and conditional_attributes(masked, prev_start) >= 0
+        ):
+            start = conditional_attributes(masked, prev_start)  # #if X / [Serializable] / #endif
         elif prev.endswith((")", ")]")) and language not in ("c", "cpp", "python", "ruby"):
             # the last line of a multi-line annotation: @Deprecated(\n  "...",\n)
             opening = _matching_open_paren(masked, masked.rfind(")", prev_start, start))
@@ -6365,10 +6519,12 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
         name_at = name_position(masked, name, m.start(), m.end())
         if not kind_accepts(masked, language, kind, start, name_at):
             return None
+        if kind == "declarator":  # the statement from its keyword: var a = 1\n  , b = 2;
+            start = _line_start(masked, declaration_start(masked, name_at))
     else:
         name_at = masked.rfind(name, m.start(), m.end())
     c_style = kind == "func" and pattern.pattern.startswith("^") and language != "ruby"
-    if c_style and not _c_style_definition(masked[start:name_at]):
+    if c_style and not _c_style_definition(without_interface(masked[start:name_at], language)):
         return None
     end = _candidate_end(index, start, name_at + len(name), kind, hi, bodiless)
     if end is None:

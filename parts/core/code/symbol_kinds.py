@@ -20,6 +20,9 @@ from .constants import _lazy_pattern
 #   a Go ``Name string``), which counts only directly inside a class, interface, struct, enum or
 #   trait body (never in an object literal or a function). Cited as ``Type.field``.
 # - "macro": a C ``#define``, to the end of its line and the lines its backslashes continue.
+# - "declarator": a JavaScript or TypeScript name declared after a comma of a ``var``, ``let`` or
+#   ``const`` statement (``var a = 1, b = 2``, or comma-first ``var a = x\n  , b = y``). Its
+#   extent is the whole statement, from its keyword's line, as a parser gives it.
 
 # Languages whose members are separated by commas (enum members, Rust struct fields).
 _COMMA_MEMBERS = frozenset(
@@ -74,6 +77,7 @@ _TYPED_FIELD = (
     re.M,
 )
 _TYPED = (_TYPED_FIELD, _MEMBER_LINE, _MEMBER_INLINE)  # C-like: "Type name = value;", members
+_JS_DECLARATOR = ("declarator", r"(?:^|,)[ \t]*{NAME}{END}[ \t]*(?:[=:](?![=>])|[,;]|$)", re.M)
 _JS_FIELD = ("field", r"^[ \t]*" + _FIELD_MODIFIERS + r"#?{NAME}[ \t]*[?!]?[ \t]*(?:[:=;,]|$)", re.M)
 _GO_GROUP_ENTRY = (  # an entry of a const ( ... ) or var ( ... ) group
     "value",
@@ -97,6 +101,45 @@ _CS_PROPERTY = (  # public int Size { get; set; }
 )
 
 
+# Function rows beside symbols._DEFINITIONS (symbols._AFTER_KINDS): a JavaScript or TypeScript
+# generator method (``*entries() {``, ``async *stream() {``); a C# explicit interface member, its
+# interface before its name (``bool IDictionary.IsReadOnly =>``, ``Task IStore<T>.PutAsync(``),
+# after a return type (a call ``store.PutAsync(`` has none; see without_interface).
+GENERATOR_METHOD = (
+    "func",
+    r"^[ \t]*(?:(?:static|public|private|protected|override|async)\s+)*\*[ \t]*{NAME}[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+    re.M,
+)
+_CS_INTERFACE = r"^[ \t]*(?:[\w$<>\[\],.?()]+[ \t]+)+(?:[\w$]+(?:<[^\n]*?>)?\.)+{NAME}[ \t]*"
+CS_EXPLICIT_MEMBERS = (
+    ("func", _CS_INTERFACE + r"(?:<[^>\n]*>)?[ \t]*\(", re.M),
+    ("value", _CS_INTERFACE + r"(?:=>|\{)", re.M),
+)
+_INTERFACE_QUALIFIER = _lazy_pattern(r"(?<=\s)(?:[\w$]+(?:<[^\n]*?>)?\.)+$")
+
+
+def without_interface(before, language):
+    """What stands before a C# explicit interface member's interface (``Task`` of ``Task
+    IStore<T>.PutAsync(``), where a return type does; otherwise ``before`` as it is."""
+    m = _INTERFACE_QUALIFIER.search(before) if language == "csharp" else None
+    return before[: m.start()] if m and before[: m.start()].strip() else before
+
+
+def conditional_attributes(masked, endif):
+    """Start of the ``#if`` line whose block, ending at the ``#endif`` line at ``endif``, holds C#
+    attribute lines and nothing else (a parser starts the definition below at the ``#if``), or -1."""
+    at, seen = endif, 0
+    while at > 0 and seen < 12:
+        start = _line_start_of(masked, at - 1)
+        line = masked[start : at - 1].strip()
+        if line.startswith("#if"):
+            return start if seen else -1
+        if not (line.startswith("[") and line.endswith("]")):
+            return -1
+        at, seen = start, seen + 1
+    return -1
+
+
 def _declared(keywords):
     """The row of a declaration by keyword: ``const NAME``, ``static mut NAME``, ``val NAME``."""
     return ("value", r"\b" + keywords + r"(?:\s+|(?<=!)\s*){NAME}{END}", 0)
@@ -105,8 +148,8 @@ def _declared(keywords):
 # The declarations of each language beside functions and types (its functions and types are in
 # symbols._DEFINITIONS).
 KIND_ROWS = {
-    "javascript": (_declared(_DECLARATION_KEYWORDS["javascript"]), _JS_FIELD),
-    "typescript": (_declared(_DECLARATION_KEYWORDS["typescript"]), _JS_FIELD),
+    "javascript": (_declared(_DECLARATION_KEYWORDS["javascript"]), _JS_FIELD, _JS_DECLARATOR),
+    "typescript": (_declared(_DECLARATION_KEYWORDS["typescript"]), _JS_FIELD, _JS_DECLARATOR),
     "go": (_declared(_DECLARATION_KEYWORDS["go"]), _GO_GROUP_ENTRY, _GO_FIELD),
     "rust": (_declared(_DECLARATION_KEYWORDS["rust"]), _RUST_FIELD),
     "c": (_C_MACRO,) + _TYPED,
@@ -155,6 +198,8 @@ def kind_accepts(masked, language, kind, start, name_at):
         return _CONTAINER_HEADER.search(masked, bound + 1, opening) is not None
     if kind == "value" and language in ("javascript", "typescript"):
         return not _local_value(masked, name_at)
+    if kind == "declarator":
+        return declaration_start(masked, name_at) >= 0 and not _local_value(masked, name_at)
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
@@ -165,6 +210,47 @@ def kind_accepts(masked, language, kind, start, name_at):
             return True  # declared by its keyword: using Handle = int; (not the statement using x;)
         return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
     return True
+
+
+_JS_DECLARATION = _lazy_pattern(r"(?<![\w$.])(?:var|let|const)\s")
+_JS_STATEMENT_END = _lazy_pattern(r"[;{}()\[\]]")
+_ANGLE_OPEN = _lazy_pattern(r"(?<![<=])<(?![<=])")
+_ANGLE_CLOSE = _lazy_pattern(r"(?<![=>-])>(?![>=])")
+
+
+def declaration_start(masked, name_at):
+    """Where the ``var``, ``let`` or ``const`` statement that declares the name at ``name_at``
+    after one of its commas starts, or -1 where that comma is not such a statement's (an argument,
+    an object literal's, a comma expression). The nearest keyword before the name whose statement
+    has not ended (no ';' and no bracket left open or closed between, once nested brackets are
+    skipped) is the one; a few are tried, each nearer one whose statement ended ruling it out. A
+    comma inside a type's generic arguments (``const f: Map<A,\n  B> = ...``) is none of its
+    commas."""
+    before = masked[:name_at].rstrip()
+    if not before.endswith(","):
+        return -1
+    keywords = [m.start() for m in _JS_DECLARATION.finditer(masked, max(0, name_at - 20000), name_at)]
+    for at in reversed(keywords[-8:]):
+        if _open_statement(masked, at, len(before) - 1):
+            head = masked[at : len(before) - 1]
+            return at if len(_ANGLE_OPEN.findall(head)) <= len(_ANGLE_CLOSE.findall(head)) else -1
+    return -1
+
+
+def _open_statement(masked, lo, hi):
+    """Whether masked[lo:hi] is one statement left open: its brackets balanced, no ';' outside them."""
+    depth = 0
+    for m in _JS_STATEMENT_END.finditer(masked, lo, hi):
+        c = m.group()
+        if c in "{([":
+            depth += 1
+        elif c in "})]":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif depth == 0:
+            return False
+    return depth == 0
 
 
 def _local_value(masked, name_at):

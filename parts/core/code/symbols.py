@@ -19,17 +19,22 @@ from .caches import (
 )
 from .constants import _lazy_pattern
 from .helpers import nearest_names
-from .lexicon import lexicon_of, mask
+from .lexicon import lexicon_of, mask, past_literal
 from .symbol_kinds import (
     _COMMA_MEMBERS,
     ANNOTATION,
+    CS_EXPLICIT_MEMBERS,
+    GENERATOR_METHOD,
     _python_assigned_names,
     _python_parse,
     compile_rows,
+    conditional_attributes,
+    declaration_start,
     kind_accepts,
     kind_patterns,
     macro_end,
     name_position,
+    without_interface,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -95,7 +100,7 @@ _TYPE_KEYWORDS = (
 )
 
 
-_OTHER_KINDS = frozenset({"value", "field", "macro"})
+_OTHER_KINDS = frozenset({"value", "field", "macro", "declarator"})
 
 # Function and type definitions, rows as in symbol_kinds.KIND_ROWS: (kind, pattern, flags), with
 # {NAME} for the name and {END} for what may not follow it. A language without a row of its own
@@ -139,6 +144,9 @@ _DEFINITIONS = {
     ),
 }
 _AFTER_KINDS = {  # rows tried after the KIND_ROWS
+    "csharp": CS_EXPLICIT_MEMBERS,
+    "javascript": (GENERATOR_METHOD,),
+    "typescript": (GENERATOR_METHOD,),
     "go": (  # inside a ``type ( ... )`` group
         (
             "type",
@@ -227,8 +235,10 @@ class _Header:
             return True, i + 1  # an enum member or a Rust field: up to its comma
         if c == ";":
             return True, (i + 1 if self.ends_without_body() else None)
-        if c == "}":
-            return True, (i if self.ends_without_body() else None)
+        if c == "}":  # the last member without a comma or ';' ends with its code, not the brace's line
+            return True, (
+                len(self.masked[self.pos : i].rstrip()) + self.pos if self.ends_without_body() else None
+            )
         masked = self.masked
         if c == "=" and masked[i + 1 : i + 2] != "=" and masked[i - 1 : i] not in ("=", "!", "<", ">"):
             self.assigned = True
@@ -247,6 +257,8 @@ class _Header:
             return False, _match_brace(masked, i)  # C++ member initialiser x{1}
         if self.language == "typescript" and not self.assigned and before.endswith(":"):
             return False, _match_brace(masked, i)  # an object type: f(): { a: number } {
+        if self.language == "go" and self.kind == "func" and _GO_BRACED_TYPE.search(before):
+            return False, _match_brace(masked, i)  # a result type: func f() map[K]struct{} {
         return True, _match_brace(masked, i)
 
     def continues(self, i):
@@ -262,8 +274,9 @@ class _Header:
 
 def _line_continues(masked, i, lexicon):
     """Whether the line ending at the newline ``i`` continues on the next (an operator, an open
-    arrow or a comma ends it, or the next line starts with one, ``else`` or ``extends``, or with
-    a property's accessor); a ``?`` that ends an optional type ends nothing."""
+    arrow or a comma ends it, or the next line starts with one (``, b = 2`` written comma-first),
+    ``else`` or ``extends``, or with a property's accessor); a ``?`` that ends an optional type
+    ends nothing."""
     line = masked[masked.rfind("\n", 0, i) + 1 : i].rstrip()
     following = _next_code_char(masked, i)
     return (
@@ -271,19 +284,20 @@ def _line_continues(masked, i, lexicon):
         or line.endswith(("=>", "->"))
         or line[-1] in ",(=+-*/|&.:<"
         or (line[-1] == "?" and not lexicon.optional_types)
-        or following in ("{", ".", "?", ":", "=", "|", "&", ">")
+        or following in ("{", ".", "?", ":", "=", "|", "&", ">", ",")
         or _CONTINUING_WORD.match(masked[i + 1 : i + 40]) is not None
         or (lexicon.accessor_lines and _ACCESSOR.match(masked[i + 1 : i + 60]) is not None)
     )
 
 
+_GO_BRACED_TYPE = _lazy_pattern(r"\b(?:struct|interface)$")
 _CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
 _ACCESSOR = _lazy_pattern(
     r"\s*(?:(?:@[\w.:]+\s+)*(?:private|protected|internal|public|inline)\s+)*[gs]et\b(?!\s*[=:.])"
 )
 
 
-_HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n]")  # what _Header reads
+_HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n`\"]")  # what _Header reads
 
 
 def _body_end(masked, language, pos, kind, limit, bodiless=False):
@@ -298,6 +312,9 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
             return None
         i = m.start()
         c = masked[i]
+        if c in '`"':
+            i = past_literal(masked, i, limit)
+            continue
         if header.nests(c, i):
             if header.depth < 0:
                 return None
@@ -347,6 +364,12 @@ def _extend_start(masked, language, start):
             start = prev_start
         elif language == "csharp" and prev.startswith("[") and prev.endswith("]"):
             start = prev_start
+        elif (
+            language == "csharp"
+            and prev.startswith("#endif")
+            and conditional_attributes(masked, prev_start) >= 0
+        ):
+            start = conditional_attributes(masked, prev_start)  # #if X / [Serializable] / #endif
         elif prev.endswith((")", ")]")) and language not in ("c", "cpp", "python", "ruby"):
             # the last line of a multi-line annotation: @Deprecated(\n  "...",\n)
             opening = _matching_open_paren(masked, masked.rfind(")", prev_start, start))
@@ -558,10 +581,12 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
         name_at = name_position(masked, name, m.start(), m.end())
         if not kind_accepts(masked, language, kind, start, name_at):
             return None
+        if kind == "declarator":  # the statement from its keyword: var a = 1\n  , b = 2;
+            start = _line_start(masked, declaration_start(masked, name_at))
     else:
         name_at = masked.rfind(name, m.start(), m.end())
     c_style = kind == "func" and pattern.pattern.startswith("^") and language != "ruby"
-    if c_style and not _c_style_definition(masked[start:name_at]):
+    if c_style and not _c_style_definition(without_interface(masked[start:name_at], language)):
         return None
     end = _candidate_end(index, start, name_at + len(name), kind, hi, bodiless)
     if end is None:
