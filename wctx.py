@@ -5195,6 +5195,7 @@ _REGEX_KEYWORDS = frozenset({"return", "typeof", "case", "do", "else", "in", "of
 _OPERAND_BEFORE = "(,=:[!&|?{};+-*%<>~^"  # after one of these, '/' starts a regex
 _PERCENT_BEFORE = "(,=:[!&|?{};"  # after one of these, '%' starts a Ruby percent literal
 _NOT_NEWLINE = _lazy_pattern(r"[^\n]")
+_OPENS_LINE = _lazy_pattern(r"[ \t]*\r?\n")
 _WORD_TAIL = _lazy_pattern(r"[\w$]+$")
 _RUST_RAW = _lazy_pattern(r"(?<![\w])b?r#*$")
 _CPP_RAW = _lazy_pattern(r'"([^()\\\s]{0,16})\(')
@@ -5305,7 +5306,9 @@ def _regex(scan, i):
         return None
     source, n = scan.source, scan.n
     j, in_class = i + 1, False
-    while j < n and source[j] != "\n":
+    # A Ruby regex opened at the end of its line spans lines (PATTERN = /\n ... \n/x)
+    multiline = scan.lexicon.regex_literals == "ruby" and _OPENS_LINE.match(source, i + 1) is not None
+    while j < n and (multiline or source[j] != "\n"):
         ch = source[j]
         if ch == "\\":
             j += 2
@@ -6171,6 +6174,8 @@ class _Header:
             return self.brace(i)
         if c == "," and self.kind == "field" and self.language in _COMMA_MEMBERS:
             return True, i + 1  # an enum member or a Rust field: up to its comma
+        if c == "," and self.kind == "value" and _object_property(self.masked, self.pos, self.language):
+            return True, i + 1  # an object literal's property: browser: () => `...`,
         if c == ";":
             return True, (i + 1 if self.ends_without_body() else None)
         if c == "}":  # the last member without a comma or ';' ends with its code, not the brace's line
@@ -6214,13 +6219,13 @@ def _line_continues(masked, i, lexicon):
     """Whether the line ending at the newline ``i`` continues on the next (an operator, an open
     arrow or a comma ends it, or the next line starts with one (``, b = 2`` written comma-first),
     ``else`` or ``extends``, or with a property's accessor); a ``?`` that ends an optional type
-    ends nothing."""
+    ends nothing, nor does the '/' that closes a regular expression."""
     line = masked[masked.rfind("\n", 0, i) + 1 : i].rstrip()
     following = _next_code_char(masked, i)
     return (
         not line.strip()
         or line.endswith(("=>", "->"))
-        or line[-1] in ",(=+-*/|&.:<"
+        or (line[-1] in ",(=+-*/|&.:<" and not (lexicon.regex_literals and _REGEX_END.search(line)))
         or (line[-1] == "?" and not lexicon.optional_types)
         or following in ("{", ".", "?", ":", "=", "|", "&", ">", ",")
         or _CONTINUING_WORD.match(masked[i + 1 : i + 40]) is not None
@@ -6228,6 +6233,17 @@ def _line_continues(masked, i, lexicon):
     )
 
 
+def _object_property(masked, name_end, language):
+    """Whether the JavaScript or TypeScript name ending at ``name_end`` is a property of an object
+    literal (``name: () => ...``), not a declaration (``const name: T = ...``) or a class field."""
+    if language not in ("javascript", "typescript") or _PROPERTY_COLON.match(masked, name_end) is None:
+        return False
+    return _DECLARATION_WORD.search(masked, _line_start(masked, name_end), name_end) is None
+
+
+_PROPERTY_COLON = _lazy_pattern(r"[ \t]*:")
+_DECLARATION_WORD = _lazy_pattern(r"\b(?:const|let|var|readonly|public|private|protected|static|declare)\b")
+_REGEX_END = _lazy_pattern(r"/[ \t]*/$")  # a masked regex literal's close, not a division: X = /   /
 _GO_BRACED_TYPE = _lazy_pattern(r"\b(?:struct|interface)$")
 _CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
 _ACCESSOR = _lazy_pattern(

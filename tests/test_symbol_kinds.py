@@ -1054,6 +1054,20 @@ LEXER_EXTENTS = [
             """),
         {"Config": [(1, 3)], "make": [(5, 8)]},
     ),
+    (  # an object literal's property ends at its comma, after a template over several lines
+        "src/notes.ts",
+        src("""
+            const notes = {
+              browser: () =>
+                `Option ${bold(
+                  'browser',
+                )} is gone.`,
+
+              timers: () => 'use fakeTimers',
+            };
+            """),
+        {"browser": [(2, 5)], "timers": [(7, 7)]},
+    ),
     (
         "src/bag.ts",
         src("""
@@ -1137,6 +1151,30 @@ LEXER_EXTENTS = [
             }
             """),
         {"Level.Low": [(5, 5)], "Level.High": [(6, 6)]},
+    ),
+    (  # a regular expression at the end of a line ends its statement; /x spans lines
+        "lib/patterns.rb",
+        src("""
+            module Patterns
+              ORIGIN_FORM = /\\A\\/[^#]*\\z/
+              ASTERISK_FORM = '*'
+
+              HOST = /
+                (?<name>[a-z.]+)
+                | \\[(?<ip>[0-9a-f:]+)\\]
+              /x.freeze
+              PORT = /:(\\d+)/
+            end
+            """),
+        {"Patterns.ORIGIN_FORM": [(2, 2)], "Patterns.HOST": [(5, 8)], "Patterns.PORT": [(9, 9)]},
+    ),
+    (
+        "src/patterns.js",
+        src("""
+            const SLASH = /\\//
+            const LIMIT = 10
+            """),
+        {"SLASH": [(1, 1)], "LIMIT": [(2, 2)]},
     ),
     (  # explicit interface members: IDictionary.IsFixedSize, IAsyncStore<Item>.PutAsync
         "src/Bag.cs",

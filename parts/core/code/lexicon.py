@@ -125,6 +125,7 @@ _REGEX_KEYWORDS = frozenset({"return", "typeof", "case", "do", "else", "in", "of
 _OPERAND_BEFORE = "(,=:[!&|?{};+-*%<>~^"  # after one of these, '/' starts a regex
 _PERCENT_BEFORE = "(,=:[!&|?{};"  # after one of these, '%' starts a Ruby percent literal
 _NOT_NEWLINE = _lazy_pattern(r"[^\n]")
+_OPENS_LINE = _lazy_pattern(r"[ \t]*\r?\n")
 _WORD_TAIL = _lazy_pattern(r"[\w$]+$")
 _RUST_RAW = _lazy_pattern(r"(?<![\w])b?r#*$")
 _CPP_RAW = _lazy_pattern(r'"([^()\\\s]{0,16})\(')
@@ -235,7 +236,9 @@ def _regex(scan, i):
         return None
     source, n = scan.source, scan.n
     j, in_class = i + 1, False
-    while j < n and source[j] != "\n":
+    # A Ruby regex opened at the end of its line spans lines (PATTERN = /\n ... \n/x)
+    multiline = scan.lexicon.regex_literals == "ruby" and _OPENS_LINE.match(source, i + 1) is not None
+    while j < n and (multiline or source[j] != "\n"):
         ch = source[j]
         if ch == "\\":
             j += 2

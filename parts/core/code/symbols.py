@@ -233,6 +233,8 @@ class _Header:
             return self.brace(i)
         if c == "," and self.kind == "field" and self.language in _COMMA_MEMBERS:
             return True, i + 1  # an enum member or a Rust field: up to its comma
+        if c == "," and self.kind == "value" and _object_property(self.masked, self.pos, self.language):
+            return True, i + 1  # an object literal's property: browser: () => `...`,
         if c == ";":
             return True, (i + 1 if self.ends_without_body() else None)
         if c == "}":  # the last member without a comma or ';' ends with its code, not the brace's line
@@ -276,13 +278,13 @@ def _line_continues(masked, i, lexicon):
     """Whether the line ending at the newline ``i`` continues on the next (an operator, an open
     arrow or a comma ends it, or the next line starts with one (``, b = 2`` written comma-first),
     ``else`` or ``extends``, or with a property's accessor); a ``?`` that ends an optional type
-    ends nothing."""
+    ends nothing, nor does the '/' that closes a regular expression."""
     line = masked[masked.rfind("\n", 0, i) + 1 : i].rstrip()
     following = _next_code_char(masked, i)
     return (
         not line.strip()
         or line.endswith(("=>", "->"))
-        or line[-1] in ",(=+-*/|&.:<"
+        or (line[-1] in ",(=+-*/|&.:<" and not (lexicon.regex_literals and _REGEX_END.search(line)))
         or (line[-1] == "?" and not lexicon.optional_types)
         or following in ("{", ".", "?", ":", "=", "|", "&", ">", ",")
         or _CONTINUING_WORD.match(masked[i + 1 : i + 40]) is not None
@@ -290,6 +292,17 @@ def _line_continues(masked, i, lexicon):
     )
 
 
+def _object_property(masked, name_end, language):
+    """Whether the JavaScript or TypeScript name ending at ``name_end`` is a property of an object
+    literal (``name: () => ...``), not a declaration (``const name: T = ...``) or a class field."""
+    if language not in ("javascript", "typescript") or _PROPERTY_COLON.match(masked, name_end) is None:
+        return False
+    return _DECLARATION_WORD.search(masked, _line_start(masked, name_end), name_end) is None
+
+
+_PROPERTY_COLON = _lazy_pattern(r"[ \t]*:")
+_DECLARATION_WORD = _lazy_pattern(r"\b(?:const|let|var|readonly|public|private|protected|static|declare)\b")
+_REGEX_END = _lazy_pattern(r"/[ \t]*/$")  # a masked regex literal's close, not a division: X = /   /
 _GO_BRACED_TYPE = _lazy_pattern(r"\b(?:struct|interface)$")
 _CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
 _ACCESSOR = _lazy_pattern(
