@@ -5306,8 +5306,12 @@ def _regex(scan, i):
         return None
     source, n = scan.source, scan.n
     j, in_class = i + 1, False
-    # A Ruby regex opened at the end of its line spans lines (PATTERN = /\n ... \n/x)
-    multiline = scan.lexicon.regex_literals == "ruby" and _OPENS_LINE.match(source, i + 1) is not None
+    # A Ruby regex assigned at the end of its line spans lines (PATTERN = /\n ... \n/x); not ?/
+    multiline = (
+        scan.lexicon.regex_literals == "ruby"
+        and _OPENS_LINE.match(source, i + 1) is not None
+        and scan.before(i)[0] == "="
+    )
     while j < n and (multiline or source[j] != "\n"):
         ch = source[j]
         if ch == "\\":

@@ -1164,9 +1164,21 @@ LEXER_EXTENTS = [
                 | \\[(?<ip>[0-9a-f:]+)\\]
               /x.freeze
               PORT = /:(\\d+)/
+
+              def self.rooted(path)
+                path = "/#{path}" unless path[0] == ?/
+                path
+              end
+              ROOT = '/'
             end
             """),
-        {"Patterns.ORIGIN_FORM": [(2, 2)], "Patterns.HOST": [(5, 8)], "Patterns.PORT": [(9, 9)]},
+        {
+            "Patterns.ORIGIN_FORM": [(2, 2)],
+            "Patterns.HOST": [(5, 8)],
+            "Patterns.PORT": [(9, 9)],
+            "Patterns.rooted": [(11, 14)],
+            "Patterns.ROOT": [(15, 15)],
+        },
     ),
     (
         "src/patterns.js",
