@@ -5872,6 +5872,22 @@ def _open_statement(masked, lo, hi):
     return depth == 0
 
 
+def object_property(masked, name_end, language):
+    """Whether the JavaScript or TypeScript name ending at ``name_end`` is a property of an object
+    literal (``name: () => ...``), not a declaration (``const name: T = ...``), a class field or a
+    parameter (``f(done: () => void,``)."""
+    if language not in ("javascript", "typescript") or _PROPERTY_COLON.match(masked, name_end) is None:
+        return False
+    opening = _enclosing_brace(masked, name_end)
+    if opening < 0 or masked.count("(", opening, name_end) > masked.count(")", opening, name_end):
+        return False
+    return _DECLARATION_WORD.search(masked, _line_start_of(masked, name_end), name_end) is None
+
+
+_PROPERTY_COLON = _lazy_pattern(r"[ \t]*:")
+_DECLARATION_WORD = _lazy_pattern(r"\b(?:const|let|var|readonly|public|private|protected|static|declare)\b")
+
+
 def _local_value(masked, name_at):
     """Whether the JavaScript or TypeScript declaration at ``name_at`` is a plain value local to a
     function or block body (its header has a ')' or '=>'), not a module's, a namespace's or a
@@ -6178,7 +6194,7 @@ class _Header:
             return self.brace(i)
         if c == "," and self.kind == "field" and self.language in _COMMA_MEMBERS:
             return True, i + 1  # an enum member or a Rust field: up to its comma
-        if c == "," and self.kind == "value" and _object_property(self.masked, self.pos, self.language):
+        if c == "," and self.kind == "value" and object_property(self.masked, self.pos, self.language):
             return True, i + 1  # an object literal's property: browser: () => `...`,
         if c == ";":
             return True, (i + 1 if self.ends_without_body() else None)
@@ -6237,16 +6253,6 @@ def _line_continues(masked, i, lexicon):
     )
 
 
-def _object_property(masked, name_end, language):
-    """Whether the JavaScript or TypeScript name ending at ``name_end`` is a property of an object
-    literal (``name: () => ...``), not a declaration (``const name: T = ...``) or a class field."""
-    if language not in ("javascript", "typescript") or _PROPERTY_COLON.match(masked, name_end) is None:
-        return False
-    return _DECLARATION_WORD.search(masked, _line_start(masked, name_end), name_end) is None
-
-
-_PROPERTY_COLON = _lazy_pattern(r"[ \t]*:")
-_DECLARATION_WORD = _lazy_pattern(r"\b(?:const|let|var|readonly|public|private|protected|static|declare)\b")
 _REGEX_END = _lazy_pattern(r"/[ \t]*/$")  # a masked regex literal's close, not a division: X = /   /
 _GO_BRACED_TYPE = _lazy_pattern(r"\b(?:struct|interface)$")
 _CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")

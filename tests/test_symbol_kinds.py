@@ -1068,6 +1068,19 @@ LEXER_EXTENTS = [
             """),
         {"browser": [(2, 5)], "timers": [(7, 7)]},
     ),
+    (  # a parameter typed as a function is no property: the object's method is the definition
+        "src/schema.ts",
+        src("""
+            export const makeSchema = (
+              validate: (value: unknown) => boolean,
+            ): Schema => ({
+              validate(value) {
+                return validate(value);
+              },
+            });
+            """),
+        {"validate": [(4, 6)], "makeSchema": [(1, 7)]},
+    ),
     (
         "src/bag.ts",
         src("""

@@ -253,6 +253,22 @@ def _open_statement(masked, lo, hi):
     return depth == 0
 
 
+def object_property(masked, name_end, language):
+    """Whether the JavaScript or TypeScript name ending at ``name_end`` is a property of an object
+    literal (``name: () => ...``), not a declaration (``const name: T = ...``), a class field or a
+    parameter (``f(done: () => void,``)."""
+    if language not in ("javascript", "typescript") or _PROPERTY_COLON.match(masked, name_end) is None:
+        return False
+    opening = _enclosing_brace(masked, name_end)
+    if opening < 0 or masked.count("(", opening, name_end) > masked.count(")", opening, name_end):
+        return False
+    return _DECLARATION_WORD.search(masked, _line_start_of(masked, name_end), name_end) is None
+
+
+_PROPERTY_COLON = _lazy_pattern(r"[ \t]*:")
+_DECLARATION_WORD = _lazy_pattern(r"\b(?:const|let|var|readonly|public|private|protected|static|declare)\b")
+
+
 def _local_value(masked, name_at):
     """Whether the JavaScript or TypeScript declaration at ``name_at`` is a plain value local to a
     function or block body (its header has a ')' or '=>'), not a module's, a namespace's or a
