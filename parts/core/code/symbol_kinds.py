@@ -125,9 +125,19 @@ def without_interface(before, language):
     return before[: m.start()] if m and before[: m.start()].strip() else before
 
 
-def conditional_attributes(masked, endif):
-    """Start of the ``#if`` line whose block, ending at the ``#endif`` line at ``endif``, holds C#
-    attribute lines and nothing else (a parser starts the definition below at the ``#if``), or -1."""
+def attribute_start(masked, line, line_start):
+    """Where a C# definition's attributes start when ``line`` (stripped, at ``line_start``) is the
+    line above it: that line for an attribute (``[Serializable]``); for an ``#endif`` whose block
+    holds attribute lines and nothing else, its ``#if`` line (a parser starts the definition there);
+    otherwise -1."""
+    if line.startswith("[") and line.endswith("]"):
+        return line_start
+    return _conditional_attributes(masked, line_start) if line.startswith("#endif") else -1
+
+
+def _conditional_attributes(masked, endif):
+    """Start of the ``#if`` line whose block ends at the ``#endif`` line at ``endif`` and holds
+    attribute lines alone, or -1."""
     at, seen = endif, 0
     while at > 0 and seen < 12:
         start = _line_start_of(masked, at - 1)
@@ -196,10 +206,8 @@ def kind_accepts(masked, language, kind, start, name_at):
             return False
         bound = max(masked.rfind(c, 0, opening) for c in ";{}")
         return _CONTAINER_HEADER.search(masked, bound + 1, opening) is not None
-    if kind == "value" and language in ("javascript", "typescript"):
-        return not _local_value(masked, name_at)
-    if kind == "declarator":
-        return declaration_start(masked, name_at) >= 0 and not _local_value(masked, name_at)
+    if kind in ("value", "declarator") and language in ("javascript", "typescript"):
+        return _js_declared(masked, kind, name_at)
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
@@ -267,6 +275,14 @@ def object_property(masked, name_end, language):
 
 _PROPERTY_COLON = _lazy_pattern(r"[ \t]*:")
 _DECLARATION_WORD = _lazy_pattern(r"\b(?:const|let|var|readonly|public|private|protected|static|declare)\b")
+
+
+def _js_declared(masked, kind, name_at):
+    """Whether a JavaScript or TypeScript value or declarator at ``name_at`` is a symbol: not a
+    plain value local to a function, and a declarator after a comma of a declaration."""
+    if kind == "declarator" and declaration_start(masked, name_at) < 0:
+        return False
+    return not _local_value(masked, name_at)
 
 
 def _local_value(masked, name_at):

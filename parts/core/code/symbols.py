@@ -27,8 +27,8 @@ from .symbol_kinds import (
     GENERATOR_METHOD,
     _python_assigned_names,
     _python_parse,
+    attribute_start,
     compile_rows,
-    conditional_attributes,
     declaration_start,
     kind_accepts,
     kind_patterns,
@@ -224,6 +224,13 @@ class _Header:
             return False
         return True
 
+    def ends_at_comma(self):
+        """Whether a comma at the top ends the definition: an enum member or a Rust field, or an
+        object literal's property (browser: () => `...`,)."""
+        if self.kind == "field":
+            return self.language in _COMMA_MEMBERS
+        return self.kind == "value" and object_property(self.masked, self.pos, self.language)
+
     def ends_without_body(self):
         return self.assigned or self.bodiless or self.kind != "func"
 
@@ -232,10 +239,8 @@ class _Header:
         body); (False, index to read on from) past a nested brace; (False, None) to read on."""
         if c == "{":
             return self.brace(i)
-        if c == "," and self.kind == "field" and self.language in _COMMA_MEMBERS:
-            return True, i + 1  # an enum member or a Rust field: up to its comma
-        if c == "," and self.kind == "value" and object_property(self.masked, self.pos, self.language):
-            return True, i + 1  # an object literal's property: browser: () => `...`,
+        if c == "," and self.ends_at_comma():
+            return True, i + 1
         if c == ";":
             return True, (i + 1 if self.ends_without_body() else None)
         if c == "}":  # the last member without a comma or ';' ends with its code, not the brace's line
@@ -366,14 +371,8 @@ def _extend_start(masked, language, start):
             if not _only_annotations(prev):
                 break  # a whole member that starts with one: @Expose private int a;
             start = prev_start
-        elif language == "csharp" and prev.startswith("[") and prev.endswith("]"):
-            start = prev_start
-        elif (
-            language == "csharp"
-            and prev.startswith("#endif")
-            and conditional_attributes(masked, prev_start) >= 0
-        ):
-            start = conditional_attributes(masked, prev_start)  # #if X / [Serializable] / #endif
+        elif language == "csharp" and attribute_start(masked, prev, prev_start) >= 0:
+            start = attribute_start(masked, prev, prev_start)  # [Serializable], or inside #if ... #endif
         elif prev.endswith((")", ")]")) and language not in ("c", "cpp", "python", "ruby"):
             # the last line of a multi-line annotation: @Deprecated(\n  "...",\n)
             opening = _matching_open_paren(masked, masked.rfind(")", prev_start, start))
