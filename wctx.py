@@ -5196,6 +5196,7 @@ _OPERAND_BEFORE = "(,=:[!&|?{};+-*%<>~^"  # after one of these, '/' starts a reg
 _PERCENT_BEFORE = "(,=:[!&|?{};"  # after one of these, '%' starts a Ruby percent literal
 _NOT_NEWLINE = _lazy_pattern(r"[^\n]")
 _OPENS_LINE = _lazy_pattern(r"[ \t]*\r?\n")
+_REGEX_BODY = _lazy_pattern(r"(?:\\.|\[(?:\\.|[^\]\\\n])*\]|[^/\\\[\n])+")
 _WORD_TAIL = _lazy_pattern(r"[\w$]+$")
 _RUST_RAW = _lazy_pattern(r"(?<![\w])b?r#*$")
 _CPP_RAW = _lazy_pattern(r'"([^()\\\s]{0,16})\(')
@@ -5434,18 +5435,31 @@ def _template_end(scan, i):
 
 def _substitution_end(scan, j):
     """Index just past the '}' that closes a template's ``${`` whose inside starts at j."""
-    source, n, depth = scan.source, scan.n, 1
+    source, n, depth, start = scan.source, scan.n, 1, j
     while j < n and depth:
         inner = source[j]
         if inner == "{":
             depth += 1
         elif inner == "}":
             depth -= 1
-        elif inner == "`":
-            j = _template_end(scan, j) - 1
-        elif inner in "'\"":
-            j = scan.skip_string(j, inner, False) - 1
+        else:
+            j = _substitution_token_end(scan, start, j)
         j += 1
+    return j
+
+
+def _substitution_token_end(scan, start, j):
+    """Index of the last character of the string, template or regular expression that opens at j
+    inside a ``${`` whose inside starts at ``start`` (j where none opens there)."""
+    source, inner = scan.source, scan.source[j]
+    if inner == "`":
+        return _template_end(scan, j) - 1
+    if inner in "'\"":
+        return scan.skip_string(j, inner, False) - 1
+    code = source[start:j].rstrip()
+    if inner == "/" and (not code or code[-1] in _OPERAND_BEFORE):  # ${s.replace(/"/g, '')}
+        close = _REGEX_BODY.match(source, j + 1)
+        return close.end() if close and source.startswith("/", close.end()) else j
     return j
 
 
@@ -5455,7 +5469,8 @@ def _string_end(scan, i, quote):
     if quote != "`" and lexicon.triple_quotes and scan.source.startswith(quote * 3, i):
         return scan.skip_string(i, quote * 3, True, escapes=lexicon.triple_escapes)
     if quote == "`" and lexicon.template_escapes:
-        return _template_end(scan, i)
+        end = _template_end(scan, i)  # one never closed: read as before, to the next backquote
+        return end if end < scan.n else scan.skip_string(i, "`", True)
     if quote == "`":  # Go raw strings span lines; Kotlin/Scala quote names
         return scan.skip_string(i, "`", True, escapes=False)
     if quote == "'" and lexicon.char_literals:

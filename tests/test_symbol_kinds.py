@@ -1040,6 +1040,19 @@ LEXER_EXTENTS = [
             """),
         {"hint": [(1, 3)], "rows": [(5, 6)], "LIMIT": [(8, 8)]},
     ),
+    (  # a regular expression holding a quote inside a template's ${...}
+        "src/quote.ts",
+        src("""
+            export function quote(val: string): string {
+              return `"${val.replaceAll(/"|\\\\/g, '\\\\$&')}"`;
+            }
+
+            export const DEFAULTS = {
+              escape: true,
+            };
+            """),
+        {"quote": [(1, 3)], "DEFAULTS": [(5, 7)]},
+    ),
     (  # a name on its own line inside a type's generic arguments is not declared there
         "src/make.ts",
         src("""
