@@ -5102,8 +5102,9 @@ class Lexicon:
     - block_comments: (open, close), and whether they nest (Rust, Kotlin, Swift, Scala);
     - strings: ``"`` and ``'`` strings escape with ``\\``; multiline_strings: whether an
       unclosed one runs on past its line; triple_quotes: ``\"\"\"``/``'''`` strings, escaped with ``\\`` or
-      not (triple_escapes); template_escapes: whether a backquoted string (a template literal, a
-      Go raw string, a quoted name) escapes with ``\\``;
+      not (triple_escapes); template_escapes: whether a backquoted string is a template literal,
+      which escapes with ``\\`` and whose ``${…}`` holds code with strings and templates of its
+      own (not a Go raw string or a quoted name);
     - char_literals: ``'x'`` is a character literal, not a string: "plain", or "digit_separators"
       where a quote after a digit is one (C++ ``1'000``); a quote that opens none is skipped (a
       Rust lifetime);
@@ -5205,6 +5206,8 @@ _REGEX_KEYWORDS = frozenset({"return", "typeof", "case", "do", "else", "in", "of
 _OPERAND_BEFORE = "(,=:[!&|?{};+-*%<>~^"  # after one of these, '/' starts a regex
 _PERCENT_BEFORE = "(,=:[!&|?{};"  # after one of these, '%' starts a Ruby percent literal
 _NOT_NEWLINE = _lazy_pattern(r"[^\n]")
+_OPENS_LINE = _lazy_pattern(r"[ \t]*\r?\n")
+_REGEX_BODY = _lazy_pattern(r"(?:\\.|\[(?:\\.|[^\]\\\n])*\]|[^/\\\[\n])+")
 _WORD_TAIL = _lazy_pattern(r"[\w$]+$")
 _RUST_RAW = _lazy_pattern(r"(?<![\w])b?r#*$")
 _CPP_RAW = _lazy_pattern(r'"([^()\\\s]{0,16})\(')
@@ -5317,7 +5320,13 @@ def _regex(scan, i):
         return None
     source, n = scan.source, scan.n
     j, in_class = i + 1, False
-    while j < n and source[j] != "\n":
+    # A Ruby regex assigned at the end of its line spans lines (PATTERN = /\n ... \n/x); not ?/
+    multiline = (
+        scan.lexicon.regex_literals == "ruby"
+        and _OPENS_LINE.match(source, i + 1) is not None
+        and scan.before(i)[0] == "="
+    )
+    while j < n and (multiline or source[j] != "\n"):
         ch = source[j]
         if ch == "\\":
             j += 2
@@ -5433,13 +5442,64 @@ def _inline_regex_end(source, j):
     return j
 
 
+def _template_end(scan, i):
+    """Index just past the template literal opening at i, whose ``${...}`` may hold strings and
+    templates of their own (`a ${f(`b ${c}`)} d`)."""
+    source, n = scan.source, scan.n
+    j = i + 1
+    while j < n:
+        ch = source[j]
+        if ch == "\\":
+            j += 2
+        elif ch == "`":
+            return j + 1
+        elif source.startswith("${", j):
+            j = _substitution_end(scan, j + 2)
+        else:
+            j += 1
+    return n
+
+
+def _substitution_end(scan, j):
+    """Index just past the '}' that closes a template's ``${`` whose inside starts at j."""
+    source, n, depth, start = scan.source, scan.n, 1, j
+    while j < n and depth:
+        inner = source[j]
+        if inner == "{":
+            depth += 1
+        elif inner == "}":
+            depth -= 1
+        else:
+            j = _substitution_token_end(scan, start, j)
+        j += 1
+    return j
+
+
+def _substitution_token_end(scan, start, j):
+    """Index of the last character of the string, template or regular expression that opens at j
+    inside a ``${`` whose inside starts at ``start`` (j where none opens there)."""
+    source, inner = scan.source, scan.source[j]
+    if inner == "`":
+        return _template_end(scan, j) - 1
+    if inner in "'\"":
+        return scan.skip_string(j, inner, False) - 1
+    code = source[start:j].rstrip()
+    if inner == "/" and (not code or code[-1] in _OPERAND_BEFORE):  # ${s.replace(/"/g, '')}
+        close = _REGEX_BODY.match(source, j + 1)
+        return close.end() if close and source.startswith("/", close.end()) else j
+    return j
+
+
 def _string_end(scan, i, quote):
     """End of the string literal opening at i, or None where the quote opens none."""
     lexicon = scan.lexicon
     if quote != "`" and lexicon.triple_quotes and scan.source.startswith(quote * 3, i):
         return scan.skip_string(i, quote * 3, True, escapes=lexicon.triple_escapes)
-    if quote == "`":  # JS/TS template literals and Go raw strings span lines; Kotlin/Scala quote names
-        return scan.skip_string(i, "`", True, escapes=lexicon.template_escapes)
+    if quote == "`" and lexicon.template_escapes:
+        end = _template_end(scan, i)  # one never closed: read as before, to the next backquote
+        return end if end < scan.n else scan.skip_string(i, "`", True)
+    if quote == "`":  # Go raw strings span lines; Kotlin/Scala quote names
+        return scan.skip_string(i, "`", True, escapes=False)
     if quote == "'" and lexicon.char_literals:
         return _char_literal_end(scan, i)
     raw = _RAW_STRINGS[lexicon.raw_strings](scan, i) if lexicon.raw_strings and quote == '"' else None
@@ -5448,6 +5508,18 @@ def _string_end(scan, i, quote):
     if quote == '"' and lexicon.ruby:
         return _interpolated_end(scan, i)
     return scan.skip_string(i, quote, lexicon.multiline_strings)
+
+
+def past_literal(masked, i, limit):
+    """In masked text, the index just past the string literal whose quote is at ``i``, where a
+    literal may span lines (a Go raw string or a template literal, a triple-quoted string): the
+    locator reads its newlines as part of it, not as the end of a statement. Its inside is masked,
+    so the next such quote closes it."""
+    quote = '"""' if masked.startswith('"""', i) else masked[i]
+    if quote == '"':
+        return i + 1  # a one-line string: nothing inside it is read anyway
+    close = masked.find(quote, i + len(quote), limit)
+    return limit if close < 0 else close + len(quote)
 
 
 def _string(scan, i):
@@ -5649,6 +5721,9 @@ def mask(source, language):
 #   trait body (never in an object literal or a function). Cited as ``Type.field``.
 # - "macro": a C ``#define``, to the end of its line and the lines its backslashes continue.
 # - "tail": a C or C++ name after its body (``typedef struct { ... } span;``), see tail_extent.
+# - "declarator": a JavaScript or TypeScript name declared after a comma of a ``var``, ``let`` or
+#   ``const`` statement (``var a = 1, b = 2``, or comma-first ``var a = x\n  , b = y``). Its
+#   extent is the whole statement, from its keyword's line, as a parser gives it.
 
 # Languages whose members are separated by commas (enum members, Rust struct fields).
 _COMMA_MEMBERS = frozenset(
@@ -5705,6 +5780,7 @@ _TYPED_FIELD = (
     re.M,
 )
 _TYPED = (_TYPED_FIELD, _MEMBER_LINE, _MEMBER_INLINE)  # C-like: "Type name = value;", members
+_JS_DECLARATOR = ("declarator", r"(?:^|,)[ \t]*{NAME}{END}[ \t]*(?:[=:](?![=>])|[,;]|$)", re.M)
 _JS_FIELD = ("field", r"^[ \t]*" + _FIELD_MODIFIERS + r"#?{NAME}[ \t]*[?!]?[ \t]*(?:[:=;,]|$)", re.M)
 _GO_GROUP_ENTRY = (  # an entry of a const ( ... ) or var ( ... ) group
     "value",
@@ -5775,6 +5851,55 @@ C_DEFINITIONS = (
 )
 
 
+# Function rows beside symbols._DEFINITIONS (symbols._AFTER_KINDS): a JavaScript or TypeScript
+# generator method (``*entries() {``, ``async *stream() {``); a C# explicit interface member, its
+# interface before its name (``bool IDictionary.IsReadOnly =>``, ``Task IStore<T>.PutAsync(``),
+# after a return type (a call ``store.PutAsync(`` has none; see without_interface).
+GENERATOR_METHOD = (
+    "func",
+    r"^[ \t]*(?:(?:static|public|private|protected|override|async)\s+)*\*[ \t]*{NAME}[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+    re.M,
+)
+_CS_INTERFACE = r"^[ \t]*(?:[\w$<>\[\],.?()]+[ \t]+)+(?:[\w$]+(?:<[^\n]*?>)?\.)+{NAME}[ \t]*"
+CS_EXPLICIT_MEMBERS = (
+    ("func", _CS_INTERFACE + r"(?:<[^>\n]*>)?[ \t]*\(", re.M),
+    ("value", _CS_INTERFACE + r"(?:=>|\{)", re.M),
+)
+_INTERFACE_QUALIFIER = _lazy_pattern(r"(?<=\s)(?:[\w$]+(?:<[^\n]*?>)?\.)+$")
+
+
+def without_interface(before, language):
+    """What stands before a C# explicit interface member's interface (``Task`` of ``Task
+    IStore<T>.PutAsync(``), where a return type does; otherwise ``before`` as it is."""
+    m = _INTERFACE_QUALIFIER.search(before) if language == "csharp" else None
+    return before[: m.start()] if m and before[: m.start()].strip() else before
+
+
+def attribute_start(masked, line, line_start):
+    """Where a C# definition's attributes start when ``line`` (stripped, at ``line_start``) is the
+    line above it: that line for an attribute (``[Serializable]``); for an ``#endif`` whose block
+    holds attribute lines and nothing else, its ``#if`` line (a parser starts the definition there);
+    otherwise -1."""
+    if line.startswith("[") and line.endswith("]"):
+        return line_start
+    return _conditional_attributes(masked, line_start) if line.startswith("#endif") else -1
+
+
+def _conditional_attributes(masked, endif):
+    """Start of the ``#if`` line whose block ends at the ``#endif`` line at ``endif`` and holds
+    attribute lines alone, or -1."""
+    at, seen = endif, 0
+    while at > 0 and seen < 12:
+        start = _line_start_of(masked, at - 1)
+        line = masked[start : at - 1].strip()
+        if line.startswith("#if"):
+            return start if seen else -1
+        if not (line.startswith("[") and line.endswith("]")):
+            return -1
+        at, seen = start, seen + 1
+    return -1
+
+
 def _declared(keywords):
     """The row of a declaration by keyword: ``const NAME``, ``static mut NAME``, ``val NAME``."""
     return ("value", r"\b" + keywords + r"(?:\s+|(?<=!)\s*){NAME}{END}", 0)
@@ -5792,8 +5917,8 @@ _C_ROWS = (
 # The declarations of each language beside functions and types (its functions and types are in
 # symbols._DEFINITIONS).
 KIND_ROWS = {
-    "javascript": (_declared(_DECLARATION_KEYWORDS["javascript"]), _JS_FIELD),
-    "typescript": (_declared(_DECLARATION_KEYWORDS["typescript"]), _JS_FIELD),
+    "javascript": (_declared(_DECLARATION_KEYWORDS["javascript"]), _JS_FIELD, _JS_DECLARATOR),
+    "typescript": (_declared(_DECLARATION_KEYWORDS["typescript"]), _JS_FIELD, _JS_DECLARATOR),
     "go": (_declared(_DECLARATION_KEYWORDS["go"]), _GO_GROUP_ENTRY, _GO_FIELD),
     "rust": (_declared(_DECLARATION_KEYWORDS["rust"]), _RUST_FIELD),
     "c": _C_ROWS,
@@ -5850,8 +5975,8 @@ def kind_accepts(masked, language, kind, start, name_at, bodiless=False):
             m.group() != "object" or language in _OBJECT_KEYWORD
             for m in _CONTAINER_HEADER.finditer(masked, bound + 1, opening)
         )
-    if kind == "value" and language in ("javascript", "typescript"):
-        return not _local_value(masked, name_at)
+    if kind in ("value", "declarator") and language in ("javascript", "typescript"):
+        return _js_declared(masked, kind, name_at)
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
@@ -5991,6 +6116,71 @@ def property_initializer(masked, end):
     (``{ get; set; } = value;``): the index of its '=', else None."""
     m = _CS_INITIALIZER.match(masked, end)
     return m.end() - 1 if m else None
+
+
+_JS_DECLARATION = _lazy_pattern(r"(?<![\w$.])(?:var|let|const)\s")
+_JS_STATEMENT_END = _lazy_pattern(r"[;{}()\[\]]")
+_ANGLE_OPEN = _lazy_pattern(r"(?<![<=])<(?![<=])")
+_ANGLE_CLOSE = _lazy_pattern(r"(?<![=>-])>(?![>=])")
+
+
+def declaration_start(masked, name_at):
+    """Where the ``var``, ``let`` or ``const`` statement that declares the name at ``name_at``
+    after one of its commas starts, or -1 where that comma is not such a statement's (an argument,
+    an object literal's, a comma expression). The nearest keyword before the name whose statement
+    has not ended (no ';' and no bracket left open or closed between, once nested brackets are
+    skipped) is the one; a few are tried, each nearer one whose statement ended ruling it out. A
+    comma inside a type's generic arguments (``const f: Map<A,\n  B> = ...``) is none of its
+    commas."""
+    before = masked[:name_at].rstrip()
+    if not before.endswith(","):
+        return -1
+    keywords = [m.start() for m in _JS_DECLARATION.finditer(masked, max(0, name_at - 20000), name_at)]
+    for at in reversed(keywords[-8:]):
+        if _open_statement(masked, at, len(before) - 1):
+            head = masked[at : len(before) - 1]
+            return at if len(_ANGLE_OPEN.findall(head)) <= len(_ANGLE_CLOSE.findall(head)) else -1
+    return -1
+
+
+def _open_statement(masked, lo, hi):
+    """Whether masked[lo:hi] is one statement left open: its brackets balanced, no ';' outside them."""
+    depth = 0
+    for m in _JS_STATEMENT_END.finditer(masked, lo, hi):
+        c = m.group()
+        if c in "{([":
+            depth += 1
+        elif c in "})]":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif depth == 0:
+            return False
+    return depth == 0
+
+
+def object_property(masked, name_end, language):
+    """Whether the JavaScript or TypeScript name ending at ``name_end`` is a property of an object
+    literal (``name: () => ...``), not a declaration (``const name: T = ...``), a class field or a
+    parameter (``f(done: () => void,``)."""
+    if language not in ("javascript", "typescript") or _PROPERTY_COLON.match(masked, name_end) is None:
+        return False
+    opening = _enclosing_brace(masked, name_end)
+    if opening < 0 or masked.count("(", opening, name_end) > masked.count(")", opening, name_end):
+        return False
+    return _DECLARATION_WORD.search(masked, _line_start_of(masked, name_end), name_end) is None
+
+
+_PROPERTY_COLON = _lazy_pattern(r"[ \t]*:")
+_DECLARATION_WORD = _lazy_pattern(r"\b(?:const|let|var|readonly|public|private|protected|static|declare)\b")
+
+
+def _js_declared(masked, kind, name_at):
+    """Whether a JavaScript or TypeScript value or declarator at ``name_at`` is a symbol: not a
+    plain value local to a function, and a declarator after a comma of a declaration."""
+    if kind == "declarator" and declaration_start(masked, name_at) < 0:
+        return False
+    return not _local_value(masked, name_at)
 
 
 def _local_value(masked, name_at):
@@ -6166,7 +6356,7 @@ _TYPE_KEYWORDS = (
 )
 
 
-_OTHER_KINDS = frozenset({"value", "field", "macro"})
+_OTHER_KINDS = frozenset({"value", "field", "macro", "declarator"})
 
 # Function and type definitions, rows as in symbol_kinds.KIND_ROWS: (kind, pattern, flags), with
 # {NAME} for the name and {END} for what may not follow it. A language without a row of its own
@@ -6218,6 +6408,9 @@ _DEFINITIONS = {
     "csharp": _COMMON_DEFINITIONS + (_CS_TUPLE_RETURN,),
 }
 _AFTER_KINDS = {  # rows tried after the KIND_ROWS
+    "csharp": CS_EXPLICIT_MEMBERS,
+    "javascript": (GENERATOR_METHOD,),
+    "typescript": (GENERATOR_METHOD,),
     "go": (  # inside a ``type ( ... )`` group
         (
             "type",
@@ -6294,6 +6487,13 @@ class _Header:
             return False
         return True
 
+    def ends_at_comma(self):
+        """Whether a comma at the top ends the definition: an enum member or a Rust field, or an
+        object literal's property (browser: () => `...`,)."""
+        if self.kind == "field":
+            return self.language in _COMMA_MEMBERS
+        return self.kind == "value" and object_property(self.masked, self.pos, self.language)
+
     def ends_without_body(self):
         return self.assigned or self.bodiless or self.kind != "func"
 
@@ -6302,12 +6502,14 @@ class _Header:
         body); (False, index to read on from) past a nested brace; (False, None) to read on."""
         if c == "{":
             return self.brace(i)
-        if c == "," and self.kind == "field" and self.language in _COMMA_MEMBERS:
-            return True, i + 1  # an enum member or a Rust field: up to its comma
+        if c == "," and self.ends_at_comma():
+            return True, i + 1
         if c == ";":
             return True, (i + 1 if self.ends_without_body() else None)
-        if c == "}":
-            return True, (i if self.ends_without_body() else None)
+        if c == "}":  # the last member without a comma or ';' ends with its code, not the brace's line
+            return True, (
+                len(self.masked[self.pos : i].rstrip()) + self.pos if self.ends_without_body() else None
+            )
         masked = self.masked
         if c == "=" and masked[i + 1 : i + 2] != "=" and masked[i - 1 : i] not in ("=", "!", "<", ">"):
             self.assigned = True
@@ -6326,6 +6528,8 @@ class _Header:
             return False, _match_brace(masked, i)  # C++ member initialiser x{1}
         if self.language == "typescript" and not self.assigned and before.endswith(":"):
             return False, _match_brace(masked, i)  # an object type: f(): { a: number } {
+        if self.language == "go" and self.kind == "func" and _GO_BRACED_TYPE.search(before):
+            return False, _match_brace(masked, i)  # a result type: func f() map[K]struct{} {
         return True, _match_brace(masked, i)
 
     def continues(self, i):
@@ -6341,33 +6545,31 @@ class _Header:
 
 def _line_continues(masked, i, lexicon):
     """Whether the line ending at the newline ``i`` continues on the next (an operator, an open
-    arrow or a comma ends it, or the next line starts with one, ``else`` or ``extends``, or with
-    a property's accessor); a ``?`` that ends an optional type ends nothing."""
+    arrow or a comma ends it, or the next line starts with one (``, b = 2`` written comma-first),
+    ``else`` or ``extends``, or with a property's accessor); a ``?`` that ends an optional type
+    ends nothing, nor does the '/' that closes a regular expression."""
     line = masked[masked.rfind("\n", 0, i) + 1 : i].rstrip()
     following = _next_code_char(masked, i)
     return (
         not line.strip()
         or line.endswith(("=>", "->"))
-        or (line[-1] in ",(=+-*/|&.:<" and not _closes_ruby_regex(line, lexicon))
+        or (line[-1] in ",(=+-*/|&.:<" and not (lexicon.regex_literals and _REGEX_END.search(line)))
         or (line[-1] == "?" and not lexicon.optional_types)
-        or following in ("{", ".", "?", ":", "=", "|", "&", ">")
+        or following in ("{", ".", "?", ":", "=", "|", "&", ">", ",")
         or _CONTINUING_WORD.match(masked[i + 1 : i + 40]) is not None
         or (lexicon.accessor_lines and _ACCESSOR.match(masked[i + 1 : i + 60]) is not None)
     )
 
 
-def _closes_ruby_regex(line, lexicon):
-    """Whether the '/' that ends a Ruby line closes a regex (``X = /[;,]/``), not a division."""
-    return lexicon.ruby and line.endswith("/") and line.count("/") % 2 == 0
-
-
+_REGEX_END = _lazy_pattern(r"/[ \t]*/$")  # a masked regex literal's close, not a division: X = /   /
+_GO_BRACED_TYPE = _lazy_pattern(r"\b(?:struct|interface)$")
 _CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
 _ACCESSOR = _lazy_pattern(
     r"\s*(?:(?:@[\w.:]+\s+)*(?:private|protected|internal|public|inline)\s+)*[gs]et\b(?!\s*[=:.])"
 )
 
 
-_HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n]")  # what _Header reads
+_HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n`\"]")  # what _Header reads
 
 
 def _body_end(masked, language, pos, kind, limit, bodiless=False):
@@ -6382,6 +6584,9 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
             return None
         i = m.start()
         c = masked[i]
+        if c in '`"':
+            i = past_literal(masked, i, limit)
+            continue
         if header.nests(c, i):
             if header.depth < 0:
                 return None
@@ -6436,6 +6641,8 @@ def _extend_start(masked, language, start):
             if not _only_annotations(prev):
                 break  # a whole member that starts with one: @Expose private int a;
             start = prev_start
+        elif language == "csharp" and attribute_start(masked, prev, prev_start) >= 0:
+            start = attribute_start(masked, prev, prev_start)  # [Serializable], or inside #if ... #endif
         elif prev.endswith("]") and prev.startswith(_ATTRIBUTE_OPENERS.get(language, "\n")):
             start = prev_start
         elif prev.endswith((")", ")]")) and language not in ("c", "cpp", "python", "ruby"):
@@ -6657,10 +6864,12 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
         name_at = name_position(masked, name, m.start(), m.end())
         if not kind_accepts(masked, language, kind, start, name_at, bodiless):
             return None
+        if kind == "declarator":  # the statement from its keyword: var a = 1\n  , b = 2;
+            start = _line_start(masked, declaration_start(masked, name_at))
     else:
         name_at = masked.rfind(name, m.start(), m.end())
     c_style = kind == "func" and pattern.pattern.startswith("^") and language != "ruby"
-    if c_style and not _c_style_definition(masked[start:name_at], language):
+    if c_style and not _c_style_definition(without_interface(masked[start:name_at], language), language):
         return None
     if c_style and language in ("c", "cpp") and _C_MACRO_USE.fullmatch(masked, start, name_at + len(name)):
         return None  # no type before an upper-case name: a macro's use, FMT_ENABLE_IF(...)

@@ -1387,8 +1387,375 @@ def _ruby_php_csharp_cases():
             yield pytest.param(path, source, symbol, lines, id=path + "#" + symbol)
 
 
+# Shapes the shared lexer and engine once read wrongly, each with the lines of every definition
+# of the name: JavaScript declarations written comma-first or comma-last (every name declared,
+# each with the whole statement), template literals holding templates with escaped backquotes,
+# Go raw strings over several lines and a result type with braces (struct{}), generator methods,
+# the last enum member without a comma, a C# attribute inside #if ... #endif above its class.
+LEXER_EXTENTS = [
+    (
+        "lib/server.js",
+        src("""
+            'use strict'
+
+            var http = require('http')
+              , path = require('path')
+              , listen = http.createServer();
+
+            var first = 1,
+                second = first + 1;
+            let left = 0, right = 2;
+
+            function handle(req) {
+              path.join(req.url);
+              listen(req);
+            }
+            """),
+        {
+            "http": [(3, 5)],
+            "path": [(3, 5)],
+            "listen": [(3, 5)],
+            "first": [(7, 8)],
+            "second": [(7, 8)],
+            "right": [(9, 9)],
+            "handle": [(11, 14)],
+        },
+    ),
+    (
+        "src/hint.ts",
+        src("""
+            export const hint = (names: string[]) =>
+              `Use one of: ${names.map(n => `\\`${n}\\``).join(', ')}
+            or none.`;
+
+            const rows = `first ${`inner ${'}'}`}
+            second`;
+
+            export const LIMIT = 3;
+            """),
+        {"hint": [(1, 3)], "rows": [(5, 6)], "LIMIT": [(8, 8)]},
+    ),
+    (  # a regular expression holding a quote inside a template's ${...}
+        "src/quote.ts",
+        src("""
+            export function quote(val: string): string {
+              return `"${val.replaceAll(/"|\\\\/g, '\\\\$&')}"`;
+            }
+
+            export const DEFAULTS = {
+              escape: true,
+            };
+            """),
+        {"quote": [(1, 3)], "DEFAULTS": [(5, 7)]},
+    ),
+    (  # a name on its own line inside a type's generic arguments is not declared there
+        "src/make.ts",
+        src("""
+            export interface Config {
+              strict: boolean;
+            }
+
+            export const make: Factory<
+              Maker<Config>,
+              Config
+            > = config => build(config);
+            """),
+        {"Config": [(1, 3)], "make": [(5, 8)]},
+    ),
+    (  # an object literal's property ends at its comma, after a template over several lines
+        "src/notes.ts",
+        src("""
+            const notes = {
+              browser: () =>
+                `Option ${bold(
+                  'browser',
+                )} is gone.`,
+
+              timers: () => 'use fakeTimers',
+            };
+            """),
+        {"browser": [(2, 5)], "timers": [(7, 7)]},
+    ),
+    (  # a parameter typed as a function is no property: the object's method is the definition
+        "src/schema.ts",
+        src("""
+            export const makeSchema = (
+              validate: (value: unknown) => boolean,
+            ): Schema => ({
+              validate(value) {
+                return validate(value);
+              },
+            });
+            """),
+        {"validate": [(4, 6)], "makeSchema": [(1, 7)]},
+    ),
+    (
+        "src/bag.ts",
+        src("""
+            export class Bag {
+              private items: string[] = [];
+
+              *entries(): Iterable<string> {
+                yield* this.items;
+              }
+
+              async *stream() {
+                yield 1;
+              }
+            }
+
+            function *walk(root: string) {
+              yield root;
+            }
+            """),
+        {"Bag.entries": [(4, 6)], "Bag.stream": [(8, 10)], "walk": [(13, 15)]},
+    ),
+    (
+        "tmpl/usage.go",
+        src("""
+            package tmpl
+
+            var usage = `
+            usage: {{.name}}
+            `
+
+            var (
+            \tshort = "x"
+            \tlong  = `line one
+            line two`
+            \tafter = 2
+            )
+
+            func emptySet() map[string]struct{} {
+            \treturn map[string]struct{}{}
+            }
+
+            func zero() struct{} {
+            \treturn struct{}{}
+            }
+            """),
+        {
+            "usage": [(3, 5)],
+            "long": [(9, 10)],
+            "after": [(11, 11)],
+            "emptySet": [(14, 16)],
+            "zero": [(18, 20)],
+        },
+    ),
+    (
+        "src/Palette.java",
+        src("""
+            public class Palette {
+              enum Color {
+                @Deprecated
+                RED,
+
+                @Deprecated
+                GREEN
+              }
+
+              enum Size { SMALL, LARGE }
+            }
+            """),
+        {"Palette.Color.RED": [(3, 4)], "Palette.Color.GREEN": [(6, 7)], "Palette.Size.LARGE": [(10, 10)]},
+    ),
+    (
+        "src/Level.cs",
+        src("""
+            namespace Shop
+            {
+                public enum Level
+                {
+                    Low = 1,
+                    High = 2
+                }
+            }
+            """),
+        {"Level.Low": [(5, 5)], "Level.High": [(6, 6)]},
+    ),
+    (  # a regular expression at the end of a line ends its statement; /x spans lines
+        "lib/patterns.rb",
+        src("""
+            module Patterns
+              ORIGIN_FORM = /\\A\\/[^#]*\\z/
+              ASTERISK_FORM = '*'
+
+              HOST = /
+                (?<name>[a-z.]+)
+                | \\[(?<ip>[0-9a-f:]+)\\]
+              /x.freeze
+              PORT = /:(\\d+)/
+
+              def self.rooted(path)
+                path = "/#{path}" unless path[0] == ?/
+                path
+              end
+              ROOT = '/'
+            end
+            """),
+        {
+            "Patterns.ORIGIN_FORM": [(2, 2)],
+            "Patterns.HOST": [(5, 8)],
+            "Patterns.PORT": [(9, 9)],
+            "Patterns.rooted": [(11, 14)],
+            "Patterns.ROOT": [(15, 15)],
+        },
+    ),
+    (
+        "src/patterns.js",
+        src("""
+            const SLASH = /\\//
+            const LIMIT = 10
+            """),
+        {"SLASH": [(1, 1)], "LIMIT": [(2, 2)]},
+    ),
+    (  # explicit interface members: IDictionary.IsFixedSize, IAsyncStore<Item>.PutAsync
+        "src/Bag.cs",
+        src("""
+            namespace Store
+            {
+                public sealed class Bag : IDictionary, IAsyncStore<Item>
+                {
+                    bool IDictionary.IsFixedSize => false;
+
+                    bool ICollection<KeyValuePair<string, object>>.IsReadOnly => true;
+
+                    async Task<(bool, Item?)> IAsyncStore<Item>.TryGetAsync(string key)
+                    {
+                        return (false, null);
+                    }
+
+                    Task IAsyncStore<Item>.PutAsync(string key, Item value) =>
+                        Task.CompletedTask;
+
+                    public void Clear()
+                    {
+                        store.Clear();
+                        this.Reset(store.PutAsync(null));
+                    }
+                }
+            }
+            """),
+        {
+            "Bag.IsFixedSize": [(5, 5)],
+            "Bag.IsReadOnly": [(7, 7)],
+            "Bag.TryGetAsync": [(9, 12)],
+            "Bag.PutAsync": [(14, 15)],
+            "Bag.Clear": [(17, 21)],
+        },
+    ),
+    (
+        "src/OrderException.cs",
+        src("""
+            namespace Shop;
+
+            /// <summary>Thrown when an order is refused.</summary>
+            #if NETSTANDARD2_0
+            [Serializable]
+            #endif
+            public class OrderException : Exception
+            {
+                public OrderException() { }
+            }
+
+            #if DEBUG
+            public class Trace
+            {
+            }
+            #endif
+            """),
+        {"OrderException": [(4, 10)], "Trace": [(13, 15)]},
+    ),
+]
+
+
+def _lexer_extent_cases():
+    for path, source, expected in LEXER_EXTENTS:
+        for symbol, lines in expected.items():
+            yield pytest.param(path, source, symbol, lines, id=path + "#" + symbol)
+
+
 @pytest.mark.parametrize("path, source, symbol, lines", _ruby_php_csharp_cases())
 def test_ruby_php_and_csharp_definitions_are_located_with_their_extent(path, source, symbol, lines):
     found = wctx.locate_symbol_lines(source, path, symbol)
     assert found is not None, "%s not found in %s" % (symbol, path)
     assert found[1] == lines
+
+
+@pytest.mark.parametrize("path, source, symbol, lines", _lexer_extent_cases())
+def test_the_lexer_and_engine_read_each_definition_whole(path, source, symbol, lines):
+    found = wctx.locate_symbol_lines(source, path, symbol)
+    assert found is not None, "%s not found in %s" % (symbol, path)
+    assert found[1] == lines
+
+
+# Cases as CASES above, for those shapes: an edit to a later line of the statement is stale.
+LEXER_CASES = [
+    (
+        "test/app.js",
+        src("""
+            var assert = require('assert')
+              , request = require('supertest')
+              , limit = 10;
+
+            describe('app', function () {
+              it('answers', function () {
+                request(app).get('/').expect(200);
+              });
+            });
+            """),
+        "request",
+        "var assert = require('assert')",
+        "  , limit = 10;",
+        ("expect(200)", "expect(204)"),
+        ("limit = 10", "limit = 20"),
+    ),
+    (
+        "version/info.go",
+        src("""
+            package version
+
+            var infoTemplate = `
+            {{.program}}, version {{.version}}
+              built by: {{.user}}
+            `
+
+            func Print() string {
+            \treturn infoTemplate
+            }
+            """),
+        "infoTemplate",
+        "var infoTemplate = `",
+        "`",
+        ("return infoTemplate", 'return infoTemplate + ""'),
+        ("built by:", "built for:"),
+    ),
+    (  # the enum's closing brace stands on a line of its own, which is not the member's
+        "src/Speed.cs",
+        src("""
+            namespace Shop
+            {
+                public enum Speed
+                {
+                    Fast = 1,
+                    Slow = 2
+                }
+
+                public static class Weights
+                {
+                    public static int Of() => 1;
+                }
+            }
+            """),
+        "Speed.Slow",
+        "        Slow = 2",
+        "        Slow = 2",
+        ("    }\n\n    public", "    } // the speeds\n\n    public"),
+        ("Slow = 2", "Slow = 3"),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", LEXER_CASES, ids=_id)
+def test_an_edit_inside_such_a_definition_is_stale_and_one_beside_it_current(case, git_repo, run_cli):
+    test_an_edit_beside_is_current_and_an_edit_inside_is_stale(case, git_repo, run_cli)

@@ -25,8 +25,9 @@ class Lexicon:
     - block_comments: (open, close), and whether they nest (Rust, Kotlin, Swift, Scala);
     - strings: ``"`` and ``'`` strings escape with ``\\``; multiline_strings: whether an
       unclosed one runs on past its line; triple_quotes: ``\"\"\"``/``'''`` strings, escaped with ``\\`` or
-      not (triple_escapes); template_escapes: whether a backquoted string (a template literal, a
-      Go raw string, a quoted name) escapes with ``\\``;
+      not (triple_escapes); template_escapes: whether a backquoted string is a template literal,
+      which escapes with ``\\`` and whose ``${…}`` holds code with strings and templates of its
+      own (not a Go raw string or a quoted name);
     - char_literals: ``'x'`` is a character literal, not a string: "plain", or "digit_separators"
       where a quote after a digit is one (C++ ``1'000``); a quote that opens none is skipped (a
       Rust lifetime);
@@ -128,6 +129,8 @@ _REGEX_KEYWORDS = frozenset({"return", "typeof", "case", "do", "else", "in", "of
 _OPERAND_BEFORE = "(,=:[!&|?{};+-*%<>~^"  # after one of these, '/' starts a regex
 _PERCENT_BEFORE = "(,=:[!&|?{};"  # after one of these, '%' starts a Ruby percent literal
 _NOT_NEWLINE = _lazy_pattern(r"[^\n]")
+_OPENS_LINE = _lazy_pattern(r"[ \t]*\r?\n")
+_REGEX_BODY = _lazy_pattern(r"(?:\\.|\[(?:\\.|[^\]\\\n])*\]|[^/\\\[\n])+")
 _WORD_TAIL = _lazy_pattern(r"[\w$]+$")
 _RUST_RAW = _lazy_pattern(r"(?<![\w])b?r#*$")
 _CPP_RAW = _lazy_pattern(r'"([^()\\\s]{0,16})\(')
@@ -240,7 +243,13 @@ def _regex(scan, i):
         return None
     source, n = scan.source, scan.n
     j, in_class = i + 1, False
-    while j < n and source[j] != "\n":
+    # A Ruby regex assigned at the end of its line spans lines (PATTERN = /\n ... \n/x); not ?/
+    multiline = (
+        scan.lexicon.regex_literals == "ruby"
+        and _OPENS_LINE.match(source, i + 1) is not None
+        and scan.before(i)[0] == "="
+    )
+    while j < n and (multiline or source[j] != "\n"):
         ch = source[j]
         if ch == "\\":
             j += 2
@@ -356,13 +365,64 @@ def _inline_regex_end(source, j):
     return j
 
 
+def _template_end(scan, i):
+    """Index just past the template literal opening at i, whose ``${...}`` may hold strings and
+    templates of their own (`a ${f(`b ${c}`)} d`)."""
+    source, n = scan.source, scan.n
+    j = i + 1
+    while j < n:
+        ch = source[j]
+        if ch == "\\":
+            j += 2
+        elif ch == "`":
+            return j + 1
+        elif source.startswith("${", j):
+            j = _substitution_end(scan, j + 2)
+        else:
+            j += 1
+    return n
+
+
+def _substitution_end(scan, j):
+    """Index just past the '}' that closes a template's ``${`` whose inside starts at j."""
+    source, n, depth, start = scan.source, scan.n, 1, j
+    while j < n and depth:
+        inner = source[j]
+        if inner == "{":
+            depth += 1
+        elif inner == "}":
+            depth -= 1
+        else:
+            j = _substitution_token_end(scan, start, j)
+        j += 1
+    return j
+
+
+def _substitution_token_end(scan, start, j):
+    """Index of the last character of the string, template or regular expression that opens at j
+    inside a ``${`` whose inside starts at ``start`` (j where none opens there)."""
+    source, inner = scan.source, scan.source[j]
+    if inner == "`":
+        return _template_end(scan, j) - 1
+    if inner in "'\"":
+        return scan.skip_string(j, inner, False) - 1
+    code = source[start:j].rstrip()
+    if inner == "/" and (not code or code[-1] in _OPERAND_BEFORE):  # ${s.replace(/"/g, '')}
+        close = _REGEX_BODY.match(source, j + 1)
+        return close.end() if close and source.startswith("/", close.end()) else j
+    return j
+
+
 def _string_end(scan, i, quote):
     """End of the string literal opening at i, or None where the quote opens none."""
     lexicon = scan.lexicon
     if quote != "`" and lexicon.triple_quotes and scan.source.startswith(quote * 3, i):
         return scan.skip_string(i, quote * 3, True, escapes=lexicon.triple_escapes)
-    if quote == "`":  # JS/TS template literals and Go raw strings span lines; Kotlin/Scala quote names
-        return scan.skip_string(i, "`", True, escapes=lexicon.template_escapes)
+    if quote == "`" and lexicon.template_escapes:
+        end = _template_end(scan, i)  # one never closed: read as before, to the next backquote
+        return end if end < scan.n else scan.skip_string(i, "`", True)
+    if quote == "`":  # Go raw strings span lines; Kotlin/Scala quote names
+        return scan.skip_string(i, "`", True, escapes=False)
     if quote == "'" and lexicon.char_literals:
         return _char_literal_end(scan, i)
     raw = _RAW_STRINGS[lexicon.raw_strings](scan, i) if lexicon.raw_strings and quote == '"' else None
@@ -371,6 +431,18 @@ def _string_end(scan, i, quote):
     if quote == '"' and lexicon.ruby:
         return _interpolated_end(scan, i)
     return scan.skip_string(i, quote, lexicon.multiline_strings)
+
+
+def past_literal(masked, i, limit):
+    """In masked text, the index just past the string literal whose quote is at ``i``, where a
+    literal may span lines (a Go raw string or a template literal, a triple-quoted string): the
+    locator reads its newlines as part of it, not as the end of a statement. Its inside is masked,
+    so the next such quote closes it."""
+    quote = '"""' if masked.startswith('"""', i) else masked[i]
+    if quote == '"':
+        return i + 1  # a one-line string: nothing inside it is read anyway
+    close = masked.find(quote, i + len(quote), limit)
+    return limit if close < 0 else close + len(quote)
 
 
 def _string(scan, i):

@@ -21,6 +21,9 @@ from .constants import _lazy_pattern
 #   trait body (never in an object literal or a function). Cited as ``Type.field``.
 # - "macro": a C ``#define``, to the end of its line and the lines its backslashes continue.
 # - "tail": a C or C++ name after its body (``typedef struct { ... } span;``), see tail_extent.
+# - "declarator": a JavaScript or TypeScript name declared after a comma of a ``var``, ``let`` or
+#   ``const`` statement (``var a = 1, b = 2``, or comma-first ``var a = x\n  , b = y``). Its
+#   extent is the whole statement, from its keyword's line, as a parser gives it.
 
 # Languages whose members are separated by commas (enum members, Rust struct fields).
 _COMMA_MEMBERS = frozenset(
@@ -77,6 +80,7 @@ _TYPED_FIELD = (
     re.M,
 )
 _TYPED = (_TYPED_FIELD, _MEMBER_LINE, _MEMBER_INLINE)  # C-like: "Type name = value;", members
+_JS_DECLARATOR = ("declarator", r"(?:^|,)[ \t]*{NAME}{END}[ \t]*(?:[=:](?![=>])|[,;]|$)", re.M)
 _JS_FIELD = ("field", r"^[ \t]*" + _FIELD_MODIFIERS + r"#?{NAME}[ \t]*[?!]?[ \t]*(?:[:=;,]|$)", re.M)
 _GO_GROUP_ENTRY = (  # an entry of a const ( ... ) or var ( ... ) group
     "value",
@@ -147,6 +151,55 @@ C_DEFINITIONS = (
 )
 
 
+# Function rows beside symbols._DEFINITIONS (symbols._AFTER_KINDS): a JavaScript or TypeScript
+# generator method (``*entries() {``, ``async *stream() {``); a C# explicit interface member, its
+# interface before its name (``bool IDictionary.IsReadOnly =>``, ``Task IStore<T>.PutAsync(``),
+# after a return type (a call ``store.PutAsync(`` has none; see without_interface).
+GENERATOR_METHOD = (
+    "func",
+    r"^[ \t]*(?:(?:static|public|private|protected|override|async)\s+)*\*[ \t]*{NAME}[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+    re.M,
+)
+_CS_INTERFACE = r"^[ \t]*(?:[\w$<>\[\],.?()]+[ \t]+)+(?:[\w$]+(?:<[^\n]*?>)?\.)+{NAME}[ \t]*"
+CS_EXPLICIT_MEMBERS = (
+    ("func", _CS_INTERFACE + r"(?:<[^>\n]*>)?[ \t]*\(", re.M),
+    ("value", _CS_INTERFACE + r"(?:=>|\{)", re.M),
+)
+_INTERFACE_QUALIFIER = _lazy_pattern(r"(?<=\s)(?:[\w$]+(?:<[^\n]*?>)?\.)+$")
+
+
+def without_interface(before, language):
+    """What stands before a C# explicit interface member's interface (``Task`` of ``Task
+    IStore<T>.PutAsync(``), where a return type does; otherwise ``before`` as it is."""
+    m = _INTERFACE_QUALIFIER.search(before) if language == "csharp" else None
+    return before[: m.start()] if m and before[: m.start()].strip() else before
+
+
+def attribute_start(masked, line, line_start):
+    """Where a C# definition's attributes start when ``line`` (stripped, at ``line_start``) is the
+    line above it: that line for an attribute (``[Serializable]``); for an ``#endif`` whose block
+    holds attribute lines and nothing else, its ``#if`` line (a parser starts the definition there);
+    otherwise -1."""
+    if line.startswith("[") and line.endswith("]"):
+        return line_start
+    return _conditional_attributes(masked, line_start) if line.startswith("#endif") else -1
+
+
+def _conditional_attributes(masked, endif):
+    """Start of the ``#if`` line whose block ends at the ``#endif`` line at ``endif`` and holds
+    attribute lines alone, or -1."""
+    at, seen = endif, 0
+    while at > 0 and seen < 12:
+        start = _line_start_of(masked, at - 1)
+        line = masked[start : at - 1].strip()
+        if line.startswith("#if"):
+            return start if seen else -1
+        if not (line.startswith("[") and line.endswith("]")):
+            return -1
+        at, seen = start, seen + 1
+    return -1
+
+
 def _declared(keywords):
     """The row of a declaration by keyword: ``const NAME``, ``static mut NAME``, ``val NAME``."""
     return ("value", r"\b" + keywords + r"(?:\s+|(?<=!)\s*){NAME}{END}", 0)
@@ -164,8 +217,8 @@ _C_ROWS = (
 # The declarations of each language beside functions and types (its functions and types are in
 # symbols._DEFINITIONS).
 KIND_ROWS = {
-    "javascript": (_declared(_DECLARATION_KEYWORDS["javascript"]), _JS_FIELD),
-    "typescript": (_declared(_DECLARATION_KEYWORDS["typescript"]), _JS_FIELD),
+    "javascript": (_declared(_DECLARATION_KEYWORDS["javascript"]), _JS_FIELD, _JS_DECLARATOR),
+    "typescript": (_declared(_DECLARATION_KEYWORDS["typescript"]), _JS_FIELD, _JS_DECLARATOR),
     "go": (_declared(_DECLARATION_KEYWORDS["go"]), _GO_GROUP_ENTRY, _GO_FIELD),
     "rust": (_declared(_DECLARATION_KEYWORDS["rust"]), _RUST_FIELD),
     "c": _C_ROWS,
@@ -222,8 +275,8 @@ def kind_accepts(masked, language, kind, start, name_at, bodiless=False):
             m.group() != "object" or language in _OBJECT_KEYWORD
             for m in _CONTAINER_HEADER.finditer(masked, bound + 1, opening)
         )
-    if kind == "value" and language in ("javascript", "typescript"):
-        return not _local_value(masked, name_at)
+    if kind in ("value", "declarator") and language in ("javascript", "typescript"):
+        return _js_declared(masked, kind, name_at)
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
@@ -363,6 +416,71 @@ def property_initializer(masked, end):
     (``{ get; set; } = value;``): the index of its '=', else None."""
     m = _CS_INITIALIZER.match(masked, end)
     return m.end() - 1 if m else None
+
+
+_JS_DECLARATION = _lazy_pattern(r"(?<![\w$.])(?:var|let|const)\s")
+_JS_STATEMENT_END = _lazy_pattern(r"[;{}()\[\]]")
+_ANGLE_OPEN = _lazy_pattern(r"(?<![<=])<(?![<=])")
+_ANGLE_CLOSE = _lazy_pattern(r"(?<![=>-])>(?![>=])")
+
+
+def declaration_start(masked, name_at):
+    """Where the ``var``, ``let`` or ``const`` statement that declares the name at ``name_at``
+    after one of its commas starts, or -1 where that comma is not such a statement's (an argument,
+    an object literal's, a comma expression). The nearest keyword before the name whose statement
+    has not ended (no ';' and no bracket left open or closed between, once nested brackets are
+    skipped) is the one; a few are tried, each nearer one whose statement ended ruling it out. A
+    comma inside a type's generic arguments (``const f: Map<A,\n  B> = ...``) is none of its
+    commas."""
+    before = masked[:name_at].rstrip()
+    if not before.endswith(","):
+        return -1
+    keywords = [m.start() for m in _JS_DECLARATION.finditer(masked, max(0, name_at - 20000), name_at)]
+    for at in reversed(keywords[-8:]):
+        if _open_statement(masked, at, len(before) - 1):
+            head = masked[at : len(before) - 1]
+            return at if len(_ANGLE_OPEN.findall(head)) <= len(_ANGLE_CLOSE.findall(head)) else -1
+    return -1
+
+
+def _open_statement(masked, lo, hi):
+    """Whether masked[lo:hi] is one statement left open: its brackets balanced, no ';' outside them."""
+    depth = 0
+    for m in _JS_STATEMENT_END.finditer(masked, lo, hi):
+        c = m.group()
+        if c in "{([":
+            depth += 1
+        elif c in "})]":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif depth == 0:
+            return False
+    return depth == 0
+
+
+def object_property(masked, name_end, language):
+    """Whether the JavaScript or TypeScript name ending at ``name_end`` is a property of an object
+    literal (``name: () => ...``), not a declaration (``const name: T = ...``), a class field or a
+    parameter (``f(done: () => void,``)."""
+    if language not in ("javascript", "typescript") or _PROPERTY_COLON.match(masked, name_end) is None:
+        return False
+    opening = _enclosing_brace(masked, name_end)
+    if opening < 0 or masked.count("(", opening, name_end) > masked.count(")", opening, name_end):
+        return False
+    return _DECLARATION_WORD.search(masked, _line_start_of(masked, name_end), name_end) is None
+
+
+_PROPERTY_COLON = _lazy_pattern(r"[ \t]*:")
+_DECLARATION_WORD = _lazy_pattern(r"\b(?:const|let|var|readonly|public|private|protected|static|declare)\b")
+
+
+def _js_declared(masked, kind, name_at):
+    """Whether a JavaScript or TypeScript value or declarator at ``name_at`` is a symbol: not a
+    plain value local to a function, and a declarator after a comma of a declaration."""
+    if kind == "declarator" and declaration_start(masked, name_at) < 0:
+        return False
+    return not _local_value(masked, name_at)
 
 
 def _local_value(masked, name_at):

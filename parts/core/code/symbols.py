@@ -19,22 +19,28 @@ from .caches import (
 )
 from .constants import _lazy_pattern
 from .helpers import nearest_names
-from .lexicon import heredoc_end, lexicon_of, mask
+from .lexicon import heredoc_end, lexicon_of, mask, past_literal
 from .symbol_kinds import (
     _COMMA_MEMBERS,
     ANNOTATION,
     C_DEFINITIONS,
+    CS_EXPLICIT_MEMBERS,
+    GENERATOR_METHOD,
     _python_assigned_names,
     _python_parse,
+    attribute_start,
     compile_rows,
+    declaration_start,
     kind_accepts,
     kind_patterns,
     macro_end,
     member_start,
     name_position,
+    object_property,
     property_initializer,
     tail_extent,
     template_start,
+    without_interface,
     without_namespace_braces,
 )
 
@@ -101,7 +107,7 @@ _TYPE_KEYWORDS = (
 )
 
 
-_OTHER_KINDS = frozenset({"value", "field", "macro"})
+_OTHER_KINDS = frozenset({"value", "field", "macro", "declarator"})
 
 # Function and type definitions, rows as in symbol_kinds.KIND_ROWS: (kind, pattern, flags), with
 # {NAME} for the name and {END} for what may not follow it. A language without a row of its own
@@ -153,6 +159,9 @@ _DEFINITIONS = {
     "csharp": _COMMON_DEFINITIONS + (_CS_TUPLE_RETURN,),
 }
 _AFTER_KINDS = {  # rows tried after the KIND_ROWS
+    "csharp": CS_EXPLICIT_MEMBERS,
+    "javascript": (GENERATOR_METHOD,),
+    "typescript": (GENERATOR_METHOD,),
     "go": (  # inside a ``type ( ... )`` group
         (
             "type",
@@ -229,6 +238,13 @@ class _Header:
             return False
         return True
 
+    def ends_at_comma(self):
+        """Whether a comma at the top ends the definition: an enum member or a Rust field, or an
+        object literal's property (browser: () => `...`,)."""
+        if self.kind == "field":
+            return self.language in _COMMA_MEMBERS
+        return self.kind == "value" and object_property(self.masked, self.pos, self.language)
+
     def ends_without_body(self):
         return self.assigned or self.bodiless or self.kind != "func"
 
@@ -237,12 +253,14 @@ class _Header:
         body); (False, index to read on from) past a nested brace; (False, None) to read on."""
         if c == "{":
             return self.brace(i)
-        if c == "," and self.kind == "field" and self.language in _COMMA_MEMBERS:
-            return True, i + 1  # an enum member or a Rust field: up to its comma
+        if c == "," and self.ends_at_comma():
+            return True, i + 1
         if c == ";":
             return True, (i + 1 if self.ends_without_body() else None)
-        if c == "}":
-            return True, (i if self.ends_without_body() else None)
+        if c == "}":  # the last member without a comma or ';' ends with its code, not the brace's line
+            return True, (
+                len(self.masked[self.pos : i].rstrip()) + self.pos if self.ends_without_body() else None
+            )
         masked = self.masked
         if c == "=" and masked[i + 1 : i + 2] != "=" and masked[i - 1 : i] not in ("=", "!", "<", ">"):
             self.assigned = True
@@ -261,6 +279,8 @@ class _Header:
             return False, _match_brace(masked, i)  # C++ member initialiser x{1}
         if self.language == "typescript" and not self.assigned and before.endswith(":"):
             return False, _match_brace(masked, i)  # an object type: f(): { a: number } {
+        if self.language == "go" and self.kind == "func" and _GO_BRACED_TYPE.search(before):
+            return False, _match_brace(masked, i)  # a result type: func f() map[K]struct{} {
         return True, _match_brace(masked, i)
 
     def continues(self, i):
@@ -276,33 +296,31 @@ class _Header:
 
 def _line_continues(masked, i, lexicon):
     """Whether the line ending at the newline ``i`` continues on the next (an operator, an open
-    arrow or a comma ends it, or the next line starts with one, ``else`` or ``extends``, or with
-    a property's accessor); a ``?`` that ends an optional type ends nothing."""
+    arrow or a comma ends it, or the next line starts with one (``, b = 2`` written comma-first),
+    ``else`` or ``extends``, or with a property's accessor); a ``?`` that ends an optional type
+    ends nothing, nor does the '/' that closes a regular expression."""
     line = masked[masked.rfind("\n", 0, i) + 1 : i].rstrip()
     following = _next_code_char(masked, i)
     return (
         not line.strip()
         or line.endswith(("=>", "->"))
-        or (line[-1] in ",(=+-*/|&.:<" and not _closes_ruby_regex(line, lexicon))
+        or (line[-1] in ",(=+-*/|&.:<" and not (lexicon.regex_literals and _REGEX_END.search(line)))
         or (line[-1] == "?" and not lexicon.optional_types)
-        or following in ("{", ".", "?", ":", "=", "|", "&", ">")
+        or following in ("{", ".", "?", ":", "=", "|", "&", ">", ",")
         or _CONTINUING_WORD.match(masked[i + 1 : i + 40]) is not None
         or (lexicon.accessor_lines and _ACCESSOR.match(masked[i + 1 : i + 60]) is not None)
     )
 
 
-def _closes_ruby_regex(line, lexicon):
-    """Whether the '/' that ends a Ruby line closes a regex (``X = /[;,]/``), not a division."""
-    return lexicon.ruby and line.endswith("/") and line.count("/") % 2 == 0
-
-
+_REGEX_END = _lazy_pattern(r"/[ \t]*/$")  # a masked regex literal's close, not a division: X = /   /
+_GO_BRACED_TYPE = _lazy_pattern(r"\b(?:struct|interface)$")
 _CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
 _ACCESSOR = _lazy_pattern(
     r"\s*(?:(?:@[\w.:]+\s+)*(?:private|protected|internal|public|inline)\s+)*[gs]et\b(?!\s*[=:.])"
 )
 
 
-_HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n]")  # what _Header reads
+_HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n`\"]")  # what _Header reads
 
 
 def _body_end(masked, language, pos, kind, limit, bodiless=False):
@@ -317,6 +335,9 @@ def _body_end(masked, language, pos, kind, limit, bodiless=False):
             return None
         i = m.start()
         c = masked[i]
+        if c in '`"':
+            i = past_literal(masked, i, limit)
+            continue
         if header.nests(c, i):
             if header.depth < 0:
                 return None
@@ -371,6 +392,8 @@ def _extend_start(masked, language, start):
             if not _only_annotations(prev):
                 break  # a whole member that starts with one: @Expose private int a;
             start = prev_start
+        elif language == "csharp" and attribute_start(masked, prev, prev_start) >= 0:
+            start = attribute_start(masked, prev, prev_start)  # [Serializable], or inside #if ... #endif
         elif prev.endswith("]") and prev.startswith(_ATTRIBUTE_OPENERS.get(language, "\n")):
             start = prev_start
         elif prev.endswith((")", ")]")) and language not in ("c", "cpp", "python", "ruby"):
@@ -592,10 +615,12 @@ def _candidate(index, name, kind, pattern, m, hi, bodiless):
         name_at = name_position(masked, name, m.start(), m.end())
         if not kind_accepts(masked, language, kind, start, name_at, bodiless):
             return None
+        if kind == "declarator":  # the statement from its keyword: var a = 1\n  , b = 2;
+            start = _line_start(masked, declaration_start(masked, name_at))
     else:
         name_at = masked.rfind(name, m.start(), m.end())
     c_style = kind == "func" and pattern.pattern.startswith("^") and language != "ruby"
-    if c_style and not _c_style_definition(masked[start:name_at], language):
+    if c_style and not _c_style_definition(without_interface(masked[start:name_at], language), language):
         return None
     if c_style and language in ("c", "cpp") and _C_MACRO_USE.fullmatch(masked, start, name_at + len(name)):
         return None  # no type before an upper-case name: a macro's use, FMT_ENABLE_IF(...)
