@@ -5109,14 +5109,16 @@ class Lexicon:
       whether a statement may end at a newline; angle_generics: whether ``<…>`` in a header is a
       generic argument list; optional_types: whether a ``?`` that ends a line closes an optional
       type (``var x: Int?``) rather than leaving a ``? :`` expression open; accessor_lines:
-      whether a property's ``get()`` and ``set(v)`` may stand on the lines after it (Kotlin).
+      whether a property's ``get()`` and ``set(v)`` may stand on the lines after it (Kotlin);
+      constructor_lines: whether a class header's primary constructor may start the next line
+      (Kotlin ``class A\nprivate constructor(...)``).
     """
 
     __slots__ = (
         "line_comments", "not_comments", "block_comments", "nested_comments", "multiline_strings",
         "triple_quotes", "triple_escapes", "template_escapes", "char_literals", "raw_strings",
         "regex_literals", "ruby", "blocks", "newline_ends", "angle_generics", "optional_types",
-        "accessor_lines",
+        "accessor_lines", "constructor_lines",
     )  # fmt: skip
 
     def __init__(self, line_comments=("//",), block_comments=("/*", "*/"), **facts):
@@ -5136,6 +5138,7 @@ class Lexicon:
         self.angle_generics = facts.pop("angle_generics", False)
         self.optional_types = facts.pop("optional_types", False)
         self.accessor_lines = facts.pop("accessor_lines", False)
+        self.constructor_lines = facts.pop("constructor_lines", False)
         if facts:
             raise TypeError("unknown lexicon facts: %s" % ", ".join(sorted(facts)))
 
@@ -5153,7 +5156,14 @@ LEXICONS = {
     "go": Lexicon(**_CHARS, **_NEWLINE),
     "rust": Lexicon(multiline_strings=True, raw_strings="rust", **_NESTED, **_CHARS, **_GENERIC),
     "kotlin": Lexicon(
-        optional_types=True, accessor_lines=True, **_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE
+        optional_types=True,
+        accessor_lines=True,
+        constructor_lines=True,
+        **_NESTED,
+        **_TRIPLE,
+        **_CHARS,
+        **_GENERIC,
+        **_NEWLINE,
     ),
     "scala": Lexicon(**_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE),
     "swift": Lexicon(
@@ -6064,6 +6074,8 @@ class _Header:
             and not (self.assigned or self.bodiless)
         ):
             return True  # a function header must reach its body or ';'
+        if self.kind == "type" and self.lexicon.constructor_lines and _CONSTRUCTOR.match(self.masked, i + 1):
+            return True  # class A\nprivate constructor(...)
         return _line_continues(self.masked, i, self.lexicon)
 
 
@@ -6090,6 +6102,9 @@ _ACCESSOR = _lazy_pattern(
 )
 
 
+_CONSTRUCTOR = _lazy_pattern(
+    r"\s*(?:@[\w.]+\s+)*(?:(?:private|protected|internal|public)\s+)?constructor\s*\("
+)
 _HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n]")  # what _Header reads
 
 

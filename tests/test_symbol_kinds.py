@@ -990,3 +990,43 @@ def test_only_the_definitions_of_the_name_are_located(path, source, symbol, line
     found = wctx.locate_symbol_lines(source, path, symbol)
     assert found is not None, "%s not found in %s" % (symbol, path)
     assert found[1] == lines
+
+
+# Kotlin and Swift definitions whose header, body or owner the locator once misread, each with
+# the lines of every definition of the cited name.
+KOTLIN_SWIFT_EXTENTS = [
+    (  # a class header whose primary constructor starts the next line
+        "src/Spec.kt",
+        src("""
+            public class Spec
+            private constructor(
+              private val name: String,
+            ) : Named {
+              private val cache = mutableMapOf<String, Int>()
+
+              fun emit(out: Appendable) {
+                out.append(name)
+              }
+            }
+
+            class Plain
+            internal constructor(val size: Int) {
+              val twice = size * 2
+            }
+            """),
+        {"Spec": [(1, 10)], "Spec.cache": [(5, 5)], "Spec.emit": [(7, 9)], "Plain.twice": [(14, 14)]},
+    ),
+]
+
+
+def _kotlin_swift_cases():
+    for path, source, expected in KOTLIN_SWIFT_EXTENTS:
+        for symbol, lines in expected.items():
+            yield pytest.param(path, source, symbol, lines, id=path + "#" + symbol)
+
+
+@pytest.mark.parametrize("path, source, symbol, lines", _kotlin_swift_cases())
+def test_kotlin_and_swift_definitions_are_located_with_the_parser_extent(path, source, symbol, lines):
+    found = wctx.locate_symbol_lines(source, path, symbol)
+    assert found is not None, "%s not found in %s" % (symbol, path)
+    assert found[1] == lines

@@ -39,14 +39,16 @@ class Lexicon:
       whether a statement may end at a newline; angle_generics: whether ``<…>`` in a header is a
       generic argument list; optional_types: whether a ``?`` that ends a line closes an optional
       type (``var x: Int?``) rather than leaving a ``? :`` expression open; accessor_lines:
-      whether a property's ``get()`` and ``set(v)`` may stand on the lines after it (Kotlin).
+      whether a property's ``get()`` and ``set(v)`` may stand on the lines after it (Kotlin);
+      constructor_lines: whether a class header's primary constructor may start the next line
+      (Kotlin ``class A\nprivate constructor(...)``).
     """
 
     __slots__ = (
         "line_comments", "not_comments", "block_comments", "nested_comments", "multiline_strings",
         "triple_quotes", "triple_escapes", "template_escapes", "char_literals", "raw_strings",
         "regex_literals", "ruby", "blocks", "newline_ends", "angle_generics", "optional_types",
-        "accessor_lines",
+        "accessor_lines", "constructor_lines",
     )  # fmt: skip
 
     def __init__(self, line_comments=("//",), block_comments=("/*", "*/"), **facts):
@@ -66,6 +68,7 @@ class Lexicon:
         self.angle_generics = facts.pop("angle_generics", False)
         self.optional_types = facts.pop("optional_types", False)
         self.accessor_lines = facts.pop("accessor_lines", False)
+        self.constructor_lines = facts.pop("constructor_lines", False)
         if facts:
             raise TypeError("unknown lexicon facts: %s" % ", ".join(sorted(facts)))
 
@@ -83,7 +86,14 @@ LEXICONS = {
     "go": Lexicon(**_CHARS, **_NEWLINE),
     "rust": Lexicon(multiline_strings=True, raw_strings="rust", **_NESTED, **_CHARS, **_GENERIC),
     "kotlin": Lexicon(
-        optional_types=True, accessor_lines=True, **_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE
+        optional_types=True,
+        accessor_lines=True,
+        constructor_lines=True,
+        **_NESTED,
+        **_TRIPLE,
+        **_CHARS,
+        **_GENERIC,
+        **_NEWLINE,
     ),
     "scala": Lexicon(**_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE),
     "swift": Lexicon(

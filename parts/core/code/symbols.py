@@ -257,6 +257,8 @@ class _Header:
             and not (self.assigned or self.bodiless)
         ):
             return True  # a function header must reach its body or ';'
+        if self.kind == "type" and self.lexicon.constructor_lines and _CONSTRUCTOR.match(self.masked, i + 1):
+            return True  # class A\nprivate constructor(...)
         return _line_continues(self.masked, i, self.lexicon)
 
 
@@ -283,6 +285,9 @@ _ACCESSOR = _lazy_pattern(
 )
 
 
+_CONSTRUCTOR = _lazy_pattern(
+    r"\s*(?:@[\w.]+\s+)*(?:(?:private|protected|internal|public)\s+)?constructor\s*\("
+)
 _HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n]")  # what _Header reads
 
 
