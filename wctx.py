@@ -5669,6 +5669,13 @@ _CS_PROPERTY = (  # public int Size { get; set; }
 )
 
 
+_KOTLIN_EXTENSION_PROPERTY = (  # val KmClass.isObject: Boolean, val <T> List<T>.second: T
+    "value",
+    r"\b(?:val|var)\s+(?:<[^>\n]*>\s*)?[\w.<>?,* ]+\.{NAME}{END}",
+    0,
+)
+
+
 def _declared(keywords):
     """The row of a declaration by keyword: ``const NAME``, ``static mut NAME``, ``val NAME``."""
     return ("value", r"\b" + keywords + r"(?:\s+|(?<=!)\s*){NAME}{END}", 0)
@@ -5685,7 +5692,7 @@ KIND_ROWS = {
     "cpp": (_declared(_DECLARATION_KEYWORDS["cpp"]), _C_MACRO) + _TYPED,
     "java": _TYPED,
     "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
-    "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]),) + _TYPED,
+    "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]), _KOTLIN_EXTENSION_PROPERTY) + _TYPED,
     "scala": (_declared(_DECLARATION_KEYWORDS["scala"]),) + _TYPED,
     "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _TYPED,
     "php": (_declared(_DECLARATION_KEYWORDS["php"]), _PHP_PROPERTY) + _TYPED,
@@ -5919,7 +5926,7 @@ _OTHER_KINDS = frozenset({"value", "field", "macro"})
 # takes the common rows; every language adds its KIND_ROWS.
 _COMMON_DEFINITIONS = (
     ("func", r"\b(?:function\s*\*?|fn|func|def|sub|proc)\s+{NAME}{END}", 0),
-    ("func", r"\bfun\s+(?:<[^>\n]*>\s*)?(?:[\w.<>?, ]+\.)?{NAME}\s*[(<]", 0),
+    ("func", r"\bfun\s+(?:<[^>\n]*>\s*)?(?:[\w.<>?,* ]+\.)?{NAME}\s*[(<]", 0),  # fun Class<*>.f(
     ("func", r"\bfunc\s*\([^)\n]*\)\s*{NAME}\s*[\[(]", 0),
     ("type", r"\b" + _TYPE_KEYWORDS + r"\s+{NAME}{END}", 0),
     (

@@ -1016,6 +1016,40 @@ KOTLIN_SWIFT_EXTENTS = [
             """),
         {"Spec": [(1, 10)], "Spec.cache": [(5, 5)], "Spec.emit": [(7, 9)], "Plain.twice": [(14, 14)]},
     ),
+    (  # extension properties and functions on a generic or star-projected receiver
+        "src/Metadata.kt",
+        src("""
+            internal val KmClass.isObject: Boolean
+              get() = kind == ClassKind.OBJECT
+
+            val <T> List<T>.second: T
+              get() = this[1]
+
+            val Metadata.createdAt: Long?
+              get() {
+                val createdAt = millis ?: return null
+                return createdAt / 1000
+              }
+
+            internal fun KClass<*>.toSpec(lenient: Boolean): Spec = java.toSpec(lenient)
+
+            internal fun Class<*>.toSpec(lenient: Boolean): Spec =
+              read(::getAnnotation).toSpec(lenient)
+
+            class Inspector {
+              private fun Class<*>.lookupField(name: String): Field? {
+                return null
+              }
+            }
+            """),
+        {
+            "isObject": [(1, 2)],
+            "second": [(4, 5)],
+            "createdAt": [(7, 11)],
+            "toSpec": [(13, 13), (15, 16)],
+            "Inspector.lookupField": [(19, 21)],
+        },
+    ),
 ]
 
 

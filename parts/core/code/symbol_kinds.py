@@ -97,6 +97,13 @@ _CS_PROPERTY = (  # public int Size { get; set; }
 )
 
 
+_KOTLIN_EXTENSION_PROPERTY = (  # val KmClass.isObject: Boolean, val <T> List<T>.second: T
+    "value",
+    r"\b(?:val|var)\s+(?:<[^>\n]*>\s*)?[\w.<>?,* ]+\.{NAME}{END}",
+    0,
+)
+
+
 def _declared(keywords):
     """The row of a declaration by keyword: ``const NAME``, ``static mut NAME``, ``val NAME``."""
     return ("value", r"\b" + keywords + r"(?:\s+|(?<=!)\s*){NAME}{END}", 0)
@@ -113,7 +120,7 @@ KIND_ROWS = {
     "cpp": (_declared(_DECLARATION_KEYWORDS["cpp"]), _C_MACRO) + _TYPED,
     "java": _TYPED,
     "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
-    "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]),) + _TYPED,
+    "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]), _KOTLIN_EXTENSION_PROPERTY) + _TYPED,
     "scala": (_declared(_DECLARATION_KEYWORDS["scala"]),) + _TYPED,
     "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _TYPED,
     "php": (_declared(_DECLARATION_KEYWORDS["php"]), _PHP_PROPERTY) + _TYPED,

@@ -102,7 +102,7 @@ _OTHER_KINDS = frozenset({"value", "field", "macro"})
 # takes the common rows; every language adds its KIND_ROWS.
 _COMMON_DEFINITIONS = (
     ("func", r"\b(?:function\s*\*?|fn|func|def|sub|proc)\s+{NAME}{END}", 0),
-    ("func", r"\bfun\s+(?:<[^>\n]*>\s*)?(?:[\w.<>?, ]+\.)?{NAME}\s*[(<]", 0),
+    ("func", r"\bfun\s+(?:<[^>\n]*>\s*)?(?:[\w.<>?,* ]+\.)?{NAME}\s*[(<]", 0),  # fun Class<*>.f(
     ("func", r"\bfunc\s*\([^)\n]*\)\s*{NAME}\s*[\[(]", 0),
     ("type", r"\b" + _TYPE_KEYWORDS + r"\s+{NAME}{END}", 0),
     (
