@@ -5676,6 +5676,13 @@ _KOTLIN_EXTENSION_PROPERTY = (  # val KmClass.isObject: Boolean, val <T> List<T>
 )
 
 
+_SWIFT_CASE_LIST = (  # a later case of a list: case headers, body
+    "field",
+    r"^[ \t]*(?:indirect[ \t]+)?case[ \t]+[^\n]*,[ \t]*{NAME}{END}",
+    re.M,
+)
+
+
 def _declared(keywords):
     """The row of a declaration by keyword: ``const NAME``, ``static mut NAME``, ``val NAME``."""
     return ("value", r"\b" + keywords + r"(?:\s+|(?<=!)\s*){NAME}{END}", 0)
@@ -5694,7 +5701,7 @@ KIND_ROWS = {
     "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
     "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]), _KOTLIN_EXTENSION_PROPERTY) + _TYPED,
     "scala": (_declared(_DECLARATION_KEYWORDS["scala"]),) + _TYPED,
-    "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _TYPED,
+    "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _TYPED + (_SWIFT_CASE_LIST,),
     "php": (_declared(_DECLARATION_KEYWORDS["php"]), _PHP_PROPERTY) + _TYPED,
     "ruby": (_RUBY_ASSIGNMENT,),
 }
@@ -5961,6 +5968,8 @@ _DEFINITIONS = {
         ),
         ("type", r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?{NAME}{END}", re.M),
     ),
+    # an extension of a nested type is cited by the type's last name: extension A.B { func f }
+    "swift": _COMMON_DEFINITIONS + (("type", r"\bextension\s+(?:\w+\.)+{NAME}{END}", 0),),
 }
 _AFTER_KINDS = {  # rows tried after the KIND_ROWS
     "go": (  # inside a ``type ( ... )`` group
@@ -5971,7 +5980,10 @@ _AFTER_KINDS = {  # rows tried after the KIND_ROWS
         ),
     ),
 }
-_NAME_ENDS = {"ruby": r"(?![\w$?!=])"}  # Ruby: x is not x= nor x?
+_NAME_ENDS = {
+    "ruby": r"(?![\w$?!=])",  # Ruby: x is not x= nor x?
+    "swift": r"(?![\w$]|\.\w)",  # Swift: extension A.B extends B, not A
+}
 
 
 @DEFINITION_PATTERNS  # compiling them costs ~1 ms a name; verify meets a name many times
@@ -6103,7 +6115,7 @@ def _line_continues(masked, i, lexicon):
     )
 
 
-_CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
+_CONTINUING_WORD = _lazy_pattern(r"\s*(?:(?:else|catch|finally|extends|implements|where)\b|->)")
 _ACCESSOR = _lazy_pattern(
     r"\s*(?:(?:@[\w.:]+\s+)*(?:private|protected|internal|public|inline)\s+)*[gs]et\b(?!\s*[=:.])"
 )

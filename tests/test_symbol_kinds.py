@@ -1050,6 +1050,60 @@ KOTLIN_SWIFT_EXTENTS = [
             "Inspector.lookupField": [(19, 21)],
         },
     ),
+    (  # an extension of a nested type (cited by its last name), a case list, a where clause and a
+        # result type on the lines after a header
+        "Sources/AFError.swift",
+        src("""
+            public enum AFError: Error {
+                public enum EncodingReason {
+                    case missingURL, jsonEncodingFailed(Error), customFailed(error: Error, code: Int)
+                }
+
+                case invalidURL(url: String)
+            }
+
+            extension AFError {
+                public var url: String? {
+                    nil
+                }
+            }
+
+            extension AFError.EncodingReason {
+                var underlyingError: Error? {
+                    switch self {
+                    case let .jsonEncodingFailed(error),
+                         let .customFailed(error, _):
+                        return error
+                    case .missingURL:
+                        return nil
+                    }
+                }
+            }
+
+            final class Inner<Downstream: Subscriber & Sendable>: Subscription
+                where Downstream.Input == Output {
+                private let request: Request
+
+                func response<Serializer: ResponseSerializer>(queue: Queue = .main,
+                                                              serializer: Serializer)
+                    -> Self {
+                    respond(queue, serializer)
+                }
+            }
+            """),
+        {
+            "AFError": [(1, 7), (9, 13)],
+            "AFError.EncodingReason": [(2, 4)],
+            "AFError.EncodingReason.jsonEncodingFailed": [(3, 3)],
+            "AFError.EncodingReason.customFailed": [(3, 3)],
+            "AFError.url": [(10, 12)],
+            "EncodingReason": [(15, 25)],
+            "EncodingReason.underlyingError": [(16, 24)],
+            "Inner": [(27, 36)],
+            "Inner.request": [(29, 29)],
+            "Inner.response": [(31, 35)],
+        },
+    ),
 ]
 
 

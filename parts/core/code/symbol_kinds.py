@@ -104,6 +104,13 @@ _KOTLIN_EXTENSION_PROPERTY = (  # val KmClass.isObject: Boolean, val <T> List<T>
 )
 
 
+_SWIFT_CASE_LIST = (  # a later case of a list: case headers, body
+    "field",
+    r"^[ \t]*(?:indirect[ \t]+)?case[ \t]+[^\n]*,[ \t]*{NAME}{END}",
+    re.M,
+)
+
+
 def _declared(keywords):
     """The row of a declaration by keyword: ``const NAME``, ``static mut NAME``, ``val NAME``."""
     return ("value", r"\b" + keywords + r"(?:\s+|(?<=!)\s*){NAME}{END}", 0)
@@ -122,7 +129,7 @@ KIND_ROWS = {
     "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
     "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]), _KOTLIN_EXTENSION_PROPERTY) + _TYPED,
     "scala": (_declared(_DECLARATION_KEYWORDS["scala"]),) + _TYPED,
-    "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _TYPED,
+    "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _TYPED + (_SWIFT_CASE_LIST,),
     "php": (_declared(_DECLARATION_KEYWORDS["php"]), _PHP_PROPERTY) + _TYPED,
     "ruby": (_RUBY_ASSIGNMENT,),
 }

@@ -137,6 +137,8 @@ _DEFINITIONS = {
         ),
         ("type", r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?{NAME}{END}", re.M),
     ),
+    # an extension of a nested type is cited by the type's last name: extension A.B { func f }
+    "swift": _COMMON_DEFINITIONS + (("type", r"\bextension\s+(?:\w+\.)+{NAME}{END}", 0),),
 }
 _AFTER_KINDS = {  # rows tried after the KIND_ROWS
     "go": (  # inside a ``type ( ... )`` group
@@ -147,7 +149,10 @@ _AFTER_KINDS = {  # rows tried after the KIND_ROWS
         ),
     ),
 }
-_NAME_ENDS = {"ruby": r"(?![\w$?!=])"}  # Ruby: x is not x= nor x?
+_NAME_ENDS = {
+    "ruby": r"(?![\w$?!=])",  # Ruby: x is not x= nor x?
+    "swift": r"(?![\w$]|\.\w)",  # Swift: extension A.B extends B, not A
+}
 
 
 @DEFINITION_PATTERNS  # compiling them costs ~1 ms a name; verify meets a name many times
@@ -279,7 +284,7 @@ def _line_continues(masked, i, lexicon):
     )
 
 
-_CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
+_CONTINUING_WORD = _lazy_pattern(r"\s*(?:(?:else|catch|finally|extends|implements|where)\b|->)")
 _ACCESSOR = _lazy_pattern(
     r"\s*(?:(?:@[\w.:]+\s+)*(?:private|protected|internal|public|inline)\s+)*[gs]et\b(?!\s*[=:.])"
 )
