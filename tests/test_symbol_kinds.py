@@ -1104,6 +1104,56 @@ KOTLIN_SWIFT_EXTENTS = [
             "Inner.response": [(31, 35)],
         },
     ),
+    (  # a triple-quoted value over several lines; a type named after a property's colon is no
+        # definition of the type
+        "Sources/Average.swift",
+        src('''
+            let sample = """
+              Lorem "ipsum"
+              """
+            let other = 1
+
+            struct Average {
+                enum Kind: String {
+                    case mean, median
+                }
+
+                var kind: Kind = .mean
+                static let usage: String = """
+                    Usage: average <values>
+                    """
+                static let help = 2
+            }
+            '''),
+        {
+            "sample": [(1, 3)],
+            "other": [(4, 4)],
+            "Average.Kind": [(7, 9)],
+            "Average.kind": [(11, 11)],
+            "Average.usage": [(12, 14)],
+            "Average.help": [(15, 15)],
+        },
+    ),
+    (
+        "src/Options.kt",
+        src('''
+            class Options {
+              enum class Mode { FAST, SLOW }
+
+              var current: Mode = Mode.FAST
+              val usage = """
+                Usage: options
+                """
+              val help = 2
+            }
+            '''),
+        {
+            "Options.Mode": [(2, 2)],
+            "Options.current": [(4, 4)],
+            "Options.usage": [(5, 7)],
+            "Options.help": [(8, 8)],
+        },
+    ),
 ]
 
 

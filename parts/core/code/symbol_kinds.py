@@ -74,6 +74,7 @@ _TYPED_FIELD = (
     re.M,
 )
 _TYPED = (_TYPED_FIELD, _MEMBER_LINE, _MEMBER_INLINE)  # C-like: "Type name = value;", members
+_MEMBERS = (_MEMBER_LINE, _MEMBER_INLINE)  # Kotlin, Swift: every value says val/var/let, so no "Type name"
 _JS_FIELD = ("field", r"^[ \t]*" + _FIELD_MODIFIERS + r"#?{NAME}[ \t]*[?!]?[ \t]*(?:[:=;,]|$)", re.M)
 _GO_GROUP_ENTRY = (  # an entry of a const ( ... ) or var ( ... ) group
     "value",
@@ -127,9 +128,9 @@ KIND_ROWS = {
     "cpp": (_declared(_DECLARATION_KEYWORDS["cpp"]), _C_MACRO) + _TYPED,
     "java": _TYPED,
     "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
-    "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]), _KOTLIN_EXTENSION_PROPERTY) + _TYPED,
+    "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]), _KOTLIN_EXTENSION_PROPERTY) + _MEMBERS,
     "scala": (_declared(_DECLARATION_KEYWORDS["scala"]),) + _TYPED,
-    "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _TYPED + (_SWIFT_CASE_LIST,),
+    "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _MEMBERS + (_SWIFT_CASE_LIST,),
     "php": (_declared(_DECLARATION_KEYWORDS["php"]), _PHP_PROPERTY) + _TYPED,
     "ruby": (_RUBY_ASSIGNMENT,),
 }

@@ -191,13 +191,14 @@ class _Header:
     and whether a C++ constructor's member initialiser list started."""
 
     __slots__ = ("masked", "language", "lexicon", "pos", "kind", "bodiless", "depth", "angle", "assigned",
-                 "init_list")  # fmt: skip
+                 "init_list", "quotes", "counted")  # fmt: skip
 
     def __init__(self, masked, language, pos, kind, bodiless):
         self.masked, self.language, self.lexicon = masked, language, lexicon_of(language)
         self.pos, self.kind, self.bodiless = pos, kind, bodiless
         self.depth = self.angle = 0  # angle: inside <...>: Promise<{ a: T }> is a type, not the body
         self.assigned = self.init_list = False
+        self.quotes, self.counted = 0, pos  # the '"' read so far (a masked string keeps its two)
 
     def nests(self, c, i):
         """Whether ``c`` opens or closes a bracket or a generic argument list (then it is counted)."""
@@ -239,9 +240,18 @@ class _Header:
             self.assigned = True
         elif c == ":" and self.language == "cpp" and masked[self.pos : i].rstrip().endswith(")"):
             self.init_list = True
-        elif c == "\n" and self.lexicon.newline_ends and not self.continues(i):
+        elif c == "\n" and self.lexicon.newline_ends and not self.in_string(i) and not self.continues(i):
             return True, i
         return False, None
+
+    def in_string(self, i):
+        """Whether the newline at ``i`` stands inside a triple-quoted string (Swift, Kotlin): an
+        odd number of '"' stands between the name and it, each masked string keeping its two."""
+        if not self.lexicon.triple_quotes:
+            return False
+        self.quotes += self.masked.count('"', self.counted, i)
+        self.counted = i
+        return self.quotes % 2 == 1
 
     def brace(self, i):
         masked = self.masked
