@@ -5619,6 +5619,7 @@ _FIELD_MODIFIERS = (
     r"const|volatile|transient|extern|inline|constexpr|mutable|unsafe|new|required|pub(?:\([^)\n]*\))?)\s+)*"
 )
 _CONTAINER_HEADER = _lazy_pattern(r"\b(?:class|interface|enum|struct|union|trait|object|record)\b")
+_MEMBER_HOLDER = _lazy_pattern(r"\b(?:class|interface|enum|struct|object|extension|protocol|actor)\b")
 _ANNOTATIONS = _lazy_pattern(ANNOTATION)
 _FUNCTION_VALUE = _lazy_pattern(
     r"[\w$]+\s*(?::[^=;\n]+)?=\s*(?:async\b\s*)?(?:function\b|\(|<|[A-Za-z_$][\w$]*\s*=>|class\b)"
@@ -5677,6 +5678,12 @@ _KOTLIN_EXTENSION_PROPERTY = (  # val KmClass.isObject: Boolean, val <T> List<T>
 )
 
 
+_KOTLIN_ROWS = (
+    _KOTLIN_EXTENSION_PROPERTY,
+    # enum entries: K32(32), K48(48), on one line; @Experimental ALL,
+    ("field", r"(?<=,)[ \t]*{NAME}[ \t]*\(", 0),
+    ("field", r"^[ \t]*(?:" + ANNOTATION + r"[ \t]+)+{NAME}[ \t]*(?:[,;({]|$)", re.M),
+)
 _SWIFT_CASE_LIST = (  # a later case of a list: case headers, body
     "field",
     r"^[ \t]*(?:indirect[ \t]+)?case[ \t]+[^\n]*,[ \t]*{NAME}{END}",
@@ -5700,7 +5707,7 @@ KIND_ROWS = {
     "cpp": (_declared(_DECLARATION_KEYWORDS["cpp"]), _C_MACRO) + _TYPED,
     "java": _TYPED,
     "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
-    "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]), _KOTLIN_EXTENSION_PROPERTY) + _MEMBERS,
+    "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]),) + _MEMBERS + _KOTLIN_ROWS,
     "scala": (_declared(_DECLARATION_KEYWORDS["scala"]),) + _TYPED,
     "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _MEMBERS + (_SWIFT_CASE_LIST,),
     "php": (_declared(_DECLARATION_KEYWORDS["php"]), _PHP_PROPERTY) + _TYPED,
@@ -5745,6 +5752,8 @@ def kind_accepts(masked, language, kind, start, name_at):
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
+    if kind == "value" and language in ("kotlin", "swift") and _local_declaration(masked, name_at):
+        return False
     if kind == "value" and language in _TYPED_FIELDS:
         before = _ANNOTATIONS.sub("", before)
         keywords = _DECLARATION_KEYWORDS.get(language)
@@ -5764,6 +5773,16 @@ def _local_value(masked, name_at):
     bound = max(masked.rfind(c, 0, opening) for c in ";{}")
     header = masked[bound + 1 : opening]
     return ")" in header or "=>" in header
+
+
+def _local_declaration(masked, name_at):
+    """Whether the Kotlin or Swift ``val``/``var``/``let`` at ``name_at`` stands in a body that
+    holds no members (a function's, an accessor's, a closure's): a local, not the type's."""
+    opening = _enclosing_brace(masked, name_at)
+    if opening < 0:
+        return False
+    bound = max(masked.rfind(c, 0, opening) for c in ";{}")
+    return _MEMBER_HOLDER.search(masked, bound + 1, opening) is None
 
 
 def _member_start(masked, start):
@@ -5957,6 +5976,18 @@ _COMMON_DEFINITIONS = (
         re.M,
     ),
 )
+
+
+def _initialiser(names):
+    """The row of an initialiser, where ``names`` are the words that name one: init?(...) {"""
+    return (
+        "func",
+        r"^[ \t]*" + _MODIFIERS + r"(?:(?:convenience|required|nonisolated)\s+)*(?=(?:" + names + r")\b)"
+        r"{NAME}[?!]?[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+        re.M,
+    )
+
+
 _DEFINITIONS = {
     # Rust functions always say ``fn``: the C-style row would take a call or a match arm at a
     # line's start (``Self::Read(n) =>``) for a definition.
@@ -5969,8 +6000,12 @@ _DEFINITIONS = {
         ),
         ("type", r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?{NAME}{END}", re.M),
     ),
-    # an extension of a nested type is cited by the type's last name: extension A.B { func f }
-    "swift": _COMMON_DEFINITIONS + (("type", r"\bextension\s+(?:\w+\.)+{NAME}{END}", 0),),
+    # Swift and Kotlin functions always say ``func`` or ``fun``: the C-style row would take a
+    # call at a line's start (``lock()``) for one; it reads their initialisers alone. An extension
+    # of a nested type is cited by the type's last name: extension A.B { func f }.
+    "swift": _COMMON_DEFINITIONS[:-1]
+    + (_initialiser("init|subscript"), ("type", r"\bextension\s+(?:\w+\.)+{NAME}{END}", 0)),
+    "kotlin": _COMMON_DEFINITIONS[:-1] + (_initialiser("constructor"),),
 }
 _AFTER_KINDS = {  # rows tried after the KIND_ROWS
     "go": (  # inside a ``type ( ... )`` group

@@ -1154,6 +1154,94 @@ KOTLIN_SWIFT_EXTENTS = [
             "Options.help": [(8, 8)],
         },
     ),
+    (  # a call at a line's start is no definition (functions say func or fun), nor is a value
+        # local to a function in an extension
+        "Sources/Headers.swift",
+        src("""
+            protocol Lock {
+                func lock()
+                func unlock()
+            }
+
+            extension Lock {
+                func around(_ closure: () -> Void) {
+                    lock(); defer { unlock() }
+                    closure()
+                }
+            }
+
+            struct Headers {
+                var headers: [String] = []
+
+                func index(of name: String) -> Int? {
+                    headers.firstIndex(of: name)
+                }
+
+                init(_ headers: [String]) {
+                    self.headers = headers
+                }
+            }
+
+            extension Headers {
+                mutating func update(_ name: String) {
+                    guard let index = index(of: name) else { return }
+                    var headers = self.headers
+                    headers[index] = name
+                }
+            }
+            """),
+        {
+            "Lock.lock": [(2, 2)],
+            "Lock.around": [(7, 10)],
+            "Headers.index": [(16, 18)],
+            "Headers.init": [(20, 22)],
+            "Headers.headers": [(14, 14)],
+        },
+    ),
+    (
+        "src/Headers.kt",
+        src("""
+            interface Lock {
+              fun lock()
+            }
+
+            class Headers(private val names: MutableList<String>) {
+              fun update(name: String) {
+                val index = names.indexOf(name)
+                lock()
+                names[index] = name
+              }
+
+              fun index(name: String): Int = names.indexOf(name)
+
+              fun lock() {
+              }
+
+              constructor() : this(mutableListOf())
+            }
+            """),
+        {
+            "Lock.lock": [(2, 2)],
+            "Headers.index": [(12, 12)],
+            "Headers.lock": [(14, 15)],
+            "Headers.constructor": [(17, 17)],
+        },
+    ),
+    (  # enum entries with arguments on one line, an entry after an annotation
+        "src/KeySize.kt",
+        src("""
+            enum class KeySize(val size: Int) {
+              K8(8), K32(32), K48(48),
+            }
+
+            enum class Target {
+              FILE,
+              @Experimental ALL,
+              NONE,
+            }
+            """),
+        {"KeySize.K32": [(2, 2)], "KeySize.K48": [(2, 2)], "Target.ALL": [(7, 7)], "Target.NONE": [(8, 8)]},
+    ),
 ]
 
 

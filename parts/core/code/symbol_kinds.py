@@ -47,6 +47,7 @@ _FIELD_MODIFIERS = (
     r"const|volatile|transient|extern|inline|constexpr|mutable|unsafe|new|required|pub(?:\([^)\n]*\))?)\s+)*"
 )
 _CONTAINER_HEADER = _lazy_pattern(r"\b(?:class|interface|enum|struct|union|trait|object|record)\b")
+_MEMBER_HOLDER = _lazy_pattern(r"\b(?:class|interface|enum|struct|object|extension|protocol|actor)\b")
 _ANNOTATIONS = _lazy_pattern(ANNOTATION)
 _FUNCTION_VALUE = _lazy_pattern(
     r"[\w$]+\s*(?::[^=;\n]+)?=\s*(?:async\b\s*)?(?:function\b|\(|<|[A-Za-z_$][\w$]*\s*=>|class\b)"
@@ -105,6 +106,12 @@ _KOTLIN_EXTENSION_PROPERTY = (  # val KmClass.isObject: Boolean, val <T> List<T>
 )
 
 
+_KOTLIN_ROWS = (
+    _KOTLIN_EXTENSION_PROPERTY,
+    # enum entries: K32(32), K48(48), on one line; @Experimental ALL,
+    ("field", r"(?<=,)[ \t]*{NAME}[ \t]*\(", 0),
+    ("field", r"^[ \t]*(?:" + ANNOTATION + r"[ \t]+)+{NAME}[ \t]*(?:[,;({]|$)", re.M),
+)
 _SWIFT_CASE_LIST = (  # a later case of a list: case headers, body
     "field",
     r"^[ \t]*(?:indirect[ \t]+)?case[ \t]+[^\n]*,[ \t]*{NAME}{END}",
@@ -128,7 +135,7 @@ KIND_ROWS = {
     "cpp": (_declared(_DECLARATION_KEYWORDS["cpp"]), _C_MACRO) + _TYPED,
     "java": _TYPED,
     "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
-    "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]), _KOTLIN_EXTENSION_PROPERTY) + _MEMBERS,
+    "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]),) + _MEMBERS + _KOTLIN_ROWS,
     "scala": (_declared(_DECLARATION_KEYWORDS["scala"]),) + _TYPED,
     "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _MEMBERS + (_SWIFT_CASE_LIST,),
     "php": (_declared(_DECLARATION_KEYWORDS["php"]), _PHP_PROPERTY) + _TYPED,
@@ -173,6 +180,8 @@ def kind_accepts(masked, language, kind, start, name_at):
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
+    if kind == "value" and language in ("kotlin", "swift") and _local_declaration(masked, name_at):
+        return False
     if kind == "value" and language in _TYPED_FIELDS:
         before = _ANNOTATIONS.sub("", before)
         keywords = _DECLARATION_KEYWORDS.get(language)
@@ -192,6 +201,16 @@ def _local_value(masked, name_at):
     bound = max(masked.rfind(c, 0, opening) for c in ";{}")
     header = masked[bound + 1 : opening]
     return ")" in header or "=>" in header
+
+
+def _local_declaration(masked, name_at):
+    """Whether the Kotlin or Swift ``val``/``var``/``let`` at ``name_at`` stands in a body that
+    holds no members (a function's, an accessor's, a closure's): a local, not the type's."""
+    opening = _enclosing_brace(masked, name_at)
+    if opening < 0:
+        return False
+    bound = max(masked.rfind(c, 0, opening) for c in ";{}")
+    return _MEMBER_HOLDER.search(masked, bound + 1, opening) is None
 
 
 def _member_start(masked, start):

@@ -125,6 +125,18 @@ _COMMON_DEFINITIONS = (
         re.M,
     ),
 )
+
+
+def _initialiser(names):
+    """The row of an initialiser, where ``names`` are the words that name one: init?(...) {"""
+    return (
+        "func",
+        r"^[ \t]*" + _MODIFIERS + r"(?:(?:convenience|required|nonisolated)\s+)*(?=(?:" + names + r")\b)"
+        r"{NAME}[?!]?[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+        re.M,
+    )
+
+
 _DEFINITIONS = {
     # Rust functions always say ``fn``: the C-style row would take a call or a match arm at a
     # line's start (``Self::Read(n) =>``) for a definition.
@@ -137,8 +149,12 @@ _DEFINITIONS = {
         ),
         ("type", r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?{NAME}{END}", re.M),
     ),
-    # an extension of a nested type is cited by the type's last name: extension A.B { func f }
-    "swift": _COMMON_DEFINITIONS + (("type", r"\bextension\s+(?:\w+\.)+{NAME}{END}", 0),),
+    # Swift and Kotlin functions always say ``func`` or ``fun``: the C-style row would take a
+    # call at a line's start (``lock()``) for one; it reads their initialisers alone. An extension
+    # of a nested type is cited by the type's last name: extension A.B { func f }.
+    "swift": _COMMON_DEFINITIONS[:-1]
+    + (_initialiser("init|subscript"), ("type", r"\bextension\s+(?:\w+\.)+{NAME}{END}", 0)),
+    "kotlin": _COMMON_DEFINITIONS[:-1] + (_initialiser("constructor"),),
 }
 _AFTER_KINDS = {  # rows tried after the KIND_ROWS
     "go": (  # inside a ``type ( ... )`` group
