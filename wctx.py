@@ -5752,8 +5752,6 @@ def kind_accepts(masked, language, kind, start, name_at):
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
-    if kind == "value" and language in ("kotlin", "swift") and _local_declaration(masked, name_at):
-        return False
     if kind == "value" and language in _TYPED_FIELDS:
         before = _ANNOTATIONS.sub("", before)
         keywords = _DECLARATION_KEYWORDS.get(language)
@@ -5775,10 +5773,10 @@ def _local_value(masked, name_at):
     return ")" in header or "=>" in header
 
 
-def _local_declaration(masked, name_at):
-    """Whether the Kotlin or Swift ``val``/``var``/``let`` at ``name_at`` stands in a body that
-    holds no members (a function's, an accessor's, a closure's): a local, not the type's."""
-    opening = _enclosing_brace(masked, name_at)
+def local_to_body(masked, pos):
+    """Whether ``pos`` stands in a body that holds no members (a function's, an accessor's, a
+    closure's), not directly in a type's or at the top level."""
+    opening = _enclosing_brace(masked, pos)
     if opening < 0:
         return False
     bound = max(masked.rfind(c, 0, opening) for c in ";{}")
@@ -6573,6 +6571,8 @@ def _nested_extents(index, parts):
         found = []
         for lo, hi in regions:
             found.extend(_find(index, part, lo, hi, containers_only=not last))
+        if last and position and index.language in ("kotlin", "swift"):
+            found = [f for f in found if not local_to_body(masked, f[0])]  # A.b: a local is no member
         if not found:
             return None
         if last:

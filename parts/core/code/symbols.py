@@ -28,6 +28,7 @@ from .symbol_kinds import (
     compile_rows,
     kind_accepts,
     kind_patterns,
+    local_to_body,
     macro_end,
     name_position,
 )
@@ -722,6 +723,8 @@ def _nested_extents(index, parts):
         found = []
         for lo, hi in regions:
             found.extend(_find(index, part, lo, hi, containers_only=not last))
+        if last and position and index.language in ("kotlin", "swift"):
+            found = [f for f in found if not local_to_body(masked, f[0])]  # A.b: a local is no member
         if not found:
             return None
         if last:
