@@ -1242,6 +1242,24 @@ KOTLIN_SWIFT_EXTENTS = [
             """),
         {"KeySize.K32": [(2, 2)], "KeySize.K48": [(2, 2)], "Target.ALL": [(7, 7)], "Target.NONE": [(8, 8)]},
     ),
+    (  # a string template whose expression runs over several lines
+        "src/Builder.kt",
+        src("""
+            class Builder {
+              fun check(format: String, index: Int) {
+                require(index >= 0) {
+                  "index ${index + 1} for '${format.substring(
+                    index - 1,
+                    index + 1,
+                  )}' not in range"
+                }
+              }
+
+              fun build(): String = "done"
+            }
+            """),
+        {"Builder": [(1, 12)], "Builder.check": [(2, 9)], "Builder.build": [(11, 11)]},
+    ),
 ]
 
 
