@@ -6157,6 +6157,7 @@ def _line_continues(masked, i, lexicon):
     return (
         not line.strip()
         or line.endswith(("=>", "->"))
+        or line.split()[-1] == "where"  # a where clause on lines of its own (Swift)
         or line[-1] in ",(=+-*/|&.:<"
         or (line[-1] == "?" and not lexicon.optional_types)
         or following in ("{", ".", "?", ":", "=", "|", "&", ">")

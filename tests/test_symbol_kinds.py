@@ -1260,6 +1260,24 @@ KOTLIN_SWIFT_EXTENTS = [
             """),
         {"Builder": [(1, 12)], "Builder.check": [(2, 9)], "Builder.build": [(11, 11)]},
     ),
+    (  # a where clause on lines of its own, the body's brace below it
+        "Sources/Named.swift",
+        src("""
+            protocol Named {
+              var name: String { get }
+            }
+
+            extension Named
+            where
+              Self: CaseIterable, Self: RawRepresentable
+            {
+              var allNames: [String] {
+                Self.allCases.map { $0.name }
+              }
+            }
+            """),
+        {"Named": [(1, 3), (5, 12)], "Named.allNames": [(9, 11)]},
+    ),
 ]
 
 
