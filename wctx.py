@@ -5118,14 +5118,18 @@ class Lexicon:
       whether a statement may end at a newline; angle_generics: whether ``<…>`` in a header is a
       generic argument list; optional_types: whether a ``?`` that ends a line closes an optional
       type (``var x: Int?``) rather than leaving a ``? :`` expression open; accessor_lines:
-      whether a property's ``get()`` and ``set(v)`` may stand on the lines after it (Kotlin).
+      whether a property's ``get()`` and ``set(v)`` may stand on the lines after it (Kotlin);
+      string_templates: whether a ``"`` string's ``${...}`` holds code that may run over lines
+      and hold strings of its own (Kotlin);
+      constructor_lines: whether a class header's primary constructor may start the next line
+      (Kotlin ``class A\nprivate constructor(...)``).
     """
 
     __slots__ = (
         "line_comments", "not_comments", "block_comments", "nested_comments", "multiline_strings",
         "triple_quotes", "triple_escapes", "template_escapes", "char_literals", "raw_strings",
         "regex_literals", "ruby", "blocks", "newline_ends", "angle_generics", "optional_types",
-        "accessor_lines", "php_heredocs",
+        "accessor_lines", "php_heredocs", "constructor_lines", "string_templates",
     )  # fmt: skip
 
     def __init__(self, line_comments=("//",), block_comments=("/*", "*/"), **facts):
@@ -5146,6 +5150,8 @@ class Lexicon:
         self.optional_types = facts.pop("optional_types", False)
         self.accessor_lines = facts.pop("accessor_lines", False)
         self.php_heredocs = facts.pop("php_heredocs", False)
+        self.constructor_lines = facts.pop("constructor_lines", False)
+        self.string_templates = facts.pop("string_templates", False)
         if facts:
             raise TypeError("unknown lexicon facts: %s" % ", ".join(sorted(facts)))
 
@@ -5163,7 +5169,15 @@ LEXICONS = {
     "go": Lexicon(**_CHARS, **_NEWLINE),
     "rust": Lexicon(multiline_strings=True, raw_strings="rust", **_NESTED, **_CHARS, **_GENERIC),
     "kotlin": Lexicon(
-        optional_types=True, accessor_lines=True, **_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE
+        optional_types=True,
+        accessor_lines=True,
+        constructor_lines=True,
+        string_templates=True,
+        **_NESTED,
+        **_TRIPLE,
+        **_CHARS,
+        **_GENERIC,
+        **_NEWLINE,
     ),
     "scala": Lexicon(**_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE),
     "swift": Lexicon(
@@ -5394,8 +5408,10 @@ _RAW_STRINGS = {"rust": _rust_raw_end, "cpp": _cpp_raw_end, "verbatim": _verbati
 
 
 def _interpolated_end(scan, i):
-    """Index just past a Ruby "string" whose #{...} may hold quotes and strings of its own."""
+    """Index just past a Ruby "string" whose #{...} (Kotlin: ${...}) may hold quotes and strings
+    of its own."""
     source, n = scan.source, scan.n
+    opener = "#{" if scan.lexicon.ruby else "${"
     j = i + 1
     while j < n:
         ch = source[j]
@@ -5403,7 +5419,7 @@ def _interpolated_end(scan, i):
             j += 2
         elif ch == '"':
             return j + 1
-        elif source.startswith("#{", j):
+        elif source.startswith(opener, j):
             j = _interpolation_end(scan, j + 2)
         else:
             j += 1
@@ -5505,7 +5521,7 @@ def _string_end(scan, i, quote):
     raw = _RAW_STRINGS[lexicon.raw_strings](scan, i) if lexicon.raw_strings and quote == '"' else None
     if raw is not None:
         return raw
-    if quote == '"' and lexicon.ruby:
+    if quote == '"' and (lexicon.ruby or lexicon.string_templates):
         return _interpolated_end(scan, i)
     return scan.skip_string(i, quote, lexicon.multiline_strings)
 
@@ -5753,6 +5769,7 @@ _FIELD_MODIFIERS = (
 )
 _CONTAINER_HEADER = _lazy_pattern(r"\b(?:class|interface|enum|struct|union|trait|object|record)\b")
 _OBJECT_KEYWORD = frozenset({"kotlin", "scala"})  # elsewhere ``object`` is a type: Dictionary<string, object>
+_MEMBER_HOLDER = _lazy_pattern(r"\b(?:class|interface|enum|struct|object|extension|protocol|actor)\b")
 _ANNOTATIONS = _lazy_pattern(ANNOTATION)
 _FUNCTION_VALUE = _lazy_pattern(
     r"[\w$]+\s*(?::[^=;\n]+)?=\s*(?:async\b\s*)?(?:function\b|\(|<|[A-Za-z_$][\w$]*\s*=>|class\b)"
@@ -5781,6 +5798,7 @@ _TYPED_FIELD = (
 )
 _TYPED = (_TYPED_FIELD, _MEMBER_LINE, _MEMBER_INLINE)  # C-like: "Type name = value;", members
 _JS_DECLARATOR = ("declarator", r"(?:^|,)[ \t]*{NAME}{END}[ \t]*(?:[=:](?![=>])|[,;]|$)", re.M)
+_MEMBERS = (_MEMBER_LINE, _MEMBER_INLINE)  # Kotlin, Swift: every value says val/var/let, so no "Type name"
 _JS_FIELD = ("field", r"^[ \t]*" + _FIELD_MODIFIERS + r"#?{NAME}[ \t]*[?!]?[ \t]*(?:[:=;,]|$)", re.M)
 _GO_GROUP_ENTRY = (  # an entry of a const ( ... ) or var ( ... ) group
     "value",
@@ -5900,6 +5918,26 @@ def _conditional_attributes(masked, endif):
     return -1
 
 
+_KOTLIN_EXTENSION_PROPERTY = (  # val KmClass.isObject: Boolean, val <T> List<T>.second: T
+    "value",
+    r"\b(?:val|var)\s+(?:<[^>\n]*>\s*)?[\w.<>?,* ]+\.{NAME}{END}",
+    0,
+)
+
+
+_KOTLIN_ROWS = (
+    _KOTLIN_EXTENSION_PROPERTY,
+    # enum entries: K32(32), K48(48), on one line; @Experimental ALL,
+    ("field", r"(?<=,)[ \t]*{NAME}[ \t]*\(", 0),
+    ("field", r"^[ \t]*(?:" + ANNOTATION + r"[ \t]+)+{NAME}[ \t]*(?:[,;({]|$)", re.M),
+)
+_SWIFT_CASE_LIST = (  # a later case of a list: case headers, body
+    "field",
+    r"^[ \t]*(?:indirect[ \t]+)?case[ \t]+[^\n]*,[ \t]*{NAME}{END}",
+    re.M,
+)
+
+
 def _declared(keywords):
     """The row of a declaration by keyword: ``const NAME``, ``static mut NAME``, ``val NAME``."""
     return ("value", r"\b" + keywords + r"(?:\s+|(?<=!)\s*){NAME}{END}", 0)
@@ -5925,9 +5963,9 @@ KIND_ROWS = {
     "cpp": _C_ROWS,
     "java": _TYPED,
     "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
-    "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]),) + _TYPED,
+    "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]),) + _MEMBERS + _KOTLIN_ROWS,
     "scala": (_declared(_DECLARATION_KEYWORDS["scala"]),) + _TYPED,
-    "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _TYPED,
+    "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _MEMBERS + (_SWIFT_CASE_LIST,),
     "php": (_declared(_DECLARATION_KEYWORDS["php"]), _PHP_PROPERTY) + _TYPED,
     "ruby": (_RUBY_ASSIGNMENT, _RUBY_ATTRIBUTE),
 }
@@ -6195,6 +6233,16 @@ def _local_value(masked, name_at):
     return ")" in header or "=>" in header
 
 
+def local_to_body(masked, pos):
+    """Whether ``pos`` stands in a body that holds no members (a function's, an accessor's, a
+    closure's), not directly in a type's or at the top level."""
+    opening = _enclosing_brace(masked, pos)
+    if opening < 0:
+        return False
+    bound = max(masked.rfind(c, 0, opening) for c in ";{}")
+    return _MEMBER_HOLDER.search(masked, bound + 1, opening) is None
+
+
 def member_start(masked, start):
     """Whether the line at ``start`` begins a member: after a '{', ';', ',', '}' or ']', or after
     an annotation, attribute or preprocessor line."""
@@ -6363,7 +6411,7 @@ _OTHER_KINDS = frozenset({"value", "field", "macro", "declarator"})
 # takes the common rows; every language adds its KIND_ROWS.
 _COMMON_DEFINITIONS = (
     ("func", r"\b(?:function\s*\*?|fn|func|def|sub|proc)\s+{NAME}{END}", 0),
-    ("func", r"\bfun\s+(?:<[^>\n]*>\s*)?(?:[\w.<>?, ]+\.)?{NAME}\s*[(<]", 0),
+    ("func", r"\bfun\s+(?:<[^>\n]*>\s*)?(?:[\w.<>?,* ]+\.)?{NAME}\s*[(<]", 0),  # fun Class<*>.f(
     ("func", r"\bfunc\s*\([^)\n]*\)\s*{NAME}\s*[\[(]", 0),
     ("type", r"\b" + _TYPE_KEYWORDS + r"\s+{NAME}{END}", 0),
     (
@@ -6391,6 +6439,18 @@ _CS_TUPLE_RETURN = (  # (bool, object?) TryGet(, Task<(bool, T?)> TryGetAsync(
     r"^[ \t]*(?:\w+[ \t]+)*(?:[\w.]+<)?\([^()\n]*\)[>?\[\]]*[ \t]+{NAME}[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
     re.M,
 )
+
+
+def _initialiser(names):
+    """The row of an initialiser, where ``names`` are the words that name one: init?(...) {"""
+    return (
+        "func",
+        r"^[ \t]*" + _MODIFIERS + r"(?:(?:convenience|required|nonisolated)\s+)*(?=(?:" + names + r")\b)"
+        r"{NAME}[?!]?[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+        re.M,
+    )
+
+
 _DEFINITIONS = {
     # Rust functions always say ``fn``: the C-style row would take a call or a match arm at a
     # line's start (``Self::Read(n) =>``) for a definition.
@@ -6406,6 +6466,12 @@ _DEFINITIONS = {
         ("type", r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?{NAME}{END}", re.M),
     ),
     "csharp": _COMMON_DEFINITIONS + (_CS_TUPLE_RETURN,),
+    # Swift and Kotlin functions always say ``func`` or ``fun``: the C-style row would take a
+    # call at a line's start (``lock()``) for one; it reads their initialisers alone. An extension
+    # of a nested type is cited by the type's last name: extension A.B { func f }.
+    "swift": _COMMON_DEFINITIONS[:-1]
+    + (_initialiser("init|subscript"), ("type", r"\bextension\s+(?:\w+\.)+{NAME}{END}", 0)),
+    "kotlin": _COMMON_DEFINITIONS[:-1] + (_initialiser("constructor"),),
 }
 _AFTER_KINDS = {  # rows tried after the KIND_ROWS
     "csharp": CS_EXPLICIT_MEMBERS,
@@ -6419,7 +6485,10 @@ _AFTER_KINDS = {  # rows tried after the KIND_ROWS
         ),
     ),
 }
-_NAME_ENDS = {"ruby": r"(?![\w$?!=])"}  # Ruby: x is not x= nor x?
+_NAME_ENDS = {
+    "ruby": r"(?![\w$?!=])",  # Ruby: x is not x= nor x?
+    "swift": r"(?![\w$]|\.\w)",  # Swift: extension A.B extends B, not A
+}
 
 
 @DEFINITION_PATTERNS  # compiling them costs ~1 ms a name; verify meets a name many times
@@ -6458,13 +6527,14 @@ class _Header:
     and whether a C++ constructor's member initialiser list started."""
 
     __slots__ = ("masked", "language", "lexicon", "pos", "kind", "bodiless", "depth", "angle", "assigned",
-                 "init_list")  # fmt: skip
+                 "init_list", "quotes", "counted")  # fmt: skip
 
     def __init__(self, masked, language, pos, kind, bodiless):
         self.masked, self.language, self.lexicon = masked, language, lexicon_of(language)
         self.pos, self.kind, self.bodiless = pos, kind, bodiless
         self.depth = self.angle = 0  # angle: inside <...>: Promise<{ a: T }> is a type, not the body
         self.assigned = self.init_list = False
+        self.quotes, self.counted = 0, pos  # the '"' read so far (a masked string keeps its two)
 
     def nests(self, c, i):
         """Whether ``c`` opens or closes a bracket or a generic argument list (then it is counted)."""
@@ -6515,9 +6585,18 @@ class _Header:
             self.assigned = True
         elif c == ":" and self.language == "cpp" and masked[self.pos : i].rstrip().endswith(")"):
             self.init_list = True
-        elif c == "\n" and self.lexicon.newline_ends and not self.continues(i):
+        elif c == "\n" and self.lexicon.newline_ends and not self.in_string(i) and not self.continues(i):
             return True, i
         return False, None
+
+    def in_string(self, i):
+        """Whether the newline at ``i`` stands inside a triple-quoted string (Swift, Kotlin): an
+        odd number of '"' stands between the name and it, each masked string keeping its two."""
+        if not self.lexicon.triple_quotes:
+            return False
+        self.quotes += self.masked.count('"', self.counted, i)
+        self.counted = i
+        return self.quotes % 2 == 1
 
     def brace(self, i):
         masked = self.masked
@@ -6540,6 +6619,8 @@ class _Header:
             and not (self.assigned or self.bodiless)
         ):
             return True  # a function header must reach its body or ';'
+        if self.kind == "type" and self.lexicon.constructor_lines and _CONSTRUCTOR.match(self.masked, i + 1):
+            return True  # class A\nprivate constructor(...)
         return _line_continues(self.masked, i, self.lexicon)
 
 
@@ -6553,6 +6634,7 @@ def _line_continues(masked, i, lexicon):
     return (
         not line.strip()
         or line.endswith(("=>", "->"))
+        or line.split()[-1] == "where"  # a where clause on lines of its own (Swift)
         or (line[-1] in ",(=+-*/|&.:<" and not (lexicon.regex_literals and _REGEX_END.search(line)))
         or (line[-1] == "?" and not lexicon.optional_types)
         or following in ("{", ".", "?", ":", "=", "|", "&", ">", ",")
@@ -6563,12 +6645,15 @@ def _line_continues(masked, i, lexicon):
 
 _REGEX_END = _lazy_pattern(r"/[ \t]*/$")  # a masked regex literal's close, not a division: X = /   /
 _GO_BRACED_TYPE = _lazy_pattern(r"\b(?:struct|interface)$")
-_CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
+_CONTINUING_WORD = _lazy_pattern(r"\s*(?:(?:else|catch|finally|extends|implements|where)\b|->)")
 _ACCESSOR = _lazy_pattern(
     r"\s*(?:(?:@[\w.:]+\s+)*(?:private|protected|internal|public|inline)\s+)*[gs]et\b(?!\s*[=:.])"
 )
 
 
+_CONSTRUCTOR = _lazy_pattern(
+    r"\s*(?:@[\w.]+\s+)*(?:(?:private|protected|internal|public)\s+)?constructor\s*\("
+)
 _HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n`\"]")  # what _Header reads
 
 
@@ -7016,6 +7101,8 @@ def _nested_extents(index, parts):
         found = []
         for lo, hi in regions:
             found.extend(_find(index, part, lo, hi, containers_only=not last))
+        if last and position and index.language in ("kotlin", "swift"):
+            found = [f for f in found if not local_to_body(masked, f[0])]  # A.b: a local is no member
         if not found:
             return None
         if last:

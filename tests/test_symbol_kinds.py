@@ -1387,6 +1387,301 @@ def _ruby_php_csharp_cases():
             yield pytest.param(path, source, symbol, lines, id=path + "#" + symbol)
 
 
+# Kotlin and Swift definitions whose header, body or owner the locator once misread, each with
+# the lines of every definition of the cited name.
+KOTLIN_SWIFT_EXTENTS = [
+    (  # a class header whose primary constructor starts the next line
+        "src/Spec.kt",
+        src("""
+            public class Spec
+            private constructor(
+              private val name: String,
+            ) : Named {
+              private val cache = mutableMapOf<String, Int>()
+
+              fun emit(out: Appendable) {
+                out.append(name)
+              }
+            }
+
+            class Plain
+            internal constructor(val size: Int) {
+              val twice = size * 2
+            }
+            """),
+        {"Spec": [(1, 10)], "Spec.cache": [(5, 5)], "Spec.emit": [(7, 9)], "Plain.twice": [(14, 14)]},
+    ),
+    (  # extension properties and functions on a generic or star-projected receiver
+        "src/Metadata.kt",
+        src("""
+            internal val KmClass.isObject: Boolean
+              get() = kind == ClassKind.OBJECT
+
+            val <T> List<T>.second: T
+              get() = this[1]
+
+            val Metadata.createdAt: Long?
+              get() {
+                val createdAt = millis ?: return null
+                return createdAt / 1000
+              }
+
+            internal fun KClass<*>.toSpec(lenient: Boolean): Spec = java.toSpec(lenient)
+
+            internal fun Class<*>.toSpec(lenient: Boolean): Spec =
+              read(::getAnnotation).toSpec(lenient)
+
+            class Inspector {
+              private fun Class<*>.lookupField(name: String): Field? {
+                return null
+              }
+            }
+            """),
+        {
+            "isObject": [(1, 2)],
+            "second": [(4, 5)],
+            "createdAt": [(7, 11)],
+            "toSpec": [(13, 13), (15, 16)],
+            "Inspector.lookupField": [(19, 21)],
+        },
+    ),
+    (  # an extension of a nested type (cited by its last name), a case list, a where clause and a
+        # result type on the lines after a header
+        "Sources/AFError.swift",
+        src("""
+            public enum AFError: Error {
+                public enum EncodingReason {
+                    case missingURL, jsonEncodingFailed(Error), customFailed(error: Error, code: Int)
+                }
+
+                case invalidURL(url: String)
+            }
+
+            extension AFError {
+                public var url: String? {
+                    nil
+                }
+            }
+
+            extension AFError.EncodingReason {
+                var underlyingError: Error? {
+                    switch self {
+                    case let .jsonEncodingFailed(error),
+                         let .customFailed(error, _):
+                        return error
+                    case .missingURL:
+                        return nil
+                    }
+                }
+            }
+
+            final class Inner<Downstream: Subscriber & Sendable>: Subscription
+                where Downstream.Input == Output {
+                private let request: Request
+
+                func response<Serializer: ResponseSerializer>(queue: Queue = .main,
+                                                              serializer: Serializer)
+                    -> Self {
+                    respond(queue, serializer)
+                }
+            }
+            """),
+        {
+            "AFError": [(1, 7), (9, 13)],
+            "AFError.EncodingReason": [(2, 4)],
+            "AFError.EncodingReason.jsonEncodingFailed": [(3, 3)],
+            "AFError.EncodingReason.customFailed": [(3, 3)],
+            "AFError.url": [(10, 12)],
+            "EncodingReason": [(15, 25)],
+            "EncodingReason.underlyingError": [(16, 24)],
+            "Inner": [(27, 36)],
+            "Inner.request": [(29, 29)],
+            "Inner.response": [(31, 35)],
+        },
+    ),
+    (  # a triple-quoted value over several lines; a type named after a property's colon is no
+        # definition of the type
+        "Sources/Average.swift",
+        src('''
+            let sample = """
+              Lorem "ipsum"
+              """
+            let other = 1
+
+            struct Average {
+                enum Kind: String {
+                    case mean, median
+                }
+
+                var kind: Kind = .mean
+                static let usage: String = """
+                    Usage: average <values>
+                    """
+                static let help = 2
+            }
+            '''),
+        {
+            "sample": [(1, 3)],
+            "other": [(4, 4)],
+            "Average.Kind": [(7, 9)],
+            "Average.kind": [(11, 11)],
+            "Average.usage": [(12, 14)],
+            "Average.help": [(15, 15)],
+        },
+    ),
+    (
+        "src/Options.kt",
+        src('''
+            class Options {
+              enum class Mode { FAST, SLOW }
+
+              var current: Mode = Mode.FAST
+              val usage = """
+                Usage: options
+                """
+              val help = 2
+            }
+            '''),
+        {
+            "Options.Mode": [(2, 2)],
+            "Options.current": [(4, 4)],
+            "Options.usage": [(5, 7)],
+            "Options.help": [(8, 8)],
+        },
+    ),
+    (  # a call at a line's start is no definition (functions say func or fun), nor is a value
+        # local to a function in an extension
+        "Sources/Headers.swift",
+        src("""
+            protocol Lock {
+                func lock()
+                func unlock()
+            }
+
+            extension Lock {
+                func around(_ closure: () -> Void) {
+                    lock(); defer { unlock() }
+                    closure()
+                }
+            }
+
+            struct Headers {
+                var headers: [String] = []
+
+                func index(of name: String) -> Int? {
+                    headers.firstIndex(of: name)
+                }
+
+                init(_ headers: [String]) {
+                    self.headers = headers
+                }
+            }
+
+            extension Headers {
+                mutating func update(_ name: String) {
+                    guard let index = index(of: name) else { return }
+                    var headers = self.headers
+                    headers[index] = name
+                }
+            }
+            """),
+        {
+            "Lock.lock": [(2, 2)],
+            "Lock.around": [(7, 10)],
+            "Headers.index": [(16, 18)],
+            "Headers.init": [(20, 22)],
+            "Headers.headers": [(14, 14)],
+        },
+    ),
+    (
+        "src/Headers.kt",
+        src("""
+            interface Lock {
+              fun lock()
+            }
+
+            class Headers(private val names: MutableList<String>) {
+              fun update(name: String) {
+                val index = names.indexOf(name)
+                lock()
+                names[index] = name
+              }
+
+              fun index(name: String): Int = names.indexOf(name)
+
+              fun lock() {
+              }
+
+              constructor() : this(mutableListOf())
+            }
+            """),
+        {
+            "Lock.lock": [(2, 2)],
+            "Headers.index": [(12, 12)],
+            "Headers.lock": [(14, 15)],
+            "Headers.constructor": [(17, 17)],
+        },
+    ),
+    (  # enum entries with arguments on one line, an entry after an annotation
+        "src/KeySize.kt",
+        src("""
+            enum class KeySize(val size: Int) {
+              K8(8), K32(32), K48(48),
+            }
+
+            enum class Target {
+              FILE,
+              @Experimental ALL,
+              NONE,
+            }
+            """),
+        {"KeySize.K32": [(2, 2)], "KeySize.K48": [(2, 2)], "Target.ALL": [(7, 7)], "Target.NONE": [(8, 8)]},
+    ),
+    (  # a string template whose expression runs over several lines
+        "src/Builder.kt",
+        src("""
+            class Builder {
+              fun check(format: String, index: Int) {
+                require(index >= 0) {
+                  "index ${index + 1} for '${format.substring(
+                    index - 1,
+                    index + 1,
+                  )}' not in range"
+                }
+              }
+
+              fun build(): String = "done"
+            }
+            """),
+        {"Builder": [(1, 12)], "Builder.check": [(2, 9)], "Builder.build": [(11, 11)]},
+    ),
+    (  # a where clause on lines of its own, the body's brace below it
+        "Sources/Named.swift",
+        src("""
+            protocol Named {
+              var name: String { get }
+            }
+
+            extension Named
+            where
+              Self: CaseIterable, Self: RawRepresentable
+            {
+              var allNames: [String] {
+                Self.allCases.map { $0.name }
+              }
+            }
+            """),
+        {"Named": [(1, 3), (5, 12)], "Named.allNames": [(9, 11)]},
+    ),
+]
+
+
+def _kotlin_swift_cases():
+    for path, source, expected in KOTLIN_SWIFT_EXTENTS:
+        for symbol, lines in expected.items():
+            yield pytest.param(path, source, symbol, lines, id=path + "#" + symbol)
+
+
 # Shapes the shared lexer and engine once read wrongly, each with the lines of every definition
 # of the name: JavaScript declarations written comma-first or comma-last (every name declared,
 # each with the whole statement), template literals holding templates with escaped backquotes,
@@ -1759,3 +2054,10 @@ LEXER_CASES = [
 @pytest.mark.parametrize("case", LEXER_CASES, ids=_id)
 def test_an_edit_inside_such_a_definition_is_stale_and_one_beside_it_current(case, git_repo, run_cli):
     test_an_edit_beside_is_current_and_an_edit_inside_is_stale(case, git_repo, run_cli)
+
+
+@pytest.mark.parametrize("path, source, symbol, lines", _kotlin_swift_cases())
+def test_kotlin_and_swift_definitions_are_located_with_the_parser_extent(path, source, symbol, lines):
+    found = wctx.locate_symbol_lines(source, path, symbol)
+    assert found is not None, "%s not found in %s" % (symbol, path)
+    assert found[1] == lines

@@ -41,14 +41,18 @@ class Lexicon:
       whether a statement may end at a newline; angle_generics: whether ``<…>`` in a header is a
       generic argument list; optional_types: whether a ``?`` that ends a line closes an optional
       type (``var x: Int?``) rather than leaving a ``? :`` expression open; accessor_lines:
-      whether a property's ``get()`` and ``set(v)`` may stand on the lines after it (Kotlin).
+      whether a property's ``get()`` and ``set(v)`` may stand on the lines after it (Kotlin);
+      string_templates: whether a ``"`` string's ``${...}`` holds code that may run over lines
+      and hold strings of its own (Kotlin);
+      constructor_lines: whether a class header's primary constructor may start the next line
+      (Kotlin ``class A\nprivate constructor(...)``).
     """
 
     __slots__ = (
         "line_comments", "not_comments", "block_comments", "nested_comments", "multiline_strings",
         "triple_quotes", "triple_escapes", "template_escapes", "char_literals", "raw_strings",
         "regex_literals", "ruby", "blocks", "newline_ends", "angle_generics", "optional_types",
-        "accessor_lines", "php_heredocs",
+        "accessor_lines", "php_heredocs", "constructor_lines", "string_templates",
     )  # fmt: skip
 
     def __init__(self, line_comments=("//",), block_comments=("/*", "*/"), **facts):
@@ -69,6 +73,8 @@ class Lexicon:
         self.optional_types = facts.pop("optional_types", False)
         self.accessor_lines = facts.pop("accessor_lines", False)
         self.php_heredocs = facts.pop("php_heredocs", False)
+        self.constructor_lines = facts.pop("constructor_lines", False)
+        self.string_templates = facts.pop("string_templates", False)
         if facts:
             raise TypeError("unknown lexicon facts: %s" % ", ".join(sorted(facts)))
 
@@ -86,7 +92,15 @@ LEXICONS = {
     "go": Lexicon(**_CHARS, **_NEWLINE),
     "rust": Lexicon(multiline_strings=True, raw_strings="rust", **_NESTED, **_CHARS, **_GENERIC),
     "kotlin": Lexicon(
-        optional_types=True, accessor_lines=True, **_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE
+        optional_types=True,
+        accessor_lines=True,
+        constructor_lines=True,
+        string_templates=True,
+        **_NESTED,
+        **_TRIPLE,
+        **_CHARS,
+        **_GENERIC,
+        **_NEWLINE,
     ),
     "scala": Lexicon(**_NESTED, **_TRIPLE, **_CHARS, **_GENERIC, **_NEWLINE),
     "swift": Lexicon(
@@ -317,8 +331,10 @@ _RAW_STRINGS = {"rust": _rust_raw_end, "cpp": _cpp_raw_end, "verbatim": _verbati
 
 
 def _interpolated_end(scan, i):
-    """Index just past a Ruby "string" whose #{...} may hold quotes and strings of its own."""
+    """Index just past a Ruby "string" whose #{...} (Kotlin: ${...}) may hold quotes and strings
+    of its own."""
     source, n = scan.source, scan.n
+    opener = "#{" if scan.lexicon.ruby else "${"
     j = i + 1
     while j < n:
         ch = source[j]
@@ -326,7 +342,7 @@ def _interpolated_end(scan, i):
             j += 2
         elif ch == '"':
             return j + 1
-        elif source.startswith("#{", j):
+        elif source.startswith(opener, j):
             j = _interpolation_end(scan, j + 2)
         else:
             j += 1
@@ -428,7 +444,7 @@ def _string_end(scan, i, quote):
     raw = _RAW_STRINGS[lexicon.raw_strings](scan, i) if lexicon.raw_strings and quote == '"' else None
     if raw is not None:
         return raw
-    if quote == '"' and lexicon.ruby:
+    if quote == '"' and (lexicon.ruby or lexicon.string_templates):
         return _interpolated_end(scan, i)
     return scan.skip_string(i, quote, lexicon.multiline_strings)
 

@@ -53,6 +53,7 @@ _FIELD_MODIFIERS = (
 )
 _CONTAINER_HEADER = _lazy_pattern(r"\b(?:class|interface|enum|struct|union|trait|object|record)\b")
 _OBJECT_KEYWORD = frozenset({"kotlin", "scala"})  # elsewhere ``object`` is a type: Dictionary<string, object>
+_MEMBER_HOLDER = _lazy_pattern(r"\b(?:class|interface|enum|struct|object|extension|protocol|actor)\b")
 _ANNOTATIONS = _lazy_pattern(ANNOTATION)
 _FUNCTION_VALUE = _lazy_pattern(
     r"[\w$]+\s*(?::[^=;\n]+)?=\s*(?:async\b\s*)?(?:function\b|\(|<|[A-Za-z_$][\w$]*\s*=>|class\b)"
@@ -81,6 +82,7 @@ _TYPED_FIELD = (
 )
 _TYPED = (_TYPED_FIELD, _MEMBER_LINE, _MEMBER_INLINE)  # C-like: "Type name = value;", members
 _JS_DECLARATOR = ("declarator", r"(?:^|,)[ \t]*{NAME}{END}[ \t]*(?:[=:](?![=>])|[,;]|$)", re.M)
+_MEMBERS = (_MEMBER_LINE, _MEMBER_INLINE)  # Kotlin, Swift: every value says val/var/let, so no "Type name"
 _JS_FIELD = ("field", r"^[ \t]*" + _FIELD_MODIFIERS + r"#?{NAME}[ \t]*[?!]?[ \t]*(?:[:=;,]|$)", re.M)
 _GO_GROUP_ENTRY = (  # an entry of a const ( ... ) or var ( ... ) group
     "value",
@@ -200,6 +202,26 @@ def _conditional_attributes(masked, endif):
     return -1
 
 
+_KOTLIN_EXTENSION_PROPERTY = (  # val KmClass.isObject: Boolean, val <T> List<T>.second: T
+    "value",
+    r"\b(?:val|var)\s+(?:<[^>\n]*>\s*)?[\w.<>?,* ]+\.{NAME}{END}",
+    0,
+)
+
+
+_KOTLIN_ROWS = (
+    _KOTLIN_EXTENSION_PROPERTY,
+    # enum entries: K32(32), K48(48), on one line; @Experimental ALL,
+    ("field", r"(?<=,)[ \t]*{NAME}[ \t]*\(", 0),
+    ("field", r"^[ \t]*(?:" + ANNOTATION + r"[ \t]+)+{NAME}[ \t]*(?:[,;({]|$)", re.M),
+)
+_SWIFT_CASE_LIST = (  # a later case of a list: case headers, body
+    "field",
+    r"^[ \t]*(?:indirect[ \t]+)?case[ \t]+[^\n]*,[ \t]*{NAME}{END}",
+    re.M,
+)
+
+
 def _declared(keywords):
     """The row of a declaration by keyword: ``const NAME``, ``static mut NAME``, ``val NAME``."""
     return ("value", r"\b" + keywords + r"(?:\s+|(?<=!)\s*){NAME}{END}", 0)
@@ -225,9 +247,9 @@ KIND_ROWS = {
     "cpp": _C_ROWS,
     "java": _TYPED,
     "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
-    "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]),) + _TYPED,
+    "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]),) + _MEMBERS + _KOTLIN_ROWS,
     "scala": (_declared(_DECLARATION_KEYWORDS["scala"]),) + _TYPED,
-    "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _TYPED,
+    "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _MEMBERS + (_SWIFT_CASE_LIST,),
     "php": (_declared(_DECLARATION_KEYWORDS["php"]), _PHP_PROPERTY) + _TYPED,
     "ruby": (_RUBY_ASSIGNMENT, _RUBY_ATTRIBUTE),
 }
@@ -493,6 +515,16 @@ def _local_value(masked, name_at):
     bound = max(masked.rfind(c, 0, opening) for c in ";{}")
     header = masked[bound + 1 : opening]
     return ")" in header or "=>" in header
+
+
+def local_to_body(masked, pos):
+    """Whether ``pos`` stands in a body that holds no members (a function's, an accessor's, a
+    closure's), not directly in a type's or at the top level."""
+    opening = _enclosing_brace(masked, pos)
+    if opening < 0:
+        return False
+    bound = max(masked.rfind(c, 0, opening) for c in ";{}")
+    return _MEMBER_HOLDER.search(masked, bound + 1, opening) is None
 
 
 def member_start(masked, start):

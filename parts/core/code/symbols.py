@@ -33,6 +33,7 @@ from .symbol_kinds import (
     declaration_start,
     kind_accepts,
     kind_patterns,
+    local_to_body,
     macro_end,
     member_start,
     name_position,
@@ -114,7 +115,7 @@ _OTHER_KINDS = frozenset({"value", "field", "macro", "declarator"})
 # takes the common rows; every language adds its KIND_ROWS.
 _COMMON_DEFINITIONS = (
     ("func", r"\b(?:function\s*\*?|fn|func|def|sub|proc)\s+{NAME}{END}", 0),
-    ("func", r"\bfun\s+(?:<[^>\n]*>\s*)?(?:[\w.<>?, ]+\.)?{NAME}\s*[(<]", 0),
+    ("func", r"\bfun\s+(?:<[^>\n]*>\s*)?(?:[\w.<>?,* ]+\.)?{NAME}\s*[(<]", 0),  # fun Class<*>.f(
     ("func", r"\bfunc\s*\([^)\n]*\)\s*{NAME}\s*[\[(]", 0),
     ("type", r"\b" + _TYPE_KEYWORDS + r"\s+{NAME}{END}", 0),
     (
@@ -142,6 +143,18 @@ _CS_TUPLE_RETURN = (  # (bool, object?) TryGet(, Task<(bool, T?)> TryGetAsync(
     r"^[ \t]*(?:\w+[ \t]+)*(?:[\w.]+<)?\([^()\n]*\)[>?\[\]]*[ \t]+{NAME}[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
     re.M,
 )
+
+
+def _initialiser(names):
+    """The row of an initialiser, where ``names`` are the words that name one: init?(...) {"""
+    return (
+        "func",
+        r"^[ \t]*" + _MODIFIERS + r"(?:(?:convenience|required|nonisolated)\s+)*(?=(?:" + names + r")\b)"
+        r"{NAME}[?!]?[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+        re.M,
+    )
+
+
 _DEFINITIONS = {
     # Rust functions always say ``fn``: the C-style row would take a call or a match arm at a
     # line's start (``Self::Read(n) =>``) for a definition.
@@ -157,6 +170,12 @@ _DEFINITIONS = {
         ("type", r"^[ \t]*(?:class|module)\s+(?:[\w:]*::)?{NAME}{END}", re.M),
     ),
     "csharp": _COMMON_DEFINITIONS + (_CS_TUPLE_RETURN,),
+    # Swift and Kotlin functions always say ``func`` or ``fun``: the C-style row would take a
+    # call at a line's start (``lock()``) for one; it reads their initialisers alone. An extension
+    # of a nested type is cited by the type's last name: extension A.B { func f }.
+    "swift": _COMMON_DEFINITIONS[:-1]
+    + (_initialiser("init|subscript"), ("type", r"\bextension\s+(?:\w+\.)+{NAME}{END}", 0)),
+    "kotlin": _COMMON_DEFINITIONS[:-1] + (_initialiser("constructor"),),
 }
 _AFTER_KINDS = {  # rows tried after the KIND_ROWS
     "csharp": CS_EXPLICIT_MEMBERS,
@@ -170,7 +189,10 @@ _AFTER_KINDS = {  # rows tried after the KIND_ROWS
         ),
     ),
 }
-_NAME_ENDS = {"ruby": r"(?![\w$?!=])"}  # Ruby: x is not x= nor x?
+_NAME_ENDS = {
+    "ruby": r"(?![\w$?!=])",  # Ruby: x is not x= nor x?
+    "swift": r"(?![\w$]|\.\w)",  # Swift: extension A.B extends B, not A
+}
 
 
 @DEFINITION_PATTERNS  # compiling them costs ~1 ms a name; verify meets a name many times
@@ -209,13 +231,14 @@ class _Header:
     and whether a C++ constructor's member initialiser list started."""
 
     __slots__ = ("masked", "language", "lexicon", "pos", "kind", "bodiless", "depth", "angle", "assigned",
-                 "init_list")  # fmt: skip
+                 "init_list", "quotes", "counted")  # fmt: skip
 
     def __init__(self, masked, language, pos, kind, bodiless):
         self.masked, self.language, self.lexicon = masked, language, lexicon_of(language)
         self.pos, self.kind, self.bodiless = pos, kind, bodiless
         self.depth = self.angle = 0  # angle: inside <...>: Promise<{ a: T }> is a type, not the body
         self.assigned = self.init_list = False
+        self.quotes, self.counted = 0, pos  # the '"' read so far (a masked string keeps its two)
 
     def nests(self, c, i):
         """Whether ``c`` opens or closes a bracket or a generic argument list (then it is counted)."""
@@ -266,9 +289,18 @@ class _Header:
             self.assigned = True
         elif c == ":" and self.language == "cpp" and masked[self.pos : i].rstrip().endswith(")"):
             self.init_list = True
-        elif c == "\n" and self.lexicon.newline_ends and not self.continues(i):
+        elif c == "\n" and self.lexicon.newline_ends and not self.in_string(i) and not self.continues(i):
             return True, i
         return False, None
+
+    def in_string(self, i):
+        """Whether the newline at ``i`` stands inside a triple-quoted string (Swift, Kotlin): an
+        odd number of '"' stands between the name and it, each masked string keeping its two."""
+        if not self.lexicon.triple_quotes:
+            return False
+        self.quotes += self.masked.count('"', self.counted, i)
+        self.counted = i
+        return self.quotes % 2 == 1
 
     def brace(self, i):
         masked = self.masked
@@ -291,6 +323,8 @@ class _Header:
             and not (self.assigned or self.bodiless)
         ):
             return True  # a function header must reach its body or ';'
+        if self.kind == "type" and self.lexicon.constructor_lines and _CONSTRUCTOR.match(self.masked, i + 1):
+            return True  # class A\nprivate constructor(...)
         return _line_continues(self.masked, i, self.lexicon)
 
 
@@ -304,6 +338,7 @@ def _line_continues(masked, i, lexicon):
     return (
         not line.strip()
         or line.endswith(("=>", "->"))
+        or line.split()[-1] == "where"  # a where clause on lines of its own (Swift)
         or (line[-1] in ",(=+-*/|&.:<" and not (lexicon.regex_literals and _REGEX_END.search(line)))
         or (line[-1] == "?" and not lexicon.optional_types)
         or following in ("{", ".", "?", ":", "=", "|", "&", ">", ",")
@@ -314,12 +349,15 @@ def _line_continues(masked, i, lexicon):
 
 _REGEX_END = _lazy_pattern(r"/[ \t]*/$")  # a masked regex literal's close, not a division: X = /   /
 _GO_BRACED_TYPE = _lazy_pattern(r"\b(?:struct|interface)$")
-_CONTINUING_WORD = _lazy_pattern(r"\s*(?:else|catch|finally|extends|implements)\b")
+_CONTINUING_WORD = _lazy_pattern(r"\s*(?:(?:else|catch|finally|extends|implements|where)\b|->)")
 _ACCESSOR = _lazy_pattern(
     r"\s*(?:(?:@[\w.:]+\s+)*(?:private|protected|internal|public|inline)\s+)*[gs]et\b(?!\s*[=:.])"
 )
 
 
+_CONSTRUCTOR = _lazy_pattern(
+    r"\s*(?:@[\w.]+\s+)*(?:(?:private|protected|internal|public)\s+)?constructor\s*\("
+)
 _HEADER_CHARS = _lazy_pattern(r"[()\[\]<>{};,=:\n`\"]")  # what _Header reads
 
 
@@ -767,6 +805,8 @@ def _nested_extents(index, parts):
         found = []
         for lo, hi in regions:
             found.extend(_find(index, part, lo, hi, containers_only=not last))
+        if last and position and index.language in ("kotlin", "swift"):
+            found = [f for f in found if not local_to_body(masked, f[0])]  # A.b: a local is no member
         if not found:
             return None
         if last:
