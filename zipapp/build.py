@@ -112,14 +112,17 @@ def without_internal_docstrings(source):
 
 
 def entry_point_source(sources):
-    """__main__.py for the archive: the template with the sources' hashes filled in."""
+    """__main__.py for the archive: the template with the sources' hashes filled in, stripped of
+    its comments and internal docstrings as the modules are."""
     with open(ENTRY_TEMPLATE, encoding="utf-8") as handle:
         template = handle.read()
     if template.count(HASHES_PLACEHOLDER) != 1:
         raise BuildError(f"{ENTRY_TEMPLATE} must contain exactly one line {HASHES_PLACEHOLDER!r}")
     hashes = {name: hashlib.sha256(data).hexdigest() for name, data in sorted(sources.items())}
     filled = "SOURCE_HASHES = {" + ", ".join(f"{name!r}: {digest!r}" for name, digest in hashes.items()) + "}"
-    return template.replace(HASHES_PLACEHOLDER, filled).encode("utf-8")
+    return without_internal_docstrings(
+        without_comments(template.replace(HASHES_PLACEHOLDER, filled).encode("utf-8"))
+    )
 
 
 def module_version(source):

@@ -330,20 +330,22 @@ def _verbatim_end(scan, i):
 _RAW_STRINGS = {"rust": _rust_raw_end, "cpp": _cpp_raw_end, "verbatim": _verbatim_end}
 
 
-def _interpolated_end(scan, i):
-    """Index just past a Ruby "string" whose #{...} (Kotlin: ${...}) may hold quotes and strings
-    of its own."""
+def _interpolated_end(scan, i, quote='"'):
+    """Index just past a string opening at i whose interpolations may hold quotes and strings of
+    their own: a Ruby "string" (#{...}), a Kotlin one (${...}), a JavaScript template literal
+    (`a ${f(`b ${c}`)} d`, ``quote`` the backquote)."""
     source, n = scan.source, scan.n
     opener = "#{" if scan.lexicon.ruby else "${"
+    inside = _substitution_end if quote == "`" else _interpolation_end
     j = i + 1
     while j < n:
         ch = source[j]
         if ch == "\\":
             j += 2
-        elif ch == '"':
+        elif ch == quote:
             return j + 1
         elif source.startswith(opener, j):
-            j = _interpolation_end(scan, j + 2)
+            j = inside(scan, j + 2)
         else:
             j += 1
     return n
@@ -381,24 +383,6 @@ def _inline_regex_end(source, j):
     return j
 
 
-def _template_end(scan, i):
-    """Index just past the template literal opening at i, whose ``${...}`` may hold strings and
-    templates of their own (`a ${f(`b ${c}`)} d`)."""
-    source, n = scan.source, scan.n
-    j = i + 1
-    while j < n:
-        ch = source[j]
-        if ch == "\\":
-            j += 2
-        elif ch == "`":
-            return j + 1
-        elif source.startswith("${", j):
-            j = _substitution_end(scan, j + 2)
-        else:
-            j += 1
-    return n
-
-
 def _substitution_end(scan, j):
     """Index just past the '}' that closes a template's ``${`` whose inside starts at j."""
     source, n, depth, start = scan.source, scan.n, 1, j
@@ -419,7 +403,7 @@ def _substitution_token_end(scan, start, j):
     inside a ``${`` whose inside starts at ``start`` (j where none opens there)."""
     source, inner = scan.source, scan.source[j]
     if inner == "`":
-        return _template_end(scan, j) - 1
+        return _interpolated_end(scan, j, "`") - 1
     if inner in "'\"":
         return scan.skip_string(j, inner, False) - 1
     code = source[start:j].rstrip()
@@ -435,7 +419,7 @@ def _string_end(scan, i, quote):
     if quote != "`" and lexicon.triple_quotes and scan.source.startswith(quote * 3, i):
         return scan.skip_string(i, quote * 3, True, escapes=lexicon.triple_escapes)
     if quote == "`" and lexicon.template_escapes:
-        end = _template_end(scan, i)  # one never closed: read as before, to the next backquote
+        end = _interpolated_end(scan, i, "`")  # one never closed: read as before, to the next backquote
         return end if end < scan.n else scan.skip_string(i, "`", True)
     if quote == "`":  # Go raw strings span lines; Kotlin/Scala quote names
         return scan.skip_string(i, "`", True, escapes=False)

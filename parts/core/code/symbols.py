@@ -412,9 +412,6 @@ def _matching_open_paren(masked, close):
     return -1
 
 
-_ATTRIBUTE_OPENERS = {"csharp": "[", "php": "#["}  # an attribute's line: [Fact], #[Route('/')]
-
-
 def _extend_start(masked, language, start):
     """Move the start up over annotation/attribute lines and a C return type line."""
     if language in ("c", "cpp"):  # a C++ header is often a .h
@@ -432,7 +429,7 @@ def _extend_start(masked, language, start):
             start = prev_start
         elif language == "csharp" and attribute_start(masked, prev, prev_start) >= 0:
             start = attribute_start(masked, prev, prev_start)  # [Serializable], or inside #if ... #endif
-        elif prev.endswith("]") and prev.startswith(_ATTRIBUTE_OPENERS.get(language, "\n")):
+        elif language == "php" and prev.startswith("#[") and prev.endswith("]"):  # #[Route('/')]
             start = prev_start
         elif prev.endswith((")", ")]")) and language not in ("c", "cpp", "python", "ruby"):
             # the last line of a multi-line annotation: @Deprecated(\n  "...",\n)
