@@ -5979,36 +5979,46 @@ def kind_accepts(masked, language, kind, start, name_at, bodiless=False):
     if _REJECTS.get(language, _rejects_nothing)(masked, kind, start, name_at, before, bodiless):
         return False
     if kind == "field":
-        opening = _enclosing_brace(masked, name_at)
-        if opening < 0:
-            return False
-        if masked.count("(", opening, name_at) > masked.count(")", opening, name_at):
-            return False  # an argument in an initialiser (new Maker(a, UNSAFE, b)), not a member
-        # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member,
-        # nor in C# a call there (void Reset() => OnReset(context);)
-        assigned = _ASSIGNED_NAME.match(masked, name_at) or language == "csharp"
-        if language in _TYPED_FIELDS and assigned and not before.strip() and not member_start(masked, start):
-            return False
-        line = masked[start:name_at]
-        if language == "csharp" and line.count("<") > line.count(">"):
-            return False  # a type argument (Action<Context, CircuitState, TimeSpan> OnBreak;)
-        bound = max(masked.rfind(c, 0, opening) for c in ";{}")
-        return any(
-            m.group() != "object" or language in _OBJECT_KEYWORD
-            for m in _CONTAINER_HEADER.finditer(masked, bound + 1, opening)
-        )
+        return _field_accepted(masked, language, start, name_at, before)
     if kind in ("value", "declarator") and language in ("javascript", "typescript"):
         return _js_declared(masked, kind, name_at)
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
     if kind == "value" and language in _TYPED_FIELDS:
-        before = _ANNOTATIONS.sub("", before)
-        keywords = _DECLARATION_KEYWORDS.get(language)
-        if keywords and re.search(r"\b" + keywords + r"\s*$", before):
-            return True  # declared by its keyword: using Handle = int; (not the statement using x;)
-        return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
+        return _typed_declaration(language, _ANNOTATIONS.sub("", before))
     return True
+
+
+def _field_accepted(masked, language, start, name_at, before):
+    """Whether a field match (kind_accepts) stands directly in a class-like body, as a member."""
+    opening = _enclosing_brace(masked, name_at)
+    if opening < 0:
+        return False
+    if masked.count("(", opening, name_at) > masked.count(")", opening, name_at):
+        return False  # an argument in an initialiser (new Maker(a, UNSAFE, b)), not a member
+    # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member,
+    # nor in C# a call there (void Reset() => OnReset(context);)
+    assigned = _ASSIGNED_NAME.match(masked, name_at) or language == "csharp"
+    if language in _TYPED_FIELDS and assigned and not before.strip() and not member_start(masked, start):
+        return False
+    if language == "csharp" and before.count("<") > before.count(">"):
+        return False  # a type argument (Action<Context, CircuitState, TimeSpan> OnBreak;)
+    bound = max(masked.rfind(c, 0, opening) for c in ";{}")
+    return any(
+        m.group() != "object" or language in _OBJECT_KEYWORD
+        for m in _CONTAINER_HEADER.finditer(masked, bound + 1, opening)
+    )
+
+
+def _typed_declaration(language, before):
+    """Whether a typed value match (kind_accepts), ``before`` its name with annotations taken out,
+    declares the name: by its keyword (``using Handle = int;``, not the statement ``using x;``),
+    or as a type and a name, not a call, an assignment or an argument."""
+    keywords = _DECLARATION_KEYWORDS.get(language)
+    if keywords and re.search(r"\b" + keywords + r"\s*$", before):
+        return True
+    return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
 
 
 def _c_rejects(masked, kind, start, name_at, before, bodiless):
@@ -6322,6 +6332,32 @@ def _python_assigned_names(statement):
         elif isinstance(target, ast.Starred):
             targets.insert(0, target.value)
     return names
+
+
+# Annotations and nothing else on a line, the last one possibly opening arguments that go on
+# over the next lines (@Deprecated( ), @Option(help: Help( )), @get:JvmName( ) ), read once the
+# line's balanced parentheses are taken out.
+_ONLY_ANNOTATIONS = _lazy_pattern(r"(?:@[\w.:]+(?:\s*<[^>\n]*>)?\s*)*(?:@[\w.:]+\s*\(.*)?$")
+_INNER_PARENS = _lazy_pattern(r"\([^()]*\)")
+
+
+def only_annotations(line):
+    """Whether ``line`` (masked, stripped) holds annotations and nothing else."""
+    while "(" in line:
+        line, n = _INNER_PARENS.subn("", line)
+        if not n:
+            break
+    return _ONLY_ANNOTATIONS.match(line) is not None
+
+
+def c_return_type_line(masked, prev, start):
+    """Whether the C line ``prev`` above the definition at ``start`` is its return type alone
+    (``static int\nname(void)``), not a statement or an access label."""
+    return (
+        re.match(r"^[\w\s*&:<>,]+$", prev) is not None
+        and not re.search(r"\b(?:return|else|case|goto|public|private|protected)\b", prev)
+        and not masked[start : start + 1].isspace()
+    )
 
 
 # part: parts/core/code/symbols.py
@@ -6704,7 +6740,7 @@ def _extend_start(masked, language, start):
         if not prev:
             break
         if prev.startswith("@") and language not in ("c", "cpp", "python", "ruby"):
-            if not _only_annotations(prev):
+            if not only_annotations(prev):
                 break  # a whole member that starts with one: @Expose private int a;
             start = prev_start
         elif language == "csharp" and attribute_start(masked, prev, prev_start) >= 0:
@@ -6712,18 +6748,11 @@ def _extend_start(masked, language, start):
         elif language == "php" and prev.startswith("#[") and prev.endswith("]"):  # #[Route('/')]
             start = prev_start
         elif prev.endswith((")", ")]")) and language not in ("c", "cpp", "python", "ruby"):
-            # the last line of a multi-line annotation: @Deprecated(\n  "...",\n)
-            opening = _matching_open_paren(masked, masked.rfind(")", prev_start, start))
-            first = _line_start(masked, opening) if opening >= 0 else -1
-            if first < 0 or not masked[first:opening].strip().startswith(("@", "[")):
+            first = _annotation_opening(masked, prev_start, start)
+            if first < 0:
                 break
             start = first
-        elif (
-            language in ("c", "cpp")
-            and re.match(r"^[\w\s*&:<>,]+$", prev)
-            and not re.search(r"\b(?:return|else|case|goto|public|private|protected)\b", prev)
-            and not masked[start : start + 1].isspace()
-        ):
+        elif language in ("c", "cpp") and c_return_type_line(masked, prev, start):
             start = prev_start
             break
         else:
@@ -6731,20 +6760,14 @@ def _extend_start(masked, language, start):
     return start
 
 
-# Annotations and nothing else on a line, the last one possibly opening arguments that go on
-# over the next lines (@Deprecated( ), @Option(help: Help( )), @get:JvmName( ) ), read once the
-# line's balanced parentheses are taken out.
-_ONLY_ANNOTATIONS = _lazy_pattern(r"(?:@[\w.:]+(?:\s*<[^>\n]*>)?\s*)*(?:@[\w.:]+\s*\(.*)?$")
-_INNER_PARENS = _lazy_pattern(r"\([^()]*\)")
-
-
-def _only_annotations(line):
-    """Whether ``line`` (masked, stripped) holds annotations and nothing else."""
-    while "(" in line:
-        line, n = _INNER_PARENS.subn("", line)
-        if not n:
-            break
-    return _ONLY_ANNOTATIONS.match(line) is not None
+def _annotation_opening(masked, prev_start, start):
+    """Where the multi-line annotation whose last line (``@Deprecated(\n  "...",\n)``) ends at
+    ``start`` begins, or -1 where the parentheses closing there open no annotation."""
+    opening = _matching_open_paren(masked, masked.rfind(")", prev_start, start))
+    first = _line_start(masked, opening) if opening >= 0 else -1
+    if first < 0 or not masked[first:opening].strip().startswith(("@", "[")):
+        return -1
+    return first
 
 
 _RUBY_OPENER = _lazy_pattern(

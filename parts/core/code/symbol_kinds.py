@@ -279,36 +279,46 @@ def kind_accepts(masked, language, kind, start, name_at, bodiless=False):
     if _REJECTS.get(language, _rejects_nothing)(masked, kind, start, name_at, before, bodiless):
         return False
     if kind == "field":
-        opening = _enclosing_brace(masked, name_at)
-        if opening < 0:
-            return False
-        if masked.count("(", opening, name_at) > masked.count(")", opening, name_at):
-            return False  # an argument in an initialiser (new Maker(a, UNSAFE, b)), not a member
-        # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member,
-        # nor in C# a call there (void Reset() => OnReset(context);)
-        assigned = _ASSIGNED_NAME.match(masked, name_at) or language == "csharp"
-        if language in _TYPED_FIELDS and assigned and not before.strip() and not member_start(masked, start):
-            return False
-        line = masked[start:name_at]
-        if language == "csharp" and line.count("<") > line.count(">"):
-            return False  # a type argument (Action<Context, CircuitState, TimeSpan> OnBreak;)
-        bound = max(masked.rfind(c, 0, opening) for c in ";{}")
-        return any(
-            m.group() != "object" or language in _OBJECT_KEYWORD
-            for m in _CONTAINER_HEADER.finditer(masked, bound + 1, opening)
-        )
+        return _field_accepted(masked, language, start, name_at, before)
     if kind in ("value", "declarator") and language in ("javascript", "typescript"):
         return _js_declared(masked, kind, name_at)
     if kind == "value" and language == "go" and not _GO_DECLARATION.match(before):
         closed = masked.rfind("\n)", 0, start)  # gofmt closes a group at column 0
         return _GO_GROUP_OPEN.search(masked, closed + 1, start) is not None
     if kind == "value" and language in _TYPED_FIELDS:
-        before = _ANNOTATIONS.sub("", before)
-        keywords = _DECLARATION_KEYWORDS.get(language)
-        if keywords and re.search(r"\b" + keywords + r"\s*$", before):
-            return True  # declared by its keyword: using Handle = int; (not the statement using x;)
-        return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
+        return _typed_declaration(language, _ANNOTATIONS.sub("", before))
     return True
+
+
+def _field_accepted(masked, language, start, name_at, before):
+    """Whether a field match (kind_accepts) stands directly in a class-like body, as a member."""
+    opening = _enclosing_brace(masked, name_at)
+    if opening < 0:
+        return False
+    if masked.count("(", opening, name_at) > masked.count(")", opening, name_at):
+        return False  # an argument in an initialiser (new Maker(a, UNSAFE, b)), not a member
+    # x = ... continuing an expression-bodied member (void Setup() =>) is not an enum member,
+    # nor in C# a call there (void Reset() => OnReset(context);)
+    assigned = _ASSIGNED_NAME.match(masked, name_at) or language == "csharp"
+    if language in _TYPED_FIELDS and assigned and not before.strip() and not member_start(masked, start):
+        return False
+    if language == "csharp" and before.count("<") > before.count(">"):
+        return False  # a type argument (Action<Context, CircuitState, TimeSpan> OnBreak;)
+    bound = max(masked.rfind(c, 0, opening) for c in ";{}")
+    return any(
+        m.group() != "object" or language in _OBJECT_KEYWORD
+        for m in _CONTAINER_HEADER.finditer(masked, bound + 1, opening)
+    )
+
+
+def _typed_declaration(language, before):
+    """Whether a typed value match (kind_accepts), ``before`` its name with annotations taken out,
+    declares the name: by its keyword (``using Handle = int;``, not the statement ``using x;``),
+    or as a type and a name, not a call, an assignment or an argument."""
+    keywords = _DECLARATION_KEYWORDS.get(language)
+    if keywords and re.search(r"\b" + keywords + r"\s*$", before):
+        return True
+    return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
 
 
 def _c_rejects(masked, kind, start, name_at, before, bodiless):
@@ -622,3 +632,29 @@ def _python_assigned_names(statement):
         elif isinstance(target, ast.Starred):
             targets.insert(0, target.value)
     return names
+
+
+# Annotations and nothing else on a line, the last one possibly opening arguments that go on
+# over the next lines (@Deprecated( ), @Option(help: Help( )), @get:JvmName( ) ), read once the
+# line's balanced parentheses are taken out.
+_ONLY_ANNOTATIONS = _lazy_pattern(r"(?:@[\w.:]+(?:\s*<[^>\n]*>)?\s*)*(?:@[\w.:]+\s*\(.*)?$")
+_INNER_PARENS = _lazy_pattern(r"\([^()]*\)")
+
+
+def only_annotations(line):
+    """Whether ``line`` (masked, stripped) holds annotations and nothing else."""
+    while "(" in line:
+        line, n = _INNER_PARENS.subn("", line)
+        if not n:
+            break
+    return _ONLY_ANNOTATIONS.match(line) is not None
+
+
+def c_return_type_line(masked, prev, start):
+    """Whether the C line ``prev`` above the definition at ``start`` is its return type alone
+    (``static int\nname(void)``), not a statement or an access label."""
+    return (
+        re.match(r"^[\w\s*&:<>,]+$", prev) is not None
+        and not re.search(r"\b(?:return|else|case|goto|public|private|protected)\b", prev)
+        and not masked[start : start + 1].isspace()
+    )

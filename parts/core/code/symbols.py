@@ -29,6 +29,7 @@ from .symbol_kinds import (
     _python_assigned_names,
     _python_parse,
     attribute_start,
+    c_return_type_line,
     compile_rows,
     declaration_start,
     kind_accepts,
@@ -38,6 +39,7 @@ from .symbol_kinds import (
     member_start,
     name_position,
     object_property,
+    only_annotations,
     property_initializer,
     tail_extent,
     template_start,
@@ -424,7 +426,7 @@ def _extend_start(masked, language, start):
         if not prev:
             break
         if prev.startswith("@") and language not in ("c", "cpp", "python", "ruby"):
-            if not _only_annotations(prev):
+            if not only_annotations(prev):
                 break  # a whole member that starts with one: @Expose private int a;
             start = prev_start
         elif language == "csharp" and attribute_start(masked, prev, prev_start) >= 0:
@@ -432,18 +434,11 @@ def _extend_start(masked, language, start):
         elif language == "php" and prev.startswith("#[") and prev.endswith("]"):  # #[Route('/')]
             start = prev_start
         elif prev.endswith((")", ")]")) and language not in ("c", "cpp", "python", "ruby"):
-            # the last line of a multi-line annotation: @Deprecated(\n  "...",\n)
-            opening = _matching_open_paren(masked, masked.rfind(")", prev_start, start))
-            first = _line_start(masked, opening) if opening >= 0 else -1
-            if first < 0 or not masked[first:opening].strip().startswith(("@", "[")):
+            first = _annotation_opening(masked, prev_start, start)
+            if first < 0:
                 break
             start = first
-        elif (
-            language in ("c", "cpp")
-            and re.match(r"^[\w\s*&:<>,]+$", prev)
-            and not re.search(r"\b(?:return|else|case|goto|public|private|protected)\b", prev)
-            and not masked[start : start + 1].isspace()
-        ):
+        elif language in ("c", "cpp") and c_return_type_line(masked, prev, start):
             start = prev_start
             break
         else:
@@ -451,20 +446,14 @@ def _extend_start(masked, language, start):
     return start
 
 
-# Annotations and nothing else on a line, the last one possibly opening arguments that go on
-# over the next lines (@Deprecated( ), @Option(help: Help( )), @get:JvmName( ) ), read once the
-# line's balanced parentheses are taken out.
-_ONLY_ANNOTATIONS = _lazy_pattern(r"(?:@[\w.:]+(?:\s*<[^>\n]*>)?\s*)*(?:@[\w.:]+\s*\(.*)?$")
-_INNER_PARENS = _lazy_pattern(r"\([^()]*\)")
-
-
-def _only_annotations(line):
-    """Whether ``line`` (masked, stripped) holds annotations and nothing else."""
-    while "(" in line:
-        line, n = _INNER_PARENS.subn("", line)
-        if not n:
-            break
-    return _ONLY_ANNOTATIONS.match(line) is not None
+def _annotation_opening(masked, prev_start, start):
+    """Where the multi-line annotation whose last line (``@Deprecated(\n  "...",\n)``) ends at
+    ``start`` begins, or -1 where the parentheses closing there open no annotation."""
+    opening = _matching_open_paren(masked, masked.rfind(")", prev_start, start))
+    first = _line_start(masked, opening) if opening >= 0 else -1
+    if first < 0 or not masked[first:opening].strip().startswith(("@", "[")):
+        return -1
+    return first
 
 
 _RUBY_OPENER = _lazy_pattern(
