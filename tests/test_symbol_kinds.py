@@ -2061,3 +2061,27 @@ def test_kotlin_and_swift_definitions_are_located_with_the_parser_extent(path, s
     found = wctx.locate_symbol_lines(source, path, symbol)
     assert found is not None, "%s not found in %s" % (symbol, path)
     assert found[1] == lines
+
+
+# A C declaration whose earlier declarators have initialisers: each later name is a global of its
+# own, with the whole statement; a call's arguments after '=' are no declarators.
+C_INITIALISED_DECLARATORS = src("""
+    #include <stdio.h>
+
+    static int tests = 0, fails = 0, skips = 0;
+    static int limit = compute(1, depth), depth;
+
+    int main(void) {
+        return tests + fails + skips;
+    }
+    """)
+
+
+@pytest.mark.parametrize(
+    "symbol, lines",
+    [("tests", [(3, 3)]), ("fails", [(3, 3)]), ("skips", [(3, 3)]), ("limit", [(4, 4)])],
+)
+def test_c_names_declared_after_an_initialised_declarator_are_located(symbol, lines):
+    found = wctx.locate_symbol_lines(C_INITIALISED_DECLARATORS, "test.c", symbol)
+    assert found is not None, "%s not found" % symbol
+    assert found[1] == lines

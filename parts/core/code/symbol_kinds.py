@@ -112,11 +112,12 @@ _CS_PROPERTY = (  # public int Size { get; set; }, its accessors' brace on the s
 _CS_INITIALIZER = _lazy_pattern(r"\s*=(?![=>])")
 
 
-# C and C++: a field or global among several declarators of one line (item *first, *last;).
+# C and C++: a field or global among several declarators of one line (item *first, *last;), the
+# earlier ones possibly initialised by a plain value (static int tests = 0, fails = 0;).
 _C_DECLARATORS = (
     "value",
     r"^[ \t]*(?!(?:return|case|goto|delete|else)\b)" + _FIELD_MODIFIERS + r"(?:[\w$:]+[ \t]+)+[*&]*[ \t]*"
-    r"(?:[\w$]+[ \t]*(?:\[[^\]\n]*\])?[ \t]*,[ \t]*[*&]*[ \t]*)*{NAME}{END}[ \t]*(?:\[[^\]\n]*\][ \t]*)?[;,=]",
+    r"(?:[\w$]+[ \t]*(?:\[[^\]\n]*\])?[ \t]*(?:=[^,;\n(){}]*)?,[ \t]*[*&]*[ \t]*)*{NAME}{END}[ \t]*(?:\[[^\]\n]*\][ \t]*)?[;,=]",
     re.M,
 )
 # C and C++: a field of a struct written on one line, struct pair { int low; int high; };
@@ -318,7 +319,12 @@ def _typed_declaration(language, before):
     keywords = _DECLARATION_KEYWORDS.get(language)
     if keywords and re.search(r"\b" + keywords + r"\s*$", before):
         return True
+    if language in ("c", "cpp"):  # an earlier declarator's plain initialiser: int a = 0, b;
+        before = _C_INITIALISER.sub(",", before)
     return not (_WORD_BEFORE_CALL.search(before) or "=" in before or "(" in before)
+
+
+_C_INITIALISER = _lazy_pattern(r"=[^,;\n(){}]*,")
 
 
 def _c_rejects(masked, kind, start, name_at, before, bodiless):
