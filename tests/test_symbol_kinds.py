@@ -2085,3 +2085,28 @@ def test_c_names_declared_after_an_initialised_declarator_are_located(symbol, li
     found = wctx.locate_symbol_lines(C_INITIALISED_DECLARATORS, "test.c", symbol)
     assert found is not None, "%s not found" % symbol
     assert found[1] == lines
+
+
+# A Swift enum written on one line, nested in another type: its cases are members of it.
+SWIFT_ONE_LINE_ENUM = src("""
+    import Foundation
+
+    extension SecTrust {
+        enum TrustError: Error { case invalid }
+        enum Outcome { case accepted, rejected(String) }
+
+        func evaluate() throws {
+            throw TrustError.invalid
+        }
+    }
+    """)
+
+
+@pytest.mark.parametrize(
+    "symbol, lines",
+    [("TrustError.invalid", [(4, 4)]), ("Outcome.accepted", [(5, 5)]), ("Outcome.rejected", [(5, 5)])],
+)
+def test_swift_cases_of_an_enum_written_on_one_line_are_located(symbol, lines):
+    found = wctx.locate_symbol_lines(SWIFT_ONE_LINE_ENUM, "Sources/Trust.swift", symbol)
+    assert found is not None, "%s not found" % symbol
+    assert found[1] == lines

@@ -221,6 +221,11 @@ _SWIFT_CASE_LIST = (  # a later case of a list: case headers, body
     r"^[ \t]*(?:indirect[ \t]+)?case[ \t]+[^\n]*,[ \t]*{NAME}{END}",
     re.M,
 )
+_SWIFT_INLINE_CASE = (  # a case of an enum written on one line: enum E: Error { case a, b(T) }
+    "field",
+    r"(?<=\{)[ \t]*(?:indirect[ \t]+)?case[ \t]+(?:[^\n{}]*,[ \t]*)?{NAME}{END}",
+    0,
+)
 
 
 def _declared(keywords):
@@ -250,7 +255,7 @@ KIND_ROWS = {
     "csharp": (_declared(_DECLARATION_KEYWORDS["csharp"]),) + _TYPED + (_CS_PROPERTY,),
     "kotlin": (_declared(_DECLARATION_KEYWORDS["kotlin"]),) + _MEMBERS + _KOTLIN_ROWS,
     "scala": (_declared(_DECLARATION_KEYWORDS["scala"]),) + _TYPED,
-    "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _MEMBERS + (_SWIFT_CASE_LIST,),
+    "swift": (_declared(_DECLARATION_KEYWORDS["swift"]),) + _MEMBERS + (_SWIFT_CASE_LIST, _SWIFT_INLINE_CASE),
     "php": (_declared(_DECLARATION_KEYWORDS["php"]), _PHP_PROPERTY) + _TYPED,
     "ruby": (_RUBY_ASSIGNMENT, _RUBY_ATTRIBUTE),
 }
